@@ -236,6 +236,14 @@ def test_labels_and_saved_values():
     assert "self: freed" in after.label
 
 
+def test_saved_value_modified_in_place():
+    torch = pytest.importorskip("torch")
+    a, x = torch.randn(3, requires_grad=True), torch.randn(3)
+    y = a * x
+    x.add_(1)  # backward would now fail: the saved `other` is at version 1, expected 0
+    assert dict(draw(y).nodes[1].saved)["other"] == "modified in-place"
+
+
 def test_several_outputs_and_nested_arguments():
     torch = pytest.importorskip("torch")
     a = torch.randn(4, requires_grad=True)

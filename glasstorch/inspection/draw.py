@@ -216,8 +216,14 @@ def _saved_values(node):
             continue
         try:
             value = getattr(node, attr)
-        except RuntimeError:  # "Trying to backward through the graph a second time ... already been freed"
-            text = "freed"
+        except RuntimeError as e:  # torch refuses to hand out a saved tensor that backward can't use
+            message = str(e)
+            if "freed" in message:  # "... saved tensors after they have already been freed"
+                text = "freed"
+            elif "inplace" in message:  # "... has been modified by an inplace operation"
+                text = "modified in-place"
+            else:
+                text = "unreadable: " + _shorten(message)
         else:
             text = _describe(value)
         yield attr[len("_saved_"):], text
@@ -228,7 +234,10 @@ def _describe(value):
         return f"{_shape(value)} {str(value.dtype).removeprefix('torch.')}"
     if isinstance(value, (list, tuple)) and value and all(_is_tensor(v) for v in value):
         return "[" + ", ".join(_describe(v) for v in value) + "]"
-    text = repr(value)
+    return _shorten(repr(value))
+
+
+def _shorten(text):
     return text if len(text) <= _MAX_VALUE_CHARS else text[:_MAX_VALUE_CHARS - 3] + "..."
 
 
