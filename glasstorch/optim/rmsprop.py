@@ -1,0 +1,132 @@
+r"""RMSprop: divide the gradient by a running root-mean-square of recent gradients (Hinton, 2012).
+
+For each parameter :math:`\theta` with gradient :math:`g`::
+
+    g  <- -g                                       if maximize
+    g  <- g + weight_decay * theta                 if weight_decay != 0
+    v  <- alpha * v + (1 - alpha) * g * g          (square_avg)
+    a  <- alpha * a + (1 - alpha) * g              if centered (grad_avg)
+    d  <- sqrt(v - a * a) + eps  if centered, else sqrt(v) + eps
+    b  <- momentum * b + g / d;  theta <- theta - lr * b      if momentum > 0 (momentum_buffer)
+    theta <- theta - lr * g / d                               otherwise
+
+``centered`` normalises by an estimate of the gradient's variance instead of its second moment.
+"""
+import glasstorch
+from .optimizer import (Optimizer, _check_not_differentiable, _evaluate_closure, _get_scalar_dtype,
+                        _use_grad_for_differentiable)
+
+__all__ = ["RMSprop", "rmsprop"]
+
+
+class RMSprop(Optimizer):
+    """Implements RMSprop; see the module docstring.
+
+    Args:
+        params (iterable): tensors to optimize, or dicts defining parameter groups.
+        lr (float): learning rate (default: 1e-2).
+        alpha (float): smoothing constant of the running averages (default: 0.99).
+        eps (float): added to the denominator for numerical stability (default: 1e-8).
+        weight_decay (float): weight decay, an L2 penalty (default: 0).
+        momentum (float): momentum factor (default: 0).
+        centered (bool): normalise by the estimated variance of the gradient (default: False).
+        maximize (bool): maximize the objective instead of minimizing it (default: False).
+        capturable, foreach, differentiable: accepted for compatibility with torch; glasstorch runs
+            the for-loop implementation (``differentiable`` must stay off).
+
+    Example::
+
+        >>> import glasstorch as torch
+        >>> w = torch.tensor([1.0, -2.0], requires_grad=True)
+        >>> opt = torch.optim.RMSprop([w], lr=0.01)
+        >>> (w * w).sum().backward()
+        >>> opt.step()      # first step: g / sqrt(0.01 g^2) = 10 sign(g)
+        >>> w.detach()
+        tensor([ 0.9000, -1.9000])
+    """
+
+    def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0, centered=False,
+                 capturable=False, foreach=None, maximize=False, differentiable=False):
+        if not 0.0 <= lr:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if not 0.0 <= eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        if not 0.0 <= momentum:
+            raise ValueError(f"Invalid momentum value: {momentum}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if not 0.0 <= alpha:
+            raise ValueError(f"Invalid alpha value: {alpha}")
+        defaults = dict(lr=lr, momentum=momentum, alpha=alpha, eps=eps, centered=centered,
+                        weight_decay=weight_decay, capturable=capturable, foreach=foreach,
+                        maximize=maximize, differentiable=differentiable)
+        _check_not_differentiable(differentiable, fused=False)
+        super().__init__(params, defaults)
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        for group in self.param_groups:  # groups saved by older versions lack the newer options
+            group.setdefault("momentum", 0)
+            group.setdefault("centered", False)
+            group.setdefault("foreach", None)
+            group.setdefault("maximize", False)
+            group.setdefault("differentiable", False)
+            group.setdefault("capturable", False)
+
+    def _init_state(self, p, group):
+        """The state of ``p``, created on the first step that sees a gradient for it."""
+        state = self.state[p]
+        if len(state) == 0:
+            state["step"] = glasstorch.zeros((), dtype=_get_scalar_dtype())
+            state["square_avg"] = glasstorch.zeros_like(p)
+            if group["momentum"] > 0:
+                state["momentum_buffer"] = glasstorch.zeros_like(p)
+            if group["centered"]:
+                state["grad_avg"] = glasstorch.zeros_like(p)
+        return state
+
+    @_use_grad_for_differentiable
+    def step(self, closure=None):
+        """Perform a single optimization step; returns the closure's loss if one is given."""
+        loss = _evaluate_closure(closure)
+        for group in self.param_groups:
+            params = self._params_with_grad(group)
+            states = [self._init_state(p, group) for p in params]
+            rmsprop(params, [p.grad for p in params], [s["square_avg"] for s in states],
+                    [s["grad_avg"] for s in states] if group["centered"] else [],
+                    [s["momentum_buffer"] for s in states] if group["momentum"] > 0 else [],
+                    [s["step"] for s in states],
+                    lr=group["lr"], alpha=group["alpha"], eps=group["eps"],
+                    weight_decay=group["weight_decay"], momentum=group["momentum"],
+                    centered=group["centered"], maximize=group["maximize"])
+        return loss
+
+
+def rmsprop(params, grads, square_avgs, grad_avgs, momentum_buffer_list, state_steps, *,
+            lr, alpha, eps, weight_decay, momentum, centered, maximize):
+    """The RMSprop update of each parameter and its state, in place (torch's ``_single_tensor_rmsprop``)."""
+    for i, param in enumerate(params):
+        grad = grads[i] if not maximize else -grads[i]
+        square_avg = square_avgs[i]
+
+        state_steps[i].add_(1)
+
+        if weight_decay != 0:
+            grad = grad.add(param, alpha=weight_decay)
+
+        square_avg.mul_(alpha).addcmul_(grad, grad, value=1 - alpha)
+
+        if centered:
+            grad_avg = grad_avgs[i]
+            grad_avg.lerp_(grad, 1 - alpha)
+            avg = square_avg.addcmul(grad_avg, grad_avg, value=-1).sqrt_()
+        else:
+            avg = square_avg.sqrt()
+        avg = avg.add_(eps)
+
+        if momentum > 0:
+            buf = momentum_buffer_list[i]
+            buf.mul_(momentum).addcdiv_(grad, avg)
+            param.add_(buf, alpha=-lr)
+        else:
+            param.addcdiv_(grad, avg, value=-lr)
