@@ -57,6 +57,14 @@ class SumBackward0:
         self.next_functions = ((child, 0),)
 
 
+class BrokenBackward:
+    next_functions = ()
+
+    @property
+    def _saved_self(self):
+        raise RuntimeError("something else went wrong")
+
+
 def chain(depth):
     leaf = FakeTensor((3,))
     node = AccumulateGrad(leaf)
@@ -279,6 +287,8 @@ def test_duck_typed_graph_and_freed_saved_values():
     assert dict(d.nodes[4].saved)["self"] == "freed"
     assert d.nodes[3].label == "w\n(2, 3)"
     check_svg(d)
+    broken = draw(FakeTensor((), BrokenBackward())).nodes[1]
+    assert broken.saved == (("self", "unreadable: something else went wrong"),)
 
 
 def test_deep_graph_needs_no_recursion():
@@ -416,10 +426,14 @@ def test_glasstorch_graph_matches_torch(build):
     torch = pytest.importorskip("torch")
     gt = glasstorch_or_skip()
     out, model = build(gt)
-    assert graph_signature(out) == graph_signature(build(torch)[0])
+    reference = build(torch)[0]
+    assert graph_signature(out) == graph_signature(reference)
     d = draw(out, params=dict(model.named_parameters()))
     assert drawn_graph(d) == plain_walk(out)
     check_svg(d)
+    # node by node (same depth-first order), every saved value shown is one torch saves too
+    for ours, theirs in zip(d.nodes, draw(reference).nodes):
+        assert {k for k, _ in ours.saved} <= {k for k, _ in theirs.saved}, ours.name
 
 
 def test_torchviz_draws_a_glasstorch_graph():
