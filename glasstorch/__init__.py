@@ -1,0 +1,97 @@
+"""glasstorch: PyTorch's autograd and training stack, in readable Python over NumPy.
+
+    import glasstorch as torch
+
+The top level mirrors torch's: dtypes, tensor creation, every op as a function (and as a Tensor
+method, attached where the op is defined in ``glasstorch/ops``), grad modes, and the subpackages
+``autograd``, ``nn``, ``optim``, ``utils``, ``linalg``.
+"""
+__version__ = "0.1.0"
+
+from . import _dtype
+from ._dtype import (dtype, float16, half, bfloat16, float32, float, float64, double, complex64, cfloat,
+                     complex128, cdouble, uint8, int8, int16, short, int32, int, int64, long, bool,
+                     get_default_dtype, set_default_dtype, promote_types)
+from ._tensor import Tensor, Size, device
+from ._tensor_str import set_printoptions, get_printoptions
+from . import autograd
+from .autograd import (no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled,
+                       is_inference_mode_enabled, set_detect_anomaly, is_anomaly_enabled)
+from . import ops as _ops
+from .ops import pointwise as _pw, reduction as _red, shape as _shape, joining as _join, indexing as _idx, \
+    linalg as _la, creation as _cr
+
+
+def _export(module):
+    """Put the module's public functions (not its Node classes) on the top level, as torch does."""
+    g = globals()
+    for name, obj in vars(module).items():
+        if name.startswith("_") or name[0].isupper() or name in g:
+            continue
+        if callable(obj) and getattr(obj, "__module__", "").startswith("glasstorch.ops"):
+            g[name] = obj
+
+
+for _m in (_pw, _red, _shape, _join, _idx, _la, _cr):
+    _export(_m)
+del _m
+
+from .ops.creation import Generator, default_generator, range_ as range  # noqa: E402,F401
+from .ops.linalg import einsum  # noqa: E402,F401
+from ._tensor_str import set_printoptions  # noqa: E402,F401
+from . import linalg, cuda, jit  # noqa: E402,F401
+
+
+def is_tensor(obj):
+    return isinstance(obj, Tensor)
+
+
+def is_floating_point(input):
+    return input.is_floating_point()
+
+
+def is_complex(input):
+    return input.is_complex()
+
+
+def numel(input):
+    return input.numel()
+
+
+def result_type(tensor1, tensor2):
+    from .ops._op import result_dtype
+    return result_dtype(tensor1, tensor2)
+
+
+def can_cast(from_, to):
+    """Whether a value of dtype ``from_`` may be written into ``to`` by an in-place op (no lower category)."""
+    return from_.category <= to.category
+
+
+def get_num_threads():
+    return 1
+
+
+def set_num_threads(n):
+    pass
+
+
+def use_deterministic_algorithms(mode, *, warn_only=False):
+    pass
+
+
+def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mode=None, options=None,
+            disable=False):
+    """torch.compile: returns the model/function unchanged (it runs eagerly and correctly)."""
+    if model is None:
+        return lambda m: m
+    return model
+
+
+def typename(obj):
+    return obj.type() if isinstance(obj, Tensor) else type(obj).__name__
+
+
+strided = "torch.strided"
+preserve_format = contiguous_format = channels_last = None
+from math import inf, nan, pi, e  # noqa: E402,F401

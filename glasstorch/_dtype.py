@@ -1,0 +1,164 @@
+"""torch's dtypes and its type-promotion rules.
+
+A dtype is a small immutable object (``glasstorch.float32``) that carries the NumPy dtype it is
+stored as. Promotion follows torch, which differs from NumPy in two places: an integer tensor
+combined with a float always gives the float type (NumPy widens ``int64 + float16`` to float64),
+and Python numbers and 0-dim tensors only change the result when they are of a higher category
+(bool < integer < floating < complex) than the dimensioned tensors (``torch.result_type``).
+"""
+import builtins as _b
+
+from .backends import xp
+
+_pybool, _pyint, _pyfloat, _pycomplex = _b.bool, _b.int, _b.float, _b.complex
+
+try:  # NumPy has no bfloat16; the ml_dtypes package provides one
+    import ml_dtypes as _ml_dtypes
+    _BF16 = xp.dtype(_ml_dtypes.bfloat16)
+except Exception:  # pragma: no cover - ml_dtypes is optional
+    _BF16 = None
+
+BOOL, INT, FLOAT, COMPLEX = range(4)
+
+
+class dtype:
+    __slots__ = ("name", "numpy_dtype", "category", "itemsize", "is_signed", "_legacy")
+
+    def __init__(self, name, numpy_dtype, category, legacy):
+        self.name = name
+        self.numpy_dtype = numpy_dtype
+        self.category = category
+        self.itemsize = numpy_dtype.itemsize if numpy_dtype is not None else 2
+        self.is_signed = name not in ("uint8", "bool")
+        self._legacy = legacy  # the name in torch's legacy type strings: torch.FloatTensor
+
+    is_floating_point = property(lambda self: self.category == FLOAT)
+    is_complex = property(lambda self: self.category == COMPLEX)
+
+    def to_real(self):
+        return {"complex64": float32, "complex128": float64}.get(self.name, self)
+
+    def __repr__(self):
+        return "torch." + self.name
+
+    def __reduce__(self):
+        return (_dtype_by_name, (self.name,))
+
+
+def _dtype_by_name(name):
+    return _BY_NAME[name]
+
+
+float16 = half = dtype("float16", xp.dtype("float16"), FLOAT, "Half")
+bfloat16 = dtype("bfloat16", _BF16, FLOAT, "BFloat16")
+float32 = float = dtype("float32", xp.dtype("float32"), FLOAT, "Float")
+float64 = double = dtype("float64", xp.dtype("float64"), FLOAT, "Double")
+complex64 = cfloat = dtype("complex64", xp.dtype("complex64"), COMPLEX, "ComplexFloat")
+complex128 = cdouble = dtype("complex128", xp.dtype("complex128"), COMPLEX, "ComplexDouble")
+uint8 = dtype("uint8", xp.dtype("uint8"), INT, "Byte")
+int8 = dtype("int8", xp.dtype("int8"), INT, "Char")
+int16 = short = dtype("int16", xp.dtype("int16"), INT, "Short")
+int32 = int = dtype("int32", xp.dtype("int32"), INT, "Int")
+int64 = long = dtype("int64", xp.dtype("int64"), INT, "Long")
+bool = dtype("bool", xp.dtype("bool"), BOOL, "Bool")
+
+ALL = (float16, bfloat16, float32, float64, complex64, complex128, uint8, int8, int16, int32, int64, bool)
+_BY_NAME = {d.name: d for d in ALL}
+_BY_NUMPY = {d.numpy_dtype: d for d in ALL if d.numpy_dtype is not None}
+# NumPy's wider unsigned types have no torch dtype; tensor(np_array) widens them to a signed type that holds them.
+_BY_NUMPY.update({xp.dtype("uint16"): int32, xp.dtype("uint32"): int64, xp.dtype("uint64"): int64})
+
+
+def from_numpy_dtype(np_dtype):
+    try:
+        return _BY_NUMPY[np_dtype]
+    except KeyError:
+        raise TypeError(f"can't convert np.ndarray of type numpy.{np_dtype}. The only supported types are: "
+                        "float64, float32, float16, complex64, complex128, int64, int32, int16, int8, uint8, and bool.")
+
+
+def numpy_dtype(d):
+    """The NumPy dtype that stores glasstorch dtype ``d`` (a clear error for bfloat16 without ml_dtypes)."""
+    nd = d.numpy_dtype
+    if nd is None:
+        raise TypeError("bfloat16 needs the optional 'ml_dtypes' package (pip install ml_dtypes)")
+    return nd
+
+
+_default = [float32]
+
+
+def get_default_dtype():
+    return _default[0]
+
+
+def set_default_dtype(d):
+    if not isinstance(d, dtype) or d.category != FLOAT:
+        raise TypeError(f"only floating-point types are supported as the default type (got {d})")
+    _default[0] = d
+
+
+def _np_promote(a, b):
+    if a is b:
+        return a
+    if a is bfloat16 or b is bfloat16:
+        other = b if a is bfloat16 else a
+        if other.category < FLOAT:
+            return bfloat16
+        return float32 if other is float16 else other
+    return _BY_NUMPY[xp.promote_types(a.numpy_dtype, b.numpy_dtype)]
+
+
+def promote_types(a, b):
+    """torch.promote_types: the higher category wins outright; within one category, widen."""
+    if a is b:
+        return a
+    if a.category != b.category:
+        hi, lo = (a, b) if a.category > b.category else (b, a)
+        if hi.category == COMPLEX and lo.category == FLOAT and lo is float64:
+            return complex128
+        return hi
+    return _np_promote(a, b)
+
+
+def scalar_dtype(value):
+    """The dtype a Python number takes part in promotion with (torch's 'wrapped number')."""
+    t = type(value)
+    if t is _pybool:
+        return bool
+    if isinstance(value, _pyint):
+        return int64
+    if isinstance(value, _pyfloat):
+        return _default[0]
+    if isinstance(value, _pycomplex):
+        return complex64 if _default[0] is float32 else complex128
+    raise TypeError(f"unsupported scalar type {t.__name__}")
+
+
+
+def _combine(higher, lower):
+    """torch's combine_categories: `lower` matters only if it is of a higher category."""
+    if higher is None:
+        return lower
+    if lower is None:
+        return higher
+    if higher.category == COMPLEX:
+        return higher
+    if lower.category == COMPLEX:
+        if higher.category == FLOAT:
+            return complex128 if higher is float64 else complex64
+        return lower
+    if higher.category == FLOAT:
+        return higher
+    if higher is bool or lower.category == FLOAT:
+        return promote_types(higher, lower)
+    return higher
+
+
+def result_type_of(dim_dtypes, zero_dim_dtypes, scalar_dtypes):
+    def fold(ds):
+        r = None
+        for d in ds:
+            r = d if r is None else promote_types(r, d)
+        return r
+    return _combine(fold(dim_dtypes), _combine(fold(zero_dim_dtypes), fold(scalar_dtypes)))

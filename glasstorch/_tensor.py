@@ -1,0 +1,517 @@
+"""Tensor: an array, its dtype and device, and its place in the autograd graph.
+
+A Tensor holds
+
+* ``_data``          the ndarray (NumPy, or CuPy on a GPU); views share it with their base;
+* ``_requires_grad`` whether gradients flow to it;
+* ``_grad_fn``       the Node that made it (None for a leaf) and ``_output_nr``, which of that
+                     node's outputs it is;
+* ``_grad``          the accumulated gradient of a leaf (or of a non-leaf after retain_grad());
+* ``_vc``            the version counter, shared with every view of the same data, bumped by
+                     every in-place op so backward can tell a saved value was overwritten.
+
+The op methods (``add``, ``sum``, ``view``...) are defined with their derivatives in
+``glasstorch/ops`` and attached to this class there; this file keeps the protocol itself.
+"""
+import warnings
+import weakref
+
+from . import _dtype
+from .backends import xp, device_type_of, as_numpy
+from .autograd import grad_mode
+from .autograd.graph import AccumulateGrad, user_frame, new_hook_dict, _add_hook
+
+_state = grad_mode._state
+_DTYPE_OF = _dtype._BY_NUMPY
+
+
+class Size(tuple):
+    """torch.Size: a tuple of ints with torch's repr."""
+
+    def __repr__(self):
+        return f"torch.Size({list(self)})"
+
+    def numel(self):
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+    def __getitem__(self, i):
+        r = tuple.__getitem__(self, i)
+        return Size(r) if isinstance(i, slice) else r
+
+    def __add__(self, other):
+        return Size(tuple.__add__(self, tuple(other)))
+
+    def __reduce__(self):
+        return (Size, (tuple(self),))
+
+
+class device:
+    """torch.device('cpu'), device('cuda', 0) or device('cuda:0')."""
+    __slots__ = ("type", "index")
+
+    def __init__(self, type, index=None):
+        if isinstance(type, device):
+            type, index = type.type, type.index
+        elif isinstance(type, int) and not isinstance(type, bool):
+            type, index = "cuda", type
+        elif ":" in type:
+            type, idx = type.split(":", 1)
+            index = int(idx)
+        if type not in ("cpu", "cuda", "meta", "mps"):
+            raise RuntimeError(f"Expected one of cpu, cuda, meta, mps device type at start of device string: {type}")
+        self.type = type
+        self.index = index
+
+    def __repr__(self):
+        return f"device(type='{self.type}')" if self.index is None else \
+            f"device(type='{self.type}', index={self.index})"
+
+    def __str__(self):
+        return self.type if self.index is None else f"{self.type}:{self.index}"
+
+    def __eq__(self, other):
+        if isinstance(other, str):
+            other = device(other)
+        return isinstance(other, device) and self.type == other.type and self.index == other.index
+
+    def __hash__(self):
+        return hash((self.type, self.index))
+
+    def __reduce__(self):
+        return (device, (self.type, self.index))
+
+
+_CPU = device("cpu")
+
+
+class _VersionCounter:
+    """Shared by a tensor and its views; remembers which in-place op bumped it last, and where."""
+    __slots__ = ("version", "last_op", "where")
+
+    def __init__(self):
+        self.version = 0
+        self.last_op = None
+        self.where = None
+
+
+def bump_version(t, op_name):
+    vc = t._vc
+    vc.version += 1
+    vc.last_op = op_name
+    f = user_frame(2)
+    vc.where = (f.f_code.co_filename, f.f_lineno) if f is not None else None
+
+
+class Tensor:
+    __slots__ = ("_data", "_requires_grad", "_grad_fn", "_grad", "_output_nr", "_vc", "_base",
+                 "_retains_grad", "_backward_hooks", "_post_accumulate_grad_hooks", "_accumulator",
+                 "__weakref__", "__dict__")
+    __array_priority__ = 1000  # numpy_array * tensor -> Tensor.__rmul__
+    __hash__ = object.__hash__
+
+    def __new__(cls, *args, **kwargs):
+        # torch.Tensor(2, 3) / torch.Tensor(Size) -> a new float tensor of that shape (zero-filled here, where
+        # torch leaves it uninitialised); torch.Tensor([1, 2]) -> a float tensor holding the data.
+        self = object.__new__(cls)
+        default = _dtype.get_default_dtype().numpy_dtype
+        if len(args) == 1 and not isinstance(args[0], (int, Size)):
+            from .ops.creation import _to_array
+            data = _to_array(args[0], _dtype.get_default_dtype())
+        else:
+            shape = tuple(args[0]) if len(args) == 1 and isinstance(args[0], Size) else tuple(args)
+            data = xp.zeros(shape, dtype=default)
+        _init(self, data)
+        return self
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    # ---- autograd state ---------------------------------------------------------------
+    @property
+    def requires_grad(self):
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value):
+        if self._grad_fn is not None:
+            raise RuntimeError("you can only change requires_grad flags of leaf variables." + (
+                "" if value else " If you want to use a computed variable in a subgraph that doesn't require "
+                "differentiation use var_no_grad = var.detach()."))
+        if value and self._data.dtype.kind not in "fc" and self.dtype is not _dtype.bfloat16:
+            raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
+        self._requires_grad = bool(value)
+
+    def requires_grad_(self, requires_grad=True):
+        self.requires_grad = requires_grad
+        return self
+
+    @property
+    def grad_fn(self):
+        return self._grad_fn
+
+    @property
+    def is_leaf(self):
+        return self._grad_fn is None
+
+    @property
+    def output_nr(self):
+        return self._output_nr
+
+    @property
+    def grad(self):
+        if self._grad_fn is not None and not self._retains_grad:
+            warnings.warn(
+                "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute "
+                "won't be populated during autograd.backward(). If you indeed want the .grad field to be populated "
+                "for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. If you access the non-leaf "
+                "Tensor by mistake, make sure you access the leaf Tensor instead. See "
+                "github.com/pytorch/pytorch/pull/30531 for more informations.", UserWarning, stacklevel=2)
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type "
+                                f"{type(value).__name__}")
+            if value._data.dtype != self._data.dtype:
+                raise RuntimeError("attempting to assign a gradient with dtype '" + repr(value.dtype)[6:] +
+                                   "' to a tensor with dtype '" + repr(self.dtype)[6:] +
+                                   "'. Please ensure that the gradient and the tensor have the same dtype")
+            if value._data.shape != self._data.shape:
+                raise RuntimeError(f"assigned grad has data of a different size")
+        self._grad = value
+
+    @grad.deleter
+    def grad(self):
+        self._grad = None
+
+    @property
+    def retains_grad(self):
+        return self._retains_grad
+
+    def retain_grad(self):
+        if not self._requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self._grad_fn is None or self._retains_grad:
+            return
+        fn = self._grad_fn
+        if fn._retain_grad_hooks is None:
+            fn._retain_grad_hooks = {}
+        fn._retain_grad_hooks[self._output_nr] = weakref.ref(self)
+        self._retains_grad = True
+
+    def _grad_accumulator(self):
+        acc = self._accumulator() if self._accumulator is not None else None
+        if acc is None:
+            acc = AccumulateGrad(self)
+            self._accumulator = weakref.ref(acc)
+        return acc
+
+    def register_hook(self, hook):
+        """hook(grad) -> None or a replacement gradient, called when this tensor's gradient is computed."""
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self._grad_fn is None:
+            if self._backward_hooks is None:
+                self._backward_hooks = new_hook_dict()
+            return _add_hook(self._backward_hooks, hook)
+        fn = self._grad_fn
+        if fn._tensor_pre_hooks is None:
+            fn._tensor_pre_hooks = {}
+        hooks = fn._tensor_pre_hooks.get(self._output_nr)
+        if hooks is None:
+            hooks = fn._tensor_pre_hooks[self._output_nr] = new_hook_dict()
+        return _add_hook(hooks, hook)
+
+    def register_post_accumulate_grad_hook(self, hook):
+        """hook(tensor), called after the gradient has been accumulated into this leaf's .grad."""
+        if self._grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+        if self._post_accumulate_grad_hooks is None:
+            self._post_accumulate_grad_hooks = new_hook_dict()
+        return _add_hook(self._post_accumulate_grad_hooks, hook)
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        from .autograd import backward
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    def detach(self):
+        out = _wrap(self._data)
+        out._vc = self._vc  # torch: a detached tensor shares the version counter
+        return out
+
+    def detach_(self):
+        if self._base is not None and self._base._requires_grad:
+            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+        self._grad_fn = None
+        self._requires_grad = False
+        return self
+
+    @property
+    def data(self):
+        out = _wrap(self._data)  # a new version counter: torch's .data escapes version tracking
+        return out
+
+    @data.setter
+    def data(self, value):
+        if not isinstance(value, Tensor):
+            raise TypeError(f"data must be a Tensor, not {type(value).__name__}")
+        self._data = value._data
+
+    def _alias(self):
+        """Same data and version counter, no history (for saving a result without a cycle)."""
+        out = _wrap(self._data)
+        out._vc = self._vc
+        return out
+
+    def _as_output_of(self, node):
+        out = _wrap(self._data)
+        out._vc = self._vc
+        out._grad_fn = node
+        out._requires_grad = True
+        return out
+
+    @property
+    def _version(self):
+        return self._vc.version
+
+    @property
+    def _base_tensor(self):
+        return self._base
+
+    # ---- metadata ---------------------------------------------------------------------
+    @property
+    def shape(self):
+        return Size(self._data.shape)
+
+    def size(self, dim=None):
+        if dim is None:
+            return Size(self._data.shape)
+        return self._data.shape[_wrap_dim(dim, self._data.ndim)]
+
+    @property
+    def dtype(self):
+        return _DTYPE_OF[self._data.dtype]
+
+    @property
+    def device(self):
+        return _CPU if type(self._data) is xp.ndarray else device(device_type_of(self._data), 0)
+
+    @property
+    def is_cuda(self):
+        return self.device.type == "cuda"
+
+    is_cpu = property(lambda self: self.device.type == "cpu")
+    is_sparse = False
+    is_quantized = False
+    is_meta = False
+    layout = "torch.strided"
+
+    def get_device(self):
+        return -1 if self.device.type == "cpu" else 0
+
+    def dim(self):
+        return self._data.ndim
+
+    ndimension = dim
+
+    @property
+    def ndim(self):
+        return self._data.ndim
+
+    def numel(self):
+        return self._data.size
+
+    nelement = numel
+
+    def element_size(self):
+        return self._data.itemsize
+
+    @property
+    def itemsize(self):
+        return self._data.itemsize
+
+    @property
+    def nbytes(self):
+        return self._data.nbytes
+
+    def stride(self, dim=None):
+        st = tuple(s // self._data.itemsize for s in self._data.strides) if self._data.itemsize else \
+            tuple(0 for _ in self._data.shape)
+        return st if dim is None else st[_wrap_dim(dim, self._data.ndim)]
+
+    def storage_offset(self):
+        base = self._data
+        while base.base is not None and isinstance(base.base, type(base)):
+            base = base.base
+        return (self._data.__array_interface__["data"][0] - base.__array_interface__["data"][0]) \
+            // max(self._data.itemsize, 1) if type(self._data) is xp.ndarray else 0
+
+    def is_contiguous(self, memory_format=None):
+        return bool(self._data.flags.c_contiguous)
+
+    def data_ptr(self):
+        d = self._data
+        return d.__array_interface__["data"][0] if type(d) is xp.ndarray else int(d.data.ptr)
+
+    def untyped_storage(self):
+        raise NotImplementedError("glasstorch tensors have no separate storage object; use data_ptr()")
+
+    def is_floating_point(self):
+        return self._data.dtype.kind == "f" or self.dtype is _dtype.bfloat16
+
+    def is_complex(self):
+        return self._data.dtype.kind == "c"
+
+    def type(self, dtype=None):
+        if dtype is None:
+            d = self.dtype
+            return ("torch.cuda." if self.is_cuda else "torch.") + d._legacy + "Tensor"
+        if isinstance(dtype, str):
+            name = dtype.rsplit(".", 1)[-1].replace("Tensor", "")
+            dtype = next(d for d in _dtype.ALL if d._legacy == name)
+        return self.to(dtype)
+
+    def __len__(self):
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(self.unbind(0))
+
+    # ---- conversion ---------------------------------------------------------------------
+    def numpy(self, force=False):
+        if self._requires_grad and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
+                               "instead.")
+        if type(self._data) is not xp.ndarray and not force:
+            raise TypeError("can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to copy the tensor "
+                            "to host memory first.")
+        return as_numpy(self._data)
+
+    def __array__(self, dtype=None, copy=None):
+        a = as_numpy(self._data)
+        return a if dtype is None else a.astype(dtype)
+
+    def item(self):
+        if self._data.size != 1:
+            raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to Scalar")
+        return self._data.reshape(()).item() if self.dtype is not _dtype.bfloat16 else float(self._data.reshape(()))
+
+    def tolist(self):
+        a = as_numpy(self._data)
+        if self.dtype is _dtype.bfloat16:
+            a = a.astype("float32")
+        return a.tolist()
+
+    def __bool__(self):
+        if self._data.size != 1:
+            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
+        return bool(self._data)
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __index__(self):
+        if self._data.dtype.kind not in "iub" or self._data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __complex__(self):
+        return complex(self.item())
+
+    def __format__(self, spec):
+        if self._data.ndim == 0:
+            return self.item().__format__(spec)
+        return object.__format__(self, spec)
+
+    def __repr__(self, *, tensor_contents=None):
+        from ._tensor_str import tensor_repr
+        return tensor_repr(self)
+
+    __str__ = __repr__
+
+    def __deepcopy__(self, memo):
+        if not self.is_leaf:
+            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
+                               "protocol at the moment.  If you were attempting to deepcopy a module, this may be "
+                               "because of a torch.nn.utils.weight_norm usage, see "
+                               "https://github.com/pytorch/pytorch/pull/103001")
+        if id(self) in memo:
+            return memo[id(self)]
+        new = object.__new__(type(self))
+        _init(new, self._data.copy(), self._requires_grad)
+        if self._grad is not None:
+            new._grad = self._grad.__deepcopy__(memo)
+        if hasattr(self, "__dict__") and self.__dict__:
+            import copy
+            new.__dict__.update(copy.deepcopy(self.__dict__, memo))
+        memo[id(self)] = new
+        return new
+
+    def __reduce_ex__(self, proto):
+        return (_rebuild_tensor, (as_numpy(self._data), self._requires_grad, type(self)))
+
+    def __setstate__(self, state):
+        pass
+
+
+def _rebuild_tensor(array, requires_grad, cls=Tensor):
+    t = object.__new__(cls)
+    _init(t, array, requires_grad)
+    return t
+
+
+def _init(t, data, requires_grad=False):
+    t._data = data
+    t._requires_grad = requires_grad
+    t._grad_fn = None
+    t._grad = None
+    t._output_nr = 0
+    t._vc = _VersionCounter()
+    t._base = None
+    t._retains_grad = False
+    t._backward_hooks = None
+    t._post_accumulate_grad_hooks = None
+    t._accumulator = None
+
+
+_ndarray = xp.ndarray
+_generic = xp.generic
+
+
+def _wrap(data):
+    """A new Tensor (no history) around an array -- the constructor every op uses."""
+    if type(data) is not _ndarray and isinstance(data, _generic):
+        data = xp.asarray(data)  # NumPy turns 0-d results into scalars; a tensor keeps an array
+    t = object.__new__(Tensor)
+    t._data = data
+    t._requires_grad = False
+    t._grad_fn = None
+    t._grad = None
+    t._output_nr = 0
+    t._vc = _VersionCounter()
+    t._base = None
+    t._retains_grad = False
+    t._backward_hooks = None
+    t._post_accumulate_grad_hooks = None
+    t._accumulator = None
+    return t
+
+
+def _wrap_dim(dim, ndim):
+    """Normalise a possibly negative dim with torch's IndexError."""
+    n = ndim if ndim > 0 else 1
+    if dim < -n or dim >= n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
+    return dim + n if dim < 0 else dim

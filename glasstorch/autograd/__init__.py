@@ -1,0 +1,123 @@
+"""torch.autograd: backward, grad, Function, grad modes, anomaly detection, gradcheck."""
+from . import grad_mode, graph, engine, function, anomaly_mode
+from .grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled,
+                        is_inference_mode_enabled)
+from .anomaly_mode import detect_anomaly, set_detect_anomaly, is_anomaly_enabled
+from .function import Function, FunctionCtx, once_differentiable
+from .graph import Node
+
+__all__ = ["backward", "grad", "Function", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
+           "detect_anomaly", "set_detect_anomaly", "gradcheck", "gradgradcheck", "functional"]
+
+
+def _as_tuple(x):
+    if x is None:
+        return ()
+    from .._tensor import Tensor
+    if isinstance(x, Tensor):
+        return (x,)
+    return tuple(x)
+
+
+def _make_grads(outputs, grads):
+    from .._tensor import Tensor
+    from ..ops.creation import ones_like
+    result = []
+    grads = list(grads) + [None] * (len(outputs) - len(grads))
+    for i, (out, g) in enumerate(zip(outputs, grads)):
+        if g is None:
+            if out._data.size != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            if out._data.dtype.kind not in "fc" and out.dtype.name != "bfloat16":
+                raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got "
+                                   f"{out.dtype}")
+            result.append(ones_like(out))
+        else:
+            if not isinstance(g, Tensor):
+                from ..ops.creation import tensor
+                g = tensor(g, dtype=out.dtype)
+            if g.shape != out.shape:
+                raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and output[{i}] "
+                                   f"has a shape of {out.shape}.")
+            result.append(g)
+    return result
+
+
+def _roots(outputs):
+    roots = []
+    for i, t in enumerate(outputs):
+        if not t._requires_grad:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
+        roots.append(graph.edge_of(t))
+    return roots
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, grad_variables=None, inputs=None):
+    """Compute the gradient of ``tensors`` w.r.t. the graph leaves and accumulate it into ``.grad``."""
+    outputs = _as_tuple(tensors)
+    if grad_variables is not None:
+        grad_tensors = grad_variables
+    grads = _make_grads(outputs, _as_tuple(grad_tensors) if grad_tensors is not None else ())
+    if retain_graph is None:
+        retain_graph = create_graph
+    roots = _roots(outputs)
+    accumulate_only = None
+    capture = None
+    inputs = _as_tuple(inputs)
+    if inputs:
+        accumulate_only = set()
+        capture = {}
+        nonleaf = []
+        for t in inputs:
+            if not t._requires_grad:
+                raise RuntimeError("One of the differentiated Tensors does not require grad")
+            if t._grad_fn is None:
+                accumulate_only.add(t._grad_accumulator())
+            else:
+                capture[(t._grad_fn, t._output_nr)] = len(nonleaf)
+                nonleaf.append(t)
+        captured = engine.run_backward(roots, grads, retain_graph, create_graph, capture or None, True,
+                                       accumulate_only)
+        for t, g in zip(nonleaf, captured or ()):
+            if g is not None:
+                t._grad = g if t._grad is None else t._grad + g
+        return
+    engine.run_backward(roots, grads, retain_graph, create_graph)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
+         allow_unused=None, is_grads_batched=False, materialize_grads=False):
+    """Return the gradients of ``outputs`` w.r.t. ``inputs`` (nothing is accumulated into .grad)."""
+    from .._tensor import Tensor
+    outs = _as_tuple(outputs)
+    ins = _as_tuple(inputs)
+    single = isinstance(inputs, Tensor)
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    grads = _make_grads(outs, _as_tuple(grad_outputs) if grad_outputs is not None else ())
+    if retain_graph is None:
+        retain_graph = create_graph
+    capture = {}
+    for i, t in enumerate(ins):
+        if not t._requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+        capture[graph.edge_of(t)] = i
+    roots = _roots(outs)
+    captured = engine.run_backward(roots, grads, retain_graph, create_graph, capture, accumulate=False)
+    result = []
+    for t, g in zip(ins, captured):
+        if g is None:
+            if materialize_grads:
+                from ..ops.creation import zeros_like
+                g = zeros_like(t)
+            elif not allow_unused:
+                raise RuntimeError("One of the differentiated Tensors appears to not have been used in the graph. "
+                                   "Set allow_unused=True if this is the desired behavior.")
+        elif g._grad_fn is None and not create_graph:
+            g = g.detach()
+        result.append(g)
+    return tuple(result)
+
+
+from .gradcheck import gradcheck, gradgradcheck  # noqa: E402
+from . import functional  # noqa: E402

@@ -1,0 +1,169 @@
+"""torch.autograd.Function: user-defined ops on the same Node mechanism as the built-in ones.
+
+``ctx`` *is* the node that ``apply`` records (as in torch): ``y.grad_fn`` of ``Exp.apply(x)`` is
+an ``ExpBackward`` whose ``backward`` calls ``Exp.backward(ctx, grad)``.
+"""
+import functools
+
+from . import grad_mode
+from .graph import Node, connect
+
+_state = grad_mode._state
+
+
+class FunctionCtx:
+    """What forward can tell backward: saved tensors, non-differentiable outputs, dirty inputs."""
+
+    def save_for_backward(self, *tensors):
+        for t in tensors:
+            if t is not None and not _is_tensor(t):
+                raise TypeError("save_for_backward can only save variables, but argument 0 is of type "
+                                f"{type(t).__name__}")
+        self._to_save = tensors
+
+    def save_for_forward(self, *tensors):
+        self._to_save_fwd = tensors
+
+    def mark_non_differentiable(self, *args):
+        self._non_differentiable = set(map(id, args))
+
+    def mark_dirty(self, *args):
+        self._dirty = set(map(id, args))
+
+    def set_materialize_grads(self, value):
+        self.materialize_grads = value
+
+
+def _is_tensor(x):
+    from .._tensor import Tensor
+    return isinstance(x, Tensor)
+
+
+class BackwardCFunction(Node, FunctionCtx):
+    """The node (and ctx) of a custom Function."""
+    _forward_cls = None
+    materialize_grads = True
+    _to_save = ()
+    _non_differentiable = frozenset()
+    _dirty = frozenset()
+    needs_input_grad = ()
+
+    @property
+    def saved_tensors(self):
+        return self._unpack_saved()
+
+    saved_variables = saved_tensors
+
+    def backward(self, *grads):
+        if self.materialize_grads:
+            grads = tuple(g if g is not None else self._zeros_for(i) for i, g in enumerate(grads))
+        result = self._forward_cls.backward(self, *grads)
+        if not isinstance(result, tuple):
+            result = (result,)
+        n_args = len(self._arg_is_tensor)
+        if len(result) < n_args:
+            result = result + (None,) * (n_args - len(result))
+        if len(result) > n_args:
+            extra = result[n_args:]
+            if any(r is not None for r in extra):
+                raise RuntimeError(f"function {self.name()} returned an incorrect number of gradients "
+                                   f"(expected {n_args}, got {len(result)})")
+            result = result[:n_args]
+        return tuple(r for r, is_t in zip(result, self._arg_is_tensor) if is_t)
+
+    def _zeros_for(self, i):
+        from ..ops.creation import zeros
+        shape, dtype = self._output_meta[i]
+        return zeros(shape, dtype=dtype)
+
+
+class FunctionMeta(type):
+    def __init__(cls, name, bases, attrs):
+        backward_cls = type(name + "Backward", (BackwardCFunction,), {"_forward_cls": cls})
+        cls._backward_cls = backward_cls
+        super().__init__(name, bases, attrs)
+
+
+class Function(metaclass=FunctionMeta):
+    """Subclass with static ``forward(ctx, *args)`` and ``backward(ctx, *grads)``; call ``apply``."""
+
+    def __init__(self, *args, **kwargs):
+        import warnings
+        warnings.warn(f"{self.__class__} should not be instantiated. Methods on autograd functions are all static, "
+                      "so you should invoke them on the class itself.", DeprecationWarning, stacklevel=2)
+
+    @staticmethod
+    def forward(ctx, *args, **kwargs):
+        raise NotImplementedError("You must implement the forward function for custom autograd.Function.")
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        raise NotImplementedError("You must implement either the backward or vjp method for your custom "
+                                  "autograd.Function to use it with backward mode AD.")
+
+    vjp = backward
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        raise NotImplementedError
+
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        from .._tensor import Tensor
+        node = cls._backward_cls.__new__(cls._backward_cls)
+        is_tensor = tuple(isinstance(a, Tensor) for a in args)
+        node._arg_is_tensor = is_tensor
+        node.needs_input_grad = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
+        uses_setup = cls.setup_context is not Function.setup_context
+        with grad_mode.no_grad():
+            if uses_setup:
+                output = cls.forward(*args, **kwargs)
+                cls.setup_context(node, args, output)
+            else:
+                output = cls.forward(node, *args, **kwargs)
+        is_tuple = isinstance(output, tuple)
+        outputs = output if is_tuple else (output,)
+        record = _state.enabled and any(node.needs_input_grad)
+        inputs = tuple(a for a, t in zip(args, is_tensor) if t)
+        new_outputs = []
+        for o in outputs:
+            if isinstance(o, Tensor) and record:
+                if id(o) in node._dirty:
+                    from .._tensor import bump_version
+                    bump_version(o, cls.__name__)
+                elif any(o is a for a in inputs) or o._grad_fn is not None or o._requires_grad:
+                    o = o._alias() if not any(o is a for a in inputs) else o.view_as(o).detach()
+            new_outputs.append(o)
+        if record:
+            diff = tuple(o if isinstance(o, Tensor) and id(o) not in node._non_differentiable and
+                         o._data.dtype.kind in "fc" else None for o in new_outputs)
+            node._output_meta = tuple((o.shape, o.dtype) if isinstance(o, Tensor) else None for o in new_outputs)
+            saved = tuple(node._to_save)
+            connect(node, inputs, tuple(diff) if len(diff) > 1 or is_tuple else diff[0])
+            node.num_outputs = len(new_outputs)
+            if saved:
+                node._saved = saved
+                node._saved_versions = tuple(t._vc.version if t is not None else 0 for t in saved)
+            for o in new_outputs:
+                if isinstance(o, Tensor) and id(o) in node._non_differentiable:
+                    o._requires_grad = False
+        else:
+            node._saved = tuple(node._to_save)
+            node._saved_versions = tuple(t._vc.version if t is not None else 0 for t in node._saved)
+        return tuple(new_outputs) if is_tuple else new_outputs[0]
+
+
+def once_differentiable(fn):
+    @functools.wraps(fn)
+    def wrapper(ctx, *args):
+        with grad_mode.no_grad():
+            return fn(ctx, *args)
+    return wrapper
+
+
+class InplaceFunction(Function):
+    pass
+
+
+class NestedIOFunction(Function):
+    pass

@@ -1,0 +1,125 @@
+"""Whether operations record the graph: no_grad, enable_grad, set_grad_enabled, inference_mode.
+
+The switch is thread-local, as torch's is: a ``no_grad`` block in one thread does not stop another
+thread from recording. Every op reads ``_state.enabled`` once, so the check stays cheap.
+"""
+import functools
+import inspect
+import threading
+
+
+class _GradState(threading.local):
+    enabled = True
+    inference = False
+
+
+_state = _GradState()
+
+
+def is_grad_enabled():
+    return _state.enabled
+
+
+def is_inference_mode_enabled():
+    return _state.inference
+
+
+class _DecoratorContextManager:
+    """A context manager that also decorates functions (and generator functions) like torch's."""
+
+    def __call__(self, func):
+        if inspect.isclass(func):
+            raise RuntimeError("Cannot decorate classes; it is ambiguous")
+        if inspect.isgeneratorfunction(func):
+            @functools.wraps(func)
+            def generator(*args, **kwargs):
+                gen = func(*args, **kwargs)
+                try:
+                    with self.clone():
+                        response = gen.send(None)
+                    while True:
+                        request = yield response
+                        with self.clone():
+                            response = gen.send(request)
+                except StopIteration as e:
+                    return e.value
+            return generator
+
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            with self.clone():
+                return func(*args, **kwargs)
+        return wrapper
+
+    def clone(self):
+        return self.__class__()
+
+
+class no_grad(_DecoratorContextManager):
+    """Disable graph recording: results of ops have ``requires_grad=False``."""
+
+    def __init__(self):
+        self.prev = False
+
+    def __enter__(self):
+        self.prev = _state.enabled
+        _state.enabled = False
+
+    def __exit__(self, *exc):
+        _state.enabled = self.prev
+
+
+class enable_grad(_DecoratorContextManager):
+    def __init__(self):
+        self.prev = False
+
+    def __enter__(self):
+        self.prev = _state.enabled
+        _state.enabled = True
+
+    def __exit__(self, *exc):
+        _state.enabled = self.prev
+
+
+class set_grad_enabled(_DecoratorContextManager):
+    """Sets grad mode at construction (so it works as a plain function too) and restores it on exit."""
+
+    def __init__(self, mode):
+        self.prev = _state.enabled
+        self.mode = bool(mode)
+        _state.enabled = self.mode
+
+    def __call__(self, func):
+        _state.enabled = self.prev
+        return super().__call__(func)
+
+    def __enter__(self):
+        pass
+
+    def __exit__(self, *exc):
+        _state.enabled = self.prev
+
+    def clone(self):
+        return self.__class__(self.mode)
+
+
+class inference_mode(_DecoratorContextManager):
+    """Like no_grad, and tensors made inside are marked as inference tensors.
+
+    glasstorch does not enforce torch's restrictions on inference tensors used later in autograd;
+    for the books' uses (evaluation loops) it is no_grad.
+    """
+
+    def __init__(self, mode=True):
+        self.mode = mode
+
+    def __enter__(self):
+        self.prev = (_state.enabled, _state.inference)
+        if self.mode:
+            _state.enabled, _state.inference = False, True
+
+    def __exit__(self, *exc):
+        _state.enabled, _state.inference = self.prev
+
+    def clone(self):
+        return self.__class__(self.mode)

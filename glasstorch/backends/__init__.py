@@ -1,0 +1,93 @@
+"""The seam between glasstorch and array libraries.
+
+This package is the only code that imports NumPy (or CuPy). Everything else asks it for an array
+namespace: ``xp`` is NumPy; a CuPy array passed to NumPy's functions dispatches to CuPy through
+NumPy's ``__array_function__``/``__array_ufunc__`` protocols, so op code written against ``xp``
+runs on either device. Creation functions, which have no array to dispatch on, ask
+:func:`namespace` for the device's module instead.
+"""
+import numpy as xp
+
+ndarray = xp.ndarray
+
+try:  # optional: the GPU backend
+    import cupy as _cupy  # noqa: F401
+except Exception:  # pragma: no cover - depends on the machine
+    _cupy = None
+
+
+def cuda_available():
+    if _cupy is None:
+        return False
+    try:
+        return _cupy.cuda.runtime.getDeviceCount() > 0
+    except Exception:  # pragma: no cover
+        return False
+
+
+def cuda_device_count():
+    return _cupy.cuda.runtime.getDeviceCount() if cuda_available() else 0
+
+
+def namespace(device_type):
+    """The array module for a device type ('cpu' -> numpy, 'cuda' -> cupy)."""
+    if device_type == "cpu":
+        return xp
+    if device_type == "cuda":
+        if not cuda_available():
+            raise RuntimeError("Torch not compiled with CUDA enabled (glasstorch: CuPy with a GPU is needed for 'cuda')")
+        return _cupy
+    raise RuntimeError(f"unsupported device type {device_type!r}")
+
+
+def device_type_of(array):
+    return "cpu" if isinstance(array, xp.ndarray) or _cupy is None else (
+        "cuda" if isinstance(array, _cupy.ndarray) else "cpu")
+
+
+def to_device(array, device_type):
+    if device_type_of(array) == device_type:
+        return array
+    if device_type == "cpu":
+        return _cupy.asnumpy(array)
+    return namespace("cuda").asarray(array)
+
+
+def as_numpy(array):
+    """A NumPy view/copy of any backend array (for printing and conversion)."""
+    return array if isinstance(array, xp.ndarray) else _cupy.asnumpy(array)
+
+
+try:  # SciPy's special functions are faster and exact; fall back to the standard library's
+    from scipy import special as _special
+except Exception:  # pragma: no cover - scipy is optional
+    _special = None
+
+
+def erf(a):
+    if _special is not None and type(a) is xp.ndarray:
+        return _special.erf(a)
+    if _cupy is not None and not isinstance(a, xp.ndarray):
+        import cupyx.scipy.special as cs
+        return cs.erf(a)
+    import math
+    return xp.frompyfunc(math.erf, 1, 1)(a).astype(a.dtype)
+
+
+def erfinv(a):
+    if _special is not None:
+        return _special.erfinv(a)
+    raise RuntimeError("erfinv needs scipy (pip install scipy)")
+
+
+def lgamma(a):
+    if _special is not None:
+        return _special.gammaln(a)
+    import math
+    return xp.frompyfunc(math.lgamma, 1, 1)(a).astype(a.dtype)
+
+
+def digamma(a):
+    if _special is not None:
+        return _special.digamma(a)
+    raise RuntimeError("digamma needs scipy (pip install scipy)")

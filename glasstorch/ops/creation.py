@@ -1,0 +1,525 @@
+"""Making tensors: from data, filled, ranges, random; and dtype/device conversion (ToCopyBackward0)."""
+import builtins
+import numbers
+
+from .. import _dtype
+from .._tensor import Tensor, _wrap, _init, device as _device, Size
+from ..backends import xp, namespace, device_type_of, to_device, as_numpy
+from ._op import _state, method, record, make_node_class
+
+
+def _np_dtype(dtype):
+    return _dtype.numpy_dtype(dtype)
+
+
+def _infer_dtype(data):
+    """torch's inference: bools -> bool, ints -> int64, floats -> default, nested lists by their widest."""
+    if isinstance(data, Tensor):
+        return data.dtype
+    if isinstance(data, xp.ndarray) or hasattr(data, "__cuda_array_interface__"):
+        return _dtype.from_numpy_dtype(data.dtype)
+    if isinstance(data, xp.generic):
+        return _dtype.from_numpy_dtype(data.dtype)
+    kind = _scan(data)
+    return {"b": _dtype.bool, "i": _dtype.int64, "f": _dtype.get_default_dtype(),
+            "c": _dtype.complex64 if _dtype.get_default_dtype() is _dtype.float32 else _dtype.complex128,
+            None: _dtype.get_default_dtype()}[kind]
+
+
+_RANK = {None: -1, "b": 0, "i": 1, "f": 2, "c": 3}
+
+
+def _scan(data):
+    if isinstance(data, bool):
+        return "b"
+    if isinstance(data, numbers.Integral):
+        return "i"
+    if isinstance(data, numbers.Real):
+        return "f"
+    if isinstance(data, numbers.Complex):
+        return "c"
+    if isinstance(data, Tensor):
+        return data._data.dtype.kind if data._data.dtype.kind != "u" else "i"
+    if isinstance(data, xp.ndarray):
+        return {"u": "i"}.get(data.dtype.kind, data.dtype.kind)
+    if isinstance(data, (list, tuple)):
+        best = None
+        for x in data:
+            k = _scan(x)
+            if _RANK[k] > _RANK[best]:
+                best = k
+        return best
+    raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
+
+
+def _to_array(data, dtype):
+    nd = _np_dtype(dtype)
+    if isinstance(data, Tensor):
+        return data._data.astype(nd, copy=True)
+    if isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in data):
+        data = [_to_array(x, dtype) if isinstance(x, (Tensor, list, tuple)) else x for x in data]
+    try:
+        return xp.array(data, dtype=nd)
+    except ValueError as e:
+        if "inhomogeneous" in str(e) or "sequence" in str(e):
+            raise ValueError(f"expected sequence of equal length lists: {e}") from None
+        raise
+    except OverflowError:
+        return xp.array(data).astype(nd)
+
+
+def _place(arr, device):
+    if device is None:
+        return arr
+    dt = _device(device).type if not isinstance(device, _device) else device.type
+    return to_device(arr, dt)
+
+
+def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    """Copy ``data`` (numbers, nested lists, arrays, tensors) into a new leaf tensor."""
+    if isinstance(data, Tensor):
+        import warnings
+        warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
+                      "sourceTensor.detach().clone().requires_grad_(True), rather than torch.tensor(sourceTensor).",
+                      UserWarning, stacklevel=2)
+    if dtype is None:
+        dtype = _infer_dtype(data)
+    t = _wrap(_place(_to_array(data, dtype), device))
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def as_tensor(data, dtype=None, device=None):
+    """Share memory with ``data`` when it is already an array/tensor of the right dtype and device."""
+    if isinstance(data, Tensor):
+        if (dtype is None or data.dtype is dtype) and (device is None or data.device == _device(device)):
+            return data
+        return data.to(dtype=dtype, device=device)
+    if isinstance(data, xp.ndarray) and (dtype is None or data.dtype == _np_dtype(dtype)) and device in (None, "cpu"):
+        _dtype.from_numpy_dtype(data.dtype)
+        return _wrap(data)
+    return tensor(data, dtype=dtype, device=device)
+
+
+asarray = as_tensor
+
+
+def from_numpy(ndarray):
+    """A tensor sharing memory with ``ndarray`` (writes through either are seen by both)."""
+    if not isinstance(ndarray, xp.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
+    _dtype.from_numpy_dtype(ndarray.dtype)
+    if ndarray.dtype.kind == "u" and ndarray.dtype.itemsize > 1:
+        raise TypeError(f"can't convert np.ndarray of type numpy.{ndarray.dtype}. The only supported types are: "
+                        "float64, float32, float16, complex64, complex128, int64, int32, int16, int8, uint8, and bool.")
+    return _wrap(ndarray)
+
+
+def _size(size):
+    if len(size) == 1 and isinstance(size[0], (tuple, list, Size)):
+        size = tuple(size[0])
+    for s in size:
+        if not isinstance(s, (int, xp.integer)) and not (isinstance(s, Tensor) and s.dim() == 0):
+            raise TypeError(f"empty(): argument 'size' must be tuple of ints, but found element of type "
+                            f"{type(s).__name__}")
+        if int(s) < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {int(s)}: {list(size)}")
+    return tuple(int(s) for s in size)
+
+
+def _ns(device):
+    return xp if device is None else namespace(_device(device).type)
+
+
+def _filled(fill, size, dtype, device, requires_grad):
+    dtype = dtype or _dtype.get_default_dtype()
+    ns = _ns(device)
+    shape = _size(size)
+    arr = ns.zeros(shape, _np_dtype(dtype)) if fill == 0 else ns.full(shape, fill, _np_dtype(dtype))
+    t = _wrap(arr)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
+    return _filled(0, size, dtype, device, requires_grad)
+
+
+def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
+    return _filled(1, size, dtype, device, requires_grad)
+
+
+def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
+          memory_format=None):
+    return _filled(0, size, dtype, device, requires_grad)
+
+
+def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+    if dtype is None:
+        dtype = _dtype.scalar_dtype(fill_value) if not isinstance(fill_value, Tensor) else fill_value.dtype
+    if isinstance(fill_value, Tensor):
+        fill_value = fill_value.item()
+    return _filled(fill_value, (size,) if not isinstance(size, int) else (size,), dtype, device, requires_grad)
+
+
+def _like(input, dtype, device):
+    return (dtype or input.dtype), (device if device is not None else (None if input.device.type == "cpu" else input.device))
+
+
+def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
+    d, dev = _like(input, dtype, device)
+    return _filled(0, input.shape, d, dev, requires_grad)
+
+
+def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
+    d, dev = _like(input, dtype, device)
+    return _filled(1, input.shape, d, dev, requires_grad)
+
+
+def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
+    return zeros_like(input, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
+    d, dev = _like(input, dtype, device)
+    return _filled(fill_value, input.shape, d, dev, requires_grad)
+
+
+def _new(fill):
+    def new(self, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
+        return _filled(fill, size, dtype or self.dtype, device, requires_grad)
+    return new
+
+
+Tensor.new_zeros = _new(0)
+Tensor.new_ones = _new(1)
+Tensor.new_empty = _new(0)
+
+
+def _new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
+    return _filled(fill_value, (tuple(size),), dtype or self.dtype, device, requires_grad)
+
+
+def _new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
+    return tensor(data, dtype=dtype or self.dtype, device=device, requires_grad=requires_grad)
+
+
+Tensor.new_full = _new_full
+Tensor.new_tensor = _new_tensor
+
+
+def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+    t = _wrap(_ns(device).eye(n, n if m is None else m, dtype=_np_dtype(dtype or _dtype.get_default_dtype())))
+    return t.requires_grad_(True) if requires_grad else t
+
+
+def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+    if end is None:
+        start, end = 0, start
+    vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
+    start, end, step = vals
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if (end - start) / step < 0:
+        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+    if dtype is None:
+        dtype = _dtype.int64 if all(isinstance(v, (int, xp.integer)) for v in vals) else _dtype.get_default_dtype()
+    n = int(-(-(end - start) // step)) if dtype.category <= _dtype.INT else int(xp.ceil((end - start) / step))
+    # computed as torch does: start + i * step in the output dtype's accumulation type
+    arr = (start + xp.arange(n, dtype="float64" if dtype.category >= _dtype.FLOAT else "int64") * step)
+    t = _wrap(_place(arr.astype(_np_dtype(dtype)), device))
+    return t.requires_grad_(True) if requires_grad else t
+
+
+def range_(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
+    """torch.range (deprecated in torch): includes ``end``."""
+    return arange(start, end + step / 2 if end is not None else None, step, dtype=dtype or _dtype.get_default_dtype(),
+                  device=device, requires_grad=requires_grad)
+
+
+def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+    dtype = dtype or _dtype.get_default_dtype()
+    start = start.item() if isinstance(start, Tensor) else start
+    end = end.item() if isinstance(end, Tensor) else end
+    # torch fills the first half from start and the second half from end (symmetric rounding)
+    step = (end - start) / (steps - 1) if steps > 1 else 0
+    i = xp.arange(steps, dtype="float64")
+    half = steps // 2
+    arr = xp.where(i < half, start + step * i, end - step * (steps - 1 - i))
+    t = _wrap(_place(arr.astype(_np_dtype(dtype)), device))
+    return t.requires_grad_(True) if requires_grad else t
+
+
+def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
+    lin = linspace(start, end, steps, dtype=_dtype.float64)
+    t = _wrap((base ** lin._data).astype(_np_dtype(dtype or _dtype.get_default_dtype())))
+    return t.requires_grad_(True) if requires_grad else t
+
+
+def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
+    return tensor(s, dtype=dtype or _dtype.get_default_dtype(), device=device, requires_grad=requires_grad)
+
+
+# ---------------------------------------------------------------------------------------------
+# dtype / device conversion
+# ---------------------------------------------------------------------------------------------
+class ToCopyBackward0(make_node_class("ToCopyBackward0", None)):
+    """The gradient of a dtype/device copy is the gradient converted back (the engine casts)."""
+
+    def backward(self, grad):
+        if self.src_device != "cpu" or grad.device.type != "cpu":
+            return grad.to(self.src_device)
+        return grad
+
+
+def _parse_to(args, kwargs):
+    dtype = kwargs.pop("dtype", None)
+    device = kwargs.pop("device", None)
+    copy = kwargs.pop("copy", False)
+    kwargs.pop("non_blocking", None)
+    kwargs.pop("memory_format", None)
+    for a in args:
+        if isinstance(a, _dtype.dtype):
+            dtype = a
+        elif isinstance(a, (str, _device, int)) and not isinstance(a, bool):
+            device = a
+        elif isinstance(a, Tensor):
+            dtype, device = a.dtype, a.device
+        elif isinstance(a, bool):
+            pass
+        elif a is None:
+            pass
+        else:
+            raise TypeError(f"to() received an invalid combination of arguments - got ({type(a).__name__})")
+    if kwargs:
+        raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    return dtype, (None if device is None else _device(device)), copy
+
+
+@method()
+def to(self, *args, **kwargs):
+    dtype, device, copy = _parse_to(args, dict(kwargs))
+    src_dev = self.device.type
+    same_dtype = dtype is None or dtype.numpy_dtype == self._data.dtype
+    same_dev = device is None or device.type == src_dev
+    if same_dtype and same_dev and not copy:
+        return self
+    d = self._data
+    if not same_dev:
+        d = to_device(d, device.type)
+    if not same_dtype:
+        d = d.astype(_np_dtype(dtype))
+    elif same_dev or copy:
+        d = d.copy()
+    res = _wrap(d)
+    if self._requires_grad and _state.enabled and res._data.dtype.kind in "fc":
+        record(ToCopyBackward0, res, (self,)).src_device = src_dev
+    return res
+
+
+def _caster(dt):
+    def cast(self, memory_format=None):
+        return to(self, dt)
+    return cast
+
+
+for _name, _dt in [("float", _dtype.float32), ("double", _dtype.float64), ("half", _dtype.float16),
+                   ("bfloat16", _dtype.bfloat16), ("long", _dtype.int64), ("int", _dtype.int32),
+                   ("short", _dtype.int16), ("char", _dtype.int8), ("byte", _dtype.uint8), ("bool", _dtype.bool),
+                   ("cfloat", _dtype.complex64), ("cdouble", _dtype.complex128)]:
+    setattr(Tensor, _name, _caster(_dt))
+Tensor.cpu = lambda self, memory_format=None: to(self, "cpu")
+Tensor.cuda = lambda self, device=None, non_blocking=False, memory_format=None: to(
+    self, "cuda" if device is None else _device("cuda", device) if isinstance(device, int) else device)
+Tensor.type_as = lambda self, other: to(self, other.dtype)
+Tensor.pin_memory = lambda self, device=None: self
+Tensor.is_pinned = lambda self, device=None: False
+Tensor.share_memory_ = lambda self: self
+Tensor.is_shared = lambda self: False
+
+
+# ---------------------------------------------------------------------------------------------
+# Randomness: numpy Generators (values differ from torch's for the same seed; the API is torch's)
+# ---------------------------------------------------------------------------------------------
+class Generator:
+    """torch.Generator: a seedable source of random numbers."""
+
+    def __init__(self, device="cpu"):
+        self.device = _device(device)
+        self._seed = 67280421310721
+        self._rng = xp.random.Generator(xp.random.PCG64(self._seed))
+
+    def manual_seed(self, seed):
+        seed = int(seed)
+        self._seed = seed
+        self._rng = xp.random.Generator(xp.random.PCG64(seed & 0xFFFFFFFFFFFFFFFF))
+        return self
+
+    def seed(self):
+        import random
+        return self.manual_seed(random.getrandbits(63))._seed
+
+    def initial_seed(self):
+        return self._seed
+
+    def get_state(self):
+        import pickle
+        return tensor(list(pickle.dumps(self._rng.bit_generator.state)), dtype=_dtype.uint8)
+
+    def set_state(self, state):
+        import pickle
+        self._rng.bit_generator.state = pickle.loads(bytes(as_numpy(state._data).tolist()))
+        return self
+
+
+default_generator = Generator()
+
+
+def manual_seed(seed):
+    default_generator.manual_seed(seed)
+    return default_generator
+
+
+def seed():
+    return default_generator.seed()
+
+
+def initial_seed():
+    return default_generator.initial_seed()
+
+
+def get_rng_state():
+    return default_generator.get_state()
+
+
+def set_rng_state(state):
+    default_generator.set_state(state)
+
+
+def _rng(generator):
+    return (generator or default_generator)._rng
+
+
+def _random(sample, size, dtype, generator, requires_grad, device=None):
+    dtype = dtype or _dtype.get_default_dtype()
+    arr = sample(_rng(generator), _size(size)).astype(_np_dtype(dtype), copy=False)
+    t = _wrap(_place(arr, device))
+    return t.requires_grad_(True) if requires_grad else t
+
+
+def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
+    return _random(lambda r, s: r.random(s, dtype="float64" if (dtype or _dtype.get_default_dtype()) is _dtype.float64
+                                         else "float32"), size, dtype, generator, requires_grad, device)
+
+
+def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
+    return _random(lambda r, s: r.standard_normal(s, dtype="float64" if (dtype or _dtype.get_default_dtype())
+                                                  is _dtype.float64 else "float32"),
+                   size, dtype, generator, requires_grad, device)
+
+
+def randint(low=0, high=None, size=None, *, generator=None, out=None, dtype=None, layout=None, device=None,
+            requires_grad=False):
+    if size is None:
+        low, high, size = 0, low, high
+    if high is None:
+        low, high = 0, low
+    if low >= high:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+    return _random(lambda r, s: r.integers(low, high, s), (size,), dtype or _dtype.int64, generator, requires_grad,
+                   device)
+
+
+def rand_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    return rand(*input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
+
+
+def randn_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    return randn(*input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
+
+
+def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_grad=False):
+    if high is None:
+        low, high = 0, low
+    return randint(low, high, tuple(input.shape), dtype=dtype or input.dtype)
+
+
+def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+             pin_memory=False):
+    return _wrap(_rng(generator).permutation(n).astype(_np_dtype(dtype or _dtype.int64)))
+
+
+def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None, device=None, requires_grad=False):
+    if isinstance(mean, Tensor) or isinstance(std, Tensor):
+        m = mean._data if isinstance(mean, Tensor) else mean
+        s = std._data if isinstance(std, Tensor) else std
+        shape = xp.broadcast_shapes(xp.shape(m), xp.shape(s))
+        ref = mean if isinstance(mean, Tensor) else std
+        return _wrap((m + s * _rng(generator).standard_normal(shape)).astype(ref._data.dtype))
+    if size is None:
+        raise TypeError("normal() missing required argument 'size'")
+    return _random(lambda r, sh: r.normal(mean, std, sh), (size,), dtype, generator, requires_grad, device)
+
+
+@method()
+def bernoulli(input, p=None, *, generator=None):
+    prob = input._data if p is None else p
+    return _wrap((_rng(generator).random(input.shape) < prob).astype(input._data.dtype))
+
+
+@method()
+def multinomial(input, num_samples, replacement=False, *, generator=None):
+    p = as_numpy(input._data).astype("float64")
+    if (p < 0).any() or not xp.isfinite(p).all():
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    one = p.ndim == 1
+    p2 = p.reshape(1, -1) if one else p
+    if not replacement and num_samples > p2.shape[1]:
+        raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
+    rng = _rng(generator)
+    rows = []
+    for row in p2:
+        s = row.sum()
+        if s <= 0:
+            raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+        if not replacement and (row > 0).sum() < num_samples:
+            raise RuntimeError("invalid multinomial distribution (with replacement=False, not enough non-negative "
+                               "category to sample)")
+        rows.append(rng.choice(len(row), size=num_samples, replace=replacement, p=row / s))
+    out = xp.array(rows, dtype="int64")
+    return _wrap(out[0] if one else out)
+
+
+def poisson(input, generator=None):
+    return _wrap(_rng(generator).poisson(input._data).astype(input._data.dtype))
+
+
+def _fill_random(name, sampler):
+    def op_(self, *args, generator=None, **kwargs):
+        from ._op import _check_inplace, bump_version
+        _check_inplace(self)
+        self._data[...] = sampler(_rng(generator), self._data.shape, *args, **kwargs)
+        bump_version(self, name)
+        return self
+    op_.__name__ = name
+    return op_
+
+
+Tensor.uniform_ = _fill_random("uniform_", lambda r, s, a=0.0, b=1.0: r.uniform(a, b, s))
+Tensor.normal_ = _fill_random("normal_", lambda r, s, mean=0.0, std=1.0: r.normal(mean, std, s))
+Tensor.bernoulli_ = _fill_random("bernoulli_", lambda r, s, p=0.5: r.random(s) < (p._data if isinstance(p, Tensor) else p))
+Tensor.exponential_ = _fill_random("exponential_", lambda r, s, lambd=1.0: r.exponential(1.0 / lambd, s))
+Tensor.geometric_ = _fill_random("geometric_", lambda r, s, p: r.geometric(p, s))
+Tensor.log_normal_ = _fill_random("log_normal_", lambda r, s, mean=1.0, std=2.0: r.lognormal(mean, std, s))
+Tensor.cauchy_ = _fill_random("cauchy_", lambda r, s, median=0.0, sigma=1.0: median + sigma * r.standard_cauchy(s))
+
+
+def _random_(r, s, low=0, high=None):
+    if high is None:
+        low, high = 0, low if low else 2 ** 24
+    return r.integers(low, high, s)
+
+
+Tensor.random_ = _fill_random("random_", _random_)

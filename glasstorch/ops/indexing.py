@@ -1,0 +1,501 @@
+"""Indexing: tensor[...] (views for basic indices, IndexBackward0 for advanced ones), index
+assignment, gather/scatter, index_select, masked_select, nonzero, take_along_dim."""
+import builtins
+
+from .. import _dtype
+from .._tensor import Tensor, _wrap, _wrap_dim, bump_version
+from ..backends import xp
+from ..autograd.graph import connect
+from ._op import _state, method, record, make_node_class, _check_inplace
+
+
+def _is_advanced(i):
+    return isinstance(i, (Tensor, list, xp.ndarray)) or (isinstance(i, tuple) and False)
+
+
+def _np_index(i):
+    if isinstance(i, Tensor):
+        d = i._data
+        if d.dtype.kind not in "iub":
+            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+        return d
+    if isinstance(i, list):
+        return xp.asarray([_np_index(x) if isinstance(x, Tensor) else x for x in i])
+    return i
+
+
+def _normalise(index):
+    if not isinstance(index, tuple):
+        index = (index,)
+    return index
+
+
+def _consumed(i):
+    """How many input dims an index element uses."""
+    if i is None or i is Ellipsis:
+        return 0
+    if isinstance(i, Tensor) and i._data.dtype == bool:
+        return i._data.ndim
+    if isinstance(i, xp.ndarray) and i.dtype == bool:
+        return i.ndim
+    return 1
+
+
+class IndexBackward0(make_node_class("IndexBackward0", None)):
+    """Advanced indexing: scatter-add the gradient back into zeros of the input's shape."""
+
+    def backward(self, grad):
+        return _index_put_into_zeros(grad, self.self_sizes, self.indices, accumulate=True)
+
+
+class _IndexPutZerosBackward(make_node_class("IndexPutBackward0", None)):
+    def backward(self, grad):
+        return _getitem_np(grad, self.indices)
+
+
+def _index_put_into_zeros(grad, sizes, idx, accumulate=False):
+    """zeros(sizes) with ``grad`` added at ``idx`` -- differentiable (its derivative is indexing)."""
+    z = xp.zeros(sizes, dtype=grad._data.dtype)
+    if accumulate and any(isinstance(i, xp.ndarray) and i.dtype != bool for i in idx):
+        xp.add.at(z, idx, grad._data)
+    else:
+        z[idx] = grad._data
+    res = _wrap(z)
+    if grad._requires_grad and _state.enabled:
+        record(_IndexPutZerosBackward, res, (grad,), meta_check=False).indices = idx
+    return res
+
+
+def _getitem_np(input, idx):
+    res = _wrap(input._data[idx])
+    if input._requires_grad and _state.enabled:
+        node = record(IndexBackward0, res, (input,), meta_check=False)
+        node.self_sizes, node.indices = input._data.shape, idx
+    return res
+
+
+def getitem(input, index):
+    from .shape import select, _slice, unsqueeze, _alias_view
+    index = _normalise(index)
+    nd = input._data.ndim
+    if builtins.sum(1 for i in index if i is Ellipsis) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    used = builtins.sum(_consumed(i) for i in index)
+    if used > nd:
+        raise IndexError(f"too many indices for tensor of dimension {nd}")
+    out = input
+    dim = 0
+    advanced = []   # (position in the result's dims, np index)
+    applied = False
+    for i in index:
+        if i is None:
+            out = unsqueeze(out, dim)
+            dim += 1
+            applied = True
+        elif i is Ellipsis:
+            dim += nd - used
+        elif isinstance(i, (int, xp.integer)) and not isinstance(i, bool):
+            out = select(out, dim, int(i))
+            applied = True
+        elif isinstance(i, builtins.slice):
+            if i != builtins.slice(None):
+                n = out._data.shape[dim]
+                start, stop, step = i.indices(n)
+                if step <= 0:
+                    raise ValueError("step must be greater than zero")
+                out = _slice(out, dim, start, stop, step)
+                applied = True
+            dim += 1
+        elif isinstance(i, bool):
+            advanced.append((dim, xp.asarray(i)))
+            out = unsqueeze(out, dim)
+            dim += 1
+        else:
+            a = _np_index(i)
+            advanced.append((dim, a))
+            dim += a.ndim if a.dtype == bool else 1
+    if advanced:
+        full = [builtins.slice(None)] * out._data.ndim
+        for pos, a in advanced:
+            if a.dtype == bool:
+                if a.ndim == 0:
+                    full[pos] = a
+                    continue
+                shp = out._data.shape[pos:pos + a.ndim]
+                if a.shape != shp:
+                    raise IndexError(f"The shape of the mask {list(a.shape)} at index {pos} does not match the "
+                                     f"shape of the indexed tensor {list(out._data.shape)} at index {pos}")
+                full[pos:pos + a.ndim] = [a] + [None] * (a.ndim - 1)
+            else:
+                n = out._data.shape[pos]
+                if a.size and (a.max() >= n or a.min() < -n):
+                    bad = int(a.max()) if a.max() >= n else int(a.min())
+                    raise IndexError(f"index {bad} is out of bounds for dimension {pos} with size {n}")
+                full[pos] = a
+        idx = tuple(f for f in full if f is not None)
+        return _getitem_np(out, idx)
+    if not applied:
+        return _alias_view(input)
+    return out
+
+
+Tensor.__getitem__ = getitem
+
+
+class CopySlices(make_node_class("CopySlices", None)):
+    """``base[index] = value`` on a tensor in the graph: the overwritten part gets no gradient,
+    the value gets the gradient of the slots it filled."""
+
+    def backward(self, grad):
+        g_base = None
+        if self.next_functions[0][0] is not None:
+            g_base = grad.clone()
+            g_base._data[self.indices] = 0
+        g_val = None
+        if len(self.next_functions) > 1 and self.next_functions[1][0] is not None:
+            g_val = _getitem_np(grad, self.indices)
+        return g_base, g_val
+
+
+def _to_np_index(index):
+    index = _normalise(index)
+    out = []
+    for i in index:
+        if isinstance(i, (Tensor, list)):
+            out.append(_np_index(i))
+        else:
+            out.append(i)
+    return tuple(out)
+
+
+def setitem(input, index, value):
+    idx = _to_np_index(index)
+    involved = _check_inplace(input, (value,))
+    d = input._data
+    if isinstance(value, Tensor):
+        v = value._data
+        if v.dtype != d.dtype:
+            v = v.astype(d.dtype)
+    else:
+        v = value
+    if involved:
+        old = _wrap(d.copy())
+        old._requires_grad, old._grad_fn, old._output_nr = input._requires_grad, input._grad_fn, input._output_nr
+        node = CopySlices.__new__(CopySlices)
+        vt = value if isinstance(value, Tensor) else None
+        if vt is not None and vt._requires_grad:
+            target_shape = d[idx].shape
+            if vt._data.shape != target_shape:
+                node._input_meta = (None, (vt.shape, vt.dtype))
+        node.indices = idx
+        try:
+            d[idx] = v
+        except ValueError as e:
+            raise RuntimeError(str(e)) from None
+        bump_version(input, "__setitem__")
+        connect(node, (old, vt), input)
+        return
+    try:
+        d[idx] = v
+    except ValueError as e:
+        raise RuntimeError(f"shape mismatch: value tensor of shape {list(xp.shape(v))} cannot be broadcast to "
+                           f"indexing result of shape {list(d[idx].shape)}") from None
+    except IndexError as e:
+        raise IndexError(str(e)) from None
+    bump_version(input, "__setitem__")
+
+
+Tensor.__setitem__ = setitem
+
+
+# ---------------------------------------------------------------------------------------------
+# gather / scatter / index_select
+# ---------------------------------------------------------------------------------------------
+def _check_index(index, fn):
+    if index._data.dtype != xp.int64 and index._data.dtype.kind not in "iu":
+        raise RuntimeError(f"{fn}(): Expected dtype int64 for index")
+
+
+def _along(shape, dim, index_arr):
+    """Full advanced index that puts ``index_arr`` on ``dim`` and aranges elsewhere (gather/scatter)."""
+    grids = xp.indices(index_arr.shape, sparse=True)
+    grids = list(grids)
+    grids[dim] = index_arr
+    return tuple(grids)
+
+
+class GatherBackward0(make_node_class("GatherBackward0", None, ("index",))):
+    def backward(self, grad):
+        (index,) = self._unpack_saved()
+        from .creation import zeros
+        return zeros(self.self_sizes, dtype=grad.dtype).scatter_add(self.dim, index, grad)
+
+
+@method()
+def gather(input, dim, index, *, sparse_grad=False):
+    _check_index(index, "gather")
+    d = _wrap_dim(dim, input._data.ndim)
+    ia = index._data
+    if ia.ndim != input._data.ndim:
+        raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
+    n = input._data.shape[d]
+    if ia.size and (ia.max() >= n or ia.min() < -n):
+        raise RuntimeError(f"index {int(ia.max())} is out of bounds for dimension {d} with size {n}")
+    res = _wrap(input._data[_along(input._data.shape, d, ia)])
+    if input._requires_grad and _state.enabled:
+        node = record(GatherBackward0, res, (input,), (index,), meta_check=False)
+        node.self_sizes, node.dim = input._data.shape, d
+    return res
+
+
+class ScatterAddBackward0(make_node_class("ScatterAddBackward0", None, ("index",))):
+    def backward(self, grad):
+        (index,) = self._unpack_saved()
+        return grad, (grad.gather(self.dim, index) if self.next_functions[1][0] is not None else None)
+
+
+class ScatterBackward0(make_node_class("ScatterBackward0", None, ("index",))):
+    def backward(self, grad):
+        (index,) = self._unpack_saved()
+        return grad.scatter(self.dim, index, 0), \
+            (grad.gather(self.dim, index) if len(self.next_functions) > 1 and self.next_functions[1][0] is not None
+             else None)
+
+
+ScatterBackward1 = make_node_class("ScatterBackward1", lambda self, grad: grad.scatter(
+    self.dim, self._unpack_saved()[0], 0), ("index",))
+
+
+@method()
+def scatter_add(input, dim, index, src):
+    _check_index(index, "scatter_add")
+    d = _wrap_dim(dim, input._data.ndim)
+    out = input._data.copy()
+    ia = index._data
+    sa = src._data[tuple(builtins.slice(0, s) for s in ia.shape)]
+    xp.add.at(out, _along(out.shape, d, ia), sa.astype(out.dtype, copy=False))
+    res = _wrap(out)
+    if _state.enabled and (input._requires_grad or src._requires_grad):
+        record(ScatterAddBackward0, res, (input, src), (index,)).dim = d
+    return res
+
+
+@method()
+def scatter(input, dim, index, src=None, *, value=None, reduce=None):
+    _check_index(index, "scatter")
+    if src is None:
+        src = value
+    d = _wrap_dim(dim, input._data.ndim)
+    out = input._data.copy()
+    ia = index._data
+    where = _along(out.shape, d, ia)
+    if isinstance(src, Tensor):
+        sa = src._data[tuple(builtins.slice(0, s) for s in ia.shape)].astype(out.dtype, copy=False)
+    else:
+        sa = src
+    if reduce is None:
+        out[where] = sa
+    elif reduce == "add":
+        xp.add.at(out, where, sa)
+    elif reduce == "multiply":
+        xp.multiply.at(out, where, sa)
+    else:
+        raise RuntimeError(f"reduce argument must be either add or multiply.")
+    res = _wrap(out)
+    if _state.enabled and (input._requires_grad or isinstance(src, Tensor) and src._requires_grad):
+        if isinstance(src, Tensor):
+            record(ScatterBackward0, res, (input, src), (index,)).dim = d
+        else:
+            record(ScatterBackward1, res, (input,), (index,)).dim = d
+    return res
+
+
+Tensor.scatter_ = lambda self, dim, index, src=None, *, value=None, reduce=None: _inplace(
+    self, "scatter_", scatter, dim, index, src, value=value, reduce=reduce)
+Tensor.scatter_add_ = lambda self, dim, index, src: _inplace(self, "scatter_add_", scatter_add, dim, index, src)
+
+
+def _inplace(self, name, fn, *args, **kwargs):
+    from ._op import inplace
+    return inplace(self, name, fn, *args, **kwargs)
+
+
+def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
+    d = _wrap_dim(dim, input._data.ndim)
+    out = input._data.copy()
+    where = _along(out.shape, d, index._data)
+    ufunc = {"sum": xp.add, "prod": xp.multiply, "amax": xp.maximum, "amin": xp.minimum}.get(reduce)
+    if reduce == "mean":
+        cnt = xp.zeros_like(out) + (1 if include_self else 0)
+        if not include_self:
+            out[where] = 0
+        xp.add.at(out, where, src._data)
+        xp.add.at(cnt, where, 1)
+        out = out / xp.maximum(cnt, 1)
+        return _wrap(out.astype(input._data.dtype))
+    if not include_self:
+        init = {"sum": 0, "prod": 1, "amax": -xp.inf, "amin": xp.inf}[reduce]
+        out[where] = init
+    ufunc.at(out, where, src._data)
+    return _wrap(out)
+
+
+Tensor.scatter_reduce = scatter_reduce
+
+
+class IndexSelectBackward0(make_node_class("IndexSelectBackward0", None, ("index",))):
+    def backward(self, grad):
+        (index,) = self._unpack_saved()
+        from .creation import zeros
+        return zeros(self.self_sizes, dtype=grad.dtype).index_add(self.dim, index, grad)
+
+
+@method()
+def index_select(input, dim, index):
+    if index._data.ndim > 1:
+        raise IndexError("index_select(): Index is supposed to be a vector")
+    d = _wrap_dim(dim, input._data.ndim) if input._data.ndim else 0
+    ia = index._data.reshape(-1)
+    n = input._data.shape[d] if input._data.ndim else 1
+    if ia.size and (ia.max() >= n or ia.min() < -n):
+        raise IndexError(f"index out of range in self")
+    res = _wrap(xp.take(input._data, ia, axis=d) if input._data.ndim else input._data.copy())
+    if input._requires_grad and _state.enabled:
+        node = record(IndexSelectBackward0, res, (input,), (index,), meta_check=False)
+        node.self_sizes, node.dim = input._data.shape, d
+    return res
+
+
+class IndexAddBackward0(make_node_class("IndexAddBackward0", None, ("index",))):
+    def backward(self, grad):
+        (index,) = self._unpack_saved()
+        gs = None
+        if len(self.next_functions) > 1 and self.next_functions[1][0] is not None:
+            gs = grad.index_select(self.dim, index) * self.alpha
+        return grad, gs
+
+
+@method()
+def index_add(input, dim, index, source, *, alpha=1):
+    d = _wrap_dim(dim, input._data.ndim)
+    out = input._data.copy()
+    idx = [builtins.slice(None)] * out.ndim
+    idx[d] = index._data
+    xp.add.at(out, tuple(idx), (source._data * alpha if alpha != 1 else source._data).astype(out.dtype, copy=False))
+    res = _wrap(out)
+    if _state.enabled and (input._requires_grad or source._requires_grad):
+        node = record(IndexAddBackward0, res, (input, source), (index,))
+        node.dim, node.alpha = d, alpha
+    return res
+
+
+Tensor.index_add_ = lambda self, dim, index, source, *, alpha=1: _inplace(
+    self, "index_add_", index_add, dim, index, source, alpha=alpha)
+
+
+@method()
+def index_fill(input, dim, index, value):
+    d = _wrap_dim(dim, input._data.ndim)
+    idx = [builtins.slice(None)] * input._data.ndim
+    idx[d] = index._data
+    mask = xp.zeros(input._data.shape, dtype=bool)
+    mask[tuple(idx)] = True
+    return input.masked_fill(_wrap(mask), value)
+
+
+Tensor.index_fill_ = lambda self, dim, index, value: _inplace(self, "index_fill_", index_fill, dim, index, value)
+
+
+@method()
+def index_copy(input, dim, index, source):
+    d = _wrap_dim(dim, input._data.ndim)
+    out = input.clone()
+    idx = [builtins.slice(None)] * input._data.ndim
+    idx[d] = index
+    out[tuple(idx)] = source
+    return out
+
+
+@method()
+def index_put(input, indices, values, accumulate=False):
+    out = input.clone()
+    idx = tuple(_np_index(i) for i in indices)
+    if accumulate:
+        xp.add.at(out._data, idx, values._data)
+    else:
+        out[tuple(indices)] = values
+    return out
+
+
+Tensor.index_put_ = lambda self, indices, values, accumulate=False: _inplace(
+    self, "index_put_", index_put, indices, values, accumulate)
+
+
+class MaskedSelectBackward0(make_node_class("MaskedSelectBackward0", None, ("mask",))):
+    def backward(self, grad):
+        (mask,) = self._unpack_saved()
+        full = xp.broadcast_to(mask._data, self.self_sizes)
+        return _index_put_into_zeros(grad, self.self_sizes, (full,))
+
+
+@method()
+def masked_select(input, mask):
+    m = xp.broadcast_to(mask._data, xp.broadcast_shapes(mask._data.shape, input._data.shape))
+    d = xp.broadcast_to(input._data, m.shape)
+    res = _wrap(d[m])
+    if input._requires_grad and _state.enabled:
+        record(MaskedSelectBackward0, res, (input,), (mask,), meta_check=False).self_sizes = m.shape
+    return res
+
+
+@method()
+def nonzero(input, *, as_tuple=False):
+    nz = xp.nonzero(input._data) if input._data.ndim else xp.nonzero(input._data.reshape(1))
+    if as_tuple:
+        return tuple(_wrap(a.astype("int64")) for a in nz)
+    return _wrap(xp.stack(nz, axis=1).astype("int64") if nz else xp.zeros((0, 0), "int64"))
+
+
+def argwhere(input):
+    return nonzero(input)
+
+
+Tensor.argwhere = argwhere
+
+
+class TakeAlongDimBackward0(make_node_class("TakeAlongDimBackward0", None, ("indices",))):
+    def backward(self, grad):
+        (index,) = self._unpack_saved()
+        from .creation import zeros
+        z = zeros(self.self_sizes, dtype=grad.dtype)
+        return z.scatter_add(self.dim, index.expand(grad.shape) if index.shape != grad.shape else index, grad)
+
+
+@method()
+def take_along_dim(input, indices, dim=None):
+    if dim is None:
+        return input.reshape(-1).take_along_dim(indices.reshape(-1), 0)
+    d = _wrap_dim(dim, input._data.ndim)
+    shape = list(xp.broadcast_shapes(
+        tuple(1 if i == d else s for i, s in enumerate(input._data.shape)),
+        tuple(1 if i == d else s for i, s in enumerate(indices._data.shape))))
+    ishape = shape.copy()
+    ishape[d] = indices._data.shape[d]
+    xshape = shape.copy()
+    xshape[d] = input._data.shape[d]
+    x = input.expand(xshape) if list(input._data.shape) != xshape else input
+    idx = indices.expand(ishape) if list(indices._data.shape) != ishape else indices
+    return gather(x, d, idx)
+
+
+@method()
+def take(input, index):
+    return input.reshape(-1)[index]
+
+
+@method()
+def masked_scatter(input, mask, source):
+    out = input.clone()
+    m = xp.broadcast_to(mask._data, input._data.shape)
+    out._data[m] = source._data.reshape(-1)[:int(m.sum())]
+    return out

@@ -1,0 +1,320 @@
+"""Joining and repeating: cat, stack, repeat, tile, flip, roll, tril/triu, diag."""
+import builtins
+
+from .. import _dtype
+from .._tensor import Tensor, _wrap, _wrap_dim
+from ..backends import xp
+from ..autograd.graph import connect
+from ._op import _state, method, make_node_class, record
+
+
+class CatBackward0(make_node_class("CatBackward0", None)):
+    """Each input gets its slice of the gradient back."""
+
+    def backward(self, grad):
+        out, start = [], 0
+        for size, needed in zip(self.sizes, self.next_functions):
+            if needed[0] is None:
+                out.append(None)
+            else:
+                out.append(grad.narrow(self.dim, start, size) if size is not None else None)
+            start += size or 0
+        return tuple(out)
+
+
+def _tensor_list(tensors, fn):
+    if isinstance(tensors, Tensor) or not isinstance(tensors, (list, tuple)):
+        raise TypeError(f"{fn}(): argument 'tensors' (position 1) must be tuple of Tensors, not "
+                        f"{type(tensors).__name__}")
+    if not tensors:
+        raise RuntimeError(f"{fn}(): expected a non-empty list of Tensors")
+    return tensors
+
+
+def cat(tensors, dim=0, *, out=None):
+    tensors = _tensor_list(tensors, "cat")
+    ref = next((t for t in tensors if t._data.ndim > 0 or t._data.size > 0), tensors[0])
+    if ref._data.ndim == 0:
+        raise RuntimeError("zero-dimensional tensor (at position 0) cannot be concatenated")
+    d = _wrap_dim(dim, ref._data.ndim)
+    # torch skips legacy empty 1-D tensors of shape (0,) in cat
+    parts = [t for t in tensors if not (t._data.ndim == 1 and t._data.shape[0] == 0) or t is ref]
+    for i, t in enumerate(parts):
+        if t._data.ndim != ref._data.ndim:
+            raise RuntimeError(f"Tensors must have same number of dimensions: got {ref._data.ndim} and {t._data.ndim}")
+        for k in range(ref._data.ndim):
+            if k != d and t._data.shape[k] != ref._data.shape[k]:
+                raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. Expected size "
+                                   f"{ref._data.shape[k]} but got size {t._data.shape[k]} for tensor number {i} in "
+                                   f"the list.")
+    from ._op import result_dtype
+    dt = result_dtype(*[t for t in parts if t._data.ndim]).numpy_dtype
+    res = _wrap(xp.concatenate([t._data for t in parts], axis=d, dtype=dt) if len(parts) > 1
+                else parts[0]._data.astype(dt, copy=True))
+    if _state.enabled and any(t._requires_grad for t in tensors):
+        node = record(CatBackward0, res, tuple(tensors))
+        node.dim = d
+        node.sizes = [t._data.shape[d] if t._data.ndim == ref._data.ndim else 0 for t in tensors]
+    return res
+
+
+concat = concatenate = cat
+
+
+class StackBackward0(make_node_class("StackBackward0", None)):
+    def backward(self, grad):
+        return tuple(g if n[0] is not None else None for g, n in zip(grad.unbind(self.dim), self.next_functions))
+
+
+def stack(tensors, dim=0, *, out=None):
+    tensors = _tensor_list(tensors, "stack")
+    shp = tensors[0]._data.shape
+    for i, t in enumerate(tensors):
+        if t._data.shape != shp:
+            raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(shp)} at entry 0 and "
+                               f"{list(t._data.shape)} at entry {i}")
+    d = _wrap_dim(dim, len(shp) + 1)
+    from ._op import result_dtype
+    dt = result_dtype(*tensors).numpy_dtype
+    res = _wrap(xp.stack([t._data for t in tensors], axis=d).astype(dt, copy=False))
+    if _state.enabled and any(t._requires_grad for t in tensors):
+        record(StackBackward0, res, tuple(tensors)).dim = d
+    return res
+
+
+def hstack(tensors):
+    return cat(tensors, 0 if tensors[0].dim() == 1 else 1)
+
+
+def vstack(tensors):
+    from .shape import atleast_2d
+    return cat([atleast_2d(t) for t in tensors], 0)
+
+
+row_stack = vstack
+
+
+def dstack(tensors):
+    return stack(tensors, 2) if tensors[0].dim() <= 1 else cat(tensors, 2)
+
+
+def column_stack(tensors):
+    return cat([t.reshape(-1, 1) if t.dim() <= 1 else t for t in tensors], 1)
+
+
+class RepeatBackward0(make_node_class("RepeatBackward0", None)):
+    """Sum the gradient over the copies: view (r0, s0, r1, s1, ...) and sum the r dims."""
+
+    def backward(self, grad):
+        reps, sizes = self.repeats, self.self_sizes
+        lead = len(reps) - len(sizes)
+        sizes = (1,) * lead + tuple(sizes)
+        split = []
+        for r, s in zip(reps, sizes):
+            split += [r, s]
+        g = grad.reshape(split).sum(tuple(range(0, 2 * len(reps), 2)))
+        return g.reshape(self.self_sizes)
+
+
+@method()
+def repeat(input, *repeats):
+    from .shape import _shape_arg
+    repeats = _shape_arg(repeats)
+    if len(repeats) < input._data.ndim:
+        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor")
+    res = _wrap(xp.tile(input._data, repeats))
+    if input._requires_grad and _state.enabled:
+        node = record(RepeatBackward0, res, (input,), meta_check=False)
+        node.repeats, node.self_sizes = repeats, input._data.shape
+    return res
+
+
+@method()
+def tile(input, *dims):
+    from .shape import _shape_arg
+    dims = _shape_arg(dims)
+    if len(dims) < input._data.ndim:
+        dims = (1,) * (input._data.ndim - len(dims)) + dims
+    return repeat(input, dims)
+
+
+@method()
+def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
+    if repeats is None:  # torch.repeat_interleave(repeats): indices repeated
+        r = input._data
+        return _wrap(xp.repeat(xp.arange(len(r)), r))
+    if dim is None:
+        input, dim = input.reshape(-1), 0
+    d = _wrap_dim(dim, input._data.ndim)
+    reps = repeats._data if isinstance(repeats, Tensor) else repeats
+    idx = xp.repeat(xp.arange(input._data.shape[d]), reps)
+    from .indexing import index_select
+    return index_select(input, d, _wrap(idx))
+
+
+FlipBackward0 = make_node_class("FlipBackward0", lambda self, grad: grad.flip(self.dims))
+
+
+@method()
+def flip(input, *dims):
+    from .shape import _shape_arg
+    dims = tuple(_wrap_dim(d, input._data.ndim) for d in _shape_arg(dims))
+    res = _wrap(xp.flip(input._data, dims).copy())
+    if input._requires_grad and _state.enabled:
+        record(FlipBackward0, res, (input,), meta_check=False).dims = dims
+    return res
+
+
+def fliplr(input):
+    return flip(input, 1)
+
+
+def flipud(input):
+    return flip(input, 0)
+
+
+Tensor.fliplr, Tensor.flipud = fliplr, flipud
+
+
+class RollBackward0(make_node_class("RollBackward0", None)):
+    def backward(self, grad):
+        shifts = tuple(-s for s in self.shifts) if isinstance(self.shifts, tuple) else -self.shifts
+        return grad.roll(shifts, self.dims)
+
+
+@method()
+def roll(input, shifts, dims=None):
+    res = _wrap(xp.roll(input._data, shifts, dims))
+    if input._requires_grad and _state.enabled:
+        node = record(RollBackward0, res, (input,), meta_check=False)
+        node.shifts = tuple(shifts) if isinstance(shifts, (list, tuple)) else shifts
+        node.dims = tuple(dims) if isinstance(dims, (list, tuple)) else dims
+    return res
+
+
+TrilBackward0 = make_node_class("TrilBackward0", lambda self, grad: grad.tril(self.diagonal))
+TriuBackward0 = make_node_class("TriuBackward0", lambda self, grad: grad.triu(self.diagonal))
+
+
+@method()
+def tril(input, diagonal=0):
+    if input._data.ndim < 2:
+        raise RuntimeError("tril: input tensor must have at least 2 dimensions")
+    res = _wrap(xp.tril(input._data, diagonal))
+    if input._requires_grad and _state.enabled:
+        record(TrilBackward0, res, (input,), meta_check=False).diagonal = diagonal
+    return res
+
+
+@method()
+def triu(input, diagonal=0):
+    if input._data.ndim < 2:
+        raise RuntimeError("triu: input tensor must have at least 2 dimensions")
+    res = _wrap(xp.triu(input._data, diagonal))
+    if input._requires_grad and _state.enabled:
+        record(TriuBackward0, res, (input,), meta_check=False).diagonal = diagonal
+    return res
+
+
+Tensor.tril_ = lambda self, diagonal=0: _inplace(self, "tril_", tril, diagonal)
+Tensor.triu_ = lambda self, diagonal=0: _inplace(self, "triu_", triu, diagonal)
+
+
+def _inplace(self, name, fn, *args):
+    from ._op import inplace
+    return inplace(self, name, fn, *args)
+
+
+def tril_indices(row, col, offset=0, *, dtype=None, device=None):
+    r, c = xp.tril_indices(row, offset, col)
+    return _wrap(xp.stack([r, c]).astype("int64"))
+
+
+def triu_indices(row, col, offset=0, *, dtype=None, device=None):
+    r, c = xp.triu_indices(row, offset, col)
+    return _wrap(xp.stack([r, c]).astype("int64"))
+
+
+class DiagonalBackward0(make_node_class("DiagonalBackward0", None)):
+    def backward(self, grad):
+        from .creation import zeros
+        g = zeros(self.self_sizes, dtype=grad.dtype)
+        idx = _diag_index(self.self_sizes, self.offset, self.dim1, self.dim2)
+        g._data[idx] = grad._data
+        return g
+
+
+def _diag_index(shape, offset, d1, d2):
+    n1, n2 = shape[d1], shape[d2]
+    if offset >= 0:
+        k = max(min(n1, n2 - offset), 0)
+        i, j = xp.arange(k), xp.arange(k) + offset
+    else:
+        k = max(min(n1 + offset, n2), 0)
+        i, j = xp.arange(k) - offset, xp.arange(k)
+    idx = [builtins.slice(None)] * len(shape)
+    # advanced indices on d1/d2 move the diagonal to the end, matching xp.diagonal's layout
+    grids = xp.ix_(*[xp.arange(s) for k2, s in enumerate(shape) if k2 not in (d1, d2)], xp.arange(k)) \
+        if len(shape) > 2 else None
+    if grids is None:
+        return (i, j)
+    others = [k2 for k2 in range(len(shape)) if k2 not in (d1, d2)]
+    full = [None] * len(shape)
+    for pos, k2 in enumerate(others):
+        full[k2] = grids[pos]
+    full[d1] = i.reshape((1,) * len(others) + (-1,))
+    full[d2] = j.reshape((1,) * len(others) + (-1,))
+    return tuple(full)
+
+
+@method()
+def diagonal(input, offset=0, dim1=0, dim2=1):
+    nd = input._data.ndim
+    d1, d2 = _wrap_dim(dim1, nd), _wrap_dim(dim2, nd)
+    from .shape import _view
+    res = _view(input, xp.diagonal(input._data, offset, d1, d2))
+    if input._requires_grad and _state.enabled:
+        node = record(DiagonalBackward0, res, (input,), meta_check=False)
+        node.self_sizes, node.offset, node.dim1, node.dim2 = input._data.shape, offset, d1, d2
+    return res
+
+
+class DiagEmbedBackward0(make_node_class("DiagEmbedBackward0", None)):
+    def backward(self, grad):
+        return grad.diagonal(self.offset)
+
+
+@method()
+def diag(input, diagonal=0):
+    if input._data.ndim == 1:
+        res = _wrap(xp.diag(input._data, diagonal))
+        if input._requires_grad and _state.enabled:
+            record(DiagEmbedBackward0, res, (input,), meta_check=False).offset = diagonal
+        return res
+    if input._data.ndim == 2:
+        return diagonal_copy(input, diagonal)
+    raise RuntimeError("diag(): Supports 1D or 2D tensors. Got " + str(input._data.ndim) + "D")
+
+
+def diagonal_copy(input, offset=0):
+    return diagonal(input, offset).clone()
+
+
+def diag_embed(input, offset=0, dim1=-2, dim2=-1):
+    n = input.shape[-1] + builtins.abs(offset)
+    from .creation import zeros
+    out = zeros(*input.shape[:-1], n, n, dtype=input.dtype)
+    idx = xp.arange(input.shape[-1])
+    r, c = (idx, idx + offset) if offset >= 0 else (idx - offset, idx)
+    out._data[..., r, c] = input._data
+    if input._requires_grad and _state.enabled:
+        record(DiagEmbedBackward0, out, (input,), meta_check=False).offset = offset
+    return out
+
+
+Tensor.diag_embed = diag_embed
+
+
+@method()
+def trace(input):
+    return diagonal(input).sum()

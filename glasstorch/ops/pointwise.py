@@ -1,0 +1,831 @@
+"""Elementwise ops and their derivatives.
+
+Unary ops are declared as a table, one row per op, in the spirit of torch's derivatives.yaml:
+the forward on arrays, what the derivative needs saved (the input ``self`` or the ``result``),
+and the derivative formula written with Tensor ops (so it can itself be differentiated).
+Binary ops broadcast: their formulas return full-size gradients and the engine reduces them to
+each input's shape.
+"""
+import math
+
+from .. import _dtype
+from .._tensor import Tensor, _wrap
+from ..backends import xp, erf as _erf, erfinv as _erfinv, lgamma as _lgamma, digamma as _digamma
+from ._op import (_state, method, operands, float_array, record, make_node_class, inplace, connect,
+                  result_dtype, as_tensor_arg)
+
+
+# ---------------------------------------------------------------------------------------------
+# Unary ops: name, torch's node name, forward on arrays, saves, derivative(grad, saved), int ok
+# ---------------------------------------------------------------------------------------------
+def _sigmoid(a):
+    return 0.5 * (1 + xp.tanh(0.5 * a)).astype(a.dtype, copy=False)
+
+
+def _zeros(grad, *_):
+    return grad.new_zeros(grad.shape) if hasattr(grad, "new_zeros") else grad * 0
+
+
+LN2, LN10 = math.log(2.0), math.log(10.0)
+_UNARY = [
+    # name       node                 forward                        saves     derivative                                       ints stay ints
+    ("neg",     "NegBackward0",      xp.negative,                   None,     lambda g: -g,                                    True),
+    ("abs",     "AbsBackward0",      xp.abs,                        "self",   lambda g, x: g * x.sign(),                       True),
+    ("sign",    "SignBackward0",     xp.sign,                       None,     lambda g: g * 0,                                 True),
+    ("sgn",     "SgnBackward0",      xp.sign,                       None,     lambda g: g * 0,                                 True),
+    ("reciprocal", "ReciprocalBackward0", lambda a: 1 / a,          "result", lambda g, r: -g * r * r,                         False),
+    ("exp",     "ExpBackward0",      xp.exp,                        "result", lambda g, r: g * r,                              False),
+    ("exp2",    "Exp2Backward0",     xp.exp2,                       "result", lambda g, r: g * r * LN2,                        False),
+    ("expm1",   "Expm1Backward0",    xp.expm1,                      "result", lambda g, r: g * (r + 1),                        False),
+    ("log",     "LogBackward0",      xp.log,                        "self",   lambda g, x: g / x,                              False),
+    ("log2",    "Log2Backward0",     xp.log2,                       "self",   lambda g, x: g / (x * LN2),                      False),
+    ("log10",   "Log10Backward0",    xp.log10,                      "self",   lambda g, x: g / (x * LN10),                     False),
+    ("log1p",   "Log1PBackward0",    xp.log1p,                      "self",   lambda g, x: g / (x + 1),                        False),
+    ("sqrt",    "SqrtBackward0",     xp.sqrt,                       "result", lambda g, r: g / (2 * r),                        False),
+    ("rsqrt",   "RsqrtBackward0",    lambda a: 1 / xp.sqrt(a),      "result", lambda g, r: -0.5 * g * r * r * r,               False),
+    ("sin",     "SinBackward0",      xp.sin,                        "self",   lambda g, x: g * x.cos(),                        False),
+    ("cos",     "CosBackward0",      xp.cos,                        "self",   lambda g, x: g * -x.sin(),                       False),
+    ("tan",     "TanBackward0",      xp.tan,                        "result", lambda g, r: g * (1 + r * r),                    False),
+    ("asin",    "AsinBackward0",     xp.arcsin,                     "self",   lambda g, x: g * (1 - x * x).rsqrt(),            False),
+    ("acos",    "AcosBackward0",     xp.arccos,                     "self",   lambda g, x: -g * (1 - x * x).rsqrt(),           False),
+    ("atan",    "AtanBackward0",     xp.arctan,                     "self",   lambda g, x: g / (x * x + 1),                    False),
+    ("sinh",    "SinhBackward0",     xp.sinh,                       "self",   lambda g, x: g * x.cosh(),                       False),
+    ("cosh",    "CoshBackward0",     xp.cosh,                       "self",   lambda g, x: g * x.sinh(),                       False),
+    ("tanh",    "TanhBackward0",     xp.tanh,                       "result", lambda g, r: g * (1 - r * r),                    False),
+    ("asinh",   "AsinhBackward0",    xp.arcsinh,                    "self",   lambda g, x: g * (x * x + 1).rsqrt(),            False),
+    ("acosh",   "AcoshBackward0",    xp.arccosh,                    "self",   lambda g, x: g * (x * x - 1).rsqrt(),            False),
+    ("atanh",   "AtanhBackward0",    xp.arctanh,                    "self",   lambda g, x: g / (1 - x * x),                    False),
+    ("sigmoid", "SigmoidBackward0",  _sigmoid,                      "result", lambda g, r: g * r * (1 - r),                    False),
+    ("relu",    "ReluBackward0",     lambda a: xp.maximum(a, 0),    "result", lambda g, r: g * (r > 0),                        True),
+    ("erf",     "ErfBackward0",      _erf,                          "self",   lambda g, x: g * (2 / math.sqrt(math.pi)) * (-x * x).exp(), False),
+    ("erfinv",  "ErfinvBackward0",   _erfinv,                       "result", lambda g, r: g * (math.sqrt(math.pi) / 2) * (r * r).exp(), False),
+    ("lgamma",  "LgammaBackward0",   _lgamma,                       "self",   lambda g, x: g * x.digamma(),                    False),
+    ("digamma", "DigammaBackward0",  _digamma,                      None,     None,                                            False),
+    ("floor",   "FloorBackward0",    xp.floor,                      None,     lambda g: g * 0,                                 True),
+    ("ceil",    "CeilBackward0",     xp.ceil,                       None,     lambda g: g * 0,                                 True),
+    ("trunc",   "TruncBackward0",    xp.trunc,                      None,     lambda g: g * 0,                                 True),
+    ("frac",    "FracBackward0",     lambda a: a - xp.trunc(a),     None,     lambda g: g,                                     True),
+    ("logical_not", None,            xp.logical_not,                None,     None,                                            True),
+    ("isnan",   None,                xp.isnan,                      None,     None,                                            True),
+    ("isinf",   None,                xp.isinf,                      None,     None,                                            True),
+    ("isfinite", None,               xp.isfinite,                   None,     None,                                            True),
+    ("signbit", None,                xp.signbit,                    None,     None,                                            True),
+    ("bitwise_not", None,            xp.invert,                     None,     None,                                            True),
+]
+
+
+def _make_unary(name, node_name, forward, saves, derivative, int_ok):
+    if derivative is None:
+        node_cls = None
+    elif saves is None:
+        node_cls = make_node_class(node_name, lambda self, grad: derivative(grad))
+    else:
+        node_cls = make_node_class(node_name, lambda self, grad: derivative(grad, *self._unpack_saved()), (saves,))
+    save_result = saves == "result"
+
+    def op(input):
+        d = input._data
+        if not int_ok and d.dtype.kind not in "fc" and d.dtype != _dtype.bfloat16.numpy_dtype:
+            d = d.astype(_dtype.get_default_dtype().numpy_dtype)
+        out = _wrap(forward(d))
+        if node_cls is not None and input._requires_grad and _state.enabled:
+            node = node_cls.__new__(node_cls)
+            if saves is None:
+                connect(node, (input,), out)
+            elif save_result:
+                connect(node, (input,), out, (out,), 0)
+            else:
+                connect(node, (input,), out, (input,))
+        return out
+
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = f"torch.{name}: elementwise {name}." + (f" Backward node: {node_name}." if node_name else "")
+
+    def op_(self):
+        return inplace(self, name + "_", op)
+    op_.__name__ = name + "_"
+    return op, op_, node_cls
+
+
+for _row in _UNARY:
+    _fn, _fn_, _node = _make_unary(*_row)
+    globals()[_row[0]] = _fn
+    globals()[_row[0] + "_"] = _fn_
+    setattr(Tensor, _row[0], _fn)
+    setattr(Tensor, _row[0] + "_", _fn_)
+    if _node is not None:
+        globals()[_row[1]] = _node
+del _row, _fn, _fn_, _node
+
+negative, arcsin, arccos, arctan, absolute, fix = neg, asin, acos, atan, abs, trunc
+special_expit = sigmoid
+Tensor.__neg__ = neg
+Tensor.__abs__ = abs
+Tensor.__invert__ = lambda self: logical_not(self) if self._data.dtype == bool else bitwise_not(self)
+Tensor.negative, Tensor.arcsin, Tensor.arccos, Tensor.arctan, Tensor.absolute = neg, asin, acos, atan, abs
+
+
+@method()
+def square(input):
+    return pow(input, 2)
+
+
+@method()
+def round(input, *, decimals=0):
+    if decimals == 0:
+        return _round0(input)
+    out = _wrap(xp.round(input._data, decimals))
+    if input._requires_grad and _state.enabled:
+        record(RoundBackward1, out, (input,))
+    return out
+
+
+_round0, _round0_, RoundBackward0 = _make_unary("round", "RoundBackward0", xp.round, None, lambda g: g * 0, True)
+RoundBackward1 = make_node_class("RoundBackward1", lambda self, grad: grad * 0)
+Tensor.round_ = lambda self, *, decimals=0: inplace(self, "round_", round, decimals=decimals)
+
+
+# ---------------------------------------------------------------------------------------------
+# Arithmetic
+# ---------------------------------------------------------------------------------------------
+def _other_edge(other):
+    return other if isinstance(other, Tensor) else None
+
+
+def _requires(input, other):
+    return _state.enabled and (input._requires_grad or (isinstance(other, Tensor) and other._requires_grad))
+
+
+class AddBackward0(make_node_class("AddBackward0", None)):
+    """d(a + alpha*b) = da + alpha*db: the gradient passes through (reduced to each input's shape)."""
+    alpha = 1
+
+    def backward(self, grad):
+        return grad, (grad if self.alpha == 1 else grad * self.alpha)
+
+
+class SubBackward0(make_node_class("SubBackward0", None)):
+    alpha = 1
+
+    def backward(self, grad):
+        return grad, (-grad if self.alpha == 1 else grad * -self.alpha)
+
+
+class RsubBackward1(make_node_class("RsubBackward1", None)):
+    alpha = 1
+
+    def backward(self, grad):
+        return (-grad if self.alpha == 1 else grad * -self.alpha),
+
+
+@method("add", "__add__", "__radd__")
+def add(input, other, *, alpha=1, out=None):
+    if not isinstance(input, Tensor):
+        input, other = other, input
+    da, db = operands(input, other)
+    res = _wrap(da + db if alpha == 1 else da + db * alpha)
+    if _requires(input, other):
+        node = record(AddBackward0, res, (input, _other_edge(other)))
+        if alpha != 1:
+            node.alpha = alpha
+    return res
+
+
+@method("sub", "__sub__", "subtract")
+def sub(input, other, *, alpha=1):
+    if input._data.dtype == bool and (isinstance(other, bool) or isinstance(other, Tensor) and other._data.dtype == bool):
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
+                           "`logical_xor()` operator instead.")
+    da, db = operands(input, other)
+    res = _wrap(da - db if alpha == 1 else da - db * alpha)
+    if _requires(input, other):
+        node = record(SubBackward0, res, (input, _other_edge(other)))
+        if alpha != 1:
+            node.alpha = alpha
+    return res
+
+
+@method("rsub", "__rsub__")
+def rsub(input, other, *, alpha=1):
+    """other - alpha * input (what ``2 - x`` computes)."""
+    if isinstance(other, Tensor):
+        return sub(other, input, alpha=alpha)
+    da, db = operands(input, other)
+    res = _wrap(db - da if alpha == 1 else db - da * alpha)
+    if input._requires_grad and _state.enabled:
+        node = record(RsubBackward1, res, (input,))
+        if alpha != 1:
+            node.alpha = alpha
+    return res
+
+
+class MulBackward0(make_node_class("MulBackward0", None, ("self", "other"))):
+    """d(a*b) = b*da + a*db. Saves ``other`` if ``a`` needs a gradient and ``self`` if ``b`` does."""
+    scalar = None
+
+    def backward(self, grad):
+        if self.scalar is not None:
+            return grad * self.scalar, None
+        a, b = self._unpack_saved()
+        return (grad * b if b is not None else None), (grad * a if a is not None else None)
+
+
+@method("mul", "__mul__", "__rmul__", "multiply")
+def mul(input, other):
+    if not isinstance(input, Tensor):
+        input, other = other, input
+    da, db = operands(input, other)
+    res = _wrap(da * db)
+    if _requires(input, other):
+        if isinstance(other, Tensor):
+            record(MulBackward0, res, (input, other),
+                   (input if other._requires_grad else None, other if input._requires_grad else None))
+        else:
+            record(MulBackward0, res, (input, None)).scalar = other
+    return res
+
+
+class DivBackward0(make_node_class("DivBackward0", None, ("self", "other"))):
+    """d(a/b) = da/b - a*db/b^2."""
+    scalar = None
+
+    def backward(self, grad):
+        if self.scalar is not None:
+            return grad / self.scalar, None
+        a, b = self._unpack_saved()
+        return (grad / b if self.next_functions[0][0] is not None else None), \
+            (-grad * a / (b * b) if a is not None else None)
+
+
+class DivBackward1(make_node_class("DivBackward1", None)):
+    """Division with a rounding mode: piecewise constant, zero gradient."""
+
+    def backward(self, grad):
+        return grad * 0, (grad * 0 if len(self.next_functions) > 1 else None)
+
+
+def _true_divide_arrays(da, db):
+    if da.dtype.kind not in "fc":
+        da = da.astype(_dtype.get_default_dtype().numpy_dtype)
+    return da / db
+
+
+@method("div", "__truediv__", "divide", "true_divide")
+def div(input, other, *, rounding_mode=None):
+    if not isinstance(input, Tensor):
+        return mul(reciprocal(other), input)
+    da, db = operands(input, other)
+    if rounding_mode is None:
+        res = _wrap(_true_divide_arrays(da, db))
+        if _requires(input, other):
+            if isinstance(other, Tensor):
+                record(DivBackward0, res, (input, other), (input if other._requires_grad else None, other))
+            else:
+                record(DivBackward0, res, (input, None)).scalar = other
+        return res
+    if rounding_mode == "trunc":
+        q = xp.trunc(_true_divide_arrays(da, db)) if da.dtype.kind in "fc" or isinstance(db, float) \
+            else _int_trunc_div(da, db)
+    elif rounding_mode == "floor":
+        q = xp.floor_divide(da, db)
+    else:
+        raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'")
+    res = _wrap(q)
+    if _requires(input, other):
+        record(DivBackward1, res, (input, _other_edge(other)))
+    return res
+
+
+def _int_trunc_div(a, b):
+    q = xp.floor_divide(a, b)
+    r = a - q * b
+    return q + ((r != 0) & ((r < 0) != (xp.asarray(b) < 0)))
+
+
+Tensor.__rtruediv__ = lambda self, other: mul(reciprocal(self), other)
+
+
+@method("floor_divide", "__floordiv__")
+def floor_divide(input, other):
+    da, db = operands(input, other)
+    if isinstance(db, (int, float)) and db == 0 or (not isinstance(db, (int, float)) and da.dtype.kind in "iu"
+                                                      and (xp.asarray(db) == 0).any()):
+        if da.dtype.kind in "iu":
+            raise RuntimeError("ZeroDivisionError")
+    return _wrap(xp.floor_divide(da, db))
+
+
+Tensor.__rfloordiv__ = lambda self, other: floor_divide(as_tensor_arg(other, self), self)
+
+
+class RemainderBackward0(make_node_class("RemainderBackward0", None, ("self", "other"))):
+    def backward(self, grad):
+        a, b = self._unpack_saved()
+        return grad, (None if b is None else -grad * a.div(b, rounding_mode="floor"))
+
+
+@method("remainder", "__mod__")
+def remainder(input, other):
+    da, db = operands(input, other)
+    res = _wrap(xp.remainder(da, db))
+    if _requires(input, other):
+        if isinstance(other, Tensor):
+            record(RemainderBackward0, res, (input, other), (input, other) if other._requires_grad else (None, None))
+        else:
+            record(RemainderBackward0, res, (input, None), (None, None))
+    return res
+
+
+Tensor.__rmod__ = lambda self, other: remainder(as_tensor_arg(other, self), self)
+
+
+@method()
+def fmod(input, other):
+    da, db = operands(input, other)
+    res = _wrap(xp.fmod(da, db))
+    if _requires(input, other):
+        record(FmodBackward0, res, (input, _other_edge(other)), ())
+    return res
+
+
+FmodBackward0 = make_node_class("FmodBackward0", lambda self, grad: (grad, None))
+
+
+class PowBackward0(make_node_class("PowBackward0", None, ("self",))):
+    """d(x^e)/dx = e * x^(e-1), for a number e."""
+
+    def backward(self, grad):
+        (x,) = self._unpack_saved()
+        e = self.exponent
+        if e == 0:
+            return grad * 0
+        return grad * e * x.pow(e - 1) if e != 2 else grad * 2 * x
+
+
+class PowBackward1(make_node_class("PowBackward1", None, ("self", "exponent", "result"))):
+    """x^y with both tensors: dx = y x^(y-1), dy = x^y log x (taken as 0 where x = 0 and y >= 0)."""
+
+    def backward(self, grad):
+        x, y, r = self._unpack_saved()
+        gx = grad * y * x.pow(y - 1) if self.next_functions[0][0] is not None else None
+        gy = None
+        if self.next_functions[1][0] is not None:
+            gy = grad * where((x == 0) & (y >= 0), 0.0, r * x.log())
+        return gx, gy
+
+
+class PowBackward2(make_node_class("PowBackward2", None, ("result",))):
+    """c^y for a number c: dy = c^y log c."""
+
+    def backward(self, grad):
+        (r,) = self._unpack_saved()
+        return grad * r * math.log(self.base) if self.base > 0 else grad * where(r == 0, 0.0, r * math.nan)
+
+
+@method("pow", "__pow__")
+def pow(input, exponent):
+    if not isinstance(input, Tensor):
+        return _rpow(exponent, input)
+    if isinstance(exponent, Tensor):
+        da, db = operands(input, exponent)
+        if da.dtype.kind in "iu" and (db < 0).any():
+            raise RuntimeError("Integers to negative integer powers are not allowed.")
+        res = _wrap(xp.power(da, db))
+        if _requires(input, exponent):
+            record(PowBackward1, res, (input, exponent), (input, exponent, res), saved_output=2)
+        return res
+    da, e = operands(input, exponent)
+    if da.dtype.kind in "iu" and isinstance(e, int) and e < 0:
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
+    if e == 2:
+        r = da * da
+    elif e == 0.5:
+        r = xp.sqrt(da)
+    elif e == 1:
+        r = da.copy()
+    else:
+        r = xp.power(da, e)
+    res = _wrap(r)
+    if input._requires_grad and _state.enabled:
+        record(PowBackward0, res, (input,), (input,)).exponent = exponent
+    return res
+
+
+def _rpow(input, base):
+    """base ** input for a number base."""
+    if not isinstance(base, (int, float, bool)):
+        raise TypeError(f"unsupported operand type(s) for ** or pow(): '{type(base).__name__}' and 'Tensor'")
+    da, b = operands(input, base)
+    res = _wrap(xp.power(xp.asarray(b, dtype=da.dtype), da))
+    if input._requires_grad and _state.enabled:
+        record(PowBackward2, res, (input,), (res,), saved_output=0).base = base
+    return res
+
+
+Tensor.__rpow__ = _rpow
+float_power = lambda input, exponent: pow(input.double() if isinstance(input, Tensor) else input,
+                                         exponent.double() if isinstance(exponent, Tensor) else exponent)
+
+
+class Atan2Backward0(make_node_class("Atan2Backward0", None, ("self", "other"))):
+    def backward(self, grad):
+        a, b = self._unpack_saved()
+        denom = a * a + b * b
+        return grad * b / denom, grad * -a / denom
+
+
+@method("atan2", "arctan2")
+def atan2(input, other):
+    other = as_tensor_arg(other, input)
+    da, db = operands(input, other)
+    if da.dtype.kind not in "fc":
+        da, db = da.astype(_dtype.get_default_dtype().numpy_dtype), db.astype(_dtype.get_default_dtype().numpy_dtype)
+    res = _wrap(xp.arctan2(da, db))
+    if _requires(input, other):
+        record(Atan2Backward0, res, (input, other), (input, other))
+    return res
+
+
+arctan2 = atan2
+
+
+def _minmax_backward(self, grad, lower_wins):
+    a, b = self._unpack_saved()
+    tie = a == b
+    g = where(tie, grad / 2, grad)
+    first = (a < b) if not lower_wins else (a > b)
+    return g.masked_fill(first, 0), g.masked_fill(~first & ~tie, 0)
+
+
+MaximumBackward0 = make_node_class("MaximumBackward0", lambda self, g: _minmax_backward(self, g, False), ("self", "other"))
+MinimumBackward0 = make_node_class("MinimumBackward0", lambda self, g: _minmax_backward(self, g, True), ("self", "other"))
+
+
+@method()
+def maximum(input, other):
+    if not isinstance(other, Tensor):
+        raise TypeError("maximum(): argument 'other' (position 2) must be Tensor, not " + type(other).__name__)
+    da, db = operands(input, other)
+    res = _wrap(xp.maximum(da, db))
+    if _requires(input, other):
+        record(MaximumBackward0, res, (input, other), (input, other))
+    return res
+
+
+@method()
+def minimum(input, other):
+    if not isinstance(other, Tensor):
+        raise TypeError("minimum(): argument 'other' (position 2) must be Tensor, not " + type(other).__name__)
+    da, db = operands(input, other)
+    res = _wrap(xp.minimum(da, db))
+    if _requires(input, other):
+        record(MinimumBackward0, res, (input, other), (input, other))
+    return res
+
+
+fmax, fmin = maximum, minimum
+
+
+# ---------------------------------------------------------------------------------------------
+# Comparisons and logic: results are bool and never require grad
+# ---------------------------------------------------------------------------------------------
+def _compare(name, ufunc, dunder):
+    def op(input, other):
+        da, db = operands(input, other)
+        return _wrap(ufunc(da, db))
+    op.__name__ = name
+    setattr(Tensor, name, op)
+    if dunder:
+        setattr(Tensor, dunder, op)
+    return op
+
+
+eq = _compare("eq", xp.equal, "__eq__")
+ne = _compare("ne", xp.not_equal, "__ne__")
+lt = _compare("lt", xp.less, "__lt__")
+le = _compare("le", xp.less_equal, "__le__")
+gt = _compare("gt", xp.greater, "__gt__")
+ge = _compare("ge", xp.greater_equal, "__ge__")
+greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
+Tensor.greater, Tensor.greater_equal, Tensor.less, Tensor.less_equal, Tensor.not_equal = gt, ge, lt, le, ne
+logical_and = _compare("logical_and", xp.logical_and, None)
+logical_or = _compare("logical_or", xp.logical_or, None)
+logical_xor = _compare("logical_xor", xp.logical_xor, None)
+
+
+def _bitwise(name, ufunc, dunder, rdunder):
+    def op(input, other):
+        da, db = operands(input, other)
+        if da.dtype.kind == "f" or isinstance(db, float) or getattr(db, "dtype", None) is not None and db.dtype.kind == "f":
+            raise RuntimeError(f'"{name}_cpu" not implemented for \'Float\'')
+        return _wrap(ufunc(da, db))
+    op.__name__ = name
+    setattr(Tensor, name, op)
+    setattr(Tensor, dunder, op)
+    setattr(Tensor, rdunder, op)
+    return op
+
+
+bitwise_and = _bitwise("bitwise_and", xp.bitwise_and, "__and__", "__rand__")
+bitwise_or = _bitwise("bitwise_or", xp.bitwise_or, "__or__", "__ror__")
+bitwise_xor = _bitwise("bitwise_xor", xp.bitwise_xor, "__xor__", "__rxor__")
+
+
+@method()
+def equal(input, other):
+    """True if both tensors have the same size and elements."""
+    return input.shape == other.shape and bool((input._data == other._data).all())
+
+
+@method()
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    return bool(xp.allclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+
+@method()
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    da, db = operands(input, other)
+    return _wrap(xp.isclose(da, db, rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+
+@method()
+def isreal(input):
+    return _wrap(xp.isreal(input._data))
+
+
+@method()
+def isposinf(input):
+    return _wrap(xp.isposinf(input._data))
+
+
+@method()
+def isneginf(input):
+    return _wrap(xp.isneginf(input._data))
+
+
+# ---------------------------------------------------------------------------------------------
+# Selection and clamping
+# ---------------------------------------------------------------------------------------------
+class WhereBackward0(make_node_class("WhereBackward0", None, ("condition",))):
+    def backward(self, grad):
+        (c,) = self._unpack_saved()
+        z = grad * 0
+        return (where(c, grad, z) if self.next_functions[0][0] is not None else None), \
+            (where(c, z, grad) if self.next_functions[1][0] is not None else None)
+
+
+@method()
+def where(condition, input=None, other=None):
+    if input is None and other is None:
+        from .indexing import nonzero
+        return nonzero(condition, as_tuple=True)
+    if condition._data.dtype != bool:
+        raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype "
+                           f"{condition.dtype._legacy}")
+    if not isinstance(input, Tensor):
+        if not isinstance(other, Tensor):
+            dt = result_dtype(input, other)
+            input, other = as_tensor_arg(input), as_tensor_arg(other)
+            input, other = input.to(dt), other.to(dt)
+        else:
+            input = as_tensor_arg(input, other)
+    elif not isinstance(other, Tensor):
+        other = as_tensor_arg(other, input)
+    da, db = operands(input, other)
+    res = _wrap(xp.where(condition._data, da, db))
+    if _requires(input, other):
+        record(WhereBackward0, res, (input, other), (condition,))
+    return res
+
+
+class ClampBackward1(make_node_class("ClampBackward1", None, ("self",))):
+    """Gradient passes where min <= x <= max."""
+
+    def backward(self, grad):
+        (x,) = self._unpack_saved()
+        mask = None
+        if self.min is not None:
+            mask = x >= self.min
+        if self.max is not None:
+            m = x <= self.max
+            mask = m if mask is None else mask & m
+        return grad * mask
+
+
+class ClampBackward0(make_node_class("ClampBackward0", None, ("self", "min", "max"))):
+    def backward(self, grad):
+        x, lo, hi = self._unpack_saved()
+        ones = grad * 0 + 1
+        mask = ones.bool()
+        if lo is not None:
+            mask = mask & (x >= lo)
+        if hi is not None:
+            mask = mask & (x <= hi)
+        gx = grad * mask
+        glo = None if lo is None else grad * (x < lo)
+        ghi = None if hi is None else grad * (x > hi)
+        return gx, glo, ghi
+
+
+@method("clamp", "clip")
+def clamp(input, min=None, max=None):
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
+        lo = min if min is None or isinstance(min, Tensor) else as_tensor_arg(min, input)
+        hi = max if max is None or isinstance(max, Tensor) else as_tensor_arg(max, input)
+        d = input._data
+        if lo is not None:
+            d = xp.maximum(d, lo._data)
+        if hi is not None:
+            d = xp.minimum(d, hi._data)
+        res = _wrap(d.astype(result_dtype(input, lo, hi).numpy_dtype, copy=False))
+        if _state.enabled and any(t is not None and t._requires_grad for t in (input, lo, hi)):
+            record(ClampBackward0, res, (input, lo, hi), (input, lo, hi))
+        return res
+    d = input._data
+    if isinstance(min, float) or isinstance(max, float):
+        d = float_array(input)
+    r = xp.clip(d, min, max) if not (min is not None and max is not None and min > max) else xp.full_like(d, max)
+    res = _wrap(r)
+    if input._requires_grad and _state.enabled:
+        node = record(ClampBackward1, res, (input,), (input,))
+        node.min, node.max = min, max
+    return res
+
+
+clip = clamp
+
+
+@method()
+def clamp_min(input, min):
+    return clamp(input, min=min)
+
+
+@method()
+def clamp_max(input, max):
+    return clamp(input, max=max)
+
+
+class LerpBackward0(make_node_class("LerpBackward0", None)):
+    def backward(self, grad):
+        w = self.weight
+        return grad * (1 - w), grad * w
+
+
+class LerpBackward1(make_node_class("LerpBackward1", None, ("self", "end", "weight"))):
+    def backward(self, grad):
+        a, b, w = self._unpack_saved()
+        return grad * (1 - w), grad * w, grad * (b - a)
+
+
+@method()
+def lerp(input, end, weight):
+    if isinstance(weight, Tensor):
+        res = _wrap(input._data + weight._data * (end._data - input._data))
+        if _state.enabled and (input._requires_grad or end._requires_grad or weight._requires_grad):
+            record(LerpBackward1, res, (input, end, weight), (input, end, weight))
+        return res
+    res = _wrap(input._data + weight * (end._data - input._data))
+    if _requires(input, end):
+        record(LerpBackward0, res, (input, end)).weight = weight
+    return res
+
+
+class MaskedFillBackward0(make_node_class("MaskedFillBackward0", None, ("mask",))):
+    def backward(self, grad):
+        (mask,) = self._unpack_saved()
+        return grad.masked_fill(mask, 0)
+
+
+class MaskedFillBackward1(make_node_class("MaskedFillBackward1", None, ("mask",))):
+    def backward(self, grad):
+        (mask,) = self._unpack_saved()
+        return grad.masked_fill(mask, 0), (grad * mask).sum()
+
+
+@method()
+def masked_fill(input, mask, value):
+    if mask._data.dtype != bool:
+        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype {mask.dtype._legacy}")
+    d = input._data
+    if isinstance(value, Tensor):
+        if value._data.ndim != 0:
+            raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                               f"{value._data.ndim} dimension(s).")
+        v = value._data.astype(d.dtype)
+    else:
+        if isinstance(value, float) and d.dtype.kind in "iub":
+            raise RuntimeError("value cannot be converted to type " + str(d.dtype) + " without overflow")
+        v = value
+    out_shape = xp.broadcast_shapes(d.shape, mask._data.shape)
+    if out_shape != d.shape:
+        d = xp.broadcast_to(d, out_shape)
+    res = _wrap(xp.where(mask._data, xp.asarray(v, dtype=d.dtype), d))
+    if isinstance(value, Tensor) and value._requires_grad and _state.enabled:
+        record(MaskedFillBackward1, res, (input, value), (mask,))
+    elif input._requires_grad and _state.enabled:
+        record(MaskedFillBackward0, res, (input,), (mask,))
+    return res
+
+
+class NanToNumBackward0(make_node_class("NanToNumBackward0", None, ("self",))):
+    def backward(self, grad):
+        (x,) = self._unpack_saved()
+        return grad * x.isfinite()
+
+
+@method()
+def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
+    res = _wrap(xp.nan_to_num(input._data, nan=nan, posinf=posinf, neginf=neginf))
+    if input._requires_grad and _state.enabled:
+        record(NanToNumBackward0, res, (input,), (input,))
+    return res
+
+
+# ---------------------------------------------------------------------------------------------
+# In-place arithmetic: NumPy's out= when autograd is not involved (the optimizer's hot path)
+# ---------------------------------------------------------------------------------------------
+from ._op import _check_inplace, _write, bump_version  # noqa: E402
+
+
+def _inplace_binary(name, op, ufunc):
+    def op_(self, other, *, alpha=1):
+        if _check_inplace(self, (other,)):
+            return inplace(self, name, op, other, alpha=alpha) if alpha != 1 else inplace(self, name, op, other)
+        d = self._data
+        o = other._data if isinstance(other, Tensor) else other
+        if alpha != 1:
+            o = o * alpha
+        try:
+            ufunc(d, o, out=d, casting="same_kind")
+        except TypeError:
+            rt = result_dtype(self, other)
+            raise RuntimeError(f"result type {rt._legacy} can't be cast to the desired output type "
+                               f"{self.dtype._legacy}") from None
+        except ValueError:
+            raise RuntimeError(f"output with shape {list(d.shape)} doesn't match the broadcast shape "
+                               f"{list(xp.broadcast_shapes(d.shape, xp.shape(o)))}") from None
+        bump_version(self, name)
+        return self
+    op_.__name__ = name
+    return op_
+
+
+Tensor.add_ = Tensor.__iadd__ = _inplace_binary("add_", add, xp.add)
+Tensor.sub_ = Tensor.__isub__ = Tensor.subtract_ = _inplace_binary("sub_", sub, xp.subtract)
+Tensor.mul_ = Tensor.__imul__ = Tensor.multiply_ = _inplace_binary("mul_", lambda s, o, alpha=1: mul(s, o), xp.multiply)
+
+
+def _div_(self, other, *, rounding_mode=None):
+    if rounding_mode is not None or self._data.dtype.kind not in "fc" or _check_inplace(self, (other,)):
+        return inplace(self, "div_", div, other, rounding_mode=rounding_mode)
+    d = self._data
+    xp.true_divide(d, other._data if isinstance(other, Tensor) else other, out=d, casting="same_kind")
+    bump_version(self, "div_")
+    return self
+
+
+Tensor.div_ = Tensor.__itruediv__ = Tensor.divide_ = Tensor.true_divide_ = _div_
+Tensor.pow_ = Tensor.__ipow__ = lambda self, e: inplace(self, "pow_", pow, e)
+Tensor.__ifloordiv__ = Tensor.floor_divide_ = lambda self, o: inplace(self, "floor_divide_", floor_divide, o)
+Tensor.__imod__ = Tensor.remainder_ = lambda self, o: inplace(self, "remainder_", remainder, o)
+Tensor.__iand__ = lambda self, o: inplace(self, "bitwise_and_", bitwise_and, o)
+Tensor.__ior__ = lambda self, o: inplace(self, "bitwise_or_", bitwise_or, o)
+Tensor.__ixor__ = lambda self, o: inplace(self, "bitwise_xor_", bitwise_xor, o)
+Tensor.clamp_ = Tensor.clip_ = lambda self, min=None, max=None: inplace(self, "clamp_", clamp, min, max)
+Tensor.clamp_min_ = lambda self, min: inplace(self, "clamp_min_", clamp, min, None)
+Tensor.clamp_max_ = lambda self, max: inplace(self, "clamp_max_", clamp, None, max)
+Tensor.masked_fill_ = lambda self, mask, value: inplace(self, "masked_fill_", masked_fill, mask, value)
+Tensor.lerp_ = lambda self, end, weight: inplace(self, "lerp_", lerp, end, weight)
+Tensor.nan_to_num_ = lambda self, nan=0.0, posinf=None, neginf=None: inplace(
+    self, "nan_to_num_", nan_to_num, nan, posinf, neginf)
+Tensor.atan2_ = lambda self, o: inplace(self, "atan2_", atan2, o)
+Tensor.square_ = lambda self: inplace(self, "square_", square)
+
+
+@method()
+def addcmul(input, tensor1, tensor2, *, value=1):
+    return input + value * tensor1 * tensor2 if value != 1 else input + tensor1 * tensor2
+
+
+@method()
+def addcdiv(input, tensor1, tensor2, *, value=1):
+    return input + value * (tensor1 / tensor2) if value != 1 else input + tensor1 / tensor2
+
+
+def _addc_(name, ufunc, fallback):
+    def op_(self, tensor1, tensor2, *, value=1):
+        if _check_inplace(self, (tensor1, tensor2)):
+            return inplace(self, name, fallback, tensor1, tensor2, value=value)
+        t = ufunc(tensor1._data, tensor2._data)
+        if value != 1:
+            t *= value
+        self._data += t
+        bump_version(self, name)
+        return self
+    return op_
+
+
+Tensor.addcmul_ = _addc_("addcmul_", xp.multiply, addcmul)
+Tensor.addcdiv_ = _addc_("addcdiv_", xp.true_divide, addcdiv)

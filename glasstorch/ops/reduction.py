@@ -1,0 +1,724 @@
+"""Reductions with torch's dim/keepdim conventions, and the softmax family, scans and sorting."""
+import builtins
+import math
+
+from .. import _dtype
+from .._tensor import Tensor, _wrap, _wrap_dim
+from ..backends import xp
+from ..autograd.graph import connect
+from ._op import _state, method, record, make_node_class, float_array
+
+from collections import namedtuple
+
+
+def _dims(dim, ndim):
+    """Normalise dim (None, int or sequence) to a sorted tuple of axes, or None for all."""
+    if dim is None:
+        return None
+    if isinstance(dim, (list, tuple)):
+        if len(dim) == 0:
+            return None
+        dims = tuple(sorted(_wrap_dim(d, ndim) for d in dim))
+        if len(set(dims)) != len(dims):
+            raise RuntimeError(f"dim {dims[0]} appears multiple times in the list of dims")
+        return dims
+    return (_wrap_dim(dim, ndim),)
+
+
+def _expand_back(grad, sizes, dims, keepdim):
+    """Broadcast a reduced gradient back over the reduced dims."""
+    if not keepdim and dims is not None and grad.dim() != len(sizes):
+        for d in dims:
+            grad = grad.unsqueeze(d)
+    elif dims is None and grad.dim() != len(sizes):
+        grad = grad.reshape((1,) * len(sizes))
+    return grad.expand(sizes)
+
+
+class SumBackward0(make_node_class("SumBackward0", None)):
+    def backward(self, grad):
+        return grad.expand(self.self_sizes)
+
+
+class SumBackward1(make_node_class("SumBackward1", None)):
+    def backward(self, grad):
+        return _expand_back(grad, self.self_sizes, self.dims, self.keepdim)
+
+
+def _sum_dtype(d, dtype):
+    if dtype is not None:
+        return dtype.numpy_dtype
+    return "int64" if d.dtype.kind in "biu" else None
+
+
+@method()
+def sum(input, dim=None, keepdim=False, *, dtype=None):
+    d = input._data
+    dims = _dims(dim, d.ndim)
+    res = _wrap(xp.asarray(d.sum(axis=dims, keepdims=keepdim, dtype=_sum_dtype(d, dtype))))
+    if input._requires_grad and _state.enabled:
+        if dim is None:
+            record(SumBackward0, res, (input,)).self_sizes = d.shape
+        else:
+            node = record(SumBackward1, res, (input,))
+            node.self_sizes, node.dims, node.keepdim = d.shape, dims, keepdim
+    return res
+
+
+@method()
+def nansum(input, dim=None, keepdim=False, *, dtype=None):
+    return sum(input.masked_fill(input.isnan(), 0), dim, keepdim, dtype=dtype)
+
+
+class MeanBackward0(make_node_class("MeanBackward0", None)):
+    def backward(self, grad):
+        return grad.expand(self.self_sizes) / self.count
+
+
+class MeanBackward1(make_node_class("MeanBackward1", None)):
+    def backward(self, grad):
+        return _expand_back(grad, self.self_sizes, self.dims, self.keepdim) / self.count
+
+
+@method()
+def mean(input, dim=None, keepdim=False, *, dtype=None):
+    d = input._data
+    if dtype is not None:
+        d = d.astype(dtype.numpy_dtype)
+    elif d.dtype.kind not in "fc" and d.dtype != _dtype.bfloat16.numpy_dtype:
+        raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be either a floating point or "
+                           f"complex dtype. Got: {input.dtype._legacy}")
+    dims = _dims(dim, d.ndim)
+    res = _wrap(xp.asarray(d.mean(axis=dims, keepdims=keepdim)))
+    if input._requires_grad and _state.enabled:
+        count = d.size // builtins.max(res._data.size, 1) if d.size else 0
+        if dim is None:
+            node = record(MeanBackward0, res, (input,))
+            node.self_sizes, node.count = d.shape, d.size
+        else:
+            node = record(MeanBackward1, res, (input,))
+            node.self_sizes, node.dims, node.keepdim, node.count = d.shape, dims, keepdim, count
+    return res
+
+
+@method()
+def nanmean(input, dim=None, keepdim=False, *, dtype=None):
+    notnan = ~input.isnan()
+    return nansum(input, dim, keepdim) / notnan.sum(dim, keepdim)
+
+
+class ProdBackward0(make_node_class("ProdBackward0", None, ("self", "result"))):
+    def backward(self, grad):
+        x, r = self._unpack_saved()
+        if bool((x == 0).any()):
+            return grad * _prod_except_self(x.reshape(-1), 0).reshape(x.shape)
+        return grad * r / x
+
+
+class ProdBackward1(make_node_class("ProdBackward1", None, ("self", "result"))):
+    def backward(self, grad):
+        x, r = self._unpack_saved()
+        g = _expand_back(grad, x.shape, (self.dim,), self.keepdim)
+        if bool((x == 0).any()):
+            return g * _prod_except_self(x, self.dim)
+        return g * _expand_back(r, x.shape, (self.dim,), self.keepdim) / x
+
+
+def _prod_except_self(x, dim):
+    """Product of all other elements along dim, exact with zeros (exclusive cumprods from both ends)."""
+    ones = x.narrow(dim, 0, 1) * 0 + 1
+    n = x.shape[dim]
+    left = x.narrow(dim, 0, n - 1).cumprod(dim) if n > 1 else None
+    from .joining import cat
+    left = cat([ones, left], dim) if left is not None else ones
+    rev = x.flip(dim)
+    right = rev.narrow(dim, 0, n - 1).cumprod(dim) if n > 1 else None
+    right = cat([ones, right], dim).flip(dim) if right is not None else ones
+    return left * right
+
+
+@method()
+def prod(input, dim=None, keepdim=False, *, dtype=None):
+    d = input._data
+    if dtype is not None:
+        d = d.astype(dtype.numpy_dtype)
+    if dim is None:
+        res = _wrap(xp.asarray(d.prod(dtype="int64" if d.dtype.kind in "biu" else None)))
+        if input._requires_grad and _state.enabled:
+            record(ProdBackward0, res, (input,), (input, res), saved_output=1)
+        return res
+    dd = _wrap_dim(dim, d.ndim)
+    res = _wrap(xp.asarray(d.prod(axis=dd, keepdims=keepdim, dtype="int64" if d.dtype.kind in "biu" else None)))
+    if input._requires_grad and _state.enabled:
+        node = record(ProdBackward1, res, (input,), (input, res), saved_output=1)
+        node.dim, node.keepdim = dd, keepdim
+    return res
+
+
+# ---- max / min ------------------------------------------------------------------------------
+class _ValuesIndices(tuple):
+    """torch.return_types.max and friends: a (values, indices) tuple with names."""
+
+    def __new__(cls, values, indices, name="max"):
+        self = tuple.__new__(cls, (values, indices))
+        self._name = name
+        return self
+
+    values = property(lambda self: self[0])
+    indices = property(lambda self: self[1])
+
+    def __repr__(self):
+        return f"torch.return_types.{self._name}(\nvalues={self[0]!r},\nindices={self[1]!r})"
+
+
+class MaxBackward1(make_node_class("MaxBackward1", None, ("self", "result"))):
+    """Full max/min: the gradient is shared evenly among the elements equal to the result."""
+
+    def backward(self, grad):
+        x, r = self._unpack_saved()
+        mask = (x == r)
+        return mask * (grad / mask.sum())
+
+
+MinBackward1 = make_node_class("MinBackward1", MaxBackward1.backward, ("self", "result"))
+
+
+class MaxBackward0(make_node_class("MaxBackward0", None, ("indices",))):
+    """max(dim): the gradient goes to the position the index names."""
+
+    def backward(self, grad, _unused=None):
+        (idx,) = self._unpack_saved()
+        from .creation import zeros
+        if not self.keepdim:
+            grad, idx = grad.unsqueeze(self.dim), idx.unsqueeze(self.dim)
+        return zeros(self.self_sizes, dtype=grad.dtype).scatter(self.dim, idx, grad)
+
+
+MinBackward0 = make_node_class("MinBackward0", MaxBackward0.backward, ("indices",))
+MinBackward0.num_outputs = MaxBackward0.num_outputs = 2
+
+
+def _minmax(input, dim, keepdim, is_max, other=None):
+    if isinstance(dim, Tensor):  # torch.max(a, b) is maximum
+        from .pointwise import maximum, minimum
+        return (maximum if is_max else minimum)(input, dim)
+    d = input._data
+    name = "max" if is_max else "min"
+    if dim is None:
+        if d.size == 0:
+            raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. Specify "
+                               f"the reduction dim with the 'dim' argument.")
+        res = _wrap(xp.asarray(d.max() if is_max else d.min()))
+        if input._requires_grad and _state.enabled:
+            record(MaxBackward1 if is_max else MinBackward1, res, (input,), (input, res), saved_output=1)
+        return res
+    dd = _wrap_dim(dim, d.ndim)
+    if d.ndim == 0:
+        vals, idx = d.copy(), xp.zeros((), "int64")
+    else:
+        if d.shape[dd] == 0:
+            raise IndexError(f"{name}(): Expected reduction dim {dd} to have non-zero size.")
+        idx = (xp.argmax if is_max else xp.argmin)(_nan_first(d, is_max), axis=dd, keepdims=True)
+        vals = xp.take_along_axis(d, idx, axis=dd)
+        if not keepdim:
+            vals, idx = vals.squeeze(dd), idx.squeeze(dd)
+    values, indices = _wrap(vals), _wrap(idx.astype("int64"))
+    if input._requires_grad and _state.enabled:
+        cls = MaxBackward0 if is_max else MinBackward0
+        node = cls.__new__(cls)
+        node.self_sizes, node.dim, node.keepdim = d.shape, dd, keepdim
+        connect(node, (input,), (values, None), (indices,))
+    return _ValuesIndices(values, indices, name)
+
+
+def _nan_first(d, is_max):
+    """torch propagates NaN in max/min: make NaNs win the argmax/argmin."""
+    if d.dtype.kind == "f" and xp.isnan(d).any():
+        return xp.where(xp.isnan(d), xp.inf if is_max else -xp.inf, d)
+    return d
+
+
+@method()
+def max(input, dim=None, keepdim=False):
+    return _minmax(input, dim, keepdim, True)
+
+
+@method()
+def min(input, dim=None, keepdim=False):
+    return _minmax(input, dim, keepdim, False)
+
+
+class AmaxBackward0(make_node_class("AmaxBackward0", None, ("self", "result"))):
+    def backward(self, grad):
+        x, r = self._unpack_saved()
+        r = _expand_back(r, x.shape, self.dims, self.keepdim)
+        g = _expand_back(grad, x.shape, self.dims, self.keepdim)
+        mask = x == r
+        return g * mask / _expand_back(mask.sum(self.dims if self.dims is not None else None, keepdim=True),
+                                       x.shape, None, True)
+
+
+AminBackward0 = make_node_class("AminBackward0", AmaxBackward0.backward, ("self", "result"))
+
+
+def _amaxmin(input, dim, keepdim, is_max):
+    d = input._data
+    dims = _dims(dim, d.ndim) if dim != () else None
+    res = _wrap(xp.asarray((xp.max if is_max else xp.min)(d, axis=dims, keepdims=keepdim)))
+    if input._requires_grad and _state.enabled:
+        node = record(AmaxBackward0 if is_max else AminBackward0, res, (input,), (input, res), saved_output=1)
+        node.dims, node.keepdim = dims, keepdim
+    return res
+
+
+@method()
+def amax(input, dim=(), keepdim=False):
+    return _amaxmin(input, dim, keepdim, True)
+
+
+@method()
+def amin(input, dim=(), keepdim=False):
+    return _amaxmin(input, dim, keepdim, False)
+
+
+def aminmax(input, *, dim=None, keepdim=False):
+    return _ValuesIndices(amin(input, dim if dim is not None else (), keepdim),
+                          amax(input, dim if dim is not None else (), keepdim), "aminmax")
+
+
+@method()
+def argmax(input, dim=None, keepdim=False):
+    d = _nan_first(input._data, True)
+    if dim is None:
+        r = xp.asarray(xp.argmax(d))
+        return _wrap(r.reshape((1,) * d.ndim) if keepdim else r)
+    return _wrap(xp.argmax(d, axis=_wrap_dim(dim, d.ndim), keepdims=keepdim))
+
+
+@method()
+def argmin(input, dim=None, keepdim=False):
+    d = _nan_first(input._data, False)
+    if dim is None:
+        r = xp.asarray(xp.argmin(d))
+        return _wrap(r.reshape((1,) * d.ndim) if keepdim else r)
+    return _wrap(xp.argmin(d, axis=_wrap_dim(dim, d.ndim), keepdims=keepdim))
+
+
+# ---- statistics -----------------------------------------------------------------------------
+def _correction(unbiased, correction):
+    if correction is not None:
+        return correction
+    if unbiased is None:
+        return 1
+    return 1 if unbiased else 0
+
+
+class VarBackward0(make_node_class("VarBackward0", None, ("self",))):
+    def backward(self, grad):
+        (x,) = self._unpack_saved()
+        g = _expand_back(grad, x.shape, self.dims, self.keepdim)
+        return g * 2 * (x - x.mean(self.dims, keepdim=True)) / self.denom
+
+
+class StdBackward0(make_node_class("StdBackward0", None, ("self", "result"))):
+    def backward(self, grad):
+        x, r = self._unpack_saved()
+        g = _expand_back(grad / r, x.shape, self.dims, self.keepdim)
+        return g * (x - x.mean(self.dims, keepdim=True)) / self.denom
+
+
+def _var(input, dim, unbiased, keepdim, correction, is_std):
+    if isinstance(dim, bool):  # var(input, unbiased)
+        unbiased, dim = dim, None
+    c = _correction(unbiased, correction)
+    d = float_array(input)
+    dims = _dims(dim, d.ndim)
+    n = d.size if dims is None else int(xp.prod([d.shape[i] for i in dims]))
+    denom = builtins.max(n - c, 0)
+    v = xp.var(d, axis=dims, keepdims=keepdim, ddof=c) if denom > 0 else \
+        xp.full(xp.sum(d, axis=dims, keepdims=keepdim).shape, xp.nan, d.dtype)
+    if is_std:
+        v = xp.sqrt(v)
+    res = _wrap(xp.asarray(v, dtype=d.dtype))
+    if input._requires_grad and _state.enabled:
+        if is_std:
+            node = record(StdBackward0, res, (input,), (input, res), saved_output=1)
+        else:
+            node = record(VarBackward0, res, (input,), (input,))
+        node.dims, node.keepdim, node.denom = dims, keepdim, denom
+    return res
+
+
+@method()
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    return _var(input, dim, unbiased, keepdim, correction, False)
+
+
+@method()
+def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    return _var(input, dim, unbiased, keepdim, correction, True)
+
+
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    return var(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim)
+
+
+def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    return std(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim)
+
+
+class LinalgVectorNormBackward0(make_node_class("LinalgVectorNormBackward0", None, ("self", "result"))):
+    def backward(self, grad):
+        x, r = self._unpack_saved()
+        p = self.ord
+        g = _expand_back(grad, x.shape, self.dims, self.keepdim)
+        rr = _expand_back(r, x.shape, self.dims, self.keepdim)
+        if p == 2:
+            return g * x / rr.masked_fill(rr == 0, 1) * (rr != 0)
+        if p == 1:
+            return g * x.sign()
+        if p == math.inf or p == -math.inf:
+            mask = x.abs() == rr
+            return g * x.sign() * mask / _expand_back(mask.sum(self.dims, keepdim=True), x.shape, None, True)
+        if p == 0:
+            return g * 0
+        return g * x.sign() * x.abs().pow(p - 1) / rr.pow(p - 1).masked_fill(rr == 0, 1) * (rr != 0)
+
+
+def vector_norm(input, ord=2, dim=None, keepdim=False, *, dtype=None):
+    d = float_array(input)
+    dims = _dims(dim, d.ndim)
+    a = xp.abs(d)
+    if ord == 2:
+        v = xp.sqrt(xp.sum(a * a, axis=dims, keepdims=keepdim))
+    elif ord == 1:
+        v = xp.sum(a, axis=dims, keepdims=keepdim)
+    elif ord == math.inf:
+        v = xp.max(a, axis=dims, keepdims=keepdim)
+    elif ord == -math.inf:
+        v = xp.min(a, axis=dims, keepdims=keepdim)
+    elif ord == 0:
+        v = xp.sum(a != 0, axis=dims, keepdims=keepdim).astype(d.dtype)
+    else:
+        v = xp.sum(a ** ord, axis=dims, keepdims=keepdim) ** (1.0 / ord)
+    res = _wrap(xp.asarray(v, dtype=d.dtype))
+    if input._requires_grad and _state.enabled:
+        node = record(LinalgVectorNormBackward0, res, (input,), (input, res), saved_output=1)
+        node.ord, node.dims, node.keepdim = ord, dims, keepdim
+    return res
+
+
+@method()
+def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
+    if p == "fro" or p is None:
+        p = 2
+    if p == "nuc":
+        from .linalg import matrix_norm
+        return matrix_norm(input, "nuc", dim or (-2, -1), keepdim)
+    return vector_norm(input, p, dim, keepdim)
+
+
+class LogsumexpBackward0(make_node_class("LogsumexpBackward0", None, ("self", "result"))):
+    def backward(self, grad):
+        x, r = self._unpack_saved()
+        return _expand_back(grad, x.shape, self.dims, self.keepdim) * \
+            (x - _expand_back(r, x.shape, self.dims, self.keepdim)).exp()
+
+
+@method()
+def logsumexp(input, dim, keepdim=False):
+    d = float_array(input)
+    dims = _dims(dim, d.ndim)
+    if d.size == 0:
+        m = xp.zeros_like(xp.sum(d, axis=dims, keepdims=True))
+    else:
+        m = xp.max(d, axis=dims, keepdims=True)
+        m = xp.where(xp.isfinite(m), m, 0)
+    v = xp.log(xp.sum(xp.exp(d - m), axis=dims, keepdims=True)) + m
+    if not keepdim:
+        v = v.squeeze(dims) if dims is not None else v.reshape(())
+    res = _wrap(xp.asarray(v, dtype=d.dtype))
+    if input._requires_grad and _state.enabled:
+        node = record(LogsumexpBackward0, res, (input,), (input, res), saved_output=1)
+        node.dims, node.keepdim = dims, keepdim
+    return res
+
+
+# ---- softmax --------------------------------------------------------------------------------
+class SoftmaxBackward0(make_node_class("SoftmaxBackward0", None, ("result",))):
+    def backward(self, grad):
+        (y,) = self._unpack_saved()
+        gy = grad * y
+        return gy - y * gy.sum(self.dim, keepdim=True)
+
+
+class LogSoftmaxBackward0(make_node_class("LogSoftmaxBackward0", None, ("result",))):
+    def backward(self, grad):
+        (y,) = self._unpack_saved()
+        return grad - y.exp() * grad.sum(self.dim, keepdim=True)
+
+
+def _softmax_dim(input, dim, fn):
+    if dim is None:
+        import warnings
+        warnings.warn(f"Implicit dimension choice for {fn} has been deprecated. Change the call to include dim=X as "
+                      f"an argument.", stacklevel=3)
+        nd = input._data.ndim
+        dim = 0 if nd in (0, 1, 3) else 1
+    return _wrap_dim(dim, input._data.ndim)
+
+
+@method()
+def softmax(input, dim=None, dtype=None, *, _stacklevel=3):
+    d = float_array(input) if dtype is None else input._data.astype(dtype.numpy_dtype)
+    dd = _softmax_dim(input, dim, "softmax")
+    if d.ndim == 0:
+        y = xp.ones_like(d)
+    else:
+        e = xp.exp(d - xp.max(d, axis=dd, keepdims=True))
+        y = e / xp.sum(e, axis=dd, keepdims=True)
+    res = _wrap(y)
+    if input._requires_grad and _state.enabled:
+        record(SoftmaxBackward0, res, (input,), (res,), saved_output=0).dim = dd
+    return res
+
+
+@method()
+def log_softmax(input, dim=None, dtype=None, *, _stacklevel=3):
+    d = float_array(input) if dtype is None else input._data.astype(dtype.numpy_dtype)
+    dd = _softmax_dim(input, dim, "log_softmax")
+    if d.ndim == 0:
+        y = xp.zeros_like(d)
+    else:
+        s = d - xp.max(d, axis=dd, keepdims=True)
+        y = s - xp.log(xp.sum(xp.exp(s), axis=dd, keepdims=True))
+    res = _wrap(y)
+    if input._requires_grad and _state.enabled:
+        record(LogSoftmaxBackward0, res, (input,), (res,), saved_output=0).dim = dd
+    return res
+
+
+# ---- scans ----------------------------------------------------------------------------------
+class CumsumBackward0(make_node_class("CumsumBackward0", None)):
+    def backward(self, grad):
+        return grad.flip(self.dim).cumsum(self.dim).flip(self.dim)
+
+
+@method()
+def cumsum(input, dim, *, dtype=None):
+    d = input._data
+    dd = _wrap_dim(dim, d.ndim)
+    r = xp.cumsum(d, axis=dd, dtype=dtype.numpy_dtype if dtype else ("int64" if d.dtype.kind in "biu" else None)) \
+        if d.ndim else d.copy()
+    res = _wrap(r)
+    if input._requires_grad and _state.enabled:
+        record(CumsumBackward0, res, (input,)).dim = dd
+    return res
+
+
+class CumprodBackward0(make_node_class("CumprodBackward0", None, ("self", "result"))):
+    def backward(self, grad):
+        x, r = self._unpack_saved()
+        d = self.dim
+        if not bool((x == 0).any()):
+            return (grad * r).flip(d).cumsum(d).flip(d) / x
+        # exact with zeros: d out_j / d x_i = prod_{k<=j, k!=i} x_k
+        n = x.shape[d]
+        parts = []
+        for i in range(n):
+            others = x.masked_fill(_onehot_mask(x, d, i), 1)
+            cp = others.cumprod(d)
+            g = (grad * cp).narrow(d, i, n - i).sum(d, keepdim=True)
+            parts.append(g)
+        from .joining import cat
+        return cat(parts, d)
+
+
+def _onehot_mask(x, d, i):
+    m = xp.zeros(x.shape, dtype=bool)
+    idx = [builtins.slice(None)] * x.dim()
+    idx[d] = i
+    m[tuple(idx)] = True
+    return _wrap(m)
+
+
+@method()
+def cumprod(input, dim, *, dtype=None):
+    d = input._data
+    dd = _wrap_dim(dim, d.ndim)
+    res = _wrap(xp.cumprod(d, axis=dd, dtype="int64" if d.dtype.kind in "biu" else None) if d.ndim else d.copy())
+    if input._requires_grad and _state.enabled:
+        record(CumprodBackward0, res, (input,), (input, res), saved_output=1).dim = dd
+    return res
+
+
+def cummax(input, dim):
+    d = input._data
+    dd = _wrap_dim(dim, d.ndim)
+    vals = xp.maximum.accumulate(d, axis=dd)
+    n = d.shape[dd]
+    ar = xp.arange(n).reshape([-1 if i == dd else 1 for i in range(d.ndim)])
+    idx = xp.maximum.accumulate(xp.where(d == vals, ar, 0), axis=dd)
+    return _ValuesIndices(_wrap(vals), _wrap(idx.astype("int64")), "cummax")
+
+
+Tensor.cummax = cummax
+
+
+# ---- logical reductions -----------------------------------------------------------------------
+@method()
+def any(input, dim=None, keepdim=False):
+    return _wrap(xp.asarray(xp.any(input._data, axis=_dims(dim, input._data.ndim), keepdims=keepdim)))
+
+
+@method()
+def all(input, dim=None, keepdim=False):
+    return _wrap(xp.asarray(xp.all(input._data, axis=_dims(dim, input._data.ndim), keepdims=keepdim)))
+
+
+@method()
+def count_nonzero(input, dim=None):
+    return _wrap(xp.asarray(xp.count_nonzero(input._data, axis=_dims(dim, input._data.ndim))).astype("int64"))
+
+
+# ---- sorting ----------------------------------------------------------------------------------
+class SortBackward0(make_node_class("SortBackward0", None, ("indices",))):
+    def backward(self, grad, _unused=None):
+        (idx,) = self._unpack_saved()
+        from .creation import zeros
+        return zeros(self.self_sizes, dtype=grad.dtype).scatter(self.dim, idx, grad)
+
+
+TopkBackward0 = make_node_class("TopkBackward0", SortBackward0.backward, ("indices",))
+SortBackward0.num_outputs = TopkBackward0.num_outputs = 2
+
+
+def _sorted_indices(d, dim, descending, stable=True):
+    key = -d if descending and d.dtype.kind in "fiu" and d.dtype.kind != "u" else d
+    if descending and d.dtype.kind in "ub":
+        idx = xp.flip(xp.argsort(xp.flip(d, dim), axis=dim, kind="stable"), dim)
+        return d.shape[dim] - 1 - idx
+    if d.dtype.kind == "f":  # NaN sorts as the largest value, as torch does
+        key = xp.where(xp.isnan(d), -xp.inf if descending else xp.inf, key) if descending else key
+    return xp.argsort(key, axis=dim, kind="stable")
+
+
+@method()
+def sort(input, dim=-1, descending=False, stable=False):
+    d = input._data
+    if d.ndim == 0:
+        return _ValuesIndices(input.clone(), _wrap(xp.zeros((), "int64")), "sort")
+    dd = _wrap_dim(dim, d.ndim)
+    idx = _sorted_indices(d, dd, descending)
+    vals = xp.take_along_axis(d, idx, axis=dd)
+    values, indices = _wrap(vals), _wrap(idx.astype("int64"))
+    if input._requires_grad and _state.enabled:
+        node = SortBackward0.__new__(SortBackward0)
+        node.self_sizes, node.dim = d.shape, dd
+        connect(node, (input,), (values, None), (indices,))
+    return _ValuesIndices(values, indices, "sort")
+
+
+@method()
+def argsort(input, dim=-1, descending=False, stable=False):
+    return sort(input, dim, descending, stable)[1]
+
+
+@method()
+def topk(input, k, dim=-1, largest=True, sorted=True):
+    d = input._data
+    dd = _wrap_dim(dim, d.ndim) if d.ndim else 0
+    n = d.shape[dd] if d.ndim else 1
+    if k > n or k < 0:
+        raise RuntimeError("selected index k out of range")
+    idx = _sorted_indices(d, dd, largest)
+    idx = xp.take(idx, xp.arange(k), axis=dd) if d.ndim else idx
+    vals = xp.take_along_axis(d, idx, axis=dd) if d.ndim else d.copy()
+    values, indices = _wrap(vals), _wrap(idx.astype("int64"))
+    if input._requires_grad and _state.enabled:
+        node = TopkBackward0.__new__(TopkBackward0)
+        node.self_sizes, node.dim = d.shape, dd
+        connect(node, (input,), (values, None), (indices,))
+    return _ValuesIndices(values, indices, "topk")
+
+
+@method()
+def kthvalue(input, k, dim=-1, keepdim=False):
+    v, i = sort(input, dim)
+    dd = _wrap_dim(dim, input.dim())
+    v, i = v.narrow(dd, k - 1, 1), i.narrow(dd, k - 1, 1)
+    if not keepdim:
+        v, i = v.squeeze(dd), i.squeeze(dd)
+    return _ValuesIndices(v, i, "kthvalue")
+
+
+@method()
+def median(input, dim=None, keepdim=False):
+    if dim is None:
+        flat = input.reshape(-1)
+        return sort(flat)[0][(flat.numel() - 1) // 2]
+    n = input.shape[dim]
+    return kthvalue(input, (n - 1) // 2 + 1, dim, keepdim)
+
+
+@method()
+def mode(input, dim=-1, keepdim=False):
+    d = input._data
+    dd = _wrap_dim(dim, d.ndim)
+    moved = xp.moveaxis(d, dd, -1)
+    flat = moved.reshape(-1, moved.shape[-1])
+    vals, idxs = [], []
+    for row in flat:
+        u, c = xp.unique(row, return_counts=True)
+        v = u[c == c.max()].min()
+        vals.append(v)
+        idxs.append(xp.nonzero(row == v)[0].max())
+    vals = xp.array(vals, dtype=d.dtype).reshape(moved.shape[:-1])
+    idxs = xp.array(idxs, dtype="int64").reshape(moved.shape[:-1])
+    if keepdim:
+        vals, idxs = xp.expand_dims(vals, dd), xp.expand_dims(idxs, dd)
+    return _ValuesIndices(_wrap(vals), _wrap(idxs), "mode")
+
+
+def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    r = xp.unique(input._data, return_inverse=return_inverse, return_counts=return_counts, axis=dim)
+    if not (return_inverse or return_counts):
+        return _wrap(r)
+    out = [_wrap(r[0])]
+    if return_inverse:
+        out.append(_wrap(r[1].reshape(input._data.shape).astype("int64")))
+    if return_counts:
+        out.append(_wrap(r[-1].astype("int64")))
+    return tuple(out)
+
+
+Tensor.unique = unique
+
+
+def bincount(input, weights=None, minlength=0):
+    return _wrap(xp.bincount(input._data, None if weights is None else weights._data, minlength))
+
+
+Tensor.bincount = bincount
+
+
+def histc(input, bins=100, min=0, max=0):
+    d = input._data
+    lo, hi = (min, max) if min != max else (float(d.min()), float(d.max()))
+    h, _ = xp.histogram(d, bins=bins, range=(lo, hi))
+    return _wrap(h.astype(d.dtype))
+
+
+Tensor.histc = histc
+
+
+def searchsorted(sorted_sequence, values, *, out_int32=False, right=False, side=None):
+    side = side or ("right" if right else "left")
+    v = values._data if isinstance(values, Tensor) else values
+    r = xp.searchsorted(sorted_sequence._data, v, side=side) if sorted_sequence.dim() == 1 else \
+        xp.stack([xp.searchsorted(s, vv, side=side) for s, vv in zip(sorted_sequence._data, v)])
+    return _wrap(xp.asarray(r).astype("int32" if out_int32 else "int64"))
+
+
+def bucketize(input, boundaries, *, out_int32=False, right=False):
+    return searchsorted(boundaries, input, out_int32=out_int32, right=right)

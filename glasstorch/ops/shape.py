@@ -1,0 +1,525 @@
+"""Views and shape ops. A view shares its base's array and version counter, as torch's views do,
+so a write through either is seen by both and in-place checks cover both."""
+import builtins
+
+from .._tensor import Tensor, _wrap, Size, _wrap_dim
+from ..backends import xp
+from ._op import _state, method, record, make_node_class, operands, result_dtype
+
+
+def _view(input, arr):
+    """Wrap ``arr`` (a NumPy view of ``input``'s array) as a view tensor of ``input``."""
+    out = _wrap(arr)
+    out._vc = input._vc
+    out._base = input._base if input._base is not None else input
+    return out
+
+
+def _shape_arg(shape):
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list, Size)):
+        shape = tuple(shape[0])
+    return tuple(int(s) for s in shape)
+
+
+def _infer_shape(shape, numel, fn="view"):
+    shape = list(shape)
+    neg = [i for i, s in enumerate(shape) if s == -1]
+    if len(neg) > 1:
+        raise RuntimeError("only one dimension can be inferred")
+    known = 1
+    for s in shape:
+        if s != -1:
+            if s < 0:
+                raise RuntimeError(f"invalid shape dimension {s}")
+            known *= s
+    if neg:
+        if known == 0 or numel % known:
+            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+        shape[neg[0]] = numel // known
+    elif known != numel:
+        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+    return tuple(shape)
+
+
+class ViewBackward0(make_node_class("ViewBackward0", None)):
+    def backward(self, grad):
+        return grad.reshape(self.self_sizes)
+
+
+UnsafeViewBackward0 = make_node_class("UnsafeViewBackward0", ViewBackward0.backward)
+
+
+@method()
+def view(input, *shape):
+    if len(shape) == 1 and not isinstance(shape[0], (int, tuple, list, Size)):
+        return input.to(shape[0]) if shape[0].itemsize == input.itemsize else _bad_view_dtype(input, shape[0])
+    shape = _infer_shape(_shape_arg(shape), input._data.size)
+    arr = input._data.view()
+    try:
+        arr.shape = shape
+    except AttributeError:
+        raise RuntimeError("view size is not compatible with input tensor's size and stride (at least one dimension "
+                           "spans across two contiguous subspaces). Use .reshape(...) instead.") from None
+    out = _view(input, arr)
+    if input._requires_grad and _state.enabled:
+        record(ViewBackward0, out, (input,), meta_check=False).self_sizes = input._data.shape
+    return out
+
+
+def _bad_view_dtype(input, dtype):
+    raise RuntimeError("glasstorch: view(dtype) with a different element size is not supported")
+
+
+@method()
+def reshape(input, *shape):
+    shape = _infer_shape(_shape_arg(shape), input._data.size)
+    arr = input._data.view()
+    try:
+        arr.shape = shape
+    except AttributeError:  # needs a copy: torch clones then views (CloneBackward0 -> UnsafeViewBackward0)
+        c = clone(input, memory_format=None)
+        out = _wrap(c._data.reshape(shape))
+        if c._requires_grad and _state.enabled:
+            record(UnsafeViewBackward0, out, (c,), meta_check=False).self_sizes = c._data.shape
+        return out
+    out = _view(input, arr)
+    if input._requires_grad and _state.enabled:
+        record(ViewBackward0, out, (input,), meta_check=False).self_sizes = input._data.shape
+    return out
+
+
+@method()
+def view_as(input, other):
+    return view(input, other.shape)
+
+
+@method()
+def reshape_as(input, other):
+    return reshape(input, other.shape)
+
+
+@method()
+def flatten(input, start_dim=0, end_dim=-1):
+    nd = input._data.ndim
+    if nd == 0:
+        return reshape(input, 1)
+    s, e = _wrap_dim(start_dim, nd), _wrap_dim(end_dim, nd)
+    if s > e:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    if s == e:
+        return input
+    shp = input._data.shape
+    n = 1
+    for d in shp[s:e + 1]:
+        n *= d
+    return reshape(input, shp[:s] + (n,) + shp[e + 1:])
+
+
+@method()
+def unflatten(input, dim, sizes):
+    shp = input._data.shape
+    d = _wrap_dim(dim, input._data.ndim)
+    sizes = list(sizes)
+    if -1 in sizes:
+        known = 1
+        for s in sizes:
+            if s != -1:
+                known *= s
+        sizes[sizes.index(-1)] = shp[d] // known
+    n = 1
+    for s in sizes:
+        n *= s
+    if n != shp[d]:
+        raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of dim {dim} "
+                           f"({shp[d]}) in the input tensor")
+    return view(input, shp[:d] + tuple(sizes) + shp[d + 1:])
+
+
+class PermuteBackward0(make_node_class("PermuteBackward0", None)):
+    def backward(self, grad):
+        inv = [0] * len(self.dims)
+        for i, d in enumerate(self.dims):
+            inv[d] = i
+        return grad.permute(inv)
+
+
+@method()
+def permute(input, *dims):
+    nd = input._data.ndim
+    dims = tuple(_wrap_dim(d, nd) for d in _shape_arg(dims)) if dims else ()
+    if len(dims) != nd or len(set(dims)) != nd:
+        raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does not match the length "
+                           f"of the desired ordering of dimensions i.e. input.dim() = {nd} is not equal to "
+                           f"len(dims) = {len(dims)}" if len(dims) != nd else "permute(): duplicate dims are not allowed.")
+    out = _view(input, input._data.transpose(dims))
+    if input._requires_grad and _state.enabled:
+        record(PermuteBackward0, out, (input,), meta_check=False).dims = dims
+    return out
+
+
+class TransposeBackward0(make_node_class("TransposeBackward0", None)):
+    def backward(self, grad):
+        return grad.transpose(self.dim0, self.dim1)
+
+
+TBackward0 = make_node_class("TBackward0", lambda self, grad: grad.t())
+
+
+@method("transpose", "swapaxes", "swapdims")
+def transpose(input, dim0, dim1):
+    nd = input._data.ndim
+    d0, d1 = _wrap_dim(dim0, nd), _wrap_dim(dim1, nd)
+    out = _view(input, xp.swapaxes(input._data, d0, d1))
+    if input._requires_grad and _state.enabled:
+        node = record(TransposeBackward0, out, (input,), meta_check=False)
+        node.dim0, node.dim1 = d0, d1
+    return out
+
+
+swapaxes = swapdims = transpose
+
+
+@method()
+def t(input):
+    if input._data.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input._data.ndim}D")
+    out = _view(input, input._data.T)
+    if input._requires_grad and _state.enabled:
+        record(TBackward0, out, (input,), meta_check=False)
+    return out
+
+
+Tensor.T = property(lambda self: permute(self, tuple(range(self._data.ndim - 1, -1, -1))))
+Tensor.mT = property(lambda self: transpose(self, -2, -1))
+Tensor.H = property(lambda self: permute(self, tuple(range(self._data.ndim - 1, -1, -1))))
+Tensor.mH = Tensor.mT
+
+
+@method()
+def adjoint(input):
+    return transpose(input, -2, -1)
+
+
+@method()
+def movedim(input, source, destination):
+    nd = input._data.ndim
+    src = [source] if isinstance(source, int) else list(source)
+    dst = [destination] if isinstance(destination, int) else list(destination)
+    src = [_wrap_dim(s, nd) for s in src]
+    dst = [_wrap_dim(d, nd) for d in dst]
+    order = [i for i in range(nd) if i not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return permute(input, order)
+
+
+moveaxis = movedim
+Tensor.moveaxis = movedim
+
+
+class ExpandBackward0(make_node_class("ExpandBackward0", None)):
+    def backward(self, grad):
+        return grad.sum_to_size(self.self_sizes)
+
+
+@method()
+def expand(input, *sizes):
+    sizes = _shape_arg(sizes)
+    shp = input._data.shape
+    if len(sizes) < len(shp):
+        raise RuntimeError(f"expand(torch.FloatTensor{{{list(shp)}}}, size=[{', '.join(map(str, sizes))}]): the "
+                           f"number of sizes provided ({len(sizes)}) must be greater or equal to the number of "
+                           f"dimensions in the tensor ({len(shp)})")
+    lead = len(sizes) - len(shp)
+    target = []
+    for i, s in enumerate(sizes):
+        if i < lead:
+            if s == -1:
+                raise RuntimeError("expand: -1 is not allowed in a leading, non-existing dimension")
+            target.append(s)
+        else:
+            cur = shp[i - lead]
+            if s == -1:
+                s = cur
+            elif cur != 1 and s != cur:
+                raise RuntimeError(f"The expanded size of the tensor ({s}) must match the existing size ({cur}) at "
+                                   f"non-singleton dimension {i}.  Target sizes: {list(sizes)}.  Tensor sizes: "
+                                   f"{list(shp)}")
+            target.append(s)
+    out = _view(input, xp.broadcast_to(input._data, tuple(target)))
+    if input._requires_grad and _state.enabled:
+        record(ExpandBackward0, out, (input,), meta_check=False).self_sizes = shp
+    return out
+
+
+@method()
+def expand_as(input, other):
+    return expand(input, other.shape)
+
+
+def broadcast_to(input, shape):
+    return expand(input, shape)
+
+
+Tensor.broadcast_to = broadcast_to
+
+
+def broadcast_tensors(*tensors):
+    shape = xp.broadcast_shapes(*[t._data.shape for t in tensors])
+    return tuple(expand(t, shape) for t in tensors)
+
+
+def broadcast_shapes(*shapes):
+    return Size(xp.broadcast_shapes(*shapes))
+
+
+@method()
+def sum_to_size(input, *size):
+    size = _shape_arg(size)
+    if input._data.shape == size:
+        return input
+    from ..autograd.engine import _sum_to
+    return _sum_to(input, size)
+
+
+SqueezeBackward0 = make_node_class("SqueezeBackward0", lambda self, grad: grad.reshape(self.self_sizes))
+SqueezeBackward1 = make_node_class("SqueezeBackward1", lambda self, grad: grad.reshape(self.self_sizes))
+SqueezeBackward2 = make_node_class("SqueezeBackward2", lambda self, grad: grad.reshape(self.self_sizes))
+UnsqueezeBackward0 = make_node_class("UnsqueezeBackward0", lambda self, grad: grad.squeeze(self.dim))
+
+
+@method()
+def squeeze(input, dim=None):
+    shp = input._data.shape
+    nd = len(shp)
+    if dim is None:
+        node_cls, axes = SqueezeBackward0, tuple(i for i, s in enumerate(shp) if s == 1)
+    elif isinstance(dim, (tuple, list)):
+        node_cls = SqueezeBackward2
+        axes = tuple(d for d in (_wrap_dim(x, nd) for x in dim) if nd and shp[d] == 1)
+    else:
+        d = _wrap_dim(dim, nd)
+        node_cls, axes = SqueezeBackward1, ((d,) if nd and shp[d] == 1 else ())
+    out = _view(input, input._data.squeeze(axes) if axes else input._data.view())
+    if input._requires_grad and _state.enabled:
+        record(node_cls, out, (input,), meta_check=False).self_sizes = shp
+    return out
+
+
+@method()
+def unsqueeze(input, dim):
+    nd = input._data.ndim
+    d = _wrap_dim(dim, nd + 1)
+    out = _view(input, xp.expand_dims(input._data, d))
+    if input._requires_grad and _state.enabled:
+        record(UnsqueezeBackward0, out, (input,), meta_check=False).dim = d
+    return out
+
+
+class SliceBackward0(make_node_class("SliceBackward0", None)):
+    def backward(self, grad):
+        idx = [builtins.slice(None)] * len(self.self_sizes)
+        idx[self.dim] = builtins.slice(self.start, self.end, self.step)
+        return _scatter_slice(grad, self.self_sizes, tuple(idx))
+
+
+class SelectBackward0(make_node_class("SelectBackward0", None)):
+    def backward(self, grad):
+        idx = [builtins.slice(None)] * len(self.self_sizes)
+        idx[self.dim] = self.index
+        return _scatter_slice(grad, self.self_sizes, tuple(idx))
+
+
+def _scatter_slice(grad, sizes, idx):
+    """Differentiable 'zeros with grad placed at idx' (for double backward through slicing)."""
+    from .indexing import _index_put_into_zeros
+    return _index_put_into_zeros(grad, sizes, idx)
+
+
+def _slice(input, dim, start, end, step):
+    d = _wrap_dim(dim, input._data.ndim)
+    idx = [builtins.slice(None)] * input._data.ndim
+    sl = builtins.slice(start, end, step)
+    idx[d] = sl
+    out = _view(input, input._data[tuple(idx)])
+    if input._requires_grad and _state.enabled:
+        node = record(SliceBackward0, out, (input,), meta_check=False)
+        node.self_sizes, node.dim = input._data.shape, d
+        node.start, node.end, node.step = sl.indices(input._data.shape[d])
+    return out
+
+
+@method()
+def narrow(input, dim, start, length):
+    d = _wrap_dim(dim, input._data.ndim)
+    n = input._data.shape[d]
+    if isinstance(start, Tensor):
+        start = start.item()
+    if start < 0:
+        start += n
+    if start < 0 or start + length > n:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
+    return _slice(input, d, start, start + length, 1)
+
+
+@method()
+def select(input, dim, index):
+    nd = input._data.ndim
+    if nd == 0:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
+    d = _wrap_dim(dim, nd)
+    n = input._data.shape[d]
+    if not -n <= index < n:
+        raise IndexError(f"index {index} is out of bounds for dimension {d} with size {n}")
+    index = index + n if index < 0 else index
+    idx = (builtins.slice(None),) * d + (index,)
+    out = _view(input, input._data[idx])
+    if input._requires_grad and _state.enabled:
+        node = record(SelectBackward0, out, (input,), meta_check=False)
+        node.self_sizes, node.dim, node.index = input._data.shape, d, index
+    return out
+
+
+class UnbindBackward0(make_node_class("UnbindBackward0", None)):
+    def backward(self, *grads):
+        from .joining import stack
+        full = [g if g is not None else _zeros(self.part_shape, self.dtype) for g in grads]
+        return stack(full, self.dim)
+
+
+def _zeros(shape, dtype):
+    from .creation import zeros
+    return zeros(shape, dtype=dtype)
+
+
+@method()
+def unbind(input, dim=0):
+    d = _wrap_dim(dim, input._data.ndim)
+    n = input._data.shape[d]
+    pre = (builtins.slice(None),) * d
+    outs = tuple(_view(input, input._data[pre + (i,)]) for i in range(n))
+    if input._requires_grad and _state.enabled:
+        node = UnbindBackward0.__new__(UnbindBackward0)
+        node.num_outputs = n
+        node.dim, node.dtype = d, input.dtype
+        node.part_shape = input._data.shape[:d] + input._data.shape[d + 1:]
+        from ..autograd.graph import connect
+        connect(node, (input,), outs)
+    return outs
+
+
+class SplitBackward0(make_node_class("SplitBackward0", None)):
+    def backward(self, *grads):
+        from .joining import cat
+        parts = []
+        for g, size in zip(grads, self.sizes):
+            if g is None:
+                shape = list(self.self_sizes)
+                shape[self.dim] = size
+                g = _zeros(tuple(shape), self.dtype)
+            parts.append(g)
+        return cat(parts, self.dim)
+
+
+SplitWithSizesBackward0 = make_node_class("SplitWithSizesBackward0", SplitBackward0.backward)
+
+
+@method()
+def split(input, split_size_or_sections, dim=0):
+    d = _wrap_dim(dim, input._data.ndim)
+    n = input._data.shape[d]
+    if isinstance(split_size_or_sections, int):
+        step = split_size_or_sections
+        if step <= 0 and n:
+            raise RuntimeError(f"split expects split_size be non-negative, but got split_size={step}")
+        sizes = [min(step, n - i) for i in range(0, n, step)] if n else [0]
+        node_cls = SplitBackward0
+    else:
+        sizes = list(split_size_or_sections)
+        if sum(sizes) != n:
+            raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size at "
+                               f"dimension {d}), but got split_sizes={sizes}")
+        node_cls = SplitWithSizesBackward0
+    return _split(input, d, sizes, node_cls)
+
+
+def _split(input, d, sizes, node_cls):
+    pre = (builtins.slice(None),) * d
+    outs, start = [], 0
+    for s in sizes:
+        outs.append(_view(input, input._data[pre + (builtins.slice(start, start + s),)]))
+        start += s
+    outs = tuple(outs)
+    if input._requires_grad and _state.enabled:
+        node = node_cls.__new__(node_cls)
+        node.num_outputs = len(outs)
+        node.dim, node.sizes, node.self_sizes, node.dtype = d, sizes, input._data.shape, input.dtype
+        from ..autograd.graph import connect
+        connect(node, (input,), outs)
+    return outs
+
+
+@method()
+def chunk(input, chunks, dim=0):
+    if chunks <= 0:
+        raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
+    d = _wrap_dim(dim, input._data.ndim)
+    n = input._data.shape[d]
+    step = -(-n // chunks) if n else 1
+    return split(input, step, d)
+
+
+@method()
+def tensor_split(input, indices_or_sections, dim=0):
+    d = _wrap_dim(dim, input._data.ndim)
+    n = input._data.shape[d]
+    if isinstance(indices_or_sections, int):
+        k = indices_or_sections
+        sizes = [n // k + (1 if i < n % k else 0) for i in range(k)]
+    else:
+        bounds = [0] + [min(int(i), n) for i in indices_or_sections] + [n]
+        sizes = [max(b - a, 0) for a, b in zip(bounds, bounds[1:])]
+    return _split(input, d, sizes, SplitWithSizesBackward0)
+
+
+CloneBackward0 = make_node_class("CloneBackward0", lambda self, grad: grad)
+AliasBackward0 = make_node_class("AliasBackward0", lambda self, grad: grad)
+
+
+@method()
+def clone(input, *, memory_format=None):
+    out = _wrap(input._data.copy())
+    if input._requires_grad and _state.enabled:
+        record(CloneBackward0, out, (input,), meta_check=False)
+    return out
+
+
+@method()
+def contiguous(input, memory_format=None):
+    if input._data.flags.c_contiguous:
+        return input
+    return clone(input)
+
+
+def _alias_view(input):
+    out = _view(input, input._data.view())
+    if input._requires_grad and _state.enabled:
+        record(AliasBackward0, out, (input,), meta_check=False)
+    return out
+
+
+@method()
+def ravel(input):
+    return reshape(contiguous(input), -1)
+
+
+def atleast_1d(*tensors):
+    r = [t if t.dim() >= 1 else t.reshape(1) for t in (tensors[0] if len(tensors) == 1 and
+                                                        isinstance(tensors[0], (list, tuple)) else tensors)]
+    return r[0] if len(r) == 1 else tuple(r)
+
+
+def atleast_2d(*tensors):
+    r = [t if t.dim() >= 2 else t.reshape(1, -1) for t in (tensors[0] if len(tensors) == 1 and
+                                                           isinstance(tensors[0], (list, tuple)) else tensors)]
+    return r[0] if len(r) == 1 else tuple(r)
