@@ -428,7 +428,6 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         context = loader.multiprocessing_context or _default_multiprocessing_context()
 
         self._worker_init_fn = loader.worker_init_fn
-        self._worker_queue_idx_cycle = itertools.cycle(range(self._num_workers))
         self._data_queue = context.Queue()
         self._workers_done_event = context.Event()
 
@@ -468,8 +467,7 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         # it has arrived ahead of its turn.
         self._task_info = {}
         self._tasks_outstanding = 0
-        self._workers_status = [True] * self._num_workers
-        self._workers_num_tasks = [0] * self._num_workers
+        self._workers_status = [True] * self._num_workers  # False: exhausted (IterableDataset) or stopped
         self._worker_queue_idx_cycle = itertools.cycle(range(self._num_workers))
         if not first_iter:
             # Persistent workers: start a new epoch in each worker and wait until
@@ -539,9 +537,9 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
 
             # The batch we want next may already be waiting.
             if len(self._task_info[self._rcvd_idx]) == 2:
-                worker_id, data = self._task_info.pop(self._rcvd_idx)
+                _, data = self._task_info.pop(self._rcvd_idx)
                 self._rcvd_idx += 1
-                return self._process_data(data, worker_id)
+                return self._process_data(data)
 
             idx, data = self._get_data()
             self._tasks_outstanding -= 1
@@ -552,18 +550,16 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
                 self._try_put_index()
                 continue
 
-            if idx != self._rcvd_idx:
-                if not self._in_order:
-                    worker_id = self._task_info.pop(idx)[0]
-                    return self._process_data(data, worker_id)
-                self._task_info[idx] += (data,)  # early: keep it until its turn
-            else:
-                worker_id = self._task_info.pop(idx)[0]
-                self._rcvd_idx += 1
-                return self._process_data(data, worker_id)
+            if idx == self._rcvd_idx or not self._in_order:
+                del self._task_info[idx]
+                if idx == self._rcvd_idx:
+                    self._rcvd_idx += 1
+                return self._process_data(data)
+            self._task_info[idx] += (data,)  # early: keep it until its turn
 
-    def _process_data(self, data, worker_id):
-        self._workers_num_tasks[worker_id] -= 1
+    def _process_data(self, data):
+        """One task is done: send out the next, then return the batch (or raise
+        the worker's exception)."""
         self._try_put_index()
         if isinstance(data, ExceptionWrapper):
             data.reraise()
@@ -587,7 +583,6 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
 
         self._index_queues[worker_id].put((self._send_idx, index))
         self._task_info[self._send_idx] = (worker_id,)
-        self._workers_num_tasks[worker_id] += 1
         self._tasks_outstanding += 1
         self._send_idx += 1
 

@@ -158,6 +158,10 @@ def collate_numpy_array_fn(batch, *, collate_fn_map=None):
 
 
 def collate_numpy_scalar_fn(batch, *, collate_fn_map=None):
+    # Scalars of one numpy type (what a dataset yields) keep that dtype, as in
+    # torch; through a numpy array so that no per-element type inference is needed.
+    if all(type(b) is type(batch[0]) for b in batch):
+        return glasstorch.as_tensor(np.asarray(batch))
     return glasstorch.as_tensor(batch)
 
 
