@@ -16,8 +16,6 @@ torch = pytest.importorskip("torch")
 import glasstorch  # noqa: E402
 import glasstorch.optim  # noqa: E402
 
-LIBS = {"torch": torch, "glasstorch": glasstorch}
-
 # ----------------------------------------------------------------------------- the test problem
 _rng = np.random.default_rng(0)
 X = _rng.standard_normal((8, 4))
