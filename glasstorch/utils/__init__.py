@@ -2,4 +2,4 @@
 
 from . import data
 
-# checkpoint (torch.utils.checkpoint) is added here by the core.
+from . import checkpoint  # noqa: E402
