@@ -1,0 +1,107 @@
+"""The only module here that touches glasstorch objects: it turns them into arrays and names and back.
+
+Everything else in ``_serialization`` works on NumPy arrays and plain values, so the format code
+does not depend on the internals of ``Tensor``. glasstorch is imported lazily (this package is
+imported while ``glasstorch/__init__.py`` is still running).
+"""
+import functools
+
+from .. import backends
+from .names import TorchDtypeName
+
+
+@functools.cache
+def _core():
+    import glasstorch
+    return glasstorch
+
+
+@functools.cache
+def _parameter_class():
+    """``glasstorch.nn.Parameter`` when the nn package provides it, else None."""
+    try:
+        from glasstorch.nn.parameter import Parameter
+    except ImportError:
+        return None
+    return Parameter
+
+
+def tensor_parts(obj):
+    """``(host array, requires_grad, is_parameter)`` for a glasstorch tensor; None for anything else."""
+    if not isinstance(obj, _core().Tensor):
+        return None
+    parameter = _parameter_class()
+    array = backends.as_numpy(obj._data)  # a GPU tensor is saved from a host copy, as torch does
+    return array, bool(obj.requires_grad), parameter is not None and isinstance(obj, parameter)
+
+
+def make_tensor(array, requires_grad, is_parameter, device="cpu"):
+    """A glasstorch tensor over ``array`` (sharing its memory on the CPU)."""
+    gt = _core()
+    try:
+        tensor = gt.from_numpy(array)
+    except TypeError:
+        raise RuntimeError(f"glasstorch.load: the checkpoint holds a torch.{array.dtype} tensor, and glasstorch "
+                           "has no such dtype") from None
+    if device != "cpu":
+        tensor = tensor.to(device)
+    if is_parameter:
+        return as_parameter(tensor, requires_grad)
+    return tensor.requires_grad_(True) if requires_grad else tensor
+
+
+def as_parameter(tensor, requires_grad):
+    """``nn.Parameter(tensor, requires_grad)``; a tensor with that ``requires_grad`` if nn has no Parameter."""
+    parameter = _parameter_class()
+    if parameter is not None:
+        return parameter(tensor, requires_grad=requires_grad)
+    return tensor.requires_grad_(requires_grad)
+
+
+def torch_reduce(obj):
+    """How torch pickles a glasstorch dtype, device or Size: ``(kind, payload)``, or None for others.
+
+    kind is "global" (payload: the torch name, e.g. "float32") or "call" (payload: torch name and
+    arguments, e.g. ``("device", ("cuda", 1))``).
+    """
+    gt = _core()
+    if isinstance(obj, gt.dtype):
+        return "global", obj.name
+    if isinstance(obj, gt.Size):
+        return "call", ("Size", (tuple(int(d) for d in obj),))
+    if isinstance(obj, gt.device):
+        args = (obj.type,) if obj.index is None else (obj.type, obj.index)
+        return "call", ("device", args)
+    return None
+
+
+def cuda_available():
+    return backends.cuda_available()
+
+
+# --- what torch's plain-value globals become on load -------------------------------------------
+
+def dtype(name):
+    """glasstorch's dtype called ``name``; a :class:`TorchDtypeName` when glasstorch has none."""
+    found = getattr(_core(), name, None)
+    return found if isinstance(found, _core().dtype) else TorchDtypeName(name)
+
+
+def size(dims=()):
+    return _core().Size(dims)
+
+
+def device(*args):
+    return _core().device(*args)
+
+
+def layout(name):
+    """glasstorch's ``name`` layout (``strided``) if it has one, else the name."""
+    return getattr(_core(), name, name)
+
+
+def tensor_type(kind):
+    """The class torch names ``torch.Tensor`` / ``torch.nn.parameter.Parameter`` stands for here."""
+    if kind == "Parameter":
+        return _parameter_class() or _core().Tensor
+    return _core().Tensor
