@@ -39,7 +39,8 @@ del _m
 from .ops.creation import Generator, default_generator, range_ as range  # noqa: E402,F401
 from .ops.linalg import einsum  # noqa: E402,F401
 from ._tensor_str import set_printoptions  # noqa: E402,F401
-from . import linalg, cuda, jit  # noqa: E402,F401
+from . import linalg, cuda, jit, distributions, utils, optim, datasets  # noqa: E402,F401
+from .serialization import save, load  # noqa: E402,F401
 
 
 def is_tensor(obj):
