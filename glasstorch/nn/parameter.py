@@ -14,6 +14,7 @@ until their first forward tells them the shapes; ``materialize(shape)`` then
 turns them into a ``Parameter`` / ``Tensor`` in place (same object).
 """
 
+import os
 import sys
 from collections import OrderedDict
 
@@ -119,6 +120,20 @@ class Buffer(Tensor, metaclass=_BufferMeta):
 _DATA_SLOT = Tensor.__dict__["_data"]
 
 
+_OPS_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "ops")
+
+
+def _calling_op(frame) -> str:
+    """The op the user called: the outermost frame of the chain of frames in
+    ``glasstorch/ops`` that led to reading the array (``mul``, not the helper
+    ``operands`` that actually read it)."""
+    name = frame.f_code.co_name
+    while frame is not None and frame.f_code.co_filename.startswith(_OPS_DIR):
+        name = frame.f_code.co_name
+        frame = frame.f_back
+    return name
+
+
 def _uninitialized_error(cls_name: str, op: str) -> ValueError:
     return ValueError(
         f"Attempted to use an uninitialized parameter in {op}. "
@@ -143,8 +158,7 @@ class UninitializedTensorMixin:
 
     @property
     def _data(self):
-        # name the operation that tried to use it: the caller's function
-        raise _uninitialized_error(type(self).__name__, sys._getframe(1).f_code.co_name)
+        raise _uninitialized_error(type(self).__name__, _calling_op(sys._getframe(1)))
 
     @_data.setter
     def _data(self, value):
@@ -165,7 +179,8 @@ class UninitializedTensorMixin:
 
     @data.setter
     def data(self, value):
-        _DATA_SLOT.__set__(self, value._data)
+        # read the slot directly: ``value`` may itself be uninitialized
+        _DATA_SLOT.__set__(self, _DATA_SLOT.__get__(value))
 
     @property
     def requires_grad(self):
@@ -236,11 +251,22 @@ class UninitializedTensorMixin:
 
 def _converting(name):
     """A conversion (``to``, ``float``, ``cuda``...) allowed on an uninitialized
-    tensor: it converts the empty placeholder, which ``Module._apply`` then
-    stores back with ``param.data = ...`` so ``materialize`` uses the new dtype/device."""
+    tensor: it converts the empty placeholder and returns an uninitialized tensor
+    of the same kind holding it (``self`` when nothing changes), so that
+    ``Module._apply`` keeps lazy parameters and buffers lazy and ``materialize``
+    later uses the new dtype and device."""
 
     def method(self, *args, **kwargs):
-        return getattr(self._placeholder(), name)(*args, **kwargs)
+        converted = getattr(self._placeholder(), name)(*args, **kwargs)
+        if not isinstance(converted, Tensor):  # type() without arguments: the type name
+            return converted
+        array = _DATA_SLOT.__get__(converted)
+        if array is _DATA_SLOT.__get__(self):
+            return self
+        out = object.__new__(type(self))
+        _init(out, array, self._requires_grad)
+        out.__dict__.update(self.__dict__)  # a buffer's `persistent` flag
+        return out
 
     method.__name__ = name
     return method
