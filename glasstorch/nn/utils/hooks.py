@@ -1,8 +1,9 @@
 """Hook plumbing shared by ``nn.Module``: handles that remove a hook, and the
 ``BackwardHook`` that turns a module's full backward hooks into graph hooks.
 
-Mirrors ``torch/utils/hooks.py``.  ``glasstorch.utils.hooks`` re-exports these
-names, so ``torch.utils.hooks.RemovableHandle`` resolves as in PyTorch.
+Mirrors ``torch/utils/hooks.py``; ``glasstorch.utils.hooks`` is meant to
+re-export these names so that ``torch.utils.hooks.RemovableHandle`` resolves as
+in PyTorch.
 """
 
 import warnings
