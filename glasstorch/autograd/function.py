@@ -125,6 +125,8 @@ class Function(metaclass=FunctionMeta):
         outputs = output if is_tuple else (output,)
         record = _state.enabled and any(node.needs_input_grad)
         inputs = tuple(a for a, t in zip(args, is_tensor) if t)
+        # decide differentiability on the objects forward returned, before any is replaced by an alias
+        non_diff = [isinstance(o, Tensor) and id(o) in node._non_differentiable for o in outputs]
         new_outputs = []
         for o in outputs:
             if isinstance(o, Tensor) and record:
@@ -135,8 +137,8 @@ class Function(metaclass=FunctionMeta):
                     o = o._alias() if not any(o is a for a in inputs) else o.view_as(o).detach()
             new_outputs.append(o)
         if record:
-            diff = tuple(o if isinstance(o, Tensor) and id(o) not in node._non_differentiable and
-                         o._data.dtype.kind in "fc" else None for o in new_outputs)
+            diff = tuple(o if isinstance(o, Tensor) and not nd and o._data.dtype.kind in "fc" else None
+                         for o, nd in zip(new_outputs, non_diff))
             node._output_meta = tuple((o.shape, o.dtype) if isinstance(o, Tensor) else None for o in new_outputs)
             saved = tuple(node._to_save)
             connect(node, inputs, tuple(diff) if len(diff) > 1 or is_tuple else diff[0])
@@ -144,8 +146,8 @@ class Function(metaclass=FunctionMeta):
             if saved:
                 node._saved = saved
                 node._saved_versions = tuple(t._vc.version if t is not None else 0 for t in saved)
-            for o in new_outputs:
-                if isinstance(o, Tensor) and id(o) in node._non_differentiable:
+            for o, nd in zip(new_outputs, non_diff):
+                if nd:
                     o._requires_grad = False
         else:
             node._saved = tuple(node._to_save)

@@ -120,13 +120,13 @@ class Node:
     def register_hook(self, fn):
         """fn(grad_inputs, grad_outputs) -> None or new grad_inputs, after the node runs."""
         if self._hooks is None:
-            self._hooks = {}
+            self._hooks = new_hook_dict()
         return _add_hook(self._hooks, fn)
 
     def register_prehook(self, fn):
         """fn(grad_outputs) -> None or new grad_outputs, before the node runs."""
         if self._pre_hooks is None:
-            self._pre_hooks = {}
+            self._pre_hooks = new_hook_dict()
         return _add_hook(self._pre_hooks, fn)
 
 
