@@ -107,7 +107,11 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
                                               and not hasattr(map_location, "type")):
             raise RuntimeError("Loading safetensors file with dict or callable map_location is not supported. "
                                "Use a device string or torch.device instead.")
-        result = load_safetensors(f)
+        try:
+            result = load_safetensors(f)
+        except ImportError:
+            raise RuntimeError("Attempting to load a safetensors file but safetensors is not installed. Please "
+                               "install safetensors with: pip install safetensors") from None
         if map_location is not None and str(map_location) != "cpu":
             result = {name: tensor.to(str(map_location)) for name, tensor in result.items()}
         return result
@@ -117,13 +121,11 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
             with open(f, "rb") as file:
                 return _load_file(file, map_location, weights_only, os.fspath(f) if mmap else None,
                                   pickle_load_args)
-        if not f.seekable():  # zip needs to seek: read a pipe or socket into memory first
+        if not getattr(f, "seekable", lambda: False)():  # zip needs to seek: read a pipe or socket first
             f = io.BytesIO(f.read())
         return _load_file(f, map_location, weights_only, None, pickle_load_args)
-    except pickle.UnpicklingError as error:
-        if weights_only:
-            raise pickle.UnpicklingError(_weights_only_message(str(error))) from None
-        raise
+    except unpickler.Refused as error:  # (a damaged file's error needs no advice about weights_only)
+        raise pickle.UnpicklingError(_weights_only_message(str(error))) from None
 
 
 def _weights_only_message(message):
@@ -147,7 +149,8 @@ def _load_file(file, map_location, weights_only, mmap_path, pickle_load_args):
         return unpickler.unpickle(data, persistent_load, weights_only, **pickle_load_args)
 
     def new_storage(storage_type, location, numel, read_bytes):
-        """The storage a reference ``('storage', storage_type, key, location, numel)`` stands for."""
+        """The storage a reference ``('storage', storage_type, key, location, numel)`` stands for;
+        ``read_bytes(nbytes)`` supplies its bytes as a uint8 array."""
         rebuild.storage_type_check(storage_type)
         if not isinstance(numel, int) or numel < 0 or not isinstance(location, str):
             raise pickle.UnpicklingError(f"corrupted checkpoint: storage of {numel!r} elements at {location!r}")
@@ -168,20 +171,21 @@ def _load_file(file, map_location, weights_only, mmap_path, pickle_load_args):
         raise RuntimeError("glasstorch.load: not a torch checkpoint (neither the zip format nor the legacy "
                            "format), or a corrupted one; the tar format of torch < 0.4 is not supported either")
 
+    size = file.seek(0, os.SEEK_END) - start
+    file.seek(start)
+
+    def allocate(nbytes):  # filled by read_legacy once the pickle is read: the data comes after it
+        if nbytes > size:
+            raise RuntimeError(f"corrupted checkpoint: a storage of {nbytes} bytes in a file of {size}")
+        return archive.xp.empty(nbytes, dtype="uint8")
+
     def legacy_storage(storage_type, key, location, numel):
-        # The data follows the pickle, so the storage is allocated now and filled afterwards;
-        # tensors are made on the CPU before that, so only the CPU is possible here.
-        nbytes = numel * rebuild.storage_type_check(storage_type).numpy_dtype.itemsize if isinstance(numel, int) else 0
-        if nbytes > size - start:
-            raise RuntimeError(f"corrupted checkpoint: a storage of {nbytes} bytes in a file of {size - start}")
-        storage = new_storage(storage_type, location, numel, lambda nbytes: archive.xp.empty(nbytes, "uint8"))
-        if storage.device != "cpu":
+        storage = new_storage(storage_type, location, numel, allocate)
+        if storage.device != "cpu":  # its tensors are made before its data is read: no copy to a GPU then
             raise RuntimeError("glasstorch.load: checkpoints in the legacy (torch < 1.6) format load to the CPU "
                                "only; pass map_location='cpu'")
         return storage
 
-    size = file.seek(0, os.SEEK_END)
-    file.seek(start)
     return archive.read_legacy(file, unpickle, legacy_storage)
 
 

@@ -308,16 +308,8 @@ def test_paths_pathlike_and_archive_name(tmp_path):
 def _with_location(buffer, location):
     """The checkpoint in ``buffer`` with every storage tagged as saved on ``location``."""
     source = archive.ZipReader(buffer)
-    data = source.read_record("data.pkl").replace(b"X\x03\x00\x00\x00cpu",
-                                                  b"X" + len(location).to_bytes(4, "little") + location.encode())
-    storages, key = {}, 0
-    while source.has_record(f"data/{key}"):
-        storages[str(key)] = np.frombuffer(source.read_record(f"data/{key}"), np.uint8)
-        key += 1
-    out = io.BytesIO()
-    archive.write_checkpoint(out, "archive", data, storages, "little")
-    out.seek(0)
-    return out
+    tag = b"X" + len(location).to_bytes(4, "little") + location.encode()
+    return _rezipped(source.read_record("data.pkl").replace(b"X\x03\x00\x00\x00cpu", tag), source)
 
 
 def test_map_location():
@@ -392,7 +384,8 @@ def _malicious_checkpoint(payload):
 def test_global_outside_the_allowlist_is_refused(tmp_path):
     target = tmp_path / "pwned"
     buffer = _malicious_checkpoint(_CreatesFile(target))
-    with pytest.raises(pickle.UnpicklingError, match=r"(?s)Weights only load failed.*Unsupported global: GLOBAL io.open"):
+    refused = r"(?s)Weights only load failed.*Unsupported global: GLOBAL io.open"
+    with pytest.raises(pickle.UnpicklingError, match=refused):
         load(buffer)
     assert not target.exists()
     buffer.seek(0)
@@ -502,19 +495,44 @@ def test_flipped_bytes_give_errors_or_the_original():
         assert isinstance(result, Exception) or _equal(result, original), position
 
 
+def _rezipped(pickle_bytes, source):
+    """A checkpoint with ``pickle_bytes`` as data.pkl (valid CRC) and ``source``'s storages."""
+    storages, key = {}, 0
+    while source.has_record(f"data/{key}"):
+        storages[str(key)] = np.frombuffer(source.read_record(f"data/{key}"), np.uint8)
+        key += 1
+    out = io.BytesIO()
+    archive.write_checkpoint(out, "archive", pickle_bytes, storages, "little")
+    out.seek(0)
+    return out
+
+
+def test_damaged_pickle_behind_a_valid_crc_gives_clean_errors():
+    """The CRC stops random damage; a pickle damaged before the CRC was computed reaches the interpreter."""
+    obj = {"w": glasstorch.arange(6.0).reshape(2, 3), "v": glasstorch.arange(6.0)[1::2],
+           "b": Parameter(glasstorch.ones(2)), "step": 3, "l": [1.5, "x", (None, True)], "od": OrderedDict(a=1)}
+    source = archive.ZipReader(_buffer(save, obj))
+    data = source.read_record("data.pkl")
+    outcomes = set()
+    for position in range(len(data)):
+        for mask in (0xFF, 0x01):
+            damaged = bytearray(data)
+            damaged[position] ^= mask
+            try:
+                load(_rezipped(bytes(damaged), source))
+                outcomes.add("loaded")
+            except (RuntimeError, pickle.UnpicklingError) as error:  # nothing else: no IndexError, no crash
+                outcomes.add(type(error).__name__)
+    assert outcomes == {"loaded", "RuntimeError", "UnpicklingError"}
+
+
 def test_bad_tensor_bounds_in_pickle_are_refused():
-    buffer = _buffer(save, glasstorch.ones(4))
-    damaged = _with_location(buffer, "cpu")  # rewritten unchanged: check the helper first
-    assert load(damaged).tolist() == [1.0] * 4
     source = archive.ZipReader(_buffer(save, glasstorch.ones(4)))
     data = source.read_record("data.pkl")
+    assert load(_rezipped(data, source)).tolist() == [1.0] * 4
     assert b"K\x04\x85" in data  # size (4,) as BININT1 4, TUPLE1
-    out = io.BytesIO()
-    archive.write_checkpoint(out, "archive", data.replace(b"K\x04\x85", b"K\x09\x85", 1),
-                             {"0": np.frombuffer(source.read_record("data/0"), np.uint8)}, "little")
-    out.seek(0)
     with pytest.raises(RuntimeError, match="out of bounds for storage"):
-        load(out)
+        load(_rezipped(data.replace(b"K\x04\x85", b"K\x09\x85", 1), source))
 
 
 def test_garbage_is_not_a_checkpoint():
@@ -638,3 +656,11 @@ def test_safetensors_missing_gives_import_error(tmp_path, monkeypatch):
         serialization.save_safetensors({"x": glasstorch.ones(1)}, tmp_path / "x.safetensors")
     with pytest.raises(ImportError, match="pip install safetensors"):
         serialization.load_safetensors(tmp_path / "x.safetensors")
+    with pytest.raises(RuntimeError, match="safetensors is not installed"):  # torch.load's words
+        load(tmp_path / "x.safetensors")
+
+
+def test_docstring_examples_run():
+    import doctest
+    result = doctest.testmod(serialization)
+    assert result.attempted > 0 and result.failed == 0

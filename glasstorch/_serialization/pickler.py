@@ -29,26 +29,26 @@ UNTYPED_STORAGE = TorchGlobal("torch.storage", "UntypedStorage")
 
 
 class _Storage:
-    """One ``data/<key>`` record: a 1-D array whose bytes are written there."""
-    __slots__ = ("key", "array", "storage_type")
+    """One ``data/<key>`` record: a 1-D array whose bytes are written there, and the device it was on."""
+    __slots__ = ("key", "array", "location", "storage_type")
 
-    def __init__(self, key, array):
-        self.key, self.array = key, array
+    def __init__(self, key, array, location):
+        self.key, self.array, self.location = key, array, location
         storage_name = STORAGE_OF_DTYPE[array.dtype.name]
         self.storage_type = TorchGlobal("torch", storage_name) if storage_name else UNTYPED_STORAGE
 
     def persistent_id(self):
         # A byte storage (UntypedStorage) counts its size in bytes, a typed one in elements.
         numel = self.array.size if self.storage_type is not UNTYPED_STORAGE else self.array.nbytes
-        return ("storage", self.storage_type, self.key, "cpu", numel)
+        return ("storage", self.storage_type, self.key, self.location, numel)
 
 
 class _ParameterData:
     """A Parameter's data, pickled as a plain tensor (torch pickles ``Parameter.data`` inside it)."""
-    __slots__ = ("array",)
+    __slots__ = ("array", "location")
 
-    def __init__(self, array):
-        self.array = array
+    def __init__(self, array, location):
+        self.array, self.location = array, location
 
 
 def contiguous_strides(shape):
@@ -104,31 +104,32 @@ class TorchPickler(pickle._Pickler):
 
     def reducer_override(self, obj):
         if type(obj) is _ParameterData:
-            return self._reduce_array(obj.array, requires_grad=False)
+            return self._reduce_array(obj.array, False, obj.location)
         parts = tensors.tensor_parts(obj)
         if parts is not None:
             array, requires_grad, is_parameter = parts
+            location = tensors.location(obj)
             if is_parameter:
                 # torch: Parameter.__reduce_ex__ -> _rebuild_parameter(self.data, self.requires_grad, OrderedDict())
-                return REBUILD_PARAMETER, (_ParameterData(array), requires_grad, OrderedDict())
-            return self._reduce_array(array, requires_grad)
+                return REBUILD_PARAMETER, (_ParameterData(array, location), requires_grad, OrderedDict())
+            return self._reduce_array(array, requires_grad, location)
         reduced = tensors.torch_reduce(obj) if type(obj) not in _PLAIN else None
         if reduced is not None:  # torch.Size((2, 3)), torch.device('cuda', 1)
             name, args = reduced[1]
             return TorchGlobal("torch", name), args
         return NotImplemented
 
-    def _reduce_array(self, array, requires_grad):
+    def _reduce_array(self, array, requires_grad, location):
         if array.dtype.name not in STORAGE_OF_DTYPE:
             raise TypeError(f"glasstorch.save: cannot save an array of dtype {array.dtype}; torch has no such dtype")
-        storage, offset, stride = self._place(array)
+        storage, offset, stride = self._place(array, location)
         args = (storage, offset, tuple(int(n) for n in array.shape), stride, requires_grad, OrderedDict())
         if storage.storage_type is UNTYPED_STORAGE:
             # a byte storage: offset and strides stay in elements, the dtype says what an element is
             return REBUILD_TENSOR_V3, args + (TorchGlobal("torch", array.dtype.name),)
         return REBUILD_TENSOR_V2, args
 
-    def _place(self, array):
+    def _place(self, array, location):
         """The storage ``array`` is saved in, and its offset and strides there (in elements)."""
         owner = array
         while isinstance(owner.base, xp.ndarray):
@@ -137,7 +138,7 @@ class TorchPickler(pickle._Pickler):
             storage = self._storage_of.get(id(owner))
             if storage is None:
                 # the owner's whole memory, in memory order: torch also saves a view's whole storage
-                storage = self._new_storage(owner.ravel(order="K"))
+                storage = self._new_storage(owner.ravel(order="K"), location)
                 self._storage_of[id(owner)] = storage
             itemsize = array.itemsize
             offset = (_address(array) - _address(owner)) // itemsize
@@ -145,7 +146,7 @@ class TorchPickler(pickle._Pickler):
         own = xp.ascontiguousarray(array)
         if not own.dtype.isnative:
             own = own.astype(own.dtype.newbyteorder("="))
-        return self._new_storage(own.reshape(-1)), 0, contiguous_strides(array.shape)
+        return self._new_storage(own.reshape(-1), location), 0, contiguous_strides(array.shape)
 
     @staticmethod
     def _can_share(array, owner):
@@ -156,7 +157,7 @@ class TorchPickler(pickle._Pickler):
                 and all(s >= 0 and s % itemsize == 0 for s in array.strides)  # torch has no negative strides
                 and (_address(array) - _address(owner)) % itemsize == 0)
 
-    def _new_storage(self, flat):
-        storage = _Storage(str(len(self.storages)), flat)
+    def _new_storage(self, flat, location):
+        storage = _Storage(str(len(self.storages)), flat, location)
         self.storages[storage.key] = storage
         return storage

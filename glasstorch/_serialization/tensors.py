@@ -35,6 +35,12 @@ def tensor_parts(obj):
     return array, bool(obj.requires_grad), parameter is not None and isinstance(obj, parameter)
 
 
+def location(obj):
+    """torch's location tag for a tensor's storage: 'cpu' or 'cuda:0'."""
+    device = obj.device
+    return "cpu" if device.type == "cpu" else f"{device.type}:{device.index or 0}"
+
+
 def make_tensor(array, requires_grad, is_parameter, device="cpu"):
     """A glasstorch tensor over ``array`` (sharing its memory on the CPU)."""
     gt = _core()

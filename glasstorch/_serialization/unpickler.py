@@ -22,6 +22,10 @@ from .names import DTYPE_OF_STORAGE, STORAGE_OF_DTYPE, UNSUPPORTED_STORAGES, Sto
 
 UnpicklingError = pickle.UnpicklingError
 
+
+class Refused(UnpicklingError):
+    """The file asks for something the allowlist does not admit (as opposed to a damaged file)."""
+
 # Modules never allowed, even when a user allowlists one of their names (torch's list).
 BLOCKED_MODULES = ("sys", "os", "posix", "nt")
 
@@ -150,14 +154,14 @@ def find_allowed(module, name):
         module = "builtins"
     full_path = f"{module}.{name}"
     if module in BLOCKED_MODULES:
-        raise UnpicklingError(f"Trying to load unsupported GLOBAL {full_path} whose module {module} is blocked.")
+        raise Refused(f"Trying to load unsupported GLOBAL {full_path} whose module {module} is blocked.")
     table = allowed_globals()
     if full_path in table:
         return table[full_path]
     user = _user_allowed()
     if full_path in user:
         return user[full_path]
-    raise UnpicklingError(_unsupported_global_message(full_path))
+    raise Refused(_unsupported_global_message(full_path))
 
 
 class WeightsUnpickler:
@@ -179,12 +183,13 @@ class WeightsUnpickler:
         while True:
             opcode = self.read(1)
             if not opcode:
-                raise UnpicklingError("pickle data was truncated")
+                raise UnpicklingError("corrupted checkpoint: pickle data was truncated")
             if opcode == pickle.STOP:
                 return self.stack.pop()
             handler = _DISPATCH.get(opcode[0])
             if handler is None:
-                raise UnpicklingError(f"Unsupported operand {opcode[0]}")
+                raise UnpicklingError(f"corrupted checkpoint: Unsupported operand {opcode[0]} (a damaged pickle, "
+                                      "or an opcode torch's weights-only loader does not take either)")
             try:
                 handler(self)
             except (UnpicklingError, RuntimeError):
@@ -192,14 +197,14 @@ class WeightsUnpickler:
             except (IndexError, KeyError, TypeError, ValueError, AttributeError, OverflowError, StructError,
                     UnicodeDecodeError) as error:
                 # a stack underflow, a missing memo entry, wrong arguments to a rebuild function...
-                raise UnpicklingError(f"the checkpoint's pickle is corrupted (at opcode {opcode!r}): "
+                raise UnpicklingError(f"corrupted checkpoint: the pickle breaks at opcode {opcode!r}: "
                                       f"{type(error).__name__}: {error}") from None
 
     # reading operands
     def _exact(self, n):
         data = self.read(n)
         if len(data) != n:
-            raise UnpicklingError("pickle data was truncated")
+            raise UnpicklingError("corrupted checkpoint: pickle data was truncated")
         return data
 
     def _unpack(self, fmt, n):
@@ -208,7 +213,7 @@ class WeightsUnpickler:
     def _line(self):
         line = self.readline()
         if not line.endswith(b"\n"):
-            raise UnpicklingError("pickle data was truncated")
+            raise UnpicklingError("corrupted checkpoint: pickle data was truncated")
         return line[:-1].decode("utf-8")
 
     def _push(self, value):
@@ -252,7 +257,7 @@ class WeightsUnpickler:
     def long4(self):
         n = self._unpack("<i", 4)
         if n < 0:
-            raise UnpicklingError("LONG pickle has negative byte count")
+            raise UnpicklingError("corrupted checkpoint: LONG pickle has negative byte count")
         self._push(int.from_bytes(self._exact(n), "little", signed=True))
 
     def _text(self, n):
@@ -275,7 +280,7 @@ class WeightsUnpickler:
     def binstring(self):
         n = self._unpack("<i", 4)
         if n < 0:
-            raise UnpicklingError("BINSTRING pickle has negative byte count")
+            raise UnpicklingError("corrupted checkpoint: BINSTRING pickle has negative byte count")
         self._py2_string(n)
 
     # containers
@@ -292,7 +297,7 @@ class WeightsUnpickler:
     def _target(self, kinds, what):
         target = self.stack[-1]
         if type(target) not in kinds:
-            raise UnpicklingError(f"Can only {what}, but got {type(target)}")
+            raise Refused(f"Can only {what}, but got {type(target)}")
         return target
 
     def append(self):
@@ -313,7 +318,7 @@ class WeightsUnpickler:
         target = self._target((dict, OrderedDict, Counter), "SETITEMS for dict, collections.OrderedDict, "
                                                             "collections.Counter")
         if len(items) % 2:
-            raise UnpicklingError("SETITEMS needs key/value pairs")
+            raise UnpicklingError("corrupted checkpoint: SETITEMS needs key/value pairs")
         for i in range(0, len(items), 2):
             target[items[i]] = items[i + 1]
 
@@ -328,7 +333,7 @@ class WeightsUnpickler:
 
     def _get(self, index):
         if index not in self.memo:
-            raise UnpicklingError(f"Memo value not found at index {index}")
+            raise UnpicklingError(f"corrupted checkpoint: Memo value not found at index {index}")
         self._push(self.memo[index])
 
     def binget(self): self._get(self._exact(1)[0])
@@ -342,7 +347,7 @@ class WeightsUnpickler:
     def stack_global(self):
         name, module = self.stack.pop(), self.stack.pop()
         if not isinstance(name, str) or not isinstance(module, str):
-            raise UnpicklingError("STACK_GLOBAL requires str")
+            raise UnpicklingError("corrupted checkpoint: STACK_GLOBAL requires str")
         self._push(find_allowed(module, name))
 
     def _user_class(self, obj):
@@ -355,9 +360,9 @@ class WeightsUnpickler:
             message = f"Trying to call reduce for unrecognized function {func!r}"
             if hasattr(func, "__self__"):
                 message += f" which belongs to {func.__self__!r}"
-            raise UnpicklingError(message)
+            raise Refused(message)
         if not isinstance(args, tuple):
-            raise UnpicklingError(f"REDUCE arguments must be a tuple, got {type(args).__name__}")
+            raise UnpicklingError(f"corrupted checkpoint: REDUCE arguments must be a tuple, got {type(args).__name__}")
         self.stack[-1] = func(*args)
 
     def newobj(self):
@@ -370,7 +375,7 @@ class WeightsUnpickler:
         elif cls in (OrderedDict, Counter) or (isinstance(cls, type) and self._user_class(cls)):
             self._push(cls.__new__(cls, *args))
         else:
-            raise UnpicklingError("Can only create new object for nn.Parameter or classes allowlisted "
+            raise Refused("Can only create new object for nn.Parameter or classes allowlisted "
                                   f"via `add_safe_globals` but got {cls!r}")
 
     def build(self):
@@ -392,16 +397,16 @@ class WeightsUnpickler:
                 for key, value in (slotstate or {}).items():
                     setattr(inst, key, value)
         else:
-            raise UnpicklingError("Can only build Tensor, Parameter, OrderedDict or types allowlisted via "
+            raise Refused("Can only build Tensor, Parameter, OrderedDict or types allowlisted via "
                                   f"`add_safe_globals`, but got {type(inst)}")
 
     def binpersid(self):
         pid = self.stack.pop()
         if type(pid) is not tuple or not pid:
-            raise UnpicklingError(f"persistent_load id must be a tuple, but got {type(pid)}")
+            raise UnpicklingError(f"corrupted checkpoint: persistent_load id must be a tuple, but got {type(pid)}")
         kind = pid[0].decode("ascii") if isinstance(pid[0], bytes) else pid[0]
         if kind != "storage":
-            raise UnpicklingError(f"Only persistent_load of storage is allowed, but got {kind!r}")
+            raise Refused(f"Only persistent_load of storage is allowed, but got {kind!r}")
         self._push(self.persistent_load(pid))
 
 
