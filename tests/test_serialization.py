@@ -230,6 +230,16 @@ def test_nested_containers_both_ways():
     assert back["device"] == torch.device("cpu")
 
 
+@needs_torch
+def test_python_attributes_on_torch_tensors_load():
+    """torch pickles a tensor with attributes through _rebuild_from_type_v2 / _rebuild_parameter_with_state."""
+    tensor, parameter = torch.ones(2), torch.nn.Parameter(torch.ones(3))
+    tensor.tag, parameter.note = "hello", 5
+    loaded = load(_buffer(torch.save, {"t": tensor, "p": parameter}))
+    assert loaded["t"].tag == "hello" and loaded["t"].tolist() == [1.0, 1.0]
+    assert loaded["p"].note == 5 and isinstance(loaded["p"], Parameter)
+
+
 def test_round_trip_without_torch():
     shared = glasstorch.arange(6.0)
     obj = {"shared": shared, "view": shared[2:], "param": Parameter(glasstorch.zeros(2)),
@@ -593,6 +603,14 @@ def test_save_killed_midway_leaves_previous_file(tmp_path):
     assert load(path)["old"].tolist() == [0.0, 1.0, 2.0]
     if torch is not None:
         assert torch.load(path)["old"].tolist() == [0.0, 1.0, 2.0]
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="symlinks need privileges on Windows")
+def test_save_writes_through_a_symlink(tmp_path):
+    (tmp_path / "real.pt").write_bytes(b"old")
+    os.symlink(tmp_path / "real.pt", tmp_path / "link.pt")
+    save(glasstorch.ones(1), tmp_path / "link.pt")
+    assert os.path.islink(tmp_path / "link.pt") and load(tmp_path / "real.pt").tolist() == [1.0]
 
 
 def test_save_keeps_file_mode(tmp_path):
