@@ -29,7 +29,7 @@ from itertools import chain
 from .._tensor import Tensor
 from .. import _dtype
 from ..autograd.grad_mode import enable_grad, no_grad
-from ..nn.utils.hooks import RemovableHandle  # torch keeps it in torch.utils.hooks
+from ..utils.hooks import RemovableHandle
 
 __all__ = ["Optimizer", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]
 
