@@ -216,14 +216,14 @@ def _saved_values(node):
             continue
         try:
             value = getattr(node, attr)
-        except RuntimeError as e:  # torch refuses to hand out a saved tensor that backward can't use
+        except Exception as e:  # torch refuses (RuntimeError) to hand out a saved tensor backward can't use
             message = str(e)
-            if "freed" in message:  # "... saved tensors after they have already been freed"
+            if isinstance(e, RuntimeError) and "freed" in message:  # "... have already been freed"
                 text = "freed"
-            elif "inplace" in message:  # "... has been modified by an inplace operation"
+            elif isinstance(e, RuntimeError) and "inplace" in message:  # "... modified by an inplace operation"
                 text = "modified in-place"
-            else:
-                text = "unreadable: " + _shorten(message)
+            else:  # a broken attribute should not stop the drawing; show what went wrong instead
+                text = _shorten(f"unreadable: {type(e).__name__}: {message}")
         else:
             text = _describe(value)
         yield attr[len("_saved_"):], text
