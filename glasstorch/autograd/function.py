@@ -145,13 +145,13 @@ class Function(metaclass=FunctionMeta):
             node.num_outputs = len(new_outputs)
             if saved:
                 node._saved = saved
-                node._saved_versions = tuple(t._vc.version if t is not None else 0 for t in saved)
+                node._versions_at_save = tuple(t._vc.version if t is not None else 0 for t in saved)
             for o, nd in zip(new_outputs, non_diff):
                 if nd:
                     o._requires_grad = False
         else:
             node._saved = tuple(node._to_save)
-            node._saved_versions = tuple(t._vc.version if t is not None else 0 for t in node._saved)
+            node._versions_at_save = tuple(t._vc.version if t is not None else 0 for t in node._saved)
         return tuple(new_outputs) if is_tuple else new_outputs[0]
 
 

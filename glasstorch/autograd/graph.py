@@ -52,12 +52,12 @@ class Node:
 
     # Per-instance attributes (set by `connect`, kept off __init__ so node creation is one call):
     #   next_functions   tuple of (Node | None, int)
-    #   _saved           tuple of tensors (None once freed), _saved_versions tuple of ints
+    #   _saved           tuple of tensors (None once freed), _versions_at_save tuple of ints
     #   _input_meta      None, or per input (shape, dtype) a gradient must be reduced/cast to
     #   _seq             creation order; the engine runs later nodes first among the ready ones
     _saved = ()
-    _saved_versions = ()
-    _saved_output = -1      # index into _saved of the forward's own result (stored without a cycle)
+    _versions_at_save = ()
+    _result_index = -1      # index into _saved of the forward's own result (stored without a cycle)
     _input_meta = None
     _hooks = None
     _pre_hooks = None
@@ -89,14 +89,14 @@ class Node:
         saved = self._saved
         if saved is None:
             raise RuntimeError(FREED_MESSAGE)
-        versions = self._saved_versions
+        versions = self._versions_at_save
         for i, t in enumerate(saved):
             if t is not None and t._vc.version != versions[i]:
                 raise RuntimeError(_version_error(self, i, t, versions[i]))
-        if self._saved_output >= 0 and _state.enabled:
+        if self._result_index >= 0 and _state.enabled:
             # create_graph: the saved result must lead back to this node, as torch's is_output SavedVariable
             saved = list(saved)
-            saved[self._saved_output] = saved[self._saved_output]._as_output_of(self)
+            saved[self._result_index] = saved[self._result_index]._as_output_of(self)
             return tuple(saved)
         return saved
 
@@ -167,7 +167,7 @@ def new_hook_dict():
 
 def _version_error(node, index, tensor, expected):
     vc = tensor._vc
-    if index == node._saved_output:
+    if index == node._result_index:
         where = f"which is output 0 of {node.name()}, "
     elif tensor._grad_fn is not None:
         where = f"which is output {tensor._output_nr} of {tensor._grad_fn.name()}, "
@@ -227,9 +227,9 @@ def connect(node, inputs, outputs, saved=(), saved_output=-1):
         if saved_output >= 0:
             saved = list(saved)
             saved[saved_output] = saved[saved_output]._alias()
-            node._saved_output = saved_output
+            node._result_index = saved_output
         node._saved = saved = tuple(saved)
-        node._saved_versions = tuple([t._vc.version if t is not None else 0 for t in saved])
+        node._versions_at_save = tuple([t._vc.version if t is not None else 0 for t in saved])
     if _anomaly.enabled:
         import traceback
         node._anomaly_trace = traceback.format_stack()[:-2]
