@@ -35,7 +35,7 @@ from ..backends import xp
 from ._op import _state, record, make_node_class
 from . import pointwise, joining, linalg
 
-__all__ = ["rnn_layer", "lstm_cell", "gru_cell", "rnn_tanh_cell", "rnn_relu_cell"]
+__all__ = ["rnn_layer", "lstm_cell", "gru_cell", "rnn_tanh_cell", "rnn_relu_cell"]  # + the packing ops at the end
 
 GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
 
@@ -400,3 +400,74 @@ def rnn_layer_reference(mode, input, hx, cx, weights, reverse=False, batch_sizes
         output = output.reshape(input.shape[0], input.shape[1], -1)
     return output, h, c
 
+
+
+# ---- packing: padded (T, B, *) <-> packed rows (N, *) ------------------------------------------
+# A packed batch keeps, time step after time step, the rows of the sequences still running
+# (lengths sorted longest first), so step t is rows [sum(batch_sizes[:t]), +batch_sizes[t]).
+def _packed_rows(lengths, T):
+    """Which rows of the time-major (T*B) padded layout a packed batch keeps, in packed order,
+    and the batch size of every step."""
+    lengths = xp.asarray(lengths)
+    mask = xp.arange(T)[:, None] < lengths[None, :]            # (T, B): step t of sequence b exists
+    return xp.flatnonzero(mask), mask.sum(1)
+
+
+def _gather_padded(data, rows, T, B, padding_value):
+    """Packed rows (N, *) -> padded (T, B, *), with ordinary ops (so it differentiates to any order):
+    one index_select from the rows plus a padding row."""
+    N = data.shape[0]
+    src = xp.full(T * B, N, dtype=xp.int64)                    # every slot reads the padding row...
+    src[rows] = xp.arange(N)                                   # ...unless a packed row fills it
+    pad_row = _wrap(xp.full((1,) + tuple(data.shape[1:]), padding_value, dtype=data._data.dtype))
+    from .indexing import index_select
+    return index_select(joining.cat([data, pad_row]), 0, _wrap(src)).view((T, B) + tuple(data.shape[1:]))
+
+
+class PackPaddedSequenceBackward0(make_node_class("PackPaddedSequenceBackward0", None)):
+    """The gradient of packing is unpacking with zeros in the padding."""
+
+    def backward(self, grad):
+        T, B = self.padded_sizes[:2]
+        g = _gather_padded(grad, self.rows, T, B, 0)
+        return g.transpose(0, 1) if self.batch_first else g
+
+
+def _pack_padded_sequence(input, lengths, batch_first):
+    """torch._pack_padded_sequence: padded ``(T, B, *)`` (``(B, T, *)`` if batch_first) and sorted
+    lengths -> ``(data, batch_sizes)``."""
+    from .creation import tensor
+    lengths = [int(n) for n in lengths]
+    x = input._data.swapaxes(0, 1) if batch_first else input._data
+    T, B = x.shape[:2]
+    if len(lengths) != B:
+        raise RuntimeError(f"Expected `len(lengths)` to be equal to batch_size, but got {len(lengths)} "
+                           f"(batch_size={B})")
+    if min(lengths) <= 0:
+        raise RuntimeError("Length of all samples has to be greater than 0, but found an element in 'lengths' "
+                           "that is <= 0")
+    if any(a < b for a, b in zip(lengths, lengths[1:])):
+        raise RuntimeError("`lengths` array must be sorted in decreasing order when `enforce_sorted` is True. You "
+                           "can pass `enforce_sorted=False` to pack_padded_sequence and/or pack_sequence to sidestep "
+                           "this requirement if you do not need ONNX exportability.")
+    if lengths[0] > T:
+        raise RuntimeError(f"pack_padded_sequence: the longest length ({lengths[0]}) is more than the "
+                           f"{'second' if batch_first else 'first'} dimension of the input ({T})")
+    rows, batch_sizes = _packed_rows(lengths, lengths[0])
+    data = _wrap(x[:lengths[0]].reshape((lengths[0] * B,) + x.shape[2:])[rows])
+    if _state.enabled and input._requires_grad:
+        node = record(PackPaddedSequenceBackward0, data, (input,), meta_check=False)
+        node.rows, node.padded_sizes, node.batch_first = rows, (T, B), batch_first
+    return data, tensor(batch_sizes.astype(xp.int64))
+
+
+def _pad_packed_sequence(data, batch_sizes, batch_first, padding_value, total_length):
+    """torch._pad_packed_sequence: ``(data, batch_sizes)`` -> ``(padded, lengths)``, padded to
+    ``total_length`` steps."""
+    from .creation import tensor
+    bs = xp.asarray(batch_sizes._data if hasattr(batch_sizes, "_data") else batch_sizes)
+    B = int(bs[0])
+    lengths = (bs[:, None] > xp.arange(B)[None, :]).sum(0)   # steps in which sequence b still runs
+    rows, _ = _packed_rows(lengths, total_length)
+    out = _gather_padded(data, rows, total_length, B, padding_value)
+    return (out.transpose(0, 1) if batch_first else out), tensor(lengths.astype(xp.int64))
