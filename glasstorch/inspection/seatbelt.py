@@ -1,0 +1,580 @@
+"""The seatbelt: warnings for the training bugs that raise no error.
+
+    with glasstorch.inspection.seatbelt():      # or GLASSTORCH_SEATBELT=1 python train.py
+        train(model)
+
+Each trap has its own warning class (all subclasses of :class:`TrapWarning`, a ``UserWarning``), is
+reported once per site, and the warning's ``filename``/``lineno`` point at the user's line where the
+fix goes (not at glasstorch). Every message says what happened, why it matters and how to fix it.
+
+======================================  =====================================================  ==========================
+warning                                 when                                                   line
+======================================  =====================================================  ==========================
+:class:`MissingZeroGradWarning`         ``optimizer.step()`` uses a ``.grad`` that still holds  the ``step()``
+                                        gradients from before the previous step
+:class:`ProbabilitiesToCrossEntropy...` softmax / log_softmax output (or rows of               the loss call
+                                        probabilities) passed to ``cross_entropy`` as logits
+:class:`TrainModeInferenceWarning`      a model with Dropout/BatchNorm in train mode run        the model call
+                                        under ``no_grad`` / ``inference_mode``
+:class:`GraphKeptAliveWarning`          a loss's graph kept alive after its backward             the ``+=``
+                                        (``total_loss += loss``): it grows every step
+:class:`GraphCutWarning`                a parameter the optimizer holds got no gradient         the cut
+                                        because ``.item()``/``detach()``/... cut its path
+:class:`ForcedRequiresGradWarning`      ``requires_grad = True`` on a tensor with no path to     the assignment
+                                        any parameter (or ``requires_grad_()`` on a non-leaf)
+:class:`NonLeafParameterWarning`        a non-leaf tensor given to an optimizer, kept on a      where it became a non-leaf
+                                        module, or whose ``.grad`` is read
+:class:`NonFiniteWarning`               the first op of the forward pass that makes NaN/inf      that op's line
+                                        from finite inputs
+======================================  =====================================================  ==========================
+
+Without a seatbelt nothing is checked and nothing is installed: glasstorch behaves like torch.
+"""
+import math
+import os
+import sys
+import warnings
+
+from ..backends import xp
+from ..autograd import grad_mode as _grad_mode
+from ..autograd.graph import AccumulateGrad
+from .._tensor import Tensor
+from . import _instrument
+from ._instrument import tracker, IdTable
+
+__all__ = ["seatbelt", "Seatbelt", "expect_accumulation", "TrapWarning", "MissingZeroGradWarning",
+           "ProbabilitiesToCrossEntropyWarning", "TrainModeInferenceWarning", "GraphKeptAliveWarning",
+           "GraphCutWarning", "ForcedRequiresGradWarning", "NonLeafParameterWarning", "NonFiniteWarning"]
+
+_state = _grad_mode._state
+
+
+class TrapWarning(UserWarning):
+    """A training bug that raises no error (base class of the seatbelt's warnings)."""
+
+
+class MissingZeroGradWarning(TrapWarning):
+    """``optimizer.step()`` with gradients accumulated across steps (``zero_grad()`` missing)."""
+
+
+class ProbabilitiesToCrossEntropyWarning(TrapWarning):
+    """Probabilities (softmax output) passed to ``cross_entropy``, which expects logits."""
+
+
+class TrainModeInferenceWarning(TrapWarning):
+    """A model with Dropout or BatchNorm evaluated under ``no_grad`` while still in train mode."""
+
+
+class GraphKeptAliveWarning(TrapWarning):
+    """A loss's graph kept alive across steps (``total_loss += loss``): memory grows every step."""
+
+
+class GraphCutWarning(TrapWarning):
+    """A parameter got no gradient because the path to the loss was cut."""
+
+
+class ForcedRequiresGradWarning(TrapWarning):
+    """``requires_grad = True`` set where it can't help (no path to a parameter, or a non-leaf)."""
+
+
+class NonLeafParameterWarning(TrapWarning):
+    """A tensor meant as a parameter is not a leaf, so it is never updated."""
+
+
+class NonFiniteWarning(TrapWarning):
+    """Where NaN or inf first appears in the forward pass."""
+
+
+# ----------------------------------------------------------------------------------------------
+# Emitting: once per site, at the user's line
+# ----------------------------------------------------------------------------------------------
+_belts = []           # open seatbelts, outermost first
+_sites = set()        # (category, filename, lineno) already reported while a seatbelt is on
+
+
+def _warn(category, message, where, frame=None):
+    """Warn ``category`` at ``where`` = (filename, lineno), once per site."""
+    if where is None:
+        return
+    filename, lineno = where[0], where[1]
+    key = (category, filename, lineno)
+    if key in _sites:
+        return
+    _sites.add(key)
+    for belt in _belts:
+        belt.found.append((category, filename, lineno, message))
+    g = frame.f_globals if frame is not None and frame.f_code.co_filename == filename else None
+    module = g.get("__name__", "__main__") if g else os.path.splitext(os.path.basename(filename))[0]
+    warnings.warn_explicit(message, category, filename, lineno, module=module, module_globals=g)
+
+
+def _line(where):
+    """``train.py:12`` for a (filename, lineno, ...) tuple."""
+    return f"{os.path.basename(where[0])}:{where[1]}" if where else "an unknown line"
+
+
+def _name(t):
+    """A parameter's name (``fc.weight``) if a module or optimizer names it, else its shape."""
+    n = tracker.param_name(t)
+    return n if n is not None else f"a tensor of shape {tuple(t.shape)}"
+
+
+def _where_made(t):
+    """(filename, lineno, api) of the op that made non-leaf ``t``, when inspection saw it."""
+    fn = t._grad_fn
+    return getattr(fn, "_inspect_where", None) if fn is not None else None
+
+
+# ----------------------------------------------------------------------------------------------
+# The checks (installed into _instrument while a seatbelt is on)
+# ----------------------------------------------------------------------------------------------
+# Ops that cannot turn finite values into NaN/inf: views, copies, joins (skipped by the NaN check).
+_MOVES = {"ViewBackward0", "UnsafeViewBackward0", "PermuteBackward0", "TransposeBackward0", "TBackward0",
+          "ExpandBackward0", "SqueezeBackward0", "SqueezeBackward1", "SqueezeBackward2", "UnsqueezeBackward0",
+          "SliceBackward0", "SelectBackward0", "CloneBackward0", "AliasBackward0", "CatBackward0",
+          "StackBackward0", "RepeatBackward0", "FlipBackward0", "RollBackward0", "IndexBackward0",
+          "ReluBackward0", "NegBackward0", "UnbindBackward0", "SplitBackward0", "SplitWithSizesBackward0",
+          "ReshapeAliasBackward0", "TrilBackward0", "TriuBackward0", "DiagonalBackward0", "GatherBackward0",
+          "MaxPool2DWithIndicesBackward0", "AbsBackward0", "CloneBackward0"}
+# Ops whose output is raw scores (a Linear/conv layer's), never rows of probabilities: no need to look.
+_LOGIT_MAKERS = {"AddmmBackward0", "MmBackward0", "ConvolutionBackward0", "BmmBackward0", "UnsafeViewBackward0",
+                 "MvBackward0", "LinearBackward0"}
+
+
+class _SeatbeltChecks(_instrument._Checks):
+    on = True
+
+    def __init__(self):
+        self.accumulate = False
+        self.expected = IdTable()      # optimizers declared to accumulate
+        self.chains = IdTable()        # node -> set of backward indices whose graphs it keeps alive
+        self.scanned = IdTable()       # modules already scanned for non-leaf tensors
+
+    # -- every node: NaN/inf, graphs kept alive ------------------------------------------
+    def node(self, node, inputs, outputs, where):
+        if type(node).__name__ not in _MOVES:
+            for out in (outputs if type(outputs) is tuple else (outputs,)):
+                if out is not None:
+                    d = out._data
+                    if d.dtype.kind == "f":
+                        s = d.sum()       # one pass, no temporary: nan/inf in, nan/inf out
+                        if not (s - s == 0):
+                            self._nonfinite(node, inputs, out, where)
+                            break
+        if tracker.consumed._d or self.chains._d:
+            self._kept_alive(node, inputs, where)
+
+    def _nonfinite(self, node, inputs, out, where):
+        if bool(xp.isfinite(out._data).all()):
+            return  # the sum overflowed; the values are finite
+        bad_leaf = None
+        for x in inputs:
+            if x is not None and x._data.dtype.kind in "fc" and not bool(xp.isfinite(x._data).all()):
+                if x._grad_fn is not None:
+                    return  # carried from an earlier op, reported there
+                bad_leaf = x
+        d = out._data
+        what = "nan" if bool(xp.isnan(d).any()) else "inf"
+        op = _op_name(node)
+        shapes = ", ".join(str(tuple(x.shape)) for x in inputs if x is not None)
+        if bad_leaf is None:
+            msg = (f"{what} first appears in the forward pass here: {op} ({node.name()}) of input shapes "
+                   f"[{shapes}] turned finite values into {what}, so the loss and every gradient will be {what}. ")
+            msg += _NONFINITE_FIX.get(node.name(), "Check this op's inputs (log of 0, division by 0, sqrt of "
+                                      "a negative, exp overflow) or clamp them first.")
+        else:
+            role = _name(bad_leaf) if bad_leaf._requires_grad else f"the input of shape {tuple(bad_leaf.shape)}"
+            msg = (f"{what} enters the forward pass here: {op} ({node.name()}) got {role}, which already "
+                   f"contains {what} (it is a leaf: data or a parameter). If it is a parameter, an earlier "
+                   f"step's gradient was not finite (lower the learning rate, clip gradients); if it is data, "
+                   f"clean it (torch.nan_to_num, or drop the rows).")
+        _warn(NonFiniteWarning, msg, where)
+
+    def _kept_alive(self, node, inputs, where):
+        consumed, chains = tracker.consumed, self.chains
+        cd, chd = consumed._d, chains._d
+        backs = None
+        for x in inputs:
+            if x is None:
+                continue
+            fn = x._grad_fn
+            if fn is None:
+                continue
+            k = id(fn)
+            if k not in chd and k not in cd and x._data.size != 1:
+                continue   # the common case, decided on ids alone
+            c = chains.get(fn)
+            if c is not None:
+                backs = set(c) if backs is None else backs | c
+            b = consumed.get(fn)
+            if b is not None:
+                backs = {b} if backs is None else backs | {b}
+            elif x._data.size == 1:
+                # a sum built before the backward (total = total + loss; loss.backward()): the loss is
+                # one level down
+                for j, _ in fn.next_functions:
+                    if j is not None:
+                        b = consumed.get(j)
+                        if b is not None:
+                            backs = {b} if backs is None else backs | {b}
+        if backs is None:
+            return
+        chains.set(node, backs)
+        if len(backs) >= 2 and where is not None:
+            n = _count_nodes(node)
+            msg = (f"this line keeps the graphs of {len(backs)} losses alive after their backward(): the "
+                   f"result still points into every earlier loss's graph, now {n} autograd nodes, and it "
+                   f"grows by one graph per step (memory and time grow until the loop ends). If this is a "
+                   f"running total for printing, add the number, not the tensor: total_loss += loss.item() "
+                   f"(or loss.detach()).")
+            _warn(GraphKeptAliveWarning, msg, where)
+
+    # -- optimizer.step(): missing zero_grad, cut parameters, forced leaves ----------------
+    def step(self, optimizer):
+        params = [p for g in optimizer.param_groups for p in g["params"]]
+        frame, _ = _instrument.user_site(1)
+        if not (self.accumulate or optimizer in self.expected):
+            carried = []
+            backwards = 0
+            for p in params:
+                g = p._grad
+                if g is None:
+                    continue
+                info = tracker.leaves.get(p)
+                if info is not None and info.carried and id(g) == info.grad_id and g._vc.version == info.grad_version:
+                    carried.append(p)
+                    backwards = max(backwards, info.backwards)
+            if carried:
+                more = f" (and {len(carried) - 1} more)" if len(carried) > 1 else ""
+                msg = (f"optimizer.step() is using gradients summed over {backwards} backward passes: the .grad of "
+                       f"{_name(carried[0])}{more} was not cleared after the previous step, so every step also "
+                       f"re-applies the old gradients. Fix: call optimizer.zero_grad() once per iteration (before "
+                       f"loss.backward()). If you accumulate on purpose, say so: "
+                       f"glasstorch.inspection.expect_accumulation(optimizer) or seatbelt(accumulate=True).")
+                _warn(MissingZeroGradWarning, msg, _instrument.where_of(frame), frame)
+
+        by_cut = {}
+        for p in params:
+            if p._grad is None and p._requires_grad:
+                cut = tracker.cut_of.get(p)
+                if cut is not None:
+                    by_cut.setdefault((cut.filename, cut.lineno), (cut, []))[1].append(p)
+        for (filename, lineno), (cut, ps) in by_cut.items():
+            names = ", ".join(_name(p) for p in ps[:4]) + (f" and {len(ps) - 4} more" if len(ps) > 4 else "")
+            if cut.how == "a no_grad block":
+                fix = ("run the forward pass that feeds the loss outside torch.no_grad() (or, if these parameters "
+                       "are meant to be frozen, set requires_grad=False and leave them out of the optimizer)")
+            else:
+                fix = ("keep tensors on the path to the loss (use the tensor itself; call .item()/.detach()/"
+                       ".numpy() only for logging, on a copy that does not feed the loss; torch.stack instead of "
+                       "torch.tensor([...]))")
+            msg = (f"{names} got no gradient, so optimizer.step() leaves it unchanged: the path from it to the "
+                   f"loss was cut here by {cut.how}. Fix: {fix}.")
+            _warn(GraphCutWarning, msg, (filename, lineno))
+
+        reached = tracker.last_reached
+        if reached and all(p._grad is None for p in params):
+            forced = [(t, w) for t, w in tracker.forced.items() if id(t) in reached]
+            if forced and len(forced) == len(reached):
+                for t, w in forced:
+                    self._forced_message(t, w, "the backward pass stopped at it: no parameter of the optimizer "
+                                               "got a gradient")
+
+    def _forced_message(self, t, where, what):
+        cut = tracker.cut_results.get(t)
+        origin = f" It was made by {cut.how} at {_line((cut.filename, cut.lineno))}." if cut else ""
+        recent = [c for _, c in tracker.pending.values()]
+        if not cut and recent:
+            c = recent[-1]
+            origin = f" The last cut seen before it: {c.how} at {_line((c.filename, c.lineno))}."
+        msg = (f"requires_grad = True was set here on a tensor of shape {tuple(t.shape)} that has no path to any "
+               f"parameter, which silences \"element 0 of tensors does not require grad\" but fixes nothing: {what}."
+               f"{origin} Fix: remove this line and find where the path to the parameters was cut (.item(), "
+               f".detach(), .numpy(), torch.tensor(...), a no_grad block, an integer cast).")
+        _warn(ForcedRequiresGradWarning, msg, where)
+
+    def backward_roots(self, roots):
+        for node, _ in roots:
+            if type(node) is AccumulateGrad:
+                where = tracker.forced.get(node.variable)
+                if where is not None:
+                    self._forced_message(node.variable, where, "backward() from it only gives it a .grad of ones")
+
+    def requires_grad_nonleaf(self, t, frame):
+        op = _describe_op(t)
+        msg = (f"requires_grad_() on a tensor made by {op} does nothing: it is not a leaf, and it already requires "
+               f"grad through its graph (torch ignores this call). If its gradient is what you want, call "
+               f".retain_grad() before backward(); if it is meant as a parameter, make the leaf itself require grad.")
+        _warn(ForcedRequiresGradWarning, msg, _instrument.where_of(frame), frame)
+
+    # -- modules: train mode under no_grad, non-leaf attributes ---------------------------
+    def module_call(self, module, frame):
+        if module not in self.scanned:
+            self.scanned.set(module, True)
+            self._scan_attributes(module, frame)
+        if _state.enabled or not getattr(module, "training", False):
+            return
+        active = []
+        for name, m in module.named_modules():
+            if getattr(m, "training", False) and _stochastic(m):
+                active.append((name or type(m).__name__, m))
+        if not active:
+            return
+        listed = ", ".join(f"{n} ({type(m).__name__})" for n, m in active[:3])
+        mode = "inference_mode" if _state.inference else "no_grad"
+        msg = (f"{type(module).__name__} runs under torch.{mode}() but is still in train mode: {listed} "
+               f"{'behave' if len(active) > 1 else 'behaves'} as in training (dropout drops activations at random, "
+               f"batch norm normalises with this batch's statistics and updates its running averages), so the "
+               f"evaluation is wrong. Fix: call model.eval() before evaluating, and model.train() before training "
+               f"again.")
+        _warn(TrainModeInferenceWarning, msg, _instrument.where_of(frame), frame)
+
+    def _scan_attributes(self, module, frame):
+        try:
+            mods = list(module.named_modules())
+        except Exception:
+            return
+        for prefix, m in mods:
+            for key, v in list(vars(m).items()):
+                if isinstance(v, Tensor) and v._grad_fn is not None and v._requires_grad:
+                    name = f"{prefix}.{key}" if prefix else key
+                    where = _where_made(v) or _instrument.where_of(frame)
+                    msg = (f"{type(module).__name__}.{name} is a tensor made by {_describe_op(v)}, not a leaf "
+                           f"and not an nn.Parameter: model.parameters() does not include it, so no optimizer "
+                           f"updates it and it stays at its initial value. Fix: wrap the initial value in "
+                           f"nn.Parameter (e.g. self.{key} = nn.Parameter(torch.randn(...) * 0.01)).")
+                    _warn(NonLeafParameterWarning, msg, where, frame)
+
+    def add_param_group(self, optimizer, group, frame):
+        params = group.get("params")
+        if isinstance(params, Tensor):
+            params = [params]
+        try:
+            params = list(params)
+        except TypeError:
+            return
+        for p in params:
+            if isinstance(p, tuple) and len(p) == 2:
+                p = p[1]
+            if isinstance(p, Tensor) and p._grad_fn is not None and not p._retains_grad:
+                where = _where_made(p) or _instrument.where_of(frame)
+                msg = (f"the optimizer was given a tensor of shape {tuple(p.shape)} made by {_describe_op(p)}: it "
+                       f"is not a leaf, so it can't be updated (torch refuses it: \"can't optimize a non-leaf "
+                       f"Tensor\"). Fix: create the parameter as a leaf -- put requires_grad=True (or "
+                       f".requires_grad_()) after the last op, e.g. (torch.randn(3) * 0.01).requires_grad_(), or "
+                       f"torch.randn(3, device=device, requires_grad=True) instead of .to(device) afterwards.")
+                _warn(NonLeafParameterWarning, msg, where, frame)
+
+    def nonleaf_grad(self, t, frame):
+        made = _where_made(t)
+        where = made or _instrument.where_of(frame)
+        msg = (f"reading .grad of a tensor made by {_describe_op(t)} (shape {tuple(t.shape)}): it is not a leaf, "
+               f"so backward() never fills its .grad (None) and an update through it is lost. If it is meant as "
+               f"a parameter, make it a leaf: put requires_grad=True after the last op, e.g. "
+               f"(torch.randn(3) * 0.01).requires_grad_(), or create it on its device directly. If you want an "
+               f"intermediate gradient, call .retain_grad() before backward().")
+        _warn(NonLeafParameterWarning, msg, where, frame if made is None else None)
+
+    # -- losses ------------------------------------------------------------------------------
+    def cross_entropy(self, input, frame):
+        fn = input._grad_fn
+        name = type(fn).__name__ if fn is not None else None
+        kind = None
+        if name == "SoftmaxBackward0":
+            kind = "softmax"
+        elif name == "LogSoftmaxBackward0":
+            kind = "log_softmax"
+        elif name not in _LOGIT_MAKERS and input._data.dtype.kind == "f" and input._data.ndim >= 1:
+            kind = _probability_rows(input._data)   # probabilities that went through another op
+        if kind is None:
+            return
+        if kind == "log_softmax":
+            msg = ("cross_entropy was given log_softmax output: cross_entropy applies log_softmax itself, so it "
+                   "is applied twice. The value happens to be the same (log_softmax is idempotent), but the "
+                   "computation is wasted and the intent unclear. Fix: pass the logits (the layer before "
+                   "log_softmax), or use F.nll_loss / nn.NLLLoss on log_softmax output.")
+        else:
+            msg = ("cross_entropy was given probabilities (softmax output) as if they were logits: it applies "
+                   "log_softmax itself, so the softmax is applied twice, the loss is squashed into a narrow "
+                   "range and the gradients nearly vanish (training stalls). Fix: pass the logits (remove the "
+                   "softmax from the model; apply it only when you want probabilities for display).")
+        _warn(ProbabilitiesToCrossEntropyWarning, msg, _instrument.where_of(frame), frame)
+
+
+def _probability_rows(d):
+    """'softmax' if every row along the class dim is a probability vector, 'log_softmax' if log-probabilities."""
+    if d.size < 2:
+        return None
+    axis = 1 if d.ndim >= 2 else 0
+    c = d.shape[axis]
+    if c < 2 or d.size // c < 1:
+        return None
+    lo, hi = float(d.min()), float(d.max())
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        return None
+    if lo >= 0.0 and hi <= 1.0:
+        if float(abs(d.sum(axis=axis, dtype="float64") - 1.0).max()) < 1e-4:
+            return "softmax"
+    elif hi <= 0.0:
+        lse = xp.log(xp.exp(d.astype("float64")).sum(axis=axis))
+        if float(abs(lse).max()) < 1e-4:
+            return "log_softmax"
+    return None
+
+
+def _stochastic(m):
+    """Dropout with p > 0 or BatchNorm: modules whose train and eval behaviour differ."""
+    for cls in type(m).__mro__:
+        n = cls.__name__
+        if "Dropout" in n:
+            return getattr(m, "p", 1.0) > 0
+        if "BatchNorm" in n:
+            return True
+    return False
+
+
+def _count_nodes(node):
+    seen = {id(node)}
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        for nxt, _ in n.next_functions:
+            if nxt is not None and id(nxt) not in seen:
+                seen.add(id(nxt))
+                stack.append(nxt)
+    return len(seen)
+
+
+_OP_WORDS = {"MulBackward0": "a multiplication (*)", "DivBackward0": "a division (/)", "AddBackward0": "an addition (+)",
+             "SubBackward0": "a subtraction (-)", "ToCopyBackward0": "a copy to another dtype or device",
+             "ViewBackward0": ".view()", "ReshapeAliasBackward0": ".reshape()", "TBackward0": ".t()",
+             "CloneBackward0": ".clone()", "ExpandBackward0": ".expand()", "SqueezeBackward0": ".squeeze()",
+             "UnsqueezeBackward0": ".unsqueeze()", "PermuteBackward0": ".permute()",
+             "TransposeBackward0": ".transpose()", "NegBackward0": "a negation (-x)"}
+_NONFINITE_FIX = {
+    "LogBackward0": "log(0) is -inf and log of a negative is nan: use torch.log(x + eps) or clamp(min=eps), or "
+                    "work with logits (F.log_softmax, F.cross_entropy, F.binary_cross_entropy_with_logits).",
+    "DivBackward0": "a division by zero: add an epsilon to the denominator or mask the zeros.",
+    "SqrtBackward0": "sqrt of a negative number is nan: clamp(min=0) first (and add eps: its gradient at 0 is inf).",
+    "ExpBackward0": "exp overflows above ~88 in float32: subtract the max first (torch.logsumexp, F.softmax do).",
+    "PowBackward0": "a power of a negative base or of 0 with a negative exponent: check the base's range.",
+    "PowBackward1": "a power of a negative base or of 0 with a negative exponent: check the base's range.",
+}
+
+
+def _op_name(node):
+    """'log' for LogBackward0, 'addmm' for AddmmBackward0."""
+    n = node.name()
+    for suffix in ("Backward0", "Backward1", "Backward2"):
+        if n.endswith(suffix):
+            return n[:-len(suffix)].lower()
+    return n
+
+
+def _describe_op(t):
+    """How ``t`` was made, in the user's words: '.to() at train.py:3' or 'a multiplication (*)'."""
+    fn = t._grad_fn
+    if fn is None:
+        return "no op (a leaf)"
+    name = fn.name()
+    where = getattr(fn, "_inspect_where", None)
+    words = _source_op(where, name) or _OP_WORDS.get(name) or f"{name}"
+    return f"{words} at {_line(where)}" if where else words
+
+
+def _source_op(where, node_name):
+    """For a copy node, the method written on the user's line (.to(), .float(), .cuda()...)."""
+    if where is None or node_name != "ToCopyBackward0":
+        return None
+    import linecache
+    import re
+    text = linecache.getline(where[0], where[1])
+    m = re.search(r"\.(to|cuda|cpu|float|double|half|bfloat16|type_as|type)\(", text)
+    return f".{m.group(1)}()" if m else None
+
+
+# ----------------------------------------------------------------------------------------------
+# The public context manager
+# ----------------------------------------------------------------------------------------------
+_checks = _SeatbeltChecks()
+
+
+class seatbelt:
+    """Warn about the silent training traps while this block runs (see the module docstring).
+
+    Args:
+        accumulate: gradient accumulation across ``optimizer.step()`` calls is intended (no
+            :class:`MissingZeroGradWarning`).
+        report: print :meth:`report` when the block ends.
+
+    ``with seatbelt() as belt: ...`` then ``belt.report()`` gives a one-paragraph summary
+    (``"seatbelt: no traps found in 200 steps"``), and ``belt.found`` the warnings as
+    ``(category, filename, lineno, message)``. Seatbelts nest; one warning per site while any is open.
+    """
+
+    def __init__(self, accumulate=False, report=False):
+        self.accumulate = accumulate
+        self.print_report = report
+        self.found = []
+        self._steps0 = self._backwards0 = 0
+        self._steps = self._backwards = None
+
+    def __enter__(self):
+        _instrument.acquire()
+        _belts.append(self)
+        self._steps0, self._backwards0 = tracker.step_count, tracker.backward_count
+        self._steps = self._backwards = None
+        _checks.accumulate = any(b.accumulate for b in _belts)
+        _instrument.checks = _checks
+        return self
+
+    def __exit__(self, *exc):
+        self._steps = tracker.step_count - self._steps0
+        self._backwards = tracker.backward_count - self._backwards0
+        if self in _belts:
+            _belts.remove(self)
+        if not _belts:
+            _instrument.checks = _instrument._Checks()
+            _sites.clear()
+            _checks.chains.clear()
+        else:
+            _checks.accumulate = any(b.accumulate for b in _belts)
+        _instrument.release()
+        if self.print_report:
+            print(self.report())
+        return False
+
+    def report(self):
+        """``'seatbelt: no traps found in N steps'``, or the traps found, one line each."""
+        steps = self._steps if self._steps is not None else tracker.step_count - self._steps0
+        backwards = self._backwards if self._backwards is not None else tracker.backward_count - self._backwards0
+        count = f"{steps} step{'s' * (steps != 1)}" if steps or not backwards else \
+            f"{backwards} backward pass{'es' * (backwards != 1)}"
+        if not self.found:
+            return f"seatbelt: no traps found in {count}"
+        lines = [f"seatbelt: {len(self.found)} trap{'s' * (len(self.found) != 1)} found in {count}:"]
+        for category, filename, lineno, message in self.found:
+            lines.append(f"  {os.path.basename(filename)}:{lineno}  {category.__name__}: {message}")
+        return "\n".join(lines)
+
+
+Seatbelt = seatbelt
+
+
+def expect_accumulation(optimizer):
+    """Declare that ``optimizer`` steps with gradients accumulated on purpose; returns ``optimizer``."""
+    _checks.expected.set(optimizer, True)
+    return optimizer
+
+
+def _from_environment():
+    """``GLASSTORCH_SEATBELT=1`` (or ``report``): a seatbelt around the whole script."""
+    value = os.environ.get("GLASSTORCH_SEATBELT", "").strip().lower()
+    if value in ("", "0", "false", "no", "off"):
+        return None
+    belt = seatbelt()
+    belt.__enter__()
+    if value == "report":
+        import atexit
+        atexit.register(lambda: print(belt.report(), file=sys.stderr))
+    return belt
