@@ -422,50 +422,46 @@ def test_cell_errors_match_torch():
 
 
 # ---- a d2l-style language model step -----------------------------------------------------------
+def _grad_clipping(params, theta, lib):
+    """d2l's grad_clipping, the same code for both libraries."""
+    norm = lib.sqrt(sum(lib.sum(p.grad ** 2) for p in params))
+    if norm > theta:
+        for p in params:
+            p.grad[:] *= theta / norm
+
+
 def test_language_model_step_matches_torch():
-    """One-hot -> LSTM -> Linear -> cross_entropy -> SGD, two steps, the state carried over (d2l 9.5/10.1)."""
-    nn = pytest.importorskip("glasstorch.nn")
-    F = pytest.importorskip("glasstorch.nn.functional")
-    if not hasattr(nn, "Linear") or not hasattr(F, "cross_entropy") or not hasattr(F, "one_hot"):
-        pytest.skip("nn.Linear / F.cross_entropy / F.one_hot not there yet")
+    """One-hot -> LSTM -> Linear -> cross_entropy -> clipping -> SGD, two steps with the state carried
+    over (d2l's RNN language model, concise version)."""
+    from glasstorch.nn import functional as F
+    from glasstorch.nn.modules.linear import Linear
     torch.manual_seed(9)
     vocab, hidden, steps, batch = 11, 16, 7, 4
     rnn_t, rnn_g = pair("LSTM", torch.float32, input_size=vocab, hidden_size=hidden)
-    lin_t = torch.nn.Linear(hidden, vocab)
-    lin_g = nn.Linear(hidden, vocab)
+    lin_t, lin_g = torch.nn.Linear(hidden, vocab), Linear(hidden, vocab)
     lin_g.load_state_dict({k: gt.tensor(v.numpy().copy()) for k, v in lin_t.state_dict().items()})
     params_t = list(rnn_t.parameters()) + list(lin_t.parameters())
     params_g = list(rnn_g.parameters()) + list(lin_g.parameters())
-    opt_t, opt_g = torch.optim.SGD(params_t, lr=1.0), gt.optim.SGD(params_g, lr=1.0)
-    state_t = state_g = None
-    for _ in range(2):
-        X = torch.randint(0, vocab, (batch, steps))
-        Y = torch.randint(0, vocab, (batch, steps))
-        gX, gY = gt.tensor(X.numpy()), gt.tensor(Y.numpy())
+    sides = {"t": dict(lib=torch, F=torch.nn.functional, rnn=rnn_t, lin=lin_t, params=params_t,
+                       opt=torch.optim.SGD(params_t, lr=1.0), state=None),
+             "g": dict(lib=gt, F=F, rnn=rnn_g, lin=lin_g, params=params_g,
+                       opt=gt.optim.SGD(params_g, lr=1.0), state=None)}
+    for _ in range(3):
+        X, Y = torch.randint(0, vocab, (batch, steps)), torch.randint(0, vocab, (batch, steps))
         losses = []
-        for lib, Fn, rnn, lin, opt, Xs, Ys, state in (
-                (torch, torch.nn.functional, rnn_t, lin_t, opt_t, X, Y, state_t),
-                (gt, F, rnn_g, lin_g, opt_g, gX, gY, state_g)):
-            if state is not None:
-                state = tuple(s.detach() for s in state)
-            inputs = Fn.one_hot(Xs.T, vocab).to(lib.float32)
-            out, state = rnn(inputs, state)
-            logits = lin(out.reshape(-1, out.shape[-1]))
-            loss = Fn.cross_entropy(logits, Ys.T.reshape(-1))
-            opt.zero_grad()
+        for key, s in sides.items():
+            lib = s["lib"]
+            Xs, Ys = (X, Y) if key == "t" else (gt.tensor(X.numpy()), gt.tensor(Y.numpy()))
+            if s["state"] is not None:
+                s["state"] = tuple(h.detach() for h in s["state"])
+            out, s["state"] = s["rnn"](s["F"].one_hot(Xs.T, vocab).to(lib.float32), s["state"])
+            logits = s["lin"](out.reshape(-1, out.shape[-1]))
+            loss = s["F"].cross_entropy(logits, Ys.T.reshape(-1))
+            s["opt"].zero_grad()
             loss.backward()
-            torch.nn.utils.clip_grad_norm_(params_t, 1.0) if lib is torch else None
-            if lib is gt:
-                total = np.sqrt(sum(float((p.grad ** 2).sum()) for p in params_g))
-                if total > 1.0:
-                    for p in params_g:
-                        p.grad.mul_(1.0 / (total + 1e-6))
-            opt.step()
+            _grad_clipping(s["params"], 1.0, lib)
+            s["opt"].step()
             losses.append(loss.item())
-            if lib is torch:
-                state_t = state
-            else:
-                state_g = state
         assert abs(losses[0] - losses[1]) < 1e-5
     for p, q in zip(params_t, params_g):
         np.testing.assert_allclose(q.detach().numpy(), p.detach().numpy(), rtol=1e-4, atol=1e-5)
