@@ -9,10 +9,6 @@ from ..autograd.graph import connect
 from ._op import _state, method, record, make_node_class, _check_inplace
 
 
-def _is_advanced(i):
-    return isinstance(i, (Tensor, list, xp.ndarray)) or (isinstance(i, tuple) and False)
-
-
 def _np_index(i):
     if isinstance(i, Tensor):
         d = i._data
@@ -31,14 +27,21 @@ def _normalise(index):
 
 
 def _consumed(i):
-    """How many input dims an index element uses."""
-    if i is None or i is Ellipsis:
+    """How many input dims an index element uses (a bool mask uses as many as it has)."""
+    if i is None or i is Ellipsis or isinstance(i, bool):
         return 0
-    if isinstance(i, Tensor) and i._data.dtype == bool:
+    if isinstance(i, Tensor) and i._data.dtype == bool:  # (a 0-dim mask uses none)
         return i._data.ndim
     if isinstance(i, xp.ndarray) and i.dtype == bool:
         return i.ndim
     return 1
+
+
+def _is_int_scalar(i):
+    """A Python/NumPy int or a 0-dim integer tensor: torch applies it as select(), a view."""
+    if isinstance(i, (int, xp.integer)) and not isinstance(i, bool):
+        return True
+    return isinstance(i, Tensor) and i._data.ndim == 0 and i._data.dtype.kind in "iu"
 
 
 class IndexBackward0(make_node_class("IndexBackward0", None)):
@@ -48,9 +51,41 @@ class IndexBackward0(make_node_class("IndexBackward0", None)):
         return _index_put_into_zeros(grad, self.self_sizes, self.indices, accumulate=True)
 
 
-class _IndexPutZerosBackward(make_node_class("IndexPutBackward0", None)):
+class IndexPutBackward0(make_node_class("IndexPutBackward0", None)):
+    """index_put(self, indices, values): ``self`` keeps the gradient where it was not overwritten
+    (all of it when accumulating); ``values`` get the gradient at the places they were put."""
+    accumulate = False
+
     def backward(self, grad):
-        return _getitem_np(grad, self.indices)
+        return _put_backward(self, grad)
+
+
+class CopySlices(make_node_class("CopySlices", None)):
+    """``base[index] = value`` through a view of ``base`` (torch wraps the in-place op on the view;
+    the derivative is index_put's: the overwritten part gets no gradient, the value gets the
+    gradient of the slots it filled)."""
+    accumulate = False
+
+    def name(self):
+        return "torch::autograd::CopySlices"
+
+    def backward(self, grad):
+        return _put_backward(self, grad)
+
+
+def _put_backward(node, grad):
+    g_base = None
+    if node.next_functions[0][0] is not None:
+        if node.accumulate:
+            g_base = grad
+        else:
+            filled = xp.zeros(grad._data.shape, dtype=bool)
+            filled[node.indices] = True
+            g_base = grad.masked_fill(_wrap(filled), 0)
+    g_val = None
+    if len(node.next_functions) > 1 and node.next_functions[1][0] is not None:
+        g_val = _getitem_np(grad, node.indices)
+    return g_base, g_val
 
 
 def _index_put_into_zeros(grad, sizes, idx, accumulate=False):
@@ -62,7 +97,8 @@ def _index_put_into_zeros(grad, sizes, idx, accumulate=False):
         z[idx] = grad._data
     res = _wrap(z)
     if grad._requires_grad and _state.enabled:
-        record(_IndexPutZerosBackward, res, (grad,), meta_check=False).indices = idx
+        node = record(IndexPutBackward0, res, (None, grad), meta_check=False)
+        node.indices, node.accumulate = idx, accumulate
     return res
 
 
@@ -75,6 +111,9 @@ def _getitem_np(input, idx):
 
 
 def getitem(input, index):
+    """tensor[index], as torch's python indexing does it: basic indices (ints, slices, None,
+    Ellipsis) are applied one by one as views (select/slice/unsqueeze), then the advanced ones
+    (integer and boolean tensors, lists, bools) in one IndexBackward0."""
     from .shape import select, _slice, unsqueeze, _alias_view
     index = _normalise(index)
     nd = input._data.ndim
@@ -85,76 +124,61 @@ def getitem(input, index):
         raise IndexError(f"too many indices for tensor of dimension {nd}")
     out = input
     dim = 0
-    advanced = []   # (position in the result's dims, np index)
+    np_idx = []      # the NumPy index for the advanced step, one entry per dim of `out` so far
+    advanced = False
     applied = False
     for i in index:
         if i is None:
             out = unsqueeze(out, dim)
+            np_idx.append(builtins.slice(None))
             dim += 1
             applied = True
         elif i is Ellipsis:
-            dim += nd - used
-        elif isinstance(i, (int, xp.integer)) and not isinstance(i, bool):
+            k = nd - used
+            np_idx += [builtins.slice(None)] * k
+            dim += k
+        elif _is_int_scalar(i):
             out = select(out, dim, int(i))
             applied = True
         elif isinstance(i, builtins.slice):
             if i != builtins.slice(None):
-                n = out._data.shape[dim]
-                start, stop, step = i.indices(n)
+                start, stop, step = i.indices(out._data.shape[dim])
                 if step <= 0:
                     raise ValueError("step must be greater than zero")
                 out = _slice(out, dim, start, stop, step)
                 applied = True
+            np_idx.append(builtins.slice(None))
             dim += 1
-        elif isinstance(i, bool):
-            advanced.append((dim, xp.asarray(i)))
+        elif isinstance(i, bool) or (isinstance(i, Tensor) and i._data.ndim == 0 and i._data.dtype == bool):
+            # torch: x[True] is x.unsqueeze(d)[[True]] (a dim of size 1), x[False] gives size 0
             out = unsqueeze(out, dim)
+            np_idx.append(xp.asarray([bool(i)]))
+            advanced = True
             dim += 1
         else:
             a = _np_index(i)
-            advanced.append((dim, a))
-            dim += a.ndim if a.dtype == bool else 1
-    if advanced:
-        full = [builtins.slice(None)] * out._data.ndim
-        for pos, a in advanced:
+            advanced = True
             if a.dtype == bool:
-                if a.ndim == 0:
-                    full[pos] = a
-                    continue
-                shp = out._data.shape[pos:pos + a.ndim]
+                shp = out._data.shape[dim:dim + a.ndim]
                 if a.shape != shp:
-                    raise IndexError(f"The shape of the mask {list(a.shape)} at index {pos} does not match the "
-                                     f"shape of the indexed tensor {list(out._data.shape)} at index {pos}")
-                full[pos:pos + a.ndim] = [a] + [None] * (a.ndim - 1)
+                    raise IndexError(f"The shape of the mask {list(a.shape)} at index {dim} does not match the "
+                                     f"shape of the indexed tensor {list(out._data.shape)} at index {dim}")
+                dim += a.ndim
             else:
-                n = out._data.shape[pos]
+                n = out._data.shape[dim]
                 if a.size and (a.max() >= n or a.min() < -n):
                     bad = int(a.max()) if a.max() >= n else int(a.min())
-                    raise IndexError(f"index {bad} is out of bounds for dimension {pos} with size {n}")
-                full[pos] = a
-        idx = tuple(f for f in full if f is not None)
-        return _getitem_np(out, idx)
+                    raise IndexError(f"index {bad} is out of bounds for dimension {dim} with size {n}")
+                dim += 1
+            np_idx.append(a)
+    if advanced:
+        return _getitem_np(out, tuple(np_idx))
     if not applied:
         return _alias_view(input)
     return out
 
 
 Tensor.__getitem__ = getitem
-
-
-class CopySlices(make_node_class("CopySlices", None)):
-    """``base[index] = value`` on a tensor in the graph: the overwritten part gets no gradient,
-    the value gets the gradient of the slots it filled."""
-
-    def backward(self, grad):
-        g_base = None
-        if self.next_functions[0][0] is not None:
-            g_base = grad.clone()
-            g_base._data[self.indices] = 0
-        g_val = None
-        if len(self.next_functions) > 1 and self.next_functions[1][0] is not None:
-            g_val = _getitem_np(grad, self.indices)
-        return g_base, g_val
 
 
 def _to_np_index(index):
@@ -168,41 +192,77 @@ def _to_np_index(index):
     return tuple(out)
 
 
+def _setitem_kind(index):
+    """How torch records ``x[index] = v``: 'view' (a basic index makes a view: CopySlices),
+    'advanced' (only tensors/lists besides full slices: IndexPutBackward0), 'whole' (only ``...``
+    and full slices: fill_/copy_ on x itself), 'none' (x[False] = v changes nothing)."""
+    kind = "whole"
+    for i in _normalise(index):
+        if i is Ellipsis or (isinstance(i, builtins.slice) and i == builtins.slice(None)):
+            continue
+        if i is False:
+            return "none"
+        if i is None or i is True or _is_int_scalar(i) or isinstance(i, builtins.slice):
+            return "view"
+        kind = "advanced"
+    return kind
+
+
+def _broadcast_value(value, shape):
+    """torch's copy_to: a value of another shape is viewed without its leading 1s, then expanded
+    (so its graph shows ViewBackward0 and ExpandBackward0)."""
+    if value._data.shape == shape:
+        return value
+    vs = value._data.shape
+    k = 0
+    while k < len(vs) and vs[k] == 1:
+        k += 1
+    try:
+        xp.broadcast_shapes(vs[k:], shape)
+    except ValueError:
+        raise RuntimeError(f"shape mismatch: value tensor of shape {list(vs)} cannot be broadcast to indexing "
+                           f"result of shape {list(shape)}") from None
+    return value.view(vs[k:]).expand(shape)
+
+
 def setitem(input, index, value):
-    idx = _to_np_index(index)
+    kind = _setitem_kind(index)
+    if kind == "none":
+        return
     involved = _check_inplace(input, (value,))
+    idx = _to_np_index(index)
     d = input._data
+    if involved and isinstance(value, Tensor) and value._data.ndim and kind != "advanced":
+        value = _broadcast_value(value, d[idx].shape if kind == "view" else d.shape)
+    if involved and kind == "whole":
+        from .pointwise import fill_, copy_
+        from ._op import as_tensor_arg
+        v = value if isinstance(value, Tensor) else as_tensor_arg(value, input)
+        if v._data.ndim == 0:
+            fill_(input, v)
+        else:
+            copy_(input, v)
+        return
     if isinstance(value, Tensor):
         v = value._data
         if v.dtype != d.dtype:
             v = v.astype(d.dtype)
     else:
         v = value
-    if involved:
-        old = _wrap(d.copy())
-        old._requires_grad, old._grad_fn, old._output_nr = input._requires_grad, input._grad_fn, input._output_nr
-        node = CopySlices.__new__(CopySlices)
-        vt = value if isinstance(value, Tensor) else None
-        if vt is not None and vt._requires_grad:
-            target_shape = d[idx].shape
-            if vt._data.shape != target_shape:
-                node._input_meta = (None, (vt.shape, vt.dtype))
-        node.indices = idx
-        try:
-            d[idx] = v
-        except ValueError as e:
-            raise RuntimeError(str(e)) from None
-        bump_version(input, "__setitem__")
-        connect(node, (old, vt), input)
-        return
     try:
         d[idx] = v
-    except ValueError as e:
+    except ValueError:
         raise RuntimeError(f"shape mismatch: value tensor of shape {list(xp.shape(v))} cannot be broadcast to "
                            f"indexing result of shape {list(d[idx].shape)}") from None
     except IndexError as e:
         raise IndexError(str(e)) from None
     bump_version(input, "__setitem__")
+    if involved:
+        vt = value if isinstance(value, Tensor) else None
+        # edges are taken from input's current history before the new node replaces it
+        node = record(CopySlices if kind == "view" else IndexPutBackward0, input, (input, vt))
+        node.indices = idx
+        input._output_nr = 0
 
 
 Tensor.__setitem__ = setitem
@@ -211,9 +271,30 @@ Tensor.__setitem__ = setitem
 # ---------------------------------------------------------------------------------------------
 # gather / scatter / index_select
 # ---------------------------------------------------------------------------------------------
-def _check_index(index, fn):
-    if index._data.dtype != xp.int64 and index._data.dtype.kind not in "iu":
-        raise RuntimeError(f"{fn}(): Expected dtype int64 for index")
+def _check_index(index, fn, input, d, src=None):
+    """torch's checks for gather/scatter indices: integer dtype, same number of dims, no larger
+    than ``input`` (except on ``d``) and than ``src``, every index in [0, size)."""
+    ia = index._data
+    if ia.dtype.kind not in "iu":
+        raise RuntimeError(f"{fn}(): Expected dtype int32/int64 for index")
+    shape = input._data.shape
+    if ia.ndim != len(shape) and ia.size:
+        raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
+    if ia.size:
+        too_big = any(ia.shape[k] > shape[k] for k in range(len(shape)) if k != d)
+        if src is not None and (too_big or any(ia.shape[k] > src._data.shape[k] for k in range(len(shape)))):
+            raise RuntimeError(f"Expected index {list(ia.shape)} to be no larger than self {list(shape)} apart from "
+                               f"dimension {d} and to be no larger size than src {list(src._data.shape)}")
+        if src is None and too_big:
+            raise RuntimeError(f"Size does not match at dimension {next(k for k in range(len(shape)) if k != d and ia.shape[k] > shape[k])} "
+                               f"expected index {list(ia.shape)} to be no larger than self {list(shape)} apart "
+                               f"from dimension {d}")
+        n = shape[d] if shape else 1
+        mx, mn = ia.max(), ia.min()
+        if mx >= n or mn < 0:
+            raise RuntimeError(f"index {int(mx) if mx >= n else int(mn)} is out of bounds for dimension {d} with "
+                               f"size {n}")
+    return ia
 
 
 def _along(shape, dim, index_arr):
@@ -233,14 +314,8 @@ class GatherBackward0(make_node_class("GatherBackward0", None, ("index",))):
 
 @method()
 def gather(input, dim, index, *, sparse_grad=False):
-    _check_index(index, "gather")
     d = _wrap_dim(dim, input._data.ndim)
-    ia = index._data
-    if ia.ndim != input._data.ndim:
-        raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
-    n = input._data.shape[d]
-    if ia.size and (ia.max() >= n or ia.min() < -n):
-        raise RuntimeError(f"index {int(ia.max())} is out of bounds for dimension {d} with size {n}")
+    ia = _check_index(index, "gather", input, d)
     res = _wrap(input._data[_along(input._data.shape, d, ia)])
     if input._requires_grad and _state.enabled:
         node = record(GatherBackward0, res, (input,), (index,), meta_check=False)
@@ -268,10 +343,9 @@ ScatterBackward1 = make_node_class("ScatterBackward1", lambda self, grad: grad.s
 
 @method()
 def scatter_add(input, dim, index, src):
-    _check_index(index, "scatter_add")
     d = _wrap_dim(dim, input._data.ndim)
+    ia = _check_index(index, "scatter", input, d, src)
     out = input._data.copy()
-    ia = index._data
     sa = src._data[tuple(builtins.slice(0, s) for s in ia.shape)]
     xp.add.at(out, _along(out.shape, d, ia), sa.astype(out.dtype, copy=False))
     res = _wrap(out)
@@ -282,12 +356,13 @@ def scatter_add(input, dim, index, src):
 
 @method()
 def scatter(input, dim, index, src=None, *, value=None, reduce=None):
-    _check_index(index, "scatter")
     if src is None:
         src = value
     d = _wrap_dim(dim, input._data.ndim)
+    ia = _check_index(index, "scatter", input, d, src if isinstance(src, Tensor) else None)
+    if isinstance(src, Tensor) and src._data.dtype != input._data.dtype:
+        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
     out = input._data.copy()
-    ia = index._data
     where = _along(out.shape, d, ia)
     if isinstance(src, Tensor):
         sa = src._data[tuple(builtins.slice(0, s) for s in ia.shape)].astype(out.dtype, copy=False)
@@ -355,10 +430,13 @@ def index_select(input, dim, index):
     if index._data.ndim > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
     d = _wrap_dim(dim, input._data.ndim) if input._data.ndim else 0
+    if index._data.dtype.kind not in "iu":
+        raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
     ia = index._data.reshape(-1)
     n = input._data.shape[d] if input._data.ndim else 1
-    if ia.size and (ia.max() >= n or ia.min() < -n):
-        raise IndexError(f"index out of range in self")
+    if ia.size and (ia.max() >= n or ia.min() < 0):
+        raise RuntimeError(f"INDICES element is out of DATA bounds, id={int(ia.max() if ia.max() >= n else ia.min())} "
+                           f"axis_dim={n}")
     res = _wrap(xp.take(input._data, ia, axis=d) if input._data.ndim else input._data.copy())
     if input._requires_grad and _state.enabled:
         node = record(IndexSelectBackward0, res, (input,), (index,), meta_check=False)
@@ -380,7 +458,7 @@ def index_add(input, dim, index, source, *, alpha=1):
     d = _wrap_dim(dim, input._data.ndim)
     out = input._data.copy()
     idx = [builtins.slice(None)] * out.ndim
-    idx[d] = index._data
+    idx[d] = index._data.reshape(-1)
     xp.add.at(out, tuple(idx), (source._data * alpha if alpha != 1 else source._data).astype(out.dtype, copy=False))
     res = _wrap(out)
     if _state.enabled and (input._requires_grad or source._requires_grad):
@@ -473,8 +551,10 @@ class TakeAlongDimBackward0(make_node_class("TakeAlongDimBackward0", None, ("ind
 
 @method()
 def take_along_dim(input, indices, dim=None):
+    """gather along ``dim`` after broadcasting input and indices against each other (except on
+    ``dim``), as torch does: both go through expand, so the graph shows ExpandBackward0."""
     if dim is None:
-        return input.reshape(-1).take_along_dim(indices.reshape(-1), 0)
+        return input.view(-1).gather(0, indices.view(-1))
     d = _wrap_dim(dim, input._data.ndim)
     shape = list(xp.broadcast_shapes(
         tuple(1 if i == d else s for i, s in enumerate(input._data.shape)),
@@ -483,9 +563,7 @@ def take_along_dim(input, indices, dim=None):
     ishape[d] = indices._data.shape[d]
     xshape = shape.copy()
     xshape[d] = input._data.shape[d]
-    x = input.expand(xshape) if list(input._data.shape) != xshape else input
-    idx = indices.expand(ishape) if list(indices._data.shape) != ishape else indices
-    return gather(x, d, idx)
+    return gather(input.expand(xshape), d, indices.expand(ishape))
 
 
 @method()

@@ -16,8 +16,10 @@ class CatBackward0(make_node_class("CatBackward0", None)):
         for size, needed in zip(self.sizes, self.next_functions):
             if needed[0] is None:
                 out.append(None)
+            elif size is None:  # a legacy empty 1-D input that cat skipped
+                out.append(grad.new_zeros(0))
             else:
-                out.append(grad.narrow(self.dim, start, size) if size is not None else None)
+                out.append(grad.narrow(self.dim, start, size))
             start += size or 0
         return tuple(out)
 
@@ -54,7 +56,7 @@ def cat(tensors, dim=0, *, out=None):
     if _state.enabled and any(t._requires_grad for t in tensors):
         node = record(CatBackward0, res, tuple(tensors))
         node.dim = d
-        node.sizes = [t._data.shape[d] if t._data.ndim == ref._data.ndim else 0 for t in tensors]
+        node.sizes = [t._data.shape[d] if t._data.ndim == ref._data.ndim else None for t in tensors]
     return res
 
 
@@ -158,8 +160,9 @@ FlipBackward0 = make_node_class("FlipBackward0", lambda self, grad: grad.flip(se
 @method()
 def flip(input, *dims):
     from .shape import _shape_arg
-    dims = tuple(_wrap_dim(d, input._data.ndim) for d in _shape_arg(dims))
-    res = _wrap(xp.flip(input._data, dims).copy())
+    nd = input._data.ndim
+    dims = tuple(_wrap_dim(d, nd) for d in _shape_arg(dims)) if nd else ()
+    res = _wrap(xp.flip(input._data, dims).copy() if dims else input._data.copy())
     if input._requires_grad and _state.enabled:
         record(FlipBackward0, res, (input,), meta_check=False).dims = dims
     return res
@@ -236,12 +239,16 @@ def triu_indices(row, col, offset=0, *, dtype=None, device=None):
 
 
 class DiagonalBackward0(make_node_class("DiagonalBackward0", None)):
+    """Zeros of the input's shape with the gradient placed on the diagonal (differentiable, so
+    double backward works: its own derivative takes the diagonal again)."""
+
     def backward(self, grad):
-        from .creation import zeros
-        g = zeros(self.self_sizes, dtype=grad.dtype)
-        idx = _diag_index(self.self_sizes, self.offset, self.dim1, self.dim2)
-        g._data[idx] = grad._data
-        return g
+        from .indexing import _index_put_into_zeros
+        return _index_put_into_zeros(grad, self.self_sizes, _diag_index(self.self_sizes, self.offset, self.dim1,
+                                                                         self.dim2))
+
+
+DiagonalBackward0_copy = make_node_class("DiagonalBackward0_copy", DiagonalBackward0.backward)  # torch.diag(2-D)
 
 
 def _diag_index(shape, offset, d1, d2):
@@ -296,8 +303,14 @@ def diag(input, diagonal=0):
     raise RuntimeError("diag(): Supports 1D or 2D tensors. Got " + str(input._data.ndim) + "D")
 
 
-def diagonal_copy(input, offset=0):
-    return diagonal(input, offset).clone()
+def diagonal_copy(input, offset=0, dim1=0, dim2=1):
+    nd = input._data.ndim
+    d1, d2 = _wrap_dim(dim1, nd), _wrap_dim(dim2, nd)
+    res = _wrap(xp.diagonal(input._data, offset, d1, d2).copy())
+    if input._requires_grad and _state.enabled:
+        node = record(DiagonalBackward0_copy, res, (input,), meta_check=False)
+        node.self_sizes, node.offset, node.dim1, node.dim2 = input._data.shape, offset, d1, d2
+    return res
 
 
 def diag_embed(input, offset=0, dim1=-2, dim2=-1):

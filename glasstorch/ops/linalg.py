@@ -117,16 +117,34 @@ def _unsafe_view(input, shape):
     return res
 
 
+def _should_fold(a, b):
+    """torch's should_fold: can the larger operand's batch be folded into matrix rows, so one
+    mm/mv replaces a bmm? Yes when the other operand requires grad (a smaller gradient in the
+    backward), else only when the fold needs no copy (torch's LinearAlgebra.cpp, same test)."""
+    a_larger = a._data.ndim >= b._data.ndim
+    t1 = a._data if a_larger else xp.swapaxes(b._data, -1, -2)
+    dim_t2 = b._data.ndim if a_larger else a._data.ndim
+    if not (t1.ndim >= 3 and dim_t2 <= 2):
+        return False
+    if (b if a_larger else a)._requires_grad:
+        return True
+    if a._data.ndim == 2:
+        return False
+    if t1.size == 0:
+        return True
+    st, sh = t1.strides, t1.shape
+    return all(st[i] == st[i + 1] * sh[i + 1] for i in range(t1.ndim - 2))
+
+
 @method("matmul", "__matmul__")
 def matmul(input, other):
-    """torch.matmul, decomposed into mm/mv/bmm with views exactly as torch records it."""
+    """torch.matmul, decomposed into dot/mv/mm/bmm with views exactly as torch's _matmul_impl does,
+    so the recorded graph is torch's."""
     if not isinstance(other, Tensor) or not isinstance(input, Tensor):
         raise TypeError(f"matmul(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}")
     na, nb = input._data.ndim, other._data.ndim
     if na == 0 or nb == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {na}D and {nb}D")
-    if na == 2 and nb == 2:
-        return mm(input, other)
     if na == 1 and nb == 1:
         return dot(input, other)
     if na == 2 and nb == 1:
@@ -137,34 +155,49 @@ def matmul(input, other):
         if out._requires_grad and _state.enabled:
             record(SqueezeBackward4, res, (out,), meta_check=False).dim = 0
         return res
-    if na >= 3 and nb <= 2:
-        # fold the batch into the rows: (b..., n, m) @ (m, k) -> one mm
-        if input._data.shape[-1] != other._data.shape[0]:
-            raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied "
-                               f"({input._data.size // input._data.shape[-1]}x{input._data.shape[-1]} and "
-                               f"{other._data.shape[0]}x{other._data.shape[-1] if nb == 2 else 1})")
-        folded = input.reshape(-1, input._data.shape[-1])
-        out = mm(folded, other) if nb == 2 else mv(folded, other)
-        shape = input._data.shape[:-1] + ((other._data.shape[1],) if nb == 2 else ())
-        return _unsafe_view(out, shape)
-    # general batched case: broadcast the batch dims, expand, fold to 3-D, bmm
-    a_shape, b_shape = input._data.shape, other._data.shape
-    a2 = input if na > 1 else input.unsqueeze(0)
-    b2 = other if nb > 1 else other.unsqueeze(-1)
-    if a2._data.shape[-1] != b2._data.shape[-2]:
-        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
-                           f"[{a2._data.shape[0]}, {a2._data.shape[-1]}] but got: [{b2._data.shape[0]}, "
-                           f"{b2._data.shape[-2]}].")
-    batch = xp.broadcast_shapes(a2._data.shape[:-2], b2._data.shape[:-2])
-    n, m, k = a2._data.shape[-2], a2._data.shape[-1], b2._data.shape[-1]
-    nb_ = 1
+    if na == 2 and nb == 2:
+        return mm(input, other)
+    if _should_fold(input, other):
+        # fold the larger operand's batch into the rows of one matrix: (b..., n, m) @ (m, k) -> mm
+        transpose = nb > na
+        t1 = other.mT if transpose else input
+        t2 = (input.t() if na == 2 else input) if transpose else other
+        out_shape = t1._data.shape[:-1]
+        rows = 1
+        for s in out_shape:
+            rows *= s
+        folded = t1.reshape(rows, t1._data.shape[-1])
+        if t2._data.ndim == 2:
+            out = _unsafe_view(folded.mm(t2), out_shape + (t2._data.shape[1],))
+            return out.mT.contiguous() if transpose else out
+        return _unsafe_view(folded.mv(t2), out_shape)
+    # batched: broadcast the batch dims, expand, fold to 3-D, bmm
+    sa, sb = input._data.shape, other._data.shape
+    n = sa[-2] if na > 1 else 1
+    m1, m2 = sa[-1], (sb[-2] if nb > 1 else sb[0])
+    p = sb[-1] if nb > 1 else 1
+    batch1, batch2 = sa[:max(na - 2, 0)], sb[:max(nb - 2, 0)]
+    if na == 3 and nb == 3 and batch1[0] != batch2[0]:
+        if batch1[0] == 1 and input._requires_grad:
+            return matmul(input.squeeze(0), other)
+        if batch2[0] == 1 and other._requires_grad:
+            return matmul(input, other.squeeze(0))
+    try:
+        batch = xp.broadcast_shapes(batch1, batch2)
+    except ValueError:
+        from .pointwise import broadcast_error
+        raise broadcast_error(batch1, batch2) from None
+    nbatch = 1
     for s in batch:
-        nb_ *= s
-    ae = a2.expand(batch + (n, m)).reshape(nb_, n, m)
-    be = b2.expand(batch + (m, k)).reshape(nb_, m, k)
-    out = bmm(ae, be)
-    shape = batch + ((n,) if na > 1 else ()) + ((k,) if nb > 1 else ())
-    return _unsafe_view(out, shape)
+        nbatch *= s
+    a3 = input.expand(batch + (n, m1)).reshape(nbatch, n, m1)
+    if nb == 1:
+        b3 = other.expand(batch + (m2,)).reshape(nbatch, m2).unsqueeze(2)
+        out = bmm(a3, b3).squeeze(-1)
+    else:
+        b3 = other.expand(batch + (m2, p)).reshape(nbatch, m2, p)
+        out = bmm(a3, b3)
+    return _unsafe_view(out, batch + ((n,) if na > 1 else ()) + ((p,) if nb > 1 else ()))
 
 
 Tensor.__rmatmul__ = lambda self, other: matmul(other, self)
@@ -216,92 +249,240 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     return input * beta + bmm(batch1, batch2) * alpha if (alpha != 1 or beta != 1) else input + bmm(batch1, batch2)
 
 
-def einsum(equation, *operands):
-    """einsum by reduction to elementwise products and sums (differentiable through them) for up
-    to two operands, the common case; more operands are contracted pairwise left to right."""
+_ELLIPSIS = 52  # labels are 0..51 (A-Z, a-z); the ellipsis gets its own code
+
+
+def _label(c):
+    return ord(c) - 65 if c.isupper() else ord(c) - 97 + 26
+
+
+def _label_char(s):
+    return chr(s + 65) if s < 26 else chr(s - 26 + 97)
+
+
+def _parse_operand_labels(lhs, num_ops):
+    op_labels = [[] for _ in range(num_ops)]
+    cur, i, ell = 0, 0, False
+    while i < len(lhs):
+        c = lhs[i]
+        if c == " ":
+            pass
+        elif c == ".":
+            if ell:
+                raise RuntimeError(f"einsum(): found '.' for operand {cur} for which an ellipsis was already found")
+            if not (i + 2 < len(lhs) and lhs[i + 1] == "." and lhs[i + 2] == "."):
+                raise RuntimeError(f"einsum(): found '.' for operand {cur} that is not part of any ellipsis")
+            i += 2
+            op_labels[cur].append(_ELLIPSIS)
+            ell = True
+        elif c == ",":
+            cur += 1
+            if cur >= num_ops:
+                raise RuntimeError("einsum(): fewer operands were provided than specified in the equation")
+            ell = False
+        else:
+            if not (c.isascii() and c.isalpha()):
+                raise RuntimeError(f"einsum(): invalid subscript given at index {i} in the equation string, "
+                                   f"subscripts must be in [a-zA-Z]")
+            op_labels[cur].append(_label(c))
+        i += 1
+    if cur != num_ops - 1:
+        raise RuntimeError("einsum(): more operands were provided than specified in the equation")
+    return op_labels
+
+
+def einsum(*args):
+    """torch.einsum, ported from torch's algorithm (aten/native/Linear.cpp) so the recorded graph
+    is torch's: each operand is diagonalised for repeated labels, unsqueezed for the labels it
+    lacks and permuted to one common order (output labels, then contracted ones); operands are
+    then multiplied pairwise, left to right, each pair reduced to one bmm (``_sumproduct_pair``);
+    the contracted dims, size 1 by then, are dropped with a view."""
+    if len(args) < 2:
+        raise ValueError("einsum(): must specify the equation string and at least one operand, or at least one "
+                         "operand and its subscripts list")
+    equation, operands = args[0], args[1:]
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
-    eq = equation.replace(" ", "")
-    if "->" in eq:
-        lhs, out = eq.split("->")
+    num_ops = len(operands)
+    lhs, arrow, rhs = equation.partition("->")
+    op_labels = _parse_operand_labels(lhs, num_ops)
+
+    label_count = [0] * _ELLIPSIS
+    ell_num_dim = 0
+    for i, op in enumerate(operands):
+        labels, ndims = op_labels[i], op.dim()
+        nlabels, has_ell = len(labels), False
+        for lab in labels:
+            if lab == _ELLIPSIS:
+                nlabels -= 1
+                has_ell = True
+                ell_num_dim = max(ell_num_dim, ndims - nlabels)
+            else:
+                label_count[lab] += 1
+        if not (nlabels <= ndims if has_ell else nlabels == ndims):
+            raise RuntimeError(f"einsum(): the number of subscripts in the equation ({nlabels}) " +
+                               ("is more than the number of dimensions (" if has_ell else
+                                "does not match the number of dimensions (") +
+                               f"{ndims}) for operand {i}" + ("" if has_ell else " and no ellipsis was given"))
+
+    # the position of every label in the common order: output labels first, then contracted ones
+    perm_of = [-1] * _ELLIPSIS
+    perm_index = ell_index = 0
+    ell_in_output = False
+    if not arrow:  # implicit output: the ellipsis, then the labels seen once, alphabetically (A-Z, a-z)
+        perm_index, ell_in_output = ell_num_dim, True
+        for lab in range(_ELLIPSIS):
+            if label_count[lab] == 1:
+                perm_of[lab] = perm_index
+                perm_index += 1
     else:
-        lhs = eq
-        letters = lhs.replace(",", "")
-        out = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
-    terms = lhs.split(",")
-    if len(terms) != len(operands):
-        raise RuntimeError("einsum(): more operands were provided than specified in the equation" if
-                           len(operands) > len(terms) else
-                           "einsum(): fewer operands were provided than specified in the equation")
-    if "." in eq:
-        raise NotImplementedError("einsum with '...' is not supported in glasstorch yet")
-    # pairwise contraction
-    cur, cur_t = operands[0], terms[0]
-    for i in range(1, len(operands)):
-        later = "".join(terms[i + 1:]) + out
-        cur, cur_t = _contract(cur, cur_t, operands[i], terms[i], later)
-    return _finish(cur, cur_t, out)
+        j = 0
+        while j < len(rhs):
+            c = rhs[j]
+            if c == ".":
+                if ell_in_output:
+                    raise RuntimeError("einsum(): found '.' for output but an ellipsis (...) was already found")
+                if not (j + 2 < len(rhs) and rhs[j + 1] == "." and rhs[j + 2] == "."):
+                    raise RuntimeError("einsum(): found '.' for output that is not part of any ellipsis (...)")
+                j += 2
+                ell_index, ell_in_output = perm_index, True
+                perm_index += ell_num_dim
+            elif c != " ":
+                if not (c.isascii() and c.isalpha()):
+                    raise RuntimeError(f"einsum(): invalid subscript given at index {len(lhs) + 2 + j} in the "
+                                       f"equation string, subscripts must be in [a-zA-Z]")
+                lab = _label(c)
+                if not (label_count[lab] > 0 and perm_of[lab] == -1):
+                    raise RuntimeError(f"einsum(): output subscript {c}" + (
+                        " appears more than once in the output" if perm_of[lab] > -1 else
+                        " does not appear in the equation for any input operand"))
+                perm_of[lab] = perm_index
+                perm_index += 1
+            j += 1
+    out_num_dim = perm_index
+    if not ell_in_output:
+        ell_index = perm_index
+        perm_index += ell_num_dim
+    for lab in range(_ELLIPSIS):
+        if label_count[lab] > 0 and perm_of[lab] == -1:
+            perm_of[lab] = perm_index
+            perm_index += 1
+
+    # align every operand to the common order; count the operands with a size != 1 per dim
+    label_size, ell_sizes, dim_counts, ops = [1] * _ELLIPSIS, [1] * ell_num_dim, [0] * perm_index, []
+    for i, op in enumerate(operands):
+        permutation = [-1] * perm_index
+        dim = 0
+        for s in op_labels[i]:
+            if s == _ELLIPSIS:
+                ndim = operands[i].dim() - (len(op_labels[i]) - 1)
+                for j in range(ell_num_dim - ndim, ell_num_dim):
+                    size = op.shape[dim]
+                    if size != 1:
+                        if not (ell_sizes[j] == 1 or ell_sizes[j] == size):
+                            raise RuntimeError(f"einsum(): dimension {dim} covered by ellipsis in operand {i}has size "
+                                               f"{size} which does not broadcast with previously seen ellipsis with "
+                                               f"size {ell_sizes[j]} for the respective dimension")
+                        ell_sizes[j] = size
+                        dim_counts[ell_index + j] += 1
+                    permutation[ell_index + j] = dim
+                    dim += 1
+            elif permutation[perm_of[s]] == -1:
+                size = op.shape[dim]
+                if size != 1:
+                    if not (label_size[s] == 1 or label_size[s] == size):
+                        raise RuntimeError(f"einsum(): subscript {_label_char(s)} has size {size} for operand {i} "
+                                           f"which does not broadcast with previously seen size {label_size[s]}")
+                    label_size[s] = size
+                    dim_counts[perm_of[s]] += 1
+                permutation[perm_of[s]] = dim
+                dim += 1
+            else:  # a repeated label: take the diagonal
+                prev = permutation[perm_of[s]]
+                if op.shape[dim] != op.shape[prev]:
+                    raise RuntimeError(f"einsum(): subscript {_label_char(s)} is repeated for operand {i} but the "
+                                       f"sizes don't match, {op.shape[dim]} != {op.shape[prev]}")
+                op = op.diagonal(0, prev, dim).movedim(-1, prev)
+        for k, val in enumerate(permutation):
+            if val == -1:
+                op = op.unsqueeze(dim)
+                permutation[k] = dim
+                dim += 1
+        ops.append(op.permute(permutation))
+
+    # contract left to right; a dim is summed as soon as no later operand has it
+    while len(ops) > 1:
+        a, b = ops[0], ops[1]
+        del ops[:2]
+        sum_dims, a_sum, b_sum = [], [], []
+        for dim in range(out_num_dim, perm_index):
+            sa, sb = a.shape[dim] != 1, b.shape[dim] != 1
+            if sa and sb:
+                if a.shape[dim] != b.shape[dim]:
+                    raise RuntimeError("non-broadcast dimensions must match")
+                dim_counts[dim] -= 1
+                if dim_counts[dim] == 1:
+                    sum_dims.append(dim)
+                    dim_counts[dim] = 0
+            elif dim_counts[dim] == 1:
+                if sa:
+                    a_sum.append(dim)
+                    dim_counts[dim] = 0
+                elif sb:
+                    b_sum.append(dim)
+                    dim_counts[dim] = 0
+        if a_sum:
+            a = a.sum(a_sum, True)
+        if b_sum:
+            b = b.sum(b_sum, True)
+        ops.insert(0, _sumproduct_pair(a, b, sum_dims))
+
+    if perm_index - out_num_dim > 0:
+        if num_ops > 1:  # contracted dims have size 1 now
+            return ops[0].view(list(ops[0].shape[:out_num_dim]))
+        return ops[0].sum(list(range(out_num_dim, perm_index)))
+    return ops[0]
 
 
-def _diag_letters(t, term):
-    """Take diagonals for repeated letters within one term (einsum 'ii->i')."""
-    while len(set(term)) != len(term):
-        for c in term:
-            if term.count(c) > 1:
-                i = term.index(c)
-                j = term.index(c, i + 1)
-                t = t.diagonal(0, i, j)
-                term = term[:i] + term[i + 1:j] + term[j + 1:] + c
-                break
-    return t, term
-
-
-def _contract(a, ta, b, tb, keep):
-    a, ta = _diag_letters(a, ta)
-    b, tb = _diag_letters(b, tb)
-    letters = []
-    for c in ta + tb:
-        if c not in letters:
-            letters.append(c)
-    summed = [c for c in letters if c not in keep and c in ta and c in tb]
-    # sum letters only in one operand and not needed later
-    for t_name in ("a", "b"):
-        t, term, other = (a, ta, tb) if t_name == "a" else (b, tb, ta)
-        only = [c for c in term if c not in other and c not in keep]
-        if only:
-            t = t.sum(tuple(term.index(c) for c in only))
-            term = "".join(c for c in term if c not in only)
-        if t_name == "a":
-            a, ta = t, term
+def _sumproduct_pair(left, right, sum_dims):
+    """(left * right).sum(sum_dims, keepdim=True) by permute -> reshape -> bmm -> view -> permute
+    (torch's sumproduct_pair; operands already have the same number of dims)."""
+    if not sum_dims:
+        return left * right
+    lro, lo, ro = [], [], []
+    lro_size = lo_size = ro_size = sum_size = 1
+    for i in range(left.dim()):
+        sl, sr = left.shape[i] != 1, right.shape[i] != 1
+        if i in sum_dims:
+            if sl and sr:
+                if left.shape[i] != right.shape[i]:
+                    raise RuntimeError("non-broadcast dimensions must match")
+                sum_size *= left.shape[i]
+            elif sl:
+                left = left.sum(i, True)
+            elif sr:
+                right = right.sum(i, True)
+        elif sl and sr:
+            if left.shape[i] != right.shape[i]:
+                raise RuntimeError("non-broadcast dimensions must match")
+            lro.append(i)
+            lro_size *= left.shape[i]
+        elif sl:
+            lo.append(i)
+            lo_size *= left.shape[i]
         else:
-            b, tb = t, term
-    batch = [c for c in ta if c in tb and c not in summed]
-    left = [c for c in ta if c not in tb]
-    right = [c for c in tb if c not in ta]
-    sizes = {}
-    for c, s in list(zip(ta, a.shape)) + list(zip(tb, b.shape)):
-        sizes[c] = s
-
-    def prod(cs):
-        p = 1
-        for c in cs:
-            p *= sizes[c]
-        return p
-    A = a.permute([ta.index(c) for c in batch + left + summed]).reshape(prod(batch), prod(left), prod(summed))
-    B = b.permute([tb.index(c) for c in batch + summed + right]).reshape(prod(batch), prod(summed), prod(right))
-    C = bmm(A, B).reshape([sizes[c] for c in batch + left + right])
-    return C, "".join(batch + left + right)
-
-
-def _finish(t, term, out):
-    t, term = _diag_letters(t, term)
-    extra = [c for c in term if c not in out]
-    if extra:
-        t = t.sum(tuple(term.index(c) for c in extra))
-        term = "".join(c for c in term if c not in extra)
-    if term != out:
-        t = t.permute([term.index(c) for c in out])
-    return t
+            ro.append(i)
+            ro_size *= right.shape[i]
+    if lo and ro and ro[-1] < lo[0]:  # bmm then yields the output's memory order directly
+        left, right, lo, ro, lo_size, ro_size = right, left, ro, lo, ro_size, lo_size
+    out_size = [left.shape[d] for d in lro] + [left.shape[d] for d in lo] + [1] * len(sum_dims) + \
+        [right.shape[d] for d in ro]
+    operm = [-1] * len(out_size)
+    for i, d in enumerate(lro + lo + sum_dims + ro):
+        operm[d] = i
+    left = left.permute(lro + lo + sum_dims + ro).reshape(lro_size, lo_size, sum_size)
+    right = right.permute(lro + sum_dims + ro + lo).reshape(lro_size, sum_size, ro_size)
+    return bmm(left, right).view(out_size).permute(operm)
 
 
 def tensordot(a, b, dims=2):

@@ -6,6 +6,7 @@ and the derivative formula written with Tensor ops (so it can itself be differen
 Binary ops broadcast: their formulas return full-size gradients and the engine reduces them to
 each input's shape.
 """
+import builtins
 import math
 
 from .. import _dtype
@@ -156,6 +157,28 @@ def _requires(input, other):
     return _state.enabled and (input._requires_grad or (isinstance(other, Tensor) and other._requires_grad))
 
 
+def _shape_error(a, b):
+    """torch's error for arrays whose shapes do not broadcast (NumPy raises a ValueError of its own)."""
+    return broadcast_error(xp.shape(a), xp.shape(b))
+
+
+def broadcast_error(sa, sb):
+    """The RuntimeError torch raises for shapes ``sa`` and ``sb`` that do not broadcast."""
+    n = builtins.max(len(sa), len(sb))
+    for i in range(n - 1, -1, -1):
+        x = sa[i - n + len(sa)] if i - n + len(sa) >= 0 else 1
+        y = sb[i - n + len(sb)] if i - n + len(sb) >= 0 else 1
+        if x != y and x != 1 and y != 1:
+            return RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b ({y}) at "
+                                f"non-singleton dimension {i}")
+    return RuntimeError(f"shapes {list(sa)} and {list(sb)} cannot be broadcast together")
+
+
+def _check_alpha(da, alpha):
+    if da.dtype.kind in "iub" and isinstance(alpha, float):
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
+
+
 class AddBackward0(make_node_class("AddBackward0", None)):
     """d(a + alpha*b) = da + alpha*db: the gradient passes through (reduced to each input's shape)."""
     alpha = 1
@@ -183,7 +206,15 @@ def add(input, other, *, alpha=1, out=None):
     if not isinstance(input, Tensor):
         input, other = other, input
     da, db = operands(input, other)
-    res = _wrap(da + db if alpha == 1 else da + db * alpha)
+    try:
+        if alpha == 1:
+            r = da + db
+        else:
+            _check_alpha(da, alpha)
+            r = (da + db * alpha).astype(da.dtype, copy=False)  # bool + bool * 2 stays bool
+    except ValueError:
+        raise _shape_error(da, db) from None
+    res = _wrap(r)
     if _requires(input, other):
         node = record(AddBackward0, res, (input, _other_edge(other)))
         if alpha != 1:
@@ -197,7 +228,15 @@ def sub(input, other, *, alpha=1):
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
                            "`logical_xor()` operator instead.")
     da, db = operands(input, other)
-    res = _wrap(da - db if alpha == 1 else da - db * alpha)
+    try:
+        if alpha == 1:
+            r = da - db
+        else:
+            _check_alpha(da, alpha)
+            r = (da - db * alpha).astype(da.dtype, copy=False)
+    except ValueError:
+        raise _shape_error(da, db) from None
+    res = _wrap(r)
     if _requires(input, other):
         node = record(SubBackward0, res, (input, _other_edge(other)))
         if alpha != 1:
@@ -211,7 +250,7 @@ def rsub(input, other, *, alpha=1):
     if isinstance(other, Tensor):
         return sub(other, input, alpha=alpha)
     da, db = operands(input, other)
-    res = _wrap(db - da if alpha == 1 else db - da * alpha)
+    res = _wrap(db - da if alpha == 1 else (db - da * alpha).astype(da.dtype, copy=False))
     if input._requires_grad and _state.enabled:
         node = record(RsubBackward1, res, (input,))
         if alpha != 1:
@@ -235,7 +274,11 @@ def mul(input, other):
     if not isinstance(input, Tensor):
         input, other = other, input
     da, db = operands(input, other)
-    res = _wrap(da * db)
+    try:
+        r = da * db
+    except ValueError:
+        raise _shape_error(da, db) from None
+    res = _wrap(r)
     if _requires(input, other):
         if isinstance(other, Tensor):
             record(MulBackward0, res, (input, other),
@@ -246,7 +289,7 @@ def mul(input, other):
 
 
 class DivBackward0(make_node_class("DivBackward0", None, ("self", "other"))):
-    """d(a/b) = da/b - a*db/b^2."""
+    """d(a/b) = da/b - a*db/b^2 (torch's formula: -grad * ((a / b) / b))."""
     scalar = None
 
     def backward(self, grad):
@@ -254,20 +297,48 @@ class DivBackward0(make_node_class("DivBackward0", None, ("self", "other"))):
             return grad / self.scalar, None
         a, b = self._unpack_saved()
         return (grad / b if self.next_functions[0][0] is not None else None), \
-            (-grad * a / (b * b) if a is not None else None)
+            (-grad * ((a / b) / b) if a is not None else None)
 
 
-class DivBackward1(make_node_class("DivBackward1", None)):
+class DivBackward2(make_node_class("DivBackward2", None)):
     """Division with a rounding mode: piecewise constant, zero gradient."""
 
     def backward(self, grad):
-        return grad * 0, (grad * 0 if len(self.next_functions) > 1 else None)
+        z = grad * 0
+        return z, (z if self.next_functions[1][0] is not None else None)
+
+
+class NotImplementedBackward(make_node_class("NotImplemented", None)):
+    """An op torch gives no derivative (floor_divide, a number % tensor): it is recorded, so the
+    result requires grad as in torch, and backward through it raises torch's error."""
+    op = ""
+    __qualname__ = "NotImplemented"
+
+    def name(self):
+        return "torch::autograd::NotImplemented"
+
+    def backward(self, *grads):
+        raise RuntimeError(f"derivative for aten::{self.op} is not implemented")
+
+
+NotImplementedBackward.__name__ = "NotImplemented"  # torch's class name (name(): torch::autograd::NotImplemented)
+
+
+def _not_implemented(op, res, inputs):
+    record(NotImplementedBackward, res, inputs, meta_check=False).op = op
+    return res
 
 
 def _true_divide_arrays(da, db):
-    if da.dtype.kind not in "fc":
-        da = da.astype(_dtype.get_default_dtype().numpy_dtype)
-    return da / db
+    if da.dtype.kind not in "fc":  # int / int -> the default float type, as torch does
+        ft = _dtype.get_default_dtype().numpy_dtype
+        da = da.astype(ft)
+        if getattr(db, "dtype", None) is not None and db.dtype.kind not in "fc":
+            db = db.astype(ft)
+    try:
+        return da / db
+    except ValueError:
+        raise _shape_error(da, db) from None
 
 
 @method("div", "__truediv__", "divide", "true_divide")
@@ -287,19 +358,33 @@ def div(input, other, *, rounding_mode=None):
         q = xp.trunc(_true_divide_arrays(da, db)) if da.dtype.kind in "fc" or isinstance(db, float) \
             else _int_trunc_div(da, db)
     elif rounding_mode == "floor":
-        q = xp.floor_divide(da, db)
+        q = _floor_div(da, db)
     else:
         raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'")
     res = _wrap(q)
     if _requires(input, other):
-        record(DivBackward1, res, (input, _other_edge(other)))
+        record(DivBackward2, res, (input, _other_edge(other)))
     return res
 
 
 def _int_trunc_div(a, b):
+    _check_int_zero(a, b)
     q = xp.floor_divide(a, b)
     r = a - q * b
-    return q + ((r != 0) & ((r < 0) != (xp.asarray(b) < 0)))
+    return q + ((r != 0) & ((a < 0) != (xp.asarray(b) < 0)))  # floor rounds down; trunc rounds to 0
+
+
+def _check_int_zero(da, db):
+    if da.dtype.kind in "iub" and not isinstance(db, float) and (xp.asarray(db) == 0).any():
+        raise RuntimeError("ZeroDivisionError")
+
+
+def _floor_div(da, db):
+    _check_int_zero(da, db)
+    try:
+        return xp.floor_divide(da, db)
+    except ValueError:
+        raise _shape_error(da, db) from None
 
 
 Tensor.__rtruediv__ = lambda self, other: mul(reciprocal(self), other)
@@ -308,17 +393,25 @@ Tensor.__rtruediv__ = lambda self, other: mul(reciprocal(self), other)
 @method("floor_divide", "__floordiv__")
 def floor_divide(input, other):
     da, db = operands(input, other)
-    if isinstance(db, (int, float)) and db == 0 or (not isinstance(db, (int, float)) and da.dtype.kind in "iu"
-                                                      and (xp.asarray(db) == 0).any()):
-        if da.dtype.kind in "iu":
-            raise RuntimeError("ZeroDivisionError")
-    return _wrap(xp.floor_divide(da, db))
+    res = _wrap(_floor_div(da, db))
+    if _requires(input, other):
+        _not_implemented("floor_divide", res, (input, _other_edge(other)))
+    return res
 
 
 Tensor.__rfloordiv__ = lambda self, other: floor_divide(as_tensor_arg(other, self), self)
 
 
-class RemainderBackward0(make_node_class("RemainderBackward0", None, ("self", "other"))):
+class RemainderBackward0(make_node_class("RemainderBackward0", None)):
+    """remainder(tensor, number): the gradient passes through (the number is piecewise constant)."""
+
+    def backward(self, grad):
+        return grad, None
+
+
+class RemainderBackward1(make_node_class("RemainderBackward1", None, ("self", "other"))):
+    """a - floor(a / b) * b:  da = grad,  db = -grad * floor(a / b)."""
+
     def backward(self, grad):
         a, b = self._unpack_saved()
         return grad, (None if b is None else -grad * a.div(b, rounding_mode="floor"))
@@ -327,28 +420,59 @@ class RemainderBackward0(make_node_class("RemainderBackward0", None, ("self", "o
 @method("remainder", "__mod__")
 def remainder(input, other):
     da, db = operands(input, other)
-    res = _wrap(xp.remainder(da, db))
+    _check_int_zero(da, db)
+    try:
+        res = _wrap(xp.remainder(da, db))
+    except ValueError:
+        raise _shape_error(da, db) from None
     if _requires(input, other):
         if isinstance(other, Tensor):
-            record(RemainderBackward0, res, (input, other), (input, other) if other._requires_grad else (None, None))
+            record(RemainderBackward1, res, (input, other), (input, other) if other._requires_grad else (None, None))
         else:
-            record(RemainderBackward0, res, (input, None), (None, None))
+            record(RemainderBackward0, res, (input, None))
     return res
 
 
-Tensor.__rmod__ = lambda self, other: remainder(as_tensor_arg(other, self), self)
+def _rmod(self, other):
+    """number % tensor: torch has no derivative for it."""
+    da, db = operands(as_tensor_arg(other, self), self)
+    _check_int_zero(da, db)
+    res = _wrap(xp.remainder(da, db))
+    if self._requires_grad and _state.enabled:
+        _not_implemented("remainder", res, (self,))
+    return res
+
+
+Tensor.__rmod__ = _rmod
+
+
+class FmodBackward0(make_node_class("FmodBackward0", None)):
+    def backward(self, grad):
+        return grad, None
+
+
+class FmodBackward1(make_node_class("FmodBackward1", None, ("self", "other"))):
+    """a - trunc(a / b) * b:  da = grad,  db = -grad * trunc(a / b)."""
+
+    def backward(self, grad):
+        a, b = self._unpack_saved()
+        return grad, (None if b is None else -grad * a.div(b, rounding_mode="trunc"))
 
 
 @method()
 def fmod(input, other):
     da, db = operands(input, other)
-    res = _wrap(xp.fmod(da, db))
+    _check_int_zero(da, db)
+    try:
+        res = _wrap(xp.fmod(da, db))
+    except ValueError:
+        raise _shape_error(da, db) from None
     if _requires(input, other):
-        record(FmodBackward0, res, (input, _other_edge(other)), ())
+        if isinstance(other, Tensor):
+            record(FmodBackward1, res, (input, other), (input, other) if other._requires_grad else (None, None))
+        else:
+            record(FmodBackward0, res, (input, None))
     return res
-
-
-FmodBackward0 = make_node_class("FmodBackward0", lambda self, grad: (grad, None))
 
 
 class PowBackward0(make_node_class("PowBackward0", None, ("self",))):
@@ -574,7 +698,6 @@ class WhereBackward0(make_node_class("WhereBackward0", None, ("condition",))):
             (where(c, z, grad) if self.next_functions[1][0] is not None else None)
 
 
-@method()
 def where(condition, input=None, other=None):
     if input is None and other is None:
         from .indexing import nonzero
@@ -596,6 +719,9 @@ def where(condition, input=None, other=None):
     if _requires(input, other):
         record(WhereBackward0, res, (input, other), (condition,))
     return res
+
+
+Tensor.where = lambda self, condition, other: where(condition, self, other)  # x.where(c, y): x where c, else y
 
 
 class ClampBackward1(make_node_class("ClampBackward1", None, ("self",))):
@@ -718,7 +844,10 @@ def masked_fill(input, mask, value):
         if isinstance(value, float) and d.dtype.kind in "iub":
             raise RuntimeError("value cannot be converted to type " + str(d.dtype) + " without overflow")
         v = value
-    out_shape = xp.broadcast_shapes(d.shape, mask._data.shape)
+    try:
+        out_shape = xp.broadcast_shapes(d.shape, mask._data.shape)
+    except ValueError:
+        raise broadcast_error(mask._data.shape, d.shape) from None
     if out_shape != d.shape:
         d = xp.broadcast_to(d, out_shape)
     res = _wrap(xp.where(mask._data, xp.asarray(v, dtype=d.dtype), d))
@@ -749,7 +878,22 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
 from ._op import _check_inplace, _write, bump_version  # noqa: E402
 
 
+def _keeping_dtype(op):
+    """``op`` for an in-place update: the result is written in self's dtype, so the gradient arrives
+    in that dtype and each input must get its own back (float32 x += float64 y: y's is float64)."""
+    def fn(src, other, **kwargs):
+        res = op(src, other, **kwargs)
+        node = res._grad_fn
+        if node is not None and res._data.dtype != src._data.dtype:
+            node._input_meta = tuple((t.shape, t.dtype) if isinstance(t, Tensor) and t._requires_grad else None
+                                     for t in (src, other))
+        return res
+    return fn
+
+
 def _inplace_binary(name, op, ufunc):
+    op = _keeping_dtype(op)
+
     def op_(self, other, *, alpha=1):
         if _check_inplace(self, (other,)):
             return inplace(self, name, op, other, alpha=alpha) if alpha != 1 else inplace(self, name, op, other)
@@ -796,12 +940,114 @@ Tensor.__ixor__ = lambda self, o: inplace(self, "bitwise_xor_", bitwise_xor, o)
 Tensor.clamp_ = Tensor.clip_ = lambda self, min=None, max=None: inplace(self, "clamp_", clamp, min, max)
 Tensor.clamp_min_ = lambda self, min: inplace(self, "clamp_min_", clamp, min, None)
 Tensor.clamp_max_ = lambda self, max: inplace(self, "clamp_max_", clamp, None, max)
-Tensor.masked_fill_ = lambda self, mask, value: inplace(self, "masked_fill_", masked_fill, mask, value)
+def _masked_fill_(self, mask, value):
+    if mask._data.shape != self._data.shape and _broadcast_shape(mask._data.shape, self._data.shape) != self._data.shape:
+        raise broadcast_error(self._data.shape, mask._data.shape)
+    return inplace(self, "masked_fill_", masked_fill, mask, value)
+
+
+Tensor.masked_fill_ = _masked_fill_
 Tensor.lerp_ = lambda self, end, weight: inplace(self, "lerp_", lerp, end, weight)
 Tensor.nan_to_num_ = lambda self, nan=0.0, posinf=None, neginf=None: inplace(
     self, "nan_to_num_", nan_to_num, nan, posinf, neginf)
 Tensor.atan2_ = lambda self, o: inplace(self, "atan2_", atan2, o)
 Tensor.square_ = lambda self: inplace(self, "square_", square)
+
+
+# ---------------------------------------------------------------------------------------------
+# Filling and copying in place: zero_, fill_, copy_ (the derivative w.r.t. the old values is zero)
+# ---------------------------------------------------------------------------------------------
+class ZeroBackward0(make_node_class("ZeroBackward0", None)):
+    def backward(self, grad):
+        return _zeros(grad)
+
+
+class FillBackward2(make_node_class("FillBackward2", None)):
+    """x.fill_(number)."""
+
+    def backward(self, grad):
+        return _zeros(grad)
+
+
+class FillBackward3(make_node_class("FillBackward3", None)):
+    """x.fill_(0-dim tensor): the value receives the sum of the gradient."""
+
+    def backward(self, grad):
+        return _zeros(grad), grad.sum()
+
+
+class CopyBackwards(make_node_class("CopyBackwards", None)):
+    """x.copy_(src): src receives the gradient (the engine reduces it to src's shape and dtype)."""
+
+    def name(self):
+        return "torch::autograd::CopyBackwards"
+
+    def backward(self, grad):
+        return _zeros(grad), grad
+
+
+def _broadcast_shape(a, b):
+    try:
+        return xp.broadcast_shapes(a, b)
+    except ValueError:
+        return None
+
+
+def _rewrite_history(self, node_cls, inputs):
+    """After an in-place write: ``self`` becomes the output of a new node whose inputs include
+    its own previous history (edges are taken before the history is replaced)."""
+    record(node_cls, self, inputs)
+    self._output_nr = 0
+
+
+@method()
+def zero_(self):
+    involved = _check_inplace(self)
+    self._data[...] = 0
+    bump_version(self, "zero_")
+    if involved:
+        _rewrite_history(self, ZeroBackward0, (self,))
+    return self
+
+
+@method()
+def fill_(self, value):
+    is_t = isinstance(value, Tensor)
+    if is_t and value._data.ndim != 0:
+        raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
+                           f"{value._data.ndim} dimensions.")
+    involved = _check_inplace(self, (value,) if is_t else ())
+    self._data[...] = value._data if is_t else value
+    bump_version(self, "fill_")
+    if involved:
+        if is_t:
+            _rewrite_history(self, FillBackward3, (self, value))
+        else:
+            _rewrite_history(self, FillBackward2, (self,))
+    return self
+
+
+@method()
+def copy_(self, src, non_blocking=False):
+    if not isinstance(src, Tensor):
+        raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not {type(src).__name__}")
+    involved = _check_inplace(self, (src,))
+    d = src._data
+    if type(d) is not type(self._data):
+        from ..backends import to_device, device_type_of
+        d = to_device(d, device_type_of(self._data))
+    if d.shape != self._data.shape and _broadcast_shape(d.shape, self._data.shape) != self._data.shape:
+        bs = _broadcast_shape(d.shape, self._data.shape)
+        if bs is None:
+            raise _shape_error(self._data, d)
+        raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the broadcast shape {list(bs)}")
+    if d.dtype.kind == "c" and self._data.dtype.kind != "c":
+        d = d.real  # torch drops the imaginary part (with a warning)
+    self._data[...] = d  # any dtype converts, as in torch (float -> int truncates)
+    bump_version(self, "copy_")
+    if involved:
+        _rewrite_history(self, CopyBackwards, (self, src))
+    return self
 
 
 @method()

@@ -12,7 +12,10 @@ from collections import namedtuple
 
 
 def _dims(dim, ndim):
-    """Normalise dim (None, int or sequence) to a sorted tuple of axes, or None for all."""
+    """Normalise dim (None, int or sequence) to a sorted tuple of axes, or None for all.
+
+    A 0-dim tensor accepts dim 0 and -1 (as torch does) and has no axis to reduce: ().
+    """
     if dim is None:
         return None
     if isinstance(dim, (list, tuple)):
@@ -21,8 +24,9 @@ def _dims(dim, ndim):
         dims = tuple(sorted(_wrap_dim(d, ndim) for d in dim))
         if len(set(dims)) != len(dims):
             raise RuntimeError(f"dim {dims[0]} appears multiple times in the list of dims")
-        return dims
-    return (_wrap_dim(dim, ndim),)
+        return dims if ndim else ()
+    d = _wrap_dim(dim, ndim)
+    return (d,) if ndim else ()
 
 
 def _expand_back(grad, sizes, dims, keepdim):
@@ -189,6 +193,8 @@ class MaxBackward0(make_node_class("MaxBackward0", None, ("indices",))):
     def backward(self, grad, _unused=None):
         (idx,) = self._unpack_saved()
         from .creation import zeros
+        if not self.self_sizes:  # a 0-dim input is its own max
+            return grad
         if not self.keepdim:
             grad, idx = grad.unsqueeze(self.dim), idx.unsqueeze(self.dim)
         return zeros(self.self_sizes, dtype=grad.dtype).scatter(self.dim, idx, grad)
@@ -314,10 +320,16 @@ def _correction(unbiased, correction):
 
 
 class VarBackward0(make_node_class("VarBackward0", None, ("self",))):
+    """d var = 2 (x - mean) / (n - correction); with no degrees of freedom left torch gives nan
+    where x equals the mean and inf elsewhere."""
+
     def backward(self, grad):
         (x,) = self._unpack_saved()
         g = _expand_back(grad, x.shape, self.dims, self.keepdim)
-        return g * 2 * (x - x.mean(self.dims, keepdim=True)) / self.denom
+        if self.denom <= 0 and (self.dims is None or x.dim() == 0):
+            from .pointwise import where
+            return g * where(x == x.mean(self.dims, keepdim=True), math.nan, math.inf)
+        return (2.0 / self.denom if self.denom > 0 else math.inf) * g * (x - x.mean(self.dims, keepdim=True))
 
 
 class StdBackward0(make_node_class("StdBackward0", None, ("self", "result"))):
@@ -373,15 +385,15 @@ class LinalgVectorNormBackward0(make_node_class("LinalgVectorNormBackward0", Non
         p = self.ord
         g = _expand_back(grad, x.shape, self.dims, self.keepdim)
         rr = _expand_back(r, x.shape, self.dims, self.keepdim)
-        if p == 2:
-            return g * x / rr.masked_fill(rr == 0, 1) * (rr != 0)
+        if p == 2:  # torch's formula, also in its double backward (nan at a zero norm)
+            return g * (x / rr).masked_fill(rr == 0, 0)
         if p == 1:
             return g * x.sign()
         if p == math.inf or p == -math.inf:
             mask = x.abs() == rr
             return g * x.sign() * mask / _expand_back(mask.sum(self.dims, keepdim=True), x.shape, None, True)
         if p == 0:
-            return g * 0
+            return None  # torch: no gradient flows through the count of nonzeros
         return g * x.sign() * x.abs().pow(p - 1) / rr.pow(p - 1).masked_fill(rr == 0, 1) * (rr != 0)
 
 
@@ -410,6 +422,8 @@ def vector_norm(input, ord=2, dim=None, keepdim=False, *, dtype=None):
 
 @method()
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
+    if not isinstance(p, (int, float, str)) and p is not None:
+        raise TypeError(f"linalg_vector_norm(): argument 'ord' (position 2) must be Number, not {type(p).__name__}")
     if p == "fro" or p is None:
         p = 2
     if p == "nuc":
@@ -583,14 +597,19 @@ def count_nonzero(input, dim=None):
 
 # ---- sorting ----------------------------------------------------------------------------------
 class SortBackward0(make_node_class("SortBackward0", None, ("indices",))):
+    """The values' gradient goes back to where each value came from."""
+
     def backward(self, grad, _unused=None):
         (idx,) = self._unpack_saved()
+        if not self.self_sizes:
+            return grad
         from .creation import zeros
         return zeros(self.self_sizes, dtype=grad.dtype).scatter(self.dim, idx, grad)
 
 
+SortBackward1 = make_node_class("SortBackward1", SortBackward0.backward, ("indices",))  # sort(stable=...)
 TopkBackward0 = make_node_class("TopkBackward0", SortBackward0.backward, ("indices",))
-SortBackward0.num_outputs = TopkBackward0.num_outputs = 2
+SortBackward0.num_outputs = SortBackward1.num_outputs = TopkBackward0.num_outputs = 2
 
 
 def _sorted_indices(d, dim, descending, stable=True):
@@ -604,16 +623,18 @@ def _sorted_indices(d, dim, descending, stable=True):
 
 
 @method()
-def sort(input, dim=-1, descending=False, stable=False):
+def sort(input, dim=-1, descending=False, stable=None):
+    """Sorted values and their indices; ``stable=`` (torch's sort.stable overload) records SortBackward1."""
     d = input._data
-    if d.ndim == 0:
-        return _ValuesIndices(input.clone(), _wrap(xp.zeros((), "int64")), "sort")
     dd = _wrap_dim(dim, d.ndim)
-    idx = _sorted_indices(d, dd, descending)
-    vals = xp.take_along_axis(d, idx, axis=dd)
-    values, indices = _wrap(vals), _wrap(idx.astype("int64"))
+    if d.ndim == 0:
+        values, indices = _wrap(d.copy()), _wrap(xp.zeros((), "int64"))
+    else:
+        idx = _sorted_indices(d, dd, descending)
+        values, indices = _wrap(xp.take_along_axis(d, idx, axis=dd)), _wrap(idx.astype("int64"))
     if input._requires_grad and _state.enabled:
-        node = SortBackward0.__new__(SortBackward0)
+        cls = SortBackward0 if stable is None else SortBackward1
+        node = cls.__new__(cls)
         node.self_sizes, node.dim = d.shape, dd
         connect(node, (input,), (values, None), (indices,))
     return _ValuesIndices(values, indices, "sort")
@@ -621,7 +642,7 @@ def sort(input, dim=-1, descending=False, stable=False):
 
 @method()
 def argsort(input, dim=-1, descending=False, stable=False):
-    return sort(input, dim, descending, stable)[1]
+    return sort(input, dim, descending)[1]
 
 
 @method()

@@ -47,6 +47,7 @@ class ViewBackward0(make_node_class("ViewBackward0", None)):
 
 
 UnsafeViewBackward0 = make_node_class("UnsafeViewBackward0", ViewBackward0.backward)
+ReshapeAliasBackward0 = make_node_class("ReshapeAliasBackward0", ViewBackward0.backward)
 
 
 @method()
@@ -84,7 +85,9 @@ def reshape(input, *shape):
         return out
     out = _view(input, arr)
     if input._requires_grad and _state.enabled:
-        record(ViewBackward0, out, (input,), meta_check=False).self_sizes = input._data.shape
+        # torch: a contiguous input is viewed; a strided one that needs no copy goes through _reshape_alias
+        node_cls = ViewBackward0 if input._data.flags.c_contiguous else ReshapeAliasBackward0
+        record(node_cls, out, (input,), meta_check=False).self_sizes = input._data.shape
     return out
 
 
@@ -169,7 +172,7 @@ TBackward0 = make_node_class("TBackward0", lambda self, grad: grad.t())
 def transpose(input, dim0, dim1):
     nd = input._data.ndim
     d0, d1 = _wrap_dim(dim0, nd), _wrap_dim(dim1, nd)
-    out = _view(input, xp.swapaxes(input._data, d0, d1))
+    out = _view(input, xp.swapaxes(input._data, d0, d1) if nd else input._data.view())
     if input._requires_grad and _state.enabled:
         node = record(TransposeBackward0, out, (input,), meta_check=False)
         node.dim0, node.dim1 = d0, d1
