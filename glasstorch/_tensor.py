@@ -19,10 +19,11 @@ import weakref
 from . import _dtype
 from .backends import xp, device_type_of, as_numpy
 from .autograd import grad_mode
-from .autograd.graph import AccumulateGrad, user_frame, new_hook_dict, _add_hook
+from .autograd.graph import AccumulateGrad, user_frame, new_hook_dict, _add_hook, regenerate_view_grad_fn
 
 _state = grad_mode._state
 _DTYPE_OF = _dtype._BY_NUMPY
+_BF16 = _dtype.bfloat16.numpy_dtype
 
 
 class Size(tuple):
@@ -88,13 +89,17 @@ _CPU = device("cpu")
 
 
 class _VersionCounter:
-    """Shared by a tensor and its views; remembers which in-place op bumped it last, and where."""
-    __slots__ = ("version", "last_op", "where")
+    """Shared by a tensor and its views (and detached aliases): bumped by every in-place op.
 
-    def __init__(self):
-        self.version = 0
-        self.last_op = None
-        self.where = None
+    It also remembers which in-place op bumped it last and where (for the error message when a
+    saved value was modified), and ``rewrite_seq``: the creation number of the node that last
+    rewrote the history of the base, after which the views' grad_fns are out of date.
+    The fields are class-level defaults, so making one (every tensor has one) costs no __init__.
+    """
+    version = 0
+    last_op = None
+    where = None
+    rewrite_seq = 0
 
 
 def bump_version(t, op_name):
@@ -136,21 +141,29 @@ class Tensor:
 
     @requires_grad.setter
     def requires_grad(self, value):
-        if self._grad_fn is not None:
-            raise RuntimeError("you can only change requires_grad flags of leaf variables." + (
-                "" if value else " If you want to use a computed variable in a subgraph that doesn't require "
-                "differentiation use var_no_grad = var.detach()."))
-        if value and self._data.dtype.kind not in "fc" and self.dtype is not _dtype.bfloat16:
-            raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
-        self._requires_grad = bool(value)
+        self._set_requires_grad(value, "only Tensors of floating point and complex dtype can require gradients")
 
     def requires_grad_(self, requires_grad=True):
-        self.requires_grad = requires_grad
+        self._set_requires_grad(requires_grad, "only Tensors of floating point dtype can require gradients")
         return self
+
+    def _set_requires_grad(self, value, dtype_message):
+        if self._grad_fn is not None:
+            if value:
+                return  # a non-leaf already requires grad (torch allows the no-op)
+            raise RuntimeError("you can only change requires_grad flags of leaf variables. If you want to use a "
+                               "computed variable in a subgraph that doesn't require differentiation use "
+                               "var_no_grad = var.detach().")
+        if value and self._data.dtype.kind not in "fc" and self._data.dtype != _BF16:
+            raise RuntimeError(dtype_message)
+        self._requires_grad = bool(value)
 
     @property
     def grad_fn(self):
-        return self._grad_fn
+        fn = self._grad_fn
+        if fn is not None and self._base is not None and self._vc.rewrite_seq > fn._seq:
+            fn = regenerate_view_grad_fn(self)  # the base was modified in place since this view was made
+        return fn
 
     @property
     def is_leaf(self):

@@ -70,7 +70,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         nonleaf = []
         for t in inputs:
             if not t._requires_grad:
-                raise RuntimeError("One of the differentiated Tensors does not require grad")
+                raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
             if t._grad_fn is None:
                 accumulate_only.add(t._grad_accumulator())
             else:
@@ -79,7 +79,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         captured = engine.run_backward(roots, grads, retain_graph, create_graph, capture or None, True,
                                        accumulate_only)
         for t, g in zip(nonleaf, captured or ()):
-            if g is not None:
+            if g is not None and not t._retains_grad:  # a retained grad was already accumulated
                 t._grad = g if t._grad is None else t._grad + g
         return
     engine.run_backward(roots, grads, retain_graph, create_graph)

@@ -6,54 +6,69 @@ In four named steps, as the books describe it:
    gradients will flow into it (its dependencies);
 2. the main loop  -- a node runs only when all of its dependencies have delivered their gradient,
    so it is called exactly once, after all of its consumers; among ready nodes the most recently
-   created runs first (torch's order);
-3. ``_deliver``   -- each gradient a node returns is reduced to its input's shape (broadcasting
-   written once, here) and summed into the buffer of the node it flows to; a leaf's
-   ``AccumulateGrad`` adds it into ``.grad``;
+   created runs first, and a leaf's ``AccumulateGrad`` before any other (torch's order);
+3. delivering     -- each gradient a node returns is reduced to its input's shape (broadcasting
+   written once, in ``_validate``) and summed into the input buffer of the node it flows to; a
+   leaf's ``AccumulateGrad`` adds it into ``.grad`` (``_accumulate``);
 4. freeing        -- a node's saved values are released once it has run, unless ``retain_graph``.
 
 The loop is iterative (a deep RNN graph would overflow Python's recursion) and runs with grad
 mode off unless ``create_graph=True``, so backward pays nothing for recording by default.
+
+``run_backward``, ``_collect`` and ``_accumulate`` are looked up by name at call time: the
+inspection tools wrap them to watch a backward pass.
 """
-import heapq
 import sys
+import warnings
+from heapq import heappush, heappop
 
 from . import grad_mode
 from .anomaly_mode import _anomaly
 from .graph import AccumulateGrad
 
 _state = grad_mode._state
+_getrefcount = sys.getrefcount
 
 
 def _collect(roots):
-    """Dependency counts of every node reachable from ``roots`` and a post-order of them."""
+    """Step 1: the dependency count of every node reachable from ``roots``, and the nodes reached."""
     deps = {}
-    order = []
+    reached = []
     seen = set()
-    stack = [(r, False) for r in roots]
+    for r in roots:
+        if r not in seen:
+            seen.add(r)
+            reached.append(r)
+    stack = list(reached)
     while stack:
-        node, done = stack.pop()
-        if done:
-            order.append(node)
-            continue
-        if node in seen:
-            continue
-        seen.add(node)
-        stack.append((node, True))
+        for nxt, _ in stack.pop().next_functions:
+            if nxt is None:
+                continue
+            if nxt in deps:
+                deps[nxt] += 1
+            else:
+                deps[nxt] = 1
+            if nxt not in seen:
+                seen.add(nxt)
+                reached.append(nxt)
+                stack.append(nxt)
+    return deps, reached
+
+
+def _needed(reached, targets):
+    """The nodes from which one of ``targets`` can be reached: only those run in autograd.grad."""
+    consumers = {}
+    for node in reached:
         for nxt, _ in node.next_functions:
             if nxt is not None:
-                deps[nxt] = deps.get(nxt, 0) + 1
-                if nxt not in seen:
-                    stack.append((nxt, False))
-    return deps, order
-
-
-def _needed(order, targets):
-    """Nodes from which one of ``targets`` can be reached (only those run in autograd.grad)."""
-    needed = set()
-    for node in order:  # post-order: children before parents
-        if node in targets or any(n in needed for n, _ in node.next_functions if n is not None):
-            needed.add(node)
+                consumers.setdefault(nxt, []).append(node)
+    needed = set(targets)
+    stack = list(needed)
+    while stack:
+        for c in consumers.get(stack.pop(), ()):
+            if c not in needed:
+                needed.add(c)
+                stack.append(c)
     return needed
 
 
@@ -65,14 +80,13 @@ def _sum_to(grad, shape):
     dims = tuple(range(lead)) + tuple(i + lead for i, s in enumerate(shape) if s == 1 and grad.shape[i + lead] != 1)
     if dims:
         grad = grad.sum(dims, keepdim=True)
-    if lead:
-        grad = grad.reshape(shape)
-    elif grad.shape != shape:
+    if lead or grad.shape != shape:
         grad = grad.reshape(shape)
     return grad
 
 
 def _validate(node, i, g):
+    """Bring gradient ``g`` for input ``i`` of ``node`` to that input's shape and dtype."""
     meta = node._input_meta[i]
     if meta is None:
         return g
@@ -105,15 +119,16 @@ def run_backward(roots, root_grads, retain_graph, create_graph, capture=None, ac
 
 
 def _run(roots, root_grads, retain_graph, create_graph, capture, accumulate, accumulate_only):
-    root_nodes = [n for n, _ in roots]
-    deps, order = _collect(root_nodes)
+    # 1. dependencies
+    deps, reached = _collect([n for n, _ in roots])
     captured = [None] * len(capture) if capture else None
     needed = None
     if capture is not None and not accumulate:
-        needed = _needed(order, {n for n, _ in capture})
+        needed = _needed(reached, {n for n, _ in capture})
     elif accumulate_only is not None:
-        needed = _needed(order, accumulate_only | {n for n, _ in (capture or ())})
+        needed = _needed(reached, accumulate_only | {n for n, _ in (capture or ())})
 
+    # the input buffers: node -> [gradient per output of the node]
     buffers = {}
     for (node, nr), g in zip(roots, root_grads):
         buf = buffers.get(node)
@@ -121,90 +136,95 @@ def _run(roots, root_grads, retain_graph, create_graph, capture, accumulate, acc
             buf = buffers[node] = [None] * node.num_outputs
         buf[nr] = g if buf[nr] is None else buf[nr] + g
 
-    ready = []
-    for node in set(root_nodes):
-        if deps.get(node, 0) == 0:
-            heapq.heappush(ready, (-node._seq, id(node), node))
+    ready = []  # a heap of (-creation number, id, node): the newest ready node first
+    for node in buffers:
+        if node not in deps:
+            heappush(ready, (-node._seq, id(node), node))
 
+    # 2. the main loop
     check_nan = _anomaly.enabled and _anomaly.check_nan
     while ready:
-        node = heapq.heappop(ready)[2]
+        node = heappop(ready)[2]
         grads = buffers.pop(node, None)
         if grads is None:
             grads = [None] * node.num_outputs
-        run_it = needed is None or node in needed
-
         if node._tensor_pre_hooks is not None or node._retain_grad_hooks is not None:
             grads = _run_tensor_pre_hooks(node, grads)
+        is_leaf = type(node) is AccumulateGrad
+        if is_leaf and node.variable._backward_hooks and grads[0] is not None:
+            grads[0] = _run_leaf_hooks(node.variable, grads[0])
         if capture is not None:
             for nr in range(len(grads)):
                 slot = capture.get((node, nr))
                 if slot is not None:
                     captured[slot] = grads[nr]
 
-        if type(node) is AccumulateGrad:
-            if run_it and accumulate and (accumulate_only is None or node in accumulate_only):
+        if is_leaf:
+            if accumulate and (accumulate_only is None or node in accumulate_only):
+                # `grads` is now the only reference the engine holds (see _accumulate's stealing)
                 _accumulate(node, grads[0], create_graph)
             continue
-        if not run_it:
-            _release(node, deps, ready)
-            continue
-
-        if node._pre_hooks:
-            for hook in list(node._pre_hooks.values()):
-                res = hook(tuple(grads))
-                if res is not None:
-                    grads = list(res)
-        if node.num_outputs == 1:
-            g0 = grads[0]
-            if g0 is None:
-                out = (None,) * len(node.next_functions)
-            else:
-                out = node.backward(g0)
+        if needed is not None and node not in needed:
+            out = ()  # it need not run, but it still counts as done for its inputs
         else:
-            out = node.backward(*grads)
-        if type(out) is not tuple:
-            out = (out,)
-        if node._hooks:
-            for hook in list(node._hooks.values()):
-                res = hook(out, tuple(grads))
-                if res is not None:
-                    out = tuple(res)
-        if not retain_graph:
-            node._free()
-        if check_nan:
-            _check_nan(node, out)
+            out = _call(node, grads, retain_graph, check_nan)
 
+        # 3. deliver the gradients to the inputs' buffers
         meta = node._input_meta
+        n_out = len(out)
         for i, (nxt, nr) in enumerate(node.next_functions):
             if nxt is None:
                 continue
-            g = out[i] if i < len(out) else None
+            g = out[i] if i < n_out else None
             if g is not None:
                 if meta is not None:
                     g = _validate(node, i, g)
                 buf = buffers.get(nxt)
                 if buf is None:
-                    buf = buffers[nxt] = [None] * nxt.num_outputs
-                prev = buf[nr]
-                buf[nr] = g if prev is None else prev + g
+                    if nxt.num_outputs == 1:
+                        buffers[nxt] = [g]
+                    else:
+                        buf = buffers[nxt] = [None] * nxt.num_outputs
+                        buf[nr] = g
+                else:
+                    prev = buf[nr]
+                    buf[nr] = g if prev is None else prev + g
             left = deps[nxt] - 1
             deps[nxt] = left
             if left == 0:
-                heapq.heappush(ready, (-nxt._seq, id(nxt), nxt))
+                heappush(ready, (-nxt._seq, id(nxt), nxt))
+        out = g = grads = None  # drop the loop's references: a leaf's gradient may then be stolen
     return captured
 
 
-def _release(node, deps, ready):
-    """A node that need not run still counts as done for its inputs."""
-    for nxt, _ in node.next_functions:
-        if nxt is not None:
-            deps[nxt] -= 1
-            if deps[nxt] == 0:
-                heapq.heappush(ready, (-nxt._seq, id(nxt), nxt))
+def _call(node, grads, retain_graph, check_nan):
+    """Run one node: its pre-hooks, its derivative, its hooks; then free it (step 4)."""
+    if node._pre_hooks:
+        for hook in list(node._pre_hooks.values()):
+            res = hook(tuple(grads))
+            if res is not None:
+                grads = list(res)
+    if node.num_outputs == 1:
+        g0 = grads[0]
+        out = (None,) * len(node.next_functions) if g0 is None else node.backward(g0)
+    else:
+        out = node.backward(*grads)
+    if type(out) is not tuple:
+        out = (out,)
+    if node._hooks:
+        for hook in list(node._hooks.values()):
+            res = hook(out, tuple(grads))
+            if res is not None:
+                out = tuple(res)
+    if not retain_graph:
+        node._free()
+    if check_nan:
+        _check_nan(node, out)
+    return out
 
 
 def _run_tensor_pre_hooks(node, grads):
+    """Tensor.register_hook on a non-leaf output of ``node``, and retain_grad()."""
     grads = list(grads)
     if node._tensor_pre_hooks:
         for nr, hooks in node._tensor_pre_hooks.items():
@@ -226,39 +246,58 @@ def _run_tensor_pre_hooks(node, grads):
     return grads
 
 
+def _run_leaf_hooks(var, grad):
+    """Tensor.register_hook on a leaf: each hook may replace the gradient."""
+    for hook in list(var._backward_hooks.values()):
+        res = hook(grad)
+        if res is not None:
+            grad = res
+    return grad
+
+
+# The references to a gradient while `_accumulate` decides: the engine's buffer list, the
+# argument, and getrefcount's own. One more means someone else holds it (a user's gradient
+# tensor, a hook that kept it, the same gradient delivered to another leaf...).
+_ENGINE_REFS = 3
+
+
+def _stealable(grad, var):
+    """Whether ``grad`` can become ``var.grad`` without a copy: torch steals a gradient nobody
+    else can see, and copies one that is shared. Provably private here: the engine holds the only
+    references to the tensor, the tensor the only reference to its array (a second tensor over the
+    same array, such as a detach(), or a view of it would add one), and the array owns its memory."""
+    d = grad._data
+    return (_getrefcount(grad) <= _ENGINE_REFS + 1  # +1: this frame's argument
+            and _getrefcount(d) <= 3                # grad._data, `d`, getrefcount's argument
+            and d.base is None and d.shape == var._data.shape and d.dtype == var._data.dtype)
+
+
 def _accumulate(acc, grad, create_graph):
-    """AccumulateGrad: hooks on the leaf, then add into ``variable.grad`` (allocated on first use)."""
+    """AccumulateGrad: add ``grad`` into ``variable.grad`` (allocated on first use), then the
+    post-accumulate hooks."""
     var = acc.variable
     if grad is None:
         return
-    hooks = var._backward_hooks
-    if hooks:
-        for hook in list(hooks.values()):
-            res = hook(grad)
-            if res is not None:
-                grad = res
-    if var._grad is None:
+    old = var._grad
+    if old is None:
         if create_graph:
-            var._grad = grad
+            # the gradient keeps its history (a graph of its own): the leaf holds that graph
+            warnings.warn("Using backward() with create_graph=True will create a reference cycle between the "
+                          "parameter and its gradient which can cause a memory leak. We recommend using "
+                          "autograd.grad when creating the graph to avoid this. If you have to use this function, "
+                          "make sure to reset the .grad fields of your parameters to None after use to break the "
+                          "cycle and avoid the leak.", UserWarning, stacklevel=6)
+            var._grad = grad if _stealable(grad, var) else grad.clone()
+        elif _stealable(grad, var):
+            var._grad = grad if grad._grad_fn is None and not grad._requires_grad else grad.detach()
         else:
-            # torch steals a gradient nobody else holds and copies one that is shared (a grad
-            # that AddBackward passed through unchanged may be another leaf's too).
-            d = grad._data
-            if sys.getrefcount(grad) > 4 or d.base is not None or not d.flags.writeable \
-                    or d.shape != var._data.shape:
-                grad = grad.detach().clone()
-            else:
-                grad = grad.detach()
-            var._grad = grad
-    elif create_graph or _state.enabled:
-        var._grad = var._grad + grad
+            var._grad = grad.detach().clone()
+    elif create_graph or _state.enabled or old._data.dtype != grad._data.dtype \
+            or old._data.shape != grad._data.shape or not old._data.flags.writeable:
+        var._grad = old + grad
     else:
-        g = var._grad
-        if g._data.dtype != grad._data.dtype or g.shape != grad.shape:
-            var._grad = g + grad
-        else:
-            g._data += grad._data
-            g._vc.version += 1
+        old._data += grad._data  # torch accumulates in place when grad mode is off
+        old._vc.version += 1
     post = var._post_accumulate_grad_hooks
     if post:
         for hook in list(post.values()):
@@ -270,8 +309,7 @@ def _check_nan(node, out):
         if g is not None and g.dtype.is_floating_point and bool(g.isnan().any()):
             msg = f"Function '{node.name()}' returned nan values in its {i}th output."
             if node._anomaly_trace:
-                import warnings
                 warnings.warn("Error detected in " + node.name() + ". Traceback of forward call that caused the "
-                              "error:\n" + "".join(node._anomaly_trace), RuntimeWarning, stacklevel=3)
+                              "error:\n" + "".join(node._anomaly_trace), RuntimeWarning, stacklevel=4)
                 msg += "\nThe forward call that created it:\n" + "".join(node._anomaly_trace[-3:])
             raise RuntimeError(msg)

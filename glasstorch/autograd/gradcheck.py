@@ -110,7 +110,12 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
     n = len(inputs)
 
     def first_grad(*args):
+        from .grad_mode import enable_grad
         xs, gos = args[:n], args[n:]
+        with enable_grad():  # gradcheck evaluates it under no_grad for the finite differences
+            return _first_grad(xs, gos)
+
+    def _first_grad(xs, gos):
         o = func(*xs)
         os_ = (o,) if isinstance(o, Tensor) else tuple(o)
         diff = [x for x in xs if isinstance(x, Tensor) and x._requires_grad]

@@ -17,14 +17,20 @@ of user ``autograd.Function``\\ s: there is one mechanism.
                          MulBackward0 -- y
     w --AccumulateGrad--'    (saves x and w)
 """
-import sys
+import itertools
 import os
+import re
+import sys
 import weakref
 
 from . import grad_mode
 from .anomaly_mode import _anomaly
+from ..backends import positions_in, data_ptr
 
 _state = grad_mode._state
+_next_seq = itertools.count(1).__next__  # creation order of nodes (a counter, not a class attribute:
+#                                          writing a class attribute would flush Python's method caches)
+_NO_EDGE = (None, 0)
 
 FREED_MESSAGE = (
     "Trying to backward through the graph a second time (or directly access saved tensors after they have "
@@ -48,7 +54,7 @@ class Node:
 
     saved_names = ()        # names of the saved tensors, in order: _saved_<name>
     num_outputs = 1         # how many tensors the forward returned (multi-output: unbind, max(dim), ...)
-    _sequence = 0
+    _seq = 0
 
     # Per-instance attributes (set by `connect`, kept off __init__ so node creation is one call):
     #   next_functions   tuple of (Node | None, int)
@@ -70,7 +76,7 @@ class Node:
         return type(self).__name__
 
     def __repr__(self):
-        return f"<{self.name()} object at {hex(id(self))}>"
+        return f"<{type(self).__name__} object at {hex(id(self))}>"
 
     # -- the derivative -------------------------------------------------------------------
     def backward(self, *grads):  # pragma: no cover - every subclass defines it
@@ -165,36 +171,47 @@ def new_hook_dict():
     return _HookDict()
 
 
+def _short_name(node):
+    """How torch's version-mismatch message names a node: ExpBackward0 -> Exp."""
+    return re.sub(r"Backward\d*$", "", node.name())
+
+
 def _version_error(node, index, tensor, expected):
+    """torch's message for a saved tensor modified in place, then what torch leaves out: which op
+    modified it and on which line of the user's code."""
     vc = tensor._vc
     if index == node._result_index:
-        where = f"which is output 0 of {node.name()}, "
-    elif tensor._grad_fn is not None:
-        where = f"which is output {tensor._output_nr} of {tensor._grad_fn.name()}, "
+        creator = f", which is output 0 of {_short_name(node)},"
+    elif tensor.grad_fn is not None:
+        creator = f", which is output {tensor._output_nr} of {_short_name(tensor.grad_fn)},"
     else:
-        where = ""
+        creator = ""
     msg = (f"one of the variables needed for gradient computation has been modified by an inplace operation: "
-           f"[{tensor.type()} {list(tensor.shape)}], {where}is at version {vc.version}; expected version "
+           f"[{tensor.type()} {list(tensor.shape)}]{creator} is at version {vc.version}; expected version "
            f"{expected} instead. Hint: enable anomaly detection to find the operation that failed to compute its "
-           f"gradient, with torch.autograd.set_detect_anomaly(True).")
+           f"gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False).")
     if vc.last_op is not None:
-        name = type(node).saved_names[index] if index < len(type(node).saved_names) else str(index)
-        msg += (f"\n[glasstorch] The saved value '_saved_{name}' of {node.name()} was modified by "
-                f"{vc.last_op}()")
+        names = type(node).saved_names
+        name = f"_saved_{names[index]}" if index < len(names) else f"saved_tensors[{index}]"
+        msg += f"\n[glasstorch] {name} of {node.name()} was last modified in place by {vc.last_op}()"
         if vc.where is not None:
             msg += f" at {vc.where[0]}:{vc.where[1]}"
-        msg += ("; use the out-of-place form (e.g. x = x.relu() rather than x.relu_()) or .clone() "
-                "the tensor before modifying it.")
+        msg += ("; use the out-of-place form (x = x.mul(2) rather than x.mul_(2)) or .clone() the tensor "
+                "before modifying it.")
     return msg
 
 
 class AccumulateGrad(Node):
-    """The sink for a leaf tensor: adds the incoming gradient into ``variable.grad``."""
+    """The sink for a leaf tensor: adds the incoming gradient into ``variable.grad``.
+
+    A leaf holds its AccumulateGrad weakly (the node holds the leaf), so while a graph is alive
+    every use of the leaf reaches the same node, and once the graph is gone the node goes too.
+    """
+    _seq = sys.maxsize  # torch gives accumulators the highest priority: they run as soon as they are ready
 
     def __init__(self, variable):
         self.variable = variable
         self.next_functions = ()
-        self._seq = -1
 
     def name(self):
         return "torch::autograd::AccumulateGrad"
@@ -203,14 +220,103 @@ class AccumulateGrad(Node):
         return ()
 
 
+# ---------------------------------------------------------------------------------------------
+# In-place ops on views: torch rewrites the base's history (CopySlices) and regenerates the views'
+# ---------------------------------------------------------------------------------------------
+class CopySlices(Node):
+    """The history of a base after an in-place op on one of its views (``x[1:].mul_(2)``)::
+
+        x's old history --.
+                           CopySlices -- x          fn = MulBackward0, the in-place op's own node
+        other inputs -----'   (wraps fn)
+
+    Backward: outside the view, the base's gradient flows to its old history unchanged; inside it,
+    it goes through ``fn``, whose first input was the view's old value, and ``fn``'s other inputs
+    get their gradients from ``fn``.
+    """
+
+    def name(self):
+        return "torch::autograd::CopySlices"
+
+    def backward(self, grad):
+        from .engine import _validate
+        flat = grad.reshape(-1)
+        pos = self._positions
+        fn = self.fn
+        res = fn(flat.index_select(0, pos).reshape(self._view_shape))
+        if fn._input_meta is not None:
+            res = tuple(None if g is None else _validate(fn, i, g) for i, g in enumerate(res))
+        grad_base = flat.index_fill(0, pos, 0)
+        if res and res[0] is not None:
+            grad_base = grad_base.index_add(0, pos, res[0].reshape(-1))
+        return (grad_base.reshape(grad.shape),) + tuple(res[1:])
+
+    def _free(self):
+        self.fn._free()
+
+
+class AsStridedBackward0(Node):
+    """The history of a view whose base's history was rewritten: the view is re-derived from the
+    base (torch regenerates it the same way), its gradient scattered to its place in the base."""
+
+    def backward(self, grad):
+        flat = grad.new_zeros(self._base_numel).index_add(0, self._positions, grad.reshape(-1))
+        return flat.reshape(self._base_shape)
+
+
+def _view_positions(view):
+    from .._tensor import _wrap
+    return _wrap(positions_in(view._data, view._base._data).reshape(-1))
+
+
+def regenerate_view_grad_fn(view, positions=None):
+    """Give ``view`` an AsStridedBackward0 of its base's current history; returns the node."""
+    base = view._base
+    node = AsStridedBackward0.__new__(AsStridedBackward0)
+    node._positions = _view_positions(view) if positions is None else positions
+    node._base_shape, node._base_numel = base._data.shape, base._data.size
+    d = view._data
+    node._saved_size = tuple(d.shape)
+    node._saved_stride = tuple(s // d.itemsize for s in d.strides)
+    node._saved_storage_offset = (data_ptr(d) - data_ptr(base._data)) // d.itemsize
+    node.next_functions = (edge_of(base),)
+    node._seq = _next_seq()
+    view._grad_fn, view._output_nr, view._requires_grad = node, 0, True
+    return node
+
+
+def rebase_history(view, fn):
+    """After an in-place op on ``view`` recorded as node ``fn`` (whose first input is the view's old
+    value), move the history onto the base: ``base.grad_fn`` becomes a CopySlices wrapping ``fn``
+    and the view's an AsStridedBackward0 of it. Other views of the base notice the rewrite
+    (``_VersionCounter.rewrite_seq``) and regenerate theirs when next used."""
+    base = view._base
+    positions = _view_positions(view)
+    cs = CopySlices.__new__(CopySlices)
+    cs.fn = fn
+    cs._positions, cs._view_shape = positions, view._data.shape
+    cs.next_functions = (edge_of(base),) + fn.next_functions[1:]
+    cs._seq = _next_seq()
+    cs._anomaly_trace = fn._anomaly_trace
+    base._grad_fn, base._output_nr, base._requires_grad = cs, 0, True
+    view._vc.rewrite_seq = cs._seq
+    regenerate_view_grad_fn(view, positions)
+    return cs
+
+
+# ---------------------------------------------------------------------------------------------
+# Recording
+# ---------------------------------------------------------------------------------------------
 def edge_of(t):
     """The (node, output_nr) a gradient for tensor ``t`` flows into."""
     if not t._requires_grad:
-        return (None, 0)
+        return _NO_EDGE
     fn = t._grad_fn
-    if fn is not None:
-        return (fn, t._output_nr)
-    return (t._grad_accumulator(), 0)
+    if fn is None:
+        return (t._grad_accumulator(), 0)
+    if t._base is not None and t._vc.rewrite_seq > fn._seq:  # a view whose base was modified in place
+        return (regenerate_view_grad_fn(t), 0)
+    return (fn, t._output_nr)
 
 
 def connect(node, inputs, outputs, saved=(), saved_output=-1):
@@ -219,27 +325,37 @@ def connect(node, inputs, outputs, saved=(), saved_output=-1):
     ``inputs`` may contain None (an argument that is not a tensor, such as the 2 in ``x * 2``,
     which torch still shows as a ``(None, 0)`` edge). ``saved_output`` is the index in
     ``saved`` of the op's own result, which is stored without the result -> node -> result cycle.
+    An output that is a view with history already (so the op modified it in place) hands its new
+    history to its base (``rebase_history``).
     """
-    node.next_functions = tuple([(None, 0) if t is None else edge_of(t) for t in inputs])
-    Node._sequence += 1
-    node._seq = Node._sequence
+    node.next_functions = tuple([_NO_EDGE if t is None else edge_of(t) for t in inputs])
+    node._seq = _next_seq()
     if saved:
         if saved_output >= 0:
             saved = list(saved)
             saved[saved_output] = saved[saved_output]._alias()
             node._result_index = saved_output
         node._saved = saved = tuple(saved)
-        node._versions_at_save = tuple([t._vc.version if t is not None else 0 for t in saved])
+        node._versions_at_save = tuple([_NO_VERSION if t is None else t._vc.version for t in saved])
     if _anomaly.enabled:
         import traceback
         node._anomaly_trace = traceback.format_stack()[:-2]
     if type(outputs) is tuple:
         for i, out in enumerate(outputs):
-            if out is not None:
+            if out is None:
+                continue
+            if out._base is not None and out._grad_fn is not None:
+                rebase_history(out, node)
+            else:
                 out._grad_fn = node
                 out._requires_grad = True
                 out._output_nr = i
+    elif outputs._base is not None and outputs._grad_fn is not None:
+        rebase_history(outputs, node)
     else:
         outputs._grad_fn = node
         outputs._requires_grad = True
     return node
+
+
+_NO_VERSION = 0

@@ -53,6 +53,42 @@ def to_device(array, device_type):
     return namespace("cuda").asarray(array)
 
 
+def data_ptr(array):
+    """The address of an array's first element (NumPy or CuPy)."""
+    return int(array.data.ptr) if _cupy is not None and isinstance(array, _cupy.ndarray) else \
+        array.__array_interface__["data"][0]
+
+
+def positions_in(view, base):
+    """For an array ``view`` that shares ``base``'s memory: the flat (C-order) index into ``base``
+    of each element of ``view``, an int64 array of ``view``'s shape.
+
+    Works from the memory layout alone (pointers and strides), so it needs no record of which
+    slicing made the view; used when an in-place op on a view rewrites its base's history.
+    """
+    ns = xp if isinstance(base, xp.ndarray) else _cupy
+    item = base.itemsize
+    origin = data_ptr(base)
+
+    def offsets(a):  # element offset of every element of `a` from base's first element
+        off = ns.full(a.shape, (data_ptr(a) - origin) // item, dtype=ns.int64)
+        for axis, (n, stride) in enumerate(zip(a.shape, a.strides)):
+            shape = [1] * a.ndim
+            shape[axis] = n
+            off = off + (ns.arange(n, dtype=ns.int64) * (stride // item)).reshape(shape)
+        return off.reshape(-1)
+
+    in_base = offsets(base)
+    order = ns.argsort(in_base, kind="stable")
+    sorted_offsets = in_base[order]
+    wanted = offsets(view)
+    idx = ns.searchsorted(sorted_offsets, wanted)
+    if wanted.size and (int(idx.max()) >= in_base.size or bool((sorted_offsets[idx] != wanted).any())):
+        raise RuntimeError("glasstorch: this view does not lie within its base's memory (was the base's .data "
+                           "replaced?); cannot route its in-place gradient to the base")
+    return order[idx].reshape(view.shape)
+
+
 def as_numpy(array):
     """A NumPy view/copy of any backend array (for printing and conversion)."""
     return array if isinstance(array, xp.ndarray) else _cupy.asnumpy(array)

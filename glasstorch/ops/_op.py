@@ -14,7 +14,7 @@ This module provides what they share:
 from .. import _dtype
 from .._tensor import Tensor, _wrap, bump_version
 from ..autograd import grad_mode
-from ..autograd.graph import Node, connect
+from ..autograd.graph import Node, connect, edge_of, rebase_history, _short_name
 from ..backends import xp
 
 _state = grad_mode._state
@@ -137,18 +137,41 @@ def make_node_class(name, backward, saved_names=(), doc=None, num_outputs=1):
 
 
 def _check_inplace(self, others=()):
-    """torch's rules for an in-place op on a tensor that takes part in autograd."""
+    """torch's rules for an in-place op on a tensor that takes part in autograd.
+
+    Returns whether autograd is involved (``self`` or one of ``others`` requires grad). When it is
+    and ``self`` is a view, recording the op's node onto ``self`` moves the history onto the base
+    (``connect`` -> ``rebase_history``: torch's CopySlices).
+    """
     if not _state.enabled:
         return False
-    if self._requires_grad and self._grad_fn is None:
-        if self._base is not None:
-            raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
-        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
-    involved = self._requires_grad or any(isinstance(o, Tensor) and o._requires_grad for o in others)
-    if involved and self._base is not None:
-        raise NotImplementedError(
-            "glasstorch does not yet support in-place operations on a view when autograd is involved "
-            "(torch rewrites the base's history with CopySlices); use the out-of-place op, or clone() the view")
+    base = self._base
+    if self._requires_grad:
+        fn = self._grad_fn
+        if fn is None:
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+        if base is not None:
+            if base._grad_fn is None:  # torch's test: the view's base is a leaf (whether or not it requires grad)
+                raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place "
+                                   "operation.")
+            if fn.num_outputs > 1:
+                raise RuntimeError(
+                    f"Output {self._output_nr} of {_short_name(fn)} is a view and is being modified inplace. This "
+                    "view is the output of a function that returns multiple views. Such functions do not allow the "
+                    "output views to be modified inplace. You should replace the inplace operation by an "
+                    "out-of-place one.")
+    elif base is not None and base._requires_grad:
+        raise RuntimeError(
+            "A view was created in no_grad mode and is being modified inplace with grad mode enabled. Given that "
+            "this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both "
+            "the view and the inplace either both inside the no_grad block (if you don't want the inplace to be "
+            "tracked) or both outside (if you want the inplace to be tracked).")
+    involved = self._requires_grad
+    if not involved:
+        for o in others:
+            if isinstance(o, Tensor) and o._requires_grad:
+                involved = True
+                break
     return involved
 
 
@@ -157,14 +180,23 @@ def inplace(self, op_name, fn, *args, **kwargs):
 
     With autograd involved, the derivative must see ``self``'s value from before the write, so the
     op runs on a copy and ``self`` then takes over the result's history (torch saves
-    ``original_self`` the same way).
+    ``original_self`` the same way). When ``self`` is a view, the history goes to its base
+    (``rebase_history``: CopySlices), as in torch.
     """
     if _check_inplace(self, args):
         src = _wrap(self._data.copy())
-        src._requires_grad, src._grad_fn, src._output_nr = self._requires_grad, self._grad_fn, self._output_nr
+        if self._requires_grad:
+            src._requires_grad = True
+            src._grad_fn, src._output_nr = edge_of(self)
         result = fn(src, *args, **kwargs)
         _write(self, result, op_name)
-        self._grad_fn, self._output_nr, self._requires_grad = result._grad_fn, result._output_nr, True
+        node = result._grad_fn
+        if node is not None:
+            if self._base is not None:
+                rebase_history(self, node)
+            else:
+                self._grad_fn, self._output_nr, self._requires_grad = node, result._output_nr, True
+                self._vc.rewrite_seq = node._seq  # views of self now derive from the new history
         return self
     with grad_mode.no_grad():
         result = fn(self, *args, **kwargs)
