@@ -1,0 +1,6 @@
+"""torch.nn: layers (``modules``), their functional forms (``functional``), initialisation
+(``init``), parameters and the Module system, and ``utils`` (gradient clipping, sequences)."""
+from .parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter  # noqa: F401
+from .modules import *  # noqa: F401,F403
+from .modules import Module, LazyModuleMixin  # noqa: F401
+from . import functional, init, utils  # noqa: F401

@@ -1,0 +1,401 @@
+r"""torch.nn.functional: the layers as functions of their inputs and weights.
+
+Ops with a node of their own (convolution, pooling, normalization, the losses torch computes in
+one kernel, activations) live in ``glasstorch/ops/nn_*.py`` with their derivatives; this module
+gives them torch's signatures and composes the rest from Tensor ops exactly as torch does, so the
+recorded graph is torch's graph. Example::
+
+    >>> import glasstorch as torch
+    >>> import glasstorch.nn.functional as F
+    >>> x = torch.ones(2, 3, requires_grad=True)
+    >>> w, b = torch.ones(4, 3), torch.zeros(4)
+    >>> y = F.linear(x, w, b)          # addmm(b, x, w.t())
+    >>> y.grad_fn.name()
+    'AddmmBackward0'
+    >>> F.cross_entropy(y, torch.tensor([0, 1])).grad_fn.name()
+    'NllLossBackward0'
+"""
+import math
+import warnings
+
+from .. import _dtype
+from .._tensor import Tensor, _wrap
+from ..autograd.grad_mode import no_grad
+from ..ops import reduction as _red, pointwise as _pw, linalg as _la
+from ..ops import nn_activation as _act, nn_conv as _conv, nn_pool as _pool, nn_norm as _norm, nn_loss as _loss
+
+# ---- linear layers ---------------------------------------------------------------------------------------
+def linear(input, weight, bias=None):
+    r"""y = x W^T + b, for x of shape (\*, in_features) and W of shape (out_features, in_features).
+
+    Recorded as torch records it: ``addmm(b, x, W.t())`` for 2-D x; for other contiguous x the
+    leading dims are folded into one (a view), then addmm, then a view back; without a bias,
+    ``matmul(x, W.t())``.
+    """
+    if input.dim() == 0 or weight.dim() == 0:
+        raise RuntimeError(f"both arguments to linear need to be at least 1D, but they are {input.dim()}D and "
+                           f"{weight.dim()}D")
+    wt = weight.t()
+    if bias is None:
+        return _la.matmul(input, wt)
+    if input.dim() == 2:
+        return _la.addmm(bias, input, wt)
+    if input.is_contiguous() and bias.dim() == 1:
+        lead = tuple(input.shape[:-1])
+        rows = 1
+        for s in lead:
+            rows *= s
+        out = _la.addmm(bias, input.view(rows, input.shape[-1]), wt)
+        return out.view(lead + (out.shape[1],))
+    return _la.matmul(input, wt) + bias
+
+
+bilinear = _conv.bilinear
+
+
+# ---- convolution -------------------------------------------------------------------------------------------
+conv1d, conv2d, conv3d = _conv.conv1d, _conv.conv2d, _conv.conv3d
+conv_transpose1d, conv_transpose2d, conv_transpose3d = \
+    _conv.conv_transpose1d, _conv.conv_transpose2d, _conv.conv_transpose3d
+unfold, fold = _conv.unfold, _conv.fold
+
+
+# ---- pooling -----------------------------------------------------------------------------------------------
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    return _pool.max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    return _pool.max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    return _pool.max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+
+def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=False):
+    return _pool.max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=False):
+    return _pool.max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+avg_pool1d, avg_pool2d, avg_pool3d = _pool.avg_pool1d, _pool.avg_pool2d, _pool.avg_pool3d
+lp_pool2d = _pool.lp_pool2d
+adaptive_avg_pool1d, adaptive_avg_pool2d = _pool.adaptive_avg_pool1d, _pool.adaptive_avg_pool2d
+
+
+def adaptive_max_pool1d(input, output_size, return_indices=False):
+    return _pool.adaptive_max_pool1d(input, output_size, return_indices)
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    return _pool.adaptive_max_pool2d(input, output_size, return_indices)
+
+
+def adaptive_max_pool2d_with_indices(input, output_size, return_indices=False):
+    return _pool.adaptive_max_pool2d(input, output_size, True)
+
+
+# ---- padding, resampling -----------------------------------------------------------------------------------
+pad = _pool.pad
+interpolate = _pool.interpolate
+pixel_shuffle, pixel_unshuffle = _pool.pixel_shuffle, _pool.pixel_unshuffle
+
+
+def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
+    warnings.warn("`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` instead.", stacklevel=2)
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input, size=None, scale_factor=None):
+    warnings.warn("`nn.functional.upsample_nearest` is deprecated. Use `nn.functional.interpolate` instead.",
+                  stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input, size=None, scale_factor=None):
+    warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use `nn.functional.interpolate` instead.",
+                  stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+# ---- activations ----------------------------------------------------------------------------------------------
+def relu(input, inplace=False):
+    return _pw.relu_(input) if inplace else _pw.relu(input)
+
+
+relu_ = _pw.relu_
+sigmoid, tanh = _pw.sigmoid, _pw.tanh
+
+
+def relu6(input, inplace=False):
+    return _act.hardtanh_(input, 0.0, 6.0) if inplace else _act.relu6(input)
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    return (_act.leaky_relu_ if inplace else _act.leaky_relu)(input, negative_slope)
+
+
+def elu(input, alpha=1.0, inplace=False):
+    return (_act.elu_ if inplace else _act.elu)(input, alpha)
+
+
+def selu(input, inplace=False):
+    return (_act.selu_ if inplace else _act.selu)(input)
+
+
+def celu(input, alpha=1.0, inplace=False):
+    return (_act.celu_ if inplace else _act.celu)(input, alpha)
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    return (_act.hardtanh_ if inplace else _act.hardtanh)(input, min_val, max_val)
+
+
+def silu(input, inplace=False):
+    return (_act.silu_ if inplace else _act.silu)(input)
+
+
+def mish(input, inplace=False):
+    return (_act.mish_ if inplace else _act.mish)(input)
+
+
+def hardsigmoid(input, inplace=False):
+    return (_act.hardsigmoid_ if inplace else _act.hardsigmoid)(input)
+
+
+def hardswish(input, inplace=False):
+    return (_act.hardswish_ if inplace else _act.hardswish)(input)
+
+
+def threshold(input, threshold, value, inplace=False):
+    return (_act.threshold_ if inplace else _act.threshold)(input, threshold, value)
+
+
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
+    return (_act.rrelu_ if inplace else _act.rrelu)(input, lower, upper, training)
+
+
+leaky_relu_, elu_, selu_, celu_, hardtanh_, rrelu_, threshold_ = \
+    _act.leaky_relu_, _act.elu_, _act.selu_, _act.celu_, _act.hardtanh_, _act.rrelu_, _act.threshold_
+gelu, softplus, logsigmoid, softsign, tanhshrink = _act.gelu, _act.softplus, _act.logsigmoid, _act.softsign, \
+    _act.tanhshrink
+softshrink, hardshrink, glu, prelu = _act.softshrink, _act.hardshrink, _act.glu, _act.prelu
+
+
+def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    return _red.softmax(input, dim, dtype)
+
+
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    return _red.log_softmax(input, dim, dtype)
+
+
+def softmin(input, dim=None, _stacklevel=3, dtype=None):
+    return _red.softmax(-input, dim, dtype)
+
+
+def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
+    """Samples of a relaxed categorical distribution; ``hard`` returns one-hot rows whose gradient
+    is the soft sample's (the straight-through estimator)."""
+    from ..ops.creation import rand_like
+    gumbels = -(-(rand_like(logits).clamp_min(eps)).log()).log()
+    y = _red.softmax((logits + gumbels) / tau, dim)
+    if not hard:
+        return y
+    index = y.max(dim, keepdim=True)[1]
+    y_hard = (y.detach() * 0).scatter(dim, index, 1.0)
+    return y_hard - y.detach() + y
+
+
+# ---- dropout ----------------------------------------------------------------------------------------------------
+def dropout(input, p=0.5, training=True, inplace=False):
+    return _act.dropout(input, p, training, inplace)
+
+
+def alpha_dropout(input, p=0.5, training=False, inplace=False):
+    return _act.alpha_dropout(input, p, training, inplace)
+
+
+def _channel_dropout(input, p, training, inplace, spatial, name):
+    """Dropout of whole channels of (N, C, *spatial) or unbatched (C, *spatial) input."""
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    nd = input.dim()
+    if nd not in (spatial + 1, spatial + 2):
+        raise RuntimeError(f"{name}: Expected {spatial + 1}D or {spatial + 2}D input, but received a {nd}D input. "
+                           f"Note that {name} exists to provide channel-wise dropout on inputs with {spatial} spatial "
+                           f"dimension{'s' if spatial > 1 else ''}, a channel dimension, and an optional batch "
+                           f"dimension (i.e. {spatial + 1}D or {spatial + 2}D inputs).")
+    if nd == spatial + 1:
+        return _act.feature_dropout(input.unsqueeze(0), p, training, False, 2).squeeze(0)
+    return _act.feature_dropout(input, p, training, inplace, 2)
+
+
+def dropout1d(input, p=0.5, training=True, inplace=False):
+    return _channel_dropout(input, p, training, inplace, 1, "dropout1d")
+
+
+def dropout2d(input, p=0.5, training=True, inplace=False):
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    nd = input.dim()
+    if nd not in (3, 4):
+        warnings.warn(f"dropout2d: Received a {nd}-D input to dropout2d, which is deprecated and will result in an "
+                      "error in a future release. To retain the behavior and silence this warning, please use dropout "
+                      "instead. Note that dropout2d exists to provide channel-wise dropout on inputs with 2 spatial "
+                      "dimensions, a channel dimension, and an optional batch dimension (i.e. 3D or 4D inputs).",
+                      stacklevel=2)
+    if nd == 3:
+        warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout behavior "
+                      "is desired - input is interpreted as shape (N, C, L), where C is the channel dim. This behavior "
+                      "will change in a future release to interpret the input as one without a batch dimension, i.e. "
+                      "shape (C, H, W). To maintain the 1D channel-wise dropout behavior, please switch to using "
+                      "dropout1d instead.", stacklevel=2)
+    return _act.feature_dropout(input, p, training, inplace, 2)
+
+
+def dropout3d(input, p=0.5, training=True, inplace=False):
+    return _channel_dropout(input, p, training, inplace, 3, "dropout3d")
+
+
+def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
+    return _act.alpha_dropout(input, p, training, inplace)
+
+
+# ---- normalization ----------------------------------------------------------------------------------------------
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
+    if training:
+        size = input.shape
+        per_channel = size[0]
+        for s in size[2:]:
+            per_channel *= s
+        if per_channel == 1:
+            raise ValueError(f"Expected more than 1 value per channel when training, got input size {size}")
+    return _norm.batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+
+
+layer_norm, group_norm, instance_norm = _norm.layer_norm, _norm.group_norm, _norm.instance_norm
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    """x / sqrt(mean(x^2) + eps) over the last dims, times weight (eps defaults to the dtype's eps)."""
+    normalized_shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    dims = tuple(range(-len(normalized_shape), 0))
+    if eps is None:  # torch.finfo(input.dtype).eps
+        from ..backends import xp
+        eps = float(xp.finfo(input._data.dtype).eps)
+    y = input * (input.pow(2).mean(dims, keepdim=True) + eps).rsqrt()
+    return y * weight if weight is not None else y
+
+
+def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    """Each element divided by (k + alpha/size * sum of squares over ``size`` neighbouring channels)^beta."""
+    dim = input.dim()
+    if dim < 3:
+        raise ValueError(f"Expected 3D or higher dimensionality input (got {dim} dimensions)")
+    if input.numel() == 0:
+        return input
+    div = input.mul(input)
+    if dim == 3:
+        div = pad(div.unsqueeze(1), (0, 0, size // 2, (size - 1) // 2))
+        div = avg_pool2d(div, (size, 1), stride=1).squeeze(1)
+    else:
+        sizes = input.shape
+        div = div.view(sizes[0], 1, sizes[1], sizes[2], -1)
+        div = pad(div, (0, 0, 0, 0, size // 2, (size - 1) // 2))
+        div = avg_pool3d(div, (size, 1, 1), stride=1).squeeze(1).view(sizes)
+    div = div.mul(alpha).add(k).pow(beta)
+    return input / div
+
+
+def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    """input / max(||input||_p, eps) along ``dim``."""
+    denom = input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
+    return input / denom
+
+
+# ---- embeddings -------------------------------------------------------------------------------------------------
+embedding, one_hot = _conv.embedding, _conv.one_hot
+
+
+# ---- distances -----------------------------------------------------------------------------------------------------
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    """<x1, x2> / (max(||x1||, eps) max(||x2||, eps)) along ``dim`` (each normalised first, as torch does,
+    which keeps the result within [-1, 1])."""
+    if tuple(x1.shape) != tuple(x2.shape):
+        from ..ops.shape import broadcast_tensors
+        x1, x2 = broadcast_tensors(x1, x2)
+    n1 = _red.vector_norm(x1, 2, dim, True).clone()
+    n2 = _red.vector_norm(x2, 2, dim, True).clone()
+    with no_grad():  # torch clamps the norms in place, outside the graph
+        n1._data[...] = n1._data.clip(min=eps)
+        n2._data[...] = n2._data.clip(min=eps)
+    return ((x1 / n1) * (x2 / n2)).sum(dim)
+
+
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    """||x1 - x2 + eps||_p along the last dim."""
+    dim = max(x1.dim(), x2.dim()) - 1
+    return (x1 - x2 + eps).norm(p, dim if dim >= 0 else None, keepdim)
+
+
+def pdist(input, p=2):
+    """The distances between all pairs of rows i < j, as a flat vector."""
+    n = input.shape[0]
+    from ..ops.joining import triu_indices
+    i, j = triu_indices(n, n, 1)
+    return (input[i] - input[j]).norm(p, 1)
+
+
+# ---- attention ------------------------------------------------------------------------------------------------------
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
+                                 enable_gqa=False):
+    r"""softmax(Q K^T * scale + mask) V, scale = 1/sqrt(E) by default.
+
+    ``attn_mask`` is boolean (True = may attend) or added to the scores; ``is_causal`` masks the
+    future. Rows with nothing to attend to give zeros (torch's safe softmax), not NaN.
+    """
+    if attn_mask is not None and is_causal:
+        raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True")
+    L, S = query.shape[-2], key.shape[-2]
+    scale_factor = 1 / math.sqrt(query.shape[-1]) if scale is None else scale
+    if enable_gqa and key.dim() >= 3 and key.shape[-3] != query.shape[-3]:
+        rep = query.shape[-3] // key.shape[-3]
+        key, value = key.repeat_interleave(rep, -3), value.repeat_interleave(rep, -3)
+    # torch's math path scales q and k by sqrt(scale) each before the product
+    root = math.sqrt(scale_factor)
+    scores = _la.matmul(query * root, key.transpose(-2, -1) * root)
+    mask = None
+    if is_causal:
+        from ..ops.creation import ones
+        mask = ones(L, S, dtype=_dtype.bool).tril()
+    elif attn_mask is not None and attn_mask.dtype is _dtype.bool:
+        mask = attn_mask
+    elif attn_mask is not None:
+        scores = scores + attn_mask
+    if mask is not None:
+        scores = scores.masked_fill(~mask, -math.inf)
+    weights = _red.softmax(scores, -1)
+    fully_masked = (scores._data == -math.inf).all(axis=-1, keepdims=True)
+    if fully_masked.any():
+        weights = weights.masked_fill(_wrap(fully_masked), 0.0)
+    if dropout_p > 0.0:
+        weights = dropout(weights, dropout_p, True)
+    return _la.matmul(weights, value)
+
+
+# ---- losses -----------------------------------------------------------------------------------------------------------
+nll_loss, cross_entropy = _loss.nll_loss, _loss.cross_entropy
+mse_loss, l1_loss, smooth_l1_loss, huber_loss = _loss.mse_loss, _loss.l1_loss, _loss.smooth_l1_loss, _loss.huber_loss
+binary_cross_entropy, binary_cross_entropy_with_logits = \
+    _loss.binary_cross_entropy, _loss.binary_cross_entropy_with_logits
+kl_div, cosine_embedding_loss = _loss.kl_div, _loss.cosine_embedding_loss
+margin_ranking_loss, hinge_embedding_loss, soft_margin_loss = \
+    _loss.margin_ranking_loss, _loss.hinge_embedding_loss, _loss.soft_margin_loss
+poisson_nll_loss, gaussian_nll_loss = _loss.poisson_nll_loss, _loss.gaussian_nll_loss
+multilabel_soft_margin_loss, triplet_margin_loss = _loss.multilabel_soft_margin_loss, _loss.triplet_margin_loss
