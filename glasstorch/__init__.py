@@ -96,3 +96,4 @@ def typename(obj):
 strided = "torch.strided"
 preserve_format = contiguous_format = channels_last = None
 from math import inf, nan, pi, e  # noqa: E402,F401
+from . import nn  # noqa: E402,F401
