@@ -47,7 +47,7 @@ def _print_graph(tensor, params):
     def walk(node, depth):
         if node is None:
             return
-        label = node.name()
+        label = type(node).__name__
         if hasattr(node, "variable"):
             v = node.variable
             label += f"  <- {names.get(id(v), 'leaf')} {tuple(v.shape)}"
@@ -160,9 +160,9 @@ def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m glasstorch", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="job")
     t = sub.add_parser("train", help="train LeNet on the shipped 8x8 digits (the default)")
-    t.add_argument("--epochs", type=int, default=8)
+    t.add_argument("--epochs", type=int, default=12)
     t.add_argument("--batch-size", type=int, default=32)
-    t.add_argument("--lr", type=float, default=0.01)
+    t.add_argument("--lr", type=float, default=0.005)
     t.add_argument("--seed", type=int, default=0)
     t.add_argument("--out", default="glasstorch_out")
     sub.add_parser("linreg", help="linear regression from scratch, printing its graph")
