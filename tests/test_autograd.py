@@ -852,3 +852,45 @@ def test_create_graph_grads_of_two_leaves_are_distinct():
         warnings.simplefilter("ignore")
         (a + b).sum().backward(create_graph=True)
     assert a.grad is not b.grad and a.grad.data_ptr() != b.grad.data_ptr()
+
+
+# -- in-place ops on views: the base's history is rewritten (CopySlices), as in torch --------------------
+
+def _views_modified(T):
+    a = T.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+    b = T.tensor([0.5, -1.0], requires_grad=True)
+    x = a * 1
+    v, w = x[1:3], x[:2]    # w: another view of the same base, made before the write
+    v.mul_(2)
+    v.add_(b)
+    y = (x * x).sum() + (w * 3).sum() + v.exp().sum()
+    z = T.zeros(3)          # a base that does not require grad gets history through its view
+    z[1:].add_(b)
+    c = T.tensor([1.0, 2.0], requires_grad=True)
+    u = (c * 1).view(2)
+    u.exp_()
+    total = y + z.sum() + u.sum() * 0 + (c * 1).unsqueeze(0)[0].tanh_().sum()
+    total.backward()
+    return total, [walk(t) for t in (x, v, w, z, u)], (a.grad, b.grad, c.grad)
+
+
+def test_inplace_on_view_rewrites_the_base_history_like_torch():
+    ours, theirs = _views_modified(gt), _views_modified(torch)
+    assert close(ours[0], theirs[0])
+    assert ours[1] == theirs[1]
+    assert ours[1][0][0][1] == "torch::autograd::CopySlices" and ours[1][1][0][1] == "AsStridedBackward0"
+    assert close(ours[2], theirs[2])
+
+
+@BOTH
+def test_inplace_view_errors(T):
+    x = T.ones(3, requires_grad=True) * 1
+    with pytest.raises(RuntimeError, match="Output 1 of Unbind is a view and is being modified inplace"):
+        x.unbind(0)[1].mul_(2)
+    with T.no_grad():
+        v = x[1:]
+    with pytest.raises(RuntimeError, match="A view was created in no_grad mode and is being modified inplace"):
+        v.mul_(2)
+    leafview = T.arange(6.0).reshape(2, 3).requires_grad_()
+    with pytest.raises(RuntimeError, match="a view of a leaf Variable that requires grad"):
+        leafview[0].mul_(2)

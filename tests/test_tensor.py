@@ -1,0 +1,182 @@
+"""Tensor basics against real torch: dtypes and promotion, NumPy interop, conversions, introspection,
+views sharing memory, and the repr."""
+import itertools
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import glasstorch as gt  # noqa: E402
+
+BOTH = pytest.mark.parametrize("T", [torch, gt], ids=["torch", "glasstorch"])
+DTYPES = ["float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool", "complex64"]
+
+
+def dt(T, name):
+    return getattr(T, name)
+
+
+# -- dtypes and promotion ------------------------------------------------------------------------------
+
+@BOTH
+def test_default_dtype_and_set_default_dtype(T):
+    assert T.get_default_dtype() is T.float32
+    assert T.tensor([1.0]).dtype is T.float32 and T.tensor([1]).dtype is T.int64 and T.tensor([True]).dtype is T.bool
+    assert T.ones(2).dtype is T.float32 and T.arange(3).dtype is T.int64 and T.arange(3.0).dtype is T.float32
+    T.set_default_dtype(T.float64)
+    try:
+        assert T.tensor([1.0]).dtype is T.float64 and T.zeros(1).dtype is T.float64
+        assert (T.tensor([1, 2]) * 0.5).dtype is T.float64
+    finally:
+        T.set_default_dtype(T.float32)
+    with pytest.raises(TypeError, match="only floating-point types are supported as the default type"):
+        T.set_default_dtype(T.int64)
+
+
+@pytest.mark.parametrize("a,b", list(itertools.combinations_with_replacement(DTYPES, 2)))
+def test_promotion_matches_torch_result_type(a, b):
+    for dims in ((2,), ()), ((), (2,)), ((2,), (2,)), ((), ()):
+        ta, tb = torch.zeros(dims[0], dtype=dt(torch, a)), torch.zeros(dims[1], dtype=dt(torch, b))
+        ga, gb = gt.zeros(dims[0], dtype=dt(gt, a)), gt.zeros(dims[1], dtype=dt(gt, b))
+        expected = torch.result_type(ta, tb)
+        if expected is torch.complex32:
+            continue  # NumPy has no complex32 (ComplexHalf), so neither does glasstorch
+        assert repr(gt.result_type(ga, gb)) == repr(expected), dims
+        assert repr(gt.promote_types(dt(gt, a), dt(gt, b))) == repr(torch.promote_types(dt(torch, a), dt(torch, b)))
+
+
+@pytest.mark.parametrize("name", DTYPES)
+@pytest.mark.parametrize("scalar", [2, 2.5, True])
+def test_promotion_with_python_numbers(name, scalar):
+    t = torch.ones(2, dtype=dt(torch, name))
+    g = gt.ones(2, dtype=dt(gt, name))
+    assert repr(gt.result_type(g, scalar)) == repr(torch.result_type(t, scalar))
+    if name != "bool" or isinstance(scalar, bool):
+        assert repr((g * scalar).dtype) == repr((t * scalar).dtype)
+
+
+@BOTH
+def test_dtype_properties(T):
+    assert T.float32.is_floating_point and not T.int32.is_floating_point and T.complex64.is_complex
+    assert T.float32.itemsize == 4 and T.int64.itemsize == 8
+    assert repr(T.float32) == "torch.float32" and str(T.int64) == "torch.int64"
+    assert T.float is T.float32 and T.double is T.float64 and T.long is T.int64 and T.half is T.float16
+
+
+# -- NumPy interop and Python values -------------------------------------------------------------------
+
+@BOTH
+def test_from_numpy_and_numpy_share_memory(T):
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    t = T.from_numpy(a)
+    assert t.dtype is T.float32 and tuple(t.shape) == (2, 3)
+    a[0, 0] = 100
+    assert t[0, 0].item() == 100
+    t[1, 2] = -1
+    assert a[1, 2] == -1
+    n = t.numpy()
+    n[0, 1] = 7
+    assert t[0, 1].item() == 7 and np.shares_memory(n, a)
+    assert T.tensor(a).data_ptr() != t.data_ptr()  # torch.tensor copies
+
+
+@BOTH
+def test_numpy_of_a_tensor_requiring_grad_raises(T):
+    x = T.ones(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"Can't call numpy\(\) on Tensor that requires grad. Use tensor.detach\(\).numpy\(\) instead."):
+        x.numpy()
+    assert np.array_equal(x.detach().numpy(), [1, 1])
+
+
+@BOTH
+def test_item_and_tolist(T):
+    assert T.tensor(2.5).item() == 2.5 and isinstance(T.tensor(3).item(), int)
+    assert isinstance(T.tensor([True]).item(), bool)
+    assert T.tensor([[1, 2], [3, 4]]).tolist() == [[1, 2], [3, 4]]
+    assert T.tensor([1.5, 2.0]).tolist() == [1.5, 2.0] and T.tensor(1.0).tolist() == 1.0
+    with pytest.raises(RuntimeError, match="a Tensor with 2 elements cannot be converted to Scalar"):
+        T.ones(2).item()
+    assert float(T.tensor([3.0])) == 3.0 and int(T.tensor(4)) == 4
+
+
+# -- conversions -------------------------------------------------------------------------------------
+
+@BOTH
+def test_conversions(T):
+    x = T.tensor([1.7, -2.2])
+    for method, name in (("float", "float32"), ("double", "float64"), ("half", "float16"), ("long", "int64"),
+                         ("int", "int32"), ("bool", "bool"), ("short", "int16"), ("byte", "uint8")):
+        y = getattr(x, method)()
+        assert y.dtype is dt(T, name)
+    assert x.long().tolist() == [1, -2]  # truncation toward zero
+    assert x.float() is x  # no copy when nothing changes
+    assert x.to(T.float64).dtype is T.float64 and x.to(T.float32) is x
+    assert x.to("cpu") is x and x.cpu() is x and x.to(device="cpu", dtype=T.float64).dtype is T.float64
+    assert x.type() == "torch.FloatTensor" and x.double().type() == "torch.DoubleTensor"
+    y = T.ones(2, requires_grad=True)
+    z = y.double()
+    assert z.grad_fn.name() == "ToCopyBackward0"
+    z.sum().backward()
+    assert y.grad.dtype is T.float32
+
+
+# -- introspection -------------------------------------------------------------------------------------
+
+@BOTH
+def test_introspection(T):
+    x = T.zeros(2, 3, 4)
+    assert x.shape == (2, 3, 4) and x.size() == (2, 3, 4) and x.size(1) == 3 and x.size(-1) == 4
+    assert repr(x.shape) == "torch.Size([2, 3, 4])" and isinstance(x.shape, T.Size)
+    assert x.dim() == x.ndim == 3 and x.numel() == 24 and x.dtype is T.float32
+    assert x.device == T.device("cpu") and str(x.device) == "cpu" and x.device.type == "cpu"
+    assert x.stride() == (12, 4, 1) and x.stride(0) == 12 and x.is_contiguous()
+    t = x.transpose(0, 2)
+    assert t.shape == (4, 3, 2) and t.stride() == (1, 4, 12) and not t.is_contiguous()
+    assert t.contiguous().is_contiguous() and t.data_ptr() == x.data_ptr()
+    m = T.arange(6.0).reshape(2, 3)
+    assert m.T.shape == (3, 2) and m.mT.shape == (3, 2) and T.zeros(5, 2, 3).mT.shape == (5, 3, 2)
+    assert m[1].data_ptr() == m.data_ptr() + 3 * 4 and m.element_size() == 4
+    assert len(m) == 2 and T.zeros(()).dim() == 0 and T.zeros(()).shape == ()
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        x.size(3)
+
+
+@BOTH
+def test_views_share_memory_with_their_base(T):
+    base = T.zeros(3, 4)
+    for view in (base[1], base[:, 2], base.view(12), base.t(), base.reshape(4, 3), base.unsqueeze(0), base[1:, ::2]):
+        assert view.data_ptr() >= base.data_ptr()
+    base[1].fill_(1.0) if hasattr(base, "fill_") else base[1].add_(1.0)
+    base.view(12)[0] = 5
+    base.t()[3, 2] = 7
+    base[:, 1].mul_(0)
+    assert base.tolist() == [[5, 0, 0, 0], [1, 0, 1, 1], [0, 0, 0, 7]]
+    c = base.clone()
+    c[0, 0] = -1
+    assert base[0, 0].item() == 5
+
+
+# -- repr -------------------------------------------------------------------------------------------------
+
+REPRS = [
+    lambda T: T.tensor([1.0, 2.0, 3.0]),
+    lambda T: T.tensor([1.0, 2.0], requires_grad=True),
+    lambda T: (lambda x: x ** 2 + 3 * x)(T.tensor([1.0, 2.0], requires_grad=True)),
+    lambda T: T.tensor([1.0, 2.0], requires_grad=True).sum(),
+    lambda T: T.tensor([[1, 2], [3, 4]]),
+    lambda T: T.tensor([1.5, 2.25], dtype=T.float64),
+    lambda T: T.tensor(3.0),
+    lambda T: T.zeros(2, 0),
+    lambda T: T.tensor([True, False]),
+    lambda T: T.tensor([1e-8, 1.0]),
+    lambda T: T.tensor([100000.0, 1.0]),
+    lambda T: T.arange(12.0).reshape(3, 4) / 3,
+    lambda T: T.tensor([1, 2], dtype=T.int32),
+]
+
+
+@pytest.mark.parametrize("i", range(len(REPRS)))
+def test_repr_matches_torch(i):
+    assert repr(REPRS[i](gt)) == repr(REPRS[i](torch))
+    assert str(REPRS[i](gt)) == str(REPRS[i](torch))
