@@ -305,37 +305,36 @@ def _collect(roots):
 
 def _accumulate(acc, grad, create_graph):
     var = acc.variable
-    before = var._grad
-    before_version = before._vc.version if before is not None else -1
-    _orig["_accumulate"](acc, grad, create_graph)
-    if grad is None:
-        return
     t = tracker
     info = t.leaves.get(var)
+    before = var._grad
+    # is .grad still the very tensor the last backward left there, unchanged (not zeroed in place)?
+    same = info is not None and before is not None and id(before) == info.grad_id and \
+        before._vc.version == info.grad_version
+    # zeroed through .data escapes the version counter: look at the values (only after a step)
+    stale = same and info.stepped and not info.carried and bool(before._data.any())
+    if grad is None:
+        return _orig["_accumulate"](acc, grad, create_graph)
+    shape = grad.shape
+    # hand the gradient on without keeping a reference here: the engine steals a gradient (no copy)
+    # only when it can prove nobody else holds it, by counting references
+    box = [grad]
+    del grad
+    _orig["_accumulate"](acc, box.pop(), create_graph)
     if info is None:
         info = LeafInfo()
         t.leaves.set(var, info)
-        before_known = False
-    else:
-        before_known = before is not None and id(before) == info.grad_id and before_version == info.grad_version
-    if before is None or not before_known:
+    if not same or (info.stepped and not info.carried and not stale):
         info.backwards, info.stepped, info.carried = 1, False, False
-    elif info.stepped and not info.carried:
-        # the .grad an optimizer step already used is still here, untouched: unless it was zeroed
-        # through .data (which escapes the version counter), this backward adds to an old gradient
-        if before._data.any():
-            info.carried = True
-            info.backwards += 1
-        else:
-            info.backwards, info.stepped = 1, False
     else:
         info.backwards += 1
+        info.carried = info.carried or stale
     after = var._grad
     info.grad_id, info.grad_version = id(after), after._vc.version
     info.last_backward = t.backward_count
     t.cut_of.pop(var)
     if timelines:
-        _timeline("accumulate", acc, var, grad, before)
+        _timeline("accumulate", acc, var, shape, before)
 
 
 def _resolve_cuts(order):
@@ -441,25 +440,46 @@ def _data_property():
     return property(fget, orig.fset, orig.fdel, orig.__doc__)
 
 
-def _requires_grad_property():
+_SETTER_NAMES = {"requires_grad", "requires_grad_", "_set_requires_grad", "fset", "set_requires_grad"}
+
+
+def _forcing_frame(depth):
+    """The user's frame if the user wrote ``x.requires_grad = True`` / ``x.requires_grad_()`` directly
+    (not a factory's ``requires_grad=True``, which reaches the setter from inside glasstorch)."""
+    f = sys._getframe(depth + 1)
+    while f is not None and f.f_code.co_filename.startswith(_PKG):
+        if f.f_code.co_name not in _SETTER_NAMES:
+            return None
+        f = f.f_back
+    return f
+
+
+def _requires_grad_setter():
+    """Wrap where requires_grad is actually set: ``Tensor._set_requires_grad`` if the core has it (the
+    property's setter and ``requires_grad_()`` both call it), else the property's setter."""
+    if "_set_requires_grad" in vars(Tensor):
+        orig = Tensor.__dict__["_set_requires_grad"]
+
+        def _set_requires_grad(self, value, *args, **kwargs):
+            forced = value and not self._requires_grad and self._grad_fn is None
+            orig(self, value, *args, **kwargs)
+            if forced:
+                _note_forced(self, _forcing_frame(1))
+        _set_requires_grad.__wrapped__ = orig
+        return "_set_requires_grad", _set_requires_grad
     orig = Tensor.__dict__["requires_grad"]
 
     def fset(self, value):
-        if value and not self._requires_grad and self._grad_fn is None:
-            # only what the user wrote: x.requires_grad = True or x.requires_grad_() (not a factory's
-            # requires_grad=True, which calls requires_grad_ from inside glasstorch)
-            f = sys._getframe(1)
-            if f.f_code.co_name == "requires_grad_" and f.f_code.co_filename.startswith(_PKG):
-                f = f.f_back
-                while f is not None and f.f_code.co_filename.startswith(_PKG) and \
-                        f.f_code.co_name == "requires_grad_":
-                    f = f.f_back
-            if f is not None and not f.f_code.co_filename.startswith(_PKG):
-                orig.fset(self, value)
-                tracker.forced.set(self, (f.f_code.co_filename, f.f_lineno))
-                return
+        forced = value and not self._requires_grad and self._grad_fn is None
         orig.fset(self, value)
-    return property(orig.fget, fset, orig.fdel, orig.__doc__)
+        if forced:
+            _note_forced(self, _forcing_frame(1))
+    return "requires_grad", property(orig.fget, fset, orig.fdel, orig.__doc__)
+
+
+def _note_forced(t, frame):
+    if frame is not None and t._requires_grad:
+        tracker.forced.set(t, (frame.f_code.co_filename, frame.f_lineno))
 
 
 def _requires_grad_method():
@@ -686,7 +706,7 @@ def _install():
         if name in vars(Tensor):
             _set_attr(Tensor, name, _casting(name))
     _set_attr(Tensor, "data", _data_property())
-    _set_attr(Tensor, "requires_grad", _requires_grad_property())
+    _set_attr(Tensor, *_requires_grad_setter())
     _set_attr(Tensor, "requires_grad_", _requires_grad_method())
     _set_attr(Tensor, "grad", _grad_property())
 

@@ -19,10 +19,10 @@ The causes, in the order they are checked:
 ``non_leaf``      the tensor was made by an op (``.to()``, ``.float()``, ``.cuda()``, ``* 0.01``...) from a leaf:
                   backward fills the leaf's ``.grad``, not this one's
 ``not_requires_grad``  ``requires_grad`` is False, so no gradient is computed for it
-``no_backward``   no backward pass has run (while glasstorch was watching)
 ``reset``         ``zero_grad()`` (``set_to_none=True``) cleared it after the last backward that reached it
 ``cut``           its path to the loss was cut: ``detach()``, ``.item()``, ``.numpy()``, ``.data``,
                   ``torch.tensor(...)`` re-wrapping, an integer cast, or a ``no_grad`` block
+``no_backward``   a graph uses it, but no backward pass has gone through that graph yet
 ``unused``        no backward that ran reaches it (it does not take part in the loss)
 ================  ======================================================================================
 
@@ -40,7 +40,7 @@ from ._instrument import tracker
 
 __all__ = ["explain", "Explanation", "CAUSES"]
 
-CAUSES = ("has_grad", "non_leaf", "not_requires_grad", "no_backward", "reset", "cut", "unused")
+CAUSES = ("has_grad", "non_leaf", "not_requires_grad", "reset", "cut", "no_backward", "unused")
 
 _UNWATCHED = (" (glasstorch was not watching when this happened: run the code inside "
               "glasstorch.inspection.record() or seatbelt() to learn the line.)")
@@ -105,20 +105,15 @@ def explain(tensor, name=None):
     # a leaf that requires grad and has no .grad
     if not t.ever_active:
         return _unwatched(tensor, name)
-    if t.backward_count == 0:
-        msg = (f"{name}.grad is None because no backward pass has run yet: gradients appear in .grad only after "
-               f"loss.backward().")
-        return Explanation("no_backward", msg, name)
-
     info = t.leaves.get(tensor)
     last = info.last_backward if info is not None else 0
     reset = t.resets.get(tensor)
-    cut = t.cut_of.get(tensor)
     if reset is not None and last and reset[2] >= last and t.backward_count == reset[2]:
         msg = (f"{name}.grad is None because zero_grad() (set_to_none=True, the default) cleared it at "
                f"{_line(reset)}, after the last backward pass; the next loss.backward() fills it again. "
                f"If you read gradients, do it between backward() and zero_grad().")
         return Explanation("reset", msg, name, "zero_grad()", reset)
+    cut = t.cut_of.get(tensor)
     if cut is not None:
         if cut.how == "a no_grad block":
             why = f"it was used inside a no_grad block (the call at {_line(cut)}), which records no graph"
@@ -130,11 +125,20 @@ def explain(tensor, name=None):
         msg = (f"{name}.grad is None because {why}: the value left the graph there, so backward() from the loss "
                f"never reaches {name}. Fix: {fix}.")
         return Explanation("cut", msg, name, _short(cut.how), (cut.filename, cut.lineno))
+    if t.backward_count == 0 or _in_live_graph(tensor):
+        msg = (f"{name}.grad is None because no backward pass has gone through the graph that uses {name} "
+               f"yet: gradients appear in .grad only after loss.backward().")
+        return Explanation("no_backward", msg, name)
     earlier = f" (the last one that did was backward pass #{last})" if last else ""
     msg = (f"{name}.grad is None because {name} is not part of the loss: none of the {t.backward_count} backward "
            f"pass{'es' * (t.backward_count != 1)} that ran reached it{earlier}. Check that the forward pass "
            f"uses it (a layer defined but not called in forward(), a branch not taken).")
     return Explanation("unused", msg, name)
+
+
+def _in_live_graph(tensor):
+    """Whether a recorded graph that is still alive uses ``tensor`` (its AccumulateGrad node exists)."""
+    return tensor._accumulator is not None and tensor._accumulator() is not None
 
 
 def _non_leaf(tensor, name):
@@ -158,8 +162,7 @@ def _non_leaf(tensor, name):
 
 
 def _unwatched(tensor, name):
-    acc = tensor._accumulator() if tensor._accumulator is not None else None
-    if acc is not None:
+    if _in_live_graph(tensor):
         msg = (f"{name}.grad is None: a live graph uses {name}, but no backward pass through it has filled "
                f"its .grad (none has run, or zero_grad() cleared it since).{_UNWATCHED}")
         return Explanation("no_backward", msg, name)

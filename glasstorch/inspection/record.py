@@ -177,9 +177,9 @@ class record:
                 node._hooks = None
         self._hooks = []
 
-    def _on_accumulate(self, acc, var, grad, before):
+    def _on_accumulate(self, acc, var, shape, before):
         how = "new .grad" if before is None else "added to .grad"
-        self._add("accumulate", self._leaf_name(var), f"{how} {tuple(grad.shape)}", None, weakref.ref(acc))
+        self._add("accumulate", self._leaf_name(var), f"{how} {tuple(shape)}", None, weakref.ref(acc))
 
     def _on_cut(self, tensor, cut):
         self._add("cut", cut.how.split(" (")[0], f"of a tensor {tuple(tensor.shape)} that requires grad",

@@ -34,6 +34,7 @@ import math
 import os
 import sys
 import warnings
+import weakref
 
 from ..backends import xp
 from ..autograd import grad_mode as _grad_mode
@@ -148,6 +149,7 @@ class _SeatbeltChecks(_instrument._Checks):
         self.accumulate = False
         self.expected = IdTable()      # optimizers declared to accumulate
         self.chains = IdTable()        # node -> set of backward indices whose graphs it keeps alive
+        self.consumers = IdTable()     # node -> weakrefs to the nodes built on its (scalar) output
         self.scanned = IdTable()       # modules already scanned for non-leaf tensors
 
     # -- every node: NaN/inf, graphs kept alive ------------------------------------------
@@ -161,8 +163,7 @@ class _SeatbeltChecks(_instrument._Checks):
                         if not (s - s == 0):
                             self._nonfinite(node, inputs, out, where)
                             break
-        if tracker.consumed._d or self.chains._d:
-            self._kept_alive(node, inputs, where)
+        self._kept_alive(node, inputs, where)
 
     def _nonfinite(self, node, inputs, out, where):
         if bool(xp.isfinite(out._data).all()):
@@ -180,17 +181,24 @@ class _SeatbeltChecks(_instrument._Checks):
         if bad_leaf is None:
             msg = (f"{what} first appears in the forward pass here: {op} ({node.name()}) of input shapes "
                    f"[{shapes}] turned finite values into {what}, so the loss and every gradient will be {what}. ")
-            msg += _NONFINITE_FIX.get(node.name(), "Check this op's inputs (log of 0, division by 0, sqrt of "
-                                      "a negative, exp overflow) or clamp them first.")
+            msg += "Fix: " + _NONFINITE_FIX.get(node.name(), "check this op's inputs (log of 0, division by 0, "
+                                                "sqrt of a negative, exp overflow) or clamp them first.")
         else:
             role = _name(bad_leaf) if bad_leaf._requires_grad else f"the input of shape {tuple(bad_leaf.shape)}"
             msg = (f"{what} enters the forward pass here: {op} ({node.name()}) got {role}, which already "
-                   f"contains {what} (it is a leaf: data or a parameter). If it is a parameter, an earlier "
+                   f"contains {what} (it is a leaf: data or a parameter). Fix: if it is a parameter, an earlier "
                    f"step's gradient was not finite (lower the learning rate, clip gradients); if it is data, "
                    f"clean it (torch.nan_to_num, or drop the rows).")
         _warn(NonFiniteWarning, msg, where)
 
     def _kept_alive(self, node, inputs, where):
+        """Does ``node`` hold on to a graph that a backward pass already went through?
+
+        ``chains`` marks such nodes with the backward passes whose graphs they keep alive: a node made
+        from a loss after its backward (``total_loss += loss``), or, through ``consumers`` (which
+        scalar-input nodes were built on which node), one made before it (``running = running + loss``
+        then ``loss.backward()``). Two different passes kept alive by one node is the trap.
+        """
         consumed, chains = tracker.consumed, self.chains
         cd, chd = consumed._d, chains._d
         backs = None
@@ -201,22 +209,20 @@ class _SeatbeltChecks(_instrument._Checks):
             if fn is None:
                 continue
             k = id(fn)
-            if k not in chd and k not in cd and x._data.size != 1:
-                continue   # the common case, decided on ids alone
-            c = chains.get(fn)
-            if c is not None:
-                backs = set(c) if backs is None else backs | c
-            b = consumed.get(fn)
-            if b is not None:
-                backs = {b} if backs is None else backs | {b}
-            elif x._data.size == 1:
-                # a sum built before the backward (total = total + loss; loss.backward()): the loss is
-                # one level down
-                for j, _ in fn.next_functions:
-                    if j is not None:
-                        b = consumed.get(j)
-                        if b is not None:
-                            backs = {b} if backs is None else backs | {b}
+            if k in chd:
+                c = chains.get(fn)
+                if c is not None:
+                    backs = set(c) if backs is None else backs | c
+            if k in cd:
+                b = consumed.get(fn)
+                if b is not None:
+                    backs = {b} if backs is None else backs | {b}
+            if x._data.size == 1:
+                users = self.consumers.get(fn)
+                if users is None:
+                    self.consumers.set(fn, [weakref.ref(node)])
+                else:
+                    users.append(weakref.ref(node))
         if backs is None:
             return
         chains.set(node, backs)
@@ -224,10 +230,23 @@ class _SeatbeltChecks(_instrument._Checks):
             n = _count_nodes(node)
             msg = (f"this line keeps the graphs of {len(backs)} losses alive after their backward(): the "
                    f"result still points into every earlier loss's graph, now {n} autograd nodes, and it "
-                   f"grows by one graph per step (memory and time grow until the loop ends). If this is a "
-                   f"running total for printing, add the number, not the tensor: total_loss += loss.item() "
-                   f"(or loss.detach()).")
+                   f"grows by one graph per step (memory and time grow until the loop ends). Fix: for a running "
+                   f"total, add the number, not the tensor: total_loss += loss.item() (or loss.detach()).")
             _warn(GraphKeptAliveWarning, msg, where)
+
+    def _mark_consumers(self, root, index):
+        """Backward pass ``index`` runs from ``root``: every node built on it keeps its graph alive."""
+        stack = [root]
+        seen = set()
+        while stack:
+            n = stack.pop()
+            for ref in self.consumers.get(n, ()):
+                c = ref()
+                if c is not None and id(c) not in seen:
+                    seen.add(id(c))
+                    backs = self.chains.get(c)
+                    self.chains.set(c, {index} if backs is None else backs | {index})
+                    stack.append(c)
 
     # -- optimizer.step(): missing zero_grad, cut parameters, forced leaves ----------------
     def step(self, optimizer):
@@ -294,6 +313,10 @@ class _SeatbeltChecks(_instrument._Checks):
         _warn(ForcedRequiresGradWarning, msg, where)
 
     def backward_roots(self, roots):
+        if self.consumers._d:
+            for node, _ in roots:
+                if node is not None and id(node) in self.consumers._d:
+                    self._mark_consumers(node, tracker.backward_count)
         for node, _ in roots:
             if type(node) is AccumulateGrad:
                 where = tracker.forced.get(node.variable)
@@ -303,8 +326,9 @@ class _SeatbeltChecks(_instrument._Checks):
     def requires_grad_nonleaf(self, t, frame):
         op = _describe_op(t)
         msg = (f"requires_grad_() on a tensor made by {op} does nothing: it is not a leaf, and it already requires "
-               f"grad through its graph (torch ignores this call). If its gradient is what you want, call "
-               f".retain_grad() before backward(); if it is meant as a parameter, make the leaf itself require grad.")
+               f"grad through its graph (torch ignores this call). Fix: remove it; if its gradient is what you want, "
+               f"call .retain_grad() before backward(); if it is meant as a parameter, make the leaf itself require "
+               f"grad.")
         _warn(ForcedRequiresGradWarning, msg, _instrument.where_of(frame), frame)
 
     # -- modules: train mode under no_grad, non-leaf attributes ---------------------------
@@ -369,9 +393,9 @@ class _SeatbeltChecks(_instrument._Checks):
         made = _where_made(t)
         where = made or _instrument.where_of(frame)
         msg = (f"reading .grad of a tensor made by {_describe_op(t)} (shape {tuple(t.shape)}): it is not a leaf, "
-               f"so backward() never fills its .grad (None) and an update through it is lost. If it is meant as "
-               f"a parameter, make it a leaf: put requires_grad=True after the last op, e.g. "
-               f"(torch.randn(3) * 0.01).requires_grad_(), or create it on its device directly. If you want an "
+               f"so backward() never fills its .grad (None) and an update through it is lost. Fix: if it is meant "
+               f"as a parameter, make it a leaf: put requires_grad=True after the last op, e.g. "
+               f"(torch.randn(3) * 0.01).requires_grad_(), or create it on its device directly; if you want an "
                f"intermediate gradient, call .retain_grad() before backward().")
         _warn(NonLeafParameterWarning, msg, where, frame if made is None else None)
 
@@ -452,13 +476,13 @@ _OP_WORDS = {"MulBackward0": "a multiplication (*)", "DivBackward0": "a division
              "UnsqueezeBackward0": ".unsqueeze()", "PermuteBackward0": ".permute()",
              "TransposeBackward0": ".transpose()", "NegBackward0": "a negation (-x)"}
 _NONFINITE_FIX = {
-    "LogBackward0": "log(0) is -inf and log of a negative is nan: use torch.log(x + eps) or clamp(min=eps), or "
+    "LogBackward0": "log(0) is -inf and log of a negative is nan; use torch.log(x + eps) or clamp(min=eps), or "
                     "work with logits (F.log_softmax, F.cross_entropy, F.binary_cross_entropy_with_logits).",
-    "DivBackward0": "a division by zero: add an epsilon to the denominator or mask the zeros.",
-    "SqrtBackward0": "sqrt of a negative number is nan: clamp(min=0) first (and add eps: its gradient at 0 is inf).",
-    "ExpBackward0": "exp overflows above ~88 in float32: subtract the max first (torch.logsumexp, F.softmax do).",
-    "PowBackward0": "a power of a negative base or of 0 with a negative exponent: check the base's range.",
-    "PowBackward1": "a power of a negative base or of 0 with a negative exponent: check the base's range.",
+    "DivBackward0": "add an epsilon to the denominator or mask the zeros.",
+    "SqrtBackward0": "clamp(min=0) first (sqrt of a negative is nan) (and add eps: its gradient at 0 is inf).",
+    "ExpBackward0": "subtract the max first, as torch.logsumexp and F.softmax do (exp overflows above ~88 in float32).",
+    "PowBackward0": "check the base's range (a fractional power of a negative, or 0 to a negative power).",
+    "PowBackward1": "check the base's range (a fractional power of a negative, or 0 to a negative power).",
 }
 
 
@@ -537,6 +561,7 @@ class seatbelt:
             _instrument.checks = _instrument._Checks()
             _sites.clear()
             _checks.chains.clear()
+            _checks.consumers.clear()
         else:
             _checks.accumulate = any(b.accumulate for b in _belts)
         _instrument.release()

@@ -1,0 +1,221 @@
+"""The seatbelt: every trap script in tests/traps/ reports exactly its marked (warning, line) pairs, the
+clean training loops report nothing, and with the seatbelt off glasstorch is its plain self."""
+import os
+import re
+import runpy
+import subprocess
+import sys
+import warnings
+
+import pytest
+
+import glasstorch
+import glasstorch.nn
+from glasstorch import inspection
+from glasstorch.inspection import seatbelt, TrapWarning
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TRAPS = os.path.join(HERE, "traps")
+SCRIPTS = sorted(f for f in os.listdir(TRAPS) if f.endswith(".py"))
+HAVE_NN = hasattr(glasstorch.nn, "Linear") and hasattr(glasstorch.nn, "Module")
+_instrument = sys.modules["glasstorch.inspection._instrument"]
+
+
+def _expectations(path):
+    """{(class name, line)} from '# expect: A, B' comments; the script's flags ('needs: nn', 'raises: X')."""
+    expected, flags = set(), {}
+    with open(path) as f:
+        for lineno, line in enumerate(f, 1):
+            m = re.search(r"#\s*expect:\s*([\w, ]+)$", line.rstrip())
+            if m:
+                for name in m.group(1).split(","):
+                    expected.add((name.strip(), lineno))
+            m = re.match(r"#\s*(needs|raises):\s*(\w+)", line.strip())
+            if m:
+                flags[m.group(1)] = m.group(2)
+            if "# modified-here" in line:
+                flags["modified"] = lineno
+    return expected, flags
+
+
+def _run(path, **belt_kwargs):
+    """Run a script under a seatbelt; returns (trap warnings, the seatbelt, the exception or None)."""
+    error = None
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with seatbelt(**belt_kwargs) as belt:
+            try:
+                runpy.run_path(path, run_name="__main__")
+            except Exception as e:  # noqa: BLE001 - the script's own failure is part of what is checked
+                error = e
+    traps = [w for w in caught if issubclass(w.category, TrapWarning)]
+    return traps, belt, error
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_trap_script(script, capsys):
+    path = os.path.join(TRAPS, script)
+    expected, flags = _expectations(path)
+    if flags.get("needs") == "nn" and not HAVE_NN:
+        pytest.skip("glasstorch.nn layers not available yet")
+    traps, belt, error = _run(path)
+    got = {(w.category.__name__, w.lineno) for w in traps}
+    # every warning points into the user's script, never into glasstorch
+    assert all(os.path.abspath(w.filename) == path for w in traps), [(w.filename, w.lineno) for w in traps]
+    if "raises" in flags:
+        assert type(error).__name__ == flags["raises"], error
+    elif error is not None:
+        raise error
+    assert got == expected, "\n".join(f"{w.category.__name__}:{w.lineno}: {w.message}" for w in traps)
+    # once per site
+    assert len(traps) == len(got)
+    for w in traps:
+        assert "Fix" in str(w.message), str(w.message)   # each message says how to fix it
+    if script.startswith("clean_"):
+        assert belt.report().startswith("seatbelt: no traps found in ")
+    else:
+        assert len(belt.found) == len(expected)
+
+
+def test_inplace_error_names_op_and_line():
+    path = os.path.join(TRAPS, "inplace_modified_saved_value.py")
+    _, flags = _expectations(path)
+    for on in (False, True):   # always on: the core's check, seatbelt or not
+        if on:
+            _, _, error = _run(path)
+        else:
+            try:
+                runpy.run_path(path, run_name="__main__")
+                error = None
+            except RuntimeError as e:
+                error = e
+        msg = str(error)
+        assert "one of the variables needed for gradient computation has been modified by an inplace operation" in msg
+        assert "mul_" in msg and f"inplace_modified_saved_value.py:{flags['modified']}" in msg
+
+
+def test_messages_name_parameters_and_lines():
+    traps, _, _ = _run(os.path.join(TRAPS, "cut_by_item.py"))
+    (w,) = traps
+    assert ".item()" in str(w.message) and "Fix:" in str(w.message)
+    traps, _, _ = _run(os.path.join(TRAPS, "nan_from_log.py"))
+    (w,) = traps
+    msg = str(w.message)
+    assert "log" in msg and "(2, 3)" in msg and "-inf" not in msg.split(":")[0]
+
+
+@pytest.mark.skipif(not HAVE_NN, reason="glasstorch.nn layers not available yet")
+def test_parameter_names_from_modules():
+    traps, _, _ = _run(os.path.join(TRAPS, "cut_by_no_grad.py"))
+    (w,) = traps
+    assert "0.weight" in str(w.message) and "no_grad" in str(w.message)
+
+
+def test_accumulate_flag_silences_missing_zero_grad():
+    traps, _, _ = _run(os.path.join(TRAPS, "missing_zero_grad.py"), accumulate=True)
+    assert traps == []
+
+
+def test_report_lists_traps_and_steps():
+    _, belt, _ = _run(os.path.join(TRAPS, "total_loss_graph.py"))
+    text = belt.report()
+    assert text.startswith("seatbelt: 1 trap found in 4 steps:")
+    assert "total_loss_graph.py:" in text and "GraphKeptAliveWarning" in text
+    _, belt, _ = _run(os.path.join(TRAPS, "clean_gradient_accumulation.py"))
+    assert belt.report() == "seatbelt: no traps found in 4 steps"
+
+
+def test_report_printed_on_exit(capsys):
+    with seatbelt(report=True):
+        w = glasstorch.ones(2, requires_grad=True)
+        (w * 2).sum().backward()
+    assert capsys.readouterr().out.strip() == "seatbelt: no traps found in 1 backward pass"
+
+
+def test_once_per_site_and_again_in_a_new_seatbelt():
+    path = os.path.join(TRAPS, "missing_zero_grad.py")
+    first, _, _ = _run(path)
+    second, _, _ = _run(path)
+    assert len(first) == len(second) == 1
+
+
+def test_warning_classes():
+    names = ["MissingZeroGradWarning", "ProbabilitiesToCrossEntropyWarning", "TrainModeInferenceWarning",
+             "GraphKeptAliveWarning", "GraphCutWarning", "ForcedRequiresGradWarning", "NonLeafParameterWarning",
+             "NonFiniteWarning"]
+    for name in names:
+        cls = getattr(inspection, name)
+        assert issubclass(cls, TrapWarning) and issubclass(cls, UserWarning)
+    covered = set()
+    for script in SCRIPTS:
+        covered |= {n for n, _ in _expectations(os.path.join(TRAPS, script))[0]}
+    assert set(names) <= covered   # the corpus has at least one script per trap
+
+
+def test_seatbelt_can_be_filtered_like_any_warning():
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        warnings.filterwarnings("ignore", category=inspection.GraphKeptAliveWarning)
+        with seatbelt():
+            runpy.run_path(os.path.join(TRAPS, "total_loss_graph.py"), run_name="__main__")
+    assert not [w for w in caught if issubclass(w.category, TrapWarning)]
+
+
+# ------------------------------------------------------------------------------------------------
+# Off means off: the originals are back, byte for byte
+# ------------------------------------------------------------------------------------------------
+def _snapshot():
+    from glasstorch._tensor import Tensor
+    from glasstorch.autograd import engine, graph
+    mods = {name: dict(vars(m)) for name, m in sys.modules.items()
+            if m is not None and name.startswith("glasstorch") and not name.startswith("glasstorch.inspection")}
+    classes = [Tensor, glasstorch.optim.Optimizer]
+    if HAVE_NN:
+        classes.append(glasstorch.nn.Module)
+    return mods, {c: dict(vars(c)) for c in classes}, (graph.connect, engine.run_backward, engine._collect,
+                                                       engine._accumulate)
+
+
+def test_off_restores_everything():
+    before = _snapshot()
+    with seatbelt():
+        with inspection.record():
+            from glasstorch.autograd import graph
+            assert graph.connect is not before[2][0]
+            from glasstorch.ops import _op
+            assert _op.connect is graph.connect       # the by-name copies are wrapped too
+        assert _instrument.active()
+    assert not _instrument.active()
+    after = _snapshot()
+    assert after[2] == before[2]
+    for cls, attrs in before[1].items():
+        now = after[1][cls]
+        assert set(now) == set(attrs)
+        for k, v in attrs.items():
+            assert now[k] is v, (cls, k)
+    for name, attrs in before[0].items():
+        now = after[0].get(name, {})
+        for k, v in attrs.items():
+            if callable(v):
+                assert now.get(k) is v, (name, k)
+
+
+def test_nested_and_exceptions():
+    with pytest.raises(ZeroDivisionError):
+        with seatbelt():
+            with seatbelt():
+                1 / 0
+    assert not _instrument.active()
+
+
+def test_environment_variable_turns_it_on(tmp_path):
+    script = tmp_path / "run.py"
+    script.write_text(open(os.path.join(TRAPS, "missing_zero_grad.py")).read() +
+                      "\nimport glasstorch.inspection as I\nassert I._environment_seatbelt is not None\n")
+    env = dict(os.environ, GLASSTORCH_SEATBELT="report", PYTHONPATH=os.path.dirname(HERE))
+    # until `import glasstorch` imports glasstorch.inspection itself, the script's first line does
+    code = "import glasstorch.inspection, runpy; runpy.run_path(%r, run_name='__main__')" % str(script)
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "MissingZeroGradWarning" in out.stderr and "run.py:14" in out.stderr
+    assert "seatbelt: 1 trap found in 4 steps" in out.stderr
