@@ -172,7 +172,8 @@ def test_mha_graph_and_state_dict():
     out_g, w_g = mine(ours(x), ours(x), ours(x))
     assert out_g.grad_fn.name() == out_t.grad_fn.name() == "ViewBackward0"
     assert w_g.grad_fn.name() == w_t.grad_fn.name() == "MeanBackward1"
-    sep_t, sep_g = torch.nn.MultiheadAttention(E, HEADS, kdim=3, vdim=4), TR.MultiheadAttention(E, HEADS, kdim=3, vdim=4)
+    sep_t = torch.nn.MultiheadAttention(E, HEADS, kdim=3, vdim=4)
+    sep_g = TR.MultiheadAttention(E, HEADS, kdim=3, vdim=4)
     assert list(sep_t.state_dict()) == list(sep_g.state_dict())
     assert sep_g.in_proj_weight is None and sep_g.k_proj_weight.shape == (E, 3)
     assert float(abs(mine.in_proj_bias).sum()) == 0.0 and float(abs(mine.out_proj.bias).sum()) == 0.0

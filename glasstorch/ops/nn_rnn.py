@@ -101,6 +101,11 @@ def _steps(input_shape, batch_sizes, reverse):
     return steps[::-1] if reverse else steps
 
 
+def _empty(like, shape):
+    """An uninitialised array of ``like``'s dtype and device (NumPy or CuPy)."""
+    return xp.empty_like(like, shape=shape)
+
+
 def _sigmoid_(a):
     """In place: sigmoid(a) = (1 + tanh(a/2)) / 2, which cannot overflow as exp(-a) can."""
     a *= 0.5
@@ -121,8 +126,8 @@ def _sigmoid_(a):
 def _lstm_forward(xw, h, c, w_hh, b_hh, w_hr, steps, out):
     H = c.shape[1]
     N = xw.shape[0]
-    ws = {"h_prev": xp.empty((N, h.shape[1]), xw.dtype), "c_prev": xp.empty((N, H), xw.dtype),
-          "tanh_c": xp.empty((N, H), xw.dtype), "h_cell": xp.empty((N, H), xw.dtype) if w_hr is not None else None}
+    ws = {"h_prev": _empty(xw, (N, h.shape[1])), "c_prev": _empty(xw, (N, H)), "tanh_c": _empty(xw, (N, H)),
+          "h_cell": _empty(xw, (N, H)) if w_hr is not None else None}
     h_prev, c_prev, tanh_c, h_cell = ws["h_prev"], ws["c_prev"], ws["tanh_c"], ws["h_cell"]
     w_hh_t = w_hh.T
     for s, bs in steps:
@@ -150,7 +155,7 @@ def _lstm_backward(ws, acts, d_out, dh, dc, w_hh, w_hr, steps):
     H = dc.shape[1]
     c_prev, tanh_c = ws["c_prev"], ws["tanh_c"]
     dG = xp.empty_like(acts)
-    d_proj = xp.empty((acts.shape[0], dh.shape[1]), acts.dtype) if w_hr is not None else None
+    d_proj = _empty(acts, (acts.shape[0], dh.shape[1])) if w_hr is not None else None
     for s, bs in reversed(steps):
         rows = slice(s, s + bs)
         dht = dh[:bs] + d_out[rows]
@@ -174,7 +179,7 @@ def _lstm_backward(ws, acts, d_out, dh, dc, w_hh, w_hr, steps):
 def _gru_forward(xw, h, c, w_hh, b_hh, w_hr, steps, out):
     H = h.shape[1]
     N = xw.shape[0]
-    ws = {"h_prev": xp.empty((N, H), xw.dtype), "hw_n": xp.empty((N, H), xw.dtype)}
+    ws = {"h_prev": _empty(xw, (N, H)), "hw_n": _empty(xw, (N, H))}
     h_prev, hw_n = ws["h_prev"], ws["hw_n"]
     w_hh_t = w_hh.T
     for s, bs in steps:
@@ -222,7 +227,7 @@ def _gru_backward(ws, acts, d_out, dh, dc, w_hh, w_hr, steps):
 def _simple_forward(relu):
     def forward(xw, h, c, w_hh, b_hh, w_hr, steps, out):
         N = xw.shape[0]
-        ws = {"h_prev": xp.empty((N, h.shape[1]), xw.dtype)}
+        ws = {"h_prev": _empty(xw, (N, h.shape[1]))}
         h_prev = ws["h_prev"]
         w_hh_t = w_hh.T
         for s, bs in steps:
@@ -284,12 +289,12 @@ class MkldnnRnnLayerBackward0(make_node_class("MkldnnRnnLayerBackward0", None,
             raise RuntimeError(FREED_MESSAGE)
         ws, acts = self.workspace
         N, P = ws["h_prev"].shape
-        dt = acts.dtype
-        d_out = d_out._data.reshape(N, P) if d_out is not None else xp.zeros((N, P), dt)
-        dh = d_hy._data.copy() if d_hy is not None else xp.zeros((self.batch, P), dt)
+        zeros = lambda *shape: xp.zeros_like(acts, shape=shape)  # noqa: E731  (an output that got no gradient)
+        d_out = d_out._data.reshape(N, P) if d_out is not None else zeros(N, P)
+        dh = d_hy._data.copy() if d_hy is not None else zeros(self.batch, P)
         dc = None
         if self.mode == "LSTM":
-            dc = d_cy._data.copy() if d_cy is not None else xp.zeros((self.batch, w_ih.shape[0] // 4), dt)
+            dc = d_cy._data.copy() if d_cy is not None else zeros(self.batch, w_ih.shape[0] // 4)
         dG_in, dG_h, d_proj = _KERNELS[self.mode][1](ws, acts, d_out, dh, dc, w_hh._data,
                                                      None if w_hr is None else w_hr._data, self.steps)
         want = [fn is not None for fn, _ in self.next_functions]
@@ -340,18 +345,17 @@ def rnn_layer(mode, input, hx, cx, weights, reverse=False, batch_sizes=None):
     B = batch_sizes[0] if batch_sizes is not None else x.shape[1]
     H = w_ih._data.shape[0] // GATES[mode]                     # hidden_size
     P = w_hh._data.shape[1]                                    # the size of h (proj_size if projecting)
-    dt = x.dtype
 
     xw = x.reshape(N, -1) @ w_ih._data.T                       # every step's input projection, one GEMM
     if b_ih is not None:
         xw += b_ih._data
         if hoist_both:
             xw += b_hh._data
-    h = hx._data.copy() if hx is not None else xp.zeros((B, P), dt)
+    h = hx._data.copy() if hx is not None else xp.zeros_like(xw, shape=(B, P))
     c = None
     if mode == "LSTM":
-        c = cx._data.copy() if cx is not None else xp.zeros((B, H), dt)
-    out = xw if mode.startswith("RNN") else xp.empty((N, P), dt)  # a plain RNN's activations are its output
+        c = cx._data.copy() if cx is not None else xp.zeros_like(xw, shape=(B, H))
+    out = xw if mode.startswith("RNN") else _empty(xw, (N, P))  # a plain RNN's activations are its output
     ws = forward(xw, h, c, w_hh._data, None if b_hh is None or hoist_both else b_hh._data,
                  None if w_hr is None else w_hr._data, steps, out)
 
@@ -378,10 +382,10 @@ def rnn_layer_reference(mode, input, hx, cx, weights, reverse=False, batch_sizes
     P = w_hh.shape[1]
     if batch_sizes is None:
         x = x.reshape(-1, x.shape[-1])
-    h = hx if hx is not None else _wrap(xp.zeros((B, P), x._data.dtype))
+    h = hx if hx is not None else _wrap(xp.zeros_like(x._data, shape=(B, P)))
     c = None
     if mode == "LSTM":
-        c = cx if cx is not None else _wrap(xp.zeros((B, w_ih.shape[0] // 4), x._data.dtype))
+        c = cx if cx is not None else _wrap(xp.zeros_like(x._data, shape=(B, w_ih.shape[0] // 4)))
     outs = {}
     for s, bs in steps:
         xt, hp = x[s:s + bs], h[:bs]

@@ -6,8 +6,9 @@ Multi-head attention projects queries, keys and values ``num_heads`` ways, atten
 and projects the concatenated heads back (Vaswani et al., 2017)::
 
     query (L, N, E) --in_proj--> q --.
-    key   (S, N, E) --in_proj--> k ---+--> per head: softmax(q k^T / sqrt(E/h) + mask) v --> concat --out_proj--> (L, N, E)
-    value (S, N, E) --in_proj--> v --'
+    key   (S, N, E) --in_proj--> k ---+--> each head: softmax(q k^T / sqrt(E/h) + mask) v
+    value (S, N, E) --in_proj--> v --'                          |
+                                                  concat heads --out_proj--> (L, N, E)
 
 An encoder layer is self-attention and a two-layer feed-forward net, each wrapped in a residual
 connection and a LayerNorm, after (``norm_first=False``, the paper's) or before (``norm_first=True``)::
