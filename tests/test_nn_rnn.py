@@ -465,3 +465,12 @@ def test_language_model_step_matches_torch():
         assert abs(losses[0] - losses[1]) < 1e-5
     for p, q in zip(params_t, params_g):
         np.testing.assert_allclose(q.detach().numpy(), p.detach().numpy(), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("module", ["glasstorch.nn.modules.rnn", "glasstorch.nn.utils._packing", "glasstorch.ops.nn_rnn"])
+def test_docstring_examples(module):
+    import doctest
+    import importlib
+    result = doctest.testmod(importlib.import_module(module), optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 0
+    assert result.failed == 0

@@ -324,3 +324,12 @@ def test_activation_errors_and_state_dicts():
         assert [(k, tuple(v.shape)) for k, v in theirs.state_dict().items()] == \
             [(k, tuple(v.shape)) for k, v in mine.state_dict().items()]
         assert repr(theirs) == repr(mine)
+
+
+@pytest.mark.parametrize("module", ["glasstorch.nn.modules.transformer"])
+def test_docstring_examples(module):
+    import doctest
+    import importlib
+    result = doctest.testmod(importlib.import_module(module), optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 0
+    assert result.failed == 0

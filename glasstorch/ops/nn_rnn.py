@@ -28,6 +28,14 @@ own last step, in both directions, with no special case.
 
 Higher-order gradients (``create_graph=True``) recompute the layer with the cells above and
 differentiate that, so the fused node is an optimisation, never a restriction.
+
+    >>> import glasstorch as torch
+    >>> from glasstorch.ops.nn_rnn import rnn_layer
+    >>> x = torch.randn(5, 2, 3)                                  # (steps, batch, features)
+    >>> w_ih, w_hh = torch.randn(16, 3, requires_grad=True), torch.randn(16, 4, requires_grad=True)
+    >>> out, h_n, c_n = rnn_layer("LSTM", x, None, None, (w_ih, w_hh, None, None, None))
+    >>> out.shape, out.grad_fn.name(), h_n.grad_fn is out.grad_fn
+    (torch.Size([5, 2, 4]), 'MkldnnRnnLayerBackward0', True)
 """
 from .._tensor import _wrap
 from ..autograd import grad_mode

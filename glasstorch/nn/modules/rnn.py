@@ -22,10 +22,13 @@ time); the cells are compositions of ordinary ops.
 Example::
 
     >>> import glasstorch as torch
-    >>> lstm = torch.nn.modules.rnn.LSTM(10, 20, num_layers=2)
+    >>> from glasstorch.nn.modules.rnn import LSTM
+    >>> lstm = LSTM(10, 20, num_layers=2)
     >>> output, (h_n, c_n) = lstm(torch.randn(5, 3, 10))     # (seq, batch, feature)
     >>> output.shape, h_n.shape, c_n.shape
     (torch.Size([5, 3, 20]), torch.Size([2, 3, 20]), torch.Size([2, 3, 20]))
+    >>> output.grad_fn.name()                               # one node per layer and direction
+    'MkldnnRnnLayerBackward0'
 """
 import math
 import numbers
