@@ -247,6 +247,7 @@ def test_decoder_layer(norm_first, activation, train, dtype):
     backward_and_compare((out_t,), (out_g,), (tgt, memory), (tg, mg), theirs, mine, dtype)
 
 
+@pytest.mark.filterwarnings("ignore:The PyTorch API of nested tensors")
 def test_encoder_stack_and_nested_inference():
     torch.manual_seed(7)
     with warnings.catch_warnings():
