@@ -380,10 +380,12 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         scores = scores + attn_mask
     if mask is not None:
         scores = scores.masked_fill(~mask, -math.inf)
-    weights = _red.softmax(scores, -1)
     fully_masked = (scores._data == -math.inf).all(axis=-1, keepdims=True)
-    if fully_masked.any():
-        weights = weights.masked_fill(_wrap(fully_masked), 0.0)
+    if fully_masked.any():  # rows with nothing to attend to: zeros (torch's safe softmax), not NaN
+        fully_masked = _wrap(fully_masked)
+        weights = _red.softmax(scores.masked_fill(fully_masked, 0.0), -1).masked_fill(fully_masked, 0.0)
+    else:
+        weights = _red.softmax(scores, -1)
     if dropout_p > 0.0:
         weights = dropout(weights, dropout_p, True)
     return _la.matmul(weights, value)

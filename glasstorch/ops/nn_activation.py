@@ -232,7 +232,7 @@ class HardswishBackward0(make_node_class("HardswishBackward0", None, ("self",)))
     def backward(self, grad):
         (x,) = self._unpack_saved()
         mid = grad * (x / 3 + 0.5)
-        return where(x < -3, grad * 0, where(x <= 3, mid, grad))
+        return where(x <= -3, grad * 0, where(x < 3, mid, grad))
 
 
 def hardswish(input):
@@ -355,19 +355,19 @@ def feature_dropout(input, p, training, inplace, batched_dims):
 
 def alpha_dropout(input, p=0.5, training=False, inplace=False):
     """Dropout that keeps SELU's self-normalising mean and variance: dropped units take SELU's negative
-    saturation value, then an affine map a * x + b restores the statistics."""
+    saturation value -alpha, then an affine map a * x + b restores zero mean and unit variance."""
     _check_p(p)
     if not training or p == 0 or input.numel() == 0:
         return input
     if p == 1:
         return input * 0
-    alpha_p = -SELU_ALPHA * SELU_SCALE
-    a = ((1 - p) * (1 + p * alpha_p ** 2)) ** -0.5
+    alpha = SELU_ALPHA * SELU_SCALE
+    a = 1.0 / math.sqrt((alpha * alpha * p + 1) * (1 - p))
     from .creation import _rng
     d = float_array(input)
-    keep = _wrap((_rng(None).random(d.shape) >= p).astype(d.dtype))
-    b = (1 - keep) * (alpha_p * a) + alpha_p * a * p
-    return input * (keep * a) + b
+    keep = (_rng(None).random(d.shape) >= p).astype(d.dtype)
+    b = _wrap(((keep - 1) * (alpha * a) + alpha * a * p).astype(d.dtype, copy=False))
+    return input * _wrap(keep * d.dtype.type(a)) + b
 
 
 def _inplace_variant(fn):

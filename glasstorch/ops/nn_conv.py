@@ -1,20 +1,23 @@
 """The layers' weighted maps: convolution (1-, 2-, 3-d, plain and transposed), bilinear, embedding.
 
-Convolution is one matrix product. The input windows are laid out as columns without copying
-(``im2col``: a strided view of the padded input whose last axes walk the kernel), copied once into
-a (channels x kernel, batch x positions) matrix, and multiplied by the weight as a
+Convolution is one matrix product. The input windows are laid out as columns (``im2col``: a
+strided view of the padded input whose axes walk kernel offsets and output positions, copied once
+into a (channels x kernel, positions x batch) matrix) and multiplied by the weight as a
 (out_channels, channels x kernel) matrix -- one BLAS call per group::
 
-    x (N, C, H, W) --pad--> windows (N, C, OH, OW, KH, KW)        a view: no copy
-                            cols    (C*KH*KW, N*OH*OW)            one copy
-    y = W (O, C*KH*KW) @ cols  ->  (O, N*OH*OW)  ->  (N, O, OH, OW)
+    x (N, C, H, W) -> (C, H+2p, W+2p, N)                  padded, batch last: one copy
+    windows (C, KH, KW, OH, OW, N)                         a strided view: no copy
+    cols = windows as (C*KH*KW, OH*OW*N)                   one copy
+    y = W (O, C*KH*KW) @ cols -> (O, OH, OW, N) -> (N, O, OH, OW)
 
-The derivatives reuse the same pieces: the weight's gradient is ``grad @ cols^T`` (the columns are
-kept from the forward), the input's gradient is ``W^T @ grad`` folded back onto the image
-(``col2im``: one strided add per kernel offset, never a loop over positions). A transposed
+The batch goes last inside the op because every copy and every strided add then moves runs of N
+contiguous numbers (NumPy's per-row overhead is paid once per N elements, not once per row of a
+small image). The derivatives reuse the pieces: the weight's gradient is ``grad @ cols^T`` (the
+columns are kept from the forward), the input's gradient is ``W^T @ grad`` folded back onto the
+image (``col2im``: one strided add per kernel offset, never a loop over positions). A transposed
 convolution is exactly that fold as its forward, so both directions share these functions.
 
-torch records one ``ConvolutionBackward0`` for all of them (``_saved_transposed`` tells which).
+torch records one ``ConvolutionBackward0`` for all of them (``transposed`` tells which).
 """
 import itertools
 import math
@@ -38,15 +41,22 @@ def _size_str(sizes):
     return " x ".join(str(s) for s in sizes)
 
 
-# ---- the array machinery: im2col, col2im, their matrix products -------------------------------------
-def _pad_zeros(x, padding):
-    """x with ``padding[i]`` zeros on both sides of spatial dim i (a copy only when padding is needed)."""
-    if not any(padding):
-        return x
-    nd = len(padding)
-    out = xp.zeros(x.shape[:2] + tuple(s + 2 * p for s, p in zip(x.shape[2:], padding)), x.dtype)
-    out[(Ellipsis,) + tuple(slice(p, p + s) for p, s in zip(padding, x.shape[-nd:]))] = x
+# ---- the array machinery, batch last: im2col, col2im, their matrix products ----------------------------
+def _batch_last(x, padding=None):
+    """(N, C, *S) -> (C, *S, N), zero-padded by ``padding`` on both sides of each spatial dim."""
+    nd = x.ndim - 2
+    order = (1,) + tuple(range(2, 2 + nd)) + (0,)
+    if not padding or not any(padding):
+        return xp.ascontiguousarray(x.transpose(order))
+    out = xp.zeros((x.shape[1],) + tuple(s + 2 * p for s, p in zip(x.shape[2:], padding)) + (x.shape[0],), x.dtype)
+    out[(slice(None),) + tuple(slice(p, p + s) for p, s in zip(padding, x.shape[2:]))] = x.transpose(order)
     return out
+
+
+def _batch_first(a):
+    """(C, *S, N) -> (N, C, *S), contiguous."""
+    nd = a.ndim - 2
+    return xp.ascontiguousarray(a.transpose((nd + 1, 0) + tuple(range(1, nd + 1))))
 
 
 def _out_size(size, kernel, stride, padding, dilation):
@@ -54,66 +64,63 @@ def _out_size(size, kernel, stride, padding, dilation):
 
 
 def im2col(x, kernel, stride, padding, dilation, groups):
-    """Columns of x: (groups, C/groups * prod(kernel), N * prod(out)), and the output's spatial size."""
+    """Columns of x (N, C, *S): (groups, C/groups * prod(kernel), prod(out) * N), and the output's size."""
     nd = len(kernel)
-    xpad = _pad_zeros(x, padding)
+    c, n = x.shape[1], x.shape[0]
+    xpad = _batch_last(x, padding)                                    # (C, *Sp, N)
     out = _out_size(x.shape[2:], kernel, stride, padding, dilation)
     st = xpad.strides
-    windows = _as_strided(xpad, xpad.shape[:2] + tuple(out) + tuple(kernel),
-                          st[:2] + tuple(st[2 + i] * stride[i] for i in range(nd))
-                          + tuple(st[2 + i] * dilation[i] for i in range(nd)), writeable=False)
-    # (N, C, *out, *K) -> (C, *K, N, *out): kernel rows, position columns
-    order = (1,) + tuple(range(2 + nd, 2 + 2 * nd)) + (0,) + tuple(range(2, 2 + nd))
-    n, c = x.shape[:2]
-    cols = windows.transpose(order).reshape(groups, (c // groups) * _prod(kernel), n * _prod(out))
+    windows = _as_strided(xpad, (c,) + tuple(kernel) + tuple(out) + (n,),
+                          (st[0],) + tuple(st[1 + i] * dilation[i] for i in range(nd))
+                          + tuple(st[1 + i] * stride[i] for i in range(nd)) + (st[-1],), writeable=False)
+    cols = windows.reshape(groups, (c // groups) * _prod(kernel), _prod(out) * n)
     return cols, out
 
 
 def col2im(cols, channels, n, size, kernel, stride, padding, dilation, out_grid):
     """The adjoint of im2col: add every column back onto the image it was read from.
 
-    ``cols`` holds (C * prod(kernel), N * prod(out_grid)); ``size`` is the spatial size to return
-    (the padding is cropped off; rows past the last window, as with output_padding, stay zero).
+    ``cols`` holds (C * prod(kernel), prod(out_grid) * N); returns the image batch last,
+    (C, *size, N) (the padding is cropped off; rows past the last window, as with output_padding,
+    stay zero).
     """
-    nd = len(kernel)
     padded = [s + 2 * p for s, p in zip(size, padding)]
     full = [max(ps, d * (k - 1) + st * (o - 1) + 1) for ps, k, st, d, o in zip(padded, kernel, stride, dilation, out_grid)]
-    img = xp.zeros((n, channels) + tuple(full), cols.dtype)
-    c6 = cols.reshape((channels,) + tuple(kernel) + (n,) + tuple(out_grid))
+    img = xp.zeros((channels,) + tuple(full) + (n,), cols.dtype)
+    blocks = cols.reshape((channels,) + tuple(kernel) + tuple(out_grid) + (n,))
     for offset in itertools.product(*[range(k) for k in kernel]):  # one strided add per kernel offset
         target = tuple(slice(o * d, o * d + st * (g - 1) + 1, st)
                        for o, d, st, g in zip(offset, dilation, stride, out_grid))
-        img[(slice(None), slice(None)) + target] += c6[(slice(None),) + offset].swapaxes(0, 1)
+        img[(slice(None),) + target] += blocks[(slice(None),) + offset]
     if tuple(full) == tuple(size):
         return img
-    return img[(Ellipsis,) + tuple(slice(p, p + s) for p, s in zip(padding, size))]
+    return img[(slice(None),) + tuple(slice(p, p + s) for p, s in zip(padding, size))]
 
 
 def _cols_product(w, cols, n, out_grid):
-    """W (O, C/g, *K) applied to columns (g, C/g * K, N*L): (N, O, *out_grid), contiguous."""
+    """W (O, C/g, *K) applied to columns (g, C/g * K, L*N): (N, O, *out_grid), contiguous."""
     groups = cols.shape[0]
     o = w.shape[0]
-    y = xp.matmul(w.reshape(groups, o // groups, -1), cols)         # (g, O/g, N*L)
-    y = y.reshape((o, n) + tuple(out_grid)).swapaxes(0, 1)
-    return xp.ascontiguousarray(y)
+    y = xp.matmul(w.reshape(groups, o // groups, -1), cols)         # (g, O/g, L*N)
+    return _batch_first(y.reshape((o,) + tuple(out_grid) + (n,)))
 
 
 def _by_group(t, groups):
-    """(N, C, *S) -> (g, C/g, N * prod(S)): the channel rows of each group, positions as columns."""
-    n, c = t.shape[:2]
-    return xp.ascontiguousarray(t.reshape(n, groups, c // groups, -1).transpose(1, 2, 0, 3)).reshape(groups, c // groups, -1)
+    """(N, C, *S) -> (g, C/g, prod(S) * N): each group's channel rows, positions x batch as columns."""
+    c = t.shape[1]
+    return _batch_last(t).reshape(groups, c // groups, -1)
 
 
 def _fold_product(w, rows, channels, n, size, grid, kernel, stride, padding, dilation):
-    """col2im(W^T @ rows): with rows (g, O/g, N*L) and W (O, C/g, *K) -> image (N, C, *size)."""
+    """col2im(W^T @ rows): with rows (g, O/g, L*N) and W (O, C/g, *K) -> image (N, C, *size)."""
     groups = rows.shape[0]
     wt = w.reshape(groups, w.shape[0] // groups, -1).transpose(0, 2, 1)  # (g, C/g*K, O/g)
     cols = xp.matmul(wt, rows).reshape(channels * _prod(kernel), -1)
-    return col2im(cols, channels, n, size, kernel, stride, padding, dilation, grid)
+    return _batch_first(col2im(cols, channels, n, size, kernel, stride, padding, dilation, grid))
 
 
 def _weight_product(rows, cols, wshape):
-    """sum over positions of rows (g, A/g, N*L) times cols (g, B, N*L): the weight gradient."""
+    """sum over positions of rows (g, A/g, L*N) times cols (g, B, L*N): the weight gradient."""
     return xp.matmul(rows, cols.transpose(0, 2, 1)).reshape(wshape)
 
 
@@ -228,7 +235,7 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
         size = [(s - 1) * st - 2 * p + d * (k - 1) + op + 1
                 for s, st, p, d, k, op in zip(x.shape[2:], stride, padding, dilation, kernel, output_padding)]
         cout = w.shape[1] * groups
-        y = xp.ascontiguousarray(_fold_product(w, rows, cout, n, size, x.shape[2:], kernel, stride, padding, dilation))
+        y = _fold_product(w, rows, cout, n, size, x.shape[2:], kernel, stride, padding, dilation)
         cols = rows
     if bias is not None:
         y += bias._data.reshape((-1,) + (1,) * len(kernel))
@@ -354,7 +361,7 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     k, d, p, s = _ntuple(kernel_size, 2), _ntuple(dilation, 2), _ntuple(padding, 2), _ntuple(stride, 2)
     cols, grid = im2col(x, k, s, p, d, 1)
     n, c = x.shape[:2]
-    y = xp.ascontiguousarray(cols.reshape(c * k[0] * k[1], n, -1).transpose(1, 0, 2))
+    y = xp.ascontiguousarray(cols.reshape(c * k[0] * k[1], -1, n).transpose(2, 0, 1))
     res = _wrap(y[0] if unbatched else y)
     if input._requires_grad and _state.enabled:
         node = record(Im2ColBackward0, res, (input,), meta_check=False)
@@ -381,8 +388,7 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
                            f"expected size of input's dimension 2 to match the calculated number of sliding blocks "
                            f"{grid[0]} * {grid[1]} = {grid[0] * grid[1]}, but got input.size(2)={length}.")
     c = ck // (k[0] * k[1])
-    img = col2im(cols.transpose(1, 0, 2).reshape(ck, -1), c, n, size, k, s, p, d, grid)
-    y = xp.ascontiguousarray(img)
+    y = _batch_first(col2im(cols.transpose(1, 2, 0).reshape(ck, -1), c, n, size, k, s, p, d, grid))
     res = _wrap(y[0] if unbatched else y)
     if input._requires_grad and _state.enabled:
         node = record(Col2ImBackward0, res, (input,), meta_check=False)

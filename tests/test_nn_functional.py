@@ -1,0 +1,543 @@
+"""nn.functional against torch: values, gradients (first and second order), grad_fn names, errors.
+
+Each case runs the same float64 inputs through torch.nn.functional and glasstorch.nn.functional,
+then compares the outputs, the gradients of <output, r> for a random r, and -- for the ops whose
+derivative is itself differentiable -- the gradients of a function of those gradients.
+"""
+import itertools
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+TF = torch.nn.functional
+
+import glasstorch as gt  # noqa: E402
+import glasstorch.nn.functional as F  # noqa: E402
+
+RNG = np.random.default_rng(0)
+
+
+def _pair(arrays, requires_grad=True):
+    t = [torch.tensor(a, requires_grad=requires_grad and a.dtype.kind == "f") if isinstance(a, np.ndarray) else a
+         for a in arrays]
+    g = [gt.tensor(a, requires_grad=requires_grad and a.dtype.kind == "f") if isinstance(a, np.ndarray) else a
+         for a in arrays]
+    return t, g
+
+
+def _np(t):
+    return t.detach().numpy(force=True) if isinstance(t, torch.Tensor) else t.detach().numpy()
+
+
+def check(tfn, gfn, *arrays, atol=1e-9, rtol=1e-7, double=True, name=True):
+    """Compare forward, backward and (optionally) double backward of tfn/gfn on ``arrays``."""
+    ti, gi = _pair(arrays)
+    ty, gy = tfn(*ti), gfn(*gi)
+    if isinstance(ty, tuple):
+        for a, b in zip(ty[1:], gy[1:]):
+            np.testing.assert_array_equal(a.numpy(), b.numpy())
+        ty, gy = ty[0], gy[0]
+    assert tuple(ty.shape) == tuple(gy.shape)
+    assert gy.dtype == getattr(gt, str(ty.dtype).split(".")[1])
+    np.testing.assert_allclose(gy.detach().numpy(), ty.detach().numpy(), atol=atol, rtol=rtol)
+    if ty.grad_fn is None:
+        assert gy.grad_fn is None
+        return
+    if name:
+        assert gy.grad_fn.name() == ty.grad_fn.name()
+    tin = [t for t in ti if isinstance(t, torch.Tensor) and t.requires_grad]
+    gin = [g for g in gi if isinstance(g, gt.Tensor) and g.requires_grad]
+    r = RNG.standard_normal(ty.shape).astype(_np(ty).dtype)
+    tg = torch.autograd.grad(ty, tin, torch.tensor(r), create_graph=double, allow_unused=True)
+    gg = gt.autograd.grad(gy, gin, gt.tensor(r), create_graph=double, allow_unused=True)
+    for a, b in zip(tg, gg):
+        if a is None:
+            assert b is None or not b.detach().numpy().any()
+            continue
+        np.testing.assert_allclose(b.detach().numpy(), a.detach().numpy(), atol=atol, rtol=rtol)
+    if not double:
+        return
+    tsum = sum(a.pow(2).sum() for a in tg if a is not None and a.requires_grad)
+    gsum = sum(b.pow(2).sum() for b in gg if b is not None and b.requires_grad)
+    if not isinstance(tsum, torch.Tensor):
+        return
+    t2 = [None if a is None else _np(a) for a in torch.autograd.grad(tsum, tin, allow_unused=True)]
+    if not isinstance(gsum, gt.Tensor):  # every second derivative is zero for torch too
+        assert all(a is None or not a.any() for a in t2)
+        return
+    g2 = gt.autograd.grad(gsum, gin, allow_unused=True)
+    for a, b in zip(t2, g2):
+        if a is None or b is None:
+            assert (a is None or not a.any()) and (b is None or not b.numpy().any())
+            continue
+        np.testing.assert_allclose(b.numpy(), a, atol=1e-6, rtol=1e-6)
+
+
+def rand(*shape):
+    return RNG.standard_normal(shape)
+
+
+# ---- linear ------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("shape", [(3,), (4, 3), (2, 4, 3), (2, 2, 2, 3)])
+@pytest.mark.parametrize("bias", [True, False])
+def test_linear(shape, bias):
+    args = (rand(*shape), rand(5, 3)) + ((rand(5),) if bias else ())
+    check(TF.linear, F.linear, *args)
+
+
+def test_linear_graph_is_torchs():
+    """2-D: addmm(b, x, W.t()); 3-D contiguous: view -> addmm -> view; 1-D: view -> addmm -> view."""
+    w, b = gt.randn(5, 3, requires_grad=True), gt.randn(5, requires_grad=True)
+    y = F.linear(gt.randn(4, 3, requires_grad=True), w, b)
+    assert [n.name() if n else None for n, _ in y.grad_fn.next_functions] == \
+        ["torch::autograd::AccumulateGrad", "torch::autograd::AccumulateGrad", "TBackward0"]
+    y3 = F.linear(gt.randn(2, 4, 3, requires_grad=True), w, b)
+    assert y3.grad_fn.name() == "ViewBackward0"
+    assert y3.grad_fn.next_functions[0][0].name() == "AddmmBackward0"
+    y1 = F.linear(gt.randn(3, requires_grad=True), w, None)
+    assert y1.grad_fn.name() == "SqueezeBackward4"
+    # a non-contiguous input: matmul, then the bias is added
+    xt = gt.randn(4, 3, 2, requires_grad=True).transpose(1, 2)
+    assert F.linear(xt, w, b).grad_fn.name() == "AddBackward0"
+
+
+def test_linear_errors():
+    with pytest.raises(RuntimeError, match=r"mat1 and mat2 shapes cannot be multiplied \(2x5 and 3x4\)"):
+        F.linear(gt.randn(2, 5), gt.randn(4, 3), gt.randn(4))
+    with pytest.raises(RuntimeError, match=r"mat1 and mat2 shapes cannot be multiplied \(4x5 and 3x4\)"):
+        F.linear(gt.randn(2, 2, 5), gt.randn(4, 3), gt.randn(4))
+
+
+def test_bilinear():
+    check(TF.bilinear, F.bilinear, rand(4, 2), rand(4, 3), rand(5, 2, 3), rand(5))
+    check(TF.bilinear, F.bilinear, rand(2, 4, 2), rand(2, 4, 3), rand(5, 2, 3), rand(5))
+    with pytest.raises(RuntimeError, match="input batch dimensions do not match"):
+        F.bilinear(gt.randn(4, 2), gt.randn(3, 3), gt.randn(5, 2, 3))
+
+
+# ---- convolution -----------------------------------------------------------------------------------------
+CONV_CASES = list(itertools.product((1, 2), (1, 2), (0, 1), (1, 2), (1, 2)))
+
+
+@pytest.mark.parametrize("nd,stride,padding,dilation,groups", CONV_CASES)
+def test_conv(nd, stride, padding, dilation, groups):
+    x, w, b = rand(2, 4, *(7,) * nd), rand(6, 4 // groups, *(3,) * nd), rand(6)
+    fn = "conv1d" if nd == 1 else "conv2d"
+    check(lambda x, w, b: getattr(TF, fn)(x, w, b, stride, padding, dilation, groups),
+          lambda x, w, b: getattr(F, fn)(x, w, b, stride, padding, dilation, groups), x, w, b)
+
+
+@pytest.mark.parametrize("nd,stride,padding,dilation,groups", CONV_CASES)
+def test_conv_transpose(nd, stride, padding, dilation, groups):
+    x, w, b = rand(2, 4, *(5,) * nd), rand(4, 6 // groups, *(3,) * nd), rand(6)
+    op = 1 if stride == 2 else 0
+    fn = "conv_transpose1d" if nd == 1 else "conv_transpose2d"
+    check(lambda x, w, b: getattr(TF, fn)(x, w, b, stride, padding, op, groups, dilation),
+          lambda x, w, b: getattr(F, fn)(x, w, b, stride, padding, op, groups, dilation), x, w, b)
+
+
+def test_conv_more():
+    check(lambda x, w: TF.conv3d(x, w, padding=1), lambda x, w: F.conv3d(x, w, padding=1), rand(1, 2, 4, 5, 3),
+          rand(3, 2, 2, 3, 2))
+    check(lambda x, w: TF.conv2d(x, w), lambda x, w: F.conv2d(x, w), rand(3, 6, 6), rand(2, 3, 3, 3))  # unbatched
+    for k in (3, 4):  # 'same' with an odd and an even kernel (the even one pads the input first)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            check(lambda x, w: TF.conv2d(x, w, padding="same", dilation=1),
+                  lambda x, w: F.conv2d(x, w, padding="same", dilation=1), rand(2, 3, 6, 7), rand(2, 3, k, k),
+                  name=False)
+    check(lambda x, w: TF.conv1d(x, w, padding="valid"), lambda x, w: F.conv1d(x, w, padding="valid"), rand(2, 3, 6),
+          rand(2, 3, 3))
+
+
+def test_conv_float32_and_no_float64_detour():
+    x, w, b = (rand(2, 3, 9, 9).astype(np.float32), rand(4, 3, 3, 3).astype(np.float32), rand(4).astype(np.float32))
+    check(TF.conv2d, F.conv2d, x, w, b, atol=1e-4, rtol=1e-4, double=False)
+    y = F.conv2d(gt.tensor(x), gt.tensor(w), gt.tensor(b))
+    assert y.dtype == gt.float32 and y._data.flags.c_contiguous
+
+
+def test_conv_errors():
+    with pytest.raises(RuntimeError, match=r"Given groups=1, weight of size \[4, 3, 3, 3\], expected input\[2, 5, 8, 8\] "
+                                           r"to have 3 channels, but got 5 channels instead"):
+        F.conv2d(gt.randn(2, 5, 8, 8), gt.randn(4, 3, 3, 3))
+    with pytest.raises(RuntimeError, match=r"Expected 3D \(unbatched\) or 4D \(batched\) input to conv2d, but got input "
+                                           r"of size: \[8, 8\]"):
+        F.conv2d(gt.randn(8, 8), gt.randn(4, 3, 3, 3))
+    with pytest.raises(RuntimeError, match=r"Calculated padded input size per channel: \(2 x 2\). Kernel size: \(3 x 3\)"):
+        F.conv2d(gt.randn(1, 3, 2, 2), gt.randn(4, 3, 3, 3))
+    with pytest.raises(RuntimeError, match=r"Given transposed=1, weight of size \[3, 4, 3, 3\]"):
+        F.conv_transpose2d(gt.randn(2, 5, 8, 8), gt.randn(3, 4, 3, 3))
+    with pytest.raises(RuntimeError, match="padding='same' is not supported for strided convolutions"):
+        F.conv2d(gt.randn(1, 4, 8, 8), gt.randn(4, 4, 3, 3), stride=2, padding="same")
+
+
+def test_unfold_fold():
+    for kw in (dict(kernel_size=3), dict(kernel_size=(2, 3), dilation=2, padding=1, stride=2)):
+        check(lambda x: TF.unfold(x, **kw), lambda x: F.unfold(x, **kw), rand(2, 3, 7, 8))
+        cols = TF.unfold(torch.tensor(rand(2, 3, 7, 8)), **kw).numpy()
+        check(lambda c: TF.fold(c, (7, 8), **kw), lambda c: F.fold(c, (7, 8), **kw), cols)
+
+
+# ---- pooling -------------------------------------------------------------------------------------------------
+POOL_CASES = [(k, s, p, d, c) for k, s, p, d, c in itertools.product((2, 3), (1, 2, None), (0, 1), (1, 2), (False, True))
+              if p <= ((k - 1) * d + 1) // 2]
+
+
+@pytest.mark.parametrize("k,s,p,d,ceil", POOL_CASES)
+def test_max_pool(k, s, p, d, ceil):
+    check(lambda x: TF.max_pool2d(x, k, s, p, d, ceil, True), lambda x: F.max_pool2d(x, k, s, p, d, ceil, True),
+          rand(2, 3, 7, 8))
+    check(lambda x: TF.max_pool1d(x, k, s, p, d, ceil, True), lambda x: F.max_pool1d(x, k, s, p, d, ceil, True),
+          rand(2, 3, 9))
+
+
+@pytest.mark.parametrize("k,s,p,ceil,count_include_pad,divisor", [
+    (k, s, p, c, cip, dv) for k, s, p, c, cip, dv in itertools.product((2, 3), (1, 2, None), (0, 1), (False, True),
+                                                                        (True, False), (None, 3))])
+def test_avg_pool(k, s, p, ceil, count_include_pad, divisor):
+    check(lambda x: TF.avg_pool2d(x, k, s, p, ceil, count_include_pad, divisor),
+          lambda x: F.avg_pool2d(x, k, s, p, ceil, count_include_pad, divisor), rand(2, 3, 7, 8))
+    if divisor is None:
+        check(lambda x: TF.avg_pool1d(x, k, s, p, ceil, count_include_pad),
+              lambda x: F.avg_pool1d(x, k, s, p, ceil, count_include_pad), rand(2, 3, 9))
+
+
+def test_pool_unbatched_3d_and_ties():
+    check(lambda x: TF.max_pool2d(x, 2), lambda x: F.max_pool2d(x, 2), rand(3, 8, 8))
+    check(lambda x: TF.max_pool3d(x, 2, return_indices=True), lambda x: F.max_pool3d(x, 2, return_indices=True),
+          rand(1, 2, 4, 5, 6))
+    check(lambda x: TF.avg_pool3d(x, 2), lambda x: F.avg_pool3d(x, 2), rand(1, 2, 4, 5, 6))
+    ties = np.ones((1, 1, 4, 4))  # equal values: the first element of each window wins, as in torch
+    check(lambda x: TF.max_pool2d(x, 2, return_indices=True), lambda x: F.max_pool2d(x, 2, return_indices=True), ties)
+    nan = rand(1, 1, 4, 4)
+    nan[0, 0, 1, 1] = np.nan
+    y = F.max_pool2d(gt.tensor(nan), 2)
+    assert np.isnan(y.numpy()[0, 0, 0, 0]) and not np.isnan(y.numpy()[0, 0, 1, 1])
+
+
+@pytest.mark.parametrize("out", [(3, 3), (2, 4), 1, (5, 7), (None, 3)])
+def test_adaptive_pool(out):
+    check(lambda x: TF.adaptive_avg_pool2d(x, out), lambda x: F.adaptive_avg_pool2d(x, out), rand(2, 3, 7, 8))
+    check(lambda x: TF.adaptive_max_pool2d(x, out, True), lambda x: F.adaptive_max_pool2d(x, out, True),
+          rand(2, 3, 7, 8))
+
+
+def test_adaptive_pool_1d():
+    check(lambda x: TF.adaptive_avg_pool1d(x, 4), lambda x: F.adaptive_avg_pool1d(x, 4), rand(2, 3, 7))
+    check(lambda x: TF.adaptive_max_pool1d(x, 4, True), lambda x: F.adaptive_max_pool1d(x, 4, True), rand(2, 3, 7))
+
+
+def test_pool_errors():
+    with pytest.raises(RuntimeError, match=r"Given input size: \(1x1x1\). Calculated output size: \(1x0x0\). Output size "
+                                           r"is too small"):
+        F.max_pool2d(gt.randn(1, 1, 1, 1), 2)
+    with pytest.raises(RuntimeError, match="pad should be at most half of effective kernel size, but got pad=2, "
+                                           "kernel_size=2 and dilation=1"):
+        F.avg_pool2d(gt.randn(1, 1, 4, 4), 2, padding=2)
+    with pytest.raises(RuntimeError, match=r"adaptive_avg_pool2d\(\): Expected 3D or 4D tensor, but got \[4\]"):
+        F.adaptive_avg_pool2d(gt.randn(4), 2)
+
+
+def test_max_pool_fast_path_float32():
+    """2x2 / stride 2 on float32: same values and indices as torch, float32 throughout."""
+    x = rand(8, 4, 16, 16).astype(np.float32)
+    check(lambda x: TF.max_pool2d(x, 2, 2, return_indices=True),
+          lambda x: F.max_pool2d(x, 2, 2, return_indices=True), x, atol=0, rtol=0, double=False)
+    assert F.max_pool2d(gt.tensor(x), 2).dtype == gt.float32
+
+
+# ---- padding, interpolation, pixel shuffle ---------------------------------------------------------------------
+@pytest.mark.parametrize("mode", ["constant", "reflect", "replicate", "circular"])
+@pytest.mark.parametrize("pad", [(1, 2), (2, 1, 0, 2)])
+def test_pad(mode, pad):
+    shape = (2, 3, 5, 6) if mode == "constant" else (2, 3, 5, 6)[4 - len(pad) // 2 - 2:]
+    check(lambda x: TF.pad(x, pad, mode=mode), lambda x: F.pad(x, pad, mode=mode), rand(*shape))
+
+
+def test_pad_negative_and_value_and_errors():
+    check(lambda x: TF.pad(x, (-1, 2, 1, -2), value=3.0), lambda x: F.pad(x, (-1, 2, 1, -2), value=3.0),
+          rand(2, 3, 5, 6))
+    with pytest.raises(RuntimeError, match="Padding length must be divisible by 2"):
+        F.pad(gt.randn(1, 1, 3, 3), (1, 1, 1))
+    with pytest.raises(RuntimeError, match="Padding size should be less than the corresponding input dimension"):
+        F.pad(gt.randn(1, 3, 3), (3, 3), mode="reflect")
+    with pytest.raises(NotImplementedError, match="Padding size 2 is not supported for 4D input tensor"):
+        F.pad(gt.randn(1, 1, 3, 3), (1, 1), mode="reflect")
+    with pytest.raises(NotImplementedError, match="Unrecognised padding mode foo"):
+        F.pad(gt.randn(3, 3), (1, 1), mode="foo")
+
+
+INTERP = [(mode, nd, kw, ac) for mode, nd in (("nearest", 1), ("nearest", 2), ("nearest", 3), ("nearest-exact", 2),
+                                             ("linear", 1), ("bilinear", 2), ("trilinear", 3), ("area", 2))
+          for kw in (dict(scale_factor=2), dict(scale_factor=1.7), dict(size=(7, 3, 5)[:nd]), dict(size=(3, 2, 2)[:nd]))
+          for ac in ((None,) if mode in ("nearest", "nearest-exact", "area") else (False, True))]
+
+
+@pytest.mark.parametrize("mode,nd,kw,align_corners", INTERP)
+def test_interpolate(mode, nd, kw, align_corners):
+    shape = (2, 3) + (5, 6, 4)[:nd]
+    check(lambda x: TF.interpolate(x, mode=mode, align_corners=align_corners, **kw),
+          lambda x: F.interpolate(x, mode=mode, align_corners=align_corners, **kw), rand(*shape), atol=1e-7)
+
+
+def test_interpolate_errors():
+    with pytest.raises(ValueError, match="align_corners option can only be set with the interpolating modes"):
+        F.interpolate(gt.randn(1, 1, 3, 3), scale_factor=2, align_corners=True)
+    with pytest.raises(ValueError, match="either size or scale_factor should be defined"):
+        F.interpolate(gt.randn(1, 1, 3, 3))
+    with pytest.raises(ValueError, match="only one of size or scale_factor should be defined"):
+        F.interpolate(gt.randn(1, 1, 3, 3), size=4, scale_factor=2)
+    with pytest.raises(NotImplementedError, match="Got 3D input, but bilinear mode needs 4D input"):
+        F.interpolate(gt.randn(1, 3, 3), scale_factor=2, mode="bilinear")
+
+
+def test_pixel_shuffle():
+    check(lambda x: TF.pixel_shuffle(x, 2), lambda x: F.pixel_shuffle(x, 2), rand(2, 8, 3, 4))
+    check(lambda x: TF.pixel_unshuffle(x, 2), lambda x: F.pixel_unshuffle(x, 2), rand(2, 2, 4, 6))
+    with pytest.raises(RuntimeError, match="not divisible by 4"):
+        F.pixel_shuffle(gt.randn(1, 3, 2, 2), 2)
+
+
+# ---- activations ------------------------------------------------------------------------------------------------------
+ACTS = [("relu", {}), ("relu6", {}), ("leaky_relu", {}), ("leaky_relu", {"negative_slope": 0.2}), ("elu", {}),
+        ("elu", {"alpha": 0.5}), ("selu", {}), ("celu", {"alpha": 1.5}), ("gelu", {}), ("gelu", {"approximate": "tanh"}),
+        ("silu", {}), ("mish", {}), ("softplus", {}), ("softplus", {"beta": 2.0, "threshold": 1.0}), ("hardtanh", {}),
+        ("hardtanh", {"min_val": -0.5, "max_val": 2.0}), ("sigmoid", {}), ("tanh", {}), ("logsigmoid", {}),
+        ("softsign", {}), ("tanhshrink", {}), ("hardswish", {}), ("hardsigmoid", {}), ("softshrink", {}),
+        ("hardshrink", {"lambd": 0.3}), ("threshold", {"threshold": 0.1, "value": 2.0}), ("glu", {}),
+        ("glu", {"dim": 0}), ("softmax", {"dim": 1}), ("log_softmax", {"dim": 0}), ("softmin", {"dim": 1})]
+
+
+@pytest.mark.parametrize("fn,kw", ACTS, ids=[f"{f}-{k}" for f, k in ACTS])
+def test_activation(fn, kw):
+    double = fn not in ("hardsigmoid",)  # torch has no second derivative for it
+    check(lambda x: getattr(TF, fn)(x, **kw), lambda x: getattr(F, fn)(x, **kw), rand(4, 6) * 3, double=double)
+    kinks = rand(4, 6)
+    kinks[0, :4] = [0.0, 3.0, -3.0, 0.5]  # torch's one-sided derivatives at the kinks (first order)
+    check(lambda x: getattr(TF, fn)(x, **kw), lambda x: getattr(F, fn)(x, **kw), kinks, double=False)
+
+
+@pytest.mark.parametrize("fn", ["relu", "leaky_relu", "elu", "selu", "celu", "hardtanh", "relu6", "silu", "mish",
+                                "hardswish", "hardsigmoid"])
+def test_activation_inplace(fn):
+    x = rand(3, 4)
+    tx, gx = torch.tensor(x, requires_grad=True), gt.tensor(x, requires_grad=True)
+    ty, gy = getattr(TF, fn)(tx.clone(), inplace=True), getattr(F, fn)(gx.clone(), inplace=True)
+    np.testing.assert_allclose(gy.detach().numpy(), ty.detach().numpy(), atol=1e-12)
+    ty.sum().backward()
+    gy.sum().backward()
+    np.testing.assert_allclose(gx.grad.numpy(), tx.grad.numpy(), atol=1e-12)
+
+
+def test_prelu():
+    check(TF.prelu, F.prelu, rand(4, 3), np.array([0.25]))
+    check(TF.prelu, F.prelu, rand(2, 3, 4), np.array([0.1, 0.2, 0.3]))
+    with pytest.raises(RuntimeError, match="Mismatch of parameter numbers and input channel size"):
+        F.prelu(gt.randn(2, 3), gt.ones(2))
+
+
+def test_rrelu_eval_is_leaky_with_mean_slope():
+    x = rand(5, 5)
+    np.testing.assert_allclose(F.rrelu(gt.tensor(x)).numpy(), TF.rrelu(torch.tensor(x)).numpy())
+    y = F.rrelu(gt.tensor(x), training=True).numpy()
+    neg = x < 0
+    slopes = y[neg] / x[neg]
+    assert np.all((slopes >= 1 / 8) & (slopes <= 1 / 3)) and np.array_equal(y[~neg], x[~neg])
+
+
+def test_gelu_float32_matches_torch():
+    x = rand(1000).astype(np.float32) * 4
+    for approx in ("none", "tanh"):
+        a = TF.gelu(torch.tensor(x), approximate=approx).numpy()
+        b = F.gelu(gt.tensor(x), approximate=approx)
+        assert b.dtype == gt.float32
+        np.testing.assert_allclose(b.numpy(), a, atol=1e-6)
+
+
+def test_glu_error():
+    with pytest.raises(RuntimeError, match="Halving dimension must be even, but dimension 1 is size 3"):
+        F.glu(gt.randn(3, 3))
+
+
+# ---- dropout ----------------------------------------------------------------------------------------------------------------
+def test_dropout_statistics_and_gradient():
+    x = gt.ones(200, 200, requires_grad=True)
+    y = F.dropout(x, 0.3)
+    kept = y.detach().numpy() != 0
+    assert abs(kept.mean() - 0.7) < 0.01
+    np.testing.assert_allclose(y.detach().numpy()[kept], 1 / 0.7, rtol=1e-6)
+    assert y.grad_fn.name() == "MulBackward0"
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), y.detach().numpy())  # the mask, scaled
+    assert F.dropout(x, 0.5, training=False) is x and F.dropout(x, 0.0) is x  # torch returns the input itself
+    assert not F.dropout(x, 1.0).detach().numpy().any()
+
+
+def test_channel_dropout():
+    x = gt.ones(50, 40, 3, 3)
+    y = F.dropout2d(x, 0.5).numpy()
+    per_channel = y.reshape(50, 40, 9)
+    assert np.all((per_channel == per_channel[..., :1]))  # whole channels dropped
+    assert abs((per_channel[..., 0] == 0).mean() - 0.5) < 0.05
+    y1 = F.dropout1d(gt.ones(40, 7), 0.5).numpy()  # unbatched (C, L)
+    assert np.all(y1 == y1[:, :1])
+    with pytest.raises(RuntimeError, match="dropout1d: Expected 2D or 3D input, but received a 4D input"):
+        F.dropout1d(gt.ones(2, 3, 4, 5))
+    with pytest.raises(ValueError, match="dropout probability has to be between 0 and 1, but got 1.5"):
+        F.dropout(gt.ones(3), 1.5)
+
+
+def test_alpha_dropout_keeps_statistics():
+    x = gt.randn(400, 400)
+    y = F.alpha_dropout(x, 0.2, training=True).numpy()
+    assert abs(y.mean()) < 0.02 and abs(y.std() - 1) < 0.02
+
+
+# ---- normalization ----------------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("training", [True, False])
+@pytest.mark.parametrize("affine", [True, False])
+@pytest.mark.parametrize("shape", [(5, 3), (4, 3, 6), (2, 3, 4, 5)])
+def test_batch_norm(training, affine, shape):
+    rm, rv = RNG.standard_normal(3), RNG.random(3) + 0.5
+    trm, trv, grm, grv = torch.tensor(rm), torch.tensor(rv), gt.tensor(rm), gt.tensor(rv)
+    args = (rand(*shape),) + ((rand(3), rand(3)) if affine else ())
+    check(lambda x, *wb: TF.batch_norm(x, trm, trv, *wb, training=training, momentum=0.2),
+          lambda x, *wb: F.batch_norm(x, grm, grv, *wb, training=training, momentum=0.2), *args)
+    np.testing.assert_allclose(grm.numpy(), trm.numpy())
+    np.testing.assert_allclose(grv.numpy(), trv.numpy())
+
+
+def test_batch_norm_without_running_stats_and_errors():
+    check(lambda x, w, b: TF.batch_norm(x, None, None, w, b, True), lambda x, w, b: F.batch_norm(x, None, None, w, b, True),
+          rand(4, 3, 5), rand(3), rand(3))
+    with pytest.raises(ValueError, match=r"Expected more than 1 value per channel when training, got input size "
+                                         r"torch.Size\(\[1, 3\]\)"):
+        F.batch_norm(gt.randn(1, 3), None, None, training=True)
+    with pytest.raises(RuntimeError, match="running_mean should contain 4 elements not 3"):
+        F.batch_norm(gt.randn(2, 4), gt.zeros(3), gt.ones(3))
+
+
+@pytest.mark.parametrize("shape,normalized", [((4, 5), (5,)), ((2, 3, 4, 5), (4, 5)), ((3, 6), (6,))])
+def test_layer_norm(shape, normalized):
+    check(lambda x, w, b: TF.layer_norm(x, normalized, w, b), lambda x, w, b: F.layer_norm(x, normalized, w, b),
+          rand(*shape), rand(*normalized), rand(*normalized))
+    check(lambda x: TF.layer_norm(x, normalized), lambda x: F.layer_norm(x, normalized), rand(*shape))
+    with pytest.raises(RuntimeError, match=r"Given normalized_shape=\[3\], expected input with shape \[\*, 3\], but got "
+                                           r"input of size\[2, 4\]"):
+        F.layer_norm(gt.randn(2, 4), (3,))
+
+
+@pytest.mark.parametrize("groups", [1, 2, 4])
+def test_group_norm(groups):
+    check(lambda x, w, b: TF.group_norm(x, groups, w, b), lambda x, w, b: F.group_norm(x, groups, w, b),
+          rand(3, 4, 5, 2), rand(4), rand(4))
+    check(lambda x: TF.group_norm(x, groups), lambda x: F.group_norm(x, groups), rand(3, 4, 5))
+    with pytest.raises(RuntimeError, match="Expected number of channels in input to be divisible by num_groups"):
+        F.group_norm(gt.randn(2, 3, 4), 2)
+
+
+def test_instance_norm_rms_norm_local_response_norm():
+    check(lambda x, w, b: TF.instance_norm(x, weight=w, bias=b), lambda x, w, b: F.instance_norm(x, weight=w, bias=b),
+          rand(2, 3, 4, 5), rand(3), rand(3), name=False)
+    check(lambda x, w: TF.rms_norm(x, (5,), w, 1e-6), lambda x, w: F.rms_norm(x, (5,), w, 1e-6), rand(3, 5), rand(5),
+          name=False)
+    check(lambda x: TF.local_response_norm(x, 3), lambda x: F.local_response_norm(x, 3), rand(2, 5, 4, 4) + 2)
+
+
+def test_normalize_and_distances():
+    check(TF.normalize, F.normalize, rand(4, 3))
+    check(lambda x: TF.normalize(x, p=1, dim=0), lambda x: F.normalize(x, p=1, dim=0), rand(4, 3))
+    check(TF.cosine_similarity, F.cosine_similarity, rand(4, 3), rand(4, 3))
+    check(lambda a, b: TF.cosine_similarity(a, b, dim=0), lambda a, b: F.cosine_similarity(a, b, dim=0),
+          rand(4, 3), rand(1, 3), name=False)
+    check(TF.pairwise_distance, F.pairwise_distance, rand(4, 3), rand(4, 3), name=False)
+    check(lambda a, b: TF.pairwise_distance(a, b, 1.0, keepdim=True),
+          lambda a, b: F.pairwise_distance(a, b, 1.0, keepdim=True), rand(4, 3), rand(4, 3), name=False)
+    check(TF.pdist, F.pdist, rand(5, 3), name=False, double=False)  # torch: no second derivative
+
+
+# ---- embedding, one_hot ----------------------------------------------------------------------------------------------------------
+def test_embedding():
+    idx = np.array([[1, 2, 0], [4, 2, 2]])
+    check(lambda w: TF.embedding(torch.tensor(idx), w), lambda w: F.embedding(gt.tensor(idx), w), rand(5, 3))
+    check(lambda w: TF.embedding(torch.tensor(idx), w, padding_idx=2),
+          lambda w: F.embedding(gt.tensor(idx), w, padding_idx=2), rand(5, 3))
+    check(lambda w: TF.embedding(torch.tensor(idx), w, scale_grad_by_freq=True),
+          lambda w: F.embedding(gt.tensor(idx), w, scale_grad_by_freq=True), rand(5, 3))
+    with pytest.raises(IndexError, match="index out of range in self"):
+        F.embedding(gt.tensor([5]), gt.randn(5, 3))
+    with pytest.raises(RuntimeError, match="Expected tensor for argument #1 'indices' to have one of the following "
+                                           "scalar types: Long, Int"):
+        F.embedding(gt.tensor([1.0]), gt.randn(5, 3))
+
+
+def test_embedding_max_norm_renormalises_in_place():
+    w = rand(5, 3) * 3
+    tw, gw = torch.tensor(w), gt.tensor(w)
+    TF.embedding(torch.tensor([1, 3]), tw, max_norm=1.0)
+    F.embedding(gt.tensor([1, 3]), gw, max_norm=1.0)
+    np.testing.assert_allclose(gw.numpy(), tw.numpy(), rtol=1e-6)
+
+
+def test_one_hot():
+    t = np.array([0, 3, 1])
+    np.testing.assert_array_equal(F.one_hot(gt.tensor(t)).numpy(), TF.one_hot(torch.tensor(t)).numpy())
+    np.testing.assert_array_equal(F.one_hot(gt.tensor(t), 5).numpy(), TF.one_hot(torch.tensor(t), 5).numpy())
+    assert F.one_hot(gt.tensor(t)).dtype == gt.int64
+    with pytest.raises(RuntimeError, match="Class values must be smaller than num_classes."):
+        F.one_hot(gt.tensor([0, 3]), 3)
+    with pytest.raises(RuntimeError, match="Class values must be non-negative."):
+        F.one_hot(gt.tensor([0, -1]), 3)
+
+
+# ---- attention ---------------------------------------------------------------------------------------------------------------------
+def test_scaled_dot_product_attention():
+    q, k, v = rand(2, 3, 4, 5), rand(2, 3, 6, 5), rand(2, 3, 6, 7)
+    check(TF.scaled_dot_product_attention, F.scaled_dot_product_attention, q, k, v, name=False)
+    check(lambda q, k, v: TF.scaled_dot_product_attention(q, k, v, is_causal=True, scale=0.3),
+          lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True, scale=0.3), q, k, v, name=False)
+    mask = RNG.random((4, 6)) > 0.3
+    mask[1] = False  # a row that may attend to nothing: zeros, not NaN (torch's safe softmax)
+    check(lambda q, k, v: TF.scaled_dot_product_attention(q, k, v, attn_mask=torch.tensor(mask)),
+          lambda q, k, v: F.scaled_dot_product_attention(q, k, v, attn_mask=gt.tensor(mask)), q, k, v, name=False)
+    bias = rand(4, 6)
+    check(lambda q, k, v: TF.scaled_dot_product_attention(q, k, v, attn_mask=torch.tensor(bias)),
+          lambda q, k, v: F.scaled_dot_product_attention(q, k, v, attn_mask=gt.tensor(bias)), q, k, v, name=False)
+    with pytest.raises(RuntimeError, match="Explicit attn_mask should not be set when is_causal=True"):
+        F.scaled_dot_product_attention(gt.tensor(q), gt.tensor(k), gt.tensor(v), attn_mask=gt.tensor(mask),
+                                       is_causal=True)
+
+
+def test_sdpa_dropout_is_random_but_unbiased():
+    q = gt.zeros(1, 1, 4, 8)
+    v = gt.ones(1, 1, 4, 8)
+    out = [F.scaled_dot_product_attention(q, q, v, dropout_p=0.5).numpy().mean() for _ in range(200)]
+    assert abs(np.mean(out) - 1.0) < 0.05 and np.std(out) > 0
+
+
+def test_gumbel_softmax():
+    logits = gt.randn(4, 5)
+    y = F.gumbel_softmax(logits, tau=0.5)
+    np.testing.assert_allclose(y.numpy().sum(1), 1, rtol=1e-5)
+    h = F.gumbel_softmax(logits, hard=True).numpy()
+    assert np.all(h.sum(1) == 1) and set(np.unique(h)) <= {0.0, 1.0}
+
+
+def test_functional_names_exist():
+    """Every torch.nn.functional function the layers and the books use is here."""
+    names = ["linear", "bilinear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "max_pool1d",
+             "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
+             "adaptive_max_pool2d", "dropout", "dropout1d", "dropout2d", "batch_norm", "layer_norm", "group_norm",
+             "embedding", "one_hot", "softmax", "log_softmax", "cross_entropy", "nll_loss", "mse_loss", "l1_loss",
+             "smooth_l1_loss", "huber_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div",
+             "cosine_embedding_loss", "pad", "interpolate", "scaled_dot_product_attention", "normalize",
+             "cosine_similarity", "pairwise_distance", "relu", "relu6", "leaky_relu", "elu", "gelu", "silu", "mish",
+             "softplus", "hardtanh", "sigmoid", "tanh", "logsigmoid", "softsign", "tanhshrink", "glu", "unfold", "fold",
+             "pixel_shuffle", "upsample", "gumbel_softmax", "instance_norm", "local_response_norm", "rms_norm"]
+    missing = [n for n in names if not callable(getattr(F, n, None))]
+    assert not missing, missing
+    _ = math
