@@ -291,7 +291,7 @@ class MkldnnRnnLayerBackward0(make_node_class("MkldnnRnnLayerBackward0", None,
     def backward(self, d_out, d_hy, d_cy):
         if _state.enabled:  # create_graph=True: differentiate a recomputation made of ordinary ops
             return self._backward_by_recompute(d_out, d_hy, d_cy)
-        x, w_ih, w_hh, b_ih, b_hh, hx, cx, w_hr, y = self._unpack_saved()
+        x, w_ih, w_hh, b_ih, b_hh, hx, cx, w_hr, _ = self._unpack_saved()  # result0: saved for its version check
         if self.workspace is None:
             from ..autograd.graph import FREED_MESSAGE
             raise RuntimeError(FREED_MESSAGE)
