@@ -26,6 +26,9 @@ from .padding import (CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d
 from .pixelshuffle import PixelShuffle, PixelUnshuffle  # noqa: F401
 from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d  # noqa: F401
 from .distance import CosineSimilarity, PairwiseDistance  # noqa: F401
+from .rnn import GRU, GRUCell, LSTM, LSTMCell, RNN, RNNBase, RNNCell, RNNCellBase  # noqa: F401
+from .transformer import (MultiheadAttention, Transformer, TransformerDecoder,  # noqa: F401
+                          TransformerDecoderLayer, TransformerEncoder, TransformerEncoderLayer)
 
 __all__ = ["Module", "ModuleDict", "ModuleList", "ParameterDict", "ParameterList", "Sequential",
            "LazyModuleMixin", "Bilinear", "Identity", "LazyLinear", "Linear", "CELU", "ELU", "GELU", "GLU",
@@ -45,4 +48,6 @@ __all__ = ["Module", "ModuleDict", "ModuleList", "ParameterDict", "ParameterList
            "CircularPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "ReflectionPad1d", "ReflectionPad2d",
            "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d", "ZeroPad1d", "ZeroPad2d",
            "ZeroPad3d", "PixelShuffle", "PixelUnshuffle", "Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d",
-           "CosineSimilarity", "PairwiseDistance"]
+           "CosineSimilarity", "PairwiseDistance", "GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNBase",
+           "RNNCell", "RNNCellBase", "MultiheadAttention", "Transformer", "TransformerDecoder",
+           "TransformerDecoderLayer", "TransformerEncoder", "TransformerEncoderLayer"]
