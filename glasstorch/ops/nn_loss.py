@@ -64,6 +64,20 @@ def _scale(grad, n, reduction):
     return grad / n if reduction == "mean" else grad
 
 
+def _broadcast_shape(a, b):
+    """The broadcast of shapes a and b, or torch's RuntimeError naming the mismatched dim."""
+    try:
+        return tuple(xp.broadcast_shapes(tuple(a), tuple(b)))
+    except ValueError:
+        n = max(len(a), len(b))
+        for i in range(1, n + 1):
+            sa, sb = (a[-i] if i <= len(a) else 1), (b[-i] if i <= len(b) else 1)
+            if sa != sb and sa != 1 and sb != 1:
+                raise RuntimeError(f"The size of tensor a ({sa}) must match the size of tensor b ({sb}) at "
+                                   f"non-singleton dimension {n - i}") from None
+        raise
+
+
 def _requires(*tensors):
     return _state.enabled and any(t is not None and t._requires_grad for t in tensors)
 
@@ -106,13 +120,24 @@ def _check_nll(input, target, weight):
     return classes
 
 
+NllLoss2DBackward0 = make_node_class("NllLoss2DBackward0", NllLossBackward0.backward, NllLossBackward0.saved_names)
+
+
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
-    """-input[n, target[n]] weighted by weight[target[n]]; 'mean' divides by the sum of those weights."""
+    """-input[n, target[n]] weighted by weight[target[n]]; 'mean' divides by the sum of those weights.
+
+    As in torch, (N, C, H, W) input is nll_loss2d, and other N-d input is viewed as (N, C, 1, -1)."""
     reduction = reduction_of(size_average, reduce, reduction)
     classes = _check_nll(input, target, weight)
+    nd = input.dim()
+    if nd == 3 or nd > 4:
+        n, c = input.shape[:2]
+        out = nll_loss(input.contiguous().view(n, c, 1, -1), target.contiguous().view(n, 1, -1), weight, None,
+                       ignore_index, None, reduction)
+        return out.view((n,) + tuple(input.shape[2:])) if reduction == "none" else out
     x, t = input._data, target._data.astype(xp.int64, copy=False)
-    cdim = 1 if x.ndim >= 2 else 0
-    if x.ndim == 1:
+    cdim = 1 if nd >= 2 else 0
+    if nd == 1:
         t = t.reshape(())
     valid = t != ignore_index
     bad = (t < 0) | (t >= classes)
@@ -132,8 +157,8 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
             out = xp.asarray(losses.sum(dtype=x.dtype) / total)
     res = _wrap(out.astype(x.dtype, copy=False))
     if _requires(input):
-        node = record(NllLossBackward0, res, (input,), (input, target, weight, _wrap(xp.asarray(total))),
-                      meta_check=False)
+        node = record(NllLoss2DBackward0 if x.ndim == 4 else NllLossBackward0, res, (input,),
+                      (input, target, weight, _wrap(xp.asarray(total))), meta_check=False)
         with xp.errstate(invalid="ignore", divide="ignore"):
             coef = -w / total if reduction == "mean" else -w
         node.coef, node.safe_target = _wrap(coef.astype(x.dtype, copy=False)), _wrap(safe)
@@ -208,7 +233,7 @@ def _pair(input, target, fn, warn=True):
             warnings.warn(f"Using a target size ({target.shape}) that is different to the input size ({input.shape}). "
                           f"This will likely lead to incorrect results due to broadcasting. Please ensure they have "
                           f"the same size.", UserWarning, stacklevel=4)
-        shape = tuple(xp.broadcast_shapes(input._data.shape, target._data.shape))
+        shape = _broadcast_shape(input._data.shape, target._data.shape)
         if input._requires_grad and tuple(input.shape) != shape:
             input = input.expand(shape)
         if target._requires_grad and tuple(target.shape) != shape:
@@ -272,7 +297,8 @@ class HuberLossBackward0(make_node_class("HuberLossBackward0", None, ("self", "t
     def backward(self, grad):
         x, t = self._unpack_saved()
         d = x - t
-        return _input_and_target(self, d.clamp(-self.delta, self.delta) * _scale(grad, self.numel, self.reduction))
+        inner = where(d.abs() < self.delta, d, d.sign() * self.delta)
+        return _input_and_target(self, inner * _scale(grad, self.numel, self.reduction))
 
 
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
@@ -431,6 +457,7 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None,
     mag1 = (input1 * input1).sum(dim) + eps
     mag2 = (input2 * input2).sum(dim) + eps
     cos = prod / (mag1 * mag2).sqrt()
+    _broadcast_shape(target.shape, cos.shape)
     zeros = cos.detach() * 0
     pos = 1 - cos
     neg = (cos - margin).clamp_min(0)
