@@ -62,6 +62,18 @@ int32 = int = dtype("int32", xp.dtype("int32"), INT, "Int")
 int64 = long = dtype("int64", xp.dtype("int64"), INT, "Long")
 bool = dtype("bool", xp.dtype("bool"), BOOL, "Bool")
 
+# the C++ type names some of torch's messages use ("expected m1 and m2 to have the same dtype, but got:
+# float != double", "... desired output type long int")
+_CPP_NAMES = {"float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double",
+              "complex64": "c10::complex<float>", "complex128": "c10::complex<double>", "uint8": "unsigned char",
+              "int8": "signed char", "int16": "short int", "int32": "int", "int64": "long int", "bool": "bool"}
+
+
+def cpp_name(d):
+    """The C++ name torch's messages give dtype ``d`` (``float``, ``double``, ``long int``...)."""
+    return _CPP_NAMES[d.name]
+
+
 ALL = (float16, bfloat16, float32, float64, complex64, complex128, uint8, int8, int16, int32, int64, bool)
 _BY_NAME = {d.name: d for d in ALL}
 _BY_NUMPY = {d.numpy_dtype: d for d in ALL if d.numpy_dtype is not None}

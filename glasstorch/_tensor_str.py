@@ -40,6 +40,10 @@ def get_printoptions():
 
 
 class _Formatter:
+    """The width and notation shared by every element of one tensor (torch's _Formatter): integer
+    floats print as ``1.``, scientific notation when the values span more than 1000x, exceed 1e8
+    or go below 1e-4 (unless set_printoptions(sci_mode=...) decides), padded to one width."""
+
     def __init__(self, values, floating):
         self.floating = floating
         self.int_mode = True
@@ -50,27 +54,25 @@ class _Formatter:
         if not floating:
             for v in flat.tolist():
                 self.max_width = max(self.max_width, len(str(v)))
+            return
+        finite = flat[xp.isfinite(flat) & (flat != 0)].astype("float64")
+        if finite.size == 0:
+            return
+        a = xp.abs(finite)
+        lo, hi = float(a.min()), float(a.max())
+        self.int_mode = bool((finite == xp.ceil(finite)).all())
+        self.sci_mode = (hi / lo > 1000.0 or hi > 1.0e8 or lo < 1.0e-4) if PRINT_OPTS.sci_mode is None \
+            else PRINT_OPTS.sci_mode
+        vals = finite.tolist()
+        if self.sci_mode:
+            self.max_width = max(len(f"{v:.{p}e}") for v in vals)
+        elif self.int_mode:
+            self.max_width = max(len(f"{v:.0f}") + 1 for v in vals)
         else:
-            finite = flat[xp.isfinite(flat) & (flat != 0)].astype("float64")
-            if finite.size == 0:
-                return
-            a = xp.abs(finite)
-            lo, hi = float(a.min()), float(a.max())
-            self.int_mode = bool((finite == xp.ceil(finite)).all())
-            vals = finite.tolist()
-            if self.int_mode:
-                if hi / lo > 1000.0 or hi > 1.0e8:
-                    self.sci_mode = True
-                    self.max_width = max(len(f"{v:.{p}e}") for v in vals)
-                else:
-                    self.max_width = max(len(f"{v:.0f}") + 1 for v in vals)
-            elif hi / lo > 1000.0 or hi > 1.0e8 or lo < 1.0e-4:
-                self.sci_mode = True
-                self.max_width = max(len(f"{v:.{p}e}") for v in vals)
-            else:
-                self.max_width = max(len(f"{v:.{p}f}") for v in vals)
-        if PRINT_OPTS.sci_mode is not None:
-            self.sci_mode = PRINT_OPTS.sci_mode
+            self.max_width = max(len(f"{v:.{p}f}") for v in vals)
+
+    def width(self):
+        return self.max_width
 
     def format(self, value):
         p = PRINT_OPTS.precision
@@ -83,11 +85,15 @@ class _Formatter:
                     ret += "."
             else:
                 ret = f"{value:.{p}f}"
-        elif isinstance(value, bool):
-            ret = str(value)
         else:
             ret = f"{value}"
         return (self.max_width - len(ret)) * " " + ret
+
+
+def _complex_str(value, fmt_re, fmt_im):
+    real = fmt_re.format(value.real)
+    imag = (fmt_im.format(value.imag) + "j").lstrip()
+    return real + imag if imag[0] in "+-" else real + "+" + imag  # handles negative numbers, +0.0, -0.0
 
 
 def _summarized(a):
@@ -102,31 +108,34 @@ def _summarized(a):
     return xp.concatenate(parts) if len(parts) > 1 else parts[0]
 
 
-def _vector_str(a, indent, summarize, fmt):
-    element_length = fmt.max_width + 2
+def _vector_str(a, indent, summarize, fmt, fmt_im=None):
+    element_length = fmt.width() + 2 + (fmt_im.width() + 1 if fmt_im is not None else 0)
     per_line = max(1, int(math.floor((PRINT_OPTS.linewidth - indent) / element_length)))
+    val = fmt.format if fmt_im is None else (lambda v: _complex_str(v, fmt, fmt_im))
     e = PRINT_OPTS.edgeitems
     if summarize and not e:
         data = ["..."]
     elif summarize and a.shape[0] > 2 * e:
-        data = [fmt.format(v) for v in a[:e].tolist()] + [" ..."] + [fmt.format(v) for v in a[-e:].tolist()]
+        data = [val(v) for v in a[:e].tolist()] + [" ..."] + [val(v) for v in a[-e:].tolist()]
     else:
-        data = [fmt.format(v) for v in a.tolist()]
+        data = [val(v) for v in a.tolist()]
     lines = [", ".join(data[i:i + per_line]) for i in range(0, len(data), per_line)]
     return "[" + ("," + "\n" + " " * (indent + 1)).join(lines) + "]"
 
 
-def _tensor_str_with_formatter(a, indent, summarize, fmt):
+def _tensor_str_with_formatter(a, indent, summarize, fmt, fmt_im=None):
     if a.ndim == 0:
-        return fmt.format(a.item())
+        v = a.item()
+        return fmt.format(v) if fmt_im is None else _complex_str(v, fmt, fmt_im)
     if a.ndim == 1:
-        return _vector_str(a, indent, summarize, fmt)
+        return _vector_str(a, indent, summarize, fmt, fmt_im)
     e = PRINT_OPTS.edgeitems
     if summarize and a.shape[0] > 2 * e:
-        slices = [_tensor_str_with_formatter(a[i], indent + 1, summarize, fmt) for i in range(e)] + ["..."] + \
-                 [_tensor_str_with_formatter(a[i], indent + 1, summarize, fmt) for i in range(a.shape[0] - e, a.shape[0])]
+        rows = list(range(e)) + [None] + list(range(a.shape[0] - e, a.shape[0]))
     else:
-        slices = [_tensor_str_with_formatter(a[i], indent + 1, summarize, fmt) for i in range(a.shape[0])]
+        rows = range(a.shape[0])
+    slices = ["..." if i is None else _tensor_str_with_formatter(a[i], indent + 1, summarize, fmt, fmt_im)
+              for i in rows]
     return "[" + ("," + "\n" * (a.ndim - 1) + " " * (indent + 1)).join(slices) + "]"
 
 
@@ -138,7 +147,9 @@ def tensor_str(a, dtype, indent):
         a = a.astype("float32")
     summarize = a.size > PRINT_OPTS.threshold
     if dtype.is_complex:
-        raise NotImplementedError("printing complex tensors")
+        fmt_re = _Formatter(_summarized(a.real) if summarize else a.real, True)
+        fmt_im = _Formatter(_summarized(a.imag) if summarize else a.imag, True)
+        return _tensor_str_with_formatter(a, indent, summarize, fmt_re, fmt_im)
     fmt = _Formatter(_summarized(a) if summarize else a, dtype.is_floating_point)
     return _tensor_str_with_formatter(a, indent, summarize, fmt)
 

@@ -142,8 +142,9 @@ class Maker:
             if exclude_zero:
                 a = np.where(np.abs(a) < 0.1, 0.5, a).astype(dtype)
         elif dtype.kind in "iu":
-            lo = (0 if dtype.kind == "u" else -5) if low is None else int(low)
-            hi = 6 if high is None else int(high)
+            lo = (0 if dtype.kind == "u" else -5) if low is None else low
+            hi = 6 if high is None else high
+            lo, hi = math.floor(lo), max(math.ceil(hi), math.floor(lo) + 1)
             a = self.rng.integers(lo, hi, shape).astype(dtype)
             if exclude_zero:
                 a = np.where(a == 0, 1, a).astype(dtype)
@@ -296,7 +297,7 @@ def reduction_samples(keepdim=True, dims=True, nonempty=False, low=None, high=No
                     continue
                 yield SampleInput(x, d)
                 if keepdim:
-                    yield SampleInput(x, d, keepdim=True)
+                    yield SampleInput(x, dim=d, keepdim=True)
         for s in extra(make, dtype) if extra else ():
             yield s
     return gen
@@ -332,13 +333,8 @@ _UNARY_DOMAINS = {
     "relu": dict(exclude_zero=True), "erf": {}, "floor": {}, "ceil": {}, "round": {}, "trunc": {}, "frac": {},
     "square": {},
 }
-_INT_OK = {"abs", "sign", "neg", "relu", "floor", "ceil", "round", "trunc", "square"}
-# ops whose derivative is zero everywhere: torch's formula does not read the gradient's values, so
-# their double backward is not connected to the upstream gradient either
 for _name, _dom in _UNARY_DOMAINS.items():
-    _dtypes = ALL_NUM if _name in _INT_OK or _name in ("exp", "sin", "sqrt", "sigmoid", "log") else FLOATS
-    if _name == "frac":
-        _dtypes = FLOATS
+    _dtypes = ALL_NUM + ("bool",)   # ints promote to float for exp/sin/...; some ops reject bool, as torch does
     register(OpInfo(_name, samples=unary_samples(**_dom), dtypes=_dtypes))
     register(OpInfo(_name + ".method", _m(_name), samples=unary_samples(**_dom), dtypes=FLOATS))
 
@@ -592,8 +588,9 @@ def _logsumexp_samples(make, dtype):
             yield SampleInput(make(shape), d)
             yield SampleInput(make(shape), d, True)
     yield SampleInput(make((4, 3), layout="T"), 1)
-    yield SampleInput(make((3,), values=[1000.0, 1000.0, -1000.0]), 0)
-    yield SampleInput(make((2,), values=[-float("inf"), -float("inf")]), 0)
+    if np.dtype(dtype).kind == "f":
+        yield SampleInput(make((3,), values=[1000.0, 1000.0, -1000.0]), 0)
+        yield SampleInput(make((2,), values=[-float("inf"), -float("inf")]), 0)
 
 
 def _any_samples(make, dtype):
@@ -613,10 +610,10 @@ register(
     OpInfo("sum", samples=reduction_samples(), dtypes=ALL_NUM + ("bool",)),
     OpInfo("sum.method", _m("sum"), samples=reduction_samples(), dtypes=FLOATS),
     OpInfo("sum.dtype", lambda lib, x: x.sum(dtype=lib.float64), samples=unary_samples(), dtypes=("float32", "int64")),
-    OpInfo("mean", samples=reduction_samples(), dtypes=FLOATS),
+    OpInfo("mean", samples=reduction_samples(), dtypes=ALL_NUM),
     OpInfo("mean.method", _m("mean"), samples=reduction_samples(), dtypes=FLOATS),
-    OpInfo("prod", samples=_prod_samples, dtypes=ALL_NUM),
-    OpInfo("max", samples=_minmax_samples, dtypes=ALL_NUM),
+    OpInfo("prod", samples=_prod_samples, dtypes=ALL_NUM + ("bool",)),
+    OpInfo("max", samples=_minmax_samples, dtypes=ALL_NUM + ("bool",)),
     OpInfo("min", samples=_minmax_samples, dtypes=ALL_NUM),
     OpInfo("max.method", _m("max"), samples=_minmax_samples, dtypes=FLOATS),
     OpInfo("max.binary", lambda lib, a, b: lib.max(a, b), samples=binary_samples(scalars=()), dtypes=FLOATS),
@@ -624,14 +621,18 @@ register(
     OpInfo("amin", samples=reduction_samples(nonempty=True, extra=_ties_extra), dtypes=ALL_NUM),
     OpInfo("argmax", samples=_arg_samples, dtypes=ALL_NUM, grad=False),
     OpInfo("argmin", samples=_arg_samples, dtypes=ALL_NUM, grad=False),
-    OpInfo("var", samples=reduction_samples(extra=_var_extra), dtypes=FLOATS),
-    OpInfo("std", samples=reduction_samples(extra=_var_extra), dtypes=FLOATS),
-    OpInfo("norm", samples=reduction_samples(keepdim=False, extra=_norm_extra), dtypes=FLOATS),
-    OpInfo("logsumexp", samples=_logsumexp_samples, dtypes=FLOATS),
-    OpInfo("softmax", samples=_softmax_samples, dtypes=FLOATS),
-    OpInfo("log_softmax", samples=_softmax_samples, dtypes=FLOATS),
+    OpInfo("var", samples=reduction_samples(extra=_var_extra), dtypes=ALL_NUM),
+    OpInfo("std", samples=reduction_samples(extra=_var_extra), dtypes=ALL_NUM),
+    OpInfo("norm", samples=reduction_samples(keepdim=False, extra=_norm_extra), dtypes=ALL_NUM),
+    OpInfo("logsumexp", samples=_logsumexp_samples, dtypes=ALL_NUM),
+    OpInfo("softmax", samples=_softmax_samples, dtypes=ALL_NUM),
+    OpInfo("log_softmax", samples=_softmax_samples, dtypes=ALL_NUM),
     OpInfo("softmax.method", _m("softmax"), samples=_softmax_samples, dtypes=FLOATS),
-    OpInfo("cumsum", samples=_scan_samples, dtypes=ALL_NUM),
+    OpInfo("cumsum", samples=_scan_samples, dtypes=ALL_NUM + ("bool",)),
+    OpInfo("cumsum.dtype", lambda lib, x, d: lib.cumsum(x, d, dtype=lib.float64), samples=_scan_samples,
+           dtypes=("float32", "int64")),
+    OpInfo("mean.dtype", lambda lib, x, *a, **k: lib.mean(x, *a, dtype=lib.float64, **k), samples=reduction_samples(),
+           dtypes=("float32", "int64")),
     OpInfo("cumprod", samples=_cumprod_samples, dtypes=ALL_NUM),
     OpInfo("any", samples=_any_samples, dtypes=("bool", "float32", "int64"), grad=False),
     OpInfo("all", samples=_any_samples, dtypes=("bool", "float32", "int64"), grad=False),
@@ -678,6 +679,15 @@ def _outer_samples(make, dtype):
 
 
 def _einsum_samples(make, dtype):
+    yield SampleInput("...ij,...jk->...ik", make((2, 2, 3)), make((3, 4)))
+    yield SampleInput("b...,b...->b", make((2, 3, 4)), make((2, 1, 4)))
+    yield SampleInput("bii->bi", make((2, 3, 3)))
+    yield SampleInput("ii", make((3, 3)))
+    yield SampleInput("ji", make((2, 3)))
+    yield SampleInput("i,i", make((3,)), make((3,)))
+    yield SampleInput("bij,bjk->bik", [make((2, 2, 3)), make((2, 3, 4))])
+    yield SampleInput("ij,jk->ik", make((2, 3), layout="T"), make((3, 4), layout="slice"))
+    yield SampleInput("Ab,bC->AC", make((2, 3)), make((3, 2)))
     yield SampleInput("ij,jk->ik", make((2, 3)), make((3, 4)))
     yield SampleInput("bij,bjk->bik", make((2, 2, 3)), make((2, 3, 4)))
     yield SampleInput("i,i->", make((3,)), make((3,)))

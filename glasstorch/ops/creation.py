@@ -61,11 +61,38 @@ def _to_array(data, dtype):
     try:
         return xp.array(data, dtype=nd)
     except ValueError as e:
-        if "inhomogeneous" in str(e) or "sequence" in str(e):
-            raise ValueError(f"expected sequence of equal length lists: {e}") from None
+        ragged = _ragged_error(data)
+        if ragged is not None:
+            raise ragged from None
         raise
     except OverflowError:
         return xp.array(data).astype(nd)
+
+
+def _ragged_error(data, dim=0):
+    """torch's message for nested lists of unequal lengths: the first mismatch, depth first."""
+    if isinstance(data, (list, tuple)) and data:
+        n = None
+        for x in data:
+            if isinstance(x, (list, tuple)):
+                if n is None:
+                    n = len(x)
+                elif len(x) != n:
+                    return ValueError(f"expected sequence of length {n} at dim {dim + 1} (got {len(x)})")
+        for x in data:
+            e = _ragged_error(x, dim + 1)
+            if e is not None:
+                return e
+    return None
+
+
+def _leaf(t, requires_grad):
+    """A factory's result, requiring grad if asked (torch's factory message for other dtypes)."""
+    if requires_grad:
+        if t._data.dtype.kind not in "fc" and t.dtype is not _dtype.bfloat16:
+            raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
+        t._requires_grad = True
+    return t
 
 
 def _place(arr, device):
@@ -84,10 +111,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
                       UserWarning, stacklevel=2)
     if dtype is None:
         dtype = _infer_dtype(data)
-    t = _wrap(_place(_to_array(data, dtype), device))
-    if requires_grad:
-        t.requires_grad_(True)
-    return t
+    return _leaf(_wrap(_place(_to_array(data, dtype), device)), requires_grad)
 
 
 def as_tensor(data, dtype=None, device=None):
@@ -137,13 +161,13 @@ def _filled(fill, size, dtype, device, requires_grad):
     ns = _ns(device)
     shape = _size(size)
     arr = ns.zeros(shape, _np_dtype(dtype)) if fill == 0 else ns.full(shape, fill, _np_dtype(dtype))
-    t = _wrap(arr)
-    if requires_grad:
-        t.requires_grad_(True)
-    return t
+    return _leaf(_wrap(arr), requires_grad)
 
 
 def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
+    sz = size[0] if len(size) == 1 and isinstance(size[0], (tuple, list, Size)) else size
+    if any(isinstance(n, int) and n < 0 for n in sz):
+        raise RuntimeError("zeros: Dimension size must be non-negative.")
     return _filled(0, size, dtype, device, requires_grad)
 
 
@@ -211,8 +235,11 @@ Tensor.new_tensor = _new_tensor
 
 
 def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+    if n < 0 or (m is not None and m < 0):
+        raise RuntimeError(f"n must be greater or equal to 0, got {n}" if n < 0 else
+                           f"m must be greater or equal to 0, got {m}")
     t = _wrap(_ns(device).eye(n, n if m is None else m, dtype=_np_dtype(dtype or _dtype.get_default_dtype())))
-    return t.requires_grad_(True) if requires_grad else t
+    return _leaf(t, requires_grad)
 
 
 def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
@@ -223,14 +250,14 @@ def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device
     if step == 0:
         raise RuntimeError("step must be nonzero")
     if (end - start) / step < 0:
-        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     if dtype is None:
         dtype = _dtype.int64 if all(isinstance(v, (int, xp.integer)) for v in vals) else _dtype.get_default_dtype()
     n = int(-(-(end - start) // step)) if dtype.category <= _dtype.INT else int(xp.ceil((end - start) / step))
     # computed as torch does: start + i * step in the output dtype's accumulation type
     arr = (start + xp.arange(n, dtype="float64" if dtype.category >= _dtype.FLOAT else "int64") * step)
     t = _wrap(_place(arr.astype(_np_dtype(dtype)), device))
-    return t.requires_grad_(True) if requires_grad else t
+    return _leaf(t, requires_grad)
 
 
 def range_(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
@@ -240,6 +267,8 @@ def range_(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=
 
 
 def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
     dtype = dtype or _dtype.get_default_dtype()
     start = start.item() if isinstance(start, Tensor) else start
     end = end.item() if isinstance(end, Tensor) else end
@@ -247,15 +276,16 @@ def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=Non
     step = (end - start) / (steps - 1) if steps > 1 else 0
     i = xp.arange(steps, dtype="float64")
     half = steps // 2
-    arr = xp.where(i < half, start + step * i, end - step * (steps - 1 - i))
+    arr = xp.where(i < half, start + step * i, end - step * (steps - 1 - i)) if steps > 1 else \
+        xp.full(steps, start, "float64")
     t = _wrap(_place(arr.astype(_np_dtype(dtype)), device))
-    return t.requires_grad_(True) if requires_grad else t
+    return _leaf(t, requires_grad)
 
 
 def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
     lin = linspace(start, end, steps, dtype=_dtype.float64)
     t = _wrap((base ** lin._data).astype(_np_dtype(dtype or _dtype.get_default_dtype())))
-    return t.requires_grad_(True) if requires_grad else t
+    return _leaf(t, requires_grad)
 
 
 def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
@@ -406,7 +436,7 @@ def _random(sample, size, dtype, generator, requires_grad, device=None):
     dtype = dtype or _dtype.get_default_dtype()
     arr = sample(_rng(generator), _size(size)).astype(_np_dtype(dtype), copy=False)
     t = _wrap(_place(arr, device))
-    return t.requires_grad_(True) if requires_grad else t
+    return _leaf(t, requires_grad)
 
 
 def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):

@@ -7,6 +7,7 @@ from .._tensor import Tensor, _wrap, _wrap_dim, bump_version
 from ..backends import xp
 from ..autograd.graph import connect
 from ._op import _state, method, record, make_node_class, _check_inplace
+from ..autograd.grad_mode import no_grad
 
 
 def _np_index(i):
@@ -117,13 +118,12 @@ def getitem(input, index):
     from .shape import select, _slice, unsqueeze, _alias_view
     index = _normalise(index)
     nd = input._data.ndim
-    if builtins.sum(1 for i in index if i is Ellipsis) > 1:
-        raise IndexError("an index can only have a single ellipsis ('...')")
     used = builtins.sum(_consumed(i) for i in index)
     if used > nd:
         raise IndexError(f"too many indices for tensor of dimension {nd}")
     out = input
-    dim = 0
+    dim = 0          # the dim of `out` the next index applies to
+    in_dim = 0       # ... and of `input`, for messages
     np_idx = []      # the NumPy index for the advanced step, one entry per dim of `out` so far
     advanced = False
     applied = False
@@ -137,10 +137,16 @@ def getitem(input, index):
             k = nd - used
             np_idx += [builtins.slice(None)] * k
             dim += k
+            in_dim += k
         elif _is_int_scalar(i):
+            n = out._data.shape[dim]
+            if not -n <= int(i) < n:  # (indexing words it differently from select())
+                raise IndexError(f"index {int(i)} is out of bounds for dimension {in_dim} with size {n}")
             out = select(out, dim, int(i))
             applied = True
+            in_dim += 1
         elif isinstance(i, builtins.slice):
+            in_dim += 1
             if i != builtins.slice(None):
                 start, stop, step = i.indices(out._data.shape[dim])
                 if step <= 0:
@@ -217,12 +223,7 @@ def _broadcast_value(value, shape):
     k = 0
     while k < len(vs) and vs[k] == 1:
         k += 1
-    try:
-        xp.broadcast_shapes(vs[k:], shape)
-    except ValueError:
-        raise RuntimeError(f"shape mismatch: value tensor of shape {list(vs)} cannot be broadcast to indexing "
-                           f"result of shape {list(shape)}") from None
-    return value.view(vs[k:]).expand(shape)
+    return value.view(vs[k:]).expand(shape)  # (expand raises torch's error for a value that does not fit)
 
 
 def setitem(input, index, value):
@@ -252,6 +253,9 @@ def setitem(input, index, value):
     try:
         d[idx] = v
     except ValueError:
+        if kind != "advanced" and isinstance(value, Tensor):
+            with no_grad():
+                _broadcast_value(value, d[idx].shape)  # raises expand's error, as torch's copy_to does
         raise RuntimeError(f"shape mismatch: value tensor of shape {list(xp.shape(v))} cannot be broadcast to "
                            f"indexing result of shape {list(d[idx].shape)}") from None
     except IndexError as e:

@@ -29,7 +29,9 @@ def _tensor_list(tensors, fn):
         raise TypeError(f"{fn}(): argument 'tensors' (position 1) must be tuple of Tensors, not "
                         f"{type(tensors).__name__}")
     if not tensors:
-        raise RuntimeError(f"{fn}(): expected a non-empty list of Tensors")
+        if fn == "cat":
+            raise ValueError("torch.cat(): expected a non-empty list of Tensors")
+        raise RuntimeError("stack expects a non-empty TensorList")
     return tensors
 
 
@@ -187,6 +189,13 @@ class RollBackward0(make_node_class("RollBackward0", None)):
 
 @method()
 def roll(input, shifts, dims=None):
+    ns = len(shifts) if isinstance(shifts, (list, tuple)) else 1
+    nd = (len(dims) if isinstance(dims, (list, tuple)) else 1) if dims is not None else 0
+    if dims is not None and ns != nd or dims is None and ns != 1:
+        raise RuntimeError(f"shifts and dimensions must align. shifts: {ns}, dims:{nd}")
+    if dims is not None:
+        nd_in = input._data.ndim
+        dims = tuple(_wrap_dim(d, nd_in) for d in dims) if isinstance(dims, (list, tuple)) else _wrap_dim(dims, nd_in)
     res = _wrap(xp.roll(input._data, shifts, dims))
     if input._requires_grad and _state.enabled:
         node = record(RollBackward0, res, (input,), meta_check=False)

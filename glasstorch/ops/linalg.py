@@ -8,8 +8,8 @@ from ._op import _state, method, record, make_node_class, result_dtype
 
 def _same_dtype(a, b, fn):
     if a._data.dtype != b._data.dtype:
-        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {a.dtype.name.replace('float32', 'float')} "
-                           f"!= {b.dtype.name.replace('float32', 'float')}")
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_dtype.cpp_name(a.dtype)} != "
+                           f"{_dtype.cpp_name(b.dtype)}")
 
 
 class MmBackward0(make_node_class("MmBackward0", None, ("self", "mat2"))):

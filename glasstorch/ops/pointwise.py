@@ -23,6 +23,10 @@ def _sigmoid(a):
     return 0.5 * (1 + xp.tanh(0.5 * a)).astype(a.dtype, copy=False)
 
 
+def _sign(a):
+    return a.copy() if a.dtype == bool else xp.sign(a)  # NumPy has no sign for bool; torch keeps it
+
+
 def _zeros(grad, *_):
     return grad.new_zeros(grad.shape) if hasattr(grad, "new_zeros") else grad * 0
 
@@ -32,8 +36,8 @@ _UNARY = [
     # name       node                 forward                        saves     derivative                                       ints stay ints
     ("neg",     "NegBackward0",      xp.negative,                   None,     lambda g: -g,                                    True),
     ("abs",     "AbsBackward0",      xp.abs,                        "self",   lambda g, x: g * x.sign(),                       True),
-    ("sign",    "SignBackward0",     xp.sign,                       None,     lambda g: g * 0,                                 True),
-    ("sgn",     "SgnBackward0",      xp.sign,                       None,     lambda g: g * 0,                                 True),
+    ("sign",    "SignBackward0",     _sign,                         None,     lambda g: g * 0,                                 True),
+    ("sgn",     "SgnBackward0",      _sign,                         None,     lambda g: g * 0,                                 True),
     ("reciprocal", "ReciprocalBackward0", lambda a: 1 / a,          "result", lambda g, r: -g * r * r,                         False),
     ("exp",     "ExpBackward0",      xp.exp,                        "result", lambda g, r: g * r,                              False),
     ("exp2",    "Exp2Backward0",     xp.exp2,                       "result", lambda g, r: g * r * LN2,                        False),
@@ -75,7 +79,23 @@ _UNARY = [
 ]
 
 
+def _not_for(kernel, kinds="b"):
+    """torch's refusal of a dtype kind for an op: (kinds, error to raise)."""
+    return kinds, lambda dt: NotImplementedError(f'"{kernel}" not implemented for \'{dt._legacy}\'')
+
+
+# dtypes an op refuses, as torch does (checked once per call, only for these ops)
+_REFUSES = {
+    "neg": ("b", lambda dt: RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you are "
+                                         "trying to invert a mask, use the `~` or `logical_not()` operator instead.")),
+    "abs": _not_for("abs_cpu"), "floor": _not_for("floor_vml_cpu"), "ceil": _not_for("ceil_vml_cpu"),
+    "round": _not_for("round_vml_cpu"), "trunc": _not_for("trunc_vml_cpu"), "frac": _not_for("frac_cpu", "biu"),
+    "relu": ("b", lambda dt: RuntimeError("Boolean inputs not supported for relu")),
+}
+
+
 def _make_unary(name, node_name, forward, saves, derivative, int_ok):
+    refuse = _REFUSES.get(name)
     if derivative is None:
         node_cls = None
     elif saves is None:
@@ -86,6 +106,8 @@ def _make_unary(name, node_name, forward, saves, derivative, int_ok):
 
     def op(input):
         d = input._data
+        if refuse is not None and d.dtype.kind in refuse[0]:
+            raise refuse[1](input.dtype)
         if not int_ok and d.dtype.kind not in "fc" and d.dtype != _dtype.bfloat16.numpy_dtype:
             d = d.astype(_dtype.get_default_dtype().numpy_dtype)
         out = _wrap(forward(d))
@@ -222,11 +244,21 @@ def add(input, other, *, alpha=1, out=None):
     return res
 
 
-@method("sub", "__sub__", "subtract")
-def sub(input, other, *, alpha=1):
-    if input._data.dtype == bool and (isinstance(other, bool) or isinstance(other, Tensor) and other._data.dtype == bool):
+def _sub_bool_check(input, other):
+    a = input._data.dtype == bool
+    b = isinstance(other, bool) or (isinstance(other, Tensor) and other._data.dtype == bool)
+    if a and b and isinstance(other, Tensor):
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
                            "`logical_xor()` operator instead.")
+    if a or b:
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to "
+                           "invert a mask, use the `~` or `logical_not()` operator instead.")
+
+
+@method("sub", "__sub__", "subtract")
+def sub(input, other, *, alpha=1):
+    if input._data.dtype == bool or type(other) is bool or (isinstance(other, Tensor) and other._data.dtype == bool):
+        _sub_bool_check(input, other)
     da, db = operands(input, other)
     try:
         if alpha == 1:
@@ -249,6 +281,8 @@ def rsub(input, other, *, alpha=1):
     """other - alpha * input (what ``2 - x`` computes)."""
     if isinstance(other, Tensor):
         return sub(other, input, alpha=alpha)
+    if input._data.dtype == bool or type(other) is bool:
+        _sub_bool_check(input, other)
     da, db = operands(input, other)
     res = _wrap(db - da if alpha == 1 else (db - da * alpha).astype(da.dtype, copy=False))
     if input._requires_grad and _state.enabled:
@@ -512,6 +546,8 @@ def pow(input, exponent):
         return _rpow(exponent, input)
     if isinstance(exponent, Tensor):
         da, db = operands(input, exponent)
+        if da.dtype == bool:
+            raise NotImplementedError('"pow" not implemented for \'Bool\'')
         if da.dtype.kind in "iu" and (db < 0).any():
             raise RuntimeError("Integers to negative integer powers are not allowed.")
         res = _wrap(xp.power(da, db))
@@ -519,7 +555,9 @@ def pow(input, exponent):
             record(PowBackward1, res, (input, exponent), (input, exponent, res), saved_output=2)
         return res
     da, e = operands(input, exponent)
-    if da.dtype.kind in "iu" and isinstance(e, int) and e < 0:
+    if da.dtype == bool and not isinstance(e, bool):
+        da = da.astype(result_dtype(input, e).numpy_dtype)
+    if da.dtype.kind in "iu" and type(exponent) is int and exponent < 0:
         raise RuntimeError("Integers to negative integer powers are not allowed.")
     if e == 2:
         r = da * da
@@ -590,6 +628,8 @@ def maximum(input, other):
     if not isinstance(other, Tensor):
         raise TypeError("maximum(): argument 'other' (position 2) must be Tensor, not " + type(other).__name__)
     da, db = operands(input, other)
+    if da.dtype.kind == "c":
+        raise RuntimeError("maximum not implemented for complex tensors.")
     res = _wrap(xp.maximum(da, db))
     if _requires(input, other):
         record(MaximumBackward0, res, (input, other), (input, other))
@@ -601,6 +641,8 @@ def minimum(input, other):
     if not isinstance(other, Tensor):
         raise TypeError("minimum(): argument 'other' (position 2) must be Tensor, not " + type(other).__name__)
     da, db = operands(input, other)
+    if da.dtype.kind == "c":
+        raise RuntimeError("minimum not implemented for complex tensors.")
     res = _wrap(xp.minimum(da, db))
     if _requires(input, other):
         record(MinimumBackward0, res, (input, other), (input, other))
@@ -614,9 +656,16 @@ fmax, fmin = maximum, minimum
 # Comparisons and logic: results are bool and never require grad
 # ---------------------------------------------------------------------------------------------
 def _compare(name, ufunc, dunder):
+    ordering = name in ("lt", "le", "gt", "ge")  # complex numbers have no order
+
     def op(input, other):
         da, db = operands(input, other)
-        return _wrap(ufunc(da, db))
+        if ordering and da.dtype.kind == "c":
+            raise NotImplementedError(f'"{name}_cpu" not implemented for \'{_dtype._BY_NUMPY[da.dtype]._legacy}\'')
+        try:
+            return _wrap(ufunc(da, db))
+        except ValueError:
+            raise _shape_error(da, db) from None
     op.__name__ = name
     setattr(Tensor, name, op)
     if dunder:
@@ -753,6 +802,17 @@ class ClampBackward0(make_node_class("ClampBackward0", None, ("self", "min", "ma
         return gx, glo, ghi
 
 
+def _clamp_refuses(d, min, max):
+    if d.dtype.kind == "c" or ((type(min) is complex or type(max) is complex) and d.dtype.kind != "f"):
+        raise NotImplementedError("clamp is not supported for complex types")
+    if type(min) is complex or type(max) is complex:
+        raise RuntimeError("value cannot be converted to type double without overflow")
+    if all(v is None or isinstance(v, bool) for v in (min, max)):  # the result would be bool
+        kernel = "clamp_scalar_cpu" if min is not None and max is not None else \
+            ("clamp_min_scalar_cpu" if max is None else "clamp_max_scalar_cpu")
+        raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
+
+
 @method("clamp", "clip")
 def clamp(input, min=None, max=None):
     if min is None and max is None:
@@ -770,8 +830,16 @@ def clamp(input, min=None, max=None):
             record(ClampBackward0, res, (input, lo, hi), (input, lo, hi))
         return res
     d = input._data
+    if d.dtype.kind in "bc" or type(min) is complex or type(max) is complex:
+        _clamp_refuses(d, min, max)
     if isinstance(min, float) or isinstance(max, float):
         d = float_array(input)
+    elif d.dtype.kind in "iu":  # an int bound converts to the tensor's type, wrapping as torch's does
+        info = xp.iinfo(d.dtype)
+        if min is not None and not info.min <= min <= info.max:
+            min = xp.array(min).astype(d.dtype)[()]
+        if max is not None and not info.min <= max <= info.max:
+            max = xp.array(max).astype(d.dtype)[()]
     r = xp.clip(d, min, max) if not (min is not None and max is not None and min > max) else xp.full_like(d, max)
     res = _wrap(r)
     if input._requires_grad and _state.enabled:
@@ -807,6 +875,11 @@ class LerpBackward1(make_node_class("LerpBackward1", None, ("self", "end", "weig
 
 @method()
 def lerp(input, end, weight):
+    try:
+        xp.broadcast_shapes(input._data.shape, end._data.shape,
+                            weight._data.shape if isinstance(weight, Tensor) else ())
+    except ValueError:
+        raise broadcast_error(input._data.shape, end._data.shape) from None
     if isinstance(weight, Tensor):
         res = _wrap(input._data + weight._data * (end._data - input._data))
         if _state.enabled and (input._requires_grad or end._requires_grad or weight._requires_grad):
@@ -816,6 +889,29 @@ def lerp(input, end, weight):
     if _requires(input, end):
         record(LerpBackward0, res, (input, end)).weight = weight
     return res
+
+
+_SCALAR_C_TYPES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int", "int64": "int64_t",
+                   "float16": "at::Half", "float32": "float", "float64": "double"}
+
+
+def _fit(value, np_dtype):
+    """A Python number as stored in a tensor of ``np_dtype`` (masked_fill, fill_, clamp bounds), with
+    torch's overflow check (c10::overflows): floats are truncated if they fit; NaN, inf, complex and
+    out-of-range numbers are refused -- except that an unsigned type takes -max..-1 by wrapping
+    around (two's complement: uint8 -2 is 254)."""
+    k = np_dtype.kind
+    if k in "iu" or (k == "f" and isinstance(value, complex)):
+        ok = not isinstance(value, complex)
+        if ok and k in "iu":
+            info = xp.iinfo(np_dtype)
+            ok = value == value and (info.min <= value <= info.max or (k == "u" and -info.max <= value < 0))
+        if not ok:
+            raise RuntimeError(f"value cannot be converted to type {_SCALAR_C_TYPES.get(np_dtype.name, np_dtype.name)}"
+                               f" without overflow")
+        if k == "u" and value < 0:
+            value = int(value) + info.max + 1
+    return value
 
 
 class MaskedFillBackward0(make_node_class("MaskedFillBackward0", None, ("mask",))):
@@ -833,7 +929,8 @@ class MaskedFillBackward1(make_node_class("MaskedFillBackward1", None, ("mask",)
 @method()
 def masked_fill(input, mask, value):
     if mask._data.dtype != bool:
-        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype {mask.dtype._legacy}")
+        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
+                           f"{_dtype.cpp_name(mask.dtype)}")
     d = input._data
     if isinstance(value, Tensor):
         if value._data.ndim != 0:
@@ -841,9 +938,7 @@ def masked_fill(input, mask, value):
                                f"{value._data.ndim} dimension(s).")
         v = value._data.astype(d.dtype)
     else:
-        if isinstance(value, float) and d.dtype.kind in "iub":
-            raise RuntimeError("value cannot be converted to type " + str(d.dtype) + " without overflow")
-        v = value
+        v = _fit(value, d.dtype) if d.dtype.kind in "iuf" else value
     try:
         out_shape = xp.broadcast_shapes(d.shape, mask._data.shape)
     except ValueError:
@@ -1016,6 +1111,8 @@ def fill_(self, value):
     if is_t and value._data.ndim != 0:
         raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
                            f"{value._data.ndim} dimensions.")
+    if not is_t and (self._data.dtype.kind in "iu" or type(value) is complex):
+        value = _fit(value, self._data.dtype)
     involved = _check_inplace(self, (value,) if is_t else ())
     self._data[...] = value._data if is_t else value
     bump_version(self, "fill_")

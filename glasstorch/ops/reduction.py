@@ -296,6 +296,8 @@ def aminmax(input, *, dim=None, keepdim=False):
 def argmax(input, dim=None, keepdim=False):
     d = _nan_first(input._data, True)
     if dim is None:
+        if d.size == 0:
+            raise IndexError("argmax(): Expected reduction dim to be specified for input.numel() == 0.")
         r = xp.asarray(xp.argmax(d))
         return _wrap(r.reshape((1,) * d.ndim) if keepdim else r)
     return _wrap(xp.argmax(d, axis=_wrap_dim(dim, d.ndim), keepdims=keepdim))
@@ -305,6 +307,8 @@ def argmax(input, dim=None, keepdim=False):
 def argmin(input, dim=None, keepdim=False):
     d = _nan_first(input._data, False)
     if dim is None:
+        if d.size == 0:
+            raise IndexError("argmin(): Expected reduction dim to be specified for input.numel() == 0.")
         r = xp.asarray(xp.argmin(d))
         return _wrap(r.reshape((1,) * d.ndim) if keepdim else r)
     return _wrap(xp.argmin(d, axis=_wrap_dim(dim, d.ndim), keepdims=keepdim))
@@ -342,6 +346,8 @@ class StdBackward0(make_node_class("StdBackward0", None, ("self", "result"))):
 def _var(input, dim, unbiased, keepdim, correction, is_std):
     if isinstance(dim, bool):  # var(input, unbiased)
         unbiased, dim = dim, None
+    if input._data.dtype.kind not in "fc" and input.dtype is not _dtype.bfloat16:
+        raise RuntimeError("std and var only support floating point and complex dtypes")
     c = _correction(unbiased, correction)
     d = float_array(input)
     dims = _dims(dim, d.ndim)
@@ -398,7 +404,10 @@ class LinalgVectorNormBackward0(make_node_class("LinalgVectorNormBackward0", Non
 
 
 def vector_norm(input, ord=2, dim=None, keepdim=False, *, dtype=None):
-    d = float_array(input)
+    d = input._data
+    if d.dtype.kind not in "fc" and input.dtype is not _dtype.bfloat16:
+        raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
+                           f"{input.dtype._legacy}")
     dims = _dims(dim, d.ndim)
     a = xp.abs(d)
     if ord == 2:
@@ -472,7 +481,13 @@ class LogSoftmaxBackward0(make_node_class("LogSoftmaxBackward0", None, ("result"
         return grad - y.exp() * grad.sum(self.dim, keepdim=True)
 
 
-def _softmax_dim(input, dim, fn):
+def _softmax_dim(input, dim, fn, dtype=None):
+    if dtype is None and input._data.dtype.kind not in "fc" and input.dtype is not _dtype.bfloat16 \
+            and input._data.size:  # (torch's kernel, the one that refuses ints, never runs on an empty tensor)
+        nd = input._data.ndim
+        last = dim is None or nd == 0 or _wrap_dim(dim, nd) == nd - 1
+        raise NotImplementedError(f'"{fn}{"_lastdim" if last else ""}_kernel_impl" not implemented for '
+                                  f"'{input.dtype._legacy}'")
     if dim is None:
         import warnings
         warnings.warn(f"Implicit dimension choice for {fn} has been deprecated. Change the call to include dim=X as "
@@ -484,8 +499,10 @@ def _softmax_dim(input, dim, fn):
 
 @method()
 def softmax(input, dim=None, dtype=None, *, _stacklevel=3):
-    d = float_array(input) if dtype is None else input._data.astype(dtype.numpy_dtype)
-    dd = _softmax_dim(input, dim, "softmax")
+    dd = _softmax_dim(input, dim, "softmax", dtype)
+    d = input._data if dtype is None else input._data.astype(dtype.numpy_dtype)
+    if d.dtype.kind not in "fc" and input.dtype is not _dtype.bfloat16:  # only an empty int tensor gets here
+        return _wrap(d.copy())
     if d.ndim == 0:
         y = xp.ones_like(d)
     else:
@@ -499,8 +516,10 @@ def softmax(input, dim=None, dtype=None, *, _stacklevel=3):
 
 @method()
 def log_softmax(input, dim=None, dtype=None, *, _stacklevel=3):
-    d = float_array(input) if dtype is None else input._data.astype(dtype.numpy_dtype)
-    dd = _softmax_dim(input, dim, "log_softmax")
+    dd = _softmax_dim(input, dim, "log_softmax", dtype)
+    d = input._data if dtype is None else input._data.astype(dtype.numpy_dtype)
+    if d.dtype.kind not in "fc" and input.dtype is not _dtype.bfloat16:  # only an empty int tensor gets here
+        return _wrap(d.copy())
     if d.ndim == 0:
         y = xp.zeros_like(d)
     else:
@@ -522,8 +541,8 @@ class CumsumBackward0(make_node_class("CumsumBackward0", None)):
 def cumsum(input, dim, *, dtype=None):
     d = input._data
     dd = _wrap_dim(dim, d.ndim)
-    r = xp.cumsum(d, axis=dd, dtype=dtype.numpy_dtype if dtype else ("int64" if d.dtype.kind in "biu" else None)) \
-        if d.ndim else d.copy()
+    acc = dtype.numpy_dtype if dtype else ("int64" if d.dtype.kind in "biu" else d.dtype)
+    r = xp.cumsum(d, axis=dd, dtype=acc) if d.ndim else d.astype(acc)
     res = _wrap(r)
     if input._requires_grad and _state.enabled:
         record(CumsumBackward0, res, (input,)).dim = dd
@@ -560,7 +579,8 @@ def _onehot_mask(x, d, i):
 def cumprod(input, dim, *, dtype=None):
     d = input._data
     dd = _wrap_dim(dim, d.ndim)
-    res = _wrap(xp.cumprod(d, axis=dd, dtype="int64" if d.dtype.kind in "biu" else None) if d.ndim else d.copy())
+    acc = dtype.numpy_dtype if dtype else ("int64" if d.dtype.kind in "biu" else d.dtype)
+    res = _wrap(xp.cumprod(d, axis=dd, dtype=acc) if d.ndim else d.astype(acc))
     if input._requires_grad and _state.enabled:
         record(CumprodBackward0, res, (input,), (input, res), saved_output=1).dim = dd
     return res

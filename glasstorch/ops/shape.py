@@ -373,7 +373,8 @@ def select(input, dim, index):
     d = _wrap_dim(dim, nd)
     n = input._data.shape[d]
     if not -n <= index < n:
-        raise IndexError(f"index {index} is out of bounds for dimension {d} with size {n}")
+        raise IndexError(f"select(): index {index} out of range for tensor of size {list(input._data.shape)} at "
+                         f"dimension {d}")
     index = index + n if index < 0 else index
     idx = (builtins.slice(None),) * d + (index,)
     out = _view(input, input._data[idx])
