@@ -114,8 +114,11 @@ def selu(input):
 
 def celu(input, alpha=1.0):
     if alpha == 0:
-        raise RuntimeError("ZeroDivisionError")
-    return _elu(CeluBackward0, input, alpha, 1.0, 1.0 / alpha)
+        raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
+    res = _elu(CeluBackward0, input, alpha, 1.0, 1.0 / alpha)
+    if res._grad_fn is not None:  # torch's derivative uses 1 / float32(alpha) (derivatives.yaml: alpha.toFloat())
+        res._grad_fn.input_scale = 1.0 / float(xp.float32(alpha))
+    return res
 
 
 # ---- smooth activations ---------------------------------------------------------------------------
@@ -217,10 +220,13 @@ def relu6(input):
     return hardtanh(input, 0.0, 6.0)
 
 
+_ONE_SIXTH_F32 = float(xp.float32(1.0) / xp.float32(6.0))  # torch's kernel multiplies by a float 1/6
+
+
 class HardsigmoidBackward0(make_node_class("HardsigmoidBackward0", None, ("self",))):
     def backward(self, grad):
         (x,) = self._unpack_saved()
-        return grad * ((x > -3) & (x < 3)) / 6
+        return grad * ((x > -3) & (x < 3)) * _ONE_SIXTH_F32
 
 
 def hardsigmoid(input):
