@@ -18,6 +18,7 @@ import weakref
 
 from . import _dtype
 from .backends import xp, device_type_of, as_numpy
+from . import autograd
 from .autograd import grad_mode
 from .autograd.graph import AccumulateGrad, user_frame, new_hook_dict, _add_hook, regenerate_view_grad_fn
 
@@ -215,6 +216,7 @@ class Tensor:
         if fn._retain_grad_hooks is None:
             fn._retain_grad_hooks = {}
         fn._retain_grad_hooks[self._output_nr] = weakref.ref(self)
+        fn._hooked = True
         self._retains_grad = True
 
     def _grad_accumulator(self):
@@ -238,6 +240,7 @@ class Tensor:
         hooks = fn._tensor_pre_hooks.get(self._output_nr)
         if hooks is None:
             hooks = fn._tensor_pre_hooks[self._output_nr] = new_hook_dict()
+        fn._hooked = True
         return _add_hook(hooks, hook)
 
     def register_post_accumulate_grad_hook(self, hook):
@@ -249,8 +252,9 @@ class Tensor:
         return _add_hook(self._post_accumulate_grad_hooks, hook)
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
-        from .autograd import backward
-        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+        """Accumulate the gradient of this tensor w.r.t. the graph leaves into their ``.grad``
+        (torch.autograd.backward; ``gradient`` is needed unless this tensor is a scalar)."""
+        autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     def detach(self):
         out = _wrap(self._data)

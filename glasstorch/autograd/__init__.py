@@ -10,33 +10,43 @@ __all__ = ["backward", "grad", "Function", "no_grad", "enable_grad", "set_grad_e
            "detect_anomaly", "set_detect_anomaly", "gradcheck", "gradgradcheck", "functional"]
 
 
+_tensor_module = []  # glasstorch._tensor, imported on first use (it imports this package)
+
+
+def _tensor():
+    if not _tensor_module:
+        from .. import _tensor as module
+        _tensor_module.append(module)
+    return _tensor_module[0]
+
+
 def _as_tuple(x):
     if x is None:
         return ()
-    from .._tensor import Tensor
-    if isinstance(x, Tensor):
+    if isinstance(x, _tensor().Tensor):
         return (x,)
     return tuple(x)
 
 
 def _make_grads(outputs, grads):
-    from .._tensor import Tensor
-    from ..ops.creation import ones_like
+    """The gradients backward starts from: the given ones, or 1 for a scalar output."""
+    T = _tensor()
     result = []
     grads = list(grads) + [None] * (len(outputs) - len(grads))
     for i, (out, g) in enumerate(zip(outputs, grads)):
         if g is None:
-            if out._data.size != 1:
+            d = out._data
+            if d.size != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            if out._data.dtype.kind not in "fc" and out.dtype.name != "bfloat16":
+            if d.dtype.kind not in "fc" and out.dtype.name != "bfloat16":
                 raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got "
                                    f"{out.dtype}")
-            result.append(ones_like(out))
+            result.append(T._wrap(T.xp.ones_like(d)))
         else:
-            if not isinstance(g, Tensor):
+            if not isinstance(g, T.Tensor):
                 from ..ops.creation import tensor
                 g = tensor(g, dtype=out.dtype)
-            if g.shape != out.shape:
+            if g._data.shape != out._data.shape:
                 raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and output[{i}] "
                                    f"has a shape of {out.shape}.")
             result.append(g)

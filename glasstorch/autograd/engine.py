@@ -91,13 +91,13 @@ def _validate(node, i, g):
     if meta is None:
         return g
     shape, dtype = meta
-    if g.shape != shape:
+    if g._data.shape != shape:
         try:
             g = _sum_to(g, shape)
         except Exception:
             raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index {i} - got "
                                f"{list(g.shape)} but expected shape compatible with {list(shape)}") from None
-    if g.dtype is not dtype:
+    if g._data.dtype != dtype.numpy_dtype:
         g = g.to(dtype)
     return g
 
@@ -128,48 +128,57 @@ def _run(roots, root_grads, retain_graph, create_graph, capture, accumulate, acc
     elif accumulate_only is not None:
         needed = _needed(reached, accumulate_only | {n for n, _ in (capture or ())})
 
-    # the input buffers: node -> [gradient per output of the node]
+    # the input buffers: node -> [gradient per output of the node]. A gradient the engine summed
+    # itself ((node, output_nr) in `summed`) is seen by no one else: more can be added in place.
     buffers = {}
+    summed = set()
     for (node, nr), g in zip(roots, root_grads):
         buf = buffers.get(node)
         if buf is None:
             buf = buffers[node] = [None] * node.num_outputs
         buf[nr] = g if buf[nr] is None else buf[nr] + g
 
-    ready = []  # a heap of (-creation number, id, node): the newest ready node first
+    ready = []  # a heap of (-creation number, node): the newest ready node first
     for node in buffers:
         if node not in deps:
-            heappush(ready, (-node._seq, id(node), node))
+            heappush(ready, (-node._seq, node))
 
     # 2. the main loop
     check_nan = _anomaly.enabled and _anomaly.check_nan
     while ready:
-        node = heappop(ready)[2]
+        node = heappop(ready)[1]
         grads = buffers.pop(node, None)
         if grads is None:
             grads = [None] * node.num_outputs
-        if node._tensor_pre_hooks is not None or node._retain_grad_hooks is not None:
+        if node._hooked:
             grads = _run_tensor_pre_hooks(node, grads)
-        is_leaf = type(node) is AccumulateGrad
-        if is_leaf and node.variable._backward_hooks and grads[0] is not None:
-            grads[0] = _run_leaf_hooks(node.variable, grads[0])
         if capture is not None:
             for nr in range(len(grads)):
                 slot = capture.get((node, nr))
                 if slot is not None:
                     captured[slot] = grads[nr]
 
-        if is_leaf:
+        if type(node) is AccumulateGrad:
             if accumulate and (accumulate_only is None or node in accumulate_only):
-                # `grads` is now the only reference the engine holds (see _accumulate's stealing)
+                # `grads` holds the engine's only reference to the gradient (see _stealable)
                 _accumulate(node, grads[0], create_graph)
             continue
         if needed is not None and node not in needed:
             out = ()  # it need not run, but it still counts as done for its inputs
+        elif node._hooked:
+            out = _call_with_hooks(node, grads)
+        elif node.num_outputs == 1:
+            out = node.backward(grads[0]) if grads[0] is not None else ()
         else:
-            out = _call(node, grads, retain_graph, check_nan)
+            out = node.backward(*grads)
+        if type(out) is not tuple:
+            out = (out,)
+        if not retain_graph:
+            node._free()  # 4. the saved values are no longer needed
+        if check_nan:
+            _check_nan(node, out)
 
-        # 3. deliver the gradients to the inputs' buffers
+        # 3. deliver the gradients into the inputs' buffers
         meta = node._input_meta
         n_out = len(out)
         for i, (nxt, nr) in enumerate(node.next_functions):
@@ -188,25 +197,32 @@ def _run(roots, root_grads, retain_graph, create_graph, capture, accumulate, acc
                         buf[nr] = g
                 else:
                     prev = buf[nr]
-                    buf[nr] = g if prev is None else prev + g
+                    if prev is None:
+                        buf[nr] = g
+                    elif create_graph or (nxt, nr) not in summed or prev._data.shape != g._data.shape \
+                            or prev._data.dtype != g._data.dtype:
+                        buf[nr] = prev + g
+                        summed.add((nxt, nr))
+                    else:
+                        prev._data += g._data
             left = deps[nxt] - 1
             deps[nxt] = left
             if left == 0:
-                heappush(ready, (-nxt._seq, id(nxt), nxt))
-        out = g = grads = None  # drop the loop's references: a leaf's gradient may then be stolen
+                heappush(ready, (-nxt._seq, nxt))
+        out = g = prev = grads = None  # drop the loop's references: a leaf's gradient may then be stolen
     return captured
 
 
-def _call(node, grads, retain_graph, check_nan):
-    """Run one node: its pre-hooks, its derivative, its hooks; then free it (step 4)."""
+def _call_with_hooks(node, grads):
+    """Run a node that has hooks: pre-hooks on its incoming gradients, then its derivative, then
+    hooks that see (and may replace) the gradients it returns."""
     if node._pre_hooks:
         for hook in list(node._pre_hooks.values()):
             res = hook(tuple(grads))
             if res is not None:
                 grads = list(res)
     if node.num_outputs == 1:
-        g0 = grads[0]
-        out = (None,) * len(node.next_functions) if g0 is None else node.backward(g0)
+        out = node.backward(grads[0]) if grads[0] is not None else (None,) * len(node.next_functions)
     else:
         out = node.backward(*grads)
     if type(out) is not tuple:
@@ -216,16 +232,15 @@ def _call(node, grads, retain_graph, check_nan):
             res = hook(out, tuple(grads))
             if res is not None:
                 out = tuple(res)
-    if not retain_graph:
-        node._free()
-    if check_nan:
-        _check_nan(node, out)
     return out
 
 
 def _run_tensor_pre_hooks(node, grads):
-    """Tensor.register_hook on a non-leaf output of ``node``, and retain_grad()."""
-    grads = list(grads)
+    """Tensor.register_hook on an output of ``node`` (on a leaf: of its AccumulateGrad), and retain_grad()."""
+    if type(node) is AccumulateGrad:
+        if node.variable._backward_hooks and grads[0] is not None:
+            grads[0] = _run_leaf_hooks(node.variable, grads[0])
+        return grads
     if node._tensor_pre_hooks:
         for nr, hooks in node._tensor_pre_hooks.items():
             for hook in list(hooks.values()):

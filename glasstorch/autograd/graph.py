@@ -70,6 +70,7 @@ class Node:
     _tensor_pre_hooks = None  # {output_nr: [hook]} from Tensor.register_hook on non-leaf tensors
     _retain_grad_hooks = None  # {output_nr: tensor-weakref} from retain_grad()
     _anomaly_trace = None
+    _hooked = False            # any of the hooks above: the engine checks this one flag per node
     metadata = None
 
     def name(self):
@@ -77,6 +78,11 @@ class Node:
 
     def __repr__(self):
         return f"<{type(self).__name__} object at {hex(id(self))}>"
+
+    def __lt__(self, other):
+        # the engine's ready queue orders by creation number; accumulators share one, and are
+        # then taken in any order (as in torch)
+        return id(self) < id(other)
 
     # -- the derivative -------------------------------------------------------------------
     def backward(self, *grads):  # pragma: no cover - every subclass defines it
@@ -127,12 +133,14 @@ class Node:
         """fn(grad_inputs, grad_outputs) -> None or new grad_inputs, after the node runs."""
         if self._hooks is None:
             self._hooks = new_hook_dict()
+        self._hooked = True
         return _add_hook(self._hooks, fn)
 
     def register_prehook(self, fn):
         """fn(grad_outputs) -> None or new grad_outputs, before the node runs."""
         if self._pre_hooks is None:
             self._pre_hooks = new_hook_dict()
+        self._hooked = True
         return _add_hook(self._pre_hooks, fn)
 
 
@@ -212,6 +220,10 @@ class AccumulateGrad(Node):
     def __init__(self, variable):
         self.variable = variable
         self.next_functions = ()
+
+    @property
+    def _hooked(self):  # the leaf's own hooks (Tensor.register_hook) run before accumulation
+        return bool(self.variable._backward_hooks)
 
     def name(self):
         return "torch::autograd::AccumulateGrad"
@@ -328,7 +340,19 @@ def connect(node, inputs, outputs, saved=(), saved_output=-1):
     An output that is a view with history already (so the op modified it in place) hands its new
     history to its base (``rebase_history``).
     """
-    node.next_functions = tuple([_NO_EDGE if t is None else edge_of(t) for t in inputs])
+    edges = []
+    for t in inputs:  # edge_of(t), written out: this runs for every input of every op
+        if t is None or not t._requires_grad:
+            edges.append(_NO_EDGE)
+            continue
+        fn = t._grad_fn
+        if fn is None:
+            edges.append((t._grad_accumulator(), 0))
+        elif t._base is not None and t._vc.rewrite_seq > fn._seq:
+            edges.append((regenerate_view_grad_fn(t), 0))
+        else:
+            edges.append((fn, t._output_nr))
+    node.next_functions = tuple(edges)
     node._seq = _next_seq()
     if saved:
         if saved_output >= 0:

@@ -94,36 +94,48 @@ def as_numpy(array):
     return array if isinstance(array, xp.ndarray) else _cupy.asnumpy(array)
 
 
-try:  # SciPy's special functions are faster and exact; fall back to the standard library's
-    from scipy import special as _special
-except Exception:  # pragma: no cover - scipy is optional
-    _special = None
+_special_module = []  # [scipy.special or None], imported on first use: importing SciPy costs ~0.5 s
+
+
+def _special():
+    """SciPy's special functions (faster and exact) if SciPy is installed, else None."""
+    if not _special_module:
+        try:
+            from scipy import special
+        except Exception:  # pragma: no cover - scipy is optional
+            special = None
+        _special_module.append(special)
+    return _special_module[0]
 
 
 def erf(a):
-    if _special is not None and type(a) is xp.ndarray:
-        return _special.erf(a)
     if _cupy is not None and not isinstance(a, xp.ndarray):
         import cupyx.scipy.special as cs
         return cs.erf(a)
+    special = _special()
+    if special is not None:
+        return special.erf(a)
     import math
     return xp.frompyfunc(math.erf, 1, 1)(a).astype(a.dtype)
 
 
 def erfinv(a):
-    if _special is not None:
-        return _special.erfinv(a)
-    raise RuntimeError("erfinv needs scipy (pip install scipy)")
+    special = _special()
+    if special is None:
+        raise RuntimeError("erfinv needs scipy (pip install scipy)")
+    return special.erfinv(a)
 
 
 def lgamma(a):
-    if _special is not None:
-        return _special.gammaln(a)
+    special = _special()
+    if special is not None:
+        return special.gammaln(a)
     import math
     return xp.frompyfunc(math.lgamma, 1, 1)(a).astype(a.dtype)
 
 
 def digamma(a):
-    if _special is not None:
-        return _special.digamma(a)
-    raise RuntimeError("digamma needs scipy (pip install scipy)")
+    special = _special()
+    if special is None:
+        raise RuntimeError("digamma needs scipy (pip install scipy)")
+    return special.digamma(a)

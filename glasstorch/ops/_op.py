@@ -61,7 +61,7 @@ def operands(a, b):
     da = a._data
     if isinstance(b, Tensor):
         db = b._data
-        if da.dtype == db.dtype:
+        if da.dtype is db.dtype or da.dtype == db.dtype:
             return da, db
         rt = result_dtype(a, b).numpy_dtype
         return (da if da.dtype == rt else da.astype(rt)), (db if db.dtype == rt else db.astype(rt))
@@ -116,14 +116,16 @@ def record(node_cls, outputs, inputs, saved=(), saved_output=-1, meta_check=True
     """
     node = node_cls.__new__(node_cls)
     if meta_check:
-        out0 = outputs[0] if type(outputs) is tuple else outputs
-        shape, dt = out0._data.shape, out0._data.dtype
+        out = (outputs[0] if type(outputs) is tuple else outputs)._data
+        shape, dt = out.shape, out.dtype
         meta = None
         for i, t in enumerate(inputs):
-            if t is not None and t._requires_grad and (t._data.shape != shape or t._data.dtype != dt):
-                if meta is None:
-                    meta = [None] * len(inputs)
-                meta[i] = (t.shape, t.dtype)
+            if t is not None and t._requires_grad:
+                d = t._data
+                if d.shape != shape or (d.dtype is not dt and d.dtype != dt):
+                    if meta is None:
+                        meta = [None] * len(inputs)
+                    meta[i] = (t.shape, t.dtype)
         if meta is not None:
             node._input_meta = tuple(meta)
     connect(node, inputs, outputs, saved, saved_output)
