@@ -219,3 +219,29 @@ def test_environment_variable_turns_it_on(tmp_path):
     assert out.returncode == 0, out.stderr
     assert "MissingZeroGradWarning" in out.stderr and "run.py:14" in out.stderr
     assert "seatbelt: 1 trap found in 4 steps" in out.stderr
+
+
+def test_glasstorch_own_warnings_still_point_at_the_user():
+    """A wrapper adds a frame; the core's warnings (stacklevel=2) must still name the user's line."""
+    w = glasstorch.ones(2, requires_grad=True)
+    y = w * 2
+    for on in (False, True):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with seatbelt() if on else _nothing():
+                y.grad
+                line_grad = sys._getframe().f_lineno - 1
+                glasstorch.tensor(w)
+                line_tensor = sys._getframe().f_lineno - 1
+        core = [c for c in caught if not issubclass(c.category, TrapWarning)]
+        assert [(c.filename, c.lineno) for c in core] == [(__file__, line_grad), (__file__, line_tensor)], on
+        assert "not a leaf Tensor is being accessed" in str(core[0].message)
+        assert "To copy construct from a tensor" in str(core[1].message)
+
+
+class _nothing:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False

@@ -38,6 +38,7 @@ turns it into warnings (it plugs its checks in as :data:`checks`).
 import os
 import sys
 import threading
+import warnings
 import weakref
 
 from .._tensor import Tensor
@@ -79,12 +80,24 @@ def where_of(frame):
 class IdTable:
     """``obj -> value`` without keeping ``obj`` alive and without calling its ``__eq__``/``__hash__``.
 
-    (Tensors compare elementwise, so a WeakKeyDictionary can't hold them.)
+    (Tensors compare elementwise, so a WeakKeyDictionary can't hold them.) ``_d`` maps ``id(obj)`` to
+    ``[weakref, value]``; hot paths read it directly.
     """
-    __slots__ = ("_d", "__weakref__")
+    __slots__ = ("_d", "_keys", "_drop", "__weakref__")
 
     def __init__(self):
         self._d = {}
+        self._keys = {}          # weakref -> id, for the callback (one bound method, no closure per entry)
+        selfref = weakref.ref(self)
+
+        def drop(ref):
+            table = selfref()
+            if table is not None:
+                key = table._keys.pop(ref, None)
+                e = table._d.get(key)
+                if e is not None and e[0] is ref:
+                    del table._d[key]
+        self._drop = drop
 
     def set(self, obj, value):
         key = id(obj)
@@ -92,15 +105,9 @@ class IdTable:
         if entry is not None and entry[0]() is obj:
             entry[1] = value
             return
-        selfref = weakref.ref(self)
-
-        def drop(_, key=key):
-            table = selfref()
-            if table is not None:
-                e = table._d.get(key)
-                if e is not None and e[0]() is None:
-                    del table._d[key]
-        self._d[key] = [weakref.ref(obj, drop), value]
+        ref = weakref.ref(obj, self._drop)
+        self._keys[ref] = key
+        self._d[key] = [ref, value]
 
     def get(self, obj, default=None):
         entry = self._d.get(id(obj))
@@ -112,15 +119,13 @@ class IdTable:
         entry = self._d.get(id(obj))
         if entry is not None and entry[0]() is obj:
             del self._d[id(obj)]
+            self._keys.pop(entry[0], None)
             return entry[1]
         return default
 
     def __contains__(self, obj):
         entry = self._d.get(id(obj))
         return entry is not None and entry[0]() is obj
-
-    def has_id(self, key):
-        return key in self._d
 
     def items(self):
         for ref, value in list(self._d.values()):
@@ -133,6 +138,7 @@ class IdTable:
 
     def clear(self):
         self._d.clear()
+        self._keys.clear()
 
 
 class Cut:
@@ -171,16 +177,17 @@ class Tracker:
         self.leaves = IdTable()        # leaf tensor -> LeafInfo
         self.cut_of = IdTable()        # leaf tensor -> Cut that kept its gradient away
         self.cut_results = IdTable()   # tensor made by a cut -> Cut
-        self.resets = IdTable()        # leaf -> (filename, lineno, backward_count) of zero_grad(set_to_none)
+        self.resets = IdTable()        # optimizer/module -> (filename, lineno, backward_count) of its last
+        #                                zero_grad(set_to_none=True)
         self.forced = IdTable()        # leaf whose requires_grad the user switched on -> (filename, lineno)
         self.consumed = IdTable()      # root node of a finished backward -> backward index
         self.pending = {}              # id(source) -> (source, Cut): cuts not yet resolved by a backward
         self.nograd_modules = {}       # id(module) -> (module, Cut): modules run under no_grad
         self.root_modules = IdTable()  # top-level modules called -> True (for parameter names)
+        self.modules_seen = IdTable()  # every module called from user code -> whether it was top-level
         self.optimizers = IdTable()    # optimizers seen -> True
         self.last_order = None         # nodes the running backward reaches (from the engine's _collect)
         self.last_reached = None       # ids of leaves the last backward reached
-        self.last_roots = ()
 
     # -- names ----------------------------------------------------------------------------
     def param_name(self, t):
@@ -209,7 +216,7 @@ class _Checks:
     """The seatbelt's checks; ``seatbelt.py`` replaces these no-ops while a seatbelt is on."""
     on = False
 
-    def node(self, node, inputs, outputs, where):
+    def node(self, node, inputs, outputs):
         pass
 
     def step(self, optimizer):
@@ -218,10 +225,10 @@ class _Checks:
     def backward_roots(self, roots):
         pass
 
-    def module_call(self, module, frame):
+    def module_call(self, module, frame, first):
         pass
 
-    def cross_entropy(self, input, frame):
+    def cross_entropy(self, input):
         pass
 
     def add_param_group(self, optimizer, group, frame):
@@ -252,20 +259,36 @@ def _timeline(kind, *args):
 _orig = {}   # name -> original object
 
 
+_NEAR = 4   # frames searched above connect for the user's line (record <- op <- method wrapper <- user)
+
+
 def _connect(node, inputs, outputs, saved=(), saved_output=-1):
     _orig["connect"](node, inputs, outputs, saved, saved_output)
+    # Provenance: the user's line for an op the user called (directly, or through a method wrapper or
+    # two). An op deep inside a layer gets none unless a timeline records (the checks that warn walk
+    # the whole stack themselves, and only when they fire): the walk is most of what this costs.
     f = sys._getframe(1)
-    api = None
+    left = _NEAR if not timelines else 1 << 30
     while f is not None and f.f_code.co_filename.startswith(_PKG):
-        api = f
+        left -= 1
+        if not left:
+            f = None
+            break
         f = f.f_back
-    where = None if f is None else (f.f_code.co_filename, f.f_lineno, None if api is None else api.f_code.co_name)
-    node._inspect_where = where
+    where = None
+    if f is not None:
+        where = node._inspect_where = (f.f_code.co_filename, f.f_lineno)
     if checks.on:
-        checks.node(node, inputs, outputs, where)
+        checks.node(node, inputs, outputs)
     if timelines:
         _timeline("create", node, inputs, outputs, where)
     return node
+
+
+def user_where(depth=1):
+    """(filename, lineno) of the innermost frame outside glasstorch, or None."""
+    frame, _ = user_site(depth + 1)
+    return where_of(frame)
 
 
 def _run_backward(roots, root_grads, retain_graph, create_graph, capture=None, accumulate=True,
@@ -276,9 +299,8 @@ def _run_backward(roots, root_grads, retain_graph, create_graph, capture=None, a
         t.backward_count += 1
     if checks.on:
         checks.backward_roots(roots)
-    frame, _ = user_site(1)
     if timelines:
-        _timeline("backward", roots, retain_graph, where_of(frame))
+        _timeline("backward", roots, retain_graph, user_where(1))
     t.last_order = None
     try:
         return _orig["run_backward"](roots, root_grads, retain_graph, create_graph, capture, accumulate,
@@ -290,7 +312,6 @@ def _run_backward(roots, root_grads, retain_graph, create_graph, capture=None, a
         for node, _ in roots:
             if node is not None:
                 t.consumed.set(node, t.backward_count)
-        t.last_roots = [n for n, _ in roots]
         if counted and order is not None:
             _resolve_cuts(order)
 
@@ -306,7 +327,8 @@ def _collect(roots):
 def _accumulate(acc, grad, create_graph):
     var = acc.variable
     t = tracker
-    info = t.leaves.get(var)
+    e = t.leaves._d.get(id(var))
+    info = e[1] if e is not None and e[0]() is var else None
     before = var._grad
     # is .grad still the very tensor the last backward left there, unchanged (not zeroed in place)?
     same = info is not None and before is not None and id(before) == info.grad_id and \
@@ -315,7 +337,7 @@ def _accumulate(acc, grad, create_graph):
     stale = same and info.stepped and not info.carried and bool(before._data.any())
     if grad is None:
         return _orig["_accumulate"](acc, grad, create_graph)
-    shape = grad.shape
+    shape = grad.shape if timelines else None
     # hand the gradient on without keeping a reference here: the engine steals a gradient (no copy)
     # only when it can prove nobody else holds it, by counting references
     box = [grad]
@@ -332,7 +354,8 @@ def _accumulate(acc, grad, create_graph):
     after = var._grad
     info.grad_id, info.grad_version = id(after), after._vc.version
     info.last_backward = t.backward_count
-    t.cut_of.pop(var)
+    if t.cut_of._d:
+        t.cut_of.pop(var)
     if timelines:
         _timeline("accumulate", acc, var, shape, before)
 
@@ -340,6 +363,9 @@ def _accumulate(acc, grad, create_graph):
 def _resolve_cuts(order):
     """After a backward: the leaves behind each cut seen since the last one, that it did not reach."""
     t = tracker
+    if not t.pending and not t.nograd_modules and not t.forced._d:
+        t.last_reached = None   # (only the forced-requires_grad check reads it)
+        return
     reached = {id(n.variable) for n in order if type(n) is AccumulateGrad}
     t.last_reached = reached
     if not t.pending and not t.nograd_modules:
@@ -377,11 +403,14 @@ def _resolve_cuts(order):
 def note_cut(tensor, out, how, frame):
     """``out`` was made from ``tensor`` (which requires grad) by ``how``, on the user's line ``frame``."""
     t = tracker
-    cut = Cut(how, frame.f_code.co_filename, frame.f_lineno)
-    if isinstance(out, Tensor):
-        t.cut_results.set(out, cut)
     source = tensor._grad_fn if tensor._grad_fn is not None else tensor
-    if source is not tensor and source in t.consumed:   # loss.item() after loss.backward(): nothing lost
+    out_is_tensor = isinstance(out, Tensor)
+    if not out_is_tensor and source is not tensor and source in t.consumed:
+        return   # loss.item() after loss.backward(): nothing is lost
+    cut = Cut(how, frame.f_code.co_filename, frame.f_lineno)
+    if out_is_tensor:
+        t.cut_results.set(out, cut)
+    if source is not tensor and source in t.consumed:
         return
     if id(source) in t.pending:
         return
@@ -396,6 +425,18 @@ def note_cut(tensor, out, how, frame):
 def _cutting(name, how):
     """A Tensor method whose result has no path back to ``self`` (detach, item, numpy, ...)."""
     orig = Tensor.__dict__[name]
+    if name in ("detach", "item"):   # no arguments, and called inside glasstorch too: keep it lean
+        def wrapper(self):
+            out = orig(self)
+            if self._requires_grad:
+                f = sys._getframe(1)
+                if not f.f_code.co_filename.startswith(_PKG):
+                    note_cut(self, out, how, f)
+            return out
+        wrapper.__wrapped__ = orig
+        wrapper.__name__ = getattr(orig, "__name__", name)
+        wrapper.__doc__ = getattr(orig, "__doc__", None)
+        return wrapper
 
     def wrapper(self, *args, **kwargs):
         out = orig(self, *args, **kwargs)
@@ -501,19 +542,42 @@ def _grad_property():
     fget0 = orig.fget
 
     def fget(self):
-        if self._grad_fn is None:    # a leaf: the common case (optimizers read p.grad), kept to one test
-            return fget0(self)
-        if not self._retains_grad and checks.on:
+        if self._grad_fn is None:
+            return self._grad       # a leaf: what the original getter returns, with no warning to give
+        if checks.on and not self._retains_grad:
             f = sys._getframe(1)
             if not f.f_code.co_filename.startswith(_PKG):
                 checks.nonleaf_grad(self, f)
-        return fget0(self)
+        return call_warning_at_user(fget0, self)
     return property(fget, orig.fset, orig.fdel, orig.__doc__)
+
+
+def call_warning_at_user(fn, *args, **kwargs):
+    """``fn(*args, **kwargs)``, with the warnings it gives moved to the user's line.
+
+    glasstorch's warnings use ``stacklevel`` to point at the caller; a wrapper adds a frame, which would
+    point them at the wrapper. They are caught and given again at the first frame outside glasstorch,
+    through that module's registry, so the usual once-per-line filtering still applies.
+    """
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = fn(*args, **kwargs)
+    if caught:
+        frame, _ = user_site(1)
+        for w in caught:
+            if frame is not None and w.filename.startswith(_PKG):
+                g = frame.f_globals
+                warnings.warn_explicit(w.message, w.category, frame.f_code.co_filename, frame.f_lineno,
+                                       module=g.get("__name__", "__main__"),
+                                       registry=g.setdefault("__warningregistry__", {}), module_globals=g)
+            else:
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
+    return result
 
 
 def _tensor_factory(orig):
     def tensor(data, *args, **kwargs):
-        out = orig(data, *args, **kwargs)
+        out = call_warning_at_user(orig, data, *args, **kwargs)
         src = _grad_source(data)
         if src is not None:
             f = sys._getframe(1)
@@ -537,42 +601,62 @@ def _grad_source(data, depth=0):
     return None
 
 
+def _seen_optimizer(optimizer):
+    if id(optimizer) not in tracker.optimizers._d:
+        tracker.optimizers.set(optimizer, True)
+
+
 def _step_pre_hook(optimizer, args, kwargs):
     t = tracker
-    t.optimizers.set(optimizer, True)
+    _seen_optimizer(optimizer)
     if checks.on:
         checks.step(optimizer)
     t.step_count += 1
+    leaves = t.leaves._d
     for group in optimizer.param_groups:
         for p in group["params"]:
             if p._grad is not None:
-                info = t.leaves.get(p)
-                if info is not None:
-                    info.stepped = True
+                e = leaves.get(id(p))
+                if e is not None and e[0]() is p:
+                    e[1].stepped = True
     if timelines:
-        frame, _ = user_site(2)
-        _timeline("step", optimizer, where_of(frame))
+        _timeline("step", optimizer, user_where(1))
 
 
-def _note_resets(params, set_to_none, frame, what):
+def _note_zero_grad(owner, params, set_to_none, frame, what):
+    """``owner.zero_grad()`` ran (an optimizer or a module); ``params()`` lists what it resets."""
     t = tracker
-    where = where_of(frame)
-    reset = []
-    for p in params:
-        if p._grad is not None:
-            if set_to_none and where is not None:
-                t.resets.set(p, (where[0], where[1], t.backward_count))
-            reset.append(p)
+    while frame is not None and frame.f_code.co_filename.startswith(_PKG):
+        frame = frame.f_back    # called from inside glasstorch: the user's line is further out
+    if set_to_none and frame is not None:
+        t.resets.set(owner, (frame.f_code.co_filename, frame.f_lineno, t.backward_count))
     if timelines:
-        _timeline("zero_grad", what, reset, set_to_none, where)
+        _timeline("zero_grad", what, [p for p in params() if p._grad is not None], set_to_none, where_of(frame))
+
+
+def reset_of(tensor):
+    """(filename, lineno, backward count) of the last zero_grad(set_to_none=True) that covers ``tensor``."""
+    best = None
+    for owner, rec in tracker.resets.items():
+        try:
+            params = owner_params(owner)
+        except Exception:
+            continue
+        if any(p is tensor for p in params) and (best is None or rec[2] >= best[2]):
+            best = rec
+    return best
+
+
+def owner_params(owner):
+    if hasattr(owner, "param_groups"):
+        return [p for g in owner.param_groups for p in g["params"]]
+    return list(owner.parameters())
 
 
 def _optimizer_zero_grad(orig):
     def zero_grad(self, set_to_none=True):
-        frame, _ = user_site(1)
-        t = tracker
-        t.optimizers.set(self, True)
-        _note_resets([p for g in self.param_groups for p in g["params"]], set_to_none, frame, "optimizer")
+        _seen_optimizer(self)
+        _note_zero_grad(self, lambda: owner_params(self), set_to_none, sys._getframe(1), "optimizer")
         return orig(self, set_to_none)
     zero_grad.__wrapped__ = orig
     zero_grad.__doc__ = orig.__doc__
@@ -591,43 +675,53 @@ def _optimizer_add_param_group(orig):
     return add_param_group
 
 
-_local = threading.local()
-
-
 def _module_call(orig):
     def __call__(self, *args, **kwargs):
-        depth = getattr(_local, "depth", 0)
-        if depth == 0:
-            f = sys._getframe(1)
-            if not f.f_code.co_filename.startswith(_PKG):
-                _top_module_call(self, f)
-        _local.depth = depth + 1
-        try:
-            return orig(self, *args, **kwargs)
-        finally:
-            _local.depth = depth
+        f = sys._getframe(1)
+        if not f.f_code.co_filename.startswith(_PKG):
+            _user_module_call(self, f)
+        return orig(self, *args, **kwargs)
     __call__.__wrapped__ = orig
+    _module_call_codes.add(__call__.__code__)
     return __call__
 
 
-def _top_module_call(module, frame):
+_module_call_codes = set()
+
+
+def _inside_module_call(frame):
+    """Whether ``frame`` runs inside another module's call (a user forward() calling a submodule)."""
+    f = frame.f_back
+    while f is not None:
+        if f.f_code in _module_call_codes:
+            return True
+        f = f.f_back
+    return False
+
+
+def _user_module_call(module, frame):
+    """A module called from user code: the first call is looked at closely; calls under no_grad too."""
     t = tracker
-    if module not in t.root_modules:
+    e = t.modules_seen._d.get(id(module))
+    first = e is None or e[0]() is not module
+    if not first and _state.enabled:
+        return      # the hot path: a known module in a training step
+    if _inside_module_call(frame):
+        if first:
+            t.modules_seen.set(module, False)
+        return      # the outer module's call speaks for it
+    if first:
+        t.modules_seen.set(module, True)
         t.root_modules.set(module, True)
     if not _state.enabled and id(module) not in t.nograd_modules:
         t.nograd_modules[id(module)] = (module, Cut("a no_grad block", frame.f_code.co_filename, frame.f_lineno))
     if checks.on:
-        checks.module_call(module, frame)
+        checks.module_call(module, frame, first)
 
 
 def _module_zero_grad(orig):
     def zero_grad(self, set_to_none=True):
-        frame, _ = user_site(1)
-        try:
-            params = list(self.parameters())
-        except Exception:
-            params = []
-        _note_resets(params, set_to_none, frame, "module")
+        _note_zero_grad(self, lambda: owner_params(self), set_to_none, sys._getframe(1), "module")
         return orig(self, set_to_none)
     zero_grad.__wrapped__ = orig
     zero_grad.__doc__ = orig.__doc__
@@ -637,8 +731,7 @@ def _module_zero_grad(orig):
 def _cross_entropy(orig):
     def cross_entropy(input, target, *args, **kwargs):
         if checks.on and isinstance(input, Tensor):
-            frame, _ = user_site(1)
-            checks.cross_entropy(input, frame)
+            checks.cross_entropy(input)
         return orig(input, target, *args, **kwargs)
     cross_entropy.__wrapped__ = orig
     cross_entropy.__doc__ = orig.__doc__

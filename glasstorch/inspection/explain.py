@@ -107,7 +107,7 @@ def explain(tensor, name=None):
         return _unwatched(tensor, name)
     info = t.leaves.get(tensor)
     last = info.last_backward if info is not None else 0
-    reset = t.resets.get(tensor)
+    reset = _instrument.reset_of(tensor)
     if reset is not None and last and reset[2] >= last and t.backward_count == reset[2]:
         msg = (f"{name}.grad is None because zero_grad() (set_to_none=True, the default) cleared it at "
                f"{_line(reset)}, after the last backward pass; the next loss.backward() fills it again. "

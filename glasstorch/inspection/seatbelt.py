@@ -36,7 +36,7 @@ import sys
 import warnings
 import weakref
 
-from ..backends import xp
+from ..backends import namespace, device_type_of
 from ..autograd import grad_mode as _grad_mode
 from ..autograd.graph import AccumulateGrad
 from .._tensor import Tensor
@@ -129,14 +129,17 @@ def _where_made(t):
 # ----------------------------------------------------------------------------------------------
 # The checks (installed into _instrument while a seatbelt is on)
 # ----------------------------------------------------------------------------------------------
-# Ops that cannot turn finite values into NaN/inf: views, copies, joins (skipped by the NaN check).
-_MOVES = {"ViewBackward0", "UnsafeViewBackward0", "PermuteBackward0", "TransposeBackward0", "TBackward0",
+# Ops that cannot turn finite values into NaN/inf (skipped by the NaN check): views, copies, joins, and
+# the bounded or numerically stable ones (relu, sigmoid, tanh, softmax, log_softmax, nll_loss).
+_CANT_MAKE_NONFINITE = {"ViewBackward0", "UnsafeViewBackward0", "PermuteBackward0", "TransposeBackward0", "TBackward0",
           "ExpandBackward0", "SqueezeBackward0", "SqueezeBackward1", "SqueezeBackward2", "UnsqueezeBackward0",
           "SliceBackward0", "SelectBackward0", "CloneBackward0", "AliasBackward0", "CatBackward0",
           "StackBackward0", "RepeatBackward0", "FlipBackward0", "RollBackward0", "IndexBackward0",
           "ReluBackward0", "NegBackward0", "UnbindBackward0", "SplitBackward0", "SplitWithSizesBackward0",
           "ReshapeAliasBackward0", "TrilBackward0", "TriuBackward0", "DiagonalBackward0", "GatherBackward0",
-          "MaxPool2DWithIndicesBackward0", "AbsBackward0", "CloneBackward0"}
+          "MaxPool2DWithIndicesBackward0", "AbsBackward0", "SigmoidBackward0", "TanhBackward0",
+                        "SoftmaxBackward0", "LogSoftmaxBackward0", "NllLossBackward0", "HardtanhBackward0",
+                        "LeakyReluBackward0", "ThresholdBackward0"}
 # Ops whose output is raw scores (a Linear/conv layer's), never rows of probabilities: no need to look.
 _LOGIT_MAKERS = {"AddmmBackward0", "MmBackward0", "ConvolutionBackward0", "BmmBackward0", "UnsafeViewBackward0",
                  "MvBackward0", "LinearBackward0"}
@@ -153,19 +156,20 @@ class _SeatbeltChecks(_instrument._Checks):
         self.scanned = IdTable()       # modules already scanned for non-leaf tensors
 
     # -- every node: NaN/inf, graphs kept alive ------------------------------------------
-    def node(self, node, inputs, outputs, where):
-        if type(node).__name__ not in _MOVES:
-            for out in (outputs if type(outputs) is tuple else (outputs,)):
-                if out is not None:
-                    d = out._data
-                    if d.dtype.kind == "f":
-                        s = d.sum()       # one pass, no temporary: nan/inf in, nan/inf out
-                        if not (s - s == 0):
-                            self._nonfinite(node, inputs, out, where)
-                            break
-        self._kept_alive(node, inputs, where)
+    def node(self, node, inputs, outputs):
+        out = outputs[0] if type(outputs) is tuple else outputs
+        d = out._data if out is not None else None
+        if d is not None and d.dtype.kind == "f" and type(node).__name__ not in _CANT_MAKE_NONFINITE:
+            for o in (outputs if type(outputs) is tuple else (outputs,)):
+                if o is not None and not _finite_fast(o._data):
+                    self._nonfinite(node, inputs, o)
+                    break
+        if d is not None and d.size == 1:
+            # graphs kept alive are held by scalars (a running total of losses): look only at those
+            self._kept_alive(node, inputs)
 
-    def _nonfinite(self, node, inputs, out, where):
+    def _nonfinite(self, node, inputs, out):
+        xp = _ns(out._data)
         if bool(xp.isfinite(out._data).all()):
             return  # the sum overflowed; the values are finite
         bad_leaf = None
@@ -189,9 +193,9 @@ class _SeatbeltChecks(_instrument._Checks):
                    f"contains {what} (it is a leaf: data or a parameter). Fix: if it is a parameter, an earlier "
                    f"step's gradient was not finite (lower the learning rate, clip gradients); if it is data, "
                    f"clean it (torch.nan_to_num, or drop the rows).")
-        _warn(NonFiniteWarning, msg, where)
+        _warn(NonFiniteWarning, msg, _instrument.user_where(1))
 
-    def _kept_alive(self, node, inputs, where):
+    def _kept_alive(self, node, inputs):
         """Does ``node`` hold on to a graph that a backward pass already went through?
 
         ``chains`` marks such nodes with the backward passes whose graphs they keep alive: a node made
@@ -226,7 +230,8 @@ class _SeatbeltChecks(_instrument._Checks):
         if backs is None:
             return
         chains.set(node, backs)
-        if len(backs) >= 2 and where is not None:
+        where = _instrument.user_where(1) if len(backs) >= 2 else None
+        if where is not None:
             n = _count_nodes(node)
             msg = (f"this line keeps the graphs of {len(backs)} losses alive after their backward(): the "
                    f"result still points into every earlier loss's graph, now {n} autograd nodes, and it "
@@ -251,26 +256,32 @@ class _SeatbeltChecks(_instrument._Checks):
     # -- optimizer.step(): missing zero_grad, cut parameters, forced leaves ----------------
     def step(self, optimizer):
         params = [p for g in optimizer.param_groups for p in g["params"]]
-        frame, _ = _instrument.user_site(1)
-        if not (self.accumulate or optimizer in self.expected):
-            carried = []
-            backwards = 0
-            for p in params:
-                g = p._grad
-                if g is None:
-                    continue
-                info = tracker.leaves.get(p)
+        leaves = tracker.leaves._d
+        carried = []
+        backwards = 0
+        missing = False
+        check_carried = not (self.accumulate or optimizer in self.expected)
+        for p in params:
+            g = p._grad
+            if g is None:
+                missing = True
+            elif check_carried:
+                e = leaves.get(id(p))
+                info = e[1] if e is not None and e[0]() is p else None
                 if info is not None and info.carried and id(g) == info.grad_id and g._vc.version == info.grad_version:
                     carried.append(p)
                     backwards = max(backwards, info.backwards)
-            if carried:
-                more = f" (and {len(carried) - 1} more)" if len(carried) > 1 else ""
-                msg = (f"optimizer.step() is using gradients summed over {backwards} backward passes: the .grad of "
-                       f"{_name(carried[0])}{more} was not cleared after the previous step, so every step also "
-                       f"re-applies the old gradients. Fix: call optimizer.zero_grad() once per iteration (before "
-                       f"loss.backward()). If you accumulate on purpose, say so: "
-                       f"glasstorch.inspection.expect_accumulation(optimizer) or seatbelt(accumulate=True).")
-                _warn(MissingZeroGradWarning, msg, _instrument.where_of(frame), frame)
+        if carried:
+            frame, _ = _instrument.user_site(1)
+            more = f" (and {len(carried) - 1} more)" if len(carried) > 1 else ""
+            msg = (f"optimizer.step() is using gradients summed over {backwards} backward passes: the .grad of "
+                   f"{_name(carried[0])}{more} was not cleared after the previous step, so every step also "
+                   f"re-applies the old gradients. Fix: call optimizer.zero_grad() once per iteration (before "
+                   f"loss.backward()). If you accumulate on purpose, say so: "
+                   f"glasstorch.inspection.expect_accumulation(optimizer) or seatbelt(accumulate=True).")
+            _warn(MissingZeroGradWarning, msg, _instrument.where_of(frame), frame)
+        if not missing:
+            return
 
         by_cut = {}
         for p in params:
@@ -332,8 +343,8 @@ class _SeatbeltChecks(_instrument._Checks):
         _warn(ForcedRequiresGradWarning, msg, _instrument.where_of(frame), frame)
 
     # -- modules: train mode under no_grad, non-leaf attributes ---------------------------
-    def module_call(self, module, frame):
-        if module not in self.scanned:
+    def module_call(self, module, frame, first):
+        if first or module not in self.scanned:
             self.scanned.set(module, True)
             self._scan_attributes(module, frame)
         if _state.enabled or not getattr(module, "training", False):
@@ -344,13 +355,18 @@ class _SeatbeltChecks(_instrument._Checks):
                 active.append((name or type(m).__name__, m))
         if not active:
             return
-        listed = ", ".join(f"{n} ({type(m).__name__})" for n, m in active[:3])
+        listed = ", ".join(f"'{n}' ({type(m).__name__})" for n, m in active[:3])
+        kinds = {("dropout" if "Dropout" in type(m).__name__ else "batchnorm") for _, m in active}
+        effects = []
+        if "dropout" in kinds:
+            effects.append("dropout zeroes activations at random")
+        if "batchnorm" in kinds:
+            effects.append("batch norm normalises with this batch's statistics and overwrites its running averages")
         mode = "inference_mode" if _state.inference else "no_grad"
         msg = (f"{type(module).__name__} runs under torch.{mode}() but is still in train mode: {listed} "
-               f"{'behave' if len(active) > 1 else 'behaves'} as in training (dropout drops activations at random, "
-               f"batch norm normalises with this batch's statistics and updates its running averages), so the "
-               f"evaluation is wrong. Fix: call model.eval() before evaluating, and model.train() before training "
-               f"again.")
+               f"{'behave' if len(active) > 1 else 'behaves'} as in training ({'; '.join(effects)}), so the "
+               f"evaluation is wrong and changes from run to run. Fix: call model.eval() before evaluating, and "
+               f"model.train() before training again.")
         _warn(TrainModeInferenceWarning, msg, _instrument.where_of(frame), frame)
 
     def _scan_attributes(self, module, frame):
@@ -400,7 +416,7 @@ class _SeatbeltChecks(_instrument._Checks):
         _warn(NonLeafParameterWarning, msg, where, frame if made is None else None)
 
     # -- losses ------------------------------------------------------------------------------
-    def cross_entropy(self, input, frame):
+    def cross_entropy(self, input):
         fn = input._grad_fn
         name = type(fn).__name__ if fn is not None else None
         kind = None
@@ -422,7 +438,24 @@ class _SeatbeltChecks(_instrument._Checks):
                    "log_softmax itself, so the softmax is applied twice, the loss is squashed into a narrow "
                    "range and the gradients nearly vanish (training stalls). Fix: pass the logits (remove the "
                    "softmax from the model; apply it only when you want probabilities for display).")
+        frame, _ = _instrument.user_site(1)
         _warn(ProbabilitiesToCrossEntropyWarning, msg, _instrument.where_of(frame), frame)
+
+
+def _finite_fast(d):
+    """False if ``d`` may hold nan/inf: one BLAS pass (x . x is nan/inf exactly when some x is, or when it
+    overflows, which the caller rules out with an exact check); a plain sum for other layouts/dtypes."""
+    if d.dtype.itemsize >= 4 and d.flags.c_contiguous and d.size > 16:
+        r = d.reshape(-1)
+        s = r.dot(r)
+    else:
+        s = d.sum()
+    return bool(s - s == 0)
+
+
+def _ns(a):
+    """The array library of ``a`` (NumPy, or CuPy on a GPU)."""
+    return namespace(device_type_of(a))
 
 
 def _probability_rows(d):
@@ -440,6 +473,7 @@ def _probability_rows(d):
         if float(abs(d.sum(axis=axis, dtype="float64") - 1.0).max()) < 1e-4:
             return "softmax"
     elif hi <= 0.0:
+        xp = _ns(d)
         lse = xp.log(xp.exp(d.astype("float64")).sum(axis=axis))
         if float(abs(lse).max()) < 1e-4:
             return "log_softmax"
