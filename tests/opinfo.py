@@ -84,10 +84,15 @@ def _leaves(obj, out):
 
 
 class SampleInput:
-    """Positional and keyword arguments of one call; Leaf objects become tensors in ``build``."""
+    """Positional and keyword arguments of one call; Leaf objects become tensors in ``build``.
 
-    def __init__(self, *args, desc=None, **kwargs):
-        self.args, self.kwargs, self.desc = args, kwargs, desc
+    ``nondiff=True`` marks a sample at a point where the op is not differentiable (ties of a max,
+    the norm of a zero vector, NaN/inf inputs): torch's rule for the gradient there is compared,
+    but finite differences cannot check it.
+    """
+
+    def __init__(self, *args, desc=None, nondiff=False, **kwargs):
+        self.args, self.kwargs, self.desc, self.nondiff = args, kwargs, desc, nondiff
 
     @property
     def leaves(self):
@@ -347,7 +352,7 @@ register(
     OpInfo("sigmoid.extreme", lambda lib, x: lib.sigmoid(x), dtypes=FLOATS,
            samples=lambda make, dt: [SampleInput(make((6,), values=[-800., -40., -1e-3, 0., 40., 800.]))]),
     OpInfo("exp.extreme", lambda lib, x: lib.exp(x), dtypes=FLOATS,
-           samples=lambda make, dt: [SampleInput(make((4,), values=[-1000., 0., 50., 1000.]))]),
+           samples=lambda make, dt: [SampleInput(make((4,), values=[-1000., 0., 50., 1000.]), nondiff=True)]),
 )
 
 
@@ -398,9 +403,11 @@ register(
     OpInfo("maximum", samples=binary_samples(scalars=()), dtypes=ALL_NUM),
     OpInfo("minimum", samples=binary_samples(scalars=()), dtypes=ALL_NUM),
     OpInfo("maximum.ties", lambda lib, a, b: lib.maximum(a, b), dtypes=FLOATS,
-           samples=lambda make, dt: [SampleInput(make((4,), values=[1, 2, 3, 4]), make((4,), values=[1, 0, 3, 5]))]),
+           samples=lambda make, dt: [SampleInput(make((4,), values=[1, 2, 3, 4]), make((4,), values=[1, 0, 3, 5]),
+                                                 nondiff=True)]),
     OpInfo("minimum.ties", lambda lib, a, b: lib.minimum(a, b), dtypes=FLOATS,
-           samples=lambda make, dt: [SampleInput(make((4,), values=[1, 2, 3, 4]), make((4,), values=[1, 0, 3, 5]))]),
+           samples=lambda make, dt: [SampleInput(make((4,), values=[1, 2, 3, 4]), make((4,), values=[1, 0, 3, 5]),
+                                                 nondiff=True)]),
 )
 
 
@@ -443,7 +450,7 @@ def _clamp_samples(make, dtype):
         yield SampleInput(make(shape, layout=layout), -0.5 if f else -1, 0.5 if f else 2)
     yield SampleInput(make((3, 4)), min=0.0 if f else 0)
     yield SampleInput(make((3, 4)), max=0.3 if f else 1)
-    yield SampleInput(make((3, 4)), 1.0 if f else 2, -1.0 if f else -1)   # min > max: all max
+    yield SampleInput(make((3, 4)), 1.0 if f else 2, -1.0 if f else -1, nondiff=True)   # min > max: all max
     yield SampleInput(make((3, 4)), make((3, 4), low=-2, high=0), make((4,), low=0, high=2))
     yield SampleInput(make((3, 4)), min=make((3, 1), low=-1, high=1))
     yield SampleInput(make((3, 4)), max=make((), low=-1, high=1))
@@ -493,9 +500,9 @@ register(
 
 # ---- reductions -----------------------------------------------------------------------------------
 def _ties_extra(make, dtype):
-    yield SampleInput(ties_sample(make, dtype))
-    yield SampleInput(ties_sample(make, dtype), 1)
-    yield SampleInput(ties_sample(make, dtype), 0, keepdim=True)
+    yield SampleInput(ties_sample(make, dtype), nondiff=True)
+    yield SampleInput(ties_sample(make, dtype), 1, nondiff=True)
+    yield SampleInput(ties_sample(make, dtype), 0, keepdim=True, nondiff=True)
 
 
 def _var_extra(make, dtype):
@@ -516,7 +523,7 @@ def _norm_extra(make, dtype):
     yield SampleInput(x, 2, (0, 1), True)
     yield SampleInput(x, "fro")
     yield SampleInput(x, dim=0)
-    yield SampleInput(make((3,), values=[0, 0, 0]))  # the norm's gradient at 0 is 0, not nan
+    yield SampleInput(make((3,), values=[0, 0, 0]), nondiff=True)  # the norm's gradient at 0 is 0, not nan
 
 
 def _prod_samples(make, dtype):
@@ -557,8 +564,8 @@ def _arg_samples(make, dtype):
     yield SampleInput(make(()))
     yield SampleInput(make((3, 4)), keepdim=True)
     yield SampleInput(make((4, 3), layout="T"), 1)
-    yield SampleInput(ties_sample(make, dtype), 1)
-    yield SampleInput(ties_sample(make, dtype))
+    yield SampleInput(ties_sample(make, dtype), 1, nondiff=True)
+    yield SampleInput(ties_sample(make, dtype), nondiff=True)
 
 
 def _softmax_samples(make, dtype):
@@ -659,6 +666,7 @@ def _mm_samples(make, dtype):
 
 def _bmm_samples(make, dtype):
     yield SampleInput(make((4, 2, 3)), make((4, 3, 5)))
+    yield SampleInput(make((2, 2, 3)), make((2, 3, 2)))
     yield SampleInput(make((4, 3, 2), layout="T"), make((4, 2, 5), layout="T"))
 
 
@@ -747,7 +755,8 @@ def _gather_samples(make, dtype):
 def _scatter_samples(make, dtype):
     yield SampleInput(make((3, 4)), 1, Leaf(np.array([[0, 2], [3, 1], [1, 0]], "int64")), make((3, 2)))
     yield SampleInput(make((3, 4)), 0, Leaf(np.array([[2, 0, 1, 2]], "int64")), make((1, 4)))
-    yield SampleInput(make((3, 4)), 0, Leaf(np.array([[2, 0, 1, 2]], "int64")), make((2, 5)))  # src larger
+    # src larger than index: torch's (and our) backward cannot shape src's gradient
+    yield SampleInput(make((3, 4)), 0, Leaf(np.array([[2, 0, 1, 2]], "int64")), make((2, 5)), nondiff=True)
     yield SampleInput(make((3, 4)), 1, Leaf(np.array([[0], [3], [2]], "int64")), 1.5)
     yield SampleInput(make((4, 3), layout="T"), -1, Leaf(np.array([[1, 0]], "int64")), make((1, 2)))
 
@@ -755,7 +764,7 @@ def _scatter_samples(make, dtype):
 def _scatter_add_samples(make, dtype):
     yield SampleInput(make((3, 4)), 1, Leaf(np.array([[0, 0], [3, 1], [1, 1]], "int64")), make((3, 2)))
     yield SampleInput(make((3, 4)), 0, make.index((5, 4), 3), make((5, 4)))
-    yield SampleInput(make((3, 4)), 0, Leaf(np.array([[2, 0, 1, 2]], "int64")), make((2, 5)))
+    yield SampleInput(make((3, 4)), 0, Leaf(np.array([[2, 0, 1, 2]], "int64")), make((2, 5)), nondiff=True)
     yield SampleInput(make((4, 3), layout="T"), 1, make.index((3, 6), 3), make((3, 6)))
 
 
@@ -813,8 +822,8 @@ def _sort_samples(make, dtype):
     yield SampleInput(make((2, 3, 4)), 1, True)
     yield SampleInput(make((4, 3), layout="T"), -1)
     yield SampleInput(make(()))
-    yield SampleInput(make((6,), values=[3, 1, 3, 2, 1, 3]), stable=True)
-    yield SampleInput(make((6,), values=[3, 1, 3, 2, 1, 3]), descending=True, stable=True)
+    yield SampleInput(make((6,), values=[3, 1, 3, 2, 1, 3]), stable=True, nondiff=True)
+    yield SampleInput(make((6,), values=[3, 1, 3, 2, 1, 3]), descending=True, stable=True, nondiff=True)
     if np.dtype(dtype).kind == "f":
         yield SampleInput(make((4,), values=[1.0, float("nan"), -1.0, float("inf")]))
         yield SampleInput(make((4,), values=[1.0, float("nan"), -1.0, float("inf")]), descending=True)
@@ -1087,6 +1096,14 @@ def _setitem_samples(make, dtype):
     yield SampleInput(make((4, 5, 6)), Ellipsis, make(()), desc="x[...] = t0d")
     yield SampleInput(make((4, 5, 6)), 0, make((5, 6), dtype="int64" if np.dtype(dtype).kind == "f" else None),
                       desc="x[0] = int tensor")
+    # small ones, for finite differences
+    yield SampleInput(make((2, 3)), 0, make((3,)), desc="x[2,3][0] = t")
+    yield SampleInput(make((2, 3)), (slice(None), 1), make(()), desc="x[2,3][:, 1] = t0d")
+    # a repeated index: torch's gradient counts the value once per index, though one write survives
+    yield SampleInput(make((2, 3)), Leaf(np.array([1, 1], "int64")), make((3,)), desc="x[2,3][[1, 1]] = t",
+                      nondiff=True)
+    yield SampleInput(make((2, 3)), Leaf(np.array([1, 0], "int64")), make((3,)), desc="x[2,3][[1, 0]] = t")
+    yield SampleInput(make((2, 3)), Ellipsis, make((3,)), desc="x[2,3][...] = t")
 
 
 def _setitem_fn(lib, x, idx, value):
