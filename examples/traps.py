@@ -77,7 +77,7 @@ def main(argv=None):
         print(f"  {what}")
         print(f"  Fix: {fix}")
     print()
-    print(belt.report().splitlines()[0])
+    print(belt.report().splitlines()[0].rstrip(":"))
     return len(traps)
 
 

@@ -146,6 +146,7 @@ def test_hooks_removed_after_backward():
         y.backward(retain_graph=True)
     node = y.grad_fn
     assert node._hooks is None and node.next_functions[0][0]._hooks is None
+    assert not getattr(node, "_hooked", False)
 
 
 def test_gradient_still_stolen_under_inspection():

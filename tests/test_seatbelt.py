@@ -245,3 +245,24 @@ class _nothing:
 
     def __exit__(self, *exc):
         return False
+
+
+def test_traps_can_be_errors():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TrapWarning)
+        with pytest.raises(inspection.MissingZeroGradWarning):
+            with seatbelt():
+                runpy.run_path(os.path.join(TRAPS, "missing_zero_grad.py"), run_name="__main__")
+    assert not _instrument.active()
+
+
+@pytest.mark.skipif(not HAVE_NN, reason="glasstorch.nn layers not available yet")
+def test_example_script(capsys):
+    example = runpy.run_path(os.path.join(os.path.dirname(HERE), "examples", "traps.py"), run_name="example")
+    assert example["main"]([]) == 3
+    out = capsys.readouterr().out
+    for name in ("ProbabilitiesToCrossEntropyWarning", "MissingZeroGradWarning", "TrainModeInferenceWarning"):
+        assert name in out
+    assert out.count("Fix: ") == 3 and "seatbelt: 3 traps found in 45 steps" in out
+    assert example["main"](["--fixed"]) == 0
+    assert capsys.readouterr().out.rstrip().endswith("seatbelt: no traps found in 45 steps")

@@ -66,7 +66,7 @@ class record:
         self.events = []
         self._thread = None
         self._freed = []          # weakrefs to nodes whose saved values backward released
-        self._hooks = []          # (node, handle, had_none) registered for the running backward
+        self._hooks = []          # (node, handle, its hook state before) for the running backward
         self._retain = False
 
     # -- context manager --------------------------------------------------------------------
@@ -144,9 +144,9 @@ class record:
         for node in order:
             if type(node) is AccumulateGrad:
                 continue
-            had_none = node._hooks is None
+            before = (node._hooks is None, getattr(node, "_hooked", None))
             handle = node.register_hook(self._make_hook(weakref.ref(node)))
-            self._hooks.append((node, handle, had_none))
+            self._hooks.append((node, handle, before))
 
     def _make_hook(self, ref):
         def hook(grad_inputs, grad_outputs):
@@ -171,10 +171,13 @@ class record:
         self._add("end", "backward", f"{len(order) if order else 0} nodes reached")
 
     def _remove_hooks(self):
-        for node, handle, had_none in self._hooks:
+        for node, handle, (had_none, was_hooked) in self._hooks:
             handle.remove()
             if had_none and not node._hooks:
                 node._hooks = None
+                if was_hooked is False and not (node._pre_hooks or node._tensor_pre_hooks or
+                                                node._retain_grad_hooks):
+                    node._hooked = False   # the engine's one-flag check: back to the fast path
         self._hooks = []
 
     def _on_accumulate(self, acc, var, shape, before):
@@ -242,7 +245,8 @@ class GraphSummary:
     def __str__(self):
         top = ", ".join(f"{n} x{c}" for n, c in sorted(self.ops.items(), key=lambda kv: -kv[1])[:6])
         leaves = ", ".join(self.leaves[:8]) + (f" and {len(self.leaves) - 8} more" if len(self.leaves) > 8 else "")
-        return (f"{self.nodes} nodes, depth {self.depth}, {len(self.leaves)} leaves ({leaves}); saved values hold "
+        n = len(self.leaves)
+        return (f"{self.nodes} nodes, depth {self.depth}, {n} lea{'f' if n == 1 else 'ves'} ({leaves}); saved values hold "
                 f"{_human(self.saved_bytes)}" + (f"; {self.freed_nodes} nodes already freed" if self.freed_nodes else "")
                 + (f"\nops: {top}" if top else ""))
 
