@@ -541,3 +541,33 @@ def test_functional_names_exist():
     missing = [n for n in names if not callable(getattr(F, n, None))]
     assert not missing, missing
     _ = math
+
+
+FLOAT32_OPS = [
+    ("conv2d", lambda F_, x, w: F_.conv2d(x, w, padding=1), [(2, 3, 9, 9), (4, 3, 3, 3)]),
+    ("conv_transpose2d", lambda F_, x, w: F_.conv_transpose2d(x, w, stride=2), [(2, 3, 5, 5), (3, 4, 3, 3)]),
+    ("max_pool2d", lambda F_, x: F_.max_pool2d(x, 3, 2, 1), [(2, 3, 9, 9)]),
+    ("avg_pool2d", lambda F_, x: F_.avg_pool2d(x, 3, 2, 1, count_include_pad=False), [(2, 3, 9, 9)]),
+    ("adaptive_avg_pool2d", lambda F_, x: F_.adaptive_avg_pool2d(x, (4, 3)), [(2, 3, 9, 9)]),
+    ("interpolate", lambda F_, x: F_.interpolate(x, scale_factor=1.5, mode="bilinear"), [(2, 3, 5, 5)]),
+    ("pad", lambda F_, x: F_.pad(x, (1, 2, 2, 1), mode="reflect"), [(2, 3, 5, 5)]),
+    ("batch_norm", lambda F_, x: F_.batch_norm(x, None, None, training=True), [(4, 3, 5)]),
+    ("layer_norm", lambda F_, x: F_.layer_norm(x, (5,)), [(4, 3, 5)]),
+    ("group_norm", lambda F_, x: F_.group_norm(x, 3), [(4, 3, 5)]),
+    ("gelu", lambda F_, x: F_.gelu(x), [(4, 5)]),
+    ("softplus", lambda F_, x: F_.softplus(x), [(4, 5)]),
+    ("mse_loss", lambda F_, x, y: F_.mse_loss(x, y), [(4, 5), (4, 5)]),
+    ("smooth_l1_loss", lambda F_, x, y: F_.smooth_l1_loss(x, y), [(4, 5), (4, 5)]),
+    ("bce_with_logits", lambda F_, x, y: F_.binary_cross_entropy_with_logits(x, y), [(4, 5), (4, 5)]),
+]
+
+
+@pytest.mark.parametrize("name,fn,shapes", FLOAT32_OPS, ids=[n for n, _, _ in FLOAT32_OPS])
+def test_float32_stays_float32(name, fn, shapes):
+    """float32 in, float32 out and float32 gradients, close to torch's (no float64 detour)."""
+    arrays = [RNG.standard_normal(s).astype(np.float32) for s in shapes]
+    check(lambda *a: fn(TF, *a), lambda *a: fn(F, *a), *arrays, atol=2e-5, rtol=2e-4, double=False)
+    gi = [gt.tensor(a, requires_grad=True) for a in arrays]
+    y = fn(F, *gi)
+    y.sum().backward()
+    assert y.dtype == gt.float32 and all(g.grad.dtype == gt.float32 for g in gi)

@@ -543,3 +543,15 @@ def test_float32_network_close_to_torch():
     ty, gy = run(tm, gm, x, atol=1e-5, rtol=1e-4)
     assert gy.dtype == gt.float32
     assert all(p.grad.dtype == gt.float32 for p in gm.parameters())
+
+
+@pytest.mark.parametrize("module", ["glasstorch.nn.functional", "glasstorch.nn.init", "glasstorch.nn.modules.linear",
+                                    "glasstorch.nn.modules.activation", "glasstorch.nn.modules.batchnorm",
+                                    "glasstorch.nn.modules.sparse", "glasstorch.nn.modules.conv",
+                                    "glasstorch.nn.modules.pooling", "glasstorch.nn.modules.loss",
+                                    "glasstorch.nn.utils.clip_grad", "glasstorch.nn.utils.rnn"])
+def test_docstring_examples(module):
+    import doctest
+    import importlib
+    result = doctest.testmod(importlib.import_module(module), optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 0 and result.failed == 0

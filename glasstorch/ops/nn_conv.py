@@ -41,7 +41,19 @@ def _size_str(sizes):
     return " x ".join(str(s) for s in sizes)
 
 
-# ---- the array machinery, batch last: im2col, col2im, their matrix products ----------------------------
+# ---- the array machinery: im2col, col2im, their matrix products ----------------------------------------
+# Columns are ordered (positions, batch) -- "batch last" -- or (batch, positions). Batch last gives
+# every copy and strided add runs of N contiguous numbers, whatever the image size; batch first
+# gives runs of the output's width and cheaper reorderings at both ends, which wins when that width
+# is large. ``_batch_last_layout`` chooses; each function takes the choice as ``bl``.
+_LONG_RUN = 24
+
+
+def _batch_last_layout(grid, stride):
+    """Batch last unless the output rows are long contiguous runs already."""
+    return stride[-1] != 1 or grid[-1] < _LONG_RUN
+
+
 def _batch_last(x, padding=None):
     """(N, C, *S) -> (C, *S, N), zero-padded by ``padding`` on both sides of each spatial dim."""
     nd = x.ndim - 2
@@ -59,68 +71,96 @@ def _batch_first(a):
     return xp.ascontiguousarray(a.transpose((nd + 1, 0) + tuple(range(1, nd + 1))))
 
 
+def _padded(x, padding):
+    """(N, C, *S) zero-padded on both sides of each spatial dim (x itself without padding)."""
+    if not any(padding):
+        return x
+    out = xp.zeros(x.shape[:2] + tuple(s + 2 * p for s, p in zip(x.shape[2:], padding)), x.dtype)
+    out[(slice(None), slice(None)) + tuple(slice(p, p + s) for p, s in zip(padding, x.shape[2:]))] = x
+    return out
+
+
+def _swap01(a):
+    return xp.ascontiguousarray(a.swapaxes(0, 1))
+
+
 def _out_size(size, kernel, stride, padding, dilation):
     return [(s + 2 * p - d * (k - 1) - 1) // st + 1 for s, k, st, p, d in zip(size, kernel, stride, padding, dilation)]
 
 
-def im2col(x, kernel, stride, padding, dilation, groups):
-    """Columns of x (N, C, *S): (groups, C/groups * prod(kernel), prod(out) * N), and the output's size."""
+def im2col(x, kernel, stride, padding, dilation, groups, bl):
+    """Columns of x (N, C, *S): (groups, C/groups * prod(kernel), N * prod(out)), ordered as ``bl``."""
     nd = len(kernel)
-    c, n = x.shape[1], x.shape[0]
-    xpad = _batch_last(x, padding)                                    # (C, *Sp, N)
+    n, c = x.shape[:2]
     out = _out_size(x.shape[2:], kernel, stride, padding, dilation)
-    st = xpad.strides
-    windows = _as_strided(xpad, (c,) + tuple(kernel) + tuple(out) + (n,),
-                          (st[0],) + tuple(st[1 + i] * dilation[i] for i in range(nd))
-                          + tuple(st[1 + i] * stride[i] for i in range(nd)) + (st[-1],), writeable=False)
-    cols = windows.reshape(groups, (c // groups) * _prod(kernel), _prod(out) * n)
-    return cols, out
+    if bl:
+        xpad = _batch_last(x, padding)                                # (C, *Sp, N)
+        st = xpad.strides
+        shape = (c,) + tuple(kernel) + tuple(out) + (n,)
+        strides = ((st[0],) + tuple(st[1 + i] * dilation[i] for i in range(nd))
+                   + tuple(st[1 + i] * stride[i] for i in range(nd)) + (st[-1],))
+    else:
+        xpad = _padded(x, padding)                                    # (N, C, *Sp)
+        st = xpad.strides
+        shape = (c,) + tuple(kernel) + (n,) + tuple(out)
+        strides = ((st[1],) + tuple(st[2 + i] * dilation[i] for i in range(nd)) + (st[0],)
+                   + tuple(st[2 + i] * stride[i] for i in range(nd)))
+    windows = _as_strided(xpad, shape, strides, writeable=False)      # a view: no copy
+    return windows.reshape(groups, (c // groups) * _prod(kernel), n * _prod(out)), out
 
 
-def col2im(cols, channels, n, size, kernel, stride, padding, dilation, out_grid):
+def col2im(cols, channels, n, size, kernel, stride, padding, dilation, out_grid, bl):
     """The adjoint of im2col: add every column back onto the image it was read from.
 
-    ``cols`` holds (C * prod(kernel), prod(out_grid) * N); returns the image batch last,
-    (C, *size, N) (the padding is cropped off; rows past the last window, as with output_padding,
+    ``cols`` holds (C * prod(kernel), N * prod(out_grid)) ordered as ``bl``; returns the image
+    (N, C, *size) (the padding is cropped off; rows past the last window, as with output_padding,
     stay zero).
     """
     padded = [s + 2 * p for s, p in zip(size, padding)]
     full = [max(ps, d * (k - 1) + st * (o - 1) + 1) for ps, k, st, d, o in zip(padded, kernel, stride, dilation, out_grid)]
-    img = xp.zeros((channels,) + tuple(full) + (n,), cols.dtype)
-    blocks = cols.reshape((channels,) + tuple(kernel) + tuple(out_grid) + (n,))
+    if bl:
+        img = xp.zeros((channels,) + tuple(full) + (n,), cols.dtype)
+        blocks = cols.reshape((channels,) + tuple(kernel) + tuple(out_grid) + (n,))
+        lead = (slice(None),)
+    else:
+        img = xp.zeros((channels, n) + tuple(full), cols.dtype)
+        blocks = cols.reshape((channels,) + tuple(kernel) + (n,) + tuple(out_grid))
+        lead = (slice(None), slice(None))
     for offset in itertools.product(*[range(k) for k in kernel]):  # one strided add per kernel offset
         target = tuple(slice(o * d, o * d + st * (g - 1) + 1, st)
                        for o, d, st, g in zip(offset, dilation, stride, out_grid))
-        img[(slice(None),) + target] += blocks[(slice(None),) + offset]
-    if tuple(full) == tuple(size):
-        return img
-    return img[(slice(None),) + tuple(slice(p, p + s) for p, s in zip(padding, size))]
+        img[lead + target] += blocks[(slice(None),) + offset]
+    if tuple(full) != tuple(size):
+        img = img[lead + tuple(slice(p, p + s) for p, s in zip(padding, size))]
+    return _batch_first(img) if bl else _swap01(img)
 
 
-def _cols_product(w, cols, n, out_grid):
-    """W (O, C/g, *K) applied to columns (g, C/g * K, L*N): (N, O, *out_grid), contiguous."""
+def _rows(t, groups, bl):
+    """(N, C, *S) -> (g, C/g, N * prod(S)): each group's channel rows, ordered as ``bl``."""
+    c = t.shape[1]
+    return (_batch_last(t) if bl else _swap01(t)).reshape(groups, c // groups, -1)
+
+
+def _cols_product(w, cols, n, out_grid, bl):
+    """W (O, C/g, *K) applied to columns (g, C/g * K, N*L): (N, O, *out_grid), contiguous."""
     groups = cols.shape[0]
     o = w.shape[0]
-    y = xp.matmul(w.reshape(groups, o // groups, -1), cols)         # (g, O/g, L*N)
-    return _batch_first(y.reshape((o,) + tuple(out_grid) + (n,)))
+    y = xp.matmul(w.reshape(groups, o // groups, -1), cols)         # (g, O/g, N*L)
+    if bl:
+        return _batch_first(y.reshape((o,) + tuple(out_grid) + (n,)))
+    return _swap01(y.reshape((o, n) + tuple(out_grid)))
 
 
-def _by_group(t, groups):
-    """(N, C, *S) -> (g, C/g, prod(S) * N): each group's channel rows, positions x batch as columns."""
-    c = t.shape[1]
-    return _batch_last(t).reshape(groups, c // groups, -1)
-
-
-def _fold_product(w, rows, channels, n, size, grid, kernel, stride, padding, dilation):
-    """col2im(W^T @ rows): with rows (g, O/g, L*N) and W (O, C/g, *K) -> image (N, C, *size)."""
+def _fold_product(w, rows, channels, n, size, grid, kernel, stride, padding, dilation, bl):
+    """col2im(W^T @ rows): with rows (g, O/g, N*L) and W (O, C/g, *K) -> image (N, C, *size)."""
     groups = rows.shape[0]
     wt = w.reshape(groups, w.shape[0] // groups, -1).transpose(0, 2, 1)  # (g, C/g*K, O/g)
     cols = xp.matmul(wt, rows).reshape(channels * _prod(kernel), -1)
-    return _batch_first(col2im(cols, channels, n, size, kernel, stride, padding, dilation, grid))
+    return col2im(cols, channels, n, size, kernel, stride, padding, dilation, grid, bl)
 
 
 def _weight_product(rows, cols, wshape):
-    """sum over positions of rows (g, A/g, L*N) times cols (g, B, L*N): the weight gradient."""
+    """sum over positions of rows (g, A/g, N*L) times cols (g, B, N*L): the weight gradient."""
     return xp.matmul(rows, cols.transpose(0, 2, 1)).reshape(wshape)
 
 
@@ -139,19 +179,19 @@ class ConvolutionBackward0(make_node_class("ConvolutionBackward0", None, ("input
         g = grad._data
         if g.dtype != w._data.dtype:
             g = g.astype(w._data.dtype)
-        k, st, p, d, groups = self.kernel, self.stride, self.padding, self.dilation, self.groups
+        k, st, p, d, groups, bl = self.kernel, self.stride, self.padding, self.dilation, self.groups, self.bl
         gx = gw = None
         if not self.transposed:
-            rows = _by_group(g, groups)                                  # (g, O/g, N*L)
+            rows = _rows(g, groups, bl)                                  # (g, O/g, N*L)
             if need_w:
                 gw = _wrap(_weight_product(rows, cols._data, w._data.shape))
             if need_x:
                 gx = _wrap(_fold_product(w._data, rows, x._data.shape[1], x._data.shape[0], x._data.shape[2:],
-                                         g.shape[2:], k, st, p, d))
+                                         g.shape[2:], k, st, p, d, bl))
         else:
-            gcols, grid = im2col(g, k, st, p, d, groups)                 # the output's windows
+            gcols, grid = im2col(g, k, st, p, d, groups, bl)             # the output's windows
             if need_x:
-                gx = _wrap(_cols_product(w._data, gcols, g.shape[0], grid))
+                gx = _wrap(_cols_product(w._data, gcols, g.shape[0], grid, bl))
             if need_w:
                 gw = _wrap(_weight_product(cols._data, gcols, w._data.shape))
         return gx, gw, gb
@@ -228,14 +268,16 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
     kernel = w.shape[2:]
     n = x.shape[0]
     if not transposed:
-        cols, grid = im2col(x, kernel, stride, padding, dilation, groups)
-        y = _cols_product(w, cols, n, grid)
+        bl = _batch_last_layout(_out_size(x.shape[2:], kernel, stride, padding, dilation), stride)
+        cols, grid = im2col(x, kernel, stride, padding, dilation, groups, bl)
+        y = _cols_product(w, cols, n, grid, bl)
     else:
-        rows = _by_group(x, groups)                                      # (g, Cin/g, N*L)
+        bl = _batch_last_layout(x.shape[2:], stride)
+        rows = _rows(x, groups, bl)                                      # (g, Cin/g, N*L)
         size = [(s - 1) * st - 2 * p + d * (k - 1) + op + 1
                 for s, st, p, d, k, op in zip(x.shape[2:], stride, padding, dilation, kernel, output_padding)]
         cout = w.shape[1] * groups
-        y = _fold_product(w, rows, cout, n, size, x.shape[2:], kernel, stride, padding, dilation)
+        y = _fold_product(w, rows, cout, n, size, x.shape[2:], kernel, stride, padding, dilation, bl)
         cols = rows
     if bias is not None:
         y += bias._data.reshape((-1,) + (1,) * len(kernel))
@@ -244,7 +286,7 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
         keep = _wrap(cols) if weight._requires_grad else None  # the weight gradient's columns
         node = record(ConvolutionBackward0, res, (input, weight, bias), (input, weight, keep), meta_check=False)
         node.kernel, node.stride, node.padding, node.dilation = tuple(kernel), tuple(stride), tuple(padding), tuple(dilation)
-        node.transposed, node.output_padding, node.groups = transposed, tuple(output_padding), groups
+        node.transposed, node.output_padding, node.groups, node.bl = transposed, tuple(output_padding), groups, bl
     return res
 
 
@@ -359,9 +401,9 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     unbatched = input.dim() == 3
     x = input._data[None] if unbatched else input._data
     k, d, p, s = _ntuple(kernel_size, 2), _ntuple(dilation, 2), _ntuple(padding, 2), _ntuple(stride, 2)
-    cols, grid = im2col(x, k, s, p, d, 1)
+    cols, grid = im2col(x, k, s, p, d, 1, False)
     n, c = x.shape[:2]
-    y = xp.ascontiguousarray(cols.reshape(c * k[0] * k[1], -1, n).transpose(2, 0, 1))
+    y = _swap01(cols.reshape(c * k[0] * k[1], n, -1))
     res = _wrap(y[0] if unbatched else y)
     if input._requires_grad and _state.enabled:
         node = record(Im2ColBackward0, res, (input,), meta_check=False)
@@ -388,7 +430,7 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
                            f"expected size of input's dimension 2 to match the calculated number of sliding blocks "
                            f"{grid[0]} * {grid[1]} = {grid[0] * grid[1]}, but got input.size(2)={length}.")
     c = ck // (k[0] * k[1])
-    y = _batch_first(col2im(cols.transpose(1, 2, 0).reshape(ck, -1), c, n, size, k, s, p, d, grid))
+    y = col2im(_swap01(cols).reshape(ck, -1), c, n, size, k, s, p, d, grid, False)
     res = _wrap(y[0] if unbatched else y)
     if input._requires_grad and _state.enabled:
         node = record(Col2ImBackward0, res, (input,), meta_check=False)

@@ -94,30 +94,39 @@ class NllLossBackward0(make_node_class("NllLossBackward0", None, ("self", "targe
         return zeros(x.shape, dtype=x.dtype).scatter(cdim, self.safe_target.unsqueeze(cdim), g.unsqueeze(cdim))
 
 
-def _check_nll(input, target, weight):
-    if target._data.dtype not in (xp.int64, xp.uint8):
+def _check_nll(x, t, weight, input, target):
+    """torch's checks of nll_loss's arguments (x, t: the arrays of input and target)."""
+    if t.dtype != xp.int64 and t.dtype != xp.uint8:
         raise RuntimeError(f"expected target dtype to be Long or Byte, but got {target.dtype._legacy}")
-    nd = input.dim()
+    nd = x.ndim
     if nd < 1:
         raise ValueError(f"Expected 1 or more dimensions (got {nd})")
     if nd == 1:
-        if target.dim() > 1 or target.numel() != 1:
+        if t.ndim > 1 or t.size != 1:
             raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
-    else:
-        if target.dim() == 0 or input.shape[0] != target.shape[0]:
-            raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
-                             f"({target.shape[0] if target.dim() else 1}).")
-        expected = (input.shape[0],) + tuple(input.shape[2:])
-        if tuple(target.shape) != expected:
-            raise RuntimeError(f"Expected target size {list(expected)}, got {list(target.shape)}")
-    classes = input.shape[1] if nd >= 2 else input.shape[0]
+    elif t.shape != (x.shape[0],) + x.shape[2:]:
+        if t.ndim == 0 or x.shape[0] != t.shape[0]:
+            raise ValueError(f"Expected input batch_size ({x.shape[0]}) to match target batch_size "
+                             f"({t.shape[0] if t.ndim else 1}).")
+        raise RuntimeError(f"Expected target size {[x.shape[0]] + list(x.shape[2:])}, got {list(t.shape)}")
+    classes = x.shape[1] if nd >= 2 else x.shape[0]
     if weight is not None:
-        if weight.numel() != classes:
+        if weight._data.size != classes:
             raise RuntimeError(f"weight tensor should be defined either for all {classes} classes or no classes but "
                                f"got weight tensor of shape: {list(weight.shape)}")
-        if weight._data.dtype != input._data.dtype:
+        if weight._data.dtype != x.dtype:
             raise RuntimeError(f"expected scalar type {input.dtype._legacy} but found {weight.dtype._legacy}")
     return classes
+
+
+def _check_targets(t, classes, ignore_index):
+    """Every target not ignored must name a class (torch's IndexError otherwise)."""
+    if t.size == 0:
+        return
+    if t.min() < 0 or t.max() >= classes:  # the slow path only when something is outside [0, C)
+        bad = ((t < 0) | (t >= classes)) & (t != ignore_index)
+        if bad.any():
+            raise IndexError(f"Target {int(t[bad].flat[0])} is out of bounds.")
 
 
 NllLoss2DBackward0 = make_node_class("NllLoss2DBackward0", NllLossBackward0.backward, NllLossBackward0.saved_names)
@@ -128,26 +137,32 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
 
     As in torch, (N, C, H, W) input is nll_loss2d, and other N-d input is viewed as (N, C, 1, -1)."""
     reduction = reduction_of(size_average, reduce, reduction)
-    classes = _check_nll(input, target, weight)
-    nd = input.dim()
+    x, t = input._data, target._data
+    classes = _check_nll(x, t, weight, input, target)
+    nd = x.ndim
     if nd == 3 or nd > 4:
-        n, c = input.shape[:2]
+        n, c = x.shape[:2]
         out = nll_loss(input.contiguous().view(n, c, 1, -1), target.contiguous().view(n, 1, -1), weight, None,
                        ignore_index, None, reduction)
         return out.view((n,) + tuple(input.shape[2:])) if reduction == "none" else out
-    x, t = input._data, target._data.astype(xp.int64, copy=False)
+    t = t.astype(xp.int64, copy=False)
     cdim = 1 if nd >= 2 else 0
     if nd == 1:
         t = t.reshape(())
+    _check_targets(t, classes, ignore_index)
     valid = t != ignore_index
-    bad = (t < 0) | (t >= classes)
-    if (bad & valid).any():
-        raise IndexError(f"Target {int(t[bad & valid].flat[0])} is out of bounds.")
-    safe = xp.where(valid, t, 0)
-    picked = xp.take_along_axis(x, xp.expand_dims(safe, cdim), axis=cdim).squeeze(cdim)
-    w = valid.astype(x.dtype) if weight is None else weight._data[safe] * valid
-    losses = -picked * w
-    total = w.sum(dtype=x.dtype)
+    everything = bool(valid.all())
+    safe = t if everything else xp.where(valid, t, 0)
+    if nd == 2:
+        picked = x[xp.arange(x.shape[0]), safe]
+    else:
+        picked = xp.take_along_axis(x, xp.expand_dims(safe, cdim), axis=cdim).squeeze(cdim)
+    if weight is None:
+        w = None if everything else valid.astype(x.dtype)
+    else:
+        w = weight._data[safe] if everything else weight._data[safe] * valid
+    losses = -picked if w is None else -picked * w
+    total = x.dtype.type(safe.size) if w is None else w.sum(dtype=x.dtype)
     if reduction == "none":
         out = losses
     elif reduction == "sum":
@@ -157,10 +172,13 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
             out = xp.asarray(losses.sum(dtype=x.dtype) / total)
     res = _wrap(out.astype(x.dtype, copy=False))
     if _requires(input):
-        node = record(NllLoss2DBackward0 if x.ndim == 4 else NllLossBackward0, res, (input,),
+        node = record(NllLoss2DBackward0 if nd == 4 else NllLossBackward0, res, (input,),
                       (input, target, weight, _wrap(xp.asarray(total))), meta_check=False)
         with xp.errstate(invalid="ignore", divide="ignore"):
-            coef = -w / total if reduction == "mean" else -w
+            if w is None:
+                coef = xp.full(safe.shape, -1 / total if reduction == "mean" else -1, x.dtype)
+            else:
+                coef = -w / total if reduction == "mean" else -w
         node.coef, node.safe_target = _wrap(coef.astype(x.dtype, copy=False)), _wrap(safe)
         node.reduction, node.class_dim, node.ignore_index = reduction, cdim, ignore_index
     return res

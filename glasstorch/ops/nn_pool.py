@@ -225,7 +225,13 @@ def _avg_forward(x, ctx):
     acc = None
     for _, view in _offset_views(xpad, k, s, d, out):
         acc = view.copy() if acc is None else xp.add(acc, view, out=acc)
-    return (acc / divisor).astype(x.dtype, copy=False)
+    acc /= _as_dtype(divisor, acc.dtype)
+    return acc
+
+
+def _as_dtype(divisor, dtype):
+    """The divisor in the op's precision (an int stays a Python number: no float64 detour)."""
+    return divisor if isinstance(divisor, int) else divisor.astype(dtype)
 
 
 def _avg_adjoint(g, ctx):
@@ -233,7 +239,7 @@ def _avg_adjoint(g, ctx):
     k, s, p, out, divisor, size = ctx
     nd = len(k)
     d = (1,) * nd
-    share = (g / divisor).astype(g.dtype, copy=False)
+    share = g / _as_dtype(divisor, g.dtype)
     shape = g.shape[:-nd] + tuple(max(sz + 2 * pi, (o - 1) * si + ki)
                                   for sz, pi, o, si, ki in zip(size, p, out, s, k))
     acc = xp.zeros(shape, g.dtype)
