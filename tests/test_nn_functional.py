@@ -571,3 +571,111 @@ def test_float32_stays_float32(name, fn, shapes):
     y = fn(F, *gi)
     y.sum().backward()
     assert y.dtype == gt.float32 and all(g.grad.dtype == gt.float32 for g in gi)
+
+
+# ---- whole recorded graphs, node for node ------------------------------------------------------------------------------
+def _signature(fn):
+    """The graph below ``fn`` as nested (name, children) tuples, None for an edge without a node."""
+    if fn is None:
+        return None
+    return fn.name(), tuple(_signature(n) for n, _ in fn.next_functions)
+
+
+def _idx(a):
+    return ("index", a)
+
+
+GRAPHS = {
+    "linear 2-D": (lambda F_, a: F_.linear(a[0], a[1], a[2]), [(4, 3), (5, 3), (5,)]),
+    "linear 3-D": (lambda F_, a: F_.linear(a[0], a[1], a[2]), [(2, 4, 3), (5, 3), (5,)]),
+    "linear 1-D": (lambda F_, a: F_.linear(a[0], a[1], a[2]), [(3,), (5, 3), (5,)]),
+    "linear 1-D no bias": (lambda F_, a: F_.linear(a[0], a[1]), [(3,), (5, 3)]),
+    "linear 3-D no bias": (lambda F_, a: F_.linear(a[0], a[1]), [(2, 4, 3), (5, 3)]),
+    "bilinear": (lambda F_, a: F_.bilinear(a[0], a[1], a[2], a[3]), [(4, 2), (4, 3), (5, 2, 3), (5,)]),
+    "conv2d": (lambda F_, a: F_.conv2d(a[0], a[1], a[2]), [(2, 3, 6, 6), (4, 3, 3, 3), (4,)]),
+    "conv2d unbatched": (lambda F_, a: F_.conv2d(a[0], a[1]), [(3, 6, 6), (4, 3, 3, 3)]),
+    "conv2d same, even kernel": (lambda F_, a: F_.conv2d(a[0], a[1], padding="same"), [(1, 3, 6, 6), (4, 3, 4, 4)]),
+    "conv1d": (lambda F_, a: F_.conv1d(a[0], a[1]), [(2, 3, 6), (4, 3, 3)]),
+    "conv_transpose2d": (lambda F_, a: F_.conv_transpose2d(a[0], a[1], stride=2), [(2, 3, 4, 4), (3, 4, 3, 3)]),
+    "max_pool2d": (lambda F_, a: F_.max_pool2d(a[0], 2), [(2, 3, 6, 6)]),
+    "max_pool1d": (lambda F_, a: F_.max_pool1d(a[0], 2), [(2, 3, 6)]),
+    "avg_pool2d": (lambda F_, a: F_.avg_pool2d(a[0], 2), [(2, 3, 6, 6)]),
+    "avg_pool1d": (lambda F_, a: F_.avg_pool1d(a[0], 2), [(2, 3, 6)]),
+    "adaptive_avg_pool2d": (lambda F_, a: F_.adaptive_avg_pool2d(a[0], (2, 3)), [(2, 3, 6, 6)]),
+    "adaptive_avg_pool2d to 1": (lambda F_, a: F_.adaptive_avg_pool2d(a[0], 1), [(2, 3, 6, 6)]),
+    "adaptive_max_pool2d": (lambda F_, a: F_.adaptive_max_pool2d(a[0], 2), [(2, 3, 6, 6)]),
+    "batch_norm": (lambda F_, a: F_.batch_norm(a[0], None, None, a[1], a[2], True), [(4, 3, 5), (3,), (3,)]),
+    "layer_norm": (lambda F_, a: F_.layer_norm(a[0], (5,), a[1], a[2]), [(4, 3, 5), (5,), (5,)]),
+    "group_norm": (lambda F_, a: F_.group_norm(a[0], 3, a[1], a[2]), [(4, 3, 5), (3,), (3,)]),
+    "embedding": (lambda F_, a: F_.embedding(a[1], a[0]), [(5, 3), _idx(np.array([1, 2]))]),
+    "gelu": (lambda F_, a: F_.gelu(a[0]), [(3, 4)]),
+    "prelu": (lambda F_, a: F_.prelu(a[0], a[1]), [(3, 4), (1,)]),
+    "softsign": (lambda F_, a: F_.softsign(a[0]), [(3, 4)]),
+    "tanhshrink": (lambda F_, a: F_.tanhshrink(a[0]), [(3, 4)]),
+    "glu": (lambda F_, a: F_.glu(a[0]), [(3, 4)]),
+    "relu6": (lambda F_, a: F_.relu6(a[0]), [(3, 4)]),
+    "selu": (lambda F_, a: F_.selu(a[0]), [(3, 4)]),
+    "mse_loss": (lambda F_, a: F_.mse_loss(a[0], a[1]), [(3, 4), (3, 4)]),
+    "l1_loss": (lambda F_, a: F_.l1_loss(a[0], a[1]), [(3, 4), (3, 4)]),
+    "smooth_l1_loss": (lambda F_, a: F_.smooth_l1_loss(a[0], a[1]), [(3, 4), (3, 4)]),
+    "huber_loss": (lambda F_, a: F_.huber_loss(a[0], a[1]), [(3, 4), (3, 4)]),
+    "cross_entropy": (lambda F_, a: F_.cross_entropy(a[0], a[1]), [(4, 3), _idx(np.array([0, 1, 2, 1]))]),
+    "cross_entropy 4-D": (lambda F_, a: F_.cross_entropy(a[0], a[1]), [(2, 3, 2, 2), _idx(np.zeros((2, 2, 2), int))]),
+    "cross_entropy 3-D": (lambda F_, a: F_.cross_entropy(a[0], a[1]), [(2, 3, 4), _idx(np.zeros((2, 4), int))]),
+    "nll_loss": (lambda F_, a: F_.nll_loss(a[0], a[1]), [(4, 3), _idx(np.array([0, 1, 2, 1]))]),
+    "binary_cross_entropy": (lambda F_, a: F_.binary_cross_entropy(a[0].sigmoid(), a[1].detach().sigmoid()),
+                             [(4, 3), (4, 3)]),
+    "bce_with_logits": (lambda F_, a: F_.binary_cross_entropy_with_logits(a[0], a[1].detach().sigmoid()),
+                        [(4, 3), (4, 3)]),
+    "kl_div": (lambda F_, a: F_.kl_div(a[0].log_softmax(1), a[1].detach().softmax(1), reduction="batchmean"),
+               [(4, 3), (4, 3)]),
+    "dropout": (lambda F_, a: F_.dropout(a[0], 0.5), [(4, 3)]),
+    "pad": (lambda F_, a: F_.pad(a[0], (1, 1)), [(4, 3)]),
+    "pad reflect": (lambda F_, a: F_.pad(a[0], (1, 1, 1, 1), mode="reflect"), [(1, 2, 4, 3)]),
+    "interpolate": (lambda F_, a: F_.interpolate(a[0], scale_factor=2, mode="bilinear"), [(1, 2, 4, 3)]),
+    "pixel_shuffle": (lambda F_, a: F_.pixel_shuffle(a[0], 2), [(1, 4, 2, 2)]),
+    "cosine_similarity": (lambda F_, a: F_.cosine_similarity(a[0], a[1]), [(4, 3), (4, 3)]),
+    "softmax": (lambda F_, a: F_.softmax(a[0], 1), [(2, 4)]),
+}
+# composites whose inner nodes differ from torch's only by core op names: torch's C++ code calls the
+# Scalar overloads (MulBackward1, AddBackward1, DivBackward1, ClampMinBackward0, NormBackward1,
+# SafeSoftmaxBackward0), which glasstorch's ops record under the Tensor overload's name
+CORE_NAMES = {
+    "cross_entropy, label smoothing": (lambda F_, a: F_.cross_entropy(a[0], a[1], label_smoothing=0.1),
+                                       [(4, 3), _idx(np.array([0, 1, 2, 1]))]),
+    "cross_entropy, probabilities": (lambda F_, a: F_.cross_entropy(a[0], a[1].softmax(1)), [(4, 3), (4, 3)]),
+    "normalize": (lambda F_, a: F_.normalize(a[0]), [(4, 3)]),
+    "pairwise_distance": (lambda F_, a: F_.pairwise_distance(a[0], a[1]), [(4, 3), (4, 3)]),
+    "cosine_embedding_loss": (lambda F_, a: F_.cosine_embedding_loss(a[0], a[1], a[2].detach().sign()),
+                              [(4, 3), (4, 3), (4,)]),
+    "scaled_dot_product_attention": (lambda F_, a: F_.scaled_dot_product_attention(a[0], a[1], a[2]),
+                                     [(2, 4, 3), (2, 4, 3), (2, 4, 3)]),
+}
+
+
+def _graphs(fn, specs):
+    args_t, args_g = [], []
+    for spec in specs:
+        if spec[0] == "index":
+            args_t.append(torch.tensor(spec[1]))
+            args_g.append(gt.tensor(spec[1]))
+        else:
+            a = RNG.standard_normal(spec)
+            args_t.append(torch.tensor(a, requires_grad=True))
+            args_g.append(gt.tensor(a, requires_grad=True))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return _signature(fn(TF, args_t).grad_fn), _signature(fn(F, args_g).grad_fn)
+
+
+@pytest.mark.parametrize("case", list(GRAPHS))
+def test_graph_is_torchs_node_for_node(case):
+    theirs, ours = _graphs(*GRAPHS[case])
+    assert ours == theirs
+
+
+@pytest.mark.parametrize("case", list(CORE_NAMES))
+@pytest.mark.xfail(reason="core records Scalar-overload ops under the Tensor overload's name", strict=False)
+def test_graph_composites_with_scalar_overloads(case):
+    theirs, ours = _graphs(*CORE_NAMES[case])
+    assert ours == theirs

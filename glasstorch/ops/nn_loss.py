@@ -477,7 +477,7 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None,
     cos = prod / (mag1 * mag2).sqrt()
     _broadcast_shape(target.shape, cos.shape)
     zeros = cos.detach() * 0
-    pos = 1 - cos
+    pos = (zeros + 1) - cos  # torch: a tensor of ones minus cos (SubBackward0)
     neg = (cos - margin).clamp_min(0)
     loss = where(target == 1, pos, zeros) + where(target == -1, neg, zeros)
     return apply_reduction(loss, reduction)
