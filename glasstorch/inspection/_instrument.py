@@ -262,8 +262,8 @@ _orig = {}   # name -> original object
 _NEAR = 4   # frames searched above connect for the user's line (record <- op <- method wrapper <- user)
 
 
-def _connect(node, inputs, outputs, saved=(), saved_output=-1):
-    _orig["connect"](node, inputs, outputs, saved, saved_output)
+def _connect(node, inputs, outputs, *args, **kwargs):
+    _orig["connect"](node, inputs, outputs, *args, **kwargs)
     # Provenance: the user's line for an op the user called (directly, or through a method wrapper or
     # two). An op deep inside a layer gets none unless a timeline records (the checks that warn walk
     # the whole stack themselves, and only when they fire): the walk is most of what this costs.
@@ -291,8 +291,11 @@ def user_where(depth=1):
     return where_of(frame)
 
 
-def _run_backward(roots, root_grads, retain_graph, create_graph, capture=None, accumulate=True,
-                  accumulate_only=None):
+def _run_backward(roots, root_grads, retain_graph, create_graph, *args, **kwargs):
+    # the engine's optional arguments: capture (autograd.grad's outputs), accumulate, accumulate_only
+    capture = args[0] if len(args) > 0 else kwargs.get("capture")
+    accumulate = args[1] if len(args) > 1 else kwargs.get("accumulate", True)
+    accumulate_only = args[2] if len(args) > 2 else kwargs.get("accumulate_only")
     t = tracker
     counted = accumulate and capture is None or accumulate_only is not None
     if counted:
@@ -303,8 +306,7 @@ def _run_backward(roots, root_grads, retain_graph, create_graph, capture=None, a
         _timeline("backward", roots, retain_graph, user_where(1))
     t.last_order = None
     try:
-        return _orig["run_backward"](roots, root_grads, retain_graph, create_graph, capture, accumulate,
-                                     accumulate_only)
+        return _orig["run_backward"](roots, root_grads, retain_graph, create_graph, *args, **kwargs)
     finally:
         order, t.last_order = t.last_order, None
         if timelines:
@@ -317,11 +319,11 @@ def _run_backward(roots, root_grads, retain_graph, create_graph, capture=None, a
 
 
 def _collect(roots):
-    deps, order = _orig["_collect"](roots)
-    tracker.last_order = order
+    result = _orig["_collect"](roots)     # (dependency counts, the nodes reached)
+    tracker.last_order = result[1]
     if timelines:
-        _timeline("reach", order)
-    return deps, order
+        _timeline("reach", result[1])
+    return result
 
 
 def _accumulate(acc, grad, create_graph):
@@ -342,7 +344,7 @@ def _accumulate(acc, grad, create_graph):
     # only when it can prove nobody else holds it, by counting references
     box = [grad]
     del grad
-    _orig["_accumulate"](acc, box.pop(), create_graph)
+    _orig["_accumulate"](acc, box.pop(), create_graph)   # (no *args: a tuple would hold it too)
     if info is None:
         info = LeafInfo()
         t.leaves.set(var, info)
