@@ -172,23 +172,26 @@ class ConvolutionBackward0(make_node_class("ConvolutionBackward0", None, ("input
     def backward(self, grad):
         x, w, cols = self._unpack_saved()
         need_x, need_w, need_b = (e[0] is not None for e in self.next_functions)
-        sdim = tuple(range(2, grad.dim()))
-        gb = grad.sum((0,) + sdim) if need_b else None
         if _state.enabled:  # create_graph: build the gradients from differentiable convolutions
+            gb = grad.sum((0,) + tuple(range(2, grad.dim()))) if need_b else None
             return self._differentiable(grad, x, w, need_x, need_w) + (gb,)
         g = grad._data
         if g.dtype != w._data.dtype:
             g = g.astype(w._data.dtype)
         k, st, p, d, groups, bl = self.kernel, self.stride, self.padding, self.dilation, self.groups, self.bl
-        gx = gw = None
+        gx = gw = gb = None
         if not self.transposed:
             rows = _rows(g, groups, bl)                                  # (g, O/g, N*L)
+            if need_b:  # the bias gradient sums each (contiguous) row
+                gb = _wrap(rows.sum(axis=-1).reshape(-1))
             if need_w:
                 gw = _wrap(_weight_product(rows, cols._data, w._data.shape))
             if need_x:
                 gx = _wrap(_fold_product(w._data, rows, x._data.shape[1], x._data.shape[0], x._data.shape[2:],
                                          g.shape[2:], k, st, p, d, bl))
         else:
+            if need_b:
+                gb = _wrap(g.sum(axis=(0,) + tuple(range(2, g.ndim))))
             gcols, grid = im2col(g, k, st, p, d, groups, bl)             # the output's windows
             if need_x:
                 gx = _wrap(_cols_product(w._data, gcols, g.shape[0], grid, bl))
