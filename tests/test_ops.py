@@ -653,3 +653,12 @@ def test_inplace_mixed_dtype_gradient_keeps_each_inputs_dtype():
         y *= w
         y.sum().backward()
         assert w.grad.dtype == m.float64 and x.grad.dtype == m.float32
+
+
+@pytest.mark.parametrize("fn", [lambda m: m.tensor([[1., 3], [2, 0]]).max(1), lambda m: m.tensor([3., 1, 2]).sort(),
+                                lambda m: m.tensor([3., 1, 2]).topk(2), lambda m: m.aminmax(m.tensor([3., 1, 2])),
+                                lambda m: m.tensor([[1., 3], [2, 0]]).min(0, keepdim=True),
+                                lambda m: m.zeros(2, 3).shape, lambda m: m.tensor([1., 2]).unbind()])
+def test_repr_of_return_types(fn):
+    t, g = fn(torch), fn(gt)
+    assert repr(g) == repr(t) and type(g).__name__ == type(t).__name__

@@ -160,19 +160,27 @@ def prod(input, dim=None, keepdim=False, *, dtype=None):
 
 
 # ---- max / min ------------------------------------------------------------------------------
-class _ValuesIndices(tuple):
-    """torch.return_types.max and friends: a (values, indices) tuple with names."""
-
-    def __new__(cls, values, indices, name="max"):
-        self = tuple.__new__(cls, (values, indices))
-        self._name = name
-        return self
-
-    values = property(lambda self: self[0])
-    indices = property(lambda self: self[1])
+class _ReturnType(tuple):
+    """A torch.return_types.<name> value: a pair that is also reachable by field names."""
+    _fields = ("values", "indices")
 
     def __repr__(self):
-        return f"torch.return_types.{self._name}(\nvalues={self[0]!r},\nindices={self[1]!r})"
+        a, b = self._fields
+        return f"torch.return_types.{type(self).__name__}(\n{a}={self[0]!r},\n{b}={self[1]!r})"
+
+
+_RETURN_TYPES = {}
+
+
+def _ValuesIndices(first, second, name="max"):
+    """torch.return_types.max(values, indices) and friends (aminmax's fields are min and max)."""
+    cls = _RETURN_TYPES.get(name)
+    if cls is None:
+        fields = ("min", "max") if name == "aminmax" else ("values", "indices")
+        cls = _RETURN_TYPES[name] = type(name, (_ReturnType,), {
+            "_fields": fields, "__module__": "torch.return_types", "__slots__": (),
+            fields[0]: property(lambda self: self[0]), fields[1]: property(lambda self: self[1])})
+    return tuple.__new__(cls, (first, second))
 
 
 class MaxBackward1(make_node_class("MaxBackward1", None, ("self", "result"))):
