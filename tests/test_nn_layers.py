@@ -100,6 +100,16 @@ def test_linear_errors_name_the_shapes():
         nn.Linear(3, 4)(gt.randn(2, 5))
     with pytest.raises(RuntimeError, match=r"mat1 and mat2 shapes cannot be multiplied \(1x5 and 3x4\)"):
         nn.Linear(3, 4)(gt.randn(5))
+    # torch's message, plus a note (shown in the traceback) naming the layer and the input's shape
+    with pytest.raises(RuntimeError) as info:
+        nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(3, 4))(gt.randn(2, 3))
+    assert str(info.value) == "mat1 and mat2 shapes cannot be multiplied (2x4 and 3x4)"
+    assert info.value.__notes__ == ["[glasstorch] raised in Linear(in_features=3, out_features=4, bias=True).forward "
+                                    "on input of shape [2, 4]"]
+    with pytest.raises(RuntimeError) as info:
+        nn.Conv2d(3, 4, 3)(gt.randn(2, 5, 8, 8))
+    assert "Conv2d(3, 4, kernel_size=(3, 3), stride=(1, 1))" in info.value.__notes__[0]
+    assert "[2, 5, 8, 8]" in info.value.__notes__[0]
 
 
 # ---- activations --------------------------------------------------------------------------------------------------

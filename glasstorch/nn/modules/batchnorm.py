@@ -16,6 +16,7 @@ from glasstorch.nn import init
 from glasstorch.nn.parameter import Parameter, UninitializedBuffer, UninitializedParameter
 
 from .lazy import LazyModuleMixin
+from .linear import explain_errors
 from .module import Module
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d"]
@@ -84,6 +85,7 @@ class _NormBase(Module):
 
 
 class _BatchNorm(_NormBase):
+    @explain_errors
     def forward(self, input):
         self._check_input_dim(input)
         # momentum None: a cumulative moving average over the batches seen

@@ -15,6 +15,7 @@ from glasstorch.nn import init
 from glasstorch.nn.parameter import Parameter, UninitializedParameter
 
 from .lazy import LazyModuleMixin
+from .linear import explain_errors
 from .module import Module
 
 __all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "LazyConv1d",
@@ -137,6 +138,7 @@ class _Conv(_ConvNd):
                         self.stride, type(self)._parse(0), self.dilation, self.groups)
         return conv(input, weight, bias, self.stride, self.padding, self.dilation, self.groups)
 
+    @explain_errors
     def forward(self, input):
         return self._conv_forward(input, self.weight, self.bias)
 
@@ -206,6 +208,7 @@ class _ConvTransposeNd(_ConvNd):
                                  f"to {max_sizes} (for an input of {input.size()[num_non_spatial_dims:]})")
         return [output_size[d] - min_sizes[d] for d in range(num_spatial_dims)]
 
+    @explain_errors
     def forward(self, input, output_size=None):
         nd = len(self.kernel_size)
         output_padding = self._output_padding(input, output_size, self.stride, self.padding, self.kernel_size, nd,

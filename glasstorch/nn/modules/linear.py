@@ -1,4 +1,5 @@
 r"""Linear layers: ``Identity``, ``Linear``, ``Bilinear``, ``LazyLinear``."""
+import functools
 import math
 
 import glasstorch
@@ -10,6 +11,20 @@ from .lazy import LazyModuleMixin
 from .module import Module
 
 __all__ = ["Identity", "Linear", "Bilinear", "LazyLinear"]
+
+
+def explain_errors(forward):
+    """Decorate a layer's ``forward``: an error keeps torch's message and type, and gains a note
+    naming the layer and the shapes it was given (shown in the traceback)."""
+    @functools.wraps(forward)
+    def wrapper(self, *inputs, **kwargs):
+        try:
+            return forward(self, *inputs, **kwargs)
+        except (RuntimeError, ValueError, IndexError) as e:
+            shapes = ", ".join(str(list(x.shape)) for x in inputs if hasattr(x, "shape"))
+            e.add_note(f"[glasstorch] raised in {self!r}.forward on input of shape {shapes}")
+            raise
+    return wrapper
 
 
 class Identity(Module):
@@ -64,6 +79,7 @@ class Linear(Module):
             bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
             init.uniform_(self.bias, -bound, bound)
 
+    @explain_errors
     def forward(self, input):
         return F.linear(input, self.weight, self.bias)
 
@@ -97,6 +113,7 @@ class Bilinear(Module):
         if self.bias is not None:
             init.uniform_(self.bias, -bound, bound)
 
+    @explain_errors
     def forward(self, input1, input2):
         return F.bilinear(input1, input2, self.weight, self.bias)
 

@@ -8,6 +8,7 @@ from glasstorch.nn import init
 from glasstorch.nn.parameter import Parameter
 
 from .batchnorm import _NormBase
+from .linear import explain_errors
 from .module import Module
 
 __all__ = ["LayerNorm", "GroupNorm", "RMSNorm", "LocalResponseNorm", "InstanceNorm1d", "InstanceNorm2d",
@@ -44,6 +45,7 @@ class LayerNorm(Module):
             if self.bias is not None:
                 init.zeros_(self.bias)
 
+    @explain_errors
     def forward(self, input):
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
 
@@ -82,6 +84,7 @@ class GroupNorm(Module):
             if self.bias is not None:
                 init.zeros_(self.bias)
 
+    @explain_errors
     def forward(self, input):
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
 

@@ -4,6 +4,7 @@ Adaptive pools choose their windows to produce ``output_size`` for any input siz
 from glasstorch.nn import functional as F
 
 from .conv import _single
+from .linear import explain_errors
 from .module import Module
 
 __all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d",
@@ -26,6 +27,7 @@ class _MaxPoolNd(Module):
         return ("kernel_size={kernel_size}, stride={stride}, padding={padding}, dilation={dilation}, "
                 "ceil_mode={ceil_mode}".format(**self.__dict__))
 
+    @explain_errors
     def forward(self, input):
         return self._pool(input, self.kernel_size, self.stride, self.padding, self.dilation, ceil_mode=self.ceil_mode,
                           return_indices=self.return_indices)
@@ -86,6 +88,7 @@ class _AvgPoolNd(Module):
         self.count_include_pad = count_include_pad
         self.divisor_override = divisor_override
 
+    @explain_errors
     def forward(self, input):
         return self._pool(input, self.kernel_size, self.stride, self.padding, self.ceil_mode, self.count_include_pad,
                           self.divisor_override)

@@ -5,6 +5,7 @@ from glasstorch.nn import functional as F
 from glasstorch.nn import init
 from glasstorch.nn.parameter import Parameter
 
+from .linear import explain_errors
 from .module import Module
 
 __all__ = ["Embedding"]
@@ -58,6 +59,7 @@ class Embedding(Module):
             with no_grad():
                 self.weight[self.padding_idx].fill_(0)
 
+    @explain_errors
     def forward(self, input):
         return F.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
                            self.scale_grad_by_freq, self.sparse)
