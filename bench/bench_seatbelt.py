@@ -5,8 +5,8 @@
 "off" is glasstorch before any inspection was opened; "off again" after a seatbelt was opened and
 closed (its wrappers removed): the two must be the same code, so any difference is noise. "on" runs
 under ``seatbelt()``; "record" under ``record()`` (the timeline, for comparison: it logs every event).
-Each round times off, on, off again back to back; the overhead is the median over rounds of
-on / mean(the two offs beside it), so drift on a shared machine cancels out.
+Each round times off, on, off again back to back, in the thread's CPU time; the overhead is the median
+over rounds of on / mean(the two offs beside it), so drift on a shared machine cancels out.
 """
 import argparse
 import os
@@ -38,11 +38,15 @@ def make_step(batch=64, n_in=64, hidden=128, n_out=10):
     return step
 
 
-def timed(step, n):
-    t = time.process_time()
+def timed(step, n, warmup=5):
+    """Seconds per step, in this thread's CPU time (a shared machine's other processes don't count),
+    after a few warm-up steps (patching a class makes Python re-specialise the code that uses it)."""
+    for _ in range(warmup):
+        step()
+    t = time.thread_time()
     for _ in range(n):
         step()
-    return (time.process_time() - t) / n
+    return (time.thread_time() - t) / n
 
 
 def main(argv=None):

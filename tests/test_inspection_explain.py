@@ -198,3 +198,26 @@ def test_bad_input():
 def test_doctest():
     import doctest
     assert doctest.testmod(sys.modules["glasstorch.inspection.explain"]).failed == 0
+
+
+def test_cuts_keep_no_graph_alive():
+    import gc
+    import weakref
+    w = torch.randn(3, requires_grad=True)
+    v = torch.randn(3, requires_grad=True)
+    with record():
+        y = w
+        for _ in range(100):               # a graph bigger than what is noted at the cut
+            y = y * 1.0
+        big = weakref.ref(y.grad_fn)
+        y.sum().item()
+        small = (v * 2).sum()
+        small_ref = weakref.ref(small.grad_fn)
+        small.item()
+        del y, small
+        gc.collect()
+        assert big() is None and small_ref() is None
+        (torch.ones(1, requires_grad=True) * 2).sum().backward()
+    _check(explain(v), "cut", None, ".item()")
+    e = explain(w)   # the far end of the big graph died before the backward: the nearest leaf is all that
+    assert e.cause in ("cut", "unused")   # could be noted, and w is 100 nodes away

@@ -143,10 +143,10 @@ class IdTable:
 
 class Cut:
     """One place where a path to the loss was cut: ``how`` (e.g. ``"detach()"``), the user's line."""
-    __slots__ = ("how", "filename", "lineno", "source")
+    __slots__ = ("how", "filename", "lineno")
 
-    def __init__(self, how, filename, lineno, source=None):
-        self.how, self.filename, self.lineno, self.source = how, filename, lineno, source
+    def __init__(self, how, filename, lineno):
+        self.how, self.filename, self.lineno = how, filename, lineno
 
     def __repr__(self):
         return f"Cut({self.how!r} at {self.filename}:{self.lineno})"
@@ -181,8 +181,9 @@ class Tracker:
         #                                zero_grad(set_to_none=True)
         self.forced = IdTable()        # leaf whose requires_grad the user switched on -> (filename, lineno)
         self.consumed = IdTable()      # root node of a finished backward -> backward index
-        self.pending = {}              # id(source) -> (source, Cut): cuts not yet resolved by a backward
-        self.nograd_modules = {}       # id(module) -> (module, Cut): modules run under no_grad
+        self.pending = {}              # id(source) -> (Cut, leaf weakrefs, weakref to the source node if
+        #                                the graph was too big to note now): cuts the next backward resolves
+        self.nograd_modules = {}       # id(module) -> (module weakref, Cut): modules run under no_grad
         self.root_modules = IdTable()  # top-level modules called -> True (for parameter names)
         self.modules_seen = IdTable()  # every module called from user code -> whether it was top-level
         self.optimizers = IdTable()    # optimizers seen -> True
@@ -219,7 +220,7 @@ class _Checks:
     def node(self, node, inputs, outputs):
         pass
 
-    def step(self, optimizer):
+    def step(self, optimizer, params):
         pass
 
     def backward_roots(self, roots):
@@ -259,30 +260,51 @@ def _timeline(kind, *args):
 _orig = {}   # name -> original object
 
 
-_NEAR = 4   # frames searched above connect for the user's line (record <- op <- method wrapper <- user)
+# frames searched above connect for the user's line: record <- op <- (a method wrapper <-) user
+_NEAR_DEPTHS = (2, 3, 4)
+_getframe = sys._getframe
 
 
 def _connect(node, inputs, outputs, *args, **kwargs):
     _orig["connect"](node, inputs, outputs, *args, **kwargs)
-    # Provenance: the user's line for an op the user called (directly, or through a method wrapper or
-    # two). An op deep inside a layer gets none unless a timeline records (the checks that warn walk
-    # the whole stack themselves, and only when they fire): the walk is most of what this costs.
-    f = sys._getframe(1)
-    left = _NEAR if not timelines else 1 << 30
-    while f is not None and f.f_code.co_filename.startswith(_PKG):
-        left -= 1
-        if not left:
-            f = None
-            break
-        f = f.f_back
     where = None
-    if f is not None:
-        where = node._inspect_where = (f.f_code.co_filename, f.f_lineno)
+    if timelines:
+        f, _ = user_site(1)
+        if f is not None:
+            where = node._inspect_where = (f.f_code.co_filename, f.f_lineno)
+        _timeline("create", node, inputs, outputs, where)
+    elif _wants_provenance(inputs):
+        # the user's line, for an op the user called directly (or through a method wrapper or two):
+        # frame 1 is glasstorch's record(); probing frames 2..4 one by one is cheaper than following
+        # f_back (each frame object Python has to build costs)
+        for depth in _NEAR_DEPTHS:
+            try:
+                f = _getframe(depth)
+            except ValueError:
+                break
+            if not f.f_code.co_filename.startswith(_PKG):
+                node._inspect_where = (f.f_code.co_filename, f.f_lineno)
+                break
     if checks.on:
         checks.node(node, inputs, outputs)
-    if timelines:
-        _timeline("create", node, inputs, outputs, where)
     return node
+
+
+def _wants_provenance(inputs):
+    """Provenance (the user's line) is what explain() and the seatbelt name for a tensor made from a
+    leaf: ``w = torch.randn(3, requires_grad=True) * 0.01``, ``.to(device)``, ``.double().cuda()``.
+    So: an op whose inputs that require grad are all leaves, or a one-input op continuing such a
+    chain. (Walking the stack is most of what provenance costs; a layer's inner ops are skipped.)"""
+    if len(inputs) == 1:
+        x = inputs[0]
+        if x is None:
+            return False
+        fn = x._grad_fn
+        return fn is None or "_inspect_where" in fn.__dict__
+    for x in inputs:
+        if x is not None and x._requires_grad and x._grad_fn is not None:
+            return False
+    return True
 
 
 def user_where(depth=1):
@@ -373,53 +395,87 @@ def _resolve_cuts(order):
     if not t.pending and not t.nograd_modules:
         return
     seen = {id(n) for n in order}
-    for source, cut in list(t.pending.values()):
-        if isinstance(source, Tensor):           # a leaf itself was cut (w.detach(), w.item())
-            if id(source) not in reached and source._requires_grad:
-                t.cut_of.set(source, cut)
+
+    def cut_off(var, cut):
+        if var is not None and var._requires_grad and id(var) not in reached and var._grad is None:
+            t.cut_of.set(var, cut)
+    for cut, leaves, source in list(t.pending.values()):
+        for ref in leaves:                       # noted when the cut happened
+            cut_off(ref(), cut)
+        node = source() if source is not None else None
+        if node is None:                         # all noted then (or a big graph that has died since)
             continue
-        stack = [source]
+        stack = [node]
         while stack:
             node = stack.pop()
             if node is None or id(node) in seen:
                 continue
             seen.add(id(node))
             if type(node) is AccumulateGrad:
-                var = node.variable
-                if id(var) not in reached and var._grad is None:
-                    t.cut_of.set(var, cut)
+                cut_off(node.variable, cut)
                 continue
             stack.extend(n for n, _ in node.next_functions)
-    for module, cut in list(t.nograd_modules.values()):
+    for ref, cut in list(t.nograd_modules.values()):
+        module = ref()
         try:
-            params = list(module.parameters())
+            params = list(module.parameters()) if module is not None else ()
         except Exception:
             continue
         for p in params:
-            if p._requires_grad and id(p) not in reached and p._grad is None:
-                t.cut_of.set(p, cut)
+            cut_off(p, cut)
     t.pending.clear()
     t.nograd_modules.clear()
 
 
+_CAPTURE_BUDGET = 48   # graph nodes walked when a cut happens (a small graph is then not kept alive)
+
+
+def _leaves_within(node, budget=_CAPTURE_BUDGET):
+    """(weak references to the leaves of ``node``'s graph found within ``budget`` nodes, whether that
+    was all of the graph)."""
+    leaves, seen, stack = [], {id(node)}, [node]
+    while stack:
+        n = stack.pop()
+        if type(n) is AccumulateGrad:
+            leaves.append(weakref.ref(n.variable))
+            continue
+        for nxt, _ in n.next_functions:
+            if nxt is not None and id(nxt) not in seen:
+                if len(seen) >= budget:
+                    return leaves, False
+                seen.add(id(nxt))
+                stack.append(nxt)
+    return leaves, True
+
+
 def note_cut(tensor, out, how, frame):
-    """``out`` was made from ``tensor`` (which requires grad) by ``how``, on the user's line ``frame``."""
+    """``out`` was made from ``tensor`` (which requires grad) by ``how``, on the user's line ``frame``.
+
+    Which leaves the cut keeps from the loss is known only after the next backward (those it does not
+    reach). Nothing here keeps a graph alive: the leaves within a few dozen nodes are noted now (the
+    graph of ``(x @ w).sum().item()`` dies at once); the rest of a big graph is walked at the backward,
+    if it is still alive then.
+    """
     t = tracker
-    source = tensor._grad_fn if tensor._grad_fn is not None else tensor
+    source = tensor._grad_fn
     out_is_tensor = isinstance(out, Tensor)
-    if not out_is_tensor and source is not tensor and source in t.consumed:
+    if source is not None and source in t.consumed:
+        if out_is_tensor:
+            t.cut_results.set(out, Cut(how, frame.f_code.co_filename, frame.f_lineno))
         return   # loss.item() after loss.backward(): nothing is lost
     cut = Cut(how, frame.f_code.co_filename, frame.f_lineno)
     if out_is_tensor:
         t.cut_results.set(out, cut)
-    if source is not tensor and source in t.consumed:
-        return
-    if id(source) in t.pending:
+    key = id(source if source is not None else tensor)
+    if key in t.pending:
         return
     if len(t.pending) >= _PENDING_MAX:
         t.pending.pop(next(iter(t.pending)))
-    cut.source = weakref.ref(source) if not isinstance(source, Tensor) else None
-    t.pending[id(source)] = (source, cut)
+    if source is None:                           # a leaf itself was cut (w.detach(), w.item())
+        t.pending[key] = (cut, [weakref.ref(tensor)], None)
+    else:
+        leaves, complete = _leaves_within(source)
+        t.pending[key] = (cut, leaves, None if complete else weakref.ref(source))
     if timelines:
         _timeline("cut", tensor, cut)
 
@@ -611,16 +667,18 @@ def _seen_optimizer(optimizer):
 def _step_pre_hook(optimizer, args, kwargs):
     t = tracker
     _seen_optimizer(optimizer)
-    if checks.on:
-        checks.step(optimizer)
-    t.step_count += 1
     leaves = t.leaves._d
+    params = []   # (parameter, its LeafInfo or None)
     for group in optimizer.param_groups:
         for p in group["params"]:
-            if p._grad is not None:
-                e = leaves.get(id(p))
-                if e is not None and e[0]() is p:
-                    e[1].stepped = True
+            e = leaves.get(id(p))
+            params.append((p, e[1] if e is not None and e[0]() is p else None))
+    if checks.on:
+        checks.step(optimizer, params)
+    t.step_count += 1
+    for p, info in params:
+        if info is not None and p._grad is not None:
+            info.stepped = True
     if timelines:
         _timeline("step", optimizer, user_where(1))
 
@@ -716,7 +774,8 @@ def _user_module_call(module, frame):
         t.modules_seen.set(module, True)
         t.root_modules.set(module, True)
     if not _state.enabled and id(module) not in t.nograd_modules:
-        t.nograd_modules[id(module)] = (module, Cut("a no_grad block", frame.f_code.co_filename, frame.f_lineno))
+        t.nograd_modules[id(module)] = (weakref.ref(module),
+                                        Cut("a no_grad block", frame.f_code.co_filename, frame.f_lineno))
     if checks.on:
         checks.module_call(module, frame, first)
 

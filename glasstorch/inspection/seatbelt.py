@@ -252,23 +252,20 @@ class _SeatbeltChecks(_instrument._Checks):
                     stack.append(c)
 
     # -- optimizer.step(): missing zero_grad, cut parameters, forced leaves ----------------
-    def step(self, optimizer):
-        params = [p for g in optimizer.param_groups for p in g["params"]]
-        leaves = tracker.leaves._d
+    def step(self, optimizer, params):
+        """``params``: (parameter, LeafInfo or None) for every parameter the optimizer holds."""
         carried = []
         backwards = 0
         missing = False
         check_carried = not (self.accumulate or optimizer in self.expected)
-        for p in params:
+        for p, info in params:
             g = p._grad
             if g is None:
                 missing = True
-            elif check_carried:
-                e = leaves.get(id(p))
-                info = e[1] if e is not None and e[0]() is p else None
-                if info is not None and info.carried and id(g) == info.grad_id and g._vc.version == info.grad_version:
-                    carried.append(p)
-                    backwards = max(backwards, info.backwards)
+            elif check_carried and info is not None and info.carried and id(g) == info.grad_id \
+                    and g._vc.version == info.grad_version:
+                carried.append(p)
+                backwards = max(backwards, info.backwards)
         if carried:
             frame, _ = _instrument.user_site(1)
             more = f" (and {len(carried) - 1} more)" if len(carried) > 1 else ""
@@ -281,6 +278,7 @@ class _SeatbeltChecks(_instrument._Checks):
         if not missing:
             return
 
+        params = [p for p, _ in params]
         by_cut = {}
         for p in params:
             if p._grad is None and p._requires_grad:
@@ -311,7 +309,7 @@ class _SeatbeltChecks(_instrument._Checks):
     def _forced_message(self, t, where, what):
         cut = tracker.cut_results.get(t)
         origin = f" It was made by {cut.how} at {_line((cut.filename, cut.lineno))}." if cut else ""
-        recent = [c for _, c in tracker.pending.values()]
+        recent = [c for c, _, _ in tracker.pending.values()]
         if not cut and recent:
             c = recent[-1]
             origin = f" The last cut seen before it: {c.how} at {_line((c.filename, c.lineno))}."
