@@ -145,7 +145,7 @@ class Maker:
             hi = 2.0 if high is None else high
             a = self.rng.uniform(lo, hi, shape).astype(dtype)
             if exclude_zero:
-                a = np.where(np.abs(a) < 0.1, 0.5, a).astype(dtype)
+                a = np.where(np.abs(a) < 0.1, 0.37, a).astype(dtype)  # (0.37: no exact quotients)
         elif dtype.kind in "iu":
             lo = (0 if dtype.kind == "u" else -5) if low is None else low
             hi = 6 if high is None else high
@@ -246,7 +246,7 @@ def unary_samples(low=None, high=None, exclude_zero=False, shapes=None):
 
 
 def binary_samples(low=None, high=None, rlow=None, rhigh=None, exclude_zero=False, scalars=(2, -1.5, 0.5),
-                   mixed=True, tensor_other=True):
+                   mixed=True, tensor_other=True, bool_operand=True):
     """Broadcasting pairs, non-contiguous pairs, tensor-scalar and mixed-dtype operands."""
     rlow = low if rlow is None else rlow
     rhigh = high if rhigh is None else rhigh
@@ -275,11 +275,18 @@ def binary_samples(low=None, high=None, rlow=None, rhigh=None, exclude_zero=Fals
                 other = "float32" if dtype == "float64" else "float64"
                 yield SampleInput(make((2, 3), low=low, high=high),
                                   make((3,), dtype=other, low=rlow, high=rhigh, exclude_zero=exclude_zero))
+                yield SampleInput(make((3,), dtype="int64", low=1, high=4),
+                                  make((2, 3), low=rlow, high=rhigh, exclude_zero=exclude_zero))
+                if bool_operand:
+                    yield SampleInput(make((3,), dtype="bool"),
+                                      make((3,), low=rlow, high=rhigh, exclude_zero=exclude_zero))
+                yield SampleInput(make((2, 3), low=low, high=high, requires_grad=False),
+                                  make((2, 3), low=rlow, high=rhigh, exclude_zero=exclude_zero))
     return gen
 
 
 def reduction_samples(keepdim=True, dims=True, nonempty=False, low=None, high=None, full=True, extra=None,
-                      dim_required=False, tuple_dims=True):
+                      dim_required=False, tuple_dims=True, empty_dims=True):
     def gen(make, dtype):
         for shape, dlist in REDUCE_SHAPES:
             if dlist == "T":
@@ -295,6 +302,9 @@ def reduction_samples(keepdim=True, dims=True, nonempty=False, low=None, high=No
                 yield SampleInput(x)
             if not dims:
                 continue
+            if shape == (3, 4) and empty_dims:
+                yield SampleInput(x, dim=())      # an empty dim list: torch reduces everything (mostly)
+                yield SampleInput(x, dim=[0, -1], keepdim=True)
             for d in dlist:
                 if d is None:
                     continue
@@ -399,7 +409,8 @@ register(
            dtypes=FLOATS),
     OpInfo("__rpow__", lambda lib, a, b: b ** a, samples=binary_samples(tensor_other=False, scalars=(2, 0.5, 3.0)),
            dtypes=FLOATS),
-    OpInfo("atan2", samples=binary_samples(exclude_zero=True, scalars=()), dtypes=FLOATS),
+    # (atan2(bool, x): torch's backward negates the bool tensor and fails, as ours does)
+    OpInfo("atan2", samples=binary_samples(exclude_zero=True, scalars=(), bool_operand=False), dtypes=FLOATS),
     OpInfo("maximum", samples=binary_samples(scalars=()), dtypes=ALL_NUM),
     OpInfo("minimum", samples=binary_samples(scalars=()), dtypes=ALL_NUM),
     OpInfo("maximum.ties", lambda lib, a, b: lib.maximum(a, b), dtypes=FLOATS,
@@ -527,6 +538,8 @@ def _norm_extra(make, dtype):
 
 
 def _prod_samples(make, dtype):
+    yield SampleInput(make((3, 4)), dim=(0, 1))     # torch's prod takes one dim only
+    yield SampleInput(make((3, 4)), dim=-1, keepdim=True)
     yield SampleInput(make((4,)))
     yield SampleInput(make(()))
     yield SampleInput(make((3, 4)), 1)
@@ -543,6 +556,8 @@ def _prod_samples(make, dtype):
 
 
 def _minmax_samples(make, dtype):
+    yield SampleInput(make((3, 4)), dim=1, keepdim=True)
+    yield SampleInput(make((3, 4)), (0, 1))         # max takes one dim
     for shape in ((5,), (3, 4), (2, 3, 4)):
         x = make(shape)
         yield SampleInput(x)
@@ -595,6 +610,8 @@ def _logsumexp_samples(make, dtype):
             yield SampleInput(make(shape), d)
             yield SampleInput(make(shape), d, True)
     yield SampleInput(make((4, 3), layout="T"), 1)
+    yield SampleInput(make((3, 4)), dim=())
+    yield SampleInput(make((3, 4)), dim=[0, 1], keepdim=True)
     if np.dtype(dtype).kind == "f":
         yield SampleInput(make((3,), values=[1000.0, 1000.0, -1000.0]), 0)
         yield SampleInput(make((2,), values=[-float("inf"), -float("inf")]), 0)
@@ -606,6 +623,9 @@ def _any_samples(make, dtype):
             continue
         x = make(shape, low=0, high=2) if np.dtype(dtype).kind != "b" else make.mask(shape)
         yield SampleInput(x)
+        if shape == (3, 4):
+            yield SampleInput(x, dim=())
+            yield SampleInput(x, dim=(0, 1))
         for d in dlist:
             if d is not None and not isinstance(d, tuple):
                 yield SampleInput(x, d)
@@ -628,8 +648,9 @@ register(
     OpInfo("amin", samples=reduction_samples(nonempty=True, extra=_ties_extra), dtypes=ALL_NUM),
     OpInfo("argmax", samples=_arg_samples, dtypes=ALL_NUM, grad=False),
     OpInfo("argmin", samples=_arg_samples, dtypes=ALL_NUM, grad=False),
-    OpInfo("var", samples=reduction_samples(extra=_var_extra), dtypes=ALL_NUM),
-    OpInfo("std", samples=reduction_samples(extra=_var_extra), dtypes=ALL_NUM),
+    # var/std(dim=()): torch's gradient is inf (it divides by n - 1 with n = 1), see test_ops.py
+    OpInfo("var", samples=reduction_samples(extra=_var_extra, empty_dims=False), dtypes=ALL_NUM),
+    OpInfo("std", samples=reduction_samples(extra=_var_extra, empty_dims=False), dtypes=ALL_NUM),
     OpInfo("norm", samples=reduction_samples(keepdim=False, extra=_norm_extra), dtypes=ALL_NUM),
     OpInfo("logsumexp", samples=_logsumexp_samples, dtypes=ALL_NUM),
     OpInfo("softmax", samples=_softmax_samples, dtypes=ALL_NUM),
@@ -1094,6 +1115,10 @@ def _setitem_samples(make, dtype):
     yield SampleInput(make((4, 5, 6)), make.index((2,), 4), make((2, 5, 6)), desc="x[int tensor] = t")
     yield SampleInput(make((4, 5, 6)), make.mask((4, 5)), make((6,)), desc="x[mask] = t")
     yield SampleInput(make((4, 5, 6)), Ellipsis, make(()), desc="x[...] = t0d")
+    yield SampleInput(make((4, 5, 6), requires_grad=False), (1, slice(1, 3)), make((2, 6)),
+                      desc="x[1, 1:3] = t (only t requires grad)")
+    yield SampleInput(make((4, 5, 6), requires_grad=False), make.index((2,), 4), make((5, 6)),
+                      desc="x[int tensor] = t (only t requires grad)")
     yield SampleInput(make((4, 5, 6)), 0, make((5, 6), dtype="int64" if np.dtype(dtype).kind == "f" else None),
                       desc="x[0] = int tensor")
     # small ones, for finite differences

@@ -662,3 +662,16 @@ def test_inplace_mixed_dtype_gradient_keeps_each_inputs_dtype():
 def test_repr_of_return_types(fn):
     t, g = fn(torch), fn(gt)
     assert repr(g) == repr(t) and type(g).__name__ == type(t).__name__
+
+
+def test_var_over_an_empty_dim_list_has_the_true_gradient():
+    """Known difference: torch 2.13's var/std(dim=()) reduce over everything, but their backward
+    takes the reduced size as 1 and returns inf; glasstorch returns the gradient of var()."""
+    a = np.random.default_rng(0).standard_normal((3, 4))
+    for name in ("var", "std"):
+        t, g, ref = (m.from_numpy(a.copy()).requires_grad_() for m in (torch, gt, gt))
+        getattr(t, name)(dim=()).backward()
+        getattr(g, name)(dim=()).backward()
+        getattr(ref, name)().backward()
+        assert np.isinf(t.grad.numpy()).all()
+        np.testing.assert_allclose(g.grad.numpy(), ref.grad.numpy())

@@ -459,6 +459,8 @@ class LogsumexpBackward0(make_node_class("LogsumexpBackward0", None, ("self", "r
 @method()
 def logsumexp(input, dim, keepdim=False):
     d = float_array(input)
+    if isinstance(dim, (list, tuple)) and not dim and d.ndim:  # torch 2.13 fails on it, so do we
+        raise RuntimeError(f"output with shape [] doesn't match the broadcast shape {[1] * d.ndim}")
     dims = _dims(dim, d.ndim)
     if d.size == 0:
         m = xp.zeros_like(xp.sum(d, axis=dims, keepdims=True))
@@ -608,14 +610,19 @@ Tensor.cummax = cummax
 
 
 # ---- logical reductions -----------------------------------------------------------------------
+def _logical_dims(dim, ndim):
+    # any/all with an empty dim list reduce nothing (elsewhere torch reduces everything)
+    return () if isinstance(dim, (list, tuple)) and not dim else _dims(dim, ndim)
+
+
 @method()
 def any(input, dim=None, keepdim=False):
-    return _wrap(xp.asarray(xp.any(input._data, axis=_dims(dim, input._data.ndim), keepdims=keepdim)))
+    return _wrap(xp.asarray(xp.any(input._data, axis=_logical_dims(dim, input._data.ndim), keepdims=keepdim)))
 
 
 @method()
 def all(input, dim=None, keepdim=False):
-    return _wrap(xp.asarray(xp.all(input._data, axis=_dims(dim, input._data.ndim), keepdims=keepdim)))
+    return _wrap(xp.asarray(xp.all(input._data, axis=_logical_dims(dim, input._data.ndim), keepdims=keepdim)))
 
 
 @method()
