@@ -19,7 +19,7 @@ import math
 import warnings
 
 from .. import _dtype
-from .._tensor import Tensor, _wrap
+from .._tensor import _wrap
 from ..autograd.grad_mode import no_grad
 from ..ops import reduction as _red, pointwise as _pw, linalg as _la
 from ..ops import nn_activation as _act, nn_conv as _conv, nn_pool as _pool, nn_norm as _norm, nn_loss as _loss
@@ -391,7 +391,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     return _la.matmul(weights, value)
 
 
-# ---- losses -----------------------------------------------------------------------------------------------------------
+# ---- losses ---------------------------------------------------------------------------------------------------
 nll_loss, cross_entropy = _loss.nll_loss, _loss.cross_entropy
 mse_loss, l1_loss, smooth_l1_loss, huber_loss = _loss.mse_loss, _loss.l1_loss, _loss.smooth_l1_loss, _loss.huber_loss
 binary_cross_entropy, binary_cross_entropy_with_logits = \

@@ -13,7 +13,7 @@ import math
 from .._tensor import Tensor, _wrap, _wrap_dim
 from ..backends import xp, erf as _erf
 from ._op import _state, record, make_node_class, float_array, inplace
-from .pointwise import where, sigmoid, tanh
+from .pointwise import where, tanh
 
 SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 SELU_ALPHA = 1.6732632423543772848170429916717

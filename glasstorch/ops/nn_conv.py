@@ -20,9 +20,8 @@ convolution is exactly that fold as its forward, so both directions share these 
 torch records one ``ConvolutionBackward0`` for all of them (``transposed`` tells which).
 """
 import itertools
-import math
 
-from .._tensor import Tensor, _wrap
+from .._tensor import _wrap
 from ..backends import xp
 from ._op import _state, record, make_node_class
 from .pointwise import add
@@ -117,7 +116,8 @@ def col2im(cols, channels, n, size, kernel, stride, padding, dilation, out_grid,
     stay zero).
     """
     padded = [s + 2 * p for s, p in zip(size, padding)]
-    full = [max(ps, d * (k - 1) + st * (o - 1) + 1) for ps, k, st, d, o in zip(padded, kernel, stride, dilation, out_grid)]
+    full = [max(ps, d * (k - 1) + st * (o - 1) + 1)
+            for ps, k, st, d, o in zip(padded, kernel, stride, dilation, out_grid)]
     if bl:
         img = xp.zeros((channels,) + tuple(full) + (n,), cols.dtype)
         blocks = cols.reshape((channels,) + tuple(kernel) + tuple(out_grid) + (n,))
@@ -206,8 +206,8 @@ class ConvolutionBackward0(make_node_class("ConvolutionBackward0", None, ("input
             if self.transposed:
                 gx = convolution(grad, w, None, st, p, d, False, [0] * len(st), groups)
             else:
-                gx = convolution(grad, w, None, st, p, d, True, _output_padding(x.shape[2:], grad.shape[2:], self.kernel,
-                                                                                st, p, d), groups)
+                op = _output_padding(x.shape[2:], grad.shape[2:], self.kernel, st, p, d)
+                gx = convolution(grad, w, None, st, p, d, True, op, groups)
         if need_w:
             gw = _weight_grad_graph(grad, x, w, self) if not self.transposed else _weight_grad_graph(x, grad, w, self)
         return gx, gw
@@ -248,10 +248,12 @@ def _check_conv(input, weight, bias, stride, padding, dilation, transposed, grou
         raise RuntimeError(f"Given {kind}, weight of size {list(w.shape)}, expected input{list(x.shape)} to have "
                            f"{channels} channels, but got {x.shape[1]} channels instead")
     if not transposed and w.shape[0] % groups:
-        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, but got "
+        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, "
+                           f"but got "
                            f"weight of size {list(w.shape)} instead")
     if x.dtype != w.dtype:
-        raise RuntimeError(f"Input type ({input.dtype._legacy.lower()}) and weight type ({weight.dtype._legacy.lower()}) "
+        raise RuntimeError(f"Input type ({input.dtype._legacy.lower()}) and weight type "
+                           f"({weight.dtype._legacy.lower()}) "
                            f"should be the same")
     if bias is not None and bias._data.dtype != x.dtype:
         raise RuntimeError(f"Input type ({input.dtype._legacy.lower()}) and bias type ({bias.dtype._legacy.lower()}) "
@@ -288,7 +290,8 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
     if _state.enabled and (input._requires_grad or weight._requires_grad or (bias is not None and bias._requires_grad)):
         keep = _wrap(cols) if weight._requires_grad else None  # the weight gradient's columns
         node = record(ConvolutionBackward0, res, (input, weight, bias), (input, weight, keep), meta_check=False)
-        node.kernel, node.stride, node.padding, node.dilation = tuple(kernel), tuple(stride), tuple(padding), tuple(dilation)
+        node.kernel, node.stride = tuple(kernel), tuple(stride)
+        node.padding, node.dilation = tuple(padding), tuple(dilation)
         node.transposed, node.output_padding, node.groups, node.bl = transposed, tuple(output_padding), groups, bl
     return res
 
@@ -503,7 +506,8 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
     """weight[input]: a lookup of rows; the gradient of padding_idx's row stays zero."""
     idx = input._data
     if idx.dtype.kind not in "iu":
-        raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, "
+        raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the following scalar types: "
+                           f"Long, "
                            f"Int; but got {input.type()} instead (while checking arguments for embedding)")
     num = weight.shape[0]
     if padding_idx is not None:
@@ -547,5 +551,3 @@ def one_hot(tensor, num_classes=-1):
         raise RuntimeError("Class values must be smaller than num_classes.")
     return _wrap((d[..., None] == xp.arange(num_classes)).astype(xp.int64))
 
-
-_ = math, Tensor  # (documentation names)

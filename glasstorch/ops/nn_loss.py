@@ -9,8 +9,7 @@ Every loss takes ``reduction``: 'none' (one loss per element), 'mean' or 'sum'.
 import math
 import warnings
 
-from .. import _dtype
-from .._tensor import Tensor, _wrap
+from .._tensor import _wrap
 from ..backends import xp
 from ._op import _state, record, make_node_class, result_dtype
 from .pointwise import where
@@ -548,5 +547,3 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
         d_neg = minimum(d_neg, norm(positive - negative + eps, p, anchor.dim() - 1))
     return apply_reduction((d_pos - d_neg + margin).clamp_min(0), reduction)
 
-
-_ = (Tensor, _dtype)

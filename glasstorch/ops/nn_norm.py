@@ -16,7 +16,7 @@ mean, ``result2`` the reciprocal standard deviation).
 """
 from .._tensor import _wrap
 from ..backends import xp
-from ._op import _state, record, make_node_class, float_array
+from ._op import _state, make_node_class, float_array
 
 
 def _standardise_grad(gxhat, xhat, rstd, axes):

@@ -14,7 +14,7 @@ averaging windows) or an index map (nearest neighbour, replicate/reflect/circula
 import itertools
 import math
 
-from .._tensor import Tensor, _wrap
+from .._tensor import _wrap
 from ..backends import xp
 from ._op import _state, record, make_node_class
 from ..autograd.graph import connect
@@ -528,6 +528,11 @@ def _linear_matrix(in_size, out_size, scale, align_corners, dtype):
     return m
 
 
+def _interp_modes_error(input, mode):
+    return (f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.dim()}D) for the modes: nearest | "
+            f"linear | bilinear | bicubic | trilinear | area | nearest-exact (got {mode})")
+
+
 _MODES = {"nearest": 0, "nearest-exact": 0, "linear": 1, "bilinear": 2, "trilinear": 3, "area": 0, "bicubic": 2}
 
 
@@ -535,9 +540,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
                 antialias=False):
     nd = input.dim() - 2
     if mode not in _MODES:
-        raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.dim()}D) for the "
-                                  f"modes: nearest | linear | bilinear | bicubic | trilinear | area | nearest-exact "
-                                  f"(got {mode})")
+        raise NotImplementedError(_interp_modes_error(input, mode))
     if mode in ("nearest", "area", "nearest-exact"):
         if align_corners is not None:
             raise ValueError("align_corners option can only be set with the interpolating modes: linear | bilinear | "
@@ -547,9 +550,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if _MODES[mode] and _MODES[mode] != nd:
         raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs {_MODES[mode] + 2}D input")
     if nd < 1 or nd > 3:
-        raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.dim()}D) for the "
-                                  f"modes: nearest | linear | bilinear | bicubic | trilinear | area | nearest-exact "
-                                  f"(got {mode})")
+        raise NotImplementedError(_interp_modes_error(input, mode))
     if mode == "bicubic" or antialias:
         raise NotImplementedError("glasstorch: interpolate supports nearest, nearest-exact, linear, bilinear, "
                                   "trilinear and area (no bicubic, no antialias)")
@@ -592,8 +593,9 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         else:
             ctx.append((axis, "matrix", _linear_matrix(in_sizes[i], out_sizes[i], scales[i], align_corners, dtype),
                         in_sizes[i]))
-    name = {"nearest": f"UpsampleNearest{nd}D", "nearest-exact": f"UpsampleNearestExact{nd}D", "area": f"AdaptiveAvgPool{nd}D",
-            "linear": "UpsampleLinear1D", "bilinear": "UpsampleBilinear2D", "trilinear": "UpsampleTrilinear3D"}[mode]
+    name = {"nearest": f"UpsampleNearest{nd}D", "nearest-exact": f"UpsampleNearestExact{nd}D",
+            "area": f"AdaptiveAvgPool{nd}D", "linear": "UpsampleLinear1D", "bilinear": "UpsampleBilinear2D",
+            "trilinear": "UpsampleTrilinear3D"}[mode]
     return separable(input, ctx, name + "Backward0", name + "BackwardBackward0")
 
 
@@ -641,5 +643,3 @@ def pixel_unshuffle(input, downscale_factor):
                            f" is not divisible by {r}")
     return linear_map(input, _unshuffle, _shuffle, r, "PixelUnshuffleBackward0", "PixelShuffleBackward0")
 
-
-_ = Tensor

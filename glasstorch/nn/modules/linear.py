@@ -100,7 +100,8 @@ class Bilinear(Module):
         self.in1_features = in1_features
         self.in2_features = in2_features
         self.out_features = out_features
-        self.weight = Parameter(glasstorch.empty((out_features, in1_features, in2_features), device=device, dtype=dtype))
+        shape = (out_features, in1_features, in2_features)
+        self.weight = Parameter(glasstorch.empty(shape, device=device, dtype=dtype))
         if bias:
             self.bias = Parameter(glasstorch.empty(out_features, device=device, dtype=dtype))
         else:
