@@ -32,14 +32,15 @@ def linear(input, weight, bias=None):
     leading dims are folded into one (a view), then addmm, then a view back; without a bias,
     ``matmul(x, W.t())``.
     """
-    if input.dim() == 0 or weight.dim() == 0:
-        raise RuntimeError(f"both arguments to linear need to be at least 1D, but they are {input.dim()}D and "
-                           f"{weight.dim()}D")
+    nd = input._data.ndim
+    if nd == 2 and bias is not None:  # the common case first: one addmm
+        return _la.addmm(bias, input, weight.t())
+    if nd == 0 or weight._data.ndim == 0:
+        raise RuntimeError(f"both arguments to linear need to be at least 1D, but they are {nd}D and "
+                           f"{weight._data.ndim}D")
     wt = weight.t()
     if bias is None:
         return _la.matmul(input, wt)
-    if input.dim() == 2:
-        return _la.addmm(bias, input, wt)
     if input.is_contiguous() and bias.dim() == 1:
         lead = tuple(input.shape[:-1])
         rows = 1

@@ -88,9 +88,17 @@ class NllLossBackward0(make_node_class("NllLossBackward0", None, ("self", "targe
     def backward(self, grad):
         x, _t, _w, _tw = self._unpack_saved()
         g = self.coef * grad  # grad is a scalar, or one per target ('none')
-        from .creation import zeros
         cdim = self.class_dim
-        return zeros(x.shape, dtype=x.dtype).scatter(cdim, self.safe_target.unsqueeze(cdim), g.unsqueeze(cdim))
+        if _state.enabled:  # create_graph: a differentiable scatter
+            from .creation import zeros
+            return zeros(x.shape, dtype=x.dtype).scatter(cdim, self.safe_target.unsqueeze(cdim), g.unsqueeze(cdim))
+        out = xp.zeros(x._data.shape, x._data.dtype)
+        safe, gd = self.safe_target._data, g._data.astype(out.dtype, copy=False)
+        if out.ndim == 2:
+            out[xp.arange(out.shape[0]), safe] = gd
+        else:
+            xp.put_along_axis(out, xp.expand_dims(safe, cdim), xp.expand_dims(gd, cdim), axis=cdim)
+        return _wrap(out)
 
 
 def _check_nll(x, t, weight, input, target):
