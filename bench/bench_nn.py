@@ -12,6 +12,10 @@ Rows (others add LSTM/Transformer rows later):
 
     python bench/bench_nn.py [--reps 21] [--rows mlp,lenet]
 
+The last columns count minor page faults per step: memory that the C allocator gave back to the
+operating system and must map (and zero) again. glibc does that to NumPy's large temporaries,
+which can cost a third of a LeNet step; torch's allocations stay mapped.
+
 The figures are a benchmark, not a test.
 """
 import argparse
@@ -72,6 +76,18 @@ def timed(fn, iters):
     return (time.perf_counter() - t0) / iters * 1e3
 
 
+def page_faults(fn, iters=5):
+    """Minor page faults per call (memory the allocator handed back to the OS and touches again)."""
+    try:
+        import resource
+    except ImportError:  # not on this platform
+        return float("nan")
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    for _ in range(iters):
+        fn()
+    return (resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before) / iters
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--reps", type=int, default=21)
@@ -84,7 +100,8 @@ def main():
     from threadpoolctl import threadpool_limits
     torch.set_num_threads(1)
     with threadpool_limits(limits=1):
-        print(f"{'row':8} {'glasstorch ms':>14} {'torch ms':>10} {'ratio':>7} {'goal':>6}")
+        print(f"{'row':8} {'glasstorch ms':>14} {'torch ms':>10} {'ratio':>7} {'goal':>6}      "
+              f"{'page faults/step (glasstorch, torch)':>38}")
         for row in args.rows.split(","):
             ours, theirs = build(glasstorch, row), build(torch, row)
             # the same start and the same first loss: both run the same computation
@@ -97,7 +114,8 @@ def main():
             ma, mb = statistics.median(a), statistics.median(b)
             goal = GOALS.get(row)
             mark = "" if goal is None else ("ok" if ma / mb <= goal else "SLOW")
-            print(f"{row:8} {ma:14.2f} {mb:10.2f} {ma / mb:6.2f}x {goal:5.1f}x {mark}")
+            fa, fb = page_faults(lambda: step(glasstorch, *ours)), page_faults(lambda: step(torch, *theirs))
+            print(f"{row:8} {ma:14.2f} {mb:10.2f} {ma / mb:6.2f}x {goal:5.1f}x {mark:4} {fa:20.0f} {fb:10.0f}")
 
 
 if __name__ == "__main__":
