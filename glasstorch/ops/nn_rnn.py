@@ -62,7 +62,7 @@ def lstm_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
         \qquad c' = f c + i g \qquad h' = o \tanh(c')
     """
     h, c = hx
-    gates = _linear(input, w_ih, b_ih) + _linear(h, w_hh, b_hh)
+    gates = _linear(h, w_hh, b_hh) + _linear(input, w_ih, b_ih)  # hh first, as ATen adds them
     i, f, g, o = gates.chunk(4, 1)
     i, f, g, o = i.sigmoid(), f.sigmoid(), g.tanh(), o.sigmoid()
     c = f * c + i * g
@@ -87,12 +87,12 @@ def gru_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
 
 def rnn_tanh_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     r""":math:`h' = \tanh(x W_{ih}^T + b_{ih} + h W_{hh}^T + b_{hh})`"""
-    return (_linear(input, w_ih, b_ih) + _linear(hx, w_hh, b_hh)).tanh()
+    return (_linear(hx, w_hh, b_hh) + _linear(input, w_ih, b_ih)).tanh()
 
 
 def rnn_relu_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     r""":math:`h' = \max(0, x W_{ih}^T + b_{ih} + h W_{hh}^T + b_{hh})`"""
-    return (_linear(input, w_ih, b_ih) + _linear(hx, w_hh, b_hh)).relu()
+    return (_linear(hx, w_hh, b_hh) + _linear(input, w_ih, b_ih)).relu()
 
 
 # ---- the time steps ------------------------------------------------------------------------
