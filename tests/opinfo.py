@@ -1228,3 +1228,82 @@ def get(name):
         if op.name == name:
             return op
     raise KeyError(name)
+
+
+# ---- beyond the list: ops the nn and optim code relies on ----------------------------------
+def _addmm_samples(make, dtype):
+    yield SampleInput(make((4,)), make((2, 3)), make((3, 4)))
+    yield SampleInput(make((2, 4)), make((2, 3)), make((3, 4)), beta=0.5, alpha=2)
+    yield SampleInput(make((1, 4)), make((3, 2), layout="T"), make((3, 4)))
+    yield SampleInput(make(()), make((2, 3)), make((3, 4)))
+
+
+def _addc_samples(make, dtype):
+    yield SampleInput(make((3, 4)), make((3, 4)), make((3, 4), exclude_zero=True))
+    yield SampleInput(make((3, 4)), make((4,)), make((3, 1), exclude_zero=True), value=0.5)
+
+
+def _masked_select_samples(make, dtype):
+    yield SampleInput(make((3, 4)), make.mask((3, 4)))
+    yield SampleInput(make((3, 4)), make.mask((4,)))
+    yield SampleInput(make((4,)), make.mask((3, 4)))
+
+
+def _index_add_samples(make, dtype):
+    yield SampleInput(make((3, 4)), 0, Leaf(np.array([0, 2, 0], "int64")), make((3, 4)))
+    yield SampleInput(make((3, 4)), 1, Leaf(np.array([3, 1], "int64")), make((3, 2)), alpha=2)
+
+
+def _kth_samples(make, dtype):
+    yield SampleInput(make.distinct((5,)), 2)
+    yield SampleInput(make.distinct((3, 4)), 3, 1)
+    yield SampleInput(make.distinct((3, 4)), 1, 0, True)
+
+
+def _median_samples(make, dtype):
+    yield SampleInput(make.distinct((5,)))
+    yield SampleInput(make.distinct((3, 4)))
+    yield SampleInput(make.distinct((3, 5)), 1)
+    yield SampleInput(make.distinct((3, 4)), 0, True)
+
+
+def _tensordot_samples(make, dtype):
+    yield SampleInput(make((2, 3, 4)), make((3, 4, 5)), 2)
+    yield SampleInput(make((2, 3)), make((3, 4)), 1)
+    yield SampleInput(make((2, 3, 4)), make((4, 3, 2)), ([1, 2], [1, 0]))
+
+
+def _square_samples(make, dtype):
+    yield SampleInput(make((3, 3)) if False else Leaf(np.array([[2., 0.5, 0.1], [0.3, 1.5, -0.2], [0.1, 0.4, 3.]],
+                                                               dtype), "contig", np.dtype(dtype).kind == "f"))
+    yield SampleInput(Leaf(np.array([[[2., 1.], [0.5, 3.]], [[1., 0.2], [0.3, -2.]]], dtype), "contig",
+                           np.dtype(dtype).kind == "f"))
+
+
+register(
+    OpInfo("addmm", samples=_addmm_samples),
+    OpInfo("baddbmm", samples=lambda make, dt: [SampleInput(make((2, 3, 4)), make((2, 3, 2)), make((2, 2, 4))),
+                                                 SampleInput(make((4,)), make((2, 3, 2)), make((2, 2, 4)),
+                                                             beta=0.5, alpha=2)]),
+    OpInfo("addcmul", samples=_addc_samples),
+    OpInfo("addcdiv", samples=_addc_samples),
+    OpInfo("masked_select", samples=_masked_select_samples, dtypes=ALL_NUM),
+    OpInfo("index_add", samples=_index_add_samples),
+    OpInfo("kthvalue", samples=_kth_samples, dtypes=ALL_NUM),
+    OpInfo("median", samples=_median_samples, dtypes=ALL_NUM),
+    OpInfo("tensordot", samples=_tensordot_samples),
+    OpInfo("trace", samples=lambda make, dt: [SampleInput(make((3, 3))), SampleInput(make((2, 4)))]),
+    OpInfo("nonzero", samples=lambda make, dt: [SampleInput(make((3, 4), low=-1, high=2)),
+                                                 SampleInput(make((5,), low=-1, high=2))], dtypes=ALL_NUM, grad=False),
+    OpInfo("square", samples=unary_samples(), dtypes=ALL_NUM + ("bool",)),
+    OpInfo("movedim", samples=lambda make, dt: [SampleInput(make((2, 3, 4)), 0, 2), SampleInput(make((2, 3, 4)), (0, 1), (2, 0))]),
+    OpInfo("linalg.det", lambda lib, x: lib.linalg.det(x), samples=_square_samples),
+    OpInfo("linalg.inv", lambda lib, x: lib.linalg.inv(x), samples=_square_samples),
+    OpInfo("linalg.norm", lambda lib, x, *a, **k: lib.linalg.norm(x, *a, **k),
+           samples=lambda make, dt: [SampleInput(make((3, 4))), SampleInput(make((3, 4)), dim=1),
+                                     SampleInput(make((5,)), 3)]),
+    OpInfo("cummax", samples=lambda make, dt: [SampleInput(make.distinct((5,)), 0), SampleInput(make.distinct((3, 4)), 1)],
+           dtypes=ALL_NUM),
+    OpInfo("std_mean", samples=lambda make, dt: [SampleInput(make((3, 4)), 1), SampleInput(make((3, 4)))]),
+    OpInfo("repeat_interleave", samples=lambda make, dt: [SampleInput(make((2, 3)), 2, 1), SampleInput(make((3,)), 2)]),
+)

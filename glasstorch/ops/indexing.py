@@ -526,7 +526,8 @@ def masked_select(input, mask):
     d = xp.broadcast_to(input._data, m.shape)
     res = _wrap(d[m])
     if input._requires_grad and _state.enabled:
-        record(MaskedSelectBackward0, res, (input,), (mask,), meta_check=False).self_sizes = m.shape
+        # (meta_check: a gradient for a broadcast input is summed back to its shape by the engine)
+        record(MaskedSelectBackward0, res, (input,), (mask,)).self_sizes = m.shape
     return res
 
 

@@ -148,8 +148,12 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
         r = input._data
         return _wrap(xp.repeat(xp.arange(len(r)), r))
     if dim is None:
-        input, dim = input.reshape(-1), 0
+        input, dim = input.flatten(), 0
     d = _wrap_dim(dim, input._data.ndim)
+    if isinstance(repeats, int):  # torch: unsqueeze, expand, clone, view
+        shp = input._data.shape
+        out = input.unsqueeze(d + 1).expand(shp[:d + 1] + (repeats,) + shp[d + 1:]).clone()
+        return out.view(shp[:d] + (shp[d] * repeats,) + shp[d + 1:])
     reps = repeats._data if isinstance(repeats, Tensor) else repeats
     idx = xp.repeat(xp.arange(input._data.shape[d]), reps)
     from .indexing import index_select
@@ -337,6 +341,19 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):
 Tensor.diag_embed = diag_embed
 
 
+class TraceBackward0(make_node_class("TraceBackward0", None)):
+    def backward(self, grad):
+        from .indexing import _index_put_into_zeros
+        n = min(self.self_sizes)
+        return _index_put_into_zeros(grad.expand(n), self.self_sizes, (xp.arange(n), xp.arange(n)))
+
+
 @method()
 def trace(input):
-    return diagonal(input).sum()
+    if input._data.ndim != 2:
+        raise RuntimeError("trace: expected a matrix, but got tensor with dim " + str(input._data.ndim))
+    d = input._data
+    res = _wrap(xp.asarray(xp.trace(d), dtype="int64" if d.dtype.kind in "biu" else d.dtype))
+    if input._requires_grad and _state.enabled:
+        record(TraceBackward0, res, (input,), meta_check=False).self_sizes = d.shape
+    return res

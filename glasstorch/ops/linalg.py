@@ -244,9 +244,31 @@ def outer(input, vec2):
 ger = outer
 
 
+class BaddbmmBackward0(make_node_class("BaddbmmBackward0", None, ("batch1", "batch2"))):
+    """beta * input + alpha * (b1 @ b2), batched (the engine reduces input's broadcast gradient)."""
+
+    def backward(self, grad):
+        b1, b2 = self._unpack_saved()
+        gi = grad if self.beta == 1 else grad * self.beta
+        g1 = grad.bmm(b2.transpose(1, 2)) if b2 is not None else None
+        g2 = b1.transpose(1, 2).bmm(grad) if b1 is not None else None
+        if self.alpha != 1:
+            g1 = g1 * self.alpha if g1 is not None else None
+            g2 = g2 * self.alpha if g2 is not None else None
+        return gi, g1, g2
+
+
 @method()
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
-    return input * beta + bmm(batch1, batch2) * alpha if (alpha != 1 or beta != 1) else input + bmm(batch1, batch2)
+    p = bmm(batch1.detach(), batch2.detach())._data   # (shape and dtype checks included)
+    if alpha != 1:
+        p = p * alpha
+    res = _wrap(p + (input._data if beta == 1 else beta * input._data))
+    if _state.enabled and (input._requires_grad or batch1._requires_grad or batch2._requires_grad):
+        node = record(BaddbmmBackward0, res, (input, batch1, batch2),
+                      (batch1 if batch2._requires_grad else None, batch2 if batch1._requires_grad else None))
+        node.alpha, node.beta = alpha, beta
+    return res
 
 
 _ELLIPSIS = 52  # labels are 0..51 (A-Z, a-z); the ellipsis gets its own code
@@ -485,20 +507,35 @@ def _sumproduct_pair(left, right, sum_dims):
     return bmm(left, right).view(out_size).permute(operm)
 
 
-def tensordot(a, b, dims=2):
+def tensordot(a, b, dims=2, out=None):
+    """torch.tensordot: contracted dims moved last in ``a`` and first in ``b``, both reshaped to
+    matrices, one mm, reshaped to the free dims (torch's decomposition, so its graph)."""
     if isinstance(dims, int):
-        da = list(range(a.dim() - dims, a.dim()))
-        db = list(range(dims))
+        if dims < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        da, db = list(range(a.dim() - dims, a.dim())), list(range(dims))
     else:
         da, db = [list(d) if isinstance(d, (list, tuple)) else [d] for d in dims]
-    letters = "abcdefghijklmnopqrstuvwxyz"
-    ta = letters[:a.dim()]
-    tb = list(letters[a.dim():a.dim() + b.dim()])
+    if len(da) != len(db):
+        raise RuntimeError("both dimension lists should have same length")
+    da = [d % a.dim() for d in da] if a.dim() else da
+    db = [d % b.dim() for d in db] if b.dim() else db
+    csize = 1
     for i, j in zip(da, db):
-        tb[j] = ta[i]
-    tb = "".join(tb)
-    out = "".join(c for c in ta if c not in tb) + "".join(c for c in tb if c not in ta)
-    return einsum(f"{ta},{tb}->{out}", a, b)
+        if a.shape[i] != b.shape[j]:
+            raise RuntimeError(f"contracted dimensions need to match, but first has size {a.shape[i]} in dim {i} "
+                               f"and second has size {b.shape[j]} in dim {j}")
+        csize *= a.shape[i]
+    free_a = [i for i in range(a.dim()) if i not in da]
+    free_b = [j for j in range(b.dim()) if j not in db]
+    size1, size2 = 1, 1
+    for i in free_a:
+        size1 *= a.shape[i]
+    for j in free_b:
+        size2 *= b.shape[j]
+    t1 = a.permute(free_a + da).reshape(size1, csize)
+    t2 = b.permute(db + free_b).reshape(csize, size2)
+    return mm(t1, t2).reshape([a.shape[i] for i in free_a] + [b.shape[j] for j in free_b])
 
 
 def kron(a, b):

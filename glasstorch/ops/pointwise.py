@@ -1147,14 +1147,51 @@ def copy_(self, src, non_blocking=False):
     return self
 
 
+class AddcmulBackward0(make_node_class("AddcmulBackward0", None, ("tensor1", "tensor2"))):
+    """input + value * t1 * t2:  d input = grad,  d t1 = grad * value * t2,  d t2 = grad * value * t1."""
+
+    def backward(self, grad):
+        t1, t2 = self._unpack_saved()
+        v = self.value
+        g = grad if v == 1 else grad * v
+        return grad, (g * t2 if t2 is not None else None), (g * t1 if t1 is not None else None)
+
+
+class AddcdivBackward0(make_node_class("AddcdivBackward0", None, ("tensor1", "tensor2"))):
+    """input + value * t1 / t2:  d t1 = grad * value / t2,  d t2 = -grad * value * t1 / t2^2."""
+
+    def backward(self, grad):
+        t1, t2 = self._unpack_saved()
+        g = grad if self.value == 1 else grad * self.value
+        n = self.next_functions
+        return grad, (g / t2 if n[1][0] is not None else None), \
+            (-g * t1 / (t2 * t2) if n[2][0] is not None else None)
+
+
+def _addc(input, tensor1, tensor2, value, ufunc, node_cls):
+    t = ufunc(*operands(tensor1, tensor2))
+    if value != 1:
+        t = t * value
+    da, dt = operands(input, _wrap(t))
+    try:
+        res = _wrap(da + dt)
+    except ValueError:
+        raise _shape_error(da, dt) from None
+    if _state.enabled and (input._requires_grad or tensor1._requires_grad or tensor2._requires_grad):
+        saved = (tensor1 if tensor2._requires_grad or node_cls is AddcdivBackward0 else None,
+                 tensor2 if tensor1._requires_grad or node_cls is AddcdivBackward0 else None)
+        record(node_cls, res, (input, tensor1, tensor2), saved).value = value
+    return res
+
+
 @method()
 def addcmul(input, tensor1, tensor2, *, value=1):
-    return input + value * tensor1 * tensor2 if value != 1 else input + tensor1 * tensor2
+    return _addc(input, tensor1, tensor2, value, xp.multiply, AddcmulBackward0)
 
 
 @method()
 def addcdiv(input, tensor1, tensor2, *, value=1):
-    return input + value * (tensor1 / tensor2) if value != 1 else input + tensor1 / tensor2
+    return _addc(input, tensor1, tensor2, value, _true_divide_arrays, AddcdivBackward0)
 
 
 def _addc_(name, ufunc, fallback):

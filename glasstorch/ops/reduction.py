@@ -385,12 +385,46 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return _var(input, dim, unbiased, keepdim, correction, True)
 
 
+class VarMeanBackward0(make_node_class("VarMeanBackward0", None)):
+    """var_mean/std_mean: one node, two outputs; each output's formula is var's (std's) and mean's."""
+    num_outputs = 2
+
+    def backward(self, g_var, g_mean):
+        parts = []
+        if g_var is not None:
+            parts.append(self.first_node.backward(g_var))
+        if g_mean is not None:
+            parts.append(self.mean_node.backward(g_mean))
+        return parts[0] if len(parts) == 1 else parts[0] + parts[1]
+
+
+StdMeanBackward0 = make_node_class("StdMeanBackward0", VarMeanBackward0.backward)
+StdMeanBackward0.num_outputs = 2
+
+
+def _moments(input, dim, unbiased, keepdim, correction, is_std):
+    from ..autograd import grad_mode
+    if isinstance(dim, bool):
+        unbiased, dim = dim, None
+    first = _var(input, dim, unbiased, keepdim, correction, is_std)
+    second = mean(input, dim, keepdim)
+    if not (input._requires_grad and _state.enabled):
+        return first, second
+    # the two single-output nodes compute the formulas; one node with two outputs is recorded
+    cls = StdMeanBackward0 if is_std else VarMeanBackward0
+    node = cls.__new__(cls)
+    node.first_node, node.mean_node = first._grad_fn, second._grad_fn
+    a, b = _wrap(first._data), _wrap(second._data)
+    connect(node, (input,), (a, b))
+    return a, b
+
+
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    return var(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim)
+    return _moments(input, dim, unbiased, keepdim, correction, False)
 
 
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    return std(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim)
+    return _moments(input, dim, unbiased, keepdim, correction, True)
 
 
 class LinalgVectorNormBackward0(make_node_class("LinalgVectorNormBackward0", None, ("self", "result"))):
@@ -596,17 +630,49 @@ def cumprod(input, dim, *, dtype=None):
     return res
 
 
-def cummax(input, dim):
+class CummaxBackward0(make_node_class("CummaxBackward0", None, ("indices",))):
+    """Each running max's gradient goes to the element it came from."""
+
+    def backward(self, grad, _unused=None):
+        (idx,) = self._unpack_saved()
+        if not idx.dim():
+            return grad
+        from .creation import zeros
+        return zeros(idx.shape, dtype=grad.dtype).scatter_add(self.dim, idx, grad)
+
+
+CumminBackward0 = make_node_class("CumminBackward0", CummaxBackward0.backward, ("indices",))
+CummaxBackward0.num_outputs = CumminBackward0.num_outputs = 2
+
+
+def _cumext(input, dim, is_max):
     d = input._data
     dd = _wrap_dim(dim, d.ndim)
-    vals = xp.maximum.accumulate(d, axis=dd)
-    n = d.shape[dd]
-    ar = xp.arange(n).reshape([-1 if i == dd else 1 for i in range(d.ndim)])
-    idx = xp.maximum.accumulate(xp.where(d == vals, ar, 0), axis=dd)
-    return _ValuesIndices(_wrap(vals), _wrap(idx.astype("int64")), "cummax")
+    if d.ndim == 0:
+        vals, idx = d.copy(), xp.zeros((), "int64")
+    else:
+        ufunc = xp.maximum if is_max else xp.minimum
+        vals = ufunc.accumulate(d, axis=dd)
+        ar = xp.arange(d.shape[dd]).reshape([-1 if i == dd else 1 for i in range(d.ndim)])
+        # the index of the last element equal to the running extreme (torch's tie rule)
+        idx = xp.maximum.accumulate(xp.where(d == vals, ar, 0), axis=dd)
+    values, indices = _wrap(vals), _wrap(idx.astype("int64"))
+    if input._requires_grad and _state.enabled:
+        cls = CummaxBackward0 if is_max else CumminBackward0
+        node = cls.__new__(cls)
+        node.dim = dd
+        connect(node, (input,), (values, None), (indices,))
+    return _ValuesIndices(values, indices, "cummax" if is_max else "cummin")
 
 
-Tensor.cummax = cummax
+@method()
+def cummax(input, dim):
+    return _cumext(input, dim, True)
+
+
+@method()
+def cummin(input, dim):
+    return _cumext(input, dim, False)
 
 
 # ---- logical reductions -----------------------------------------------------------------------
@@ -698,23 +764,54 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
     return _ValuesIndices(values, indices, "topk")
 
 
+KthvalueBackward0 = make_node_class("KthvalueBackward0", MaxBackward0.backward, ("indices",))
+MedianBackward1 = make_node_class("MedianBackward1", MaxBackward0.backward, ("indices",))
+MedianBackward0 = make_node_class("MedianBackward0", MaxBackward1.backward, ("self", "result"))
+KthvalueBackward0.num_outputs = MedianBackward1.num_outputs = 2
+
+
+def _select_kth(input, k, dim, keepdim, node_cls, name):
+    """The k-th smallest along dim (1-based) and its index: one node, as torch records it."""
+    d = input._data
+    dd = _wrap_dim(dim, d.ndim)
+    if d.ndim == 0:
+        vals, idx = d.copy(), xp.zeros((), "int64")
+    else:
+        n = d.shape[dd]
+        if not 1 <= k <= n:
+            raise IndexError(f"{name}(): selected number k out of range for dimension {dd}")
+        idx = xp.take(_sorted_indices(d, dd, False), [k - 1], axis=dd)
+        vals = xp.take_along_axis(d, idx, axis=dd)
+        if not keepdim:
+            vals, idx = vals.squeeze(dd), idx.squeeze(dd)
+    values, indices = _wrap(vals), _wrap(idx.astype("int64"))
+    if input._requires_grad and _state.enabled:
+        node = node_cls.__new__(node_cls)
+        node.self_sizes, node.dim, node.keepdim = d.shape, dd, keepdim
+        connect(node, (input,), (values, None), (indices,))
+    return _ValuesIndices(values, indices, name)
+
+
 @method()
 def kthvalue(input, k, dim=-1, keepdim=False):
-    v, i = sort(input, dim)
-    dd = _wrap_dim(dim, input.dim())
-    v, i = v.narrow(dd, k - 1, 1), i.narrow(dd, k - 1, 1)
-    if not keepdim:
-        v, i = v.squeeze(dd), i.squeeze(dd)
-    return _ValuesIndices(v, i, "kthvalue")
+    return _select_kth(input, k, dim, keepdim, KthvalueBackward0, "kthvalue")
 
 
 @method()
 def median(input, dim=None, keepdim=False):
+    """The lower median: the ((n - 1) // 2)-th smallest (torch does not average the middle two)."""
     if dim is None:
-        flat = input.reshape(-1)
-        return sort(flat)[0][(flat.numel() - 1) // 2]
-    n = input.shape[dim]
-    return kthvalue(input, (n - 1) // 2 + 1, dim, keepdim)
+        d = input._data.reshape(-1)
+        if d.size == 0:
+            return _wrap(xp.asarray(xp.nan, dtype=d.dtype))
+        k = (d.size - 1) // 2
+        res = _wrap(xp.asarray(xp.take(d, _sorted_indices(d, 0, False)[k])))
+        if input._requires_grad and _state.enabled:
+            record(MedianBackward0, res, (input,), (input, res), saved_output=1)
+        return res
+    dd = _wrap_dim(dim, input._data.ndim)
+    n = input._data.shape[dd] if input._data.ndim else 1
+    return _select_kth(input, (n - 1) // 2 + 1, dd, keepdim, MedianBackward1, "median")
 
 
 @method()
