@@ -392,6 +392,12 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     return _la.matmul(weights, value)
 
 
+def multi_head_attention_forward(*args, **kwargs):
+    """torch.nn.functional.multi_head_attention_forward (it lives with nn.MultiheadAttention)."""
+    from .modules.transformer import multi_head_attention_forward as forward
+    return forward(*args, **kwargs)
+
+
 # ---- losses ---------------------------------------------------------------------------------------------------
 nll_loss, cross_entropy = _loss.nll_loss, _loss.cross_entropy
 mse_loss, l1_loss, smooth_l1_loss, huber_loss = _loss.mse_loss, _loss.l1_loss, _loss.smooth_l1_loss, _loss.huber_loss
