@@ -12,6 +12,14 @@ inputs. This module does not import torch: ``test_ops_gradcheck.py`` uses it wit
 
 The harness that runs the checks lives in ``test_ops.py`` (against torch) and
 ``test_ops_gradcheck.py`` (finite differences, no torch).
+
+Adding an op: write a sample generator ``def _foo_samples(make, dtype)`` that yields
+``SampleInput(make(shape, layout=..., low=..., high=...), 2, dim=1, ...)`` (``make`` gives leaves of the
+test's dtype, requiring grad for floating dtypes; ``make.index``/``make.mask``/``make.distinct`` give
+indices, masks and tie-free values), then ``register(OpInfo("foo", samples=_foo_samples, dtypes=...))``
+(``fn=`` when the call is not ``lib.foo(*args)``). Every check then runs on it. A sample at a point
+where the op is not differentiable says ``nondiff=True``; a difference from torch that is understood
+goes in ``xfail={check: reason}``, which fails once the difference is gone.
 """
 import math
 import zlib

@@ -675,3 +675,16 @@ def test_var_over_an_empty_dim_list_has_the_true_gradient():
         getattr(ref, name)().backward()
         assert np.isinf(t.grad.numpy()).all()
         np.testing.assert_allclose(g.grad.numpy(), ref.grad.numpy())
+
+
+@pytest.mark.parametrize("fn", [lambda m: m.ones(0).mean(), lambda m: m.ones(1).var(), lambda m: m.ones(2, 1).std(1),
+                                lambda m: m.ones(3).var(correction=0), lambda m: m.ones(2, 3).sum(1)])
+def test_warnings_match_torch(fn):
+    """torch warns where a result is degenerate (var with no degrees of freedom), not elsewhere."""
+    caught = []
+    for m in (torch, gt):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            fn(m)
+        caught.append(sorted((x.category.__name__, str(x.message).split(" (Triggered")[0]) for x in w))
+    assert caught[1] == caught[0]

@@ -93,7 +93,14 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
         raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be either a floating point or "
                            f"complex dtype. Got: {input.dtype._legacy}")
     dims = _dims(dim, d.ndim)
-    res = _wrap(xp.asarray(d.mean(axis=dims, keepdims=keepdim)))
+    if d.size:
+        res = _wrap(xp.asarray(d.mean(axis=dims, keepdims=keepdim)))
+    else:
+        with xp.errstate(invalid="ignore", divide="ignore"):  # nan, silently, as torch
+            import warnings
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                res = _wrap(xp.asarray(d.mean(axis=dims, keepdims=keepdim)))
     if input._requires_grad and _state.enabled:
         count = d.size // builtins.max(res._data.size, 1) if d.size else 0
         if dim is None:
@@ -361,6 +368,11 @@ def _var(input, dim, unbiased, keepdim, correction, is_std):
     dims = _dims(dim, d.ndim)
     n = d.size if dims is None else int(xp.prod([d.shape[i] for i in dims]))
     denom = builtins.max(n - c, 0)
+    if n - c <= 0:
+        import warnings
+        warnings.warn(f"{'std' if is_std else 'var'}(): degrees of freedom is <= 0. Correction should be strictly "
+                      f"less than the reduction factor (input numel divided by output numel).", UserWarning,
+                      stacklevel=3)
     v = xp.var(d, axis=dims, keepdims=keepdim, ddof=c) if denom > 0 else \
         xp.full(xp.sum(d, axis=dims, keepdims=keepdim).shape, xp.nan, d.dtype)
     if is_std:
