@@ -150,43 +150,59 @@ def _record_max(node_cls, input, values, indices, spatial, overlapping):
     node.spatial, node.overlapping = spatial, overlapping
 
 
-def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, nd, node_cls, name):
+def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, nd, node_cls, name, want_indices):
+    """Values: the running maximum over one strided view per kernel offset. Indices (only when needed:
+    for the gradient or return_indices): the flat input position of each window's first maximum."""
     k, s, p, d, out = _pool_args(input, kernel_size, stride, padding, dilation, ceil_mode, nd, name)
     x = input._data
     fill = -xp.inf if x.dtype.kind == "f" else xp.iinfo(x.dtype).min
-    xpad = _padded(x, k, s, p, d, out, fill)
-    best = arg = None
-    for n, (offset, view) in enumerate(_offset_views(xpad, k, s, d, out)):
-        if best is None:
-            best, arg = view.copy(), xp.zeros(view.shape, xp.int64)
-            continue
-        upd = view > best
-        if x.dtype.kind == "f":
-            upd |= xp.isnan(view)  # NaN wins, as in torch
-        xp.copyto(best, view, where=upd)
-        arg[upd] = n
-    # flat input index of each chosen element: position = o * stride - pad + k * dilation per dim
-    offs = xp.unravel_index(arg, k)
-    size = x.shape[-nd:]
-    flat = xp.zeros(arg.shape, xp.int64)
-    for i in range(nd):
-        grid = (xp.arange(out[i]) * s[i] - p[i]).reshape((-1,) + (1,) * (nd - 1 - i))
-        flat = flat * size[i] + grid + offs[i] * d[i]
-    values, indices = _wrap(best), _wrap(flat)
-    if input._requires_grad and _state.enabled:
+    views = list(_offset_views(_padded(x, k, s, p, d, out, fill), k, s, d, out))
+    best = views[0][1].copy()
+    for _, view in views[1:]:
+        xp.maximum(best, view, out=best)  # NaN propagates, as in torch
+    values = _wrap(best)
+    record_grad = input._requires_grad and _state.enabled
+    if not (want_indices or record_grad):
+        return values, None
+    indices = _wrap(_argmax_positions(views, best, x.shape[-nd:], s, p, d, out))
+    if record_grad:
         _record_max(node_cls, input, values, indices, nd, any(si < di * (ki - 1) + 1 for si, di, ki in zip(s, d, k)))
     return values, indices
 
 
+def _argmax_positions(views, best, size, s, p, d, out):
+    """The flat input index (h * W + w in 2-d) of the element each window took: window origin
+    (o * stride - pad per dim) plus the displacement of the chosen kernel offset (offset * dilation)."""
+    nd = len(size)
+    origin = 0
+    for i in range(nd):
+        origin = origin * size[i] + (xp.arange(out[i]) * s[i] - p[i]).reshape((-1,) + (1,) * (nd - 1 - i))
+    shifts = xp.zeros(len(views), xp.int64)
+    for n, (offset, _) in enumerate(views):
+        for i in range(nd):
+            shifts[n] = shifts[n] * size[i] + offset[i] * d[i]
+    chosen = xp.zeros(best.shape, xp.uint8 if len(views) < 256 else xp.int64)  # which offset, per window
+    hit = xp.empty(best.shape, bool)
+    for n in range(len(views) - 1, -1, -1):  # the first offset holding the maximum is written last
+        xp.equal(views[n][1], best, out=hit)
+        xp.putmask(chosen, hit, n)
+    if best.dtype.kind == "f":
+        nan = xp.isnan(best)
+        if nan.any():  # torch keeps the last NaN of a window
+            for n, (_, view) in enumerate(views):
+                xp.putmask(chosen, nan & xp.isnan(view), n)
+    return xp.take(shifts, chosen) + origin
+
+
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
     values, indices = _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, 2,
-                                MaxPool2DWithIndicesBackward0, "max_pool2d")
+                                MaxPool2DWithIndicesBackward0, "max_pool2d", return_indices)
     return (values, indices) if return_indices else values
 
 
 def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
     values, indices = _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, 3,
-                                MaxPool3DWithIndicesBackward0, "max_pool3d")
+                                MaxPool3DWithIndicesBackward0, "max_pool3d", return_indices)
     return (values, indices) if return_indices else values
 
 
@@ -200,7 +216,8 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
         raise RuntimeError(f"max_pool1d() Expected 2D or 3D input tensor, but got {list(input.shape)}")
     stride = kernel_size if stride is None or stride == [] or stride == () else stride
     values, indices = _max_pool(input.unsqueeze(-2), (1, _one(kernel_size)), (1, _one(stride)), (0, _one(padding)),
-                                (1, _one(dilation)), ceil_mode, 2, MaxPool2DWithIndicesBackward0, "max_pool1d")
+                                (1, _one(dilation)), ceil_mode, 2, MaxPool2DWithIndicesBackward0, "max_pool1d",
+                                return_indices)
     values = values.squeeze(-2)
     if not return_indices:
         return values
