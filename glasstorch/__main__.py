@@ -93,6 +93,7 @@ def train(args):
     from glasstorch import nn
     from glasstorch.datasets import Digits
     from glasstorch.utils.data import DataLoader
+    from glasstorch.inspection import seatbelt, draw
 
     torch.manual_seed(args.seed)
     train_set, test_set = Digits(train=True), Digits(train=False)
@@ -108,6 +109,28 @@ def train(args):
     print(f"glasstorch {torch.__version__}: training on {len(train_set)} digits, testing on {len(test_set)}")
     print(model)
     start = time.perf_counter()
+    belt = seatbelt()  # watches the run for the silent training traps (docs/inspection.md)
+    with belt:
+        _fit(model, optimizer, loss_fn, train_loader, test_loader, args)
+    print(f"trained in {time.perf_counter() - start:.1f} s")
+    print(belt.report())
+
+    os.makedirs(args.out, exist_ok=True)
+    path = os.path.join(args.out, "digits_lenet.pt")
+    torch.save(model.state_dict(), path)
+    print(f"saved the model's state_dict to {path} (real PyTorch can torch.load it)")
+
+    X, y = next(iter(test_loader))
+    loss = loss_fn(model(X[:4]), y[:4])
+    params = dict(model.named_parameters())
+    print("\nThe backward graph of the loss, as loss.grad_fn.next_functions links it:")
+    _print_graph(loss, params)
+    svg = os.path.join(args.out, "digits_lenet_graph.svg")
+    draw(loss, params=params).save(svg)
+    print(f"drew the graph to {svg}")
+
+
+def _fit(model, optimizer, loss_fn, train_loader, test_loader, args):
     for epoch in range(args.epochs):
         model.train()
         total, n = 0.0, 0
@@ -123,26 +146,6 @@ def train(args):
                 bar.set_postfix_str(f"loss {total / n:.3f}")
         acc = evaluate(model, test_loader)
         print(f"epoch {epoch + 1}: train loss {total / n:.4f}, held-out accuracy {acc:.3f}")
-    print(f"trained in {time.perf_counter() - start:.1f} s")
-
-    os.makedirs(args.out, exist_ok=True)
-    path = os.path.join(args.out, "digits_lenet.pt")
-    torch.save(model.state_dict(), path)
-    print(f"saved the model's state_dict to {path} (real PyTorch can torch.load it)")
-
-    X, y = next(iter(test_loader))
-    loss = loss_fn(model(X[:4]), y[:4])
-    params = dict(model.named_parameters())
-    print("\nThe backward graph of the loss, as loss.grad_fn.next_functions links it:")
-    _print_graph(loss, params)
-    try:
-        from glasstorch.inspection import draw
-        drawing = draw(loss, params=params)
-        svg = os.path.join(args.out, "digits_lenet_graph.svg")
-        drawing.save(svg)
-        print(f"drew the graph to {svg}")
-    except ImportError:
-        pass
 
 
 def evaluate(model, loader):
