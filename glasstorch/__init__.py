@@ -97,3 +97,10 @@ strided = "torch.strided"
 preserve_format = contiguous_format = channels_last = None
 from math import inf, nan, pi, e  # noqa: E402,F401
 from . import nn  # noqa: E402,F401
+
+# torch's top level also carries these nn ops under their own names (torch.conv2d, torch.dropout, ...);
+# only those whose signature there equals nn.functional's (torch.batch_norm and torch.embedding differ)
+from .nn.functional import (conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, dropout,  # noqa: E402,F401
+                            layer_norm, group_norm, max_pool1d, max_pool2d, avg_pool1d, adaptive_avg_pool1d,
+                            adaptive_max_pool1d, pixel_shuffle, cosine_similarity, pairwise_distance, selu, celu,
+                            prelu, hardshrink, threshold)

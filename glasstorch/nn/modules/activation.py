@@ -361,3 +361,11 @@ class LogSoftmax(_SoftmaxBase):
 
     def forward(self, input):
         return F.log_softmax(input, self.dim, _stacklevel=5)
+
+
+def __getattr__(name):
+    # torch keeps MultiheadAttention here; it is defined with the Transformer (import order)
+    if name == "MultiheadAttention":
+        from .transformer import MultiheadAttention
+        return MultiheadAttention
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
