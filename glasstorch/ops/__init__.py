@@ -9,3 +9,40 @@ linalg.py      mm/bmm/mv/dot, matmul's decomposition, addmm, einsum, torch.linal
 creation.py    tensor/zeros/arange/rand..., dtype and device conversion, Generator
 """
 from . import pointwise, reduction, shape, joining, indexing, linalg, creation  # noqa: F401  (registers methods)
+
+
+def _accept_numpy_names(fn):
+    """torch's argument parser also takes NumPy's names, ``axis`` for ``dim`` and ``keepdims`` for
+    ``keepdim`` (d2l writes ``X.sum(axis=0, keepdims=True)``); the remap costs nothing without keywords."""
+    import functools
+
+    @functools.wraps(fn)
+    def accepting(*args, **kwargs):
+        if kwargs:
+            if "axis" in kwargs:
+                kwargs["dim"] = kwargs.pop("axis")
+            if "keepdims" in kwargs:
+                kwargs["keepdim"] = kwargs.pop("keepdims")
+        return fn(*args, **kwargs)
+    return accepting
+
+
+def _install_numpy_names():
+    from .._tensor import Tensor
+    for module, names in [
+        (reduction, ("sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "var", "std",
+                     "logsumexp", "softmax", "log_softmax", "cumsum", "cumprod", "any", "all", "norm", "median",
+                     "nansum", "nanmean", "count_nonzero", "sort", "argsort", "topk", "kthvalue", "mode")),
+            (joining, ("cat", "concat", "concatenate", "stack", "flip", "roll")),
+            (shape, ("squeeze", "unsqueeze", "split", "chunk", "unbind", "narrow", "select"))]:
+        for name in names:
+            fn = getattr(module, name, None)
+            if fn is None:
+                continue
+            wrapped = _accept_numpy_names(fn)
+            setattr(module, name, wrapped)
+            if getattr(Tensor, name, None) is fn:
+                setattr(Tensor, name, wrapped)
+
+
+_install_numpy_names()
