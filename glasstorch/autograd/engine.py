@@ -33,12 +33,8 @@ _getrefcount = sys.getrefcount
 def _collect(roots):
     """Step 1: the dependency count of every node reachable from ``roots``, and the nodes reached."""
     deps = {}
-    reached = []
-    seen = set()
-    for r in roots:
-        if r not in seen:
-            seen.add(r)
-            reached.append(r)
+    reached = list(dict.fromkeys(roots))
+    walked = set(reached)  # the roots: walked from already
     stack = list(reached)
     while stack:
         for nxt, _ in stack.pop().next_functions:
@@ -48,10 +44,9 @@ def _collect(roots):
                 deps[nxt] += 1
             else:
                 deps[nxt] = 1
-            if nxt not in seen:
-                seen.add(nxt)
-                reached.append(nxt)
-                stack.append(nxt)
+                if nxt not in walked:
+                    reached.append(nxt)
+                    stack.append(nxt)
     return deps, reached
 
 

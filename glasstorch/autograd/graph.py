@@ -112,17 +112,13 @@ class Node:
             return tuple(saved)
         return saved
 
-    def __getattr__(self, name):
-        # _saved_<name> for every saved tensor, as torch exposes them
-        if name.startswith("_saved_"):
-            names = type(self).saved_names
-            key = name[7:]
-            if key in names:
-                return self._unpack_saved()[names.index(key)]
-        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
-
-    def __dir__(self):
-        return list(super().__dir__()) + ["_saved_" + n for n in type(self).saved_names]
+    def __init_subclass__(cls, **kwargs):
+        # _saved_<name> for every saved tensor, as torch exposes them: properties made once per
+        # class (a __getattr__ would do too, but it would slow down every attribute read on a node)
+        super().__init_subclass__(**kwargs)
+        for i, name in enumerate(cls.__dict__.get("saved_names", ())):
+            setattr(cls, "_saved_" + name, property(lambda self, i=i: self._unpack_saved()[i],
+                                                    doc=f"the saved tensor '{name}' (version-checked)"))
 
     def _free(self):
         if self._saved:
@@ -346,8 +342,10 @@ def connect(node, inputs, outputs, saved=(), saved_output=-1):
             edges.append(_NO_EDGE)
             continue
         fn = t._grad_fn
-        if fn is None:
-            edges.append((t._grad_accumulator(), 0))
+        if fn is None:  # a leaf: its AccumulateGrad, while one is alive, else a new one
+            acc = t._accumulator
+            acc = acc() if acc is not None else None
+            edges.append((acc if acc is not None else t._grad_accumulator(), 0))
         elif t._base is not None and t._vc.rewrite_seq > fn._seq:
             edges.append((regenerate_view_grad_fn(t), 0))
         else:
@@ -360,7 +358,10 @@ def connect(node, inputs, outputs, saved=(), saved_output=-1):
             saved[saved_output] = saved[saved_output]._alias()
             node._result_index = saved_output
         node._saved = saved = tuple(saved)
-        node._versions_at_save = tuple([_NO_VERSION if t is None else t._vc.version for t in saved])
+        versions = []
+        for t in saved:
+            versions.append(0 if t is None else t._vc.version)
+        node._versions_at_save = tuple(versions)
     if _anomaly.enabled:
         import traceback
         node._anomaly_trace = traceback.format_stack()[:-2]
@@ -381,5 +382,3 @@ def connect(node, inputs, outputs, saved=(), saved_output=-1):
         outputs._requires_grad = True
     return node
 
-
-_NO_VERSION = 0
