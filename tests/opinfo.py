@@ -473,6 +473,7 @@ def _clamp_samples(make, dtype):
     yield SampleInput(make((3, 4)), make((3, 4), low=-2, high=0), make((4,), low=0, high=2))
     yield SampleInput(make((3, 4)), min=make((3, 1), low=-1, high=1))
     yield SampleInput(make((3, 4)), max=make((), low=-1, high=1))
+    yield SampleInput(make((3, 4)), make((4,), low=0.5, high=1), make((3, 1), low=-1, high=0))  # min > max
 
 
 def _lerp_samples(make, dtype):
@@ -1314,4 +1315,25 @@ register(
            dtypes=ALL_NUM),
     OpInfo("std_mean", samples=lambda make, dt: [SampleInput(make((3, 4)), 1), SampleInput(make((3, 4)))]),
     OpInfo("repeat_interleave", samples=lambda make, dt: [SampleInput(make((2, 3)), 2, 1), SampleInput(make((3,)), 2)]),
+)
+
+
+# ---- at the edges: zeros, constants, where torch's formulas choose a value (nondiff points) ---------
+register(
+    OpInfo("std.constant", lambda lib, x, *a: x.std(*a), dtypes=FLOATS,
+           samples=lambda make, dt: [SampleInput(make((2, 3), values=np.ones((2, 3))), 1, nondiff=True),
+                                     SampleInput(make((3,), values=[2., 2., 2.]), nondiff=True)]),
+    OpInfo("pow.zeros", lambda lib, a, b: a ** b, dtypes=FLOATS,
+           samples=lambda make, dt: [SampleInput(make((4,), values=[0., 0., 2., 0.]), make((4,), values=[0., 2., 0., -1.]),
+                                                 nondiff=True),
+                                     SampleInput(make((3,), values=[0., 1., 2.]), 0, nondiff=True)]),
+    OpInfo("__rpow__.edge_bases", lambda lib, x, c: c ** x, dtypes=FLOATS,
+           samples=lambda make, dt: [SampleInput(make((3,), values=[0., 2., -1.]), 0, nondiff=True),
+                                     SampleInput(make((3,), values=[0., 2., -1.]), -2.0, nondiff=True)]),
+    OpInfo("relu.zeros", lambda lib, x: lib.relu(x).norm(dim=0, keepdim=True), dtypes=FLOATS,
+           samples=lambda make, dt: [SampleInput(make((1, 3), values=[[-1., 0., 2.]]), nondiff=True)]),
+    OpInfo("clamp.at_bounds", lambda lib, x, lo, hi: x.clamp(lo, hi), dtypes=FLOATS,
+           samples=lambda make, dt: [SampleInput(make((4,), values=[-1., 0., 1., 2.]), -1.0, 1.0, nondiff=True),
+                                     SampleInput(make((3,), values=[0., 1., 2.]), make((3,), values=[0., 2., 1.]),
+                                                 make((3,), values=[1., 1., 1.]), nondiff=True)]),
 )

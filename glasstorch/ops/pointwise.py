@@ -61,7 +61,7 @@ _UNARY = [
     ("acosh",   "AcoshBackward0",    xp.arccosh,                    "self",   lambda g, x: g * (x * x - 1).rsqrt(),            False),
     ("atanh",   "AtanhBackward0",    xp.arctanh,                    "self",   lambda g, x: g / (1 - x * x),                    False),
     ("sigmoid", "SigmoidBackward0",  _sigmoid,                      "result", lambda g, r: g * r * (1 - r),                    False),
-    ("relu",    "ReluBackward0",     lambda a: xp.maximum(a, 0),    "result", lambda g, r: g * (r > 0),                        True),
+    ("relu",    "ReluBackward0",     lambda a: xp.maximum(a, 0),    "result", lambda g, r: g.masked_fill(r <= 0, 0),           True),
     ("erf",     "ErfBackward0",      _erf,                          "self",   lambda g, x: g * (2 / math.sqrt(math.pi)) * (-x * x).exp(), False),
     ("erfinv",  "ErfinvBackward0",   _erfinv,                       "result", lambda g, r: g * (math.sqrt(math.pi) / 2) * (r * r).exp(), False),
     ("lgamma",  "LgammaBackward0",   _lgamma,                       "self",   lambda g, x: g * x.digamma(),                    False),
@@ -510,34 +510,39 @@ def fmod(input, other):
 
 
 class PowBackward0(make_node_class("PowBackward0", None, ("self",))):
-    """d(x^e)/dx = e * x^(e-1), for a number e."""
+    """d(x^e)/dx = e * x^(e-1), for a number e (torch's pow_backward; e = 0 gives zeros)."""
 
     def backward(self, grad):
         (x,) = self._unpack_saved()
         e = self.exponent
         if e == 0:
-            return grad * 0
-        return grad * e * x.pow(e - 1) if e != 2 else grad * 2 * x
+            return _zeros(x)
+        return grad * (e * x.pow(e - 1))
 
 
 class PowBackward1(make_node_class("PowBackward1", None, ("self", "exponent", "result"))):
-    """x^y with both tensors: dx = y x^(y-1), dy = x^y log x (taken as 0 where x = 0 and y >= 0)."""
+    """x^y with both tensors (torch's pow_backward_self/_exponent): dx = y x^(y-1), taken as 0
+    where y = 0; dy = x^y log x, taken as 0 where x = 0 and y >= 0."""
 
     def backward(self, grad):
         x, y, r = self._unpack_saved()
-        gx = grad * y * x.pow(y - 1) if self.next_functions[0][0] is not None else None
-        gy = None
+        gx = gy = None
+        if self.next_functions[0][0] is not None:
+            gx = where(y == 0, 0.0, grad * (y * x.pow(y - 1)))
         if self.next_functions[1][0] is not None:
             gy = grad * where((x == 0) & (y >= 0), 0.0, r * x.log())
         return gx, gy
 
 
-class PowBackward2(make_node_class("PowBackward2", None, ("result",))):
-    """c^y for a number c: dy = c^y log c."""
+class PowBackward2(make_node_class("PowBackward2", None, ("exponent", "result"))):
+    """c^y for a number c: dy = c^y log c (for c = 0, taken as 0 where y >= 0)."""
 
     def backward(self, grad):
-        (r,) = self._unpack_saved()
-        return grad * r * math.log(self.base) if self.base > 0 else grad * where(r == 0, 0.0, r * math.nan)
+        y, r = self._unpack_saved()
+        c = self.base
+        if c == 0:
+            return grad * where(y >= 0, 0.0, r * -math.inf)
+        return grad * (r * (math.log(c) if c > 0 else math.nan))
 
 
 @method("pow", "__pow__")
@@ -580,7 +585,7 @@ def _rpow(input, base):
     da, b = operands(input, base)
     res = _wrap(xp.power(xp.asarray(b, dtype=da.dtype), da))
     if input._requires_grad and _state.enabled:
-        record(PowBackward2, res, (input,), (res,), saved_output=0).base = base
+        record(PowBackward2, res, (input,), (input, res), saved_output=1).base = base
     return res
 
 
@@ -777,6 +782,8 @@ class ClampBackward1(make_node_class("ClampBackward1", None, ("self",))):
     """Gradient passes where min <= x <= max."""
 
     def backward(self, grad):
+        # torch's clamp_backward: where(min <= x <= max, grad, 0) -- a select, so a NaN/inf
+        # gradient outside the range does not leak through as nan
         (x,) = self._unpack_saved()
         mask = None
         if self.min is not None:
@@ -784,21 +791,25 @@ class ClampBackward1(make_node_class("ClampBackward1", None, ("self",))):
         if self.max is not None:
             m = x <= self.max
             mask = m if mask is None else mask & m
-        return grad * mask
+        return grad.masked_fill(~mask, 0)
 
 
 class ClampBackward0(make_node_class("ClampBackward0", None, ("self", "min", "max"))):
     def backward(self, grad):
+        # torch's clamp_backward_min_max: three selects of grad (where, not multiplications)
+        # (when min > max the result is max: all of the gradient goes to max)
         x, lo, hi = self._unpack_saved()
-        ones = grad * 0 + 1
-        mask = ones.bool()
-        if lo is not None:
-            mask = mask & (x >= lo)
-        if hi is not None:
-            mask = mask & (x <= hi)
-        gx = grad * mask
-        glo = None if lo is None else grad * (x < lo)
-        ghi = None if hi is None else grad * (x > hi)
+        below = None if lo is None else x < lo
+        above = None if hi is None else x > hi
+        if lo is not None and hi is not None:
+            below, above = below & (lo < hi), above | (hi < lo)
+            inside = (x >= lo) & (x <= hi)
+        else:
+            inside = ~below if above is None else ~above
+        n = self.next_functions
+        gx = grad.masked_fill(~inside, 0) if n[0][0] is not None else None
+        glo = grad.masked_fill(~below, 0) if lo is not None and n[1][0] is not None else None
+        ghi = grad.masked_fill(~above, 0) if hi is not None and n[2][0] is not None else None
         return gx, glo, ghi
 
 

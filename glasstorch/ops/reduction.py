@@ -344,6 +344,9 @@ class VarBackward0(make_node_class("VarBackward0", None, ("self",))):
 
     def backward(self, grad):
         (x,) = self._unpack_saved()
+        return self.formula(grad, x)
+
+    def formula(self, grad, x):
         g = _expand_back(grad, x.shape, self.dims, self.keepdim)
         if self.denom <= 0 and (self.dims is None or x.dim() == 0):
             from .pointwise import where
@@ -352,10 +355,11 @@ class VarBackward0(make_node_class("VarBackward0", None, ("self",))):
 
 
 class StdBackward0(make_node_class("StdBackward0", None, ("self", "result"))):
+    """torch's std_backward: var's derivative of grad / (2 std), taken as 0 where std = 0."""
+
     def backward(self, grad):
         x, r = self._unpack_saved()
-        g = _expand_back(grad / r, x.shape, self.dims, self.keepdim)
-        return g * (x - x.mean(self.dims, keepdim=True)) / self.denom
+        return VarBackward0.formula(self, (grad / (r * 2)).masked_fill(r == 0, 0), x)
 
 
 def _var(input, dim, unbiased, keepdim, correction, is_std):
@@ -440,21 +444,31 @@ def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 
 class LinalgVectorNormBackward0(make_node_class("LinalgVectorNormBackward0", None, ("self", "result"))):
+    """torch's norm_backward, formula for formula (so the double backward, and its nan at a zero
+    norm, are torch's too); grad and the norm broadcast over the reduced dims."""
+
     def backward(self, grad):
         x, r = self._unpack_saved()
         p = self.ord
-        g = _expand_back(grad, x.shape, self.dims, self.keepdim)
-        rr = _expand_back(r, x.shape, self.dims, self.keepdim)
-        if p == 2:  # torch's formula, also in its double backward (nan at a zero norm)
-            return g * (x / rr).masked_fill(rr == 0, 0)
-        if p == 1:
-            return g * x.sign()
-        if p == math.inf or p == -math.inf:
-            mask = x.abs() == rr
-            return g * x.sign() * mask / _expand_back(mask.sum(self.dims, keepdim=True), x.shape, None, True)
         if p == 0:
-            return None  # torch: no gradient flows through the count of nonzeros
-        return g * x.sign() * x.abs().pow(p - 1) / rr.pow(p - 1).masked_fill(rr == 0, 1) * (rr != 0)
+            return None  # no gradient flows through a count of nonzeros
+        g, n = grad, r
+        if not self.keepdim and x.dim() and self.dims is not None:
+            for d in self.dims:
+                g, n = g.unsqueeze(d), n.unsqueeze(d)
+        if p == 2:
+            return g * (x / n).masked_fill(n == 0, 0)
+        if p == 1:
+            return x.sgn() * g
+        if p == math.inf or p == -math.inf:
+            a = x.abs()
+            mask = (a == n) | a.isnan()
+            return x.sgn() * ((g / mask.sum(self.dims, True)) * mask)
+        if p < 1:
+            return x.sgn() * x.abs().pow(p - 1).masked_fill(x == 0, 0) * g * n.pow(1 - p)
+        if p < 2:
+            return x.sgn() * x.abs().pow(p - 1) * (g / n.pow(p - 1)).masked_fill(n == 0, 0)
+        return x * x.abs().pow(p - 2) * (g / n.pow(p - 1)).masked_fill(n == 0, 0)
 
 
 def vector_norm(input, ord=2, dim=None, keepdim=False, *, dtype=None):
