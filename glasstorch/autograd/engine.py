@@ -140,8 +140,10 @@ def _run(roots, root_grads, retain_graph, create_graph, capture, accumulate, acc
 
     # 2. the main loop
     check_nan = _anomaly.enabled and _anomaly.check_nan
-    while ready:
-        node = heappop(ready)[1]
+    node = None  # the next node to run, when it is known without asking the queue
+    while node is not None or ready:
+        if node is None:
+            node = heappop(ready)[1]
         grads = buffers.pop(node, None)
         if grads is None:
             grads = [None] * node.num_outputs
@@ -157,6 +159,7 @@ def _run(roots, root_grads, retain_graph, create_graph, capture, accumulate, acc
             if accumulate and (accumulate_only is None or node in accumulate_only):
                 # `grads` holds the engine's only reference to the gradient (see _stealable)
                 _accumulate(node, grads[0], create_graph)
+            node = None
             continue
         if needed is not None and node not in needed:
             out = ()  # it need not run, but it still counts as done for its inputs
@@ -176,6 +179,7 @@ def _run(roots, root_grads, retain_graph, create_graph, capture, accumulate, acc
         # 3. deliver the gradients into the inputs' buffers
         meta = node._input_meta
         n_out = len(out)
+        following = None  # a node made ready while nothing else is: it runs next, without the queue
         for i, (nxt, nr) in enumerate(node.next_functions):
             if nxt is None:
                 continue
@@ -203,8 +207,15 @@ def _run(roots, root_grads, retain_graph, create_graph, capture, accumulate, acc
             left = deps[nxt] - 1
             deps[nxt] = left
             if left == 0:
-                heappush(ready, (-nxt._seq, nxt))
-        out = g = prev = grads = None  # drop the loop's references: a leaf's gradient may then be stolen
+                if following is None and not ready:
+                    following = nxt
+                else:
+                    if following is not None:
+                        heappush(ready, (-following._seq, following))
+                        following = None
+                    heappush(ready, (-nxt._seq, nxt))
+        node = following
+        out = g = prev = grads = following = None  # drop the loop's references: a leaf's gradient may then be stolen
     return captured
 
 
