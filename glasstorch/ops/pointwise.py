@@ -28,7 +28,8 @@ def _sign(a):
 
 
 def _zeros(grad, *_):
-    return grad.new_zeros(grad.shape) if hasattr(grad, "new_zeros") else grad * 0
+    """torch's zeros_like(grad): a derivative that is zero whatever the gradient (even NaN)."""
+    return grad.new_zeros(grad.shape)
 
 
 LN2, LN10 = math.log(2.0), math.log(10.0)
@@ -36,9 +37,9 @@ _UNARY = [
     # name       node                 forward                        saves     derivative                                       ints stay ints
     ("neg",     "NegBackward0",      xp.negative,                   None,     lambda g: -g,                                    True),
     ("abs",     "AbsBackward0",      xp.abs,                        "self",   lambda g, x: g * x.sign(),                       True),
-    ("sign",    "SignBackward0",     _sign,                         None,     lambda g: g * 0,                                 True),
-    ("sgn",     "SgnBackward0",      _sign,                         None,     lambda g: g * 0,                                 True),
-    ("reciprocal", "ReciprocalBackward0", lambda a: 1 / a,          "result", lambda g, r: -g * r * r,                         False),
+    ("sign",    "SignBackward0",     _sign,                         None,     _zeros,                                         True),
+    ("sgn",     "SgnBackward0",      _sign,                         None,     _zeros,                                         True),
+    ("reciprocal", "ReciprocalBackward0", lambda a: 1 / a,          "result", lambda g, r: -g * (r * r),                       False),
     ("exp",     "ExpBackward0",      xp.exp,                        "result", lambda g, r: g * r,                              False),
     ("exp2",    "Exp2Backward0",     xp.exp2,                       "result", lambda g, r: g * r * LN2,                        False),
     ("expm1",   "Expm1Backward0",    xp.expm1,                      "result", lambda g, r: g * (r + 1),                        False),
@@ -66,9 +67,9 @@ _UNARY = [
     ("erfinv",  "ErfinvBackward0",   _erfinv,                       "result", lambda g, r: g * (math.sqrt(math.pi) / 2) * (r * r).exp(), False),
     ("lgamma",  "LgammaBackward0",   _lgamma,                       "self",   lambda g, x: g * x.digamma(),                    False),
     ("digamma", "DigammaBackward0",  _digamma,                      None,     None,                                            False),
-    ("floor",   "FloorBackward0",    xp.floor,                      None,     lambda g: g * 0,                                 True),
-    ("ceil",    "CeilBackward0",     xp.ceil,                       None,     lambda g: g * 0,                                 True),
-    ("trunc",   "TruncBackward0",    xp.trunc,                      None,     lambda g: g * 0,                                 True),
+    ("floor",   "FloorBackward0",    xp.floor,                      None,     _zeros,                                         True),
+    ("ceil",    "CeilBackward0",     xp.ceil,                       None,     _zeros,                                         True),
+    ("trunc",   "TruncBackward0",    xp.trunc,                      None,     _zeros,                                         True),
     ("frac",    "FracBackward0",     lambda a: a - xp.trunc(a),     None,     lambda g: g,                                     True),
     ("logical_not", None,            xp.logical_not,                None,     None,                                            True),
     ("isnan",   None,                xp.isnan,                      None,     None,                                            True),
@@ -163,8 +164,8 @@ def round(input, *, decimals=0):
     return out
 
 
-_round0, _round0_, RoundBackward0 = _make_unary("round", "RoundBackward0", xp.round, None, lambda g: g * 0, True)
-RoundBackward1 = make_node_class("RoundBackward1", lambda self, grad: grad * 0)
+_round0, _round0_, RoundBackward0 = _make_unary("round", "RoundBackward0", xp.round, None, _zeros, True)
+RoundBackward1 = make_node_class("RoundBackward1", lambda self, grad: _zeros(grad))
 Tensor.round_ = lambda self, *, decimals=0: inplace(self, "round_", round, decimals=decimals)
 
 
@@ -338,7 +339,7 @@ class DivBackward2(make_node_class("DivBackward2", None)):
     """Division with a rounding mode: piecewise constant, zero gradient."""
 
     def backward(self, grad):
-        z = grad * 0
+        z = _zeros(grad)
         return z, (z if self.next_functions[1][0] is not None else None)
 
 
@@ -747,9 +748,8 @@ def isneginf(input):
 class WhereBackward0(make_node_class("WhereBackward0", None, ("condition",))):
     def backward(self, grad):
         (c,) = self._unpack_saved()
-        z = grad * 0
-        return (where(c, grad, z) if self.next_functions[0][0] is not None else None), \
-            (where(c, z, grad) if self.next_functions[1][0] is not None else None)
+        return (where(c, grad, 0.0) if self.next_functions[0][0] is not None else None), \
+            (where(c, 0.0, grad) if self.next_functions[1][0] is not None else None)
 
 
 def where(condition, input=None, other=None):
