@@ -265,46 +265,47 @@ _NEAR_DEPTHS = (2, 3, 4)
 _getframe = sys._getframe
 
 
-def _connect(node, inputs, outputs, *args, **kwargs):
-    _orig["connect"](node, inputs, outputs, *args, **kwargs)
-    where = None
+def _connect(node, inputs, outputs, saved=(), saved_output=-1):
+    _orig_connect(node, inputs, outputs, saved, saved_output)
     if timelines:
         f, _ = user_site(1)
+        where = None
         if f is not None:
             where = node._inspect_where = (f.f_code.co_filename, f.f_lineno)
         _timeline("create", node, inputs, outputs, where)
-    elif _wants_provenance(inputs):
-        # the user's line, for an op the user called directly (or through a method wrapper or two):
-        # frame 1 is glasstorch's record(); probing frames 2..4 one by one is cheaper than following
-        # f_back (each frame object Python has to build costs)
-        for depth in _NEAR_DEPTHS:
-            try:
-                f = _getframe(depth)
-            except ValueError:
-                break
-            if not f.f_code.co_filename.startswith(_PKG):
-                node._inspect_where = (f.f_code.co_filename, f.f_lineno)
-                break
+    else:
+        # Provenance: the user's line for a tensor made from a leaf, which is what explain() and the
+        # seatbelt name (w = torch.randn(3, requires_grad=True) * 0.01, .to(device), .double().cuda()):
+        # an op whose inputs that require grad are all leaves, or a one-input op continuing such a
+        # chain. A layer's inner ops are skipped: looking at the stack is most of what this costs.
+        # (Inlined, and probing frames 2..4 -- frame 1 is glasstorch's record() -- rather than
+        # following f_back: Python builds a frame object for each frame looked at.)
+        if len(inputs) == 1:
+            x = inputs[0]
+            fn = x._grad_fn if x is not None else _NO_NODE
+            wanted = fn is None or (fn is not _NO_NODE and "_inspect_where" in fn.__dict__)
+        else:
+            wanted = True
+            for x in inputs:
+                if x is not None and x._grad_fn is not None:
+                    wanted = False
+                    break
+        if wanted:
+            for depth in _NEAR_DEPTHS:
+                try:
+                    f = _getframe(depth)
+                except ValueError:
+                    break
+                if not f.f_code.co_filename.startswith(_PKG):
+                    node._inspect_where = (f.f_code.co_filename, f.f_lineno)
+                    break
     if checks.on:
         checks.node(node, inputs, outputs)
     return node
 
 
-def _wants_provenance(inputs):
-    """Provenance (the user's line) is what explain() and the seatbelt name for a tensor made from a
-    leaf: ``w = torch.randn(3, requires_grad=True) * 0.01``, ``.to(device)``, ``.double().cuda()``.
-    So: an op whose inputs that require grad are all leaves, or a one-input op continuing such a
-    chain. (Walking the stack is most of what provenance costs; a layer's inner ops are skipped.)"""
-    if len(inputs) == 1:
-        x = inputs[0]
-        if x is None:
-            return False
-        fn = x._grad_fn
-        return fn is None or "_inspect_where" in fn.__dict__
-    for x in inputs:
-        if x is not None and x._requires_grad and x._grad_fn is not None:
-            return False
-    return True
+_NO_NODE = object()
+_orig_connect = None
 
 
 def user_where(depth=1):
@@ -843,8 +844,17 @@ def _replace_everywhere(original, replacement):
     _undo.append(lambda: swap(replacement, original))
 
 
+_CONNECT_SIGNATURE = "(node, inputs, outputs, saved=(), saved_output=-1)"
+
+
 def _install():
-    _orig["connect"] = _graph.connect
+    global _orig_connect
+    _orig["connect"] = _orig_connect = _graph.connect
+    # the wrapper spells out connect's arguments (packing *args costs on every op): check they still match
+    import inspect
+    if str(inspect.signature(_graph.connect)) != _CONNECT_SIGNATURE:
+        raise RuntimeError(f"glasstorch.inspection: autograd.graph.connect{inspect.signature(_graph.connect)} "
+                           f"no longer matches the wrapper's {_CONNECT_SIGNATURE}; update _instrument._connect")
     _orig["run_backward"] = _engine.run_backward
     _orig["_collect"] = _engine._collect
     _orig["_accumulate"] = _engine._accumulate

@@ -157,14 +157,18 @@ class _SeatbeltChecks(_instrument._Checks):
 
     # -- every node: NaN/inf, graphs kept alive ------------------------------------------
     def node(self, node, inputs, outputs):
-        out = outputs[0] if type(outputs) is tuple else outputs
-        d = out._data if out is not None else None
-        if d is not None and d.dtype.kind == "f" and type(node).__name__ not in _CANT_MAKE_NONFINITE:
-            for o in (outputs if type(outputs) is tuple else (outputs,)):
-                if o is not None and not _finite_fast(o._data):
+        if type(outputs) is tuple:
+            for o in outputs:
+                if o is not None and o._data.dtype.kind == "f" and not _finite(o._data) \
+                        and type(node).__name__ not in _CANT_MAKE_NONFINITE:
                     self._nonfinite(node, inputs, o)
                     break
-        if d is not None and d.size == 1:
+            return
+        d = outputs._data
+        if d.dtype.kind == "f" and type(node).__name__ not in _CANT_MAKE_NONFINITE:
+            if not (_numpy.isfinite(d).all() if type(d) is _ndarray else _finite(d)):
+                self._nonfinite(node, inputs, outputs)
+        if d.size == 1:
             # graphs kept alive are held by scalars (a running total of losses): look only at those
             self._kept_alive(node, inputs)
 
@@ -438,10 +442,13 @@ class _SeatbeltChecks(_instrument._Checks):
         _warn(ProbabilitiesToCrossEntropyWarning, msg, _instrument.where_of(frame), frame)
 
 
-def _finite_fast(d):
+def _finite(d):
     """Whether every value of ``d`` is finite (isfinite: unlike a sum or a dot product, it raises none of
     NumPy's floating-point warnings on inf or overflow)."""
     return bool(_ns(d).isfinite(d).all())
+
+
+_ndarray = _numpy.ndarray
 
 
 def _ns(a):
