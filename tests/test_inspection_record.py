@@ -209,3 +209,27 @@ def test_summary_saved_bytes_counts_each_buffer_once():
 def test_doctests():
     m = sys.modules["glasstorch.inspection.record"]
     assert doctest.testmod(m).failed == 0
+
+
+def test_nested_backward_of_checkpoint():
+    """checkpoint recomputes inside backward (a backward within a backward): both are recorded, and
+    every hook is gone afterwards."""
+    from glasstorch.utils.checkpoint import checkpoint
+    w1 = glasstorch.randn(3, 3, requires_grad=True)
+    w2 = glasstorch.randn(3, 3, requires_grad=True)
+    x = glasstorch.randn(2, 3, requires_grad=True)
+    with record(params={"w1": w1, "w2": w2, "x": x}) as rec:
+        h = checkpoint(lambda t: (t @ w1).tanh(), x, use_reentrant=True)
+        loss = (h @ w2).sum()
+        loss.backward()
+    kinds = [e.kind for e in rec.events]
+    assert kinds.count("backward") == 2 and kinds.count("end") == 2
+    # (the recompute runs on a detached copy of x: a leaf of its own)
+    assert {e.node for e in rec.events if e.kind == "accumulate"} == {"w1", "w2", "x", "leaf (2, 3)"}
+    last_runs = [e.node for e in rec.events if e.kind == "run"]
+    assert last_runs[0] == "SumBackward0" and "MmBackward0" in last_runs
+    node = loss.grad_fn
+    while node is not None:
+        assert not getattr(node, "_hooked", False) and node._hooks is None
+        node = next((n for n, _ in node.next_functions if n is not None and n.name() != "AccumulateGrad"), None)
+    assert w1.grad is not None and w2.grad is not None

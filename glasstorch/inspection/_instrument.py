@@ -327,11 +327,11 @@ def _run_backward(roots, root_grads, retain_graph, create_graph, *args, **kwargs
         checks.backward_roots(roots)
     if timelines:
         _timeline("backward", roots, retain_graph, user_where(1))
-    t.last_order = None
+    outer, t.last_order = t.last_order, None     # (a backward inside a backward: checkpoint's recompute)
     try:
         return _orig["run_backward"](roots, root_grads, retain_graph, create_graph, *args, **kwargs)
     finally:
-        order, t.last_order = t.last_order, None
+        order, t.last_order = t.last_order, outer
         if timelines:
             _timeline("backward_end", order)
         for node, _ in roots:

@@ -46,7 +46,7 @@ class Event:
 
     def __str__(self):
         where = f"{os.path.basename(self.filename)}:{self.lineno}" if self.filename else ""
-        return f"{self.index:4d}  {self.kind:<10}  {self.node:<22}  {self.detail:<48}  {where}".rstrip()
+        return f"{self.index:4d}  {self.kind:<10}  {self.node:<26}  {self.detail:<48}  {where}".rstrip()
 
 
 class record:
@@ -66,7 +66,8 @@ class record:
         self.events = []
         self._thread = None
         self._freed = []          # weakrefs to nodes whose saved values backward released
-        self._hooks = []          # (node, handle, its hook state before) for the running backward
+        self._hooks = []          # per running backward (nested: checkpoint's recompute), the hooks it
+        #                           registered: lists of (node, handle, its hook state before)
         self._retain = False
 
     # -- context manager --------------------------------------------------------------------
@@ -86,7 +87,7 @@ class record:
     # -- reading ------------------------------------------------------------------------------
     def timeline(self):
         """The events as text, one per line."""
-        head = f"{'#':>4}  {'event':<10}  {'node':<22}  {'detail':<48}  line"
+        head = f"{'#':>4}  {'event':<10}  {'node':<26}  {'detail':<48}  line"
         return "\n".join([head] + [str(e) for e in self.events])
 
     __str__ = timeline
@@ -140,13 +141,14 @@ class record:
         self._add("backward", f"from {names}", f"retain_graph={bool(retain_graph)}", where)
 
     def _on_reach(self, order):
-        self._remove_hooks()
+        registered = []
         for node in order:
             if type(node) is AccumulateGrad:
                 continue
             before = (node._hooks is None, getattr(node, "_hooked", None))
             handle = node.register_hook(self._make_hook(weakref.ref(node)))
-            self._hooks.append((node, handle, before))
+            registered.append((node, handle, before))
+        self._hooks.append(registered)
 
     def _make_hook(self, ref):
         def hook(grad_inputs, grad_outputs):
@@ -167,18 +169,23 @@ class record:
         return hook
 
     def _on_backward_end(self, order):
-        self._remove_hooks()
+        if order is not None and self._hooks:
+            self._remove_hooks(self._hooks.pop())
         self._add("end", "backward", f"{len(order) if order else 0} nodes reached")
 
-    def _remove_hooks(self):
-        for node, handle, (had_none, was_hooked) in self._hooks:
+    def _remove_hooks(self, registered=None):
+        if registered is None:               # all of them (the block ends)
+            for r in self._hooks:
+                self._remove_hooks(r)
+            self._hooks = []
+            return
+        for node, handle, (had_none, was_hooked) in registered:
             handle.remove()
             if had_none and not node._hooks:
                 node._hooks = None
                 if was_hooked is False and not (node._pre_hooks or node._tensor_pre_hooks or
                                                 node._retain_grad_hooks):
                     node._hooked = False   # the engine's one-flag check: back to the fast path
-        self._hooks = []
 
     def _on_accumulate(self, acc, var, shape, before):
         how = "new .grad" if before is None else "added to .grad"
