@@ -20,7 +20,8 @@ what                               why                                          
                                    engine walks them anyway)
 ``engine._accumulate``             gradients into leaves (which, how many)       ``engine`` global
 ``Tensor.detach/.item/.numpy...``  where a path to the loss is cut                ``Tensor`` class
-``Tensor.requires_grad`` (setter)  forced ``requires_grad = True``                ``Tensor`` class
+``Tensor._set_requires_grad``,     forced ``requires_grad = True``, and            ``Tensor`` class
+``requires_grad_``                 ``requires_grad_()`` on a non-leaf
 ``Tensor.grad`` (getter)           ``.grad`` of a non-leaf read                   ``Tensor`` class
 ``glasstorch.tensor``              re-wrapping a tensor that requires grad        top-level attribute
 ``Optimizer`` step (global         missing ``zero_grad``, cut parameters          the optimizer's own
@@ -63,11 +64,6 @@ def user_site(depth=1):
         api = f
         f = f.f_back
     return f, api
-
-
-def called_by_user(depth=1):
-    """Whether the function ``depth`` frames up was called directly from code outside glasstorch."""
-    return not sys._getframe(depth + 1).f_code.co_filename.startswith(_PKG)
 
 
 def where_of(frame):
