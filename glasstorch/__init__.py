@@ -104,3 +104,7 @@ from .nn.functional import (conv1d, conv2d, conv3d, conv_transpose1d, conv_trans
                             layer_norm, group_norm, max_pool1d, max_pool2d, avg_pool1d, adaptive_avg_pool1d,
                             adaptive_max_pool1d, pixel_shuffle, cosine_similarity, pairwise_distance, selu, celu,
                             prelu, hardshrink, threshold)
+
+import os as _os  # noqa: E402
+if _os.environ.get("GLASSTORCH_SEATBELT", "").strip().lower() not in ("", "0", "false", "no", "off"):
+    from . import inspection  # noqa: E402,F401  (opens the script-wide seatbelt)
