@@ -624,7 +624,8 @@ def call_warning_at_user(fn, *args, **kwargs):
                 g = frame.f_globals
                 warnings.warn_explicit(w.message, w.category, frame.f_code.co_filename, frame.f_lineno,
                                        module=g.get("__name__", "__main__"),
-                                       registry=g.setdefault("__warningregistry__", {}), module_globals=g)
+                                       registry=g.setdefault("__warningregistry__", {}),
+                                       module_globals=g if os.path.isfile(frame.f_code.co_filename) else None)
             else:
                 warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
     return result

@@ -106,7 +106,10 @@ def _warn(category, message, where, frame=None):
         belt.found.append((category, filename, lineno, message))
     g = frame.f_globals if frame is not None and frame.f_code.co_filename == filename else None
     module = g.get("__name__", "__main__") if g else os.path.splitext(os.path.basename(filename))[0]
-    warnings.warn_explicit(message, category, filename, lineno, module=module, module_globals=g)
+    # module_globals only serves linecache; for code with no file (python -c, exec) the loader
+    # it names cannot give the source and raises
+    warnings.warn_explicit(message, category, filename, lineno, module=module,
+                           module_globals=g if os.path.isfile(filename) else None)
 
 
 def _line(where):
