@@ -63,7 +63,37 @@ def _shape_trip(lib, x, k):
     return x.transpose(0, -1).contiguous().transpose(0, -1) if x.dim() > 1 else x.unsqueeze(1).squeeze(1)
 
 
+def _select(name):
+    def op(lib, x, k):
+        d = _dim(x, k)
+        if d is None:
+            return x.clone()
+        if name == "max":
+            return x.max(d, keepdim=True).values
+        if name == "sort":
+            return x.sort(d, descending=bool(k % 2)).values
+        if name == "topk":
+            return x.topk(1, d).values
+        return x.cummax(d).values
+    return op
+
+
+def _index_ops(lib, x, k):
+    """Basic and advanced indexing that give back a broadcastable shape."""
+    if x.dim() == 0:
+        return x[None][0]
+    choice = k % 3
+    if choice == 0:
+        return x[..., None].squeeze(-1)
+    if choice == 1:
+        return x.unsqueeze(0)[0, ...]
+    idx = lib.tensor([0] * x.shape[0])
+    return x[idx] if x.shape[0] == 1 else x[lib.arange(x.shape[0])]
+
+
 UNARY = {
+    "max_dim": _select("max"), "sort": _select("sort"), "topk": _select("topk"), "cummax": _select("cummax"),
+    "index": _index_ops, "einsum": lambda lib, x, k: lib.einsum("...,...->...", x, x),
     "neg": lambda lib, x, k: -x, "sin": lambda lib, x, k: x.sin(), "cos": lambda lib, x, k: lib.cos(x),
     "tanh": lambda lib, x, k: x.tanh(), "sigmoid": lambda lib, x, k: lib.sigmoid(x), "abs": lambda lib, x, k: x.abs(),
     "relu": lambda lib, x, k: lib.relu(x), "square": lambda lib, x, k: x * x,
