@@ -64,3 +64,45 @@ def test_linalg_eig_matches_torch():
     w = gt.linalg.eig(gt.tensor(a))[0]
     tw = torch.linalg.eig(torch.tensor(a))[0]
     np.testing.assert_allclose(np.sort(w.numpy().real), np.sort(tw.numpy().real))
+
+
+@pytest.mark.parametrize("indexing", ["ij", "xy"])
+def test_meshgrid_matches_torch(indexing):
+    ours = gt.meshgrid(gt.arange(3), gt.arange(2), gt.arange(4), indexing=indexing)
+    theirs = torch.meshgrid(torch.arange(3), torch.arange(2), torch.arange(4), indexing=indexing)
+    for a, b in zip(ours, theirs):
+        assert tuple(a.shape) == tuple(b.shape)
+        same(a, b)
+
+
+def test_range_index_as_d2l_cross_entropy_uses_it():
+    yh = np.array([[0.1, 0.3, 0.6], [0.3, 0.2, 0.5]])
+    ours = gt.tensor(yh, requires_grad=True)
+    theirs = torch.tensor(yh, requires_grad=True)
+    for T, t in ((gt, ours), (torch, theirs)):
+        (-T.log(t[range(2), T.tensor([0, 2])])).sum().backward()
+    same(ours.grad, theirs.grad)
+
+
+def test_inplace_view_ops_match_torch():
+    for name, args in [("unsqueeze_", (0,)), ("squeeze_", ()), ("t_", ()), ("transpose_", (0, 1))]:
+        a, b = gt.zeros(3, 1) + gt.arange(3.0).reshape(3, 1), torch.zeros(3, 1) + torch.arange(3.0).reshape(3, 1)
+        ra, rb = getattr(a, name)(*args), getattr(b, name)(*args)
+        assert ra is a and tuple(a.shape) == tuple(b.shape)
+        same(a, b)
+    x, y = gt.arange(6.0), torch.arange(6.0)
+    x.resize_(2, 2)
+    y.resize_(2, 2)
+    same(x, y)
+
+
+def test_scalar_mul_saves_the_number_as_torch_shows_it():
+    for T in (gt, torch):
+        x = T.randn(3, requires_grad=True)
+        z = x * 2.0
+        assert z.grad_fn._saved_self is None and float(z.grad_fn._saved_other) == 2.0
+
+
+def test_meshgrid_refuses_mixed_dtypes_as_torch():
+    with pytest.raises(RuntimeError, match="meshgrid expects all tensors to have the same dtype"):
+        gt.meshgrid(gt.arange(3), gt.arange(2.0), indexing="ij")

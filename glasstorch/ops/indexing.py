@@ -24,6 +24,8 @@ def _np_index(i):
 def _normalise(index):
     if not isinstance(index, tuple):
         index = (index,)
+    if any(type(i) is range for i in index):  # d2l's y_hat[range(len(y_hat)), y]: a range is a list of ints
+        index = tuple(list(i) if type(i) is range else i for i in index)
     return index
 
 

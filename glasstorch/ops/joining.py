@@ -357,3 +357,32 @@ def trace(input):
     if input._requires_grad and _state.enabled:
         record(TraceBackward0, res, (input,), meta_check=False).self_sizes = d.shape
     return res
+
+
+def meshgrid(*tensors, indexing=None):
+    """Coordinate grids: output i varies along dim i ('ij'), or with the first two dims swapped ('xy').
+    Each output is a view (reshape + expand) of its input, as torch's are."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if indexing is None:
+        import warnings
+        warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the indexing argument.",
+                      UserWarning, stacklevel=2)
+        indexing = "ij"
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError(f"torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but received: {indexing}")
+    for t in tensors:
+        if t.dim() > 1:
+            raise RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: {t}")
+        if t.dtype is not tensors[0].dtype:
+            raise RuntimeError("meshgrid expects all tensors to have the same dtype")
+    swap = indexing == "xy" and len(tensors) >= 2
+    ts = [t.reshape(-1) for t in tensors]
+    if swap:
+        ts[0], ts[1] = ts[1], ts[0]
+    shape = tuple(t.shape[0] for t in ts)
+    n = len(ts)
+    grids = [t.view(*[-1 if k == i else 1 for k in range(n)]).expand(shape) for i, t in enumerate(ts)]
+    if swap:
+        grids[0], grids[1] = grids[1], grids[0]
+    return tuple(grids)

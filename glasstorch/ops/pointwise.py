@@ -293,9 +293,26 @@ def rsub(input, other, *, alpha=1):
     return res
 
 
-class MulBackward0(make_node_class("MulBackward0", None, ("self", "other"))):
-    """d(a*b) = b*da + a*db. Saves ``other`` if ``a`` needs a gradient and ``self`` if ``b`` does."""
+class _ScalarOther:
+    """For ``x * 2`` / ``x / 2``: torch saves the number as ``_saved_other`` (a float64 0-dim tensor,
+    its wrapped-number form) and no ``_saved_self``."""
     scalar = None
+
+    @property
+    def _saved_self(self):
+        return None if self.scalar is not None else self._unpack_saved()[0]
+
+    @property
+    def _saved_other(self):
+        if self.scalar is not None:
+            return _wrap(xp.asarray(self.scalar, dtype="complex128" if isinstance(self.scalar, complex) else
+                                    "int64" if isinstance(self.scalar, int) and not isinstance(self.scalar, bool)
+                                    else "float64"))
+        return self._unpack_saved()[1]
+
+
+class MulBackward0(_ScalarOther, make_node_class("MulBackward0", None, ("self", "other"))):
+    """d(a*b) = b*da + a*db. Saves ``other`` if ``a`` needs a gradient and ``self`` if ``b`` does."""
 
     def backward(self, grad):
         if self.scalar is not None:
@@ -323,9 +340,8 @@ def mul(input, other):
     return res
 
 
-class DivBackward0(make_node_class("DivBackward0", None, ("self", "other"))):
+class DivBackward0(_ScalarOther, make_node_class("DivBackward0", None, ("self", "other"))):
     """d(a/b) = da/b - a*db/b^2 (torch's formula: -grad * ((a / b) / b))."""
-    scalar = None
 
     def backward(self, grad):
         if self.scalar is not None:

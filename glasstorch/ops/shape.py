@@ -527,3 +527,42 @@ def atleast_2d(*tensors):
     r = [t if t.dim() >= 2 else t.reshape(1, -1) for t in (tensors[0] if len(tensors) == 1 and
                                                            isinstance(tensors[0], (list, tuple)) else tensors)]
     return r[0] if len(r) == 1 else tuple(r)
+
+
+# ---- in-place view ops: the tensor itself takes the new shape ---------------------------------
+def _inplace_view(self, name, fn, *args):
+    """x.unsqueeze_(0) and friends: ``x`` becomes the view ``fn(x, *args)`` (same data, new shape)."""
+    if self._requires_grad and self._grad_fn is None and _state.enabled:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    res = fn(self, *args)
+    self._data = res._data
+    if res._grad_fn is not None:
+        self._grad_fn, self._output_nr = res._grad_fn, res._output_nr
+    return self
+
+
+Tensor.squeeze_ = lambda self, dim=None: _inplace_view(self, "squeeze_", squeeze, dim)
+Tensor.unsqueeze_ = lambda self, dim: _inplace_view(self, "unsqueeze_", unsqueeze, dim)
+Tensor.t_ = lambda self: _inplace_view(self, "t_", t)
+Tensor.transpose_ = lambda self, dim0, dim1: _inplace_view(self, "transpose_", transpose, dim0, dim1)
+Tensor.swapaxes_ = Tensor.swapdims_ = Tensor.transpose_
+
+
+def _resize_(self, *sizes):
+    """Keep the first elements in flat order; new elements are zeros (torch leaves them uninitialised)."""
+    if self._requires_grad:
+        raise RuntimeError("cannot resize variables that require grad")
+    sizes = _shape_arg(sizes)
+    n = 1
+    for s in sizes:
+        n *= s
+    flat = self._data.reshape(-1)
+    new = xp.zeros(n, dtype=self._data.dtype)
+    k = min(n, flat.size)
+    new[:k] = flat[:k]
+    self._data = new.reshape(sizes)
+    return self
+
+
+Tensor.resize_ = _resize_
+Tensor.resize_as_ = lambda self, other: _resize_(self, other.shape)
