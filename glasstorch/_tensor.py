@@ -292,6 +292,10 @@ class Tensor:
         out._requires_grad = True
         return out
 
+    def _is_view(self):
+        """Whether this tensor is a view of another (torchviz and torch's internals ask)."""
+        return self._base is not None
+
     @property
     def _version(self):
         return self._vc.version

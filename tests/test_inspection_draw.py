@@ -459,9 +459,6 @@ def test_glasstorch_graph_matches_torch(build):
     check_svg(d)
 
 
-@pytest.mark.xfail(strict=True, reason="core: Node's internal _saved_versions/_saved_output read as saved values "
-                   "named 'versions'/'output'; DivBackward0/MulBackward0 with a Python scalar list saved "
-                   "names they did not save (_saved_self raises IndexError)")
 def test_glasstorch_saved_values_like_torch():
     torch = pytest.importorskip("torch")
     ours, theirs = draw(tensor_ops(glasstorch_or_skip())[0]), draw(tensor_ops(torch)[0])
@@ -471,8 +468,6 @@ def test_glasstorch_saved_values_like_torch():
         assert not any(text.startswith("unreadable") for _, text in a.saved), a.name  # ...and readable
 
 
-@pytest.mark.xfail(strict=True, reason="core: glasstorch.Tensor has no _is_view() (torchviz calls it); "
-                   "show_saved also reads _saved_self of scalar Mul/Div (IndexError)")
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")  # torchviz uses distutils' LooseVersion
 def test_torchviz_draws_a_glasstorch_graph():
     pytest.importorskip("torch")
