@@ -894,3 +894,31 @@ def test_inplace_view_errors(T):
     leafview = T.arange(6.0).reshape(2, 3).requires_grad_()
     with pytest.raises(RuntimeError, match="a view of a leaf Variable that requires grad"):
         leafview[0].mul_(2)
+
+
+def _hooks_with_autograd_grad(T):
+    out = []
+
+    @T.set_grad_enabled(False)
+    def f(x):
+        return (x * 2).requires_grad
+    x = T.ones(2, requires_grad=True)
+    out += [f(x), T.is_grad_enabled()]
+    calls = []
+    x.register_hook(lambda g: calls.append(1) or g * 10)  # a leaf's hook also runs for autograd.grad
+    (g,) = T.autograd.grad((x * 3).sum(), x)
+    out += [g.tolist(), len(calls)]
+    y = x * 2
+    y.register_hook(lambda g: g * 100)  # the captured gradient of a non-leaf is the hooked one
+    (gy,) = T.autograd.grad((y * 3).sum(), y)
+    z = x * 2
+    z.retain_grad()
+    T.autograd.grad((z * 3).sum(), x)
+    x2 = T.tensor([2.0], requires_grad=True)
+    (d,) = T.autograd.grad(x2 ** 3, x2, create_graph=True)
+    d.backward()  # backward through a gradient
+    return out + [gy.tolist(), z.grad.tolist(), x2.grad.tolist()]
+
+
+def test_hooks_and_retained_grads_under_autograd_grad_match_torch():
+    assert _hooks_with_autograd_grad(gt) == _hooks_with_autograd_grad(torch)
