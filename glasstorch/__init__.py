@@ -39,8 +39,7 @@ del _m
 from .ops.creation import Generator, default_generator, range_ as range  # noqa: E402,F401
 from .ops.linalg import einsum  # noqa: E402,F401
 from ._tensor_str import set_printoptions  # noqa: E402,F401
-from . import linalg, cuda, jit, distributions, utils, optim, datasets  # noqa: E402,F401
-from .serialization import save, load  # noqa: E402,F401
+from . import linalg, cuda, jit  # noqa: E402,F401
 
 
 def is_tensor(obj):
@@ -96,14 +95,32 @@ def typename(obj):
 strided = "torch.strided"
 preserve_format = contiguous_format = channels_last = None
 from math import inf, nan, pi, e  # noqa: E402,F401
-from . import nn  # noqa: E402,F401
 
+# The training stack is imported on first use (PEP 562), so `import glasstorch` pays only for the
+# core: `glasstorch.nn`, `glasstorch.optim`, ... and `glasstorch.save` work as usual.
+_LAZY_MODULES = ("nn", "optim", "utils", "distributions", "datasets", "inspection", "serialization", "testing")
+_LAZY_NAMES = {"save": "serialization", "load": "serialization"}
 # torch's top level also carries these nn ops under their own names (torch.conv2d, torch.dropout, ...);
 # only those whose signature there equals nn.functional's (torch.batch_norm and torch.embedding differ)
-from .nn.functional import (conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, dropout,  # noqa: E402,F401
-                            layer_norm, group_norm, max_pool1d, max_pool2d, avg_pool1d, adaptive_avg_pool1d,
-                            adaptive_max_pool1d, pixel_shuffle, cosine_similarity, pairwise_distance, selu, celu,
-                            prelu, hardshrink, threshold)
+_LAZY_NAMES.update(dict.fromkeys((
+    "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "dropout", "layer_norm", "group_norm",
+    "max_pool1d", "max_pool2d", "avg_pool1d", "adaptive_avg_pool1d", "adaptive_max_pool1d", "pixel_shuffle",
+    "cosine_similarity", "pairwise_distance", "selu", "celu", "prelu", "hardshrink", "threshold"), "nn.functional"))
+
+
+def __getattr__(name):
+    import importlib
+    if name in _LAZY_MODULES:
+        return importlib.import_module("." + name, __name__)
+    if name in _LAZY_NAMES:
+        value = getattr(importlib.import_module("." + _LAZY_NAMES[name], __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'glasstorch' has no attribute '{name}'")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY_MODULES) | set(_LAZY_NAMES))
 
 import os as _os  # noqa: E402
 if _os.environ.get("GLASSTORCH_SEATBELT", "").strip().lower() not in ("", "0", "false", "no", "off"):
