@@ -191,12 +191,17 @@ class Tensor:
             if not isinstance(value, Tensor):
                 raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type "
                                 f"{type(value).__name__}")
-            if value._data.dtype != self._data.dtype:
-                raise RuntimeError("attempting to assign a gradient with dtype '" + repr(value.dtype)[6:] +
-                                   "' to a tensor with dtype '" + repr(self.dtype)[6:] +
-                                   "'. Please ensure that the gradient and the tensor have the same dtype")
             if value._data.shape != self._data.shape:
-                raise RuntimeError(f"assigned grad has data of a different size")
+                raise RuntimeError(f"attempting to assign a gradient of size '{list(value._data.shape)}' to a tensor "
+                                   f"of size '{list(self._data.shape)}'. Please ensure that the gradient and the "
+                                   "tensor are the same size")
+            if value._data.dtype != self._data.dtype:
+                raise RuntimeError(
+                    f"attempting to assign a gradient with dtype '{_scalar_type_name(value.dtype)}' to a tensor with "
+                    f"grad_dtype '{self.dtype._legacy}'. The gradient must match the tensor's grad_dtype (defaults "
+                    "to the tensor's dtype). You can set the tensor's grad_dtype attribute with a specific dtype, or "
+                    "None to allow any dtype. Set grad_dtype with caution. Diverging the dtypes of a tensor and its "
+                    "gradient may break downstream systems that assume they match.")
         self._grad = value
 
     @grad.deleter
@@ -485,6 +490,14 @@ class Tensor:
 
     def __setstate__(self, state):
         pass
+
+
+def _scalar_type_name(dtype):
+    """torch's C++ name of a dtype in messages: float32 -> 'float', float64 -> 'double'."""
+    return {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+            "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
+            "uint8": "unsigned char", "complex64": "c10::complex<float>",
+            "complex128": "c10::complex<double>"}.get(dtype.name, dtype.name)
 
 
 def _rebuild_tensor(array, requires_grad, cls=Tensor):

@@ -922,3 +922,20 @@ def _hooks_with_autograd_grad(T):
 
 def test_hooks_and_retained_grads_under_autograd_grad_match_torch():
     assert _hooks_with_autograd_grad(gt) == _hooks_with_autograd_grad(torch)
+
+
+@BOTH
+def test_assigning_grad(T):
+    x = T.ones(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"attempting to assign a gradient of size '\[3\]' to a tensor of size '\[2\]'"):
+        x.grad = T.ones(3)
+    with pytest.raises(RuntimeError, match="attempting to assign a gradient with dtype 'double' to a tensor with "
+                                           "grad_dtype 'Float'"):
+        x.grad = T.ones(2, dtype=T.float64)
+    with pytest.raises(TypeError, match="assigned grad expected to be a Tensor or None but got grad of type list"):
+        x.grad = [1.0, 2.0]
+    x.grad = T.full((2,), 3.0)
+    x.sum().backward()  # accumulates into the assigned tensor
+    assert x.grad.tolist() == [4.0, 4.0]
+    del x.grad
+    assert x.grad is None
