@@ -142,16 +142,19 @@ class Tensor:
 
     @requires_grad.setter
     def requires_grad(self, value):
-        self._set_requires_grad(value, "only Tensors of floating point and complex dtype can require gradients")
+        self._set_requires_grad(value, "only Tensors of floating point and complex dtype can require gradients",
+                                by_assignment=True)
 
     def requires_grad_(self, requires_grad=True):
         self._set_requires_grad(requires_grad, "only Tensors of floating point dtype can require gradients")
         return self
 
-    def _set_requires_grad(self, value, dtype_message):
+    def _set_requires_grad(self, value, dtype_message, by_assignment=False):
         if self._grad_fn is not None:
-            if value:
-                return  # a non-leaf already requires grad (torch allows the no-op)
+            if value and not by_assignment:
+                return  # requires_grad_() on a non-leaf that already requires grad: torch's no-op
+            if value:  # `t.requires_grad = True` on a non-leaf: torch refuses the assignment itself
+                raise RuntimeError("you can only change requires_grad flags of leaf variables.")
             raise RuntimeError("you can only change requires_grad flags of leaf variables. If you want to use a "
                                "computed variable in a subgraph that doesn't require differentiation use "
                                "var_no_grad = var.detach().")

@@ -180,3 +180,12 @@ REPRS = [
 def test_repr_matches_torch(i):
     assert repr(REPRS[i](gt)) == repr(REPRS[i](torch))
     assert str(REPRS[i](gt)) == str(REPRS[i](torch))
+
+
+def test_requires_grad_assignment_on_a_non_leaf_is_refused_as_torch_does():
+    import torch
+    for T in (gt, torch):
+        x = T.randn(3, requires_grad=True) * 1
+        with pytest.raises(RuntimeError, match="only change requires_grad flags of leaf variables"):
+            x.requires_grad = True
+        assert x.requires_grad_(True) is x   # the method form is a no-op on a non-leaf
