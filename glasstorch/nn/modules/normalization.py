@@ -15,6 +15,26 @@ __all__ = ["LayerNorm", "GroupNorm", "RMSNorm", "LocalResponseNorm", "InstanceNo
            "InstanceNorm3d"]
 
 
+
+def _affine_parameters(module, shape, affine, bias, device, dtype):
+    """The per-feature scale (and shift) of LayerNorm/GroupNorm, or None entries when not affine."""
+    if affine:
+        module.weight = Parameter(glasstorch.empty(shape, device=device, dtype=dtype))
+    else:
+        module.register_parameter("weight", None)
+    if affine and bias:
+        module.bias = Parameter(glasstorch.empty(shape, device=device, dtype=dtype))
+    else:
+        module.register_parameter("bias", None)
+
+
+def _reset_affine(module):
+    """torch's initialisation: scale 1, shift 0."""
+    if module.weight is not None:
+        init.ones_(module.weight)
+    if module.bias is not None:
+        init.zeros_(module.bias)
+
 class LayerNorm(Module):
     r"""Normalise over the last dims (``normalized_shape``) of each sample, then an elementwise affine
     map: y = (x - E[x]) / sqrt(Var[x] + eps) * weight + bias (weight and bias of normalized_shape)."""
@@ -28,22 +48,11 @@ class LayerNorm(Module):
         self.normalized_shape = tuple(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        if self.elementwise_affine:
-            self.weight = Parameter(glasstorch.empty(self.normalized_shape, device=device, dtype=dtype))
-            if bias:
-                self.bias = Parameter(glasstorch.empty(self.normalized_shape, device=device, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, self.normalized_shape, elementwise_affine, bias, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self):
-        if self.elementwise_affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self)
 
     @explain_errors
     def forward(self, input):
@@ -67,22 +76,11 @@ class GroupNorm(Module):
         self.num_channels = num_channels
         self.eps = eps
         self.affine = affine
-        if self.affine:
-            self.weight = Parameter(glasstorch.empty(num_channels, device=device, dtype=dtype))
-            if bias:
-                self.bias = Parameter(glasstorch.empty(num_channels, device=device, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, num_channels, affine, bias, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self):
-        if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self)
 
     @explain_errors
     def forward(self, input):
