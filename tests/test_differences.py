@@ -1,0 +1,44 @@
+"""The documented differences from torch (README, 'Where glasstorch differs'), pinned down."""
+import os
+import subprocess
+import sys
+
+import glasstorch as gt
+
+
+def test_tensor_with_a_shape_is_zero_filled():
+    t = gt.Tensor(2, 3)
+    assert tuple(t.shape) == (2, 3) and t.dtype == gt.float32 and not t.any().item()
+
+
+def test_compile_and_jit_script_return_their_argument():
+    m = gt.nn.Linear(2, 2)
+    assert gt.compile(m) is m and gt.jit.script(m) is m
+    f = lambda x: x * 2  # noqa: E731
+    assert gt.compile(f) is f and gt.compile()(f) is f
+
+
+def test_inference_mode_behaves_as_no_grad():
+    w = gt.randn(2, requires_grad=True)
+    with gt.inference_mode():
+        y = w * 2
+        assert gt.is_inference_mode_enabled() and not gt.is_grad_enabled()
+    assert not y.requires_grad and (y * w).requires_grad   # used later in autograd without error
+
+
+def test_training_stack_is_imported_on_first_use():
+    code = "import sys, glasstorch; print('glasstorch.nn' in sys.modules); glasstorch.nn.Linear; " \
+           "print('glasstorch.nn' in sys.modules)"
+    env = {k: v for k, v in os.environ.items() if k != "GLASSTORCH_SEATBELT"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert out.stdout.split() == ["False", "True"], out.stderr
+
+
+def test_malloc_tuning_can_be_turned_off():
+    code = "import glasstorch.backends as b; print(b.malloc_tuned)"
+    on = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120).stdout.strip()
+    off = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         env=dict(os.environ, GLASSTORCH_MALLOC_TUNING="0")).stdout.strip()
+    assert off == "False"
+    if sys.platform.startswith("linux"):
+        assert on == "True"
