@@ -528,7 +528,10 @@ _generic = xp.generic
 
 
 def _wrap(data):
-    """A new Tensor (no history) around an array -- the constructor every op uses."""
+    """A new Tensor (no history) around an array -- the constructor every op uses.
+
+    It repeats _init's assignments instead of calling it: this is the hottest function in the
+    package, and the extra call would be paid by every op."""
     if type(data) is not _ndarray and isinstance(data, _generic):
         data = xp.asarray(data)  # NumPy turns 0-d results into scalars; a tensor keeps an array
     t = object.__new__(Tensor)
