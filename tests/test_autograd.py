@@ -939,3 +939,22 @@ def test_assigning_grad(T):
     assert x.grad.tolist() == [4.0, 4.0]
     del x.grad
     assert x.grad is None
+
+
+def test_gradcheck_perturbs_non_contiguous_inputs():
+    x = gt.randn(3, 4, dtype=gt.float64).t().requires_grad_()
+    assert gt.autograd.gradcheck(lambda a: (a * a).sum(1), (x,))
+    wrong = lambda a: WrongSquare.apply(a).sum(1)  # noqa: E731
+    assert not gt.autograd.gradcheck(wrong, (x,), raise_exception=False)
+
+
+class WrongSquare(gt.autograd.Function):
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return a * a
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        return grad * a  # missing the factor 2

@@ -15,6 +15,7 @@ def _flat_inputs(inputs):
 def _numerical_jacobian(fn, inputs, eps):
     """J[i][j, k] = d out_j / d input_i[k] by central differences (float64 inputs expected)."""
     from .. import _tensor
+    from ..backends import xp
     from .grad_mode import no_grad
     jac = []
     with no_grad():
@@ -22,17 +23,16 @@ def _numerical_jacobian(fn, inputs, eps):
             if not (isinstance(x, _tensor.Tensor) and x._requires_grad):
                 jac.append(None)
                 continue
-            flat = x._data.reshape(-1)
-            cols = []
-            for k in range(flat.size):
-                orig = flat[k].item()
-                flat[k] = orig + eps
+            data = x._data  # perturbed in place, element by element in C order (views included:
+            cols = []       # reshape(-1) of a non-contiguous input would perturb a copy)
+            for idx in xp.ndindex(data.shape):
+                orig = data[idx].item()
+                data[idx] = orig + eps
                 plus = _outputs_flat(fn(*inputs))
-                flat[k] = orig - eps
+                data[idx] = orig - eps
                 minus = _outputs_flat(fn(*inputs))
-                flat[k] = orig
+                data[idx] = orig
                 cols.append((plus - minus) / (2 * eps))
-            import numpy  # noqa: F401  (only reached through the backend's arrays)
             jac.append(cols)
     return jac
 
