@@ -106,3 +106,10 @@ def test_scalar_mul_saves_the_number_as_torch_shows_it():
 def test_meshgrid_refuses_mixed_dtypes_as_torch():
     with pytest.raises(RuntimeError, match="meshgrid expects all tensors to have the same dtype"):
         gt.meshgrid(gt.arange(3), gt.arange(2.0), indexing="ij")
+
+
+@pytest.mark.parametrize("values", [
+    [np.int32(1), np.int32(2)], [np.bool_(True)], [np.float32(1), 2.0], [np.float64(1.5)], [np.uint8(3)],
+    [[np.int16(1)]], [np.int32(1), 5], [1, 2.5], [[True, False]], [], [1, 2]])
+def test_tensor_infers_torch_dtype_from_numpy_scalars_and_numbers(values):
+    assert str(gt.tensor(values).dtype) == str(torch.tensor(values).dtype)

@@ -20,34 +20,31 @@ def _infer_dtype(data):
         return _dtype.from_numpy_dtype(data.dtype)
     if isinstance(data, xp.generic):
         return _dtype.from_numpy_dtype(data.dtype)
-    kind = _scan(data)
-    return {"b": _dtype.bool, "i": _dtype.int64, "f": _dtype.get_default_dtype(),
-            "c": _dtype.complex64 if _dtype.get_default_dtype() is _dtype.float32 else _dtype.complex128,
-            None: _dtype.get_default_dtype()}[kind]
-
-
-_RANK = {None: -1, "b": 0, "i": 1, "f": 2, "c": 3}
+    found = _scan(data)
+    return _dtype.get_default_dtype() if found is None else found
 
 
 def _scan(data):
+    """The promoted dtype of a (nested) sequence's elements: Python bools, ints and floats count as
+    bool, int64 and the default float; NumPy scalars, arrays and tensors as their own dtype
+    (torch.tensor([np.int32(1), np.int32(2)]) is int32, [np.int32(1), 5] is int64)."""
     if isinstance(data, bool):
-        return "b"
-    if isinstance(data, numbers.Integral):
-        return "i"
+        return _dtype.bool
+    if isinstance(data, numbers.Integral) and not isinstance(data, xp.generic):
+        return _dtype.int64
+    if isinstance(data, (xp.generic, xp.ndarray)):
+        return _dtype.from_numpy_dtype(data.dtype)
     if isinstance(data, numbers.Real):
-        return "f"
+        return _dtype.get_default_dtype()
     if isinstance(data, numbers.Complex):
-        return "c"
+        return _dtype.complex64 if _dtype.get_default_dtype() is _dtype.float32 else _dtype.complex128
     if isinstance(data, Tensor):
-        return data._data.dtype.kind if data._data.dtype.kind != "u" else "i"
-    if isinstance(data, xp.ndarray):
-        return {"u": "i"}.get(data.dtype.kind, data.dtype.kind)
+        return data.dtype
     if isinstance(data, (list, tuple)):
         best = None
         for x in data:
-            k = _scan(x)
-            if _RANK[k] > _RANK[best]:
-                best = k
+            d = _scan(x)
+            best = d if best is None else (best if d is None or d is best else _dtype.promote_types(best, d))
         return best
     raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
 
