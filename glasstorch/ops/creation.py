@@ -161,6 +161,23 @@ def _filled(fill, size, dtype, device, requires_grad):
     return _leaf(_wrap(arr), requires_grad)
 
 
+def _size_keyword(fn):
+    """torch.zeros(size=(2, 3)) as well as zeros(2, 3) and zeros((2, 3)): the keyword joins the
+    positional form (Python cannot name both ``*size`` and a ``size=`` keyword)."""
+    import functools
+
+    @functools.wraps(fn)
+    def accepting(*args, **kwargs):
+        if "size" in kwargs:
+            if args:
+                raise TypeError(f"{fn.__name__}() got multiple values for argument 'size'")
+            args = (tuple(kwargs.pop("size")),)
+        return fn(*args, **kwargs)
+    return accepting
+
+
+
+@_size_keyword
 def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
     sz = size[0] if len(size) == 1 and isinstance(size[0], (tuple, list, Size)) else size
     if any(isinstance(n, int) and n < 0 for n in sz):
@@ -168,10 +185,12 @@ def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=F
     return _filled(0, size, dtype, device, requires_grad)
 
 
+@_size_keyword
 def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
     return _filled(1, size, dtype, device, requires_grad)
 
 
+@_size_keyword
 def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
           memory_format=None):
     return _filled(0, size, dtype, device, requires_grad)
@@ -436,11 +455,13 @@ def _random(sample, size, dtype, generator, requires_grad, device=None):
     return _leaf(t, requires_grad)
 
 
+@_size_keyword
 def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
     return _random(lambda r, s: r.random(s, dtype="float64" if (dtype or _dtype.get_default_dtype()) is _dtype.float64
                                          else "float32"), size, dtype, generator, requires_grad, device)
 
 
+@_size_keyword
 def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
     return _random(lambda r, s: r.standard_normal(s, dtype="float64" if (dtype or _dtype.get_default_dtype())
                                                   is _dtype.float64 else "float32"),
