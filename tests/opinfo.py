@@ -476,6 +476,13 @@ def _clamp_samples(make, dtype):
     yield SampleInput(make((3, 4)), make((4,), low=0.5, high=1), make((3, 1), low=-1, high=0))  # min > max
 
 
+def _clamp_one_side_samples(make, dtype):
+    f = np.dtype(dtype).kind == "f"
+    for shape, layout in UNARY_SHAPES:
+        yield SampleInput(make(shape, layout=layout), 0.1 if f else 1)
+    yield SampleInput(make((3, 4)), make((4,), low=-1, high=1))
+
+
 def _lerp_samples(make, dtype):
     for sa, sb in BINARY_SHAPES[:6]:
         yield SampleInput(make(sa), make(sb), 0.3)
@@ -512,6 +519,8 @@ register(
     OpInfo("clamp", samples=_clamp_samples, dtypes=ALL_NUM),
     OpInfo("clip", samples=_clamp_samples, dtypes=FLOATS),
     OpInfo("clamp.method", _m("clamp"), samples=_clamp_samples, dtypes=FLOATS),
+    OpInfo("clamp_min", samples=_clamp_one_side_samples, dtypes=ALL_NUM),   # ClampMinBackward0, not ClampBackward1
+    OpInfo("clamp_max", samples=_clamp_one_side_samples, dtypes=ALL_NUM),
     OpInfo("lerp", samples=_lerp_samples, dtypes=FLOATS),
     OpInfo("masked_fill", samples=_masked_fill_samples, dtypes=ALL_NUM + ("bool",)),
     OpInfo("nan_to_num", samples=_nan_to_num_samples, dtypes=FLOATS),

@@ -586,6 +586,7 @@ def _idx(a):
 
 
 GRAPHS = {
+    "normalize": (lambda F_, a: F_.normalize(a[0]), [(4, 3)]),  # clamp_min records ClampMinBackward0
     "linear 2-D": (lambda F_, a: F_.linear(a[0], a[1], a[2]), [(4, 3), (5, 3), (5,)]),
     "linear 3-D": (lambda F_, a: F_.linear(a[0], a[1], a[2]), [(2, 4, 3), (5, 3), (5,)]),
     "linear 1-D": (lambda F_, a: F_.linear(a[0], a[1], a[2]), [(3,), (5, 3), (5,)]),
@@ -644,7 +645,6 @@ CORE_NAMES = {
     "cross_entropy, label smoothing": (lambda F_, a: F_.cross_entropy(a[0], a[1], label_smoothing=0.1),
                                        [(4, 3), _idx(np.array([0, 1, 2, 1]))]),
     "cross_entropy, probabilities": (lambda F_, a: F_.cross_entropy(a[0], a[1].softmax(1)), [(4, 3), (4, 3)]),
-    "normalize": (lambda F_, a: F_.normalize(a[0]), [(4, 3)]),
     "pairwise_distance": (lambda F_, a: F_.pairwise_distance(a[0], a[1]), [(4, 3), (4, 3)]),
     "cosine_embedding_loss": (lambda F_, a: F_.cosine_embedding_loss(a[0], a[1], a[2].detach().sign()),
                               [(4, 3), (4, 3), (4,)]),

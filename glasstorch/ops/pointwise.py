@@ -856,6 +856,12 @@ def clamp(input, min=None, max=None):
         if _state.enabled and any(t is not None and t._requires_grad for t in (input, lo, hi)):
             record(ClampBackward0, res, (input, lo, hi), (input, lo, hi))
         return res
+    return _clamp_numbers(input, min, max, ClampBackward1)
+
+
+def _clamp_numbers(input, min, max, node_cls):
+    """clamp with number bounds; ``node_cls`` is the node torch records for the overload called
+    (clamp -> ClampBackward1, clamp_min -> ClampMinBackward0, clamp_max -> ClampMaxBackward0)."""
     d = input._data
     if d.dtype.kind in "bc" or type(min) is complex or type(max) is complex:
         _clamp_refuses(d, min, max)
@@ -870,22 +876,55 @@ def clamp(input, min=None, max=None):
     r = xp.clip(d, min, max) if not (min is not None and max is not None and min > max) else xp.full_like(d, max)
     res = _wrap(r)
     if input._requires_grad and _state.enabled:
-        node = record(ClampBackward1, res, (input,), (input,))
+        node = record(node_cls, res, (input,), (input,))
         node.min, node.max = min, max
     return res
 
 
 clip = clamp
+ClampMinBackward0 = make_node_class("ClampMinBackward0", ClampBackward1.backward, ("self",),
+                                    "Gradient passes where x >= min.")
+ClampMaxBackward0 = make_node_class("ClampMaxBackward0", ClampBackward1.backward, ("self",),
+                                    "Gradient passes where x <= max.")
+
+
+class ClampMinBackward1(make_node_class("ClampMinBackward1", None, ("self", "min"))):
+    """clamp_min(x, m) with a tensor bound: x's gradient where x >= m, m's where x < m."""
+
+    def backward(self, grad):
+        x, bound = self._unpack_saved()
+        keep = (x >= bound) if self.is_min else (x <= bound)
+        return grad.masked_fill(~keep, 0), grad.masked_fill(keep, 0)
+
+
+ClampMaxBackward1 = make_node_class("ClampMaxBackward1", ClampMinBackward1.backward, ("self", "max"),
+                                    "clamp_max(x, m) with a tensor bound: x's gradient where x <= m, m's where x > m.")
+
+
+def _clamp_tensor_bound(input, bound, is_min):
+    da, db = operands(input, bound)
+    try:
+        res = _wrap((xp.maximum if is_min else xp.minimum)(da, db))
+    except ValueError:
+        raise _shape_error(da, db) from None
+    if _requires(input, bound):
+        node = record(ClampMinBackward1 if is_min else ClampMaxBackward1, res, (input, bound), (input, bound))
+        node.is_min = is_min
+    return res
 
 
 @method()
 def clamp_min(input, min):
-    return clamp(input, min=min)
+    if isinstance(min, Tensor):
+        return _clamp_tensor_bound(input, min, True)
+    return _clamp_numbers(input, min, None, ClampMinBackward0)
 
 
 @method()
 def clamp_max(input, max):
-    return clamp(input, max=max)
+    if isinstance(max, Tensor):
+        return _clamp_tensor_bound(input, max, False)
+    return _clamp_numbers(input, None, max, ClampMaxBackward0)
 
 
 class LerpBackward0(make_node_class("LerpBackward0", None)):
