@@ -307,26 +307,27 @@ def aminmax(input, *, dim=None, keepdim=False):
                           amax(input, dim if dim is not None else (), keepdim), "aminmax")
 
 
-@method()
-def argmax(input, dim=None, keepdim=False):
-    d = _nan_first(input._data, True)
+def _arg_extreme(input, dim, keepdim, is_max):
+    """argmax/argmin: the index of the first extreme value (NaN counts as the extreme, as in torch)."""
+    d = _nan_first(input._data, is_max)
+    find = xp.argmax if is_max else xp.argmin
     if dim is None:
         if d.size == 0:
-            raise IndexError("argmax(): Expected reduction dim to be specified for input.numel() == 0.")
-        r = xp.asarray(xp.argmax(d))
+            raise IndexError(f"{'argmax' if is_max else 'argmin'}(): Expected reduction dim to be specified for "
+                             f"input.numel() == 0.")
+        r = xp.asarray(find(d))
         return _wrap(r.reshape((1,) * d.ndim) if keepdim else r)
-    return _wrap(xp.argmax(d, axis=_wrap_dim(dim, d.ndim), keepdims=keepdim))
+    return _wrap(find(d, axis=_wrap_dim(dim, d.ndim), keepdims=keepdim))
+
+
+@method()
+def argmax(input, dim=None, keepdim=False):
+    return _arg_extreme(input, dim, keepdim, True)
 
 
 @method()
 def argmin(input, dim=None, keepdim=False):
-    d = _nan_first(input._data, False)
-    if dim is None:
-        if d.size == 0:
-            raise IndexError("argmin(): Expected reduction dim to be specified for input.numel() == 0.")
-        r = xp.asarray(xp.argmin(d))
-        return _wrap(r.reshape((1,) * d.ndim) if keepdim else r)
-    return _wrap(xp.argmin(d, axis=_wrap_dim(dim, d.ndim), keepdims=keepdim))
+    return _arg_extreme(input, dim, keepdim, False)
 
 
 # ---- statistics -----------------------------------------------------------------------------

@@ -140,6 +140,17 @@ def _in_projection(q, k, v, w_q, w_k, w_v, b_q=None, b_k=None, b_v=None):
 
 
 # ---- attention ------------------------------------------------------------------------------------
+
+def _heads_first(x, static, name, batch_heads, head_dim):
+    """(S, N, E) -> (N*num_heads, S, head_dim), or the caller's precomputed ``static`` (checked)."""
+    if static is None:
+        return x.view(x.shape[0], batch_heads, head_dim).transpose(0, 1)
+    if static.size(0) != batch_heads:
+        raise AssertionError(f"expecting {name}.size(0) of {batch_heads}, but got {static.size(0)}")
+    if static.size(2) != head_dim:
+        raise AssertionError(f"expecting {name}.size(2) of {head_dim}, but got {static.size(2)}")
+    return static
+
 def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_proj_bias,
                                  bias_k, bias_v, add_zero_attn, dropout_p, out_proj_weight, out_proj_bias,
                                  training=True, key_padding_mask=None, need_weights=True, attn_mask=None,
@@ -226,22 +237,8 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
 
     # -- heads into the batch: (N*num_heads, L or S, head_dim)
     q = q.view(tgt_len, bsz * num_heads, head_dim).transpose(0, 1)
-    if static_k is None:
-        k = k.view(k.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
-    else:
-        if static_k.size(0) != bsz * num_heads:
-            raise AssertionError(f"expecting static_k.size(0) of {bsz * num_heads}, but got {static_k.size(0)}")
-        if static_k.size(2) != head_dim:
-            raise AssertionError(f"expecting static_k.size(2) of {head_dim}, but got {static_k.size(2)}")
-        k = static_k
-    if static_v is None:
-        v = v.view(v.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
-    else:
-        if static_v.size(0) != bsz * num_heads:
-            raise AssertionError(f"expecting static_v.size(0) of {bsz * num_heads}, but got {static_v.size(0)}")
-        if static_v.size(2) != head_dim:
-            raise AssertionError(f"expecting static_v.size(2) of {head_dim}, but got {static_v.size(2)}")
-        v = static_v
+    k = _heads_first(k, static_k, "static_k", bsz * num_heads, head_dim)
+    v = _heads_first(v, static_v, "static_v", bsz * num_heads, head_dim)
 
     if add_zero_attn:  # one more all-zero key/value position
         zeros = torch.zeros((bsz * num_heads, 1, head_dim), dtype=k.dtype, device=k.device)
