@@ -8,7 +8,7 @@ and Python numbers and 0-dim tensors only change the result when they are of a h
 """
 import builtins as _b
 
-from .backends import xp
+from ._array import xp
 
 _pybool, _pyint, _pyfloat, _pycomplex = _b.bool, _b.int, _b.float, _b.complex
 

@@ -17,7 +17,7 @@ import warnings
 import weakref
 
 from . import _dtype
-from .backends import xp, device_type_of, as_numpy
+from ._array import xp, device_type_of, as_numpy
 from . import autograd
 from .autograd import grad_mode
 from .autograd.graph import AccumulateGrad, user_frame, new_hook_dict, _add_hook, regenerate_view_grad_fn

@@ -2,7 +2,7 @@
 import math
 
 from . import _dtype
-from .backends import xp, as_numpy
+from ._array import xp, as_numpy
 
 
 class _PrintOptions:

@@ -1,5 +1,5 @@
 """torch.cuda: GPUs through CuPy when it is installed and a device is present."""
-from .backends import cuda_available, cuda_device_count
+from ._array import cuda_available, cuda_device_count
 
 
 def is_available():
@@ -16,7 +16,7 @@ def current_device():
 
 def synchronize(device=None):
     if cuda_available():
-        from .backends import namespace
+        from ._array import namespace
         namespace("cuda").cuda.Device().synchronize()
 
 
@@ -39,5 +39,5 @@ def is_bf16_supported():
 def get_device_name(device=None):
     if not cuda_available():
         raise RuntimeError("No CUDA GPUs are available")
-    from .backends import namespace
+    from ._array import namespace
     return namespace("cuda").cuda.runtime.getDeviceProperties(0)["name"].decode()

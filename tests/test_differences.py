@@ -35,7 +35,7 @@ def test_training_stack_is_imported_on_first_use():
 
 
 def test_malloc_tuning_can_be_turned_off():
-    code = "import glasstorch.backends as b; print(b.malloc_tuned)"
+    code = "import glasstorch._array as b; print(b.malloc_tuned)"
     on = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120).stdout.strip()
     off = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
                          env=dict(os.environ, GLASSTORCH_MALLOC_TUNING="0")).stdout.strip()

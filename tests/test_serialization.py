@@ -280,11 +280,17 @@ def test_torch_can_compute_our_storage_offsets(tmp_path, monkeypatch):
     """torch.load(mmap=True) with calculate_storage_offsets trusts miniz's layout; check it holds."""
     from torch.utils.serialization import config
     monkeypatch.setenv("TORCH_SERIALIZATION_DEBUG", "1")  # torch then asserts each computed offset
-    monkeypatch.setattr(config.load, "calculate_storage_offsets", True)
-    tensors = {"a": glasstorch.ones(5), "empty": glasstorch.zeros(0), "b": glasstorch.arange(7.0).double(),
-               "c": glasstorch.arange(3).to(glasstorch.int16)}
-    save(tensors, tmp_path / "x.pt")
-    loaded = torch.load(tmp_path / "x.pt", mmap=True)
+    # set and restored through torch's own config API: monkeypatch's undo deletes the attribute from
+    # torch's config module, and every later torch.load then fails
+    previous = config.load.calculate_storage_offsets
+    config.load.calculate_storage_offsets = True
+    try:
+        tensors = {"a": glasstorch.ones(5), "empty": glasstorch.zeros(0), "b": glasstorch.arange(7.0).double(),
+                   "c": glasstorch.arange(3).to(glasstorch.int16)}
+        save(tensors, tmp_path / "x.pt")
+        loaded = torch.load(tmp_path / "x.pt", mmap=True)
+    finally:
+        config.load.calculate_storage_offsets = previous
     for name, tensor in tensors.items():
         _same(tensor, loaded[name])
 

@@ -1,4 +1,4 @@
-"""The size of glasstorch's core: the Tensor, autograd, the ops and the backends.
+"""The size of glasstorch's core: the Tensor, autograd, the ops and the array seam.
 
     python tools/core_size.py [--files]
 
@@ -17,7 +17,7 @@ PARTS = [  # (name, paths relative to glasstorch/: files, or directories taken w
     ("tensor", ["_tensor.py", "_dtype.py", "_tensor_str.py"]),
     ("autograd", ["autograd"]),
     ("ops", ["ops"]),
-    ("backends", ["backends"]),
+    ("_array", ["_array"]),
 ]
 
 

@@ -26,7 +26,7 @@ import struct
 import zipfile
 import zlib
 
-from ..backends import xp
+from .._array import xp
 
 ALIGNMENT = 64
 CHUNK_BYTES = 1 << 24  # records are written and read in pieces of this size

@@ -6,7 +6,7 @@ Writing such a name needs no torch: :class:`TorchGlobal` is a stand-in that the 
 ``GLOBAL 'torch FloatStorage'``. Reading it needs no torch either: the unpickler looks the name up
 in an allowlist (``unpickler.py``) whose storage entries are :class:`StorageType` objects.
 """
-from ..backends import xp
+from .._array import xp
 
 # torch dtype name -> the typed-storage class torch pickles a tensor of that dtype with. The torch
 # dtype names are also NumPy's (ml_dtypes supplies bfloat16 and the float8s). Dtypes added to torch

@@ -14,7 +14,7 @@ the stand-ins of :mod:`.names` are written as ``GLOBAL`` opcodes directly.
 import pickle
 from collections import OrderedDict
 
-from ..backends import xp
+from .._array import xp
 from . import tensors
 from .names import STORAGE_OF_DTYPE, TorchGlobal
 

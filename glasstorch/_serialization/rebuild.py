@@ -11,7 +11,7 @@ as they do in torch.
 import math
 import pickle
 
-from ..backends import xp
+from .._array import xp
 from . import tensors
 from .names import StorageType, numpy_dtype
 

@@ -6,7 +6,7 @@ imported while ``glasstorch/__init__.py`` is still running).
 """
 import functools
 
-from .. import backends
+from .. import _array
 from .names import TorchDtypeName
 
 
@@ -31,7 +31,7 @@ def tensor_parts(obj):
     if not isinstance(obj, _core().Tensor):
         return None
     parameter = _parameter_class()
-    array = backends.as_numpy(obj._data)  # a GPU tensor is saved from a host copy, as torch does
+    array = _array.as_numpy(obj._data)  # a GPU tensor is saved from a host copy, as torch does
     return array, bool(obj.requires_grad), parameter is not None and isinstance(obj, parameter)
 
 
@@ -82,7 +82,7 @@ def torch_reduce(obj):
 
 
 def cuda_available():
-    return backends.cuda_available()
+    return _array.cuda_available()
 
 
 # --- what torch's plain-value globals become on load -------------------------------------------

@@ -15,7 +15,7 @@ def _flat_inputs(inputs):
 def _numerical_jacobian(fn, inputs, eps):
     """J[i][j, k] = d out_j / d input_i[k] by central differences (float64 inputs expected)."""
     from .. import _tensor
-    from ..backends import xp
+    from .._array import xp
     from .grad_mode import no_grad
     jac = []
     with no_grad():
@@ -39,14 +39,14 @@ def _numerical_jacobian(fn, inputs, eps):
 
 def _outputs_flat(out):
     from .._tensor import Tensor
-    from ..backends import xp
+    from .._array import xp
     outs = (out,) if isinstance(out, Tensor) else tuple(o for o in out if isinstance(o, Tensor))
     return xp.concatenate([o._data.reshape(-1).astype("float64") for o in outs]) if outs else xp.zeros(0)
 
 
 def _analytical_jacobian(fn, inputs, create_graph=False):
     from .._tensor import Tensor
-    from ..backends import xp
+    from .._array import xp
     from . import grad as autograd_grad
     out = fn(*inputs)
     outs = (out,) if isinstance(out, Tensor) else tuple(o for o in out if isinstance(o, Tensor))
@@ -72,7 +72,7 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
               check_undefined_grad=True, check_grad_dtypes=False, check_batched_grad=False, fast_mode=False,
               masked=None):
     """True if autograd's Jacobian matches finite differences (inputs should be float64)."""
-    from ..backends import xp
+    from .._array import xp
     inputs = _flat_inputs(inputs)
     for x in inputs:
         if getattr(x, "_requires_grad", False) and x._data.dtype != xp.float64:

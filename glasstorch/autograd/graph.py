@@ -25,7 +25,7 @@ import weakref
 
 from . import grad_mode
 from .anomaly_mode import _anomaly
-from ..backends import positions_in, data_ptr
+from .._array import positions_in, data_ptr
 
 _state = grad_mode._state
 _next_seq = itertools.count(1).__next__  # creation order of nodes (a counter, not a class attribute:

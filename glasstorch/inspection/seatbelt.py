@@ -36,7 +36,7 @@ import sys
 import warnings
 import weakref
 
-from ..backends import xp as _numpy, namespace, device_type_of
+from .._array import xp as _numpy, namespace, device_type_of
 from ..autograd import grad_mode as _grad_mode
 from ..autograd.graph import AccumulateGrad
 from .._tensor import Tensor

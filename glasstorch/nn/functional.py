@@ -288,7 +288,7 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     normalized_shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     dims = tuple(range(-len(normalized_shape), 0))
     if eps is None:  # torch.finfo(input.dtype).eps
-        from ..backends import xp
+        from .._array import xp
         eps = float(xp.finfo(input._data.dtype).eps)
     y = input * (input.pow(2).mean(dims, keepdim=True) + eps).rsqrt()
     return y * weight if weight is not None else y

@@ -15,7 +15,7 @@ from .. import _dtype
 from .._tensor import Tensor, _wrap, bump_version
 from ..autograd import grad_mode
 from ..autograd.graph import Node, connect, edge_of, rebase_history, _short_name
-from ..backends import xp
+from .._array import xp
 
 _state = grad_mode._state
 _DTYPE_OF = _dtype._BY_NUMPY

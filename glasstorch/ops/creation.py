@@ -4,7 +4,7 @@ import numbers
 
 from .. import _dtype
 from .._tensor import Tensor, _wrap, _init, device as _device, Size
-from ..backends import xp, namespace, device_type_of, to_device, as_numpy
+from .._array import xp, namespace, device_type_of, to_device, as_numpy
 from ._op import _state, method, record, make_node_class
 
 

@@ -3,7 +3,7 @@ import builtins
 
 from .. import _dtype
 from .._tensor import Tensor, _wrap, _wrap_dim
-from ..backends import xp
+from .._array import xp
 from ..autograd.graph import connect
 from ._op import _state, method, make_node_class, record
 

@@ -2,7 +2,7 @@
 einsum, and torch.linalg's common functions."""
 from .. import _dtype
 from .._tensor import Tensor, _wrap
-from ..backends import xp
+from .._array import xp
 from ._op import _state, method, record, make_node_class, result_dtype
 
 

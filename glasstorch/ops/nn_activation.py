@@ -11,7 +11,7 @@ the kinks (leaky_relu takes the negative slope at 0, hardtanh passes no gradient
 import math
 
 from .._tensor import Tensor, _wrap, _wrap_dim
-from ..backends import xp, erf as _erf
+from .._array import xp, erf as _erf
 from ._op import _state, record, make_node_class, float_array, inplace
 from .pointwise import where, tanh
 

@@ -22,7 +22,7 @@ torch records one ``ConvolutionBackward0`` for all of them (``transposed`` tells
 import itertools
 
 from .._tensor import _wrap
-from ..backends import xp
+from .._array import xp
 from ._op import _state, record, make_node_class
 from .pointwise import add
 

@@ -10,7 +10,7 @@ import math
 import warnings
 
 from .._tensor import _wrap
-from ..backends import xp
+from .._array import xp
 from ._op import _state, record, make_node_class, result_dtype
 from .pointwise import where
 from .reduction import log_softmax

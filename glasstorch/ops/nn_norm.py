@@ -15,7 +15,7 @@ torch records one node per call (``NativeBatchNormBackward0``, ``NativeLayerNorm
 mean, ``result2`` the reciprocal standard deviation).
 """
 from .._tensor import _wrap
-from ..backends import xp
+from .._array import xp
 from ._op import _state, make_node_class, float_array
 
 

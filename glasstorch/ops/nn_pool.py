@@ -15,7 +15,7 @@ import itertools
 import math
 
 from .._tensor import _wrap
-from ..backends import xp
+from .._array import xp
 from ._op import _state, record, make_node_class
 from ..autograd.graph import connect
 from .nn_conv import _ntuple

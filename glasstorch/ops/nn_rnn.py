@@ -39,7 +39,7 @@ differentiate that, so the fused node is an optimisation, never a restriction.
 """
 from .._tensor import _wrap
 from ..autograd import grad_mode
-from ..backends import xp
+from .._array import xp
 from ._op import _state, record, make_node_class
 from . import pointwise, joining, linalg
 

@@ -11,7 +11,7 @@ import math
 
 from .. import _dtype
 from .._tensor import Tensor, _wrap
-from ..backends import xp, erf as _erf, erfinv as _erfinv, lgamma as _lgamma, digamma as _digamma
+from .._array import xp, erf as _erf, erfinv as _erfinv, lgamma as _lgamma, digamma as _digamma
 from ._op import (_state, method, operands, float_array, record, make_node_class, inplace, connect,
                   result_dtype, as_tensor_arg)
 
@@ -1197,7 +1197,7 @@ def copy_(self, src, non_blocking=False):
     involved = _check_inplace(self, (src,))
     d = src._data
     if type(d) is not type(self._data):
-        from ..backends import to_device, device_type_of
+        from .._array import to_device, device_type_of
         d = to_device(d, device_type_of(self._data))
     if d.shape != self._data.shape and _broadcast_shape(d.shape, self._data.shape) != self._data.shape:
         bs = _broadcast_shape(d.shape, self._data.shape)

@@ -4,7 +4,7 @@ import math
 
 from .. import _dtype
 from .._tensor import Tensor, _wrap, _wrap_dim
-from ..backends import xp
+from .._array import xp
 from ..autograd.graph import connect
 from ._op import _state, method, record, make_node_class, float_array
 

@@ -3,7 +3,7 @@ so a write through either is seen by both and in-place checks cover both."""
 import builtins
 
 from .._tensor import Tensor, _wrap, Size, _wrap_dim
-from ..backends import xp
+from .._array import xp
 from ._op import _state, method, record, make_node_class, operands, result_dtype
 
 

@@ -25,7 +25,7 @@ collate_fn_map=...)`` is the general walker; pass your own map (type -> function
 to handle more leaf types.
 
 numpy is imported here on purpose: numpy arrays are a *data format* users hand
-to the loader (as in torch), not the compute backend that ``backends/`` hides.
+to the loader (as in torch), not the compute backend that ``_array/`` hides.
 """
 
 import collections

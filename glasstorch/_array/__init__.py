@@ -1,0 +1,166 @@
+"""The array seam: the one place glasstorch imports an array library.
+
+This package is the only code that imports NumPy (or CuPy). Everything else asks it for an array
+namespace: ``xp`` is NumPy; a CuPy array passed to NumPy's functions dispatches to CuPy through
+NumPy's ``__array_function__``/``__array_ufunc__`` protocols, so op code written against ``xp``
+runs on either device. Creation functions, which have no array to dispatch on, ask
+:func:`namespace` for the device's module instead.
+"""
+import numpy as xp
+
+ndarray = xp.ndarray
+
+
+def _keep_freed_arrays_mapped():
+    """Make glibc keep large freed blocks instead of unmapping them at once.
+
+    A training step frees and re-allocates the same large activation arrays every step; with
+    glibc's defaults each one comes back as fresh pages from the kernel (a LeNet step here took
+    ~3,000 page faults, torch's ~500, and ran 1.4x slower). Serving blocks up to 64 MiB from the
+    heap and trimming it only past 256 MiB free does what torch's caching allocator does: the
+    process keeps (and reuses) its peak working set. GLASSTORCH_MALLOC_TUNING=0 turns it off.
+    """
+    import os
+    import sys
+    if not sys.platform.startswith("linux") or os.environ.get("GLASSTORCH_MALLOC_TUNING", "1") == "0":
+        return False
+    try:
+        import ctypes
+        libc = ctypes.CDLL("libc.so.6")
+        M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
+        return bool(libc.mallopt(M_MMAP_THRESHOLD, 64 << 20)) and bool(libc.mallopt(M_TRIM_THRESHOLD, 256 << 20))
+    except (OSError, AttributeError):  # not glibc (musl, ...): leave the allocator alone
+        return False
+
+
+malloc_tuned = _keep_freed_arrays_mapped()
+
+try:  # optional: the GPU backend
+    import cupy as _cupy  # noqa: F401
+except Exception:  # pragma: no cover - depends on the machine
+    _cupy = None
+
+
+def cuda_available():
+    if _cupy is None:
+        return False
+    try:
+        return _cupy.cuda.runtime.getDeviceCount() > 0
+    except Exception:  # pragma: no cover
+        return False
+
+
+def cuda_device_count():
+    return _cupy.cuda.runtime.getDeviceCount() if cuda_available() else 0
+
+
+def namespace(device_type):
+    """The array module for a device type ('cpu' -> numpy, 'cuda' -> cupy)."""
+    if device_type == "cpu":
+        return xp
+    if device_type == "cuda":
+        if not cuda_available():
+            raise RuntimeError("Torch not compiled with CUDA enabled (glasstorch: CuPy with a GPU is needed for 'cuda')")
+        return _cupy
+    raise RuntimeError(f"unsupported device type {device_type!r}")
+
+
+def device_type_of(array):
+    return "cpu" if isinstance(array, xp.ndarray) or _cupy is None else (
+        "cuda" if isinstance(array, _cupy.ndarray) else "cpu")
+
+
+def to_device(array, device_type):
+    if device_type_of(array) == device_type:
+        return array
+    if device_type == "cpu":
+        return _cupy.asnumpy(array)
+    return namespace("cuda").asarray(array)
+
+
+def data_ptr(array):
+    """The address of an array's first element (NumPy or CuPy)."""
+    return int(array.data.ptr) if _cupy is not None and isinstance(array, _cupy.ndarray) else \
+        array.__array_interface__["data"][0]
+
+
+def positions_in(view, base):
+    """For an array ``view`` that shares ``base``'s memory: the flat (C-order) index into ``base``
+    of each element of ``view``, an int64 array of ``view``'s shape.
+
+    Works from the memory layout alone (pointers and strides), so it needs no record of which
+    slicing made the view; used when an in-place op on a view rewrites its base's history.
+    """
+    ns = xp if isinstance(base, xp.ndarray) else _cupy
+    item = base.itemsize
+    origin = data_ptr(base)
+
+    def offsets(a):  # element offset of every element of `a` from base's first element
+        off = ns.full(a.shape, (data_ptr(a) - origin) // item, dtype=ns.int64)
+        for axis, (n, stride) in enumerate(zip(a.shape, a.strides)):
+            shape = [1] * a.ndim
+            shape[axis] = n
+            off = off + (ns.arange(n, dtype=ns.int64) * (stride // item)).reshape(shape)
+        return off.reshape(-1)
+
+    in_base = offsets(base)
+    order = ns.argsort(in_base, kind="stable")
+    sorted_offsets = in_base[order]
+    wanted = offsets(view)
+    idx = ns.searchsorted(sorted_offsets, wanted)
+    if wanted.size and (int(idx.max()) >= in_base.size or bool((sorted_offsets[idx] != wanted).any())):
+        raise RuntimeError("glasstorch: this view does not lie within its base's memory (was the base's .data "
+                           "replaced?); cannot route its in-place gradient to the base")
+    return order[idx].reshape(view.shape)
+
+
+def as_numpy(array):
+    """A NumPy view/copy of any backend array (for printing and conversion)."""
+    return array if isinstance(array, xp.ndarray) else _cupy.asnumpy(array)
+
+
+_special_module = []  # [scipy.special or None], imported on first use: importing SciPy costs ~0.5 s
+
+
+def _special():
+    """SciPy's special functions (faster and exact) if SciPy is installed, else None."""
+    if not _special_module:
+        try:
+            from scipy import special
+        except Exception:  # pragma: no cover - scipy is optional
+            special = None
+        _special_module.append(special)
+    return _special_module[0]
+
+
+def erf(a):
+    if _cupy is not None and not isinstance(a, xp.ndarray):
+        import cupyx.scipy.special as cs
+        return cs.erf(a)
+    special = _special()
+    if special is not None:
+        return special.erf(a)
+    import math
+    return xp.frompyfunc(math.erf, 1, 1)(a).astype(a.dtype)
+
+
+def erfinv(a):
+    special = _special()
+    if special is None:
+        raise RuntimeError("erfinv needs scipy (pip install scipy)")
+    return special.erfinv(a)
+
+
+def lgamma(a):
+    special = _special()
+    if special is not None:
+        return special.gammaln(a)
+    import math
+    return xp.frompyfunc(math.lgamma, 1, 1)(a).astype(a.dtype)
+
+
+def digamma(a):
+    special = _special()
+    if special is None:
+        raise RuntimeError("digamma needs scipy (pip install scipy)")
+    return special.digamma(a)

@@ -1,0 +1,62 @@
+"""torch.backends.cuda: switches for CUDA matmuls and attention kernels.
+
+``matmul.allow_tf32`` is False by default, as in torch; on a GPU, float32 matmuls follow it.
+"""
+
+
+class _MatmulFlags:
+    """``torch.backends.cuda.matmul``: attribute-style flags, as torch's cuBLASModule."""
+
+    def __init__(self):
+        self.allow_tf32 = False
+        self.allow_fp16_reduced_precision_reduction = True
+        self.allow_bf16_reduced_precision_reduction = True
+
+    def __repr__(self):
+        return f"<torch.backends.cuda.matmul allow_tf32={self.allow_tf32}>"
+
+
+matmul = _MatmulFlags()
+_sdp = {"flash": True, "mem_efficient": True, "math": True, "cudnn": True}
+
+
+def is_built():
+    """Whether glasstorch can use CUDA at all: True when CuPy is installed."""
+    from .. import _array
+    return _array._cupy is not None
+
+
+def flash_sdp_enabled():
+    return _sdp["flash"]
+
+
+def enable_flash_sdp(enabled):
+    _sdp["flash"] = bool(enabled)
+
+
+def mem_efficient_sdp_enabled():
+    return _sdp["mem_efficient"]
+
+
+def enable_mem_efficient_sdp(enabled):
+    _sdp["mem_efficient"] = bool(enabled)
+
+
+def math_sdp_enabled():
+    return _sdp["math"]
+
+
+def enable_math_sdp(enabled):
+    _sdp["math"] = bool(enabled)
+
+
+def cudnn_sdp_enabled():
+    return _sdp["cudnn"]
+
+
+def enable_cudnn_sdp(enabled):
+    _sdp["cudnn"] = bool(enabled)
+
+
+def preferred_linalg_library(backend=None):
+    return "default"
