@@ -17,7 +17,7 @@ from ._tensor_str import set_printoptions, get_printoptions
 from . import autograd
 from .autograd import (no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled,
                        is_inference_mode_enabled, set_detect_anomaly, is_anomaly_enabled)
-from . import ops as _ops
+from . import ops  # noqa: F401  (the op families; torch.ops.aten is ops.aten)
 from .ops import pointwise as _pw, reduction as _red, shape as _shape, joining as _join, indexing as _idx, \
     linalg as _la, creation as _cr
 

@@ -293,10 +293,11 @@ class Tensor:
         out._vc = self._vc
         return out
 
-    def _as_output_of(self, node):
+    def _as_output_of(self, node, output_nr=0):
         out = _wrap(self._data)
         out._vc = self._vc
         out._grad_fn = node
+        out._output_nr = output_nr
         out._requires_grad = True
         return out
 
@@ -549,9 +550,22 @@ def _wrap(data):
     return t
 
 
+def _view_of(input, arr):
+    """Wrap ``arr`` (an array sharing ``input``'s memory) as a view of ``input``: same version
+    counter, and ``_base`` the tensor that owns the memory, as torch's views."""
+    out = _wrap(arr)
+    out._vc = input._vc
+    out._base = input._base if input._base is not None else input
+    return out
+
+
 def _wrap_dim(dim, ndim):
     """Normalise a possibly negative dim with torch's IndexError."""
     n = ndim if ndim > 0 else 1
     if dim < -n or dim >= n:
         raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
     return dim + n if dim < 0 else dim
+
+
+from . import _ops  # noqa: E402  (the op registry needs the Tensor class, which it can't import)
+_ops._bind_tensor_module(Tensor, _wrap, _view_of)

@@ -5,6 +5,11 @@ from .ops.reduction import vector_norm
 from .ops.reduction import norm as _tensor_norm
 
 
+class LinAlgError(RuntimeError):
+    """torch.linalg.LinAlgError: a matrix that can't be factorised or inverted (a RuntimeError, as torch's)."""
+    __module__ = "torch.linalg"
+
+
 def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
     """Vector 2-norm of the flattened input by default; matrix norms when ord is a string and dim has 2 dims."""
     if isinstance(ord, str):

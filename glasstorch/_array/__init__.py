@@ -164,3 +164,32 @@ def digamma(a):
     if special is None:
         raise RuntimeError("digamma needs scipy (pip install scipy)")
     return special.digamma(a)
+
+
+def array_types():
+    """The types an op may receive as an array (not a Tensor): ndarrays and NumPy scalars (NumPy
+    returns a scalar for a 0-d result), and CuPy's arrays when CuPy is there."""
+    types = (xp.ndarray, xp.generic)
+    return types + ((_cupy.ndarray,) if _cupy is not None else ())
+
+
+def array_linalg_error():
+    return xp.linalg.LinAlgError
+
+
+def translate_array_error(error, op, args):
+    """An error NumPy raised inside ``op``'s kernel, as torch would raise it: the one place where
+    NumPy's exception types and words are turned into torch's."""
+    text = str(error)
+    if isinstance(error, ValueError) and "could not be broadcast" in text:
+        shapes = [tuple(a.shape) for a in args if hasattr(a, "shape")]
+        if len(shapes) >= 2:
+            from ..ops.pointwise import broadcast_error
+            return broadcast_error(shapes[0], shapes[1])
+        return RuntimeError(text)
+    if isinstance(error, xp.linalg.LinAlgError):
+        from ..linalg import LinAlgError
+        return LinAlgError(f"linalg.{op._schema.name}: {text}")
+    if isinstance(error, MemoryError):
+        return RuntimeError(f"[enforce fail at alloc_cpu.cpp] DefaultCPUAllocator: can't allocate memory: {text}")
+    return error

@@ -25,6 +25,10 @@ from heapq import heappush, heappop
 from . import grad_mode
 from .anomaly_mode import _anomaly
 from .graph import AccumulateGrad
+from .._seam import seam
+from .._array import xp as _array_module
+
+_ndarray = _array_module.ndarray
 
 _state = grad_mode._state
 _getrefcount = sys.getrefcount
@@ -68,52 +72,99 @@ def _needed(reached, targets):
 
 
 def _sum_to(grad, shape):
-    """Reduce a broadcast gradient back to the input's shape."""
+    """Reduce a broadcast gradient (an array or a Tensor) back to the input's shape."""
     if grad.shape == shape:
         return grad
-    lead = grad.dim() - len(shape)
+    lead = grad.ndim - len(shape)
     dims = tuple(range(lead)) + tuple(i + lead for i, s in enumerate(shape) if s == 1 and grad.shape[i + lead] != 1)
     if dims:
-        grad = grad.sum(dims, keepdim=True)
+        grad = grad.sum(dims, keepdim=True) if isinstance(grad, _Tensor()) else grad.sum(dims, keepdims=True)
     if lead or grad.shape != shape:
         grad = grad.reshape(shape)
     return grad
 
 
 def _validate(node, i, g):
-    """Bring gradient ``g`` for input ``i`` of ``node`` to that input's shape and dtype."""
+    """Bring gradient ``g`` (array or Tensor) for input ``i`` of ``node`` to that input's shape and dtype."""
     meta = node._input_meta[i]
     if meta is None:
         return g
     shape, dtype = meta
-    if g._data.shape != shape:
+    if g.shape != shape:
         try:
-            g = _sum_to(g, shape)
+            g = _sum_to(g, tuple(shape))
         except Exception:
             raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index {i} - got "
                                f"{list(g.shape)} but expected shape compatible with {list(shape)}") from None
-    if g._data.dtype != dtype.numpy_dtype:
-        g = g.to(dtype)
+    if isinstance(g, _Tensor()):
+        if g._data.dtype != dtype.numpy_dtype:
+            g = g.to(dtype)
+    elif g.dtype != dtype.numpy_dtype:
+        g = g.astype(dtype.numpy_dtype)
     return g
+
+
+_tensor_cls = []
+
+
+def _Tensor():
+    if not _tensor_cls:
+        from .._tensor import Tensor
+        _tensor_cls.append(Tensor)
+    return _tensor_cls[0]
+
+
+def _as_tensor(g):
+    """A gradient handed to user code (hooks, custom Functions) is a Tensor."""
+    if g is None or isinstance(g, _Tensor()):
+        return g
+    from .._tensor import _wrap
+    return _wrap(g)
+
+
+def _as_array(g):
+    return g._data if isinstance(g, _Tensor()) else g
 
 
 def run_backward(roots, root_grads, retain_graph, create_graph, capture=None, accumulate=True,
                  accumulate_only=None):
-    """Run backward from ``roots`` (list of (node, output_nr)) seeded with ``root_grads``.
+    """Run backward from ``roots`` (list of (node, output_nr)) seeded with ``root_grads`` (Tensors).
 
     ``capture``: {(node, output_nr): slot} -- gradients to return (autograd.grad) instead of or in
     addition to accumulating; ``accumulate_only``: the set of AccumulateGrad nodes allowed to
-    write ``.grad`` (backward(inputs=...)), None for all. Returns the captured gradients.
+    write ``.grad`` (backward(inputs=...)), None for all. Returns the captured gradients (Tensors).
+
+    The gradients flow as arrays, and built-in nodes run their formulas on arrays, unless
+    ``create_graph`` (the formulas must record, for the next order) or a TorchDispatchMode is active
+    (it must see the formulas' ops): then they flow as Tensors.
     """
     prev_enabled = _state.enabled
     _state.enabled = bool(create_graph)
+    tensors = bool(create_graph) or seam.dispatching
+    observers = seam.engine_observers
+    if observers:
+        _notify(observers, "backward_started", roots)
     try:
-        return _run(roots, root_grads, retain_graph, create_graph, capture, accumulate, accumulate_only)
+        grads = list(root_grads) if tensors else [g._data for g in root_grads]
+        captured = _run(roots, grads, retain_graph, create_graph, capture, accumulate, accumulate_only, tensors,
+                        observers)
+        if captured is not None and not tensors:
+            captured = [_as_tensor(g) for g in captured]
+        return captured
     finally:
         _state.enabled = prev_enabled
+        if observers:
+            _notify(observers, "backward_finished", roots)
 
 
-def _run(roots, root_grads, retain_graph, create_graph, capture, accumulate, accumulate_only):
+def _notify(observers, event, *args):
+    for obs in list(observers):
+        method = getattr(obs, event, None)
+        if method is not None:
+            method(*args)
+
+
+def _run(roots, root_grads, retain_graph, create_graph, capture, accumulate, accumulate_only, tensors, observers):
     # 1. dependencies
     deps, reached = _collect([n for n, _ in roots])
     captured = [None] * len(capture) if capture else None
@@ -147,8 +198,10 @@ def _run(roots, root_grads, retain_graph, create_graph, capture, accumulate, acc
         grads = buffers.pop(node, None)
         if grads is None:
             grads = [None] * node.num_outputs
+        if observers:
+            _notify(observers, "node_started", node)
         if node._hooked:
-            grads = _run_tensor_pre_hooks(node, grads)
+            grads = _run_tensor_pre_hooks(node, grads, tensors)
         if capture is not None:
             for nr in range(len(grads)):
                 slot = capture.get((node, nr))
@@ -158,35 +211,42 @@ def _run(roots, root_grads, retain_graph, create_graph, capture, accumulate, acc
         if type(node) is AccumulateGrad:
             if accumulate and (accumulate_only is None or node in accumulate_only):
                 # `grads` holds the engine's only reference to the gradient (see _stealable)
-                _accumulate(node, grads[0], create_graph)
+                _accumulate(node, grads, create_graph, tensors)
+                if observers:
+                    _notify(observers, "accumulated", node.variable, node.variable._grad)
             node = None
             continue
         if needed is not None and node not in needed:
             out = ()  # it need not run, but it still counts as done for its inputs
         elif node._hooked:
-            out = _call_with_hooks(node, grads)
-        elif node.num_outputs == 1:
-            out = node.backward(grads[0]) if grads[0] is not None else ()
+            out = _call_with_hooks(node, grads, tensors)
+        elif node._runs_formulas:
+            out = node._run_formulas(grads, not tensors)
         else:
-            out = node.backward(*grads)
-        if type(out) is not tuple:
-            out = (out,)
+            out = _call_node(node, grads, tensors)
         if not retain_graph:
             node._free()  # 4. the saved values are no longer needed
         if check_nan:
             _check_nan(node, out)
+        if observers:
+            _notify(observers, "node_finished", node, grads, out)
 
         # 3. deliver the gradients into the inputs' buffers
         meta = node._input_meta
         n_out = len(out)
+        formulas = node._runs_formulas and not tensors
         following = None  # a node made ready while nothing else is: it runs next, without the queue
         for i, (nxt, nr) in enumerate(node.next_functions):
             if nxt is None:
                 continue
             g = out[i] if i < n_out else None
             if g is not None:
-                if meta is not None:
+                if meta is not None and meta[i] is not None:
                     g = _validate(node, i, g)
+                elif formulas and g.dtype != node._out_dtype:
+                    # NumPy promoted where torch would not (an int64 saved value times a float32
+                    # gradient): the input had the output's dtype, so its gradient must have it too
+                    g = g.astype(node._out_dtype)
                 buf = buffers.get(nxt)
                 if buf is None:
                     if nxt.num_outputs == 1:
@@ -198,12 +258,14 @@ def _run(roots, root_grads, retain_graph, create_graph, capture, accumulate, acc
                     prev = buf[nr]
                     if prev is None:
                         buf[nr] = g
-                    elif create_graph or (nxt, nr) not in summed or prev._data.shape != g._data.shape \
-                            or prev._data.dtype != g._data.dtype:
+                    elif create_graph or (nxt, nr) not in summed or prev.shape != g.shape or prev.dtype != g.dtype \
+                            or not (tensors or type(prev) is _ndarray):   # (NumPy makes 0-d sums scalars)
                         buf[nr] = prev + g
                         summed.add((nxt, nr))
-                    else:
+                    elif tensors:
                         prev._data += g._data
+                    else:
+                        prev += g
             left = deps[nxt] - 1
             deps[nxt] = left
             if left == 0:
@@ -219,15 +281,34 @@ def _run(roots, root_grads, retain_graph, create_graph, capture, accumulate, acc
     return captured
 
 
-def _call_with_hooks(node, grads):
+def _call_node(node, grads, tensors):
+    """A node whose derivative is Python code on Tensors (a custom Function, CopySlices...)."""
+    if not tensors:
+        grads = [_as_tensor(g) for g in grads]
+    if node.num_outputs == 1:
+        out = node.backward(grads[0]) if grads[0] is not None else ()
+    else:
+        out = node.backward(*grads)
+    if type(out) is not tuple:
+        out = (out,)
+    if not tensors:
+        out = tuple(_as_array(g) for g in out)
+    return out
+
+
+def _call_with_hooks(node, grads, tensors):
     """Run a node that has hooks: pre-hooks on its incoming gradients, then its derivative, then
-    hooks that see (and may replace) the gradients it returns."""
+    hooks that see (and may replace) the gradients it returns. Hooks see Tensors."""
+    grads = [_as_tensor(g) for g in grads]
     if node._pre_hooks:
         for hook in list(node._pre_hooks.values()):
             res = hook(tuple(grads))
             if res is not None:
                 grads = list(res)
-    if node.num_outputs == 1:
+    if node._runs_formulas:
+        out = node._run_formulas(grads if tensors else [_as_array(g) for g in grads], not tensors)
+        out = tuple(_as_tensor(g) for g in out)
+    elif node.num_outputs == 1:
         out = node.backward(grads[0]) if grads[0] is not None else (None,) * len(node.next_functions)
     else:
         out = node.backward(*grads)
@@ -238,28 +319,31 @@ def _call_with_hooks(node, grads):
             res = hook(out, tuple(grads))
             if res is not None:
                 out = tuple(res)
+    if not tensors:
+        out = tuple(_as_array(g) for g in out)
     return out
 
 
-def _run_tensor_pre_hooks(node, grads):
+def _run_tensor_pre_hooks(node, grads, tensors):
     """Tensor.register_hook on an output of ``node`` (on a leaf: of its AccumulateGrad), and retain_grad()."""
     if type(node) is AccumulateGrad:
         if node.variable._backward_hooks and grads[0] is not None:
-            grads[0] = _run_leaf_hooks(node.variable, grads[0])
+            g = _run_leaf_hooks(node.variable, _as_tensor(grads[0]))
+            grads[0] = g if tensors else _as_array(g)
         return grads
     if node._tensor_pre_hooks:
         for nr, hooks in node._tensor_pre_hooks.items():
             for hook in list(hooks.values()):
                 if grads[nr] is None:
                     continue
-                res = hook(grads[nr])
+                res = hook(_as_tensor(grads[nr]))
                 if res is not None:
-                    grads[nr] = res
+                    grads[nr] = res if tensors else _as_array(res)
     if node._retain_grad_hooks:
         for nr, ref in node._retain_grad_hooks.items():
             t = ref()
             if t is not None and grads[nr] is not None:
-                g = grads[nr]
+                g = _as_tensor(grads[nr])
                 if t._grad is None:
                     t._grad = g if _state.enabled else g.detach().clone()
                 else:
@@ -276,30 +360,64 @@ def _run_leaf_hooks(var, grad):
     return grad
 
 
-# The references to a gradient while `_accumulate` decides: the engine's buffer list, the
-# argument, and getrefcount's own. One more means someone else holds it (a user's gradient
-# tensor, a hook that kept it, the same gradient delivered to another leaf...).
-_ENGINE_REFS = 3
+def _private_array(grads, var):
+    """Whether the array ``grads[0]`` can become ``var.grad`` without a copy: torch steals a
+    gradient nobody else can see and copies one that is shared. Provably private here: only the
+    engine's list refers to the array (a Tensor over it, a saved value, a view, or the same
+    gradient delivered to another input would add references), it owns its memory, and it has the
+    leaf's shape, dtype and (C-contiguous) layout."""
+    d = grads[0]
+    return (type(d) is _ndarray and _getrefcount(d) <= 3   # the list, `d`, getrefcount's argument
+            and d.base is None and d.flags.c_contiguous
+            and d.shape == var._data.shape and d.dtype == var._data.dtype)
 
 
+def _accumulate(acc, grads, create_graph, tensors):
+    """AccumulateGrad: add ``grads[0]`` into ``variable.grad`` (allocated on first use), then the
+    post-accumulate hooks. ``grads`` is the engine's list, which holds the only engine reference."""
+    var = acc.variable
+    if grads[0] is None:
+        return
+    if tensors:
+        _accumulate_tensor(var, grads, create_graph)
+    else:
+        _accumulate_array(var, grads)
+    post = var._post_accumulate_grad_hooks
+    if post:
+        for hook in list(post.values()):
+            hook(var)
+
+
+def _accumulate_array(var, grads):
+    from .._tensor import _wrap
+    old = var._grad
+    if old is None:
+        if _private_array(grads, var):
+            var._grad = _wrap(grads.pop())
+        else:
+            g = grads[0]
+            var._grad = _wrap(_array_module.array(g, dtype=var._data.dtype, order="C", copy=True))
+    elif _state.enabled or old._data.dtype != grads[0].dtype or old._data.shape != grads[0].shape \
+            or not old._data.flags.writeable:
+        var._grad = old + _wrap(grads[0])
+    else:
+        old._data += grads[0]  # torch accumulates in place when grad mode is off
+        old._vc.version += 1
+
+
+# The references to a gradient Tensor while `_accumulate_tensor` decides: the engine's list, and
+# getrefcount's own argument (+1 for the local name). One more means someone else holds it.
 def _stealable(grad, var):
-    """Whether ``grad`` can become ``var.grad`` without a copy: torch steals a gradient nobody
-    else can see, and copies one that is shared. Provably private here: the engine holds the only
-    references to the tensor, the tensor the only reference to its array (a second tensor over the
-    same array, such as a detach(), or a view of it would add one), and the array owns its memory."""
+    """Whether the Tensor ``grad`` can become ``var.grad`` without a copy (see _private_array)."""
     d = grad._data
-    return (_getrefcount(grad) <= _ENGINE_REFS + 1  # +1: this frame's argument
-            and _getrefcount(d) <= 3                # grad._data, `d`, getrefcount's argument
+    return (_getrefcount(grad) <= 3          # the list, `grad`, getrefcount's argument
+            and _getrefcount(d) <= 3         # grad._data, `d`, getrefcount's argument
             and d.base is None and d.shape == var._data.shape and d.dtype == var._data.dtype)
 
 
-def _accumulate(acc, grad, create_graph):
-    """AccumulateGrad: add ``grad`` into ``variable.grad`` (allocated on first use), then the
-    post-accumulate hooks."""
-    var = acc.variable
-    if grad is None:
-        return
+def _accumulate_tensor(var, grads, create_graph):
     old = var._grad
+    grad = grads[0]
     if old is None:
         if create_graph:
             # the gradient keeps its history (a graph of its own): the leaf holds that graph
@@ -307,7 +425,7 @@ def _accumulate(acc, grad, create_graph):
                           "parameter and its gradient which can cause a memory leak. We recommend using "
                           "autograd.grad when creating the graph to avoid this. If you have to use this function, "
                           "make sure to reset the .grad fields of your parameters to None after use to break the "
-                          "cycle and avoid the leak.", UserWarning, stacklevel=6)
+                          "cycle and avoid the leak.", UserWarning, stacklevel=7)
             var._grad = grad if _stealable(grad, var) else grad.clone()
         elif _stealable(grad, var):
             var._grad = grad if grad._grad_fn is None and not grad._requires_grad else grad.detach()
@@ -319,15 +437,12 @@ def _accumulate(acc, grad, create_graph):
     else:
         old._data += grad._data  # torch accumulates in place when grad mode is off
         old._vc.version += 1
-    post = var._post_accumulate_grad_hooks
-    if post:
-        for hook in list(post.values()):
-            hook(var)
 
 
 def _check_nan(node, out):
     for i, g in enumerate(out):
-        if g is not None and g.dtype.is_floating_point and bool(g.isnan().any()):
+        g = _as_array(g)
+        if g is not None and g.dtype.kind in "fc" and bool(_array_module.isnan(g).any()):
             msg = f"Function '{node.name()}' returned nan values in its {i}th output."
             if node._anomaly_trace:
                 warnings.warn("Error detected in " + node.name() + ". Traceback of forward call that caused the "

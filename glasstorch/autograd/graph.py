@@ -71,6 +71,7 @@ class Node:
     _retain_grad_hooks = None  # {output_nr: tensor-weakref} from retain_grad()
     _anomaly_trace = None
     _hooked = False            # any of the hooks above: the engine checks this one flag per node
+    _runs_formulas = False     # a FormulaNode: the engine runs its formula table (on arrays, usually)
     metadata = None
 
     def name(self):
@@ -93,10 +94,6 @@ class Node:
         return out if type(out) is tuple else (out,)
 
     # -- saved values ---------------------------------------------------------------------
-    @property
-    def saved_tensors(self):
-        return self._unpack_saved()
-
     def _unpack_saved(self):
         saved = self._saved
         if saved is None:
@@ -138,6 +135,127 @@ class Node:
             self._pre_hooks = new_hook_dict()
         self._hooked = True
         return _add_hook(self._pre_hooks, fn)
+
+
+class FormulaNode(Node):
+    """The node of a built-in op declared with ``defop`` (``glasstorch/_ops.py``): its derivative is
+    a table of formulas, one per input (or per group of inputs), which read saved values by name.
+
+    The engine runs the formulas on arrays (the usual backward: no Tensors, no nodes made) or, for
+    ``create_graph=True`` and while a TorchDispatchMode watches, on Tensors, where each formula step
+    is an op that records (double backward) and can be seen.
+
+    Class attributes (set by ``defop``): ``_op`` the OpOverload, ``_schema``, ``_edge_positions``
+    (the argument positions that are tensor inputs, one edge each, or one per element of a
+    ``Tensor[]``), ``_formula_table`` ((input names, formula, joint, argument specs), ...),
+    ``saved_names`` (inputs and outputs some formula reads), ``_out_names``.
+    Per node: ``_saved``/``_versions_at_save`` (a version of -1 marks a saved Python number), the
+    parameters the formulas read as ``_saved_<name>`` attributes, ``_result_slots`` {slot: output_nr}
+    for saved outputs, and ``_edge_ranges`` when an input is a list.
+    """
+    _runs_formulas = True
+    _op = None
+    _result_slots = None
+    _edge_ranges = None      # {input name: (first edge, end)} when a Tensor[] input makes the count vary
+    _schema = None
+    _edge_positions = ()
+    _formula_table = ()
+    _out_names = ()
+    _list_inputs = frozenset()   # names of the Tensor[] inputs
+    _out_dtype = None            # the (first) output's array dtype when recorded
+
+    def backward(self, *grads):
+        """The formulas on Tensors (what calling ``node(grad)`` does, as in torch)."""
+        out = self._run_formulas(list(grads), False)
+        return tuple(out)
+
+    # _record(op, args, inputs, out) and _run_formulas(grads, arrays) are generated per class from
+    # the formula table (glasstorch/_ops_codegen.py): see ``NodeClass._source``.
+
+    # -- running -----------------------------------------------------------------------------
+    def _unpack_values(self, as_arrays):
+        """The saved tensors, version-checked: arrays, or Tensors (saved outputs then lead back to
+        this node, for double backward)."""
+        saved = self._saved
+        if saved is None:
+            raise RuntimeError(FREED_MESSAGE)
+        versions = self._versions_at_save
+        out = list(saved)
+        for i, t in enumerate(saved):
+            v = versions[i]
+            if t is None or v == -1:
+                continue
+            if type(v) is tuple:
+                for j, (x, xv) in enumerate(zip(t, v)):
+                    if x._vc.version != xv:
+                        raise RuntimeError(_version_error(self, i, x, xv))
+                out[i] = [x._data for x in t] if as_arrays else list(t)
+                continue
+            if t._vc.version != v:
+                raise RuntimeError(_version_error(self, i, t, v))
+            if as_arrays:
+                out[i] = t._data
+            elif self._result_slots and i in self._result_slots and _state.enabled:
+                out[i] = t._as_output_of(self, self._result_slots[i])
+        return out
+
+    def _unpack_saved(self):
+        """The saved values as torch exposes them (``_saved_self``...): Tensors; a saved Python number
+        as torch's wrapped-number tensor."""
+        values = self._unpack_values(False)
+        return tuple(_wrapped_number(v) if v is not None and not hasattr(v, "_vc") and not isinstance(v, list)
+                     else v for v in values)
+
+
+
+def _input_meta(inputs, ref):
+    """Per input that requires grad and differs from the output ``ref`` (an array) in shape or
+    dtype: the (shape, dtype) its gradient must be reduced and cast to (None when none differs)."""
+    meta = None
+    shape, dt = ref.shape, ref.dtype
+    for i, t in enumerate(inputs):
+        if t is not None and t._requires_grad:
+            d = t._data
+            if d.shape != shape or d.dtype != dt:
+                if meta is None:
+                    meta = [None] * len(inputs)
+                meta[i] = (t.shape, t.dtype)
+    return None if meta is None else tuple(meta)
+
+
+def _differentiable(t):
+    return t is not None and (t._data.dtype.kind in "fc" or t.dtype.name == "bfloat16")
+
+
+def _sizes(v):
+    return [tuple(t.shape) for t in v] if isinstance(v, (list, tuple)) else tuple(v._data.shape)
+
+
+def _version(v):
+    """What a saved value's version is checked against: a tensor's version, a tuple of them for a
+    list, -1 for a Python number, 0 for nothing saved."""
+    if v is None:
+        return 0
+    vc = getattr(v, "_vc", None)
+    if vc is not None:
+        return vc.version
+    if isinstance(v, (list, tuple)):
+        return tuple(t._vc.version for t in v)
+    return -1
+
+
+def node_helpers():
+    """The names generated node code uses."""
+    return {"_input_meta": _input_meta, "_differentiable": _differentiable, "_sizes": _sizes, "_version": _version}
+
+
+def _wrapped_number(v):
+    """torch's form of a Python number saved for backward: a 0-d tensor (float64, int64, ...)."""
+    from .._tensor import _wrap
+    from .._array import xp
+    dt = "bool" if isinstance(v, bool) else "int64" if isinstance(v, int) else \
+        "complex128" if isinstance(v, complex) else "float64"
+    return _wrap(xp.asarray(v, dtype=dt))
 
 
 class RemovableHandle:
@@ -184,7 +302,7 @@ def _version_error(node, index, tensor, expected):
     """torch's message for a saved tensor modified in place, then what torch leaves out: which op
     modified it and on which line of the user's code."""
     vc = tensor._vc
-    if index == node._result_index:
+    if index == node._result_index or (getattr(node, "_result_slots", None) and index in node._result_slots):
         creator = f", which is output 0 of {_short_name(node)},"
     elif tensor.grad_fn is not None:
         creator = f", which is output {tensor._output_nr} of {_short_name(tensor.grad_fn)},"
@@ -315,6 +433,16 @@ def rebase_history(view, fn):
 # ---------------------------------------------------------------------------------------------
 # Recording
 # ---------------------------------------------------------------------------------------------
+def _forward_trace():
+    """The stack of the forward call that is recording a node, up to the user's line (anomaly mode
+    prints it when the node's backward fails): glasstorch's own frames at the end are dropped."""
+    import traceback
+    frames = traceback.extract_stack()[:-2]
+    while frames and frames[-1].filename.startswith(_PACKAGE_DIR) or frames and frames[-1].filename.startswith("<glasstorch"):
+        frames.pop()
+    return traceback.format_list(frames)
+
+
 def edge_of(t):
     """The (node, output_nr) a gradient for tensor ``t`` flows into."""
     if not t._requires_grad:
@@ -363,8 +491,7 @@ def connect(node, inputs, outputs, saved=(), saved_output=-1):
             versions.append(0 if t is None else t._vc.version)
         node._versions_at_save = tuple(versions)
     if _anomaly.enabled:
-        import traceback
-        node._anomaly_trace = traceback.format_stack()[:-2]
+        node._anomaly_trace = _forward_trace()
     if type(outputs) is tuple:
         for i, out in enumerate(outputs):
             if out is None:

@@ -8,6 +8,7 @@ indexing.py    tensor[...] and index assignment, gather/scatter, index_select, m
 linalg.py      mm/bmm/mv/dot, matmul's decomposition, addmm, einsum, torch.linalg
 creation.py    tensor/zeros/arange/rand..., dtype and device conversion, Generator
 """
+from .._ops import aten  # noqa: F401  (torch.ops.aten: every primitive op, aten.mul.Tensor ...)
 from . import pointwise, reduction, shape, joining, indexing, linalg, creation  # noqa: F401  (registers methods)
 
 

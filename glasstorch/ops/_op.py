@@ -15,7 +15,9 @@ from .. import _dtype
 from .._tensor import Tensor, _wrap, bump_version
 from ..autograd import grad_mode
 from ..autograd.graph import Node, connect, edge_of, rebase_history, _short_name
-from .._array import xp
+from .._array import xp, array_types
+
+_ARRAY_TYPES = array_types()
 
 _state = grad_mode._state
 _DTYPE_OF = _dtype._BY_NUMPY
@@ -85,6 +87,46 @@ def operands(a, b):
     else:
         raise TypeError(f"unsupported operand type: 'Tensor' and '{tb.__name__}'")
     return da, b
+
+
+def promote_arrays(a, b):
+    """``operands`` on arrays, for kernels: ``a`` an array, ``b`` an array or a Python number.
+
+    A 0-d array (or NumPy scalar) takes part as a 0-dim tensor does: it changes the result dtype only
+    if it is of a higher category (float64 0-d times float32 is float32)."""
+    if isinstance(b, _ARRAY_TYPES):
+        ta, tb = a.dtype, b.dtype
+        if ta is tb or ta == tb:
+            return a, b
+        dims, zeros = [], []
+        (dims if a.ndim else zeros).append(_DTYPE_OF[ta])
+        (dims if b.ndim else zeros).append(_DTYPE_OF[tb])
+        rt = _dtype.result_type_of(dims, zeros, ()).numpy_dtype
+        return (a if ta == rt else a.astype(rt)), (b if tb == rt else b.astype(rt))
+    k = a.dtype.kind
+    tb = type(b)
+    if tb is float:
+        if k in "biu":
+            a = a.astype(_dtype.get_default_dtype().numpy_dtype)
+        if not a.ndim:      # NumPy 1.x would make a 0-d float32 times a float a float64
+            b = xp.asarray(b, dtype=a.dtype)
+    elif tb is int:
+        if k in "iu":
+            info = xp.iinfo(a.dtype)
+            if not info.min <= b <= info.max:  # torch wraps around; NumPy refuses: wrap explicitly
+                b = xp.array(b).astype(a.dtype)[()]
+        elif k == "b":
+            a = a.astype("int64")
+    elif tb is bool:
+        pass
+    elif tb is complex:
+        if k != "c":
+            a = a.astype("complex64" if a.dtype != xp.float64 else "complex128")
+    elif b is None:
+        raise TypeError("unsupported operand type: 'Tensor' and 'NoneType'")
+    else:
+        raise TypeError(f"unsupported operand type: 'Tensor' and '{tb.__name__}'")
+    return a, b
 
 
 def float_array(t):

@@ -4,103 +4,100 @@ from .. import _dtype
 from .._tensor import Tensor, _wrap
 from .._array import xp
 from ._op import _state, method, record, make_node_class, result_dtype
+from .._ops import defop, aten
+from .._seam import seam
+
+_DTYPE_OF = _dtype._BY_NUMPY
 
 
-def _same_dtype(a, b, fn):
-    if a._data.dtype != b._data.dtype:
-        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_dtype.cpp_name(a.dtype)} != "
-                           f"{_dtype.cpp_name(b.dtype)}")
+def _same_dtype(a, b):
+    if a.dtype != b.dtype:
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_dtype.cpp_name(_DTYPE_OF[a.dtype])} "
+                           f"!= {_dtype.cpp_name(_DTYPE_OF[b.dtype])}")
 
 
-class MmBackward0(make_node_class("MmBackward0", None, ("self", "mat2"))):
-    """d(A B) = dA B + A dB:  grad_A = grad B^T,  grad_B = A^T grad."""
+def _mm_kernel(self, mat2):
+    if self.ndim != 2 or mat2.ndim != 2:
+        raise RuntimeError(f"{'self' if self.ndim != 2 else 'mat2'} must be a matrix")
+    if self.shape[1] != mat2.shape[0]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({self.shape[0]}x{self.shape[1]} "
+                           f"and {mat2.shape[0]}x{mat2.shape[1]})")
+    _same_dtype(self, mat2)
+    return self @ mat2
 
-    def backward(self, grad):
-        a, b = self._unpack_saved()
-        return (grad.mm(b.t()) if b is not None else None), (a.t().mm(grad) if a is not None else None)
+
+def _bmm_kernel(self, mat2):
+    if self.ndim != 3 or mat2.ndim != 3:
+        raise RuntimeError("batch1 must be a 3D tensor" if self.ndim != 3 else "batch2 must be a 3D tensor")
+    if self.shape[0] != mat2.shape[0] or self.shape[2] != mat2.shape[1]:
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{self.shape[0]}, {self.shape[2]}] but got: [{mat2.shape[0]}, {mat2.shape[1]}].")
+    _same_dtype(self, mat2)
+    return xp.matmul(self, mat2)
+
+
+def _mv_kernel(self, vec):
+    if self.ndim != 2 or vec.ndim != 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got {vec.ndim}, {self.ndim}, {vec.ndim}")
+    if self.shape[1] != vec.shape[0]:
+        raise RuntimeError(f"size mismatch, got input ({self.shape[0]}), mat ({self.shape[0]}x{self.shape[1]}), "
+                           f"vec ({vec.shape[0]})")
+    _same_dtype(self, vec)
+    return self @ vec
+
+
+def _dot_kernel(self, tensor):
+    if self.ndim != 1 or tensor.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {self.ndim}D and {tensor.ndim}D tensors")
+    if self.shape[0] != tensor.shape[0]:
+        raise RuntimeError(f"inconsistent tensor size, expected tensor [{self.shape[0]}] and src [{tensor.shape[0]}] "
+                           f"to have the same number of elements, but got {self.shape[0]} and {tensor.shape[0]} "
+                           "elements respectively")
+    _same_dtype(self, tensor)
+    return xp.asarray(xp.dot(self, tensor))
+
+
+mm_op = defop("mm(Tensor self, Tensor mat2) -> Tensor", _mm_kernel, node="MmBackward0",
+              self=lambda grad, mat2: aten.mm(grad, aten.t(mat2)),
+              mat2=lambda grad, self: aten.mm(aten.t(self), grad))
+bmm_op = defop("bmm(Tensor self, Tensor mat2) -> Tensor", _bmm_kernel, node="BmmBackward0",
+               self=lambda grad, mat2: aten.bmm(grad, aten.transpose.int(mat2, 1, 2)),
+               mat2=lambda grad, self: aten.bmm(aten.transpose.int(self, 1, 2), grad))
+mv_op = defop("mv(Tensor self, Tensor vec) -> Tensor", _mv_kernel, node="MvBackward0",
+              self=lambda grad, vec: grad.reshape((-1, 1)) * vec.reshape((1, -1)),
+              vec=lambda grad, self: aten.mv(aten.t(self), grad))
+dot_op = defop("dot(Tensor self, Tensor tensor) -> Tensor", _dot_kernel, node="DotBackward0",
+               self=lambda grad, tensor: grad * tensor,
+               tensor=lambda grad, self: grad * self)
+MmBackward0, BmmBackward0, MvBackward0, DotBackward0 = mm_op.node, bmm_op.node, mv_op.node, dot_op.node
 
 
 @method()
 def mm(input, mat2):
-    if input._data.ndim != 2 or mat2._data.ndim != 2:
-        raise RuntimeError(f"{'self' if input._data.ndim != 2 else 'mat2'} must be a matrix")
-    if input._data.shape[1] != mat2._data.shape[0]:
-        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({input._data.shape[0]}x{input._data.shape[1]} "
-                           f"and {mat2._data.shape[0]}x{mat2._data.shape[1]})")
-    _same_dtype(input, mat2, "mm")
-    res = _wrap(input._data @ mat2._data)
-    if _state.enabled and (input._requires_grad or mat2._requires_grad):
-        record(MmBackward0, res, (input, mat2), (input if mat2._requires_grad else None,
-                                                 mat2 if input._requires_grad else None), meta_check=False)
-    return res
-
-
-class BmmBackward0(make_node_class("BmmBackward0", None, ("self", "mat2"))):
-    def backward(self, grad):
-        a, b = self._unpack_saved()
-        return (grad.bmm(b.transpose(1, 2)) if b is not None else None), \
-            (a.transpose(1, 2).bmm(grad) if a is not None else None)
+    if seam.on:
+        return seam.torch_function(mm, (input, mat2), {})
+    return mm_op(input, mat2)
 
 
 @method()
 def bmm(input, mat2):
-    if input._data.ndim != 3 or mat2._data.ndim != 3:
-        raise RuntimeError(f"batch1 must be a 3D tensor" if input._data.ndim != 3 else "batch2 must be a 3D tensor")
-    if input._data.shape[0] != mat2._data.shape[0] or input._data.shape[2] != mat2._data.shape[1]:
-        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
-                           f"[{input._data.shape[0]}, {input._data.shape[2]}] but got: "
-                           f"[{mat2._data.shape[0]}, {mat2._data.shape[1]}].")
-    _same_dtype(input, mat2, "bmm")
-    res = _wrap(xp.matmul(input._data, mat2._data))
-    if _state.enabled and (input._requires_grad or mat2._requires_grad):
-        record(BmmBackward0, res, (input, mat2), (input if mat2._requires_grad else None,
-                                                  mat2 if input._requires_grad else None), meta_check=False)
-    return res
-
-
-class MvBackward0(make_node_class("MvBackward0", None, ("self", "vec"))):
-    def backward(self, grad):
-        a, v = self._unpack_saved()
-        return (grad.unsqueeze(1) * v.unsqueeze(0) if v is not None else None), \
-            (a.t().mv(grad) if a is not None else None)
+    if seam.on:
+        return seam.torch_function(bmm, (input, mat2), {})
+    return bmm_op(input, mat2)
 
 
 @method()
 def mv(input, vec):
-    if input._data.ndim != 2 or vec._data.ndim != 1:
-        raise RuntimeError("vector + matrix @ vector expected, got " + f"{vec._data.ndim}, {input._data.ndim}, "
-                           f"{vec._data.ndim}")
-    if input._data.shape[1] != vec._data.shape[0]:
-        raise RuntimeError(f"size mismatch, got input ({input._data.shape[0]}), mat ({input._data.shape[0]}x"
-                           f"{input._data.shape[1]}), vec ({vec._data.shape[0]})")
-    _same_dtype(input, vec, "mv")
-    res = _wrap(input._data @ vec._data)
-    if _state.enabled and (input._requires_grad or vec._requires_grad):
-        record(MvBackward0, res, (input, vec), (input if vec._requires_grad else None,
-                                                vec if input._requires_grad else None), meta_check=False)
-    return res
-
-
-class DotBackward0(make_node_class("DotBackward0", None, ("self", "tensor"))):
-    def backward(self, grad):
-        a, b = self._unpack_saved()
-        return (grad * b if b is not None else None), (grad * a if a is not None else None)
+    if seam.on:
+        return seam.torch_function(mv, (input, vec), {})
+    return mv_op(input, vec)
 
 
 @method()
 def dot(input, tensor):
-    if input._data.ndim != 1 or tensor._data.ndim != 1:
-        raise RuntimeError(f"1D tensors expected, but got {input._data.ndim}D and {tensor._data.ndim}D tensors")
-    if input._data.shape[0] != tensor._data.shape[0]:
-        raise RuntimeError(f"inconsistent tensor size, expected tensor [{input._data.shape[0]}] and src "
-                           f"[{tensor._data.shape[0]}] to have the same number of elements, but got "
-                           f"{input._data.shape[0]} and {tensor._data.shape[0]} elements respectively")
-    _same_dtype(input, tensor, "dot")
-    res = _wrap(xp.asarray(xp.dot(input._data, tensor._data)))
-    if _state.enabled and (input._requires_grad or tensor._requires_grad):
-        record(DotBackward0, res, (input, tensor), (input if tensor._requires_grad else None,
-                                                    tensor if input._requires_grad else None), meta_check=False)
-    return res
+    if seam.on:
+        return seam.torch_function(dot, (input, tensor), {})
+    return dot_op(input, tensor)
 
 
 inner = dot
@@ -203,72 +200,67 @@ def matmul(input, other):
 Tensor.__rmatmul__ = lambda self, other: matmul(other, self)
 
 
-class AddmmBackward0(make_node_class("AddmmBackward0", None, ("mat1", "mat2"))):
-    def backward(self, grad):
-        m1, m2 = self._unpack_saved()
-        gb = grad * self.beta if self.beta != 1 else grad
-        g1 = grad.mm(m2.t()) if m2 is not None else None
-        g2 = m1.t().mm(grad) if m1 is not None else None
-        if self.alpha != 1:
-            g1 = g1 * self.alpha if g1 is not None else None
-            g2 = g2 * self.alpha if g2 is not None else None
-        return gb, g1, g2
+def _scaled(x, factor):
+    return x if factor == 1 else x * factor
+
+
+def _addmm_kernel(self, mat1, mat2, *, beta=1, alpha=1):
+    if mat1.ndim != 2 or mat2.ndim != 2:
+        raise RuntimeError(f"mat1 must be a matrix, got {mat1.ndim}-D tensor")
+    if mat1.shape[1] != mat2.shape[0]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({mat1.shape[0]}x{mat1.shape[1]} "
+                           f"and {mat2.shape[0]}x{mat2.shape[1]})")
+    _same_dtype(mat1, mat2)
+    p = mat1 @ mat2
+    if alpha != 1:
+        p *= alpha
+    p += self if beta == 1 else beta * self
+    return p
+
+
+def _baddbmm_kernel(self, batch1, batch2, *, beta=1, alpha=1):
+    p = _bmm_kernel(batch1, batch2)
+    if alpha != 1:
+        p = p * alpha
+    return p + (self if beta == 1 else beta * self)
+
+
+addmm_op = defop("addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
+                 _addmm_kernel, node="AddmmBackward0",
+                 self=lambda grad, beta: _scaled(grad, beta),
+                 mat1=lambda grad, mat2, alpha: _scaled(aten.mm(grad, aten.t(mat2)), alpha),
+                 mat2=lambda grad, mat1, alpha: _scaled(aten.mm(aten.t(mat1), grad), alpha))
+baddbmm_op = defop("baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
+                   _baddbmm_kernel, node="BaddbmmBackward0",
+                   self=lambda grad, beta: _scaled(grad, beta),
+                   batch1=lambda grad, batch2, alpha: _scaled(aten.bmm(grad, aten.transpose.int(batch2, 1, 2)), alpha),
+                   batch2=lambda grad, batch1, alpha: _scaled(aten.bmm(aten.transpose.int(batch1, 1, 2), grad), alpha))
+AddmmBackward0, BaddbmmBackward0 = addmm_op.node, baddbmm_op.node
 
 
 @method()
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     """beta * input + alpha * (mat1 @ mat2) -- what nn.Linear records (AddmmBackward0)."""
-    if mat1._data.ndim != 2 or mat2._data.ndim != 2:
-        raise RuntimeError("mat1 must be a matrix, got " + f"{mat1._data.ndim}-D tensor")
-    if mat1._data.shape[1] != mat2._data.shape[0]:
-        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({mat1._data.shape[0]}x{mat1._data.shape[1]} "
-                           f"and {mat2._data.shape[0]}x{mat2._data.shape[1]})")
-    _same_dtype(mat1, mat2, "addmm")
-    p = mat1._data @ mat2._data
-    if alpha != 1:
-        p *= alpha
-    p += input._data if beta == 1 else beta * input._data
-    res = _wrap(p)
-    if _state.enabled and (input._requires_grad or mat1._requires_grad or mat2._requires_grad):
-        node = record(AddmmBackward0, res, (input, mat1, mat2),
-                      (mat1 if mat2._requires_grad else None, mat2 if mat1._requires_grad else None))
-        node.alpha, node.beta = alpha, beta
-    return res
+    if seam.on:
+        return seam.torch_function(addmm, (input, mat1, mat2), {"beta": beta, "alpha": alpha})
+    return addmm_op(input, mat1, mat2, beta=beta, alpha=alpha)
 
 
 @method()
 def outer(input, vec2):
+    if seam.on:
+        return seam.torch_function(outer, (input, vec2), {})
     return input.reshape(-1, 1) * vec2
 
 
 ger = outer
 
 
-class BaddbmmBackward0(make_node_class("BaddbmmBackward0", None, ("batch1", "batch2"))):
-    """beta * input + alpha * (b1 @ b2), batched (the engine reduces input's broadcast gradient)."""
-
-    def backward(self, grad):
-        b1, b2 = self._unpack_saved()
-        gi = grad if self.beta == 1 else grad * self.beta
-        g1 = grad.bmm(b2.transpose(1, 2)) if b2 is not None else None
-        g2 = b1.transpose(1, 2).bmm(grad) if b1 is not None else None
-        if self.alpha != 1:
-            g1 = g1 * self.alpha if g1 is not None else None
-            g2 = g2 * self.alpha if g2 is not None else None
-        return gi, g1, g2
-
-
 @method()
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
-    p = bmm(batch1.detach(), batch2.detach())._data   # (shape and dtype checks included)
-    if alpha != 1:
-        p = p * alpha
-    res = _wrap(p + (input._data if beta == 1 else beta * input._data))
-    if _state.enabled and (input._requires_grad or batch1._requires_grad or batch2._requires_grad):
-        node = record(BaddbmmBackward0, res, (input, batch1, batch2),
-                      (batch1 if batch2._requires_grad else None, batch2 if batch1._requires_grad else None))
-        node.alpha, node.beta = alpha, beta
-    return res
+    if seam.on:
+        return seam.torch_function(baddbmm, (input, batch1, batch2), {"beta": beta, "alpha": alpha})
+    return baddbmm_op(input, batch1, batch2, beta=beta, alpha=alpha)
 
 
 _ELLIPSIS = 52  # labels are 0..51 (A-Z, a-z); the ellipsis gets its own code

@@ -13,11 +13,18 @@ from .. import _dtype
 from .._tensor import Tensor, _wrap
 from .._array import xp, erf as _erf, erfinv as _erfinv, lgamma as _lgamma, digamma as _digamma
 from ._op import (_state, method, operands, float_array, record, make_node_class, inplace, connect,
-                  result_dtype, as_tensor_arg)
+                  result_dtype, as_tensor_arg, promote_arrays)
+from .._ops import defop, aten
+from .._seam import seam
+
+_BF16 = _dtype.bfloat16.numpy_dtype
 
 
 # ---------------------------------------------------------------------------------------------
-# Unary ops: name, torch's node name, forward on arrays, saves, derivative(grad, saved), int ok
+# Unary ops: one row each -- the forward on arrays and the derivative formula (torch's
+# derivatives.yaml entry), which reads the gradient and, by name, the input (`self`) or the output
+# (`result`). Formulas use operators and aten ops only, so the same formula runs on arrays (the
+# usual backward) and on Tensors (double backward).
 # ---------------------------------------------------------------------------------------------
 def _sigmoid(a):
     return 0.5 * (1 + xp.tanh(0.5 * a)).astype(a.dtype, copy=False)
@@ -27,62 +34,67 @@ def _sign(a):
     return a.copy() if a.dtype == bool else xp.sign(a)  # NumPy has no sign for bool; torch keeps it
 
 
-def _zeros(grad, *_):
+def _zeros(grad):
     """torch's zeros_like(grad): a derivative that is zero whatever the gradient (even NaN)."""
-    return grad.new_zeros(grad.shape)
+    return aten.zeros_like(grad)
+
+
+def _relu(a):
+    return xp.maximum(a, 0)
 
 
 LN2, LN10 = math.log(2.0), math.log(10.0)
+SQRT_PI = math.sqrt(math.pi)
 _UNARY = [
-    # name       node                 forward                        saves     derivative                                       ints stay ints
-    ("neg",     "NegBackward0",      xp.negative,                   None,     lambda g: -g,                                    True),
-    ("abs",     "AbsBackward0",      xp.abs,                        "self",   lambda g, x: g * x.sign(),                       True),
-    ("sign",    "SignBackward0",     _sign,                         None,     _zeros,                                         True),
-    ("sgn",     "SgnBackward0",      _sign,                         None,     _zeros,                                         True),
-    ("reciprocal", "ReciprocalBackward0", lambda a: 1 / a,          "result", lambda g, r: -g * (r * r),                       False),
-    ("exp",     "ExpBackward0",      xp.exp,                        "result", lambda g, r: g * r,                              False),
-    ("exp2",    "Exp2Backward0",     xp.exp2,                       "result", lambda g, r: g * r * LN2,                        False),
-    ("expm1",   "Expm1Backward0",    xp.expm1,                      "result", lambda g, r: g * (r + 1),                        False),
-    ("log",     "LogBackward0",      xp.log,                        "self",   lambda g, x: g / x,                              False),
-    ("log2",    "Log2Backward0",     xp.log2,                       "self",   lambda g, x: g / (x * LN2),                      False),
-    ("log10",   "Log10Backward0",    xp.log10,                      "self",   lambda g, x: g / (x * LN10),                     False),
-    ("log1p",   "Log1PBackward0",    xp.log1p,                      "self",   lambda g, x: g / (x + 1),                        False),
-    ("sqrt",    "SqrtBackward0",     xp.sqrt,                       "result", lambda g, r: g / (2 * r),                        False),
-    ("rsqrt",   "RsqrtBackward0",    lambda a: 1 / xp.sqrt(a),      "result", lambda g, r: -0.5 * g * r * r * r,               False),
-    ("sin",     "SinBackward0",      xp.sin,                        "self",   lambda g, x: g * x.cos(),                        False),
-    ("cos",     "CosBackward0",      xp.cos,                        "self",   lambda g, x: g * -x.sin(),                       False),
-    ("tan",     "TanBackward0",      xp.tan,                        "result", lambda g, r: g * (1 + r * r),                    False),
-    ("asin",    "AsinBackward0",     xp.arcsin,                     "self",   lambda g, x: g * (1 - x * x).rsqrt(),            False),
-    ("acos",    "AcosBackward0",     xp.arccos,                     "self",   lambda g, x: -g * (1 - x * x).rsqrt(),           False),
-    ("atan",    "AtanBackward0",     xp.arctan,                     "self",   lambda g, x: g / (x * x + 1),                    False),
-    ("sinh",    "SinhBackward0",     xp.sinh,                       "self",   lambda g, x: g * x.cosh(),                       False),
-    ("cosh",    "CoshBackward0",     xp.cosh,                       "self",   lambda g, x: g * x.sinh(),                       False),
-    ("tanh",    "TanhBackward0",     xp.tanh,                       "result", lambda g, r: g * (1 - r * r),                    False),
-    ("asinh",   "AsinhBackward0",    xp.arcsinh,                    "self",   lambda g, x: g * (x * x + 1).rsqrt(),            False),
-    ("acosh",   "AcoshBackward0",    xp.arccosh,                    "self",   lambda g, x: g * (x * x - 1).rsqrt(),            False),
-    ("atanh",   "AtanhBackward0",    xp.arctanh,                    "self",   lambda g, x: g / (1 - x * x),                    False),
-    ("sigmoid", "SigmoidBackward0",  _sigmoid,                      "result", lambda g, r: g * r * (1 - r),                    False),
-    ("relu",    "ReluBackward0",     lambda a: xp.maximum(a, 0),    "result", lambda g, r: g.masked_fill(r <= 0, 0),           True),
-    ("erf",     "ErfBackward0",      _erf,                          "self",   lambda g, x: g * (2 / math.sqrt(math.pi)) * (-x * x).exp(), False),
-    ("erfinv",  "ErfinvBackward0",   _erfinv,                       "result", lambda g, r: g * (math.sqrt(math.pi) / 2) * (r * r).exp(), False),
-    ("lgamma",  "LgammaBackward0",   _lgamma,                       "self",   lambda g, x: g * x.digamma(),                    False),
-    ("digamma", "DigammaBackward0",  _digamma,                      None,     None,                                            False),
-    ("floor",   "FloorBackward0",    xp.floor,                      None,     _zeros,                                         True),
-    ("ceil",    "CeilBackward0",     xp.ceil,                       None,     _zeros,                                         True),
-    ("trunc",   "TruncBackward0",    xp.trunc,                      None,     _zeros,                                         True),
-    ("frac",    "FracBackward0",     lambda a: a - xp.trunc(a),     None,     lambda g: g,                                     True),
-    ("logical_not", None,            xp.logical_not,                None,     None,                                            True),
-    ("isnan",   None,                xp.isnan,                      None,     None,                                            True),
-    ("isinf",   None,                xp.isinf,                      None,     None,                                            True),
-    ("isfinite", None,               xp.isfinite,                   None,     None,                                            True),
-    ("signbit", None,                xp.signbit,                    None,     None,                                            True),
-    ("bitwise_not", None,            xp.invert,                     None,     None,                                            True),
+    # name       node                 forward                 derivative: grad of the input              ints stay ints
+    ("neg",     "NegBackward0",      xp.negative,            lambda grad: -grad,                                True),
+    ("abs",     "AbsBackward0",      xp.abs,                 lambda grad, self: grad * aten.sgn(self),          True),
+    ("sign",    "SignBackward0",     _sign,                  _zeros,                                            True),
+    ("sgn",     "SgnBackward0",      _sign,                  _zeros,                                            True),
+    ("reciprocal", "ReciprocalBackward0", lambda a: 1 / a,   lambda grad, result: -grad * (result * result),    False),
+    ("exp",     "ExpBackward0",      xp.exp,                 lambda grad, result: grad * result,                False),
+    ("exp2",    "Exp2Backward0",     xp.exp2,                lambda grad, result: grad * result * LN2,          False),
+    ("expm1",   "Expm1Backward0",    xp.expm1,               lambda grad, result: grad * (result + 1),          False),
+    ("log",     "LogBackward0",      xp.log,                 lambda grad, self: grad / self,                    False),
+    ("log2",    "Log2Backward0",     xp.log2,                lambda grad, self: grad / (self * LN2),            False),
+    ("log10",   "Log10Backward0",    xp.log10,               lambda grad, self: grad / (self * LN10),           False),
+    ("log1p",   "Log1PBackward0",    xp.log1p,               lambda grad, self: grad / (self + 1),              False),
+    ("sqrt",    "SqrtBackward0",     xp.sqrt,                lambda grad, result: grad / (2 * result),          False),
+    ("rsqrt",   "RsqrtBackward0",    lambda a: 1 / xp.sqrt(a), lambda grad, result: -0.5 * grad * result * result * result, False),
+    ("sin",     "SinBackward0",      xp.sin,                 lambda grad, self: grad * aten.cos(self),          False),
+    ("cos",     "CosBackward0",      xp.cos,                 lambda grad, self: grad * -aten.sin(self),         False),
+    ("tan",     "TanBackward0",      xp.tan,                 lambda grad, result: grad * (1 + result * result), False),
+    ("asin",    "AsinBackward0",     xp.arcsin,              lambda grad, self: grad * aten.rsqrt(1 - self * self), False),
+    ("acos",    "AcosBackward0",     xp.arccos,              lambda grad, self: -grad * aten.rsqrt(1 - self * self), False),
+    ("atan",    "AtanBackward0",     xp.arctan,              lambda grad, self: grad / (self * self + 1),       False),
+    ("sinh",    "SinhBackward0",     xp.sinh,                lambda grad, self: grad * aten.cosh(self),         False),
+    ("cosh",    "CoshBackward0",     xp.cosh,                lambda grad, self: grad * aten.sinh(self),         False),
+    ("tanh",    "TanhBackward0",     xp.tanh,                lambda grad, result: grad * (1 - result * result), False),
+    ("asinh",   "AsinhBackward0",    xp.arcsinh,             lambda grad, self: grad * aten.rsqrt(self * self + 1), False),
+    ("acosh",   "AcoshBackward0",    xp.arccosh,             lambda grad, self: grad * aten.rsqrt(self * self - 1), False),
+    ("atanh",   "AtanhBackward0",    xp.arctanh,             lambda grad, self: grad / (1 - self * self),       False),
+    ("sigmoid", "SigmoidBackward0",  _sigmoid,               lambda grad, result: grad * result * (1 - result), False),
+    ("relu",    "ReluBackward0",     _relu,                  lambda grad, result: aten.threshold_backward(grad, result, 0), True),
+    ("erf",     "ErfBackward0",      _erf,                   lambda grad, self: grad * (2 / SQRT_PI) * aten.exp(-self * self), False),
+    ("erfinv",  "ErfinvBackward0",   _erfinv,                lambda grad, result: grad * (SQRT_PI / 2) * aten.exp(result * result), False),
+    ("lgamma",  "LgammaBackward0",   _lgamma,                lambda grad, self: grad * aten.digamma(self),      False),
+    ("digamma", None,                _digamma,               None,                                              False),
+    ("floor",   "FloorBackward0",    xp.floor,               _zeros,                                            True),
+    ("ceil",    "CeilBackward0",     xp.ceil,                _zeros,                                            True),
+    ("trunc",   "TruncBackward0",    xp.trunc,               _zeros,                                            True),
+    ("frac",    "FracBackward0",     lambda a: a - xp.trunc(a), lambda grad: grad,                              True),
+    ("logical_not", None,            xp.logical_not,         None,                                              True),
+    ("isnan",   None,                xp.isnan,               None,                                              True),
+    ("isinf",   None,                xp.isinf,               None,                                              True),
+    ("isfinite", None,               xp.isfinite,            None,                                              True),
+    ("signbit", None,                xp.signbit,             None,                                              True),
+    ("bitwise_not", None,            xp.invert,              None,                                              True),
 ]
 
 
 def _not_for(kernel, kinds="b"):
     """torch's refusal of a dtype kind for an op: (kinds, error to raise)."""
-    return kinds, lambda dt: NotImplementedError(f'"{kernel}" not implemented for \'{dt._legacy}\'')
+    return kinds, lambda dt: NotImplementedError(f'"{kernel}" not implemented for \'{_dtype._BY_NUMPY[dt]._legacy}\'')
 
 
 # dtypes an op refuses, as torch does (checked once per call, only for these ops)
@@ -95,78 +107,108 @@ _REFUSES = {
 }
 
 
-def _make_unary(name, node_name, forward, saves, derivative, int_ok):
+def _unary_kernel(name, forward, int_ok):
+    """The kernel of a unary op: torch's dtype refusals, integers computed in the default float type
+    (unless the op keeps them), then ``forward``."""
     refuse = _REFUSES.get(name)
-    if derivative is None:
-        node_cls = None
-    elif saves is None:
-        node_cls = make_node_class(node_name, lambda self, grad: derivative(grad))
-    else:
-        node_cls = make_node_class(node_name, lambda self, grad: derivative(grad, *self._unpack_saved()), (saves,))
-    save_result = saves == "result"
+    default_float = _dtype.get_default_dtype  # read at call time: set_default_dtype changes it
 
-    def op(input):
-        d = input._data
-        if refuse is not None and d.dtype.kind in refuse[0]:
-            raise refuse[1](input.dtype)
-        if not int_ok and d.dtype.kind not in "fc" and d.dtype != _dtype.bfloat16.numpy_dtype:
-            d = d.astype(_dtype.get_default_dtype().numpy_dtype)
-        out = _wrap(forward(d))
-        if node_cls is not None and input._requires_grad and _state.enabled:
-            node = node_cls.__new__(node_cls)
-            if saves is None:
-                connect(node, (input,), out)
-            elif save_result:
-                connect(node, (input,), out, (out,), 0)
-            else:
-                connect(node, (input,), out, (input,))
-        return out
+    def kernel(self):
+        if refuse is not None and self.dtype.kind in refuse[0]:
+            raise refuse[1](self.dtype)
+        if not int_ok and self.dtype.kind not in "fc" and self.dtype != _BF16:
+            self = self.astype(default_float().numpy_dtype)
+        return forward(self)
+    kernel.__name__ = kernel.__qualname__ = f"{name}_kernel"
+    return kernel
 
-    op.__name__ = op.__qualname__ = name
-    op.__doc__ = f"torch.{name}: elementwise {name}." + (f" Backward node: {node_name}." if node_name else "")
 
-    def op_(self):
-        return inplace(self, name + "_", op)
-    op_.__name__ = name + "_"
-    return op, op_, node_cls
+def _make_unary(name, node_name, forward, derivative, int_ok):
+    """The aten op of a unary row, its public function and Tensor method, and the in-place form."""
+    formulas = {} if derivative is None else {"self": derivative}
+    op = defop(f"{name}(Tensor self) -> Tensor", _unary_kernel(name, forward, int_ok), node=node_name, **formulas)
+    namespace = {"seam": seam, "op": op, "inplace": inplace}
+    exec(compile(f"def {name}(input):\n"
+                 f"    if seam.on:\n"
+                 f"        return seam.torch_function({name}, (input,), {{}})\n"
+                 f"    return op(input)\n"
+                 f"def {name}_(self):\n"
+                 f"    if seam.on:\n"
+                 f"        return seam.torch_function({name}_, (self,), {{}})\n"
+                 f"    return inplace(self, '{name}_', {name})\n", f"<glasstorch: torch.{name}>", "exec"), namespace)
+    public = namespace[name]
+    public.__doc__ = f"torch.{name}: elementwise {name}." + (f" Backward node: {node_name}." if node_name else "")
+    public.__module__ = namespace[name + "_"].__module__ = __name__
+    return public, namespace[name + "_"], op
 
 
 for _row in _UNARY:
-    _fn, _fn_, _node = _make_unary(*_row)
+    _fn, _fn_, _op_ = _make_unary(*_row)
     globals()[_row[0]] = _fn
     globals()[_row[0] + "_"] = _fn_
     setattr(Tensor, _row[0], _fn)
     setattr(Tensor, _row[0] + "_", _fn_)
-    if _node is not None:
-        globals()[_row[1]] = _node
-del _row, _fn, _fn_, _node
+    if _op_.node is not None:
+        globals()[_row[1]] = _op_.node
+del _row, _fn, _fn_, _op_
+
+threshold_backward = defop(
+    "threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor",
+    kernel=lambda grad_output, self, threshold: xp.where(self <= threshold, xp.zeros((), grad_output.dtype), grad_output),
+    node="ThresholdBackwardBackward0",
+    grad_output=lambda grad, self, threshold: aten.threshold_backward(grad, self, threshold),
+    self=_zeros)
+zeros_like_op = defop("zeros_like(Tensor self) -> Tensor", kernel=xp.zeros_like)
 
 negative, arcsin, arccos, arctan, absolute, fix = neg, asin, acos, atan, abs, trunc
 special_expit = sigmoid
 Tensor.__neg__ = neg
 Tensor.__abs__ = abs
-Tensor.__invert__ = lambda self: logical_not(self) if self._data.dtype == bool else bitwise_not(self)
 Tensor.negative, Tensor.arcsin, Tensor.arccos, Tensor.arctan, Tensor.absolute = neg, asin, acos, atan, abs
+
+
+def __invert__(self):
+    """~x: logical not of a bool tensor, bitwise not of an integer one."""
+    if seam.on:
+        return seam.torch_function(__invert__, (self,), {})
+    return logical_not(self) if self._data.dtype == bool else bitwise_not(self)
+
+
+Tensor.__invert__ = __invert__
 
 
 @method()
 def square(input):
+    if seam.on:
+        return seam.torch_function(square, (input,), {})
     return pow(input, 2)
+
+
+_round_decimals = defop("round.decimals(Tensor self, *, int decimals) -> Tensor",
+                        kernel=lambda self, *, decimals: xp.round(self, decimals),
+                        node="RoundBackward1", self=_zeros)
 
 
 @method()
 def round(input, *, decimals=0):
+    if seam.on:
+        return seam.torch_function(round, (input,), {"decimals": decimals})
     if decimals == 0:
         return _round0(input)
-    out = _wrap(xp.round(input._data, decimals))
-    if input._requires_grad and _state.enabled:
-        record(RoundBackward1, out, (input,))
-    return out
+    return _round_decimals(input, decimals=decimals)
 
 
-_round0, _round0_, RoundBackward0 = _make_unary("round", "RoundBackward0", xp.round, None, _zeros, True)
-RoundBackward1 = make_node_class("RoundBackward1", lambda self, grad: _zeros(grad))
-Tensor.round_ = lambda self, *, decimals=0: inplace(self, "round_", round, decimals=decimals)
+_round0, _round0_, _round_op = _make_unary("round", "RoundBackward0", xp.round, _zeros, True)
+RoundBackward0, RoundBackward1 = _round_op.node, _round_decimals.node
+
+
+def round_(self, *, decimals=0):
+    if seam.on:
+        return seam.torch_function(round_, (self,), {"decimals": decimals})
+    return inplace(self, "round_", round, decimals=decimals)
+
+
+Tensor.round_ = round_
 
 
 # ---------------------------------------------------------------------------------------------
@@ -197,166 +239,122 @@ def broadcast_error(sa, sb):
     return RuntimeError(f"shapes {list(sa)} and {list(sb)} cannot be broadcast together")
 
 
-def _check_alpha(da, alpha):
-    if da.dtype.kind in "iub" and isinstance(alpha, float):
+def _check_alpha(a, alpha):
+    if a.dtype.kind in "iub" and isinstance(alpha, float):
         raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
 
 
-class AddBackward0(make_node_class("AddBackward0", None)):
-    """d(a + alpha*b) = da + alpha*db: the gradient passes through (reduced to each input's shape)."""
-    alpha = 1
-
-    def backward(self, grad):
-        return grad, (grad if self.alpha == 1 else grad * self.alpha)
-
-
-class SubBackward0(make_node_class("SubBackward0", None)):
-    alpha = 1
-
-    def backward(self, grad):
-        return grad, (-grad if self.alpha == 1 else grad * -self.alpha)
+def _add_kernel(self, other, *, alpha=1):
+    a, b = promote_arrays(self, other)
+    if alpha == 1:
+        return a + b
+    _check_alpha(a, alpha)
+    return (a + b * alpha).astype(a.dtype, copy=False)  # bool + bool * 2 stays bool
 
 
-class RsubBackward1(make_node_class("RsubBackward1", None)):
-    alpha = 1
+def _sub_kernel(self, other, *, alpha=1):
+    if self.dtype == bool or type(other) is bool or getattr(other, "dtype", None) == bool:
+        _sub_bool_check(self.dtype == bool, other)
+    a, b = promote_arrays(self, other)
+    if alpha == 1:
+        return a - b
+    _check_alpha(a, alpha)
+    return (a - b * alpha).astype(a.dtype, copy=False)
 
-    def backward(self, grad):
-        return (-grad if self.alpha == 1 else grad * -self.alpha),
+
+def _rsub_kernel(self, other, alpha=1):
+    """other - alpha * self (what ``2 - x`` computes)."""
+    if self.dtype == bool or type(other) is bool:
+        _sub_bool_check(self.dtype == bool, other)
+    a, b = promote_arrays(self, other)
+    return b - a if alpha == 1 else (b - a * alpha).astype(a.dtype, copy=False)
+
+
+add_op = defop("add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", _add_kernel,
+               node="AddBackward0",
+               self=lambda grad: grad,
+               other=lambda grad, alpha: grad if alpha == 1 else grad * alpha)
+sub_op = defop("sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", _sub_kernel,
+               node="SubBackward0",
+               self=lambda grad: grad,
+               other=lambda grad, alpha: -grad if alpha == 1 else grad * -alpha)
+rsub_op = defop("rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", _rsub_kernel,
+                node="RsubBackward1",
+                self=lambda grad, alpha: -grad if alpha == 1 else grad * -alpha)
+mul_op = defop("mul.Tensor(Tensor self, Tensor other) -> Tensor",
+               lambda self, other: xp.multiply(*promote_arrays(self, other)),
+               node="MulBackward0",
+               self=lambda grad, other: grad * other,
+               other=lambda grad, self: grad * self)
+AddBackward0, SubBackward0, RsubBackward1, MulBackward0 = add_op.node, sub_op.node, rsub_op.node, mul_op.node
 
 
 @method("add", "__add__", "__radd__")
 def add(input, other, *, alpha=1, out=None):
+    if seam.on:
+        return seam.torch_function(add, (input, other), {"alpha": alpha, "out": out})
     if not isinstance(input, Tensor):
         input, other = other, input
-    da, db = operands(input, other)
-    try:
-        if alpha == 1:
-            r = da + db
-        else:
-            _check_alpha(da, alpha)
-            r = (da + db * alpha).astype(da.dtype, copy=False)  # bool + bool * 2 stays bool
-    except ValueError:
-        raise _shape_error(da, db) from None
-    res = _wrap(r)
-    if _requires(input, other):
-        node = record(AddBackward0, res, (input, _other_edge(other)))
-        if alpha != 1:
-            node.alpha = alpha
-    return res
+    res = add_op(input, other) if alpha == 1 else add_op(input, other, alpha=alpha)
+    return res if out is None else _into(out, res)
 
 
-def _sub_bool_check(input, other):
-    a = input._data.dtype == bool
-    b = isinstance(other, bool) or (isinstance(other, Tensor) and other._data.dtype == bool)
-    if a and b and isinstance(other, Tensor):
+def _sub_bool_check(self_is_bool, other):
+    b = isinstance(other, bool) or getattr(other, "dtype", None) == bool
+    if self_is_bool and b and not isinstance(other, bool):
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
                            "`logical_xor()` operator instead.")
-    if a or b:
-        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to "
-                           "invert a mask, use the `~` or `logical_not()` operator instead.")
+    raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to "
+                       "invert a mask, use the `~` or `logical_not()` operator instead.")
 
 
 @method("sub", "__sub__", "subtract")
 def sub(input, other, *, alpha=1):
-    if input._data.dtype == bool or type(other) is bool or (isinstance(other, Tensor) and other._data.dtype == bool):
-        _sub_bool_check(input, other)
-    da, db = operands(input, other)
-    try:
-        if alpha == 1:
-            r = da - db
-        else:
-            _check_alpha(da, alpha)
-            r = (da - db * alpha).astype(da.dtype, copy=False)
-    except ValueError:
-        raise _shape_error(da, db) from None
-    res = _wrap(r)
-    if _requires(input, other):
-        node = record(SubBackward0, res, (input, _other_edge(other)))
-        if alpha != 1:
-            node.alpha = alpha
-    return res
+    if seam.on:
+        return seam.torch_function(sub, (input, other), {"alpha": alpha})
+    return sub_op(input, other) if alpha == 1 else sub_op(input, other, alpha=alpha)
 
 
 @method("rsub", "__rsub__")
 def rsub(input, other, *, alpha=1):
     """other - alpha * input (what ``2 - x`` computes)."""
+    if seam.on:
+        return seam.torch_function(rsub, (input, other), {"alpha": alpha})
     if isinstance(other, Tensor):
         return sub(other, input, alpha=alpha)
-    if input._data.dtype == bool or type(other) is bool:
-        _sub_bool_check(input, other)
-    da, db = operands(input, other)
-    res = _wrap(db - da if alpha == 1 else (db - da * alpha).astype(da.dtype, copy=False))
-    if input._requires_grad and _state.enabled:
-        node = record(RsubBackward1, res, (input,))
-        if alpha != 1:
-            node.alpha = alpha
-    return res
-
-
-class _ScalarOther:
-    """For ``x * 2`` / ``x / 2``: torch saves the number as ``_saved_other`` (a float64 0-dim tensor,
-    its wrapped-number form) and no ``_saved_self``."""
-    scalar = None
-
-    @property
-    def _saved_self(self):
-        return None if self.scalar is not None else self._unpack_saved()[0]
-
-    @property
-    def _saved_other(self):
-        if self.scalar is not None:
-            return _wrap(xp.asarray(self.scalar, dtype="complex128" if isinstance(self.scalar, complex) else
-                                    "int64" if isinstance(self.scalar, int) and not isinstance(self.scalar, bool)
-                                    else "float64"))
-        return self._unpack_saved()[1]
-
-
-class MulBackward0(_ScalarOther, make_node_class("MulBackward0", None, ("self", "other"))):
-    """d(a*b) = b*da + a*db. Saves ``other`` if ``a`` needs a gradient and ``self`` if ``b`` does."""
-
-    def backward(self, grad):
-        if self.scalar is not None:
-            return grad * self.scalar, None
-        a, b = self._unpack_saved()
-        return (grad * b if b is not None else None), (grad * a if a is not None else None)
+    return rsub_op(input, other, alpha)
 
 
 @method("mul", "__mul__", "__rmul__", "multiply")
 def mul(input, other):
+    if seam.on:
+        return seam.torch_function(mul, (input, other), {})
     if not isinstance(input, Tensor):
         input, other = other, input
-    da, db = operands(input, other)
-    try:
-        r = da * db
-    except ValueError:
-        raise _shape_error(da, db) from None
-    res = _wrap(r)
-    if _requires(input, other):
-        if isinstance(other, Tensor):
-            record(MulBackward0, res, (input, other),
-                   (input if other._requires_grad else None, other if input._requires_grad else None))
-        else:
-            record(MulBackward0, res, (input, None)).scalar = other
-    return res
+    return mul_op(input, other)
 
 
-class DivBackward0(_ScalarOther, make_node_class("DivBackward0", None, ("self", "other"))):
-    """d(a/b) = da/b - a*db/b^2 (torch's formula: -grad * ((a / b) / b))."""
-
-    def backward(self, grad):
-        if self.scalar is not None:
-            return grad / self.scalar, None
-        a, b = self._unpack_saved()
-        return (grad / b if self.next_functions[0][0] is not None else None), \
-            (-grad * ((a / b) / b) if a is not None else None)
+def _into(out, result):
+    """Write ``result`` into the ``out=`` tensor (resized if it is empty), as torch's out= variants."""
+    if out._data.shape != result._data.shape and out._data.size == 0:
+        out.resize_(result.shape)
+    out.copy_(result)
+    return out
 
 
-class DivBackward2(make_node_class("DivBackward2", None)):
-    """Division with a rounding mode: piecewise constant, zero gradient."""
+def _true_divide_kernel(self, other):
+    a, b = promote_arrays(self, other)
+    return _true_divide_arrays(a, b)
 
-    def backward(self, grad):
-        z = _zeros(grad)
-        return z, (z if self.next_functions[1][0] is not None else None)
+
+div_op = defop("div.Tensor(Tensor self, Tensor other) -> Tensor", _true_divide_kernel,
+               node="DivBackward0",
+               self=lambda grad, other: grad / other,
+               other=lambda grad, self, other: -grad * ((self / other) / other))
+div_mode_op = defop("div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor",
+                    lambda self, other, *, rounding_mode: _rounding_divide(*promote_arrays(self, other), rounding_mode),
+                    node="DivBackward2", self=_zeros, other=_zeros)
+DivBackward0, DivBackward2 = div_op.node, div_mode_op.node
 
 
 class NotImplementedBackward(make_node_class("NotImplemented", None)):
@@ -394,28 +392,22 @@ def _true_divide_arrays(da, db):
 
 @method("div", "__truediv__", "divide", "true_divide")
 def div(input, other, *, rounding_mode=None):
+    if seam.on:
+        return seam.torch_function(div, (input, other), {"rounding_mode": rounding_mode})
     if not isinstance(input, Tensor):
         return mul(reciprocal(other), input)
-    da, db = operands(input, other)
     if rounding_mode is None:
-        res = _wrap(_true_divide_arrays(da, db))
-        if _requires(input, other):
-            if isinstance(other, Tensor):
-                record(DivBackward0, res, (input, other), (input if other._requires_grad else None, other))
-            else:
-                record(DivBackward0, res, (input, None)).scalar = other
-        return res
+        return div_op(input, other)
+    return div_mode_op(input, other, rounding_mode=rounding_mode)
+
+
+def _rounding_divide(a, b, rounding_mode):
     if rounding_mode == "trunc":
-        q = xp.trunc(_true_divide_arrays(da, db)) if da.dtype.kind in "fc" or isinstance(db, float) \
-            else _int_trunc_div(da, db)
-    elif rounding_mode == "floor":
-        q = _floor_div(da, db)
-    else:
-        raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'")
-    res = _wrap(q)
-    if _requires(input, other):
-        record(DivBackward2, res, (input, _other_edge(other)))
-    return res
+        return xp.trunc(_true_divide_arrays(a, b)) if a.dtype.kind in "fc" or isinstance(b, float) \
+            else _int_trunc_div(a, b)
+    if rounding_mode == "floor":
+        return _floor_div(a, b)
+    raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'")
 
 
 def _int_trunc_div(a, b):

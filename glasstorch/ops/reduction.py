@@ -7,6 +7,9 @@ from .._tensor import Tensor, _wrap, _wrap_dim
 from .._array import xp
 from ..autograd.graph import connect
 from ._op import _state, method, record, make_node_class, float_array
+from .._ops import defop, aten
+from .._seam import seam
+from ._derivatives import expand_reduced
 
 from collections import namedtuple
 
@@ -39,34 +42,36 @@ def _expand_back(grad, sizes, dims, keepdim):
     return grad.expand(sizes)
 
 
-class SumBackward0(make_node_class("SumBackward0", None)):
-    def backward(self, grad):
-        return grad.expand(self.self_sizes)
-
-
-class SumBackward1(make_node_class("SumBackward1", None)):
-    def backward(self, grad):
-        return _expand_back(grad, self.self_sizes, self.dims, self.keepdim)
-
-
 def _sum_dtype(d, dtype):
     if dtype is not None:
         return dtype.numpy_dtype
     return "int64" if d.dtype.kind in "biu" else None
 
 
+def _sum_kernel(self, *, dtype=None):
+    return xp.asarray(self.sum(dtype=_sum_dtype(self, dtype)))
+
+
+def _sum_dim_kernel(self, dim, keepdim=False, *, dtype=None):
+    return xp.asarray(self.sum(axis=_dims(dim, self.ndim), keepdims=keepdim, dtype=_sum_dtype(self, dtype)))
+
+
+sum_op = defop("sum(Tensor self, *, ScalarType? dtype=None) -> Tensor", _sum_kernel,
+               node="SumBackward0", self=lambda grad, self_sizes: aten.expand(grad, list(self_sizes)))
+sum_dim_op = defop("sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+                   _sum_dim_kernel, node="SumBackward1",
+                   self=lambda grad, self_sizes, dim, keepdim: expand_reduced(
+                       grad, self_sizes, _dims(dim, len(self_sizes)), keepdim))
+SumBackward0, SumBackward1 = sum_op.node, sum_dim_op.node
+
+
 @method()
 def sum(input, dim=None, keepdim=False, *, dtype=None):
-    d = input._data
-    dims = _dims(dim, d.ndim)
-    res = _wrap(xp.asarray(d.sum(axis=dims, keepdims=keepdim, dtype=_sum_dtype(d, dtype))))
-    if input._requires_grad and _state.enabled:
-        if dim is None:
-            record(SumBackward0, res, (input,)).self_sizes = d.shape
-        else:
-            node = record(SumBackward1, res, (input,))
-            node.self_sizes, node.dims, node.keepdim = d.shape, dims, keepdim
-    return res
+    if seam.on:
+        return seam.torch_function(sum, (input, dim, keepdim), {"dtype": dtype})
+    if dim is None:
+        return sum_op(input, dtype=dtype)
+    return sum_dim_op(input, dim, keepdim, dtype=dtype)
 
 
 @method()

@@ -5,6 +5,10 @@ import builtins
 from .._tensor import Tensor, _wrap, Size, _wrap_dim
 from .._array import xp
 from ._op import _state, method, record, make_node_class, operands, result_dtype
+from .. import _dtype
+from .._ops import defop, aten
+from .._seam import seam
+from ._derivatives import sum_to
 
 
 def _view(input, arr):
@@ -160,23 +164,30 @@ def permute(input, *dims):
     return out
 
 
-class TransposeBackward0(make_node_class("TransposeBackward0", None)):
-    def backward(self, grad):
-        return grad.transpose(self.dim0, self.dim1)
+def _transpose_kernel(self, dim0, dim1):
+    nd = self.ndim
+    d0, d1 = _wrap_dim(dim0, nd), _wrap_dim(dim1, nd)
+    return xp.swapaxes(self, d0, d1) if nd else self.view()
 
 
-TBackward0 = make_node_class("TBackward0", lambda self, grad: grad.t())
+def _t_kernel(self):
+    if self.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.ndim}D")
+    return self.T
+
+
+transpose_op = defop("transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)", _transpose_kernel,
+                     node="TransposeBackward0",
+                     self=lambda grad, dim0, dim1: aten.transpose.int(grad, dim0, dim1))
+t_op = defop("t(Tensor(a) self) -> Tensor(a)", _t_kernel, node="TBackward0", self=lambda grad: aten.t(grad))
+TransposeBackward0, TBackward0 = transpose_op.node, t_op.node
 
 
 @method("transpose", "swapaxes", "swapdims")
 def transpose(input, dim0, dim1):
-    nd = input._data.ndim
-    d0, d1 = _wrap_dim(dim0, nd), _wrap_dim(dim1, nd)
-    out = _view(input, xp.swapaxes(input._data, d0, d1) if nd else input._data.view())
-    if input._requires_grad and _state.enabled:
-        node = record(TransposeBackward0, out, (input,), meta_check=False)
-        node.dim0, node.dim1 = d0, d1
-    return out
+    if seam.on:
+        return seam.torch_function(transpose, (input, dim0, dim1), {})
+    return transpose_op(input, dim0, dim1)
 
 
 swapaxes = swapdims = transpose
@@ -184,12 +195,9 @@ swapaxes = swapdims = transpose
 
 @method()
 def t(input):
-    if input._data.ndim > 2:
-        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input._data.ndim}D")
-    out = _view(input, input._data.T)
-    if input._requires_grad and _state.enabled:
-        record(TBackward0, out, (input,), meta_check=False)
-    return out
+    if seam.on:
+        return seam.torch_function(t, (input,), {})
+    return t_op(input)
 
 
 Tensor.T = property(lambda self: permute(self, tuple(range(self._data.ndim - 1, -1, -1))))
@@ -220,19 +228,13 @@ moveaxis = movedim
 Tensor.moveaxis = movedim
 
 
-class ExpandBackward0(make_node_class("ExpandBackward0", None)):
-    def backward(self, grad):
-        return grad.sum_to_size(self.self_sizes)
-
-
-@method()
-def expand(input, *sizes):
-    sizes = _shape_arg(sizes)
-    shp = input._data.shape
+def _expand_kernel(self, size, *, implicit=False):
+    sizes = tuple(size)
+    shp = self.shape
     if len(sizes) < len(shp):
-        raise RuntimeError(f"expand(torch.FloatTensor{{{list(shp)}}}, size=[{', '.join(map(str, sizes))}]): the "
-                           f"number of sizes provided ({len(sizes)}) must be greater or equal to the number of "
-                           f"dimensions in the tensor ({len(shp)})")
+        raise RuntimeError(f"expand(torch.{_dtype._BY_NUMPY[self.dtype]._legacy}Tensor{{{list(shp)}}}, "
+                           f"size=[{', '.join(map(str, sizes))}]): the number of sizes provided ({len(sizes)}) must "
+                           f"be greater or equal to the number of dimensions in the tensor ({len(shp)})")
     lead = len(sizes) - len(shp)
     target = []
     for i, s in enumerate(sizes):
@@ -249,10 +251,19 @@ def expand(input, *sizes):
                                    f"non-singleton dimension {i}.  Target sizes: {list(sizes)}.  Tensor sizes: "
                                    f"{list(shp)}")
             target.append(s)
-    out = _view(input, xp.broadcast_to(input._data, tuple(target)))
-    if input._requires_grad and _state.enabled:
-        record(ExpandBackward0, out, (input,), meta_check=False).self_sizes = shp
-    return out
+    return xp.broadcast_to(self, tuple(target))
+
+
+expand_op = defop("expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)", _expand_kernel,
+                  node="ExpandBackward0", self=lambda grad, self_sizes: sum_to(grad, self_sizes))
+ExpandBackward0 = expand_op.node
+
+
+@method()
+def expand(input, *sizes):
+    if seam.on:
+        return seam.torch_function(expand, (input, *sizes), {})
+    return expand_op(input, _shape_arg(sizes))
 
 
 @method()

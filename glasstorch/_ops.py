@@ -1,0 +1,357 @@
+"""Primitive ops: one definition each, as torch's ``native_functions.yaml`` + ``derivatives.yaml``.
+
+A primitive op is declared once, with :func:`defop`::
+
+    mul = defop("mul.Tensor(Tensor self, Tensor other) -> Tensor",
+                kernel=_mul_arrays,                      # the forward, on arrays
+                node="MulBackward0",                     # the node torch records
+                self=lambda grad, other: grad * other,   # one derivative formula per input,
+                other=lambda grad, self: grad * self)    # reading what it names
+
+and becomes ``aten.mul.Tensor``, an :class:`OpOverload`. That one object is
+
+* **the op below autograd** -- called with arrays it runs the kernel and returns arrays. Backward
+  formulas call ops this way, so the engine's usual backward runs on arrays, with no Tensor or
+  Node made per formula step.
+* **the op with autograd** -- called with Tensors it runs the kernel on their arrays, wraps the
+  results (as views of an input where the schema says ``Tensor(a)``) and, when grad mode is on
+  and an input requires grad, records the node: a class named as torch names it, whose saved
+  values are exactly what the formulas of the inputs that need a gradient read. Formulas called
+  with Tensors record nodes in turn, which is double backward (``create_graph=True``).
+* **the op-level interception point** -- active TorchDispatchModes see every call, forward and
+  backward, as ``aten.mul.Tensor`` (``glasstorch/_seam.py``); compile's tracer does too, and its
+  generated code calls ``op.kernel`` directly.
+
+What a formula may name (its parameters are looked up by name):
+
+=====================  =====================================================================
+``grad``               the gradient of the op's output (of its first differentiable output)
+``grads``              the gradients of all outputs, a list (None where none flowed)
+an input's name        that input (saved for backward, version-checked)
+``result``, or the     the op's output(s) (saved without a reference cycle)
+outputs' names
+a parameter's name     its value (a number, a dim, a tuple...): exposed as ``_saved_<name>``
+``<input>_sizes``      the input's shape, saved instead of the input (``_saved_<input>_sym_sizes``)
+``<input>_dtype``      the input's dtype
+=====================  =====================================================================
+
+A formula keyed by several inputs (``joint={("input", "weight"): f}``) returns a tuple, one
+gradient per input, and may also name ``output_mask``: which of them are needed.
+
+The registry is browsable as torch's is: ``glasstorch.ops.aten.mul.Tensor``, with ``.name()``,
+``.kernel``, ``.node`` and ``._schema``.
+"""
+import inspect
+import re
+
+from ._seam import seam
+from ._array import array_types, array_linalg_error, translate_array_error
+from .autograd import grad_mode
+from .autograd.graph import FormulaNode, node_helpers
+from . import _ops_codegen as _codegen
+
+_state = grad_mode._state
+
+_Tensor = None           # glasstorch._tensor.Tensor, bound by _tensor.py when it is imported
+_wrap = None             # glasstorch._tensor._wrap
+_view_of = None          # glasstorch._tensor._view_of
+
+
+def _bind_tensor_module(tensor_cls, wrap, view_of):
+    """Called once by ``_tensor.py`` (which imports this module, so it can't be imported here)."""
+    global _Tensor, _wrap, _view_of
+    _Tensor, _wrap, _view_of = tensor_cls, wrap, view_of
+    _CALL_HELPERS.update(_Tensor=tensor_cls, _wrap=wrap, _view_of=view_of)
+
+
+# -----------------------------------------------------------------------------------------------
+# The schema: "name.overload(Tensor self, int dim=0, *, bool keepdim=False) -> Tensor"
+# -----------------------------------------------------------------------------------------------
+class Argument:
+    __slots__ = ("name", "type", "default", "kwarg_only", "alias")
+
+    def __init__(self, name, type_, default, kwarg_only, alias):
+        self.name, self.type, self.default, self.kwarg_only, self.alias = name, type_, default, kwarg_only, alias
+
+    @property
+    def has_default(self):
+        return self.default is not _NO_DEFAULT
+
+    @property
+    def is_tensor(self):
+        return self.type.startswith("Tensor") and not self.is_tensor_list
+
+    @property
+    def is_tensor_list(self):
+        return self.type.startswith("Tensor") and self.type.endswith("[]")
+
+    def __repr__(self):
+        return f"{self.type} {self.name}" + ("" if self.default is _NO_DEFAULT else f"={self.default!r}")
+
+
+_NO_DEFAULT = object()
+_LITERALS = {"None": None, "True": True, "False": False, "[]": (), "inf": float("inf"), "-inf": float("-inf")}
+
+
+def _literal(text):
+    if text in _LITERALS:
+        return _LITERALS[text]
+    if text.startswith("[") and text.endswith("]"):
+        return tuple(_literal(t.strip()) for t in text[1:-1].split(",") if t.strip())
+    if text.startswith(("'", '"')):
+        return text[1:-1]
+    try:
+        return int(text)
+    except ValueError:
+        return float(text)
+
+
+class Schema:
+    """A parsed op signature (torch's ``FunctionSchema``, the part glasstorch needs)."""
+
+    def __init__(self, text):
+        m = re.fullmatch(r"\s*([\w]+)(?:\.(\w+))?\((.*)\)\s*->\s*(.+?)\s*", text)
+        if m is None:
+            raise ValueError(f"bad op schema: {text!r}")
+        self.text = text
+        self.name, self.overload = m.group(1), m.group(2) or "default"
+        self.arguments = []
+        kwarg_only = False
+        for part in _split_top(m.group(3)):
+            if part == "*":
+                kwarg_only = True
+                continue
+            decl, _, default = part.partition("=")
+            type_, name = decl.rsplit(None, 1)
+            alias = re.search(r"\((\w)!?\)", type_)
+            self.arguments.append(Argument(name, re.sub(r"\(\w!?\)", "", type_),
+                                           _literal(default.strip()) if default else _NO_DEFAULT,
+                                           kwarg_only, alias.group(1) if alias else None))
+        ret = m.group(4)
+        self.returns_list = ret.replace(" ", "").endswith("[]") and not ret.startswith("(")
+        parts = _split_top(ret[1:-1]) if ret.startswith("(") else [ret]
+        self.returns = []       # [(name or None, alias or None)]
+        for i, part in enumerate(parts):
+            bits = part.split()
+            alias = re.search(r"\((\w)!?\)", bits[0])
+            self.returns.append((bits[1] if len(bits) > 1 else None, alias.group(1) if alias else None))
+        self.returns_tuple = ret.startswith("(")
+
+    def __str__(self):
+        return self.text
+
+
+def _split_top(text):
+    """Split at commas that are not inside brackets."""
+    parts, depth, cur = [], 0, ""
+    for ch in text:
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        parts.append(cur.strip())
+    return parts
+
+
+# -----------------------------------------------------------------------------------------------
+# OpOverload: one primitive op
+# -----------------------------------------------------------------------------------------------
+class OpOverload:
+    """``aten.<name>.<overload>``: a primitive op -- its kernel, its derivative, its interception.
+
+    Call it with Tensors (autograd records its node) or with arrays (the kernel alone).
+    """
+
+    def __init__(self, schema, kernel, node_cls):
+        self._schema = schema
+        self.kernel = kernel
+        self.node = node_cls               # the Node class recorded (None: not differentiable)
+        self.__name__ = f"{schema.name}.{schema.overload}"
+        self.__qualname__ = self.__name__
+        self.__module__ = "torch._ops.aten"
+        self._overloadpacket = None
+        args = schema.arguments
+        self._arg_names = tuple(a.name for a in args)
+        self._arg_index = {a.name: i for i, a in enumerate(args)}
+        self._defaults = tuple(a.default for a in args)
+        self._tensor_positions = tuple(i for i, a in enumerate(args) if a.is_tensor)
+        self._list_positions = tuple(i for i, a in enumerate(args) if a.is_tensor_list)
+        # an output that aliases an input (a view): the input's position, per output
+        alias_of = {a.alias: i for i, a in enumerate(args) if a.alias is not None}
+        self._view_of = tuple(alias_of.get(alias) if alias else None for _, alias in schema.returns)
+        self._returns_tuple = schema.returns_tuple
+        self._returns_list = schema.returns_list
+        self._mutates = any("!" in a.type for a in args)
+
+    def name(self):
+        return f"aten::{self.__name__}"
+
+    def __repr__(self):
+        return f"aten.{self.__name__}"
+
+    def __hash__(self):
+        return id(self)
+
+    @property
+    def overloadpacket(self):
+        return self._overloadpacket
+
+    @property
+    def _opname(self):
+        return self._schema.name
+
+    # __call__ is generated per op (``_ops_codegen.op_call_source``): see ``op._source``.
+
+    def _dispatched(self, args):
+        """The call as a TorchDispatchMode sees it: below autograd; the node is recorded around
+        whatever the mode returns. ``args``: every argument, in schema order."""
+        kwargs = {a.name: v for a, v in zip(self._schema.arguments, args) if a.kwarg_only}
+        positional = tuple(v for a, v in zip(self._schema.arguments, args) if not a.kwarg_only)
+        enabled = _state.enabled
+        _state.enabled = False       # the mode runs below autograd: the ops it calls record nothing
+        try:
+            outputs = seam.torch_dispatch(self, positional, kwargs)
+        finally:
+            _state.enabled = enabled
+        if enabled and self.node is not None:
+            inputs = []
+            for i in self.node._edge_positions:
+                a = args[i]
+                if isinstance(a, (list, tuple)):
+                    inputs.extend(x if isinstance(x, _Tensor) else None for x in a)
+                else:
+                    inputs.append(a if isinstance(a, _Tensor) else None)
+            if any(t is not None and t._requires_grad for t in inputs):
+                self.node._record(self, args, inputs, outputs)
+        return outputs
+
+
+_ARRAY_TYPES = array_types()
+_ARRAY_ERRORS = (ValueError, ArithmeticError, MemoryError, array_linalg_error())
+# the names the generated code uses (see _ops_codegen)
+_CALL_HELPERS = {"seam": seam, "_state": _state, "_ARRAY_TYPES": _ARRAY_TYPES, "_ARRAY_ERRORS": _ARRAY_ERRORS,
+                 "_translate": translate_array_error}
+_NODE_HELPERS = node_helpers()
+
+
+class OpOverloadPacket:
+    """``aten.<name>``: the overloads of one op. Calling it calls the ``default`` overload (or the
+    first one declared)."""
+
+    def __init__(self, name):
+        self._qualified_op_name = f"aten::{name}"
+        self.__name__ = name
+        self._overloads = {}
+        self._first = None
+
+    def overloads(self):
+        return list(self._overloads)
+
+    def _add(self, op):
+        self._overloads[op._schema.overload] = op
+        setattr(self, op._schema.overload, op)
+        op._overloadpacket = self
+        if self._first is None or op._schema.overload == "default":
+            self._first = op
+
+    def __call__(self, *args, **kwargs):
+        return self._first(*args, **kwargs)
+
+    def __repr__(self):
+        return f"aten.{self.__name__}"
+
+
+class _Namespace:
+    """``ops.aten``: the op packets by name."""
+
+    def __init__(self, name):
+        self._name = name
+
+    def __repr__(self):
+        return f"torch.ops.{self._name}"
+
+
+class _Ops:
+    """``torch.ops``: the namespaces of ops (glasstorch has ``aten``)."""
+
+    def __init__(self):
+        self.aten = _Namespace("aten")
+
+
+ops = _Ops()
+aten = ops.aten
+
+
+def defop(schema, kernel, node=None, joint=None, **formulas):
+    """Declare a primitive op: its schema, its kernel (the forward on arrays), and, when it is
+    differentiable, the name of the node torch records and one formula per differentiable input
+    (``joint`` for formulas that give several inputs' gradients at once). Returns the OpOverload,
+    also reachable as ``aten.<name>.<overload>``."""
+    parsed = Schema(schema)
+    node_cls = None
+    if node is not None:
+        node_cls = _node_class(node, parsed, formulas, joint or {})
+    op = OpOverload(parsed, kernel, node_cls)
+    if node_cls is not None:
+        node_cls._op = op
+        _codegen.install_node(node_cls, _NODE_HELPERS)
+    _codegen.install_call(op, _CALL_HELPERS)
+    packet = getattr(aten, parsed.name, None)
+    if packet is None:
+        packet = OpOverloadPacket(parsed.name)
+        setattr(aten, parsed.name, packet)
+    packet._add(op)
+    return op
+
+
+def _node_class(name, schema, formulas, joint):
+    """The Node subclass for an op: named as torch names it, with its formula table."""
+    args = {a.name: a for a in schema.arguments}
+    out_names = [n or ("result" if len(schema.returns) == 1 else f"result{i}")
+                 for i, (n, _) in enumerate(schema.returns)]
+    groups = [((k,), f, False) for k, f in formulas.items()] + \
+        [((k,) if isinstance(k, str) else tuple(k), f, True) for k, f in joint.items()]
+    for names, _, _ in groups:
+        for n in names:
+            if n not in args or not (args[n].is_tensor or args[n].is_tensor_list):
+                raise ValueError(f"{name}: formula for '{n}', which is not a tensor input of {schema}")
+    # edges: the tensor inputs in schema order (a Tensor[] input gives one edge per element)
+    edge_positions = tuple(i for i, a in enumerate(schema.arguments) if a.is_tensor or a.is_tensor_list)
+    saved_tensors = []      # names of the tensors (inputs/outputs) some formula reads
+    table = []              # (input names, formula, joint, argument specs)
+    for names, fn, is_joint in groups:
+        specs = []
+        for p in inspect.signature(fn).parameters:
+            if p in ("grad", "grads", "output_mask"):
+                specs.append((p, None))
+            elif p in args and (args[p].is_tensor or args[p].is_tensor_list) or p in out_names:
+                if p not in saved_tensors:
+                    saved_tensors.append(p)
+                specs.append(("tensor", p))
+            elif p in args:
+                specs.append(("value", p))
+            elif p.endswith("_sizes") and p[:-6] in args:
+                specs.append(("sizes", p[:-6]))
+            elif p.endswith("_dtype") and p[:-6] in args:
+                specs.append(("dtype", p[:-6]))
+            else:
+                raise ValueError(f"{name}: formula for {names} reads '{p}', which {schema} does not have")
+        table.append((names, fn, is_joint, tuple(specs)))
+    return type(name, (FormulaNode,), {
+        "__module__": "torch.autograd",
+        "__doc__": f"The backward of aten.{schema.name}.{schema.overload}: {schema}",
+        "saved_names": tuple(saved_tensors),
+        "num_outputs": len(schema.returns) if not schema.returns_list else 1,
+        "_schema": schema,
+        "_edge_positions": edge_positions,
+        "_formula_table": tuple(table),
+        "_out_names": tuple(out_names),
+        "_list_inputs": frozenset(a.name for a in schema.arguments if a.is_tensor_list),
+        "_op_arg_index": {a.name: i for i, a in enumerate(schema.arguments)},
+    })

@@ -1,0 +1,307 @@
+"""Writes each op's autograd code from its definition, as torch generates ``VariableType`` from its
+YAML files: three short, straight-line Python functions per op, specialised to its schema and
+formula table, so that no op pays for interpreting a table on every call.
+
+* ``OpOverload.__call__`` -- arrays in: the kernel alone; Tensors in: the kernel on their arrays,
+  the results wrapped (as views where the schema says ``Tensor(a)``), then the node recorded if an
+  input requires grad;
+* ``Node._record``        -- the node for one call: edges, history, and saved exactly what the
+  formulas of the inputs that need a gradient read;
+* ``Node._run_formulas``  -- backward: each needed formula, given what it reads.
+
+The source is kept (``op._source``, ``NodeClass._source``) and registered with ``linecache``, so
+tracebacks, debuggers and ``inspect.getsource`` show the generated lines::
+
+    >>> print(glasstorch.ops.aten.mul.Tensor._source)
+"""
+import keyword
+import linecache
+
+from ._seam import seam
+from .autograd import grad_mode
+from .autograd.graph import connect
+
+_state = grad_mode._state
+
+
+def _py(name):
+    """A schema argument name as a Python identifier."""
+    return name + "_" if keyword.iskeyword(name) else name
+
+
+def _compile(source, filename, namespace):
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    exec(compile(source, filename, "exec"), namespace)
+
+
+# -----------------------------------------------------------------------------------------------
+# OpOverload.__call__
+# -----------------------------------------------------------------------------------------------
+def op_call_source(op):
+    """The source of ``op``'s ``__call__`` (see the module docstring)."""
+    schema = op._schema
+    args = schema.arguments
+    names = [_py(a.name) for a in args]
+    sig, kw = [], False
+    for i, (a, n) in enumerate(zip(args, names)):
+        if a.kwarg_only and not kw:
+            sig.append("*")
+            kw = True
+        sig.append(n if not a.has_default else f"{n}=_D[{i}]")
+    call = ", ".join(f"{n}={n}" if a.kwarg_only else n for a, n in zip(args, names))
+    kernel_call = ", ".join(f"{n}={'_a%d' % i if (a.is_tensor or a.is_tensor_list) else n}" if a.kwarg_only
+                            else ('_a%d' % i if (a.is_tensor or a.is_tensor_list) else n)
+                            for i, (a, n) in enumerate(zip(args, names)))
+    lines = [f"def __call__(_op, {', '.join(sig)}):"]
+    probe = next((i for i, a in enumerate(args) if a.is_tensor or a.is_tensor_list), None)
+    if probe is not None:
+        p = names[probe]
+        if args[probe].is_tensor_list:
+            lines.append(f"    if {p} and isinstance({p}[0], _ARRAY_TYPES):")
+        else:
+            lines.append(f"    if isinstance({p}, _ARRAY_TYPES):")
+        lines.append(f"        return _kernel({call})   # arrays in: a backward formula's step")
+    all_args = "(" + "".join(f"{n}, " for n in names) + ")"
+    lines.append("    if seam.dispatching:")
+    lines.append(f"        return _op._dispatched({all_args})")
+    for i, (a, n) in enumerate(zip(args, names)):
+        if a.is_tensor:
+            lines.append(f"    _a{i} = {n}._data if isinstance({n}, _Tensor) else {n}")
+        elif a.is_tensor_list:
+            lines.append(f"    _a{i} = [_x._data if isinstance(_x, _Tensor) else _x for _x in {n}]")
+    lines.append("    try:")
+    lines.append(f"        _result = _kernel({kernel_call})")
+    lines.append("    except _ARRAY_ERRORS as _e:")
+    lines.append(f"        raise _translate(_e, _op, {all_args}) from None")
+    lines.append(f"    _out = {_wrap_expression(op, names)}")
+    if op.node is not None:
+        requires, inputs = [], []
+        for i, (a, n) in enumerate(zip(args, names)):
+            if a.is_tensor:
+                requires.append(f"(_a{i} is not {n} and {n}._requires_grad)")
+                inputs.append(f"({n} if _a{i} is not {n} else None)")
+            elif a.is_tensor_list:
+                requires.append(f"any(isinstance(_x, _Tensor) and _x._requires_grad for _x in {n})")
+                inputs.append(f"*[_x if isinstance(_x, _Tensor) else None for _x in {n}]")
+        lines.append(f"    if _state.enabled and ({' or '.join(requires)}):")
+        lines.append(f"        _record(_op, {all_args}, [{', '.join(inputs)}], _out)")
+    lines.append("    return _out")
+    return "\n".join(lines) + "\n"
+
+
+def _wrap_expression(op, names):
+    if op._returns_list:
+        v = op._view_of[0]
+        return (f"[_view_of({names[v]}, _r) for _r in _result]" if v is not None
+                else "[_wrap(_r) for _r in _result]")
+    if op._returns_tuple:
+        parts = [f"_view_of({names[v]}, _result[{k}])" if v is not None else f"_wrap(_result[{k}])"
+                 for k, v in enumerate(op._view_of)]
+        return "(" + ", ".join(parts) + ",)"
+    v = op._view_of[0]
+    return "_wrap(_result)" if v is None else f"_view_of({names[v]}, _result)"
+
+
+def install_call(op, namespace):
+    """Give ``op`` its generated ``__call__`` (a class of its own: Python looks ``__call__`` up on
+    the type)."""
+    source = op_call_source(op)
+    filename = f"<glasstorch: aten.{op.__name__}>"
+    ns = dict(namespace)
+    ns.update(_kernel=op.kernel, _D=op._defaults, _record=op.node._record if op.node is not None else None)
+    _compile(source, filename, ns)
+    op.__class__ = type(f"OpOverload_{op.__name__.replace('.', '_')}", (type(op),),
+                        {"__call__": ns["__call__"], "__module__": type(op).__module__})
+    op._source = source
+
+
+# -----------------------------------------------------------------------------------------------
+# The node: _record and _run_formulas
+# -----------------------------------------------------------------------------------------------
+class _Layout:
+    """Where each tensor input's edges are, at generation time (constants) or at run time (after a
+    ``Tensor[]`` input, whose length is known only then)."""
+
+    def __init__(self, schema, edge_positions):
+        args = schema.arguments
+        self.position = {}      # input name -> argument position
+        self.edges = {}         # input name -> (start expr, end expr)
+        self.is_list = {}
+        start, dynamic, setup = 0, False, []
+        for p in edge_positions:
+            a = args[p]
+            self.position[a.name] = p
+            self.is_list[a.name] = a.is_tensor_list
+            if a.is_tensor_list:
+                s = f"_s_{a.name}"
+                setup.append(f"    {s} = {start}")
+                end = f"({s} + len(_args[{p}]))"
+                self.edges[a.name] = (s, end)
+                start, dynamic = end, True
+            else:
+                self.edges[a.name] = (str(start), f"{start} + 1") if not dynamic else (start, f"{start} + 1")
+                start = f"{start} + 1" if dynamic else start + 1
+        self.setup = setup
+        self.dynamic = dynamic
+
+    def requires(self, name, source="_inputs"):
+        a, b = self.edges[name]
+        if not self.is_list[name]:
+            return f"({source}[{a}] is not None and {source}[{a}]._requires_grad)"
+        return f"any(_t is not None and _t._requires_grad for _t in {source}[{a}:{b}])"
+
+    def needed(self, name):
+        a, b = self.edges[name]
+        if not self.is_list[name]:
+            return f"(_e[{a}][0] is not None)"
+        return f"any(_x[0] is not None for _x in _e[{a}:{b}])"
+
+
+def node_record_source(cls):
+    """The source of ``cls._record(op, args, inputs, out)``: args are the call's arguments in schema
+    order, inputs one Tensor-or-None per edge."""
+    schema = cls._schema
+    layout = _Layout(schema, cls._edge_positions)
+    table = cls._formula_table
+    lines = ["def _record(_op, _args, _inputs, _out):",
+             "    _node = _new(_cls)"]
+    lines += layout.setup
+    if layout.dynamic:
+        ranges = ", ".join(f"{n!r}: ({a}, {b})" for n, (a, b) in layout.edges.items())
+        lines.append(f"    _node._edge_ranges = {{{ranges}}}")
+    inputs_needing = {}
+    for name in layout.edges:
+        lines.append(f"    _r_{name} = {layout.requires(name)}")
+    for k, (names, _, _, _) in enumerate(table):
+        lines.append(f"    _need{k} = {' or '.join('_r_' + n for n in names)}")
+        for n in names:
+            inputs_needing.setdefault(n, []).append(k)
+    # outputs, and what the gradient must be brought back to for inputs of another shape/dtype
+    if schema.returns_list:
+        lines.append("    _outs = _out")
+        lines.append("    _node.num_outputs = len(_out)")
+    elif schema.returns_tuple:
+        lines.append("    _outs = _out")
+    else:
+        lines.append("    _outs = (_out,)")
+    lines.append("    _ref = _outs[0]._data")
+    lines.append("    _node._out_dtype = _ref.dtype")
+    lines.append("    _meta = _input_meta(_inputs, _ref)")
+    lines.append("    if _meta is not None:")
+    lines.append("        _node._input_meta = _meta")
+    if schema.returns_list or schema.returns_tuple:
+        lines.append("    connect(_node, _inputs, tuple(_o if _differentiable(_o) else None for _o in _outs))")
+    else:
+        lines.append("    connect(_node, _inputs, _out)")
+    # parameters the needed formulas read
+    for k, (names, _, _, specs) in enumerate(table):
+        body = []
+        for kind, key in specs:
+            p = layout.position.get(key, None) if kind != "value" else None
+            if kind == "value":
+                body.append(f"_node._saved_{key} = _args[{cls._op_arg_index[key]}]")
+            elif kind == "sizes":
+                i = cls._op_arg_index[key]
+                body.append(f"_node._saved_{key}_sym_sizes = _sizes(_args[{i}])")
+            elif kind == "dtype":
+                body.append(f"_node._saved_{key}_dtype = _args[{cls._op_arg_index[key]}].dtype")
+        if body:
+            lines.append(f"    if _need{k}:")
+            lines += ["        " + b for b in body]
+    # the saved tensors
+    slots = []
+    results = {}
+    for slot, name in enumerate(cls.saved_names):
+        readers = [k for k, (_, _, _, specs) in enumerate(table) if ("tensor", name) in specs]
+        cond = " or ".join(f"_need{k}" for k in readers)
+        if name in cls._out_names:
+            nr = cls._out_names.index(name)
+            expr = f"_outs[{nr}]._alias()"
+            results[slot] = nr
+        else:
+            expr = f"_args[{cls._op_arg_index[name]}]"
+        lines.append(f"    _v{slot} = {expr} if ({cond}) else None")
+        slots.append(f"_v{slot}")
+    if slots:
+        tup = "(" + "".join(s + ", " for s in slots) + ")"
+        lines.append(f"    _node._saved = {tup}")
+        lines.append(f"    _node._versions_at_save = ({''.join(f'_version({s}), ' for s in slots)})")
+        if results:
+            lines.append(f"    _node._result_slots = {results!r}")
+    lines.append("    return _node")
+    return "\n".join(lines) + "\n"
+
+
+def node_run_source(cls):
+    """The source of ``cls._run_formulas(node, grads, arrays)``."""
+    schema = cls._schema
+    layout = _Layout(schema, cls._edge_positions)
+    table = cls._formula_table
+    lines = ["def _run_formulas(_node, grads, _arrays):",
+             "    _e = _node.next_functions",
+             "    _gin = [None] * len(_e)"]
+    if layout.dynamic:
+        lines.append("    _rg = _node._edge_ranges")
+        for n in layout.edges:
+            a = f"_rg[{n!r}][0]"
+            b = f"_rg[{n!r}][1]"
+            layout.edges[n] = (a, b)
+    name_needed = {}
+    for n in layout.edges:
+        lines.append(f"    _n_{n} = {layout.needed(n)}")
+        name_needed[n] = f"_n_{n}"
+    reads_tensors = any(kind == "tensor" for _, _, _, specs in table for kind, _ in specs)
+    if reads_tensors:
+        lines.append("    _v = None")
+    lines.append("    grad = grads[0]")
+    for k, (names, _, joint, specs) in enumerate(table):
+        need = " or ".join(name_needed[n] for n in names)
+        call = []
+        reads_grad = False
+        for kind, key in specs:
+            if kind == "grad":
+                call.append("grad")
+                reads_grad = True
+            elif kind == "grads":
+                call.append("grads")
+            elif kind == "output_mask":
+                call.append("(" + "".join(name_needed[n] + ", " for n in names) + ")")
+            elif kind == "tensor":
+                call.append(f"_v[{cls.saved_names.index(key)}]")
+            elif kind == "value":
+                call.append(f"_node._saved_{key}")
+            elif kind == "sizes":
+                call.append(f"_node._saved_{key}_sym_sizes")
+            else:
+                call.append(f"_node._saved_{key}_dtype")
+        cond = f"({need})" + (" and grad is not None" if reads_grad else "")
+        lines.append(f"    if {cond}:")
+        if any(kind == "tensor" for kind, _ in specs):
+            lines.append("        if _v is None:")
+            lines.append("            _v = _node._unpack_values(_arrays)")
+        lines.append(f"        _r = _f{k}({', '.join(call)})")
+        parts = [(names[0], "_r")] if not joint else [(n, f"_r[{j}]") for j, n in enumerate(names)]
+        for n, expr in parts:
+            a, b = layout.edges[n]
+            if layout.is_list[n]:
+                lines.append(f"        if {expr} is not None:")
+                lines.append(f"            _gin[{a}:{b}] = list({expr})")
+            else:
+                lines.append(f"        _gin[{a}] = {expr}")
+    lines.append("    return _gin")
+    return "\n".join(lines) + "\n"
+
+
+def install_node(cls, helpers):
+    """Give node class ``cls`` its generated ``_record`` and ``_run_formulas``."""
+    name = cls.__name__
+    ns = dict(helpers)
+    ns.update(_cls=cls, _new=object.__new__, connect=connect)
+    for k, (_, fn, _, _) in enumerate(cls._formula_table):
+        ns[f"_f{k}"] = fn
+    record_src = node_record_source(cls)
+    run_src = node_run_source(cls)
+    _compile(record_src + "\n\n" + run_src, f"<glasstorch: {name}>", ns)
+    cls._record = staticmethod(ns["_record"])
+    cls._run_formulas = ns["_run_formulas"]
+    cls._source = record_src + "\n\n" + run_src

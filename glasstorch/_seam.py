@@ -1,0 +1,203 @@
+"""The interception seam: the one place where a call to a glasstorch op can be seen or taken over.
+
+There are two levels, as in torch:
+
+* the **function level** -- every public function and method (``torch.mul``, ``Tensor.add``,
+  ``F.cross_entropy``, ``Tensor.item``...) starts with the same line::
+
+      if seam.on:
+          return seam.torch_function(mul, (input, other), {})
+
+  ``seam.on`` is False unless something wants to see calls, so the cost of the seam is that one
+  attribute read. When it is True the call goes through torch's ``__torch_function__`` protocol:
+  the innermost active :class:`~glasstorch.overrides.TorchFunctionMode` first, then the arguments'
+  Tensor subclasses that override ``__torch_function__`` (``glasstorch/overrides.py`` is the public
+  side of this).
+
+* the **op level** -- every primitive op (an :class:`~glasstorch._ops.OpOverload` such as
+  ``aten.mul.Tensor``, which is what the public functions call and what backward formulas call)
+  starts with ``if seam.dispatching: ...``. Active
+  :class:`~glasstorch.utils._python_dispatch.TorchDispatchMode`\\ s see the op *below* autograd: its
+  aten name, its arguments, and they run it (or not) and return its results; autograd then records
+  the node around what they returned. The backward pass runs its formulas as ops too while a
+  dispatch mode is on, so a FLOP counter sees the backward's matmuls.
+
+The engine's events (a backward starting, each node run, each gradient accumulated) go to
+``seam.engine_observers`` (see :func:`add_engine_observer`); the engine checks that list once per
+backward.
+
+The state is thread-local, as torch's mode stacks are: a mode entered in one thread is not seen by
+another.
+"""
+import threading
+
+# Whether any Tensor subclass taking part in __torch_function__ has been defined (from then on every
+# call looks at its arguments' types). Process-wide, as class definitions are.
+_subclasses_exist = [False]
+
+
+class _Seam(threading.local):
+    """The per-thread state of the seam. Its flags are class-level defaults (a new thread starts
+    with nothing installed) and are recomputed by :meth:`_refresh` whenever the state changes."""
+    on = False               # the function level: some mode, subclass or observer wants to see calls
+    dispatching = False      # the op level: some TorchDispatchMode is active
+
+    def __init__(self):
+        self.function_modes = []        # TorchFunctionMode stack, innermost last
+        self.dispatch_modes = []        # TorchDispatchMode stack, innermost last
+        self.function_disabled = 0      # DisableTorchFunction depth (modes and subclasses off)
+        self.subclass_disabled = 0      # DisableTorchFunctionSubclass depth (subclasses off)
+        self.engine_observers = []
+        self._refresh()   # a thread started after a Tensor subclass was defined must see it too
+
+    def _refresh(self):
+        self.on = bool(not self.function_disabled and (
+            self.function_modes or (_subclasses_exist[0] and not self.subclass_disabled)))
+        self.dispatching = bool(self.dispatch_modes)
+
+    # -- the function level ---------------------------------------------------------------------
+    def torch_function(self, func, args, kwargs):
+        """Run ``func(*args, **kwargs)`` through the active function modes and the arguments'
+        ``__torch_function__`` overrides, as torch's ``handle_torch_function`` does."""
+        overloaded = _overloaded_args(args, kwargs) if not self.subclass_disabled else []
+        types = tuple(type(a) for a in overloaded)
+        if self.function_modes and not self.function_disabled:
+            # the mode runs with itself popped, so the calls it makes are not seen by it again
+            mode = self.function_modes.pop()
+            self._refresh()
+            try:
+                result = mode.__torch_function__(func, types, args, kwargs)
+            finally:
+                self.function_modes.append(mode)
+                self._refresh()
+            if result is not NotImplemented:
+                return result
+        for arg in overloaded:
+            result = type(arg).__torch_function__(func, types, args, kwargs)
+            if result is not NotImplemented:
+                return result
+        if not overloaded and not self.function_modes:
+            return _call_plain(self, func, args, kwargs)
+        names = ", ".join(repr(t) for t in types)
+        raise TypeError(f"no implementation found for '{_qualified_name(func)}' on types that implement "
+                        f"__torch_function__: [{names}]")
+
+    # -- the op level ----------------------------------------------------------------------------
+    def torch_dispatch(self, op, args, kwargs):
+        """Hand primitive ``op`` to the innermost TorchDispatchMode; the mode runs below autograd."""
+        mode = self.dispatch_modes.pop()
+        self._refresh()
+        try:
+            types = tuple({type(a) for a in _flat_tensors(args, kwargs)})
+            return mode.__torch_dispatch__(op, types, args, kwargs or {})
+        finally:
+            self.dispatch_modes.append(mode)
+            self._refresh()
+
+
+def _call_plain(seam, func, args, kwargs):
+    """Call ``func`` with the function level switched off (nothing left to intercept it)."""
+    seam.function_disabled += 1
+    seam._refresh()
+    try:
+        return func(*args, **kwargs)
+    finally:
+        seam.function_disabled -= 1
+        seam._refresh()
+
+
+seam = _Seam()
+
+
+
+def note_subclass_with_torch_function():
+    """Called when a Tensor subclass defines its own ``__torch_function__``."""
+    _subclasses_exist[0] = True
+    seam._refresh()
+
+
+def _flat_tensors(args, kwargs):
+    from ._tensor import Tensor
+    for a in list(args) + list((kwargs or {}).values()):
+        if isinstance(a, Tensor):
+            yield a
+        elif isinstance(a, (list, tuple)):
+            for b in a:
+                if isinstance(b, Tensor):
+                    yield b
+
+
+def _overloaded_args(args, kwargs):
+    """The arguments whose type overrides ``__torch_function__``, one per type, subclasses before
+    their bases (torch's order)."""
+    from ._tensor import Tensor
+    default = Tensor.__torch_function__.__func__
+    found = []
+    for a in _flat_tensors(args, kwargs):
+        tf = getattr(type(a), "__torch_function__", None)
+        if tf is None or getattr(tf, "__func__", tf) is default and type(a) is Tensor:
+            continue
+        if getattr(tf, "__func__", tf) is _disabled_impl:
+            continue
+        if any(type(a) is type(b) for b in found):
+            continue
+        index = len(found)
+        for i, b in enumerate(found):
+            if issubclass(type(a), type(b)):
+                index = i
+                break
+        found.insert(index, a)
+    return found
+
+
+def _disabled_impl(cls, func, types, args=(), kwargs=None):
+    """``torch._C._disabled_torch_function_impl``: the subclass takes no part (nn.Parameter's)."""
+    with DisableTorchFunctionSubclass():
+        return func(*args, **(kwargs or {}))
+
+
+def _qualified_name(func):
+    module = getattr(func, "__module__", None) or ""
+    name = getattr(func, "__qualname__", None) or getattr(func, "__name__", repr(func))
+    return f"{module}.{name}" if module else name
+
+
+class DisableTorchFunctionSubclass:
+    """``torch._C.DisableTorchFunctionSubclass``: inside it, Tensor subclasses' ``__torch_function__``
+    is not consulted (modes still are)."""
+
+    def __enter__(self):
+        seam.subclass_disabled += 1
+        seam._refresh()
+        return self
+
+    def __exit__(self, *exc):
+        seam.subclass_disabled -= 1
+        seam._refresh()
+
+
+class DisableTorchFunction:
+    """``torch._C.DisableTorchFunction``: inside it, neither modes nor subclasses are consulted."""
+
+    def __enter__(self):
+        seam.function_disabled += 1
+        seam._refresh()
+        return self
+
+    def __exit__(self, *exc):
+        seam.function_disabled -= 1
+        seam._refresh()
+
+
+# -- engine events ----------------------------------------------------------------------------------
+def add_engine_observer(observer):
+    """Have the backward engine report to ``observer`` (in this thread). The observer may define
+    any of ``backward_started(roots)``, ``node_started(node)``, ``node_finished(node, grads_in,
+    grads_out)``, ``accumulated(leaf, grad)``, ``backward_finished(roots)``; they must not change
+    what they are given. Returns a function that removes the observer."""
+    seam.engine_observers.append(observer)
+
+    def remove():
+        if observer in seam.engine_observers:
+            seam.engine_observers.remove(observer)
+    return remove
