@@ -288,6 +288,11 @@ def node_run_source(cls):
                 lines.append(f"            _gin[{a}:{b}] = list({expr})")
             else:
                 lines.append(f"        _gin[{a}] = {expr}")
+    covered = {n for names, _, _, _ in table for n in names}
+    for n in layout.edges:
+        if n not in covered:   # an input with no formula: torch's error when its gradient is needed
+            lines.append(f"    if {name_needed[n]}:")
+            lines.append(f"        raise RuntimeError(\"the derivative for '{n}' is not implemented.\")")
     lines.append("    return _gin")
     return "\n".join(lines) + "\n"
 

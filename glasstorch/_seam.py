@@ -150,8 +150,9 @@ def _overloaded_args(args, kwargs):
     return found
 
 
-def _disabled_impl(cls, func, types, args=(), kwargs=None):
-    """``torch._C._disabled_torch_function_impl``: the subclass takes no part (nn.Parameter's)."""
+def _disabled_impl(func, types, args=(), kwargs=None):
+    """``torch._C._disabled_torch_function_impl``: the subclass takes no part (nn.Parameter's).
+    A plain function, not a method: set as a class attribute it is called with ``func`` first."""
     with DisableTorchFunctionSubclass():
         return func(*args, **(kwargs or {}))
 

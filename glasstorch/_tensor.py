@@ -21,6 +21,7 @@ from ._array import xp, device_type_of, as_numpy
 from . import autograd
 from .autograd import grad_mode
 from .autograd.graph import AccumulateGrad, user_frame, new_hook_dict, _add_hook, regenerate_view_grad_fn
+from ._seam import seam
 
 _state = grad_mode._state
 _DTYPE_OF = _dtype._BY_NUMPY
@@ -134,6 +135,56 @@ class Tensor:
 
     def __init__(self, *args, **kwargs):
         pass
+
+    # ---- __torch_function__: how a Tensor subclass takes part in every call ----------------
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        tf = getattr(cls, "__torch_function__", None)
+        from ._seam import _disabled_impl, note_subclass_with_torch_function
+        # glasstorch's own subclasses (Parameter, Buffer, the lazy modules' placeholders) take no part
+        if getattr(tf, "__func__", tf) is not _disabled_impl and cls.__module__.split(".")[0] != "glasstorch":
+            # a subclass inherits the default __torch_function__ (results become the subclass) or
+            # has its own: either way every call must now look at its arguments' types
+            note_subclass_with_torch_function()
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        """The default (torch's): run ``func`` with subclasses switched off, and return its Tensor
+        results as ``cls`` (``as_subclass``), so a subclass's type survives the ops applied to it."""
+        if kwargs is None:
+            kwargs = {}
+        if not all(issubclass(cls, t) for t in types):
+            return NotImplemented
+        from ._seam import DisableTorchFunctionSubclass
+        with DisableTorchFunctionSubclass():
+            result = func(*args, **kwargs)
+            if func in _NO_WRAP:
+                return result
+            return _convert(result, cls)
+
+    def as_subclass(self, cls):
+        """A ``cls`` tensor over the same data, still in the graph (torch's ``as_subclass``)."""
+        if seam.on:
+            return seam.torch_function(Tensor.as_subclass, (self, cls), {})
+        out = object.__new__(cls)
+        for name in ("_data", "_requires_grad", "_grad_fn", "_output_nr", "_vc", "_base", "_accumulator"):
+            object.__setattr__(out, name, getattr(self, name))
+        out._grad = None
+        out._retains_grad = False
+        out._backward_hooks = None
+        out._post_accumulate_grad_hooks = None
+        return out
+
+    @staticmethod
+    def _make_subclass(cls, data, require_grad=False, **kwargs):
+        """A new leaf of type ``cls`` sharing ``data``'s array and version counter (torch's helper
+        for subclasses, which nn.Parameter uses)."""
+        out = object.__new__(cls)
+        _init(out, data._data, False)
+        out._vc = data._vc
+        if require_grad:
+            out.requires_grad_(True)
+        return out
 
     # ---- autograd state ---------------------------------------------------------------
     @property
@@ -494,6 +545,21 @@ class Tensor:
 
     def __setstate__(self, state):
         pass
+
+
+def _convert(result, cls):
+    """The Tensors in ``result`` as ``cls`` (what the default __torch_function__ returns)."""
+    if cls is Tensor:
+        return result
+    if isinstance(result, Tensor) and not isinstance(result, cls):
+        return result.as_subclass(cls)
+    if isinstance(result, (tuple, list)):
+        return type(result)(_convert(r, cls) for r in result) if type(result) in (tuple, list) else \
+            type(result)(*(_convert(r, cls) for r in result))
+    return result
+
+
+_NO_WRAP = set()   # functions whose results stay plain (torch: Tensor._base, .grad getters)
 
 
 def _scalar_type_name(dtype):

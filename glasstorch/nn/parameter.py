@@ -19,6 +19,7 @@ import sys
 from collections import OrderedDict
 
 from glasstorch._tensor import Tensor, _init, _wrap
+from glasstorch._seam import _disabled_impl as _disabled_torch_function_impl
 
 __all__ = ["Parameter", "UninitializedParameter", "is_lazy", "Buffer", "UninitializedBuffer", "UninitializedTensorMixin"]
 
@@ -48,6 +49,9 @@ class Parameter(Tensor):
         Parameter containing:
         tensor([3., 3.], requires_grad=True)
     """
+
+    # Parameters take no part in __torch_function__: ops on them return plain Tensors (torch's rule)
+    __torch_function__ = _disabled_torch_function_impl
 
     def __new__(cls, data=None, requires_grad=True):
         if data is None:

@@ -29,7 +29,93 @@ from glasstorch.autograd.grad_mode import no_grad
 from glasstorch.nn.parameter import Buffer, Parameter, is_lazy
 from glasstorch.nn.utils.hooks import BackwardHook, RemovableHandle
 
-__all__ = ["Module"]
+__all__ = ["Module", "register_module_forward_pre_hook", "register_module_forward_hook",
+           "register_module_full_backward_pre_hook", "register_module_backward_hook",
+           "register_module_full_backward_hook", "register_module_buffer_registration_hook",
+           "register_module_module_registration_hook", "register_module_parameter_registration_hook"]
+
+# Global hooks: they run for every module, before each module's own (torch's module-level registries;
+# profilers, FLOP counters and the inspection tools stand on them).
+_global_backward_pre_hooks: dict = OrderedDict()
+_global_backward_hooks: dict = OrderedDict()
+_global_is_full_backward_hook: Optional[bool] = None
+_global_forward_pre_hooks: dict = OrderedDict()
+_global_forward_hooks: dict = OrderedDict()
+_global_forward_hooks_always_called: dict = OrderedDict()
+_global_forward_hooks_with_kwargs: dict = OrderedDict()
+_global_buffer_registration_hooks: dict = OrderedDict()
+_global_module_registration_hooks: dict = OrderedDict()
+_global_parameter_registration_hooks: dict = OrderedDict()
+
+
+def register_module_forward_pre_hook(hook) -> RemovableHandle:
+    """``hook(module, args) -> None or new args``, before every module's forward (and before the
+    module's own pre-hooks)."""
+    handle = RemovableHandle(_global_forward_pre_hooks)
+    _global_forward_pre_hooks[handle.id] = hook
+    return handle
+
+
+def register_module_forward_hook(hook, *, with_kwargs: bool = False, always_call: bool = False) -> RemovableHandle:
+    """``hook(module, args, output) -> None or new output`` after every module's forward
+    (``with_kwargs``: ``hook(module, args, kwargs, output)``)."""
+    handle = RemovableHandle(_global_forward_hooks,
+                             extra_dict=[_global_forward_hooks_with_kwargs, _global_forward_hooks_always_called])
+    _global_forward_hooks[handle.id] = hook
+    if with_kwargs:
+        _global_forward_hooks_with_kwargs[handle.id] = True
+    if always_call:
+        _global_forward_hooks_always_called[handle.id] = True
+    return handle
+
+
+def register_module_full_backward_pre_hook(hook) -> RemovableHandle:
+    """``hook(module, grad_output) -> None or new grad_output`` before every module's backward."""
+    handle = RemovableHandle(_global_backward_pre_hooks)
+    _global_backward_pre_hooks[handle.id] = hook
+    return handle
+
+
+def _register_global_backward_hook(hook, full):
+    global _global_is_full_backward_hook
+    if _global_is_full_backward_hook is (not full):
+        raise RuntimeError("Cannot use both regular backward hooks and full backward hooks as a global Module hook. "
+                           "Please use only one of them.")
+    _global_is_full_backward_hook = full
+    handle = RemovableHandle(_global_backward_hooks)
+    _global_backward_hooks[handle.id] = hook
+    return handle
+
+
+def register_module_backward_hook(hook) -> RemovableHandle:
+    """Deprecated (torch's too): use :func:`register_module_full_backward_hook`."""
+    return _register_global_backward_hook(hook, False)
+
+
+def register_module_full_backward_hook(hook) -> RemovableHandle:
+    """``hook(module, grad_input, grad_output) -> None or new grad_input`` after every module's backward."""
+    return _register_global_backward_hook(hook, True)
+
+
+def register_module_buffer_registration_hook(hook) -> RemovableHandle:
+    """``hook(module, name, buffer) -> None or new buffer`` when any module registers a buffer."""
+    handle = RemovableHandle(_global_buffer_registration_hooks)
+    _global_buffer_registration_hooks[handle.id] = hook
+    return handle
+
+
+def register_module_module_registration_hook(hook) -> RemovableHandle:
+    """``hook(module, name, submodule) -> None or new submodule`` when any module registers a child."""
+    handle = RemovableHandle(_global_module_registration_hooks)
+    _global_module_registration_hooks[handle.id] = hook
+    return handle
+
+
+def register_module_parameter_registration_hook(hook) -> RemovableHandle:
+    """``hook(module, name, param) -> None or new param`` when any module registers a parameter."""
+    handle = RemovableHandle(_global_parameter_registration_hooks)
+    _global_parameter_registration_hooks[handle.id] = hook
+    return handle
 
 _EXTRA_STATE_KEY_SUFFIX = "_extra_state"
 
@@ -280,6 +366,10 @@ class Module:
                 f"cannot assign '{_typename(tensor)}' object to buffer '{name}' "
                 "(torch Tensor or None required)"
             )
+        for hook in _global_buffer_registration_hooks.values():
+            output = hook(self, name, tensor)
+            if output is not None:
+                tensor = output
         self._buffers[name] = tensor
         if persistent:
             self._non_persistent_buffers_set.discard(name)
@@ -313,6 +403,10 @@ class Module:
                 "the forward() method."
             )
         else:
+            for hook in _global_parameter_registration_hooks.values():
+                output = hook(self, name, param)
+                if output is not None:
+                    param = output
             self._parameters[name] = param
 
     def add_module(self, name: str, module: Optional["Module"]) -> None:
@@ -332,6 +426,10 @@ class Module:
             raise KeyError(f'module name can\'t contain ".", got: {name}')
         elif name == "":
             raise KeyError('module name can\'t be empty string ""')
+        for hook in _global_module_registration_hooks.values():
+            output = hook(self, name, module)
+            if output is not None:
+                module = output
         self._modules[name] = module
 
     def register_module(self, name: str, module: Optional["Module"]) -> None:
@@ -648,15 +746,20 @@ class Module:
         return handle
 
     def _get_backward_hooks(self):
-        """Split this module's backward hooks into (full, non-full) lists."""
+        """The global and this module's backward hooks, split into (full, non-full) lists."""
+        full, non_full = [], []
+        if _global_is_full_backward_hook is True:
+            full += _global_backward_hooks.values()
+        elif _global_is_full_backward_hook is False:
+            non_full += _global_backward_hooks.values()
         if self._is_full_backward_hook is True:
-            return list(self._backward_hooks.values()), []
-        if self._is_full_backward_hook is False:
-            return [], list(self._backward_hooks.values())
-        return [], []
+            full += self._backward_hooks.values()
+        elif self._is_full_backward_hook is False:
+            non_full += self._backward_hooks.values()
+        return full, non_full
 
     def _get_backward_pre_hooks(self):
-        return list(self._backward_pre_hooks.values())
+        return list(_global_backward_pre_hooks.values()) + list(self._backward_pre_hooks.values())
 
     # ------------------------------------------------------------------
     # Calling
@@ -664,7 +767,9 @@ class Module:
 
     def _call_impl(self, *args, **kwargs):
         # Fast path: a module without hooks is exactly its forward.
-        if not (self._forward_pre_hooks or self._forward_hooks or self._backward_hooks or self._backward_pre_hooks):
+        if not (self._forward_pre_hooks or self._forward_hooks or self._backward_hooks or self._backward_pre_hooks
+                or _global_forward_pre_hooks or _global_forward_hooks or _global_backward_hooks
+                or _global_backward_pre_hooks):
             return self.forward(*args, **kwargs)
         return self._call_with_hooks(args, kwargs)
 
@@ -681,12 +786,12 @@ class Module:
         try:
             full_backward_hooks, non_full_backward_hooks = [], []
             backward_pre_hooks = []
-            if self._backward_pre_hooks:
+            if self._backward_pre_hooks or _global_backward_pre_hooks:
                 backward_pre_hooks = self._get_backward_pre_hooks()
-            if self._backward_hooks:
+            if self._backward_hooks or _global_backward_hooks:
                 full_backward_hooks, non_full_backward_hooks = self._get_backward_hooks()
 
-            for hook_id, hook in self._forward_pre_hooks.items():
+            for hook_id, hook in itertools.chain(_global_forward_pre_hooks.items(), self._forward_pre_hooks.items()):
                 if hook_id in self._forward_pre_hooks_with_kwargs:
                     args_kwargs_result = hook(self, args, kwargs)
                     if args_kwargs_result is not None:
@@ -711,10 +816,10 @@ class Module:
 
             result = self.forward(*args, **kwargs)
 
-            for hook_id, hook in self._forward_hooks.items():
-                if hook_id in self._forward_hooks_always_called:
+            for hook_id, hook in itertools.chain(_global_forward_hooks.items(), self._forward_hooks.items()):
+                if hook_id in self._forward_hooks_always_called or hook_id in _global_forward_hooks_always_called:
                     called_always_called_hooks.add(hook_id)
-                if hook_id in self._forward_hooks_with_kwargs:
+                if hook_id in self._forward_hooks_with_kwargs or hook_id in _global_forward_hooks_with_kwargs:
                     hook_result = hook(self, args, kwargs, result)
                 else:
                     hook_result = hook(self, args, result)
@@ -747,10 +852,11 @@ class Module:
             return result
         except Exception:
             # run the always_call forward hooks that forward's error skipped, then re-raise
-            for hook_id, hook in self._forward_hooks.items():
-                if hook_id in self._forward_hooks_always_called and hook_id not in called_always_called_hooks:
+            for hook_id, hook in itertools.chain(_global_forward_hooks.items(), self._forward_hooks.items()):
+                if (hook_id in self._forward_hooks_always_called or hook_id in _global_forward_hooks_always_called) \
+                        and hook_id not in called_always_called_hooks:
                     try:
-                        if hook_id in self._forward_hooks_with_kwargs:
+                        if hook_id in self._forward_hooks_with_kwargs or hook_id in _global_forward_hooks_with_kwargs:
                             hook_result = hook(self, args, kwargs, result)
                         else:
                             hook_result = hook(self, args, result)
