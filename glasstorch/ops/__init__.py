@@ -30,10 +30,8 @@ def _accept_numpy_names(fn):
 
 def _install_numpy_names():
     from .._tensor import Tensor
+    # (reduction.py's functions take axis=/keepdims= themselves)
     for module, names in [
-        (reduction, ("sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "var", "std",
-                     "logsumexp", "softmax", "log_softmax", "cumsum", "cumprod", "any", "all", "norm", "median",
-                     "nansum", "nanmean", "count_nonzero", "sort", "argsort", "topk", "kthvalue", "mode")),
             (joining, ("cat", "concat", "concatenate", "stack", "flip", "roll")),
             (shape, ("squeeze", "unsqueeze", "split", "chunk", "unbind", "narrow", "select"))]:
         for name in names:
