@@ -13,6 +13,8 @@ import math
 
 from .._ops import aten
 from .._tensor import _wrap_dim
+from .._array import xp
+from ..autograd.grad_mode import _state as _grad_state
 
 
 # ---- shapes and dims -------------------------------------------------------------------------------
@@ -283,3 +285,212 @@ def cumprod_backward(grad, input, dim, output):
                 omitted = aten.cat([until_k, until_k * aten.cumprod(aten.slice(input, dim, k + 1, n), dim)], dim)
         parts.append(aten.sum.dim_IntList(aten.slice(grad, dim, k, n) * omitted, [dim], True))
     return aten.cat(parts, dim)
+
+
+# ---- linear algebra -------------------------------------------------------------------------------------
+def is_complex(x):
+    return bool(getattr(x.dtype, "is_complex", False) or getattr(x.dtype, "kind", "") == "c")
+
+
+def mH(x):
+    """The conjugate transpose of a (batch of) matrices (glasstorch Tensors have no complex autograd
+    yet, so a complex ``x`` is an array here)."""
+    t = aten.transpose.int(x, -2, -1)
+    return t.conj() if is_complex(x) else t
+
+
+def identity_like(x):
+    """The identity matrices of the batch ``x`` (square) -- a constant."""
+    return aten.diag_embed(aten.zeros_like(aten.diagonal(x, 0, -2, -1)) + 1)
+
+
+def _eps(x):
+    return float(xp.finfo(getattr(x.dtype, "numpy_dtype", x.dtype)).eps)
+
+
+def _grad_mode():
+    """torch's GradMode inside a formula: on while the backward records (create_graph=True)."""
+    return _grad_state.enabled
+
+
+def linalg_det_backward(grad, det, A, LU, pivots):
+    """The gradient of det(A): grad * det * A^{-H}, torch's way. The usual backward solves
+    A^H X = grad * det * I (an exactly singular matrix -- a zero pivot -- has det 0 and so gets 0, as
+    in torch); the recording one uses the adjugate from an SVD when some |det| is tiny, so that
+    double backward is right at singular matrices too."""
+    if numel(A.shape) == 0:
+        return None
+    d_diag = grad * det
+    eye = identity_like(A)
+    d = d_diag.reshape(tuple(d_diag.shape) + (1, 1)) * eye
+    if not _grad_mode():
+        singular = (det == 0).reshape(tuple(det.shape) + (1, 1))
+        if bool(aten.any(singular)):
+            A = A * aten.logical_not(singular) + eye * singular     # solvable; d is 0 there
+        return aten._linalg_solve_ex(mH(A), d)[0]
+    if bool(aten.any(aten.abs(det) < 100 * _eps(det))):
+        U, S, Vh = aten._linalg_svd(A, False, True)
+        alpha = (aten._linalg_det(U)[0] * aten._linalg_det(Vh)[0]) * grad
+        D = prod_safe_zeros_backward(alpha.reshape(tuple(alpha.shape) + (1,)), S, S.ndim - 1)
+        return (U * D.reshape(tuple(D.shape[:-1]) + (1, D.shape[-1]))) @ Vh
+    return aten._linalg_solve_ex(mH(A), d)[0]
+
+
+def slogdet_backward(grad_sign, grad_logabsdet, A, sign, LU, pivots):
+    """For real A only logabsdet carries a gradient: grad * A^{-H}."""
+    if grad_logabsdet is None:
+        return None
+    g = grad_logabsdet
+    d = g.reshape(tuple(g.shape) + (1, 1)) * identity_like(A)
+    return aten._linalg_solve_ex(mH(A), d)[0]
+
+
+def is_vector_rhs(A, B):
+    """torch's linalg_solve_is_vector_rhs: B is a (batch of) vector(s), not matrices."""
+    return B.ndim == 1 or (A.ndim - 1 == B.ndim and tuple(B.shape) == tuple(A.shape[:-1]))
+
+
+def linalg_solve_backward(gX, X, A, LU, pivots, left, output_mask):
+    """X = A^{-1} B:  gB = A^{-H} gX,  gA = -gB X^H (X A = B: gA = -X^H gB)."""
+    vector = is_vector_rhs(LU, X)
+    gX_ = gX.reshape(tuple(gX.shape) + (1,)) if vector else gX
+    gB_ = aten._linalg_solve_ex(mH(A), gX_, left=left)[0]
+    gA = None
+    if output_mask[0]:
+        X_ = X.reshape(tuple(X.shape) + (1,)) if vector else X
+        gA = -(gB_ @ mH(X_)) if left else -(mH(X_) @ gB_)
+    gB = None
+    if output_mask[1]:
+        gB = gB_.reshape(tuple(gB_.shape[:-1])) if vector else gB_
+    return gA, gB
+
+
+def linalg_solve_triangular_backward(grad, A, X, upper, left, unitriangular, output_mask):
+    """X = A^{-1} B with A triangular: gB = A^{-H} gX, gA the triangle of -gB X^H."""
+    G_B = aten.linalg_solve_triangular(mH(A), grad, upper=not upper, left=left, unitriangular=unitriangular)
+    G_A = None
+    if output_mask[0]:
+        G_A = -(G_B @ mH(X)) if left else -(mH(X) @ G_B)
+        G_A = aten.triu(G_A, int(unitriangular)) if upper else aten.tril(G_A, -int(unitriangular))
+    return G_A, (G_B if output_mask[1] else None)
+
+
+def _off_diagonal_one(E):
+    """E (whose diagonal is 0) with ones on the diagonal: a divisor that leaves off-diagonal terms."""
+    return E + identity_like(E)
+
+
+def linalg_eig_backward(gL, gV, L, V, is_hermitian):
+    """torch's linalg_eig_backward (arXiv:1701.00392, eq. 4.77), for real symmetric matrices
+    (is_hermitian) and real matrices with real eigenvalues."""
+    if gL is None and gV is None:
+        return None
+    if gV is None:
+        if is_hermitian:
+            return (V * gL.reshape(tuple(gL.shape[:-1]) + (1, gL.shape[-1]))) @ mH(V)
+        return aten._linalg_solve_ex(mH(V), gL.reshape(tuple(gL.shape) + (1,)) * mH(V))[0]
+    VhgV = mH(V) @ gV
+    if is_hermitian:
+        VhgV = 0.5 * (VhgV - mH(VhgV))
+    else:
+        VhgV = VhgV - mH(V) @ (V * aten.diagonal(VhgV, 0, -2, -1).reshape(
+            tuple(VhgV.shape[:-2]) + (1, VhgV.shape[-1])))
+    n = L.shape[-1]
+    E = L.reshape(tuple(L.shape[:-1]) + (1, n)) - L.reshape(tuple(L.shape) + (1,))
+    gA = VhgV / _off_diagonal_one(E)
+    if gL is not None:      # the diagonal is gL
+        gA = gA - aten.diag_embed(aten.diagonal(gA, 0, -2, -1)) + aten.diag_embed(gL)
+    if is_hermitian:
+        return V @ (gA @ mH(V))
+    return aten._linalg_solve_ex(mH(V), gA @ mH(V))[0]
+
+
+def svd_backward(gU, gS, gVh, U, S, Vh):
+    """torch's svd_backward (real case; assumes distinct singular values)."""
+    if gS is None and gU is None and gVh is None:
+        return None
+    m, n = U.shape[-2], Vh.shape[-1]
+    k = S.shape[-1]
+    S_row = S.reshape(tuple(S.shape[:-1]) + (1, k))
+    S_col = S.reshape(tuple(S.shape) + (1,))
+    if gU is None and gVh is None:      # svdvals: U diag(gS) Vh
+        gS_ = gS
+        return U @ (gS_.reshape(tuple(gS_.shape) + (1,)) * Vh) if m >= n else \
+            (U * gS_.reshape(tuple(gS_.shape[:-1]) + (1, k))) @ Vh
+    UhgU = (lambda A: A - mH(A))(mH(U) @ gU) if gU is not None else None
+    VhgV = (lambda A: A - mH(A))(Vh @ mH(gVh)) if gVh is not None else None
+    S2 = S * S
+    E = _off_diagonal_one(S2.reshape(tuple(S2.shape[:-1]) + (1, k)) - S2.reshape(tuple(S2.shape) + (1,)))
+    if gU is not None and gVh is not None:
+        gA = (UhgU * S_row + S_col * VhgV) / E
+    elif gU is not None:
+        gA = (UhgU / E) * S_row
+    else:
+        gA = S_col * (VhgV / E)
+    if gS is not None:
+        gA = gA + aten.diag_embed(gS)
+    if m > n and gU is not None:
+        gA = U @ gA
+        gUSinv = gU / S_row
+        gA = gA + gUSinv - U @ (mH(U) @ gUSinv)
+        return gA @ Vh
+    if m < n and gVh is not None:
+        gA = gA @ Vh
+        SinvgVh = gVh / S_col
+        gA = gA + SinvgVh - (SinvgVh @ mH(Vh)) @ Vh
+        return U @ gA
+    return U @ (gA @ Vh) if m >= n else (U @ gA) @ Vh
+
+
+def linalg_qr_backward(gQ, gR, Q, R, mode):
+    """torch's linalg_qr_backward (real case)."""
+    if mode == "r":
+        raise RuntimeError("The derivative of linalg.qr depends on Q, which is not computed when mode='r'. Please "
+                           "use linalg.qr(A, mode='reduced') if you are going to differentiate through linalg.qr.")
+    m, n = Q.shape[-2], R.shape[-1]
+    if mode == "complete" and m > n:
+        raise RuntimeError("The QR decomposition is not differentiable when mode='complete' and nrows > ncols.")
+    if gQ is None and gR is None:
+        return None
+    if gQ is not None:
+        gA = gR @ mH(R) - mH(Q) @ gQ if gR is not None else -(mH(Q) @ gQ)
+    else:
+        gA = gR @ mH(R)
+    if m >= n:
+        triu = aten.triu(gA, 0)
+        sym = triu + mH(triu)
+        sym = sym - 0.5 * aten.diag_embed(aten.diagonal(sym, 0, -2, -1))
+        gA = Q @ sym
+        if gQ is not None:
+            gA = gA + gQ
+        return aten.linalg_solve_triangular(mH(R), gA, upper=False, left=False)
+    skew = aten.tril(-gA - mH(-gA), 0)
+    gA = Q @ skew
+    gA = aten.linalg_solve_triangular(mH(aten.slice(R, -1, 0, m)), gA, upper=False, left=False)
+    zeros = aten.zeros_like(aten.slice(R, -1, m, n))
+    gA = aten.cat([gA, zeros], -1)
+    if gR is not None:
+        gA = gA + Q @ gR
+    return gA
+
+
+def cholesky_backward(gL, upper, L):
+    """torch's cholesky_backward: gA = L^{-H} phi(L^H gL) L^{-1}, symmetrised."""
+    L_ = mH(L) if upper else L
+    gL_ = mH(gL) if upper else gL
+    gA = aten.tril(mH(L_) @ gL_, 0)
+    gA = 0.5 * (gA + mH(aten.tril(gA, -1)))
+    gA = aten.linalg_solve_triangular(mH(L_), gA, upper=True, left=True)
+    return aten.linalg_solve_triangular(L_, gA, upper=False, left=False)
+
+
+def pinv_backward(grad, pinvA, A):
+    m, n = A.shape[-2], A.shape[-1]
+    pinvAh, gradh = mH(pinvA), mH(grad)
+    if m <= n:
+        K = gradh @ pinvA
+        KpinvAh = K @ pinvAh
+        return -mH(pinvA @ K) + KpinvAh - (A @ pinvA) @ KpinvAh + (pinvAh @ pinvA) @ (gradh - K @ A)
+    K = pinvA @ gradh
+    pinvAhK = pinvAh @ K
+    return -mH(K @ pinvA) + ((gradh - A @ K) @ pinvA) @ pinvAh + pinvAhK - (pinvAhK @ pinvA) @ A

@@ -10,7 +10,7 @@ import builtins
 import math
 import warnings
 
-from .. import _dtype
+from .. import _dtype, return_types
 from .._tensor import Tensor, _wrap_dim
 from .._array import xp
 from .._ops import defop, aten
@@ -81,30 +81,6 @@ def _accumulate_dtype(a, dtype):
 
 def _is_float(a):
     return a.dtype.kind in "fc" or a.dtype == _BF16
-
-
-# ---- torch.return_types -------------------------------------------------------------------------------
-class _ReturnType(tuple):
-    """A torch.return_types.<name> value: a pair that is also reachable by field names."""
-    _fields = ("values", "indices")
-
-    def __repr__(self):
-        a, b = self._fields
-        return f"torch.return_types.{type(self).__name__}(\n{a}={self[0]!r},\n{b}={self[1]!r})"
-
-
-_RETURN_TYPES = {}
-
-
-def _ValuesIndices(first, second, name="max"):
-    """torch.return_types.max(values, indices) and friends (aminmax's fields are min and max)."""
-    cls = _RETURN_TYPES.get(name)
-    if cls is None:
-        fields = ("min", "max") if name == "aminmax" else ("values", "indices")
-        cls = _RETURN_TYPES[name] = type(name, (_ReturnType,), {
-            "_fields": fields, "__module__": "torch.return_types", "__slots__": (),
-            fields[0]: property(lambda self: self[0]), fields[1]: property(lambda self: self[1])})
-    return tuple.__new__(cls, (first, second))
 
 
 # ==========================================================================================================
@@ -412,7 +388,7 @@ def _extreme(fn, input, dim, keepdim, op, dim_op):
                             f"but expected one of: (Tensor input, int dim, bool keepdim)")
         return op(input)
     values, indices = dim_op(input, _one_dim(fn, dim), keepdim)
-    return _ValuesIndices(values, indices, fn)
+    return getattr(return_types, fn)((values, indices))
 
 
 @method()
@@ -463,7 +439,7 @@ def aminmax(input, *, dim=None, keepdim=False):
     if seam.on:
         return seam.torch_function(aminmax, (input,), {"dim": dim, "keepdim": keepdim})
     low, high = aminmax_op(input, dim=dim, keepdim=keepdim)
-    return _ValuesIndices(low, high, "aminmax")
+    return return_types.aminmax((low, high))
 
 
 @method()
@@ -855,7 +831,7 @@ def cummax(input, dim):
     if seam.on:
         return seam.torch_function(cummax, (input, dim), {})
     values, indices = cummax_op(input, dim)
-    return _ValuesIndices(values, indices, "cummax")
+    return return_types.cummax((values, indices))
 
 
 @method()
@@ -864,7 +840,7 @@ def cummin(input, dim):
     if seam.on:
         return seam.torch_function(cummin, (input, dim), {})
     values, indices = cummin_op(input, dim)
-    return _ValuesIndices(values, indices, "cummin")
+    return return_types.cummin((values, indices))
 
 
 # ==========================================================================================================
@@ -1095,7 +1071,7 @@ def sort(input, dim=-1, descending=False, stable=None, **numpy_names):
         values, indices = sort_op(input, dim, descending)
     else:
         values, indices = sort_stable_op(input, stable=stable, dim=dim, descending=descending)
-    return _ValuesIndices(values, indices, "sort")
+    return return_types.sort((values, indices))
 
 
 @method()
@@ -1116,7 +1092,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True, **numpy_names):
     if numpy_names:
         dim, _ = _numpy_names("topk", numpy_names, dim, False)
     values, indices = topk_op(input, k, dim, largest, sorted)
-    return _ValuesIndices(values, indices, "topk")
+    return return_types.topk((values, indices))
 
 
 @method()
@@ -1127,14 +1103,14 @@ def kthvalue(input, k, dim=-1, keepdim=False, **numpy_names):
     if numpy_names:
         dim, keepdim = _numpy_names("kthvalue", numpy_names, dim, keepdim)
     values, indices = kthvalue_op(input, k, dim, keepdim)
-    return _ValuesIndices(values, indices, "kthvalue")
+    return return_types.kthvalue((values, indices))
 
 
 def _median_like(fn, op, dim_op, input, dim, keepdim):
     if dim is None:
         return op(input)
     values, indices = dim_op(input, _one_dim(fn, dim), keepdim)
-    return _ValuesIndices(values, indices, fn)
+    return getattr(return_types, fn)((values, indices))
 
 
 @method()
@@ -1166,7 +1142,7 @@ def mode(input, dim=-1, keepdim=False, **numpy_names):
     if numpy_names:
         dim, keepdim = _numpy_names("mode", numpy_names, dim, keepdim)
     values, indices = mode_op(input, dim, keepdim)
-    return _ValuesIndices(values, indices, "mode")
+    return return_types.mode((values, indices))
 
 
 # ==========================================================================================================
