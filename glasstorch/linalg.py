@@ -193,12 +193,12 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
         return vector_norm(A, 2, (d0, d1), keepdim)
     if ord in ("nuc", 2, -2):
         # the two dims moved last (torch's permute), then the singular values
-        rest = [i for i in range(A.dim()) if i not in (d0, d1)]
-        S = svdvals(A.permute(rest + [d0, d1]))
-        result = S.sum(-1) if ord == "nuc" else (amax if ord == 2 else amin)(S, -1)
+        permutation = [i for i in range(A.dim()) if i not in (d0, d1)] + [d0, d1]
+        S = svdvals(A.permute(permutation))
+        result = S.sum(-1, keepdim=keepdim) if ord == "nuc" else (amax if ord == 2 else amin)(S, -1, keepdim)
         if keepdim:
-            for d in sorted((d0, d1)):
-                result = result.unsqueeze(d)
+            reverse = [permutation.index(i) for i in range(A.dim())]
+            result = result.unsqueeze(-1).permute(reverse)
         return result
     if ord in (1, -1, math.inf, -math.inf):
         # the max/min over one dim of the absolute sums over the other (torch's order of the two calls)

@@ -188,7 +188,14 @@ triu_op = defop("triu(Tensor self, int diagonal=0) -> Tensor", _triangle(False),
 
 # ---- _unsafe_view, squeeze_ (shape): the views matmul's decomposition records ----------------------------
 def _unsafe_view_kernel(self, size):
-    return self.reshape(tuple(size))
+    """A view with another shape, which must need no copy (torch's error otherwise)."""
+    out = self.view()
+    try:
+        out.shape = tuple(size)
+    except AttributeError:
+        raise RuntimeError("view size is not compatible with input tensor's size and stride (at least one dimension "
+                           "spans across two contiguous subspaces). Use .reshape(...) instead.") from None
+    return out
 
 
 def _squeeze_dim_kernel(self, dim):

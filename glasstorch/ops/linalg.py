@@ -572,13 +572,17 @@ def tensordot(a, b, dims=2, out=None):
     for j in free_b:
         size2 *= b.shape[j]
     rsizes = [a.shape[i] for i in free_a] + [b.shape[j] for j in free_b]
-    if size1 == 1 and size2 == 1:
-        t1 = a.permute(free_a + da).reshape(csize)
-        t2 = b.permute(db + free_b).reshape(csize)
+    if size1 == 1 and size2 == 1:       # every dim contracted: a dot of the flattened operands
+        t1, t2 = _flat(a.permute(free_a + da)), _flat(b.permute(db + free_b))
         return dot_op(t1, t2).view(rsizes)
     t1 = a.permute(free_a + da).reshape(size1, csize)
     t2 = b.permute(db + free_b).reshape(csize, size2)
     return mm_op(t1, t2).reshape(rsizes)
+
+
+def _flat(t):
+    """t.flatten(): a 1-D tensor is returned as it is (no node), as torch's flatten does."""
+    return t if t.dim() == 1 else t.reshape(-1)
 
 
 @method()
@@ -602,9 +606,13 @@ def kron(input, other):
 # ==========================================================================================================
 # torch.linalg's primitive ops
 # ==========================================================================================================
-class LinAlgError(RuntimeError):
-    """torch.linalg.LinAlgError: a matrix that can't be factorised or inverted (a RuntimeError, as torch's)."""
-    __module__ = "torch.linalg"
+class _LinAlgError(RuntimeError):
+    """torch.linalg.LinAlgError (torch's class is ``torch._C._LinAlgError``): a matrix that can't be
+    factorised or inverted. A RuntimeError, as torch's."""
+    __module__ = "torch._C"
+
+
+LinAlgError = _LinAlgError
 
 
 def _check_float(fn, A, name="A"):
@@ -858,6 +866,12 @@ def _linalg_pinv_kernel(self, *, atol=None, rtol=None, hermitian=False):
 
 
 def _linalg_cross_kernel(self, other, *, dim=-1):
+    if self.ndim != other.ndim:
+        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
+    d = _wrap_dim(dim, self.ndim)
+    if self.shape[d] != 3 or other.shape[d] != 3:
+        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {self.shape[d]} and "
+                           f"{other.shape[d]}")
     if self.dtype != other.dtype:
         raise RuntimeError(f"expected scalar type {_DTYPE_OF[self.dtype]._legacy} but found "
                            f"{_DTYPE_OF[other.dtype]._legacy}")
@@ -866,11 +880,6 @@ def _linalg_cross_kernel(self, other, *, dim=-1):
     except ValueError:
         from .pointwise import broadcast_error
         raise broadcast_error(self.shape, other.shape) from None
-    d = _wrap_dim(dim, len(shape))
-    back = d - len(shape)          # the dim counted from the end: the inputs share it after broadcasting
-    sizes = [a.shape[back] if -back <= a.ndim else 1 for a in (self, other)]
-    if sizes != [3, 3]:
-        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {sizes[0]} and {sizes[1]}")
     return xp.cross(xp.broadcast_to(self, shape), xp.broadcast_to(other, shape), axis=d)
 
 
@@ -987,7 +996,7 @@ def matrix_power(input, n):
         a = inverse(input)
         n = -n
     if n == 1:
-        return a.clone()
+        return a.clone() if a is input else a
     if n == 2:
         return matmul(a, a)
     if n == 3:

@@ -41,6 +41,12 @@ def _numpy_names(fn, names, dim, keepdim):
     return dim, keepdim
 
 
+def _required_dim(fn, dim):
+    """A dim torch requires (``dim`` defaults to None here only so that NumPy's ``axis=`` can give it)."""
+    if dim is None:
+        raise TypeError(f'{fn}() missing 1 required positional arguments: "dim"')
+
+
 def _dim_list(dim):
     """An ``int[1]`` argument as torch passes it on: a tuple (``sum(x, 1)`` saves ``(1,)``)."""
     return (dim,) if isinstance(dim, int) else tuple(dim)
@@ -660,12 +666,13 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None, **numpy_names):
 
 
 @method()
-def logsumexp(input, dim, keepdim=False, **numpy_names):
+def logsumexp(input, dim=None, keepdim=False, **numpy_names):
     """``log(sum(exp(x)))`` over ``dim``, computed without overflow."""
     if seam.on:
         return seam.torch_function(logsumexp, (input, dim, keepdim), numpy_names)
     if numpy_names:
         dim, keepdim = _numpy_names("logsumexp", numpy_names, dim, keepdim)
+    _required_dim("logsumexp", dim)
     return logsumexp_op(input, _dim_list(dim), keepdim)
 
 
@@ -806,22 +813,24 @@ CumsumBackward0, CumprodBackward0, CummaxBackward0, CumminBackward0 = cumsum_op.
 
 
 @method()
-def cumsum(input, dim, *, dtype=None, **numpy_names):
+def cumsum(input, dim=None, *, dtype=None, **numpy_names):
     """Running sums along ``dim``."""
     if seam.on:
         return seam.torch_function(cumsum, (input, dim), dict(numpy_names, dtype=dtype))
     if numpy_names:
         dim, _ = _numpy_names("cumsum", numpy_names, dim, False)
+    _required_dim("cumsum", dim)
     return cumsum_op(input, dim, dtype=dtype)
 
 
 @method()
-def cumprod(input, dim, *, dtype=None, **numpy_names):
+def cumprod(input, dim=None, *, dtype=None, **numpy_names):
     """Running products along ``dim`` (its gradient is exact with zeros)."""
     if seam.on:
         return seam.torch_function(cumprod, (input, dim), dict(numpy_names, dtype=dtype))
     if numpy_names:
         dim, _ = _numpy_names("cumprod", numpy_names, dim, False)
+    _required_dim("cumprod", dim)
     return cumprod_op(input, dim, dtype=dtype)
 
 
