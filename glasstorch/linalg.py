@@ -12,7 +12,9 @@ from . import return_types
 from ._array import xp
 from .autograd.grad_mode import no_grad
 from ._seam import seam
-from ._tensor import _wrap_dim
+from ._tensor import Tensor, _wrap_dim
+from ._dtype import float64
+from .ops.creation import tensor
 from .ops.linalg import (LinAlgError, det, matrix_power, linalg_det_op, linalg_slogdet_op, linalg_inv_ex_op,  # noqa: F401
                          linalg_solve_ex_op, linalg_solve_triangular_op, linalg_eig_op, linalg_eigh_op, linalg_svd_op,
                          linalg_qr_op, linalg_cholesky_ex_op, linalg_pinv_op, linalg_cross_op)
@@ -135,13 +137,7 @@ def cholesky_ex(A, *, upper=False, check_errors=False):
 
 
 def _tolerance(value):
-    from .ops.creation import tensor
-    return value if value is None or hasattr(value, "_data") else tensor(float(value), dtype=_float64())
-
-
-def _float64():
-    from . import float64
-    return float64
+    return value if value is None or isinstance(value, Tensor) else tensor(float(value), dtype=float64)
 
 
 def pinv(A, *, atol=None, rtol=None, hermitian=False):

@@ -551,6 +551,8 @@ def _norm_extra(make, dtype):
         yield SampleInput(x, p, 1)
     yield SampleInput(x, 2, (0, 1), True)
     yield SampleInput(x, "fro")
+    yield SampleInput(x, "nuc")
+    yield SampleInput(x, "nuc", (0, 1), True)
     yield SampleInput(x, dim=0)
     yield SampleInput(make((3,), values=[0, 0, 0]), nondiff=True)  # the norm's gradient at 0 is 0, not nan
 

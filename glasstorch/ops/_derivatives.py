@@ -24,7 +24,10 @@ def wrap_dims(dim, ndim):
         return None
     if isinstance(dim, int):
         return (_wrap_dim(dim, ndim),)
-    if len(dim) == 0:
+    n = len(dim)
+    if n == 1:
+        return (_wrap_dim(dim[0], ndim),)
+    if n == 0:
         return None
     return tuple(sorted(_wrap_dim(d, ndim) for d in dim))
 

@@ -13,6 +13,8 @@ from .._array import xp
 from .._ops import defop, aten
 from .._seam import seam
 from ._op import method
+from .pointwise import broadcast_error
+from .creation import eye, zeros, tensor
 from . import _borrowed  # noqa: F401  (aten ops the formulas call: _unsafe_view, diagonal, tril...)
 from ._derivatives import (mH, linalg_det_backward, slogdet_backward, linalg_solve_backward,
                            linalg_solve_triangular_backward, linalg_eig_backward, svd_backward, linalg_qr_backward,
@@ -278,7 +280,6 @@ def matmul(input, other):
     try:
         batch = xp.broadcast_shapes(batch1, batch2)
     except ValueError:
-        from .pointwise import broadcast_error
         raise broadcast_error(batch1, batch2) from None
     nbatch = 1
     for s in batch:
@@ -878,7 +879,6 @@ def _linalg_cross_kernel(self, other, *, dim=-1):
     try:
         shape = xp.broadcast_shapes(self.shape, other.shape)
     except ValueError:
-        from .pointwise import broadcast_error
         raise broadcast_error(self.shape, other.shape) from None
     return xp.cross(xp.broadcast_to(self, shape), xp.broadcast_to(other, shape), axis=d)
 
@@ -989,7 +989,6 @@ def matrix_power(input, n):
         raise RuntimeError(f"linalg.matrix_power: A must be batches of square matrices, but they are "
                            f"{input.shape[-2]} by {input.shape[-1]} matrices")
     if n == 0:
-        from .creation import eye
         return input.clone().copy_(eye(input.shape[-1], dtype=input.dtype).expand(input.shape))
     a = input
     if n < 0:
@@ -1036,7 +1035,6 @@ def pinverse(input, rcond=1e-15):
     """The pseudo-inverse, singular values below ``rcond`` times the largest taken as 0."""
     if seam.on:
         return seam.torch_function(pinverse, (input, rcond), {})
-    from .creation import tensor
     return linalg_pinv_op(input, atol=None, rtol=tensor(rcond, dtype=_dtype.float64))
 
 
@@ -1047,7 +1045,6 @@ def svd(input, some=True, compute_uv=True):
         return seam.torch_function(svd, (input, some, compute_uv), {})
     U, S, Vh = linalg_svd_op(input, not some, compute_uv or input.requires_grad)
     if not compute_uv:
-        from .creation import zeros
         m, n = input.shape[-2], input.shape[-1]
         U = zeros(tuple(input.shape[:-2]) + (m, m if not some else min(m, n)), dtype=input.dtype)
         V = zeros(tuple(input.shape[:-2]) + (n, n if not some else min(m, n)), dtype=input.dtype)
@@ -1079,3 +1076,41 @@ def cholesky(input, upper=False):
                   "This transform will produce equivalent results for all valid (symmetric positive definite) inputs.",
                   UserWarning, stacklevel=2)
     return cholesky_op(input, upper)
+
+
+# ---- removed in torch 1.9: the names remain and say what replaced them, as torch's do ------------------------
+_REMOVED = {
+    "eig": "This function was deprecated since version 1.9 and is now removed. `torch.linalg.eig` returns complex "
+           "tensors of dtype `cfloat` or `cdouble` rather than real tensors mimicking complex tensors.\n\nL, _ = "
+           "torch.eig(A) should be replaced with:\nL_complex = torch.linalg.eigvals(A)\n\nand\n\nL, V = torch.eig(A, "
+           "eigenvectors=True) should be replaced with:\nL_complex, V_complex = torch.linalg.eig(A)",
+    "matrix_rank": "This function was deprecated since version 1.9 and is now removed.\nPlease use the "
+                   "`torch.linalg.matrix_rank` function instead. The parameter 'symmetric' was renamed in "
+                   "`torch.linalg.matrix_rank()` to 'hermitian'.",
+    "solve": "This function was deprecated since version 1.9 and is now removed. `torch.solve` is deprecated in favor "
+             "of `torch.linalg.solve`. `torch.linalg.solve` has its arguments reversed and does not return the LU "
+             "factorization.\n\nTo get the LU factorization see `torch.lu`, which can be used with `torch.lu_solve` "
+             "or `torch.lu_unpack`.\nX = torch.solve(B, A).solution should be replaced with:\nX = "
+             "torch.linalg.solve(A, B)",
+}
+
+
+def eig(input, eigenvectors=False):
+    """Removed in torch 1.9: raises torch's error, which names torch.linalg.eig."""
+    if seam.on:
+        return seam.torch_function(eig, (input, eigenvectors), {})
+    raise RuntimeError(_REMOVED["eig"])
+
+
+def matrix_rank(input, tol=None, symmetric=False):
+    """Removed in torch 1.9: raises torch's error, which names torch.linalg.matrix_rank."""
+    if seam.on:
+        return seam.torch_function(matrix_rank, (input, tol, symmetric), {})
+    raise RuntimeError(_REMOVED["matrix_rank"])
+
+
+def solve(input, A):
+    """Removed in torch 1.9: raises torch's error, which names torch.linalg.solve."""
+    if seam.on:
+        return seam.torch_function(solve, (input, A), {})
+    raise RuntimeError(_REMOVED["solve"])

@@ -16,6 +16,7 @@ from .._array import xp
 from .._ops import defop, aten
 from .._seam import seam
 from ._op import method
+from .pointwise import maximum, minimum
 from . import _borrowed  # noqa: F401  (aten ops the formulas call: flip, gather, cat, slice...)
 from ._derivatives import (sum_backward, mean_backward, nansum_backward, evenly_distribute_backward,
                            scale_grad_by_count, restore_reduced_dims, gather_with_keepdimed_indices,
@@ -60,7 +61,11 @@ def _axes(dim, ndim):
     if isinstance(dim, int):
         d = _wrap_dim(dim, ndim)
         return (d,) if ndim else ()
-    if len(dim) == 0:
+    n = len(dim)
+    if n == 1:                      # the common case, kept short: sum(x, 1) passes (1,)
+        d = _wrap_dim(dim[0], ndim)
+        return (d,) if ndim else ()
+    if n == 0:
         return None
     axes = tuple(_wrap_dim(d, ndim) for d in dim)
     if len(set(axes)) != len(axes):
@@ -386,7 +391,6 @@ def _extreme(fn, input, dim, keepdim, op, dim_op):
     """torch.max/min: over everything, along one dim (values and indices), or -- given a tensor --
     the elementwise maximum/minimum."""
     if isinstance(dim, Tensor):
-        from .pointwise import maximum, minimum
         return (maximum if op is max_op else minimum)(input, dim)
     if dim is None:
         if keepdim:
@@ -658,7 +662,7 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None, **numpy_names):
     if p is not None and not isinstance(p, (int, float, str)):
         raise TypeError(f"linalg_vector_norm(): argument 'ord' (position 2) must be Number, not {type(p).__name__}")
     if p == "nuc":
-        from .linalg import matrix_norm
+        from ..linalg import matrix_norm     # (glasstorch.linalg imports this module)
         return matrix_norm(input, "nuc", dim if dim is not None else (-2, -1), keepdim)
     if p == "fro" or p is None:
         p = 2
