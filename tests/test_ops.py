@@ -840,6 +840,8 @@ def test_saved_values_match_torch(name):
     assert type(g_fn).__name__ == type(t_fn).__name__
     names = [k for k in dir(t_fn) if k.startswith("_saved_") and k not in _SAVED_NOT_KEPT]
     assert names, "torch saves nothing here: a useless case"
+    extra = [k for k in dir(g_fn) if k.startswith("_saved_") and k not in dir(t_fn)]
+    assert not extra, f"{type(g_fn).__name__} exposes {extra}, which torch's does not"
     for k in names:
         assert hasattr(g_fn, k), f"{type(g_fn).__name__} has no {k}"
         tv, gv = getattr(t_fn, k), getattr(g_fn, k)

@@ -723,11 +723,10 @@ def _log_softmax_backward_data_kernel(grad_output, output, dim, input_dtype):
 
 softmax_op = defop("_softmax(Tensor self, int dim, bool half_to_float) -> Tensor",
                    _softmax_family_kernel("softmax", False), node="SoftmaxBackward0",
-                   self=lambda grad, result, dim, self_dtype: aten._softmax_backward_data(grad, result, dim, self_dtype))
+                   self=lambda grad, result, dim: aten._softmax_backward_data(grad, result, dim, result.dtype))
 log_softmax_op = defop("_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor",
                        _softmax_family_kernel("log_softmax", True), node="LogSoftmaxBackward0",
-                       self=lambda grad, result, dim, self_dtype: aten._log_softmax_backward_data(
-                           grad, result, dim, self_dtype))
+                       self=lambda grad, result, dim: aten._log_softmax_backward_data(grad, result, dim, result.dtype))
 softmax_backward_data_op = defop(
     "_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor",
     _softmax_backward_data_kernel, node="SoftmaxBackwardDataBackward0",
