@@ -31,13 +31,16 @@ weight gradient recomputes the input's columns, as torch does, instead of keepin
 channels x kernel times larger copy of every layer's input alive between forward and backward.
 """
 import itertools
+import weakref
 
 from .. import _dtype
-from .._array import xp
+from .._array import xp, array_types
 from .._ops import defop, aten
 from .._seam import seam
+from ..autograd import grad_mode
 
 _as_strided = xp.lib.stride_tricks.as_strided
+_ARRAY_TYPES = array_types()
 
 
 def _prod(xs):
@@ -158,30 +161,71 @@ def _rows(t, groups, bl):
     return (_batch_last(t) if bl else _swap01(t)).reshape(groups, c // groups, -1)
 
 
-def _conv_forward(x, w, stride, padding, dilation, groups, bl):
-    """y = W applied to the columns of x: (N, O, *grid), contiguous."""
+class _ColumnsMemo:
+    """The columns of a convolution's input, kept from the forward for its weight gradient.
+
+    ``convolution_backward`` receives the input itself (its schema is torch's), and computing the
+    weight gradient from it means laying its windows out as columns again -- a copy as large as the
+    input times the kernel size, which in a small network costs as much as the matrix product. So
+    the forward, when it runs with grad mode on, leaves its columns here, keyed by the input array's
+    identity and the geometry; the backward takes them (once) if they are for the same array and
+    geometry, and recomputes them otherwise. An entry lives no longer than its input array (a weak
+    reference drops it) and is replaced by the next forward on that array: at most one set of
+    columns per live convolution input, what a node keeping them would hold.
+    """
+
+    def __init__(self):
+        self._entries = {}
+
+    def put(self, x, key, cols):
+        ident = id(x)
+        entries = self._entries
+        entries[ident] = (weakref.ref(x, lambda _ref: entries.pop(ident, None)), key, cols)
+
+    def take(self, x, key):
+        entry = self._entries.get(id(x))
+        if entry is None or entry[0]() is not x or entry[1] != key:
+            return None
+        del self._entries[id(x)]
+        return entry[2]
+
+
+_columns = _ColumnsMemo()
+_grad_state = grad_mode._state
+
+
+def _conv_forward(x, w, stride, padding, dilation, groups, bl, keep=False):
+    """y = W applied to the columns of x: (N, O, *grid), contiguous. ``keep``: leave the columns for
+    the weight gradient (``_ColumnsMemo``)."""
     n, o = x.shape[0], w.shape[0]
     cols, grid = _im2col(x, w.shape[2:], stride, padding, dilation, groups, bl)   # (g, C/g*K, N*L)
+    if keep:
+        _columns.put(x, (tuple(w.shape), tuple(stride), tuple(padding), tuple(dilation), groups, bl), cols)
     y = xp.matmul(w.reshape(groups, o // groups, -1), cols)                       # (g, O/g, N*L)
     if bl:
         return _batch_first(y.reshape((o,) + tuple(grid) + (n,)))
     return _swap01(y.reshape((o, n) + tuple(grid)))
 
 
-def _conv_input_grad(g, w, channels, size, stride, padding, dilation, groups, bl):
+def _conv_input_grad(g, w, channels, size, stride, padding, dilation, groups, bl, rows=None):
     """col2im(W^T @ rows(g)): the map from a convolution's output (N, O, *grid) back onto its input
-    (N, C, *size) -- the input gradient, and a transposed convolution's forward."""
+    (N, C, *size) -- the input gradient, and a transposed convolution's forward. ``rows``: g's rows
+    when the caller has them already."""
     kernel = w.shape[2:]
-    rows = _rows(g, groups, bl)                                                   # (g, O/g, N*L)
+    if rows is None:
+        rows = _rows(g, groups, bl)                                               # (g, O/g, N*L)
     wt = w.reshape(groups, w.shape[0] // groups, -1).transpose(0, 2, 1)           # (g, C/g*K, O/g)
     cols = xp.matmul(wt, rows).reshape(channels * _prod(kernel), -1)
     return _col2im(cols, channels, g.shape[0], size, kernel, stride, padding, dilation, g.shape[2:], bl)
 
 
-def _conv_weight_grad(g, x, wshape, stride, padding, dilation, groups, bl):
+def _conv_weight_grad(g, x, wshape, stride, padding, dilation, groups, bl, rows=None):
     """The weight gradient sum over positions of rows(g) x cols(x)^T, shaped as the weight."""
-    cols, _ = _im2col(x, wshape[2:], stride, padding, dilation, groups, bl)       # (g, C/g*K, N*L)
-    rows = _rows(g, groups, bl)                                                   # (g, O/g, N*L)
+    cols = _columns.take(x, (tuple(wshape), tuple(stride), tuple(padding), tuple(dilation), groups, bl))
+    if cols is None:
+        cols, _ = _im2col(x, wshape[2:], stride, padding, dilation, groups, bl)   # (g, C/g*K, N*L)
+    if rows is None:
+        rows = _rows(g, groups, bl)                                               # (g, O/g, N*L)
     gw_t = xp.matmul(cols, rows.transpose(0, 2, 1))                               # (g, C/g*K, O/g)
     return xp.ascontiguousarray(gw_t.transpose(0, 2, 1)).reshape(wshape)
 
@@ -247,7 +291,7 @@ def _convolution_kernel(input, weight, bias, stride, padding, dilation, transpos
     kernel = weight.shape[2:]
     if not transposed:
         bl = _batch_last_layout(_out_size(input.shape[2:], kernel, stride, padding, dilation), stride)
-        y = _conv_forward(input, weight, stride, padding, dilation, groups, bl)
+        y = _conv_forward(input, weight, stride, padding, dilation, groups, bl, keep=_grad_state.enabled)
     else:
         size = _transposed_size(input.shape[2:], kernel, stride, padding, dilation, output_padding)
         y = _conv_input_grad(input, weight, weight.shape[1] * groups, size, stride, padding, dilation, groups,
@@ -267,10 +311,12 @@ def _convolution_backward_kernel(grad_output, input, weight, bias_sizes, stride,
         gb = g.sum(axis=(0,) + tuple(range(2, g.ndim)))
     if not transposed:   # y = conv(x, W): the gradients are its two adjoints
         bl = _batch_last_layout(g.shape[2:], stride)
+        rows = _rows(g, groups, bl) if need_weight or need_input else None      # shared by both products
         if need_weight:
-            gw = _conv_weight_grad(g, input, weight.shape, stride, padding, dilation, groups, bl)
+            gw = _conv_weight_grad(g, input, weight.shape, stride, padding, dilation, groups, bl, rows)
         if need_input:
-            gi = _conv_input_grad(g, weight, input.shape[1], input.shape[2:], stride, padding, dilation, groups, bl)
+            gi = _conv_input_grad(g, weight, input.shape[1], input.shape[2:], stride, padding, dilation, groups, bl,
+                                  rows)
     else:                # y = conv_input_grad(x, W): its adjoints are the convolution and the weight gradient
         bl = _batch_last_layout(input.shape[2:], stride)
         if need_weight:
@@ -288,33 +334,70 @@ def _convolution_derivative(grad, input, weight, stride, padding, dilation, tran
                                      padding, dilation, transposed, output_padding, groups, list(output_mask))
 
 
+def _cat(parts, dim):
+    """cat on arrays or Tensors (``cat`` is not an aten op of glasstorch yet: its public function)."""
+    if isinstance(parts[0], _ARRAY_TYPES):
+        return xp.concatenate(parts, axis=dim)
+    from .joining import cat
+    return cat(parts, dim)
+
+
 def _convolution_double_backward(grads, grad_output, input, weight, stride, padding, dilation, transposed,
                                  output_padding, groups, output_mask):
-    """torch's _convolution_double_backward. convolution_backward is linear in each argument, so with
-    ggI, ggW, ggb the gradients flowing into its three outputs:
+    """torch's _convolution_double_backward, call for call (so dispatch-level tools see the same
+    convolutions). With ggI, ggW, ggb the gradients flowing into convolution_backward's outputs:
 
-    * grad_output: conv(ggI, W) + conv(x, ggW) + ggb (the forward, applied to each);
-    * input:  the input gradient of conv(x, ggW) for grad_output;
-    * weight: the weight gradient of conv(ggI, W) for grad_output.
+    * grad_output: ggO = conv(ggI, W) + conv(x, ggW) + ggb -- the forward, applied to each;
+    * weight: gW = conv(ggI^T, gO^T)^T -- batch and channels swapped, stride and dilation trading
+      places (one convolution per group), cut to the kernel's size;
+    * input: gI = conv_transpose(gO, ggW) (conv(gO, ggW) for a transposed convolution), with the
+      output padding that gives back the input's size.
     """
     gg_input, gg_weight, gg_bias = grads
-    params = (stride, padding, dilation, transposed, output_padding, groups)
-    need_grad_output, need_input, need_weight = output_mask
+    nd = weight.ndim - 2
+    empty = _prod(input.shape) == 0
     g_grad_output = g_input = g_weight = None
-    if need_grad_output:
+    if not empty:
         if gg_input is not None:
-            g_grad_output = aten.convolution(gg_input, weight, None, *params)
+            g_grad_output = aten.convolution(gg_input, weight, None, stride, padding, dilation, transposed,
+                                             output_padding, groups)
         if gg_weight is not None:
-            part = aten.convolution(input, gg_weight, None, *params)
-            g_grad_output = part if g_grad_output is None else g_grad_output + part
-        if gg_bias is not None:
-            b = gg_bias.reshape((1, -1) + (1,) * (grad_output.ndim - 2))
-            g_grad_output = aten.expand(b, list(grad_output.shape)) if g_grad_output is None else g_grad_output + b
-    if need_input and gg_weight is not None:
-        g_input = aten.convolution_backward(grad_output, input, gg_weight, None, *params, [True, False, False])[0]
-    if need_weight and gg_input is not None:
-        g_weight = aten.convolution_backward(grad_output, gg_input, weight, None, *params, [False, True, False])[1]
+            term = aten.convolution(input, gg_weight, None, stride, padding, dilation, transposed, output_padding,
+                                    groups)
+            g_grad_output = term if g_grad_output is None else g_grad_output + term
+    if gg_bias is not None:
+        b = aten.expand(gg_bias.reshape((1, -1) + (1,) * nd), list(grad_output.shape))
+        g_grad_output = b if g_grad_output is None else g_grad_output + b
+    if gg_input is not None and not empty:
+        # the weight gradient as a convolution over the batch: stride and dilation swap roles
+        go_t, gi_t = aten.transpose.int(grad_output, 0, 1), aten.transpose.int(gg_input, 0, 1)
+        zeros = [0] * nd
+        parts = []
+        for g in range(groups):
+            a, b = (_group_slice(go_t, g, groups), _group_slice(gi_t, g, groups)) if transposed else \
+                (_group_slice(gi_t, g, groups), _group_slice(go_t, g, groups))
+            parts.append(aten.convolution(a, b, None, dilation, padding, stride, False, zeros, 1))
+        g_weight = aten.transpose.int(parts[0] if groups == 1 else _cat(parts, 1), 0, 1)
+        if tuple(g_weight.shape[2:]) != tuple(weight.shape[2:]):
+            g_weight = g_weight[(slice(None), slice(None)) + tuple(slice(0, k) for k in weight.shape[2:])]
+    if gg_weight is not None and not empty:
+        if transposed:
+            g_input = aten.convolution(grad_output, gg_weight, None, stride, padding, dilation, False, output_padding,
+                                       groups)
+            if tuple(g_input.shape[2:]) != tuple(input.shape[2:]):
+                g_input = g_input[(slice(None), slice(None)) + tuple(slice(0, s) for s in input.shape[2:])]
+        else:
+            expected = [(k - 1) * d - 2 * p + st * (o - 1) + 1 for k, d, p, st, o in
+                        zip(weight.shape[2:], dilation, padding, stride, grad_output.shape[2:])]
+            out_pad = [s - e for s, e in zip(input.shape[2:], expected)]
+            g_input = aten.convolution(grad_output, gg_weight, None, stride, padding, dilation, True, out_pad, groups)
     return g_grad_output, g_input, g_weight
+
+
+def _group_slice(t, g, groups):
+    """The g-th of ``groups`` equal slices of t along dim 0 (torch's subvariable)."""
+    n = t.shape[0] // groups
+    return t[n * g:n * (g + 1)]
 
 
 convolution_op = defop(

@@ -114,18 +114,20 @@ def _max_pool_kernel(self, kernel_size, stride, padding, dilation, ceil_mode, nd
     size = self.shape[-nd:]
     fill = -xp.inf if self.dtype.kind == "f" else xp.iinfo(self.dtype).min
     views = list(_offset_views(_padded(self, k, s, p, d, out, fill), k, s, d, out))
+    # each kernel offset's flat displacement from its window's origin
+    shifts = xp.array([_flat([o * di for o, di in zip(offset, d)], size) for offset, _ in views], xp.int64)
     best = views[0][1].copy()
-    chosen = xp.zeros(best.shape, xp.int64)     # the chosen element's flat displacement from the window's origin
+    small = xp.uint8 if len(views) < 256 else xp.int32
+    chosen = xp.zeros(best.shape, small)        # which offset holds each window's maximum
     update = xp.empty(best.shape, bool)
-    for offset, view in views[1:]:
-        xp.greater(view, best, out=update)
+    for n, (_, view) in enumerate(views[1:], 1):
+        xp.greater(view, best, out=update)      # strictly greater: the first maximum stays
         xp.maximum(best, view, out=best)        # NaN propagates, as in torch
-        xp.putmask(chosen, update, _flat([o * di for o, di in zip(offset, d)], size))
+        chosen += update * (small(n) - chosen)  # chosen = n where updated (branch-free; wraps back in uint8)
     if best.dtype.kind == "f" and xp.isnan(best).any():
-        for offset, view in views:              # torch keeps the last NaN of a window
-            xp.putmask(chosen, xp.isnan(view), _flat([o * di for o, di in zip(offset, d)], size))
-    chosen += _window_origins(size, s, p, out)
-    return best, chosen
+        for n, (_, view) in enumerate(views):   # torch keeps the last NaN of a window
+            xp.putmask(chosen, xp.isnan(view), n)
+    return best, xp.take(shifts, chosen) + _window_origins(size, s, p, out)
 
 
 def _overlapping(k, s, d):
@@ -232,6 +234,11 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
                                                 return_indices), {})
     if input.dim() not in (2, 3):
         raise RuntimeError(f"max_pool1d() Expected 2D or 3D input tensor, but got {list(input.shape)}")
+    if not return_indices and input._data.dtype.kind not in "fc" and not input.requires_grad:
+        # torch's own 1-d kernel, which it uses when neither indices nor a gradient are needed
+        from .. import _dtype
+        raise NotImplementedError(f'"max_pool1d_impl" not implemented for '
+                                  f'\'{_dtype._BY_NUMPY[input._data.dtype]._legacy}\'')
     stride = kernel_size if stride is None or stride == [] or stride == () else stride
     values, indices = max_pool2d_op(input.unsqueeze(-2), [1, _one(kernel_size)], [1, _one(stride)],
                                     [0, _one(padding)], [1, _one(dilation)], bool(ceil_mode))
