@@ -175,6 +175,40 @@ def test_conv_errors():
         F.conv2d(gt.randn(1, 4, 8, 8), gt.randn(4, 4, 3, 3), stride=2, padding="same")
 
 
+def test_conv_weight_gradient_reuses_forward_columns_safely():
+    """The forward leaves its im2col columns for the weight gradient (ops/nn_conv._ColumnsMemo): used
+    once, for the same input array and geometry only, never outliving the input, not kept under
+    no_grad -- and the gradients stay torch's in every case."""
+    from glasstorch.ops import nn_conv
+    memo = nn_conv._columns._entries
+    x = rand(2, 3, 6, 6)
+    w1, w2 = rand(4, 3, 3, 3), rand(4, 3, 3, 3)
+    tx, tw1, tw2 = (torch.tensor(a, requires_grad=True) for a in (x, w1, w2))
+    gx, gw1, gw2 = (gt.tensor(a, requires_grad=True) for a in (x, w1, w2))
+    # two layers on one input, same geometry; and a second backward through the same graph
+    ty = (TF.conv2d(tx, tw1, padding=1) * TF.conv2d(tx, tw2, padding=1)).sum()
+    gy = (F.conv2d(gx, gw1, padding=1) * F.conv2d(gx, gw2, padding=1)).sum()
+    for _ in range(2):
+        expected = torch.autograd.grad(ty, (tx, tw1, tw2), retain_graph=True)
+        got = gt.autograd.grad(gy, (gx, gw1, gw2), retain_graph=True)
+        for a, b in zip(expected, got):
+            np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=1e-7, atol=1e-9)
+    del gy
+    before = len(memo)
+    with gt.no_grad():
+        F.conv2d(gt.tensor(x), gt.tensor(w1))
+    assert len(memo) == before                       # no_grad: nothing kept
+    F.conv2d(gt.tensor(x, requires_grad=True), gt.tensor(w1))  # output and input dropped at once
+    assert len(memo) == before                       # the entry went with its input
+    keep = gt.tensor(x, requires_grad=True)
+    out = F.conv2d(keep, gt.tensor(w1, requires_grad=True))
+    assert len(memo) == before + 1
+    with gt.no_grad():
+        keep.add_(1.0)                               # torch's rule: the saved input was modified
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        out.sum().backward()
+
+
 def test_unfold_fold():
     for kw in (dict(kernel_size=3), dict(kernel_size=(2, 3), dilation=2, padding=1, stride=2)):
         check(lambda x: TF.unfold(x, **kw), lambda x: F.unfold(x, **kw), rand(2, 3, 7, 8))
