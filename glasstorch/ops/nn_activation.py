@@ -21,9 +21,8 @@ from .._tensor import Tensor, _wrap, _wrap_dim
 from .._array import xp, erf as _erf
 from .._ops import defop, aten
 from .._seam import seam
-from .. import _dtype
 from ..autograd import grad_mode
-from ._op import float_array, inplace
+from ._op import float_array, inplace, check_floating
 
 SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 SQRT1_2 = math.sqrt(0.5)
@@ -31,14 +30,6 @@ GELU_PDF = 0.5 * math.sqrt(2.0) / math.sqrt(math.pi)      # 1/sqrt(2 pi): the no
 SELU_ALPHA = 1.6732632423543772848170429916717
 SELU_SCALE = 1.0507009873554804934193349852946
 _state = grad_mode._state
-
-
-def _floats_only(kernel_name):
-    """torch's refusal of integer and bool inputs for a floating-point kernel."""
-    def check(x):
-        if x.dtype.kind not in "fc" and x.dtype != _dtype.bfloat16.numpy_dtype:
-            raise NotImplementedError(f'"{kernel_name}" not implemented for \'{_dtype._BY_NUMPY[x.dtype]._legacy}\'')
-    return check
 
 
 def _zeros(grad):
@@ -61,11 +52,8 @@ def _scalar(x, value):
 
 
 # ---- leaky_relu / prelu ------------------------------------------------------------------------
-_leaky_check = _floats_only("leaky_relu_cpu")
-
-
 def _leaky_relu_kernel(self, negative_slope=0.01):
-    _leaky_check(self)
+    check_floating(self, "leaky_relu_cpu")
     return xp.where(self > 0, self, self * _scalar(self, negative_slope))
 
 
@@ -145,21 +133,18 @@ def prelu(input, weight):
 
 
 # ---- the ELU family ------------------------------------------------------------------------------
-_elu_check = _floats_only("elu_cpu")
-
-
 def _elu_array(x, alpha, scale, input_scale):
     neg = xp.expm1(x * _scalar(x, input_scale)) * _scalar(x, alpha * scale)
     return xp.where(x > 0, x * _scalar(x, scale), neg)
 
 
 def _elu_kernel(self, alpha=1, scale=1, input_scale=1):
-    _elu_check(self)
+    check_floating(self, "elu_cpu")
     return _elu_array(self, alpha, scale, input_scale)
 
 
 def _celu_kernel(self, alpha=1.0):
-    _elu_check(self)
+    check_floating(self, "elu_cpu")
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError")
     return _elu_array(self, alpha, 1.0, 1.0 / alpha)
@@ -222,9 +207,6 @@ def celu(input, alpha=1.0):
 
 
 # ---- gelu ---------------------------------------------------------------------------------------------------
-_gelu_check = _floats_only("GeluKernelImpl")
-
-
 def _check_approximate(approximate):
     if approximate not in ("none", "tanh"):
         raise RuntimeError("approximate argument must be either none or tanh.")
@@ -232,7 +214,7 @@ def _check_approximate(approximate):
 
 def _gelu_kernel(self, *, approximate="none"):
     """x * Phi(x), Phi the standard normal CDF; 'tanh' uses torch's tanh approximation of Phi."""
-    _gelu_check(self)
+    check_floating(self, "GeluKernelImpl")
     _check_approximate(approximate)
     x, t = self, self.dtype.type
     if approximate == "tanh":
@@ -290,9 +272,6 @@ def gelu(input, approximate="none"):
 
 
 # ---- silu, mish: torch differentiates their composite form when the backward must record ------------------
-_silu_check, _mish_check = _floats_only("silu_cpu"), _floats_only("mish_cpu")
-
-
 def _silu_backward_kernel(grad_output, self):
     s = _sigmoid_array(self)
     return grad_output * s * (1 + self * (1 - s))
@@ -320,11 +299,19 @@ def _mish_derivative(grad, self):
     return aten.mish_backward(grad, self)
 
 
-silu_op = defop("silu(Tensor self) -> Tensor", lambda self: _silu_check(self) or self * _sigmoid_array(self),
-                node="SiluBackward0", self=_silu_derivative)
+def _silu_kernel(self):
+    check_floating(self, "silu_cpu")
+    return self * _sigmoid_array(self)
+
+
+def _mish_kernel(self):
+    check_floating(self, "mish_cpu")
+    return self * xp.tanh(_softplus_array(self))
+
+
+silu_op = defop("silu(Tensor self) -> Tensor", _silu_kernel, node="SiluBackward0", self=_silu_derivative)
 silu_backward_op = defop("silu_backward(Tensor grad_output, Tensor self) -> Tensor", _silu_backward_kernel)
-mish_op = defop("mish(Tensor self) -> Tensor", lambda self: _mish_check(self) or self * xp.tanh(_softplus_array(self)),
-                node="MishBackward0", self=_mish_derivative)
+mish_op = defop("mish(Tensor self) -> Tensor", _mish_kernel, node="MishBackward0", self=_mish_derivative)
 mish_backward_op = defop("mish_backward(Tensor grad_output, Tensor self) -> Tensor", _mish_backward_kernel)
 SiluBackward0, MishBackward0 = silu_op.node, mish_op.node
 
@@ -342,12 +329,9 @@ def mish(input):
 
 
 # ---- softplus, logsigmoid -------------------------------------------------------------------------------------
-_softplus_check = _floats_only("softplus_cpu")
-
-
 def _softplus_kernel(self, beta=1, threshold=20):
     """log(1 + exp(beta x)) / beta, and x itself where beta x > threshold (where they agree in float)."""
-    _softplus_check(self)
+    check_floating(self, "softplus_cpu")
     bx = self * _scalar(self, beta)
     return xp.where(bx > threshold, self, _softplus_array(bx) / _scalar(self, beta))
 
@@ -382,12 +366,9 @@ def softplus(input, beta=1.0, threshold=20.0):
     return softplus_op(input, beta, threshold)
 
 
-_log_sigmoid_check = _floats_only("log_sigmoid_cpu")
-
-
 def _log_sigmoid_forward_kernel(self):
     """(log sigmoid(x), buffer): torch's CPU kernel keeps exp(-|x|) as the buffer its backward reads."""
-    _log_sigmoid_check(self)
+    check_floating(self, "log_sigmoid_cpu")
     z = xp.exp(-xp.abs(self))
     return xp.minimum(self, 0) - xp.log1p(z), z
 
@@ -453,11 +434,10 @@ def relu6(input):
 
 
 _ONE_SIXTH_F32 = float(xp.float32(1.0) / xp.float32(6.0))  # torch's kernels multiply by a float 1/6
-_hardsigmoid_check, _hardswish_check = _floats_only("hardsigmoid_cpu"), _floats_only("hardswish_cpu")
 
 
 def _hardsigmoid_kernel(self):
-    _hardsigmoid_check(self)
+    check_floating(self, "hardsigmoid_cpu")
     return xp.clip(self + 3, 0, 6) / self.dtype.type(6)
 
 
@@ -471,14 +451,18 @@ hardsigmoid_backward_op = defop(
 HardsigmoidBackward0 = hardsigmoid_op.node
 
 
+def _hardswish_kernel(self):
+    check_floating(self, "hardswish_cpu")
+    return self * xp.clip(self + 3, 0, 6) / self.dtype.type(6)
+
+
 def _hardswish_backward_kernel(grad_output, self):
     middle = grad_output * (self / 3 + _scalar(self, 0.5))
     return xp.where(self <= -3, 0, xp.where(self < 3, middle, grad_output)).astype(grad_output.dtype, copy=False)
 
 
-hardswish_op = defop("hardswish(Tensor self) -> Tensor",
-                     lambda self: _hardswish_check(self) or self * xp.clip(self + 3, 0, 6) / self.dtype.type(6),
-                     node="HardswishBackward0", self=lambda grad, self: aten.hardswish_backward(grad, self))
+hardswish_op = defop("hardswish(Tensor self) -> Tensor", _hardswish_kernel, node="HardswishBackward0",
+                     self=lambda grad, self: aten.hardswish_backward(grad, self))
 hardswish_backward_op = defop(
     "hardswish_backward(Tensor grad_output, Tensor self) -> Tensor", _hardswish_backward_kernel,
     node="HardswishBackwardBackward0",
@@ -499,16 +483,18 @@ def hardswish(input):
     return hardswish_op(input)
 
 
-_softshrink_check, _hardshrink_check = _floats_only("softshrink_check"), _floats_only("hardshrink_cpu")
-
-
 def _softshrink_kernel(self, lambd=0.5):
-    _softshrink_check(self)
+    check_floating(self, "softshrink_check")
     if lambd < 0:
         raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
     t = self.dtype.type
     return xp.where(self > lambd, self - t(lambd), xp.where(self < -lambd, self + t(lambd), 0)).astype(self.dtype,
                                                                                                      copy=False)
+
+
+def _hardshrink_kernel(self, lambd=0.5):
+    check_floating(self, "hardshrink_cpu")
+    return xp.where((self >= -lambd) & (self <= lambd), 0, self).astype(self.dtype, copy=False)
 
 
 def _shrink_backward(grad_output, self, lambd):
@@ -523,9 +509,7 @@ softshrink_backward_op = defop("softshrink_backward(Tensor grad_output, Tensor s
                                _shrink_backward, node="SoftshrinkBackwardBackward0",
                                grad_output=lambda grad, self, lambd: aten.softshrink_backward(grad, self, lambd),
                                self=_zeros)
-hardshrink_op = defop("hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor",
-                      lambda self, lambd=0.5: _hardshrink_check(self) or
-                      xp.where((self >= -lambd) & (self <= lambd), 0, self).astype(self.dtype, copy=False),
+hardshrink_op = defop("hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor", _hardshrink_kernel,
                       node="HardshrinkBackward0",
                       self=lambda grad, self, lambd: aten.hardshrink_backward(grad, self, lambd))
 hardshrink_backward_op = defop("hardshrink_backward(Tensor grad_out, Tensor self, Scalar lambd) -> Tensor",
@@ -566,7 +550,7 @@ def threshold(input, threshold, value):
 def _rrelu_kernel(self, noise, lower=0.125, upper=1.0 / 3, training=False, generator=None):
     """Training: each element below 0 takes a slope drawn from U(lower, upper), written into ``noise``
     (1 elsewhere), which the backward reads; otherwise the mean slope, as leaky_relu."""
-    _floats_only("rrelu_with_noise_out_cpu")(self)
+    check_floating(self, "rrelu_with_noise_out_cpu")
     if not training:
         return xp.where(self > 0, self, self * _scalar(self, (lower + upper) / 2))
     from .creation import _rng
@@ -635,7 +619,7 @@ def _join_halves(a, b, dim):
 
 
 def _glu_kernel(self, dim=-1):
-    _floats_only("glu_cpu")(self)
+    check_floating(self, "glu_cpu")
     if self.ndim == 0:
         raise RuntimeError("glu does not support scalars because halving size must be even")
     d = _wrap_dim(dim, self.ndim)

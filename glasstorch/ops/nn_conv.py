@@ -37,6 +37,7 @@ from .. import _dtype
 from .._array import xp, array_types
 from .._ops import defop, aten
 from .._seam import seam
+from ._op import kernel_not_implemented
 from ..autograd import grad_mode
 
 _as_strided = xp.lib.stride_tricks.as_strided
@@ -262,10 +263,10 @@ def _check_conv(x, w, bias, stride, padding, dilation, transposed, output_paddin
     if x.dtype != w.dtype:
         raise RuntimeError(f"expected scalar type {_type_name(x.dtype)} but found {_type_name(w.dtype)}")
     if bias is not None and bias.dtype != x.dtype:
-        raise RuntimeError(f"Input type ({_dtype._BY_NUMPY[x.dtype]._legacy.lower()}) and bias type "
-                           f"({_dtype._BY_NUMPY[bias.dtype]._legacy.lower()}) should be the same")
+        raise RuntimeError(f"Input type ({_type_name(x.dtype).lower()}) and bias type ({_type_name(bias.dtype).lower()}) "
+                           f"should be the same")
     if x.dtype == bool:
-        raise NotImplementedError(f'"slow_conv{w.ndim - 2}d_cpu" not implemented for \'Bool\'')
+        raise kernel_not_implemented(f"slow_conv{w.ndim - 2}d_cpu", x.dtype)
     if transposed:
         for op, s, d in zip(output_padding, stride, dilation):
             if op >= s and op >= d:

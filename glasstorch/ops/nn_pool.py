@@ -24,17 +24,12 @@ from .._array import xp
 from .._ops import defop, aten
 from .._seam import seam
 from .nn_conv import _ntuple
+from ._op import check_floating, kernel_not_implemented
 
 
 def _zeros_like_self(self):
     """derivatives.yaml's ``self: zeros_like(self)`` (a backward op does not depend on its input's values)."""
     return aten.zeros_like(self)
-
-
-def _float_kinds_only(x, kernel_name):
-    if x.dtype.kind not in "fc":
-        from .. import _dtype
-        raise NotImplementedError(f'"{kernel_name}" not implemented for \'{_dtype._BY_NUMPY[x.dtype]._legacy}\'')
 
 
 # ---- pooling geometry -----------------------------------------------------------------------------------
@@ -110,7 +105,7 @@ def _max_pool_kernel(self, kernel_size, stride, padding, dilation, ceil_mode, nd
     position of each window's first maximum (the last NaN, if any, as torch's kernel keeps)."""
     k, s, p, d, out = _pool_geometry(self, kernel_size, stride, padding, dilation, ceil_mode, nd)
     if self.dtype == bool:
-        raise RuntimeError(f'"max_pool{nd}d" not implemented for \'Bool\'')
+        raise kernel_not_implemented(f"max_pool{nd}d", self.dtype)
     size = self.shape[-nd:]
     fill = -xp.inf if self.dtype.kind == "f" else xp.iinfo(self.dtype).min
     views = list(_offset_views(_padded(self, k, s, p, d, out, fill), k, s, d, out))
@@ -236,9 +231,7 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
         raise RuntimeError(f"max_pool1d() Expected 2D or 3D input tensor, but got {list(input.shape)}")
     if not return_indices and input._data.dtype.kind not in "fc" and not input.requires_grad:
         # torch's own 1-d kernel, which it uses when neither indices nor a gradient are needed
-        from .. import _dtype
-        raise NotImplementedError(f'"max_pool1d_impl" not implemented for '
-                                  f'\'{_dtype._BY_NUMPY[input._data.dtype]._legacy}\'')
+        raise kernel_not_implemented("max_pool1d_impl", input._data.dtype)
     stride = kernel_size if stride is None or stride == [] or stride == () else stride
     values, indices = max_pool2d_op(input.unsqueeze(-2), [1, _one(kernel_size)], [1, _one(stride)],
                                     [0, _one(padding)], [1, _one(dilation)], bool(ceil_mode))
@@ -460,7 +453,7 @@ def _averaging_maps(size, output_size):
 
 def _adaptive_avg_kernel(self, output_size, nd):
     _adaptive_checks(self, output_size, nd, f"adaptive_avg_pool{nd}d")
-    _float_kinds_only(self, f"adaptive_avg_pool{nd}d")
+    check_floating(self, f"adaptive_avg_pool{nd}d")
     return _separable_forward(self, _averaging_maps(self.shape[-nd:], output_size))
 
 
@@ -772,7 +765,7 @@ def _upsample_kernel(mode, nd, linear):
         if any(o <= 0 for o in output_size):
             raise RuntimeError(f"Input and output sizes should be greater than 0, but got input ({_x(self.shape[2:])}) "
                                f"and output ({_x(output_size)})")
-        _float_kinds_only(self, f"upsample_{mode}{nd}d_out_frame")
+        check_floating(self, f"upsample_{mode}{nd}d_out_frame")
         return _separable_forward(self, _upsample_maps(mode, self.shape[2:], output_size, align_corners,
                                                        scales + (None,) * (nd - len(scales)), self.dtype))
 
