@@ -1350,6 +1350,220 @@ register(
 )
 
 
+# ---- torch.nn.functional: activations, convolution, pooling, padding, resampling -------------------------
+def _nnf(name, **fixed):
+    """fn calling torch.nn.functional.<name>(*args, **fixed, **kwargs)."""
+    return lambda lib, *a, **k: getattr(lib.nn.functional, name)(*a, **fixed, **k)
+
+
+ACT_SHAPES = [((3, 4), "contig"), ((2, 3, 4), "contig"), ((4, 3), "T"), ((), "contig"), ((0, 3), "contig")]
+# torch's kinks (0 for the relus, +-3 for the hard ones, +-lambd for the shrinks), where its formulas
+# pick one side: compared with torch, not with finite differences
+_KINKS = [-3.0, -1.0, -0.5, 0.0, 0.5, 1.0, 3.0, 6.0]
+
+
+def _act_samples(low=-4, high=4, kinks=True, **kwargs):
+    def gen(make, dtype):
+        for shape, layout in ACT_SHAPES:
+            yield SampleInput(make(shape, low=low, high=high, layout=layout), **kwargs)
+        if kinks and np.dtype(dtype).kind == "f":
+            yield SampleInput(make((len(_KINKS),), values=_KINKS), nondiff=True, **kwargs)
+    return gen
+
+
+_ACTIVATIONS = [
+    # name, kwargs, dtypes, gradgrad
+    ("leaky_relu", {}, ALL_NUM, True), ("leaky_relu", {"negative_slope": 0.2}, FLOATS, True),
+    ("elu", {}, ALL_NUM, True), ("elu", {"alpha": 0.5}, FLOATS, True), ("selu", {}, ALL_NUM, True),
+    ("celu", {"alpha": 1.5}, ALL_NUM, True), ("gelu", {}, ALL_NUM, True), ("gelu", {"approximate": "tanh"}, FLOATS, True),
+    ("silu", {}, ALL_NUM, True), ("mish", {}, ALL_NUM, True), ("softplus", {}, ALL_NUM, True),
+    ("softplus", {"beta": 2.0, "threshold": 1.0}, FLOATS, True), ("logsigmoid", {}, ALL_NUM, True),
+    ("hardtanh", {}, ALL_NUM, True), ("hardtanh", {"min_val": -0.5, "max_val": 2.0}, FLOATS, True),
+    ("relu6", {}, ALL_NUM, True), ("hardsigmoid", {}, ALL_NUM, False), ("hardswish", {}, ALL_NUM, True),
+    ("softshrink", {}, ALL_NUM, True), ("hardshrink", {"lambd": 0.3}, ALL_NUM, True),
+    ("threshold", {"threshold": 0.1, "value": 2.0}, ALL_NUM, True), ("rrelu", {}, FLOATS, True),
+    ("softsign", {}, FLOATS, True), ("tanhshrink", {}, FLOATS, True),
+]
+for _name, _kw, _dtypes, _gg in _ACTIVATIONS:
+    register(OpInfo(f"nn.functional.{_name}" + "".join(f".{k}={v}" for k, v in _kw.items()), _nnf(_name, **_kw),
+                    samples=_act_samples(), dtypes=_dtypes, gradgrad=_gg))
+
+
+def _glu_samples(make, dtype):
+    yield SampleInput(make((3, 4)))
+    yield SampleInput(make((4, 3)), dim=0)
+    yield SampleInput(make((2, 6, 2), layout="T"), 1)
+    yield SampleInput(make((3, 3)))                      # odd: torch's error
+    yield SampleInput(make(()))
+
+
+def _prelu_samples(make, dtype):
+    yield SampleInput(make((3, 4)), make((1,), low=0.1, high=0.5))
+    yield SampleInput(make((2, 3, 4)), make((3,), low=0.1, high=0.5))
+    yield SampleInput(make((2, 3, 2, 2), layout="T"), make((3,)))
+    yield SampleInput(make((2, 3)), make((2,)))          # torch's channel mismatch error
+
+
+register(
+    OpInfo("nn.functional.glu", _nnf("glu"), samples=_glu_samples, dtypes=FLOATS + INTS),
+    OpInfo("nn.functional.prelu", _nnf("prelu"), samples=_prelu_samples),
+)
+
+
+def _conv_samples(nd, transposed=False):
+    def gen(make, dtype):
+        size = (5, 4, 3)[:nd]
+        for groups, stride, padding, dilation, bias in ((1, 1, 0, 1, True), (2, 2, 1, 1, False), (1, 1, 1, 2, True),
+                                                        (2, 2, 0, 1, True)):
+            if transposed:   # weight (in, out/groups, *k); output_padding < stride
+                x = make((2, 4) + size)
+                w = make((4, 6 // groups) + (2,) * nd)
+                kw = dict(stride=stride, padding=padding, groups=groups, dilation=dilation,
+                          output_padding=stride - 1)
+            else:
+                x = make((2, 4) + size)
+                w = make((6, 4 // groups) + (2,) * nd)
+                kw = dict(stride=stride, padding=padding, dilation=dilation, groups=groups)
+            yield SampleInput(x, w, make((6,)) if bias else None, **kw)
+        yield SampleInput(make((4,) + size), make((3, 4) + (2,) * nd))               # unbatched
+        yield SampleInput(make((1, 1) + size[:nd]), make((1, 1) + (2,) * nd))       # small: finite differences
+        yield SampleInput(make((2, 3) + size), make((3, 4) + (2,) * nd))            # channel mismatch: torch's error
+    return gen
+
+
+register(
+    OpInfo("nn.functional.conv1d", _nnf("conv1d"), samples=_conv_samples(1), dtypes=FLOATS + INTS),
+    OpInfo("nn.functional.conv2d", _nnf("conv2d"), samples=_conv_samples(2)),
+    OpInfo("nn.functional.conv3d", _nnf("conv3d"), samples=_conv_samples(3), dtypes=("float64",)),
+    OpInfo("nn.functional.conv_transpose1d", _nnf("conv_transpose1d"), samples=_conv_samples(1, True)),
+    OpInfo("nn.functional.conv_transpose2d", _nnf("conv_transpose2d"), samples=_conv_samples(2, True)),
+    OpInfo("nn.functional.conv_transpose3d", _nnf("conv_transpose3d"), samples=_conv_samples(3, True),
+           dtypes=("float64",)),
+    OpInfo("nn.functional.conv2d.same", _nnf("conv2d", padding="same"), dtypes=FLOATS,
+           samples=lambda make, dt: [SampleInput(make((1, 2, 4, 5)), make((3, 2, 3, 3))),
+                                     SampleInput(make((1, 2, 4, 5)), make((3, 2, 2, 2)))]),
+    OpInfo("nn.functional.unfold", _nnf("unfold"),
+           samples=lambda make, dt: [SampleInput(make((2, 3, 4, 5)), 2),
+                                     SampleInput(make((3, 4, 5)), (2, 3), dilation=1, padding=1, stride=2),
+                                     SampleInput(make((1, 1, 3, 3)), 2)]),
+    OpInfo("nn.functional.fold", _nnf("fold"),
+           samples=lambda make, dt: [SampleInput(make((2, 12, 12)), (4, 5), 2),
+                                     SampleInput(make((4, 4)), (3, 3), 2),
+                                     SampleInput(make((2, 5, 12)), (4, 5), 2)]),      # torch's error
+    OpInfo("nn.functional.bilinear", _nnf("bilinear"),
+           samples=lambda make, dt: [SampleInput(make((4, 2)), make((4, 3)), make((5, 2, 3)), make((5,))),
+                                     SampleInput(make((2, 2, 2)), make((2, 2, 3)), make((2, 2, 3))),
+                                     SampleInput(make((1, 2)), make((1, 2)), make((2, 2, 2)))]),
+    OpInfo("nn.functional.embedding", lambda lib, idx, w, **k: lib.nn.functional.embedding(idx, w, **k),
+           samples=lambda make, dt: [SampleInput(make.index((2, 3), 5), make((5, 3))),
+                                     SampleInput(make.index((4,), 5), make((5, 2)), padding_idx=1),
+                                     # (scale_grad_by_freq: torch's rescaled gradient is not the derivative)
+                                     SampleInput(Leaf(np.array([1, 1, 3], "int64")), make((4, 2)),
+                                                 scale_grad_by_freq=True, nondiff=True),
+                                     SampleInput(Leaf(np.array([0, 7], "int64")), make((4, 2)))]),   # out of range
+)
+
+
+def _pool_samples(nd, make, dtype):
+    size = (6, 5, 4)[:nd]
+    yield SampleInput(make((2, 3) + size), 2)
+    yield SampleInput(make((2, 3) + size), 3, 2, 1)
+    yield SampleInput(make((3,) + size), 2, 1)                      # unbatched, overlapping windows
+    yield SampleInput(make((2, 3) + size), 2, ceil_mode=True)
+    yield SampleInput(make((1, 1) + (3,) * nd), 2, 1)               # small: finite differences
+    yield SampleInput(make((1, 1) + (1,) * nd), 2)                  # output too small: torch's error
+
+
+def _max_pool_samples(nd):
+    def gen(make, dtype):
+        yield from _pool_samples(nd, make, dtype)
+        size = (6, 5, 4)[:nd]
+        yield SampleInput(make((2, 3) + size), 3, 1, 1, 2, return_indices=True)    # dilation
+        yield SampleInput(make((1, 2) + size, values=np.round(np.linspace(-2, 2, 2 * math.prod(size)) * 2) / 2),
+                          2, return_indices=True, nondiff=True)                     # ties: the first wins
+    return gen
+
+
+def _avg_pool_samples(nd):
+    def gen(make, dtype):
+        yield from _pool_samples(nd, make, dtype)
+        size = (6, 5, 4)[:nd]
+        yield SampleInput(make((2, 3) + size), 3, 2, 1, count_include_pad=False)
+        if nd > 1:
+            yield SampleInput(make((2, 3) + size), 2, divisor_override=3)
+    return gen
+
+
+register(
+    OpInfo("nn.functional.max_pool1d", _nnf("max_pool1d"), samples=_max_pool_samples(1), dtypes=FLOATS + INTS),
+    OpInfo("nn.functional.max_pool2d", _nnf("max_pool2d"), samples=_max_pool_samples(2), dtypes=FLOATS + INTS),
+    OpInfo("nn.functional.max_pool3d", _nnf("max_pool3d"), samples=_max_pool_samples(3)),
+    OpInfo("nn.functional.avg_pool1d", _nnf("avg_pool1d"), samples=_avg_pool_samples(1)),
+    OpInfo("nn.functional.avg_pool2d", _nnf("avg_pool2d"), samples=_avg_pool_samples(2), dtypes=FLOATS + INTS),
+    OpInfo("nn.functional.avg_pool3d", _nnf("avg_pool3d"), samples=_avg_pool_samples(3)),
+    OpInfo("nn.functional.lp_pool2d", _nnf("lp_pool2d"), gradgrad=False,
+           samples=lambda make, dt: [SampleInput(make((2, 3, 4, 4), low=0.5, high=2), 2, 2),
+                                     SampleInput(make((1, 1, 3, 3), low=0.5, high=2), 3.0, 2, 1)]),
+    OpInfo("nn.functional.adaptive_avg_pool1d", _nnf("adaptive_avg_pool1d"),
+           samples=lambda make, dt: [SampleInput(make((2, 3, 7)), 4), SampleInput(make((3, 7)), 3),
+                                     SampleInput(make((1, 1, 5)), 2)]),
+    OpInfo("nn.functional.adaptive_avg_pool2d", _nnf("adaptive_avg_pool2d"),
+           samples=lambda make, dt: [SampleInput(make((2, 3, 7, 5)), (3, 2)), SampleInput(make((3, 6, 6)), 4),
+                                     SampleInput(make((2, 3, 4, 4)), 1), SampleInput(make((2, 3, 5, 5)), (None, 2)),
+                                     SampleInput(make((1, 1, 3, 4)), (2, 3)), SampleInput(make((4,)), 2)]),
+    OpInfo("nn.functional.adaptive_max_pool1d", _nnf("adaptive_max_pool1d"),
+           samples=lambda make, dt: [SampleInput(make.distinct((2, 3, 7)), 4, True), SampleInput(make((1, 1, 5)), 2)]),
+    OpInfo("nn.functional.adaptive_max_pool2d", _nnf("adaptive_max_pool2d"),
+           samples=lambda make, dt: [SampleInput(make.distinct((2, 3, 7, 5)), (3, 2), True),
+                                     SampleInput(make.distinct((3, 6, 6)), 3),
+                                     SampleInput(make((1, 1, 3, 4)), (2, 3))]),
+)
+
+
+def _pad_samples(mode):
+    def gen(make, dtype):
+        yield SampleInput(make((2, 3, 5)), (1, 2), mode=mode)
+        yield SampleInput(make((2, 3, 4, 5)), (2, 1, 0, 2), mode=mode)
+        yield SampleInput(make((1, 2, 3, 4, 5)), (1, 1, 2, 0, 1, 2), mode=mode)
+        yield SampleInput(make((1, 2, 4)), (1, 1), mode=mode)
+        if mode == "constant":
+            yield SampleInput(make((3, 4)), (-1, 2, 1, -1), value=1.5)
+        else:
+            yield SampleInput(make((1, 1, 3, 3)), (1, 1), mode=mode)         # 4-d with 2 pads: torch's error
+    return gen
+
+
+register(*[OpInfo(f"nn.functional.pad.{mode}", _nnf("pad"), samples=_pad_samples(mode))
+           for mode in ("constant", "reflect", "replicate", "circular")])
+
+
+def _interp_samples(mode, nd):
+    def gen(make, dtype):
+        shape = (2, 3) + (4, 3, 2)[:nd]
+        ac = {} if mode in ("nearest", "nearest-exact", "area") else {"align_corners": False}
+        yield SampleInput(make(shape), scale_factor=2, mode=mode, **ac)
+        yield SampleInput(make(shape), scale_factor=1.7, mode=mode, **ac)
+        yield SampleInput(make(shape), size=(5, 2, 3)[:nd], mode=mode, **ac)
+        if ac:
+            yield SampleInput(make(shape), size=(5, 4, 3)[:nd], mode=mode, align_corners=True)
+        yield SampleInput(make((1, 1) + (2,) * nd), size=(3,) * nd, mode=mode, **ac)
+    return gen
+
+
+register(*[OpInfo(f"nn.functional.interpolate.{mode}{nd}d", _nnf("interpolate"), samples=_interp_samples(mode, nd))
+           for mode, nd in (("nearest", 1), ("nearest", 2), ("nearest", 3), ("nearest-exact", 1),
+                            ("nearest-exact", 2), ("linear", 1), ("bilinear", 2), ("trilinear", 3), ("area", 1),
+                            ("area", 2), ("area", 3))])
+register(
+    OpInfo("nn.functional.pixel_shuffle", _nnf("pixel_shuffle"),
+           samples=lambda make, dt: [SampleInput(make((2, 8, 2, 3)), 2), SampleInput(make((4, 1, 1)), 2),
+                                     SampleInput(make((1, 3, 2, 2)), 2)]),
+    OpInfo("nn.functional.pixel_unshuffle", _nnf("pixel_unshuffle"),
+           samples=lambda make, dt: [SampleInput(make((2, 2, 4, 6)), 2), SampleInput(make((1, 2, 2)), 2),
+                                     SampleInput(make((1, 1, 3, 4)), 2)]),
+)
+
+
 # ---- reductions and linear algebra on the op seam: the overloads and ops not covered above ------------
 def _nan_samples(make, dtype):
     yield SampleInput(make((3, 4)))

@@ -175,6 +175,40 @@ def test_conv_errors():
         F.conv2d(gt.randn(1, 4, 8, 8), gt.randn(4, 4, 3, 3), stride=2, padding="same")
 
 
+def test_conv_weight_gradient_reuses_forward_columns_safely():
+    """The forward leaves its im2col columns for the weight gradient (ops/nn_conv._ColumnsMemo): used
+    once, for the same input array and geometry only, never outliving the input, not kept under
+    no_grad -- and the gradients stay torch's in every case."""
+    from glasstorch.ops import nn_conv
+    memo = nn_conv._columns._entries
+    x = rand(2, 3, 6, 6)
+    w1, w2 = rand(4, 3, 3, 3), rand(4, 3, 3, 3)
+    tx, tw1, tw2 = (torch.tensor(a, requires_grad=True) for a in (x, w1, w2))
+    gx, gw1, gw2 = (gt.tensor(a, requires_grad=True) for a in (x, w1, w2))
+    # two layers on one input, same geometry; and a second backward through the same graph
+    ty = (TF.conv2d(tx, tw1, padding=1) * TF.conv2d(tx, tw2, padding=1)).sum()
+    gy = (F.conv2d(gx, gw1, padding=1) * F.conv2d(gx, gw2, padding=1)).sum()
+    for _ in range(2):
+        expected = torch.autograd.grad(ty, (tx, tw1, tw2), retain_graph=True)
+        got = gt.autograd.grad(gy, (gx, gw1, gw2), retain_graph=True)
+        for a, b in zip(expected, got):
+            np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=1e-7, atol=1e-9)
+    del gy
+    before = len(memo)
+    with gt.no_grad():
+        F.conv2d(gt.tensor(x), gt.tensor(w1))
+    assert len(memo) == before                       # no_grad: nothing kept
+    F.conv2d(gt.tensor(x, requires_grad=True), gt.tensor(w1))  # output and input dropped at once
+    assert len(memo) == before                       # the entry went with its input
+    keep = gt.tensor(x, requires_grad=True)
+    out = F.conv2d(keep, gt.tensor(w1, requires_grad=True))
+    assert len(memo) == before + 1
+    with gt.no_grad():
+        keep.add_(1.0)                               # torch's rule: the saved input was modified
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        out.sum().backward()
+
+
 def test_unfold_fold():
     for kw in (dict(kernel_size=3), dict(kernel_size=(2, 3), dilation=2, padding=1, stride=2)):
         check(lambda x: TF.unfold(x, **kw), lambda x: F.unfold(x, **kw), rand(2, 3, 7, 8))
@@ -678,4 +712,76 @@ def test_graph_is_torchs_node_for_node(case):
 @pytest.mark.xfail(reason="core records Scalar-overload ops under the Tensor overload's name", strict=False)
 def test_graph_composites_with_scalar_overloads(case):
     theirs, ours = _graphs(*CORE_NAMES[case])
+    assert ours == theirs
+
+
+# ---- what dispatch-level tools see ---------------------------------------------------------------------------
+# The aten ops of the nn families (convolution, pooling, padding, resampling, activations): a
+# TorchDispatchMode -- a FLOP counter, a logging mode -- must see the same ones as under torch, in the
+# same order, forward and backward (the loss's and linear layers' ops belong to other families).
+_NN_OPS = ("convolution", "pool", "pad", "upsample", "pixel_", "elu", "gelu", "silu", "mish", "softplus", "sigmoid_",
+           "hardtanh", "hardswish", "hardsigmoid", "shrink", "threshold", "rrelu", "glu", "prelu", "leaky_relu",
+           "relu", "im2col", "col2im", "trilinear", "embedding")
+
+
+def _nn_ops_seen(lib, dispatch, build, create_graph=False):
+    class Log(dispatch.TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.ops = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            if any(word in str(func) for word in _NN_OPS):
+                self.ops.append(str(func))
+            return func(*args, **(kwargs or {}))
+    lib.manual_seed(0)
+    model, inputs = build(lib)
+    with Log() as log:
+        out = model(*inputs)
+        grads = lib.autograd.grad(out.pow(2).sum(), [p for p in model.parameters()], create_graph=create_graph)
+        if create_graph:
+            sum(g.pow(2).sum() for g in grads).backward()
+    return log.ops
+
+
+def _cnn(lib):
+    nn = lib.nn
+    model = nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(4, 8, 3), nn.GELU(),
+                          nn.AvgPool2d(2), nn.ConvTranspose2d(8, 4, 2, stride=2), nn.LeakyReLU(0.1),
+                          nn.AdaptiveAvgPool2d((3, 3)), nn.Upsample(scale_factor=2, mode="bilinear"),
+                          nn.ReflectionPad2d(1), nn.PixelShuffle(2), nn.ELU(), nn.Hardswish(), nn.Softplus(),
+                          nn.Flatten(), nn.Linear(16 * 16, 3))
+    x = lib.tensor(RNG.standard_normal((2, 1, 10, 10)).astype(np.float32))
+    return model, (x,)
+
+
+def _embedding_bag(lib):
+    nn = lib.nn
+    model = nn.Sequential(nn.Embedding(10, 6, padding_idx=0), nn.GLU(), nn.Mish(), nn.SiLU(), nn.Hardtanh(),
+                          nn.Tanhshrink(), nn.Softshrink(), nn.LogSigmoid())
+    return model, (lib.tensor([[1, 2, 0], [4, 5, 1]]),)
+
+
+@pytest.mark.parametrize("build", [_cnn, _embedding_bag], ids=["cnn", "embedding"])
+def test_dispatch_modes_see_torchs_nn_ops(build):
+    import torch.utils._python_dispatch as torch_dispatch
+    import glasstorch.utils._python_dispatch as gt_dispatch
+    theirs = _nn_ops_seen(torch, torch_dispatch, build)
+    ours = _nn_ops_seen(gt, gt_dispatch, build)
+    assert "aten.convolution_backward.default" in theirs or "aten.embedding_dense_backward.default" in theirs
+    assert ours == theirs
+
+
+def test_dispatch_modes_see_torchs_double_backward_ops():
+    """create_graph=True: the backward ops record, and their own derivatives run as ops too."""
+    import torch.utils._python_dispatch as torch_dispatch
+    import glasstorch.utils._python_dispatch as gt_dispatch
+
+    def build(lib):
+        nn = lib.nn
+        model = nn.Sequential(nn.Conv2d(2, 3, 3, padding=1), nn.ELU(), nn.MaxPool2d(2), nn.Conv2d(3, 2, 2), nn.GELU())
+        return model, (lib.tensor(RNG.standard_normal((2, 2, 6, 6)).astype(np.float32)),)
+    theirs = _nn_ops_seen(torch, torch_dispatch, build, create_graph=True)
+    ours = _nn_ops_seen(gt, gt_dispatch, build, create_graph=True)
+    assert theirs.count("aten.convolution_backward.default") > 2
     assert ours == theirs

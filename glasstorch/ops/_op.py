@@ -140,6 +140,17 @@ def float_array(t):
 _BF16 = _dtype.bfloat16.numpy_dtype
 
 
+def kernel_not_implemented(kernel_name, dtype):
+    """torch's error for an array dtype a kernel is not built for ('"elu_cpu" not implemented for 'Long'')."""
+    return NotImplementedError(f'"{kernel_name}" not implemented for \'{_DTYPE_OF[dtype]._legacy}\'')
+
+
+def check_floating(x, kernel_name):
+    """Refuse, as torch's floating-point kernels do, an array that is not floating point."""
+    if x.dtype.kind not in _FLOAT_KINDS and x.dtype != _BF16:
+        raise kernel_not_implemented(kernel_name, x.dtype)
+
+
 def needs_grad(*tensors):
     if not _state.enabled:
         return False

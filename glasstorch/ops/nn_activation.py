@@ -1,33 +1,40 @@
-"""Activation functions and dropout: torch.nn.functional's elementwise ops, each a forward on arrays
-and a Node named as torch names it, whose derivative is written with Tensor ops (so it can itself
-be differentiated with ``create_graph=True``).
+"""Activation functions and dropout: torch.nn.functional's elementwise ops as torch's aten ops.
 
-``relu``, ``sigmoid`` and ``tanh`` are core ops (``ops/pointwise.py``); everything here builds on the
-same ``record`` mechanism. The formulas follow torch's ``derivatives.yaml``, including its choices at
-the kinks (leaky_relu takes the negative slope at 0, hardtanh passes no gradient at its edges).
+Each activation is a forward op and, as in torch, a ``*_backward`` op that its derivative calls
+(``gelu`` -> ``gelu_backward``, ``leaky_relu`` -> ``leaky_relu_backward``, ...), so dispatch-level
+tools see the same op names as under torch; the backward ops' own formulas (torch's
+derivatives.yaml and FunctionsManual) give the second derivatives. ``relu``, ``sigmoid`` and
+``tanh`` are core ops (``ops/pointwise.py``); ``threshold`` uses pointwise's ``threshold_backward``.
 
-    x --AccumulateGrad--> GeluBackward0 -- y       (saves x: _saved_self)
+The kinks follow torch: leaky_relu takes the negative slope at 0, hardtanh passes no gradient at its
+edges, hardswish's gradient is 0 at -3 and 1 at 3.
+
+    x --AccumulateGrad--> GeluBackward0 -- y       (saves x: _saved_self, and _saved_approximate)
+
+Compositions (softsign, tanhshrink, dropout, alpha_dropout) are public functions on other ops, as
+torch records them. In-place forms (``F.elu(x, inplace=True)``) run the op out of place and write
+the result back (``ops/_op.inplace``).
 """
 import math
 
 from .._tensor import Tensor, _wrap, _wrap_dim
 from .._array import xp, erf as _erf
-from ._op import _state, record, make_node_class, float_array, inplace
-from .pointwise import where, tanh
+from .._ops import defop, aten
+from .._seam import seam
+from ..autograd import grad_mode
+from ._op import float_array, inplace, check_floating
 
 SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+SQRT1_2 = math.sqrt(0.5)
+GELU_PDF = 0.5 * math.sqrt(2.0) / math.sqrt(math.pi)      # 1/sqrt(2 pi): the normal density at 0
 SELU_ALPHA = 1.6732632423543772848170429916717
 SELU_SCALE = 1.0507009873554804934193349852946
+_state = grad_mode._state
 
 
-def _unary(node_cls, input, out, save_self=True, **attrs):
-    """Wrap ``out`` and record ``node_cls`` (saving the input) when autograd is on."""
-    res = _wrap(out)
-    if input._requires_grad and _state.enabled:
-        node = record(node_cls, res, (input,), (input,) if save_self else ())
-        for k, v in attrs.items():
-            setattr(node, k, v)
-    return res
+def _zeros(grad):
+    """derivatives.yaml's ``zeros_like(grad)``: a backward op is linear in grad_output alone."""
+    return aten.zeros_like(grad)
 
 
 def _sigmoid_array(a):
@@ -39,30 +46,76 @@ def _softplus_array(a):
     return xp.maximum(a, 0) + xp.log1p(xp.exp(-xp.abs(a)))
 
 
+def _scalar(x, value):
+    """A Python number in x's precision (NumPy would otherwise compute some 0-d cases in float64)."""
+    return x.dtype.type(value)
+
+
 # ---- leaky_relu / prelu ------------------------------------------------------------------------
-class LeakyReluBackward0(make_node_class("LeakyReluBackward0", None, ("self",))):
-    def backward(self, grad):
-        (x,) = self._unpack_saved()
-        return where(x > 0, grad, grad * self.negative_slope)
+def _leaky_relu_kernel(self, negative_slope=0.01):
+    check_floating(self, "leaky_relu_cpu")
+    return xp.where(self > 0, self, self * _scalar(self, negative_slope))
+
+
+leaky_relu_op = defop("leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor", _leaky_relu_kernel,
+                      node="LeakyReluBackward0",
+                      self=lambda grad, self, negative_slope: aten.leaky_relu_backward(grad, self, negative_slope, False))
+leaky_relu_backward_op = defop(
+    "leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope, bool self_is_result) -> Tensor",
+    lambda grad_output, self, negative_slope, self_is_result:
+    xp.where(self > 0, grad_output, grad_output * _scalar(grad_output, negative_slope)),
+    node="LeakyReluBackwardBackward0",
+    grad_output=lambda grad, self, negative_slope: aten.leaky_relu_backward(grad, self, negative_slope, False),
+    self=_zeros)
+LeakyReluBackward0, LeakyReluBackwardBackward0 = leaky_relu_op.node, leaky_relu_backward_op.node
 
 
 def leaky_relu(input, negative_slope=0.01):
-    d = float_array(input)
-    return _unary(LeakyReluBackward0, input, xp.where(d > 0, d, d * d.dtype.type(negative_slope)),
-                  negative_slope=negative_slope)
+    if seam.on:
+        return seam.torch_function(leaky_relu, (input, negative_slope), {})
+    return leaky_relu_op(input, negative_slope)
 
 
-class PreluKernelBackward0(make_node_class("PreluKernelBackward0", None, ("self", "weight"))):
-    def backward(self, grad):
-        x, w = self._unpack_saved()
-        pos = x > 0
-        gx = where(pos, grad, grad * w) if self.next_functions[0][0] is not None else None
-        gw = where(pos, grad * 0, grad * x) if self.next_functions[1][0] is not None else None
-        return gx, gw  # gw has x's shape: the engine sums it down to the weight's
+def _prelu_double_backward(grads, grad_output, self, weight, output_mask):
+    """torch's formulas for _prelu_kernel_backward (derivatives.yaml), with where(self >= 0, a, b)
+    written as masked sums."""
+    gg_input, gg_weight = grads
+    positive, negative = self >= 0, self < 0
+    g_grad_output = g_self = g_weight = None
+    if output_mask[0]:
+        if gg_input is not None:
+            rest = gg_input * weight if gg_weight is None else gg_input * weight + gg_weight * self
+            g_grad_output = gg_input * positive + rest * negative
+        elif gg_weight is not None:
+            g_grad_output = gg_weight * self * negative
+    if output_mask[1]:
+        g_self = grad_output * gg_weight * negative if gg_weight is not None else aten.zeros_like(self)
+    if output_mask[2]:
+        g_weight = grad_output * gg_input * negative if gg_input is not None else aten.zeros_like(self)
+    return g_grad_output, g_self, g_weight
+
+
+def _prelu_backward_kernel(grad_output, self, weight):
+    """(input gradient, weight gradient at the input's shape: autograd sums it to the weight's)."""
+    positive = self > 0
+    return (xp.where(positive, grad_output, grad_output * weight).astype(grad_output.dtype, copy=False),
+            xp.where(positive, 0, self * grad_output).astype(grad_output.dtype, copy=False))
+
+
+prelu_op = defop("_prelu_kernel(Tensor self, Tensor weight) -> Tensor",
+                 lambda self, weight: xp.where(self > 0, self, self * weight).astype(self.dtype, copy=False),
+                 node="PreluKernelBackward0",
+                 joint={("self", "weight"): lambda grad, self, weight: aten._prelu_kernel_backward(grad, self, weight)})
+prelu_backward_op = defop("_prelu_kernel_backward(Tensor grad_output, Tensor self, Tensor weight) -> (Tensor, Tensor)",
+                          _prelu_backward_kernel, node="PreluKernelBackwardBackward0",
+                          joint={("grad_output", "self", "weight"): _prelu_double_backward})
+PreluKernelBackward0, PreluKernelBackwardBackward0 = prelu_op.node, prelu_backward_op.node
 
 
 def prelu(input, weight):
     """x if x > 0 else w * x, one w per channel (dim 1) or a single shared w."""
+    if seam.on:
+        return seam.torch_function(prelu, (input, weight), {})
     if weight.dim() > 1:
         raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.dim()}")
     n = weight.numel()
@@ -76,252 +129,547 @@ def prelu(input, weight):
         shape = [1] * nd
         shape[1] = n
         weight = weight.reshape(shape)
-    d, w = input._data, weight._data
-    res = _wrap(xp.where(d > 0, d, d * w).astype(d.dtype, copy=False))
-    if _state.enabled and (input._requires_grad or weight._requires_grad):
-        record(PreluKernelBackward0, res, (input, weight), (input, weight))
-    return res
+    return prelu_op(input, weight)
 
 
 # ---- the ELU family ------------------------------------------------------------------------------
-class EluBackward0(make_node_class("EluBackward0", None, ("self",))):
-    """d/dx: scale for x > 0, else scale * alpha * input_scale * exp(x * input_scale)."""
-
-    def backward(self, grad):
-        (x,) = self._unpack_saved()
-        neg = grad * ((x * self.input_scale).exp() * (self.scale * self.alpha * self.input_scale))
-        return where(x > 0, grad * self.scale, neg)
+def _elu_array(x, alpha, scale, input_scale):
+    neg = xp.expm1(x * _scalar(x, input_scale)) * _scalar(x, alpha * scale)
+    return xp.where(x > 0, x * _scalar(x, scale), neg)
 
 
-CeluBackward0 = make_node_class("CeluBackward0", EluBackward0.backward, ("self",))
+def _elu_kernel(self, alpha=1, scale=1, input_scale=1):
+    check_floating(self, "elu_cpu")
+    return _elu_array(self, alpha, scale, input_scale)
 
 
-def _elu(node_cls, input, alpha, scale, input_scale):
-    d = float_array(input)
-    t = d.dtype.type
-    neg = xp.expm1(d * t(input_scale)) * t(alpha * scale)
-    return _unary(node_cls, input, xp.where(d > 0, d * t(scale), neg), alpha=alpha, scale=scale,
-                  input_scale=input_scale)
+def _celu_kernel(self, alpha=1.0):
+    check_floating(self, "elu_cpu")
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError")
+    return _elu_array(self, alpha, 1.0, 1.0 / alpha)
+
+
+def _elu_backward_kernel(grad_output, alpha, scale, input_scale, is_result, self_or_result):
+    """d/dx: scale for x > 0; alpha * scale * input_scale * exp(x * input_scale) below (from the
+    result: input_scale * (result + alpha * scale))."""
+    x, g = self_or_result, grad_output
+    if is_result:
+        neg = g * _scalar(g, input_scale) * (x + _scalar(x, alpha * scale))
+    else:
+        neg = g * _scalar(g, input_scale * alpha * scale) * xp.exp(x * _scalar(x, input_scale))
+    return xp.where(x <= 0, neg, g * _scalar(g, scale))
+
+
+def _elu_double_backward(grad, grad_output, alpha, scale, input_scale, is_result, self_or_result):
+    """torch's elu_double_backward: zero where x > 0; below, the derivative of the negative branch."""
+    negative = self_or_result < 0
+    if is_result:
+        return grad * grad_output * input_scale * negative
+    return aten.elu_backward(grad * grad_output * input_scale, alpha, scale, input_scale, False,
+                             self_or_result) * negative
+
+
+elu_op = defop("elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor", _elu_kernel,
+               node="EluBackward0",
+               self=lambda grad, self, alpha, scale, input_scale:
+               aten.elu_backward(grad, alpha, scale, input_scale, False, self))
+# torch's CeluBackward0 reads 1 / alpha with alpha rounded to float32 (derivatives.yaml: alpha.toFloat())
+celu_op = defop("celu(Tensor self, Scalar alpha=1.) -> Tensor", _celu_kernel, node="CeluBackward0",
+                self=lambda grad, self, alpha:
+                aten.elu_backward(grad, alpha, 1, 1.0 / float(xp.float32(alpha)), False, self))
+elu_backward_op = defop(
+    "elu_backward(Tensor grad_output, Scalar alpha, Scalar scale, Scalar input_scale, bool is_result, "
+    "Tensor self_or_result) -> Tensor", _elu_backward_kernel, node="EluBackwardBackward0",
+    grad_output=lambda grad, alpha, scale, input_scale, is_result, self_or_result:
+    aten.elu_backward(grad, alpha, scale, input_scale, is_result, self_or_result),
+    self_or_result=_elu_double_backward)
+EluBackward0, CeluBackward0, EluBackwardBackward0 = elu_op.node, celu_op.node, elu_backward_op.node
 
 
 def elu(input, alpha=1.0):
-    return _elu(EluBackward0, input, alpha, 1.0, 1.0)
+    if seam.on:
+        return seam.torch_function(elu, (input, alpha), {})
+    return elu_op(input, alpha)
 
 
 def selu(input):
-    return _elu(EluBackward0, input, SELU_ALPHA, SELU_SCALE, 1.0)
+    """scale * elu(x, alpha) with the self-normalising constants (torch records aten.elu)."""
+    if seam.on:
+        return seam.torch_function(selu, (input,), {})
+    return elu_op(input, SELU_ALPHA, SELU_SCALE, 1)
 
 
 def celu(input, alpha=1.0):
-    if alpha == 0:
-        raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
-    res = _elu(CeluBackward0, input, alpha, 1.0, 1.0 / alpha)
-    if res._grad_fn is not None:  # torch's derivative uses 1 / float32(alpha) (derivatives.yaml: alpha.toFloat())
-        res._grad_fn.input_scale = 1.0 / float(xp.float32(alpha))
-    return res
+    if seam.on:
+        return seam.torch_function(celu, (input, alpha), {})
+    return celu_op(input, alpha)
 
 
-# ---- smooth activations ---------------------------------------------------------------------------
-class GeluBackward0(make_node_class("GeluBackward0", None, ("self",))):
-    def backward(self, grad):
-        (x,) = self._unpack_saved()
-        if self.approximate == "tanh":
-            inner = (x + x * x * x * 0.044715) * SQRT_2_OVER_PI
-            t = inner.tanh()
-            d_inner = (x * x * (3 * 0.044715) + 1) * SQRT_2_OVER_PI
-            return grad * ((t + 1) * 0.5 + x * 0.5 * (1 - t * t) * d_inner)
-        cdf = ((x * (1 / math.sqrt(2))).erf() + 1) * 0.5
-        pdf = (x * x * -0.5).exp() * (1 / math.sqrt(2 * math.pi))
-        return grad * (cdf + x * pdf)
+# ---- gelu ---------------------------------------------------------------------------------------------------
+def _check_approximate(approximate):
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError("approximate argument must be either none or tanh.")
+
+
+def _gelu_kernel(self, *, approximate="none"):
+    """x * Phi(x), Phi the standard normal CDF; 'tanh' uses torch's tanh approximation of Phi."""
+    check_floating(self, "GeluKernelImpl")
+    _check_approximate(approximate)
+    x, t = self, self.dtype.type
+    if approximate == "tanh":
+        y = t(0.5) * x * (1 + xp.tanh(t(SQRT_2_OVER_PI) * (x + t(0.044715) * x * x * x)))
+    else:
+        y = t(0.5) * x * (1 + _erf(x * t(SQRT1_2)))
+    return y.astype(x.dtype, copy=False)
+
+
+def _gelu_backward_kernel(grad_output, self, *, approximate="none"):
+    x, t = self, self.dtype.type
+    if approximate == "tanh":
+        inner = t(SQRT_2_OVER_PI) * (x + t(0.044715) * x * x * x)
+        th = xp.tanh(inner)
+        d_inner = t(SQRT_2_OVER_PI) * (1 + t(3 * 0.044715) * x * x)
+        d = t(0.5) * (1 + th) + t(0.5) * x * (1 - th * th) * d_inner
+    else:
+        cdf = t(0.5) * (1 + _erf(x * t(SQRT1_2)))
+        pdf = t(GELU_PDF) * xp.exp(x * x * t(-0.5))
+        d = cdf + x * pdf
+    return (grad_output * d).astype(grad_output.dtype, copy=False)
+
+
+def _gelu_double_backward(grad, grad_output, self, approximate):
+    """torch's gelu_double_backward: the second derivative of gelu, times both incoming gradients."""
+    x = self
+    if approximate == "tanh":
+        beta, kappa = SQRT_2_OVER_PI, 0.044715
+        inner = (x + x * x * x * kappa) * beta
+        th = aten.tanh(inner)
+        sech = 1 / aten.cosh(inner)
+        g = 1 - th * th
+        h = (x * x * (3 * kappa) + 1) * beta
+        second = g * h + x * h * h * (sech * -sech * th) + x * g * (x * (3 * kappa * beta))
+    else:
+        pdf = aten.exp(x * x * -0.5) * GELU_PDF
+        second = pdf * 2 - x * x * pdf
+    return grad * grad_output * second
+
+
+gelu_op = defop("gelu(Tensor self, *, str approximate=\"none\") -> Tensor", _gelu_kernel, node="GeluBackward0",
+                self=lambda grad, self, approximate: aten.gelu_backward(grad, self, approximate=approximate))
+gelu_backward_op = defop("gelu_backward(Tensor grad_output, Tensor self, *, str approximate=\"none\") -> Tensor",
+                         _gelu_backward_kernel, node="GeluBackwardBackward0",
+                         grad_output=lambda grad, self, approximate:
+                         aten.gelu_backward(grad, self, approximate=approximate),
+                         self=_gelu_double_backward)
+GeluBackward0, GeluBackwardBackward0 = gelu_op.node, gelu_backward_op.node
 
 
 def gelu(input, approximate="none"):
-    """x * Phi(x), Phi the standard normal CDF; 'tanh' uses torch's tanh approximation of Phi."""
-    if approximate not in ("none", "tanh"):
-        raise RuntimeError(f"approximate argument must be either none or tanh.")
-    d = float_array(input)
-    t = d.dtype.type
-    if approximate == "tanh":
-        y = t(0.5) * d * (1 + xp.tanh(t(SQRT_2_OVER_PI) * (d + t(0.044715) * d * d * d)))
-    else:
-        y = t(0.5) * d * (1 + _erf(d * t(1 / math.sqrt(2))))
-    return _unary(GeluBackward0, input, y.astype(d.dtype, copy=False), approximate=approximate)
+    if seam.on:
+        return seam.torch_function(gelu, (input,), {"approximate": approximate})
+    return gelu_op(input, approximate=approximate)
 
 
-class SiluBackward0(make_node_class("SiluBackward0", None, ("self",))):
-    def backward(self, grad):
-        (x,) = self._unpack_saved()
-        s = x.sigmoid()
-        return grad * s * (x * (1 - s) + 1)
+# ---- silu, mish: torch differentiates their composite form when the backward must record ------------------
+def _silu_backward_kernel(grad_output, self):
+    s = _sigmoid_array(self)
+    return grad_output * s * (1 + self * (1 - s))
+
+
+def _silu_derivative(grad, self):
+    """derivatives.yaml: GradMode on (create_graph) -- the formula as ops that record
+    (infinitely_differentiable_silu_backward); off -- the silu_backward kernel."""
+    if _state.enabled:
+        s = aten.sigmoid(self)
+        return grad * s * (1 + self * (1 - s))
+    return aten.silu_backward(grad, self)
+
+
+def _mish_backward_kernel(grad_output, self):
+    t = xp.tanh(_softplus_array(self))
+    return grad_output * (t + self * _sigmoid_array(self) * (1 - t * t))
+
+
+def _mish_derivative(grad, self):
+    """As silu's: infinitely_differentiable_mish_backward when recording, mish_backward otherwise."""
+    if _state.enabled:
+        t = aten.tanh(aten.softplus(self))
+        return grad * (t + self * aten.sigmoid(self) * (1 - t * t))
+    return aten.mish_backward(grad, self)
+
+
+def _silu_kernel(self):
+    check_floating(self, "silu_cpu")
+    return self * _sigmoid_array(self)
+
+
+def _mish_kernel(self):
+    check_floating(self, "mish_cpu")
+    return self * xp.tanh(_softplus_array(self))
+
+
+silu_op = defop("silu(Tensor self) -> Tensor", _silu_kernel, node="SiluBackward0", self=_silu_derivative)
+silu_backward_op = defop("silu_backward(Tensor grad_output, Tensor self) -> Tensor", _silu_backward_kernel)
+mish_op = defop("mish(Tensor self) -> Tensor", _mish_kernel, node="MishBackward0", self=_mish_derivative)
+mish_backward_op = defop("mish_backward(Tensor grad_output, Tensor self) -> Tensor", _mish_backward_kernel)
+SiluBackward0, MishBackward0 = silu_op.node, mish_op.node
 
 
 def silu(input):
-    d = float_array(input)
-    return _unary(SiluBackward0, input, d * _sigmoid_array(d))
-
-
-class MishBackward0(make_node_class("MishBackward0", None, ("self",))):
-    def backward(self, grad):
-        (x,) = self._unpack_saved()
-        t = softplus(x).tanh()
-        return grad * (t + x * x.sigmoid() * (1 - t * t))
+    if seam.on:
+        return seam.torch_function(silu, (input,), {})
+    return silu_op(input)
 
 
 def mish(input):
-    d = float_array(input)
-    return _unary(MishBackward0, input, d * xp.tanh(_softplus_array(d)))
+    if seam.on:
+        return seam.torch_function(mish, (input,), {})
+    return mish_op(input)
 
 
-class SoftplusBackward0(make_node_class("SoftplusBackward0", None, ("self",))):
-    def backward(self, grad):
-        (x,) = self._unpack_saved()
-        bx = x * self.beta
-        return where(bx > self.threshold, grad, grad * bx.sigmoid())
+# ---- softplus, logsigmoid -------------------------------------------------------------------------------------
+def _softplus_kernel(self, beta=1, threshold=20):
+    """log(1 + exp(beta x)) / beta, and x itself where beta x > threshold (where they agree in float)."""
+    check_floating(self, "softplus_cpu")
+    bx = self * _scalar(self, beta)
+    return xp.where(bx > threshold, self, _softplus_array(bx) / _scalar(self, beta))
+
+
+def _softplus_backward_kernel(grad_output, self, beta, threshold):
+    bx = self * _scalar(self, beta)
+    return xp.where(bx > threshold, grad_output, grad_output * _sigmoid_array(bx))
+
+
+def _softplus_double_backward(grad, grad_output, self, beta, threshold):
+    """torch's softplus_double_backward(grad * grad_output, ...): sigmoid's derivative at beta x, times
+    beta, below the threshold."""
+    bx = self * beta
+    s = aten.sigmoid(bx)
+    return grad * grad_output * s * (1 - s) * (bx < threshold) * beta
+
+
+softplus_op = defop("softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor", _softplus_kernel,
+                    node="SoftplusBackward0",
+                    self=lambda grad, self, beta, threshold: aten.softplus_backward(grad, self, beta, threshold))
+softplus_backward_op = defop(
+    "softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor",
+    _softplus_backward_kernel, node="SoftplusBackwardBackward0",
+    grad_output=lambda grad, self, beta, threshold: aten.softplus_backward(grad, self, beta, threshold),
+    self=_softplus_double_backward)
+SoftplusBackward0, SoftplusBackwardBackward0 = softplus_op.node, softplus_backward_op.node
 
 
 def softplus(input, beta=1.0, threshold=20.0):
-    """log(1 + exp(beta x)) / beta, and x itself where beta x > threshold (where they agree in float)."""
-    d = float_array(input)
-    t = d.dtype.type
-    bx = d * t(beta)
-    y = xp.where(bx > threshold, d, _softplus_array(bx) / t(beta))
-    return _unary(SoftplusBackward0, input, y, beta=beta, threshold=threshold)
+    if seam.on:
+        return seam.torch_function(softplus, (input, beta, threshold), {})
+    return softplus_op(input, beta, threshold)
 
 
-class LogSigmoidBackward0(make_node_class("LogSigmoidBackward0", None, ("self",))):
-    def backward(self, grad):
-        (x,) = self._unpack_saved()
-        return grad * (-x).sigmoid()
+def _log_sigmoid_forward_kernel(self):
+    """(log sigmoid(x), buffer): torch's CPU kernel keeps exp(-|x|) as the buffer its backward reads."""
+    check_floating(self, "log_sigmoid_cpu")
+    z = xp.exp(-xp.abs(self))
+    return xp.minimum(self, 0) - xp.log1p(z), z
+
+
+def _log_sigmoid_backward_kernel(grad_output, self, buffer):
+    """d/dx log sigmoid(x) = sigmoid(-x): 1 - z/(1+z) below 0, z/(1+z) above (z = exp(-|x|))."""
+    share = buffer / (1 + buffer)
+    return grad_output * xp.where(self < 0, 1 - share, share)
+
+
+log_sigmoid_forward_op = defop("log_sigmoid_forward(Tensor self) -> (Tensor output, Tensor buffer)",
+                               _log_sigmoid_forward_kernel, node="LogSigmoidBackward0",
+                               self=lambda grad, self, buffer: aten.log_sigmoid_backward(grad, self, buffer))
+log_sigmoid_backward_op = defop(
+    "log_sigmoid_backward(Tensor grad_output, Tensor self, Tensor buffer) -> Tensor", _log_sigmoid_backward_kernel,
+    node="LogSigmoidBackwardBackward0", buffer=None,
+    grad_output=lambda grad, self, buffer: aten.log_sigmoid_backward(grad, self, buffer),
+    # torch's log_sigmoid_double_backward(grad * grad_output, self): the derivative of sigmoid(-x)
+    self=lambda grad, grad_output, self: grad * grad_output * (aten.sigmoid(self) - 1) * aten.sigmoid(self))
+LogSigmoidBackward0, LogSigmoidBackwardBackward0 = log_sigmoid_forward_op.node, log_sigmoid_backward_op.node
 
 
 def logsigmoid(input):
-    d = float_array(input)
-    return _unary(LogSigmoidBackward0, input, -_softplus_array(-d))
+    if seam.on:
+        return seam.torch_function(logsigmoid, (input,), {})
+    return log_sigmoid_forward_op(input)[0]
 
 
 # ---- piecewise-linear activations -------------------------------------------------------------------
-class HardtanhBackward0(make_node_class("HardtanhBackward0", None, ("self",))):
-    """Gradient passes strictly inside (min_val, max_val)."""
+def _hardtanh_kernel(self, min_val=-1, max_val=1):
+    if self.dtype == bool:
+        raise RuntimeError("Bool inputs not supported for hardtanh")
+    return xp.clip(self, min_val, max_val).astype(self.dtype, copy=False)
 
-    def backward(self, grad):
-        (x,) = self._unpack_saved()
-        return grad * ((x > self.min_val) & (x < self.max_val))
+
+hardtanh_op = defop("hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor", _hardtanh_kernel,
+                    node="HardtanhBackward0",
+                    self=lambda grad, self, min_val, max_val: aten.hardtanh_backward(grad, self, min_val, max_val))
+hardtanh_backward_op = defop(
+    "hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor",
+    # the gradient passes strictly inside (min_val, max_val)
+    lambda grad_output, self, min_val, max_val: xp.where((self > min_val) & (self < max_val), grad_output, 0)
+    .astype(grad_output.dtype, copy=False),
+    node="HardtanhBackwardBackward0",
+    grad_output=lambda grad, self, min_val, max_val: aten.hardtanh_backward(grad, self, min_val, max_val),
+    self=_zeros)
+HardtanhBackward0, HardtanhBackwardBackward0 = hardtanh_op.node, hardtanh_backward_op.node
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0):
+    if seam.on:
+        return seam.torch_function(hardtanh, (input, min_val, max_val), {})
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
-    d = input._data
-    return _unary(HardtanhBackward0, input, xp.clip(d, min_val, max_val).astype(d.dtype, copy=False),
-                  min_val=min_val, max_val=max_val)
+    return hardtanh_op(input, min_val, max_val)
 
 
 def relu6(input):
-    return hardtanh(input, 0.0, 6.0)
+    """hardtanh(x, 0, 6), as torch records it."""
+    if seam.on:
+        return seam.torch_function(relu6, (input,), {})
+    return hardtanh_op(input, 0.0, 6.0)
 
 
-_ONE_SIXTH_F32 = float(xp.float32(1.0) / xp.float32(6.0))  # torch's kernel multiplies by a float 1/6
+_ONE_SIXTH_F32 = float(xp.float32(1.0) / xp.float32(6.0))  # torch's kernels multiply by a float 1/6
 
 
-class HardsigmoidBackward0(make_node_class("HardsigmoidBackward0", None, ("self",))):
-    def backward(self, grad):
-        (x,) = self._unpack_saved()
-        return grad * ((x > -3) & (x < 3)) * _ONE_SIXTH_F32
+def _hardsigmoid_kernel(self):
+    check_floating(self, "hardsigmoid_cpu")
+    return xp.clip(self + 3, 0, 6) / self.dtype.type(6)
+
+
+# torch gives hardsigmoid_backward no derivative: its node raises when a second derivative is asked for
+hardsigmoid_op = defop("hardsigmoid(Tensor self) -> Tensor", _hardsigmoid_kernel, node="HardsigmoidBackward0",
+                       self=lambda grad, self: aten.hardsigmoid_backward(grad, self))
+hardsigmoid_backward_op = defop(
+    "hardsigmoid_backward(Tensor grad_output, Tensor self) -> Tensor",
+    lambda grad_output, self: grad_output * ((self > -3) & (self < 3)) * _scalar(grad_output, _ONE_SIXTH_F32),
+    node="NotImplemented")
+HardsigmoidBackward0 = hardsigmoid_op.node
+
+
+def _hardswish_kernel(self):
+    check_floating(self, "hardswish_cpu")
+    return self * xp.clip(self + 3, 0, 6) / self.dtype.type(6)
+
+
+def _hardswish_backward_kernel(grad_output, self):
+    middle = grad_output * (self / 3 + _scalar(self, 0.5))
+    return xp.where(self <= -3, 0, xp.where(self < 3, middle, grad_output)).astype(grad_output.dtype, copy=False)
+
+
+hardswish_op = defop("hardswish(Tensor self) -> Tensor", _hardswish_kernel, node="HardswishBackward0",
+                     self=lambda grad, self: aten.hardswish_backward(grad, self))
+hardswish_backward_op = defop(
+    "hardswish_backward(Tensor grad_output, Tensor self) -> Tensor", _hardswish_backward_kernel,
+    node="HardswishBackwardBackward0",
+    grad_output=lambda grad, self: aten.hardswish_backward(grad, self),
+    self=lambda grad, grad_output, self: grad * grad_output / 3 * ((self > -3) & (self < 3)))
+HardswishBackward0, HardswishBackwardBackward0 = hardswish_op.node, hardswish_backward_op.node
 
 
 def hardsigmoid(input):
-    d = float_array(input)
-    return _unary(HardsigmoidBackward0, input, xp.clip(d + 3, 0, 6) / d.dtype.type(6))
-
-
-class HardswishBackward0(make_node_class("HardswishBackward0", None, ("self",))):
-    def backward(self, grad):
-        (x,) = self._unpack_saved()
-        mid = grad * (x / 3 + 0.5)
-        return where(x <= -3, grad * 0, where(x < 3, mid, grad))
+    if seam.on:
+        return seam.torch_function(hardsigmoid, (input,), {})
+    return hardsigmoid_op(input)
 
 
 def hardswish(input):
-    d = float_array(input)
-    return _unary(HardswishBackward0, input, d * xp.clip(d + 3, 0, 6) / d.dtype.type(6))
+    if seam.on:
+        return seam.torch_function(hardswish, (input,), {})
+    return hardswish_op(input)
 
 
-class SoftshrinkBackward0(make_node_class("SoftshrinkBackward0", None, ("self",))):
-    def backward(self, grad):
-        (x,) = self._unpack_saved()
-        return grad * (x.abs() > self.lambd)
+def _softshrink_kernel(self, lambd=0.5):
+    check_floating(self, "softshrink_check")
+    if lambd < 0:
+        raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
+    t = self.dtype.type
+    return xp.where(self > lambd, self - t(lambd), xp.where(self < -lambd, self + t(lambd), 0)).astype(self.dtype,
+                                                                                                     copy=False)
 
 
-HardshrinkBackward0 = make_node_class("HardshrinkBackward0", SoftshrinkBackward0.backward, ("self",))
+def _hardshrink_kernel(self, lambd=0.5):
+    check_floating(self, "hardshrink_cpu")
+    return xp.where((self >= -lambd) & (self <= lambd), 0, self).astype(self.dtype, copy=False)
+
+
+def _shrink_backward(grad_output, self, lambd):
+    """Both shrinks pass the gradient outside [-lambd, lambd]."""
+    return xp.where((self >= -lambd) & (self <= lambd), 0, grad_output).astype(grad_output.dtype, copy=False)
+
+
+softshrink_op = defop("softshrink(Tensor self, Scalar lambd=0.5) -> Tensor", _softshrink_kernel,
+                      node="SoftshrinkBackward0",
+                      self=lambda grad, self, lambd: aten.softshrink_backward(grad, self, lambd))
+softshrink_backward_op = defop("softshrink_backward(Tensor grad_output, Tensor self, Scalar lambd) -> Tensor",
+                               _shrink_backward, node="SoftshrinkBackwardBackward0",
+                               grad_output=lambda grad, self, lambd: aten.softshrink_backward(grad, self, lambd),
+                               self=_zeros)
+hardshrink_op = defop("hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor", _hardshrink_kernel,
+                      node="HardshrinkBackward0",
+                      self=lambda grad, self, lambd: aten.hardshrink_backward(grad, self, lambd))
+hardshrink_backward_op = defop("hardshrink_backward(Tensor grad_out, Tensor self, Scalar lambd) -> Tensor",
+                               lambda grad_out, self, lambd: _shrink_backward(grad_out, self, lambd),
+                               node="HardshrinkBackwardBackward0",
+                               grad_out=lambda grad, self, lambd: aten.hardshrink_backward(grad, self, lambd),
+                               self=_zeros)
+SoftshrinkBackward0, SoftshrinkBackwardBackward0 = softshrink_op.node, softshrink_backward_op.node
+HardshrinkBackward0, HardshrinkBackwardBackward0 = hardshrink_op.node, hardshrink_backward_op.node
 
 
 def softshrink(input, lambd=0.5):
-    if lambd < 0:
-        raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
-    d = float_array(input)
-    y = xp.where(d > lambd, d - lambd, xp.where(d < -lambd, d + lambd, 0)).astype(d.dtype, copy=False)
-    return _unary(SoftshrinkBackward0, input, y, lambd=lambd)
+    if seam.on:
+        return seam.torch_function(softshrink, (input, lambd), {})
+    return softshrink_op(input, lambd)
 
 
 def hardshrink(input, lambd=0.5):
-    d = float_array(input)
-    return _unary(HardshrinkBackward0, input, xp.where(xp.abs(d) > lambd, d, 0).astype(d.dtype, copy=False),
-                  lambd=lambd)
+    if seam.on:
+        return seam.torch_function(hardshrink, (input, lambd), {})
+    return hardshrink_op(input, lambd)
 
 
-class ThresholdBackward0(make_node_class("ThresholdBackward0", None, ("self",))):
-    def backward(self, grad):
-        (x,) = self._unpack_saved()
-        return grad * (x > self.threshold)
+threshold_op = defop("threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor",
+                     lambda self, threshold, value: xp.where(self > threshold, self, _scalar(self, value)),
+                     node="ThresholdBackward0",
+                     self=lambda grad, self, threshold: aten.threshold_backward(grad, self, threshold))
+ThresholdBackward0 = threshold_op.node
 
 
 def threshold(input, threshold, value):
-    d = input._data
-    return _unary(ThresholdBackward0, input, xp.where(d > threshold, d, d.dtype.type(value)), threshold=threshold)
+    if seam.on:
+        return seam.torch_function(globals()["threshold"], (input, threshold, value), {})  # (the argument hides it)
+    return threshold_op(input, threshold, value)
+
+
+# ---- rrelu: leaky relu with a random slope per element while training ------------------------------------
+def _rrelu_kernel(self, noise, lower=0.125, upper=1.0 / 3, training=False, generator=None):
+    """Training: each element below 0 takes a slope drawn from U(lower, upper), written into ``noise``
+    (1 elsewhere), which the backward reads; otherwise the mean slope, as leaky_relu."""
+    check_floating(self, "rrelu_with_noise_out_cpu")
+    if not training:
+        return xp.where(self > 0, self, self * _scalar(self, (lower + upper) / 2))
+    from .creation import _rng
+    slopes = _rng(generator).uniform(lower, upper, self.shape).astype(self.dtype)
+    noise[...] = xp.where(self > 0, _scalar(self, 1), slopes)
+    return self * noise
+
+
+def _rrelu_backward_kernel(grad_output, self, noise, lower, upper, training, self_is_result):
+    if training and upper - lower > 1e-6:
+        return grad_output * noise
+    return xp.where(self > 0, grad_output, grad_output * _scalar(grad_output, (lower + upper) / 2))
+
+
+rrelu_op = defop("rrelu_with_noise(Tensor self, Tensor(b!) noise, Scalar lower=0.125, Scalar upper=0.33333333333333331,"
+                 " bool training=False, Generator? generator=None) -> Tensor",
+                 _rrelu_kernel, node="RreluWithNoiseBackward0", noise=None,
+                 self=lambda grad, self, noise, lower, upper, training:
+                 aten.rrelu_with_noise_backward(grad, self, noise, lower, upper, training, False))
+rrelu_backward_op = defop(
+    "rrelu_with_noise_backward(Tensor grad_output, Tensor self, Tensor noise, Scalar lower, Scalar upper, "
+    "bool training, bool self_is_result) -> Tensor", _rrelu_backward_kernel,
+    node="RreluWithNoiseBackwardBackward0", noise=None,
+    grad_output=lambda grad, self, noise, lower, upper, training:
+    aten.rrelu_with_noise_backward(grad, self, noise, lower, upper, training, False),
+    self=_zeros)
+RreluWithNoiseBackward0, RreluWithNoiseBackwardBackward0 = rrelu_op.node, rrelu_backward_op.node
+
+
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
+    """Randomized leaky ReLU: a random slope in [lower, upper) per negative element while training,
+    the mean slope otherwise."""
+    if seam.on:
+        return seam.torch_function(rrelu, (input, lower, upper, training), {})
+    noise = _wrap(xp.empty_like(input._data))
+    return rrelu_op(input, noise, lower, upper, bool(training))
 
 
 # ---- compositions (torch records them as several nodes too) ------------------------------------------
 def softsign(input):
+    if seam.on:
+        return seam.torch_function(softsign, (input,), {})
     return input / (input.abs() + 1)
 
 
 def tanhshrink(input):
+    if seam.on:
+        return seam.torch_function(tanhshrink, (input,), {})
+    from .pointwise import tanh
     return input - tanh(input)
 
 
-def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
-    """Randomized leaky ReLU: a random slope in [lower, upper) per element while training, the mean
-    slope otherwise (torch's RreluWithNoiseBackward0 is recorded as the equivalent product here)."""
-    if not training:
-        return leaky_relu(input, (lower + upper) / 2)
-    from .creation import _rng
-    d = float_array(input)
-    slopes = _rng(None).uniform(lower, upper, d.shape).astype(d.dtype)
-    noise = _wrap(xp.where(d >= 0, d.dtype.type(1), slopes))
-    return input * noise
-
-
 # ---- gated linear unit ----------------------------------------------------------------------------------
-class GluBackward0(make_node_class("GluBackward0", None, ("self",))):
-    def backward(self, grad):
-        (x,) = self._unpack_saved()
-        a, b = x.chunk(2, self.dim)
-        s = b.sigmoid()
-        from .joining import cat
-        return cat([grad * s, grad * a * s * (1 - s)], self.dim)
+def _halves(t, dim):
+    """The two halves of t along ``dim`` (basic indexing: views of arrays, view ops of Tensors)."""
+    h = t.shape[dim] // 2
+    lead = (slice(None),) * dim
+    return t[lead + (slice(0, h),)], t[lead + (slice(h, None),)]
+
+
+def _join_halves(a, b, dim):
+    """cat([a, b], dim), written with constant_pad_nd (an aten op on arrays and Tensors alike)."""
+    h = a.shape[dim]
+    after = [0, 0] * (a.ndim - 1 - dim)
+    return aten.constant_pad_nd(a, after + [0, h], 0) + aten.constant_pad_nd(b, after + [h, 0], 0)
+
+
+def _glu_kernel(self, dim=-1):
+    check_floating(self, "glu_cpu")
+    if self.ndim == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    d = _wrap_dim(dim, self.ndim)
+    n = self.shape[d]
+    if n % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size {n}")
+    a, b = _halves(self, d)
+    return a * _sigmoid_array(b)
+
+
+def _glu_backward_kernel(grad_output, self, dim):
+    d = _wrap_dim(dim, self.ndim)
+    a, b = _halves(self, d)
+    s = _sigmoid_array(b)
+    return xp.concatenate([grad_output * s, grad_output * a * s * (1 - s)], axis=d)
+
+
+def _glu_double_backward_grad_output(grad, self, dim):
+    """glu_backward is linear in grad_output: its adjoint reads the two halves of ``grad`` back."""
+    d = dim % self.ndim
+    (a, b), (g1, g2) = _halves(self, d), _halves(grad, d)
+    s = aten.sigmoid(b)
+    return g1 * s + g2 * a * s * (1 - s)
+
+
+def _glu_double_backward(grad, grad_output, self, dim):
+    """torch's glu_double_backward: the derivative of glu_backward's value in ``self``."""
+    d = dim % self.ndim
+    (a, b), (g1, g2) = _halves(self, d), _halves(grad, d)
+    s = aten.sigmoid(b)
+    ds = s * (1 - s)                                   # sigmoid'
+    dds = ds * (1 - s) - s * ds                        # sigmoid''
+    g_first = g2 * grad_output * ds
+    g_second = g2 * a * grad_output * dds + g1 * grad_output * ds
+    return _join_halves(g_first, g_second, d)
+
+
+glu_op = defop("glu(Tensor self, int dim=-1) -> Tensor", _glu_kernel, node="GluBackward0",
+               self=lambda grad, self, dim: aten.glu_backward(grad, self, dim))
+glu_backward_op = defop("glu_backward(Tensor grad_output, Tensor self, int dim) -> Tensor", _glu_backward_kernel,
+                        node="GluBackwardBackward0", grad_output=_glu_double_backward_grad_output,
+                        self=_glu_double_backward)
+GluBackward0, GluBackwardBackward0 = glu_op.node, glu_backward_op.node
 
 
 def glu(input, dim=-1):
     """a * sigmoid(b), where a and b are the two halves of the input along ``dim``."""
-    if input.dim() == 0:
-        raise RuntimeError("glu does not support scalars because halving size must be even")
-    dd = _wrap_dim(dim, input.dim())
-    n = input.shape[dd]
-    if n % 2:
-        raise RuntimeError(f"Halving dimension must be even, but dimension {dd} is size {n}")
-    d = float_array(input)
-    a, b = xp.split(d, 2, axis=dd)
-    return _unary(GluBackward0, input, a * _sigmoid_array(b), dim=dd)
+    if seam.on:
+        return seam.torch_function(glu, (input, dim), {})
+    return glu_op(input, dim)
 
 
 # ---- dropout ------------------------------------------------------------------------------------------
@@ -339,7 +687,10 @@ def _keep_mask(shape, p, dtype):
 
 def dropout(input, p=0.5, training=True, inplace=False):
     """Zero each element with probability p and scale the rest by 1/(1-p); the identity (the input
-    itself, as torch returns it) when not training or p == 0."""
+    itself, as torch returns it) when not training or p == 0. Recorded as torch records it on the
+    CPU: a product with the scaled mask (MulBackward0)."""
+    if seam.on:
+        return seam.torch_function(dropout, (input, p, training, inplace), {})
     _check_p(p)
     if not training or p == 0 or input.numel() == 0:
         return input
@@ -350,6 +701,8 @@ def dropout(input, p=0.5, training=True, inplace=False):
 
 def feature_dropout(input, p, training, inplace, batched_dims):
     """Channel-wise dropout (Dropout1d/2d/3d): one draw per (sample, channel), broadcast over space."""
+    if seam.on:
+        return seam.torch_function(feature_dropout, (input, p, training, inplace, batched_dims), {})
     _check_p(p)
     if not training or p == 0 or input.numel() == 0:
         return input
@@ -362,6 +715,8 @@ def feature_dropout(input, p, training, inplace, batched_dims):
 def alpha_dropout(input, p=0.5, training=False, inplace=False):
     """Dropout that keeps SELU's self-normalising mean and variance: dropped units take SELU's negative
     saturation value -alpha, then an affine map a * x + b restores zero mean and unit variance."""
+    if seam.on:
+        return seam.torch_function(alpha_dropout, (input, p, training, inplace), {})
     _check_p(p)
     if not training or p == 0 or input.numel() == 0:
         return input
@@ -376,11 +731,17 @@ def alpha_dropout(input, p=0.5, training=False, inplace=False):
     return input * _wrap(keep * d.dtype.type(a)) + b
 
 
+# ---- in-place forms -----------------------------------------------------------------------------------
 def _inplace_variant(fn):
     """torch's ``F.xxx(x, inplace=True)``: compute out of place, write into x, x takes the history."""
+    name = fn.__name__ + "_"
+
     def op(input, *args):
-        return inplace(input, fn.__name__ + "_", fn, *args)
-    op.__name__ = fn.__name__ + "_"
+        if seam.on:
+            return seam.torch_function(op, (input,) + args, {})
+        return inplace(input, name, fn, *args)
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = f"In-place {fn.__name__}: the result written into the input, which takes its history."
     return op
 
 

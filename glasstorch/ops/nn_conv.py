@@ -1,8 +1,11 @@
-"""The layers' weighted maps: convolution (1-, 2-, 3-d, plain and transposed), bilinear, embedding.
+"""The layers' weighted maps: convolution (1-, 2-, 3-d, plain and transposed), unfold/fold, bilinear,
+embedding -- as torch's aten ops (``aten.convolution`` and ``aten.convolution_backward``,
+``aten.im2col``/``aten.col2im``, ``aten._trilinear``, ``aten.embedding`` and
+``aten.embedding_dense_backward``) and the public functions on them.
 
-Convolution is one matrix product. The input windows are laid out as columns (``im2col``: a
-strided view of the padded input whose axes walk kernel offsets and output positions, copied once
-into a (channels x kernel, positions x batch) matrix) and multiplied by the weight as a
+Convolution is one matrix product per layer. The input windows are laid out as columns (``im2col``:
+a strided view of the padded input whose axes walk kernel offsets and output positions, copied once
+into a (channels x kernel, positions x batch) matrix) and multiplied with the weight as a
 (out_channels, channels x kernel) matrix -- one BLAS call per group::
 
     x (N, C, H, W) -> (C, H+2p, W+2p, N)                  padded, batch last: one copy
@@ -12,21 +15,33 @@ into a (channels x kernel, positions x batch) matrix) and multiplied by the weig
 
 The batch goes last inside the op because every copy and every strided add then moves runs of N
 contiguous numbers (NumPy's per-row overhead is paid once per N elements, not once per row of a
-small image). The derivatives reuse the pieces: the weight's gradient is ``grad @ cols^T`` (the
-columns are kept from the forward), the input's gradient is ``W^T @ grad`` folded back onto the
-image (``col2im``: one strided add per kernel offset, never a loop over positions). A transposed
-convolution is exactly that fold as its forward, so both directions share these functions.
+small image). The three products a layer needs share these pieces:
 
-torch records one ``ConvolutionBackward0`` for all of them (``transposed`` tells which).
+* forward          ``y    = W @ cols(x)``
+* weight gradient  ``g_W  = rows(g) @ cols(x)^T``   (computed as ``(cols(x) @ rows(g)^T)^T``: the long
+  inner dimension on the right is 2-7x faster in OpenBLAS for the few output channels of small nets)
+* input gradient   ``g_x  = col2im(W^T @ rows(g))``  (the adjoint of im2col: one strided add per kernel
+  offset, never a loop over positions)
+
+A transposed convolution is the input gradient's map as its forward, so both directions use the
+same three functions with the roles swapped, and torch records one ``ConvolutionBackward0`` for all
+of them (``transposed`` tells which). Its backward, ``aten.convolution_backward``, is an op of its
+own (what a FLOP counter sees), computing only the gradients its ``output_mask`` asks for; the
+weight gradient recomputes the input's columns, as torch does, instead of keeping a
+channels x kernel times larger copy of every layer's input alive between forward and backward.
 """
 import itertools
+import weakref
 
-from .._tensor import _wrap
-from .._array import xp
-from ._op import _state, record, make_node_class
-from .pointwise import add
+from .. import _dtype
+from .._array import xp, array_types
+from .._ops import defop, aten
+from .._seam import seam
+from ._op import kernel_not_implemented
+from ..autograd import grad_mode
 
 _as_strided = xp.lib.stride_tricks.as_strided
+_ARRAY_TYPES = array_types()
 
 
 def _prod(xs):
@@ -40,11 +55,17 @@ def _size_str(sizes):
     return " x ".join(str(s) for s in sizes)
 
 
+def _type_name(dtype):
+    """torch's scalar type name of an array dtype ('Float', 'Double', 'Long')."""
+    return _dtype._BY_NUMPY[dtype]._legacy
+
+
 # ---- the array machinery: im2col, col2im, their matrix products ----------------------------------------
 # Columns are ordered (positions, batch) -- "batch last" -- or (batch, positions). Batch last gives
 # every copy and strided add runs of N contiguous numbers, whatever the image size; batch first
 # gives runs of the output's width and cheaper reorderings at both ends, which wins when that width
-# is large. ``_batch_last_layout`` chooses; each function takes the choice as ``bl``.
+# is large. ``_batch_last_layout`` chooses from the (underlying) convolution's output grid, so the
+# forward and the backward of one layer choose alike; each function takes the choice as ``bl``.
 _LONG_RUN = 24
 
 
@@ -87,7 +108,7 @@ def _out_size(size, kernel, stride, padding, dilation):
     return [(s + 2 * p - d * (k - 1) - 1) // st + 1 for s, k, st, p, d in zip(size, kernel, stride, padding, dilation)]
 
 
-def im2col(x, kernel, stride, padding, dilation, groups, bl):
+def _im2col(x, kernel, stride, padding, dilation, groups, bl):
     """Columns of x (N, C, *S): (groups, C/groups * prod(kernel), N * prod(out)), ordered as ``bl``."""
     nd = len(kernel)
     n, c = x.shape[:2]
@@ -108,7 +129,7 @@ def im2col(x, kernel, stride, padding, dilation, groups, bl):
     return windows.reshape(groups, (c // groups) * _prod(kernel), n * _prod(out)), out
 
 
-def col2im(cols, channels, n, size, kernel, stride, padding, dilation, out_grid, bl):
+def _col2im(cols, channels, n, size, kernel, stride, padding, dilation, out_grid, bl):
     """The adjoint of im2col: add every column back onto the image it was read from.
 
     ``cols`` holds (C * prod(kernel), N * prod(out_grid)) ordered as ``bl``; returns the image
@@ -141,124 +162,119 @@ def _rows(t, groups, bl):
     return (_batch_last(t) if bl else _swap01(t)).reshape(groups, c // groups, -1)
 
 
-def _cols_product(w, cols, n, out_grid, bl):
-    """W (O, C/g, *K) applied to columns (g, C/g * K, N*L): (N, O, *out_grid), contiguous."""
-    groups = cols.shape[0]
-    o = w.shape[0]
-    y = xp.matmul(w.reshape(groups, o // groups, -1), cols)         # (g, O/g, N*L)
+class _ColumnsMemo:
+    """The columns of a convolution's input, kept from the forward for its weight gradient.
+
+    ``convolution_backward`` receives the input itself (its schema is torch's), and computing the
+    weight gradient from it means laying its windows out as columns again -- a copy as large as the
+    input times the kernel size, which in a small network costs as much as the matrix product. So
+    the forward, when it runs with grad mode on, leaves its columns here, keyed by the input array's
+    identity and the geometry; the backward takes them (once) if they are for the same array and
+    geometry, and recomputes them otherwise. An entry lives no longer than its input array (a weak
+    reference drops it) and is replaced by the next forward on that array: at most one set of
+    columns per live convolution input, what a node keeping them would hold.
+    """
+
+    def __init__(self):
+        self._entries = {}
+
+    def put(self, x, key, cols):
+        ident = id(x)
+        entries = self._entries
+        entries[ident] = (weakref.ref(x, lambda _ref: entries.pop(ident, None)), key, cols)
+
+    def take(self, x, key):
+        entry = self._entries.get(id(x))
+        if entry is None or entry[0]() is not x or entry[1] != key:
+            return None
+        del self._entries[id(x)]
+        return entry[2]
+
+
+_columns = _ColumnsMemo()
+_grad_state = grad_mode._state
+
+
+def _conv_forward(x, w, stride, padding, dilation, groups, bl, keep=False):
+    """y = W applied to the columns of x: (N, O, *grid), contiguous. ``keep``: leave the columns for
+    the weight gradient (``_ColumnsMemo``)."""
+    n, o = x.shape[0], w.shape[0]
+    cols, grid = _im2col(x, w.shape[2:], stride, padding, dilation, groups, bl)   # (g, C/g*K, N*L)
+    if keep:
+        _columns.put(x, (tuple(w.shape), tuple(stride), tuple(padding), tuple(dilation), groups, bl), cols)
+    y = xp.matmul(w.reshape(groups, o // groups, -1), cols)                       # (g, O/g, N*L)
     if bl:
-        return _batch_first(y.reshape((o,) + tuple(out_grid) + (n,)))
-    return _swap01(y.reshape((o, n) + tuple(out_grid)))
+        return _batch_first(y.reshape((o,) + tuple(grid) + (n,)))
+    return _swap01(y.reshape((o, n) + tuple(grid)))
 
 
-def _fold_product(w, rows, channels, n, size, grid, kernel, stride, padding, dilation, bl):
-    """col2im(W^T @ rows): with rows (g, O/g, N*L) and W (O, C/g, *K) -> image (N, C, *size)."""
-    groups = rows.shape[0]
-    wt = w.reshape(groups, w.shape[0] // groups, -1).transpose(0, 2, 1)  # (g, C/g*K, O/g)
+def _conv_input_grad(g, w, channels, size, stride, padding, dilation, groups, bl, rows=None):
+    """col2im(W^T @ rows(g)): the map from a convolution's output (N, O, *grid) back onto its input
+    (N, C, *size) -- the input gradient, and a transposed convolution's forward. ``rows``: g's rows
+    when the caller has them already."""
+    kernel = w.shape[2:]
+    if rows is None:
+        rows = _rows(g, groups, bl)                                               # (g, O/g, N*L)
+    wt = w.reshape(groups, w.shape[0] // groups, -1).transpose(0, 2, 1)           # (g, C/g*K, O/g)
     cols = xp.matmul(wt, rows).reshape(channels * _prod(kernel), -1)
-    return col2im(cols, channels, n, size, kernel, stride, padding, dilation, grid, bl)
+    return _col2im(cols, channels, g.shape[0], size, kernel, stride, padding, dilation, g.shape[2:], bl)
 
 
-def _weight_product(rows, cols, wshape):
-    """sum over positions of rows (g, A/g, N*L) times cols (g, B, N*L): the weight gradient."""
-    return xp.matmul(rows, cols.transpose(0, 2, 1)).reshape(wshape)
+def _conv_weight_grad(g, x, wshape, stride, padding, dilation, groups, bl, rows=None):
+    """The weight gradient sum over positions of rows(g) x cols(x)^T, shaped as the weight."""
+    cols = _columns.take(x, (tuple(wshape), tuple(stride), tuple(padding), tuple(dilation), groups, bl))
+    if cols is None:
+        cols, _ = _im2col(x, wshape[2:], stride, padding, dilation, groups, bl)   # (g, C/g*K, N*L)
+    if rows is None:
+        rows = _rows(g, groups, bl)                                               # (g, O/g, N*L)
+    gw_t = xp.matmul(cols, rows.transpose(0, 2, 1))                               # (g, C/g*K, O/g)
+    return xp.ascontiguousarray(gw_t.transpose(0, 2, 1)).reshape(wshape)
 
 
-# ---- the differentiable op -----------------------------------------------------------------------------
-class ConvolutionBackward0(make_node_class("ConvolutionBackward0", None, ("input", "weight"))):
-    """Gradients of a (transposed) convolution; the forward's columns ride along as a third saved
-    value so the weight gradient costs one matrix product."""
-
-    def backward(self, grad):
-        x, w, cols = self._unpack_saved()
-        need_x, need_w, need_b = (e[0] is not None for e in self.next_functions)
-        if _state.enabled:  # create_graph: build the gradients from differentiable convolutions
-            gb = grad.sum((0,) + tuple(range(2, grad.dim()))) if need_b else None
-            return self._differentiable(grad, x, w, need_x, need_w) + (gb,)
-        g = grad._data
-        if g.dtype != w._data.dtype:
-            g = g.astype(w._data.dtype)
-        k, st, p, d, groups, bl = self.kernel, self.stride, self.padding, self.dilation, self.groups, self.bl
-        gx = gw = gb = None
-        if not self.transposed:
-            rows = _rows(g, groups, bl)                                  # (g, O/g, N*L)
-            if need_b:  # the bias gradient sums each (contiguous) row
-                gb = _wrap(rows.sum(axis=-1).reshape(-1))
-            if need_w:
-                gw = _wrap(_weight_product(rows, cols._data, w._data.shape))
-            if need_x:
-                gx = _wrap(_fold_product(w._data, rows, x._data.shape[1], x._data.shape[0], x._data.shape[2:],
-                                         g.shape[2:], k, st, p, d, bl))
-        else:
-            if need_b:
-                gb = _wrap(g.sum(axis=(0,) + tuple(range(2, g.ndim))))
-            gcols, grid = im2col(g, k, st, p, d, groups, bl)             # the output's windows
-            if need_x:
-                gx = _wrap(_cols_product(w._data, gcols, g.shape[0], grid, bl))
-            if need_w:
-                gw = _wrap(_weight_product(cols._data, gcols, w._data.shape))
-        return gx, gw, gb
-
-    def _differentiable(self, grad, x, w, need_x, need_w):
-        st, p, d, groups = self.stride, self.padding, self.dilation, self.groups
-        gx = gw = None
-        if need_x:
-            if self.transposed:
-                gx = convolution(grad, w, None, st, p, d, False, [0] * len(st), groups)
-            else:
-                op = _output_padding(x.shape[2:], grad.shape[2:], self.kernel, st, p, d)
-                gx = convolution(grad, w, None, st, p, d, True, op, groups)
-        if need_w:
-            gw = _weight_grad_graph(grad, x, w, self) if not self.transposed else _weight_grad_graph(x, grad, w, self)
-        return gx, gw
-
-
-def _output_padding(size, out_grid, kernel, stride, padding, dilation):
-    """The rows a transposed convolution must add so that it returns ``size`` again."""
-    return [s - ((o - 1) * st - 2 * p + dd * (k - 1) + 1)
-            for s, o, k, st, p, dd in zip(size, out_grid, kernel, stride, padding, dilation)]
-
-
-def _weight_grad_graph(rows, image, w, node):
-    """The weight gradient sum_{n,l} rows[n,o,l] * windows(image)[n,c,k,l], as a differentiable
-    convolution of the image (batch and channels swapped) with ``rows`` as the kernel: stride and
-    dilation trade places. One convolution per group."""
-    groups = node.groups
-    nd = len(node.kernel)
-    parts = []
-    for g_rows, g_img in zip(rows.chunk(groups, 1), image.chunk(groups, 1)):
-        r = convolution(g_img.transpose(0, 1), g_rows.transpose(0, 1), None, node.dilation, node.padding, node.stride,
-                        False, [0] * nd, 1).transpose(0, 1)
-        for i, k in enumerate(node.kernel):
-            r = r.narrow(2 + i, 0, k)
-        parts.append(r)
-    from .joining import cat
-    gw = parts[0] if groups == 1 else cat(parts, 0)
-    return gw if gw.shape == w.shape else gw.reshape(w.shape)
-
-
-def _check_conv(input, weight, bias, stride, padding, dilation, transposed, groups):
-    x, w = input._data, weight._data
+# ---- aten.convolution and aten.convolution_backward -------------------------------------------------------
+def _check_conv(x, w, bias, stride, padding, dilation, transposed, output_padding, groups):
+    """torch's argument checks, in its order and words."""
+    if any(s <= 0 for s in stride):
+        raise RuntimeError("non-positive stride is not supported")
+    if any(p < 0 for p in padding):
+        raise RuntimeError("negative padding is not supported")
+    if any(d <= 0 for d in dilation):
+        raise RuntimeError(f"dilation should be greater than zero, but got {list(dilation)}")
+    if groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
     if x.ndim != w.ndim:
         raise RuntimeError(f"Expected {w.ndim}-dimensional input for {w.ndim}-dimensional weight {list(w.shape)}, "
                            f"but got {x.ndim}-dimensional input of size {list(x.shape)} instead")
+    if len(stride) != w.ndim - 2:
+        raise RuntimeError(f"expected stride to be a single integer value or a list of {x.ndim - 2} values to match "
+                           f"the convolution dimensions, but got stride={list(stride)}")
+    if w.shape[0] % groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, but "
+                           f"got weight of size [{list(w.shape)}] instead")
     channels = w.shape[0] if transposed else w.shape[1] * groups
     if x.shape[1] != channels:
-        kind = f"transposed=1" if transposed else f"groups={groups}"
+        kind = "transposed=1" if transposed else f"groups={groups}"
         raise RuntimeError(f"Given {kind}, weight of size {list(w.shape)}, expected input{list(x.shape)} to have "
                            f"{channels} channels, but got {x.shape[1]} channels instead")
-    if not transposed and w.shape[0] % groups:
-        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, "
-                           f"but got "
-                           f"weight of size {list(w.shape)} instead")
+    out_channels = w.shape[1] * groups if transposed else w.shape[0]
+    if bias is not None and (bias.ndim != 1 or bias.shape[0] != out_channels):
+        raise RuntimeError(f"Given weight of size {list(w.shape)}, expected bias to be 1-dimensional with "
+                           f"{out_channels} elements, but got bias of size {list(bias.shape)} instead")
     if x.dtype != w.dtype:
-        raise RuntimeError(f"Input type ({input.dtype._legacy.lower()}) and weight type "
-                           f"({weight.dtype._legacy.lower()}) "
+        raise RuntimeError(f"expected scalar type {_type_name(x.dtype)} but found {_type_name(w.dtype)}")
+    if bias is not None and bias.dtype != x.dtype:
+        raise RuntimeError(f"Input type ({_type_name(x.dtype).lower()}) and bias type ({_type_name(bias.dtype).lower()}) "
                            f"should be the same")
-    if bias is not None and bias._data.dtype != x.dtype:
-        raise RuntimeError(f"Input type ({input.dtype._legacy.lower()}) and bias type ({bias.dtype._legacy.lower()}) "
-                           f"should be the same")
-    if not transposed:
+    if x.dtype == bool:
+        raise kernel_not_implemented(f"slow_conv{w.ndim - 2}d_cpu", x.dtype)
+    if transposed:
+        for op, s, d in zip(output_padding, stride, dilation):
+            if op >= s and op >= d:
+                raise RuntimeError(
+                    f"output padding must be smaller than either stride or dilation, but got output_padding_height: "
+                    f"{output_padding[0]} output_padding_width: {output_padding[-1]} stride_height: {stride[0]} "
+                    f"stride_width: {stride[-1]} dilation_height: {dilation[0]} dilation_width: {dilation[-1]}")
+    else:
         padded = [s + 2 * p for s, p in zip(x.shape[2:], padding)]
         eff = [d * (k - 1) + 1 for k, d in zip(w.shape[2:], dilation)]
         if any(e > s for e, s in zip(eff, padded)):
@@ -266,34 +282,146 @@ def _check_conv(input, weight, bias, stride, padding, dilation, transposed, grou
                                f"({_size_str(eff)}). Kernel size can't be greater than actual input size")
 
 
+def _transposed_size(size, kernel, stride, padding, dilation, output_padding):
+    return [(s - 1) * st - 2 * p + d * (k - 1) + op + 1
+            for s, st, p, d, k, op in zip(size, stride, padding, dilation, kernel, output_padding)]
+
+
+def _convolution_kernel(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
+    _check_conv(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
+    kernel = weight.shape[2:]
+    if not transposed:
+        bl = _batch_last_layout(_out_size(input.shape[2:], kernel, stride, padding, dilation), stride)
+        y = _conv_forward(input, weight, stride, padding, dilation, groups, bl, keep=_grad_state.enabled)
+    else:
+        size = _transposed_size(input.shape[2:], kernel, stride, padding, dilation, output_padding)
+        y = _conv_input_grad(input, weight, weight.shape[1] * groups, size, stride, padding, dilation, groups,
+                             _batch_last_layout(input.shape[2:], stride))
+    if bias is not None:
+        y += bias.reshape((-1,) + (1,) * len(kernel))
+    return y
+
+
+def _convolution_backward_kernel(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
+                                 output_padding, groups, output_mask):
+    """(input gradient, weight gradient, bias gradient), each only if ``output_mask`` asks (else None)."""
+    g = grad_output if grad_output.dtype == weight.dtype else grad_output.astype(weight.dtype)
+    need_input, need_weight, need_bias = output_mask
+    gi = gw = gb = None
+    if need_bias:
+        gb = g.sum(axis=(0,) + tuple(range(2, g.ndim)))
+    if not transposed:   # y = conv(x, W): the gradients are its two adjoints
+        bl = _batch_last_layout(g.shape[2:], stride)
+        rows = _rows(g, groups, bl) if need_weight or need_input else None      # shared by both products
+        if need_weight:
+            gw = _conv_weight_grad(g, input, weight.shape, stride, padding, dilation, groups, bl, rows)
+        if need_input:
+            gi = _conv_input_grad(g, weight, input.shape[1], input.shape[2:], stride, padding, dilation, groups, bl,
+                                  rows)
+    else:                # y = conv_input_grad(x, W): its adjoints are the convolution and the weight gradient
+        bl = _batch_last_layout(input.shape[2:], stride)
+        if need_weight:
+            gw = _conv_weight_grad(input, g, weight.shape, stride, padding, dilation, groups, bl)
+        if need_input:
+            gi = _conv_forward(g, weight, stride, padding, dilation, groups, bl)
+    return gi, gw, gb
+
+
+def _convolution_derivative(grad, input, weight, stride, padding, dilation, transposed, output_padding, groups,
+                            output_mask):
+    """derivatives.yaml: input, weight, bias: convolution_backward(grad, input, weight, bias->sizes(), ...,
+    grad_input_mask). The bias's size is the gradient's channel count."""
+    return aten.convolution_backward(grad, input, weight, [grad.shape[1]] if output_mask[2] else None, stride,
+                                     padding, dilation, transposed, output_padding, groups, list(output_mask))
+
+
+def _cat(parts, dim):
+    """cat on arrays or Tensors (``cat`` is not an aten op of glasstorch yet: its public function)."""
+    if isinstance(parts[0], _ARRAY_TYPES):
+        return xp.concatenate(parts, axis=dim)
+    from .joining import cat
+    return cat(parts, dim)
+
+
+def _convolution_double_backward(grads, grad_output, input, weight, stride, padding, dilation, transposed,
+                                 output_padding, groups, output_mask):
+    """torch's _convolution_double_backward, call for call (so dispatch-level tools see the same
+    convolutions). With ggI, ggW, ggb the gradients flowing into convolution_backward's outputs:
+
+    * grad_output: ggO = conv(ggI, W) + conv(x, ggW) + ggb -- the forward, applied to each;
+    * weight: gW = conv(ggI^T, gO^T)^T -- batch and channels swapped, stride and dilation trading
+      places (one convolution per group), cut to the kernel's size;
+    * input: gI = conv_transpose(gO, ggW) (conv(gO, ggW) for a transposed convolution), with the
+      output padding that gives back the input's size.
+    """
+    gg_input, gg_weight, gg_bias = grads
+    nd = weight.ndim - 2
+    empty = _prod(input.shape) == 0
+    g_grad_output = g_input = g_weight = None
+    if not empty:
+        if gg_input is not None:
+            g_grad_output = aten.convolution(gg_input, weight, None, stride, padding, dilation, transposed,
+                                             output_padding, groups)
+        if gg_weight is not None:
+            term = aten.convolution(input, gg_weight, None, stride, padding, dilation, transposed, output_padding,
+                                    groups)
+            g_grad_output = term if g_grad_output is None else g_grad_output + term
+    if gg_bias is not None:
+        b = aten.expand(gg_bias.reshape((1, -1) + (1,) * nd), list(grad_output.shape))
+        g_grad_output = b if g_grad_output is None else g_grad_output + b
+    if gg_input is not None and not empty:
+        # the weight gradient as a convolution over the batch: stride and dilation swap roles
+        go_t, gi_t = aten.transpose.int(grad_output, 0, 1), aten.transpose.int(gg_input, 0, 1)
+        zeros = [0] * nd
+        parts = []
+        for g in range(groups):
+            a, b = (_group_slice(go_t, g, groups), _group_slice(gi_t, g, groups)) if transposed else \
+                (_group_slice(gi_t, g, groups), _group_slice(go_t, g, groups))
+            parts.append(aten.convolution(a, b, None, dilation, padding, stride, False, zeros, 1))
+        g_weight = aten.transpose.int(parts[0] if groups == 1 else _cat(parts, 1), 0, 1)
+        if tuple(g_weight.shape[2:]) != tuple(weight.shape[2:]):
+            g_weight = g_weight[(slice(None), slice(None)) + tuple(slice(0, k) for k in weight.shape[2:])]
+    if gg_weight is not None and not empty:
+        if transposed:
+            g_input = aten.convolution(grad_output, gg_weight, None, stride, padding, dilation, False, output_padding,
+                                       groups)
+            if tuple(g_input.shape[2:]) != tuple(input.shape[2:]):
+                g_input = g_input[(slice(None), slice(None)) + tuple(slice(0, s) for s in input.shape[2:])]
+        else:
+            expected = [(k - 1) * d - 2 * p + st * (o - 1) + 1 for k, d, p, st, o in
+                        zip(weight.shape[2:], dilation, padding, stride, grad_output.shape[2:])]
+            out_pad = [s - e for s, e in zip(input.shape[2:], expected)]
+            g_input = aten.convolution(grad_output, gg_weight, None, stride, padding, dilation, True, out_pad, groups)
+    return g_grad_output, g_input, g_weight
+
+
+def _group_slice(t, g, groups):
+    """The g-th of ``groups`` equal slices of t along dim 0 (torch's subvariable)."""
+    n = t.shape[0] // groups
+    return t[n * g:n * (g + 1)]
+
+
+convolution_op = defop(
+    "convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, "
+    "bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor",
+    _convolution_kernel, node="ConvolutionBackward0",
+    joint={("input", "weight", "bias"): _convolution_derivative})
+convolution_backward_op = defop(
+    "convolution_backward(Tensor grad_output, Tensor input, Tensor weight, SymInt[]? bias_sizes, SymInt[] stride, "
+    "SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, "
+    "bool[3] output_mask) -> (Tensor, Tensor, Tensor)",
+    _convolution_backward_kernel, node="ConvolutionBackwardBackward0",
+    joint={("grad_output", "input", "weight"): _convolution_double_backward})
+ConvolutionBackward0, ConvolutionBackwardBackward0 = convolution_op.node, convolution_backward_op.node
+
+
 def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
     """torch.convolution on batched input (N, C, *spatial): every conv layer ends up here."""
-    _check_conv(input, weight, bias, stride, padding, dilation, transposed, groups)
-    x, w = input._data, weight._data
-    kernel = w.shape[2:]
-    n = x.shape[0]
-    if not transposed:
-        bl = _batch_last_layout(_out_size(x.shape[2:], kernel, stride, padding, dilation), stride)
-        cols, grid = im2col(x, kernel, stride, padding, dilation, groups, bl)
-        y = _cols_product(w, cols, n, grid, bl)
-    else:
-        bl = _batch_last_layout(x.shape[2:], stride)
-        rows = _rows(x, groups, bl)                                      # (g, Cin/g, N*L)
-        size = [(s - 1) * st - 2 * p + d * (k - 1) + op + 1
-                for s, st, p, d, k, op in zip(x.shape[2:], stride, padding, dilation, kernel, output_padding)]
-        cout = w.shape[1] * groups
-        y = _fold_product(w, rows, cout, n, size, x.shape[2:], kernel, stride, padding, dilation, bl)
-        cols = rows
-    if bias is not None:
-        y += bias._data.reshape((-1,) + (1,) * len(kernel))
-    res = _wrap(y)
-    if _state.enabled and (input._requires_grad or weight._requires_grad or (bias is not None and bias._requires_grad)):
-        keep = _wrap(cols) if weight._requires_grad else None  # the weight gradient's columns
-        node = record(ConvolutionBackward0, res, (input, weight, bias), (input, weight, keep), meta_check=False)
-        node.kernel, node.stride = tuple(kernel), tuple(stride)
-        node.padding, node.dilation = tuple(padding), tuple(dilation)
-        node.transposed, node.output_padding, node.groups, node.bl = transposed, tuple(output_padding), groups, bl
-    return res
+    if seam.on:
+        return seam.torch_function(convolution, (input, weight, bias, stride, padding, dilation, transposed,
+                                                 output_padding, groups), {})
+    return convolution_op(input, weight, bias, list(stride), list(padding), list(dilation), bool(transposed),
+                          list(output_padding), int(groups))
 
 
 # ---- functional entry points: argument handling, unbatched input, padding='same' ------------------------
@@ -315,7 +443,8 @@ def _conv_nd(input, weight, bias, stride, padding, dilation, groups, nd, name):
     stride, dilation = _ntuple(stride, nd), _ntuple(dilation, nd)
     if isinstance(padding, str):
         input, padding = _string_padding(input, weight, padding, stride, dilation, nd)
-    out = convolution(input, weight, bias, stride, _ntuple(padding, nd), dilation, False, (0,) * nd, groups)
+    out = convolution_op(input, weight, bias, list(stride), list(_ntuple(padding, nd)), list(dilation), False,
+                         [0] * nd, int(groups))
     return out.squeeze(0) if unbatched else out
 
 
@@ -344,14 +473,20 @@ def _string_padding(input, weight, padding, stride, dilation, nd):
 
 
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    if seam.on:
+        return seam.torch_function(conv1d, (input, weight, bias, stride, padding, dilation, groups), {})
     return _conv_nd(input, weight, bias, stride, padding, dilation, groups, 1, "conv1d")
 
 
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    if seam.on:
+        return seam.torch_function(conv2d, (input, weight, bias, stride, padding, dilation, groups), {})
     return _conv_nd(input, weight, bias, stride, padding, dilation, groups, 2, "conv2d")
 
 
 def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    if seam.on:
+        return seam.torch_function(conv3d, (input, weight, bias, stride, padding, dilation, groups), {})
     return _conv_nd(input, weight, bias, stride, padding, dilation, groups, 3, "conv3d")
 
 
@@ -362,110 +497,136 @@ def _conv_transpose_nd(input, weight, bias, stride, padding, output_padding, gro
     unbatched = input.dim() == nd + 1
     if unbatched:
         input = input.unsqueeze(0)
-    stride, padding, dilation = _ntuple(stride, nd), _ntuple(padding, nd), _ntuple(dilation, nd)
-    output_padding = _ntuple(output_padding, nd)
-    for op, s, d in zip(output_padding, stride, dilation):
-        if op >= s and op >= d:
-            raise RuntimeError(f"output padding must be smaller than either stride or dilation, but got "
-                               f"output_padding_height: {output_padding[0]} output_padding_width: {output_padding[-1]} "
-                               f"stride_height: {stride[0]} stride_width: {stride[-1]} dilation_height: {dilation[0]} "
-                               f"dilation_width: {dilation[-1]}")
-    out = convolution(input, weight, bias, stride, padding, dilation, True, output_padding, groups)
+    out = convolution_op(input, weight, bias, list(_ntuple(stride, nd)), list(_ntuple(padding, nd)),
+                         list(_ntuple(dilation, nd)), True, list(_ntuple(output_padding, nd)), int(groups))
     return out.squeeze(0) if unbatched else out
 
 
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    if seam.on:
+        return seam.torch_function(conv_transpose1d, (input, weight, bias, stride, padding, output_padding, groups,
+                                                      dilation), {})
     return _conv_transpose_nd(input, weight, bias, stride, padding, output_padding, groups, dilation, 1,
                               "conv_transpose1d")
 
 
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    if seam.on:
+        return seam.torch_function(conv_transpose2d, (input, weight, bias, stride, padding, output_padding, groups,
+                                                      dilation), {})
     return _conv_transpose_nd(input, weight, bias, stride, padding, output_padding, groups, dilation, 2,
                               "conv_transpose2d")
 
 
 def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    if seam.on:
+        return seam.torch_function(conv_transpose3d, (input, weight, bias, stride, padding, output_padding, groups,
+                                                      dilation), {})
     return _conv_transpose_nd(input, weight, bias, stride, padding, output_padding, groups, dilation, 3,
                               "conv_transpose3d")
 
 
 # ---- unfold / fold: im2col and col2im as ops of their own (F.unfold, F.fold) ------------------------------
-class Im2ColBackward0(make_node_class("Im2ColBackward0", None)):
-    def backward(self, grad):
-        return fold(grad, self.self_sizes[-2:], self.kernel, self.dilation, self.padding, self.stride)
+def _im2col_kernel(self, kernel_size, dilation, padding, stride):
+    if self.ndim not in (3, 4) or 0 in self.shape[-3:]:
+        raise RuntimeError(f"Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other non-zero "
+                           f"dimensions for input, but got: {list(self.shape)}")
+    x = self if self.ndim == 4 else self[None]
+    cols, _ = _im2col(x, kernel_size, stride, padding, dilation, 1, False)      # (1, C*K, N*L), batch first
+    n, c = x.shape[:2]
+    y = _swap01(cols.reshape(c * _prod(kernel_size), n, -1))                    # (N, C*K, L)
+    return y if self.ndim == 4 else y[0]
 
 
-class Col2ImBackward0(make_node_class("Col2ImBackward0", None)):
-    def backward(self, grad):
-        return unfold(grad, self.kernel, self.dilation, self.padding, self.stride)
+def _col2im_kernel(self, output_size, kernel_size, dilation, padding, stride):
+    if self.ndim not in (2, 3):
+        raise RuntimeError(f"Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and non-zero "
+                           f"dimensions for input, but got: {list(self.shape)}")
+    cols = self if self.ndim == 3 else self[None]
+    n, ck, length = cols.shape
+    k = _prod(kernel_size)
+    if ck % k:
+        raise RuntimeError(f"Expected size of input's dimension 1 to be divisible by the product of kernel_size, but "
+                           f"got input.size(1)={ck} and kernel_size=({kernel_size[0]}, {kernel_size[1]})")
+    grid = _out_size(output_size, kernel_size, stride, padding, dilation)
+    if grid[0] * grid[1] != length:
+        raise RuntimeError(
+            f"Given output_size=({output_size[0]}, {output_size[1]}), kernel_size=({kernel_size[0]}, "
+            f"{kernel_size[1]}), dilation=({dilation[0]}, {dilation[1]}), padding=({padding[0]}, {padding[1]}), "
+            f"stride=({stride[0]}, {stride[1]}), expected size of input's dimension 2 to match the calculated number "
+            f"of sliding blocks {grid[0]} * {grid[1]} = {grid[0] * grid[1]}, but got input.size(2)={length}.")
+    y = _col2im(_swap01(cols).reshape(ck, -1), ck // k, n, output_size, kernel_size, stride, padding, dilation,
+                grid, False)
+    return y if self.ndim == 3 else y[0]
+
+
+im2col_op = defop("im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor",
+                  _im2col_kernel, node="Im2ColBackward0",
+                  self=lambda grad, self_sizes, kernel_size, dilation, padding, stride:
+                  aten.col2im(grad, list(self_sizes[-2:]), kernel_size, dilation, padding, stride))
+col2im_op = defop("col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, "
+                  "int[2] stride) -> Tensor",
+                  _col2im_kernel, node="Col2ImBackward0",
+                  self=lambda grad, kernel_size, dilation, padding, stride:
+                  aten.im2col(grad, kernel_size, dilation, padding, stride))
+Im2ColBackward0, Col2ImBackward0 = im2col_op.node, col2im_op.node
 
 
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     """Sliding blocks of a (N, C, H, W) image as columns: (N, C * kh * kw, L)."""
+    if seam.on:
+        return seam.torch_function(unfold, (input, kernel_size, dilation, padding, stride), {})
     if input.dim() not in (3, 4):
-        raise RuntimeError(f"Input Error: Only 3D or 4D input Tensors are supported (got {input.dim()}D)")
-    unbatched = input.dim() == 3
-    x = input._data[None] if unbatched else input._data
-    k, d, p, s = _ntuple(kernel_size, 2), _ntuple(dilation, 2), _ntuple(padding, 2), _ntuple(stride, 2)
-    cols, grid = im2col(x, k, s, p, d, 1, False)
-    n, c = x.shape[:2]
-    y = _swap01(cols.reshape(c * k[0] * k[1], n, -1))
-    res = _wrap(y[0] if unbatched else y)
-    if input._requires_grad and _state.enabled:
-        node = record(Im2ColBackward0, res, (input,), meta_check=False)
-        node.self_sizes, node.kernel, node.dilation, node.padding, node.stride = input.shape, k, d, p, s
-    return res
+        raise NotImplementedError(f"Input Error: Only 3D or 4D input Tensors are supported (got {input.dim()}D)")
+    return im2col_op(input, list(_ntuple(kernel_size, 2)), list(_ntuple(dilation, 2)), list(_ntuple(padding, 2)),
+                     list(_ntuple(stride, 2)))
 
 
 def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     """The adjoint of unfold: sum the columns (N, C * kh * kw, L) back into a (N, C, H, W) image."""
+    if seam.on:
+        return seam.torch_function(fold, (input, output_size, kernel_size, dilation, padding, stride), {})
     if input.dim() not in (2, 3):
-        raise RuntimeError(f"Input Error: Only unbatched (2D) or batched (3D) input Tensors are supported "
-                           f"(got {input.dim()}D)")
-    unbatched = input.dim() == 2
-    cols = input._data[None] if unbatched else input._data
-    size, k = _ntuple(output_size, 2), _ntuple(kernel_size, 2)
-    d, p, s = _ntuple(dilation, 2), _ntuple(padding, 2), _ntuple(stride, 2)
-    n, ck, length = cols.shape
-    if ck % (k[0] * k[1]):
-        raise RuntimeError(f"Expected size of input's dimension 1 to be divisible by the product of kernel_size, but "
-                           f"got input.size(1)={ck} and kernel_size={k}")
-    grid = _out_size(size, k, s, p, d)
-    if grid[0] * grid[1] != length:
-        raise RuntimeError(f"Given output_size={size}, kernel_size={k}, dilation={d}, padding={p}, stride={s}, "
-                           f"expected size of input's dimension 2 to match the calculated number of sliding blocks "
-                           f"{grid[0]} * {grid[1]} = {grid[0] * grid[1]}, but got input.size(2)={length}.")
-    c = ck // (k[0] * k[1])
-    y = col2im(_swap01(cols).reshape(ck, -1), c, n, size, k, s, p, d, grid, False)
-    res = _wrap(y[0] if unbatched else y)
-    if input._requires_grad and _state.enabled:
-        node = record(Col2ImBackward0, res, (input,), meta_check=False)
-        node.kernel, node.dilation, node.padding, node.stride = k, d, p, s
-    return res
+        raise NotImplementedError(f"Input Error: Only unbatched (2D) or batched (3D) input Tensors are supported "
+                                  f"(got {input.dim()}D)")
+    return col2im_op(input, list(_ntuple(output_size, 2)), list(_ntuple(kernel_size, 2)), list(_ntuple(dilation, 2)),
+                     list(_ntuple(padding, 2)), list(_ntuple(stride, 2)))
 
 
 # ---- bilinear: y = x1^T W x2 + b (torch's _trilinear) ---------------------------------------------------
-class TrilinearBackward0(make_node_class("TrilinearBackward0", None, ("i1", "i2", "i3"))):
-    def backward(self, grad):
-        a, w, b = self._unpack_saved()
-        from .linalg import einsum
-        ga = einsum("bo,oij,bj->bi", grad, w, b) if self.next_functions[0][0] is not None else None
-        gw = einsum("bo,bi,bj->oij", grad, a, b) if self.next_functions[1][0] is not None else None
-        gb = einsum("bo,bi,oij->bj", grad, a, w) if self.next_functions[2][0] is not None else None
-        return ga, gw, gb
+_LETTERS = "abcdefghijklmnopqrstuvwxyz"
 
 
-def _trilinear(a, w, b):
-    t = xp.matmul(a._data, w._data.transpose(1, 0, 2).reshape(w._data.shape[1], -1))  # (B, O*J)
-    y = xp.einsum("boj,bj->bo", t.reshape(a._data.shape[0], w._data.shape[0], -1), b._data)
-    res = _wrap(xp.ascontiguousarray(y))
-    if _state.enabled and (a._requires_grad or w._requires_grad or b._requires_grad):
-        record(TrilinearBackward0, res, (a, w, b), (a, w, b), meta_check=False)
-    return res
+def _trilinear_kernel(i1, i2, i3, expand1, expand2, expand3, sumdim, unroll_dim=1):
+    """Each input, unsqueezed at its ``expand`` dims to a common rank, multiplied together and summed
+    over ``sumdim``: one einsum (which NumPy turns into matrix products)."""
+    rank = i1.ndim + len(expand1)
+    spec = [[_LETTERS[d] for d in range(rank) if d not in expand] for expand in (expand1, expand2, expand3)]
+    out = "".join(_LETTERS[d] for d in range(rank) if d not in sumdim)
+    y = xp.einsum(f"{''.join(spec[0])},{''.join(spec[1])},{''.join(spec[2])}->{out}", i1, i2, i3, optimize=True)
+    return xp.ascontiguousarray(y)
+
+
+def _trilinear_derivative(grad, i1, i2, i3, expand1, expand2, expand3, sumdim, output_mask):
+    """torch's _trilinear_backward: each input's gradient is the same product with the gradient in its
+    place (the gradient lives on the dims not summed; the input's own expanded dims are summed)."""
+    g1 = aten._trilinear(grad, i2, i3, sumdim, expand2, expand3, expand1) if output_mask[0] else None
+    g2 = aten._trilinear(i1, grad, i3, expand1, sumdim, expand3, expand2) if output_mask[1] else None
+    g3 = aten._trilinear(i1, i2, grad, expand1, expand2, sumdim, expand3) if output_mask[2] else None
+    return g1, g2, g3
+
+
+trilinear_op = defop("_trilinear(Tensor i1, Tensor i2, Tensor i3, int[] expand1, int[] expand2, int[] expand3, "
+                     "int[] sumdim, int unroll_dim=1) -> Tensor",
+                     _trilinear_kernel, node="TrilinearBackward0",
+                     joint={("i1", "i2", "i3"): _trilinear_derivative})
+TrilinearBackward0 = trilinear_op.node
 
 
 def bilinear(input1, input2, weight, bias=None):
     """y[..., o] = sum_ij input1[..., i] weight[o, i, j] input2[..., j] + bias[o]."""
+    if seam.on:
+        return seam.torch_function(bilinear, (input1, input2, weight, bias), {})
     if input1.dim() != input2.dim():
         raise RuntimeError(f"bilinear(): input dimensions do not match: got {input1.dim()} and {input2.dim()}")
     for i in range(input1.dim() - 1):
@@ -479,36 +640,64 @@ def bilinear(input1, input2, weight, bias=None):
         raise RuntimeError(f"bilinear(): input2 size does not match weight size: got {input2.shape[-1]} but expected "
                            f"{weight.shape[2]}")
     lead = tuple(input1.shape[:-1])
-    y = _trilinear(input1.reshape(-1, input1.shape[-1]), weight, input2.reshape(-1, input2.shape[-1]))
+    y = trilinear_op(input1.reshape(-1, input1.shape[-1]), weight, input2.reshape(-1, input2.shape[-1]),
+                     [1, 3], [0], [1, 2], [2, 3])
     y = y.view(lead + (weight.shape[0],))
-    return y if bias is None else add(y, bias)
+    return y if bias is None else y + bias
 
 
 # ---- embedding: rows of a table --------------------------------------------------------------------------
-class EmbeddingBackward0(make_node_class("EmbeddingBackward0", None, ("indices",))):
-    """The rows' gradients summed into a zero table (index_add), none for padding_idx's row."""
+def _embedding_kernel(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
+    if indices.dtype.kind not in "iu":
+        raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the following scalar types: "
+                           f"Long, Int; but got torch.{_type_name(indices.dtype)}Tensor instead (while checking "
+                           f"arguments for embedding)")
+    if indices.size and (indices.max() >= weight.shape[0] or indices.min() < 0):
+        raise IndexError("index out of range in self")
+    return xp.take(weight, indices, axis=0)
 
-    def backward(self, grad):
-        (idx,) = self._unpack_saved()
-        dim = grad.shape[-1]
-        g = grad.reshape(-1, dim)
-        flat = idx.reshape(-1)
-        if self.padding_idx is not None:
-            g = g.masked_fill((flat == self.padding_idx).unsqueeze(1), 0)
-        if self.scale_grad_by_freq:
-            counts = _wrap(xp.bincount(flat._data, minlength=self.num_weights)[flat._data].astype(g._data.dtype))
-            g = g / counts.unsqueeze(1)
-        from .creation import zeros
-        return zeros((self.num_weights, dim), dtype=grad.dtype).index_add(0, flat, g)
+
+def _embedding_dense_backward_kernel(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq):
+    """The rows' gradients summed into a zero table; padding_idx's row gets none."""
+    dim = grad_output.shape[-1]
+    g = grad_output.reshape(-1, dim)
+    flat = indices.reshape(-1)
+    if scale_grad_by_freq:
+        counts = xp.bincount(flat, minlength=num_weights)
+        g = g / counts[flat].astype(g.dtype)[:, None]
+    out = xp.zeros((num_weights, dim), grad_output.dtype)
+    xp.add.at(out, flat, g)
+    if padding_idx >= 0:
+        out[padding_idx] = 0
+    return out
+
+
+def _embedding_dense_double_backward(grad, indices, padding_idx):
+    """The rows of ``grad`` looked up again, padding_idx's positions zeroed."""
+    rows = aten.embedding(grad, indices)
+    if padding_idx >= 0:
+        rows = rows * (indices != padding_idx).reshape(tuple(indices.shape) + (1,))
+    return rows
+
+
+embedding_op = defop("embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, "
+                     "bool sparse=False) -> Tensor",
+                     _embedding_kernel, node="EmbeddingBackward0", indices=None,
+                     weight=lambda grad, weight_sizes, indices, padding_idx, scale_grad_by_freq:
+                     aten.embedding_dense_backward(grad, indices, weight_sizes[0], padding_idx, scale_grad_by_freq))
+embedding_dense_backward_op = defop(
+    "embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, "
+    "bool scale_grad_by_freq) -> Tensor",
+    _embedding_dense_backward_kernel, node="EmbeddingDenseBackwardBackward0", indices=None,
+    grad_output=lambda grad, indices, padding_idx: _embedding_dense_double_backward(grad, indices, padding_idx))
+EmbeddingBackward0, EmbeddingDenseBackwardBackward0 = embedding_op.node, embedding_dense_backward_op.node
 
 
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False, sparse=False):
     """weight[input]: a lookup of rows; the gradient of padding_idx's row stays zero."""
-    idx = input._data
-    if idx.dtype.kind not in "iu":
-        raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the following scalar types: "
-                           f"Long, "
-                           f"Int; but got {input.type()} instead (while checking arguments for embedding)")
+    if seam.on:
+        return seam.torch_function(embedding, (input, weight, padding_idx, max_norm, norm_type, scale_grad_by_freq,
+                                               sparse), {})
     num = weight.shape[0]
     if padding_idx is not None:
         if padding_idx > 0:
@@ -516,15 +705,11 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
         elif padding_idx < 0:
             assert padding_idx >= -num, "Padding_idx must be within num_embeddings"
             padding_idx = num + padding_idx
-    if idx.size and (idx.max() >= num or idx.min() < 0):
-        raise IndexError("index out of range in self")
+    else:
+        padding_idx = -1
     if max_norm is not None:
-        _renorm_rows(weight, idx, max_norm, norm_type)
-    res = _wrap(xp.take(weight._data, idx, axis=0))
-    if weight._requires_grad and _state.enabled:
-        node = record(EmbeddingBackward0, res, (weight,), (input,), meta_check=False)
-        node.num_weights, node.padding_idx, node.scale_grad_by_freq = num, padding_idx, scale_grad_by_freq
-    return res
+        _renorm_rows(weight, input._data, max_norm, norm_type)
+    return embedding_op(weight, input, padding_idx, scale_grad_by_freq, sparse)
 
 
 def _renorm_rows(weight, idx, max_norm, norm_type):
@@ -539,7 +724,9 @@ def _renorm_rows(weight, idx, max_norm, norm_type):
 
 
 def one_hot(tensor, num_classes=-1):
-    """(..., ) class indices -> (..., num_classes) int64 rows with a single 1."""
+    """(..., ) class indices -> (..., num_classes) int64 rows with a single 1 (no derivative)."""
+    if seam.on:
+        return seam.torch_function(one_hot, (tensor, num_classes), {})
     d = tensor._data
     if d.dtype != xp.int64:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
@@ -549,5 +736,5 @@ def one_hot(tensor, num_classes=-1):
         num_classes = int(d.max()) + 1 if d.size else 0
     elif d.size and d.max() >= num_classes:
         raise RuntimeError("Class values must be smaller than num_classes.")
+    from .._tensor import _wrap
     return _wrap((d[..., None] == xp.arange(num_classes)).astype(xp.int64))
-

@@ -1,50 +1,35 @@
-"""Pooling and resampling: max/avg pooling, adaptive pooling, padding, interpolation, pixel shuffle.
+"""Pooling and resampling as torch's aten ops: max/avg pooling, adaptive pooling, padding,
+interpolation (upsampling), pixel shuffle -- each with its ``*_backward`` op, whose own derivative
+gives the double backward.
 
 Pooling walks the kernel, not the image: for each kernel offset, one strided view of the (padded)
 input covers that offset in every window at once, so a 2x2/stride-2 max pool is the maximum of four
-strided views and the loop runs over 4 offsets, never over positions.
+strided views and its loops run over 4 offsets, never over positions. The backward ops walk the
+same views: avg pooling adds each window's share back through them; max pooling puts each window's
+gradient at its chosen element (one vectorised ``put`` when windows are disjoint, one masked add per
+offset when they overlap) -- no scatter loop either way.
 
-Most of these ops are *linear maps*: y = A x. Their derivative is the transposed map A^T applied to
-the gradient, and the derivative of that is A again. ``linear_map`` records such a pair once, so
-avg pooling, adaptive avg pooling, padding, interpolation and pixel shuffle get gradients of every
-order from a forward and an adjoint written on arrays. Interpolation and adaptive pooling act on
-each spatial axis separately (A = A_h (x) A_w): per axis either a small matrix (bilinear weights,
-averaging windows) or an index map (nearest neighbour, replicate/reflect/circular padding).
+Most of these ops are *linear maps*: y = A x. Their backward op applies the transposed map A^T to
+the gradient, and the derivative of that is A again -- so ``upsample_bilinear2d_backward``'s
+derivative is ``upsample_bilinear2d``, as in torch's derivatives.yaml. Interpolation, adaptive
+average pooling and reflection/replication padding act on each spatial axis separately
+(A = A_h (x) A_w): per axis either a small matrix (bilinear weights, averaging windows) or an index
+map (nearest neighbour, reflected or replicated borders).
 """
 import itertools
 import math
 
-from .._tensor import _wrap
+from .._tensor import Tensor
 from .._array import xp
-from ._op import _state, record, make_node_class
-from ..autograd.graph import connect
+from .._ops import defop, aten
+from .._seam import seam
 from .nn_conv import _ntuple
+from ._op import check_floating, kernel_not_implemented
 
 
-# ---- a linear map and its adjoint as a pair of ops ------------------------------------------------------
-_NODE_CLASSES = {}
-
-
-def _linear_backward(self, grad):
-    forward, adjoint = self.maps
-    return linear_map(grad, adjoint, forward, self.ctx, self.names[1], self.names[0])
-
-
-def _node_class(name):
-    cls = _NODE_CLASSES.get(name)
-    if cls is None:
-        cls = _NODE_CLASSES[name] = make_node_class(name, _linear_backward)
-    return cls
-
-
-def linear_map(input, forward, adjoint, ctx, name, adjoint_name):
-    """y = forward(x) for a linear ``forward`` on arrays, recorded as node ``name``; its backward is
-    ``adjoint`` recorded as node ``adjoint_name`` (whose backward is ``forward`` again)."""
-    res = _wrap(forward(input._data, ctx))
-    if input._requires_grad and _state.enabled:
-        node = record(_node_class(name), res, (input,), meta_check=False)
-        node.maps, node.ctx, node.names = (forward, adjoint), ctx, (name, adjoint_name)
-    return res
+def _zeros_like_self(self):
+    """derivatives.yaml's ``self: zeros_like(self)`` (a backward op does not depend on its input's values)."""
+    return aten.zeros_like(self)
 
 
 # ---- pooling geometry -----------------------------------------------------------------------------------
@@ -56,20 +41,23 @@ def _pool_out(size, k, s, p, d, ceil_mode):
     return out
 
 
-def _pool_args(input, kernel_size, stride, padding, dilation, ceil_mode, nd, name, check_dilation=True):
-    if input.dim() not in (nd + 1, nd + 2) or input.numel() == 0:
+def _pool_geometry(x, kernel_size, stride, padding, dilation, ceil_mode, nd, check_dilation=True):
+    """(kernel, stride, padding, dilation, output grid) of a pooling, with torch's checks."""
+    if x.ndim not in (nd + 1, nd + 2) or x.size == 0:
         raise RuntimeError(f"non-empty {nd + 1}D or {nd + 2}D (batch mode) tensor expected for input")
     k = _ntuple(kernel_size, nd)
-    s = _ntuple(stride if stride is not None and stride != [] and stride != () else kernel_size, nd)
+    if stride is None or (isinstance(stride, (list, tuple)) and not len(stride)):
+        stride = kernel_size                    # torch's stride=[]: the kernel size
+    s = _ntuple(stride, nd)
     p, d = _ntuple(padding, nd), _ntuple(dilation, nd)
     for pi, ki, di in zip(p, k, d):
         if pi > ((ki - 1) * di + 1) // 2 if check_dilation else pi > ki // 2:
             raise RuntimeError(f"pad should be at most half of effective kernel size, but got pad={pi}, "
                                f"kernel_size={ki} and dilation={di}")
-    size = input.shape[-nd:]
+    size = x.shape[-nd:]
     out = [_pool_out(sz, ki, si, pi, di, ceil_mode) for sz, ki, si, pi, di in zip(size, k, s, p, d)]
     if any(o < 1 for o in out):
-        planes = input.shape[-nd - 1]
+        planes = x.shape[-nd - 1]
         raise RuntimeError(f"Given input size: ({'x'.join(map(str, (planes,) + tuple(size)))}). Calculated output "
                            f"size: ({'x'.join(map(str, (planes,) + tuple(out)))}). Output size is too small")
     return k, s, p, d, out
@@ -96,114 +84,138 @@ def _offset_views(xpad, k, s, d, out):
                                                for o, di, si, n in zip(offset, d, s, out))]
 
 
+def _flat(position, size):
+    """The flat index (h * W + w in 2-d) of a position (numbers or broadcastable arrays) in ``size``."""
+    flat = 0
+    for p, sz in zip(position, size):
+        flat = flat * sz + p
+    return flat
+
+
+def _window_origins(size, s, p, out):
+    """Flat input index of each window's first element (o * stride - pad per dim; may lie in the
+    padding), shaped to broadcast against the output grid."""
+    nd = len(size)
+    return _flat([(xp.arange(out[i]) * s[i] - p[i]).reshape((-1,) + (1,) * (nd - 1 - i)) for i in range(nd)], size)
+
+
 # ---- max pooling ----------------------------------------------------------------------------------------
-class _MaxPoolBackward(make_node_class("MaxPoolWithIndicesBackward", None, ("self", "result1"))):
-    """The gradient goes to the input element each window chose (the saved indices)."""
-
-    def backward(self, grad, _indices_grad=None):
-        x, idx = self._unpack_saved()
-        return max_pool_backward(grad, idx, x.shape, self.spatial, self.overlapping)
-
-
-def _max_pool_node(name):
-    cls = type(name, (_MaxPoolBackward,), {"num_outputs": 2})
-    cls.__module__ = "torch.autograd"
-    return cls
-
-
-MaxPool2DWithIndicesBackward0 = _max_pool_node("MaxPool2DWithIndicesBackward0")
-MaxPool3DWithIndicesBackward0 = _max_pool_node("MaxPool3DWithIndicesBackward0")
-AdaptiveMaxPool2DBackward0 = _max_pool_node("AdaptiveMaxPool2DBackward0")
-
-
-class MaxPool2DWithIndicesBackwardBackward0(make_node_class("MaxPool2DWithIndicesBackwardBackward0", None,
-                                                            ("indices",))):
-    """max_pool_backward is linear in the gradient: its own gradient reads the chosen elements back."""
-
-    def backward(self, grad):
-        (idx,) = self._unpack_saved()
-        lead = idx.dim() - self.spatial
-        return grad.flatten(lead).gather(lead, idx.flatten(lead)).view(idx.shape)
+def _max_pool_kernel(self, kernel_size, stride, padding, dilation, ceil_mode, nd):
+    """Values: the running maximum over one strided view per kernel offset; indices: the flat input
+    position of each window's first maximum (the last NaN, if any, as torch's kernel keeps)."""
+    k, s, p, d, out = _pool_geometry(self, kernel_size, stride, padding, dilation, ceil_mode, nd)
+    if self.dtype == bool:
+        raise kernel_not_implemented(f"max_pool{nd}d", self.dtype)
+    size = self.shape[-nd:]
+    fill = -xp.inf if self.dtype.kind == "f" else xp.iinfo(self.dtype).min
+    views = list(_offset_views(_padded(self, k, s, p, d, out, fill), k, s, d, out))
+    # each kernel offset's flat displacement from its window's origin
+    shifts = xp.array([_flat([o * di for o, di in zip(offset, d)], size) for offset, _ in views], xp.int64)
+    best = views[0][1].copy()
+    small = xp.uint8 if len(views) < 256 else xp.int32
+    chosen = xp.zeros(best.shape, small)        # which offset holds each window's maximum
+    update = xp.empty(best.shape, bool)
+    for n, (_, view) in enumerate(views[1:], 1):
+        xp.greater(view, best, out=update)      # strictly greater: the first maximum stays
+        xp.maximum(best, view, out=best)        # NaN propagates, as in torch
+        chosen += update * (small(n) - chosen)  # chosen = n where updated (branch-free; wraps back in uint8)
+    if best.dtype.kind == "f" and xp.isnan(best).any():
+        for n, (_, view) in enumerate(views):   # torch keeps the last NaN of a window
+            xp.putmask(chosen, xp.isnan(view), n)
+    return best, xp.take(shifts, chosen) + _window_origins(size, s, p, out)
 
 
-def max_pool_backward(grad, indices, input_shape, spatial, overlapping):
-    """Scatter ``grad`` to the flat spatial ``indices`` (last ``spatial`` dims) of a zero tensor."""
-    lead = len(input_shape) - spatial
-    g = grad._data
-    planes = math.prod(input_shape[:lead])
-    out = xp.zeros((planes, math.prod(input_shape[lead:])), g.dtype)
-    flat_idx = indices._data.reshape(planes, -1)
-    flat_g = g.reshape(planes, -1)
-    if overlapping:  # several windows may pick the same element: accumulate
-        xp.add.at(out, (xp.arange(planes)[:, None], flat_idx), flat_g)
+def _overlapping(k, s, d):
+    return any(si < di * (ki - 1) + 1 for si, di, ki in zip(s, d, k))
+
+
+def _put_at_indices(grad, indices, input_shape, nd, overlapping):
+    """A zero image of ``input_shape`` with ``grad`` added at the flat spatial ``indices``."""
+    lead = math.prod(input_shape[:-nd])
+    out = xp.zeros((lead, math.prod(input_shape[-nd:])), grad.dtype)
+    flat_idx, flat_g = indices.reshape(lead, -1), grad.reshape(lead, -1)
+    if overlapping:   # several windows may pick one element: accumulate
+        xp.add.at(out, (xp.arange(lead)[:, None], flat_idx), flat_g)
     else:
         xp.put_along_axis(out, flat_idx, flat_g, axis=1)
-    res = _wrap(out.reshape(input_shape))
-    if grad._requires_grad and _state.enabled:
-        record(MaxPool2DWithIndicesBackwardBackward0, res, (grad,), (indices,), meta_check=False).spatial = spatial
-    return res
+    return out.reshape(input_shape)
 
 
-def _record_max(node_cls, input, values, indices, spatial, overlapping):
-    node = node_cls.__new__(node_cls)
-    connect(node, (input,), (values, None), (input, indices))
-    node.spatial, node.overlapping = spatial, overlapping
+def _max_pool_backward_kernel(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices, nd):
+    k, s, p, d, out = _pool_geometry(self, kernel_size, stride, padding, dilation, ceil_mode, nd)
+    if not _overlapping(k, s, d):    # each element is in one window at most: one vectorised put
+        return _put_at_indices(grad_output, indices, self.shape, nd, False)
+    # overlapping windows: per kernel offset, add the gradient of the windows that chose that offset
+    size = self.shape[-nd:]
+    relative = indices - _window_origins(size, s, p, out)
+    gpad = _padded(xp.zeros(self.shape, grad_output.dtype), k, s, p, d, out, 0)
+    for offset, view in _offset_views(gpad, k, s, d, out):
+        view += grad_output * (relative == _flat([o * di for o, di in zip(offset, d)], size))
+    if gpad.shape != self.shape:
+        gpad = xp.ascontiguousarray(gpad[(Ellipsis,) + tuple(slice(pi, pi + sz) for pi, sz in zip(p, size))])
+    return gpad
 
 
-def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, nd, node_cls, name, want_indices):
-    """Values: the running maximum over one strided view per kernel offset. Indices (only when needed:
-    for the gradient or return_indices): the flat input position of each window's first maximum."""
-    k, s, p, d, out = _pool_args(input, kernel_size, stride, padding, dilation, ceil_mode, nd, name)
-    x = input._data
-    fill = -xp.inf if x.dtype.kind == "f" else xp.iinfo(x.dtype).min
-    views = list(_offset_views(_padded(x, k, s, p, d, out, fill), k, s, d, out))
-    best = views[0][1].copy()
-    for _, view in views[1:]:
-        xp.maximum(best, view, out=best)  # NaN propagates, as in torch
-    values = _wrap(best)
-    record_grad = input._requires_grad and _state.enabled
-    if not (want_indices or record_grad):
-        return values, None
-    indices = _wrap(_argmax_positions(views, best, x.shape[-nd:], s, p, d, out))
-    if record_grad:
-        _record_max(node_cls, input, values, indices, nd, any(si < di * (ki - 1) + 1 for si, di, ki in zip(s, d, k)))
-    return values, indices
+def _max_pool_double_backward(grad, indices, nd):
+    """torch's max_pool_double_backward: the incoming gradient read at each window's chosen element
+    (a gather; the public ``gather`` on Tensors, as indexing ops are not yet aten ops)."""
+    lead = tuple(indices.shape[:-nd])
+    flat_g, flat_i = grad.reshape(lead + (-1,)), indices.reshape(lead + (-1,))
+    picked = flat_g.gather(-1, flat_i) if isinstance(grad, Tensor) else xp.take_along_axis(flat_g, flat_i, axis=-1)
+    return picked.reshape(tuple(indices.shape))
 
 
-def _argmax_positions(views, best, size, s, p, d, out):
-    """The flat input index (h * W + w in 2-d) of the element each window took: window origin
-    (o * stride - pad per dim) plus the displacement of the chosen kernel offset (offset * dilation)."""
-    nd = len(size)
-    origin = 0
-    for i in range(nd):
-        origin = origin * size[i] + (xp.arange(out[i]) * s[i] - p[i]).reshape((-1,) + (1,) * (nd - 1 - i))
-    shifts = xp.zeros(len(views), xp.int64)
-    for n, (offset, _) in enumerate(views):
-        for i in range(nd):
-            shifts[n] = shifts[n] * size[i] + offset[i] * d[i]
-    chosen = xp.zeros(best.shape, xp.uint8 if len(views) < 256 else xp.int64)  # which offset, per window
-    hit = xp.empty(best.shape, bool)
-    for n in range(len(views) - 1, -1, -1):  # the first offset holding the maximum is written last
-        xp.equal(views[n][1], best, out=hit)
-        xp.putmask(chosen, hit, n)
-    if best.dtype.kind == "f":
-        nan = xp.isnan(best)
-        if nan.any():  # torch keeps the last NaN of a window
-            for n, (_, view) in enumerate(views):
-                xp.putmask(chosen, nan & xp.isnan(view), n)
-    return xp.take(shifts, chosen) + origin
+def _declare_max_pool(nd):
+    ints = f"int[{nd}]"
+    forward = defop(
+        f"max_pool{nd}d_with_indices(Tensor self, {ints} kernel_size, {ints} stride=[], {ints} padding=0, "
+        f"{ints} dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)",
+        lambda self, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False:
+        _max_pool_kernel(self, kernel_size, stride, padding, dilation, ceil_mode, nd),
+        node=f"MaxPool{nd}DWithIndicesBackward0",
+        self=lambda grad, self, kernel_size, stride, padding, dilation, ceil_mode, result1:
+        getattr(aten, f"max_pool{nd}d_with_indices_backward")(grad, self, kernel_size, stride, padding, dilation,
+                                                              ceil_mode, result1))
+    backward = defop(
+        f"max_pool{nd}d_with_indices_backward(Tensor grad_output, Tensor self, {ints} kernel_size, {ints} stride, "
+        f"{ints} padding, {ints} dilation, bool ceil_mode, Tensor indices) -> Tensor",
+        lambda grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices:
+        _max_pool_backward_kernel(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices, nd),
+        node=f"MaxPool{nd}DWithIndicesBackwardBackward0", indices=None,
+        grad_output=lambda grad, indices: _max_pool_double_backward(grad, indices, nd),
+        self=_zeros_like_self)
+    return forward, backward
+
+
+max_pool2d_op, max_pool2d_backward_op = _declare_max_pool(2)
+max_pool3d_op, max_pool3d_backward_op = _declare_max_pool(3)
+MaxPool2DWithIndicesBackward0, MaxPool2DWithIndicesBackwardBackward0 = max_pool2d_op.node, max_pool2d_backward_op.node
+MaxPool3DWithIndicesBackward0, MaxPool3DWithIndicesBackwardBackward0 = max_pool3d_op.node, max_pool3d_backward_op.node
+
+
+def _stride_arg(stride, nd):
+    """torch passes an omitted stride as [] (the kernel then uses the kernel size)."""
+    return [] if stride is None or (isinstance(stride, (list, tuple)) and not len(stride)) else list(_ntuple(stride, nd))
+
+
+def _max_pool(op, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, nd):
+    values, indices = op(input, list(_ntuple(kernel_size, nd)), _stride_arg(stride, nd), list(_ntuple(padding, nd)),
+                         list(_ntuple(dilation, nd)), bool(ceil_mode))
+    return (values, indices) if return_indices else values
 
 
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
-    values, indices = _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, 2,
-                                MaxPool2DWithIndicesBackward0, "max_pool2d", return_indices)
-    return (values, indices) if return_indices else values
+    if seam.on:
+        return seam.torch_function(max_pool2d, (input, kernel_size, stride, padding, dilation, ceil_mode,
+                                                return_indices), {})
+    return _max_pool(max_pool2d_op, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, 2)
 
 
 def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
-    values, indices = _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, 3,
-                                MaxPool3DWithIndicesBackward0, "max_pool3d", return_indices)
-    return (values, indices) if return_indices else values
+    if seam.on:
+        return seam.torch_function(max_pool3d, (input, kernel_size, stride, padding, dilation, ceil_mode,
+                                                return_indices), {})
+    return _max_pool(max_pool3d_op, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, 3)
 
 
 def _one(v):
@@ -212,16 +224,19 @@ def _one(v):
 
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
     """A 2-d max pool over a height-1 image (what torch records: unsqueeze, max_pool2d, squeeze)."""
+    if seam.on:
+        return seam.torch_function(max_pool1d, (input, kernel_size, stride, padding, dilation, ceil_mode,
+                                                return_indices), {})
     if input.dim() not in (2, 3):
         raise RuntimeError(f"max_pool1d() Expected 2D or 3D input tensor, but got {list(input.shape)}")
+    if not return_indices and input._data.dtype.kind not in "fc" and not input.requires_grad:
+        # torch's own 1-d kernel, which it uses when neither indices nor a gradient are needed
+        raise kernel_not_implemented("max_pool1d_impl", input._data.dtype)
     stride = kernel_size if stride is None or stride == [] or stride == () else stride
-    values, indices = _max_pool(input.unsqueeze(-2), (1, _one(kernel_size)), (1, _one(stride)), (0, _one(padding)),
-                                (1, _one(dilation)), ceil_mode, 2, MaxPool2DWithIndicesBackward0, "max_pool1d",
-                                return_indices)
+    values, indices = max_pool2d_op(input.unsqueeze(-2), [1, _one(kernel_size)], [1, _one(stride)],
+                                    [0, _one(padding)], [1, _one(dilation)], bool(ceil_mode))
     values = values.squeeze(-2)
-    if not return_indices:
-        return values
-    return values, indices.squeeze(-2).detach()
+    return (values, indices.squeeze(-2)) if return_indices else values
 
 
 # ---- average pooling -----------------------------------------------------------------------------------
@@ -235,77 +250,129 @@ def _avg_divisor(size, k, s, p, out, count_include_pad):
     return xp.minimum(end, size) - xp.maximum(start, 0)
 
 
-def _avg_forward(x, ctx):
-    k, s, p, out, divisor, size = ctx
-    d = (1,) * len(k)
-    xpad = _padded(x, k, s, p, d, out, 0)
-    acc = None
-    for _, view in _offset_views(xpad, k, s, d, out):
-        acc = view.copy() if acc is None else xp.add(acc, view, out=acc)
-    acc /= _as_dtype(divisor, acc.dtype)
+def _avg_geometry(x, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, nd):
+    """(kernel, stride, padding, output grid, divisor): the divisor a number, or an array over the grid."""
+    k, s, p, _, out = _pool_geometry(x, kernel_size, stride, padding, 1, ceil_mode, nd, check_dilation=False)
+    if divisor_override is not None:
+        if divisor_override == 0:
+            raise RuntimeError("divisor must be not zero")
+        return k, s, p, out, divisor_override
+    size = x.shape[-nd:]
+    divisor = 1
+    for i in range(nd):
+        per_dim = _avg_divisor(size[i], k[i], s[i], p[i], out[i], count_include_pad)
+        divisor = divisor * per_dim.reshape((-1,) + (1,) * (nd - 1 - i))
+    if (divisor == divisor.flat[0]).all():
+        divisor = int(divisor.flat[0])
+    return k, s, p, out, divisor
+
+
+def _divide(acc, divisor):
+    """acc / divisor in acc's precision (integers: truncated, as torch's integer kernels)."""
+    if acc.dtype.kind in "iu":
+        return xp.trunc(acc / divisor).astype(acc.dtype)
+    acc /= divisor if isinstance(divisor, int) else divisor.astype(acc.dtype)
     return acc
 
 
-def _as_dtype(divisor, dtype):
-    """The divisor in the op's precision (an int stays a Python number: no float64 detour)."""
-    return divisor if isinstance(divisor, int) else divisor.astype(dtype)
+def _avg_pool_kernel(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, nd):
+    k, s, p, out, divisor = _avg_geometry(self, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                                          divisor_override, nd)
+    ones = (1,) * nd
+    acc = None
+    for _, view in _offset_views(_padded(self, k, s, p, ones, out, 0), k, s, ones, out):
+        acc = view.copy() if acc is None else xp.add(acc, view, out=acc)
+    return _divide(acc, divisor)
 
 
-def _avg_adjoint(g, ctx):
+def _avg_pool_backward_kernel(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                              divisor_override, nd):
     """Each window's share of the gradient, added back onto every element of the window."""
-    k, s, p, out, divisor, size = ctx
-    nd = len(k)
-    d = (1,) * nd
-    share = g / _as_dtype(divisor, g.dtype)
-    shape = g.shape[:-nd] + tuple(max(sz + 2 * pi, (o - 1) * si + ki)
-                                  for sz, pi, o, si, ki in zip(size, p, out, s, k))
-    acc = xp.zeros(shape, g.dtype)
-    for _, view in _offset_views(acc, k, s, d, out):
+    k, s, p, out, divisor = _avg_geometry(self, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                                          divisor_override, nd)
+    size = self.shape[-nd:]
+    share = _divide(grad_output.copy(), divisor)
+    shape = grad_output.shape[:-nd] + tuple(max(sz + 2 * pi, (o - 1) * si + ki)
+                                            for sz, pi, o, si, ki in zip(size, p, out, s, k))
+    acc = xp.zeros(shape, grad_output.dtype)
+    for _, view in _offset_views(acc, k, s, (1,) * nd, out):
         view += share
     if shape[-nd:] == tuple(size):
         return acc
     return xp.ascontiguousarray(acc[(Ellipsis,) + tuple(slice(pi, pi + sz) for pi, sz in zip(p, size))])
 
 
-def _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, nd, name):
-    k, s, p, d, out = _pool_args(input, kernel_size, stride, padding, 1, ceil_mode, nd, name, check_dilation=False)
-    size = input.shape[-nd:]
-    if divisor_override:
-        divisor = divisor_override
-    else:
-        divisor = 1
-        for i in range(nd):
-            per_dim = _avg_divisor(size[i], k[i], s[i], p[i], out[i], count_include_pad)
-            divisor = divisor * per_dim.reshape((-1,) + (1,) * (nd - 1 - i))
-        if not isinstance(divisor, int) and (divisor == divisor.flat[0]).all():
-            divisor = int(divisor.flat[0])
-    ctx = (k, s, p, out, divisor, tuple(size))
-    return linear_map(input, _avg_forward, _avg_adjoint, ctx, f"AvgPool{nd}DBackward0",
-                      f"AvgPool{nd}DBackwardBackward0")
+def _declare_avg_pool(nd):
+    ints = f"int[{nd}]"
+    forward = defop(
+        f"avg_pool{nd}d(Tensor self, {ints} kernel_size, {ints} stride=[], {ints} padding=0, bool ceil_mode=False, "
+        f"bool count_include_pad=True, int? divisor_override=None) -> Tensor",
+        lambda self, kernel_size, stride=(), padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None:
+        _avg_pool_kernel(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, nd),
+        node=f"AvgPool{nd}DBackward0",
+        self=lambda grad, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override:
+        getattr(aten, f"avg_pool{nd}d_backward")(grad, self, kernel_size, stride, padding, ceil_mode,
+                                                 count_include_pad, divisor_override))
+    backward = defop(
+        f"avg_pool{nd}d_backward(Tensor grad_output, Tensor self, {ints} kernel_size, {ints} stride, {ints} padding, "
+        f"bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor",
+        lambda grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override:
+        _avg_pool_backward_kernel(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                                  divisor_override, nd),
+        node=f"AvgPool{nd}DBackwardBackward0",
+        grad_output=lambda grad, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override:
+        getattr(aten, f"avg_pool{nd}d")(grad, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                                        divisor_override),
+        self=_zeros_like_self)
+    return forward, backward
+
+
+avg_pool2d_op, avg_pool2d_backward_op = _declare_avg_pool(2)
+avg_pool3d_op, avg_pool3d_backward_op = _declare_avg_pool(3)
+AvgPool2DBackward0, AvgPool2DBackwardBackward0 = avg_pool2d_op.node, avg_pool2d_backward_op.node
+AvgPool3DBackward0, AvgPool3DBackwardBackward0 = avg_pool3d_op.node, avg_pool3d_backward_op.node
+
+
+def _avg_pool(op, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, nd):
+    return op(input, list(_ntuple(kernel_size, nd)), _stride_arg(stride, nd), list(_ntuple(padding, nd)),
+              bool(ceil_mode), bool(count_include_pad), divisor_override)
 
 
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
                divisor_override=None):
-    return _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, 2,
-                     "avg_pool2d")
+    if seam.on:
+        return seam.torch_function(avg_pool2d, (input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                                                divisor_override), {})
+    return _avg_pool(avg_pool2d_op, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                     divisor_override, 2)
 
 
 def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
                divisor_override=None):
-    return _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, 3,
-                     "avg_pool3d")
+    if seam.on:
+        return seam.torch_function(avg_pool3d, (input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                                                divisor_override), {})
+    return _avg_pool(avg_pool3d_op, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                     divisor_override, 3)
 
 
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+    """A 2-d average pool over a height-1 image (torch records unsqueeze, avg_pool2d, squeeze)."""
+    if seam.on:
+        return seam.torch_function(avg_pool1d, (input, kernel_size, stride, padding, ceil_mode, count_include_pad),
+                                   {})
     if input.dim() not in (2, 3):
         raise RuntimeError(f"avg_pool1d() Expected 2D or 3D input tensor, but got {list(input.shape)}")
     stride = kernel_size if stride is None or stride == [] or stride == () else stride
-    y = _avg_pool(input.unsqueeze(-2), (1, _one(kernel_size)), (1, _one(stride)), (0, _one(padding)), ceil_mode,
-                  count_include_pad, None, 2, "avg_pool1d")
+    y = avg_pool2d_op(input.unsqueeze(-2), [1, _one(kernel_size)], [1, _one(stride)], [0, _one(padding)],
+                      bool(ceil_mode), bool(count_include_pad), None)
     return y.squeeze(-2)
 
 
 def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """(sum over each window of x^p)^(1/p), composed as torch composes it."""
+    if seam.on:
+        return seam.torch_function(lp_pool2d, (input, norm_type, kernel_size, stride, ceil_mode), {})
     k = _ntuple(kernel_size, 2)
     out = avg_pool2d(input.pow(norm_type), k, stride, 0, ceil_mode)
     from .pointwise import relu
@@ -331,9 +398,11 @@ def _take_adjoint(g, idx, size):
     return out
 
 
-def _separable_forward(x, ctx):
-    for axis, kind, data, size in ctx:
-        ax = x.ndim + axis
+def _separable_forward(x, maps):
+    """``maps``: per spatial axis (from the first), ("take", indices, input size) or ("matrix", M, size)."""
+    nd = len(maps)
+    for i, (kind, data, _) in enumerate(maps):
+        ax = x.ndim - nd + i
         if kind == "take":
             x = xp.take(x, data, axis=ax)
         else:
@@ -342,19 +411,16 @@ def _separable_forward(x, ctx):
     return xp.ascontiguousarray(x)
 
 
-def _separable_adjoint(g, ctx):
-    for axis, kind, data, size in ctx:
-        ax = g.ndim + axis
+def _separable_adjoint(g, maps):
+    nd = len(maps)
+    for i, (kind, data, size) in enumerate(maps):
+        ax = g.ndim - nd + i
         if kind == "take":
             g = _along(g, ax, lambda a: _take_adjoint(a, data, size))
         else:
             m = data.astype(g.dtype, copy=False)
             g = _along(g, ax, lambda a: a @ m)
     return xp.ascontiguousarray(g)
-
-
-def separable(input, ctx, name, adjoint_name):
-    return linear_map(input, _separable_forward, _separable_adjoint, tuple(ctx), name, adjoint_name)
 
 
 # ---- adaptive pooling ----------------------------------------------------------------------------------
@@ -370,83 +436,144 @@ def _averaging_matrix(size, out):
     return inside / (end - start)[:, None]
 
 
-def _adaptive_sizes(input, output_size, nd, name):
+def _adaptive_checks(x, output_size, nd, name):
+    if x.ndim not in (nd + 1, nd + 2):
+        raise RuntimeError(f"{name}(): Expected {nd + 1}D or {nd + 2}D tensor, but got {list(x.shape)}")
+    if any(s == 0 for s in x.shape[-nd:]):
+        raise RuntimeError(f"{name}(): Expected input to have non-zero size for non-batch dimensions, but input has "
+                           f"sizes {list(x.shape)} with dimension {x.ndim - nd + list(x.shape[-nd:]).index(0)} being "
+                           f"empty")
+    if len(output_size) != nd:
+        raise RuntimeError(f"{name}: output_size must be {nd}")
+
+
+def _averaging_maps(size, output_size):
+    return [("matrix", _averaging_matrix(s, o), s) for s, o in zip(size, output_size)]
+
+
+def _adaptive_avg_kernel(self, output_size, nd):
+    _adaptive_checks(self, output_size, nd, f"adaptive_avg_pool{nd}d")
+    check_floating(self, f"adaptive_avg_pool{nd}d")
+    return _separable_forward(self, _averaging_maps(self.shape[-nd:], output_size))
+
+
+def _declare_adaptive_avg(nd):
+    forward = defop(f"_adaptive_avg_pool{nd}d(Tensor self, SymInt[{nd}] output_size) -> Tensor",
+                    lambda self, output_size: _adaptive_avg_kernel(self, output_size, nd),
+                    node=f"AdaptiveAvgPool{nd}DBackward0",
+                    self=lambda grad, self: getattr(aten, f"_adaptive_avg_pool{nd}d_backward")(grad, self))
+    backward = defop(f"_adaptive_avg_pool{nd}d_backward(Tensor grad_output, Tensor self) -> Tensor",
+                     lambda grad_output, self:
+                     _separable_adjoint(grad_output, _averaging_maps(self.shape[-nd:], grad_output.shape[-nd:])),
+                     node=f"AdaptiveAvgPool{nd}DBackwardBackward0",
+                     grad_output=lambda grad, grad_output_sizes:
+                     getattr(aten, f"_adaptive_avg_pool{nd}d")(grad, list(grad_output_sizes[-nd:])),
+                     self=_zeros_like_self)
+    return forward, backward
+
+
+adaptive_avg_pool2d_op, adaptive_avg_pool2d_backward_op = _declare_adaptive_avg(2)
+adaptive_avg_pool3d_op, adaptive_avg_pool3d_backward_op = _declare_adaptive_avg(3)
+AdaptiveAvgPool2DBackward0, AdaptiveAvgPool2DBackwardBackward0 = \
+    adaptive_avg_pool2d_op.node, adaptive_avg_pool2d_backward_op.node
+AdaptiveAvgPool3DBackward0, AdaptiveAvgPool3DBackwardBackward0 = \
+    adaptive_avg_pool3d_op.node, adaptive_avg_pool3d_backward_op.node
+
+
+def _adaptive_output_size(input, output_size, nd, name):
     if input.dim() not in (nd + 1, nd + 2):
         raise RuntimeError(f"{name}(): Expected {nd + 1}D or {nd + 2}D tensor, but got {list(input.shape)}")
     out = list(output_size) if isinstance(output_size, (tuple, list)) else [output_size] * nd
     size = input.shape[-nd:]
-    return [size[i] if o is None else int(o) for i, o in enumerate(out)], size
+    return [size[i] if o is None else int(o) for i, o in enumerate(out)]
 
 
 def adaptive_avg_pool2d(input, output_size):
-    out, size = _adaptive_sizes(input, output_size, 2, "adaptive_avg_pool2d")
+    if seam.on:
+        return seam.torch_function(adaptive_avg_pool2d, (input, output_size), {})
+    out = _adaptive_output_size(input, output_size, 2, "adaptive_avg_pool2d")
     if out == [1, 1]:  # a global average: torch records a mean
-        return input.mean((-2, -1), keepdim=True)
-    ctx = [(-2, "matrix", _averaging_matrix(size[0], out[0]), size[0]),
-           (-1, "matrix", _averaging_matrix(size[1], out[1]), size[1])]
-    return separable(input, ctx, "AdaptiveAvgPool2DBackward0", "AdaptiveAvgPool2DBackwardBackward0")
+        return input.mean((-1, -2), keepdim=True)
+    return adaptive_avg_pool2d_op(input, out)
 
 
 def adaptive_avg_pool1d(input, output_size):
+    if seam.on:
+        return seam.torch_function(adaptive_avg_pool1d, (input, output_size), {})
     if input.dim() not in (2, 3):
         raise RuntimeError(f"adaptive_avg_pool1d() argument 'input' must be 2D or 3D, but got {list(input.shape)}")
-    return adaptive_avg_pool2d(input.unsqueeze(-2), (1, _one(output_size))).squeeze(-2)
+    return adaptive_avg_pool2d_op(input.unsqueeze(-2), [1, int(_one(output_size))]).squeeze(-2)
 
 
-def _adaptive_max(input, out, size, nd):
+def _adaptive_max_kernel(self, output_size, nd=2):
     """Max over variable windows: for each offset inside the longest window, gather that element of
     every window (clamped to the window's last element, which cannot change a maximum)."""
-    x = input._data
-    bounds = [_adaptive_bounds(sz, o) for sz, o in zip(size, out)]
+    _adaptive_checks(self, output_size, nd, f"adaptive_max_pool{nd}d")
+    size = self.shape[-nd:]
+    bounds = [_adaptive_bounds(sz, o) for sz, o in zip(size, output_size)]
     longest = [int((e - b).max()) for b, e in bounds]
     best = arg = None
     for offset in itertools.product(*[range(m) for m in longest]):
         pos = [xp.minimum(b + o, e - 1) for (b, e), o in zip(bounds, offset)]
-        view = x[(Ellipsis,) + tuple(xp.ix_(*pos))]
-        flat = 0
-        for i in range(nd):
-            flat = flat * size[i] + pos[i].reshape((-1,) + (1,) * (nd - 1 - i))
+        view = self[(Ellipsis,) + tuple(xp.ix_(*pos))]
+        flat = _flat([pos[i].reshape((-1,) + (1,) * (nd - 1 - i)) for i in range(nd)], size)
         if best is None:
             best, arg = view.copy(), xp.broadcast_to(flat, view.shape).copy()
             continue
-        upd = (view > best) | xp.isnan(view)
+        upd = (view > best) | xp.isnan(view) if view.dtype.kind == "f" else view > best
         xp.copyto(best, view, where=upd)
         xp.copyto(arg, xp.broadcast_to(flat, view.shape), where=upd)
     return best, arg
 
 
+def _adaptive_max_backward_kernel(grad_output, self, indices):
+    size, out = self.shape[-2:], grad_output.shape[-2:]
+    overlapping = any(sz % o for sz, o in zip(size, out))
+    return _put_at_indices(grad_output, indices, self.shape, 2, overlapping)
+
+
+adaptive_max_pool2d_op = defop("adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)",
+                               _adaptive_max_kernel, node="AdaptiveMaxPool2DBackward0",
+                               self=lambda grad, self, result1: aten.adaptive_max_pool2d_backward(grad, self, result1))
+adaptive_max_pool2d_backward_op = defop(
+    "adaptive_max_pool2d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor",
+    _adaptive_max_backward_kernel, node="AdaptiveMaxPool2DBackwardBackward0", indices=None,
+    grad_output=lambda grad, indices: _max_pool_double_backward(grad, indices, 2),
+    self=_zeros_like_self)
+AdaptiveMaxPool2DBackward0, AdaptiveMaxPool2DBackwardBackward0 = \
+    adaptive_max_pool2d_op.node, adaptive_max_pool2d_backward_op.node
+
+
 def adaptive_max_pool2d(input, output_size, return_indices=False):
-    out, size = _adaptive_sizes(input, output_size, 2, "adaptive_max_pool2d")
-    best, arg = _adaptive_max(input, out, size, 2)
-    values, indices = _wrap(best), _wrap(arg)
-    if input._requires_grad and _state.enabled:
-        _record_max(AdaptiveMaxPool2DBackward0, input, values, indices, 2, any(sz % o for sz, o in zip(size, out)))
+    if seam.on:
+        return seam.torch_function(adaptive_max_pool2d, (input, output_size, return_indices), {})
+    values, indices = adaptive_max_pool2d_op(input, _adaptive_output_size(input, output_size, 2,
+                                                                          "adaptive_max_pool2d"))
     return (values, indices) if return_indices else values
 
 
 def adaptive_max_pool1d(input, output_size, return_indices=False):
+    if seam.on:
+        return seam.torch_function(adaptive_max_pool1d, (input, output_size, return_indices), {})
     if input.dim() not in (2, 3):
         raise RuntimeError(f"adaptive_max_pool1d() argument 'input' must be 2D or 3D, but got {list(input.shape)}")
-    values, indices = adaptive_max_pool2d(input.unsqueeze(-2), (1, _one(output_size)), True)
+    values, indices = adaptive_max_pool2d_op(input.unsqueeze(-2), [1, int(_one(output_size))])
     values = values.squeeze(-2)
-    return (values, indices.squeeze(-2).detach()) if return_indices else values
+    return (values, indices.squeeze(-2)) if return_indices else values
 
 
 # ---- padding --------------------------------------------------------------------------------------------
-class ConstantPadNdBackward0(make_node_class("ConstantPadNdBackward0", None)):
-    """The adjoint of padding by p is padding by -p (cropping) with zeros."""
-
-    def backward(self, grad):
-        return constant_pad_nd(grad, [-v for v in self.pad], 0)
-
-
-def constant_pad_nd(input, pad, value=0):
-    x = input._data
+def _constant_pad_kernel(self, pad, value=0):
     nd = len(pad) // 2
-    shape = list(x.shape)
-    src, dst = [slice(None)] * x.ndim, [slice(None)] * x.ndim
+    if len(pad) % 2:
+        raise RuntimeError("Length of pad must be even but instead it equals " + str(len(pad)))
+    if nd > self.ndim:
+        raise RuntimeError(f"Length of pad should be no more than twice the number of dimensions of the input. "
+                           f"Pad length is {len(pad)} while the input has {self.ndim} dimensions.")
+    shape = list(self.shape)
+    src, dst = [slice(None)] * self.ndim, [slice(None)] * self.ndim
     for i in range(nd):
-        axis = x.ndim - 1 - i
+        axis = self.ndim - 1 - i
         lo, hi = pad[2 * i], pad[2 * i + 1]
         n = shape[axis]
         new = n + lo + hi
@@ -456,33 +583,117 @@ def constant_pad_nd(input, pad, value=0):
         src[axis] = slice(max(-lo, 0), n - max(-hi, 0))
         dst[axis] = slice(max(lo, 0), new - max(hi, 0))
         shape[axis] = new
-    out = xp.full(shape, value, x.dtype) if value else xp.zeros(shape, x.dtype)
-    out[tuple(dst)] = x[tuple(src)]
-    res = _wrap(out)
-    if input._requires_grad and _state.enabled:
-        record(ConstantPadNdBackward0, res, (input,), meta_check=False).pad = tuple(pad)
-    return res
+    out = xp.full(shape, value, self.dtype) if value else xp.zeros(shape, self.dtype)
+    out[tuple(dst)] = self[tuple(src)]
+    return out
+
+
+constant_pad_nd_op = defop("constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor",
+                           _constant_pad_kernel, node="ConstantPadNdBackward0",
+                           # torch's constant_pad_nd_backward: the adjoint of padding by p is padding by -p
+                           self=lambda grad, pad: aten.constant_pad_nd(grad, [-v for v in pad], 0))
+ConstantPadNdBackward0 = constant_pad_nd_op.node
+
+
+def constant_pad_nd(input, pad, value=0):
+    if seam.on:
+        return seam.torch_function(constant_pad_nd, (input, pad, value), {})
+    return constant_pad_nd_op(input, list(pad), value)
 
 
 def _pad_index(n, lo, hi, mode):
     j = xp.arange(-lo, n + hi)
     if mode == "replicate":
         return xp.clip(j, 0, n - 1)
-    if mode == "circular":
-        return j % n
     j = xp.abs(j)  # reflect about the first and the last element
     return xp.where(j > n - 1, 2 * (n - 1) - j, j)
 
 
+def _border_maps(x, padding, mode, nd):
+    """Per spatial axis (from the first) the index map of reflect/replicate padding. ``padding`` lists
+    (before, after) pairs from the last dim backwards, as F.pad's ``pad``."""
+    if x.ndim not in (nd + 1, nd + 2) or x.size == 0:
+        raise RuntimeError(f"Expected {nd + 1}D or {nd + 2}D (batch mode) tensor with possibly 0 batch size and other "
+                           f"non-zero dimensions for input, but got: {list(x.shape)}")
+    maps = []
+    for i in range(nd):
+        axis = x.ndim - 1 - i
+        lo, hi = padding[2 * i], padding[2 * i + 1]
+        n = x.shape[axis]
+        if mode == "reflect" and (lo >= n or hi >= n):
+            raise RuntimeError(f"Argument #4: Padding size should be less than the corresponding input dimension, but "
+                               f"got: padding ({lo}, {hi}) at dimension {axis} of input {list(x.shape)}")
+        maps.insert(0, ("take", _pad_index(n, lo, hi, mode), n))
+    return maps
+
+
+def _declare_border_pad(kind, mode, nd):
+    name = f"{kind}_pad{nd}d"
+    node = f"{'Reflection' if kind == 'reflection' else 'Replication'}Pad{nd}D"
+    forward = defop(f"{name}(Tensor self, SymInt[{2 * nd}] padding) -> Tensor",
+                    lambda self, padding: _separable_forward(self, _border_maps(self, padding, mode, nd)),
+                    node=node + "Backward0",
+                    self=lambda grad, self, padding: getattr(aten, name + "_backward")(grad, self, padding))
+    backward = defop(f"{name}_backward(Tensor grad_output, Tensor self, SymInt[{2 * nd}] padding) -> Tensor",
+                     lambda grad_output, self, padding:
+                     _separable_adjoint(grad_output, _border_maps(self, padding, mode, nd)),
+                     node=node + "BackwardBackward0",
+                     grad_output=lambda grad, padding: getattr(aten, name)(grad, padding),
+                     self=_zeros_like_self)
+    return forward, backward
+
+
+_BORDER_PADS = {(mode, nd): _declare_border_pad(kind, mode, nd)[0]
+                for kind, mode in (("reflection", "reflect"), ("replication", "replicate")) for nd in (1, 2, 3)}
+
+
+def _pad_circular(input, pad):
+    """Circular padding composed as torch composes it (an empty tensor, the input copied into its
+    middle, then each border copied from the opposite end): the history is torch's CopySlices chain.
+    (Written with slice assignment: ``Tensor.copy_`` on a view of a tensor that does not require grad
+    does not yet move the history onto its base.)"""
+    nd = len(pad) // 2
+    shape = list(input.shape)
+    for i in range(nd):
+        n = shape[-1 - i]
+        if pad[2 * i] > n or pad[2 * i + 1] > n:
+            raise RuntimeError("Padding value causes wrapping around more than once.")
+    out_shape = shape[:-nd] + [shape[-1 - i] + pad[2 * i] + pad[2 * i + 1] for i in reversed(range(nd))]
+    out = input.new_empty(out_shape)
+
+    def region(t, dim, start, stop):
+        return t[(slice(None),) * dim + (slice(start, stop),)]
+
+    inner, source = [slice(None)] * input.dim(), [slice(None)] * input.dim()
+    for i in range(nd):
+        dim = input.dim() - 1 - i
+        lo, hi = pad[2 * i], pad[2 * i + 1]
+        inner[dim] = slice(max(lo, 0), out_shape[dim] - max(hi, 0))
+        source[dim] = slice(max(-lo, 0), shape[dim] - max(-hi, 0))
+    out[tuple(inner)] = input[tuple(source)]
+    for i in range(nd):   # wrap around: the left border from the right end, then the right from the left
+        dim = input.dim() - 1 - i
+        lo, hi = pad[2 * i], pad[2 * i + 1]
+        if lo > 0:
+            out[(slice(None),) * dim + (slice(0, lo),)] = region(out, dim, out_shape[dim] - lo - max(hi, 0),
+                                                                 out_shape[dim] - max(hi, 0))
+        if hi > 0:
+            out[(slice(None),) * dim + (slice(out_shape[dim] - hi, out_shape[dim]),)] = \
+                region(out, dim, max(lo, 0), max(lo, 0) + hi)
+    return out
+
+
 def pad(input, pad, mode="constant", value=None):
     """torch.nn.functional.pad: ``pad`` lists (before, after) pairs from the last dim backwards."""
+    if seam.on:   # (the argument ``pad`` hides this function's own name: look it up in the module)
+        return seam.torch_function(globals()["pad"], (input, pad, mode, value), {})
     if len(pad) % 2:
         raise RuntimeError("Padding length must be divisible by 2")
     if len(pad) // 2 > input.dim():
         raise RuntimeError(f"Padding length should be less than or equal to two times the input dimension but got "
                            f"padding length {len(pad)} and input of dimension {input.dim()}")
     if mode == "constant":
-        return constant_pad_nd(input, list(pad), 0 if value is None else value)
+        return constant_pad_nd_op(input, list(pad), 0 if value is None else value)
     if mode not in ("reflect", "replicate", "circular"):
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
     nd = len(pad) // 2
@@ -491,21 +702,9 @@ def pad(input, pad, mode="constant", value=None):
             f"Padding size {len(pad)} is not supported for {input.dim()}D input tensor.\nSupported combinations for "
             "non-constant padding:\n  - 2D or 3D input: padding size = 2 (pads last dimension)\n  - 3D or 4D input: "
             "padding size = 4 (pads last 2 dimensions)\n  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
-    ctx = []
-    for i in range(nd):
-        lo, hi = pad[2 * i], pad[2 * i + 1]
-        n = input.shape[-1 - i]
-        if mode == "reflect" and (lo >= n or hi >= n):
-            raise RuntimeError(f"Argument #4: Padding size should be less than the corresponding input dimension, but "
-                               f"got: padding ({lo}, {hi}) at dimension {input.dim() - 1 - i} of input "
-                               f"{list(input.shape)}")
-        if mode == "circular" and (lo > n or hi > n):
-            raise RuntimeError("Padding value causes wrapping around more than once.")
-        ctx.append((-1 - i, "take", _pad_index(n, lo, hi, mode), n))
     if mode == "circular":
-        return separable(input, ctx, "torch::autograd::CopySlices", "CopySlicesBackward0")
-    kind = "ReflectionPad" if mode == "reflect" else "ReplicationPad"
-    return separable(input, ctx, f"{kind}{nd}DBackward0", f"{kind}{nd}DBackwardBackward0")
+        return _pad_circular(input, [int(p) for p in pad])
+    return _BORDER_PADS[mode, nd](input, [int(p) for p in pad])
 
 
 # ---- interpolation -------------------------------------------------------------------------------------
@@ -521,7 +720,7 @@ def _source_scale(in_size, out_size, scale, align_corners, dtype):
 def _nearest_index(in_size, out_size, scale, exact):
     if not exact and out_size == in_size:
         return xp.arange(out_size)
-    if not exact and out_size == 2 * in_size:
+    if not exact and out_size == 2 * in_size and scale in (None, 2.0):
         return xp.arange(out_size) >> 1
     s = _source_scale(in_size, out_size, scale, False, xp.float32)
     dst = xp.arange(out_size, dtype=xp.float32)
@@ -545,6 +744,82 @@ def _linear_matrix(in_size, out_size, scale, align_corners, dtype):
     return m
 
 
+def _upsample_maps(mode, in_sizes, output_size, align_corners, scales, dtype):
+    """Per spatial axis the map of one interpolation mode (nearest, nearest-exact, linear)."""
+    if mode == "linear":
+        dtype = xp.float64 if dtype == xp.float64 else xp.float32
+        return [("matrix", _linear_matrix(i, o, s, align_corners, dtype), i)
+                for i, o, s in zip(in_sizes, output_size, scales)]
+    return [("take", _nearest_index(i, o, s, mode == "nearest-exact"), i)
+            for i, o, s in zip(in_sizes, output_size, scales)]
+
+
+_SCALE_NAMES = {1: ("scales",), 2: ("scales_h", "scales_w"), 3: ("scales_d", "scales_h", "scales_w")}
+
+
+def _upsample_kernel(mode, nd, linear):
+    def forward(self, output_size, *rest):
+        align_corners, scales = (rest[0], rest[1:]) if linear else (False, rest)
+        if self.ndim != nd + 2:
+            raise RuntimeError(f"It is expected input_size equals to {nd + 2}, but got size {self.ndim}")
+        if any(o <= 0 for o in output_size):
+            raise RuntimeError(f"Input and output sizes should be greater than 0, but got input ({_x(self.shape[2:])}) "
+                               f"and output ({_x(output_size)})")
+        check_floating(self, f"upsample_{mode}{nd}d_out_frame")
+        return _separable_forward(self, _upsample_maps(mode, self.shape[2:], output_size, align_corners,
+                                                       scales + (None,) * (nd - len(scales)), self.dtype))
+
+    def backward(grad_output, output_size, input_size, *rest):
+        align_corners, scales = (rest[0], rest[1:]) if linear else (False, rest)
+        return _separable_adjoint(grad_output, _upsample_maps(mode, input_size[2:], output_size, align_corners,
+                                                              scales + (None,) * (nd - len(scales)),
+                                                              grad_output.dtype))
+    return forward, backward
+
+
+def _x(sizes):
+    return ", ".join(str(s) for s in sizes)
+
+
+def _upsample_formulas(name, linear, nd):
+    """The two formulas of an upsample op pair, written with its argument names (they differ per op:
+    scales, or scales_h and scales_w, ...)."""
+    params = (["align_corners"] if linear else []) + list(_SCALE_NAMES[nd])
+    rest = ", ".join(params)
+    source = (f"def forward_formula(grad, self_sizes, output_size, {rest}):\n"
+              f"    return aten.{name}_backward(grad, output_size, list(self_sizes), {rest})\n"
+              f"def backward_formula(grad, output_size, {rest}):\n"
+              f"    return aten.{name}(grad, output_size, {rest})\n")
+    namespace = {"aten": aten}
+    exec(compile(source, f"<glasstorch: {name} formulas>", "exec"), namespace)
+    return namespace["forward_formula"], namespace["backward_formula"]
+
+
+def _declare_upsample(name, node, mode, nd):
+    linear = mode == "linear"
+    params = ("bool align_corners, " if linear else "") + ", ".join(f"float? {s}=None" for s in _SCALE_NAMES[nd])
+    kernel, adjoint = _upsample_kernel(mode, nd, linear)
+    forward_formula, backward_formula = _upsample_formulas(name, linear, nd)
+    forward = defop(f"{name}(Tensor self, SymInt[{nd}] output_size, {params}) -> Tensor", kernel,
+                    node=node + "Backward0", self=forward_formula)
+    defop(f"{name}_backward(Tensor grad_output, SymInt[{nd}] output_size, SymInt[{nd + 2}] input_size, {params}) "
+          f"-> Tensor", adjoint, node=node + "BackwardBackward0", grad_output=backward_formula)
+    return forward
+
+
+_UPSAMPLE = {
+    ("nearest", 1): _declare_upsample("upsample_nearest1d", "UpsampleNearest1D", "nearest", 1),
+    ("nearest", 2): _declare_upsample("upsample_nearest2d", "UpsampleNearest2D", "nearest", 2),
+    ("nearest", 3): _declare_upsample("upsample_nearest3d", "UpsampleNearest3D", "nearest", 3),
+    ("nearest-exact", 1): _declare_upsample("_upsample_nearest_exact1d", "UpsampleNearestExact1D", "nearest-exact", 1),
+    ("nearest-exact", 2): _declare_upsample("_upsample_nearest_exact2d", "UpsampleNearestExact2D", "nearest-exact", 2),
+    ("nearest-exact", 3): _declare_upsample("_upsample_nearest_exact3d", "UpsampleNearestExact3D", "nearest-exact", 3),
+    ("linear", 1): _declare_upsample("upsample_linear1d", "UpsampleLinear1D", "linear", 1),
+    ("bilinear", 2): _declare_upsample("upsample_bilinear2d", "UpsampleBilinear2D", "linear", 2),
+    ("trilinear", 3): _declare_upsample("upsample_trilinear3d", "UpsampleTrilinear3D", "linear", 3),
+}
+
+
 def _interp_modes_error(input, mode):
     return (f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.dim()}D) for the modes: nearest | "
             f"linear | bilinear | bicubic | trilinear | area | nearest-exact (got {mode})")
@@ -555,6 +830,9 @@ _MODES = {"nearest": 0, "nearest-exact": 0, "linear": 1, "bilinear": 2, "triline
 
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None, recompute_scale_factor=None,
                 antialias=False):
+    if seam.on:
+        return seam.torch_function(interpolate, (input, size, scale_factor, mode, align_corners,
+                                                 recompute_scale_factor, antialias), {})
     nd = input.dim() - 2
     if mode not in _MODES:
         raise NotImplementedError(_interp_modes_error(input, mode))
@@ -590,73 +868,83 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
                              f"provide input tensor in (N, C, d1, d2, ...,dK) format and scale_factor in (s1, s2, "
                              f"...,sK) format.")
         out_sizes = [int(math.floor(float(n * s))) for n, s in zip(in_sizes, scales)]
-        if recompute_scale_factor:
-            scales = [None] * nd
+        scales = [None] * nd if recompute_scale_factor else [float(s) for s in scales]
     else:
         raise ValueError("either size or scale_factor should be defined")
     out_sizes = [int(o) for o in out_sizes]
     if mode == "area":
-        if nd == 2:
-            return adaptive_avg_pool2d(input, out_sizes)
         if nd == 1:
             return adaptive_avg_pool1d(input, out_sizes[0])
-    dtype = xp.float64 if input._data.dtype == xp.float64 else xp.float32
-    ctx = []
-    for i in range(nd):
-        axis = -nd + i
-        if mode in ("nearest", "nearest-exact", "area"):
-            ctx.append((axis, "take", _nearest_index(in_sizes[i], out_sizes[i], scales[i], mode == "nearest-exact"),
-                        in_sizes[i]))
-        else:
-            ctx.append((axis, "matrix", _linear_matrix(in_sizes[i], out_sizes[i], scales[i], align_corners, dtype),
-                        in_sizes[i]))
-    name = {"nearest": f"UpsampleNearest{nd}D", "nearest-exact": f"UpsampleNearestExact{nd}D",
-            "area": f"AdaptiveAvgPool{nd}D", "linear": "UpsampleLinear1D", "bilinear": "UpsampleBilinear2D",
-            "trilinear": "UpsampleTrilinear3D"}[mode]
-    return separable(input, ctx, name + "Backward0", name + "BackwardBackward0")
+        return (adaptive_avg_pool2d if nd == 2 else _adaptive_avg_pool3d)(input, out_sizes)
+    op = _UPSAMPLE[mode, nd]
+    if mode in ("nearest", "nearest-exact"):
+        return op(input, out_sizes, *scales)
+    return op(input, out_sizes, bool(align_corners), *scales)
+
+
+def _adaptive_avg_pool3d(input, output_size):
+    out = _adaptive_output_size(input, output_size, 3, "adaptive_avg_pool3d")
+    if out == [1, 1, 1]:
+        return input.mean((-1, -2, -3), keepdim=True)
+    return adaptive_avg_pool3d_op(input, out)
 
 
 # ---- pixel shuffle: a permutation of elements, its adjoint is its inverse ---------------------------------
-def _shuffle(x, r):
-    *lead, c, h, w = x.shape
-    y = x.reshape(tuple(lead) + (c // (r * r), r, r, h, w))
+def _pixel_shuffle_kernel(self, upscale_factor):
+    r = upscale_factor
+    if self.ndim < 3:
+        raise RuntimeError(f"pixel_shuffle expects input to have at least 3 dimensions, but got input with "
+                           f"{self.ndim} dimension(s)")
+    if r <= 0:
+        raise RuntimeError(f"pixel_shuffle expects a positive upscale_factor, but got {r}")
+    *lead, c, h, w = self.shape
+    if c % (r * r):
+        raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of "
+                           f"upscale_factor, but input.size(-3)={c} is not divisible by {r * r}")
+    y = self.reshape(tuple(lead) + (c // (r * r), r, r, h, w))
     nl = len(lead)
     y = y.transpose(tuple(range(nl)) + (nl, nl + 3, nl + 1, nl + 4, nl + 2))
     return xp.ascontiguousarray(y).reshape(tuple(lead) + (c // (r * r), h * r, w * r))
 
 
-def _unshuffle(x, r):
-    *lead, c, h, w = x.shape
-    y = x.reshape(tuple(lead) + (c, h // r, r, w // r, r))
+def _pixel_unshuffle_kernel(self, downscale_factor):
+    r = downscale_factor
+    if self.ndim < 3:
+        raise RuntimeError(f"pixel_unshuffle expects input to have at least 3 dimensions, but got input with "
+                           f"{self.ndim} dimension(s)")
+    if r <= 0:
+        raise RuntimeError(f"pixel_unshuffle expects a positive downscale_factor, but got {r}")
+    *lead, c, h, w = self.shape
+    if h % r:
+        raise RuntimeError(f"pixel_unshuffle expects height to be divisible by downscale_factor, but input.size(-2)={h}"
+                           f" is not divisible by {r}")
+    if w % r:
+        raise RuntimeError(f"pixel_unshuffle expects width to be divisible by downscale_factor, but input.size(-1)={w}"
+                           f" is not divisible by {r}")
+    y = self.reshape(tuple(lead) + (c, h // r, r, w // r, r))
     nl = len(lead)
     y = y.transpose(tuple(range(nl)) + (nl, nl + 2, nl + 4, nl + 1, nl + 3))
     return xp.ascontiguousarray(y).reshape(tuple(lead) + (c * r * r, h // r, w // r))
 
 
+pixel_shuffle_op = defop("pixel_shuffle(Tensor self, int upscale_factor) -> Tensor", _pixel_shuffle_kernel,
+                         node="PixelShuffleBackward0",
+                         self=lambda grad, upscale_factor: aten.pixel_unshuffle(grad, upscale_factor))
+pixel_unshuffle_op = defop("pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor", _pixel_unshuffle_kernel,
+                           node="PixelUnshuffleBackward0",
+                           self=lambda grad, downscale_factor: aten.pixel_shuffle(grad, downscale_factor))
+PixelShuffleBackward0, PixelUnshuffleBackward0 = pixel_shuffle_op.node, pixel_unshuffle_op.node
+
+
 def pixel_shuffle(input, upscale_factor):
     """(*, C r^2, H, W) -> (*, C, H r, W r)."""
-    r = int(upscale_factor)
-    if input.dim() < 3:
-        raise RuntimeError(f"pixel_shuffle expects input to have at least 3 dimensions, but got input with "
-                           f"{input.dim()} dimension(s)")
-    c = input.shape[-3]
-    if c % (r * r):
-        raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of "
-                           f"upscale_factor, but input.size(-3)={c} is not divisible by {r * r}")
-    return linear_map(input, _shuffle, _unshuffle, r, "PixelShuffleBackward0", "PixelUnshuffleBackward0")
+    if seam.on:
+        return seam.torch_function(pixel_shuffle, (input, upscale_factor), {})
+    return pixel_shuffle_op(input, int(upscale_factor))
 
 
 def pixel_unshuffle(input, downscale_factor):
     """(*, C, H r, W r) -> (*, C r^2, H, W)."""
-    r = int(downscale_factor)
-    if input.dim() < 3:
-        raise RuntimeError(f"pixel_unshuffle expects input to have at least 3 dimensions, but got input with "
-                           f"{input.dim()} dimension(s)")
-    h, w = input.shape[-2:]
-    if h % r or w % r:
-        raise RuntimeError(f"pixel_unshuffle expects height to be divisible by downscale_factor, but input.size(-2)={h}"
-                           f" is not divisible by {r}" if h % r else
-                           f"pixel_unshuffle expects width to be divisible by downscale_factor, but input.size(-1)={w}"
-                           f" is not divisible by {r}")
-    return linear_map(input, _unshuffle, _shuffle, r, "PixelUnshuffleBackward0", "PixelShuffleBackward0")
-
+    if seam.on:
+        return seam.torch_function(pixel_unshuffle, (input, downscale_factor), {})
+    return pixel_unshuffle_op(input, int(downscale_factor))
