@@ -62,11 +62,13 @@ def _scatter_add_kernel(self, dim, index, src):
 
 gather_op = defop("gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor", _gather_kernel,
                   node="GatherBackward0",
-                  self=lambda grad, self, dim, index: aten.scatter_add(aten.zeros_like(self), dim, index, grad))
+                  self=lambda grad, self, dim, index: aten.scatter_add(aten.zeros_like(self), dim, index, grad),
+                  index=None)
 scatter_add_op = defop("scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor", _scatter_add_kernel,
                        node="ScatterAddBackward0",
                        self=lambda grad: grad,
-                       src=lambda grad, dim, index: aten.gather(grad, dim, index))
+                       src=lambda grad, dim, index: aten.gather(grad, dim, index),
+                       index=None)
 
 
 # ---- cat / slice (joining, shape) -----------------------------------------------------------------------
@@ -127,7 +129,8 @@ def _masked_fill_kernel(self, mask, value):
 
 masked_fill_op = defop("masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor", _masked_fill_kernel,
                        node="MaskedFillBackward0",
-                       self=lambda grad, mask: aten.masked_fill(grad, mask, 0))
+                       self=lambda grad, mask: aten.masked_fill(grad, mask, 0),
+                       mask=None)
 
 
 # ---- diagonal, diag_embed, tril, triu (joining) ---------------------------------------------------------

@@ -290,7 +290,8 @@ def _value_selecting_reduction_backward_kernel(grad, dim, indices, sizes, keepdi
 value_selecting_reduction_backward_op = defop(
     "value_selecting_reduction_backward(Tensor grad, int dim, Tensor indices, SymInt[] sizes, bool keepdim) -> Tensor",
     _value_selecting_reduction_backward_kernel, node="ValueSelectingReductionBackwardBackward0",
-    grad=lambda grad, dim, indices, keepdim: gather_with_keepdimed_indices(grad, dim, indices, keepdim))
+    grad=lambda grad, dim, indices, keepdim: gather_with_keepdimed_indices(grad, dim, indices, keepdim),
+    indices=None)
 
 
 def _select_backward(grad, self_sizes, dim, indices, keepdim):
