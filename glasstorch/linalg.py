@@ -15,7 +15,7 @@ from ._seam import seam
 from ._tensor import Tensor, _wrap_dim
 from ._dtype import float64
 from .ops.creation import tensor
-from .ops.linalg import (LinAlgError, det, matrix_power, linalg_det_op, linalg_slogdet_op, linalg_inv_ex_op,  # noqa: F401
+from .ops.linalg import (LinAlgError, det, matrix_power, linalg_slogdet_op, linalg_inv_ex_op,  # noqa: F401
                          linalg_solve_ex_op, linalg_solve_triangular_op, linalg_eig_op, linalg_eigh_op, linalg_svd_op,
                          linalg_qr_op, linalg_cholesky_ex_op, linalg_pinv_op, linalg_cross_op)
 from .ops.reduction import vector_norm, amax, amin, sum as _sum  # noqa: F401

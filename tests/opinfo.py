@@ -1895,7 +1895,7 @@ register(
     OpInfo("std_mean.dims", lambda lib, *a, **k: lib.std_mean(*a, **k), samples=_moments_samples),
     OpInfo("mode", samples=_mode_samples, dtypes=ALL_NUM),
     OpInfo("nanmedian", samples=_nanmedian_samples, dtypes=ALL_NUM),
-    OpInfo("median.nan", lambda lib, *a, **k: lib.median(*a, **k), samples=_median_nan_samples, nondeterministic_grad=True),
+    OpInfo("median.nan", lambda lib, *a, **k: lib.median(*a, **k), samples=_median_nan_samples),
     OpInfo("argsort.stable", lambda lib, *a, **k: lib.argsort(*a, **k), samples=_argsort_samples, dtypes=ALL_NUM),
     OpInfo("sort.stable", lambda lib, *a, **k: lib.sort(*a, **k), samples=_sort_stable_samples, dtypes=ALL_NUM),
     OpInfo("cummin", samples=_cummin_samples, dtypes=ALL_NUM),

@@ -18,7 +18,7 @@ from .creation import eye, zeros, tensor
 from . import _borrowed  # noqa: F401  (aten ops the formulas call: _unsafe_view, diagonal, tril...)
 from ._derivatives import (mH, linalg_det_backward, slogdet_backward, linalg_solve_backward,
                            linalg_solve_triangular_backward, linalg_eig_backward, svd_backward, linalg_qr_backward,
-                           cholesky_backward, pinv_backward, is_vector_rhs, is_complex)
+                           cholesky_backward, pinv_backward, is_vector_rhs)
 
 _DTYPE_OF = _dtype._BY_NUMPY
 
@@ -904,7 +904,8 @@ linalg_det_op = defop("_linalg_det(Tensor A) -> (Tensor result, Tensor LU, Tenso
                       A=lambda grad, result, A, LU, pivots: linalg_det_backward(grad, result, A, LU, pivots))
 linalg_slogdet_op = defop("_linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet, Tensor LU, Tensor pivots)",
                           _linalg_slogdet_kernel, node="LinalgSlogdetBackward0",
-                          A=lambda grads, A, sign, LU, pivots: slogdet_backward(grads[0], grads[1], A, sign, LU, pivots))
+                          A=lambda grads, A, sign, LU, pivots: slogdet_backward(
+                              grads[0], grads[1], A, sign, LU, pivots))
 linalg_inv_ex_op = defop("linalg_inv_ex(Tensor A, *, bool check_errors=False) -> (Tensor inverse, Tensor info)",
                          _linalg_inv_ex_kernel, node="LinalgInvExBackward0",
                          A=lambda grad, inverse: -(mH(inverse) @ (grad @ mH(inverse))))

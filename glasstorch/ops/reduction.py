@@ -22,7 +22,7 @@ from ._derivatives import (sum_backward, mean_backward, nansum_backward, evenly_
                            scale_grad_by_count, restore_reduced_dims, gather_with_keepdimed_indices,
                            prod_backward, var_backward, std_backward, var_mean_backward, std_mean_backward,
                            norm_backward, logsumexp_backward, softmax_double_backward, cumsum_backward,
-                           cumprod_backward, wrap_dims)
+                           cumprod_backward)
 
 _BF16 = _dtype.bfloat16.numpy_dtype
 _DTYPE_OF = _dtype._BY_NUMPY
@@ -166,7 +166,8 @@ prod_dim_op = defop("prod.dim_int(Tensor self, int dim, bool keepdim=False, *, S
                     _prod_dim_kernel, node="ProdBackward1",
                     self=lambda grad, self, result, dim, keepdim: prod_backward(grad, self, result, dim, keepdim))
 SumBackward0, SumBackward1, NansumBackward0 = sum_op.node, sum_dim_op.node, nansum_op.node
-MeanBackward0, MeanBackward1, ProdBackward0, ProdBackward1 = mean_op.node, mean_dim_op.node, prod_op.node, prod_dim_op.node
+MeanBackward0, MeanBackward1 = mean_op.node, mean_dim_op.node
+ProdBackward0, ProdBackward1 = prod_op.node, prod_dim_op.node
 
 
 @method()
@@ -509,19 +510,21 @@ def _with_mean(name, is_std):
     return kernel
 
 
-var_op = defop("var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor",
+var_op = defop("var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> "
+               "Tensor",
                _var_kernel, node="VarBackward0",
                self=lambda grad, self, dim, correction, keepdim: var_backward(grad, self, dim, correction, keepdim))
-std_op = defop("std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor",
+std_op = defop("std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> "
+               "Tensor",
                _std_kernel, node="StdBackward0",
                self=lambda grad, self, result, dim, correction, keepdim: std_backward(
                    result, grad, self, dim, correction, keepdim))
-var_mean_op = defop("var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) "
-                    "-> (Tensor, Tensor)", _with_mean("var_mean", False), node="VarMeanBackward0",
+var_mean_op = defop("var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, "
+                    "bool keepdim=False) -> (Tensor, Tensor)", _with_mean("var_mean", False), node="VarMeanBackward0",
                     self=lambda grads, self, dim, correction, keepdim: var_mean_backward(
                         grads[0], grads[1], self, dim, correction, keepdim))
-std_mean_op = defop("std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) "
-                    "-> (Tensor, Tensor)", _with_mean("std_mean", True), node="StdMeanBackward0",
+std_mean_op = defop("std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, "
+                    "bool keepdim=False) -> (Tensor, Tensor)", _with_mean("std_mean", True), node="StdMeanBackward0",
                     self=lambda grads, self, result0, dim, correction, keepdim: std_mean_backward(
                         grads[0], grads[1], self, result0, dim, correction, keepdim))
 VarBackward0, StdBackward0, VarMeanBackward0, StdMeanBackward0 = var_op.node, std_op.node, var_mean_op.node, \
@@ -1052,11 +1055,12 @@ def _sort_backward(grad, self_sizes, dim, indices):
 sort_op = defop("sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)",
                 _sort_kernel, node="SortBackward0", self=_sort_backward)
 sort_stable_op = defop("sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> "
-                       "(Tensor values, Tensor indices)", _sort_stable_kernel, node="SortBackward1", self=_sort_backward)
+                       "(Tensor values, Tensor indices)", _sort_stable_kernel, node="SortBackward1",
+                       self=_sort_backward)
 topk_op = defop("topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> "
                 "(Tensor values, Tensor indices)", _topk_kernel, node="TopkBackward0", self=_sort_backward)
-kthvalue_op = defop("kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)",
-                    _kthvalue_kernel, node="KthvalueBackward0", self=_select_backward)
+kthvalue_op = defop("kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> "
+                    "(Tensor values, Tensor indices)", _kthvalue_kernel, node="KthvalueBackward0", self=_select_backward)
 median_op = defop("median(Tensor self) -> Tensor", _median_kernel(False), node="MedianBackward0",
                   self=lambda grad, self, result: evenly_distribute_backward(grad, self, result))
 median_dim_op = defop("median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
