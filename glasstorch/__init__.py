@@ -23,12 +23,14 @@ from .ops import pointwise as _pw, reduction as _red, shape as _shape, joining a
 
 
 def _export(module):
-    """Put the module's public functions (not its Node classes) on the top level, as torch does."""
+    """Put the module's public functions (not its Node classes, nor the helpers it imported from the
+    private modules ops/_op.py, ops/_derivatives.py...) on the top level, as torch does."""
     g = globals()
     for name, obj in vars(module).items():
         if name.startswith("_") or name[0].isupper() or name in g:
             continue
-        if callable(obj) and getattr(obj, "__module__", "").startswith("glasstorch.ops"):
+        where = getattr(obj, "__module__", "") or ""
+        if callable(obj) and where.startswith("glasstorch.ops") and not where.startswith("glasstorch.ops._"):
             g[name] = obj
 
 

@@ -211,6 +211,8 @@ def node_record_source(cls):
             elif kind == "sizes":
                 i = cls._op_arg_index[key]
                 body.append(f"_node._saved_{key}_sym_sizes = _sizes(_args[{i}])")
+            elif kind == "numel":
+                body.append(f"_node._saved_{key}_sym_numel = _args[{cls._op_arg_index[key]}]._data.size")
             elif kind == "dtype":
                 body.append(f"_node._saved_{key}_dtype = _args[{cls._op_arg_index[key]}].dtype")
         if body:
@@ -280,6 +282,8 @@ def node_run_source(cls):
                 call.append(f"_node._saved_{key}")
             elif kind == "sizes":
                 call.append(f"_node._saved_{key}_sym_sizes")
+            elif kind == "numel":
+                call.append(f"_node._saved_{key}_sym_numel")
             else:
                 call.append(f"_node._saved_{key}_dtype")
         cond = f"({need})" + (" and grad is not None" if reads_grad else "")

@@ -1,26 +1,232 @@
-"""torch.linalg."""
-from .ops.linalg import det, inv, solve, matrix_norm, eig, eigh, eigvals, svd, qr, cholesky, matrix_rank, pinv, \
-    slogdet, matrix_power, cross  # noqa: F401
-from .ops.reduction import vector_norm
-from .ops.reduction import norm as _tensor_norm
+"""torch.linalg: determinants, inverses, solves, decompositions and norms.
+
+Each function parses torch.linalg's arguments and calls the primitive ops of
+``glasstorch/ops/linalg.py`` (``aten._linalg_det``, ``aten.linalg_inv_ex``, ``aten._linalg_svd``...),
+whose nodes are torch's (LinalgDetBackward0, LinalgInvExBackward0, LinalgSvdBackward0...).
+Composites (``matrix_norm``, ``matrix_rank``, ``norm``) are written as torch writes them, so their
+graphs are torch's too.
+"""
+import math
+
+from . import return_types
+from ._array import xp
+from .autograd.grad_mode import no_grad
+from ._seam import seam
+from ._tensor import Tensor, _wrap_dim
+from ._dtype import float64
+from .ops.creation import tensor
+from .ops.linalg import (LinAlgError, det, matrix_power, linalg_slogdet_op, linalg_inv_ex_op,  # noqa: F401
+                         linalg_solve_ex_op, linalg_solve_triangular_op, linalg_eig_op, linalg_eigh_op, linalg_svd_op,
+                         linalg_qr_op, linalg_cholesky_ex_op, linalg_pinv_op, linalg_cross_op)
+from .ops.reduction import vector_norm, amax, amin, sum as _sum  # noqa: F401
+
+__all__ = ["LinAlgError", "det", "slogdet", "inv", "inv_ex", "solve", "solve_ex", "solve_triangular", "eig",
+           "eigvals", "eigh", "eigvalsh", "svd", "svdvals", "qr", "cholesky", "cholesky_ex", "pinv", "matrix_rank",
+           "matrix_power", "matrix_norm", "vector_norm", "norm", "cross"]
 
 
-class LinAlgError(RuntimeError):
-    """torch.linalg.LinAlgError: a matrix that can't be factorised or inverted (a RuntimeError, as torch's)."""
-    __module__ = "torch.linalg"
+def slogdet(A):
+    """(sign, log|det|) of a (batch of) square matrices: torch.return_types.linalg_slogdet."""
+    if seam.on:
+        return seam.torch_function(slogdet, (A,), {})
+    sign, logabsdet, _, _ = linalg_slogdet_op(A)
+    return return_types.linalg_slogdet((sign, logabsdet))
+
+
+def inv(A):
+    """The inverse of a (batch of) square matrices; LinAlgError names the zero pivot of a singular one."""
+    if seam.on:
+        return seam.torch_function(inv, (A,), {})
+    return linalg_inv_ex_op(A, check_errors=True)[0]
+
+
+def inv_ex(A, *, check_errors=False):
+    """(inverse, info): info > 0 marks a singular matrix (its inverse is then not meaningful)."""
+    if seam.on:
+        return seam.torch_function(inv_ex, (A,), {"check_errors": check_errors})
+    return return_types.linalg_inv_ex(linalg_inv_ex_op(A, check_errors=check_errors))
+
+
+def solve(A, B, *, left=True):
+    """X with A X = B (X A = B when ``left=False``); B may be a (batch of) vector(s)."""
+    if seam.on:
+        return seam.torch_function(solve, (A, B), {"left": left})
+    return linalg_solve_ex_op(A, B, left=left, check_errors=True)[0]
+
+
+def solve_ex(A, B, *, left=True, check_errors=False):
+    """(result, info) of solve: info > 0 marks a singular A."""
+    if seam.on:
+        return seam.torch_function(solve_ex, (A, B), {"left": left, "check_errors": check_errors})
+    result, _, _, info = linalg_solve_ex_op(A, B, left=left, check_errors=check_errors)
+    return return_types.linalg_solve_ex((result, info))
+
+
+def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
+    """X with A X = B for a triangular A (only its ``upper`` or lower triangle is read)."""
+    if seam.on:
+        return seam.torch_function(solve_triangular, (A, B),
+                                   {"upper": upper, "left": left, "unitriangular": unitriangular})
+    return linalg_solve_triangular_op(A, B, upper=upper, left=left, unitriangular=unitriangular)
+
+
+def eig(A):
+    """Eigenvalues and eigenvectors of a general square matrix (complex):
+    torch.return_types.linalg_eig."""
+    if seam.on:
+        return seam.torch_function(eig, (A,), {})
+    return return_types.linalg_eig(linalg_eig_op(A))
+
+
+def eigvals(A):
+    """The eigenvalues of a general square matrix (complex)."""
+    if seam.on:
+        return seam.torch_function(eigvals, (A,), {})
+    return linalg_eig_op(A)[0]
+
+
+def eigh(A, UPLO="L"):
+    """Eigenvalues (ascending) and orthonormal eigenvectors of a symmetric matrix, from its lower
+    (``UPLO='L'``) or upper triangle: torch.return_types.linalg_eigh."""
+    if seam.on:
+        return seam.torch_function(eigh, (A, UPLO), {})
+    return return_types.linalg_eigh(linalg_eigh_op(A, UPLO, True))
+
+
+def eigvalsh(A, UPLO="L"):
+    """The eigenvalues of a symmetric matrix (the eigenvectors are computed too when a gradient
+    will be needed, as torch does)."""
+    if seam.on:
+        return seam.torch_function(eigvalsh, (A, UPLO), {})
+    return linalg_eigh_op(A, UPLO, A.requires_grad)[0]
+
+
+def svd(A, full_matrices=True, *, driver=None):
+    """A = U diag(S) Vh: torch.return_types.linalg_svd."""
+    if seam.on:
+        return seam.torch_function(svd, (A, full_matrices), {"driver": driver})
+    return return_types.linalg_svd(linalg_svd_op(A, full_matrices, True, driver=driver))
+
+
+def svdvals(A, *, driver=None):
+    """The singular values, descending."""
+    if seam.on:
+        return seam.torch_function(svdvals, (A,), {"driver": driver})
+    return linalg_svd_op(A, False, A.requires_grad, driver=driver)[1]
+
+
+def qr(A, mode="reduced"):
+    """A = Q R ('reduced', 'complete', or 'r' for R alone): torch.return_types.linalg_qr."""
+    if seam.on:
+        return seam.torch_function(qr, (A, mode), {})
+    return return_types.linalg_qr(linalg_qr_op(A, mode))
+
+
+def cholesky(A, *, upper=False):
+    """L with A = L L^T for a symmetric positive-definite A (U = L^T when ``upper``)."""
+    if seam.on:
+        return seam.torch_function(cholesky, (A,), {"upper": upper})
+    return linalg_cholesky_ex_op(A, upper=upper, check_errors=True)[0]
+
+
+def cholesky_ex(A, *, upper=False, check_errors=False):
+    """(L, info): info > 0 is the order of the first leading minor that is not positive-definite."""
+    if seam.on:
+        return seam.torch_function(cholesky_ex, (A,), {"upper": upper, "check_errors": check_errors})
+    return return_types.linalg_cholesky_ex(linalg_cholesky_ex_op(A, upper=upper, check_errors=check_errors))
+
+
+def _tolerance(value):
+    return value if value is None or isinstance(value, Tensor) else tensor(float(value), dtype=float64)
+
+
+def pinv(A, *, atol=None, rtol=None, hermitian=False):
+    """The Moore-Penrose pseudo-inverse (singular values below max(atol, rtol * largest) are 0)."""
+    if seam.on:
+        return seam.torch_function(pinv, (A,), {"atol": atol, "rtol": rtol, "hermitian": hermitian})
+    return linalg_pinv_op(A, atol=_tolerance(atol), rtol=_tolerance(rtol), hermitian=hermitian)
+
+
+def matrix_rank(A, *, atol=None, rtol=None, hermitian=False):
+    """How many singular values exceed max(atol, rtol * largest) (torch's composite; rtol defaults
+    to eps * max(m, n), or to 0 when only a positive atol is given)."""
+    if seam.on:
+        return seam.torch_function(matrix_rank, (A,), {"atol": atol, "rtol": rtol, "hermitian": hermitian})
+    if not A.is_floating_point():
+        raise RuntimeError("This function doesn't handle types other than float and double")
+    if rtol is None:
+        rtol = 0.0 if atol is not None and atol > 0 else float(xp.finfo(A._data.dtype).eps) * max(A.shape[-2:])
+    with no_grad():
+        S = eigvalsh(A).abs() if hermitian else svdvals(A)
+        tol = rtol * (amax(S, -1, True) if S.shape[-1] else S.sum(-1, keepdim=True))
+        if atol is not None:
+            tol = tol.clamp(min=atol)
+        return _sum(S > tol, -1)
+
+
+def _matrix_dims(fn, A, dim):
+    if A.dim() < 2:
+        raise RuntimeError(f"linalg.{fn}: The input tensor A must have at least 2 dimensions.")
+    d0, d1 = (_wrap_dim(d, A.dim()) for d in dim)
+    if d0 == d1:
+        raise RuntimeError(f"linalg.{fn}: dims must be different. Got ({dim[0]}, {dim[1]})")
+    return d0, d1
+
+
+def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
+    """Matrix norms, as torch composes them: 'fro' a vector 2-norm over both dims; 'nuc' the sum of
+    the singular values; 2/-2 the largest/smallest singular value; 1/-1 (inf/-inf) the max/min
+    over columns (rows) of the absolute sums."""
+    if seam.on:
+        return seam.torch_function(matrix_norm, (A, ord, dim, keepdim), {"dtype": dtype})
+    d0, d1 = _matrix_dims("matrix_norm", A, dim)
+    if not (A.is_floating_point() or A.dtype.is_complex):
+        raise RuntimeError(f"linalg.matrix_norm: Expected a floating point or complex tensor as input. Got "
+                           f"{A.dtype._legacy}")
+    if dtype is not None:
+        A = A.to(dtype)
+    if ord == "fro":
+        return vector_norm(A, 2, (d0, d1), keepdim)
+    if ord in ("nuc", 2, -2):
+        # the two dims moved last (torch's permute), then the singular values
+        permutation = [i for i in range(A.dim()) if i not in (d0, d1)] + [d0, d1]
+        S = svdvals(A.permute(permutation))
+        result = S.sum(-1, keepdim=keepdim) if ord == "nuc" else (amax if ord == 2 else amin)(S, -1, keepdim)
+        if keepdim:
+            reverse = [permutation.index(i) for i in range(A.dim())]
+            result = result.unsqueeze(-1).permute(reverse)
+        return result
+    if ord in (1, -1, math.inf, -math.inf):
+        # the max/min over one dim of the absolute sums over the other (torch's order of the two calls)
+        rows, cols = (d0, d1) if ord in (1, -1) else (d1, d0)
+        if not keepdim and rows < cols:
+            cols -= 1
+        return (amax if ord > 0 else amin)(vector_norm(A, 1.0, rows, keepdim), cols, keepdim)
+    raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
 
 
 def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
-    """Vector 2-norm of the flattened input by default; matrix norms when ord is a string and dim has 2 dims."""
-    if isinstance(ord, str):
-        return matrix_norm(A, ord, dim if dim is not None else (-2, -1), keepdim)
+    """A vector norm or a matrix norm, chosen as torch does: a string ord or a 2-tuple dim (or a
+    2-D input with an ord) means a matrix norm; no ord and no dim, the 2-norm of the flattened input."""
+    if seam.on:
+        return seam.torch_function(norm, (A, ord, dim, keepdim), {"dtype": dtype})
+    if dim is not None:
+        dims = (dim,) if isinstance(dim, int) else tuple(dim)
+        if len(dims) == 2:
+            return matrix_norm(A, "fro" if ord is None else ord, dims, keepdim, dtype=dtype)
+        return vector_norm(A, 2.0 if ord is None else ord, dims, keepdim, dtype=dtype)
     if ord is None:
-        return vector_norm(A, 2, dim, keepdim)
-    if dim is not None and isinstance(dim, (tuple, list)) and len(dim) == 2 or (dim is None and A.dim() == 2):
-        return matrix_norm(A, ord, dim if dim is not None else (-2, -1), keepdim)
-    return vector_norm(A, ord, dim, keepdim)
+        return vector_norm(A, 2.0, None, keepdim, dtype=dtype)
+    if isinstance(ord, str) or A.dim() == 2:
+        return matrix_norm(A, ord, (-2, -1), keepdim, dtype=dtype)
+    if A.dim() != 1:
+        raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. Got "
+                           f"{A.dim()}D.")
+    return vector_norm(A, ord, None, keepdim, dtype=dtype)
 
 
-def inv_ex(A):
-    from . import zeros
-    return inv(A), zeros((), dtype=__import__("glasstorch").int32)
+def cross(input, other, *, dim=-1):
+    """The cross product of 3-vectors along ``dim``, broadcasting the other dims."""
+    if seam.on:
+        return seam.torch_function(cross, (input, other), {"dim": dim})
+    return linalg_cross_op(input, other, dim=dim)

@@ -550,9 +550,65 @@ _ERRORS = {
     "setitem value shape": lambda m: m.ones(2, 3).__setitem__(0, m.ones(4)),
     "setitem advanced value shape": lambda m: m.ones(2, 3).__setitem__(m.tensor([0, 1]), m.ones(4)),
     "norm of int": lambda m: m.tensor([1, 2]).norm(),
+    "prod over two dims": lambda m: m.ones(2, 3).prod(dim=(0, 1)),
+    "max keepdim without dim": lambda m: m.ones(2, 3).max(keepdim=True),
+    "var unbiased and correction": lambda m: m.ones(2, 3).var(0, unbiased=True, correction=1),
+    "amax of empty": lambda m: m.ones(0, 3).amax(),
+    "amax over an empty dim": lambda m: m.ones(0, 3).amax(0),
+    "aminmax of empty": lambda m: m.aminmax(m.ones(0)),
+    "nanmean of int": lambda m: m.tensor([1, 2]).nanmean(),
+    "std_mean of int": lambda m: m.std_mean(m.tensor([1, 2])),
+    "kthvalue k": lambda m: m.ones(3, 4).kthvalue(5),
+    "mode of empty": lambda m: m.ones(0, 3).mode(0),
+    "median(dim) of empty": lambda m: m.ones(0, 3).median(0),
+    "cumsum without dim": lambda m: m.ones(3).cumsum(),
+    "logsumexp without dim": lambda m: m.ones(3).logsumexp(),
+    "count_nonzero repeated dim": lambda m: m.ones(2, 3).count_nonzero((0, 0)),
+    "bincount negative": lambda m: m.bincount(m.tensor([0, -1])),
+    "bincount 2-D": lambda m: m.bincount(m.tensor([[0, 1]])),
+    "inv singular": lambda m: m.linalg.inv(m.tensor([[1., 2.], [2., 4.]])),
+    "inv singular 3x3": lambda m: m.linalg.inv(m.tensor([[1., 0, 0], [0, 1, 0], [0, 0, 0]])),
+    "inverse singular batch": lambda m: m.inverse(m.stack([m.eye(2), m.zeros(2, 2)])),
+    "inv of int": lambda m: m.linalg.inv(m.tensor([[1, 2], [3, 4]])),
+    "inv not square": lambda m: m.linalg.inv(m.ones(2, 3)),
+    "det not square": lambda m: m.linalg.det(m.ones(2, 3)),
+    "det of a vector": lambda m: m.linalg.det(m.ones(3)),
+    "slogdet of int": lambda m: m.linalg.slogdet(m.ones(2, 2, dtype=m.int64)),
+    "solve singular": lambda m: m.linalg.solve(m.tensor([[1., 2.], [2., 4.]]), m.ones(2)),
+    "solve shapes": lambda m: m.linalg.solve(m.eye(2), m.ones(3)),
+    "solve dtypes": lambda m: m.linalg.solve(m.eye(2), m.ones(2, dtype=m.float64)),
+    "solve_triangular vector": lambda m: m.linalg.solve_triangular(m.eye(2), m.ones(2), upper=True),
+    "cholesky not positive-definite": lambda m: m.linalg.cholesky(m.tensor([[1., 2.], [2., 1.]])),
+    "cholesky not square": lambda m: m.linalg.cholesky(m.ones(2, 3)),
+    "eigh of int": lambda m: m.linalg.eigh(m.ones(2, 2, dtype=m.int64)),
+    "eig not square": lambda m: m.linalg.eig(m.ones(2, 3)),
+    "svd of a vector": lambda m: m.linalg.svd(m.ones(3)),
+    "qr mode": lambda m: m.linalg.qr(m.ones(2, 3), mode="x"),
+    "qr of int": lambda m: m.linalg.qr(m.ones(2, 3, dtype=m.int64)),
+    "pinv of int": lambda m: m.linalg.pinv(m.ones(2, 3, dtype=m.int64)),
+    "matrix_power not square": lambda m: m.linalg.matrix_power(m.ones(2, 3), 2),
+    "matrix_power of a vector": lambda m: m.linalg.matrix_power(m.ones(2), 2),
+    "matrix_rank of int": lambda m: m.linalg.matrix_rank(m.ones(2, 3, dtype=m.int64)),
+    "matrix_norm order": lambda m: m.linalg.matrix_norm(m.ones(3, 3), 3),
+    "matrix_norm dims": lambda m: m.linalg.matrix_norm(m.ones(2, 2), dim=(0, 0)),
+    "matrix_norm of a vector": lambda m: m.linalg.matrix_norm(m.ones(3)),
+    "linalg.norm ord on 3-D": lambda m: m.linalg.norm(m.ones(2, 2, 2), ord=2),
+    "cross length": lambda m: m.linalg.cross(m.ones(3), m.ones(4)),
+    "cross dims": lambda m: m.linalg.cross(m.ones(2, 4, 3), m.ones(4, 3)),
+    "cross dtypes": lambda m: m.linalg.cross(m.ones(3), m.ones(3, dtype=m.float64)),
+    "cross without a dim of 3": lambda m: m.cross(m.ones(2, 2), m.ones(2, 2)),
+    "kron of a non-contiguous tensor": lambda m: m.kron(m.ones(3, 4).t(), m.ones(2, 2)),
+    "vdot of matrices": lambda m: m.vdot(m.ones(2, 2), m.ones(2, 2)),
+    "torch.solve (removed)": lambda m: m.solve(m.eye(2), m.eye(2)),
+    "torch.eig (removed)": lambda m: m.eig(m.eye(2)),
+    "torch.matrix_rank (removed)": lambda m: m.matrix_rank(m.eye(2)),
 }
 # torch words these through its C++ argument parser or with a C++ type name we report elsewhere
-_ERROR_KEYWORDS = {}
+_ERROR_KEYWORDS = {
+    "prod over two dims": ["prod() received an invalid combination of arguments"],
+    "max keepdim without dim": ["max() received an invalid combination of arguments"],
+    "var unbiased and correction": ["var() received an invalid combination of arguments"],
+}
 
 
 @pytest.mark.parametrize("name", list(_ERRORS))
@@ -695,3 +751,104 @@ def test_warnings_match_torch(fn):
             fn(m)
         caught.append(sorted((x.category.__name__, str(x.message).split(" (Triggered")[0]) for x in w))
     assert caught[1] == caught[0]
+
+
+# ---------------------------------------------------------------------------------------------
+# Saved values: each node exposes torch's _saved_* attributes, with torch's values
+# ---------------------------------------------------------------------------------------------
+def _spd3(m):
+    a = m.from_numpy(np.random.default_rng(5).standard_normal((3, 3)))
+    return (a @ a.mT + 3 * m.eye(3, dtype=m.float64)).detach().requires_grad_()
+
+
+_SAVED = {
+    "sum(dim)": lambda m, x: x.sum(1),
+    "sum(dims, keepdim)": lambda m, x: x.sum((0, 1), keepdim=True),
+    "mean": lambda m, x: x.mean(),
+    "mean(dim)": lambda m, x: x.mean(-1, keepdim=True),
+    "nansum": lambda m, x: x.nansum(0),
+    "prod(dim)": lambda m, x: x.prod(1),
+    "prod": lambda m, x: x.prod(),
+    "max": lambda m, x: x.max(),
+    "max(dim)": lambda m, x: x.max(1),
+    "min(dim, keepdim)": lambda m, x: x.min(0, keepdim=True),
+    "amax": lambda m, x: x.amax(1),
+    "amin(dims)": lambda m, x: x.amin((0, 1)),
+    "aminmax": lambda m, x: m.aminmax(x, dim=1),
+    "var": lambda m, x: x.var(),
+    "var(dim)": lambda m, x: x.var(1),
+    "var(unbiased=False)": lambda m, x: x.var(1, False),
+    "var(correction=None)": lambda m, x: x.var(dim=1, correction=None),
+    "var(correction, keepdim)": lambda m, x: x.var(0, correction=2, keepdim=True),
+    "std": lambda m, x: x.std(1),
+    "var_mean": lambda m, x: m.var_mean(x, 1),
+    "std_mean": lambda m, x: m.std_mean(x),
+    "norm": lambda m, x: x.norm(),
+    "norm(p, dim)": lambda m, x: x.norm(3, 1),
+    "linalg.norm": lambda m, x: m.linalg.norm(x, dim=1),
+    "logsumexp": lambda m, x: x.logsumexp(1),
+    "softmax": lambda m, x: x.softmax(1),
+    "log_softmax": lambda m, x: x.log_softmax(0),
+    "cumsum": lambda m, x: x.cumsum(1),
+    "cumprod": lambda m, x: x.cumprod(0),
+    "cummax": lambda m, x: x.cummax(1),
+    "sort": lambda m, x: x.sort(1),
+    "sort(stable)": lambda m, x: x.sort(stable=True, dim=0),
+    "topk": lambda m, x: x.topk(2, 1),
+    "kthvalue": lambda m, x: x.kthvalue(2, 1),
+    "median": lambda m, x: x.median(),
+    "median(dim)": lambda m, x: x.median(1),
+    "mode": lambda m, x: x.mode(1),
+    "det": lambda m, x: m.linalg.det(x[:, :3]),
+    "slogdet": lambda m, x: m.linalg.slogdet(x[:, :3]),
+    "inv": lambda m, x: m.linalg.inv(x[:, :3]),
+    "solve": lambda m, x: m.linalg.solve(x[:, :3], x[:, 3]),
+    "solve(left=False)": lambda m, x: m.linalg.solve(x[:, :3], x[:2, :3], left=False),
+    "eigh": lambda m, x: m.linalg.eigh(_spd3(m)),
+    "svd": lambda m, x: m.linalg.svd(x, full_matrices=False),
+    "qr": lambda m, x: m.linalg.qr(x),
+    "cholesky": lambda m, x: m.linalg.cholesky(_spd3(m), upper=True),
+    "pinv": lambda m, x: m.linalg.pinv(x),
+    "cross": lambda m, x: m.linalg.cross(x[:, :3], x[:, 1:], dim=1),
+    "vdot": lambda m, x: m.vdot(x[0], x[1]),
+    "solve_triangular": lambda m, x: m.linalg.solve_triangular(x[:, :3], x, upper=True),
+}
+# attributes torch has that glasstorch does not keep: strides for layout-dependent kernels, and
+# svd's S.size(-1) (read from S itself here)
+_SAVED_NOT_KEPT = {"_saved_S_sym_argsize_minus_1"}
+# eigenvectors are unique up to sign, and NumPy's LAPACK call may pick the other one
+_UP_TO_SIGN = {"_saved_eigenvectors"}
+
+
+def _saved_value(v):
+    if isinstance(v, int) and not isinstance(v, bool) and v >= 2 ** 63:   # torch shows -1 as uint64
+        return v - 2 ** 64
+    if isinstance(v, tuple):
+        return tuple(_saved_value(e) for e in v)
+    return v
+
+
+@pytest.mark.parametrize("name", list(_SAVED))
+def test_saved_values_match_torch(name):
+    a = np.random.default_rng(3).standard_normal((3, 4))
+    outs = []
+    for m in (torch, gt):
+        x = m.from_numpy(a.copy()).requires_grad_()
+        out = _SAVED[name](m, x)
+        outs.append(out[0] if isinstance(out, tuple) else out)
+    t_fn, g_fn = outs[0].grad_fn, outs[1].grad_fn
+    assert type(g_fn).__name__ == type(t_fn).__name__
+    names = [k for k in dir(t_fn) if k.startswith("_saved_") and k not in _SAVED_NOT_KEPT]
+    assert names, "torch saves nothing here: a useless case"
+    extra = [k for k in dir(g_fn) if k.startswith("_saved_") and k not in dir(t_fn)]
+    assert not extra, f"{type(g_fn).__name__} exposes {extra}, which torch's does not"
+    for k in names:
+        assert hasattr(g_fn, k), f"{type(g_fn).__name__} has no {k}"
+        tv, gv = getattr(t_fn, k), getattr(g_fn, k)
+        if isinstance(tv, torch.Tensor):
+            assert isinstance(gv, gt.Tensor), f"{k}: {gv!r}"
+            assert repr(gv.dtype) == str(tv.dtype) and tuple(gv.shape) == tuple(tv.shape), f"{k}: {gv!r} != {tv!r}"
+            g_arr, t_arr = (np.abs(_np(gv)), np.abs(_np(tv))) if k in _UP_TO_SIGN else (_np(gv), _np(tv))
+            np.testing.assert_allclose(g_arr, t_arr, rtol=1e-10, atol=1e-12, err_msg=k)
+        else:
+            assert _saved_value(tv) == gv, f"{k}: {gv!r} != torch {tv!r}"

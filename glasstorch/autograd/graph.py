@@ -195,7 +195,8 @@ class FormulaNode(Node):
                 raise RuntimeError(_version_error(self, i, t, v))
             if as_arrays:
                 out[i] = t._data
-            elif self._result_slots and i in self._result_slots and _state.enabled:
+            elif self._result_slots and i in self._result_slots and _state.enabled and _differentiable(t):
+                # (a saved integer output -- max's indices -- has no history to lead back to)
                 out[i] = t._as_output_of(self, self._result_slots[i])
         return out
 

@@ -7,6 +7,9 @@ joining.py     cat/stack, repeat/tile, flip/roll, tril/triu, diag/diagonal
 indexing.py    tensor[...] and index assignment, gather/scatter, index_select, masked_select
 linalg.py      mm/bmm/mv/dot, matmul's decomposition, addmm, einsum, torch.linalg
 creation.py    tensor/zeros/arange/rand..., dtype and device conversion, Generator
+
+_derivatives.py  the helpers derivative formulas share, under torch's names (sum_backward, var_backward...)
+_borrowed.py     aten ops of families not yet converted that formulas call (flip, gather, cat, diagonal...)
 """
 from .._ops import aten  # noqa: F401  (torch.ops.aten: every primitive op, aten.mul.Tensor ...)
 from . import pointwise, reduction, shape, joining, indexing, linalg, creation  # noqa: F401  (registers methods)
@@ -30,10 +33,8 @@ def _accept_numpy_names(fn):
 
 def _install_numpy_names():
     from .._tensor import Tensor
+    # (reduction.py's functions take axis=/keepdims= themselves)
     for module, names in [
-        (reduction, ("sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "var", "std",
-                     "logsumexp", "softmax", "log_softmax", "cumsum", "cumprod", "any", "all", "norm", "median",
-                     "nansum", "nanmean", "count_nonzero", "sort", "argsort", "topk", "kthvalue", "mode")),
             (joining, ("cat", "concat", "concatenate", "stack", "flip", "roll")),
             (shape, ("squeeze", "unsqueeze", "split", "chunk", "unbind", "narrow", "select"))]:
         for name in names:

@@ -1,15 +1,31 @@
 """Matrix products (mm, bmm, mv, dot and matmul's decomposition into them, as torch records it),
-einsum, and torch.linalg's common functions."""
-from .. import _dtype
-from .._tensor import Tensor, _wrap
+einsum and tensordot, and the primitive ops of torch.linalg (determinants, inverses, solves,
+decompositions) with their derivatives.
+
+The public functions of ``torch.linalg`` are in ``glasstorch/linalg.py``; this module keeps the ops
+and torch's top-level linear algebra (``torch.det``, ``torch.inverse``, ``torch.svd``...).
+"""
+import warnings
+
+from .. import _dtype, return_types
+from .._tensor import Tensor, _wrap_dim
 from .._array import xp
-from ._op import _state, method, record, make_node_class, result_dtype
 from .._ops import defop, aten
 from .._seam import seam
+from ._op import method
+from .pointwise import broadcast_error
+from .creation import eye, zeros, tensor
+from . import _borrowed  # noqa: F401  (aten ops the formulas call: _unsafe_view, diagonal, tril...)
+from ._derivatives import (mH, linalg_det_backward, slogdet_backward, linalg_solve_backward,
+                           linalg_solve_triangular_backward, linalg_eig_backward, svd_backward, linalg_qr_backward,
+                           cholesky_backward, pinv_backward, is_vector_rhs)
 
 _DTYPE_OF = _dtype._BY_NUMPY
 
 
+# ==========================================================================================================
+# Products
+# ==========================================================================================================
 def _same_dtype(a, b):
     if a.dtype != b.dtype:
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_dtype.cpp_name(_DTYPE_OF[a.dtype])} "
@@ -57,147 +73,9 @@ def _dot_kernel(self, tensor):
     return xp.asarray(xp.dot(self, tensor))
 
 
-mm_op = defop("mm(Tensor self, Tensor mat2) -> Tensor", _mm_kernel, node="MmBackward0",
-              self=lambda grad, mat2: aten.mm(grad, aten.t(mat2)),
-              mat2=lambda grad, self: aten.mm(aten.t(self), grad))
-bmm_op = defop("bmm(Tensor self, Tensor mat2) -> Tensor", _bmm_kernel, node="BmmBackward0",
-               self=lambda grad, mat2: aten.bmm(grad, aten.transpose.int(mat2, 1, 2)),
-               mat2=lambda grad, self: aten.bmm(aten.transpose.int(self, 1, 2), grad))
-mv_op = defop("mv(Tensor self, Tensor vec) -> Tensor", _mv_kernel, node="MvBackward0",
-              self=lambda grad, vec: grad.reshape((-1, 1)) * vec.reshape((1, -1)),
-              vec=lambda grad, self: aten.mv(aten.t(self), grad))
-dot_op = defop("dot(Tensor self, Tensor tensor) -> Tensor", _dot_kernel, node="DotBackward0",
-               self=lambda grad, tensor: grad * tensor,
-               tensor=lambda grad, self: grad * self)
-MmBackward0, BmmBackward0, MvBackward0, DotBackward0 = mm_op.node, bmm_op.node, mv_op.node, dot_op.node
-
-
-@method()
-def mm(input, mat2):
-    if seam.on:
-        return seam.torch_function(mm, (input, mat2), {})
-    return mm_op(input, mat2)
-
-
-@method()
-def bmm(input, mat2):
-    if seam.on:
-        return seam.torch_function(bmm, (input, mat2), {})
-    return bmm_op(input, mat2)
-
-
-@method()
-def mv(input, vec):
-    if seam.on:
-        return seam.torch_function(mv, (input, vec), {})
-    return mv_op(input, vec)
-
-
-@method()
-def dot(input, tensor):
-    if seam.on:
-        return seam.torch_function(dot, (input, tensor), {})
-    return dot_op(input, tensor)
-
-
-inner = dot
-vdot = dot
-SqueezeBackward4 = make_node_class("SqueezeBackward4", lambda self, grad: grad.unsqueeze(self.dim))
-
-
-def _unsafe_view(input, shape):
-    from .shape import UnsafeViewBackward0
-    res = _wrap(input._data.reshape(shape))
-    res._vc = input._vc
-    if input._requires_grad and _state.enabled:
-        record(UnsafeViewBackward0, res, (input,), meta_check=False).self_sizes = input._data.shape
-    return res
-
-
-def _should_fold(a, b):
-    """torch's should_fold: can the larger operand's batch be folded into matrix rows, so one
-    mm/mv replaces a bmm? Yes when the other operand requires grad (a smaller gradient in the
-    backward), else only when the fold needs no copy (torch's LinearAlgebra.cpp, same test)."""
-    a_larger = a._data.ndim >= b._data.ndim
-    t1 = a._data if a_larger else xp.swapaxes(b._data, -1, -2)
-    dim_t2 = b._data.ndim if a_larger else a._data.ndim
-    if not (t1.ndim >= 3 and dim_t2 <= 2):
-        return False
-    if (b if a_larger else a)._requires_grad:
-        return True
-    if a._data.ndim == 2:
-        return False
-    if t1.size == 0:
-        return True
-    st, sh = t1.strides, t1.shape
-    return all(st[i] == st[i + 1] * sh[i + 1] for i in range(t1.ndim - 2))
-
-
-@method("matmul", "__matmul__")
-def matmul(input, other):
-    """torch.matmul, decomposed into dot/mv/mm/bmm with views exactly as torch's _matmul_impl does,
-    so the recorded graph is torch's."""
-    if not isinstance(other, Tensor) or not isinstance(input, Tensor):
-        raise TypeError(f"matmul(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}")
-    na, nb = input._data.ndim, other._data.ndim
-    if na == 0 or nb == 0:
-        raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {na}D and {nb}D")
-    if na == 1 and nb == 1:
-        return dot(input, other)
-    if na == 2 and nb == 1:
-        return mv(input, other)
-    if na == 1 and nb == 2:
-        out = mm(input.unsqueeze(0), other)
-        res = _wrap(out._data[0])
-        if out._requires_grad and _state.enabled:
-            record(SqueezeBackward4, res, (out,), meta_check=False).dim = 0
-        return res
-    if na == 2 and nb == 2:
-        return mm(input, other)
-    if _should_fold(input, other):
-        # fold the larger operand's batch into the rows of one matrix: (b..., n, m) @ (m, k) -> mm
-        transpose = nb > na
-        t1 = other.mT if transpose else input
-        t2 = (input.t() if na == 2 else input) if transpose else other
-        out_shape = t1._data.shape[:-1]
-        rows = 1
-        for s in out_shape:
-            rows *= s
-        folded = t1.reshape(rows, t1._data.shape[-1])
-        if t2._data.ndim == 2:
-            out = _unsafe_view(folded.mm(t2), out_shape + (t2._data.shape[1],))
-            return out.mT.contiguous() if transpose else out
-        return _unsafe_view(folded.mv(t2), out_shape)
-    # batched: broadcast the batch dims, expand, fold to 3-D, bmm
-    sa, sb = input._data.shape, other._data.shape
-    n = sa[-2] if na > 1 else 1
-    m1, m2 = sa[-1], (sb[-2] if nb > 1 else sb[0])
-    p = sb[-1] if nb > 1 else 1
-    batch1, batch2 = sa[:max(na - 2, 0)], sb[:max(nb - 2, 0)]
-    if na == 3 and nb == 3 and batch1[0] != batch2[0]:
-        if batch1[0] == 1 and input._requires_grad:
-            return matmul(input.squeeze(0), other)
-        if batch2[0] == 1 and other._requires_grad:
-            return matmul(input, other.squeeze(0))
-    try:
-        batch = xp.broadcast_shapes(batch1, batch2)
-    except ValueError:
-        from .pointwise import broadcast_error
-        raise broadcast_error(batch1, batch2) from None
-    nbatch = 1
-    for s in batch:
-        nbatch *= s
-    a3 = input.expand(batch + (n, m1)).reshape(nbatch, n, m1)
-    if nb == 1:
-        b3 = other.expand(batch + (m2,)).reshape(nbatch, m2).unsqueeze(2)
-        out = bmm(a3, b3).squeeze(-1)
-    else:
-        b3 = other.expand(batch + (m2, p)).reshape(nbatch, m2, p)
-        out = bmm(a3, b3)
-    return _unsafe_view(out, batch + ((n,) if na > 1 else ()) + ((p,) if nb > 1 else ()))
-
-
-Tensor.__rmatmul__ = lambda self, other: matmul(other, self)
+def _vdot_kernel(self, other):
+    _dot_kernel(self, other)
+    return xp.asarray(xp.vdot(self, other))
 
 
 def _scaled(x, factor):
@@ -225,6 +103,21 @@ def _baddbmm_kernel(self, batch1, batch2, *, beta=1, alpha=1):
     return p + (self if beta == 1 else beta * self)
 
 
+mm_op = defop("mm(Tensor self, Tensor mat2) -> Tensor", _mm_kernel, node="MmBackward0",
+              self=lambda grad, mat2: aten.mm(grad, aten.t(mat2)),
+              mat2=lambda grad, self: aten.mm(aten.t(self), grad))
+bmm_op = defop("bmm(Tensor self, Tensor mat2) -> Tensor", _bmm_kernel, node="BmmBackward0",
+               self=lambda grad, mat2: aten.bmm(grad, aten.transpose.int(mat2, 1, 2)),
+               mat2=lambda grad, self: aten.bmm(aten.transpose.int(self, 1, 2), grad))
+mv_op = defop("mv(Tensor self, Tensor vec) -> Tensor", _mv_kernel, node="MvBackward0",
+              self=lambda grad, vec: grad.reshape((-1, 1)) * vec.reshape((1, -1)),
+              vec=lambda grad, self: aten.mv(aten.t(self), grad))
+dot_op = defop("dot(Tensor self, Tensor tensor) -> Tensor", _dot_kernel, node="DotBackward0",
+               self=lambda grad, tensor: grad * tensor,
+               tensor=lambda grad, self: grad * self)
+vdot_op = defop("vdot(Tensor self, Tensor other) -> Tensor", _vdot_kernel, node="VdotBackward0",
+                self=lambda grad, other: grad * other,
+                other=lambda grad, self: grad * self)
 addmm_op = defop("addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
                  _addmm_kernel, node="AddmmBackward0",
                  self=lambda grad, beta: _scaled(grad, beta),
@@ -235,7 +128,48 @@ baddbmm_op = defop("baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar
                    self=lambda grad, beta: _scaled(grad, beta),
                    batch1=lambda grad, batch2, alpha: _scaled(aten.bmm(grad, aten.transpose.int(batch2, 1, 2)), alpha),
                    batch2=lambda grad, batch1, alpha: _scaled(aten.bmm(aten.transpose.int(batch1, 1, 2), grad), alpha))
-AddmmBackward0, BaddbmmBackward0 = addmm_op.node, baddbmm_op.node
+MmBackward0, BmmBackward0, MvBackward0, DotBackward0 = mm_op.node, bmm_op.node, mv_op.node, dot_op.node
+VdotBackward0, AddmmBackward0, BaddbmmBackward0 = vdot_op.node, addmm_op.node, baddbmm_op.node
+
+
+@method()
+def mm(input, mat2):
+    """The matrix product of two matrices (no broadcasting: see matmul)."""
+    if seam.on:
+        return seam.torch_function(mm, (input, mat2), {})
+    return mm_op(input, mat2)
+
+
+@method()
+def bmm(input, mat2):
+    """Matrix products of two batches of matrices, (b, n, m) @ (b, m, p)."""
+    if seam.on:
+        return seam.torch_function(bmm, (input, mat2), {})
+    return bmm_op(input, mat2)
+
+
+@method()
+def mv(input, vec):
+    """The product of a matrix and a vector."""
+    if seam.on:
+        return seam.torch_function(mv, (input, vec), {})
+    return mv_op(input, vec)
+
+
+@method()
+def dot(input, tensor):
+    """The dot product of two 1-D tensors."""
+    if seam.on:
+        return seam.torch_function(dot, (input, tensor), {})
+    return dot_op(input, tensor)
+
+
+@method()
+def vdot(input, other):
+    """The dot product of two 1-D tensors, the first one conjugated."""
+    if seam.on:
+        return seam.torch_function(vdot, (input, other), {})
+    return vdot_op(input, other)
 
 
 @method()
@@ -247,7 +181,16 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
 
 
 @method()
+def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    """beta * input + alpha * (batch1 @ batch2), batched."""
+    if seam.on:
+        return seam.torch_function(baddbmm, (input, batch1, batch2), {"beta": beta, "alpha": alpha})
+    return baddbmm_op(input, batch1, batch2, beta=beta, alpha=alpha)
+
+
+@method("outer", "ger")
 def outer(input, vec2):
+    """The outer product of two vectors: torch's composite, input.reshape(n, 1) * vec2."""
     if seam.on:
         return seam.torch_function(outer, (input, vec2), {})
     return input.reshape(-1, 1) * vec2
@@ -257,12 +200,111 @@ ger = outer
 
 
 @method()
-def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
+def inner(input, other):
+    """The sum of products over the last dims (torch's composite: a tensordot, or a mul for a 0-dim
+    operand)."""
     if seam.on:
-        return seam.torch_function(baddbmm, (input, batch1, batch2), {"beta": beta, "alpha": alpha})
-    return baddbmm_op(input, batch1, batch2, beta=beta, alpha=alpha)
+        return seam.torch_function(inner, (input, other), {})
+    if input.dim() == 0 or other.dim() == 0:
+        return input * other
+    if input.shape[-1] != other.shape[-1]:
+        raise RuntimeError(f"inner() the last dimension must match on both input tensors but got shapes "
+                           f"{list(input.shape)} and {list(other.shape)}")
+    return tensordot(input, other, ([-1], [-1]))
 
 
+# ---- matmul: torch's decomposition, so that its graph is torch's ---------------------------------------------
+def _should_fold(a, b):
+    """torch's should_fold: can the larger operand's batch be folded into matrix rows, so one
+    mm/mv replaces a bmm? Yes when the other operand requires grad (a smaller gradient in the
+    backward), else only when the fold needs no copy (torch's LinearAlgebra.cpp, same test)."""
+    a_larger = a._data.ndim >= b._data.ndim
+    t1 = a._data if a_larger else xp.swapaxes(b._data, -1, -2)
+    dim_t2 = b._data.ndim if a_larger else a._data.ndim
+    if not (t1.ndim >= 3 and dim_t2 <= 2):
+        return False
+    if (b if a_larger else a)._requires_grad:
+        return True
+    if a._data.ndim == 2:
+        return False
+    if t1.size == 0:
+        return True
+    st, sh = t1.strides, t1.shape
+    return all(st[i] == st[i + 1] * sh[i + 1] for i in range(t1.ndim - 2))
+
+
+@method("matmul", "__matmul__")
+def matmul(input, other):
+    """torch.matmul, decomposed into dot/mv/mm/bmm with views exactly as torch's _matmul_impl does,
+    so the recorded graph is torch's."""
+    if seam.on:
+        return seam.torch_function(matmul, (input, other), {})
+    if not isinstance(other, Tensor) or not isinstance(input, Tensor):
+        raise TypeError(f"matmul(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}")
+    na, nb = input._data.ndim, other._data.ndim
+    if na == 0 or nb == 0:
+        raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {na}D and {nb}D")
+    if na == 1 and nb == 1:
+        return dot_op(input, other)
+    if na == 2 and nb == 1:
+        return mv_op(input, other)
+    if na == 1 and nb == 2:
+        return aten.squeeze_.dim(mm_op(input.unsqueeze(0), other), 0)
+    if na == 2 and nb == 2:
+        return mm_op(input, other)
+    if _should_fold(input, other):
+        # fold the larger operand's batch into the rows of one matrix: (b..., n, m) @ (m, k) -> mm
+        transpose = nb > na
+        t1 = other.mT if transpose else input
+        t2 = (input.t() if na == 2 else input) if transpose else other
+        out_shape = t1._data.shape[:-1]
+        rows = 1
+        for s in out_shape:
+            rows *= s
+        folded = t1.reshape(rows, t1._data.shape[-1])
+        if t2._data.ndim == 2:
+            out = aten._unsafe_view(mm_op(folded, t2), list(out_shape + (t2._data.shape[1],)))
+            return out.mT.contiguous() if transpose else out
+        return aten._unsafe_view(mv_op(folded, t2), list(out_shape))
+    # batched: broadcast the batch dims, expand, fold to 3-D, bmm
+    sa, sb = input._data.shape, other._data.shape
+    n = sa[-2] if na > 1 else 1
+    m1, m2 = sa[-1], (sb[-2] if nb > 1 else sb[0])
+    p = sb[-1] if nb > 1 else 1
+    batch1, batch2 = sa[:max(na - 2, 0)], sb[:max(nb - 2, 0)]
+    if na == 3 and nb == 3 and batch1[0] != batch2[0]:
+        if batch1[0] == 1 and input._requires_grad:
+            return matmul(input.squeeze(0), other)
+        if batch2[0] == 1 and other._requires_grad:
+            return matmul(input, other.squeeze(0))
+    try:
+        batch = xp.broadcast_shapes(batch1, batch2)
+    except ValueError:
+        raise broadcast_error(batch1, batch2) from None
+    nbatch = 1
+    for s in batch:
+        nbatch *= s
+    a3 = input.expand(batch + (n, m1)).reshape(nbatch, n, m1)
+    if nb == 1:
+        b3 = other.expand(batch + (m2,)).reshape(nbatch, m2).unsqueeze(2)
+        out = bmm_op(a3, b3).squeeze(-1)
+    else:
+        b3 = other.expand(batch + (m2, p)).reshape(nbatch, m2, p)
+        out = bmm_op(a3, b3)
+    return aten._unsafe_view(out, list(batch + ((n,) if na > 1 else ()) + ((p,) if nb > 1 else ())))
+
+
+def __rmatmul__(self, other):
+    """other @ self, for an ``other`` that is not a Tensor (matmul then refuses it, as torch does)."""
+    if seam.on:
+        return seam.torch_function(__rmatmul__, (self, other), {})
+    return matmul(other, self)
+
+
+Tensor.__rmatmul__ = __rmatmul__
+
+
+# ---- einsum: torch's algorithm, so that its graph is torch's ------------------------------------------------
 _ELLIPSIS = 52  # labels are 0..51 (A-Z, a-z); the ellipsis gets its own code
 
 
@@ -311,6 +353,8 @@ def einsum(*args):
     lacks and permuted to one common order (output labels, then contracted ones); operands are
     then multiplied pairwise, left to right, each pair reduced to one bmm (``_sumproduct_pair``);
     the contracted dims, size 1 by then, are dropped with a view."""
+    if seam.on:
+        return seam.torch_function(einsum, args, {})
     if len(args) < 2:
         raise ValueError("einsum(): must specify the equation string and at least one operand, or at least one "
                          "operand and its subscripts list")
@@ -501,7 +545,10 @@ def _sumproduct_pair(left, right, sum_dims):
 
 def tensordot(a, b, dims=2, out=None):
     """torch.tensordot: contracted dims moved last in ``a`` and first in ``b``, both reshaped to
-    matrices, one mm, reshaped to the free dims (torch's decomposition, so its graph)."""
+    matrices, one mm, reshaped to the free dims -- or, when every dim is contracted, one dot
+    (torch's decomposition, so its graph)."""
+    if seam.on:
+        return seam.torch_function(tensordot, (a, b, dims), {"out": out})
     if isinstance(dims, int):
         if dims < 0:
             raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
@@ -525,114 +572,546 @@ def tensordot(a, b, dims=2, out=None):
         size1 *= a.shape[i]
     for j in free_b:
         size2 *= b.shape[j]
+    rsizes = [a.shape[i] for i in free_a] + [b.shape[j] for j in free_b]
+    if size1 == 1 and size2 == 1:       # every dim contracted: a dot of the flattened operands
+        t1, t2 = _flat(a.permute(free_a + da)), _flat(b.permute(db + free_b))
+        return dot_op(t1, t2).view(rsizes)
     t1 = a.permute(free_a + da).reshape(size1, csize)
     t2 = b.permute(db + free_b).reshape(csize, size2)
-    return mm(t1, t2).reshape([a.shape[i] for i in free_a] + [b.shape[j] for j in free_b])
+    return mm_op(t1, t2).reshape(rsizes)
 
 
-def kron(a, b):
-    r = (a.reshape(a.shape[0], 1, a.shape[1], 1) * b.reshape(1, b.shape[0], 1, b.shape[1])) if a.dim() == 2 else \
-        (a.reshape(-1, 1) * b.reshape(1, -1))
-    return r.reshape(a.shape[0] * b.shape[0], -1) if a.dim() == 2 else r.reshape(-1)
+def _flat(t):
+    """t.flatten(): a 1-D tensor is returned as it is (no node), as torch's flatten does."""
+    return t if t.dim() == 1 else t.reshape(-1)
 
 
-# ---- torch.linalg -------------------------------------------------------------------------------
-class LinalgDetBackward0(make_node_class("LinalgDetBackward0", None, ("A", "result"))):
-    def backward(self, grad):
-        a, r = self._unpack_saved()
-        return (grad * r).unsqueeze(-1).unsqueeze(-1) * inv(a).mT
+@method()
+def kron(input, other):
+    """The Kronecker product: each input viewed with a size-1 dim beside each of its dims, one
+    broadcast multiply, viewed back (torch's KronImpl, so its graph: views of contiguous inputs)."""
+    if seam.on:
+        return seam.torch_function(kron, (input, other), {})
+    maxdim = max(input.dim(), other.dim())
+    pad_a, pad_b = maxdim - input.dim(), maxdim - other.dim()
+    a_shape, b_shape, result_shape = [], [], []
+    for i in range(maxdim):
+        sa = input.shape[i - pad_a] if i >= pad_a else 1
+        sb = other.shape[i - pad_b] if i >= pad_b else 1
+        a_shape += [sa, 1]
+        b_shape += [1, sb]
+        result_shape.append(sa * sb)
+    return aten._unsafe_view(aten._unsafe_view(input, a_shape) * aten._unsafe_view(other, b_shape), result_shape)
 
 
-def det(A):
-    res = _wrap(xp.asarray(xp.linalg.det(A._data)).astype(A._data.dtype))
-    if A._requires_grad and _state.enabled:
-        record(LinalgDetBackward0, res, (A,), (A, res), saved_output=1, meta_check=False)
-    return res
+# ==========================================================================================================
+# torch.linalg's primitive ops
+# ==========================================================================================================
+class _LinAlgError(RuntimeError):
+    """torch.linalg.LinAlgError (torch's class is ``torch._C._LinAlgError``): a matrix that can't be
+    factorised or inverted. A RuntimeError, as torch's."""
+    __module__ = "torch._C"
 
 
-class LinalgInvExBackward0(make_node_class("LinalgInvExBackward0", None, ("inverse",))):
-    def backward(self, grad):
-        (r,) = self._unpack_saved()
-        return -(r.mT @ grad @ r.mT)
+LinAlgError = _LinAlgError
 
 
-def inv(A):
+def _check_float(fn, A, name="A"):
+    if A.dtype.kind not in "fc":
+        raise RuntimeError(f"linalg.{fn}: Expected a floating point or complex tensor as input. Got "
+                           f"{_DTYPE_OF[A.dtype]._legacy}")
+
+
+def _check_matrices(fn, A, name="A", square=True):
+    if A.ndim < 2:
+        raise RuntimeError(f"linalg.{fn}: The input tensor {name} must have at least 2 dimensions.")
+    if square and A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"linalg.{fn}: {name} must be batches of square matrices, but they are {A.shape[-2]} by "
+                           f"{A.shape[-1]} matrices")
+    _check_float(fn, A, name)
+
+
+def _lu_factor(a):
+    """Gaussian elimination with partial pivoting (LAPACK's getrf) on a batch of matrices, one
+    column at a time: the packed factors (L below the diagonal, its unit diagonal implied; U on
+    and above), the 1-based row swaps (int32, as torch's pivots) and info (the 1-based index of the
+    first zero pivot, or 0)."""
+    *batch, m, n = a.shape
+    lu = a.reshape(-1, m, n).copy()
+    k = min(m, n)
+    pivots = xp.empty((lu.shape[0], k), "int32")
+    info = xp.zeros(lu.shape[0], "int32")
+    rows = xp.arange(lu.shape[0])
+    for j in range(k):
+        p = j + xp.argmax(xp.abs(lu[:, j:, j]), axis=1)
+        pivots[:, j] = p + 1
+        swap = p != j
+        if swap.any():
+            r, pr = rows[swap], p[swap]
+            top = lu[r, j].copy()
+            lu[r, j] = lu[r, pr]
+            lu[r, pr] = top
+        pivot = lu[:, j, j]
+        zero = pivot == 0
+        if zero.any():
+            info[zero & (info == 0)] = j + 1
+            pivot = xp.where(zero, 1, pivot)
+        if j + 1 < m:
+            lu[:, j + 1:, j] /= pivot[:, None]
+            if j + 1 < n:
+                lu[:, j + 1:, j + 1:] -= lu[:, j + 1:, j, None] * lu[:, j, None, j + 1:]
+    return lu.reshape(a.shape), pivots.reshape(tuple(batch) + (k,)), info.reshape(tuple(batch))
+
+
+def _det_from_lu(lu, pivots):
+    diag = xp.diagonal(lu, axis1=-2, axis2=-1)
+    swaps = (pivots != xp.arange(1, pivots.shape[-1] + 1, dtype="int32")).sum(-1)
+    return xp.where(swaps % 2 == 1, -1, 1).astype(lu.dtype) * xp.prod(diag, axis=-1)
+
+
+def _linalg_det_kernel(A):
+    _check_matrices("det", A)
+    lu, pivots, _ = _lu_factor(A)
+    return xp.asarray(_det_from_lu(lu, pivots)), lu, pivots
+
+
+def _linalg_slogdet_kernel(A):
+    _check_matrices("slogdet", A)
+    lu, pivots, _ = _lu_factor(A)
+    det = _det_from_lu(lu, pivots)
+    with xp.errstate(divide="ignore"):
+        logabsdet = xp.sum(xp.log(xp.abs(xp.diagonal(lu, axis1=-2, axis2=-1))), axis=-1)
+    return xp.asarray(xp.sign(det)), xp.asarray(logabsdet.astype(A.dtype)), lu, pivots
+
+
+def _singular_inverse_error(A, fn="linalg.inv"):
+    _, _, info = _lu_factor(A.reshape(-1, *A.shape[-2:]))
+    first = int(info[info > 0][0]) if (info > 0).any() else 1
+    batch = "" if A.ndim == 2 else f"(Batch element {int(xp.nonzero(info > 0)[0][0])}): "
+    return LinAlgError(f"{fn}: {batch}The diagonal element {first} is zero, the inversion could not be completed "
+                       f"because the input matrix is singular.")
+
+
+def _linalg_inv_ex_kernel(A, *, check_errors=False):
+    _check_matrices("inv", A)
     try:
-        r = xp.linalg.inv(A._data)
+        return xp.linalg.inv(A), xp.zeros(A.shape[:-2], "int32")
     except xp.linalg.LinAlgError:
-        raise RuntimeError("linalg.inv: The diagonal element 1 is zero, the inversion could not be completed because "
-                           "the input matrix is singular.") from None
-    res = _wrap(r.astype(A._data.dtype))
-    if A._requires_grad and _state.enabled:
-        record(LinalgInvExBackward0, res, (A,), (res,), saved_output=0, meta_check=False)
-    return res
+        if check_errors:
+            raise _singular_inverse_error(A) from None
+    _, _, info = _lu_factor(A)
+    inverse = xp.full(A.shape, xp.nan, A.dtype)
+    good = info == 0
+    if good.any():
+        inverse[good] = xp.linalg.inv(A[good])
+    return inverse, info
 
 
-def solve(A, B, *, left=True):
-    return inv(A) @ B
+def _as_matrix_rhs(A, B, left):
+    """B as a batch of matrices (a vector right-hand side gets a last dim of 1) and whether it was a
+    vector (torch's linalg_solve_is_vector_rhs)."""
+    vector = is_vector_rhs(A, B)
+    Bm = B[..., None] if vector else B
+    if vector and not left:
+        raise RuntimeError("linalg.solve: Vector broadcasting of the left hand side is not supported for left=False. "
+                           "In this case linalg.solve is equivalent to B / A.squeeze(-1)")
+    return Bm, vector
 
 
-def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False):
-    if ord == "fro":
-        from .reduction import vector_norm
-        return vector_norm(A, 2, dim, keepdim)
-    if ord == "nuc":
-        s = xp.linalg.svd(A._data, compute_uv=False)
-        return _wrap(s.sum(-1))
-    return _wrap(xp.asarray(xp.linalg.norm(A._data, ord, axis=dim, keepdims=keepdim)))
+def _linalg_solve_ex_kernel(A, B, *, left=True, check_errors=False):
+    _check_matrices("solve", A)
+    _check_float("solve", B, "B")
+    if A.dtype != B.dtype:
+        raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found A of type "
+                           f"{_DTYPE_OF[A.dtype]._legacy} and B of type {_DTYPE_OF[B.dtype]._legacy} instead")
+    Bm, vector = _as_matrix_rhs(A, B, left)
+    n = A.shape[-1]
+    if (Bm.shape[-2] if left else Bm.shape[-1]) != n:
+        eq = "AX = B" if left else "XA = B"
+        rows, cols = (Bm.shape[-2], Bm.shape[-1]) if left else (Bm.shape[-2], Bm.shape[-1])
+        raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation {eq} ({n}x{n} and "
+                           f"{rows}x{cols})")
+    lu, pivots, info = _lu_factor(A)
+    if check_errors and (info > 0).any():
+        raise LinAlgError("torch.linalg.solve: The solver failed because the input matrix is singular.")
+    batch = xp.broadcast_shapes(A.shape[:-2], Bm.shape[:-2])
+    A_ = xp.broadcast_to(A, batch + A.shape[-2:])
+    B_ = xp.broadcast_to(Bm, batch + Bm.shape[-2:])
+    try:
+        X = xp.linalg.solve(A_, B_) if left else xp.swapaxes(xp.linalg.solve(xp.swapaxes(A_, -1, -2),
+                                                                              xp.swapaxes(B_, -1, -2)), -1, -2)
+    except xp.linalg.LinAlgError:
+        X = xp.full(B_.shape, xp.nan, A.dtype)
+    return (X[..., 0] if vector else X), lu, pivots, info
 
 
-def eig(A):
-    w, v = xp.linalg.eig(A._data)
-    c = "complex64" if A._data.dtype == xp.float32 else "complex128"
-    return _wrap(w.astype(c)), _wrap(v.astype(c))
+def _triangular(A, upper, unitriangular):
+    T = xp.triu(A) if upper else xp.tril(A)
+    if unitriangular:
+        T = T.copy()
+        xp.einsum("...ii->...i", T)[...] = 1
+    return T
 
 
-def eigh(A, UPLO="L"):
-    w, v = xp.linalg.eigh(A._data, UPLO)
-    return _wrap(w), _wrap(v)
+def _linalg_solve_triangular_kernel(self, B, *, upper, left=True, unitriangular=False):
+    _check_matrices("solve_triangular", self)
+    if B.ndim < 2:
+        raise RuntimeError("linalg.solve_triangular: The input tensor B must have at least 2 dimensions.")
+    T = _triangular(self, upper, unitriangular)
+    batch = xp.broadcast_shapes(T.shape[:-2], B.shape[:-2])
+    T = xp.broadcast_to(T, batch + T.shape[-2:])
+    B = xp.broadcast_to(B, batch + B.shape[-2:])
+    with xp.errstate(divide="ignore", invalid="ignore"):
+        try:
+            if left:
+                return xp.linalg.solve(T, B)
+            return xp.swapaxes(xp.linalg.solve(xp.swapaxes(T, -1, -2), xp.swapaxes(B, -1, -2)), -1, -2)
+        except xp.linalg.LinAlgError:     # a zero on the diagonal: LAPACK's trtrs gives inf/nan, as torch
+            return xp.full(B.shape, xp.nan, T.dtype)
 
 
-def eigvals(A):
-    return eig(A)[0]
+def _linalg_eig_kernel(self):
+    _check_matrices("eig", self)
+    w, v = xp.linalg.eig(self)
+    complex_type = "complex64" if self.dtype in (xp.float32, xp.complex64) else "complex128"
+    return w.astype(complex_type), v.astype(complex_type)
 
 
-def svd(A, full_matrices=True):
-    u, s, vh = xp.linalg.svd(A._data, full_matrices=full_matrices)
-    return _wrap(u), _wrap(s), _wrap(vh)
+def _linalg_eigh_kernel(A, UPLO="L", compute_v=True):
+    if A.dtype.kind not in "fc":
+        raise NotImplementedError(f"\"linalg_eigh_cpu\" not implemented for '{_DTYPE_OF[A.dtype]._legacy}'")
+    _check_matrices("eigh", A)
+    if UPLO not in ("L", "U"):
+        raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
+    if not compute_v:
+        return xp.linalg.eigvalsh(A, UPLO), xp.zeros((0,), A.dtype)
+    w, v = xp.linalg.eigh(A, UPLO)
+    return w, v
 
 
-def qr(A, mode="reduced"):
-    q, r = xp.linalg.qr(A._data, mode=mode)
-    return _wrap(q), _wrap(r)
+def _linalg_svd_kernel(A, full_matrices=False, compute_uv=True, *, driver=None):
+    _check_matrices("svd", A, square=False)
+    if not compute_uv:
+        return xp.zeros((0,), A.dtype), xp.linalg.svd(A, compute_uv=False), xp.zeros((0,), A.dtype)
+    U, S, Vh = xp.linalg.svd(A, full_matrices=full_matrices)
+    return U, S, Vh
 
 
-def cholesky(A, upper=False):
-    L = xp.linalg.cholesky(A._data)
-    return _wrap(L.swapaxes(-1, -2) if upper else L)
+def _linalg_qr_kernel(A, mode="reduced"):
+    if mode not in ("reduced", "complete", "r"):
+        raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), 'r', "
+                           f"or 'complete'")
+    _check_matrices("qr", A, square=False)
+    if mode == "r":
+        return xp.zeros((0,), A.dtype), xp.linalg.qr(A, mode="r")
+    Q, R = xp.linalg.qr(A, mode=mode)
+    return Q, R
 
 
-def matrix_rank(A):
-    return _wrap(xp.asarray(xp.linalg.matrix_rank(A._data)).astype("int64"))
+def _not_positive_definite(A):
+    """The order of the first leading minor of ``A`` that is not positive definite (1-based), for
+    each matrix of the batch (0 where there is none)."""
+    flat = A.reshape(-1, *A.shape[-2:])
+    info = xp.zeros(flat.shape[0], "int32")
+    for b, M in enumerate(flat):
+        for k in range(1, M.shape[-1] + 1):
+            try:
+                xp.linalg.cholesky(M[:k, :k])
+            except xp.linalg.LinAlgError:
+                info[b] = k
+                break
+    return info.reshape(A.shape[:-2])
 
 
-def pinv(A):
-    return _wrap(xp.linalg.pinv(A._data))
+def _cholesky_lower(A, check_errors, fn="linalg.cholesky"):
+    try:
+        return xp.linalg.cholesky(A), xp.zeros(A.shape[:-2], "int32")
+    except xp.linalg.LinAlgError:
+        info = _not_positive_definite(A)
+        if check_errors:
+            first = int(info[info > 0][0]) if info.ndim else int(info)
+            batch = "" if A.ndim == 2 else f"(Batch element {int(xp.nonzero(info.reshape(-1) > 0)[0][0])}): "
+            raise LinAlgError(f"{fn}: {batch}The factorization could not be completed because the input is not "
+                              f"positive-definite (the leading minor of order {first} is not positive-definite).")
+            raise
+        L = xp.full(A.shape, xp.nan, A.dtype)
+        good = info == 0
+        if good.any():
+            L[good] = xp.linalg.cholesky(A[good])
+        return xp.tril(L), info
 
 
-def slogdet(A):
-    s, l = xp.linalg.slogdet(A._data)
-    return _wrap(xp.asarray(s)), _wrap(xp.asarray(l))
+def _linalg_cholesky_ex_kernel(self, *, upper=False, check_errors=False):
+    _check_matrices("cholesky", self)
+    L, info = _cholesky_lower(self, check_errors)
+    return (xp.swapaxes(L, -1, -2).copy() if upper else L), info
 
 
-def matrix_power(A, n):
-    return _wrap(xp.linalg.matrix_power(A._data, n))
+def _cholesky_kernel(self, upper=False):
+    _check_matrices("cholesky", self)
+    L, _ = _cholesky_lower(self, True)
+    return xp.swapaxes(L, -1, -2).copy() if upper else L
 
 
-def cross(a, b, dim=-1):
-    return _wrap(xp.cross(a._data, b._data, axis=dim))
+def _linalg_pinv_kernel(self, *, atol=None, rtol=None, hermitian=False):
+    if self.ndim < 2 or self.dtype.kind not in "fc":
+        raise RuntimeError(f"linalg.pinv({_DTYPE_OF[self.dtype]._legacy}{{{list(self.shape)}}}): expected a tensor "
+                           f"with 2 or more dimensions of float, double, cfloat or cdouble types")
+    if atol is None and rtol is None:
+        rtol = xp.finfo(self.dtype).eps * max(self.shape[-2:])
+    S = xp.linalg.svd(self, compute_uv=False) if not hermitian else xp.abs(xp.linalg.eigvalsh(self))
+    top = S.max(axis=-1, initial=0)
+    tol = xp.maximum(0 if atol is None else atol, (0 if rtol is None else rtol) * top)
+    rcond = xp.where(top > 0, tol / xp.where(top > 0, top, 1), 0)
+    return xp.linalg.pinv(self, rcond=rcond, hermitian=hermitian).astype(self.dtype, copy=False)
 
 
-Tensor.det = det
-Tensor.inverse = inv
-Tensor.matrix_power = matrix_power
+def _linalg_cross_kernel(self, other, *, dim=-1):
+    if self.ndim != other.ndim:
+        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
+    d = _wrap_dim(dim, self.ndim)
+    if self.shape[d] != 3 or other.shape[d] != 3:
+        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {self.shape[d]} and "
+                           f"{other.shape[d]}")
+    if self.dtype != other.dtype:
+        raise RuntimeError(f"expected scalar type {_DTYPE_OF[self.dtype]._legacy} but found "
+                           f"{_DTYPE_OF[other.dtype]._legacy}")
+    try:
+        shape = xp.broadcast_shapes(self.shape, other.shape)
+    except ValueError:
+        raise broadcast_error(self.shape, other.shape) from None
+    return xp.cross(xp.broadcast_to(self, shape), xp.broadcast_to(other, shape), axis=d)
+
+
+def _eig_backward(grads, self_dtype, eigenvalues, eigenvectors):
+    """linalg_eig's gradient: the complex one, made real for a real input (torch's handle_r_to_c)."""
+    g = linalg_eig_backward(grads[0], grads[1], eigenvalues, eigenvectors, False)
+    return g if g is None or self_dtype.is_complex else g.real
+
+
+def _svd_backward(grads, full_matrices, U, S, Vh):
+    gU, gS, gVh = grads
+    if full_matrices:
+        k = S.shape[-1]
+        gU = None if gU is None else aten.slice(gU, -1, 0, k)
+        gVh = None if gVh is None else aten.slice(gVh, -2, 0, k)
+        U, Vh = aten.slice(U, -1, 0, k), aten.slice(Vh, -2, 0, k)
+    return svd_backward(gU, gS, gVh, U, S, Vh)
+
+
+linalg_det_op = defop("_linalg_det(Tensor A) -> (Tensor result, Tensor LU, Tensor pivots)", _linalg_det_kernel,
+                      node="LinalgDetBackward0",
+                      A=lambda grad, result, A, LU, pivots: linalg_det_backward(grad, result, A, LU, pivots))
+linalg_slogdet_op = defop("_linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet, Tensor LU, Tensor pivots)",
+                          _linalg_slogdet_kernel, node="LinalgSlogdetBackward0",
+                          A=lambda grads, A, sign, LU, pivots: slogdet_backward(
+                              grads[0], grads[1], A, sign, LU, pivots))
+linalg_inv_ex_op = defop("linalg_inv_ex(Tensor A, *, bool check_errors=False) -> (Tensor inverse, Tensor info)",
+                         _linalg_inv_ex_kernel, node="LinalgInvExBackward0",
+                         A=lambda grad, inverse: -(mH(inverse) @ (grad @ mH(inverse))))
+linalg_solve_ex_op = defop("_linalg_solve_ex(Tensor A, Tensor B, *, bool left=True, bool check_errors=False) -> "
+                           "(Tensor result, Tensor LU, Tensor pivots, Tensor info)", _linalg_solve_ex_kernel,
+                           node="LinalgSolveExBackward0",
+                           joint={("A", "B"): lambda grad, result, A, LU, pivots, left, output_mask:
+                                  linalg_solve_backward(grad, result, A, LU, pivots, left, output_mask)})
+linalg_solve_triangular_op = defop(
+    "linalg_solve_triangular(Tensor self, Tensor B, *, bool upper, bool left=True, bool unitriangular=False) -> Tensor",
+    _linalg_solve_triangular_kernel, node="LinalgSolveTriangularBackward0",
+    joint={("self", "B"): lambda grad, self, result, upper, left, unitriangular, output_mask:
+           linalg_solve_triangular_backward(grad, self, result, upper, left, unitriangular, output_mask)})
+linalg_eig_op = defop("linalg_eig(Tensor self) -> (Tensor eigenvalues, Tensor eigenvectors)", _linalg_eig_kernel,
+                      node="LinalgEigBackward0", self=_eig_backward)
+linalg_eigh_op = defop("_linalg_eigh(Tensor A, str UPLO=\"L\", bool compute_v=True) -> "
+                       "(Tensor eigenvalues, Tensor eigenvectors)", _linalg_eigh_kernel, node="LinalgEighBackward0",
+                       A=lambda grads, eigenvalues, eigenvectors: linalg_eig_backward(
+                           grads[0], grads[1], eigenvalues, eigenvectors, True))
+linalg_svd_op = defop("_linalg_svd(Tensor A, bool full_matrices=False, bool compute_uv=True, *, str? driver=None) -> "
+                      "(Tensor U, Tensor S, Tensor Vh)", _linalg_svd_kernel, node="LinalgSvdBackward0", A=_svd_backward)
+linalg_qr_op = defop("linalg_qr(Tensor A, str mode='reduced') -> (Tensor Q, Tensor R)", _linalg_qr_kernel,
+                     node="LinalgQrBackward0",
+                     A=lambda grads, Q, R, mode: linalg_qr_backward(grads[0], grads[1], Q, R, mode))
+linalg_cholesky_ex_op = defop("linalg_cholesky_ex(Tensor self, *, bool upper=False, bool check_errors=False) -> "
+                              "(Tensor L, Tensor info)", _linalg_cholesky_ex_kernel, node="LinalgCholeskyExBackward0",
+                              self=lambda grad, upper, L: cholesky_backward(grad, upper, L))
+cholesky_op = defop("cholesky(Tensor self, bool upper=False) -> Tensor", _cholesky_kernel, node="CholeskyBackward0",
+                    self=lambda grad, upper, result: cholesky_backward(grad, upper, result))
+linalg_pinv_op = defop("linalg_pinv.atol_rtol_tensor(Tensor self, *, Tensor? atol=None, Tensor? rtol=None, "
+                       "bool hermitian=False) -> Tensor", _linalg_pinv_kernel, node="LinalgPinvBackward0",
+                       self=lambda grad, result, self: pinv_backward(grad, result, self))
+linalg_cross_op = defop("linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor", _linalg_cross_kernel,
+                        node="LinalgCrossBackward0",
+                        self=lambda grad, other, dim: aten.linalg_cross(other, grad, dim=dim),
+                        other=lambda grad, self, dim: aten.linalg_cross(grad, self, dim=dim))
+LinalgDetBackward0, LinalgSlogdetBackward0, LinalgInvExBackward0 = linalg_det_op.node, linalg_slogdet_op.node, \
+    linalg_inv_ex_op.node
+LinalgSolveExBackward0, LinalgEighBackward0, LinalgSvdBackward0 = linalg_solve_ex_op.node, linalg_eigh_op.node, \
+    linalg_svd_op.node
+LinalgQrBackward0, LinalgCholeskyExBackward0, LinalgPinvBackward0, LinalgCrossBackward0 = linalg_qr_op.node, \
+    linalg_cholesky_ex_op.node, linalg_pinv_op.node, linalg_cross_op.node
+
+
+# ==========================================================================================================
+# torch's top-level linear algebra (torch.linalg's functions are in glasstorch/linalg.py)
+# ==========================================================================================================
+@method()
+def det(input):
+    """The determinant of a (batch of) square matrices."""
+    if seam.on:
+        return seam.torch_function(det, (input,), {})
+    return linalg_det_op(input)[0]
+
+
+@method()
+def inverse(input):
+    """The inverse of a (batch of) square matrices (torch.linalg.inv)."""
+    if seam.on:
+        return seam.torch_function(inverse, (input,), {})
+    return linalg_inv_ex_op(input, check_errors=True)[0]
+
+
+@method()
+def slogdet(input):
+    """(sign, log|det|) of a (batch of) square matrices: torch.return_types.slogdet."""
+    if seam.on:
+        return seam.torch_function(slogdet, (input,), {})
+    sign, logabsdet, _, _ = linalg_slogdet_op(input)
+    return return_types.slogdet((sign, logabsdet))
+
+
+@method()
+def matrix_power(input, n):
+    """``input`` multiplied by itself ``n`` times (n < 0: its inverse's power; n = 0: the identity),
+    by torch's binary decomposition of ``n``, so its graph is torch's."""
+    if seam.on:
+        return seam.torch_function(matrix_power, (input, n), {})
+    if input.dim() < 2:
+        raise RuntimeError("linalg.matrix_power: The input tensor A must have at least 2 dimensions.")
+    if input.shape[-1] != input.shape[-2]:
+        raise RuntimeError(f"linalg.matrix_power: A must be batches of square matrices, but they are "
+                           f"{input.shape[-2]} by {input.shape[-1]} matrices")
+    if n == 0:
+        return input.clone().copy_(eye(input.shape[-1], dtype=input.dtype).expand(input.shape))
+    a = input
+    if n < 0:
+        a = inverse(input)
+        n = -n
+    if n == 1:
+        return a.clone() if a is input else a
+    if n == 2:
+        return matmul(a, a)
+    if n == 3:
+        return matmul(matmul(a, a), a)
+    z = result = None
+    while n > 0:
+        bit, n = n % 2, n // 2
+        z = a if z is None else matmul(z, z)
+        if bit:
+            result = z if result is None else matmul(result, z)
+    return result
+
+
+def _default_cross_dim(input, other):
+    shape = xp.broadcast_shapes(tuple(input.shape), tuple(other.shape))
+    for i, s in enumerate(shape):
+        if s == 3:
+            return i
+    raise RuntimeError("no dimension of size 3 in input")
+
+
+@method()
+def cross(input, other, dim=None):
+    """The cross product of 3-vectors along ``dim`` (without it, deprecated: the first dim of size 3)."""
+    if seam.on:
+        return seam.torch_function(cross, (input, other, dim), {})
+    if dim is None:
+        warnings.warn("Using torch.cross without specifying the dim arg is deprecated.\nPlease either pass the dim "
+                      "explicitly or simply use torch.linalg.cross.\nThe default value of dim will change to agree "
+                      "with that of linalg.cross in a future release.", UserWarning, stacklevel=2)
+        dim = _default_cross_dim(input, other)
+    return linalg_cross_op(input, other, dim=dim)
+
+
+@method()
+def pinverse(input, rcond=1e-15):
+    """The pseudo-inverse, singular values below ``rcond`` times the largest taken as 0."""
+    if seam.on:
+        return seam.torch_function(pinverse, (input, rcond), {})
+    return linalg_pinv_op(input, atol=None, rtol=tensor(rcond, dtype=_dtype.float64))
+
+
+@method()
+def svd(input, some=True, compute_uv=True):
+    """torch.svd (the old form): U, S, V with A = U diag(S) V^T (reduced when ``some``)."""
+    if seam.on:
+        return seam.torch_function(svd, (input, some, compute_uv), {})
+    U, S, Vh = linalg_svd_op(input, not some, compute_uv or input.requires_grad)
+    if not compute_uv:
+        m, n = input.shape[-2], input.shape[-1]
+        U = zeros(tuple(input.shape[:-2]) + (m, m if not some else min(m, n)), dtype=input.dtype)
+        V = zeros(tuple(input.shape[:-2]) + (n, n if not some else min(m, n)), dtype=input.dtype)
+        return return_types.svd((U, S, V))
+    return return_types.svd((U, S, Vh.mT))
+
+
+@method()
+def qr(input, some=True):
+    """torch.qr (the old form, deprecated): torch.linalg.qr(A, 'reduced' if some else 'complete')."""
+    if seam.on:
+        return seam.torch_function(qr, (input, some), {})
+    warnings.warn("torch.qr is deprecated in favor of torch.linalg.qr and will be removed in a future PyTorch "
+                  "release.\nThe boolean parameter 'some' has been replaced with a string parameter 'mode'.\n"
+                  "Q, R = torch.qr(A, some)\nshould be replaced with\n"
+                  "Q, R = torch.linalg.qr(A, 'reduced' if some else 'complete')", UserWarning, stacklevel=2)
+    Q, R = linalg_qr_op(input, "reduced" if some else "complete")
+    return return_types.linalg_qr((Q, R))
+
+
+@method()
+def cholesky(input, upper=False):
+    """torch.cholesky (the old form, deprecated): its own op, CholeskyBackward0."""
+    if seam.on:
+        return seam.torch_function(cholesky, (input, upper), {})
+    warnings.warn("torch.cholesky is deprecated in favor of torch.linalg.cholesky and will be removed in a future "
+                  "PyTorch release.\nL = torch.cholesky(A)\nshould be replaced with\nL = torch.linalg.cholesky(A)\n"
+                  "and\nU = torch.cholesky(A, upper=True)\nshould be replaced with\nU = torch.linalg.cholesky(A).mH\n"
+                  "This transform will produce equivalent results for all valid (symmetric positive definite) inputs.",
+                  UserWarning, stacklevel=2)
+    return cholesky_op(input, upper)
+
+
+# ---- removed in torch 1.9: the names remain and say what replaced them, as torch's do ------------------------
+_REMOVED = {
+    "eig": "This function was deprecated since version 1.9 and is now removed. `torch.linalg.eig` returns complex "
+           "tensors of dtype `cfloat` or `cdouble` rather than real tensors mimicking complex tensors.\n\nL, _ = "
+           "torch.eig(A) should be replaced with:\nL_complex = torch.linalg.eigvals(A)\n\nand\n\nL, V = torch.eig(A, "
+           "eigenvectors=True) should be replaced with:\nL_complex, V_complex = torch.linalg.eig(A)",
+    "matrix_rank": "This function was deprecated since version 1.9 and is now removed.\nPlease use the "
+                   "`torch.linalg.matrix_rank` function instead. The parameter 'symmetric' was renamed in "
+                   "`torch.linalg.matrix_rank()` to 'hermitian'.",
+    "solve": "This function was deprecated since version 1.9 and is now removed. `torch.solve` is deprecated in favor "
+             "of `torch.linalg.solve`. `torch.linalg.solve` has its arguments reversed and does not return the LU "
+             "factorization.\n\nTo get the LU factorization see `torch.lu`, which can be used with `torch.lu_solve` "
+             "or `torch.lu_unpack`.\nX = torch.solve(B, A).solution should be replaced with:\nX = "
+             "torch.linalg.solve(A, B)",
+}
+
+
+def eig(input, eigenvectors=False):
+    """Removed in torch 1.9: raises torch's error, which names torch.linalg.eig."""
+    if seam.on:
+        return seam.torch_function(eig, (input, eigenvectors), {})
+    raise RuntimeError(_REMOVED["eig"])
+
+
+def matrix_rank(input, tol=None, symmetric=False):
+    """Removed in torch 1.9: raises torch's error, which names torch.linalg.matrix_rank."""
+    if seam.on:
+        return seam.torch_function(matrix_rank, (input, tol, symmetric), {})
+    raise RuntimeError(_REMOVED["matrix_rank"])
+
+
+def solve(input, A):
+    """Removed in torch 1.9: raises torch's error, which names torch.linalg.solve."""
+    if seam.on:
+        return seam.torch_function(solve, (input, A), {})
+    raise RuntimeError(_REMOVED["solve"])

@@ -1,909 +1,1289 @@
-"""Reductions with torch's dim/keepdim conventions, and the softmax family, scans and sorting."""
+"""Reductions with torch's dim/keepdim conventions, the softmax family, scans and sorting.
+
+Each op is declared once with ``defop`` (torch's schema, a kernel on arrays, the node torch records
+and one formula per differentiable input, torch's ``derivatives.yaml`` entry); the formulas' shared
+pieces (``sum_backward``, ``var_backward``, ``norm_backward``...) are in ``_derivatives.py`` under
+torch's names. The public functions below parse torch's argument forms -- and NumPy's ``axis=`` /
+``keepdims=``, which torch's argument parser also takes -- and call the ops.
+"""
 import builtins
 import math
+import warnings
 
-from .. import _dtype
-from .._tensor import Tensor, _wrap, _wrap_dim
+from .. import _dtype, return_types
+from .._tensor import Tensor, _wrap_dim
 from .._array import xp
-from ..autograd.graph import connect
-from ._op import _state, method, record, make_node_class, float_array
 from .._ops import defop, aten
 from .._seam import seam
-from ._derivatives import expand_reduced
+from ._op import method
+from .pointwise import maximum, minimum
+from . import _borrowed  # noqa: F401  (aten ops the formulas call: flip, gather, cat, slice...)
+from ._derivatives import (sum_backward, mean_backward, nansum_backward, evenly_distribute_backward,
+                           scale_grad_by_count, restore_reduced_dims, gather_with_keepdimed_indices,
+                           prod_backward, var_backward, std_backward, var_mean_backward, std_mean_backward,
+                           norm_backward, logsumexp_backward, softmax_double_backward, cumsum_backward,
+                           cumprod_backward)
 
-from collections import namedtuple
+_BF16 = _dtype.bfloat16.numpy_dtype
+_DTYPE_OF = _dtype._BY_NUMPY
 
 
-def _dims(dim, ndim):
-    """Normalise dim (None, int or sequence) to a sorted tuple of axes, or None for all.
+# ---- argument forms -------------------------------------------------------------------------------
+def _numpy_names(fn, names, dim, keepdim):
+    """NumPy's ``axis=`` and ``keepdims=``, which torch's argument parser takes for ``dim`` and
+    ``keepdim`` (d2l writes ``X.sum(axis=0, keepdims=True)``)."""
+    for name, value in names.items():
+        if name == "axis":
+            dim = value
+        elif name == "keepdims":
+            keepdim = value
+        else:
+            raise TypeError(f"{fn}() got an unexpected keyword argument '{name}'")
+    return dim, keepdim
 
-    A 0-dim tensor accepts dim 0 and -1 (as torch does) and has no axis to reduce: ().
-    """
+
+def _required_dim(fn, dim):
+    """A dim torch requires (``dim`` defaults to None here only so that NumPy's ``axis=`` can give it)."""
+    if dim is None:
+        raise TypeError(f'{fn}() missing 1 required positional arguments: "dim"')
+
+
+def _dim_list(dim):
+    """An ``int[1]`` argument as torch passes it on: a tuple (``sum(x, 1)`` saves ``(1,)``)."""
+    return (dim,) if isinstance(dim, int) else tuple(dim)
+
+
+def _axes(dim, ndim):
+    """The axes a kernel reduces over: None for all. A 0-dim tensor accepts dim 0 and -1 (as torch
+    does) and has no axis to reduce: ()."""
     if dim is None:
         return None
-    if isinstance(dim, (list, tuple)):
-        if len(dim) == 0:
-            return None
-        dims = tuple(sorted(_wrap_dim(d, ndim) for d in dim))
-        if len(set(dims)) != len(dims):
-            raise RuntimeError(f"dim {dims[0]} appears multiple times in the list of dims")
-        return dims if ndim else ()
-    d = _wrap_dim(dim, ndim)
-    return (d,) if ndim else ()
+    if isinstance(dim, int):
+        d = _wrap_dim(dim, ndim)
+        return (d,) if ndim else ()
+    n = len(dim)
+    if n == 1:                      # the common case, kept short: sum(x, 1) passes (1,)
+        d = _wrap_dim(dim[0], ndim)
+        return (d,) if ndim else ()
+    if n == 0:
+        return None
+    axes = tuple(_wrap_dim(d, ndim) for d in dim)
+    if len(set(axes)) != len(axes):
+        for i, a in enumerate(axes):
+            if a in axes[:i]:
+                raise RuntimeError(f"dim {a} appears multiple times in the list of dims")
+    return axes if ndim else ()
 
 
-def _expand_back(grad, sizes, dims, keepdim):
-    """Broadcast a reduced gradient back over the reduced dims."""
-    if not keepdim and dims is not None and grad.dim() != len(sizes):
-        for d in dims:
-            grad = grad.unsqueeze(d)
-    elif dims is None and grad.dim() != len(sizes):
-        grad = grad.reshape((1,) * len(sizes))
-    return grad.expand(sizes)
+def _one_dim(fn, dim):
+    """A reduction that takes one dim only (prod, max...): torch's parser refuses a tuple."""
+    if not isinstance(dim, int):
+        raise TypeError(f"{fn}() received an invalid combination of arguments - got (dim={type(dim).__name__}, ), "
+                        f"but expected one of: (Tensor input, int dim, bool keepdim)")
+    return dim
 
 
-def _sum_dtype(d, dtype):
+def _accumulate_dtype(a, dtype):
+    """The dtype a sum/prod/cumsum computes in: the one asked for, else int64 for bools and ints."""
     if dtype is not None:
         return dtype.numpy_dtype
-    return "int64" if d.dtype.kind in "biu" else None
+    return "int64" if a.dtype.kind in "biu" else None
 
 
+def _is_float(a):
+    return a.dtype.kind in "fc" or a.dtype == _BF16
+
+
+# ==========================================================================================================
+# sum, nansum, mean, nanmean, prod
+# ==========================================================================================================
 def _sum_kernel(self, *, dtype=None):
-    return xp.asarray(self.sum(dtype=_sum_dtype(self, dtype)))
+    return xp.asarray(self.sum(dtype=_accumulate_dtype(self, dtype)))
 
 
 def _sum_dim_kernel(self, dim, keepdim=False, *, dtype=None):
-    return xp.asarray(self.sum(axis=_dims(dim, self.ndim), keepdims=keepdim, dtype=_sum_dtype(self, dtype)))
+    return xp.asarray(self.sum(axis=_axes(dim, self.ndim), keepdims=keepdim, dtype=_accumulate_dtype(self, dtype)))
 
 
-sum_op = defop("sum(Tensor self, *, ScalarType? dtype=None) -> Tensor", _sum_kernel,
-               node="SumBackward0", self=lambda grad, self_sizes: aten.expand(grad, list(self_sizes)))
+def _nansum_kernel(self, dim=None, keepdim=False, *, dtype=None):
+    return xp.asarray(xp.nansum(self, axis=_axes(dim, self.ndim), keepdims=keepdim,
+                                dtype=_accumulate_dtype(self, dtype)))
+
+
+def _mean_dtype(self, dtype):
+    if dtype is not None:
+        return dtype.numpy_dtype
+    if not _is_float(self):
+        raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be either a floating point or "
+                           f"complex dtype. Got: {_DTYPE_OF[self.dtype]._legacy}")
+    return self.dtype
+
+
+def _mean_of(self, axes, keepdim, dtype):
+    if self.size:
+        return xp.asarray(self.mean(axis=axes, keepdims=keepdim, dtype=dtype))
+    with xp.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)    # the mean of nothing is nan, silently, as in torch
+        return xp.asarray(self.mean(axis=axes, keepdims=keepdim, dtype=dtype))
+
+
+def _mean_kernel(self, *, dtype=None):
+    return _mean_of(self, None, False, _mean_dtype(self, dtype))
+
+
+def _mean_dim_kernel(self, dim, keepdim=False, *, dtype=None):
+    return _mean_of(self, _axes(dim, self.ndim), keepdim, _mean_dtype(self, dtype))
+
+
+def _prod_kernel(self, *, dtype=None):
+    return xp.asarray(self.prod(dtype=_accumulate_dtype(self, dtype)))
+
+
+def _prod_dim_kernel(self, dim, keepdim=False, *, dtype=None):
+    d = _wrap_dim(dim, self.ndim)
+    if not self.ndim:
+        return self.astype(_accumulate_dtype(self, dtype) or self.dtype)
+    return xp.asarray(self.prod(axis=d, keepdims=keepdim, dtype=_accumulate_dtype(self, dtype)))
+
+
+sum_op = defop("sum(Tensor self, *, ScalarType? dtype=None) -> Tensor", _sum_kernel, node="SumBackward0",
+               self=lambda grad, self_sizes: aten.expand(grad, list(self_sizes)))
 sum_dim_op = defop("sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
                    _sum_dim_kernel, node="SumBackward1",
-                   self=lambda grad, self_sizes, dim, keepdim: expand_reduced(
-                       grad, self_sizes, _dims(dim, len(self_sizes)), keepdim))
-SumBackward0, SumBackward1 = sum_op.node, sum_dim_op.node
+                   self=lambda grad, self_sizes, dim, keepdim: sum_backward(grad, self_sizes, dim, keepdim))
+nansum_op = defop("nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+                  _nansum_kernel, node="NansumBackward0",
+                  self=lambda grad, self, dim, keepdim: nansum_backward(grad, self, dim, keepdim))
+mean_op = defop("mean(Tensor self, *, ScalarType? dtype=None) -> Tensor", _mean_kernel, node="MeanBackward0",
+                self=lambda grad, self_sizes, self_numel: aten.expand(grad, list(self_sizes)) / self_numel)
+mean_dim_op = defop("mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+                    _mean_dim_kernel, node="MeanBackward1",
+                    self=lambda grad, self_sizes, dim, self_numel, keepdim: mean_backward(
+                        grad, self_sizes, dim, self_numel, keepdim))
+prod_op = defop("prod(Tensor self, *, ScalarType? dtype=None) -> Tensor", _prod_kernel, node="ProdBackward0",
+                self=lambda grad, self, result: prod_backward(grad, self, result))
+prod_dim_op = defop("prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+                    _prod_dim_kernel, node="ProdBackward1",
+                    self=lambda grad, self, result, dim, keepdim: prod_backward(grad, self, result, dim, keepdim))
+SumBackward0, SumBackward1, NansumBackward0 = sum_op.node, sum_dim_op.node, nansum_op.node
+MeanBackward0, MeanBackward1 = mean_op.node, mean_dim_op.node
+ProdBackward0, ProdBackward1 = prod_op.node, prod_dim_op.node
 
 
 @method()
-def sum(input, dim=None, keepdim=False, *, dtype=None):
+def sum(input, dim=None, keepdim=False, *, dtype=None, **numpy_names):
+    """The sum over ``dim`` (an int, a list of ints, or None for every element)."""
     if seam.on:
-        return seam.torch_function(sum, (input, dim, keepdim), {"dtype": dtype})
+        return seam.torch_function(sum, (input, dim, keepdim), dict(numpy_names, dtype=dtype))
+    if numpy_names:
+        dim, keepdim = _numpy_names("sum", numpy_names, dim, keepdim)
     if dim is None:
+        if keepdim:
+            return sum_dim_op(input, None, True, dtype=dtype)
         return sum_op(input, dtype=dtype)
-    return sum_dim_op(input, dim, keepdim, dtype=dtype)
+    return sum_dim_op(input, _dim_list(dim), keepdim, dtype=dtype)
 
 
 @method()
-def nansum(input, dim=None, keepdim=False, *, dtype=None):
-    return sum(input.masked_fill(input.isnan(), 0), dim, keepdim, dtype=dtype)
-
-
-class MeanBackward0(make_node_class("MeanBackward0", None)):
-    def backward(self, grad):
-        return grad.expand(self.self_sizes) / self.count
-
-
-class MeanBackward1(make_node_class("MeanBackward1", None)):
-    def backward(self, grad):
-        return _expand_back(grad, self.self_sizes, self.dims, self.keepdim) / self.count
+def nansum(input, dim=None, keepdim=False, *, dtype=None, **numpy_names):
+    """The sum, NaNs counted as zero."""
+    if seam.on:
+        return seam.torch_function(nansum, (input, dim, keepdim), dict(numpy_names, dtype=dtype))
+    if numpy_names:
+        dim, keepdim = _numpy_names("nansum", numpy_names, dim, keepdim)
+    return nansum_op(input, None if dim is None else _dim_list(dim), keepdim, dtype=dtype)
 
 
 @method()
-def mean(input, dim=None, keepdim=False, *, dtype=None):
-    d = input._data
-    if dtype is not None:
-        d = d.astype(dtype.numpy_dtype)
-    elif d.dtype.kind not in "fc" and d.dtype != _dtype.bfloat16.numpy_dtype:
-        raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be either a floating point or "
-                           f"complex dtype. Got: {input.dtype._legacy}")
-    dims = _dims(dim, d.ndim)
-    if d.size:
-        res = _wrap(xp.asarray(d.mean(axis=dims, keepdims=keepdim)))
-    else:
-        with xp.errstate(invalid="ignore", divide="ignore"):  # nan, silently, as torch
-            import warnings
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", RuntimeWarning)
-                res = _wrap(xp.asarray(d.mean(axis=dims, keepdims=keepdim)))
-    if input._requires_grad and _state.enabled:
-        count = d.size // builtins.max(res._data.size, 1) if d.size else 0
-        if dim is None:
-            node = record(MeanBackward0, res, (input,))
-            node.self_sizes, node.count = d.shape, d.size
-        else:
-            node = record(MeanBackward1, res, (input,))
-            node.self_sizes, node.dims, node.keepdim, node.count = d.shape, dims, keepdim, count
-    return res
-
-
-@method()
-def nanmean(input, dim=None, keepdim=False, *, dtype=None):
-    notnan = ~input.isnan()
-    return nansum(input, dim, keepdim) / notnan.sum(dim, keepdim)
-
-
-class ProdBackward0(make_node_class("ProdBackward0", None, ("self", "result"))):
-    def backward(self, grad):
-        x, r = self._unpack_saved()
-        if bool((x == 0).any()):
-            return grad * _prod_except_self(x.reshape(-1), 0).reshape(x.shape)
-        return grad * r / x
-
-
-class ProdBackward1(make_node_class("ProdBackward1", None, ("self", "result"))):
-    def backward(self, grad):
-        x, r = self._unpack_saved()
-        g = _expand_back(grad, x.shape, (self.dim,), self.keepdim)
-        if bool((x == 0).any()):
-            return g * _prod_except_self(x, self.dim)
-        return g * _expand_back(r, x.shape, (self.dim,), self.keepdim) / x
-
-
-def _prod_except_self(x, dim):
-    """Product of all other elements along dim, exact with zeros (exclusive cumprods from both ends)."""
-    ones = x.narrow(dim, 0, 1) * 0 + 1
-    n = x.shape[dim]
-    left = x.narrow(dim, 0, n - 1).cumprod(dim) if n > 1 else None
-    from .joining import cat
-    left = cat([ones, left], dim) if left is not None else ones
-    rev = x.flip(dim)
-    right = rev.narrow(dim, 0, n - 1).cumprod(dim) if n > 1 else None
-    right = cat([ones, right], dim).flip(dim) if right is not None else ones
-    return left * right
-
-
-@method()
-def prod(input, dim=None, keepdim=False, *, dtype=None):
-    d = input._data
-    if dtype is not None:
-        d = d.astype(dtype.numpy_dtype)
+def mean(input, dim=None, keepdim=False, *, dtype=None, **numpy_names):
+    """The mean over ``dim`` (floating point and complex inputs, or ``dtype=`` one)."""
+    if seam.on:
+        return seam.torch_function(mean, (input, dim, keepdim), dict(numpy_names, dtype=dtype))
+    if numpy_names:
+        dim, keepdim = _numpy_names("mean", numpy_names, dim, keepdim)
     if dim is None:
-        res = _wrap(xp.asarray(d.prod(dtype="int64" if d.dtype.kind in "biu" else None)))
-        if input._requires_grad and _state.enabled:
-            record(ProdBackward0, res, (input,), (input, res), saved_output=1)
-        return res
-    dd = _wrap_dim(dim, d.ndim)
-    res = _wrap(xp.asarray(d.prod(axis=dd, keepdims=keepdim, dtype="int64" if d.dtype.kind in "biu" else None)))
-    if input._requires_grad and _state.enabled:
-        node = record(ProdBackward1, res, (input,), (input, res), saved_output=1)
-        node.dim, node.keepdim = dd, keepdim
-    return res
+        if keepdim:
+            return mean_dim_op(input, None, True, dtype=dtype)
+        return mean_op(input, dtype=dtype)
+    return mean_dim_op(input, _dim_list(dim), keepdim, dtype=dtype)
 
 
-# ---- max / min ------------------------------------------------------------------------------
-class _ReturnType(tuple):
-    """A torch.return_types.<name> value: a pair that is also reachable by field names."""
-    _fields = ("values", "indices")
-
-    def __repr__(self):
-        a, b = self._fields
-        return f"torch.return_types.{type(self).__name__}(\n{a}={self[0]!r},\n{b}={self[1]!r})"
-
-
-_RETURN_TYPES = {}
-
-
-def _ValuesIndices(first, second, name="max"):
-    """torch.return_types.max(values, indices) and friends (aminmax's fields are min and max)."""
-    cls = _RETURN_TYPES.get(name)
-    if cls is None:
-        fields = ("min", "max") if name == "aminmax" else ("values", "indices")
-        cls = _RETURN_TYPES[name] = type(name, (_ReturnType,), {
-            "_fields": fields, "__module__": "torch.return_types", "__slots__": (),
-            fields[0]: property(lambda self: self[0]), fields[1]: property(lambda self: self[1])})
-    return tuple.__new__(cls, (first, second))
+@method()
+def nanmean(input, dim=None, keepdim=False, *, dtype=None, **numpy_names):
+    """The mean of the non-NaN elements: ``nansum / (number of non-NaN)``, torch's composite."""
+    if seam.on:
+        return seam.torch_function(nanmean, (input, dim, keepdim), dict(numpy_names, dtype=dtype))
+    if numpy_names:
+        dim, keepdim = _numpy_names("nanmean", numpy_names, dim, keepdim)
+    if not _is_float(input._data):
+        raise RuntimeError(f"nanmean(): expected input to have floating point or complex dtype but got "
+                           f"{input.dtype._legacy}")
+    counted = sum(aten.logical_not(aten.isnan(input)), dim, keepdim)
+    return nansum(input, dim, keepdim, dtype=dtype) / counted
 
 
-class MaxBackward1(make_node_class("MaxBackward1", None, ("self", "result"))):
-    """Full max/min: the gradient is shared evenly among the elements equal to the result."""
-
-    def backward(self, grad):
-        x, r = self._unpack_saved()
-        mask = (x == r)
-        return mask * (grad / mask.sum())
-
-
-MinBackward1 = make_node_class("MinBackward1", MaxBackward1.backward, ("self", "result"))
-
-
-class MaxBackward0(make_node_class("MaxBackward0", None, ("indices",))):
-    """max(dim): the gradient goes to the position the index names."""
-
-    def backward(self, grad, _unused=None):
-        (idx,) = self._unpack_saved()
-        from .creation import zeros
-        if not self.self_sizes:  # a 0-dim input is its own max
-            return grad
-        if not self.keepdim:
-            grad, idx = grad.unsqueeze(self.dim), idx.unsqueeze(self.dim)
-        return zeros(self.self_sizes, dtype=grad.dtype).scatter(self.dim, idx, grad)
+@method()
+def prod(input, dim=None, keepdim=False, *, dtype=None, **numpy_names):
+    """The product over one ``dim``, or over every element."""
+    if seam.on:
+        return seam.torch_function(prod, (input, dim, keepdim), dict(numpy_names, dtype=dtype))
+    if numpy_names:
+        dim, keepdim = _numpy_names("prod", numpy_names, dim, keepdim)
+    if dim is None:
+        return prod_op(input, dtype=dtype)
+    return prod_dim_op(input, _one_dim("prod", dim), keepdim, dtype=dtype)
 
 
-MinBackward0 = make_node_class("MinBackward0", MaxBackward0.backward, ("indices",))
-MinBackward0.num_outputs = MaxBackward0.num_outputs = 2
+# ==========================================================================================================
+# max, min, amax, amin, aminmax, argmax, argmin, and the value-selecting backward they share
+# ==========================================================================================================
+def _nan_first(a, is_max):
+    """torch propagates NaN in max/min: make NaNs win the argmax/argmin."""
+    if a.dtype.kind == "f" and xp.isnan(a).any():
+        return xp.where(xp.isnan(a), xp.inf if is_max else -xp.inf, a)
+    return a
 
 
-def _minmax(input, dim, keepdim, is_max, other=None):
-    if isinstance(dim, Tensor):  # torch.max(a, b) is maximum
-        from .pointwise import maximum, minimum
-        return (maximum if is_max else minimum)(input, dim)
-    d = input._data
+def _extreme_kernel(is_max):
     name = "max" if is_max else "min"
-    if dim is None:
-        if d.size == 0:
+
+    def kernel(self):
+        if self.size == 0:
             raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. Specify "
                                f"the reduction dim with the 'dim' argument.")
-        res = _wrap(xp.asarray(d.max() if is_max else d.min()))
-        if input._requires_grad and _state.enabled:
-            record(MaxBackward1 if is_max else MinBackward1, res, (input,), (input, res), saved_output=1)
-        return res
-    dd = _wrap_dim(dim, d.ndim)
-    if d.ndim == 0:
-        vals, idx = d.copy(), xp.zeros((), "int64")
-    else:
-        if d.shape[dd] == 0:
-            raise IndexError(f"{name}(): Expected reduction dim {dd} to have non-zero size.")
-        idx = (xp.argmax if is_max else xp.argmin)(_nan_first(d, is_max), axis=dd, keepdims=True)
-        vals = xp.take_along_axis(d, idx, axis=dd)
-        if not keepdim:
-            vals, idx = vals.squeeze(dd), idx.squeeze(dd)
-    values, indices = _wrap(vals), _wrap(idx.astype("int64"))
-    if input._requires_grad and _state.enabled:
-        cls = MaxBackward0 if is_max else MinBackward0
-        node = cls.__new__(cls)
-        node.self_sizes, node.dim, node.keepdim = d.shape, dd, keepdim
-        connect(node, (input,), (values, None), (indices,))
-    return _ValuesIndices(values, indices, name)
+        return xp.asarray(self.max() if is_max else self.min())
+    kernel.__name__ = f"_{name}_kernel"
+    return kernel
 
 
-def _nan_first(d, is_max):
-    """torch propagates NaN in max/min: make NaNs win the argmax/argmin."""
-    if d.dtype.kind == "f" and xp.isnan(d).any():
-        return xp.where(xp.isnan(d), xp.inf if is_max else -xp.inf, d)
-    return d
-
-
-@method()
-def max(input, dim=None, keepdim=False):
-    return _minmax(input, dim, keepdim, True)
-
-
-@method()
-def min(input, dim=None, keepdim=False):
-    return _minmax(input, dim, keepdim, False)
-
-
-class AmaxBackward0(make_node_class("AmaxBackward0", None, ("self", "result"))):
-    def backward(self, grad):
-        x, r = self._unpack_saved()
-        r = _expand_back(r, x.shape, self.dims, self.keepdim)
-        g = _expand_back(grad, x.shape, self.dims, self.keepdim)
-        mask = x == r
-        return g * mask / _expand_back(mask.sum(self.dims if self.dims is not None else None, keepdim=True),
-                                       x.shape, None, True)
-
-
-AminBackward0 = make_node_class("AminBackward0", AmaxBackward0.backward, ("self", "result"))
-
-
-def _amaxmin(input, dim, keepdim, is_max):
-    d = input._data
-    dims = _dims(dim, d.ndim) if dim != () else None
-    res = _wrap(xp.asarray((xp.max if is_max else xp.min)(d, axis=dims, keepdims=keepdim)))
-    if input._requires_grad and _state.enabled:
-        node = record(AmaxBackward0 if is_max else AminBackward0, res, (input,), (input, res), saved_output=1)
-        node.dims, node.keepdim = dims, keepdim
-    return res
-
-
-@method()
-def amax(input, dim=(), keepdim=False):
-    return _amaxmin(input, dim, keepdim, True)
-
-
-@method()
-def amin(input, dim=(), keepdim=False):
-    return _amaxmin(input, dim, keepdim, False)
-
-
-def aminmax(input, *, dim=None, keepdim=False):
-    return _ValuesIndices(amin(input, dim if dim is not None else (), keepdim),
-                          amax(input, dim if dim is not None else (), keepdim), "aminmax")
-
-
-def _arg_extreme(input, dim, keepdim, is_max):
-    """argmax/argmin: the index of the first extreme value (NaN counts as the extreme, as in torch)."""
-    d = _nan_first(input._data, is_max)
+def _extreme_dim_kernel(is_max):
+    name = "max" if is_max else "min"
     find = xp.argmax if is_max else xp.argmin
+
+    def kernel(self, dim, keepdim=False):
+        d = _wrap_dim(dim, self.ndim)
+        if not self.ndim:
+            return self.copy(), xp.zeros((), "int64")
+        if self.shape[d] == 0:
+            raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+        idx = find(_nan_first(self, is_max), axis=d, keepdims=True)
+        values = xp.take_along_axis(self, idx, axis=d)
+        if not keepdim:
+            values, idx = values.squeeze(d), idx.squeeze(d)
+        return values, idx.astype("int64", copy=False)
+    kernel.__name__ = f"_{name}_dim_kernel"
+    return kernel
+
+
+def _value_selecting_reduction_backward_kernel(grad, dim, indices, sizes, keepdim):
+    """The gradient of a value-selecting reduction: ``grad`` put where the ``indices`` point."""
+    out = xp.zeros(tuple(sizes), grad.dtype)
+    if not sizes:
+        out[...] = grad
+        return out
+    d = _wrap_dim(dim, len(sizes))
+    if not keepdim:
+        grad, indices = xp.expand_dims(grad, d), xp.expand_dims(indices, d)
+    xp.put_along_axis(out, indices, grad, axis=d)
+    return out
+
+
+value_selecting_reduction_backward_op = defop(
+    "value_selecting_reduction_backward(Tensor grad, int dim, Tensor indices, SymInt[] sizes, bool keepdim) -> Tensor",
+    _value_selecting_reduction_backward_kernel, node="ValueSelectingReductionBackwardBackward0",
+    grad=lambda grad, dim, indices, keepdim: gather_with_keepdimed_indices(grad, dim, indices, keepdim),
+    indices=None)
+
+
+def _select_backward(grad, self_sizes, dim, indices, keepdim):
+    """max(dim), min(dim), median(dim), kthvalue, mode: the gradient goes where the index points."""
+    return aten.value_selecting_reduction_backward(grad, dim, indices, self_sizes, keepdim)
+
+
+def _amax_kernel(is_max):
+    name = "amax" if is_max else "amin"
+
+    def kernel(self, dim=(), keepdim=False):
+        axes = _axes(dim, self.ndim)
+        if self.size == 0:
+            if axes is None:
+                raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
+                                   f"Specify the reduction dim with the 'dim' argument.")
+            for a in axes:
+                if self.shape[a] == 0:
+                    raise IndexError(f"{name}(): Expected reduction dim {a} to have non-zero size.")
+        return xp.asarray((xp.max if is_max else xp.min)(self, axis=axes, keepdims=keepdim))
+    kernel.__name__ = f"_{name}_kernel"
+    return kernel
+
+
+def _aminmax_kernel(self, *, dim=None, keepdim=False):
+    axes = None if dim is None else _axes(dim, self.ndim)
+    if self.size == 0 and (axes is None or builtins.any(self.shape[a] == 0 for a in axes)):
+        raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation has no "
+                           "identity.")
+    if dim is None and keepdim:
+        shape = (1,) * self.ndim
+        return xp.asarray(self.min()).reshape(shape), xp.asarray(self.max()).reshape(shape)
+    return (xp.asarray(xp.min(self, axis=axes, keepdims=keepdim)),
+            xp.asarray(xp.max(self, axis=axes, keepdims=keepdim)))
+
+
+def _amax_backward(grad, self, result, dim, keepdim):
+    g = scale_grad_by_count(restore_reduced_dims(grad, dim, keepdim),
+                            restore_reduced_dims(result, dim, keepdim) == self, dim)
+    return g if g.ndim == self.ndim else g.reshape(tuple(self.shape))   # (a 0-dim input's dim came back)
+
+
+def _aminmax_backward(grads, self, dim, keepdim, min, max):
+    """torch's aminmax_backward: amin's and amax's gradients, summed."""
+    dims = () if dim is None else (dim,)
+    if dim is None and keepdim:       # the outputs kept every dim (as size 1): nothing to restore
+        dims, keepdim = (), True
+    gself = None
+    for g, value in zip(grads, (min, max)):
+        if g is not None:
+            part = _amax_backward(g, self, value, dims, keepdim)
+            gself = part if gself is None else gself + part
+    return gself
+
+
+def _arg_extreme_kernel(is_max):
+    name = "argmax" if is_max else "argmin"
+    find = xp.argmax if is_max else xp.argmin
+
+    def kernel(self, dim=None, keepdim=False):
+        a = _nan_first(self, is_max)
+        if dim is None:
+            if a.size == 0:
+                raise IndexError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")
+            r = xp.asarray(find(a))
+            return r.reshape((1,) * a.ndim) if keepdim else r
+        d = _wrap_dim(dim, a.ndim)
+        if not a.ndim:
+            return xp.zeros((), "int64")
+        if a.shape[d] == 0:
+            raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+        return xp.asarray(find(a, axis=d, keepdims=keepdim))
+    kernel.__name__ = f"_{name}_kernel"
+    return kernel
+
+
+max_op = defop("max(Tensor self) -> Tensor", _extreme_kernel(True), node="MaxBackward1",
+               self=lambda grad, self, result: evenly_distribute_backward(grad, self, result))
+min_op = defop("min(Tensor self) -> Tensor", _extreme_kernel(False), node="MinBackward1",
+               self=lambda grad, self, result: evenly_distribute_backward(grad, self, result))
+max_dim_op = defop("max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
+                   _extreme_dim_kernel(True), node="MaxBackward0", self=_select_backward)
+min_dim_op = defop("min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
+                   _extreme_dim_kernel(False), node="MinBackward0", self=_select_backward)
+amax_op = defop("amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor", _amax_kernel(True),
+                node="AmaxBackward0", self=_amax_backward)
+amin_op = defop("amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor", _amax_kernel(False),
+                node="AminBackward0", self=_amax_backward)
+aminmax_op = defop("aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)",
+                   _aminmax_kernel, node="AminmaxBackward0", self=_aminmax_backward)
+argmax_op = defop("argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", _arg_extreme_kernel(True))
+argmin_op = defop("argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", _arg_extreme_kernel(False))
+MaxBackward0, MaxBackward1, MinBackward0, MinBackward1 = max_dim_op.node, max_op.node, min_dim_op.node, min_op.node
+AmaxBackward0, AminBackward0, AminmaxBackward0 = amax_op.node, amin_op.node, aminmax_op.node
+
+
+def _extreme(fn, input, dim, keepdim, op, dim_op):
+    """torch.max/min: over everything, along one dim (values and indices), or -- given a tensor --
+    the elementwise maximum/minimum."""
+    if isinstance(dim, Tensor):
+        return (maximum if op is max_op else minimum)(input, dim)
     if dim is None:
-        if d.size == 0:
-            raise IndexError(f"{'argmax' if is_max else 'argmin'}(): Expected reduction dim to be specified for "
-                             f"input.numel() == 0.")
-        r = xp.asarray(find(d))
-        return _wrap(r.reshape((1,) * d.ndim) if keepdim else r)
-    return _wrap(find(d, axis=_wrap_dim(dim, d.ndim), keepdims=keepdim))
+        if keepdim:
+            raise TypeError(f"{fn}() received an invalid combination of arguments - got (Tensor, keepdim=bool), "
+                            f"but expected one of: (Tensor input, int dim, bool keepdim)")
+        return op(input)
+    values, indices = dim_op(input, _one_dim(fn, dim), keepdim)
+    return getattr(return_types, fn)((values, indices))
 
 
 @method()
-def argmax(input, dim=None, keepdim=False):
-    return _arg_extreme(input, dim, keepdim, True)
+def max(input, dim=None, keepdim=False, **numpy_names):
+    """The largest element; along ``dim``, the largest values and their indices; given a tensor,
+    the elementwise maximum."""
+    if seam.on:
+        return seam.torch_function(max, (input, dim, keepdim), numpy_names)
+    if numpy_names:
+        dim, keepdim = _numpy_names("max", numpy_names, dim, keepdim)
+    return _extreme("max", input, dim, keepdim, max_op, max_dim_op)
 
 
 @method()
-def argmin(input, dim=None, keepdim=False):
-    return _arg_extreme(input, dim, keepdim, False)
+def min(input, dim=None, keepdim=False, **numpy_names):
+    """The smallest element; along ``dim``, the smallest values and their indices; given a tensor,
+    the elementwise minimum."""
+    if seam.on:
+        return seam.torch_function(min, (input, dim, keepdim), numpy_names)
+    if numpy_names:
+        dim, keepdim = _numpy_names("min", numpy_names, dim, keepdim)
+    return _extreme("min", input, dim, keepdim, min_op, min_dim_op)
 
 
-# ---- statistics -----------------------------------------------------------------------------
-def _correction(unbiased, correction):
-    if correction is not None:
-        return correction
-    if unbiased is None:
-        return 1
-    return 1 if unbiased else 0
+@method()
+def amax(input, dim=(), keepdim=False, **numpy_names):
+    """The largest values over ``dim`` (all dims by default); ties share the gradient evenly."""
+    if seam.on:
+        return seam.torch_function(amax, (input, dim, keepdim), numpy_names)
+    if numpy_names:
+        dim, keepdim = _numpy_names("amax", numpy_names, dim, keepdim)
+    return amax_op(input, _dim_list(dim), keepdim)
 
 
-class VarBackward0(make_node_class("VarBackward0", None, ("self",))):
-    """d var = 2 (x - mean) / (n - correction); with no degrees of freedom left torch gives nan
-    where x equals the mean and inf elsewhere."""
-
-    def backward(self, grad):
-        (x,) = self._unpack_saved()
-        return self.formula(grad, x)
-
-    def formula(self, grad, x):
-        g = _expand_back(grad, x.shape, self.dims, self.keepdim)
-        if self.denom <= 0 and (self.dims is None or x.dim() == 0):
-            from .pointwise import where
-            return g * where(x == x.mean(self.dims, keepdim=True), math.nan, math.inf)
-        return (2.0 / self.denom if self.denom > 0 else math.inf) * g * (x - x.mean(self.dims, keepdim=True))
+@method()
+def amin(input, dim=(), keepdim=False, **numpy_names):
+    """The smallest values over ``dim`` (all dims by default); ties share the gradient evenly."""
+    if seam.on:
+        return seam.torch_function(amin, (input, dim, keepdim), numpy_names)
+    if numpy_names:
+        dim, keepdim = _numpy_names("amin", numpy_names, dim, keepdim)
+    return amin_op(input, _dim_list(dim), keepdim)
 
 
-class StdBackward0(make_node_class("StdBackward0", None, ("self", "result"))):
-    """torch's std_backward: var's derivative of grad / (2 std), taken as 0 where std = 0."""
+@method()
+def aminmax(input, *, dim=None, keepdim=False):
+    """(min, max) in one call: torch.return_types.aminmax."""
+    if seam.on:
+        return seam.torch_function(aminmax, (input,), {"dim": dim, "keepdim": keepdim})
+    low, high = aminmax_op(input, dim=dim, keepdim=keepdim)
+    return return_types.aminmax((low, high))
 
-    def backward(self, grad):
-        x, r = self._unpack_saved()
-        return VarBackward0.formula(self, (grad / (r * 2)).masked_fill(r == 0, 0), x)
+
+@method()
+def argmax(input, dim=None, keepdim=False, **numpy_names):
+    """The index of the first largest element (NaN counts as the largest, as in torch)."""
+    if seam.on:
+        return seam.torch_function(argmax, (input, dim, keepdim), numpy_names)
+    if numpy_names:
+        dim, keepdim = _numpy_names("argmax", numpy_names, dim, keepdim)
+    return argmax_op(input, dim, keepdim)
 
 
-def _var(input, dim, unbiased, keepdim, correction, is_std):
-    if isinstance(dim, bool):  # var(input, unbiased)
-        unbiased, dim = dim, None
-    if input._data.dtype.kind not in "fc" and input.dtype is not _dtype.bfloat16:
-        raise RuntimeError("std and var only support floating point and complex dtypes")
-    c = _correction(unbiased, correction)
-    d = float_array(input)
-    dims = _dims(dim, d.ndim)
-    n = d.size if dims is None else int(xp.prod([d.shape[i] for i in dims]))
-    denom = builtins.max(n - c, 0)
-    if n - c <= 0:
-        import warnings
-        warnings.warn(f"{'std' if is_std else 'var'}(): degrees of freedom is <= 0. Correction should be strictly "
-                      f"less than the reduction factor (input numel divided by output numel).", UserWarning,
-                      stacklevel=3)
-    v = xp.var(d, axis=dims, keepdims=keepdim, ddof=c) if denom > 0 else \
-        xp.full(xp.sum(d, axis=dims, keepdims=keepdim).shape, xp.nan, d.dtype)
-    if is_std:
-        v = xp.sqrt(v)
-    res = _wrap(xp.asarray(v, dtype=d.dtype))
-    if input._requires_grad and _state.enabled:
-        if is_std:
-            node = record(StdBackward0, res, (input,), (input, res), saved_output=1)
+@method()
+def argmin(input, dim=None, keepdim=False, **numpy_names):
+    """The index of the first smallest element (NaN counts as the smallest, as in torch)."""
+    if seam.on:
+        return seam.torch_function(argmin, (input, dim, keepdim), numpy_names)
+    if numpy_names:
+        dim, keepdim = _numpy_names("argmin", numpy_names, dim, keepdim)
+    return argmin_op(input, dim, keepdim)
+
+
+# ==========================================================================================================
+# var, std, var_mean, std_mean
+# ==========================================================================================================
+def _moments_kernel(name, is_std, family="std and var"):
+    """var/std (and the first output of var_mean/std_mean): ``name`` words the warning, ``family``
+    the dtype error, as torch's do."""
+    def kernel(self, dim=None, *, correction=None, keepdim=False):
+        if not _is_float(self):
+            raise RuntimeError(f"{family} only support floating point and complex dtypes")
+        c = 1 if correction is None else correction
+        axes = _axes(dim, self.ndim)
+        n = self.size if axes is None else int(xp.prod([self.shape[a] for a in axes]))
+        if n - c <= 0:
+            warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly less than "
+                          f"the reduction factor (input numel divided by output numel).", UserWarning, stacklevel=5)
+            v = xp.full(xp.sum(self, axis=axes, keepdims=keepdim).shape, xp.nan, self.dtype)
         else:
-            node = record(VarBackward0, res, (input,), (input,))
-        node.dims, node.keepdim, node.denom = dims, keepdim, denom
-    return res
+            v = xp.var(self, axis=axes, keepdims=keepdim, ddof=c)
+        if is_std:
+            v = xp.sqrt(v)
+        return xp.asarray(v, dtype=self.dtype)
+    return kernel
 
 
-@method()
-def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    return _var(input, dim, unbiased, keepdim, correction, False)
+_var_kernel, _std_kernel = _moments_kernel("var", False), _moments_kernel("std", True)
 
 
-@method()
-def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    return _var(input, dim, unbiased, keepdim, correction, True)
+def _with_mean(name, is_std):
+    moment = _moments_kernel(name.split("_")[0], is_std, name)
+
+    def kernel(self, dim=None, *, correction=None, keepdim=False):
+        first = moment(self, dim, correction=correction, keepdim=keepdim)
+        return first, _mean_of(self, _axes(dim, self.ndim), keepdim, self.dtype)
+    return kernel
 
 
-class VarMeanBackward0(make_node_class("VarMeanBackward0", None)):
-    """var_mean/std_mean: one node, two outputs; each output's formula is var's (std's) and mean's."""
-    num_outputs = 2
+var_op = defop("var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> "
+               "Tensor",
+               _var_kernel, node="VarBackward0",
+               self=lambda grad, self, dim, correction, keepdim: var_backward(grad, self, dim, correction, keepdim))
+std_op = defop("std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> "
+               "Tensor",
+               _std_kernel, node="StdBackward0",
+               self=lambda grad, self, result, dim, correction, keepdim: std_backward(
+                   result, grad, self, dim, correction, keepdim))
+var_mean_op = defop("var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, "
+                    "bool keepdim=False) -> (Tensor, Tensor)", _with_mean("var_mean", False), node="VarMeanBackward0",
+                    self=lambda grads, self, dim, correction, keepdim: var_mean_backward(
+                        grads[0], grads[1], self, dim, correction, keepdim))
+std_mean_op = defop("std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, "
+                    "bool keepdim=False) -> (Tensor, Tensor)", _with_mean("std_mean", True), node="StdMeanBackward0",
+                    self=lambda grads, self, result0, dim, correction, keepdim: std_mean_backward(
+                        grads[0], grads[1], self, result0, dim, correction, keepdim))
+VarBackward0, StdBackward0, VarMeanBackward0, StdMeanBackward0 = var_op.node, std_op.node, var_mean_op.node, \
+    std_mean_op.node
 
-    def backward(self, g_var, g_mean):
-        parts = []
-        if g_var is not None:
-            parts.append(self.first_node.backward(g_var))
-        if g_mean is not None:
-            parts.append(self.mean_node.backward(g_mean))
-        return parts[0] if len(parts) == 1 else parts[0] + parts[1]
-
-
-StdMeanBackward0 = make_node_class("StdMeanBackward0", VarMeanBackward0.backward)
-StdMeanBackward0.num_outputs = 2
-
-
-def _moments(input, dim, unbiased, keepdim, correction, is_std):
-    from ..autograd import grad_mode
-    if isinstance(dim, bool):
-        unbiased, dim = dim, None
-    first = _var(input, dim, unbiased, keepdim, correction, is_std)
-    second = mean(input, dim, keepdim)
-    if not (input._requires_grad and _state.enabled):
-        return first, second
-    # the two single-output nodes compute the formulas; one node with two outputs is recorded
-    cls = StdMeanBackward0 if is_std else VarMeanBackward0
-    node = cls.__new__(cls)
-    node.first_node, node.mean_node = first._grad_fn, second._grad_fn
-    a, b = _wrap(first._data), _wrap(second._data)
-    connect(node, (input,), (a, b))
-    return a, b
+_UNSET = object()
 
 
-def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    return _moments(input, dim, unbiased, keepdim, correction, False)
-
-
-def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    return _moments(input, dim, unbiased, keepdim, correction, True)
-
-
-class LinalgVectorNormBackward0(make_node_class("LinalgVectorNormBackward0", None, ("self", "result"))):
-    """torch's norm_backward, formula for formula (so the double backward, and its nan at a zero
-    norm, are torch's too); grad and the norm broadcast over the reduced dims."""
-
-    def backward(self, grad):
-        x, r = self._unpack_saved()
-        p = self.ord
-        if p == 0:
-            return None  # no gradient flows through a count of nonzeros
-        g, n = grad, r
-        if not self.keepdim and x.dim() and self.dims is not None:
-            for d in self.dims:
-                g, n = g.unsqueeze(d), n.unsqueeze(d)
-        if p == 2:
-            return g * (x / n).masked_fill(n == 0, 0)
-        if p == 1:
-            return x.sgn() * g
-        if p == math.inf or p == -math.inf:
-            a = x.abs()
-            mask = (a == n) | a.isnan()
-            return x.sgn() * ((g / mask.sum(self.dims, True)) * mask)
-        if p < 1:
-            return x.sgn() * x.abs().pow(p - 1).masked_fill(x == 0, 0) * g * n.pow(1 - p)
-        if p < 2:
-            return x.sgn() * x.abs().pow(p - 1) * (g / n.pow(p - 1)).masked_fill(n == 0, 0)
-        return x * x.abs().pow(p - 2) * (g / n.pow(p - 1)).masked_fill(n == 0, 0)
-
-
-def vector_norm(input, ord=2, dim=None, keepdim=False, *, dtype=None):
-    d = input._data
-    if d.dtype.kind not in "fc" and input.dtype is not _dtype.bfloat16:
-        raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
-                           f"{input.dtype._legacy}")
-    dims = _dims(dim, d.ndim)
-    a = xp.abs(d)
-    if ord == 2:
-        v = xp.sqrt(xp.sum(a * a, axis=dims, keepdims=keepdim))
-    elif ord == 1:
-        v = xp.sum(a, axis=dims, keepdims=keepdim)
-    elif ord == math.inf:
-        v = xp.max(a, axis=dims, keepdims=keepdim)
-    elif ord == -math.inf:
-        v = xp.min(a, axis=dims, keepdims=keepdim)
-    elif ord == 0:
-        v = xp.sum(a != 0, axis=dims, keepdims=keepdim).astype(d.dtype)
+def _correction_args(fn, input, dim, unbiased, keepdim, correction):
+    """torch's two forms, ``(dim, unbiased, keepdim)`` and ``(dim, *, correction, keepdim)``, as the
+    (dim, correction) the op takes. Called with no options at all, torch leaves correction unset."""
+    if isinstance(dim, bool):            # var(input, unbiased)
+        if unbiased is not None:
+            raise TypeError(f"{fn}() received an invalid combination of arguments - got (Tensor, bool, bool)")
+        dim, unbiased = _UNSET, dim
+    if correction is not _UNSET:
+        if unbiased is not None:
+            raise TypeError(f"{fn}() received an invalid combination of arguments - got (correction=int, "
+                            f"unbiased=bool), but expected one of: (Tensor input, tuple of ints dim, bool unbiased, "
+                            f"bool keepdim) or (Tensor input, tuple of ints dim, *, Number correction, bool keepdim)")
+    elif unbiased is not None:
+        correction = 1 if unbiased else 0
+    elif dim is _UNSET and not keepdim:
+        correction = None
     else:
-        v = xp.sum(a ** ord, axis=dims, keepdims=keepdim) ** (1.0 / ord)
-    res = _wrap(xp.asarray(v, dtype=d.dtype))
-    if input._requires_grad and _state.enabled:
-        node = record(LinalgVectorNormBackward0, res, (input,), (input, res), saved_output=1)
-        node.ord, node.dims, node.keepdim = ord, dims, keepdim
-    return res
+        correction = 1
+    dim = None if dim is _UNSET or dim is None else _dim_list(dim)
+    return dim, correction
+
+
+def _var_like(fn, op, input, dim, unbiased, keepdim, correction, numpy_names):
+    if numpy_names:
+        dim, keepdim = _numpy_names(fn, numpy_names, None if dim is _UNSET else dim, keepdim)
+    dim, correction = _correction_args(fn, input, dim, unbiased, keepdim, correction)
+    return op(input, dim, correction=correction, keepdim=keepdim)
 
 
 @method()
-def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
-    if not isinstance(p, (int, float, str)) and p is not None:
+def var(input, dim=_UNSET, unbiased=None, keepdim=False, *, correction=_UNSET, **numpy_names):
+    """The variance over ``dim``: ``sum((x - mean)^2) / (n - correction)`` (correction 1 by default)."""
+    if seam.on:
+        return seam.torch_function(var, (input, dim, unbiased, keepdim), dict(numpy_names, correction=correction))
+    return _var_like("var", var_op, input, dim, unbiased, keepdim, correction, numpy_names)
+
+
+@method()
+def std(input, dim=_UNSET, unbiased=None, keepdim=False, *, correction=_UNSET, **numpy_names):
+    """The standard deviation over ``dim``: ``sqrt(var)``."""
+    if seam.on:
+        return seam.torch_function(std, (input, dim, unbiased, keepdim), dict(numpy_names, correction=correction))
+    return _var_like("std", std_op, input, dim, unbiased, keepdim, correction, numpy_names)
+
+
+def var_mean(input, dim=_UNSET, unbiased=None, keepdim=False, *, correction=_UNSET, **numpy_names):
+    """(var, mean) in one call, one node: VarMeanBackward0."""
+    if seam.on:
+        return seam.torch_function(var_mean, (input, dim, unbiased, keepdim), dict(numpy_names, correction=correction))
+    return _var_like("var_mean", var_mean_op, input, dim, unbiased, keepdim, correction, numpy_names)
+
+
+def std_mean(input, dim=_UNSET, unbiased=None, keepdim=False, *, correction=_UNSET, **numpy_names):
+    """(std, mean) in one call, one node: StdMeanBackward0."""
+    if seam.on:
+        return seam.torch_function(std_mean, (input, dim, unbiased, keepdim), dict(numpy_names, correction=correction))
+    return _var_like("std_mean", std_mean_op, input, dim, unbiased, keepdim, correction, numpy_names)
+
+
+# ==========================================================================================================
+# norms, logsumexp
+# ==========================================================================================================
+def _vector_norm_kernel(self, ord=2, dim=None, keepdim=False, *, dtype=None):
+    if not _is_float(self):
+        raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
+                           f"{_DTYPE_OF[self.dtype]._legacy}")
+    if dtype is not None:
+        self = self.astype(dtype.numpy_dtype)
+    axes = _axes(dim, self.ndim)
+    a = xp.abs(self)
+    if ord == 2:
+        v = xp.sqrt(xp.sum(a * a, axis=axes, keepdims=keepdim))
+    elif ord == 1:
+        v = xp.sum(a, axis=axes, keepdims=keepdim)
+    elif ord == math.inf:
+        v = xp.max(a, axis=axes, keepdims=keepdim)
+    elif ord == -math.inf:
+        v = xp.min(a, axis=axes, keepdims=keepdim)
+    elif ord == 0:
+        v = xp.sum(a != 0, axis=axes, keepdims=keepdim)
+    else:
+        v = xp.sum(a ** ord, axis=axes, keepdims=keepdim) ** (1.0 / ord)
+    return xp.asarray(v, dtype=a.dtype)
+
+
+def _logsumexp_kernel(self, dim, keepdim=False):
+    if not _is_float(self):
+        self = self.astype(_dtype.get_default_dtype().numpy_dtype)
+    if isinstance(dim, (list, tuple)) and not dim and self.ndim:   # torch 2.13 fails on it, so do we
+        raise RuntimeError(f"output with shape [] doesn't match the broadcast shape {[1] * self.ndim}")
+    axes = _axes(dim, self.ndim)
+    if self.size == 0:
+        m = xp.zeros_like(xp.sum(self, axis=axes, keepdims=True))
+    else:
+        m = xp.max(self, axis=axes, keepdims=True)
+        m = xp.where(xp.isfinite(m), m, 0)
+    with xp.errstate(divide="ignore"):         # log(0) = -inf, as torch gives for an all -inf row
+        v = xp.log(xp.sum(xp.exp(self - m), axis=axes, keepdims=True)) + m
+    if not keepdim:
+        v = v.reshape(()) if axes is None else v.squeeze(axes)
+    return xp.asarray(v, dtype=self.dtype)
+
+
+vector_norm_op = defop("linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, "
+                       "ScalarType? dtype=None) -> Tensor", _vector_norm_kernel, node="LinalgVectorNormBackward0",
+                       self=lambda grad, self, ord, result, dim, keepdim: norm_backward(
+                           grad, self, ord, result, dim, keepdim))
+logsumexp_op = defop("logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor", _logsumexp_kernel,
+                     node="LogsumexpBackward0",
+                     self=lambda grad, self, result, dim, keepdim: logsumexp_backward(grad, self, result, dim, keepdim))
+LinalgVectorNormBackward0, LogsumexpBackward0 = vector_norm_op.node, logsumexp_op.node
+
+
+def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
+    """torch.linalg.vector_norm: ``(sum |x|^ord)^(1/ord)`` over ``dim`` (every element by default)."""
+    if seam.on:
+        return seam.torch_function(vector_norm, (x, ord, dim, keepdim), {"dtype": dtype})
+    if isinstance(ord, str) or not isinstance(ord, (int, float)):
+        raise TypeError(f"linalg_vector_norm(): argument 'ord' (position 2) must be Number, not {type(ord).__name__}")
+    return vector_norm_op(x, ord, None if dim is None else _dim_list(dim), keepdim, dtype=dtype)
+
+
+@method()
+def norm(input, p="fro", dim=None, keepdim=False, dtype=None, **numpy_names):
+    """torch.norm / Tensor.norm: a vector p-norm (``'fro'`` is the 2-norm; ``'nuc'`` the nuclear
+    norm of matrices) -- torch routes it to linalg.vector_norm and records that node."""
+    if seam.on:
+        return seam.torch_function(norm, (input, p, dim, keepdim, dtype), numpy_names)
+    if numpy_names:
+        dim, keepdim = _numpy_names("norm", numpy_names, dim, keepdim)
+    if p is not None and not isinstance(p, (int, float, str)):
         raise TypeError(f"linalg_vector_norm(): argument 'ord' (position 2) must be Number, not {type(p).__name__}")
+    if p == "nuc":
+        from ..linalg import matrix_norm     # (glasstorch.linalg imports this module)
+        return matrix_norm(input, "nuc", dim if dim is not None else (-2, -1), keepdim)
     if p == "fro" or p is None:
         p = 2
-    if p == "nuc":
-        from .linalg import matrix_norm
-        return matrix_norm(input, "nuc", dim or (-2, -1), keepdim)
-    return vector_norm(input, p, dim, keepdim)
-
-
-class LogsumexpBackward0(make_node_class("LogsumexpBackward0", None, ("self", "result"))):
-    def backward(self, grad):
-        x, r = self._unpack_saved()
-        return _expand_back(grad, x.shape, self.dims, self.keepdim) * \
-            (x - _expand_back(r, x.shape, self.dims, self.keepdim)).exp()
+    return vector_norm_op(input, p, None if dim is None else _dim_list(dim), keepdim, dtype=dtype)
 
 
 @method()
-def logsumexp(input, dim, keepdim=False):
-    d = float_array(input)
-    if isinstance(dim, (list, tuple)) and not dim and d.ndim:  # torch 2.13 fails on it, so do we
-        raise RuntimeError(f"output with shape [] doesn't match the broadcast shape {[1] * d.ndim}")
-    dims = _dims(dim, d.ndim)
-    if d.size == 0:
-        m = xp.zeros_like(xp.sum(d, axis=dims, keepdims=True))
-    else:
-        m = xp.max(d, axis=dims, keepdims=True)
-        m = xp.where(xp.isfinite(m), m, 0)
-    v = xp.log(xp.sum(xp.exp(d - m), axis=dims, keepdims=True)) + m
-    if not keepdim:
-        v = v.squeeze(dims) if dims is not None else v.reshape(())
-    res = _wrap(xp.asarray(v, dtype=d.dtype))
-    if input._requires_grad and _state.enabled:
-        node = record(LogsumexpBackward0, res, (input,), (input, res), saved_output=1)
-        node.dims, node.keepdim = dims, keepdim
-    return res
+def logsumexp(input, dim=None, keepdim=False, **numpy_names):
+    """``log(sum(exp(x)))`` over ``dim``, computed without overflow."""
+    if seam.on:
+        return seam.torch_function(logsumexp, (input, dim, keepdim), numpy_names)
+    if numpy_names:
+        dim, keepdim = _numpy_names("logsumexp", numpy_names, dim, keepdim)
+    _required_dim("logsumexp", dim)
+    return logsumexp_op(input, _dim_list(dim), keepdim)
 
 
-# ---- softmax --------------------------------------------------------------------------------
-class SoftmaxBackward0(make_node_class("SoftmaxBackward0", None, ("result",))):
-    def backward(self, grad):
-        (y,) = self._unpack_saved()
-        gy = grad * y
-        return gy - y * gy.sum(self.dim, keepdim=True)
+# ==========================================================================================================
+# softmax, log_softmax
+# ==========================================================================================================
+def _softmax_family_kernel(name, log):
+    def kernel(self, dim, half_to_float):
+        if not _is_float(self):
+            if self.size:
+                last = self.ndim == 0 or dim in (-1, self.ndim - 1)
+                raise NotImplementedError(f'"{name}{"_lastdim" if last else ""}_kernel_impl" not implemented for '
+                                          f"'{_DTYPE_OF[self.dtype]._legacy}'")
+            return self.copy()             # (torch's refusing kernel never runs on an empty tensor)
+        if self.ndim == 0:
+            return xp.zeros_like(self) if log else xp.ones_like(self)
+        d = _wrap_dim(dim, self.ndim)
+        shifted = self - self.max(axis=d, keepdims=True)
+        if log:
+            shifted -= xp.log(xp.exp(shifted).sum(axis=d, keepdims=True))
+            return shifted
+        xp.exp(shifted, out=shifted)
+        shifted /= shifted.sum(axis=d, keepdims=True)
+        return shifted
+    kernel.__name__ = f"_{name}_kernel"
+    return kernel
 
 
-class LogSoftmaxBackward0(make_node_class("LogSoftmaxBackward0", None, ("result",))):
-    def backward(self, grad):
-        (y,) = self._unpack_saved()
-        return grad - y.exp() * grad.sum(self.dim, keepdim=True)
+def _softmax_backward_data_kernel(grad_output, output, dim, input_dtype):
+    """y (g - sum(g y)): the softmax's vector-Jacobian product."""
+    gy = grad_output * output
+    if not output.ndim:
+        return gy - output * gy
+    gy -= output * gy.sum(axis=_wrap_dim(dim, output.ndim), keepdims=True)
+    return gy
 
 
-def _softmax_dim(input, dim, fn, dtype=None):
-    if dtype is None and input._data.dtype.kind not in "fc" and input.dtype is not _dtype.bfloat16 \
-            and input._data.size:  # (torch's kernel, the one that refuses ints, never runs on an empty tensor)
-        nd = input._data.ndim
-        last = dim is None or nd == 0 or _wrap_dim(dim, nd) == nd - 1
-        raise NotImplementedError(f'"{fn}{"_lastdim" if last else ""}_kernel_impl" not implemented for '
-                                  f"'{input.dtype._legacy}'")
+def _log_softmax_backward_data_kernel(grad_output, output, dim, input_dtype):
+    """g - exp(y) sum(g): the log-softmax's vector-Jacobian product."""
+    if not output.ndim:
+        return grad_output - xp.exp(output) * grad_output
+    return grad_output - xp.exp(output) * grad_output.sum(axis=_wrap_dim(dim, output.ndim), keepdims=True)
+
+
+softmax_op = defop("_softmax(Tensor self, int dim, bool half_to_float) -> Tensor",
+                   _softmax_family_kernel("softmax", False), node="SoftmaxBackward0",
+                   self=lambda grad, result, dim: aten._softmax_backward_data(grad, result, dim, result.dtype))
+log_softmax_op = defop("_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor",
+                       _softmax_family_kernel("log_softmax", True), node="LogSoftmaxBackward0",
+                       self=lambda grad, result, dim: aten._log_softmax_backward_data(grad, result, dim, result.dtype))
+softmax_backward_data_op = defop(
+    "_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor",
+    _softmax_backward_data_kernel, node="SoftmaxBackwardDataBackward0",
+    grad_output=lambda grad, output, dim, input_dtype: aten._softmax_backward_data(grad, output, dim, input_dtype),
+    output=lambda grad, grad_output, dim, output: softmax_double_backward(grad, grad_output, dim, output))
+log_softmax_backward_data_op = defop(
+    "_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor",
+    _log_softmax_backward_data_kernel, node="LogSoftmaxBackwardDataBackward0",
+    grad_output=lambda grad, output, dim: grad - aten.sum.dim_IntList(grad * aten.exp(output), [dim], True),
+    output=lambda grad, grad_output, dim, output: -aten.sum.dim_IntList(grad_output, [dim], True) *
+    aten.exp(output) * grad)
+SoftmaxBackward0, LogSoftmaxBackward0 = softmax_op.node, log_softmax_op.node
+
+
+def _softmax_dim(input, dim, fn):
+    """The dim to normalise over: torch's deprecated implicit choice when none is given."""
+    nd = input._data.ndim
     if dim is None:
-        import warnings
         warnings.warn(f"Implicit dimension choice for {fn} has been deprecated. Change the call to include dim=X as "
-                      f"an argument.", stacklevel=3)
-        nd = input._data.ndim
-        dim = 0 if nd in (0, 1, 3) else 1
-    return _wrap_dim(dim, input._data.ndim)
+                      f"an argument.", stacklevel=4)
+        return 0 if nd in (0, 1, 3) else 1
+    return _wrap_dim(dim, nd)
 
 
 @method()
 def softmax(input, dim=None, dtype=None, *, _stacklevel=3):
-    dd = _softmax_dim(input, dim, "softmax", dtype)
-    d = input._data if dtype is None else input._data.astype(dtype.numpy_dtype)
-    if d.dtype.kind not in "fc" and input.dtype is not _dtype.bfloat16:  # only an empty int tensor gets here
-        return _wrap(d.copy())
-    if d.ndim == 0:
-        y = xp.ones_like(d)
-    else:
-        e = xp.exp(d - xp.max(d, axis=dd, keepdims=True))
-        y = e / xp.sum(e, axis=dd, keepdims=True)
-    res = _wrap(y)
-    if input._requires_grad and _state.enabled:
-        record(SoftmaxBackward0, res, (input,), (res,), saved_output=0).dim = dd
-    return res
+    """``exp(x) / sum(exp(x))`` along ``dim``; ``dtype=`` casts the input first (ToCopyBackward0)."""
+    if seam.on:
+        return seam.torch_function(softmax, (input, dim, dtype), {})
+    d = _softmax_dim(input, dim, "softmax")
+    if dtype is not None:
+        input = input.to(dtype)
+    return softmax_op(input, d, False)
 
 
 @method()
 def log_softmax(input, dim=None, dtype=None, *, _stacklevel=3):
-    dd = _softmax_dim(input, dim, "log_softmax", dtype)
-    d = input._data if dtype is None else input._data.astype(dtype.numpy_dtype)
-    if d.dtype.kind not in "fc" and input.dtype is not _dtype.bfloat16:  # only an empty int tensor gets here
-        return _wrap(d.copy())
-    if d.ndim == 0:
-        y = xp.zeros_like(d)
-    else:
-        s = d - xp.max(d, axis=dd, keepdims=True)
-        y = s - xp.log(xp.sum(xp.exp(s), axis=dd, keepdims=True))
-    res = _wrap(y)
-    if input._requires_grad and _state.enabled:
-        record(LogSoftmaxBackward0, res, (input,), (res,), saved_output=0).dim = dd
-    return res
+    """``x - logsumexp(x)`` along ``dim``; ``dtype=`` casts the input first (ToCopyBackward0)."""
+    if seam.on:
+        return seam.torch_function(log_softmax, (input, dim, dtype), {})
+    d = _softmax_dim(input, dim, "log_softmax")
+    if dtype is not None:
+        input = input.to(dtype)
+    return log_softmax_op(input, d, False)
 
 
-# ---- scans ----------------------------------------------------------------------------------
-class CumsumBackward0(make_node_class("CumsumBackward0", None)):
-    def backward(self, grad):
-        return grad.flip(self.dim).cumsum(self.dim).flip(self.dim)
+# ==========================================================================================================
+# cumsum, cumprod, cummax, cummin
+# ==========================================================================================================
+def _scan_kernel(scan):
+    def kernel(self, dim, *, dtype=None):
+        d = _wrap_dim(dim, self.ndim)
+        acc = _accumulate_dtype(self, dtype) or self.dtype
+        if not self.ndim:
+            return self.astype(acc)
+        return scan(self, axis=d, dtype=acc)
+    kernel.__name__ = f"_{scan.__name__}_kernel"
+    return kernel
 
 
-@method()
-def cumsum(input, dim, *, dtype=None):
-    d = input._data
-    dd = _wrap_dim(dim, d.ndim)
-    acc = dtype.numpy_dtype if dtype else ("int64" if d.dtype.kind in "biu" else d.dtype)
-    r = xp.cumsum(d, axis=dd, dtype=acc) if d.ndim else d.astype(acc)
-    res = _wrap(r)
-    if input._requires_grad and _state.enabled:
-        record(CumsumBackward0, res, (input,)).dim = dd
-    return res
+def _cumulative_extreme_kernel(is_max):
+    def kernel(self, dim):
+        d = _wrap_dim(dim, self.ndim)
+        if not self.ndim:
+            return self.copy(), xp.zeros((), "int64")
+        values = (xp.maximum if is_max else xp.minimum).accumulate(self, axis=d)
+        positions = xp.arange(self.shape[d]).reshape([-1 if i == d else 1 for i in range(self.ndim)])
+        # the index of the last element equal to the running extreme (torch's rule for ties)
+        indices = xp.maximum.accumulate(xp.where(self == values, positions, 0), axis=d)
+        return values, indices.astype("int64", copy=False)
+    return kernel
 
 
-class CumprodBackward0(make_node_class("CumprodBackward0", None, ("self", "result"))):
-    def backward(self, grad):
-        x, r = self._unpack_saved()
-        d = self.dim
-        if not bool((x == 0).any()):
-            return (grad * r).flip(d).cumsum(d).flip(d) / x
-        # exact with zeros: d out_j / d x_i = prod_{k<=j, k!=i} x_k
-        n = x.shape[d]
-        parts = []
-        for i in range(n):
-            others = x.masked_fill(_onehot_mask(x, d, i), 1)
-            cp = others.cumprod(d)
-            g = (grad * cp).narrow(d, i, n - i).sum(d, keepdim=True)
-            parts.append(g)
-        from .joining import cat
-        return cat(parts, d)
-
-
-def _onehot_mask(x, d, i):
-    m = xp.zeros(x.shape, dtype=bool)
-    idx = [builtins.slice(None)] * x.dim()
-    idx[d] = i
-    m[tuple(idx)] = True
-    return _wrap(m)
+cumsum_op = defop("cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor", _scan_kernel(xp.cumsum),
+                  node="CumsumBackward0", self=lambda grad, dim: cumsum_backward(grad, dim))
+cumprod_op = defop("cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor", _scan_kernel(xp.cumprod),
+                   node="CumprodBackward0",
+                   self=lambda grad, self, dim, result: cumprod_backward(grad, self, dim, result))
+cummax_op = defop("cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)", _cumulative_extreme_kernel(True),
+                  node="CummaxBackward0",
+                  self=lambda grad, self, dim, indices: aten.scatter_add(aten.zeros_like(self), dim, indices, grad))
+cummin_op = defop("cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)", _cumulative_extreme_kernel(False),
+                  node="CumminBackward0",
+                  self=lambda grad, self, dim, indices: aten.scatter_add(aten.zeros_like(self), dim, indices, grad))
+CumsumBackward0, CumprodBackward0, CummaxBackward0, CumminBackward0 = cumsum_op.node, cumprod_op.node, \
+    cummax_op.node, cummin_op.node
 
 
 @method()
-def cumprod(input, dim, *, dtype=None):
-    d = input._data
-    dd = _wrap_dim(dim, d.ndim)
-    acc = dtype.numpy_dtype if dtype else ("int64" if d.dtype.kind in "biu" else d.dtype)
-    res = _wrap(xp.cumprod(d, axis=dd, dtype=acc) if d.ndim else d.astype(acc))
-    if input._requires_grad and _state.enabled:
-        record(CumprodBackward0, res, (input,), (input, res), saved_output=1).dim = dd
-    return res
+def cumsum(input, dim=None, *, dtype=None, **numpy_names):
+    """Running sums along ``dim``."""
+    if seam.on:
+        return seam.torch_function(cumsum, (input, dim), dict(numpy_names, dtype=dtype))
+    if numpy_names:
+        dim, _ = _numpy_names("cumsum", numpy_names, dim, False)
+    _required_dim("cumsum", dim)
+    return cumsum_op(input, dim, dtype=dtype)
 
 
-class CummaxBackward0(make_node_class("CummaxBackward0", None, ("indices",))):
-    """Each running max's gradient goes to the element it came from."""
-
-    def backward(self, grad, _unused=None):
-        (idx,) = self._unpack_saved()
-        if not idx.dim():
-            return grad
-        from .creation import zeros
-        return zeros(idx.shape, dtype=grad.dtype).scatter_add(self.dim, idx, grad)
-
-
-CumminBackward0 = make_node_class("CumminBackward0", CummaxBackward0.backward, ("indices",))
-CummaxBackward0.num_outputs = CumminBackward0.num_outputs = 2
-
-
-def _cumext(input, dim, is_max):
-    d = input._data
-    dd = _wrap_dim(dim, d.ndim)
-    if d.ndim == 0:
-        vals, idx = d.copy(), xp.zeros((), "int64")
-    else:
-        ufunc = xp.maximum if is_max else xp.minimum
-        vals = ufunc.accumulate(d, axis=dd)
-        ar = xp.arange(d.shape[dd]).reshape([-1 if i == dd else 1 for i in range(d.ndim)])
-        # the index of the last element equal to the running extreme (torch's tie rule)
-        idx = xp.maximum.accumulate(xp.where(d == vals, ar, 0), axis=dd)
-    values, indices = _wrap(vals), _wrap(idx.astype("int64"))
-    if input._requires_grad and _state.enabled:
-        cls = CummaxBackward0 if is_max else CumminBackward0
-        node = cls.__new__(cls)
-        node.dim = dd
-        connect(node, (input,), (values, None), (indices,))
-    return _ValuesIndices(values, indices, "cummax" if is_max else "cummin")
+@method()
+def cumprod(input, dim=None, *, dtype=None, **numpy_names):
+    """Running products along ``dim`` (its gradient is exact with zeros)."""
+    if seam.on:
+        return seam.torch_function(cumprod, (input, dim), dict(numpy_names, dtype=dtype))
+    if numpy_names:
+        dim, _ = _numpy_names("cumprod", numpy_names, dim, False)
+    _required_dim("cumprod", dim)
+    return cumprod_op(input, dim, dtype=dtype)
 
 
 @method()
 def cummax(input, dim):
-    return _cumext(input, dim, True)
+    """Running maxima along ``dim`` and where each came from."""
+    if seam.on:
+        return seam.torch_function(cummax, (input, dim), {})
+    values, indices = cummax_op(input, dim)
+    return return_types.cummax((values, indices))
 
 
 @method()
 def cummin(input, dim):
-    return _cumext(input, dim, False)
+    """Running minima along ``dim`` and where each came from."""
+    if seam.on:
+        return seam.torch_function(cummin, (input, dim), {})
+    values, indices = cummin_op(input, dim)
+    return return_types.cummin((values, indices))
 
 
-# ---- logical reductions -----------------------------------------------------------------------
-def _logical_dims(dim, ndim):
-    # any/all with an empty dim list reduce nothing (elsewhere torch reduces everything)
-    return () if isinstance(dim, (list, tuple)) and not dim else _dims(dim, ndim)
+# ==========================================================================================================
+# any, all, count_nonzero
+# ==========================================================================================================
+def _logical_kernel(reduce, keep_uint8=True):
+    def kernel(self, dim=None, keepdim=False):
+        # any/all over an empty dim list reduce nothing (elsewhere an empty list means every dim)
+        axes = () if isinstance(dim, (list, tuple)) and not dim else _axes(dim, self.ndim)
+        r = xp.asarray(reduce(self, axis=axes, keepdims=keepdim))
+        return r.astype("uint8") if self.dtype == xp.uint8 else r
+    return kernel
 
 
-@method()
-def any(input, dim=None, keepdim=False):
-    return _wrap(xp.asarray(xp.any(input._data, axis=_logical_dims(dim, input._data.ndim), keepdims=keepdim)))
+def _count_nonzero_kernel(self, dim=None):
+    axes = None if isinstance(dim, (list, tuple)) and not dim else _axes(dim, self.ndim)
+    return xp.asarray(xp.count_nonzero(self, axis=axes)).astype("int64")
 
 
-@method()
-def all(input, dim=None, keepdim=False):
-    return _wrap(xp.asarray(xp.all(input._data, axis=_logical_dims(dim, input._data.ndim), keepdims=keepdim)))
+any_op = defop("any(Tensor self) -> Tensor", _logical_kernel(xp.any))
+any_dim_op = defop("any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor", _logical_kernel(xp.any))
+any_dims_op = defop("any.dims(Tensor self, int[1]? dim=None, bool keepdim=False) -> Tensor", _logical_kernel(xp.any))
+all_op = defop("all(Tensor self) -> Tensor", _logical_kernel(xp.all))
+all_dim_op = defop("all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor", _logical_kernel(xp.all))
+all_dims_op = defop("all.dims(Tensor self, int[1]? dim=None, bool keepdim=False) -> Tensor", _logical_kernel(xp.all))
+count_nonzero_op = defop("count_nonzero(Tensor self, int? dim=None) -> Tensor", _count_nonzero_kernel)
+count_nonzero_dims_op = defop("count_nonzero.dim_IntList(Tensor self, int[] dim) -> Tensor", _count_nonzero_kernel)
 
 
-@method()
-def count_nonzero(input, dim=None):
-    return _wrap(xp.asarray(xp.count_nonzero(input._data, axis=_dims(dim, input._data.ndim))).astype("int64"))
-
-
-# ---- sorting ----------------------------------------------------------------------------------
-class SortBackward0(make_node_class("SortBackward0", None, ("indices",))):
-    """The values' gradient goes back to where each value came from."""
-
-    def backward(self, grad, _unused=None):
-        (idx,) = self._unpack_saved()
-        if not self.self_sizes:
-            return grad
-        from .creation import zeros
-        return zeros(self.self_sizes, dtype=grad.dtype).scatter(self.dim, idx, grad)
-
-
-SortBackward1 = make_node_class("SortBackward1", SortBackward0.backward, ("indices",))  # sort(stable=...)
-TopkBackward0 = make_node_class("TopkBackward0", SortBackward0.backward, ("indices",))
-SortBackward0.num_outputs = SortBackward1.num_outputs = TopkBackward0.num_outputs = 2
-
-
-def _sorted_indices(d, dim, descending, stable=True):
-    key = -d if descending and d.dtype.kind in "fiu" and d.dtype.kind != "u" else d
-    if descending and d.dtype.kind in "ub":
-        idx = xp.flip(xp.argsort(xp.flip(d, dim), axis=dim, kind="stable"), dim)
-        return d.shape[dim] - 1 - idx
-    if d.dtype.kind == "f":  # NaN sorts as the largest value, as torch does
-        key = xp.where(xp.isnan(d), -xp.inf if descending else xp.inf, key) if descending else key
-    return xp.argsort(key, axis=dim, kind="stable")
+def _logical(fn, input, dim, keepdim, plain, one, many):
+    if dim is None:
+        return many(input, None, keepdim) if keepdim else plain(input)
+    if isinstance(dim, int):
+        return one(input, dim, keepdim)
+    return many(input, tuple(dim), keepdim)
 
 
 @method()
-def sort(input, dim=-1, descending=False, stable=None):
-    """Sorted values and their indices; ``stable=`` (torch's sort.stable overload) records SortBackward1."""
-    d = input._data
-    dd = _wrap_dim(dim, d.ndim)
-    if d.ndim == 0:
-        values, indices = _wrap(d.copy()), _wrap(xp.zeros((), "int64"))
-    else:
-        idx = _sorted_indices(d, dd, descending)
-        values, indices = _wrap(xp.take_along_axis(d, idx, axis=dd)), _wrap(idx.astype("int64"))
-    if input._requires_grad and _state.enabled:
-        cls = SortBackward0 if stable is None else SortBackward1
-        node = cls.__new__(cls)
-        node.self_sizes, node.dim = d.shape, dd
-        connect(node, (input,), (values, None), (indices,))
-    return _ValuesIndices(values, indices, "sort")
+def any(input, dim=None, keepdim=False, **numpy_names):
+    """Whether any element is nonzero (over ``dim``)."""
+    if seam.on:
+        return seam.torch_function(any, (input, dim, keepdim), numpy_names)
+    if numpy_names:
+        dim, keepdim = _numpy_names("any", numpy_names, dim, keepdim)
+    return _logical("any", input, dim, keepdim, any_op, any_dim_op, any_dims_op)
 
 
 @method()
-def argsort(input, dim=-1, descending=False, stable=False):
-    return sort(input, dim, descending)[1]
+def all(input, dim=None, keepdim=False, **numpy_names):
+    """Whether every element is nonzero (over ``dim``)."""
+    if seam.on:
+        return seam.torch_function(all, (input, dim, keepdim), numpy_names)
+    if numpy_names:
+        dim, keepdim = _numpy_names("all", numpy_names, dim, keepdim)
+    return _logical("all", input, dim, keepdim, all_op, all_dim_op, all_dims_op)
 
 
 @method()
-def topk(input, k, dim=-1, largest=True, sorted=True):
-    d = input._data
-    dd = _wrap_dim(dim, d.ndim) if d.ndim else 0
-    n = d.shape[dd] if d.ndim else 1
+def count_nonzero(input, dim=None, **numpy_names):
+    """How many elements are nonzero (over ``dim``)."""
+    if seam.on:
+        return seam.torch_function(count_nonzero, (input, dim), numpy_names)
+    if numpy_names:
+        dim, _ = _numpy_names("count_nonzero", numpy_names, dim, False)
+    if dim is None or isinstance(dim, int):
+        return count_nonzero_op(input, dim)
+    return count_nonzero_dims_op(input, tuple(dim))
+
+
+# ==========================================================================================================
+# sort, argsort, topk, kthvalue, median, nanmedian, mode
+# ==========================================================================================================
+def _sorted_indices(a, dim, descending):
+    """A stable argsort along ``dim``; NaN sorts as the largest value, as in torch."""
+    if descending:
+        if a.dtype.kind in "ub":      # no negation: sort the reversed array, map the indices back
+            return a.shape[dim] - 1 - xp.flip(xp.argsort(xp.flip(a, dim), axis=dim, kind="stable"), dim)
+        key = -a
+        if a.dtype.kind == "f":
+            key = xp.where(xp.isnan(a), -xp.inf, key)
+        return xp.argsort(key, axis=dim, kind="stable")
+    return xp.argsort(a, axis=dim, kind="stable")
+
+
+def _sort_kernel(self, dim=-1, descending=False):
+    d = _wrap_dim(dim, self.ndim)
+    if not self.ndim:
+        return self.copy(), xp.zeros((), "int64")
+    idx = _sorted_indices(self, d, descending)
+    return xp.take_along_axis(self, idx, axis=d), idx.astype("int64", copy=False)
+
+
+def _sort_stable_kernel(self, *, stable, dim=-1, descending=False):
+    return _sort_kernel(self, dim, descending)
+
+
+def _topk_kernel(self, k, dim=-1, largest=True, sorted=True):
+    d = _wrap_dim(dim, self.ndim) if self.ndim else 0
+    n = self.shape[d] if self.ndim else 1
     if k > n or k < 0:
         raise RuntimeError("selected index k out of range")
-    idx = _sorted_indices(d, dd, largest)
-    idx = xp.take(idx, xp.arange(k), axis=dd) if d.ndim else idx
-    vals = xp.take_along_axis(d, idx, axis=dd) if d.ndim else d.copy()
-    values, indices = _wrap(vals), _wrap(idx.astype("int64"))
-    if input._requires_grad and _state.enabled:
-        node = TopkBackward0.__new__(TopkBackward0)
-        node.self_sizes, node.dim = d.shape, dd
-        connect(node, (input,), (values, None), (indices,))
-    return _ValuesIndices(values, indices, "topk")
+    if not self.ndim:
+        return self.copy(), xp.zeros((), "int64")
+    idx = xp.take(_sorted_indices(self, d, largest), xp.arange(k), axis=d)
+    return xp.take_along_axis(self, idx, axis=d), idx.astype("int64", copy=False)
 
 
-KthvalueBackward0 = make_node_class("KthvalueBackward0", MaxBackward0.backward, ("indices",))
-MedianBackward1 = make_node_class("MedianBackward1", MaxBackward0.backward, ("indices",))
-MedianBackward0 = make_node_class("MedianBackward0", MaxBackward1.backward, ("self", "result"))
-KthvalueBackward0.num_outputs = MedianBackward1.num_outputs = 2
+def _kth_smallest(self, k, d, keepdim, name):
+    """The k-th smallest along ``d`` (1-based) and its index."""
+    if not self.ndim:
+        return self.copy(), xp.zeros((), "int64")
+    n = self.shape[d]
+    if n == 0:
+        raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+    idx = xp.take(_sorted_indices(self, d, False), [k - 1], axis=d)
+    values = xp.take_along_axis(self, idx, axis=d)
+    if not keepdim:
+        values, idx = values.squeeze(d), idx.squeeze(d)
+    return values, idx.astype("int64", copy=False)
 
 
-def _select_kth(input, k, dim, keepdim, node_cls, name):
-    """The k-th smallest along dim (1-based) and its index: one node, as torch records it."""
-    d = input._data
-    dd = _wrap_dim(dim, d.ndim)
-    if d.ndim == 0:
-        vals, idx = d.copy(), xp.zeros((), "int64")
-    else:
-        n = d.shape[dd]
-        if not 1 <= k <= n:
-            raise IndexError(f"{name}(): selected number k out of range for dimension {dd}")
-        idx = xp.take(_sorted_indices(d, dd, False), [k - 1], axis=dd)
-        vals = xp.take_along_axis(d, idx, axis=dd)
+def _kthvalue_kernel(self, k, dim=-1, keepdim=False):
+    d = _wrap_dim(dim, self.ndim)
+    n = self.shape[d] if self.ndim else 1
+    if not 1 <= k <= n:
+        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
+    return _kth_smallest(self, k, d, keepdim, "kthvalue")
+
+
+def _median_kernel(ignore_nan):
+    def kernel(self):
+        flat = self.reshape(-1)
+        if ignore_nan and flat.dtype.kind == "f":
+            flat = flat[~xp.isnan(flat)]
+        elif flat.dtype.kind == "f" and xp.isnan(flat).any():
+            return xp.asarray(xp.nan, dtype=self.dtype)
+        if flat.size == 0:
+            return xp.asarray(xp.nan, dtype=self.dtype)
+        return xp.asarray(xp.take(flat, _sorted_indices(flat, 0, False)[(flat.size - 1) // 2]))
+    return kernel
+
+
+def _median_dim_kernel(ignore_nan):
+    name = "nanmedian" if ignore_nan else "median"
+
+    def kernel(self, dim, keepdim=False):
+        d = _wrap_dim(dim, self.ndim)
+        if not self.ndim:
+            return self.copy(), xp.zeros((), "int64")
+        if self.shape[d] == 0:
+            raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+        order = _sorted_indices(self, d, False)        # NaNs last
+        if self.dtype.kind == "f":
+            nans = xp.isnan(self).sum(axis=d, keepdims=True)
+            if ignore_nan:     # the lower median of the non-NaN values (index 0 when all are NaN)
+                k = xp.maximum(self.shape[d] - nans - 1, 0) // 2
+            else:              # a NaN in the slice makes it the median (the first NaN)
+                k = xp.where(nans > 0, self.shape[d] - nans, (self.shape[d] - 1) // 2)
+        else:
+            k = xp.full([1 if i == d else s for i, s in enumerate(self.shape)], (self.shape[d] - 1) // 2)
+        idx = xp.take_along_axis(order, k, axis=d)
+        values = xp.take_along_axis(self, idx, axis=d)
         if not keepdim:
-            vals, idx = vals.squeeze(dd), idx.squeeze(dd)
-    values, indices = _wrap(vals), _wrap(idx.astype("int64"))
-    if input._requires_grad and _state.enabled:
-        node = node_cls.__new__(node_cls)
-        node.self_sizes, node.dim, node.keepdim = d.shape, dd, keepdim
-        connect(node, (input,), (values, None), (indices,))
-    return _ValuesIndices(values, indices, name)
+            values, idx = values.squeeze(d), idx.squeeze(d)
+        return values, idx.astype("int64", copy=False)
+    return kernel
 
 
-@method()
-def kthvalue(input, k, dim=-1, keepdim=False):
-    return _select_kth(input, k, dim, keepdim, KthvalueBackward0, "kthvalue")
-
-
-@method()
-def median(input, dim=None, keepdim=False):
-    """The lower median: the ((n - 1) // 2)-th smallest (torch does not average the middle two)."""
-    if dim is None:
-        d = input._data.reshape(-1)
-        if d.size == 0:
-            return _wrap(xp.asarray(xp.nan, dtype=d.dtype))
-        k = (d.size - 1) // 2
-        res = _wrap(xp.asarray(xp.take(d, _sorted_indices(d, 0, False)[k])))
-        if input._requires_grad and _state.enabled:
-            record(MedianBackward0, res, (input,), (input, res), saved_output=1)
-        return res
-    dd = _wrap_dim(dim, input._data.ndim)
-    n = input._data.shape[dd] if input._data.ndim else 1
-    return _select_kth(input, (n - 1) // 2 + 1, dd, keepdim, MedianBackward1, "median")
-
-
-@method()
-def mode(input, dim=-1, keepdim=False):
-    d = input._data
-    dd = _wrap_dim(dim, d.ndim)
-    moved = xp.moveaxis(d, dd, -1)
-    flat = moved.reshape(-1, moved.shape[-1])
-    vals, idxs = [], []
-    for row in flat:
-        u, c = xp.unique(row, return_counts=True)
-        v = u[c == c.max()].min()
-        vals.append(v)
-        idxs.append(xp.nonzero(row == v)[0].max())
-    vals = xp.array(vals, dtype=d.dtype).reshape(moved.shape[:-1])
-    idxs = xp.array(idxs, dtype="int64").reshape(moved.shape[:-1])
+def _mode_kernel(self, dim=-1, keepdim=False):
+    """The most frequent value along ``dim`` (the smallest among equally frequent ones) and the
+    index of its last occurrence, as torch's CPU kernel returns."""
+    d = _wrap_dim(dim, self.ndim)
+    if not self.ndim:
+        return self.copy(), xp.zeros((), "int64")
+    if self.shape[d] == 0:
+        raise IndexError(f"mode(): Expected reduction dim {d} to have non-zero size.")
+    moved = xp.moveaxis(self, d, -1)
+    rows = moved.reshape(-1, moved.shape[-1])
+    values, indices = [], []
+    for row in rows:
+        uniq, counts = xp.unique(row, return_counts=True)
+        v = uniq[counts == counts.max()].min()
+        values.append(v)
+        indices.append(xp.nonzero(row == v)[0].max())
+    values = xp.array(values, dtype=self.dtype).reshape(moved.shape[:-1])
+    indices = xp.array(indices, dtype="int64").reshape(moved.shape[:-1])
     if keepdim:
-        vals, idxs = xp.expand_dims(vals, dd), xp.expand_dims(idxs, dd)
-    return _ValuesIndices(_wrap(vals), _wrap(idxs), "mode")
+        values, indices = xp.expand_dims(values, d), xp.expand_dims(indices, d)
+    return values, indices
 
 
-def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
-    r = xp.unique(input._data, return_inverse=return_inverse, return_counts=return_counts, axis=dim)
-    if not (return_inverse or return_counts):
-        return _wrap(r)
-    out = [_wrap(r[0])]
-    if return_inverse:
-        out.append(_wrap(r[1].reshape(input._data.shape).astype("int64")))
-    if return_counts:
-        out.append(_wrap(r[-1].astype("int64")))
-    return tuple(out)
+def _sort_backward(grad, self_sizes, dim, indices):
+    return aten.value_selecting_reduction_backward(grad, dim, indices, self_sizes, True)
 
 
-Tensor.unique = unique
+sort_op = defop("sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)",
+                _sort_kernel, node="SortBackward0", self=_sort_backward)
+sort_stable_op = defop("sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> "
+                       "(Tensor values, Tensor indices)", _sort_stable_kernel, node="SortBackward1",
+                       self=_sort_backward)
+topk_op = defop("topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> "
+                "(Tensor values, Tensor indices)", _topk_kernel, node="TopkBackward0", self=_sort_backward)
+kthvalue_op = defop("kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> "
+                    "(Tensor values, Tensor indices)", _kthvalue_kernel, node="KthvalueBackward0", self=_select_backward)
+median_op = defop("median(Tensor self) -> Tensor", _median_kernel(False), node="MedianBackward0",
+                  self=lambda grad, self, result: evenly_distribute_backward(grad, self, result))
+median_dim_op = defop("median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
+                      _median_dim_kernel(False), node="MedianBackward1", self=_select_backward)
+nanmedian_op = defop("nanmedian(Tensor self) -> Tensor", _median_kernel(True), node="NanmedianBackward0",
+                     self=lambda grad, self, result: evenly_distribute_backward(grad, self, result))
+nanmedian_dim_op = defop("nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
+                         _median_dim_kernel(True), node="NanmedianBackward1", self=_select_backward)
+mode_op = defop("mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)", _mode_kernel,
+                node="ModeBackward0", self=_select_backward)
+SortBackward0, SortBackward1, TopkBackward0, KthvalueBackward0 = sort_op.node, sort_stable_op.node, topk_op.node, \
+    kthvalue_op.node
+MedianBackward0, MedianBackward1, ModeBackward0 = median_op.node, median_dim_op.node, mode_op.node
 
 
-def bincount(input, weights=None, minlength=0):
-    return _wrap(xp.bincount(input._data, None if weights is None else weights._data, minlength))
+@method()
+def sort(input, dim=-1, descending=False, stable=None, **numpy_names):
+    """Sorted values and their indices; ``stable=`` (torch's sort.stable overload) records
+    SortBackward1. The sort is always stable here."""
+    if seam.on:
+        return seam.torch_function(sort, (input, dim, descending), dict(numpy_names, stable=stable))
+    if numpy_names:
+        dim, _ = _numpy_names("sort", numpy_names, dim, False)
+    if stable is None:
+        values, indices = sort_op(input, dim, descending)
+    else:
+        values, indices = sort_stable_op(input, stable=stable, dim=dim, descending=descending)
+    return return_types.sort((values, indices))
 
 
-Tensor.bincount = bincount
+@method()
+def argsort(input, dim=-1, descending=False, stable=False, **numpy_names):
+    """The indices that sort ``input`` along ``dim`` (torch's composite: sort's indices)."""
+    if seam.on:
+        return seam.torch_function(argsort, (input, dim, descending), dict(numpy_names, stable=stable))
+    if numpy_names:
+        dim, _ = _numpy_names("argsort", numpy_names, dim, False)
+    return sort_stable_op(input, stable=stable, dim=dim, descending=descending)[1]
 
 
-def histc(input, bins=100, min=0, max=0):
-    d = input._data
-    lo, hi = (min, max) if min != max else (float(d.min()), float(d.max()))
-    h, _ = xp.histogram(d, bins=bins, range=(lo, hi))
-    return _wrap(h.astype(d.dtype))
+@method()
+def topk(input, k, dim=-1, largest=True, sorted=True, **numpy_names):
+    """The ``k`` largest (or smallest) values along ``dim`` and their indices."""
+    if seam.on:
+        return seam.torch_function(topk, (input, k, dim, largest, sorted), numpy_names)
+    if numpy_names:
+        dim, _ = _numpy_names("topk", numpy_names, dim, False)
+    values, indices = topk_op(input, k, dim, largest, sorted)
+    return return_types.topk((values, indices))
 
 
-Tensor.histc = histc
+@method()
+def kthvalue(input, k, dim=-1, keepdim=False, **numpy_names):
+    """The ``k``-th smallest value along ``dim`` (1-based) and its index."""
+    if seam.on:
+        return seam.torch_function(kthvalue, (input, k, dim, keepdim), numpy_names)
+    if numpy_names:
+        dim, keepdim = _numpy_names("kthvalue", numpy_names, dim, keepdim)
+    values, indices = kthvalue_op(input, k, dim, keepdim)
+    return return_types.kthvalue((values, indices))
 
 
-def searchsorted(sorted_sequence, values, *, out_int32=False, right=False, side=None):
+def _median_like(fn, op, dim_op, input, dim, keepdim):
+    if dim is None:
+        return op(input)
+    values, indices = dim_op(input, _one_dim(fn, dim), keepdim)
+    return getattr(return_types, fn)((values, indices))
+
+
+@method()
+def median(input, dim=None, keepdim=False, **numpy_names):
+    """The lower median: the ((n - 1) // 2)-th smallest (torch does not average the middle two);
+    NaN if the values hold a NaN."""
+    if seam.on:
+        return seam.torch_function(median, (input, dim, keepdim), numpy_names)
+    if numpy_names:
+        dim, keepdim = _numpy_names("median", numpy_names, dim, keepdim)
+    return _median_like("median", median_op, median_dim_op, input, dim, keepdim)
+
+
+@method()
+def nanmedian(input, dim=None, keepdim=False, **numpy_names):
+    """The lower median of the values that are not NaN."""
+    if seam.on:
+        return seam.torch_function(nanmedian, (input, dim, keepdim), numpy_names)
+    if numpy_names:
+        dim, keepdim = _numpy_names("nanmedian", numpy_names, dim, keepdim)
+    return _median_like("nanmedian", nanmedian_op, nanmedian_dim_op, input, dim, keepdim)
+
+
+@method()
+def mode(input, dim=-1, keepdim=False, **numpy_names):
+    """The most frequent value along ``dim`` and an index where it occurs."""
+    if seam.on:
+        return seam.torch_function(mode, (input, dim, keepdim), numpy_names)
+    if numpy_names:
+        dim, keepdim = _numpy_names("mode", numpy_names, dim, keepdim)
+    values, indices = mode_op(input, dim, keepdim)
+    return return_types.mode((values, indices))
+
+
+# ==========================================================================================================
+# unique, bincount, histc, searchsorted, bucketize
+# ==========================================================================================================
+def _not_implemented(name):
+    """The formula of an op torch declares without a derivative (``not_implemented("name")``)."""
+    def formula(grad):
+        raise NotImplementedError(f"the derivative for '{name}' is not implemented.")
+    return formula
+
+
+def _unique2_kernel(self, sorted=True, return_inverse=False, return_counts=False):
+    values, inverse, counts = xp.unique(self, return_inverse=True, return_counts=True)
+    return (values, inverse.reshape(self.shape).astype("int64") if return_inverse else xp.zeros((0,), "int64"),
+            counts.astype("int64") if return_counts else xp.zeros((0,), "int64"))
+
+
+def _unique_dim_kernel(self, dim, sorted=True, return_inverse=False, return_counts=False):
+    d = _wrap_dim(dim, self.ndim)
+    values, inverse, counts = xp.unique(self, return_inverse=True, return_counts=True, axis=d)
+    return values, inverse.reshape(-1).astype("int64"), counts.astype("int64")
+
+
+def _bincount_kernel(self, weights=None, minlength=0):
+    if self.ndim != 1 or self.dtype.kind not in "iu" or (self.size and self.min() < 0):
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    if minlength < 0:
+        raise RuntimeError("minlength should be >= 0")
+    if weights is not None and weights.shape != self.shape:
+        raise RuntimeError("weights should be 1-d and have the same length as input")
+    out = xp.bincount(self, weights, minlength)
+    if weights is None:
+        return out.astype("int64")
+    return out.astype(weights.dtype if weights.dtype.kind == "f" else "float64")
+
+
+def _histc_kernel(self, bins=100, min=0, max=0):
+    if not _is_float(self):
+        raise NotImplementedError(f"\"histogram_cpu\" not implemented for '{_DTYPE_OF[self.dtype]._legacy}'")
+    low, high = (min, max) if min != max else ((float(self.min()), float(self.max())) if self.size else (0.0, 0.0))
+    if low == high:
+        low, high = low - 1, high + 1
+    counts, _ = xp.histogram(self, bins=bins, range=(low, high))
+    return counts.astype(self.dtype)
+
+
+def _searchsorted_kernel(sorted_sequence, self, *, out_int32=False, right=False, side=None, sorter=None):
     side = side or ("right" if right else "left")
-    v = values._data if isinstance(values, Tensor) else values
-    r = xp.searchsorted(sorted_sequence._data, v, side=side) if sorted_sequence.dim() == 1 else \
-        xp.stack([xp.searchsorted(s, vv, side=side) for s, vv in zip(sorted_sequence._data, v)])
-    return _wrap(xp.asarray(r).astype("int32" if out_int32 else "int64"))
+    if sorter is not None:
+        sorted_sequence = xp.take_along_axis(sorted_sequence, sorter, axis=-1)
+    if sorted_sequence.ndim == 1:
+        r = xp.searchsorted(sorted_sequence, self, side=side)
+    else:
+        rows = sorted_sequence.reshape(-1, sorted_sequence.shape[-1])
+        values = xp.asarray(self).reshape(rows.shape[0], -1)
+        r = xp.stack([xp.searchsorted(s, v, side=side) for s, v in zip(rows, values)]).reshape(xp.shape(self))
+    return xp.asarray(r).astype("int32" if out_int32 else "int64")
+
+
+def _bucketize_kernel(self, boundaries, *, out_int32=False, right=False):
+    if boundaries.ndim != 1:
+        raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim({boundaries.ndim})")
+    return _searchsorted_kernel(boundaries, self, out_int32=out_int32, right=right)
+
+
+unique2_op = defop("_unique2(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> "
+                   "(Tensor, Tensor, Tensor)", _unique2_kernel, node="Unique2Backward0",
+                   self=_not_implemented("_unique2"))
+unique_dim_op = defop("unique_dim(Tensor self, int dim, bool sorted=True, bool return_inverse=False, "
+                      "bool return_counts=False) -> (Tensor, Tensor, Tensor)", _unique_dim_kernel,
+                      node="UniqueDimBackward0", self=_not_implemented("unique_dim"))
+bincount_op = defop("bincount(Tensor self, Tensor? weights=None, SymInt minlength=0) -> Tensor", _bincount_kernel)
+histc_op = defop("histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor", _histc_kernel)
+searchsorted_op = defop("searchsorted.Tensor(Tensor sorted_sequence, Tensor self, *, bool out_int32=False, "
+                        "bool right=False, str? side=None, Tensor? sorter=None) -> Tensor", _searchsorted_kernel)
+bucketize_op = defop("bucketize.Tensor(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> "
+                     "Tensor", _bucketize_kernel)
+
+
+@method()
+def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    """The distinct values (sorted), and on request where each element went and how many there were."""
+    if seam.on:
+        return seam.torch_function(unique, (input, sorted, return_inverse, return_counts, dim), {})
+    if dim is None:
+        values, inverse, counts = unique2_op(input, sorted, return_inverse, return_counts)
+    else:
+        values, inverse, counts = unique_dim_op(input, dim, sorted, return_inverse, return_counts)
+    if return_inverse and return_counts:
+        return values, inverse, counts
+    if return_inverse:
+        return values, inverse
+    if return_counts:
+        return values, counts
+    return values
+
+
+@method()
+def bincount(input, weights=None, minlength=0):
+    """How often each non-negative integer occurs (summing ``weights`` instead of ones)."""
+    if seam.on:
+        return seam.torch_function(bincount, (input, weights, minlength), {})
+    return bincount_op(input, weights, minlength)
+
+
+@method()
+def histc(input, bins=100, min=0, max=0):
+    """A histogram with ``bins`` equal bins over [min, max] (the data's range when both are 0)."""
+    if seam.on:
+        return seam.torch_function(histc, (input, bins, min, max), {})
+    return histc_op(input, bins, min, max)
+
+
+def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None):
+    """Where each value would go into the innermost dim of ``sorted_sequence`` to keep it sorted."""
+    if seam.on:
+        return seam.torch_function(searchsorted, (sorted_sequence, input),
+                                   {"out_int32": out_int32, "right": right, "side": side, "sorter": sorter})
+    return searchsorted_op(sorted_sequence, input, out_int32=out_int32, right=right, side=side, sorter=sorter)
 
 
 def bucketize(input, boundaries, *, out_int32=False, right=False):
-    return searchsorted(boundaries, input, out_int32=out_int32, right=right)
+    """The bucket of each value among the 1-D ``boundaries``."""
+    if seam.on:
+        return seam.torch_function(bucketize, (input, boundaries), {"out_int32": out_int32, "right": right})
+    return bucketize_op(input, boundaries, out_int32=out_int32, right=right)
