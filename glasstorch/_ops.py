@@ -291,7 +291,8 @@ aten = ops.aten
 def defop(schema, kernel, node=None, joint=None, **formulas):
     """Declare a primitive op: its schema, its kernel (the forward on arrays), and, when it is
     differentiable, the name of the node torch records and one formula per differentiable input
-    (``joint`` for formulas that give several inputs' gradients at once). Returns the OpOverload,
+    (``joint`` for formulas that give several inputs' gradients at once; ``<input>=None`` for a tensor
+    input torch declares ``non_differentiable``, such as indices: it is no edge of the node). Returns the OpOverload,
     also reachable as ``aten.<name>.<overload>``."""
     parsed = Schema(schema)
     node_cls = None
@@ -313,16 +314,19 @@ def defop(schema, kernel, node=None, joint=None, **formulas):
 def _node_class(name, schema, formulas, joint):
     """The Node subclass for an op: named as torch names it, with its formula table."""
     args = {a.name: a for a in schema.arguments}
+    non_differentiable = {k for k, f in formulas.items() if f is None}
+    formulas = {k: f for k, f in formulas.items() if f is not None}
     out_names = [n or ("result" if len(schema.returns) == 1 else f"result{i}")
                  for i, (n, _) in enumerate(schema.returns)]
     groups = [((k,), f, False) for k, f in formulas.items()] + \
         [((k,) if isinstance(k, str) else tuple(k), f, True) for k, f in joint.items()]
-    for names, _, _ in groups:
+    for names, _, _ in groups + [((n,), None, False) for n in non_differentiable]:
         for n in names:
             if n not in args or not (args[n].is_tensor or args[n].is_tensor_list):
                 raise ValueError(f"{name}: formula for '{n}', which is not a tensor input of {schema}")
     # edges: the tensor inputs in schema order (a Tensor[] input gives one edge per element)
-    edge_positions = tuple(i for i, a in enumerate(schema.arguments) if a.is_tensor or a.is_tensor_list)
+    edge_positions = tuple(i for i, a in enumerate(schema.arguments)
+                           if (a.is_tensor or a.is_tensor_list) and a.name not in non_differentiable)
     saved_tensors = []      # names of the tensors (inputs/outputs) some formula reads
     table = []              # (input names, formula, joint, argument specs)
     for names, fn, is_joint in groups:

@@ -76,7 +76,10 @@ def op_call_source(op):
     lines.append(f"    _out = {_wrap_expression(op, names)}")
     if op.node is not None:
         requires, inputs = [], []
+        edges = op.node._edge_positions      # the differentiable tensor inputs
         for i, (a, n) in enumerate(zip(args, names)):
+            if i not in edges:
+                continue
             if a.is_tensor:
                 requires.append(f"(_a{i} is not {n} and {n}._requires_grad)")
                 inputs.append(f"({n} if _a{i} is not {n} else None)")
@@ -95,7 +98,9 @@ def _wrap_expression(op, names):
         return (f"[_view_of({names[v]}, _r) for _r in _result]" if v is not None
                 else "[_wrap(_r) for _r in _result]")
     if op._returns_tuple:
-        parts = [f"_view_of({names[v]}, _result[{k}])" if v is not None else f"_wrap(_result[{k}])"
+        # an output may be undefined (None), as torch's convolution_backward's masked-off gradients are
+        parts = [f"_view_of({names[v]}, _result[{k}])" if v is not None else
+                 f"(_wrap(_result[{k}]) if _result[{k}] is not None else None)"
                  for k, v in enumerate(op._view_of)]
         return "(" + ", ".join(parts) + ",)"
     v = op._view_of[0]
@@ -184,7 +189,10 @@ def node_record_source(cls):
         lines.append("    _outs = _out")
     else:
         lines.append("    _outs = (_out,)")
-    lines.append("    _ref = _outs[0]._data")
+    if schema.returns_tuple:   # the first defined output (an output may be undefined: None)
+        lines.append("    _ref = next(_o for _o in _outs if _o is not None)._data")
+    else:
+        lines.append("    _ref = _outs[0]._data")
     lines.append("    _node._out_dtype = _ref.dtype")
     lines.append("    _meta = _input_meta(_inputs, _ref)")
     lines.append("    if _meta is not None:")
