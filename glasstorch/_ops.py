@@ -288,16 +288,24 @@ ops = _Ops()
 aten = ops.aten
 
 
-def defop(schema, kernel, node=None, joint=None, **formulas):
+def defop(schema, kernel, node=None, joint=None, output_differentiability=None, **formulas):
     """Declare a primitive op: its schema, its kernel (the forward on arrays), and, when it is
     differentiable, the name of the node torch records and one formula per differentiable input
     (``joint`` for formulas that give several inputs' gradients at once; ``<input>=None`` for a tensor
     input torch declares ``non_differentiable``, such as indices: it is no edge of the node). Returns the OpOverload,
-    also reachable as ``aten.<name>.<overload>``."""
+    also reachable as ``aten.<name>.<overload>``.
+
+    ``output_differentiability`` (torch's derivatives.yaml key of that name): one bool per output;
+    an output marked False never requires grad (``native_batch_norm``'s saved statistics), and when a
+    formula reads it, it is handed over without history."""
     parsed = Schema(schema)
     node_cls = None
     if node is not None:
         node_cls = _node_class(node, parsed, formulas, joint or {})
+        if output_differentiability is not None:
+            if len(output_differentiability) != len(parsed.returns):
+                raise ValueError(f"{node}: output_differentiability needs one bool per output of {parsed}")
+            node_cls._output_differentiability = tuple(bool(d) for d in output_differentiability)
     op = OpOverload(parsed, kernel, node_cls)
     if node_cls is not None:
         node_cls._op = op
@@ -358,4 +366,5 @@ def _node_class(name, schema, formulas, joint):
         "_out_names": tuple(out_names),
         "_list_inputs": frozenset(a.name for a in schema.arguments if a.is_tensor_list),
         "_op_arg_index": {a.name: i for i, a in enumerate(schema.arguments)},
+        "_output_differentiability": None,     # or one bool per output (defop's argument)
     })
