@@ -267,14 +267,30 @@ class OpOverloadPacket:
         return f"aten.{self.__name__}"
 
 
+# the op families that `import glasstorch` leaves for first use (torch.nn's): looked up when a name is missing
+_LAZY_OP_MODULES = ("nn_activation", "nn_conv", "nn_pool", "nn_norm", "nn_loss", "nn_rnn")
+
+
 class _Namespace:
     """``ops.aten``: the op packets by name."""
 
     def __init__(self, name):
         self._name = name
+        self._all_loaded = False
 
     def __repr__(self):
         return f"torch.ops.{self._name}"
+
+    def __getattr__(self, name):
+        # only for a name not declared yet: torch.nn's op families load on first use, but an op exists
+        # as soon as torch is imported (torch.ops.aten.native_batch_norm before any nn code ran)
+        if name.startswith("__") or self.__dict__.get("_all_loaded", True):
+            raise AttributeError(f"'_OpNamespace' '{self._name}' object has no attribute '{name}'")
+        self._all_loaded = True
+        import importlib
+        for module in _LAZY_OP_MODULES:
+            importlib.import_module(f"glasstorch.ops.{module}")
+        return getattr(self, name)
 
 
 class _Ops:
@@ -311,7 +327,7 @@ def defop(schema, kernel, node=None, joint=None, output_differentiability=None, 
         node_cls._op = op
         _codegen.install_node(node_cls, _NODE_HELPERS)
     _codegen.install_call(op, _CALL_HELPERS)
-    packet = getattr(aten, parsed.name, None)
+    packet = aten.__dict__.get(parsed.name)
     if packet is None:
         packet = OpOverloadPacket(parsed.name)
         setattr(aten, parsed.name, packet)
