@@ -1346,3 +1346,236 @@ register(
                                      SampleInput(make((3,), values=[0., 1., 2.]), make((3,), values=[0., 2., 1.]),
                                                  make((3,), values=[1., 1., 1.]), nondiff=True)]),
 )
+
+
+# ---- torch.nn.functional: losses, normalization, recurrent layers (ops/nn_loss.py, nn_norm.py, nn_rnn.py) ----
+def _functional(name, **fixed):
+    """fn calling torch.nn.functional.<name>(*args, **fixed, **kwargs)."""
+    return lambda lib, *a, **k: getattr(lib.nn.functional, name)(*a, **fixed, **k)
+
+
+def _aten(name):
+    """fn calling the aten op ``name`` ('nll_loss_forward.default') directly, as dispatch-level code does."""
+    packet, overload = name.split(".")
+    return lambda lib, *a, **k: getattr(getattr(lib.ops.aten, packet), overload)(*a, **k)
+
+
+REDUCTIONS = ("mean", "sum", "none")
+_SCALAR_OVERLOADS = ("a Python number operand records the .Tensor overload's node (AddBackward0, MulBackward0, "
+                     "DivBackward0) until pointwise.py declares the .Scalar overloads (AddBackward1, MulBackward1, "
+                     "DivBackward1)")
+
+
+def _fixed(make, shape, values):
+    """A leaf that never requires grad (targets, weights) with the given values."""
+    return make(shape, values=values, requires_grad=False)
+
+
+def _nll_samples(make, dtype):
+    for reduction in REDUCTIONS:
+        yield SampleInput(make((4, 5)), make.index((4,), 5), reduction=reduction)
+        yield SampleInput(make((4, 5)), Leaf(np.array([1, -100, 4, 1], "int64")), reduction=reduction,
+                          weight=make((5,), low=0.2, high=1.0, requires_grad=False))
+    yield SampleInput(make((5,)), Leaf(np.array(2, "int64")))                         # one sample, 0-d target
+    yield SampleInput(make((5,)), Leaf(np.array([3], "int64")), reduction="none")
+    yield SampleInput(make((2, 3, 4)), make.index((2, 4), 3))                          # (N, C, L): nll_loss2d
+    yield SampleInput(make((2, 3, 4)), make.index((2, 4), 3), reduction="none")
+    yield SampleInput(make((2, 3, 2, 2), layout="T"), make.index((2, 2, 2), 3), ignore_index=1)
+    yield SampleInput(make((2, 3, 2, 2)), make.index((2, 2, 2), 3), reduction="none",
+                      weight=make((3,), low=0.2, high=1.0, requires_grad=False))
+    yield SampleInput(make((2, 3, 2, 1, 2)), make.index((2, 2, 1, 2), 3), reduction="none")   # 5-D
+    yield SampleInput(make((3, 4)), Leaf(np.array([-100, -100, -100], "int64")))      # all ignored: nan
+    yield SampleInput(make((0, 4)), Leaf(np.zeros(0, "int64")), reduction="sum")
+    # torch's errors
+    yield SampleInput(make((3, 4)), Leaf(np.array([0, 1, 4], "int64")))                # out of range
+    yield SampleInput(make((3, 4)), Leaf(np.array([0, 1], "int64")))                   # batch mismatch
+    yield SampleInput(make((3, 4)), Leaf(np.array([0., 1., 2.], dtype)))               # float target
+    yield SampleInput(make((3, 4)), make.index((3,), 4), weight=make((3,), requires_grad=False))
+    yield SampleInput(make((2, 3, 4)), make.index((2, 5), 3))                          # target size
+    yield SampleInput(make(()), Leaf(np.array(0, "int64")))
+
+
+def _cross_entropy_samples(make, dtype):
+    yield from _nll_samples(make, dtype)
+    yield SampleInput(make((4, 5)), make.index((4,), 5), label_smoothing=0.2)
+    yield SampleInput(make((4, 5)), Leaf(np.array([1, -100, 4, 1], "int64")), label_smoothing=0.1,
+                      weight=make((5,), low=0.2, high=1.0, requires_grad=False))
+    yield SampleInput(make((2, 3, 4)), make.index((2, 4), 3), label_smoothing=0.3, reduction="sum")
+    probs = make((4, 5), low=0.0, high=1.0)                                           # class probabilities
+    yield SampleInput(make((4, 5)), probs)
+    yield SampleInput(make((4, 5)), probs, reduction="none", label_smoothing=0.1)
+    yield SampleInput(make((4, 5)), make.index((4,), 5), label_smoothing=1.5)         # torch's errors
+    yield SampleInput(make((4, 5)), probs, ignore_index=1)
+
+
+def _pair_samples(extra=()):
+    """(input, target) losses: every reduction, a target that requires grad, broadcasting, a layout."""
+    def gen(make, dtype):
+        for reduction in REDUCTIONS:
+            yield SampleInput(make((3, 4)), make((3, 4)), reduction=reduction)
+        yield SampleInput(make((3, 4), layout="T"), make((3, 4), requires_grad=False))
+        yield SampleInput(make((3, 4)), make((4,)), reduction="sum")                   # broadcast (torch warns)
+        yield SampleInput(make(()), make(()))
+        yield SampleInput(make((0, 2)), make((0, 2)))                                  # mean of nothing: nan
+        yield SampleInput(make((3,)), make((4,)))                                      # torch's error
+        yield SampleInput(make((3,)), make((3,)), reduction="avg")                     # torch's error
+        for kwargs in extra:
+            yield SampleInput(make((3, 4)), make((3, 4)), **kwargs)
+    return gen
+
+
+def _bce_samples(make, dtype):
+    for reduction in REDUCTIONS:
+        yield SampleInput(make((3, 4), low=0.05, high=0.95), make((3, 4), low=0.0, high=1.0), reduction=reduction)
+    yield SampleInput(make((3, 4), low=0.05, high=0.95), make((3, 4), low=0.0, high=1.0),
+                      weight=make((4,), low=0.1, high=1.0, requires_grad=False))
+    yield SampleInput(make((3, 4), low=0.05, high=0.95, layout="T"), make((3, 4), low=0.0, high=1.0,
+                                                                          requires_grad=False), reduction="none",
+                      weight=make((3, 4), low=0.1, high=1.0, requires_grad=False))
+    yield SampleInput(make((4,), values=[0.0, 1.0, 0.5, 1.0]), make((4,), values=[0.0, 1.0, 1.0, 0.0]),
+                      nondiff=True)                                                   # log 0: the -100 clamp
+    yield SampleInput(make((3,), values=[0.5, 1.5, 0.2]), make((3,), low=0, high=1))  # torch's errors
+    yield SampleInput(make((3,), low=0.1, high=0.9), make((4,), low=0, high=1))
+
+
+def _bce_logits_samples(make, dtype):
+    for reduction in REDUCTIONS:
+        yield SampleInput(make((3, 4), low=-4, high=4), make((3, 4), low=0.0, high=1.0), reduction=reduction)
+    yield SampleInput(make((3, 4)), make((3, 4), low=0.0, high=1.0),
+                      weight=make((4,), low=0.1, high=1.0, requires_grad=False),
+                      pos_weight=make((4,), low=0.5, high=3.0, requires_grad=False))
+    yield SampleInput(make((3, 4), layout="T"), make((3, 4), low=0.0, high=1.0), reduction="sum",
+                      pos_weight=make((3, 4), low=0.5, high=3.0, requires_grad=False))
+    yield SampleInput(make((3,), values=[-40.0, 0.0, 40.0]), make((3,), low=0.0, high=1.0))   # saturated
+    yield SampleInput(make((3,)), make((4,), low=0, high=1))                          # torch's error
+
+
+def _pm_one(make, shape):
+    rng = np.random.default_rng(math.prod(shape))
+    return make(shape, values=rng.choice([-1.0, 1.0], shape), requires_grad=False)
+
+
+def _soft_margin_samples(make, dtype):
+    for reduction in REDUCTIONS:
+        yield SampleInput(make((3, 4)), _pm_one(make, (3, 4)), reduction=reduction)
+    yield SampleInput(make((3, 4), layout="T"), _pm_one(make, (3, 4)))
+
+
+def _kl_div_samples(make, dtype):
+    for reduction in ("mean", "sum", "none", "batchmean"):
+        yield SampleInput(make((3, 4), low=-3, high=0), make((3, 4), low=0.0, high=1.0, requires_grad=False),
+                          reduction=reduction)
+    yield SampleInput(make((3, 4), low=-3, high=0), make((3, 4), low=-3, high=0), log_target=True,
+                      reduction="batchmean")
+    yield SampleInput(make((3, 4), low=-3, high=0), make((3, 4), values=np.linspace(0, 1, 12).reshape(3, 4),
+                                                         requires_grad=False), reduction="sum")     # a 0 target
+
+
+def _triple_samples(make, dtype):
+    yield SampleInput(make((4, 3)), make((4, 3)), _pm_one(make, (4,)))
+    yield SampleInput(make((4, 3)), make((4, 3)), _pm_one(make, (4,)), margin=0.3, reduction="sum")
+
+
+register(
+    OpInfo("nn.functional.nll_loss", _functional("nll_loss"), samples=_nll_samples),
+    OpInfo("nn.functional.cross_entropy", _functional("cross_entropy"), samples=_cross_entropy_samples,
+           xfail={"graph": _SCALAR_OVERLOADS, "grad_fn": _SCALAR_OVERLOADS}),
+    OpInfo("nn.functional.mse_loss", _functional("mse_loss"),
+           samples=_pair_samples(extra=[{"weight": Leaf(np.linspace(0.1, 1, 12).reshape(3, 4))},
+                                        {"weight": Leaf(np.linspace(0.1, 1, 12).reshape(3, 4)), "reduction": "sum"}])),
+    OpInfo("nn.functional.l1_loss", _functional("l1_loss"),
+           samples=_pair_samples(extra=[{"weight": Leaf(np.linspace(0.1, 1, 12).reshape(3, 4))}])),
+    OpInfo("nn.functional.smooth_l1_loss", _functional("smooth_l1_loss"),
+           samples=_pair_samples(extra=[{"beta": 0.5}, {"beta": 0.0, "reduction": "sum"}, {"beta": 2.5},
+                                        {"beta": -1.0}])),
+    OpInfo("nn.functional.huber_loss", _functional("huber_loss"),
+           samples=_pair_samples(extra=[{"delta": 0.5}, {"delta": 2.5, "reduction": "sum"}, {"delta": 0.0},
+                                        {"weight": Leaf(np.linspace(0.1, 1, 12).reshape(3, 4))}])),
+    OpInfo("nn.functional.binary_cross_entropy", _functional("binary_cross_entropy"), samples=_bce_samples),
+    OpInfo("nn.functional.binary_cross_entropy_with_logits", _functional("binary_cross_entropy_with_logits"),
+           samples=_bce_logits_samples),
+    OpInfo("nn.functional.soft_margin_loss", _functional("soft_margin_loss"), samples=_soft_margin_samples),
+    OpInfo("nn.functional.kl_div", _functional("kl_div"), samples=_kl_div_samples),
+    OpInfo("nn.functional.margin_ranking_loss", _functional("margin_ranking_loss"),
+           samples=lambda make, dt: [SampleInput(make((5,)), make((5,)), _pm_one(make, (5,))),
+                                     SampleInput(make((5,)), make((5,)), _pm_one(make, (5,)), margin=0.5,
+                                                 reduction="none")],
+           xfail={"graph": _SCALAR_OVERLOADS}),
+    OpInfo("nn.functional.hinge_embedding_loss", _functional("hinge_embedding_loss"),
+           samples=lambda make, dt: [SampleInput(make((3, 4)), _pm_one(make, (3, 4))),
+                                     SampleInput(make((3, 4)), _pm_one(make, (3, 4)), margin=0.5, reduction="sum")]),
+    OpInfo("nn.functional.cosine_embedding_loss", _functional("cosine_embedding_loss"), samples=_triple_samples,
+           xfail={"graph": _SCALAR_OVERLOADS}),
+    OpInfo("nn.functional.poisson_nll_loss", _functional("poisson_nll_loss"),
+           samples=lambda make, dt: [SampleInput(make((3, 4)), make((3, 4), low=0, high=3, requires_grad=False)),
+                                     SampleInput(make((3, 4), low=0.5, high=3), make((3, 4), low=0, high=3,
+                                                                                      requires_grad=False),
+                                                 log_input=False, full=True, reduction="sum")],
+           xfail={"graph": _SCALAR_OVERLOADS}),
+    OpInfo("nn.functional.gaussian_nll_loss", _functional("gaussian_nll_loss"),
+           samples=lambda make, dt: [SampleInput(make((3, 4)), make((3, 4)), make((3, 4), low=0.2, high=2)),
+                                     SampleInput(make((3, 4)), make((3, 4)), make((3, 1), low=0.2, high=2),
+                                                 full=True, reduction="none")]),
+    OpInfo("nn.functional.multilabel_soft_margin_loss", _functional("multilabel_soft_margin_loss"),
+           samples=lambda make, dt: [SampleInput(make((3, 4)), make((3, 4), low=0, high=1, requires_grad=False)),
+                                     SampleInput(make((3, 4)), make((3, 4), low=0, high=1, requires_grad=False),
+                                                 weight=make((4,), low=0.1, high=1, requires_grad=False),
+                                                 reduction="none")]),
+    OpInfo("nn.functional.triplet_margin_loss", _functional("triplet_margin_loss"),
+           samples=lambda make, dt: [SampleInput(make((4, 3)), make((4, 3)), make((4, 3))),
+                                     SampleInput(make((4, 3)), make((4, 3)), make((4, 3)), swap=True, p=1,
+                                                 margin=0.5, reduction="none")],
+           xfail={"graph": _SCALAR_OVERLOADS + "; pairwise_distance's at::norm is NormBackward1 in torch, "
+                                               "LinalgVectorNormBackward0 here until reduction.py declares "
+                                               "norm.ScalarOpt_dim"}),
+)
+
+
+# the aten ops themselves, as dispatch-level code calls them: every output (total_weight too), and the
+# *_backward ops differentiated once more (their own formulas: triple backward through the loss)
+def _aten_loss_samples(make, dtype):
+    for reduction in (0, 1, 2):
+        g = make(() if reduction else (3, 4))
+        yield SampleInput(g, make((3, 4)), make((3, 4)), reduction)
+
+
+def _aten_nll_samples(make, dtype):
+    t = Leaf(np.array([1, -100, 3], "int64"))
+    for reduction in (0, 1, 2):
+        yield SampleInput(make((3, 4)), t, None, reduction, -100)
+        yield SampleInput(make((3, 4)), t, make((4,), low=0.2, high=1, requires_grad=False), reduction, -100)
+    yield SampleInput(make((4,)), Leaf(np.array(2, "int64")), None, 0, -100)
+    yield SampleInput(make((2, 3, 2, 2)), make.index((2, 2, 2), 3), None, 1, -100)    # 4-D: torch's error
+
+
+def _aten_nll_backward_samples(make, dtype):
+    t = Leaf(np.array([1, -100, 3], "int64"))
+    w = make((4,), low=0.2, high=1, requires_grad=False)
+    total = float(w.array[1] + w.array[3])       # what nll_loss_forward returns as total_weight
+    for reduction in (0, 1, 2):
+        g = make(() if reduction else (3,))
+        yield SampleInput(g, make((3, 4)), t, w, reduction, -100, _fixed(make, (), total if reduction else 0.0))
+
+
+register(
+    OpInfo("aten.nll_loss_forward", _aten("nll_loss_forward.default"), samples=_aten_nll_samples,
+           gradcheck=False),   # (total_weight is a float output with no gradient; F.nll_loss is gradchecked)
+    OpInfo("aten.nll_loss2d_forward", _aten("nll_loss2d_forward.default"),
+           samples=lambda make, dt: [SampleInput(make((2, 3, 2, 2)), make.index((2, 2, 2), 3), None, r, -100)
+                                     for r in (0, 1, 2)] + [SampleInput(make((3, 4)), make.index((3,), 4), None, 1,
+                                                                        -100)]),
+    OpInfo("aten.nll_loss_backward", _aten("nll_loss_backward.default"), samples=_aten_nll_backward_samples),
+    OpInfo("aten.mse_loss_backward", _aten("mse_loss_backward.default"), samples=_aten_loss_samples),
+    OpInfo("aten.smooth_l1_loss_backward", _aten("smooth_l1_loss_backward.default"),
+           samples=lambda make, dt: [SampleInput(*s.args, 0.7) for s in _aten_loss_samples(make, dt)]),
+    OpInfo("aten.huber_loss_backward", _aten("huber_loss_backward.default"),
+           samples=lambda make, dt: [SampleInput(*s.args, 0.7) for s in _aten_loss_samples(make, dt)]),
+    OpInfo("aten.binary_cross_entropy_backward", _aten("binary_cross_entropy_backward.default"),
+           samples=lambda make, dt: [SampleInput(make(() if r else (3, 4)), make((3, 4), low=0.1, high=0.9),
+                                                 make((3, 4), low=0, high=1), w, r)
+                                     for r in (0, 1, 2)
+                                     for w in (None, make((3, 4), low=0.1, high=1, requires_grad=False))]),
+    OpInfo("aten.soft_margin_loss_backward", _aten("soft_margin_loss_backward.default"),
+           samples=lambda make, dt: [SampleInput(make(() if r else (3, 4)), make((3, 4)), _pm_one(make, (3, 4)), r)
+                                     for r in (0, 1, 2)]),
+)
