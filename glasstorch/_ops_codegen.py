@@ -230,7 +230,8 @@ def node_record_source(cls):
         cond = " or ".join(f"_need{k}" for k in readers)
         if name in cls._out_names:
             nr = cls._out_names.index(name)
-            expr = f"_outs[{nr}]._alias()"
+            expr = f"_outs[{nr}]._alias()" if not schema.returns_tuple else \
+                f"(_outs[{nr}]._alias() if _outs[{nr}] is not None else None)"   # (an undefined output)
             if cls._output_differentiability is None or cls._output_differentiability[nr]:
                 results[slot] = nr      # (read with history in double backward)
         else:
