@@ -1693,3 +1693,26 @@ register(
                      "through a composite); glasstorch's has formulas (the same values: F.group_norm's gradgrad "
                      "matches torch)" for c in ("grad_fn", "graph", "grad")}),
 )
+
+
+def _mkldnn_rnn_layer(lib, *args, **kwargs):
+    """torch's fused LSTM layer op: (output, h_n, c_n) -- its workspace, the fourth output, is each
+    library's own layout."""
+    return lib.ops.aten.mkldnn_rnn_layer.default(*args, **kwargs)[:3]
+
+
+def _mkldnn_rnn_layer_samples(make, dtype):
+    T, B, I, H = 3, 2, 3, 4
+    for reverse in (False, True):
+        yield SampleInput(make((T, B, I)), make((4 * H, I)), make((4 * H, H)), make((4 * H,)), make((4 * H,)),
+                          make((B, H)), make((B, H)), reverse, [], 2, H, 1, True, False, False, True)
+    yield SampleInput(make((T, B, I), requires_grad=False), make((4 * H, I)), make((4 * H, H)), make((4 * H,)),
+                      make((4 * H,)), make((B, H), requires_grad=False), make((B, H)), False, [], 2, H, 2, True, False,
+                      True, True)
+
+
+register(
+    # (float32 only: torch's mkldnn kernel refuses float64, where its nn.LSTM composes cells instead)
+    OpInfo("aten.mkldnn_rnn_layer", _mkldnn_rnn_layer, samples=_mkldnn_rnn_layer_samples, dtypes=("float32",),
+           tol={"float32": (1e-4, 1e-5)}),
+)
