@@ -136,12 +136,38 @@ def _empty(like, shape):
 
 
 def _sigmoid_(a):
-    """In place: sigmoid(a) = (1 + tanh(a/2)) / 2, which cannot overflow as exp(-a) can."""
-    a *= 0.5
-    xp.tanh(a, out=a)
-    a *= 0.5
-    a += 0.5
+    """In place: sigmoid(a) = 1 / (1 + exp(-a)). exp(-a) overflows to inf for very negative a, which
+    gives the right 0 (the kernels run under errstate(over="ignore")); NumPy's exp is several times
+    faster than its tanh, the usual overflow-free route."""
+    xp.negative(a, out=a)
+    xp.exp(a, out=a)
+    a += 1
+    xp.reciprocal(a, out=a)
     return a
+
+
+def _lstm_gates_(gates, H):
+    """In place: sigmoid of the i, f, o blocks and tanh of the g block of the LSTM's (rows, 4H) gates,
+    in one pass over all four: tanh(x) = 2 sigmoid(2x) - 1."""
+    g = gates[:, 2 * H:3 * H]
+    g *= 2
+    _sigmoid_(gates)
+    g *= 2
+    g -= 1
+    return gates
+
+
+def _weight_grad(dG, X):
+    """dG^T X (a weight's gradient over all steps, one GEMM), computed as (X^T dG)^T into a C-ordered
+    array: OpenBLAS is faster this way round for these shapes (tall dG, few columns in X)."""
+    out = _empty(dG, (dG.shape[1], X.shape[1]))
+    xp.matmul(X.T, dG, out=out.T)
+    return out
+
+
+def _transposed(w):
+    """w^T as a C-ordered copy: the per-step products then run without a transposed operand (faster)."""
+    return xp.ascontiguousarray(w.T)
 
 
 # ---- the workspace: what the BPTT reads, one flat array ------------------------------------
@@ -174,16 +200,15 @@ def _carve(workspace, N, layout):
 def _lstm_forward(xw, h, c, w_hh, b_hh, w_hr, steps, out, ws):
     H = c.shape[1]
     h_prev, c_prev, tanh_c, h_cell = ws["h_prev"], ws["c_prev"], ws["tanh_c"], ws.get("h_cell")
-    w_hh_t = w_hh.T
+    w_hh_t = _transposed(w_hh)
+    w_hr_t = None if w_hr is None else _transposed(w_hr)
     for s, bs in steps:
         rows = slice(s, s + bs)
         hp, cp = h[:bs], c[:bs]
         h_prev[rows], c_prev[rows] = hp, cp
         gates = xw[rows]
         gates += hp @ w_hh_t                                   # all four gates in one GEMM
-        _sigmoid_(gates[:, :2 * H])                            # i, f
-        xp.tanh(gates[:, 2 * H:3 * H], out=gates[:, 2 * H:3 * H])  # g
-        _sigmoid_(gates[:, 3 * H:])                            # o
+        _lstm_gates_(gates, H)                                 # i, f, g, o
         i, f, g, o = gates[:, :H], gates[:, H:2 * H], gates[:, 2 * H:3 * H], gates[:, 3 * H:]
         cn = f * cp
         cn += i * g
@@ -192,7 +217,7 @@ def _lstm_forward(xw, h, c, w_hh, b_hh, w_hr, steps, out, ws):
         if w_hr is None:
             h[:bs] = xp.multiply(o, tc, out=out[rows])
         else:                                                  # proj_size: h = (o tanh c) W_hr^T
-            h[:bs] = xp.matmul(xp.multiply(o, tc, out=h_cell[rows]), w_hr.T, out=out[rows])
+            h[:bs] = xp.matmul(xp.multiply(o, tc, out=h_cell[rows]), w_hr_t, out=out[rows])
 
 
 def _lstm_backward(ws, acts, d_out, dh, dc, w_hh, w_hr, steps):
@@ -223,7 +248,7 @@ def _lstm_backward(ws, acts, d_out, dh, dc, w_hh, w_hr, steps):
 def _gru_forward(xw, h, c, w_hh, b_hh, w_hr, steps, out, ws):
     H = h.shape[1]
     h_prev, hw_n = ws["h_prev"], ws["hw_n"]
-    w_hh_t = w_hh.T
+    w_hh_t = _transposed(w_hh)
     for s, bs in steps:
         rows = slice(s, s + bs)
         hp = h[:bs]
@@ -268,7 +293,7 @@ def _gru_backward(ws, acts, d_out, dh, dc, w_hh, w_hr, steps):
 def _simple_forward(relu):
     def forward(xw, h, c, w_hh, b_hh, w_hr, steps, out, ws):
         h_prev = ws["h_prev"]
-        w_hh_t = w_hh.T
+        w_hh_t = _transposed(w_hh)
         for s, bs in steps:
             rows = slice(s, s + bs)
             hp = h[:bs]
@@ -337,7 +362,8 @@ def _mkldnn_rnn_layer_kernel(input, weight0, weight1, weight2, weight3, hx_, cx_
     if name == "LSTM":
         c = cx_.copy() if cx_ is not None else xp.zeros_like(xw, shape=(B, H))
     out = xw if name.startswith("RNN") else _empty(xw, (N, P))    # a plain RNN's activations are its output
-    forward(xw, h, c, weight1, None if weight3 is None or hoist_both else weight3, w_hr, steps, out, ws)
+    with xp.errstate(over="ignore"):                               # (exp in the sigmoids: see _sigmoid_)
+        forward(xw, h, c, weight1, None if weight3 is None or hoist_both else weight3, w_hr, steps, out, ws)
     output = out if len(batch_sizes) else out.reshape(input.shape[0], input.shape[1], P)
     return output, h, c, workspace
 
@@ -364,13 +390,13 @@ def _mkldnn_rnn_layer_backward_kernel(input, weight1, weight2, weight3, weight4,
     dG_in, dG_h, d_proj = _KERNELS[name][1](ws, acts, d_out, dh, dc, weight2, w_hr, steps)
     x2d = input.reshape(N, -1)
     return ((dG_in @ weight1).reshape(input.shape) if want[0] else None,
-            dG_in.T @ x2d if want[1] else None,                          # weight gradients: one GEMM each,
-            dG_h.T @ ws["h_prev"] if want[2] else None,                  # over all steps at once
+            _weight_grad(dG_in, x2d) if want[1] else None,               # weight gradients: one GEMM each,
+            _weight_grad(dG_h, ws["h_prev"]) if want[2] else None,       # over all steps at once
             dG_in.sum(0) if want[3] and weight3 is not None else None,
             dG_h.sum(0) if want[4] and weight4 is not None else None,
             dh if want[5] else None,
             dc if want[6] else None,
-            d_proj.T @ ws["h_cell"] if want[7] and w_hr is not None else None)
+            _weight_grad(d_proj, ws["h_cell"]) if want[7] and w_hr is not None else None)
 
 
 def _rnn_layer_backward(grads, input, weight0, weight1, weight2, weight3, hx_, cx_, w_hr, result0, result1, result2,
