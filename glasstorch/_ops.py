@@ -268,14 +268,30 @@ class OpOverloadPacket:
         return f"aten.{self.__name__}"
 
 
+# the op families that `import glasstorch` leaves for first use (torch.nn's): looked up when a name is missing
+_LAZY_OP_MODULES = ("nn_activation", "nn_conv", "nn_pool", "nn_norm", "nn_loss", "nn_rnn")
+
+
 class _Namespace:
     """``ops.aten``: the op packets by name."""
 
     def __init__(self, name):
         self._name = name
+        self._all_loaded = False
 
     def __repr__(self):
         return f"torch.ops.{self._name}"
+
+    def __getattr__(self, name):
+        # only for a name not declared yet: torch.nn's op families load on first use, but an op exists
+        # as soon as torch is imported (torch.ops.aten.native_batch_norm before any nn code ran)
+        if name.startswith("__") or self.__dict__.get("_all_loaded", True):
+            raise AttributeError(f"'_OpNamespace' '{self._name}' object has no attribute '{name}'")
+        self._all_loaded = True
+        import importlib
+        for module in _LAZY_OP_MODULES:
+            importlib.import_module(f"glasstorch.ops.{module}")
+        return getattr(self, name)
 
 
 class _Ops:
@@ -289,22 +305,30 @@ ops = _Ops()
 aten = ops.aten
 
 
-def defop(schema, kernel, node=None, joint=None, **formulas):
+def defop(schema, kernel, node=None, joint=None, output_differentiability=None, **formulas):
     """Declare a primitive op: its schema, its kernel (the forward on arrays), and, when it is
     differentiable, the name of the node torch records and one formula per differentiable input
     (``joint`` for formulas that give several inputs' gradients at once; ``<input>=None`` for a tensor
     input torch declares ``non_differentiable``, such as indices: it is no edge of the node). Returns the OpOverload,
-    also reachable as ``aten.<name>.<overload>``."""
+    also reachable as ``aten.<name>.<overload>``.
+
+    ``output_differentiability`` (torch's derivatives.yaml key of that name): one bool per output;
+    an output marked False never requires grad (``native_batch_norm``'s saved statistics), and when a
+    formula reads it, it is handed over without history."""
     parsed = Schema(schema)
     node_cls = None
     if node is not None:
         node_cls = _node_class(node, parsed, formulas, joint or {})
+        if output_differentiability is not None:
+            if len(output_differentiability) != len(parsed.returns):
+                raise ValueError(f"{node}: output_differentiability needs one bool per output of {parsed}")
+            node_cls._output_differentiability = tuple(bool(d) for d in output_differentiability)
     op = OpOverload(parsed, kernel, node_cls)
     if node_cls is not None:
         node_cls._op = op
         _codegen.install_node(node_cls, _NODE_HELPERS)
     _codegen.install_call(op, _CALL_HELPERS)
-    packet = getattr(aten, parsed.name, None)
+    packet = aten.__dict__.get(parsed.name)
     if packet is None:
         packet = OpOverloadPacket(parsed.name)
         setattr(aten, parsed.name, packet)
@@ -361,4 +385,5 @@ def _node_class(name, schema, formulas, joint):
         "_out_names": tuple(out_names),
         "_list_inputs": frozenset(a.name for a in schema.arguments if a.is_tensor_list),
         "_op_arg_index": {a.name: i for i, a in enumerate(schema.arguments)},
+        "_output_differentiability": None,     # or one bool per output (defop's argument)
     })

@@ -198,7 +198,13 @@ def node_record_source(cls):
     lines.append("    if _meta is not None:")
     lines.append("        _node._input_meta = _meta")
     if schema.returns_list or schema.returns_tuple:
-        lines.append("    connect(_node, _inputs, tuple(_o if _differentiable(_o) else None for _o in _outs))")
+        diff = cls._output_differentiability
+        if diff is None:
+            lines.append("    connect(_node, _inputs, tuple(_o if _differentiable(_o) else None for _o in _outs))")
+        else:   # outputs torch declares not differentiable get no history
+            outs = "".join(f"(_outs[{k}] if _differentiable(_outs[{k}]) else None), " if d else "None, "
+                           for k, d in enumerate(diff))
+            lines.append(f"    connect(_node, _inputs, ({outs}))")
     else:
         lines.append("    connect(_node, _inputs, _out)")
     # parameters the needed formulas read
@@ -226,8 +232,10 @@ def node_record_source(cls):
         cond = " or ".join(f"_need{k}" for k in readers)
         if name in cls._out_names:
             nr = cls._out_names.index(name)
-            expr = f"_outs[{nr}]._alias()"
-            results[slot] = nr
+            expr = f"_outs[{nr}]._alias()" if not schema.returns_tuple else \
+                f"(_outs[{nr}]._alias() if _outs[{nr}] is not None else None)"   # (an undefined output)
+            if cls._output_differentiability is None or cls._output_differentiability[nr]:
+                results[slot] = nr      # (read with history in double backward)
         else:
             expr = f"_args[{cls._op_arg_index[name]}]"
         lines.append(f"    _v{slot} = {expr} if ({cond}) else None")

@@ -42,3 +42,28 @@ def test_malloc_tuning_can_be_turned_off():
     assert off == "False"
     if sys.platform.startswith("linux"):
         assert on == "True"
+
+
+def test_gru_rnn_and_projected_lstm_record_one_fused_node_per_layer():
+    for module in (gt.nn.GRU(3, 4), gt.nn.RNN(3, 4), gt.nn.LSTM(3, 4, proj_size=2)):
+        out, _ = module(gt.randn(5, 2, 3, dtype=gt.float64).float())
+        assert out.grad_fn.name() == "MkldnnRnnLayerBackward0"
+    # the fused op's keyword extras: the projection in, w_hr's gradient out, only what output_mask asks for
+    aten = gt.ops.aten
+    x, w_ih, w_hh, w_hr = gt.randn(5, 2, 3), gt.randn(16, 3), gt.randn(16, 2), gt.randn(2, 4)
+    out, hy, cy, workspace = aten.mkldnn_rnn_layer(x, w_ih, w_hh, None, None, None, None, False, [], 2, 4, 1, False,
+                                                   False, False, True, w_hr=w_hr)
+    assert tuple(out.shape) == (5, 2, 2) and workspace.dim() == 1
+    grads = aten.mkldnn_rnn_layer_backward(x, w_ih, w_hh, None, None, None, None, out, hy, cy, gt.ones_like(out), None,
+                                           None, False, 2, 4, 1, False, True, False, [], False, workspace, w_hr=w_hr,
+                                           output_mask=[False, True] + [False] * 5 + [True])
+    assert len(grads) == 8 and [g is not None for g in grads] == [False, True] + [False] * 5 + [True]
+
+
+def test_native_group_norm_backward_has_a_derivative():
+    x = gt.randn(2, 4, 3, dtype=gt.float64, requires_grad=True)
+    y = gt.nn.functional.group_norm(x, 2)
+    (gx,) = gt.autograd.grad((y * y.detach().cos()).sum(), x, create_graph=True)
+    assert gx.grad_fn.name() == "NativeGroupNormBackwardBackward0"   # torch: a chain of composite ops
+    (ggx,) = gt.autograd.grad(gx.sum(), x)
+    assert tuple(ggx.shape) == (2, 4, 3)

@@ -206,6 +206,42 @@ def test_layer_norm_layer(args, kw, shape):
     both_modes("LayerNorm", args, kw, shape)
 
 
+def test_layer_norm_backward_on_unbatched_1d_input():
+    """issue 16 #6: nn.LayerNorm on an unbatched 1-D input backpropagates to the input and both
+    parameters, with torch's values."""
+    for kw in ({}, {"elementwise_affine": False}, {"bias": False}):
+        tm, gm = twin("LayerNorm", 5, **kw)
+        run(tm, gm, RNG.standard_normal(5))
+
+
+def test_batch_norm_run_twice_before_one_backward():
+    """issue 16 #11: the running statistics are updated inside the kernel without a version bump (as
+    torch's kernel does), so a loss summed over two passes through one BatchNorm -- a siamese or
+    contrastive model -- backpropagates instead of raising a false in-place error."""
+    for name, shape in (("BatchNorm1d", (6, 4)), ("BatchNorm2d", (3, 4, 2, 2))):
+        tm, gm = twin(name, 4)
+        versions = gm.running_mean._version, gm.running_var._version     # (load_state_dict wrote them)
+        x1, x2 = RNG.standard_normal(shape), RNG.standard_normal(shape)
+        t1, t2 = torch.tensor(x1, requires_grad=True), torch.tensor(x2, requires_grad=True)
+        g1, g2 = gt.tensor(x1, requires_grad=True), gt.tensor(x2, requires_grad=True)
+        (tm(t1).pow(2).sum() + tm(t2).sum()).backward()
+        (gm(g1).pow(2).sum() + gm(g2).sum()).backward()
+        for a, b in ((t1.grad, g1.grad), (t2.grad, g2.grad), (tm.weight.grad, gm.weight.grad),
+                     (tm.bias.grad, gm.bias.grad)):
+            np.testing.assert_allclose(_np(b), _np(a), atol=1e-10)
+        for k, v in tm.state_dict().items():      # both passes moved the running statistics
+            np.testing.assert_allclose(_np(gm.state_dict()[k]), _np(v), rtol=1e-10, err_msg=k)
+        assert (gm.running_mean._version, gm.running_var._version) == versions
+        assert tm.running_mean._version == tm.running_var._version == 0
+    # a real in-place change of a saved running statistic is still caught (eval mode reads them)
+    bn = nn.BatchNorm1d(3).eval()
+    y = bn(gt.randn(4, 3, requires_grad=True))
+    with gt.no_grad():
+        bn.running_var.mul_(2)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.sum().backward()
+
+
 @pytest.mark.parametrize("args,kw", [((2, 4), {}), ((1, 4), {"affine": False}), ((4, 4), {"eps": 1e-3})])
 def test_group_norm_layer(args, kw):
     both_modes("GroupNorm", args, kw, (3, 4, 5))

@@ -310,3 +310,67 @@ def test_legacy_size_average_and_reduce():
             tm = torch.nn.MSELoss(size_average=size_average, reduce=reduce)
             gm = gt.nn.MSELoss(size_average=size_average, reduce=reduce)
             assert gm.reduction == tm.reduction
+
+
+# ---- what dispatch-level tools see: torch's aten ops, forward, backward and double backward ---------------------
+# (ops of other families -- log_softmax, sum, expand -- and torch's internal detach/ones_like are left out:
+# the ops of ops/nn_loss.py, nn_norm.py and nn_rnn.py must appear in torch's order)
+OWN_OPS = {"nll_loss_forward", "nll_loss_backward", "nll_loss2d_forward", "nll_loss2d_backward", "mse_loss",
+           "mse_loss_backward", "smooth_l1_loss", "smooth_l1_loss_backward", "huber_loss", "huber_loss_backward",
+           "binary_cross_entropy", "binary_cross_entropy_backward", "binary_cross_entropy_with_logits",
+           "soft_margin_loss", "soft_margin_loss_backward", "native_batch_norm", "native_batch_norm_backward",
+           "native_layer_norm", "native_layer_norm_backward", "native_group_norm", "native_group_norm_backward",
+           "mkldnn_rnn_layer", "mkldnn_rnn_layer_backward"}
+
+
+def dispatched_ops(lib, fn, arrays, double=False):
+    """The aten ops of OWN_OPS a TorchDispatchMode sees while ``fn`` runs forward, backward (and, with
+    ``double``, a backward of the gradients)."""
+    import importlib
+    base = importlib.import_module(lib.__name__ + ".utils._python_dispatch").TorchDispatchMode
+    seen = []
+
+    class Log(base):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            name = func.__name__.split(".")[0]
+            if name in OWN_OPS:
+                seen.append(name)
+            return func(*args, **(kwargs or {}))
+
+    leaves = [lib.tensor(a, requires_grad=a.dtype.kind == "f") for a in arrays]
+    diff = [t for t in leaves if t.requires_grad]
+    with Log():
+        y = fn(lib, *leaves)
+        grads = [g for g in lib.autograd.grad(y.sum(), diff, create_graph=double, allow_unused=True) if g is not None]
+        if double:
+            lib.autograd.grad(sum((g * g).sum() for g in grads), diff, allow_unused=True)
+    return seen
+
+
+_x, _t = RNG.standard_normal((4, 5)), np.array([1, 0, 4, 2])
+_p = RNG.uniform(0.1, 0.9, (4, 5))
+
+
+@pytest.mark.parametrize("name,fn,arrays,double", [
+    ("cross_entropy", lambda L, x, t: L.nn.functional.cross_entropy(x, t), (_x, _t), True),
+    ("nll_loss 4-D", lambda L, x, t: L.nn.functional.nll_loss(x, t), (RNG.standard_normal((2, 3, 2, 2)),
+                                                                         RNG.integers(0, 3, (2, 2, 2))), True),
+    ("mse_loss", lambda L, x, y: L.nn.functional.mse_loss(x, y), (_x, RNG.standard_normal((4, 5))), True),
+    ("smooth_l1_loss", lambda L, x, y: L.nn.functional.smooth_l1_loss(x, y, beta=0.5), (_x, _p), True),
+    ("huber_loss", lambda L, x, y: L.nn.functional.huber_loss(x, y, reduction="sum"), (_x, _p), True),
+    ("binary_cross_entropy", lambda L, p, y: L.nn.functional.binary_cross_entropy(p, y), (_p, _p[::-1].copy()), True),
+    ("bce_with_logits", lambda L, x, y: L.nn.functional.binary_cross_entropy_with_logits(x, y), (_x, _p), False),
+    ("soft_margin_loss", lambda L, x, y: L.nn.functional.soft_margin_loss(x, y.detach().sign()), (_x, _x[::-1].copy()),
+     True),
+    ("batch_norm", lambda L, x: L.nn.functional.batch_norm(x, None, None, training=True), (_x,), True),
+    ("layer_norm", lambda L, x: L.nn.functional.layer_norm(x, (5,)), (_x,), True),
+    ("group_norm", lambda L, x: L.nn.functional.group_norm(x.reshape(2, 2, 5), 2), (_x,), False),
+    ("lstm", lambda L, x: L.nn.LSTM(5, 3)(x)[0], (RNG.standard_normal((3, 2, 5)).astype("float32"),), False),
+])
+def test_dispatch_level_ops_are_torchs(name, fn, arrays, double):
+    """A TorchDispatchMode sees the same aten ops of these families, in the same order, as under torch."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = dispatched_ops(torch, fn, arrays, double)
+        got = dispatched_ops(gt, fn, arrays, double)
+    assert want and got == want, name

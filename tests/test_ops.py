@@ -221,7 +221,10 @@ def run_sample(op, sample, dtype, fails, rng):
     except Exception as e:
         fails.add("gradgrad", sample, f"glasstorch double backward raised {type(e).__name__}: {e}")
         return
-    t_gg = _grads(torch, t_s, t_in + t_up, None)
+    try:
+        t_gg = _grads(torch, t_s, t_in + t_up, None)
+    except RuntimeError:  # torch's own double backward fails here (batch norm without weight): nothing to compare
+        return
     for k, (tg_, gg_) in enumerate(zip(t_gg, g_gg)):
         a = np.zeros(1) if tg_ is None else _np(tg_)
         b = np.zeros(1) if gg_ is None else _np(gg_)

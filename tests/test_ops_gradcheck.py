@@ -42,7 +42,7 @@ def _contiguous_leaves(sample):
     # (the layouts themselves are covered by test_ops.py)
     leaves = []
     for leaf in sample.leaves:
-        t = gt.from_numpy(np.ascontiguousarray(leaf.array).copy())
+        t = gt.from_numpy(np.array(leaf.array, order="C"))  # a contiguous copy (ascontiguousarray makes 0-d 1-d)
         leaves.append(t.requires_grad_() if leaf.requires_grad else t)
     return leaves
 

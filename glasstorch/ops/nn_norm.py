@@ -1,4 +1,4 @@
-"""Normalization layers' ops: batch norm, layer norm, group norm.
+r"""Normalization: batch norm, layer norm, group norm (and instance norm, a batch norm of the instances).
 
 All three standardise x over some axes and apply a per-channel affine map::
 
@@ -10,225 +10,466 @@ and all three share one derivative. With g' = grad * weight (the gradient reachi
 ``sum(grad * xhat)`` and the bias ``sum(grad)`` over the other axes. Batch norm in eval mode uses
 the running statistics, which are constants: there ``dx = g' * rstd``.
 
-torch records one node per call (``NativeBatchNormBackward0``, ``NativeLayerNormBackward0``,
-``NativeGroupNormBackward0``) saving the input, the weight and the statistics (``result1`` the
-mean, ``result2`` the reciprocal standard deviation).
+As in torch, each is one aten op with one node per call, and its derivative is an aten op too:
+
+==========================  ===========================  ==================================================
+op                          node                         its derivative (itself differentiable: double backward)
+==========================  ===========================  ==================================================
+``native_batch_norm``       ``NativeBatchNormBackward0``  ``native_batch_norm_backward``
+``native_layer_norm``       ``NativeLayerNormBackward0``  ``native_layer_norm_backward``
+``native_group_norm``       ``NativeGroupNormBackward0``  ``native_group_norm_backward``
+==========================  ===========================  ==================================================
+
+The nodes save the input, the weight and the statistics (``result1`` the mean, ``result2`` the
+reciprocal standard deviation). Batch norm updates the running statistics inside its kernel, in
+place, without bumping their version (as torch's kernel does), so a network run twice before one
+backward -- a siamese model, a loss summed over two passes -- is not a false in-place error.
+
+    >>> import glasstorch as torch
+    >>> bn = torch.nn.BatchNorm1d(3)
+    >>> y = bn(torch.randn(4, 3, requires_grad=True))
+    >>> y.grad_fn.name(), bn.running_mean._version
+    ('NativeBatchNormBackward0', 0)
 """
+import math
+
 from .._tensor import _wrap
 from .._array import xp
-from ._op import _state, make_node_class, float_array
+from .._seam import seam
+from .._ops import defop, aten
+from ..autograd import grad_mode
+
+__all__ = ["batch_norm", "layer_norm", "group_norm", "instance_norm"]
 
 
-def _standardise_grad(gxhat, xhat, rstd, axes):
-    """The input gradient of xhat = (x - mean(x)) * rstd(x) for a gradient g' reaching xhat."""
-    return rstd * (gxhat - gxhat.mean(axes, keepdim=True) - xhat * (gxhat * xhat).mean(axes, keepdim=True))
-
-
-def _stats_graph(x, axes, eps):
-    """mean and rstd as differentiable functions of x (create_graph needs their dependence on x)."""
-    mean = x.mean(axes, keepdim=True)
+# ---------------------------------------------------------------------------------------------------------------
+# Shared kernels on arrays: the statistics, the standardisation and its derivative
+# ---------------------------------------------------------------------------------------------------------------
+def _moments(x, axes):
+    """mean and biased variance of ``x`` over ``axes`` (kept as size-1 dims), in x's dtype."""
+    mean = x.mean(axis=axes, keepdims=True, dtype=x.dtype)
     xc = x - mean
-    return mean, ((xc * xc).mean(axes, keepdim=True) + eps).rsqrt()
+    return mean, xp.mean(xc * xc, axis=axes, keepdims=True, dtype=x.dtype), xc
 
 
-def _affine_grads(node, grad, xhat, sum_axes, shape):
-    gw = (grad * xhat).sum(sum_axes).reshape(shape) if node.next_functions[1][0] is not None else None
-    gb = grad.sum(sum_axes).reshape(shape) if node.next_functions[2][0] is not None else None
-    return gw, gb
+def _rstd(var, eps):
+    return (1 / xp.sqrt(var + var.dtype.type(eps))).astype(var.dtype, copy=False)
 
 
-# ---- batch norm ---------------------------------------------------------------------------------------------
-class NativeBatchNormBackward0(make_node_class("NativeBatchNormBackward0", None,
-                                               ("input", "weight", "running_mean", "running_var", "result1",
-                                                "result2"))):
-    def backward(self, grad, _g1=None, _g2=None):
-        x, w, _rm, _rv, mean, rstd = self._unpack_saved()
-        axes = (0,) + tuple(range(2, x.dim()))
-        bshape = (1, -1) + (1,) * (x.dim() - 2)
-        if self.training and _state.enabled:  # create_graph: the statistics depend on x
-            mean, rstd = _stats_graph(x, axes, self.eps)
+def _standardise_backward(g, xc, rstd, axes, count):
+    """dx of xhat = (x - mean) rstd, for a gradient ``g`` reaching xhat; ``xc`` = x - mean."""
+    sum_g = g.sum(axis=axes, keepdims=True)
+    sum_gxc = (g * xc).sum(axis=axes, keepdims=True)
+    dx = g - sum_g / count
+    dx -= xc * (sum_gxc * (rstd * rstd / count))
+    dx *= rstd
+    return dx
+
+
+def _summed(t, axes, shape):
+    """``t`` summed over ``axes`` (none: as is) and viewed as ``shape`` -- a parameter's gradient."""
+    return (t.sum(axis=axes) if axes else t).reshape(shape)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Double backward: torch's batchnorm_double_backward / layer_norm_double_backward, written once
+# ---------------------------------------------------------------------------------------------------------------
+def _sum_kept(t, axes):
+    """t summed over ``axes`` with the dims kept (no axes: t itself -- an empty dim list would sum all)."""
+    return aten.sum.dim_IntList(t, list(axes), True) if axes else t
+
+
+def _norm_double_backward(x, gamma, ggI, ggW, ggB, gO, mean, rstd, axes, param_axes, count, training):
+    """The derivatives of (dx, dweight, dbias) = norm_backward(gO, x, weight) in (x, weight, gO), given
+    the gradients ggI, ggW, ggB that reached dx, dweight, dbias (any may be None).
+
+    ``axes``: the normalised axes (``count`` elements per group); ``gamma``/``ggW``/``ggB`` broadcast
+    against x; ``mean``/``rstd`` keep the normalised axes as size-1 dims; ``param_axes``: the axes a
+    parameter's gradient sums over. In training the statistics depend on x; in batch norm's eval mode
+    (``training`` False) they are constants. Returns (gI, gW, ggO), gW still broadcast-shaped.
+
+    torch's batchnorm_double_backward, with the weight kept inside the sums so that the same lines
+    serve layer and group norm, whose weight varies along the normalised axes.
+    """
+    xmu = x - mean
+    r2 = rstd * rstd
+    r3 = r2 * rstd
+    gp = gO if gamma is None else gO * gamma            # the gradient that reached xhat
+
+    def dx_of_standardise(h):
+        # the first backward's map from a gradient reaching xhat to dx (it is its own adjoint)
+        return (rstd / count) * (count * h - _sum_kept(h, axes) - xmu * r2 * _sum_kept(h * xmu, axes))
+
+    gI = gW = ggO = None
+    if ggI is not None:
+        if training:            # dx depends on x through xhat and the statistics
+            gp_sum, gpxmu_sum = _sum_kept(gp, axes), _sum_kept(gp * xmu, axes)
+            ggI_sum, ggIxmu_sum = _sum_kept(ggI, axes), _sum_kept(ggI * xmu, axes)
+            all_sub = ggI_sum * gp_sum / count - _sum_kept(gp * ggI, axes) + r2 * gpxmu_sum * ggIxmu_sum * (3 / count)
+            gI = (xmu * r3 * all_sub / count
+                  + ggIxmu_sum * r3 / count * (gp_sum / count - gp)
+                  + gpxmu_sum * r3 / count * (ggI_sum / count - ggI))
+            projected = dx_of_standardise(ggI)
         else:
-            mean, rstd = mean.view(bshape), rstd.view(bshape)
-        xhat = (x - mean) * rstd
-        gx = None
-        if self.next_functions[0][0] is not None:
-            gxhat = grad if w is None else grad * w.view(bshape)
-            gx = _standardise_grad(gxhat, xhat, rstd, axes) if self.training else gxhat * rstd
-        return (gx,) + _affine_grads(self, grad, xhat, axes, (-1,))
+            projected = ggI * rstd
+        if gamma is not None:
+            gW = _sum_kept(gO * projected, param_axes)
+        ggO = projected if gamma is None else projected * gamma
+    if ggW is not None:         # dweight = sum(gO * xhat)
+        h = gO * ggW
+        term = dx_of_standardise(h) if training else h * rstd
+        gI = term if gI is None else gI + term
+        term = ggW * xmu * rstd
+        ggO = term if ggO is None else ggO + term
+    if ggB is not None:         # dbias = sum(gO)
+        ggO = aten.expand(ggB, list(gO.shape)) if ggO is None else ggO + ggB
+    return gI, gW, ggO
 
 
-NativeBatchNormBackward0.num_outputs = 3
+def _param_view(t, shape):
+    return None if t is None else t.reshape(shape)
+
+
+# ===============================================================================================================
+# Batch norm: per channel (dim 1), over the batch and the spatial dims
+# ===============================================================================================================
+def _channels(input):
+    return input.shape[1] if len(input.shape) > 1 else 1
+
+
+def _bn_layout(input):
+    """(the reduced axes, the shape a per-channel vector broadcasts as, elements per channel)."""
+    c = _channels(input)
+    nd = len(input.shape)
+    axes = (0,) + tuple(range(2, nd))
+    return axes, (1, c) + (1,) * (nd - 2), math.prod(input.shape) // c if c else 0
+
+
+def _check_bn_args(input, weight, bias, running_mean, running_var, training):
+    """torch's _batch_norm_impl_index checks: per-channel tensors of C elements, running stats in eval."""
+    c = _channels(input)
+    for name, t in (("running_mean", running_mean), ("running_var", running_var)):
+        if t is None:
+            if not training:
+                raise RuntimeError(f"{name} must be defined in evaluation mode")
+        elif t.size != c:
+            raise RuntimeError(f"{name} should contain {c} elements not {t.size}")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and t.size != c:
+            raise RuntimeError(f"{name} should contain {c} elements not {t.size}")
+
+
+def _native_batch_norm_kernel(input, weight, bias, running_mean, running_var, training, momentum, eps):
+    _check_bn_args(input, weight, bias, running_mean, running_var, training)
+    axes, bshape, count = _bn_layout(input)
+    if training:
+        mean, var, xc = _moments(input, axes)
+        rstd = _rstd(var, eps)
+        # the running statistics move in place, their version untouched (torch's kernel does the same)
+        if running_mean is not None:
+            running_mean *= 1 - momentum
+            running_mean += (momentum * mean.reshape(-1)).astype(running_mean.dtype, copy=False)
+        if running_var is not None:
+            unbiased = var.reshape(-1) * (count / max(count - 1, 1))
+            running_var *= 1 - momentum
+            running_var += (momentum * unbiased).astype(running_var.dtype, copy=False)
+        save_mean, save_rstd = mean.reshape(-1), rstd.reshape(-1)
+    else:
+        mean = running_mean.astype(input.dtype, copy=False).reshape(bshape)
+        rstd = _rstd(running_var.astype(input.dtype, copy=False), eps).reshape(bshape)
+        xc = input - mean
+        save_mean = save_rstd = xp.empty((0,), input.dtype)      # torch's CPU kernel returns none in eval
+    scale = rstd if weight is None else rstd * weight.reshape(bshape)
+    out = xc * scale
+    if bias is not None:
+        out += bias.reshape(bshape)
+    return out, save_mean, save_rstd
+
+
+def _native_batch_norm_backward_kernel(grad_out, input, weight, running_mean, running_var, save_mean, save_invstd,
+                                       train, eps, output_mask):
+    axes, bshape, count = _bn_layout(input)
+    if train:
+        mean, rstd = save_mean.reshape(bshape), save_invstd.reshape(bshape)
+    else:
+        mean = running_mean.astype(input.dtype, copy=False).reshape(bshape)
+        rstd = _rstd(running_var.astype(input.dtype, copy=False), eps).reshape(bshape)
+    xc = input - mean
+    g_in = g_w = g_b = None
+    if output_mask[0]:
+        g = grad_out if weight is None else grad_out * weight.reshape(bshape)
+        g_in = _standardise_backward(g, xc, rstd, axes, count) if train else g * rstd
+    if output_mask[1]:
+        g_w = ((grad_out * xc).sum(axis=axes, keepdims=True) * rstd).reshape(-1)
+    if output_mask[2]:
+        g_b = grad_out.sum(axis=axes)
+    return g_in, g_w, g_b
+
+
+def _batch_norm_double_backward(grads, input, weight, grad_out, running_mean, running_var, save_mean, save_invstd,
+                                train, eps, output_mask):
+    axes, bshape, count = _bn_layout(input)
+    if train:
+        mean, rstd = save_mean.reshape(bshape), save_invstd.reshape(bshape)
+    else:
+        mean, rstd = running_mean.reshape(bshape), (running_var.reshape(bshape) + eps) ** -0.5
+    gI, gW, ggO = _norm_double_backward(input, _param_view(weight, bshape), grads[0], _param_view(grads[1], bshape),
+                                        _param_view(grads[2], bshape), grad_out, mean, rstd, axes, axes, count, train)
+    return gI, (None if gW is None else gW.reshape((-1,))), ggO
+
+
+native_batch_norm = defop(
+    "native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, "
+    "bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)", _native_batch_norm_kernel,
+    node="NativeBatchNormBackward0", output_differentiability=(True, False, False),
+    joint={("input", "weight", "bias"):
+           lambda grad, input, weight, running_mean, running_var, result1, result2, training, eps, output_mask:
+           aten.native_batch_norm_backward(grad, input, weight, running_mean, running_var, result1, result2,
+                                           training, eps, output_mask)},
+    running_mean=None, running_var=None)
+native_batch_norm_backward = defop(
+    "native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor? running_mean, "
+    "Tensor? running_var, Tensor? save_mean, Tensor? save_invstd, bool train, float eps, bool[3] output_mask) -> "
+    "(Tensor, Tensor, Tensor)", _native_batch_norm_backward_kernel,
+    node="NativeBatchNormBackwardBackward0",
+    joint={("input", "weight", "grad_out"):
+           lambda grads, input, weight, grad_out, running_mean, running_var, save_mean, save_invstd, train, eps,
+           output_mask: _batch_norm_double_backward(grads, input, weight, grad_out, running_mean, running_var,
+                                                    save_mean, save_invstd, train, eps, output_mask)},
+    running_mean=None, running_var=None)
+NativeBatchNormBackward0 = native_batch_norm.node
 
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
     """Normalise each channel (dim 1) over the batch and spatial dims; while training, also update
     the running statistics in place: r = (1 - momentum) r + momentum * batch_stat (variance unbiased)."""
-    x = float_array(input)
-    c = x.shape[1] if x.ndim > 1 else 1
-    for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
-                    ("bias", bias)):
-        if t is not None and t.numel() != c:
-            raise RuntimeError(f"{name} should contain {c} elements not {t.numel()}")
-    axes = (0,) + tuple(range(2, x.ndim))
-    bshape = (1, c) + (1,) * (x.ndim - 2)
-    if training:
-        count = x.size // c
-        mean = x.mean(axis=axes, dtype=x.dtype)
-        xc = x - mean.reshape(bshape)
-        var = xp.mean(xc * xc, axis=axes, dtype=x.dtype)
-        rstd = (1 / xp.sqrt(var + x.dtype.type(eps))).astype(x.dtype, copy=False)
-        if running_mean is not None:
-            _update_running(running_mean, mean, momentum)
-        if running_var is not None:
-            _update_running(running_var, var * (count / max(count - 1, 1)), momentum)
-    else:
-        mean, var = running_mean._data.astype(x.dtype, copy=False), running_var._data.astype(x.dtype, copy=False)
-        rstd = (1 / xp.sqrt(var + x.dtype.type(eps))).astype(x.dtype, copy=False)
-        xc = x - mean.reshape(bshape)
-    scale = rstd if weight is None else rstd * weight._data
-    y = xc * scale.reshape(bshape)
+    if seam.on:
+        return seam.torch_function(batch_norm, (input, running_mean, running_var),
+                                   {"weight": weight, "bias": bias, "training": training, "momentum": momentum,
+                                    "eps": eps})
+    if training and eps <= 0.0:
+        raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
+    if eps < 0.0:
+        raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
+    if input.numel() == 0:      # torch: a copy (times weight[0], plus bias[0]) keeps the graph connected
+        out = input.clone()
+        if weight is not None:
+            out = out * weight[0]
+        if bias is not None:
+            out = out + bias[0]
+        return out
+    return native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps)[0]
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
+                  momentum=0.1, eps=1e-5):
+    """Batch norm of every (sample, channel) on its own: the batch folded into the channels (torch's
+    composite: per-channel tensors repeated per sample, the running statistics averaged back)."""
+    if seam.on:
+        return seam.torch_function(instance_norm, (input,),
+                                   {"running_mean": running_mean, "running_var": running_var, "weight": weight,
+                                    "bias": bias, "use_input_stats": use_input_stats, "momentum": momentum,
+                                    "eps": eps})
+    if use_input_stats and math.prod(input.shape[2:]) == 1:
+        raise ValueError(f"Expected more than 1 spatial element when training, got input size {input.shape}")
+    b, c = input.shape[:2]
+    repeated = [None if t is None else t.repeat(b) for t in (running_mean, running_var, weight, bias)]
+    folded = input.contiguous().view((1, b * c) + tuple(input.shape[2:]))
+    out = batch_norm(folded, repeated[0], repeated[1], repeated[2], repeated[3], use_input_stats, momentum, eps)
+    with grad_mode.no_grad():
+        for stat, moved in ((running_mean, repeated[0]), (running_var, repeated[1])):
+            if stat is not None:
+                stat.copy_(moved.view(b, c).mean(0))
+    return out.view(input.shape)
+
+
+# ===============================================================================================================
+# Layer norm: over the last len(normalized_shape) dims
+# ===============================================================================================================
+def _ln_axes(input, normalized_shape):
+    nd = len(normalized_shape)
+    return tuple(range(input.ndim - nd, input.ndim)), tuple(range(input.ndim - nd))
+
+
+def _native_layer_norm_kernel(input, normalized_shape, weight, bias, eps):
+    normalized_shape = tuple(normalized_shape)
+    nd = len(normalized_shape)
+    if input.ndim < nd or input.shape[input.ndim - nd:] != normalized_shape:
+        raise RuntimeError(f"Given normalized_shape={list(normalized_shape)}, expected input with shape "
+                           f"[*, {', '.join(map(str, normalized_shape))}], but got input of size{list(input.shape)}")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and t.shape != normalized_shape:
+            raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but got {name} of shape "
+                               f"{list(t.shape)} and normalized_shape = {list(normalized_shape)}")
+    axes, _ = _ln_axes(input, normalized_shape)
+    mean, var, xc = _moments(input, axes)
+    rstd = _rstd(var, eps)
+    out = xc * rstd
+    if weight is not None:
+        out *= weight
     if bias is not None:
-        y += bias._data.reshape(bshape)
-    res = _wrap(y)
-    if _state.enabled and any(t is not None and t._requires_grad for t in (input, weight, bias)):
-        saved = (input, weight, running_mean, running_var, _wrap(mean), _wrap(rstd))
-        node = NativeBatchNormBackward0.__new__(NativeBatchNormBackward0)
-        from ..autograd.graph import connect
-        connect(node, (input, weight, bias), (res, None, None), saved)
-        node.training, node.eps = training, eps
-    return res
+        out += bias
+    return out, mean, rstd
 
 
-def _update_running(stat, batch_value, momentum):
-    """stat = (1 - momentum) * stat + momentum * batch_value, in place and outside autograd."""
-    from .._tensor import bump_version
-    d = stat._data
-    d *= 1 - momentum
-    d += (momentum * batch_value).astype(d.dtype, copy=False)
-    bump_version(stat, "batch_norm")
+def _native_layer_norm_backward_kernel(grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask):
+    axes, lead = _ln_axes(input, normalized_shape)
+    xc = input - mean
+    count = math.prod(normalized_shape)
+    g_in = g_w = g_b = None
+    if output_mask[0]:
+        g = grad_out if weight is None else grad_out * weight
+        g_in = _standardise_backward(g, xc, rstd, axes, count)
+    if output_mask[1] and weight is not None:
+        g_w = _summed(grad_out * (xc * rstd), lead, weight.shape)
+    if output_mask[2] and bias is not None:
+        g_b = _summed(grad_out, lead, bias.shape)
+    return g_in, g_w, g_b
 
 
-# ---- layer norm -----------------------------------------------------------------------------------------------
-class NativeLayerNormBackward0(make_node_class("NativeLayerNormBackward0", None,
-                                               ("input", "weight", "bias", "result1", "result2"))):
-    def backward(self, grad, _g1=None, _g2=None):
-        x, w, _b, mean, rstd = self._unpack_saved()
-        nd = len(self.normalized_shape)
-        axes = tuple(range(x.dim() - nd, x.dim()))
-        if _state.enabled:
-            mean, rstd = _stats_graph(x, axes, self.eps)
-        xhat = (x - mean) * rstd
-        gx = None
-        if self.next_functions[0][0] is not None:
-            gx = _standardise_grad(grad if w is None else grad * w, xhat, rstd, axes)
-        lead = tuple(range(x.dim() - nd))
-        return (gx,) + _affine_grads(self, grad, xhat, lead, self.normalized_shape)
+def _layer_norm_double_backward(grads, input, weight, grad_out, normalized_shape, mean, rstd):
+    axes, lead = _ln_axes(input, normalized_shape)
+    gI, gW, ggO = _norm_double_backward(input, weight, grads[0], grads[1], grads[2], grad_out, mean, rstd, axes,
+                                        lead, math.prod(normalized_shape), True)
+    return gI, (None if gW is None else gW.reshape(tuple(normalized_shape))), ggO
 
 
-NativeLayerNormBackward0.num_outputs = 3
+native_layer_norm = defop(
+    "native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> "
+    "(Tensor, Tensor, Tensor)", _native_layer_norm_kernel,
+    node="NativeLayerNormBackward0", output_differentiability=(True, False, False),
+    joint={("input", "weight", "bias"):
+           lambda grad, input, normalized_shape, result1, result2, weight, bias, output_mask:
+           aten.native_layer_norm_backward(grad, input, normalized_shape, result1, result2, weight, bias,
+                                           output_mask)})
+native_layer_norm_backward = defop(
+    "native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, "
+    "Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)",
+    _native_layer_norm_backward_kernel, node="NativeLayerNormBackwardBackward0",
+    joint={("input", "weight", "grad_out"):
+           lambda grads, input, weight, grad_out, normalized_shape, mean, rstd:
+           _layer_norm_double_backward(grads, input, weight, grad_out, normalized_shape, mean, rstd)},
+    bias=lambda: None)      # (bias only says whether it is there: it has no gradient to give)
+NativeLayerNormBackward0 = native_layer_norm.node
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     """Normalise over the last len(normalized_shape) dims, then weight * xhat + bias (same shape)."""
-    normalized_shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
-    nd = len(normalized_shape)
-    x = float_array(input)
-    if x.shape[x.ndim - nd:] != normalized_shape or x.ndim < nd:
-        raise RuntimeError(f"Given normalized_shape={list(normalized_shape)}, expected input with shape "
-                           f"[*, {', '.join(map(str, normalized_shape))}], but got input of size{list(x.shape)}")
-    for name, t in (("weight", weight), ("bias", bias)):
-        if t is not None and tuple(t.shape) != normalized_shape:
-            raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but got {name} of shape "
-                               f"{list(t.shape)} and normalized_shape = {list(normalized_shape)}")
-    axes = tuple(range(x.ndim - nd, x.ndim))
-    mean = x.mean(axis=axes, keepdims=True, dtype=x.dtype)
-    xc = x - mean
-    rstd = (1 / xp.sqrt(xp.mean(xc * xc, axis=axes, keepdims=True, dtype=x.dtype) + x.dtype.type(eps))).astype(
-        x.dtype, copy=False)
-    y = xc * rstd
+    if seam.on:
+        return seam.torch_function(layer_norm, (input, normalized_shape),
+                                   {"weight": weight, "bias": bias, "eps": eps})
+    if isinstance(normalized_shape, int):
+        raise TypeError("layer_norm(): argument 'normalized_shape' (position 2) must be tuple of ints, not int")
+    normalized_shape = [int(n) for n in normalized_shape]
+    return native_layer_norm(input, normalized_shape, weight, bias, eps)[0]
+
+
+# ===============================================================================================================
+# Group norm: the channels split into groups, each (sample, group) normalised over its channels and positions
+# ===============================================================================================================
+def _gn_view(N, C, HxW, group):
+    """The (N, groups, channels per group, positions) view the group norm computes in."""
+    return (N, group, C // group, HxW)
+
+
+def _native_group_norm_kernel(input, weight, bias, N, C, HxW, group, eps):
+    x = input.reshape(_gn_view(N, C, HxW, group))
+    mean, var, xc = _moments(x, (2, 3))
+    rstd = _rstd(var, eps)
+    out = xc * rstd
+    pshape = (1, group, C // group, 1)
     if weight is not None:
-        y *= weight._data
+        out *= weight.reshape(pshape)
     if bias is not None:
-        y += bias._data
-    res = _wrap(y)
-    if _state.enabled and any(t is not None and t._requires_grad for t in (input, weight, bias)):
-        node = NativeLayerNormBackward0.__new__(NativeLayerNormBackward0)
-        from ..autograd.graph import connect
-        connect(node, (input, weight, bias), (res, None, None), (input, weight, bias, _wrap(mean), _wrap(rstd)))
-        node.normalized_shape, node.eps = normalized_shape, eps
-    return res
+        out += bias.reshape(pshape)
+    return out.reshape(input.shape), mean.reshape(N, group), rstd.reshape(N, group)
 
 
-# ---- group norm -----------------------------------------------------------------------------------------------
-class NativeGroupNormBackward0(make_node_class("NativeGroupNormBackward0", None,
-                                               ("input", "weight", "result1", "result2"))):
-    def backward(self, grad, _g1=None, _g2=None):
-        x, w, mean, rstd = self._unpack_saved()
-        n, c, g = x.shape[0], x.shape[1], self.group
-        bshape = (1, c) + (1,) * (x.dim() - 2)
-        xg = x.reshape(n, g, -1)
-        if _state.enabled:
-            mean, rstd = _stats_graph(xg, (2,), self.eps)
-        else:
-            mean, rstd = mean.view(n, g, 1), rstd.view(n, g, 1)
-        xhat = ((xg - mean) * rstd).view(x.shape)
-        gx = None
-        if self.next_functions[0][0] is not None:
-            gxhat = (grad if w is None else grad * w.view(bshape)).reshape(n, g, -1)
-            gx = _standardise_grad(gxhat, xhat.reshape(n, g, -1), rstd, (2,)).view(x.shape)
-        axes = (0,) + tuple(range(2, x.dim()))
-        return (gx,) + _affine_grads(self, grad, xhat, axes, (-1,))
+def _native_group_norm_backward_kernel(grad_out, input, mean, rstd, weight, N, C, HxW, group, output_mask):
+    view = _gn_view(N, C, HxW, group)
+    pshape = (1, group, C // group, 1)
+    g = grad_out.reshape(view)
+    r = rstd.reshape(N, group, 1, 1)
+    xc = input.reshape(view) - mean.reshape(N, group, 1, 1)
+    g_in = g_w = g_b = None
+    if output_mask[0]:
+        gx = g if weight is None else g * weight.reshape(pshape)
+        g_in = _standardise_backward(gx, xc, r, (2, 3), view[2] * view[3]).reshape(input.shape)
+    if output_mask[1]:
+        g_w = _summed(g * (xc * r), (0, 3), (C,))
+    if output_mask[2]:
+        g_b = _summed(g, (0, 3), (C,))
+    return g_in, g_w, g_b
 
 
-NativeGroupNormBackward0.num_outputs = 3
+def _group_stats_backward(input, mean, rstd, gmean, grstd, N, C, HxW, group):
+    """The input's gradient through the mean and rstd outputs themselves (torch's group norm gives them
+    gradients: d mean/dx = 1/n, d rstd/dx = -rstd^3 (x - mean)/n per group of n elements)."""
+    view = _gn_view(N, C, HxW, group)
+    n = view[2] * view[3]
+    out = 0
+    if gmean is not None:
+        out = out + gmean.reshape((N, group, 1, 1)) / n
+    if grstd is not None:
+        r = rstd.reshape((N, group, 1, 1))
+        out = out - grstd.reshape((N, group, 1, 1)) * r * r * r * (input.reshape(view) - mean.reshape((N, group, 1, 1))) / n
+    return aten.expand(out, list(view)).reshape(tuple(input.shape))
+
+
+def _group_norm_backward(grads, input, result1, result2, weight, N, C, HxW, group, output_mask):
+    g_in = g_w = g_b = None
+    if grads[0] is not None:
+        g_in, g_w, g_b = aten.native_group_norm_backward(grads[0], input, result1, result2, weight, N, C, HxW,
+                                                         group, output_mask)
+    if output_mask[0] and (grads[1] is not None or grads[2] is not None):
+        extra = _group_stats_backward(input, result1, result2, grads[1], grads[2], N, C, HxW, group)
+        g_in = extra if g_in is None else g_in + extra
+    return g_in, g_w, g_b
+
+
+def _group_norm_double_backward(grads, input, weight, grad_out, mean, rstd, N, C, HxW, group):
+    view = _gn_view(N, C, HxW, group)
+    pshape = (1, group, C // group, 1)
+    gI, gW, ggO = _norm_double_backward(
+        input.reshape(view), _param_view(weight, pshape), _param_view(grads[0], view), _param_view(grads[1], pshape),
+        _param_view(grads[2], pshape), grad_out.reshape(view), mean.reshape((N, group, 1, 1)),
+        rstd.reshape((N, group, 1, 1)), (2, 3), (0, 3), view[2] * view[3], True)
+    shape = tuple(input.shape)
+    return (None if gI is None else gI.reshape(shape), None if gW is None else gW.reshape((C,)),
+            None if ggO is None else ggO.reshape(shape))
+
+
+native_group_norm = defop(
+    "native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, "
+    "float eps) -> (Tensor, Tensor, Tensor)", _native_group_norm_kernel, node="NativeGroupNormBackward0",
+    joint={("input", "weight", "bias"): _group_norm_backward})
+native_group_norm_backward = defop(
+    "native_group_norm_backward(Tensor grad_out, Tensor input, Tensor mean, Tensor rstd, Tensor? weight, SymInt N, "
+    "SymInt C, SymInt HxW, int group, bool[3] output_mask) -> (Tensor, Tensor, Tensor)",
+    _native_group_norm_backward_kernel, node="NativeGroupNormBackwardBackward0",
+    joint={("input", "weight", "grad_out"): _group_norm_double_backward},
+    # the formulas above are total derivatives (the statistics' dependence on the input included),
+    # so nothing more flows to the mean and rstd the forward returned
+    mean=lambda: None, rstd=lambda: None)
+NativeGroupNormBackward0 = native_group_norm.node
 
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     """Split the channels into ``num_groups`` groups and normalise each (sample, group) over its
     channels and positions; the affine map is per channel."""
-    x = float_array(input)
-    if x.ndim < 2:
-        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {x.ndim}")
-    n, c = x.shape[:2]
+    if seam.on:
+        return seam.torch_function(group_norm, (input, num_groups), {"weight": weight, "bias": bias, "eps": eps})
+    if input.dim() < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.dim()}")
+    n, c = input.shape[:2]
+    if math.prod([n * c // num_groups, num_groups] + list(input.shape[2:])) == 1:
+        raise ValueError(f"Expected more than 1 value per channel when training, got input size "
+                         f"{[n * c // num_groups, num_groups] + list(input.shape[2:])}")
     if c % num_groups:
         raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input of "
-                           f"shape {list(x.shape)} and num_groups={num_groups}")
-    xg = x.reshape(n, num_groups, -1)
-    mean = xg.mean(axis=2, keepdims=True, dtype=x.dtype)
-    xc = xg - mean
-    rstd = (1 / xp.sqrt(xp.mean(xc * xc, axis=2, keepdims=True, dtype=x.dtype) + x.dtype.type(eps))).astype(
-        x.dtype, copy=False)
-    y = (xc * rstd).reshape(x.shape)
-    bshape = (1, c) + (1,) * (x.ndim - 2)
-    if weight is not None:
-        y *= weight._data.reshape(bshape)
-    if bias is not None:
-        y += bias._data.reshape(bshape)
-    res = _wrap(y)
-    if _state.enabled and any(t is not None and t._requires_grad for t in (input, weight, bias)):
-        node = NativeGroupNormBackward0.__new__(NativeGroupNormBackward0)
-        from ..autograd.graph import connect
-        connect(node, (input, weight, bias), (res, None, None),
-                (input, weight, _wrap(mean.reshape(n, num_groups)), _wrap(rstd.reshape(n, num_groups))))
-        node.group, node.eps = num_groups, eps
-    return res
-
-
-def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
-                  momentum=0.1, eps=1e-5):
-    """Batch norm of every (sample, channel) on its own: the batch folded into the channels."""
-    n, c = input.shape[:2]
-    folded = input.reshape((1, n * c) + tuple(input.shape[2:]))
-    w = weight.repeat(n) if weight is not None else None
-    b = bias.repeat(n) if bias is not None else None
-    if not use_input_stats:
-        return batch_norm(folded, running_mean.repeat(n), running_var.repeat(n), w, b, False, momentum,
-                          eps).view(input.shape)
-    if running_mean is not None or running_var is not None:  # the running stats average the instances'
-        x = float_array(input).reshape(n, c, -1)
-        count = x.shape[2]
-        if running_mean is not None:
-            _update_running(running_mean, x.mean(axis=2).mean(axis=0), momentum)
-        if running_var is not None:
-            _update_running(running_var, x.var(axis=2).mean(axis=0) * (count / max(count - 1, 1)), momentum)
-    return batch_norm(folded, None, None, w, b, True, momentum, eps).view(input.shape)
+                           f"shape {list(input.shape)} and num_groups={num_groups}")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and (t.dim() != 1 or t.numel() != c):
+            raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of channels in input, "
+                               f"but got {name} of shape {list(t.shape)} and input of shape {list(input.shape)}")
+    return native_group_norm(input.contiguous(), weight, bias, n, c, math.prod(input.shape[2:]), num_groups, eps)[0]

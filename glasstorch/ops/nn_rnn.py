@@ -5,10 +5,11 @@ and friends call) are written with ordinary Tensor ops, exactly as torch's ``RNN
 them, so their graphs show torch's nodes (``MulBackward0``, ``SigmoidBackward0``...).
 
 **Sequences** (``rnn_layer``; what ``nn.LSTM``/``nn.GRU``/``nn.RNN`` call once per layer and
-direction) run as ONE op with a hand-written backpropagation through time, as torch's CPU
-kernel does (its graph shows one ``MkldnnRnnLayerBackward0`` per layer and direction). Recording
-a dozen small nodes per time step would cost more in Python than the arithmetic itself. The
-work is arranged so that most of it is a few large matrix products::
+direction) run as ONE aten op, ``mkldnn_rnn_layer`` -- torch's fused CPU LSTM layer, whose node is
+``MkldnnRnnLayerBackward0`` -- with a hand-written backpropagation through time,
+``mkldnn_rnn_layer_backward``. Recording a dozen small nodes per time step would cost more in
+Python than the arithmetic itself. The work is arranged so that most of it is a few large matrix
+products, and no Tensor is made per step::
 
     forward                                          backward (BPTT)
     XW  = X W_ih^T + b           one GEMM, all steps
@@ -18,7 +19,14 @@ work is arranged so that most of it is a few large matrix products::
                                                      dX    = dG W_ih                  one GEMM, all steps
                                                      dW_ih = dG^T X,  dW_hh = dG^T H_prev,  db = sum dG
 
-(for the LSTM, G holds all four gates side by side: one product per step, not four).
+(for the LSTM, G holds all four gates side by side: one product per step, not four). What the
+backward reads -- every step's gate activations, previous states, tanh(c) -- is the op's fourth
+output, ``workspace``, one flat array, as torch's is.
+
+glasstorch uses the same op for the GRU, the plain RNN (``mode``: 0 RNN_RELU, 1 RNN_TANH, 2 LSTM,
+3 GRU, cuDNN's numbering, as torch's argument) and the LSTM with ``proj_size`` (its ``w_hr``, a
+keyword argument torch's op does not have); torch composes those from cells (README: "Where
+glasstorch differs").
 
 The same loops serve packed sequences (``nn.utils.rnn.PackedSequence``): the input is then the
 ``(sum(batch_sizes), input_size)`` rows of all time steps, step ``t`` covering ``batch_sizes[t]``
@@ -27,7 +35,8 @@ in step ``t``; the others keep their value, so each sequence's final state is th
 own last step, in both directions, with no special case.
 
 Higher-order gradients (``create_graph=True``) recompute the layer with the cells above and
-differentiate that, so the fused node is an optimisation, never a restriction.
+differentiate that (torch's ``mkldnn_rnn_layer_differentiable_backward`` does the same), so the
+fused node is an optimisation, never a restriction.
 
     >>> import glasstorch as torch
     >>> from glasstorch.ops.nn_rnn import rnn_layer
@@ -37,15 +46,18 @@ differentiate that, so the fused node is an optimisation, never a restriction.
     >>> out.shape, out.grad_fn.name(), h_n.grad_fn is out.grad_fn
     (torch.Size([5, 2, 4]), 'MkldnnRnnLayerBackward0', True)
 """
-from .._tensor import _wrap
+from .._tensor import Tensor, _wrap
 from ..autograd import grad_mode
 from .._array import xp
-from ._op import _state, record, make_node_class
-from . import pointwise, joining, linalg
+from .._seam import seam
+from .._ops import defop, aten
+from . import joining, linalg
 
 __all__ = ["rnn_layer", "lstm_cell", "gru_cell", "rnn_tanh_cell", "rnn_relu_cell"]  # + the packing ops at the end
 
 GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
+MODES = {"RNN_RELU": 0, "RNN_TANH": 1, "LSTM": 2, "GRU": 3}     # mkldnn_rnn_layer's `mode` (cuDNN's numbers)
+_MODE_NAMES = {v: k for k, v in MODES.items()}
 
 
 # ---- cells: compositions of ops -----------------------------------------------------------
@@ -61,6 +73,8 @@ def lstm_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
         i, f, g, o = \sigma, \sigma, \tanh, \sigma\,(x W_{ih}^T + b_{ih} + h W_{hh}^T + b_{hh})
         \qquad c' = f c + i g \qquad h' = o \tanh(c')
     """
+    if seam.on:
+        return seam.torch_function(lstm_cell, (input, hx, w_ih, w_hh, b_ih, b_hh), {})
     h, c = hx
     gates = _linear(h, w_hh, b_hh) + _linear(input, w_ih, b_ih)  # hh first, as ATen adds them
     i, f, g, o = gates.chunk(4, 1)
@@ -77,6 +91,8 @@ def gru_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
         z = \sigma(\dots) \quad n = \tanh(x W_{in}^T + b_{in} + r (h W_{hn}^T + b_{hn})) \quad
         h' = (h - n) z + n
     """
+    if seam.on:
+        return seam.torch_function(gru_cell, (input, hx, w_ih, w_hh, b_ih, b_hh), {})
     xr, xz, xn = _linear(input, w_ih, b_ih).chunk(3, 1)
     hr, hz, hn = _linear(hx, w_hh, b_hh).chunk(3, 1)
     r = (hr + xr).sigmoid()
@@ -87,25 +103,30 @@ def gru_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
 
 def rnn_tanh_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     r""":math:`h' = \tanh(x W_{ih}^T + b_{ih} + h W_{hh}^T + b_{hh})`"""
+    if seam.on:
+        return seam.torch_function(rnn_tanh_cell, (input, hx, w_ih, w_hh, b_ih, b_hh), {})
     return (_linear(hx, w_hh, b_hh) + _linear(input, w_ih, b_ih)).tanh()
 
 
 def rnn_relu_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     r""":math:`h' = \max(0, x W_{ih}^T + b_{ih} + h W_{hh}^T + b_{hh})`"""
+    if seam.on:
+        return seam.torch_function(rnn_relu_cell, (input, hx, w_ih, w_hh, b_ih, b_hh), {})
     return (_linear(hx, w_hh, b_hh) + _linear(input, w_ih, b_ih)).relu()
 
 
 # ---- the time steps ------------------------------------------------------------------------
 def _steps(input_shape, batch_sizes, reverse):
-    """(first row, rows) of every time step in the flattened input, in the order they run."""
-    if batch_sizes is None:
+    """(first row, rows) of every time step in the flattened input, in the order they run;
+    ``batch_sizes`` empty for a padded (T, B, *) input."""
+    if not len(batch_sizes):
         T, B = input_shape[0], input_shape[1]
         steps = [(t * B, B) for t in range(T)]
     else:
         steps, row = [], 0
         for bs in batch_sizes:
-            steps.append((row, bs))
-            row += bs
+            steps.append((row, int(bs)))
+            row += int(bs)
     return steps[::-1] if reverse else steps
 
 
@@ -115,38 +136,79 @@ def _empty(like, shape):
 
 
 def _sigmoid_(a):
-    """In place: sigmoid(a) = (1 + tanh(a/2)) / 2, which cannot overflow as exp(-a) can."""
-    a *= 0.5
-    xp.tanh(a, out=a)
-    a *= 0.5
-    a += 0.5
+    """In place: sigmoid(a) = 1 / (1 + exp(-a)). exp(-a) overflows to inf for very negative a, which
+    gives the right 0 (the kernels run under errstate(over="ignore")); NumPy's exp is several times
+    faster than its tanh, the usual overflow-free route."""
+    xp.negative(a, out=a)
+    xp.exp(a, out=a)
+    a += 1
+    xp.reciprocal(a, out=a)
     return a
+
+
+def _lstm_gates_(gates, H):
+    """In place: sigmoid of the i, f, o blocks and tanh of the g block of the LSTM's (rows, 4H) gates,
+    in one pass over all four: tanh(x) = 2 sigmoid(2x) - 1."""
+    g = gates[:, 2 * H:3 * H]
+    g *= 2
+    _sigmoid_(gates)
+    g *= 2
+    g -= 1
+    return gates
+
+
+def _weight_grad(dG, X):
+    """dG^T X (a weight's gradient over all steps, one GEMM), computed as (X^T dG)^T into a C-ordered
+    array: OpenBLAS is faster this way round for these shapes (tall dG, few columns in X)."""
+    out = _empty(dG, (dG.shape[1], X.shape[1]))
+    xp.matmul(X.T, dG, out=out.T)
+    return out
+
+
+def _transposed(w):
+    """w^T as a C-ordered copy: the per-step products then run without a transposed operand (faster)."""
+    return xp.ascontiguousarray(w.T)
+
+
+# ---- the workspace: what the BPTT reads, one flat array ------------------------------------
+def _workspace_layout(mode, H, P, projecting):
+    """(name, columns) of the (N, columns) arrays carved from the workspace, per mode."""
+    if mode == "LSTM":
+        return (("acts", 4 * H), ("h_prev", P), ("c_prev", H), ("tanh_c", H)) + ((("h_cell", H),) if projecting else ())
+    if mode == "GRU":
+        return ("acts", 3 * H), ("h_prev", H), ("hw_n", H)
+    return (("h_prev", H),)                      # a plain RNN's activations are its output
+
+
+def _carve(workspace, N, layout):
+    """The named (N, columns) views of the flat workspace (each contiguous)."""
+    views, start = {}, 0
+    for name, cols in layout:
+        views[name] = workspace[start:start + N * cols].reshape(N, cols)
+        start += N * cols
+    return views
 
 
 # ---- the fused kernels: forward and BPTT for each cell type ---------------------------------
 # Each forward receives XW, the input projections of all steps (N rows, biases added), and
 # overwrites it in place with the cell's activations; it fills `out` (the h of every step) and
-# advances the state arrays h (and c) in place. The workspace it returns is what the backward
-# reads. Each backward walks the steps in reverse and returns the gradients of the gate
-# pre-activations with respect to the input side (dG_in: rows like XW) and to the recurrent side
-# (dG_h, the same array except for the GRU), plus the gradient of the initial state.
+# the workspace views, and advances the state arrays h (and c) in place. Each backward walks the
+# steps in reverse and returns the gradients of the gate pre-activations with respect to the
+# input side (dG_in: rows like XW) and to the recurrent side (dG_h, the same array except for the
+# GRU), plus the gradient reaching the LSTM's projection.
 
-def _lstm_forward(xw, h, c, w_hh, b_hh, w_hr, steps, out):
+def _lstm_forward(xw, h, c, w_hh, b_hh, w_hr, steps, out, ws):
     H = c.shape[1]
-    N = xw.shape[0]
-    ws = {"h_prev": _empty(xw, (N, h.shape[1])), "c_prev": _empty(xw, (N, H)), "tanh_c": _empty(xw, (N, H)),
-          "h_cell": _empty(xw, (N, H)) if w_hr is not None else None}
-    h_prev, c_prev, tanh_c, h_cell = ws["h_prev"], ws["c_prev"], ws["tanh_c"], ws["h_cell"]
-    w_hh_t = w_hh.T
+    h_prev, c_prev, tanh_c, h_cell = ws["h_prev"], ws["c_prev"], ws["tanh_c"], ws.get("h_cell")
+    w_hh_t = _transposed(w_hh)
+    w_hr_t = None if w_hr is None else _transposed(w_hr)
     for s, bs in steps:
         rows = slice(s, s + bs)
         hp, cp = h[:bs], c[:bs]
         h_prev[rows], c_prev[rows] = hp, cp
         gates = xw[rows]
         gates += hp @ w_hh_t                                   # all four gates in one GEMM
-        _sigmoid_(gates[:, :2 * H])                            # i, f
-        xp.tanh(gates[:, 2 * H:3 * H], out=gates[:, 2 * H:3 * H])  # g
-        _sigmoid_(gates[:, 3 * H:])                            # o
+        _lstm_gates_(gates, H)                                 # i, f, g, o
         i, f, g, o = gates[:, :H], gates[:, H:2 * H], gates[:, 2 * H:3 * H], gates[:, 3 * H:]
         cn = f * cp
         cn += i * g
@@ -155,8 +217,7 @@ def _lstm_forward(xw, h, c, w_hh, b_hh, w_hr, steps, out):
         if w_hr is None:
             h[:bs] = xp.multiply(o, tc, out=out[rows])
         else:                                                  # proj_size: h = (o tanh c) W_hr^T
-            h[:bs] = xp.matmul(xp.multiply(o, tc, out=h_cell[rows]), w_hr.T, out=out[rows])
-    return ws
+            h[:bs] = xp.matmul(xp.multiply(o, tc, out=h_cell[rows]), w_hr_t, out=out[rows])
 
 
 def _lstm_backward(ws, acts, d_out, dh, dc, w_hh, w_hr, steps):
@@ -184,12 +245,10 @@ def _lstm_backward(ws, acts, d_out, dh, dc, w_hh, w_hr, steps):
     return dG, dG, d_proj
 
 
-def _gru_forward(xw, h, c, w_hh, b_hh, w_hr, steps, out):
+def _gru_forward(xw, h, c, w_hh, b_hh, w_hr, steps, out, ws):
     H = h.shape[1]
-    N = xw.shape[0]
-    ws = {"h_prev": _empty(xw, (N, H)), "hw_n": _empty(xw, (N, H))}
     h_prev, hw_n = ws["h_prev"], ws["hw_n"]
-    w_hh_t = w_hh.T
+    w_hh_t = _transposed(w_hh)
     for s, bs in steps:
         rows = slice(s, s + bs)
         hp = h[:bs]
@@ -208,7 +267,6 @@ def _gru_forward(xw, h, c, w_hh, b_hh, w_hr, steps, out):
         hn *= a[:, H:2 * H]
         hn += n                                                # h' = (h - n) z + n
         h[:bs] = hn
-    return ws
 
 
 def _gru_backward(ws, acts, d_out, dh, dc, w_hh, w_hr, steps):
@@ -233,11 +291,9 @@ def _gru_backward(ws, acts, d_out, dh, dc, w_hh, w_hr, steps):
 
 
 def _simple_forward(relu):
-    def forward(xw, h, c, w_hh, b_hh, w_hr, steps, out):
-        N = xw.shape[0]
-        ws = {"h_prev": _empty(xw, (N, h.shape[1]))}
+    def forward(xw, h, c, w_hh, b_hh, w_hr, steps, out, ws):
         h_prev = ws["h_prev"]
-        w_hh_t = w_hh.T
+        w_hh_t = _transposed(w_hh)
         for s, bs in steps:
             rows = slice(s, s + bs)
             hp = h[:bs]
@@ -249,7 +305,6 @@ def _simple_forward(relu):
             else:
                 xp.tanh(a, out=a)
             h[:bs] = a
-        return ws
     return forward
 
 
@@ -274,110 +329,141 @@ _KERNELS = {  # mode: (forward, backward, both biases hoisted into XW)
 }
 
 
-# ---- the op ---------------------------------------------------------------------------------
-class MkldnnRnnLayerBackward0(make_node_class("MkldnnRnnLayerBackward0", None,
-                                              ("input", "weight0", "weight1", "weight2", "weight3", "hx_", "cx_",
-                                               "weight4", "result0"))):
-    """BPTT through one layer and direction (torch's name for its fused CPU LSTM layer; here every
-    cell type uses it). Inputs: input, w_ih, w_hh, b_ih, b_hh, hx, cx, w_hr. Outputs: output, h_n, c_n.
-    The activations of every step are kept in ``workspace`` (arrays), freed with the saved tensors."""
-    num_outputs = 3
-    workspace = None
-
-    def _free(self):
-        super()._free()
-        self.workspace = None
-
-    def backward(self, d_out, d_hy, d_cy):
-        if _state.enabled:  # create_graph=True: differentiate a recomputation made of ordinary ops
-            return self._backward_by_recompute(d_out, d_hy, d_cy)
-        x, w_ih, w_hh, b_ih, b_hh, hx, cx, w_hr, _ = self._unpack_saved()  # result0: saved for its version check
-        if self.workspace is None:
-            from ..autograd.graph import FREED_MESSAGE
-            raise RuntimeError(FREED_MESSAGE)
-        ws, acts = self.workspace
-        N, P = ws["h_prev"].shape
-        zeros = lambda *shape: xp.zeros_like(acts, shape=shape)  # noqa: E731  (an output that got no gradient)
-        d_out = d_out._data.reshape(N, P) if d_out is not None else zeros(N, P)
-        dh = d_hy._data.copy() if d_hy is not None else zeros(self.batch, P)
-        dc = None
-        if self.mode == "LSTM":
-            dc = d_cy._data.copy() if d_cy is not None else zeros(self.batch, w_ih.shape[0] // 4)
-        dG_in, dG_h, d_proj = _KERNELS[self.mode][1](ws, acts, d_out, dh, dc, w_hh._data,
-                                                     None if w_hr is None else w_hr._data, self.steps)
-        want = [fn is not None for fn, _ in self.next_functions]
-        x2d = x._data.reshape(N, -1)
-        grads = [
-            _wrap((dG_in @ w_ih._data).reshape(x.shape)) if want[0] else None,
-            _wrap(dG_in.T @ x2d) if want[1] else None,
-            _wrap(dG_h.T @ ws["h_prev"]) if want[2] else None,
-            _wrap(dG_in.sum(0)) if want[3] else None,
-            _wrap(dG_h.sum(0)) if want[4] else None,
-            _wrap(dh) if want[5] else None,
-            _wrap(dc) if want[6] else None,
-            _wrap(d_proj.T @ ws["h_cell"]) if want[7] else None,
-        ]
-        return tuple(grads)
-
-    def _backward_by_recompute(self, d_out, d_hy, d_cy):
-        from ..autograd import grad as autograd_grad
-        saved = self._unpack_saved()
-        inputs = list(saved[:8])
-        with grad_mode.enable_grad():
-            outs = rnn_layer_reference(self.mode, inputs[0], inputs[5], inputs[6], tuple(inputs[1:5]) + (inputs[7],),
-                                       self.reverse, self.batch_sizes)
-        pairs = [(o, g) for o, g in zip(outs, (d_out, d_hy, d_cy)) if o is not None and g is not None]
-        wanted = [i for i, (fn, _) in enumerate(self.next_functions) if fn is not None]
-        got = autograd_grad([o for o, _ in pairs], [inputs[i] for i in wanted], [g for _, g in pairs],
-                            create_graph=True, allow_unused=True)
-        grads = [None] * 8
-        for i, g in zip(wanted, got):
-            grads[i] = g
-        return tuple(grads)
+# ---- the ops -------------------------------------------------------------------------------
+def _layer_sizes(input, w_ih, w_hh, batch_sizes, mode):
+    """(rows N, batch B, hidden H, state size P) of one layer's call."""
+    packed = len(batch_sizes) > 0
+    N = input.shape[0] if packed else input.shape[0] * input.shape[1]
+    B = int(batch_sizes[0]) if packed else input.shape[1]
+    return N, B, w_ih.shape[0] // GATES[mode], w_hh.shape[1]
 
 
-def rnn_layer(mode, input, hx, cx, weights, reverse=False, batch_sizes=None):
+def _mkldnn_rnn_layer_kernel(input, weight0, weight1, weight2, weight3, hx_, cx_, reverse, batch_sizes, mode,
+                             hidden_size, num_layers, has_biases, bidirectional, batch_first, train, *, w_hr=None):
+    """One layer and direction over the whole sequence: (output, h_n, c_n, workspace).
+
+    weight0..3: w_ih, w_hh, b_ih, b_hh (None for absent biases); hx_/cx_ None for zeros; input (T, B, I),
+    or packed rows (N, I) with ``batch_sizes``."""
+    name = _MODE_NAMES[mode]
+    forward, _, hoist_both = _KERNELS[name]
+    N, B, H, P = _layer_sizes(input, weight0, weight1, batch_sizes, name)
+    steps = _steps(input.shape, batch_sizes, reverse)
+    layout = _workspace_layout(name, H, P, w_hr is not None)
+    workspace = _empty(input, (N * sum(cols for _, cols in layout),))
+    ws = _carve(workspace, N, layout)
+    xw = ws["acts"] if "acts" in ws else _empty(input, (N, H))
+    xp.matmul(input.reshape(N, -1), weight0.T, out=xw)             # every step's input projection, one GEMM
+    if weight2 is not None:
+        xw += weight2
+        if hoist_both:
+            xw += weight3
+    h = hx_.copy() if hx_ is not None else xp.zeros_like(xw, shape=(B, P))
+    c = None
+    if name == "LSTM":
+        c = cx_.copy() if cx_ is not None else xp.zeros_like(xw, shape=(B, H))
+    out = xw if name.startswith("RNN") else _empty(xw, (N, P))    # a plain RNN's activations are its output
+    with xp.errstate(over="ignore"):                               # (exp in the sigmoids: see _sigmoid_)
+        forward(xw, h, c, weight1, None if weight3 is None or hoist_both else weight3, w_hr, steps, out, ws)
+    output = out if len(batch_sizes) else out.reshape(input.shape[0], input.shape[1], P)
+    return output, h, c, workspace
+
+
+def _mkldnn_rnn_layer_backward_kernel(input, weight1, weight2, weight3, weight4, hx_, cx_tmp, output, hy_, cy_,
+                                      grad_output, grad_hy, grad_cy, reverse, mode, hidden_size, num_layers,
+                                      has_biases, train, bidirectional, batch_sizes, batch_first, workspace, *,
+                                      w_hr=None, output_mask=None):
+    """BPTT through one layer and direction: the gradients of (input, w_ih, w_hh, b_ih, b_hh, hx, cx, w_hr).
+
+    (torch's argument names: weight1..4 are w_ih, w_hh, b_ih, b_hh here.) ``output_mask`` says which
+    gradients are wanted (all when None); the others are not computed and come back as None."""
+    name = _MODE_NAMES[mode]
+    N, B, H, P = _layer_sizes(input, weight1, weight2, batch_sizes, name)
+    steps = _steps(input.shape, batch_sizes, reverse)
+    ws = _carve(workspace, N, _workspace_layout(name, H, P, w_hr is not None))
+    acts = ws["acts"] if "acts" in ws else output.reshape(N, P)
+    want = [True] * 8 if output_mask is None else list(output_mask)
+    d_out = grad_output.reshape(N, P) if grad_output is not None else xp.zeros_like(acts, shape=(N, P))
+    dh = grad_hy.copy() if grad_hy is not None else xp.zeros_like(acts, shape=(B, P))
+    dc = None
+    if name == "LSTM":
+        dc = grad_cy.copy() if grad_cy is not None else xp.zeros_like(acts, shape=(B, H))
+    dG_in, dG_h, d_proj = _KERNELS[name][1](ws, acts, d_out, dh, dc, weight2, w_hr, steps)
+    x2d = input.reshape(N, -1)
+    return ((dG_in @ weight1).reshape(input.shape) if want[0] else None,
+            _weight_grad(dG_in, x2d) if want[1] else None,               # weight gradients: one GEMM each,
+            _weight_grad(dG_h, ws["h_prev"]) if want[2] else None,       # over all steps at once
+            dG_in.sum(0) if want[3] and weight3 is not None else None,
+            dG_h.sum(0) if want[4] and weight4 is not None else None,
+            dh if want[5] else None,
+            dc if want[6] else None,
+            _weight_grad(d_proj, ws["h_cell"]) if want[7] and w_hr is not None else None)
+
+
+def _rnn_layer_backward(grads, input, weight0, weight1, weight2, weight3, hx_, cx_, w_hr, result0, result1, result2,
+                        result3, reverse, batch_sizes, mode, hidden_size, num_layers, has_biases, bidirectional,
+                        batch_first, train, output_mask):
+    """MkldnnRnnLayerBackward0's formula (all eight inputs at once)."""
+    if grad_mode.is_grad_enabled():
+        # create_graph: differentiate a recomputation made of ordinary ops, which records (torch's
+        # mkldnn_rnn_layer_differentiable_backward); the BPTT kernel runs on arrays, with no history
+        return _rnn_layer_backward_by_recompute(grads, (input, weight0, weight1, weight2, weight3, hx_, cx_, w_hr),
+                                                _MODE_NAMES[mode], reverse, batch_sizes, output_mask)
+    return aten.mkldnn_rnn_layer_backward(input, weight0, weight1, weight2, weight3, hx_, cx_, result0, result1, result2,
+                                          grads[0], grads[1], grads[2], reverse, mode, hidden_size, num_layers,
+                                          has_biases, train, bidirectional, batch_sizes, batch_first, result3,
+                                          w_hr=w_hr, output_mask=list(output_mask))
+
+
+def _rnn_layer_backward_by_recompute(grads, inputs, mode, reverse, batch_sizes, output_mask):
+    from ..autograd import grad as autograd_grad
+    input, w_ih, w_hh, b_ih, b_hh, hx, cx, w_hr = inputs
+    outs = rnn_layer_reference(mode, input, hx, cx, (w_ih, w_hh, b_ih, b_hh, w_hr), reverse, batch_sizes or None)
+    pairs = [(o, g) for o, g in zip(outs, grads) if o is not None and g is not None]
+    wanted = [i for i, needed in enumerate(output_mask) if needed]
+    got = autograd_grad([o for o, _ in pairs], [inputs[i] for i in wanted], [g for _, g in pairs],
+                        create_graph=True, allow_unused=True)
+    result = [None] * 8
+    for i, g in zip(wanted, got):
+        result[i] = g
+    return tuple(result)
+
+
+mkldnn_rnn_layer = defop(
+    "mkldnn_rnn_layer(Tensor input, Tensor weight0, Tensor weight1, Tensor weight2, Tensor weight3, Tensor hx_, "
+    "Tensor cx_, bool reverse, int[] batch_sizes, int mode, int hidden_size, int num_layers, bool has_biases, "
+    "bool bidirectional, bool batch_first, bool train, *, Tensor? w_hr=None) -> (Tensor, Tensor, Tensor, Tensor)",
+    _mkldnn_rnn_layer_kernel, node="MkldnnRnnLayerBackward0", output_differentiability=(True, True, True, False),
+    joint={("input", "weight0", "weight1", "weight2", "weight3", "hx_", "cx_", "w_hr"): _rnn_layer_backward})
+mkldnn_rnn_layer_backward = defop(
+    "mkldnn_rnn_layer_backward(Tensor input, Tensor weight1, Tensor weight2, Tensor weight3, Tensor weight4, "
+    "Tensor hx_, Tensor cx_tmp, Tensor output, Tensor hy_, Tensor cy_, Tensor? grad_output, Tensor? grad_hy, "
+    "Tensor? grad_cy, bool reverse, int mode, int hidden_size, int num_layers, bool has_biases, bool train, "
+    "bool bidirectional, int[] batch_sizes, bool batch_first, Tensor workspace, *, Tensor? w_hr=None, "
+    "bool[]? output_mask=None) -> (Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor)",
+    _mkldnn_rnn_layer_backward_kernel)
+MkldnnRnnLayerBackward0 = mkldnn_rnn_layer.node
+
+
+def rnn_layer(mode, input, hx, cx, weights, reverse=False, batch_sizes=None, *, num_layers=1, bidirectional=False,
+              batch_first=False, train=True):
     """One layer, one direction of an RNN over a whole sequence, as a single op.
 
-    ``input``: ``(T, B, input_size)``, or packed rows ``(N, input_size)`` with ``batch_sizes`` (a
-    list of ints); ``hx``: ``(B, P)`` or None for zeros; ``cx``: ``(B, H)`` or None (LSTM only);
-    ``weights``: ``(w_ih, w_hh, b_ih, b_hh, w_hr)`` with None for the absent ones.
-    Returns ``(output, h_n, c_n)``: output ``(T, B, P)`` (or ``(N, P)`` packed), ``c_n`` None
-    unless ``mode == "LSTM"``; ``P`` is ``proj_size`` when ``w_hr`` is given, else ``hidden_size``.
+    ``mode``: 'LSTM', 'GRU', 'RNN_TANH' or 'RNN_RELU'; ``input``: ``(T, B, input_size)``, or packed rows
+    ``(N, input_size)`` with ``batch_sizes`` (a list of ints); ``hx``: ``(B, P)`` or None for zeros;
+    ``cx``: ``(B, H)`` or None (LSTM only); ``weights``: ``(w_ih, w_hh, b_ih, b_hh, w_hr)`` with None for
+    the absent ones. Returns ``(output, h_n, c_n)``: output ``(T, B, P)`` (or ``(N, P)`` packed), ``c_n``
+    None unless ``mode == "LSTM"``; ``P`` is ``proj_size`` when ``w_hr`` is given, else ``hidden_size``.
+    The keyword arguments describe the whole module, as torch passes them to its op.
     """
+    if seam.on:
+        return seam.torch_function(rnn_layer, (mode, input, hx, cx, weights),
+                                   {"reverse": reverse, "batch_sizes": batch_sizes, "num_layers": num_layers,
+                                    "bidirectional": bidirectional, "batch_first": batch_first, "train": train})
     w_ih, w_hh, b_ih, b_hh, w_hr = weights
-    forward, _, hoist_both = _KERNELS[mode]
-    x = input._data
-    steps = _steps(x.shape, batch_sizes, reverse)
-    N = x.shape[0] if batch_sizes is not None else x.shape[0] * x.shape[1]
-    B = batch_sizes[0] if batch_sizes is not None else x.shape[1]
-    H = w_ih._data.shape[0] // GATES[mode]                     # hidden_size
-    P = w_hh._data.shape[1]                                    # the size of h (proj_size if projecting)
-
-    xw = x.reshape(N, -1) @ w_ih._data.T                       # every step's input projection, one GEMM
-    if b_ih is not None:
-        xw += b_ih._data
-        if hoist_both:
-            xw += b_hh._data
-    h = hx._data.copy() if hx is not None else xp.zeros_like(xw, shape=(B, P))
-    c = None
-    if mode == "LSTM":
-        c = cx._data.copy() if cx is not None else xp.zeros_like(xw, shape=(B, H))
-    out = xw if mode.startswith("RNN") else _empty(xw, (N, P))  # a plain RNN's activations are its output
-    ws = forward(xw, h, c, w_hh._data, None if b_hh is None or hoist_both else b_hh._data,
-                 None if w_hr is None else w_hr._data, steps, out)
-
-    output = _wrap(out if batch_sizes is not None else out.reshape(x.shape[0], x.shape[1], P))
-    hy = _wrap(h)
-    cy = _wrap(c) if c is not None else None
-    inputs = (input, w_ih, w_hh, b_ih, b_hh, hx, cx, w_hr)
-    if _state.enabled and any(t is not None and t._requires_grad for t in inputs):
-        outputs = (output, hy, cy) if cy is not None else (output, hy)
-        node = record(MkldnnRnnLayerBackward0, outputs, inputs, inputs + (output,), saved_output=8,
-                      meta_check=False)
-        node.workspace = (ws, xw)
-        node.mode, node.steps, node.batch = mode, steps, B
-        node.reverse, node.batch_sizes = reverse, batch_sizes
+    hidden = w_ih.shape[0] // GATES[mode]
+    output, hy, cy, _ = mkldnn_rnn_layer(input, w_ih, w_hh, b_ih, b_hh, hx, cx, reverse,
+                                         list(batch_sizes) if batch_sizes is not None else [], MODES[mode], hidden,
+                                         num_layers, b_ih is not None, bidirectional, batch_first, train, w_hr=w_hr)
     return output, hy, cy
 
 
@@ -385,10 +471,10 @@ def rnn_layer_reference(mode, input, hx, cx, weights, reverse=False, batch_sizes
     """What ``rnn_layer`` computes, step by step with the cells (slow, differentiable to any order)."""
     w_ih, w_hh, b_ih, b_hh, w_hr = weights
     x = input
-    steps = _steps(x.shape, batch_sizes, reverse)
-    B = batch_sizes[0] if batch_sizes is not None else x.shape[1]
+    steps = _steps(x.shape, batch_sizes or [], reverse)
+    B = batch_sizes[0] if batch_sizes else x.shape[1]
     P = w_hh.shape[1]
-    if batch_sizes is None:
+    if not batch_sizes:
         x = x.reshape(-1, x.shape[-1])
     h = hx if hx is not None else _wrap(xp.zeros_like(x._data, shape=(B, P)))
     c = None
@@ -408,10 +494,9 @@ def rnn_layer_reference(mode, input, hx, cx, weights, reverse=False, batch_sizes
         h = joining.cat([hn, h[bs:]]) if bs < B else hn
         outs[s] = hn
     output = joining.cat([outs[s] for s in sorted(outs)])
-    if batch_sizes is None:
+    if not batch_sizes:
         output = output.reshape(input.shape[0], input.shape[1], -1)
     return output, h, c
-
 
 
 # ---- packing: padded (T, B, *) <-> packed rows (N, *) ------------------------------------------
@@ -425,6 +510,12 @@ def _packed_rows(lengths, T):
     return xp.flatnonzero(mask), mask.sum(1)
 
 
+def _lengths_of(batch_sizes):
+    """Each sequence's length, from the batch size of every step (an array)."""
+    bs = xp.asarray(batch_sizes)
+    return (bs[:, None] > xp.arange(int(bs[0]))[None, :]).sum(0)
+
+
 def _gather_padded(data, rows, T, B, padding_value):
     """Packed rows (N, *) -> padded (T, B, *), with ordinary ops (so it differentiates to any order):
     one index_select from the rows plus a padding row."""
@@ -436,21 +527,9 @@ def _gather_padded(data, rows, T, B, padding_value):
     return index_select(joining.cat([data, pad_row]), 0, _wrap(src)).view((T, B) + tuple(data.shape[1:]))
 
 
-class PackPaddedSequenceBackward0(make_node_class("PackPaddedSequenceBackward0", None)):
-    """The gradient of packing is unpacking with zeros in the padding."""
-
-    def backward(self, grad):
-        T, B = self.padded_sizes[:2]
-        g = _gather_padded(grad, self.rows, T, B, 0)
-        return g.transpose(0, 1) if self.batch_first else g
-
-
-def _pack_padded_sequence(input, lengths, batch_first):
-    """torch._pack_padded_sequence: padded ``(T, B, *)`` (``(B, T, *)`` if batch_first) and sorted
-    lengths -> ``(data, batch_sizes)``."""
-    from .creation import tensor
+def _pack_padded_sequence_kernel(input, lengths, batch_first):
     lengths = [int(n) for n in lengths]
-    x = input._data.swapaxes(0, 1) if batch_first else input._data
+    x = input.swapaxes(0, 1) if batch_first else input
     T, B = x.shape[:2]
     if len(lengths) != B:
         raise RuntimeError(f"Expected `len(lengths)` to be equal to batch_size, but got {len(lengths)} "
@@ -466,20 +545,58 @@ def _pack_padded_sequence(input, lengths, batch_first):
         raise RuntimeError(f"pack_padded_sequence: the longest length ({lengths[0]}) is more than the "
                            f"{'second' if batch_first else 'first'} dimension of the input ({T})")
     rows, batch_sizes = _packed_rows(lengths, lengths[0])
-    data = _wrap(x[:lengths[0]].reshape((lengths[0] * B,) + x.shape[2:])[rows])
-    if _state.enabled and input._requires_grad:
-        node = record(PackPaddedSequenceBackward0, data, (input,), meta_check=False)
-        node.rows, node.padded_sizes, node.batch_first = rows, (T, B), batch_first
-    return data, tensor(batch_sizes.astype(xp.int64))
+    data = x[:lengths[0]].reshape((lengths[0] * B,) + x.shape[2:])[rows]
+    return data, batch_sizes.astype(xp.int64)
+
+
+def _pack_padded_sequence_backward_kernel(grad, input_size, batch_sizes, batch_first):
+    """Unpacking with zeros in the padding: the packed rows scattered back to their (T, B) places."""
+    T, B = (input_size[1], input_size[0]) if batch_first else (input_size[0], input_size[1])
+    rows, _ = _packed_rows(_lengths_of(batch_sizes), int(len(batch_sizes)))
+    padded = xp.zeros_like(grad, shape=(T * B,) + tuple(grad.shape[1:]))
+    padded[rows] = grad
+    padded = padded.reshape((T, B) + tuple(grad.shape[1:]))
+    return padded.swapaxes(0, 1) if batch_first else padded
+
+
+def _pack_backward(grad, input_sizes, result1, batch_first):
+    if grad_mode.is_grad_enabled():   # create_graph: torch's composite of ops, differentiable to any order
+        T, B = (input_sizes[1], input_sizes[0]) if batch_first else (input_sizes[0], input_sizes[1])
+        bs = result1._data if isinstance(result1, Tensor) else result1
+        rows, _ = _packed_rows(_lengths_of(bs), len(bs))
+        padded = _gather_padded(grad, rows, T, B, 0)
+        return padded.transpose(0, 1) if batch_first else padded
+    return aten._pack_padded_sequence_backward(grad, list(input_sizes), result1, batch_first)
+
+
+pack_padded_sequence_op = defop(
+    "_pack_padded_sequence(Tensor input, Tensor lengths, bool batch_first) -> (Tensor, Tensor)",
+    _pack_padded_sequence_kernel, node="PackPaddedSequenceBackward0", output_differentiability=(True, False),
+    input=_pack_backward, lengths=None)
+pack_padded_sequence_backward = defop(
+    "_pack_padded_sequence_backward(Tensor grad, SymInt[] input_size, Tensor batch_sizes, bool batch_first) -> Tensor",
+    _pack_padded_sequence_backward_kernel)
+PackPaddedSequenceBackward0 = pack_padded_sequence_op.node
+
+
+def _pack_padded_sequence(input, lengths, batch_first):
+    """torch._pack_padded_sequence: padded ``(T, B, *)`` (``(B, T, *)`` if batch_first) and sorted
+    lengths (an int64 tensor, or a list) -> ``(data, batch_sizes)``."""
+    if seam.on:
+        return seam.torch_function(_pack_padded_sequence, (input, lengths, batch_first), {})
+    if not isinstance(lengths, Tensor):
+        lengths = _wrap(xp.asarray([int(n) for n in lengths], dtype=xp.int64))
+    return pack_padded_sequence_op(input, lengths, batch_first)
 
 
 def _pad_packed_sequence(data, batch_sizes, batch_first, padding_value, total_length):
     """torch._pad_packed_sequence: ``(data, batch_sizes)`` -> ``(padded, lengths)``, padded to
-    ``total_length`` steps."""
+    ``total_length`` steps (a composite of ops in torch too)."""
+    if seam.on:
+        return seam.torch_function(_pad_packed_sequence, (data, batch_sizes, batch_first, padding_value, total_length),
+                                   {})
     from .creation import tensor
-    bs = xp.asarray(batch_sizes._data if hasattr(batch_sizes, "_data") else batch_sizes)
-    B = int(bs[0])
-    lengths = (bs[:, None] > xp.arange(B)[None, :]).sum(0)   # steps in which sequence b still runs
+    lengths = _lengths_of(batch_sizes._data if isinstance(batch_sizes, Tensor) else batch_sizes)
     rows, _ = _packed_rows(lengths, total_length)
-    out = _gather_padded(data, rows, total_length, B, padding_value)
+    out = _gather_padded(data, rows, total_length, int(lengths.shape[0]), padding_value)
     return (out.transpose(0, 1) if batch_first else out), tensor(lengths.astype(xp.int64))

@@ -232,8 +232,6 @@ class RNNBase(Module):
     def _run_layers(self, input, h0, c0, batch_sizes):
         """Time-major (or packed) ``input`` through every layer and direction -> (output, h_n, c_n)."""
         num_directions = 2 if self.bidirectional else 1
-        h0 = h0.unbind(0) if h0 is not None else None
-        c0 = c0.unbind(0) if c0 is not None else None
         h_n, c_n = [], []
         layer_input = input
         for layer in range(self.num_layers):
@@ -242,7 +240,9 @@ class RNNBase(Module):
                 k = layer * num_directions + direction
                 out, h, c = nn_rnn.rnn_layer(self.mode, layer_input, h0[k] if h0 is not None else None,
                                              c0[k] if c0 is not None else None, self._layer_weights(k),
-                                             reverse=direction == 1, batch_sizes=batch_sizes)
+                                             reverse=direction == 1, batch_sizes=batch_sizes,
+                                             num_layers=self.num_layers, bidirectional=self.bidirectional,
+                                             batch_first=self.batch_first, train=self.training)
                 outputs.append(out)
                 h_n.append(h)
                 c_n.append(c)
