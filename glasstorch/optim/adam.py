@@ -13,16 +13,14 @@ For each parameter :math:`\theta` with gradient :math:`g`, at step :math:`t = 1,
 The two ``1 - beta**t`` factors undo the bias of averages that start at zero (Kingma & Ba, 2014).
 """
 import glasstorch
-from .optimizer import (Optimizer, _check_not_differentiable, _evaluate_closure, _get_scalar_dtype,
+from .optimizer import (Optimizer, _check_lr, _check_not_differentiable, _evaluate_closure, _get_scalar_dtype,
                         _use_grad_for_differentiable)
 
 __all__ = ["Adam", "adam"]
 
 
-def _check_adam_args(lr, betas, eps, weight_decay):
-    """torch's argument checks, shared by Adam and AdamW."""
-    if not 0.0 <= lr:
-        raise ValueError(f"Invalid learning rate: {lr}")
+def _check_betas_eps_weight_decay(betas, eps, weight_decay):
+    """torch's checks of the hyperparameters the Adam family shares, in torch's order."""
     if not 0.0 <= eps:
         raise ValueError(f"Invalid epsilon value: {eps}")
     if not 0.0 <= betas[0] < 1.0:
@@ -31,6 +29,12 @@ def _check_adam_args(lr, betas, eps, weight_decay):
         raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
     if not 0.0 <= weight_decay:
         raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+
+
+def _check_adam_args(lr, betas, eps, weight_decay):
+    """torch's argument checks, shared by Adam and AdamW."""
+    _check_lr(lr)
+    _check_betas_eps_weight_decay(betas, eps, weight_decay)
     if not (isinstance(betas[0], float) and isinstance(betas[1], float)):
         # torch also takes two Tensors here; glasstorch's update rule works on Python floats.
         raise ValueError("betas must be either both floats or both Tensors")
