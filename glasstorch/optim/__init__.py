@@ -4,7 +4,7 @@
 algorithm's file holds its class and its update rule, a plain function over lists of tensors
 (``sgd``, ``adam``, ...) written like torch's reference for-loop implementation.
 """
-from . import lr_scheduler
+from . import lr_scheduler, swa_utils
 from .adadelta import Adadelta
 from .adagrad import Adagrad
 from .adam import Adam
@@ -21,4 +21,5 @@ from .sgd import SGD
 from .sparse_adam import SparseAdam
 
 __all__ = ["Adadelta", "Adagrad", "Adam", "Adamax", "AdamW", "ASGD", "LBFGS", "lr_scheduler", "NAdam", "Optimizer",
-           "RAdam", "RMSprop", "Rprop", "SGD", "SparseAdam"]
+           "RAdam", "RMSprop", "Rprop", "SGD", "SparseAdam", "swa_utils"]
+
