@@ -188,7 +188,7 @@ def test_capturable_on_cpu_raises_torchs_assertion(name):
     assert theirs[0] == "AssertionError" and _error(lambda: attempt(glasstorch)) == theirs
 
 
-@pytest.mark.parametrize("name", NEW)
+@pytest.mark.parametrize("name", [*NEW, "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta"])
 def test_tensor_lr(name):
     results = []
     for lib in (glasstorch, torch):

@@ -13,8 +13,8 @@ The numerator carries the scale of past updates, so the method needs no learning
 principle (torch's ``lr`` defaults to 1.0 and only rescales ``d``).
 """
 import glasstorch
-from .optimizer import (Optimizer, _check_not_differentiable, _evaluate_closure, _get_scalar_dtype,
-                        _use_grad_for_differentiable)
+from .optimizer import (Optimizer, _check_lr, _check_not_differentiable, _evaluate_closure, _get_scalar_dtype,
+                        _to_scalar, _use_grad_for_differentiable)
 
 __all__ = ["Adadelta", "adadelta"]
 
@@ -45,8 +45,7 @@ class Adadelta(Optimizer):
 
     def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, foreach=None, *,
                  capturable=False, maximize=False, differentiable=False):
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
+        _check_lr(lr)
         if not 0.0 <= rho <= 1.0:
             raise ValueError(f"Invalid rho value: {rho}")
         if not 0.0 <= eps:
@@ -91,6 +90,7 @@ class Adadelta(Optimizer):
 
 def adadelta(params, grads, square_avgs, acc_deltas, state_steps, *, lr, rho, eps, weight_decay, maximize):
     """The Adadelta update of each parameter and its state, in place (torch's ``_single_tensor_adadelta``)."""
+    lr = _to_scalar(lr)   # torch also takes a 1-element Tensor
     for param, grad, square_avg, acc_delta, step in zip(params, grads, square_avgs, acc_deltas, state_steps):
         step.add_(1)
         grad = grad if not maximize else -grad

@@ -14,7 +14,7 @@ The two ``1 - beta**t`` factors undo the bias of averages that start at zero (Ki
 """
 import glasstorch
 from .optimizer import (Optimizer, _check_lr, _check_not_differentiable, _evaluate_closure, _get_scalar_dtype,
-                        _use_grad_for_differentiable)
+                        _to_scalar, _use_grad_for_differentiable)
 
 __all__ = ["Adam", "adam"]
 
@@ -127,6 +127,7 @@ class Adam(Optimizer):
 def adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, *, amsgrad, beta1, beta2,
          lr, weight_decay, eps, maximize, decoupled_weight_decay=False):
     """The Adam update of each parameter and its state, in place (torch's ``_single_tensor_adam``)."""
+    lr = _to_scalar(lr)   # torch also takes a 1-element Tensor
     for i, param in enumerate(params):
         grad = grads[i] if not maximize else -grads[i]
         exp_avg = exp_avgs[i]
