@@ -177,7 +177,7 @@ def test_sparse_adam_step_without_gradients_and_complex_params():
 NEW = {"NAdam": {}, "RAdam": {}, "Adamax": {}, "ASGD": {}, "Rprop": {}}
 
 
-@pytest.mark.parametrize("name", NEW)
+@pytest.mark.parametrize("name", [*NEW, "Adam", "AdamW", "RMSprop", "Adadelta"])
 def test_capturable_on_cpu_raises_torchs_assertion(name):
     def attempt(lib):
         w = lib.ones(2, requires_grad=True)

@@ -13,8 +13,8 @@ For each parameter :math:`\theta` with gradient :math:`g`, at step :math:`t = 1,
 The two ``1 - beta**t`` factors undo the bias of averages that start at zero (Kingma & Ba, 2014).
 """
 import glasstorch
-from .optimizer import (Optimizer, _check_lr, _check_not_differentiable, _evaluate_closure, _get_scalar_dtype,
-                        _to_scalar, _use_grad_for_differentiable)
+from .optimizer import (Optimizer, _check_capturable, _check_lr, _check_not_differentiable, _evaluate_closure,
+                        _scalar_state, _to_scalar, _use_grad_for_differentiable)
 
 __all__ = ["Adam", "adam"]
 
@@ -54,7 +54,8 @@ class Adam(Optimizer):
         maximize (bool): maximize the objective instead of minimizing it (default: False).
         decoupled_weight_decay (bool): shrink the weights directly instead of adding an L2 term to
             the gradient, which makes this AdamW (default: False).
-        foreach, capturable, differentiable, fused: accepted for compatibility with torch;
+        foreach, capturable, differentiable, fused: accepted for compatibility with torch
+            (``capturable`` needs the parameters on a GPU, as torch asserts);
             glasstorch runs the for-loop implementation (``differentiable``, ``fused`` must stay off).
 
     State per parameter: ``step`` (a 0-dim float32 tensor), ``exp_avg``, ``exp_avg_sq`` and, with
@@ -99,7 +100,7 @@ class Adam(Optimizer):
         """The state of ``p``, created on the first step that sees a gradient for it."""
         state = self.state[p]
         if len(state) == 0:
-            state["step"] = glasstorch.tensor(0.0, dtype=_get_scalar_dtype())
+            state["step"] = _scalar_state(0.0, p, group["capturable"])
             state["exp_avg"] = glasstorch.zeros_like(p)      # running average of g
             state["exp_avg_sq"] = glasstorch.zeros_like(p)   # running average of g * g
             if group["amsgrad"]:
@@ -120,12 +121,12 @@ class Adam(Optimizer):
                  [s["step"] for s in states],
                  amsgrad=group["amsgrad"], beta1=beta1, beta2=beta2, lr=group["lr"],
                  weight_decay=group["weight_decay"], eps=group["eps"], maximize=group["maximize"],
-                 decoupled_weight_decay=group["decoupled_weight_decay"])
+                 decoupled_weight_decay=group["decoupled_weight_decay"], capturable=group["capturable"])
         return loss
 
 
 def adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, *, amsgrad, beta1, beta2,
-         lr, weight_decay, eps, maximize, decoupled_weight_decay=False):
+         lr, weight_decay, eps, maximize, decoupled_weight_decay=False, capturable=False):
     """The Adam update of each parameter and its state, in place (torch's ``_single_tensor_adam``)."""
     lr = _to_scalar(lr)   # torch also takes a 1-element Tensor
     for i, param in enumerate(params):
@@ -133,6 +134,7 @@ def adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, *, 
         exp_avg = exp_avgs[i]
         exp_avg_sq = exp_avg_sqs[i]
         step_t = state_steps[i]
+        _check_capturable(capturable, (param, step_t))
 
         step_t.add_(1)
 

@@ -122,15 +122,14 @@ def _check_lr(lr):
 _CAPTURABLE_SUPPORTED_DEVICES = ["cuda", "xpu", "hpu", "privateuseone", "xla"]
 
 
-def _check_capturable(capturable, tensors, what="params and state_steps"):
+def _check_capturable(capturable, tensors, what="params and state_steps", supported=_CAPTURABLE_SUPPORTED_DEVICES):
     """With ``capturable=True`` every parameter and state scalar must live on a GPU, as torch asserts.
 
     On the CPU torch raises this AssertionError at the first step; on CUDA glasstorch keeps the
     state there and runs the ordinary update (the numbers are the same).
     """
-    if capturable and not all(t.device.type in _CAPTURABLE_SUPPORTED_DEVICES for t in tensors):
-        raise AssertionError(
-            f"If capturable=True, {what} must be on supported devices: {_CAPTURABLE_SUPPORTED_DEVICES}.")
+    if capturable and not all(t.device.type in supported for t in tensors):
+        raise AssertionError(f"If capturable=True, {what} must be on supported devices: {supported}.")
 
 
 def _scalar_state(value, p, capturable):
