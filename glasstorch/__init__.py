@@ -98,8 +98,20 @@ from math import inf, nan, pi, e  # noqa: E402,F401
 
 # The training stack is imported on first use (PEP 562), so `import glasstorch` pays only for the
 # core: `glasstorch.nn`, `glasstorch.optim`, ... and `glasstorch.save` work as usual.
-_LAZY_MODULES = ("nn", "optim", "utils", "distributions", "datasets", "inspection", "serialization", "testing", "backends")
+_LAZY_MODULES = ("nn", "optim", "utils", "distributions", "datasets", "inspection", "serialization", "testing", "backends",
+                 "accelerator", "amp", "cpu", "xpu", "mps", "functional", "hub")
 _LAZY_NAMES = {"save": "serialization", "load": "serialization"}
+# the legacy tensor types: constructors and isinstance tests (torch.FloatTensor, ...)
+_LAZY_NAMES.update(dict.fromkeys((
+    "DoubleTensor", "FloatTensor", "HalfTensor", "BFloat16Tensor", "LongTensor", "IntTensor", "ShortTensor",
+    "CharTensor", "ByteTensor", "BoolTensor"), "_legacy_types"))
+# autocast and its state (torch keeps these on the top level)
+_LAZY_NAMES.update(dict.fromkeys((
+    "autocast", "is_autocast_enabled", "set_autocast_enabled", "get_autocast_dtype", "set_autocast_dtype",
+    "is_autocast_cache_enabled", "set_autocast_cache_enabled", "autocast_increment_nesting",
+    "autocast_decrement_nesting", "clear_autocast_cache", "is_autocast_cpu_enabled", "set_autocast_cpu_enabled",
+    "get_autocast_cpu_dtype", "set_autocast_cpu_dtype", "get_autocast_gpu_dtype", "set_autocast_gpu_dtype"),
+    "amp.autocast_mode"))
 # torch's top level also carries these nn ops under their own names (torch.conv2d, torch.dropout, ...);
 # only those whose signature there equals nn.functional's (torch.batch_norm and torch.embedding differ)
 _LAZY_NAMES.update(dict.fromkeys((
