@@ -230,3 +230,10 @@ def test_version_ordering_matches_packaging():
             assert ours == theirs, (a, b)
     assert TorchVersion("parrot") < "zebra" and TorchVersion("parrot") != "2.0"   # not versions: as strings
     assert hash(TorchVersion("2.0")) == hash("2.0") and {TorchVersion("2.0"): 1}["2.0"] == 1
+
+
+def test_torch_functional_is_the_top_level_functions():
+    import glasstorch.functional as gF
+    real = pytest.importorskip("torch.functional")
+    assert gF.einsum is glasstorch.einsum and gF.split is glasstorch.split and gF.meshgrid is glasstorch.meshgrid
+    assert set(gF.__all__) <= set(real.__all__) and {"einsum", "split", "meshgrid", "norm"} <= set(gF.__all__)
