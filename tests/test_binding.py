@@ -38,6 +38,12 @@ IDENTITIES = """
     from torch import optim
     import torch.optim.lr_scheduler
     import torch.backends.cudnn
+    import torchvision
+    from torchvision import transforms, datasets
+    from torchvision.transforms import v2
+    from torchvision.models import resnet18
+    from torch.utils.tensorboard import SummaryWriter
+    from torch.hub import load_state_dict_from_url
     import mylib                      # a library that imports torch itself, after the binding
     facts = {
         "torch is glasstorch": torch is glasstorch,
@@ -48,6 +54,11 @@ IDENTITIES = """
         "sys.modules alias": sys.modules["torch.nn.functional"] is sys.modules["glasstorch.nn.functional"],
         "own spec kept": glasstorch.nn.functional.__spec__.name == "glasstorch.nn.functional",
         "library got glasstorch": mylib.torch is glasstorch and mylib.F is glasstorch.nn.functional,
+        "torchvision": torchvision is glasstorch.vision and transforms is glasstorch.vision.transforms
+                       and v2 is glasstorch.vision.transforms.v2 and datasets.MNIST is glasstorch.vision.datasets.MNIST
+                       and resnet18 is glasstorch.vision.models.resnet18 and torchvision.__version__ > "0.20",
+        "tensorboard and hub": SummaryWriter is glasstorch.utils.tensorboard.SummaryWriter
+                               and load_state_dict_from_url is glasstorch.hub.load_state_dict_from_url,
         "cudnn flag": (setattr(torch.backends.cudnn, "deterministic", True),
                        glasstorch.backends.cudnn.deterministic)[1],
         "version": torch.__version__,
@@ -70,7 +81,7 @@ def bound_facts(out):
 
 def check_identities(facts):
     for key in ("torch is glasstorch", "F", "Linear", "DataLoader", "optim", "sys.modules alias", "own spec kept",
-                "library got glasstorch", "cudnn flag"):
+                "library got glasstorch", "cudnn flag", "torchvision", "tensorboard and hub"):
         assert facts[key] is True, key
     assert facts["version"] == facts["torch.version"] == glasstorch.version.__version__
     assert facts["version compares"] == [True, True, True, True]
