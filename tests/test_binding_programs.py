@@ -2,6 +2,7 @@
 FashionMNIST from the standard files and transforms, a DataLoader, a CNN, Step-by-Step's set_seed
 (cudnn flags), a training loop, TensorBoard logging, a saved state_dict."""
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -102,3 +103,32 @@ def test_books_style_program_runs_unchanged(tmp_path):
     events = EventAccumulator(str(tmp_path / "runs" / "loss_training"))
     events.Reload()
     assert len(events.Scalars("loss")) == 3
+
+
+def _first_python_block(markdown):
+    text = markdown.split("```python\n", 1)[1]
+    return text.split("```", 1)[0]
+
+
+def test_the_data_guide_example_runs_under_the_binding(tmp_path):
+    """docs/data.md's opening example is a `from torch...` program: true under the binding."""
+    docs = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "docs")
+    with open(os.path.join(docs, "data.md")) as f:
+        example = _first_python_block(f.read())
+    assert example.startswith("import torch\nfrom torch.utils.data import")
+    (tmp_path / "example.py").write_text(example + "\nprint(tuple(images.shape), tuple(labels.shape))\n")
+    out = subprocess.run([sys.executable, "-m", "glasstorch", "run", "example.py"], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "(64, 1, 8, 8) (64,)"
+
+
+def test_the_readme_binding_example_runs(tmp_path):
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    with open(os.path.join(root, "README.md")) as f:
+        blocks = [b.split("```", 1)[0] for b in f.read().split("```python\n")[1:]]
+    example = next(b for b in blocks if "glasstorch.as_torch()" in b)
+    check = "\nassert torch is glasstorch and torchvision is glasstorch.vision and F is glasstorch.nn.functional\n"
+    out = subprocess.run([sys.executable, "-c", example + check], cwd=tmp_path, capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
