@@ -20,11 +20,9 @@ A name glasstorch does not have is refused at once with a ModuleNotFoundError th
 of falling through to a real torch that may be installed: one process never mixes the two.
 """
 import importlib
-import importlib.abc
 import importlib.machinery
 import importlib.util
 import os
-import runpy
 import sys
 
 __all__ = ["as_torch", "is_bound", "load_ipython_extension", "TorchAliasFinder", "run_main"]
@@ -43,8 +41,9 @@ def _target(name):
     return package + dot + rest
 
 
-class TorchAliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Finds ``torch.*`` / ``torchvision.*`` and loads them as glasstorch's module objects.
+class TorchAliasFinder:
+    """Finds ``torch.*`` / ``torchvision.*`` and loads them as glasstorch's module objects (a meta path
+    finder and its loader, by the protocol Python's import system calls; no ABC needed).
 
     ``find_spec`` checks that the glasstorch module exists (without running it); ``create_module``
     imports it and hands Python that object instead of a new one; ``exec_module`` has nothing to
@@ -176,6 +175,7 @@ def _run_user_code(run):
 def run_main(argv):
     """``python -m glasstorch run ...``: bind, set up sys.argv and sys.path as Python would for the
     program, and run it as ``__main__``. Returns nothing; exits with the program's status."""
+    import runpy
     if not argv or argv[0] in ("-h", "--help"):
         print(_USAGE, file=sys.stdout if argv else sys.stderr)
         sys.exit(0 if argv else 2)

@@ -190,3 +190,14 @@ def test_save_image_writes_what_make_grid_shows(lib, tmp_path):
     assert saved.shape == (grid.shape[1], grid.shape[2], 3)
     expected = (grid.numpy() * 255 + 0.5).clip(0, 255).astype(np.uint8).transpose(1, 2, 0)
     assert np.array_equal(saved, expected)
+
+
+def test_read_image(tmp_path):
+    from glasstorch.vision import io
+    rgba = np.random.default_rng(5).integers(0, 256, (6, 7, 4)).astype(np.uint8)
+    Image.fromarray(rgba, "RGBA").save(tmp_path / "a.png")
+    unchanged = io.read_image(str(tmp_path / "a.png"))
+    assert unchanged.dtype == torch.uint8 and np.array_equal(unchanged.numpy(), rgba.transpose(2, 0, 1))
+    rgb = io.read_image(str(tmp_path / "a.png"), mode=io.image.ImageReadMode.RGB)
+    assert np.array_equal(rgb.numpy(), rgba[:, :, :3].transpose(2, 0, 1))
+    assert tuple(io.decode_image(io.read_file(str(tmp_path / "a.png")), io.ImageReadMode.GRAY).shape) == (1, 6, 7)

@@ -1,4 +1,4 @@
-"""torchvision.io, the image reading d2l uses: ``read_image``, ``decode_image`` and ``ImageReadMode``
+"""torchvision.io.image: ``read_image``, ``decode_image`` and ``ImageReadMode``
 (through Pillow, where torchvision uses its own libjpeg/libpng decoders: JPEG pixels may differ by a
 gray level or so between decoders)."""
 from enum import Enum
@@ -7,7 +7,7 @@ import numpy as np
 
 import glasstorch as torch
 
-from . import _pil
+from .. import _pil
 
 __all__ = ["ImageReadMode", "decode_image", "read_file", "read_image"]
 
