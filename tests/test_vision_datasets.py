@@ -84,7 +84,8 @@ def test_mnist_downloads_from_the_first_mirror_that_works_and_reads_the_idx_file
     assert len(train) == 6 and len(test) == 4
     assert train.data.dtype == torch.uint8 and tuple(train.data.shape) == (6, 28, 28)
     assert np.array_equal(train.data.numpy(), arrays["train-images-idx3-ubyte"])
-    assert train.targets.dtype == torch.int64 and train.targets.tolist() == arrays["train-labels-idx1-ubyte"].tolist()
+    assert train.targets.dtype == torch.int64
+    assert train.targets.tolist() == arrays["train-labels-idx1-ubyte"].tolist()
     image, label = test[2]
     assert image.mode == "L" and image.size == (28, 28) and isinstance(label, int)
     assert np.array_equal(np.asarray(image), arrays["t10k-images-idx3-ubyte"][2])
@@ -93,7 +94,8 @@ def test_mnist_downloads_from_the_first_mirror_that_works_and_reads_the_idx_file
     assert torch.allclose(x[0] * 255, torch.from_numpy(arrays["train-images-idx3-ubyte"][1].astype(np.float32)))
     xb, yb = next(iter(DataLoader(train, batch_size=4)))
     assert tuple(xb.shape) == (4, 1, 28, 28) and yb.tolist() == arrays["train-labels-idx1-ubyte"][:4].tolist()
-    assert repr(test) == f"Dataset {cls.__name__}\n    Number of datapoints: 4\n    Root location: {root}\n    Split: Test"
+    assert repr(test) == (f"Dataset {cls.__name__}\n    Number of datapoints: 4\n    Root location: {root}\n"
+                          f"    Split: Test")
     assert train.class_to_idx[train.classes[3]] == 3
 
 

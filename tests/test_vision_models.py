@@ -42,7 +42,8 @@ def fill(model):
 def test_layout_matches_torchvision(name):
     reference = REFERENCE[name]
     model = build(name)
-    keys = [[key, list(value.shape), str(value.dtype).replace("torch.", "")] for key, value in model.state_dict().items()]
+    keys = [[key, list(value.shape), str(value.dtype).replace("torch.", "")]
+            for key, value in model.state_dict().items()]
     assert keys == reference["keys"]
     assert sum(p.numel() for p in model.parameters()) == reference["parameters"]
     assert repr(model) == reference["repr"]

@@ -65,7 +65,8 @@ for size in (7, [9, 5], [15, 19], [11, 6]):
     add(_v1_and_v2(f"resize_{size}", lambda F, img, lib, size=size: F.resize(img, size)))
 add(_v1_and_v2("resize_tall_6", lambda F, img, lib: F.resize(img, 6), ("pil_tall", "u8_tall")))
 add(_v1_and_v2("resize_noaa", lambda F, img, lib: F.resize(img, [7, 9], antialias=False), ("f32",)))
-add(_v1_and_v2("resize_nearest", lambda F, img, lib: F.resize(img, [7, 9], interpolation=lib.T.InterpolationMode.NEAREST)))
+add(_v1_and_v2("resize_nearest",
+               lambda F, img, lib: F.resize(img, [7, 9], interpolation=lib.T.InterpolationMode.NEAREST)))
 add(_v1_and_v2("resize_max_size", lambda F, img, lib: F.resize(img, 8, max_size=10), ("pil", "f32")))
 add(_v1_and_v2("resize_f64", lambda F, img, lib: F.resize(img, [6, 8]), ("f64",)))
 add(_v1_and_v2("center_crop_9", lambda F, img, lib: F.center_crop(img, 9)))

@@ -6,8 +6,8 @@ import zlib
 import numpy as np
 
 # name -> (num_classes, input shape): small inputs (the adaptive pooling makes any size >= 32 valid)
-MODELS = {"alexnet": (10, (1, 3, 64, 64)), "vgg11": (10, (1, 3, 32, 32)), "vgg16": (10, (1, 3, 32, 32)), "vgg11_bn": (10, (1, 3, 32, 32)),
-          "resnet18": (10, (2, 3, 32, 32)), "resnet34": (10, (1, 3, 40, 40))}
+MODELS = {"alexnet": (10, (1, 3, 64, 64)), "vgg11": (10, (1, 3, 32, 32)), "vgg16": (10, (1, 3, 32, 32)),
+          "vgg11_bn": (10, (1, 3, 32, 32)), "resnet18": (10, (2, 3, 32, 32)), "resnet34": (10, (1, 3, 40, 40))}
 
 
 def model_input(shape):

@@ -5,8 +5,8 @@ import os
 from .. import _pil
 from .vision import VisionDataset
 
-__all__ = ["DatasetFolder", "ImageFolder", "IMG_EXTENSIONS", "default_loader", "find_classes", "has_file_allowed_extension",
-           "is_image_file", "make_dataset", "pil_loader"]
+__all__ = ["DatasetFolder", "ImageFolder", "IMG_EXTENSIONS", "default_loader", "find_classes",
+           "has_file_allowed_extension", "is_image_file", "make_dataset", "pil_loader"]
 
 IMG_EXTENSIONS = (".jpg", ".jpeg", ".png", ".ppm", ".bmp", ".pgm", ".tif", ".tiff", ".webp")
 

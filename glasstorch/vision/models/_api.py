@@ -89,7 +89,8 @@ def register_model(name=None):
 
 def list_models(module=None, include=None, exclude=None):
     """Names of the registered model builders, filtered by fnmatch patterns."""
-    models = {k for k, v in BUILTIN_MODELS.items() if module is None or v.__module__.rsplit(".", 1)[0] == module.__name__}
+    models = {k for k, v in BUILTIN_MODELS.items()
+              if module is None or v.__module__.rsplit(".", 1)[0] == module.__name__}
     if include:
         models = set().union(*(fnmatch.filter(models, p) for p in ([include] if isinstance(include, str) else include)))
     for pattern in ([exclude] if isinstance(exclude, str) else exclude or []):

@@ -2,7 +2,6 @@
 _type_conversion; they are one file here). Each draws its parameters in ``make_params`` and applies
 a v2 functional in ``transform``; see ``_transform.Transform`` for how a sample is walked."""
 import collections.abc
-import math
 import numbers
 import warnings
 from collections.abc import Sequence
@@ -12,7 +11,6 @@ import numpy as np
 import glasstorch as torch
 from glasstorch import Tensor
 
-from ... import _pil
 from ...tv_tensors import Image, TVTensor, as_subclass
 from .. import functional as _F_v1
 from ..transforms import _jitter, _setup_size, _SIZE_ERROR
