@@ -48,7 +48,7 @@ IDENTITIES = """
     facts = {
         "torch is glasstorch": torch is glasstorch,
         "F": F is glasstorch.nn.functional,
-        "Linear": nn.Linear is glasstorch.nn.Linear,
+        "Linear": nn.Linear is glasstorch.nn.Linear and nn.Linear.__module__ == "glasstorch.nn.modules.linear",
         "DataLoader": DataLoader is glasstorch.utils.data.DataLoader,
         "optim": optim is glasstorch.optim and torch.optim.lr_scheduler is glasstorch.optim.lr_scheduler,
         "sys.modules alias": sys.modules["torch.nn.functional"] is sys.modules["glasstorch.nn.functional"],

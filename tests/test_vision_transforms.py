@@ -201,3 +201,10 @@ def test_read_image(tmp_path):
     rgb = io.read_image(str(tmp_path / "a.png"), mode=io.image.ImageReadMode.RGB)
     assert np.array_equal(rgb.numpy(), rgba[:, :, :3].transpose(2, 0, 1))
     assert tuple(io.decode_image(io.read_file(str(tmp_path / "a.png")), io.ImageReadMode.GRAY).shape) == (1, 6, 7)
+
+
+def test_tensor_resize_offers_bilinear_and_nearest_only(lib):
+    """A documented difference (README): bicubic and Pillow's filters need a PIL image."""
+    with pytest.raises(NotImplementedError, match="'bicubic' interpolation"):
+        F.resize(lib.x.f32, [5, 6], interpolation=T.InterpolationMode.BICUBIC)
+    assert F.resize(lib.x.pil, [5, 6], interpolation=T.InterpolationMode.BICUBIC).size == (6, 5)
