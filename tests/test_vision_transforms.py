@@ -208,3 +208,10 @@ def test_tensor_resize_offers_bilinear_and_nearest_only(lib):
     with pytest.raises(NotImplementedError, match="'bicubic' interpolation"):
         F.resize(lib.x.f32, [5, 6], interpolation=T.InterpolationMode.BICUBIC)
     assert F.resize(lib.x.pil, [5, 6], interpolation=T.InterpolationMode.BICUBIC).size == (6, 5)
+
+
+def test_antialiased_tensor_resize_is_outside_autograd(lib):
+    """A documented difference (docs/binding.md): torch differentiates through it, glasstorch does not."""
+    x = lib.x.f32.clone().requires_grad_()
+    assert not F.resize(x, [5, 6]).requires_grad
+    assert F.resize(x, [5, 6], antialias=False).requires_grad      # plain bilinear is glasstorch's interpolate
