@@ -5,8 +5,13 @@
 The top level mirrors torch's: dtypes, tensor creation, every op as a function (and as a Tensor
 method, attached where the op is defined in ``glasstorch/ops``), grad modes, and the subpackages
 ``autograd``, ``nn``, ``optim``, ``utils``, ``linalg``.
+
+To run code that says ``import torch`` unchanged: ``python -m glasstorch run script.py``, or
+``glasstorch.as_torch()`` first (docs/binding.md).
 """
-__version__ = "0.1.0"
+from . import version  # noqa: F401
+from .torch_version import __version__  # "2.13.0+glasstorch.0.1.0": the torch API level, then ours
+from ._binding import as_torch, load_ipython_extension  # noqa: F401
 
 from . import _dtype
 from ._dtype import (dtype, float16, half, bfloat16, float32, float, float64, double, complex64, cfloat,
@@ -99,7 +104,7 @@ from math import inf, nan, pi, e  # noqa: E402,F401
 # The training stack is imported on first use (PEP 562), so `import glasstorch` pays only for the
 # core: `glasstorch.nn`, `glasstorch.optim`, ... and `glasstorch.save` work as usual.
 _LAZY_MODULES = ("nn", "optim", "utils", "distributions", "datasets", "inspection", "serialization", "testing", "backends",
-                 "accelerator", "amp", "cpu", "xpu", "mps", "functional", "hub")
+                 "accelerator", "amp", "cpu", "xpu", "mps", "functional", "hub", "vision", "torch_version")
 _LAZY_NAMES = {"save": "serialization", "load": "serialization"}
 # the legacy tensor types: constructors and isinstance tests (torch.FloatTensor, ...)
 _LAZY_NAMES.update(dict.fromkeys((

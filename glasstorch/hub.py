@@ -475,6 +475,13 @@ def _legacy_zip_load(filename, model_dir, map_location, weights_only):
     return torch_load(extracted_file, map_location=map_location, weights_only=weights_only)
 
 
+def cached_file_for(url, model_dir=None, file_name=None):
+    """The path a download of ``url`` is cached at: ``model_dir`` (default ``<hub dir>/checkpoints``) /
+    ``file_name`` (default the URL's last path part). torchvision's weights look there first."""
+    model_dir = os.path.join(get_dir(), "checkpoints") if model_dir is None else model_dir
+    return os.path.join(model_dir, file_name if file_name is not None else os.path.basename(urlparse(url).path))
+
+
 def load_state_dict_from_url(url, model_dir=None, map_location=None, progress=True, check_hash=False, file_name=None,
                              weights_only=False):
     """Load the checkpoint at ``url``, downloading it into ``model_dir`` (``<hub dir>/checkpoints``) the first time.
@@ -495,14 +502,9 @@ def load_state_dict_from_url(url, model_dir=None, map_location=None, progress=Tr
     if os.getenv("TORCH_MODEL_ZOO"):
         warnings.warn("TORCH_MODEL_ZOO is deprecated, please use env TORCH_HOME instead", stacklevel=2)
 
-    if model_dir is None:
-        model_dir = os.path.join(get_dir(), "checkpoints")
+    cached_file = cached_file_for(url, model_dir, file_name)
+    model_dir, filename = os.path.split(cached_file)
     os.makedirs(model_dir, exist_ok=True)
-
-    filename = os.path.basename(urlparse(url).path)
-    if file_name is not None:
-        filename = file_name
-    cached_file = os.path.join(model_dir, filename)
     if not os.path.exists(cached_file):
         sys.stdout.write(f'Downloading: "{url}" to {cached_file}\n')
         hash_prefix = None
