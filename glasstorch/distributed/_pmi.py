@@ -256,7 +256,8 @@ class ProcessManager:
 def serve(host, port, world_size, timeout):
     """Start the process manager as a process of its own; returns it once it listens (or raises)."""
     process = subprocess.Popen([sys.executable, os.path.abspath(__file__), host, str(port), str(world_size),
-                                str(timeout)], stdout=subprocess.PIPE, stdin=subprocess.DEVNULL)
+                                str(timeout)], stdout=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)  # it may outlive rank 0: keep rank 0's streams free
     line = process.stdout.readline().decode().strip()
     if line != "listening":
         process.wait()

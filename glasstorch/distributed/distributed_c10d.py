@@ -88,6 +88,9 @@ class RedOpType(enum.IntEnum):
     PREMUL_SUM = 8
     UNUSED = 9
 
+    def __str__(self):  # torch prints RedOpType.SUM
+        return f"RedOpType.{self.name}"
+
 
 class ReduceOp:
     """The reductions of ``all_reduce``/``reduce``/``reduce_scatter``: ``ReduceOp.SUM``, ``AVG``,

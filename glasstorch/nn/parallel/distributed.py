@@ -233,7 +233,7 @@ class _Bucket:
         self.pending = 0
         self.request = None
         self.launched_at = None
-        self.launched_by = None              # the parameter whose hook completed the bucket
+        self.launched_by = None              # the parameter whose hook completed it (last backward)
 
 
 class _GradReadyHook:
@@ -333,8 +333,7 @@ class _Reducer:
         self.forward_site = _user_site() if _seatbelt_on() else None
         for b in self.buckets:
             b.pending = len(b.params)
-            b.request = None
-            b.launched_by = None
+            b.request = None     # launched_by stays: the last backward's, which draw shows
         self.stats["comm_s"] = []
         self.stats["wait_s"] = 0.0
 
@@ -474,7 +473,7 @@ def _user_site():
 
 
 def _warn_uneven_batch(local, mean, rank, site):
-    from ...inspection import seatbelt
+    from ...inspection.seatbelt import _warn, UnevenBatchWarning
     message = (f"DistributedDataParallel: this rank (rank {rank}) ran its forward on a batch of {local} samples, "
                f"but the ranks' batches average {mean:g}: the replicas' graphs differ, and the averaged gradient "
                f"weighs this rank's samples {'more' if local < mean else 'less'} than the others' (usually the last, "
@@ -482,4 +481,4 @@ def _warn_uneven_batch(local, mean, rank, site):
                f"forever). Fix: give every rank the same number of samples with "
                f"DistributedSampler(dataset, drop_last=True), and DataLoader(..., drop_last=True) so that no last "
                f"batch is smaller.")
-    seatbelt._warn(seatbelt.UnevenBatchWarning, message, site)
+    _warn(UnevenBatchWarning, message, site)
