@@ -96,7 +96,7 @@ class World:
                 if message.startswith("failed"):
                     self.control.isend("ack", dest=source, tag=_ACK).Free()
             elif tag == _PING:
-                self.control.isend(self.activity, dest=source, tag=_PONG).Free()
+                self.control.isend(str(self.activity), dest=source, tag=_PONG).Free()
             # an _ACK arriving here is late (its sender answered a notice this rank already gave up
             # waiting on): nothing to do
         if self.member is not None:
@@ -247,7 +247,7 @@ def _timeout_message(world, what, group_ranks, timeout):
     answers = world.where_are(others)
     lines = [f"{what} timed out after {timeout:g}s on rank {world.rank} (the process group's timeout)."]
     silent = [r for r in others if r not in answers]
-    elsewhere = {r: a for r, a in answers.items() if a != what}
+    elsewhere = {r: a for r, a in answers.items() if a != str(what)}
     if silent:
         lines.append(f"Rank{'s' * (len(silent) > 1)} {', '.join(map(str, silent))} did not answer: "
                      f"dead, hung, or busy outside torch.distributed (a longer computation, or a loop "

@@ -149,28 +149,36 @@ class ProcessGroup:
         return f"<ProcessGroup {self._name} ranks={self._ranks} backend={self._backend}>"
 
     # -- running one operation -----------------------------------------------------------------
-    def _describe(self, kind, detail):
-        return f"{kind} #{self._seq}" + (f" ({detail})" if detail else "") + \
-            ("" if self._name == "WORLD" else f" on group {self._name}")
+    def _describe(self, kind, detail, seq=None):
+        """'all_reduce #12 (shape=[4], dtype=torch.float32)', written only when a message needs it."""
+        seq = self._seq if seq is None else seq
+        name = "" if self._name == "WORLD" else f" on group {self._name}"
+
+        def text():
+            d = detail() if callable(detail) else detail
+            return f"{kind} #{seq}" + (f" ({d})" if d else "") + name
+        return _Lazy(text)
 
     def _run(self, kind, signature, detail, start, finish=None, async_op=False, check=True):
         """Check the signature across ranks, start the MPI operation and wait or hand back a Work.
 
-        ``signature``: ints every rank must agree on; ``start()`` returns the MPI requests;
-        ``finish()`` (optional) runs once they completed (copies results into tensors).
+        ``signature``: ints every rank must agree on; ``detail``: text (or a function giving it) for
+        messages; ``start()`` returns the MPI requests; ``finish()`` (optional) runs once they
+        completed (copies results into tensors).
         """
         self._seq += 1
         what = self._describe(kind, detail)
         if check and self._checked and self.size() > 1:
-            self._check_same_collective(kind, signature, detail, what)
+            self._check_same_collective(kind, signature, what)
         try:
             requests = start()
         except self._world.MPI.Exception as e:
             raise DistBackendError(f"{what} failed in MPI on rank {self._world.rank}: {e.Get_error_string()}") from None
-        work = Work(self, requests, what, finish)
         if async_op:
-            return work
-        work.wait()
+            return Work(self, requests, what, finish)
+        self._wait(requests, what)
+        if finish is not None:
+            finish()
         return None
 
     def _wait(self, requests, what, timeout=None, statuses=None):
@@ -182,13 +190,15 @@ class ProcessGroup:
         seconds = (timeout or self._timeout).total_seconds()
         _mpi.wait(self._world, done, what, self._ranks, seconds)
 
-    def _check_same_collective(self, kind, signature, detail, what):
+    def _check_same_collective(self, kind, signature, what):
         """One Iallgather of every rank's signature; a rank that runs something else is an error."""
-        mine = [self._seq, _KINDS.index(kind)] + [int(v) for v in signature]
+        mine = [self._seq, _KIND_CODE[kind]] + signature
         row = xp.full(_SIGNATURE_LEN, -1, dtype=xp.int64)
         row[:len(mine)] = mine[:_SIGNATURE_LEN]
         rows = xp.empty((self.size(), _SIGNATURE_LEN), dtype=xp.int64)
         self._wait([self._comm.Iallgather(row, rows)], what)
+        if (rows == row).all():
+            return
         for r in range(self.size()):
             if not (rows[r] == row).all():
                 raise RuntimeError(
@@ -257,12 +267,32 @@ _KINDS = ["barrier", "broadcast", "all_reduce", "reduce", "all_gather", "all_gat
           "DistributedDataParallel"]
 _DTYPES = [_dtype.float32, _dtype.float64, _dtype.float16, _dtype.bfloat16, _dtype.int64, _dtype.int32,
            _dtype.int16, _dtype.int8, _dtype.uint8, _dtype.bool, _dtype.complex64, _dtype.complex128]
+_KIND_CODE = {k: i for i, k in enumerate(_KINDS)}
+_DTYPE_CODE = {d: i for i, d in enumerate(_DTYPES)}
 _SIGNATURE_LEN = 16   # seq, kind, dtype, root, op, ndim, shape (up to 10 dims)
 
 
 def _tensor_signature(t, root=-1, op=-1):
-    shape = tuple(t.shape)
-    return [_DTYPES.index(t.dtype) if t.dtype in _DTYPES else 99, root, int(op), len(shape)] + list(shape[:10])
+    shape = t._data.shape
+    return [_DTYPE_CODE.get(t.dtype, 99), root, int(op), len(shape), *shape[:10]]
+
+
+class _Lazy:
+    """Text computed on first use: a collective's description costs nothing unless a message shows it."""
+    __slots__ = ("_fn", "_text")
+
+    def __init__(self, fn):
+        self._fn, self._text = fn, None
+
+    def __str__(self):
+        if self._text is None:
+            self._text = self._fn()
+        return self._text
+
+    def __eq__(self, other):
+        return str(self) == str(other)
+
+    __hash__ = None
 
 
 def _explain(row):
@@ -598,7 +628,7 @@ def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
     root = _root_arg(pg, src, group_src, "src")
     buf, copied = _buffer(tensor)
     finish = (lambda: _write_back(tensor, buf)) if copied else (lambda: _bump(tensor))
-    return pg._run("broadcast", _tensor_signature(tensor, root), _shape_text(tensor),
+    return pg._run("broadcast", _tensor_signature(tensor, root), lambda: _shape_text(tensor),
                    lambda: [pg._comm.Ibcast(buf, root=root)], finish, async_op)
 
 
@@ -634,7 +664,7 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
             buf[...] /= pg.size()
         _write_back(tensor, buf) if copied else _bump(tensor)
 
-    return pg._run("all_reduce", _tensor_signature(tensor, op=op), _shape_text(tensor),
+    return pg._run("all_reduce", _tensor_signature(tensor, op=op), lambda: _shape_text(tensor),
                    lambda: [pg._comm.Iallreduce(MPI.IN_PLACE, buf, _mpi_op(MPI, op, tensor))], finish, async_op)
 
 
@@ -662,7 +692,7 @@ def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_
                 buf[...] /= pg.size()
             _write_back(tensor, buf) if copied else _bump(tensor)
 
-    return pg._run("reduce", _tensor_signature(tensor, root, op), _shape_text(tensor), start, finish, async_op)
+    return pg._run("reduce", _tensor_signature(tensor, root, op), lambda: _shape_text(tensor), start, finish, async_op)
 
 
 def all_gather(tensor_list, tensor, group=None, async_op=False):
@@ -675,7 +705,7 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
     _check_list(tensor_list, pg.size(), tensor, "tensor_list", "all_gather")
     buf, _ = _buffer(tensor)
     out = xp.empty((pg.size(),) + buf.shape, dtype=buf.dtype)
-    return pg._run("all_gather", _tensor_signature(tensor), _shape_text(tensor),
+    return pg._run("all_gather", _tensor_signature(tensor), lambda: _shape_text(tensor),
                    lambda: [pg._comm.Iallgather(buf, out)], lambda: _scatter_rows(out, tensor_list), async_op)
 
 
@@ -707,7 +737,7 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=Fal
     buf, _ = _buffer(input_tensor)
     out, copied = _buffer(output_tensor)
     finish = (lambda: _write_back(output_tensor, out)) if copied else (lambda: _bump(output_tensor))
-    return pg._run("all_gather_into_tensor", _tensor_signature(input_tensor), _shape_text(input_tensor),
+    return pg._run("all_gather_into_tensor", _tensor_signature(input_tensor), lambda: _shape_text(input_tensor),
                    lambda: [pg._comm.Iallgather(buf, out)], finish, async_op)
 
 
@@ -728,7 +758,7 @@ def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group
         raise ValueError("Argument ``gather_list`` must NOT be specified on non-destination ranks.")
     buf, _ = _buffer(tensor)
     out = xp.empty((pg.size(),) + buf.shape, dtype=buf.dtype) if at_root else None
-    return pg._run("gather", _tensor_signature(tensor, root), _shape_text(tensor),
+    return pg._run("gather", _tensor_signature(tensor, root), lambda: _shape_text(tensor),
                    lambda: [pg._comm.Igather(buf, out, root=root)],
                    (lambda: _scatter_rows(out, gather_list)) if at_root else None, async_op)
 
@@ -753,7 +783,7 @@ def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, gro
         send = None
     buf, copied = _buffer(tensor)
     finish = (lambda: _write_back(tensor, buf)) if copied else (lambda: _bump(tensor))
-    return pg._run("scatter", _tensor_signature(tensor, root), _shape_text(tensor),
+    return pg._run("scatter", _tensor_signature(tensor, root), lambda: _shape_text(tensor),
                    lambda: [pg._comm.Iscatter(send, buf, root=root)], finish, async_op)
 
 
@@ -794,7 +824,7 @@ def _reduce_scatter(pg, kind, output, send, op, async_op):
             buf[...] /= pg.size()
         _write_back(output, buf) if copied else _bump(output)
 
-    return pg._run(kind, _tensor_signature(output, op=op), _shape_text(output),
+    return pg._run(kind, _tensor_signature(output, op=op), lambda: _shape_text(output),
                    lambda: [pg._comm.Ireduce_scatter_block(send, buf, _mpi_op(MPI, op, output))], finish, async_op)
 
 
@@ -870,7 +900,7 @@ def _all_to_all(pg, kind, dtype, send, send_counts, recv, recv_counts, finish, a
                                f"tensors' sizes must match what the other ranks send)")
     send_displ = [sum(send_counts[:i]) for i in range(n)]
     recv_displ = [sum(recv_counts[:i]) for i in range(n)]
-    return pg._run(kind, [_DTYPES.index(dtype) if dtype in _DTYPES else 99], f"dtype={dtype}",
+    return pg._run(kind, [_DTYPE_CODE.get(dtype, 99)], f"dtype={dtype}",
                    lambda: [pg._comm.Ialltoallv([send, (send_counts, send_displ)],
                                                 [recv, (recv_counts, recv_displ)])], finish, async_op)
 
