@@ -64,16 +64,18 @@ def bandwidth(dist, MPI, torch, np):
                 timings[name].append(time.perf_counter() - start)
             buf[...] = 1.0  # keep the values finite
         pg._checked = True
-        med = {k: statistics.median(v) for k, v in timings.items()}
-        rows.append((nbytes, med))
+        rows.append((nbytes, {k: (statistics.median(v), min(v)) for k, v in timings.items()}))
     if rank == 0:
-        print("\n1. all_reduce, float32, 2 ranks: median time per call (interleaved), and glasstorch's overhead")
-        print(f"{'size':>8} | {'mpi4py':>10} | {'glasstorch':>10} | {'overhead':>8} | {'no check':>10} | "
-              f"{'overhead':>8} | {'mpi4py GB/s':>11}")
-        for nbytes, med in rows:
-            over = lambda k: 100 * (med[k] / med["raw"] - 1)  # noqa: E731
-            print(f"{_size(nbytes):>8} | {_us(med['raw']):>10} | {_us(med['checked']):>10} | {over('checked'):>7.1f}% | "
-                  f"{_us(med['unchecked']):>10} | {over('unchecked'):>7.1f}% | {nbytes / med['raw'] / 1e9:>11.2f}")
+        print("\n1. all_reduce, float32, 2 ranks: time per call (interleaved repetitions: median, and the "
+              "fastest), and glasstorch's overhead over mpi4py")
+        print(f"{'size':>8} | {'mpi4py':>19} | {'glasstorch':>19} | {'overhead':>13} | {'no check':>19} | "
+              f"{'overhead':>13} | {'GB/s':>5}")
+        for nbytes, t in rows:
+            over = lambda k, i: 100 * (t[k][i] / t["raw"][i] - 1)  # noqa: E731
+            both = lambda k: f"{_us(t[k][0])} / {_us(t[k][1])}"  # noqa: E731
+            print(f"{_size(nbytes):>8} | {both('raw'):>19} | {both('checked'):>19} | "
+                  f"{over('checked', 0):>5.1f}% / {over('checked', 1):>4.1f}% | {both('unchecked'):>19} | "
+                  f"{over('unchecked', 0):>5.1f}% / {over('unchecked', 1):>4.1f}% | {nbytes / t['raw'][0] / 1e9:>5.2f}")
 
 
 def _size(n):
@@ -85,7 +87,6 @@ def _us(s):
 
 
 def ddp_scaling(dist, MPI, torch, np):
-    from glasstorch.nn.parallel import DistributedDataParallel as DDP
     rank = dist.get_rank()
     batch, steps = 64, (5 if QUICK else 15)
 
@@ -105,7 +106,7 @@ def ddp_scaling(dist, MPI, torch, np):
             torch.nn.functional.cross_entropy(model(x), y).backward()
             opt.step()
             times.append(time.perf_counter() - start)
-        return statistics.median(times[2:])
+        return statistics.median(times[2:])  # the first steps allocate
 
     # one process alone (rank 1 waits in a barrier meanwhile)
     alone = None
@@ -117,12 +118,32 @@ def ddp_scaling(dist, MPI, torch, np):
     m = make()
     shared = step_times(m, torch.optim.SGD(m.parameters(), lr=0.01), steps)
     dist.barrier()
-    # DDP
+    ddp_rows = [measure_ddp(dist, MPI, torch, make, x, y, steps, cap) for cap in (None, 1)]
+    if rank == 0:
+        m = make()
+        n_params = sum(p.numel() for p in m.parameters())
+        print(f"\n2. DDP, MLP 784-1024-1024-10 ({n_params / 1e6:.2f} M parameters, {n_params * 4 / 2**20:.1f} MiB of "
+              f"gradients), batch {batch} per rank, median step of {steps}")
+        print(f"   1 process alone              {alone * 1e3:8.1f} ms/step   {batch / alone:8.0f} samples/s")
+        print(f"   2 ranks, no DDP (compute)    {shared * 1e3:8.1f} ms/step   (sharing the machine)")
+        for cap, n_buckets, with_ddp, wait, comm_alone in ddp_rows:
+            label = f"bucket_cap_mb={cap if cap else '25 (default)'}, {n_buckets} buckets"
+            print(f"   2 ranks with DDP, {label}")
+            print(f"      {with_ddp * 1e3:8.1f} ms/step   {2 * batch / with_ddp:8.0f} samples/s   scaling (samples/s, "
+                  f"2 ranks / 1): {(2 * batch / with_ddp) / (batch / alone):.2f}x")
+            print(f"      all_reduce of the buckets alone {comm_alone * 1e3:.1f} ms; backward waited for them at its "
+                  f"end {wait * 1e3:.1f} ms: {100 * max(0.0, 1 - wait / comm_alone):.0f}% of the communication hidden "
+                  f"behind backward")
+
+
+def measure_ddp(dist, MPI, torch, make, x, y, steps, bucket_cap_mb):
+    """Median DDP step, the median wait at the end of backward, and the buckets' all_reduces alone."""
+    from glasstorch.nn.parallel import DistributedDataParallel as DDP
     m = make()
-    ddp = DDP(m)
+    ddp = DDP(m, bucket_cap_mb=bucket_cap_mb)
     opt = torch.optim.SGD(ddp.parameters(), lr=0.01)
     times, waits, comms = [], [], []
-    for i in range(steps):
+    for _ in range(steps):
         dist.barrier()
         start = time.perf_counter()
         opt.zero_grad()
@@ -130,28 +151,15 @@ def ddp_scaling(dist, MPI, torch, np):
         opt.step()
         times.append(time.perf_counter() - start)
         waits.append(ddp.reducer.stats["wait_s"])
-    with_ddp = statistics.median(times[2:])
-    wait = statistics.median(waits[2:])
-    # the same all_reduces alone, one after another (what backward would wait without overlap)
     buckets = ddp.reducer.buckets
-    for _ in range(steps):
+    for _ in range(steps):  # the same all_reduces alone, one after another: the wait without any overlap
         dist.barrier()
         start = time.perf_counter()
         for b in buckets:
             MPI.COMM_WORLD.Allreduce(MPI.IN_PLACE, b.flat)
         comms.append(time.perf_counter() - start)
-    comm_alone = statistics.median(comms[2:])
-    if rank == 0:
-        n_params = sum(p.numel() for p in m.parameters())
-        print(f"\n2. DDP, MLP 784-1024-1024-10 ({n_params / 1e6:.2f} M parameters, {n_params * 4 / 2**20:.1f} MiB of "
-              f"gradients in {len(buckets)} buckets), batch {batch} per rank, median step of {steps}")
-        print(f"   1 process alone              {alone * 1e3:8.1f} ms/step   {batch / alone:8.0f} samples/s")
-        print(f"   2 ranks, no DDP (compute)    {shared * 1e3:8.1f} ms/step   (sharing the machine)")
-        print(f"   2 ranks with DDP             {with_ddp * 1e3:8.1f} ms/step   {2 * batch / with_ddp:8.0f} samples/s")
-        print(f"   scaling (samples/s, 2 ranks / 1): {(2 * batch / with_ddp) / (batch / alone):.2f}x")
-        print(f"   all_reduce of the buckets alone: {comm_alone * 1e3:.1f} ms; backward waited for them at its end: "
-              f"{wait * 1e3:.1f} ms")
-        print(f"   communication hidden behind backward: {100 * max(0.0, 1 - wait / comm_alone):.0f}%")
+    return (bucket_cap_mb, len(buckets), statistics.median(times[2:]), statistics.median(waits[2:]),
+            statistics.median(comms[2:]))
 
 
 def main():

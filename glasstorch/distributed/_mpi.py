@@ -282,26 +282,24 @@ def _at_exit():
         return
     MPI = world.MPI
     reason = _exit_reason(world)
+    failed = reason.startswith("failed")
     try:
-        if not world.destroyed or reason.startswith("failed"):
-            requests = world.notify(reason)
-            if reason.startswith("failed"):
-                _wait_for_acks(world)
-            MPI.Request.Waitall(requests) if not reason.startswith("failed") else None
+        if failed:
+            world.notify(reason)
+            _wait_for_acks(world)
+        elif not world.destroyed:
+            MPI.Request.Waitall(world.notify(reason))
     except Exception:
-        pass
-    if reason.startswith("failed"):
+        pass  # leaving anyway: a notice that can't be sent must not keep this process here
+    if world.member is not None:
+        world.member.bye()
+    if failed:
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()
             except Exception:
                 pass
-        if world.member is not None:
-            world.member.bye()
         MPI.COMM_WORLD.Abort(1)
-        return
-    if world.member is not None:
-        world.member.bye()
     MPI.Finalize()
 
 
