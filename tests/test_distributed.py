@@ -114,7 +114,7 @@ def test_names_match_torch():
                  "get_context", "set_start_method", "get_start_method", "Queue", "Process", "get_all_start_methods",
                  "set_sharing_strategy", "get_sharing_strategy", "get_all_sharing_strategies"]:
         assert hasattr(torch.multiprocessing, name) and hasattr(gmp, name), name
-    assert issubclass(gdist.DistBackendError, RuntimeError)
+    assert issubclass(gdist.DistBackendError, gdist.DistError) and issubclass(gdist.DistError, RuntimeError)
 
 
 def test_errors_before_init_are_torchs():
@@ -209,6 +209,29 @@ def test_data_parallel_is_a_pass_through_like_torchs_without_gpus():
     np.testing.assert_allclose(ours.weight.grad.numpy(), theirs.weight.grad.numpy(), rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(glasstorch.nn.parallel.data_parallel(ours, glasstorch.tensor(x)).detach().numpy(),
                                out.detach().numpy())
+
+
+def test_draw_marks_leaves_whose_gradient_hook_describes_itself():
+    """What DDP's hook shows in inspection.draw, without processes: any post-accumulate hook with a
+    ``draw_label`` is drawn on its leaf (and outlined); hooks without one are not."""
+    from glasstorch.inspection import draw
+
+    class Hook:
+        draw_label = "DDP all_reduce: bucket 0 (starts it)"
+
+        def __call__(self, param):
+            pass
+
+    w, b = glasstorch.ones(3, requires_grad=True), glasstorch.ones(3, requires_grad=True)
+    w.register_post_accumulate_grad_hook(Hook())
+    b.register_post_accumulate_grad_hook(lambda p: None)
+    d = draw((w * b).sum(), params={"w": w, "b": b})
+    leaves = {n.label.split("\n")[0]: n for n in d.nodes if n.kind == "leaf"}
+    assert leaves["w"].hooks == ("DDP all_reduce: bucket 0 (starts it)",)
+    assert leaves["w"].label == "w\n(3,)\nDDP all_reduce: bucket 0 (starts it)"
+    assert leaves["b"].hooks == () and leaves["b"].label == "b\n(3,)"
+    assert d.dot.count("penwidth=2") == 1
+    assert 'stroke-width="2"' in d.svg(engine="python")
 
 
 def _square(i, results):

@@ -28,7 +28,7 @@ import os
 import sys
 import time
 
-__all__ = ["load", "start", "wait", "DistBackendError", "World"]
+__all__ = ["load", "start", "wait", "DistError", "DistBackendError", "World"]
 
 _INSTALL = 'pip install "glasstorch[distributed]"   (installs mpi4py and the mpich wheel)'
 
@@ -38,11 +38,15 @@ _POLL_EVERY = 0.002      # seconds between looks at notices and rendezvous news 
 _ACK_WAIT = 2.0          # how long a failing rank waits for the others to read its notice
 
 
-class DistBackendError(RuntimeError):
+class DistError(RuntimeError):
+    """torch.distributed.DistError: the base of the distributed package's errors."""
+
+
+class DistBackendError(DistError):
     """A collective could not complete: another rank failed, left, or the timeout passed."""
 
 
-DistBackendError.__module__ = "glasstorch.distributed"
+DistError.__module__ = DistBackendError.__module__ = "glasstorch.distributed"
 
 
 def load():

@@ -29,7 +29,7 @@ from .._array import xp
 from .._tensor import Tensor
 from . import _mpi
 from .rendezvous import rendezvous
-from ._mpi import DistBackendError
+from ._mpi import DistBackendError, DistError
 
 __all__ = [
     "Backend", "ReduceOp", "RedOpType", "reduce_op", "ProcessGroup", "Work", "GroupMember", "group", "P2POp",
@@ -46,11 +46,8 @@ __all__ = [
 default_pg_timeout = timedelta(minutes=30)   # torch's default for gloo and mpi
 
 
-class DistError(RuntimeError):
-    """torch.distributed.DistError: the base of the distributed errors."""
-
-
-# DistBackendError (a collective could not complete) is defined with the engine, which raises it.
+# DistError and DistBackendError (a collective could not complete) are defined with the engine, which
+# raises them.
 
 
 class Backend(str):
