@@ -303,8 +303,27 @@ def _at_exit():
                 stream.flush()
             except Exception:
                 pass
+        _unlink_shared_memory()
         MPI.COMM_WORLD.Abort(1)
     MPI.Finalize()
+
+
+def _unlink_shared_memory():
+    """Remove the names of MPICH's shared-memory segments this process has mapped.
+
+    MPI_Finalize removes them; MPI_Abort does not, and each aborted job would leave a few MB in
+    /dev/shm. Every rank of the host attached during MPI_Init, so the mappings stay valid for the
+    ranks still running; only the names go (Linux; elsewhere nothing is done)."""
+    try:
+        with open("/proc/self/maps") as maps:
+            paths = {line.split()[-1] for line in maps if "/dev/shm/mpich_shm_" in line}
+    except OSError:
+        return
+    for path in paths:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
 
 
 def _wait_for_acks(world):
