@@ -20,8 +20,8 @@ Three jobs, in this order:
      where they are (``ping``/``pong``), so the message says which rank is missing and what the
      others are doing.
 
-   Polling spins on ``Test`` (MPI makes progress only inside MPI calls) and yields the core
-   between tries, so that ranks sharing cores with each other do not starve the one being waited for.
+   Polling spins on ``Test`` (MPI makes progress only inside MPI calls); after a millisecond it
+   yields the core between tries, so that ranks sharing cores do not starve the one being waited for.
 """
 import atexit
 import os
@@ -35,6 +35,7 @@ _INSTALL = 'pip install "glasstorch[distributed]"   (installs mpi4py and the mpi
 # tags on the control communicator
 _NOTICE, _ACK, _PING, _PONG = 1, 2, 3, 4
 _POLL_EVERY = 0.002      # seconds between looks at notices and rendezvous news while waiting
+_SPIN = 0.001            # seconds of plain spinning before a wait starts yielding the core to others
 _ACK_WAIT = 2.0          # how long a failing rank waits for the others to read its notice
 
 
@@ -220,7 +221,8 @@ def wait(world, done, what, group_ranks, timeout):
         world.activity = what
         now = time.monotonic()
         deadline = now + timeout
-        next_poll = now
+        next_poll = now + _POLL_EVERY
+        spin_until = now + _SPIN
         while not done():
             now = time.monotonic()
             if now >= next_poll:
@@ -231,7 +233,8 @@ def wait(world, done, what, group_ranks, timeout):
                     _fail(world, f"rank {gone[0]} {gone[1]}, while rank {world.rank} waited for it in {what}")
                 if now >= deadline:
                     _fail(world, _timeout_message(world, what, group_ranks, timeout))
-            _yield_cpu()
+            if now >= spin_until:
+                _yield_cpu()
     except MPI.Exception as e:
         raise DistBackendError(f"{what} failed in MPI on rank {world.rank}: {e.Get_error_string()}") from None
     finally:

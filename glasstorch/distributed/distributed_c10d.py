@@ -128,6 +128,8 @@ class ProcessGroup:
         self._name = name
         self._seq = 0
         self._checked = os.environ.get("TORCH_DISTRIBUTED_DEBUG", "").upper() != "OFF"
+        self._signature = xp.empty(_SIGNATURE_LEN, dtype=xp.int64)              # this rank's
+        self._signatures = xp.empty((self.size(), _SIGNATURE_LEN), dtype=xp.int64)  # everyone's
 
     def rank(self):
         return self._comm.Get_rank()
@@ -189,10 +191,10 @@ class ProcessGroup:
 
     def _check_same_collective(self, kind, signature, what):
         """One Iallgather of every rank's signature; a rank that runs something else is an error."""
-        mine = [self._seq, _KIND_CODE[kind]] + signature
-        row = xp.full(_SIGNATURE_LEN, -1, dtype=xp.int64)
+        mine = [self._seq, _KIND_CODE[kind], *signature]
+        row, rows = self._signature, self._signatures
+        row.fill(-1)
         row[:len(mine)] = mine[:_SIGNATURE_LEN]
-        rows = xp.empty((self.size(), _SIGNATURE_LEN), dtype=xp.int64)
         self._wait([self._comm.Iallgather(row, rows)], what)
         if (rows == row).all():
             return
