@@ -189,6 +189,22 @@ def test_launcher_accepts_torchruns_flags():
         _nproc("many")
 
 
+def test_launcher_summary_names_the_first_failure(tmp_path, capsys):
+    from glasstorch.distributed.run import _report
+    for rank, when, error in ((2, 2.0, "DistBackendError: rank 1 failed: ..."), (1, 1.0, "ValueError: boom")):
+        (tmp_path / f"rank{rank}.json").write_text(json.dumps(
+            {"time": when, "host": "h", "pid": 10 + rank, "rank": str(rank), "local_rank": str(rank), "error": error,
+             "traceback": f"Traceback (most recent call last):\n{error}\n"}))
+    _report("train.py", str(tmp_path), 1)
+    err = capsys.readouterr().err
+    root = err[err.index("Root Cause (first observed failure):"):]
+    assert "train.py FAILED" in err and "rank      : 2 (local_rank: 2)" in err[:err.index("Root Cause")]
+    assert "rank      : 1 (local_rank: 1)" in root and "error     : ValueError: boom" in root
+    (tmp_path / "none").mkdir()
+    _report("train.py", str(tmp_path / "none"), -9)   # killed ranks leave no record
+    assert "no rank left a traceback" in capsys.readouterr().err
+
+
 def test_data_parallel_is_a_pass_through_like_torchs_without_gpus():
     import torch
     glasstorch.manual_seed(0)
