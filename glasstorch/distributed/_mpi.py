@@ -86,7 +86,6 @@ class World:
         self.failed = None             # why this rank's process group broke, once it has
         self.activity = "no collective"  # what this rank waits in (answers pings)
         self.destroyed = False
-        self._next_poll = 0.0
 
     # -- news from the other ranks ------------------------------------------------------------
     def poll(self):
