@@ -119,48 +119,6 @@ def as_numpy(array):
     return array if isinstance(array, xp.ndarray) else _cupy.asnumpy(array)
 
 
-_special_module = []  # [scipy.special or None], imported on first use: importing SciPy costs ~0.5 s
-
-
-def _special():
-    """SciPy's special functions (faster and exact) if SciPy is installed, else None."""
-    if not _special_module:
-        try:
-            from scipy import special
-        except Exception:  # pragma: no cover - scipy is optional
-            special = None
-        _special_module.append(special)
-    return _special_module[0]
-
-
-def erf(a):
-    if _cupy is not None and not isinstance(a, xp.ndarray):
-        import cupyx.scipy.special as cs
-        return cs.erf(a)
-    special = _special()
-    if special is not None:
-        return special.erf(a)
-    import math
-    return xp.frompyfunc(math.erf, 1, 1)(a).astype(a.dtype)
-
-
-def erfinv(a):
-    special = _special()
-    if special is None:
-        raise RuntimeError("erfinv needs scipy (pip install scipy)")
-    return special.erfinv(a)
-
-
-def lgamma(a):
-    special = _special()
-    if special is not None:
-        return special.gammaln(a)
-    import math
-    return xp.frompyfunc(math.lgamma, 1, 1)(a).astype(a.dtype)
-
-
-def digamma(a):
-    special = _special()
-    if special is None:
-        raise RuntimeError("digamma needs scipy (pip install scipy)")
-    return special.digamma(a)
+# erf, erfc, erfinv, lgamma, digamma: NumPy has none of them; special.py computes them from array
+# operations alone (no SciPy, no compiled kernels).
+from .special import erf, erfc, erfinv, lgamma, digamma  # noqa: E402,F401

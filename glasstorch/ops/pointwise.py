@@ -11,7 +11,7 @@ import math
 
 from .. import _dtype
 from .._tensor import Tensor, _wrap
-from .._array import xp, erf as _erf, erfinv as _erfinv, lgamma as _lgamma, digamma as _digamma
+from .._array import xp, erf as _erf, erfc as _erfc, erfinv as _erfinv, lgamma as _lgamma, digamma as _digamma
 from ._op import (_state, method, operands, float_array, record, make_node_class, inplace, connect,
                   result_dtype, as_tensor_arg)
 
@@ -64,6 +64,7 @@ _UNARY = [
     ("sigmoid", "SigmoidBackward0",  _sigmoid,                      "result", lambda g, r: g * r * (1 - r),                    False),
     ("relu",    "ReluBackward0",     lambda a: xp.maximum(a, 0),    "result", lambda g, r: g.masked_fill(r <= 0, 0),           True),
     ("erf",     "ErfBackward0",      _erf,                          "self",   lambda g, x: g * (2 / math.sqrt(math.pi)) * (-x * x).exp(), False),
+    ("erfc",    "ErfcBackward0",     _erfc,                         "self",   lambda g, x: g * (-2 / math.sqrt(math.pi)) * (-x * x).exp(), False),
     ("erfinv",  "ErfinvBackward0",   _erfinv,                       "result", lambda g, r: g * (math.sqrt(math.pi) / 2) * (r * r).exp(), False),
     ("lgamma",  "LgammaBackward0",   _lgamma,                       "self",   lambda g, x: g * x.digamma(),                    False),
     ("digamma", "DigammaBackward0",  _digamma,                      None,     None,                                            False),
