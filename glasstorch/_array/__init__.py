@@ -6,9 +6,28 @@ NumPy's ``__array_function__``/``__array_ufunc__`` protocols, so op code written
 runs on either device. Creation functions, which have no array to dispatch on, ask
 :func:`namespace` for the device's module instead.
 """
+import warnings
+
 import numpy as xp
 
 ndarray = xp.ndarray
+
+
+def _silence_floating_point_warnings_from_glasstorch():
+    """torch computes log(0) = -inf, exp(1000) = inf, 0/0 = nan silently; NumPy reports each as a
+    RuntimeWarning ("divide by zero encountered in log"), attributed to the Python file whose line
+    called it: one of glasstorch's. A warnings filter on exactly those messages from glasstorch's
+    own modules silences them at no cost per op (filters are read only when a warning is raised),
+    without touching NumPy's error state: the user's own NumPy code (np.log(0) in their file) warns
+    as before, and np.geterr() is unchanged. (Per-op ``np.errstate`` would cost more than a small
+    op itself.) Filters the user adds after importing glasstorch come first, so ``-W error`` or
+    ``simplefilter("error")`` set later turn these into errors, as for any other warning.
+    """
+    warnings.filterwarnings("ignore", message=r"(overflow|underflow|divide by zero|invalid value) encountered in",
+                            category=RuntimeWarning, module=r"glasstorch(\.|$)")
+
+
+_silence_floating_point_warnings_from_glasstorch()
 
 
 def _keep_freed_arrays_mapped():

@@ -578,7 +578,7 @@ def pow(input, exponent):
             record(PowBackward1, res, (input, exponent), (input, exponent, res), saved_output=2)
         return res
     da, e = operands(input, exponent)
-    if da.dtype == bool and not isinstance(e, bool):
+    if da.dtype == bool and not isinstance(exponent, bool):
         da = da.astype(result_dtype(input, e).numpy_dtype)
     if da.dtype.kind in "iu" and type(exponent) is int and exponent < 0:
         raise RuntimeError("Integers to negative integer powers are not allowed.")
