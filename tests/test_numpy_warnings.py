@@ -58,3 +58,18 @@ def test_the_same_calls_are_silent_in_torch():
         "import glasstorch.nn.functional as F", "import torch.nn.functional as F")
     done = subprocess.run([sys.executable, "-W", "error", "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-3000:]
+
+
+def test_the_documented_limits_of_the_filter():
+    """README: a later 'error' filter comes first; an overflowing reduction warns from NumPy's file."""
+    import warnings
+
+    import glasstorch as gt
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(RuntimeWarning, match="divide by zero"):
+            gt.tensor([0.0]).log()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert float(gt.tensor([3e38, 3e38]).sum()) == float("inf")
+    assert any("overflow" in str(w.message) for w in caught)
