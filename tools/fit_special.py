@@ -56,12 +56,12 @@ def worst_relative_error(f, a, b, coefficients, points=400):
     return worst_exact, worst_float
 
 
-def fit(name, f, a, b, max_degree=48):
-    """The lowest degree whose dropped Chebyshev terms are below TARGET relative to f's size."""
+def fit(name, f, a, b, max_degree=48, target=TARGET):
+    """The lowest degree whose dropped Chebyshev terms are below target relative to f's size."""
     cheb = chebyshev_coefficients(f, a, b, max_degree + 1)
     size = min(abs(f(mp.mpf(a))), abs(f(mp.mpf(b))), abs(f((mp.mpf(a) + b) / 2)))
     degree = max_degree
-    while degree > 1 and mp.fsum(abs(c) for c in cheb[degree:]) < TARGET * size:
+    while degree > 1 and mp.fsum(abs(c) for c in cheb[degree:]) < target * size:
         degree -= 1
     coefficients = [float(c) for c in to_powers(cheb[:degree + 1])]
     exact, in_float = worst_relative_error(f, a, b, coefficients)
@@ -113,6 +113,9 @@ def main():
     print(")")
     print_table("LGAMMA_NEAR_1 = ", fit("lgamma(x+1)/(x(x-1))", lgamma_near_one, 0.0, 1.5))
     print_table("LGAMMA_NEAR_2 = ", fit("lgamma(x)/(x-2)", lgamma_near_two, 1.5, 2.5))
+    # erf for float32 (and narrower) results: 2**-36 relative is far below float32's half ulp (2**-24)
+    print_table("ERF32_SMALL = ", fit("erf(x)/x in u = x*x", erf_over_x, 0.0, 1.0, target=2.0 ** -36))
+    print_table("ERFCX32_1_4 = ", fit("erfc(x)*exp(x*x)", scaled_erfc, 1.0, 4.0, target=2.0 ** -36))
 
 
 if __name__ == "__main__":
