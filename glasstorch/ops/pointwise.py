@@ -1068,6 +1068,20 @@ def _keeping_dtype(op):
     return fn
 
 
+def _scalar_in(dtype, value):
+    """A Python number as a NumPy scalar of ``dtype`` when it may be written there (float into float,
+    int into numbers, bool into anything), so NumPy computes in that dtype whatever its version: NumPy 1.x's
+    value-based casting would compute a 0-d float32 times a Python float in float64 and round twice.
+    Anything else is left as it is, for the cast check to refuse (float into an int tensor)."""
+    tv = type(value)
+    if tv is bool or (tv is int and dtype.kind != "b") or (tv is float and dtype.kind in "fc") or (tv is complex and dtype.kind == "c"):
+        try:
+            return dtype.type(value)
+        except OverflowError:  # an int beyond the dtype: torch wraps around
+            return xp.array(value).astype(dtype)[()]
+    return value
+
+
 def _inplace_binary(name, op, ufunc):
     op = _keeping_dtype(op)
 
@@ -1075,9 +1089,9 @@ def _inplace_binary(name, op, ufunc):
         if _check_inplace(self, (other,)):
             return inplace(self, name, op, other, alpha=alpha) if alpha != 1 else inplace(self, name, op, other)
         d = self._data
-        o = other._data if isinstance(other, Tensor) else other
+        o = other._data if isinstance(other, Tensor) else _scalar_in(d.dtype, other)
         if alpha != 1:
-            o = o * alpha
+            o = o * _scalar_in(xp.result_type(o), alpha)
         try:
             ufunc(d, o, out=d, casting="same_kind")
         except TypeError:
