@@ -5,8 +5,13 @@
 The top level mirrors torch's: dtypes, tensor creation, every op as a function (and as a Tensor
 method, attached where the op is defined in ``glasstorch/ops``), grad modes, and the subpackages
 ``autograd``, ``nn``, ``optim``, ``utils``, ``linalg``.
+
+To run code that says ``import torch`` unchanged: ``python -m glasstorch run script.py``, or
+``glasstorch.as_torch()`` first (docs/binding.md).
 """
-__version__ = "0.1.0"
+from . import version  # noqa: F401
+from .torch_version import __version__  # "2.13.0+glasstorch.0.1.0": the torch API level, then ours
+from ._binding import as_torch, load_ipython_extension  # noqa: F401
 
 from . import _dtype
 from ._dtype import (dtype, float16, half, bfloat16, float32, float, float64, double, complex64, cfloat,
@@ -100,8 +105,21 @@ from math import inf, nan, pi, e  # noqa: E402,F401
 
 # The training stack is imported on first use (PEP 562), so `import glasstorch` pays only for the
 # core: `glasstorch.nn`, `glasstorch.optim`, ... and `glasstorch.save` work as usual.
-_LAZY_MODULES = ("nn", "optim", "utils", "distributions", "datasets", "inspection", "serialization", "testing", "backends")
+_LAZY_MODULES = ("nn", "optim", "utils", "distributions", "datasets", "inspection", "serialization", "testing", "backends",
+                 "accelerator", "amp", "cpu", "xpu", "mps", "functional", "hub", "vision", "torch_version",
+                 "distributed", "multiprocessing")
 _LAZY_NAMES = {"save": "serialization", "load": "serialization"}
+# the legacy tensor types: constructors and isinstance tests (torch.FloatTensor, ...)
+_LAZY_NAMES.update(dict.fromkeys((
+    "DoubleTensor", "FloatTensor", "HalfTensor", "BFloat16Tensor", "LongTensor", "IntTensor", "ShortTensor",
+    "CharTensor", "ByteTensor", "BoolTensor"), "_legacy_types"))
+# autocast and its state (torch keeps these on the top level)
+_LAZY_NAMES.update(dict.fromkeys((
+    "autocast", "is_autocast_enabled", "set_autocast_enabled", "get_autocast_dtype", "set_autocast_dtype",
+    "is_autocast_cache_enabled", "set_autocast_cache_enabled", "autocast_increment_nesting",
+    "autocast_decrement_nesting", "clear_autocast_cache", "is_autocast_cpu_enabled", "set_autocast_cpu_enabled",
+    "get_autocast_cpu_dtype", "set_autocast_cpu_dtype", "get_autocast_gpu_dtype", "set_autocast_gpu_dtype"),
+    "amp.autocast_mode"))
 # torch's top level also carries these nn ops under their own names (torch.conv2d, torch.dropout, ...);
 # only those whose signature there equals nn.functional's (torch.batch_norm and torch.embedding differ)
 _LAZY_NAMES.update(dict.fromkeys((

@@ -1,10 +1,12 @@
-"""The main job: ``python -m glasstorch [train|linreg]``.
+"""The main job: ``python -m glasstorch [train|linreg]``; ``run`` runs PyTorch programs unchanged.
 
 train   trains a small convolutional network (d2l's LeNet, sized for 8x8 images) on the 8x8
         handwritten digits that ship with the package, with a progress bar, reports held-out
         accuracy, saves the model and draws its backward graph.
 linreg  d2l's linear regression from scratch: synthetic data, hand-written SGD, prints the
         graph of the loss and the learned parameters.
+run     python -m glasstorch run SCRIPT [ARGS...] | run -m MODULE [ARGS...]: the program runs with
+        `import torch` bound to glasstorch (docs/binding.md).
 """
 import argparse
 import os
@@ -160,6 +162,10 @@ def evaluate(model, loader):
 
 
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["run"]:  # everything after `run` belongs to the user's program: no parsing here
+        from ._binding import run_main
+        return run_main(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m glasstorch", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="job")
     t = sub.add_parser("train", help="train LeNet on the shipped 8x8 digits (the default)")
@@ -169,10 +175,12 @@ def main(argv=None):
     t.add_argument("--seed", type=int, default=0)
     t.add_argument("--out", default="glasstorch_out")
     sub.add_parser("linreg", help="linear regression from scratch, printing its graph")
+    sub.add_parser("run", help="run a PyTorch program unchanged: run SCRIPT [ARGS...] or run -m MODULE [ARGS...]",
+                   add_help=False)
     args = parser.parse_args(argv)
     if args.job in (None, "train"):
         if args.job is None:
-            args = parser.parse_args(["train"] + (argv or sys.argv[1:]))
+            args = parser.parse_args(["train"] + argv)
         train(args)
     else:
         linreg(args)

@@ -448,14 +448,23 @@ class Tensor:
     def is_complex(self):
         return self._data.dtype.kind == "c"
 
-    def type(self, dtype=None):
+    def type(self, dtype=None, non_blocking=False, **kwargs):
+        """The legacy type name (``'torch.FloatTensor'``), or a copy converted to ``dtype``.
+
+        ``dtype`` may be a dtype, a legacy type (``torch.cuda.DoubleTensor``) or its name.
+        """
         if dtype is None:
             d = self.dtype
             return ("torch.cuda." if self.is_cuda else "torch.") + d._legacy + "Tensor"
+        device = None
         if isinstance(dtype, str):
-            name = dtype.rsplit(".", 1)[-1].replace("Tensor", "")
-            dtype = next(d for d in _dtype.ALL if d._legacy == name)
-        return self.to(dtype)
+            from ._legacy_types import legacy_type_from_string
+            dtype, device = legacy_type_from_string(dtype)
+        elif dtype is Tensor:           # torch.Tensor itself: the default dtype
+            dtype, device = _dtype.get_default_dtype(), "cpu"
+        elif isinstance(dtype, type):   # a legacy type: torch.FloatTensor, torch.cuda.LongTensor
+            dtype, device = dtype.dtype, dtype._device_type
+        return self.to(dtype=dtype, device=device, non_blocking=non_blocking)
 
     def __len__(self):
         if self._data.ndim == 0:

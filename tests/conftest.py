@@ -15,3 +15,18 @@ def _restore_global_state():
     glasstorch.set_default_dtype(dtype)
     glasstorch.set_printoptions(**printopts)
     glasstorch.set_grad_enabled(grad_enabled)
+
+
+def pytest_addoption(parser):
+    parser.addoption("--runslow", action="store_true", default=False,
+                     help="also run the tests marked slow (long model builds, long runs)")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests marked ``@pytest.mark.slow`` are skipped unless --runslow is given (pyproject's marker)."""
+    if config.getoption("--runslow"):
+        return
+    skip_slow = pytest.mark.skip(reason="slow: run with --runslow")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip_slow)

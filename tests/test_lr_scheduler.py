@@ -73,6 +73,18 @@ SCHEDULES = {
     "ChainedScheduler": lambda S, o: S.ChainedScheduler(
         [S.ConstantLR(o, factor=0.1, total_iters=2), S.ExponentialLR(o, gamma=0.9)]),
     "CosineAnnealingWarmRestarts": lambda S, o: S.CosineAnnealingWarmRestarts(o, T_0=5, T_mult=2, eta_min=0.01),
+    "CyclicLR-triangular": lambda S, o: S.CyclicLR(o, base_lr=0.01, max_lr=0.1, step_size_up=4),
+    "CyclicLR-triangular2": lambda S, o: S.CyclicLR(o, base_lr=[0.01, 0.02], max_lr=[0.1, 0.5], step_size_up=3,
+                                                    step_size_down=7, mode="triangular2",
+                                                    base_momentum=[0.7, 0.75], max_momentum=0.95),
+    "CyclicLR-exp_range": lambda S, o: S.CyclicLR(o, base_lr=0.01, max_lr=0.2, step_size_up=5, mode="exp_range",
+                                                  gamma=0.95),
+    "CyclicLR-scale_fn-iterations": lambda S, o: S.CyclicLR(o, 0.01, 0.1, step_size_up=2, step_size_down=3,
+                                                            scale_fn=lambda x: 1 / (1 + 0.1 * x),
+                                                            scale_mode="iterations"),
+    "CyclicLR-scale_fn-cycle-no-momentum": lambda S, o: S.CyclicLR(o, 0.01, 0.1, step_size_up=6, mode="bogus",
+                                                                   scale_fn=lambda x: 0.8 ** x,
+                                                                   cycle_momentum=False),
 }
 
 
@@ -88,8 +100,9 @@ def test_lr_sequence_equals_torch(case):
     assert sched.state_dict() == tsched.state_dict()
 
 
-@pytest.mark.parametrize("case", ["OneCycleLR-cos", "OneCycleLR-three-phase"])
-def test_one_cycle_cycles_adams_beta1(case):
+@pytest.mark.parametrize("case", ["OneCycleLR-cos", "OneCycleLR-three-phase", "CyclicLR-triangular2",
+                                  "CyclicLR-exp_range"])
+def test_momentum_cycling_moves_adams_beta1(case):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         ours, _, opt = run_schedule(glasstorch, SCHEDULES[case], optimizer="Adam")
@@ -140,7 +153,8 @@ def test_reduce_lr_on_plateau_accepts_a_tensor_metric():
 
 
 @pytest.mark.parametrize("case", ["StepLR", "CosineAnnealingLR-cycles", "OneCycleLR-cos",
-                                  "SequentialLR-warmup-cosine", "LambdaLR", "MultiStepLR"])
+                                  "SequentialLR-warmup-cosine", "LambdaLR", "MultiStepLR", "CyclicLR-triangular2",
+                                  "CyclicLR-exp_range", "CyclicLR-scale_fn-iterations"])
 def test_state_dict_round_trip_resumes(case):
     """Save optimizer and scheduler after 20 steps, load them into fresh ones: the rest is unchanged."""
     make = SCHEDULES[case]
@@ -258,6 +272,9 @@ BAD_SCHEDULERS = {
     "ChainedScheduler empty": lambda S, o: S.ChainedScheduler([]),
     "WarmRestarts T_0": lambda S, o: S.CosineAnnealingWarmRestarts(o, T_0=0),
     "WarmRestarts T_mult": lambda S, o: S.CosineAnnealingWarmRestarts(o, T_0=2, T_mult=0),
+    "CyclicLR mode": lambda S, o: S.CyclicLR(o, 0.01, 0.1, mode="bogus"),
+    "CyclicLR base_lr list": lambda S, o: S.CyclicLR(o, [0.01], 0.1),
+    "CyclicLR max_momentum list": lambda S, o: S.CyclicLR(o, 0.01, 0.1, max_momentum=[0.9, 0.9, 0.9]),
 }
 
 
@@ -268,12 +285,187 @@ def test_errors_match_torch(case):
     assert theirs is not None and ours == theirs
 
 
-def test_one_cycle_needs_momentum():
+@pytest.mark.parametrize("make", [lambda S, o: S.OneCycleLR(o, max_lr=1.0, total_steps=10),
+                                  lambda S, o: S.CyclicLR(o, base_lr=0.01, max_lr=0.1)], ids=["OneCycleLR", "CyclicLR"])
+def test_momentum_cycling_needs_momentum(make):
     for lib in (glasstorch, torch):
         with pytest.raises(ValueError, match="optimizer must support momentum or beta1"):
-            lib.optim.lr_scheduler.OneCycleLR(make_optimizer(lib, "Adagrad"), max_lr=1.0, total_steps=10)
+            make(lib.optim.lr_scheduler, make_optimizer(lib, "Adagrad"))
 
 
 def test_docstring_examples_run():
     result = doctest.testmod(glasstorch.optim.lr_scheduler, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.failed == 0 and result.attempted > 0
+
+
+# ----------------------------------------------------------------------------- third-party schedulers
+def third_party_schedulers(S):
+    """Three schedulers as published projects write them against torch's API (``_LRScheduler``).
+
+    WarmupMultiStepLR is maskrcnn-benchmark's; GradualWarmupScheduler is ildoonet's
+    pytorch-gradual-warmup-lr (it overrides ``step`` and drives another scheduler);
+    CosineAnnealingWarmupRestarts is katsura-jp's (it overrides ``step`` and writes the groups itself).
+    """
+    import math
+    from bisect import bisect_right
+
+    class WarmupMultiStepLR(S._LRScheduler):
+        def __init__(self, optimizer, milestones, gamma=0.1, warmup_factor=1.0 / 3, warmup_iters=5,
+                     warmup_method="linear", last_epoch=-1):
+            self.milestones = milestones
+            self.gamma = gamma
+            self.warmup_factor = warmup_factor
+            self.warmup_iters = warmup_iters
+            self.warmup_method = warmup_method
+            super(WarmupMultiStepLR, self).__init__(optimizer, last_epoch)
+
+        def get_lr(self):
+            warmup_factor = 1
+            if self.last_epoch < self.warmup_iters:
+                alpha = float(self.last_epoch) / self.warmup_iters
+                warmup_factor = self.warmup_factor * (1 - alpha) + alpha
+            return [base_lr * warmup_factor * self.gamma ** bisect_right(self.milestones, self.last_epoch)
+                    for base_lr in self.base_lrs]
+
+    class GradualWarmupScheduler(S._LRScheduler):
+        def __init__(self, optimizer, multiplier, total_epoch, after_scheduler=None):
+            self.multiplier = multiplier
+            self.total_epoch = total_epoch
+            self.after_scheduler = after_scheduler
+            self.finished = False
+            super(GradualWarmupScheduler, self).__init__(optimizer)
+
+        def get_lr(self):
+            if self.last_epoch > self.total_epoch:
+                if self.after_scheduler:
+                    if not self.finished:
+                        self.after_scheduler.base_lrs = [base_lr * self.multiplier for base_lr in self.base_lrs]
+                        self.finished = True
+                    return self.after_scheduler.get_last_lr()
+                return [base_lr * self.multiplier for base_lr in self.base_lrs]
+            return [base_lr * ((self.multiplier - 1.) * self.last_epoch / self.total_epoch + 1.)
+                    for base_lr in self.base_lrs]
+
+        def step(self, epoch=None, metrics=None):
+            if self.finished and self.after_scheduler:
+                if epoch is None:
+                    self.after_scheduler.step(None)
+                else:
+                    self.after_scheduler.step(epoch - self.total_epoch)
+                self._last_lr = self.after_scheduler.get_last_lr()
+            else:
+                return super(GradualWarmupScheduler, self).step(epoch)
+
+    class CosineAnnealingWarmupRestarts(S._LRScheduler):
+        def __init__(self, optimizer, first_cycle_steps, cycle_mult=1., max_lr=0.1, min_lr=0.001, warmup_steps=0,
+                     gamma=1., last_epoch=-1):
+            self.first_cycle_steps = first_cycle_steps
+            self.cycle_mult = cycle_mult
+            self.base_max_lr = max_lr
+            self.max_lr = max_lr
+            self.min_lr = min_lr
+            self.warmup_steps = warmup_steps
+            self.gamma = gamma
+            self.cur_cycle_steps = first_cycle_steps
+            self.cycle = 0
+            self.step_in_cycle = last_epoch
+            super(CosineAnnealingWarmupRestarts, self).__init__(optimizer, last_epoch)
+            self.init_lr()
+
+        def init_lr(self):
+            self.base_lrs = []
+            for param_group in self.optimizer.param_groups:
+                param_group['lr'] = self.min_lr
+                self.base_lrs.append(self.min_lr)
+
+        def get_lr(self):
+            if self.step_in_cycle == -1:
+                return self.base_lrs
+            elif self.step_in_cycle < self.warmup_steps:
+                return [(self.max_lr - base_lr) * self.step_in_cycle / self.warmup_steps + base_lr
+                        for base_lr in self.base_lrs]
+            return [base_lr + (self.max_lr - base_lr) * (1 + math.cos(
+                math.pi * (self.step_in_cycle - self.warmup_steps) / (self.cur_cycle_steps - self.warmup_steps))) / 2
+                for base_lr in self.base_lrs]
+
+        def step(self, epoch=None):
+            if epoch is None:
+                epoch = self.last_epoch + 1
+                self.step_in_cycle = self.step_in_cycle + 1
+                if self.step_in_cycle >= self.cur_cycle_steps:
+                    self.cycle += 1
+                    self.step_in_cycle = self.step_in_cycle - self.cur_cycle_steps
+                    self.cur_cycle_steps = int((self.cur_cycle_steps - self.warmup_steps) * self.cycle_mult) \
+                        + self.warmup_steps
+            self.max_lr = self.base_max_lr * (self.gamma ** self.cycle)
+            self.last_epoch = math.floor(epoch)
+            for param_group, lr in zip(self.optimizer.param_groups, self.get_lr()):
+                param_group['lr'] = lr
+
+    return {
+        "WarmupMultiStepLR": lambda o: WarmupMultiStepLR(o, milestones=[10, 25], gamma=0.5),
+        "GradualWarmupScheduler": lambda o: GradualWarmupScheduler(
+            o, multiplier=4, total_epoch=5, after_scheduler=S.CosineAnnealingLR(o, T_max=30)),
+        "CosineAnnealingWarmupRestarts": lambda o: CosineAnnealingWarmupRestarts(
+            o, first_cycle_steps=12, cycle_mult=1.5, max_lr=0.2, min_lr=0.005, warmup_steps=3, gamma=0.8),
+    }
+
+
+@pytest.mark.parametrize("case", ["WarmupMultiStepLR", "GradualWarmupScheduler", "CosineAnnealingWarmupRestarts"])
+def test_third_party_subclasses_of_LRScheduler(case):
+    runs = []
+    for lib in (glasstorch, torch):
+        opt = make_optimizer(lib)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            sched = third_party_schedulers(lib.optim.lr_scheduler)[case](opt)
+            lrs = [[g["lr"] for g in opt.param_groups]]
+            for _ in range(N_STEPS):
+                opt.step()
+                sched.step()
+                lrs.append([g["lr"] for g in opt.param_groups])
+        state = sched.state_dict()
+        state.pop("after_scheduler", None)   # a scheduler object, from each library
+        # CosineAnnealingWarmupRestarts overrides step() and never sets _last_lr: in torch too,
+        # get_last_lr() then raises AttributeError
+        last = _error(sched.get_last_lr) if case == "CosineAnnealingWarmupRestarts" else sched.get_last_lr()
+        runs.append((lrs, state, last))
+    assert runs[0][0] == runs[1][0] and len({tuple(x) for x in runs[0][0]}) > 5
+    assert runs[0][1] == runs[1][1]
+    assert runs[0][2][0] == runs[1][2][0] if case == "CosineAnnealingWarmupRestarts" else runs[0][2] == runs[1][2]
+
+
+def test_LRScheduler_old_name_and_namespace():
+    S = glasstorch.optim.lr_scheduler
+    assert issubclass(S._LRScheduler, S.LRScheduler) and S._LRScheduler is not S.LRScheduler
+    assert isinstance(S.StepLR(make_optimizer(glasstorch), 2), S.LRScheduler)
+    assert S.__all__ == torch.optim.lr_scheduler.__all__
+
+
+class _Decay:
+    """A scale_fn that is a callable object: its attributes go into the scheduler's state dict."""
+
+    def __init__(self, rate):
+        self.rate = rate
+
+    def __call__(self, x):
+        return self.rate ** x
+
+
+def test_cyclic_lr_state_dict_keeps_a_callable_objects_state():
+    states = []
+    for lib in (glasstorch, torch):
+        opt = make_optimizer(lib)
+        sched = lib.optim.lr_scheduler.CyclicLR(opt, 0.01, 0.1, step_size_up=2, scale_fn=_Decay(0.5))
+        opt.step()
+        sched.step()
+        states.append(sched.state_dict())
+        assert states[-1]["_scale_fn_custom"] == {"rate": 0.5} and "_scale_fn_ref" not in states[-1]
+    assert states[0] == states[1]
+
+    fn = _Decay(0.9)
+    sched2 = glasstorch.optim.lr_scheduler.CyclicLR(make_optimizer(glasstorch), 0.01, 0.1, scale_fn=fn)
+    sched2.load_state_dict(dict(states[0]))
+    assert fn.rate == 0.5 and sched2.last_epoch == 1
+    lam = glasstorch.optim.lr_scheduler.CyclicLR(make_optimizer(glasstorch), 0.01, 0.1, scale_fn=lambda x: 1.0)
+    assert lam.state_dict()["_scale_fn_custom"] is None   # a function is not saved

@@ -347,6 +347,21 @@ def test_promotion_tensor_scalar(scalar):
     assert not bad, "\n".join(bad)
 
 
+@pytest.mark.parametrize("op", ["add_", "sub_", "mul_", "div_"])
+@pytest.mark.parametrize("shape", [(), (3,)], ids=["0-d", "1-d"])
+def test_inplace_with_a_python_float_computes_in_the_tensor_dtype(op, shape):
+    """float32 x.mul_(0.2697...) rounds once, in float32, as torch does (NumPy 1.x's value-based casting
+    computed a 0-d float32 with a Python float in float64 and rounded twice: NAdam drifted by 1 ulp)."""
+    a, m = 0.6369616985321045, 0.2697867137638703   # a pair whose float64 product rounds differently
+    results = []
+    for lib in (gt, torch):
+        x = lib.full(shape, a, dtype=lib.float32)
+        getattr(x, op)(m)
+        x.add_(lib.full(shape, 0.1, dtype=lib.float32), alpha=m)
+        results.append(x.numpy())
+    np.testing.assert_array_equal(*results)
+
+
 def test_promotion_rules_named_in_the_issue():
     i, f32, f64 = gt.tensor([1, 2]), gt.tensor([1.0, 2.0]), gt.tensor([1.0, 2.0], dtype=gt.float64)
     assert (i + 1.5).dtype is gt.float32                  # int tensor + Python float -> float32

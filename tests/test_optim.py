@@ -78,13 +78,23 @@ GRID = {
     "Adagrad": [dict(lr=0.1), dict(lr=0.1, lr_decay=0.05), dict(lr=0.1, weight_decay=0.1),
                 dict(lr=0.1, initial_accumulator_value=0.5, eps=1e-6), dict(lr=0.1, maximize=True)],
     "Adadelta": [dict(), dict(lr=0.5, rho=0.8), dict(eps=1e-4, weight_decay=0.1), dict(maximize=True)],
+    "NAdam": [dict(lr=0.05), dict(lr=0.02, betas=(0.8, 0.99), momentum_decay=0.01), dict(lr=0.05, weight_decay=0.1),
+              dict(lr=0.05, weight_decay=0.1, decoupled_weight_decay=True), dict(lr=0.05, maximize=True)],
+    "RAdam": [dict(lr=0.05), dict(lr=0.05, betas=(0.8, 0.9)), dict(lr=0.05, weight_decay=0.1),
+              dict(lr=0.05, weight_decay=0.1, decoupled_weight_decay=True), dict(lr=0.05, maximize=True)],
+    "Adamax": [dict(lr=0.05), dict(lr=0.05, betas=(0.8, 0.99), eps=1e-3), dict(lr=0.05, weight_decay=0.1),
+               dict(lr=0.05, maximize=True)],
+    "ASGD": [dict(lr=0.05), dict(lr=0.05, t0=5, lambd=1e-2, alpha=0.5), dict(lr=0.05, weight_decay=0.1, t0=0),
+             dict(lr=0.01, maximize=True, t0=3)],
+    "Rprop": [dict(lr=0.05), dict(lr=0.05, etas=(0.3, 1.5), step_sizes=(1e-3, 0.2)), dict(lr=0.01, maximize=True)],
 }
 CASES = [(name, kw) for name, kws in GRID.items() for kw in kws]
 CASE_IDS = [f"{name}-{'-'.join(f'{k}={v}' for k, v in kw.items()) or 'defaults'}" for name, kw in CASES]
 # One configuration per optimizer that creates every kind of state it has.
 FULL_STATE = {"SGD": dict(lr=0.05, momentum=0.9), "Adam": dict(lr=0.05, amsgrad=True, weight_decay=0.1),
               "AdamW": dict(lr=0.05, amsgrad=True), "RMSprop": dict(lr=0.01, momentum=0.5, centered=True),
-              "Adagrad": dict(lr=0.1, lr_decay=0.01), "Adadelta": dict(lr=0.5)}
+              "Adagrad": dict(lr=0.1, lr_decay=0.01), "Adadelta": dict(lr=0.5), "NAdam": dict(lr=0.05),
+              "RAdam": dict(lr=0.05), "Adamax": dict(lr=0.05), "ASGD": dict(lr=0.05, t0=4), "Rprop": dict(lr=0.05)}
 
 
 # ----------------------------------------------------------------------------- trajectories
@@ -134,6 +144,21 @@ def test_float64_parameters():
         assert opt.state[params[0]]["exp_avg"].dtype == lib.float64
         assert opt.state[params[0]]["step"].dtype == lib.float32
     assert_params_close(*results, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("name,kwargs", CASES, ids=CASE_IDS)
+def test_float64_trajectory_matches_torch_tightly(name, kwargs):
+    """In float64 the update rules agree with torch's to rounding: any formula slip would show."""
+    init64 = [a.astype(np.float64) for a in INIT]
+    results = []
+    for lib in (glasstorch, torch):
+        params = make_params(lib, init64)
+        opt = getattr(lib.optim, name)(params, **kwargs)
+        for _ in range(20):
+            feed_grads(lib, params)
+            opt.step()
+        results.append([p.detach().numpy() for p in params])
+    assert_params_close(*results, rtol=1e-12, atol=1e-13)
 
 
 def test_mlp_with_glasstorch_autograd():
@@ -402,6 +427,16 @@ BAD_HYPERPARAMETERS = [
     ("Adagrad", dict(eps=-1)), ("Adagrad", dict(weight_decay=-1)),
     ("Adadelta", dict(lr=-1)), ("Adadelta", dict(rho=1.5)), ("Adadelta", dict(eps=-1)),
     ("Adadelta", dict(weight_decay=-1)),
+    ("NAdam", dict(lr=-1)), ("NAdam", dict(eps=-1)), ("NAdam", dict(betas=(1.0, 0.9))), ("NAdam", dict(betas=(0.9, 1.0))),
+    ("NAdam", dict(weight_decay=-1)), ("NAdam", dict(momentum_decay=-1)),
+    ("RAdam", dict(lr=-1)), ("RAdam", dict(eps=-1)), ("RAdam", dict(betas=(-0.1, 0.9))), ("RAdam", dict(weight_decay=-1)),
+    ("Adamax", dict(lr=-1)), ("Adamax", dict(eps=-1)), ("Adamax", dict(betas=(0.9, 1.5))),
+    ("Adamax", dict(weight_decay=-1)),
+    ("ASGD", dict(lr=-1)), ("ASGD", dict(weight_decay=-1)),
+    ("Rprop", dict(lr=-1)), ("Rprop", dict(etas=(1.5, 1.2))), ("Rprop", dict(etas=(0.5, 0.9))),
+    ("SparseAdam", dict(lr=0)), ("SparseAdam", dict(eps=0)), ("SparseAdam", dict(betas=(1.0, 0.9))),
+    ("SparseAdam", dict(betas=(0.9, -1))),
+    ("LBFGS", dict(lr=-1)),
 ]
 
 
@@ -443,7 +478,8 @@ def test_unsupported_options_say_so():
 
 
 # ----------------------------------------------------------------------------- docs
-@pytest.mark.parametrize("module", ["optimizer", "sgd", "adam", "adamw", "rmsprop", "adagrad", "adadelta"])
+@pytest.mark.parametrize("module", ["optimizer", "sgd", "adam", "adamw", "rmsprop", "adagrad", "adadelta", "nadam",
+                                    "radam", "adamax", "asgd", "rprop", "sparse_adam", "lbfgs"])
 def test_docstring_examples_run(module):
     import importlib
     mod = importlib.import_module(f"glasstorch.optim.{module}")

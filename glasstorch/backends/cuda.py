@@ -2,6 +2,8 @@
 
 ``matmul.allow_tf32`` is False by default, as in torch; on a GPU, float32 matmuls follow it.
 """
+import contextlib
+import warnings
 
 
 class _MatmulFlags:
@@ -60,3 +62,23 @@ def enable_cudnn_sdp(enabled):
 
 def preferred_linalg_library(backend=None):
     return "default"
+
+
+def is_flash_attention_available():
+    """False: glasstorch's attention is the plain (math) formula; there is no fused flash kernel."""
+    return False
+
+
+@contextlib.contextmanager
+def sdp_kernel(enable_flash=True, enable_math=True, enable_mem_efficient=True, enable_cudnn=True):
+    """Enable only the named attention kernels inside the block (deprecated in torch, as here)."""
+    warnings.warn("`torch.backends.cuda.sdp_kernel()` is deprecated. In the future, this context manager "
+                  "will be removed. Please see `torch.nn.attention.sdpa_kernel()` for the new context manager, "
+                  "with updated signature.", FutureWarning, stacklevel=3)
+    previous = dict(_sdp)
+    _sdp.update(flash=bool(enable_flash), math=bool(enable_math), mem_efficient=bool(enable_mem_efficient),
+                cudnn=bool(enable_cudnn))
+    try:
+        yield
+    finally:
+        _sdp.update(previous)

@@ -17,12 +17,12 @@ from .explain import explain, Explanation  # noqa: F401
 from .seatbelt import (seatbelt, Seatbelt, expect_accumulation, TrapWarning, MissingZeroGradWarning,  # noqa: F401
                        ProbabilitiesToCrossEntropyWarning, TrainModeInferenceWarning, GraphKeptAliveWarning,
                        GraphCutWarning, ForcedRequiresGradWarning, NonLeafParameterWarning, NonFiniteWarning,
-                       _from_environment)
+                       UnevenBatchWarning, _from_environment)
 
 __all__ = ["draw", "Drawing", "graph_signature", "record", "Recording", "summary", "GraphSummary", "Event",
            "explain", "Explanation", "seatbelt", "Seatbelt", "expect_accumulation", "TrapWarning",
            "MissingZeroGradWarning", "ProbabilitiesToCrossEntropyWarning", "TrainModeInferenceWarning",
            "GraphKeptAliveWarning", "GraphCutWarning", "ForcedRequiresGradWarning", "NonLeafParameterWarning",
-           "NonFiniteWarning"]
+           "NonFiniteWarning", "UnevenBatchWarning"]
 
 _environment_seatbelt = _from_environment()

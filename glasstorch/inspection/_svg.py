@@ -8,7 +8,7 @@ from xml.sax.saxutils import escape, quoteattr
 
 from ._layout import layered_layout
 
-__all__ = ["FILL", "FREED", "render_svg", "box_size"]
+__all__ = ["FILL", "FREED", "HOOKED", "render_svg", "box_size"]
 
 FONT_SIZE = 12.0
 CHAR_WIDTH = 0.6 * FONT_SIZE  # the advance of DejaVu Sans Mono / Courier / Menlo
@@ -20,6 +20,8 @@ FILL = {"op": "#d3d3d3", "leaf": "#add8e6", "output": "#caff70"}
 # A node whose saved values are gone (after backward) is drawn dashed and greyed out.
 FREED = {"fill": "#f4f4f4", "stroke": "#9a9a9a", "text": "#8a8a8a"}
 EDGE_COLOR = "#555555"
+# A leaf whose gradient a hook sends on (DistributedDataParallel's all_reduce) gets this outline.
+HOOKED = "#d2691e"
 
 
 def box_size(lines):
@@ -66,6 +68,8 @@ def _node(node, center):
         fill, stroke, text, dash = FREED["fill"], FREED["stroke"], FREED["text"], ' stroke-dasharray="4 3"'
     else:
         fill, stroke, text, dash = FILL[node.kind], "#333333", "#000000", ""
+        if getattr(node, "hooks", ()):
+            stroke, dash = HOOKED, ' stroke-width="2"'
     parts = [f'<g class="node {node.kind}{" freed" if node.freed else ""}" id={quoteattr(node.id)}>',
              f"<title>{escape(node.name)}</title>",
              f'<rect x="{left:.1f}" y="{top:.1f}" width="{width:.1f}" height="{height:.1f}" rx="3" '

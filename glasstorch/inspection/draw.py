@@ -30,7 +30,7 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ._svg import FILL, FREED, render_svg
+from ._svg import FILL, FREED, HOOKED, render_svg
 
 __all__ = ["draw", "Drawing", "NodeRecord", "graph_signature"]
 
@@ -52,6 +52,7 @@ class NodeRecord:
     freed: bool = False
     saved: tuple = ()  # ((name without the _saved_ prefix, text), ...)
     obj: object = field(default=None, repr=False, compare=False)
+    hooks: tuple = ()  # a leaf's gradient hooks that say what they do (DistributedDataParallel's all_reduce)
 
 
 def draw(*tensors, params=None, freed=None):
@@ -123,6 +124,8 @@ class Drawing:
                          f'color="{FREED["stroke"]}", fontcolor="{FREED["text"]}"')
             else:
                 style = f'fillcolor="{FILL[n.kind]}"'
+                if n.hooks:
+                    style += f', color="{HOOKED}", penwidth=2'
             lines.append(f"  {n.id} [label={_dot_label(n.label)}, tooltip={_dot_string(n.name)}, {style}]")
         lines += [f"  {src} -> {dst}" for src, dst in self.edges]
         lines.append("}")
@@ -195,6 +198,18 @@ def _walk(roots):
     return order
 
 
+# -- hooks on a leaf's gradient --------------------------------------------------------------------
+# After AccumulateGrad writes a parameter's .grad, its post-accumulate hooks run (``_accumulate`` in
+# autograd/engine.py). DistributedDataParallel's hook there hands the gradient to its bucket's
+# all_reduce; such a hook describes itself with a ``draw_label`` ("DDP all_reduce: bucket 0 (starts
+# it)"), and the drawing adds that line to the leaf's box and outlines it. Other hooks are not drawn.
+
+def _gradient_hook_labels(variable):
+    hooks = getattr(variable, "_post_accumulate_grad_hooks", None) or {}
+    labels = (getattr(hook, "draw_label", None) for hook in list(hooks.values()))
+    return tuple(label for label in labels if label)
+
+
 # -- labels -------------------------------------------------------------------------------------------
 
 def _record(node, rid, names, freed):
@@ -204,7 +219,8 @@ def _record(node, rid, names, freed):
     if variable is not None:  # AccumulateGrad: the leaf tensor it accumulates into
         lines = [names[id(variable)]] if id(variable) in names else []
         lines.append(_shape(variable))
-        return NodeRecord(rid, name, "\n".join(lines), "leaf", is_freed, obj=node)
+        hooks = _gradient_hook_labels(variable)
+        return NodeRecord(rid, name, "\n".join(lines + list(hooks)), "leaf", is_freed, obj=node, hooks=hooks)
     saved = tuple(_saved_values(node))
     label = "\n".join([name] + [f"{key}: {text}" for key, text in saved])
     return NodeRecord(rid, name, label, "op", is_freed, saved, obj=node)

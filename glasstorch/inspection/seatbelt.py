@@ -26,6 +26,8 @@ warning                                 when                                    
                                         module, or whose ``.grad`` is read
 :class:`NonFiniteWarning`               the first op of the forward pass that makes NaN/inf      that op's line
                                         from finite inputs
+:class:`UnevenBatchWarning`             DistributedDataParallel: this rank's batch differs from   the model call
+                                        the other ranks' (reported by DDP's own code)
 ======================================  =====================================================  ==========================
 
 Without a seatbelt nothing is checked and nothing is installed: glasstorch behaves like torch.
@@ -45,7 +47,8 @@ from ._instrument import tracker, IdTable
 
 __all__ = ["seatbelt", "Seatbelt", "expect_accumulation", "TrapWarning", "MissingZeroGradWarning",
            "ProbabilitiesToCrossEntropyWarning", "TrainModeInferenceWarning", "GraphKeptAliveWarning",
-           "GraphCutWarning", "ForcedRequiresGradWarning", "NonLeafParameterWarning", "NonFiniteWarning"]
+           "GraphCutWarning", "ForcedRequiresGradWarning", "NonLeafParameterWarning", "NonFiniteWarning",
+           "UnevenBatchWarning"]
 
 _state = _grad_mode._state
 
@@ -84,6 +87,10 @@ class NonLeafParameterWarning(TrapWarning):
 
 class NonFiniteWarning(TrapWarning):
     """Where NaN or inf first appears in the forward pass."""
+
+
+class UnevenBatchWarning(TrapWarning):
+    """DistributedDataParallel ranks ran batches of different sizes: their graphs differ."""
 
 
 # ----------------------------------------------------------------------------------------------
@@ -316,7 +323,7 @@ class _SeatbeltChecks(_instrument._Checks):
     def _forced_message(self, t, where, what):
         cut = tracker.cut_results.get(t)
         origin = f" It was made by {cut.how} at {_line((cut.filename, cut.lineno))}." if cut else ""
-        recent = [c for c, _, _ in tracker.pending.values()]
+        recent = [c for c, *_ in tracker.pending.values()]
         if not cut and recent:
             c = recent[-1]
             origin = f" The last cut seen before it: {c.how} at {_line((c.filename, c.lineno))}."

@@ -11,7 +11,7 @@ import math
 
 from .. import _dtype
 from .._tensor import Tensor, _wrap
-from .._array import xp, erf as _erf, erfinv as _erfinv, lgamma as _lgamma, digamma as _digamma
+from .._array import xp, erf as _erf, erfc as _erfc, erfinv as _erfinv, lgamma as _lgamma, digamma as _digamma
 from ._op import (_state, method, operands, float_array, record, make_node_class, inplace, connect,
                   result_dtype, as_tensor_arg, promote_arrays)
 from .._ops import defop, aten
@@ -26,8 +26,20 @@ _BF16 = _dtype.bfloat16.numpy_dtype
 # (`result`). Formulas use operators and aten ops only, so the same formula runs on arrays (the
 # usual backward) and on Tensors (double backward).
 # ---------------------------------------------------------------------------------------------
+# Array-level code never mixes an array with a bare Python number: NumPy 1.x's value-based casting
+# would make a 0-d float32 result float64. The constants take the array's own type instead.
 def _sigmoid(a):
-    return 0.5 * (1 + xp.tanh(0.5 * a)).astype(a.dtype, copy=False)
+    half = a.dtype.type(0.5)
+    return (half + half * xp.tanh(half * a)).astype(a.dtype, copy=False)
+
+
+def _relu(a):
+    return xp.maximum(a, a.dtype.type(0))
+
+
+def _integral(rounding):
+    """floor/ceil/trunc: integers are already integral (NumPy 1.x would return float64 for them)."""
+    return lambda a: a.copy() if a.dtype.kind in "iub" else rounding(a)
 
 
 def _sign(a):
@@ -39,10 +51,6 @@ def _zeros(grad):
     return aten.zeros_like(grad)
 
 
-def _relu(a):
-    return xp.maximum(a, 0)
-
-
 LN2, LN10 = math.log(2.0), math.log(10.0)
 SQRT_PI = math.sqrt(math.pi)
 _UNARY = [
@@ -51,7 +59,7 @@ _UNARY = [
     ("abs",     "AbsBackward0",      xp.abs,                 lambda grad, self: grad * aten.sgn(self),          True),
     ("sign",    "SignBackward0",     _sign,                  _zeros,                                            True),
     ("sgn",     "SgnBackward0",      _sign,                  _zeros,                                            True),
-    ("reciprocal", "ReciprocalBackward0", lambda a: 1 / a,   lambda grad, result: -grad * (result * result),    False),
+    ("reciprocal", "ReciprocalBackward0", xp.reciprocal,      lambda grad, result: -grad * (result * result),    False),
     ("exp",     "ExpBackward0",      xp.exp,                 lambda grad, result: grad * result,                False),
     ("exp2",    "Exp2Backward0",     xp.exp2,                lambda grad, result: grad * result * LN2,          False),
     ("expm1",   "Expm1Backward0",    xp.expm1,               lambda grad, result: grad * (result + 1),          False),
@@ -60,7 +68,7 @@ _UNARY = [
     ("log10",   "Log10Backward0",    xp.log10,               lambda grad, self: grad / (self * LN10),           False),
     ("log1p",   "Log1PBackward0",    xp.log1p,               lambda grad, self: grad / (self + 1),              False),
     ("sqrt",    "SqrtBackward0",     xp.sqrt,                lambda grad, result: grad / (2 * result),          False),
-    ("rsqrt",   "RsqrtBackward0",    lambda a: 1 / xp.sqrt(a), lambda grad, result: -0.5 * grad * result * result * result, False),
+    ("rsqrt",   "RsqrtBackward0",    lambda a: xp.reciprocal(xp.sqrt(a)), lambda grad, result: -0.5 * grad * result * result * result, False),
     ("sin",     "SinBackward0",      xp.sin,                 lambda grad, self: grad * aten.cos(self),          False),
     ("cos",     "CosBackward0",      xp.cos,                 lambda grad, self: grad * -aten.sin(self),         False),
     ("tan",     "TanBackward0",      xp.tan,                 lambda grad, result: grad * (1 + result * result), False),
@@ -76,12 +84,13 @@ _UNARY = [
     ("sigmoid", "SigmoidBackward0",  _sigmoid,               lambda grad, result: grad * result * (1 - result), False),
     ("relu",    "ReluBackward0",     _relu,                  lambda grad, result: aten.threshold_backward(grad, result, 0), True),
     ("erf",     "ErfBackward0",      _erf,                   lambda grad, self: grad * (2 / SQRT_PI) * aten.exp(-self * self), False),
+    ("erfc",    "ErfcBackward0",     _erfc,                  lambda grad, self: grad * (-2 / SQRT_PI) * aten.exp(-self * self), False),
     ("erfinv",  "ErfinvBackward0",   _erfinv,                lambda grad, result: grad * (SQRT_PI / 2) * aten.exp(result * result), False),
     ("lgamma",  "LgammaBackward0",   _lgamma,                lambda grad, self: grad * aten.digamma(self),      False),
-    ("digamma", None,                _digamma,               None,                                              False),
-    ("floor",   "FloorBackward0",    xp.floor,               _zeros,                                            True),
-    ("ceil",    "CeilBackward0",     xp.ceil,                _zeros,                                            True),
-    ("trunc",   "TruncBackward0",    xp.trunc,               _zeros,                                            True),
+    ("digamma", "DigammaBackward0", _digamma,               None,                                              False),
+    ("floor",   "FloorBackward0",    _integral(xp.floor), _zeros,                                            True),
+    ("ceil",    "CeilBackward0",     _integral(xp.ceil),  _zeros,                                            True),
+    ("trunc",   "TruncBackward0",    _integral(xp.trunc), _zeros,                                            True),
     ("frac",    "FracBackward0",     lambda a: a - xp.trunc(a), lambda grad: grad,                              True),
     ("logical_not", None,            xp.logical_not,         None,                                              True),
     ("isnan",   None,                xp.isnan,               None,                                              True),
@@ -569,7 +578,7 @@ def pow(input, exponent):
             record(PowBackward1, res, (input, exponent), (input, exponent, res), saved_output=2)
         return res
     da, e = operands(input, exponent)
-    if da.dtype == bool and not isinstance(e, bool):
+    if da.dtype == bool and not isinstance(exponent, bool):
         da = da.astype(result_dtype(input, e).numpy_dtype)
     if da.dtype.kind in "iu" and type(exponent) is int and exponent < 0:
         raise RuntimeError("Integers to negative integer powers are not allowed.")
@@ -859,13 +868,16 @@ def _clamp_numbers(input, min, max, node_cls):
         _clamp_refuses(d, min, max)
     if isinstance(min, float) or isinstance(max, float):
         d = float_array(input)
+    elif d.dtype == bool and (type(min) is int or type(max) is int):
+        d = d.astype(xp.int64)  # bool clamped by an int: int64, by torch's promotion
     elif d.dtype.kind in "iu":  # an int bound converts to the tensor's type, wrapping as torch's does
         info = xp.iinfo(d.dtype)
         if min is not None and not info.min <= min <= info.max:
             min = xp.array(min).astype(d.dtype)[()]
         if max is not None and not info.min <= max <= info.max:
             max = xp.array(max).astype(d.dtype)[()]
-    r = xp.clip(d, min, max) if not (min is not None and max is not None and min > max) else xp.full_like(d, max)
+    r = xp.clip(d, min, max).astype(d.dtype, copy=False) if not (min is not None and max is not None and min > max) \
+        else xp.full_like(d, max)  # the cast: NumPy 1.x makes a 0-d float32 clipped by Python floats float64
     res = _wrap(r)
     if input._requires_grad and _state.enabled:
         node = record(node_cls, res, (input,), (input,))
@@ -1044,6 +1056,20 @@ def _keeping_dtype(op):
     return fn
 
 
+def _scalar_in(dtype, value):
+    """A Python number as a NumPy scalar of ``dtype`` when it may be written there (float into float,
+    int into numbers, bool into anything), so NumPy computes in that dtype whatever its version: NumPy 1.x's
+    value-based casting would compute a 0-d float32 times a Python float in float64 and round twice.
+    Anything else is left as it is, for the cast check to refuse (float into an int tensor)."""
+    tv = type(value)
+    if tv is bool or (tv is int and dtype.kind != "b") or (tv is float and dtype.kind in "fc") or (tv is complex and dtype.kind == "c"):
+        try:
+            return dtype.type(value)
+        except OverflowError:  # an int beyond the dtype: torch wraps around
+            return xp.array(value).astype(dtype)[()]
+    return value
+
+
 def _inplace_binary(name, op, ufunc):
     op = _keeping_dtype(op)
 
@@ -1051,9 +1077,9 @@ def _inplace_binary(name, op, ufunc):
         if _check_inplace(self, (other,)):
             return inplace(self, name, op, other, alpha=alpha) if alpha != 1 else inplace(self, name, op, other)
         d = self._data
-        o = other._data if isinstance(other, Tensor) else other
+        o = other._data if isinstance(other, Tensor) else _scalar_in(d.dtype, other)
         if alpha != 1:
-            o = o * alpha
+            o = o * _scalar_in(xp.result_type(o), alpha)
         try:
             ufunc(d, o, out=d, casting="same_kind")
         except TypeError:

@@ -13,8 +13,8 @@ The numerator carries the scale of past updates, so the method needs no learning
 principle (torch's ``lr`` defaults to 1.0 and only rescales ``d``).
 """
 import glasstorch
-from .optimizer import (Optimizer, _check_not_differentiable, _evaluate_closure, _get_scalar_dtype,
-                        _use_grad_for_differentiable)
+from .optimizer import (Optimizer, _check_capturable, _check_lr, _check_not_differentiable, _evaluate_closure,
+                        _scalar_state, _to_scalar, _use_grad_for_differentiable)
 
 __all__ = ["Adadelta", "adadelta"]
 
@@ -45,8 +45,7 @@ class Adadelta(Optimizer):
 
     def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, foreach=None, *,
                  capturable=False, maximize=False, differentiable=False):
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
+        _check_lr(lr)
         if not 0.0 <= rho <= 1.0:
             raise ValueError(f"Invalid rho value: {rho}")
         if not 0.0 <= eps:
@@ -66,11 +65,11 @@ class Adadelta(Optimizer):
             group.setdefault("differentiable", False)
             group.setdefault("capturable", False)
 
-    def _init_state(self, p):
+    def _init_state(self, p, group):
         """The state of ``p``, created on the first step that sees a gradient for it."""
         state = self.state[p]
         if len(state) == 0:
-            state["step"] = glasstorch.zeros((), dtype=_get_scalar_dtype())
+            state["step"] = _scalar_state(0.0, p, group["capturable"])
             state["square_avg"] = glasstorch.zeros_like(p)   # running average of g * g
             state["acc_delta"] = glasstorch.zeros_like(p)    # running average of d * d
         return state
@@ -81,17 +80,22 @@ class Adadelta(Optimizer):
         loss = _evaluate_closure(closure)
         for group in self.param_groups:
             params = self._params_with_grad(group)
-            states = [self._init_state(p) for p in params]
+            states = [self._init_state(p, group) for p in params]
             adadelta(params, [p.grad for p in params], [s["square_avg"] for s in states],
                      [s["acc_delta"] for s in states], [s["step"] for s in states],
                      lr=group["lr"], rho=group["rho"], eps=group["eps"],
-                     weight_decay=group["weight_decay"], maximize=group["maximize"])
+                     weight_decay=group["weight_decay"], maximize=group["maximize"],
+                     capturable=group["capturable"])
         return loss
 
 
-def adadelta(params, grads, square_avgs, acc_deltas, state_steps, *, lr, rho, eps, weight_decay, maximize):
+def adadelta(params, grads, square_avgs, acc_deltas, state_steps, *, lr, rho, eps, weight_decay, maximize,
+             capturable=False):
     """The Adadelta update of each parameter and its state, in place (torch's ``_single_tensor_adadelta``)."""
+    lr = _to_scalar(lr)   # torch also takes a 1-element Tensor
     for param, grad, square_avg, acc_delta, step in zip(params, grads, square_avgs, acc_deltas, state_steps):
+        # torch's Adadelta lists the supported devices without xla
+        _check_capturable(capturable, (param, step), supported=["cuda", "xpu", "hpu", "privateuseone"])
         step.add_(1)
         grad = grad if not maximize else -grad
 

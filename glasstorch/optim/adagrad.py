@@ -11,8 +11,8 @@ For each parameter :math:`\theta` with gradient :math:`g`, at step :math:`t = 1,
 Coordinates with large past gradients take small steps, rarely-updated ones keep large steps.
 """
 import glasstorch
-from .optimizer import (Optimizer, _check_not_differentiable, _evaluate_closure, _get_scalar_dtype,
-                        _use_grad_for_differentiable)
+from .optimizer import (Optimizer, _check_lr, _check_not_differentiable, _evaluate_closure, _get_scalar_dtype,
+                        _to_scalar, _use_grad_for_differentiable)
 
 __all__ = ["Adagrad", "adagrad"]
 
@@ -47,8 +47,7 @@ class Adagrad(Optimizer):
 
     def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0, eps=1e-10,
                  foreach=None, *, maximize=False, differentiable=False, fused=None):
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
+        _check_lr(lr)
         if not 0.0 <= lr_decay:
             raise ValueError(f"Invalid lr_decay value: {lr_decay}")
         if not 0.0 <= weight_decay:
@@ -101,6 +100,7 @@ class Adagrad(Optimizer):
 
 def adagrad(params, grads, state_sums, state_steps, *, lr, weight_decay, lr_decay, eps, maximize):
     """The Adagrad update of each parameter and its state, in place (torch's ``_single_tensor_adagrad``)."""
+    lr = _to_scalar(lr)   # torch also takes a 1-element Tensor
     for param, grad, state_sum, step_t in zip(params, grads, state_sums, state_steps):
         step_t.add_(1)
         step = step_t.item()

@@ -13,16 +13,14 @@ For each parameter :math:`\theta` with gradient :math:`g`, at step :math:`t = 1,
 The two ``1 - beta**t`` factors undo the bias of averages that start at zero (Kingma & Ba, 2014).
 """
 import glasstorch
-from .optimizer import (Optimizer, _check_not_differentiable, _evaluate_closure, _get_scalar_dtype,
-                        _use_grad_for_differentiable)
+from .optimizer import (Optimizer, _check_capturable, _check_lr, _check_not_differentiable, _evaluate_closure,
+                        _scalar_state, _to_scalar, _use_grad_for_differentiable)
 
 __all__ = ["Adam", "adam"]
 
 
-def _check_adam_args(lr, betas, eps, weight_decay):
-    """torch's argument checks, shared by Adam and AdamW."""
-    if not 0.0 <= lr:
-        raise ValueError(f"Invalid learning rate: {lr}")
+def _check_betas_eps_weight_decay(betas, eps, weight_decay):
+    """torch's checks of the hyperparameters the Adam family shares, in torch's order."""
     if not 0.0 <= eps:
         raise ValueError(f"Invalid epsilon value: {eps}")
     if not 0.0 <= betas[0] < 1.0:
@@ -31,6 +29,12 @@ def _check_adam_args(lr, betas, eps, weight_decay):
         raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
     if not 0.0 <= weight_decay:
         raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+
+
+def _check_adam_args(lr, betas, eps, weight_decay):
+    """torch's argument checks, shared by Adam and AdamW."""
+    _check_lr(lr)
+    _check_betas_eps_weight_decay(betas, eps, weight_decay)
     if not (isinstance(betas[0], float) and isinstance(betas[1], float)):
         # torch also takes two Tensors here; glasstorch's update rule works on Python floats.
         raise ValueError("betas must be either both floats or both Tensors")
@@ -50,7 +54,8 @@ class Adam(Optimizer):
         maximize (bool): maximize the objective instead of minimizing it (default: False).
         decoupled_weight_decay (bool): shrink the weights directly instead of adding an L2 term to
             the gradient, which makes this AdamW (default: False).
-        foreach, capturable, differentiable, fused: accepted for compatibility with torch;
+        foreach, capturable, differentiable, fused: accepted for compatibility with torch
+            (``capturable`` needs the parameters on a GPU, as torch asserts);
             glasstorch runs the for-loop implementation (``differentiable``, ``fused`` must stay off).
 
     State per parameter: ``step`` (a 0-dim float32 tensor), ``exp_avg``, ``exp_avg_sq`` and, with
@@ -95,7 +100,7 @@ class Adam(Optimizer):
         """The state of ``p``, created on the first step that sees a gradient for it."""
         state = self.state[p]
         if len(state) == 0:
-            state["step"] = glasstorch.tensor(0.0, dtype=_get_scalar_dtype())
+            state["step"] = _scalar_state(0.0, p, group["capturable"])
             state["exp_avg"] = glasstorch.zeros_like(p)      # running average of g
             state["exp_avg_sq"] = glasstorch.zeros_like(p)   # running average of g * g
             if group["amsgrad"]:
@@ -116,18 +121,20 @@ class Adam(Optimizer):
                  [s["step"] for s in states],
                  amsgrad=group["amsgrad"], beta1=beta1, beta2=beta2, lr=group["lr"],
                  weight_decay=group["weight_decay"], eps=group["eps"], maximize=group["maximize"],
-                 decoupled_weight_decay=group["decoupled_weight_decay"])
+                 decoupled_weight_decay=group["decoupled_weight_decay"], capturable=group["capturable"])
         return loss
 
 
 def adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, *, amsgrad, beta1, beta2,
-         lr, weight_decay, eps, maximize, decoupled_weight_decay=False):
+         lr, weight_decay, eps, maximize, decoupled_weight_decay=False, capturable=False):
     """The Adam update of each parameter and its state, in place (torch's ``_single_tensor_adam``)."""
+    lr = _to_scalar(lr)   # torch also takes a 1-element Tensor
     for i, param in enumerate(params):
         grad = grads[i] if not maximize else -grads[i]
         exp_avg = exp_avgs[i]
         exp_avg_sq = exp_avg_sqs[i]
         step_t = state_steps[i]
+        _check_capturable(capturable, (param, step_t))
 
         step_t.add_(1)
 

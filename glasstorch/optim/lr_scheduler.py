@@ -18,6 +18,7 @@ other. The same schedule in **closed form** (``base_lr * gamma ** (epoch // step
 ``SequentialLR`` at its milestones. The formulas are PyTorch 2.13's, operation for operation, so the
 sequences of learning rates equal torch's to the last bit.
 """
+import functools
 import math
 import types
 import warnings
@@ -28,7 +29,7 @@ from contextlib import contextmanager
 from .optimizer import Optimizer
 
 __all__ = ["LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR", "ConstantLR", "LinearLR", "ExponentialLR",
-           "SequentialLR", "CosineAnnealingLR", "ChainedScheduler", "ReduceLROnPlateau",
+           "SequentialLR", "CosineAnnealingLR", "ChainedScheduler", "ReduceLROnPlateau", "CyclicLR",
            "CosineAnnealingWarmRestarts", "OneCycleLR", "PolynomialLR", "LRScheduler"]
 
 EPOCH_DEPRECATION_WARNING = (
@@ -54,6 +55,33 @@ def _format_param(name, optimizer, param):
 def _param_groups_val_list(optimizer, key):
     """``[group[key] for every param group]``: the current lrs, momenta, ..."""
     return [group[key] for group in optimizer.param_groups]
+
+
+def _set_momentum(group, momentum, use_beta1):
+    """Write a cycled momentum: SGD's ``momentum``, or ``beta1`` of the Adam family's ``betas``."""
+    if use_beta1:
+        group["betas"] = (momentum, *group["betas"][1:])
+    else:
+        group["momentum"] = momentum
+
+
+def _start_momentum_cycle(optimizer, base_momentum, max_momentum, last_epoch):
+    """Shared by CyclicLR and OneCycleLR: check the optimizer has a momentum, and start it at its maximum.
+
+    Returns ``(use_beta1, base_momentums, max_momentums)``, one value per param group; on a fresh
+    start (``last_epoch == -1``) each group also records its two momenta, as torch's do.
+    """
+    if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
+        raise ValueError("optimizer must support momentum or beta1 with `cycle_momentum` option enabled")
+    use_beta1 = "betas" in optimizer.defaults
+    base_momentums = _format_param("base_momentum", optimizer, base_momentum)
+    max_momentums = _format_param("max_momentum", optimizer, max_momentum)
+    if last_epoch == -1:
+        for m_momentum, b_momentum, group in zip(max_momentums, base_momentums, optimizer.param_groups, strict=True):
+            _set_momentum(group, m_momentum, use_beta1)
+            group["max_momentum"] = m_momentum
+            group["base_momentum"] = b_momentum
+    return use_beta1, base_momentums, max_momentums
 
 
 @contextmanager
@@ -157,6 +185,10 @@ class LRScheduler:
         for param_group, lr in zip(self.optimizer.param_groups, values, strict=True):
             param_group["lr"] = lr
         self._last_lr = _param_groups_val_list(self.optimizer, "lr")
+
+
+class _LRScheduler(LRScheduler):
+    """``LRScheduler``'s name before torch 2.0, still subclassed by many third-party schedulers."""
 
 
 class _LambdaScheduler(LRScheduler):
@@ -689,6 +721,146 @@ class ReduceLROnPlateau(LRScheduler):
         self._init_is_better(mode=self.mode, threshold=self.threshold, threshold_mode=self.threshold_mode)
 
 
+class CyclicLR(LRScheduler):
+    """Cyclical learning rates (Smith, 2017): the lr sweeps between ``base_lr`` and ``max_lr`` and back.
+
+    Stepped once per *batch*. Each cycle lasts ``step_size_up + step_size_down`` steps: the lr rises
+    linearly from ``base_lr`` to ``max_lr``, then falls back. The height of the triangle is scaled by
+    the policy ``mode``:
+
+    * ``"triangular"``: constant height;
+    * ``"triangular2"``: the height halves each cycle;
+    * ``"exp_range"``: the height is multiplied by ``gamma ** iteration``;
+
+    or by a custom ``scale_fn(x)`` of the cycle number (``scale_mode="cycle"``) or of the iteration
+    (``"iterations"``). With ``cycle_momentum`` the momentum (or Adam's ``beta1``) moves the other
+    way, from ``max_momentum`` down to ``base_momentum`` and back.
+
+    Construction sets each group's lr to ``base_lr`` (overriding the optimizer's).
+
+    Example::
+
+        >>> import glasstorch as torch
+        >>> opt = torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=0.1, momentum=0.9)
+        >>> sched = torch.optim.lr_scheduler.CyclicLR(opt, base_lr=0.1, max_lr=0.5, step_size_up=2)
+        >>> lrs = []
+        >>> for _ in range(6):
+        ...     lrs.append(round(opt.param_groups[0]["lr"], 4)); opt.step(); sched.step()
+        >>> lrs
+        [0.1, 0.3, 0.5, 0.3, 0.1, 0.3]
+    """
+
+    def __init__(self, optimizer, base_lr, max_lr, step_size_up=2000, step_size_down=None, mode="triangular",
+                 gamma=1.0, scale_fn=None, scale_mode="cycle", cycle_momentum=True, base_momentum=0.8,
+                 max_momentum=0.9, last_epoch=-1):
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        self.optimizer = optimizer
+
+        base_lrs = _format_param("base_lr", optimizer, base_lr)
+        if last_epoch == -1:
+            for lr, group in zip(base_lrs, optimizer.param_groups, strict=True):
+                group["lr"] = lr
+
+        self.max_lrs = _format_param("max_lr", optimizer, max_lr)
+
+        step_size_up = float(step_size_up)
+        step_size_down = float(step_size_down) if step_size_down is not None else step_size_up
+        self.total_size = step_size_up + step_size_down
+        self.step_ratio = step_size_up / self.total_size
+
+        if mode not in ["triangular", "triangular2", "exp_range"] and scale_fn is None:
+            raise ValueError("mode is invalid and scale_fn is None")
+
+        self.mode = mode
+        self.gamma = gamma
+        self._scale_fn_custom = scale_fn
+        self.scale_mode = scale_mode
+        self._init_scale_fn()
+
+        self.cycle_momentum = cycle_momentum
+        if cycle_momentum:
+            self.use_beta1, self.base_momentums, self.max_momentums = _start_momentum_cycle(
+                optimizer, base_momentum, max_momentum, last_epoch)
+
+        super().__init__(optimizer, last_epoch)
+        self.base_lrs = base_lrs
+
+    def _init_scale_fn(self):
+        """Pick the built-in policy of ``mode`` (a custom ``scale_fn`` keeps its own ``scale_mode``)."""
+        if self._scale_fn_custom is not None:
+            return
+        if self.mode == "triangular":
+            self._scale_fn_ref = self._triangular_scale_fn
+            self.scale_mode = "cycle"
+        elif self.mode == "triangular2":
+            self._scale_fn_ref = self._triangular2_scale_fn
+            self.scale_mode = "cycle"
+        elif self.mode == "exp_range":
+            self._scale_fn_ref = functools.partial(self._exp_range_scale_fn, self.gamma)
+            self.scale_mode = "iterations"
+
+    def scale_fn(self, x):
+        """The scaling policy: the height factor for cycle (or iteration) ``x``."""
+        if self._scale_fn_custom is not None:
+            return self._scale_fn_custom(x)
+        return self._scale_fn_ref(x)
+
+    @staticmethod
+    def _triangular_scale_fn(x):
+        return 1.0
+
+    @staticmethod
+    def _triangular2_scale_fn(x):
+        return 1 / (2.0 ** (x - 1))
+
+    @staticmethod
+    def _exp_range_scale_fn(gamma, x):
+        return gamma ** x
+
+    def get_lr(self):
+        self._warn_get_lr_called_within_step()
+        cycle = math.floor(1 + self.last_epoch / self.total_size)
+        x = 1.0 + self.last_epoch / self.total_size - cycle     # position within the cycle, 0..1
+        if x <= self.step_ratio:
+            scale_factor = x / self.step_ratio                  # rising
+        else:
+            scale_factor = (x - 1) / (self.step_ratio - 1)      # falling
+        # the policy is asked once per group and per momentum, as torch asks it (a custom scale_fn may count)
+        x_scale = cycle if self.scale_mode == "cycle" else self.last_epoch
+
+        lrs = []
+        for base_lr, max_lr in zip(self.base_lrs, self.max_lrs, strict=True):
+            base_height = (max_lr - base_lr) * scale_factor
+            lrs.append(base_lr + base_height * self.scale_fn(x_scale))
+
+        if self.cycle_momentum:
+            momentums = []
+            for base_momentum, max_momentum in zip(self.base_momentums, self.max_momentums, strict=True):
+                base_height = (max_momentum - base_momentum) * scale_factor
+                momentums.append(max_momentum - base_height * self.scale_fn(x_scale))
+            for group, momentum in zip(self.optimizer.param_groups, momentums, strict=True):
+                _set_momentum(group, momentum, self.use_beta1)
+        return lrs
+
+    def state_dict(self):
+        """As the base class's, with a custom ``scale_fn`` saved only if it is a callable object's state."""
+        state = super().state_dict()
+        state.pop("_scale_fn_ref", None)    # a bound method or partial: rebuilt on load
+        fn = state.pop("_scale_fn_custom")
+        state["_scale_fn_custom"] = None
+        if fn is not None and not isinstance(fn, types.FunctionType):
+            state["_scale_fn_custom"] = fn.__dict__.copy()
+        return state
+
+    def load_state_dict(self, state_dict):
+        fn = state_dict.pop("_scale_fn_custom")
+        super().load_state_dict(state_dict)
+        if fn is not None:
+            self._scale_fn_custom.__dict__.update(fn)
+        self._init_scale_fn()
+
+
 class OneCycleLR(LRScheduler):
     """The 1cycle policy (Smith & Topin, 2018): warm the lr up to ``max_lr``, then anneal it far below the start.
 
@@ -764,19 +936,7 @@ class OneCycleLR(LRScheduler):
 
         self.cycle_momentum = cycle_momentum
         if self.cycle_momentum:
-            if "momentum" not in self.optimizer.defaults and "betas" not in self.optimizer.defaults:
-                raise ValueError("optimizer must support momentum or beta1 with `cycle_momentum` option enabled")
-            self.use_beta1 = "betas" in self.optimizer.defaults
-            max_momentums = _format_param("max_momentum", optimizer, max_momentum)
-            base_momentums = _format_param("base_momentum", optimizer, base_momentum)
-            if last_epoch == -1:
-                for m_momentum, b_momentum, group in zip(max_momentums, base_momentums, optimizer.param_groups):
-                    if self.use_beta1:
-                        group["betas"] = (m_momentum, *group["betas"][1:])
-                    else:
-                        group["momentum"] = m_momentum
-                    group["max_momentum"] = m_momentum
-                    group["base_momentum"] = b_momentum
+            self.use_beta1 = _start_momentum_cycle(optimizer, base_momentum, max_momentum, last_epoch)[0]
 
         super().__init__(optimizer, last_epoch)
 
@@ -818,8 +978,5 @@ class OneCycleLR(LRScheduler):
 
             lrs.append(computed_lr)
             if self.cycle_momentum:
-                if self.use_beta1:
-                    group["betas"] = (computed_momentum, *group["betas"][1:])
-                else:
-                    group["momentum"] = computed_momentum
+                _set_momentum(group, computed_momentum, self.use_beta1)
         return lrs

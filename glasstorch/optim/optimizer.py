@@ -26,6 +26,7 @@ from collections import OrderedDict, defaultdict
 from copy import deepcopy
 from itertools import chain
 
+import glasstorch
 from .._tensor import Tensor
 from .. import _dtype
 from ..autograd.grad_mode import enable_grad, no_grad
@@ -98,6 +99,56 @@ def _evaluate_closure(closure):
         return None
     with enable_grad():
         return closure()
+
+
+def _to_scalar(value):
+    """A hyperparameter as a Python number: torch also accepts a 1-element Tensor (``lr=torch.tensor(0.01)``).
+
+    torch keeps such an ``lr`` a tensor through the arithmetic and turns it into a Scalar where an op
+    takes ``alpha=`` / ``value=``; glasstorch's ops take numbers there, so it is read once here.
+    """
+    return value.item() if isinstance(value, Tensor) else value
+
+
+def _check_lr(lr):
+    """torch's check of ``lr``, the first of every optimizer's argument checks."""
+    if isinstance(lr, Tensor) and lr.numel() != 1:
+        raise ValueError("Tensor lr must be 1-element")
+    if not 0.0 <= lr:
+        raise ValueError(f"Invalid learning rate: {lr}")
+
+
+# Where torch lets ``capturable=True`` keep the step counts on the device (CUDA graphs).
+_CAPTURABLE_SUPPORTED_DEVICES = ["cuda", "xpu", "hpu", "privateuseone", "xla"]
+
+
+def _check_capturable(capturable, tensors, what="params and state_steps", supported=_CAPTURABLE_SUPPORTED_DEVICES):
+    """With ``capturable=True`` every parameter and state scalar must live on a GPU, as torch asserts.
+
+    On the CPU torch raises this AssertionError at the first step; on CUDA glasstorch keeps the
+    state there and runs the ordinary update (the numbers are the same).
+    """
+    if capturable and not all(t.device.type in supported for t in tensors):
+        raise AssertionError(f"If capturable=True, {what} must be on supported devices: {supported}.")
+
+
+def _scalar_state(value, p, capturable):
+    """A 0-dim state tensor (``step``, NAdam's ``mu_product``...): on the CPU, or beside ``p`` if capturable."""
+    return glasstorch.tensor(float(value), dtype=_get_scalar_dtype(), device=p.device if capturable else None)
+
+
+def _scalar_states_as_tensors(optimizer, keys):
+    """Turn the scalar state entries ``keys`` that older checkpoints saved as Python numbers into tensors.
+
+    torch's optimizers do this in ``__setstate__`` (so in ``load_state_dict`` too): ``step`` was a
+    number before torch 1.12, as were NAdam's ``mu_product`` and ASGD's ``eta`` and ``mu``.
+    """
+    for group in optimizer.param_groups:
+        for p in group["params"]:
+            p_state = optimizer.state.get(p, {})
+            for key in keys:
+                if key in p_state and not isinstance(p_state[key], Tensor):
+                    p_state[key] = _scalar_state(p_state[key], p, group.get("capturable", False))
 
 
 def _check_not_differentiable(differentiable, fused):

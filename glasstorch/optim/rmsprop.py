@@ -13,8 +13,8 @@ For each parameter :math:`\theta` with gradient :math:`g`::
 ``centered`` normalises by an estimate of the gradient's variance instead of its second moment.
 """
 import glasstorch
-from .optimizer import (Optimizer, _check_not_differentiable, _evaluate_closure, _get_scalar_dtype,
-                        _use_grad_for_differentiable)
+from .optimizer import (Optimizer, _check_capturable, _check_lr, _check_not_differentiable, _evaluate_closure,
+                        _scalar_state, _to_scalar, _use_grad_for_differentiable)
 
 __all__ = ["RMSprop", "rmsprop"]
 
@@ -47,8 +47,7 @@ class RMSprop(Optimizer):
 
     def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0, centered=False,
                  capturable=False, foreach=None, maximize=False, differentiable=False):
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
+        _check_lr(lr)
         if not 0.0 <= eps:
             raise ValueError(f"Invalid epsilon value: {eps}")
         if not 0.0 <= momentum:
@@ -77,7 +76,7 @@ class RMSprop(Optimizer):
         """The state of ``p``, created on the first step that sees a gradient for it."""
         state = self.state[p]
         if len(state) == 0:
-            state["step"] = glasstorch.zeros((), dtype=_get_scalar_dtype())
+            state["step"] = _scalar_state(0.0, p, group["capturable"])
             state["square_avg"] = glasstorch.zeros_like(p)
             if group["momentum"] > 0:
                 state["momentum_buffer"] = glasstorch.zeros_like(p)
@@ -98,17 +97,19 @@ class RMSprop(Optimizer):
                     [s["step"] for s in states],
                     lr=group["lr"], alpha=group["alpha"], eps=group["eps"],
                     weight_decay=group["weight_decay"], momentum=group["momentum"],
-                    centered=group["centered"], maximize=group["maximize"])
+                    centered=group["centered"], maximize=group["maximize"], capturable=group["capturable"])
         return loss
 
 
 def rmsprop(params, grads, square_avgs, grad_avgs, momentum_buffer_list, state_steps, *,
-            lr, alpha, eps, weight_decay, momentum, centered, maximize):
+            lr, alpha, eps, weight_decay, momentum, centered, maximize, capturable=False):
     """The RMSprop update of each parameter and its state, in place (torch's ``_single_tensor_rmsprop``)."""
+    lr = _to_scalar(lr)   # torch also takes a 1-element Tensor
     for i, param in enumerate(params):
         grad = grads[i] if not maximize else -grads[i]
         square_avg = square_avgs[i]
 
+        _check_capturable(capturable, (param, state_steps[i]))
         state_steps[i].add_(1)
 
         if weight_decay != 0:

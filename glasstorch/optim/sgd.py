@@ -12,7 +12,8 @@ For each parameter :math:`\theta` with gradient :math:`g` (torch's formulation):
 Note the momentum buffer accumulates gradients, not ``lr * gradients`` (as Sutskever et al. and
 some frameworks do): changing ``lr`` mid-training takes effect at once.
 """
-from .optimizer import Optimizer, _check_not_differentiable, _evaluate_closure, _use_grad_for_differentiable
+from .optimizer import (Optimizer, _check_lr, _check_not_differentiable, _evaluate_closure, _to_scalar,
+                        _use_grad_for_differentiable)
 
 __all__ = ["SGD", "sgd"]
 
@@ -46,8 +47,7 @@ class SGD(Optimizer):
 
     def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False, *,
                  maximize=False, foreach=None, differentiable=False, fused=None):
-        if lr < 0.0:
-            raise ValueError(f"Invalid learning rate: {lr}")
+        _check_lr(lr)
         if momentum < 0.0:
             raise ValueError(f"Invalid momentum value: {momentum}")
         if weight_decay < 0.0:
@@ -94,6 +94,7 @@ def sgd(params, grads, momentum_buffer_list, *, weight_decay, momentum, lr, damp
     ``momentum_buffer_list`` holds one buffer per parameter, or None where none exists yet; the
     buffers created here are written back into the list for the caller to keep.
     """
+    lr = _to_scalar(lr)   # torch also takes a 1-element Tensor
     for i, param in enumerate(params):
         grad = grads[i] if not maximize else -grads[i]
         if weight_decay != 0:

@@ -1,0 +1,56 @@
+"""torchvision.tv_tensors: tensors that say what they hold, so that v2 transforms know what to do.
+
+Only ``Image`` is here: a Tensor of shape (..., C, H, W) that v2 transforms treat as an image (a plain
+tensor is treated as one too, when it is the only candidate in the sample). As in torchvision, the
+result of an ordinary tensor operation on an ``Image`` is a plain Tensor; the v2 transforms and their
+functionals return an ``Image`` for an ``Image``.
+"""
+from .. import _tensor
+from .._tensor import Tensor
+
+
+def as_subclass(tensor, cls):
+    """A `cls` (Tensor or a subclass) sharing `tensor`'s data and version counter: torch's
+    ``tensor.as_subclass(cls)`` (how torchvision wraps and unwraps tv_tensors)."""
+    new = object.__new__(cls)
+    _tensor._init(new, tensor._data, tensor.requires_grad)
+    new._vc = tensor._vc
+    return new
+
+
+class TVTensor(Tensor):
+    """The base of the tensor types v2 transforms dispatch on."""
+
+    @classmethod
+    def _wrap(cls, tensor):
+        return as_subclass(tensor, cls)
+
+    def __repr__(self, *args, **kwargs):
+        return Tensor.__repr__(self).replace("tensor", type(self).__name__, 1)
+
+
+class Image(TVTensor):
+    """An image tensor: (C, H, W) or (..., C, H, W); a 2-D input gets a channel dimension (1, H, W).
+
+    ``Image(data, dtype=None, device=None, requires_grad=None)``: `data` is anything ``torch.tensor``
+    takes, or a PIL image (converted to a uint8 (C, H, W) tensor)."""
+
+    def __new__(cls, data, *, dtype=None, device=None, requires_grad=None):
+        import glasstorch
+        from . import _pil
+        if _pil.is_pil_image(data):
+            from .transforms.functional import pil_to_tensor
+            data = pil_to_tensor(data)
+        tensor = data if isinstance(data, Tensor) and dtype is None and device is None else \
+            glasstorch.as_tensor(data, dtype=dtype, device=device)
+        if tensor.ndim < 2:
+            raise ValueError(f"Image expects a tensor with at least 2 dimensions, got {tensor.ndim}")
+        if tensor.ndim == 2:
+            tensor = tensor.unsqueeze(0)
+        image = cls._wrap(tensor)
+        if requires_grad is not None:
+            image.requires_grad_(requires_grad)
+        return image
+
+    def __init__(self, *args, **kwargs):
+        pass

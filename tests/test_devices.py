@@ -1,0 +1,146 @@
+"""Device discovery against torch's CPU-only build: torch.accelerator, torch.xpu, torch.mps, torch.cpu, torch.cuda.
+
+The oracle is the torch wheel of the test machine, which has no accelerator; on a machine with a
+GPU (glasstorch through CuPy) the answers differ from that wheel's, so those comparisons are skipped
+and the GPU checks at the end run instead.
+"""
+import warnings
+
+import pytest
+
+torch = pytest.importorskip("torch")
+import glasstorch  # noqa: E402
+
+HAS_GPU = glasstorch.cuda.is_available()
+cpu_only = pytest.mark.skipif(HAS_GPU or torch.cuda.is_available(), reason="compares with torch's CPU-only answers")
+
+
+def _outcome(fn):
+    """What a call does: ('ok', value) or (exception type, message); warnings are recorded too."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            value = fn()
+            result = ("ok", repr(value) if not callable(value) else "callable")
+        except Exception as e:  # noqa: BLE001 - we compare whatever torch raises
+            result = (type(e).__name__, str(e))
+    return result, [(w.category.__name__, str(w.message)) for w in caught]
+
+
+ACCELERATOR_CALLS = {
+    "is_available": lambda A: A.is_available(),
+    "current_accelerator": lambda A: A.current_accelerator(),
+    "current_accelerator(check_available=True)": lambda A: A.current_accelerator(check_available=True),
+    "device_count": lambda A: A.device_count(),
+    "current_device_index": lambda A: A.current_device_index(),
+    "current_device_idx (deprecated)": lambda A: A.current_device_idx(),
+    "set_device_index(0)": lambda A: A.set_device_index(0),
+    "set_device_idx(0) (deprecated)": lambda A: A.set_device_idx(0),
+    "set_device_index(-1)": lambda A: A.set_device_index(-1),
+    "set_device_index('cuda:0')": lambda A: A.set_device_index("cuda:0"),
+    "synchronize()": lambda A: A.synchronize(),
+    "synchronize(0)": lambda A: A.synchronize(0),
+    "device_index(0)": lambda A: A.device_index(0).__enter__(),
+    "device_index(None)": lambda A: A.device_index(None).__enter__(),
+    "get_device_capability": lambda A: A.get_device_capability(),
+    "empty_cache": lambda A: A.empty_cache(),
+    "memory_allocated": lambda A: A.memory_allocated(),
+    "memory_reserved": lambda A: A.memory_reserved(),
+    "memory_stats": lambda A: A.memory_stats(),
+    "max_memory_allocated": lambda A: A.max_memory_allocated(),
+    "reset_peak_memory_stats": lambda A: A.reset_peak_memory_stats(),
+    "get_memory_info": lambda A: A.get_memory_info(),
+    "current_stream": lambda A: A.current_stream(),
+    "Graph()": lambda A: A.Graph(),
+}
+
+
+@cpu_only
+@pytest.mark.parametrize("call", ACCELERATOR_CALLS)
+def test_accelerator_answers_as_torch_without_an_accelerator(call):
+    assert _outcome(lambda: ACCELERATOR_CALLS[call](glasstorch.accelerator)) == \
+        _outcome(lambda: ACCELERATOR_CALLS[call](torch.accelerator))
+
+
+def test_accelerator_namespace():
+    assert set(glasstorch.accelerator.__all__) == set(torch.accelerator.__all__)
+    for name in torch.accelerator.__all__:
+        assert hasattr(glasstorch.accelerator, name), name
+
+
+def test_official_examples_first_line():
+    """``device = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"``."""
+    for lib in (glasstorch, torch):
+        device = lib.accelerator.current_accelerator().type if lib.accelerator.is_available() else "cpu"
+        x = lib.ones(2, device=device)
+        assert x.device.type == device
+
+
+XPU_CALLS = ["is_available", "is_initialized", "device_count", "is_bf16_supported", "is_tf32_supported",
+             "get_arch_list", "get_gencode_flags", "empty_cache", "memory_allocated", "memory_reserved",
+             "max_memory_allocated", "max_memory_reserved", "memory_stats", "seed", "seed_all", "get_rng_state_all",
+             "current_device", "synchronize", "init", "get_device_name", "get_device_properties",
+             "get_device_capability", "mem_get_info", "get_rng_state", "initial_seed"]
+
+
+@pytest.mark.parametrize("name", XPU_CALLS)
+def test_xpu_answers_as_torch_without_xpu(name):
+    assert _outcome(getattr(glasstorch.xpu, name)) == _outcome(getattr(torch.xpu, name))
+
+
+@pytest.mark.parametrize("call", ["set_device(0)", "manual_seed(0)", "manual_seed_all(1)"])
+def test_xpu_calls_with_arguments(call):
+    assert _outcome(lambda: eval("glasstorch.xpu." + call)) == _outcome(lambda: eval("torch.xpu." + call))
+
+
+MPS_CALLS = {
+    "is_available": lambda M: M.is_available(), "device_count": lambda M: M.device_count(),
+    "manual_seed": lambda M: M.manual_seed(3), "seed": lambda M: M.seed(), "get_rng_state": lambda M: M.get_rng_state(),
+    "synchronize": lambda M: M.synchronize(), "empty_cache": lambda M: M.empty_cache(),
+    "set_per_process_memory_fraction": lambda M: M.set_per_process_memory_fraction(0.5),
+    "current_allocated_memory": lambda M: M.current_allocated_memory(),
+    "driver_allocated_memory": lambda M: M.driver_allocated_memory(),
+    "recommended_max_memory": lambda M: M.recommended_max_memory(),
+    "compile_shader": lambda M: M.compile_shader("kernel void f() {}"),
+}
+
+
+@pytest.mark.parametrize("call", MPS_CALLS)
+def test_mps_answers_as_torch_without_mps(call):
+    assert _outcome(lambda: MPS_CALLS[call](glasstorch.mps)) == _outcome(lambda: MPS_CALLS[call](torch.mps))
+
+
+def test_backends_mps_and_cpu_module():
+    assert glasstorch.backends.mps.is_available() is torch.backends.mps.is_available() is False
+    for name in ("is_available", "is_initialized", "current_device", "device_count", "synchronize"):
+        assert _outcome(getattr(glasstorch.cpu, name)) == _outcome(getattr(torch.cpu, name))
+    assert glasstorch.cpu.set_device("cpu") is None
+
+
+@cpu_only
+@pytest.mark.parametrize("name", ["is_available", "device_count", "current_device", "synchronize",
+                                  "memory_allocated", "memory_reserved", "is_initialized"])
+def test_cuda_without_a_gpu_answers_as_torch(name):
+    assert _outcome(getattr(glasstorch.cuda, name)) == _outcome(getattr(torch.cuda, name))
+
+
+@pytest.mark.skipif(not HAS_GPU, reason="needs a GPU (CuPy)")
+def test_accelerator_on_a_gpu():
+    A = glasstorch.accelerator
+    assert A.is_available() and A.current_accelerator() == glasstorch.device("cuda")
+    assert A.current_accelerator().type == "cuda" and A.device_count() >= 1
+    assert A.current_device_index() == 0
+    with A.device_index(0):
+        assert A.current_device_index() == 0
+    A.set_device_index(0)
+    A.synchronize()
+    A.synchronize("cuda:0")
+    x = glasstorch.ones(1000, device="cuda")
+    assert A.memory_allocated() >= 4000 and A.memory_reserved() >= A.memory_allocated()
+    free, total = A.get_memory_info()
+    assert 0 < free <= total
+    assert glasstorch.float32 in A.get_device_capability()["supported_dtypes"]
+    with pytest.raises(ValueError, match="cpu doesn't match the current accelerator cuda"):
+        A.set_device_index("cpu")
+    del x
+    A.empty_cache()

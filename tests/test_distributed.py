@@ -1,0 +1,444 @@
+"""torch.distributed on MPI, DistributedDataParallel, the launcher and torch.multiprocessing.spawn.
+
+The multi-process tests start real ranks (2 and 3, on the 2 cores CI has) through both launch
+paths: ``python -m glasstorch.distributed.run`` (mpiexec) and ``multiprocessing.spawn`` with a
+``tcp://``/``env://`` rendezvous. The rank-side code is in ``tests/distributed_scripts/``; this
+process never loads MPI. Every run has a hard time limit (its whole process group is killed), so a
+hang fails the test instead of the CI run.
+"""
+import importlib.util
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import glasstorch
+import glasstorch.multiprocessing as gmp
+
+SCRIPTS = Path(__file__).parent / "distributed_scripts"
+needs_mpi = pytest.mark.skipif(importlib.util.find_spec("mpi4py") is None,
+                               reason='needs mpi4py and MPICH: pip install "glasstorch[distributed]"')
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _env(**extra):
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).parent.parent), **{k: str(v) for k, v in extra.items()})
+    env.pop("GLASSTORCH_SEATBELT", None)
+    return env
+
+
+def _run(args, limit, env=None, cwd=SCRIPTS):
+    """Run a command in its own process group; kill the whole group past ``limit`` seconds."""
+    start = time.monotonic()
+    proc = subprocess.Popen(args, cwd=cwd, env=env or _env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=limit)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, err = proc.communicate()
+        pytest.fail(f"{' '.join(map(str, args))} still ran after {limit}s (a hang)\nstdout:\n{out}\nstderr:\n{err[-3000:]}")
+    return proc.returncode, out, err, time.monotonic() - start
+
+
+def _launch(nproc, script, *args, limit=90, env=None):
+    return _run([sys.executable, "-m", "glasstorch.distributed.run", "--nproc-per-node", str(nproc), script, *args],
+                limit, env)
+
+
+def _ranks_apart(script, args, world_size, limit, env_extra=None):
+    """Each rank as its own process (no launcher, no parent): env:// rendezvous at a free port."""
+    port = _free_port()
+    procs = []
+    for r in range(world_size):
+        env = _env(RANK=r, WORLD_SIZE=world_size, MASTER_ADDR="127.0.0.1", MASTER_PORT=port, **(env_extra or {}))
+        procs.append(subprocess.Popen([sys.executable, script, *args], cwd=SCRIPTS, env=env, stdout=subprocess.PIPE,
+                                      stderr=subprocess.PIPE, text=True, start_new_session=True))
+    return procs
+
+
+def _finish(proc, limit):
+    try:
+        out, err = proc.communicate(timeout=limit)
+        return proc.returncode, out, err
+    except subprocess.TimeoutExpired:
+        return None, "", ""
+
+
+def _kill_all(procs):
+    for p in procs:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.communicate()
+
+
+# ----------------------------------------------------------------------------------------------
+# Without MPI: what loads, DataParallel, multiprocessing, argument checks
+# ----------------------------------------------------------------------------------------------
+def test_import_glasstorch_does_not_load_mpi():
+    code = ("import sys, glasstorch, glasstorch.nn, glasstorch.distributed, glasstorch.multiprocessing, "
+            "glasstorch.nn.parallel; import glasstorch.distributed.run; "
+            "print('mpi4py' in sys.modules, 'mpi4py.MPI' in sys.modules)")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=_env(), timeout=60)
+    assert result.stdout.split() == ["False", "False"], result.stderr
+
+
+def test_names_match_torch():
+    import torch
+    import torch.distributed as tdist
+    import glasstorch.distributed as gdist
+    for name in ["init_process_group", "destroy_process_group", "is_initialized", "is_available", "get_rank",
+                 "get_world_size", "barrier", "new_group", "broadcast", "all_reduce", "reduce", "all_gather",
+                 "all_gather_into_tensor", "gather", "scatter", "reduce_scatter", "reduce_scatter_tensor",
+                 "all_to_all", "all_to_all_single", "send", "recv", "isend", "irecv", "batch_isend_irecv", "P2POp",
+                 "all_gather_object", "gather_object", "broadcast_object_list", "scatter_object_list", "ReduceOp",
+                 "Backend", "GroupMember", "group", "monitored_barrier", "get_backend", "get_process_group_ranks",
+                 "get_global_rank", "get_group_rank", "is_torchelastic_launched", "DistBackendError", "DistError"]:
+        assert hasattr(tdist, name) and hasattr(gdist, name), name
+    assert str(gdist.ReduceOp.MAX) == str(tdist.ReduceOp.MAX) == "RedOpType.MAX"
+    assert gdist.Backend("GLOO") == tdist.Backend("GLOO") == "gloo"
+    for name in ["spawn", "start_processes", "ProcessContext", "ProcessRaisedException", "ProcessExitedException",
+                 "get_context", "set_start_method", "get_start_method", "Queue", "Process", "get_all_start_methods",
+                 "set_sharing_strategy", "get_sharing_strategy", "get_all_sharing_strategies"]:
+        assert hasattr(torch.multiprocessing, name) and hasattr(gmp, name), name
+    assert issubclass(gdist.DistBackendError, gdist.DistError) and issubclass(gdist.DistError, RuntimeError)
+
+
+def test_errors_before_init_are_torchs():
+    import torch.distributed as tdist
+    import glasstorch.distributed as gdist
+    for fn in (lambda d: d.get_rank(), lambda d: d.get_world_size(), lambda d: d.barrier(),
+               lambda d: d.all_reduce(glasstorch.ones(2) if d is gdist else __import__("torch").ones(2))):
+        with pytest.raises(ValueError) as ours:
+            fn(gdist)
+        with pytest.raises(ValueError) as theirs:
+            fn(tdist)
+        assert str(ours.value) == str(theirs.value)
+    assert not gdist.is_initialized()
+    with pytest.raises(ValueError, match="Default process group has not been initialized"):
+        glasstorch.nn.parallel.DistributedDataParallel(glasstorch.nn.Linear(2, 2))
+
+
+def test_rendezvous_errors_are_torchs(monkeypatch):
+    from glasstorch.distributed.rendezvous import rendezvous
+    for var in ("MASTER_ADDR", "MASTER_PORT", "RANK", "WORLD_SIZE"):
+        monkeypatch.delenv(var, raising=False)
+    with pytest.raises(ValueError, match="env:// rendezvous: environment variable RANK expected, but not set"):
+        rendezvous("env://")
+    monkeypatch.setenv("RANK", "1")
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    with pytest.raises(ValueError, match="environment variable MASTER_ADDR expected, but not set"):
+        rendezvous("env://")
+    monkeypatch.setenv("MASTER_ADDR", "127.0.0.1")
+    monkeypatch.setenv("MASTER_PORT", "29500")
+    assert rendezvous("env://") == (1, 2, ("127.0.0.1", 29500))
+    assert rendezvous("tcp://10.0.0.1:1234", rank=0, world_size=4) == (0, 4, ("10.0.0.1", 1234))
+    assert rendezvous("tcp://h:1?rank=2&world_size=3") == (2, 3, ("h", 1))
+    with pytest.raises(ValueError, match="tcp:// rendezvous: rank parameter missing"):
+        rendezvous("tcp://h:1", world_size=2)
+    with pytest.raises(ValueError, match="tcp:// rendezvous: port number missing"):
+        rendezvous("tcp://h", rank=0, world_size=2)
+    with pytest.raises(ValueError, match=r"Invalid rank 2, rank should be in the interval \[0, 1\]"):
+        rendezvous("tcp://h:1", rank=2, world_size=2)
+    with pytest.raises(RuntimeError, match="No rendezvous handler for foo://"):
+        rendezvous("foo://x")
+
+
+def test_init_process_group_argument_errors():
+    import glasstorch.distributed as gdist
+    with pytest.raises(RuntimeError, match="Distributed package doesn't have NCCL built in"):
+        gdist.init_process_group("nccl")
+    with pytest.raises(TypeError, match="Expected timeout argument to be of type datetime.timedelta"):
+        gdist.init_process_group("gloo", timeout=30)
+    assert not gdist.is_initialized()
+
+
+def test_process_mapping_groups_ranks_by_host():
+    from glasstorch.distributed._pmi import process_mapping
+    assert process_mapping(["a", "a", "a"]) == "(vector,(0,1,3))"
+    assert process_mapping(["a", "a", "b", "b"]) == "(vector,(0,1,2),(1,1,2))"
+    assert process_mapping(["a", "b", "a"]) == "(vector,(0,1,1),(1,1,1),(0,1,1))"
+
+
+def test_launcher_accepts_torchruns_flags():
+    from glasstorch.distributed.run import parse_args, _nproc, _nnodes
+    a = parse_args(["--nproc_per_node", "3", "--nnodes", "2", "--node_rank", "1", "--master_addr", "h",
+                    "--master_port", "1234", "train.py", "--lr", "0.1"])
+    b = parse_args(["--nproc-per-node", "3", "--nnodes", "2", "--node-rank", "1", "--master-addr", "h",
+                    "--master-port", "1234", "train.py", "--lr", "0.1"])
+    assert vars(a) == vars(b)
+    assert (a.training_script, a.training_script_args, _nproc(a.nproc_per_node), _nnodes(a.nnodes)) == \
+        ("train.py", ["--lr", "0.1"], 3, 2)
+    assert _nnodes("2:2") == 2
+    with pytest.raises(ValueError, match="elastic ranges are not supported"):
+        _nnodes("1:4")
+    with pytest.raises(ValueError, match="Unsupported nproc_per_node value: many"):
+        _nproc("many")
+
+
+def test_launcher_summary_names_the_first_failure(tmp_path, capsys):
+    from glasstorch.distributed.run import _report
+    for rank, when, error in ((2, 2.0, "DistBackendError: rank 1 failed: ..."), (1, 1.0, "ValueError: boom")):
+        (tmp_path / f"rank{rank}.json").write_text(json.dumps(
+            {"time": when, "host": "h", "pid": 10 + rank, "rank": str(rank), "local_rank": str(rank), "error": error,
+             "traceback": f"Traceback (most recent call last):\n{error}\n"}))
+    _report("train.py", str(tmp_path), 1)
+    err = capsys.readouterr().err
+    root = err[err.index("Root Cause (first observed failure):"):]
+    assert "train.py FAILED" in err and "rank      : 2 (local_rank: 2)" in err[:err.index("Root Cause")]
+    assert "rank      : 1 (local_rank: 1)" in root and "error     : ValueError: boom" in root
+    (tmp_path / "none").mkdir()
+    _report("train.py", str(tmp_path / "none"), -9)   # killed ranks leave no record
+    assert "no rank left a traceback" in capsys.readouterr().err
+
+
+def test_data_parallel_is_a_pass_through_like_torchs_without_gpus():
+    import torch
+    glasstorch.manual_seed(0)
+    ours = glasstorch.nn.Linear(4, 3)
+    theirs = torch.nn.Linear(4, 3)
+    with torch.no_grad():
+        theirs.weight.copy_(torch.tensor(ours.weight.detach().numpy()))
+        theirs.bias.copy_(torch.tensor(ours.bias.detach().numpy()))
+    dp, tdp = glasstorch.nn.DataParallel(ours), torch.nn.DataParallel(theirs)
+    assert glasstorch.nn.parallel.DataParallel is glasstorch.nn.DataParallel
+    assert dp.module is ours and dp.device_ids == tdp.device_ids == []
+    assert list(dp.state_dict()) == list(tdp.state_dict()) == ["module.weight", "module.bias"]
+    x = np.random.default_rng(0).standard_normal((5, 4)).astype(np.float32)
+    out, tout = dp(glasstorch.tensor(x)), tdp(torch.tensor(x))
+    np.testing.assert_allclose(out.detach().numpy(), tout.detach().numpy(), rtol=1e-5, atol=1e-6)
+    out.sum().backward()
+    tout.sum().backward()
+    np.testing.assert_allclose(ours.weight.grad.numpy(), theirs.weight.grad.numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(glasstorch.nn.parallel.data_parallel(ours, glasstorch.tensor(x)).detach().numpy(),
+                               out.detach().numpy())
+
+
+def test_draw_marks_leaves_whose_gradient_hook_describes_itself():
+    """What DDP's hook shows in inspection.draw, without processes: any post-accumulate hook with a
+    ``draw_label`` is drawn on its leaf (and outlined); hooks without one are not."""
+    from glasstorch.inspection import draw
+
+    class Hook:
+        draw_label = "DDP all_reduce: bucket 0 (starts it)"
+
+        def __call__(self, param):
+            pass
+
+    w, b = glasstorch.ones(3, requires_grad=True), glasstorch.ones(3, requires_grad=True)
+    w.register_post_accumulate_grad_hook(Hook())
+    b.register_post_accumulate_grad_hook(lambda p: None)
+    d = draw((w * b).sum(), params={"w": w, "b": b})
+    leaves = {n.label.split("\n")[0]: n for n in d.nodes if n.kind == "leaf"}
+    assert leaves["w"].hooks == ("DDP all_reduce: bucket 0 (starts it)",)
+    assert leaves["w"].label == "w\n(3,)\nDDP all_reduce: bucket 0 (starts it)"
+    assert leaves["b"].hooks == () and leaves["b"].label == "b\n(3,)"
+    assert d.dot.count("penwidth=2") == 1
+    assert 'stroke-width="2"' in d.svg(engine="python")
+
+
+def _square(i, results):
+    results.put((i, i * i))
+
+
+def _fail_on_one(i):
+    if i == 1:
+        raise ValueError(f"process {i} fails")
+    time.sleep(30)  # the parent must stop this one once process 1 failed
+
+
+def _exit_three(i):
+    sys.exit(3 if i == 0 else 0)
+
+
+def test_spawn_runs_and_reports_failures_as_torch():
+    ctx = gmp.get_context("spawn")
+    results = ctx.SimpleQueue()
+    context = gmp.start_processes(_square, args=(results,), nprocs=2, join=False, start_method="spawn")
+    assert isinstance(context, gmp.ProcessContext) and len(context.pids()) == 2
+    while not context.join():
+        pass
+    assert sorted(results.get() for _ in range(2)) == [(0, 0), (1, 1)]
+    start = time.monotonic()
+    with pytest.raises(gmp.ProcessRaisedException) as info:
+        gmp.spawn(_fail_on_one, nprocs=2)
+    assert time.monotonic() - start < 25   # process 0 was terminated, not waited for
+    assert info.value.error_index == 1
+    assert "-- Process 1 terminated with the following error:" in str(info.value)
+    assert "ValueError: process 1 fails" in str(info.value)
+    with pytest.raises(gmp.ProcessExitedException, match="process 0 terminated with exit code 3") as info:
+        gmp.spawn(_exit_three, nprocs=1)
+    assert info.value.exit_code == 3
+
+
+# ----------------------------------------------------------------------------------------------
+# Every collective against NumPy, then DistributedDataParallel against one process on the
+# concatenated batches: 3 ranks through the launcher (mpiexec), 2 through spawn + tcp://
+# ----------------------------------------------------------------------------------------------
+def _checked(out, world_size):
+    # the ranks share one stdout: their lines may interleave, so match the records, not lines
+    records = [(int(r), int(n)) for r, n in re.findall(r"CHECKED (\d+) (\d+)", out)]
+    assert sorted(r for r, _ in records) == list(range(world_size)), out
+    assert all(n > 60 for _, n in records), out
+
+
+def _script_module():
+    sys.path.insert(0, str(SCRIPTS))
+    spec = importlib.util.spec_from_file_location("suite", SCRIPTS / "suite.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _single_process_reference(world_size):
+    s = _script_module()
+    x, y = s.make_data(world_size)
+    F = glasstorch.nn.functional
+    # plain steps: the global batch of step k is the ranks' shards together
+    model = s.make_model(seed=0)
+    opt = glasstorch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    for step in range(s.STEPS):
+        parts = [s.batch(x, y, step, r, world_size) for r in range(world_size)]
+        xs, ys = glasstorch.cat([p[0] for p in parts]), glasstorch.cat([p[1] for p in parts])
+        opt.zero_grad()
+        F.mse_loss(model(xs), ys).backward()
+        opt.step()
+    trained = s.params(model)
+    # accumulation: two global micro-batches, gradients summed, one step
+    model = s.make_model(seed=10)
+    opt = glasstorch.optim.SGD(model.parameters(), lr=0.1)
+    opt.zero_grad()
+    for step in (0, 1):
+        parts = [s.batch(x, y, step, r, world_size) for r in range(world_size)]
+        F.mse_loss(model(glasstorch.cat([p[0] for p in parts])), glasstorch.cat([p[1] for p in parts])).backward()
+    opt.step()
+    return trained, s.params(model)
+
+
+def _check_ddp_reports(out_dir, world_size):
+    reports = [json.loads((out_dir / f"rank{r}.json").read_text()) for r in range(world_size)]
+    trained, accumulated = _single_process_reference(world_size)
+    for r, rep in enumerate(reports):
+        for name, value in trained.items():
+            np.testing.assert_allclose(rep["trained"][name], value, rtol=1e-12, atol=1e-12, err_msg=f"rank {r} {name}")
+        for name, value in accumulated.items():
+            np.testing.assert_allclose(rep["accumulated"][name], value, rtol=1e-12, atol=1e-12,
+                                       err_msg=f"rank {r} {name} (no_sync)")
+        assert rep["buckets"] >= 3
+        assert rep["state_dict_keys"][:2] == ["module.0.weight", "module.0.bias"]
+        # find_unused_parameters: head_b used on rank 0 only -> its averaged gradient on every rank
+        assert rep["unused"]["never.weight"] is None
+        assert rep["unused"]["head_b.weight"] == reports[0]["unused"]["head_b.weight"]
+        assert rep["unused"]["body.weight"] == reports[0]["unused"]["body.weight"]
+        assert "Expected to have finished reduction in the prior iteration" in rep["unused_error"]
+        assert "Parameters which did not receive grad for rank" in rep["unused_error"]
+        assert "head_b.weight, head_b.bias, never.weight, never.bias" in rep["unused_error"]
+        assert "DDP expects same model across all ranks" in rep["mismatch_error"]
+        assert "'0.weight'" in rep["mismatch_error"] and "[6, 5]" in rep["mismatch_error"] \
+            and "[4, 5]" in rep["mismatch_error"]
+        assert rep["buffer_after_forward"] == [0.0] * 5
+        # the uneven batch: rank 1 ran 3 samples where the others ran 4
+        kinds = [kind for kind, _ in rep["seatbelt"]]
+        assert kinds == ["UnevenBatchWarning"], rep["seatbelt"]
+        assert f"rank {r}" in rep["seatbelt"][0][1] and "DistributedSampler" in rep["seatbelt"][0][1]
+        labels = rep["draw_hooks"]
+        assert set(labels) == {f"module.{i}.{k}" for i in (0, 2, 4) for k in ("weight", "bias")}
+        assert all(len(v) == 1 and v[0].startswith("DDP all_reduce: bucket 0") for v in labels.values())
+        assert sum(v[0].endswith("(starts it)") for v in labels.values()) == 1
+        assert rep["draw_dot_marked"]
+    # without the trainer's averaging the local gradients differ: no_sync really skipped it
+    assert reports[0]["local_grad_after_no_sync"] != reports[1]["local_grad_after_no_sync"]
+
+
+@needs_mpi
+def test_three_ranks_through_the_launcher(tmp_path):
+    code, out, err, _ = _launch(3, "suite.py", str(tmp_path))
+    assert code == 0, err[-4000:]
+    _checked(out, 3)
+    _check_ddp_reports(tmp_path, 3)
+
+
+@needs_mpi
+def test_two_ranks_through_spawn_and_tcp(tmp_path):
+    code, out, err, _ = _run([sys.executable, "suite.py", str(tmp_path), "spawn", "2"], 90)
+    assert code == 0, err[-4000:]
+    _checked(out, 2)
+    _check_ddp_reports(tmp_path, 2)
+
+
+# ----------------------------------------------------------------------------------------------
+# Faults end every rank with an error naming the culprit, well before the 60 s timeout
+# ----------------------------------------------------------------------------------------------
+@needs_mpi
+def test_a_rank_that_raises_stops_the_others_naming_it():
+    code, out, err, elapsed = _launch(3, "faults.py", "raise", limit=60)
+    assert code == 1
+    assert "Root Cause (first observed failure)" in err and "rank      : 1 (local_rank: 1)" in err
+    assert "ValueError: rank 1 broke on purpose" in err
+    # each other rank either reported the failure itself or was stopped by mpiexec right after
+    errors = re.findall(r"ERROR ([02]): (.*?), while rank", out)
+    assert errors and all(msg == "rank 1 failed: ValueError: rank 1 broke on purpose" for _, msg in errors), out
+    assert elapsed < 45
+
+
+@needs_mpi
+def test_a_rank_whose_script_ends_early_is_named():
+    code, out, err, elapsed = _launch(2, "faults.py", "exit", limit=60)
+    assert code == 1
+    assert "ERROR 0: rank 1 exited (its script ended) without destroy_process_group(), while rank 0 waited for " \
+           "it in all_reduce" in out, out + err[-2000:]
+    assert elapsed < 45
+
+
+@needs_mpi
+def test_a_killed_rank_is_named_by_the_rendezvous():
+    procs = _ranks_apart("faults.py", ["kill"], 2, limit=60)
+    try:
+        code, out, err = _finish(procs[0], 45)
+        assert code not in (None, 0), "rank 0 did not end"
+        assert "ERROR 0: rank 1 died" in out, out + err[-3000:]
+    finally:
+        _kill_all(procs)
+
+
+@needs_mpi
+def test_a_hung_rank_times_out_with_a_diagnosis():
+    procs = _ranks_apart("faults.py", ["hang"], 2, limit=60, env_extra={"GLASSTORCH_TEST_TIMEOUT": 3})
+    try:
+        code, out, err = _finish(procs[0], 45)
+        assert code not in (None, 0), "rank 0 did not end"
+        assert "ERROR 0: all_reduce #" in out and "timed out after 3s on rank 0" in out, out + err[-3000:]
+        assert "Rank 1 did not answer" in out
+    finally:
+        _kill_all(procs)
+
+
+@needs_mpi
+def test_launcher_without_mpiexec_across_two_node_launchers():
+    """--nnodes 2: one launcher per 'machine' (both here), meeting at the master address."""
+    port = _free_port()
+    launchers = [subprocess.Popen([sys.executable, "-m", "glasstorch.distributed.run", "--nnodes", "2", "--node-rank",
+                                   str(node), "--nproc-per-node", "1", "--master-port", str(port), "faults.py",
+                                   "ok"],
+                                  cwd=SCRIPTS, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                  start_new_session=True) for node in (0, 1)]
+    try:
+        results = [_finish(p, 60) for p in launchers]
+        for code, out, err in results:
+            assert code == 0, err[-3000:]
+        assert sorted(re.findall(r"DONE \d", "".join(out for _, out, _ in results))) == ["DONE 0", "DONE 1"]
+    finally:
+        _kill_all(launchers)
