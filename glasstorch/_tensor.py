@@ -8,7 +8,10 @@ A Tensor holds
                      node's outputs it is;
 * ``_grad``          the accumulated gradient of a leaf (or of a non-leaf after retain_grad());
 * ``_vc``            the version counter, shared with every view of the same data, bumped by
-                     every in-place op so backward can tell a saved value was overwritten.
+                     every in-place op so backward can tell a saved value was overwritten;
+* ``_base``          for a view, the tensor whose memory it shares (always a non-view: the root),
+                     with ``_creation_meta`` (how it was made) and ``_attr_version`` (the version
+                     at which its ``grad_fn`` was last set: see ``autograd.graph.view_grad_fn``).
 
 The op methods (``add``, ``sum``, ``view``...) are defined with their derivatives in
 ``glasstorch/ops`` and attached to this class there; this file keeps the protocol itself.
@@ -20,7 +23,8 @@ from . import _dtype
 from ._array import xp, device_type_of, as_numpy
 from . import autograd
 from .autograd import grad_mode
-from .autograd.graph import AccumulateGrad, user_frame, new_hook_dict, _add_hook, regenerate_view_grad_fn
+from .autograd.graph import (AccumulateGrad, user_frame, new_hook_dict, _add_hook, view_grad_fn,
+                             mark_views_requiring_grad, DEFAULT, NO_GRAD_MODE)
 
 _state = grad_mode._state
 _DTYPE_OF = _dtype._BY_NUMPY
@@ -93,14 +97,17 @@ class _VersionCounter:
     """Shared by a tensor and its views (and detached aliases): bumped by every in-place op.
 
     It also remembers which in-place op bumped it last and where (for the error message when a
-    saved value was modified), and ``rewrite_seq``: the creation number of the node that last
-    rewrote the history of the base, after which the views' grad_fns are out of date.
+    saved value was modified), and ``views``: weak references to the views made while their base
+    did not require grad. A view requires grad whenever its base does (torch asks the base), so
+    when an in-place op gives the base a history, those views start requiring grad too
+    (``autograd.graph.mark_views_requiring_grad``).
     The fields are class-level defaults, so making one (every tensor has one) costs no __init__.
     """
     version = 0
     last_op = None
     where = None
-    rewrite_seq = 0
+    views = None
+    prune_at = 64  # when ``views`` grows to this length, the dead references are dropped
 
 
 def bump_version(t, op_name):
@@ -114,6 +121,7 @@ def bump_version(t, op_name):
 class Tensor:
     __slots__ = ("_data", "_requires_grad", "_grad_fn", "_grad", "_output_nr", "_vc", "_base",
                  "_retains_grad", "_backward_hooks", "_post_accumulate_grad_hooks", "_accumulator",
+                 "_creation_meta", "_attr_version",  # set on views only (see make_view), read only when _base is set
                  "__weakref__", "__dict__")
     __array_priority__ = 1000  # numpy_array * tensor -> Tensor.__rmul__
     __hash__ = object.__hash__
@@ -161,17 +169,18 @@ class Tensor:
         if value and self._data.dtype.kind not in "fc" and self._data.dtype != _BF16:
             raise RuntimeError(dtype_message)
         self._requires_grad = bool(value)
+        if value and self._base is None and self._vc.views:
+            mark_views_requiring_grad(self._vc)  # views made earlier require grad through their base
 
     @property
     def grad_fn(self):
-        fn = self._grad_fn
-        if fn is not None and self._base is not None and self._vc.rewrite_seq > fn._seq:
-            fn = regenerate_view_grad_fn(self)  # the base was modified in place since this view was made
-        return fn
+        if self._base is not None:
+            return view_grad_fn(self)  # regenerated if the base or a view of it was modified in place
+        return self._grad_fn
 
     @property
     def is_leaf(self):
-        return self._grad_fn is None
+        return (self._grad_fn if self._base is None else view_grad_fn(self)) is None
 
     @property
     def output_nr(self):
@@ -270,8 +279,12 @@ class Tensor:
         return out
 
     def detach_(self):
-        if self._base is not None and self._base._requires_grad:
-            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+        if self._base is not None:
+            raise RuntimeError("Can't detach views in-place. Use detach() instead. If you are using "
+                               "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set as "
+                               "True, gradients are views of DDP buckets, and hence detach_() cannot be called on "
+                               "these gradients. To fix this error, please refer to the Optimizer.zero_grad() "
+                               "function in torch/optim/optimizer.py as the solution.")
         self._grad_fn = None
         self._requires_grad = False
         return self
@@ -547,6 +560,39 @@ def _wrap(data):
     t._post_accumulate_grad_hooks = None
     t._accumulator = None
     return t
+
+
+def make_view(input, data, creation_meta=DEFAULT):
+    """A new tensor over ``data`` (an array sharing ``input``'s memory) that is a view of ``input``,
+    as torch's ``as_view``: the same version counter, ``_base`` the root of ``input``'s views,
+    the creation meta (``creation_meta``, ``NO_GRAD_MODE`` under no_grad; a view of a view made
+    under no_grad or by a multi-output op keeps its parent's), and requiring grad when the base
+    does. The view op records its node after."""
+    out = _wrap(data)
+    vc = out._vc = input._vc
+    if not _state.enabled:
+        creation_meta = NO_GRAD_MODE
+    base = input._base
+    if base is None:
+        out._base = input
+    else:
+        out._base = base
+        if creation_meta == DEFAULT:
+            creation_meta = input._creation_meta  # torch's propagate_creation_meta
+    out._creation_meta = creation_meta
+    out._attr_version = vc.version
+    if input._requires_grad:
+        out._requires_grad = True
+    else:
+        views = vc.views
+        if views is None:
+            vc.views = [weakref.ref(out)]
+        else:
+            views.append(weakref.ref(out))
+            if len(views) >= vc.prune_at:
+                views[:] = [r for r in views if r() is not None]
+                vc.prune_at = max(64, 2 * len(views))
+    return out
 
 
 def _wrap_dim(dim, ndim):

@@ -141,7 +141,7 @@ def erf(a):
     if special is not None:
         return special.erf(a)
     import math
-    return xp.frompyfunc(math.erf, 1, 1)(a).astype(a.dtype)
+    return xp.asarray(xp.frompyfunc(math.erf, 1, 1)(a)).astype(a.dtype)  # (a 0-d input gives a Python float)
 
 
 def erfinv(a):
@@ -156,7 +156,7 @@ def lgamma(a):
     if special is not None:
         return special.gammaln(a)
     import math
-    return xp.frompyfunc(math.lgamma, 1, 1)(a).astype(a.dtype)
+    return xp.asarray(xp.frompyfunc(math.lgamma, 1, 1)(a)).astype(a.dtype)  # (a 0-d input gives a Python float)
 
 
 def digamma(a):

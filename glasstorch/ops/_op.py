@@ -14,7 +14,7 @@ This module provides what they share:
 from .. import _dtype
 from .._tensor import Tensor, _wrap, bump_version
 from ..autograd import grad_mode
-from ..autograd.graph import Node, connect, edge_of, rebase_history, _short_name
+from ..autograd.graph import Node, connect, edge_of, rebase_history, check_inplace
 from .._array import xp
 
 _state = grad_mode._state
@@ -139,71 +139,79 @@ def make_node_class(name, backward, saved_names=(), doc=None, num_outputs=1):
 
 
 def _check_inplace(self, others=()):
-    """torch's rules for an in-place op on a tensor that takes part in autograd.
+    """torch's rules for an in-place op on ``self``, checked before it writes.
 
-    Returns whether autograd is involved (``self`` or one of ``others`` requires grad). When it is
-    and ``self`` is a view, recording the op's node onto ``self`` moves the history onto the base
-    (``connect`` -> ``rebase_history``: torch's CopySlices).
+    Returns whether autograd records the op (grad mode on, and ``self`` or one of ``others``
+    requires grad): then the op creates its node from the inputs' current histories (``self``'s
+    old one first), writes, bumps the version, and hands the node to ``rebase_history``, which
+    moves it onto the base when ``self`` is a view (torch's CopySlices).
     """
+    if not self._data.flags.writeable:
+        _check_no_overlap(self)
     if not _state.enabled:
         return False
-    base = self._base
-    if self._requires_grad:
-        fn = self._grad_fn
-        if fn is None:
-            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
-        if base is not None:
-            if base._grad_fn is None:  # torch's test: the view's base is a leaf (whether or not it requires grad)
-                raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place "
-                                   "operation.")
-            if fn.num_outputs > 1:
-                raise RuntimeError(
-                    f"Output {self._output_nr} of {_short_name(fn)} is a view and is being modified inplace. This "
-                    "view is the output of a function that returns multiple views. Such functions do not allow the "
-                    "output views to be modified inplace. You should replace the inplace operation by an "
-                    "out-of-place one.")
-    elif base is not None and base._requires_grad:
-        raise RuntimeError(
-            "A view was created in no_grad mode and is being modified inplace with grad mode enabled. Given that "
-            "this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both "
-            "the view and the inplace either both inside the no_grad block (if you don't want the inplace to be "
-            "tracked) or both outside (if you want the inplace to be tracked).")
     involved = self._requires_grad
     if not involved:
         for o in others:
             if isinstance(o, Tensor) and o._requires_grad:
                 involved = True
                 break
+    check_inplace(self, involved)
     return involved
+
+
+def _check_no_overlap(self):
+    d = self._data
+    if any(st == 0 and n > 1 for st, n in zip(d.strides, d.shape)):
+        raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a single "
+                           "memory location. Please clone() the tensor before performing the operation.")
+
+
+def record_inplace(node_cls, self, inputs, saved=()):
+    """Create the node of an in-place op on ``self`` before it writes: its edges are the inputs'
+    histories (``inputs[0]`` is ``self``, its old history). After the write, ``rebase_history(self,
+    node)`` makes it ``self``'s history (the node is recorded on a stand-in output of ``self``'s
+    shape and dtype, so the gradient reductions for broadcast inputs are set up as for any op)."""
+    return record(node_cls, _wrap(self._data), inputs, saved)
 
 
 def inplace(self, op_name, fn, *args, **kwargs):
     """Run out-of-place ``fn(self, *args)`` and write the result into ``self`` (torch's x.op_()).
 
     With autograd involved, the derivative must see ``self``'s value from before the write, so the
-    op runs on a copy and ``self`` then takes over the result's history (torch saves
-    ``original_self`` the same way). When ``self`` is a view, the history goes to its base
-    (``rebase_history``: CopySlices), as in torch.
+    op runs on a copy that carries ``self``'s history (torch saves ``original_self`` the same way);
+    after the write ``self`` takes over the op's node (``rebase_history``: onto the base through
+    CopySlices when ``self`` is a view), and a result the derivative saved is ``self`` itself, so
+    modifying ``self`` in place again before backward is caught by the version check, as in torch.
     """
     if _check_inplace(self, args):
         src = _wrap(self._data.copy())
         if self._requires_grad:
-            src._requires_grad = True
-            src._grad_fn, src._output_nr = edge_of(self)
+            fn_self, nr = edge_of(self)
+            if fn_self is not None:
+                src._requires_grad = True
+                src._grad_fn, src._output_nr = fn_self, nr
         result = fn(src, *args, **kwargs)
         _write(self, result, op_name)
         node = result._grad_fn
         if node is not None:
-            if self._base is not None:
-                rebase_history(self, node)
-            else:
-                self._grad_fn, self._output_nr, self._requires_grad = node, result._output_nr, True
-                self._vc.rewrite_seq = node._seq  # views of self now derive from the new history
+            _saved_result_is(node, self)
+            rebase_history(self, node)
         return self
     with grad_mode.no_grad():
         result = fn(self, *args, **kwargs)
     _write(self, result, op_name)
     return self
+
+
+def _saved_result_is(node, self):
+    """The node saved its result, which the in-place op has just written into ``self``: save
+    ``self`` (at its new version) instead."""
+    i = node._result_index
+    if i >= 0 and node._saved:
+        saved, versions = list(node._saved), list(node._versions_at_save)
+        saved[i], versions[i] = self._alias(), self._vc.version
+        node._saved, node._versions_at_save = tuple(saved), tuple(versions)
 
 
 def _write(self, result, op_name):

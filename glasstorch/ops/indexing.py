@@ -6,7 +6,7 @@ from .. import _dtype
 from .._tensor import Tensor, _wrap, _wrap_dim, bump_version
 from .._array import xp
 from ..autograd.graph import connect
-from ._op import _state, method, record, make_node_class, _check_inplace
+from ._op import _state, method, record, make_node_class, _check_inplace, record_inplace, rebase_history
 from ..autograd.grad_mode import no_grad
 
 
@@ -63,19 +63,6 @@ class IndexPutBackward0(make_node_class("IndexPutBackward0", None)):
         return _put_backward(self, grad)
 
 
-class CopySlices(make_node_class("CopySlices", None)):
-    """``base[index] = value`` through a view of ``base`` (torch wraps the in-place op on the view;
-    the derivative is index_put's: the overwritten part gets no gradient, the value gets the
-    gradient of the slots it filled)."""
-    accumulate = False
-
-    def name(self):
-        return "torch::autograd::CopySlices"
-
-    def backward(self, grad):
-        return _put_backward(self, grad)
-
-
 def _put_backward(node, grad):
     g_base = None
     if node.next_functions[0][0] is not None:
@@ -113,11 +100,19 @@ def _getitem_np(input, idx):
     return res
 
 
-def getitem(input, index):
-    """tensor[index], as torch's python indexing does it: basic indices (ints, slices, None,
-    Ellipsis) are applied one by one as views (select/slice/unsqueeze), then the advanced ones
-    (integer and boolean tensors, lists, bools) in one IndexBackward0."""
-    from .shape import select, _slice, unsqueeze, _alias_view
+def _full_slice(i, n):
+    """A slice torch's indexing leaves out (start 0, step 1, through the end): ``x[:, 0]`` selects
+    from ``x`` itself, not from a slice of it."""
+    return (i.start is None or i.start == 0) and (i.step is None or i.step == 1) and \
+        (i.stop is None or i.stop >= n)
+
+
+def _apply_slicing(input, index, elide_full_slices=True):
+    """torch's applySlicing: the basic indices (ints, slices, None, Ellipsis, bools) applied one
+    by one as views (select/slice/unsqueeze), and the NumPy index of the advanced step (integer
+    and boolean tensors, lists) on the result, with one entry per dim of that result. Returns
+    ``(view, numpy_index, advanced)``; ``view`` is ``input`` itself when no index made a view."""
+    from .shape import select, _slice, unsqueeze
     index = _normalise(index)
     nd = input._data.ndim
     used = builtins.sum(_consumed(i) for i in index)
@@ -128,13 +123,11 @@ def getitem(input, index):
     in_dim = 0       # ... and of `input`, for messages
     np_idx = []      # the NumPy index for the advanced step, one entry per dim of `out` so far
     advanced = False
-    applied = False
     for i in index:
         if i is None:
             out = unsqueeze(out, dim)
             np_idx.append(builtins.slice(None))
             dim += 1
-            applied = True
         elif i is Ellipsis:
             k = nd - used
             np_idx += [builtins.slice(None)] * k
@@ -145,16 +138,15 @@ def getitem(input, index):
             if not -n <= int(i) < n:  # (indexing words it differently from select())
                 raise IndexError(f"index {int(i)} is out of bounds for dimension {in_dim} with size {n}")
             out = select(out, dim, int(i))
-            applied = True
             in_dim += 1
         elif isinstance(i, builtins.slice):
             in_dim += 1
-            if i != builtins.slice(None):
-                start, stop, step = i.indices(out._data.shape[dim])
+            n = out._data.shape[dim]
+            if not (elide_full_slices and _full_slice(i, n)):
+                start, stop, step = i.indices(n)
                 if step <= 0:
                     raise ValueError("step must be greater than zero")
                 out = _slice(out, dim, start, stop, step)
-                applied = True
             np_idx.append(builtins.slice(None))
             dim += 1
         elif isinstance(i, bool) or (isinstance(i, Tensor) and i._data.ndim == 0 and i._data.dtype == bool):
@@ -179,9 +171,19 @@ def getitem(input, index):
                     raise IndexError(f"index {bad} is out of bounds for dimension {dim} with size {n}")
                 dim += 1
             np_idx.append(a)
+    return out, tuple(np_idx), advanced
+
+
+def getitem(input, index):
+    """tensor[index], as torch's python indexing does it: the basic indices as views, then the
+    advanced ones in one IndexBackward0. A lone slice is always applied (``x[:]`` is a
+    SliceBackward0); inside a tuple a full slice is left out, and an index that changes nothing
+    gives an alias (``x[...]``, ``x[:, :]``: AliasBackward0)."""
+    from .shape import _alias_view
+    out, np_idx, advanced = _apply_slicing(input, index, elide_full_slices=type(index) is not builtins.slice)
     if advanced:
-        return _getitem_np(out, tuple(np_idx))
-    if not applied:
+        return _getitem_np(out, np_idx)
+    if out is input:
         return _alias_view(input)
     return out
 
@@ -189,86 +191,69 @@ def getitem(input, index):
 Tensor.__getitem__ = getitem
 
 
-def _to_np_index(index):
-    index = _normalise(index)
-    out = []
-    for i in index:
-        if isinstance(i, (Tensor, list)):
-            out.append(_np_index(i))
-        else:
-            out.append(i)
-    return tuple(out)
-
-
-def _setitem_kind(index):
-    """How torch records ``x[index] = v``: 'view' (a basic index makes a view: CopySlices),
-    'advanced' (only tensors/lists besides full slices: IndexPutBackward0), 'whole' (only ``...``
-    and full slices: fill_/copy_ on x itself), 'none' (x[False] = v changes nothing)."""
-    kind = "whole"
-    for i in _normalise(index):
-        if i is Ellipsis or (isinstance(i, builtins.slice) and i == builtins.slice(None)):
-            continue
-        if i is False:
-            return "none"
-        if i is None or i is True or _is_int_scalar(i) or isinstance(i, builtins.slice):
-            return "view"
-        kind = "advanced"
-    return kind
-
-
-def _broadcast_value(value, shape):
-    """torch's copy_to: a value of another shape is viewed without its leading 1s, then expanded
-    (so its graph shows ViewBackward0 and ExpandBackward0)."""
-    if value._data.shape == shape:
-        return value
+def _prefix_1s_stripped(value):
+    """torch's slicePrefix1sSize: the value without its leading size-1 dims (a view)."""
     vs = value._data.shape
     k = 0
     while k < len(vs) and vs[k] == 1:
         k += 1
-    return value.view(vs[k:]).expand(shape)  # (expand raises torch's error for a value that does not fit)
+    return value.view(vs[k:])
 
 
-def setitem(input, index, value):
-    kind = _setitem_kind(index)
-    if kind == "none":
-        return
-    involved = _check_inplace(input, (value,))
-    idx = _to_np_index(index)
-    d = input._data
-    if involved and isinstance(value, Tensor) and value._data.ndim and kind != "advanced":
-        value = _broadcast_value(value, d[idx].shape if kind == "view" else d.shape)
-    if involved and kind == "whole":
-        from .pointwise import fill_, copy_
-        from ._op import as_tensor_arg
-        v = value if isinstance(value, Tensor) else as_tensor_arg(value, input)
-        if v._data.ndim == 0:
-            fill_(input, v)
-        else:
-            copy_(input, v)
-        return
-    if isinstance(value, Tensor):
-        v = value._data
-        if v.dtype != d.dtype:
-            v = v.astype(d.dtype)
+def _copy_to(dst, src):
+    """torch's copy_to for ``x[basic index] = src``: copy_ when the shapes agree, fill_ for a 0-d
+    value, else copy_ of the value viewed without its leading 1s and expanded to the target (so
+    the graph shows ViewBackward0 and ExpandBackward0, and expand raises for a value that does not
+    fit)."""
+    from .pointwise import copy_, fill_
+    if src._data.shape == dst._data.shape:
+        copy_(dst, src)
+    elif src._data.ndim == 0:
+        fill_(dst, src)
     else:
-        v = value
+        copy_(dst, _prefix_1s_stripped(src).expand(dst._data.shape))
+
+
+def _index_put_(dst, idx, value):
+    """``dst[idx] = value`` for an advanced index: one IndexPutBackward0 (the value viewed without
+    its leading 1s, as torch's setitem does)."""
+    vs = value._data.shape
+    if vs and vs[0] == 1:
+        value = _prefix_1s_stripped(value)
+    node = None
+    if _check_inplace(dst, (value,)):
+        node = record_inplace(IndexPutBackward0, dst, (dst, value))
+        node.indices = idx
+    v = value._data
+    d = dst._data
+    if v.dtype != d.dtype:
+        v = v.astype(d.dtype)
     try:
         d[idx] = v
     except ValueError:
-        if kind != "advanced" and isinstance(value, Tensor):
-            with no_grad():
-                _broadcast_value(value, d[idx].shape)  # raises expand's error, as torch's copy_to does
         raise RuntimeError(f"shape mismatch: value tensor of shape {list(xp.shape(v))} cannot be broadcast to "
                            f"indexing result of shape {list(d[idx].shape)}") from None
     except IndexError as e:
         raise IndexError(str(e)) from None
-    bump_version(input, "__setitem__")
-    if involved:
-        vt = value if isinstance(value, Tensor) else None
-        # edges are taken from input's current history before the new node replaces it
-        node = record(CopySlices if kind == "view" else IndexPutBackward0, input, (input, vt))
-        node.indices = idx
-        input._output_nr = 0
+    bump_version(dst, "index_put_")
+    if node is not None:
+        rebase_history(dst, node)
+
+
+def setitem(input, index, value):
+    """``input[index] = value`` as torch's python indexing does it: the basic part of the index
+    makes a view of ``input``, the value is written into it with copy_/fill_ (advanced indices:
+    index_put_), and that in-place op on a view rewrites ``input``'s history (CopySlices)."""
+    if index is False:
+        return
+    if not isinstance(value, Tensor):
+        from ._op import as_tensor_arg
+        value = as_tensor_arg(value, input)
+    out, np_idx, advanced = _apply_slicing(input, index)
+    if advanced:
+        _index_put_(out, np_idx, value)
+    else:
+        _copy_to(out, value)
 
 
 Tensor.__setitem__ = setitem

@@ -292,7 +292,10 @@ def diagonal(input, offset=0, dim1=0, dim2=1):
     nd = input._data.ndim
     d1, d2 = _wrap_dim(dim1, nd), _wrap_dim(dim2, nd)
     from .shape import _view
-    res = _view(input, xp.diagonal(input._data, offset, d1, d2))
+    arr = xp.diagonal(input._data, offset, d1, d2)
+    if type(arr) is xp.ndarray and input._data.flags.writeable:
+        arr.setflags(write=True)  # NumPy's diagonal is read-only for backward compatibility only; torch's is writable
+    res = _view(input, arr)
     if input._requires_grad and _state.enabled:
         node = record(DiagonalBackward0, res, (input,), meta_check=False)
         node.self_sizes, node.offset, node.dim1, node.dim2 = input._data.shape, offset, d1, d2

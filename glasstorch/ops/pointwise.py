@@ -1036,7 +1036,7 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
 # ---------------------------------------------------------------------------------------------
 # In-place arithmetic: NumPy's out= when autograd is not involved (the optimizer's hot path)
 # ---------------------------------------------------------------------------------------------
-from ._op import _check_inplace, _write, bump_version  # noqa: E402
+from ._op import _check_inplace, _write, bump_version, record_inplace, rebase_history  # noqa: E402
 
 
 def _keeping_dtype(op):
@@ -1154,20 +1154,13 @@ def _broadcast_shape(a, b):
         return None
 
 
-def _rewrite_history(self, node_cls, inputs):
-    """After an in-place write: ``self`` becomes the output of a new node whose inputs include
-    its own previous history (edges are taken before the history is replaced)."""
-    record(node_cls, self, inputs)
-    self._output_nr = 0
-
-
 @method()
 def zero_(self):
-    involved = _check_inplace(self)
+    node = record_inplace(ZeroBackward0, self, (self,)) if _check_inplace(self) else None
     self._data[...] = 0
     bump_version(self, "zero_")
-    if involved:
-        _rewrite_history(self, ZeroBackward0, (self,))
+    if node is not None:
+        rebase_history(self, node)
     return self
 
 
@@ -1179,14 +1172,14 @@ def fill_(self, value):
                            f"{value._data.ndim} dimensions.")
     if not is_t and (self._data.dtype.kind in "iu" or type(value) is complex):
         value = _fit(value, self._data.dtype)
-    involved = _check_inplace(self, (value,) if is_t else ())
+    node = None
+    if _check_inplace(self, (value,) if is_t else ()):
+        node = record_inplace(FillBackward3, self, (self, value)) if is_t else \
+            record_inplace(FillBackward2, self, (self,))
     self._data[...] = value._data if is_t else value
     bump_version(self, "fill_")
-    if involved:
-        if is_t:
-            _rewrite_history(self, FillBackward3, (self, value))
-        else:
-            _rewrite_history(self, FillBackward2, (self,))
+    if node is not None:
+        rebase_history(self, node)
     return self
 
 
@@ -1206,10 +1199,11 @@ def copy_(self, src, non_blocking=False):
         raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the broadcast shape {list(bs)}")
     if d.dtype.kind == "c" and self._data.dtype.kind != "c":
         d = d.real  # torch drops the imaginary part (with a warning)
+    node = record_inplace(CopyBackwards, self, (self, src)) if involved else None
     self._data[...] = d  # any dtype converts, as in torch (float -> int truncates)
     bump_version(self, "copy_")
-    if involved:
-        _rewrite_history(self, CopyBackwards, (self, src))
+    if node is not None:
+        rebase_history(self, node)
     return self
 
 

@@ -2,17 +2,10 @@
 so a write through either is seen by both and in-place checks cover both."""
 import builtins
 
-from .._tensor import Tensor, _wrap, Size, _wrap_dim
+from .._tensor import Tensor, _wrap, Size, _wrap_dim, make_view as _view
 from .._array import xp
+from ..autograd.graph import MULTI_OUTPUT_NODE
 from ._op import _state, method, record, make_node_class, operands, result_dtype
-
-
-def _view(input, arr):
-    """Wrap ``arr`` (a NumPy view of ``input``'s array) as a view tensor of ``input``."""
-    out = _wrap(arr)
-    out._vc = input._vc
-    out._base = input._base if input._base is not None else input
-    return out
 
 
 def _shape_arg(shape):
@@ -376,7 +369,7 @@ def select(input, dim, index):
         raise IndexError(f"select(): index {index} out of range for tensor of size {list(input._data.shape)} at "
                          f"dimension {d}")
     index = index + n if index < 0 else index
-    idx = (builtins.slice(None),) * d + (index,)
+    idx = (builtins.slice(None),) * d + (index, Ellipsis)  # (the Ellipsis: a 0-d result is a view, not a copy)
     out = _view(input, input._data[idx])
     if input._requires_grad and _state.enabled:
         node = record(SelectBackward0, out, (input,), meta_check=False)
@@ -401,7 +394,7 @@ def unbind(input, dim=0):
     d = _wrap_dim(dim, input._data.ndim)
     n = input._data.shape[d]
     pre = (builtins.slice(None),) * d
-    outs = tuple(_view(input, input._data[pre + (i,)]) for i in range(n))
+    outs = tuple(_view(input, input._data[pre + (i, Ellipsis)], MULTI_OUTPUT_NODE) for i in range(n))
     if input._requires_grad and _state.enabled:
         node = UnbindBackward0.__new__(UnbindBackward0)
         node.num_outputs = n
@@ -451,7 +444,7 @@ def _split(input, d, sizes, node_cls):
     pre = (builtins.slice(None),) * d
     outs, start = [], 0
     for s in sizes:
-        outs.append(_view(input, input._data[pre + (builtins.slice(start, start + s),)]))
+        outs.append(_view(input, input._data[pre + (builtins.slice(start, start + s),)], MULTI_OUTPUT_NODE))
         start += s
     outs = tuple(outs)
     if input._requires_grad and _state.enabled:
