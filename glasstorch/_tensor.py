@@ -24,7 +24,7 @@ from ._array import xp, device_type_of, as_numpy
 from . import autograd
 from .autograd import grad_mode
 from .autograd.graph import (AccumulateGrad, user_frame, new_hook_dict, _add_hook, view_grad_fn,
-                             mark_views_requiring_grad, DEFAULT, NO_GRAD_MODE)
+                             sync_views_requires_grad, DEFAULT, NO_GRAD_MODE, DETACHED_IN_PLACE)
 
 _state = grad_mode._state
 _DTYPE_OF = _dtype._BY_NUMPY
@@ -93,14 +93,36 @@ class device:
 _CPU = device("cpu")
 
 
+class memory_format:
+    """torch.memory_format: how an op lays out a new tensor's elements. ``preserve_format`` (what
+    clone() and the ``*_like`` functions default to): as the input's, when it has no gaps;
+    ``contiguous_format``: row-major. ``channels_last`` is accepted and gives row-major here."""
+    __slots__ = ("_name",)
+
+    def __init__(self, name):
+        self._name = name
+
+    def __repr__(self):
+        return "torch." + self._name
+
+    def __reduce__(self):
+        return self._name  # (pickled as the module-level name)
+
+
+contiguous_format = memory_format("contiguous_format")
+preserve_format = memory_format("preserve_format")
+channels_last = memory_format("channels_last")
+channels_last_3d = memory_format("channels_last_3d")
+
+
 class _VersionCounter:
     """Shared by a tensor and its views (and detached aliases): bumped by every in-place op.
 
     It also remembers which in-place op bumped it last and where (for the error message when a
-    saved value was modified), and ``views``: weak references to the views made while their base
-    did not require grad. A view requires grad whenever its base does (torch asks the base), so
-    when an in-place op gives the base a history, those views start requiring grad too
-    (``autograd.graph.mark_views_requiring_grad``).
+    saved value was modified), and ``views``: weak references to the views made without a history
+    of their own (under no_grad, or while their base did not require grad). Such a view requires
+    grad exactly when its base does (torch asks the base), so when an in-place op gives the base a
+    history, or detach_() takes it away, they follow (``autograd.graph.sync_views_requires_grad``).
     The fields are class-level defaults, so making one (every tensor has one) costs no __init__.
     """
     version = 0
@@ -169,8 +191,8 @@ class Tensor:
         if value and self._data.dtype.kind not in "fc" and self._data.dtype != _BF16:
             raise RuntimeError(dtype_message)
         self._requires_grad = bool(value)
-        if value and self._base is None and self._vc.views:
-            mark_views_requiring_grad(self._vc)  # views made earlier require grad through their base
+        if self._base is None and self._vc.views:
+            sync_views_requires_grad(self._vc, bool(value))  # views made earlier require grad through their base
 
     @property
     def grad_fn(self):
@@ -184,7 +206,7 @@ class Tensor:
 
     @property
     def output_nr(self):
-        return self._output_nr
+        return max(self._output_nr, 0)
 
     @property
     def grad(self):
@@ -285,8 +307,11 @@ class Tensor:
                                "True, gradients are views of DDP buckets, and hence detach_() cannot be called on "
                                "these gradients. To fix this error, please refer to the Optimizer.zero_grad() "
                                "function in torch/optim/optimizer.py as the solution.")
-        self._grad_fn = None
+        if self._grad_fn is not None:
+            self._grad_fn, self._output_nr = None, DETACHED_IN_PLACE  # (a node that saved it refuses it now)
         self._requires_grad = False
+        if self._vc.views:
+            sync_views_requires_grad(self._vc, False)
         return self
 
     @property
@@ -583,7 +608,7 @@ def make_view(input, data, creation_meta=DEFAULT):
     out._attr_version = vc.version
     if input._requires_grad:
         out._requires_grad = True
-    else:
+    if not (input._requires_grad and _state.enabled):  # the view op records no history: track the base's flag
         views = vc.views
         if views is None:
             vc.views = [weakref.ref(out)]

@@ -103,8 +103,8 @@ class Node:
             raise RuntimeError(FREED_MESSAGE)
         versions = self._versions_at_save
         for i, t in enumerate(saved):
-            if t is not None and t._vc.version != versions[i]:
-                raise RuntimeError(_version_error(self, i, t, versions[i]))
+            if t is not None and (t._vc.version != versions[i] or t._output_nr == DETACHED_IN_PLACE):
+                _check_saved(self, i, t, versions[i])
         if self._result_index >= 0 and _state.enabled:
             # create_graph: the saved result must lead back to this node, as torch's is_output SavedVariable
             saved = list(saved)
@@ -178,6 +178,19 @@ def new_hook_dict():
 def _short_name(node):
     """How torch's version-mismatch message names a node: ExpBackward0 -> Exp."""
     return re.sub(r"Backward\d*$", "", node.name())
+
+
+DETACHED_IN_PLACE = -1  # the _output_nr detach_() leaves on a tensor that had a history
+
+
+def _check_saved(node, index, tensor, expected):
+    """A saved tensor failed the quick check: detached in place (a saved input that had a history,
+    torch's SavedVariable refuses it first) or modified in place."""
+    if tensor._output_nr == DETACHED_IN_PLACE and index != node._result_index:
+        raise RuntimeError("Trying to use a saved tensor that has been detached in-place, i.e. with .detach_().This "
+                           "is not supported, please use out-of-place `.detach()` instead")
+    if tensor._vc.version != expected:
+        raise RuntimeError(_version_error(node, index, tensor, expected))
 
 
 def _version_error(node, index, tensor, expected):
@@ -364,13 +377,13 @@ def _move_retained_grad(t, old_fn, new_fn):
             new_fn._hooked = True
 
 
-def mark_views_requiring_grad(vc):
-    """The base of the views sharing ``vc`` now requires grad: so do they (torch asks the base)."""
-    views, vc.views = vc.views, None
-    for ref in views:
+def sync_views_requires_grad(vc, value):
+    """The base of the views sharing ``vc`` now requires grad (``value``), or no longer does
+    (detach_): so do the views that have no history of their own (torch asks the base)."""
+    for ref in vc.views:
         v = ref()
-        if v is not None:
-            v._requires_grad = True
+        if v is not None and v._grad_fn is None:
+            v._requires_grad = value
 
 
 def set_history(t, node):
@@ -380,7 +393,7 @@ def set_history(t, node):
     if not t._requires_grad:
         t._requires_grad = True
         if t._vc.views:
-            mark_views_requiring_grad(t._vc)
+            sync_views_requires_grad(t._vc, True)
 
 
 def rebase_history(t, fn):
@@ -415,7 +428,7 @@ def check_inplace(t, any_requires_grad):
         handle_view_on_rebase(t)
         if t._requires_grad and t._base._grad_fn is None:
             raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
-    if t._requires_grad and t._grad_fn is None and t._base is None:
+    if t._requires_grad and t._grad_fn is None:  # (torch's C++ is_leaf: a view not yet re-derived counts as one)
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
 
 

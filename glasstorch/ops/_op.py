@@ -15,7 +15,7 @@ from .. import _dtype
 from .._tensor import Tensor, _wrap, bump_version
 from ..autograd import grad_mode
 from ..autograd.graph import Node, connect, edge_of, rebase_history, check_inplace
-from .._array import xp
+from .._array import xp, overlap
 
 _state = grad_mode._state
 _DTYPE_OF = _dtype._BY_NUMPY
@@ -138,25 +138,38 @@ def make_node_class(name, backward, saved_names=(), doc=None, num_outputs=1):
                                 "num_outputs": num_outputs, "__doc__": doc, "__module__": "torch.autograd"})
 
 
-def _check_inplace(self, others=()):
+def _check_inplace(self, others=(), may_overlap=False, refuse_aliases="partial"):
     """torch's rules for an in-place op on ``self``, checked before it writes.
 
     Returns whether autograd records the op (grad mode on, and ``self`` or one of ``others``
     requires grad): then the op creates its node from the inputs' current histories (``self``'s
     old one first), writes, bumps the version, and hands the node to ``rebase_history``, which
     moves it onto the base when ``self`` is a view (torch's CopySlices).
+
+    Memory, as torch checks it: only the ops that write one value everywhere (``may_overlap``:
+    fill_, zero_, masked_fill_, index_put_) may write into a tensor whose elements share memory
+    (an expanded one); no input in ``others`` may share part of ``self``'s memory
+    (``x[1:].add_(x[:-1])``), and with ``refuse_aliases="any"`` not even all of it (``x.add_(x)``
+    is fine, ``x[idx] = x`` is not; ``None``: the inputs were read before the write, as fill_'s).
     """
-    if not self._data.flags.writeable:
+    involved = False
+    if _state.enabled:  # autograd's checks come first, as in torch (they run before the kernel's)
+        involved = self._requires_grad
+        if not involved:
+            for o in others:
+                if isinstance(o, Tensor) and o._requires_grad:
+                    involved = True
+                    break
+        check_inplace(self, involved)
+    if not may_overlap and 0 in self._data.strides:
         _check_no_overlap(self)
-    if not _state.enabled:
-        return False
-    involved = self._requires_grad
-    if not involved:
-        for o in others:
-            if isinstance(o, Tensor) and o._requires_grad:
-                involved = True
-                break
-    check_inplace(self, involved)
+    for o in others if refuse_aliases else ():
+        if type(o) is Tensor or isinstance(o, Tensor):
+            lap = overlap(self._data, o._data)
+            if lap == "partial" or lap == "full" and refuse_aliases == "any":
+                raise RuntimeError("unsupported operation: some elements of the input tensor and the written-to "
+                                   "tensor refer to a single memory location. Please clone() the tensor before "
+                                   "performing the operation.")
     return involved
 
 
@@ -184,7 +197,7 @@ def inplace(self, op_name, fn, *args, **kwargs):
     CopySlices when ``self`` is a view), and a result the derivative saved is ``self`` itself, so
     modifying ``self`` in place again before backward is caught by the version check, as in torch.
     """
-    if _check_inplace(self, args):
+    if _check_inplace(self, args, op_name in _MAY_OVERLAP):
         src = _wrap(self._data.copy())
         if self._requires_grad:
             fn_self, nr = edge_of(self)
@@ -202,6 +215,9 @@ def inplace(self, op_name, fn, *args, **kwargs):
         result = fn(self, *args, **kwargs)
     _write(self, result, op_name)
     return self
+
+
+_MAY_OVERLAP = frozenset(("masked_fill_", "index_put_"))  # (torch warns for these on an expanded tensor)
 
 
 def _saved_result_is(node, self):

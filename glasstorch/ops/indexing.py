@@ -93,7 +93,10 @@ def _index_put_into_zeros(grad, sizes, idx, accumulate=False):
 
 
 def _getitem_np(input, idx):
-    res = _wrap(input._data[idx])
+    d = input._data[idx]
+    if isinstance(d, xp.ndarray) and not d.flags.c_contiguous:
+        d = d.copy()  # (NumPy may lay out an advanced index transposed; torch's result is contiguous)
+    res = _wrap(d)
     if input._requires_grad and _state.enabled:
         node = record(IndexBackward0, res, (input,), meta_check=False)
         node.self_sizes, node.indices = input._data.shape, idx
@@ -113,6 +116,8 @@ def _apply_slicing(input, index, elide_full_slices=True):
     and boolean tensors, lists) on the result, with one entry per dim of that result. Returns
     ``(view, numpy_index, advanced)``; ``view`` is ``input`` itself when no index made a view."""
     from .shape import select, _slice, unsqueeze
+    if type(index) is builtins.slice and input._data.ndim == 0:  # (a lone slice goes straight to slice())
+        raise IndexError("slice() cannot be applied to a 0-dim tensor.")
     index = _normalise(index)
     nd = input._data.ndim
     used = builtins.sum(_consumed(i) for i in index)
@@ -221,7 +226,7 @@ def _index_put_(dst, idx, value):
     if vs and vs[0] == 1:
         value = _prefix_1s_stripped(value)
     node = None
-    if _check_inplace(dst, (value,)):
+    if _check_inplace(dst, (value,), may_overlap=True, refuse_aliases="any"):
         node = record_inplace(IndexPutBackward0, dst, (dst, value))
         node.indices = idx
     v = value._data
@@ -462,6 +467,13 @@ Tensor.index_add_ = lambda self, dim, index, source, *, alpha=1: _inplace(
     self, "index_add_", index_add, dim, index, source, alpha=alpha)
 
 
+class IndexFillBackward0(make_node_class("IndexFillBackward0", None)):
+    """index_fill(self, dim, index, number): the filled places get no gradient."""
+
+    def backward(self, grad):
+        return grad.index_fill(self.dim, self.index, 0)
+
+
 @method()
 def index_fill(input, dim, index, value):
     d = _wrap_dim(dim, input._data.ndim)
@@ -469,7 +481,14 @@ def index_fill(input, dim, index, value):
     idx[d] = index._data
     mask = xp.zeros(input._data.shape, dtype=bool)
     mask[tuple(idx)] = True
-    return input.masked_fill(_wrap(mask), value)
+    if isinstance(value, Tensor):
+        return input.masked_fill(_wrap(mask), value)
+    with no_grad():
+        res = input.masked_fill(_wrap(mask), value)
+    if input._requires_grad and _state.enabled:
+        node = record(IndexFillBackward0, res, (input,), meta_check=False)
+        node.dim, node.index = d, index
+    return res
 
 
 Tensor.index_fill_ = lambda self, dim, index, value: _inplace(self, "index_fill_", index_fill, dim, index, value)

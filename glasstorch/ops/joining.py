@@ -3,7 +3,7 @@ import builtins
 
 from .. import _dtype
 from .._tensor import Tensor, _wrap, _wrap_dim
-from .._array import xp
+from .._array import xp, row_major
 from ..autograd.graph import connect
 from ._op import _state, method, make_node_class, record
 
@@ -53,8 +53,8 @@ def cat(tensors, dim=0, *, out=None):
                                    f"the list.")
     from ._op import result_dtype
     dt = result_dtype(*[t for t in parts if t._data.ndim]).numpy_dtype
-    res = _wrap(xp.concatenate([t._data for t in parts], axis=d, dtype=dt) if len(parts) > 1
-                else parts[0]._data.astype(dt, copy=True))
+    res = _wrap(row_major(xp.concatenate([t._data for t in parts], axis=d, dtype=dt)) if len(parts) > 1
+                else parts[0]._data.astype(dt, order="C", copy=True))
     if _state.enabled and any(t._requires_grad for t in tensors):
         node = record(CatBackward0, res, tuple(tensors))
         node.dim = d
@@ -168,7 +168,7 @@ def flip(input, *dims):
     from .shape import _shape_arg
     nd = input._data.ndim
     dims = tuple(_wrap_dim(d, nd) for d in _shape_arg(dims)) if nd else ()
-    res = _wrap(xp.flip(input._data, dims).copy() if dims else input._data.copy())
+    res = _wrap(xp.flip(input._data, dims).copy(order="K") if dims else input._data.copy(order="K"))  # (torch keeps the layout)
     if input._requires_grad and _state.enabled:
         record(FlipBackward0, res, (input,), meta_check=False).dims = dims
     return res
@@ -200,7 +200,7 @@ def roll(input, shifts, dims=None):
     if dims is not None:
         nd_in = input._data.ndim
         dims = tuple(_wrap_dim(d, nd_in) for d in dims) if isinstance(dims, (list, tuple)) else _wrap_dim(dims, nd_in)
-    res = _wrap(xp.roll(input._data, shifts, dims))
+    res = _wrap(row_major(xp.roll(input._data, shifts, dims)))
     if input._requires_grad and _state.enabled:
         node = record(RollBackward0, res, (input,), meta_check=False)
         node.shifts = tuple(shifts) if isinstance(shifts, (list, tuple)) else shifts

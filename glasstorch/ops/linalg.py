@@ -152,6 +152,7 @@ def matmul(input, other):
     if na == 1 and nb == 2:
         out = mm(input.unsqueeze(0), other)
         res = _wrap(out._data[0])
+        res._vc.version = 1  # torch squeezes mm's result in place (squeeze_(0)), a write to it
         if out._requires_grad and _state.enabled:
             record(SqueezeBackward4, res, (out,), meta_check=False).dim = 0
         return res

@@ -13,7 +13,8 @@ import math
 from .._tensor import Tensor, _wrap, _wrap_dim
 from .._array import xp, erf as _erf
 from ._op import _state, record, make_node_class, float_array, inplace
-from .pointwise import where, tanh
+from .pointwise import where, tanh, ThresholdBackwardBackward0
+from ._masked_grad import masked_grad, masked_grad_node
 
 SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 SELU_ALPHA = 1.6732632423543772848170429916717
@@ -43,7 +44,10 @@ def _softplus_array(a):
 class LeakyReluBackward0(make_node_class("LeakyReluBackward0", None, ("self",))):
     def backward(self, grad):
         (x,) = self._unpack_saved()
-        return where(x > 0, grad, grad * self.negative_slope)
+        return masked_grad(LeakyReluBackwardBackward0, grad, x, x._data > 0, self.negative_slope)
+
+
+LeakyReluBackwardBackward0 = masked_grad_node("LeakyReluBackwardBackward0")
 
 
 def leaky_relu(input, negative_slope=0.01):
@@ -205,7 +209,10 @@ class HardtanhBackward0(make_node_class("HardtanhBackward0", None, ("self",))):
 
     def backward(self, grad):
         (x,) = self._unpack_saved()
-        return grad * ((x > self.min_val) & (x < self.max_val))
+        return masked_grad(HardtanhBackwardBackward0, grad, x, (x._data > self.min_val) & (x._data < self.max_val))
+
+
+HardtanhBackwardBackward0 = masked_grad_node("HardtanhBackwardBackward0")
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0):
@@ -249,10 +256,13 @@ def hardswish(input):
 class SoftshrinkBackward0(make_node_class("SoftshrinkBackward0", None, ("self",))):
     def backward(self, grad):
         (x,) = self._unpack_saved()
-        return grad * (x.abs() > self.lambd)
+        return masked_grad(self._double_backward, grad, x, xp.abs(x._data) > self.lambd)
+
+    _double_backward = masked_grad_node("SoftshrinkBackwardBackward0")
 
 
-HardshrinkBackward0 = make_node_class("HardshrinkBackward0", SoftshrinkBackward0.backward, ("self",))
+class HardshrinkBackward0(make_node_class("HardshrinkBackward0", SoftshrinkBackward0.backward, ("self",))):
+    _double_backward = masked_grad_node("HardshrinkBackwardBackward0")
 
 
 def softshrink(input, lambd=0.5):
@@ -272,7 +282,7 @@ def hardshrink(input, lambd=0.5):
 class ThresholdBackward0(make_node_class("ThresholdBackward0", None, ("self",))):
     def backward(self, grad):
         (x,) = self._unpack_saved()
-        return grad * (x > self.threshold)
+        return masked_grad(ThresholdBackwardBackward0, grad, x, x._data > self.threshold)
 
 
 def threshold(input, threshold, value):

@@ -102,7 +102,7 @@ class _MaxPoolBackward(make_node_class("MaxPoolWithIndicesBackward", None, ("sel
 
     def backward(self, grad, _indices_grad=None):
         x, idx = self._unpack_saved()
-        return max_pool_backward(grad, idx, x.shape, self.spatial, self.overlapping)
+        return max_pool_backward(grad, idx, x, self.spatial, self.overlapping)
 
 
 def _max_pool_node(name):
@@ -117,17 +117,23 @@ AdaptiveMaxPool2DBackward0 = _max_pool_node("AdaptiveMaxPool2DBackward0")
 
 
 class MaxPool2DWithIndicesBackwardBackward0(make_node_class("MaxPool2DWithIndicesBackwardBackward0", None,
-                                                            ("indices",))):
-    """max_pool_backward is linear in the gradient: its own gradient reads the chosen elements back."""
+                                                            ("indices", "self"))):
+    """max_pool_backward is linear in the gradient: its own gradient reads the chosen elements
+    back; for the pooled input it is zero (torch's inputs are (grad, self), so a second
+    derivative is zeros, not None)."""
 
     def backward(self, grad):
-        (idx,) = self._unpack_saved()
+        idx, x = self._unpack_saved()
         lead = idx.dim() - self.spatial
-        return grad.flatten(lead).gather(lead, idx.flatten(lead)).view(idx.shape)
+        g = grad.flatten(lead).gather(lead, idx.flatten(lead)).view(idx.shape) \
+            if self.next_functions[0][0] is not None else None
+        return g, (x.new_zeros(x.shape) if self.next_functions[1][0] is not None else None)
 
 
-def max_pool_backward(grad, indices, input_shape, spatial, overlapping):
-    """Scatter ``grad`` to the flat spatial ``indices`` (last ``spatial`` dims) of a zero tensor."""
+def max_pool_backward(grad, indices, input, spatial, overlapping):
+    """Scatter ``grad`` to the flat spatial ``indices`` (last ``spatial`` dims) of a zero tensor
+    of ``input``'s shape."""
+    input_shape = input.shape
     lead = len(input_shape) - spatial
     g = grad._data
     planes = math.prod(input_shape[:lead])
@@ -139,8 +145,9 @@ def max_pool_backward(grad, indices, input_shape, spatial, overlapping):
     else:
         xp.put_along_axis(out, flat_idx, flat_g, axis=1)
     res = _wrap(out.reshape(input_shape))
-    if grad._requires_grad and _state.enabled:
-        record(MaxPool2DWithIndicesBackwardBackward0, res, (grad,), (indices,), meta_check=False).spatial = spatial
+    if (grad._requires_grad or input._requires_grad) and _state.enabled:
+        record(MaxPool2DWithIndicesBackwardBackward0, res, (grad, input), (indices, input),
+               meta_check=False).spatial = spatial
     return res
 
 

@@ -10,8 +10,9 @@ import builtins
 import math
 
 from .. import _dtype
-from .._tensor import Tensor, _wrap
-from .._array import xp, erf as _erf, erfinv as _erfinv, lgamma as _lgamma, digamma as _digamma
+from .._tensor import Tensor, _wrap, _scalar_type_name
+from .._array import xp, same_data, row_major, erf as _erf, erfinv as _erfinv, lgamma as _lgamma, digamma as _digamma
+from ._masked_grad import masked_grad, masked_grad_node
 from ._op import (_state, method, operands, float_array, record, make_node_class, inplace, connect,
                   result_dtype, as_tensor_arg)
 
@@ -33,6 +34,8 @@ def _zeros(grad, *_):
 
 
 LN2, LN10 = math.log(2.0), math.log(10.0)
+ThresholdBackwardBackward0 = masked_grad_node("ThresholdBackwardBackward0")  # relu's derivative, differentiable
+
 _UNARY = [
     # name       node                 forward                        saves     derivative                                       ints stay ints
     ("neg",     "NegBackward0",      xp.negative,                   None,     lambda g: -g,                                    True),
@@ -62,7 +65,7 @@ _UNARY = [
     ("acosh",   "AcoshBackward0",    xp.arccosh,                    "self",   lambda g, x: g * (x * x - 1).rsqrt(),            False),
     ("atanh",   "AtanhBackward0",    xp.arctanh,                    "self",   lambda g, x: g / (1 - x * x),                    False),
     ("sigmoid", "SigmoidBackward0",  _sigmoid,                      "result", lambda g, r: g * r * (1 - r),                    False),
-    ("relu",    "ReluBackward0",     lambda a: xp.maximum(a, 0),    "result", lambda g, r: g.masked_fill(r <= 0, 0),           True),
+    ("relu",    "ReluBackward0",     lambda a: xp.maximum(a, 0),    "result", lambda g, r: masked_grad(ThresholdBackwardBackward0, g, r, r._data > 0), True),
     ("erf",     "ErfBackward0",      _erf,                          "self",   lambda g, x: g * (2 / math.sqrt(math.pi)) * (-x * x).exp(), False),
     ("erfinv",  "ErfinvBackward0",   _erfinv,                       "result", lambda g, r: g * (math.sqrt(math.pi) / 2) * (r * r).exp(), False),
     ("lgamma",  "LgammaBackward0",   _lgamma,                       "self",   lambda g, x: g * x.digamma(),                    False),
@@ -615,7 +618,8 @@ class Atan2Backward0(make_node_class("Atan2Backward0", None, ("self", "other")))
     def backward(self, grad):
         a, b = self._unpack_saved()
         denom = a * a + b * b
-        return grad * b / denom, grad * -a / denom
+        recip = denom.reciprocal().masked_fill(denom == 0, 0)  # torch's: at (0, 0) the gradient is 0, not NaN
+        return grad * b * recip, grad * -a * recip
 
 
 @method("atan2", "arctan2")
@@ -941,6 +945,10 @@ class LerpBackward1(make_node_class("LerpBackward1", None, ("self", "end", "weig
 
 @method()
 def lerp(input, end, weight):
+    for name, t in (("end", end), ("weight", weight)):
+        if isinstance(t, Tensor) and t._data.dtype != input._data.dtype:  # torch does not promote here
+            raise RuntimeError(f"expected dtype {_scalar_type_name(input.dtype)} for `{name}` but got dtype "
+                               f"{_scalar_type_name(t.dtype)}")
     try:
         xp.broadcast_shapes(input._data.shape, end._data.shape,
                             weight._data.shape if isinstance(weight, Tensor) else ())
@@ -1011,7 +1019,7 @@ def masked_fill(input, mask, value):
         raise broadcast_error(mask._data.shape, d.shape) from None
     if out_shape != d.shape:
         d = xp.broadcast_to(d, out_shape)
-    res = _wrap(xp.where(mask._data, xp.asarray(v, dtype=d.dtype), d))
+    res = _wrap(row_major(xp.where(mask._data, xp.asarray(v, dtype=d.dtype), d)))  # (torch: clone, then fill)
     if isinstance(value, Tensor) and value._requires_grad and _state.enabled:
         record(MaskedFillBackward1, res, (input, value), (mask,))
     elif input._requires_grad and _state.enabled:
@@ -1156,7 +1164,7 @@ def _broadcast_shape(a, b):
 
 @method()
 def zero_(self):
-    node = record_inplace(ZeroBackward0, self, (self,)) if _check_inplace(self) else None
+    node = record_inplace(ZeroBackward0, self, (self,)) if _check_inplace(self, may_overlap=True) else None
     self._data[...] = 0
     bump_version(self, "zero_")
     if node is not None:
@@ -1173,7 +1181,7 @@ def fill_(self, value):
     if not is_t and (self._data.dtype.kind in "iu" or type(value) is complex):
         value = _fit(value, self._data.dtype)
     node = None
-    if _check_inplace(self, (value,) if is_t else ()):
+    if _check_inplace(self, (value,) if is_t else (), may_overlap=not is_t, refuse_aliases=None):
         node = record_inplace(FillBackward3, self, (self, value)) if is_t else \
             record_inplace(FillBackward2, self, (self,))
     self._data[...] = value._data if is_t else value
@@ -1187,7 +1195,8 @@ def fill_(self, value):
 def copy_(self, src, non_blocking=False):
     if not isinstance(src, Tensor):
         raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not {type(src).__name__}")
-    involved = _check_inplace(self, (src,))
+    same = same_data(self._data, src._data)  # (torch's copy_ onto the same elements is a no-op: no memory checks)
+    involved = _check_inplace(self, (src,), may_overlap=same, refuse_aliases=not same and "partial")
     d = src._data
     if type(d) is not type(self._data):
         from .._array import to_device, device_type_of

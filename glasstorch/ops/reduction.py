@@ -4,7 +4,7 @@ import math
 
 from .. import _dtype
 from .._tensor import Tensor, _wrap, _wrap_dim
-from .._array import xp
+from .._array import xp, row_major
 from ..autograd.graph import connect
 from ._op import _state, method, record, make_node_class, float_array
 
@@ -59,7 +59,7 @@ def _sum_dtype(d, dtype):
 def sum(input, dim=None, keepdim=False, *, dtype=None):
     d = input._data
     dims = _dims(dim, d.ndim)
-    res = _wrap(xp.asarray(d.sum(axis=dims, keepdims=keepdim, dtype=_sum_dtype(d, dtype))))
+    res = _wrap(row_major(xp.asarray(d.sum(axis=dims, keepdims=keepdim, dtype=_sum_dtype(d, dtype)))))
     if input._requires_grad and _state.enabled:
         if dim is None:
             record(SumBackward0, res, (input,)).self_sizes = d.shape
@@ -94,13 +94,13 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
                            f"complex dtype. Got: {input.dtype._legacy}")
     dims = _dims(dim, d.ndim)
     if d.size:
-        res = _wrap(xp.asarray(d.mean(axis=dims, keepdims=keepdim)))
+        res = _wrap(row_major(xp.asarray(d.mean(axis=dims, keepdims=keepdim))))
     else:
         with xp.errstate(invalid="ignore", divide="ignore"):  # nan, silently, as torch
             import warnings
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)
-                res = _wrap(xp.asarray(d.mean(axis=dims, keepdims=keepdim)))
+                res = _wrap(row_major(xp.asarray(d.mean(axis=dims, keepdims=keepdim))))
     if input._requires_grad and _state.enabled:
         count = d.size // builtins.max(res._data.size, 1) if d.size else 0
         if dim is None:
@@ -159,7 +159,7 @@ def prod(input, dim=None, keepdim=False, *, dtype=None):
             record(ProdBackward0, res, (input,), (input, res), saved_output=1)
         return res
     dd = _wrap_dim(dim, d.ndim)
-    res = _wrap(xp.asarray(d.prod(axis=dd, keepdims=keepdim, dtype="int64" if d.dtype.kind in "biu" else None)))
+    res = _wrap(row_major(xp.asarray(d.prod(axis=dd, keepdims=keepdim, dtype="int64" if d.dtype.kind in "biu" else None))))
     if input._requires_grad and _state.enabled:
         node = record(ProdBackward1, res, (input,), (input, res), saved_output=1)
         node.dim, node.keepdim = dd, keepdim
@@ -243,7 +243,7 @@ def _minmax(input, dim, keepdim, is_max, other=None):
         vals = xp.take_along_axis(d, idx, axis=dd)
         if not keepdim:
             vals, idx = vals.squeeze(dd), idx.squeeze(dd)
-    values, indices = _wrap(vals), _wrap(idx.astype("int64"))
+    values, indices = _wrap(row_major(vals)), _wrap(row_major(idx.astype("int64")))
     if input._requires_grad and _state.enabled:
         cls = MaxBackward0 if is_max else MinBackward0
         node = cls.__new__(cls)
@@ -285,7 +285,15 @@ AminBackward0 = make_node_class("AminBackward0", AmaxBackward0.backward, ("self"
 def _amaxmin(input, dim, keepdim, is_max):
     d = input._data
     dims = _dims(dim, d.ndim) if dim != () else None
-    res = _wrap(xp.asarray((xp.max if is_max else xp.min)(d, axis=dims, keepdims=keepdim)))
+    if d.size == 0:
+        name = "amax" if is_max else "amin"
+        if dims is None:
+            raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. Specify "
+                               f"the reduction dim with the 'dim' argument.")
+        for k in (dims if isinstance(dims, tuple) else (dims,)):
+            if d.shape[k] == 0:
+                raise IndexError(f"{name}(): Expected reduction dim {k} to have non-zero size.")
+    res = _wrap(row_major(xp.asarray((xp.max if is_max else xp.min)(d, axis=dims, keepdims=keepdim))))
     if input._requires_grad and _state.enabled:
         node = record(AmaxBackward0 if is_max else AminBackward0, res, (input,), (input, res), saved_output=1)
         node.dims, node.keepdim = dims, keepdim
@@ -382,7 +390,7 @@ def _var(input, dim, unbiased, keepdim, correction, is_std):
         xp.full(xp.sum(d, axis=dims, keepdims=keepdim).shape, xp.nan, d.dtype)
     if is_std:
         v = xp.sqrt(v)
-    res = _wrap(xp.asarray(v, dtype=d.dtype))
+    res = _wrap(row_major(xp.asarray(v, dtype=d.dtype)))
     if input._requires_grad and _state.enabled:
         if is_std:
             node = record(StdBackward0, res, (input,), (input, res), saved_output=1)
@@ -491,7 +499,7 @@ def vector_norm(input, ord=2, dim=None, keepdim=False, *, dtype=None):
         v = xp.sum(a != 0, axis=dims, keepdims=keepdim).astype(d.dtype)
     else:
         v = xp.sum(a ** ord, axis=dims, keepdims=keepdim) ** (1.0 / ord)
-    res = _wrap(xp.asarray(v, dtype=d.dtype))
+    res = _wrap(row_major(xp.asarray(v, dtype=d.dtype)))
     if input._requires_grad and _state.enabled:
         node = record(LinalgVectorNormBackward0, res, (input,), (input, res), saved_output=1)
         node.ord, node.dims, node.keepdim = ord, dims, keepdim
@@ -531,7 +539,7 @@ def logsumexp(input, dim, keepdim=False):
     v = xp.log(xp.sum(xp.exp(d - m), axis=dims, keepdims=True)) + m
     if not keepdim:
         v = v.squeeze(dims) if dims is not None else v.reshape(())
-    res = _wrap(xp.asarray(v, dtype=d.dtype))
+    res = _wrap(row_major(xp.asarray(v, dtype=d.dtype)))
     if input._requires_grad and _state.enabled:
         node = record(LogsumexpBackward0, res, (input,), (input, res), saved_output=1)
         node.dims, node.keepdim = dims, keepdim
@@ -576,10 +584,12 @@ def softmax(input, dim=None, dtype=None, *, _stacklevel=3):
         return _wrap(d.copy())
     if d.ndim == 0:
         y = xp.ones_like(d)
+    elif d.size == 0:
+        y = d.copy()
     else:
         e = xp.exp(d - xp.max(d, axis=dd, keepdims=True))
         y = e / xp.sum(e, axis=dd, keepdims=True)
-    res = _wrap(y)
+    res = _wrap(row_major(y))
     if input._requires_grad and _state.enabled:
         record(SoftmaxBackward0, res, (input,), (res,), saved_output=0).dim = dd
     return res
@@ -593,10 +603,12 @@ def log_softmax(input, dim=None, dtype=None, *, _stacklevel=3):
         return _wrap(d.copy())
     if d.ndim == 0:
         y = xp.zeros_like(d)
+    elif d.size == 0:
+        y = d.copy()
     else:
         s = d - xp.max(d, axis=dd, keepdims=True)
         y = s - xp.log(xp.sum(xp.exp(s), axis=dd, keepdims=True))
-    res = _wrap(y)
+    res = _wrap(row_major(y))
     if input._requires_grad and _state.enabled:
         record(LogSoftmaxBackward0, res, (input,), (res,), saved_output=0).dim = dd
     return res
@@ -614,7 +626,7 @@ def cumsum(input, dim, *, dtype=None):
     dd = _wrap_dim(dim, d.ndim)
     acc = dtype.numpy_dtype if dtype else ("int64" if d.dtype.kind in "biu" else d.dtype)
     r = xp.cumsum(d, axis=dd, dtype=acc) if d.ndim else d.astype(acc)
-    res = _wrap(r)
+    res = _wrap(row_major(r))
     if input._requires_grad and _state.enabled:
         record(CumsumBackward0, res, (input,)).dim = dd
     return res
@@ -651,7 +663,7 @@ def cumprod(input, dim, *, dtype=None):
     d = input._data
     dd = _wrap_dim(dim, d.ndim)
     acc = dtype.numpy_dtype if dtype else ("int64" if d.dtype.kind in "biu" else d.dtype)
-    res = _wrap(xp.cumprod(d, axis=dd, dtype=acc) if d.ndim else d.astype(acc))
+    res = _wrap(row_major(xp.cumprod(d, axis=dd, dtype=acc) if d.ndim else d.astype(acc)))
     if input._requires_grad and _state.enabled:
         record(CumprodBackward0, res, (input,), (input, res), saved_output=1).dim = dd
     return res
@@ -683,7 +695,7 @@ def _cumext(input, dim, is_max):
         ar = xp.arange(d.shape[dd]).reshape([-1 if i == dd else 1 for i in range(d.ndim)])
         # the index of the last element equal to the running extreme (torch's tie rule)
         idx = xp.maximum.accumulate(xp.where(d == vals, ar, 0), axis=dd)
-    values, indices = _wrap(vals), _wrap(idx.astype("int64"))
+    values, indices = _wrap(row_major(vals)), _wrap(row_major(idx.astype("int64")))
     if input._requires_grad and _state.enabled:
         cls = CummaxBackward0 if is_max else CumminBackward0
         node = cls.__new__(cls)

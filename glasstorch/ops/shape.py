@@ -2,8 +2,8 @@
 so a write through either is seen by both and in-place checks cover both."""
 import builtins
 
-from .._tensor import Tensor, _wrap, Size, _wrap_dim, make_view as _view
-from .._array import xp
+from .._tensor import Tensor, _wrap, Size, _wrap_dim, make_view as _view, preserve_format, contiguous_format
+from .._array import xp, expanded, copy_preserving_layout
 from ..autograd.graph import MULTI_OUTPUT_NODE
 from ._op import _state, method, record, make_node_class, operands, result_dtype
 
@@ -26,6 +26,9 @@ def _infer_shape(shape, numel, fn="view"):
                 raise RuntimeError(f"invalid shape dimension {s}")
             known *= s
     if neg:
+        if known == 0 and numel == 0:
+            raise RuntimeError(f"cannot reshape tensor of 0 elements into shape {list(shape)} because the unspecified "
+                               f"dimension size -1 can be any value and is ambiguous")
         if known == 0 or numel % known:
             raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
         shape[neg[0]] = numel // known
@@ -71,7 +74,7 @@ def reshape(input, *shape):
     try:
         arr.shape = shape
     except AttributeError:  # needs a copy: torch clones then views (CloneBackward0 -> UnsafeViewBackward0)
-        c = clone(input, memory_format=None)
+        c = clone(input, memory_format=contiguous_format)
         out = _wrap(c._data.reshape(shape))
         if c._requires_grad and _state.enabled:
             record(UnsafeViewBackward0, out, (c,), meta_check=False).self_sizes = c._data.shape
@@ -242,7 +245,7 @@ def expand(input, *sizes):
                                    f"non-singleton dimension {i}.  Target sizes: {list(sizes)}.  Tensor sizes: "
                                    f"{list(shp)}")
             target.append(s)
-    out = _view(input, xp.broadcast_to(input._data, tuple(target)))
+    out = _view(input, expanded(input._data, tuple(target)))
     if input._requires_grad and _state.enabled:
         record(ExpandBackward0, out, (input,), meta_check=False).self_sizes = shp
     return out
@@ -462,8 +465,9 @@ def chunk(input, chunks, dim=0):
         raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
     d = _wrap_dim(dim, input._data.ndim)
     n = input._data.shape[d]
-    step = -(-n // chunks) if n else 1
-    return split(input, step, d)
+    if n == 0:  # torch: `chunks` empty pieces
+        return _split(input, d, [0] * chunks, SplitWithSizesBackward0)
+    return split(input, -(-n // chunks), d)
 
 
 @method()
@@ -484,8 +488,11 @@ AliasBackward0 = make_node_class("AliasBackward0", lambda self, grad: grad)
 
 
 @method()
-def clone(input, *, memory_format=None):
-    out = _wrap(input._data.copy())
+def clone(input, *, memory_format=preserve_format):
+    """A copy with its own memory. Laid out as the input (torch's preserve_format: ``x.t().clone()``
+    is not contiguous either) unless ``memory_format=torch.contiguous_format``."""
+    d = input._data
+    out = _wrap(copy_preserving_layout(d) if memory_format is preserve_format else d.copy())
     if input._requires_grad and _state.enabled:
         record(CloneBackward0, out, (input,), meta_check=False)
     return out
@@ -495,7 +502,7 @@ def clone(input, *, memory_format=None):
 def contiguous(input, memory_format=None):
     if input._data.flags.c_contiguous:
         return input
-    return clone(input)
+    return clone(input, memory_format=contiguous_format)
 
 
 def _alias_view(input):
