@@ -24,7 +24,7 @@ from ._array import xp, device_type_of, as_numpy
 from . import autograd
 from .autograd import grad_mode
 from .autograd.graph import (AccumulateGrad, user_frame, new_hook_dict, _add_hook, view_grad_fn,
-                             sync_views_requires_grad, DEFAULT, NO_GRAD_MODE, DETACHED_IN_PLACE)
+                             sync_views_requires_grad, DEFAULT, NO_GRAD_MODE, detached_in_place_marker)
 
 _state = grad_mode._state
 _DTYPE_OF = _dtype._BY_NUMPY
@@ -192,7 +192,7 @@ class Tensor:
             raise RuntimeError(dtype_message)
         self._requires_grad = bool(value)
         if self._base is None and self._vc.views:
-            sync_views_requires_grad(self._vc, bool(value))  # views made earlier require grad through their base
+            sync_views_requires_grad(self, bool(value))  # views made earlier require grad through their base
 
     @property
     def grad_fn(self):
@@ -308,10 +308,10 @@ class Tensor:
                                "these gradients. To fix this error, please refer to the Optimizer.zero_grad() "
                                "function in torch/optim/optimizer.py as the solution.")
         if self._grad_fn is not None:
-            self._grad_fn, self._output_nr = None, DETACHED_IN_PLACE  # (a node that saved it refuses it now)
+            self._grad_fn, self._output_nr = None, detached_in_place_marker()  # (a node that saved it refuses it)
         self._requires_grad = False
         if self._vc.views:
-            sync_views_requires_grad(self._vc, False)
+            sync_views_requires_grad(self, False)
         return self
 
     @property

@@ -28,8 +28,8 @@ Every op is one line of Python (a template over ``x``, ``y`` and the parameters 
 program as a torch script to paste and debug. ``tests/test_fuzz_graphs.py`` runs a fixed slice in
 CI; ``tools/fuzz_graphs.py --minutes 10`` runs it for as long as asked and counts.
 """
-import math
 import random
+import re
 import warnings
 from collections import Counter
 
@@ -406,6 +406,18 @@ def _register_inplace():
                 return None
             return ()
 
+    @op("unsqueeze_", "x.unsqueeze_(p)", kind="inplace", weight=0.15)
+    def _(rng, xs):
+        return rng.randrange(-xs[0].dim() - 1, xs[0].dim() + 1)
+
+    @op("squeeze_", "x.squeeze_()", kind="inplace", weight=0.1)
+    def _(rng, xs):
+        return ()
+
+    @op("t_", "x.t_()", kind="inplace", weight=0.1)
+    def _(rng, xs):
+        return None if xs[0].dim() > 2 else ()
+
     @op("set_int", "x[p] = y", kind="inplace", arity=2, weight=0.6, needs="into_item")
     def _(rng, xs):
         x = xs[0]
@@ -514,6 +526,7 @@ class Program:
 
     def __init__(self, seed, leaves, steps, final):
         self.seed, self.leaves, self.steps, self.final = seed, leaves, steps, final
+        self.counts = {}  # step -> how many tensors a multi-output step made (for render)
 
 
 def _lib_params(lib, p):
@@ -526,7 +539,9 @@ def _lib_params(lib, p):
 
 
 def _error_key(e):
-    msg = str(e).strip().split("\n")[0]
+    """An error as the trace compares it: its type and the start of its message, with the node a
+    message names masked (which node of a view chain is named is a detail)."""
+    msg = re.sub(r"(?i)(output \d+ of )\w+", r"\1<node>", str(e).strip().split("\n")[0])
     return type(e).__name__, msg[:40]
 
 
@@ -604,6 +619,7 @@ class Runner:
         elif op_.kind == "multi":
             outs = ns["out"]
             self.trace.append((label, "count", len(outs)))
+            self.program.counts.setdefault(k, len(outs))
             for o in outs:
                 self.values.append(o)
                 self.trace.append((label, "obs", _observe(self.lib, o)))
@@ -678,6 +694,9 @@ _KIND_WEIGHTS = {"new": 0.42, "view": 0.22, "inplace": 0.28, "multi": 0.03, "met
 _VIEW_OPS = {"select_int", "slice0", "slice1", "select_last", "none_index", "alias", "full_slice", "full_slice2", "t",
              "mT", "view_flat", "flatten", "squeeze_all", "unsqueeze0", "diagonal", "T", "narrow", "select",
              "transpose", "permute", "view", "reshape", "unsqueeze", "squeeze", "expand", "diagonal_off", "movedim"}
+
+
+_INPLACE_VIEW_OPS = {"unsqueeze_", "squeeze_", "t_"}
 
 
 def _by_kind():
@@ -785,11 +804,38 @@ def _choose_step(rng, runner, torch):
         if not candidates:
             return None
         args.append(_pick(rng, candidates))
+    if o.kind == "inplace" and o.arity == 2 and _undefined_aliasing(x, runner.values[args[1]], o):
+        return None
     params = o.choose(rng, [runner.values[i] for i in args])
     if params is None:
         return None
     grad_enabled = rng.random() > (0.25 if kind in ("inplace", "view") else 0.05)
+    if o.name in _INPLACE_VIEW_OPS:
+        grad_enabled = True  # (under no_grad torch would refuse the old node's gradient shape: not modelled)
     return (o.name, tuple(args), params, grad_enabled)
+
+
+def _undefined_aliasing(x, y, o):
+    """An in-place op on x reading y, where y shares part of x's memory in a way torch cannot check
+    (one of them has gaps or repeats): its result then depends on the order in which torch's kernel
+    visits the elements, which is not specified. (Where both are dense torch raises, and the
+    programs keep that case: glasstorch must raise too.)"""
+    if "y.sum()" in o.source or x.numel() == 0 or y.numel() == 0:
+        return False
+    if x.untyped_storage().data_ptr() != y.untyped_storage().data_ptr():
+        return False
+    if x.data_ptr() == y.data_ptr() and x.stride() == y.stride() and x.shape == y.shape:
+        return False  # the same elements: well defined
+    return not (_dense(x) and _dense(y))
+
+
+def _dense(t):
+    expected = 1
+    for stride, n in sorted((st, n) for st, n in zip(t.stride(), t.shape) if n != 1):
+        if stride != expected:
+            return False
+        expected *= n
+    return True
 
 
 def _choose_final(rng, runner, torch):
@@ -905,7 +951,9 @@ def render(program):
             code = code.replace("out =", f"v{n} =", 1)
             names.append(f"v{n}")
         elif o.kind == "multi":
-            code = code.replace("out =", f"parts{k} =", 1) + f"  # v{n}, v{n + 1}, ... = parts{k}"
+            outs = [f"v{n + i}" for i in range(program.counts.get(k, 0))]
+            code = code.replace("out =", (", ".join(outs) + ("," if len(outs) == 1 else "")) + " =", 1)
+            names += outs
         indent = ""
         if not grad_enabled:
             lines.append("with torch.no_grad():")
@@ -917,7 +965,6 @@ def render(program):
 
 
 def _subst(code, var, text):
-    import re
     return re.sub(rf"\b{var}\b", text, code)
 
 

@@ -101,6 +101,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     from .._tensor import Tensor
     outs = _as_tuple(outputs)
     ins = _as_tuple(inputs)
+    if not ins:
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     single = isinstance(inputs, Tensor)
     if allow_unused is None:
         allow_unused = materialize_grads

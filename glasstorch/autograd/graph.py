@@ -64,6 +64,7 @@ class Node:
     _saved = ()
     _versions_at_save = ()
     _result_index = -1      # index into _saved of the forward's own result (stored without a cycle)
+    _result_fn = None       # weakref to the history of that result when an in-place op on a view made it
     _input_meta = None
     _hooks = None
     _pre_hooks = None
@@ -103,12 +104,13 @@ class Node:
             raise RuntimeError(FREED_MESSAGE)
         versions = self._versions_at_save
         for i, t in enumerate(saved):
-            if t is not None and (t._vc.version != versions[i] or t._output_nr == DETACHED_IN_PLACE):
+            if t is not None and (t._vc.version != versions[i] or t._output_nr < 0):
                 _check_saved(self, i, t, versions[i])
         if self._result_index >= 0 and _state.enabled:
             # create_graph: the saved result must lead back to this node, as torch's is_output SavedVariable
             saved = list(saved)
-            saved[self._result_index] = saved[self._result_index]._as_output_of(self)
+            fn = self._result_fn() if self._result_fn is not None else None
+            saved[self._result_index] = saved[self._result_index]._as_output_of(fn or self)
             return tuple(saved)
         return saved
 
@@ -176,17 +178,21 @@ def new_hook_dict():
 
 
 def _short_name(node):
-    """How torch's version-mismatch message names a node: ExpBackward0 -> Exp."""
-    return re.sub(r"Backward\d*$", "", node.name())
+    """How torch's messages name a node: ExpBackward0 -> Exp, SqueezeBackward1 -> Squeeze1."""
+    return re.sub(r"Backward(\d*)$", lambda m: "" if m.group(1) in ("", "0") else m.group(1), node.name())
 
 
-DETACHED_IN_PLACE = -1  # the _output_nr detach_() leaves on a tensor that had a history
+def detached_in_place_marker():
+    """The ``_output_nr`` detach_() leaves on a tensor that had a history: minus the creation
+    number of the next node, so a node made before the detach_ (that saved the tensor while it had
+    a history) can tell."""
+    return -_next_seq()
 
 
 def _check_saved(node, index, tensor, expected):
-    """A saved tensor failed the quick check: detached in place (a saved input that had a history,
-    torch's SavedVariable refuses it first) or modified in place."""
-    if tensor._output_nr == DETACHED_IN_PLACE and index != node._result_index:
+    """A saved tensor failed the quick check: detached in place after it was saved with a history
+    (torch's SavedVariable refuses that first), or modified in place."""
+    if tensor._output_nr < 0 and -tensor._output_nr > node._seq and index != node._result_index:
         raise RuntimeError("Trying to use a saved tensor that has been detached in-place, i.e. with .detach_().This "
                            "is not supported, please use out-of-place `.detach()` instead")
     if tensor._vc.version != expected:
@@ -270,8 +276,13 @@ class CopySlices(Node):
     def name(self):
         return "torch::autograd::CopySlices"
 
+    _overlapping = False    # the view repeats elements of the base (an expanded view)
+
     def backward(self, grad):
         from .engine import _validate
+        if self._overlapping:  # torch writes the view's gradient into a view of the same geometry: refused
+            raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a "
+                               "single memory location. Please clone() the tensor before performing the operation.")
         flat = grad.reshape(-1)
         pos = self._positions
         fn = self.fn
@@ -377,12 +388,13 @@ def _move_retained_grad(t, old_fn, new_fn):
             new_fn._hooked = True
 
 
-def sync_views_requires_grad(vc, value):
-    """The base of the views sharing ``vc`` now requires grad (``value``), or no longer does
-    (detach_): so do the views that have no history of their own (torch asks the base)."""
-    for ref in vc.views:
+def sync_views_requires_grad(base, value):
+    """``base`` now requires grad (``value``), or no longer does (detach_): so do its views that
+    have no history of their own (torch asks the base). (They are listed on the version counter,
+    which detached aliases of the base share too: hence the ``_base`` test.)"""
+    for ref in base._vc.views:
         v = ref()
-        if v is not None and v._grad_fn is None:
+        if v is not None and v._grad_fn is None and v._base is base:
             v._requires_grad = value
 
 
@@ -393,7 +405,7 @@ def set_history(t, node):
     if not t._requires_grad:
         t._requires_grad = True
         if t._vc.views:
-            sync_views_requires_grad(t._vc, True)
+            sync_views_requires_grad(t, True)
 
 
 def rebase_history(t, fn):
@@ -410,6 +422,9 @@ def rebase_history(t, fn):
     cs = CopySlices.__new__(CopySlices)
     cs.fn = fn
     cs._positions, cs._view_shape = _view_positions(t), t._data.shape
+    d = t._data
+    if 0 in d.strides and d.size and any(st == 0 and n > 1 for st, n in zip(d.strides, d.shape)):
+        cs._overlapping = True
     cs.next_functions = (edge_of(base),) + fn.next_functions[1:]
     cs._seq = _next_seq()
     cs._anomaly_trace = fn._anomaly_trace

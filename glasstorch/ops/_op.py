@@ -11,6 +11,8 @@ This module provides what they share:
 * ``method``    -- expose a function as a Tensor method too (``x.exp()`` and ``torch.exp(x)``);
 * ``inplace``   -- the in-place form of an op (``x.exp_()``), with torch's rules for autograd.
 """
+import weakref
+
 from .. import _dtype
 from .._tensor import Tensor, _wrap, bump_version
 from ..autograd import grad_mode
@@ -175,7 +177,7 @@ def _check_inplace(self, others=(), may_overlap=False, refuse_aliases="partial")
 
 def _check_no_overlap(self):
     d = self._data
-    if any(st == 0 and n > 1 for st, n in zip(d.strides, d.shape)):
+    if d.size and any(st == 0 and n > 1 for st, n in zip(d.strides, d.shape)):
         raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a single "
                            "memory location. Please clone() the tensor before performing the operation.")
 
@@ -210,6 +212,9 @@ def inplace(self, op_name, fn, *args, **kwargs):
         if node is not None:
             _saved_result_is(node, self)
             rebase_history(self, node)
+            if self._base is not None and node._result_index >= 0:
+                # torch saves the result of an in-place op on a view with the view's new history
+                node._result_fn = weakref.ref(self._grad_fn)
         return self
     with grad_mode.no_grad():
         result = fn(self, *args, **kwargs)
@@ -217,7 +222,7 @@ def inplace(self, op_name, fn, *args, **kwargs):
     return self
 
 
-_MAY_OVERLAP = frozenset(("masked_fill_", "index_put_"))  # (torch warns for these on an expanded tensor)
+_MAY_OVERLAP = frozenset(("masked_fill_", "index_put_", "index_fill_"))  # (torch warns for these on an expanded tensor)
 
 
 def _saved_result_is(node, self):

@@ -276,8 +276,8 @@ def _diag_index(shape, offset, d1, d2):
     # advanced indices on d1/d2 move the diagonal to the end, matching xp.diagonal's layout
     grids = xp.ix_(*[xp.arange(s) for k2, s in enumerate(shape) if k2 not in (d1, d2)], xp.arange(k)) \
         if len(shape) > 2 else None
-    if grids is None:
-        return (i, j)
+    if grids is None:  # (i runs along dim1, j along dim2, whichever order they come in)
+        return (i, j) if d1 < d2 else (j, i)
     others = [k2 for k2 in range(len(shape)) if k2 not in (d1, d2)]
     full = [None] * len(shape)
     for pos, k2 in enumerate(others):

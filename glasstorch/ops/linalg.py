@@ -105,7 +105,6 @@ def dot(input, tensor):
 
 inner = dot
 vdot = dot
-SqueezeBackward4 = make_node_class("SqueezeBackward4", lambda self, grad: grad.unsqueeze(self.dim))
 
 
 def _unsafe_view(input, shape):
@@ -150,12 +149,7 @@ def matmul(input, other):
     if na == 2 and nb == 1:
         return mv(input, other)
     if na == 1 and nb == 2:
-        out = mm(input.unsqueeze(0), other)
-        res = _wrap(out._data[0])
-        res._vc.version = 1  # torch squeezes mm's result in place (squeeze_(0)), a write to it
-        if out._requires_grad and _state.enabled:
-            record(SqueezeBackward4, res, (out,), meta_check=False).dim = 0
-        return res
+        return mm(input.unsqueeze(0), other).squeeze_(0)  # (torch's; an in-place view op: version 1)
     if na == 2 and nb == 2:
         return mm(input, other)
     if _should_fold(input, other):

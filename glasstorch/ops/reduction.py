@@ -636,6 +636,8 @@ class CumprodBackward0(make_node_class("CumprodBackward0", None, ("self", "resul
     def backward(self, grad):
         x, r = self._unpack_saved()
         d = self.dim
+        if x.numel() <= 1 or x.shape[d] == 1:  # torch's shortcut: the gradient itself (no graph through x)
+            return grad
         if not bool((x == 0).any()):
             return (grad * r).flip(d).cumsum(d).flip(d) / x
         # exact with zeros: d out_j / d x_i = prod_{k<=j, k!=i} x_k

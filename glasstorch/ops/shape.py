@@ -2,9 +2,10 @@
 so a write through either is seen by both and in-place checks cover both."""
 import builtins
 
-from .._tensor import Tensor, _wrap, Size, _wrap_dim, make_view as _view, preserve_format, contiguous_format
+from .._tensor import (Tensor, _wrap, Size, _wrap_dim, make_view as _view, preserve_format, contiguous_format,
+                       bump_version)
 from .._array import xp, expanded, copy_preserving_layout
-from ..autograd.graph import MULTI_OUTPUT_NODE
+from ..autograd.graph import MULTI_OUTPUT_NODE, set_history, check_inplace
 from ._op import _state, method, record, make_node_class, operands, result_dtype
 
 
@@ -531,16 +532,27 @@ def atleast_2d(*tensors):
 
 # ---- in-place view ops: the tensor itself takes the new shape ---------------------------------
 def _inplace_view(self, name, fn, *args):
-    """x.unsqueeze_(0) and friends: ``x`` becomes the view ``fn(x, *args)`` (same data, new shape)."""
-    if self._requires_grad and self._grad_fn is None and _state.enabled:
-        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    """x.unsqueeze_(0) and friends: ``x`` becomes the view ``fn(x, *args)`` (same data, new shape),
+    which counts as a write (its version moves on), with torch's node for the in-place form
+    (UnsqueezeBackward1 ...: the same derivative as the out-of-place node's)."""
+    check_inplace(self, self._requires_grad and _state.enabled)
     res = fn(self, *args)
     self._data = res._data
-    if res._grad_fn is not None:
-        self._grad_fn, self._output_nr = res._grad_fn, res._output_nr
+    bump_version(self, name)
+    node = res._grad_fn
+    if node is not None:
+        node.__class__ = _INPLACE_VIEW_NODES[type(node)]
+        if self._base is None:
+            set_history(self, node)
+        else:  # a view stays a view of its base, its history continued by the new node (as torch)
+            self._grad_fn, self._output_nr, self._attr_version = node, 0, self._vc.version
     return self
 
 
+_INPLACE_VIEW_NODES = {cls: make_node_class(name, cls.backward) for cls, name in (
+    (UnsqueezeBackward0, "UnsqueezeBackward1"), (SqueezeBackward0, "SqueezeBackward3"),
+    (SqueezeBackward1, "SqueezeBackward4"), (SqueezeBackward2, "SqueezeBackward5"), (TBackward0, "TBackward1"),
+    (TransposeBackward0, "TransposeBackward1"))}
 Tensor.squeeze_ = lambda self, dim=None: _inplace_view(self, "squeeze_", squeeze, dim)
 Tensor.unsqueeze_ = lambda self, dim: _inplace_view(self, "unsqueeze_", unsqueeze, dim)
 Tensor.t_ = lambda self: _inplace_view(self, "t_", t)
