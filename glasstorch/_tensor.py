@@ -24,7 +24,7 @@ from ._array import xp, device_type_of, as_numpy
 from . import autograd
 from .autograd import grad_mode
 from .autograd.graph import (AccumulateGrad, user_frame, new_hook_dict, _add_hook, view_grad_fn,
-                             sync_views_requires_grad, DEFAULT, NO_GRAD_MODE, detached_in_place_marker)
+                             sync_views_requires_grad, DEFAULT, NO_GRAD_MODE, mark_detached_in_place)
 
 _state = grad_mode._state
 _DTYPE_OF = _dtype._BY_NUMPY
@@ -251,7 +251,7 @@ class Tensor:
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
         if self._grad_fn is None or self._retains_grad:
             return
-        fn = self._grad_fn
+        fn = self.grad_fn  # (a view re-derives its history first, as in torch)
         if fn._retain_grad_hooks is None:
             fn._retain_grad_hooks = {}
         fn._retain_grad_hooks[self._output_nr] = weakref.ref(self)
@@ -273,7 +273,7 @@ class Tensor:
             if self._backward_hooks is None:
                 self._backward_hooks = new_hook_dict()
             return _add_hook(self._backward_hooks, hook)
-        fn = self._grad_fn
+        fn = self.grad_fn  # (a view re-derives its history first, as in torch)
         if fn._tensor_pre_hooks is None:
             fn._tensor_pre_hooks = {}
         hooks = fn._tensor_pre_hooks.get(self._output_nr)
@@ -308,7 +308,7 @@ class Tensor:
                                "these gradients. To fix this error, please refer to the Optimizer.zero_grad() "
                                "function in torch/optim/optimizer.py as the solution.")
         if self._grad_fn is not None:
-            self._grad_fn, self._output_nr = None, detached_in_place_marker()  # (a node that saved it refuses it)
+            mark_detached_in_place(self)  # (a node that saved it with its history refuses it now)
         self._requires_grad = False
         if self._vc.views:
             sync_views_requires_grad(self, False)

@@ -51,14 +51,16 @@ def _collect(roots):
 
 
 def _needed(reached, targets):
-    """The nodes from which one of ``targets`` can be reached: only those run in autograd.grad."""
+    """The nodes from which one of ``targets`` can be reached through at least one edge: only those
+    run in autograd.grad. (A target's gradient is captured as it arrives; the target itself runs
+    only if another target lies beyond it -- so torch never reads its saved values otherwise.)"""
     consumers = {}
     for node in reached:
         for nxt, _ in node.next_functions:
             if nxt is not None:
                 consumers.setdefault(nxt, []).append(node)
-    needed = set(targets)
-    stack = list(needed)
+    needed = set()
+    stack = list(targets)
     while stack:
         for c in consumers.get(stack.pop(), ()):
             if c not in needed:

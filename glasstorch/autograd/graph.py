@@ -182,17 +182,18 @@ def _short_name(node):
     return re.sub(r"Backward(\d*)$", lambda m: "" if m.group(1) in ("", "0") else m.group(1), node.name())
 
 
-def detached_in_place_marker():
-    """The ``_output_nr`` detach_() leaves on a tensor that had a history: minus the creation
-    number of the next node, so a node made before the detach_ (that saved the tensor while it had
-    a history) can tell."""
-    return -_next_seq()
+def mark_detached_in_place(t):
+    """detach_() on ``t``, which has a history: remember when that history was made and when it
+    was cut, so a node that saved ``t`` in between can refuse it (``_output_nr`` -1 flags it)."""
+    t.__dict__["_detached_in_place"] = (t._grad_fn._seq, _next_seq())
+    t._grad_fn, t._output_nr = None, -1
 
 
 def _check_saved(node, index, tensor, expected):
     """A saved tensor failed the quick check: detached in place after it was saved with a history
     (torch's SavedVariable refuses that first), or modified in place."""
-    if tensor._output_nr < 0 and -tensor._output_nr > node._seq and index != node._result_index:
+    made, cut = tensor.__dict__.get("_detached_in_place", (0, 0)) if tensor._output_nr < 0 else (0, 0)
+    if made < node._seq < cut and index != node._result_index:
         raise RuntimeError("Trying to use a saved tensor that has been detached in-place, i.e. with .detach_().This "
                            "is not supported, please use out-of-place `.detach()` instead")
     if tensor._vc.version != expected:
@@ -283,9 +284,11 @@ class CopySlices(Node):
         if self._overlapping:  # torch writes the view's gradient into a view of the same geometry: refused
             raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a "
                                "single memory location. Please clone() the tensor before performing the operation.")
+        fn = self.fn
+        if fn is None:
+            raise RuntimeError(FREED_MESSAGE)
         flat = grad.reshape(-1)
         pos = self._positions
-        fn = self.fn
         res = fn(flat.index_select(0, pos).reshape(self._view_shape))
         if fn._input_meta is not None:
             res = tuple(None if g is None else _validate(fn, i, g) for i, g in enumerate(res))
@@ -295,7 +298,9 @@ class CopySlices(Node):
         return (grad_base.reshape(grad.shape),) + tuple(res[1:])
 
     def _free(self):
-        self.fn._free()
+        # torch's CopySlices lets go of fn (fn's saved values stay until fn itself runs, when a
+        # gradient graph reaches it as a node of its own)
+        self.fn = None
 
 
 class AsStridedBackward0(Node):

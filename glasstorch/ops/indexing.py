@@ -5,7 +5,7 @@ import builtins
 from .. import _dtype
 from .._tensor import Tensor, _wrap, _wrap_dim, bump_version
 from .._array import xp
-from ..autograd.graph import connect
+from ..autograd.graph import connect, edge_of
 from ._op import _state, method, record, make_node_class, _check_inplace, record_inplace, rebase_history
 from ..autograd.grad_mode import no_grad
 
@@ -117,6 +117,8 @@ def _apply_slicing(input, index, elide_full_slices=True):
     ``(view, numpy_index, advanced)``; ``view`` is ``input`` itself when no index made a view."""
     from .shape import select, _slice, unsqueeze
     if type(index) is builtins.slice and input._data.ndim == 0:  # (a lone slice goes straight to slice())
+        if input._requires_grad and _state.enabled:
+            edge_of(input)  # (torch's autograd takes the input's history, and may refuse it, before slice() runs)
         raise IndexError("slice() cannot be applied to a 0-dim tensor.")
     index = _normalise(index)
     nd = input._data.ndim
@@ -219,27 +221,34 @@ def _copy_to(dst, src):
         copy_(dst, _prefix_1s_stripped(src).expand(dst._data.shape))
 
 
-def _index_put_(dst, idx, value):
+def _index_put_(dst, idx, value, cast_value=False):
     """``dst[idx] = value`` for an advanced index: one IndexPutBackward0 (the value viewed without
-    its leading 1s, as torch's setitem does)."""
+    its leading 1s, as torch's setitem does). The value must have ``dst``'s dtype, unless
+    ``cast_value`` (torch's path for a boolean mask and a one-element value)."""
     vs = value._data.shape
     if vs and vs[0] == 1:
         value = _prefix_1s_stripped(value)
-    node = None
-    if _check_inplace(dst, (value,), may_overlap=True, refuse_aliases="any"):
-        node = record_inplace(IndexPutBackward0, dst, (dst, value))
-        node.indices = idx
-    v = value._data
+    involved = _check_inplace(dst, (value,), may_overlap=True, refuse_aliases="any")
     d = dst._data
-    if v.dtype != d.dtype:
-        v = v.astype(d.dtype)
     try:
-        d[idx] = v
-    except ValueError:
-        raise RuntimeError(f"shape mismatch: value tensor of shape {list(xp.shape(v))} cannot be broadcast to "
-                           f"indexing result of shape {list(d[idx].shape)}") from None
+        target = d[idx]  # (the shape the value must broadcast to; NumPy's message for a bad index)
     except IndexError as e:
         raise IndexError(str(e)) from None
+    try:
+        xp.broadcast_to(value._data, target.shape)
+    except ValueError:
+        raise RuntimeError(f"shape mismatch: value tensor of shape {list(value._data.shape)} cannot be broadcast to "
+                           f"indexing result of shape {list(target.shape)}") from None
+    if value._data.dtype != d.dtype:
+        if not cast_value:
+            raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
+                               f"{dst.dtype._legacy} for the destination and {value.dtype._legacy} for the source.")
+        value = value.to(dst.dtype)
+    node = None
+    if involved:
+        node = record_inplace(IndexPutBackward0, dst, (dst, value))
+        node.indices = idx
+    d[idx] = value._data
     bump_version(dst, "index_put_")
     if node is not None:
         rebase_history(dst, node)
@@ -256,7 +265,8 @@ def setitem(input, index, value):
         value = as_tensor_arg(value, input)
     out, np_idx, advanced = _apply_slicing(input, index)
     if advanced:
-        _index_put_(out, np_idx, value)
+        mask_and_one_value = isinstance(index, Tensor) and index._data.dtype == bool and value._data.size == 1
+        _index_put_(out, np_idx, value, cast_value=mask_and_one_value)
     else:
         _copy_to(out, value)
 
@@ -301,9 +311,12 @@ def _along(shape, dim, index_arr):
     return tuple(grids)
 
 
-class GatherBackward0(make_node_class("GatherBackward0", None, ("index",))):
+class GatherBackward0(make_node_class("GatherBackward0", None, ("index", "self"))):
+    """Saves ``self`` as torch does (only its size is used, but modifying it in place before
+    backward is an error in torch, so it is here too)."""
+
     def backward(self, grad):
-        (index,) = self._unpack_saved()
+        index, _ = self._unpack_saved()
         from .creation import zeros
         return zeros(self.self_sizes, dtype=grad.dtype).scatter_add(self.dim, index, grad)
 
@@ -314,7 +327,7 @@ def gather(input, dim, index, *, sparse_grad=False):
     ia = _check_index(index, "gather", input, d)
     res = _wrap(input._data[_along(input._data.shape, d, ia)])
     if input._requires_grad and _state.enabled:
-        node = record(GatherBackward0, res, (input,), (index,), meta_check=False)
+        node = record(GatherBackward0, res, (input,), (index, input), meta_check=False)
         node.self_sizes, node.dim = input._data.shape, d
     return res
 

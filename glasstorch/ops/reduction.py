@@ -671,18 +671,19 @@ def cumprod(input, dim, *, dtype=None):
     return res
 
 
-class CummaxBackward0(make_node_class("CummaxBackward0", None, ("indices",))):
-    """Each running max's gradient goes to the element it came from."""
+class CummaxBackward0(make_node_class("CummaxBackward0", None, ("indices", "self"))):
+    """Each running max's gradient goes to the element it came from. (``self`` is saved as torch
+    saves it, so modifying it in place before backward is an error here too.)"""
 
     def backward(self, grad, _unused=None):
-        (idx,) = self._unpack_saved()
+        idx, _ = self._unpack_saved()
         if not idx.dim():
             return grad
         from .creation import zeros
         return zeros(idx.shape, dtype=grad.dtype).scatter_add(self.dim, idx, grad)
 
 
-CumminBackward0 = make_node_class("CumminBackward0", CummaxBackward0.backward, ("indices",))
+CumminBackward0 = make_node_class("CumminBackward0", CummaxBackward0.backward, ("indices", "self"))
 CummaxBackward0.num_outputs = CumminBackward0.num_outputs = 2
 
 
@@ -702,7 +703,7 @@ def _cumext(input, dim, is_max):
         cls = CummaxBackward0 if is_max else CumminBackward0
         node = cls.__new__(cls)
         node.dim = dd
-        connect(node, (input,), (values, None), (indices,))
+        connect(node, (input,), (values, None), (indices, input))
     return _ValuesIndices(values, indices, "cummax" if is_max else "cummin")
 
 

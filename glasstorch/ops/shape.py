@@ -231,12 +231,12 @@ def expand(input, *sizes):
                            f"number of sizes provided ({len(sizes)}) must be greater or equal to the number of "
                            f"dimensions in the tensor ({len(shp)})")
     lead = len(sizes) - len(shp)
-    target = []
-    for i, s in enumerate(sizes):
+    target = [0] * len(sizes)
+    for i in range(len(sizes) - 1, -1, -1):  # (from the last dim, as torch checks them)
+        s = sizes[i]
         if i < lead:
             if s == -1:
                 raise RuntimeError("expand: -1 is not allowed in a leading, non-existing dimension")
-            target.append(s)
         else:
             cur = shp[i - lead]
             if s == -1:
@@ -245,7 +245,7 @@ def expand(input, *sizes):
                 raise RuntimeError(f"The expanded size of the tensor ({s}) must match the existing size ({cur}) at "
                                    f"non-singleton dimension {i}.  Target sizes: {list(sizes)}.  Tensor sizes: "
                                    f"{list(shp)}")
-            target.append(s)
+        target[i] = s
     out = _view(input, expanded(input._data, tuple(target)))
     if input._requires_grad and _state.enabled:
         record(ExpandBackward0, out, (input,), meta_check=False).self_sizes = shp
