@@ -216,7 +216,7 @@ class Tensor:
                 "won't be populated during autograd.backward(). If you indeed want the .grad field to be populated "
                 "for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. If you access the non-leaf "
                 "Tensor by mistake, make sure you access the leaf Tensor instead. See "
-                "github.com/pytorch/pytorch/pull/30531 for more informations.", UserWarning, stacklevel=2)
+                "github.com/pytorch/pytorch/pull/30531 for more information.", UserWarning, stacklevel=2)
         return self._grad
 
     @grad.setter
@@ -506,7 +506,8 @@ class Tensor:
         from ._tensor_str import tensor_repr
         return tensor_repr(self)
 
-    __str__ = __repr__
+    def __str__(self):
+        return self.__repr__()  # (a subclass's repr: str(parameter) starts "Parameter containing:")
 
     def __deepcopy__(self, memo):
         if not self.is_leaf:

@@ -19,6 +19,7 @@ mode off unless ``create_graph=True``, so backward pays nothing for recording by
 inspection tools wrap them to watch a backward pass.
 """
 import sys
+import threading
 import warnings
 from heapq import heappush, heappop
 
@@ -169,8 +170,8 @@ def _run(roots, root_grads, retain_graph, create_graph, capture, accumulate, acc
             out = _call_with_hooks(node, grads)
         elif node.num_outputs == 1:
             out = node.backward(grads[0]) if grads[0] is not None else ()
-        else:
-            out = node.backward(*grads)
+        else:  # (no gradient for any output, e.g. after norm(0): the node has nothing to do)
+            out = node.backward(*grads) if any(g is not None for g in grads) else ()
         if type(out) is not tuple:
             out = (out,)
         if not retain_graph:
@@ -256,16 +257,17 @@ def _run_tensor_pre_hooks(node, grads):
                     continue
                 res = hook(grads[nr])
                 if res is not None:
-                    grads[nr] = res
+                    grads[nr] = _checked_hook_result(hook, grads[nr], res)
     if node._retain_grad_hooks:
         for nr, ref in node._retain_grad_hooks.items():
             t = ref()
             if t is not None and grads[nr] is not None:
                 g = grads[nr]
-                if t._grad is None:
-                    t._grad = g if _state.enabled else g.detach().clone()
-                else:
-                    t._grad = t._grad + g
+                with _accumulate_lock:
+                    if t._grad is None:
+                        t._grad = g if _state.enabled else g.detach().clone()
+                    else:
+                        t._grad = t._grad + g
     return grads
 
 
@@ -274,8 +276,22 @@ def _run_leaf_hooks(var, grad):
     for hook in list(var._backward_hooks.values()):
         res = hook(grad)
         if res is not None:
-            grad = res
+            grad = _checked_hook_result(hook, grad, res)
     return grad
+
+
+def _checked_hook_result(hook, grad, res):
+    """torch's contract for a tensor hook's replacement gradient: a tensor of the same size and
+    type (a hook that changes them would store a wrong .grad or break the formula downstream)."""
+    name = getattr(hook, "__name__", type(hook).__name__)
+    from .._tensor import Tensor
+    if not isinstance(res, Tensor):
+        raise TypeError(f"expected Variable or None (got {type(res).__name__})")
+    if res._data.shape != grad._data.shape:
+        raise RuntimeError(f"hook '{name}' has changed the size of value")
+    if res._data.dtype != grad._data.dtype:
+        raise RuntimeError(f"hook '{name}' has changed the type of value (was {grad.type()} got {res.type()})")
+    return res
 
 
 # The references to a gradient while `_accumulate` decides: the engine's buffer list, the
@@ -295,32 +311,40 @@ def _stealable(grad, var):
             and d.base is None and d.shape == var._data.shape and d.dtype == var._data.dtype)
 
 
+# Accumulating into .grad reads it, then writes it: two threads running backward into the same
+# leaf (hogwild training, a DataParallel-style replica per thread) must not interleave there, or
+# one gradient is lost. One lock for all leaves, as the step is short; uncontended it costs a few
+# tens of nanoseconds per leaf (bench/bench_accumulate.py).
+_accumulate_lock = threading.Lock()
+
+
 def _accumulate(acc, grad, create_graph):
     """AccumulateGrad: add ``grad`` into ``variable.grad`` (allocated on first use), then the
     post-accumulate hooks."""
     var = acc.variable
     if grad is None:
         return
-    old = var._grad
-    if old is None:
-        if create_graph:
-            # the gradient keeps its history (a graph of its own): the leaf holds that graph
-            warnings.warn("Using backward() with create_graph=True will create a reference cycle between the "
-                          "parameter and its gradient which can cause a memory leak. We recommend using "
-                          "autograd.grad when creating the graph to avoid this. If you have to use this function, "
-                          "make sure to reset the .grad fields of your parameters to None after use to break the "
-                          "cycle and avoid the leak.", UserWarning, stacklevel=6)
-            var._grad = grad if _stealable(grad, var) else grad.clone()
-        elif _stealable(grad, var):
-            var._grad = grad if grad._grad_fn is None and not grad._requires_grad else grad.detach()
+    with _accumulate_lock:
+        old = var._grad
+        if old is None:
+            if create_graph:
+                # the gradient keeps its history (a graph of its own): the leaf holds that graph
+                warnings.warn("Using backward() with create_graph=True will create a reference cycle between the "
+                              "parameter and its gradient which can cause a memory leak. We recommend using "
+                              "autograd.grad when creating the graph to avoid this. If you have to use this "
+                              "function, make sure to reset the .grad fields of your parameters to None after use "
+                              "to break the cycle and avoid the leak.", UserWarning, stacklevel=6)
+                var._grad = grad if _stealable(grad, var) else grad.clone()
+            elif _stealable(grad, var):
+                var._grad = grad if grad._grad_fn is None and not grad._requires_grad else grad.detach()
+            else:
+                var._grad = grad.detach().clone()
+        elif create_graph or _state.enabled or old._data.dtype != grad._data.dtype \
+                or old._data.shape != grad._data.shape or not old._data.flags.writeable:
+            var._grad = old + grad
         else:
-            var._grad = grad.detach().clone()
-    elif create_graph or _state.enabled or old._data.dtype != grad._data.dtype \
-            or old._data.shape != grad._data.shape or not old._data.flags.writeable:
-        var._grad = old + grad
-    else:
-        old._data += grad._data  # torch accumulates in place when grad mode is off
-        old._vc.version += 1
+            old._data += grad._data  # torch accumulates in place when grad mode is off
+            old._vc.version += 1
     post = var._post_accumulate_grad_hooks
     if post:
         for hook in list(post.values()):

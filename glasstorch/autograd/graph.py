@@ -381,7 +381,7 @@ def view_grad_fn(view):
     return node
 
 
-def _move_retained_grad(t, old_fn, new_fn):
+def _move_retained_grad(t, old_fn, new_fn, output_nr=0):
     """A retain_grad() follows the tensor to its new history (the hooks registered on the old one
     stay there: they belong to the old version)."""
     if t._retains_grad and old_fn is not None and old_fn._retain_grad_hooks:
@@ -389,7 +389,7 @@ def _move_retained_grad(t, old_fn, new_fn):
         if ref is not None:
             if new_fn._retain_grad_hooks is None:
                 new_fn._retain_grad_hooks = {}
-            new_fn._retain_grad_hooks[0] = ref
+            new_fn._retain_grad_hooks[output_nr] = ref
             new_fn._hooked = True
 
 
@@ -403,10 +403,10 @@ def sync_views_requires_grad(base, value):
             v._requires_grad = value
 
 
-def set_history(t, node):
-    """``t`` (not a view) becomes output 0 of ``node``: the history an in-place op gives it."""
-    _move_retained_grad(t, t._grad_fn, node)
-    t._grad_fn, t._output_nr = node, 0
+def set_history(t, node, output_nr=0):
+    """``t`` (not a view) becomes output ``output_nr`` of ``node``: the history an in-place op gives it."""
+    _move_retained_grad(t, t._grad_fn, node, output_nr)
+    t._grad_fn, t._output_nr = node, output_nr
     if not t._requires_grad:
         t._requires_grad = True
         if t._vc.views:

@@ -37,12 +37,13 @@ def _tensor_list(tensors, fn):
 
 def cat(tensors, dim=0, *, out=None):
     tensors = _tensor_list(tensors, "cat")
-    ref = next((t for t in tensors if t._data.ndim > 0 or t._data.size > 0), tensors[0])
-    if ref._data.ndim == 0:
-        raise RuntimeError("zero-dimensional tensor (at position 0) cannot be concatenated")
+    for i, t in enumerate(tensors):
+        if t._data.ndim == 0:
+            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
+    # torch skips legacy empty 1-D tensors of shape (0,) in cat: the first other tensor sets the shape
+    ref = next((t for t in tensors if not _legacy_empty(t)), tensors[0])
     d = _wrap_dim(dim, ref._data.ndim)
-    # torch skips legacy empty 1-D tensors of shape (0,) in cat
-    parts = [t for t in tensors if not (t._data.ndim == 1 and t._data.shape[0] == 0) or t is ref]
+    parts = [t for t in tensors if not _legacy_empty(t) or t is ref]
     for i, t in enumerate(parts):
         if t._data.ndim != ref._data.ndim:
             raise RuntimeError(f"Tensors must have same number of dimensions: got {ref._data.ndim} and {t._data.ndim}")
@@ -52,7 +53,7 @@ def cat(tensors, dim=0, *, out=None):
                                    f"{ref._data.shape[k]} but got size {t._data.shape[k]} for tensor number {i} in "
                                    f"the list.")
     from ._op import result_dtype
-    dt = result_dtype(*[t for t in parts if t._data.ndim]).numpy_dtype
+    dt = result_dtype(*tensors).numpy_dtype
     res = _wrap(row_major(xp.concatenate([t._data for t in parts], axis=d, dtype=dt)) if len(parts) > 1
                 else parts[0]._data.astype(dt, order="C", copy=True))
     if _state.enabled and any(t._requires_grad for t in tensors):
@@ -63,6 +64,10 @@ def cat(tensors, dim=0, *, out=None):
 
 
 concat = concatenate = cat
+
+
+def _legacy_empty(t):
+    return t._data.ndim == 1 and t._data.shape[0] == 0
 
 
 class StackBackward0(make_node_class("StackBackward0", None)):

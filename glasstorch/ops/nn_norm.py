@@ -32,8 +32,12 @@ def _stats_graph(x, axes, eps):
 
 
 def _affine_grads(node, grad, xhat, sum_axes, shape):
-    gw = (grad * xhat).sum(sum_axes).reshape(shape) if node.next_functions[1][0] is not None else None
-    gb = grad.sum(sum_axes).reshape(shape) if node.next_functions[2][0] is not None else None
+    """Gradients of the per-feature weight and bias: summed over ``sum_axes`` (none for an
+    unbatched input: ``x.sum(())`` would sum everything)."""
+    def reduce(t):
+        return (t.sum(sum_axes) if sum_axes else t).reshape(shape)
+    gw = reduce(grad * xhat) if node.next_functions[1][0] is not None else None
+    gb = reduce(grad) if node.next_functions[2][0] is not None else None
     return gw, gb
 
 
@@ -100,12 +104,13 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
 
 
 def _update_running(stat, batch_value, momentum):
-    """stat = (1 - momentum) * stat + momentum * batch_value, in place and outside autograd."""
-    from .._tensor import bump_version
+    """stat = (1 - momentum) * stat + momentum * batch_value, in place and outside autograd. Like
+    torch's kernel, this does not count as an in-place write (the version stays): a node that saved
+    the statistic in an earlier pass through the layer still reads it (siamese and contrastive
+    models run a BatchNorm twice before one backward)."""
     d = stat._data
     d *= 1 - momentum
     d += (momentum * batch_value).astype(d.dtype, copy=False)
-    bump_version(stat, "batch_norm")
 
 
 # ---- layer norm -----------------------------------------------------------------------------------------------

@@ -811,7 +811,7 @@ class ClampBackward1(make_node_class("ClampBackward1", None, ("self",))):
         if self.max is not None:
             m = x <= self.max
             mask = m if mask is None else mask & m
-        return grad.masked_fill(~mask, 0)
+        return where(mask, grad, 0.0)
 
 
 class ClampBackward0(make_node_class("ClampBackward0", None, ("self", "min", "max"))):
