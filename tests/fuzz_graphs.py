@@ -151,6 +151,14 @@ def _register_unary():
         d = _dim(rng, xs[0])
         return None if d is None or not _no_ties(xs[0], d) else d
 
+    @op("einsum", "out = torch.einsum('...,...->...', x, x)", weight=0.2)
+    def _(rng, xs):
+        return ()
+
+    @op("index_reversed", "out = x[..., torch.arange(x.shape[-1] - 1, -1, -1)]", weight=0.2)
+    def _(rng, xs):
+        return None if xs[0].dim() == 0 else ()
+
     @op("matmul_self", "out = x @ x.mT", weight=0.4)
     def _(rng, xs):
         return () if xs[0].dim() >= 2 else None

@@ -176,6 +176,22 @@ def row_major(a):
     return a.copy() if a.ndim > 1 and not a.flags.c_contiguous else a
 
 
+def like_first(r, a):
+    """An element-wise result ``r`` laid out as torch's TensorIterator lays it out when the first
+    operand ``a`` has ``r``'s shape: in ``a``'s order of dims (NumPy chooses row-major when the
+    operands' layouts disagree, torch follows the first). Decides whether a later view() works."""
+    if r.strides == a.strides or a.shape != r.shape or r.ndim < 2 or 0 in a.strides:
+        return r
+    order = sorted(range(a.ndim), key=lambda i: (-a.strides[i], i))     # a's dims, outermost first
+    current = sorted(range(r.ndim), key=lambda i: (-r.strides[i], i))
+    if [i for i in order if a.shape[i] != 1] == [i for i in current if r.shape[i] != 1]:
+        return r
+    inverse = [0] * len(order)
+    for k, i in enumerate(order):
+        inverse[i] = k
+    return r.transpose(order).copy().transpose(inverse)
+
+
 def copy_preserving_layout(a):
     """A copy of ``a`` laid out as torch's preserve_format lays out a clone: with the dims in the
     order of ``a``'s strides (``x.t().clone()`` is not contiguous); an expanded array (a stride of

@@ -69,13 +69,18 @@ class BackwardCFunction(Node, FunctionCtx):
         return tuple(_checked_gradient(self, i, r, meta)
                      for i, (r, meta) in enumerate(zip(result, self._input_meta_of_args)) if meta is not False)
 
+    def _zeros_for(self, i):
+        from ..ops.creation import zeros
+        shape, dtype = self._output_meta[i]
+        return zeros(shape, dtype=dtype)
+
 
 def _checked_gradient(node, i, grad, meta):
     """torch's validate_outputs for a custom Function's gradient ``grad`` of argument ``i``: a
     tensor (or None) whose shape the input's expands to (it is summed back to the input's shape)
     and cast to the input's dtype. ``meta``: (shape, dtype) of the input, None if it needs none."""
-    if grad is None or meta is None:
-        return None if meta is None else grad
+    if grad is None or meta is None:  # (for an input needing no gradient it is passed on as is, as torch)
+        return grad
     if not _is_tensor(grad):
         raise RuntimeError(f"expected Variable or None (got {type(grad).__name__})")
     shape, dtype = meta
@@ -100,11 +105,6 @@ def _expandable(shape, target):
 def _dtype_of(np_dtype):
     from .._dtype import _BY_NUMPY
     return _BY_NUMPY[np_dtype]
-
-    def _zeros_for(self, i):
-        from ..ops.creation import zeros
-        shape, dtype = self._output_meta[i]
-        return zeros(shape, dtype=dtype)
 
 
 class FunctionMeta(type):

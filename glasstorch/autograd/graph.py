@@ -183,9 +183,10 @@ def _short_name(node):
 
 
 def mark_detached_in_place(t):
-    """detach_() on ``t``, which has a history: remember when that history was made and when it
-    was cut, so a node that saved ``t`` in between can refuse it (``_output_nr`` -1 flags it)."""
-    t.__dict__["_detached_in_place"] = (t._grad_fn._seq, _next_seq())
+    """detach_() on ``t``, which has a history: remember since when it had one and when it was
+    cut, so a node that saved ``t`` in between can refuse it (``_output_nr`` -1 flags it)."""
+    since = t.__dict__.pop("_history_since", t._grad_fn._seq)
+    t.__dict__["_detached_in_place"] = (since, _next_seq())
     t._grad_fn, t._output_nr = None, -1
 
 
@@ -405,7 +406,10 @@ def sync_views_requires_grad(base, value):
 
 def set_history(t, node, output_nr=0):
     """``t`` (not a view) becomes output ``output_nr`` of ``node``: the history an in-place op gives it."""
-    _move_retained_grad(t, t._grad_fn, node, output_nr)
+    old = t._grad_fn
+    _move_retained_grad(t, old, node, output_nr)
+    # since when t has had a history (for detach_: a node that saved it since then refuses it)
+    t.__dict__.setdefault("_history_since", old._seq if old is not None else node._seq)
     t._grad_fn, t._output_nr = node, output_nr
     if not t._requires_grad:
         t._requires_grad = True
