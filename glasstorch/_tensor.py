@@ -596,20 +596,22 @@ def make_view(input, data, creation_meta=DEFAULT):
     does. The view op records its node after."""
     out = _wrap(data)
     vc = out._vc = input._vc
-    if not _state.enabled:
+    enabled = _state.enabled
+    if not enabled:
         creation_meta = NO_GRAD_MODE
     base = input._base
     if base is None:
         out._base = input
     else:
         out._base = base
-        if creation_meta == DEFAULT:
+        if creation_meta is DEFAULT:
             creation_meta = input._creation_meta  # torch's propagate_creation_meta
     out._creation_meta = creation_meta
     out._attr_version = vc.version
-    if input._requires_grad:
+    requires_grad = input._requires_grad
+    if requires_grad:
         out._requires_grad = True
-    if not (input._requires_grad and _state.enabled):  # the view op records no history: track the base's flag
+    if not (requires_grad and enabled):  # the view op records no history: track the base's flag
         views = vc.views
         if views is None:
             vc.views = [weakref.ref(out)]

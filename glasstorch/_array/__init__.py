@@ -176,20 +176,50 @@ def row_major(a):
     return a.copy() if a.ndim > 1 and not a.flags.c_contiguous else a
 
 
-def like_first(r, a):
-    """An element-wise result ``r`` laid out as torch's TensorIterator lays it out when the first
-    operand ``a`` has ``r``'s shape: in ``a``'s order of dims (NumPy chooses row-major when the
-    operands' layouts disagree, torch follows the first). Decides whether a later view() works."""
-    if r.strides == a.strides or a.shape != r.shape or r.ndim < 2 or 0 in a.strides:
+def like_operands(r, *operands):
+    """An element-wise result ``r`` laid out as torch's TensorIterator lays it out: its dims
+    ordered by the operands' strides, the first operand deciding where it can (a broadcast dim
+    leaves the choice to the next), so ``x.t() + y`` is laid out as ``x.t()``. NumPy chooses
+    row-major when the operands disagree. (Layout decides whether a later view() works.)"""
+    if r.ndim < 2 or r.flags.c_contiguous and operands[0].flags.c_contiguous:
+        return r  # (the common case, checked cheaply: a row-major first operand wins in torch too)
+    arrays = [o for o in operands if isinstance(o, type(r)) and o.ndim]
+    n = r.ndim
+    strides = []
+    for o in arrays:  # each operand's strides over r's dims (0 where it is broadcast)
+        lead = n - o.ndim
+        strides.append([0 if i < lead or o.shape[i - lead] != r.shape[i] else o.strides[i - lead]
+                        for i in range(n)])
+
+    def should_swap(d0, d1):  # torch's reorder_dimensions comparison (perm is fastest dim first)
+        for st in strides:
+            s0, s1 = st[d0], st[d1]
+            if s0 == 0 or s1 == 0:
+                continue
+            if s0 != s1:
+                return 1 if s0 > s1 else -1
+            if r.shape[d0] > r.shape[d1]:
+                return 1
+        return 0
+
+    perm = list(range(n - 1, -1, -1))
+    for i in range(1, n):
+        d1 = i
+        for d0 in range(i - 1, -1, -1):
+            c = should_swap(perm[d0], perm[d1])
+            if c > 0:
+                perm[d0], perm[d1] = perm[d1], perm[d0]
+                d1 = d0
+            elif c < 0:
+                break
+    outer_first = perm[::-1]
+    current = sorted(range(n), key=lambda i: (-r.strides[i], i))
+    if [i for i in outer_first if r.shape[i] != 1] == [i for i in current if r.shape[i] != 1]:
         return r
-    order = sorted(range(a.ndim), key=lambda i: (-a.strides[i], i))     # a's dims, outermost first
-    current = sorted(range(r.ndim), key=lambda i: (-r.strides[i], i))
-    if [i for i in order if a.shape[i] != 1] == [i for i in current if r.shape[i] != 1]:
-        return r
-    inverse = [0] * len(order)
-    for k, i in enumerate(order):
+    inverse = [0] * n
+    for k, i in enumerate(outer_first):
         inverse[i] = k
-    return r.transpose(order).copy().transpose(inverse)
+    return r.transpose(outer_first).copy().transpose(inverse)
 
 
 def copy_preserving_layout(a):

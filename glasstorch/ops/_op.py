@@ -166,7 +166,9 @@ def _check_inplace(self, others=(), may_overlap=False, refuse_aliases="partial")
     if not may_overlap and 0 in self._data.strides:
         _check_no_overlap(self)
     for o in others if refuse_aliases else ():
-        if type(o) is Tensor or isinstance(o, Tensor):
+        # (tensors sharing memory share a version counter -- views, detach() -- but for .data and
+        # a second from_numpy of one array; only those pay for the memory test)
+        if (type(o) is Tensor or isinstance(o, Tensor)) and o._vc is self._vc:
             lap = overlap(self._data, o._data)
             if lap == "partial" or lap == "full" and refuse_aliases == "any":
                 raise RuntimeError("unsupported operation: some elements of the input tensor and the written-to "

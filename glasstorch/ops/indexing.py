@@ -254,11 +254,17 @@ def _index_put_(dst, idx, value, cast_value=False):
         rebase_history(dst, node)
 
 
+_NUMBERS = (int, float, bool)
+
+
 def setitem(input, index, value):
     """``input[index] = value`` as torch's python indexing does it: the basic part of the index
     makes a view of ``input``, the value is written into it with copy_/fill_ (advanced indices:
-    index_put_), and that in-place op on a view rewrites ``input``'s history (CopySlices)."""
+    index_put_), and that in-place op on a view rewrites ``input``'s history (CopySlices).
+    Without autograd, a basic index is written directly (the same write, one version bump)."""
     if index is False:
+        return
+    if not input._requires_grad and _write_directly(input, index, value):
         return
     if not isinstance(value, Tensor):
         from ._op import as_tensor_arg
@@ -269,6 +275,48 @@ def setitem(input, index, value):
         _index_put_(out, np_idx, value, cast_value=mask_and_one_value)
     else:
         _copy_to(out, value)
+
+
+def _write_directly(input, index, value):
+    """The fast path of setitem when autograd has nothing to record (``input`` needs no gradient,
+    nor does the value, which does not share ``input``'s memory) and the index is basic: NumPy
+    writes the elements, with the checks torch would make before (indices in range, positive
+    steps, no write into an expanded tensor). Returns False to take the general path instead
+    (which also gives torch's errors)."""
+    if type(value) in _NUMBERS:
+        v = value
+    elif isinstance(value, Tensor) and not (value._requires_grad and _state.enabled) and value._vc is not input._vc \
+            and type(value._data) is type(input._data):
+        v = value._data
+    else:
+        return False
+    d = input._data
+    items = index if type(index) is tuple else (index,)
+    shape, dim, ints = d.shape, 0, False
+    for i in items:
+        t = type(i)
+        if t is int:
+            if dim >= len(shape) or not -shape[dim] <= i < shape[dim]:
+                return False
+            dim, ints = dim + 1, True
+        elif t is builtins.slice:
+            if dim >= len(shape) or not (i.step is None or type(i.step) is int and i.step > 0):
+                return False
+            dim += 1
+        elif i is Ellipsis:
+            if ints or Ellipsis in items[items.index(i) + 1:]:
+                return False  # (ints before an Ellipsis count from the front, after it from the back)
+            dim = len(shape)
+        elif i is not None:
+            return False
+    if dim > len(shape) or 0 in d.strides:
+        return False
+    try:
+        d[items] = v
+    except (ValueError, TypeError):
+        return False  # (a value that does not fit: the general path raises torch's error)
+    bump_version(input, "__setitem__")
+    return True
 
 
 Tensor.__setitem__ = setitem

@@ -11,7 +11,7 @@ import math
 
 from .. import _dtype
 from .._tensor import Tensor, _wrap, _scalar_type_name
-from .._array import xp, same_data, row_major, like_first, erf as _erf, erfinv as _erfinv, lgamma as _lgamma, digamma as _digamma
+from .._array import xp, same_data, row_major, like_operands, erf as _erf, erfinv as _erfinv, lgamma as _lgamma, digamma as _digamma
 from ._masked_grad import masked_grad, masked_grad_node
 from ._op import (_state, method, operands, float_array, record, make_node_class, inplace, connect,
                   result_dtype, as_tensor_arg)
@@ -240,7 +240,7 @@ def add(input, other, *, alpha=1, out=None):
             r = (da + db * alpha).astype(da.dtype, copy=False)  # bool + bool * 2 stays bool
     except ValueError:
         raise _shape_error(da, db) from None
-    res = _wrap(like_first(r, da))
+    res = _wrap(like_operands(r, da, db))
     if _requires(input, other):
         node = record(AddBackward0, res, (input, _other_edge(other)))
         if alpha != 1:
@@ -272,7 +272,7 @@ def sub(input, other, *, alpha=1):
             r = (da - db * alpha).astype(da.dtype, copy=False)
     except ValueError:
         raise _shape_error(da, db) from None
-    res = _wrap(like_first(r, da))
+    res = _wrap(like_operands(r, da, db))
     if _requires(input, other):
         node = record(SubBackward0, res, (input, _other_edge(other)))
         if alpha != 1:
@@ -333,7 +333,7 @@ def mul(input, other):
         r = da * db
     except ValueError:
         raise _shape_error(da, db) from None
-    res = _wrap(like_first(r, da))
+    res = _wrap(like_operands(r, da, db))
     if _requires(input, other):
         if isinstance(other, Tensor):
             record(MulBackward0, res, (input, other),
@@ -401,7 +401,7 @@ def div(input, other, *, rounding_mode=None):
         return mul(reciprocal(other), input)
     da, db = operands(input, other)
     if rounding_mode is None:
-        res = _wrap(like_first(_true_divide_arrays(da, db), da))
+        res = _wrap(like_operands(_true_divide_arrays(da, db), da, db))
         if _requires(input, other):
             if isinstance(other, Tensor):
                 record(DivBackward0, res, (input, other), (input if other._requires_grad else None, other))
@@ -575,7 +575,7 @@ def pow(input, exponent):
             raise NotImplementedError('"pow" not implemented for \'Bool\'')
         if da.dtype.kind in "iu" and (db < 0).any():
             raise RuntimeError("Integers to negative integer powers are not allowed.")
-        res = _wrap(like_first(xp.power(da, db), da))
+        res = _wrap(like_operands(xp.power(da, db), da, db))
         if _requires(input, exponent):
             record(PowBackward1, res, (input, exponent), (input, exponent, res), saved_output=2)
         return res
@@ -628,7 +628,7 @@ def atan2(input, other):
     da, db = operands(input, other)
     if da.dtype.kind not in "fc":
         da, db = da.astype(_dtype.get_default_dtype().numpy_dtype), db.astype(_dtype.get_default_dtype().numpy_dtype)
-    res = _wrap(like_first(xp.arctan2(da, db), da))
+    res = _wrap(like_operands(xp.arctan2(da, db), da, db))
     if _requires(input, other):
         record(Atan2Backward0, res, (input, other), (input, other))
     return res
@@ -656,7 +656,7 @@ def maximum(input, other):
     da, db = operands(input, other)
     if da.dtype.kind == "c":
         raise RuntimeError("maximum not implemented for complex tensors.")
-    res = _wrap(like_first(xp.maximum(da, db), da))
+    res = _wrap(like_operands(xp.maximum(da, db), da, db))
     if _requires(input, other):
         record(MaximumBackward0, res, (input, other), (input, other))
     return res
@@ -669,7 +669,7 @@ def minimum(input, other):
     da, db = operands(input, other)
     if da.dtype.kind == "c":
         raise RuntimeError("minimum not implemented for complex tensors.")
-    res = _wrap(like_first(xp.minimum(da, db), da))
+    res = _wrap(like_operands(xp.minimum(da, db), da, db))
     if _requires(input, other):
         record(MinimumBackward0, res, (input, other), (input, other))
     return res
