@@ -42,3 +42,33 @@ def test_malloc_tuning_can_be_turned_off():
     assert off == "False"
     if sys.platform.startswith("linux"):
         assert on == "True"
+
+
+def test_a_no_grad_view_still_has_its_partner_saved():
+    x = gt.ones(3, requires_grad=True)
+    y = x * 1
+    with gt.no_grad():
+        v = y[1:]
+    assert v.requires_grad and v.grad_fn is None      # as torch
+    z = gt.ones(2)
+    out = v * z
+    z.add_(1)
+    import pytest
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):   # torch: no error
+        out.sum().backward()
+
+
+def test_overlap_through_a_data_alias_is_not_checked():
+    x = gt.arange(9.0)
+    x.data[1:].add_(x[:-1])                            # torch raises: the memory overlaps
+    assert x.tolist() == [0.0, 1.0, 3.0, 5.0, 7.0, 9.0, 11.0, 13.0, 15.0]
+
+
+def test_in_place_view_op_under_no_grad_is_refused_at_the_leaf():
+    import pytest
+    x = gt.ones(2, 1, requires_grad=True)
+    y = x * 1
+    with gt.no_grad():
+        y.squeeze_()
+    with pytest.raises(RuntimeError, match="invalid gradient"):   # torch names SumBackward0
+        y.sum().backward()

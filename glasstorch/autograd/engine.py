@@ -324,6 +324,9 @@ def _accumulate(acc, grad, create_graph):
     var = acc.variable
     if grad is None:
         return
+    if grad._data.shape != var._data.shape:  # (a leaf reshaped in place after use: torch refuses it too)
+        raise RuntimeError(f"Function {acc.name()} was given an invalid gradient - got {list(grad._data.shape)} but "
+                           f"expected shape compatible with {list(var._data.shape)}")
     with _accumulate_lock:
         old = var._grad
         if old is None:

@@ -4,7 +4,7 @@ import math
 
 from .. import _dtype
 from .._tensor import Tensor, _wrap, _wrap_dim
-from .._array import xp, row_major
+from .._array import xp, row_major, like_operands
 from ..autograd.graph import connect
 from ._op import _state, method, record, make_node_class, float_array
 
@@ -774,7 +774,9 @@ def sort(input, dim=-1, descending=False, stable=None):
         values, indices = _wrap(d.copy()), _wrap(xp.zeros((), "int64"))
     else:
         idx = _sorted_indices(d, dd, descending)
-        values, indices = _wrap(xp.take_along_axis(d, idx, axis=dd)), _wrap(idx.astype("int64"))
+        # (torch's sort keeps the input's layout)
+        values = _wrap(like_operands(xp.take_along_axis(d, idx, axis=dd), d))
+        indices = _wrap(like_operands(idx.astype("int64"), d))
     if input._requires_grad and _state.enabled:
         cls = SortBackward0 if stable is None else SortBackward1
         node = cls.__new__(cls)
