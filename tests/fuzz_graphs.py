@@ -81,6 +81,12 @@ def _no_ties(x, d):
     return not bool((s.diff(dim=d) == 0).any()) if s.shape[d] > 1 else True
 
 
+def _spread(x, d):
+    """Whether the values along ``d`` differ (in every slice)."""
+    x = x.detach()
+    return x.numel() == 0 or bool(((x.amax(d) - x.amin(d)) > 1e-3).all())
+
+
 def _register_unary():
     simple = {
         "neg": "out = -x", "sin": "out = x.sin()", "cos": "out = torch.cos(x)", "tanh": "out = x.tanh()",
@@ -125,7 +131,9 @@ def _register_unary():
             d = _dim(rng, x)
             if d is None or (name in ("max", "min") and not _no_ties(x, d)):
                 return None
-            if name in ("var", "std") and x.shape[d] < 2:
+            if name in ("var", "std") and (x.shape[d] < 2 or not _spread(x, d)):
+                return None  # (the derivative of the spread of equal values is 0/0: rounding noise)
+            if name == "norm" and not bool((x.detach().abs().amax(d) > 1e-3).all()):
                 return None
             return (d, rng.random() < 0.5)
 

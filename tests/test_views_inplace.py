@@ -95,6 +95,23 @@ def test_the_issue_example_gives_torch_gradient_4():
     assert same(case)[3].tolist() == [4.0, 4.0]
 
 
+def test_a_no_grad_view_of_a_tensor_requiring_grad():
+    # it requires grad (through its base) but has no history: no gradient flows back through it,
+    # so an op that uses it keeps nothing for it (modifying the partner later is no error)
+    def case(lib):
+        x = _leaf(lib, [1.0, 2.0, 3.0], requires_grad=True)
+        y = x * 1
+        with lib.no_grad():
+            v = y[1:]
+        z = lib.ones(2, dtype=lib.float64)
+        w = _leaf(lib, [4.0, 5.0], requires_grad=True)
+        out = v * z + (v @ w) * w
+        z.add_(1)
+        out.sum().backward()
+        return v.requires_grad, v.grad_fn, out.requires_grad, x.grad, w.grad
+    same(case)
+
+
 def test_a_view_taken_before_the_write_follows_its_base():
     def case(lib):
         w = _leaf(lib, [2.0, 3.0], requires_grad=True)

@@ -103,9 +103,10 @@ class Node:
         if saved is None:
             raise RuntimeError(FREED_MESSAGE)
         versions = self._versions_at_save
-        for i, t in enumerate(saved):
-            if t is not None and (t._vc.version != versions[i] or t._output_nr < 0):
-                _check_saved(self, i, t, versions[i])
+        if versions is not None:
+            for i, t in enumerate(saved):
+                if t is not None and (t._vc.version != versions[i] or t._output_nr < 0):
+                    _check_saved(self, i, t, versions[i])
         if self._result_index >= 0 and _state.enabled:
             # create_graph: the saved result must lead back to this node, as torch's is_output SavedVariable
             saved = list(saved)
@@ -207,8 +208,11 @@ def _version_error(node, index, tensor, expected):
     vc = tensor._vc
     if index == node._result_index:
         creator = f", which is output 0 of {_short_name(node)},"
-    elif tensor.grad_fn is not None:
-        creator = f", which is output {tensor._output_nr} of {_short_name(tensor.grad_fn)},"
+    elif tensor._grad_fn is not None:
+        # (a view's history is re-derived first, as torch's unpacking does -- which may raise
+        # torch's error for a view that must not be re-derived, before this one)
+        fn = tensor.grad_fn
+        creator = f", which is output {tensor._output_nr} of {_short_name(fn)},"
     else:
         creator = ""
     msg = (f"one of the variables needed for gradient computation has been modified by an inplace operation: "
@@ -282,7 +286,8 @@ class CopySlices(Node):
 
     def backward(self, grad):
         from .engine import _validate
-        if self._overlapping:  # torch writes the view's gradient into a view of the same geometry: refused
+        if self._overlapping and self.next_functions[0][0] is not None:
+            # torch writes the view's part of the base's gradient into a view of the same geometry: refused
             raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a "
                                "single memory location. Please clone() the tensor before performing the operation.")
         fn = self.fn
@@ -471,6 +476,15 @@ def edge_of(t):
     return (fn, t._output_nr)
 
 
+def has_edge(t):
+    """Whether a gradient flows back to ``t`` (torch's should_compute_output for an op's input):
+    ``t`` requires grad and is not a view made under no_grad, which requires grad through its
+    base but has no history of its own. An op saves a partner operand only for an input with an
+    edge (``x * y`` keeps ``x`` for ``y``'s gradient), so modifying it is checked only then."""
+    return t._requires_grad and not (t._grad_fn is None and t._base is not None and t._base._requires_grad
+                                     and t._attr_version == t._vc.version)
+
+
 def _view_edge(view):
     fn = view_grad_fn(view)
     if fn is not None:
@@ -489,14 +503,19 @@ def connect(node, inputs, outputs, saved=(), saved_output=-1):
     The outputs are new tensors (an in-place op hands its node to ``rebase_history`` instead).
     """
     edges = []
+    live = False  # whether any gradient can flow back from this node
     for t in inputs:  # edge_of(t), written out: this runs for every input of every op
         if t is None or not t._requires_grad:
             edges.append(_NO_EDGE)
             continue
         fn = t._grad_fn
         if t._base is not None and (fn is None or t._attr_version != t._vc.version):
-            edges.append(_view_edge(t))  # a view made under no_grad, or one to re-derive from its base
-        elif fn is None:  # a leaf: its AccumulateGrad, while one is alive, else a new one
+            edge = _view_edge(t)  # a view made under no_grad, or one to re-derive from its base
+            edges.append(edge)
+            live = live or edge[0] is not None
+            continue
+        live = True
+        if fn is None:  # a leaf: its AccumulateGrad, while one is alive, else a new one
             acc = t._accumulator
             acc = acc() if acc is not None else None
             edges.append((acc if acc is not None else t._grad_accumulator(), 0))
@@ -510,10 +529,13 @@ def connect(node, inputs, outputs, saved=(), saved_output=-1):
             saved[saved_output] = saved[saved_output]._alias()
             node._result_index = saved_output
         node._saved = saved = tuple(saved)
-        versions = []
-        for t in saved:
-            versions.append(0 if t is None else t._vc.version)
-        node._versions_at_save = tuple(versions)
+        if live:
+            versions = []
+            for t in saved:
+                versions.append(0 if t is None else t._vc.version)
+            node._versions_at_save = tuple(versions)
+        else:  # (every input's edge is None -- views made under no_grad: torch saves nothing to check)
+            node._versions_at_save = None
     if _anomaly.enabled:
         import traceback
         node._anomaly_trace = traceback.format_stack()[:-2]

@@ -4,6 +4,7 @@ from .. import _dtype
 from .._tensor import Tensor, _wrap
 from .._array import xp
 from ._op import _state, method, record, make_node_class, result_dtype
+from ..autograd.graph import has_edge
 
 
 def _same_dtype(a, b, fn):
@@ -30,8 +31,8 @@ def mm(input, mat2):
     _same_dtype(input, mat2, "mm")
     res = _wrap(input._data @ mat2._data)
     if _state.enabled and (input._requires_grad or mat2._requires_grad):
-        record(MmBackward0, res, (input, mat2), (input if mat2._requires_grad else None,
-                                                 mat2 if input._requires_grad else None), meta_check=False)
+        record(MmBackward0, res, (input, mat2), (input if has_edge(mat2) else None,
+                                                 mat2 if has_edge(input) else None), meta_check=False)
     return res
 
 
@@ -53,8 +54,8 @@ def bmm(input, mat2):
     _same_dtype(input, mat2, "bmm")
     res = _wrap(xp.matmul(input._data, mat2._data))
     if _state.enabled and (input._requires_grad or mat2._requires_grad):
-        record(BmmBackward0, res, (input, mat2), (input if mat2._requires_grad else None,
-                                                  mat2 if input._requires_grad else None), meta_check=False)
+        record(BmmBackward0, res, (input, mat2), (input if has_edge(mat2) else None,
+                                                  mat2 if has_edge(input) else None), meta_check=False)
     return res
 
 
@@ -76,8 +77,8 @@ def mv(input, vec):
     _same_dtype(input, vec, "mv")
     res = _wrap(input._data @ vec._data)
     if _state.enabled and (input._requires_grad or vec._requires_grad):
-        record(MvBackward0, res, (input, vec), (input if vec._requires_grad else None,
-                                                vec if input._requires_grad else None), meta_check=False)
+        record(MvBackward0, res, (input, vec), (input if has_edge(vec) else None,
+                                                vec if has_edge(input) else None), meta_check=False)
     return res
 
 
@@ -98,8 +99,8 @@ def dot(input, tensor):
     _same_dtype(input, tensor, "dot")
     res = _wrap(xp.asarray(xp.dot(input._data, tensor._data)))
     if _state.enabled and (input._requires_grad or tensor._requires_grad):
-        record(DotBackward0, res, (input, tensor), (input if tensor._requires_grad else None,
-                                                    tensor if input._requires_grad else None), meta_check=False)
+        record(DotBackward0, res, (input, tensor), (input if has_edge(tensor) else None,
+                                                    tensor if has_edge(input) else None), meta_check=False)
     return res
 
 
@@ -226,7 +227,7 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     res = _wrap(p)
     if _state.enabled and (input._requires_grad or mat1._requires_grad or mat2._requires_grad):
         node = record(AddmmBackward0, res, (input, mat1, mat2),
-                      (mat1 if mat2._requires_grad else None, mat2 if mat1._requires_grad else None))
+                      (mat1 if has_edge(mat2) else None, mat2 if has_edge(mat1) else None))
         node.alpha, node.beta = alpha, beta
     return res
 
@@ -261,7 +262,7 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     res = _wrap(p + (input._data if beta == 1 else beta * input._data))
     if _state.enabled and (input._requires_grad or batch1._requires_grad or batch2._requires_grad):
         node = record(BaddbmmBackward0, res, (input, batch1, batch2),
-                      (batch1 if batch2._requires_grad else None, batch2 if batch1._requires_grad else None))
+                      (batch1 if has_edge(batch2) else None, batch2 if has_edge(batch1) else None))
         node.alpha, node.beta = alpha, beta
     return res
 

@@ -93,7 +93,11 @@ class EluBackward0(make_node_class("EluBackward0", None, ("self",))):
 
     def backward(self, grad):
         (x,) = self._unpack_saved()
-        neg = grad * ((x * self.input_scale).exp() * (self.scale * self.alpha * self.input_scale))
+        # torch's elu_backward takes the exp branch at x <= 0, but its second derivative is masked
+        # with x < 0 (elu_double_backward): at exactly 0 the exponent is cut off from x, so the
+        # first derivative there is scale * alpha * input_scale and the second is 0, as torch's
+        xs = x * (x < 0) if _state.enabled else x
+        neg = grad * ((xs * self.input_scale).exp() * (self.scale * self.alpha * self.input_scale))
         return where(x > 0, grad * self.scale, neg)
 
 

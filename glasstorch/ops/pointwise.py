@@ -15,6 +15,7 @@ from .._array import xp, same_data, row_major, like_operands, erf as _erf, erfin
 from ._masked_grad import masked_grad, masked_grad_node
 from ._op import (_state, method, operands, float_array, record, make_node_class, inplace, connect,
                   result_dtype, as_tensor_arg)
+from ..autograd.graph import has_edge
 
 
 # ---------------------------------------------------------------------------------------------
@@ -337,7 +338,7 @@ def mul(input, other):
     if _requires(input, other):
         if isinstance(other, Tensor):
             record(MulBackward0, res, (input, other),
-                   (input if other._requires_grad else None, other if input._requires_grad else None))
+                   (input if has_edge(other) else None, other if has_edge(input) else None))
         else:
             record(MulBackward0, res, (input, None)).scalar = other
     return res
@@ -404,7 +405,7 @@ def div(input, other, *, rounding_mode=None):
         res = _wrap(like_operands(_true_divide_arrays(da, db), da, db))
         if _requires(input, other):
             if isinstance(other, Tensor):
-                record(DivBackward0, res, (input, other), (input if other._requires_grad else None, other))
+                record(DivBackward0, res, (input, other), (input if has_edge(other) else None, other))
             else:
                 record(DivBackward0, res, (input, None)).scalar = other
         return res
