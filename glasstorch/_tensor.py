@@ -601,17 +601,16 @@ def make_view(input, data, creation_meta=DEFAULT):
         creation_meta = NO_GRAD_MODE
     base = input._base
     if base is None:
-        out._base = input
+        out._base = base = input
     else:
         out._base = base
         if creation_meta is DEFAULT:
             creation_meta = input._creation_meta  # torch's propagate_creation_meta
     out._creation_meta = creation_meta
     out._attr_version = vc.version
-    requires_grad = input._requires_grad
-    if requires_grad:
+    if base._requires_grad:
         out._requires_grad = True
-    if not (requires_grad and enabled):  # the view op records no history: track the base's flag
+    if not (input._requires_grad and enabled):  # the view op records no history: track the base's flag
         views = vc.views
         if views is None:
             vc.views = [weakref.ref(out)]

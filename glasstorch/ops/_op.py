@@ -163,6 +163,10 @@ def _check_inplace(self, others=(), may_overlap=False, refuse_aliases="partial")
                     involved = True
                     break
         check_inplace(self, involved)
+        if involved:  # torch takes every input's history before the kernel runs: a view that may not be
+            for o in others:  # re-derived raises here, before the memory checks below
+                if isinstance(o, Tensor) and o._base is not None and o._requires_grad:
+                    edge_of(o)
     if not may_overlap and 0 in self._data.strides:
         _check_no_overlap(self)
     for o in others if refuse_aliases else ():
@@ -256,7 +260,10 @@ def _write(self, result, op_name):
         except ValueError:
             raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the broadcast shape "
                                f"{list(xp.broadcast_shapes(d.shape, self._data.shape)) if _bc(d.shape, self._data.shape) else list(d.shape)}") from None
-    self._data[...] = d
+    if 0 in self._data.strides:  # an expanded target (masked_fill_ ...): write only what changed, as torch's
+        xp.copyto(self._data, d, where=d != self._data)  # kernel does, or an aliased element gets its old value
+    else:
+        self._data[...] = d
     bump_version(self, op_name)
 
 

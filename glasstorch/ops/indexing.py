@@ -239,11 +239,9 @@ def _index_put_(dst, idx, value, cast_value=False):
     except ValueError:
         raise RuntimeError(f"shape mismatch: value tensor of shape {list(value._data.shape)} cannot be broadcast to "
                            f"indexing result of shape {list(target.shape)}") from None
-    if value._data.dtype != d.dtype:
-        if not cast_value:
-            raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
-                               f"{dst.dtype._legacy} for the destination and {value.dtype._legacy} for the source.")
-        value = value.to(dst.dtype)
+    if value._data.dtype != d.dtype and not cast_value:  # (cast_value: the write casts, no node for it)
+        raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
+                           f"{dst.dtype._legacy} for the destination and {value.dtype._legacy} for the source.")
     node = None
     if involved:
         node = record_inplace(IndexPutBackward0, dst, (dst, value))
@@ -271,7 +269,8 @@ def setitem(input, index, value):
         value = as_tensor_arg(value, input)
     out, np_idx, advanced = _apply_slicing(input, index)
     if advanced:
-        mask_and_one_value = isinstance(index, Tensor) and index._data.dtype == bool and value._data.size == 1
+        mask_and_one_value = isinstance(index, Tensor) and index._data.dtype == bool and index._data.ndim \
+            and value._data.size == 1
         _index_put_(out, np_idx, value, cast_value=mask_and_one_value)
     else:
         _copy_to(out, value)

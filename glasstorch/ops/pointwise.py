@@ -956,11 +956,11 @@ def lerp(input, end, weight):
     except ValueError:
         raise broadcast_error(input._data.shape, end._data.shape) from None
     if isinstance(weight, Tensor):
-        res = _wrap(input._data + weight._data * (end._data - input._data))
+        res = _wrap(like_operands(input._data + weight._data * (end._data - input._data), input._data, end._data))
         if _state.enabled and (input._requires_grad or end._requires_grad or weight._requires_grad):
             record(LerpBackward1, res, (input, end, weight), (input, end, weight))
         return res
-    res = _wrap(input._data + weight * (end._data - input._data))
+    res = _wrap(like_operands(input._data + weight * (end._data - input._data), input._data, end._data))
     if _requires(input, end):
         record(LerpBackward0, res, (input, end)).weight = weight
     return res
