@@ -109,13 +109,13 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     grads = _make_grads(outs, _as_tuple(grad_outputs) if grad_outputs is not None else ())
     if retain_graph is None:
         retain_graph = create_graph
+    roots = _roots(outs)  # (the outputs are checked first, as torch does)
     capture = {}  # {edge: slot}, one slot per distinct edge (the same tensor may be asked for twice)
     slots = []
     for t in ins:
         if not t._requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
         slots.append(capture.setdefault(graph.edge_of(t), len(capture)))
-    roots = _roots(outs)
     captured = engine.run_backward(roots, grads, retain_graph, create_graph, capture, accumulate=False)
     result = []
     for t, g in zip(ins, (captured[slot] for slot in slots)):

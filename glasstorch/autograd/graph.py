@@ -103,10 +103,9 @@ class Node:
         if saved is None:
             raise RuntimeError(FREED_MESSAGE)
         versions = self._versions_at_save
-        if versions is not None:
-            for i, t in enumerate(saved):
-                if t is not None and (t._vc.version != versions[i] or t._output_nr < 0):
-                    _check_saved(self, i, t, versions[i])
+        for i, t in enumerate(saved):
+            if t is not None and (t._vc.version != versions[i] or t._output_nr < 0):
+                _check_all_saved(self, saved, versions)
         if self._result_index >= 0 and _state.enabled:
             # create_graph: the saved result must lead back to this node, as torch's is_output SavedVariable
             saved = list(saved)
@@ -191,9 +190,22 @@ def mark_detached_in_place(t):
     t._grad_fn, t._output_nr = None, -1
 
 
+def _check_all_saved(node, saved, versions):
+    """A saved tensor failed the quick check: raise for the first one that fails, in the order
+    torch's node unpacks them (its saved variables by name), so the same error surfaces."""
+    names = type(node).saved_names
+    order = sorted(range(len(saved)), key=lambda i: (names[i] if i < len(names) else "~", i))
+    for i in order:
+        t = saved[i]
+        if t is not None:
+            _check_saved(node, i, t, versions[i])
+
+
 def _check_saved(node, index, tensor, expected):
     """A saved tensor failed the quick check: detached in place after it was saved with a history
     (torch's SavedVariable refuses that first), or modified in place."""
+    if tensor._base is not None and index != node._result_index:
+        view_grad_fn(tensor)  # (torch's unpacking re-derives a saved view's history first: it may refuse)
     made, cut = tensor.__dict__.get("_detached_in_place", (0, 0)) if tensor._output_nr < 0 else (0, 0)
     if made < node._seq < cut and index != node._result_index:
         raise RuntimeError("Trying to use a saved tensor that has been detached in-place, i.e. with .detach_().This "
@@ -503,19 +515,14 @@ def connect(node, inputs, outputs, saved=(), saved_output=-1):
     The outputs are new tensors (an in-place op hands its node to ``rebase_history`` instead).
     """
     edges = []
-    live = False  # whether any gradient can flow back from this node
     for t in inputs:  # edge_of(t), written out: this runs for every input of every op
         if t is None or not t._requires_grad:
             edges.append(_NO_EDGE)
             continue
         fn = t._grad_fn
         if t._base is not None and (fn is None or t._attr_version != t._vc.version):
-            edge = _view_edge(t)  # a view made under no_grad, or one to re-derive from its base
-            edges.append(edge)
-            live = live or edge[0] is not None
-            continue
-        live = True
-        if fn is None:  # a leaf: its AccumulateGrad, while one is alive, else a new one
+            edges.append(_view_edge(t))  # a view made under no_grad, or one to re-derive from its base
+        elif fn is None:  # a leaf: its AccumulateGrad, while one is alive, else a new one
             acc = t._accumulator
             acc = acc() if acc is not None else None
             edges.append((acc if acc is not None else t._grad_accumulator(), 0))
@@ -529,13 +536,10 @@ def connect(node, inputs, outputs, saved=(), saved_output=-1):
             saved[saved_output] = saved[saved_output]._alias()
             node._result_index = saved_output
         node._saved = saved = tuple(saved)
-        if live:
-            versions = []
-            for t in saved:
-                versions.append(0 if t is None else t._vc.version)
-            node._versions_at_save = tuple(versions)
-        else:  # (every input's edge is None -- views made under no_grad: torch saves nothing to check)
-            node._versions_at_save = None
+        versions = []
+        for t in saved:
+            versions.append(0 if t is None else t._vc.version)
+        node._versions_at_save = tuple(versions)
     if _anomaly.enabled:
         import traceback
         node._anomaly_trace = traceback.format_stack()[:-2]

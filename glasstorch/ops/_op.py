@@ -236,13 +236,9 @@ def _saved_result_is(node, self):
     ``self`` (at its new version) instead."""
     i = node._result_index
     if i >= 0 and node._saved:
-        saved = list(node._saved)
-        saved[i] = self._alias()
-        node._saved = tuple(saved)
-        if node._versions_at_save is not None:
-            versions = list(node._versions_at_save)
-            versions[i] = self._vc.version
-            node._versions_at_save = tuple(versions)
+        saved, versions = list(node._saved), list(node._versions_at_save)
+        saved[i], versions[i] = self._alias(), self._vc.version
+        node._saved, node._versions_at_save = tuple(saved), tuple(versions)
 
 
 def _write(self, result, op_name):

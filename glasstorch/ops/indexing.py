@@ -4,7 +4,7 @@ import builtins
 
 from .. import _dtype
 from .._tensor import Tensor, _wrap, _wrap_dim, bump_version
-from .._array import xp
+from .._array import xp, like_operands
 from ..autograd.graph import connect, edge_of
 from ._op import _state, method, record, make_node_class, _check_inplace, record_inplace, rebase_history
 from ..autograd.grad_mode import no_grad
@@ -93,14 +93,33 @@ def _index_put_into_zeros(grad, sizes, idx, accumulate=False):
 
 
 def _getitem_np(input, idx):
-    d = input._data[idx]
-    if isinstance(d, xp.ndarray) and not d.flags.c_contiguous:
-        d = d.copy()  # (NumPy may lay out an advanced index transposed; torch's result is contiguous)
+    src = input._data
+    d = src[idx]
+    if isinstance(d, xp.ndarray) and d.ndim > 1 and not (d.flags.c_contiguous and src.flags.c_contiguous):
+        d = _index_result_layout(d, src, idx)
     res = _wrap(d)
     if input._requires_grad and _state.enabled:
         node = record(IndexBackward0, res, (input,), meta_check=False)
         node.self_sizes, node.indices = input._data.shape, idx
     return res
+
+
+def _index_result_layout(d, src, idx):
+    """The layout torch gives an advanced-indexing result: its TensorIterator runs over the input
+    with the indexed dim's stride set to 0 and over the index tensor, so the other dims keep the
+    input's order. Worked out for one 1-D index among full slices; otherwise row-major (NumPy may
+    lay a result out transposed where torch's is contiguous)."""
+    items = [i for i in idx]
+    arrays = [k for k, i in enumerate(items) if isinstance(i, xp.ndarray)]
+    if len(arrays) == 1 and items[arrays[0]].ndim == 1 and items[arrays[0]].dtype != bool and d.ndim == src.ndim \
+            and all(isinstance(i, builtins.slice) and i == builtins.slice(None) for k, i in enumerate(items)
+                    if k != arrays[0]):
+        k = arrays[0]
+        restrided = xp.lib.stride_tricks.as_strided(src, d.shape, tuple(0 if j == k else st
+                                                                       for j, st in enumerate(src.strides)))
+        index = items[k].reshape(tuple(-1 if j == k else 1 for j in range(d.ndim)))
+        return like_operands(d, restrided, index)
+    return d if d.flags.c_contiguous else d.copy()
 
 
 def _full_slice(i, n):

@@ -3,7 +3,7 @@ import builtins
 
 from .. import _dtype
 from .._tensor import Tensor, _wrap, _wrap_dim
-from .._array import xp, row_major
+from .._array import xp, row_major, copy_preserving_layout
 from ..autograd.graph import connect
 from ._op import _state, method, make_node_class, record
 
@@ -173,7 +173,7 @@ def flip(input, *dims):
     from .shape import _shape_arg
     nd = input._data.ndim
     dims = tuple(_wrap_dim(d, nd) for d in _shape_arg(dims)) if nd else ()
-    res = _wrap(xp.flip(input._data, dims).copy(order="K") if dims else input._data.copy(order="K"))  # (torch keeps the layout)
+    res = _wrap(copy_preserving_layout(xp.flip(input._data, dims) if dims else input._data))  # (torch keeps the layout)
     if input._requires_grad and _state.enabled:
         record(FlipBackward0, res, (input,), meta_check=False).dims = dims
     return res
