@@ -222,13 +222,18 @@ def like_operands(r, *operands):
     return r.transpose(outer_first).copy().transpose(inverse)
 
 
-def copy_preserving_layout(a):
-    """A copy of ``a`` laid out as torch's preserve_format lays out a clone: with the dims in the
-    order of ``a``'s strides (``x.t().clone()`` is not contiguous); an expanded array (a stride of
-    0) gives no order to follow and is copied row-major."""
+def preserved_order(a):
+    """NumPy's ``order`` for a copy of ``a`` laid out as torch's preserve_format lays out a clone
+    or a dtype conversion: with the dims in the order of ``a``'s strides ("K": ``x.t().clone()``
+    is not contiguous); an expanded array (a stride of 0) gives no order to follow ("C")."""
     if 0 in a.strides and any(st == 0 and n > 1 for st, n in zip(a.strides, a.shape)):
-        return a.copy()
-    return a.copy(order="K")
+        return "C"
+    return "K"
+
+
+def copy_preserving_layout(a):
+    """A copy of ``a`` laid out as torch's preserve_format (see ``preserved_order``)."""
+    return a.copy(order=preserved_order(a))
 
 
 def as_numpy(array):

@@ -192,9 +192,14 @@ def mark_detached_in_place(t):
 
 def _check_all_saved(node, saved, versions):
     """A saved tensor failed the quick check: raise for the first one that fails, in the order
-    torch's node unpacks them (its saved variables by name), so the same error surfaces."""
+    torch's node unpacks them (its saved inputs by name, then its saved outputs), so the same
+    error surfaces."""
     names = type(node).saved_names
-    order = sorted(range(len(saved)), key=lambda i: (names[i] if i < len(names) else "~", i))
+
+    def torch_order(i):
+        name = names[i] if i < len(names) else "~"
+        return (i == node._result_index or name.startswith("result"), name, i)
+    order = sorted(range(len(saved)), key=torch_order)
     for i in order:
         t = saved[i]
         if t is not None:

@@ -85,7 +85,7 @@ def stack(tensors, dim=0, *, out=None):
     d = _wrap_dim(dim, len(shp) + 1)
     from ._op import result_dtype
     dt = result_dtype(*tensors).numpy_dtype
-    res = _wrap(xp.stack([t._data for t in tensors], axis=d).astype(dt, copy=False))
+    res = _wrap(row_major(xp.stack([t._data for t in tensors], axis=d).astype(dt, copy=False)))
     if _state.enabled and any(t._requires_grad for t in tensors):
         record(StackBackward0, res, tuple(tensors)).dim = d
     return res

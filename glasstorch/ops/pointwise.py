@@ -790,7 +790,7 @@ def where(condition, input=None, other=None):
     elif not isinstance(other, Tensor):
         other = as_tensor_arg(other, input)
     da, db = operands(input, other)
-    res = _wrap(xp.where(condition._data, da, db))
+    res = _wrap(like_operands(xp.where(condition._data, da, db), condition._data, da, db))
     if _requires(input, other):
         record(WhereBackward0, res, (input, other), (condition,))
     return res
