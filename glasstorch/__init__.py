@@ -100,7 +100,7 @@ def typename(obj):
 
 
 strided = "torch.strided"
-preserve_format = contiguous_format = channels_last = None
+from ._tensor import memory_format, preserve_format, contiguous_format, channels_last, channels_last_3d  # noqa: E402
 from math import inf, nan, pi, e  # noqa: E402,F401
 
 # The training stack is imported on first use (PEP 562), so `import glasstorch` pays only for the

@@ -48,14 +48,14 @@ import re
 from ._seam import seam
 from ._array import array_types, array_linalg_error, translate_array_error
 from .autograd import grad_mode
-from .autograd.graph import FormulaNode, node_helpers
+from .autograd.graph import FormulaNode, node_helpers, MULTI_OUTPUT_NODE
 from . import _ops_codegen as _codegen
 
 _state = grad_mode._state
 
 _Tensor = None           # glasstorch._tensor.Tensor, bound by _tensor.py when it is imported
 _wrap = None             # glasstorch._tensor._wrap
-_view_of = None          # glasstorch._tensor._view_of
+_view_of = None          # glasstorch._tensor.make_view
 
 
 def _bind_tensor_module(tensor_cls, wrap, view_of):
@@ -237,7 +237,7 @@ _ARRAY_TYPES = array_types()
 _ARRAY_ERRORS = (ValueError, ArithmeticError, MemoryError, array_linalg_error())
 # the names the generated code uses (see _ops_codegen)
 _CALL_HELPERS = {"seam": seam, "_state": _state, "_ARRAY_TYPES": _ARRAY_TYPES, "_ARRAY_ERRORS": _ARRAY_ERRORS,
-                 "_translate": translate_array_error}
+                 "_translate": translate_array_error, "_MULTI_OUTPUT_NODE": MULTI_OUTPUT_NODE}
 _NODE_HELPERS = node_helpers()
 
 

@@ -95,11 +95,11 @@ def op_call_source(op):
 def _wrap_expression(op, names):
     if op._returns_list:
         v = op._view_of[0]
-        return (f"[_view_of({names[v]}, _r) for _r in _result]" if v is not None
+        return (f"[_view_of({names[v]}, _r, _MULTI_OUTPUT_NODE) for _r in _result]" if v is not None
                 else "[_wrap(_r) for _r in _result]")
     if op._returns_tuple:
         # an output may be undefined (None), as torch's convolution_backward's masked-off gradients are
-        parts = [f"_view_of({names[v]}, _result[{k}])" if v is not None else
+        parts = [f"_view_of({names[v]}, _result[{k}], _MULTI_OUTPUT_NODE)" if v is not None else
                  f"(_wrap(_result[{k}]) if _result[{k}] is not None else None)"
                  for k, v in enumerate(op._view_of)]
         return "(" + ", ".join(parts) + ",)"

@@ -8,7 +8,10 @@ A Tensor holds
                      node's outputs it is;
 * ``_grad``          the accumulated gradient of a leaf (or of a non-leaf after retain_grad());
 * ``_vc``            the version counter, shared with every view of the same data, bumped by
-                     every in-place op so backward can tell a saved value was overwritten.
+                     every in-place op so backward can tell a saved value was overwritten;
+* ``_base``          for a view, the tensor whose memory it shares (always a non-view: the root),
+                     with ``_creation_meta`` (how it was made) and ``_attr_version`` (the version
+                     at which its ``grad_fn`` was last set: see ``autograd.graph.view_grad_fn``).
 
 The op methods (``add``, ``sum``, ``view``...) are defined with their derivatives in
 ``glasstorch/ops`` and attached to this class there; this file keeps the protocol itself.
@@ -20,8 +23,9 @@ from . import _dtype
 from ._array import xp, device_type_of, as_numpy
 from . import autograd
 from .autograd import grad_mode
-from .autograd.graph import AccumulateGrad, user_frame, new_hook_dict, _add_hook, regenerate_view_grad_fn
 from ._seam import seam
+from .autograd.graph import (AccumulateGrad, user_frame, new_hook_dict, _add_hook, view_grad_fn,
+                             sync_views_requires_grad, DEFAULT, NO_GRAD_MODE, mark_detached_in_place)
 
 _state = grad_mode._state
 _DTYPE_OF = _dtype._BY_NUMPY
@@ -90,18 +94,43 @@ class device:
 _CPU = device("cpu")
 
 
+class memory_format:
+    """torch.memory_format: how an op lays out a new tensor's elements. ``preserve_format`` (what
+    clone() and the ``*_like`` functions default to): as the input's, when it has no gaps;
+    ``contiguous_format``: row-major. ``channels_last`` is accepted and gives row-major here."""
+    __slots__ = ("_name",)
+
+    def __init__(self, name):
+        self._name = name
+
+    def __repr__(self):
+        return "torch." + self._name
+
+    def __reduce__(self):
+        return self._name  # (pickled as the module-level name)
+
+
+contiguous_format = memory_format("contiguous_format")
+preserve_format = memory_format("preserve_format")
+channels_last = memory_format("channels_last")
+channels_last_3d = memory_format("channels_last_3d")
+
+
 class _VersionCounter:
     """Shared by a tensor and its views (and detached aliases): bumped by every in-place op.
 
     It also remembers which in-place op bumped it last and where (for the error message when a
-    saved value was modified), and ``rewrite_seq``: the creation number of the node that last
-    rewrote the history of the base, after which the views' grad_fns are out of date.
+    saved value was modified), and ``views``: weak references to the views made without a history
+    of their own (under no_grad, or while their base did not require grad). Such a view requires
+    grad exactly when its base does (torch asks the base), so when an in-place op gives the base a
+    history, or detach_() takes it away, they follow (``autograd.graph.sync_views_requires_grad``).
     The fields are class-level defaults, so making one (every tensor has one) costs no __init__.
     """
     version = 0
     last_op = None
     where = None
-    rewrite_seq = 0
+    views = None
+    prune_at = 64  # when ``views`` grows to this length, the dead references are dropped
 
 
 def bump_version(t, op_name):
@@ -115,6 +144,7 @@ def bump_version(t, op_name):
 class Tensor:
     __slots__ = ("_data", "_requires_grad", "_grad_fn", "_grad", "_output_nr", "_vc", "_base",
                  "_retains_grad", "_backward_hooks", "_post_accumulate_grad_hooks", "_accumulator",
+                 "_creation_meta", "_attr_version",  # set on views only (see make_view), read only when _base is set
                  "__weakref__", "__dict__")
     __array_priority__ = 1000  # numpy_array * tensor -> Tensor.__rmul__
     __hash__ = object.__hash__
@@ -212,21 +242,22 @@ class Tensor:
         if value and self._data.dtype.kind not in "fc" and self._data.dtype != _BF16:
             raise RuntimeError(dtype_message)
         self._requires_grad = bool(value)
+        if self._base is None and self._vc.views:
+            sync_views_requires_grad(self, bool(value))  # views made earlier require grad through their base
 
     @property
     def grad_fn(self):
-        fn = self._grad_fn
-        if fn is not None and self._base is not None and self._vc.rewrite_seq > fn._seq:
-            fn = regenerate_view_grad_fn(self)  # the base was modified in place since this view was made
-        return fn
+        if self._base is not None:
+            return view_grad_fn(self)  # regenerated if the base or a view of it was modified in place
+        return self._grad_fn
 
     @property
     def is_leaf(self):
-        return self._grad_fn is None
+        return (self._grad_fn if self._base is None else view_grad_fn(self)) is None
 
     @property
     def output_nr(self):
-        return self._output_nr
+        return max(self._output_nr, 0)
 
     @property
     def grad(self):
@@ -236,7 +267,7 @@ class Tensor:
                 "won't be populated during autograd.backward(). If you indeed want the .grad field to be populated "
                 "for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. If you access the non-leaf "
                 "Tensor by mistake, make sure you access the leaf Tensor instead. See "
-                "github.com/pytorch/pytorch/pull/30531 for more informations.", UserWarning, stacklevel=2)
+                "github.com/pytorch/pytorch/pull/30531 for more information.", UserWarning, stacklevel=2)
         return self._grad
 
     @grad.setter
@@ -271,7 +302,7 @@ class Tensor:
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
         if self._grad_fn is None or self._retains_grad:
             return
-        fn = self._grad_fn
+        fn = self.grad_fn  # (a view re-derives its history first, as in torch)
         if fn._retain_grad_hooks is None:
             fn._retain_grad_hooks = {}
         fn._retain_grad_hooks[self._output_nr] = weakref.ref(self)
@@ -293,7 +324,7 @@ class Tensor:
             if self._backward_hooks is None:
                 self._backward_hooks = new_hook_dict()
             return _add_hook(self._backward_hooks, hook)
-        fn = self._grad_fn
+        fn = self.grad_fn  # (a view re-derives its history first, as in torch)
         if fn._tensor_pre_hooks is None:
             fn._tensor_pre_hooks = {}
         hooks = fn._tensor_pre_hooks.get(self._output_nr)
@@ -321,10 +352,17 @@ class Tensor:
         return out
 
     def detach_(self):
-        if self._base is not None and self._base._requires_grad:
-            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
-        self._grad_fn = None
+        if self._base is not None:
+            raise RuntimeError("Can't detach views in-place. Use detach() instead. If you are using "
+                               "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set as "
+                               "True, gradients are views of DDP buckets, and hence detach_() cannot be called on "
+                               "these gradients. To fix this error, please refer to the Optimizer.zero_grad() "
+                               "function in torch/optim/optimizer.py as the solution.")
+        if self._grad_fn is not None:
+            mark_detached_in_place(self)  # (a node that saved it with its history refuses it now)
         self._requires_grad = False
+        if self._vc.views:
+            sync_views_requires_grad(self, False)
         return self
 
     @property
@@ -529,7 +567,8 @@ class Tensor:
         from ._tensor_str import tensor_repr
         return tensor_repr(self)
 
-    __str__ = __repr__
+    def __str__(self):
+        return self.__repr__()  # (a subclass's repr: str(parameter) starts "Parameter containing:")
 
     def __deepcopy__(self, memo):
         if not self.is_leaf:
@@ -625,12 +664,37 @@ def _wrap(data):
     return t
 
 
-def _view_of(input, arr):
-    """Wrap ``arr`` (an array sharing ``input``'s memory) as a view of ``input``: same version
-    counter, and ``_base`` the tensor that owns the memory, as torch's views."""
-    out = _wrap(arr)
-    out._vc = input._vc
-    out._base = input._base if input._base is not None else input
+def make_view(input, data, creation_meta=DEFAULT):
+    """A new tensor over ``data`` (an array sharing ``input``'s memory) that is a view of ``input``,
+    as torch's ``as_view``: the same version counter, ``_base`` the root of ``input``'s views,
+    the creation meta (``creation_meta``, ``NO_GRAD_MODE`` under no_grad; a view of a view made
+    under no_grad or by a multi-output op keeps its parent's), and requiring grad when the base
+    does. The view op records its node after."""
+    out = _wrap(data)
+    vc = out._vc = input._vc
+    enabled = _state.enabled
+    if not enabled:
+        creation_meta = NO_GRAD_MODE
+    base = input._base
+    if base is None:
+        out._base = base = input
+    else:
+        out._base = base
+        if creation_meta is DEFAULT:
+            creation_meta = input._creation_meta  # torch's propagate_creation_meta
+    out._creation_meta = creation_meta
+    out._attr_version = vc.version
+    if base._requires_grad:
+        out._requires_grad = True
+    if not (input._requires_grad and enabled):  # the view op records no history: track the base's flag
+        views = vc.views
+        if views is None:
+            vc.views = [weakref.ref(out)]
+        else:
+            views.append(weakref.ref(out))
+            if len(views) >= vc.prune_at:
+                views[:] = [r for r in views if r() is not None]
+                vc.prune_at = max(64, 2 * len(views))
     return out
 
 
@@ -643,4 +707,4 @@ def _wrap_dim(dim, ndim):
 
 
 from . import _ops  # noqa: E402  (the op registry needs the Tensor class, which it can't import)
-_ops._bind_tensor_module(Tensor, _wrap, _view_of)
+_ops._bind_tensor_module(Tensor, _wrap, make_view)

@@ -67,3 +67,17 @@ def test_native_group_norm_backward_has_a_derivative():
     assert gx.grad_fn.name() == "NativeGroupNormBackwardBackward0"   # torch: a chain of composite ops
     (ggx,) = gt.autograd.grad(gx.sum(), x)
     assert tuple(ggx.shape) == (2, 4, 3)
+def test_overlap_through_a_data_alias_is_not_checked():
+    x = gt.arange(9.0)
+    x.data[1:].add_(x[:-1])                            # torch raises: the memory overlaps
+    assert x.tolist() == [0.0, 1.0, 3.0, 5.0, 7.0, 9.0, 11.0, 13.0, 15.0]
+
+
+def test_in_place_view_op_under_no_grad_is_refused_at_the_leaf():
+    import pytest
+    x = gt.ones(2, 1, requires_grad=True)
+    y = x * 1
+    with gt.no_grad():
+        y.squeeze_()
+    with pytest.raises(RuntimeError, match="invalid gradient"):   # torch names SumBackward0
+        y.sum().backward()

@@ -133,6 +133,128 @@ def positions_in(view, base):
     return order[idx].reshape(view.shape)
 
 
+def expanded(array, shape):
+    """``array`` broadcast to ``shape`` as a view that can be written through, as torch's expand
+    (NumPy's broadcast_to is read-only; torch lets fill_/zero_ write into an expanded tensor and
+    refuses the other in-place ops with its own message)."""
+    if not isinstance(array, xp.ndarray) or not array.flags.writeable:
+        return xp.broadcast_to(array, shape)
+    n, lead = len(shape), len(shape) - array.ndim
+    strides = [0] * n
+    for i in range(n - 1, -1, -1):  # torch's strides (inferExpandGeometry): a new dim of size 1 gets a dense one
+        if i >= lead:
+            size, stride = array.shape[i - lead], array.strides[i - lead]
+        else:
+            size, stride = 1, (shape[i + 1] * strides[i + 1] if i + 1 < n else 0)
+        strides[i] = stride if shape[i] == size else 0
+    return xp.lib.stride_tricks.as_strided(array, shape, strides)
+
+
+def overlap(a, b):
+    """How the memory of arrays ``a`` and ``b`` overlaps, as torch's get_overlap_status sees it:
+    "no", "full" (the same elements in the same layout), "partial", or "too hard" to tell (one of
+    them has gaps or repeats: torch then lets the op run)."""
+    if a is b:
+        return "full"
+    if a.size == 0 or b.size == 0 or not _may_share_memory(a, b):
+        return "no"
+    if not _dense(a) or not _dense(b):
+        return "too hard"
+    a_begin, b_begin = data_ptr(a), data_ptr(b)
+    a_end, b_end = a_begin + a.nbytes, b_begin + b.nbytes
+    if a_begin == b_begin and a_end == b_end:
+        return "full" if a.strides == b.strides else "partial"
+    return "partial" if a_begin < b_end and b_begin < a_end else "no"
+
+
+def same_data(a, b):
+    """The same elements in the same layout (torch's copy_ is then a no-op)."""
+    return a is b or (a.shape == b.shape and a.strides == b.strides and a.dtype == b.dtype and type(a) is type(b)
+                      and data_ptr(a) == data_ptr(b))
+
+
+def _may_share_memory(a, b):
+    ns = xp if isinstance(a, xp.ndarray) else _cupy
+    return type(a) is type(b) and bool(ns.may_share_memory(a, b))
+
+
+def _dense(a):
+    """torch's is_non_overlapping_and_dense: some order of the dims lays the elements out
+    contiguously."""
+    expected = a.itemsize
+    for stride, n in sorted((st, n) for st, n in zip(a.strides, a.shape) if n != 1):
+        if stride != expected:
+            return False
+        expected *= n
+    return True
+
+
+def row_major(a):
+    """``a`` laid out row-major (C order), as torch allocates the result of a reduction, a scan,
+    cat or roll; NumPy's follows the input's layout."""
+    return a.copy() if a.ndim > 1 and not a.flags.c_contiguous else a
+
+
+def like_operands(r, *operands):
+    """An element-wise result ``r`` laid out as torch's TensorIterator lays it out: its dims
+    ordered by the operands' strides, the first operand deciding where it can (a broadcast dim
+    leaves the choice to the next), so ``x.t() + y`` is laid out as ``x.t()``. NumPy chooses
+    row-major when the operands disagree. (Layout decides whether a later view() works.)"""
+    if r.ndim < 2 or r.flags.c_contiguous and operands[0].flags.c_contiguous:
+        return r  # (the common case, checked cheaply: a row-major first operand wins in torch too)
+    arrays = [o for o in operands if isinstance(o, type(r)) and o.ndim]
+    n = r.ndim
+    strides = []
+    for o in arrays:  # each operand's strides over r's dims (0 where it is broadcast)
+        lead = n - o.ndim
+        strides.append([0 if i < lead or o.shape[i - lead] != r.shape[i] else o.strides[i - lead]
+                        for i in range(n)])
+
+    def should_swap(d0, d1):  # torch's reorder_dimensions comparison (perm is fastest dim first)
+        for st in strides:
+            s0, s1 = st[d0], st[d1]
+            if s0 == 0 or s1 == 0:
+                continue
+            if s0 != s1:
+                return 1 if s0 > s1 else -1
+            if r.shape[d0] > r.shape[d1]:
+                return 1
+        return 0
+
+    perm = list(range(n - 1, -1, -1))
+    for i in range(1, n):
+        d1 = i
+        for d0 in range(i - 1, -1, -1):
+            c = should_swap(perm[d0], perm[d1])
+            if c > 0:
+                perm[d0], perm[d1] = perm[d1], perm[d0]
+                d1 = d0
+            elif c < 0:
+                break
+    outer_first = perm[::-1]
+    current = sorted(range(n), key=lambda i: (-r.strides[i], i))
+    if [i for i in outer_first if r.shape[i] != 1] == [i for i in current if r.shape[i] != 1]:
+        return r
+    inverse = [0] * n
+    for k, i in enumerate(outer_first):
+        inverse[i] = k
+    return r.transpose(outer_first).copy().transpose(inverse)
+
+
+def preserved_order(a):
+    """NumPy's ``order`` for a copy of ``a`` laid out as torch's preserve_format lays out a clone
+    or a dtype conversion: with the dims in the order of ``a``'s strides ("K": ``x.t().clone()``
+    is not contiguous); an expanded array (a stride of 0) gives no order to follow ("C")."""
+    if 0 in a.strides and any(st == 0 and n > 1 for st, n in zip(a.strides, a.shape)):
+        return "C"
+    return "K"
+
+
+def copy_preserving_layout(a):
+    """A copy of ``a`` laid out as torch's preserve_format (see ``preserved_order``)."""
+    return a.copy(order=preserved_order(a))
+
+
 def as_numpy(array):
     """A NumPy view/copy of any backend array (for printing and conversion)."""
     return array if isinstance(array, xp.ndarray) else _cupy.asnumpy(array)

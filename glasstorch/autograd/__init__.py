@@ -101,21 +101,24 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     from .._tensor import Tensor
     outs = _as_tuple(outputs)
     ins = _as_tuple(inputs)
+    if not ins:
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     single = isinstance(inputs, Tensor)
     if allow_unused is None:
         allow_unused = materialize_grads
     grads = _make_grads(outs, _as_tuple(grad_outputs) if grad_outputs is not None else ())
     if retain_graph is None:
         retain_graph = create_graph
-    capture = {}
-    for i, t in enumerate(ins):
+    roots = _roots(outs)  # (the outputs are checked first, as torch does)
+    capture = {}  # {edge: slot}, one slot per distinct edge (the same tensor may be asked for twice)
+    slots = []
+    for t in ins:
         if not t._requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
-        capture[graph.edge_of(t)] = i
-    roots = _roots(outs)
+        slots.append(capture.setdefault(graph.edge_of(t), len(capture)))
     captured = engine.run_backward(roots, grads, retain_graph, create_graph, capture, accumulate=False)
     result = []
-    for t, g in zip(ins, captured):
+    for t, g in zip(ins, (captured[slot] for slot in slots)):
         if g is None:
             if materialize_grads:
                 from ..ops.creation import zeros_like

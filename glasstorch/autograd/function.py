@@ -6,7 +6,7 @@ an ``ExpBackward`` whose ``backward`` calls ``Exp.backward(ctx, grad)``.
 import functools
 
 from . import grad_mode
-from .graph import Node, connect
+from .graph import Node, connect, rebase_history, set_history, IN_CUSTOM_FUNCTION
 
 _state = grad_mode._state
 
@@ -61,20 +61,50 @@ class BackwardCFunction(Node, FunctionCtx):
         if not isinstance(result, tuple):
             result = (result,)
         n_args = len(self._arg_is_tensor)
-        if len(result) < n_args:
-            result = result + (None,) * (n_args - len(result))
-        if len(result) > n_args:
-            extra = result[n_args:]
-            if any(r is not None for r in extra):
-                raise RuntimeError(f"function {self.name()} returned an incorrect number of gradients "
-                                   f"(expected {n_args}, got {len(result)})")
-            result = result[:n_args]
-        return tuple(r for r, is_t in zip(result, self._arg_is_tensor) if is_t)
+        if len(result) > n_args and all(r is None for r in result[n_args:]):
+            result = result[:n_args]  # (torch allows trailing Nones)
+        if len(result) != n_args:
+            raise RuntimeError(f"function {self.name()} returned an incorrect number of gradients "
+                               f"(expected {n_args}, got {len(result)})")
+        return tuple(_checked_gradient(self, i, r, meta)
+                     for i, (r, meta) in enumerate(zip(result, self._input_meta_of_args)) if meta is not False)
 
     def _zeros_for(self, i):
         from ..ops.creation import zeros
         shape, dtype = self._output_meta[i]
         return zeros(shape, dtype=dtype)
+
+
+def _checked_gradient(node, i, grad, meta):
+    """torch's validate_outputs for a custom Function's gradient ``grad`` of argument ``i``: a
+    tensor (or None) whose shape the input's expands to (it is summed back to the input's shape)
+    and cast to the input's dtype. ``meta``: (shape, dtype) of the input, None if it needs none."""
+    if grad is None or meta is None:  # (for an input needing no gradient it is passed on as is, as torch)
+        return grad
+    if not _is_tensor(grad):
+        raise RuntimeError(f"expected Variable or None (got {type(grad).__name__})")
+    shape, dtype = meta
+    if grad._data.shape != shape:
+        if not _expandable(shape, grad._data.shape):
+            raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index {i} - got "
+                               f"{list(grad._data.shape)} but expected shape compatible with {list(shape)}")
+        from .engine import _sum_to
+        grad = _sum_to(grad, shape)
+    if grad._data.dtype != dtype:
+        grad = grad.to(_dtype_of(dtype))
+    return grad
+
+
+def _expandable(shape, target):
+    """Whether ``shape`` broadcasts to ``target`` (torch's is_expandable_to)."""
+    if len(shape) > len(target):
+        return False
+    return all(s == t or s == 1 for s, t in zip(reversed(shape), reversed(target)))
+
+
+def _dtype_of(np_dtype):
+    from .._dtype import _BY_NUMPY
+    return _BY_NUMPY[np_dtype]
 
 
 class FunctionMeta(type):
@@ -113,6 +143,11 @@ class Function(metaclass=FunctionMeta):
         node = cls._backward_cls.__new__(cls._backward_cls)
         is_tensor = tuple(isinstance(a, Tensor) for a in args)
         node._arg_is_tensor = is_tensor
+        # per argument: False (not a tensor: no gradient slot), None (a tensor needing no gradient),
+        # or (shape, dtype) its gradient must have (torch checks a custom backward's results)
+        node._input_meta_of_args = tuple(
+            (a._data.shape, a._data.dtype) if isinstance(a, Tensor) and a._requires_grad else
+            (None if isinstance(a, Tensor) else False) for a in args)
         node.needs_input_grad = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
         uses_setup = cls.setup_context is not Function.setup_context
         with grad_mode.no_grad():
@@ -133,15 +168,32 @@ class Function(metaclass=FunctionMeta):
                 if id(o) in node._dirty:
                     from .._tensor import bump_version
                     bump_version(o, cls.__name__)
-                elif any(o is a for a in inputs) or o._grad_fn is not None or o._requires_grad:
-                    o = o._alias() if not any(o is a for a in inputs) else o.view_as(o).detach()
+                elif any(o is a for a in inputs):  # an input returned as-is: torch returns a view of it
+                    from .._tensor import make_view
+                    o = make_view(o, o._data.view(), IN_CUSTOM_FUNCTION)
+                elif o._base is not None:  # a view made in forward: in-place ops on it are refused later
+                    o._creation_meta = IN_CUSTOM_FUNCTION
+                elif o._grad_fn is not None or o._requires_grad:
+                    o = o._alias()
             new_outputs.append(o)
         if record:
             diff = tuple(o if isinstance(o, Tensor) and not nd and o._data.dtype.kind in "fc" else None
                          for o, nd in zip(new_outputs, non_diff))
             node._output_meta = tuple((o.shape, o.dtype) if isinstance(o, Tensor) else None for o in new_outputs)
             saved = tuple(node._to_save)
-            connect(node, inputs, tuple(diff) if len(diff) > 1 or is_tuple else diff[0])
+            # inputs modified in place (mark_dirty) take the node as their new history after it is linked
+            dirty = [i for i, o in enumerate(diff) if o is not None and id(o) in node._dirty]
+            linked = tuple(None if i in dirty else o for i, o in enumerate(diff))
+            connect(node, inputs, linked if len(linked) > 1 or is_tuple else (linked[0] if linked[0] is not None else ()))
+            for i in dirty:
+                o = diff[i]
+                if o._base is not None:
+                    rebase_history(o, node)
+                else:
+                    set_history(o, node, i)
+            for o in linked:
+                if o is not None and o._base is not None:
+                    o._attr_version = o._vc.version  # (its history is set now, as torch's set_gradient_edge)
             node.num_outputs = len(new_outputs)
             if saved:
                 node._saved = saved

@@ -64,6 +64,7 @@ class Node:
     _saved = ()
     _versions_at_save = ()
     _result_index = -1      # index into _saved of the forward's own result (stored without a cycle)
+    _result_fn = None       # weakref to the history of that result when an in-place op on a view made it
     _input_meta = None
     _hooks = None
     _pre_hooks = None
@@ -100,12 +101,13 @@ class Node:
             raise RuntimeError(FREED_MESSAGE)
         versions = self._versions_at_save
         for i, t in enumerate(saved):
-            if t is not None and t._vc.version != versions[i]:
-                raise RuntimeError(_version_error(self, i, t, versions[i]))
+            if t is not None and (t._vc.version != versions[i] or t._output_nr < 0):
+                _check_all_saved(self, saved, versions)
         if self._result_index >= 0 and _state.enabled:
             # create_graph: the saved result must lead back to this node, as torch's is_output SavedVariable
             saved = list(saved)
-            saved[self._result_index] = saved[self._result_index]._as_output_of(self)
+            fn = self._result_fn() if self._result_fn is not None else None
+            saved[self._result_index] = saved[self._result_index]._as_output_of(fn or self)
             return tuple(saved)
         return saved
 
@@ -295,8 +297,45 @@ def new_hook_dict():
 
 
 def _short_name(node):
-    """How torch's version-mismatch message names a node: ExpBackward0 -> Exp."""
-    return re.sub(r"Backward\d*$", "", node.name())
+    """How torch's messages name a node: ExpBackward0 -> Exp, SqueezeBackward1 -> Squeeze1."""
+    return re.sub(r"Backward(\d*)$", lambda m: "" if m.group(1) in ("", "0") else m.group(1), node.name())
+
+
+def mark_detached_in_place(t):
+    """detach_() on ``t``, which has a history: remember since when it had one and when it was
+    cut, so a node that saved ``t`` in between can refuse it (``_output_nr`` -1 flags it)."""
+    since = t.__dict__.pop("_history_since", t._grad_fn._seq)
+    t.__dict__["_detached_in_place"] = (since, _next_seq())
+    t._grad_fn, t._output_nr = None, -1
+
+
+def _check_all_saved(node, saved, versions):
+    """A saved tensor failed the quick check: raise for the first one that fails, in the order
+    torch's node unpacks them (its saved inputs by name, then its saved outputs), so the same
+    error surfaces."""
+    names = type(node).saved_names
+
+    def torch_order(i):
+        name = names[i] if i < len(names) else "~"
+        return (i == node._result_index or name.startswith("result"), name, i)
+    order = sorted(range(len(saved)), key=torch_order)
+    for i in order:
+        t = saved[i]
+        if t is not None:
+            _check_saved(node, i, t, versions[i])
+
+
+def _check_saved(node, index, tensor, expected):
+    """A saved tensor failed the quick check: detached in place after it was saved with a history
+    (torch's SavedVariable refuses that first), or modified in place."""
+    if tensor._base is not None and index != node._result_index:
+        view_grad_fn(tensor)  # (torch's unpacking re-derives a saved view's history first: it may refuse)
+    made, cut = tensor.__dict__.get("_detached_in_place", (0, 0)) if tensor._output_nr < 0 else (0, 0)
+    if made < node._seq < cut and index != node._result_index:
+        raise RuntimeError("Trying to use a saved tensor that has been detached in-place, i.e. with .detach_().This "
+                           "is not supported, please use out-of-place `.detach()` instead")
+    if tensor._vc.version != expected:
+        raise RuntimeError(_version_error(node, index, tensor, expected))
 
 
 def _version_error(node, index, tensor, expected):
@@ -305,8 +344,11 @@ def _version_error(node, index, tensor, expected):
     vc = tensor._vc
     if index == node._result_index or (getattr(node, "_result_slots", None) and index in node._result_slots):
         creator = f", which is output 0 of {_short_name(node)},"
-    elif tensor.grad_fn is not None:
-        creator = f", which is output {tensor._output_nr} of {_short_name(tensor.grad_fn)},"
+    elif tensor._grad_fn is not None:
+        # (a view's history is re-derived first, as torch's unpacking does -- which may raise
+        # torch's error for a view that must not be re-derived, before this one)
+        fn = tensor.grad_fn
+        creator = f", which is output {tensor._output_nr} of {_short_name(fn)},"
     else:
         creator = ""
     msg = (f"one of the variables needed for gradient computation has been modified by an inplace operation: "
@@ -348,8 +390,19 @@ class AccumulateGrad(Node):
 
 
 # ---------------------------------------------------------------------------------------------
-# In-place ops on views: torch rewrites the base's history (CopySlices) and regenerates the views'
+# Views and in-place ops, as torch models them
 # ---------------------------------------------------------------------------------------------
+# A view shares its base's memory and version counter; ``_base`` is always the root (a view of a
+# view has the first tensor as its base). Its creation meta says how it was made (torch's
+# CreationMeta): in-place ops on views made under no_grad, by multi-output ops (unbind, split) or
+# returned by a custom Function are errors when autograd is involved, because the history could
+# not be rewritten correctly.
+DEFAULT = "DEFAULT"
+NO_GRAD_MODE = "NO_GRAD_MODE"
+MULTI_OUTPUT_NODE = "MULTI_OUTPUT_NODE"
+IN_CUSTOM_FUNCTION = "IN_CUSTOM_FUNCTION"
+
+
 class CopySlices(Node):
     """The history of a base after an in-place op on one of its views (``x[1:].mul_(2)``)::
 
@@ -365,11 +418,19 @@ class CopySlices(Node):
     def name(self):
         return "torch::autograd::CopySlices"
 
+    _overlapping = False    # the view repeats elements of the base (an expanded view)
+
     def backward(self, grad):
         from .engine import _validate
+        if self._overlapping and self.next_functions[0][0] is not None:
+            # torch writes the view's part of the base's gradient into a view of the same geometry: refused
+            raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a "
+                               "single memory location. Please clone() the tensor before performing the operation.")
+        fn = self.fn
+        if fn is None:
+            raise RuntimeError(FREED_MESSAGE)
         flat = grad.reshape(-1)
         pos = self._positions
-        fn = self.fn
         res = fn(flat.index_select(0, pos).reshape(self._view_shape))
         if fn._input_meta is not None:
             res = tuple(None if g is None else _validate(fn, i, g) for i, g in enumerate(res))
@@ -379,12 +440,15 @@ class CopySlices(Node):
         return (grad_base.reshape(grad.shape),) + tuple(res[1:])
 
     def _free(self):
-        self.fn._free()
+        # torch's CopySlices lets go of fn (fn's saved values stay until fn itself runs, when a
+        # gradient graph reaches it as a node of its own)
+        self.fn = None
 
 
 class AsStridedBackward0(Node):
-    """The history of a view whose base's history was rewritten: the view is re-derived from the
-    base (torch regenerates it the same way), its gradient scattered to its place in the base."""
+    """The history of a view whose base (or another view of it) was modified in place: the view
+    is re-derived from the base's current history, as torch does, and its gradient scattered
+    into its place in the base."""
 
     def backward(self, grad):
         flat = grad.new_zeros(self._base_numel).index_add(0, self._positions, grad.reshape(-1))
@@ -396,11 +460,56 @@ def _view_positions(view):
     return _wrap(positions_in(view._data, view._base._data).reshape(-1))
 
 
-def regenerate_view_grad_fn(view, positions=None):
-    """Give ``view`` an AsStridedBackward0 of its base's current history; returns the node."""
+def handle_view_on_rebase(view, indirect=False):
+    """torch's check before a view's history is rewritten: only a view made the ordinary way
+    (creation meta DEFAULT) may be modified in place -- directly, or through its base or another
+    view (``indirect``) -- while autograd records."""
+    meta = view._creation_meta
+    if meta == DEFAULT:
+        return
+    fn = view._grad_fn
+    modified = "its base or another view of its base has been" if indirect else "is being"
+    if meta == NO_GRAD_MODE or fn is None:
+        prefix = (f"Output {view._output_nr} of {_short_name(fn)} is a view of a view which was created in"
+                  if fn is not None else "A view was created in")
+        msg = f"{prefix} no_grad mode and {modified} modified inplace with grad mode enabled."
+    else:
+        msg = f"Output {view._output_nr} of {_short_name(fn)} is a view and {modified} modified inplace."
+    if meta == MULTI_OUTPUT_NODE:
+        msg += (" This view is the output of a function that returns multiple views. Such functions do not allow the "
+                "output views to be modified inplace. You should replace the inplace operation by an out-of-place "
+                "one.")
+    elif meta == NO_GRAD_MODE:
+        msg += (" Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code "
+                "by moving both the view and the inplace either both inside the no_grad block (if you don't want the "
+                "inplace to be tracked) or both outside (if you want the inplace to be tracked).")
+    else:
+        msg += (" This view was created inside a custom Function (or because an input was returned as-is) and the "
+                "autograd logic to handle view+inplace would override the custom backward associated with the custom "
+                "Function, leading to incorrect gradients. This behavior is forbidden. You can fix this by cloning the "
+                "output of the custom Function.")
+    raise RuntimeError(msg)
+
+
+def view_grad_fn(view):
+    """``view.grad_fn``, kept up to date as torch's VariableHooks::grad_fn does.
+
+    When the version counter moved since the view's grad_fn was set, the base or a view of it was
+    modified in place, so the view's old history may be stale: if the base takes part in autograd,
+    the view is re-derived from the base's current history (``AsStridedBackward0``), once per
+    version. Hooks stay with the old node, a retain_grad() moves to the new one (torch's
+    update_tensor_hooks_on_new_gradfn).
+    """
+    fn = view._grad_fn
+    vc = view._vc
+    if view._attr_version == vc.version:
+        return fn
     base = view._base
+    if fn is None and not base._requires_grad:
+        return None
+    handle_view_on_rebase(view, indirect=True)
     node = AsStridedBackward0.__new__(AsStridedBackward0)
-    node._positions = _view_positions(view) if positions is None else positions
+    node._positions = _view_positions(view)
     node._base_shape, node._base_numel = base._data.shape, base._data.size
     d = view._data
     node._saved_size = tuple(d.shape)
@@ -408,27 +517,84 @@ def regenerate_view_grad_fn(view, positions=None):
     node._saved_storage_offset = (data_ptr(d) - data_ptr(base._data)) // d.itemsize
     node.next_functions = (edge_of(base),)
     node._seq = _next_seq()
+    _move_retained_grad(view, fn, node)
     view._grad_fn, view._output_nr, view._requires_grad = node, 0, True
+    view._attr_version = vc.version
     return node
 
 
-def rebase_history(view, fn):
-    """After an in-place op on ``view`` recorded as node ``fn`` (whose first input is the view's old
-    value), move the history onto the base: ``base.grad_fn`` becomes a CopySlices wrapping ``fn``
-    and the view's an AsStridedBackward0 of it. Other views of the base notice the rewrite
-    (``_VersionCounter.rewrite_seq``) and regenerate theirs when next used."""
-    base = view._base
-    positions = _view_positions(view)
+def _move_retained_grad(t, old_fn, new_fn, output_nr=0):
+    """A retain_grad() follows the tensor to its new history (the hooks registered on the old one
+    stay there: they belong to the old version)."""
+    if t._retains_grad and old_fn is not None and old_fn._retain_grad_hooks:
+        ref = old_fn._retain_grad_hooks.pop(t._output_nr, None)
+        if ref is not None:
+            if new_fn._retain_grad_hooks is None:
+                new_fn._retain_grad_hooks = {}
+            new_fn._retain_grad_hooks[output_nr] = ref
+            new_fn._hooked = True
+
+
+def sync_views_requires_grad(base, value):
+    """``base`` now requires grad (``value``), or no longer does (detach_): so do its views that
+    have no history of their own (torch asks the base). (They are listed on the version counter,
+    which detached aliases of the base share too: hence the ``_base`` test.)"""
+    for ref in base._vc.views:
+        v = ref()
+        if v is not None and v._grad_fn is None and v._base is base:
+            v._requires_grad = value
+
+
+def set_history(t, node, output_nr=0):
+    """``t`` (not a view) becomes output ``output_nr`` of ``node``: the history an in-place op gives it."""
+    old = t._grad_fn
+    _move_retained_grad(t, old, node, output_nr)
+    # since when t has had a history (for detach_: a node that saved it since then refuses it)
+    t.__dict__.setdefault("_history_since", old._seq if old is not None else node._seq)
+    t._grad_fn, t._output_nr = node, output_nr
+    if not t._requires_grad:
+        t._requires_grad = True
+        if t._vc.views:
+            sync_views_requires_grad(t, True)
+
+
+def rebase_history(t, fn):
+    """After an in-place op on ``t`` recorded as node ``fn`` (whose first input is ``t``'s old
+    value; ``t``'s version already bumped): ``t`` takes ``fn`` as its history. When ``t`` is a
+    view, the history goes onto its base instead, as torch's rebase_history does: the base's
+    grad_fn becomes a CopySlices wrapping ``fn``, and the view is re-derived from it
+    (AsStridedBackward0). Every other view of the base notices the version change and
+    re-derives its own history when next used (``view_grad_fn``)."""
+    base = t._base
+    if base is None:
+        set_history(t, fn)
+        return fn
     cs = CopySlices.__new__(CopySlices)
     cs.fn = fn
-    cs._positions, cs._view_shape = positions, view._data.shape
+    cs._positions, cs._view_shape = _view_positions(t), t._data.shape
+    d = t._data
+    if 0 in d.strides and d.size and any(st == 0 and n > 1 for st, n in zip(d.strides, d.shape)):
+        cs._overlapping = True
     cs.next_functions = (edge_of(base),) + fn.next_functions[1:]
     cs._seq = _next_seq()
     cs._anomaly_trace = fn._anomaly_trace
-    base._grad_fn, base._output_nr, base._requires_grad = cs, 0, True
-    view._vc.rewrite_seq = cs._seq
-    regenerate_view_grad_fn(view, positions)
+    set_history(base, cs)
+    t._attr_version = -1  # re-derive t from the base's new history now
+    view_grad_fn(t)
     return cs
+
+
+def check_inplace(t, any_requires_grad):
+    """torch's check_inplace, before an in-place op on ``t`` records (``any_requires_grad``: ``t``
+    or another input requires grad, with grad mode on)."""
+    if not any_requires_grad:
+        return
+    if t._base is not None:
+        handle_view_on_rebase(t)
+        if t._requires_grad and t._base._grad_fn is None:
+            raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
+    if t._requires_grad and t._grad_fn is None:  # (torch's C++ is_leaf: a view not yet re-derived counts as one)
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -448,12 +614,30 @@ def edge_of(t):
     """The (node, output_nr) a gradient for tensor ``t`` flows into."""
     if not t._requires_grad:
         return _NO_EDGE
+    if t._base is not None:
+        return _view_edge(t)
     fn = t._grad_fn
     if fn is None:
         return (t._grad_accumulator(), 0)
-    if t._base is not None and t._vc.rewrite_seq > fn._seq:  # a view whose base was modified in place
-        return (regenerate_view_grad_fn(t), 0)
     return (fn, t._output_nr)
+
+
+def has_edge(t):
+    """Whether a gradient flows back to ``t`` (torch's should_compute_output for an op's input):
+    ``t`` requires grad and is not a view made under no_grad, which requires grad through its
+    base but has no history of its own. An op saves a partner operand only for an input with an
+    edge (``x * y`` keeps ``x`` for ``y``'s gradient), so modifying it is checked only then."""
+    return t._requires_grad and not (t._grad_fn is None and t._base is not None and t._base._requires_grad
+                                     and t._attr_version == t._vc.version)
+
+
+def _view_edge(view):
+    fn = view_grad_fn(view)
+    if fn is not None:
+        return (fn, view._output_nr)
+    if view._base._requires_grad:
+        return _NO_EDGE  # a view made under no_grad of a tensor that requires grad: torch gives it no edge
+    return (view._grad_accumulator(), 0)  # requires_grad_() on the view itself: a leaf of its own
 
 
 def connect(node, inputs, outputs, saved=(), saved_output=-1):
@@ -462,8 +646,7 @@ def connect(node, inputs, outputs, saved=(), saved_output=-1):
     ``inputs`` may contain None (an argument that is not a tensor, such as the 2 in ``x * 2``,
     which torch still shows as a ``(None, 0)`` edge). ``saved_output`` is the index in
     ``saved`` of the op's own result, which is stored without the result -> node -> result cycle.
-    An output that is a view with history already (so the op modified it in place) hands its new
-    history to its base (``rebase_history``).
+    The outputs are new tensors (an in-place op hands its node to ``rebase_history`` instead).
     """
     edges = []
     for t in inputs:  # edge_of(t), written out: this runs for every input of every op
@@ -471,12 +654,12 @@ def connect(node, inputs, outputs, saved=(), saved_output=-1):
             edges.append(_NO_EDGE)
             continue
         fn = t._grad_fn
-        if fn is None:  # a leaf: its AccumulateGrad, while one is alive, else a new one
+        if t._base is not None and (fn is None or t._attr_version != t._vc.version):
+            edges.append(_view_edge(t))  # a view made under no_grad, or one to re-derive from its base
+        elif fn is None:  # a leaf: its AccumulateGrad, while one is alive, else a new one
             acc = t._accumulator
             acc = acc() if acc is not None else None
             edges.append((acc if acc is not None else t._grad_accumulator(), 0))
-        elif t._base is not None and t._vc.rewrite_seq > fn._seq:
-            edges.append((regenerate_view_grad_fn(t), 0))
         else:
             edges.append((fn, t._output_nr))
     node.next_functions = tuple(edges)
@@ -497,14 +680,9 @@ def connect(node, inputs, outputs, saved=(), saved_output=-1):
         for i, out in enumerate(outputs):
             if out is None:
                 continue
-            if out._base is not None and out._grad_fn is not None:
-                rebase_history(out, node)
-            else:
-                out._grad_fn = node
-                out._requires_grad = True
-                out._output_nr = i
-    elif outputs._base is not None and outputs._grad_fn is not None:
-        rebase_history(outputs, node)
+            out._grad_fn = node
+            out._requires_grad = True
+            out._output_nr = i
     else:
         outputs._grad_fn = node
         outputs._requires_grad = True

@@ -11,11 +11,13 @@ This module provides what they share:
 * ``method``    -- expose a function as a Tensor method too (``x.exp()`` and ``torch.exp(x)``);
 * ``inplace``   -- the in-place form of an op (``x.exp_()``), with torch's rules for autograd.
 """
+import weakref
+
 from .. import _dtype
 from .._tensor import Tensor, _wrap, bump_version
 from ..autograd import grad_mode
-from ..autograd.graph import Node, connect, edge_of, rebase_history, _short_name
-from .._array import xp, array_types
+from ..autograd.graph import Node, connect, edge_of, rebase_history, check_inplace
+from .._array import xp, overlap, array_types
 
 _ARRAY_TYPES = array_types()
 
@@ -199,72 +201,105 @@ def make_node_class(name, backward, saved_names=(), doc=None, num_outputs=1):
                                 "num_outputs": num_outputs, "__doc__": doc, "__module__": "torch.autograd"})
 
 
-def _check_inplace(self, others=()):
-    """torch's rules for an in-place op on a tensor that takes part in autograd.
+def _check_inplace(self, others=(), may_overlap=False, refuse_aliases="partial"):
+    """torch's rules for an in-place op on ``self``, checked before it writes.
 
-    Returns whether autograd is involved (``self`` or one of ``others`` requires grad). When it is
-    and ``self`` is a view, recording the op's node onto ``self`` moves the history onto the base
-    (``connect`` -> ``rebase_history``: torch's CopySlices).
+    Returns whether autograd records the op (grad mode on, and ``self`` or one of ``others``
+    requires grad): then the op creates its node from the inputs' current histories (``self``'s
+    old one first), writes, bumps the version, and hands the node to ``rebase_history``, which
+    moves it onto the base when ``self`` is a view (torch's CopySlices).
+
+    Memory, as torch checks it: only the ops that write one value everywhere (``may_overlap``:
+    fill_, zero_, masked_fill_, index_put_) may write into a tensor whose elements share memory
+    (an expanded one); no input in ``others`` may share part of ``self``'s memory
+    (``x[1:].add_(x[:-1])``), and with ``refuse_aliases="any"`` not even all of it (``x.add_(x)``
+    is fine, ``x[idx] = x`` is not; ``None``: the inputs were read before the write, as fill_'s).
     """
-    if not _state.enabled:
-        return False
-    base = self._base
-    if self._requires_grad:
-        fn = self._grad_fn
-        if fn is None:
-            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
-        if base is not None:
-            if base._grad_fn is None:  # torch's test: the view's base is a leaf (whether or not it requires grad)
-                raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place "
-                                   "operation.")
-            if fn.num_outputs > 1:
-                raise RuntimeError(
-                    f"Output {self._output_nr} of {_short_name(fn)} is a view and is being modified inplace. This "
-                    "view is the output of a function that returns multiple views. Such functions do not allow the "
-                    "output views to be modified inplace. You should replace the inplace operation by an "
-                    "out-of-place one.")
-    elif base is not None and base._requires_grad:
-        raise RuntimeError(
-            "A view was created in no_grad mode and is being modified inplace with grad mode enabled. Given that "
-            "this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both "
-            "the view and the inplace either both inside the no_grad block (if you don't want the inplace to be "
-            "tracked) or both outside (if you want the inplace to be tracked).")
-    involved = self._requires_grad
-    if not involved:
-        for o in others:
-            if isinstance(o, Tensor) and o._requires_grad:
-                involved = True
-                break
+    involved = False
+    if _state.enabled:  # autograd's checks come first, as in torch (they run before the kernel's)
+        involved = self._requires_grad
+        if not involved:
+            for o in others:
+                if isinstance(o, Tensor) and o._requires_grad:
+                    involved = True
+                    break
+        check_inplace(self, involved)
+        if involved:  # torch takes every input's history before the kernel runs: a view that may not be
+            for o in others:  # re-derived raises here, before the memory checks below
+                if isinstance(o, Tensor) and o._base is not None and o._requires_grad:
+                    edge_of(o)
+    if not may_overlap and 0 in self._data.strides:
+        _check_no_overlap(self)
+    for o in others if refuse_aliases else ():
+        # (tensors sharing memory share a version counter -- views, detach() -- but for .data and
+        # a second from_numpy of one array; only those pay for the memory test)
+        if (type(o) is Tensor or isinstance(o, Tensor)) and o._vc is self._vc:
+            lap = overlap(self._data, o._data)
+            if lap == "partial" or lap == "full" and refuse_aliases == "any":
+                raise RuntimeError("unsupported operation: some elements of the input tensor and the written-to "
+                                   "tensor refer to a single memory location. Please clone() the tensor before "
+                                   "performing the operation.")
     return involved
+
+
+def _check_no_overlap(self):
+    d = self._data
+    if d.size and any(st == 0 and n > 1 for st, n in zip(d.strides, d.shape)):
+        raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a single "
+                           "memory location. Please clone() the tensor before performing the operation.")
+
+
+def record_inplace(node_cls, self, inputs, saved=()):
+    """Create the node of an in-place op on ``self`` before it writes: its edges are the inputs'
+    histories (``inputs[0]`` is ``self``, its old history). After the write, ``rebase_history(self,
+    node)`` makes it ``self``'s history (the node is recorded on a stand-in output of ``self``'s
+    shape and dtype, so the gradient reductions for broadcast inputs are set up as for any op)."""
+    return record(node_cls, _wrap(self._data), inputs, saved)
 
 
 def inplace(self, op_name, fn, *args, **kwargs):
     """Run out-of-place ``fn(self, *args)`` and write the result into ``self`` (torch's x.op_()).
 
     With autograd involved, the derivative must see ``self``'s value from before the write, so the
-    op runs on a copy and ``self`` then takes over the result's history (torch saves
-    ``original_self`` the same way). When ``self`` is a view, the history goes to its base
-    (``rebase_history``: CopySlices), as in torch.
+    op runs on a copy that carries ``self``'s history (torch saves ``original_self`` the same way);
+    after the write ``self`` takes over the op's node (``rebase_history``: onto the base through
+    CopySlices when ``self`` is a view), and a result the derivative saved is ``self`` itself, so
+    modifying ``self`` in place again before backward is caught by the version check, as in torch.
     """
-    if _check_inplace(self, args):
+    if _check_inplace(self, args, op_name in _MAY_OVERLAP):
         src = _wrap(self._data.copy())
         if self._requires_grad:
-            src._requires_grad = True
-            src._grad_fn, src._output_nr = edge_of(self)
+            fn_self, nr = edge_of(self)
+            if fn_self is not None:
+                src._requires_grad = True
+                src._grad_fn, src._output_nr = fn_self, nr
         result = fn(src, *args, **kwargs)
         _write(self, result, op_name)
         node = result._grad_fn
         if node is not None:
-            if self._base is not None:
-                rebase_history(self, node)
-            else:
-                self._grad_fn, self._output_nr, self._requires_grad = node, result._output_nr, True
-                self._vc.rewrite_seq = node._seq  # views of self now derive from the new history
+            _saved_result_is(node, self)
+            rebase_history(self, node)
+            if self._base is not None and node._result_index >= 0:
+                # torch saves the result of an in-place op on a view with the view's new history
+                node._result_fn = weakref.ref(self._grad_fn)
         return self
     with grad_mode.no_grad():
         result = fn(self, *args, **kwargs)
     _write(self, result, op_name)
     return self
+
+
+_MAY_OVERLAP = frozenset(("masked_fill_", "index_put_", "index_fill_"))  # (torch warns for these on an expanded tensor)
+
+
+def _saved_result_is(node, self):
+    """The node saved its result, which the in-place op has just written into ``self``: save
+    ``self`` (at its new version) instead."""
+    i = node._result_index
+    if i >= 0 and node._saved:
+        saved, versions = list(node._saved), list(node._versions_at_save)
+        saved[i], versions[i] = self._alias(), self._vc.version
+        node._saved, node._versions_at_save = tuple(saved), tuple(versions)
 
 
 def _write(self, result, op_name):
@@ -282,7 +317,10 @@ def _write(self, result, op_name):
         except ValueError:
             raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the broadcast shape "
                                f"{list(xp.broadcast_shapes(d.shape, self._data.shape)) if _bc(d.shape, self._data.shape) else list(d.shape)}") from None
-    self._data[...] = d
+    if 0 in self._data.strides:  # an expanded target (masked_fill_ ...): write only what changed, as torch's
+        xp.copyto(self._data, d, where=d != self._data)  # kernel does, or an aliased element gets its old value
+    else:
+        self._data[...] = d
     bump_version(self, op_name)
 
 

@@ -4,9 +4,9 @@ import builtins
 
 from .. import _dtype
 from .._tensor import Tensor, _wrap, _wrap_dim, bump_version
-from .._array import xp
-from ..autograd.graph import connect
-from ._op import _state, method, record, make_node_class, _check_inplace
+from .._array import xp, like_operands
+from ..autograd.graph import connect, edge_of
+from ._op import _state, method, record, make_node_class, _check_inplace, record_inplace, rebase_history
 from ..autograd.grad_mode import no_grad
 
 
@@ -63,19 +63,6 @@ class IndexPutBackward0(make_node_class("IndexPutBackward0", None)):
         return _put_backward(self, grad)
 
 
-class CopySlices(make_node_class("CopySlices", None)):
-    """``base[index] = value`` through a view of ``base`` (torch wraps the in-place op on the view;
-    the derivative is index_put's: the overwritten part gets no gradient, the value gets the
-    gradient of the slots it filled)."""
-    accumulate = False
-
-    def name(self):
-        return "torch::autograd::CopySlices"
-
-    def backward(self, grad):
-        return _put_backward(self, grad)
-
-
 def _put_backward(node, grad):
     g_base = None
     if node.next_functions[0][0] is not None:
@@ -106,18 +93,52 @@ def _index_put_into_zeros(grad, sizes, idx, accumulate=False):
 
 
 def _getitem_np(input, idx):
-    res = _wrap(input._data[idx])
+    src = input._data
+    d = src[idx]
+    if isinstance(d, xp.ndarray) and d.ndim > 1 and not (d.flags.c_contiguous and src.flags.c_contiguous):
+        d = _index_result_layout(d, src, idx)
+    res = _wrap(d)
     if input._requires_grad and _state.enabled:
         node = record(IndexBackward0, res, (input,), meta_check=False)
         node.self_sizes, node.indices = input._data.shape, idx
     return res
 
 
-def getitem(input, index):
-    """tensor[index], as torch's python indexing does it: basic indices (ints, slices, None,
-    Ellipsis) are applied one by one as views (select/slice/unsqueeze), then the advanced ones
-    (integer and boolean tensors, lists, bools) in one IndexBackward0."""
-    from .shape import select, _slice, unsqueeze, _alias_view
+def _index_result_layout(d, src, idx):
+    """The layout torch gives an advanced-indexing result: its TensorIterator runs over the input
+    with the indexed dim's stride set to 0 and over the index tensor, so the other dims keep the
+    input's order. Worked out for one 1-D index among full slices; otherwise row-major (NumPy may
+    lay a result out transposed where torch's is contiguous)."""
+    items = [i for i in idx]
+    arrays = [k for k, i in enumerate(items) if isinstance(i, xp.ndarray)]
+    if len(arrays) == 1 and items[arrays[0]].ndim == 1 and items[arrays[0]].dtype != bool and d.ndim == src.ndim \
+            and all(isinstance(i, builtins.slice) and i == builtins.slice(None) for k, i in enumerate(items)
+                    if k != arrays[0]):
+        k = arrays[0]
+        restrided = xp.lib.stride_tricks.as_strided(src, d.shape, tuple(0 if j == k else st
+                                                                       for j, st in enumerate(src.strides)))
+        index = items[k].reshape(tuple(-1 if j == k else 1 for j in range(d.ndim)))
+        return like_operands(d, restrided, index)
+    return d if d.flags.c_contiguous else d.copy()
+
+
+def _full_slice(i, n):
+    """A slice torch's indexing leaves out (start 0, step 1, through the end): ``x[:, 0]`` selects
+    from ``x`` itself, not from a slice of it."""
+    return (i.start is None or i.start == 0) and (i.step is None or i.step == 1) and \
+        (i.stop is None or i.stop >= n)
+
+
+def _apply_slicing(input, index, elide_full_slices=True):
+    """torch's applySlicing: the basic indices (ints, slices, None, Ellipsis, bools) applied one
+    by one as views (select/slice/unsqueeze), and the NumPy index of the advanced step (integer
+    and boolean tensors, lists) on the result, with one entry per dim of that result. Returns
+    ``(view, numpy_index, advanced)``; ``view`` is ``input`` itself when no index made a view."""
+    from .shape import select, _slice, unsqueeze
+    if type(index) is builtins.slice and input._data.ndim == 0:  # (a lone slice goes straight to slice())
+        if input._requires_grad and _state.enabled:
+            edge_of(input)  # (torch's autograd takes the input's history, and may refuse it, before slice() runs)
+        raise IndexError("slice() cannot be applied to a 0-dim tensor.")
     index = _normalise(index)
     nd = input._data.ndim
     used = builtins.sum(_consumed(i) for i in index)
@@ -128,13 +149,11 @@ def getitem(input, index):
     in_dim = 0       # ... and of `input`, for messages
     np_idx = []      # the NumPy index for the advanced step, one entry per dim of `out` so far
     advanced = False
-    applied = False
     for i in index:
         if i is None:
             out = unsqueeze(out, dim)
             np_idx.append(builtins.slice(None))
             dim += 1
-            applied = True
         elif i is Ellipsis:
             k = nd - used
             np_idx += [builtins.slice(None)] * k
@@ -145,16 +164,15 @@ def getitem(input, index):
             if not -n <= int(i) < n:  # (indexing words it differently from select())
                 raise IndexError(f"index {int(i)} is out of bounds for dimension {in_dim} with size {n}")
             out = select(out, dim, int(i))
-            applied = True
             in_dim += 1
         elif isinstance(i, builtins.slice):
             in_dim += 1
-            if i != builtins.slice(None):
-                start, stop, step = i.indices(out._data.shape[dim])
+            n = out._data.shape[dim]
+            if not (elide_full_slices and _full_slice(i, n)):
+                start, stop, step = i.indices(n)
                 if step <= 0:
                     raise ValueError("step must be greater than zero")
                 out = _slice(out, dim, start, stop, step)
-                applied = True
             np_idx.append(builtins.slice(None))
             dim += 1
         elif isinstance(i, bool) or (isinstance(i, Tensor) and i._data.ndim == 0 and i._data.dtype == bool):
@@ -179,9 +197,19 @@ def getitem(input, index):
                     raise IndexError(f"index {bad} is out of bounds for dimension {dim} with size {n}")
                 dim += 1
             np_idx.append(a)
+    return out, tuple(np_idx), advanced
+
+
+def getitem(input, index):
+    """tensor[index], as torch's python indexing does it: the basic indices as views, then the
+    advanced ones in one IndexBackward0. A lone slice is always applied (``x[:]`` is a
+    SliceBackward0); inside a tuple a full slice is left out, and an index that changes nothing
+    gives an alias (``x[...]``, ``x[:, :]``: AliasBackward0)."""
+    from .shape import _alias_view
+    out, np_idx, advanced = _apply_slicing(input, index, elide_full_slices=type(index) is not builtins.slice)
     if advanced:
-        return _getitem_np(out, tuple(np_idx))
-    if not applied:
+        return _getitem_np(out, np_idx)
+    if out is input:
         return _alias_view(input)
     return out
 
@@ -189,86 +217,124 @@ def getitem(input, index):
 Tensor.__getitem__ = getitem
 
 
-def _to_np_index(index):
-    index = _normalise(index)
-    out = []
-    for i in index:
-        if isinstance(i, (Tensor, list)):
-            out.append(_np_index(i))
-        else:
-            out.append(i)
-    return tuple(out)
-
-
-def _setitem_kind(index):
-    """How torch records ``x[index] = v``: 'view' (a basic index makes a view: CopySlices),
-    'advanced' (only tensors/lists besides full slices: IndexPutBackward0), 'whole' (only ``...``
-    and full slices: fill_/copy_ on x itself), 'none' (x[False] = v changes nothing)."""
-    kind = "whole"
-    for i in _normalise(index):
-        if i is Ellipsis or (isinstance(i, builtins.slice) and i == builtins.slice(None)):
-            continue
-        if i is False:
-            return "none"
-        if i is None or i is True or _is_int_scalar(i) or isinstance(i, builtins.slice):
-            return "view"
-        kind = "advanced"
-    return kind
-
-
-def _broadcast_value(value, shape):
-    """torch's copy_to: a value of another shape is viewed without its leading 1s, then expanded
-    (so its graph shows ViewBackward0 and ExpandBackward0)."""
-    if value._data.shape == shape:
-        return value
+def _prefix_1s_stripped(value):
+    """torch's slicePrefix1sSize: the value without its leading size-1 dims (a view)."""
     vs = value._data.shape
     k = 0
     while k < len(vs) and vs[k] == 1:
         k += 1
-    return value.view(vs[k:]).expand(shape)  # (expand raises torch's error for a value that does not fit)
+    return value.view(vs[k:])
+
+
+def _copy_to(dst, src):
+    """torch's copy_to for ``x[basic index] = src``: copy_ when the shapes agree, fill_ for a 0-d
+    value, else copy_ of the value viewed without its leading 1s and expanded to the target (so
+    the graph shows ViewBackward0 and ExpandBackward0, and expand raises for a value that does not
+    fit)."""
+    from .pointwise import copy_, fill_
+    if src._data.shape == dst._data.shape:
+        copy_(dst, src)
+    elif src._data.ndim == 0:
+        fill_(dst, src)
+    else:
+        copy_(dst, _prefix_1s_stripped(src).expand(dst._data.shape))
+
+
+def _index_put_(dst, idx, value, cast_value=False):
+    """``dst[idx] = value`` for an advanced index: one IndexPutBackward0 (the value viewed without
+    its leading 1s, as torch's setitem does). The value must have ``dst``'s dtype, unless
+    ``cast_value`` (torch's path for a boolean mask and a one-element value)."""
+    vs = value._data.shape
+    if vs and vs[0] == 1:
+        value = _prefix_1s_stripped(value)
+    involved = _check_inplace(dst, (value,), may_overlap=True, refuse_aliases="any")
+    d = dst._data
+    try:
+        target = d[idx]  # (the shape the value must broadcast to; NumPy's message for a bad index)
+    except IndexError as e:
+        raise IndexError(str(e)) from None
+    try:
+        xp.broadcast_to(value._data, target.shape)
+    except ValueError:
+        raise RuntimeError(f"shape mismatch: value tensor of shape {list(value._data.shape)} cannot be broadcast to "
+                           f"indexing result of shape {list(target.shape)}") from None
+    if value._data.dtype != d.dtype and not cast_value:  # (cast_value: the write casts, no node for it)
+        raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
+                           f"{dst.dtype._legacy} for the destination and {value.dtype._legacy} for the source.")
+    node = None
+    if involved:
+        node = record_inplace(IndexPutBackward0, dst, (dst, value))
+        node.indices = idx
+    d[idx] = value._data
+    bump_version(dst, "index_put_")
+    if node is not None:
+        rebase_history(dst, node)
+
+
+_NUMBERS = (int, float, bool)
 
 
 def setitem(input, index, value):
-    kind = _setitem_kind(index)
-    if kind == "none":
+    """``input[index] = value`` as torch's python indexing does it: the basic part of the index
+    makes a view of ``input``, the value is written into it with copy_/fill_ (advanced indices:
+    index_put_), and that in-place op on a view rewrites ``input``'s history (CopySlices).
+    Without autograd, a basic index is written directly (the same write, one version bump)."""
+    if index is False:
         return
-    involved = _check_inplace(input, (value,))
-    idx = _to_np_index(index)
-    d = input._data
-    if involved and isinstance(value, Tensor) and value._data.ndim and kind != "advanced":
-        value = _broadcast_value(value, d[idx].shape if kind == "view" else d.shape)
-    if involved and kind == "whole":
-        from .pointwise import fill_, copy_
+    if not input._requires_grad and _write_directly(input, index, value):
+        return
+    if not isinstance(value, Tensor):
         from ._op import as_tensor_arg
-        v = value if isinstance(value, Tensor) else as_tensor_arg(value, input)
-        if v._data.ndim == 0:
-            fill_(input, v)
-        else:
-            copy_(input, v)
-        return
-    if isinstance(value, Tensor):
-        v = value._data
-        if v.dtype != d.dtype:
-            v = v.astype(d.dtype)
+        value = as_tensor_arg(value, input)
+    out, np_idx, advanced = _apply_slicing(input, index)
+    if advanced:
+        mask_and_one_value = isinstance(index, Tensor) and index._data.dtype == bool and index._data.ndim \
+            and value._data.size == 1
+        _index_put_(out, np_idx, value, cast_value=mask_and_one_value)
     else:
+        _copy_to(out, value)
+
+
+def _write_directly(input, index, value):
+    """The fast path of setitem when autograd has nothing to record (``input`` needs no gradient,
+    nor does the value, which does not share ``input``'s memory) and the index is basic: NumPy
+    writes the elements, with the checks torch would make before (indices in range, positive
+    steps, no write into an expanded tensor). Returns False to take the general path instead
+    (which also gives torch's errors)."""
+    if type(value) in _NUMBERS:
         v = value
+    elif isinstance(value, Tensor) and not (value._requires_grad and _state.enabled) and value._vc is not input._vc \
+            and type(value._data) is type(input._data):
+        v = value._data
+    else:
+        return False
+    d = input._data
+    items = index if type(index) is tuple else (index,)
+    shape, dim, ints = d.shape, 0, False
+    for i in items:
+        t = type(i)
+        if t is int:
+            if dim >= len(shape) or not -shape[dim] <= i < shape[dim]:
+                return False
+            dim, ints = dim + 1, True
+        elif t is builtins.slice:
+            if dim >= len(shape) or not (i.step is None or type(i.step) is int and i.step > 0):
+                return False
+            dim += 1
+        elif i is Ellipsis:
+            if ints or Ellipsis in items[items.index(i) + 1:]:
+                return False  # (ints before an Ellipsis count from the front, after it from the back)
+            dim = len(shape)
+        elif i is not None:
+            return False
+    if dim > len(shape) or 0 in d.strides:
+        return False
     try:
-        d[idx] = v
-    except ValueError:
-        if kind != "advanced" and isinstance(value, Tensor):
-            with no_grad():
-                _broadcast_value(value, d[idx].shape)  # raises expand's error, as torch's copy_to does
-        raise RuntimeError(f"shape mismatch: value tensor of shape {list(xp.shape(v))} cannot be broadcast to "
-                           f"indexing result of shape {list(d[idx].shape)}") from None
-    except IndexError as e:
-        raise IndexError(str(e)) from None
+        d[items] = v
+    except (ValueError, TypeError):
+        return False  # (a value that does not fit: the general path raises torch's error)
     bump_version(input, "__setitem__")
-    if involved:
-        vt = value if isinstance(value, Tensor) else None
-        # edges are taken from input's current history before the new node replaces it
-        node = record(CopySlices if kind == "view" else IndexPutBackward0, input, (input, vt))
-        node.indices = idx
-        input._output_nr = 0
+    return True
 
 
 Tensor.__setitem__ = setitem
@@ -311,9 +377,12 @@ def _along(shape, dim, index_arr):
     return tuple(grids)
 
 
-class GatherBackward0(make_node_class("GatherBackward0", None, ("index",))):
+class GatherBackward0(make_node_class("GatherBackward0", None, ("index", "self"))):
+    """Saves ``self`` as torch does (only its size is used, but modifying it in place before
+    backward is an error in torch, so it is here too)."""
+
     def backward(self, grad):
-        (index,) = self._unpack_saved()
+        index, _ = self._unpack_saved()
         from .creation import zeros
         return zeros(self.self_sizes, dtype=grad.dtype).scatter_add(self.dim, index, grad)
 
@@ -324,7 +393,7 @@ def gather(input, dim, index, *, sparse_grad=False):
     ia = _check_index(index, "gather", input, d)
     res = _wrap(input._data[_along(input._data.shape, d, ia)])
     if input._requires_grad and _state.enabled:
-        node = record(GatherBackward0, res, (input,), (index,), meta_check=False)
+        node = record(GatherBackward0, res, (input,), (index, input), meta_check=False)
         node.self_sizes, node.dim = input._data.shape, d
     return res
 
@@ -477,6 +546,13 @@ Tensor.index_add_ = lambda self, dim, index, source, *, alpha=1: _inplace(
     self, "index_add_", index_add, dim, index, source, alpha=alpha)
 
 
+class IndexFillBackward0(make_node_class("IndexFillBackward0", None)):
+    """index_fill(self, dim, index, number): the filled places get no gradient."""
+
+    def backward(self, grad):
+        return grad.index_fill(self.dim, self.index, 0)
+
+
 @method()
 def index_fill(input, dim, index, value):
     d = _wrap_dim(dim, input._data.ndim)
@@ -484,7 +560,14 @@ def index_fill(input, dim, index, value):
     idx[d] = index._data
     mask = xp.zeros(input._data.shape, dtype=bool)
     mask[tuple(idx)] = True
-    return input.masked_fill(_wrap(mask), value)
+    if isinstance(value, Tensor):
+        return input.masked_fill(_wrap(mask), value)
+    with no_grad():
+        res = input.masked_fill(_wrap(mask), value)
+    if input._requires_grad and _state.enabled:
+        node = record(IndexFillBackward0, res, (input,), meta_check=False)
+        node.dim, node.index = d, index
+    return res
 
 
 Tensor.index_fill_ = lambda self, dim, index, value: _inplace(self, "index_fill_", index_fill, dim, index, value)

@@ -3,7 +3,7 @@ import builtins
 
 from .. import _dtype
 from .._tensor import Tensor, _wrap, _wrap_dim
-from .._array import xp
+from .._array import xp, row_major, copy_preserving_layout
 from ..autograd.graph import connect
 from ._op import _state, method, make_node_class, record
 
@@ -37,12 +37,13 @@ def _tensor_list(tensors, fn):
 
 def cat(tensors, dim=0, *, out=None):
     tensors = _tensor_list(tensors, "cat")
-    ref = next((t for t in tensors if t._data.ndim > 0 or t._data.size > 0), tensors[0])
-    if ref._data.ndim == 0:
-        raise RuntimeError("zero-dimensional tensor (at position 0) cannot be concatenated")
+    for i, t in enumerate(tensors):
+        if t._data.ndim == 0:
+            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
+    # torch skips legacy empty 1-D tensors of shape (0,) in cat: the first other tensor sets the shape
+    ref = next((t for t in tensors if not _legacy_empty(t)), tensors[0])
     d = _wrap_dim(dim, ref._data.ndim)
-    # torch skips legacy empty 1-D tensors of shape (0,) in cat
-    parts = [t for t in tensors if not (t._data.ndim == 1 and t._data.shape[0] == 0) or t is ref]
+    parts = [t for t in tensors if not _legacy_empty(t) or t is ref]
     for i, t in enumerate(parts):
         if t._data.ndim != ref._data.ndim:
             raise RuntimeError(f"Tensors must have same number of dimensions: got {ref._data.ndim} and {t._data.ndim}")
@@ -52,9 +53,9 @@ def cat(tensors, dim=0, *, out=None):
                                    f"{ref._data.shape[k]} but got size {t._data.shape[k]} for tensor number {i} in "
                                    f"the list.")
     from ._op import result_dtype
-    dt = result_dtype(*[t for t in parts if t._data.ndim]).numpy_dtype
-    res = _wrap(xp.concatenate([t._data for t in parts], axis=d, dtype=dt) if len(parts) > 1
-                else parts[0]._data.astype(dt, copy=True))
+    dt = result_dtype(*tensors).numpy_dtype
+    res = _wrap(row_major(xp.concatenate([t._data for t in parts], axis=d, dtype=dt)) if len(parts) > 1
+                else parts[0]._data.astype(dt, order="C", copy=True))
     if _state.enabled and any(t._requires_grad for t in tensors):
         node = record(CatBackward0, res, tuple(tensors))
         node.dim = d
@@ -63,6 +64,10 @@ def cat(tensors, dim=0, *, out=None):
 
 
 concat = concatenate = cat
+
+
+def _legacy_empty(t):
+    return t._data.ndim == 1 and t._data.shape[0] == 0
 
 
 class StackBackward0(make_node_class("StackBackward0", None)):
@@ -80,7 +85,7 @@ def stack(tensors, dim=0, *, out=None):
     d = _wrap_dim(dim, len(shp) + 1)
     from ._op import result_dtype
     dt = result_dtype(*tensors).numpy_dtype
-    res = _wrap(xp.stack([t._data for t in tensors], axis=d).astype(dt, copy=False))
+    res = _wrap(row_major(xp.stack([t._data for t in tensors], axis=d).astype(dt, copy=False)))
     if _state.enabled and any(t._requires_grad for t in tensors):
         record(StackBackward0, res, tuple(tensors)).dim = d
     return res
@@ -168,7 +173,7 @@ def flip(input, *dims):
     from .shape import _shape_arg
     nd = input._data.ndim
     dims = tuple(_wrap_dim(d, nd) for d in _shape_arg(dims)) if nd else ()
-    res = _wrap(xp.flip(input._data, dims).copy() if dims else input._data.copy())
+    res = _wrap(copy_preserving_layout(xp.flip(input._data, dims) if dims else input._data))  # (torch keeps the layout)
     if input._requires_grad and _state.enabled:
         record(FlipBackward0, res, (input,), meta_check=False).dims = dims
     return res
@@ -200,7 +205,7 @@ def roll(input, shifts, dims=None):
     if dims is not None:
         nd_in = input._data.ndim
         dims = tuple(_wrap_dim(d, nd_in) for d in dims) if isinstance(dims, (list, tuple)) else _wrap_dim(dims, nd_in)
-    res = _wrap(xp.roll(input._data, shifts, dims))
+    res = _wrap(row_major(xp.roll(input._data, shifts, dims)))
     if input._requires_grad and _state.enabled:
         node = record(RollBackward0, res, (input,), meta_check=False)
         node.shifts = tuple(shifts) if isinstance(shifts, (list, tuple)) else shifts
@@ -276,8 +281,8 @@ def _diag_index(shape, offset, d1, d2):
     # advanced indices on d1/d2 move the diagonal to the end, matching xp.diagonal's layout
     grids = xp.ix_(*[xp.arange(s) for k2, s in enumerate(shape) if k2 not in (d1, d2)], xp.arange(k)) \
         if len(shape) > 2 else None
-    if grids is None:
-        return (i, j)
+    if grids is None:  # (i runs along dim1, j along dim2, whichever order they come in)
+        return (i, j) if d1 < d2 else (j, i)
     others = [k2 for k2 in range(len(shape)) if k2 not in (d1, d2)]
     full = [None] * len(shape)
     for pos, k2 in enumerate(others):
@@ -292,7 +297,10 @@ def diagonal(input, offset=0, dim1=0, dim2=1):
     nd = input._data.ndim
     d1, d2 = _wrap_dim(dim1, nd), _wrap_dim(dim2, nd)
     from .shape import _view
-    res = _view(input, xp.diagonal(input._data, offset, d1, d2))
+    arr = xp.diagonal(input._data, offset, d1, d2)
+    if type(arr) is xp.ndarray and input._data.flags.writeable:
+        arr.setflags(write=True)  # NumPy's diagonal is read-only for backward compatibility only; torch's is writable
+    res = _view(input, arr)
     if input._requires_grad and _state.enabled:
         node = record(DiagonalBackward0, res, (input,), meta_check=False)
         node.self_sizes, node.offset, node.dim1, node.dim2 = input._data.shape, offset, d1, d2

@@ -10,8 +10,8 @@ import builtins
 import math
 
 from .. import _dtype
-from .._tensor import Tensor, _wrap
-from .._array import xp, erf as _erf, erfc as _erfc, erfinv as _erfinv, lgamma as _lgamma, digamma as _digamma
+from .._tensor import Tensor, _wrap, _scalar_type_name
+from .._array import xp, same_data, row_major, like_operands, erf as _erf, erfc as _erfc, erfinv as _erfinv, lgamma as _lgamma, digamma as _digamma
 from ._op import (_state, method, operands, float_array, record, make_node_class, inplace, connect,
                   result_dtype, as_tensor_arg, promote_arrays)
 from .._ops import defop, aten
@@ -573,7 +573,7 @@ def pow(input, exponent):
             raise NotImplementedError('"pow" not implemented for \'Bool\'')
         if da.dtype.kind in "iu" and (db < 0).any():
             raise RuntimeError("Integers to negative integer powers are not allowed.")
-        res = _wrap(xp.power(da, db))
+        res = _wrap(like_operands(xp.power(da, db), da, db))
         if _requires(input, exponent):
             record(PowBackward1, res, (input, exponent), (input, exponent, res), saved_output=2)
         return res
@@ -616,7 +616,8 @@ class Atan2Backward0(make_node_class("Atan2Backward0", None, ("self", "other")))
     def backward(self, grad):
         a, b = self._unpack_saved()
         denom = a * a + b * b
-        return grad * b / denom, grad * -a / denom
+        recip = denom.reciprocal().masked_fill(denom == 0, 0)  # torch's: at (0, 0) the gradient is 0, not NaN
+        return grad * b * recip, grad * -a * recip
 
 
 @method("atan2", "arctan2")
@@ -625,7 +626,7 @@ def atan2(input, other):
     da, db = operands(input, other)
     if da.dtype.kind not in "fc":
         da, db = da.astype(_dtype.get_default_dtype().numpy_dtype), db.astype(_dtype.get_default_dtype().numpy_dtype)
-    res = _wrap(xp.arctan2(da, db))
+    res = _wrap(like_operands(xp.arctan2(da, db), da, db))
     if _requires(input, other):
         record(Atan2Backward0, res, (input, other), (input, other))
     return res
@@ -653,7 +654,7 @@ def maximum(input, other):
     da, db = operands(input, other)
     if da.dtype.kind == "c":
         raise RuntimeError("maximum not implemented for complex tensors.")
-    res = _wrap(xp.maximum(da, db))
+    res = _wrap(like_operands(xp.maximum(da, db), da, db))
     if _requires(input, other):
         record(MaximumBackward0, res, (input, other), (input, other))
     return res
@@ -666,7 +667,7 @@ def minimum(input, other):
     da, db = operands(input, other)
     if da.dtype.kind == "c":
         raise RuntimeError("minimum not implemented for complex tensors.")
-    res = _wrap(xp.minimum(da, db))
+    res = _wrap(like_operands(xp.minimum(da, db), da, db))
     if _requires(input, other):
         record(MinimumBackward0, res, (input, other), (input, other))
     return res
@@ -786,7 +787,7 @@ def where(condition, input=None, other=None):
     elif not isinstance(other, Tensor):
         other = as_tensor_arg(other, input)
     da, db = operands(input, other)
-    res = _wrap(xp.where(condition._data, da, db))
+    res = _wrap(like_operands(xp.where(condition._data, da, db), condition._data, da, db))
     if _requires(input, other):
         record(WhereBackward0, res, (input, other), (condition,))
     return res
@@ -808,7 +809,7 @@ class ClampBackward1(make_node_class("ClampBackward1", None, ("self",))):
         if self.max is not None:
             m = x <= self.max
             mask = m if mask is None else mask & m
-        return grad.masked_fill(~mask, 0)
+        return where(mask, grad, 0.0)
 
 
 class ClampBackward0(make_node_class("ClampBackward0", None, ("self", "min", "max"))):
@@ -945,17 +946,21 @@ class LerpBackward1(make_node_class("LerpBackward1", None, ("self", "end", "weig
 
 @method()
 def lerp(input, end, weight):
+    for name, t in (("end", end), ("weight", weight)):
+        if isinstance(t, Tensor) and t._data.dtype != input._data.dtype:  # torch does not promote here
+            raise RuntimeError(f"expected dtype {_scalar_type_name(input.dtype)} for `{name}` but got dtype "
+                               f"{_scalar_type_name(t.dtype)}")
     try:
         xp.broadcast_shapes(input._data.shape, end._data.shape,
                             weight._data.shape if isinstance(weight, Tensor) else ())
     except ValueError:
         raise broadcast_error(input._data.shape, end._data.shape) from None
     if isinstance(weight, Tensor):
-        res = _wrap(input._data + weight._data * (end._data - input._data))
+        res = _wrap(like_operands(input._data + weight._data * (end._data - input._data), input._data, end._data))
         if _state.enabled and (input._requires_grad or end._requires_grad or weight._requires_grad):
             record(LerpBackward1, res, (input, end, weight), (input, end, weight))
         return res
-    res = _wrap(input._data + weight * (end._data - input._data))
+    res = _wrap(like_operands(input._data + weight * (end._data - input._data), input._data, end._data))
     if _requires(input, end):
         record(LerpBackward0, res, (input, end)).weight = weight
     return res
@@ -1015,7 +1020,7 @@ def masked_fill(input, mask, value):
         raise broadcast_error(mask._data.shape, d.shape) from None
     if out_shape != d.shape:
         d = xp.broadcast_to(d, out_shape)
-    res = _wrap(xp.where(mask._data, xp.asarray(v, dtype=d.dtype), d))
+    res = _wrap(row_major(xp.where(mask._data, xp.asarray(v, dtype=d.dtype), d)))  # (torch: clone, then fill)
     if isinstance(value, Tensor) and value._requires_grad and _state.enabled:
         record(MaskedFillBackward1, res, (input, value), (mask,))
     elif input._requires_grad and _state.enabled:
@@ -1040,7 +1045,7 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
 # ---------------------------------------------------------------------------------------------
 # In-place arithmetic: NumPy's out= when autograd is not involved (the optimizer's hot path)
 # ---------------------------------------------------------------------------------------------
-from ._op import _check_inplace, _write, bump_version  # noqa: E402
+from ._op import _check_inplace, _write, bump_version, record_inplace, rebase_history  # noqa: E402
 
 
 def _keeping_dtype(op):
@@ -1172,20 +1177,13 @@ def _broadcast_shape(a, b):
         return None
 
 
-def _rewrite_history(self, node_cls, inputs):
-    """After an in-place write: ``self`` becomes the output of a new node whose inputs include
-    its own previous history (edges are taken before the history is replaced)."""
-    record(node_cls, self, inputs)
-    self._output_nr = 0
-
-
 @method()
 def zero_(self):
-    involved = _check_inplace(self)
+    node = record_inplace(ZeroBackward0, self, (self,)) if _check_inplace(self, may_overlap=True) else None
     self._data[...] = 0
     bump_version(self, "zero_")
-    if involved:
-        _rewrite_history(self, ZeroBackward0, (self,))
+    if node is not None:
+        rebase_history(self, node)
     return self
 
 
@@ -1197,14 +1195,14 @@ def fill_(self, value):
                            f"{value._data.ndim} dimensions.")
     if not is_t and (self._data.dtype.kind in "iu" or type(value) is complex):
         value = _fit(value, self._data.dtype)
-    involved = _check_inplace(self, (value,) if is_t else ())
+    node = None
+    if _check_inplace(self, (value,) if is_t else (), may_overlap=not is_t, refuse_aliases=None):
+        node = record_inplace(FillBackward3, self, (self, value)) if is_t else \
+            record_inplace(FillBackward2, self, (self,))
     self._data[...] = value._data if is_t else value
     bump_version(self, "fill_")
-    if involved:
-        if is_t:
-            _rewrite_history(self, FillBackward3, (self, value))
-        else:
-            _rewrite_history(self, FillBackward2, (self,))
+    if node is not None:
+        rebase_history(self, node)
     return self
 
 
@@ -1212,7 +1210,8 @@ def fill_(self, value):
 def copy_(self, src, non_blocking=False):
     if not isinstance(src, Tensor):
         raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not {type(src).__name__}")
-    involved = _check_inplace(self, (src,))
+    same = same_data(self._data, src._data)  # (torch's copy_ onto the same elements is a no-op: no memory checks)
+    involved = _check_inplace(self, (src,), may_overlap=same, refuse_aliases=not same and "partial")
     d = src._data
     if type(d) is not type(self._data):
         from .._array import to_device, device_type_of
@@ -1224,10 +1223,11 @@ def copy_(self, src, non_blocking=False):
         raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the broadcast shape {list(bs)}")
     if d.dtype.kind == "c" and self._data.dtype.kind != "c":
         d = d.real  # torch drops the imaginary part (with a warning)
+    node = record_inplace(CopyBackwards, self, (self, src)) if involved else None
     self._data[...] = d  # any dtype converts, as in torch (float -> int truncates)
     bump_version(self, "copy_")
-    if involved:
-        _rewrite_history(self, CopyBackwards, (self, src))
+    if node is not None:
+        rebase_history(self, node)
     return self
 
 

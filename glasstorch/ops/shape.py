@@ -2,21 +2,15 @@
 so a write through either is seen by both and in-place checks cover both."""
 import builtins
 
-from .._tensor import Tensor, _wrap, Size, _wrap_dim
-from .._array import xp
+from .._tensor import (Tensor, _wrap, Size, _wrap_dim, make_view as _view, preserve_format, contiguous_format,
+                       bump_version)
+from .._array import xp, expanded, copy_preserving_layout
+from ..autograd.graph import MULTI_OUTPUT_NODE, set_history, check_inplace
 from ._op import _state, method, record, make_node_class, operands, result_dtype
 from .. import _dtype
 from .._ops import defop, aten
 from .._seam import seam
 from ._derivatives import sum_to
-
-
-def _view(input, arr):
-    """Wrap ``arr`` (a NumPy view of ``input``'s array) as a view tensor of ``input``."""
-    out = _wrap(arr)
-    out._vc = input._vc
-    out._base = input._base if input._base is not None else input
-    return out
 
 
 def _shape_arg(shape):
@@ -37,6 +31,9 @@ def _infer_shape(shape, numel, fn="view"):
                 raise RuntimeError(f"invalid shape dimension {s}")
             known *= s
     if neg:
+        if known == 0 and numel == 0:
+            raise RuntimeError(f"cannot reshape tensor of 0 elements into shape {list(shape)} because the unspecified "
+                               f"dimension size -1 can be any value and is ambiguous")
         if known == 0 or numel % known:
             raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
         shape[neg[0]] = numel // known
@@ -82,7 +79,7 @@ def reshape(input, *shape):
     try:
         arr.shape = shape
     except AttributeError:  # needs a copy: torch clones then views (CloneBackward0 -> UnsafeViewBackward0)
-        c = clone(input, memory_format=None)
+        c = clone(input, memory_format=contiguous_format)
         out = _wrap(c._data.reshape(shape))
         if c._requires_grad and _state.enabled:
             record(UnsafeViewBackward0, out, (c,), meta_check=False).self_sizes = c._data.shape
@@ -236,12 +233,12 @@ def _expand_kernel(self, size, *, implicit=False):
                            f"size=[{', '.join(map(str, sizes))}]): the number of sizes provided ({len(sizes)}) must "
                            f"be greater or equal to the number of dimensions in the tensor ({len(shp)})")
     lead = len(sizes) - len(shp)
-    target = []
-    for i, s in enumerate(sizes):
+    target = [0] * len(sizes)
+    for i in range(len(sizes) - 1, -1, -1):  # (from the last dim, as torch checks them)
+        s = sizes[i]
         if i < lead:
             if s == -1:
                 raise RuntimeError("expand: -1 is not allowed in a leading, non-existing dimension")
-            target.append(s)
         else:
             cur = shp[i - lead]
             if s == -1:
@@ -250,8 +247,8 @@ def _expand_kernel(self, size, *, implicit=False):
                 raise RuntimeError(f"The expanded size of the tensor ({s}) must match the existing size ({cur}) at "
                                    f"non-singleton dimension {i}.  Target sizes: {list(sizes)}.  Tensor sizes: "
                                    f"{list(shp)}")
-            target.append(s)
-    return xp.broadcast_to(self, tuple(target))
+        target[i] = s
+    return expanded(self, tuple(target))
 
 
 expand_op = defop("expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)", _expand_kernel,
@@ -387,7 +384,7 @@ def select(input, dim, index):
         raise IndexError(f"select(): index {index} out of range for tensor of size {list(input._data.shape)} at "
                          f"dimension {d}")
     index = index + n if index < 0 else index
-    idx = (builtins.slice(None),) * d + (index,)
+    idx = (builtins.slice(None),) * d + (index, Ellipsis)  # (the Ellipsis: a 0-d result is a view, not a copy)
     out = _view(input, input._data[idx])
     if input._requires_grad and _state.enabled:
         node = record(SelectBackward0, out, (input,), meta_check=False)
@@ -412,7 +409,7 @@ def unbind(input, dim=0):
     d = _wrap_dim(dim, input._data.ndim)
     n = input._data.shape[d]
     pre = (builtins.slice(None),) * d
-    outs = tuple(_view(input, input._data[pre + (i,)]) for i in range(n))
+    outs = tuple(_view(input, input._data[pre + (i, Ellipsis)], MULTI_OUTPUT_NODE) for i in range(n))
     if input._requires_grad and _state.enabled:
         node = UnbindBackward0.__new__(UnbindBackward0)
         node.num_outputs = n
@@ -462,7 +459,7 @@ def _split(input, d, sizes, node_cls):
     pre = (builtins.slice(None),) * d
     outs, start = [], 0
     for s in sizes:
-        outs.append(_view(input, input._data[pre + (builtins.slice(start, start + s),)]))
+        outs.append(_view(input, input._data[pre + (builtins.slice(start, start + s),)], MULTI_OUTPUT_NODE))
         start += s
     outs = tuple(outs)
     if input._requires_grad and _state.enabled:
@@ -480,8 +477,9 @@ def chunk(input, chunks, dim=0):
         raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
     d = _wrap_dim(dim, input._data.ndim)
     n = input._data.shape[d]
-    step = -(-n // chunks) if n else 1
-    return split(input, step, d)
+    if n == 0:  # torch: `chunks` empty pieces
+        return _split(input, d, [0] * chunks, SplitWithSizesBackward0)
+    return split(input, -(-n // chunks), d)
 
 
 @method()
@@ -502,8 +500,11 @@ AliasBackward0 = make_node_class("AliasBackward0", lambda self, grad: grad)
 
 
 @method()
-def clone(input, *, memory_format=None):
-    out = _wrap(input._data.copy())
+def clone(input, *, memory_format=preserve_format):
+    """A copy with its own memory. Laid out as the input (torch's preserve_format: ``x.t().clone()``
+    is not contiguous either) unless ``memory_format=torch.contiguous_format``."""
+    d = input._data
+    out = _wrap(copy_preserving_layout(d) if memory_format is preserve_format else d.copy())
     if input._requires_grad and _state.enabled:
         record(CloneBackward0, out, (input,), meta_check=False)
     return out
@@ -513,7 +514,7 @@ def clone(input, *, memory_format=None):
 def contiguous(input, memory_format=None):
     if input._data.flags.c_contiguous:
         return input
-    return clone(input)
+    return clone(input, memory_format=contiguous_format)
 
 
 def _alias_view(input):
@@ -542,16 +543,27 @@ def atleast_2d(*tensors):
 
 # ---- in-place view ops: the tensor itself takes the new shape ---------------------------------
 def _inplace_view(self, name, fn, *args):
-    """x.unsqueeze_(0) and friends: ``x`` becomes the view ``fn(x, *args)`` (same data, new shape)."""
-    if self._requires_grad and self._grad_fn is None and _state.enabled:
-        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    """x.unsqueeze_(0) and friends: ``x`` becomes the view ``fn(x, *args)`` (same data, new shape),
+    which counts as a write (its version moves on), with torch's node for the in-place form
+    (UnsqueezeBackward1 ...: the same derivative as the out-of-place node's)."""
+    check_inplace(self, self._requires_grad and _state.enabled)
     res = fn(self, *args)
     self._data = res._data
-    if res._grad_fn is not None:
-        self._grad_fn, self._output_nr = res._grad_fn, res._output_nr
+    bump_version(self, name)
+    node = res._grad_fn
+    if node is not None:
+        node.__class__ = _INPLACE_VIEW_NODES[type(node)]
+        if self._base is None:
+            set_history(self, node)
+        else:  # a view stays a view of its base, its history continued by the new node (as torch)
+            self._grad_fn, self._output_nr, self._attr_version = node, 0, self._vc.version
     return self
 
 
+_INPLACE_VIEW_NODES = {cls: make_node_class(name, cls.backward) for cls, name in (
+    (UnsqueezeBackward0, "UnsqueezeBackward1"), (SqueezeBackward0, "SqueezeBackward3"),
+    (SqueezeBackward1, "SqueezeBackward4"), (SqueezeBackward2, "SqueezeBackward5"), (TBackward0, "TBackward1"),
+    (TransposeBackward0, "TransposeBackward1"))}
 Tensor.squeeze_ = lambda self, dim=None: _inplace_view(self, "squeeze_", squeeze, dim)
 Tensor.unsqueeze_ = lambda self, dim: _inplace_view(self, "unsqueeze_", unsqueeze, dim)
 Tensor.t_ = lambda self: _inplace_view(self, "t_", t)

@@ -87,6 +87,11 @@ class Linear(Module):
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
 
 
+class NonDynamicallyQuantizableLinear(Linear):
+    """A Linear under another name: torch's MultiheadAttention uses it for ``out_proj``, and pickled
+    Transformer models and ``serialization.safe_globals`` lists name it here, in nn.modules.linear."""
+
+
 class Bilinear(Module):
     r"""y = x1^T A x2 + b: input1 (\*, in1_features), input2 (\*, in2_features) -> (\*, out_features).
 

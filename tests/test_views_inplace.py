@@ -1,0 +1,624 @@
+"""Views and in-place writes exactly as torch: one regression test per defect of issue 16.
+
+Each case is a small program written once for both libraries (``lib`` is torch or glasstorch); it
+returns what it observed -- values, gradients, node names, ``_version``, ``is_contiguous`` -- or
+the error it raised, and the two must agree (:func:`same`).
+"""
+import re
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+import glasstorch as gt  # noqa: E402
+
+
+def _obs(x):
+    """A comparable form of what a case returned."""
+    if isinstance(x, (torch.Tensor, gt.Tensor)):
+        return ("tensor", str(x.dtype), tuple(x.shape), np.array(x.detach().numpy(), copy=True))
+    if isinstance(x, (tuple, list)):
+        return tuple(_obs(v) for v in x)
+    if isinstance(x, dict):
+        return {k: _obs(v) for k, v in x.items()}
+    if isinstance(x, (torch.dtype, gt.dtype)):
+        return str(x)
+    return x
+
+
+def _run(case, lib):
+    try:
+        return _obs(case(lib))
+    except Exception as e:
+        return ("raised", type(e).__name__, str(e).split("\n")[0])
+
+
+def _equal(a, b):
+    if isinstance(a, tuple) and a and a[0] == "tensor" and isinstance(b, tuple) and b and b[0] == "tensor":
+        return a[:3] == b[:3] and np.allclose(a[3], b[3], rtol=1e-6, atol=1e-9, equal_nan=True)
+    if isinstance(a, tuple) and isinstance(b, tuple):
+        return len(a) == len(b) and all(_equal(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_equal(a[k], b[k]) for k in a)
+    return a == b
+
+
+def same(case):
+    """Run ``case`` with torch and glasstorch; they must observe the same things (an error: the
+    same type and the same first line, glasstorch's additions on later lines aside)."""
+    expected, actual = _run(case, torch), _run(case, gt)
+    assert _equal(actual, expected), f"\nglasstorch: {actual}\ntorch:      {expected}"
+    return expected
+
+
+def names(fn, depth=4):
+    """The graph below ``fn`` as nested (name, [children]) -- torch's node names."""
+    if fn is None or depth == 0:
+        return None
+    return (fn.name(), [names(n, depth - 1) for n, _ in fn.next_functions])
+
+
+def _leaf(lib, values, **kw):
+    return lib.tensor(values, dtype=lib.float64, **kw)
+
+
+# ---- 1. a write through a view of a tensor that does not require grad is recorded --------------------
+WRITES_THROUGH_VIEWS = {
+    "chained index": lambda out, w: out[0].__setitem__(1, w.sum()),
+    "rnn idiom hs[t][:] = h": lambda out, w: out[1].__setitem__(slice(None), w * 2),
+    "copy_ into a row": lambda out, w: out[1].copy_(w),
+    "view(-1)[k] = v": lambda out, w: out.view(-1).__setitem__(3, w.sum()),
+    "t()[0] = v": lambda out, w: out.t().__setitem__(0, w),
+    "out[0, 1] = v": lambda out, w: out.__setitem__((0, 1), w.sum()),
+}
+
+
+@pytest.mark.parametrize("write", list(WRITES_THROUGH_VIEWS), ids=list(WRITES_THROUGH_VIEWS))
+def test_write_through_a_view_of_a_buffer_reaches_the_gradient(write):
+    def case(lib):
+        w = _leaf(lib, [2.0, 3.0], requires_grad=True)
+        out = lib.zeros(2, 2, dtype=lib.float64)
+        WRITES_THROUGH_VIEWS[write](out, w)
+        ((out * 3).sum() + w.sum()).backward()
+        return {"grad": w.grad, "out": out, "graph": names(out.grad_fn), "version": out._version,
+                "requires_grad": out.requires_grad}
+    same(case)
+
+
+def test_the_issue_example_gives_torch_gradient_4():
+    def case(lib):
+        w = _leaf(lib, [1.0, 2.0], requires_grad=True)
+        out = lib.zeros(2, 2, dtype=lib.float64)
+        out[0][1] = w.sum()
+        ((out * 3).sum() + w.sum()).backward()
+        return w.grad
+    assert same(case)[3].tolist() == [4.0, 4.0]
+
+
+def test_a_no_grad_view_of_a_tensor_requiring_grad():
+    # it requires grad (through its base) but has no history: no gradient flows back through it,
+    # so an op that uses it keeps nothing for it (modifying the partner later is no error)
+    def case(lib):
+        x = _leaf(lib, [1.0, 2.0, 3.0], requires_grad=True)
+        y = x * 1
+        with lib.no_grad():
+            v = y[1:]
+        z = lib.ones(2, dtype=lib.float64)
+        w = _leaf(lib, [4.0, 5.0], requires_grad=True)
+        out = v * z + (v @ w) * w
+        z.add_(1)
+        out.sum().backward()
+        return v.requires_grad, v.grad_fn, out.requires_grad, x.grad, w.grad
+    same(case)
+
+
+def test_a_view_taken_before_the_write_follows_its_base():
+    def case(lib):
+        w = _leaf(lib, [2.0, 3.0], requires_grad=True)
+        out = lib.zeros(3, 2, dtype=lib.float64)
+        row = out[1]                      # made while out needs no gradient
+        out[1] = w * 5
+        (row * 2).sum().backward()        # row now reads w's values: the gradient reaches w
+        return {"grad": w.grad, "row_requires_grad": row.requires_grad, "row_fn": row.grad_fn.name()}
+    same(case)
+
+
+# ---- 2. in-place ops on the 0-d result of integer indexing write the base ---------------------------
+ZERO_D_WRITES = {
+    "x[2].mul_(10)": lambda x: x[2].mul_(10),
+    "x.select(0, 1).mul_(10)": lambda x: x.select(0, 1).mul_(10),
+    "x[1].fill_(42)": lambda x: x[1].fill_(42.0),
+    "x[0].add_(x[3])": lambda x: x[0].add_(x[3]),
+}
+
+
+@pytest.mark.parametrize("write", list(ZERO_D_WRITES), ids=list(ZERO_D_WRITES))
+def test_in_place_on_a_0d_view_writes_the_base(write):
+    def case(lib):
+        x = lib.arange(4.0)
+        ZERO_D_WRITES[write](x)
+        return x, x._version
+    same(case)
+
+
+def test_bias_fill_under_no_grad_and_a_stale_0d_view():
+    def case(lib):
+        m = lib.nn.Linear(2, 3)
+        with lib.no_grad():
+            m.bias[0].fill_(42.0)
+        y = lib.arange(4.0)
+        v = y[1]
+        y.add_(100)
+        return m.bias[0].item(), v, m.bias._version
+    same(case)
+
+
+def test_0d_view_in_place_when_the_base_requires_grad():
+    def case(lib):
+        x = _leaf(lib, [1.0, 2.0, 3.0], requires_grad=True)
+        y = x * 2
+        y[1].mul_(3)
+        y.sum().backward()
+        return {"grad": x.grad, "graph": names(y.grad_fn), "y": y, "version": y._version}
+    same(case)
+
+
+# ---- 3. a view taken before fill_/zero_/copy_/setitem on its base gets the new history -------------
+BASE_WRITES = {
+    "zero_": lambda y, s: y.zero_(),
+    "fill_": lambda y, s: y.fill_(2.0),
+    "fill_ tensor": lambda y, s: y.fill_(s.sum()),
+    "copy_": lambda y, s: y.copy_(s),
+    "setitem": lambda y, s: y.__setitem__(slice(0, 2), s[:2]),
+    "mul_": lambda y, s: y.mul_(s),
+    "view copy_": lambda y, s: y[1:].copy_(s[1:]),
+    "index_put": lambda y, s: y.__setitem__(_idx(y), s[:2]),
+}
+VIEWS = {"y[1:]": lambda y: y[1:], "y[1]": lambda y: y[1], "y.view(3)": lambda y: y.view(3),
+         "y[None]": lambda y: y[None], "y.expand(2, 3)": lambda y: y.expand(2, 3)}
+
+
+def _idx(y):
+    return (torch if isinstance(y, torch.Tensor) else gt).tensor([0, 2])
+
+
+@pytest.mark.parametrize("view", list(VIEWS), ids=list(VIEWS))
+@pytest.mark.parametrize("write", list(BASE_WRITES), ids=list(BASE_WRITES))
+def test_a_view_made_before_a_write_to_its_base(write, view):
+    def case(lib):
+        x = _leaf(lib, [1.0, 2.0, 3.0], requires_grad=True)
+        s = _leaf(lib, [5.0, 6.0, 7.0], requires_grad=True)
+        y = x * 2
+        v = VIEWS[view](y)
+        BASE_WRITES[write](y, s)
+        (v * _leaf(lib, 1.5)).sum().backward()
+        return {"x": x.grad, "s": s.grad, "v": v, "fn": v.grad_fn.name(), "version": v._version}
+    same(case)
+
+
+def test_the_issue_example_zero_():
+    def case(lib):
+        x = _leaf(lib, [1.0, 2.0, 3.0], requires_grad=True)
+        y = x * 2
+        v = y[1:]
+        y.zero_()
+        v.sum().backward()
+        return x.grad
+    assert same(case)[3].tolist() == [0.0, 0.0, 0.0]
+
+
+# ---- 4. diagonal() is a writable view ---------------------------------------------------------------
+def test_diagonal_jitter_and_fill():
+    def case(lib):
+        K = lib.eye(3, dtype=lib.float64) * 2
+        K.diagonal().add_(1e-3)
+        A = lib.zeros(3, 3, dtype=lib.float64, requires_grad=True) * 1
+        v = _leaf(lib, 4.0, requires_grad=True)
+        A.diagonal().fill_(v)
+        A.diagonal(1).mul_(5)
+        (A * lib.arange(9.0, dtype=lib.float64).view(3, 3)).sum().backward()
+        return {"K": K, "A": A, "v": v.grad, "graph": names(A.grad_fn, 3)}
+    same(case)
+
+
+@pytest.mark.parametrize("offset,dim1,dim2", [(-1, 1, 0), (1, 1, 0), (1, 0, 1), (-1, 0, 2), (0, 2, 1)])
+def test_diagonal_gradient_with_any_dims(offset, dim1, dim2):
+    # (found by the fuzzer: with dim1 > dim2 the gradient went to the mirrored diagonal)
+    def case(lib):
+        x = lib.arange(24.0, dtype=lib.float64).reshape(2, 3, 4)[..., :3].contiguous()
+        x = (x if dim2 == 2 or dim1 == 2 else x[0]).requires_grad_()
+        d = x.diagonal(offset, dim1, dim2)
+        (d * lib.arange(1.0, 1.0 + d.numel(), dtype=lib.float64).reshape(d.shape)).sum().backward()
+        return x.grad
+    same(case)
+
+
+# ---- 6. valid code that raised ---------------------------------------------------------------------
+VALID = {
+    "cat with a legacy empty": lambda lib: _cat_empty(lib),
+    "softmax of an empty tensor": lambda lib: (lib.softmax(lib.ones(0, 3), 1), lib.log_softmax(lib.ones(2, 0), 1)),
+    "LayerNorm backward, unbatched 1-D": lambda lib: _layernorm_1d(lib),
+    "max(1).values.norm(0).backward()": lambda lib: _norm0(lib),
+}
+
+
+def _cat_empty(lib):
+    x = lib.ones(2, 3, requires_grad=True)
+    y = lib.cat([lib.tensor([]), x * 2, lib.tensor([])])
+    y.sum().backward()
+    return y, x.grad, lib.cat([lib.tensor([]), x], 1).shape, lib.cat([lib.tensor([]), lib.ones(2, dtype=lib.int64)]).dtype
+
+
+def _layernorm_1d(lib):
+    lib.manual_seed(0)
+    ln = lib.nn.LayerNorm(4).double()
+    v = lib.arange(4.0, dtype=lib.float64, requires_grad=True)
+    (ln(v) * lib.tensor([1.0, -2.0, 3.0, 0.5], dtype=lib.float64)).sum().backward()
+    return v.grad, ln.weight.grad, ln.bias.grad
+
+
+def _norm0(lib):
+    x = lib.arange(12.0, requires_grad=True)
+    x.reshape(3, 4).max(1).values.norm(0).backward()
+    return x.grad  # (None: no gradient flows through a count of nonzeros)
+
+
+@pytest.mark.parametrize("case", list(VALID), ids=list(VALID))
+def test_valid_code_runs(case):
+    result = same(VALID[case])
+    assert not (isinstance(result, tuple) and result and result[0] == "raised")
+
+
+# ---- 7. contracts of custom Functions and hooks ----------------------------------------------------------
+def _functions(lib):
+    class Few(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, b):
+            return a * b
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    class Shape(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            return a * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g.sum(0)
+
+    class Broadcast(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            return a * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g[:1]  # expands back to a's shape: summed, as torch does
+
+    class Dtype(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            return a * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g.double()
+
+    return Few, Shape, Broadcast, Dtype
+
+
+CONTRACTS = {
+    "too few gradients": lambda lib, F: F[0].apply(lib.ones(2, requires_grad=True), lib.ones(2)).sum().backward(),
+    "wrong shape": lambda lib, F: F[1].apply(lib.ones(2, 3, requires_grad=True)).sum().backward(),
+    "broadcastable": lambda lib, F: _grad_of(lib, lambda a: F[2].apply(a), (2, 3)),
+    "dtype cast": lambda lib, F: _grad_of(lib, lambda a: F[3].apply(a), (2,)),
+    "hook changes size": lambda lib, F: _hooked(lib, lambda g: g.sum()),
+    "hook changes type": lambda lib, F: _hooked(lib, lambda g: g.double()),
+    "leaf hook changes size": lambda lib, F: _leaf_hooked(lib, lambda g: g[:2]),
+}
+
+
+def _grad_of(lib, f, shape):
+    a = lib.ones(*shape, requires_grad=True)
+    f(a).sum().backward()
+    return a.grad
+
+
+def _hooked(lib, hook):
+    x = lib.ones(3, requires_grad=True)
+    y = x * 2
+    y.register_hook(hook)
+    y.sum().backward()
+    return x.grad
+
+
+def _leaf_hooked(lib, hook):
+    x = lib.ones(3, requires_grad=True)
+    x.register_hook(hook)
+    (x * 2).sum().backward()
+    return x.grad
+
+
+@pytest.mark.parametrize("case", list(CONTRACTS), ids=list(CONTRACTS))
+def test_function_and_hook_contracts(case):
+    same(lambda lib: CONTRACTS[case](lib, _functions(lib)))
+
+
+# ---- 8. the output of an in-place activation modified again -----------------------------------------------
+@pytest.mark.parametrize("op", ["tanh_", "relu_", "exp_", "sigmoid_"])
+def test_modifying_an_in_place_activation_output_again_is_caught(op):
+    def case(lib):
+        x = lib.ones(3, requires_grad=True)
+        y = x * 0.5
+        getattr(y, op)()
+        y.mul_(2)
+        y.sum().backward()
+        return x.grad
+    assert same(case)[0] == "raised"
+
+
+def test_relu_inplace_functional_then_modified():
+    def case(lib):
+        x = _leaf(lib, [-1.0, 2.0], requires_grad=True)
+        y = lib.nn.functional.relu(x * 1, inplace=True)
+        y.add_(1)
+        y.sum().backward()
+        return x.grad
+    same(case)
+
+
+# ---- 9. retain_grad then in-place; second-order zeros; atan2(0, 0) --------------------------------------
+def test_retained_grad_follows_the_in_place_op():
+    def case(lib):
+        x = _leaf(lib, [1.0, 2.0], requires_grad=True)
+        y = x * 2
+        y.retain_grad()
+        y.mul_(3)
+        y.sum().backward()
+        v = (x * 1)
+        row = v[1:]
+        row.retain_grad()
+        v.mul_(2)
+        (row * 4).sum().backward()
+        return y.grad, x.grad, row.grad
+    same(case)
+
+
+@pytest.mark.parametrize("op", ["relu", "leaky_relu", "hardtanh", "clamp", "max_pool", "threshold", "relu6",
+                                "softshrink", "hardshrink"])
+def test_second_order_through_piecewise_linear_ops_is_zero(op):
+    def case(lib):
+        F = lib.nn.functional
+        f = {"relu": lib.relu, "leaky_relu": lambda t: F.leaky_relu(t, 0.1), "hardtanh": F.hardtanh,
+             "clamp": lambda t: t.clamp(-0.5, 0.5), "max_pool": lambda t: F.max_pool2d(t[None], 2),
+             "threshold": lambda t: F.threshold(t, 0.1, 0.0), "relu6": F.relu6, "softshrink": F.softshrink,
+             "hardshrink": F.hardshrink}[op]
+        x = lib.from_numpy(np.random.default_rng(0).uniform(-2, 2, (1, 4, 4))).requires_grad_()
+        g, = lib.autograd.grad((f(x) ** 1).sum(), x, create_graph=True)
+        gg = lib.autograd.grad(g.sum(), x, allow_unused=True)[0] if g.requires_grad else "no graph"
+        return g, g.requires_grad, gg, None if g.grad_fn is None else g.grad_fn.name()
+    same(case)
+
+
+def test_atan2_gradient_at_the_origin_is_zero():
+    def case(lib):
+        a = lib.zeros(2, requires_grad=True)
+        b = lib.tensor([0.0, 1.0], requires_grad=True)
+        lib.atan2(a, b).sum().backward()
+        return a.grad, b.grad
+    same(case)
+
+
+# ---- 10. metadata: is_contiguous, node names, no-op slices, _version ---------------------------------------
+METADATA = {
+    "clone keeps the layout": lambda lib: _base(lib).t().clone().is_contiguous(),
+    "contiguous() is row-major": lambda lib: _base(lib).t().contiguous().is_contiguous(),
+    "exp of a transpose": lambda lib: _base(lib).t().exp().is_contiguous(),
+    "sum(keepdim) of a permute": lambda lib: lib.ones(4, 3, 2).permute(2, 1, 0).sum(1, keepdim=True).is_contiguous(),
+    "cat of transposes": lambda lib: lib.cat([_base(lib).t(), _base(lib).t()]).is_contiguous(),
+    "dtype conversion keeps the layout": lambda lib: _base(lib).t().to(lib.float32).stride(),
+    "dtype conversion of an expand is row-major": lambda lib: _base(lib)[:1].expand(3, 3).double().stride(),
+    "where follows its operands' layout": lambda lib: lib.where(_base(lib).t() > 1, _base(lib).t().contiguous(), _base(lib).t()).stride(),
+    "stack of transposes is row-major": lambda lib: lib.stack([_base(lib).t(), _base(lib).t()]).stride(),
+    "view after clone of a transpose raises": lambda lib: _base(lib).t().clone().view(-1),
+    "x[:] = 0-d: FillBackward3": lambda lib: _set(lib, slice(None), lambda w: w.sum()),
+    "x[...] = same shape: CopyBackwards": lambda lib: _set(lib, Ellipsis, lambda w: w * 1),
+    "x[0] = value: CopySlices": lambda lib: _set(lib, 0, lambda w: w.sum()),
+    "x[idx] = value: IndexPutBackward0": lambda lib: _set(lib, [0, 2], lambda w: w.sum()),
+    "x[0:3, :] is an alias": lambda lib: _rg(lib)[0:3, :].grad_fn.name(),
+    "x[:] is a slice": lambda lib: _rg(lib)[:].grad_fn.name(),
+    "x[..., 1] is a select": lambda lib: _rg(lib)[..., 1].grad_fn.name(),
+    "regenerated view: AsStridedBackward0": lambda lib: _regenerated(lib),
+    "versions": lambda lib: _versions(lib),
+    "in-place view ops": lambda lib: _inplace_views(lib),
+    "1-D @ 2-D squeezes in place": lambda lib: _mv(lib),
+}
+
+
+def _base(lib):
+    return lib.arange(6.0).reshape(2, 3)
+
+
+def _rg(lib):
+    return lib.ones(3, 2, requires_grad=True) * 1
+
+
+def _set(lib, index, value):
+    w = lib.ones(3, requires_grad=True)
+    y = lib.zeros(3, 3) if index in (0,) else lib.zeros(3)
+    y[index] = value(w)
+    return names(y.grad_fn, 3), y._version
+
+
+def _regenerated(lib):
+    y = _rg(lib)
+    v = y[1]
+    with lib.no_grad():
+        y.mul_(2)
+    return v.grad_fn.name(), names(v.grad_fn, 3), v._version
+
+
+def _versions(lib):
+    x = lib.zeros(2, 3)
+    out = [x._version]
+    x[0] = 1.0
+    out.append(x._version)
+    x[0][1] = 2.0
+    out.append(x._version)
+    x[lib.tensor([0, 1])] = 3.0
+    out.append(x._version)
+    x.view(-1).add_(1)
+    out.append(x._version)
+    x[x > 3] = 0.0
+    out.append(x._version)
+    return out
+
+
+def _inplace_views(lib):
+    y = lib.ones(2, 1, requires_grad=True) * 1
+    out = []
+    for op in (lambda t: t.unsqueeze_(0), lambda t: t.squeeze_(), lambda t: t.t_(), lambda t: t.transpose_(0, 1)):
+        op(y)
+        out.append((y.grad_fn.name(), y._version, tuple(y.shape)))
+    return out
+
+
+def _mv(lib):
+    v = lib.ones(3, requires_grad=True)
+    r = v @ lib.ones(3, 2)
+    return r.grad_fn.name(), r._version
+
+
+@pytest.mark.parametrize("case", list(METADATA), ids=list(METADATA))
+def test_metadata_as_torch(case):
+    same(METADATA[case])
+
+
+# ---- 11. a BatchNorm run twice before one backward ----------------------------------------------------------
+def test_batchnorm_twice_before_one_backward():
+    def case(lib):
+        lib.manual_seed(0)
+        bn = lib.nn.BatchNorm1d(4).double()
+        x1 = lib.arange(12.0, dtype=lib.float64).reshape(3, 4)
+        x2 = x1.flip(0) ** 2
+        (bn(x1).sum() + (bn(x2) ** 2).sum()).backward()
+        return bn.weight.grad, bn.bias.grad, bn.running_mean, bn.running_var, bn.running_mean._version
+    same(case)
+
+
+# ---- 12. smaller fidelity gaps -----------------------------------------------------------------------------
+def test_str_of_a_parameter_has_torch_header():
+    def case(lib):
+        p = lib.nn.Parameter(lib.ones(2))
+        return str(p), repr(p)
+    same(case)
+
+
+def test_non_dynamically_quantizable_linear_lives_in_nn_modules_linear():
+    from glasstorch.nn.modules.linear import NonDynamicallyQuantizableLinear
+    assert NonDynamicallyQuantizableLinear.__module__ == "glasstorch.nn.modules.linear"
+    assert type(gt.nn.MultiheadAttention(4, 2).out_proj) is NonDynamicallyQuantizableLinear
+    assert issubclass(NonDynamicallyQuantizableLinear, gt.nn.Linear)
+
+
+def test_torch_pickled_multihead_attention_loads(tmp_path):
+    m = torch.nn.MultiheadAttention(4, 2)
+    torch.save(m, tmp_path / "mha.pt")
+    g = gt.load(tmp_path / "mha.pt", weights_only=False)
+    assert type(g.out_proj).__name__ == "NonDynamicallyQuantizableLinear"
+    assert np.allclose(g.out_proj.weight.detach().numpy(), m.out_proj.weight.detach().numpy())
+
+
+# ---- view and in-place errors, as torch words them ----------------------------------------------------------
+ERRORS = {
+    "view of a leaf": lambda lib: lib.ones(3, requires_grad=True)[1:].mul_(2),
+    "leaf": lambda lib: lib.ones(3, requires_grad=True).mul_(2),
+    "no_grad view modified with grad": lambda lib: _no_grad_view(lib).mul_(2),
+    "no_grad view, base modified": lambda lib: _no_grad_view_indirect(lib),
+    "multi-output view": lambda lib: (lib.ones(4, 2, requires_grad=True) * 1).unbind(0)[1].mul_(2),
+    "split view, base modified": lambda lib: _split_indirect(lib),
+    "custom Function view": lambda lib: _custom_view(lib),
+    "expanded target": lambda lib: lib.ones(1, 3).expand(2, 3).mul_(2),
+    "partial overlap": lambda lib: _shifted(lib),
+    "index_put of itself": lambda lib: _index_self(lib),
+    "detach_ of a view": lambda lib: (lib.ones(3, requires_grad=True) * 1)[1:].detach_(),
+    "saved tensor detached in place": lambda lib: _detached_saved(lib),
+    "expanded view in backward": lambda lib: _expanded_backward(lib),
+}
+
+
+def _no_grad_view(lib):
+    y = lib.ones(3, requires_grad=True) * 1
+    with lib.no_grad():
+        return y[1:]
+
+
+def _no_grad_view_indirect(lib):
+    out = lib.zeros(3)
+    with lib.no_grad():
+        v = out[:2]
+    out[2:] = lib.ones(1, requires_grad=True)
+    return (v * 2).sum()
+
+
+def _split_indirect(lib):
+    y = lib.ones(2, 1, requires_grad=True) * 1
+    a, b = y.split(1)
+    y.mul_(2)
+    return a.grad_fn
+
+
+def _custom_view(lib):
+    class View(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            return a[0]
+
+        @staticmethod
+        def backward(ctx, g):
+            return lib.ones(2, 3) * g
+
+    return View.apply(lib.ones(2, 3, requires_grad=True) * 1).mul_(2)
+
+
+def _shifted(lib):
+    x = lib.arange(9.0)
+    return x[1:].add_(x[:-1])
+
+
+def _index_self(lib):
+    x = lib.arange(3.0)
+    x[lib.tensor([0, 1, 2])] = x
+    return x
+
+
+def _detached_saved(lib):
+    x = lib.ones(2, requires_grad=True)
+    y = x * 2
+    z = y * y
+    y.detach_()
+    z.sum().backward()
+
+
+def _expanded_backward(lib):
+    v = lib.ones((), requires_grad=True).mean()
+    e = v.expand(3)
+    e.fill_(1.25)
+    e.sum().backward()
+
+
+@pytest.mark.parametrize("case", list(ERRORS), ids=list(ERRORS))
+def test_errors_as_torch(case):
+    assert same(ERRORS[case])[0] == "raised"
+
+
+def test_glasstorch_error_adds_which_op_and_line():
+    x = gt.ones(3, requires_grad=True)
+    y = x.exp()
+    y.add_(1)
+    with pytest.raises(RuntimeError, match=re.escape("modified by an inplace operation")) as info:
+        y.sum().backward()
+    assert "add_()" in str(info.value) and "test_views_inplace.py" in str(info.value)
