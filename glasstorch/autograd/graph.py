@@ -193,13 +193,15 @@ class FormulaNode(Node):
                         raise RuntimeError(_version_error(self, i, x, xv))
                 out[i] = [x._data for x in t] if as_arrays else list(t)
                 continue
-            if t._vc.version != v:
-                raise RuntimeError(_version_error(self, i, t, v))
+            if t._vc.version != v or t._output_nr < 0:   # (modified, or detached in place)
+                _check_all_saved(self, saved, versions)
             if as_arrays:
                 out[i] = t._data
             elif self._result_slots and i in self._result_slots and _state.enabled and _differentiable(t):
                 # (a saved integer output -- max's indices -- has no history to lead back to)
-                out[i] = t._as_output_of(self, self._result_slots[i])
+                # (after an in-place op on a view the result leads back through the view's new history)
+                fn = self._result_fn() if self._result_fn is not None else None
+                out[i] = t._as_output_of(fn, 0) if fn is not None else t._as_output_of(self, self._result_slots[i])
         return out
 
     def _unpack_saved(self):

@@ -277,9 +277,9 @@ def inplace(self, op_name, fn, *args, **kwargs):
         _write(self, result, op_name)
         node = result._grad_fn
         if node is not None:
-            _saved_result_is(node, self)
+            saved_result = _saved_result_is(node, self)
             rebase_history(self, node)
-            if self._base is not None and node._result_index >= 0:
+            if self._base is not None and saved_result:
                 # torch saves the result of an in-place op on a view with the view's new history
                 node._result_fn = weakref.ref(self._grad_fn)
         return self
@@ -294,12 +294,17 @@ _MAY_OVERLAP = frozenset(("masked_fill_", "index_put_", "index_fill_"))  # (torc
 
 def _saved_result_is(node, self):
     """The node saved its result, which the in-place op has just written into ``self``: save
-    ``self`` (at its new version) instead."""
-    i = node._result_index
-    if i >= 0 and node._saved:
-        saved, versions = list(node._saved), list(node._versions_at_save)
+    ``self`` (at its new version) instead. Returns whether it did. (A defop node names its saved
+    outputs in ``_result_slots``; a hand-written node has one ``_result_index``.)"""
+    slots = node._result_slots if node._runs_formulas else \
+        ((node._result_index,) if node._result_index >= 0 else None)
+    if not slots or not node._saved:
+        return False
+    saved, versions = list(node._saved), list(node._versions_at_save)
+    for i in slots:
         saved[i], versions[i] = self._alias(), self._vc.version
-        node._saved, node._versions_at_save = tuple(saved), tuple(versions)
+    node._saved, node._versions_at_save = tuple(saved), tuple(versions)
+    return True
 
 
 def _write(self, result, op_name):

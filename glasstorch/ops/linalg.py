@@ -249,7 +249,7 @@ def matmul(input, other):
     if na == 2 and nb == 1:
         return mv_op(input, other)
     if na == 1 and nb == 2:
-        return aten.squeeze_.dim(mm_op(input.unsqueeze(0), other), 0)
+        return mm_op(input.unsqueeze(0), other).squeeze_(0)  # (torch's; an in-place view op: version 1)
     if na == 2 and nb == 2:
         return mm_op(input, other)
     if _should_fold(input, other):

@@ -12,7 +12,7 @@ import warnings
 
 from .. import _dtype, return_types
 from .._tensor import Tensor, _wrap_dim
-from .._array import xp
+from .._array import xp, row_major
 from .._ops import defop, aten
 from .._seam import seam
 from ._op import method
@@ -40,6 +40,13 @@ def _numpy_names(fn, names, dim, keepdim):
         else:
             raise TypeError(f"{fn}() got an unexpected keyword argument '{name}'")
     return dim, keepdim
+
+
+def _reduced(a, dtype=None):
+    """A reduction's result as an array laid out row-major, as torch allocates it (NumPy keeps the
+    input's layout: a sum over a permuted tensor would come back permuted, and a later view() would
+    fail where torch's works)."""
+    return row_major(xp.asarray(a, dtype=dtype))
 
 
 def _required_dim(fn, dim):
@@ -98,15 +105,15 @@ def _is_float(a):
 # sum, nansum, mean, nanmean, prod
 # ==========================================================================================================
 def _sum_kernel(self, *, dtype=None):
-    return xp.asarray(self.sum(dtype=_accumulate_dtype(self, dtype)))
+    return _reduced(self.sum(dtype=_accumulate_dtype(self, dtype)))
 
 
 def _sum_dim_kernel(self, dim, keepdim=False, *, dtype=None):
-    return xp.asarray(self.sum(axis=_axes(dim, self.ndim), keepdims=keepdim, dtype=_accumulate_dtype(self, dtype)))
+    return _reduced(self.sum(axis=_axes(dim, self.ndim), keepdims=keepdim, dtype=_accumulate_dtype(self, dtype)))
 
 
 def _nansum_kernel(self, dim=None, keepdim=False, *, dtype=None):
-    return xp.asarray(xp.nansum(self, axis=_axes(dim, self.ndim), keepdims=keepdim,
+    return _reduced(xp.nansum(self, axis=_axes(dim, self.ndim), keepdims=keepdim,
                                 dtype=_accumulate_dtype(self, dtype)))
 
 
@@ -121,10 +128,10 @@ def _mean_dtype(self, dtype):
 
 def _mean_of(self, axes, keepdim, dtype):
     if self.size:
-        return xp.asarray(self.mean(axis=axes, keepdims=keepdim, dtype=dtype))
+        return _reduced(self.mean(axis=axes, keepdims=keepdim, dtype=dtype))
     with xp.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)    # the mean of nothing is nan, silently, as in torch
-        return xp.asarray(self.mean(axis=axes, keepdims=keepdim, dtype=dtype))
+        return _reduced(self.mean(axis=axes, keepdims=keepdim, dtype=dtype))
 
 
 def _mean_kernel(self, *, dtype=None):
@@ -136,14 +143,14 @@ def _mean_dim_kernel(self, dim, keepdim=False, *, dtype=None):
 
 
 def _prod_kernel(self, *, dtype=None):
-    return xp.asarray(self.prod(dtype=_accumulate_dtype(self, dtype)))
+    return _reduced(self.prod(dtype=_accumulate_dtype(self, dtype)))
 
 
 def _prod_dim_kernel(self, dim, keepdim=False, *, dtype=None):
     d = _wrap_dim(dim, self.ndim)
     if not self.ndim:
         return self.astype(_accumulate_dtype(self, dtype) or self.dtype)
-    return xp.asarray(self.prod(axis=d, keepdims=keepdim, dtype=_accumulate_dtype(self, dtype)))
+    return _reduced(self.prod(axis=d, keepdims=keepdim, dtype=_accumulate_dtype(self, dtype)))
 
 
 sum_op = defop("sum(Tensor self, *, ScalarType? dtype=None) -> Tensor", _sum_kernel, node="SumBackward0",
@@ -251,7 +258,7 @@ def _extreme_kernel(is_max):
         if self.size == 0:
             raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. Specify "
                                f"the reduction dim with the 'dim' argument.")
-        return xp.asarray(self.max() if is_max else self.min())
+        return _reduced(self.max() if is_max else self.min())
     kernel.__name__ = f"_{name}_kernel"
     return kernel
 
@@ -312,7 +319,7 @@ def _amax_kernel(is_max):
             for a in axes:
                 if self.shape[a] == 0:
                     raise IndexError(f"{name}(): Expected reduction dim {a} to have non-zero size.")
-        return xp.asarray((xp.max if is_max else xp.min)(self, axis=axes, keepdims=keepdim))
+        return _reduced((xp.max if is_max else xp.min)(self, axis=axes, keepdims=keepdim))
     kernel.__name__ = f"_{name}_kernel"
     return kernel
 
@@ -324,9 +331,9 @@ def _aminmax_kernel(self, *, dim=None, keepdim=False):
                            "identity.")
     if dim is None and keepdim:
         shape = (1,) * self.ndim
-        return xp.asarray(self.min()).reshape(shape), xp.asarray(self.max()).reshape(shape)
+        return _reduced(self.min()).reshape(shape), xp.asarray(self.max()).reshape(shape)
     return (xp.asarray(xp.min(self, axis=axes, keepdims=keepdim)),
-            xp.asarray(xp.max(self, axis=axes, keepdims=keepdim)))
+            _reduced(xp.max(self, axis=axes, keepdims=keepdim)))
 
 
 def _amax_backward(grad, self, result, dim, keepdim):
@@ -364,7 +371,7 @@ def _arg_extreme_kernel(is_max):
             return xp.zeros((), "int64")
         if a.shape[d] == 0:
             raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
-        return xp.asarray(find(a, axis=d, keepdims=keepdim))
+        return _reduced(find(a, axis=d, keepdims=keepdim))
     kernel.__name__ = f"_{name}_kernel"
     return kernel
 
@@ -494,7 +501,7 @@ def _moments_kernel(name, is_std, family="std and var"):
             v = xp.var(self, axis=axes, keepdims=keepdim, ddof=c)
         if is_std:
             v = xp.sqrt(v)
-        return xp.asarray(v, dtype=self.dtype)
+        return _reduced(v, dtype=self.dtype)
     return kernel
 
 
@@ -615,7 +622,7 @@ def _vector_norm_kernel(self, ord=2, dim=None, keepdim=False, *, dtype=None):
         v = xp.sum(a != 0, axis=axes, keepdims=keepdim)
     else:
         v = xp.sum(a ** ord, axis=axes, keepdims=keepdim) ** (1.0 / ord)
-    return xp.asarray(v, dtype=a.dtype)
+    return _reduced(v, dtype=a.dtype)
 
 
 def _logsumexp_kernel(self, dim, keepdim=False):
@@ -633,7 +640,7 @@ def _logsumexp_kernel(self, dim, keepdim=False):
         v = xp.log(xp.sum(xp.exp(self - m), axis=axes, keepdims=True)) + m
     if not keepdim:
         v = v.reshape(()) if axes is None else v.squeeze(axes)
-    return xp.asarray(v, dtype=self.dtype)
+    return _reduced(v, dtype=self.dtype)
 
 
 vector_norm_op = defop("linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, "
@@ -697,6 +704,8 @@ def _softmax_family_kernel(name, log):
             return self.copy()             # (torch's refusing kernel never runs on an empty tensor)
         if self.ndim == 0:
             return xp.zeros_like(self) if log else xp.ones_like(self)
+        if self.size == 0:
+            return self.copy()             # (NumPy's max has no identity for an empty reduction)
         d = _wrap_dim(dim, self.ndim)
         shifted = self - self.max(axis=d, keepdims=True)
         if log:
@@ -866,14 +875,14 @@ def _logical_kernel(reduce, keep_uint8=True):
     def kernel(self, dim=None, keepdim=False):
         # any/all over an empty dim list reduce nothing (elsewhere an empty list means every dim)
         axes = () if isinstance(dim, (list, tuple)) and not dim else _axes(dim, self.ndim)
-        r = xp.asarray(reduce(self, axis=axes, keepdims=keepdim))
+        r = _reduced(reduce(self, axis=axes, keepdims=keepdim))
         return r.astype("uint8") if self.dtype == xp.uint8 else r
     return kernel
 
 
 def _count_nonzero_kernel(self, dim=None):
     axes = None if isinstance(dim, (list, tuple)) and not dim else _axes(dim, self.ndim)
-    return xp.asarray(xp.count_nonzero(self, axis=axes)).astype("int64")
+    return _reduced(xp.count_nonzero(self, axis=axes)).astype("int64")
 
 
 any_op = defop("any(Tensor self) -> Tensor", _logical_kernel(xp.any))
@@ -992,10 +1001,10 @@ def _median_kernel(ignore_nan):
         if ignore_nan and flat.dtype.kind == "f":
             flat = flat[~xp.isnan(flat)]
         elif flat.dtype.kind == "f" and xp.isnan(flat).any():
-            return xp.asarray(xp.nan, dtype=self.dtype)
+            return _reduced(xp.nan, dtype=self.dtype)
         if flat.size == 0:
-            return xp.asarray(xp.nan, dtype=self.dtype)
-        return xp.asarray(xp.take(flat, _sorted_indices(flat, 0, False)[(flat.size - 1) // 2]))
+            return _reduced(xp.nan, dtype=self.dtype)
+        return _reduced(xp.take(flat, _sorted_indices(flat, 0, False)[(flat.size - 1) // 2]))
     return kernel
 
 
@@ -1217,7 +1226,7 @@ def _searchsorted_kernel(sorted_sequence, self, *, out_int32=False, right=False,
         rows = sorted_sequence.reshape(-1, sorted_sequence.shape[-1])
         values = xp.asarray(self).reshape(rows.shape[0], -1)
         r = xp.stack([xp.searchsorted(s, v, side=side) for s, v in zip(rows, values)]).reshape(xp.shape(self))
-    return xp.asarray(r).astype("int32" if out_int32 else "int64")
+    return _reduced(r).astype("int32" if out_int32 else "int64")
 
 
 def _bucketize_kernel(self, boundaries, *, out_int32=False, right=False):
