@@ -253,12 +253,19 @@ def _check_alpha(a, alpha):
         raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
 
 
+def _elementwise(ufunc, self, other):
+    """``ufunc`` on the promoted operands, its result laid out as torch's TensorIterator lays it out
+    (``like_operands``: ``x.t() * y`` is laid out as ``x.t()``; a later view() depends on it)."""
+    a, b = promote_arrays(self, other)
+    return like_operands(ufunc(a, b), a, b)
+
+
 def _add_kernel(self, other, *, alpha=1):
     a, b = promote_arrays(self, other)
     if alpha == 1:
-        return a + b
+        return like_operands(a + b, a, b)
     _check_alpha(a, alpha)
-    return (a + b * alpha).astype(a.dtype, copy=False)  # bool + bool * 2 stays bool
+    return like_operands((a + b * alpha).astype(a.dtype, copy=False), a, b)  # bool + bool * 2 stays bool
 
 
 def _sub_kernel(self, other, *, alpha=1):
@@ -266,9 +273,9 @@ def _sub_kernel(self, other, *, alpha=1):
         _sub_bool_check(self.dtype == bool, other)
     a, b = promote_arrays(self, other)
     if alpha == 1:
-        return a - b
+        return like_operands(a - b, a, b)
     _check_alpha(a, alpha)
-    return (a - b * alpha).astype(a.dtype, copy=False)
+    return like_operands((a - b * alpha).astype(a.dtype, copy=False), a, b)
 
 
 def _rsub_kernel(self, other, alpha=1):
@@ -291,7 +298,7 @@ rsub_op = defop("rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tenso
                 node="RsubBackward1",
                 self=lambda grad, alpha: -grad if alpha == 1 else grad * -alpha)
 mul_op = defop("mul.Tensor(Tensor self, Tensor other) -> Tensor",
-               lambda self, other: xp.multiply(*promote_arrays(self, other)),
+               lambda self, other: _elementwise(xp.multiply, self, other),
                node="MulBackward0",
                self=lambda grad, other: grad * other,
                other=lambda grad, self: grad * self)
@@ -353,7 +360,7 @@ def _into(out, result):
 
 def _true_divide_kernel(self, other):
     a, b = promote_arrays(self, other)
-    return _true_divide_arrays(a, b)
+    return like_operands(_true_divide_arrays(a, b), a, b)
 
 
 div_op = defop("div.Tensor(Tensor self, Tensor other) -> Tensor", _true_divide_kernel,

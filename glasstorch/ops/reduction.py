@@ -710,10 +710,10 @@ def _softmax_family_kernel(name, log):
         shifted = self - self.max(axis=d, keepdims=True)
         if log:
             shifted -= xp.log(xp.exp(shifted).sum(axis=d, keepdims=True))
-            return shifted
+            return row_major(shifted)      # (torch allocates the result row-major)
         xp.exp(shifted, out=shifted)
         shifted /= shifted.sum(axis=d, keepdims=True)
-        return shifted
+        return row_major(shifted)
     kernel.__name__ = f"_{name}_kernel"
     return kernel
 
