@@ -59,7 +59,8 @@ class _Seam(threading.local):
     def torch_function(self, func, args, kwargs):
         """Run ``func(*args, **kwargs)`` through the active function modes and the arguments'
         ``__torch_function__`` overrides, as torch's ``handle_torch_function`` does."""
-        overloaded = _overloaded_args(args, kwargs) if not self.subclass_disabled else []
+        # (no Tensor subclass with its own __torch_function__ exists: only the modes can take part)
+        overloaded = _overloaded_args(args, kwargs) if _subclasses_exist[0] and not self.subclass_disabled else []
         types = tuple(type(a) for a in overloaded)
         if self.function_modes and not self.function_disabled:
             # the mode runs with itself popped, so the calls it makes are not seen by it again
