@@ -16,10 +16,11 @@ recorded graph is torch's graph. Example::
     'NllLossBackward0'
 """
 import math
-import warnings
 
 from .. import _dtype
 from .._tensor import _wrap
+from .._seam import seam
+from .. import _warnings
 from ..autograd.grad_mode import no_grad
 from ..ops import reduction as _red, pointwise as _pw, linalg as _la
 from ..ops import nn_activation as _act, nn_conv as _conv, nn_pool as _pool, nn_norm as _norm, nn_loss as _loss
@@ -32,6 +33,8 @@ def linear(input, weight, bias=None):
     leading dims are folded into one (a view), then addmm, then a view back; without a bias,
     ``matmul(x, W.t())``.
     """
+    if seam.on:
+        return seam.torch_function(linear, (input, weight), dict(bias=bias))
     nd = input._data.ndim
     if nd == 2 and bias is not None:  # the common case first: one addmm
         return _la.addmm(bias, input, weight.t())
@@ -63,24 +66,44 @@ unfold, fold = _conv.unfold, _conv.fold
 
 # ---- pooling -----------------------------------------------------------------------------------------------
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    if seam.on:
+        return seam.torch_function(max_pool1d, (input, kernel_size),
+                                   dict(stride=stride, padding=padding, dilation=dilation, ceil_mode=ceil_mode,
+                                        return_indices=return_indices))
     return _pool.max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
 
 
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    if seam.on:
+        return seam.torch_function(max_pool2d, (input, kernel_size),
+                                   dict(stride=stride, padding=padding, dilation=dilation, ceil_mode=ceil_mode,
+                                        return_indices=return_indices))
     return _pool.max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
 
 
 def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    if seam.on:
+        return seam.torch_function(max_pool3d, (input, kernel_size),
+                                   dict(stride=stride, padding=padding, dilation=dilation, ceil_mode=ceil_mode,
+                                        return_indices=return_indices))
     return _pool.max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
 
 
 def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                             return_indices=False):
+    if seam.on:
+        return seam.torch_function(max_pool1d_with_indices, (input, kernel_size),
+                                   dict(stride=stride, padding=padding, dilation=dilation, ceil_mode=ceil_mode,
+                                        return_indices=return_indices))
     return _pool.max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
 
 
 def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                             return_indices=False):
+    if seam.on:
+        return seam.torch_function(max_pool2d_with_indices, (input, kernel_size),
+                                   dict(stride=stride, padding=padding, dilation=dilation, ceil_mode=ceil_mode,
+                                        return_indices=return_indices))
     return _pool.max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
 
 
@@ -90,14 +113,21 @@ adaptive_avg_pool1d, adaptive_avg_pool2d = _pool.adaptive_avg_pool1d, _pool.adap
 
 
 def adaptive_max_pool1d(input, output_size, return_indices=False):
+    if seam.on:
+        return seam.torch_function(adaptive_max_pool1d, (input, output_size), dict(return_indices=return_indices))
     return _pool.adaptive_max_pool1d(input, output_size, return_indices)
 
 
 def adaptive_max_pool2d(input, output_size, return_indices=False):
+    if seam.on:
+        return seam.torch_function(adaptive_max_pool2d, (input, output_size), dict(return_indices=return_indices))
     return _pool.adaptive_max_pool2d(input, output_size, return_indices)
 
 
 def adaptive_max_pool2d_with_indices(input, output_size, return_indices=False):
+    if seam.on:
+        return seam.torch_function(adaptive_max_pool2d_with_indices, (input, output_size),
+                                   dict(return_indices=return_indices))
     return _pool.adaptive_max_pool2d(input, output_size, True)
 
 
@@ -108,24 +138,31 @@ pixel_shuffle, pixel_unshuffle = _pool.pixel_shuffle, _pool.pixel_unshuffle
 
 
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
-    warnings.warn("`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` instead.", stacklevel=2)
+    if seam.on:
+        return seam.torch_function(upsample, (input,),
+                                   dict(size=size, scale_factor=scale_factor, mode=mode, align_corners=align_corners))
+    _warnings.warn("`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` instead.")
     return interpolate(input, size, scale_factor, mode, align_corners)
 
 
 def upsample_nearest(input, size=None, scale_factor=None):
-    warnings.warn("`nn.functional.upsample_nearest` is deprecated. Use `nn.functional.interpolate` instead.",
-                  stacklevel=2)
+    if seam.on:
+        return seam.torch_function(upsample_nearest, (input,), dict(size=size, scale_factor=scale_factor))
+    _warnings.warn("`nn.functional.upsample_nearest` is deprecated. Use `nn.functional.interpolate` instead.")
     return interpolate(input, size, scale_factor, mode="nearest")
 
 
 def upsample_bilinear(input, size=None, scale_factor=None):
-    warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use `nn.functional.interpolate` instead.",
-                  stacklevel=2)
+    if seam.on:
+        return seam.torch_function(upsample_bilinear, (input,), dict(size=size, scale_factor=scale_factor))
+    _warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use `nn.functional.interpolate` instead.")
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
 
 
 # ---- activations ----------------------------------------------------------------------------------------------
 def relu(input, inplace=False):
+    if seam.on:
+        return seam.torch_function(relu, (input,), dict(inplace=inplace))
     return _pw.relu_(input) if inplace else _pw.relu(input)
 
 
@@ -134,50 +171,74 @@ sigmoid, tanh = _pw.sigmoid, _pw.tanh
 
 
 def relu6(input, inplace=False):
+    if seam.on:
+        return seam.torch_function(relu6, (input,), dict(inplace=inplace))
     return _act.hardtanh_(input, 0.0, 6.0) if inplace else _act.relu6(input)
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
+    if seam.on:
+        return seam.torch_function(leaky_relu, (input,), dict(negative_slope=negative_slope, inplace=inplace))
     return (_act.leaky_relu_ if inplace else _act.leaky_relu)(input, negative_slope)
 
 
 def elu(input, alpha=1.0, inplace=False):
+    if seam.on:
+        return seam.torch_function(elu, (input,), dict(alpha=alpha, inplace=inplace))
     return (_act.elu_ if inplace else _act.elu)(input, alpha)
 
 
 def selu(input, inplace=False):
+    if seam.on:
+        return seam.torch_function(selu, (input,), dict(inplace=inplace))
     return (_act.selu_ if inplace else _act.selu)(input)
 
 
 def celu(input, alpha=1.0, inplace=False):
+    if seam.on:
+        return seam.torch_function(celu, (input,), dict(alpha=alpha, inplace=inplace))
     return (_act.celu_ if inplace else _act.celu)(input, alpha)
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    if seam.on:
+        return seam.torch_function(hardtanh, (input,), dict(min_val=min_val, max_val=max_val, inplace=inplace))
     return (_act.hardtanh_ if inplace else _act.hardtanh)(input, min_val, max_val)
 
 
 def silu(input, inplace=False):
+    if seam.on:
+        return seam.torch_function(silu, (input,), dict(inplace=inplace))
     return (_act.silu_ if inplace else _act.silu)(input)
 
 
 def mish(input, inplace=False):
+    if seam.on:
+        return seam.torch_function(mish, (input,), dict(inplace=inplace))
     return (_act.mish_ if inplace else _act.mish)(input)
 
 
 def hardsigmoid(input, inplace=False):
+    if seam.on:
+        return seam.torch_function(hardsigmoid, (input,), dict(inplace=inplace))
     return (_act.hardsigmoid_ if inplace else _act.hardsigmoid)(input)
 
 
 def hardswish(input, inplace=False):
+    if seam.on:
+        return seam.torch_function(hardswish, (input,), dict(inplace=inplace))
     return (_act.hardswish_ if inplace else _act.hardswish)(input)
 
 
 def threshold(input, threshold, value, inplace=False):
+    if seam.on:
+        return seam.torch_function(threshold, (input, threshold, value), dict(inplace=inplace))
     return (_act.threshold_ if inplace else _act.threshold)(input, threshold, value)
 
 
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
+    if seam.on:
+        return seam.torch_function(rrelu, (input,), dict(lower=lower, upper=upper, training=training, inplace=inplace))
     return (_act.rrelu_ if inplace else _act.rrelu)(input, lower, upper, training)
 
 
@@ -189,20 +250,28 @@ softshrink, hardshrink, glu, prelu = _act.softshrink, _act.hardshrink, _act.glu,
 
 
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    if seam.on:
+        return seam.torch_function(softmax, (input,), dict(dim=dim, _stacklevel=_stacklevel, dtype=dtype))
     return _red.softmax(input, dim, dtype)
 
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    if seam.on:
+        return seam.torch_function(log_softmax, (input,), dict(dim=dim, _stacklevel=_stacklevel, dtype=dtype))
     return _red.log_softmax(input, dim, dtype)
 
 
 def softmin(input, dim=None, _stacklevel=3, dtype=None):
+    if seam.on:
+        return seam.torch_function(softmin, (input,), dict(dim=dim, _stacklevel=_stacklevel, dtype=dtype))
     return _red.softmax(-input, dim, dtype)
 
 
 def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
     """Samples of a relaxed categorical distribution; ``hard`` returns one-hot rows whose gradient
     is the soft sample's (the straight-through estimator)."""
+    if seam.on:
+        return seam.torch_function(gumbel_softmax, (logits,), dict(tau=tau, hard=hard, eps=eps, dim=dim))
     from ..ops.creation import rand_like
     gumbels = -(-(rand_like(logits).clamp_min(eps)).log()).log()
     y = _red.softmax((logits + gumbels) / tau, dim)
@@ -215,10 +284,14 @@ def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
 
 # ---- dropout ----------------------------------------------------------------------------------------------------
 def dropout(input, p=0.5, training=True, inplace=False):
+    if seam.on:
+        return seam.torch_function(dropout, (input,), dict(p=p, training=training, inplace=inplace))
     return _act.dropout(input, p, training, inplace)
 
 
 def alpha_dropout(input, p=0.5, training=False, inplace=False):
+    if seam.on:
+        return seam.torch_function(alpha_dropout, (input,), dict(p=p, training=training, inplace=inplace))
     return _act.alpha_dropout(input, p, training, inplace)
 
 
@@ -238,38 +311,48 @@ def _channel_dropout(input, p, training, inplace, spatial, name):
 
 
 def dropout1d(input, p=0.5, training=True, inplace=False):
+    if seam.on:
+        return seam.torch_function(dropout1d, (input,), dict(p=p, training=training, inplace=inplace))
     return _channel_dropout(input, p, training, inplace, 1, "dropout1d")
 
 
 def dropout2d(input, p=0.5, training=True, inplace=False):
+    if seam.on:
+        return seam.torch_function(dropout2d, (input,), dict(p=p, training=training, inplace=inplace))
     if p < 0.0 or p > 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     nd = input.dim()
     if nd not in (3, 4):
-        warnings.warn(f"dropout2d: Received a {nd}-D input to dropout2d, which is deprecated and will result in an "
-                      "error in a future release. To retain the behavior and silence this warning, please use dropout "
-                      "instead. Note that dropout2d exists to provide channel-wise dropout on inputs with 2 spatial "
-                      "dimensions, a channel dimension, and an optional batch dimension (i.e. 3D or 4D inputs).",
-                      stacklevel=2)
+        _warnings.warn(f"dropout2d: Received a {nd}-D input to dropout2d, which is deprecated and will result in an "
+                       "error in a future release. To retain the behavior and silence this warning, please use dropout "
+                       "instead. Note that dropout2d exists to provide channel-wise dropout on inputs with 2 spatial "
+                       "dimensions, a channel dimension, and an optional batch dimension (i.e. 3D or 4D inputs).")
     if nd == 3:
-        warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout behavior "
-                      "is desired - input is interpreted as shape (N, C, L), where C is the channel dim. This behavior "
-                      "will change in a future release to interpret the input as one without a batch dimension, i.e. "
-                      "shape (C, H, W). To maintain the 1D channel-wise dropout behavior, please switch to using "
-                      "dropout1d instead.", stacklevel=2)
+        _warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout behavior "
+                       "is desired - input is interpreted as shape (N, C, L), where C is the channel dim. This behavior "
+                       "will change in a future release to interpret the input as one without a batch dimension, i.e. "
+                       "shape (C, H, W). To maintain the 1D channel-wise dropout behavior, please switch to using "
+                       "dropout1d instead.")
     return _act.feature_dropout(input, p, training, inplace, 2)
 
 
 def dropout3d(input, p=0.5, training=True, inplace=False):
+    if seam.on:
+        return seam.torch_function(dropout3d, (input,), dict(p=p, training=training, inplace=inplace))
     return _channel_dropout(input, p, training, inplace, 3, "dropout3d")
 
 
 def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
+    if seam.on:
+        return seam.torch_function(feature_alpha_dropout, (input,), dict(p=p, training=training, inplace=inplace))
     return _act.alpha_dropout(input, p, training, inplace)
 
 
 # ---- normalization ----------------------------------------------------------------------------------------------
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
+    if seam.on:
+        return seam.torch_function(batch_norm, (input, running_mean, running_var),
+                                   dict(weight=weight, bias=bias, training=training, momentum=momentum, eps=eps))
     if training:
         size = input.shape
         per_channel = size[0]
@@ -285,6 +368,8 @@ layer_norm, group_norm, instance_norm = _norm.layer_norm, _norm.group_norm, _nor
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):
     """x / sqrt(mean(x^2) + eps) over the last dims, times weight (eps defaults to the dtype's eps)."""
+    if seam.on:
+        return seam.torch_function(rms_norm, (input, normalized_shape), dict(weight=weight, eps=eps))
     normalized_shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     dims = tuple(range(-len(normalized_shape), 0))
     if eps is None:  # torch.finfo(input.dtype).eps
@@ -296,6 +381,8 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
 
 def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
     """Each element divided by (k + alpha/size * sum of squares over ``size`` neighbouring channels)^beta."""
+    if seam.on:
+        return seam.torch_function(local_response_norm, (input, size), dict(alpha=alpha, beta=beta, k=k))
     dim = input.dim()
     if dim < 3:
         raise ValueError(f"Expected 3D or higher dimensionality input (got {dim} dimensions)")
@@ -316,6 +403,8 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
 
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     """input / max(||input||_p, eps) along ``dim``."""
+    if seam.on:
+        return seam.torch_function(normalize, (input,), dict(p=p, dim=dim, eps=eps, out=out))
     denom = input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
     return input / denom
 
@@ -328,6 +417,8 @@ embedding, one_hot = _conv.embedding, _conv.one_hot
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     """<x1, x2> / (max(||x1||, eps) max(||x2||, eps)) along ``dim`` (each normalised first, as torch does,
     which keeps the result within [-1, 1])."""
+    if seam.on:
+        return seam.torch_function(cosine_similarity, (x1, x2), dict(dim=dim, eps=eps))
     if tuple(x1.shape) != tuple(x2.shape):
         from ..ops.shape import broadcast_tensors
         x1, x2 = broadcast_tensors(x1, x2)
@@ -341,12 +432,16 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
 
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     """||x1 - x2 + eps||_p along the last dim."""
+    if seam.on:
+        return seam.torch_function(pairwise_distance, (x1, x2), dict(p=p, eps=eps, keepdim=keepdim))
     dim = max(x1.dim(), x2.dim()) - 1
     return (x1 - x2 + eps).norm(p, dim if dim >= 0 else None, keepdim)
 
 
 def pdist(input, p=2):
     """The distances between all pairs of rows i < j, as a flat vector."""
+    if seam.on:
+        return seam.torch_function(pdist, (input,), dict(p=p))
     n = input.shape[0]
     from ..ops.joining import triu_indices
     i, j = triu_indices(n, n, 1)
@@ -361,6 +456,10 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     ``attn_mask`` is boolean (True = may attend) or added to the scores; ``is_causal`` masks the
     future. Rows with nothing to attend to give zeros (torch's safe softmax), not NaN.
     """
+    if seam.on:
+        return seam.torch_function(scaled_dot_product_attention, (query, key, value),
+                                   dict(attn_mask=attn_mask, dropout_p=dropout_p, is_causal=is_causal, scale=scale,
+                                        enable_gqa=enable_gqa))
     if attn_mask is not None and is_causal:
         raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True")
     L, S = query.shape[-2], key.shape[-2]
@@ -394,6 +493,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
 
 def multi_head_attention_forward(*args, **kwargs):
     """torch.nn.functional.multi_head_attention_forward (it lives with nn.MultiheadAttention)."""
+    if seam.on:
+        return seam.torch_function(multi_head_attention_forward, tuple(args), kwargs)
     from .modules.transformer import multi_head_attention_forward as forward
     return forward(*args, **kwargs)
 

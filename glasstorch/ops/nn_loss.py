@@ -7,9 +7,10 @@ is torch's.
 Every loss takes ``reduction``: 'none' (one loss per element), 'mean' or 'sum'.
 """
 import math
-import warnings
 
 from .._tensor import _wrap
+from .._seam import seam
+from .. import _warnings
 from .._array import xp
 from ._op import _state, record, make_node_class, result_dtype
 from .pointwise import where
@@ -27,8 +28,7 @@ def get_enum(reduction):
 def legacy_get_string(size_average, reduce, emit_warning=True):
     """The old size_average/reduce flags as a reduction string (with torch's deprecation warning)."""
     if emit_warning:
-        warnings.warn("size_average and reduce args will be deprecated, please use reduction='mean' instead.",
-                      UserWarning, stacklevel=3)
+        _warnings.warn("size_average and reduce args will be deprecated, please use reduction='mean' instead.")
     size_average = True if size_average is None else size_average
     reduce = True if reduce is None else reduce
     if size_average and reduce:
@@ -143,6 +143,10 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     """-input[n, target[n]] weighted by weight[target[n]]; 'mean' divides by the sum of those weights.
 
     As in torch, (N, C, H, W) input is nll_loss2d, and other N-d input is viewed as (N, C, 1, -1)."""
+    if seam.on:
+        return seam.torch_function(nll_loss, (input, target),
+                                   dict(weight=weight, size_average=size_average, ignore_index=ignore_index,
+                                        reduce=reduce, reduction=reduction))
     reduction = reduction_of(size_average, reduce, reduction)
     x, t = input._data, target._data
     classes = _check_nll(x, t, weight, input, target)
@@ -195,6 +199,10 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
                   label_smoothing=0.0):
     """nll_loss(log_softmax(input)) for class indices; -sum(target * log_softmax(input)) for class
     probabilities (a target of the input's shape). label_smoothing mixes in the uniform distribution."""
+    if seam.on:
+        return seam.torch_function(cross_entropy, (input, target),
+                                   dict(weight=weight, size_average=size_average, ignore_index=ignore_index,
+                                        reduce=reduce, reduction=reduction, label_smoothing=label_smoothing))
     reduction = reduction_of(size_average, reduce, reduction)
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
@@ -255,9 +263,9 @@ def _pair(input, target, fn, warn=True):
     """Broadcast input and target as torch's F does (warning when the shapes differ)."""
     if tuple(input.shape) != tuple(target.shape):
         if warn:
-            warnings.warn(f"Using a target size ({target.shape}) that is different to the input size ({input.shape}). "
-                          f"This will likely lead to incorrect results due to broadcasting. Please ensure they have "
-                          f"the same size.", UserWarning, stacklevel=4)
+            _warnings.warn(f"Using a target size ({target.shape}) that is different to the input size ({input.shape}). "
+                           f"This will likely lead to incorrect results due to broadcasting. Please ensure they have "
+                           f"the same size.")
         shape = _broadcast_shape(input._data.shape, target._data.shape)
         if input._requires_grad and tuple(input.shape) != shape:
             input = input.expand(shape)
@@ -290,6 +298,9 @@ class MseLossBackward0(make_node_class("MseLossBackward0", None, ("self", "targe
 
 
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    if seam.on:
+        return seam.torch_function(mse_loss, (input, target),
+                                   dict(size_average=size_average, reduce=reduce, reduction=reduction, weight=weight))
     reduction = reduction_of(size_average, reduce, reduction)
     input, target, x, t = _pair(input, target, "mse_loss")
     if weight is not None:
@@ -299,6 +310,9 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
 
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    if seam.on:
+        return seam.torch_function(l1_loss, (input, target),
+                                   dict(size_average=size_average, reduce=reduce, reduction=reduction, weight=weight))
     reduction = reduction_of(size_average, reduce, reduction)
     input, target, _, _ = _pair(input, target, "l1_loss")
     loss = (input - target).abs()
@@ -328,6 +342,9 @@ class HuberLossBackward0(make_node_class("HuberLossBackward0", None, ("self", "t
 
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
     """0.5 d^2 / beta where |d| < beta, |d| - 0.5 beta elsewhere (d = input - target)."""
+    if seam.on:
+        return seam.torch_function(smooth_l1_loss, (input, target),
+                                   dict(size_average=size_average, reduce=reduce, reduction=reduction, beta=beta))
     reduction = reduction_of(size_average, reduce, reduction)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
@@ -341,6 +358,8 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
 
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     """0.5 d^2 where |d| <= delta, delta (|d| - 0.5 delta) elsewhere: smooth_l1 scaled by delta."""
+    if seam.on:
+        return seam.torch_function(huber_loss, (input, target), dict(reduction=reduction, delta=delta, weight=weight))
     reduction = get_enum(reduction)
     if delta <= 0:
         raise RuntimeError(f"huber_loss does not support non-positive values for delta.")
@@ -375,6 +394,9 @@ class BinaryCrossEntropyBackward0(make_node_class("BinaryCrossEntropyBackward0",
 
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
     """-w (t log x + (1 - t) log(1 - x)), each log clamped at -100 (torch's guard against log 0)."""
+    if seam.on:
+        return seam.torch_function(binary_cross_entropy, (input, target),
+                                   dict(weight=weight, size_average=size_average, reduce=reduce, reduction=reduction))
     reduction = reduction_of(size_average, reduce, reduction)
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Using a target size ({target.shape}) that is different to the input size ({input.shape}) "
@@ -422,6 +444,10 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
                                      pos_weight=None):
     """BCE of sigmoid(input), computed stably from the logits: (1 - t) x + l * softplus(-x) with
     l = 1 + (pos_weight - 1) t (pos_weight > 1 weighs the positive class up)."""
+    if seam.on:
+        return seam.torch_function(binary_cross_entropy_with_logits, (input, target),
+                                   dict(weight=weight, size_average=size_average, reduce=reduce, reduction=reduction,
+                                        pos_weight=pos_weight))
     reduction = reduction_of(size_average, reduce, reduction)
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
@@ -444,13 +470,16 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
 # ---- compositions -----------------------------------------------------------------------------------------------
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
     """sum target * (log target - input), input being log-probabilities ('batchmean': / batch size)."""
+    if seam.on:
+        return seam.torch_function(kl_div, (input, target),
+                                   dict(size_average=size_average, reduce=reduce, reduction=reduction,
+                                        log_target=log_target))
     if size_average is not None or reduce is not None:
         reduction = legacy_get_string(size_average, reduce)
     elif reduction == "mean":
-        warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
-                      "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
-                      "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
-                      UserWarning, stacklevel=2)
+        _warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
+                       "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
+                       "'mean' will be changed to behave the same as 'batchmean' in the next major release.")
     elif reduction != "batchmean":
         get_enum(reduction)
     if log_target:
@@ -473,6 +502,9 @@ def _xlogy_self(t):
 
 def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
     """1 - cos(x1, x2) where target is 1, max(0, cos(x1, x2) - margin) where it is -1."""
+    if seam.on:
+        return seam.torch_function(cosine_embedding_loss, (input1, input2, target),
+                                   dict(margin=margin, size_average=size_average, reduce=reduce, reduction=reduction))
     reduction = reduction_of(size_average, reduce, reduction)
     if input1.dim() == 0:
         raise RuntimeError("cosine_embedding_loss does not support scalar inputs")
@@ -491,11 +523,17 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None,
 
 
 def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
+    if seam.on:
+        return seam.torch_function(margin_ranking_loss, (input1, input2, target),
+                                   dict(margin=margin, size_average=size_average, reduce=reduce, reduction=reduction))
     reduction = reduction_of(size_average, reduce, reduction)
     return apply_reduction((-target * (input1 - input2) + margin).clamp_min(0), reduction)
 
 
 def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"):
+    if seam.on:
+        return seam.torch_function(hinge_embedding_loss, (input, target),
+                                   dict(margin=margin, size_average=size_average, reduce=reduce, reduction=reduction))
     reduction = reduction_of(size_average, reduce, reduction)
     zeros = input.detach() * 0
     margin_clamp = (margin - input).clamp_min(0)
@@ -504,12 +542,19 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
 
 
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    if seam.on:
+        return seam.torch_function(soft_margin_loss, (input, target),
+                                   dict(size_average=size_average, reduce=reduce, reduction=reduction))
     reduction = reduction_of(size_average, reduce, reduction)
     return apply_reduction((-target * input).exp().log1p(), reduction)
 
 
 def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
                      reduction="mean"):
+    if seam.on:
+        return seam.torch_function(poisson_nll_loss, (input, target),
+                                   dict(log_input=log_input, full=full, size_average=size_average, eps=eps,
+                                        reduce=reduce, reduction=reduction))
     reduction = reduction_of(size_average, reduce, reduction)
     loss = input.exp() - target * input if log_input else input - target * (input + eps).log()
     if full:
@@ -520,6 +565,9 @@ def poisson_nll_loss(input, target, log_input=True, full=False, size_average=Non
 
 
 def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
+    if seam.on:
+        return seam.torch_function(gaussian_nll_loss, (input, target, var),
+                                   dict(full=full, eps=eps, reduction=reduction))
     get_enum(reduction)
     if isinstance(var, (int, float)):
         var = input.detach() * 0 + var
@@ -535,6 +583,9 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
 
 
 def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+    if seam.on:
+        return seam.torch_function(multilabel_soft_margin_loss, (input, target),
+                                   dict(weight=weight, size_average=size_average, reduce=reduce, reduction=reduction))
     reduction = reduction_of(size_average, reduce, reduction)
     from .nn_activation import logsigmoid
     loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
@@ -546,6 +597,10 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
 
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, size_average=None,
                         reduce=None, reduction="mean"):
+    if seam.on:
+        return seam.torch_function(triplet_margin_loss, (anchor, positive, negative),
+                                   dict(margin=margin, p=p, eps=eps, swap=swap, size_average=size_average,
+                                        reduce=reduce, reduction=reduction))
     reduction = reduction_of(size_average, reduce, reduction)
     from .reduction import norm
     d_pos = norm(anchor - positive + eps, p, anchor.dim() - 1)

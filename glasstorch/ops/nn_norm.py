@@ -15,6 +15,7 @@ torch records one node per call (``NativeBatchNormBackward0``, ``NativeLayerNorm
 mean, ``result2`` the reciprocal standard deviation).
 """
 from .._tensor import _wrap
+from .._seam import seam
 from .._array import xp
 from ._op import _state, make_node_class, float_array
 
@@ -63,6 +64,9 @@ NativeBatchNormBackward0.num_outputs = 3
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
     """Normalise each channel (dim 1) over the batch and spatial dims; while training, also update
     the running statistics in place: r = (1 - momentum) r + momentum * batch_stat (variance unbiased)."""
+    if seam.on:
+        return seam.torch_function(batch_norm, (input, running_mean, running_var),
+                                   dict(weight=weight, bias=bias, training=training, momentum=momentum, eps=eps))
     x = float_array(input)
     c = x.shape[1] if x.ndim > 1 else 1
     for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
@@ -130,6 +134,8 @@ NativeLayerNormBackward0.num_outputs = 3
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     """Normalise over the last len(normalized_shape) dims, then weight * xhat + bias (same shape)."""
+    if seam.on:
+        return seam.torch_function(layer_norm, (input, normalized_shape), dict(weight=weight, bias=bias, eps=eps))
     normalized_shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     nd = len(normalized_shape)
     x = float_array(input)
@@ -186,6 +192,8 @@ NativeGroupNormBackward0.num_outputs = 3
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     """Split the channels into ``num_groups`` groups and normalise each (sample, group) over its
     channels and positions; the affine map is per channel."""
+    if seam.on:
+        return seam.torch_function(group_norm, (input, num_groups), dict(weight=weight, bias=bias, eps=eps))
     x = float_array(input)
     if x.ndim < 2:
         raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {x.ndim}")
@@ -217,6 +225,10 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
                   momentum=0.1, eps=1e-5):
     """Batch norm of every (sample, channel) on its own: the batch folded into the channels."""
+    if seam.on:
+        return seam.torch_function(instance_norm, (input,),
+                                   dict(running_mean=running_mean, running_var=running_var, weight=weight, bias=bias,
+                                        use_input_stats=use_input_stats, momentum=momentum, eps=eps))
     n, c = input.shape[:2]
     folded = input.reshape((1, n * c) + tuple(input.shape[2:]))
     w = weight.repeat(n) if weight is not None else None
