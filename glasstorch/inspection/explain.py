@@ -35,8 +35,9 @@ import sys
 
 from .._tensor import Tensor
 from ..autograd.graph import AccumulateGrad
-from . import _instrument
-from ._instrument import tracker
+from . import _observer
+from ._observer import tracker
+from .._warnings import is_glasstorch_file
 
 __all__ = ["explain", "Explanation", "CAUSES"]
 
@@ -107,7 +108,7 @@ def explain(tensor, name=None):
         return _unwatched(tensor, name)
     info = t.leaves.get(tensor)
     last = info.last_backward if info is not None else 0
-    reset = _instrument.reset_of(tensor)
+    reset = _observer.reset_of(tensor)
     if reset is not None and last and reset[2] >= last and t.backward_count == reset[2]:
         msg = (f"{name}.grad is None because zero_grad() (set_to_none=True, the default) cleared it at "
                f"{_line(reset)}, after the last backward pass; the next loss.backward() fills it again. "
@@ -195,7 +196,7 @@ def _name_of(tensor, frame):
             for k, v in scope.items():
                 if v is tensor and not k.startswith("_"):
                     return k
-        frame = frame.f_back if frame.f_code.co_filename.startswith(_instrument._PKG) else None
+        frame = frame.f_back if is_glasstorch_file(frame.f_code.co_filename) else None
     return f"the tensor of shape {tuple(tensor.shape)}"
 
 
