@@ -142,12 +142,15 @@ def run_backward(roots, root_grads, retain_graph, create_graph, capture=None, ac
     _state.enabled = bool(create_graph)
     tensors = bool(create_graph) or seam.dispatching
     observers = seam.engine_observers
+    node_observers = None
     if observers:
         _notify(observers, "backward_started", roots)
+        # those that want each node's events (the others then cost nothing per node)
+        node_observers = [o for o in observers if hasattr(o, "node_started") or hasattr(o, "node_finished")]
     try:
         grads = list(root_grads) if tensors else [g._data for g in root_grads]
         captured = _run(roots, grads, retain_graph, create_graph, capture, accumulate, accumulate_only, tensors,
-                        observers)
+                        observers, node_observers)
         if captured is not None and not tensors:
             captured = [_as_tensor(g) for g in captured]
         return captured
@@ -164,7 +167,8 @@ def _notify(observers, event, *args):
             method(*args)
 
 
-def _run(roots, root_grads, retain_graph, create_graph, capture, accumulate, accumulate_only, tensors, observers):
+def _run(roots, root_grads, retain_graph, create_graph, capture, accumulate, accumulate_only, tensors, observers,
+         node_observers):
     # 1. dependencies
     deps, reached = _collect([n for n, _ in roots])
     captured = [None] * len(capture) if capture else None
@@ -198,8 +202,8 @@ def _run(roots, root_grads, retain_graph, create_graph, capture, accumulate, acc
         grads = buffers.pop(node, None)
         if grads is None:
             grads = [None] * node.num_outputs
-        if observers:
-            _notify(observers, "node_started", node)
+        if node_observers:
+            _notify(node_observers, "node_started", node)
         if node._hooked:
             grads = _run_tensor_pre_hooks(node, grads, tensors)
         if capture is not None:
@@ -228,8 +232,8 @@ def _run(roots, root_grads, retain_graph, create_graph, capture, accumulate, acc
             node._free()  # 4. the saved values are no longer needed
         if check_nan:
             _check_nan(node, out)
-        if observers:
-            _notify(observers, "node_finished", node, grads, out)
+        if node_observers:
+            _notify(node_observers, "node_finished", node, grads, out)
 
         # 3. deliver the gradients into the inputs' buffers
         meta = node._input_meta
