@@ -60,17 +60,23 @@ class _Seam(threading.local):
         """Run ``func(*args, **kwargs)`` through the active function modes and the arguments'
         ``__torch_function__`` overrides, as torch's ``handle_torch_function`` does."""
         # (no Tensor subclass with its own __torch_function__ exists: only the modes can take part)
-        overloaded = _overloaded_args(args, kwargs) if _subclasses_exist[0] and not self.subclass_disabled else []
-        types = tuple(type(a) for a in overloaded)
-        if self.function_modes and not self.function_disabled:
-            # the mode runs with itself popped, so the calls it makes are not seen by it again
-            mode = self.function_modes.pop()
-            self._refresh()
+        if _subclasses_exist[0] and not self.subclass_disabled:
+            overloaded = _overloaded_args(args, kwargs)
+            types = tuple(type(a) for a in overloaded)
+        else:
+            overloaded, types = (), ()
+        modes = self.function_modes
+        if modes and not self.function_disabled:
+            # The mode runs with itself popped, so the calls it makes are not seen by it again. Only
+            # `on` can change meanwhile, and it is set here directly: this runs for every call a mode
+            # sees, and each read or write of this thread-local state costs.
+            mode = modes.pop()
+            self.on = bool(modes) or bool(overloaded) or (_subclasses_exist[0] and not self.subclass_disabled)
             try:
                 result = mode.__torch_function__(func, types, args, kwargs)
             finally:
-                self.function_modes.append(mode)
-                self._refresh()
+                modes.append(mode)
+                self.on = not self.function_disabled
             if result is not NotImplemented:
                 return result
         for arg in overloaded:
