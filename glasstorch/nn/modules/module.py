@@ -781,17 +781,20 @@ class Module:
         forward pre-hooks -> backward-hook node on inputs -> forward ->
         forward hooks -> backward-hook node on outputs.
         """
+        # (each kind of hook is looked at only when there is one: a global hook -- a tool watching every
+        # module -- makes every module call come here)
         result = None
         called_always_called_hooks = set()
         try:
-            full_backward_hooks, non_full_backward_hooks = [], []
-            backward_pre_hooks = []
+            full_backward_hooks = non_full_backward_hooks = backward_pre_hooks = ()
             if self._backward_pre_hooks or _global_backward_pre_hooks:
                 backward_pre_hooks = self._get_backward_pre_hooks()
             if self._backward_hooks or _global_backward_hooks:
                 full_backward_hooks, non_full_backward_hooks = self._get_backward_hooks()
 
-            for hook_id, hook in itertools.chain(_global_forward_pre_hooks.items(), self._forward_pre_hooks.items()):
+            pre_hooks = _global_forward_pre_hooks.items() if not self._forward_pre_hooks else \
+                itertools.chain(_global_forward_pre_hooks.items(), self._forward_pre_hooks.items())
+            for hook_id, hook in pre_hooks:
                 if hook_id in self._forward_pre_hooks_with_kwargs:
                     args_kwargs_result = hook(self, args, kwargs)
                     if args_kwargs_result is not None:
@@ -816,7 +819,9 @@ class Module:
 
             result = self.forward(*args, **kwargs)
 
-            for hook_id, hook in itertools.chain(_global_forward_hooks.items(), self._forward_hooks.items()):
+            forward_hooks = () if not (_global_forward_hooks or self._forward_hooks) else \
+                itertools.chain(_global_forward_hooks.items(), self._forward_hooks.items())
+            for hook_id, hook in forward_hooks:
                 if hook_id in self._forward_hooks_always_called or hook_id in _global_forward_hooks_always_called:
                     called_always_called_hooks.add(hook_id)
                 if hook_id in self._forward_hooks_with_kwargs or hook_id in _global_forward_hooks_with_kwargs:
