@@ -107,6 +107,22 @@ def test_messages_name_parameters_and_lines():
     assert "log" in msg and "(2, 3)" in msg and "-inf" not in msg.split(":")[0]
 
 
+def test_gaps_named_precisely():
+    """The three gaps book-style code showed: the first NaN/inf is named where it appears (here in data
+    with no graph yet, before any recorded op); a tensor re-created with torch.tensor and forced to require
+    grad is named with where it was made; a list of losses is named."""
+    traps, _, _ = _run(os.path.join(TRAPS, "nan_from_data_log.py"))
+    (w,) = traps
+    assert str(w.message).startswith("inf first appears in the forward pass here: log") and "(2, 3)" in str(w.message)
+    traps, _, _ = _run(os.path.join(TRAPS, "forced_requires_grad_rewrap.py"))
+    (w,) = traps
+    assert "It was made by torch.tensor(...) at forced_requires_grad_rewrap.py:14" in str(w.message)
+    assert "nothing uses it" in str(w.message)
+    traps, _, _ = _run(os.path.join(TRAPS, "loss_kept_in_list.py"))
+    (w,) = traps
+    assert "the list 'losses'" in str(w.message) and "losses.append(loss.item())" in str(w.message)
+
+
 @pytest.mark.skipif(not HAVE_NN, reason="glasstorch.nn layers not available yet")
 def test_parameter_names_from_modules():
     traps, _, _ = _run(os.path.join(TRAPS, "cut_by_no_grad.py"))

@@ -200,7 +200,7 @@ class Cut:
 
 class LeafInfo:
     """What the tracker knows about one leaf's ``.grad``."""
-    __slots__ = ("grad_id", "grad_version", "backwards", "stepped", "carried", "last_backward")
+    __slots__ = ("grad_id", "grad_version", "backwards", "stepped", "carried", "last_backward", "data_taken")
 
     def __init__(self):
         self.grad_id = None
@@ -209,6 +209,7 @@ class LeafInfo:
         self.stepped = False        # an optimizer step has used the current .grad
         self.carried = False        # the current .grad holds gradients from before that step
         self.last_backward = 0      # index of the last backward that gave this leaf a gradient
+        self.data_taken = False     # .data of the current .grad was taken (it may be zeroed through it)
 
 
 class Tracker:
@@ -234,6 +235,7 @@ class Tracker:
         self.modules_seen = IdTable()  # every module called -> whether the user called it at top level
         self.optimizers = IdTable()    # optimizers seen -> True
         self.last_reached = None       # ids of leaves the last backward gave a gradient
+        self.grad_of = {}              # id(a leaf's .grad) -> the leaf's LeafInfo (checked by its grad_id)
 
     # -- names ----------------------------------------------------------------------------
     def param_name(self, t):
@@ -272,8 +274,8 @@ class Checks:
     def step(self, optimizer, params):
         pass
 
-    def backward_roots(self, roots):
-        pass
+    def backward_roots(self, roots, frame):
+        """A backward pass starts from ``roots``, called on the user's line ``frame``."""
 
     def module_call(self, module, frame, first):
         pass
@@ -321,7 +323,7 @@ class Glass(TorchFunctionMode):
         super().__init__()
         self.mark = 0                  # the newest node seen: a call's new nodes are the newer ones
         self.backward_call = None      # (counted, retain_graph) of the backward call being run
-        self.zero_grad_frame = None    # the zero_grad() call already noted
+        self.zero_grad_left = set()    # ids of the parameters the zero_grad() call noted has yet to reset
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         if kwargs is None:
@@ -333,6 +335,13 @@ class Glass(TorchFunctionMode):
         if handler is not None:
             return handler(self, func, args, kwargs)
         out = func(*args, **kwargs)
+        # (after(), written out for the usual result, a Tensor: this runs for every call)
+        if type(out) is Tensor:
+            fn = out._grad_fn
+            made = self._made(fn) if fn is not None and fn._seq > self.mark else None
+            if checks.on:
+                checks.call(func, args, kwargs, out, made)
+            return out
         self.after(func, args, kwargs, out)
         return out
 
@@ -343,26 +352,56 @@ class Glass(TorchFunctionMode):
         if isinstance(out, Tensor):
             fn = out._grad_fn
             if fn is not None and fn._seq > self.mark:
-                made = self._new_nodes((out,))
+                made = self._made(fn)
         elif type(out) in (tuple, list):
+            newest = None
             for o in out:
                 if isinstance(o, Tensor) and o._grad_fn is not None and o._grad_fn._seq > self.mark:
-                    made = self._new_nodes(out)
-                    break
+                    if newest is None or o._grad_fn._seq > newest._seq:
+                        newest = o._grad_fn
+            if newest is not None:
+                made = self._made(newest, out)
         if checks.on:
             checks.call(func, args, kwargs, out, made)
 
-    def _new_nodes(self, outs):
-        """The nodes recorded since the last call seen that ``outs`` lead to (the call's own, and those
-        of calls without the seam's check that fed it), oldest first; returns the newest."""
+    def _made(self, fn, outs=None):
+        """A call made the node ``fn`` (the newest of its outputs'): note it; returns it.
+
+        Only what someone will ask for is noted. record() logs every node the call recorded (those
+        inside it too: the t() of F.linear); otherwise only the output's node gets the user's line,
+        and only when it is made from leaves (w = torch.randn(3, requires_grad=True) * 0.01,
+        .to(device), .double().cuda(): what explain() and the seatbelt name) by a call in the user's
+        code -- a layer's calls are skipped: looking at the stack is most of what this costs.
+        """
         mark = self.mark
-        new, seen = [], set()
-        top = {}
-        stack = []
+        self.mark = fn._seq
+        if timelines and any(rec._thread == threading.get_ident() for rec in timelines):
+            self._log_new_nodes(outs if outs is not None else (fn,), mark)
+            return fn
+        edges = fn.next_functions
+        if len(edges) == 1:
+            n = edges[0][0]
+            if not (n is None or type(n) is AccumulateGrad or "_inspect_where" in n.__dict__):
+                return fn
+        else:
+            for n, _ in edges:
+                if n is not None and type(n) is not AccumulateGrad:
+                    return fn
+        caller = _user_caller()
+        if caller is not None:
+            fn._inspect_where = (caller.f_code.co_filename, caller.f_lineno)
+        return fn
+
+    def _log_new_nodes(self, outs, mark):
+        """record(): every node recorded since the last call seen that ``outs`` lead to (the call's
+        own, and those of calls without the seam's check that fed it), oldest first, with the
+        user's line."""
+        new, seen, stack, top = [], set(), [], {}
         for o in outs:
-            if isinstance(o, Tensor) and o._grad_fn is not None and o._grad_fn._seq > mark:
-                fn = o._grad_fn
-                top.setdefault(id(fn), o)
+            fn = o if not isinstance(o, Tensor) else o._grad_fn
+            if fn is not None and not isinstance(fn, Tensor) and fn._seq > mark:
+                if isinstance(o, Tensor):
+                    top.setdefault(id(fn), o)
                 if id(fn) not in seen:
                     seen.add(id(fn))
                     stack.append(fn)
@@ -370,40 +409,17 @@ class Glass(TorchFunctionMode):
             node = stack.pop()
             new.append(node)
             for nxt, _ in node.next_functions:
-                if nxt is not None and id(nxt) not in seen and type(nxt) is not AccumulateGrad and nxt._seq > mark:
+                if nxt is not None and id(nxt) not in seen and mark < nxt._seq < _LEAF_SEQ:
                     seen.add(id(nxt))
                     stack.append(nxt)
         new.sort(key=_seq_of)
-        self.mark = new[-1]._seq
-        recording = timelines and any(rec._thread == threading.get_ident() for rec in timelines)
-        where = None
-        if recording:
-            where = user_where(2)
-            for node in new:
-                node._inspect_where = where
-                out = top.get(id(node))
-                _timeline("create", node, where, out)
-        else:
-            # Provenance: the user's line for a tensor made from a leaf, which is what explain() and the
-            # seatbelt name (w = torch.randn(3, requires_grad=True) * 0.01, .to(device), .double().cuda()):
-            # a node whose inputs are all leaves, or a one-input node continuing such a chain. A layer's
-            # inner ops are skipped: looking at the stack is most of what this costs.
-            for node in new:
-                edges = node.next_functions
-                if len(edges) == 1:
-                    n = edges[0][0]
-                    wanted = n is None or type(n) is AccumulateGrad or "_inspect_where" in n.__dict__
-                else:
-                    wanted = True
-                    for n, _ in edges:
-                        if n is not None and type(n) is not AccumulateGrad:
-                            wanted = False
-                            break
-                if wanted:
-                    if where is None:
-                        where = user_where(2)
-                    node._inspect_where = where
-        return new[-1]
+        where = user_where(3)
+        for node in new:
+            node._inspect_where = where
+            _timeline("create", node, where, top.get(id(node)))
+
+
+_LEAF_SEQ = AccumulateGrad._seq      # a leaf's AccumulateGrad: the newest of all, never a call's
 
 
 def _seq_of(node):
@@ -417,11 +433,25 @@ def _cutting(how):
         out = func(*args, **kwargs)
         t = args[0]
         if t._requires_grad:
+            source = t._grad_fn
+            if source is not None and not isinstance(out, Tensor) and source in tracker.consumed:
+                return out      # loss.item() after loss.backward(): nothing is lost, and nothing to name
             frame = _user_caller()
             if frame is not None:
                 note_cut(t, out, how, frame)
         return out
     return handle
+
+
+def _taking_data(glass, func, args, kwargs, _cut=_cutting(".data")):
+    """``t.data``: a cut when ``t`` requires grad; taken from a leaf's ``.grad``, a way to zero it that the
+    version counter does not see (``p.grad.data.zero_()``)."""
+    t = args[0]
+    if not t._requires_grad:
+        info = tracker.grad_of.get(id(t))
+        if info is not None and info.grad_id == id(t):
+            info.data_taken = True
+    return _cut(glass, func, args, kwargs)
 
 
 def _casting(glass, func, args, kwargs):
@@ -484,14 +514,17 @@ def _setting_requires_grad(glass, func, args, kwargs):
 
 def _reading_grad(glass, func, args, kwargs):
     """``t.grad``: a non-leaf's (the seatbelt's NonLeafParameterWarning), a forced leaf's (its
-    gradient is used after all), or the first read of a ``zero_grad()`` call."""
+    gradient is used after all); for record(), the first read of a ``zero_grad()`` call (which
+    reads every gradient: with them all None, it sets none)."""
     t = args[0]
-    caller = caller_of_call()
-    if caller is not None:
-        if t._grad_fn is not None and not t._retains_grad and checks.on and \
-                not is_glasstorch_file(caller.f_code.co_filename):
-            checks.nonleaf_grad(t, caller)
-        elif caller.f_code in _ZERO_GRAD_CODES and caller is not glass.zero_grad_frame:
+    if t._grad_fn is not None:
+        if not t._retains_grad and checks.on:
+            caller = _user_caller()
+            if caller is not None:
+                checks.nonleaf_grad(t, caller)
+    elif timelines and id(t) not in glass.zero_grad_left:
+        caller = caller_of_call()
+        if caller is not None and caller.f_code in _ZERO_GRAD_CODES:
             _zero_grad_call(glass, caller)
     if tracker.forced._d and t in tracker.forced:
         tracker.grad_read.set(t, True)
@@ -499,19 +532,27 @@ def _reading_grad(glass, func, args, kwargs):
 
 
 def _setting_grad(glass, func, args, kwargs):
-    """``t.grad = value``: ``zero_grad()`` setting it to None."""
-    caller = caller_of_call()
-    if caller is not None and caller.f_code in _ZERO_GRAD_CODES and caller is not glass.zero_grad_frame:
-        _zero_grad_call(glass, caller)
+    """``t.grad = None`` by ``zero_grad()``: the gradients reset (explain's "reset", record's event)."""
+    t = args[0]
+    if args[1] is None and t._grad is not None:
+        left = glass.zero_grad_left
+        if id(t) in left:       # the rest of a zero_grad() call already noted
+            left.discard(id(t))
+        else:
+            caller = caller_of_call()
+            if caller is not None and caller.f_code in _ZERO_GRAD_CODES:
+                _zero_grad_call(glass, caller)
+                glass.zero_grad_left.discard(id(t))
     return func(*args, **kwargs)
 
 
 def _zero_grad_call(glass, frame):
-    """The first ``.grad`` a ``zero_grad()`` call reads or resets: note the call once, as a whole."""
-    glass.zero_grad_frame = frame
+    """The first ``.grad`` a ``zero_grad()`` call reads or resets: note the call once, as a whole (the
+    parameters it will reset next are not looked at again)."""
     owner = frame.f_locals.get("self")
     if owner is None:
         return
+    glass.zero_grad_left = {id(p) for p in owner_params(owner) if p._grad is not None}
     set_to_none = frame.f_locals.get("set_to_none", True)
     is_optimizer = hasattr(owner, "param_groups")
     if is_optimizer:
@@ -547,7 +588,10 @@ def _backward_call(counted):
     def handle(glass, func, args, kwargs):
         retain = kwargs.get("retain_graph")
         create = kwargs.get("create_graph", False)
-        glass.backward_call = (counted, bool(retain if retain is not None else create))
+        frame = caller_of_call()
+        while frame is not None and is_glasstorch_file(frame.f_code.co_filename):
+            frame = frame.f_back
+        glass.backward_call = (counted, bool(retain if retain is not None else create), frame)
         try:
             out = func(*args, **kwargs)
         finally:
@@ -572,7 +616,7 @@ def _build_handlers():
     from ..ops import nn_loss
     for name, how in _CUTTING.items():
         _HANDLERS[vars(Tensor)[name]] = _cutting(how)
-    _HANDLERS[Tensor.data.__get__] = _cutting(".data")
+    _HANDLERS[Tensor.data.__get__] = _taking_data
     for name in _CASTS:
         if name in vars(Tensor):
             _HANDLERS[vars(Tensor)[name]] = _casting
@@ -698,65 +742,66 @@ def _resolve_cuts(reached):
 # ----------------------------------------------------------------------------------------------
 class BackwardWatch:
     """The engine observer: which leaves each backward pass gives a gradient, and how ``.grad`` got
-    there (new, or summed with what a previous backward left)."""
+    there (new, or summed with what a previous backward left). It takes no per-node events (each
+    would cost every node of every backward): what ``.grad`` was before is read from what it is
+    after -- the engine adds into an unchanged ``.grad`` in place, bumping its version once."""
 
     def __init__(self, glass):
         self.glass = glass
-        self.passes = []         # per running backward (nested: checkpoint's recompute): its state
+        self.passes = []         # per running backward (nested: checkpoint's recompute): [counted, leaves reached]
 
     def backward_started(self, roots):
         call = self.glass.backward_call
         self.glass.backward_call = None        # (a backward inside this one is not that call)
-        counted = call[0] if call is not None else True
-        retain = call[1] if call is not None else False
+        if call is not None:
+            counted, retain, frame = call
+        else:
+            counted, retain, frame = True, False, user_site(1)[0]
         t = tracker
         if counted:
             t.backward_count += 1
-        self.passes.append([counted, set(), None])
+        self.passes.append((counted, set()))
         if checks.on:
-            checks.backward_roots(roots)
+            checks.backward_roots(roots, frame)
         if timelines:
-            _timeline("backward", roots, retain, user_where(1))
-
-    def node_started(self, node):
-        if type(node) is AccumulateGrad:
-            var = node.variable
-            e = tracker.leaves._d.get(id(var))
-            info = e[1] if e is not None and e[0]() is var else None
-            before = var._grad
-            # is .grad still the very tensor the last backward left there, unchanged (not zeroed in place)?
-            same = info is not None and before is not None and id(before) == info.grad_id and \
-                before._vc.version == info.grad_version
-            # zeroed through .data escapes the version counter: look at the values (only after a step)
-            stale = same and info.stepped and not info.carried and bool(before._data.any())
-            self.passes[-1][2] = (var, info, same, stale, before is None)
+            _timeline("backward", roots, retain, where_of(frame))
 
     def accumulated(self, var, grad):
-        t = tracker
-        state = self.passes[-1]
-        snap = state[2]
-        if grad is None or snap is None or snap[0] is not var:
+        if grad is None:
             return
-        _, info, same, stale, was_none = snap
-        state[2] = None
-        state[1].add(id(var))
+        t = tracker
+        self.passes[-1][1].add(id(var))
+        e = t.leaves._d.get(id(var))
+        info = e[1] if e is not None and e[0]() is var else None
         if info is None:
             info = LeafInfo()
             t.leaves.set(var, info)
-        if not same or (info.stepped and not info.carried and not stale):
+            same = False
+        else:
+            # added in place into the very .grad the last backward left, unchanged since?
+            same = id(grad) == info.grad_id and grad._vc.version == info.grad_version + 1
+        if same and info.stepped and not info.carried:
+            # A step used that .grad, and it was not reset (zero_grad, set to None, zeroed in place):
+            # carried over -- unless it was zeroed through .data, which escapes the version counter;
+            # .data taken from it is all that can be seen of that, and is given the benefit of the doubt.
+            info.carried = not info.data_taken
+            if not info.carried:
+                same = False
+        if not same:
             info.backwards, info.stepped, info.carried = 1, False, False
         else:
             info.backwards += 1
-            info.carried = info.carried or stale
+        info.data_taken = False
         info.grad_id, info.grad_version = id(grad), grad._vc.version
+        t.grad_of[id(grad)] = info
         info.last_backward = t.backward_count
         if t.cut_of._d:
             t.cut_of.pop(var)
         if timelines:
-            _timeline("accumulate", var, tuple(grad.shape), was_none)
+            _timeline("accumulate", var, tuple(grad.shape))
 
     def backward_finished(self, roots):
-        counted, reached, _ = self.passes.pop()
+        counted, reached = self.passes.pop()
         t = tracker
         for node, _ in roots:
             if node is not None:
@@ -773,8 +818,7 @@ class NodeWatch:
     values were freed."""
 
     def node_started(self, node):
-        if type(node) is not AccumulateGrad:
-            _timeline("node_started", node)
+        _timeline("node_started", node)
 
     def node_finished(self, node, grads_in, grads_out):
         _timeline("node_finished", node, grads_in)

@@ -72,6 +72,7 @@ class record:
         self._running = []        # per running backward (nested: checkpoint's recompute): nodes run so far
         self._retain = []         # per running backward: retain_graph
         self._saved_before = []   # per running node: (its saved values as text, their bytes), or None
+        self._grad_was_none = True  # whether the leaf about to be accumulated into had no .grad
 
     # -- context manager --------------------------------------------------------------------
     def __enter__(self):
@@ -143,6 +144,9 @@ class record:
         self._add("backward", f"from {names}", f"retain_graph={bool(retain_graph)}", where)
 
     def _on_node_started(self, node):
+        if type(node) is AccumulateGrad:
+            self._grad_was_none = node.variable._grad is None    # (for the accumulate event that follows)
+            return
         if self._running:
             self._running[-1] += 1
         self._saved_before.append((_saved_text(node), _saved_bytes([node])) if node._saved else None)
@@ -166,8 +170,8 @@ class record:
             self._retain.pop()
         self._add("end", "backward", f"{reached} nodes reached")
 
-    def _on_accumulate(self, var, shape, was_none):
-        how = "new .grad" if was_none else "added to .grad"
+    def _on_accumulate(self, var, shape):
+        how = "new .grad" if self._grad_was_none else "added to .grad"
         self._add("accumulate", self._leaf_name(var), f"{how} {shape}", None, None)
 
     def _on_cut(self, tensor, cut):

@@ -142,6 +142,23 @@ _CANT_MAKE_NONFINITE = {
     "tanh", "softmax", "log_softmax", "nll_loss", "cross_entropy", "hardtanh", "leaky_relu", "threshold",
     "max_pool1d", "max_pool2d", "max_pool3d", "dropout", "linear_", "requires_grad_", "retain_grad",
     "register_hook", "backward", "item", "tolist", "numpy", "__bool__", "__float__", "__int__", "__index__"}
+_PASSING_ON = set()         # those functions (filled from the names when the first seatbelt opens)
+
+
+def _passing_on_functions():
+    """The function objects named in _CANT_MAKE_NONFINITE, where glasstorch defines them."""
+    import glasstorch
+    from ..nn import functional
+    from .._tensor import Tensor as T
+    found = set()
+    for namespace in (glasstorch, functional, T):
+        for name in _CANT_MAKE_NONFINITE:
+            f = getattr(namespace, name, None)
+            if callable(f):
+                found.add(f)
+    return found
+
+
 # The same, as the nodes those functions record.
 _CANT_MAKE_NONFINITE_NODES = {
     "ViewBackward0", "UnsafeViewBackward0", "PermuteBackward0", "TransposeBackward0", "TBackward0", "ExpandBackward0",
@@ -172,18 +189,25 @@ class _SeatbeltChecks(_observer.Checks):
 
     # -- every public call: NaN/inf, graphs kept alive ----------------------------------------
     def call(self, func, args, kwargs, out, made):
-        if isinstance(out, Tensor):
+        if func in _PASSING_ON:
+            # it can't make non-finite values, only pass an input's on: known if the input was seen
+            if self.nonfinite._d and isinstance(out, Tensor):
+                for x in _tensors_in(args, kwargs):
+                    if _known(self.nonfinite, x):
+                        self.nonfinite.set(out._data, True)
+                        break
+        elif isinstance(out, Tensor):
             d = out._data
-            if d.dtype.kind in "fc" and not (_numpy.isfinite(d).all() if type(d) is _ndarray else _finite(d)):
+            if d.dtype.kind in "fc" and not _finite(d):
                 self._nonfinite(func, args, kwargs, out, made)
-            if made is not None and d.size == 1:
-                # graphs kept alive are held by scalars (a running total of losses): look only at those
-                self._kept_alive(made, args)
         elif type(out) in (tuple, list):
             for o in out:
                 if isinstance(o, Tensor) and o._data.dtype.kind in "fc" and not _finite(o._data):
                     self._nonfinite(func, args, kwargs, o, made)
                     break
+        if made is not None and isinstance(out, Tensor) and out._data.size == 1:
+            # graphs kept alive are held by scalars (a running total of losses): look only at those
+            self._kept_alive(made, args)
 
     def _nonfinite(self, func, args, kwargs, out, made):
         """``out`` of ``func(*args, **kwargs)`` holds NaN or inf: report where it first appeared."""
@@ -192,8 +216,6 @@ class _SeatbeltChecks(_observer.Checks):
             return
         seen.set(out._data, True)
         name = getattr(func, "__name__", None) or str(func)
-        if name in _CANT_MAKE_NONFINITE:
-            return      # it only passed on an input's non-finite values
         inputs = list(_tensors_in(args, kwargs))
         if not inputs or any(isinstance(v, float) and not math.isfinite(v) for v in _values_in(args, kwargs)):
             return      # made from data, or asked for (masked_fill(mask, -inf), torch.full(..., inf))
@@ -288,25 +310,30 @@ class _SeatbeltChecks(_observer.Checks):
                     self.chains.set(c, {index} if backs is None else backs | {index})
                     stack.append(c)
 
-    def _kept_in_container(self, roots):
+    def _kept_in_container(self, roots, frame):
         """Losses kept in a list (``losses.append(loss)``) across steps: each keeps its graph alive.
 
         A backward from the same line as earlier ones, while two or more of those earlier roots are
         still alive, means something holds the old losses. If a list (tuple, dict) in the calling
         frames holds them, that is the trap; a running total is the chains' case (``_kept_alive``)."""
-        where = _observer.user_where(3)
-        if where is None:
+        if frame is None:
             return
-        refs = self.roots_by_line.setdefault(where, [])
-        refs[:] = [r for r in refs if r() is not None]
-        alive = {id(r()) for r in refs}
+        where = (frame.f_code, frame.f_lineno)
+        refs = self.roots_by_line.get(where)
+        if refs is None:
+            refs = self.roots_by_line[where] = []
+        alive = None
+        if len(refs) >= 2:
+            refs[:] = [r for r in refs[-8:] if r() is not None]
+            alive = {id(r()) for r in refs}
         for node, _ in roots:
-            if node is not None and type(node) is not AccumulateGrad and id(node) not in alive:
+            if node is not None and type(node) is not AccumulateGrad:
                 refs.append(weakref.ref(node))
-        refs[:] = refs[-8:]
-        if len(alive) < 2:
+        if alive is not None:
+            alive -= {id(n) for n, _ in roots}      # (a root backwarded again, retain_graph=True)
+        if alive is None or len(alive) < 2:
             return
-        frame, _ = _observer.user_site(3)
+        where = (frame.f_code.co_filename, frame.f_lineno)
         found = _container_holding(frame, alive)
         if found is None:
             return
@@ -411,8 +438,8 @@ class _SeatbeltChecks(_observer.Checks):
                f".detach(), .numpy(), torch.tensor(...), a no_grad block, an integer cast).")
         _warn(ForcedRequiresGradWarning, msg, where)
 
-    def backward_roots(self, roots):
-        self._kept_in_container(roots)
+    def backward_roots(self, roots, frame):
+        self._kept_in_container(roots, frame)
         if self.consumers._d:
             for node, _ in roots:
                 if node is not None and id(node) in self.consumers._d:
@@ -625,11 +652,16 @@ def _adding_line(frame, name):
 
 def _finite(d):
     """Whether every value of ``d`` is finite (isfinite: unlike a sum or a dot product, it raises none of
-    NumPy's floating-point warnings on inf or overflow)."""
+    NumPy's floating-point warnings on inf or overflow; the ufuncs called directly, as this runs for the
+    output of every call a seatbelt sees)."""
+    if type(d) is _ndarray:
+        return bool(_all_true(_isfinite(d), axis=None))
     return bool(_ns(d).isfinite(d).all())
 
 
 _ndarray = _numpy.ndarray
+_isfinite = _numpy.isfinite
+_all_true = _numpy.logical_and.reduce
 
 
 def _ns(a):
@@ -747,6 +779,8 @@ class seatbelt:
         self._steps = self._backwards = None
 
     def __enter__(self):
+        if not _PASSING_ON:
+            _PASSING_ON.update(_passing_on_functions())
         _observer.acquire()
         _belts.append(self)
         self._steps0, self._backwards0 = tracker.step_count, tracker.backward_count
