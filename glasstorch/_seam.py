@@ -59,19 +59,34 @@ class _Seam(threading.local):
     def torch_function(self, func, args, kwargs):
         """Run ``func(*args, **kwargs)`` through the active function modes and the arguments'
         ``__torch_function__`` overrides, as torch's ``handle_torch_function`` does."""
-        # (no Tensor subclass with its own __torch_function__ exists: only the modes can take part)
-        if _subclasses_exist[0] and not self.subclass_disabled:
+        modes = self.function_modes
+        if not _subclasses_exist[0]:
+            # the usual case: no Tensor subclass with its own __torch_function__ exists, only modes
+            # take part. The mode runs with itself popped, so the calls it makes are not seen by it
+            # again; only `on` can change meanwhile, and it is set here directly (this runs for every
+            # call a mode sees, and each read or write of this thread-local state costs).
+            if modes and not self.function_disabled:
+                mode = modes.pop()
+                self.on = bool(modes)
+                try:
+                    result = mode.__torch_function__(func, (), args, kwargs)
+                finally:
+                    modes.append(mode)
+                    self.on = True
+                if result is not NotImplemented:
+                    return result
+            if not modes:
+                return _call_plain(self, func, args, kwargs)
+            raise TypeError(f"no implementation found for '{_qualified_name(func)}' on types that implement "
+                            f"__torch_function__: []")
+        if not self.subclass_disabled:
             overloaded = _overloaded_args(args, kwargs)
             types = tuple(type(a) for a in overloaded)
         else:
             overloaded, types = (), ()
-        modes = self.function_modes
         if modes and not self.function_disabled:
-            # The mode runs with itself popped, so the calls it makes are not seen by it again. Only
-            # `on` can change meanwhile, and it is set here directly: this runs for every call a mode
-            # sees, and each read or write of this thread-local state costs.
             mode = modes.pop()
-            self.on = bool(modes) or bool(overloaded) or (_subclasses_exist[0] and not self.subclass_disabled)
+            self.on = bool(modes) or bool(overloaded) or not self.subclass_disabled
             try:
                 result = mode.__torch_function__(func, types, args, kwargs)
             finally:

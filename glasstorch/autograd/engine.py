@@ -145,8 +145,9 @@ def run_backward(roots, root_grads, retain_graph, create_graph, capture=None, ac
     node_observers = None
     if observers:
         _notify(observers, "backward_started", roots)
-        # those that want each node's events (the others then cost nothing per node)
-        node_observers = [o for o in observers if hasattr(o, "node_started") or hasattr(o, "node_finished")]
+        # those that want each node's or each accumulation's events (the others then cost nothing there)
+        node_observers = [o for o in observers if hasattr(o, "node_started") or hasattr(o, "node_finished")
+                          or hasattr(o, "accumulated")]
     try:
         grads = list(root_grads) if tensors else [g._data for g in root_grads]
         captured = _run(roots, grads, retain_graph, create_graph, capture, accumulate, accumulate_only, tensors,
@@ -216,8 +217,8 @@ def _run(roots, root_grads, retain_graph, create_graph, capture, accumulate, acc
             if accumulate and (accumulate_only is None or node in accumulate_only):
                 # `grads` holds the engine's only reference to the gradient (see _stealable)
                 _accumulate(node, grads, create_graph, tensors)
-                if observers:
-                    _notify(observers, "accumulated", node.variable, node.variable._grad)
+                if node_observers:
+                    _notify(node_observers, "accumulated", node.variable, node.variable._grad)
             node = None
             continue
         if needed is not None and node not in needed:

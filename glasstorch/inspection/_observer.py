@@ -39,7 +39,7 @@ import warnings
 import weakref
 
 from .._tensor import Tensor
-from .._seam import seam, add_engine_observer, _Seam
+from .._seam import seam, add_engine_observer, _Seam, _subclasses_exist
 from .._warnings import is_glasstorch_file
 from ..overrides import TorchFunctionMode
 from ..autograd import grad_mode as _grad_mode
@@ -199,17 +199,16 @@ class Cut:
 
 
 class LeafInfo:
-    """What the tracker knows about one leaf's ``.grad``."""
-    __slots__ = ("grad_id", "grad_version", "backwards", "stepped", "carried", "last_backward", "data_taken")
+    """What the tracker knows about one parameter's ``.grad``, from the optimizer steps that used it
+    (see ``_step_pre_hook``)."""
+    __slots__ = ("grad_id", "grad_version", "step_backward", "backwards", "data_taken")
 
     def __init__(self):
-        self.grad_id = None
+        self.grad_id = None         # id and version of the .grad the last step used
         self.grad_version = -1
-        self.backwards = 0          # backward passes summed into the current .grad
-        self.stepped = False        # an optimizer step has used the current .grad
-        self.carried = False        # the current .grad holds gradients from before that step
-        self.last_backward = 0      # index of the last backward that gave this leaf a gradient
-        self.data_taken = False     # .data of the current .grad was taken (it may be zeroed through it)
+        self.step_backward = 0      # the backward count at that step
+        self.backwards = 0          # backward passes summed into that .grad
+        self.data_taken = False     # .data of that .grad was taken since (it may be zeroed through it)
 
 
 class Tracker:
@@ -219,12 +218,12 @@ class Tracker:
         self.ever_active = False
         self.backward_count = 0        # loss.backward() passes (not autograd.grad)
         self.step_count = 0            # optimizer steps
-        self.leaves = IdTable()        # leaf tensor -> LeafInfo
+        self.step_infos = IdTable()    # optimizer -> {id(parameter): LeafInfo}
         self.cut_of = IdTable()        # leaf tensor -> Cut that kept its gradient away
         self.cut_results = IdTable()   # tensor made by a cut -> Cut
         self.made_from_data = IdTable()  # tensor made by torch.tensor/as_tensor/from_numpy -> (how, where)
-        self.resets = IdTable()        # optimizer/module -> (filename, lineno, backward_count) of its last
-        #                                zero_grad(set_to_none=True)
+        self.resets = IdTable()        # optimizer/module (or a leaf reset by hand) -> (filename, lineno,
+        #                                backward_count) of the line that last set its .grad(s) to None
         self.forced = IdTable()        # leaf whose requires_grad the user switched on -> (filename, lineno)
         self.grad_read = IdTable()     # forced leaf whose .grad the user read -> True
         self.consumed = IdTable()      # root node of a finished backward -> backward index
@@ -234,8 +233,8 @@ class Tracker:
         self.root_modules = IdTable()  # top-level modules called -> True (for parameter names)
         self.modules_seen = IdTable()  # every module called -> whether the user called it at top level
         self.optimizers = IdTable()    # optimizers seen -> True
-        self.last_reached = None       # ids of leaves the last backward gave a gradient
-        self.grad_of = {}              # id(a leaf's .grad) -> the leaf's LeafInfo (checked by its grad_id)
+        self.last_reached = None       # ids of the leaves the last backward reached (when something asks)
+        self.grad_of = {}              # id(a parameter's .grad at the last step) -> its LeafInfo
 
     # -- names ----------------------------------------------------------------------------
     def param_name(self, t):
@@ -262,6 +261,7 @@ class Tracker:
 
 
 tracker = Tracker()
+_modules_seen_d = tracker.modules_seen._d    # (read directly by the module hook, on every module call)
 
 
 class Checks:
@@ -322,8 +322,8 @@ class Glass(TorchFunctionMode):
     def __init__(self):
         super().__init__()
         self.mark = 0                  # the newest node seen: a call's new nodes are the newer ones
+        self.aside = None              # its place in the mode stack while it stands back (an optimizer step)
         self.backward_call = None      # (counted, retain_graph) of the backward call being run
-        self.zero_grad_left = set()    # ids of the parameters the zero_grad() call noted has yet to reset
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         if kwargs is None:
@@ -514,61 +514,54 @@ def _setting_requires_grad(glass, func, args, kwargs):
 
 def _reading_grad(glass, func, args, kwargs):
     """``t.grad``: a non-leaf's (the seatbelt's NonLeafParameterWarning), a forced leaf's (its
-    gradient is used after all); for record(), the first read of a ``zero_grad()`` call (which
-    reads every gradient: with them all None, it sets none)."""
+    gradient is used after all)."""
     t = args[0]
-    if t._grad_fn is not None:
-        if not t._retains_grad and checks.on:
-            caller = _user_caller()
-            if caller is not None:
-                checks.nonleaf_grad(t, caller)
-    elif timelines and id(t) not in glass.zero_grad_left:
-        caller = caller_of_call()
-        if caller is not None and caller.f_code in _ZERO_GRAD_CODES:
-            _zero_grad_call(glass, caller)
+    if t._grad_fn is not None and not t._retains_grad and checks.on:
+        caller = _user_caller()
+        if caller is not None:
+            checks.nonleaf_grad(t, caller)
     if tracker.forced._d and t in tracker.forced:
         tracker.grad_read.set(t, True)
     return func(*args, **kwargs)
 
 
 def _setting_grad(glass, func, args, kwargs):
-    """``t.grad = None`` by ``zero_grad()``: the gradients reset (explain's "reset", record's event)."""
+    """``t.grad = None`` written by the user: the gradient reset (explain's "reset")."""
     t = args[0]
     if args[1] is None and t._grad is not None:
-        left = glass.zero_grad_left
-        if id(t) in left:       # the rest of a zero_grad() call already noted
-            left.discard(id(t))
-        else:
-            caller = caller_of_call()
-            if caller is not None and caller.f_code in _ZERO_GRAD_CODES:
-                _zero_grad_call(glass, caller)
-                glass.zero_grad_left.discard(id(t))
+        frame = _user_caller()
+        if frame is not None:
+            tracker.resets.set(t, (frame.f_code.co_filename, frame.f_lineno, tracker.backward_count))
     return func(*args, **kwargs)
 
 
-def _zero_grad_call(glass, frame):
-    """The first ``.grad`` a ``zero_grad()`` call reads or resets: note the call once, as a whole (the
-    parameters it will reset next are not looked at again)."""
-    owner = frame.f_locals.get("self")
-    if owner is None:
-        return
-    glass.zero_grad_left = {id(p) for p in owner_params(owner) if p._grad is not None}
-    set_to_none = frame.f_locals.get("set_to_none", True)
+def _zero_grad(glass, func, args, kwargs):
+    """``optimizer.zero_grad()`` / ``module.zero_grad()``: the gradients reset, at the user's line
+    (explain's "reset"); record() logs the call."""
+    owner = args[0]
+    set_to_none = kwargs.get("set_to_none", args[1] if len(args) > 1 else True)
+    frame = _user_caller() or user_site(1)[0]
     is_optimizer = hasattr(owner, "param_groups")
     if is_optimizer:
         _seen_optimizer(owner)
-    _note_zero_grad(owner, lambda: owner_params(owner), set_to_none, frame, "optimizer" if is_optimizer else "module")
+    if set_to_none and frame is not None:
+        tracker.resets.set(owner, (frame.f_code.co_filename, frame.f_lineno, tracker.backward_count))
+    if timelines:
+        params = [p for p in owner_params(owner) if p._grad is not None]
+        _timeline("zero_grad", "optimizer" if is_optimizer else "module", params, set_to_none, where_of(frame))
+    return func(*args, **kwargs)
 
 
 def _reading_is_leaf(glass, func, args, kwargs):
-    """``t.is_leaf``: an optimizer checking the parameters it is given (``add_param_group``)."""
+    """``t.is_leaf`` read by an optimizer checking the parameters it is given (``add_param_group``): a
+    non-leaf given to it."""
     out = func(*args, **kwargs)
-    caller = caller_of_call()
-    if caller is not None and caller.f_code is _ADD_PARAM_GROUP_CODE[0]:
-        optimizer = caller.f_locals.get("self")
-        if optimizer is not None:
-            tracker.optimizers.set(optimizer, True)
-            if not out and checks.on:
+    if not out and checks.on:
+        caller = caller_of_call()
+        if caller is not None and caller.f_code is _ADD_PARAM_GROUP_CODE[0]:
+            optimizer = caller.f_locals.get("self")
+            if optimizer is not None:
+                _seen_optimizer(optimizer)
                 frame, _ = user_site(1)
                 checks.add_param_group(optimizer, {"params": [args[0]]}, frame)
     return out
@@ -588,21 +581,17 @@ def _backward_call(counted):
     def handle(glass, func, args, kwargs):
         retain = kwargs.get("retain_graph")
         create = kwargs.get("create_graph", False)
-        frame = caller_of_call()
-        while frame is not None and is_glasstorch_file(frame.f_code.co_filename):
-            frame = frame.f_back
-        glass.backward_call = (counted, bool(retain if retain is not None else create), frame)
+        # (the frame that called it: the user's line, unless glasstorch called it -- looked for further
+        # out only when something is reported)
+        glass.backward_call = (counted, bool(retain if retain is not None else create), caller_of_call())
         try:
-            out = func(*args, **kwargs)
+            return func(*args, **kwargs)
         finally:
             glass.backward_call = None
-        glass.after(func, args, kwargs, out)
-        return out
     return handle
 
 
 _HANDLERS = {}
-_ZERO_GRAD_CODES = set()          # Optimizer.zero_grad, Module.zero_grad (filled when they are imported)
 _ADD_PARAM_GROUP_CODE = [None]
 _CUTTING = {"detach": "detach()", "item": ".item()", "numpy": ".numpy()", "tolist": ".tolist()",
             "__float__": "float()", "__int__": "int()", "__array__": "a NumPy conversion (np.asarray)"}
@@ -628,6 +617,10 @@ def _build_handlers():
     _HANDLERS[Tensor.grad.__get__] = _reading_grad
     _HANDLERS[Tensor.grad.__set__] = _setting_grad
     _HANDLERS[Tensor.is_leaf.__get__] = _reading_is_leaf
+    from ..optim.optimizer import Optimizer
+    from ..nn.modules.module import Module
+    _HANDLERS[Optimizer.zero_grad] = _zero_grad
+    _HANDLERS[Module.zero_grad] = _zero_grad
     _HANDLERS[nn_loss.cross_entropy] = _cross_entropy
     _HANDLERS[Tensor.backward] = _backward_call(True)
     _HANDLERS[autograd.backward] = _backward_call(True)
@@ -636,11 +629,9 @@ def _build_handlers():
 
 def _build_training_codes():
     """The optimizer's and module's methods whose calls the glass recognises by their frames."""
-    if _ZERO_GRAD_CODES:
+    if _ADD_PARAM_GROUP_CODE[0] is not None:
         return
     from ..optim.optimizer import Optimizer
-    from ..nn.modules.module import Module
-    _ZERO_GRAD_CODES.update({Optimizer.zero_grad.__code__, Module.zero_grad.__code__})
     _ADD_PARAM_GROUP_CODE[0] = Optimizer.add_param_group.__code__
 
 
@@ -741,14 +732,13 @@ def _resolve_cuts(reached):
 # The engine's events
 # ----------------------------------------------------------------------------------------------
 class BackwardWatch:
-    """The engine observer: which leaves each backward pass gives a gradient, and how ``.grad`` got
-    there (new, or summed with what a previous backward left). It takes no per-node events (each
-    would cost every node of every backward): what ``.grad`` was before is read from what it is
-    after -- the engine adds into an unchanged ``.grad`` in place, bumping its version once."""
+    """The engine observer: each backward pass starting and ending. It takes no per-node or
+    per-gradient events (each would cost every node of every backward); which leaves a pass reached is
+    read off the graph afterwards, and only when a cut or a forced ``requires_grad`` waits for it."""
 
     def __init__(self, glass):
         self.glass = glass
-        self.passes = []         # per running backward (nested: checkpoint's recompute): [counted, leaves reached]
+        self.passes = []         # per running backward (nested: checkpoint's recompute): whether it counts
 
     def backward_started(self, roots):
         call = self.glass.backward_call
@@ -756,72 +746,69 @@ class BackwardWatch:
         if call is not None:
             counted, retain, frame = call
         else:
-            counted, retain, frame = True, False, user_site(1)[0]
+            counted, retain, frame = True, False, caller_of_call() or sys._getframe(1)
         t = tracker
         if counted:
             t.backward_count += 1
-        self.passes.append((counted, set()))
+        self.passes.append(counted)
         if checks.on:
             checks.backward_roots(roots, frame)
         if timelines:
-            _timeline("backward", roots, retain, where_of(frame))
-
-    def accumulated(self, var, grad):
-        if grad is None:
-            return
-        t = tracker
-        self.passes[-1][1].add(id(var))
-        e = t.leaves._d.get(id(var))
-        info = e[1] if e is not None and e[0]() is var else None
-        if info is None:
-            info = LeafInfo()
-            t.leaves.set(var, info)
-            same = False
-        else:
-            # added in place into the very .grad the last backward left, unchanged since?
-            same = id(grad) == info.grad_id and grad._vc.version == info.grad_version + 1
-        if same and info.stepped and not info.carried:
-            # A step used that .grad, and it was not reset (zero_grad, set to None, zeroed in place):
-            # carried over -- unless it was zeroed through .data, which escapes the version counter;
-            # .data taken from it is all that can be seen of that, and is given the benefit of the doubt.
-            info.carried = not info.data_taken
-            if not info.carried:
-                same = False
-        if not same:
-            info.backwards, info.stepped, info.carried = 1, False, False
-        else:
-            info.backwards += 1
-        info.data_taken = False
-        info.grad_id, info.grad_version = id(grad), grad._vc.version
-        t.grad_of[id(grad)] = info
-        info.last_backward = t.backward_count
-        if t.cut_of._d:
-            t.cut_of.pop(var)
-        if timelines:
-            _timeline("accumulate", var, tuple(grad.shape))
+            _timeline("backward", roots, retain, where_of(_outside(frame)))
 
     def backward_finished(self, roots):
-        counted, reached = self.passes.pop()
+        counted = self.passes.pop()
         t = tracker
         for node, _ in roots:
             if node is not None:
                 t.consumed.set(node, t.backward_count)
         if counted:
-            t.last_reached = reached
-            _resolve_cuts(reached)
+            if t.pending or t.nograd_modules or t.forced._d:
+                t.last_reached = _leaves_reached(roots)
+                _resolve_cuts(t.last_reached)
+            else:
+                t.last_reached = None
         if timelines:
             _timeline("backward_end")
 
 
+def _outside(frame):
+    """``frame``, or the first frame outside glasstorch above it."""
+    while frame is not None and is_glasstorch_file(frame.f_code.co_filename):
+        frame = frame.f_back
+    return frame
+
+
+def _leaves_reached(roots):
+    """ids of the leaves (with a gradient now) that the graph behind ``roots`` leads to."""
+    reached, seen = set(), set()
+    stack = [n for n, _ in roots if n is not None]
+    while stack:
+        n = stack.pop()
+        if id(n) in seen:
+            continue
+        seen.add(id(n))
+        if type(n) is AccumulateGrad:
+            if n.variable._grad is not None:
+                reached.add(id(n.variable))
+            continue
+        stack.extend(m for m, _ in n.next_functions if m is not None)
+    return reached
+
+
 class NodeWatch:
-    """The engine observer record() adds (one per thread): each node run, and whether its saved
-    values were freed."""
+    """The engine observer record() adds (one per thread): each node run, whether its saved values
+    were freed, each gradient accumulated into a leaf."""
 
     def node_started(self, node):
         _timeline("node_started", node)
 
     def node_finished(self, node, grads_in, grads_out):
         _timeline("node_finished", node, grads_in)
+
+    def accumulated(self, var, grad):
+        if grad is not None:
+            _timeline("accumulate", var, tuple(grad.shape))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -833,23 +820,50 @@ def _seen_optimizer(optimizer):
 
 
 def _step_pre_hook(optimizer, args, kwargs):
+    """Before ``optimizer.step()``: which parameters' ``.grad`` was carried over from the step before.
+
+    Only the versions say, so nothing is watched per backward: the engine adds a gradient into an
+    unchanged ``.grad`` in place, bumping its version once per backward pass, and ``zero_()`` bumps
+    it once more. A ``.grad`` that is the very one the last step used, to which every backward pass
+    since added and which nothing zeroed in place (nor, as far as can be seen, through ``.data``,
+    which escapes the version counter) still holds the old gradient."""
     glass = _thread.glass
     if glass is None:
         return
     t = tracker
-    _seen_optimizer(optimizer)
-    leaves = t.leaves._d
-    params = []   # (parameter, its LeafInfo or None)
+    infos = t.step_infos.get(optimizer)
+    if infos is None:
+        _seen_optimizer(optimizer)
+        infos = {}
+        t.step_infos.set(optimizer, infos)
+    grad_of, count = t.grad_of, t.backward_count
+    carried, missing = [], False
     for group in optimizer.param_groups:
         for p in group["params"]:
-            e = leaves.get(id(p))
-            params.append((p, e[1] if e is not None and e[0]() is p else None))
+            info = infos.get(id(p))
+            if info is None:
+                info = infos[id(p)] = LeafInfo()
+            g = p._grad
+            if g is None:
+                missing = True
+                info.grad_id = None
+                continue
+            version = g._vc.version
+            if id(g) == info.grad_id:
+                added = version - info.grad_version
+                if added > 0 and added == count - info.step_backward and not info.data_taken:
+                    info.backwards += added
+                    carried.append((p, info))
+                else:
+                    info.backwards = added
+            else:
+                grad_of.pop(info.grad_id, None)
+                grad_of[id(g)] = info
+                info.grad_id, info.backwards = id(g), version + 1
+            info.grad_version, info.step_backward, info.data_taken = version, count, False
     if checks.on:
-        checks.step(optimizer, params)
+        checks.step(optimizer, carried, missing)
     t.step_count += 1
-    for p, info in params:
-        if info is not None and p._grad is not None:
-            info.stepped = True
     if timelines:
         _timeline("step", optimizer, user_where(1))
     # The update itself (in-place arithmetic on the parameters, under no_grad) has nothing to show:
@@ -861,36 +875,47 @@ def _step_pre_hook(optimizer, args, kwargs):
 
 def _step_post_hook(optimizer, args, kwargs):
     glass = _thread.glass
-    if glass is not None:
+    if glass is not None and glass.aside is not None:
         _stand_back(glass)
 
 
 def _stand_back(glass, back=False):
-    """Take the glass off the mode stack (``back``) or put it back where it was."""
+    """Take the glass off the mode stack (``back``) or put it back where it was. (The seam's `on` flag
+    is set directly when nothing else is on the stack: the usual case, twice a step.)"""
     modes = seam.function_modes
     if back:
-        if glass in modes:
-            _thread.aside = modes.index(glass)
+        if modes and modes[-1] is glass:
+            glass.aside = len(modes) - 1
+            modes.pop()
+            if not modes and not _subclasses_exist[0]:
+                seam.on = False
+            else:
+                seam._refresh()
+        elif glass in modes:
+            glass.aside = modes.index(glass)
             modes.remove(glass)
             seam._refresh()
-    elif _thread.aside is not None:
-        index, _thread.aside = _thread.aside, None
-        if glass not in modes:
+    elif glass.aside is not None:
+        index, glass.aside = glass.aside, None
+        if not modes and not seam.function_disabled and not _subclasses_exist[0]:
+            modes.append(glass)
+            seam.on = True
+        elif glass not in modes:
             modes.insert(min(index, len(modes)), glass)
             seam._refresh()
 
 
 def _module_pre_hook(module, args):
+    e = _modules_seen_d.get(id(module))
+    if e is not None and _state.enabled and e[0]() is module:
+        return      # the hot path: a known module in a training step
+    t = tracker
+    first = e is None or e[0]() is not module
     glass = _thread.glass
     if glass is None:
         return
-    if _thread.aside is not None:      # a step that raised: the glass watches again
+    if glass.aside is not None:        # a step that raised: the glass watches again
         _stand_back(glass)
-    t = tracker
-    e = t.modules_seen._d.get(id(module))
-    first = e is None or e[0]() is not module
-    if not first and _state.enabled:
-        return      # the hot path: a known module in a training step
     frame = _module_caller(module)
     if frame is None or is_glasstorch_file(frame.f_code.co_filename):
         if first:
@@ -910,7 +935,7 @@ def _module_pre_hook(module, args):
         checks.module_call(module, frame, first)
 
 
-_CALL_CODES = set()    # Module.__call__'s code (torch's _call_impl), filled when nn is imported
+_CALL_CODES = set()    # id of Module.__call__'s code (torch's _call_impl), filled when nn is imported
 
 
 def _module_caller(module):
@@ -919,7 +944,7 @@ def _module_caller(module):
     for _ in range(8):
         if f is None:
             return None
-        if f.f_code in _CALL_CODES and f.f_locals.get("self") is module:
+        if id(f.f_code) in _CALL_CODES and f.f_locals.get("self") is module:
             return f.f_back
         f = f.f_back
     return None
@@ -929,27 +954,19 @@ def _inside_module_call(frame):
     """Whether ``frame`` runs inside another module's call (a user forward() calling a submodule)."""
     f = frame.f_back
     while f is not None:
-        if f.f_code in _CALL_CODES:
+        if id(f.f_code) in _CALL_CODES:
             return True
         f = f.f_back
     return False
 
 
-def _note_zero_grad(owner, params, set_to_none, frame, what):
-    """``owner.zero_grad()`` ran (an optimizer or a module); ``params()`` lists what it resets."""
-    t = tracker
-    while frame is not None and is_glasstorch_file(frame.f_code.co_filename):
-        frame = frame.f_back    # called from inside glasstorch: the user's line is further out
-    if set_to_none and frame is not None:
-        t.resets.set(owner, (frame.f_code.co_filename, frame.f_lineno, t.backward_count))
-    if timelines:
-        _timeline("zero_grad", what, [p for p in params() if p._grad is not None], set_to_none, where_of(frame))
-
-
 def reset_of(tensor):
-    """(filename, lineno, backward count) of the last zero_grad(set_to_none=True) that covers ``tensor``."""
-    best = None
+    """(filename, lineno, backward count) of the last line that set ``tensor.grad`` to None: a
+    ``zero_grad()`` of an optimizer or module holding it, or the user's own ``t.grad = None``."""
+    best = tracker.resets.get(tensor)
     for owner, rec in tracker.resets.items():
+        if owner is tensor or not hasattr(owner, "parameters") and not hasattr(owner, "param_groups"):
+            continue
         try:
             params = owner_params(owner)
         except Exception:
@@ -971,7 +988,6 @@ def owner_params(owner):
 class _ThreadState(threading.local):
     sessions = 0        # open inspection sessions in this thread
     glass = None        # this thread's Glass, while a session is open
-    aside = None        # the glass's place in the mode stack while it stands back (an optimizer step)
     remove_watch = None
     recording = 0       # open record() sessions in this thread
     remove_node_watch = None
@@ -997,7 +1013,6 @@ def acquire():
             glass = Glass()
             glass.__enter__()
             st.glass = glass
-            st.aside = None
             st.remove_watch = add_engine_observer(BackwardWatch(glass))
         st.sessions += 1
         tracker.ever_active = True
@@ -1031,7 +1046,7 @@ def _install_global_hooks():
     except ImportError:   # pragma: no cover - a partial install
         return
     _build_training_codes()
-    _CALL_CODES.add(_module.Module._call_impl.__code__)
+    _CALL_CODES.add(id(_module.Module._call_impl.__code__))
     _global_handles.append(_optimizer.register_optimizer_step_pre_hook(_step_pre_hook))
     _global_handles.append(_optimizer.register_optimizer_step_post_hook(_step_post_hook))
     _global_handles.append(_module.register_module_forward_pre_hook(_module_pre_hook))

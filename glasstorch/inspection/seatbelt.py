@@ -318,20 +318,22 @@ class _SeatbeltChecks(_observer.Checks):
         frames holds them, that is the trap; a running total is the chains' case (``_kept_alive``)."""
         if frame is None:
             return
-        where = (frame.f_code, frame.f_lineno)
+        where = (id(frame.f_code), frame.f_lineno)   # (a code object's hash is costly)
         refs = self.roots_by_line.get(where)
         if refs is None:
             refs = self.roots_by_line[where] = []
         alive = None
         if len(refs) >= 2:
             refs[:] = [r for r in refs[-8:] if r() is not None]
-            alive = {id(r()) for r in refs}
+            if len(refs) >= 2:
+                alive = {id(r()) for r in refs} - {id(n) for n, _ in roots}  # (a root backwarded again)
         for node, _ in roots:
             if node is not None and type(node) is not AccumulateGrad:
                 refs.append(weakref.ref(node))
-        if alive is not None:
-            alive -= {id(n) for n, _ in roots}      # (a root backwarded again, retain_graph=True)
         if alive is None or len(alive) < 2:
+            return
+        frame = _observer._outside(frame)
+        if frame is None:
             return
         where = (frame.f_code.co_filename, frame.f_lineno)
         found = _container_holding(frame, alive)
@@ -348,22 +350,14 @@ class _SeatbeltChecks(_observer.Checks):
         _warn(GraphKeptAliveWarning, msg, line)
 
     # -- optimizer.step(): missing zero_grad, cut parameters, forced leaves ----------------
-    def step(self, optimizer, params):
-        """``params``: (parameter, LeafInfo or None) for every parameter the optimizer holds."""
-        self._forced_and_unused()
-        carried = []
-        backwards = 0
-        missing = False
-        check_carried = not (self.accumulate or optimizer in self.expected)
-        for p, info in params:
-            g = p._grad
-            if g is None:
-                missing = True
-            elif check_carried and info is not None and info.carried and id(g) == info.grad_id \
-                    and g._vc.version == info.grad_version:
-                carried.append(p)
-                backwards = max(backwards, info.backwards)
-        if carried:
+    def step(self, optimizer, carried, missing):
+        """``carried``: (parameter, LeafInfo) for the parameters whose .grad was carried over from the
+        previous step; ``missing``: some parameter has no .grad."""
+        if tracker.forced._d:
+            self._forced_and_unused()
+        if carried and not (self.accumulate or optimizer in self.expected):
+            backwards = max(info.backwards for _, info in carried)
+            carried = [p for p, _ in carried]
             frame, _ = _observer.user_site(1)
             more = f" (and {len(carried) - 1} more)" if len(carried) > 1 else ""
             msg = (f"optimizer.step() is using gradients summed over {backwards} backward passes: the .grad of "
@@ -375,7 +369,7 @@ class _SeatbeltChecks(_observer.Checks):
         if not missing:
             return
 
-        params = [p for p, _ in params]
+        params = _observer.owner_params(optimizer)
         by_cut = {}
         for p in params:
             if p._grad is None and p._requires_grad:
@@ -439,6 +433,7 @@ class _SeatbeltChecks(_observer.Checks):
         _warn(ForcedRequiresGradWarning, msg, where)
 
     def backward_roots(self, roots, frame):
+        """``frame``: the one that called backward() (the user's, usually)."""
         self._kept_in_container(roots, frame)
         if self.consumers._d:
             for node, _ in roots:

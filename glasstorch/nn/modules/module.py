@@ -25,6 +25,7 @@ from typing import Any, Optional, Union
 
 import glasstorch
 from glasstorch._tensor import Tensor
+from glasstorch._seam import seam
 from glasstorch.autograd.grad_mode import no_grad
 from glasstorch.nn.parameter import Buffer, Parameter, is_lazy
 from glasstorch.nn.utils.hooks import BackwardHook, RemovableHandle
@@ -768,8 +769,14 @@ class Module:
     def _call_impl(self, *args, **kwargs):
         # Fast path: a module without hooks is exactly its forward.
         if not (self._forward_pre_hooks or self._forward_hooks or self._backward_hooks or self._backward_pre_hooks
-                or _global_forward_pre_hooks or _global_forward_hooks or _global_backward_hooks
-                or _global_backward_pre_hooks):
+                or _global_forward_hooks or _global_backward_hooks or _global_backward_pre_hooks):
+            if not _global_forward_pre_hooks:
+                return self.forward(*args, **kwargs)
+            # only global forward pre-hooks (a tool watching every module call): they, then forward
+            for hook in _global_forward_pre_hooks.values():
+                args_result = hook(self, args)
+                if args_result is not None:
+                    args = args_result if isinstance(args_result, tuple) else (args_result,)
             return self.forward(*args, **kwargs)
         return self._call_with_hooks(args, kwargs)
 
@@ -1426,7 +1433,10 @@ class Module:
         return self
 
     def zero_grad(self, set_to_none: bool = True) -> None:
-        r"""Reset gradients of all parameters: to ``None`` (default), or to zeros in place."""
+        r"""Reset gradients of all parameters: to ``None`` (default), or to zeros in place (one call for
+        a function mode, as ``Optimizer.zero_grad``)."""
+        if seam.on:
+            return seam.torch_function(Module.zero_grad, (self,), {"set_to_none": set_to_none})
         for p in self.parameters():
             if p.grad is not None:
                 if set_to_none:
