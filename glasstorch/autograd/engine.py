@@ -18,7 +18,9 @@ mode off unless ``create_graph=True``, so backward pays nothing for recording by
 ``run_backward``, ``_collect`` and ``_accumulate`` are looked up by name at call time: the
 inspection tools wrap them to watch a backward pass.
 """
+import itertools
 import sys
+import threading
 import warnings
 from heapq import heappush, heappop
 
@@ -148,6 +150,8 @@ def run_backward(roots, root_grads, retain_graph, create_graph, capture=None, ac
         # those that want each node's or each accumulation's events (the others then cost nothing there)
         node_observers = [o for o in observers if hasattr(o, "node_started") or hasattr(o, "node_finished")
                           or hasattr(o, "accumulated")]
+    tasks = _tasks.stack
+    tasks.append(GraphTask())
     try:
         grads = list(root_grads) if tensors else [g._data for g in root_grads]
         captured = _run(roots, grads, retain_graph, create_graph, capture, accumulate, accumulate_only, tensors,
@@ -156,9 +160,44 @@ def run_backward(roots, root_grads, retain_graph, create_graph, capture=None, ac
             captured = [_as_tensor(g) for g in captured]
         return captured
     finally:
+        tasks.pop()
         _state.enabled = prev_enabled
         if observers:
             _notify(observers, "backward_finished", roots)
+
+
+class GraphTask:
+    """The backward pass running now (torch's graph task): its id, and which nodes it will run
+    (``torch._C._current_graph_task_id``, ``torch._C._will_engine_execute_node``, which hooks such as
+    ``register_multi_grad_hook`` ask)."""
+    _next_id = itertools.count().__next__
+
+    def __init__(self):
+        self.id = GraphTask._next_id()
+        self.reached = ()
+        self.needed = None
+        self._reached_set = None
+
+    def will_execute(self, node):
+        if self.needed is not None:
+            return node in self.needed
+        if self._reached_set is None:
+            self._reached_set = set(self.reached)
+        return node in self._reached_set
+
+
+class _Tasks(threading.local):
+    def __init__(self):
+        self.stack = []     # the running backward passes, innermost last (checkpoint's run one inside)
+
+
+_tasks = _Tasks()
+
+
+def current_graph_task():
+    """The innermost running backward pass in this thread, or None."""
+    stack = _tasks.stack
+    return stack[-1] if stack else None
 
 
 def _notify(observers, event, *args):
@@ -178,6 +217,8 @@ def _run(roots, root_grads, retain_graph, create_graph, capture, accumulate, acc
         needed = _needed(reached, {n for n, _ in capture})
     elif accumulate_only is not None:
         needed = _needed(reached, accumulate_only | {n for n, _ in (capture or ())})
+    task = _tasks.stack[-1]
+    task.reached, task.needed = reached, needed
 
     # the input buffers: node -> [gradient per output of the node]. A gradient the engine summed
     # itself ((node, output_nr) in `summed`) is seen by no one else: more can be added in place.
@@ -205,7 +246,7 @@ def _run(roots, root_grads, retain_graph, create_graph, capture, accumulate, acc
             grads = [None] * node.num_outputs
         if node_observers:
             _notify(node_observers, "node_started", node)
-        if node._hooked:
+        if node._hooked and (needed is None or node in needed):   # (a node that need not run: nor its hooks)
             grads = _run_tensor_pre_hooks(node, grads, tensors)
         if capture is not None:
             for nr in range(len(grads)):
