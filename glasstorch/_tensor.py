@@ -112,6 +112,14 @@ def bump_version(t, op_name):
     vc.where = (f.f_code.co_filename, f.f_lineno) if f is not None else None
 
 
+class _intercepted_property(property):
+    """A Tensor property that a function mode sees (``Tensor.grad.__get__``, ``Tensor.grad.__set__``),
+    named as torch's descriptors are (``func.__self__.__name__ == 'grad'``)."""
+
+    def __set_name__(self, owner, name):
+        self.__name__ = name
+
+
 class Tensor:
     __slots__ = ("_data", "_requires_grad", "_grad_fn", "_grad", "_output_nr", "_vc", "_base",
                  "_retains_grad", "_backward_hooks", "_post_accumulate_grad_hooks", "_accumulator",
@@ -187,7 +195,7 @@ class Tensor:
         return out
 
     # ---- autograd state ---------------------------------------------------------------
-    @property
+    @_intercepted_property
     def requires_grad(self):
         return self._requires_grad
 
@@ -224,7 +232,7 @@ class Tensor:
             fn = regenerate_view_grad_fn(self)  # the base was modified in place since this view was made
         return fn
 
-    @property
+    @_intercepted_property
     def is_leaf(self):
         if seam.on:
             return seam.torch_function(_IS_LEAF.__get__, (self,), {})
@@ -234,7 +242,7 @@ class Tensor:
     def output_nr(self):
         return self._output_nr
 
-    @property
+    @_intercepted_property
     def grad(self):
         if seam.on:
             return seam.torch_function(_GRAD.__get__, (self,), {})
@@ -348,7 +356,7 @@ class Tensor:
         self._requires_grad = False
         return self
 
-    @property
+    @_intercepted_property
     def data(self):
         if seam.on:
             return seam.torch_function(_DATA.__get__, (self,), {})

@@ -1048,6 +1048,8 @@ def _inplace_binary(name, op, ufunc):
     op = _keeping_dtype(op)
 
     def op_(self, other, *, alpha=1):
+        if seam.on:
+            return seam.torch_function(op_, (self, other), {"alpha": alpha} if alpha != 1 else {})
         if _check_inplace(self, (other,)):
             return inplace(self, name, op, other, alpha=alpha) if alpha != 1 else inplace(self, name, op, other)
         d = self._data
@@ -1065,7 +1067,7 @@ def _inplace_binary(name, op, ufunc):
                                f"{list(xp.broadcast_shapes(d.shape, xp.shape(o)))}") from None
         bump_version(self, name)
         return self
-    op_.__name__ = name
+    op_.__name__, op_.__qualname__ = name, "Tensor." + name
     return op_
 
 
@@ -1075,6 +1077,8 @@ Tensor.mul_ = Tensor.__imul__ = Tensor.multiply_ = _inplace_binary("mul_", lambd
 
 
 def _div_(self, other, *, rounding_mode=None):
+    if seam.on:
+        return seam.torch_function(_div_, (self, other), {"rounding_mode": rounding_mode} if rounding_mode else {})
     if rounding_mode is not None or self._data.dtype.kind not in "fc" or _check_inplace(self, (other,)):
         return inplace(self, "div_", div, other, rounding_mode=rounding_mode)
     d = self._data
@@ -1083,6 +1087,7 @@ def _div_(self, other, *, rounding_mode=None):
     return self
 
 
+_div_.__name__, _div_.__qualname__ = "div_", "Tensor.div_"
 Tensor.div_ = Tensor.__itruediv__ = Tensor.divide_ = Tensor.true_divide_ = _div_
 Tensor.pow_ = Tensor.__ipow__ = lambda self, e: inplace(self, "pow_", pow, e)
 Tensor.__ifloordiv__ = Tensor.floor_divide_ = lambda self, o: inplace(self, "floor_divide_", floor_divide, o)
