@@ -26,6 +26,7 @@ import weakref
 from . import grad_mode
 from .anomaly_mode import _anomaly
 from .._array import positions_in, data_ptr
+from .._hooks import RemovableHandle
 
 _state = grad_mode._state
 _next_seq = itertools.count(1).__next__  # creation order of nodes (a counter, not a class attribute:
@@ -258,28 +259,8 @@ def _wrapped_number(v):
     return _wrap(xp.asarray(v, dtype=dt))
 
 
-class RemovableHandle:
-    _next_id = 0
-
-    def __init__(self, hooks_dict):
-        self.hooks_dict_ref = weakref.ref(hooks_dict)
-        self.id = RemovableHandle._next_id
-        RemovableHandle._next_id += 1
-
-    def remove(self):
-        d = self.hooks_dict_ref()
-        if d is not None:
-            d.pop(self.id, None)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.remove()
-
-
 class _HookDict(dict):
-    """A dict that a weakref can point at (plain dicts can't)."""
+    """A dict that a weakref can point at (plain dicts can't): a RemovableHandle holds its dict weakly."""
     __slots__ = ("__weakref__",)
 
 
