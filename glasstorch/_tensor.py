@@ -269,7 +269,7 @@ class Tensor:
                                    "tensor are the same size")
             if value._data.dtype != self._data.dtype:
                 raise RuntimeError(
-                    f"attempting to assign a gradient with dtype '{_scalar_type_name(value.dtype)}' to a tensor with "
+                    f"attempting to assign a gradient with dtype '{_dtype.cpp_name(value.dtype)}' to a tensor with "
                     f"grad_dtype '{self.dtype._legacy}'. The gradient must match the tensor's grad_dtype (defaults "
                     "to the tensor's dtype). You can set the tensor's grad_dtype attribute with a specific dtype, or "
                     "None to allow any dtype. Set grad_dtype with caution. Diverging the dtypes of a tensor and its "
@@ -615,14 +615,6 @@ def _convert(result, cls):
 # The properties torch intercepts: a mode sees ``Tensor.grad.__get__(t)``, ``Tensor.grad.__set__(t, g)``...
 _GRAD, _DATA, _IS_LEAF, _REQUIRES_GRAD = (Tensor.__dict__[n] for n in ("grad", "data", "is_leaf", "requires_grad"))
 _NO_WRAP = {_GRAD.__get__}   # functions whose results stay plain (torch: Tensor._base, .grad getters)
-
-
-def _scalar_type_name(dtype):
-    """torch's C++ name of a dtype in messages: float32 -> 'float', float64 -> 'double'."""
-    return {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
-            "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
-            "uint8": "unsigned char", "complex64": "c10::complex<float>",
-            "complex128": "c10::complex<double>"}.get(dtype.name, dtype.name)
 
 
 def _rebuild_tensor(array, requires_grad, cls=Tensor):

@@ -2,7 +2,7 @@
 einsum, and torch.linalg's common functions."""
 from .. import _dtype
 from .._tensor import Tensor, _wrap
-from .._array import xp
+from .._array import xp, broadcast_error
 from ._op import _state, method, record, make_node_class, result_dtype
 from .._ops import defop, aten
 from .._seam import seam
@@ -182,7 +182,6 @@ def matmul(input, other):
     try:
         batch = xp.broadcast_shapes(batch1, batch2)
     except ValueError:
-        from .pointwise import broadcast_error
         raise broadcast_error(batch1, batch2) from None
     nbatch = 1
     for s in batch:

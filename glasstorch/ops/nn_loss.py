@@ -11,7 +11,7 @@ import math
 from .._tensor import _wrap
 from .._seam import seam
 from .. import _warnings
-from .._array import xp
+from .._array import xp, broadcast_error
 from ._op import _state, record, make_node_class, result_dtype
 from .pointwise import where
 from .reduction import log_softmax
@@ -68,13 +68,7 @@ def _broadcast_shape(a, b):
     try:
         return tuple(xp.broadcast_shapes(tuple(a), tuple(b)))
     except ValueError:
-        n = max(len(a), len(b))
-        for i in range(1, n + 1):
-            sa, sb = (a[-i] if i <= len(a) else 1), (b[-i] if i <= len(b) else 1)
-            if sa != sb and sa != 1 and sb != 1:
-                raise RuntimeError(f"The size of tensor a ({sa}) must match the size of tensor b ({sb}) at "
-                                   f"non-singleton dimension {n - i}") from None
-        raise
+        raise broadcast_error(a, b) from None
 
 
 def _requires(*tensors):

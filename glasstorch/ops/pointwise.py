@@ -11,7 +11,7 @@ import math
 
 from .. import _dtype
 from .._tensor import Tensor, _wrap
-from .._array import xp, erf as _erf, erfinv as _erfinv, lgamma as _lgamma, digamma as _digamma
+from .._array import xp, erf as _erf, erfinv as _erfinv, lgamma as _lgamma, digamma as _digamma, broadcast_error
 from ._op import (_state, method, operands, float_array, record, make_node_class, inplace, connect,
                   result_dtype, as_tensor_arg, promote_arrays)
 from .._ops import defop, aten
@@ -225,18 +225,6 @@ def _requires(input, other):
 def _shape_error(a, b):
     """torch's error for arrays whose shapes do not broadcast (NumPy raises a ValueError of its own)."""
     return broadcast_error(xp.shape(a), xp.shape(b))
-
-
-def broadcast_error(sa, sb):
-    """The RuntimeError torch raises for shapes ``sa`` and ``sb`` that do not broadcast."""
-    n = builtins.max(len(sa), len(sb))
-    for i in range(n - 1, -1, -1):
-        x = sa[i - n + len(sa)] if i - n + len(sa) >= 0 else 1
-        y = sb[i - n + len(sb)] if i - n + len(sb) >= 0 else 1
-        if x != y and x != 1 and y != 1:
-            return RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b ({y}) at "
-                                f"non-singleton dimension {i}")
-    return RuntimeError(f"shapes {list(sa)} and {list(sb)} cannot be broadcast together")
 
 
 def _check_alpha(a, alpha):
@@ -949,10 +937,6 @@ def lerp(input, end, weight):
     return res
 
 
-_SCALAR_C_TYPES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int", "int64": "int64_t",
-                   "float16": "at::Half", "float32": "float", "float64": "double"}
-
-
 def _fit(value, np_dtype):
     """A Python number as stored in a tensor of ``np_dtype`` (masked_fill, fill_, clamp bounds), with
     torch's overflow check (c10::overflows): floats are truncated if they fit; NaN, inf, complex and
@@ -965,7 +949,7 @@ def _fit(value, np_dtype):
             info = xp.iinfo(np_dtype)
             ok = value == value and (info.min <= value <= info.max or (k == "u" and -info.max <= value < 0))
         if not ok:
-            raise RuntimeError(f"value cannot be converted to type {_SCALAR_C_TYPES.get(np_dtype.name, np_dtype.name)}"
+            raise RuntimeError(f"value cannot be converted to type {_dtype.c_scalar_type_name(np_dtype.name)}"
                                f" without overflow")
         if k == "u" and value < 0:
             value = int(value) + info.max + 1
