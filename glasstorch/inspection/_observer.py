@@ -35,7 +35,6 @@ turns it into warnings (it plugs its checks in with :func:`set_checks`).
 import os
 import sys
 import threading
-import warnings
 import weakref
 
 from .._tensor import Tensor
@@ -92,31 +91,6 @@ def _user_caller():
     ``p.grad`` read by an optimizer, ``x.detach()`` inside a layer)."""
     f = caller_of_call()
     return f if f is not None and not is_glasstorch_file(f.f_code.co_filename) else None
-
-
-def call_warning_at_user(fn, *args, **kwargs):
-    """``fn(*args, **kwargs)``, with the warnings it gives moved to the user's line.
-
-    For the few functions whose warnings use a fixed ``stacklevel`` and that the glass must run
-    itself (``torch.tensor``): the glass's frames would be named instead of the user's line. The
-    warnings are caught and given again at the first frame outside glasstorch, through that
-    module's registry, so the usual once-per-line filtering still applies.
-    """
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        result = fn(*args, **kwargs)
-    if caught:
-        frame, _ = user_site(1)
-        for w in caught:
-            if frame is not None and is_glasstorch_file(w.filename):
-                g = frame.f_globals
-                warnings.warn_explicit(w.message, w.category, frame.f_code.co_filename, frame.f_lineno,
-                                       module=g.get("__name__", "__main__"),
-                                       registry=g.setdefault("__warningregistry__", {}),
-                                       module_globals=g if os.path.isfile(frame.f_code.co_filename) else None)
-            else:
-                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
-    return result
 
 
 # ----------------------------------------------------------------------------------------------
@@ -472,7 +446,7 @@ def _creating(how):
     tensor that requires grad given as the data, that re-wrapping cut its path)."""
     def handle(glass, func, args, kwargs):
         data = args[0] if args else kwargs.get("data")
-        out = call_warning_at_user(func, *args, **kwargs) if how == "torch.tensor(...)" else func(*args, **kwargs)
+        out = func(*args, **kwargs)
         frame = _user_caller()
         if frame is not None and isinstance(out, Tensor):
             if not isinstance(data, Tensor):

@@ -207,7 +207,7 @@ class _SeatbeltChecks(_observer.Checks):
                     break
         if made is not None and isinstance(out, Tensor) and out._data.size == 1:
             # graphs kept alive are held by scalars (a running total of losses): look only at those
-            self._kept_alive(made, args)
+            self._kept_alive(made, args, out)
 
     def _nonfinite(self, func, args, kwargs, out, made):
         """``out`` of ``func(*args, **kwargs)`` holds NaN or inf: report where it first appeared."""
@@ -253,20 +253,21 @@ class _SeatbeltChecks(_observer.Checks):
                    f"(torch.nan_to_num, or drop the rows).")
         _warn(NonFiniteWarning, msg, _observer.user_where(1))
 
-    def _kept_alive(self, node, args):
-        """Does ``node`` (made by a call on ``args``) hold on to a graph that a backward pass already
-        went through?
+    def _kept_alive(self, node, args, out):
+        """Does ``node`` (made by a call on ``args`` that returned ``out``) hold on to a graph that a
+        backward pass already went through?
 
         ``chains`` marks such nodes with the backward passes whose graphs they keep alive: a node made
         from a loss after its backward (``total_loss += loss``), or, through ``consumers`` (which
         scalar-input nodes were built on which node), one made before it (``running = running + loss``
-        then ``loss.backward()``). Two different passes kept alive by one node is the trap.
+        then ``loss.backward()``). Two different passes kept alive by one node is the trap. The inputs'
+        nodes are read off ``node``'s edges: an in-place op (``total_loss += loss`` on a tensor) has
+        already given its first argument the new node.
         """
         consumed, chains = tracker.consumed, self.chains
         cd, chd = consumed._d, chains._d
         backs = None
-        for x in _tensors_in(args, None):
-            fn = x._grad_fn
+        for fn, _ in node.next_functions:
             if fn is None:
                 continue
             k = id(fn)
@@ -278,7 +279,11 @@ class _SeatbeltChecks(_observer.Checks):
                 b = consumed.get(fn)
                 if b is not None:
                     backs = {b} if backs is None else backs | {b}
+        for x in _tensors_in(args, None):
             if x._data.size == 1:
+                fn = node.next_functions[0][0] if x is out else x._grad_fn    # (in place: its old node)
+                if fn is None or fn is node:
+                    continue
                 users = self.consumers.get(fn)
                 if users is None:
                     self.consumers.set(fn, [weakref.ref(node)])

@@ -7,6 +7,15 @@ from .._tensor import Tensor, _wrap, _init, device as _device, Size
 from .._array import xp, namespace, device_type_of, to_device, as_numpy
 from ._op import _state, method, record, make_node_class
 from .._seam import seam
+from .. import _warnings
+
+# What glasstorch (torch) has at its top level from this family; the other public functions here are
+# Tensor methods only (x.view(...)) or torch.linalg's.
+__all__ = ["tensor", "as_tensor", "asarray", "from_numpy", "zeros", "ones", "empty", "full", "zeros_like",
+           "ones_like", "empty_like", "full_like", "eye", "arange", "linspace", "logspace", "scalar_tensor",
+           "manual_seed", "seed", "initial_seed", "get_rng_state", "set_rng_state", "rand", "randn", "randint",
+           "rand_like", "randn_like", "randint_like", "randperm", "normal", "bernoulli", "multinomial",
+           "poisson", "Generator"]
 
 
 def _np_dtype(dtype):
@@ -105,11 +114,9 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     if seam.on:
         return seam.torch_function(tensor, (data,), dict(dtype=dtype, device=device, requires_grad=requires_grad,
                                                          pin_memory=pin_memory))
-    if isinstance(data, Tensor):
-        import warnings
-        warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
-                      "sourceTensor.detach().clone().requires_grad_(True), rather than torch.tensor(sourceTensor).",
-                      UserWarning, stacklevel=2)
+    if isinstance(data, Tensor):   # (at the user's line, also when the seam's frames come in between)
+        _warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
+                       "sourceTensor.detach().clone().requires_grad_(True), rather than torch.tensor(sourceTensor).")
     if dtype is None:
         dtype = _infer_dtype(data)
     return _leaf(_wrap(_place(_to_array(data, dtype), device)), requires_grad)

@@ -7,6 +7,12 @@ from ._op import _state, method, record, make_node_class, result_dtype
 from .._ops import defop, aten
 from .._seam import seam
 
+# What glasstorch (torch) has at its top level from this family; the other public functions here are
+# Tensor methods only (x.view(...)) or torch.linalg's.
+__all__ = ["mm", "bmm", "mv", "dot", "inner", "vdot", "matmul", "addmm", "outer", "ger", "baddbmm", "einsum",
+           "tensordot", "kron", "det", "solve", "eig", "svd", "qr", "cholesky", "matrix_rank", "slogdet",
+           "matrix_power", "cross"]
+
 _DTYPE_OF = _dtype._BY_NUMPY
 
 

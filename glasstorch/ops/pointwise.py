@@ -17,6 +17,23 @@ from ._op import (_state, method, operands, float_array, record, make_node_class
 from .._ops import defop, aten
 from .._seam import seam
 
+# What glasstorch (torch) has at its top level from this family; the other public functions here are
+# Tensor methods only (x.view(...)) or torch.linalg's.
+__all__ = ["neg", "neg_", "abs", "abs_", "sign", "sgn", "reciprocal", "reciprocal_", "exp", "exp_", "exp2",
+           "exp2_", "expm1", "expm1_", "log", "log_", "log2", "log2_", "log10", "log10_", "log1p", "log1p_",
+           "sqrt", "sqrt_", "rsqrt", "rsqrt_", "sin", "sin_", "cos", "cos_", "tan", "tan_", "asin", "asin_",
+           "acos", "acos_", "atan", "atan_", "sinh", "sinh_", "cosh", "cosh_", "tanh", "tanh_", "asinh",
+           "asinh_", "acosh", "acosh_", "atanh", "atanh_", "sigmoid", "sigmoid_", "relu", "relu_", "erf",
+           "erf_", "erfinv", "lgamma", "digamma", "floor", "floor_", "ceil", "ceil_", "trunc", "trunc_", "frac",
+           "frac_", "logical_not", "isnan", "isinf", "isfinite", "signbit", "bitwise_not", "negative", "arcsin",
+           "arccos", "arctan", "absolute", "fix", "square", "round", "round_", "add", "sub", "rsub", "mul",
+           "div", "floor_divide", "remainder", "fmod", "pow", "float_power", "atan2", "arctan2", "maximum",
+           "minimum", "fmax", "fmin", "eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less",
+           "less_equal", "not_equal", "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or",
+           "bitwise_xor", "equal", "allclose", "isclose", "isreal", "isposinf", "isneginf", "where", "clamp",
+           "clip", "clamp_min", "clamp_max", "lerp", "masked_fill", "nan_to_num", "zero_", "fill_", "addcmul",
+           "addcdiv"]
+
 _BF16 = _dtype.bfloat16.numpy_dtype
 
 

@@ -13,6 +13,13 @@ from ._derivatives import expand_reduced
 
 from collections import namedtuple
 
+# What glasstorch (torch) has at its top level from this family; the other public functions here are
+# Tensor methods only (x.view(...)) or torch.linalg's.
+__all__ = ["sum", "nansum", "mean", "nanmean", "prod", "max", "min", "amax", "amin", "aminmax", "argmax",
+           "argmin", "var", "std", "var_mean", "std_mean", "norm", "logsumexp", "softmax", "log_softmax",
+           "cumsum", "cumprod", "cummax", "cummin", "any", "all", "count_nonzero", "sort", "argsort", "topk",
+           "kthvalue", "median", "mode", "unique", "bincount", "histc", "searchsorted", "bucketize"]
+
 
 def _dims(dim, ndim):
     """Normalise dim (None, int or sequence) to a sorted tuple of axes, or None for all.
