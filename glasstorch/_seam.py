@@ -139,7 +139,7 @@ def note_subclass_with_torch_function():
 
 
 def _flat_tensors(args, kwargs):
-    from ._tensor import Tensor
+    from ._tensor import Tensor     # (here: _tensor imports this module)
     for a in list(args) + list((kwargs or {}).values()):
         if isinstance(a, Tensor):
             yield a
@@ -152,7 +152,7 @@ def _flat_tensors(args, kwargs):
 def _overloaded_args(args, kwargs):
     """The arguments whose type overrides ``__torch_function__``, one per type, subclasses before
     their bases (torch's order)."""
-    from ._tensor import Tensor
+    from ._tensor import Tensor     # (here: _tensor imports this module)
     default = Tensor.__torch_function__.__func__
     found = []
     for a in _flat_tensors(args, kwargs):

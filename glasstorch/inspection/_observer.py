@@ -41,7 +41,9 @@ from .._tensor import Tensor
 from .._seam import seam, add_engine_observer, _Seam, _subclasses_exist
 from .._warnings import is_glasstorch_file
 from ..overrides import TorchFunctionMode
+from .. import autograd
 from ..autograd import grad_mode as _grad_mode
+from ..ops import creation, nn_loss
 from ..autograd.graph import AccumulateGrad
 
 _PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
@@ -574,9 +576,6 @@ _CASTS = ("to", "type", "long", "int", "short", "char", "byte", "bool", "half", 
 
 def _build_handlers():
     """The functions with a handler, found where they are defined (nothing of theirs is replaced)."""
-    from .. import autograd
-    from ..ops import creation
-    from ..ops import nn_loss
     for name, how in _CUTTING.items():
         _HANDLERS[vars(Tensor)[name]] = _cutting(how)
     _HANDLERS[Tensor.data.__get__] = _taking_data

@@ -37,6 +37,7 @@ from .._tensor import Tensor
 from ..autograd.graph import AccumulateGrad
 from . import _observer
 from ._observer import tracker
+from .seatbelt import _describe_op, _source_op, _OP_WORDS
 from .._warnings import is_glasstorch_file
 
 __all__ = ["explain", "Explanation", "CAUSES"]
@@ -144,7 +145,6 @@ def _in_live_graph(tensor):
 def _non_leaf(tensor, name):
     fn = tensor._grad_fn
     where = getattr(fn, "_inspect_where", None)
-    from .seatbelt import _describe_op, _source_op, _OP_WORDS
     how = _source_op(where, fn.name()) or _OP_WORDS.get(fn.name()) or fn.name()
     leaves = _leaves(fn)
     if leaves:

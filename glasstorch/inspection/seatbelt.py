@@ -30,8 +30,11 @@ warning                                 when                                    
 
 Without a seatbelt nothing is checked and nothing is installed: glasstorch behaves like torch.
 """
+import atexit
+import linecache
 import math
 import os
+import re
 import sys
 import warnings
 import weakref
@@ -638,8 +641,6 @@ def _container_holding(frame, roots, frames=6):
 def _adding_line(frame, name):
     """(filename, lineno) of the line in ``frame``'s code that adds to ``name`` (``name.append(...)``,
     ``name += [...]``, ``name[k] = ...``), or None."""
-    import linecache
-    import re
     pattern = re.compile(r"\b" + re.escape(name) + r"\s*(\.(append|extend|insert|appendleft)\s*\(|\+=|\[[^\]]*\]\s*=[^=])")
     code = frame.f_code
     filename = code.co_filename
@@ -745,8 +746,6 @@ def _source_op(where, node_name):
     """For a copy node, the method written on the user's line (.to(), .float(), .cuda()...)."""
     if where is None or node_name != "ToCopyBackward0":
         return None
-    import linecache
-    import re
     text = linecache.getline(where[0], where[1])
     m = re.search(r"\.(to|cuda|cpu|float|double|half|bfloat16|type_as|type)\(", text)
     return f".{m.group(1)}()" if m else None
@@ -839,6 +838,5 @@ def _from_environment():
     belt = seatbelt()
     belt.__enter__()
     if value == "report":
-        import atexit
         atexit.register(lambda: print(belt.report(), file=sys.stderr))
     return belt

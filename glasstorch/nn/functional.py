@@ -22,7 +22,9 @@ from .._tensor import Tensor, _wrap
 from .._seam import seam
 from .. import _warnings
 from ..autograd.grad_mode import no_grad
-from ..ops import reduction as _red, pointwise as _pw, linalg as _la, joining as _join, creation as _cr
+from .._array import xp as _xp
+from ..ops import reduction as _red, pointwise as _pw, linalg as _la, joining as _join, creation as _cr, \
+    shape as _shape
 from ..ops import nn_activation as _act, nn_conv as _conv, nn_pool as _pool, nn_norm as _norm, nn_loss as _loss
 
 # ---- linear layers ---------------------------------------------------------------------------------------
@@ -272,8 +274,7 @@ def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
     is the soft sample's (the straight-through estimator)."""
     if seam.on:
         return seam.torch_function(gumbel_softmax, (logits,), dict(tau=tau, hard=hard, eps=eps, dim=dim))
-    from ..ops.creation import rand_like
-    gumbels = -(-(rand_like(logits).clamp_min(eps)).log()).log()
+    gumbels = -(-(_cr.rand_like(logits).clamp_min(eps)).log()).log()
     y = _red.softmax((logits + gumbels) / tau, dim)
     if not hard:
         return y
@@ -373,8 +374,7 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     normalized_shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     dims = tuple(range(-len(normalized_shape), 0))
     if eps is None:  # torch.finfo(input.dtype).eps
-        from .._array import xp
-        eps = float(xp.finfo(input._data.dtype).eps)
+        eps = float(_xp.finfo(input._data.dtype).eps)
     y = input * (input.pow(2).mean(dims, keepdim=True) + eps).rsqrt()
     return y * weight if weight is not None else y
 
@@ -420,8 +420,7 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     if seam.on:
         return seam.torch_function(cosine_similarity, (x1, x2), dict(dim=dim, eps=eps))
     if tuple(x1.shape) != tuple(x2.shape):
-        from ..ops.shape import broadcast_tensors
-        x1, x2 = broadcast_tensors(x1, x2)
+        x1, x2 = _shape.broadcast_tensors(x1, x2)
     n1 = _red.vector_norm(x1, 2, dim, True).clone()
     n2 = _red.vector_norm(x2, 2, dim, True).clone()
     with no_grad():  # torch clamps the norms in place, outside the graph
@@ -443,8 +442,7 @@ def pdist(input, p=2):
     if seam.on:
         return seam.torch_function(pdist, (input,), dict(p=p))
     n = input.shape[0]
-    from ..ops.joining import triu_indices
-    i, j = triu_indices(n, n, 1)
+    i, j = _join.triu_indices(n, n, 1)
     return (input[i] - input[j]).norm(p, 1)
 
 
@@ -472,8 +470,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     scores = _la.matmul(query * root, key.transpose(-2, -1) * root)
     mask = None
     if is_causal:
-        from ..ops.creation import ones
-        mask = ones(L, S, dtype=_dtype.bool).tril()
+        mask = _cr.ones(L, S, dtype=_dtype.bool).tril()
     elif attn_mask is not None and attn_mask.dtype is _dtype.bool:
         mask = attn_mask
     elif attn_mask is not None:
