@@ -104,6 +104,39 @@ class _Seam(threading.local):
         raise TypeError(f"no implementation found for '{_qualified_name(func)}' on types that implement "
                         f"__torch_function__: [{names}]")
 
+    def set_mode_aside(self, mode):
+        """Take function ``mode`` off this thread's stack for a while (a tool that has nothing to
+        see in some stretch of code, as the glass during an optimizer step); returns its place, for
+        :meth:`put_mode_back`, or None when it was not on the stack. Runs twice a training step:
+        the usual case (it is the only thing installed) sets ``on`` directly."""
+        modes = self.function_modes
+        if modes and modes[-1] is mode:
+            index = len(modes) - 1
+            modes.pop()
+            if not modes and not _subclasses_exist[0]:
+                self.on = False
+                return index
+        elif mode in modes:
+            index = modes.index(mode)
+            modes.remove(mode)
+        else:
+            return None
+        self._refresh()
+        return index
+
+    def put_mode_back(self, mode, index):
+        """Return ``mode`` to the place :meth:`set_mode_aside` took it from (or the top, if the
+        stack has shrunk since)."""
+        modes = self.function_modes
+        if mode in modes:
+            return
+        if not modes and not self.function_disabled and not _subclasses_exist[0]:
+            modes.append(mode)
+            self.on = True
+            return
+        modes.insert(min(index, len(modes)), mode)
+        self._refresh()
+
     # -- the op level ----------------------------------------------------------------------------
     def torch_dispatch(self, op, args, kwargs):
         """Hand primitive ``op`` to the innermost TorchDispatchMode; the mode runs below autograd."""

@@ -38,7 +38,7 @@ import threading
 import weakref
 
 from .._tensor import Tensor
-from .._seam import seam, add_engine_observer, _Seam, _subclasses_exist
+from .._seam import seam, add_engine_observer, _Seam
 from .._warnings import is_glasstorch_file
 from ..overrides import TorchFunctionMode
 from .. import autograd
@@ -853,29 +853,12 @@ def _step_post_hook(optimizer, args, kwargs):
 
 
 def _stand_back(glass, back=False):
-    """Take the glass off the mode stack (``back``) or put it back where it was. (The seam's `on` flag
-    is set directly when nothing else is on the stack: the usual case, twice a step.)"""
-    modes = seam.function_modes
+    """Take the glass off the mode stack (``back``) or put it back where it was."""
     if back:
-        if modes and modes[-1] is glass:
-            glass.aside = len(modes) - 1
-            modes.pop()
-            if not modes and not _subclasses_exist[0]:
-                seam.on = False
-            else:
-                seam._refresh()
-        elif glass in modes:
-            glass.aside = modes.index(glass)
-            modes.remove(glass)
-            seam._refresh()
+        glass.aside = seam.set_mode_aside(glass)
     elif glass.aside is not None:
         index, glass.aside = glass.aside, None
-        if not modes and not seam.function_disabled and not _subclasses_exist[0]:
-            modes.append(glass)
-            seam.on = True
-        elif glass not in modes:
-            modes.insert(min(index, len(modes)), glass)
-            seam._refresh()
+        seam.put_mode_back(glass, index)
 
 
 def _module_pre_hook(module, args):
