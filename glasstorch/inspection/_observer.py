@@ -45,6 +45,8 @@ from .. import autograd
 from ..autograd import grad_mode as _grad_mode
 from ..ops import creation, nn_loss
 from ..autograd.graph import AccumulateGrad
+from ..optim import optimizer as _optimizer
+from ..nn.modules import module as _module
 
 _PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _state = _grad_mode._state
@@ -590,10 +592,8 @@ def _build_handlers():
     _HANDLERS[Tensor.grad.__get__] = _reading_grad
     _HANDLERS[Tensor.grad.__set__] = _setting_grad
     _HANDLERS[Tensor.is_leaf.__get__] = _reading_is_leaf
-    from ..optim.optimizer import Optimizer
-    from ..nn.modules.module import Module
-    _HANDLERS[Optimizer.zero_grad] = _zero_grad
-    _HANDLERS[Module.zero_grad] = _zero_grad
+    _HANDLERS[_optimizer.Optimizer.zero_grad] = _zero_grad
+    _HANDLERS[_module.Module.zero_grad] = _zero_grad
     _HANDLERS[nn_loss.cross_entropy] = _cross_entropy
     _HANDLERS[Tensor.backward] = _backward_call(True)
     _HANDLERS[autograd.backward] = _backward_call(True)
@@ -604,8 +604,7 @@ def _build_training_codes():
     """The optimizer's and module's methods whose calls the glass recognises by their frames."""
     if _ADD_PARAM_GROUP_CODE[0] is not None:
         return
-    from ..optim.optimizer import Optimizer
-    _ADD_PARAM_GROUP_CODE[0] = Optimizer.add_param_group.__code__
+    _ADD_PARAM_GROUP_CODE[0] = _optimizer.Optimizer.add_param_group.__code__
 
 
 # ----------------------------------------------------------------------------------------------
@@ -996,11 +995,6 @@ def release():
 
 
 def _install_global_hooks():
-    try:
-        from ..optim import optimizer as _optimizer
-        from ..nn.modules import module as _module
-    except ImportError:   # pragma: no cover - a partial install
-        return
     _build_training_codes()
     _CALL_CODES.add(id(_module.Module._call_impl.__code__))
     _global_handles.append(_optimizer.register_optimizer_step_pre_hook(_step_pre_hook))

@@ -39,10 +39,12 @@ import sys
 import warnings
 import weakref
 
+import glasstorch
 from .._array import xp as _numpy, namespace, device_type_of
 from ..autograd import grad_mode as _grad_mode
 from ..autograd.graph import AccumulateGrad
 from .._tensor import Tensor
+from ..nn import functional
 from . import _observer
 from ._observer import tracker, IdTable
 
@@ -150,11 +152,8 @@ _PASSING_ON = set()         # those functions (filled from the names when the fi
 
 def _passing_on_functions():
     """The function objects named in _CANT_MAKE_NONFINITE, where glasstorch defines them."""
-    import glasstorch
-    from ..nn import functional
-    from .._tensor import Tensor as T
     found = set()
-    for namespace in (glasstorch, functional, T):
+    for namespace in (glasstorch, functional, Tensor):
         for name in _CANT_MAKE_NONFINITE:
             f = getattr(namespace, name, None)
             if callable(f):
