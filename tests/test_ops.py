@@ -695,3 +695,17 @@ def test_warnings_match_torch(fn):
             fn(m)
         caught.append(sorted((x.category.__name__, str(x.message).split(" (Triggered")[0]) for x in w))
     assert caught[1] == caught[0]
+
+
+@pytest.mark.parametrize("name", ["erf", "lgamma"])
+@pytest.mark.parametrize("shape", [(), (3,), (2, 2)])
+def test_special_functions_without_scipy(monkeypatch, name, shape):
+    """Without SciPy, erf and lgamma fall back to math's, element by element, in the input's dtype (a
+    0-d tensor too); the values are torch's."""
+    from glasstorch import _array
+    monkeypatch.setattr(_array, "_special_module", [None])
+    a = np.linspace(0.3, 2.5, max(1, math.prod(shape)), dtype=np.float32).reshape(shape)
+    ours = getattr(gt.from_numpy(a.copy()), name)()
+    theirs = getattr(torch.from_numpy(a.copy()), name)()
+    assert ours.dtype == gt.float32 and tuple(ours.shape) == shape
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-6)

@@ -6,6 +6,8 @@ NumPy's ``__array_function__``/``__array_ufunc__`` protocols, so op code written
 runs on either device. Creation functions, which have no array to dispatch on, ask
 :func:`namespace` for the device's module instead.
 """
+import math
+
 import numpy as xp
 
 ndarray = xp.ndarray
@@ -133,6 +135,13 @@ def _special():
     return _special_module[0]
 
 
+def _elementwise(scalar_fn, a):
+    """``scalar_fn`` (a function of one Python float) on each element of ``a``, in ``a``'s dtype: the
+    fallback without SciPy. (A ufunc from ``frompyfunc`` gives a Python float for a 0-d array, so
+    the result is made an array again.)"""
+    return xp.asarray(xp.frompyfunc(scalar_fn, 1, 1)(a), dtype=a.dtype)
+
+
 def erf(a):
     if _cupy is not None and not isinstance(a, xp.ndarray):
         import cupyx.scipy.special as cs
@@ -140,8 +149,7 @@ def erf(a):
     special = _special()
     if special is not None:
         return special.erf(a)
-    import math
-    return xp.frompyfunc(math.erf, 1, 1)(a).astype(a.dtype)
+    return _elementwise(math.erf, a)
 
 
 def erfinv(a):
@@ -155,8 +163,7 @@ def lgamma(a):
     special = _special()
     if special is not None:
         return special.gammaln(a)
-    import math
-    return xp.frompyfunc(math.lgamma, 1, 1)(a).astype(a.dtype)
+    return _elementwise(math.lgamma, a)
 
 
 def digamma(a):
