@@ -18,35 +18,25 @@ from ._dtype import (dtype, float16, half, bfloat16, float32, float, float64, do
                      complex128, cdouble, uint8, int8, int16, short, int32, int, int64, long, bool,
                      get_default_dtype, set_default_dtype, promote_types)
 from ._tensor import Tensor, Size, device
-from ._tensor_str import set_printoptions, get_printoptions
+from ._tensor_str import set_printoptions
 from . import autograd
 from .autograd import (no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled,
-                       is_inference_mode_enabled, set_detect_anomaly, is_anomaly_enabled)
+                       is_inference_mode_enabled, is_anomaly_enabled)
 from . import ops  # noqa: F401  (the op families; torch.ops.aten is ops.aten)
 from .ops import pointwise as _pw, reduction as _red, shape as _shape, joining as _join, indexing as _idx, \
     linalg as _la, creation as _cr
+from .ops.creation import default_generator, range_ as range  # noqa: F401
+from . import linalg, cuda, jit  # noqa: F401
 
-
-def _export(module):
-    """Put the module's public functions (not its Node classes, nor the helpers it imported from the
-    private modules ops/_op.py, ops/_derivatives.py...) on the top level, as torch does."""
-    g = globals()
-    for name, obj in vars(module).items():
-        if name.startswith("_") or name[0].isupper() or name in g:
-            continue
-        where = getattr(obj, "__module__", "") or ""
-        if callable(obj) and where.startswith("glasstorch.ops") and not where.startswith("glasstorch.ops._"):
-            g[name] = obj
-
-
+# Each op family lists (in its __all__) the functions torch has at its top level; the others are
+# Tensor methods only (x.view) or torch.linalg's. Those are put here, as torch has them.
+_FAMILY_NAMES = []
 for _m in (_pw, _red, _shape, _join, _idx, _la, _cr):
-    _export(_m)
-del _m
-
-from .ops.creation import Generator, default_generator, range_ as range  # noqa: E402,F401
-from .ops.linalg import einsum  # noqa: E402,F401
-from ._tensor_str import set_printoptions  # noqa: E402,F401
-from . import linalg, cuda, jit  # noqa: E402,F401
+    for _name in _m.__all__:
+        if _name not in globals():
+            globals()[_name] = getattr(_m, _name)
+            _FAMILY_NAMES.append(_name)
+del _m, _name
 
 
 def is_tensor(obj):
@@ -99,6 +89,16 @@ def typename(obj):
     return obj.type() if isinstance(obj, Tensor) else type(obj).__name__
 
 
+__all__ = sorted({
+    "dtype", "float16", "half", "bfloat16", "float32", "float", "float64", "double", "complex64", "cfloat",
+    "complex128", "cdouble", "uint8", "int8", "int16", "short", "int32", "int", "int64", "long", "bool",
+    "get_default_dtype", "set_default_dtype", "promote_types", "Tensor", "Size", "device", "set_printoptions",
+    "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled", "is_inference_mode_enabled",
+    "is_anomaly_enabled", "default_generator", "range", "is_tensor", "is_floating_point", "is_complex", "numel",
+    "result_type", "can_cast", "get_num_threads", "set_num_threads", "use_deterministic_algorithms", "compile",
+    "typename", "strided", "preserve_format", "contiguous_format", "channels_last", "inf", "nan", "pi", "e",
+    *_FAMILY_NAMES})
+
 strided = "torch.strided"
 from ._tensor import memory_format, preserve_format, contiguous_format, channels_last, channels_last_3d  # noqa: E402
 from math import inf, nan, pi, e  # noqa: E402,F401
@@ -107,7 +107,7 @@ from math import inf, nan, pi, e  # noqa: E402,F401
 # core: `glasstorch.nn`, `glasstorch.optim`, ... and `glasstorch.save` work as usual.
 _LAZY_MODULES = ("nn", "optim", "utils", "distributions", "datasets", "inspection", "serialization", "testing", "backends",
                  "accelerator", "amp", "cpu", "xpu", "mps", "functional", "hub", "vision", "torch_version",
-                 "distributed", "multiprocessing")
+                 "distributed", "multiprocessing", "overrides")
 _LAZY_NAMES = {"save": "serialization", "load": "serialization"}
 # the legacy tensor types: constructors and isinstance tests (torch.FloatTensor, ...)
 _LAZY_NAMES.update(dict.fromkeys((

@@ -74,6 +74,21 @@ def cpp_name(d):
     return _CPP_NAMES[d.name]
 
 
+# the C scalar types of c10's overflow check ("value cannot be converted to type int64_t without overflow")
+_C_SCALAR_TYPES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int", "int64": "int64_t",
+                   "float16": "at::Half", "float32": "float", "float64": "double"}
+
+
+def c_scalar_type_name(name):
+    """The C scalar type c10's messages give the dtype named ``name`` (``int64_t``, ``at::Half``...)."""
+    return _C_SCALAR_TYPES.get(name, name)
+
+
+def storage_name(d):
+    """The typed-storage class torch pickles a tensor of dtype ``d`` with (``FloatStorage``)."""
+    return d._legacy + "Storage"
+
+
 ALL = (float16, bfloat16, float32, float64, complex64, complex128, uint8, int8, int16, int32, int64, bool)
 _BY_NAME = {d.name: d for d in ALL}
 _BY_NUMPY = {d.numpy_dtype: d for d in ALL if d.numpy_dtype is not None}

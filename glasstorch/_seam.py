@@ -59,17 +59,39 @@ class _Seam(threading.local):
     def torch_function(self, func, args, kwargs):
         """Run ``func(*args, **kwargs)`` through the active function modes and the arguments'
         ``__torch_function__`` overrides, as torch's ``handle_torch_function`` does."""
-        overloaded = _overloaded_args(args, kwargs) if not self.subclass_disabled else []
-        types = tuple(type(a) for a in overloaded)
-        if self.function_modes and not self.function_disabled:
-            # the mode runs with itself popped, so the calls it makes are not seen by it again
-            mode = self.function_modes.pop()
-            self._refresh()
+        modes = self.function_modes
+        if not _subclasses_exist[0]:
+            # the usual case: no Tensor subclass with its own __torch_function__ exists, only modes
+            # take part. The mode runs with itself popped, so the calls it makes are not seen by it
+            # again; only `on` can change meanwhile, and it is set here directly (this runs for every
+            # call a mode sees, and each read or write of this thread-local state costs).
+            if modes and not self.function_disabled:
+                mode = modes.pop()
+                self.on = bool(modes)
+                try:
+                    result = mode.__torch_function__(func, (), args, kwargs)
+                finally:
+                    modes.append(mode)
+                    self.on = True
+                if result is not NotImplemented:
+                    return result
+            if not modes:
+                return _call_plain(self, func, args, kwargs)
+            raise TypeError(f"no implementation found for '{_qualified_name(func)}' on types that implement "
+                            f"__torch_function__: []")
+        if not self.subclass_disabled:
+            overloaded = _overloaded_args(args, kwargs)
+            types = tuple(type(a) for a in overloaded)
+        else:
+            overloaded, types = (), ()
+        if modes and not self.function_disabled:
+            mode = modes.pop()
+            self.on = bool(modes) or bool(overloaded) or not self.subclass_disabled
             try:
                 result = mode.__torch_function__(func, types, args, kwargs)
             finally:
-                self.function_modes.append(mode)
-                self._refresh()
+                modes.append(mode)
+                self.on = not self.function_disabled
             if result is not NotImplemented:
                 return result
         for arg in overloaded:
@@ -81,6 +103,39 @@ class _Seam(threading.local):
         names = ", ".join(repr(t) for t in types)
         raise TypeError(f"no implementation found for '{_qualified_name(func)}' on types that implement "
                         f"__torch_function__: [{names}]")
+
+    def set_mode_aside(self, mode):
+        """Take function ``mode`` off this thread's stack for a while (a tool that has nothing to
+        see in some stretch of code, as the glass during an optimizer step); returns its place, for
+        :meth:`put_mode_back`, or None when it was not on the stack. Runs twice a training step:
+        the usual case (it is the only thing installed) sets ``on`` directly."""
+        modes = self.function_modes
+        if modes and modes[-1] is mode:
+            index = len(modes) - 1
+            modes.pop()
+            if not modes and not _subclasses_exist[0]:
+                self.on = False
+                return index
+        elif mode in modes:
+            index = modes.index(mode)
+            modes.remove(mode)
+        else:
+            return None
+        self._refresh()
+        return index
+
+    def put_mode_back(self, mode, index):
+        """Return ``mode`` to the place :meth:`set_mode_aside` took it from (or the top, if the
+        stack has shrunk since)."""
+        modes = self.function_modes
+        if mode in modes:
+            return
+        if not modes and not self.function_disabled and not _subclasses_exist[0]:
+            modes.append(mode)
+            self.on = True
+            return
+        modes.insert(min(index, len(modes)), mode)
+        self._refresh()
 
     # -- the op level ----------------------------------------------------------------------------
     def torch_dispatch(self, op, args, kwargs):
@@ -117,7 +172,7 @@ def note_subclass_with_torch_function():
 
 
 def _flat_tensors(args, kwargs):
-    from ._tensor import Tensor
+    from ._tensor import Tensor     # (here: _tensor imports this module)
     for a in list(args) + list((kwargs or {}).values()):
         if isinstance(a, Tensor):
             yield a
@@ -130,7 +185,7 @@ def _flat_tensors(args, kwargs):
 def _overloaded_args(args, kwargs):
     """The arguments whose type overrides ``__torch_function__``, one per type, subclasses before
     their bases (torch's order)."""
-    from ._tensor import Tensor
+    from ._tensor import Tensor     # (here: _tensor imports this module)
     default = Tensor.__torch_function__.__func__
     found = []
     for a in _flat_tensors(args, kwargs):

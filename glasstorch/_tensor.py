@@ -16,7 +16,6 @@ A Tensor holds
 The op methods (``add``, ``sum``, ``view``...) are defined with their derivatives in
 ``glasstorch/ops`` and attached to this class there; this file keeps the protocol itself.
 """
-import warnings
 import weakref
 
 from . import _dtype
@@ -26,6 +25,7 @@ from .autograd import grad_mode
 from ._seam import seam
 from .autograd.graph import (AccumulateGrad, user_frame, new_hook_dict, _add_hook, view_grad_fn,
                              sync_views_requires_grad, DEFAULT, NO_GRAD_MODE, mark_detached_in_place)
+from . import _warnings
 
 _state = grad_mode._state
 _DTYPE_OF = _dtype._BY_NUMPY
@@ -141,6 +141,14 @@ def bump_version(t, op_name):
     vc.where = (f.f_code.co_filename, f.f_lineno) if f is not None else None
 
 
+class _intercepted_property(property):
+    """A Tensor property that a function mode sees (``Tensor.grad.__get__``, ``Tensor.grad.__set__``),
+    named as torch's descriptors are (``func.__self__.__name__ == 'grad'``)."""
+
+    def __set_name__(self, owner, name):
+        self.__name__ = name
+
+
 class Tensor:
     __slots__ = ("_data", "_requires_grad", "_grad_fn", "_grad", "_output_nr", "_vc", "_base",
                  "_retains_grad", "_backward_hooks", "_post_accumulate_grad_hooks", "_accumulator",
@@ -217,16 +225,20 @@ class Tensor:
         return out
 
     # ---- autograd state ---------------------------------------------------------------
-    @property
+    @_intercepted_property
     def requires_grad(self):
         return self._requires_grad
 
     @requires_grad.setter
     def requires_grad(self, value):
+        if seam.on:
+            return seam.torch_function(_REQUIRES_GRAD.__set__, (self, value), {})
         self._set_requires_grad(value, "only Tensors of floating point and complex dtype can require gradients",
                                 by_assignment=True)
 
     def requires_grad_(self, requires_grad=True):
+        if seam.on:
+            return seam.torch_function(Tensor.requires_grad_, (self, requires_grad), {})
         self._set_requires_grad(requires_grad, "only Tensors of floating point dtype can require gradients")
         return self
 
@@ -251,27 +263,33 @@ class Tensor:
             return view_grad_fn(self)  # regenerated if the base or a view of it was modified in place
         return self._grad_fn
 
-    @property
+    @_intercepted_property
     def is_leaf(self):
+        if seam.on:
+            return seam.torch_function(_IS_LEAF.__get__, (self,), {})
         return (self._grad_fn if self._base is None else view_grad_fn(self)) is None
 
     @property
     def output_nr(self):
         return max(self._output_nr, 0)
 
-    @property
+    @_intercepted_property
     def grad(self):
+        if seam.on:
+            return seam.torch_function(_GRAD.__get__, (self,), {})
         if self._grad is None and self._grad_fn is not None and not self._retains_grad:
-            warnings.warn(
+            _warnings.warn(
                 "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute "
                 "won't be populated during autograd.backward(). If you indeed want the .grad field to be populated "
                 "for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. If you access the non-leaf "
                 "Tensor by mistake, make sure you access the leaf Tensor instead. See "
-                "github.com/pytorch/pytorch/pull/30531 for more information.", UserWarning, stacklevel=2)
+                "github.com/pytorch/pytorch/pull/30531 for more information.", UserWarning)
         return self._grad
 
     @grad.setter
     def grad(self, value):
+        if seam.on:
+            return seam.torch_function(_GRAD.__set__, (self, value), {})
         if value is not None:
             if not isinstance(value, Tensor):
                 raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type "
@@ -282,7 +300,7 @@ class Tensor:
                                    "tensor are the same size")
             if value._data.dtype != self._data.dtype:
                 raise RuntimeError(
-                    f"attempting to assign a gradient with dtype '{_scalar_type_name(value.dtype)}' to a tensor with "
+                    f"attempting to assign a gradient with dtype '{_dtype.cpp_name(value.dtype)}' to a tensor with "
                     f"grad_dtype '{self.dtype._legacy}'. The gradient must match the tensor's grad_dtype (defaults "
                     "to the tensor's dtype). You can set the tensor's grad_dtype attribute with a specific dtype, or "
                     "None to allow any dtype. Set grad_dtype with caution. Diverging the dtypes of a tensor and its "
@@ -298,6 +316,8 @@ class Tensor:
         return self._retains_grad
 
     def retain_grad(self):
+        if seam.on:
+            return seam.torch_function(Tensor.retain_grad, (self,), {})
         if not self._requires_grad:
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
         if self._grad_fn is None or self._retains_grad:
@@ -318,6 +338,8 @@ class Tensor:
 
     def register_hook(self, hook):
         """hook(grad) -> None or a replacement gradient, called when this tensor's gradient is computed."""
+        if seam.on:
+            return seam.torch_function(Tensor.register_hook, (self, hook), {})
         if not self._requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         if self._grad_fn is None:
@@ -344,14 +366,21 @@ class Tensor:
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Accumulate the gradient of this tensor w.r.t. the graph leaves into their ``.grad``
         (torch.autograd.backward; ``gradient`` is needed unless this tensor is a scalar)."""
+        if seam.on:
+            return seam.torch_function(Tensor.backward, (self,), dict(gradient=gradient, retain_graph=retain_graph,
+                                                                     create_graph=create_graph, inputs=inputs))
         autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     def detach(self):
+        if seam.on:
+            return seam.torch_function(Tensor.detach, (self,), {})
         out = _wrap(self._data)
         out._vc = self._vc  # torch: a detached tensor shares the version counter
         return out
 
     def detach_(self):
+        if seam.on:
+            return seam.torch_function(Tensor.detach_, (self,), {})
         if self._base is not None:
             raise RuntimeError("Can't detach views in-place. Use detach() instead. If you are using "
                                "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set as "
@@ -365,13 +394,17 @@ class Tensor:
             sync_views_requires_grad(self, False)
         return self
 
-    @property
+    @_intercepted_property
     def data(self):
+        if seam.on:
+            return seam.torch_function(_DATA.__get__, (self,), {})
         out = _wrap(self._data)  # a new version counter: torch's .data escapes version tracking
         return out
 
     @data.setter
     def data(self, value):
+        if seam.on:
+            return seam.torch_function(_DATA.__set__, (self, value), {})
         if not isinstance(value, Tensor):
             raise TypeError(f"data must be a Tensor, not {type(value).__name__}")
         self._data = value._data
@@ -491,6 +524,8 @@ class Tensor:
 
         ``dtype`` may be a dtype, a legacy type (``torch.cuda.DoubleTensor``) or its name.
         """
+        if seam.on:
+            return seam.torch_function(Tensor.type, (self,), {"dtype": dtype, "non_blocking": non_blocking, **kwargs})
         if dtype is None:
             d = self.dtype
             return ("torch.cuda." if self.is_cuda else "torch.") + d._legacy + "Tensor"
@@ -516,6 +551,8 @@ class Tensor:
 
     # ---- conversion ---------------------------------------------------------------------
     def numpy(self, force=False):
+        if seam.on:
+            return seam.torch_function(Tensor.numpy, (self,), {"force": force})
         if self._requires_grad and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
                                "instead.")
@@ -525,37 +562,53 @@ class Tensor:
         return as_numpy(self._data)
 
     def __array__(self, dtype=None, copy=None):
+        if seam.on:
+            return seam.torch_function(Tensor.__array__, (self, dtype), {})
         a = as_numpy(self._data)
         return a if dtype is None else a.astype(dtype)
 
     def item(self):
+        if seam.on:
+            return seam.torch_function(Tensor.item, (self,), {})
         if self._data.size != 1:
             raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to Scalar")
         return self._data.reshape(()).item() if self.dtype is not _dtype.bfloat16 else float(self._data.reshape(()))
 
     def tolist(self):
+        if seam.on:
+            return seam.torch_function(Tensor.tolist, (self,), {})
         a = as_numpy(self._data)
         if self.dtype is _dtype.bfloat16:
             a = a.astype("float32")
         return a.tolist()
 
     def __bool__(self):
+        if seam.on:
+            return seam.torch_function(Tensor.__bool__, (self,), {})
         if self._data.size != 1:
             raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
         return bool(self._data)
 
     def __float__(self):
+        if seam.on:
+            return seam.torch_function(Tensor.__float__, (self,), {})
         return float(self.item())
 
     def __int__(self):
+        if seam.on:
+            return seam.torch_function(Tensor.__int__, (self,), {})
         return int(self.item())
 
     def __index__(self):
+        if seam.on:
+            return seam.torch_function(Tensor.__index__, (self,), {})
         if self._data.dtype.kind not in "iub" or self._data.size != 1:
             raise TypeError("only integer tensors of a single element can be converted to an index")
         return int(self.item())
 
     def __complex__(self):
+        if seam.on:
+            return seam.torch_function(Tensor.__complex__, (self,), {})
         return complex(self.item())
 
     def __format__(self, spec):
@@ -607,15 +660,9 @@ def _convert(result, cls):
     return result
 
 
-_NO_WRAP = set()   # functions whose results stay plain (torch: Tensor._base, .grad getters)
-
-
-def _scalar_type_name(dtype):
-    """torch's C++ name of a dtype in messages: float32 -> 'float', float64 -> 'double'."""
-    return {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
-            "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
-            "uint8": "unsigned char", "complex64": "c10::complex<float>",
-            "complex128": "c10::complex<double>"}.get(dtype.name, dtype.name)
+# The properties torch intercepts: a mode sees ``Tensor.grad.__get__(t)``, ``Tensor.grad.__set__(t, g)``...
+_GRAD, _DATA, _IS_LEAF, _REQUIRES_GRAD = (Tensor.__dict__[n] for n in ("grad", "data", "is_leaf", "requires_grad"))
+_NO_WRAP = {_GRAD.__get__}   # functions whose results stay plain (torch: Tensor._base, .grad getters)
 
 
 def _rebuild_tensor(array, requires_grad, cls=Tensor):

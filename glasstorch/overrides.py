@@ -17,6 +17,7 @@ Inside ``__torch_function__`` the mode is off (a call it makes is not seen by it
 import functools
 
 from ._seam import seam, DisableTorchFunction, DisableTorchFunctionSubclass, _overloaded_args, _disabled_impl
+from ._tensor import Tensor
 
 __all__ = ["TorchFunctionMode", "has_torch_function", "has_torch_function_unary", "has_torch_function_variadic",
            "handle_torch_function", "get_overridable_functions", "get_ignored_functions", "is_tensor_like",
@@ -69,7 +70,6 @@ def enable_torch_function_mode(mode):
 
 def is_tensor_like(inp):
     """True for Tensors and for objects whose type defines ``__torch_function__``."""
-    from ._tensor import Tensor
     return type(inp) is Tensor or hasattr(inp, "__torch_function__")
 
 
@@ -113,7 +113,7 @@ def wrap_torch_function(dispatcher):
 
 def _public_namespaces():
     import glasstorch
-    from glasstorch.nn import functional
+    from glasstorch.nn import functional    # (here: nn is loaded on first use, not by import glasstorch)
     return {glasstorch: "torch", functional: "torch.nn.functional", glasstorch.Tensor: "torch.Tensor",
             glasstorch.linalg: "torch.linalg"}
 
@@ -147,7 +147,6 @@ def get_ignored_functions():
 
 def is_tensor_method_or_property(func):
     """Whether ``func`` is a method or property of Tensor (torch: they get ``self`` first)."""
-    from ._tensor import Tensor
     name = getattr(func, "__name__", None)
     return name is not None and getattr(Tensor, name, None) is func
 

@@ -2,6 +2,7 @@
 import pytest
 
 import glasstorch
+from glasstorch._tensor_str import get_printoptions
 
 
 @pytest.fixture(autouse=True)
@@ -9,7 +10,7 @@ def _restore_global_state():
     """Put back the process-wide settings a test may change (default dtype, print options, grad
     mode), so one failing test cannot make the next ones fail for the wrong reason."""
     dtype = glasstorch.get_default_dtype()
-    printopts = glasstorch.get_printoptions()
+    printopts = get_printoptions()
     grad_enabled = glasstorch.is_grad_enabled()
     yield
     glasstorch.set_default_dtype(dtype)

@@ -476,3 +476,20 @@ def test_torchviz_draws_a_glasstorch_graph():
     ops = {n.name for n in draw(out).nodes if n.kind == "op"}
     for dot in (torchviz.make_dot(out), torchviz.make_dot(out, show_attrs=True, show_saved=True)):
         assert all(name in dot.source for name in ops)  # (its params= insists on torch.Tensor values)
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # torchviz uses distutils' LooseVersion
+def test_torchviz_on_a_layer_over_data():
+    """Built-in nodes keep their saved values as torch's do (_saved_mat1, _saved_mat2_sym_sizes...): torchviz
+    reads them on a Linear applied to data that does not require grad, as on torch's."""
+    torch = pytest.importorskip("torch")
+    torchviz = pytest.importorskip("torchviz")
+    import re
+    sources = []
+    for lib in (glasstorch_or_skip(), torch):
+        lib.manual_seed(0)
+        layer = lib.nn.Linear(3, 2)
+        out = layer(lib.randn(4, 3)).relu().sum()
+        sources.append(torchviz.make_dot(out, show_attrs=True, show_saved=True).source)
+    names = [sorted(set(re.findall(r"\w+Backward\d", s))) for s in sources]
+    assert names[0] == names[1] == ["AddmmBackward0", "ReluBackward0", "SumBackward0", "TBackward0"]

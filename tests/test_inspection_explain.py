@@ -10,7 +10,7 @@ from glasstorch import nn
 from glasstorch.inspection import explain, record, seatbelt, Explanation
 from glasstorch.inspection.explain import CAUSES
 
-_instrument = sys.modules["glasstorch.inspection._instrument"]
+_observer = sys.modules["glasstorch.inspection._observer"]
 
 
 def _line(offset=0):

@@ -982,3 +982,75 @@ def test_docstring_examples_run():
     for mod in (module_mod, container_mod, parameter_mod, hooks_mod):
         result = doctest.testmod(mod, optionflags=doctest.NORMALIZE_WHITESPACE)
         assert result.failed == 0, mod.__name__
+
+
+# ------------------------------------------------------------------------------------------------
+# Global module hooks (nn.modules.module.register_module_*): what a tool watching every module sees
+# ------------------------------------------------------------------------------------------------
+def _global_hooks_run(lib):
+    """Every global hook kind installed around building and training a small model; returns what
+    each saw, in order (module class names, argument and gradient shapes)."""
+    from importlib import import_module
+    mm = import_module(lib.__name__ + ".nn.modules.module")
+    nn = lib.nn
+    seen = []
+
+    def shapes(ts):
+        return tuple(None if t is None else tuple(t.shape) for t in ts)
+
+    handles = [
+        mm.register_module_parameter_registration_hook(lambda m, n, p: seen.append(("param", type(m).__name__, n))),
+        mm.register_module_buffer_registration_hook(lambda m, n, b: seen.append(("buffer", type(m).__name__, n))),
+        mm.register_module_module_registration_hook(lambda m, n, s: seen.append(("module", type(m).__name__, n))),
+        mm.register_module_forward_pre_hook(lambda m, a: seen.append(("pre", type(m).__name__, shapes(a)))),
+        mm.register_module_forward_hook(lambda m, a, o: seen.append(("fwd", type(m).__name__, tuple(o.shape)))),
+        mm.register_module_forward_hook(lambda m, a, k, o: seen.append(("fwd_kw", type(m).__name__, sorted(k))),
+                                        with_kwargs=True),
+        mm.register_module_full_backward_pre_hook(lambda m, go: seen.append(("bwd_pre", type(m).__name__,
+                                                                              shapes(go)))),
+        mm.register_module_full_backward_hook(lambda m, gi, go: seen.append(("bwd", type(m).__name__, shapes(gi),
+                                                                             shapes(go)))),
+    ]
+    try:
+        model = nn.Sequential(nn.Linear(4, 5), nn.BatchNorm1d(5), nn.ReLU(), nn.Linear(5, 3))
+        rng = np.random.default_rng(0)          # the same values in both libraries
+        with lib.no_grad():
+            for p in model.parameters():
+                p.copy_(lib.from_numpy(rng.standard_normal(tuple(p.shape)).astype(np.float32)))
+        x = lib.from_numpy(rng.standard_normal((6, 4)).astype(np.float32)).requires_grad_()
+        model(x).sum().backward()
+        # a hook's result replaces the args / the output / the gradient, as each kind's does in torch
+        h = mm.register_module_forward_pre_hook(lambda m, a: (a[0] * 2,) if isinstance(m, nn.ReLU) else None)
+        h2 = mm.register_module_forward_hook(lambda m, a, o: o + 1 if isinstance(m, nn.Sequential) else None)
+        h3 = mm.register_module_full_backward_hook(
+            lambda m, gi, go: (gi[0] * 0,) if isinstance(m, nn.Linear) and gi[0] is not None else None)
+        x.grad = None
+        out = model(x)
+        out.sum().backward()
+        for handle in (h, h2, h3):
+            handle.remove()
+        result = (out.detach().numpy().round(5).tolist(), x.grad.numpy().tolist())
+    finally:
+        for handle in handles:
+            handle.remove()
+    model(x)                          # removed: nothing more is seen
+    return seen, result
+
+
+def test_global_module_hooks_match_torch():
+    ours, theirs = _global_hooks_run(gt), _global_hooks_run(torch)
+    assert ours[0] == theirs[0]
+    assert ours[1][1] == theirs[1][1]     # the replaced gradient (zero through the first Linear)
+    np.testing.assert_allclose(ours[1][0], theirs[1][0], rtol=1e-5, atol=1e-5)
+    kinds = {e[0] for e in ours[0]}
+    assert kinds == {"param", "buffer", "module", "pre", "fwd", "fwd_kw", "bwd_pre", "bwd"}
+
+
+def test_global_backward_hook_kinds_do_not_mix():
+    from glasstorch.nn.modules import module as mm
+    h = mm.register_module_full_backward_hook(lambda *a: None)
+    try:
+        with pytest.raises(RuntimeError, match="Cannot use both regular backward hooks and full backward hooks"):
+            mm.register_module_backward_hook(lambda *a: None)
+    finally:
+        h.remove()

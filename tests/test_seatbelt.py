@@ -18,7 +18,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TRAPS = os.path.join(HERE, "traps")
 SCRIPTS = sorted(f for f in os.listdir(TRAPS) if f.endswith(".py"))
 HAVE_NN = hasattr(glasstorch.nn, "Linear") and hasattr(glasstorch.nn, "Module")
-_instrument = sys.modules["glasstorch.inspection._instrument"]
+_observer = sys.modules["glasstorch.inspection._observer"]
 
 
 def _expectations(path):
@@ -107,6 +107,22 @@ def test_messages_name_parameters_and_lines():
     assert "log" in msg and "(2, 3)" in msg and "-inf" not in msg.split(":")[0]
 
 
+def test_gaps_named_precisely():
+    """The three gaps book-style code showed: the first NaN/inf is named where it appears (here in data
+    with no graph yet, before any recorded op); a tensor re-created with torch.tensor and forced to require
+    grad is named with where it was made; a list of losses is named."""
+    traps, _, _ = _run(os.path.join(TRAPS, "nan_from_data_log.py"))
+    (w,) = traps
+    assert str(w.message).startswith("inf first appears in the forward pass here: log") and "(2, 3)" in str(w.message)
+    traps, _, _ = _run(os.path.join(TRAPS, "forced_requires_grad_rewrap.py"))
+    (w,) = traps
+    assert "It was made by torch.tensor(...) at forced_requires_grad_rewrap.py:14" in str(w.message)
+    assert "nothing uses it" in str(w.message)
+    traps, _, _ = _run(os.path.join(TRAPS, "loss_kept_in_list.py"))
+    (w,) = traps
+    assert "the list 'losses'" in str(w.message) and "losses.append(loss.item())" in str(w.message)
+
+
 @pytest.mark.skipif(not HAVE_NN, reason="glasstorch.nn layers not available yet")
 def test_parameter_names_from_modules():
     traps, _, _ = _run(os.path.join(TRAPS, "cut_by_no_grad.py"))
@@ -165,42 +181,69 @@ def test_seatbelt_can_be_filtered_like_any_warning():
 
 
 # ------------------------------------------------------------------------------------------------
-# Off means off: the originals are back, byte for byte
+# Nothing is replaced, on or off: inspection watches through the seam
 # ------------------------------------------------------------------------------------------------
 def _snapshot():
     from glasstorch._tensor import Tensor
-    from glasstorch.autograd import engine, graph
     mods = {name: dict(vars(m)) for name, m in sys.modules.items()
             if m is not None and name.startswith("glasstorch") and not name.startswith("glasstorch.inspection")}
-    classes = [Tensor, glasstorch.optim.Optimizer]
+    classes = [Tensor, glasstorch.optim.Optimizer, glasstorch.optim.SGD]
     if HAVE_NN:
         classes.append(glasstorch.nn.Module)
-    return mods, {c: dict(vars(c)) for c in classes}, (graph.connect, engine.run_backward, engine._collect,
-                                                       engine._accumulate)
+    return mods, {c: dict(vars(c)) for c in classes}
 
 
-def test_off_restores_everything():
+def _same(before, now):
+    for cls, attrs in before[1].items():
+        assert set(now[1][cls]) == set(attrs), cls
+        for k, v in attrs.items():
+            assert now[1][cls][k] is v, (cls, k)
+    for name, attrs in before[0].items():
+        for k, v in attrs.items():
+            if callable(v):
+                assert now[0].get(name, {}).get(k) is v, (name, k)
+
+
+def test_nothing_is_replaced_on_or_off():
+    w = glasstorch.ones(2, requires_grad=True)
+    opt = glasstorch.optim.SGD([w], lr=0.1)
+    (w * 2).sum().backward()
+    opt.step()                     # (the optimizer wraps its class's step with the step hooks, as torch does)
     before = _snapshot()
     with seatbelt():
         with inspection.record():
-            from glasstorch.autograd import graph
-            assert graph.connect is not before[2][0]
-            from glasstorch.ops import _op
-            assert _op.connect is graph.connect       # the by-name copies are wrapped too
-        assert _instrument.active()
-    assert not _instrument.active()
-    after = _snapshot()
-    assert after[2] == before[2]
-    for cls, attrs in before[1].items():
-        now = after[1][cls]
-        assert set(now) == set(attrs)
-        for k, v in attrs.items():
-            assert now[k] is v, (cls, k)
-    for name, attrs in before[0].items():
-        now = after[0].get(name, {})
-        for k, v in attrs.items():
-            if callable(v):
-                assert now.get(k) is v, (name, k)
+            (w * 2).sum().backward()
+            opt.step()
+            assert _observer.active()
+            _same(before, _snapshot())     # nothing is replaced while inspection is on either
+    assert not _observer.active()
+    _same(before, _snapshot())
+    # and nothing is left behind: no mode, no engine observer, no global hook
+    from glasstorch._seam import seam, _subclasses_exist
+    from glasstorch.nn.modules import module
+    from glasstorch.optim import optimizer
+    assert not seam.function_modes and not seam.engine_observers
+    assert seam.on == _subclasses_exist[0]      # (on for good once a test defined a Tensor subclass)
+    assert not module._global_forward_pre_hooks and not optimizer._global_optimizer_pre_hooks
+    assert not optimizer._global_optimizer_post_hooks
+
+
+def test_import_before_the_seatbelt_is_still_seen():
+    """A function imported by name before the seatbelt opened is the same function: it is seen."""
+    code = ("import glasstorch as torch\n"
+            "from glasstorch.nn.functional import cross_entropy, softmax\n"
+            "from glasstorch.inspection import seatbelt\n"
+            "W = torch.randn(4, 3, requires_grad=True)\n"
+            "X, y = torch.randn(6, 4), torch.tensor([0, 1, 2, 0, 1, 2])\n"
+            "with seatbelt() as belt:\n"
+            "    loss = cross_entropy(softmax(X @ W, dim=1), y)\n"
+            "    loss.backward()\n"
+            "print([(c.__name__, line) for c, _, line, _ in belt.found])\n")
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(HERE))
+    env.pop("GLASSTORCH_SEATBELT", None)
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[('ProbabilitiesToCrossEntropyWarning', 7)]", out.stdout + out.stderr
 
 
 def test_nested_and_exceptions():
@@ -208,7 +251,7 @@ def test_nested_and_exceptions():
         with seatbelt():
             with seatbelt():
                 1 / 0
-    assert not _instrument.active()
+    assert not _observer.active()
 
 
 def test_environment_variable_turns_it_on(tmp_path):
@@ -256,7 +299,7 @@ def test_traps_can_be_errors():
         with pytest.raises(inspection.MissingZeroGradWarning):
             with seatbelt():
                 runpy.run_path(os.path.join(TRAPS, "missing_zero_grad.py"), run_name="__main__")
-    assert not _instrument.active()
+    assert not _observer.active()
 
 
 @pytest.mark.skipif(not HAVE_NN, reason="glasstorch.nn layers not available yet")

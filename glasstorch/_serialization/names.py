@@ -7,24 +7,14 @@ Writing such a name needs no torch: :class:`TorchGlobal` is a stand-in that the 
 in an allowlist (``unpickler.py``) whose storage entries are :class:`StorageType` objects.
 """
 from .._array import xp
+from .. import _dtype
 
-# torch dtype name -> the typed-storage class torch pickles a tensor of that dtype with. The torch
-# dtype names are also NumPy's (ml_dtypes supplies bfloat16 and the float8s). Dtypes added to torch
-# after typed storages were frozen (None here) are written as a byte storage (``UntypedStorage``)
-# plus the dtype, through ``_rebuild_tensor_v3``.
+# torch dtype name -> the typed-storage class torch pickles a tensor of that dtype with (named from the
+# dtype's legacy name, _dtype.storage_name). The torch dtype names are also NumPy's (ml_dtypes supplies
+# bfloat16 and the float8s). Dtypes added to torch after typed storages were frozen (None here) are
+# written as a byte storage (``UntypedStorage``) plus the dtype, through ``_rebuild_tensor_v3``.
 STORAGE_OF_DTYPE = {
-    "float64": "DoubleStorage",
-    "float32": "FloatStorage",
-    "float16": "HalfStorage",
-    "bfloat16": "BFloat16Storage",
-    "complex64": "ComplexFloatStorage",
-    "complex128": "ComplexDoubleStorage",
-    "int64": "LongStorage",
-    "int32": "IntStorage",
-    "int16": "ShortStorage",
-    "int8": "CharStorage",
-    "uint8": "ByteStorage",
-    "bool": "BoolStorage",
+    **{d.name: _dtype.storage_name(d) for d in _dtype.ALL},
     "uint16": None,
     "uint32": None,
     "uint64": None,

@@ -18,6 +18,7 @@ mode off unless ``create_graph=True``, so backward pays nothing for recording by
 ``run_backward``, ``_collect`` and ``_accumulate`` are looked up by name at call time: the
 inspection tools wrap them to watch a backward pass.
 """
+import itertools
 import sys
 import threading
 import warnings
@@ -145,19 +146,60 @@ def run_backward(roots, root_grads, retain_graph, create_graph, capture=None, ac
     _state.enabled = bool(create_graph)
     tensors = bool(create_graph) or seam.dispatching
     observers = seam.engine_observers
+    node_observers = None
     if observers:
         _notify(observers, "backward_started", roots)
+        # those that want each node's or each accumulation's events (the others then cost nothing there)
+        node_observers = [o for o in observers if hasattr(o, "node_started") or hasattr(o, "node_finished")
+                          or hasattr(o, "accumulated")]
+    tasks = _tasks.stack
+    tasks.append(GraphTask())
     try:
         grads = list(root_grads) if tensors else [g._data for g in root_grads]
         captured = _run(roots, grads, retain_graph, create_graph, capture, accumulate, accumulate_only, tensors,
-                        observers)
+                        observers, node_observers)
         if captured is not None and not tensors:
             captured = [_as_tensor(g) for g in captured]
         return captured
     finally:
+        tasks.pop()
         _state.enabled = prev_enabled
         if observers:
             _notify(observers, "backward_finished", roots)
+
+
+class GraphTask:
+    """The backward pass running now (torch's graph task): its id, and which nodes it will run
+    (``torch._C._current_graph_task_id``, ``torch._C._will_engine_execute_node``, which hooks such as
+    ``register_multi_grad_hook`` ask)."""
+    _next_id = itertools.count().__next__
+
+    def __init__(self):
+        self.id = GraphTask._next_id()
+        self.reached = ()
+        self.needed = None
+        self._reached_set = None
+
+    def will_execute(self, node):
+        if self.needed is not None:
+            return node in self.needed
+        if self._reached_set is None:
+            self._reached_set = set(self.reached)
+        return node in self._reached_set
+
+
+class _Tasks(threading.local):
+    def __init__(self):
+        self.stack = []     # the running backward passes, innermost last (checkpoint's run one inside)
+
+
+_tasks = _Tasks()
+
+
+def current_graph_task():
+    """The innermost running backward pass in this thread, or None."""
+    stack = _tasks.stack
+    return stack[-1] if stack else None
 
 
 def _notify(observers, event, *args):
@@ -167,7 +209,8 @@ def _notify(observers, event, *args):
             method(*args)
 
 
-def _run(roots, root_grads, retain_graph, create_graph, capture, accumulate, accumulate_only, tensors, observers):
+def _run(roots, root_grads, retain_graph, create_graph, capture, accumulate, accumulate_only, tensors, observers,
+         node_observers):
     # 1. dependencies
     deps, reached = _collect([n for n, _ in roots])
     captured = [None] * len(capture) if capture else None
@@ -176,6 +219,8 @@ def _run(roots, root_grads, retain_graph, create_graph, capture, accumulate, acc
         needed = _needed(reached, {n for n, _ in capture})
     elif accumulate_only is not None:
         needed = _needed(reached, accumulate_only | {n for n, _ in (capture or ())})
+    task = _tasks.stack[-1]
+    task.reached, task.needed = reached, needed
 
     # the input buffers: node -> [gradient per output of the node]. A gradient the engine summed
     # itself ((node, output_nr) in `summed`) is seen by no one else: more can be added in place.
@@ -201,9 +246,9 @@ def _run(roots, root_grads, retain_graph, create_graph, capture, accumulate, acc
         grads = buffers.pop(node, None)
         if grads is None:
             grads = [None] * node.num_outputs
-        if observers:
-            _notify(observers, "node_started", node)
-        if node._hooked:
+        if node_observers:
+            _notify(node_observers, "node_started", node)
+        if node._hooked and (needed is None or node in needed):   # (a node that need not run: nor its hooks)
             grads = _run_tensor_pre_hooks(node, grads, tensors)
         if capture is not None:
             for nr in range(len(grads)):
@@ -215,8 +260,8 @@ def _run(roots, root_grads, retain_graph, create_graph, capture, accumulate, acc
             if accumulate and (accumulate_only is None or node in accumulate_only):
                 # `grads` holds the engine's only reference to the gradient (see _stealable)
                 _accumulate(node, grads, create_graph, tensors)
-                if observers:
-                    _notify(observers, "accumulated", node.variable, node.variable._grad)
+                if node_observers:
+                    _notify(node_observers, "accumulated", node.variable, node.variable._grad)
             node = None
             continue
         if needed is not None and node not in needed:
@@ -231,8 +276,8 @@ def _run(roots, root_grads, retain_graph, create_graph, capture, accumulate, acc
             node._free()  # 4. the saved values are no longer needed
         if check_nan:
             _check_nan(node, out)
-        if observers:
-            _notify(observers, "node_finished", node, grads, out)
+        if node_observers:
+            _notify(node_observers, "node_finished", node, grads, out)
 
         # 3. deliver the gradients into the inputs' buffers
         meta = node._input_meta

@@ -7,6 +7,8 @@ import functools
 import inspect
 import threading
 
+from .._seam import seam
+
 
 class _GradState(threading.local):
     enabled = True
@@ -18,6 +20,14 @@ _state = _GradState()
 
 def is_grad_enabled():
     return _state.enabled
+
+
+def _set_grad_enabled(mode):
+    """torch._C._set_grad_enabled: switch grad mode (what no_grad, enable_grad and set_grad_enabled
+    do on entering and leaving; a function mode sees it, as torch's do)."""
+    if seam.on:
+        return seam.torch_function(_set_grad_enabled, (mode,), {})
+    _state.enabled = bool(mode)
 
 
 def is_inference_mode_enabled():
@@ -63,10 +73,10 @@ class no_grad(_DecoratorContextManager):
 
     def __enter__(self):
         self.prev = _state.enabled
-        _state.enabled = False
+        _set_grad_enabled(False)
 
     def __exit__(self, *exc):
-        _state.enabled = self.prev
+        _set_grad_enabled(self.prev)
 
 
 class enable_grad(_DecoratorContextManager):
@@ -75,10 +85,10 @@ class enable_grad(_DecoratorContextManager):
 
     def __enter__(self):
         self.prev = _state.enabled
-        _state.enabled = True
+        _set_grad_enabled(True)
 
     def __exit__(self, *exc):
-        _state.enabled = self.prev
+        _set_grad_enabled(self.prev)
 
 
 class set_grad_enabled(_DecoratorContextManager):
@@ -87,17 +97,17 @@ class set_grad_enabled(_DecoratorContextManager):
     def __init__(self, mode):
         self.prev = _state.enabled
         self.mode = bool(mode)
-        _state.enabled = self.mode
+        _set_grad_enabled(self.mode)
 
     def __call__(self, func):
-        _state.enabled = self.prev
+        _set_grad_enabled(self.prev)
         return super().__call__(func)
 
     def __enter__(self):
         pass
 
     def __exit__(self, *exc):
-        _state.enabled = self.prev
+        _set_grad_enabled(self.prev)
 
     def clone(self):
         return self.__class__(self.mode)

@@ -26,6 +26,7 @@ import weakref
 from . import grad_mode
 from .anomaly_mode import _anomaly
 from .._array import positions_in, data_ptr
+from .._hooks import RemovableHandle
 
 _state = grad_mode._state
 _next_seq = itertools.count(1).__next__  # creation order of nodes (a counter, not a class attribute:
@@ -263,28 +264,8 @@ def _wrapped_number(v):
     return _wrap(xp.asarray(v, dtype=dt))
 
 
-class RemovableHandle:
-    _next_id = 0
-
-    def __init__(self, hooks_dict):
-        self.hooks_dict_ref = weakref.ref(hooks_dict)
-        self.id = RemovableHandle._next_id
-        RemovableHandle._next_id += 1
-
-    def remove(self):
-        d = self.hooks_dict_ref()
-        if d is not None:
-            d.pop(self.id, None)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.remove()
-
-
 class _HookDict(dict):
-    """A dict that a weakref can point at (plain dicts can't)."""
+    """A dict that a weakref can point at (plain dicts can't): a RemovableHandle holds its dict weakly."""
     __slots__ = ("__weakref__",)
 
 
@@ -690,3 +671,67 @@ def connect(node, inputs, outputs, saved=(), saved_output=-1):
         outputs._requires_grad = True
     return node
 
+
+
+# ---------------------------------------------------------------------------------------------
+# Hooks on several tensors at once
+# ---------------------------------------------------------------------------------------------
+class _MultiHandle:
+    """The handle of a hook registered on several tensors: ``remove()`` removes it from all."""
+
+    def __init__(self, handles):
+        self.handles = tuple(handles)
+
+    def remove(self):
+        for handle in self.handles:
+            handle.remove()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+def register_multi_grad_hook(tensors, fn, *, mode="all"):
+    """Call ``fn`` once the gradients with respect to ``tensors`` are computed (torch's API).
+
+    ``mode="all"``: after every tensor's gradient that the running backward computes, ``fn(grads)``
+    with ``None`` for the tensors it does not reach (those are not waited for). ``mode="any"``: after
+    the first, ``fn(grad)``. Returns a handle whose ``remove()`` unregisters it.
+    """
+    from .engine import current_graph_task
+    if mode not in ("all", "any"):
+        raise ValueError(f"Expects mode to be one of ('all', 'any') but got {mode}")
+    tensors = tuple(tensors)
+    if mode == "all":
+        # the nodes whose gradients are waited for: each tensor's grad_fn, or a leaf's accumulator
+        nodes = [t._grad_fn if t._grad_fn is not None else t._grad_accumulator() for t in tensors]
+        calls, buffers, expected = {}, {}, {}
+
+        def inner(index):
+            def hook(grad):
+                task = current_graph_task()
+                key = task.id
+                done = calls.get(key, 0)
+                if done == 0:
+                    expected[key] = sum(1 for n in nodes if task.will_execute(n))
+                    buffers[key] = [None] * len(tensors)
+                calls[key] = done + 1
+                buffers[key][index] = grad
+                if done + 1 == expected[key]:
+                    grads = buffers.pop(key)
+                    del calls[key], expected[key]
+                    fn(grads)
+            return hook
+    else:
+        fired = set()
+
+        def inner(index):
+            def hook(grad):
+                key = current_graph_task().id
+                if key not in fired:
+                    fired.add(key)
+                    fn(grad)
+            return hook
+    return _MultiHandle([t.register_hook(inner(i)) for i, t in enumerate(tensors) if t._requires_grad])

@@ -35,8 +35,10 @@ import sys
 
 from .._tensor import Tensor
 from ..autograd.graph import AccumulateGrad
-from . import _instrument
-from ._instrument import tracker
+from . import _observer
+from ._observer import tracker
+from .seatbelt import _describe_op, _source_op, _OP_WORDS
+from .._warnings import is_glasstorch_file
 
 __all__ = ["explain", "Explanation", "CAUSES"]
 
@@ -82,8 +84,10 @@ def explain(tensor, name=None):
     t = tracker
 
     if tensor._grad is not None:
-        info = t.leaves.get(tensor)
-        n = f" (summed over {info.backwards} backward passes)" if info is not None and info.backwards > 1 else ""
+        # (each backward adds into .grad in place, bumping its version once: the passes summed, unless it
+        # was also changed in place otherwise)
+        passes = tensor._grad._vc.version + 1
+        n = f" (summed over {passes} backward passes)" if passes > 1 else ""
         return Explanation("has_grad", f"{name}.grad is set: a tensor of shape {tuple(tensor._grad.shape)}{n}.",
                            name)
 
@@ -105,10 +109,8 @@ def explain(tensor, name=None):
     # a leaf that requires grad and has no .grad
     if not t.ever_active:
         return _unwatched(tensor, name)
-    info = t.leaves.get(tensor)
-    last = info.last_backward if info is not None else 0
-    reset = _instrument.reset_of(tensor)
-    if reset is not None and last and reset[2] >= last and t.backward_count == reset[2]:
+    reset = _observer.reset_of(tensor)
+    if reset is not None and t.backward_count == reset[2]:       # reset, and no backward since
         msg = (f"{name}.grad is None because zero_grad() (set_to_none=True, the default) cleared it at "
                f"{_line(reset)}, after the last backward pass; the next loss.backward() fills it again. "
                f"If you read gradients, do it between backward() and zero_grad().")
@@ -129,9 +131,8 @@ def explain(tensor, name=None):
         msg = (f"{name}.grad is None because no backward pass has gone through the graph that uses {name} "
                f"yet: gradients appear in .grad only after loss.backward().")
         return Explanation("no_backward", msg, name)
-    earlier = f" (the last one that did was backward pass #{last})" if last else ""
     msg = (f"{name}.grad is None because {name} is not part of the loss: none of the {t.backward_count} backward "
-           f"pass{'es' * (t.backward_count != 1)} that ran reached it{earlier}. Check that the forward pass "
+           f"pass{'es' * (t.backward_count != 1)} that ran reached it. Check that the forward pass "
            f"uses it (a layer defined but not called in forward(), a branch not taken).")
     return Explanation("unused", msg, name)
 
@@ -144,7 +145,6 @@ def _in_live_graph(tensor):
 def _non_leaf(tensor, name):
     fn = tensor._grad_fn
     where = getattr(fn, "_inspect_where", None)
-    from .seatbelt import _describe_op, _source_op, _OP_WORDS
     how = _source_op(where, fn.name()) or _OP_WORDS.get(fn.name()) or fn.name()
     leaves = _leaves(fn)
     if leaves:
@@ -195,7 +195,7 @@ def _name_of(tensor, frame):
             for k, v in scope.items():
                 if v is tensor and not k.startswith("_"):
                     return k
-        frame = frame.f_back if frame.f_code.co_filename.startswith(_instrument._PKG) else None
+        frame = frame.f_back if is_glasstorch_file(frame.f_code.co_filename) else None
     return f"the tensor of shape {tuple(tensor.shape)}"
 
 

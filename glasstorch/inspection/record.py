@@ -25,7 +25,7 @@ import weakref
 from dataclasses import dataclass, field
 
 from ..autograd.graph import AccumulateGrad
-from . import _instrument
+from . import _observer
 from .draw import draw as _draw
 
 __all__ = ["record", "Recording", "Event", "summary", "GraphSummary"]
@@ -59,6 +59,9 @@ class record:
 
     The object is its own result: ``rec.events`` (list of :class:`Event`), ``str(rec)`` (the timeline),
     ``rec.draw(*tensors)``, ``rec.freed_nodes()``.
+
+    It watches through the seam (``_observer.py``): node creation from the public calls the block
+    makes, the backward pass from the engine's events; it registers no hook on the graph.
     """
 
     def __init__(self, params=None):
@@ -66,22 +69,19 @@ class record:
         self.events = []
         self._thread = None
         self._freed = []          # weakrefs to nodes whose saved values backward released
-        self._hooks = []          # per running backward (nested: checkpoint's recompute), the hooks it
-        #                           registered: lists of (node, handle, its hook state before)
-        self._retain = False
+        self._running = []        # per running backward (nested: checkpoint's recompute): nodes run so far
+        self._retain = []         # per running backward: retain_graph
+        self._saved_before = []   # per running node: (its saved values as text, their bytes), or None
+        self._grad_was_none = True  # whether the leaf about to be accumulated into had no .grad
 
     # -- context manager --------------------------------------------------------------------
     def __enter__(self):
         self._thread = threading.get_ident()
-        _instrument.acquire()
-        _instrument.timelines.append(self)
+        _observer.start_recording(self)
         return self
 
     def __exit__(self, *exc):
-        if self in _instrument.timelines:
-            _instrument.timelines.remove(self)
-        self._remove_hooks()
-        _instrument.release()
+        _observer.stop_recording(self)
         return False
 
     # -- reading ------------------------------------------------------------------------------
@@ -107,7 +107,7 @@ class record:
         return _draw(*tensors, params=names, freed=self.freed_nodes() if freed is None else freed)
 
     def _auto_names(self):
-        for mod, _ in _instrument.tracker.root_modules.items():
+        for mod, _ in _observer.tracker.root_modules.items():
             try:
                 yield from mod.named_parameters()
             except Exception:
@@ -117,10 +117,10 @@ class record:
         for name, t in self.params.items():
             if t is var:
                 return name
-        name = _instrument.tracker.param_name(var)
+        name = _observer.tracker.param_name(var)
         return name if name is not None else f"leaf {tuple(var.shape)}"
 
-    # -- writing (called by the instrumentation) --------------------------------------------
+    # -- writing (called by the observers) ----------------------------------------------------
     def _add(self, kind, node, detail="", where=None, ref=None):
         self.events.append(Event(len(self.events) + 1, kind, node, detail,
                                  where[0] if where else None, where[1] if where else None, ref))
@@ -128,68 +128,51 @@ class record:
     def _event(self, kind, *args):
         getattr(self, "_on_" + kind)(*args)
 
-    def _on_create(self, node, inputs, outputs, where):
+    def _on_create(self, node, where, out):
         saved = _saved_text(node)
-        outs = outputs if type(outputs) is tuple else (outputs,)
-        shapes = ", ".join(str(tuple(o.shape)) for o in outs if o is not None)
-        detail = f"-> {shapes}" + (f"; saves {saved}" if saved else "")
+        if out is not None:
+            detail = f"-> {tuple(out.shape)}"
+        else:   # a node made inside the call (the t() of F.linear, the log_softmax of cross_entropy)
+            detail = "(inside the call)"
+        detail += f"; saves {saved}" if saved else ""
         self._add("create", node.name(), detail, where, weakref.ref(node))
 
     def _on_backward(self, roots, retain_graph, where):
-        self._retain = bool(retain_graph)
+        self._retain.append(bool(retain_graph))
+        self._running.append(0)
         names = ", ".join(n.name() for n, _ in roots if n is not None)
         self._add("backward", f"from {names}", f"retain_graph={bool(retain_graph)}", where)
 
-    def _on_reach(self, order):
-        registered = []
-        for node in order:
-            if type(node) is AccumulateGrad:
-                continue
-            before = (node._hooks is None, getattr(node, "_hooked", None))
-            handle = node.register_hook(self._make_hook(weakref.ref(node)))
-            registered.append((node, handle, before))
-        self._hooks.append(registered)
-
-    def _make_hook(self, ref):
-        def hook(grad_inputs, grad_outputs):
-            node = ref()
-            if node is None:
-                return None
-            grads = ", ".join("None" if g is None else str(tuple(g.shape)) for g in grad_outputs)
-            where = getattr(node, "_inspect_where", None)
-            self._add("run", node.name(), f"grad_output {grads}", where, ref)
-            if node._saved:
-                nbytes = _saved_bytes([node])
-                if self._retain:
-                    self._add("retain", node.name(), f"keeps {_saved_text(node)} ({nbytes} bytes)", None, ref)
-                else:
-                    self._add("free", node.name(), f"releases {_saved_text(node)} ({nbytes} bytes)", None, ref)
-                    self._freed.append(ref)
-            return None
-        return hook
-
-    def _on_backward_end(self, order):
-        if order is not None and self._hooks:
-            self._remove_hooks(self._hooks.pop())
-        self._add("end", "backward", f"{len(order) if order else 0} nodes reached")
-
-    def _remove_hooks(self, registered=None):
-        if registered is None:               # all of them (the block ends)
-            for r in self._hooks:
-                self._remove_hooks(r)
-            self._hooks = []
+    def _on_node_started(self, node):
+        if type(node) is AccumulateGrad:
+            self._grad_was_none = node.variable._grad is None    # (for the accumulate event that follows)
             return
-        for node, handle, (had_none, was_hooked) in registered:
-            handle.remove()
-            if had_none and not node._hooks:
-                node._hooks = None
-                if was_hooked is False and not (node._pre_hooks or node._tensor_pre_hooks or
-                                                node._retain_grad_hooks):
-                    node._hooked = False   # the engine's one-flag check: back to the fast path
+        if self._running:
+            self._running[-1] += 1
+        self._saved_before.append((_saved_text(node), _saved_bytes([node])) if node._saved else None)
 
-    def _on_accumulate(self, acc, var, shape, before):
-        how = "new .grad" if before is None else "added to .grad"
-        self._add("accumulate", self._leaf_name(var), f"{how} {tuple(shape)}", None, weakref.ref(acc))
+    def _on_node_finished(self, node, grads_in):
+        before = self._saved_before.pop() if self._saved_before else None
+        grads = ", ".join("None" if g is None else str(tuple(g.shape)) for g in grads_in)
+        ref = weakref.ref(node)
+        self._add("run", node.name(), f"grad_output {grads}", getattr(node, "_inspect_where", None), ref)
+        if before is not None:
+            text, nbytes = before
+            if node._saved is None:
+                self._add("free", node.name(), f"releases {text} ({nbytes} bytes)", None, ref)
+                self._freed.append(ref)
+            else:
+                self._add("retain", node.name(), f"keeps {text} ({nbytes} bytes)", None, ref)
+
+    def _on_backward_end(self):
+        reached = self._running.pop() if self._running else 0
+        if self._retain:
+            self._retain.pop()
+        self._add("end", "backward", f"{reached} nodes reached")
+
+    def _on_accumulate(self, var, shape):
+        how = "new .grad" if self._grad_was_none else "added to .grad"
+        self._add("accumulate", self._leaf_name(var), f"{how} {shape}", None, None)
 
     def _on_cut(self, tensor, cut):
         self._add("cut", cut.how.split(" (")[0], f"of a tensor {tuple(tensor.shape)} that requires grad",
@@ -205,6 +188,7 @@ class record:
 
 
 def _saved_text(node):
+    """What a node saved: ``other (3,), self (3,)`` (a saved number as its value)."""
     saved = node._saved
     if not saved:
         return "nothing" if saved is None else ""
@@ -214,7 +198,12 @@ def _saved_text(node):
         if t is None:
             continue
         name = names[i] if i < len(names) else str(i)
-        parts.append(f"{name} {tuple(t.shape)}")
+        if isinstance(t, (list, tuple)):
+            parts.append(f"{name} [{len(t)} tensors]")
+        elif hasattr(t, "_data"):
+            parts.append(f"{name} {tuple(t.shape)}")
+        else:
+            parts.append(f"{name} {t!r}")
     return ", ".join(parts)
 
 
@@ -230,12 +219,13 @@ def _saved_bytes(nodes):
     total = 0
     for node in nodes:
         for t in node._saved or ():
-            if t is None:
-                continue
-            base = _root_array(t._data)
-            if id(base) not in seen:
-                seen.add(id(base))
-                total += int(base.nbytes)
+            for x in (t if isinstance(t, (list, tuple)) else (t,)):
+                if not hasattr(x, "_data"):     # nothing, or a saved number
+                    continue
+                base = _root_array(x._data)
+                if id(base) not in seen:
+                    seen.add(id(base))
+                    total += int(base.nbytes)
     return total
 
 
@@ -294,7 +284,7 @@ def summary(tensor, params=None):
     for n in order:
         if type(n) is AccumulateGrad:
             v = n.variable
-            name = names.get(id(v)) or _instrument.tracker.param_name(v) or f"leaf {tuple(v.shape)}"
+            name = names.get(id(v)) or _observer.tracker.param_name(v) or f"leaf {tuple(v.shape)}"
             leaves.append(name)
     freed = sum(1 for n in ops_nodes if n._saved is None)
     return GraphSummary(len(ops_nodes), _depth(root), leaves, _saved_bytes(ops_nodes), freed, ops)

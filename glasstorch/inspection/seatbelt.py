@@ -32,18 +32,23 @@ warning                                 when                                    
 
 Without a seatbelt nothing is checked and nothing is installed: glasstorch behaves like torch.
 """
+import atexit
+import linecache
 import math
 import os
+import re
 import sys
 import warnings
 import weakref
 
+import glasstorch
 from .._array import xp as _numpy, namespace, device_type_of
 from ..autograd import grad_mode as _grad_mode
 from ..autograd.graph import AccumulateGrad
 from .._tensor import Tensor
-from . import _instrument
-from ._instrument import tracker, IdTable
+from ..nn import functional
+from . import _observer
+from ._observer import tracker, IdTable
 
 __all__ = ["seatbelt", "Seatbelt", "expect_accumulation", "TrapWarning", "MissingZeroGradWarning",
            "ProbabilitiesToCrossEntropyWarning", "TrainModeInferenceWarning", "GraphKeptAliveWarning",
@@ -137,25 +142,49 @@ def _where_made(t):
 
 
 # ----------------------------------------------------------------------------------------------
-# The checks (installed into _instrument while a seatbelt is on)
+# The checks (plugged into the observers while a seatbelt is on)
 # ----------------------------------------------------------------------------------------------
-# Ops that cannot turn finite values into NaN/inf (skipped by the NaN check): views, copies, joins, and
-# the bounded or numerically stable ones (relu, sigmoid, tanh, softmax, log_softmax, nll_loss).
-_CANT_MAKE_NONFINITE = {"ViewBackward0", "UnsafeViewBackward0", "PermuteBackward0", "TransposeBackward0", "TBackward0",
-          "ExpandBackward0", "SqueezeBackward0", "SqueezeBackward1", "SqueezeBackward2", "UnsqueezeBackward0",
-          "SliceBackward0", "SelectBackward0", "CloneBackward0", "AliasBackward0", "CatBackward0",
-          "StackBackward0", "RepeatBackward0", "FlipBackward0", "RollBackward0", "IndexBackward0",
-          "ReluBackward0", "NegBackward0", "UnbindBackward0", "SplitBackward0", "SplitWithSizesBackward0",
-          "ReshapeAliasBackward0", "TrilBackward0", "TriuBackward0", "DiagonalBackward0", "GatherBackward0",
-          "MaxPool2DWithIndicesBackward0", "AbsBackward0", "SigmoidBackward0", "TanhBackward0",
-                        "SoftmaxBackward0", "LogSoftmaxBackward0", "NllLossBackward0", "HardtanhBackward0",
-                        "LeakyReluBackward0", "ThresholdBackward0"}
-# Ops whose output is raw scores (a Linear/conv layer's), never rows of probabilities: no need to look.
+# Functions that cannot turn finite values into NaN/inf (their outputs are not looked at; one is
+# non-finite only if an input was): views, copies, joins, and the bounded or numerically stable ones.
+_CANT_MAKE_NONFINITE = {
+    "view", "view_as", "reshape", "reshape_as", "permute", "transpose", "t", "expand", "expand_as", "squeeze",
+    "unsqueeze", "flatten", "unflatten", "contiguous", "clone", "detach", "cat", "concat", "concatenate", "stack",
+    "hstack", "vstack", "repeat", "flip", "roll", "__getitem__", "index_select", "gather", "narrow", "select",
+    "unbind", "split", "chunk", "tril", "triu", "diagonal", "relu", "relu_", "neg", "__neg__", "abs", "sigmoid",
+    "tanh", "softmax", "log_softmax", "nll_loss", "cross_entropy", "hardtanh", "leaky_relu", "threshold",
+    "max_pool1d", "max_pool2d", "max_pool3d", "dropout", "linear_", "requires_grad_", "retain_grad",
+    "register_hook", "backward", "item", "tolist", "numpy", "__bool__", "__float__", "__int__", "__index__"}
+_PASSING_ON = set()         # those functions (filled from the names when the first seatbelt opens)
+
+
+def _passing_on_functions():
+    """The function objects named in _CANT_MAKE_NONFINITE, where glasstorch defines them."""
+    found = set()
+    for namespace in (glasstorch, functional, Tensor):
+        for name in _CANT_MAKE_NONFINITE:
+            f = getattr(namespace, name, None)
+            if callable(f):
+                found.add(f)
+    return found
+
+
+# The same, as the nodes those functions record.
+_CANT_MAKE_NONFINITE_NODES = {
+    "ViewBackward0", "UnsafeViewBackward0", "PermuteBackward0", "TransposeBackward0", "TBackward0", "ExpandBackward0",
+    "SqueezeBackward0", "SqueezeBackward1", "SqueezeBackward2", "UnsqueezeBackward0", "SliceBackward0",
+    "SelectBackward0", "CloneBackward0", "AliasBackward0", "CatBackward0", "StackBackward0", "RepeatBackward0",
+    "FlipBackward0", "RollBackward0", "IndexBackward0", "ReluBackward0", "NegBackward0", "UnbindBackward0",
+    "SplitBackward0", "SplitWithSizesBackward0", "ReshapeAliasBackward0", "TrilBackward0", "TriuBackward0",
+    "DiagonalBackward0", "GatherBackward0", "MaxPool2DWithIndicesBackward0", "AbsBackward0", "SigmoidBackward0",
+    "TanhBackward0", "SoftmaxBackward0", "LogSoftmaxBackward0", "NllLossBackward0", "HardtanhBackward0",
+    "LeakyReluBackward0", "ThresholdBackward0", "AsStridedBackward0"}
+# Node names of ops whose output is raw scores (a Linear/conv layer's), never rows of probabilities.
 _LOGIT_MAKERS = {"AddmmBackward0", "MmBackward0", "ConvolutionBackward0", "BmmBackward0", "UnsafeViewBackward0",
                  "MvBackward0", "LinearBackward0"}
+_GRAPH_CONTAINERS = (list, tuple, dict)
 
 
-class _SeatbeltChecks(_instrument._Checks):
+class _SeatbeltChecks(_observer.Checks):
     on = True
 
     def __init__(self):
@@ -164,64 +193,90 @@ class _SeatbeltChecks(_instrument._Checks):
         self.chains = IdTable()        # node -> set of backward indices whose graphs it keeps alive
         self.consumers = IdTable()     # node -> weakrefs to the nodes built on its (scalar) output
         self.scanned = IdTable()       # modules already scanned for non-leaf tensors
+        self.nonfinite = IdTable()     # arrays seen non-finite (reported, or carrying an earlier report)
+        self.roots_by_line = {}        # (filename, lineno) of a backward() -> weakrefs to the roots it ran from
 
-    # -- every node: NaN/inf, graphs kept alive ------------------------------------------
-    def node(self, node, inputs, outputs):
-        if type(outputs) is tuple:
-            for o in outputs:
-                if o is not None and o._data.dtype.kind == "f" and not _finite(o._data) \
-                        and type(node).__name__ not in _CANT_MAKE_NONFINITE:
-                    self._nonfinite(node, inputs, o)
+    # -- every public call: NaN/inf, graphs kept alive ----------------------------------------
+    def call(self, func, args, kwargs, out, made):
+        if func in _PASSING_ON:
+            # it can't make non-finite values, only pass an input's on: known if the input was seen
+            if self.nonfinite._d and isinstance(out, Tensor):
+                for x in _tensors_in(args, kwargs):
+                    if _known(self.nonfinite, x):
+                        self.nonfinite.set(out._data, True)
+                        break
+        elif isinstance(out, Tensor):
+            d = out._data
+            if d.dtype.kind in "fc" and not _finite(d):
+                self._nonfinite(func, args, kwargs, out, made)
+        elif type(out) in (tuple, list):
+            for o in out:
+                if isinstance(o, Tensor) and o._data.dtype.kind in "fc" and not _finite(o._data):
+                    self._nonfinite(func, args, kwargs, o, made)
                     break
-            return
-        d = outputs._data
-        if d.dtype.kind == "f" and type(node).__name__ not in _CANT_MAKE_NONFINITE:
-            if not (_numpy.isfinite(d).all() if type(d) is _ndarray else _finite(d)):
-                self._nonfinite(node, inputs, outputs)
-        if d.size == 1:
+        if made is not None and isinstance(out, Tensor) and out._data.size == 1:
             # graphs kept alive are held by scalars (a running total of losses): look only at those
-            self._kept_alive(node, inputs)
+            self._kept_alive(made, args, out)
 
-    def _nonfinite(self, node, inputs, out):
+    def _nonfinite(self, func, args, kwargs, out, made):
+        """``out`` of ``func(*args, **kwargs)`` holds NaN or inf: report where it first appeared."""
+        seen = self.nonfinite
+        if _known(seen, out):
+            return
+        seen.set(out._data, True)
+        name = getattr(func, "__name__", None) or str(func)
+        inputs = list(_tensors_in(args, kwargs))
+        if not inputs or any(isinstance(v, float) and not math.isfinite(v) for v in _values_in(args, kwargs)):
+            return      # made from data, or asked for (masked_fill(mask, -inf), torch.full(..., inf))
         xp = _ns(out._data)
         bad_leaf = None
         for x in inputs:
-            if x is not None and x._data.dtype.kind in "fc" and not bool(xp.isfinite(x._data).all()):
-                if x._grad_fn is not None:
+            if x._data.dtype.kind in "fc" and not bool(xp.isfinite(x._data).all()):
+                if _known(seen, x) or x._grad_fn is not None and _carried_through(seen, x._grad_fn):
                     return  # carried from an earlier op, reported there
                 bad_leaf = x
         d = out._data
         what = "nan" if bool(xp.isnan(d).any()) else "inf"
-        op = _op_name(node)
-        shapes = ", ".join(str(tuple(x.shape)) for x in inputs if x is not None)
+        op = name.strip("_")
+        if op.startswith("r") and op[1:] in _REFLECTED:
+            op = op[1:]
+        recorded = f" ({made.name()})" if made is not None else ""
+        shapes = ", ".join(str(tuple(x.shape)) for x in inputs)
         if bad_leaf is None:
-            msg = (f"{what} first appears in the forward pass here: {op} ({node.name()}) of input shapes "
-                   f"[{shapes}] turned finite values into {what}, so the loss and every gradient will be {what}. ")
-            msg += "Fix: " + _NONFINITE_FIX.get(node.name(), "check this op's inputs (log of 0, division by 0, "
-                                                "sqrt of a negative, exp overflow) or clamp them first.")
+            msg = (f"{what} first appears in the forward pass here: {op}{recorded} of input shapes [{shapes}] "
+                   f"turned finite values into {what}, so the loss and every gradient will be {what}. ")
+            msg += "Fix: " + _NONFINITE_FIX.get(op, "check this op's inputs (log of 0, division by 0, sqrt of a "
+                                                    "negative, exp overflow) or clamp them first.")
+        elif bad_leaf._grad_fn is not None:
+            # made by a function without the seam's check (so the seatbelt did not see it): name its node
+            node = bad_leaf._grad_fn
+            msg = (f"{what} first appears in the forward pass here: {op}{recorded} got a tensor of shape "
+                   f"{tuple(bad_leaf.shape)} that {node.name()} made, which already contains {what}. Fix: check "
+                   f"that op's inputs (log of 0, division by 0, sqrt of a negative, exp overflow) or clamp them "
+                   f"first.")
         else:
             role = _name(bad_leaf) if bad_leaf._requires_grad else f"the input of shape {tuple(bad_leaf.shape)}"
-            msg = (f"{what} enters the forward pass here: {op} ({node.name()}) got {role}, which already "
-                   f"contains {what} (it is a leaf: data or a parameter). Fix: if it is a parameter, an earlier "
-                   f"step's gradient was not finite (lower the learning rate, clip gradients); if it is data, "
-                   f"clean it (torch.nan_to_num, or drop the rows).")
-        _warn(NonFiniteWarning, msg, _instrument.user_where(1))
+            msg = (f"{what} enters the forward pass here: {op}{recorded} got {role}, which already contains {what} "
+                   f"(it is a leaf: data or a parameter). Fix: if it is a parameter, an earlier step's gradient was "
+                   f"not finite (lower the learning rate, clip gradients); if it is data, clean it "
+                   f"(torch.nan_to_num, or drop the rows).")
+        _warn(NonFiniteWarning, msg, _observer.user_where(1))
 
-    def _kept_alive(self, node, inputs):
-        """Does ``node`` hold on to a graph that a backward pass already went through?
+    def _kept_alive(self, node, args, out):
+        """Does ``node`` (made by a call on ``args`` that returned ``out``) hold on to a graph that a
+        backward pass already went through?
 
         ``chains`` marks such nodes with the backward passes whose graphs they keep alive: a node made
         from a loss after its backward (``total_loss += loss``), or, through ``consumers`` (which
         scalar-input nodes were built on which node), one made before it (``running = running + loss``
-        then ``loss.backward()``). Two different passes kept alive by one node is the trap.
+        then ``loss.backward()``). Two different passes kept alive by one node is the trap. The inputs'
+        nodes are read off ``node``'s edges: an in-place op (``total_loss += loss`` on a tensor) has
+        already given its first argument the new node.
         """
         consumed, chains = tracker.consumed, self.chains
         cd, chd = consumed._d, chains._d
         backs = None
-        for x in inputs:
-            if x is None:
-                continue
-            fn = x._grad_fn
+        for fn, _ in node.next_functions:
             if fn is None:
                 continue
             k = id(fn)
@@ -233,7 +288,11 @@ class _SeatbeltChecks(_instrument._Checks):
                 b = consumed.get(fn)
                 if b is not None:
                     backs = {b} if backs is None else backs | {b}
+        for x in _tensors_in(args, None):
             if x._data.size == 1:
+                fn = node.next_functions[0][0] if x is out else x._grad_fn    # (in place: its old node)
+                if fn is None or fn is node:
+                    continue
                 users = self.consumers.get(fn)
                 if users is None:
                     self.consumers.set(fn, [weakref.ref(node)])
@@ -242,7 +301,7 @@ class _SeatbeltChecks(_instrument._Checks):
         if backs is None:
             return
         chains.set(node, backs)
-        where = _instrument.user_where(1) if len(backs) >= 2 else None
+        where = _observer.user_where(1) if len(backs) >= 2 else None
         if where is not None:
             n = _count_nodes(node)
             msg = (f"this line keeps the graphs of {len(backs)} losses alive after their backward(): the "
@@ -265,34 +324,66 @@ class _SeatbeltChecks(_instrument._Checks):
                     self.chains.set(c, {index} if backs is None else backs | {index})
                     stack.append(c)
 
+    def _kept_in_container(self, roots, frame):
+        """Losses kept in a list (``losses.append(loss)``) across steps: each keeps its graph alive.
+
+        A backward from the same line as earlier ones, while two or more of those earlier roots are
+        still alive, means something holds the old losses. If a list (tuple, dict) in the calling
+        frames holds them, that is the trap; a running total is the chains' case (``_kept_alive``)."""
+        if frame is None:
+            return
+        where = (id(frame.f_code), frame.f_lineno)   # (a code object's hash is costly)
+        refs = self.roots_by_line.get(where)
+        if refs is None:
+            refs = self.roots_by_line[where] = []
+        alive = None
+        if len(refs) >= 2:
+            refs[:] = [r for r in refs[-8:] if r() is not None]
+            if len(refs) >= 2:
+                alive = {id(r()) for r in refs} - {id(n) for n, _ in roots}  # (a root backwarded again)
+        for node, _ in roots:
+            if node is not None and type(node) is not AccumulateGrad:
+                refs.append(weakref.ref(node))
+        if alive is None or len(alive) < 2:
+            return
+        frame = _observer._outside(frame)
+        if frame is None:
+            return
+        where = (frame.f_code.co_filename, frame.f_lineno)
+        found = _container_holding(frame, alive)
+        if found is None:
+            return
+        name, container, frame = found
+        kind = type(container).__name__
+        held = len(alive)
+        line = _adding_line(frame, name) or where
+        msg = (f"the {kind} '{name}' keeps the losses of earlier steps, and with each its whole graph ({held}+ graphs "
+               f"now, autograd nodes and the values they saved), alive after their backward(): memory grows by one "
+               f"graph per step. Fix: keep the number, not the tensor: {name}.append(loss.item()) (or "
+               f"loss.detach()).")
+        _warn(GraphKeptAliveWarning, msg, line)
+
     # -- optimizer.step(): missing zero_grad, cut parameters, forced leaves ----------------
-    def step(self, optimizer, params):
-        """``params``: (parameter, LeafInfo or None) for every parameter the optimizer holds."""
-        carried = []
-        backwards = 0
-        missing = False
-        check_carried = not (self.accumulate or optimizer in self.expected)
-        for p, info in params:
-            g = p._grad
-            if g is None:
-                missing = True
-            elif check_carried and info is not None and info.carried and id(g) == info.grad_id \
-                    and g._vc.version == info.grad_version:
-                carried.append(p)
-                backwards = max(backwards, info.backwards)
-        if carried:
-            frame, _ = _instrument.user_site(1)
+    def step(self, optimizer, carried, missing):
+        """``carried``: (parameter, LeafInfo) for the parameters whose .grad was carried over from the
+        previous step; ``missing``: some parameter has no .grad."""
+        if tracker.forced._d:
+            self._forced_and_unused()
+        if carried and not (self.accumulate or optimizer in self.expected):
+            backwards = max(info.backwards for _, info in carried)
+            carried = [p for p, _ in carried]
+            frame, _ = _observer.user_site(1)
             more = f" (and {len(carried) - 1} more)" if len(carried) > 1 else ""
             msg = (f"optimizer.step() is using gradients summed over {backwards} backward passes: the .grad of "
                    f"{_name(carried[0])}{more} was not cleared after the previous step, so every step also "
                    f"re-applies the old gradients. Fix: call optimizer.zero_grad() once per iteration (before "
                    f"loss.backward()). If you accumulate on purpose, say so: "
                    f"glasstorch.inspection.expect_accumulation(optimizer) or seatbelt(accumulate=True).")
-            _warn(MissingZeroGradWarning, msg, _instrument.where_of(frame), frame)
+            _warn(MissingZeroGradWarning, msg, _observer.where_of(frame), frame)
         if not missing:
             return
 
-        params = [p for p, _ in params]
+        params = _observer.owner_params(optimizer)
         by_cut = {}
         for p in params:
             if p._grad is None and p._requires_grad:
@@ -320,20 +411,44 @@ class _SeatbeltChecks(_instrument._Checks):
                     self._forced_message(t, w, "the backward pass stopped at it: no parameter of the optimizer "
                                                "got a gradient")
 
+    def _forced_and_unused(self):
+        """A leaf given ``requires_grad = True`` that the last backward reached, whose gradient nothing
+        uses: no optimizer holds it and its ``.grad`` was never read. Re-created from detached data
+        (``torch.tensor(np_value)``) and added to the loss, it makes ``backward()`` "work" while the
+        path to the parameters it stands for is cut."""
+        reached = tracker.last_reached
+        if not reached or not tracker.forced._d:
+            return
+        optimized = None
+        for t, where in tracker.forced.items():
+            if id(t) not in reached or t in tracker.grad_read:
+                continue
+            if optimized is None:
+                optimized = tracker.optimized()
+            if id(t) in optimized:
+                continue
+            self._forced_message(t, where, "backward() gives it a gradient, but nothing uses it: no optimizer holds "
+                                           "it and its .grad is never read, so it stands in for values whose own "
+                                           "path to the parameters was cut")
+
     def _forced_message(self, t, where, what):
         cut = tracker.cut_results.get(t)
-        origin = f" It was made by {cut.how} at {_line((cut.filename, cut.lineno))}." if cut else ""
-        recent = [c for c, *_ in tracker.pending.values()]
+        made = tracker.made_from_data.get(t)
+        origin = f" It was made by {cut.how} at {_line((cut.filename, cut.lineno))}." if cut else \
+            f" It was made by {made[0]} at {_line(made[1])}, from values with no graph." if made and made[1] else ""
+        recent = [c for c, _, _ in tracker.pending.values()]
         if not cut and recent:
             c = recent[-1]
-            origin = f" The last cut seen before it: {c.how} at {_line((c.filename, c.lineno))}."
+            origin += f" The last cut seen before it: {c.how} at {_line((c.filename, c.lineno))}."
         msg = (f"requires_grad = True was set here on a tensor of shape {tuple(t.shape)} that has no path to any "
                f"parameter, which silences \"element 0 of tensors does not require grad\" but fixes nothing: {what}."
                f"{origin} Fix: remove this line and find where the path to the parameters was cut (.item(), "
                f".detach(), .numpy(), torch.tensor(...), a no_grad block, an integer cast).")
         _warn(ForcedRequiresGradWarning, msg, where)
 
-    def backward_roots(self, roots):
+    def backward_roots(self, roots, frame):
+        """``frame``: the one that called backward() (the user's, usually)."""
+        self._kept_in_container(roots, frame)
         if self.consumers._d:
             for node, _ in roots:
                 if node is not None and id(node) in self.consumers._d:
@@ -350,7 +465,7 @@ class _SeatbeltChecks(_instrument._Checks):
                f"grad through its graph (torch ignores this call). Fix: remove it; if its gradient is what you want, "
                f"call .retain_grad() before backward(); if it is meant as a parameter, make the leaf itself require "
                f"grad.")
-        _warn(ForcedRequiresGradWarning, msg, _instrument.where_of(frame), frame)
+        _warn(ForcedRequiresGradWarning, msg, _observer.where_of(frame), frame)
 
     # -- modules: train mode under no_grad, non-leaf attributes ---------------------------
     def module_call(self, module, frame, first):
@@ -377,7 +492,7 @@ class _SeatbeltChecks(_instrument._Checks):
                f"{'behave' if len(active) > 1 else 'behaves'} as in training ({'; '.join(effects)}), so the "
                f"evaluation is wrong and changes from run to run. Fix: call model.eval() before evaluating, and "
                f"model.train() before training again.")
-        _warn(TrainModeInferenceWarning, msg, _instrument.where_of(frame), frame)
+        _warn(TrainModeInferenceWarning, msg, _observer.where_of(frame), frame)
 
     def _scan_attributes(self, module, frame):
         try:
@@ -388,7 +503,7 @@ class _SeatbeltChecks(_instrument._Checks):
             for key, v in list(vars(m).items()):
                 if isinstance(v, Tensor) and v._grad_fn is not None and v._requires_grad:
                     name = f"{prefix}.{key}" if prefix else key
-                    where = _where_made(v) or _instrument.where_of(frame)
+                    where = _where_made(v) or _observer.where_of(frame)
                     msg = (f"{type(module).__name__}.{name} is a tensor made by {_describe_op(v)}, not a leaf "
                            f"and not an nn.Parameter: model.parameters() does not include it, so no optimizer "
                            f"updates it and it stays at its initial value. Fix: wrap the initial value in "
@@ -407,7 +522,7 @@ class _SeatbeltChecks(_instrument._Checks):
             if isinstance(p, tuple) and len(p) == 2:
                 p = p[1]
             if isinstance(p, Tensor) and p._grad_fn is not None and not p._retains_grad:
-                where = _where_made(p) or _instrument.where_of(frame)
+                where = _where_made(p) or _observer.where_of(frame)
                 msg = (f"the optimizer was given a tensor of shape {tuple(p.shape)} made by {_describe_op(p)}: it "
                        f"is not a leaf, so it can't be updated (torch refuses it: \"can't optimize a non-leaf "
                        f"Tensor\"). Fix: create the parameter as a leaf -- put requires_grad=True (or "
@@ -417,7 +532,7 @@ class _SeatbeltChecks(_instrument._Checks):
 
     def nonleaf_grad(self, t, frame):
         made = _where_made(t)
-        where = made or _instrument.where_of(frame)
+        where = made or _observer.where_of(frame)
         msg = (f"reading .grad of a tensor made by {_describe_op(t)} (shape {tuple(t.shape)}): it is not a leaf, "
                f"so backward() never fills its .grad (None) and an update through it is lost. Fix: if it is meant "
                f"as a parameter, make it a leaf: put requires_grad=True after the last op, e.g. "
@@ -448,17 +563,112 @@ class _SeatbeltChecks(_instrument._Checks):
                    "log_softmax itself, so the softmax is applied twice, the loss is squashed into a narrow "
                    "range and the gradients nearly vanish (training stalls). Fix: pass the logits (remove the "
                    "softmax from the model; apply it only when you want probabilities for display).")
-        frame, _ = _instrument.user_site(1)
-        _warn(ProbabilitiesToCrossEntropyWarning, msg, _instrument.where_of(frame), frame)
+        frame, _ = _observer.user_site(1)
+        _warn(ProbabilitiesToCrossEntropyWarning, msg, _observer.where_of(frame), frame)
+
+
+def _tensors_in(args, kwargs):
+    """The tensors among a call's arguments (and in a list or tuple argument of tensors)."""
+    for a in args:
+        if isinstance(a, Tensor):
+            yield a
+        elif type(a) in (list, tuple) and a and isinstance(a[0], Tensor):
+            for b in a:
+                if isinstance(b, Tensor):
+                    yield b
+    if kwargs:
+        for a in kwargs.values():
+            if isinstance(a, Tensor):
+                yield a
+
+
+def _known(seen, t):
+    """Whether the values of ``t`` were already seen non-finite (its array, or the array it views)."""
+    if not seen._d:
+        return False
+    d = t._data
+    return d in seen or (getattr(d, "base", None) is not None and d.base in seen)
+
+
+def _carried_through(seen, node, budget=8):
+    """Whether ``node`` -- recorded by a function the seatbelt does not see (one without the seam's
+    check) -- only passed on values already seen non-finite: it can't make them (a view), or what it
+    saved holds them."""
+    stack, visited = [node], set()
+    while stack and len(visited) < budget:
+        n = stack.pop()
+        if n is None or id(n) in visited or type(n) is AccumulateGrad:
+            continue
+        visited.add(id(n))
+        if n.name() in _CANT_MAKE_NONFINITE_NODES:
+            return True
+        for v in n._saved or ():
+            for x in (v if isinstance(v, (list, tuple)) else (v,)):
+                if isinstance(x, Tensor) and _known(seen, x):
+                    return True
+        stack.extend(m for m, _ in n.next_functions)
+    return False
+
+
+def _values_in(args, kwargs):
+    yield from args
+    if kwargs:
+        yield from kwargs.values()
+
+
+_REFLECTED = {"add", "sub", "mul", "div", "truediv", "pow", "matmul", "floordiv", "mod"}
+
+
+def _container_holding(frame, roots, frames=6):
+    """``(name, container, frame)`` for a list/tuple/dict variable in ``frame`` or the frames above it
+    whose last elements include a tensor made by one of the nodes ``roots`` (ids), or None."""
+    def holds(c, depth=0):
+        items = c.values() if isinstance(c, dict) else c
+        try:
+            tail = list(items)[-16:]
+        except TypeError:
+            return False
+        for v in tail:
+            if isinstance(v, Tensor):
+                if v._grad_fn is not None and id(v._grad_fn) in roots:
+                    return True
+            elif depth == 0 and isinstance(v, _GRAPH_CONTAINERS) and holds(v, 1):
+                return True
+        return False
+    while frame is not None and frames > 0:
+        for name, v in list(frame.f_locals.items()):
+            if isinstance(v, _GRAPH_CONTAINERS) and not name.startswith("__") and holds(v):
+                return name, v, frame
+        frame = frame.f_back
+        frames -= 1
+    return None
+
+
+def _adding_line(frame, name):
+    """(filename, lineno) of the line in ``frame``'s code that adds to ``name`` (``name.append(...)``,
+    ``name += [...]``, ``name[k] = ...``), or None."""
+    pattern = re.compile(r"\b" + re.escape(name) + r"\s*(\.(append|extend|insert|appendleft)\s*\(|\+=|\[[^\]]*\]\s*=[^=])")
+    code = frame.f_code
+    filename = code.co_filename
+    lines = sorted({ln for _, _, ln in code.co_lines() if ln is not None})
+    for ln in lines:
+        if pattern.search(linecache.getline(filename, ln)):
+            return filename, ln
+    return None
 
 
 def _finite(d):
     """Whether every value of ``d`` is finite (isfinite: unlike a sum or a dot product, it raises none of
-    NumPy's floating-point warnings on inf or overflow)."""
+    NumPy's floating-point warnings on inf or overflow; the ufuncs called directly, as this runs for the
+    output of every call a seatbelt sees)."""
+    if type(d) is _ndarray:
+        return bool(_all_true(_isfinite(d), axis=None))
     return bool(_ns(d).isfinite(d).all())
 
 
 _ndarray = _numpy.ndarray
+_isfinite = _numpy.isfinite
+_all_true = _numpy.logical_and.reduce
 
 
 def _ns(a):
@@ -518,23 +728,13 @@ _OP_WORDS = {"MulBackward0": "a multiplication (*)", "DivBackward0": "a division
              "UnsqueezeBackward0": ".unsqueeze()", "PermuteBackward0": ".permute()",
              "TransposeBackward0": ".transpose()", "NegBackward0": "a negation (-x)"}
 _NONFINITE_FIX = {
-    "LogBackward0": "log(0) is -inf and log of a negative is nan; use torch.log(x + eps) or clamp(min=eps), or "
+    "log": "log(0) is -inf and log of a negative is nan; use torch.log(x + eps) or clamp(min=eps), or "
                     "work with logits (F.log_softmax, F.cross_entropy, F.binary_cross_entropy_with_logits).",
-    "DivBackward0": "add an epsilon to the denominator or mask the zeros.",
-    "SqrtBackward0": "clamp(min=0) first (sqrt of a negative is nan) (and add eps: its gradient at 0 is inf).",
-    "ExpBackward0": "subtract the max first, as torch.logsumexp and F.softmax do (exp overflows above ~88 in float32).",
-    "PowBackward0": "check the base's range (a fractional power of a negative, or 0 to a negative power).",
-    "PowBackward1": "check the base's range (a fractional power of a negative, or 0 to a negative power).",
+    "div": "add an epsilon to the denominator or mask the zeros.",
+    "sqrt": "clamp(min=0) first (sqrt of a negative is nan) (and add eps: its gradient at 0 is inf).",
+    "exp": "subtract the max first, as torch.logsumexp and F.softmax do (exp overflows above ~88 in float32).",
+    "pow": "check the base's range (a fractional power of a negative, or 0 to a negative power).",
 }
-
-
-def _op_name(node):
-    """'log' for LogBackward0, 'addmm' for AddmmBackward0."""
-    n = node.name()
-    for suffix in ("Backward0", "Backward1", "Backward2"):
-        if n.endswith(suffix):
-            return n[:-len(suffix)].lower()
-    return n
 
 
 def _describe_op(t):
@@ -552,8 +752,6 @@ def _source_op(where, node_name):
     """For a copy node, the method written on the user's line (.to(), .float(), .cuda()...)."""
     if where is None or node_name != "ToCopyBackward0":
         return None
-    import linecache
-    import re
     text = linecache.getline(where[0], where[1])
     m = re.search(r"\.(to|cuda|cpu|float|double|half|bfloat16|type_as|type)\(", text)
     return f".{m.group(1)}()" if m else None
@@ -586,12 +784,14 @@ class seatbelt:
         self._steps = self._backwards = None
 
     def __enter__(self):
-        _instrument.acquire()
+        if not _PASSING_ON:
+            _PASSING_ON.update(_passing_on_functions())
+        _observer.acquire()
         _belts.append(self)
         self._steps0, self._backwards0 = tracker.step_count, tracker.backward_count
         self._steps = self._backwards = None
         _checks.accumulate = any(b.accumulate for b in _belts)
-        _instrument.checks = _checks
+        _observer.set_checks(_checks)
         return self
 
     def __exit__(self, *exc):
@@ -600,13 +800,15 @@ class seatbelt:
         if self in _belts:
             _belts.remove(self)
         if not _belts:
-            _instrument.checks = _instrument._Checks()
+            _observer.set_checks(None)
             _sites.clear()
             _checks.chains.clear()
             _checks.consumers.clear()
+            _checks.nonfinite.clear()
+            _checks.roots_by_line.clear()
         else:
             _checks.accumulate = any(b.accumulate for b in _belts)
-        _instrument.release()
+        _observer.release()
         if self.print_report:
             print(self.report())
         return False
@@ -642,6 +844,5 @@ def _from_environment():
     belt = seatbelt()
     belt.__enter__()
     if value == "report":
-        import atexit
         atexit.register(lambda: print(belt.report(), file=sys.stderr))
     return belt

@@ -14,6 +14,8 @@ _borrowed.py     aten ops of families not yet converted that formulas call (flip
 from .._ops import aten  # noqa: F401  (torch.ops.aten: every primitive op, aten.mul.Tensor ...)
 from . import pointwise, reduction, shape, joining, indexing, linalg, creation  # noqa: F401  (registers methods)
 
+__all__ = ["aten"]   # (torch.ops: the op namespaces; the families' functions are on glasstorch's top level)
+
 
 def _accept_numpy_names(fn):
     """torch's argument parser also takes NumPy's names, ``axis`` for ``dim`` and ``keepdims`` for

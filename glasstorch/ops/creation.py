@@ -6,6 +6,16 @@ from .. import _dtype
 from .._tensor import Tensor, _wrap, _init, device as _device, Size
 from .._array import xp, namespace, device_type_of, to_device, as_numpy, copy_preserving_layout, preserved_order
 from ._op import _state, method, record, make_node_class
+from .._seam import seam
+from .. import _warnings
+
+# What glasstorch (torch) has at its top level from this family; the other public functions here are
+# Tensor methods only (x.view(...)) or torch.linalg's.
+__all__ = ["tensor", "as_tensor", "asarray", "from_numpy", "zeros", "ones", "empty", "full", "zeros_like",
+           "ones_like", "empty_like", "full_like", "eye", "arange", "linspace", "logspace", "scalar_tensor",
+           "manual_seed", "seed", "initial_seed", "get_rng_state", "set_rng_state", "rand", "randn", "randint",
+           "rand_like", "randn_like", "randint_like", "randperm", "normal", "bernoulli", "multinomial",
+           "poisson", "Generator"]
 
 
 def _np_dtype(dtype):
@@ -101,11 +111,12 @@ def _place(arr, device):
 
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """Copy ``data`` (numbers, nested lists, arrays, tensors) into a new leaf tensor."""
-    if isinstance(data, Tensor):
-        import warnings
-        warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
-                      "sourceTensor.detach().clone().requires_grad_(True), rather than torch.tensor(sourceTensor).",
-                      UserWarning, stacklevel=2)
+    if seam.on:
+        return seam.torch_function(tensor, (data,), dict(dtype=dtype, device=device, requires_grad=requires_grad,
+                                                         pin_memory=pin_memory))
+    if isinstance(data, Tensor):   # (at the user's line, also when the seam's frames come in between)
+        _warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
+                       "sourceTensor.detach().clone().requires_grad_(True), rather than torch.tensor(sourceTensor).")
     if dtype is None:
         dtype = _infer_dtype(data)
     return _leaf(_wrap(_place(_to_array(data, dtype), device)), requires_grad)
@@ -113,6 +124,8 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
 
 def as_tensor(data, dtype=None, device=None):
     """Share memory with ``data`` when it is already an array/tensor of the right dtype and device."""
+    if seam.on:
+        return seam.torch_function(as_tensor, (data,), dict(dtype=dtype, device=device))
     if isinstance(data, Tensor):
         if (dtype is None or data.dtype is dtype) and (device is None or data.device == _device(device)):
             return data
@@ -128,6 +141,8 @@ asarray = as_tensor
 
 def from_numpy(ndarray):
     """A tensor sharing memory with ``ndarray`` (writes through either are seen by both)."""
+    if seam.on:
+        return seam.torch_function(from_numpy, (ndarray,), {})
     if not isinstance(ndarray, xp.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
     _dtype.from_numpy_dtype(ndarray.dtype)
@@ -346,6 +361,8 @@ def _parse_to(args, kwargs):
 
 @method()
 def to(self, *args, **kwargs):
+    if seam.on:
+        return seam.torch_function(to, (self,) + args, kwargs)
     dtype, device, copy = _parse_to(args, dict(kwargs))
     src_dev = self.device.type
     same_dtype = dtype is None or dtype.numpy_dtype == self._data.dtype
@@ -365,9 +382,12 @@ def to(self, *args, **kwargs):
     return res
 
 
-def _caster(dt):
+def _caster(name, dt):
     def cast(self, memory_format=None):
+        if seam.on:
+            return seam.torch_function(cast, (self,), {} if memory_format is None else {"memory_format": memory_format})
         return to(self, dt)
+    cast.__name__, cast.__qualname__ = name, "Tensor." + name
     return cast
 
 
@@ -375,7 +395,7 @@ for _name, _dt in [("float", _dtype.float32), ("double", _dtype.float64), ("half
                    ("bfloat16", _dtype.bfloat16), ("long", _dtype.int64), ("int", _dtype.int32),
                    ("short", _dtype.int16), ("char", _dtype.int8), ("byte", _dtype.uint8), ("bool", _dtype.bool),
                    ("cfloat", _dtype.complex64), ("cdouble", _dtype.complex128)]:
-    setattr(Tensor, _name, _caster(_dt))
+    setattr(Tensor, _name, _caster(_name, _dt))
 Tensor.cpu = lambda self, memory_format=None: to(self, "cpu")
 Tensor.cuda = lambda self, device=None, non_blocking=False, memory_format=None: to(
     self, "cuda" if device is None else _device("cuda", device) if isinstance(device, int) else device)

@@ -9,6 +9,12 @@ from ..autograd.graph import connect, edge_of
 from ._op import _state, method, record, make_node_class, _check_inplace, record_inplace, rebase_history
 from ..autograd.grad_mode import no_grad
 
+# What glasstorch (torch) has at its top level from this family; the other public functions here are
+# Tensor methods only (x.view(...)) or torch.linalg's.
+__all__ = ["gather", "scatter_add", "scatter", "scatter_reduce", "index_select", "index_add", "index_fill",
+           "index_copy", "index_put", "masked_select", "nonzero", "argwhere", "take_along_dim", "take",
+           "masked_scatter"]
+
 
 def _np_index(i):
     if isinstance(i, Tensor):

@@ -7,6 +7,12 @@ from .._array import xp, row_major, copy_preserving_layout
 from ..autograd.graph import connect
 from ._op import _state, method, make_node_class, record
 
+# What glasstorch (torch) has at its top level from this family; the other public functions here are
+# Tensor methods only (x.view(...)) or torch.linalg's.
+__all__ = ["cat", "concat", "concatenate", "stack", "hstack", "vstack", "row_stack", "dstack", "column_stack",
+           "tile", "repeat_interleave", "flip", "fliplr", "flipud", "roll", "tril", "triu", "tril_indices",
+           "triu_indices", "diagonal", "diag", "diagonal_copy", "diag_embed", "trace", "meshgrid"]
+
 
 class CatBackward0(make_node_class("CatBackward0", None)):
     """Each input gets its slice of the gradient back."""

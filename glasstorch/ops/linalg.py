@@ -13,12 +13,18 @@ from .._array import xp
 from .._ops import defop, aten
 from .._seam import seam
 from ._op import method
-from .pointwise import broadcast_error
+from .._array import broadcast_error
 from .creation import eye, zeros, tensor
 from . import _borrowed  # noqa: F401  (aten ops the formulas call: _unsafe_view, diagonal, tril...)
 from ._derivatives import (mH, linalg_det_backward, slogdet_backward, linalg_solve_backward,
                            linalg_solve_triangular_backward, linalg_eig_backward, svd_backward, linalg_qr_backward,
                            cholesky_backward, pinv_backward, is_vector_rhs)
+
+# What glasstorch (torch) has at its top level from this family; the other public functions here are
+# Tensor methods only (x.view(...)) or torch.linalg's.
+__all__ = ["mm", "bmm", "mv", "dot", "inner", "vdot", "matmul", "addmm", "outer", "ger", "baddbmm", "einsum",
+           "tensordot", "kron", "det", "solve", "eig", "svd", "qr", "cholesky", "matrix_rank", "slogdet",
+           "matrix_power", "cross", "inverse", "pinverse"]
 
 _DTYPE_OF = _dtype._BY_NUMPY
 

@@ -23,7 +23,6 @@ take it as torch's enum, an int (0 none, 1 mean, 2 sum: ``Reduction`` below).
     ('NllLossBackward0', 'LogSoftmaxBackward0')
 """
 import math
-import warnings
 
 from .._tensor import Tensor
 from .._array import xp
@@ -62,8 +61,7 @@ def get_enum(reduction):
 def legacy_get_string(size_average, reduce, emit_warning=True):
     """The old size_average/reduce flags as a reduction string (with torch's deprecation warning)."""
     if emit_warning:
-        warnings.warn("size_average and reduce args will be deprecated, please use reduction='mean' instead.",
-                      UserWarning, stacklevel=3)
+        _warnings.warn("size_average and reduce args will be deprecated, please use reduction='mean' instead.")
     size_average = True if size_average is None else size_average
     reduce = True if reduce is None else reduce
     if size_average and reduce:
@@ -115,7 +113,7 @@ def _broadcast_shapes(a, b):
     try:
         return tuple(xp.broadcast_shapes(tuple(a), tuple(b)))
     except ValueError:
-        from .pointwise import broadcast_error
+        from .._array import broadcast_error
         raise broadcast_error(tuple(a), tuple(b)) from None
 
 

@@ -34,6 +34,7 @@ backward -- a siamese model, a loss summed over two passes -- is not a false in-
 import math
 
 from .._tensor import _wrap
+from .._seam import seam
 from .._array import xp
 from .._seam import seam
 from .._ops import defop, aten

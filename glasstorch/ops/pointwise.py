@@ -10,12 +10,29 @@ import builtins
 import math
 
 from .. import _dtype
-from .._tensor import Tensor, _wrap, _scalar_type_name
-from .._array import xp, same_data, row_major, like_operands, erf as _erf, erfc as _erfc, erfinv as _erfinv, lgamma as _lgamma, digamma as _digamma
+from .._tensor import Tensor, _wrap
+from .._array import xp, broadcast_error, same_data, row_major, like_operands, erf as _erf, erfc as _erfc, erfinv as _erfinv, lgamma as _lgamma, digamma as _digamma
 from ._op import (_state, method, operands, float_array, record, make_node_class, inplace, connect,
                   result_dtype, as_tensor_arg, promote_arrays)
 from .._ops import defop, aten
 from .._seam import seam
+
+# What glasstorch (torch) has at its top level from this family; the other public functions here are
+# Tensor methods only (x.view(...)) or torch.linalg's.
+__all__ = ["neg", "neg_", "abs", "abs_", "sign", "sgn", "reciprocal", "reciprocal_", "exp", "exp_", "exp2",
+           "exp2_", "expm1", "expm1_", "log", "log_", "log2", "log2_", "log10", "log10_", "log1p", "log1p_",
+           "sqrt", "sqrt_", "rsqrt", "rsqrt_", "sin", "sin_", "cos", "cos_", "tan", "tan_", "asin", "asin_",
+           "acos", "acos_", "atan", "atan_", "sinh", "sinh_", "cosh", "cosh_", "tanh", "tanh_", "asinh",
+           "asinh_", "acosh", "acosh_", "atanh", "atanh_", "sigmoid", "sigmoid_", "relu", "relu_", "erf",
+           "erf_", "erfinv", "lgamma", "digamma", "floor", "floor_", "ceil", "ceil_", "trunc", "trunc_", "frac",
+           "frac_", "logical_not", "isnan", "isinf", "isfinite", "signbit", "bitwise_not", "negative", "arcsin",
+           "arccos", "arctan", "absolute", "fix", "square", "round", "round_", "add", "sub", "rsub", "mul",
+           "div", "floor_divide", "remainder", "fmod", "pow", "float_power", "atan2", "arctan2", "maximum",
+           "minimum", "fmax", "fmin", "eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less",
+           "less_equal", "not_equal", "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or",
+           "bitwise_xor", "equal", "allclose", "isclose", "isreal", "isposinf", "isneginf", "where", "clamp",
+           "clip", "clamp_min", "clamp_max", "lerp", "masked_fill", "nan_to_num", "zero_", "fill_", "addcmul",
+           "addcdiv", "erfc", "erfc_"]
 
 _BF16 = _dtype.bfloat16.numpy_dtype
 
@@ -234,18 +251,6 @@ def _requires(input, other):
 def _shape_error(a, b):
     """torch's error for arrays whose shapes do not broadcast (NumPy raises a ValueError of its own)."""
     return broadcast_error(xp.shape(a), xp.shape(b))
-
-
-def broadcast_error(sa, sb):
-    """The RuntimeError torch raises for shapes ``sa`` and ``sb`` that do not broadcast."""
-    n = builtins.max(len(sa), len(sb))
-    for i in range(n - 1, -1, -1):
-        x = sa[i - n + len(sa)] if i - n + len(sa) >= 0 else 1
-        y = sb[i - n + len(sb)] if i - n + len(sb) >= 0 else 1
-        if x != y and x != 1 and y != 1:
-            return RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b ({y}) at "
-                                f"non-singleton dimension {i}")
-    return RuntimeError(f"shapes {list(sa)} and {list(sb)} cannot be broadcast together")
 
 
 def _check_alpha(a, alpha):
@@ -955,8 +960,8 @@ class LerpBackward1(make_node_class("LerpBackward1", None, ("self", "end", "weig
 def lerp(input, end, weight):
     for name, t in (("end", end), ("weight", weight)):
         if isinstance(t, Tensor) and t._data.dtype != input._data.dtype:  # torch does not promote here
-            raise RuntimeError(f"expected dtype {_scalar_type_name(input.dtype)} for `{name}` but got dtype "
-                               f"{_scalar_type_name(t.dtype)}")
+            raise RuntimeError(f"expected dtype {_dtype.cpp_name(input.dtype)} for `{name}` but got dtype "
+                               f"{_dtype.cpp_name(t.dtype)}")
     try:
         xp.broadcast_shapes(input._data.shape, end._data.shape,
                             weight._data.shape if isinstance(weight, Tensor) else ())
@@ -973,10 +978,6 @@ def lerp(input, end, weight):
     return res
 
 
-_SCALAR_C_TYPES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int", "int64": "int64_t",
-                   "float16": "at::Half", "float32": "float", "float64": "double"}
-
-
 def _fit(value, np_dtype):
     """A Python number as stored in a tensor of ``np_dtype`` (masked_fill, fill_, clamp bounds), with
     torch's overflow check (c10::overflows): floats are truncated if they fit; NaN, inf, complex and
@@ -989,7 +990,7 @@ def _fit(value, np_dtype):
             info = xp.iinfo(np_dtype)
             ok = value == value and (info.min <= value <= info.max or (k == "u" and -info.max <= value < 0))
         if not ok:
-            raise RuntimeError(f"value cannot be converted to type {_SCALAR_C_TYPES.get(np_dtype.name, np_dtype.name)}"
+            raise RuntimeError(f"value cannot be converted to type {_dtype.c_scalar_type_name(np_dtype.name)}"
                                f" without overflow")
         if k == "u" and value < 0:
             value = int(value) + info.max + 1
@@ -1086,6 +1087,8 @@ def _inplace_binary(name, op, ufunc):
     op = _keeping_dtype(op)
 
     def op_(self, other, *, alpha=1):
+        if seam.on:
+            return seam.torch_function(op_, (self, other), {"alpha": alpha} if alpha != 1 else {})
         if _check_inplace(self, (other,)):
             return inplace(self, name, op, other, alpha=alpha) if alpha != 1 else inplace(self, name, op, other)
         d = self._data
@@ -1103,7 +1106,7 @@ def _inplace_binary(name, op, ufunc):
                                f"{list(xp.broadcast_shapes(d.shape, xp.shape(o)))}") from None
         bump_version(self, name)
         return self
-    op_.__name__ = name
+    op_.__name__, op_.__qualname__ = name, "Tensor." + name
     return op_
 
 
@@ -1113,6 +1116,8 @@ Tensor.mul_ = Tensor.__imul__ = Tensor.multiply_ = _inplace_binary("mul_", lambd
 
 
 def _div_(self, other, *, rounding_mode=None):
+    if seam.on:
+        return seam.torch_function(_div_, (self, other), {"rounding_mode": rounding_mode} if rounding_mode else {})
     if rounding_mode is not None or self._data.dtype.kind not in "fc" or _check_inplace(self, (other,)):
         return inplace(self, "div_", div, other, rounding_mode=rounding_mode)
     d = self._data
@@ -1121,6 +1126,7 @@ def _div_(self, other, *, rounding_mode=None):
     return self
 
 
+_div_.__name__, _div_.__qualname__ = "div_", "Tensor.div_"
 Tensor.div_ = Tensor.__itruediv__ = Tensor.divide_ = Tensor.true_divide_ = _div_
 Tensor.pow_ = Tensor.__ipow__ = lambda self, e: inplace(self, "pow_", pow, e)
 Tensor.__ifloordiv__ = Tensor.floor_divide_ = lambda self, o: inplace(self, "floor_divide_", floor_divide, o)

@@ -27,6 +27,13 @@ from ._derivatives import (sum_backward, mean_backward, nansum_backward, evenly_
 _BF16 = _dtype.bfloat16.numpy_dtype
 _DTYPE_OF = _dtype._BY_NUMPY
 
+# What glasstorch (torch) has at its top level from this family; the other public functions here are
+# Tensor methods only (x.view(...)) or torch.linalg's.
+__all__ = ["sum", "nansum", "mean", "nanmean", "prod", "max", "min", "amax", "amin", "aminmax", "argmax",
+           "argmin", "var", "std", "var_mean", "std_mean", "norm", "logsumexp", "softmax", "log_softmax",
+           "cumsum", "cumprod", "cummax", "cummin", "any", "all", "count_nonzero", "sort", "argsort", "topk",
+           "kthvalue", "median", "mode", "unique", "bincount", "histc", "searchsorted", "bucketize", "nanmedian"]
+
 
 # ---- argument forms -------------------------------------------------------------------------------
 def _numpy_names(fn, names, dim, keepdim):

@@ -12,6 +12,13 @@ from .._ops import defop, aten
 from .._seam import seam
 from ._derivatives import sum_to
 
+# What glasstorch (torch) has at its top level from this family; the other public functions here are
+# Tensor methods only (x.view(...)) or torch.linalg's.
+__all__ = ["reshape", "flatten", "unflatten", "permute", "transpose", "swapaxes", "swapdims", "t", "adjoint",
+           "movedim", "moveaxis", "broadcast_to", "broadcast_tensors", "broadcast_shapes", "squeeze",
+           "unsqueeze", "narrow", "select", "unbind", "split", "chunk", "tensor_split", "clone", "ravel",
+           "atleast_1d", "atleast_2d"]
+
 
 def _shape_arg(shape):
     if len(shape) == 1 and isinstance(shape[0], (tuple, list, Size)):

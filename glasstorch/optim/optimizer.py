@@ -28,6 +28,7 @@ from itertools import chain
 
 import glasstorch
 from .._tensor import Tensor
+from .._seam import seam
 from .. import _dtype
 from ..autograd.grad_mode import enable_grad, no_grad
 from ..utils.hooks import RemovableHandle
@@ -346,7 +347,12 @@ class Optimizer:
         Args:
             set_to_none (bool): set ``.grad`` to None (the default: frees memory, and a step then
                 skips parameters that received no new gradient) instead of filling it with zeros.
+
+        A function mode sees this call as one (torch's modes see its reads and writes of each
+        ``.grad`` instead): see README, "Where glasstorch differs".
         """
+        if seam.on:
+            return seam.torch_function(Optimizer.zero_grad, (self,), {"set_to_none": set_to_none})
         for group in self.param_groups:
             for p in group["params"]:
                 if p.grad is None:

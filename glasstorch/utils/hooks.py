@@ -1,9 +1,13 @@
-"""torch.utils.hooks: RemovableHandle and BackwardHook (defined with the module system)."""
-from ..nn.utils.hooks import RemovableHandle, BackwardHook  # noqa: F401
+"""torch.utils.hooks: ``RemovableHandle`` (defined in the core, ``glasstorch/_hooks.py``: tensors and graph
+nodes hand it out too), and ``BackwardHook``, which turns a module's full backward hooks into graph hooks
+(defined with the module system, ``glasstorch/nn/utils/hooks.py``, and loaded with it on first use)."""
+from .._hooks import RemovableHandle, unserializable_hook
 
-try:
-    from ..nn.utils.hooks import unserializable_hook  # noqa: F401
-except ImportError:  # pragma: no cover
-    def unserializable_hook(f):
-        f.__torch_unserializable__ = True
-        return f
+__all__ = ["RemovableHandle", "unserializable_hook", "BackwardHook"]
+
+
+def __getattr__(name):
+    if name in ("BackwardHook", "BackwardHookFunction"):
+        from ..nn.utils import hooks
+        return getattr(hooks, name)
+    raise AttributeError(f"module 'glasstorch.utils.hooks' has no attribute '{name}'")

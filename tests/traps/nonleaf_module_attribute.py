@@ -1,5 +1,8 @@
 # needs: nn
-# A module keeps a computed tensor as its "parameter": model.parameters() does not list it.
+# raises: RuntimeError
+# A module keeps a computed tensor as its "parameter": model.parameters() does not list it. Its graph
+# (the multiplication, which saved its factor) is shared by every step, so the second backward fails
+# with torch's "Trying to backward through the graph a second time"; the seatbelt says why.
 import glasstorch as torch
 from glasstorch import nn
 

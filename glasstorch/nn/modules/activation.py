@@ -1,14 +1,30 @@
 r"""Activation layers: each wraps its ``nn.functional`` function and keeps its arguments
-(shown by ``repr``). ``inplace=True`` writes the result into the input, as torch does."""
+(shown by ``repr``). ``inplace=True`` writes the result into the input, as torch does.
+
+And ``MultiheadAttention``, as in torch: it projects queries, keys and values ``num_heads`` ways,
+attends in each head and projects the concatenated heads back (Vaswani et al., 2017)::
+
+    query (L, N, E) --in_proj--> q --.
+    key   (S, N, E) --in_proj--> k ---+--> each head: softmax(q k^T / sqrt(E/h) + mask) v
+    value (S, N, E) --in_proj--> v --'                          |
+                                                  concat heads --out_proj--> (L, N, E)
+
+The function behind it is ``nn.functional.multi_head_attention_forward``, which follows torch's
+step by step, so parameter names, shapes and recorded graphs are torch's.
+"""
 import glasstorch
+import glasstorch as torch
 from glasstorch.nn import functional as F
+from glasstorch.nn.init import constant_, xavier_normal_, xavier_uniform_
 from glasstorch.nn.parameter import Parameter
 
+from .linear import NonDynamicallyQuantizableLinear
 from .module import Module
 
 __all__ = ["Threshold", "ReLU", "RReLU", "Hardtanh", "ReLU6", "Sigmoid", "Hardsigmoid", "Tanh", "SiLU", "Mish",
            "Hardswish", "ELU", "CELU", "SELU", "GLU", "GELU", "Hardshrink", "LeakyReLU", "LogSigmoid", "Softplus",
-           "Softshrink", "PReLU", "Softsign", "Tanhshrink", "Softmin", "Softmax", "Softmax2d", "LogSoftmax"]
+           "Softshrink", "PReLU", "Softsign", "Tanhshrink", "Softmin", "Softmax", "Softmax2d", "LogSoftmax",
+           "MultiheadAttention"]
 
 
 def _inplace_str(inplace):
@@ -363,9 +379,125 @@ class LogSoftmax(_SoftmaxBase):
         return F.log_softmax(input, self.dim, _stacklevel=5)
 
 
-def __getattr__(name):
-    # torch keeps MultiheadAttention here; it is defined with the Transformer (import order)
-    if name == "MultiheadAttention":
-        from .transformer import MultiheadAttention
-        return MultiheadAttention
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+class MultiheadAttention(Module):
+    r"""Multi-head attention (Vaswani et al.):
+    :math:`\text{MultiHead}(Q, K, V) = \text{Concat}(head_1, \dots, head_h) W^O`,
+    :math:`head_i = \text{softmax}(Q W_i^Q (K W_i^K)^T / \sqrt{d_k} + \text{mask})\, V W_i^V`.
+
+    Args:
+        embed_dim: model dimension ``E``, split over ``num_heads`` heads (must divide).
+        dropout: dropout on the attention weights (in training). Default: 0.
+        bias: biases of the in- and out-projections. Default: ``True``
+        add_bias_kv: learn an extra key and value (``bias_k``, ``bias_v``). Default: ``False``
+        add_zero_attn: add an all-zero key and value. Default: ``False``
+        kdim, vdim: features of key and value (default ``embed_dim``; when they differ the
+            projections are separate: ``q_proj_weight``, ``k_proj_weight``, ``v_proj_weight``,
+            instead of one packed ``in_proj_weight`` ``(3E, E)``).
+        batch_first: inputs and output as ``(N, L, E)``. Default: ``False`` (``(L, N, E)``).
+
+    ``forward(query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
+    average_attn_weights=True, is_causal=False)`` returns ``(attn_output, attn_weights)``;
+    ``attn_weights`` is ``(N, L, S)`` (``(N, num_heads, L, S)`` if not averaged) or None.
+    """
+    __constants__ = ["batch_first"]
+
+    def __init__(self, embed_dim, num_heads, dropout=0.0, bias=True, add_bias_kv=False, add_zero_attn=False,
+                 kdim=None, vdim=None, batch_first=False, device=None, dtype=None):
+        if embed_dim <= 0 or num_heads <= 0:
+            raise ValueError(f"embed_dim and num_heads must be greater than 0, got embed_dim={embed_dim} and "
+                             f"num_heads={num_heads} instead")
+        factory_kwargs = {"device": device, "dtype": dtype}
+        super().__init__()
+        self.embed_dim = embed_dim
+        self.kdim = kdim if kdim is not None else embed_dim
+        self.vdim = vdim if vdim is not None else embed_dim
+        self._qkv_same_embed_dim = self.kdim == embed_dim and self.vdim == embed_dim
+        self.num_heads = num_heads
+        self.dropout = dropout
+        self.batch_first = batch_first
+        self.head_dim = embed_dim // num_heads
+        if self.head_dim * num_heads != self.embed_dim:
+            raise AssertionError("embed_dim must be divisible by num_heads")
+
+        if not self._qkv_same_embed_dim:
+            self.q_proj_weight = Parameter(torch.empty((embed_dim, embed_dim), **factory_kwargs))
+            self.k_proj_weight = Parameter(torch.empty((embed_dim, self.kdim), **factory_kwargs))
+            self.v_proj_weight = Parameter(torch.empty((embed_dim, self.vdim), **factory_kwargs))
+            self.register_parameter("in_proj_weight", None)
+        else:
+            self.in_proj_weight = Parameter(torch.empty((3 * embed_dim, embed_dim), **factory_kwargs))
+            self.register_parameter("q_proj_weight", None)
+            self.register_parameter("k_proj_weight", None)
+            self.register_parameter("v_proj_weight", None)
+        if bias:
+            self.in_proj_bias = Parameter(torch.empty(3 * embed_dim, **factory_kwargs))
+        else:
+            self.register_parameter("in_proj_bias", None)
+        self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias, **factory_kwargs)
+        if add_bias_kv:
+            self.bias_k = Parameter(torch.empty((1, 1, embed_dim), **factory_kwargs))
+            self.bias_v = Parameter(torch.empty((1, 1, embed_dim), **factory_kwargs))
+        else:
+            self.bias_k = self.bias_v = None
+        self.add_zero_attn = add_zero_attn
+        self._reset_parameters()
+
+    def _reset_parameters(self):
+        """Xavier-uniform projections, zero biases (torch's initialisation)."""
+        if self._qkv_same_embed_dim:
+            xavier_uniform_(self.in_proj_weight)
+        else:
+            xavier_uniform_(self.q_proj_weight)
+            xavier_uniform_(self.k_proj_weight)
+            xavier_uniform_(self.v_proj_weight)
+        if self.in_proj_bias is not None:
+            constant_(self.in_proj_bias, 0.0)
+            constant_(self.out_proj.bias, 0.0)
+        if self.bias_k is not None:
+            xavier_normal_(self.bias_k)
+        if self.bias_v is not None:
+            xavier_normal_(self.bias_v)
+
+    def forward(self, query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
+                average_attn_weights=True, is_causal=False):
+        is_batched = query.dim() == 3
+        key_padding_mask = F._canonical_mask(key_padding_mask, "key_padding_mask", F._none_or_dtype(attn_mask),
+                                           "attn_mask", query.dtype)
+        attn_mask = F._canonical_mask(attn_mask, "attn_mask", None, "", query.dtype, check_other=False)
+        if self.batch_first and is_batched:  # to (L, N, E), keeping self-attention's q is k is v
+            if key is value:
+                if query is key:
+                    query = key = value = query.transpose(1, 0)
+                else:
+                    query, key = (x.transpose(1, 0) for x in (query, key))
+                    value = key
+            else:
+                query, key, value = (x.transpose(1, 0) for x in (query, key, value))
+        separate = {} if self._qkv_same_embed_dim else dict(
+            use_separate_proj_weight=True, q_proj_weight=self.q_proj_weight, k_proj_weight=self.k_proj_weight,
+            v_proj_weight=self.v_proj_weight)
+        attn_output, attn_output_weights = F.multi_head_attention_forward(
+            query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight, self.in_proj_bias, self.bias_k,
+            self.bias_v, self.add_zero_attn, self.dropout, self.out_proj.weight, self.out_proj.bias,
+            training=self.training, key_padding_mask=key_padding_mask, need_weights=need_weights,
+            attn_mask=attn_mask, average_attn_weights=average_attn_weights, is_causal=is_causal, **separate)
+        if self.batch_first and is_batched:
+            attn_output = attn_output.transpose(1, 0)
+        return attn_output, attn_output_weights
+
+    def merge_masks(self, attn_mask, key_padding_mask, query):
+        """Both masks as one ``(N, num_heads, L, L)`` mask, and its type (1: padding only, 2: attention)."""
+        mask_type = merged_mask = None
+        if key_padding_mask is not None:
+            mask_type, merged_mask = 1, key_padding_mask
+        if attn_mask is not None:
+            batch_size, seq_len, _ = query.shape
+            mask_type = 2
+            if attn_mask.dim() == 3:
+                merged_mask = attn_mask.view(batch_size, -1, seq_len, seq_len)
+            else:
+                merged_mask = attn_mask.view(1, 1, seq_len, seq_len).expand(batch_size, self.num_heads, -1, -1)
+            if key_padding_mask is not None:
+                merged_mask = merged_mask + key_padding_mask.view(batch_size, 1, 1, seq_len) \
+                    .expand(-1, self.num_heads, -1, -1)
+        return merged_mask, mask_type

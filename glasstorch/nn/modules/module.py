@@ -25,6 +25,7 @@ from typing import Any, Optional, Union
 
 import glasstorch
 from glasstorch._tensor import Tensor
+from glasstorch._seam import seam
 from glasstorch.autograd.grad_mode import no_grad
 from glasstorch.nn.parameter import Buffer, Parameter, is_lazy
 from glasstorch.nn.utils.hooks import BackwardHook, RemovableHandle
@@ -768,8 +769,14 @@ class Module:
     def _call_impl(self, *args, **kwargs):
         # Fast path: a module without hooks is exactly its forward.
         if not (self._forward_pre_hooks or self._forward_hooks or self._backward_hooks or self._backward_pre_hooks
-                or _global_forward_pre_hooks or _global_forward_hooks or _global_backward_hooks
-                or _global_backward_pre_hooks):
+                or _global_forward_hooks or _global_backward_hooks or _global_backward_pre_hooks):
+            if not _global_forward_pre_hooks:
+                return self.forward(*args, **kwargs)
+            # only global forward pre-hooks (a tool watching every module call): they, then forward
+            for hook in _global_forward_pre_hooks.values():
+                args_result = hook(self, args)
+                if args_result is not None:
+                    args = args_result if isinstance(args_result, tuple) else (args_result,)
             return self.forward(*args, **kwargs)
         return self._call_with_hooks(args, kwargs)
 
@@ -781,17 +788,20 @@ class Module:
         forward pre-hooks -> backward-hook node on inputs -> forward ->
         forward hooks -> backward-hook node on outputs.
         """
+        # (each kind of hook is looked at only when there is one: a global hook -- a tool watching every
+        # module -- makes every module call come here)
         result = None
         called_always_called_hooks = set()
         try:
-            full_backward_hooks, non_full_backward_hooks = [], []
-            backward_pre_hooks = []
+            full_backward_hooks = non_full_backward_hooks = backward_pre_hooks = ()
             if self._backward_pre_hooks or _global_backward_pre_hooks:
                 backward_pre_hooks = self._get_backward_pre_hooks()
             if self._backward_hooks or _global_backward_hooks:
                 full_backward_hooks, non_full_backward_hooks = self._get_backward_hooks()
 
-            for hook_id, hook in itertools.chain(_global_forward_pre_hooks.items(), self._forward_pre_hooks.items()):
+            pre_hooks = _global_forward_pre_hooks.items() if not self._forward_pre_hooks else \
+                itertools.chain(_global_forward_pre_hooks.items(), self._forward_pre_hooks.items())
+            for hook_id, hook in pre_hooks:
                 if hook_id in self._forward_pre_hooks_with_kwargs:
                     args_kwargs_result = hook(self, args, kwargs)
                     if args_kwargs_result is not None:
@@ -816,7 +826,9 @@ class Module:
 
             result = self.forward(*args, **kwargs)
 
-            for hook_id, hook in itertools.chain(_global_forward_hooks.items(), self._forward_hooks.items()):
+            forward_hooks = () if not (_global_forward_hooks or self._forward_hooks) else \
+                itertools.chain(_global_forward_hooks.items(), self._forward_hooks.items())
+            for hook_id, hook in forward_hooks:
                 if hook_id in self._forward_hooks_always_called or hook_id in _global_forward_hooks_always_called:
                     called_always_called_hooks.add(hook_id)
                 if hook_id in self._forward_hooks_with_kwargs or hook_id in _global_forward_hooks_with_kwargs:
@@ -1421,7 +1433,10 @@ class Module:
         return self
 
     def zero_grad(self, set_to_none: bool = True) -> None:
-        r"""Reset gradients of all parameters: to ``None`` (default), or to zeros in place."""
+        r"""Reset gradients of all parameters: to ``None`` (default), or to zeros in place (one call for
+        a function mode, as ``Optimizer.zero_grad``)."""
+        if seam.on:
+            return seam.torch_function(Module.zero_grad, (self,), {"set_to_none": set_to_none})
         for p in self.parameters():
             if p.grad is not None:
                 if set_to_none:

@@ -1,0 +1,336 @@
+"""torch's interception protocol on glasstorch, against real torch: a logging ``__torch_function__``
+Tensor subclass, a ``TorchFunctionMode`` and a FLOP-counting ``TorchDispatchMode``, each written as
+torch's documentation writes them, see the same calls in an MLP and a small CNN training step under
+both libraries; ``torch.utils.flop_counter.FlopCounterMode`` counts the same flops, module by module.
+
+What is normalised, and why (nothing else is):
+
+* function names are compared (``func.__name__``; an attribute accessor as ``grad.__get__``), not
+  function objects, which belong to each library;
+* the function mode's sequence leaves out attribute reads and writes (``Tensor.grad.__get__``...): the
+  optimizers read the tensors' state in their own ways (torch's SGD reads ``p.grad`` three times and
+  ``is_sparse`` once per parameter, and ``device`` once), and that is not an op; torch's profiler
+  calls (``profiler._record_function_enter_new``/``_exit``), instrumentation glasstorch does not have;
+  and glasstorch's ``zero_grad``, which a mode sees as one call where torch's sees its reads and
+  writes of each ``.grad`` (a documented difference, pinned below);
+* the dispatch mode's sequence is that of the ops it counts (those with a flop formula): torch's
+  dispatcher also shows its autograd internals (``aten.detach`` for each leaf, ``ones_like`` for the
+  seed) and each library decomposes the loss's backward its own way.
+"""
+import collections
+
+import pytest
+
+import glasstorch
+
+torch = pytest.importorskip("torch")
+
+LIBS = (torch, glasstorch)
+
+
+def _name(func):
+    n = getattr(func, "__name__", None) or repr(func)
+    if n in ("__get__", "__set__"):           # an attribute accessor: named by its descriptor
+        return f"{func.__self__.__name__}.{n}"
+    return n
+
+
+def _mlp(lib):
+    lib.manual_seed(0)
+    model = lib.nn.Sequential(lib.nn.Linear(4, 5), lib.nn.ReLU(), lib.nn.Linear(5, 3))
+    return model, lib.optim.SGD(model.parameters(), lr=0.1), lib.randn(6, 4), lib.tensor([0, 1, 2, 0, 1, 2])
+
+
+def _cnn(lib):
+    lib.manual_seed(0)
+    nn = lib.nn
+    model = nn.Sequential(nn.Conv2d(1, 2, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(),
+                          nn.Linear(2 * 4 * 4, 3))
+    return model, lib.optim.SGD(model.parameters(), lr=0.1), lib.randn(2, 1, 8, 8), lib.tensor([0, 2])
+
+
+def _step(lib, model, optimizer, x, y):
+    optimizer.zero_grad()
+    loss = lib.nn.functional.cross_entropy(model(x), y)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+
+
+def _calls_seen(fn):
+    """The names of the calls a function mode sees while ``fn()`` runs, in glasstorch."""
+    class Seen(glasstorch.overrides.TorchFunctionMode):
+        def __init__(self):
+            super().__init__()
+            self.names = []
+
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            self.names.append(_name(func))
+            return func(*args, **(kwargs or {}))
+    with Seen() as seen:
+        fn()
+    return seen.names
+
+
+def _cnn_on_the_seam():
+    """Whether the CNN's functions pass the seam yet (their families are moved to it one by one)."""
+    x = glasstorch.randn(1, 1, 4, 4)
+    names = _calls_seen(lambda: (glasstorch.nn.functional.conv2d(x, glasstorch.randn(1, 1, 3, 3)), x.flatten(1)))
+    return {"conv2d", "flatten"} <= set(names) and hasattr(glasstorch.ops.aten, "convolution")
+
+
+CNN_PENDING = pytest.mark.xfail(
+    not _cnn_on_the_seam(), strict=True,
+    reason="the conv/pool family (F.conv2d, aten.convolution and its backward) and Tensor.flatten are not on the "
+           "seam yet: their conversion to defop is another issue's part; this passes once it is merged")
+BUILDS = [pytest.param(_mlp, id="mlp"), pytest.param(_cnn, id="cnn", marks=CNN_PENDING)]
+
+
+# ------------------------------------------------------------------------------------------------
+# A logging Tensor subclass (torch's docs: "Extending torch with a Tensor-like type")
+# ------------------------------------------------------------------------------------------------
+def _logging_tensor_run(lib, build):
+    logged = []
+
+    class LoggingTensor(lib.Tensor):
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            # NOTE: Logging calls Tensor.__repr__, so we can't log __repr__ without infinite recursion
+            if func is not lib.Tensor.__repr__:
+                logged.append(_name(func))
+            if kwargs is None:
+                kwargs = {}
+            return super().__torch_function__(func, types, args, kwargs)
+
+    model, optimizer, x, y = build(lib)
+    x = x.as_subclass(LoggingTensor)
+    optimizer.zero_grad()
+    out = model(x)
+    loss = lib.nn.functional.cross_entropy(out, y)
+    loss.backward()
+    optimizer.step()
+    loss.item()
+    return logged, type(out).__name__, type(loss).__name__
+
+
+@pytest.mark.parametrize("build", BUILDS)
+def test_logging_tensor_subclass_sees_the_same_calls(build):
+    ours, theirs = (_logging_tensor_run(lib, build) for lib in (glasstorch, torch))
+    assert ours == theirs          # the calls, and the results that stay LoggingTensors
+    assert ours[0][:1] in (["linear"], ["conv2d"]) and ours[0][-2:] == ["backward", "item"]
+
+
+# ------------------------------------------------------------------------------------------------
+# A TorchFunctionMode
+# ------------------------------------------------------------------------------------------------
+_NOT_OPS = {"_record_function_enter_new", "_record_function_exit._RecordFunction", "zero_grad"}
+
+
+def _function_mode_run(lib, build):
+    class Logging(lib.overrides.TorchFunctionMode):
+        def __init__(self):
+            super().__init__()
+            self.names = []
+
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            self.names.append(_name(func))
+            return func(*args, **(kwargs or {}))
+    model, optimizer, x, y = build(lib)
+    _step(lib, model, optimizer, x, y)
+    with Logging() as mode:
+        _step(lib, model, optimizer, x, y)
+    return mode.names
+
+
+def _ops_only(names):
+    return [n for n in names if n not in _NOT_OPS and not n.endswith((".__get__", ".__set__"))]
+
+
+@pytest.mark.parametrize("build", BUILDS)
+def test_function_mode_sees_the_same_ops(build):
+    ours, theirs = (_function_mode_run(lib, build) for lib in (glasstorch, torch))
+    assert _ops_only(ours) == _ops_only(theirs)
+    assert "grad.__get__" in ours       # (the accessors are seen too: only the comparison leaves them out)
+
+
+def test_zero_grad_is_one_call_for_a_mode():
+    """The documented difference: glasstorch's Optimizer.zero_grad and Module.zero_grad pass the seam as
+    one call each (torch's modes see each .grad read and set to None instead)."""
+    model, optimizer, x, y = _mlp(glasstorch)
+    _step(glasstorch, model, optimizer, x, y)
+    assert _calls_seen(optimizer.zero_grad) == ["zero_grad"]
+    _step(glasstorch, model, optimizer, x, y)
+    assert _calls_seen(model.zero_grad) == ["zero_grad"]
+    assert all(p.grad is None for p in model.parameters())
+    model, optimizer, x, y = _mlp(torch)
+    _step(torch, model, optimizer, x, y)
+    assert _ops_only(_function_mode_run(torch, _mlp)[:10]) == []      # torch: accessors and profiler calls
+
+
+def test_modes_stack_and_see_nested_calls_once():
+    seen = []
+
+    class Outer(glasstorch.overrides.TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            seen.append(("outer", _name(func)))
+            return func(*args, **(kwargs or {}))
+
+    class Inner(glasstorch.overrides.TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            seen.append(("inner", _name(func)))
+            return func(*args, **(kwargs or {}))
+    x, target = glasstorch.ones(2, 3, requires_grad=True), glasstorch.tensor([0, 1])
+    with Outer(), Inner():
+        glasstorch.nn.functional.cross_entropy(x, target)
+    # the inner mode first; F.cross_entropy's own log_softmax and nll_loss are seen by neither
+    assert seen == [("inner", "cross_entropy"), ("outer", "cross_entropy")]
+
+
+# ------------------------------------------------------------------------------------------------
+# A FLOP-counting TorchDispatchMode (as in torch's "FLOP counter with __torch_dispatch__" write-up)
+# ------------------------------------------------------------------------------------------------
+def _flop_mode_run(lib, build):
+    aten = lib.ops.aten
+
+    def matmul_flop(inputs, outputs):
+        a, b = inputs[-2].shape, inputs[-1].shape
+        return 2 * a[0] * a[1] * b[1]
+
+    def conv_flop(inputs, outputs):
+        x, w, out = inputs[0].shape, inputs[1].shape, outputs[0].shape
+        return 2 * x[0] * w[0] * w[1] * _prod(w[2:]) * _prod(out[2:])
+
+    def conv_backward_flop(inputs, outputs):
+        grad_out, x, w = inputs[0].shape, inputs[1].shape, inputs[2].shape
+        mask = inputs[10]
+        flops = 2 * x[0] * w[0] * w[1] * _prod(w[2:]) * _prod(grad_out[2:])
+        return flops * (int(mask[0]) + int(mask[1]))
+
+    # (glasstorch declares its primitive ops family by family: an op not declared yet is left out)
+    flop_mapping = {getattr(aten, name): f for name, f in (("mm", matmul_flop), ("addmm", matmul_flop),
+                                                           ("convolution", conv_flop),
+                                                           ("convolution_backward", conv_backward_flop))
+                    if hasattr(aten, name)}
+
+    class FlopCounter(lib.utils._python_dispatch.TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.flop_counts = collections.defaultdict(int)
+            self.counted = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            kwargs = kwargs if kwargs else {}
+            out = func(*args, **kwargs)
+            func_packet = func._overloadpacket
+            if func_packet in flop_mapping:
+                self.flop_counts[str(func_packet)] += flop_mapping[func_packet](args, _as_tuple(out))
+                self.counted.append(str(func))
+            return out
+    model, optimizer, x, y = build(lib)
+    with FlopCounter() as counter:
+        _step(lib, model, optimizer, x, y)
+    return counter.counted, dict(counter.flop_counts)
+
+
+def _prod(xs):
+    p = 1
+    for v in xs:
+        p *= v
+    return p
+
+
+def _as_tuple(x):
+    return x if isinstance(x, tuple) else (x,)
+
+
+@pytest.mark.parametrize("build", BUILDS)
+def test_flop_counting_dispatch_mode_sees_the_same_ops(build):
+    ours, theirs = (_flop_mode_run(lib, build) for lib in (glasstorch, torch))
+    assert ours == theirs
+    assert ours[0][:2] in (["aten.addmm.default"] * 2, ["aten.convolution.default", "aten.addmm.default"])
+
+
+# ------------------------------------------------------------------------------------------------
+# torch.utils.flop_counter.FlopCounterMode
+# ------------------------------------------------------------------------------------------------
+def _flop_counter_run(lib, build):
+    from importlib import import_module
+    FlopCounterMode = import_module(lib.__name__ + ".utils.flop_counter").FlopCounterMode
+    model, optimizer, x, y = build(lib)
+    with FlopCounterMode(display=False) as counter:
+        loss = lib.nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+    counts = {mod: {str(op): n for op, n in ops.items()} for mod, ops in counter.get_flop_counts().items()}
+    return counter.get_total_flops(), counts
+
+
+@pytest.mark.parametrize("build", BUILDS)
+def test_flop_counter_mode_counts_as_torch(build):
+    ours, theirs = (_flop_counter_run(lib, build) for lib in (glasstorch, torch))
+    assert ours == theirs          # the total, and each module's count of each op (forward and backward)
+    assert ours[0] > 0 and set(ours[1]) >= {"Global", "Sequential"}
+
+
+def test_flop_counter_table_and_display(capsys):
+    from glasstorch.utils.flop_counter import FlopCounterMode
+    model, _, x, y = _mlp(glasstorch)
+    with FlopCounterMode(depth=1):
+        glasstorch.nn.functional.cross_entropy(model(x), y).backward()
+    table = capsys.readouterr().out.splitlines()
+    assert table[0].split() == ["Module", "FLOP", "%", "Total"]
+    assert table[2].split() == ["Sequential", "1020.000", "100.00%"]
+    assert all("Sequential." not in row for row in table)      # depth=1
+
+
+def test_flop_counter_custom_formula_and_registration_errors():
+    from glasstorch.utils.flop_counter import FlopCounterMode, register_flop_formula
+    with FlopCounterMode(display=False, custom_mapping={glasstorch.ops.aten.mul: lambda a, b, **kw: 7}) as counter:
+        glasstorch.ones(3) * glasstorch.ones(3)
+    assert counter.get_total_flops() == 7
+    with pytest.raises(ValueError, match="OpOverloadPacket"):
+        register_flop_formula(42)(lambda *a, **k: 0)
+    with pytest.raises(RuntimeError, match="duplicate registrations"):
+        register_flop_formula(glasstorch.ops.aten.mm)(lambda *a, **k: 0)
+
+
+# ------------------------------------------------------------------------------------------------
+# What the module tracker stands on
+# ------------------------------------------------------------------------------------------------
+def test_multi_grad_hook_as_torch():
+    def run(lib):
+        out = []
+        a = lib.rand(2, 3, requires_grad=True)
+        b = lib.rand(2, 3, requires_grad=True)
+        c = a * b
+        d = a * b
+        lib.autograd.graph.register_multi_grad_hook((a, b, c, d), lambda grads: out.append(
+            [g is not None for g in grads]))
+        c.sum().backward(retain_graph=True)
+        c.sum().backward(inputs=(a,), retain_graph=True)
+        handle = lib.autograd.graph.register_multi_grad_hook((a, d), lambda g: out.append("any"), mode="any")
+        (c + d).sum().backward()
+        handle.remove()
+        return out
+    # (the "any" hook fires at d, the first of its tensors reached; the "all" one after a and b)
+    assert run(glasstorch) == run(torch) == [[True, True, True, False], [True, False, True, False], "any",
+                                             [True, True, True, True]]
+    with pytest.raises(ValueError, match="mode"):
+        glasstorch.autograd.graph.register_multi_grad_hook((), print, mode="some")
+
+
+def test_module_tracker_parents_as_torch():
+    def run(lib):
+        from importlib import import_module
+        ModuleTracker = import_module(lib.__name__ + ".utils.module_tracker").ModuleTracker
+        seen = []
+        model, _, x, y = _mlp(lib)
+        with ModuleTracker() as tracker:
+            def watch(grad):
+                seen.append(("bw", sorted(tracker.parents), tracker.is_bw))
+            h = model[1](model[0](x))
+            seen.append(("fw", sorted(tracker.parents), tracker.is_bw))
+            h.register_hook(watch)
+            model[2](h).sum().backward()
+            seen.append(("after", sorted(tracker.parents), tracker.is_bw))
+        return seen
+    assert run(glasstorch) == run(torch)

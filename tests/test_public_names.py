@@ -1,0 +1,113 @@
+"""The public names are torch's, and only torch's: ``__all__`` everywhere, no internals on the top
+level, one ``RemovableHandle``, the modules where torch keeps things (checked against real torch)."""
+import importlib
+
+import pytest
+
+import glasstorch
+from glasstorch import nn
+
+torch = pytest.importorskip("torch")
+
+FAMILIES = ["pointwise", "reduction", "shape", "joining", "indexing", "linalg", "creation"]
+GLASSTORCH_OWN = {"datasets", "inspection"}      # glasstorch's own packages (the digits, the glass)
+
+
+def _public(module):
+    return {n for n in dir(module) if not n.startswith("_")}
+
+
+def test_top_level_is_torchs():
+    assert _public(glasstorch) - _public(torch) == GLASSTORCH_OWN
+    assert set(glasstorch.__all__) <= _public(torch)
+    assert all(hasattr(glasstorch, n) for n in glasstorch.__all__)
+    for internal in ("record", "method", "operands", "make_node_class", "inplace", "broadcast_error", "sum_to",
+                     "promote_arrays", "result_dtype", "as_tensor_arg", "float_array", "view", "expand", "to"):
+        assert not hasattr(glasstorch, internal), internal
+
+
+def test_hasattr_does_not_raise():
+    assert hasattr(glasstorch, "nn") and hasattr(glasstorch, "overrides") and hasattr(glasstorch, "utils")
+    assert hasattr(glasstorch, "testing") is False      # (glasstorch has no torch.testing yet)
+    assert hasattr(glasstorch, "no_such_name") is False
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_each_family_lists_what_torch_has_at_its_top_level(family):
+    module = importlib.import_module("glasstorch.ops." + family)
+    assert set(module.__all__) <= _public(torch)
+    defined = {n for n, obj in vars(module).items() if not n.startswith("_") and callable(obj)
+               and getattr(obj, "__module__", None) == module.__name__}
+    # a function of the family that torch has at its top level is listed (else it would go missing there)
+    assert {n for n in defined if hasattr(torch, n)} <= set(module.__all__)
+    for name in module.__all__:
+        assert getattr(glasstorch, name) is getattr(module, name) or name in ("range",), name
+
+
+@pytest.mark.parametrize("package", ["glasstorch", "glasstorch.nn", "glasstorch.nn.modules", "glasstorch.nn.utils",
+                                     "glasstorch.utils", "glasstorch.utils.data", "glasstorch.optim",
+                                     "glasstorch.autograd", "glasstorch.distributions", "glasstorch.inspection",
+                                     "glasstorch.ops", "glasstorch.backends", "glasstorch.overrides",
+                                     "glasstorch.utils.hooks", "glasstorch.utils.flop_counter"])
+def test_packages_declare_all(package):
+    module = importlib.import_module(package)
+    assert module.__all__ and all(hasattr(module, n) for n in module.__all__)
+
+
+def test_one_removable_handle():
+    from glasstorch._hooks import RemovableHandle
+    assert glasstorch.utils.hooks.RemovableHandle is RemovableHandle
+    assert glasstorch.nn.utils.hooks.RemovableHandle is RemovableHandle
+    assert glasstorch.autograd.graph.RemovableHandle is RemovableHandle
+    x = glasstorch.ones(2, requires_grad=True)
+    handles = [x.register_hook(lambda g: None), (x * 2).register_hook(lambda g: None),
+               (x * 2).grad_fn.register_hook(lambda gi, go: None), (x * 2).grad_fn.register_prehook(lambda g: None),
+               x.register_post_accumulate_grad_hook(lambda t: None),
+               nn.Linear(2, 2).register_forward_hook(lambda *a: None),
+               glasstorch.optim.SGD([x], lr=0.1).register_step_pre_hook(lambda *a: None),
+               glasstorch.nn.modules.module.register_module_forward_pre_hook(lambda *a: None)]
+    assert all(isinstance(h, glasstorch.utils.hooks.RemovableHandle) for h in handles)
+    ids = [h.id for h in handles]
+    assert len(set(ids)) == len(ids)        # one counter for all
+    for h in handles:
+        h.remove()
+    t = torch.ones(2, requires_grad=True)
+    assert isinstance(t.register_hook(lambda g: None), torch.utils.hooks.RemovableHandle)   # (torch's, likewise)
+
+
+def test_modules_where_torch_keeps_them():
+    for lib, prefix in ((glasstorch, "glasstorch"), (torch, "torch")):
+        assert lib.nn.MultiheadAttention.__module__ == prefix + ".nn.modules.activation"
+        assert lib.nn.functional.multi_head_attention_forward.__module__ == prefix + ".nn.functional"
+        assert lib.nn.modules.linear.NonDynamicallyQuantizableLinear.__name__ == "NonDynamicallyQuantizableLinear"
+        assert lib.utils.hooks.RemovableHandle.__name__ == "RemovableHandle"
+
+
+@pytest.mark.parametrize("case", ["add", "masked_fill", "lerp", "matmul", "mse_loss"])
+def test_one_broadcast_error(case):
+    """Every op that broadcasts reports shapes that do not, in torch's words (one builder of it)."""
+    def run(lib):
+        a, b = lib.ones(2, 3), lib.ones(4, 3)
+        ops = {"add": lambda: a + b, "masked_fill": lambda: a.masked_fill(lib.ones(4, 3, dtype=lib.bool), 0.0),
+               "lerp": lambda: lib.lerp(a, b, 0.5), "matmul": lambda: lib.ones(2, 3, 4) @ lib.ones(5, 4, 2),
+               "mse_loss": lambda: lib.nn.functional.mse_loss(a, b)}
+        with pytest.raises(RuntimeError) as info:
+            import warnings
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                ops[case]()
+        return str(info.value).split("\n")[0]
+    ours, theirs = run(glasstorch), run(torch)
+    assert ours == theirs
+
+
+def test_dtype_names_from_one_table():
+    from glasstorch import _dtype
+    from glasstorch._serialization.names import STORAGE_OF_DTYPE
+    for d in _dtype.ALL:
+        t = getattr(torch, d.name)
+        assert STORAGE_OF_DTYPE[d.name] == _dtype.storage_name(d)
+        assert glasstorch.ones(1, dtype=d).type() == torch.ones(1, dtype=t).type()
+    w = glasstorch.ones(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="dtype 'double' to a tensor with grad_dtype 'Float'"):
+        w.grad = glasstorch.ones(2, dtype=glasstorch.float64)
