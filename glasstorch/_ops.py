@@ -46,7 +46,7 @@ import inspect
 import re
 
 from ._seam import seam
-from ._array import array_types, array_linalg_error, translate_array_error
+from ._array import xp, array_types, array_linalg_error, translate_array_error
 from .autograd import grad_mode
 from .autograd.graph import FormulaNode, node_helpers, MULTI_OUTPUT_NODE
 from . import _ops_codegen as _codegen
@@ -233,11 +233,30 @@ class OpOverload:
         return outputs
 
 
+_FLOAT64 = xp.dtype("float64")
+
+
+def _narrow_0d(result, inputs):
+    """A 0-d float64 kernel result whose floating inputs were all narrower: NumPy 1.x's value-based
+    casting widened it (a 0-d float32 times a Python float); torch keeps the inputs' type. Only
+    called under NumPy 1.x, by the generated op calls."""
+    narrow = None
+    for a in inputs:
+        dt = getattr(a, "dtype", None)
+        if dt is None or getattr(a, "ndim", 0):
+            continue                    # (a non-0-d input: NumPy's promotion was not value-based)
+        if dt.kind == "f" or dt.name == "bfloat16":
+            if dt == _FLOAT64:
+                return result
+            narrow = dt if narrow is None or dt.itemsize > narrow.itemsize else narrow
+    return result if narrow is None else result.astype(narrow)
+
+
 _ARRAY_TYPES = array_types()
 _ARRAY_ERRORS = (ValueError, ArithmeticError, MemoryError, array_linalg_error())
 # the names the generated code uses (see _ops_codegen)
 _CALL_HELPERS = {"seam": seam, "_state": _state, "_ARRAY_TYPES": _ARRAY_TYPES, "_ARRAY_ERRORS": _ARRAY_ERRORS,
-                 "_translate": translate_array_error, "_MULTI_OUTPUT_NODE": MULTI_OUTPUT_NODE}
+                 "_translate": translate_array_error, "_narrow_0d": _narrow_0d, "_FLOAT64": _FLOAT64, "_MULTI_OUTPUT_NODE": MULTI_OUTPUT_NODE}
 _NODE_HELPERS = node_helpers()
 
 

@@ -18,6 +18,7 @@ import keyword
 import linecache
 
 from ._seam import seam
+from ._array import xp
 from .autograd import grad_mode
 from .autograd.graph import connect
 
@@ -27,6 +28,14 @@ _state = grad_mode._state
 def _py(name):
     """A schema argument name as a Python identifier."""
     return name + "_" if keyword.iskeyword(name) else name
+
+
+# NumPy 1.x computes with 0-d arrays as with Python numbers ("value-based casting"): when every
+# operand is 0-d, a float32 one times a Python float is a float64. Kernels write their constants in
+# the array's own type where it matters, but a 0-d result of a kernel that mixes them would still
+# come out float64 where torch keeps float32; under NumPy 1.x only, each op's generated call narrows
+# such a result back (see ``_ops._narrow_0d``). NumPy 2 (NEP 50) needs none of it.
+_VALUE_BASED_CASTING = int(xp.__version__.split(".")[0]) < 2
 
 
 def _compile(source, filename, namespace):
@@ -73,6 +82,12 @@ def op_call_source(op):
     lines.append(f"        _result = _kernel({kernel_call})")
     lines.append("    except _ARRAY_ERRORS as _e:")
     lines.append(f"        raise _translate(_e, _op, {all_args}) from None")
+    if _VALUE_BASED_CASTING and not (schema.returns_tuple or schema.returns_list) \
+            and not any("ScalarType" in a.type for a in args):
+        tensors = ", ".join(f"_a{i}" for i, a in enumerate(args) if a.is_tensor)
+        if tensors:
+            lines.append("    if _result.ndim == 0 and _result.dtype == _FLOAT64:   # (NumPy 1.x: see _ops_codegen)")
+            lines.append(f"        _result = _narrow_0d(_result, ({tensors},))")
     lines.append(f"    _out = {_wrap_expression(op, names)}")
     if op.node is not None:
         requires, inputs = [], []

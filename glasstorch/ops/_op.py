@@ -118,8 +118,6 @@ def promote_arrays(a, b):
     if tb is float:
         if k in "biu":
             a = a.astype(_dtype.get_default_dtype().numpy_dtype)
-        if not a.ndim:      # NumPy 1.x would make a 0-d float32 times a float a float64
-            b = xp.asarray(b, dtype=a.dtype)
     elif tb is int:
         if k in "iu":
             info = xp.iinfo(a.dtype)
@@ -136,6 +134,8 @@ def promote_arrays(a, b):
         raise TypeError("unsupported operand type: 'Tensor' and 'NoneType'")
     else:
         raise TypeError(f"unsupported operand type: 'Tensor' and '{tb.__name__}'")
+    if not a.ndim:  # NumPy 1.x would compute a 0-d float32 times a float (or an int32 plus an int) in 64 bits
+        b = xp.asarray(b, dtype=a.dtype)
     return a, b
 
 

@@ -23,10 +23,11 @@ take it as torch's enum, an int (0 none, 1 mean, 2 sum: ``Reduction`` below).
     ('NllLossBackward0', 'LogSoftmaxBackward0')
 """
 import math
+import warnings
 
 from .._tensor import Tensor
 from .._array import xp
-from .. import _dtype
+from .. import _dtype, _warnings
 from .._seam import seam
 from .._ops import defop, aten
 from ._op import _state, promote_arrays
