@@ -370,7 +370,7 @@ def _log_sigmoid_forward_kernel(self):
     """(log sigmoid(x), buffer): torch's CPU kernel keeps exp(-|x|) as the buffer its backward reads."""
     check_floating(self, "log_sigmoid_cpu")
     z = xp.exp(-xp.abs(self))
-    return xp.minimum(self, 0) - xp.log1p(z), z
+    return xp.minimum(self, self.dtype.type(0)) - xp.log1p(z), z   # (a typed 0: NumPy 1.x would widen a 0-d x)
 
 
 def _log_sigmoid_backward_kernel(grad_output, self, buffer):
