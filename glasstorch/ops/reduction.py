@@ -284,7 +284,7 @@ def _extreme_dim_kernel(is_max):
         values = xp.take_along_axis(self, idx, axis=d)
         if not keepdim:
             values, idx = values.squeeze(d), idx.squeeze(d)
-        return values, idx.astype("int64", copy=False)
+        return row_major(values), row_major(idx.astype("int64", copy=False))
     kernel.__name__ = f"_{name}_dim_kernel"
     return kernel
 
@@ -802,7 +802,7 @@ def _scan_kernel(scan):
         acc = _accumulate_dtype(self, dtype) or self.dtype
         if not self.ndim:
             return self.astype(acc)
-        return scan(self, axis=d, dtype=acc)
+        return row_major(scan(self, axis=d, dtype=acc))   # (torch allocates a scan's result row-major)
     kernel.__name__ = f"_{scan.__name__}_kernel"
     return kernel
 
@@ -816,7 +816,7 @@ def _cumulative_extreme_kernel(is_max):
         positions = xp.arange(self.shape[d]).reshape([-1 if i == d else 1 for i in range(self.ndim)])
         # the index of the last element equal to the running extreme (torch's rule for ties)
         indices = xp.maximum.accumulate(xp.where(self == values, positions, 0), axis=d)
-        return values, indices.astype("int64", copy=False)
+        return row_major(values), row_major(indices.astype("int64", copy=False))
     return kernel
 
 
@@ -1037,7 +1037,7 @@ def _median_dim_kernel(ignore_nan):
         values = xp.take_along_axis(self, idx, axis=d)
         if not keepdim:
             values, idx = values.squeeze(d), idx.squeeze(d)
-        return values, idx.astype("int64", copy=False)
+        return row_major(values), row_major(idx.astype("int64", copy=False))
     return kernel
 
 

@@ -567,7 +567,10 @@ def _inplace_view(self, name, fn, *args):
     return self
 
 
-_INPLACE_VIEW_NODES = {cls: make_node_class(name, cls.backward) for cls, name in (
+# the in-place view ops' nodes: the out-of-place node's class under torch's other name (a subclass, so a
+# defop node keeps its generated formula code)
+_INPLACE_VIEW_NODES = {cls: type(cls)(name, (cls,), {"__qualname__": name, "__module__": cls.__module__})
+                       for cls, name in (
     (UnsqueezeBackward0, "UnsqueezeBackward1"), (SqueezeBackward0, "SqueezeBackward3"),
     (SqueezeBackward1, "SqueezeBackward4"), (SqueezeBackward2, "SqueezeBackward5"), (TBackward0, "TBackward1"),
     (TransposeBackward0, "TransposeBackward1"))}
