@@ -190,10 +190,13 @@ def node_record_source(cls):
         ranges = ", ".join(f"{n!r}: ({a}, {b})" for n, (a, b) in layout.edges.items())
         lines.append(f"    _node._edge_ranges = {{{ranges}}}")
     inputs_needing = {}
+    need_lines = ["    _e = _node.next_functions"]
+    # (after connect: an input with an edge -- torch's should_compute_output -- not merely one that
+    # requires grad: a view made under no_grad has none, and its partner operand is not saved)
     for name in layout.edges:
-        lines.append(f"    _r_{name} = {layout.requires(name)}")
+        need_lines.append(f"    _r_{name} = {layout.needed(name)}")
     for k, (names, _, _, _) in enumerate(table):
-        lines.append(f"    _need{k} = {' or '.join('_r_' + n for n in names)}")
+        need_lines.append(f"    _need{k} = {' or '.join('_r_' + n for n in names)}")
         for n in names:
             inputs_needing.setdefault(n, []).append(k)
     # outputs, and what the gradient must be brought back to for inputs of another shape/dtype
@@ -222,6 +225,7 @@ def node_record_source(cls):
             lines.append(f"    connect(_node, _inputs, ({outs}))")
     else:
         lines.append("    connect(_node, _inputs, _out)")
+    lines += need_lines
     # parameters the needed formulas read
     for k, (names, _, _, specs) in enumerate(table):
         body = []
@@ -285,7 +289,9 @@ def node_run_source(cls):
         name_needed[n] = f"_n_{n}"
     reads_tensors = any(kind == "tensor" for _, _, _, specs in table for kind, _ in specs)
     if reads_tensors:
-        lines.append("    _v = None")
+        # torch's generated apply() unpacks every saved variable first, whichever gradients are asked
+        # for: a saved tensor modified in place raises even when no formula would have read it
+        lines.append("    _v = _node._unpack_values(_arrays)")
     lines.append("    grad = grads[0]")
     for k, (names, _, joint, specs) in enumerate(table):
         need = " or ".join(name_needed[n] for n in names)
@@ -311,9 +317,6 @@ def node_run_source(cls):
                 call.append(f"_node._saved_{key}_dtype")
         cond = f"({need})" + (" and grad is not None" if reads_grad else "")
         lines.append(f"    if {cond}:")
-        if any(kind == "tensor" for kind, _ in specs):
-            lines.append("        if _v is None:")
-            lines.append("            _v = _node._unpack_values(_arrays)")
         lines.append(f"        _r = _f{k}({', '.join(call)})")
         parts = [(names[0], "_r")] if not joint else [(n, f"_r[{j}]") for j, n in enumerate(names)]
         for n, expr in parts:

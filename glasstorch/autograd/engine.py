@@ -221,6 +221,7 @@ def _run(roots, root_grads, retain_graph, create_graph, capture, accumulate, acc
         needed = _needed(reached, accumulate_only | {n for n, _ in (capture or ())})
     task = _tasks.stack[-1]
     task.reached, task.needed = reached, needed
+    captured_nodes = {n for n, _ in capture} if capture else ()
 
     # the input buffers: node -> [gradient per output of the node]. A gradient the engine summed
     # itself ((node, output_nr) in `summed`) is seen by no one else: more can be added in place.
@@ -248,7 +249,9 @@ def _run(roots, root_grads, retain_graph, create_graph, capture, accumulate, acc
             grads = [None] * node.num_outputs
         if node_observers:
             _notify(node_observers, "node_started", node)
-        if node._hooked and (needed is None or node in needed):   # (a node that need not run: nor its hooks)
+        # (a node that need not run: nor its hooks -- but a captured tensor's hooks run, as they give
+        # the captured gradient)
+        if node._hooked and (needed is None or node in needed or node in captured_nodes):
             grads = _run_tensor_pre_hooks(node, grads, tensors)
         if capture is not None:
             for nr in range(len(grads)):
