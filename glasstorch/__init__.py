@@ -101,7 +101,7 @@ from math import inf, nan, pi, e  # noqa: E402,F401
 # The training stack is imported on first use (PEP 562), so `import glasstorch` pays only for the
 # core: `glasstorch.nn`, `glasstorch.optim`, ... and `glasstorch.save` work as usual.
 _LAZY_MODULES = ("nn", "optim", "utils", "distributions", "datasets", "inspection", "serialization", "backends",
-                 "overrides")
+                 "overrides", "_C")
 _LAZY_NAMES = {"save": "serialization", "load": "serialization"}
 # torch's top level also carries these nn ops under their own names (torch.conv2d, torch.dropout, ...);
 # only those whose signature there equals nn.functional's (torch.batch_norm and torch.embedding differ)
