@@ -80,7 +80,7 @@ def has_torch_function(relevant_args):
         return False
     if seam.function_modes:
         return True
-    return bool(_overloaded_args(tuple(relevant_args), None))
+    return not seam.subclass_disabled and bool(_overloaded_args(tuple(relevant_args), None))
 
 
 def has_torch_function_unary(arg):
@@ -91,10 +91,50 @@ def has_torch_function_variadic(*args):
     return has_torch_function(args)
 
 
+def _get_overloaded_args(relevant_args):
+    """The arguments among ``relevant_args`` whose type defines ``__torch_function__``, one per type,
+    subclasses before their bases -- as torch's Python helper counts them, plain Tensors too (after
+    the subclasses: Tensor is the base of them all); Parameter's disabled implementation takes no part."""
+    found = _overloaded_args(tuple(relevant_args), None)
+    if not any(type(a) is Tensor for a in found):
+        plain = next((a for a in relevant_args if type(a) is Tensor), None)
+        if plain is not None:
+            found.append(plain)
+    return found
+
+
+class _pop_mode_temporarily:
+    """The innermost function mode, off the stack while it handles a call (torch's context of the
+    same name): the calls it makes are not seen by it again."""
+
+    def __enter__(self):
+        self.mode = seam.function_modes.pop()
+        seam._refresh()
+        return self.mode
+
+    def __exit__(self, *exc):
+        seam.function_modes.append(self.mode)
+        seam._refresh()
+
+
 def handle_torch_function(public_api, relevant_args, *args, **kwargs):
-    """Run ``public_api(*args, **kwargs)`` through the active modes and the ``__torch_function__``
-    of the Tensor subclasses among ``relevant_args`` (torch's helper for user functions)."""
-    return seam.torch_function(public_api, args, kwargs)
+    """Run ``public_api(*args, **kwargs)`` through the innermost active mode and the
+    ``__torch_function__`` of the types among ``relevant_args`` (torch's helper for user functions:
+    call it when :func:`has_torch_function` says so)."""
+    overloaded = _get_overloaded_args(relevant_args) if not seam.subclass_disabled else []
+    types = tuple(type(a) for a in overloaded)
+    if seam.function_modes and not seam.function_disabled:
+        with _pop_mode_temporarily() as mode:
+            result = mode.__torch_function__(public_api, types, args, kwargs)
+        if result is not NotImplemented:
+            return result
+    for arg in overloaded:
+        result = type(arg).__torch_function__(public_api, types, args, kwargs)
+        if result is not NotImplemented:
+            return result
+    name = f"{getattr(public_api, '__module__', '')}.{getattr(public_api, '__qualname__', public_api)}"
+    raise TypeError(f"no implementation found for '{name}' on types that implement __torch_function__: "
+                    f"{[type(a) for a in overloaded]}")
 
 
 def wrap_torch_function(dispatcher):
@@ -148,7 +188,8 @@ def get_ignored_functions():
 def is_tensor_method_or_property(func):
     """Whether ``func`` is a method or property of Tensor (torch: they get ``self`` first)."""
     name = getattr(func, "__name__", None)
-    return name is not None and getattr(Tensor, name, None) is func
+    # a property's accessor (Tensor.grad.__get__) counts, as in torch
+    return name is not None and (name == "__get__" or getattr(Tensor, name, None) is func)
 
 
 # torch._C._disabled_torch_function_impl: a subclass that sets ``__torch_function__`` to it takes no

@@ -334,3 +334,70 @@ def test_module_tracker_parents_as_torch():
             seen.append(("after", sorted(tracker.parents), tracker.is_bw))
         return seen
     assert run(glasstorch) == run(torch)
+
+
+# ------------------------------------------------------------------------------------------------
+# torch.overrides' helpers and torch._C's switches, as a user library calls them
+# ------------------------------------------------------------------------------------------------
+def _helpers_run(lib):
+    from importlib import import_module
+    ov = import_module(lib.__name__ + ".overrides")
+    C = lib._C
+    out = []
+
+    class Sub(lib.Tensor):
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            out.append(("sub", func.__name__, tuple(t.__name__ for t in types)))
+            return super().__torch_function__(func, types, args, kwargs or {})
+
+    class Mode(ov.TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            out.append(("mode", func.__name__, tuple(t.__name__ for t in types)))
+            return func(*args, **(kwargs or {}))
+
+    def double(x):          # a user function taking part in the protocol, as torch's docs write one
+        if ov.has_torch_function_unary(x):
+            return ov.handle_torch_function(double, (x,), x)
+        return x * 2
+
+    t, s, p = lib.ones(2), lib.ones(2).as_subclass(Sub), lib.nn.Parameter(lib.ones(2))
+    out.append((ov.has_torch_function((t,)), ov.has_torch_function((s,)), ov.has_torch_function((p,)),
+                ov.has_torch_function_unary(s), ov.has_torch_function_variadic(t, s), ov.is_tensor_like(s),
+                ov.is_tensor_like(3)))
+    out.append(type(double(s)).__name__)
+    out.append(type(double(t)).__name__)
+    with Mode():
+        out.append(type(double(t)).__name__)
+        with C.DisableTorchFunctionSubclass():
+            out.append(type(s + 1).__name__)
+        with C.DisableTorchFunction():
+            out.append(type(s + 1).__name__)
+        out.append(C._is_torch_function_mode_enabled())
+    out.append(C._is_torch_function_mode_enabled())
+    out.append(type(s * 3).__name__)
+    over = ov.get_overridable_functions()
+    out.append((lib.add in over[lib], lib.Tensor.add in over[lib.Tensor],
+                lib.nn.functional.linear in over[lib.nn.functional]))
+    out.append((ov.is_tensor_method_or_property(lib.Tensor.add),
+                ov.is_tensor_method_or_property(lib.Tensor.grad.__get__)))
+    return out
+
+
+def test_overrides_helpers_as_torch():
+    """has_torch_function*, handle_torch_function (plain Tensors count as overloaded there, as in
+    torch's Python helper), is_tensor_like, get_overridable_functions, DisableTorchFunction(Subclass),
+    _is_torch_function_mode_enabled: what a user's function and mode see is torch's."""
+    assert _helpers_run(glasstorch) == _helpers_run(torch)
+
+
+def test_handle_torch_function_without_a_taker():
+    class Refuses(glasstorch.Tensor):
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            return NotImplemented
+
+    def f(x):
+        return glasstorch.overrides.handle_torch_function(f, (x,), x)
+    with pytest.raises(TypeError, match="no implementation found for .* on types that implement __torch_function__"):
+        f(glasstorch.ones(1).as_subclass(Refuses))
