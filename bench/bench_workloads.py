@@ -2,8 +2,9 @@
 
 Every row is one training step (or one forward) of a workload the books run eagerly, timed as the
 median over interleaved repetitions (glasstorch, torch, glasstorch, torch, ...) so that a slower
-moment of a shared machine hits both; the ratio column is glasstorch / torch, and its spread is the
-25th-75th percentile of the per-repetition ratios (how noisy the figure is). Times are wall-clock
+moment of a shared machine hits both; the ratio column is the median of the per-repetition ratios
+glasstorch / torch (each repetition's pair ran back to back), and its spread is their 25th-75th
+percentile (how noisy the figure is). Times are wall-clock
 (what a user waits); the CPU-time ratio beside it (process time, all threads) is steadier on a shared
 machine with one thread, and shows threads that spin instead of working when it exceeds the wall ratio.
 
@@ -225,7 +226,7 @@ def compare(row, gt, torch, reps):
     ratios = [x / y for x, y in zip(wall_a, wall_b)]
     cpu_ratio = statistics.median(x[1] for x in a) / statistics.median(x[1] for x in b)
     out = dict(row=row, ours=statistics.median(wall_a), torch=statistics.median(wall_b), iters=iters,
-               ratio=statistics.median(wall_a) / statistics.median(wall_b), lo=_quantile(ratios, 0.25),
+               ratio=statistics.median(ratios), lo=_quantile(ratios, 0.25),
                hi=_quantile(ratios, 0.75), cpu_ratio=cpu_ratio)
     if row in FAULT_ROWS and sys.platform.startswith("linux"):
         steps = 10
