@@ -45,6 +45,8 @@ from .ops.creation import Generator, default_generator, range_ as range  # noqa:
 from .ops.linalg import einsum  # noqa: E402,F401
 from ._tensor_str import set_printoptions  # noqa: E402,F401
 from . import linalg, cuda, jit  # noqa: E402,F401
+from ._array.threads import (set_num_threads, get_num_threads, set_num_interop_threads,  # noqa: E402,F401
+                             get_num_interop_threads)
 
 
 def is_tensor(obj):
@@ -71,14 +73,6 @@ def result_type(tensor1, tensor2):
 def can_cast(from_, to):
     """Whether a value of dtype ``from_`` may be written into ``to`` by an in-place op (no lower category)."""
     return from_.category <= to.category
-
-
-def get_num_threads():
-    return 1
-
-
-def set_num_threads(n):
-    pass
 
 
 def use_deterministic_algorithms(mode, *, warn_only=False):

@@ -55,6 +55,9 @@ def _keep_freed_arrays_mapped():
 
 malloc_tuned = _keep_freed_arrays_mapped()
 
+from . import threads  # noqa: E402
+default_threads = threads.apply_default()   # one BLAS thread unless the environment chose (threads.py)
+
 def _cupy_if_loaded():
     """CuPy if something already imported it, else None: no array can be a CuPy array before that, so
     the questions asked per op (which device is this array on?) never import it."""
