@@ -283,8 +283,8 @@ def _status_kb(field):
 
 
 def rss_child(framework, row, threads):
-    """(In a fresh process) peak RSS of the process after 3 steps, and the steps' own peak above the
-    memory held once the model is built and has run one step (the peak counter is reset there)."""
+    """(In a fresh process) the peak RSS of the process over 3 training steps, and the steps' own
+    share: that peak less the memory held once the framework is imported and the model built."""
     import importlib
     T = importlib.import_module(framework)
     if threads != "default":
@@ -293,9 +293,8 @@ def rss_child(framework, row, threads):
         if framework == "torch":
             T.set_num_threads(int(threads))
     step = make_step(T, row)
-    step()
     base = _status_kb("VmRSS")
-    with open("/proc/self/clear_refs", "w") as f:   # resets VmHWM to the current RSS
+    with open("/proc/self/clear_refs", "w") as f:   # resets the peak (VmHWM) to the current RSS
         f.write("5")
     for _ in range(3):
         step()

@@ -12,6 +12,9 @@ For each parameter :math:`\theta` with gradient :math:`g` (torch's formulation):
 Note the momentum buffer accumulates gradients, not ``lr * gradients`` (as Sutskever et al. and
 some frameworks do): changing ``lr`` mid-training takes effect at once.
 """
+from . import _flat
+from .._array import xp
+from .._tensor import bump_version
 from .optimizer import (Optimizer, _check_lr, _check_not_differentiable, _evaluate_closure, _to_scalar,
                         _use_grad_for_differentiable)
 
@@ -29,8 +32,11 @@ class SGD(Optimizer):
         weight_decay (float): weight decay, an L2 penalty (default: 0).
         nesterov (bool): use Nesterov momentum; needs ``momentum > 0`` and ``dampening == 0``.
         maximize (bool): maximize the objective instead of minimizing it (default: False).
-        foreach, differentiable, fused: accepted for compatibility with torch; glasstorch always
-            runs the for-loop implementation (``differentiable`` and ``fused`` must stay off).
+        foreach (bool, optional): None (default) or True: update all of a group's parameters at once,
+            on one flat array (``optim/_flat.py``) where the group allows; False: the for-loop.
+            The two give the same trajectories.
+        fused (bool, optional): True runs the flat path too (as torch, not together with ``foreach=True``).
+        differentiable: must stay off.
 
     Example::
 
@@ -57,7 +63,7 @@ class SGD(Optimizer):
                         differentiable=differentiable, fused=fused)
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
-        _check_not_differentiable(differentiable, fused)
+        _check_not_differentiable(differentiable, fused, foreach)
         super().__init__(params, defaults)
 
     def __setstate__(self, state):
@@ -73,8 +79,10 @@ class SGD(Optimizer):
     def step(self, closure=None):
         """Perform a single optimization step; returns the closure's loss if one is given."""
         loss = _evaluate_closure(closure)
-        for group in self.param_groups:
+        for index, group in enumerate(self.param_groups):
             params = self._params_with_grad(group)
+            if _flat.usable(group, params) and _flat_sgd(self, index, group, params):
+                continue
             # Without momentum SGD keeps no state at all (its state dict stays empty, as torch's).
             momentum_buffer_list = ([self.state[p].get("momentum_buffer") for p in params]
                                     if group["momentum"] != 0 else [])
@@ -113,3 +121,55 @@ def sgd(params, grads, momentum_buffer_list, *, weight_decay, momentum, lr, damp
                 grad = buf
 
         param.add_(grad, alpha=-lr)
+
+
+def _flat_sgd(optimizer, index, group, params):
+    """The SGD update of a whole group on flat arrays (torch's ``_multi_tensor_sgd``; see
+    ``_flat.py``); False, having changed nothing, where only some parameters have a momentum buffer.
+
+    Without momentum there is no state to keep flat, and gathering the gradients would only add a
+    copy of each (measured slower on the MLP's large weights): the update then runs parameter by
+    parameter, on arrays, with the same arithmetic."""
+    momentum, dampening, weight_decay = group["momentum"], group["dampening"], group["weight_decay"]
+    if momentum == 0:
+        _arrays_sgd(params, group)
+        return True
+    states = [optimizer.state[p] for p in params] if momentum != 0 else []
+    if momentum != 0 and not _flat.same_state(states, "momentum_buffer"):
+        return False
+    fg = _flat.flat_group(optimizer, index, params)
+    dt = fg.dtype
+    grad = fg.gather([p.grad._data for p in params], "grad")   # a copy: the steps below write into it
+    if group["maximize"]:
+        xp.negative(grad, out=grad)
+    if weight_decay != 0:
+        grad += fg.gather([p._data for p in params], "param") * _flat.scalar(weight_decay, dt)
+    if momentum != 0:
+        if states[0].get("momentum_buffer") is None:    # the first step: the buffer starts as the gradient
+            fg.state_array(states, "momentum_buffer", init=grad)
+        else:
+            buf = fg.state_array(states, "momentum_buffer")
+            buf *= _flat.scalar(momentum, dt)
+            buf += grad if dampening == 0 else grad * _flat.scalar(1 - dampening, dt)
+            _flat.bump(states, "momentum_buffer", "mul_", "add_")
+        buf = fg.state["momentum_buffer"]
+        if group["nesterov"]:
+            grad += buf * _flat.scalar(momentum, dt)
+        else:
+            grad = buf
+    lr = _to_scalar(group["lr"])
+    _flat.add_into(params, fg, grad * _flat.scalar(-lr, dt), "add_")
+    return True
+
+
+def _arrays_sgd(params, group):
+    """Momentum-free SGD, one parameter at a time on its arrays: ``param.add_(grad, alpha=-lr)``."""
+    weight_decay, maximize = group["weight_decay"], group["maximize"]
+    for p in params:
+        d, grad = p._data, p.grad._data
+        if maximize:
+            grad = xp.negative(grad)
+        if weight_decay != 0:
+            grad = grad + d * _flat.scalar(weight_decay, d.dtype)
+        xp.add(d, grad * _flat.scalar(-_to_scalar(group["lr"]), d.dtype), out=d)
+        bump_version(p, "add_")
