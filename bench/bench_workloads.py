@@ -151,7 +151,7 @@ def make_step(T, row, seed=0):
         _same_weights(T, model.parameters(), seed)
         X = T.tensor(rng.integers(0, VOCAB, (BATCH, STEPS)))
         Y = T.tensor(rng.integers(0, VOCAB, (BATCH, STEPS)))
-        params = model.parameters()
+        params = list(model.parameters())   # (a generator would be spent by the optimizer: nothing clipped)
         opt = T.optim.SGD(params, lr=1.0)
 
         def step():
