@@ -37,6 +37,8 @@ for _m in (_pw, _red, _shape, _join, _idx, _la, _cr):
             globals()[_name] = getattr(_m, _name)
             _FAMILY_NAMES.append(_name)
 del _m, _name
+from ._array.threads import (set_num_threads, get_num_threads, set_num_interop_threads,  # noqa: E402,F401
+                             get_num_interop_threads)
 
 
 def is_tensor(obj):
@@ -65,14 +67,6 @@ def can_cast(from_, to):
     return from_.category <= to.category
 
 
-def get_num_threads():
-    return 1
-
-
-def set_num_threads(n):
-    pass
-
-
 def use_deterministic_algorithms(mode, *, warn_only=False):
     pass
 
@@ -95,7 +89,7 @@ __all__ = sorted({
     "get_default_dtype", "set_default_dtype", "promote_types", "Tensor", "Size", "device", "set_printoptions",
     "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled", "is_inference_mode_enabled",
     "is_anomaly_enabled", "default_generator", "range", "is_tensor", "is_floating_point", "is_complex", "numel",
-    "result_type", "can_cast", "get_num_threads", "set_num_threads", "use_deterministic_algorithms", "compile",
+    "result_type", "can_cast", "get_num_threads", "set_num_threads", "get_num_interop_threads", "set_num_interop_threads", "use_deterministic_algorithms", "compile",
     "typename", "strided", "preserve_format", "contiguous_format", "channels_last", "inf", "nan", "pi", "e",
     *_FAMILY_NAMES})
 

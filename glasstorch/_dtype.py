@@ -12,12 +12,6 @@ from ._array import xp
 
 _pybool, _pyint, _pyfloat, _pycomplex = _b.bool, _b.int, _b.float, _b.complex
 
-try:  # NumPy has no bfloat16; the ml_dtypes package provides one
-    import ml_dtypes as _ml_dtypes
-    _BF16 = xp.dtype(_ml_dtypes.bfloat16)
-except Exception:  # pragma: no cover - ml_dtypes is optional
-    _BF16 = None
-
 BOOL, INT, FLOAT, COMPLEX = range(4)
 
 
@@ -49,8 +43,45 @@ def _dtype_by_name(name):
     return _BY_NAME[name]
 
 
+class _BFloat16(dtype):
+    """bfloat16, whose NumPy dtype comes from the optional ml_dtypes package, imported when first
+    asked for (``numpy_dtype``) rather than by ``import glasstorch``: ml_dtypes registers dozens of
+    types and casts with NumPy, which takes 1-4 s on a loaded 2-core machine, for a dtype most
+    programs never use. Before that first use no array can be bfloat16 (only ml_dtypes makes one),
+    so nothing that looks at arrays needs it loaded earlier. ``numpy_dtype`` is None when ml_dtypes
+    is not installed (``numpy_dtype(bfloat16)`` then raises naming the pip line).
+    """
+    __slots__ = ("_loaded",)
+
+    @property
+    def numpy_dtype(self):
+        try:
+            return self._loaded
+        except AttributeError:
+            pass
+        try:
+            import ml_dtypes
+            loaded = xp.dtype(ml_dtypes.bfloat16)
+        except Exception:  # ml_dtypes is optional
+            loaded = None
+        else:
+            _BY_NUMPY[loaded] = self
+        self._loaded = loaded
+        return loaded
+
+    @numpy_dtype.setter
+    def numpy_dtype(self, value):   # dtype.__init__ sets None; the property loads on first read
+        if value is not None:
+            self._loaded = value
+
+
+def is_bfloat16_numpy(np_dtype):
+    """Whether a NumPy dtype is ml_dtypes' bfloat16, without importing ml_dtypes to find out."""
+    return np_dtype.name == "bfloat16"
+
+
 float16 = half = dtype("float16", xp.dtype("float16"), FLOAT, "Half")
-bfloat16 = dtype("bfloat16", _BF16, FLOAT, "BFloat16")
+bfloat16 = _BFloat16("bfloat16", None, FLOAT, "BFloat16")
 float32 = float = dtype("float32", xp.dtype("float32"), FLOAT, "Float")
 float64 = double = dtype("float64", xp.dtype("float64"), FLOAT, "Double")
 complex64 = cfloat = dtype("complex64", xp.dtype("complex64"), COMPLEX, "ComplexFloat")
@@ -91,7 +122,7 @@ def storage_name(d):
 
 ALL = (float16, bfloat16, float32, float64, complex64, complex128, uint8, int8, int16, int32, int64, bool)
 _BY_NAME = {d.name: d for d in ALL}
-_BY_NUMPY = {d.numpy_dtype: d for d in ALL if d.numpy_dtype is not None}
+_BY_NUMPY = {d.numpy_dtype: d for d in ALL if d is not bfloat16}   # bfloat16's is added when loaded
 # NumPy's wider unsigned types have no torch dtype; tensor(np_array) widens them to a signed type that holds them.
 _BY_NUMPY.update({xp.dtype("uint16"): int32, xp.dtype("uint32"): int64, xp.dtype("uint64"): int64})
 
@@ -100,6 +131,8 @@ def from_numpy_dtype(np_dtype):
     try:
         return _BY_NUMPY[np_dtype]
     except KeyError:
+        if is_bfloat16_numpy(np_dtype) and bfloat16.numpy_dtype == np_dtype:   # the first bfloat16 array seen
+            return bfloat16
         raise TypeError(f"can't convert np.ndarray of type numpy.{np_dtype}. The only supported types are: "
                         "float64, float32, float16, complex64, complex128, int64, int32, int16, int8, uint8, and bool.")
 

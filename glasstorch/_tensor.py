@@ -29,7 +29,6 @@ from . import _warnings
 
 _state = grad_mode._state
 _DTYPE_OF = _dtype._BY_NUMPY
-_BF16 = _dtype.bfloat16.numpy_dtype
 
 
 class Size(tuple):
@@ -251,7 +250,7 @@ class Tensor:
             raise RuntimeError("you can only change requires_grad flags of leaf variables. If you want to use a "
                                "computed variable in a subgraph that doesn't require differentiation use "
                                "var_no_grad = var.detach().")
-        if value and self._data.dtype.kind not in "fc" and self._data.dtype != _BF16:
+        if value and self._data.dtype.kind not in "fc" and not _dtype.is_bfloat16_numpy(self._data.dtype):
             raise RuntimeError(dtype_message)
         self._requires_grad = bool(value)
         if self._base is None and self._vc.views:

@@ -471,8 +471,7 @@ def test_invalid_params_raise_torchs_error(case):
 
 
 def test_unsupported_options_say_so():
-    with pytest.raises(RuntimeError, match="fused"):
-        glasstorch.optim.Adam(make_params(glasstorch), fused=True)
+    # (fused=True is supported: tests/test_optim_flat.py)
     with pytest.raises(NotImplementedError, match="differentiable"):
         glasstorch.optim.SGD(make_params(glasstorch), differentiable=True)
 

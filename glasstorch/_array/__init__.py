@@ -6,6 +6,7 @@ NumPy's ``__array_function__``/``__array_ufunc__`` protocols, so op code written
 runs on either device. Creation functions, which have no array to dispatch on, ask
 :func:`namespace` for the device's module instead.
 """
+import sys
 import warnings
 
 import numpy as xp
@@ -54,23 +55,42 @@ def _keep_freed_arrays_mapped():
 
 malloc_tuned = _keep_freed_arrays_mapped()
 
-try:  # optional: the GPU backend
-    import cupy as _cupy  # noqa: F401
-except Exception:  # pragma: no cover - depends on the machine
-    _cupy = None
+from . import threads  # noqa: E402
+default_threads = threads.apply_default()   # one BLAS thread unless the environment chose (threads.py)
+
+def _cupy_if_loaded():
+    """CuPy if something already imported it, else None: no array can be a CuPy array before that, so
+    the questions asked per op (which device is this array on?) never import it."""
+    return sys.modules.get("cupy")
+
+
+_cupy_import = []   # the outcome of the one import attempt: [module or None]
+
+
+def _import_cupy():
+    """CuPy, imported on the first question about GPUs (not by ``import glasstorch``: an optional
+    package costs every user its import time); None when it is not installed or does not load."""
+    if not _cupy_import:
+        try:
+            import cupy
+        except Exception:  # pragma: no cover - depends on the machine
+            cupy = None
+        _cupy_import.append(cupy)
+    return _cupy_import[0]
 
 
 def cuda_available():
-    if _cupy is None:
+    cupy = _import_cupy()
+    if cupy is None:
         return False
     try:
-        return _cupy.cuda.runtime.getDeviceCount() > 0
+        return cupy.cuda.runtime.getDeviceCount() > 0
     except Exception:  # pragma: no cover
         return False
 
 
 def cuda_device_count():
-    return _cupy.cuda.runtime.getDeviceCount() if cuda_available() else 0
+    return _import_cupy().cuda.runtime.getDeviceCount() if cuda_available() else 0
 
 
 def namespace(device_type):
@@ -80,27 +100,31 @@ def namespace(device_type):
     if device_type == "cuda":
         if not cuda_available():
             raise RuntimeError("Torch not compiled with CUDA enabled (glasstorch: CuPy with a GPU is needed for 'cuda')")
-        return _cupy
+        return _import_cupy()
     raise RuntimeError(f"unsupported device type {device_type!r}")
 
 
 def device_type_of(array):
-    return "cpu" if isinstance(array, xp.ndarray) or _cupy is None else (
-        "cuda" if isinstance(array, _cupy.ndarray) else "cpu")
+    if isinstance(array, xp.ndarray):
+        return "cpu"
+    cupy = _cupy_if_loaded()
+    return "cuda" if cupy is not None and isinstance(array, cupy.ndarray) else "cpu"
 
 
 def to_device(array, device_type):
     if device_type_of(array) == device_type:
         return array
     if device_type == "cpu":
-        return _cupy.asnumpy(array)
+        return _cupy_if_loaded().asnumpy(array)
     return namespace("cuda").asarray(array)
 
 
 def data_ptr(array):
     """The address of an array's first element (NumPy or CuPy)."""
-    return int(array.data.ptr) if _cupy is not None and isinstance(array, _cupy.ndarray) else \
-        array.__array_interface__["data"][0]
+    cupy = _cupy_if_loaded()
+    if cupy is not None and isinstance(array, cupy.ndarray):
+        return int(array.data.ptr)
+    return array.__array_interface__["data"][0]
 
 
 def positions_in(view, base):
@@ -110,7 +134,7 @@ def positions_in(view, base):
     Works from the memory layout alone (pointers and strides), so it needs no record of which
     slicing made the view; used when an in-place op on a view rewrites its base's history.
     """
-    ns = xp if isinstance(base, xp.ndarray) else _cupy
+    ns = xp if isinstance(base, xp.ndarray) else _cupy_if_loaded()
     item = base.itemsize
     origin = data_ptr(base)
 
@@ -174,7 +198,7 @@ def same_data(a, b):
 
 
 def _may_share_memory(a, b):
-    ns = xp if isinstance(a, xp.ndarray) else _cupy
+    ns = xp if isinstance(a, xp.ndarray) else _cupy_if_loaded()
     return type(a) is type(b) and bool(ns.may_share_memory(a, b))
 
 
@@ -257,7 +281,7 @@ def copy_preserving_layout(a):
 
 def as_numpy(array):
     """A NumPy view/copy of any backend array (for printing and conversion)."""
-    return array if isinstance(array, xp.ndarray) else _cupy.asnumpy(array)
+    return array if isinstance(array, xp.ndarray) else _cupy_if_loaded().asnumpy(array)
 
 
 # erf, erfc, erfinv, lgamma, digamma: NumPy has none of them; special.py computes them from array
@@ -269,7 +293,8 @@ def array_types():
     """The types an op may receive as an array (not a Tensor): ndarrays and NumPy scalars (NumPy
     returns a scalar for a 0-d result), and CuPy's arrays when CuPy is there."""
     types = (xp.ndarray, xp.generic)
-    return types + ((_cupy.ndarray,) if _cupy is not None else ())
+    cupy = _cupy_if_loaded()   # (CuPy is imported at the first GPU question: arrays of it exist only after)
+    return types + ((cupy.ndarray,) if cupy is not None else ())
 
 
 def array_linalg_error():

@@ -35,6 +35,10 @@ def numpy_dtype(name):
     if name in ("bool", "uint8", "int8", "int16", "int32", "int64", "uint16", "uint32", "uint64",
                 "float16", "float32", "float64", "complex64", "complex128"):
         return xp.dtype(name)
+    if name == "bfloat16":   # through glasstorch's bfloat16, which loads ml_dtypes and registers the dtype
+        from .._dtype import bfloat16
+        if bfloat16.numpy_dtype is not None:
+            return bfloat16.numpy_dtype
     try:
         import ml_dtypes
     except ImportError:

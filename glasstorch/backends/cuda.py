@@ -25,7 +25,7 @@ _sdp = {"flash": True, "mem_efficient": True, "math": True, "cudnn": True}
 def is_built():
     """Whether glasstorch can use CUDA at all: True when CuPy is installed."""
     from .. import _array
-    return _array._cupy is not None
+    return _array._import_cupy() is not None
 
 
 def flash_sdp_enabled():

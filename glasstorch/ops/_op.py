@@ -142,12 +142,11 @@ def promote_arrays(a, b):
 def float_array(t):
     """The array of ``t`` for an op that computes in floating point (ints promote to the default)."""
     d = t._data
-    if d.dtype.kind in _FLOAT_KINDS or d.dtype == _BF16:
+    if d.dtype.kind in _FLOAT_KINDS or _dtype.is_bfloat16_numpy(d.dtype):
         return d
     return d.astype(_dtype.get_default_dtype().numpy_dtype)
 
 
-_BF16 = _dtype.bfloat16.numpy_dtype
 
 
 def kernel_not_implemented(kernel_name, dtype):
@@ -157,7 +156,7 @@ def kernel_not_implemented(kernel_name, dtype):
 
 def check_floating(x, kernel_name):
     """Refuse, as torch's floating-point kernels do, an array that is not floating point."""
-    if x.dtype.kind not in _FLOAT_KINDS and x.dtype != _BF16:
+    if x.dtype.kind not in _FLOAT_KINDS and not _dtype.is_bfloat16_numpy(x.dtype):
         raise kernel_not_implemented(kernel_name, x.dtype)
 
 

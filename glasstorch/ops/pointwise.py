@@ -34,7 +34,6 @@ __all__ = ["neg", "neg_", "abs", "abs_", "sign", "sgn", "reciprocal", "reciproca
            "clip", "clamp_min", "clamp_max", "lerp", "masked_fill", "nan_to_num", "zero_", "fill_", "addcmul",
            "addcdiv", "erfc", "erfc_"]
 
-_BF16 = _dtype.bfloat16.numpy_dtype
 
 
 # ---------------------------------------------------------------------------------------------
@@ -142,7 +141,7 @@ def _unary_kernel(name, forward, int_ok):
     def kernel(self):
         if refuse is not None and self.dtype.kind in refuse[0]:
             raise refuse[1](self.dtype)
-        if not int_ok and self.dtype.kind not in "fc" and self.dtype != _BF16:
+        if not int_ok and self.dtype.kind not in "fc" and not _dtype.is_bfloat16_numpy(self.dtype):
             self = self.astype(default_float().numpy_dtype)
         return forward(self)
     kernel.__name__ = kernel.__qualname__ = f"{name}_kernel"

@@ -24,7 +24,6 @@ from ._derivatives import (sum_backward, mean_backward, nansum_backward, evenly_
                            norm_backward, logsumexp_backward, softmax_double_backward, cumsum_backward,
                            cumprod_backward)
 
-_BF16 = _dtype.bfloat16.numpy_dtype
 _DTYPE_OF = _dtype._BY_NUMPY
 
 # What glasstorch (torch) has at its top level from this family; the other public functions here are
@@ -105,7 +104,7 @@ def _accumulate_dtype(a, dtype):
 
 
 def _is_float(a):
-    return a.dtype.kind in "fc" or a.dtype == _BF16
+    return a.dtype.kind in "fc" or _dtype.is_bfloat16_numpy(a.dtype)
 
 
 # ==========================================================================================================

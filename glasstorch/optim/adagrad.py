@@ -28,8 +28,9 @@ class Adagrad(Optimizer):
         initial_accumulator_value (float): starting value of the sums of squared gradients (default: 0).
         eps (float): added to the denominator for numerical stability (default: 1e-10).
         maximize (bool): maximize the objective instead of minimizing it (default: False).
-        foreach, differentiable, fused: accepted for compatibility with torch; glasstorch runs the
-            for-loop implementation (``differentiable`` and ``fused`` must stay off).
+        foreach, fused: accepted as torch accepts them (not both True); glasstorch runs the
+            for-loop implementation, which gives the values of torch's.
+        differentiable: must stay off.
 
     Unlike the other optimizers, Adagrad creates its state (``step`` and ``sum``) for every
     parameter at construction, as torch does.
@@ -59,7 +60,7 @@ class Adagrad(Optimizer):
         defaults = dict(lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,
                         initial_accumulator_value=initial_accumulator_value, foreach=foreach,
                         maximize=maximize, differentiable=differentiable, fused=fused)
-        _check_not_differentiable(differentiable, fused)
+        _check_not_differentiable(differentiable, fused, foreach)
         super().__init__(params, defaults)
         for group in self.param_groups:
             for p in group["params"]:

@@ -13,6 +13,8 @@ For each parameter :math:`\theta` with gradient :math:`g`, at step :math:`t = 1,
 The two ``1 - beta**t`` factors undo the bias of averages that start at zero (Kingma & Ba, 2014).
 """
 import glasstorch
+from . import _flat
+from .._array import xp
 from .optimizer import (Optimizer, _check_capturable, _check_lr, _check_not_differentiable, _evaluate_closure,
                         _scalar_state, _to_scalar, _use_grad_for_differentiable)
 
@@ -54,9 +56,12 @@ class Adam(Optimizer):
         maximize (bool): maximize the objective instead of minimizing it (default: False).
         decoupled_weight_decay (bool): shrink the weights directly instead of adding an L2 term to
             the gradient, which makes this AdamW (default: False).
-        foreach, capturable, differentiable, fused: accepted for compatibility with torch
-            (``capturable`` needs the parameters on a GPU, as torch asserts);
-            glasstorch runs the for-loop implementation (``differentiable``, ``fused`` must stay off).
+        foreach (bool, optional): None (default) or True: update all of a group's parameters at once,
+            on flat arrays (``optim/_flat.py``) where the group allows; False: the for-loop.
+            The two give the same trajectories.
+        fused (bool, optional): True runs the flat path too (as torch, not together with ``foreach=True``).
+        capturable, differentiable: accepted for compatibility with torch (``capturable`` needs the
+            parameters on a GPU, as torch asserts; ``differentiable`` must stay off).
 
     State per parameter: ``step`` (a 0-dim float32 tensor), ``exp_avg``, ``exp_avg_sq`` and, with
     amsgrad, ``max_exp_avg_sq``.
@@ -82,7 +87,7 @@ class Adam(Optimizer):
                         maximize=maximize, foreach=foreach, capturable=capturable,
                         differentiable=differentiable, fused=fused,
                         decoupled_weight_decay=decoupled_weight_decay)
-        _check_not_differentiable(differentiable, fused)
+        _check_not_differentiable(differentiable, fused, foreach)
         super().__init__(params, defaults)
 
     def __setstate__(self, state):
@@ -111,8 +116,10 @@ class Adam(Optimizer):
     def step(self, closure=None):
         """Perform a single optimization step; returns the closure's loss if one is given."""
         loss = _evaluate_closure(closure)
-        for group in self.param_groups:
+        for index, group in enumerate(self.param_groups):
             params = self._params_with_grad(group)
+            if not group["capturable"] and _flat.usable(group, params) and _flat_adam(self, index, group, params):
+                continue
             states = [self._init_state(p, group) for p in params]
             beta1, beta2 = group["betas"]
             adam(params, [p.grad for p in params],
@@ -161,3 +168,53 @@ def adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, *, 
             denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)
 
         param.addcdiv_(exp_avg, denom, value=-step_size)
+
+
+def _flat_adam(optimizer, index, group, params):
+    """The Adam/AdamW update of a whole group on flat arrays (torch's ``_multi_tensor_adam``; see
+    ``_flat.py``); False, having changed nothing, where the parameters' step counts differ."""
+    states = [optimizer.state[p] for p in params]
+    fg = _flat.flat_group(optimizer, index, params)
+    step = _flat.step_count(states, fg)
+    if step is None:
+        return False
+    dt = fg.dtype
+    beta1, beta2 = group["betas"]
+    lr, weight_decay, amsgrad = _to_scalar(group["lr"]), group["weight_decay"], group["amsgrad"]
+    grad = fg.gather([p.grad._data for p in params], "grad")   # a copy: the steps below write into it
+    if group["maximize"]:
+        xp.negative(grad, out=grad)
+    if weight_decay != 0:
+        if group["decoupled_weight_decay"]:
+            _flat.scale_params(params, _flat.scalar(1 - lr * weight_decay, dt), "mul_")
+        else:
+            grad += fg.gather([p._data for p in params], "param") * _flat.scalar(weight_decay, dt)
+
+    exp_avg = fg.state_array(states, "exp_avg")
+    exp_avg_sq = fg.state_array(states, "exp_avg_sq")
+    # exp_avg.lerp_(grad, 1 - beta1): exp_avg + (1 - beta1) * (grad - exp_avg)
+    exp_avg += xp.subtract(grad, exp_avg) * _flat.scalar(1 - beta1, dt)
+    # exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+    exp_avg_sq *= _flat.scalar(beta2, dt)
+    exp_avg_sq += grad * grad * _flat.scalar(1 - beta2, dt)
+    _flat.bump(states, "exp_avg", "lerp_")
+    _flat.bump(states, "exp_avg_sq", "mul_", "addcmul_")
+
+    bias_correction1 = 1 - beta1 ** step
+    bias_correction2 = 1 - beta2 ** step
+    step_size = lr / bias_correction1
+    bias_correction2_sqrt = bias_correction2 ** 0.5
+    if amsgrad:
+        max_exp_avg_sq = fg.state_array(states, "max_exp_avg_sq")
+        xp.maximum(max_exp_avg_sq, exp_avg_sq, out=max_exp_avg_sq)
+        _flat.bump(states, "max_exp_avg_sq", "copy_")
+        denom = xp.sqrt(max_exp_avg_sq)
+    else:
+        denom = xp.sqrt(exp_avg_sq)
+    denom /= _flat.scalar(bias_correction2_sqrt, dt)
+    denom += _flat.scalar(group["eps"], dt)
+    # param.addcdiv_(exp_avg, denom, value=-step_size)
+    update = xp.divide(exp_avg, denom)
+    update *= _flat.scalar(-step_size, dt)
+    _flat.add_into(params, fg, update, "addcdiv_")
+    return True

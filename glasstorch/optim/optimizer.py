@@ -152,12 +152,21 @@ def _scalar_states_as_tensors(optimizer, keys):
                     p_state[key] = _scalar_state(p_state[key], p, group.get("capturable", False))
 
 
-def _check_not_differentiable(differentiable, fused):
-    """glasstorch runs the for-loop (single-tensor) implementation only; say so instead of ignoring."""
+def _check_not_differentiable(differentiable, fused, foreach=None):
+    """Check the implementation flags as torch's constructors do.
+
+    ``fused=True`` is accepted where torch accepts it (SGD, Adam, AdamW, Adagrad): glasstorch's
+    fused kernel is the flat path of ``optim/_flat.py`` (the for-loop where an optimizer has none),
+    torch's refusals of ``fused`` with ``differentiable`` or ``foreach`` included.
+    ``differentiable=True`` is not implemented: say so instead of ignoring it.
+    """
+    if fused:
+        if differentiable:
+            raise RuntimeError("`fused` does not support `differentiable`")
+        if foreach:
+            raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
     if differentiable:
         raise NotImplementedError("glasstorch optimizers do not support differentiable=True")
-    if fused:
-        raise RuntimeError("`fused=True` is not supported by glasstorch: it has no fused kernels")
 
 
 def _with_step_hooks(step):

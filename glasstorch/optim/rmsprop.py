@@ -13,6 +13,8 @@ For each parameter :math:`\theta` with gradient :math:`g`::
 ``centered`` normalises by an estimate of the gradient's variance instead of its second moment.
 """
 import glasstorch
+from . import _flat
+from .._array import xp
 from .optimizer import (Optimizer, _check_capturable, _check_lr, _check_not_differentiable, _evaluate_closure,
                         _scalar_state, _to_scalar, _use_grad_for_differentiable)
 
@@ -31,8 +33,11 @@ class RMSprop(Optimizer):
         momentum (float): momentum factor (default: 0).
         centered (bool): normalise by the estimated variance of the gradient (default: False).
         maximize (bool): maximize the objective instead of minimizing it (default: False).
-        capturable, foreach, differentiable: accepted for compatibility with torch; glasstorch runs
-            the for-loop implementation (``differentiable`` must stay off).
+        foreach (bool, optional): None (default) or True: update all of a group's parameters at once,
+            on flat arrays (``optim/_flat.py``) where the group allows; False: the for-loop.
+            The two give the same trajectories.
+        capturable, differentiable: accepted for compatibility with torch (``differentiable`` must
+            stay off).
 
     Example::
 
@@ -88,8 +93,11 @@ class RMSprop(Optimizer):
     def step(self, closure=None):
         """Perform a single optimization step; returns the closure's loss if one is given."""
         loss = _evaluate_closure(closure)
-        for group in self.param_groups:
+        for index, group in enumerate(self.param_groups):
             params = self._params_with_grad(group)
+            if not group["capturable"] and _flat.usable(group, params) and \
+                    _flat_rmsprop(self, index, group, params):
+                continue
             states = [self._init_state(p, group) for p in params]
             rmsprop(params, [p.grad for p in params], [s["square_avg"] for s in states],
                     [s["grad_avg"] for s in states] if group["centered"] else [],
@@ -131,3 +139,49 @@ def rmsprop(params, grads, square_avgs, grad_avgs, momentum_buffer_list, state_s
             param.add_(buf, alpha=-lr)
         else:
             param.addcdiv_(grad, avg, value=-lr)
+
+
+def _flat_rmsprop(optimizer, index, group, params):
+    """The RMSprop update of a whole group on flat arrays (torch's ``_multi_tensor_rmsprop``; see
+    ``_flat.py``); False, having changed nothing, where the parameters' step counts differ."""
+    states = [optimizer.state[p] for p in params]
+    fg = _flat.flat_group(optimizer, index, params)
+    if _flat.step_count(states, fg) is None:
+        return False
+    dt = fg.dtype
+    alpha, momentum, weight_decay = group["alpha"], group["momentum"], group["weight_decay"]
+    grad = fg.gather([p.grad._data for p in params], "grad")   # a copy: the steps below write into it
+    if group["maximize"]:
+        xp.negative(grad, out=grad)
+    if weight_decay != 0:
+        grad += fg.gather([p._data for p in params], "param") * _flat.scalar(weight_decay, dt)
+
+    square_avg = fg.state_array(states, "square_avg")   # (made in torch's order of the state keys)
+    buf = fg.state_array(states, "momentum_buffer") if momentum > 0 else None
+    grad_avg = fg.state_array(states, "grad_avg") if group["centered"] else None
+    # square_avg.mul_(alpha).addcmul_(grad, grad, value=1 - alpha)
+    square_avg *= _flat.scalar(alpha, dt)
+    square_avg += grad * grad * _flat.scalar(1 - alpha, dt)
+    _flat.bump(states, "square_avg", "mul_", "addcmul_")
+    if group["centered"]:
+        # grad_avg.lerp_(grad, 1 - alpha); avg = square_avg.addcmul(grad_avg, grad_avg, value=-1).sqrt_()
+        grad_avg += xp.subtract(grad, grad_avg) * _flat.scalar(1 - alpha, dt)
+        _flat.bump(states, "grad_avg", "lerp_")
+        avg = xp.sqrt(square_avg - grad_avg * grad_avg)
+    else:
+        avg = xp.sqrt(square_avg)
+    avg += _flat.scalar(group["eps"], dt)
+
+    lr = _to_scalar(group["lr"])
+    if momentum > 0:
+        # buf.mul_(momentum).addcdiv_(grad, avg); param.add_(buf, alpha=-lr)
+        buf *= _flat.scalar(momentum, dt)
+        buf += grad / avg
+        _flat.bump(states, "momentum_buffer", "mul_", "addcdiv_")
+        _flat.add_into(params, fg, buf * _flat.scalar(-lr, dt), "add_")
+    else:
+        # param.addcdiv_(grad, avg, value=-lr)
+        update = xp.divide(grad, avg)
+        update *= _flat.scalar(-lr, dt)
+        _flat.add_into(params, fg, update, "addcdiv_")
+    return True

@@ -12,6 +12,10 @@ For each parameter :math:`\theta` with gradient :math:`g` (torch's formulation):
 Note the momentum buffer accumulates gradients, not ``lr * gradients`` (as Sutskever et al. and
 some frameworks do): changing ``lr`` mid-training takes effect at once.
 """
+from . import _flat   # (its usable(): when the array path may run)
+from .._array import xp
+from .._tensor import bump_version
+from ..ops.creation import from_numpy
 from .optimizer import (Optimizer, _check_lr, _check_not_differentiable, _evaluate_closure, _to_scalar,
                         _use_grad_for_differentiable)
 
@@ -29,8 +33,11 @@ class SGD(Optimizer):
         weight_decay (float): weight decay, an L2 penalty (default: 0).
         nesterov (bool): use Nesterov momentum; needs ``momentum > 0`` and ``dampening == 0``.
         maximize (bool): maximize the objective instead of minimizing it (default: False).
-        foreach, differentiable, fused: accepted for compatibility with torch; glasstorch always
-            runs the for-loop implementation (``differentiable`` and ``fused`` must stay off).
+        foreach (bool, optional): None (default) or True: the update runs on the parameters' arrays
+            (``_arrays_sgd``) where the group allows; False: the for-loop of Tensor ops.
+            The two give the same trajectories.
+        fused (bool, optional): True runs the array path too (as torch, not together with ``foreach=True``).
+        differentiable: must stay off.
 
     Example::
 
@@ -57,7 +64,7 @@ class SGD(Optimizer):
                         differentiable=differentiable, fused=fused)
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
-        _check_not_differentiable(differentiable, fused)
+        _check_not_differentiable(differentiable, fused, foreach)
         super().__init__(params, defaults)
 
     def __setstate__(self, state):
@@ -75,6 +82,8 @@ class SGD(Optimizer):
         loss = _evaluate_closure(closure)
         for group in self.param_groups:
             params = self._params_with_grad(group)
+            if _flat.usable(group, params) and _arrays_sgd(self, params, group):
+                continue
             # Without momentum SGD keeps no state at all (its state dict stays empty, as torch's).
             momentum_buffer_list = ([self.state[p].get("momentum_buffer") for p in params]
                                     if group["momentum"] != 0 else [])
@@ -113,3 +122,45 @@ def sgd(params, grads, momentum_buffer_list, *, weight_decay, momentum, lr, damp
                 grad = buf
 
         param.add_(grad, alpha=-lr)
+
+
+def _arrays_sgd(optimizer, params, group):
+    """The SGD update of a group on the parameters' arrays, one parameter at a time: the for-loop's
+    arithmetic (the same NumPy operations in the same order, so the same bits) without its Tensor
+    ops; False, having changed nothing, where a momentum buffer is not an array of its parameter's
+    dtype and shape (then the for-loop runs).
+
+    Not a flat buffer as Adam's (``_flat.py``): SGD's update is one or two passes over each
+    parameter, and gathering the gradients into one array would only add a copy of each (measured
+    slower on the MLP's large weights); what the for-loop costs beyond NumPy is its Tensor ops.
+    """
+    momentum, dampening, weight_decay = group["momentum"], group["dampening"], group["weight_decay"]
+    nesterov, maximize, lr = group["nesterov"], group["maximize"], _to_scalar(group["lr"])
+    states = [optimizer.state[p] for p in params] if momentum != 0 else [{}] * len(params)
+    for p, state in zip(params, states):
+        buf = state.get("momentum_buffer")
+        if buf is not None and (type(buf._data) is not xp.ndarray or buf._data.dtype != p._data.dtype
+                                or buf._data.shape != p._data.shape):
+            return False
+    for p, state in zip(params, states):
+        d, grad = p._data, p.grad._data
+        number = d.dtype.type    # the for-loop's Python numbers meet float arrays as their dtype
+        if maximize:
+            grad = xp.negative(grad)
+        if weight_decay != 0:
+            grad = grad + d * number(weight_decay)             # grad.add(param, alpha=weight_decay)
+        if momentum != 0:
+            buf = state.get("momentum_buffer")
+            if buf is None:                                    # the first step: the buffer starts as the gradient
+                state["momentum_buffer"] = from_numpy(xp.array(grad))   # (a copy; 0-dim stays an array)
+                b = state["momentum_buffer"]._data
+            else:                                              # buf.mul_(momentum).add_(grad, alpha=1 - dampening)
+                b = buf._data
+                xp.multiply(b, number(momentum), out=b)
+                bump_version(buf, "mul_")
+                xp.add(b, grad if dampening == 0 else grad * number(1 - dampening), out=b)
+                bump_version(buf, "add_")
+            grad = grad + b * number(momentum) if nesterov else b
+        xp.add(d, grad * number(-lr), out=d)                   # param.add_(grad, alpha=-lr)
+        bump_version(p, "add_")
+    return True

@@ -1,0 +1,180 @@
+"""The threads behind NumPy's matrix products: ``torch.set_num_threads`` / ``get_num_threads``.
+
+glasstorch's only parallel code is the BLAS library NumPy calls for ``@``, ``einsum`` and the
+convolutions' GEMMs (OpenBLAS in NumPy's wheels), so torch's intra-op thread count is that
+library's thread count here. Two ways to reach it, tried in order:
+
+1. **NumPy's OpenBLAS, directly** (no extra package): the library NumPy's wheels ship beside it
+   (or, on Linux, an OpenBLAS among the process's loaded libraries) and its own
+   ``openblas_set_num_threads`` called through ctypes -- what threadpoolctl does for OpenBLAS, for
+   the one library we need.
+2. **threadpoolctl**, if installed (``pip install threadpoolctl``): any other BLAS (MKL in conda's
+   NumPy, BLIS, ...).
+
+Without either (an MKL NumPy and no threadpoolctl), ``set_num_threads`` warns once that the BLAS
+cannot be controlled and ``get_num_threads`` reports the number last asked for.
+
+**The default: one thread**, set when glasstorch is imported (unless ``OMP_NUM_THREADS``,
+``OPENBLAS_NUM_THREADS`` or ``MKL_NUM_THREADS`` is set: then the user has chosen, and OpenBLAS
+already obeys them). torch defaults to one thread per physical core, and so does OpenBLAS; but
+OpenBLAS's threads spin while they wait for work, and the books' models make many small GEMMs,
+so on a laptop where another program holds a core two spinning threads fight for it: an epoch
+that takes 1.4-2 s with one thread took 10 s with the default (issue 13; bench/README.md has the
+figures). One thread loses little on these sizes when the machine is idle, and never collapses;
+``torch.set_num_threads(n)`` asks for more.
+"""
+import ctypes
+import operator
+import os
+import sys
+import warnings
+
+# OpenBLAS builds name their symbols differently: NumPy's wheels (scipy-openblas) add a prefix and,
+# for the 64-bit-integer interface, a suffix.
+_OPENBLAS_FILES = ("libscipy_openblas", "libopenblas")
+_OPENBLAS_SYMBOLS = ("scipy_openblas_{}64_", "scipy_openblas_{}", "openblas_{}64_", "openblas_{}")
+_USER_CHOSE = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+DEFAULT_THREADS = 1
+
+
+def _openblas_candidates():
+    """Paths of the OpenBLAS library NumPy uses: the one its wheels ship beside it (numpy.libs,
+    numpy/.dylibs), else (Linux: conda's or the distribution's NumPy) those loaded in this process."""
+    import numpy
+    here = os.path.dirname(numpy.__file__)
+    folders = (here + ".libs", os.path.join(here, ".dylibs"))
+    bundled = [os.path.join(f, name) for f in folders if os.path.isdir(f) for name in sorted(os.listdir(f))
+               if name.startswith(_OPENBLAS_FILES)]
+    if bundled or not sys.platform.startswith("linux"):
+        return bundled
+    try:
+        with open("/proc/self/maps") as maps:
+            paths = [line.split(None, 5)[5].strip() for line in maps if "openblas" in line]
+    except (OSError, IndexError):
+        return []
+    return [p for p in dict.fromkeys(paths) if os.path.basename(p).startswith(_OPENBLAS_FILES)]
+
+
+class _OpenBLAS:
+    """NumPy's OpenBLAS, through its own thread functions."""
+
+    def __init__(self, path, setter, getter):
+        self.path, self._set, self._get = path, setter, getter
+
+    @classmethod
+    def find(cls):
+        for path in _openblas_candidates():
+            try:
+                lib = ctypes.CDLL(path)
+            except OSError:
+                continue
+            for pattern in _OPENBLAS_SYMBOLS:
+                setter = getattr(lib, pattern.format("set_num_threads"), None)
+                getter = getattr(lib, pattern.format("get_num_threads"), None)
+                if setter is not None and getter is not None:
+                    setter.argtypes, setter.restype, getter.restype = [ctypes.c_int], None, ctypes.c_int
+                    return cls(path, setter, getter)
+        return None
+
+    def set(self, n):
+        self._set(n)
+
+    def get(self):
+        return self._get()
+
+
+class _Threadpoolctl:
+    """Any BLAS threadpoolctl knows (MKL, BLIS, OpenBLAS of other builds)."""
+
+    def __init__(self, threadpoolctl):
+        self._tpc = threadpoolctl
+
+    @classmethod
+    def find(cls):
+        try:
+            import threadpoolctl
+        except ImportError:
+            return None
+        return cls(threadpoolctl) if threadpoolctl.threadpool_info() else None
+
+    def set(self, n):
+        self._tpc.threadpool_limits(limits=n, user_api="blas")
+
+    def get(self):
+        counts = [pool["num_threads"] for pool in self._tpc.threadpool_info() if pool["user_api"] == "blas"]
+        return max(counts) if counts else None
+
+
+_blas = []          # [controller or None], found on first need
+_asked = [None]     # the number last passed to set_num_threads
+_interop = [None]   # set_num_interop_threads's value, once
+
+
+def _controller(import_optional=True):
+    if not _blas:
+        found = _OpenBLAS.find()
+        if found is None and not import_optional:
+            return None          # at import: leave threadpoolctl (an optional package) unimported
+        _blas.append(found or _Threadpoolctl.find())
+    return _blas[0]
+
+
+def _check_count(n, name):
+    """torch's checks, in its words: an int (not a bool), and positive."""
+    try:
+        if isinstance(n, bool):
+            raise TypeError
+        n = operator.index(n)
+    except TypeError:
+        raise RuntimeError(f"{name} expects an int, but got {type(n).__name__}") from None
+    if n <= 0:
+        raise RuntimeError(f"{name} expects a positive integer")
+    return n
+
+
+def set_num_threads(n):
+    """Set the number of threads NumPy's BLAS uses for matrix products (torch's intra-op threads)."""
+    n = _check_count(n, "set_num_threads")
+    _asked[0] = n
+    blas = _controller()
+    if blas is None:
+        warnings.warn("glasstorch.set_num_threads: NumPy's BLAS library could not be reached, so the number of "
+                      "threads is unchanged; install threadpoolctl (pip install threadpoolctl) to control it",
+                      RuntimeWarning, stacklevel=2)
+        return
+    blas.set(n)
+
+
+def get_num_threads():
+    """The number of threads NumPy's BLAS uses for matrix products."""
+    blas = _controller()
+    count = blas.get() if blas is not None else None
+    if count is None:
+        return _asked[0] if _asked[0] is not None else (os.cpu_count() or 1)
+    return count
+
+
+def set_num_interop_threads(n):
+    """Accepted for torch's API: glasstorch runs no inter-op thread pool. Like torch, only once."""
+    n = _check_count(n, "set_num_interop_threads")
+    if _interop[0] is not None:
+        raise RuntimeError("Error: cannot set number of interop threads after parallel work has started or "
+                           "set_num_interop_threads called")
+    _interop[0] = n
+
+
+def get_num_interop_threads():
+    """What ``set_num_interop_threads`` was given, else torch's default (one per core)."""
+    return _interop[0] if _interop[0] is not None else (os.cpu_count() or 1)
+
+
+def apply_default():
+    """At import: one BLAS thread, unless the environment already chose (see the module docstring).
+    Only NumPy's own OpenBLAS is reached here (no optional package is imported); returns what was set."""
+    if any(os.environ.get(var) for var in _USER_CHOSE):
+        return None
+    blas = _controller(import_optional=False)
+    if blas is None:
+        return None
+    blas.set(DEFAULT_THREADS)
+    return DEFAULT_THREADS
