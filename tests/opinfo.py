@@ -163,11 +163,15 @@ class Maker:
                 a = np.where(a == 0, 1, a).astype(dtype)
         elif dtype.kind == "b":
             a = self.rng.random(shape) < 0.5
+        elif dtype.kind == "c":
+            lo = -2.0 if low is None else low
+            hi = 2.0 if high is None else high
+            a = (self.rng.uniform(lo, hi, shape) + 1j * self.rng.uniform(lo, hi, shape)).astype(dtype)
         else:
             raise TypeError(dtype)
         a = np.asarray(a)
         rg = self.requires_grad if requires_grad is None else requires_grad
-        rg = rg and dtype.kind == "f"
+        rg = rg and dtype.kind in "fc"
         return Leaf(a, layout, rg)
 
     def distinct(self, shape, layout="contig"):
@@ -218,7 +222,7 @@ class OpInfo:
 
     def samples(self, dtype, requires_grad=None):
         if requires_grad is None:  # also for ops without a derivative: their outputs must not require grad
-            requires_grad = np.dtype(dtype).kind == "f"
+            requires_grad = np.dtype(dtype).kind in "fc"
         seed = zlib.crc32(f"{self.name}/{dtype}".encode())
         return list(self.sample_fn(Maker(seed, dtype, requires_grad), dtype))
 
@@ -1346,3 +1350,134 @@ register(
                                      SampleInput(make((3,), values=[0., 1., 2.]), make((3,), values=[0., 2., 1.]),
                                                  make((3,), values=[1., 1., 1.]), nondiff=True)]),
 )
+
+
+# ---- complex tensors: parts, conjugate, the real-pair view ------------------------------------------
+COMPLEX = ("complex128", "complex64")
+_COMPLEX_SHAPES = [((), "contig"), ((5,), "contig"), ((3, 4), "contig"), ((4, 3), "T"), ((3, 4), "slice"),
+                   ((2, 0), "contig")]
+register(
+    OpInfo("view_as_real", samples=unary_samples(shapes=_COMPLEX_SHAPES), dtypes=COMPLEX + ("float32",)),
+    OpInfo("view_as_complex", dtypes=FLOATS + ("int64",),
+           samples=lambda make, dt: [SampleInput(make((2,))), SampleInput(make((3, 2))), SampleInput(make((4, 3)))]),
+    OpInfo("real", samples=unary_samples(shapes=_COMPLEX_SHAPES), dtypes=COMPLEX + FLOATS),
+    OpInfo("imag", samples=unary_samples(shapes=_COMPLEX_SHAPES), dtypes=COMPLEX + FLOATS),
+    OpInfo("Tensor.real", lambda lib, x: x.real * 2, samples=unary_samples(shapes=_COMPLEX_SHAPES), dtypes=COMPLEX),
+    OpInfo("conj", samples=unary_samples(shapes=_COMPLEX_SHAPES), dtypes=COMPLEX + FLOATS),
+    OpInfo("conj_physical", samples=unary_samples(shapes=_COMPLEX_SHAPES), dtypes=COMPLEX),
+    OpInfo("abs.complex", lambda lib, x: x.abs(), samples=unary_samples(shapes=_COMPLEX_SHAPES, low=0.5),
+           dtypes=COMPLEX),
+)
+
+
+# ---- torch.fft --------------------------------------------------------------------------------------
+def _fft_1d_samples(make, dtype):
+    """Signal lengths odd and even, n padding and cropping, every norm, other dims, non-contiguous."""
+    for shape, layout in [((5,), "contig"), ((6,), "contig"), ((3, 4), "contig"), ((4, 3), "T"), ((3, 4), "slice"),
+                          ((2, 3, 5), "contig")]:
+        yield SampleInput(make(shape, layout=layout))
+    x = make((3, 5))
+    for norm in ("backward", "forward", "ortho"):
+        yield SampleInput(x, norm=norm)
+    yield SampleInput(x, n=8)                  # zero-padded
+    yield SampleInput(x, n=3, dim=0, norm="ortho")
+    yield SampleInput(x, 2)                    # cropped
+    yield SampleInput(x, None, 0)
+    yield SampleInput(make((1,)))
+    yield SampleInput(x, n=0)                  # errors: no points, a bad norm, a dim out of range, 0-dim
+    yield SampleInput(x, norm="sideways")
+    yield SampleInput(x, dim=2)
+    yield SampleInput(make(()))
+
+
+def _fft_nd_samples(two_d):
+    def gen(make, dtype):
+        for shape, layout in [((3, 4), "contig"), ((4, 3), "T"), ((3, 4), "slice"), ((2, 3, 5), "contig"),
+                              ((3, 2), "contig")]:
+            yield SampleInput(make(shape, layout=layout))
+        x = make((2, 3, 4))
+        for norm in ("forward", "ortho"):
+            yield SampleInput(x, norm=norm)
+        yield SampleInput(x, s=(4, 6))             # padded in both dims
+        yield SampleInput(x, s=(2, -1), dim=(0, 2))
+        yield SampleInput(x, s=(3, 2), dim=(2, 0))
+        yield SampleInput(x, dim=(0, -1))
+        if not two_d:
+            yield SampleInput(x, dim=1)
+            yield SampleInput(x, s=(5,))
+            yield SampleInput(x)
+        yield SampleInput(x, dim=(1, 1))            # errors
+        yield SampleInput(x, s=(2, 2), dim=(0,))
+        yield SampleInput(x, s=(1, 2, 3, 4), dim=None)
+        yield SampleInput(x, s=(0, 2))
+    return gen
+
+
+def _irfft_1d_samples(make, dtype):
+    for shape, layout in [((5,), "contig"), ((4,), "contig"), ((3, 4), "contig"), ((4, 3), "T"),
+                          ((2, 3, 5), "contig")]:
+        yield SampleInput(make(shape, layout=layout))
+    x = make((3, 5))
+    for norm in ("forward", "ortho"):
+        yield SampleInput(x, norm=norm)
+    yield SampleInput(x, n=9)        # odd output: the last bin is doubled too
+    yield SampleInput(x, n=12)       # zero-padded bins
+    yield SampleInput(x, n=4)        # cropped bins
+    yield SampleInput(x, n=5, dim=0)
+    yield SampleInput(make((3, 1)))  # errors: 2 * (1 - 1) = 0 points
+    yield SampleInput(x, n=0)
+
+
+def _irfft_nd_samples(two_d):
+    def gen(make, dtype):
+        for shape in [(3, 4), (2, 3, 5)]:
+            yield SampleInput(make(shape))
+        x = make((2, 3, 4))
+        yield SampleInput(x, norm="ortho")
+        yield SampleInput(x, s=(4, 7))
+        yield SampleInput(x, s=(2, 4), dim=(2, 0))
+        yield SampleInput(x, dim=(0, 1), norm="forward")
+        if not two_d:
+            yield SampleInput(x, s=(5,))
+            yield SampleInput(x, dim=1)
+        yield SampleInput(x, dim=(1, -2))
+    return gen
+
+
+def _fft_fn(name):
+    return lambda lib, x, *a, **k: getattr(lib.fft, name)(x, *a, **k)
+
+
+def _fft_real_view(name):
+    """The transform's (real) pairs: what finite differences can check."""
+    return lambda lib, x, *a, **k: lib.view_as_real(getattr(lib.fft, name)(x, *a, **k))
+
+
+_REAL_IN = FLOATS + ("int64",)
+for _name, _samples, _dtypes in [
+        ("fft", _fft_1d_samples, _REAL_IN + COMPLEX), ("ifft", _fft_1d_samples, _REAL_IN + COMPLEX),
+        ("rfft", _fft_1d_samples, _REAL_IN + COMPLEX), ("ihfft", _fft_1d_samples, FLOATS),
+        ("irfft", _irfft_1d_samples, COMPLEX + FLOATS), ("hfft", _irfft_1d_samples, COMPLEX),
+        ("fft2", _fft_nd_samples(True), FLOATS + COMPLEX), ("ifft2", _fft_nd_samples(True), FLOATS + COMPLEX),
+        ("fftn", _fft_nd_samples(False), FLOATS + COMPLEX), ("ifftn", _fft_nd_samples(False), FLOATS + COMPLEX),
+        ("rfft2", _fft_nd_samples(True), FLOATS + COMPLEX), ("rfftn", _fft_nd_samples(False), _REAL_IN),
+        ("irfft2", _irfft_nd_samples(True), COMPLEX), ("irfftn", _irfft_nd_samples(False), COMPLEX + FLOATS)]:
+    register(OpInfo("fft." + _name, _fft_fn(_name), samples=_samples, dtypes=_dtypes))
+    if not _name.startswith(("irfft", "hfft")):
+        # ifft/ihfft of a real input end in conj: torch's is a lazy view that view_as_real refuses
+        lazy_conj = {"raise": "conj is not lazy here, so view_as_real accepts its result"} \
+            if _name in ("ifft", "ihfft") else None
+        register(OpInfo("fft." + _name + ".pairs", _fft_real_view(_name), samples=_samples, dtypes=("float64",),
+                        xfail=lazy_conj))
+
+register(
+    OpInfo("fft.fftshift", lambda lib, x, *a, **k: lib.fft.fftshift(x, *a, **k),
+           samples=lambda make, dt: [SampleInput(make((5,))), SampleInput(make((3, 4))), SampleInput(make((2, 3, 5)), dim=1),
+                                     SampleInput(make((2, 3, 5)), dim=(0, -1))]),
+    OpInfo("fft.ifftshift", lambda lib, x, *a, **k: lib.fft.ifftshift(x, *a, **k),
+           samples=lambda make, dt: [SampleInput(make((5,))), SampleInput(make((3, 4))), SampleInput(make((2, 3, 5)), dim=1),
+                                     SampleInput(make((2, 3, 5)), dim=(0, -1))]),
+    OpInfo("fft.roundtrip", lambda lib, x: lib.fft.irfft(lib.fft.rfft(x) * lib.fft.rfftfreq(x.shape[-1]), n=x.shape[-1]),
+           samples=lambda make, dt: [SampleInput(make((3, 8))), SampleInput(make((7,)))]),
+)
+del _name, _samples, _dtypes

@@ -7,9 +7,11 @@ joining.py     cat/stack, repeat/tile, flip/roll, tril/triu, diag/diagonal
 indexing.py    tensor[...] and index assignment, gather/scatter, index_select, masked_select
 linalg.py      mm/bmm/mv/dot, matmul's decomposition, addmm, einsum, torch.linalg
 creation.py    tensor/zeros/arange/rand..., dtype and device conversion, Generator
+complex.py     view_as_real/view_as_complex, real/imag, conj
+fft.py         the DFT's primitive ops (torch.fft's kernels)
 """
 from .._ops import aten  # noqa: F401  (torch.ops.aten: every primitive op, aten.mul.Tensor ...)
-from . import pointwise, reduction, shape, joining, indexing, linalg, creation  # noqa: F401  (registers methods)
+from . import pointwise, reduction, shape, joining, indexing, linalg, creation, complex  # noqa: F401  (registers methods)
 
 __all__ = ["aten"]   # (torch.ops: the op namespaces; the families' functions are on glasstorch's top level)
 

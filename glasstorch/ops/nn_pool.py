@@ -19,6 +19,8 @@ from .._array import xp
 from ._op import _state, record, make_node_class
 from ..autograd.graph import connect
 from .nn_conv import _ntuple
+from .._ops import defop
+from .._seam import seam
 
 
 # ---- a linear map and its adjoint as a pair of ops ------------------------------------------------------
@@ -433,15 +435,10 @@ def adaptive_max_pool1d(input, output_size, return_indices=False):
 
 
 # ---- padding --------------------------------------------------------------------------------------------
-class ConstantPadNdBackward0(make_node_class("ConstantPadNdBackward0", None)):
-    """The adjoint of padding by p is padding by -p (cropping) with zeros."""
-
-    def backward(self, grad):
-        return constant_pad_nd(grad, [-v for v in self.pad], 0)
-
-
-def constant_pad_nd(input, pad, value=0):
-    x = input._data
+def _constant_pad_nd_kernel(self, pad, value=0):
+    """Pad (or, with negative amounts, crop) the last ``len(pad) // 2`` dims: ``pad`` lists
+    (before, after) pairs from the last dim backwards."""
+    x = self
     nd = len(pad) // 2
     shape = list(x.shape)
     src, dst = [slice(None)] * x.ndim, [slice(None)] * x.ndim
@@ -458,10 +455,20 @@ def constant_pad_nd(input, pad, value=0):
         shape[axis] = new
     out = xp.full(shape, value, x.dtype) if value else xp.zeros(shape, x.dtype)
     out[tuple(dst)] = x[tuple(src)]
-    res = _wrap(out)
-    if input._requires_grad and _state.enabled:
-        record(ConstantPadNdBackward0, res, (input,), meta_check=False).pad = tuple(pad)
-    return res
+    return out
+
+
+# the adjoint of padding by p is padding by -p (cropping), with zeros (torch's constant_pad_nd_backward)
+constant_pad_nd_op = defop("constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor",
+                           _constant_pad_nd_kernel, node="ConstantPadNdBackward0",
+                           self=lambda grad, pad: constant_pad_nd_op(grad, [-v for v in pad]))
+ConstantPadNdBackward0 = constant_pad_nd_op.node
+
+
+def constant_pad_nd(input, pad, value=0):
+    if seam.on:
+        return seam.torch_function(constant_pad_nd, (input, pad, value), {})
+    return constant_pad_nd_op(input, list(pad), value)
 
 
 def _pad_index(n, lo, hi, mode):
