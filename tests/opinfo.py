@@ -1481,3 +1481,122 @@ register(
            samples=lambda make, dt: [SampleInput(make((3, 8))), SampleInput(make((7,)))]),
 )
 del _name, _samples, _dtypes
+
+
+# ---- torch.special -----------------------------------------------------------------------------------
+def _special(name):
+    return lambda lib, *a, **k: getattr(lib.special, name)(*a, **k)
+
+
+def _values_samples(*value_lists, shapes=True):
+    """Fixed points where the function's branches switch (series / asymptotic, tails), then random ones."""
+    def gen(make, dtype):
+        for values in value_lists:
+            yield SampleInput(make((len(values),), values=values))
+        if shapes:
+            for shape, layout in [((3, 4), "contig"), ((4, 3), "T"), ((3, 4), "slice"), ((0,), "contig"), ((), "contig")]:
+                yield SampleInput(make(shape, layout=layout, low=0.1, high=3))
+    return gen
+
+
+_BESSEL_POINTS = [-40., -31., -30., -5., -0.5, 0., 0.3, 2., 10., 29.9, 30.1, 50.]
+_SPECIAL_UNARY = {
+    "erfc": _values_samples([-3., -0.5, 0., 0.5, 2., 5.]),
+    "erfcx": _values_samples([-3., -1., 0., 0.5, 3., 10., 24.9, 25.1, 100.]),
+    "ndtr": _values_samples([-5., -1., 0., 0.5, 3.]),
+    "ndtri": _values_samples([0.01, 0.3, 0.5, 0.7, 0.99]),
+    "log_ndtr": _values_samples([-100., -40., -10., -1.01, -0.99, 0., 1., 5.]),
+    "i0": _values_samples(_BESSEL_POINTS), "i0e": _values_samples([x for x in _BESSEL_POINTS if x != 0]),
+    "i1": _values_samples(_BESSEL_POINTS), "i1e": _values_samples(_BESSEL_POINTS),
+    "sinc": _values_samples([-2.5, -1., -0.3, 0.2, 1., 3.7]),
+    "entr": _values_samples([0.1, 0.5, 1., 2.5]),
+    "expit": _values_samples([-3., 0., 2.]), "exp2": _values_samples([-3., 0., 2.]),
+    "expm1": _values_samples([-3., 0., 2.]), "log1p": _values_samples([-0.5, 0., 2.]),
+    "gammaln": _values_samples([-2.5, -0.5, 0.3, 1., 2.5, 30.]),
+    "digamma": _values_samples([-3.5, -2.2, -0.3, 0.1, 0.5, 1., 2.5, 7., 30., 200.]),
+    "psi": _values_samples([-0.3, 0.5, 2.5]),
+    "erf": _values_samples([-2., 0., 0.7]), "erfinv": _values_samples([-0.999, -0.5, 0., 0.3, 0.9]),
+    "round": _values_samples([-2.7, -0.4, 0.3, 1.2, 2.6]),
+}
+for _name, _samples in _SPECIAL_UNARY.items():
+    register(OpInfo("special." + _name, _special(_name), samples=_samples, dtypes=FLOATS + ("int64",)))
+
+
+def _polygamma_samples(make, dtype):
+    x = make((6,), values=[-2.5, -0.3, 0.1, 0.5, 2.5, 12.])
+    for n in (0, 1, 2, 3):
+        yield SampleInput(n, x)
+    yield SampleInput(n, make((3, 4), low=0.2, high=3))
+    yield SampleInput(-1, x)                    # an error
+
+
+def _logit_samples(make, dtype):
+    x = make((6,), values=[0.05, 0.2, 0.5, 0.7, 0.95, 0.99])
+    yield SampleInput(x)
+    yield SampleInput(x, eps=0.1)
+    yield SampleInput(make((3, 4), low=0.05, high=0.95))
+
+
+def _logit_outside_samples(make, dtype):
+    """Outside (0, 1) and at its ends: NaN/inf, or 0 beyond the clamp (first derivative only: the second
+    is NaN there in torch by the way its formula is written)."""
+    yield SampleInput(make((4,), values=[-0.5, 0., 1., 1.5]), nondiff=True)
+    yield SampleInput(make((4,), values=[-0.5, 0., 1., 1.5]), eps=1e-6, nondiff=True)
+
+
+def _xlogy_samples(make, dtype):
+    yield from binary_samples(low=0.1, high=3, rlow=0.1, rhigh=3, scalars=(2.5, 3))(make, dtype)
+    if np.dtype(dtype).kind == "f":
+        yield SampleInput(make((6,), values=[0., 0., 1., 2., 0., 0.]),
+                          make((6,), values=[0., 2., 1., 0.5, float("nan"), -3.]), nondiff=True)
+        yield SampleInput(make((3,), values=[0., 1., 2.]), -0.5, nondiff=True)
+        yield SampleInput(make((3,), values=[0., 1., 2.]), 0, nondiff=True)
+    yield SampleInput(2.5, make((3, 4), low=0.1, high=3))
+    yield SampleInput(0, make((3,), low=0.1, high=3))
+
+
+def _mvlgamma_samples(make, dtype):
+    for p in (1, 2, 3):
+        yield SampleInput(make((3, 4), low=1.5, high=4), p)
+    yield SampleInput(make((3,), low=2, high=4), 0)     # an error
+
+
+def _zeta_samples(make, dtype):
+    yield SampleInput(make((5,), values=[1.5, 2., 3., 5., 7.]), make((5,), values=[0.5, 1., 2.5, 10., 0.01]))
+    yield SampleInput(make((4,), values=[1., 0.5, 2., 3.]), make((4,), values=[1., 1., -1.5, -2.]))
+    yield SampleInput(make((3,), values=[2., 3., 4.]), 2.0)
+    yield SampleInput(2.0, make((3,), values=[1., 2., 3.]))
+
+
+register(
+    OpInfo("special.polygamma", _special("polygamma"), samples=_polygamma_samples),
+    OpInfo("polygamma", samples=_polygamma_samples),
+    OpInfo("polygamma.method", lambda lib, n, x: x.polygamma(n), samples=_polygamma_samples),
+    OpInfo("special.logit", _special("logit"), samples=_logit_samples, dtypes=FLOATS + ("int64",)),
+    OpInfo("logit.method", _m("logit"), samples=_logit_samples),
+    OpInfo("special.logit.outside", _special("logit"), samples=_logit_outside_samples, gradgrad=False),
+    # where finite differences can't go: the far tails, the ends, a kink, halves (values and torch's rule)
+    OpInfo("special.ndtri.tails", _special("ndtri"), gradcheck=False,
+           samples=_values_samples([1e-300, 1e-20, 1e-5, 1 - 1e-10], [0., 1., 1.5, -0.1], shapes=False)),
+    OpInfo("special.i0e.zero", _special("i0e"), gradcheck=False,
+           samples=_values_samples([-1., 0., 2.], shapes=False)),
+    OpInfo("special.round.halves", _special("round"), gradcheck=False,
+           samples=_values_samples([-2.5, -0.5, 0.5, 1.5, 2.5], shapes=False)),
+    OpInfo("special.sinc.zero", _special("sinc"), gradgrad=False,   # (torch's second derivative is NaN at 0)
+           samples=lambda make, dt: [SampleInput(make((3,), values=[-1., 0., 0.5]))]),
+    OpInfo("special.xlogy", _special("xlogy"), samples=_xlogy_samples, dtypes=FLOATS + ("int64",)),
+    OpInfo("xlogy", samples=_xlogy_samples),
+    OpInfo("special.xlog1py", _special("xlog1py"), samples=_xlogy_samples, dtypes=FLOATS + ("int64",)),
+    OpInfo("special.multigammaln", _special("multigammaln"), samples=_mvlgamma_samples),
+    OpInfo("mvlgamma", samples=_mvlgamma_samples),
+    OpInfo("special.zeta", _special("zeta"), samples=_zeta_samples, grad=False),
+    OpInfo("erfc", samples=unary_samples(), dtypes=ALL_NUM),
+    OpInfo("i0", samples=unary_samples(), dtypes=ALL_NUM),
+    OpInfo("sinc", samples=unary_samples(), dtypes=ALL_NUM),
+    OpInfo("digamma", samples=unary_samples(low=0.1, high=4)),
+    OpInfo("special.softmax", _special("softmax"), samples=_softmax_samples),
+    OpInfo("special.log_softmax", _special("log_softmax"), samples=_softmax_samples),
+    OpInfo("special.logsumexp", _special("logsumexp"), samples=_logsumexp_samples),
+    OpInfo("special.round.decimals", lambda lib, x: lib.special.round(x, decimals=1), samples=unary_samples()),
+)
+del _name, _samples

@@ -133,37 +133,8 @@ def _special():
     return _special_module[0]
 
 
-def erf(a):
-    if _cupy is not None and not isinstance(a, xp.ndarray):
-        import cupyx.scipy.special as cs
-        return cs.erf(a)
-    special = _special()
-    if special is not None:
-        return special.erf(a)
-    import math
-    return xp.frompyfunc(math.erf, 1, 1)(a).astype(a.dtype)
-
-
-def erfinv(a):
-    special = _special()
-    if special is None:
-        raise RuntimeError("erfinv needs scipy (pip install scipy)")
-    return special.erfinv(a)
-
-
-def lgamma(a):
-    special = _special()
-    if special is not None:
-        return special.gammaln(a)
-    import math
-    return xp.frompyfunc(math.lgamma, 1, 1)(a).astype(a.dtype)
-
-
-def digamma(a):
-    special = _special()
-    if special is None:
-        raise RuntimeError("digamma needs scipy (pip install scipy)")
-    return special.digamma(a)
+# the special functions: SciPy's when installed, else NumPy-only kernels (special.py)
+from .special import erf, erfinv, lgamma, digamma  # noqa: E402,F401
 
 
 def array_types():

@@ -8,10 +8,11 @@ indexing.py    tensor[...] and index assignment, gather/scatter, index_select, m
 linalg.py      mm/bmm/mv/dot, matmul's decomposition, addmm, einsum, torch.linalg
 creation.py    tensor/zeros/arange/rand..., dtype and device conversion, Generator
 complex.py     view_as_real/view_as_complex, real/imag, conj
+special.py     erfc, i0, sinc, xlogy, logit, polygamma, mvlgamma and torch.special's own ops
 fft.py         the DFT's primitive ops (torch.fft's kernels)
 """
 from .._ops import aten  # noqa: F401  (torch.ops.aten: every primitive op, aten.mul.Tensor ...)
-from . import pointwise, reduction, shape, joining, indexing, linalg, creation, complex  # noqa: F401  (registers methods)
+from . import pointwise, reduction, shape, joining, indexing, linalg, creation, complex, special  # noqa: F401  (registers methods)
 
 __all__ = ["aten"]   # (torch.ops: the op namespaces; the families' functions are on glasstorch's top level)
 

@@ -95,7 +95,7 @@ _UNARY = [
     ("erf",     "ErfBackward0",      _erf,                   lambda grad, self: grad * (2 / SQRT_PI) * aten.exp(-self * self), False),
     ("erfinv",  "ErfinvBackward0",   _erfinv,                lambda grad, result: grad * (SQRT_PI / 2) * aten.exp(result * result), False),
     ("lgamma",  "LgammaBackward0",   _lgamma,                lambda grad, self: grad * aten.digamma(self),      False),
-    ("digamma", None,                _digamma,               None,                                              False),
+    ("digamma", "DigammaBackward0",  _digamma,               lambda grad, self: grad * aten.polygamma(1, self), False),
     ("floor",   "FloorBackward0",    xp.floor,               _zeros,                                            True),
     ("ceil",    "CeilBackward0",     xp.ceil,                _zeros,                                            True),
     ("trunc",   "TruncBackward0",    xp.trunc,               _zeros,                                            True),
