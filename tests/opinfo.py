@@ -1600,3 +1600,119 @@ register(
     OpInfo("special.round.decimals", lambda lib, x: lib.special.round(x, decimals=1), samples=unary_samples()),
 )
 del _name, _samples
+
+
+# ---- breadth: copysign, logaddexp, shifts, logcumsumexp, unfold/fold, max_unpool, nonzero ---------------
+def _shift_samples(make, dtype):
+    x = make((3, 4), low=-20, high=20)
+    yield SampleInput(x, 2)
+    yield SampleInput(x, make((3, 4), low=0, high=5))
+    yield SampleInput(x, make((4,), values=[0, 63, 64, 70]))     # past the width: 0 (or -1 for >> of a negative)
+    yield SampleInput(make((3,), dtype="uint8", low=0, high=200), 7)
+    yield SampleInput(make((3,), dtype="bool"), 1)
+    yield SampleInput(make((3,), dtype="int32", low=-50, high=50), make((3,), dtype="int64", low=0, high=4))
+    yield SampleInput(make((3,), dtype="float32"), 2)           # an error: floats don't shift
+
+
+def _logcumsumexp_samples(make, dtype):
+    for shape, dims in (((5,), (0, -1)), ((3, 4), (0, 1)), ((2, 3, 4), (1,)), ((), (0,)), ((0, 3), (1,))):
+        for d in dims:
+            yield SampleInput(make(shape), d)
+    yield SampleInput(make((4, 3), layout="T"), 0)
+    if np.dtype(dtype).kind == "f":
+        yield SampleInput(make((4,), values=[-1000., 0., 1000., -np.inf]), 0, nondiff=True)
+
+
+def _unfold_samples(make, dtype):
+    yield SampleInput(make((7,)), 0, 2, 1)
+    yield SampleInput(make((7,)), 0, 3, 2)        # windows that overlap, and an element no window reaches
+    yield SampleInput(make((3, 8)), 1, 4, 4)
+    yield SampleInput(make((3, 5, 2)), -2, 2, 3)
+    yield SampleInput(make((4, 3), layout="T"), 0, 2, 1)
+    yield SampleInput(make(()), 0, 1, 1)
+    yield SampleInput(make((5,)), 0, 6, 1)        # errors
+    yield SampleInput(make((5,)), 0, 2, 0)
+    yield SampleInput(make((5,)), 1, 2, 1)
+
+
+def _im2col_samples(make, dtype):
+    yield SampleInput(make((2, 3, 5, 6)), 2)
+    yield SampleInput(make((2, 3, 5, 6)), (2, 3), dilation=(1, 2), padding=1, stride=(2, 1))
+    yield SampleInput(make((3, 4, 4)), 3, padding=1)
+    yield SampleInput(make((1, 1, 2, 2)), 3)            # errors: no block fits, a 2-D input
+    yield SampleInput(make((3, 4)), 2)
+
+
+def _col2im_samples(make, dtype):
+    yield SampleInput(make((2, 12, 20)), (5, 6), 2)
+    yield SampleInput(make((2, 18, 15)), (5, 6), (2, 3), dilation=(1, 2), padding=1, stride=(2, 1))
+    yield SampleInput(make((36, 16)), (4, 4), 3, padding=1)
+    yield SampleInput(make((1, 4, 3)), (3, 3), 2)       # errors: the wrong number of blocks, of channels
+    yield SampleInput(make((1, 5, 4)), (3, 3), 2)
+
+
+def _pool_indices(rng, shape, nd, k, s, p):
+    """Indices as a max pool returns them: for each window, the flat in-plane index of one element in it
+    (in the image, not the padding). Windows that overlap may pick the same element."""
+    s = k if s is None else s
+    spatial = shape[-nd:]
+    out = [(n + 2 * p - k) // s + 1 for n in spatial]
+    coords = []
+    for d in range(nd):
+        start = np.arange(out[d]) * s - p
+        lo, hi = np.maximum(start, 0), np.minimum(start + k, spatial[d])
+        grid_shape = [1] * nd
+        grid_shape[d] = out[d]
+        pick = rng.integers(0, 1 << 30, tuple(shape[:-nd]) + tuple(out)) % (hi - lo).reshape(grid_shape)
+        coords.append(pick + lo.reshape(grid_shape))
+    flat = np.zeros_like(coords[0])
+    for d in range(nd):
+        flat = flat * spatial[d] + coords[d]
+    return Leaf(flat.astype("int64"), "contig", False), tuple(shape[:-nd]) + tuple(out)
+
+
+def _unpool_samples(nd):
+    def gen(make, dtype):
+        for shape, k, s, p in [((2, 3) + (6,) * nd, 2, None, 0), ((1, 2) + (7,) * nd, 3, 2, 1),
+                               ((2,) + (4,) * nd, 2, 1, 0)]:
+            indices, pooled = _pool_indices(make.rng, shape, nd, k, s, p)
+            values = make(pooled)
+            # overlapping windows may pick one element twice: the unpool keeps one of the values, the
+            # gradient reaches both (torch's rule; not a derivative finite differences can check)
+            yield SampleInput(values, indices, k, stride=s, padding=p, nondiff=s is not None and s < k)
+            if nd == 2:
+                yield SampleInput(values, indices, k, stride=s, padding=p, output_size=list(shape))
+        yield SampleInput(make((1, 1) + (2,) * nd), Leaf(np.full((1, 1) + (2,) * nd, 99), "contig", False), 2)
+    return gen
+
+
+register(
+    OpInfo("copysign", samples=binary_samples(scalars=(2, -1.5, 0.0, -0.0)), dtypes=ALL_NUM),
+    OpInfo("copysign.zeros", lambda lib, a, b: lib.copysign(a, b), gradgrad=False,   # (torch's is NaN at 0)
+           samples=lambda make, dt: [SampleInput(make((4,), values=[0., -0., 1., -2.]),
+                                                 make((4,), values=[-1., 1., -0., 0.]), nondiff=True)]),
+    OpInfo("logaddexp", samples=binary_samples(scalars=()), dtypes=ALL_NUM),
+    OpInfo("logaddexp2", samples=binary_samples(scalars=()), dtypes=ALL_NUM),
+    OpInfo("logaddexp.extreme", lambda lib, a, b: lib.logaddexp(a, b), gradcheck=False,
+           samples=lambda make, dt: [SampleInput(make((3,), values=[-1000., 1000., 0.]), make((3,), values=[-1000., 3., 800.]))]),
+    OpInfo("bitwise_left_shift", samples=_shift_samples, dtypes=INTS),
+    OpInfo("bitwise_right_shift", samples=_shift_samples, dtypes=INTS),
+    OpInfo("__lshift__", lambda lib, a, b: a << b, samples=_shift_samples, dtypes=INTS),
+    OpInfo("__rshift__", lambda lib, a, b: a >> b, samples=_shift_samples, dtypes=INTS),
+    OpInfo("__rlshift__", lambda lib, a: 3 << a, samples=lambda make, dt: [SampleInput(make((4,), low=0, high=5))],
+           dtypes=INTS),
+    OpInfo("logcumsumexp", samples=_logcumsumexp_samples, dtypes=FLOATS + INTS),
+    OpInfo("Tensor.unfold", lambda lib, x, *a: x.unfold(*a), samples=_unfold_samples),
+    OpInfo("nn.functional.unfold", lambda lib, *a, **k: lib.nn.functional.unfold(*a, **k), samples=_im2col_samples),
+    OpInfo("nn.functional.fold", lambda lib, *a, **k: lib.nn.functional.fold(*a, **k), samples=_col2im_samples),
+    OpInfo("nn.functional.max_unpool1d", lambda lib, *a, **k: lib.nn.functional.max_unpool1d(*a, **k),
+           samples=_unpool_samples(1)),
+    OpInfo("nn.functional.max_unpool2d", lambda lib, *a, **k: lib.nn.functional.max_unpool2d(*a, **k),
+           samples=_unpool_samples(2)),
+    OpInfo("nn.functional.max_unpool3d", lambda lib, *a, **k: lib.nn.functional.max_unpool3d(*a, **k),
+           samples=_unpool_samples(3)),
+    OpInfo("nonzero.empty", lambda lib, x: lib.nonzero(x), dtypes=ALL_NUM, grad=False,
+           samples=lambda make, dt: [SampleInput(make((0,))), SampleInput(make((0, 3))), SampleInput(make((2, 0, 3))),
+                                     SampleInput(make((), values=2)), SampleInput(make((), values=0)),
+                                     SampleInput(make((3, 4), values=np.zeros((3, 4))))]),
+)

@@ -541,6 +541,8 @@ def masked_select(input, mask):
 
 @method()
 def nonzero(input, *, as_tuple=False):
+    if not input._data.ndim and not as_tuple:     # a 0-d tensor: one empty coordinate if it is nonzero
+        return _wrap(xp.zeros((int(bool(input._data)), 0), "int64"))
     nz = xp.nonzero(input._data) if input._data.ndim else xp.nonzero(input._data.reshape(1))
     if as_tuple:
         return tuple(_wrap(a.astype("int64")) for a in nz)
