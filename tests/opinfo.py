@@ -1716,3 +1716,38 @@ register(
                                      SampleInput(make((), values=2)), SampleInput(make((), values=0)),
                                      SampleInput(make((3, 4), values=np.zeros((3, 4))))]),
 )
+
+
+def _scatter_reduce_samples(make, dtype):
+    floats = np.dtype(dtype).kind == "f"
+    for reduce in ("sum", "prod", "mean", "amax", "amin"):
+        for include_self in (True, False):
+            x = make((3, 5))
+            yield SampleInput(x, 1, make.index((3, 4), 5), make((3, 4)), reduce, include_self=include_self)
+            yield SampleInput(make((4, 3)), 0, make.index((2, 3), 4), make((3, 3)), reduce, include_self=include_self)
+        if floats:   # ties (amax/amin share the gradient) and zeros (prod's special cases)
+            yield SampleInput(make((2, 3), values=[[1., 0., 3.], [2., 2., 0.]]), 1,
+                              Leaf(np.array([[0, 1, 0, 2], [1, 1, 2, 2]]), "contig", False),
+                              make((2, 4), values=[[1., 0., 2., 3.], [0., 0., 2., 0.]]), reduce, nondiff=True)
+            yield SampleInput(make((2, 3), values=[[1., 2., 3.], [2., 2., 1.]]), 1,
+                              Leaf(np.array([[0, 0, 0], [2, 2, 1]]), "contig", False),
+                              make((2, 3), values=[[1., 1., 0.5], [2., 2., 2.]]), reduce, include_self=False,
+                              nondiff=True)
+    yield SampleInput(make((3,)), 0, make.index((2,), 3), make((2,)), "max")
+    x = make((3, 4))
+    yield SampleInput(x, 1, make.index((3, 4), 4), make((3, 4)), "add")          # errors
+    yield SampleInput(x, 1, make.index((3, 4), 9), make((3, 4)), "sum")
+    yield SampleInput(x, 1, make.index((4,), 4), make((4,)), "sum")
+    yield SampleInput(x, 2, make.index((3, 4), 4), make((3, 4)), "sum")
+    yield SampleInput(x, 1, make((3, 4)), make((3, 4)), "sum")
+    yield SampleInput(x, 1, make.index((3, 4), 4), make((3, 4), dtype="float64" if dtype != "float64" else "float32"),
+                      "sum")
+
+
+register(
+    # (double backward: not implemented here, pinned in test_breadth_ops.py)
+    OpInfo("scatter_reduce", samples=_scatter_reduce_samples, gradgrad=False),
+    OpInfo("scatter_reduce.int", lambda lib, *a, **k: lib.scatter_reduce(*a, **k), samples=_scatter_reduce_samples,
+           dtypes=INTS),
+    OpInfo("scatter_reduce.method", _m("scatter_reduce"), samples=_scatter_reduce_samples, gradgrad=False),
+)

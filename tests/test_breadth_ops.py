@@ -52,3 +52,16 @@ def test_unpool_output_size_errors():
         gt.nn.functional.max_unpool2d(v, i, 2, output_size=(9, 9))
     with pytest.raises(RuntimeError, match="Expected 3D or 4D input"):
         gt.nn.functional.max_unpool2d(gt.zeros(2, 2), i, 2)
+
+
+def test_scatter_reduce_double_backward_difference():
+    """README "Where glasstorch differs": torch differentiates scatter_reduce twice; glasstorch says it can't."""
+    for lib in (torch, gt):
+        x = lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64, requires_grad=True)
+        src = lib.tensor([4.0, 5.0], dtype=lib.float64, requires_grad=True)
+        y = x.scatter_reduce(0, lib.tensor([0, 0]), src, "prod")
+        (g,) = lib.autograd.grad(y.sum(), src, create_graph=lib is torch)
+        assert g.tolist() == [5.0, 4.0]
+    y = gt.tensor([1.0, 2.0], requires_grad=True).scatter_reduce(0, gt.tensor([0]), gt.tensor([3.0]), "sum")
+    with pytest.raises(NotImplementedError, match="double backward through scatter_reduce"):
+        gt.autograd.grad(y.sum(), y.grad_fn.next_functions[0][0].variable, create_graph=True)

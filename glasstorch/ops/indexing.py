@@ -407,27 +407,7 @@ def _inplace(self, name, fn, *args, **kwargs):
     return inplace(self, name, fn, *args, **kwargs)
 
 
-def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
-    d = _wrap_dim(dim, input._data.ndim)
-    out = input._data.copy()
-    where = _along(out.shape, d, index._data)
-    ufunc = {"sum": xp.add, "prod": xp.multiply, "amax": xp.maximum, "amin": xp.minimum}.get(reduce)
-    if reduce == "mean":
-        cnt = xp.zeros_like(out) + (1 if include_self else 0)
-        if not include_self:
-            out[where] = 0
-        xp.add.at(out, where, src._data)
-        xp.add.at(cnt, where, 1)
-        out = out / xp.maximum(cnt, 1)
-        return _wrap(out.astype(input._data.dtype))
-    if not include_self:
-        init = {"sum": 0, "prod": 1, "amax": -xp.inf, "amin": xp.inf}[reduce]
-        out[where] = init
-    ufunc.at(out, where, src._data)
-    return _wrap(out)
-
-
-Tensor.scatter_reduce = scatter_reduce
+from .scatter_reduce import scatter_reduce  # noqa: E402,F401  (its own file: the op and its derivative)
 
 
 class IndexSelectBackward0(make_node_class("IndexSelectBackward0", None, ("index",))):
