@@ -43,6 +43,9 @@ def _math_erf(x):
 
 
 def erf(a):
+    if not isinstance(a, (np.ndarray, np.generic)):     # a CuPy array: CuPy's own
+        import cupyx.scipy.special as cupy_special
+        return cupy_special.erf(a)
     fn = _scipy("erf")
     return fn(a) if fn is not None else _same_dtype(_elementwise(_math_erf, a), a)
 
