@@ -163,11 +163,15 @@ class Maker:
                 a = np.where(a == 0, 1, a).astype(dtype)
         elif dtype.kind == "b":
             a = self.rng.random(shape) < 0.5
+        elif dtype.kind == "c":
+            lo = -2.0 if low is None else low
+            hi = 2.0 if high is None else high
+            a = (self.rng.uniform(lo, hi, shape) + 1j * self.rng.uniform(lo, hi, shape)).astype(dtype)
         else:
             raise TypeError(dtype)
         a = np.asarray(a)
         rg = self.requires_grad if requires_grad is None else requires_grad
-        rg = rg and dtype.kind == "f"
+        rg = rg and dtype.kind in "fc"
         return Leaf(a, layout, rg)
 
     def distinct(self, shape, layout="contig"):
@@ -218,7 +222,7 @@ class OpInfo:
 
     def samples(self, dtype, requires_grad=None):
         if requires_grad is None:  # also for ops without a derivative: their outputs must not require grad
-            requires_grad = np.dtype(dtype).kind == "f"
+            requires_grad = np.dtype(dtype).kind in "fc"
         seed = zlib.crc32(f"{self.name}/{dtype}".encode())
         return list(self.sample_fn(Maker(seed, dtype, requires_grad), dtype))
 
@@ -2318,4 +2322,402 @@ register(
     # (float32 only: torch's mkldnn kernel refuses float64, where its nn.LSTM composes cells instead)
     OpInfo("aten.mkldnn_rnn_layer", _mkldnn_rnn_layer, samples=_mkldnn_rnn_layer_samples, dtypes=("float32",),
            tol={"float32": (1e-4, 1e-5)}),
+# ---- complex tensors: parts, conjugate, the real-pair view ------------------------------------------
+COMPLEX = ("complex128", "complex64")
+_COMPLEX_SHAPES = [((), "contig"), ((5,), "contig"), ((3, 4), "contig"), ((4, 3), "T"), ((3, 4), "slice"),
+                   ((2, 0), "contig")]
+register(
+    OpInfo("view_as_real", samples=unary_samples(shapes=_COMPLEX_SHAPES), dtypes=COMPLEX + ("float32",)),
+    OpInfo("view_as_complex", dtypes=FLOATS + ("int64",),
+           samples=lambda make, dt: [SampleInput(make((2,))), SampleInput(make((3, 2))), SampleInput(make((4, 3)))]),
+    OpInfo("real", samples=unary_samples(shapes=_COMPLEX_SHAPES), dtypes=COMPLEX + FLOATS),
+    OpInfo("imag", samples=unary_samples(shapes=_COMPLEX_SHAPES), dtypes=COMPLEX + FLOATS),
+    OpInfo("Tensor.real", lambda lib, x: x.real * 2, samples=unary_samples(shapes=_COMPLEX_SHAPES), dtypes=COMPLEX),
+    OpInfo("conj", samples=unary_samples(shapes=_COMPLEX_SHAPES), dtypes=COMPLEX + FLOATS),
+    OpInfo("conj_physical", samples=unary_samples(shapes=_COMPLEX_SHAPES), dtypes=COMPLEX),
+    OpInfo("abs.complex", lambda lib, x: x.abs(), samples=unary_samples(shapes=_COMPLEX_SHAPES, low=0.5),
+           dtypes=COMPLEX),
+)
+
+
+# ---- torch.fft --------------------------------------------------------------------------------------
+def _fft_1d_samples(make, dtype):
+    """Signal lengths odd and even, n padding and cropping, every norm, other dims, non-contiguous."""
+    for shape, layout in [((5,), "contig"), ((6,), "contig"), ((3, 4), "contig"), ((4, 3), "T"), ((3, 4), "slice"),
+                          ((2, 3, 5), "contig")]:
+        yield SampleInput(make(shape, layout=layout))
+    x = make((3, 5))
+    for norm in ("backward", "forward", "ortho"):
+        yield SampleInput(x, norm=norm)
+    yield SampleInput(x, n=8)                  # zero-padded
+    yield SampleInput(x, n=3, dim=0, norm="ortho")
+    yield SampleInput(x, 2)                    # cropped
+    yield SampleInput(x, None, 0)
+    yield SampleInput(make((1,)))
+    yield SampleInput(x, n=0)                  # errors: no points, a bad norm, a dim out of range, 0-dim
+    yield SampleInput(x, norm="sideways")
+    yield SampleInput(x, dim=2)
+    yield SampleInput(make(()))
+
+
+def _fft_nd_samples(two_d):
+    def gen(make, dtype):
+        for shape, layout in [((3, 4), "contig"), ((4, 3), "T"), ((3, 4), "slice"), ((2, 3, 5), "contig"),
+                              ((3, 2), "contig")]:
+            yield SampleInput(make(shape, layout=layout))
+        x = make((2, 3, 4))
+        for norm in ("forward", "ortho"):
+            yield SampleInput(x, norm=norm)
+        yield SampleInput(x, s=(4, 6))             # padded in both dims
+        yield SampleInput(x, s=(2, -1), dim=(0, 2))
+        yield SampleInput(x, s=(3, 2), dim=(2, 0))
+        yield SampleInput(x, dim=(0, -1))
+        if not two_d:
+            yield SampleInput(x, dim=1)
+            yield SampleInput(x, s=(5,))
+            yield SampleInput(x)
+        yield SampleInput(x, dim=(1, 1))            # errors
+        yield SampleInput(x, s=(2, 2), dim=(0,))
+        yield SampleInput(x, s=(1, 2, 3, 4), dim=None)
+        yield SampleInput(x, s=(0, 2))
+    return gen
+
+
+def _irfft_1d_samples(make, dtype):
+    for shape, layout in [((5,), "contig"), ((4,), "contig"), ((3, 4), "contig"), ((4, 3), "T"),
+                          ((2, 3, 5), "contig")]:
+        yield SampleInput(make(shape, layout=layout))
+    x = make((3, 5))
+    for norm in ("forward", "ortho"):
+        yield SampleInput(x, norm=norm)
+    yield SampleInput(x, n=9)        # odd output: the last bin is doubled too
+    yield SampleInput(x, n=12)       # zero-padded bins
+    yield SampleInput(x, n=4)        # cropped bins
+    yield SampleInput(x, n=5, dim=0)
+    yield SampleInput(make((3, 1)))  # errors: 2 * (1 - 1) = 0 points
+    yield SampleInput(x, n=0)
+
+
+def _irfft_nd_samples(two_d):
+    def gen(make, dtype):
+        for shape in [(3, 4), (2, 3, 5)]:
+            yield SampleInput(make(shape))
+        x = make((2, 3, 4))
+        yield SampleInput(x, norm="ortho")
+        yield SampleInput(x, s=(4, 7))
+        yield SampleInput(x, s=(2, 4), dim=(2, 0))
+        yield SampleInput(x, dim=(0, 1), norm="forward")
+        if not two_d:
+            yield SampleInput(x, s=(5,))
+            yield SampleInput(x, dim=1)
+        yield SampleInput(x, dim=(1, -2))
+    return gen
+
+
+def _fft_fn(name):
+    return lambda lib, x, *a, **k: getattr(lib.fft, name)(x, *a, **k)
+
+
+def _fft_real_view(name):
+    """The transform's (real) pairs: what finite differences can check."""
+    return lambda lib, x, *a, **k: lib.view_as_real(getattr(lib.fft, name)(x, *a, **k))
+
+
+_REAL_IN = FLOATS + ("int64",)
+for _name, _samples, _dtypes in [
+        ("fft", _fft_1d_samples, _REAL_IN + COMPLEX), ("ifft", _fft_1d_samples, _REAL_IN + COMPLEX),
+        ("rfft", _fft_1d_samples, _REAL_IN + COMPLEX), ("ihfft", _fft_1d_samples, FLOATS),
+        ("irfft", _irfft_1d_samples, COMPLEX + FLOATS), ("hfft", _irfft_1d_samples, COMPLEX),
+        ("fft2", _fft_nd_samples(True), FLOATS + COMPLEX), ("ifft2", _fft_nd_samples(True), FLOATS + COMPLEX),
+        ("fftn", _fft_nd_samples(False), FLOATS + COMPLEX), ("ifftn", _fft_nd_samples(False), FLOATS + COMPLEX),
+        ("rfft2", _fft_nd_samples(True), FLOATS + COMPLEX), ("rfftn", _fft_nd_samples(False), _REAL_IN),
+        ("irfft2", _irfft_nd_samples(True), COMPLEX), ("irfftn", _irfft_nd_samples(False), COMPLEX + FLOATS)]:
+    register(OpInfo("fft." + _name, _fft_fn(_name), samples=_samples, dtypes=_dtypes))
+    if not _name.startswith(("irfft", "hfft")):
+        # ifft/ihfft of a real input end in conj: torch's is a lazy view that view_as_real refuses
+        lazy_conj = {"raise": "conj is not lazy here, so view_as_real accepts its result"} \
+            if _name in ("ifft", "ihfft") else None
+        register(OpInfo("fft." + _name + ".pairs", _fft_real_view(_name), samples=_samples, dtypes=("float64",),
+                        xfail=lazy_conj))
+
+register(
+    OpInfo("fft.fftshift", lambda lib, x, *a, **k: lib.fft.fftshift(x, *a, **k),
+           samples=lambda make, dt: [SampleInput(make((5,))), SampleInput(make((3, 4))), SampleInput(make((2, 3, 5)), dim=1),
+                                     SampleInput(make((2, 3, 5)), dim=(0, -1))]),
+    OpInfo("fft.ifftshift", lambda lib, x, *a, **k: lib.fft.ifftshift(x, *a, **k),
+           samples=lambda make, dt: [SampleInput(make((5,))), SampleInput(make((3, 4))), SampleInput(make((2, 3, 5)), dim=1),
+                                     SampleInput(make((2, 3, 5)), dim=(0, -1))]),
+    OpInfo("fft.roundtrip", lambda lib, x: lib.fft.irfft(lib.fft.rfft(x) * lib.fft.rfftfreq(x.shape[-1]), n=x.shape[-1]),
+           samples=lambda make, dt: [SampleInput(make((3, 8))), SampleInput(make((7,)))]),
+)
+del _name, _samples, _dtypes
+
+
+# ---- torch.special -----------------------------------------------------------------------------------
+def _special(name):
+    return lambda lib, *a, **k: getattr(lib.special, name)(*a, **k)
+
+
+def _values_samples(*value_lists, shapes=True):
+    """Fixed points where the function's branches switch (series / asymptotic, tails), then random ones."""
+    def gen(make, dtype):
+        for values in value_lists:
+            yield SampleInput(make((len(values),), values=values))
+        if shapes:
+            for shape, layout in [((3, 4), "contig"), ((4, 3), "T"), ((3, 4), "slice"), ((0,), "contig"), ((), "contig")]:
+                yield SampleInput(make(shape, layout=layout, low=0.1, high=3))
+    return gen
+
+
+_BESSEL_POINTS = [-40., -31., -30., -5., -0.5, 0., 0.3, 2., 10., 29.9, 30.1, 50.]
+_SPECIAL_UNARY = {
+    "erfc": _values_samples([-3., -0.5, 0., 0.5, 2., 5.]),
+    "erfcx": _values_samples([-3., -1., 0., 0.5, 3., 10., 24.9, 25.1, 100.]),
+    "ndtr": _values_samples([-5., -1., 0., 0.5, 3.]),
+    "ndtri": _values_samples([0.01, 0.3, 0.5, 0.7, 0.99]),
+    "log_ndtr": _values_samples([-100., -40., -10., -1.01, -0.99, 0., 1., 5.]),
+    "i0": _values_samples(_BESSEL_POINTS), "i0e": _values_samples([x for x in _BESSEL_POINTS if x != 0]),
+    "i1": _values_samples(_BESSEL_POINTS), "i1e": _values_samples(_BESSEL_POINTS),
+    "sinc": _values_samples([-2.5, -1., -0.3, 0.2, 1., 3.7]),
+    "entr": _values_samples([0.1, 0.5, 1., 2.5]),
+    "expit": _values_samples([-3., 0., 2.]), "exp2": _values_samples([-3., 0., 2.]),
+    "expm1": _values_samples([-3., 0., 2.]), "log1p": _values_samples([-0.5, 0., 2.]),
+    "gammaln": _values_samples([-2.5, -0.5, 0.3, 1., 2.5, 30.]),
+    "digamma": _values_samples([-3.5, -2.2, -0.3, 0.1, 0.5, 1., 2.5, 7., 30., 200.]),
+    "psi": _values_samples([-0.3, 0.5, 2.5]),
+    "erf": _values_samples([-2., 0., 0.7]), "erfinv": _values_samples([-0.999, -0.5, 0., 0.3, 0.9]),
+    "round": _values_samples([-2.7, -0.4, 0.3, 1.2, 2.6]),
+}
+for _name, _samples in _SPECIAL_UNARY.items():
+    register(OpInfo("special." + _name, _special(_name), samples=_samples, dtypes=FLOATS + ("int64",)))
+
+
+def _polygamma_samples(make, dtype):
+    x = make((6,), values=[-2.5, -0.3, 0.1, 0.5, 2.5, 12.])
+    for n in (0, 1, 2, 3):
+        yield SampleInput(n, x)
+    yield SampleInput(n, make((3, 4), low=0.2, high=3))
+    yield SampleInput(-1, x)                    # an error
+
+
+def _logit_samples(make, dtype):
+    x = make((6,), values=[0.05, 0.2, 0.5, 0.7, 0.95, 0.99])
+    yield SampleInput(x)
+    yield SampleInput(x, eps=0.1)
+    yield SampleInput(make((3, 4), low=0.05, high=0.95))
+
+
+def _logit_outside_samples(make, dtype):
+    """Outside (0, 1) and at its ends: NaN/inf, or 0 beyond the clamp (first derivative only: the second
+    is NaN there in torch by the way its formula is written)."""
+    yield SampleInput(make((4,), values=[-0.5, 0., 1., 1.5]), nondiff=True)
+    yield SampleInput(make((4,), values=[-0.5, 0., 1., 1.5]), eps=1e-6, nondiff=True)
+
+
+def _xlogy_samples(make, dtype):
+    yield from binary_samples(low=0.1, high=3, rlow=0.1, rhigh=3, scalars=(2.5, 3))(make, dtype)
+    if np.dtype(dtype).kind == "f":
+        yield SampleInput(make((6,), values=[0., 0., 1., 2., 0., 0.]),
+                          make((6,), values=[0., 2., 1., 0.5, float("nan"), -3.]), nondiff=True)
+        yield SampleInput(make((3,), values=[0., 1., 2.]), -0.5, nondiff=True)
+        yield SampleInput(make((3,), values=[0., 1., 2.]), 0, nondiff=True)
+    yield SampleInput(2.5, make((3, 4), low=0.1, high=3))
+    yield SampleInput(0, make((3,), low=0.1, high=3))
+
+
+def _mvlgamma_samples(make, dtype):
+    for p in (1, 2, 3):
+        yield SampleInput(make((3, 4), low=1.5, high=4), p)
+    yield SampleInput(make((3,), low=2, high=4), 0)     # an error
+
+
+def _zeta_samples(make, dtype):
+    yield SampleInput(make((5,), values=[1.5, 2., 3., 5., 7.]), make((5,), values=[0.5, 1., 2.5, 10., 0.01]))
+    yield SampleInput(make((4,), values=[1., 0.5, 2., 3.]), make((4,), values=[1., 1., -1.5, -2.]))
+    yield SampleInput(make((3,), values=[2., 3., 4.]), 2.0)
+    yield SampleInput(2.0, make((3,), values=[1., 2., 3.]))
+
+
+register(
+    OpInfo("special.polygamma", _special("polygamma"), samples=_polygamma_samples),
+    OpInfo("polygamma", samples=_polygamma_samples),
+    OpInfo("polygamma.method", lambda lib, n, x: x.polygamma(n), samples=_polygamma_samples),
+    OpInfo("special.logit", _special("logit"), samples=_logit_samples, dtypes=FLOATS + ("int64",)),
+    OpInfo("logit.method", _m("logit"), samples=_logit_samples),
+    OpInfo("special.logit.outside", _special("logit"), samples=_logit_outside_samples, gradgrad=False),
+    # where finite differences can't go: the far tails, the ends, a kink, halves (values and torch's rule)
+    OpInfo("special.ndtri.tails", _special("ndtri"), gradcheck=False,
+           samples=_values_samples([1e-300, 1e-20, 1e-5, 1 - 1e-10], [0., 1., 1.5, -0.1], shapes=False)),
+    OpInfo("special.i0e.zero", _special("i0e"), gradcheck=False,
+           samples=_values_samples([-1., 0., 2.], shapes=False)),
+    OpInfo("special.round.halves", _special("round"), gradcheck=False,
+           samples=_values_samples([-2.5, -0.5, 0.5, 1.5, 2.5], shapes=False)),
+    OpInfo("special.sinc.zero", _special("sinc"), gradgrad=False,   # (torch's second derivative is NaN at 0)
+           samples=lambda make, dt: [SampleInput(make((3,), values=[-1., 0., 0.5]))]),
+    OpInfo("special.xlogy", _special("xlogy"), samples=_xlogy_samples, dtypes=FLOATS + ("int64",)),
+    OpInfo("xlogy", samples=_xlogy_samples),
+    OpInfo("special.xlog1py", _special("xlog1py"), samples=_xlogy_samples, dtypes=FLOATS + ("int64",)),
+    OpInfo("special.multigammaln", _special("multigammaln"), samples=_mvlgamma_samples),
+    OpInfo("mvlgamma", samples=_mvlgamma_samples),
+    OpInfo("special.zeta", _special("zeta"), samples=_zeta_samples, grad=False),
+    OpInfo("erfc", samples=unary_samples(), dtypes=ALL_NUM),
+    OpInfo("i0", samples=unary_samples(), dtypes=ALL_NUM),
+    OpInfo("sinc", samples=unary_samples(), dtypes=ALL_NUM),
+    OpInfo("digamma", samples=unary_samples(low=0.1, high=4)),
+    OpInfo("special.softmax", _special("softmax"), samples=_softmax_samples),
+    OpInfo("special.log_softmax", _special("log_softmax"), samples=_softmax_samples),
+    OpInfo("special.logsumexp", _special("logsumexp"), samples=_logsumexp_samples),
+    OpInfo("special.round.decimals", lambda lib, x: lib.special.round(x, decimals=1), samples=unary_samples()),
+)
+del _name, _samples
+
+
+# ---- breadth: copysign, logaddexp, shifts, logcumsumexp, unfold/fold, max_unpool, nonzero ---------------
+def _shift_samples(make, dtype):
+    x = make((3, 4), low=-20, high=20)
+    yield SampleInput(x, 2)
+    yield SampleInput(x, make((3, 4), low=0, high=5))
+    yield SampleInput(x, make((4,), values=[0, 63, 64, 70]))     # past the width: 0 (or -1 for >> of a negative)
+    yield SampleInput(make((3,), dtype="uint8", low=0, high=200), 7)
+    yield SampleInput(make((3,), dtype="bool"), 1)
+    yield SampleInput(make((3,), dtype="int32", low=-50, high=50), make((3,), dtype="int64", low=0, high=4))
+    yield SampleInput(make((3,), dtype="float32"), 2)           # an error: floats don't shift
+
+
+def _logcumsumexp_samples(make, dtype):
+    for shape, dims in (((5,), (0, -1)), ((3, 4), (0, 1)), ((2, 3, 4), (1,)), ((), (0,)), ((0, 3), (1,))):
+        for d in dims:
+            yield SampleInput(make(shape), d)
+    yield SampleInput(make((4, 3), layout="T"), 0)
+    if np.dtype(dtype).kind == "f":
+        yield SampleInput(make((4,), values=[-1000., 0., 1000., -np.inf]), 0, nondiff=True)
+
+
+def _unfold_samples(make, dtype):
+    yield SampleInput(make((7,)), 0, 2, 1)
+    yield SampleInput(make((7,)), 0, 3, 2)        # windows that overlap, and an element no window reaches
+    yield SampleInput(make((3, 8)), 1, 4, 4)
+    yield SampleInput(make((3, 5, 2)), -2, 2, 3)
+    yield SampleInput(make((4, 3), layout="T"), 0, 2, 1)
+    yield SampleInput(make(()), 0, 1, 1)
+    yield SampleInput(make((5,)), 0, 6, 1)        # errors
+    yield SampleInput(make((5,)), 0, 2, 0)
+    yield SampleInput(make((5,)), 1, 2, 1)
+
+
+def _im2col_samples(make, dtype):
+    yield SampleInput(make((2, 3, 5, 6)), 2)
+    yield SampleInput(make((2, 3, 5, 6)), (2, 3), dilation=(1, 2), padding=1, stride=(2, 1))
+    yield SampleInput(make((3, 4, 4)), 3, padding=1)
+    yield SampleInput(make((1, 1, 2, 2)), 3)            # errors: no block fits, a 2-D input
+    yield SampleInput(make((3, 4)), 2)
+
+
+def _col2im_samples(make, dtype):
+    yield SampleInput(make((2, 12, 20)), (5, 6), 2)
+    yield SampleInput(make((2, 18, 15)), (5, 6), (2, 3), dilation=(1, 2), padding=1, stride=(2, 1))
+    yield SampleInput(make((36, 16)), (4, 4), 3, padding=1)
+    yield SampleInput(make((1, 4, 3)), (3, 3), 2)       # errors: the wrong number of blocks, of channels
+    yield SampleInput(make((1, 5, 4)), (3, 3), 2)
+
+
+def _pool_indices(rng, shape, nd, k, s, p):
+    """Indices as a max pool returns them: for each window, the flat in-plane index of one element in it
+    (in the image, not the padding). Windows that overlap may pick the same element."""
+    s = k if s is None else s
+    spatial = shape[-nd:]
+    out = [(n + 2 * p - k) // s + 1 for n in spatial]
+    coords = []
+    for d in range(nd):
+        start = np.arange(out[d]) * s - p
+        lo, hi = np.maximum(start, 0), np.minimum(start + k, spatial[d])
+        grid_shape = [1] * nd
+        grid_shape[d] = out[d]
+        pick = rng.integers(0, 1 << 30, tuple(shape[:-nd]) + tuple(out)) % (hi - lo).reshape(grid_shape)
+        coords.append(pick + lo.reshape(grid_shape))
+    flat = np.zeros_like(coords[0])
+    for d in range(nd):
+        flat = flat * spatial[d] + coords[d]
+    return Leaf(flat.astype("int64"), "contig", False), tuple(shape[:-nd]) + tuple(out)
+
+
+def _unpool_samples(nd):
+    def gen(make, dtype):
+        for shape, k, s, p in [((2, 3) + (6,) * nd, 2, None, 0), ((1, 2) + (7,) * nd, 3, 2, 1),
+                               ((2,) + (4,) * nd, 2, 1, 0)]:
+            indices, pooled = _pool_indices(make.rng, shape, nd, k, s, p)
+            values = make(pooled)
+            # overlapping windows may pick one element twice: the unpool keeps one of the values, the
+            # gradient reaches both (torch's rule; not a derivative finite differences can check)
+            yield SampleInput(values, indices, k, stride=s, padding=p, nondiff=s is not None and s < k)
+            if nd == 2:
+                yield SampleInput(values, indices, k, stride=s, padding=p, output_size=list(shape))
+        yield SampleInput(make((1, 1) + (2,) * nd), Leaf(np.full((1, 1) + (2,) * nd, 99), "contig", False), 2)
+    return gen
+
+
+register(
+    OpInfo("copysign", samples=binary_samples(scalars=(2, -1.5, 0.0, -0.0)), dtypes=ALL_NUM),
+    OpInfo("copysign.zeros", lambda lib, a, b: lib.copysign(a, b), gradgrad=False,   # (torch's is NaN at 0)
+           samples=lambda make, dt: [SampleInput(make((4,), values=[0., -0., 1., -2.]),
+                                                 make((4,), values=[-1., 1., -0., 0.]), nondiff=True)]),
+    OpInfo("logaddexp", samples=binary_samples(scalars=()), dtypes=ALL_NUM),
+    OpInfo("logaddexp2", samples=binary_samples(scalars=()), dtypes=ALL_NUM),
+    OpInfo("logaddexp.extreme", lambda lib, a, b: lib.logaddexp(a, b), gradcheck=False,
+           samples=lambda make, dt: [SampleInput(make((3,), values=[-1000., 1000., 0.]), make((3,), values=[-1000., 3., 800.]))]),
+    OpInfo("bitwise_left_shift", samples=_shift_samples, dtypes=INTS),
+    OpInfo("bitwise_right_shift", samples=_shift_samples, dtypes=INTS),
+    OpInfo("__lshift__", lambda lib, a, b: a << b, samples=_shift_samples, dtypes=INTS),
+    OpInfo("__rshift__", lambda lib, a, b: a >> b, samples=_shift_samples, dtypes=INTS),
+    OpInfo("__rlshift__", lambda lib, a: 3 << a, samples=lambda make, dt: [SampleInput(make((4,), low=0, high=5))],
+           dtypes=INTS),
+    OpInfo("logcumsumexp", samples=_logcumsumexp_samples, dtypes=FLOATS + INTS),
+    OpInfo("Tensor.unfold", lambda lib, x, *a: x.unfold(*a), samples=_unfold_samples),
+    OpInfo("nn.functional.unfold", lambda lib, *a, **k: lib.nn.functional.unfold(*a, **k), samples=_im2col_samples),
+    OpInfo("nn.functional.fold", lambda lib, *a, **k: lib.nn.functional.fold(*a, **k), samples=_col2im_samples),
+    OpInfo("nn.functional.max_unpool1d", lambda lib, *a, **k: lib.nn.functional.max_unpool1d(*a, **k),
+           samples=_unpool_samples(1)),
+    OpInfo("nn.functional.max_unpool2d", lambda lib, *a, **k: lib.nn.functional.max_unpool2d(*a, **k),
+           samples=_unpool_samples(2)),
+    OpInfo("nn.functional.max_unpool3d", lambda lib, *a, **k: lib.nn.functional.max_unpool3d(*a, **k),
+           samples=_unpool_samples(3)),
+    OpInfo("nonzero.empty", lambda lib, x: lib.nonzero(x), dtypes=ALL_NUM, grad=False,
+           samples=lambda make, dt: [SampleInput(make((0,))), SampleInput(make((0, 3))), SampleInput(make((2, 0, 3))),
+                                     SampleInput(make((), values=2)), SampleInput(make((), values=0)),
+                                     SampleInput(make((3, 4), values=np.zeros((3, 4))))]),
+)
+
+
+def _scatter_reduce_samples(make, dtype):
+    floats = np.dtype(dtype).kind == "f"
+    for reduce in ("sum", "prod", "mean", "amax", "amin"):
+        for include_self in (True, False):
+            x = make((3, 5))
+            yield SampleInput(x, 1, make.index((3, 4), 5), make((3, 4)), reduce, include_self=include_self)
+            yield SampleInput(make((4, 3)), 0, make.index((2, 3), 4), make((3, 3)), reduce, include_self=include_self)
+        if floats:   # ties (amax/amin share the gradient) and zeros (prod's special cases)
+            yield SampleInput(make((2, 3), values=[[1., 0., 3.], [2., 2., 0.]]), 1,
+                              Leaf(np.array([[0, 1, 0, 2], [1, 1, 2, 2]]), "contig", False),
+                              make((2, 4), values=[[1., 0., 2., 3.], [0., 0., 2., 0.]]), reduce, nondiff=True)
+            yield SampleInput(make((2, 3), values=[[1., 2., 3.], [2., 2., 1.]]), 1,
+                              Leaf(np.array([[0, 0, 0], [2, 2, 1]]), "contig", False),
+                              make((2, 3), values=[[1., 1., 0.5], [2., 2., 2.]]), reduce, include_self=False,
+                              nondiff=True)
+    yield SampleInput(make((3,)), 0, make.index((2,), 3), make((2,)), "max")
+    x = make((3, 4))
+    yield SampleInput(x, 1, make.index((3, 4), 4), make((3, 4)), "add")          # errors
+    yield SampleInput(x, 1, make.index((3, 4), 9), make((3, 4)), "sum")
+    yield SampleInput(x, 1, make.index((4,), 4), make((4,)), "sum")
+    yield SampleInput(x, 2, make.index((3, 4), 4), make((3, 4)), "sum")
+    yield SampleInput(x, 1, make((3, 4)), make((3, 4)), "sum")
+    yield SampleInput(x, 1, make.index((3, 4), 4), make((3, 4), dtype="float64" if dtype != "float64" else "float32"),
+                      "sum")
+
+
+register(
+    # (double backward: not implemented here, pinned in test_breadth_ops.py)
+    OpInfo("scatter_reduce", samples=_scatter_reduce_samples, gradgrad=False),
+    OpInfo("scatter_reduce.int", lambda lib, *a, **k: lib.scatter_reduce(*a, **k), samples=_scatter_reduce_samples,
+           dtypes=INTS),
+    OpInfo("scatter_reduce.method", _m("scatter_reduce"), samples=_scatter_reduce_samples, gradgrad=False),
 )

@@ -26,7 +26,8 @@ torch = pytest.importorskip("torch")
 import glasstorch as gt  # noqa: E402
 from opinfo import op_db  # noqa: E402
 
-TOL = {"float64": (1e-7, 1e-9), "float32": (2e-5, 2e-5), "float16": (2e-3, 2e-3)}
+TOL = {"float64": (1e-7, 1e-9), "float32": (2e-5, 2e-5), "float16": (2e-3, 2e-3),
+       "complex128": (1e-7, 1e-9), "complex64": (2e-5, 2e-5)}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -85,7 +86,10 @@ class _Failures:
 
 
 def _random_like(rng, t):
-    return rng.standard_normal(tuple(t.shape)).astype(str(t.dtype).replace("torch.", ""))
+    dtype = str(t.dtype).replace("torch.", "")
+    if t.dtype.is_complex:   # an upstream gradient with both parts, so the imaginary paths are checked too
+        return np.asarray(rng.standard_normal(tuple(t.shape)) + 1j * rng.standard_normal(tuple(t.shape))).astype(dtype)
+    return rng.standard_normal(tuple(t.shape)).astype(dtype)
 
 
 def _grads(lib, outs, leaves, upstream, create_graph=False):

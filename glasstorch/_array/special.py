@@ -359,3 +359,158 @@ erfc = _in_float64(_erfc64)
 erfinv = _in_float64(_erfinv64)
 lgamma = _in_float64(_lgamma64)
 digamma = _in_float64(_digamma64)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# torch.special's other functions (computed in float64, returned in the input's dtype)
+# ---------------------------------------------------------------------------------------------------------
+_F64 = np.float64
+
+
+def _same_dtype(result, a):
+    with np.errstate(over="ignore"):    # beyond float32's range: inf, as torch gives
+        return np.asarray(result).astype(a.dtype, copy=False)
+
+
+# the Euler-Maclaurin coefficients (2k)! / B_2k (Cephes' zeta.c)
+_ZETA_A = [12.0, -720.0, 30240.0, -1209600.0, 47900160.0, -1.8924375803183791606e9, 7.47242496e10,
+           -2.950130727918164224e12, 1.1646782814350067249e14, -4.5979787224074726105e15,
+           1.8152105401943546773e17, -7.1661652561756670113e18]
+
+
+def zeta(x, q):
+    """The Hurwitz zeta function sum_k (k + q)^-x, for x > 1 (Cephes' algorithm, vectorised)."""
+    x, q = np.broadcast_arrays(np.asarray(x, dtype=_F64), np.asarray(q, dtype=_F64))
+    with np.errstate(all="ignore"):
+        n = int(max(10, math.ceil(10 - float(np.nanmin(q))) if q.size else 10))
+        n = min(n, 10 ** 6)
+        s = np.zeros(x.shape)
+        for k in range(n + 1):        # the first terms, up to q + n > 9
+            b = np.power(q + k, -x)
+            s = s + b
+        w = q + n
+        s = s + b * w / (x - 1) - 0.5 * b
+        a, k = np.ones(x.shape), 0.0
+        for coef in _ZETA_A:          # the Euler-Maclaurin tail
+            a = a * (x + k)
+            b = b / w
+            s = s + a * b / coef
+            k += 1
+            a = a * (x + k)
+            b = b / w
+            k += 1
+        s = np.where(x == 1, np.inf, s)
+        s = np.where(x < 1, np.nan, s)
+        nonpositive_int = (q <= 0) & (q == np.floor(q))
+        s = np.where(nonpositive_int, np.inf, s)
+        s = np.where((q <= 0) & ~nonpositive_int & (x != np.floor(x)), np.nan, s)
+    return s
+
+
+def polygamma(n, a):
+    """The n-th derivative of digamma."""
+    if n == 0:
+        return digamma(a)
+    x = np.asarray(a, dtype=_F64)
+    result = (-1.0) ** (n + 1) * math.factorial(n) * zeta(n + 1.0, x)
+    return _same_dtype(result, np.asarray(a))
+
+
+def _bessel_series(nu, x):
+    """I_nu(x) for |x| <= 30 by its power series sum_k (x/2)^(2k+nu) / (k! (k+nu)!)."""
+    half = x / 2
+    term = half ** nu / math.factorial(nu)
+    total = term
+    sq = half * half
+    for k in range(1, 80):
+        term = term * sq / (k * (k + nu))
+        total = total + term
+    return total
+
+
+def _bessel_asymptotic_scaled(nu, ax):
+    """I_nu(ax) exp(-ax) for large ax: (2 pi ax)^-1/2 sum_k (-1)^k prod_j (4nu^2 - (2j-1)^2) / (k! (8ax)^k)."""
+    mu = 4.0 * nu * nu
+    term = np.ones_like(ax)
+    total = term
+    for k in range(1, 30):
+        term = -term * (mu - (2 * k - 1) ** 2) / (k * 8.0 * ax)
+        total = total + term
+    return total / np.sqrt(2 * np.pi * ax)
+
+
+def _bessel_i(nu, a, scaled):
+    x = np.asarray(a, dtype=_F64)
+    ax = np.abs(x)
+    big = ax > 30
+    with np.errstate(all="ignore"):
+        small = _bessel_series(nu, np.where(big, 0.0, x))
+        if scaled:
+            small = small * np.exp(-ax)
+        large = _bessel_asymptotic_scaled(nu, np.where(big, ax, 31.0))
+        if not scaled:
+            large = large * np.exp(ax)
+        if nu % 2:                    # I_1 is odd
+            large = np.copysign(large, x)
+        out = np.where(big, large, small)
+        out = np.where(np.isnan(x), np.nan, out)
+    return _same_dtype(out, np.asarray(a))
+
+
+def i0(a):
+    return _bessel_i(0, a, False)
+
+
+def i0e(a):
+    return _bessel_i(0, a, True)
+
+
+def i1(a):
+    return _bessel_i(1, a, False)
+
+
+def i1e(a):
+    return _bessel_i(1, a, True)
+
+
+def erfcx(a):
+    """exp(x^2) erfc(x): direct below x = 25, the asymptotic series 1/(x sqrt(pi)) sum (-1)^k (2k-1)!!/(2x^2)^k above."""
+    x = np.asarray(a, dtype=_F64)
+    with np.errstate(all="ignore"):
+        direct = np.exp(x * x) * erfc(np.where(x < 25, x, 0.0))
+        xb = np.where(x >= 25, x, 25.0)
+        term = np.ones_like(xb)
+        total = term
+        for k in range(1, 12):
+            term = -term * (2 * k - 1) / (2 * xb * xb)
+            total = total + term
+        out = np.where(x >= 25, total / (xb * math.sqrt(math.pi)), direct)
+    return _same_dtype(out, np.asarray(a))
+
+
+def log_ndtr(a):
+    """log of the standard normal CDF: log(erfc(-x/sqrt 2)/2), as log(erfcx(-x/sqrt 2)/2) - x^2/2 where x < -1."""
+    x = np.asarray(a, dtype=_F64)
+    with np.errstate(all="ignore"):
+        t = -x / math.sqrt(2)
+        direct = np.log1p(-0.5 * erfc(np.where(x >= -1, -t, 0.0)))
+        scaled = np.log(erfcx(np.where(x < -1, t, 1.0)) / 2) - x * x / 2
+        out = np.where(x < -1, scaled, direct)
+    return _same_dtype(out, np.asarray(a))
+
+
+def ndtri(a):
+    """The inverse of the standard normal CDF: sqrt 2 erfinv(2p - 1)."""
+    p = np.asarray(a, dtype=_F64)
+    with np.errstate(all="ignore"):
+        x = math.sqrt(2) * erfinv(2 * p - 1)
+        # below the median 2p - 1 loses p's digits: Newton on log ndtr(x) = log p instead, which is exact
+        # in the tail (start: the erfinv guess, or -sqrt(-2 log p) where that rounded to -inf)
+        lower = (p > 0) & (p < 0.5)
+        xi = np.where(lower, np.where(np.isfinite(x), x, -np.sqrt(-2 * np.log(np.where(lower, p, 0.5)))), -1.0)
+        target = np.log(np.where(lower, p, 0.5))
+        for _ in range(6):
+            lcdf = log_ndtr(xi)
+            xi = xi - (lcdf - target) * math.sqrt(2 * math.pi) * np.exp(xi * xi / 2 + lcdf)
+        x = np.where(lower, xi, x)
+    return _same_dtype(x, np.asarray(a))

@@ -137,6 +137,8 @@ def adaptive_max_pool2d_with_indices(input, output_size, return_indices=False):
 pad = _pool.pad
 interpolate = _pool.interpolate
 pixel_shuffle, pixel_unshuffle = _pool.pixel_shuffle, _pool.pixel_unshuffle
+from ..ops.windows import unfold, fold  # noqa: E402  (im2col / col2im)
+from ..ops.nn_unpool import max_unpool1d, max_unpool2d, max_unpool3d  # noqa: E402
 
 
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):

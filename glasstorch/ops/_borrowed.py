@@ -18,21 +18,6 @@ from .._tensor import _wrap_dim
 from .._ops import defop, aten
 
 
-def _dims_list(dims, ndim):
-    return tuple(_wrap_dim(d, ndim) for d in dims)
-
-
-# ---- flip (joining) ---------------------------------------------------------------------------------
-def _flip_kernel(self, dims):
-    if not self.ndim:
-        return self.copy()
-    return xp.flip(self, _dims_list(dims, self.ndim)).copy()   # torch's flip copies
-
-
-flip_op = defop("flip(Tensor self, int[] dims) -> Tensor", _flip_kernel, node="FlipBackward0",
-                self=lambda grad, dims: aten.flip(grad, dims))
-
-
 # ---- gather / scatter_add (indexing) --------------------------------------------------------------------
 def _index_grid(index, dim):
     """The full index tuple that addresses, for each element of ``index``, the position ``index``

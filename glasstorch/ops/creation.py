@@ -330,6 +330,8 @@ class ToCopyBackward0(make_node_class("ToCopyBackward0", None)):
     """The gradient of a dtype/device copy is the gradient converted back (the engine casts)."""
 
     def backward(self, grad):
+        if self.src_real and grad.is_complex():   # a real -> complex copy: only the real part flows back
+            grad = grad.real
         if self.src_device != "cpu" or grad.device.type != "cpu":
             return grad.to(self.src_device)
         return grad
@@ -378,7 +380,8 @@ def to(self, *args, **kwargs):
         d = copy_preserving_layout(d)
     res = _wrap(d)
     if self._requires_grad and _state.enabled and res._data.dtype.kind in "fc":
-        record(ToCopyBackward0, res, (self,)).src_device = src_dev
+        node = record(ToCopyBackward0, res, (self,))
+        node.src_device, node.src_real = src_dev, not self.is_complex()
     return res
 
 

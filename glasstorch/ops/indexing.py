@@ -476,27 +476,7 @@ def _inplace(self, name, fn, *args, **kwargs):
     return inplace(self, name, fn, *args, **kwargs)
 
 
-def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
-    d = _wrap_dim(dim, input._data.ndim)
-    out = input._data.copy()
-    where = _along(out.shape, d, index._data)
-    ufunc = {"sum": xp.add, "prod": xp.multiply, "amax": xp.maximum, "amin": xp.minimum}.get(reduce)
-    if reduce == "mean":
-        cnt = xp.zeros_like(out) + (1 if include_self else 0)
-        if not include_self:
-            out[where] = 0
-        xp.add.at(out, where, src._data)
-        xp.add.at(cnt, where, 1)
-        out = out / xp.maximum(cnt, 1)
-        return _wrap(out.astype(input._data.dtype))
-    if not include_self:
-        init = {"sum": 0, "prod": 1, "amax": -xp.inf, "amin": xp.inf}[reduce]
-        out[where] = init
-    ufunc.at(out, where, src._data)
-    return _wrap(out)
-
-
-Tensor.scatter_reduce = scatter_reduce
+from .scatter_reduce import scatter_reduce  # noqa: E402,F401  (its own file: the op and its derivative)
 
 
 class IndexSelectBackward0(make_node_class("IndexSelectBackward0", None, ("index",))):
@@ -624,6 +604,8 @@ def masked_select(input, mask):
 
 @method()
 def nonzero(input, *, as_tuple=False):
+    if not input._data.ndim and not as_tuple:     # a 0-d tensor: one empty coordinate if it is nonzero
+        return _wrap(xp.zeros((int(bool(input._data)), 0), "int64"))
     nz = xp.nonzero(input._data) if input._data.ndim else xp.nonzero(input._data.reshape(1))
     if as_tuple:
         return tuple(_wrap(a.astype("int64")) for a in nz)

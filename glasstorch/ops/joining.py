@@ -6,6 +6,8 @@ from .._tensor import Tensor, _wrap, _wrap_dim
 from .._array import xp, row_major, copy_preserving_layout
 from ..autograd.graph import connect
 from ._op import _state, method, make_node_class, record
+from .._ops import defop
+from .._seam import seam
 
 # What glasstorch (torch) has at its top level from this family; the other public functions here are
 # Tensor methods only (x.view(...)) or torch.linalg's.
@@ -171,18 +173,20 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     return index_select(input, d, _wrap(idx))
 
 
-FlipBackward0 = make_node_class("FlipBackward0", lambda self, grad: grad.flip(self.dims))
+flip_op = defop("flip(Tensor self, int[] dims) -> Tensor",
+                lambda self, dims: copy_preserving_layout(xp.flip(self, tuple(dims)) if dims and self.ndim else self),
+                node="FlipBackward0", self=lambda grad, dims: flip_op(grad, dims))
+FlipBackward0 = flip_op.node
 
 
 @method()
 def flip(input, *dims):
+    if seam.on:
+        return seam.torch_function(flip, (input,) + dims, {})
     from .shape import _shape_arg
     nd = input._data.ndim
-    dims = tuple(_wrap_dim(d, nd) for d in _shape_arg(dims)) if nd else ()
-    res = _wrap(copy_preserving_layout(xp.flip(input._data, dims) if dims else input._data))  # (torch keeps the layout)
-    if input._requires_grad and _state.enabled:
-        record(FlipBackward0, res, (input,), meta_check=False).dims = dims
-    return res
+    dims = [_wrap_dim(d, nd) for d in _shape_arg(dims)] if nd else []
+    return flip_op(input, dims)
 
 
 def fliplr(input):

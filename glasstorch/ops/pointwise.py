@@ -11,7 +11,7 @@ import math
 
 from .. import _dtype
 from .._tensor import Tensor, _wrap
-from .._array import xp, broadcast_error, same_data, row_major, like_operands, erf as _erf, erfc as _erfc, erfinv as _erfinv, lgamma as _lgamma, digamma as _digamma
+from .._array import xp, broadcast_error, same_data, row_major, like_operands, erf as _erf, erfinv as _erfinv, lgamma as _lgamma, digamma as _digamma
 from ._op import (_state, method, operands, float_array, record, make_node_class, inplace, connect,
                   result_dtype, as_tensor_arg, promote_arrays)
 from .._ops import defop, aten
@@ -32,7 +32,7 @@ __all__ = ["neg", "neg_", "abs", "abs_", "sign", "sgn", "reciprocal", "reciproca
            "less_equal", "not_equal", "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or",
            "bitwise_xor", "equal", "allclose", "isclose", "isreal", "isposinf", "isneginf", "where", "clamp",
            "clip", "clamp_min", "clamp_max", "lerp", "masked_fill", "nan_to_num", "zero_", "fill_", "addcmul",
-           "addcdiv", "erfc", "erfc_"]
+           "addcdiv"]
 
 
 
@@ -100,10 +100,9 @@ _UNARY = [
     ("sigmoid", "SigmoidBackward0",  _sigmoid,               lambda grad, result: grad * result * (1 - result), False),
     ("relu",    "ReluBackward0",     _relu,                  lambda grad, result: aten.threshold_backward(grad, result, 0), True),
     ("erf",     "ErfBackward0",      _erf,                   lambda grad, self: grad * (2 / SQRT_PI) * aten.exp(-self * self), False),
-    ("erfc",    "ErfcBackward0",     _erfc,                  lambda grad, self: grad * (-2 / SQRT_PI) * aten.exp(-self * self), False),
     ("erfinv",  "ErfinvBackward0",   _erfinv,                lambda grad, result: grad * (SQRT_PI / 2) * aten.exp(result * result), False),
     ("lgamma",  "LgammaBackward0",   _lgamma,                lambda grad, self: grad * aten.digamma(self),      False),
-    ("digamma", "DigammaBackward0", _digamma,               None,                                              False),
+    ("digamma", "DigammaBackward0",  _digamma,               lambda grad, self: grad * aten.polygamma(1, self), False),
     ("floor",   "FloorBackward0",    _integral(xp.floor), _zeros,                                            True),
     ("ceil",    "CeilBackward0",     _integral(xp.ceil),  _zeros,                                            True),
     ("trunc",   "TruncBackward0",    _integral(xp.trunc), _zeros,                                            True),

@@ -15,7 +15,9 @@ from .sparse import Embedding  # noqa: F401
 from .conv import (Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d, LazyConv1d,  # noqa: F401
                    LazyConv2d, LazyConv3d, LazyConvTranspose1d, LazyConvTranspose2d, LazyConvTranspose3d)
 from .pooling import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveMaxPool1d, AdaptiveMaxPool2d, AvgPool1d,  # noqa: F401
-                      AvgPool2d, AvgPool3d, LPPool2d, MaxPool1d, MaxPool2d, MaxPool3d)
+                      AvgPool2d, AvgPool3d, LPPool2d, MaxPool1d, MaxPool2d, MaxPool3d, MaxUnpool1d,
+                      MaxUnpool2d, MaxUnpool3d)
+from .fold import Fold, Unfold  # noqa: F401
 from .loss import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CrossEntropyLoss, GaussianNLLLoss,  # noqa: F401
                    HingeEmbeddingLoss, HuberLoss, KLDivLoss, L1Loss, MarginRankingLoss, MSELoss,
                    MultiLabelSoftMarginLoss, NLLLoss, PoissonNLLLoss, SmoothL1Loss, SoftMarginLoss, TripletMarginLoss)
@@ -30,7 +32,7 @@ from .rnn import GRU, GRUCell, LSTM, LSTMCell, RNN, RNNBase, RNNCell, RNNCellBas
 from .transformer import (MultiheadAttention, Transformer, TransformerDecoder,  # noqa: F401
                           TransformerDecoderLayer, TransformerEncoder, TransformerEncoderLayer)
 
-__all__ = ["Module", "ModuleDict", "ModuleList", "ParameterDict", "ParameterList", "Sequential",
+__all__ = ["Fold", "Unfold", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "Module", "ModuleDict", "ModuleList", "ParameterDict", "ParameterList", "Sequential",
            "LazyModuleMixin", "Bilinear", "Identity", "LazyLinear", "Linear", "CELU", "ELU", "GELU", "GLU",
            "Hardshrink", "Hardsigmoid", "Hardswish", "Hardtanh", "LeakyReLU", "LogSigmoid", "LogSoftmax", "Mish",
            "PReLU", "ReLU", "ReLU6", "RReLU", "SELU", "Sigmoid", "SiLU", "Softmax", "Softmax2d", "Softmin",

@@ -8,7 +8,8 @@ from .linear import explain_errors
 from .module import Module
 
 __all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d",
-           "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "LPPool2d"]
+           "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "LPPool2d", "MaxUnpool1d", "MaxUnpool2d",
+           "MaxUnpool3d"]
 
 
 class _MaxPoolNd(Module):
@@ -163,3 +164,34 @@ class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
 
     def forward(self, input):
         return F.adaptive_max_pool2d(input, self.output_size, self.return_indices)
+
+
+class _MaxUnpoolNd(Module):
+    """The partial inverse of a max pool: ``forward(input, indices, output_size=None)`` puts each value back at
+    the index its max pool returned (``return_indices=True``), zeros elsewhere."""
+
+    def __init__(self, kernel_size, stride=None, padding=0):
+        super().__init__()
+        from glasstorch.ops.nn_conv import _ntuple
+        self.kernel_size = _ntuple(kernel_size, self._nd)
+        self.stride = _ntuple(stride if stride is not None else kernel_size, self._nd)
+        self.padding = _ntuple(padding, self._nd)
+
+    def extra_repr(self):
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+    def forward(self, input, indices, output_size=None):
+        return self._unpool(input, indices, self.kernel_size, self.stride, self.padding, output_size)
+
+
+class MaxUnpool1d(_MaxUnpoolNd):
+    _nd, _unpool = 1, staticmethod(F.max_unpool1d)
+
+
+class MaxUnpool2d(_MaxUnpoolNd):
+    _nd, _unpool = 2, staticmethod(F.max_unpool2d)
+
+
+class MaxUnpool3d(_MaxUnpoolNd):
+    _nd, _unpool = 3, staticmethod(F.max_unpool3d)
+

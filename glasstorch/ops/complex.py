@@ -1,0 +1,164 @@
+"""Complex tensors: their real and imaginary parts, their conjugate, and the real-pair view.
+
+torch reaches the parts of a complex tensor through one view: ``view_as_real(z)`` sees each complex
+number as a pair of reals (a new last dim of size 2), so ``z.real`` is ``view_as_real(z)[..., 0]`` and
+``z.imag`` is ``view_as_real(z)[..., 1]`` (their nodes: ``SelectBackward0`` over
+``ViewAsRealBackward0``), and writing into ``z.real`` writes into ``z``. ``view_as_complex`` is the
+inverse view. NumPy gives both views without a copy: the real parts of a complex array, strided by half
+an element, are the pairs.
+
+Gradients of complex tensors follow torch's convention: the gradient is the conjugate Wirtinger
+derivative, so for a real loss ``L``, ``z.grad = dL/d(re z) + 1j * dL/d(im z)``. A real part's gradient
+``g`` flows back as ``g + 0j``; an imaginary part's as ``g * 1j``; the view pairs' gradient
+``[gr, gi]`` as ``gr + 1j gi`` -- which is what ``view_as_complex`` of the pairs is.
+
+Where glasstorch differs: NumPy has no lazy conjugate bit, so ``conj`` of a complex tensor is a new
+tensor (torch returns a view with its conjugate bit set; ``is_conj()`` is always False here and
+``resolve_conj`` returns its input).
+"""
+from .. import _dtype
+from .._tensor import Tensor
+from .._array import xp
+from ._op import method
+from .._ops import defop
+from .._seam import seam
+
+__all__ = ["view_as_real", "view_as_complex", "real", "imag", "conj", "conj_physical", "resolve_conj",
+           "resolve_neg", "is_conj"]
+
+_REAL_OF = {xp.dtype("complex64"): xp.dtype("float32"), xp.dtype("complex128"): xp.dtype("float64")}
+_COMPLEX_OF = {v: k for k, v in _REAL_OF.items()}
+
+
+def _pairs(a):
+    """The complex array ``a`` as real pairs, a view: shape ``a.shape + (2,)``."""
+    parts = a.real                   # a view with a's strides, starting at the real part
+    return xp.lib.stride_tricks.as_strided(parts, a.shape + (2,), parts.strides + (parts.itemsize,))
+
+
+def _view_as_real_kernel(self):
+    if self.dtype.kind != "c":
+        raise RuntimeError("view_as_real is only supported for complex tensors")
+    return _pairs(self)
+
+
+def _view_as_complex_kernel(self):
+    if self.dtype not in _COMPLEX_OF:
+        raise RuntimeError(f"view_as_complex is only supported for float and double tensors, but got a tensor of "
+                           f"scalar type: {_dtype._BY_NUMPY[self.dtype]._legacy}")
+    if self.ndim == 0 or self.shape[-1] != 2:
+        raise RuntimeError("Tensor must have a last dimension of size 2")
+    if not _views_as_complex(self):   # a gradient laid out otherwise (the user's call was checked)
+        self = xp.ascontiguousarray(self)
+    return self.view(_COMPLEX_OF[self.dtype])[..., 0]
+
+
+def _views_as_complex(a):
+    """Whether the pairs of ``a`` sit side by side in memory, each pair aligned to a complex element."""
+    item = a.itemsize
+    return a.strides[-1] == item and all(s % (2 * item) == 0 for s in a.strides[:-1]) and \
+        a.__array_interface__["data"][0] % (2 * item) == 0 if a.size else True
+
+
+view_as_real_op = defop("view_as_real(Tensor(a) self) -> Tensor(a)", _view_as_real_kernel,
+                        node="ViewAsRealBackward0",
+                        self=lambda grad: view_as_complex_op(grad))
+view_as_complex_op = defop("view_as_complex(Tensor(a) self) -> Tensor(a)", _view_as_complex_kernel,
+                           node="ViewAsComplexBackward0",
+                           self=lambda grad: view_as_real_op(grad))
+# torch's conj is a view with the conjugate bit set; NumPy has none, so here the result is new memory
+# (the schema's output alias is left out: an in-place op on the result does not reach the input)
+conj_op = defop("conj(Tensor(a) self) -> Tensor", lambda self: xp.conj(self),
+                node="ConjBackward0", self=lambda grad: conj_op(grad))
+conj_physical_op = defop("conj_physical(Tensor self) -> Tensor", lambda self: xp.conj(self),
+                         node="ConjPhysicalBackward0", self=lambda grad: conj_physical_op(grad))
+ViewAsRealBackward0, ViewAsComplexBackward0 = view_as_real_op.node, view_as_complex_op.node
+ConjBackward0, ConjPhysicalBackward0 = conj_op.node, conj_physical_op.node
+
+
+def view_as_real(input):
+    """The complex tensor ``input`` seen as real pairs: shape ``input.shape + (2,)``, sharing memory."""
+    if seam.on:
+        return seam.torch_function(view_as_real, (input,), {})
+    return view_as_real_op(input)
+
+
+def view_as_complex(input):
+    """The inverse of :func:`view_as_real`: a float tensor whose last dim holds (real, imaginary) pairs."""
+    if seam.on:
+        return seam.torch_function(view_as_complex, (input,), {})
+    a = input._data
+    if a.dtype in _COMPLEX_OF and a.ndim and a.shape[-1] == 2:
+        if a.strides[-1] != a.itemsize and a.size:
+            raise RuntimeError("Tensor must have a last dimension with stride 1")
+        if not _views_as_complex(a):
+            raise RuntimeError("Tensor must have a stride divisible by 2 for all but last dimension")
+    return view_as_complex_op(input)
+
+
+def _real_get(input):
+    if not input.is_complex():
+        return input
+    return view_as_real(input).select(-1, 0)
+
+
+def _imag_get(input):
+    if not input.is_complex():
+        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+    return view_as_real(input).select(-1, 1)
+
+
+def real(input):
+    """The real part: a view of a complex tensor (the tensor itself when it is real)."""
+    if seam.on:
+        return seam.torch_function(real, (input,), {})
+    return _real_get(input)
+
+
+def imag(input):
+    """The imaginary part of a complex tensor, a view."""
+    if seam.on:
+        return seam.torch_function(imag, (input,), {})
+    return _imag_get(input)
+
+
+def _real_set(self, value):
+    real(self).copy_(value)
+
+
+def _imag_set(self, value):
+    imag(self).copy_(value)
+
+
+Tensor.real = property(real, _real_set, doc="The real part (a view); assigning to it writes into the tensor.")
+Tensor.imag = property(imag, _imag_set, doc="The imaginary part (a view); assigning to it writes into the tensor.")
+
+
+@method("conj")
+def conj(input):
+    """The complex conjugate (a real tensor is its own conjugate: returned as is, as torch does)."""
+    if seam.on:
+        return seam.torch_function(conj, (input,), {})
+    return conj_op(input) if input.is_complex() else input
+
+
+@method("conj_physical")
+def conj_physical(input):
+    if seam.on:
+        return seam.torch_function(conj_physical, (input,), {})
+    return conj_physical_op(input) if input.is_complex() else input
+
+
+@method("resolve_conj", "resolve_neg")
+def resolve_conj(input):
+    """Materialise a lazy conjugate: glasstorch's conj is never lazy, so this is the input."""
+    return input
+
+
+resolve_neg = resolve_conj
+
+
+@method("is_conj")
+def is_conj(input):
+    return False
+

@@ -1,0 +1,162 @@
+"""scatter_reduce: src's values combined into self at the positions index gives along dim, by
+"sum", "prod", "mean", "amax" or "amin" (with or without self's own value: ``include_self``).
+
+    out[i][index[i][j]] = reduce(self[i][index[i][j]] (if include_self), src[i][j] for each such j)  (dim=1)
+
+The derivative is torch's ``scatter_reduce_backward`` (FunctionsManual.cpp), one rule per reduction:
+
+* sum:  self: grad;  src: grad gathered at index.
+* mean: both divided by the number of values averaged into each position.
+* prod: the product of the others -- computed as result / value, except for zeros: a position whose
+  product holds exactly one zero from src gives that zero the product of the rest (recomputed with the
+  zero replaced by 1); with two zeros every gradient there is 0.
+* amax/amin: the gradient is shared evenly among the values equal to the result.
+
+Without ``include_self`` the positions written get no gradient for self.
+
+Where glasstorch differs: the derivative is computed on arrays only, so double backward through
+scatter_reduce (create_graph=True) raises NotImplementedError (torch composes it from differentiable ops).
+"""
+from .. import _dtype
+from .._tensor import Tensor, _wrap_dim
+from .._array import xp
+from ._op import method
+from .._ops import defop
+from .._seam import seam
+
+__all__ = ["scatter_reduce"]
+
+_REDUCTIONS = ("sum", "prod", "mean", "amax", "amin")
+_OLD_NAMES = {"max": "amax", "min": "amin"}     # still accepted by torch
+
+
+def _positions(index, dim):
+    """The positions ``index`` names in the output: index along dim, the element's own coordinate elsewhere."""
+    grids = xp.indices(index.shape, sparse=True)
+    return tuple(index if d == dim else g for d, g in enumerate(grids))
+
+
+def _head(a, shape):
+    """The leading ``shape`` block of ``a`` (src may be larger than index: only its first part is used)."""
+    return a[tuple(slice(0, n) for n in shape)]
+
+
+def _check(self, dim, index, src, reduce):
+    if reduce not in _REDUCTIONS and reduce not in _OLD_NAMES:
+        raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
+    if index.dtype.kind not in "iu":
+        raise RuntimeError("scatter(): Expected dtype int32/int64 for index")
+    if self.dtype != src.dtype:
+        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
+    if index.ndim != self.ndim or src.ndim != self.ndim:
+        raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
+    for d in range(index.ndim):
+        if index.shape[d] > src.shape[d] or (d != dim and index.shape[d] > self.shape[d]):
+            raise RuntimeError(f"Expected index {list(index.shape)} to be smaller than self {list(self.shape)} apart "
+                               f"from dimension {dim} and to be smaller size than src {list(src.shape)}")
+    if index.size and (int(index.min()) < 0 or int(index.max()) >= self.shape[dim]):
+        bad = int(index.max()) if int(index.max()) >= self.shape[dim] else int(index.min())
+        raise RuntimeError(f"index {bad} is out of bounds for dimension {dim} with size {self.shape[dim]}")
+
+
+def _identity(reduce, dtype):
+    if reduce in ("sum", "mean"):
+        return 0
+    if reduce == "prod":
+        return 1
+    big = xp.inf if dtype.kind == "f" else xp.iinfo(dtype).max
+    return -big if reduce == "amax" and dtype.kind == "f" else (xp.iinfo(dtype).min if reduce == "amax" else big)
+
+
+def _scatter_reduce_kernel(self, dim, index, src, reduce, *, include_self=True):
+    _check(self, dim, index, src, reduce)
+    reduce = _OLD_NAMES.get(reduce, reduce)
+    where = _positions(index, dim)
+    values = _head(src, index.shape)
+    out = self.copy()
+    if not include_self:
+        out[where] = _identity(reduce, self.dtype)
+    if reduce == "mean":
+        count = xp.full(self.shape, 1 if include_self else 0, dtype=self.dtype)
+        xp.add.at(out, where, values)
+        xp.add.at(count, where, 1)
+        count = xp.maximum(count, 1)
+        return out / count if self.dtype.kind in "fc" else xp.floor_divide(out, count)
+    ufunc = {"sum": xp.add, "prod": xp.multiply, "amax": xp.maximum, "amin": xp.minimum}[reduce]
+    ufunc.at(out, where, values)
+    return out
+
+
+def _scatter_add_into(shape, where, values, dtype):
+    out = xp.zeros(shape, dtype)
+    xp.add.at(out, where, values)
+    return out
+
+
+def _scatter_reduce_backward(grad, self, dim, index, src, reduce, include_self, result):
+    """torch's scatter_reduce_backward, on arrays: (grad of self, grad of src)."""
+    if not isinstance(grad, xp.ndarray):
+        raise NotImplementedError("glasstorch: double backward through scatter_reduce is not implemented "
+                                  "(its derivative runs on arrays only)")
+    where = _positions(index, dim)
+    src_used = _head(src, index.shape)
+    reduce = _OLD_NAMES.get(reduce, reduce)
+    if reduce == "sum":
+        grad_self, grad_src = grad, grad[where]
+    elif reduce == "mean":
+        count = _scatter_add_into(self.shape, where, xp.ones(index.shape, grad.dtype), grad.dtype) + \
+            (1 if include_self else 0)
+        count = xp.where(count == 0, 1, count)
+        grad_self, grad_src = grad / count, grad[where] / count[where]
+    elif reduce == "prod":
+        masked_self = xp.where(self == 0, 1, self)
+        grad_self = grad * _scatter_reduce_kernel(masked_self, dim, index, src, "prod",
+                                                  include_self=include_self) / masked_self
+        src_zero = src_used == 0
+        zeros_there = _scatter_add_into(self.shape, where, src_zero.astype(grad.dtype), grad.dtype)[where]
+        single_zero = src_zero & (zeros_there == 1)
+        masked_src = src.copy()
+        _head(masked_src, index.shape)[single_zero] = 1
+        without_the_zero = _scatter_reduce_kernel(self, dim, index, masked_src, "prod", include_self=include_self)
+        grad_src = xp.where(single_zero, (grad * without_the_zero)[where],
+                            (grad * result)[where] / xp.where(src_zero, 1, src_used))
+    else:   # amax / amin: shared among the values equal to the result
+        value = result[where]
+        self_is_result = (self == result).astype(grad.dtype)
+        src_is_result = (src_used == value).astype(grad.dtype)
+        ties = self_is_result.copy()   # (self counts among the ties even where include_self=False: torch's)
+        xp.add.at(ties, where, src_is_result)
+        shared = grad / xp.where(ties == 0, 1, ties)
+        grad_self, grad_src = self_is_result * shared, src_is_result * shared[where]
+    if not include_self:
+        grad_self = grad_self.copy()
+        grad_self[where] = 0
+    full_src = xp.zeros(src.shape, grad.dtype)
+    full_src[tuple(slice(0, n) for n in index.shape)] = grad_src
+    return grad_self, full_src
+
+
+scatter_reduce_op = defop(
+    "scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor",
+    _scatter_reduce_kernel, node="ScatterReduceBackward0",
+    joint={("self", "src"): lambda grad, self, dim, index, src, reduce, include_self, result:
+           _scatter_reduce_backward(grad, self, dim, index, src, reduce, include_self, result)})
+ScatterReduceBackward0 = scatter_reduce_op.node
+
+
+@method()
+def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
+    """Reduce ``src`` into a copy of ``input`` at ``index`` along ``dim`` (see the module's docstring)."""
+    if seam.on:
+        return seam.torch_function(scatter_reduce, (input, dim, index, src, reduce), {"include_self": include_self})
+    return scatter_reduce_op(input, _wrap_dim(dim, max(input.ndim, 1)), index, src, reduce, include_self=include_self)
+
+
+def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
+    if seam.on:
+        return seam.torch_function(scatter_reduce_, (self, dim, index, src, reduce), {"include_self": include_self})
+    from ._op import inplace
+    return inplace(self, "scatter_reduce_", scatter_reduce, dim, index, src, reduce, include_self=include_self)
+
+
+Tensor.scatter_reduce_ = scatter_reduce_

@@ -1,0 +1,364 @@
+"""Special functions (torch.special's ops, several also at torch's top level) and their derivatives.
+
+The kernels are in ``glasstorch/_array/special.py`` (NumPy only; SciPy's where it is installed). Each
+op here is a ``defop`` with torch's schema, node name and ``derivatives.yaml`` formula:
+
+==================  ==============================================  =================================
+op                  value                                           derivative
+==================  ==============================================  =================================
+erfc                1 - erf(x)                                      -2/sqrt(pi) exp(-x^2)
+special_erfcx       exp(x^2) erfc(x)                                2 x erfcx(x) - 2/sqrt(pi)
+special_ndtri       the inverse normal CDF                          sqrt(2 pi) exp(ndtri(p)^2 / 2)
+special_log_ndtr    log of the normal CDF                           pdf(x) / ndtr(x)
+i0, special_i1      modified Bessel I_0, I_1                        I_1;  I_0 - I_1 / x (1/2 at 0)
+special_i0e/i1e     I_0, I_1 times exp(-|x|)                        i1e - sgn(x) i0e; i0e - i1e (sgn + 1/x)
+sinc                sin(pi x) / (pi x)                              (pi x cos(pi x) - sin(pi x)) / (pi x^2)
+special_entr        -x log x                                        -(1 + log x)
+polygamma(n, x)     the n-th derivative of digamma                  polygamma(n + 1, x)
+mvlgamma(x, p)      log of the multivariate gamma function          sum_j digamma(x - j/2)
+logit(x, eps)       log(x / (1 - x)), x clamped to [eps, 1 - eps]   1 / (x (1 - x)), 0 outside the clamp
+xlogy(x, y)         x log y, 0 where x = 0                          log y (0 where x = 0);  x / y
+special_xlog1py     x log1p(y), 0 where x = 0                       log1p y (0 where x = 0);  x / (1 + y)
+special_zeta(x, q)  Hurwitz zeta sum_k (k + q)^-x                   (torch has none)
+==================  ==============================================  =================================
+
+``special_ndtr`` is composite in torch -- (1 + erf(x / sqrt 2)) / 2 -- and records its steps, so here
+too: ``mul.Scalar`` and ``add.Scalar`` (``MulBackward1``, ``AddBackward1``, the nodes torch records for a
+tensor and a number inside its C++ composites) are declared here for it.
+"""
+import math
+
+from .. import _dtype
+from .._tensor import Tensor
+from .._array import xp, special as _sp
+from ._op import method, promote_arrays, _ARRAY_TYPES
+from .._ops import defop, aten
+from .._seam import seam
+
+__all__ = ["erfc", "erfc_", "i0", "i0_", "sinc", "sinc_", "xlogy", "xlogy_", "logit", "logit_", "polygamma",
+           "mvlgamma"]
+
+SQRT_PI = math.sqrt(math.pi)
+SQRT_2PI = math.sqrt(2 * math.pi)
+_EPS = {xp.dtype("float32"): float(xp.finfo(xp.float32).eps), xp.dtype("float64"): float(xp.finfo(xp.float64).eps)}
+
+
+def _as_float(a):
+    """Integers and bools are computed in the default float type, as torch's float ops do."""
+    if a.dtype.kind in "fc":
+        return a
+    return a.astype(_dtype.get_default_dtype().numpy_dtype)
+
+
+def _unary(fn):
+    def kernel(self):
+        a = _as_float(self)
+        return xp.asarray(fn(a)).astype(a.dtype, copy=False)
+    kernel.__name__ = getattr(fn, "__name__", "kernel")
+    return kernel
+
+
+def _eps_of(x):
+    dt = x.dtype
+    return _EPS.get(getattr(dt, "numpy_dtype", dt), _EPS[xp.dtype("float32")])
+
+
+def _i1_grad(grad, self, result):
+    """torch's ``i1_backward``: I_0(x) - I_1(x) / x, and 1/2 at x = 0 (the limit)."""
+    eps = _eps_of(self)
+    big = aten.abs(self) > eps
+    safe = self + (~big) * eps
+    return grad * ((aten.i0(safe) - result / safe) * big + (~big) * 0.5)
+
+
+def _i1e_grad(grad, self, result):
+    """torch's ``i1e_backward``: i0e(x) - i1e(x) (sgn(x) + 1/x), and 1/2 at x = 0."""
+    eps = _eps_of(self)
+    big = aten.abs(self) > eps
+    safe = self + (~big) * eps
+    return grad * ((aten.special_i0e(safe) - result * (aten.sgn(safe) + 1 / safe)) * big + (~big) * 0.5)
+
+
+def _sinc_grad(grad, self):
+    """(pi x cos(pi x) - sin(pi x)) / (pi x^2), 0 at x = 0 (torch's ``sinc_backward``)."""
+    nonzero = self != 0
+    safe = self + (~nonzero) * 1.0
+    pix = safe * math.pi
+    return grad * ((pix * aten.cos(pix) - aten.sin(pix)) / (pix * safe)) * nonzero
+
+
+def _mvlgamma_grad(grad, self, p):
+    total = aten.digamma(self)
+    for j in range(1, p):
+        total = total + aten.digamma(self - j / 2)
+    return grad * total
+
+
+def _mvlgamma_kernel(self, p):
+    if p < 1:
+        raise RuntimeError("p has to be greater than or equal to 1")
+    a = _as_float(self)
+    total = p * (p - 1) / 4 * math.log(math.pi)
+    for j in range(p):
+        total = total + _sp.lgamma(a - j / 2)
+    return xp.asarray(total).astype(a.dtype, copy=False)
+
+
+def _polygamma_kernel(n, self):
+    if n < 0:
+        raise RuntimeError("polygamma(n, x) does not support negative n.")
+    return _unary(lambda a: _sp.polygamma(n, a))(self)
+
+
+def _logit_kernel(self, eps=None):
+    a = _as_float(self)
+    if eps is not None:
+        a = xp.clip(a, eps, 1 - eps)
+    with xp.errstate(divide="ignore", invalid="ignore"):
+        return xp.log(a / (1 - a))
+
+
+def _logit_backward_kernel(grad_output, self, eps=None):
+    x = _as_float(self)
+    with xp.errstate(divide="ignore", invalid="ignore"):
+        g = grad_output / (x * (1 - x))
+        if eps is None:
+            return xp.where((x < 0) | (x > 1), xp.nan, g).astype(g.dtype, copy=False)
+        return xp.where((x < eps) | (x > 1 - eps), 0, g).astype(g.dtype, copy=False)
+
+
+def _in_clamp(self, eps):
+    """1 where logit's input lies inside [eps, 1 - eps] (its gradient flows), else 0."""
+    return 1 if eps is None else (self >= eps) * (self <= 1 - eps)
+
+
+def _xlog_kernel(log):
+    def kernel(self, other):
+        a, b = _binary_floats(self, other)
+        with xp.errstate(divide="ignore", invalid="ignore"):
+            out = a * log(b)
+        return xp.where((a == 0) & ~xp.isnan(b), xp.zeros((), out.dtype), out)
+    return kernel
+
+
+def _binary_floats(self, other):
+    """Both operands as arrays of the (floating) result type; either may be a Python number."""
+    if isinstance(self, _ARRAY_TYPES):
+        a, b = promote_arrays(self, other)
+        dt = a.dtype
+    else:
+        b, a = promote_arrays(other, self)
+        dt = b.dtype
+    if dt.kind not in "fc":
+        dt = _dtype.get_default_dtype().numpy_dtype
+    return xp.asarray(a, dtype=dt), xp.asarray(b, dtype=dt)
+
+
+def _zeta_kernel(self, other):
+    a, b = _binary_floats(self, other)
+    return _sp.zeta(a, b).astype(a.dtype, copy=False)
+
+
+# ---- unary ----------------------------------------------------------------------------------------------
+erfc_op = defop("erfc(Tensor self) -> Tensor", _unary(_sp.erfc), node="ErfcBackward0",
+                self=lambda grad, self: grad * (-2 / SQRT_PI) * aten.exp(-self * self))
+erfcx_op = defop("special_erfcx(Tensor self) -> Tensor", _unary(_sp.erfcx), node="SpecialErfcxBackward0",
+                 self=lambda grad, self, result: (2 * self * result - 2 / SQRT_PI) * grad)
+ndtri_op = defop("special_ndtri(Tensor self) -> Tensor", _unary(_sp.ndtri), node="SpecialNdtriBackward0",
+                 self=lambda grad, result: grad * SQRT_2PI * aten.exp(result * result / 2))
+log_ndtr_op = defop("special_log_ndtr(Tensor self) -> Tensor", _unary(_sp.log_ndtr), node="SpecialLogNdtrBackward0",
+                    self=lambda grad, self, result: grad / SQRT_2PI * aten.exp(-(result + self * self / 2)))
+i1_op = defop("special_i1(Tensor self) -> Tensor", _unary(_sp.i1), node="SpecialI1Backward0", self=_i1_grad)
+i0_op = defop("i0(Tensor self) -> Tensor", _unary(_sp.i0), node="I0Backward0",
+              self=lambda grad, self: grad * i1_op(self))
+i1e_op = defop("special_i1e(Tensor self) -> Tensor", _unary(_sp.i1e), node="SpecialI1EBackward0", self=_i1e_grad)
+i0e_op = defop("special_i0e(Tensor self) -> Tensor", _unary(_sp.i0e), node="SpecialI0EBackward0",
+               self=lambda grad, self, result: grad * (i1e_op(self) - aten.sgn(self) * result))
+sinc_op = defop("sinc(Tensor self) -> Tensor", _unary(lambda a: xp.sinc(a)), node="SincBackward0", self=_sinc_grad)
+entr_op = defop("special_entr(Tensor self) -> Tensor",
+                _unary(lambda a: xp.where(a > 0, -a * xp.log(xp.where(a > 0, a, 1)),
+                                          xp.where(a == 0, 0, -xp.inf)).astype(a.dtype)),
+                node="SpecialEntrBackward0", self=lambda grad, self: grad * -(1 + aten.log(self)))
+polygamma_op = defop("polygamma(int n, Tensor self) -> Tensor", _polygamma_kernel, node="PolygammaBackward0",
+                     self=lambda grad, n, self: grad * polygamma_op(n + 1, self))
+mvlgamma_op = defop("mvlgamma(Tensor self, int p) -> Tensor", _mvlgamma_kernel, node="MvlgammaBackward0",
+                    self=_mvlgamma_grad)
+logit_backward_op = defop(
+    "logit_backward(Tensor grad_output, Tensor self, float? eps=None) -> Tensor", _logit_backward_kernel,
+    node="LogitBackwardBackward0",
+    grad_output=lambda grad, self, eps: logit_backward_op(grad, self, eps),
+    self=lambda grad, grad_output, self, eps: grad * grad_output * (2 * self - 1) / (self * (1 - self)) ** 2
+    * _in_clamp(self, eps))
+logit_op = defop("logit(Tensor self, float? eps=None) -> Tensor", _logit_kernel, node="LogitBackward0",
+                 self=lambda grad, self, eps: logit_backward_op(grad, self, eps))
+
+# ---- binary ---------------------------------------------------------------------------------------------
+_xlogy_kernel, _xlog1py_kernel = _xlog_kernel(xp.log), _xlog_kernel(xp.log1p)
+# d/dx x log y = log y: xlogy(grad, y), taken as 0 where x = 0 and y <= 0 (torch's masked_fill: xlogy of a
+# zeroed gradient gives exactly 0 there, and formulas need no `where`)
+xlogy_op = defop("xlogy.Tensor(Tensor self, Tensor other) -> Tensor", _xlogy_kernel, node="XlogyBackward0",
+                 self=lambda grad, self, other: xlogy_op(grad * ~((self == 0) & (other <= 0)), other),
+                 other=lambda grad, self, other: grad * self / other)
+xlogy_self_scalar_op = defop("xlogy.Scalar_Self(Scalar self, Tensor other) -> Tensor", _xlogy_kernel,
+                             node="XlogyBackward1", other=lambda grad, self, other: grad * self / other)
+xlogy_other_scalar_op = defop("xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor", _xlogy_kernel,
+                              node="XlogyBackward2",
+                              self=lambda grad, self, other: xlogy_other_scalar_op(
+                                  grad if other > 0 else grad * (self != 0), other))
+xlog1py_op = defop("special_xlog1py(Tensor self, Tensor other) -> Tensor", _xlog1py_kernel,
+                   node="SpecialXlog1PyBackward0",
+                   self=lambda grad, self, other: xlog1py_op(grad * ~((self == 0) & (other <= -1)), other),
+                   other=lambda grad, self, other: grad * self / (other + 1))
+xlog1py_self_scalar_op = defop("special_xlog1py.self_scalar(Scalar self, Tensor other) -> Tensor", _xlog1py_kernel,
+                               node="SpecialXlog1PyBackward1", other=lambda grad, self, other: grad * self / (other + 1))
+xlog1py_other_scalar_op = defop("special_xlog1py.other_scalar(Tensor self, Scalar other) -> Tensor", _xlog1py_kernel,
+                                node="SpecialXlog1PyBackward2",
+                                self=lambda grad, self, other: xlog1py_other_scalar_op(
+                                    grad if other > -1 else grad * (self != 0), other))
+# torch gives zeta no derivative (derivatives.yaml: not_implemented("zeta")): its nodes are recorded, and
+# backward through them raises
+def _zeta_not_implemented(grad):
+    raise NotImplementedError("the derivative for 'zeta' is not implemented.")
+
+
+zeta_op = defop("special_zeta(Tensor self, Tensor other) -> Tensor", _zeta_kernel, node="SpecialZetaBackward0",
+                self=_zeta_not_implemented, other=_zeta_not_implemented)
+zeta_self_scalar_op = defop("special_zeta.self_scalar(Scalar self, Tensor other) -> Tensor", _zeta_kernel,
+                            node="SpecialZetaBackward1", other=_zeta_not_implemented)
+zeta_other_scalar_op = defop("special_zeta.other_scalar(Tensor self, Scalar other) -> Tensor", _zeta_kernel,
+                             node="SpecialZetaBackward2", self=_zeta_not_implemented)
+
+# a tensor and a number inside torch's C++ composites (ndtr): their own overloads and nodes
+mul_scalar_op = defop("mul.Scalar(Tensor self, Scalar other) -> Tensor",
+                      lambda self, other: xp.multiply(*promote_arrays(self, other)),
+                      node="MulBackward1", self=lambda grad, other: grad * other)
+add_scalar_op = defop("add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor",
+                      lambda self, other, alpha=1: xp.add(*promote_arrays(self, other * alpha)),
+                      node="AddBackward1", self=lambda grad: grad)
+
+
+# ---- the public functions -------------------------------------------------------------------------------
+def _public_unary(name, op):
+    def fn(input, *, out=None):
+        if seam.on:
+            return seam.torch_function(fn, (input,), {} if out is None else {"out": out})
+        return _into(out, op(input))
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"torch.{name}: elementwise (aten.{op._schema.name}; backward node {op.node.__name__})."
+    return fn
+
+
+def _into(out, result):
+    if out is None:
+        return result
+    if tuple(out.shape) != tuple(result.shape) and out.numel() == 0:
+        out.resize_(result.shape)
+    return out.copy_(result)
+
+
+def _in_place(name, fn):
+    def fn_(self, *args, **kwargs):
+        if seam.on:
+            return seam.torch_function(fn_, (self,) + args, kwargs)
+        from ._op import inplace
+        return inplace(self, name + "_", fn, *args, **kwargs)
+    fn_.__name__ = fn_.__qualname__ = name + "_"
+    return fn_
+
+
+erfc, i0, sinc = _public_unary("erfc", erfc_op), _public_unary("i0", i0_op), _public_unary("sinc", sinc_op)
+special_erfcx = _public_unary("erfcx", erfcx_op)
+special_ndtri = _public_unary("ndtri", ndtri_op)
+special_log_ndtr = _public_unary("log_ndtr", log_ndtr_op)
+special_i0e = _public_unary("i0e", i0e_op)
+special_i1 = _public_unary("i1", i1_op)
+special_i1e = _public_unary("i1e", i1e_op)
+special_entr = _public_unary("entr", entr_op)
+erfc_, i0_, sinc_ = _in_place("erfc", erfc), _in_place("i0", i0), _in_place("sinc", sinc)
+for _f in (erfc, i0, sinc, erfc_, i0_, sinc_):
+    setattr(Tensor, _f.__name__, _f)
+del _f
+
+
+def special_ndtr(input, *, out=None):
+    """The standard normal CDF, as torch composes it: (1 + erf(x / sqrt 2)) / 2."""
+    if seam.on:
+        return seam.torch_function(special_ndtr, (input,), {} if out is None else {"out": out})
+    x = input if input.is_floating_point() else input.to(_dtype.get_default_dtype())
+    return _into(out, mul_scalar_op(add_scalar_op(aten.erf(mul_scalar_op(x, math.sqrt(0.5))), 1), 0.5))
+
+
+@method("polygamma")
+def polygamma(n, input, *, out=None):
+    """The n-th derivative of digamma (Tensor.polygamma(n) takes n first, as torch's)."""
+    if isinstance(n, Tensor):        # x.polygamma(n)
+        n, input = input, n
+    if seam.on:
+        return seam.torch_function(polygamma, (n, input), {} if out is None else {"out": out})
+    return _into(out, polygamma_op(n, input))
+
+
+def polygamma_(self, n):
+    if seam.on:
+        return seam.torch_function(polygamma_, (self, n), {})
+    from ._op import inplace
+    return inplace(self, "polygamma_", lambda x: polygamma_op(n, x))
+
+
+Tensor.polygamma_ = polygamma_
+
+
+@method("mvlgamma")
+def mvlgamma(input, p, *, out=None):
+    """The log of the multivariate gamma function of dimension p (torch.special.multigammaln)."""
+    if seam.on:
+        return seam.torch_function(mvlgamma, (input, p), {} if out is None else {"out": out})
+    return _into(out, mvlgamma_op(input, p))
+
+
+@method("logit")
+def logit(input, eps=None, *, out=None):
+    """log(x / (1 - x)), with x clamped to [eps, 1 - eps] when eps is given."""
+    if seam.on:
+        return seam.torch_function(logit, (input, eps), {} if out is None else {"out": out})
+    return _into(out, logit_op(input, eps))
+
+
+logit_ = _in_place("logit", logit)
+Tensor.logit_ = logit_
+
+
+def _pick(tensor_op, self_scalar_op, other_scalar_op, input, other):
+    """The overload for a (tensor, tensor), (number, tensor) or (tensor, number) call."""
+    if isinstance(input, Tensor):
+        return tensor_op(input, other) if isinstance(other, Tensor) else other_scalar_op(input, other)
+    if isinstance(other, Tensor):
+        return self_scalar_op(input, other)
+    raise TypeError(f"{tensor_op._schema.name}() received an invalid combination of arguments - got "
+                    f"({type(input).__name__}, {type(other).__name__})")
+
+
+@method("xlogy")
+def xlogy(input, other, *, out=None):
+    """x log y, with 0 where x = 0 (even where y = 0), NaN where y is NaN."""
+    if seam.on:
+        return seam.torch_function(xlogy, (input, other), {} if out is None else {"out": out})
+    return _into(out, _pick(xlogy_op, xlogy_self_scalar_op, xlogy_other_scalar_op, input, other))
+
+
+xlogy_ = _in_place("xlogy", xlogy)
+Tensor.xlogy_ = xlogy_
+
+
+def special_xlog1py(input, other, *, out=None):
+    """x log(1 + y), with 0 where x = 0."""
+    if seam.on:
+        return seam.torch_function(special_xlog1py, (input, other), {} if out is None else {"out": out})
+    return _into(out, _pick(xlog1py_op, xlog1py_self_scalar_op, xlog1py_other_scalar_op, input, other))
+
+
+def special_zeta(input, other, *, out=None):
+    """The Hurwitz zeta function sum_k (k + other)^-input."""
+    if seam.on:
+        return seam.torch_function(special_zeta, (input, other), {} if out is None else {"out": out})
+    return _into(out, _pick(zeta_op, zeta_self_scalar_op, zeta_other_scalar_op, input, other))
