@@ -2322,6 +2322,9 @@ register(
     # (float32 only: torch's mkldnn kernel refuses float64, where its nn.LSTM composes cells instead)
     OpInfo("aten.mkldnn_rnn_layer", _mkldnn_rnn_layer, samples=_mkldnn_rnn_layer_samples, dtypes=("float32",),
            tol={"float32": (1e-4, 1e-5)}),
+)
+
+
 # ---- complex tensors: parts, conjugate, the real-pair view ------------------------------------------
 COMPLEX = ("complex128", "complex64")
 _COMPLEX_SHAPES = [((), "contig"), ((5,), "contig"), ((3, 4), "contig"), ((4, 3), "T"), ((3, 4), "slice"),
