@@ -100,7 +100,7 @@ from math import inf, nan, pi, e  # noqa: E402,F401
 
 # The training stack is imported on first use (PEP 562), so `import glasstorch` pays only for the
 # core: `glasstorch.nn`, `glasstorch.optim`, ... and `glasstorch.save` work as usual.
-_LAZY_MODULES = ("nn", "optim", "utils", "distributions", "datasets", "inspection", "serialization", "testing", "backends",
+_LAZY_MODULES = ("nn", "optim", "utils", "distributions", "datasets", "inspection", "serialization", "backends",
                  "accelerator", "amp", "cpu", "xpu", "mps", "functional", "hub", "vision", "torch_version",
                  "distributed", "multiprocessing", "overrides", "_C", "fft", "special")
 _LAZY_NAMES = {"save": "serialization", "load": "serialization"}

@@ -228,7 +228,7 @@ def test_a_cut_is_noted_even_when_a_dead_graph_had_the_same_id():
     whose id a new node reuses must not hide the new cut (this made test_cuts_keep_no_graph_alive
     depend on which tests ran before it)."""
     import weakref
-    from glasstorch.inspection._instrument import Cut, tracker
+    from glasstorch.inspection._observer import Cut, tracker
     v = torch.randn(3, requires_grad=True)
     with record():
         loss = (v * 2).sum()

@@ -72,18 +72,7 @@ def _calls_seen(fn):
     return seen.names
 
 
-def _cnn_on_the_seam():
-    """Whether the CNN's functions pass the seam yet (their families are moved to it one by one)."""
-    x = glasstorch.randn(1, 1, 4, 4)
-    names = _calls_seen(lambda: (glasstorch.nn.functional.conv2d(x, glasstorch.randn(1, 1, 3, 3)), x.flatten(1)))
-    return {"conv2d", "flatten"} <= set(names) and hasattr(glasstorch.ops.aten, "convolution")
-
-
-CNN_PENDING = pytest.mark.xfail(
-    not _cnn_on_the_seam(), strict=True,
-    reason="the conv/pool family (F.conv2d, aten.convolution and its backward) and Tensor.flatten are not on the "
-           "seam yet: their conversion to defop is another issue's part; this passes once it is merged")
-BUILDS = [pytest.param(_mlp, id="mlp"), pytest.param(_cnn, id="cnn", marks=CNN_PENDING)]
+BUILDS = [pytest.param(_mlp, id="mlp"), pytest.param(_cnn, id="cnn")]
 
 
 # ------------------------------------------------------------------------------------------------

@@ -10,7 +10,8 @@ from glasstorch import nn
 torch = pytest.importorskip("torch")
 
 FAMILIES = ["pointwise", "reduction", "shape", "joining", "indexing", "linalg", "creation"]
-GLASSTORCH_OWN = {"datasets", "inspection"}      # glasstorch's own packages (the digits, the glass)
+# glasstorch's own: the digits, the glass, the torchvision subset, the binding (as_torch, %load_ext glasstorch)
+GLASSTORCH_OWN = {"datasets", "inspection", "vision", "as_torch", "load_ipython_extension"}
 
 
 def _public(module):
@@ -44,7 +45,8 @@ def test_each_family_lists_what_torch_has_at_its_top_level(family):
         assert getattr(glasstorch, name) is getattr(module, name) or name in ("range",), name
 
 
-@pytest.mark.parametrize("package", ["glasstorch", "glasstorch.nn", "glasstorch.nn.modules", "glasstorch.nn.utils",
+# (torch.nn declares no __all__: `from torch.nn import *` gives functional, init, parallel... too)
+@pytest.mark.parametrize("package", ["glasstorch", "glasstorch.nn.modules", "glasstorch.nn.utils",
                                      "glasstorch.utils", "glasstorch.utils.data", "glasstorch.optim",
                                      "glasstorch.autograd", "glasstorch.distributions", "glasstorch.inspection",
                                      "glasstorch.ops", "glasstorch.backends", "glasstorch.overrides",

@@ -221,7 +221,8 @@ def _run(roots, root_grads, retain_graph, create_graph, capture, accumulate, acc
         needed = _needed(reached, accumulate_only | {n for n, _ in (capture or ())})
     task = _tasks.stack[-1]
     task.reached, task.needed = reached, needed
-    captured_nodes = {n for n, _ in capture} if capture else ()
+    # the targets (captured tensors, backward(inputs=...)'s leaves): their hooks run though they need not
+    captured_nodes = ({n for n, _ in capture} if capture else set()) | (accumulate_only or set())
 
     # the input buffers: node -> [gradient per output of the node]. A gradient the engine summed
     # itself ((node, output_nr) in `summed`) is seen by no one else: more can be added in place.
@@ -249,8 +250,7 @@ def _run(roots, root_grads, retain_graph, create_graph, capture, accumulate, acc
             grads = [None] * node.num_outputs
         if node_observers:
             _notify(node_observers, "node_started", node)
-        # (a node that need not run: nor its hooks -- but a captured tensor's hooks run, as they give
-        # the captured gradient)
+        # (a node that need not run: nor its hooks -- but a target's hooks run, as they give its gradient)
         if node._hooked and (needed is None or node in needed or node in captured_nodes):
             grads = _run_tensor_pre_hooks(node, grads, tensors)
         if capture is not None:

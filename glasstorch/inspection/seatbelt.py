@@ -436,7 +436,7 @@ class _SeatbeltChecks(_observer.Checks):
         made = tracker.made_from_data.get(t)
         origin = f" It was made by {cut.how} at {_line((cut.filename, cut.lineno))}." if cut else \
             f" It was made by {made[0]} at {_line(made[1])}, from values with no graph." if made and made[1] else ""
-        recent = [c for c, _, _ in tracker.pending.values()]
+        recent = [c for c, *_ in tracker.pending.values()]
         if not cut and recent:
             c = recent[-1]
             origin += f" The last cut seen before it: {c.how} at {_line((c.filename, c.lineno))}."

@@ -670,7 +670,11 @@ def _pad_circular(input, pad):
         lo, hi = pad[2 * i], pad[2 * i + 1]
         inner[dim] = slice(max(lo, 0), out_shape[dim] - max(hi, 0))
         source[dim] = slice(max(-lo, 0), shape[dim] - max(-hi, 0))
-    out[tuple(inner)] = input[tuple(source)]
+    middle = input
+    for i in range(nd):   # (torch narrows each padded dim: one SliceBackward0 each, even for a whole dim)
+        dim = input.dim() - 1 - i
+        middle = middle.narrow(dim, source[dim].start, source[dim].stop - source[dim].start)
+    out[tuple(inner)] = middle
     for i in range(nd):   # wrap around: the left border from the right end, then the right from the left
         dim = input.dim() - 1 - i
         lo, hi = pad[2 * i], pad[2 * i + 1]
@@ -754,6 +758,7 @@ def _upsample_maps(mode, in_sizes, output_size, align_corners, scales, dtype):
             for i, o, s in zip(in_sizes, output_size, scales)]
 
 
+_UINT8 = xp.dtype("uint8")
 _SCALE_NAMES = {1: ("scales",), 2: ("scales_h", "scales_w"), 3: ("scales_d", "scales_h", "scales_w")}
 
 
@@ -765,7 +770,8 @@ def _upsample_kernel(mode, nd, linear):
         if any(o <= 0 for o in output_size):
             raise RuntimeError(f"Input and output sizes should be greater than 0, but got input ({_x(self.shape[2:])}) "
                                f"and output ({_x(output_size)})")
-        check_floating(self, f"upsample_{mode}{nd}d_out_frame")
+        if not (self.dtype == _UINT8 and mode.startswith("nearest")):   # (torch's nearest kernels take bytes too)
+            check_floating(self, f"upsample_{mode}{nd}d_out_frame")
         return _separable_forward(self, _upsample_maps(mode, self.shape[2:], output_size, align_corners,
                                                        scales + (None,) * (nd - len(scales)), self.dtype))
 

@@ -467,7 +467,7 @@ def _seatbelt_on():
 
 
 def _user_site():
-    from ...inspection._instrument import user_site, where_of
+    from ...inspection._observer import user_site, where_of
     frame, _ = user_site(2)
     return where_of(frame)
 
