@@ -74,10 +74,13 @@ def use_deterministic_algorithms(mode, *, warn_only=False):
 
 def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mode=None, options=None,
             disable=False):
-    """torch.compile: returns the model/function unchanged (it runs eagerly and correctly)."""
-    if model is None:
-        return lambda m: m
-    return model
+    """torch.compile: capture ``model`` (a function or an nn.Module) into a graph on its first call,
+    guard what the capture assumed, and run the graph as generated array code from then on, its
+    gradient through one ``CompiledFunctionBackward`` node. See ``glasstorch/_dynamo`` and
+    ``docs/compile.md``."""
+    from ._dynamo.eval_frame import compile as _compile
+    return _compile(model, fullgraph=fullgraph, dynamic=dynamic, backend=backend, mode=mode, options=options,
+                    disable=disable)
 
 
 def typename(obj):
@@ -101,7 +104,7 @@ from math import inf, nan, pi, e  # noqa: E402,F401
 # The training stack is imported on first use (PEP 562), so `import glasstorch` pays only for the
 # core: `glasstorch.nn`, `glasstorch.optim`, ... and `glasstorch.save` work as usual.
 _LAZY_MODULES = ("nn", "optim", "utils", "distributions", "datasets", "inspection", "serialization", "backends",
-                 "overrides")
+                 "overrides", "compiler", "fx", "_dynamo")
 _LAZY_NAMES = {"save": "serialization", "load": "serialization"}
 # torch's top level also carries these nn ops under their own names (torch.conv2d, torch.dropout, ...);
 # only those whose signature there equals nn.functional's (torch.batch_norm and torch.embedding differ)
