@@ -184,7 +184,8 @@ class Capture:
         if key in self.arg_paths:
             source = ("arg", self.arg_paths[key], t)
             name = self.arg_paths[key].replace("args[", "arg").replace("kwargs[", "kw").replace("'", "")
-        elif key in self.free or _is_parameter(t) or self.broken:
+        elif key in self.free or _is_parameter(t) or self.broken or (t._requires_grad and t._grad_fn is None):
+            # a parameter, a buffer, or a leaf that requires grad: no op of this run made it
             source = ("free", t)
             name = self.free[key][0] if key in self.free else "p"
         else:

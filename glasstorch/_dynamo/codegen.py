@@ -356,15 +356,33 @@ class CompiledFunction(Function):
     @staticmethod
     def forward(ctx, code, *inputs):
         outs, saved = code.forward(*[t._data for t in inputs])
-        ctx.code, ctx.saved_arrays = code, saved
+        ctx.code, ctx.saved_arrays, ctx.inputs = code, saved, inputs
         tensors = tuple(_wrap(o) for o in outs)
         ctx.mark_non_differentiable(*[t for t, rg in zip(tensors, code.out_requires_grad) if not rg])
         return tensors
 
     @staticmethod
     def backward(ctx, *grads):
-        if grad_mode.is_grad_enabled():
-            raise RuntimeError("torch.compile with aot_autograd does not currently support double backward")
-        arrays = [g._data if g is not None else None for g in grads]
-        got = ctx.code.backward(ctx.saved_arrays, *arrays)
-        return (None,) + tuple(_wrap(g) if g is not None else None for g in got)
+        if grad_mode.is_grad_enabled():        # create_graph=True: gradients whose own backward refuses
+            return (None,) + _RefuseDoubleBackward.apply(ctx.code, ctx.saved_arrays, len(ctx.inputs),
+                                                         *ctx.inputs, *grads)
+        return (None,) + _input_grads(ctx.code, ctx.saved_arrays, grads)
+
+
+def _input_grads(code, saved, grads):
+    got = code.backward(saved, *[g._data if g is not None else None for g in grads])
+    return tuple(_wrap(g) if g is not None else None for g in got)
+
+
+def _refuse(ctx, *grads):
+    raise RuntimeError("torch.compile with aot_autograd does not currently support double backward")
+
+
+def _backward_as_function(ctx, code, saved, n_inputs, *inputs_and_grads):
+    return _input_grads(code, saved, inputs_and_grads[n_inputs:])
+
+
+# torch names the node of a compiled backward run with create_graph=True CompiledFunctionBackwardBackward
+_RefuseDoubleBackward = type("CompiledFunctionBackward", (Function,), {
+    "forward": staticmethod(_backward_as_function), "backward": staticmethod(_refuse),
+    "__doc__": "The compiled backward as a Function, for create_graph=True: its own backward refuses, as torch's."})
