@@ -39,7 +39,7 @@ class _Namespace:
     constant ``_c<k>``."""
 
     def __init__(self):
-        self.values = {"_sum_to": _sum_to, "_acc": _accumulate}
+        self.values = {"_sum_to": _sum_to}
         self._ids = {}
 
     def bind(self, prefix, value):
@@ -59,14 +59,6 @@ class _Namespace:
         if isinstance(v, list):
             return "[" + ", ".join(self.const(x) for x in v) + "]"
         return self.bind("_c", v)
-
-
-def _accumulate(a, b):
-    if a is None:
-        return b
-    if b is None:
-        return a
-    return a + b
 
 
 def _arg(v, ns):
@@ -139,13 +131,13 @@ class Island:
         wanted = [leaf for leaf in leaves if leaf is not None]
         result = [None] * len(leaves)
         if not pairs or not wanted:
-            return result
+            return [leaf._data * 0 if leaf is not None else None for leaf in leaves]
         got = autograd_grad([o for o, _ in pairs], wanted, [_wrap(g) for _, g in pairs], allow_unused=True)
         got = iter(got)
         for i, leaf in enumerate(leaves):
-            if leaf is not None:
-                g = next(got)
-                result[i] = g._data if g is not None else None
+            if leaf is not None:        # an input the outputs do not depend on gets zeros, so that the
+                g = next(got)           # generated backward never tests for None
+                result[i] = g._data if g is not None else leaf._data * 0
         return result
 
 
@@ -228,7 +220,6 @@ class GeneratedCode:
     def _backward_lines(self):
         ns = self.ns
         grad = {}            # node -> name of its gradient variable, once one flows to it
-        maybe_none = set()   # gradient variables an island may have left as None
         saved = []
         lines = []
 
@@ -237,15 +228,12 @@ class GeneratedCode:
                 saved.append(name)
             return name
 
-        def add_grad(node, expr, may_be_none=False):
+        def add_grad(node, expr):
             if node not in grad:
                 grad[node] = f"g_{node.name}"
                 lines.append(f"    {grad[node]} = {expr}")
-                if may_be_none:
-                    maybe_none.add(node)
-            else:
-                lines.append(f"    {grad[node]} = _acc({grad[node]}, {expr})" if may_be_none or node in maybe_none
-                             else f"    {grad[node]} = {grad[node]} + {expr}")
+            else:                                    # a value used twice: its gradients add up
+                lines.append(f"    {grad[node]} = {grad[node]} + {expr}")
 
         self.grad_inputs = []
         for k, n in enumerate(self.outputs):
@@ -256,7 +244,6 @@ class GeneratedCode:
                 continue
             if n.target is operator.getitem:
                 continue                                     # its island reads its gradient
-            indent = "    "
             if n.meta.get("island"):
                 island = self.islands.setdefault(n, Island(n))
                 items = [u for u in self.graph.nodes if u.target is operator.getitem and u.args[0] is n]
@@ -268,21 +255,11 @@ class GeneratedCode:
                 lines.append(f"    _r = {fn}.backward({save('_ctx_' + n.name)}, [{', '.join(g or 'None' for g in gs)}])")
                 for i, (inp, wants) in enumerate(zip(island.inputs, island.wants_grad)):
                     if wants:
-                        add_grad(inp, f"_r[{i}]", may_be_none=True)
+                        add_grad(inp, f"_r[{i}]")
                 continue
             op = n.target
             lines.append(f"    # {n.name} = aten.{op.__name__}: {op.node.__name__ if op.node else 'no derivative'}")
             args = _schema_args(n)
-            if n in maybe_none:         # only islands gave it a gradient, which may be None
-                for names, _, _, _ in op.node._formula_table if op.node is not None else ():
-                    for name in names:
-                        inp = args.get(name)
-                        if _requires_grad(inp) and inp not in grad:
-                            grad[inp] = f"g_{inp.name}"
-                            maybe_none.add(inp)
-                            lines.append(f"    {grad[inp]} = None")
-                lines.append(f"    if {grad[n]} is not None:")
-                indent = "        "
             for names, fn, joint, specs in op.node._formula_table if op.node is not None else ():
                 needed = [name for name in names if _requires_grad(args.get(name))]
                 if not needed:
@@ -305,7 +282,7 @@ class GeneratedCode:
                         call.append(repr(tuple(args[key].meta["shape"])))
                     else:
                         call.append(ns.const(args[key].meta["dtype"]))
-                lines.append(f"{indent}_r = {formula}({', '.join(call)})")
+                lines.append(f"    _r = {formula}({', '.join(call)})")
                 for j, name in enumerate(names):
                     inp = args[name]
                     if name not in needed:
@@ -315,10 +292,7 @@ class GeneratedCode:
                         expr = f"_sum_to({expr}, {tuple(inp.meta['shape'])!r})"
                     if inp.meta["dtype"] != n.meta["dtype"]:
                         expr = f"{expr}.astype({ns.const(inp.meta['dtype'].numpy_dtype)})"
-                    if indent == "    ":
-                        add_grad(inp, expr)
-                    else:
-                        lines.append(f"{indent}{grad[inp]} = _acc({grad[inp]}, {expr})")
+                    add_grad(inp, expr)
         self.grad_inputs = [grad.get(p) if p.meta.get("requires_grad") else None for p in self.placeholders]
         self.saved = saved
         return lines
