@@ -52,7 +52,9 @@ def _data(*shapes, low=0.1, high=0.9, seed=0):
 @pytest.mark.parametrize("name", _UNARY)
 def test_unary_op_compiled(name):
     try:
-        getattr(gt.full((1,), 0.5, requires_grad=True), name)().sum().backward()
+        out = getattr(gt.full((1,), 0.5, requires_grad=True), name)()
+        if out.requires_grad:
+            out.sum().backward()
     except RuntimeError as e:          # the ops that need an optional package absent here
         if "pip install" in str(e):
             pytest.skip(str(e))
