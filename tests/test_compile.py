@@ -336,6 +336,20 @@ def test_disabled_function_breaks_the_graph():
     np.testing.assert_array_equal(gt.compile(lambda x: helper(x * 2) * 3)(gt.ones(2)).numpy(), [9, 9])
 
 
+def test_reading_grad_inside_is_a_break():
+    w = gt.ones(2, requires_grad=True)
+    w.grad = gt.full((2,), 3.0)
+
+    def f(x):
+        return x * w.grad
+    out = gt._dynamo.explain(f)(gt.ones(2))
+    assert out.graph_break_count == 1 and ".grad" in out.break_reasons[0].reason
+    c = gt.compile(f)
+    c(gt.ones(2))
+    w.grad = gt.full((2,), 5.0)
+    np.testing.assert_array_equal(c(gt.ones(2)).numpy(), [5, 5])
+
+
 def test_in_place_change_of_an_input_is_a_break():
     def f(x):
         x.add_(1)

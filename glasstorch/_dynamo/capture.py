@@ -51,9 +51,10 @@ _DATA_READS = {
     "backward": "autograd.backward inside the compiled function (its backward runs eagerly)",
     "Tensor.backward": "Tensor.backward() inside the compiled function (the backward runs eagerly)",
     "grad": "autograd.grad inside the compiled function (runs eagerly)",
+    "Tensor.grad.__get__": "reading .grad inside the compiled function",
 }
 # Public calls that return Python values about a tensor's metadata, not its data: specialised.
-_METADATA = {"Tensor.requires_grad", "Tensor.is_leaf", "Tensor.grad_fn", "Tensor.type", "Tensor.dim", "Tensor.size",
+_METADATA = {"Tensor.requires_grad.__get__", "Tensor.is_leaf.__get__", "Tensor.grad_fn.__get__", "Tensor.type", "Tensor.dim", "Tensor.size",
              "Tensor.numel", "Tensor.is_floating_point", "numel", "is_floating_point", "is_complex", "is_tensor",
              "_set_grad_enabled", "is_grad_enabled", "Tensor.requires_grad_"}
 # In-place methods that change metadata only (no data): allowed on inputs.
@@ -229,7 +230,10 @@ class Capture:
     def on_function(self, func, args, kwargs):
         if self.paused:
             return func(*args, **kwargs)
-        name = getattr(func, "__qualname__", getattr(func, "__name__", repr(func)))
+        name = _func_name(func)
+        if name.endswith(".__set__"):
+            self.graph_break(f"setting a tensor's attribute inside the compiled function ({name})")
+            return func(*args, **kwargs)
         if name in _DATA_READS:
             self.graph_break(f"{_DATA_READS[name]} ({name})")
             return func(*args, **kwargs)
@@ -336,9 +340,11 @@ class Capture:
                 self.segments.append(self.graph)
             return None
         self.graph.output(out)
-        for n in self.graph.nodes:     # autograd recorded the nodes after the ops returned: read it now
-            if "example" in n.meta:
-                n.meta["requires_grad"] = n.meta["example"]._requires_grad
+        for n in self.graph.nodes:     # autograd recorded the nodes after the ops returned: read it now,
+            if "example" in n.meta:    # then let the capture run's values go
+                n.meta["requires_grad"] = n.meta.pop("example")._requires_grad
+            if "example_outputs" in n.meta:
+                n.meta["num_outputs"] = len(n.meta.pop("example_outputs"))
         self._prune()
         return out
 
@@ -383,6 +389,15 @@ def capture(fn, args, kwargs, modules=(), fullgraph=False):
         _active.capture = None
         handle.remove()
     return result, cap
+
+
+def _func_name(func):
+    """``Tensor.item``, ``cross_entropy``; a property's getter or setter as ``Tensor.grad.__get__``."""
+    owner = getattr(func, "__self__", None)
+    if isinstance(owner, property):
+        accessor = owner.fget if func.__name__ == "__get__" else owner.fset
+        return f"{getattr(accessor, '__qualname__', '?')}.{func.__name__}"
+    return getattr(func, "__qualname__", getattr(func, "__name__", repr(func)))
 
 
 def _flat_tensors(value):

@@ -99,6 +99,7 @@ class Island:
         self.grad_enabled = node.meta.get("grad_enabled", True)
         self.mutated = [any(m is i for m in node.meta.get("mutates", ())) for i in self.inputs]
         self.wants_grad = [bool(i.meta.get("requires_grad")) for i in self.inputs]
+        self.n_outputs = node.meta["num_outputs"]
 
     def _run(self, arrays, record):
         tensors, leaves = {}, []
@@ -115,6 +116,9 @@ class Island:
         with grad_mode.set_grad_enabled(record and self.grad_enabled):
             out = self.func(*args[0], **args[1])
         outs = _flat_tensors(out)
+        if len(outs) != self.n_outputs:      # the guards should make this impossible: say so if not
+            raise RuntimeError(f"compiled graph: {self.name} returned {len(outs)} tensors, {self.n_outputs} when "
+                               "captured; call torch.compiler.reset() and report this")
         return tuple(o._data for o in outs), (leaves, outs)
 
     def __call__(self, *arrays):

@@ -120,6 +120,10 @@ def _target_name(target):
         return f"torch.ops.aten.{target.__name__}"
     if target is operator.getitem:
         return "operator.getitem"
+    owner = getattr(target, "__self__", None)
+    if isinstance(owner, property):            # a Tensor property's getter/setter: Tensor.data.__get__
+        accessor = owner.fget if target.__name__ == "__get__" else owner.fset
+        return f"torch.{accessor.__qualname__}.{target.__name__}"
     name = getattr(target, "__qualname__", repr(target))
     if name.startswith("Tensor."):
         return "torch." + name
