@@ -350,6 +350,17 @@ def test_reading_grad_inside_is_a_break():
     np.testing.assert_array_equal(c(gt.ones(2)).numpy(), [5, 5])
 
 
+def test_module_hooks_break_the_graph_and_run_every_call():
+    lin = gnn.Linear(3, 2)
+    seen = []
+    lin.register_forward_hook(lambda m, i, o: seen.append(o.shape))
+    opt = gt.compile(lin)
+    opt(gt.randn(4, 3))
+    opt(gt.randn(4, 3))
+    assert len(seen) == 2
+    assert "hooks" in gt._dynamo.explain(lin)(gt.randn(4, 3)).break_reasons[0].reason
+
+
 def test_in_place_change_of_an_input_is_a_break():
     def f(x):
         x.add_(1)

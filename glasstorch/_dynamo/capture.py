@@ -54,7 +54,8 @@ _DATA_READS = {
     "Tensor.grad.__get__": "reading .grad inside the compiled function",
 }
 # Public calls that return Python values about a tensor's metadata, not its data: specialised.
-_METADATA = {"Tensor.requires_grad.__get__", "Tensor.is_leaf.__get__", "Tensor.grad_fn.__get__", "Tensor.type", "Tensor.dim", "Tensor.size",
+_METADATA = {"Tensor.requires_grad.__get__", "Tensor.is_leaf.__get__", "Tensor.grad_fn.__get__", "Tensor.type",
+             "Tensor.dim", "Tensor.size",
              "Tensor.numel", "Tensor.is_floating_point", "numel", "is_floating_point", "is_complex", "is_tensor",
              "_set_grad_enabled", "is_grad_enabled", "Tensor.requires_grad_"}
 # In-place methods that change metadata only (no data): allowed on inputs.
@@ -151,6 +152,15 @@ class Capture:
                     for key, t in kind.items():
                         if t is not None and id(t) not in self.free:
                             self.free[id(t)] = (owner + key, t)
+
+    def module_called(self, module):
+        """A module's forward is about to run: note it; its hooks (Python the graph would not run
+        again) break the graph."""
+        self.note_module(module)
+        hooks = [kind for kind in ("_forward_pre_hooks", "_forward_hooks", "_backward_pre_hooks", "_backward_hooks")
+                 if getattr(module, kind, None)]
+        if hooks and not self.paused:
+            self.graph_break(f"{type(module).__name__} has hooks ({', '.join(hooks)}): they run as Python")
 
     # -- breaks ------------------------------------------------------------------------------
     def graph_break(self, reason):
@@ -379,7 +389,7 @@ def capture(fn, args, kwargs, modules=(), fullgraph=False):
     """Run ``fn(*args, **kwargs)`` eagerly under capture. Returns (its result, the Capture)."""
     from ..nn.modules.module import register_module_forward_pre_hook
     cap = Capture(args, kwargs, modules, fullgraph)
-    handle = register_module_forward_pre_hook(lambda module, inputs: cap.note_module(module))
+    handle = register_module_forward_pre_hook(lambda module, inputs: cap.module_called(module))
     _active.capture = cap
     try:
         with _FunctionSide(cap), _DispatchSide(cap):

@@ -256,7 +256,8 @@ class GeneratedCode:
                     continue
                 fn = ns.bind("_island_", island)
                 lines.append(f"    # {n.name}: {island.func.__qualname__} (kept whole): autograd.grad on its graph")
-                lines.append(f"    _r = {fn}.backward({save('_ctx_' + n.name)}, [{', '.join(g or 'None' for g in gs)}])")
+                grads_in = ", ".join(g or "None" for g in gs)
+                lines.append(f"    _r = {fn}.backward({save('_ctx_' + n.name)}, [{grads_in}])")
                 for i, (inp, wants) in enumerate(zip(island.inputs, island.wants_grad)):
                     if wants:
                         add_grad(inp, f"_r[{i}]")
