@@ -74,10 +74,13 @@ def use_deterministic_algorithms(mode, *, warn_only=False):
 
 def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mode=None, options=None,
             disable=False):
-    """torch.compile: returns the model/function unchanged (it runs eagerly and correctly)."""
-    if model is None:
-        return lambda m: m
-    return model
+    """torch.compile: capture ``model`` (a function or an nn.Module) into a graph on its first call,
+    guard what the capture assumed, and run the graph as generated array code from then on, its
+    gradient through one ``CompiledFunctionBackward`` node. See ``glasstorch/_dynamo`` and
+    ``docs/compile.md``."""
+    from ._dynamo.eval_frame import compile as _compile
+    return _compile(model, fullgraph=fullgraph, dynamic=dynamic, backend=backend, mode=mode, options=options,
+                    disable=disable)
 
 
 def typename(obj):
@@ -102,7 +105,7 @@ from math import inf, nan, pi, e  # noqa: E402,F401
 # core: `glasstorch.nn`, `glasstorch.optim`, ... and `glasstorch.save` work as usual.
 _LAZY_MODULES = ("nn", "optim", "utils", "distributions", "datasets", "inspection", "serialization", "backends",
                  "accelerator", "amp", "cpu", "xpu", "mps", "functional", "hub", "vision", "torch_version",
-                 "distributed", "multiprocessing", "overrides", "_C", "fft", "special")
+                 "distributed", "multiprocessing", "overrides", "_C", "fft", "special", "compiler", "fx", "_dynamo")
 _LAZY_NAMES = {"save": "serialization", "load": "serialization"}
 # the legacy tensor types: constructors and isinstance tests (torch.FloatTensor, ...)
 _LAZY_NAMES.update(dict.fromkeys((

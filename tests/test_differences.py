@@ -11,11 +11,54 @@ def test_tensor_with_a_shape_is_zero_filled():
     assert tuple(t.shape) == (2, 3) and t.dtype == gt.float32 and not t.any().item()
 
 
-def test_compile_and_jit_script_return_their_argument():
+def test_jit_script_returns_its_argument():
     m = gt.nn.Linear(2, 2)
-    assert gt.compile(m) is m and gt.jit.script(m) is m
-    f = lambda x: x * 2  # noqa: E731
-    assert gt.compile(f) is f and gt.compile()(f) is f
+    assert gt.jit.script(m) is m
+
+
+def test_compile_first_call_is_the_eager_capture_run():
+    # the capture runs the function eagerly: the first result comes from the eager ops
+    c = gt.compile(lambda x: x * 2)
+    x = gt.ones(2, requires_grad=True)
+    assert type(c(x).grad_fn).__name__ == "MulBackward0"
+    assert type(c(x).grad_fn).__name__ == "CompiledFunctionBackward"
+
+
+def test_compile_python_side_effects_run_at_capture_only():
+    calls = []
+
+    def f(x):
+        calls.append(1)           # not a tensor op: the graph does not hold it
+        return x + 1
+    c = gt.compile(f)
+    c(gt.ones(2))
+    c(gt.ones(2))
+    assert calls == [1]
+
+
+def test_compile_always_specialises_shapes():
+    c = gt.compile(lambda x: x + 1, dynamic=True)
+    c(gt.ones(2))
+    c(gt.ones(3))
+    assert len(c.cache) == 2
+
+
+def test_compile_graph_break_runs_the_whole_call_eagerly():
+    def f(x):
+        y = x * 2
+        return y * y.sum().item()
+    c = gt.compile(f)
+    c(gt.ones(2))
+    assert c.cache[-1].graph is None and len(c.cache[-1].breaks) == 1
+    assert gt._dynamo.explain(f)(gt.ones(2)).graph_count == 2   # the parts are still shown
+
+
+def test_compile_keeps_calls_not_on_the_seam_whole():
+    c = gt.compile(lambda x, y: gt.nn.functional.cross_entropy(x * 1.0, y))
+    c(gt.randn(3, 4), gt.tensor([0, 1, 2]))
+    islands = [n for n in c.graph.nodes if n.meta.get("island")]
+    assert [n.target.__name__ for n in islands] == ["cross_entropy"]
+    assert gt.compiler.explain is gt._dynamo.explain       # torch has only torch._dynamo.explain
 
 
 def test_inference_mode_behaves_as_no_grad():

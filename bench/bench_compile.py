@@ -1,0 +1,128 @@
+"""torch.compile against eager: glasstorch eager, glasstorch compiled, torch eager (and torch's own
+compile with --torch-compile), one thread each, medians over interleaved repetitions, in ms per
+training step (forward + backward; the optimizer step where there is one).
+
+* chain  -- 200 small float32 ops on 32x32 tensors (add, mul, tanh, mm, repeated), then sum and backward;
+* mlp    -- 784-256-256-10 MLP, batch 256, cross_entropy, SGD step;
+* lenet  -- LeNet-5 on 1x28x28, batch 128, cross_entropy, SGD step.
+
+The compiled function is the forward and the loss (``loss = compiled(model, x, y)``); backward and
+the optimizer step run outside it (inside, ``backward()`` is a graph break, see docs/compile.md).
+
+    python bench/bench_compile.py [--reps 7] [--quick] [--torch-compile]
+"""
+import argparse
+import os
+import statistics
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import numpy as np  # noqa: E402
+
+
+def chain_case(T, compile_fn):
+    rng = np.random.default_rng(0)
+    x = T.tensor(rng.standard_normal((32, 32)).astype(np.float32), requires_grad=True)
+    w = T.tensor((rng.standard_normal((32, 32)) / 32 ** 0.5).astype(np.float32), requires_grad=True)
+    b = T.tensor(rng.standard_normal((32, 32)).astype(np.float32) * 0.1, requires_grad=True)
+
+    def forward(x, w, b):
+        h = x
+        for _ in range(50):
+            h = T.mm(((h + b) * w).tanh(), w)
+        return h.sum()
+    fwd = compile_fn(forward)
+
+    def step():
+        fwd(x, w, b).backward()
+        x.grad = w.grad = b.grad = None
+    return step
+
+
+def _loss(T):
+    def loss(model, x, y):
+        return T.nn.functional.cross_entropy(model(x), y)
+    return loss
+
+
+def _training_step(T, model, x, y, compile_fn):
+    opt = T.optim.SGD(model.parameters(), lr=0.01)
+    loss_fn = compile_fn(_loss(T))
+
+    def step():
+        opt.zero_grad()
+        loss_fn(model, x, y).backward()
+        opt.step()
+    return step
+
+
+def mlp_case(T, compile_fn):
+    T.manual_seed(0)
+    nn = T.nn
+    model = nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 256), nn.ReLU(), nn.Linear(256, 10))
+    rng = np.random.default_rng(1)
+    x = T.tensor(rng.standard_normal((256, 784)).astype(np.float32))
+    y = T.tensor(rng.integers(0, 10, 256))
+    return _training_step(T, model, x, y, compile_fn)
+
+
+def lenet_case(T, compile_fn):
+    T.manual_seed(0)
+    nn = T.nn
+    model = nn.Sequential(nn.Conv2d(1, 6, 5, padding=2), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(6, 16, 5), nn.ReLU(),
+                          nn.MaxPool2d(2), nn.Flatten(), nn.Linear(400, 120), nn.ReLU(), nn.Linear(120, 84), nn.ReLU(),
+                          nn.Linear(84, 10))
+    rng = np.random.default_rng(1)
+    x = T.tensor(rng.standard_normal((128, 1, 28, 28)).astype(np.float32))
+    y = T.tensor(rng.integers(0, 10, 128))
+    return _training_step(T, model, x, y, compile_fn)
+
+
+def timed(step, iters):
+    t0 = time.perf_counter()
+    for _ in range(iters):
+        step()
+    return (time.perf_counter() - t0) / iters * 1e3
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--reps", type=int, default=7)
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--torch-compile", action="store_true", help="also time torch.compile (slow to compile)")
+    args = ap.parse_args()
+    reps = 3 if args.quick else args.reps
+
+    import torch
+    import glasstorch as gt
+    from threadpoolctl import threadpool_limits
+    torch.set_num_threads(1)
+    print(f"glasstorch {gt.__version__}, torch {torch.__version__}, numpy {np.__version__}, one thread each; "
+          "ms per step, median; ratios to torch eager")
+    cols = ["glasstorch eager", "glasstorch compiled", "torch eager"] + (["torch compiled"] if args.torch_compile
+                                                                          else [])
+    print(f"{'':8}" + "".join(f"{c:>21}" for c in cols) + f"{'compiled/torch':>16}")
+    with threadpool_limits(limits=1):
+        for name, case, iters in (("chain", chain_case, 20), ("mlp", mlp_case, 10), ("lenet", lenet_case, 3)):
+            steps = [case(gt, lambda f: f), case(gt, gt.compile), case(torch, lambda f: f)]
+            if args.torch_compile:
+                steps.append(case(torch, torch.compile))
+            compile_t0 = time.perf_counter()
+            steps[1]()                                    # the capture
+            compile_time = time.perf_counter() - compile_t0
+            for s in steps:                               # warm up
+                s()
+                s()
+            times = [[] for _ in steps]
+            for _ in range(reps):
+                for k, s in enumerate(steps):
+                    times[k].append(timed(s, iters if not args.quick else 2))
+            med = [statistics.median(t) for t in times]
+            print(f"{name:8}" + "".join(f"{m:21.2f}" for m in med) + f"{med[1] / med[2]:16.2f}"
+                  + f"   (capture {compile_time * 1e3:.0f} ms)")
+
+
+if __name__ == "__main__":
+    main()

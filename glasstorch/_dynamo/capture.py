@@ -1,0 +1,444 @@
+"""Capture: run the user's function once, eagerly, and write down the ops it ran as a Graph.
+
+torch's Dynamo reads bytecode; glasstorch watches the calls instead, at the two levels of the seam
+(``glasstorch/_seam.py``):
+
+* a :class:`~glasstorch.overrides.TorchFunctionMode` sees each *public* call the user's code makes
+  (``F.linear``, ``Tensor.item``, ``F.cross_entropy`` ...), one level deep;
+* a :class:`~glasstorch.utils._python_dispatch.TorchDispatchMode` sees the primitive ``aten`` ops
+  those calls are made of (``aten.t.default``, ``aten.addmm.default`` ...), below autograd.
+
+Each aten op becomes a node of the graph. A public call whose work the aten level does not fully
+show (its result, or a tensor one of its ops reads, comes from code not on the seam yet, such as
+the random mask inside ``F.dropout``, or it changes a tensor in place) is kept whole instead: one
+node that calls the public function (an *eager island*; it runs through autograd at run time).
+
+What the graph cannot hold is a **graph break**, with its reason and the user's ``file:line``:
+a Python value read from a tensor's data (``.item()``, ``.tolist()``, ``.numpy()``, ``bool(t)`` in
+an ``if``, printing a tensor), ``backward()`` inside the function, an in-place change of an input
+(an optimizer step), a tensor made by an op the capture cannot see. The call that broke has run
+eagerly (capture *is* an eager run) and its result is kept; the function is marked to run eagerly
+for the inputs that gave the break. ``fullgraph=True`` raises torch's ``Unsupported`` at the break.
+"""
+import operator
+import os
+import sys
+import threading
+
+from .._tensor import Tensor
+from ..autograd import grad_mode
+from ..fx.graph import Graph, Node
+from ..overrides import TorchFunctionMode
+from ..utils._python_dispatch import TorchDispatchMode
+from . import exc
+
+_state = grad_mode._state
+_GLASSTORCH_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# Public calls that hand a tensor's *data* to Python: the graph cannot hold their result.
+_DATA_READS = {
+    "Tensor.item": "Tensor.item() reads a tensor's value into Python",
+    "Tensor.tolist": "Tensor.tolist() reads a tensor's values into Python",
+    "Tensor.numpy": "Tensor.numpy() hands the tensor's data to NumPy",
+    "Tensor.__array__": "the tensor's data handed to NumPy (__array__)",
+    "Tensor.__bool__": "data-dependent branching: bool() of a tensor (an `if`/`while` on a tensor's value)",
+    "Tensor.__float__": "float() of a tensor reads its value into Python",
+    "Tensor.__int__": "int() of a tensor reads its value into Python",
+    "Tensor.__index__": "a tensor used as a Python index reads its value",
+    "Tensor.__complex__": "complex() of a tensor reads its value into Python",
+    "Tensor.__repr__": "printing a tensor (its values go to Python)",
+    "Tensor.__format__": "formatting a tensor (its values go to Python)",
+    "backward": "autograd.backward inside the compiled function (its backward runs eagerly)",
+    "Tensor.backward": "Tensor.backward() inside the compiled function (the backward runs eagerly)",
+    "grad": "autograd.grad inside the compiled function (runs eagerly)",
+    "Tensor.grad.__get__": "reading .grad inside the compiled function",
+}
+# Public calls that return Python values about a tensor's metadata, not its data: specialised.
+_METADATA = {"Tensor.requires_grad.__get__", "Tensor.is_leaf.__get__", "Tensor.grad_fn.__get__", "Tensor.type",
+             "Tensor.dim", "Tensor.size",
+             "Tensor.numel", "Tensor.is_floating_point", "numel", "is_floating_point", "is_complex", "is_tensor",
+             "_set_grad_enabled", "is_grad_enabled", "Tensor.requires_grad_"}
+# In-place methods that change metadata only (no data): allowed on inputs.
+_INPLACE_METADATA = {"Tensor.requires_grad_", "Tensor.retain_grad"}
+
+_active = threading.local()
+
+
+def tracing():
+    """Whether this thread is capturing a function now (compiled functions called inside run as
+    plain Python, and ``torch.compiler.disable``\\ d ones break the graph)."""
+    return getattr(_active, "capture", None) is not None
+
+
+def current():
+    return getattr(_active, "capture", None)
+
+
+def user_frame():
+    """The innermost frame outside glasstorch: where the user's code made the call."""
+    f = sys._getframe(1)
+    while f is not None:
+        path = os.path.abspath(f.f_code.co_filename)
+        if not path.startswith(_GLASSTORCH_DIR) and not f.f_code.co_filename.startswith("<glasstorch"):
+            return f"{f.f_code.co_filename}:{f.f_lineno} in {f.f_code.co_name}"
+        f = f.f_back
+    return "<unknown>"
+
+
+class GraphBreak:
+    """One reason the function could not be captured whole: ``reason`` and ``user_stack``
+    (``file:line in function``), as torch's ``GraphCompileReason``."""
+
+    def __init__(self, reason, user_stack):
+        self.reason, self.user_stack = reason, [user_stack]
+
+    def __repr__(self):
+        return f"GraphBreak(reason={self.reason!r}, user_stack={self.user_stack[0]!r})"
+
+
+class _Call:
+    """The public call being run: the aten nodes seen inside it, held until we know whether they
+    make up the whole of it."""
+
+    def __init__(self):
+        self.nodes = []
+        self.values = {}       # id(tensor) -> (node, tensor, version): values made inside the call
+        self.unsupported = None  # why the aten level does not show the whole call
+
+
+class Capture:
+    """The state of one capture. ``run(fn, args, kwargs)`` calls ``fn`` under both modes."""
+
+    def __init__(self, args, kwargs, modules=(), fullgraph=False):
+        self.fullgraph = fullgraph
+        self.graph = Graph()
+        self.segments = []           # graphs closed by a break (shown by explain, never run)
+        self.breaks = []
+        self.values = {}             # id(tensor) -> (node, tensor, version)
+        self.inputs = []             # (placeholder node, source): ("arg", path, tensor) | ("free", tensor)
+        self.arg_paths = {}          # id(tensor) -> its path in the arguments ("args[0]", "kwargs['x']")
+        self.free = {}               # id(tensor) -> tensor: parameters and buffers of the modules seen
+        self.modules = []            # the modules whose parameters/flags the trace may have read
+        self.call = None
+        self.paused = 0              # inside a torch.compiler.disable'd function: not captured
+        self.grad_enabled = _state.enabled
+        self._walk(args, "args")
+        self._walk(kwargs, "kwargs")
+        for m in modules:
+            self.note_module(m)
+
+    # -- what exists before the call ---------------------------------------------------------
+    def _walk(self, value, path):
+        from ..nn.modules.module import Module
+        if isinstance(value, Tensor):
+            self.arg_paths.setdefault(id(value), path)
+        elif isinstance(value, (list, tuple)):
+            for i, v in enumerate(value):
+                self._walk(v, f"{path}[{i}]")
+        elif isinstance(value, dict):
+            for k, v in value.items():
+                self._walk(v, f"{path}[{k!r}]")
+        elif isinstance(value, Module):
+            self.note_module(value)
+
+    def note_module(self, module):
+        """A module the function uses: its parameters and buffers may be read (graph inputs), its
+        ``training`` flag and parameter identities are guarded."""
+        for prefix, m in module.named_modules():
+            if not any(m is k for k in self.modules):
+                self.modules.append(m)
+                owner = (prefix.replace(".", "_") + "_") if prefix else f"{type(m).__name__.lower()}_"
+                for kind in (m._parameters, m._buffers):
+                    for key, t in kind.items():
+                        if t is not None and id(t) not in self.free:
+                            self.free[id(t)] = (owner + key, t)
+
+    def module_called(self, module):
+        """A module's forward is about to run: note it; its hooks (Python the graph would not run
+        again) break the graph."""
+        self.note_module(module)
+        hooks = [kind for kind in ("_forward_pre_hooks", "_forward_hooks", "_backward_pre_hooks", "_backward_hooks")
+                 if getattr(module, kind, None)]
+        if hooks and not self.paused:
+            self.graph_break(f"{type(module).__name__} has hooks ({', '.join(hooks)}): they run as Python")
+
+    # -- breaks ------------------------------------------------------------------------------
+    def graph_break(self, reason):
+        where = user_frame()
+        self.breaks.append(GraphBreak(reason, where))
+        if self.fullgraph:
+            raise exc.Unsupported(f"{reason}\n  (graph break at {where}; fullgraph=True does not allow breaks)")
+        # the rest of the run is captured only to show it (explain): a new graph, which reads what
+        # was computed before the break as its inputs, as torch's graph after a break does
+        if any(n.op == "call_function" for n in self.graph.nodes):
+            self.segments.append(self.graph)
+        self.graph = Graph()
+        self.values = {}
+        self.inputs = []
+
+    @property
+    def broken(self):
+        return bool(self.breaks)
+
+    # -- values ------------------------------------------------------------------------------
+    def resolve(self, t, inside=None, version=None):
+        """The node that stands for tensor ``t``; None where the capture cannot know it."""
+        key = id(t)
+        version = t._vc.version if version is None else version
+        for table in ((inside.values,) if inside is not None else ()) + (self.values,):
+            entry = table.get(key)
+            if entry is not None and entry[1] is t:
+                if entry[2] != version:
+                    return self._unknown(f"tensor {entry[0].name} was changed in place by an op the capture cannot "
+                                         "see", inside)
+                return entry[0]
+        if key in self.arg_paths:
+            source = ("arg", self.arg_paths[key], t)
+            name = self.arg_paths[key].replace("args[", "arg").replace("kwargs[", "kw").replace("'", "")
+        elif key in self.free or _is_parameter(t) or self.broken or (t._requires_grad and t._grad_fn is None):
+            # a parameter, a buffer, or a leaf that requires grad: no op of this run made it
+            source = ("free", t)
+            name = self.free[key][0] if key in self.free else "p"
+        else:
+            return self._unknown("a tensor made by an op the capture cannot see (it is not on the dispatch seam "
+                                 "yet)", inside)
+        node = self.graph.placeholder(name.replace("[", "_").replace("]", ""), meta=_meta(t))
+        self.graph.nodes.remove(node)       # placeholders go first
+        self.graph.nodes.insert(sum(n.op == "placeholder" for n in self.graph.nodes), node)
+        self.inputs.append((node, source))
+        self.values[key] = (node, t, version)
+        return node
+
+    def _unknown(self, reason, inside):
+        if inside is not None:
+            inside.unsupported = inside.unsupported or reason
+        else:
+            self.graph_break(reason)
+        return None
+
+    def template(self, value, inside=None, versions=None):
+        """``value`` with each tensor replaced by its node (None if one is unknown: a break)."""
+        missing = []
+
+        def load(v):
+            if isinstance(v, Tensor):
+                node = self.resolve(v, inside, versions.get(id(v)) if versions else None)
+                if node is None:
+                    missing.append(v)
+                return node
+            if isinstance(v, tuple):
+                return tuple(load(x) for x in v)
+            if isinstance(v, list):
+                return [load(x) for x in v]
+            if isinstance(v, dict):
+                return {k: load(x) for k, x in v.items()}
+            return v
+        out = load(value)
+        return None if missing else out
+
+    # -- the function level ------------------------------------------------------------------
+    def on_function(self, func, args, kwargs):
+        if self.paused:
+            return func(*args, **kwargs)
+        name = _func_name(func)
+        if name.endswith(".__set__"):
+            self.graph_break(f"setting a tensor's attribute inside the compiled function ({name})")
+            return func(*args, **kwargs)
+        if name in _DATA_READS:
+            self.graph_break(f"{_DATA_READS[name]} ({name})")
+            return func(*args, **kwargs)
+        tensors_in = _flat_tensors((args, kwargs))
+        if name.endswith("_") and not name.endswith("__") and name not in _INPLACE_METADATA and tensors_in:
+            target = tensors_in[0]
+            entry = self.values.get(id(target))
+            is_input = (entry is not None and entry[0].op == "placeholder") or id(target) in self.arg_paths \
+                or id(target) in self.free or _is_parameter(target)
+            if is_input and not self.broken:
+                self.graph_break(f"in-place op {name} on an input of the compiled function (a parameter, buffer "
+                                 "or argument)")
+                return func(*args, **kwargs)
+        before = {id(t): t._vc.version for t in tensors_in}
+        call = _Call()
+        outer, self.call = self.call, call
+        try:
+            result = func(*args, **kwargs)
+        finally:
+            self.call = outer
+        self._finish_call(func, name, args, kwargs, result, call, tensors_in, before)
+        return result
+
+    def _finish_call(self, func, name, args, kwargs, result, call, tensors_in, before):
+        outs = _flat_tensors(result)
+        mutated = [t for t in tensors_in if t._vc.version != before[id(t)]]
+        if not outs and not mutated:
+            if result is not None and tensors_in and name not in _METADATA and not isinstance(result, (
+                    type, _dtype_type())):
+                self.graph_break(f"{name} returns a Python value ({type(result).__name__}) computed from tensors")
+            return
+        if call.unsupported is None and not mutated and all(
+                id(t) in call.values or self.resolve(t, call) is not None for t in outs):
+            for node in call.nodes:              # the aten ops are the whole of the call: keep them
+                node.meta.setdefault("source_fn", name)
+                self.graph.nodes.append(node)
+            self.values.update(call.values)
+            return
+        # keep the call whole: one node that runs the public function (an eager island)
+        if any(not any(m is o for o in outs) for m in mutated):
+            self.graph_break(f"{name} changes a tensor in place that it does not return")
+            return
+        targs = self.template((args, kwargs), versions=before)
+        if targs is None:
+            return
+        where = user_frame()
+        node = self.graph.call_function(func, targs[0], targs[1], name=name.replace("Tensor.", ""), meta={
+            "island": True, "stack": where, "grad_enabled": _state.enabled,
+            "mutates": tuple(self.values[id(m)][0] for m in mutated),
+            "why": call.unsupported or ("changes its input in place" if mutated else "not on the dispatch seam yet")})
+        for k, t in enumerate(outs):
+            item = self.graph.call_function(operator.getitem, (node, k), name=f"{node.name}_{k}" if len(outs) > 1
+                                            else node.name + "_out", meta=_meta(t))
+            item.meta["example"] = t
+            self.values[id(t)] = (item, t, t._vc.version)
+        node.meta["example_outputs"] = outs
+
+    # -- the op level ------------------------------------------------------------------------
+    def on_op(self, op, args, kwargs):
+        if self.paused:
+            return op(*args, **kwargs)
+        call = self.call
+        tensors_in = _flat_tensors((args, kwargs))
+        before = {id(t): t._vc.version for t in tensors_in}
+        result = op(*args, **kwargs)
+        why = None
+        if op._list_positions or op._mutates or op._returns_tuple or op._returns_list:
+            why = f"aten.{op.__name__} (lists, several outputs or in place) is not captured yet"
+        if why is not None:
+            if call is not None:
+                call.unsupported = call.unsupported or why
+            else:
+                self.graph_break(why)
+            return result
+        targs = self.template((args, kwargs), inside=call, versions=before)
+        if targs is None:
+            return result
+        meta = _meta(result)
+        meta["example"] = result
+        meta["stack"] = user_frame()
+        node = Node(self.graph, self.graph._unique(op._schema.name), "call_function", op, targs[0], targs[1], meta)
+        entry = (node, result, result._vc.version)
+        if call is not None:
+            call.nodes.append(node)
+            call.values[id(result)] = entry
+        else:
+            self.graph.nodes.append(node)
+            self.values[id(result)] = entry
+        return result
+
+    # -- the end -----------------------------------------------------------------------------
+    def finish(self, result):
+        """Close the graph on ``result``; returns the output template (None after a break)."""
+        if not self.broken:
+            for node, source in self.inputs:
+                t = source[-1]
+                if t._vc.version != self.values[id(t)][2]:
+                    self.graph_break(f"the function changed its input {node.name} in place (an optimizer step, a "
+                                     "buffer update): the graph cannot hold it")
+                    break
+        out = self.template(result) if not self.broken else None
+        if self.broken:
+            if any(n.op == "call_function" for n in self.graph.nodes):
+                self.segments.append(self.graph)
+            return None
+        self.graph.output(out)
+        for n in self.graph.nodes:     # autograd recorded the nodes after the ops returned: read it now,
+            if "example" in n.meta:    # then let the capture run's values go
+                n.meta["requires_grad"] = n.meta.pop("example")._requires_grad
+            if "example_outputs" in n.meta:
+                n.meta["num_outputs"] = len(n.meta.pop("example_outputs"))
+        self._prune()
+        return out
+
+    def _prune(self):
+        """Drop aten nodes and inputs nothing uses (eager islands stay: they may draw random numbers)."""
+        used = set()
+        for n in reversed(self.graph.nodes):
+            if n.op == "output" or n in used or n.meta.get("island"):
+                used.update(n.all_input_nodes)
+                used.add(n)
+        self.graph.nodes = [n for n in self.graph.nodes if n in used]
+        self.inputs = [(n, s) for n, s in self.inputs if n in used]
+
+
+class _FunctionSide(TorchFunctionMode):
+    def __init__(self, capture):
+        self.capture = capture
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        return self.capture.on_function(func, args, kwargs or {})
+
+
+class _DispatchSide(TorchDispatchMode):
+    def __init__(self, capture):
+        self.capture = capture
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        return self.capture.on_op(func, args, kwargs or {})
+
+
+def capture(fn, args, kwargs, modules=(), fullgraph=False):
+    """Run ``fn(*args, **kwargs)`` eagerly under capture. Returns (its result, the Capture)."""
+    from ..nn.modules.module import register_module_forward_pre_hook
+    cap = Capture(args, kwargs, modules, fullgraph)
+    handle = register_module_forward_pre_hook(lambda module, inputs: cap.module_called(module))
+    _active.capture = cap
+    try:
+        with _FunctionSide(cap), _DispatchSide(cap):
+            result = fn(*args, **kwargs)
+        cap.output = cap.finish(result)
+    finally:
+        _active.capture = None
+        handle.remove()
+    return result, cap
+
+
+def _func_name(func):
+    """``Tensor.item``, ``cross_entropy``; a property's getter or setter as ``Tensor.grad.__get__``."""
+    owner = getattr(func, "__self__", None)
+    if isinstance(owner, property):
+        accessor = owner.fget if func.__name__ == "__get__" else owner.fset
+        return f"{getattr(accessor, '__qualname__', '?')}.{func.__name__}"
+    return getattr(func, "__qualname__", getattr(func, "__name__", repr(func)))
+
+
+def _flat_tensors(value):
+    found = []
+
+    def walk(v):
+        if isinstance(v, Tensor):
+            if not any(v is f for f in found):
+                found.append(v)
+        elif isinstance(v, (list, tuple)):
+            for x in v:
+                walk(x)
+        elif isinstance(v, dict):
+            for x in v.values():
+                walk(x)
+    walk(value)
+    return found
+
+
+def _is_parameter(t):
+    from ..nn.parameter import Parameter
+    return isinstance(t, Parameter)
+
+
+def _dtype_type():
+    from .._dtype import dtype
+    return dtype
+
+
+def _meta(t):
+    return {"shape": tuple(t.shape), "dtype": t.dtype, "requires_grad": t._requires_grad}
+
+
+__all__ = ["capture", "Capture", "GraphBreak", "tracing"]

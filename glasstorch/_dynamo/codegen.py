@@ -1,0 +1,367 @@
+"""From a captured Graph to straight-line array code: the forward, and the backward derived from
+the same derivative formulas the eager ops use.
+
+The forward calls each op's kernel on arrays, one line per op, with no Tensor, Node or dispatch
+in between::
+
+    def forward(arg0, p, p_1):
+        t = _k_t(p)                                  # aten.t.default
+        addmm = _k_addmm(p_1, arg0, t, beta=1, alpha=1)
+        ...
+        return (relu,), (arg0, t, relu)              # outputs, what backward reads
+
+The backward walks the graph in reverse; for each op whose output needs a gradient it calls the
+op's formula for each input that needs one (``op.node._formula_table``, the table ``defop``
+built), reduces a broadcast gradient to the input's shape (``sum_to``) exactly where the shapes
+differ (known now, so the check is made once, here), and adds up the gradients of a value used
+twice. Only what some formula reads is saved; everything else is freed when forward returns.
+
+A node kept whole (an *eager island*, see capture.py) runs its public function on Tensors under
+autograd and keeps that small graph; the backward calls ``autograd.grad`` on it.
+
+Both functions are registered with ``linecache``: tracebacks show the generated lines.
+"""
+import linecache
+import operator
+import itertools
+
+from .._tensor import _wrap
+from ..autograd import grad_mode
+from ..autograd.engine import _sum_to
+from ..autograd.function import Function
+from ..fx.graph import Node
+
+_counter = itertools.count()
+
+
+class _Namespace:
+    """The names the generated code uses: literals where ``repr`` gives them back, else a bound
+    constant ``_c<k>``."""
+
+    def __init__(self):
+        self.values = {"_sum_to": _sum_to}
+        self._ids = {}
+
+    def bind(self, prefix, value):
+        key = (prefix, id(value))
+        if key not in self._ids:
+            name = f"{prefix}{len(self._ids)}"
+            self._ids[key] = name
+            self.values[name] = value
+        return self._ids[key]
+
+    def const(self, v):
+        if v is None or isinstance(v, (bool, str)) or (type(v) is int) or \
+                (type(v) is float and v == v and v not in (float("inf"), float("-inf"))):
+            return repr(v)
+        if isinstance(v, tuple):
+            return "(" + "".join(self.const(x) + ", " for x in v) + ")"
+        if isinstance(v, list):
+            return "[" + ", ".join(self.const(x) for x in v) + "]"
+        return self.bind("_c", v)
+
+
+def _arg(v, ns):
+    """The source for an argument: a node's variable, or a constant."""
+    if isinstance(v, Node):
+        return v.name
+    if isinstance(v, tuple):
+        return "(" + "".join(_arg(x, ns) + ", " for x in v) + ")"
+    if isinstance(v, list):
+        return "[" + ", ".join(_arg(x, ns) for x in v) + "]"
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{k!r}: {_arg(x, ns)}" for k, x in v.items()) + "}"
+    return ns.const(v)
+
+
+def _schema_args(node):
+    """The node's arguments by schema name (the capture got every positional one, in order)."""
+    op = node.target
+    positional = [a.name for a in op._schema.arguments if not a.kwarg_only]
+    full = dict(zip(positional, node.args))
+    full.update(node.kwargs)
+    return full
+
+
+def _requires_grad(v):
+    return isinstance(v, Node) and bool(v.meta.get("requires_grad"))
+
+
+class Island:
+    """A public call kept whole: runs ``func`` on Tensors made from the arrays. With autograd, its
+    inputs that need a gradient become leaves, and ``backward`` asks autograd for their grads."""
+
+    def __init__(self, node):
+        self.func = node.target
+        self.name = node.name
+        self.inputs = node.all_input_nodes
+        self.template = (node.args, node.kwargs)
+        self.grad_enabled = node.meta.get("grad_enabled", True)
+        self.mutated = [any(m is i for m in node.meta.get("mutates", ())) for i in self.inputs]
+        self.wants_grad = [bool(i.meta.get("requires_grad")) for i in self.inputs]
+        self.n_outputs = node.meta["num_outputs"]
+
+    def _run(self, arrays, record):
+        tensors, leaves = {}, []
+        for node, a, mutated, wants in zip(self.inputs, arrays, self.mutated, self.wants_grad):
+            t = _wrap(a.copy() if mutated else a)
+            leaf = None
+            if record and wants:
+                leaf = t.requires_grad_(True)
+                if mutated:
+                    t = t.clone()
+            leaves.append(leaf)
+            tensors[node] = t
+        args = _fill(self.template, tensors)
+        with grad_mode.set_grad_enabled(record and self.grad_enabled):
+            out = self.func(*args[0], **args[1])
+        outs = _flat_tensors(out)
+        if len(outs) != self.n_outputs:      # the guards should make this impossible: say so if not
+            raise RuntimeError(f"compiled graph: {self.name} returned {len(outs)} tensors, {self.n_outputs} when "
+                               "captured; call torch.compiler.reset() and report this")
+        return tuple(o._data for o in outs), (leaves, outs)
+
+    def __call__(self, *arrays):
+        return self._run(arrays, False)[0]
+
+    def with_grad(self, *arrays):
+        return self._run(arrays, True)
+
+    @staticmethod
+    def backward(ctx, grads):
+        from ..autograd import grad as autograd_grad
+        leaves, outs = ctx
+        pairs = [(o, g) for o, g in zip(outs, grads) if g is not None and o.requires_grad]
+        wanted = [leaf for leaf in leaves if leaf is not None]
+        result = [None] * len(leaves)
+        if not pairs or not wanted:
+            return [leaf._data * 0 if leaf is not None else None for leaf in leaves]
+        got = autograd_grad([o for o, _ in pairs], wanted, [_wrap(g) for _, g in pairs], allow_unused=True)
+        got = iter(got)
+        for i, leaf in enumerate(leaves):
+            if leaf is not None:        # an input the outputs do not depend on gets zeros, so that the
+                g = next(got)           # generated backward never tests for None
+                result[i] = g._data if g is not None else leaf._data * 0
+        return result
+
+
+def _fill(value, tensors):
+    if isinstance(value, Node):
+        return tensors[value]
+    if isinstance(value, tuple):
+        return tuple(_fill(v, tensors) for v in value)
+    if isinstance(value, list):
+        return [_fill(v, tensors) for v in value]
+    if isinstance(value, dict):
+        return {k: _fill(v, tensors) for k, v in value.items()}
+    return value
+
+
+def _flat_tensors(value):
+    from .capture import _flat_tensors as flat
+    return flat(value)
+
+
+class GeneratedCode:
+    """The forward and backward of one captured graph, as source and as functions.
+
+    ``forward_source``: ``forward(*inputs) -> outputs`` (no autograd) or, when ``train``,
+    ``-> (outputs, saved)``; ``backward_source``: ``backward(saved, *output_grads) -> input grads``.
+    ``outputs``: the nodes whose arrays forward returns, in order."""
+
+    def __init__(self, graph, train):
+        self.graph = graph
+        self.train = train
+        ns = self.ns = _Namespace()
+        self.placeholders = [n for n in graph.nodes if n.op == "placeholder"]
+        out_node = graph.nodes[-1]
+        found = []
+        _collect_nodes(out_node.args[0], found)
+        self.outputs = [n for n in dict.fromkeys(found) if n.op != "placeholder"]
+        self.out_requires_grad = [bool(n.meta.get("requires_grad")) for n in self.outputs]
+        self.saved = []
+        self.islands = {}
+        backward_lines = self._backward_lines() if train else []
+        self.forward_source = self._forward_source()
+        self.backward_source = self._backward_source(backward_lines) if train else None
+        tag = next(_counter)
+        self.forward = _compile(self.forward_source, f"<glasstorch compiled forward {tag}>", ns.values, "forward")
+        self.backward = _compile(self.backward_source, f"<glasstorch compiled backward {tag}>", ns.values,
+                                 "backward") if train else None
+
+    # -- forward ---------------------------------------------------------------------------
+    def _forward_source(self):
+        ns = self.ns
+        lines = [f"def forward({', '.join(n.name for n in self.placeholders)}):"]
+        for n in self.graph.nodes:
+            if n.op != "call_function":
+                continue
+            if n.target is operator.getitem:
+                lines.append(f"    {n.name} = {n.args[0].name}[{n.args[1]}]")
+            elif n.meta.get("island"):
+                island = self.islands.setdefault(n, Island(n))
+                fn = ns.bind("_island_", island)
+                ins = ", ".join(i.name for i in island.inputs)
+                why = f"   # {island.func.__qualname__} kept whole: {n.meta.get('why')}"
+                if self.train:
+                    lines.append(f"    {n.name}, _ctx_{n.name} = {fn}.with_grad({ins}){why}")
+                else:
+                    lines.append(f"    {n.name} = {fn}({ins}){why}")
+            else:
+                op = n.target
+                kernel = ns.bind(f"_k_{op._schema.name}_", op.kernel)
+                call = [_arg(a, ns) for a in n.args] + [f"{k}={_arg(v, ns)}" for k, v in n.kwargs.items()]
+                lines.append(f"    {n.name} = {kernel}({', '.join(call)})   # aten.{op.__name__}")
+        outs = "(" + "".join(n.name + ", " for n in self.outputs) + ")"
+        if self.train:
+            saved = "(" + "".join(s + ", " for s in self.saved) + ")"
+            lines.append(f"    return {outs}, {saved}")
+        else:
+            lines.append(f"    return {outs}")
+        return "\n".join(lines) + "\n"
+
+    # -- backward --------------------------------------------------------------------------
+    def _backward_lines(self):
+        ns = self.ns
+        grad = {}            # node -> name of its gradient variable, once one flows to it
+        saved = []
+        lines = []
+
+        def save(name):
+            if name not in saved:
+                saved.append(name)
+            return name
+
+        def add_grad(node, expr):
+            if node not in grad:
+                grad[node] = f"g_{node.name}"
+                lines.append(f"    {grad[node]} = {expr}")
+            else:                                    # a value used twice: its gradients add up
+                lines.append(f"    {grad[node]} = {grad[node]} + {expr}")
+
+        self.grad_inputs = []
+        for k, n in enumerate(self.outputs):
+            if self.out_requires_grad[k]:
+                add_grad(n, f"_g{k}")
+        for n in reversed(self.graph.nodes):
+            if n.op != "call_function" or n not in grad and not n.meta.get("island"):
+                continue
+            if n.target is operator.getitem:
+                continue                                     # its island reads its gradient
+            if n.meta.get("island"):
+                island = self.islands.setdefault(n, Island(n))
+                items = [u for u in self.graph.nodes if u.target is operator.getitem and u.args[0] is n]
+                gs = [grad.get(u) for u in sorted(items, key=lambda u: u.args[1])]
+                if not any(gs) or not any(island.wants_grad):
+                    continue
+                fn = ns.bind("_island_", island)
+                lines.append(f"    # {n.name}: {island.func.__qualname__} (kept whole): autograd.grad on its graph")
+                grads_in = ", ".join(g or "None" for g in gs)
+                lines.append(f"    _r = {fn}.backward({save('_ctx_' + n.name)}, [{grads_in}])")
+                for i, (inp, wants) in enumerate(zip(island.inputs, island.wants_grad)):
+                    if wants:
+                        add_grad(inp, f"_r[{i}]")
+                continue
+            op = n.target
+            lines.append(f"    # {n.name} = aten.{op.__name__}: {op.node.__name__ if op.node else 'no derivative'}")
+            args = _schema_args(n)
+            for names, fn, joint, specs in op.node._formula_table if op.node is not None else ():
+                needed = [name for name in names if _requires_grad(args.get(name))]
+                if not needed:
+                    continue
+                formula = ns.bind(f"_f_{op._schema.name}_", fn)
+                call = []
+                for kind, key in specs:
+                    if kind == "grad":
+                        call.append(grad[n])
+                    elif kind == "grads":
+                        call.append(f"[{grad[n]}]")
+                    elif kind == "output_mask":
+                        call.append(repr(tuple(_requires_grad(args.get(name)) for name in names)))
+                    elif kind == "tensor":
+                        value = n if key in op.node._out_names else args[key]
+                        call.append(save(value.name) if isinstance(value, Node) else _arg(value, ns))
+                    elif kind == "value":
+                        call.append(_arg(args[key], ns))
+                    elif kind == "sizes":
+                        call.append(repr(tuple(args[key].meta["shape"])))
+                    else:
+                        call.append(ns.const(args[key].meta["dtype"]))
+                lines.append(f"    _r = {formula}({', '.join(call)})")
+                for j, name in enumerate(names):
+                    inp = args[name]
+                    if name not in needed:
+                        continue
+                    expr = "_r" if not joint else f"_r[{j}]"
+                    if tuple(inp.meta["shape"]) != tuple(n.meta["shape"]):
+                        expr = f"_sum_to({expr}, {tuple(inp.meta['shape'])!r})"
+                    if inp.meta["dtype"] != n.meta["dtype"]:
+                        expr = f"{expr}.astype({ns.const(inp.meta['dtype'].numpy_dtype)})"
+                    add_grad(inp, expr)
+        self.grad_inputs = [grad.get(p) if p.meta.get("requires_grad") else None for p in self.placeholders]
+        self.saved = saved
+        return lines
+
+    def _backward_source(self, body):
+        grads = "".join(f", _g{k}" for k in range(len(self.outputs)))
+        lines = [f"def backward(_saved{grads}):"]
+        if self.saved:
+            lines.append(f"    {''.join(s + ', ' for s in self.saved)}= _saved")
+        lines += body
+        lines.append(f"    return ({''.join((g or 'None') + ', ' for g in self.grad_inputs)})")
+        return "\n".join(lines) + "\n"
+
+
+def _collect_nodes(value, found):
+    if isinstance(value, Node):
+        found.append(value)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            _collect_nodes(v, found)
+    elif isinstance(value, dict):
+        for v in value.values():
+            _collect_nodes(v, found)
+
+
+def _compile(source, filename, namespace, name):
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    exec(compile(source, filename, "exec"), namespace)
+    return namespace[name]
+
+
+class CompiledFunction(Function):
+    """The autograd node a compiled graph records: ``CompiledFunctionBackward``, as torch's."""
+
+    @staticmethod
+    def forward(ctx, code, *inputs):
+        outs, saved = code.forward(*[t._data for t in inputs])
+        ctx.code, ctx.saved_arrays, ctx.inputs = code, saved, inputs
+        tensors = tuple(_wrap(o) for o in outs)
+        ctx.mark_non_differentiable(*[t for t, rg in zip(tensors, code.out_requires_grad) if not rg])
+        return tensors
+
+    @staticmethod
+    def backward(ctx, *grads):
+        if grad_mode.is_grad_enabled():        # create_graph=True: gradients whose own backward refuses
+            return (None,) + _RefuseDoubleBackward.apply(ctx.code, ctx.saved_arrays, len(ctx.inputs),
+                                                         *ctx.inputs, *grads)
+        return (None,) + _input_grads(ctx.code, ctx.saved_arrays, grads)
+
+
+def _input_grads(code, saved, grads):
+    got = code.backward(saved, *[g._data if g is not None else None for g in grads])
+    return tuple(_wrap(g) if g is not None else None for g in got)
+
+
+def _refuse(ctx, *grads):
+    raise RuntimeError("torch.compile with aot_autograd does not currently support double backward")
+
+
+def _backward_as_function(ctx, code, saved, n_inputs, *inputs_and_grads):
+    return _input_grads(code, saved, inputs_and_grads[n_inputs:])
+
+
+# torch names the node of a compiled backward run with create_graph=True CompiledFunctionBackwardBackward
+_RefuseDoubleBackward = type("CompiledFunctionBackward", (Function,), {
+    "forward": staticmethod(_backward_as_function), "backward": staticmethod(_refuse),
+    "__doc__": "The compiled backward as a Function, for create_graph=True: its own backward refuses, as torch's."})

@@ -1,0 +1,104 @@
+"""Guards: what must still hold for a captured graph to be reused.
+
+The capture ran the user's Python once; every Python decision it made (a shape in a ``view``, an
+``if self.training``, a scalar argument) is baked into the graph. The guards check, before each
+call, what those decisions could have read:
+
+* grad mode;
+* each argument: a tensor's type, shape, dtype and ``requires_grad``; a Python number, string or
+  None by value; a list/tuple/dict by length and keys; any other object (a module, an optimizer)
+  by identity;
+* each module the call ran (or was given): its ``training`` flag and which Parameter/buffer
+  objects it holds; each parameter or buffer the graph reads: shape, dtype, ``requires_grad``.
+
+They are generated as one Python function that returns None when all hold, else the first that
+failed, in words (what a recompile reports)::
+
+    def guard(args, kwargs):
+        if not (_state.enabled is True): return "grad mode changed (was True)"
+        if not (type(args[0]) is Tensor and args[0]._data.shape == (8, 4) ...): return "..."
+"""
+import linecache
+import itertools
+
+from .._tensor import Tensor
+from ..autograd import grad_mode
+from ..nn.modules.module import Module
+
+_counter = itertools.count()
+
+
+class Guards:
+    def __init__(self, capture, args, kwargs):
+        self.checks = []           # (source of a condition, what it means)
+        self.values = {"Tensor": Tensor, "_state": grad_mode._state}
+        self._ids = {}
+        self.checks.append((f"_state.enabled is {capture.grad_enabled}",
+                            f"grad mode changed (it was {capture.grad_enabled})"))
+        self._walk(args, "args", tuple)
+        self._walk(kwargs, "kwargs", dict)
+        for m in capture.modules:
+            self._module(m)
+        for node, source in capture.inputs:
+            if source[0] == "free":
+                self._tensor(self._bind(source[1]), source[1], node.name)
+        self.source = self._source()
+        filename = f"<glasstorch guards {next(_counter)}>"
+        linecache.cache[filename] = (len(self.source), None, self.source.splitlines(True), filename)
+        exec(compile(self.source, filename, "exec"), self.values)
+        self.check = self.values["guard"]
+
+    def _bind(self, obj):
+        if id(obj) not in self._ids:
+            self._ids[id(obj)] = f"_o{len(self._ids)}"
+            self.values[self._ids[id(obj)]] = obj
+        return self._ids[id(obj)]
+
+    def _tensor(self, expr, t, name):
+        self.checks.append((
+            f"type({expr}) is {self._bind(type(t))} and {expr}._data.shape == {tuple(t.shape)!r} and "
+            f"{expr}._data.dtype == {self._bind(t._data.dtype)} and {expr}._requires_grad is {t._requires_grad}",
+            f"tensor {name!r}: expected {type(t).__name__} of size {list(t.shape)}, dtype {t.dtype}, "
+            f"requires_grad={t._requires_grad}"))
+
+    def _walk(self, value, expr, kind=None):
+        if isinstance(value, Tensor):
+            self._tensor(expr, value, expr)
+        elif isinstance(value, (list, tuple)):
+            self.checks.append((f"type({expr}) is {type(value).__name__} and len({expr}) == {len(value)}",
+                                f"{expr}: expected a {type(value).__name__} of length {len(value)}"))
+            for i, v in enumerate(value):
+                self._walk(v, f"{expr}[{i}]")
+        elif isinstance(value, dict):
+            self.checks.append((f"type({expr}) is dict and list({expr}) == {list(value)!r}",
+                                f"{expr}: expected keys {list(value)}"))
+            for k, v in value.items():
+                self._walk(v, f"{expr}[{k!r}]")
+        elif value is None or isinstance(value, bool):
+            self.checks.append((f"{expr} is {value!r}", f"{expr}: expected {value!r}"))
+        elif type(value) in (int, float, str, complex) and value == value:
+            self.checks.append((f"type({expr}) is {type(value).__name__} and {expr} == {value!r}",
+                                f"{expr}: expected {value!r} (Python values are specialised)"))
+        else:
+            self.checks.append((f"{expr} is {self._bind(value)}",
+                                f"{expr}: expected the same {type(value).__name__} object"))
+
+    def _module(self, m):
+        name = self._bind(m)
+        label = type(m).__name__
+        self.checks.append((f"{name}.training is {m.training}", f"{label}.training changed (it was {m.training})"))
+        for kind in ("_parameters", "_buffers"):
+            for key, t in getattr(m, kind).items():
+                self.checks.append((f"{name}.{kind}.get({key!r}) is {self._bind(t) if t is not None else None}",
+                                    f"{label}.{key} is another object than when compiled"))
+
+    def _source(self):
+        lines = ["def guard(args, kwargs):"]
+        for cond, meaning in self.checks:
+            lines.append(f"    if not ({cond}):")
+            lines.append(f"        return {meaning!r}")
+        lines.append("    return None")
+        return "\n".join(lines) + "\n"
+
+    def __str__(self):
+        return self.source

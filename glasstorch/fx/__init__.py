@@ -1,0 +1,8 @@
+"""torch.fx, the part glasstorch needs: a graph of op calls (:class:`Graph`, :class:`Node`) and a
+module that runs it (:class:`GraphModule`). ``torch.compile`` captures a function into one of these
+(``glasstorch/_dynamo``); ``print(gm.code)`` shows it as Python, ``gm.graph.print_tabular()`` as a
+table."""
+from .graph import Graph, Node
+from .graph_module import GraphModule
+
+__all__ = ["Graph", "Node", "GraphModule"]

@@ -1,0 +1,466 @@
+"""torch.compile: captured graphs give eager's values and gradients (and torch's), guards recompile
+when what the capture assumed changes, graph breaks run eagerly with their reasons, and the
+OptimizedModule API is torch's."""
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import glasstorch as gt
+import glasstorch.nn as gnn
+import glasstorch.nn.functional as GF
+from glasstorch._dynamo import exc as gexc
+
+
+def _mlp(lib, seed=0, dropout=0.0):
+    lib.manual_seed(seed)
+    layers = [lib.nn.Linear(6, 16), lib.nn.ReLU()]
+    if dropout:
+        layers.append(lib.nn.Dropout(dropout))
+    layers += [lib.nn.Linear(16, 4)]
+    return lib.nn.Sequential(*layers)
+
+
+def _copy_params(src, dst):
+    with torch.no_grad():
+        for p, q in zip(src.parameters(), dst.parameters()):
+            q.copy_(torch.from_numpy(p.detach().numpy().copy()))
+
+
+def _data(seed=1, n=5):
+    rng = np.random.default_rng(seed)
+    return rng.standard_normal((n, 6)).astype(np.float32), rng.integers(0, 4, n)
+
+
+def _grads(model):
+    return [p.grad.numpy().copy() for p in model.parameters()]
+
+
+# -- values and gradients --------------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_compiled_function_matches_eager_and_torch(dtype):
+    xs, ys = _data()
+    g_model, t_model = _mlp(gt), _mlp(torch)
+    _copy_params(g_model, t_model)
+    if dtype == "float64":
+        g_model.double()
+        t_model.double()
+    x, y = gt.tensor(xs.astype(dtype)), gt.tensor(ys)
+
+    def loss_fn(model, x, y):
+        out = model(x)
+        return GF.cross_entropy(out, y) + (out.tanh() * 0.5).sum()
+
+    compiled = gt.compile(loss_fn)
+    for _ in range(2):                       # the first call captures, the second runs the generated code
+        g_model.zero_grad()
+        loss = compiled(g_model, x, y)
+        loss.backward()
+    assert type(loss.grad_fn).__name__ == "CompiledFunctionBackward"
+    assert len(compiled.cache) == 1
+    compiled_grads = _grads(g_model)
+    g_model.zero_grad()
+    eager = loss_fn(g_model, x, y)
+    eager.backward()
+    assert loss.item() == eager.item()
+    for a, b in zip(compiled_grads, _grads(g_model)):
+        np.testing.assert_array_equal(a, b)
+    tx = torch.tensor(xs.astype(dtype))
+    t_out = t_model(tx)
+    t_loss = torch.nn.functional.cross_entropy(t_out, torch.tensor(ys)) + (t_out.tanh() * 0.5).sum()
+    t_loss.backward()
+    tol = 1e-5 if dtype == "float32" else 1e-12
+    assert abs(loss.item() - t_loss.item()) < tol * 10
+    for a, p in zip(compiled_grads, t_model.parameters()):
+        np.testing.assert_allclose(a, p.grad.numpy(), rtol=tol, atol=tol)
+
+
+def test_generated_code_is_straight_line_array_code():
+    w = gt.randn(3, 3, requires_grad=True)
+
+    def f(x):
+        return gt.mm(x, w).tanh().sum()
+
+    c = gt.compile(f)
+    c(gt.randn(2, 3))
+    forward, backward = c.cache[0].code.forward_source, c.cache[0].code.backward_source
+    assert "def forward(" in forward and "_k_tanh" in forward and "Tensor" not in forward
+    assert "TanhBackward0" in backward and "def backward(" in backward
+    # the captured graph prints as Python over aten ops
+    assert "torch.ops.aten.tanh.default" in c.graph.python_code()
+    assert "aten.sum.default" in c.code
+
+
+@pytest.mark.parametrize("name", ["exp", "tanh", "sigmoid", "neg", "sin", "cos", "relu", "abs", "sqrt", "log"])
+def test_each_unary_op_alone_compiled(name):
+    rng = np.random.default_rng(3)
+    data = (rng.random((4, 3)) + 0.5).astype(np.float64)
+    x = gt.tensor(data, requires_grad=True)
+    fn = getattr(gt, name)
+    compiled = gt.compile(lambda t: fn(t) * 2.0)
+    compiled(x)                                # the capture (an eager run)
+    out = compiled(x)                          # the generated code
+    assert type(out.grad_fn).__name__ == "CompiledFunctionBackward"
+    out.sum().backward()
+    tx = torch.tensor(data, requires_grad=True)
+    t_out = getattr(torch, name)(tx) * 2.0
+    t_out.sum().backward()
+    np.testing.assert_allclose(out.detach().numpy(), t_out.detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-12)
+
+
+def test_broadcasting_and_promotion_gradients():
+    rng = np.random.default_rng(4)
+    a_np, b_np = rng.standard_normal((4, 1, 3)), rng.standard_normal((5, 1)).astype(np.float32)
+
+    def f(a, b):
+        return ((a * b + b) / (a - 3.0) - a).sum(1)
+
+    results = []
+    for lib, comp in ((gt, gt.compile), (torch, lambda fn: fn)):
+        a = lib.tensor(a_np, requires_grad=True)
+        b = lib.tensor(b_np, requires_grad=True)
+        out = comp(f)(a, b)
+        out.backward(lib.ones_like(out))
+        results.append((out.detach().numpy(), a.grad.numpy(), b.grad.numpy(), str(out.dtype)))
+    for g, t in zip(results[0][:3], results[1][:3]):
+        assert g.shape == t.shape and g.dtype == t.dtype
+        np.testing.assert_allclose(g, t, rtol=1e-6)
+    assert results[0][3] == results[1][3]
+
+
+def test_output_that_is_an_input_and_non_tensor_outputs():
+    c = gt.compile(lambda x, k: (x, x * k, k, "tag"))
+    x = gt.randn(3)
+    same, doubled, k, tag = c(x, 2)
+    assert same is x and k == 2 and tag == "tag"
+    np.testing.assert_array_equal(doubled.numpy(), x.numpy() * 2)
+
+
+def test_no_grad_inside_and_outside():
+    w = gt.randn(3, requires_grad=True)
+
+    def f(x):
+        with gt.no_grad():
+            y = x * w
+        return y + x * w
+
+    c = gt.compile(f)
+    c(gt.ones(3))
+    w.grad = None
+    out = c(gt.ones(3))
+    out.sum().backward()
+    np.testing.assert_allclose(w.grad.numpy(), np.ones(3))
+    with gt.no_grad():
+        assert not c(gt.ones(3)).requires_grad
+    assert len(c.cache) == 2                  # grad mode is guarded
+
+
+def test_double_backward_is_refused_as_torch_does():
+    x = gt.randn(3, requires_grad=True)
+    c = gt.compile(lambda t: (t * t).sum())
+    c(x)
+    y = c(x)
+    (g,) = gt.autograd.grad(y, x, create_graph=True)
+    np.testing.assert_allclose(g.detach().numpy(), 2 * x.detach().numpy())
+    assert type(g.grad_fn).__name__ == "CompiledFunctionBackwardBackward"
+    with pytest.raises(RuntimeError, match="double backward"):
+        g.sum().backward()
+
+
+# -- the OptimizedModule ---------------------------------------------------------------------------
+def test_optimized_module_api_matches_torch():
+    g_model, t_model = _mlp(gt), _mlp(torch)
+    g_opt, t_opt = gt.compile(g_model), torch.compile(t_model)
+    assert type(g_opt).__name__ == type(t_opt).__name__ == "OptimizedModule"
+    assert isinstance(g_opt, gnn.Module) and g_opt._orig_mod is g_model
+    assert list(g_opt.state_dict()) == list(t_opt.state_dict())
+    assert list(g_opt.state_dict())[0].startswith("_orig_mod.")
+    g_opt.eval()
+    assert not g_model.training and not g_model[0].training
+    g_opt.train()
+    assert g_model.training
+    lin = gnn.Linear(2, 2)
+    assert gt.compile(lin).weight is lin.weight       # attributes reach the original module
+    assert len(list(g_opt.parameters())) == len(list(g_model.parameters()))
+
+
+def test_compile_decorator_forms_and_arguments():
+    @gt.compile
+    def f(x):
+        return x + 1
+
+    @gt.compile(fullgraph=True, dynamic=False, mode="reduce-overhead", backend="inductor")
+    def g(x):
+        return x * 2
+
+    x = gt.ones(2)
+    np.testing.assert_array_equal(f(x).numpy(), [2, 2])
+    np.testing.assert_array_equal(g(x).numpy(), [2, 2])
+    with pytest.raises(RuntimeError, match="Unrecognized mode"):
+        gt.compile(f, mode="fastest")
+    with pytest.raises(gexc.InvalidBackend, match="Invalid backend"):
+        gt.compile(f, backend="nope")
+
+
+def test_backends_eager_and_user_backend_receive_the_graph():
+    seen = []
+
+    def backend(gm, example_inputs):
+        seen.append((gm.code, [tuple(t.shape) for t in example_inputs]))
+        return gm
+
+    x = gt.randn(2, 3, requires_grad=True)
+    for b in ("eager", backend):
+        c = gt.compile(lambda t: (t * 3).exp(), backend=b)
+        c(x)
+        out = c(x)
+        np.testing.assert_allclose(out.detach().numpy(), np.exp(x.detach().numpy() * 3), rtol=1e-6)
+        assert out.grad_fn is not None
+    assert "torch.ops.aten.exp.default" in seen[0][0] and seen[0][1] == [(2, 3)]
+
+
+# -- guards and recompiles -------------------------------------------------------------------------
+def test_guards_recompile_on_what_the_capture_read():
+    model = _mlp(gt)
+    c = gt.compile(lambda m, x, s: m(x) * s)
+    x = gt.randn(5, 6)
+    c(model, x, 2.0)
+    c(model, gt.randn(5, 6), 2.0)
+    assert len(c.cache) == 1                            # same guards: reused
+    c(model, gt.randn(7, 6), 2.0)                       # another shape
+    c(model, x, 3.0)                                    # another Python scalar
+    c(model, x.double(), 2.0) if False else None
+    model.eval()
+    c(model, x, 2.0)                                    # training flag
+    c(model, x.requires_grad_(), 2.0)                   # requires_grad
+    assert len(c.cache) == 5
+    reasons = [e.guards.check((model, gt.randn(9, 6), 2.0), {}) for e in c.cache]
+    assert any("size [5, 6]" in r for r in reasons if r)
+    np.testing.assert_allclose(c(model, x, 3.0).detach().numpy(), (model(x) * 3.0).detach().numpy())
+
+
+def test_replaced_parameter_is_noticed():
+    lin = gnn.Linear(3, 2)
+    opt = gt.compile(lin)
+    x = gt.randn(4, 3)
+    opt(x)
+    lin.weight = gnn.Parameter(gt.zeros(2, 3))
+    np.testing.assert_allclose(opt(x).detach().numpy(), lin(x).detach().numpy())
+    assert len(opt._compiled_call.cache) == 2
+
+
+def test_parameter_values_are_read_at_each_call():
+    lin = gnn.Linear(3, 2)
+    opt = gt.compile(lin)
+    x = gt.randn(4, 3)
+    opt(x)
+    with gt.no_grad():
+        lin.weight.mul_(2.0)
+    np.testing.assert_allclose(opt(x).detach().numpy(), lin(x).detach().numpy(), rtol=1e-6)
+    assert len(opt._compiled_call.cache) == 1
+
+
+def test_recompile_limit_then_eager_with_a_warning():
+    gt.compiler.reset()
+    c = gt.compile(lambda x: x + 1)
+    for n in range(1, 9):
+        c(gt.ones(n))
+    assert len(c.cache) == 8
+    with pytest.warns(UserWarning, match=r"recompile_limit \(8\)"):
+        out = c(gt.ones(20))
+    np.testing.assert_array_equal(out.numpy(), np.full(20, 2.0))
+    assert len(c.cache) == 8
+    gt._dynamo.reset()
+    assert c.cache == []
+
+
+# -- graph breaks ----------------------------------------------------------------------------------
+def _item_step(x):
+    y = x.exp()
+    return y * y.sum().item()
+
+
+def _branch_step(x):
+    if x.sum() > 0:
+        return x * 2
+    return x - 1
+
+
+def _print_step(x):
+    print(x)
+    return x * 2
+
+
+def _numpy_step(x):
+    return x * float(x.numpy().max())
+
+
+def _tolist_step(x):
+    return x * len([v for v in x.tolist() if v > 0])
+
+
+@pytest.mark.parametrize("fn, words", [(_item_step, "item"), (_branch_step, "data-dependent branching"),
+                                       (_print_step, "printing a tensor"), (_numpy_step, "numpy"),
+                                       (_tolist_step, "tolist")])
+def test_graph_breaks_give_eager_results_and_say_why(fn, words, capsys):
+    c = gt.compile(fn)
+    for data in ([1.0, 2.0], [-3.0, 1.0], [1.0, 2.0]):
+        x = gt.tensor(data)
+        np.testing.assert_allclose(c(x).numpy(), fn(x).numpy())
+    explanation = gt._dynamo.explain(fn)(gt.tensor([1.0, 2.0]))
+    assert explanation.graph_break_count >= 1
+    reason = explanation.break_reasons[0]
+    assert words in reason.reason.lower()
+    assert __file__ in reason.user_stack[0] and f"in {fn.__name__}" in reason.user_stack[0]
+    assert "Graph Break Count" in str(explanation) and words in str(explanation).lower()
+    with pytest.raises(gexc.Unsupported, match="fullgraph"):
+        gt.compile(fn, fullgraph=True)(gt.tensor([1.0, 2.0]))
+    assert isinstance(gexc.Unsupported("x"), RuntimeError)
+
+
+def test_explain_of_a_graph_without_breaks():
+    out = gt.compiler.explain(lambda x: (x * 2).tanh())(gt.randn(3))
+    assert out.graph_count == 1 and out.graph_break_count == 0 and out.op_count == 2
+    assert [str(op) for op in out.ops_per_graph[0]] == ["aten.mul.Tensor", "aten.tanh.default"]
+
+
+def test_disabled_function_breaks_the_graph():
+    @gt.compiler.disable
+    def helper(t):
+        return t + 1
+
+    out = gt._dynamo.explain(lambda x: helper(x * 2) * 3)(gt.ones(2))
+    assert out.graph_break_count == 1 and "torch.compiler.disable" in out.break_reasons[0].reason
+    np.testing.assert_array_equal(gt.compile(lambda x: helper(x * 2) * 3)(gt.ones(2)).numpy(), [9, 9])
+
+
+def test_reading_grad_inside_is_a_break():
+    w = gt.ones(2, requires_grad=True)
+    w.grad = gt.full((2,), 3.0)
+
+    def f(x):
+        return x * w.grad
+    out = gt._dynamo.explain(f)(gt.ones(2))
+    assert out.graph_break_count == 1 and ".grad" in out.break_reasons[0].reason
+    c = gt.compile(f)
+    c(gt.ones(2))
+    w.grad = gt.full((2,), 5.0)
+    np.testing.assert_array_equal(c(gt.ones(2)).numpy(), [5, 5])
+
+
+def test_module_hooks_break_the_graph_and_run_every_call():
+    lin = gnn.Linear(3, 2)
+    seen = []
+    lin.register_forward_hook(lambda m, i, o: seen.append(o.shape))
+    opt = gt.compile(lin)
+    opt(gt.randn(4, 3))
+    opt(gt.randn(4, 3))
+    assert len(seen) == 2
+    assert "hooks" in gt._dynamo.explain(lin)(gt.randn(4, 3)).break_reasons[0].reason
+
+
+def test_in_place_change_of_an_input_is_a_break():
+    def f(x):
+        x.add_(1)
+        return x * 2
+
+    out = gt._dynamo.explain(f)(gt.ones(2))
+    assert out.graph_break_count >= 1 and "in-place" in out.break_reasons[0].reason
+    x = gt.ones(2)
+    c = gt.compile(f)
+    c(x)
+    np.testing.assert_array_equal(c(x).numpy(), [6, 6])
+    np.testing.assert_array_equal(x.numpy(), [3, 3])
+
+
+# -- whole training steps --------------------------------------------------------------------------
+def _train_step(model, opt, x, y):
+    opt.zero_grad()
+    loss = GF.cross_entropy(model(x), y)
+    loss.backward()
+    opt.step()
+    return loss
+
+
+def _bn_model(lib):
+    lib.manual_seed(5)
+    return lib.nn.Sequential(lib.nn.Linear(6, 8), lib.nn.BatchNorm1d(8), lib.nn.ReLU(), lib.nn.Dropout(0.3),
+                             lib.nn.Linear(8, 4))
+
+
+def test_compiled_training_step_equals_eager_step_after_step():
+    xs, ys = _data(n=8)
+    runs = []
+    for compiled in (False, True):
+        model = _bn_model(gt)
+        opt = gt.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        step = gt.compile(_train_step) if compiled else _train_step
+        gt.manual_seed(11)
+        losses = []
+        for i in range(4):
+            model.train(i != 2)                          # one eval step in the middle
+            losses.append(step(model, opt, gt.tensor(xs), gt.tensor(ys)).item())
+        runs.append((losses, [p.detach().numpy().copy() for p in model.parameters()],
+                     model[1].running_mean.numpy().copy(), model[1].running_var.numpy().copy()))
+    (l0, p0, m0, v0), (l1, p1, m1, v1) = runs
+    assert l0 == l1
+    for a, b in zip(p0, p1):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(m0, m1)
+    np.testing.assert_array_equal(v0, v1)
+
+
+def test_compiled_module_with_dropout_and_batchnorm_in_eval_and_train():
+    xs, _ = _data(n=8)
+    model = _bn_model(gt)
+    opt_model = gt.compile(model)
+    for training in (True, False, True):
+        opt_model.train(training)
+        gt.manual_seed(3)
+        compiled = opt_model(gt.tensor(xs))
+        gt.manual_seed(3)
+        eager = model(gt.tensor(xs))
+        np.testing.assert_allclose(compiled.detach().numpy(), eager.detach().numpy(), rtol=1e-6)
+
+
+def test_compiled_forward_with_dropout_draws_fresh_masks():
+    model = _mlp(gt, dropout=0.5)
+    opt_model = gt.compile(model)
+    x = gt.randn(64, 6)
+    opt_model(x)
+    gt.manual_seed(0)
+    a, b = opt_model(x), opt_model(x)
+    assert not np.array_equal(a.detach().numpy(), b.detach().numpy())
+    gt.manual_seed(0)
+    np.testing.assert_allclose(model(x).detach().numpy(), a.detach().numpy(), rtol=1e-6)
+    assert type(a.grad_fn).__name__ == "CompiledFunctionBackward"
+
+
+def test_logs_print_graph_and_code(capsys):
+    gt._dynamo.set_logs(graph_code=True, recompiles=True)
+    try:
+        c = gt.compile(lambda x: x.exp() * 2)
+        c(gt.ones(2, requires_grad=True))
+        c(gt.ones(3, requires_grad=True))
+    finally:
+        gt._dynamo.set_logs()
+    err = capsys.readouterr().err
+    assert "TRACED GRAPH" in err and "def forward" in err and "def backward" in err
+    assert "Recompiling" in err and "size [2]" in err
+
+
+def test_import_glasstorch_does_not_load_compile():
+    import subprocess
+    import sys
+    code = "import sys, glasstorch; print('glasstorch._dynamo' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() == "False"
+
+
+def test_warnings_free_reuse():
+    c = gt.compile(lambda x: x.sin())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        c(gt.ones(2))
+        c(gt.ones(2))
