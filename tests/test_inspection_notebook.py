@@ -1,0 +1,38 @@
+"""Inspection results in Jupyter: explain(), record() and summary() display as a sentence or a table.
+
+IPython's own display formatter is asked what a notebook would show (its 'text/html' entry), so these
+tests check what Jupyter calls, not only that a method exists.
+"""
+from html import escape
+
+import pytest
+
+import glasstorch as torch
+from glasstorch.inspection import explain, record, summary
+
+
+def notebook_html(obj):
+    formatters = pytest.importorskip("IPython.core.formatters")
+    data, _ = formatters.DisplayFormatter().format(obj)
+    return data.get("text/html")
+
+
+def test_explanation_shows_its_sentence_cause_line_and_fix():
+    w = torch.ones(3, requires_grad=True)
+    with record():
+        y = w.detach() * 2                          # the path from w is cut here
+        (y.sum() * torch.ones(1, requires_grad=True)).sum().backward()
+    e = explain(w)
+    html = notebook_html(e)
+    assert html is not None and "<Explanation" not in html
+    assert e.cause == "cut" and "cause <code" in html and "&#x27;cut&#x27;" in html
+    because, fix = e.message.split(" Fix: ", 1)
+    assert escape(because) in html and f"<b>Fix:</b> {escape(fix)}" in html
+    assert f"test_inspection_notebook.py:{e.lineno}" in html and "detach()" in html
+
+
+def test_explanation_html_is_escaped():
+    e = explain(torch.ones(2), name="<w & b>")
+    html = notebook_html(e)
+    assert "&lt;w &amp; b&gt;.grad" in html and "<w &" not in html
+    assert e.cause == "not_requires_grad"
