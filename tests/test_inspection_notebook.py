@@ -36,3 +36,27 @@ def test_explanation_html_is_escaped():
     html = notebook_html(e)
     assert "&lt;w &amp; b&gt;.grad" in html and "<w &" not in html
     assert e.cause == "not_requires_grad"
+
+
+def test_record_shows_its_timeline_as_a_table():
+    w = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    with record(params={"w": w}) as rec:
+        loss = (w * torch.tensor([0.5, -1.0, 2.0])).sum().exp()
+        loss.backward()
+    html = notebook_html(rec)
+    assert html is not None and "<record of" not in html
+    assert html.count("<tr>") == len(rec.events) + 1 and f"record: {len(rec.events)} events" in html
+    for e in rec.events:
+        assert f"<td>{e.index}</td><td>{e.kind}</td>" in html and escape(e.node) in html
+    assert "ExpBackward0" in html and "MulBackward0" in html and "test_inspection_notebook.py:" in html
+
+
+def test_a_long_record_is_cut_in_the_notebook_but_not_in_str(monkeypatch):
+    from glasstorch.inspection import _html
+    monkeypatch.setattr(_html, "MAX_ROWS", 3)
+    w = torch.ones(2, requires_grad=True)
+    with record() as rec:
+        (w * 2).sum().exp().backward()
+    html = notebook_html(rec)
+    assert html.count("<tr>") == 3 + 1 and f"... {len(rec.events) - 3} more events" in html
+    assert len(str(rec).splitlines()) == len(rec.events) + 1

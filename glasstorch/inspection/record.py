@@ -95,6 +95,10 @@ class record:
     def __repr__(self):
         return f"<record of {len(self.events)} events>"
 
+    def _repr_html_(self):  # Jupyter shows the timeline as a table
+        from ._html import timeline
+        return timeline(self)
+
     def freed_nodes(self):
         """The nodes (still alive) whose saved values a backward inside this block freed."""
         return [n for n in (r() for r in self._freed) if n is not None]
