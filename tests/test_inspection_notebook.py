@@ -60,3 +60,15 @@ def test_a_long_record_is_cut_in_the_notebook_but_not_in_str(monkeypatch):
     html = notebook_html(rec)
     assert html.count("<tr>") == 3 + 1 and f"... {len(rec.events) - 3} more events" in html
     assert len(str(rec).splitlines()) == len(rec.events) + 1
+
+
+def test_summary_shows_its_sentence_every_op_and_every_leaf():
+    model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 3))
+    loss = torch.nn.functional.cross_entropy(model(torch.randn(5, 4)), torch.tensor([0, 2, 1, 0, 1]))
+    s = summary(loss, params=dict(model.named_parameters()))
+    html = notebook_html(s)
+    assert html is not None and "GraphSummary(" not in html
+    assert escape(str(s).splitlines()[0]) in html
+    for op, count in s.ops.items():
+        assert f"<td><code style=\"white-space:pre\">{op}</code></td><td>{count}</td>" in html
+    assert all(f">{leaf}</code>" in html for leaf in ("0.weight", "0.bias", "2.weight", "2.bias"))

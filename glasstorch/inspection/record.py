@@ -261,6 +261,10 @@ class GraphSummary:
                 f"{_human(self.saved_bytes)}" + (f"; {self.freed_nodes} nodes already freed" if self.freed_nodes else "")
                 + (f"\nops: {top}" if top else ""))
 
+    def _repr_html_(self):  # Jupyter shows the sentence and every op with its count
+        from ._html import graph_summary
+        return graph_summary(self)
+
 
 def _human(n):
     for unit in ("bytes", "KiB", "MiB", "GiB"):
