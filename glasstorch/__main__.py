@@ -96,7 +96,8 @@ def build_parser():
     t.add_argument("--epochs", type=positive_int, default=12, help="passes over the 1,500 training digits")
     t.add_argument("--batch-size", type=positive_int, default=32, help="digits per optimizer step")
     t.add_argument("--lr", type=learning_rate, default=0.005, help="Adam's learning rate")
-    t.add_argument("--seed", type=seed_value, default=0, help="torch.manual_seed: the initial weights and the batch order")
+    t.add_argument("--seed", type=seed_value, default=0,
+                   help="torch.manual_seed: the initial weights and the batch order")
     t.add_argument("--out", default="glasstorch_out",
                    help=f"folder for {MODEL_FILE} and {GRAPH_FILE} (created if needed; a model saved there "
                         f"earlier is replaced only by one at least as accurate, otherwise this run's goes to "
