@@ -255,7 +255,7 @@ def save_safetensors(tensors, path, metadata=None):
             raise TypeError(f"save_safetensors expects str keys and tensor values, got {name!r}: "
                             f"{type(tensor).__name__}")
         # the format stores each tensor whole and dense (ascontiguousarray would turn 0-dim into 1-dim)
-        arrays[name] = archive.xp.array(parts[0], order="C", copy=None)
+        arrays[name] = archive.xp.asarray(parts[0], order="C")  # copies only if not C-contiguous
     data = safetensors.numpy.save(arrays, metadata=metadata)
     archive.atomic_write(path, lambda file: file.write(data))
 

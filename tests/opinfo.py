@@ -353,7 +353,7 @@ _UNARY_DOMAINS = {
     "log1p": dict(low=-0.9, high=3), "expm1": {}, "sqrt": dict(low=0.1, high=3), "rsqrt": dict(low=0.1, high=3),
     "sin": {}, "cos": {}, "tan": dict(low=-1.2, high=1.2), "asin": dict(low=-0.9, high=0.9),
     "acos": dict(low=-0.9, high=0.9), "atan": {}, "sinh": {}, "cosh": {}, "tanh": {}, "sigmoid": {},
-    "relu": dict(exclude_zero=True), "erf": {}, "floor": {}, "ceil": {}, "round": {}, "trunc": {}, "frac": {},
+    "relu": dict(exclude_zero=True), "erf": {}, "erfc": {}, "erfinv": dict(low=-0.9, high=0.9), "floor": {}, "ceil": {}, "round": {}, "trunc": {}, "frac": {},
     "square": {},
 }
 for _name, _dom in _UNARY_DOMAINS.items():

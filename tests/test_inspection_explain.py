@@ -221,3 +221,20 @@ def test_cuts_keep_no_graph_alive():
     _check(explain(v), "cut", None, ".item()")
     e = explain(w)   # the far end of the big graph died before the backward: the nearest leaf is all that
     assert e.cause in ("cut", "unused")   # could be noted, and w is 100 nodes away
+
+
+def test_a_cut_is_noted_even_when_a_dead_graph_had_the_same_id():
+    """Cuts are noted by id(source node) until the next backward resolves them; a dead graph's entry
+    whose id a new node reuses must not hide the new cut (this made test_cuts_keep_no_graph_alive
+    depend on which tests ran before it)."""
+    import weakref
+    from glasstorch.inspection._instrument import Cut, tracker
+    v = torch.randn(3, requires_grad=True)
+    with record():
+        loss = (v * 2).sum()
+        gone = torch.ones(1)  # stands for the dead graph whose id the new source node reuses
+        stale = (Cut("detach()", "elsewhere.py", 1), [], None, weakref.ref(gone))
+        tracker.pending[id(loss.grad_fn)] = stale
+        loss.item()
+        (torch.ones(1, requires_grad=True) * 2).sum().backward()
+    _check(explain(v), "cut", None, ".item()")

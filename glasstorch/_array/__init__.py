@@ -6,9 +6,28 @@ NumPy's ``__array_function__``/``__array_ufunc__`` protocols, so op code written
 runs on either device. Creation functions, which have no array to dispatch on, ask
 :func:`namespace` for the device's module instead.
 """
+import warnings
+
 import numpy as xp
 
 ndarray = xp.ndarray
+
+
+def _silence_floating_point_warnings_from_glasstorch():
+    """torch computes log(0) = -inf, exp(1000) = inf, 0/0 = nan silently; NumPy reports each as a
+    RuntimeWarning ("divide by zero encountered in log"), attributed to the Python file whose line
+    called it: one of glasstorch's. A warnings filter on exactly those messages from glasstorch's
+    own modules silences them at no cost per op (filters are read only when a warning is raised),
+    without touching NumPy's error state: the user's own NumPy code (np.log(0) in their file) warns
+    as before, and np.geterr() is unchanged. (Per-op ``np.errstate`` would cost more than a small
+    op itself.) Filters the user adds after importing glasstorch come first, so ``-W error`` or
+    ``simplefilter("error")`` set later turn these into errors, as for any other warning.
+    """
+    warnings.filterwarnings("ignore", message=r"(overflow|underflow|divide by zero|invalid value) encountered in",
+                            category=RuntimeWarning, module=r"glasstorch(\.|$)")
+
+
+_silence_floating_point_warnings_from_glasstorch()
 
 
 def _keep_freed_arrays_mapped():
@@ -119,48 +138,6 @@ def as_numpy(array):
     return array if isinstance(array, xp.ndarray) else _cupy.asnumpy(array)
 
 
-_special_module = []  # [scipy.special or None], imported on first use: importing SciPy costs ~0.5 s
-
-
-def _special():
-    """SciPy's special functions (faster and exact) if SciPy is installed, else None."""
-    if not _special_module:
-        try:
-            from scipy import special
-        except Exception:  # pragma: no cover - scipy is optional
-            special = None
-        _special_module.append(special)
-    return _special_module[0]
-
-
-def erf(a):
-    if _cupy is not None and not isinstance(a, xp.ndarray):
-        import cupyx.scipy.special as cs
-        return cs.erf(a)
-    special = _special()
-    if special is not None:
-        return special.erf(a)
-    import math
-    return xp.frompyfunc(math.erf, 1, 1)(a).astype(a.dtype)
-
-
-def erfinv(a):
-    special = _special()
-    if special is None:
-        raise RuntimeError("erfinv needs scipy (pip install scipy)")
-    return special.erfinv(a)
-
-
-def lgamma(a):
-    special = _special()
-    if special is not None:
-        return special.gammaln(a)
-    import math
-    return xp.frompyfunc(math.lgamma, 1, 1)(a).astype(a.dtype)
-
-
-def digamma(a):
-    special = _special()
-    if special is None:
-        raise RuntimeError("digamma needs scipy (pip install scipy)")
-    return special.digamma(a)
+# erf, erfc, erfinv, lgamma, digamma: NumPy has none of them; special.py computes them from array
+# operations alone (no SciPy, no compiled kernels).
+from .special import erf, erfc, erfinv, lgamma, digamma  # noqa: E402,F401

@@ -178,7 +178,8 @@ class Tracker:
         self.forced = IdTable()        # leaf whose requires_grad the user switched on -> (filename, lineno)
         self.consumed = IdTable()      # root node of a finished backward -> backward index
         self.pending = {}              # id(source) -> (Cut, leaf weakrefs, weakref to the source node if
-        #                                the graph was too big to note now): cuts the next backward resolves
+        #                                the graph was too big to note now, weakref to the source itself
+        #                                (ids are reused)): cuts the next backward resolves
         self.nograd_modules = {}       # id(module) -> (module weakref, Cut): modules run under no_grad
         self.root_modules = IdTable()  # top-level modules called -> True (for parameter names)
         self.modules_seen = IdTable()  # every module called from user code -> whether it was top-level
@@ -396,7 +397,7 @@ def _resolve_cuts(order):
     def cut_off(var, cut):
         if var is not None and var._requires_grad and id(var) not in reached and var._grad is None:
             t.cut_of.set(var, cut)
-    for cut, leaves, source in list(t.pending.values()):
+    for cut, leaves, source, _ in list(t.pending.values()):
         for ref in leaves:                       # noted when the cut happened
             cut_off(ref(), cut)
         node = source() if source is not None else None
@@ -463,16 +464,19 @@ def note_cut(tensor, out, how, frame):
     cut = Cut(how, frame.f_code.co_filename, frame.f_lineno)
     if out_is_tensor:
         t.cut_results.set(out, cut)
-    key = id(source if source is not None else tensor)
-    if key in t.pending:
-        return
-    if len(t.pending) >= _PENDING_MAX:
+    owner = source if source is not None else tensor
+    key = id(owner)
+    noted = t.pending.get(key)
+    if noted is not None and noted[3]() is owner:
+        return   # this very graph's cut is noted already (loss.item() twice)
+    # else a new key, or the id of a dead object that no backward resolved: ids are reused
+    if noted is None and len(t.pending) >= _PENDING_MAX:
         t.pending.pop(next(iter(t.pending)))
     if source is None:                           # a leaf itself was cut (w.detach(), w.item())
-        t.pending[key] = (cut, [weakref.ref(tensor)], None)
+        t.pending[key] = (cut, [weakref.ref(tensor)], None, weakref.ref(owner))
     else:
         leaves, complete = _leaves_within(source)
-        t.pending[key] = (cut, leaves, None if complete else weakref.ref(source))
+        t.pending[key] = (cut, leaves, None if complete else weakref.ref(source), weakref.ref(owner))
     if timelines:
         _timeline("cut", tensor, cut)
 

@@ -323,7 +323,7 @@ class _SeatbeltChecks(_instrument._Checks):
     def _forced_message(self, t, where, what):
         cut = tracker.cut_results.get(t)
         origin = f" It was made by {cut.how} at {_line((cut.filename, cut.lineno))}." if cut else ""
-        recent = [c for c, _, _ in tracker.pending.values()]
+        recent = [c for c, *_ in tracker.pending.values()]
         if not cut and recent:
             c = recent[-1]
             origin = f" The last cut seen before it: {c.how} at {_line((c.filename, c.lineno))}."

@@ -57,7 +57,13 @@ def result_dtype(*args):
 
 
 def operands(a, b):
-    """Arrays (or a Python number for b) to compute ``a op b`` in torch's result dtype."""
+    """Arrays (or a NumPy scalar for a number b) to compute ``a op b`` in torch's result dtype.
+
+    A Python number ``b`` comes back as a NumPy scalar of the (promoted) array's dtype, so NumPy
+    computes in exactly that dtype whatever its version: NumPy 2 treats a bare Python number as
+    "weak" (NEP 50) and would keep the array's dtype anyway, but NumPy 1.x's value-based casting makes
+    a 0-d float32 array times a Python float a float64, and a bool array plus 3 an int8.
+    """
     da = a._data
     if isinstance(b, Tensor):
         db = b._data
@@ -74,7 +80,9 @@ def operands(a, b):
         if k in "iu":
             info = xp.iinfo(da.dtype)
             if not info.min <= b <= info.max:  # torch wraps around; NumPy refuses: wrap explicitly
-                b = xp.array(b).astype(da.dtype)[()]
+                return da, xp.array(b).astype(da.dtype)[()]
+        elif k == "b":
+            da = da.astype(xp.int64)
     elif tb is bool:
         pass
     elif tb is complex:
@@ -84,7 +92,7 @@ def operands(a, b):
         return operands(a, b.item() if hasattr(b, "item") else float(b))
     else:
         raise TypeError(f"unsupported operand type: 'Tensor' and '{tb.__name__}'")
-    return da, b
+    return da, da.dtype.type(b)
 
 
 def float_array(t):

@@ -11,7 +11,7 @@ import math
 
 from .. import _dtype
 from .._tensor import Tensor, _wrap
-from .._array import xp, erf as _erf, erfinv as _erfinv, lgamma as _lgamma, digamma as _digamma
+from .._array import xp, erf as _erf, erfc as _erfc, erfinv as _erfinv, lgamma as _lgamma, digamma as _digamma
 from ._op import (_state, method, operands, float_array, record, make_node_class, inplace, connect,
                   result_dtype, as_tensor_arg)
 
@@ -19,8 +19,20 @@ from ._op import (_state, method, operands, float_array, record, make_node_class
 # ---------------------------------------------------------------------------------------------
 # Unary ops: name, torch's node name, forward on arrays, saves, derivative(grad, saved), int ok
 # ---------------------------------------------------------------------------------------------
+# Array-level code never mixes an array with a bare Python number: NumPy 1.x's value-based casting
+# would make a 0-d float32 result float64. The constants take the array's own type instead.
 def _sigmoid(a):
-    return 0.5 * (1 + xp.tanh(0.5 * a)).astype(a.dtype, copy=False)
+    half = a.dtype.type(0.5)
+    return (half + half * xp.tanh(half * a)).astype(a.dtype, copy=False)
+
+
+def _relu(a):
+    return xp.maximum(a, a.dtype.type(0))
+
+
+def _integral(rounding):
+    """floor/ceil/trunc: integers are already integral (NumPy 1.x would return float64 for them)."""
+    return lambda a: a.copy() if a.dtype.kind in "iub" else rounding(a)
 
 
 def _sign(a):
@@ -39,7 +51,7 @@ _UNARY = [
     ("abs",     "AbsBackward0",      xp.abs,                        "self",   lambda g, x: g * x.sign(),                       True),
     ("sign",    "SignBackward0",     _sign,                         None,     _zeros,                                         True),
     ("sgn",     "SgnBackward0",      _sign,                         None,     _zeros,                                         True),
-    ("reciprocal", "ReciprocalBackward0", lambda a: 1 / a,          "result", lambda g, r: -g * (r * r),                       False),
+    ("reciprocal", "ReciprocalBackward0", xp.reciprocal,                 "result", lambda g, r: -g * (r * r),                       False),
     ("exp",     "ExpBackward0",      xp.exp,                        "result", lambda g, r: g * r,                              False),
     ("exp2",    "Exp2Backward0",     xp.exp2,                       "result", lambda g, r: g * r * LN2,                        False),
     ("expm1",   "Expm1Backward0",    xp.expm1,                      "result", lambda g, r: g * (r + 1),                        False),
@@ -48,7 +60,7 @@ _UNARY = [
     ("log10",   "Log10Backward0",    xp.log10,                      "self",   lambda g, x: g / (x * LN10),                     False),
     ("log1p",   "Log1PBackward0",    xp.log1p,                      "self",   lambda g, x: g / (x + 1),                        False),
     ("sqrt",    "SqrtBackward0",     xp.sqrt,                       "result", lambda g, r: g / (2 * r),                        False),
-    ("rsqrt",   "RsqrtBackward0",    lambda a: 1 / xp.sqrt(a),      "result", lambda g, r: -0.5 * g * r * r * r,               False),
+    ("rsqrt",   "RsqrtBackward0",    lambda a: xp.reciprocal(xp.sqrt(a)), "result", lambda g, r: -0.5 * g * r * r * r,               False),
     ("sin",     "SinBackward0",      xp.sin,                        "self",   lambda g, x: g * x.cos(),                        False),
     ("cos",     "CosBackward0",      xp.cos,                        "self",   lambda g, x: g * -x.sin(),                       False),
     ("tan",     "TanBackward0",      xp.tan,                        "result", lambda g, r: g * (1 + r * r),                    False),
@@ -62,14 +74,15 @@ _UNARY = [
     ("acosh",   "AcoshBackward0",    xp.arccosh,                    "self",   lambda g, x: g * (x * x - 1).rsqrt(),            False),
     ("atanh",   "AtanhBackward0",    xp.arctanh,                    "self",   lambda g, x: g / (1 - x * x),                    False),
     ("sigmoid", "SigmoidBackward0",  _sigmoid,                      "result", lambda g, r: g * r * (1 - r),                    False),
-    ("relu",    "ReluBackward0",     lambda a: xp.maximum(a, 0),    "result", lambda g, r: g.masked_fill(r <= 0, 0),           True),
+    ("relu",    "ReluBackward0",     _relu,                         "result", lambda g, r: g.masked_fill(r <= 0, 0),           True),
     ("erf",     "ErfBackward0",      _erf,                          "self",   lambda g, x: g * (2 / math.sqrt(math.pi)) * (-x * x).exp(), False),
+    ("erfc",    "ErfcBackward0",     _erfc,                         "self",   lambda g, x: g * (-2 / math.sqrt(math.pi)) * (-x * x).exp(), False),
     ("erfinv",  "ErfinvBackward0",   _erfinv,                       "result", lambda g, r: g * (math.sqrt(math.pi) / 2) * (r * r).exp(), False),
     ("lgamma",  "LgammaBackward0",   _lgamma,                       "self",   lambda g, x: g * x.digamma(),                    False),
     ("digamma", "DigammaBackward0",  _digamma,                      None,     None,                                            False),
-    ("floor",   "FloorBackward0",    xp.floor,                      None,     _zeros,                                         True),
-    ("ceil",    "CeilBackward0",     xp.ceil,                       None,     _zeros,                                         True),
-    ("trunc",   "TruncBackward0",    xp.trunc,                      None,     _zeros,                                         True),
+    ("floor",   "FloorBackward0",    _integral(xp.floor),           None,     _zeros,                                         True),
+    ("ceil",    "CeilBackward0",     _integral(xp.ceil),            None,     _zeros,                                         True),
+    ("trunc",   "TruncBackward0",    _integral(xp.trunc),           None,     _zeros,                                         True),
     ("frac",    "FracBackward0",     lambda a: a - xp.trunc(a),     None,     lambda g: g,                                     True),
     ("logical_not", None,            xp.logical_not,                None,     None,                                            True),
     ("isnan",   None,                xp.isnan,                      None,     None,                                            True),
@@ -577,7 +590,7 @@ def pow(input, exponent):
             record(PowBackward1, res, (input, exponent), (input, exponent, res), saved_output=2)
         return res
     da, e = operands(input, exponent)
-    if da.dtype == bool and not isinstance(e, bool):
+    if da.dtype == bool and not isinstance(exponent, bool):
         da = da.astype(result_dtype(input, e).numpy_dtype)
     if da.dtype.kind in "iu" and type(exponent) is int and exponent < 0:
         raise RuntimeError("Integers to negative integer powers are not allowed.")
@@ -867,13 +880,16 @@ def _clamp_numbers(input, min, max, node_cls):
         _clamp_refuses(d, min, max)
     if isinstance(min, float) or isinstance(max, float):
         d = float_array(input)
+    elif d.dtype == bool and (type(min) is int or type(max) is int):
+        d = d.astype(xp.int64)  # bool clamped by an int: int64, by torch's promotion
     elif d.dtype.kind in "iu":  # an int bound converts to the tensor's type, wrapping as torch's does
         info = xp.iinfo(d.dtype)
         if min is not None and not info.min <= min <= info.max:
             min = xp.array(min).astype(d.dtype)[()]
         if max is not None and not info.min <= max <= info.max:
             max = xp.array(max).astype(d.dtype)[()]
-    r = xp.clip(d, min, max) if not (min is not None and max is not None and min > max) else xp.full_like(d, max)
+    r = xp.clip(d, min, max).astype(d.dtype, copy=False) if not (min is not None and max is not None and min > max) \
+        else xp.full_like(d, max)  # the cast: NumPy 1.x makes a 0-d float32 clipped by Python floats float64
     res = _wrap(r)
     if input._requires_grad and _state.enabled:
         node = record(node_cls, res, (input,), (input,))
