@@ -2,6 +2,7 @@
 from .ops.linalg import det, inv, solve, matrix_norm, eig, eigh, eigvals, svd, qr, cholesky, matrix_rank, pinv, \
     slogdet, matrix_power, cross  # noqa: F401
 from .ops.reduction import vector_norm
+from ._checks import LinAlgError  # noqa: F401
 from .ops.reduction import norm as _tensor_norm
 
 

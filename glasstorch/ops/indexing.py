@@ -2,7 +2,7 @@
 assignment, gather/scatter, index_select, masked_select, nonzero, take_along_dim."""
 import builtins
 
-from .. import _dtype
+from .. import _checks, _dtype
 from .._tensor import Tensor, _wrap, _wrap_dim, bump_version
 from .._array import xp
 from ..autograd.graph import connect
@@ -524,7 +524,7 @@ class MaskedSelectBackward0(make_node_class("MaskedSelectBackward0", None, ("mas
 
 @method()
 def masked_select(input, mask):
-    m = xp.broadcast_to(mask._data, xp.broadcast_shapes(mask._data.shape, input._data.shape))
+    m = xp.broadcast_to(mask._data, _checks.broadcast_shape(input._data.shape, mask._data.shape))
     d = xp.broadcast_to(input._data, m.shape)
     res = _wrap(d[m])
     if input._requires_grad and _state.enabled:

@@ -1,6 +1,6 @@
 """Matrix products (mm, bmm, mv, dot and matmul's decomposition into them, as torch records it),
 einsum, and torch.linalg's common functions."""
-from .. import _dtype
+from .. import _checks, _dtype
 from .._tensor import Tensor, _wrap
 from .._array import xp
 from ._op import _state, method, record, make_node_class, result_dtype
@@ -227,7 +227,12 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     p = mat1._data @ mat2._data
     if alpha != 1:
         p *= alpha
-    p += input._data if beta == 1 else beta * input._data
+    try:
+        p += input._data if beta == 1 else beta * input._data
+    except ValueError:
+        raise RuntimeError(f"The expanded size of the tensor ({p.shape[-1]}) must match the existing size "
+                           f"({input._data.shape[-1]}) at non-singleton dimension 1.  Target sizes: {list(p.shape)}."
+                           f"  Tensor sizes: {list(input._data.shape)}") from None
     res = _wrap(p)
     if _state.enabled and (input._requires_grad or mat1._requires_grad or mat2._requires_grad):
         node = record(AddmmBackward0, res, (input, mat1, mat2),
@@ -552,6 +557,7 @@ class LinalgDetBackward0(make_node_class("LinalgDetBackward0", None, ("A", "resu
 
 
 def det(A):
+    _checks.check_square_float("linalg.det", A)
     res = _wrap(xp.asarray(xp.linalg.det(A._data)).astype(A._data.dtype))
     if A._requires_grad and _state.enabled:
         record(LinalgDetBackward0, res, (A,), (A, res), saved_output=1, meta_check=False)
@@ -565,10 +571,11 @@ class LinalgInvExBackward0(make_node_class("LinalgInvExBackward0", None, ("inver
 
 
 def inv(A):
+    _checks.check_square_float("linalg.inv", A)
     try:
         r = xp.linalg.inv(A._data)
     except xp.linalg.LinAlgError:
-        raise RuntimeError("linalg.inv: The diagonal element 1 is zero, the inversion could not be completed because "
+        raise _checks.LinAlgError("linalg.inv: The diagonal element 1 is zero, the inversion could not be completed because "
                            "the input matrix is singular.") from None
     res = _wrap(r.astype(A._data.dtype))
     if A._requires_grad and _state.enabled:
@@ -577,7 +584,12 @@ def inv(A):
 
 
 def solve(A, B, *, left=True):
-    return inv(A) @ B
+    _checks.check_square_float("linalg.solve", A)
+    try:
+        return inv(A) @ B
+    except _checks.LinAlgError:
+        raise _checks.LinAlgError("torch.linalg.solve: The solver failed because the input matrix is singular.") \
+            from None
 
 
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False):
@@ -616,7 +628,12 @@ def qr(A, mode="reduced"):
 
 
 def cholesky(A, upper=False):
-    L = xp.linalg.cholesky(A._data)
+    _checks.check_square_float("linalg.cholesky", A)
+    try:
+        L = xp.linalg.cholesky(A._data)
+    except xp.linalg.LinAlgError:
+        raise _checks.LinAlgError("linalg.cholesky: The factorization could not be completed because the input is "
+                                  "not positive-definite.") from None
     return _wrap(L.swapaxes(-1, -2) if upper else L)
 
 

@@ -11,6 +11,7 @@ import math
 
 from .. import _dtype
 from .._tensor import Tensor, _wrap
+from .. import _checks
 from .._array import xp, erf as _erf, erfc as _erfc, erfinv as _erfinv, lgamma as _lgamma, digamma as _digamma
 from ._op import (_state, method, operands, float_array, record, make_node_class, inplace, connect,
                   result_dtype, as_tensor_arg)
@@ -119,7 +120,10 @@ def _make_unary(name, node_name, forward, saves, derivative, int_ok):
     save_result = saves == "result"
 
     def op(input):
-        d = input._data
+        try:
+            d = input._data
+        except AttributeError:
+            raise _checks.not_a_tensor(name, input) from None
         if refuse is not None and d.dtype.kind in refuse[0]:
             raise refuse[1](input.dtype)
         if not int_ok and d.dtype.kind not in "fc" and d.dtype != _dtype.bfloat16.numpy_dtype:
@@ -585,7 +589,10 @@ def pow(input, exponent):
             raise NotImplementedError('"pow" not implemented for \'Bool\'')
         if da.dtype.kind in "iu" and (db < 0).any():
             raise RuntimeError("Integers to negative integer powers are not allowed.")
-        res = _wrap(xp.power(da, db))
+        try:
+            res = _wrap(xp.power(da, db))
+        except ValueError:
+            raise _checks.broadcast_error(da.shape, db.shape) from None
         if _requires(input, exponent):
             record(PowBackward1, res, (input, exponent), (input, exponent, res), saved_output=2)
         return res
@@ -637,7 +644,10 @@ def atan2(input, other):
     da, db = operands(input, other)
     if da.dtype.kind not in "fc":
         da, db = da.astype(_dtype.get_default_dtype().numpy_dtype), db.astype(_dtype.get_default_dtype().numpy_dtype)
-    res = _wrap(xp.arctan2(da, db))
+    try:
+        res = _wrap(xp.arctan2(da, db))
+    except ValueError:
+        raise _checks.broadcast_error(da.shape, db.shape) from None
     if _requires(input, other):
         record(Atan2Backward0, res, (input, other), (input, other))
     return res
@@ -665,7 +675,10 @@ def maximum(input, other):
     da, db = operands(input, other)
     if da.dtype.kind == "c":
         raise RuntimeError("maximum not implemented for complex tensors.")
-    res = _wrap(xp.maximum(da, db))
+    try:
+        res = _wrap(xp.maximum(da, db))
+    except ValueError:
+        raise _checks.broadcast_error(da.shape, db.shape) from None
     if _requires(input, other):
         record(MaximumBackward0, res, (input, other), (input, other))
     return res
@@ -678,7 +691,10 @@ def minimum(input, other):
     da, db = operands(input, other)
     if da.dtype.kind == "c":
         raise RuntimeError("minimum not implemented for complex tensors.")
-    res = _wrap(xp.minimum(da, db))
+    try:
+        res = _wrap(xp.minimum(da, db))
+    except ValueError:
+        raise _checks.broadcast_error(da.shape, db.shape) from None
     if _requires(input, other):
         record(MinimumBackward0, res, (input, other), (input, other))
     return res
@@ -726,7 +742,10 @@ def _bitwise(name, ufunc, dunder, rdunder):
         da, db = operands(input, other)
         if da.dtype.kind == "f" or isinstance(db, float) or getattr(db, "dtype", None) is not None and db.dtype.kind == "f":
             raise RuntimeError(f'"{name}_cpu" not implemented for \'Float\'')
-        return _wrap(ufunc(da, db))
+        try:
+            return _wrap(ufunc(da, db))
+        except ValueError:
+            raise _checks.broadcast_error(da.shape, xp.shape(db)) from None
     op.__name__ = name
     setattr(Tensor, name, op)
     setattr(Tensor, dunder, op)
@@ -747,13 +766,18 @@ def equal(input, other):
 
 @method()
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
-    return bool(xp.allclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
+    if input.dtype is not other.dtype:
+        raise RuntimeError(f"{input.dtype._legacy} did not match {other.dtype._legacy}")
+    return bool(isclose(input, other, rtol, atol, equal_nan)._data.all())
 
 
 @method()
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     da, db = operands(input, other)
-    return _wrap(xp.isclose(da, db, rtol=rtol, atol=atol, equal_nan=equal_nan))
+    try:
+        return _wrap(xp.isclose(da, db, rtol=rtol, atol=atol, equal_nan=equal_nan))
+    except ValueError:
+        raise _checks.broadcast_error(da.shape, db.shape) from None
 
 
 @method()
@@ -798,7 +822,10 @@ def where(condition, input=None, other=None):
     elif not isinstance(other, Tensor):
         other = as_tensor_arg(other, input)
     da, db = operands(input, other)
-    res = _wrap(xp.where(condition._data, da, db))
+    try:
+        res = _wrap(xp.where(condition._data, da, db))
+    except ValueError:
+        raise _checks.broadcast_error(condition.shape, da.shape, db.shape) from None
     if _requires(input, other):
         record(WhereBackward0, res, (input, other), (condition,))
     return res
@@ -861,10 +888,13 @@ def clamp(input, min=None, max=None):
         lo = min if min is None or isinstance(min, Tensor) else as_tensor_arg(min, input)
         hi = max if max is None or isinstance(max, Tensor) else as_tensor_arg(max, input)
         d = input._data
-        if lo is not None:
-            d = xp.maximum(d, lo._data)
-        if hi is not None:
-            d = xp.minimum(d, hi._data)
+        try:
+            if lo is not None:
+                d = xp.maximum(d, lo._data)
+            if hi is not None:
+                d = xp.minimum(d, hi._data)
+        except ValueError:
+            raise _checks.broadcast_error(*(t.shape for t in (input, lo, hi) if t is not None)) from None
         res = _wrap(d.astype(result_dtype(input, lo, hi).numpy_dtype, copy=False))
         if _state.enabled and any(t is not None and t._requires_grad for t in (input, lo, hi)):
             record(ClampBackward0, res, (input, lo, hi), (input, lo, hi))
@@ -1086,7 +1116,7 @@ def _inplace_binary(name, op, ufunc):
                                f"{self.dtype._legacy}") from None
         except ValueError:
             raise RuntimeError(f"output with shape {list(d.shape)} doesn't match the broadcast shape "
-                               f"{list(xp.broadcast_shapes(d.shape, xp.shape(o)))}") from None
+                               f"{list(_checks.broadcast_shape(d.shape, xp.shape(o)))}") from None
         bump_version(self, name)
         return self
     op_.__name__ = name
@@ -1251,7 +1281,10 @@ class AddcdivBackward0(make_node_class("AddcdivBackward0", None, ("tensor1", "te
 
 
 def _addc(input, tensor1, tensor2, value, ufunc, node_cls):
-    t = ufunc(*operands(tensor1, tensor2))
+    try:
+        t = ufunc(*operands(tensor1, tensor2))
+    except ValueError:
+        raise _checks.broadcast_error(tensor1.shape, tensor2.shape) from None
     if value != 1:
         t = t * value
     da, dt = operands(input, _wrap(t))

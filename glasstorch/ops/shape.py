@@ -2,6 +2,7 @@
 so a write through either is seen by both and in-place checks cover both."""
 import builtins
 
+from .. import _checks
 from .._tensor import Tensor, _wrap, Size, _wrap_dim
 from .._array import xp
 from ._op import _state, method, record, make_node_class, operands, result_dtype
@@ -268,12 +269,12 @@ Tensor.broadcast_to = broadcast_to
 
 
 def broadcast_tensors(*tensors):
-    shape = xp.broadcast_shapes(*[t._data.shape for t in tensors])
+    shape = _checks.broadcast_shape(*[t._data.shape for t in tensors])
     return tuple(expand(t, shape) for t in tensors)
 
 
 def broadcast_shapes(*shapes):
-    return Size(xp.broadcast_shapes(*shapes))
+    return Size(_checks.broadcast_shape(*(_shape_arg((s,)) if not isinstance(s, int) else (s,) for s in shapes)))
 
 
 @method()
