@@ -74,14 +74,15 @@ def expect_int_sizes(fn_name, sizes, arg_name="size", position=1):
 _PYTHON_TYPE_DTYPES = {float: "float64", int: "int64", bool: "bool", complex: "complex128"}
 
 
-def as_dtype(value, fn_name="tensor"):
+def as_dtype(value, fn_name=None):
     """A glasstorch dtype from what torch accepts as one: a dtype, or Python's float/int/bool/complex."""
     if isinstance(value, _dtype.dtype):
         return value
     name = _PYTHON_TYPE_DTYPES.get(value) if isinstance(value, type) else None
     if name is not None:
         return getattr(_dtype, name)
-    raise TypeError(f"{fn_name}(): argument 'dtype' must be torch.dtype, not {type_name(value)}")
+    prefix = f"{fn_name}(): " if fn_name else ""
+    raise TypeError(f"{prefix}argument 'dtype' must be torch.dtype, not {type_name(value)}")
 
 
 # --- Shapes ----------------------------------------------------------------------------------------
@@ -217,3 +218,9 @@ def check_square_float(fn_name, A):
                            f"{A.shape[-2]} by {A.shape[-1]} matrices")
     if not (A.is_floating_point() or A.is_complex()):
         raise RuntimeError(f"{fn_name}: Expected a floating point or complex tensor as input. Got {A.dtype._legacy}")
+
+
+def size_error(sizes):
+    """torch's TypeError for a size given as something other than ints (2.0, '3', a list of strings)."""
+    bad = next((s for s in sizes if isinstance(s, bool) or not hasattr(s, "__index__")), sizes)
+    return TypeError(f"argument 'size' must be tuple of ints, but found element of type {type_name(bad)}")

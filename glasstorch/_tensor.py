@@ -60,8 +60,13 @@ class device:
         elif isinstance(type, int) and not isinstance(type, bool):
             type, index = "cuda", type
         elif ":" in type:
+            text = type
             type, idx = type.split(":", 1)
+            if not idx.isdigit():  # 'cuda:x', 'cpu:0:1', 'cpu:-1'
+                raise RuntimeError(f"Invalid device string: '{text}'")
             index = int(idx)
+        if index is not None and index < 0:
+            raise RuntimeError("Device index must not be negative")
         if type not in ("cpu", "cuda", "meta", "mps"):
             raise RuntimeError(f"Expected one of cpu, cuda, meta, mps device type at start of device string: {type}")
         self.type = type
@@ -150,6 +155,11 @@ class Tensor:
         return self
 
     def _set_requires_grad(self, value, dtype_message, by_assignment=False):
+        if not isinstance(value, bool):  # torch's parser: a bool, not 'yes' or 1
+            if by_assignment:
+                raise RuntimeError("requires_grad must be a bool")
+            raise TypeError(f"requires_grad_(): argument 'requires_grad' (position 1) must be bool, "
+                            f"not {type(value).__name__}")
         if self._grad_fn is not None:
             if value and not by_assignment:
                 return  # requires_grad_() on a non-leaf that already requires grad: torch's no-op
@@ -435,6 +445,9 @@ class Tensor:
         return as_numpy(self._data)
 
     def __array__(self, dtype=None, copy=None):
+        if self._requires_grad:  # np.asarray(t) is t.numpy(): torch refuses to let the graph be bypassed
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
+                               "instead.")
         a = as_numpy(self._data)
         return a if dtype is None else a.astype(dtype)
 
@@ -455,10 +468,16 @@ class Tensor:
         return bool(self._data)
 
     def __float__(self):
-        return float(self.item())
+        return float(self._scalar())
 
     def __int__(self):
-        return int(self.item())
+        return int(self._scalar())
+
+    def _scalar(self):
+        """float(t), int(t): Python's conversions raise ValueError for a tensor of several elements."""
+        if self._data.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return self.item()
 
     def __index__(self):
         if self._data.dtype.kind not in "iub" or self._data.size != 1:

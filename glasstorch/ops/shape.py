@@ -1,8 +1,9 @@
 """Views and shape ops. A view shares its base's array and version counter, as torch's views do,
 so a write through either is seen by both and in-place checks cover both."""
 import builtins
+from operator import index
 
-from .. import _checks
+from .. import _checks, _dtype
 from .._tensor import Tensor, _wrap, Size, _wrap_dim
 from .._array import xp
 from ._op import _state, method, record, make_node_class, operands, result_dtype
@@ -19,7 +20,10 @@ def _view(input, arr):
 def _shape_arg(shape):
     if len(shape) == 1 and isinstance(shape[0], (tuple, list, Size)):
         shape = tuple(shape[0])
-    return tuple(int(s) for s in shape)
+    try:
+        return tuple(index(s) for s in shape)
+    except TypeError:  # 2.0, '3', a tensor of several elements: torch's parser takes ints only
+        raise _checks.size_error(shape) from None
 
 
 def _infer_shape(shape, numel, fn="view"):
@@ -54,6 +58,8 @@ ReshapeAliasBackward0 = make_node_class("ReshapeAliasBackward0", ViewBackward0.b
 @method()
 def view(input, *shape):
     if len(shape) == 1 and not isinstance(shape[0], (int, tuple, list, Size)):
+        if not isinstance(shape[0], _dtype.dtype):
+            raise _checks.size_error(shape)
         return input.to(shape[0]) if shape[0].itemsize == input.itemsize else _bad_view_dtype(input, shape[0])
     shape = _infer_shape(_shape_arg(shape), input._data.size)
     arr = input._data.view()
