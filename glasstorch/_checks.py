@@ -157,7 +157,7 @@ def check_fits(reference, dtype):
     if reference.size == 0:
         return
     kind = reference.dtype.kind
-    if kind == "O":  # Python ints beyond int64
+    if kind == "O" or kind == "u" and reference.max() > _INT64[1]:  # Python ints beyond int64
         raise int64_overflow()
     if kind not in "iufb":
         return
@@ -170,7 +170,10 @@ def check_fits(reference, dtype):
     lo, hi = reference.min(), reference.max()
     if kind == "f":
         lo, hi = math.trunc(float(lo)), math.trunc(float(hi))
-    if lo < info.min or hi > info.max:
+    # c10's overflow check lets a negative value into an unsigned type if its magnitude fits
+    # (torch.tensor(-1, dtype=torch.uint8) is 255), but not 300 or -300
+    lowest = -int(info.max) if info.min == 0 else int(info.min)
+    if lo < lowest or hi > info.max:
         raise value_overflow(dtype)
 
 
@@ -224,3 +227,30 @@ def size_error(sizes):
     """torch's TypeError for a size given as something other than ints (2.0, '3', a list of strings)."""
     bad = next((s for s in sizes if isinstance(s, bool) or not hasattr(s, "__index__")), sizes)
     return TypeError(f"argument 'size' must be tuple of ints, but found element of type {type_name(bad)}")
+
+
+# --- Indices ---------------------------------------------------------------------------------------
+def check_index_bounds(indices, size, dim, allow_negative=True):
+    """Every index (an integer array) within a dim of ``size``: torch's IndexError otherwise."""
+    if indices.size:
+        lo, hi = int(indices.min()), int(indices.max())
+        if hi >= size or lo < (-size if allow_negative else 0):
+            bad = hi if hi >= size else lo
+            raise IndexError(f"index {bad} is out of bounds for dimension {dim} with size {size}")
+
+
+def index_error(error):
+    """NumPy's IndexError for an index out of range, in torch's words ("dimension", not "axis")."""
+    return IndexError(str(error).replace(" for axis ", " for dimension "))
+
+
+def index_type_error(index):
+    if isinstance(index, str):
+        return TypeError("new(): invalid data type 'str'")
+    return IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid "
+                      f"indices (got {type(index).__name__})")
+
+
+def assign_type_error(value, tensor):
+    """x[i] = 'a': torch's TypeError naming what cannot be assigned."""
+    return TypeError(f"can't assign a {type(value).__name__} to a {tensor.type()}")

@@ -18,10 +18,12 @@ mode off unless ``create_graph=True``, so backward pays nothing for recording by
 ``run_backward``, ``_collect`` and ``_accumulate`` are looked up by name at call time: the
 inspection tools wrap them to watch a backward pass.
 """
+import math
 import sys
 import warnings
 from heapq import heappush, heappop
 
+from .. import _checks
 from . import grad_mode
 from .anomaly_mode import _anomaly
 from .graph import AccumulateGrad
@@ -88,6 +90,10 @@ def _validate(node, i, g):
     shape, dtype = meta
     if g._data.shape != shape:
         try:
+            # a gradient may be larger than its input only where the input was broadcast
+            # (or be the input's elements in another shape: same count)
+            if _checks.broadcast_shape(shape, g._data.shape) != g._data.shape and g._data.size != math.prod(shape):
+                raise ValueError
             g = _sum_to(g, shape)
         except Exception:
             raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index {i} - got "

@@ -61,8 +61,9 @@ class BackwardCFunction(Node, FunctionCtx):
         if not isinstance(result, tuple):
             result = (result,)
         n_args = len(self._arg_is_tensor)
-        if len(result) < n_args:
-            result = result + (None,) * (n_args - len(result))
+        if len(result) < n_args:  # torch: one gradient (or None) per argument of forward, no fewer
+            raise RuntimeError(f"function {self.name()} returned an incorrect number of gradients "
+                               f"(expected {n_args}, got {len(result)})")
         if len(result) > n_args:
             extra = result[n_args:]
             if any(r is not None for r in extra):

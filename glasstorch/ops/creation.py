@@ -1,5 +1,6 @@
 """Making tensors: from data, filled, ranges, random; and dtype/device conversion (ToCopyBackward0)."""
 import builtins
+import math
 import numbers
 
 from .. import _checks, _dtype
@@ -41,6 +42,8 @@ def _scan(data):
     if isinstance(data, Tensor):
         return data.dtype
     if isinstance(data, (list, tuple)):
+        if data and all(isinstance(x, str) for x in data):
+            raise ValueError("too many dimensions 'str'")
         best = None
         for x in data:
             d = _scan(x)
@@ -69,8 +72,9 @@ def _to_array(data, dtype):
             reference = xp.array(data)
         except (OverflowError, ValueError):
             reference = None
-        if reference is not None:
+        if reference is not None and reference.dtype.kind in "iufbO":
             _checks.check_fits(reference, _dtype.from_numpy_dtype(nd))
+            return reference.astype(nd)  # -1 into uint8 is 255, as in torch (NumPy 2 refuses the cast in array())
     try:
         return xp.array(data, dtype=nd)
     except ValueError as e:
@@ -290,6 +294,8 @@ def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device
     start, end, step = vals
     if step == 0:
         raise RuntimeError("step must be nonzero")
+    if not all(math.isfinite(v) for v in vals):
+        raise RuntimeError(f"unsupported range: {start} -> {end}")
     if (end - start) / step < 0:
         raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     if dtype is None:
@@ -423,9 +429,7 @@ class Generator:
         self._rng = xp.random.Generator(xp.random.PCG64(self._seed))
 
     def manual_seed(self, seed):
-        if isinstance(seed, float) or not hasattr(seed, "__index__"):
-            raise TypeError(f"manual_seed expected a long, but got {_checks.type_name(seed)}")
-        seed = int(seed)
+        seed = int(seed)  # as torch: manual_seed(1.5) is seed 1, manual_seed('a') a ValueError
         if not -(1 << 63) <= seed < (1 << 64):  # torch takes int64 and uint64 seeds
             raise _checks.int64_overflow()
         self._seed = seed

@@ -1,7 +1,7 @@
 """Joining and repeating: cat, stack, repeat, tile, flip, roll, tril/triu, diag."""
 import builtins
 
-from .. import _dtype
+from .. import _checks, _dtype
 from .._tensor import Tensor, _wrap, _wrap_dim
 from .._array import xp
 from ..autograd.graph import connect
@@ -32,12 +32,12 @@ def _tensor_list(tensors, fn):
         if fn == "cat":
             raise ValueError("torch.cat(): expected a non-empty list of Tensors")
         raise RuntimeError("stack expects a non-empty TensorList")
-    return tensors
+    return _checks.expect_tensors(fn, tensors)
 
 
 def cat(tensors, dim=0, *, out=None):
     tensors = _tensor_list(tensors, "cat")
-    ref = next((t for t in tensors if t._data.ndim > 0 or t._data.size > 0), tensors[0])
+    ref = next((t for t in tensors if not (t._data.ndim == 1 and t._data.shape[0] == 0)), tensors[0])
     if ref._data.ndim == 0:
         raise RuntimeError("zero-dimensional tensor (at position 0) cannot be concatenated")
     d = _wrap_dim(dim, ref._data.ndim)
@@ -126,6 +126,9 @@ def repeat(input, *repeats):
     repeats = _shape_arg(repeats)
     if len(repeats) < input._data.ndim:
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor")
+    if any(r < 0 for r in repeats):
+        sizes = [r * s for r, s in zip(repeats, (1,) * (len(repeats) - input._data.ndim) + input._data.shape)]
+        raise RuntimeError(f"Trying to create tensor with negative dimension {min(sizes)}: {sizes}")
     res = _wrap(xp.tile(input._data, repeats))
     if input._requires_grad and _state.enabled:
         node = record(RepeatBackward0, res, (input,), meta_check=False)
@@ -168,6 +171,8 @@ def flip(input, *dims):
     from .shape import _shape_arg
     nd = input._data.ndim
     dims = tuple(_wrap_dim(d, nd) for d in _shape_arg(dims)) if nd else ()
+    if len(set(dims)) != len(dims):
+        raise RuntimeError(f"dim {next(d for d in dims if dims.count(d) > 1)} appears multiple times in the list of dims")
     res = _wrap(xp.flip(input._data, dims).copy() if dims else input._data.copy())
     if input._requires_grad and _state.enabled:
         record(FlipBackward0, res, (input,), meta_check=False).dims = dims
@@ -247,6 +252,8 @@ def tril_indices(row, col, offset=0, *, dtype=None, device=None):
 
 
 def triu_indices(row, col, offset=0, *, dtype=None, device=None):
+    if row < 0 or col < 0:
+        raise RuntimeError(f"{'row' if row < 0 else 'col'} must be non-negative, got{row if row < 0 else col}")
     r, c = xp.triu_indices(row, offset, col)
     return _wrap(xp.stack([r, c]).astype("int64"))
 
@@ -291,6 +298,8 @@ def _diag_index(shape, offset, d1, d2):
 def diagonal(input, offset=0, dim1=0, dim2=1):
     nd = input._data.ndim
     d1, d2 = _wrap_dim(dim1, nd), _wrap_dim(dim2, nd)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
     from .shape import _view
     res = _view(input, xp.diagonal(input._data, offset, d1, d2))
     if input._requires_grad and _state.enabled:

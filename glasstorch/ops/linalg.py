@@ -22,6 +22,9 @@ class MmBackward0(make_node_class("MmBackward0", None, ("self", "mat2"))):
 
 @method()
 def mm(input, mat2):
+    if not isinstance(mat2, Tensor) or not isinstance(input, Tensor):
+        _checks.expect_tensor("mm", input, "input", 1)
+        _checks.expect_tensor("mm", mat2, "mat2", 2)
     if input._data.ndim != 2 or mat2._data.ndim != 2:
         raise RuntimeError(f"{'self' if input._data.ndim != 2 else 'mat2'} must be a matrix")
     if input._data.shape[1] != mat2._data.shape[0]:
@@ -243,6 +246,9 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
 
 @method()
 def outer(input, vec2):
+    for name, t in (("self", input), ("vec2", vec2)):
+        if t.dim() != 1:
+            raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {t.dim()}-D")
     return input.reshape(-1, 1) * vec2
 
 
@@ -655,6 +661,9 @@ def matrix_power(A, n):
 
 
 def cross(a, b, dim=-1):
+    if a.shape[dim] != 3 or b.shape[dim] != 3:
+        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {a.shape[dim]} and "
+                           f"{b.shape[dim]}")
     return _wrap(xp.cross(a._data, b._data, axis=dim))
 
 

@@ -21,6 +21,7 @@ torch records one ``ConvolutionBackward0`` for all of them (``transposed`` tells
 """
 import itertools
 
+from .. import _checks
 from .._tensor import _wrap
 from .._array import xp
 from ._op import _state, record, make_node_class
@@ -239,6 +240,15 @@ def _weight_grad_graph(rows, image, w, node):
 
 def _check_conv(input, weight, bias, stride, padding, dilation, transposed, groups):
     x, w = input._data, weight._data
+    if any(s <= 0 for s in stride):
+        raise RuntimeError("non-positive stride is not supported")
+    if any(p < 0 for p in padding):
+        raise RuntimeError("negative padding is not supported")
+    _checks.check_positive("convolution", "dilation", dilation)
+    n = w.shape[1] * groups if transposed else w.shape[0]
+    if bias is not None and tuple(bias.shape) != (n,):
+        raise RuntimeError(f"Given weight of size {list(w.shape)}, expected bias to be 1-dimensional with {n} "
+                           f"elements, but got bias of size {list(bias.shape)} instead")
     if x.ndim != w.ndim:
         raise RuntimeError(f"Expected {w.ndim}-dimensional input for {w.ndim}-dimensional weight {list(w.shape)}, "
                            f"but got {x.ndim}-dimensional input of size {list(x.shape)} instead")

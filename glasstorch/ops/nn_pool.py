@@ -14,6 +14,7 @@ averaging windows) or an index map (nearest neighbour, replicate/reflect/circula
 import itertools
 import math
 
+from .. import _checks
 from .._tensor import _wrap
 from .._array import xp
 from ._op import _state, record, make_node_class
@@ -62,6 +63,11 @@ def _pool_args(input, kernel_size, stride, padding, dilation, ceil_mode, nd, nam
     k = _ntuple(kernel_size, nd)
     s = _ntuple(stride if stride is not None and stride != [] and stride != () else kernel_size, nd)
     p, d = _ntuple(padding, nd), _ntuple(dilation, nd)
+    if any(si == 0 for si in s):
+        raise RuntimeError("stride should not be zero")
+    _checks.check_positive(name, "stride", s)
+    _checks.check_positive(name, "kernel size", k)
+    _checks.check_positive(name, "dilation", d)
     for pi, ki, di in zip(p, k, d):
         if pi > ((ki - 1) * di + 1) // 2 if check_dilation else pi > ki // 2:
             raise RuntimeError(f"pad should be at most half of effective kernel size, but got pad={pi}, "

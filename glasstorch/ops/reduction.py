@@ -88,6 +88,9 @@ class MeanBackward1(make_node_class("MeanBackward1", None)):
 def mean(input, dim=None, keepdim=False, *, dtype=None):
     d = input._data
     if dtype is not None:
+        if not (dtype.is_floating_point or dtype.is_complex):
+            raise RuntimeError(f"mean(): could not infer output dtype. Optional dtype must be either a floating point "
+                               f"or complex dtype. Got: {dtype._legacy}")
         d = d.astype(dtype.numpy_dtype)
     elif d.dtype.kind not in "fc" and d.dtype != _dtype.bfloat16.numpy_dtype:
         raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be either a floating point or "
@@ -282,9 +285,21 @@ class AmaxBackward0(make_node_class("AmaxBackward0", None, ("self", "result"))):
 AminBackward0 = make_node_class("AminBackward0", AmaxBackward0.backward, ("self", "result"))
 
 
+def _check_nonempty_reduction(fn, d, dims):
+    """max/min of nothing has no value: torch names the dim that is empty (or asks for one)."""
+    if dims is None or (isinstance(dims, tuple) and not dims):
+        raise RuntimeError(f"{fn}(): Expected reduction dim to be specified for input.numel() == 0. Specify the "
+                           f"reduction dim with the 'dim' argument.")
+    for k in (dims if isinstance(dims, tuple) else (dims,)):
+        if d.shape[k] == 0:
+            raise IndexError(f"{fn}(): Expected reduction dim {k} to have non-zero size.")
+
+
 def _amaxmin(input, dim, keepdim, is_max):
     d = input._data
     dims = _dims(dim, d.ndim) if dim != () else None
+    if d.size == 0:
+        _check_nonempty_reduction("amax" if is_max else "amin", d, dims)
     res = _wrap(xp.asarray((xp.max if is_max else xp.min)(d, axis=dims, keepdims=keepdim)))
     if input._requires_grad and _state.enabled:
         node = record(AmaxBackward0 if is_max else AminBackward0, res, (input,), (input, res), saved_output=1)
@@ -502,6 +517,8 @@ def vector_norm(input, ord=2, dim=None, keepdim=False, *, dtype=None):
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     if not isinstance(p, (int, float, str)) and p is not None:
         raise TypeError(f"linalg_vector_norm(): argument 'ord' (position 2) must be Number, not {type(p).__name__}")
+    if isinstance(p, str) and p not in ("fro", "nuc"):
+        raise RuntimeError(f"linalg.matrix_norm: Order {p} not supported.")
     if p == "fro" or p is None:
         p = 2
     if p == "nuc":
@@ -569,13 +586,15 @@ def _softmax_dim(input, dim, fn, dtype=None):
 
 
 @method()
-def softmax(input, dim=None, dtype=None, *, _stacklevel=3):
+def softmax(input, dim, dtype=None, *, _stacklevel=3):
     dd = _softmax_dim(input, dim, "softmax", dtype)
     d = input._data if dtype is None else input._data.astype(dtype.numpy_dtype)
     if d.dtype.kind not in "fc" and input.dtype is not _dtype.bfloat16:  # only an empty int tensor gets here
         return _wrap(d.copy())
     if d.ndim == 0:
         y = xp.ones_like(d)
+    elif d.size == 0:
+        y = d.copy()
     else:
         e = xp.exp(d - xp.max(d, axis=dd, keepdims=True))
         y = e / xp.sum(e, axis=dd, keepdims=True)
@@ -586,7 +605,7 @@ def softmax(input, dim=None, dtype=None, *, _stacklevel=3):
 
 
 @method()
-def log_softmax(input, dim=None, dtype=None, *, _stacklevel=3):
+def log_softmax(input, dim, dtype=None, *, _stacklevel=3):
     dd = _softmax_dim(input, dim, "log_softmax", dtype)
     d = input._data if dtype is None else input._data.astype(dtype.numpy_dtype)
     if d.dtype.kind not in "fc" and input.dtype is not _dtype.bfloat16:  # only an empty int tensor gets here
@@ -806,7 +825,7 @@ def _select_kth(input, k, dim, keepdim, node_cls, name):
     else:
         n = d.shape[dd]
         if not 1 <= k <= n:
-            raise IndexError(f"{name}(): selected number k out of range for dimension {dd}")
+            raise RuntimeError(f"{name}(): selected number k out of range for dimension {dd}")
         idx = xp.take(_sorted_indices(d, dd, False), [k - 1], axis=dd)
         vals = xp.take_along_axis(d, idx, axis=dd)
         if not keepdim:
@@ -861,6 +880,8 @@ def mode(input, dim=-1, keepdim=False):
 
 
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    if dim is not None:
+        dim = _wrap_dim(dim, input._data.ndim)
     r = xp.unique(input._data, return_inverse=return_inverse, return_counts=return_counts, axis=dim)
     if not (return_inverse or return_counts):
         return _wrap(r)
@@ -876,6 +897,13 @@ Tensor.unique = unique
 
 
 def bincount(input, weights=None, minlength=0):
+    d = input._data
+    if d.dtype.kind not in "iu":
+        raise NotImplementedError(f'"bincount_cpu" not implemented for \'{input.dtype._legacy}\'')
+    if d.ndim != 1 or (d.size and d.min() < 0):
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    if weights is not None and (weights._data.ndim != 1 or weights._data.shape[0] != d.shape[0]):
+        raise RuntimeError("weights should be 1-d and have the same length as input")
     return _wrap(xp.bincount(input._data, None if weights is None else weights._data, minlength))
 
 
@@ -884,6 +912,15 @@ Tensor.bincount = bincount
 
 def histc(input, bins=100, min=0, max=0):
     d = input._data
+    if d.dtype.kind not in "f":
+        raise NotImplementedError(f'"histogram_cpu" not implemented for \'{input.dtype._legacy}\'')
+    if bins <= 0:
+        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
+    if min > max:
+        raise RuntimeError("torch.histc: max must be larger than min")
+    if d.size == 0 and min == max:
+        min, max = 0, 0
+        return _wrap(xp.zeros(bins, d.dtype))
     lo, hi = (min, max) if min != max else (float(d.min()), float(d.max()))
     h, _ = xp.histogram(d, bins=bins, range=(lo, hi))
     return _wrap(h.astype(d.dtype))
@@ -893,6 +930,11 @@ Tensor.histc = histc
 
 
 def searchsorted(sorted_sequence, values, *, out_int32=False, right=False, side=None):
+    if isinstance(values, Tensor) and sorted_sequence.dim() != 1 and (
+            sorted_sequence.dim() != values.dim() or sorted_sequence.shape[:-1] != values.shape[:-1]):
+        raise RuntimeError(f"torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 dimensions "
+                           f"of boundaries tensor and input value tensor must match, but we got boundaries tensor "
+                           f"{list(sorted_sequence.shape)} and input value tensor {list(values.shape)}")
     side = side or ("right" if right else "left")
     v = values._data if isinstance(values, Tensor) else values
     r = xp.searchsorted(sorted_sequence._data, v, side=side) if sorted_sequence.dim() == 1 else \
@@ -901,4 +943,6 @@ def searchsorted(sorted_sequence, values, *, out_int32=False, right=False, side=
 
 
 def bucketize(input, boundaries, *, out_int32=False, right=False):
+    if boundaries.dim() != 1:
+        raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim({boundaries.dim()})")
     return searchsorted(boundaries, input, out_int32=out_int32, right=right)

@@ -156,8 +156,15 @@ class PermuteBackward0(make_node_class("PermuteBackward0", None)):
 @method()
 def permute(input, *dims):
     nd = input._data.ndim
-    dims = tuple(_wrap_dim(d, nd) for d in _shape_arg(dims)) if dims else ()
-    if len(dims) != nd or len(set(dims)) != nd:
+    if not dims:
+        raise TypeError('permute() missing 1 required positional arguments: "dims"')
+    dims = _shape_arg(dims)
+    if len(dims) != nd:
+        raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does not match the length "
+                           f"of the desired ordering of dimensions i.e. input.dim() = {nd} is not equal to "
+                           f"len(dims) = {len(dims)}")
+    dims = tuple(_wrap_dim(d, nd) for d in dims)
+    if len(set(dims)) != nd:
         raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does not match the length "
                            f"of the desired ordering of dimensions i.e. input.dim() = {nd} is not equal to "
                            f"len(dims) = {len(dims)}" if len(dims) != nd else "permute(): duplicate dims are not allowed.")
@@ -200,7 +207,14 @@ def t(input):
 
 
 Tensor.T = property(lambda self: permute(self, tuple(range(self._data.ndim - 1, -1, -1))))
-Tensor.mT = property(lambda self: transpose(self, -2, -1))
+def _mT(self):
+    if self._data.ndim < 2:
+        raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. Got {self._data.ndim}-D "
+                           f"tensor.")
+    return transpose(self, -2, -1)
+
+
+Tensor.mT = property(_mT)
 Tensor.H = property(lambda self: permute(self, tuple(range(self._data.ndim - 1, -1, -1))))
 Tensor.mH = Tensor.mT
 
@@ -486,6 +500,8 @@ def tensor_split(input, indices_or_sections, dim=0):
     n = input._data.shape[d]
     if isinstance(indices_or_sections, int):
         k = indices_or_sections
+        if k <= 0:
+            raise RuntimeError(f"number of sections must be larger than 0, got {k}")
         sizes = [n // k + (1 if i < n % k else 0) for i in range(k)]
     else:
         bounds = [0] + [min(int(i), n) for i in indices_or_sections] + [n]
@@ -499,6 +515,9 @@ AliasBackward0 = make_node_class("AliasBackward0", lambda self, grad: grad)
 
 @method()
 def clone(input, *, memory_format=None):
+    if memory_format is not None:  # (glasstorch's memory formats, torch.contiguous_format and the rest, are None)
+        raise TypeError(f"clone(): argument 'memory_format' must be torch.memory_format, "
+                        f"not {type(memory_format).__name__}")
     out = _wrap(input._data.copy())
     if input._requires_grad and _state.enabled:
         record(CloneBackward0, out, (input,), meta_check=False)
