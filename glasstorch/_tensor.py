@@ -13,6 +13,7 @@ A Tensor holds
 The op methods (``add``, ``sum``, ``view``...) are defined with their derivatives in
 ``glasstorch/ops`` and attached to this class there; this file keeps the protocol itself.
 """
+import numbers
 import warnings
 import weakref
 
@@ -423,6 +424,13 @@ class Tensor:
         elif isinstance(dtype, type):   # a legacy type: torch.FloatTensor, torch.cuda.LongTensor
             dtype, device = dtype.dtype, dtype._device_type
         return self.to(dtype=dtype, device=device, non_blocking=non_blocking)
+
+    def __contains__(self, element):
+        """``x in t``: whether any element of ``t`` equals ``x`` (a number or a tensor)."""
+        if not isinstance(element, (Tensor, numbers.Number)):
+            raise RuntimeError(f"Tensor.__contains__ only supports Tensor or scalar, but you passed in a "
+                               f"{type(element)}.")
+        return bool((self == element).any())
 
     def __len__(self):
         if self._data.ndim == 0:

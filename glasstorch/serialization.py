@@ -143,7 +143,8 @@ def _load_file(file, map_location, weights_only, mmap_path, pickle_load_args):
     magic = file.read(4)
     file.seek(start)
     if not magic:
-        raise RuntimeError("glasstorch.load: the file is empty (was the checkpoint saved completely?)")
+        # an EOFError, as torch's (pickle's "Ran out of input") is
+        raise EOFError("glasstorch.load: the file is empty (was the checkpoint saved completely?)")
 
     def unpickle(data, persistent_load):
         return unpickler.unpickle(data, persistent_load, weights_only, **pickle_load_args)

@@ -203,6 +203,7 @@ def _size_keyword(fn):
 
 
 
+@_checks.factory_with_out
 @_size_keyword
 def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
     sz = size[0] if len(size) == 1 and isinstance(size[0], (tuple, list, Size)) else size
@@ -211,17 +212,20 @@ def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=F
     return _filled(0, size, dtype, device, requires_grad)
 
 
+@_checks.factory_with_out
 @_size_keyword
 def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
     return _filled(1, size, dtype, device, requires_grad)
 
 
+@_checks.factory_with_out
 @_size_keyword
 def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
           memory_format=None):
     return _filled(0, size, dtype, device, requires_grad)
 
 
+@_checks.factory_with_out
 def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
     if dtype is None:
         dtype = _dtype.scalar_dtype(fill_value) if not isinstance(fill_value, Tensor) else fill_value.dtype
@@ -279,6 +283,7 @@ Tensor.new_full = _new_full
 Tensor.new_tensor = _new_tensor
 
 
+@_checks.factory_with_out
 def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
     if n < 0 or (m is not None and m < 0):
         raise RuntimeError(f"n must be greater or equal to 0, got {n}" if n < 0 else
@@ -287,6 +292,7 @@ def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_g
     return _leaf(t, requires_grad)
 
 
+@_checks.factory_with_out
 def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
     if end is None:
         start, end = 0, start
@@ -313,6 +319,7 @@ def range_(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=
                   device=device, requires_grad=requires_grad)
 
 
+@_checks.factory_with_out
 def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
@@ -372,6 +379,8 @@ def _parse_to(args, kwargs):
             raise TypeError(f"to() received an invalid combination of arguments - got ({type(a).__name__})")
     if kwargs:
         raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    if dtype is not None and not isinstance(dtype, _dtype.dtype):
+        dtype = _checks.as_dtype(dtype, "to")
     return dtype, (None if device is None else _device(device)), copy
 
 
@@ -492,12 +501,14 @@ def _random(sample, size, dtype, generator, requires_grad, device=None):
     return _leaf(t, requires_grad)
 
 
+@_checks.factory_with_out
 @_size_keyword
 def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
     return _random(lambda r, s: r.random(s, dtype="float64" if (dtype or _dtype.get_default_dtype()) is _dtype.float64
                                          else "float32"), size, dtype, generator, requires_grad, device)
 
 
+@_checks.factory_with_out
 @_size_keyword
 def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
     return _random(lambda r, s: r.standard_normal(s, dtype="float64" if (dtype or _dtype.get_default_dtype())
@@ -505,6 +516,7 @@ def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
                    size, dtype, generator, requires_grad, device)
 
 
+@_checks.factory_with_out
 def randint(low=0, high=None, size=None, *, generator=None, out=None, dtype=None, layout=None, device=None,
             requires_grad=False):
     if size is None:
@@ -531,6 +543,7 @@ def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_g
     return randint(low, high, tuple(input.shape), dtype=dtype or input.dtype)
 
 
+@_checks.factory_with_out
 def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
              pin_memory=False):
     if n < 0:
@@ -538,6 +551,7 @@ def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=Non
     return _wrap(_rng(generator).permutation(n).astype(_np_dtype(dtype or _dtype.int64)))
 
 
+@_checks.factory_with_out
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None, device=None, requires_grad=False):
     if isinstance(mean, Tensor) or isinstance(std, Tensor):
         m = mean._data if isinstance(mean, Tensor) else mean

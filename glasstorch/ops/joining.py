@@ -59,7 +59,7 @@ def cat(tensors, dim=0, *, out=None):
         node = record(CatBackward0, res, tuple(tensors))
         node.dim = d
         node.sizes = [t._data.shape[d] if t._data.ndim == ref._data.ndim else None for t in tensors]
-    return res
+    return res if out is None else _checks.write_out("cat", res, out)
 
 
 concat = concatenate = cat
@@ -83,7 +83,7 @@ def stack(tensors, dim=0, *, out=None):
     res = _wrap(xp.stack([t._data for t in tensors], axis=d).astype(dt, copy=False))
     if _state.enabled and any(t._requires_grad for t in tensors):
         record(StackBackward0, res, tuple(tensors)).dim = d
-    return res
+    return res if out is None else _checks.write_out("stack", res, out)
 
 
 def hstack(tensors):

@@ -546,7 +546,8 @@ def tensordot(a, b, dims=2, out=None):
         size2 *= b.shape[j]
     t1 = a.permute(free_a + da).reshape(size1, csize)
     t2 = b.permute(db + free_b).reshape(csize, size2)
-    return mm(t1, t2).reshape([a.shape[i] for i in free_a] + [b.shape[j] for j in free_b])
+    res = mm(t1, t2).reshape([a.shape[i] for i in free_a] + [b.shape[j] for j in free_b])
+    return res if out is None else _checks.write_out("tensordot", res, out)
 
 
 def kron(a, b):

@@ -9,6 +9,7 @@ the kinks (leaky_relu takes the negative slope at 0, hardtanh passes no gradient
     x --AccumulateGrad--> GeluBackward0 -- y       (saves x: _saved_self)
 """
 import math
+import numbers
 
 from .._tensor import Tensor, _wrap, _wrap_dim
 from .._array import xp, erf as _erf
@@ -47,6 +48,9 @@ class LeakyReluBackward0(make_node_class("LeakyReluBackward0", None, ("self",)))
 
 
 def leaky_relu(input, negative_slope=0.01):
+    if not isinstance(negative_slope, numbers.Number):
+        raise TypeError(f"leaky_relu(): argument 'negative_slope' (position 2) must be Number, "
+                        f"not {type(negative_slope).__name__}")
     d = float_array(input)
     return _unary(LeakyReluBackward0, input, xp.where(d > 0, d, d * d.dtype.type(negative_slope)),
                   negative_slope=negative_slope)

@@ -417,6 +417,11 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     unbatched = input.dim() == 3
     x = input._data[None] if unbatched else input._data
     k, d, p, s = _ntuple(kernel_size, 2), _ntuple(dilation, 2), _ntuple(padding, 2), _ntuple(stride, 2)
+    blocks = [(n + 2 * pi - di * (ki - 1) - 1) // si + 1 for n, ki, di, pi, si in zip(x.shape[2:], k, d, p, s)]
+    if any(b < 1 for b in blocks):
+        raise RuntimeError(f"Given input with spatial size {tuple(x.shape[2:])}, kernel_size={k}, dilation={d}, "
+                           f"padding={p}, calculated shape of the array of sliding blocks as {tuple(blocks)}, but its "
+                           f"components must be at least one.")
     cols, grid = im2col(x, k, s, p, d, 1, False)
     n, c = x.shape[:2]
     y = _swap01(cols.reshape(c * k[0] * k[1], n, -1))
@@ -514,6 +519,8 @@ class EmbeddingBackward0(make_node_class("EmbeddingBackward0", None, ("indices",
 
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False, sparse=False):
     """weight[input]: a lookup of rows; the gradient of padding_idx's row stays zero."""
+    if weight.dim() != 2:
+        raise RuntimeError("'weight' must be 2-D")
     idx = input._data
     if idx.dtype.kind not in "iu":
         raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the following scalar types: "

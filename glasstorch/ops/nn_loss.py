@@ -9,6 +9,7 @@ Every loss takes ``reduction``: 'none' (one loss per element), 'mean' or 'sum'.
 import math
 import warnings
 
+from .. import _checks
 from .._tensor import _wrap
 from .._array import xp
 from ._op import _state, record, make_node_class, result_dtype
@@ -292,6 +293,8 @@ class MseLossBackward0(make_node_class("MseLossBackward0", None, ("self", "targe
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     reduction = reduction_of(size_average, reduce, reduction)
     input, target, x, t = _pair(input, target, "mse_loss")
+    if x.dtype.kind not in "fc":
+        raise NotImplementedError(f'"mse_cpu" not implemented for \'{input.dtype._legacy}\'')
     if weight is not None:
         return apply_reduction(weight * (input - target) ** 2, reduction)
     d = x - t
@@ -425,6 +428,11 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     reduction = reduction_of(size_average, reduce, reduction)
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
+    if not target.is_floating_point() and input.is_floating_point():
+        raise RuntimeError(f"result type {input.dtype._legacy} can't be cast to the desired output type "
+                           f"{target.dtype._legacy}")
+    if pos_weight is not None:
+        _checks.broadcast_shape(tuple(pos_weight.shape), tuple(input.shape))
     dt = result_dtype(input, target).numpy_dtype
     x, t = input._data.astype(dt, copy=False), target._data.astype(dt, copy=False)
     sp = xp.maximum(-x, 0) + xp.log1p(xp.exp(-xp.abs(x)))  # softplus(-x)

@@ -193,6 +193,12 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     if c % num_groups:
         raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input of "
                            f"shape {list(x.shape)} and num_groups={num_groups}")
+    if weight is not None and tuple(weight.shape) != (c,):
+        raise RuntimeError(f"Expected weight to be a vector of size equal to the number of channels in input, but got "
+                           f"weight of shape {list(weight.shape)} and input of shape {list(x.shape)}")
+    if c % num_groups:
+        raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input of "
+                           f"shape {list(x.shape)} and num_groups={num_groups}")
     xg = x.reshape(n, num_groups, -1)
     mean = xg.mean(axis=2, keepdims=True, dtype=x.dtype)
     xc = xg - mean

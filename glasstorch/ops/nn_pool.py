@@ -381,7 +381,11 @@ def _adaptive_sizes(input, output_size, nd, name):
         raise RuntimeError(f"{name}(): Expected {nd + 1}D or {nd + 2}D tensor, but got {list(input.shape)}")
     out = list(output_size) if isinstance(output_size, (tuple, list)) else [output_size] * nd
     size = input.shape[-nd:]
-    return [size[i] if o is None else int(o) for i, o in enumerate(out)], size
+    out = [size[i] if o is None else int(o) for i, o in enumerate(out)]
+    if any(o < 0 for o in out):
+        raise RuntimeError(f"{name}: elements of output_size must be greater than or equal to 0 but received "
+                           f"{{{', '.join(map(str, out))}}}")
+    return out, size
 
 
 def adaptive_avg_pool2d(input, output_size):

@@ -8,6 +8,7 @@ each input's shape.
 """
 import builtins
 import math
+import numbers
 
 from .. import _dtype
 from .._tensor import Tensor, _wrap
@@ -106,6 +107,7 @@ _REFUSES = {
     "abs": _not_for("abs_cpu"), "floor": _not_for("floor_vml_cpu"), "ceil": _not_for("ceil_vml_cpu"),
     "round": _not_for("round_vml_cpu"), "trunc": _not_for("trunc_vml_cpu"), "frac": _not_for("frac_cpu", "biu"),
     "relu": ("b", lambda dt: RuntimeError("Boolean inputs not supported for relu")),
+    "bitwise_not": _not_for("bitwise_not_cpu", "fc"),
 }
 
 
@@ -175,6 +177,8 @@ def square(input):
 def round(input, *, decimals=0):
     if decimals == 0:
         return _round0(input)
+    if input._data.dtype.kind not in "fc":
+        raise NotImplementedError(f'"round_cpu" not implemented for \'{input.dtype._legacy}\'')
     out = _wrap(xp.round(input._data, decimals))
     if input._requires_grad and _state.enabled:
         record(RoundBackward1, out, (input,))
@@ -259,6 +263,8 @@ def add(input, other, *, alpha=1, out=None):
         node = record(AddBackward0, res, (input, _other_edge(other)))
         if alpha != 1:
             node.alpha = alpha
+    if out is not None:
+        return _checks.write_out("add", res, out)
     return res
 
 
@@ -275,6 +281,9 @@ def _sub_bool_check(input, other):
 
 @method("sub", "__sub__", "subtract")
 def sub(input, other, *, alpha=1):
+    if type(alpha) is bool and not (input._data.dtype == bool and (type(other) is bool or
+                                                                    isinstance(other, Tensor) and other.dtype == _dtype.bool)):
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
     if input._data.dtype == bool or type(other) is bool or (isinstance(other, Tensor) and other._data.dtype == bool):
         _sub_bool_check(input, other)
     da, db = operands(input, other)
@@ -587,10 +596,13 @@ def pow(input, exponent):
         da, db = operands(input, exponent)
         if da.dtype == bool:
             raise NotImplementedError('"pow" not implemented for \'Bool\'')
-        if da.dtype.kind in "iu" and (db < 0).any():
-            raise RuntimeError("Integers to negative integer powers are not allowed.")
         try:
-            res = _wrap(xp.power(da, db))
+            if da.dtype.kind in "iu" and (db < 0).any():
+                # torch's integer pow: x ** -n is 1 for x == 1, +-1 for x == -1, else 0 (truncated 1 / x ** n)
+                p = xp.power(da, xp.abs(db))
+                res = _wrap(xp.where(db >= 0, p, xp.where(xp.abs(da) == 1, p, 0)).astype(p.dtype))
+            else:
+                res = _wrap(xp.power(da, db))
         except ValueError:
             raise _checks.broadcast_error(da.shape, db.shape) from None
         if _requires(input, exponent):
@@ -741,7 +753,7 @@ def _bitwise(name, ufunc, dunder, rdunder):
     def op(input, other):
         da, db = operands(input, other)
         if da.dtype.kind == "f" or isinstance(db, float) or getattr(db, "dtype", None) is not None and db.dtype.kind == "f":
-            raise RuntimeError(f'"{name}_cpu" not implemented for \'Float\'')
+            raise NotImplementedError(f'"{name}_cpu" not implemented for \'Float\'')
         try:
             return _wrap(ufunc(da, db))
         except ValueError:
@@ -884,6 +896,12 @@ def _clamp_refuses(d, min, max):
 def clamp(input, min=None, max=None):
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    kinds = {type(b) for b in (min, max) if b is not None}
+    if any(not issubclass(k, (Tensor, numbers.Number)) for k in kinds) or \
+            (any(issubclass(k, Tensor) for k in kinds) and any(issubclass(k, numbers.Number) for k in kinds)):
+        # torch's overloads: (Tensor min, Tensor max) or (Number min, Number max), not a mix, not a str
+        raise TypeError(f"clamp() received an invalid combination of arguments - got (min={type(min).__name__}, "
+                        f"max={type(max).__name__}), but expected (Tensor min, Tensor max) or (Number min, Number max)")
     if isinstance(min, Tensor) or isinstance(max, Tensor):
         lo = min if min is None or isinstance(min, Tensor) else as_tensor_arg(min, input)
         hi = max if max is None or isinstance(max, Tensor) else as_tensor_arg(max, input)

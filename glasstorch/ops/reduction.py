@@ -379,6 +379,9 @@ class StdBackward0(make_node_class("StdBackward0", None, ("self", "result"))):
 
 
 def _var(input, dim, unbiased, keepdim, correction, is_std):
+    if unbiased is not None and correction is not None:
+        raise TypeError(f"{'std' if is_std else 'var'}() received an invalid combination of arguments - got both "
+                        f"unbiased={unbiased} and correction={correction}: give one")
     if isinstance(dim, bool):  # var(input, unbiased)
         unbiased, dim = dim, None
     if input._data.dtype.kind not in "fc" and input.dtype is not _dtype.bfloat16:
@@ -824,6 +827,8 @@ def _select_kth(input, k, dim, keepdim, node_cls, name):
         vals, idx = d.copy(), xp.zeros((), "int64")
     else:
         n = d.shape[dd]
+        if n == 0:
+            raise IndexError(f"{name}(): Expected reduction dim {dd} to have non-zero size.")
         if not 1 <= k <= n:
             raise RuntimeError(f"{name}(): selected number k out of range for dimension {dd}")
         idx = xp.take(_sorted_indices(d, dd, False), [k - 1], axis=dd)

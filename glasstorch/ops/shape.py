@@ -579,6 +579,8 @@ def _resize_(self, *sizes):
     if self._requires_grad:
         raise RuntimeError("cannot resize variables that require grad")
     sizes = _shape_arg(sizes)
+    if any(s < 0 for s in sizes):
+        raise RuntimeError(f"Trying to create tensor with negative dimension {min(sizes)}: {list(sizes)}")
     n = 1
     for s in sizes:
         n *= s
