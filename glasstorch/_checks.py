@@ -230,13 +230,13 @@ def size_error(sizes):
 
 
 # --- Indices ---------------------------------------------------------------------------------------
-def check_index_bounds(indices, size, dim, allow_negative=True):
+def check_index_bounds(indices, size, dim, allow_negative=True, error=IndexError):
     """Every index (an integer array) within a dim of ``size``: torch's IndexError otherwise."""
     if indices.size:
         lo, hi = int(indices.min()), int(indices.max())
         if hi >= size or lo < (-size if allow_negative else 0):
             bad = hi if hi >= size else lo
-            raise IndexError(f"index {bad} is out of bounds for dimension {dim} with size {size}")
+            raise error(f"index {bad} is out of bounds for dimension {dim} with size {size}")
 
 
 def index_error(error):

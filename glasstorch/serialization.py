@@ -101,6 +101,9 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     pickle_load_args.setdefault("encoding", "utf-8")
     if mmap and not _is_path(f):
         raise ValueError("f must be a file path in order to use the mmap argument")
+    if not (map_location is None or isinstance(map_location, (str, bytes, dict)) or callable(map_location)
+            or hasattr(map_location, "type")):  # torch calls whatever else it is given: 3.5 "is not callable"
+        raise TypeError(f"'{type(map_location).__name__}' object is not callable")
 
     if _is_path(f) and os.fspath(f).endswith(".safetensors"):
         if isinstance(map_location, dict) or (callable(map_location) and not isinstance(map_location, str)

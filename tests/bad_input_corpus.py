@@ -629,7 +629,8 @@ add("device/meta_linear_cpu_input", lambda T: T.nn.Linear(2, 2, device="meta")(R
 add("device/meta_cat_cpu", lambda T: T.cat([T.zeros(2, device="meta"), R(T, 2)]))
 add("device/meta_print_ok", lambda T: repr(T.zeros(2, device="meta")) != "")
 add("device/load_map_location_cuda", lambda T: T.load(_saved(T), map_location="cuda"))
-add("device/set_device", lambda T: T.cuda.set_device(0))
+# (torch.cuda.set_device(0) on a CPU-only torch raises AssertionError or an internal AttributeError depending
+# on what ran before it: torch's answer is not stable, so it is not in the corpus)
 add("device/cuda_device_count_ok", lambda T: T.cuda.device_count())
 add("device/device_type_bad", lambda T: T.device("tpu"))
 add("device/device_int_ok", lambda T: str(T.device("cpu", 0)))
@@ -1181,3 +1182,39 @@ def _anomaly(T):
         with T.autograd.detect_anomaly():
             (x.sqrt() * 0).sum().backward()
             (x / x).sum().backward()
+
+
+# --- out= (torch writes into it, resizes it, or refuses) ---------------------------------------------
+def _no_grad_bare(T):
+    @T.no_grad
+    def double(x):
+        return x * 2
+    return double(R(T, 2).requires_grad_()).requires_grad
+
+
+_OUT = [
+    ("add_into", lambda T: _filled_out(T, lambda o: T.add(R(T, 2), 1, out=o), T.zeros(2))),
+    ("add_int_out", lambda T: T.add(R(T, 2), 1, out=T.zeros(2, dtype=T.int64))),
+    ("add_requires_grad", lambda T: T.add(R(T, 2).requires_grad_(), 1, out=T.zeros(2))),
+    ("add_resize_empty", lambda T: T.add(R(T, 3), 1, out=T.zeros(0)).shape),
+    ("cat_into_double", lambda T: T.cat([R(T, 2)], out=T.zeros(2, dtype=T.float64)).dtype),
+    ("stack_out_list", lambda T: T.stack([R(T, 2)], out=[1])),
+    ("zeros_into_long", lambda T: T.zeros(3, out=T.ones(3, dtype=T.int64)).dtype),
+    ("zeros_dtype_mismatch", lambda T: T.zeros(3, dtype=T.float64, out=T.ones(3))),
+    ("arange_into", lambda T: _filled_out(T, lambda o: T.arange(4, out=o), T.zeros(4))),
+    ("randn_out_requires_grad", lambda T: T.randn(2, out=T.zeros(2, requires_grad=True))),
+    ("no_grad_bare_decorator", _no_grad_bare),
+    ("tensor_neg_into_uint8_ok", lambda T: T.tensor([-1, 255], dtype=T.uint8).tolist()),
+    ("tensor_float_big_into_int32", lambda T: T.tensor([3e9], dtype=T.int32)),
+    ("where_uint8_scalar_ok", lambda T: T.where(T.tensor([True, False]), T.tensor([1, 2], dtype=T.uint8), -2).tolist()),
+    ("index_list_of_floats_ok", lambda T: R(T, 3)[[0.7, 2.2]].tolist()),
+]
+
+
+def _filled_out(T, call, out):
+    result = call(out)
+    return result is out, out.tolist()
+
+
+for _name, _fn in _OUT:
+    add(f"out/{_name}", _fn)

@@ -224,8 +224,6 @@ def restore_location(storage, location, map_location):
             raise TypeError(f"map_location should return a storage it was given (or None), got "
                             f"{type(result).__name__}")
         return _default_restore(result, result.device)
-    if not hasattr(map_location, "type"):  # torch calls whatever is left, so 3.5 is "not callable"
-        raise TypeError(f"'{type(map_location).__name__}' object is not callable")
     return _default_restore(storage, str(map_location))  # a device object
 
 

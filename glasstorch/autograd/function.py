@@ -147,6 +147,10 @@ class Function(metaclass=FunctionMeta):
                          for o, nd in zip(new_outputs, non_diff))
             node._output_meta = tuple((o.shape, o.dtype) if isinstance(o, Tensor) else None for o in new_outputs)
             saved = tuple(node._to_save)
+            # the engine checks each gradient backward returns against its input (shape, dtype), as torch's
+            # validate_outputs does: a wrong shape is an error, a broadcast one is summed, a dtype cast
+            node._input_meta = tuple((t.shape, t.dtype) if isinstance(t, Tensor) and t._requires_grad else None
+                                     for t in inputs)
             connect(node, inputs, tuple(diff) if len(diff) > 1 or is_tuple else diff[0])
             node.num_outputs = len(new_outputs)
             if saved:

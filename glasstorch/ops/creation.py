@@ -5,7 +5,7 @@ import numbers
 
 from .. import _checks, _dtype
 from .._tensor import Tensor, _wrap, _init, device as _device, Size
-from .._array import xp, namespace, device_type_of, to_device, as_numpy
+from .._array import xp, namespace, device_type_of, to_device, as_numpy, cuda_available
 from ._op import _state, method, record, make_node_class
 
 
@@ -368,6 +368,8 @@ def _parse_to(args, kwargs):
         if isinstance(a, _dtype.dtype):
             dtype = a
         elif isinstance(a, (str, _device, int)) and not isinstance(a, bool):
+            if isinstance(a, int) and not cuda_available():  # t.to(5): an accelerator index
+                raise RuntimeError("Cannot access accelerator device when none is available.")
             device = a
         elif isinstance(a, Tensor):
             dtype, device = a.dtype, a.device

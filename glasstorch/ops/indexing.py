@@ -476,7 +476,7 @@ def index_add(input, dim, index, source, *, alpha=1):
     if source._data.ndim and idx[d].size != source._data.shape[d]:
         raise RuntimeError(f"index_add_(): Number of indices ({idx[d].size}) should be equal to source.size(dim): "
                            f"({source._data.shape[d]}), for dim: {d}")
-    _checks.check_index_bounds(idx[d], out.shape[d], d)
+    _checks.check_index_bounds(idx[d], out.shape[d], d, error=RuntimeError)  # (index_add's is a RuntimeError)
     xp.add.at(out, tuple(idx), (source._data * alpha if alpha != 1 else source._data).astype(out.dtype, copy=False))
     res = _wrap(out)
     if _state.enabled and (input._requires_grad or source._requires_grad):

@@ -164,7 +164,13 @@ negative, arcsin, arccos, arctan, absolute, fix = neg, asin, acos, atan, abs, tr
 special_expit = sigmoid
 Tensor.__neg__ = neg
 Tensor.__abs__ = abs
-Tensor.__invert__ = lambda self: logical_not(self) if self._data.dtype == bool else bitwise_not(self)
+def _invert(self):
+    if self._data.dtype.kind in "fc":
+        raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
+    return logical_not(self) if self._data.dtype == bool else bitwise_not(self)
+
+
+Tensor.__invert__ = _invert
 Tensor.negative, Tensor.arcsin, Tensor.arccos, Tensor.arctan, Tensor.absolute = neg, asin, acos, atan, abs
 
 
@@ -818,6 +824,9 @@ class WhereBackward0(make_node_class("WhereBackward0", None, ("condition",))):
 
 
 def where(condition, input=None, other=None):
+    if (input is None) != (other is None):
+        raise TypeError("where() received an invalid combination of arguments - expected (condition) or "
+                        "(condition, input, other)")
     if input is None and other is None:
         from .indexing import nonzero
         return nonzero(condition, as_tuple=True)
