@@ -287,6 +287,10 @@ add("create/zeros_like_str", lambda T: T.zeros_like("a"))
 add("create/ones_like_list", lambda T: T.ones_like([1, 2]))
 add("create/empty_huge", lambda T: T.empty(2 ** 62))
 add("create/zeros_huge", lambda T: T.zeros(2 ** 40, 2 ** 20))
+add("create/randn_huge", lambda T: T.randn(2 ** 40, 2 ** 20))
+add("create/rand_too_big", lambda T: T.rand(2 ** 62))
+add("create/repeat_huge", lambda T: T.ones(3).repeat(2 ** 40, 2 ** 18))
+add("type/backward_gradient_int_grad_dtype", lambda T: _grad_after(T, lambda x: (x * 2).backward(T.tensor([1, 1]))))
 add("create/device_bad", lambda T: T.zeros(2, device="gpu"))
 add("create/device_bad_index", lambda T: T.device("cuda:x"))
 add("create/device_neg_index", lambda T: T.device("cpu", -2))
@@ -1218,3 +1222,9 @@ def _filled_out(T, call, out):
 
 for _name, _fn in _OUT:
     add(f"out/{_name}", _fn)
+
+
+def _grad_after(T, run):
+    x = R(T, 2).requires_grad_()
+    run(x)
+    return x.grad

@@ -48,6 +48,8 @@ def _make_grads(outputs, grads):
             if g._data.shape != out._data.shape:
                 raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and output[{i}] "
                                    f"has a shape of {out.shape}.")
+            if g._data.dtype != out._data.dtype:  # an int64 gradient for a float output flows as a float one
+                g = g.to(out.dtype)
             result.append(g)
     return result
 

@@ -498,7 +498,13 @@ def _rng(generator):
 
 def _random(sample, size, dtype, generator, requires_grad, device=None):
     dtype = dtype or _dtype.get_default_dtype()
-    arr = sample(_rng(generator), _size(size)).astype(_np_dtype(dtype), copy=False)
+    shape = _size(size)
+    try:
+        arr = sample(_rng(generator), shape).astype(_np_dtype(dtype), copy=False)
+    except (MemoryError, ValueError) as e:  # ValueError: NumPy's "array is too big" (past the address space)
+        if isinstance(e, ValueError) and "too big" not in str(e):
+            raise
+        raise _checks.out_of_memory(shape, _np_dtype(dtype).itemsize) from None
     t = _wrap(_place(arr, device))
     return _leaf(t, requires_grad)
 

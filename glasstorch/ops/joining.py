@@ -129,7 +129,11 @@ def repeat(input, *repeats):
     if any(r < 0 for r in repeats):
         sizes = [r * s for r, s in zip(repeats, (1,) * (len(repeats) - input._data.ndim) + input._data.shape)]
         raise RuntimeError(f"Trying to create tensor with negative dimension {min(sizes)}: {sizes}")
-    res = _wrap(xp.tile(input._data, repeats))
+    try:
+        res = _wrap(xp.tile(input._data, repeats))
+    except MemoryError:
+        shape = tuple(r * s for r, s in zip(repeats, (1,) * (len(repeats) - input._data.ndim) + input._data.shape))
+        raise _checks.out_of_memory(shape, input._data.itemsize) from None
     if input._requires_grad and _state.enabled:
         node = record(RepeatBackward0, res, (input,), meta_check=False)
         node.repeats, node.self_sizes = repeats, input._data.shape

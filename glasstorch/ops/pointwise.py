@@ -901,13 +901,18 @@ def _clamp_refuses(d, min, max):
         raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
 
 
+def _clamp_overload(min, max):
+    """Which of torch's clamp overloads the bounds select: Tensor, Number, or None (neither: refused)."""
+    kinds = {Tensor if isinstance(b, Tensor) else numbers.Number if isinstance(b, numbers.Number) else None
+             for b in (min, max) if b is not None}
+    return kinds.pop() if len(kinds) == 1 else None
+
+
 @method("clamp", "clip")
 def clamp(input, min=None, max=None):
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
-    kinds = {type(b) for b in (min, max) if b is not None}
-    if any(not issubclass(k, (Tensor, numbers.Number)) for k in kinds) or \
-            (any(issubclass(k, Tensor) for k in kinds) and any(issubclass(k, numbers.Number) for k in kinds)):
+    if _clamp_overload(min, max) is None:
         # torch's overloads: (Tensor min, Tensor max) or (Number min, Number max), not a mix, not a str
         raise TypeError(f"clamp() received an invalid combination of arguments - got (min={type(min).__name__}, "
                         f"max={type(max).__name__}), but expected (Tensor min, Tensor max) or (Number min, Number max)")
