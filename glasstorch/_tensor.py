@@ -423,7 +423,10 @@ class Tensor:
             dtype, device = _dtype.get_default_dtype(), "cpu"
         elif isinstance(dtype, type):   # a legacy type: torch.FloatTensor, torch.cuda.LongTensor
             dtype, device = dtype.dtype, dtype._device_type
-        return self.to(dtype=dtype, device=device, non_blocking=non_blocking)
+        try:
+            return self.to(dtype=dtype, device=device, non_blocking=non_blocking)
+        except AssertionError as e:  # no CUDA: .to('cuda') is torch's AssertionError, .type(cuda type) its RuntimeError
+            raise RuntimeError(str(e)) from None
 
     def __contains__(self, element):
         """``x in t``: whether any element of ``t`` equals ``x`` (a number or a tensor)."""

@@ -77,6 +77,11 @@ def save(obj, f, pickle_module=None, pickle_protocol=DEFAULT_PROTOCOL, _use_new_
 
 # --- load --------------------------------------------------------------------------------------
 
+class EmptyCheckpointError(RuntimeError, EOFError):
+    """Loading an empty file: torch raises pickle's EOFError ("Ran out of input"); this one is also a
+    RuntimeError, as glasstorch's other refusals of a file are, and says what is wrong."""
+
+
 def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None, **pickle_load_args):
     """Load an object saved by ``torch.save`` or ``glasstorch.save`` from ``f`` (a path or binary file).
 
@@ -146,8 +151,7 @@ def _load_file(file, map_location, weights_only, mmap_path, pickle_load_args):
     magic = file.read(4)
     file.seek(start)
     if not magic:
-        # an EOFError, as torch's (pickle's "Ran out of input") is
-        raise EOFError("glasstorch.load: the file is empty (was the checkpoint saved completely?)")
+        raise EmptyCheckpointError("glasstorch.load: the file is empty (was the checkpoint saved completely?)")
 
     def unpickle(data, persistent_load):
         return unpickler.unpickle(data, persistent_load, weights_only, **pickle_load_args)

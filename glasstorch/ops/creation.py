@@ -203,8 +203,8 @@ def _size_keyword(fn):
 
 
 
-@_checks.factory_with_out
 @_size_keyword
+@_checks.factory_with_out
 def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
     sz = size[0] if len(size) == 1 and isinstance(size[0], (tuple, list, Size)) else size
     if any(isinstance(n, int) and n < 0 for n in sz):
@@ -212,14 +212,14 @@ def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=F
     return _filled(0, size, dtype, device, requires_grad)
 
 
-@_checks.factory_with_out
 @_size_keyword
+@_checks.factory_with_out
 def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
     return _filled(1, size, dtype, device, requires_grad)
 
 
-@_checks.factory_with_out
 @_size_keyword
+@_checks.factory_with_out
 def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
           memory_format=None):
     return _filled(0, size, dtype, device, requires_grad)
@@ -509,15 +509,15 @@ def _random(sample, size, dtype, generator, requires_grad, device=None):
     return _leaf(t, requires_grad)
 
 
-@_checks.factory_with_out
 @_size_keyword
+@_checks.factory_with_out
 def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
     return _random(lambda r, s: r.random(s, dtype="float64" if (dtype or _dtype.get_default_dtype()) is _dtype.float64
                                          else "float32"), size, dtype, generator, requires_grad, device)
 
 
-@_checks.factory_with_out
 @_size_keyword
+@_checks.factory_with_out
 def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
     return _random(lambda r, s: r.standard_normal(s, dtype="float64" if (dtype or _dtype.get_default_dtype())
                                                   is _dtype.float64 else "float32"),

@@ -450,7 +450,10 @@ def index_select(input, dim, index):
     ia = index._data.reshape(-1)
     n = input._data.shape[d] if input._data.ndim else 1
     if ia.size and (ia.max() >= n or ia.min() < 0):
-        raise IndexError("index out of range in self")
+        if d == 0:  # torch's two kernels word it differently (and raise different types)
+            raise IndexError("index out of range in self")
+        raise RuntimeError(f"INDICES element is out of DATA bounds, id={int(ia.max() if ia.max() >= n else ia.min())} "
+                           f"axis_dim={n}")
     res = _wrap(xp.take(input._data, ia, axis=d) if input._data.ndim else input._data.copy())
     if input._requires_grad and _state.enabled:
         node = record(IndexSelectBackward0, res, (input,), (index,), meta_check=False)
