@@ -139,7 +139,11 @@ def from_numpy_dtype(np_dtype):
 
 def numpy_dtype(d):
     """The NumPy dtype that stores glasstorch dtype ``d`` (a clear error for bfloat16 without ml_dtypes)."""
-    nd = d.numpy_dtype
+    try:
+        nd = d.numpy_dtype
+    except AttributeError:  # not a dtype: Python's float/int/bool/complex stand for one, anything else is refused
+        from ._checks import as_dtype
+        return numpy_dtype(as_dtype(d))
     if nd is None:
         raise TypeError("bfloat16 needs the optional 'ml_dtypes' package (pip install ml_dtypes)")
     return nd

@@ -16,6 +16,8 @@ A Tensor holds
 The op methods (``add``, ``sum``, ``view``...) are defined with their derivatives in
 ``glasstorch/ops`` and attached to this class there; this file keeps the protocol itself.
 """
+import numbers
+import warnings
 import weakref
 
 from . import _dtype
@@ -64,8 +66,13 @@ class device:
         elif isinstance(type, int) and not isinstance(type, bool):
             type, index = "cuda", type
         elif ":" in type:
+            text = type
             type, idx = type.split(":", 1)
+            if not idx.isdigit():  # 'cuda:x', 'cpu:0:1', 'cpu:-1'
+                raise RuntimeError(f"Invalid device string: '{text}'")
             index = int(idx)
+        if index is not None and index < 0:
+            raise RuntimeError("Device index must not be negative")
         if type not in ("cpu", "cuda", "meta", "mps"):
             raise RuntimeError(f"Expected one of cpu, cuda, meta, mps device type at start of device string: {type}")
         self.type = type
@@ -242,6 +249,11 @@ class Tensor:
         return self
 
     def _set_requires_grad(self, value, dtype_message, by_assignment=False):
+        if not isinstance(value, bool):  # torch's parser: a bool, not 'yes' or 1
+            if by_assignment:
+                raise RuntimeError("requires_grad must be a bool")
+            raise TypeError(f"requires_grad_(): argument 'requires_grad' (position 1) must be bool, "
+                            f"not {type(value).__name__}")
         if self._grad_fn is not None:
             if value and not by_assignment:
                 return  # requires_grad_() on a non-leaf that already requires grad: torch's no-op
@@ -536,7 +548,17 @@ class Tensor:
             dtype, device = _dtype.get_default_dtype(), "cpu"
         elif isinstance(dtype, type):   # a legacy type: torch.FloatTensor, torch.cuda.LongTensor
             dtype, device = dtype.dtype, dtype._device_type
-        return self.to(dtype=dtype, device=device, non_blocking=non_blocking)
+        try:
+            return self.to(dtype=dtype, device=device, non_blocking=non_blocking)
+        except AssertionError as e:  # no CUDA: .to('cuda') is torch's AssertionError, .type(cuda type) its RuntimeError
+            raise RuntimeError(str(e)) from None
+
+    def __contains__(self, element):
+        """``x in t``: whether any element of ``t`` equals ``x`` (a number or a tensor)."""
+        if not isinstance(element, (Tensor, numbers.Number)):
+            raise RuntimeError(f"Tensor.__contains__ only supports Tensor or scalar, but you passed in a "
+                               f"{type(element)}.")
+        return bool((self == element).any())
 
     def __len__(self):
         if self._data.ndim == 0:
@@ -563,6 +585,9 @@ class Tensor:
     def __array__(self, dtype=None, copy=None):
         if seam.on:
             return seam.torch_function(Tensor.__array__, (self, dtype), {})
+        if self._requires_grad:  # np.asarray(t) is t.numpy(): torch refuses to let the graph be bypassed
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
+                               "instead.")
         a = as_numpy(self._data)
         return a if dtype is None else a.astype(dtype)
 
@@ -591,12 +616,18 @@ class Tensor:
     def __float__(self):
         if seam.on:
             return seam.torch_function(Tensor.__float__, (self,), {})
-        return float(self.item())
+        return float(self._scalar())
 
     def __int__(self):
         if seam.on:
             return seam.torch_function(Tensor.__int__, (self,), {})
-        return int(self.item())
+        return int(self._scalar())
+
+    def _scalar(self):
+        """float(t), int(t): Python's conversions raise ValueError for a tensor of several elements."""
+        if self._data.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return self.item()
 
     def __index__(self):
         if seam.on:

@@ -77,6 +77,11 @@ def save(obj, f, pickle_module=None, pickle_protocol=DEFAULT_PROTOCOL, _use_new_
 
 # --- load --------------------------------------------------------------------------------------
 
+class EmptyCheckpointError(RuntimeError, EOFError):
+    """Loading an empty file: torch raises pickle's EOFError ("Ran out of input"); this one is also a
+    RuntimeError, as glasstorch's other refusals of a file are, and says what is wrong."""
+
+
 def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None, **pickle_load_args):
     """Load an object saved by ``torch.save`` or ``glasstorch.save`` from ``f`` (a path or binary file).
 
@@ -101,6 +106,9 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     pickle_load_args.setdefault("encoding", "utf-8")
     if mmap and not _is_path(f):
         raise ValueError("f must be a file path in order to use the mmap argument")
+    if not (map_location is None or isinstance(map_location, (str, bytes, dict)) or callable(map_location)
+            or hasattr(map_location, "type")):  # torch calls whatever else it is given: 3.5 "is not callable"
+        raise TypeError(f"'{type(map_location).__name__}' object is not callable")
 
     if _is_path(f) and os.fspath(f).endswith(".safetensors"):
         if isinstance(map_location, dict) or (callable(map_location) and not isinstance(map_location, str)
@@ -143,7 +151,7 @@ def _load_file(file, map_location, weights_only, mmap_path, pickle_load_args):
     magic = file.read(4)
     file.seek(start)
     if not magic:
-        raise RuntimeError("glasstorch.load: the file is empty (was the checkpoint saved completely?)")
+        raise EmptyCheckpointError("glasstorch.load: the file is empty (was the checkpoint saved completely?)")
 
     def unpickle(data, persistent_load):
         return unpickler.unpickle(data, persistent_load, weights_only, **pickle_load_args)

@@ -99,7 +99,8 @@ def namespace(device_type):
         return xp
     if device_type == "cuda":
         if not cuda_available():
-            raise RuntimeError("Torch not compiled with CUDA enabled (glasstorch: CuPy with a GPU is needed for 'cuda')")
+            # an AssertionError, as torch's CPU-only build raises (and glasstorch.cuda's functions do)
+            raise AssertionError("Torch not compiled with CUDA enabled (glasstorch: CuPy with a GPU is needed for 'cuda')")
         return _import_cupy()
     raise RuntimeError(f"unsupported device type {device_type!r}")
 

@@ -135,6 +135,8 @@ def atomic_write(path, write):
     folder = os.path.dirname(given) or "."
     if not os.path.isdir(folder):
         raise RuntimeError(f"Parent directory {folder} does not exist.")  # torch's words
+    if os.path.isdir(given):
+        raise RuntimeError(f"open file failed because {given} is a directory")  # torch: a RuntimeError too
     target = os.path.realpath(given)  # through a symlink to its target, as writing with open() would
     folder = os.path.dirname(target)
     temporary = os.path.join(folder, f".{os.path.basename(target)}.{secrets.token_hex(6)}.tmp")

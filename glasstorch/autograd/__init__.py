@@ -45,11 +45,12 @@ def _make_grads(outputs, grads):
             result.append(T._wrap(T.xp.ones_like(d)))
         else:
             if not isinstance(g, T.Tensor):
-                from ..ops.creation import tensor
-                g = tensor(g, dtype=out.dtype)
+                raise TypeError(f"gradients can be either Tensors or None, but got {type(g).__name__}")
             if g._data.shape != out._data.shape:
                 raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and output[{i}] "
                                    f"has a shape of {out.shape}.")
+            if g._data.dtype != out._data.dtype:  # an int64 gradient for a float output flows as a float one
+                g = g.to(out.dtype)
             result.append(g)
     return result
 
@@ -78,7 +79,10 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     roots = _roots(outputs)
     accumulate_only = None
     capture = None
-    inputs = _as_tuple(inputs)
+    if inputs is not None:
+        inputs = _as_tuple(inputs)
+        if not inputs:
+            raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
     if inputs:
         accumulate_only = set()
         capture = {}
@@ -122,6 +126,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     capture = {}  # {edge: slot}, one slot per distinct edge (the same tensor may be asked for twice)
     slots = []
     for t in ins:
+        if not isinstance(t, Tensor):
+            raise RuntimeError(f"all inputs have to be Tensors or GradientEdges, but got {type(t).__name__}")
         if not t._requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
         slots.append(capture.setdefault(graph.edge_of(t), len(capture)))

@@ -19,11 +19,13 @@ mode off unless ``create_graph=True``, so backward pays nothing for recording by
 inspection tools wrap them to watch a backward pass.
 """
 import itertools
+import math
 import sys
 import threading
 import warnings
 from heapq import heappush, heappop
 
+from .. import _checks
 from . import grad_mode
 from .anomaly_mode import _anomaly
 from .graph import AccumulateGrad
@@ -96,6 +98,11 @@ def _validate(node, i, g):
     shape, dtype = meta
     if g.shape != shape:
         try:
+            # a gradient may be larger than its input only where the input was broadcast
+            # (or be the input's elements in another shape: same count)
+            if _checks.broadcast_shape(shape, tuple(g.shape)) != tuple(g.shape) and \
+                    math.prod(g.shape) != math.prod(shape):
+                raise ValueError
             g = _sum_to(g, tuple(shape))
         except Exception:
             raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index {i} - got "

@@ -122,6 +122,11 @@ class Function(metaclass=FunctionMeta):
         warnings.warn(f"{self.__class__} should not be instantiated. Methods on autograd functions are all static, "
                       "so you should invoke them on the class itself.", DeprecationWarning, stacklevel=2)
 
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError("Legacy autograd function with non-static forward method is deprecated. Please use new-style "
+                           "autograd function with static forward method. (Example: "
+                           "https://pytorch.org/docs/stable/autograd.html#torch.autograd.Function)")
+
     @staticmethod
     def forward(ctx, *args, **kwargs):
         raise NotImplementedError("You must implement the forward function for custom autograd.Function.")

@@ -65,7 +65,17 @@ class _DecoratorContextManager:
         return self.__class__()
 
 
-class no_grad(_DecoratorContextManager):
+class _NoParamDecoratorContextManager(_DecoratorContextManager):
+    """One that takes no argument, so it decorates without parentheses too (``@torch.no_grad``), as
+    torch's does: called with a function, it returns the decorated function."""
+
+    def __new__(cls, orig_func=None):
+        if orig_func is None:
+            return super().__new__(cls)
+        return cls()(orig_func)
+
+
+class no_grad(_NoParamDecoratorContextManager):
     """Disable graph recording: results of ops have ``requires_grad=False``."""
 
     def __init__(self):
@@ -79,7 +89,7 @@ class no_grad(_DecoratorContextManager):
         _set_grad_enabled(self.prev)
 
 
-class enable_grad(_DecoratorContextManager):
+class enable_grad(_NoParamDecoratorContextManager):
     def __init__(self):
         self.prev = False
 
@@ -95,6 +105,9 @@ class set_grad_enabled(_DecoratorContextManager):
     """Sets grad mode at construction (so it works as a plain function too) and restores it on exit."""
 
     def __init__(self, mode):
+        if not isinstance(mode, bool):
+            raise TypeError(f"set_grad_enabled(): argument 'enabled' (position 1) must be bool, "
+                            f"not {type(mode).__name__}")
         self.prev = _state.enabled
         self.mode = bool(mode)
         _set_grad_enabled(self.mode)

@@ -71,6 +71,10 @@ class Explanation:
         at = f" at {os.path.basename(self.filename)}:{self.lineno}" if self.filename else ""
         return f"<Explanation cause={self.cause!r}{at}>"
 
+    def _repr_html_(self):  # Jupyter shows the sentence, not the repr
+        from ._html import explanation
+        return explanation(self)
+
 
 def explain(tensor, name=None):
     """Explain ``tensor.grad``: why it is None (or that it is set). Returns an :class:`Explanation`.

@@ -95,6 +95,10 @@ class record:
     def __repr__(self):
         return f"<record of {len(self.events)} events>"
 
+    def _repr_html_(self):  # Jupyter shows the timeline as a table
+        from ._html import timeline
+        return timeline(self)
+
     def freed_nodes(self):
         """The nodes (still alive) whose saved values a backward inside this block freed."""
         return [n for n in (r() for r in self._freed) if n is not None]
@@ -246,6 +250,10 @@ class GraphSummary:
         return (f"{self.nodes} nodes, depth {self.depth}, {n} lea{'f' if n == 1 else 'ves'} ({leaves}); saved values hold "
                 f"{_human(self.saved_bytes)}" + (f"; {self.freed_nodes} nodes already freed" if self.freed_nodes else "")
                 + (f"\nops: {top}" if top else ""))
+
+    def _repr_html_(self):  # Jupyter shows the sentence and every op with its count
+        from ._html import graph_summary
+        return graph_summary(self)
 
 
 def _human(n):

@@ -27,6 +27,8 @@ def _accept_numpy_names(fn):
     """torch's argument parser also takes NumPy's names, ``axis`` for ``dim`` and ``keepdims`` for
     ``keepdim`` (d2l writes ``X.sum(axis=0, keepdims=True)``); the remap costs nothing without keywords."""
     import functools
+    from .. import _checks
+    from .._tensor import Tensor
 
     @functools.wraps(fn)
     def accepting(*args, **kwargs):
@@ -35,7 +37,12 @@ def _accept_numpy_names(fn):
                 kwargs["dim"] = kwargs.pop("axis")
             if "keepdims" in kwargs:
                 kwargs["keepdim"] = kwargs.pop("keepdims")
-        return fn(*args, **kwargs)
+        try:
+            return fn(*args, **kwargs)
+        except AttributeError:  # torch.sum([1, 2]): torch's TypeError, not "'list' has no attribute '_data'"
+            if args and not isinstance(args[0], Tensor) and fn.__name__ not in ("cat", "concat", "concatenate", "stack"):
+                raise _checks.not_a_tensor(fn.__name__, args[0]) from None
+            raise
     return accepting
 
 

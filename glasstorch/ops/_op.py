@@ -45,6 +45,10 @@ def as_tensor_arg(x, like=None):
         if like._data.dtype.kind in _FLOAT_KINDS and not isinstance(x, bool) or \
                 (isinstance(x, int) and like._data.dtype.kind in "iu"):
             dt = like.dtype
+            if isinstance(x, int) and not isinstance(x, bool) and dt.numpy_dtype.kind in "iu":
+                # a scalar operand wraps into the tensor's integer dtype (torch: where(u8, -2) is 254),
+                # which torch.tensor(-2, dtype=uint8) itself refuses
+                return _t(x).to(dt)
         return _t(x, dtype=dt)
     return _t(x)
 

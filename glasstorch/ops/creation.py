@@ -1,10 +1,11 @@
 """Making tensors: from data, filled, ranges, random; and dtype/device conversion (ToCopyBackward0)."""
 import builtins
+import math
 import numbers
 
-from .. import _dtype
+from .. import _checks, _dtype
 from .._tensor import Tensor, _wrap, _init, device as _device, Size
-from .._array import xp, namespace, device_type_of, to_device, as_numpy, copy_preserving_layout, preserved_order
+from .._array import xp, namespace, device_type_of, to_device, as_numpy, copy_preserving_layout, preserved_order, cuda_available
 from ._op import _state, method, record, make_node_class
 from .._seam import seam
 from .. import _warnings
@@ -51,12 +52,16 @@ def _scan(data):
     if isinstance(data, Tensor):
         return data.dtype
     if isinstance(data, (list, tuple)):
+        if data and all(isinstance(x, str) for x in data):
+            raise ValueError("too many dimensions 'str'")
         best = None
         for x in data:
             d = _scan(x)
             best = d if best is None else (best if d is None or d is best else _dtype.promote_types(best, d))
         return best
-    raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
+    if isinstance(data, str):
+        raise TypeError(f"new(): invalid data type 'str'")
+    raise RuntimeError(f"Could not infer dtype of {type(data).__name__}")
 
 
 def _to_array(data, dtype):
@@ -64,7 +69,22 @@ def _to_array(data, dtype):
     if isinstance(data, Tensor):
         return data._data.astype(nd, copy=True)
     if isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in data):
+        for x in data:
+            if isinstance(x, Tensor) and x.numel() != 1:
+                raise ValueError("only one element tensors can be converted to Python scalars")
         data = [_to_array(x, dtype) if isinstance(x, (Tensor, list, tuple)) else x for x in data]
+    if isinstance(data, str):
+        raise ValueError("too many dimensions 'str'")
+    if nd.kind in "iu" and not isinstance(data, (xp.ndarray, xp.generic)):
+        # Python numbers into an integer dtype: torch refuses what does not fit (NumPy wraps or raises
+        # OverflowError, depending on its version), so look at the values as they are first
+        try:
+            reference = xp.array(data)
+        except (OverflowError, ValueError):
+            reference = None
+        if reference is not None and reference.dtype.kind in "iufbO":
+            _checks.check_fits(reference, _dtype.from_numpy_dtype(nd))
+            return reference.astype(nd)  # -1 into uint8 is 255, as in torch (NumPy 2 refuses the cast in array())
     try:
         return xp.array(data, dtype=nd)
     except ValueError as e:
@@ -73,7 +93,7 @@ def _to_array(data, dtype):
             raise ragged from None
         raise
     except OverflowError:
-        return xp.array(data).astype(nd)
+        raise _checks.int64_overflow() from None
 
 
 def _ragged_error(data, dim=0):
@@ -172,7 +192,13 @@ def _filled(fill, size, dtype, device, requires_grad):
     dtype = dtype or _dtype.get_default_dtype()
     ns = _ns(device)
     shape = _size(size)
-    arr = ns.zeros(shape, _np_dtype(dtype)) if fill == 0 else ns.full(shape, fill, _np_dtype(dtype))
+    nd = _np_dtype(dtype)
+    try:
+        arr = ns.zeros(shape, nd) if fill == 0 else ns.full(shape, fill, nd)
+    except (MemoryError, ValueError) as e:  # ValueError: NumPy's "array is too big" (past the address space)
+        if isinstance(e, ValueError) and "too big" not in str(e):
+            raise
+        raise _checks.out_of_memory(shape, nd.itemsize) from None
     return _leaf(_wrap(arr), requires_grad)
 
 
@@ -193,6 +219,7 @@ def _size_keyword(fn):
 
 
 @_size_keyword
+@_checks.factory_with_out
 def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
     sz = size[0] if len(size) == 1 and isinstance(size[0], (tuple, list, Size)) else size
     if any(isinstance(n, int) and n < 0 for n in sz):
@@ -201,35 +228,41 @@ def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=F
 
 
 @_size_keyword
+@_checks.factory_with_out
 def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
     return _filled(1, size, dtype, device, requires_grad)
 
 
 @_size_keyword
+@_checks.factory_with_out
 def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
           memory_format=None):
     return _filled(0, size, dtype, device, requires_grad)
 
 
+@_checks.factory_with_out
 def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
     if dtype is None:
         dtype = _dtype.scalar_dtype(fill_value) if not isinstance(fill_value, Tensor) else fill_value.dtype
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
-    return _filled(fill_value, (size,) if not isinstance(size, int) else (size,), dtype, device, requires_grad)
+    if not isinstance(size, (tuple, list, Size)):
+        raise TypeError(f"full(): argument 'size' (position 1) must be tuple of ints, not {_checks.type_name(size)}")
+    return _filled(fill_value, (size,), dtype, device, requires_grad)
 
 
-def _like(input, dtype, device):
+def _like(input, dtype, device, fn_name="empty_like"):
+    _checks.expect_tensor(fn_name, input)
     return (dtype or input.dtype), (device if device is not None else (None if input.device.type == "cpu" else input.device))
 
 
 def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
-    d, dev = _like(input, dtype, device)
+    d, dev = _like(input, dtype, device, "zeros_like")
     return _filled(0, input.shape, d, dev, requires_grad)
 
 
 def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
-    d, dev = _like(input, dtype, device)
+    d, dev = _like(input, dtype, device, "ones_like")
     return _filled(1, input.shape, d, dev, requires_grad)
 
 
@@ -238,7 +271,7 @@ def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=Fal
 
 
 def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
-    d, dev = _like(input, dtype, device)
+    d, dev = _like(input, dtype, device, "empty_like")
     return _filled(fill_value, input.shape, d, dev, requires_grad)
 
 
@@ -265,6 +298,7 @@ Tensor.new_full = _new_full
 Tensor.new_tensor = _new_tensor
 
 
+@_checks.factory_with_out
 def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
     if n < 0 or (m is not None and m < 0):
         raise RuntimeError(f"n must be greater or equal to 0, got {n}" if n < 0 else
@@ -273,6 +307,7 @@ def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_g
     return _leaf(t, requires_grad)
 
 
+@_checks.factory_with_out
 def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
     if end is None:
         start, end = 0, start
@@ -280,6 +315,8 @@ def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device
     start, end, step = vals
     if step == 0:
         raise RuntimeError("step must be nonzero")
+    if not all(math.isfinite(v) for v in vals):
+        raise RuntimeError(f"unsupported range: {start} -> {end}")
     if (end - start) / step < 0:
         raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     if dtype is None:
@@ -297,6 +334,7 @@ def range_(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=
                   device=device, requires_grad=requires_grad)
 
 
+@_checks.factory_with_out
 def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
@@ -347,6 +385,8 @@ def _parse_to(args, kwargs):
         if isinstance(a, _dtype.dtype):
             dtype = a
         elif isinstance(a, (str, _device, int)) and not isinstance(a, bool):
+            if isinstance(a, int) and not cuda_available():  # t.to(5): an accelerator index
+                raise RuntimeError("Cannot access accelerator device when none is available.")
             device = a
         elif isinstance(a, Tensor):
             dtype, device = a.dtype, a.device
@@ -358,6 +398,8 @@ def _parse_to(args, kwargs):
             raise TypeError(f"to() received an invalid combination of arguments - got ({type(a).__name__})")
     if kwargs:
         raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    if dtype is not None and not isinstance(dtype, _dtype.dtype):
+        dtype = _checks.as_dtype(dtype, "to")
     return dtype, (None if device is None else _device(device)), copy
 
 
@@ -421,7 +463,9 @@ class Generator:
         self._rng = xp.random.Generator(xp.random.PCG64(self._seed))
 
     def manual_seed(self, seed):
-        seed = int(seed)
+        seed = int(seed)  # as torch: manual_seed(1.5) is seed 1, manual_seed('a') a ValueError
+        if not -(1 << 63) <= seed < (1 << 64):  # torch takes int64 and uint64 seeds
+            raise _checks.int64_overflow()
         self._seed = seed
         self._rng = xp.random.Generator(xp.random.PCG64(seed & 0xFFFFFFFFFFFFFFFF))
         return self
@@ -468,29 +512,42 @@ def set_rng_state(state):
 
 
 def _rng(generator):
-    return (generator or default_generator)._rng
+    if generator is None:
+        return default_generator._rng
+    if not isinstance(generator, Generator):
+        raise TypeError(f"argument 'generator' must be torch.Generator, not {_checks.type_name(generator)}")
+    return generator._rng
 
 
 def _random(sample, size, dtype, generator, requires_grad, device=None):
     dtype = dtype or _dtype.get_default_dtype()
-    arr = sample(_rng(generator), _size(size)).astype(_np_dtype(dtype), copy=False)
+    shape = _size(size)
+    try:
+        arr = sample(_rng(generator), shape).astype(_np_dtype(dtype), copy=False)
+    except (MemoryError, ValueError) as e:  # ValueError: NumPy's "array is too big" (past the address space)
+        if isinstance(e, ValueError) and "too big" not in str(e):
+            raise
+        raise _checks.out_of_memory(shape, _np_dtype(dtype).itemsize) from None
     t = _wrap(_place(arr, device))
     return _leaf(t, requires_grad)
 
 
 @_size_keyword
+@_checks.factory_with_out
 def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
     return _random(lambda r, s: r.random(s, dtype="float64" if (dtype or _dtype.get_default_dtype()) is _dtype.float64
                                          else "float32"), size, dtype, generator, requires_grad, device)
 
 
 @_size_keyword
+@_checks.factory_with_out
 def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
     return _random(lambda r, s: r.standard_normal(s, dtype="float64" if (dtype or _dtype.get_default_dtype())
                                                   is _dtype.float64 else "float32"),
                    size, dtype, generator, requires_grad, device)
 
 
+@_checks.factory_with_out
 def randint(low=0, high=None, size=None, *, generator=None, out=None, dtype=None, layout=None, device=None,
             requires_grad=False):
     if size is None:
@@ -517,26 +574,33 @@ def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_g
     return randint(low, high, tuple(input.shape), dtype=dtype or input.dtype)
 
 
+@_checks.factory_with_out
 def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
              pin_memory=False):
+    if n < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
     return _wrap(_rng(generator).permutation(n).astype(_np_dtype(dtype or _dtype.int64)))
 
 
+@_checks.factory_with_out
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None, device=None, requires_grad=False):
     if isinstance(mean, Tensor) or isinstance(std, Tensor):
         m = mean._data if isinstance(mean, Tensor) else mean
         s = std._data if isinstance(std, Tensor) else std
+        _checks.check_std(s)
         shape = xp.broadcast_shapes(xp.shape(m), xp.shape(s))
         ref = mean if isinstance(mean, Tensor) else std
         return _wrap((m + s * _rng(generator).standard_normal(shape)).astype(ref._data.dtype))
     if size is None:
         raise TypeError("normal() missing required argument 'size'")
+    _checks.check_std(std)
     return _random(lambda r, sh: r.normal(mean, std, sh), (size,), dtype, generator, requires_grad, device)
 
 
 @method()
 def bernoulli(input, p=None, *, generator=None):
     prob = input._data if p is None else p
+    _checks.check_probability("bernoulli_", prob)
     return _wrap((_rng(generator).random(input.shape) < prob).astype(input._data.dtype))
 
 
@@ -578,9 +642,26 @@ def _fill_random(name, sampler):
     return op_
 
 
-Tensor.uniform_ = _fill_random("uniform_", lambda r, s, a=0.0, b=1.0: r.uniform(a, b, s))
-Tensor.normal_ = _fill_random("normal_", lambda r, s, mean=0.0, std=1.0: r.normal(mean, std, s))
-Tensor.bernoulli_ = _fill_random("bernoulli_", lambda r, s, p=0.5: r.random(s) < (p._data if isinstance(p, Tensor) else p))
+def _uniform_(r, s, a=0.0, b=1.0):
+    if a > b:
+        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={a:g} > to={b:g}")
+    return r.uniform(a, b, s)
+
+
+def _normal_(r, s, mean=0.0, std=1.0):
+    _checks.check_std(std)
+    return r.normal(mean, std, s)
+
+
+def _bernoulli_(r, s, p=0.5):
+    p = p._data if isinstance(p, Tensor) else p
+    _checks.check_probability("bernoulli_", p)
+    return r.random(s) < p
+
+
+Tensor.uniform_ = _fill_random("uniform_", _uniform_)
+Tensor.normal_ = _fill_random("normal_", _normal_)
+Tensor.bernoulli_ = _fill_random("bernoulli_", _bernoulli_)
 Tensor.exponential_ = _fill_random("exponential_", lambda r, s, lambd=1.0: r.exponential(1.0 / lambd, s))
 Tensor.geometric_ = _fill_random("geometric_", lambda r, s, p: r.geometric(p, s))
 Tensor.log_normal_ = _fill_random("log_normal_", lambda r, s, mean=1.0, std=2.0: r.lognormal(mean, std, s))
@@ -590,6 +671,8 @@ Tensor.cauchy_ = _fill_random("cauchy_", lambda r, s, median=0.0, sigma=1.0: med
 def _random_(r, s, low=0, high=None):
     if high is None:
         low, high = 0, low if low else 2 ** 24
+    if low >= high:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
     return r.integers(low, high, s)
 
 

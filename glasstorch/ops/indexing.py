@@ -1,8 +1,9 @@
 """Indexing: tensor[...] (views for basic indices, IndexBackward0 for advanced ones), index
 assignment, gather/scatter, index_select, masked_select, nonzero, take_along_dim."""
 import builtins
+import numbers
 
-from .. import _dtype
+from .. import _checks, _dtype
 from .._tensor import Tensor, _wrap, _wrap_dim, bump_version
 from .._array import xp, like_operands
 from ..autograd.graph import connect, edge_of
@@ -23,7 +24,11 @@ def _np_index(i):
             raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
         return d
     if isinstance(i, list):
-        return xp.asarray([_np_index(x) if isinstance(x, Tensor) else x for x in i])
+        a = xp.asarray([_np_index(x) if isinstance(x, Tensor) else x for x in i])
+        # torch makes an index list a Long tensor (floats truncate, [] selects nothing) unless it is all bools
+        return a if a.dtype == bool or a.dtype.kind in "iu" else a.astype("int64")
+    if not isinstance(i, xp.ndarray):  # x[1.5], x['a']
+        raise _checks.index_type_error(i)
     return i
 
 
@@ -426,6 +431,8 @@ ScatterBackward1 = make_node_class("ScatterBackward1", lambda self, grad: grad.s
 def scatter_add(input, dim, index, src):
     d = _wrap_dim(dim, input._data.ndim)
     ia = _check_index(index, "scatter", input, d, src)
+    if src._data.dtype != input._data.dtype:
+        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
     out = input._data.copy()
     sa = src._data[tuple(builtins.slice(0, s) for s in ia.shape)]
     xp.add.at(out, _along(out.shape, d, ia), sa.astype(out.dtype, copy=False))
@@ -496,6 +503,8 @@ def index_select(input, dim, index):
     ia = index._data.reshape(-1)
     n = input._data.shape[d] if input._data.ndim else 1
     if ia.size and (ia.max() >= n or ia.min() < 0):
+        if d == 0:  # torch's two kernels word it differently (and raise different types)
+            raise IndexError("index out of range in self")
         raise RuntimeError(f"INDICES element is out of DATA bounds, id={int(ia.max() if ia.max() >= n else ia.min())} "
                            f"axis_dim={n}")
     res = _wrap(xp.take(input._data, ia, axis=d) if input._data.ndim else input._data.copy())
@@ -520,6 +529,10 @@ def index_add(input, dim, index, source, *, alpha=1):
     out = input._data.copy()
     idx = [builtins.slice(None)] * out.ndim
     idx[d] = index._data.reshape(-1)
+    if source._data.ndim and idx[d].size != source._data.shape[d]:
+        raise RuntimeError(f"index_add_(): Number of indices ({idx[d].size}) should be equal to source.size(dim): "
+                           f"({source._data.shape[d]}), for dim: {d}")
+    _checks.check_index_bounds(idx[d], out.shape[d], d, error=RuntimeError)  # (index_add's is a RuntimeError)
     xp.add.at(out, tuple(idx), (source._data * alpha if alpha != 1 else source._data).astype(out.dtype, copy=False))
     res = _wrap(out)
     if _state.enabled and (input._requires_grad or source._requires_grad):
@@ -544,6 +557,7 @@ def index_fill(input, dim, index, value):
     d = _wrap_dim(dim, input._data.ndim)
     idx = [builtins.slice(None)] * input._data.ndim
     idx[d] = index._data
+    _checks.check_index_bounds(index._data, input._data.shape[d], d)
     mask = xp.zeros(input._data.shape, dtype=bool)
     mask[tuple(idx)] = True
     if isinstance(value, Tensor):
@@ -574,7 +588,11 @@ def index_put(input, indices, values, accumulate=False):
     out = input.clone()
     idx = tuple(_np_index(i) for i in indices)
     if accumulate:
-        xp.add.at(out._data, idx, values._data)
+        try:
+            xp.add.at(out._data, idx, values._data)
+        except ValueError:
+            raise RuntimeError(f"shape mismatch: value tensor of shape {list(values.shape)} cannot be broadcast to "
+                               f"indexing result of shape {list(out._data[idx].shape)}") from None
     else:
         out[tuple(indices)] = values
     return out
@@ -593,7 +611,7 @@ class MaskedSelectBackward0(make_node_class("MaskedSelectBackward0", None, ("mas
 
 @method()
 def masked_select(input, mask):
-    m = xp.broadcast_to(mask._data, xp.broadcast_shapes(mask._data.shape, input._data.shape))
+    m = xp.broadcast_to(mask._data, _checks.broadcast_shape(input._data.shape, mask._data.shape))
     d = xp.broadcast_to(input._data, m.shape)
     res = _wrap(d[m])
     if input._requires_grad and _state.enabled:
@@ -653,5 +671,7 @@ def take(input, index):
 def masked_scatter(input, mask, source):
     out = input.clone()
     m = xp.broadcast_to(mask._data, input._data.shape)
+    if source._data.size < int(m.sum()):
+        raise RuntimeError("Number of elements of source < number of ones in mask")
     out._data[m] = source._data.reshape(-1)[:int(m.sum())]
     return out

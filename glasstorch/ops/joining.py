@@ -1,7 +1,7 @@
 """Joining and repeating: cat, stack, repeat, tile, flip, roll, tril/triu, diag."""
 import builtins
 
-from .. import _dtype
+from .. import _checks, _dtype
 from .._tensor import Tensor, _wrap, _wrap_dim
 from .._array import xp, row_major, copy_preserving_layout
 from ..autograd.graph import connect
@@ -40,7 +40,7 @@ def _tensor_list(tensors, fn):
         if fn == "cat":
             raise ValueError("torch.cat(): expected a non-empty list of Tensors")
         raise RuntimeError("stack expects a non-empty TensorList")
-    return tensors
+    return _checks.expect_tensors(fn, tensors)
 
 
 def cat(tensors, dim=0, *, out=None):
@@ -68,7 +68,7 @@ def cat(tensors, dim=0, *, out=None):
         node = record(CatBackward0, res, tuple(tensors))
         node.dim = d
         node.sizes = [t._data.shape[d] if t._data.ndim == ref._data.ndim else None for t in tensors]
-    return res
+    return res if out is None else _checks.write_out("cat", res, out)
 
 
 concat = concatenate = cat
@@ -96,7 +96,7 @@ def stack(tensors, dim=0, *, out=None):
     res = _wrap(row_major(xp.stack([t._data for t in tensors], axis=d).astype(dt, copy=False)))
     if _state.enabled and any(t._requires_grad for t in tensors):
         record(StackBackward0, res, tuple(tensors)).dim = d
-    return res
+    return res if out is None else _checks.write_out("stack", res, out)
 
 
 def hstack(tensors):
@@ -139,7 +139,14 @@ def repeat(input, *repeats):
     repeats = _shape_arg(repeats)
     if len(repeats) < input._data.ndim:
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor")
-    res = _wrap(xp.tile(input._data, repeats))
+    if any(r < 0 for r in repeats):
+        sizes = [r * s for r, s in zip(repeats, (1,) * (len(repeats) - input._data.ndim) + input._data.shape)]
+        raise RuntimeError(f"Trying to create tensor with negative dimension {min(sizes)}: {sizes}")
+    try:
+        res = _wrap(xp.tile(input._data, repeats))
+    except MemoryError:
+        shape = tuple(r * s for r, s in zip(repeats, (1,) * (len(repeats) - input._data.ndim) + input._data.shape))
+        raise _checks.out_of_memory(shape, input._data.itemsize) from None
     if input._requires_grad and _state.enabled:
         node = record(RepeatBackward0, res, (input,), meta_check=False)
         node.repeats, node.self_sizes = repeats, input._data.shape
@@ -262,6 +269,8 @@ def tril_indices(row, col, offset=0, *, dtype=None, device=None):
 
 
 def triu_indices(row, col, offset=0, *, dtype=None, device=None):
+    if row < 0 or col < 0:
+        raise RuntimeError(f"{'row' if row < 0 else 'col'} must be non-negative, got{row if row < 0 else col}")
     r, c = xp.triu_indices(row, offset, col)
     return _wrap(xp.stack([r, c]).astype("int64"))
 
@@ -306,6 +315,8 @@ def _diag_index(shape, offset, d1, d2):
 def diagonal(input, offset=0, dim1=0, dim2=1):
     nd = input._data.ndim
     d1, d2 = _wrap_dim(dim1, nd), _wrap_dim(dim2, nd)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
     from .shape import _view
     arr = xp.diagonal(input._data, offset, d1, d2)
     if type(arr) is xp.ndarray and input._data.flags.writeable:

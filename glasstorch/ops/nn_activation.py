@@ -16,6 +16,7 @@ torch records them. In-place forms (``F.elu(x, inplace=True)``) run the op out o
 the result back (``ops/_op.inplace``).
 """
 import math
+import numbers
 
 from .._tensor import Tensor, _wrap, _wrap_dim
 from .._array import xp, erf as _erf

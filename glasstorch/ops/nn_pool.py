@@ -23,6 +23,7 @@ from .._tensor import Tensor
 from .._array import xp
 from .._ops import defop, aten
 from .._seam import seam
+from .. import _checks
 from .nn_conv import _ntuple
 from ._op import check_floating, kernel_not_implemented
 
@@ -41,7 +42,7 @@ def _pool_out(size, k, s, p, d, ceil_mode):
     return out
 
 
-def _pool_geometry(x, kernel_size, stride, padding, dilation, ceil_mode, nd, check_dilation=True):
+def _pool_geometry(x, kernel_size, stride, padding, dilation, ceil_mode, nd, check_dilation=True, name="max_pool"):
     """(kernel, stride, padding, dilation, output grid) of a pooling, with torch's checks."""
     if x.ndim not in (nd + 1, nd + 2) or x.size == 0:
         raise RuntimeError(f"non-empty {nd + 1}D or {nd + 2}D (batch mode) tensor expected for input")
@@ -50,6 +51,12 @@ def _pool_geometry(x, kernel_size, stride, padding, dilation, ceil_mode, nd, che
         stride = kernel_size                    # torch's stride=[]: the kernel size
     s = _ntuple(stride, nd)
     p, d = _ntuple(padding, nd), _ntuple(dilation, nd)
+    if any(si == 0 for si in s):
+        raise RuntimeError("stride should not be zero")
+    name = f"{name}{nd}d"
+    _checks.check_positive(name, "stride", s)
+    _checks.check_positive(name, "kernel size", k)
+    _checks.check_positive(name, "dilation", d)
     for pi, ki, di in zip(p, k, d):
         if pi > ((ki - 1) * di + 1) // 2 if check_dilation else pi > ki // 2:
             raise RuntimeError(f"pad should be at most half of effective kernel size, but got pad={pi}, "
@@ -252,7 +259,8 @@ def _avg_divisor(size, k, s, p, out, count_include_pad):
 
 def _avg_geometry(x, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, nd):
     """(kernel, stride, padding, output grid, divisor): the divisor a number, or an array over the grid."""
-    k, s, p, _, out = _pool_geometry(x, kernel_size, stride, padding, 1, ceil_mode, nd, check_dilation=False)
+    k, s, p, _, out = _pool_geometry(x, kernel_size, stride, padding, 1, ceil_mode, nd, check_dilation=False,
+                                     name="avg_pool")
     if divisor_override is not None:
         if divisor_override == 0:
             raise RuntimeError("divisor must be not zero")

@@ -8,8 +8,9 @@ each input's shape.
 """
 import builtins
 import math
+import numbers
 
-from .. import _dtype
+from .. import _dtype, _checks
 from .._tensor import Tensor, _wrap
 from .._array import xp, broadcast_error, same_data, row_major, like_operands, erf as _erf, erfinv as _erfinv, lgamma as _lgamma, digamma as _digamma
 from ._op import (_state, method, operands, float_array, record, make_node_class, inplace, connect,
@@ -128,6 +129,7 @@ _REFUSES = {
     "abs": _not_for("abs_cpu"), "floor": _not_for("floor_vml_cpu"), "ceil": _not_for("ceil_vml_cpu"),
     "round": _not_for("round_vml_cpu"), "trunc": _not_for("trunc_vml_cpu"), "frac": _not_for("frac_cpu", "biu"),
     "relu": ("b", lambda dt: RuntimeError("Boolean inputs not supported for relu")),
+    "bitwise_not": _not_for("bitwise_not_cpu", "fc"),
 }
 
 
@@ -724,8 +726,11 @@ def _bitwise(name, ufunc, dunder, rdunder):
     def op(input, other):
         da, db = operands(input, other)
         if da.dtype.kind == "f" or isinstance(db, float) or getattr(db, "dtype", None) is not None and db.dtype.kind == "f":
-            raise RuntimeError(f'"{name}_cpu" not implemented for \'Float\'')
-        return _wrap(ufunc(da, db))
+            raise NotImplementedError(f'"{name}_cpu" not implemented for \'Float\'')
+        try:
+            return _wrap(ufunc(da, db))
+        except ValueError:
+            raise _checks.broadcast_error(da.shape, xp.shape(db)) from None
     op.__name__ = name
     setattr(Tensor, name, op)
     setattr(Tensor, dunder, op)
@@ -746,13 +751,18 @@ def equal(input, other):
 
 @method()
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
-    return bool(xp.allclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
+    if input.dtype is not other.dtype:
+        raise RuntimeError(f"{input.dtype._legacy} did not match {other.dtype._legacy}")
+    return bool(isclose(input, other, rtol, atol, equal_nan)._data.all())
 
 
 @method()
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     da, db = operands(input, other)
-    return _wrap(xp.isclose(da, db, rtol=rtol, atol=atol, equal_nan=equal_nan))
+    try:
+        return _wrap(xp.isclose(da, db, rtol=rtol, atol=atol, equal_nan=equal_nan))
+    except ValueError:
+        raise _checks.broadcast_error(da.shape, db.shape) from None
 
 
 @method()
@@ -781,6 +791,9 @@ class WhereBackward0(make_node_class("WhereBackward0", None, ("condition",))):
 
 
 def where(condition, input=None, other=None):
+    if (input is None) != (other is None):
+        raise TypeError("where() received an invalid combination of arguments - expected (condition) or "
+                        "(condition, input, other)")
     if input is None and other is None:
         from .indexing import nonzero
         return nonzero(condition, as_tuple=True)
@@ -852,18 +865,32 @@ def _clamp_refuses(d, min, max):
         raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
 
 
+def _clamp_overload(min, max):
+    """Which of torch's clamp overloads the bounds select: Tensor, Number, or None (neither: refused)."""
+    kinds = {Tensor if isinstance(b, Tensor) else numbers.Number if isinstance(b, numbers.Number) else None
+             for b in (min, max) if b is not None}
+    return kinds.pop() if len(kinds) == 1 else None
+
+
 @method("clamp", "clip")
 def clamp(input, min=None, max=None):
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if _clamp_overload(min, max) is None:
+        # torch's overloads: (Tensor min, Tensor max) or (Number min, Number max), not a mix, not a str
+        raise TypeError(f"clamp() received an invalid combination of arguments - got (min={type(min).__name__}, "
+                        f"max={type(max).__name__}), but expected (Tensor min, Tensor max) or (Number min, Number max)")
     if isinstance(min, Tensor) or isinstance(max, Tensor):
         lo = min if min is None or isinstance(min, Tensor) else as_tensor_arg(min, input)
         hi = max if max is None or isinstance(max, Tensor) else as_tensor_arg(max, input)
         d = input._data
-        if lo is not None:
-            d = xp.maximum(d, lo._data)
-        if hi is not None:
-            d = xp.minimum(d, hi._data)
+        try:
+            if lo is not None:
+                d = xp.maximum(d, lo._data)
+            if hi is not None:
+                d = xp.minimum(d, hi._data)
+        except ValueError:
+            raise _checks.broadcast_error(*(t.shape for t in (input, lo, hi) if t is not None)) from None
         res = _wrap(d.astype(result_dtype(input, lo, hi).numpy_dtype, copy=False))
         if _state.enabled and any(t is not None and t._requires_grad for t in (input, lo, hi)):
             record(ClampBackward0, res, (input, lo, hi), (input, lo, hi))
@@ -1101,7 +1128,7 @@ def _inplace_binary(name, op, ufunc):
                                f"{self.dtype._legacy}") from None
         except ValueError:
             raise RuntimeError(f"output with shape {list(d.shape)} doesn't match the broadcast shape "
-                               f"{list(xp.broadcast_shapes(d.shape, xp.shape(o)))}") from None
+                               f"{list(_checks.broadcast_shape(d.shape, xp.shape(o)))}") from None
         bump_version(self, name)
         return self
     op_.__name__, op_.__qualname__ = name, "Tensor." + name
@@ -1264,7 +1291,10 @@ class AddcdivBackward0(make_node_class("AddcdivBackward0", None, ("tensor1", "te
 
 
 def _addc(input, tensor1, tensor2, value, ufunc, node_cls):
-    t = ufunc(*operands(tensor1, tensor2))
+    try:
+        t = ufunc(*operands(tensor1, tensor2))
+    except ValueError:
+        raise _checks.broadcast_error(tensor1.shape, tensor2.shape) from None
     if value != 1:
         t = t * value
     da, dt = operands(input, _wrap(t))

@@ -1,13 +1,14 @@
 """Views and shape ops. A view shares its base's array and version counter, as torch's views do,
 so a write through either is seen by both and in-place checks cover both."""
 import builtins
+from operator import index
 
 from .._tensor import (Tensor, _wrap, Size, _wrap_dim, make_view as _view, preserve_format, contiguous_format,
                        bump_version)
 from .._array import xp, expanded, copy_preserving_layout
 from ..autograd.graph import MULTI_OUTPUT_NODE, set_history, check_inplace
 from ._op import _state, method, record, make_node_class, operands, result_dtype
-from .. import _dtype
+from .. import _dtype, _checks
 from .._ops import defop, aten
 from .._seam import seam
 from ._derivatives import sum_to
@@ -23,7 +24,10 @@ __all__ = ["reshape", "flatten", "unflatten", "permute", "transpose", "swapaxes"
 def _shape_arg(shape):
     if len(shape) == 1 and isinstance(shape[0], (tuple, list, Size)):
         shape = tuple(shape[0])
-    return tuple(int(s) for s in shape)
+    try:
+        return tuple(index(s) for s in shape)
+    except TypeError:  # 2.0, '3', a tensor of several elements: torch's parser takes ints only
+        raise _checks.size_error(shape) from None
 
 
 def _infer_shape(shape, numel, fn="view"):
@@ -61,6 +65,8 @@ ReshapeAliasBackward0 = make_node_class("ReshapeAliasBackward0", ViewBackward0.b
 @method()
 def view(input, *shape):
     if len(shape) == 1 and not isinstance(shape[0], (int, tuple, list, Size)):
+        if not isinstance(shape[0], _dtype.dtype):
+            raise _checks.size_error(shape)
         return input.to(shape[0]) if shape[0].itemsize == input.itemsize else _bad_view_dtype(input, shape[0])
     shape = _infer_shape(_shape_arg(shape), input._data.size)
     arr = input._data.view()
@@ -157,8 +163,15 @@ class PermuteBackward0(make_node_class("PermuteBackward0", None)):
 @method()
 def permute(input, *dims):
     nd = input._data.ndim
-    dims = tuple(_wrap_dim(d, nd) for d in _shape_arg(dims)) if dims else ()
-    if len(dims) != nd or len(set(dims)) != nd:
+    if not dims:
+        raise TypeError('permute() missing 1 required positional arguments: "dims"')
+    dims = _shape_arg(dims)
+    if len(dims) != nd:
+        raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does not match the length "
+                           f"of the desired ordering of dimensions i.e. input.dim() = {nd} is not equal to "
+                           f"len(dims) = {len(dims)}")
+    dims = tuple(_wrap_dim(d, nd) for d in dims)
+    if len(set(dims)) != nd:
         raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does not match the length "
                            f"of the desired ordering of dimensions i.e. input.dim() = {nd} is not equal to "
                            f"len(dims) = {len(dims)}" if len(dims) != nd else "permute(): duplicate dims are not allowed.")
@@ -205,7 +218,14 @@ def t(input):
 
 
 Tensor.T = property(lambda self: permute(self, tuple(range(self._data.ndim - 1, -1, -1))))
-Tensor.mT = property(lambda self: transpose(self, -2, -1))
+def _mT(self):
+    if self._data.ndim < 2:
+        raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. Got {self._data.ndim}-D "
+                           f"tensor.")
+    return transpose(self, -2, -1)
+
+
+Tensor.mT = property(_mT)
 Tensor.H = property(lambda self: permute(self, tuple(range(self._data.ndim - 1, -1, -1))))
 Tensor.mH = Tensor.mT
 
@@ -283,12 +303,12 @@ Tensor.broadcast_to = broadcast_to
 
 
 def broadcast_tensors(*tensors):
-    shape = xp.broadcast_shapes(*[t._data.shape for t in tensors])
+    shape = _checks.broadcast_shape(*[t._data.shape for t in tensors])
     return tuple(expand(t, shape) for t in tensors)
 
 
 def broadcast_shapes(*shapes):
-    return Size(xp.broadcast_shapes(*shapes))
+    return Size(_checks.broadcast_shape(*(_shape_arg((s,)) if not isinstance(s, int) else (s,) for s in shapes)))
 
 
 @method()
@@ -495,6 +515,8 @@ def tensor_split(input, indices_or_sections, dim=0):
     n = input._data.shape[d]
     if isinstance(indices_or_sections, int):
         k = indices_or_sections
+        if k <= 0:
+            raise RuntimeError(f"number of sections must be larger than 0, got {k}")
         sizes = [n // k + (1 if i < n % k else 0) for i in range(k)]
     else:
         bounds = [0] + [min(int(i), n) for i in indices_or_sections] + [n]
@@ -586,6 +608,8 @@ def _resize_(self, *sizes):
     if self._requires_grad:
         raise RuntimeError("cannot resize variables that require grad")
     sizes = _shape_arg(sizes)
+    if any(s < 0 for s in sizes):
+        raise RuntimeError(f"Trying to create tensor with negative dimension {min(sizes)}: {list(sizes)}")
     n = 1
     for s in sizes:
         n *= s

@@ -65,6 +65,7 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
     r"""Clip the gradients of ``parameters`` (an iterable, or one tensor) to total norm ``max_norm``
     (``norm_type``-norm, 'inf' for the max); return the total norm before clipping. With
     ``error_if_nonfinite`` a NaN/inf total norm raises instead of scaling every gradient to NaN."""
+    max_norm, norm_type = float(max_norm), float(norm_type)  # as torch: 'inf' and 2 are fine, 'a' a ValueError
     if isinstance(parameters, Tensor):
         parameters = [parameters]
     else:
