@@ -60,6 +60,9 @@ def _integral(rounding):
 
 
 def _sign(a):
+    if a.dtype.kind == "c":   # z / |z| (0 at 0), torch's sgn; NumPy 1.x's sign gives the real part's sign
+        magnitude = xp.abs(a)
+        return xp.where(magnitude == 0, a.dtype.type(0), a / xp.where(magnitude == 0, 1, magnitude).astype(a.dtype))
     return a.copy() if a.dtype == bool else xp.sign(a)  # NumPy has no sign for bool; torch keeps it
 
 
