@@ -622,3 +622,40 @@ def test_glasstorch_error_adds_which_op_and_line():
     with pytest.raises(RuntimeError, match=re.escape("modified by an inplace operation")) as info:
         y.sum().backward()
     assert "add_()" in str(info.value) and "test_views_inplace.py" in str(info.value)
+
+
+# ---- found by the long fuzzer (tools/fuzz_graphs.py) ----------------------------------------------------------
+def test_a_leaf_detached_in_place_after_use_gets_no_gradient():
+    # torch's AccumulateGrad drops the gradient of a leaf that no longer requires grad, before any
+    # shape check: the leaf may have been reshaped in place since (seed 796135238985)
+    def case(lib):
+        w = lib.ones(2, 1, requires_grad=True)
+        y = w.mean(0)
+        w.detach_()
+        w.unsqueeze_(2)
+        y.sum().backward()
+        return w.grad, tuple(w.shape), w.requires_grad
+    assert same(case)[0] is None
+
+
+UNSQUEEZE_STRIDES = {
+    "x.diagonal()[None] of a 1x1": lambda lib: lib.zeros(1, 1).diagonal()[None].stride(),
+    "unsqueeze at the end": lambda lib: lib.zeros(3, 3).diagonal().unsqueeze(1).stride(),
+    "None in the middle": lambda lib: lib.zeros(2, 1, 3)[:, :, None].stride(),
+    "unsqueeze of a transpose": lambda lib: lib.zeros(2, 3).t().unsqueeze(0).stride(),
+}
+
+
+@pytest.mark.parametrize("case", list(UNSQUEEZE_STRIDES), ids=list(UNSQUEEZE_STRIDES))
+def test_unsqueeze_strides_as_torch(case):
+    same(UNSQUEEZE_STRIDES[case])
+
+
+def test_overlap_of_a_restrided_alias_is_refused_as_torch():
+    # the same elements, but torch's strides differ ((1, 1) against (2, 2)): torch calls it a partial
+    # overlap and refuses the copy (seed 796135272389)
+    def case(lib):
+        x = lib.zeros(1, 1)
+        x[...] = x.diagonal()[None]
+        return x
+    assert same(case)[0] == "raised"

@@ -131,6 +131,19 @@ def expanded(array, shape):
     return xp.lib.stride_tricks.as_strided(array, shape, strides)
 
 
+def unsqueezed(array, dim):
+    """``array`` with a new dim of size 1 at ``dim``, strided as torch's unsqueeze: the new dim's
+    stride is the size times the stride of the dim it goes before (the item size at the end), and
+    the other dims keep theirs. NumPy's expand_dims reshapes, which may restride dims of size 1;
+    torch's overlap check compares strides literally, so ``x.diagonal()[None]`` must agree."""
+    r = xp.expand_dims(array, dim)
+    if not isinstance(array, xp.ndarray):
+        return r
+    st = array.strides
+    want = st[:dim] + ((array.shape[dim] * st[dim]) if dim < array.ndim else array.itemsize,) + st[dim:]
+    return r if r.strides == want else xp.lib.stride_tricks.as_strided(array, r.shape, want)
+
+
 def overlap(a, b):
     """How the memory of arrays ``a`` and ``b`` overlaps, as torch's get_overlap_status sees it:
     "no", "full" (the same elements in the same layout), "partial", or "too hard" to tell (one of

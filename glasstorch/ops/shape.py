@@ -4,7 +4,7 @@ import builtins
 
 from .._tensor import (Tensor, _wrap, Size, _wrap_dim, make_view as _view, preserve_format, contiguous_format,
                        bump_version)
-from .._array import xp, expanded, copy_preserving_layout
+from .._array import xp, expanded, copy_preserving_layout, unsqueezed
 from ..autograd.graph import MULTI_OUTPUT_NODE, set_history, check_inplace
 from ._op import _state, method, record, make_node_class, operands, result_dtype
 
@@ -310,7 +310,7 @@ def squeeze(input, dim=None):
 def unsqueeze(input, dim):
     nd = input._data.ndim
     d = _wrap_dim(dim, nd + 1)
-    out = _view(input, xp.expand_dims(input._data, d))
+    out = _view(input, unsqueezed(input._data, d))
     if input._requires_grad and _state.enabled:
         record(UnsqueezeBackward0, out, (input,), meta_check=False).dim = d
     return out
