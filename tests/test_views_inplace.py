@@ -659,3 +659,23 @@ def test_overlap_of_a_restrided_alias_is_refused_as_torch():
         x[...] = x.diagonal()[None]
         return x
     assert same(case)[0] == "raised"
+
+
+def _expanded_permuted(lib):
+    return lib.zeros(4, 4, 4).expand(2, 4, 4, 4).permute(3, 2, 1, 0)
+
+
+LAYOUTS = {  # element-wise results, copies and flips laid out as torch (is_contiguous decides view())
+    "a comparison follows its operands": lambda lib: (lib.zeros(1, 2, 2).transpose(2, 1) > lib.zeros(1, 2, 2)).stride(),
+    "where of a transposed mask": lambda lib: lib.where(lib.zeros(2, 3).t() > 0, lib.zeros(2, 3).t(), 2.0).stride(),
+    "dims of size 1 reorder the others": lambda lib: (lib.zeros(1, 1, 2, 1) * lib.zeros(1, 1, 2).permute(2, 1, 0)).stride(),
+    "flip of an expanded permute": lambda lib: _expanded_permuted(lib).flip((3,)).stride(),
+    "clone of an expanded permute": lambda lib: _expanded_permuted(lib).clone().stride(),
+    "dtype conversion of an expanded permute": lambda lib: _expanded_permuted(lib).double().stride(),
+    "flip of a permute": lambda lib: lib.zeros(2, 3, 4).permute(2, 0, 1).flip(1).stride(),
+}
+
+
+@pytest.mark.parametrize("case", list(LAYOUTS), ids=list(LAYOUTS))
+def test_layouts_as_torch(case):
+    same(LAYOUTS[case])

@@ -4,7 +4,7 @@ import numbers
 
 from .. import _dtype
 from .._tensor import Tensor, _wrap, _init, device as _device, Size
-from .._array import xp, namespace, device_type_of, to_device, as_numpy, copy_preserving_layout, preserved_order
+from .._array import xp, namespace, device_type_of, to_device, as_numpy, copy_preserving_layout
 from ._op import _state, method, record, make_node_class
 
 
@@ -355,8 +355,8 @@ def to(self, *args, **kwargs):
     d = self._data
     if not same_dev:
         d = to_device(d, device.type)
-    if not same_dtype:  # (laid out as torch's preserve_format: as the input, row-major if it was expanded)
-        d = d.astype(_np_dtype(dtype), order=preserved_order(d))
+    if not same_dtype:  # (laid out as torch's preserve_format: as the input)
+        d = copy_preserving_layout(d, _np_dtype(dtype))
     elif same_dev or copy:
         d = copy_preserving_layout(d)
     res = _wrap(d)

@@ -173,7 +173,7 @@ def flip(input, *dims):
     from .shape import _shape_arg
     nd = input._data.ndim
     dims = tuple(_wrap_dim(d, nd) for d in _shape_arg(dims)) if nd else ()
-    res = _wrap(copy_preserving_layout(xp.flip(input._data, dims) if dims else input._data))  # (torch keeps the layout)
+    res = _wrap(copy_preserving_layout(xp.flip(input._data, dims) if dims else input._data, like=input._data))  # (torch keeps the layout)
     if input._requires_grad and _state.enabled:
         record(FlipBackward0, res, (input,), meta_check=False).dims = dims
     return res
