@@ -679,3 +679,19 @@ LAYOUTS = {  # element-wise results, copies and flips laid out as torch (is_cont
 @pytest.mark.parametrize("case", list(LAYOUTS), ids=list(LAYOUTS))
 def test_layouts_as_torch(case):
     same(LAYOUTS[case])
+
+
+@pytest.mark.parametrize("shape,dim", [((2, 1), 1), ((1,), None), ((), None), ((3,), None), ((2, 3), 1)])
+def test_prod_gradient_with_zeros_as_torch(shape, dim):
+    # along one element the gradient is the incoming one itself: it does not require grad in a double
+    # backward (seed 796135242625); with more elements, the product of the others (exact with zeros)
+    def case(lib):
+        x = lib.zeros(shape, dtype=lib.float64)
+        if x.numel() > 1:
+            x = lib.arange(x.numel(), dtype=lib.float64).reshape(shape)
+        x.requires_grad_()
+        y = x.prod() if dim is None else x.prod(dim)
+        g, = lib.autograd.grad(y.sum(), x, create_graph=True)
+        g2 = lib.autograd.grad(g.sum(), x, allow_unused=True)[0] if g.requires_grad else None
+        return g, g.requires_grad, g2
+    same(case)

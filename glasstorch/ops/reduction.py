@@ -122,7 +122,7 @@ class ProdBackward0(make_node_class("ProdBackward0", None, ("self", "result"))):
     def backward(self, grad):
         x, r = self._unpack_saved()
         if bool((x == 0).any()):
-            return grad * _prod_except_self(x.reshape(-1), 0).reshape(x.shape)
+            return _prod_safe_zeros_backward(grad, x.reshape(-1), 0).reshape(x.shape)
         return grad * r / x
 
 
@@ -131,21 +131,24 @@ class ProdBackward1(make_node_class("ProdBackward1", None, ("self", "result"))):
         x, r = self._unpack_saved()
         g = _expand_back(grad, x.shape, (self.dim,), self.keepdim)
         if bool((x == 0).any()):
-            return g * _prod_except_self(x, self.dim)
+            return _prod_safe_zeros_backward(g, x, self.dim)
         return g * _expand_back(r, x.shape, (self.dim,), self.keepdim) / x
 
 
-def _prod_except_self(x, dim):
-    """Product of all other elements along dim, exact with zeros (exclusive cumprods from both ends)."""
-    ones = x.narrow(dim, 0, 1) * 0 + 1
+def _prod_safe_zeros_backward(grad, x, dim):
+    """torch's gradient of a product holding zeros: ``grad`` times the product of all other
+    elements along ``dim``, exact with zeros (exclusive cumprods from both ends). Along a dim of
+    one element that product is empty: the gradient is ``grad`` itself (no function of ``x``, so a
+    double backward sees no dependence on it, as in torch)."""
     n = x.shape[dim]
-    left = x.narrow(dim, 0, n - 1).cumprod(dim) if n > 1 else None
+    if n == 1:
+        return grad
+    from .creation import ones
     from .joining import cat
-    left = cat([ones, left], dim) if left is not None else ones
-    rev = x.flip(dim)
-    right = rev.narrow(dim, 0, n - 1).cumprod(dim) if n > 1 else None
-    right = cat([ones, right], dim).flip(dim) if right is not None else ones
-    return left * right
+    one = ones(tuple(1 if d == dim else k for d, k in enumerate(x.shape)), dtype=x.dtype)  # (not x*0+1: inf*0)
+    left = cat([one, x.narrow(dim, 0, n - 1)], dim).cumprod(dim)
+    right = cat([one, x.narrow(dim, 1, n - 1).flip(dim)], dim).cumprod(dim).flip(dim)
+    return grad * (left * right)
 
 
 @method()
