@@ -695,3 +695,15 @@ def test_prod_gradient_with_zeros_as_torch(shape, dim):
         g2 = lib.autograd.grad(g.sum(), x, allow_unused=True)[0] if g.requires_grad else None
         return g, g.requires_grad, g2
     same(case)
+
+
+@pytest.mark.parametrize("shape", [(-1, 2), (-1, 3)])
+def test_view_refuses_a_stale_no_grad_view_before_its_shape(shape):
+    # torch's autograd takes the input's history before view's kernel runs (seed 796135263099)
+    def case(lib):
+        base = lib.zeros(2, 4)
+        with lib.no_grad():
+            v = base.expand((2, 2, 4))
+        base.t()[2] = lib.ones((), requires_grad=True)
+        return v.view(shape)
+    assert same(case)[0] == "raised"

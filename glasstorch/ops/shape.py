@@ -5,7 +5,7 @@ import builtins
 from .._tensor import (Tensor, _wrap, Size, _wrap_dim, make_view as _view, preserve_format, contiguous_format,
                        bump_version)
 from .._array import xp, expanded, copy_preserving_layout, unsqueezed
-from ..autograd.graph import MULTI_OUTPUT_NODE, set_history, check_inplace
+from ..autograd.graph import MULTI_OUTPUT_NODE, set_history, check_inplace, edge_of
 from ._op import _state, method, record, make_node_class, operands, result_dtype
 
 
@@ -51,11 +51,15 @@ ReshapeAliasBackward0 = make_node_class("ReshapeAliasBackward0", ViewBackward0.b
 def view(input, *shape):
     if len(shape) == 1 and not isinstance(shape[0], (int, tuple, list, Size)):
         return input.to(shape[0]) if shape[0].itemsize == input.itemsize else _bad_view_dtype(input, shape[0])
-    shape = _infer_shape(_shape_arg(shape), input._data.size)
-    arr = input._data.view()
     try:
+        shape = _infer_shape(_shape_arg(shape), input._data.size)
+        arr = input._data.view()
         arr.shape = shape
-    except AttributeError:
+    except (AttributeError, RuntimeError) as e:
+        if input._requires_grad and _state.enabled:
+            edge_of(input)  # (torch's autograd takes the input's history, and may refuse it, before the kernel runs)
+        if isinstance(e, RuntimeError):
+            raise
         raise RuntimeError("view size is not compatible with input tensor's size and stride (at least one dimension "
                            "spans across two contiguous subspaces). Use .reshape(...) instead.") from None
     out = _view(input, arr)
