@@ -638,6 +638,17 @@ def test_a_leaf_detached_in_place_after_use_gets_no_gradient():
     assert same(case)[0] is None
 
 
+def test_a_leaf_detached_then_written_with_a_history_refuses_its_old_gradient():
+    # torch's AccumulateGrad: "leaf variable has been moved into the graph interior" (seed 796136976298)
+    def case(lib):
+        w = lib.ones(1, requires_grad=True)
+        y = w.mean(0, keepdim=True)
+        w.detach_()
+        w += lib.ones(1, requires_grad=True)
+        y.sum().backward()
+    assert same(case)[0] == "raised"
+
+
 UNSQUEEZE_STRIDES = {
     "x.diagonal()[None] of a 1x1": lambda lib: lib.zeros(1, 1).diagonal()[None].stride(),
     "unsqueeze at the end": lambda lib: lib.zeros(3, 3).diagonal().unsqueeze(1).stride(),

@@ -322,7 +322,11 @@ def _accumulate(acc, grad, create_graph):
     """AccumulateGrad: add ``grad`` into ``variable.grad`` (allocated on first use), then the
     post-accumulate hooks."""
     var = acc.variable
-    if grad is None or not var._requires_grad:  # (torch drops it: a leaf detach_()ed after use)
+    if grad is None:
+        return
+    if var._grad_fn is not None:  # (detach_()ed after use, then written in place with a history: torch refuses)
+        raise RuntimeError("leaf variable has been moved into the graph interior")
+    if not var._requires_grad:  # (torch drops it: a leaf detach_()ed after use)
         return
     if grad._data.shape != var._data.shape:  # (a leaf reshaped in place after use: torch refuses it too)
         raise RuntimeError(f"Function {acc.name()} was given an invalid gradient - got {list(grad._data.shape)} but "
