@@ -718,3 +718,17 @@ def test_view_refuses_a_stale_no_grad_view_before_its_shape(shape):
         base.t()[2] = lib.ones((), requires_grad=True)
         return v.view(shape)
     assert same(case)[0] == "raised"
+
+
+@pytest.mark.parametrize("op", ["unsqueeze_", "squeeze_"])
+def test_retain_grad_stays_with_the_history_before_an_in_place_view_op(op):
+    # torch records in-place view ops with set_history, which leaves the retain_grad hook on the old
+    # node: .grad has the shape from before (seed 796139170509)
+    def case(lib):
+        x = lib.arange(1.0, 4.0, dtype=lib.float64, requires_grad=True)
+        y = x[1].abs() if op == "unsqueeze_" else (x * 2)[:1]
+        y.retain_grad()
+        getattr(y, op)(*((0,) if op == "unsqueeze_" else ()))
+        (y * 3).sum().backward()
+        return y.grad, x.grad
+    same(case)

@@ -547,7 +547,7 @@ def _inplace_view(self, name, fn, *args):
     if node is not None:
         node.__class__ = _INPLACE_VIEW_NODES[type(node)]
         if self._base is None:
-            set_history(self, node)
+            set_history(self, node, move_retained_grad=False)  # (.grad keeps the retained shape, as torch)
         else:  # a view stays a view of its base, its history continued by the new node (as torch)
             self._grad_fn, self._output_nr, self._attr_version = node, 0, self._vc.version
     return self
