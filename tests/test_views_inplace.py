@@ -622,3 +622,113 @@ def test_glasstorch_error_adds_which_op_and_line():
     with pytest.raises(RuntimeError, match=re.escape("modified by an inplace operation")) as info:
         y.sum().backward()
     assert "add_()" in str(info.value) and "test_views_inplace.py" in str(info.value)
+
+
+# ---- found by the long fuzzer (tools/fuzz_graphs.py) ----------------------------------------------------------
+def test_a_leaf_detached_in_place_after_use_gets_no_gradient():
+    # torch's AccumulateGrad drops the gradient of a leaf that no longer requires grad, before any
+    # shape check: the leaf may have been reshaped in place since (seed 796135238985)
+    def case(lib):
+        w = lib.ones(2, 1, requires_grad=True)
+        y = w.mean(0)
+        w.detach_()
+        w.unsqueeze_(2)
+        y.sum().backward()
+        return w.grad, tuple(w.shape), w.requires_grad
+    assert same(case)[0] is None
+
+
+def test_a_leaf_detached_then_written_with_a_history_refuses_its_old_gradient():
+    # torch's AccumulateGrad: "leaf variable has been moved into the graph interior" (seed 796136976298)
+    def case(lib):
+        w = lib.ones(1, requires_grad=True)
+        y = w.mean(0, keepdim=True)
+        w.detach_()
+        w += lib.ones(1, requires_grad=True)
+        y.sum().backward()
+    assert same(case)[0] == "raised"
+
+
+UNSQUEEZE_STRIDES = {
+    "x.diagonal()[None] of a 1x1": lambda lib: lib.zeros(1, 1).diagonal()[None].stride(),
+    "unsqueeze at the end": lambda lib: lib.zeros(3, 3).diagonal().unsqueeze(1).stride(),
+    "None in the middle": lambda lib: lib.zeros(2, 1, 3)[:, :, None].stride(),
+    "unsqueeze of a transpose": lambda lib: lib.zeros(2, 3).t().unsqueeze(0).stride(),
+}
+
+
+@pytest.mark.parametrize("case", list(UNSQUEEZE_STRIDES), ids=list(UNSQUEEZE_STRIDES))
+def test_unsqueeze_strides_as_torch(case):
+    same(UNSQUEEZE_STRIDES[case])
+
+
+def test_overlap_of_a_restrided_alias_is_refused_as_torch():
+    # the same elements, but torch's strides differ ((1, 1) against (2, 2)): torch calls it a partial
+    # overlap and refuses the copy (seed 796135272389)
+    def case(lib):
+        x = lib.zeros(1, 1)
+        x[...] = x.diagonal()[None]
+        return x
+    assert same(case)[0] == "raised"
+
+
+def _expanded_permuted(lib):
+    return lib.zeros(4, 4, 4).expand(2, 4, 4, 4).permute(3, 2, 1, 0)
+
+
+LAYOUTS = {  # element-wise results, copies and flips laid out as torch (is_contiguous decides view())
+    "a comparison follows its operands": lambda lib: (lib.zeros(1, 2, 2).transpose(2, 1) > lib.zeros(1, 2, 2)).stride(),
+    "where of a transposed mask": lambda lib: lib.where(lib.zeros(2, 3).t() > 0, lib.zeros(2, 3).t(), 2.0).stride(),
+    "dims of size 1 reorder the others": lambda lib: (lib.zeros(1, 1, 2, 1) * lib.zeros(1, 1, 2).permute(2, 1, 0)).stride(),
+    "flip of an expanded permute": lambda lib: _expanded_permuted(lib).flip((3,)).stride(),
+    "clone of an expanded permute": lambda lib: _expanded_permuted(lib).clone().stride(),
+    "dtype conversion of an expanded permute": lambda lib: _expanded_permuted(lib).double().stride(),
+    "flip of a permute": lambda lib: lib.zeros(2, 3, 4).permute(2, 0, 1).flip(1).stride(),
+}
+
+
+@pytest.mark.parametrize("case", list(LAYOUTS), ids=list(LAYOUTS))
+def test_layouts_as_torch(case):
+    same(LAYOUTS[case])
+
+
+@pytest.mark.parametrize("shape,dim", [((2, 1), 1), ((1,), None), ((), None), ((3,), None), ((2, 3), 1)])
+def test_prod_gradient_with_zeros_as_torch(shape, dim):
+    # along one element the gradient is the incoming one itself: it does not require grad in a double
+    # backward (seed 796135242625); with more elements, the product of the others (exact with zeros)
+    def case(lib):
+        x = lib.zeros(shape, dtype=lib.float64)
+        if x.numel() > 1:
+            x = lib.arange(x.numel(), dtype=lib.float64).reshape(shape)
+        x.requires_grad_()
+        y = x.prod() if dim is None else x.prod(dim)
+        g, = lib.autograd.grad(y.sum(), x, create_graph=True)
+        g2 = lib.autograd.grad(g.sum(), x, allow_unused=True)[0] if g.requires_grad else None
+        return g, g.requires_grad, g2
+    same(case)
+
+
+@pytest.mark.parametrize("shape", [(-1, 2), (-1, 3)])
+def test_view_refuses_a_stale_no_grad_view_before_its_shape(shape):
+    # torch's autograd takes the input's history before view's kernel runs (seed 796135263099)
+    def case(lib):
+        base = lib.zeros(2, 4)
+        with lib.no_grad():
+            v = base.expand((2, 2, 4))
+        base.t()[2] = lib.ones((), requires_grad=True)
+        return v.view(shape)
+    assert same(case)[0] == "raised"
+
+
+@pytest.mark.parametrize("op", ["unsqueeze_", "squeeze_"])
+def test_retain_grad_stays_with_the_history_before_an_in_place_view_op(op):
+    # torch records in-place view ops with set_history, which leaves the retain_grad hook on the old
+    # node: .grad has the shape from before (seed 796139170509)
+    def case(lib):
+        x = lib.arange(1.0, 4.0, dtype=lib.float64, requires_grad=True)
+        y = x[1].abs() if op == "unsqueeze_" else (x * 2)[:1]
+        y.retain_grad()
+        getattr(y, op)(*((0,) if op == "unsqueeze_" else ()))
+        (y * 3).sum().backward()
+        return y.grad, x.grad
+    same(case)

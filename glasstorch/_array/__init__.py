@@ -175,6 +175,19 @@ def expanded(array, shape):
     return xp.lib.stride_tricks.as_strided(array, shape, strides)
 
 
+def unsqueezed(array, dim):
+    """``array`` with a new dim of size 1 at ``dim``, strided as torch's unsqueeze: the new dim's
+    stride is the size times the stride of the dim it goes before (the item size at the end), and
+    the other dims keep theirs. NumPy's expand_dims reshapes, which may restride dims of size 1;
+    torch's overlap check compares strides literally, so ``x.diagonal()[None]`` must agree."""
+    r = xp.expand_dims(array, dim)
+    if not isinstance(array, xp.ndarray):
+        return r
+    st = array.strides
+    want = st[:dim] + ((array.shape[dim] * st[dim]) if dim < array.ndim else array.itemsize,) + st[dim:]
+    return r if r.strides == want else xp.lib.stride_tricks.as_strided(array, r.shape, want)
+
+
 def overlap(a, b):
     """How the memory of arrays ``a`` and ``b`` overlaps, as torch's get_overlap_status sees it:
     "no", "full" (the same elements in the same layout), "partial", or "too hard" to tell (one of
@@ -225,9 +238,15 @@ def like_operands(r, *operands):
     ordered by the operands' strides, the first operand deciding where it can (a broadcast dim
     leaves the choice to the next), so ``x.t() + y`` is laid out as ``x.t()``. NumPy chooses
     row-major when the operands disagree. (Layout decides whether a later view() works.)"""
-    if r.ndim < 2 or r.flags.c_contiguous and operands[0].flags.c_contiguous:
-        return r  # (the common case, checked cheaply: a row-major first operand wins in torch too)
+    if r.ndim < 2:
+        return r
     arrays = [o for o in operands if isinstance(o, type(r)) and o.ndim]
+    if r.flags.c_contiguous and (r.shape == operands[0].shape and operands[0].flags.c_contiguous
+                                 or all(o.flags.c_contiguous and 1 not in o.shape for o in arrays)):
+        # (the common cases, checked cheaply: a row-major first operand of the result's shape wins in
+        # torch too; so do row-major operands that broadcast only by leading dims. A dim of size 1 keeps
+        # its stride in torch's comparison and can reorder the others: x.reshape(1, 1, 2, 1) * y.T)
+        return r
     n = r.ndim
     strides = []
     for o in arrays:  # each operand's strides over r's dims (0 where it is broadcast)
@@ -266,18 +285,17 @@ def like_operands(r, *operands):
     return r.transpose(outer_first).copy().transpose(inverse)
 
 
-def preserved_order(a):
-    """NumPy's ``order`` for a copy of ``a`` laid out as torch's preserve_format lays out a clone
-    or a dtype conversion: with the dims in the order of ``a``'s strides ("K": ``x.t().clone()``
-    is not contiguous); an expanded array (a stride of 0) gives no order to follow ("C")."""
-    if 0 in a.strides and any(st == 0 and n > 1 for st, n in zip(a.strides, a.shape)):
-        return "C"
-    return "K"
-
-
-def copy_preserving_layout(a):
-    """A copy of ``a`` laid out as torch's preserve_format (see ``preserved_order``)."""
-    return a.copy(order=preserved_order(a))
+def copy_preserving_layout(a, dtype=None, like=None):
+    """A copy of ``a`` (converted to ``dtype``) laid out as torch's preserve_format lays out a
+    clone, a dtype conversion or flip's result (empty_like): with the dims in the order of the
+    strides of ``like`` (default: ``a``), so ``x.t().clone()`` is not contiguous. For an expanded
+    array torch orders the dims that have a stride and leaves those of stride 0 where they are
+    (infer_dense_strides, the comparison of element-wise results: ``like_operands``)."""
+    like = a if like is None else like
+    dtype = a.dtype if dtype is None else dtype
+    if 0 in like.strides and any(st == 0 and n > 1 for st, n in zip(like.strides, like.shape)):
+        return like_operands(a.astype(dtype, order="C"), like)
+    return a.astype(dtype, order="K")
 
 
 def as_numpy(array):

@@ -461,6 +461,10 @@ def _accumulate(acc, grads, create_graph, tensors):
     grad = grads[0]
     if grad is None:
         return
+    if var._grad_fn is not None:  # (detach_()ed after use, then written in place with a history: torch refuses)
+        raise RuntimeError("leaf variable has been moved into the graph interior")
+    if not var._requires_grad:  # (torch drops it: a leaf detach_()ed after use)
+        return
     if grad.shape != var._data.shape:  # (a leaf reshaped in place after use: torch refuses it too)
         raise RuntimeError(f"Function {acc.name()} was given an invalid gradient - got {list(grad.shape)} but "
                            f"expected shape compatible with {list(var._data.shape)}")

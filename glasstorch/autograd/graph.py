@@ -528,10 +528,13 @@ def sync_views_requires_grad(base, value):
             v._requires_grad = value
 
 
-def set_history(t, node, output_nr=0):
-    """``t`` (not a view) becomes output ``output_nr`` of ``node``: the history an in-place op gives it."""
+def set_history(t, node, output_nr=0, move_retained_grad=True):
+    """``t`` (not a view) becomes output ``output_nr`` of ``node``: the history an in-place op gives it.
+    ``move_retained_grad=False``: a retain_grad() stays with the old history (torch's set_history for
+    in-place view ops such as unsqueeze_, against its rebase_history for the others)."""
     old = t._grad_fn
-    _move_retained_grad(t, old, node, output_nr)
+    if move_retained_grad:
+        _move_retained_grad(t, old, node, output_nr)
     # since when t has had a history (for detach_: a node that saved it since then refuses it)
     t.__dict__.setdefault("_history_since", old._seq if old is not None else node._seq)
     t._grad_fn, t._output_nr = node, output_nr

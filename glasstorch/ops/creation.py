@@ -416,8 +416,8 @@ def to(self, *args, **kwargs):
     d = self._data
     if not same_dev:
         d = to_device(d, device.type)
-    if not same_dtype:  # (laid out as torch's preserve_format: as the input, row-major if it was expanded)
-        d = d.astype(_np_dtype(dtype), order=preserved_order(d))
+    if not same_dtype:  # (laid out as torch's preserve_format: as the input)
+        d = copy_preserving_layout(d, _np_dtype(dtype))
     elif same_dev or copy:
         d = copy_preserving_layout(d)
     res = _wrap(d)

@@ -181,7 +181,8 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
 
 
 flip_op = defop("flip(Tensor self, int[] dims) -> Tensor",
-                lambda self, dims: copy_preserving_layout(xp.flip(self, tuple(dims)) if dims and self.ndim else self),
+                lambda self, dims: copy_preserving_layout(xp.flip(self, tuple(dims)) if dims and self.ndim else self,
+                                                          like=self),   # (torch keeps the layout)
                 node="FlipBackward0", self=lambda grad, dims: flip_op(grad, dims))
 FlipBackward0 = flip_op.node
 

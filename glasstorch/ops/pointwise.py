@@ -702,7 +702,7 @@ def _compare(name, ufunc, dunder):
         if ordering and da.dtype.kind == "c":
             raise NotImplementedError(f'"{name}_cpu" not implemented for \'{_dtype._BY_NUMPY[da.dtype]._legacy}\'')
         try:
-            return _wrap(ufunc(da, db))
+            return _wrap(like_operands(ufunc(da, db), da, db))  # (a mask of x.t() is laid out as x.t())
         except ValueError:
             raise _shape_error(da, db) from None
     op.__name__ = name

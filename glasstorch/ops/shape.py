@@ -5,8 +5,8 @@ from operator import index
 
 from .._tensor import (Tensor, _wrap, Size, _wrap_dim, make_view as _view, preserve_format, contiguous_format,
                        bump_version)
-from .._array import xp, expanded, copy_preserving_layout
-from ..autograd.graph import MULTI_OUTPUT_NODE, set_history, check_inplace
+from .._array import xp, expanded, copy_preserving_layout, unsqueezed
+from ..autograd.graph import MULTI_OUTPUT_NODE, set_history, check_inplace, edge_of
 from ._op import _state, method, record, make_node_class, operands, result_dtype
 from .. import _dtype, _checks
 from .._ops import defop, aten
@@ -68,11 +68,15 @@ def view(input, *shape):
         if not isinstance(shape[0], _dtype.dtype):
             raise _checks.size_error(shape)
         return input.to(shape[0]) if shape[0].itemsize == input.itemsize else _bad_view_dtype(input, shape[0])
-    shape = _infer_shape(_shape_arg(shape), input._data.size)
-    arr = input._data.view()
     try:
+        shape = _infer_shape(_shape_arg(shape), input._data.size)
+        arr = input._data.view()
         arr.shape = shape
-    except AttributeError:
+    except (AttributeError, RuntimeError) as e:
+        if input._requires_grad and _state.enabled:
+            edge_of(input)  # (torch's autograd takes the input's history, and may refuse it, before the kernel runs)
+        if isinstance(e, RuntimeError):
+            raise
         raise RuntimeError("view size is not compatible with input tensor's size and stride (at least one dimension "
                            "spans across two contiguous subspaces). Use .reshape(...) instead.") from None
     out = _view(input, arr)
@@ -348,7 +352,7 @@ def squeeze(input, dim=None):
 def unsqueeze(input, dim):
     nd = input._data.ndim
     d = _wrap_dim(dim, nd + 1)
-    out = _view(input, xp.expand_dims(input._data, d))
+    out = _view(input, unsqueezed(input._data, d))
     if input._requires_grad and _state.enabled:
         record(UnsqueezeBackward0, out, (input,), meta_check=False).dim = d
     return out
@@ -583,7 +587,7 @@ def _inplace_view(self, name, fn, *args):
     if node is not None:
         node.__class__ = _INPLACE_VIEW_NODES[type(node)]
         if self._base is None:
-            set_history(self, node)
+            set_history(self, node, move_retained_grad=False)  # (.grad keeps the retained shape, as torch)
         else:  # a view stays a view of its base, its history continued by the new node (as torch)
             self._grad_fn, self._output_nr, self._attr_version = node, 0, self._vc.version
     return self
