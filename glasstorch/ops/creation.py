@@ -5,7 +5,7 @@ import numbers
 
 from .. import _checks, _dtype
 from .._tensor import Tensor, _wrap, _init, device as _device, Size
-from .._array import xp, namespace, device_type_of, to_device, as_numpy, copy_preserving_layout, preserved_order, cuda_available
+from .._array import xp, namespace, device_type_of, to_device, as_numpy, copy_preserving_layout, cuda_available
 from ._op import _state, method, record, make_node_class
 from .._seam import seam
 from .. import _warnings
