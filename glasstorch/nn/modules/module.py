@@ -29,9 +29,87 @@ from glasstorch.autograd.grad_mode import no_grad
 from glasstorch.nn.parameter import Buffer, Parameter, is_lazy
 from glasstorch.nn.utils.hooks import BackwardHook, RemovableHandle
 
-__all__ = ["Module"]
+__all__ = [
+    "Module",
+    "register_module_forward_pre_hook",
+    "register_module_forward_hook",
+    "register_module_full_backward_pre_hook",
+    "register_module_full_backward_hook",
+    "register_module_backward_hook",
+]
 
 _EXTRA_STATE_KEY_SUFFIX = "_extra_state"
+
+# Global hooks: called for every module, before the module's own hooks (torch.nn.modules.module's).
+# Tools that watch a whole program -- profilers, tracers, a harness that logs every layer -- use them.
+_global_forward_pre_hooks: "OrderedDict[int, Callable]" = OrderedDict()
+_global_forward_hooks: "OrderedDict[int, Callable]" = OrderedDict()
+_global_forward_hooks_with_kwargs: "OrderedDict[int, bool]" = OrderedDict()
+_global_forward_hooks_always_called: "OrderedDict[int, bool]" = OrderedDict()
+_global_backward_pre_hooks: "OrderedDict[int, Callable]" = OrderedDict()
+_global_backward_hooks: "OrderedDict[int, Callable]" = OrderedDict()
+_global_is_full_backward_hook: Optional[bool] = None
+
+
+def register_module_forward_pre_hook(hook: Callable) -> RemovableHandle:
+    r"""Register a forward pre-hook common to all modules: ``hook(module, args) -> None or new args``,
+    called before every module's ``forward`` (and before the module's own pre-hooks).
+
+    Global hooks are for debugging and profiling; ``handle.remove()`` takes the hook away again.
+    """
+    handle = RemovableHandle(_global_forward_pre_hooks)
+    _global_forward_pre_hooks[handle.id] = hook
+    return handle
+
+
+def register_module_forward_hook(hook: Callable, *, with_kwargs: bool = False,
+                                 always_call: bool = False) -> RemovableHandle:
+    r"""Register a forward hook common to all modules: ``hook(module, args, output) -> None or new
+    output`` (``hook(module, args, kwargs, output)`` with ``with_kwargs=True``), called after every
+    module's ``forward`` and before the module's own forward hooks; ``always_call=True`` calls it even
+    when ``forward`` raises."""
+    handle = RemovableHandle(
+        _global_forward_hooks, extra_dict=[_global_forward_hooks_with_kwargs, _global_forward_hooks_always_called]
+    )
+    _global_forward_hooks[handle.id] = hook
+    if with_kwargs:
+        _global_forward_hooks_with_kwargs[handle.id] = True
+    if always_call:
+        _global_forward_hooks_always_called[handle.id] = True
+    return handle
+
+
+def register_module_full_backward_pre_hook(hook: Callable) -> RemovableHandle:
+    r"""Register a backward pre-hook common to all modules: ``hook(module, grad_output) -> None or new
+    grad_output``, called when the gradient with respect to a module's outputs is ready."""
+    handle = RemovableHandle(_global_backward_pre_hooks)
+    _global_backward_pre_hooks[handle.id] = hook
+    return handle
+
+
+def _register_global_backward_hook(hook: Callable, full: bool) -> RemovableHandle:
+    global _global_is_full_backward_hook
+    if _global_is_full_backward_hook is (not full):
+        raise RuntimeError(
+            "Cannot use both regular backward hooks and full backward hooks as a "
+            "global Module hook. Please use only one of them."
+        )
+    _global_is_full_backward_hook = full
+    handle = RemovableHandle(_global_backward_hooks)
+    _global_backward_hooks[handle.id] = hook
+    return handle
+
+
+def register_module_full_backward_hook(hook: Callable) -> RemovableHandle:
+    r"""Register a backward hook common to all modules: ``hook(module, grad_input, grad_output) -> None
+    or new grad_input``, called when the gradients with respect to a module's inputs are computed."""
+    return _register_global_backward_hook(hook, full=True)
+
+
+def register_module_backward_hook(hook: Callable) -> RemovableHandle:
+    r"""The deprecated global backward hook (it sees only the last op's gradients); prefer
+    :func:`register_module_full_backward_hook`."""
+    return _register_global_backward_hook(hook, full=False)
 
 
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
@@ -648,23 +726,28 @@ class Module:
         return handle
 
     def _get_backward_hooks(self):
-        """Split this module's backward hooks into (full, non-full) lists."""
-        if self._is_full_backward_hook is True:
-            return list(self._backward_hooks.values()), []
-        if self._is_full_backward_hook is False:
-            return [], list(self._backward_hooks.values())
-        return [], []
+        """Split the global and this module's backward hooks into (full, non-full) lists."""
+        full, non_full = [], []
+        for is_full, hooks in ((_global_is_full_backward_hook, _global_backward_hooks),
+                               (self._is_full_backward_hook, self._backward_hooks)):
+            if is_full is True:
+                full += hooks.values()
+            elif is_full is False:
+                non_full += hooks.values()
+        return full, non_full
 
     def _get_backward_pre_hooks(self):
-        return list(self._backward_pre_hooks.values())
+        return [*_global_backward_pre_hooks.values(), *self._backward_pre_hooks.values()]
 
     # ------------------------------------------------------------------
     # Calling
     # ------------------------------------------------------------------
 
     def _call_impl(self, *args, **kwargs):
-        # Fast path: a module without hooks is exactly its forward.
-        if not (self._forward_pre_hooks or self._forward_hooks or self._backward_hooks or self._backward_pre_hooks):
+        # Fast path: a module without hooks (its own or global ones) is exactly its forward.
+        if not (self._forward_pre_hooks or self._forward_hooks or self._backward_hooks or self._backward_pre_hooks
+                or _global_forward_pre_hooks or _global_forward_hooks or _global_backward_hooks
+                or _global_backward_pre_hooks):
             return self.forward(*args, **kwargs)
         return self._call_with_hooks(args, kwargs)
 
@@ -681,12 +764,12 @@ class Module:
         try:
             full_backward_hooks, non_full_backward_hooks = [], []
             backward_pre_hooks = []
-            if self._backward_pre_hooks:
+            if self._backward_pre_hooks or _global_backward_pre_hooks:
                 backward_pre_hooks = self._get_backward_pre_hooks()
-            if self._backward_hooks:
+            if self._backward_hooks or _global_backward_hooks:
                 full_backward_hooks, non_full_backward_hooks = self._get_backward_hooks()
 
-            for hook_id, hook in self._forward_pre_hooks.items():
+            for hook_id, hook in (*_global_forward_pre_hooks.items(), *self._forward_pre_hooks.items()):
                 if hook_id in self._forward_pre_hooks_with_kwargs:
                     args_kwargs_result = hook(self, args, kwargs)
                     if args_kwargs_result is not None:
@@ -711,10 +794,10 @@ class Module:
 
             result = self.forward(*args, **kwargs)
 
-            for hook_id, hook in self._forward_hooks.items():
-                if hook_id in self._forward_hooks_always_called:
+            for hook_id, hook in (*_global_forward_hooks.items(), *self._forward_hooks.items()):
+                if hook_id in self._forward_hooks_always_called or hook_id in _global_forward_hooks_always_called:
                     called_always_called_hooks.add(hook_id)
-                if hook_id in self._forward_hooks_with_kwargs:
+                if hook_id in self._forward_hooks_with_kwargs or hook_id in _global_forward_hooks_with_kwargs:
                     hook_result = hook(self, args, kwargs, result)
                 else:
                     hook_result = hook(self, args, result)
@@ -747,10 +830,11 @@ class Module:
             return result
         except Exception:
             # run the always_call forward hooks that forward's error skipped, then re-raise
-            for hook_id, hook in self._forward_hooks.items():
-                if hook_id in self._forward_hooks_always_called and hook_id not in called_always_called_hooks:
+            for hook_id, hook in (*_global_forward_hooks.items(), *self._forward_hooks.items()):
+                always = hook_id in self._forward_hooks_always_called or hook_id in _global_forward_hooks_always_called
+                if always and hook_id not in called_always_called_hooks:
                     try:
-                        if hook_id in self._forward_hooks_with_kwargs:
+                        if hook_id in self._forward_hooks_with_kwargs or hook_id in _global_forward_hooks_with_kwargs:
                             hook_result = hook(self, args, kwargs, result)
                         else:
                             hook_result = hook(self, args, result)
