@@ -241,3 +241,34 @@ def make_d2l(root):
         make_banana_detection(root)
     except ImportError:   # Pillow absent: the object-detection sections then fail under both frameworks
         pass
+
+
+# ----------------------------------------------------------------------------------------------------
+# The public programs' stand-ins (tools/run_programs.py)
+# ----------------------------------------------------------------------------------------------------
+
+def make_mnist_for_programs(root, n_train=640, n_test=128, seed=11):
+    """``root/MNIST/raw/...`` with more images than the books' (the examples log per minibatch of 64)."""
+    raw = os.path.join(root, "MNIST", "raw")
+    os.makedirs(raw, exist_ok=True)
+    rng = np.random.default_rng(seed)
+    for prefix, n in (("train", n_train), ("t10k", n_test)):
+        images, labels = class_images(rng, n, (28, 28))
+        for kind, array in (("images-idx3", images), ("labels-idx1", labels)):
+            _write(os.path.join(raw, f"{prefix}-{kind}-ubyte"), _idx(array))
+
+
+def make_wikitext(folder, seed=12):
+    """``folder/{train,valid,test}.txt`` in WikiText-2's layout (space-separated tokens, `` = Title = ``
+    headings, ``<unk>``), about 20,000 / 4,000 / 4,000 words."""
+    rng = np.random.default_rng(seed)
+    os.makedirs(folder, exist_ok=True)
+    for name, n in (("train", 20000), ("valid", 4000), ("test", 4000)):
+        body = english_like(rng, n).replace(" said ", " <unk> ")
+        _write(os.path.join(folder, f"{name}.txt"), (" \n = Stand-in = \n \n" + body).encode())
+
+
+def make_char_text(path, n_words=12000, seed=13):
+    """A plain text file for character-level models (nanoGPT's and minGPT's ``input.txt``)."""
+    text = english_like(np.random.default_rng(seed), n_words)
+    _write(path, text.replace("the time", "The Time").encode())
