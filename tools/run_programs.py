@@ -20,9 +20,10 @@ torch's. So both runs get the same *synchronised randomness* (``--no-sync`` turn
   one NumPy generator: uniform in +-1/sqrt(fan_in), constant-initialised vectors (norm weights, zero
   biases) kept. This replaces the program's own initialisation, identically in both runs;
 - ``torch.randn/rand/randint/randperm/randn_like/rand_like`` draw from one seeded NumPy generator in
-  both runs (so DataLoader shuffling, random batches, noise vectors and reparameterisations agree).
-  Dropout masks are drawn inside the frameworks and differ: where a program keeps dropout on, losses
-  agree at the first step and then only statistically.
+  both runs (so DataLoader shuffling, random batches, noise vectors and reparameterisations agree),
+  and so does ``torch.nn.functional.dropout`` (which ``nn.Dropout`` calls). Masks drawn inside a
+  framework's own kernels (the dropout between ``nn.LSTM`` layers) are not synchronised: the programs
+  run with ``--dropout 0`` where they offer it.
 
 The program's printed losses are parsed per program (:data:`PROGRAMS`' ``loss`` regexes) and compared
 step by step: the report gives the number of matched values, the first and last losses of both runs,
@@ -188,6 +189,15 @@ def synchronise_randomness(torch, seed=0):
 
     torch.randn, torch.rand, torch.randint, torch.randperm = randn, rand, randint, randperm
     torch.randn_like, torch.rand_like = like(draw_rng.standard_normal), like(draw_rng.random)
+
+    def dropout(input, p=0.5, training=True, inplace=False):
+        if not training or p == 0:
+            return input
+        keep = torch.tensor(dropout_rng.random(tuple(input.shape)) >= p, dtype=input.dtype, device=input.device)
+        scale = keep / (1 - p) if p < 1 else keep
+        return input.mul_(scale) if inplace else input * scale
+    dropout_rng = np.random.default_rng(seed + 2)
+    torch.nn.functional.dropout = dropout   # nn.Dropout calls F.dropout through the module, in both
 
 
 def launch(framework, sync, script, args):
