@@ -57,6 +57,8 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+# one BLAS/OpenMP thread in both runs: a fair comparison, and a shared machine stays usable
+ONE_THREAD = {name: "1" for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")}
 FRAMEWORKS = ("torch", "glasstorch")
 DEFAULT_WORK = os.path.join(os.path.expanduser("~"), ".cache", "glasstorch-books")
 
@@ -393,7 +395,7 @@ def run_one(args, name, cells, book, framework):
     spec_path = os.path.join(work, "specs", stem + ".json")
     with open(spec_path, "w") as f:
         json.dump(spec, f)
-    env = dict(os.environ, MPLBACKEND="Agg", PYTHONHASHSEED="0")
+    env = dict(os.environ, MPLBACKEND="Agg", PYTHONHASHSEED="0", **ONE_THREAD)
     start = time.time()
     with open(os.path.join(work, "logs", stem + ".log"), "w") as log:
         try:

@@ -41,6 +41,8 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+# one BLAS/OpenMP thread in both runs: a fair comparison, and a shared machine stays usable
+ONE_THREAD = {name: "1" for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")}
 DEFAULT_WORK = os.path.join(os.path.expanduser("~"), ".cache", "glasstorch-programs")
 FRAMEWORKS = ("torch", "glasstorch")
 
@@ -229,7 +231,7 @@ def run_one(args, program, framework):
     if program.data:
         program.data(cwd)
     os.makedirs(os.path.join(work, "logs"), exist_ok=True)
-    env = dict(os.environ, MPLBACKEND="Agg", PYTHONHASHSEED="0")
+    env = dict(os.environ, MPLBACKEND="Agg", PYTHONHASHSEED="0", **ONE_THREAD)
     if program.pythonpath:
         env["PYTHONPATH"] = base + os.pathsep + env.get("PYTHONPATH", "")
     log_path = os.path.join(work, "logs", f"{program.name}.{framework}.log")
