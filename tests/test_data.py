@@ -781,3 +781,15 @@ def test_docstring_examples(module):
 
     result = doctest.testmod(importlib.import_module(module), optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.failed == 0 and result.attempted > 0
+
+
+def test_random_sampler_with_replacement_draws_lazily_like_torch():
+    """makemore's InfiniteDataLoader: RandomSampler(replacement=True, num_samples=int(1e10)). torch draws
+    32 indices at a time; drawing all of them first would need 80 GB."""
+    import itertools
+    from glasstorch.utils.data import RandomSampler
+    sampler = RandomSampler(range(5), replacement=True, num_samples=int(1e10))
+    first = list(itertools.islice(iter(sampler), 100))
+    assert len(first) == 100 and set(first) <= set(range(5))
+    assert len(sampler) == int(1e10)
+    assert len(list(RandomSampler(range(5), replacement=True, num_samples=70))) == 70   # 2 chunks + 6
