@@ -237,8 +237,9 @@ def run_one(args, program, framework):
     log_path = os.path.join(work, "logs", f"{program.name}.{framework}.log")
     start, status = time.time(), None
     with open(log_path, "w") as log:
-        for script in (program.before or []):   # data preparation scripts: plain Python, any framework
-            subprocess.run([args.python, script], cwd=cwd, stdout=log, stderr=subprocess.STDOUT, env=env)
+        for script in (program.before or []):   # data preparation scripts, under the same framework
+            subprocess.run([args.python, os.path.abspath(__file__), "_launch", framework, "nosync", script],
+                           cwd=cwd, stdout=log, stderr=subprocess.STDOUT, env=env)
         command = [args.python, os.path.abspath(__file__), "_launch", framework,
                    "nosync" if args.no_sync else "sync", program.script] + program.args
         try:
