@@ -87,6 +87,12 @@ class Linear(Module):
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
 
 
+class NonDynamicallyQuantizableLinear(Linear):
+    """A Linear under another name, where torch keeps it (MultiheadAttention's ``out_proj``): its repr
+    reads the same, and programs that list it, as pytorch/examples' word_language_model does for
+    ``torch.load(weights_only=True)``'s safe globals, find it."""
+
+
 class Bilinear(Module):
     r"""y = x1^T A x2 + b: input1 (\*, in1_features), input2 (\*, in2_features) -> (\*, out_features).
 

@@ -44,7 +44,7 @@ from ..parameter import Parameter
 from .activation import GELU, ReLU
 from .container import ModuleList
 from .dropout import Dropout
-from .linear import Linear
+from .linear import Linear, NonDynamicallyQuantizableLinear
 from .module import Module
 from .normalization import LayerNorm
 
@@ -303,10 +303,6 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     if not is_batched:
         attn_output = attn_output.squeeze(1)
     return attn_output, None
-
-
-class NonDynamicallyQuantizableLinear(Linear):
-    """A Linear under another name (torch's, kept so MultiheadAttention's repr reads the same)."""
 
 
 class MultiheadAttention(Module):
