@@ -111,6 +111,11 @@ def bump_version(t, op_name):
     vc.where = (f.f_code.co_filename, f.f_lineno) if f is not None else None
 
 
+def _device_type_is(name):
+    """A read-only ``is_<name>`` property: whether the tensor is on a `name` device."""
+    return property(lambda self: self.device.type == name, doc=f"True if the Tensor is stored on a {name} device.")
+
+
 class Tensor:
     __slots__ = ("_data", "_requires_grad", "_grad_fn", "_grad", "_output_nr", "_vc", "_base",
                  "_retains_grad", "_backward_hooks", "_post_accumulate_grad_hooks", "_accumulator",
@@ -335,7 +340,10 @@ class Tensor:
         return self.device.type == "cuda"
 
     is_cpu = property(lambda self: self.device.type == "cpu")
-    is_sparse = False
+    # the other accelerators' flags, as torch has them (programs test ``input.is_cuda or input.is_xpu``)
+    is_xpu, is_mps, is_ipu, is_xla, is_maia, is_mtia, is_vulkan = (
+        _device_type_is(name) for name in ("xpu", "mps", "ipu", "xla", "maia", "mtia", "vulkan"))
+    is_sparse = is_sparse_csr = is_nested = is_mkldnn = False
     is_quantized = False
     is_meta = False
     layout = "torch.strided"

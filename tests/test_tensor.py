@@ -189,3 +189,12 @@ def test_requires_grad_assignment_on_a_non_leaf_is_refused_as_torch_does():
         with pytest.raises(RuntimeError, match="only change requires_grad flags of leaf variables"):
             x.requires_grad = True
         assert x.requires_grad_(True) is x   # the method form is a no-op on a non-leaf
+
+
+def test_device_and_layout_flags_as_torch_has_them():
+    """Every ``is_*`` attribute flag torch's tensors have (pytorch/examples' dcgan tests
+    ``input.is_cuda or input.is_xpu``), with torch's values for a CPU tensor."""
+    ours, theirs = gt.ones(2), torch.ones(2)
+    flags = [n for n in dir(theirs) if n.startswith("is_") and not callable(getattr(theirs, n))]
+    assert "is_xpu" in flags and "is_mps" in flags
+    assert {n: getattr(ours, n) for n in flags} == {n: getattr(theirs, n) for n in flags}

@@ -68,6 +68,10 @@ def mnist_data(program_dir):
     _books_data().make_mnist_for_programs(os.path.join(program_dir, "..", "data"))
 
 
+def mnist_here_data(program_dir):
+    _books_data().make_mnist_for_programs(os.path.join(program_dir, "data"))
+
+
 def wikitext_data(program_dir):
     _books_data().make_wikitext(os.path.join(program_dir, "data", "wikitext-2"))
 
@@ -103,14 +107,14 @@ PROGRAMS = [
     Program("vae", "examples", "vae", "main.py", ["--epochs", "1", "--log-interval", "1", "--no-accel"],
             r"Loss: ([\d.]+)$", mnist_data, EXAMPLES, "variational autoencoder, randn_like reparameterisation"),
     Program("dcgan", "examples", "dcgan", "main.py",
-            ["--dataset", "fake", "--niter", "1", "--batchSize", "16", "--imageSize", "32", "--ngf", "16",
-             "--ndf", "16", "--outf", "out"],
+            ["--dataset", "fake", "--niter", "1", "--batchSize", "100", "--ngf", "8", "--ndf", "8", "--workers", "0",
+             "--outf", "out"],
             r"Loss_D: ([\d.]+) Loss_G: ([\d.]+)", None, EXAMPLES, "DCGAN on torchvision's FakeData, 2 Adams"),
     Program("mnist_rnn", "examples", "mnist_rnn", "main.py", ["--epochs", "1", "--log-interval", "1"], MNIST_LOSS,
             mnist_data, EXAMPLES, "LSTM over image rows, Adadelta, StepLR"),
     Program("mnist_forward_forward", "examples", "mnist_forward_forward", "main.py",
             ["--epochs", "3", "--train_size", "640", "--test_size", "128", "--no_accel"],
-            r"Loss:\s+([\d.]+)", mnist_data, EXAMPLES, "Hinton's forward-forward training, layer by layer"),
+            r"Loss:\s+([\d.]+)", mnist_here_data, EXAMPLES, "Hinton's forward-forward training, layer by layer"),
     Program("siamese_network", "examples", "siamese_network", "main.py",
             ["--epochs", "1", "--log-interval", "1", "--no-accel"], MNIST_LOSS, mnist_data, EXAMPLES,
             "siamese ResNet-18 on image pairs, BCELoss, Adadelta"),
@@ -174,11 +178,14 @@ def synchronise_randomness(torch, seed=0):
     def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, **_):
         return made(draw_rng.random(sizes(size)), dtype, device, requires_grad)
 
-    def randint(*args, size=None, generator=None, dtype=None, device=None, **_):
-        args = list(args)
+    def randint(*args, low=0, high=None, size=None, generator=None, dtype=None, device=None, **_):
+        args = list(args)   # randint(high, size), randint(low, high, size), or any of them by keyword
         if size is None:
             size = args.pop()
-        low, high = (0, args[0]) if len(args) == 1 else args
+        if len(args) == 2:
+            low, high = args
+        elif len(args) == 1:
+            high = args[0]
         return made(draw_rng.integers(low, high, tuple(size)), dtype, device, default=torch.int64)
 
     def randperm(n, generator=None, dtype=None, device=None, **_):
@@ -236,11 +243,12 @@ def run_one(args, program, framework):
         env["PYTHONPATH"] = base + os.pathsep + env.get("PYTHONPATH", "")
     log_path = os.path.join(work, "logs", f"{program.name}.{framework}.log")
     start, status = time.time(), None
+    python = args.torch_python if framework == "torch" and args.torch_python else args.python
     with open(log_path, "w") as log:
         for script in (program.before or []):   # data preparation scripts, under the same framework
-            subprocess.run([args.python, os.path.abspath(__file__), "_launch", framework, "nosync", script],
+            subprocess.run([python, os.path.abspath(__file__), "_launch", framework, "nosync", script],
                            cwd=cwd, stdout=log, stderr=subprocess.STDOUT, env=env)
-        command = [args.python, os.path.abspath(__file__), "_launch", framework,
+        command = [python, os.path.abspath(__file__), "_launch", framework,
                    "nosync" if args.no_sync else "sync", program.script] + program.args
         try:
             status = subprocess.run(command, cwd=cwd, stdout=log, stderr=subprocess.STDOUT, env=env,
@@ -324,6 +332,8 @@ def main(argv=None):
     parser.add_argument("--force", action="store_true")
     parser.add_argument("--no-sync", action="store_true", help="let each framework draw its own random numbers")
     parser.add_argument("--python", default=sys.executable)
+    parser.add_argument("--torch-python", help="the interpreter for the torch runs, if not --python (one with "
+                        "torchvision, for the programs that import it)")
     parser.add_argument("--timeout", type=int, default=900)
     parser.add_argument("--markdown")
     args = parser.parse_args(argv)
