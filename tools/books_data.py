@@ -269,6 +269,7 @@ def make_wikitext(folder, seed=12):
 
 
 def make_char_text(path, n_words=12000, seed=13):
-    """A plain text file for character-level models (nanoGPT's and minGPT's ``input.txt``)."""
+    """A plain text file for character-level models (nanoGPT's and minGPT's ``input.txt``); it opens
+    with the words minGPT's chargpt samples from (``"O God, O God!"``: every character must occur)."""
     text = english_like(np.random.default_rng(seed), n_words)
-    _write(path, text.replace("the time", "The Time").encode())
+    _write(path, ("O God, O God! " + text.replace("the time", "The Time")).encode())

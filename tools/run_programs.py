@@ -15,8 +15,10 @@ own copy of the program's directory.
 Step-for-step comparison needs the same random numbers in both runs, and glasstorch's generator is not
 torch's. So both runs get the same *synchronised randomness* (``--no-sync`` turns it off):
 
-- every parameter is set, just before the first forward of the module that owns it (a global module
-  forward pre-hook, ``torch.nn.modules.module.register_module_forward_pre_hook``), to values drawn from
+- every parameter is set, just before the first forward of the outermost module that holds it (a global
+  module forward pre-hook, ``torch.nn.modules.module.register_module_forward_pre_hook``, walking the
+  module's whole tree in registration order: parameters a module reads without calling the submodule
+  that holds them, as MultiheadAttention reads ``out_proj.weight``, are set too), to values drawn from
   one NumPy generator: uniform in +-1/sqrt(fan_in), constant-initialised vectors (norm weights, zero
   biases) kept. This replaces the program's own initialisation, identically in both runs;
 - ``torch.randn/rand/randint/randperm/randn_like/rand_like`` draw from one seeded NumPy generator in
@@ -150,7 +152,7 @@ def synchronise_randomness(torch, seed=0):
     synced = set()
 
     def set_parameters(module, args):
-        for _, p in module.named_parameters(recurse=False):
+        for _, p in module.named_parameters():
             if id(p) in synced or p.grad is not None:
                 continue
             synced.add(id(p))
