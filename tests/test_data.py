@@ -793,3 +793,31 @@ def test_random_sampler_with_replacement_draws_lazily_like_torch():
     assert len(first) == 100 and set(first) <= set(range(5))
     assert len(sampler) == int(1e10)
     assert len(list(RandomSampler(range(5), replacement=True, num_samples=70))) == 70   # 2 chunks + 6
+
+
+def test_a_subset_of_indices_indexes_a_tensor_as_in_torch():
+    """Step-by-Step's index_splitter: random_split(torch.arange(n), ...) gives Subsets, and the book
+    indexes x_tensor[train_idx] with them. torch treats a non-tuple sequence as one index when it has
+    32 elements or more (or only plain numbers), else a shorter one holding tensors as a tuple of
+    indices (with a deprecation warning); assignment too."""
+    class Pair:                                    # any class with __len__ and __getitem__
+        def __len__(self):
+            return 2
+
+        def __getitem__(self, i):
+            if i >= 2:
+                raise IndexError(i)
+            return i
+
+    def run(lib):
+        x = lib.arange(100.).reshape(50, 2)
+        big = lib.utils.data.Subset(lib.arange(50), list(range(49, 9, -1)))
+        out = [x[big].tolist(), x[Pair()].tolist()]
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            out.append(lib.arange(2500.).reshape(50, 50)[lib.utils.data.Subset(lib.arange(50), [3, 4])].item())
+        out.append([str(w.message)[:40] for w in caught])
+        y = x.clone()
+        y[big] = 0.0
+        return out + [y.sum().item()]
+    assert run(glasstorch) == run(torch)
