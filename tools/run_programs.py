@@ -23,9 +23,10 @@ torch's. So both runs get the same *synchronised randomness* (``--no-sync`` turn
   biases) kept. This replaces the program's own initialisation, identically in both runs;
 - ``torch.randn/rand/randint/randperm/randn_like/rand_like`` draw from one seeded NumPy generator in
   both runs (so DataLoader shuffling, random batches, noise vectors and reparameterisations agree),
-  and so does ``torch.nn.functional.dropout`` (which ``nn.Dropout`` calls). Masks drawn inside a
-  framework's own kernels (the dropout between ``nn.LSTM`` layers) are not synchronised: the programs
-  run with ``--dropout 0`` where they offer it.
+  and so does ``torch.nn.functional.dropout`` (which ``nn.Dropout`` calls), and attention dropout
+  (``F.scaled_dot_product_attention`` with ``dropout_p`` runs its math path with that mask: torch draws
+  it inside its kernel). Other masks drawn inside a framework's own kernels (the dropout between
+  ``nn.LSTM`` layers) are not synchronised: the programs run with ``--dropout 0`` where they offer it.
 
 The program's printed losses are parsed per program (:data:`PROGRAMS`' ``loss`` regexes) and compared
 step by step: the report gives the number of matched values, the first and last losses of both runs,
@@ -87,6 +88,8 @@ def shakespeare_data(program_dir):
 
 
 EXAMPLES = "pytorch/examples"
+# word_language_model prints its loss with 2 decimals; its perplexity exp(loss) says more
+WLM_PPL = r"\| loss +[\d.]+ \| ppl +([\d.]+)$"
 MNIST_LOSS = r"Train Epoch: \d+ \[\d+/\d+ \([\d.]+%\)\]\s+Loss: ([\d.]+)"
 
 PROGRAMS = [
@@ -94,13 +97,13 @@ PROGRAMS = [
             mnist_data, EXAMPLES, "CNN with dropout, Adadelta, StepLR; 10 steps on 640 stand-in digits"),
     Program("word_language_model-LSTM", "examples", "word_language_model", "main.py",
             ["--epochs", "1", "--log-interval", "1", "--dropout", "0", "--model", "LSTM"],
-            r"\| loss +([\d.]+) \|", wikitext_data, EXAMPLES, "2-layer LSTM language model, plain SGD with clipping"),
+            WLM_PPL, wikitext_data, EXAMPLES, "2-layer LSTM language model, plain SGD with clipping"),
     Program("word_language_model-GRU", "examples", "word_language_model", "main.py",
             ["--epochs", "1", "--log-interval", "1", "--dropout", "0", "--model", "GRU"],
-            r"\| loss +([\d.]+) \|", wikitext_data, EXAMPLES, "2-layer GRU language model"),
+            WLM_PPL, wikitext_data, EXAMPLES, "2-layer GRU language model"),
     Program("word_language_model-Transformer", "examples", "word_language_model", "main.py",
             ["--epochs", "1", "--log-interval", "1", "--dropout", "0", "--model", "Transformer", "--lr", "5"],
-            r"\| loss +([\d.]+) \|", wikitext_data, EXAMPLES, "nn.TransformerEncoder language model"),
+            WLM_PPL, wikitext_data, EXAMPLES, "nn.TransformerEncoder language model"),
     Program("time_sequence_prediction", "examples", "time_sequence_prediction", "train.py", ["--steps", "2"],
             r"^(?:test )?loss: ([\d.e-]+)", None, EXAMPLES, "LSTMCell sequence model, LBFGS, double precision",
             before=["generate_sine_wave.py"]),
@@ -209,6 +212,25 @@ def synchronise_randomness(torch, seed=0):
         return input.mul_(scale) if inplace else input * scale
     dropout_rng = np.random.default_rng(seed + 2)
     torch.nn.functional.dropout = dropout   # nn.Dropout calls F.dropout through the module, in both
+
+    original_attention = torch.nn.functional.scaled_dot_product_attention
+
+    def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
+                                     scale=None, enable_gqa=False):
+        # torch drops attention weights inside its kernel: with dropout, the math path with the mask above
+        if dropout_p == 0.0 or enable_gqa:
+            return original_attention(query, key, value, attn_mask=attn_mask, dropout_p=dropout_p,
+                                      is_causal=is_causal, scale=scale, enable_gqa=enable_gqa)
+        scores = query @ key.transpose(-2, -1) * (query.size(-1) ** -0.5 if scale is None else scale)
+        if is_causal:
+            attn_mask = torch.ones(query.size(-2), key.size(-2), dtype=torch.bool, device=query.device).tril()
+        if attn_mask is not None and attn_mask.dtype == torch.bool:
+            scores = scores.masked_fill(~attn_mask, float("-inf"))
+        elif attn_mask is not None:
+            scores = scores + attn_mask
+        return dropout(torch.softmax(scores, dim=-1), dropout_p) @ value
+    # nn.MultiheadAttention's functional form looks it up in torch.nn.functional, in both
+    torch.nn.functional.scaled_dot_product_attention = scaled_dot_product_attention
 
 
 def launch(framework, sync, script, args):
