@@ -821,3 +821,16 @@ def test_a_subset_of_indices_indexes_a_tensor_as_in_torch():
         y[big] = 0.0
         return out + [y.sum().item()]
     assert run(glasstorch) == run(torch)
+
+
+def test_loader_and_sampler_seeds_are_drawn_as_torch_draws_them(monkeypatch):
+    """torch seeds a shuffling sampler and a loader's workers with empty((), int64).random_(), never
+    torch.randint: a program that replaces or counts randint's draws sees the same ones as with torch."""
+    def no_randint(*args, **kwargs):
+        raise AssertionError("the loader drew its seed with randint")
+    monkeypatch.setattr(glasstorch, "randint", no_randint)
+    glasstorch.manual_seed(3)
+    first = [b.tolist() for b in gdata.DataLoader(glasstorch.arange(10), batch_size=5, shuffle=True)]
+    glasstorch.manual_seed(3)
+    again = [b.tolist() for b in gdata.DataLoader(glasstorch.arange(10), batch_size=5, shuffle=True)]
+    assert first == again and sorted(sum(first, [])) == list(range(10))

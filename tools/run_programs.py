@@ -23,7 +23,8 @@ torch's. So both runs get the same *synchronised randomness* (``--no-sync`` turn
   biases) kept. This replaces the program's own initialisation, identically in both runs;
 - ``torch.randn/rand/randint/randperm/randn_like/rand_like`` draw from one seeded NumPy generator in
   both runs (so DataLoader shuffling, random batches, noise vectors and reparameterisations agree),
-  and so does ``torch.nn.functional.dropout`` (which ``nn.Dropout`` calls), and attention dropout
+  and so do ``torch.nn.functional.dropout`` and ``dropout1d/2d/3d`` (which ``nn.Dropout*`` call), and
+  attention dropout
   (``F.scaled_dot_product_attention`` with ``dropout_p`` runs its math path with that mask: torch draws
   it inside its kernel). Other masks drawn inside a framework's own kernels (the dropout between
   ``nn.LSTM`` layers) are not synchronised: the programs run with ``--dropout 0`` where they offer it.
@@ -212,6 +213,24 @@ def synchronise_randomness(torch, seed=0):
         return input.mul_(scale) if inplace else input * scale
     dropout_rng = np.random.default_rng(seed + 2)
     torch.nn.functional.dropout = dropout   # nn.Dropout calls F.dropout through the module, in both
+
+    def feature_dropout(unbatched_dim):
+        """F.dropout1d/2d/3d: whole channels (dims 0 and 1 of the batched input) kept or zeroed; torch
+        adds the batch dim to an input of `unbatched_dim` dims (dropout2d never: a 2-D input is
+        dropped element by element, a 3-D one channel-wise over dim 1)."""
+        def function(input, p=0.5, training=True, inplace=False):
+            if not training or p == 0:
+                return input
+            unbatched = input.dim() == unbatched_dim
+            x = input.unsqueeze(0) if unbatched else input
+            mask_shape = tuple(x.shape[:2]) + (1,) * (x.dim() - 2)
+            keep = torch.tensor(dropout_rng.random(mask_shape) >= p, dtype=input.dtype, device=input.device)
+            scale = (keep / (1 - p) if p < 1 else keep).reshape(mask_shape[1:] if unbatched else mask_shape)
+            return input.mul_(scale) if inplace else input * scale
+        return function
+    torch.nn.functional.dropout1d = feature_dropout(2)
+    torch.nn.functional.dropout2d = feature_dropout(None)
+    torch.nn.functional.dropout3d = feature_dropout(4)
 
     original_attention = torch.nn.functional.scaled_dot_product_attention
 
