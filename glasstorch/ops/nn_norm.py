@@ -100,12 +100,14 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
 
 
 def _update_running(stat, batch_value, momentum):
-    """stat = (1 - momentum) * stat + momentum * batch_value, in place and outside autograd."""
-    from .._tensor import bump_version
+    """stat = (1 - momentum) * stat + momentum * batch_value, in place and outside autograd.
+
+    The version counter is left alone, as torch leaves it (native_batch_norm's schema does not mark
+    the running statistics as mutated): the node saves them, and a module run twice before backward
+    (a siamese network's two branches) must not make the first node's backward fail."""
     d = stat._data
     d *= 1 - momentum
     d += (momentum * batch_value).astype(d.dtype, copy=False)
-    bump_version(stat, "batch_norm")
 
 
 # ---- layer norm -----------------------------------------------------------------------------------------------
