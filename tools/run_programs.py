@@ -300,7 +300,7 @@ def run_one(args, program, framework):
             status = "timeout"
     with open(log_path) as f:
         output = f.read()
-    losses = [float(v) for match in program.loss.finditer(output) for v in match.groups()]
+    losses = parse_losses(program, output)
     error = None
     if status != 0:
         tail = [line for line in output.strip().splitlines() if line.strip()]
@@ -313,12 +313,22 @@ def run_one(args, program, framework):
     return result
 
 
-def load(work, name, framework):
-    path = os.path.join(work, "results", f"{name}.{framework}.json")
-    if os.path.exists(path):
-        with open(path) as f:
-            return json.load(f)
-    return None
+def parse_losses(program, output):
+    return [float(v) for match in program.loss.finditer(output) for v in match.groups()]
+
+
+def load(work, program, framework):
+    """A run's stored result, its losses parsed again from its log (the regexes may have changed)."""
+    path = os.path.join(work, "results", f"{program.name}.{framework}.json")
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        result = json.load(f)
+    log_path = os.path.join(work, "logs", f"{program.name}.{framework}.log")
+    if os.path.exists(log_path):
+        with open(log_path) as f:
+            result["losses"] = parse_losses(program, f.read())
+    return result
 
 
 def agreement(torch_losses, glass_losses):
@@ -334,7 +344,7 @@ def command_report(args, selected):
     work = os.path.abspath(args.work)
     rows = []
     for program in selected:
-        t, g = load(work, program.name, "torch"), load(work, program.name, "glasstorch")
+        t, g = load(work, program, "torch"), load(work, program, "glasstorch")
         if t is None and g is None:
             continue
         n, worst = agreement(t["losses"] if t else [], g["losses"] if g else [])
@@ -389,7 +399,7 @@ def main(argv=None):
         frameworks = FRAMEWORKS if args.framework == "both" else (args.framework,)
         for program in selected:
             for framework in frameworks:
-                if load(os.path.abspath(args.work), program.name, framework) and not args.force:
+                if load(os.path.abspath(args.work), program, framework) and not args.force:
                     continue
                 result = run_one(args, program, framework)
                 print(f"{program.name} [{framework}]: status {result['status']}, {len(result['losses'])} losses, "
