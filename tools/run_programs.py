@@ -24,10 +24,10 @@ torch's. So both runs get the same *synchronised randomness* (``--no-sync`` turn
 - ``torch.randn/rand/randint/randperm/randn_like/rand_like`` draw from one seeded NumPy generator in
   both runs (so DataLoader shuffling, random batches, noise vectors and reparameterisations agree),
   and so do ``torch.nn.functional.dropout`` and ``dropout1d/2d/3d`` (which ``nn.Dropout*`` call), and
-  attention dropout
-  (``F.scaled_dot_product_attention`` with ``dropout_p`` runs its math path with that mask: torch draws
-  it inside its kernel). Other masks drawn inside a framework's own kernels (the dropout between
-  ``nn.LSTM`` layers) are not synchronised: the programs run with ``--dropout 0`` where they offer it.
+  attention dropout (``F.scaled_dot_product_attention`` with ``dropout_p`` runs its math path with that
+  mask: torch draws it inside its kernel); Python's ``random`` and NumPy's global generator are seeded
+  alike. Other masks drawn inside a framework's own kernels (the dropout between ``nn.LSTM`` layers)
+  are not synchronised: the programs run with ``--dropout 0`` where they offer it.
 
 The program's printed losses are parsed per program (:data:`PROGRAMS`' ``loss`` regexes) and compared
 step by step: the report gives the number of matched values, the first and last losses of both runs,
@@ -151,7 +151,10 @@ PROGRAMS = [
 
 def synchronise_randomness(torch, seed=0):
     """Same parameters and same random draws in the glasstorch and the torch run (module docstring)."""
+    import random
     import numpy as np
+    random.seed(seed)       # programs that also draw from Python's and NumPy's global generators
+    np.random.seed(seed)    # (siamese_network picks its pairs with random.randint)
     init_rng, draw_rng = np.random.default_rng(seed), np.random.default_rng(seed + 1)
     synced = set()
 
