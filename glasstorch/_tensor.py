@@ -153,6 +153,9 @@ class _intercepted_property(property):
 
     def __set_name__(self, owner, name):
         self.__name__ = name
+def _device_type_is(name):
+    """A read-only ``is_<name>`` property: whether the tensor is on a `name` device."""
+    return property(lambda self: self.device.type == name, doc=f"True if the Tensor is stored on a {name} device.")
 
 
 class Tensor:
@@ -469,7 +472,10 @@ class Tensor:
         return self.device.type == "cuda"
 
     is_cpu = property(lambda self: self.device.type == "cpu")
-    is_sparse = False
+    # the other accelerators' flags, as torch has them (programs test ``input.is_cuda or input.is_xpu``)
+    is_xpu, is_mps, is_ipu, is_xla, is_maia, is_mtia, is_vulkan = (
+        _device_type_is(name) for name in ("xpu", "mps", "ipu", "xla", "maia", "mtia", "vulkan"))
+    is_sparse = is_sparse_csr = is_nested = is_mkldnn = False
     is_quantized = False
     is_meta = False
     layout = "torch.strided"

@@ -781,3 +781,56 @@ def test_docstring_examples(module):
 
     result = doctest.testmod(importlib.import_module(module), optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.failed == 0 and result.attempted > 0
+
+
+def test_random_sampler_with_replacement_draws_lazily_like_torch():
+    """makemore's InfiniteDataLoader: RandomSampler(replacement=True, num_samples=int(1e10)). torch draws
+    32 indices at a time; drawing all of them first would need 80 GB."""
+    import itertools
+    from glasstorch.utils.data import RandomSampler
+    sampler = RandomSampler(range(5), replacement=True, num_samples=int(1e10))
+    first = list(itertools.islice(iter(sampler), 100))
+    assert len(first) == 100 and set(first) <= set(range(5))
+    assert len(sampler) == int(1e10)
+    assert len(list(RandomSampler(range(5), replacement=True, num_samples=70))) == 70   # 2 chunks + 6
+
+
+def test_a_subset_of_indices_indexes_a_tensor_as_in_torch():
+    """Step-by-Step's index_splitter: random_split(torch.arange(n), ...) gives Subsets, and the book
+    indexes x_tensor[train_idx] with them. torch treats a non-tuple sequence as one index when it has
+    32 elements or more (or only plain numbers), else a shorter one holding tensors as a tuple of
+    indices (with a deprecation warning); assignment too."""
+    class Pair:                                    # any class with __len__ and __getitem__
+        def __len__(self):
+            return 2
+
+        def __getitem__(self, i):
+            if i >= 2:
+                raise IndexError(i)
+            return i
+
+    def run(lib):
+        x = lib.arange(100.).reshape(50, 2)
+        big = lib.utils.data.Subset(lib.arange(50), list(range(49, 9, -1)))
+        out = [x[big].tolist(), x[Pair()].tolist()]
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            out.append(lib.arange(2500.).reshape(50, 50)[lib.utils.data.Subset(lib.arange(50), [3, 4])].item())
+        out.append([str(w.message)[:40] for w in caught])
+        y = x.clone()
+        y[big] = 0.0
+        return out + [y.sum().item()]
+    assert run(glasstorch) == run(torch)
+
+
+def test_loader_and_sampler_seeds_are_drawn_as_torch_draws_them(monkeypatch):
+    """torch seeds a shuffling sampler and a loader's workers with empty((), int64).random_(), never
+    torch.randint: a program that replaces or counts randint's draws sees the same ones as with torch."""
+    def no_randint(*args, **kwargs):
+        raise AssertionError("the loader drew its seed with randint")
+    monkeypatch.setattr(glasstorch, "randint", no_randint)
+    glasstorch.manual_seed(3)
+    first = [b.tolist() for b in gdata.DataLoader(glasstorch.arange(10), batch_size=5, shuffle=True)]
+    glasstorch.manual_seed(3)
+    again = [b.tolist() for b in gdata.DataLoader(glasstorch.arange(10), batch_size=5, shuffle=True)]
+    assert first == again and sorted(sum(first, [])) == list(range(10))

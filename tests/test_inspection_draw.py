@@ -493,3 +493,53 @@ def test_torchviz_on_a_layer_over_data():
         sources.append(torchviz.make_dot(out, show_attrs=True, show_saved=True).source)
     names = [sorted(set(re.findall(r"\w+Backward\d", s))) for s in sources]
     assert names[0] == names[1] == ["AddmmBackward0", "ReluBackward0", "SumBackward0", "TBackward0"]
+TORCHVIZ_PROGRAM = """
+import sys
+import torch, torch.nn as nn
+from torch.autograd import Variable
+from torchviz import make_dot
+torch.manual_seed(0)
+model = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 1))
+x = torch.randn(5, 3)                        # data that doesn't require grad: nothing saved for its grad
+out = model(x).sum()
+params = dict(model.named_parameters())
+plain = make_dot(out, params=params)
+full = make_dot(out, params=params, show_attrs=True, show_saved=True)
+leaf = Variable(torch.randn(2, 3), requires_grad=True)
+print(plain.source.count("->"), full.source.count("->"), make_dot(model(leaf).mean(), params={"x": leaf}).source.count("->"))
+"""
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+def test_torchviz_make_dot_under_the_binding_draws_what_it_draws_for_torch(tmp_path):
+    """torchviz, imported by a program under the binding: Linear on data without grad (built-in nodes
+    have no ``saved_tensors``, as in torch), show_saved, params checked with ``isinstance(p, Variable)``;
+    the same edges as for torch."""
+    pytest.importorskip("torch")
+    pytest.importorskip("torchviz")
+    script = tmp_path / "viz.py"
+    script.write_text(TORCHVIZ_PROGRAM)
+    runs = [subprocess.run([sys.executable, *prefix, str(script)], capture_output=True, text=True, timeout=120)
+            for prefix in (["-m", "glasstorch", "run"], [])]
+    for run in runs:
+        assert run.returncode == 0, run.stderr
+    assert runs[0].stdout.split() == runs[1].stdout.split()
+
+
+def test_builtin_nodes_have_no_saved_tensors_custom_functions_do():
+    glasstorch = glasstorch_or_skip()
+    x = glasstorch.randn(2, 3, requires_grad=True)
+    y = glasstorch.nn.functional.linear(glasstorch.randn(4, 3), x)
+    assert not hasattr(y.grad_fn, "saved_tensors") and hasattr(y.grad_fn, "_saved_self")
+
+    class Double(glasstorch.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            ctx.save_for_backward(a)
+            return a * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+    z = Double.apply(x)
+    assert z.grad_fn.saved_tensors[0] is x

@@ -601,3 +601,19 @@ def test_docstring_examples(module):
     import importlib
     result = doctest.testmod(importlib.import_module(module), optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_batch_norm_run_twice_before_backward_as_in_torch():
+    """A siamese network runs its BatchNorm on both inputs, then calls backward once: torch leaves the
+    running statistics' version alone (they are saved by the node), so this works, with the same grads."""
+    x_data = np.random.default_rng(0).standard_normal((6, 3)).astype(np.float32)
+    results = []
+    for lib in (gt, torch):
+        bn = lib.nn.BatchNorm1d(3)
+        x = lib.tensor(x_data, requires_grad=True)
+        version = bn.running_mean._version
+        (bn(x).pow(2).sum() + bn(x * 2).pow(3).sum()).backward()
+        assert bn.running_mean._version == version and bn.running_var._version == bn.running_mean._version
+        results.append((x.grad.numpy(), bn.weight.grad.numpy(), bn.running_mean.numpy(), bn.running_var.numpy()))
+    for ours, theirs in zip(*results):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-4, atol=1e-5)

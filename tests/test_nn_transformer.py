@@ -334,3 +334,19 @@ def test_docstring_examples(module):
     result = doctest.testmod(importlib.import_module(module), optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0
     assert result.failed == 0
+
+
+def test_out_proj_class_lives_where_torch_keeps_it_and_loads_as_a_safe_global():
+    """pytorch/examples' word_language_model lists torch.nn.modules.linear.NonDynamicallyQuantizableLinear
+    among torch.load's safe globals to reload its saved Transformer."""
+    import io
+    for lib in (gt, torch):
+        cls = lib.nn.modules.linear.NonDynamicallyQuantizableLinear
+        m = lib.nn.MultiheadAttention(4, 2)
+        assert type(m.out_proj) is cls and issubclass(cls, lib.nn.Linear)
+        buf = io.BytesIO()
+        lib.save(m, buf)
+        buf.seek(0)
+        with lib.serialization.safe_globals([lib.nn.modules.activation.MultiheadAttention, cls]):
+            back = lib.load(buf)
+        assert type(back.out_proj) is cls and repr(back) == repr(m)

@@ -189,3 +189,30 @@ def test_requires_grad_assignment_on_a_non_leaf_is_refused_as_torch_does():
         with pytest.raises(RuntimeError, match="only change requires_grad flags of leaf variables"):
             x.requires_grad = True
         assert x.requires_grad_(True) is x   # the method form is a no-op on a non-leaf
+
+
+def test_device_and_layout_flags_as_torch_has_them():
+    """Every ``is_*`` attribute flag torch's tensors have (pytorch/examples' dcgan tests
+    ``input.is_cuda or input.is_xpu``), with torch's values for a CPU tensor."""
+    ours, theirs = gt.ones(2), torch.ones(2)
+    flags = [n for n in dir(theirs) if n.startswith("is_") and not callable(getattr(theirs, n))]
+    assert "is_xpu" in flags and "is_mps" in flags
+    assert {n: getattr(ours, n) for n in flags} == {n: getattr(theirs, n) for n in flags}
+
+
+@pytest.mark.parametrize("name", ["int64", "int32", "int8", "uint8", "bool", "float16", "bfloat16", "float32",
+                                  "float64"])
+def test_random_without_bounds_spans_what_torch_spans(name):
+    """random_() draws [0, max] for integer types and [0, 2**digits] for floating ones, as torch does
+    (DataLoader's seeds come from an int64 random_: 2**24 was too few)."""
+    ours = gt.empty(4000, dtype=getattr(gt, name)).random_()
+    theirs = torch.empty(4000, dtype=getattr(torch, name)).random_()
+    top = float(theirs.max().item())
+    assert ours.dtype == getattr(gt, name) and float(ours.min().item()) >= 0
+    assert 0.5 * top <= float(ours.max().item()) <= {"bool": 1, "int64": 2 ** 63 - 1}.get(name, top * 1.01)
+    assert gt.empty(100, dtype=getattr(gt, name)).random_(2).max().item() <= 1
+
+
+def test_random_with_bounds():
+    x = gt.empty(2000, dtype=gt.int64).random_(3, 7)
+    assert x.min().item() == 3 and x.max().item() == 6

@@ -212,3 +212,25 @@ for attempt in (lambda: transforms.ToPILImage()(x), lambda: utils.save_image(x, 
     out = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.count("refused:") == 2 and "needs Pillow" in out.stdout
+
+
+def test_fake_data_as_torchvision_lays_it_out():
+    """torchvision's FakeData (pytorch/examples' dcgan ``--dataset fake``): PIL images of image_size, an int
+    label below num_classes, the same sample for the same index, the global generator left as it was."""
+    pytest.importorskip("PIL")
+    import glasstorch
+    from glasstorch.vision import datasets, transforms
+    raw = datasets.FakeData(size=3, image_size=(3, 6, 5), num_classes=4)
+    image, label = raw[2]
+    assert type(image).__name__.endswith("Image") and image.size == (5, 6) and image.mode == "RGB"
+    assert isinstance(label, int) and 0 <= label < 4
+    glasstorch.manual_seed(7)
+    expected = glasstorch.rand(2)
+    glasstorch.manual_seed(7)
+    ds = datasets.FakeData(size=3, image_size=(1, 4, 4), transform=transforms.ToTensor(), random_offset=5)
+    first, again = ds[0], ds[0]
+    assert glasstorch.equal(first[0], again[0]) and first[1] == again[1] and first[0].shape == (1, 4, 4)
+    assert glasstorch.equal(glasstorch.rand(2), expected)   # the generator's state was put back
+    assert len(ds) == 3
+    with pytest.raises(IndexError, match="FakeData index out of range"):
+        ds[3]

@@ -1,4 +1,4 @@
-"""torch.autograd: backward, grad, Function, grad modes, anomaly detection, gradcheck."""
+"""torch.autograd: backward, grad, Function, grad modes, anomaly detection, gradcheck, the legacy Variable."""
 from . import grad_mode, graph, engine, function, anomaly_mode
 from .grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled,
                         is_inference_mode_enabled)
@@ -6,9 +6,10 @@ from .anomaly_mode import detect_anomaly, set_detect_anomaly, is_anomaly_enabled
 from .function import Function, FunctionCtx, once_differentiable
 from .graph import Node
 from .._seam import seam
+from .variable import Variable
 
-__all__ = ["backward", "grad", "Function", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
-           "detect_anomaly", "set_detect_anomaly", "gradcheck", "gradgradcheck", "functional"]
+__all__ = ["Variable", "backward", "grad", "Function", "no_grad", "enable_grad", "set_grad_enabled",
+           "inference_mode", "detect_anomaly", "set_detect_anomaly", "gradcheck", "gradgradcheck", "functional"]
 
 
 _tensor_module = []  # glasstorch._tensor, imported on first use (it imports this package)

@@ -5,8 +5,8 @@ A Node is what ``y.grad_fn`` returns. It is a plain, inspectable object:
 * ``next_functions`` -- one ``(node, output_nr)`` pair per input, exactly as torch shows it:
   ``(None, 0)`` for an input that doesn't require grad, an :class:`AccumulateGrad` for a leaf;
 * saved values -- tensors the derivative needs, read as ``_saved_self``/``_saved_other``/
-  ``_saved_result``... (and ``saved_tensors``), version-checked when read and freed by
-  ``backward()`` unless ``retain_graph=True``;
+  ``_saved_result``... (only a custom Function's node has ``saved_tensors``, as in torch),
+  version-checked when read and freed by ``backward()`` unless ``retain_graph=True``;
 * ``backward(*grads)`` -- the derivative formula, written with ordinary Tensor ops so that the
   same formula gives higher-order gradients when the engine runs it with ``create_graph=True``.
 
@@ -96,6 +96,9 @@ class Node:
         return out if type(out) is tuple else (out,)
 
     # -- saved values ---------------------------------------------------------------------
+    # Built-in nodes have no public ``saved_tensors`` (torch's don't: torchviz draws a
+    # ``saved_tensors`` list when a node has one, and a built-in node's would hold None for an input
+    # that needed no saving); custom Functions' nodes define it in autograd/function.py.
     def _unpack_saved(self):
         saved = self._saved
         if saved is None:

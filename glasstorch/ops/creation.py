@@ -631,10 +631,12 @@ def poisson(input, generator=None):
     return _wrap(_rng(generator).poisson(input._data).astype(input._data.dtype))
 
 
-def _fill_random(name, sampler):
+def _fill_random(name, sampler, needs_dtype=False):
     def op_(self, *args, generator=None, **kwargs):
         from ._op import _check_inplace, bump_version
         _check_inplace(self)
+        if needs_dtype:
+            args = (self.dtype,) + args
         self._data[...] = sampler(_rng(generator), self._data.shape, *args, **kwargs)
         bump_version(self, name)
         return self
@@ -668,12 +670,26 @@ Tensor.log_normal_ = _fill_random("log_normal_", lambda r, s, mean=1.0, std=2.0:
 Tensor.cauchy_ = _fill_random("cauchy_", lambda r, s, median=0.0, sigma=1.0: median + sigma * r.standard_cauchy(s))
 
 
-def _random_(r, s, low=0, high=None):
+# random_() with no bounds draws from [0, 2**digits] for floating types (every integer the type holds
+# exactly), [0, max] for integer types, as torch's random_impl does (both ends included)
+_RANDOM_FLOAT_DIGITS = {"float16": 11, "bfloat16": 8, "float32": 24, "float64": 53}
+
+
+def _random_(r, s, dtype, low=0, high=None):
+    if high is None and not low:
+        name = str(dtype).replace("torch.", "")
+        if name == "bool":
+            top = 1
+        elif name in _RANDOM_FLOAT_DIGITS:
+            top = 2 ** _RANDOM_FLOAT_DIGITS[name]
+        else:
+            top = int(xp.iinfo(dtype.numpy_dtype).max)
+        return r.integers(0, top, s, dtype=xp.int64 if top < 2 ** 63 else xp.uint64, endpoint=True)
     if high is None:
-        low, high = 0, low if low else 2 ** 24
+        low, high = 0, low
     if low >= high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
     return r.integers(low, high, s)
 
 
-Tensor.random_ = _fill_random("random_", _random_)
+Tensor.random_ = _fill_random("random_", _random_, needs_dtype=True)

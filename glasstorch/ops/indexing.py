@@ -2,6 +2,7 @@
 assignment, gather/scatter, index_select, masked_select, nonzero, take_along_dim."""
 import builtins
 import numbers
+import warnings
 
 from .. import _checks, _dtype
 from .._tensor import Tensor, _wrap, _wrap_dim, bump_version
@@ -32,8 +33,32 @@ def _np_index(i):
     return i
 
 
+def _is_other_sequence(index):
+    """A sequence that is not one of the index types handled by name (a random_split Subset, a user
+    class with __len__ and __getitem__): torch's PySequence_Check."""
+    return (not isinstance(index, (tuple, list, range, str, bytes, dict, Tensor, xp.ndarray, xp.generic))
+            and hasattr(type(index), "__getitem__") and hasattr(type(index), "__len__"))
+
+
+def _sequence_as_index(index):
+    """torch's treatSequenceAsTuple for a non-tuple sequence: 32 or more elements, or only plain
+    numbers, make one index (a tensor of them); a shorter one holding tensors, sequences, slices,
+    None or Ellipsis is a tuple of indices, with torch's deprecation warning."""
+    items = list(index)
+    if len(items) >= 32 or not builtins.any(
+            isinstance(i, (Tensor, builtins.slice, list, tuple)) or i is None or i is Ellipsis for i in items):
+        return ([int(i) if isinstance(i, Tensor) else i for i in items],)
+    warnings.warn("Using a non-tuple sequence for multidimensional indexing is deprecated and will be changed "
+                  "in pytorch 2.9; use x[tuple(seq)] instead of x[seq]. In pytorch 2.9 this will be interpreted "
+                  "as tensor index, x[torch.tensor(seq)], which will result either in an error or a different "
+                  "result", UserWarning, stacklevel=4)
+    return tuple(items)
+
+
 def _normalise(index):
-    if not isinstance(index, tuple):
+    if _is_other_sequence(index):
+        index = _sequence_as_index(index)
+    elif not isinstance(index, tuple):
         index = (index,)
     if any(type(i) is range for i in index):  # d2l's y_hat[range(len(y_hat)), y]: a range is a list of ints
         index = tuple(list(i) if type(i) is range else i for i in index)

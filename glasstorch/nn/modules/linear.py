@@ -154,7 +154,3 @@ class LazyLinear(LazyModuleMixin, Linear):
                 if self.bias is not None:
                     self.bias.materialize((self.out_features,))
                 self.reset_parameters()
-
-
-class NonDynamicallyQuantizableLinear(Linear):
-    """A Linear under another name (torch's, kept so MultiheadAttention's repr reads the same)."""

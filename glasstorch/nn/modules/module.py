@@ -118,8 +118,8 @@ def register_module_parameter_registration_hook(hook) -> RemovableHandle:
     _global_parameter_registration_hooks[handle.id] = hook
     return handle
 
-_EXTRA_STATE_KEY_SUFFIX = "_extra_state"
 
+_EXTRA_STATE_KEY_SUFFIX = "_extra_state"
 
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
     """What ``load_state_dict`` returns: the keys it could not match."""

@@ -94,7 +94,11 @@ class RandomSampler(Sampler):
             generator.manual_seed(draw_seed())
 
         if self.replacement:
-            yield from glasstorch.randint(0, n, (self.num_samples,), generator=generator).tolist()
+            # in chunks of 32 as torch draws them: an "infinite" sampler (num_samples=int(1e10), as
+            # makemore's) must not draw all its indices up front
+            for _ in range(self.num_samples // 32):
+                yield from glasstorch.randint(0, n, (32,), generator=generator).tolist()
+            yield from glasstorch.randint(0, n, (self.num_samples % 32,), generator=generator).tolist()
         else:
             for _ in range(self.num_samples // n):
                 yield from glasstorch.randperm(n, generator=generator).tolist()

@@ -36,11 +36,11 @@ atexit.register(_set_python_exit_flag)
 def draw_seed(generator=None):
     """A fresh 63-bit seed drawn from ``generator`` (the global RNG if None).
 
-    torch draws seeds with ``torch.empty((), dtype=torch.int64).random_(generator)``;
-    this is the same idea: seeding from the RNG keeps ``manual_seed`` in control of
-    every downstream stream (samplers, worker processes).
+    Drawn as torch draws them, ``torch.empty((), dtype=torch.int64).random_(generator=generator)``
+    (not through ``torch.randint``, which programs may replace or count on): seeding from the RNG
+    keeps ``manual_seed`` in control of every downstream stream (samplers, worker processes).
     """
-    return int(glasstorch.randint(0, 2**62, (1,), generator=generator).item())
+    return int(glasstorch.empty((), dtype=glasstorch.int64).random_(generator=generator).item())
 
 
 from . import collate, fetch, worker  # noqa: E402

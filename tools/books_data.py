@@ -1,0 +1,275 @@
+"""Small stand-in data sets, in the very file formats the books download, for running the books offline.
+
+`tools/run_books.py` calls :func:`make_all` once per work directory. Each maker writes what the book's
+loader reads -- FashionMNIST/MNIST as the IDX files torchvision's dataset classes open, CIFAR-10 as its
+pickled batches, d2l's text and table files as d2l's readers parse them, Step-by-Step's Rock Paper
+Scissors as an ImageFolder tree -- but tiny (tens to hundreds of samples), so that every training loop in
+the books ends in seconds. The numbers are seeded random data with enough structure to be learnable
+(class-dependent image patterns, a linear target); nothing in a run is meant to reach the books' accuracy.
+
+Which book file needs which stand-in:
+
+=====================================  ==========================================================
+d2l (`../data` of each chapter)        made here
+=====================================  ==========================================================
+FashionMNIST, MNIST (torchvision)      ``FashionMNIST/raw/*-ubyte``, ``MNIST/raw/*-ubyte``
+CIFAR-10 (torchvision)                 ``cifar-10-batches-py/`` (its MD5 sums: :data:`CIFAR_MD5`)
+``timemachine.txt``                    generated English-like text, lower case letters and spaces
+``fra-eng.zip``                        ``fra-eng/fra.txt``: tab-separated English/French pairs
+``kaggle_house_pred_{train,test}.csv`` a house-price table with numeric, categorical and missing cells
+``airfoil_self_noise.dat``             tab-separated, 5 features and a target
+``banana-detection.zip``               ``bananas_{train,val}/label.csv`` + 256x256 PNG images
+``ptb.zip``                            ``ptb/ptb.train.txt`` (word2vec's corpus)
+=====================================  ==========================================================
+
+Step-by-Step's ``rps/`` and ``rps-test-set/`` (Chapters 6 and 7) are ImageFolder trees of 300x300 PNGs.
+"""
+import gzip
+import hashlib
+import io
+import os
+import pickle
+import zipfile
+
+import numpy as np
+
+N_IMAGES_TRAIN = 64   # one minibatch at the books' batch sizes: a training epoch is one step
+N_IMAGES_TEST = 32
+
+WORDS = ("the time traveller said that he had seen a machine which could move in every direction of "
+         "space and time it was a strange thing to see we sat and looked at the little model for a long "
+         "while then the psychologist asked what it was made of and the medical man laughed").split()
+
+
+def _idx(array):
+    """An IDX file's bytes (the MNIST format): magic (0, 0, 0x08 = uint8, ndim), the big-endian sizes, data."""
+    header = bytes([0, 0, 0x08, array.ndim]) + b"".join(int(n).to_bytes(4, "big") for n in array.shape)
+    return header + np.ascontiguousarray(array, dtype=np.uint8).tobytes()
+
+
+def class_images(rng, n, shape, n_classes=10):
+    """`n` uint8 images of `shape` whose pixels depend on their label (a bright band at a label-dependent
+    place plus noise), and the labels: learnable in a few steps, not trivially."""
+    labels = rng.integers(0, n_classes, n)
+    images = rng.integers(0, 60, (n,) + shape).astype(np.int64)
+    height = shape[-2] if len(shape) >= 2 else shape[0]
+    band = max(1, height // n_classes)
+    for i, label in enumerate(labels):
+        rows = slice(label * band, label * band + band)
+        if len(shape) == 2:
+            images[i, rows, :] += 180
+        else:
+            images[i, :, rows, :] += 180
+    return np.clip(images, 0, 255).astype(np.uint8), labels.astype(np.uint8)
+
+
+def make_mnist_like(root, name, seed):
+    """``root/<name>/raw/{train,t10k}-{images-idx3,labels-idx1}-ubyte``, as torchvision's MNIST reads."""
+    raw = os.path.join(root, name, "raw")
+    os.makedirs(raw, exist_ok=True)
+    rng = np.random.default_rng(seed)
+    for prefix, n in (("train", N_IMAGES_TRAIN), ("t10k", N_IMAGES_TEST)):
+        images, labels = class_images(rng, n, (28, 28))
+        for kind, array in (("images-idx3", images), ("labels-idx1", labels)):
+            data = _idx(array)
+            with open(os.path.join(raw, f"{prefix}-{kind}-ubyte"), "wb") as f:
+                f.write(data)
+            with gzip.open(os.path.join(raw, f"{prefix}-{kind}-ubyte.gz"), "wb") as f:
+                f.write(data)
+
+
+CIFAR_LABELS = ["airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck"]
+# filled by make_cifar10: {file name: md5}; the runner points the dataset classes' checksums at these
+CIFAR_MD5 = {}
+
+
+def make_cifar10(root, seed=3):
+    """``root/cifar-10-batches-py/{data_batch_1..5,test_batch,batches.meta}``: pickled dicts as
+    torchvision's CIFAR10 unpickles them (``data`` uint8 (N, 3072), ``labels``)."""
+    folder = os.path.join(root, "cifar-10-batches-py")
+    os.makedirs(folder, exist_ok=True)
+    rng = np.random.default_rng(seed)
+    files = {f"data_batch_{i}": N_IMAGES_TRAIN // 4 for i in range(1, 6)}
+    files["test_batch"] = N_IMAGES_TEST
+    for name, n in files.items():
+        images, labels = class_images(rng, n, (3, 32, 32))
+        payload = {"batch_label": name, "labels": [int(v) for v in labels], "data": images.reshape(n, -1),
+                   "filenames": [f"{name}_{i}.png" for i in range(n)]}
+        _write(os.path.join(folder, name), pickle.dumps(payload, protocol=2))
+    _write(os.path.join(folder, "batches.meta"),
+           pickle.dumps({"label_names": CIFAR_LABELS, "num_cases_per_batch": 10000, "num_vis": 3072}, 2))
+    for name in list(files) + ["batches.meta"]:
+        with open(os.path.join(folder, name), "rb") as f:
+            CIFAR_MD5[name] = hashlib.md5(f.read()).hexdigest()
+
+
+def _write(path, data):
+    with open(path, "wb") as f:
+        f.write(data)
+
+
+def english_like(rng, n_words):
+    """Words from :data:`WORDS` in random runs, split into lines: lower case letters and spaces."""
+    words = rng.choice(WORDS, n_words)
+    lines = [" ".join(words[i:i + 12]) for i in range(0, n_words, 12)]
+    return "\n".join(lines) + "\n"
+
+
+def make_timemachine(root, seed=4):
+    """``timemachine.txt``: about 30,000 characters (d2l's TimeMachine takes 10,000 + 5,000 windows)."""
+    text = "The Time Machine, by H. G. Wells [1898]\n\n\nI\n\n\n" + english_like(np.random.default_rng(seed), 6000)
+    _write(os.path.join(root, "timemachine.txt"), text.encode())
+
+
+ENG_FRA = {"go": "va", "i": "je", "am": "suis", "he": "il", "is": "est", "we": "nous", "are": "sommes",
+           "home": "chez moi", "calm": "calme", "lost": "perdu", "run": "cours", "stop": "arrête",
+           "wait": "attends", "here": "ici", "good": "bon", "cold": "froid", "fine": "bien", "tired": "fatigué",
+           "now": "maintenant", "see": "vois", "you": "toi", "it": "le", "hi": "salut", "help": "aide"}
+
+
+def make_fra_eng(root, seed=5, n_pairs=1200):
+    """``fra-eng.zip`` holding ``fra-eng/fra.txt``: "English<TAB>French" lines, as the Tatoeba file."""
+    rng = np.random.default_rng(seed)
+    english = list(ENG_FRA)
+    lines = []
+    for _ in range(n_pairs):
+        words = list(rng.choice(english, rng.integers(1, 5)))
+        punct = str(rng.choice([".", "!", "?"]))
+        eng = " ".join(words).capitalize() + punct
+        fra = " ".join(ENG_FRA[w] for w in words).capitalize() + "\u202f" * (punct != ".") + punct
+        lines.append(f"{eng}\t{fra}")
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as z:
+        z.writestr("fra-eng/fra.txt", "\n".join(lines) + "\n")
+    _write(os.path.join(root, "fra-eng.zip"), buffer.getvalue())
+
+
+def make_kaggle_house(root, seed=6):
+    """``kaggle_house_pred_train.csv`` (with SalePrice) and ``kaggle_house_pred_test.csv``: Kaggle's
+    columns in kind -- integers, floats with missing cells, strings -- at 120 + 60 rows."""
+    rng = np.random.default_rng(seed)
+    zoning, street, condition = ["RL", "RM", "FV", "RH"], ["Pave", "Grvl"], ["Normal", "Abnorml", "Partial"]
+    header = "Id,MSSubClass,MSZoning,LotFrontage,LotArea,Street,OverallQual,YearBuilt,SaleCondition"
+
+    def rows(first_id, n, with_price):
+        out = []
+        for i in range(n):
+            quality = int(rng.integers(1, 11))
+            area = int(rng.integers(2000, 20000))
+            frontage = "" if rng.random() < 0.15 else f"{rng.uniform(20, 120):.1f}"
+            price = int(30000 + 18000 * quality + 4 * area + rng.normal(0, 8000))
+            cells = [first_id + i, int(rng.choice([20, 60, 120])), rng.choice(zoning), frontage, area,
+                     rng.choice(street), quality, int(rng.integers(1900, 2010)), rng.choice(condition)]
+            out.append(",".join(str(c) for c in cells) + (f",{price}" if with_price else ""))
+        return out
+
+    _write(os.path.join(root, "kaggle_house_pred_train.csv"),
+           ("\n".join([header + ",SalePrice"] + rows(1, 120, True)) + "\n").encode())
+    _write(os.path.join(root, "kaggle_house_pred_test.csv"),
+           ("\n".join([header] + rows(121, 60, False)) + "\n").encode())
+
+
+def make_airfoil(root, seed=7, n=300):
+    """``airfoil_self_noise.dat``: 5 features and a noisy linear target, tab-separated, no header."""
+    rng = np.random.default_rng(seed)
+    features = rng.normal(size=(n, 5)) * [1000, 5, 0.05, 30, 0.01] + [2000, 6, 0.1, 50, 0.01]
+    target = features @ [0.001, -0.3, 20, 0.05, -100] + 120 + rng.normal(0, 1, n)
+    table = np.column_stack([features, target])
+    _write(os.path.join(root, "airfoil_self_noise.dat"),
+           "".join("\t".join(f"{v:.6g}" for v in row) + "\n" for row in table).encode())
+
+
+def make_banana_detection(root, seed=8):
+    """``banana-detection.zip``: ``banana-detection/bananas_{train,val}/label.csv`` (img_name, label,
+    xmin, ymin, xmax, ymax) and ``images/<n>.png``, 256x256 RGB with one yellow box each."""
+    from PIL import Image
+    rng = np.random.default_rng(seed)
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as z:
+        for split, n in (("bananas_train", 32), ("bananas_val", 16)):
+            lines = ["img_name,label,xmin,ymin,xmax,ymax"]
+            for i in range(n):
+                image = rng.integers(0, 120, (256, 256, 3)).astype(np.uint8)
+                x0, y0 = (int(v) for v in rng.integers(0, 200, 2))
+                x1, y1 = x0 + int(rng.integers(20, 56)), y0 + int(rng.integers(20, 56))
+                image[y0:y1, x0:x1] = (230, 210, 40)
+                png = io.BytesIO()
+                Image.fromarray(image).save(png, format="PNG")
+                z.writestr(f"banana-detection/{split}/images/{i}.png", png.getvalue())
+                lines.append(f"{i}.png,0,{x0},{y0},{x1},{y1}")
+            z.writestr(f"banana-detection/{split}/label.csv", "\n".join(lines) + "\n")
+    _write(os.path.join(root, "banana-detection.zip"), buffer.getvalue())
+
+
+def make_ptb(root, seed=9):
+    """``ptb.zip`` holding ``ptb/ptb.train.txt``: space-separated words, one sentence a line."""
+    rng = np.random.default_rng(seed)
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as z:
+        z.writestr("ptb/ptb.train.txt", english_like(rng, 8000))
+    _write(os.path.join(root, "ptb.zip"), buffer.getvalue())
+
+
+def make_rps(root, seed=10):
+    """Step-by-Step's Rock Paper Scissors: ``rps/{paper,rock,scissors}/*.png`` and ``rps-test-set/...``
+    (300x300 RGBA PNGs, as the originals), a few per class."""
+    from PIL import Image
+    rng = np.random.default_rng(seed)
+    for split, n in (("rps", 6), ("rps-test-set", 3)):
+        for label, name in enumerate(("paper", "rock", "scissors")):
+            folder = os.path.join(root, split, name)
+            os.makedirs(folder, exist_ok=True)
+            for i in range(n):
+                image = np.full((300, 300, 4), 255, np.uint8)
+                image[..., :3] = rng.integers(0, 80, (300, 300, 3))
+                image[60 + 60 * label:120 + 60 * label, 40:260, :3] = 220
+                Image.fromarray(image, "RGBA").save(os.path.join(folder, f"{name}{i:02d}.png"))
+
+
+def make_d2l(root):
+    """Every d2l stand-in into `root` (the directory the chapters call ``../data``)."""
+    os.makedirs(root, exist_ok=True)
+    make_mnist_like(root, "FashionMNIST", seed=1)
+    make_mnist_like(root, "MNIST", seed=2)
+    make_cifar10(root)
+    make_timemachine(root)
+    make_fra_eng(root)
+    make_kaggle_house(root)
+    make_airfoil(root)
+    make_ptb(root)
+    try:
+        make_banana_detection(root)
+    except ImportError:   # Pillow absent: the object-detection sections then fail under both frameworks
+        pass
+
+
+# ----------------------------------------------------------------------------------------------------
+# The public programs' stand-ins (tools/run_programs.py)
+# ----------------------------------------------------------------------------------------------------
+
+def make_mnist_for_programs(root, n_train=640, n_test=128, seed=11):
+    """``root/MNIST/raw/...`` with more images than the books' (the examples log per minibatch of 64)."""
+    raw = os.path.join(root, "MNIST", "raw")
+    os.makedirs(raw, exist_ok=True)
+    rng = np.random.default_rng(seed)
+    for prefix, n in (("train", n_train), ("t10k", n_test)):
+        images, labels = class_images(rng, n, (28, 28))
+        for kind, array in (("images-idx3", images), ("labels-idx1", labels)):
+            _write(os.path.join(raw, f"{prefix}-{kind}-ubyte"), _idx(array))
+
+
+def make_wikitext(folder, seed=12):
+    """``folder/{train,valid,test}.txt`` in WikiText-2's layout (space-separated tokens, `` = Title = ``
+    headings, ``<unk>``), about 20,000 / 4,000 / 4,000 words."""
+    rng = np.random.default_rng(seed)
+    os.makedirs(folder, exist_ok=True)
+    for name, n in (("train", 20000), ("valid", 4000), ("test", 4000)):
+        body = english_like(rng, n).replace(" said ", " <unk> ")
+        _write(os.path.join(folder, f"{name}.txt"), (" \n = Stand-in = \n \n" + body).encode())
+
+
+def make_char_text(path, n_words=12000, seed=13):
+    """A plain text file for character-level models (nanoGPT's and minGPT's ``input.txt``); it opens
+    with the words minGPT's chargpt samples from (``"O God, O God!"``: every character must occur)."""
+    text = english_like(np.random.default_rng(seed), n_words)
+    _write(path, ("O God, O God! " + text.replace("the time", "The Time")).encode())
