@@ -185,11 +185,12 @@ class GraphTask:
         self.id = GraphTask._next_id()
         self.reached = ()
         self.needed = None
+        self.targets = ()      # captured tensors' nodes, backward(inputs=...)'s leaves: their hooks run
         self._reached_set = None
 
     def will_execute(self, node):
         if self.needed is not None:
-            return node in self.needed
+            return node in self.needed or node in self.targets
         if self._reached_set is None:
             self._reached_set = set(self.reached)
         return node in self._reached_set
@@ -229,7 +230,7 @@ def _run(roots, root_grads, retain_graph, create_graph, capture, accumulate, acc
     task = _tasks.stack[-1]
     task.reached, task.needed = reached, needed
     # the targets (captured tensors, backward(inputs=...)'s leaves): their hooks run though they need not
-    captured_nodes = ({n for n, _ in capture} if capture else set()) | (accumulate_only or set())
+    captured_nodes = task.targets = ({n for n, _ in capture} if capture else set()) | (accumulate_only or set())
 
     # the input buffers: node -> [gradient per output of the node]. A gradient the engine summed
     # itself ((node, output_nr) in `summed`) is seen by no one else: more can be added in place.
