@@ -27,11 +27,11 @@ from ._dtype import (bfloat16 as bfloat16, bool as bool, cdouble as cdouble, cfl
                      int16 as int16, int32 as int32, int64 as int64, long as long, promote_types as promote_types,
                      set_default_dtype as set_default_dtype, short as short, uint8 as uint8)
 from ._tensor import Size as Size, Tensor as Tensor, device as device
-from ._tensor_str import get_printoptions as get_printoptions, set_printoptions as set_printoptions
+from ._tensor_str import set_printoptions as set_printoptions
 from .autograd import (enable_grad as enable_grad, inference_mode as inference_mode,
                        is_anomaly_enabled as is_anomaly_enabled, is_grad_enabled as is_grad_enabled,
                        is_inference_mode_enabled as is_inference_mode_enabled, no_grad as no_grad,
-                       set_detect_anomaly as set_detect_anomaly, set_grad_enabled as set_grad_enabled)
+                       set_grad_enabled as set_grad_enabled)
 from .ops.creation import Generator as Generator, default_generator as default_generator
 from .torch_version import TorchVersion
 
