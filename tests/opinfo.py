@@ -2342,6 +2342,33 @@ register(
            dtypes=COMPLEX),
 )
 
+# complex gradients: torch's are conjugate Wirtinger derivatives (its formulas conjugate their factors)
+_COMPLEX_GRAD_UNARY = ("exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "reciprocal", "sin",
+                       "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh",
+                       "sigmoid")
+for _name in _COMPLEX_GRAD_UNARY:
+    register(OpInfo(f"{_name}.complex", lambda lib, x, _name=_name: getattr(lib, _name)(x),
+                    samples=unary_samples(shapes=_COMPLEX_SHAPES[1:4], low=0.5, high=1.5), dtypes=COMPLEX))
+register(
+    OpInfo("mul.complex", lambda lib, x, y: x * y, dtypes=COMPLEX,
+           samples=lambda make, dt: [SampleInput(make((3, 4)), make((3, 4))), SampleInput(make((4, 3), layout="T"), make((3,)))]),
+    OpInfo("div.complex", lambda lib, x, y: x / y, dtypes=COMPLEX,
+           samples=lambda make, dt: [SampleInput(make((3, 4)), make((3, 4), low=0.5, high=1.5)),
+                                     SampleInput(make((4, 3), layout="T"), make((3,), low=0.5, high=1.5))]),
+)
+register(
+    OpInfo("mm.complex", lambda lib, a, b: a @ b, dtypes=COMPLEX,
+           samples=lambda make, dt: [SampleInput(make((3, 4)), make((4, 2))), SampleInput(make((4, 3), layout="T"), make((3,)))]),
+    OpInfo("bmm.complex", lambda lib, a, b: lib.bmm(a, b), dtypes=COMPLEX,
+           samples=lambda make, dt: [SampleInput(make((2, 3, 4)), make((2, 4, 2)))]),
+    OpInfo("dot.complex", lambda lib, a, b: lib.dot(a, b), dtypes=COMPLEX,
+           samples=lambda make, dt: [SampleInput(make((4,)), make((4,)))]),
+    OpInfo("vdot.complex", lambda lib, a, b: lib.vdot(a, b), dtypes=COMPLEX,
+           samples=lambda make, dt: [SampleInput(make((4,)), make((4,)))]),
+    OpInfo("addmm.complex", lambda lib, c, a, b: lib.addmm(c, a, b, alpha=2), dtypes=COMPLEX,
+           samples=lambda make, dt: [SampleInput(make((3, 2)), make((3, 4)), make((4, 2)))]),
+)
+
 
 # ---- torch.fft --------------------------------------------------------------------------------------
 def _fft_1d_samples(make, dtype):

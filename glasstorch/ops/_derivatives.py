@@ -57,6 +57,18 @@ def unsqueeze_multiple(t, dims, ndim):
     return t.reshape(tuple(shape))
 
 
+def conj(x):
+    """torch's ``x.conj()`` in a formula: the conjugate of a complex ``x`` (gradients of complex
+    functions are conjugate Wirtinger derivatives), ``x`` itself otherwise -- one dtype test, so
+    real formulas pay nothing else. ``x`` is an array (numpy dtype: ``kind``), a Tensor or a number."""
+    dt = getattr(x, "dtype", None)
+    if dt is None:                       # a Python number (x * 2 saved the 2)
+        return x.conjugate() if isinstance(x, complex) else x
+    if dt.kind == "c" if hasattr(dt, "kind") else dt.is_complex:
+        return aten.conj(x)
+    return x
+
+
 def sum_to(grad, shape):
     """Sum a broadcast gradient back to ``shape`` (torch's ``at::sum_to``): over the leading dims
     the broadcast added and the dims that were 1."""

@@ -16,7 +16,7 @@ from ._op import method
 from .._array import broadcast_error
 from .creation import eye, zeros, tensor
 from . import _borrowed  # noqa: F401  (aten ops the formulas call: _unsafe_view, diagonal, tril...)
-from ._derivatives import (mH, linalg_det_backward, slogdet_backward, linalg_solve_backward,
+from ._derivatives import (conj, mH, linalg_det_backward, slogdet_backward, linalg_solve_backward,
                            linalg_solve_triangular_backward, linalg_eig_backward, svd_backward, linalg_qr_backward,
                            cholesky_backward, pinv_backward, is_vector_rhs)
 
@@ -110,30 +110,30 @@ def _baddbmm_kernel(self, batch1, batch2, *, beta=1, alpha=1):
 
 
 mm_op = defop("mm(Tensor self, Tensor mat2) -> Tensor", _mm_kernel, node="MmBackward0",
-              self=lambda grad, mat2: aten.mm(grad, aten.t(mat2)),
-              mat2=lambda grad, self: aten.mm(aten.t(self), grad))
+              self=lambda grad, mat2: aten.mm(grad, conj(aten.t(mat2))),
+              mat2=lambda grad, self: aten.mm(conj(aten.t(self)), grad))
 bmm_op = defop("bmm(Tensor self, Tensor mat2) -> Tensor", _bmm_kernel, node="BmmBackward0",
-               self=lambda grad, mat2: aten.bmm(grad, aten.transpose.int(mat2, 1, 2)),
-               mat2=lambda grad, self: aten.bmm(aten.transpose.int(self, 1, 2), grad))
+               self=lambda grad, mat2: aten.bmm(grad, conj(aten.transpose.int(mat2, 1, 2))),
+               mat2=lambda grad, self: aten.bmm(conj(aten.transpose.int(self, 1, 2)), grad))
 mv_op = defop("mv(Tensor self, Tensor vec) -> Tensor", _mv_kernel, node="MvBackward0",
-              self=lambda grad, vec: grad.reshape((-1, 1)) * vec.reshape((1, -1)),
-              vec=lambda grad, self: aten.mv(aten.t(self), grad))
+              self=lambda grad, vec: grad.reshape((-1, 1)) * conj(vec).reshape((1, -1)),
+              vec=lambda grad, self: aten.mv(conj(aten.t(self)), grad))
 dot_op = defop("dot(Tensor self, Tensor tensor) -> Tensor", _dot_kernel, node="DotBackward0",
-               self=lambda grad, tensor: grad * tensor,
-               tensor=lambda grad, self: grad * self)
+               self=lambda grad, tensor: grad * conj(tensor),
+               tensor=lambda grad, self: grad * conj(self))
 vdot_op = defop("vdot(Tensor self, Tensor other) -> Tensor", _vdot_kernel, node="VdotBackward0",
-                self=lambda grad, other: grad * other,
+                self=lambda grad, other: conj(grad) * other,     # (vdot conjugates its first argument)
                 other=lambda grad, self: grad * self)
 addmm_op = defop("addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
                  _addmm_kernel, node="AddmmBackward0",
                  self=lambda grad, beta: _scaled(grad, beta),
-                 mat1=lambda grad, mat2, alpha: _scaled(aten.mm(grad, aten.t(mat2)), alpha),
-                 mat2=lambda grad, mat1, alpha: _scaled(aten.mm(aten.t(mat1), grad), alpha))
+                 mat1=lambda grad, mat2, alpha: _scaled(aten.mm(grad, conj(aten.t(mat2))), alpha),
+                 mat2=lambda grad, mat1, alpha: _scaled(aten.mm(conj(aten.t(mat1)), grad), alpha))
 baddbmm_op = defop("baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
                    _baddbmm_kernel, node="BaddbmmBackward0",
                    self=lambda grad, beta: _scaled(grad, beta),
-                   batch1=lambda grad, batch2, alpha: _scaled(aten.bmm(grad, aten.transpose.int(batch2, 1, 2)), alpha),
-                   batch2=lambda grad, batch1, alpha: _scaled(aten.bmm(aten.transpose.int(batch1, 1, 2), grad), alpha))
+                   batch1=lambda grad, batch2, alpha: _scaled(aten.bmm(grad, conj(aten.transpose.int(batch2, 1, 2))), alpha),
+                   batch2=lambda grad, batch1, alpha: _scaled(aten.bmm(conj(aten.transpose.int(batch1, 1, 2)), grad), alpha))
 MmBackward0, BmmBackward0, MvBackward0, DotBackward0 = mm_op.node, bmm_op.node, mv_op.node, dot_op.node
 VdotBackward0, AddmmBackward0, BaddbmmBackward0 = vdot_op.node, addmm_op.node, baddbmm_op.node
 

@@ -17,6 +17,7 @@ from ._op import (_state, method, operands, float_array, record, make_node_class
                   result_dtype, as_tensor_arg, promote_arrays)
 from .._ops import defop, aten
 from .._seam import seam
+from ._derivatives import conj
 
 # What glasstorch (torch) has at its top level from this family; the other public functions here are
 # Tensor methods only (x.view(...)) or torch.linalg's.
@@ -71,6 +72,15 @@ def _zeros(grad):
     return aten.zeros_like(grad)
 
 
+def _acosh_grad(grad, self):
+    """d acosh = 1 / sqrt(x^2 - 1); for a complex x torch takes 1 / (sqrt(x - 1) sqrt(x + 1)), the branch
+    that agrees with acosh's own cut (the two differ in sign off the real line)."""
+    dt = self.dtype
+    if dt.kind == "c" if hasattr(dt, "kind") else dt.is_complex:
+        return grad * conj(aten.rsqrt(self - 1) * aten.rsqrt(self + 1))
+    return grad * aten.rsqrt(self * self - 1)
+
+
 LN2, LN10 = math.log(2.0), math.log(10.0)
 SQRT_PI = math.sqrt(math.pi)
 _UNARY = [
@@ -79,29 +89,29 @@ _UNARY = [
     ("abs",     "AbsBackward0",      xp.abs,                 lambda grad, self: grad * aten.sgn(self),          True),
     ("sign",    "SignBackward0",     _sign,                  _zeros,                                            True),
     ("sgn",     "SgnBackward0",      _sign,                  _zeros,                                            True),
-    ("reciprocal", "ReciprocalBackward0", xp.reciprocal,      lambda grad, result: -grad * (result * result),    False),
-    ("exp",     "ExpBackward0",      xp.exp,                 lambda grad, result: grad * result,                False),
-    ("exp2",    "Exp2Backward0",     xp.exp2,                lambda grad, result: grad * result * LN2,          False),
-    ("expm1",   "Expm1Backward0",    xp.expm1,               lambda grad, result: grad * (result + 1),          False),
-    ("log",     "LogBackward0",      xp.log,                 lambda grad, self: grad / self,                    False),
-    ("log2",    "Log2Backward0",     xp.log2,                lambda grad, self: grad / (self * LN2),            False),
-    ("log10",   "Log10Backward0",    xp.log10,               lambda grad, self: grad / (self * LN10),           False),
-    ("log1p",   "Log1PBackward0",    xp.log1p,               lambda grad, self: grad / (self + 1),              False),
-    ("sqrt",    "SqrtBackward0",     xp.sqrt,                lambda grad, result: grad / (2 * result),          False),
-    ("rsqrt",   "RsqrtBackward0",    lambda a: xp.reciprocal(xp.sqrt(a)), lambda grad, result: -0.5 * grad * result * result * result, False),
-    ("sin",     "SinBackward0",      xp.sin,                 lambda grad, self: grad * aten.cos(self),          False),
-    ("cos",     "CosBackward0",      xp.cos,                 lambda grad, self: grad * -aten.sin(self),         False),
-    ("tan",     "TanBackward0",      xp.tan,                 lambda grad, result: grad * (1 + result * result), False),
-    ("asin",    "AsinBackward0",     xp.arcsin,              lambda grad, self: grad * aten.rsqrt(1 - self * self), False),
-    ("acos",    "AcosBackward0",     xp.arccos,              lambda grad, self: -grad * aten.rsqrt(1 - self * self), False),
-    ("atan",    "AtanBackward0",     xp.arctan,              lambda grad, self: grad / (self * self + 1),       False),
-    ("sinh",    "SinhBackward0",     xp.sinh,                lambda grad, self: grad * aten.cosh(self),         False),
-    ("cosh",    "CoshBackward0",     xp.cosh,                lambda grad, self: grad * aten.sinh(self),         False),
-    ("tanh",    "TanhBackward0",     xp.tanh,                lambda grad, result: grad * (1 - result * result), False),
-    ("asinh",   "AsinhBackward0",    xp.arcsinh,             lambda grad, self: grad * aten.rsqrt(self * self + 1), False),
-    ("acosh",   "AcoshBackward0",    xp.arccosh,             lambda grad, self: grad * aten.rsqrt(self * self - 1), False),
-    ("atanh",   "AtanhBackward0",    xp.arctanh,             lambda grad, self: grad / (1 - self * self),       False),
-    ("sigmoid", "SigmoidBackward0",  _sigmoid,               lambda grad, result: grad * result * (1 - result), False),
+    ("reciprocal", "ReciprocalBackward0", xp.reciprocal,      lambda grad, result: -grad * conj(result * result), False),
+    ("exp",     "ExpBackward0",      xp.exp,                 lambda grad, result: grad * conj(result),          False),
+    ("exp2",    "Exp2Backward0",     xp.exp2,                lambda grad, result: grad * conj(result) * LN2,    False),
+    ("expm1",   "Expm1Backward0",    xp.expm1,               lambda grad, result: grad * conj(result + 1),      False),
+    ("log",     "LogBackward0",      xp.log,                 lambda grad, self: grad / conj(self),              False),
+    ("log2",    "Log2Backward0",     xp.log2,                lambda grad, self: grad / (conj(self) * LN2),      False),
+    ("log10",   "Log10Backward0",    xp.log10,               lambda grad, self: grad / (conj(self) * LN10),     False),
+    ("log1p",   "Log1PBackward0",    xp.log1p,               lambda grad, self: grad / conj(self + 1),          False),
+    ("sqrt",    "SqrtBackward0",     xp.sqrt,                lambda grad, result: grad / (2 * conj(result)),    False),
+    ("rsqrt",   "RsqrtBackward0",    lambda a: xp.reciprocal(xp.sqrt(a)), lambda grad, result: -0.5 * grad * conj(result * result * result), False),
+    ("sin",     "SinBackward0",      xp.sin,                 lambda grad, self: grad * conj(aten.cos(self)),    False),
+    ("cos",     "CosBackward0",      xp.cos,                 lambda grad, self: grad * -conj(aten.sin(self)),   False),
+    ("tan",     "TanBackward0",      xp.tan,                 lambda grad, result: grad * conj(1 + result * result), False),
+    ("asin",    "AsinBackward0",     xp.arcsin,              lambda grad, self: grad * conj(aten.rsqrt(1 - self * self)), False),
+    ("acos",    "AcosBackward0",     xp.arccos,              lambda grad, self: -grad * conj(aten.rsqrt(1 - self * self)), False),
+    ("atan",    "AtanBackward0",     xp.arctan,              lambda grad, self: grad / conj(self * self + 1),   False),
+    ("sinh",    "SinhBackward0",     xp.sinh,                lambda grad, self: grad * conj(aten.cosh(self)),   False),
+    ("cosh",    "CoshBackward0",     xp.cosh,                lambda grad, self: grad * conj(aten.sinh(self)),   False),
+    ("tanh",    "TanhBackward0",     xp.tanh,                lambda grad, result: grad * conj(1 - result * result), False),
+    ("asinh",   "AsinhBackward0",    xp.arcsinh,             lambda grad, self: grad * conj(aten.rsqrt(self * self + 1)), False),
+    ("acosh",   "AcoshBackward0",    xp.arccosh,             _acosh_grad,                                       False),
+    ("atanh",   "AtanhBackward0",    xp.arctanh,             lambda grad, self: grad / conj(1 - self * self),   False),
+    ("sigmoid", "SigmoidBackward0",  _sigmoid,               lambda grad, result: grad * conj(result * (1 - result)), False),
     ("relu",    "ReluBackward0",     _relu,                  lambda grad, result: aten.threshold_backward(grad, result, 0), True),
     ("erf",     "ErfBackward0",      _erf,                   lambda grad, self: grad * (2 / SQRT_PI) * aten.exp(-self * self), False),
     ("erfinv",  "ErfinvBackward0",   _erfinv,                lambda grad, result: grad * (SQRT_PI / 2) * aten.exp(result * result), False),
@@ -308,8 +318,8 @@ rsub_op = defop("rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tenso
 mul_op = defop("mul.Tensor(Tensor self, Tensor other) -> Tensor",
                lambda self, other: _elementwise(xp.multiply, self, other),
                node="MulBackward0",
-               self=lambda grad, other: grad * other,
-               other=lambda grad, self: grad * self)
+               self=lambda grad, other: grad * conj(other),
+               other=lambda grad, self: grad * conj(self))
 AddBackward0, SubBackward0, RsubBackward1, MulBackward0 = add_op.node, sub_op.node, rsub_op.node, mul_op.node
 
 
@@ -373,8 +383,8 @@ def _true_divide_kernel(self, other):
 
 div_op = defop("div.Tensor(Tensor self, Tensor other) -> Tensor", _true_divide_kernel,
                node="DivBackward0",
-               self=lambda grad, other: grad / other,
-               other=lambda grad, self, other: -grad * ((self / other) / other))
+               self=lambda grad, other: grad / conj(other),
+               other=lambda grad, self, other: -grad * conj((self / other) / other))
 div_mode_op = defop("div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor",
                     lambda self, other, *, rounding_mode: _rounding_divide(*promote_arrays(self, other), rounding_mode),
                     node="DivBackward2", self=_zeros, other=_zeros)
