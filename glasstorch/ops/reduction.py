@@ -10,7 +10,7 @@ import builtins
 import math
 import warnings
 
-from .. import _dtype, return_types
+from .. import _checks, _dtype, return_types
 from .._tensor import Tensor, _wrap_dim
 from .._array import xp, row_major
 from .._ops import defop, aten
@@ -191,6 +191,8 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, **numpy_names):
     """The sum over ``dim`` (an int, a list of ints, or None for every element)."""
     if seam.on:
         return seam.torch_function(sum, (input, dim, keepdim), dict(numpy_names, dtype=dtype))
+    if not isinstance(input, Tensor):  # torch.sum([1, 2]): torch's TypeError (not builtins.sum)
+        raise _checks.not_a_tensor("sum", input)
     if numpy_names:
         dim, keepdim = _numpy_names("sum", numpy_names, dim, keepdim)
     if dim is None:
