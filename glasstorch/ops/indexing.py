@@ -315,6 +315,8 @@ def setitem(input, index, value):
     makes a view of ``input``, the value is written into it with copy_/fill_ (advanced indices:
     index_put_), and that in-place op on a view rewrites ``input``'s history (CopySlices).
     Without autograd, a basic index is written directly (the same write, one version bump)."""
+    if not isinstance(value, (Tensor, numbers.Number, xp.generic, xp.ndarray)):
+        raise _checks.assign_type_error(value, input)  # x[0] = [1.0, 2.0]: torch's TypeError
     if index is False:
         return
     if not input._requires_grad and _write_directly(input, index, value):

@@ -194,6 +194,8 @@ def flip(input, *dims):
     from .shape import _shape_arg
     nd = input._data.ndim
     dims = [_wrap_dim(d, nd) for d in _shape_arg(dims)] if nd else []
+    if len(set(dims)) != len(dims):
+        raise RuntimeError(f"dim {next(d for d in dims if dims.count(d) > 1)} appears multiple times in the list of dims")
     return flip_op(input, dims)
 
 

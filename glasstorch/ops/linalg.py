@@ -7,7 +7,7 @@ and torch's top-level linear algebra (``torch.det``, ``torch.inverse``, ``torch.
 """
 import warnings
 
-from .. import _dtype, return_types
+from .. import _checks, _dtype, return_types
 from .._tensor import Tensor, _wrap_dim
 from .._array import xp
 from .._ops import defop, aten
@@ -143,6 +143,9 @@ def mm(input, mat2):
     """The matrix product of two matrices (no broadcasting: see matmul)."""
     if seam.on:
         return seam.torch_function(mm, (input, mat2), {})
+    if not isinstance(mat2, Tensor) or not isinstance(input, Tensor):
+        _checks.expect_tensor("mm", input, "input", 1)
+        _checks.expect_tensor("mm", mat2, "mat2", 2)
     return mm_op(input, mat2)
 
 
@@ -199,6 +202,9 @@ def outer(input, vec2):
     """The outer product of two vectors: torch's composite, input.reshape(n, 1) * vec2."""
     if seam.on:
         return seam.torch_function(outer, (input, vec2), {})
+    for name, t in (("self", input), ("vec2", vec2)):
+        if t.dim() != 1:
+            raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {t.dim()}-D")
     return input.reshape(-1, 1) * vec2
 
 

@@ -74,6 +74,9 @@ LeakyReluBackward0, LeakyReluBackwardBackward0 = leaky_relu_op.node, leaky_relu_
 def leaky_relu(input, negative_slope=0.01):
     if seam.on:
         return seam.torch_function(leaky_relu, (input, negative_slope), {})
+    if not isinstance(negative_slope, numbers.Number):  # (NumPy would try float('a'): a ValueError)
+        raise TypeError(f"leaky_relu(): argument 'negative_slope' (position 2) must be Number, "
+                        f"not {type(negative_slope).__name__}")
     return leaky_relu_op(input, negative_slope)
 
 

@@ -698,6 +698,8 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
     if seam.on:
         return seam.torch_function(embedding, (input, weight, padding_idx, max_norm, norm_type, scale_grad_by_freq,
                                                sparse), {})
+    if weight.dim() != 2:
+        raise RuntimeError("'weight' must be 2-D")
     num = weight.shape[0]
     if padding_idx is not None:
         if padding_idx > 0:

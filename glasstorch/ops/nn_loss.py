@@ -782,6 +782,9 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     enum = _reduction_enum(size_average, reduce, reduction)
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
+    if not target.is_floating_point() and input.is_floating_point():  # (torch's result is written in target's type)
+        raise RuntimeError(f"result type {input.dtype._legacy} can't be cast to the desired output type "
+                           f"{target.dtype._legacy}")
     _check_no_requires_grad(weight, "weight", "binary_cross_entropy_with_logits")
     _check_no_requires_grad(pos_weight, "pos_weight", "binary_cross_entropy_with_logits")
     return binary_cross_entropy_with_logits_op(input, target, weight, pos_weight, enum)

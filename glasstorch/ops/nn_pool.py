@@ -453,6 +453,9 @@ def _adaptive_checks(x, output_size, nd, name):
                            f"empty")
     if len(output_size) != nd:
         raise RuntimeError(f"{name}: output_size must be {nd}")
+    if any(o < 0 for o in output_size):
+        raise RuntimeError(f"{name}: elements of output_size must be greater than or equal to 0 but received "
+                           f"{{{', '.join(map(str, output_size))}}}")
 
 
 def _averaging_maps(size, output_size):

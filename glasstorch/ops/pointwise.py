@@ -166,10 +166,12 @@ def _make_unary(name, node_name, forward, derivative, int_ok):
     """The aten op of a unary row, its public function and Tensor method, and the in-place form."""
     formulas = {} if derivative is None else {"self": derivative}
     op = defop(f"{name}(Tensor self) -> Tensor", _unary_kernel(name, forward, int_ok), node=node_name, **formulas)
-    namespace = {"seam": seam, "op": op, "inplace": inplace}
+    namespace = {"seam": seam, "op": op, "inplace": inplace, "Tensor": Tensor, "not_a_tensor": _checks.not_a_tensor}
     exec(compile(f"def {name}(input):\n"
                  f"    if seam.on:\n"
                  f"        return seam.torch_function({name}, (input,), {{}})\n"
+                 f"    if not isinstance(input, Tensor):\n"  # a list, a number, an array: torch's TypeError
+                 f"        raise not_a_tensor('{name}', input)\n"
                  f"    return op(input)\n"
                  f"def {name}_(self):\n"
                  f"    if seam.on:\n"
@@ -210,6 +212,8 @@ def __invert__(self):
     """~x: logical not of a bool tensor, bitwise not of an integer one."""
     if seam.on:
         return seam.torch_function(__invert__, (self,), {})
+    if self._data.dtype.kind in "fc":
+        raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
     return logical_not(self) if self._data.dtype == bool else bitwise_not(self)
 
 
@@ -234,6 +238,8 @@ def round(input, *, decimals=0):
         return seam.torch_function(round, (input,), {"decimals": decimals})
     if decimals == 0:
         return _round0(input)
+    if input._data.dtype.kind not in "fc":
+        raise NotImplementedError(f'"round_cpu" not implemented for \'{input.dtype._legacy}\'')
     return _round_decimals(input, decimals=decimals)
 
 
@@ -330,7 +336,7 @@ def add(input, other, *, alpha=1, out=None):
     if not isinstance(input, Tensor):
         input, other = other, input
     res = add_op(input, other) if alpha == 1 else add_op(input, other, alpha=alpha)
-    return res if out is None else _into(out, res)
+    return res if out is None else _checks.write_out("add", res, out)
 
 
 def _sub_bool_check(self_is_bool, other):
@@ -346,6 +352,9 @@ def _sub_bool_check(self_is_bool, other):
 def sub(input, other, *, alpha=1):
     if seam.on:
         return seam.torch_function(sub, (input, other), {"alpha": alpha})
+    if type(alpha) is bool and not (input._data.dtype == bool and (type(other) is bool or
+                                                                    isinstance(other, Tensor) and other.dtype == _dtype.bool)):
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
     return sub_op(input, other) if alpha == 1 else sub_op(input, other, alpha=alpha)
 
 
@@ -366,14 +375,6 @@ def mul(input, other):
     if not isinstance(input, Tensor):
         input, other = other, input
     return mul_op(input, other)
-
-
-def _into(out, result):
-    """Write ``result`` into the ``out=`` tensor (resized if it is empty), as torch's out= variants."""
-    if out._data.shape != result._data.shape and out._data.size == 0:
-        out.resize_(result.shape)
-    out.copy_(result)
-    return out
 
 
 def _true_divide_kernel(self, other):
@@ -596,9 +597,16 @@ def pow(input, exponent):
         da, db = operands(input, exponent)
         if da.dtype == bool:
             raise NotImplementedError('"pow" not implemented for \'Bool\'')
-        if da.dtype.kind in "iu" and (db < 0).any():
-            raise RuntimeError("Integers to negative integer powers are not allowed.")
-        res = _wrap(like_operands(xp.power(da, db), da, db))
+        try:
+            if da.dtype.kind in "iu" and (db < 0).any():
+                # torch's integer pow: x ** -n is 1 for x == 1, +-1 for x == -1, else 0 (truncated 1 / x ** n)
+                p = xp.power(da, xp.abs(db))
+                r = xp.where(db >= 0, p, xp.where(xp.abs(da) == 1, p, 0)).astype(p.dtype)
+            else:
+                r = xp.power(da, db)
+        except ValueError:
+            raise _checks.broadcast_error(da.shape, db.shape) from None
+        res = _wrap(like_operands(r, da, db))
         if _requires(input, exponent):
             record(PowBackward1, res, (input, exponent), (input, exponent, res), saved_output=2)
         return res
@@ -651,7 +659,10 @@ def atan2(input, other):
     da, db = operands(input, other)
     if da.dtype.kind not in "fc":
         da, db = da.astype(_dtype.get_default_dtype().numpy_dtype), db.astype(_dtype.get_default_dtype().numpy_dtype)
-    res = _wrap(like_operands(xp.arctan2(da, db), da, db))
+    try:
+        res = _wrap(like_operands(xp.arctan2(da, db), da, db))
+    except ValueError:
+        raise _checks.broadcast_error(da.shape, db.shape) from None
     if _requires(input, other):
         record(Atan2Backward0, res, (input, other), (input, other))
     return res
@@ -679,7 +690,10 @@ def maximum(input, other):
     da, db = operands(input, other)
     if da.dtype.kind == "c":
         raise RuntimeError("maximum not implemented for complex tensors.")
-    res = _wrap(like_operands(xp.maximum(da, db), da, db))
+    try:
+        res = _wrap(like_operands(xp.maximum(da, db), da, db))
+    except ValueError:
+        raise _checks.broadcast_error(da.shape, db.shape) from None
     if _requires(input, other):
         record(MaximumBackward0, res, (input, other), (input, other))
     return res
@@ -692,7 +706,10 @@ def minimum(input, other):
     da, db = operands(input, other)
     if da.dtype.kind == "c":
         raise RuntimeError("minimum not implemented for complex tensors.")
-    res = _wrap(like_operands(xp.minimum(da, db), da, db))
+    try:
+        res = _wrap(like_operands(xp.minimum(da, db), da, db))
+    except ValueError:
+        raise _checks.broadcast_error(da.shape, db.shape) from None
     if _requires(input, other):
         record(MinimumBackward0, res, (input, other), (input, other))
     return res
@@ -823,7 +840,10 @@ def where(condition, input=None, other=None):
     elif not isinstance(other, Tensor):
         other = as_tensor_arg(other, input)
     da, db = operands(input, other)
-    res = _wrap(like_operands(xp.where(condition._data, da, db), condition._data, da, db))
+    try:
+        res = _wrap(like_operands(xp.where(condition._data, da, db), condition._data, da, db))
+    except ValueError:
+        raise _checks.broadcast_error(condition.shape, da.shape, db.shape) from None
     if _requires(input, other):
         record(WhereBackward0, res, (input, other), (condition,))
     return res

@@ -10,7 +10,7 @@ import builtins
 import math
 import warnings
 
-from .. import _dtype, return_types
+from .. import _checks, _dtype, return_types
 from .._tensor import Tensor, _wrap_dim
 from .._array import xp, row_major
 from .._ops import defop, aten
@@ -125,6 +125,9 @@ def _nansum_kernel(self, dim=None, keepdim=False, *, dtype=None):
 
 def _mean_dtype(self, dtype):
     if dtype is not None:
+        if not (dtype.is_floating_point or dtype.is_complex):
+            raise RuntimeError(f"mean(): could not infer output dtype. Optional dtype must be either a floating point "
+                               f"or complex dtype. Got: {dtype._legacy}")
         return dtype.numpy_dtype
     if not _is_float(self):
         raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be either a floating point or "
@@ -188,6 +191,8 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, **numpy_names):
     """The sum over ``dim`` (an int, a list of ints, or None for every element)."""
     if seam.on:
         return seam.torch_function(sum, (input, dim, keepdim), dict(numpy_names, dtype=dtype))
+    if not isinstance(input, Tensor):  # torch.sum([1, 2]): torch's TypeError (not builtins.sum)
+        raise _checks.not_a_tensor("sum", input)
     if numpy_names:
         dim, keepdim = _numpy_names("sum", numpy_names, dim, keepdim)
     if dim is None:
@@ -678,6 +683,8 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None, **numpy_names):
         dim, keepdim = _numpy_names("norm", numpy_names, dim, keepdim)
     if p is not None and not isinstance(p, (int, float, str)):
         raise TypeError(f"linalg_vector_norm(): argument 'ord' (position 2) must be Number, not {type(p).__name__}")
+    if isinstance(p, str) and p not in ("fro", "nuc"):
+        raise RuntimeError(f"linalg.matrix_norm: Order {p} not supported.")
     if p == "nuc":
         from ..linalg import matrix_norm     # (glasstorch.linalg imports this module)
         return matrix_norm(input, "nuc", dim if dim is not None else (-2, -1), keepdim)
@@ -771,7 +778,7 @@ def _softmax_dim(input, dim, fn):
 
 
 @method()
-def softmax(input, dim=None, dtype=None, *, _stacklevel=3):
+def softmax(input, dim, dtype=None, *, _stacklevel=3):
     """``exp(x) / sum(exp(x))`` along ``dim``; ``dtype=`` casts the input first (ToCopyBackward0)."""
     if seam.on:
         return seam.torch_function(softmax, (input, dim, dtype), {})
@@ -782,7 +789,7 @@ def softmax(input, dim=None, dtype=None, *, _stacklevel=3):
 
 
 @method()
-def log_softmax(input, dim=None, dtype=None, *, _stacklevel=3):
+def log_softmax(input, dim, dtype=None, *, _stacklevel=3):
     """``x - logsumexp(x)`` along ``dim``; ``dtype=`` casts the input first (ToCopyBackward0)."""
     if seam.on:
         return seam.torch_function(log_softmax, (input, dim, dtype), {})
@@ -996,6 +1003,8 @@ def _kth_smallest(self, k, d, keepdim, name):
 def _kthvalue_kernel(self, k, dim=-1, keepdim=False):
     d = _wrap_dim(dim, self.ndim)
     n = self.shape[d] if self.ndim else 1
+    if n == 0:
+        raise IndexError(f"kthvalue(): Expected reduction dim {d} to have non-zero size.")
     if not 1 <= k <= n:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
     return _kth_smallest(self, k, d, keepdim, "kthvalue")
@@ -1200,6 +1209,8 @@ def _unique_dim_kernel(self, dim, sorted=True, return_inverse=False, return_coun
 
 
 def _bincount_kernel(self, weights=None, minlength=0):
+    if self.dtype.kind not in "iu":
+        raise NotImplementedError(f"\"bincount_cpu\" not implemented for '{_DTYPE_OF[self.dtype]._legacy}'")
     if self.ndim != 1 or self.dtype.kind not in "iu" or (self.size and self.min() < 0):
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
     if minlength < 0:
@@ -1215,6 +1226,10 @@ def _bincount_kernel(self, weights=None, minlength=0):
 def _histc_kernel(self, bins=100, min=0, max=0):
     if not _is_float(self):
         raise NotImplementedError(f"\"histogram_cpu\" not implemented for '{_DTYPE_OF[self.dtype]._legacy}'")
+    if bins <= 0:
+        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
+    if min > max:
+        raise RuntimeError("torch.histc: max must be larger than min")
     low, high = (min, max) if min != max else ((float(self.min()), float(self.max())) if self.size else (0.0, 0.0))
     if low == high:
         low, high = low - 1, high + 1
@@ -1224,6 +1239,11 @@ def _histc_kernel(self, bins=100, min=0, max=0):
 
 def _searchsorted_kernel(sorted_sequence, self, *, out_int32=False, right=False, side=None, sorter=None):
     side = side or ("right" if right else "left")
+    if sorted_sequence.ndim != 1 and (sorted_sequence.ndim != xp.ndim(self) or
+                                      sorted_sequence.shape[:-1] != xp.shape(self)[:-1]):
+        raise RuntimeError(f"torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 dimensions "
+                           f"of boundaries tensor and input value tensor must match, but we got boundaries tensor "
+                           f"{list(sorted_sequence.shape)} and input value tensor {list(xp.shape(self))}")
     if sorter is not None:
         sorted_sequence = xp.take_along_axis(sorted_sequence, sorter, axis=-1)
     if sorted_sequence.ndim == 1:

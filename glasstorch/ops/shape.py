@@ -4,6 +4,7 @@ import builtins
 from operator import index
 
 from .._tensor import (Tensor, _wrap, Size, _wrap_dim, make_view as _view, preserve_format, contiguous_format,
+                       memory_format as _memory_format,
                        bump_version)
 from .._array import xp, expanded, copy_preserving_layout, unsqueezed
 from ..autograd.graph import MULTI_OUTPUT_NODE, set_history, check_inplace, edge_of
@@ -536,6 +537,11 @@ AliasBackward0 = make_node_class("AliasBackward0", lambda self, grad: grad)
 def clone(input, *, memory_format=preserve_format):
     """A copy with its own memory. Laid out as the input (torch's preserve_format: ``x.t().clone()``
     is not contiguous either) unless ``memory_format=torch.contiguous_format``."""
+    if memory_format is None:  # (torch's default: None is preserve_format)
+        memory_format = preserve_format
+    elif not isinstance(memory_format, _memory_format):
+        raise TypeError(f"clone(): argument 'memory_format' must be torch.memory_format, "
+                        f"not {_checks.type_name(memory_format)}")
     d = input._data
     out = _wrap(copy_preserving_layout(d) if memory_format is preserve_format else d.copy())
     if input._requires_grad and _state.enabled:
