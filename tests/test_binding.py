@@ -146,15 +146,15 @@ def test_as_torch_in_a_program_and_what_glasstorch_lacks(tmp_path):
     assert glasstorch.as_torch() is glasstorch and glasstorch.as_torch() is glasstorch  # twice is fine
     """ + IDENTITIES + """
     try:
-        import torch.fft
+        import torch.export
     except ModuleNotFoundError as e:
         print(json.dumps({"name": e.name, "message": str(e)}))
     """)
     out = python("prog.py", cwd=tmp_path)
     check_identities(json.loads(out.stdout.splitlines()[0]))
     missing = json.loads(out.stdout.splitlines()[1])
-    assert missing["name"] == "torch.fft"
-    assert missing["message"].startswith("No module named 'torch.fft': glasstorch") and "has no torch.fft" in \
+    assert missing["name"] == "torch.export"
+    assert missing["message"].startswith("No module named 'torch.export': glasstorch") and "has no torch.export" in \
         missing["message"]
 
 
@@ -191,7 +191,7 @@ def test_the_finder_maps_names_and_refuses_what_glasstorch_lacks():
     assert spec.name == "torch.nn.functional" and spec.loader_state["target"] == "glasstorch.nn.functional"
     assert spec.submodule_search_locations is None
     assert finder.find_spec("torch.utils").submodule_search_locations is not None
-    for name in ("torch._C", "torch.nn.no_such_thing", "torchvision.no_such_thing"):
+    for name in ("torch.export", "torch.nn.no_such_thing", "torchvision.no_such_thing"):
         with pytest.raises(ModuleNotFoundError) as info:
             finder.find_spec(name)
         assert info.value.name == name and f"has no {name}" in str(info.value)
