@@ -19,8 +19,6 @@ def run(code, **env):
     return out.stdout.split()
 
 
-@pytest.mark.xfail(strict=True, reason="glasstorch/_tensor.py and ops/_op.py read bfloat16.numpy_dtype at "
-                   "import (the lead applies the 4-line change that uses _dtype.is_bfloat16_numpy there)")
 def test_import_glasstorch_does_not_import_ml_dtypes():
     assert run("import sys, glasstorch; print('ml_dtypes' in sys.modules)") == ["False"]
 

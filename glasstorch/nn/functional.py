@@ -236,7 +236,7 @@ def hardswish(input, inplace=False):
 
 def threshold(input, threshold, value, inplace=False):
     if seam.on:
-        return seam.torch_function(threshold, (input, threshold, value), dict(inplace=inplace))
+        return seam.torch_function(globals()["threshold"], (input, threshold, value), dict(inplace=inplace))  # (the argument hides it)
     return (_act.threshold_ if inplace else _act.threshold)(input, threshold, value)
 
 

@@ -7,6 +7,10 @@ functionals return an ``Image`` for an ``Image``.
 """
 from .. import _tensor
 from .._tensor import Tensor
+from .._seam import DisableTorchFunctionSubclass
+
+# the Tensor methods whose result keeps the TVTensor type (torchvision's _FORCE_TORCHFUNCTION_SUBCLASS)
+_KEEP_TYPE = frozenset(("clone", "to", "detach", "requires_grad_", "pin_memory"))
 
 
 def as_subclass(tensor, cls):
@@ -24,6 +28,18 @@ class TVTensor(Tensor):
     @classmethod
     def _wrap(cls, tensor):
         return as_subclass(tensor, cls)
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        """torchvision's rule, whatever else is watching the seam: an op on a TVTensor gives a plain
+        Tensor (v2 transforms wrap their own results again), except clone/to/detach/requires_grad_/
+        pin_memory, which keep the type."""
+        with DisableTorchFunctionSubclass():
+            out = func(*args, **(kwargs or {}))
+        if getattr(func, "__name__", "") in _KEEP_TYPE and isinstance(out, Tensor) and args \
+                and isinstance(args[0], cls):
+            return as_subclass(out, type(args[0]))
+        return out
 
     def __repr__(self, *args, **kwargs):
         return Tensor.__repr__(self).replace("tensor", type(self).__name__, 1)
