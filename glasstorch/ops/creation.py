@@ -2,6 +2,7 @@
 import builtins
 import math
 import numbers
+import warnings
 
 from .. import _checks, _dtype
 from .._tensor import Tensor, _wrap, _init, device as _device, Size
@@ -79,9 +80,15 @@ def _to_array(data, dtype):
         # Python numbers into an integer dtype: torch refuses what does not fit (NumPy wraps or raises
         # OverflowError, depending on its version), so look at the values as they are first
         try:
-            reference = xp.array(data)
+            with warnings.catch_warnings():   # (NumPy 1.x warns, then makes an object array of ragged lists)
+                warnings.simplefilter("ignore")
+                reference = xp.array(data)
         except (OverflowError, ValueError):
             reference = None
+        if reference is not None and reference.dtype.kind == "O":
+            ragged = _ragged_error(data)
+            if ragged is not None:
+                raise ragged
         if reference is not None and reference.dtype.kind in "iufbO":
             _checks.check_fits(reference, _dtype.from_numpy_dtype(nd))
             return reference.astype(nd)  # -1 into uint8 is 255, as in torch (NumPy 2 refuses the cast in array())
