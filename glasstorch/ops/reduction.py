@@ -186,6 +186,14 @@ MeanBackward0, MeanBackward1 = mean_op.node, mean_dim_op.node
 ProdBackward0, ProdBackward1 = prod_op.node, prod_dim_op.node
 
 
+def _whole_or_dims(whole_op, dims_op, input, dim, keepdim, dtype):
+    """torch's two overloads of sum and mean: over every element (``aten.sum.default``), or over
+    ``dim`` (``aten.sum.dim_IntList``, which also serves keepdim without a dim: every dim kept as 1)."""
+    if dim is None and not keepdim:
+        return whole_op(input, dtype=dtype)
+    return dims_op(input, None if dim is None else _dim_list(dim), keepdim, dtype=dtype)
+
+
 @method()
 def sum(input, dim=None, keepdim=False, *, dtype=None, **numpy_names):
     """The sum over ``dim`` (an int, a list of ints, or None for every element)."""
@@ -195,11 +203,7 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, **numpy_names):
         raise _checks.not_a_tensor("sum", input)
     if numpy_names:
         dim, keepdim = _numpy_names("sum", numpy_names, dim, keepdim)
-    if dim is None:
-        if keepdim:
-            return sum_dim_op(input, None, True, dtype=dtype)
-        return sum_op(input, dtype=dtype)
-    return sum_dim_op(input, _dim_list(dim), keepdim, dtype=dtype)
+    return _whole_or_dims(sum_op, sum_dim_op, input, dim, keepdim, dtype)
 
 
 @method()
@@ -219,11 +223,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, **numpy_names):
         return seam.torch_function(mean, (input, dim, keepdim), dict(numpy_names, dtype=dtype))
     if numpy_names:
         dim, keepdim = _numpy_names("mean", numpy_names, dim, keepdim)
-    if dim is None:
-        if keepdim:
-            return mean_dim_op(input, None, True, dtype=dtype)
-        return mean_op(input, dtype=dtype)
-    return mean_dim_op(input, _dim_list(dim), keepdim, dtype=dtype)
+    return _whole_or_dims(mean_op, mean_dim_op, input, dim, keepdim, dtype)
 
 
 @method()
