@@ -311,36 +311,32 @@ def _nll_loss2d_backward_kernel(grad_output, self, target, weight, reduction, ig
     return _nll_backward(grad_output, self, target, weight, reduction, ignore_index, total_weight, 1)
 
 
-nll_loss_forward = defop(
-    "nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> "
-    "(Tensor output, Tensor total_weight)", _nll_loss_forward_kernel,
-    node="NllLossBackward0", output_differentiability=(True, False),
-    self=lambda grad, self, target, weight, reduction, ignore_index, total_weight:
-        aten.nll_loss_backward(grad, self, target, weight, reduction, ignore_index, total_weight),
-    target=None, weight=None)
-nll_loss_backward = defop(
-    "nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, "
-    "SymInt ignore_index, Tensor total_weight) -> Tensor", _nll_loss_backward_kernel,
-    node="NllLossBackwardBackward0",
-    grad_output=lambda grad, target, weight, reduction, ignore_index:
-        aten.nll_loss_forward(grad, target, weight, reduction, ignore_index)[0],
-    self=lambda grad: aten.zeros_like(grad),
-    target=None, weight=None, total_weight=None)
-nll_loss2d_forward = defop(
-    "nll_loss2d_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> "
-    "(Tensor output, Tensor total_weight)", _nll_loss2d_forward_kernel,
-    node="NllLoss2DBackward0", output_differentiability=(True, False),
-    self=lambda grad, self, target, weight, reduction, ignore_index, total_weight:
-        aten.nll_loss2d_backward(grad, self, target, weight, reduction, ignore_index, total_weight),
-    target=None, weight=None)
-nll_loss2d_backward = defop(
-    "nll_loss2d_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, "
-    "SymInt ignore_index, Tensor total_weight) -> Tensor", _nll_loss2d_backward_kernel,
-    node="NllLoss2DBackwardBackward0",
-    grad_output=lambda grad, target, weight, reduction, ignore_index:
-        aten.nll_loss2d_forward(grad, target, weight, reduction, ignore_index)[0],
-    self=lambda grad: aten.zeros_like(grad),
-    target=None, weight=None, total_weight=None)
+def _declare_nll(name, node, forward_kernel, backward_kernel):
+    """``<name>_forward`` and ``<name>_backward`` (nll_loss, and nll_loss2d for images): the forward's
+    derivative is the backward op; the backward is linear in its gradient, so its own derivative is the
+    forward applied to the incoming gradient (and zero for the log-probabilities)."""
+    forward = defop(
+        f"{name}_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> "
+        "(Tensor output, Tensor total_weight)", forward_kernel,
+        node=f"{node}Backward0", output_differentiability=(True, False),
+        self=lambda grad, self, target, weight, reduction, ignore_index, total_weight:
+            backward(grad, self, target, weight, reduction, ignore_index, total_weight),
+        target=None, weight=None)
+    backward = defop(
+        f"{name}_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, "
+        "SymInt ignore_index, Tensor total_weight) -> Tensor", backward_kernel,
+        node=f"{node}BackwardBackward0",
+        grad_output=lambda grad, target, weight, reduction, ignore_index:
+            forward(grad, target, weight, reduction, ignore_index)[0],
+        self=lambda grad: aten.zeros_like(grad),
+        target=None, weight=None, total_weight=None)
+    return forward, backward
+
+
+nll_loss_forward, nll_loss_backward = _declare_nll("nll_loss", "NllLoss", _nll_loss_forward_kernel,
+                                                   _nll_loss_backward_kernel)
+nll_loss2d_forward, nll_loss2d_backward = _declare_nll("nll_loss2d", "NllLoss2D", _nll_loss2d_forward_kernel,
+                                                       _nll_loss2d_backward_kernel)
 NllLossBackward0, NllLoss2DBackward0 = nll_loss_forward.node, nll_loss2d_forward.node
 
 
