@@ -31,14 +31,6 @@ DOCS = ["README.md"] + sorted(os.path.join("docs", f) for f in os.listdir(os.pat
                               if f.endswith(".md"))
 FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})\s*(.*)$")
 
-# Files being rewritten on other branches when this test was written: their failing blocks are listed in
-# the report to the lead, and the xfail goes once they run (a passing block here is fine: strict=False).
-UNDER_REWRITE = {
-    "docs/inspection.md": "docs/inspection.md is being rewritten with glasstorch/inspection",
-    "docs/autograd.md": "docs/autograd.md is being rewritten (how an op is written)",
-}
-
-
 def blocks(relative_path):
     """[(info string, first line number of the code, code)] of the fenced blocks of a Markdown file."""
     with open(os.path.join(ROOT, relative_path), encoding="utf-8") as f:
@@ -60,17 +52,28 @@ def blocks(relative_path):
 
 
 def runnable(relative_path):
-    return [(line, code) for info, line, code in blocks(relative_path) if info == "python"]
+    """[(line, kind, code)]: `python` blocks run as scripts, `pycon` blocks as doctests (their printed
+    output is compared, `...` elides and whitespace is normalised), in order, in one namespace per file."""
+    return [(line, info, code) for info, line, code in blocks(relative_path) if info in ("python", "pycon")]
 
 
 RUNNER = r'''
-import json, sys, traceback
+import doctest, json, sys, traceback
 blocks, results = json.load(open(sys.argv[1])), {}
 for path, file_blocks in blocks.items():
     namespace = {"__name__": "__main__"}
-    for line, code in file_blocks:
+    for line, kind, code in file_blocks:
         try:
-            exec(compile(code, f"{path}:{line}", "exec"), namespace)
+            if kind == "pycon":
+                test = doctest.DocTestParser().get_doctest(code, namespace, f"{path}:{line}", path, line)
+                report = []
+                runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+                failed = runner.run(test, out=report.append, clear_globs=False).failed
+                namespace.update(test.globs)        # a DocTest runs in a copy: later blocks see its names
+                if failed:
+                    results.setdefault(path, []).append([line, "".join(report)])
+            else:
+                exec(compile(code, f"{path}:{line}", "exec"), namespace)
         except BaseException:      # SystemExit and KeyboardInterrupt from a block are its failure too
             results.setdefault(path, []).append([line, traceback.format_exc(limit=-3)])
 json.dump(results, open(sys.argv[2], "w"))
@@ -92,8 +95,6 @@ def failures(tmp_path_factory):
 
 @pytest.mark.parametrize("path", [p for p in DOCS if runnable(p)])
 def test_every_python_block_runs(path, failures):
-    if path in UNDER_REWRITE and failures.get(path):
-        pytest.xfail(UNDER_REWRITE[path] + ": " + ", ".join(f"line {line}" for line, _ in failures[path]))
     assert failures.get(path, []) == [], "\n\n".join(f"{path}:{line}\n{tb}" for line, tb in failures[path])
 
 
@@ -110,8 +111,6 @@ def looks_like_python(code):
 @pytest.mark.parametrize("path", DOCS)
 def test_unlabelled_blocks_are_not_python(path):
     unlabelled = [line for info, line, code in blocks(path) if info in ("", "text") and looks_like_python(code)]
-    if path in UNDER_REWRITE and unlabelled:
-        pytest.xfail(UNDER_REWRITE[path])
     assert unlabelled == [], f"{path}: label the blocks at lines {unlabelled} (python, python excerpt or pycon)"
 
 
@@ -120,3 +119,16 @@ def test_the_convention_is_known_to_the_test():
     known = {"", "python", "python excerpt", "pycon", "text", "bash", "console", "toml", "ini", "json", "dot"}
     unknown = {(path, info) for path in DOCS for info, _, _ in blocks(path) if info not in known}
     assert unknown == set(), unknown
+
+
+def test_a_transcript_that_prints_something_else_fails(tmp_path):
+    """`pycon` blocks are checked, not just run: a transcript whose printed output differs is a failure."""
+    (tmp_path / "runner.py").write_text(RUNNER)
+    transcript = ">>> x = 2\n>>> print(x + 1)\n4\n"
+    (tmp_path / "blocks.json").write_text(json.dumps({"doc.md": [(1, "python", "y = 1"), (5, "pycon", transcript),
+                                                                 (9, "pycon", ">>> print(y, x)\n1 2\n")]}))
+    subprocess.run([sys.executable, "runner.py", "blocks.json", "results.json"], cwd=tmp_path, check=True,
+                   timeout=60)
+    results = json.loads((tmp_path / "results.json").read_text())
+    assert [line for line, _ in results["doc.md"]] == [5]          # the wrong one; later blocks see `x`
+    assert "Expected:\n    4\nGot:\n    3" in results["doc.md"][0][1]
