@@ -46,6 +46,9 @@ class Adagrad(Optimizer):
         tensor([ 0.9000, -1.9000])
     """
 
+    _group_option_defaults = {"foreach": None, "maximize": False, "differentiable": False, "fused": None}
+    _scalar_state_keys = ("step",)
+
     def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0, eps=1e-10,
                  foreach=None, *, maximize=False, differentiable=False, fused=None):
         _check_lr(lr)
@@ -65,14 +68,6 @@ class Adagrad(Optimizer):
         for group in self.param_groups:
             for p in group["params"]:
                 self._init_state(p)
-
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:  # groups saved by older versions lack the newer options
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("fused", None)
 
     def _init_state(self, p):
         """The state of ``p``; created at construction, or at the first step for a group added later.

@@ -79,6 +79,10 @@ class Adam(Optimizer):
         ['exp_avg', 'exp_avg_sq', 'step']
     """
 
+    _group_option_defaults = {"amsgrad": False, "maximize": False, "foreach": None, "capturable": False,
+                              "differentiable": False, "decoupled_weight_decay": False, "fused": None}
+    _scalar_state_keys = ("step",)
+
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False, *,
                  foreach=None, maximize=False, capturable=False, differentiable=False, fused=None,
                  decoupled_weight_decay=False):
@@ -89,17 +93,6 @@ class Adam(Optimizer):
                         decoupled_weight_decay=decoupled_weight_decay)
         _check_not_differentiable(differentiable, fused, foreach)
         super().__init__(params, defaults)
-
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:  # groups saved by older versions lack the newer options
-            group.setdefault("amsgrad", False)
-            group.setdefault("maximize", False)
-            group.setdefault("foreach", None)
-            group.setdefault("capturable", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("decoupled_weight_decay", False)
-            group.setdefault("fused", None)
 
     def _init_state(self, p, group):
         """The state of ``p``, created on the first step that sees a gradient for it."""

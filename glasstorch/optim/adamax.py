@@ -13,7 +13,7 @@ needed for it)::
 import glasstorch
 from .adam import _check_betas_eps_weight_decay
 from .optimizer import (Optimizer, _check_capturable, _check_lr, _check_not_differentiable, _evaluate_closure,
-                        _scalar_state, _scalar_states_as_tensors, _to_scalar, _use_grad_for_differentiable)
+                        _scalar_state, _to_scalar, _use_grad_for_differentiable)
 
 __all__ = ["Adamax", "adamax"]
 
@@ -44,6 +44,9 @@ class Adamax(Optimizer):
         tensor([ 0.9000, -1.9000])
     """
 
+    _group_option_defaults = {"foreach": None, "maximize": False, "differentiable": False, "capturable": False}
+    _scalar_state_keys = ("step",)
+
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, foreach=None, *,
                  maximize=False, differentiable=False, capturable=False):
         _check_lr(lr)
@@ -52,15 +55,6 @@ class Adamax(Optimizer):
                         differentiable=differentiable, capturable=capturable)
         _check_not_differentiable(differentiable, fused=False)
         super().__init__(params, defaults)
-
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:  # groups saved by older versions lack the newer options
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("capturable", False)
-        _scalar_states_as_tensors(self, ("step",))
 
     def _init_state(self, p, group):
         """The state of ``p``, created on the first step that sees a gradient for it."""

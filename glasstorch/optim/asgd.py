@@ -17,7 +17,7 @@ values are rounded to float32 even for float64 parameters.
 """
 import glasstorch
 from .optimizer import (Optimizer, _check_capturable, _check_lr, _check_not_differentiable, _evaluate_closure,
-                        _scalar_state, _scalar_states_as_tensors, _to_scalar, _use_grad_for_differentiable)
+                        _scalar_state, _to_scalar, _use_grad_for_differentiable)
 
 __all__ = ["ASGD", "asgd"]
 
@@ -48,6 +48,9 @@ class ASGD(Optimizer):
         (tensor([ 0.5120, -1.0240]), tensor([ 0.5760, -1.1520]))
     """
 
+    _group_option_defaults = {"foreach": None, "maximize": False, "differentiable": False, "capturable": False}
+    _scalar_state_keys = ("step", "eta", "mu")
+
     def __init__(self, params, lr=1e-2, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay=0, foreach=None, maximize=False,
                  differentiable=False, capturable=False):
         _check_lr(lr)
@@ -57,15 +60,6 @@ class ASGD(Optimizer):
                         maximize=maximize, differentiable=differentiable, capturable=capturable)
         _check_not_differentiable(differentiable, fused=False)
         super().__init__(params, defaults)
-
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:  # groups saved by older versions lack the newer options
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("capturable", False)
-        _scalar_states_as_tensors(self, ("step", "eta", "mu"))
 
     def _init_state(self, p, group):
         """The state of ``p``, created on the first step that sees a gradient for it (on ``p``'s device)."""

@@ -18,7 +18,7 @@ next step's), each with its own bias correction. The momentum coefficient itself
 """
 import glasstorch
 from .optimizer import (Optimizer, _check_capturable, _check_lr, _check_not_differentiable, _evaluate_closure,
-                        _scalar_state, _scalar_states_as_tensors, _to_scalar, _use_grad_for_differentiable)
+                        _scalar_state, _to_scalar, _use_grad_for_differentiable)
 from .adam import _check_betas_eps_weight_decay
 
 __all__ = ["NAdam", "nadam"]
@@ -54,6 +54,10 @@ class NAdam(Optimizer):
         ['exp_avg', 'exp_avg_sq', 'mu_product', 'step']
     """
 
+    _group_option_defaults = {"maximize": False, "foreach": None, "capturable": False, "differentiable": False,
+                              "decoupled_weight_decay": False}
+    _scalar_state_keys = ("step", "mu_product")
+
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, momentum_decay=4e-3,
                  decoupled_weight_decay=False, *, foreach=None, maximize=False, capturable=False,
                  differentiable=False):
@@ -66,16 +70,6 @@ class NAdam(Optimizer):
                         capturable=capturable, differentiable=differentiable)
         _check_not_differentiable(differentiable, fused=False)
         super().__init__(params, defaults)
-
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:  # groups saved by older versions lack the newer options
-            group.setdefault("maximize", False)
-            group.setdefault("foreach", None)
-            group.setdefault("capturable", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("decoupled_weight_decay", False)
-        _scalar_states_as_tensors(self, ("step", "mu_product"))
 
     def _init_state(self, p, group):
         """The state of ``p``, created on the first step that sees a gradient for it."""

@@ -228,6 +228,12 @@ class Optimizer:
         tensor([0., 0.], requires_grad=True)
     """
 
+    # What an optimizer unpickled from an older version lacks, filled in by ``__setstate__``: the group
+    # options added since (name -> default), and the per-parameter scalars (``step``...) that older
+    # versions kept as Python numbers and that are 0-dim tensors now.
+    _group_option_defaults = {}
+    _scalar_state_keys = ()
+
     def _patch_step_function(self):
         # Make this class's step run the step hooks. Like torch, the class is patched on first use,
         # so a subclass that overrides step (and calls super().step()) hooks its own step only.
@@ -272,6 +278,11 @@ class Optimizer:
             self.__dict__.setdefault(name, OrderedDict())
         self._patch_step_function()  # an unpickled optimizer may be the first of its class
         self.defaults.setdefault("differentiable", False)
+        for group in self.param_groups:  # groups saved by older versions lack the newer options
+            for option, default in self._group_option_defaults.items():
+                group.setdefault(option, default)
+        if self._scalar_state_keys:
+            _scalar_states_as_tensors(self, self._scalar_state_keys)
 
     def __repr__(self):
         format_string = self.__class__.__name__ + " ("

@@ -22,7 +22,7 @@ factor ``r_t`` that makes its variance constant; while ``rho_t <= 5`` it takes a
 import glasstorch
 from .adam import _check_betas_eps_weight_decay
 from .optimizer import (Optimizer, _check_capturable, _check_lr, _check_not_differentiable, _evaluate_closure,
-                        _scalar_state, _scalar_states_as_tensors, _to_scalar, _use_grad_for_differentiable)
+                        _scalar_state, _to_scalar, _use_grad_for_differentiable)
 
 __all__ = ["RAdam", "radam"]
 
@@ -54,6 +54,10 @@ class RAdam(Optimizer):
         tensor([ 0.8000, -1.6000])
     """
 
+    _group_option_defaults = {"foreach": None, "maximize": False, "differentiable": False,
+                              "decoupled_weight_decay": False, "capturable": False}
+    _scalar_state_keys = ("step",)
+
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, decoupled_weight_decay=False,
                  *, foreach=None, maximize=False, capturable=False, differentiable=False):
         _check_lr(lr)
@@ -63,16 +67,6 @@ class RAdam(Optimizer):
                         differentiable=differentiable)
         _check_not_differentiable(differentiable, fused=False)
         super().__init__(params, defaults)
-
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:  # groups saved by older versions lack the newer options
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("decoupled_weight_decay", False)
-            group.setdefault("capturable", False)
-        _scalar_states_as_tensors(self, ("step",))
 
     def _init_state(self, p, group):
         """The state of ``p``, created on the first step that sees a gradient for it."""

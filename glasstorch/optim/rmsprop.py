@@ -50,6 +50,10 @@ class RMSprop(Optimizer):
         tensor([ 0.9000, -1.9000])
     """
 
+    _group_option_defaults = {"momentum": 0, "centered": False, "foreach": None, "maximize": False,
+                              "differentiable": False, "capturable": False}
+    _scalar_state_keys = ("step",)
+
     def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0, centered=False,
                  capturable=False, foreach=None, maximize=False, differentiable=False):
         _check_lr(lr)
@@ -66,16 +70,6 @@ class RMSprop(Optimizer):
                         maximize=maximize, differentiable=differentiable)
         _check_not_differentiable(differentiable, fused=False)
         super().__init__(params, defaults)
-
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:  # groups saved by older versions lack the newer options
-            group.setdefault("momentum", 0)
-            group.setdefault("centered", False)
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("capturable", False)
 
     def _init_state(self, p, group):
         """The state of ``p``, created on the first step that sees a gradient for it."""

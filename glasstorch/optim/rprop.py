@@ -17,7 +17,7 @@ The step sizes start at ``lr``.
 """
 import glasstorch
 from .optimizer import (Optimizer, _check_capturable, _check_lr, _check_not_differentiable, _evaluate_closure,
-                        _scalar_state, _scalar_states_as_tensors, _to_scalar, _use_grad_for_differentiable)
+                        _scalar_state, _to_scalar, _use_grad_for_differentiable)
 
 __all__ = ["Rprop", "rprop"]
 
@@ -48,6 +48,9 @@ class Rprop(Optimizer):
         (tensor([ 0.7800, -1.7800]), tensor([0.1200, 0.1200]))
     """
 
+    _group_option_defaults = {"foreach": None, "maximize": False, "differentiable": False, "capturable": False}
+    _scalar_state_keys = ("step",)
+
     def __init__(self, params, lr=1e-2, etas=(0.5, 1.2), step_sizes=(1e-6, 50), *, capturable=False, foreach=None,
                  maximize=False, differentiable=False):
         _check_lr(lr)
@@ -57,15 +60,6 @@ class Rprop(Optimizer):
                         differentiable=differentiable, capturable=capturable)
         _check_not_differentiable(differentiable, fused=False)
         super().__init__(params, defaults)
-
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:  # groups saved by older versions lack the newer options
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("capturable", False)
-        _scalar_states_as_tensors(self, ("step",))
 
     def _init_state(self, p, group):
         """The state of ``p``, created on the first step that sees a gradient for it."""

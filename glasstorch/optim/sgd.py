@@ -52,6 +52,9 @@ class SGD(Optimizer):
         tensor([ 0.4600, -0.9200])
     """
 
+    _group_option_defaults = {"nesterov": False, "maximize": False, "foreach": None, "differentiable": False,
+                              "fused": False}
+
     def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False, *,
                  maximize=False, foreach=None, differentiable=False, fused=None):
         _check_lr(lr)
@@ -66,15 +69,6 @@ class SGD(Optimizer):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         _check_not_differentiable(differentiable, fused, foreach)
         super().__init__(params, defaults)
-
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:  # groups saved by older versions lack the newer options
-            group.setdefault("nesterov", False)
-            group.setdefault("maximize", False)
-            group.setdefault("foreach", None)
-            group.setdefault("differentiable", False)
-            group.setdefault("fused", False)
 
     @_use_grad_for_differentiable
     def step(self, closure=None):
