@@ -438,7 +438,8 @@ def _dtype_type():
 
 
 def _meta(t):
-    return {"shape": tuple(t.shape), "dtype": t.dtype, "requires_grad": t._requires_grad}
+    return {"shape": tuple(t.shape), "dtype": t.dtype, "requires_grad": t._requires_grad,
+            "contiguous": bool(getattr(t._data, "flags", None) is not None and t._data.flags.c_contiguous)}
 
 
 __all__ = ["capture", "Capture", "GraphBreak", "tracing"]

@@ -25,11 +25,14 @@ import linecache
 import operator
 import itertools
 
+import numpy as np
+
 from .._tensor import _wrap
 from ..autograd import grad_mode
 from ..autograd.engine import _sum_to
 from ..autograd.function import Function
 from ..fx.graph import Node
+from . import lowering
 
 _counter = itertools.count()
 
@@ -39,7 +42,10 @@ class _Namespace:
     constant ``_c<k>``."""
 
     def __init__(self):
-        self.values = {"_sum_to": _sum_to}
+        # __name__: NumPy's floating-point warnings from generated lines are silenced as from any
+        # glasstorch module (glasstorch/_array); np and _addmm: what lowered lines call
+        self.values = {"_sum_to": _sum_to, "np": np, "_addmm": lowering.addmm,
+                       "__name__": "glasstorch._dynamo.generated"}
         self._ids = {}
 
     def bind(self, prefix, value):
@@ -209,6 +215,10 @@ class GeneratedCode:
                     lines.append(f"    {n.name} = {fn}({ins}){why}")
             else:
                 op = n.target
+                lowered = lowering.lower_forward(n, _schema_args(n), lambda v: _arg(v, ns))
+                if lowered is not None:
+                    lines.append(f"    {n.name} = {lowered[0]}   # aten.{op.__name__}")
+                    continue
                 kernel = ns.bind(f"_k_{op._schema.name}_", op.kernel)
                 call = [_arg(a, ns) for a in n.args] + [f"{k}={_arg(v, ns)}" for k, v in n.kwargs.items()]
                 lines.append(f"    {n.name} = {kernel}({', '.join(call)})   # aten.{op.__name__}")
@@ -269,6 +279,11 @@ class GeneratedCode:
                 needed = [name for name in names if _requires_grad(args.get(name))]
                 if not needed:
                     continue
+                lowered = None if joint else lowering.lower_backward(n, names[0], args, grad[n],
+                                                                     lambda v: save(v.name), lambda v: _arg(v, ns))
+                if lowered is not None:
+                    add_grad(args[names[0]], self._to_input(lowered[0], args[names[0]], n))
+                    continue
                 formula = ns.bind(f"_f_{op._schema.name}_", fn)
                 call = []
                 for kind, key in specs:
@@ -292,15 +307,19 @@ class GeneratedCode:
                     inp = args[name]
                     if name not in needed:
                         continue
-                    expr = "_r" if not joint else f"_r[{j}]"
-                    if tuple(inp.meta["shape"]) != tuple(n.meta["shape"]):
-                        expr = f"_sum_to({expr}, {tuple(inp.meta['shape'])!r})"
-                    if inp.meta["dtype"] != n.meta["dtype"]:
-                        expr = f"{expr}.astype({ns.const(inp.meta['dtype'].numpy_dtype)})"
-                    add_grad(inp, expr)
+                    add_grad(inp, self._to_input("_r" if not joint else f"_r[{j}]", inp, n))
         self.grad_inputs = [grad.get(p) if p.meta.get("requires_grad") else None for p in self.placeholders]
         self.saved = saved
         return lines
+
+    def _to_input(self, expr, inp, n):
+        """A gradient computed at ``n``'s shape and dtype, brought to input ``inp``'s: a broadcast
+        summed away where the shapes differ (known now, so decided here, once)."""
+        if tuple(inp.meta["shape"]) != tuple(n.meta["shape"]):
+            expr = f"_sum_to({expr}, {tuple(inp.meta['shape'])!r})"
+        if inp.meta["dtype"] != n.meta["dtype"]:
+            expr = f"{expr}.astype({self.ns.const(inp.meta['dtype'].numpy_dtype)})"
+        return expr
 
     def _backward_source(self, body):
         grads = "".join(f", _g{k}" for k in range(len(self.outputs)))

@@ -5,7 +5,7 @@ The capture ran the user's Python once; every Python decision it made (a shape i
 call, what those decisions could have read:
 
 * grad mode;
-* each argument: a tensor's type, shape, dtype and ``requires_grad``; a Python number, string or
+* each argument: a tensor's type, shape, strides (its layout), dtype and ``requires_grad``; a Python number, string or
   None by value; a list/tuple/dict by length and keys; any other object (a module, an optimizer)
   by identity;
 * each module the call ran (or was given): its ``training`` flag and which Parameter/buffer
@@ -57,9 +57,10 @@ class Guards:
     def _tensor(self, expr, t, name):
         self.checks.append((
             f"type({expr}) is {self._bind(type(t))} and {expr}._data.shape == {tuple(t.shape)!r} and "
+            f"{expr}._data.strides == {tuple(t._data.strides)!r} and "
             f"{expr}._data.dtype == {self._bind(t._data.dtype)} and {expr}._requires_grad is {t._requires_grad}",
-            f"tensor {name!r}: expected {type(t).__name__} of size {list(t.shape)}, dtype {t.dtype}, "
-            f"requires_grad={t._requires_grad}"))
+            f"tensor {name!r}: expected {type(t).__name__} of size {list(t.shape)}, stride {list(t.stride())}, "
+            f"dtype {t.dtype}, requires_grad={t._requires_grad}"))
 
     def _walk(self, value, expr, kind=None):
         if isinstance(value, Tensor):
