@@ -198,10 +198,12 @@ class GeneratedCode:
     # -- forward ---------------------------------------------------------------------------
     def _forward_source(self):
         ns = self.ns
+        nodes = [n for n in self.graph.nodes if n.op == "call_function"]
+        lowered = {n: lowering.lower_forward(n, _schema_args(n), lambda v: _arg(v, ns)) for n in nodes
+                   if not n.meta.get("island") and n.target is not operator.getitem}
+        reuse = self._planned_reuse(nodes, lowered)
         lines = [f"def forward({', '.join(n.name for n in self.placeholders)}):"]
-        for n in self.graph.nodes:
-            if n.op != "call_function":
-                continue
+        for n in nodes:
             if n.target is operator.getitem:
                 lines.append(f"    {n.name} = {n.args[0].name}[{n.args[1]}]")
             elif n.meta.get("island"):
@@ -213,12 +215,16 @@ class GeneratedCode:
                     lines.append(f"    {n.name}, _ctx_{n.name} = {fn}.with_grad({ins}){why}")
                 else:
                     lines.append(f"    {n.name} = {fn}({ins}){why}")
+            elif lowered[n] is not None:
+                low = lowered[n]
+                if n in reuse:        # an operand nothing reads after this line: write the result into it
+                    operands = ", ".join(_arg(v, ns) for v in low.operands)
+                    lines.append(f"    {n.name} = {low.ufunc}({operands}, out={reuse[n].name})   "
+                                 f"# aten.{n.target.__name__}, into {reuse[n].name}'s memory")
+                else:
+                    lines.append(f"    {n.name} = {low.expr}   # aten.{n.target.__name__}")
             else:
                 op = n.target
-                lowered = lowering.lower_forward(n, _schema_args(n), lambda v: _arg(v, ns))
-                if lowered is not None:
-                    lines.append(f"    {n.name} = {lowered[0]}   # aten.{op.__name__}")
-                    continue
                 kernel = ns.bind(f"_k_{op._schema.name}_", op.kernel)
                 call = [_arg(a, ns) for a in n.args] + [f"{k}={_arg(v, ns)}" for k, v in n.kwargs.items()]
                 lines.append(f"    {n.name} = {kernel}({', '.join(call)})   # aten.{op.__name__}")
@@ -229,6 +235,33 @@ class GeneratedCode:
         else:
             lines.append(f"    return {outs}")
         return "\n".join(lines) + "\n"
+
+    def _planned_reuse(self, nodes, lowered):
+        """Memory planning: element-wise node -> the operand whose array it may overwrite (``out=``).
+
+        An operand qualifies when the generated code made it (a fresh array, not a view, not an
+        input), it is not returned or saved for the backward, every op that reads it is a lowered op
+        making a fresh array (so no view of it lives on), this node is the last to read it, and it has
+        the result's shape, dtype and (row-major) layout."""
+        kept = set(self.outputs) | {n for n in nodes if n.name in self.saved}
+        users = {}
+        for k, n in enumerate(nodes):
+            for i in n.all_input_nodes:
+                users.setdefault(i, []).append(k)
+        reuse = {}
+        for k, n in enumerate(nodes):
+            low = lowered.get(n)
+            if low is None or low.ufunc is None or not n.meta.get("contiguous"):
+                continue
+            for v in low.operands:
+                if isinstance(v, Node) and v not in kept and lowered.get(v) is not None and lowered[v].fresh \
+                        and v.meta.get("contiguous") and tuple(v.meta["shape"]) == tuple(n.meta["shape"]) \
+                        and v.meta["dtype"] == n.meta["dtype"] and max(users[v]) == k \
+                        and all(lowered.get(nodes[u]) is not None and lowered[nodes[u]].fresh for u in users[v]) \
+                        and v not in reuse.values():
+                    reuse[n] = v
+                    break
+        return reuse
 
     # -- backward --------------------------------------------------------------------------
     def _backward_lines(self):
@@ -242,12 +275,19 @@ class GeneratedCode:
                 saved.append(name)
             return name
 
-        def add_grad(node, expr):
+        fresh = set()        # gradient variables holding an array only they refer to
+
+        def add_grad(node, expr, is_fresh=False):
             if node not in grad:
                 grad[node] = f"g_{node.name}"
                 lines.append(f"    {grad[node]} = {expr}")
-            else:                                    # a value used twice: its gradients add up
+                if is_fresh:
+                    fresh.add(grad[node])
+            elif grad[node] in fresh:                # a value used twice: its gradients add up, here into
+                lines.append(f"    {grad[node]} += {expr}")      # the array the first one made
+            else:
                 lines.append(f"    {grad[node]} = {grad[node]} + {expr}")
+                fresh.add(grad[node])
 
         self.grad_inputs = []
         for k, n in enumerate(self.outputs):
@@ -282,7 +322,11 @@ class GeneratedCode:
                 lowered = None if joint else lowering.lower_backward(n, names[0], args, grad[n],
                                                                      lambda v: save(v.name), lambda v: _arg(v, ns))
                 if lowered is not None:
-                    add_grad(args[names[0]], self._to_input(lowered[0], args[names[0]], n))
+                    expr, is_fresh, shaped = lowered
+                    inp = args[names[0]]
+                    if not shaped:
+                        expr, is_fresh = self._to_input(expr, inp, n), is_fresh and self._same_meta(inp, n)
+                    add_grad(inp, expr, is_fresh)
                     continue
                 formula = ns.bind(f"_f_{op._schema.name}_", fn)
                 call = []
@@ -311,6 +355,10 @@ class GeneratedCode:
         self.grad_inputs = [grad.get(p) if p.meta.get("requires_grad") else None for p in self.placeholders]
         self.saved = saved
         return lines
+
+    @staticmethod
+    def _same_meta(inp, n):
+        return tuple(inp.meta["shape"]) == tuple(n.meta["shape"]) and inp.meta["dtype"] == n.meta["dtype"]
 
     def _to_input(self, expr, inp, n):
         """A gradient computed at ``n``'s shape and dtype, brought to input ``inp``'s: a broadcast

@@ -60,7 +60,16 @@ def _row_major_elementwise(node, first, *others):
 
 
 # -- the forward -------------------------------------------------------------------------------
-# name -> function(node, args by schema name, src) -> (expression, fresh) or None.
+class Lowered:
+    """A node written as NumPy: ``expr`` computes it; ``fresh``: the result is a new array (not a
+    view of an operand); ``ufunc``/``operands``: for an element-wise op, the NumPy ufunc and its
+    operands, so that the code generator may write ``ufunc(*operands, out=<a dying operand>)``."""
+
+    def __init__(self, expr, fresh, ufunc=None, operands=()):
+        self.expr, self.fresh, self.ufunc, self.operands = expr, fresh, ufunc, tuple(operands)
+
+
+# name -> function(node, args by schema name, src) -> Lowered or None.
 # ``src(value)`` gives the source of an argument (a node's variable, or a constant).
 FORWARD = {}
 
@@ -73,7 +82,8 @@ def _forward(*names):
     return register
 
 
-_BINARY = {"add.Tensor": "+", "sub.Tensor": "-", "mul.Tensor": "*", "div.Tensor": "/"}
+_BINARY = {"add.Tensor": ("+", "np.add"), "sub.Tensor": ("-", "np.subtract"), "mul.Tensor": ("*", "np.multiply"),
+           "div.Tensor": ("/", "np.divide")}
 
 
 @_forward(*_BINARY)
@@ -83,7 +93,8 @@ def _binary(node, args, src):
         return None
     if not _is_node(b):       # the kernel's promote_arrays makes a Python number the array's scalar type
         b = node.meta["dtype"].numpy_dtype.type(b)
-    return f"{src(a)} {_BINARY[_key(node)]} {src(b)}", True
+    symbol, ufunc = _BINARY[_key(node)]
+    return Lowered(f"{src(a)} {symbol} {src(b)}", True, ufunc, (a, b))
 
 
 _UNARY = {"tanh.default": "np.tanh", "exp.default": "np.exp", "neg.default": "np.negative",
@@ -95,7 +106,7 @@ def _unary(node, args, src):
     a = args["self"]
     if not _same_dtype(node, a):
         return None
-    return f"{_UNARY[_key(node)]}({src(a)})", True
+    return Lowered(f"{_UNARY[_key(node)]}({src(a)})", True, _UNARY[_key(node)], (a,))
 
 
 @_forward("relu.default")
@@ -103,7 +114,8 @@ def _relu(node, args, src):
     a = args["self"]
     if not _same_dtype(node, a):
         return None
-    return f"np.maximum({src(a)}, {src(node.meta['dtype'].numpy_dtype.type(0))})", True
+    zero = node.meta["dtype"].numpy_dtype.type(0)
+    return Lowered(f"np.maximum({src(a)}, {src(zero)})", True, "np.maximum", (a, zero))
 
 
 @_forward("mm.default")
@@ -111,7 +123,7 @@ def _mm(node, args, src):
     a, b = args["self"], args["mat2"]
     if not _same_dtype(node, a, b) or len(a.meta["shape"]) != 2 or len(b.meta["shape"]) != 2:
         return None
-    return f"{src(a)} @ {src(b)}", True
+    return Lowered(f"{src(a)} @ {src(b)}", True)
 
 
 @_forward("addmm.default")
@@ -120,7 +132,7 @@ def _addmm(node, args, src):
     if args.get("beta", 1) != 1 or args.get("alpha", 1) != 1 or not _same_dtype(node, bias, a, b) \
             or len(a.meta["shape"]) != 2 or len(b.meta["shape"]) != 2:
         return None
-    return f"_addmm({src(bias)}, {src(a)}, {src(b)})", True
+    return Lowered(f"_addmm({src(bias)}, {src(a)}, {src(b)})", True)
 
 
 def addmm(bias, mat1, mat2):
@@ -135,7 +147,7 @@ def _t(node, args, src):
     a = args["self"]
     if not _same_dtype(node, a) or len(a.meta["shape"]) > 2:
         return None
-    return f"{src(a)}.T", False
+    return Lowered(f"{src(a)}.T", False)
 
 
 def _key(node):
@@ -143,13 +155,15 @@ def _key(node):
 
 
 def lower_forward(node, args, src):
-    """(expression, fresh) for ``node``, or None: call the kernel."""
+    """A :class:`Lowered` for ``node``, or None: call the kernel."""
     rule = FORWARD.get(_key(node))
     return rule(node, args, src) if rule is not None else None
 
 
 # -- the backward ------------------------------------------------------------------------------
-# (name, input) -> function(node, args, grad source, save, src) -> (expression, fresh) or None.
+# (name, input) -> function(node, args, grad source, save, src) -> (expression, fresh, shaped) or
+# None; ``shaped``: the expression has the input's shape already (else the node's: a broadcast input
+# gets ``sum_to``).
 # ``save(node)`` marks a forward value as read by the backward and gives its variable.
 BACKWARD = {}
 
@@ -164,33 +178,33 @@ def _backward(name, *inputs):
 
 @_backward("add.Tensor", "self", "other")
 def _add_grad(node, inp, args, g, save, src):
-    return (g, False) if inp == "self" or args.get("alpha", 1) == 1 else None
+    return (g, False, False) if inp == "self" or args.get("alpha", 1) == 1 else None
 
 
 @_backward("sub.Tensor", "self", "other")
 def _sub_grad(node, inp, args, g, save, src):
     if inp == "self":
-        return g, False
-    return (f"-{g}", True) if args.get("alpha", 1) == 1 else None
+        return g, False, False
+    return (f"-{g}", True, False) if args.get("alpha", 1) == 1 else None
 
 
 @_backward("mul.Tensor", "self", "other")
 def _mul_grad(node, inp, args, g, save, src):
     factor = args["other" if inp == "self" else "self"]
-    return f"{g} * {save(factor) if _is_node(factor) else src(factor)}", True
+    return f"{g} * {save(factor) if _is_node(factor) else src(factor)}", True, False
 
 
 @_backward("tanh.default", "self")
 def _tanh_grad(node, inp, args, g, save, src):
     r = save(node)
-    return f"{g} * (1 - {r} * {r})", True
+    return f"{g} * (1 - {r} * {r})", True, False
 
 
 @_backward("mm.default", "self", "mat2")
 def _mm_grad(node, inp, args, g, save, src):
     if len(args["self"].meta["shape"]) != 2 or len(args["mat2"].meta["shape"]) != 2:
         return None
-    return (f"{g} @ {save(args['mat2'])}.T" if inp == "self" else f"{save(args['self'])}.T @ {g}"), True
+    return (f"{g} @ {save(args['mat2'])}.T" if inp == "self" else f"{save(args['self'])}.T @ {g}"), True, True
 
 
 @_backward("addmm.default", "self", "mat1", "mat2")
@@ -198,18 +212,18 @@ def _addmm_grad(node, inp, args, g, save, src):
     if args.get("beta", 1) != 1 or args.get("alpha", 1) != 1:
         return None
     if inp == "self":
-        return g, False
+        return g, False, False
     return _mm_grad(node, "self" if inp == "mat1" else "mat2",
                     {"self": args["mat1"], "mat2": args["mat2"]}, g, save, src)
 
 
 @_backward("t.default", "self")
 def _t_grad(node, inp, args, g, save, src):
-    return f"{g}.T", False
+    return f"{g}.T", False, True
 
 
 def lower_backward(node, inp, args, g, save, src):
-    """(expression, fresh) for the gradient of ``node``'s input ``inp``, or None: call the formula.
+    """(expression, fresh, shaped) for the gradient of ``node``'s input ``inp``, or None: call the formula.
     Only for real floating nodes whose tensor inputs share their dtype."""
     rule = BACKWARD.get((_key(node), inp))
     if rule is None or not _same_dtype(node, *(v for v in args.values() if _is_node(v))):
