@@ -1,0 +1,260 @@
+"""Running a function whose capture broke: its graphs compiled, the Python between them as it is.
+
+torch's Dynamo, at a graph break, compiles the graph before the break, runs the Python that broke
+it, and resumes in a new frame compiled from the bytecode after it. glasstorch does not read
+bytecode, so it cannot jump into the middle of a function. It *replays* the function instead:
+
+* the user's Python runs again, all of it, under a function mode that sees each public call
+  (``F.linear``, ``Tensor.tanh``, ``Tensor.backward`` ...) -- the calls the capture run wrote down,
+  one :class:`~glasstorch._dynamo.capture.CallRecord` each, in order;
+* a call that one of the captured graphs holds is not run: at the first such call of a graph, the
+  graph's generated code runs (forward, and one ``CompiledFunctionBackward`` node for autograd),
+  and each call of the graph then gets its result from there at the cost of a lookup;
+* every other call (the one that broke the graph: ``loss.backward()``, ``.item()``, ``print``, an
+  optimizer's in-place step; and metadata reads like ``.shape``) runs as it is.
+
+So a training step ``zero_grad(); loss = loss_fn(model(x), y); loss.backward(); opt.step()``
+compiled as one function runs its forward and loss as generated code, and its ``backward()`` goes
+through the compiled backward, while ``zero_grad``/``step`` run as Python.
+
+Replay hands back a graph's value only when the call is the *same* call as at capture: the same
+function, the same Python arguments, and the very tensors the capture saw there (a graph input, or
+what an earlier call returned), unchanged since the graph read them (version counters). Anything
+else -- Python took another path (a branch on ``.item()``'s value), a tensor changed in place in
+between, an earlier call returned a tensor of another shape -- *diverges*: that call and every
+later one run eagerly, from the values handed back so far, which are eager's own. The results are
+eager's either way.
+
+Values that no code outside their graph reads (``h`` in ``h = x @ w; y = h.tanh()`` when only ``y``
+leaves the graph) are handed to Python as *stand-ins*: tensors of the right shape, dtype and
+``requires_grad`` whose data is never computed. Should a call the graph does not hold ever read one
+(which the capture said no call does), replay raises instead of computing with it.
+"""
+import numpy as np
+
+from .._tensor import Tensor, _wrap
+from ..overrides import TorchFunctionMode
+from . import codegen
+from .capture import Ref, _flat_tensors
+
+
+class Segment:
+    """One graph of a broken capture, compiled: its inputs (where to find each at run time), its
+    generated code, and what its calls hand back."""
+
+    def __init__(self, graph, inputs):
+        self.graph = graph
+        self.inputs = inputs          # (placeholder, source): ("arg", path, t) | ("free", t) | ("call", k, j, t)
+        self.train = any(n.meta.get("requires_grad") for n, _ in inputs)
+        self.code = codegen.GeneratedCode(graph, self.train) if any(
+            n.op == "call_function" for n in graph.nodes) else None
+        self.outputs = self.code.outputs if self.code is not None else []
+        # a call's result found at run time from one of these: an output, an input, or a stand-in
+        self._standin = {}
+        self._readers = {}
+        for node, source in inputs:
+            if source[0] == "arg":
+                self._readers[node] = eval(f"lambda args, kwargs: {source[1]}")
+        # ("call") inputs: checked at run time to be what the code was generated for
+        self.checked = [(node, (tuple(node.meta["shape"]), node.meta["dtype"].numpy_dtype,
+                                bool(node.meta.get("contiguous")), bool(node.meta.get("requires_grad"))))
+                        for node, source in inputs if source[0] == "call"]
+
+    def standin(self, node):
+        """A tensor with ``node``'s shape, dtype and requires_grad whose data is never computed (one
+        zero, broadcast)."""
+        base = self._standin.get(node)
+        if base is None:
+            base = self._standin[node] = np.broadcast_to(np.zeros((), node.meta["dtype"].numpy_dtype),
+                                                         tuple(node.meta["shape"]))
+        t = _wrap(base)
+        t._requires_grad = bool(node.meta.get("requires_grad"))
+        return t
+
+
+class Replay:
+    """The compiled graphs of a broken capture and the records of its calls."""
+
+    def __init__(self, cap):
+        self.records = cap.records
+        self.segments = [Segment(graph, inputs) for graph, inputs in cap.closed]
+        self.breaks = cap.breaks
+        # the calls whose results a later call, graph or the result reads by ("call", k, j)
+        self.kept_calls = set()
+        for segment in self.segments:
+            self.kept_calls.update(s[1] for _, s in segment.inputs if s[0] == "call")
+        for rec in self.records:
+            if rec.out_nodes is None:
+                _refs_in(rec.args, lambda key: key[0] == "call" and self.kept_calls.add(key[1]))
+        self.kept_calls.update(k for k, rec in enumerate(self.records) if rec.out_nodes is not None)
+        self._arg_readers = {}
+
+    def arg_reader(self, path):
+        reader = self._arg_readers.get(path)
+        if reader is None:
+            reader = self._arg_readers[path] = eval(f"lambda args, kwargs: {path}")
+        return reader
+
+    def __call__(self, fn, args, kwargs):
+        state = _Run(self, args, kwargs)
+        with _ReplayMode(state):
+            return fn(*args, **kwargs)
+
+    @property
+    def code(self):
+        compiled = [seg.code for seg in self.segments if seg.code is not None]
+        return "\n".join(f"# graph {i + 1} of {len(compiled)}\n" + code.forward_source
+                         + ("\n" + code.backward_source if code.backward_source else "")
+                         for i, code in enumerate(compiled))
+
+
+def _refs_in(template, visit):
+    if isinstance(template, Ref):
+        visit(template.key)
+    elif type(template) in (tuple, list):
+        for v in template:
+            _refs_in(v, visit)
+    elif type(template) is dict:
+        for v in template.values():
+            _refs_in(v, visit)
+
+
+class _Run:
+    """One call of a replayed function: which record comes next, what each call returned, the
+    values each graph computed."""
+
+    def __init__(self, replay, args, kwargs):
+        self.replay, self.args, self.kwargs = replay, args, kwargs
+        self.k = 0
+        self.diverged = False
+        self.results = {}            # k -> the tensors call k returned (or was handed back)
+        self.values = {}             # segment index -> {node: tensor}
+        self.versions = {}           # id(tensor) -> its version when a graph read or made it
+        self.standins = set()
+
+    # -- one public call ---------------------------------------------------------------------------
+    def call(self, func, args, kwargs):
+        k = self.k
+        self.k += 1
+        records = self.replay.records
+        if not self.diverged:
+            rec = records[k] if k < len(records) else None
+            if rec is None or rec.diverge or not (rec.func is func or rec.func == func):
+                self.diverged = True
+            elif rec.out_nodes is not None:
+                handed = self._hand_back(k, rec, args, kwargs)
+                if handed is not None:
+                    return handed
+                self.diverged = True
+        return self._run(k, func, args, kwargs)
+
+    def _run(self, k, func, args, kwargs):
+        if self.standins:
+            for t in _flat_tensors((args, kwargs)):
+                if id(t) in self.standins:
+                    raise RuntimeError(
+                        f"torch.compile (glasstorch replay): {getattr(func, '__qualname__', func)} reads a value the "
+                        "compiled graph did not keep, which it did not read when the function was captured (the "
+                        "function took another path); call torch.compiler.reset() or torch.compiler.disable it")
+        result = func(*args, **kwargs)
+        if k in self.replay.kept_calls:
+            self.results[k] = _flat_tensors(result)
+        return result
+
+    # -- a call a graph holds --------------------------------------------------------------------
+    def _hand_back(self, k, rec, args, kwargs):
+        values = self.values.get(rec.graph)
+        if values is None:
+            values = self._run_segment(rec.graph)
+            if values is None:
+                return None
+        if not self._matches(rec.args, (args, kwargs)):
+            return None
+        outs = [values[n] for n in rec.out_nodes]
+        self.results[k] = outs
+        if isinstance(rec.result, int):
+            return outs[0]
+        return type(rec.result)(outs[j] for j in rec.result)
+
+    def _run_segment(self, index):
+        seg = self.replay.segments[index]
+        tensors = []
+        for node, source in seg.inputs:
+            kind = source[0]
+            if kind == "arg":
+                t = seg._readers[node](self.args, self.kwargs)
+            elif kind == "free":
+                t = source[1]
+            else:
+                got = self.results.get(source[1])
+                if got is None or len(got) <= source[2]:
+                    return None
+                t = got[source[2]]
+            tensors.append(t)
+        for node, (shape, dtype, contiguous, requires_grad) in seg.checked:
+            t = tensors[next(i for i, (n, _) in enumerate(seg.inputs) if n is node)]
+            a = t._data
+            if a.shape != shape or a.dtype != dtype or bool(a.flags.c_contiguous) != contiguous \
+                    or t._requires_grad != requires_grad or id(t) in self.standins:
+                return None
+        values = {node: t for (node, _), t in zip(seg.inputs, tensors)}
+        if seg.code is not None:
+            if seg.train:
+                outs = codegen.CompiledFunction.apply(seg.code, *tensors)
+            else:
+                outs = tuple(_wrap(a) for a in seg.code.forward(*[t._data for t in tensors]))
+            values.update(zip(seg.outputs, outs))
+        for t in values.values():
+            self.versions[id(t)] = t._vc.version
+        self.values[index] = _Values(values, seg, self)
+        return self.values[index]
+
+    def _matches(self, template, actual):
+        if isinstance(template, Ref):
+            return isinstance(actual, Tensor) and actual is self._resolve(template.key) \
+                and self.versions.get(id(actual)) == actual._vc.version
+        if type(template) in (tuple, list):
+            return type(actual) is type(template) and len(actual) == len(template) and all(
+                self._matches(t, a) for t, a in zip(template, actual))
+        if type(template) is dict:
+            return type(actual) is dict and actual.keys() == template.keys() and all(
+                self._matches(template[key], actual[key]) for key in template)
+        if actual is template:
+            return True
+        if type(actual) is not type(template):
+            return False
+        try:
+            return bool(actual == template) or (actual != actual and template != template)
+        except Exception:           # (a value that does not compare: not the same)
+            return False
+
+    def _resolve(self, key):
+        kind = key[0]
+        if kind == "arg":
+            return self.replay.arg_reader(key[1])(self.args, self.kwargs)
+        if kind in ("free", "obj"):
+            return key[1]
+        got = self.results.get(key[1])
+        return got[key[2]] if got is not None and len(got) > key[2] else None
+
+
+class _Values(dict):
+    """A graph's values by node: its inputs and outputs, and stand-ins made on first request."""
+
+    def __init__(self, values, segment, run):
+        super().__init__(values)
+        self.segment, self.run = segment, run
+
+    def __missing__(self, node):
+        t = self[node] = self.segment.standin(node)
+        self.run.standins.add(id(t))
+        self.run.versions[id(t)] = t._vc.version
+        return t
+
+
+class _ReplayMode(TorchFunctionMode):
+    def __init__(self, state):
+        self.state = state
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        return self.state.call(func, args, kwargs or {})
