@@ -473,6 +473,80 @@ def test_compiled_training_step_equals_eager_step_after_step():
     np.testing.assert_array_equal(v0, v1)
 
 
+def test_compiled_training_step_runs_its_forward_compiled():
+    # backward() and the optimizer step break the graph; the forward and loss before them still run as
+    # generated code (replay.py), whose node is the loss's grad_fn, and the step equals eager's bit for bit
+    xs, ys = _data(n=8)
+    models = [_mlp(gt), _mlp(gt)]
+    opts = [gt.optim.SGD(m.parameters(), lr=0.1) for m in models]
+    step = gt.compile(_train_step)
+    for i in range(3):
+        want = _train_step(models[0], opts[0], gt.tensor(xs), gt.tensor(ys))
+        got = step(models[1], opts[1], gt.tensor(xs), gt.tensor(ys))
+        assert got.item() == want.item()
+        if i:
+            assert got.grad_fn.name() == "CompiledFunctionBackward"
+        for p, q in zip(models[0].parameters(), models[1].parameters()):
+            np.testing.assert_array_equal(p.detach().numpy(), q.detach().numpy())
+    assert len(step.cache) == 1 and step.cache[0].replay is not None
+    assert "_addmm(" in step.code and "def backward(" in step.code
+
+
+_LOG = []
+
+
+def _two_graphs(x, w):
+    y = gt.mm(x, w).tanh()
+    _LOG.append(y.sum().item())      # a break: the graph before it and the one after it are compiled
+    return (y * 2).exp() * w.sum()
+
+
+def test_graphs_before_and_after_a_break_run_compiled():
+    rng = np.random.default_rng(2)
+    c = gt.compile(_two_graphs)
+    for k in range(3):
+        x = gt.tensor(rng.standard_normal((3, 3)).astype(np.float32))
+        w = rng.standard_normal((3, 3)).astype(np.float32) * 0.3
+        ws = [gt.tensor(w, requires_grad=True) for _ in range(2)]
+        want, got = _two_graphs(x, ws[0]), c(x, ws[1])
+        assert np.array_equal(got.detach().numpy(), want.detach().numpy())
+        want.sum().backward()
+        got.sum().backward()
+        assert np.array_equal(ws[0].grad.numpy(), ws[1].grad.numpy())
+        if k:
+            assert got.grad_fn.name() == "CompiledFunctionBackward"
+        assert _LOG[-1] == _LOG[-2]
+    assert c.code.count("def forward(") == 2 and "# graph 2 of 2" in c.code
+
+
+_FLAG = [False]
+
+
+def _flagged(x):
+    h = x * 2                        # read only by the next call: handed to Python as a stand-in
+    y = h.tanh()
+    if _FLAG[0]:                     # (a Python global the guards do not watch)
+        return y * h.exp()
+    return y + x.sum().item()
+
+
+def test_replay_diverges_to_eager_and_refuses_to_compute_with_a_stand_in():
+    c = gt.compile(_branch_step)
+    for data in ([1.0, 2.0], [-3.0, 1.0], [2.0, 2.0], [-1.0, -1.0]):   # the other branch: eager from there
+        x = gt.tensor(data)
+        np.testing.assert_array_equal(c(x).numpy(), _branch_step(x).numpy())
+    c = gt.compile(_flagged)
+    x = gt.tensor([0.5, -1.0])
+    c(x)
+    np.testing.assert_array_equal(c(x).numpy(), _flagged(x).numpy())
+    _FLAG[0] = True
+    try:
+        with pytest.raises(RuntimeError, match="did not keep"):
+            c(x)
+    finally:
+        _FLAG[0] = False
+
+
 def test_compiled_module_with_dropout_and_batchnorm_in_eval_and_train():
     xs, _ = _data(n=8)
     model = _bn_model(gt)

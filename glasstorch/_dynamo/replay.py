@@ -87,7 +87,25 @@ class Replay:
             if rec.out_nodes is None:
                 _refs_in(rec.args, lambda key: key[0] == "call" and self.kept_calls.add(key[1]))
         self.kept_calls.update(k for k, rec in enumerate(self.records) if rec.out_nodes is not None)
-        self._arg_readers = {}
+        self._matchers = {}
+
+    def matcher(self, k):
+        """The check that call ``k`` is the captured one, as generated code (see :func:`_matcher_source`)."""
+        m = self._matchers.get(k)
+        if m is None:
+            namespace = {}
+            source = _matcher_source(self.records[k].args, namespace)
+            m = self._matchers[k] = eval(source, namespace)
+        return m
+
+    def matcher(self, k):
+        """The check that call ``k`` is the captured one, as generated code (see :func:`_matcher_source`)."""
+        m = self._matchers.get(k)
+        if m is None:
+            namespace = {}
+            source = _matcher_source(self.records[k].args, namespace)
+            m = self._matchers[k] = eval(source, namespace)
+        return m
 
     def arg_reader(self, path):
         reader = self._arg_readers.get(path)
@@ -106,6 +124,61 @@ class Replay:
         return "\n".join(f"# graph {i + 1} of {len(compiled)}\n" + code.forward_source
                          + ("\n" + code.backward_source if code.backward_source else "")
                          for i, code in enumerate(compiled))
+
+
+def _reads(ids, args, kwargs):
+    """Whether a tensor among the arguments (or in a list/tuple among them) is one of ``ids``."""
+    for v in (*args, *kwargs.values()):
+        if isinstance(v, Tensor):
+            if id(v) in ids:
+                return True
+        elif type(v) in (list, tuple):
+            if any(id(x) in ids for x in v if isinstance(x, Tensor)) or any(
+                    _reads(ids, x, {}) for x in v if type(x) in (list, tuple)):
+                return True
+    return False
+
+
+def _matcher_source(template, namespace):
+    """``lambda a, kw, args, kwargs, R, V: <condition>``: the call's arguments ``(a, kw)`` are the
+    captured ones -- the same structure, equal Python values, and the very tensors (found in the
+    function's ``args``/``kwargs``, bound objects, or ``R``, what earlier calls returned) unchanged
+    since their graph read them (``V``, their versions then)."""
+    conditions = []
+
+    def bind(obj):
+        name = f"_o{len(namespace)}"
+        namespace[name] = obj
+        return name
+
+    def visit(expected, expr):
+        if isinstance(expected, Ref):
+            kind = expected.key[0]
+            if kind == "arg":
+                want = expected.key[1]
+            elif kind == "call":
+                want = f"R[{expected.key[1]}][{expected.key[2]}]"
+            else:
+                want = bind(expected.key[1])
+            conditions.append(f"{expr} is {want} and V.get(id({expr})) == {expr}._vc.version")
+        elif type(expected) in (tuple, list):
+            conditions.append(f"type({expr}) is {type(expected).__name__} and len({expr}) == {len(expected)}")
+            for i, v in enumerate(expected):
+                visit(v, f"{expr}[{i}]")
+        elif type(expected) is dict:
+            conditions.append(f"type({expr}) is dict and list({expr}) == {list(expected)!r}")
+            for key, v in expected.items():
+                visit(v, f"{expr}[{key!r}]")
+        elif expected is None or type(expected) is bool:
+            conditions.append(f"{expr} is {expected!r}")
+        elif type(expected) in (int, str) or type(expected) is float and expected == expected:
+            conditions.append(f"type({expr}) is {type(expected).__name__} and {expr} == {expected!r}")
+        else:
+            o = bind(expected)
+            conditions.append(f"({expr} is {o} or type({expr}) is type({o}) and bool({expr} == {o}))")
+    visit(template[0], "a")
+    visit(template[1], "kw")
+    return "lambda a, kw, args, kwargs, R, V: " + " and ".join(conditions or ["True"])
 
 
 def _refs_in(template, visit):
@@ -149,13 +222,11 @@ class _Run:
         return self._run(k, func, args, kwargs)
 
     def _run(self, k, func, args, kwargs):
-        if self.standins:
-            for t in _flat_tensors((args, kwargs)):
-                if id(t) in self.standins:
-                    raise RuntimeError(
-                        f"torch.compile (glasstorch replay): {getattr(func, '__qualname__', func)} reads a value the "
-                        "compiled graph did not keep, which it did not read when the function was captured (the "
-                        "function took another path); call torch.compiler.reset() or torch.compiler.disable it")
+        if self.standins and _reads(self.standins, args, kwargs):
+            raise RuntimeError(
+                f"torch.compile (glasstorch replay): {getattr(func, '__qualname__', func)} reads a value the compiled "
+                "graph did not keep, which it did not read when the function was captured (the function took another "
+                "path); call torch.compiler.reset() or torch.compiler.disable it")
         result = func(*args, **kwargs)
         if k in self.replay.kept_calls:
             self.results[k] = _flat_tensors(result)
@@ -168,7 +239,10 @@ class _Run:
             values = self._run_segment(rec.graph)
             if values is None:
                 return None
-        if not self._matches(rec.args, (args, kwargs)):
+        try:
+            if not self.replay.matcher(k)(args, kwargs, self.args, self.kwargs, self.results, self.versions):
+                return None
+        except (LookupError, TypeError, ValueError):     # (an argument not there, a value that does not compare)
             return None
         outs = [values[n] for n in rec.out_nodes]
         self.results[k] = outs
@@ -208,34 +282,6 @@ class _Run:
             self.versions[id(t)] = t._vc.version
         self.values[index] = _Values(values, seg, self)
         return self.values[index]
-
-    def _matches(self, template, actual):
-        if isinstance(template, Ref):
-            return isinstance(actual, Tensor) and actual is self._resolve(template.key) \
-                and self.versions.get(id(actual)) == actual._vc.version
-        if type(template) in (tuple, list):
-            return type(actual) is type(template) and len(actual) == len(template) and all(
-                self._matches(t, a) for t, a in zip(template, actual))
-        if type(template) is dict:
-            return type(actual) is dict and actual.keys() == template.keys() and all(
-                self._matches(template[key], actual[key]) for key in template)
-        if actual is template:
-            return True
-        if type(actual) is not type(template):
-            return False
-        try:
-            return bool(actual == template) or (actual != actual and template != template)
-        except Exception:           # (a value that does not compare: not the same)
-            return False
-
-    def _resolve(self, key):
-        kind = key[0]
-        if kind == "arg":
-            return self.replay.arg_reader(key[1])(self.args, self.kwargs)
-        if kind in ("free", "obj"):
-            return key[1]
-        got = self.results.get(key[1])
-        return got[key[2]] if got is not None and len(got) > key[2] else None
 
 
 class _Values(dict):
