@@ -492,6 +492,24 @@ def test_compiled_training_step_runs_its_forward_compiled():
     assert "_addmm(" in step.code and "def backward(" in step.code
 
 
+def test_freezing_a_parameter_recompiles_a_step_with_breaks():
+    # the guards cover the parameters of every graph between the breaks, not only the last one's
+    xs, ys = _data(n=8)
+    models = [_mlp(gt), _mlp(gt)]
+    opts = [gt.optim.SGD(m.parameters(), lr=0.1) for m in models]
+    step = gt.compile(_train_step)
+    for i in range(4):
+        if i == 2:
+            for m in models:
+                m[0].weight.requires_grad_(False)
+        want = _train_step(models[0], opts[0], gt.tensor(xs), gt.tensor(ys))
+        got = step(models[1], opts[1], gt.tensor(xs), gt.tensor(ys))
+        assert got.item() == want.item()
+        assert (models[1][0].weight.grad is None) == (models[0][0].weight.grad is None)
+    assert len(step.cache) == 2 and "requires_grad=True" in step.cache[0].guards.check(
+        (models[1], opts[1], gt.tensor(xs), gt.tensor(ys)), {})
+
+
 _LOG = []
 
 
