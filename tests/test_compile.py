@@ -617,3 +617,24 @@ def test_warnings_free_reuse():
         warnings.simplefilter("error")
         c(gt.ones(2))
         c(gt.ones(2))
+
+
+def test_a_function_mode_can_retire_from_inside_its_handler():
+    # (glasstorch's switch for replay: a mode that sets _retired in its handler leaves the stack)
+    from glasstorch._seam import seam
+    from glasstorch.overrides import TorchFunctionMode
+    seen = []
+
+    class SeeTwo(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            seen.append(func.__name__)
+            if len(seen) == 2:
+                self._retired = True
+            return func(*args, **(kwargs or {}))
+    x = gt.ones(2)
+    with SeeTwo():
+        x.exp()
+        x.tanh()
+        assert not seam.on and seam.function_modes == []
+        x.sin()
+    assert seen == ["exp", "tanh"] and not seam.on
