@@ -61,15 +61,44 @@ class Segment:
                         for node, source in inputs if source[0] == "call"]
 
     def standin(self, node):
-        """A tensor with ``node``'s shape, dtype and requires_grad whose data is never computed (one
-        zero, broadcast)."""
+        """A tensor with ``node``'s shape, dtype and requires_grad whose data is never computed: a
+        :class:`StandInArray` (one zero, broadcast) that refuses any computation."""
         base = self._standin.get(node)
         if base is None:
             base = self._standin[node] = np.broadcast_to(np.zeros((), node.meta["dtype"].numpy_dtype),
-                                                         tuple(node.meta["shape"]))
+                                                         tuple(node.meta["shape"])).view(StandInArray)
         t = _wrap(base)
         t._requires_grad = bool(node.meta.get("requires_grad"))
         return t
+
+
+_STANDIN_ERROR = ("torch.compile (glasstorch replay): a value the compiled graph did not keep was read ({}); the "
+                  "function did not read it outside its graph when it was captured, so it took another path now "
+                  "(a Python value the guards do not watch?); call torch.compiler.reset() or "
+                  "torch.compiler.disable the function")
+
+
+class StandInArray(np.ndarray):
+    """The data of a stand-in: shape, dtype and strides are there; any computation with it raises
+    (NumPy's ufuncs and functions ask ``__array_ufunc__``/``__array_function__`` first)."""
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        raise RuntimeError(_STANDIN_ERROR.format(f"numpy.{ufunc.__name__}"))
+
+    def __array_function__(self, func, types, args, kwargs):
+        raise RuntimeError(_STANDIN_ERROR.format(f"numpy.{func.__name__}"))
+
+    def copy(self, order="C"):
+        raise RuntimeError(_STANDIN_ERROR.format("a copy"))
+
+    def __array__(self, dtype=None, copy=None):
+        raise RuntimeError(_STANDIN_ERROR.format("its data"))
+
+    def tolist(self):
+        raise RuntimeError(_STANDIN_ERROR.format("tolist"))
+
+    def item(self, *args):
+        raise RuntimeError(_STANDIN_ERROR.format("item"))
 
 
 class Replay:
@@ -87,6 +116,8 @@ class Replay:
             if rec.out_nodes is None:
                 _refs_in(rec.args, lambda key: key[0] == "call" and self.kept_calls.add(key[1]))
         self.kept_calls.update(k for k, rec in enumerate(self.records) if rec.out_nodes is not None)
+        # the last call a graph holds: after it, replay retires its mode (the rest runs unwatched)
+        self.last_held = max((k for k, rec in enumerate(self.records) if rec.out_nodes is not None), default=-1)
         self._matchers = {}
 
     def matcher(self, k):
@@ -124,19 +155,6 @@ class Replay:
         return "\n".join(f"# graph {i + 1} of {len(compiled)}\n" + code.forward_source
                          + ("\n" + code.backward_source if code.backward_source else "")
                          for i, code in enumerate(compiled))
-
-
-def _reads(ids, args, kwargs):
-    """Whether a tensor among the arguments (or in a list/tuple among them) is one of ``ids``."""
-    for v in (*args, *kwargs.values()):
-        if isinstance(v, Tensor):
-            if id(v) in ids:
-                return True
-        elif type(v) in (list, tuple):
-            if any(id(x) in ids for x in v if isinstance(x, Tensor)) or any(
-                    _reads(ids, x, {}) for x in v if type(x) in (list, tuple)):
-                return True
-    return False
 
 
 def _matcher_source(template, namespace):
@@ -203,10 +221,9 @@ class _Run:
         self.results = {}            # k -> the tensors call k returned (or was handed back)
         self.values = {}             # segment index -> {node: tensor}
         self.versions = {}           # id(tensor) -> its version when a graph read or made it
-        self.standins = set()
 
     # -- one public call ---------------------------------------------------------------------------
-    def call(self, func, args, kwargs):
+    def call(self, mode, func, args, kwargs):
         k = self.k
         self.k += 1
         records = self.replay.records
@@ -217,16 +234,15 @@ class _Run:
             elif rec.out_nodes is not None:
                 handed = self._hand_back(k, rec, args, kwargs)
                 if handed is not None:
+                    if k == self.replay.last_held:     # nothing left to hand back: stop watching
+                        mode._retired = True
                     return handed
                 self.diverged = True
+        if self.diverged or k >= self.replay.last_held:
+            mode._retired = True                     # (every later call runs as it is)
         return self._run(k, func, args, kwargs)
 
     def _run(self, k, func, args, kwargs):
-        if self.standins and _reads(self.standins, args, kwargs):
-            raise RuntimeError(
-                f"torch.compile (glasstorch replay): {getattr(func, '__qualname__', func)} reads a value the compiled "
-                "graph did not keep, which it did not read when the function was captured (the function took another "
-                "path); call torch.compiler.reset() or torch.compiler.disable it")
         result = func(*args, **kwargs)
         if k in self.replay.kept_calls:
             self.results[k] = _flat_tensors(result)
@@ -269,7 +285,7 @@ class _Run:
             t = tensors[next(i for i, (n, _) in enumerate(seg.inputs) if n is node)]
             a = t._data
             if a.shape != shape or a.dtype != dtype or bool(a.flags.c_contiguous) != contiguous \
-                    or t._requires_grad != requires_grad or id(t) in self.standins:
+                    or t._requires_grad != requires_grad or type(a) is StandInArray:
                 return None
         values = {node: t for (node, _), t in zip(seg.inputs, tensors)}
         if seg.code is not None:
@@ -293,7 +309,6 @@ class _Values(dict):
 
     def __missing__(self, node):
         t = self[node] = self.segment.standin(node)
-        self.run.standins.add(id(t))
         self.run.versions[id(t)] = t._vc.version
         return t
 
@@ -303,4 +318,4 @@ class _ReplayMode(TorchFunctionMode):
         self.state = state
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
-        return self.state.call(func, args, kwargs or {})
+        return self.state.call(self, func, args, kwargs or {})
