@@ -638,3 +638,19 @@ def test_a_function_mode_can_retire_from_inside_its_handler():
         assert not seam.on and seam.function_modes == []
         x.sin()
     assert seen == ["exp", "tanh"] and not seam.on
+
+
+def _through_flatten(x, w):
+    h = gt.mm(x, w).tanh()
+    _LOG.append(h.sum().item())               # a break: replay
+    return (h.flatten() * 2).exp().sum()       # (flatten: a method the function mode may not see)
+
+
+def test_replay_keeps_the_values_code_it_cannot_see_may_read():
+    c = gt.compile(_through_flatten)
+    x = gt.ones(2, 3)
+    w = gt.full((3, 3), 0.1, requires_grad=True)
+    for _ in range(3):
+        got = c(x, w)
+        want = _through_flatten(x, w)
+        assert got.item() == want.item()

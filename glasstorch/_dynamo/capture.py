@@ -121,6 +121,18 @@ class CallRecord:
         self.diverge = False
 
 
+def _refs(template, found):
+    """Add the key of each :class:`Ref` in ``template`` to the set ``found``."""
+    if isinstance(template, Ref):
+        found.add(template.key)
+    elif type(template) in (tuple, list):
+        for v in template:
+            _refs(v, found)
+    elif type(template) is dict:
+        for v in template.values():
+            _refs(v, found)
+
+
 def _plain(result):
     """A result replay can rebuild: a tensor, or a plain tuple/list of tensors."""
     return isinstance(result, Tensor) or type(result) in (tuple, list) and all(isinstance(r, Tensor) for r in result)
@@ -456,27 +468,22 @@ class Capture:
         outside it reads: a call the graph does not hold, a later graph, the function's result. (What
         only the graph's own calls read is handed to Python as a stand-in, see replay.py.)"""
         needed = set()
-
-        def collect(template):
-            if isinstance(template, Ref):
-                needed.add(template.key)
-            elif type(template) in (tuple, list):
-                for v in template:
-                    collect(v)
-            elif type(template) is dict:
-                for v in template.values():
-                    collect(v)
+        held = set()
         for rec in self.records:
-            if rec.out_nodes is None:
-                collect(rec.args)
-        collect(self.ref_template(result))
+            _refs(rec.args, needed if rec.out_nodes is None else held)
+        _refs(self.ref_template(result), needed)
         for _, inputs in self.closed:
             needed.update(("call", s[1], s[2]) for _, s in inputs if s[0] == "call")
+        # a tensor no public call made (an "obj" ref) is a closure's, or was made by code the function
+        # mode does not see (a method off the seam, a NumPy round trip), which may read any value: then
+        # every value is kept (no stand-ins)
+        keep_all = any(key[0] == "obj" for key in needed | held)
         outputs = [[] for _ in self.closed]
         for k, rec in enumerate(self.records):
             if rec.out_nodes is not None:
                 for j, node in enumerate(rec.out_nodes):
-                    if ("call", k, j) in needed and node.op != "placeholder" and node not in outputs[rec.graph]:
+                    if (keep_all or ("call", k, j) in needed) and node.op != "placeholder" \
+                            and node not in outputs[rec.graph]:
                         outputs[rec.graph].append(node)
         for (graph, inputs), outs in zip(self.closed, outputs):
             graph.output(tuple(outs))
