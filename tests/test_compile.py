@@ -654,3 +654,24 @@ def test_replay_keeps_the_values_code_it_cannot_see_may_read():
         got = c(x, w)
         want = _through_flatten(x, w)
         assert got.item() == want.item()
+
+
+def _two_outputs(x):
+    a = x.tanh()
+    return a, (a * 2).exp()
+
+
+@pytest.mark.parametrize("which", [0, 1, 2])
+def test_gradient_through_some_outputs_only(which):
+    # an output no gradient reaches gets None in the generated backward (no zeros made for it)
+    data = np.array([0.3, -0.7, 1.1], dtype=np.float32)
+    c = gt.compile(_two_outputs)
+    c(gt.tensor(data, requires_grad=True))
+    grads = []
+    for fn in (_two_outputs, c):
+        x = gt.tensor(data, requires_grad=True)
+        outs = fn(x)
+        picked = [outs[which]] if which < 2 else list(outs)
+        gt.autograd.backward([o.sum() for o in picked])
+        grads.append(x.grad.numpy())
+    np.testing.assert_array_equal(grads[0], grads[1])

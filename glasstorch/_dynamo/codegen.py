@@ -276,28 +276,42 @@ class GeneratedCode:
             return name
 
         fresh = set()        # gradient variables holding an array only they refer to
+        # With several outputs, autograd passes None for an output no gradient reached (the function
+        # does not materialize zeros: replay keeps many values as outputs, most of them unused later)
+        maybe_none = set()
 
         def add_grad(node, expr, is_fresh=False):
-            if node not in grad:
+            name = grad.get(node)
+            if name is None:
                 grad[node] = f"g_{node.name}"
                 lines.append(f"    {grad[node]} = {expr}")
                 if is_fresh:
                     fresh.add(grad[node])
-            elif grad[node] in fresh:                # a value used twice: its gradients add up, here into
-                lines.append(f"    {grad[node]} += {expr}")      # the array the first one made
+            elif name in maybe_none:
+                lines.append(f"    {name} = {expr} if {name} is None else {name} + {expr}")
+                maybe_none.discard(name)
+            elif name in fresh:                      # a value used twice: its gradients add up, here into
+                lines.append(f"    {name} += {expr}")            # the array the first one made
             else:
-                lines.append(f"    {grad[node]} = {grad[node]} + {expr}")
-                fresh.add(grad[node])
+                lines.append(f"    {name} = {name} + {expr}")
+                fresh.add(name)
 
         self.grad_inputs = []
         for k, n in enumerate(self.outputs):
             if self.out_requires_grad[k]:
                 add_grad(n, f"_g{k}")
+                if len(self.outputs) > 1:
+                    maybe_none.add(grad[n])
         for n in reversed(self.graph.nodes):
             if n.op != "call_function" or n not in grad and not n.meta.get("island"):
                 continue
             if n.target is operator.getitem:
-                continue                                     # its island reads its gradient
+                continue                                     # its island reads its gradient (None or not)
+            if grad.get(n) in maybe_none:                    # only an output's gradient, which may be None
+                lines.append(f"    if {grad[n]} is None:")
+                lines.append(f"        {grad[n]} = np.zeros({tuple(n.meta['shape'])!r}, "
+                             f"{ns.const(n.meta['dtype'].numpy_dtype)})")
+                maybe_none.discard(grad[n])
             if n.meta.get("island"):
                 island = self.islands.setdefault(n, Island(n))
                 items = [u for u in self.graph.nodes if u.target is operator.getitem and u.args[0] is n]
@@ -405,6 +419,8 @@ class CompiledFunction(Function):
         ctx.code, ctx.saved_arrays, ctx.inputs = code, saved, inputs
         tensors = tuple(_wrap(o) for o in outs)
         ctx.mark_non_differentiable(*[t for t, rg in zip(tensors, code.out_requires_grad) if not rg])
+        if len(tensors) > 1:
+            ctx.set_materialize_grads(False)     # (the generated backward takes None for an unused output)
         return tensors
 
     @staticmethod
