@@ -27,15 +27,20 @@ eager's either way.
 
 Values that no code outside their graph reads (``h`` in ``h = x @ w; y = h.tanh()`` when only ``y``
 leaves the graph) are handed to Python as *stand-ins*: tensors of the right shape, dtype and
-``requires_grad`` whose data is never computed. Should a call the graph does not hold ever read one
-(which the capture said no call does), replay raises instead of computing with it.
+``requires_grad`` whose data is never computed (a :class:`StandInArray`, which refuses any
+computation). Should anything compute with one (which the capture said nothing does), replay raises
+instead. Where the function handles a tensor no public call made (code the mode cannot see made it,
+and may read anything), every value is kept and there are no stand-ins.
+
+After the last call a graph holds, the mode retires (``TorchFunctionMode._retired``): the rest of
+the function -- typically ``backward()`` and the optimizer step -- runs unwatched, as eagerly.
 """
 import numpy as np
 
-from .._tensor import Tensor, _wrap
+from .._tensor import _wrap
 from ..overrides import TorchFunctionMode
 from . import codegen
-from .capture import Ref, _flat_tensors
+from .capture import Ref, _flat_tensors, _refs
 
 
 class Segment:
@@ -112,9 +117,11 @@ class Replay:
         self.kept_calls = set()
         for segment in self.segments:
             self.kept_calls.update(s[1] for _, s in segment.inputs if s[0] == "call")
+        read = set()
         for rec in self.records:
             if rec.out_nodes is None:
-                _refs_in(rec.args, lambda key: key[0] == "call" and self.kept_calls.add(key[1]))
+                _refs(rec.args, read)
+        self.kept_calls.update(key[1] for key in read if key[0] == "call")
         self.kept_calls.update(k for k, rec in enumerate(self.records) if rec.out_nodes is not None)
         # the last call a graph holds: after it, replay retires its mode (the rest runs unwatched)
         self.last_held = max((k for k, rec in enumerate(self.records) if rec.out_nodes is not None), default=-1)
@@ -197,17 +204,6 @@ def _matcher_source(template, namespace):
     visit(template[0], "a")
     visit(template[1], "kw")
     return "lambda a, kw, args, kwargs, R, V: " + " and ".join(conditions or ["True"])
-
-
-def _refs_in(template, visit):
-    if isinstance(template, Ref):
-        visit(template.key)
-    elif type(template) in (tuple, list):
-        for v in template:
-            _refs_in(v, visit)
-    elif type(template) is dict:
-        for v in template.values():
-            _refs_in(v, visit)
 
 
 class _Run:
