@@ -1,15 +1,17 @@
 """torch.compile against eager: glasstorch eager, glasstorch compiled, torch eager (and torch's own
 compile with --torch-compile), one thread each, medians over interleaved repetitions, in ms per
-training step (forward + backward; the optimizer step where there is one).
+training step (forward + backward; the optimizer step where there is one), in CPU time of the process.
 
 * chain  -- 200 small float32 ops on 32x32 tensors (add, mul, tanh, mm, repeated), then sum and backward;
 * mlp    -- 784-256-256-10 MLP, batch 256, cross_entropy, SGD step;
 * lenet  -- LeNet-5 on 1x28x28, batch 128, cross_entropy, SGD step.
 
 The compiled function is the forward and the loss (``loss = compiled(model, x, y)``); backward and
-the optimizer step run outside it (inside, ``backward()`` is a graph break, see docs/compile.md).
+the optimizer step run outside it. With --step, a column for the whole training step compiled as one
+function (``zero_grad(); loss(model(x), y).backward(); step()``: its breaks are replayed, see
+docs/compile.md); the chain has no optimizer, its "step" is forward + backward.
 
-    python bench/bench_compile.py [--reps 7] [--quick] [--torch-compile]
+    python bench/bench_compile.py [--reps 7] [--quick] [--torch-compile] [--step]
 """
 import argparse
 import os
@@ -22,7 +24,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import numpy as np  # noqa: E402
 
 
-def chain_case(T, compile_fn):
+def chain_case(T, compile_fn, whole_step=False):
     rng = np.random.default_rng(0)
     x = T.tensor(rng.standard_normal((32, 32)).astype(np.float32), requires_grad=True)
     w = T.tensor((rng.standard_normal((32, 32)) / 32 ** 0.5).astype(np.float32), requires_grad=True)
@@ -33,6 +35,15 @@ def chain_case(T, compile_fn):
         for _ in range(50):
             h = T.mm(((h + b) * w).tanh(), w)
         return h.sum()
+    if whole_step:
+        def train(x, w, b):
+            forward(x, w, b).backward()
+        compiled = compile_fn(train)
+
+        def step():
+            compiled(x, w, b)
+            x.grad = w.grad = b.grad = None
+        return step
     fwd = compile_fn(forward)
 
     def step():
@@ -47,8 +58,17 @@ def _loss(T):
     return loss
 
 
-def _training_step(T, model, x, y, compile_fn):
+def _training_step(T, model, x, y, compile_fn, whole_step=False):
     opt = T.optim.SGD(model.parameters(), lr=0.01)
+    if whole_step:
+        def train(model, opt, x, y):
+            opt.zero_grad()
+            loss = _loss(T)(model, x, y)
+            loss.backward()
+            opt.step()
+            return loss
+        compiled = compile_fn(train)
+        return lambda: compiled(model, opt, x, y)
     loss_fn = compile_fn(_loss(T))
 
     def step():
@@ -58,17 +78,17 @@ def _training_step(T, model, x, y, compile_fn):
     return step
 
 
-def mlp_case(T, compile_fn):
+def mlp_case(T, compile_fn, whole_step=False):
     T.manual_seed(0)
     nn = T.nn
     model = nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 256), nn.ReLU(), nn.Linear(256, 10))
     rng = np.random.default_rng(1)
     x = T.tensor(rng.standard_normal((256, 784)).astype(np.float32))
     y = T.tensor(rng.integers(0, 10, 256))
-    return _training_step(T, model, x, y, compile_fn)
+    return _training_step(T, model, x, y, compile_fn, whole_step)
 
 
-def lenet_case(T, compile_fn):
+def lenet_case(T, compile_fn, whole_step=False):
     T.manual_seed(0)
     nn = T.nn
     model = nn.Sequential(nn.Conv2d(1, 6, 5, padding=2), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(6, 16, 5), nn.ReLU(),
@@ -77,14 +97,16 @@ def lenet_case(T, compile_fn):
     rng = np.random.default_rng(1)
     x = T.tensor(rng.standard_normal((128, 1, 28, 28)).astype(np.float32))
     y = T.tensor(rng.integers(0, 10, 128))
-    return _training_step(T, model, x, y, compile_fn)
+    return _training_step(T, model, x, y, compile_fn, whole_step)
 
 
 def timed(step, iters):
-    t0 = time.perf_counter()
+    """ms of this process's CPU time per step: on a shared machine wall-clock time mostly measures
+    the other processes (one thread each, so CPU time is the time the step takes when it runs)."""
+    t0 = time.process_time()
     for _ in range(iters):
         step()
-    return (time.perf_counter() - t0) / iters * 1e3
+    return (time.process_time() - t0) / iters * 1e3
 
 
 def main():
@@ -92,6 +114,7 @@ def main():
     ap.add_argument("--reps", type=int, default=7)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--torch-compile", action="store_true", help="also time torch.compile (slow to compile)")
+    ap.add_argument("--step", action="store_true", help="also time the whole training step compiled (replay)")
     args = ap.parse_args()
     reps = 3 if args.quick else args.reps
 
@@ -102,13 +125,17 @@ def main():
     print(f"glasstorch {gt.__version__}, torch {torch.__version__}, numpy {np.__version__}, one thread each; "
           "ms per step, median; ratios to torch eager")
     cols = ["glasstorch eager", "glasstorch compiled", "torch eager"] + (["torch compiled"] if args.torch_compile
-                                                                          else [])
+                                                                          else []) \
+        + (["gt compiled step"] if args.step else [])
     print(f"{'':8}" + "".join(f"{c:>21}" for c in cols) + f"{'compiled/torch':>16}")
     with threadpool_limits(limits=1):
         for name, case, iters in (("chain", chain_case, 20), ("mlp", mlp_case, 10), ("lenet", lenet_case, 3)):
             steps = [case(gt, lambda f: f), case(gt, gt.compile), case(torch, lambda f: f)]
             if args.torch_compile:
                 steps.append(case(torch, torch.compile))
+            if args.step:
+                steps.append(case(gt, gt.compile, whole_step=True))
+                steps[-1]()                               # its capture
             compile_t0 = time.perf_counter()
             steps[1]()                                    # the capture
             compile_time = time.perf_counter() - compile_t0
@@ -122,6 +149,7 @@ def main():
             med = [statistics.median(t) for t in times]
             print(f"{name:8}" + "".join(f"{m:21.2f}" for m in med) + f"{med[1] / med[2]:16.2f}"
                   + f"   (capture {compile_time * 1e3:.0f} ms)")
+        print(f"load average {os.getloadavg()[0]:.1f} ({os.cpu_count()} cores)")
 
 
 if __name__ == "__main__":

@@ -71,8 +71,11 @@ class _Seam(threading.local):
                 try:
                     result = mode.__torch_function__(func, (), args, kwargs)
                 finally:
-                    modes.append(mode)
-                    self.on = True
+                    if mode._retired:           # it left the stack from inside its handler
+                        self._refresh()
+                    else:
+                        modes.append(mode)
+                        self.on = True
                 if result is not NotImplemented:
                     return result
             if not modes:
@@ -90,8 +93,11 @@ class _Seam(threading.local):
             try:
                 result = mode.__torch_function__(func, types, args, kwargs)
             finally:
-                modes.append(mode)
-                self.on = not self.function_disabled
+                if mode._retired:
+                    self._refresh()
+                else:
+                    modes.append(mode)
+                    self.on = not self.function_disabled
             if result is not NotImplemented:
                 return result
         for arg in overloaded:

@@ -30,6 +30,12 @@ class TorchFunctionMode:
     kwargs)``; return ``func(*args, **kwargs)`` to run the call, or anything else instead. Modes
     stack: the innermost one is asked first."""
 
+    # Set True inside its own __torch_function__ to leave the mode stack for good when that call
+    # returns (the seam then does not push it back; __exit__ finds it gone): a mode with nothing more
+    # to see -- torch.compile's replay after its last compiled graph -- stops costing every call.
+    # (glasstorch only; torch has no such switch.)
+    _retired = False
+
     def __torch_function__(self, func, types, args=(), kwargs=None):
         raise NotImplementedError
 
@@ -113,7 +119,8 @@ class _pop_mode_temporarily:
         return self.mode
 
     def __exit__(self, *exc):
-        seam.function_modes.append(self.mode)
+        if not self.mode._retired:
+            seam.function_modes.append(self.mode)
         seam._refresh()
 
 

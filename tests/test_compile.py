@@ -85,11 +85,72 @@ def test_generated_code_is_straight_line_array_code():
     c = gt.compile(f)
     c(gt.randn(2, 3))
     forward, backward = c.cache[0].code.forward_source, c.cache[0].code.backward_source
-    assert "def forward(" in forward and "_k_tanh" in forward and "Tensor" not in forward
+    assert "def forward(" in forward and "np.tanh(mm, out=mm)" in forward and "Tensor" not in forward
     assert "TanhBackward0" in backward and "def backward(" in backward
     # the captured graph prints as Python over aten ops
     assert "torch.ops.aten.tanh.default" in c.graph.python_code()
     assert "aten.sum.default" in c.code
+
+
+# Each lowered op (glasstorch/_dynamo/lowering.py) computes what its kernel and formula compute: bit for bit,
+# with the same layout, in float32 and float64.
+_LOWERED = {
+    "add": lambda a, b, w, bias: a + b, "sub": lambda a, b, w, bias: a - b, "mul": lambda a, b, w, bias: a * b,
+    "div": lambda a, b, w, bias: a / b, "scalar": lambda a, b, w, bias: (a * 2.5 + 1.5) / 3.0 - 0.25,
+    "broadcast": lambda a, b, w, bias: a * bias + bias, "tanh": lambda a, b, w, bias: a.tanh(),
+    "exp": lambda a, b, w, bias: a.exp(), "neg": lambda a, b, w, bias: -a, "relu": lambda a, b, w, bias: a.relu(),
+    "sqrt_log": lambda a, b, w, bias: (a * a + 1).sqrt().log(), "sin_cos": lambda a, b, w, bias: a.sin() * a.cos(),
+    "mm": lambda a, b, w, bias: gt.mm(a, w), "t": lambda a, b, w, bias: gt.mm(a.t(), b.t()),
+    "transposed": lambda a, b, w, bias: a.t() * b.t(),     # (not lowered: the kernel lays the result out)
+    "linear": lambda a, b, w, bias: GF.linear(a, w.t(), bias),
+    "reused": lambda a, b, w, bias: (gt.mm(a * b, w).tanh() + a).relu() * gt.mm(a, w),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", list(_LOWERED))
+def test_lowered_ops_equal_the_kernels_bit_for_bit(name, dtype):
+    rng = np.random.default_rng(5)
+    arrays = [rng.standard_normal(s).astype(dtype) for s in ((6, 6), (6, 6), (6, 6), (6,))]
+    fn = _LOWERED[name]
+
+    def run(f):
+        ts = [gt.tensor(a, requires_grad=True) for a in arrays]
+        out = f(*ts)
+        out.backward(gt.tensor(np.linspace(-1, 1, out.numel(), dtype=dtype).reshape(tuple(out.shape))))
+        return out, [None if t.grad is None else t.grad.numpy() for t in ts]
+
+    compiled = gt.compile(fn)
+    run(compiled)                               # the capture
+    eager_out, eager_grads = run(fn)
+    for _ in range(2):                          # later calls: the generated code, twice (no memory shared)
+        out, grads = run(compiled)
+        assert out.grad_fn.name() == "CompiledFunctionBackward"
+        assert np.array_equal(out.detach().numpy(), eager_out.detach().numpy()) and out.stride() == eager_out.stride()
+        for g, e in zip(grads, eager_grads):
+            assert (g is None and e is None) or np.array_equal(g, e)
+    if name != "transposed":                    # every op of the forward was lowered
+        assert "_k_" not in compiled.code.split("def backward")[0]
+
+
+def test_memory_planning_never_overwrites_what_is_still_read():
+    w = gt.randn(4, 4, requires_grad=True)
+
+    def f(x):
+        h = gt.mm(x, w)
+        a = h.tanh()            # h is read again below: tanh may not write into it
+        v = (a * 2).t()         # a view of a fresh array: nothing may write into a*2 while v lives
+        return (a + h) * 3, v.exp(), v
+
+    c = gt.compile(f)
+    x = gt.randn(4, 4)
+    c(x)
+    first = [t.detach().numpy().copy() for t in c(x)]
+    kept = c(x)
+    c(x)                                        # another call must not change what the last one returned
+    for got, want in zip(kept, first):
+        assert np.array_equal(got.detach().numpy(), want)
+    assert "out=" in c.code
 
 
 @pytest.mark.parametrize("name", ["exp", "tanh", "sigmoid", "neg", "sin", "cos", "relu", "abs", "sqrt", "log"])
@@ -412,6 +473,98 @@ def test_compiled_training_step_equals_eager_step_after_step():
     np.testing.assert_array_equal(v0, v1)
 
 
+def test_compiled_training_step_runs_its_forward_compiled():
+    # backward() and the optimizer step break the graph; the forward and loss before them still run as
+    # generated code (replay.py), whose node is the loss's grad_fn, and the step equals eager's bit for bit
+    xs, ys = _data(n=8)
+    models = [_mlp(gt), _mlp(gt)]
+    opts = [gt.optim.SGD(m.parameters(), lr=0.1) for m in models]
+    step = gt.compile(_train_step)
+    for i in range(3):
+        want = _train_step(models[0], opts[0], gt.tensor(xs), gt.tensor(ys))
+        got = step(models[1], opts[1], gt.tensor(xs), gt.tensor(ys))
+        assert got.item() == want.item()
+        if i:
+            assert got.grad_fn.name() == "CompiledFunctionBackward"
+        for p, q in zip(models[0].parameters(), models[1].parameters()):
+            np.testing.assert_array_equal(p.detach().numpy(), q.detach().numpy())
+    assert len(step.cache) == 1 and step.cache[0].replay is not None
+    assert "_addmm(" in step.code and "def backward(" in step.code
+
+
+def test_freezing_a_parameter_recompiles_a_step_with_breaks():
+    # the guards cover the parameters of every graph between the breaks, not only the last one's
+    xs, ys = _data(n=8)
+    models = [_mlp(gt), _mlp(gt)]
+    opts = [gt.optim.SGD(m.parameters(), lr=0.1) for m in models]
+    step = gt.compile(_train_step)
+    for i in range(4):
+        if i == 2:
+            for m in models:
+                m[0].weight.requires_grad_(False)
+        want = _train_step(models[0], opts[0], gt.tensor(xs), gt.tensor(ys))
+        got = step(models[1], opts[1], gt.tensor(xs), gt.tensor(ys))
+        assert got.item() == want.item()
+        assert (models[1][0].weight.grad is None) == (models[0][0].weight.grad is None)
+    assert len(step.cache) == 2 and "requires_grad=True" in step.cache[0].guards.check(
+        (models[1], opts[1], gt.tensor(xs), gt.tensor(ys)), {})
+
+
+_LOG = []
+
+
+def _two_graphs(x, w):
+    y = gt.mm(x, w).tanh()
+    _LOG.append(y.sum().item())      # a break: the graph before it and the one after it are compiled
+    return (y * 2).exp() * w.sum()
+
+
+def test_graphs_before_and_after_a_break_run_compiled():
+    rng = np.random.default_rng(2)
+    c = gt.compile(_two_graphs)
+    for k in range(3):
+        x = gt.tensor(rng.standard_normal((3, 3)).astype(np.float32))
+        w = rng.standard_normal((3, 3)).astype(np.float32) * 0.3
+        ws = [gt.tensor(w, requires_grad=True) for _ in range(2)]
+        want, got = _two_graphs(x, ws[0]), c(x, ws[1])
+        assert np.array_equal(got.detach().numpy(), want.detach().numpy())
+        want.sum().backward()
+        got.sum().backward()
+        assert np.array_equal(ws[0].grad.numpy(), ws[1].grad.numpy())
+        if k:
+            assert got.grad_fn.name() == "CompiledFunctionBackward"
+        assert _LOG[-1] == _LOG[-2]
+    assert c.code.count("def forward(") == 2 and "# graph 2 of 2" in c.code
+
+
+_FLAG = [False]
+
+
+def _flagged(x):
+    h = x * 2                        # read only by the next call: handed to Python as a stand-in
+    y = h.tanh()
+    if _FLAG[0]:                     # (a Python global the guards do not watch)
+        return y * h.exp()
+    return y + x.sum().item()
+
+
+def test_replay_diverges_to_eager_and_refuses_to_compute_with_a_stand_in():
+    c = gt.compile(_branch_step)
+    for data in ([1.0, 2.0], [-3.0, 1.0], [2.0, 2.0], [-1.0, -1.0]):   # the other branch: eager from there
+        x = gt.tensor(data)
+        np.testing.assert_array_equal(c(x).numpy(), _branch_step(x).numpy())
+    c = gt.compile(_flagged)
+    x = gt.tensor([0.5, -1.0])
+    c(x)
+    np.testing.assert_array_equal(c(x).numpy(), _flagged(x).numpy())
+    _FLAG[0] = True
+    try:
+        with pytest.raises(RuntimeError, match="did not keep"):
+            c(x)
+    finally:
+        _FLAG[0] = False
+
+
 def test_compiled_module_with_dropout_and_batchnorm_in_eval_and_train():
     xs, _ = _data(n=8)
     model = _bn_model(gt)
@@ -464,3 +617,61 @@ def test_warnings_free_reuse():
         warnings.simplefilter("error")
         c(gt.ones(2))
         c(gt.ones(2))
+
+
+def test_a_function_mode_can_retire_from_inside_its_handler():
+    # (glasstorch's switch for replay: a mode that sets _retired in its handler leaves the stack)
+    from glasstorch._seam import seam
+    from glasstorch.overrides import TorchFunctionMode
+    seen = []
+
+    class SeeTwo(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            seen.append(func.__name__)
+            if len(seen) == 2:
+                self._retired = True
+            return func(*args, **(kwargs or {}))
+    x = gt.ones(2)
+    with SeeTwo():
+        x.exp()
+        x.tanh()
+        assert not seam.on and seam.function_modes == []
+        x.sin()
+    assert seen == ["exp", "tanh"] and not seam.on
+
+
+def _through_flatten(x, w):
+    h = gt.mm(x, w).tanh()
+    _LOG.append(h.sum().item())               # a break: replay
+    return (h.flatten() * 2).exp().sum()       # (flatten: a method the function mode may not see)
+
+
+def test_replay_keeps_the_values_code_it_cannot_see_may_read():
+    c = gt.compile(_through_flatten)
+    x = gt.ones(2, 3)
+    w = gt.full((3, 3), 0.1, requires_grad=True)
+    for _ in range(3):
+        got = c(x, w)
+        want = _through_flatten(x, w)
+        assert got.item() == want.item()
+
+
+def _two_outputs(x):
+    a = x.tanh()
+    return a, (a * 2).exp()
+
+
+@pytest.mark.parametrize("which", [0, 1, 2])
+def test_gradient_through_some_outputs_only(which):
+    # an output no gradient reaches gets None in the generated backward (no zeros made for it)
+    data = np.array([0.3, -0.7, 1.1], dtype=np.float32)
+    c = gt.compile(_two_outputs)
+    c(gt.tensor(data, requires_grad=True))
+    grads = []
+    for fn in (_two_outputs, c):
+        x = gt.tensor(data, requires_grad=True)
+        outs = fn(x)
+        picked = [outs[which]] if which < 2 else list(outs)
+        gt.autograd.backward([o.sum() for o in picked])
+        grads.append(x.grad.numpy())
+    np.testing.assert_array_equal(grads[0], grads[1])

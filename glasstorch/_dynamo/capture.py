@@ -96,6 +96,54 @@ class GraphBreak:
         return f"GraphBreak(reason={self.reason!r}, user_stack={self.user_stack[0]!r})"
 
 
+class Ref:
+    """A tensor in a call's recorded arguments: ``("arg", path)``, ``("free", tensor)`` (a parameter
+    or buffer), ``("call", k, j)`` (output ``j`` of the function's ``k``-th public call) or
+    ``("obj", tensor)`` (a tensor from outside, by identity)."""
+    __slots__ = ("key",)
+
+    def __init__(self, key):
+        self.key = key
+
+    def __repr__(self):
+        return f"Ref{self.key[:1] + tuple(k for k in self.key[1:] if not isinstance(k, Tensor))}"
+
+
+class CallRecord:
+    """One public call of the capture run: ``func``, its arguments (tensors as :class:`Ref`), the
+    graph it was in; ``out_nodes``/``result`` when the graph holds it whole (replay hands back the
+    graph's values), ``diverge`` when the graph holds it but replay cannot stand in for it."""
+    __slots__ = ("func", "args", "graph", "out_nodes", "result", "diverge")
+
+    def __init__(self, func, args, graph):
+        self.func, self.args, self.graph = func, args, graph
+        self.out_nodes = self.result = None
+        self.diverge = False
+
+
+def _refs(template, found):
+    """Add the key of each :class:`Ref` in ``template`` to the set ``found``."""
+    if isinstance(template, Ref):
+        found.add(template.key)
+    elif type(template) in (tuple, list):
+        for v in template:
+            _refs(v, found)
+    elif type(template) is dict:
+        for v in template.values():
+            _refs(v, found)
+
+
+def _plain(result):
+    """A result replay can rebuild: a tensor, or a plain tuple/list of tensors."""
+    return isinstance(result, Tensor) or type(result) in (tuple, list) and all(isinstance(r, Tensor) for r in result)
+
+
+def _positions(result, outs):
+    if isinstance(result, Tensor):
+        return 0
+    return type(result)(next(j for j, o in enumerate(outs) if o is r) for r in result)
+
+
 class _Call:
     """The public call being run: the aten nodes seen inside it, held until we know whether they
     make up the whole of it."""
@@ -112,7 +160,11 @@ class Capture:
     def __init__(self, args, kwargs, modules=(), fullgraph=False):
         self.fullgraph = fullgraph
         self.graph = Graph()
-        self.segments = []           # graphs closed by a break (shown by explain, never run)
+        self.segments = []           # graphs closed by a break that hold ops (what explain shows)
+        self.closed = []             # (graph, inputs) of every graph closed so far, by index (replay.py)
+        self.records = []            # one CallRecord per public call the function made, in order
+        self.refs = {}               # id(tensor) -> (key, tensor): how a later call names a tensor
+        self.replayable = True       # False: the call must run eagerly as a whole (see finish)
         self.breaks = []
         self.values = {}             # id(tensor) -> (node, tensor, version)
         self.inputs = []             # (placeholder node, source): ("arg", path, tensor) | ("free", tensor)
@@ -132,6 +184,7 @@ class Capture:
         from ..nn.modules.module import Module
         if isinstance(value, Tensor):
             self.arg_paths.setdefault(id(value), path)
+            self.refs.setdefault(id(value), (("arg", path), value))
         elif isinstance(value, (list, tuple)):
             for i, v in enumerate(value):
                 self._walk(v, f"{path}[{i}]")
@@ -152,6 +205,7 @@ class Capture:
                     for key, t in kind.items():
                         if t is not None and id(t) not in self.free:
                             self.free[id(t)] = (owner + key, t)
+                            self.refs.setdefault(id(t), (("free", t), t))
 
     def module_called(self, module):
         """A module's forward is about to run: note it; its hooks (Python the graph would not run
@@ -170,15 +224,23 @@ class Capture:
             raise exc.Unsupported(f"{reason}\n  (graph break at {where}; fullgraph=True does not allow breaks)")
         # the rest of the run is captured only to show it (explain): a new graph, which reads what
         # was computed before the break as its inputs, as torch's graph after a break does
-        if any(n.op == "call_function" for n in self.graph.nodes):
-            self.segments.append(self.graph)
+        self._close_graph()
         self.graph = Graph()
         self.values = {}
         self.inputs = []
 
+    def _close_graph(self):
+        self.closed.append((self.graph, self.inputs))
+        if any(n.op == "call_function" for n in self.graph.nodes):
+            self.segments.append(self.graph)
+
     @property
     def broken(self):
         return bool(self.breaks)
+
+    @property
+    def graph_index(self):
+        return len(self.closed)
 
     # -- values ------------------------------------------------------------------------------
     def resolve(self, t, inside=None, version=None):
@@ -192,10 +254,15 @@ class Capture:
                     return self._unknown(f"tensor {entry[0].name} was changed in place by an op the capture cannot "
                                          "see", inside)
                 return entry[0]
+        ref = self.refs.get(key)
         if key in self.arg_paths:
             source = ("arg", self.arg_paths[key], t)
             name = self.arg_paths[key].replace("args[", "arg").replace("kwargs[", "kw").replace("'", "")
-        elif key in self.free or _is_parameter(t) or self.broken or (t._requires_grad and t._grad_fn is None):
+        elif self.broken and ref is not None and ref[1] is t and ref[0][0] == "call":
+            # after a break: a tensor an earlier public call returned (replay.py finds it at run time)
+            source = ("call", ref[0][1], ref[0][2], t)
+            name = f"call{ref[0][1]}_{ref[0][2]}"
+        elif key in self.free or _is_parameter(t) or (t._requires_grad and t._grad_fn is None):
             # a parameter, a buffer, or a leaf that requires grad: no op of this run made it
             source = ("free", t)
             name = self.free[key][0] if key in self.free else "p"
@@ -238,25 +305,58 @@ class Capture:
 
     # -- the function level ------------------------------------------------------------------
     def on_function(self, func, args, kwargs):
+        """A public call: capture it (``_on_function``) and write down its record for replay."""
+        record = CallRecord(func, self.ref_template((args, kwargs)), self.graph_index)
+        self.records.append(record)
+        k = len(self.records) - 1
+        tensors_in = _flat_tensors((args, kwargs))
+        before = [t._vc.version for t in tensors_in]
+        breaks, graph, paused = len(self.breaks), self.graph, self.paused
+        result = self._on_function(func, args, kwargs)
+        outs = _flat_tensors(result)
+        for j, t in enumerate(outs):
+            self.refs.setdefault(id(t), (("call", k, j), t))
+        mutated = any(t._vc.version != v for t, v in zip(tensors_in, before))
+        in_graph = not paused and len(self.breaks) == breaks and self.graph is graph
+        if in_graph and outs and not mutated and _plain(result) and all(
+                self.values.get(id(t), (None, None))[1] is t for t in outs):
+            record.out_nodes = [self.values[id(t)][0] for t in outs]
+            record.result = _positions(result, outs)
+        elif in_graph and (outs or mutated):
+            record.diverge = True            # (a call the graph holds but replay cannot hand back)
+        return result
+
+    def ref_template(self, value):
+        """``value`` with each tensor replaced by a :class:`Ref` to it (replay matches calls so)."""
+        if isinstance(value, Tensor):
+            entry = self.refs.get(id(value))
+            return Ref(entry[0] if entry is not None and entry[1] is value else ("obj", value))
+        if type(value) in (tuple, list):
+            return type(value)(self.ref_template(v) for v in value)
+        if type(value) is dict:
+            return {k: self.ref_template(v) for k, v in value.items()}
+        return value
+
+    def _on_function(self, func, args, kwargs):
         if self.paused:
             return func(*args, **kwargs)
         name = _func_name(func)
         if name.endswith(".__set__"):
             self.graph_break(f"setting a tensor's attribute inside the compiled function ({name})")
-            return func(*args, **kwargs)
+            return self._uncaptured(func, args, kwargs)
         if name in _DATA_READS:
             self.graph_break(f"{_DATA_READS[name]} ({name})")
-            return func(*args, **kwargs)
+            return self._uncaptured(func, args, kwargs)
         tensors_in = _flat_tensors((args, kwargs))
         if name.endswith("_") and not name.endswith("__") and name not in _INPLACE_METADATA and tensors_in:
             target = tensors_in[0]
             entry = self.values.get(id(target))
             is_input = (entry is not None and entry[0].op == "placeholder") or id(target) in self.arg_paths \
-                or id(target) in self.free or _is_parameter(target)
-            if is_input and not self.broken:
+                or id(target) in self.free or _is_parameter(target) or (self.broken and entry is None)
+            if is_input:
                 self.graph_break(f"in-place op {name} on an input of the compiled function (a parameter, buffer "
                                  "or argument)")
-                return func(*args, **kwargs)
+                return self._uncaptured(func, args, kwargs)
         before = {id(t): t._vc.version for t in tensors_in}
         call = _Call()
         outer, self.call = self.call, call
@@ -266,6 +366,14 @@ class Capture:
             self.call = outer
         self._finish_call(func, name, args, kwargs, result, call, tensors_in, before)
         return result
+
+    def _uncaptured(self, func, args, kwargs):
+        """Run a call that broke the graph; the ops it runs (a whole backward pass) are not captured."""
+        self.paused += 1
+        try:
+            return func(*args, **kwargs)
+        finally:
+            self.paused -= 1
 
     def _finish_call(self, func, name, args, kwargs, result, call, tensors_in, before):
         outs = _flat_tensors(result)
@@ -343,20 +451,53 @@ class Capture:
                 if t._vc.version != self.values[id(t)][2]:
                     self.graph_break(f"the function changed its input {node.name} in place (an optimizer step, a "
                                      "buffer update): the graph cannot hold it")
+                    self.replayable = False      # (a call the graph holds did it: run the whole call eagerly)
                     break
         out = self.template(result) if not self.broken else None
         if self.broken:
-            if any(n.op == "call_function" for n in self.graph.nodes):
-                self.segments.append(self.graph)
+            self._close_graph()
+            self._close_segments(result)
             return None
         self.graph.output(out)
+        self._finish_nodes()
+        self._prune()
+        return out
+
+    def _close_segments(self, result):
+        """After a break: give each graph its outputs -- the values of the calls it holds that anything
+        outside it reads: a call the graph does not hold, a later graph, the function's result. (What
+        only the graph's own calls read is handed to Python as a stand-in, see replay.py.)"""
+        needed = set()
+        held = set()
+        for rec in self.records:
+            _refs(rec.args, needed if rec.out_nodes is None else held)
+        _refs(self.ref_template(result), needed)
+        for _, inputs in self.closed:
+            needed.update(("call", s[1], s[2]) for _, s in inputs if s[0] == "call")
+        # a tensor no public call made (an "obj" ref) is a closure's, or was made by code the function
+        # mode does not see (a method off the seam, a NumPy round trip), which may read any value: then
+        # every value is kept (no stand-ins)
+        keep_all = any(key[0] == "obj" for key in needed | held)
+        outputs = [[] for _ in self.closed]
+        for k, rec in enumerate(self.records):
+            if rec.out_nodes is not None:
+                for j, node in enumerate(rec.out_nodes):
+                    if (keep_all or ("call", k, j) in needed) and node.op != "placeholder" \
+                            and node not in outputs[rec.graph]:
+                        outputs[rec.graph].append(node)
+        for (graph, inputs), outs in zip(self.closed, outputs):
+            graph.output(tuple(outs))
+            self.graph, self.inputs = graph, inputs
+            self._finish_nodes()
+            self._prune()
+            inputs[:] = self.inputs
+
+    def _finish_nodes(self):
         for n in self.graph.nodes:     # autograd recorded the nodes after the ops returned: read it now,
             if "example" in n.meta:    # then let the capture run's values go
                 n.meta["requires_grad"] = n.meta.pop("example")._requires_grad
             if "example_outputs" in n.meta:
                 n.meta["num_outputs"] = len(n.meta.pop("example_outputs"))
-        self._prune()
-        return out
 
     def _prune(self):
         """Drop aten nodes and inputs nothing uses (eager islands stay: they may draw random numbers)."""
@@ -438,7 +579,8 @@ def _dtype_type():
 
 
 def _meta(t):
-    return {"shape": tuple(t.shape), "dtype": t.dtype, "requires_grad": t._requires_grad}
+    return {"shape": tuple(t.shape), "dtype": t.dtype, "requires_grad": t._requires_grad,
+            "contiguous": bool(getattr(t._data, "flags", None) is not None and t._data.flags.c_contiguous)}
 
 
-__all__ = ["capture", "Capture", "GraphBreak", "tracing"]
+__all__ = ["capture", "Capture", "GraphBreak", "CallRecord", "Ref", "tracing"]

@@ -25,11 +25,14 @@ import linecache
 import operator
 import itertools
 
+import numpy as np
+
 from .._tensor import _wrap
 from ..autograd import grad_mode
 from ..autograd.engine import _sum_to
 from ..autograd.function import Function
 from ..fx.graph import Node
+from . import lowering
 
 _counter = itertools.count()
 
@@ -39,7 +42,10 @@ class _Namespace:
     constant ``_c<k>``."""
 
     def __init__(self):
-        self.values = {"_sum_to": _sum_to}
+        # __name__: NumPy's floating-point warnings from generated lines are silenced as from any
+        # glasstorch module (glasstorch/_array); np and _addmm: what lowered lines call
+        self.values = {"_sum_to": _sum_to, "np": np, "_addmm": lowering.addmm,
+                       "__name__": "glasstorch._dynamo.generated"}
         self._ids = {}
 
     def bind(self, prefix, value):
@@ -192,10 +198,12 @@ class GeneratedCode:
     # -- forward ---------------------------------------------------------------------------
     def _forward_source(self):
         ns = self.ns
+        nodes = [n for n in self.graph.nodes if n.op == "call_function"]
+        lowered = {n: lowering.lower_forward(n, _schema_args(n), lambda v: _arg(v, ns)) for n in nodes
+                   if not n.meta.get("island") and n.target is not operator.getitem}
+        reuse = self._planned_reuse(nodes, lowered)
         lines = [f"def forward({', '.join(n.name for n in self.placeholders)}):"]
-        for n in self.graph.nodes:
-            if n.op != "call_function":
-                continue
+        for n in nodes:
             if n.target is operator.getitem:
                 lines.append(f"    {n.name} = {n.args[0].name}[{n.args[1]}]")
             elif n.meta.get("island"):
@@ -207,6 +215,14 @@ class GeneratedCode:
                     lines.append(f"    {n.name}, _ctx_{n.name} = {fn}.with_grad({ins}){why}")
                 else:
                     lines.append(f"    {n.name} = {fn}({ins}){why}")
+            elif lowered[n] is not None:
+                low = lowered[n]
+                if n in reuse:        # an operand nothing reads after this line: write the result into it
+                    operands = ", ".join(_arg(v, ns) for v in low.operands)
+                    lines.append(f"    {n.name} = {low.ufunc}({operands}, out={reuse[n].name})   "
+                                 f"# aten.{n.target.__name__}, into {reuse[n].name}'s memory")
+                else:
+                    lines.append(f"    {n.name} = {low.expr}   # aten.{n.target.__name__}")
             else:
                 op = n.target
                 kernel = ns.bind(f"_k_{op._schema.name}_", op.kernel)
@@ -220,6 +236,33 @@ class GeneratedCode:
             lines.append(f"    return {outs}")
         return "\n".join(lines) + "\n"
 
+    def _planned_reuse(self, nodes, lowered):
+        """Memory planning: element-wise node -> the operand whose array it may overwrite (``out=``).
+
+        An operand qualifies when the generated code made it (a fresh array, not a view, not an
+        input), it is not returned or saved for the backward, every op that reads it is a lowered op
+        making a fresh array (so no view of it lives on), this node is the last to read it, and it has
+        the result's shape, dtype and (row-major) layout."""
+        kept = set(self.outputs) | {n for n in nodes if n.name in self.saved}
+        users = {}
+        for k, n in enumerate(nodes):
+            for i in n.all_input_nodes:
+                users.setdefault(i, []).append(k)
+        reuse = {}
+        for k, n in enumerate(nodes):
+            low = lowered.get(n)
+            if low is None or low.ufunc is None or not n.meta.get("contiguous"):
+                continue
+            for v in low.operands:
+                if isinstance(v, Node) and v not in kept and lowered.get(v) is not None and lowered[v].fresh \
+                        and v.meta.get("contiguous") and tuple(v.meta["shape"]) == tuple(n.meta["shape"]) \
+                        and v.meta["dtype"] == n.meta["dtype"] and max(users[v]) == k \
+                        and all(lowered.get(nodes[u]) is not None and lowered[nodes[u]].fresh for u in users[v]) \
+                        and v not in reuse.values():
+                    reuse[n] = v
+                    break
+        return reuse
+
     # -- backward --------------------------------------------------------------------------
     def _backward_lines(self):
         ns = self.ns
@@ -232,22 +275,43 @@ class GeneratedCode:
                 saved.append(name)
             return name
 
-        def add_grad(node, expr):
-            if node not in grad:
+        fresh = set()        # gradient variables holding an array only they refer to
+        # With several outputs, autograd passes None for an output no gradient reached (the function
+        # does not materialize zeros: replay keeps many values as outputs, most of them unused later)
+        maybe_none = set()
+
+        def add_grad(node, expr, is_fresh=False):
+            name = grad.get(node)
+            if name is None:
                 grad[node] = f"g_{node.name}"
                 lines.append(f"    {grad[node]} = {expr}")
-            else:                                    # a value used twice: its gradients add up
-                lines.append(f"    {grad[node]} = {grad[node]} + {expr}")
+                if is_fresh:
+                    fresh.add(grad[node])
+            elif name in maybe_none:
+                lines.append(f"    {name} = {expr} if {name} is None else {name} + {expr}")
+                maybe_none.discard(name)
+            elif name in fresh:                      # a value used twice: its gradients add up, here into
+                lines.append(f"    {name} += {expr}")            # the array the first one made
+            else:
+                lines.append(f"    {name} = {name} + {expr}")
+                fresh.add(name)
 
         self.grad_inputs = []
         for k, n in enumerate(self.outputs):
             if self.out_requires_grad[k]:
                 add_grad(n, f"_g{k}")
+                if len(self.outputs) > 1:
+                    maybe_none.add(grad[n])
         for n in reversed(self.graph.nodes):
             if n.op != "call_function" or n not in grad and not n.meta.get("island"):
                 continue
             if n.target is operator.getitem:
-                continue                                     # its island reads its gradient
+                continue                                     # its island reads its gradient (None or not)
+            if grad.get(n) in maybe_none:                    # only an output's gradient, which may be None
+                lines.append(f"    if {grad[n]} is None:")
+                lines.append(f"        {grad[n]} = np.zeros({tuple(n.meta['shape'])!r}, "
+                             f"{ns.const(n.meta['dtype'].numpy_dtype)})")
+                maybe_none.discard(grad[n])
             if n.meta.get("island"):
                 island = self.islands.setdefault(n, Island(n))
                 items = [u for u in self.graph.nodes if u.target is operator.getitem and u.args[0] is n]
@@ -268,6 +332,15 @@ class GeneratedCode:
             for names, fn, joint, specs in op.node._formula_table if op.node is not None else ():
                 needed = [name for name in names if _requires_grad(args.get(name))]
                 if not needed:
+                    continue
+                lowered = None if joint else lowering.lower_backward(n, names[0], args, grad[n],
+                                                                     lambda v: save(v.name), lambda v: _arg(v, ns))
+                if lowered is not None:
+                    expr, is_fresh, shaped = lowered
+                    inp = args[names[0]]
+                    if not shaped:
+                        expr, is_fresh = self._to_input(expr, inp, n), is_fresh and self._same_meta(inp, n)
+                    add_grad(inp, expr, is_fresh)
                     continue
                 formula = ns.bind(f"_f_{op._schema.name}_", fn)
                 call = []
@@ -292,15 +365,23 @@ class GeneratedCode:
                     inp = args[name]
                     if name not in needed:
                         continue
-                    expr = "_r" if not joint else f"_r[{j}]"
-                    if tuple(inp.meta["shape"]) != tuple(n.meta["shape"]):
-                        expr = f"_sum_to({expr}, {tuple(inp.meta['shape'])!r})"
-                    if inp.meta["dtype"] != n.meta["dtype"]:
-                        expr = f"{expr}.astype({ns.const(inp.meta['dtype'].numpy_dtype)})"
-                    add_grad(inp, expr)
+                    add_grad(inp, self._to_input("_r" if not joint else f"_r[{j}]", inp, n))
         self.grad_inputs = [grad.get(p) if p.meta.get("requires_grad") else None for p in self.placeholders]
         self.saved = saved
         return lines
+
+    @staticmethod
+    def _same_meta(inp, n):
+        return tuple(inp.meta["shape"]) == tuple(n.meta["shape"]) and inp.meta["dtype"] == n.meta["dtype"]
+
+    def _to_input(self, expr, inp, n):
+        """A gradient computed at ``n``'s shape and dtype, brought to input ``inp``'s: a broadcast
+        summed away where the shapes differ (known now, so decided here, once)."""
+        if tuple(inp.meta["shape"]) != tuple(n.meta["shape"]):
+            expr = f"_sum_to({expr}, {tuple(inp.meta['shape'])!r})"
+        if inp.meta["dtype"] != n.meta["dtype"]:
+            expr = f"{expr}.astype({self.ns.const(inp.meta['dtype'].numpy_dtype)})"
+        return expr
 
     def _backward_source(self, body):
         grads = "".join(f", _g{k}" for k in range(len(self.outputs)))
@@ -338,6 +419,8 @@ class CompiledFunction(Function):
         ctx.code, ctx.saved_arrays, ctx.inputs = code, saved, inputs
         tensors = tuple(_wrap(o) for o in outs)
         ctx.mark_non_differentiable(*[t for t, rg in zip(tensors, code.out_requires_grad) if not rg])
+        if len(tensors) > 1:
+            ctx.set_materialize_grads(False)     # (the generated backward takes None for an unused output)
         return tensors
 
     @staticmethod

@@ -19,7 +19,7 @@ import warnings
 from .._tensor import _wrap
 from ..fx.graph_module import GraphModule
 from ..nn.modules.module import Module
-from . import capture as _capture, codegen, config, exc
+from . import capture as _capture, codegen, config, exc, replay as _replay
 from .guards import Guards
 from ._logging import log
 
@@ -35,6 +35,9 @@ class CacheEntry:
         self.compile_time = compile_time
         self.graph = None if cap.broken else cap.graph
         self.code = None
+        # a broken capture: its graphs compiled, the rest of the function's Python replayed around them
+        self.replay = _replay.Replay(cap) if cap.broken and cap.replayable and backend in (
+            "inductor", "glass", "aot_eager", None) else None
         if self.graph is not None:
             self.gm = GraphModule({}, self.graph)
             self.inputs = cap.inputs
@@ -109,7 +112,9 @@ class CompiledFunction:
         for entry in self.cache:
             failed = entry.guards.check(args, kwargs)
             if failed is None:
-                return self._fn(*args, **kwargs) if entry.graph is None else entry(args, kwargs)
+                if entry.graph is not None:
+                    return entry(args, kwargs)
+                return self._fn(*args, **kwargs) if entry.replay is None else entry.replay(self._fn, args, kwargs)
             reasons.append(failed)
         if len(self.cache) >= config.recompile_limit:
             if not self._warned_limit:
@@ -141,7 +146,9 @@ class CompiledFunction:
                 log("graph_code", f"GENERATED FORWARD\n{entry.code.forward_source}")
                 if entry.code.backward_source:
                     log("graph_code", f"GENERATED BACKWARD\n{entry.code.backward_source}")
-            log("guards", f"GUARDS\n{entry.guards.source}")
+        elif entry.replay is not None and entry.replay.code:
+            log("graph_code", f"GENERATED CODE OF THE GRAPHS BETWEEN BREAKS (replayed)\n{entry.replay.code}")
+        log("guards", f"GUARDS\n{entry.guards.source}")
         return result
 
     # -- what the glass shows ------------------------------------------------------------------
@@ -157,6 +164,8 @@ class CompiledFunction:
             if entry.code is not None:
                 return entry.code.forward_source + ("\n" + entry.code.backward_source
                                                     if entry.code.backward_source else "")
+            if entry.replay is not None and entry.replay.code:
+                return entry.replay.code
         return None
 
     def _reset(self):

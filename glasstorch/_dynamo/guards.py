@@ -5,9 +5,10 @@ The capture ran the user's Python once; every Python decision it made (a shape i
 call, what those decisions could have read:
 
 * grad mode;
-* each argument: a tensor's type, shape, dtype and ``requires_grad``; a Python number, string or
-  None by value; a list/tuple/dict by length and keys; any other object (a module, an optimizer)
-  by identity;
+* each argument: a tensor's type, shape, strides (its layout, which the generated code relies on,
+  as torch's guards check strides), dtype and ``requires_grad``; a Python number, string or None
+  by value; a list/tuple/dict by length and keys; any other object (a module, an optimizer) by
+  identity;
 * each module the call ran (or was given): its ``training`` flag and which Parameter/buffer
   objects it holds; each parameter or buffer the graph reads: shape, dtype, ``requires_grad``.
 
@@ -39,8 +40,10 @@ class Guards:
         self._walk(kwargs, "kwargs", dict)
         for m in capture.modules:
             self._module(m)
-        for node, source in capture.inputs:
-            if source[0] == "free":
+        seen = set()
+        for node, source in [*capture.inputs, *(pair for _, inputs in capture.closed for pair in inputs)]:
+            if source[0] == "free" and id(source[1]) not in seen:   # (every graph's, when breaks split it)
+                seen.add(id(source[1]))
                 self._tensor(self._bind(source[1]), source[1], node.name)
         self.source = self._source()
         filename = f"<glasstorch guards {next(_counter)}>"
@@ -57,9 +60,10 @@ class Guards:
     def _tensor(self, expr, t, name):
         self.checks.append((
             f"type({expr}) is {self._bind(type(t))} and {expr}._data.shape == {tuple(t.shape)!r} and "
+            f"{expr}._data.strides == {tuple(t._data.strides)!r} and "
             f"{expr}._data.dtype == {self._bind(t._data.dtype)} and {expr}._requires_grad is {t._requires_grad}",
-            f"tensor {name!r}: expected {type(t).__name__} of size {list(t.shape)}, dtype {t.dtype}, "
-            f"requires_grad={t._requires_grad}"))
+            f"tensor {name!r}: expected {type(t).__name__} of size {list(t.shape)}, stride {list(t.stride())}, "
+            f"dtype {t.dtype}, requires_grad={t._requires_grad}"))
 
     def _walk(self, value, expr, kind=None):
         if isinstance(value, Tensor):

@@ -1,0 +1,234 @@
+"""Lowering: the commonest ops of a captured graph, and their derivatives, written as NumPy
+expressions in the generated code instead of calls of the op's kernel and formula.
+
+An op's kernel serves every call eager makes: it checks its arguments, promotes dtypes, lays the
+result out as torch would, and raises torch's errors. In a captured graph all of that was settled
+when the capture ran and the guards keep it settled (shapes, dtypes and strides of the inputs are
+guarded; every value's shape, dtype and layout is in its node's ``meta``). What is left of, say,
+``aten.add.Tensor`` on two row-major float32 arrays of one shape is ``a + b`` -- the very NumPy
+call the kernel ends in. Likewise the backward formula of ``aten.mm`` on real arrays is
+``grad @ mat2.T``: ``aten.mm(grad, conj(aten.t(mat2)))`` with the dispatch and the checks
+settled.
+
+So each entry here writes exactly the NumPy operations the kernel (or formula) performs for the
+case it accepts, and declines (returns None) every other case, which then calls the kernel or
+formula as before. It accepts only real floating dtypes (float32/float64), all operands of the
+node's dtype, and, for element-wise ops, row-major operands whose first one has the result's
+shape (then NumPy's result is laid out as torch's TensorIterator lays it out, which the kernel's
+``like_operands`` would otherwise arrange). ``tests/test_compile.py`` checks each entry against
+the kernel and formula it stands for, bit for bit.
+
+Each entry also says whether its result is a *fresh* array (owned by the generated code, so a
+later element-wise op may write into it when nothing else reads it: ``out=``) or may share memory
+with an input (a view, a pass-through gradient).
+"""
+import numpy as np
+
+_REAL_FLOATS = (np.dtype("float32"), np.dtype("float64"))
+
+
+def real_float(node):
+    dt = node.meta.get("dtype")
+    return dt is not None and dt.numpy_dtype in _REAL_FLOATS
+
+
+def _is_node(v):
+    from ..fx.graph import Node
+    return isinstance(v, Node)
+
+
+def _same_dtype(node, *values):
+    """``node``'s dtype is float32/float64 and every tensor among ``values`` has it; the others are
+    Python numbers (not bools: those promote differently)."""
+    if not real_float(node):
+        return False
+    for v in values:
+        if _is_node(v):
+            if v.meta.get("dtype") != node.meta["dtype"]:
+                return False
+        elif type(v) not in (int, float):
+            return False
+    return True
+
+
+def _row_major_elementwise(node, first, *others):
+    """NumPy lays the result out as torch does: every tensor operand row-major, the first of the
+    result's shape."""
+    if not _is_node(first) or tuple(first.meta["shape"]) != tuple(node.meta["shape"]):
+        return False
+    return all(v.meta.get("contiguous") for v in (first,) + others if _is_node(v))
+
+
+# -- the forward -------------------------------------------------------------------------------
+class Lowered:
+    """A node written as NumPy: ``expr`` computes it; ``fresh``: the result is a new array (not a
+    view of an operand); ``ufunc``/``operands``: for an element-wise op, the NumPy ufunc and its
+    operands, so that the code generator may write ``ufunc(*operands, out=<a dying operand>)``."""
+
+    def __init__(self, expr, fresh, ufunc=None, operands=()):
+        self.expr, self.fresh, self.ufunc, self.operands = expr, fresh, ufunc, tuple(operands)
+
+
+# name -> function(node, args by schema name, src) -> Lowered or None.
+# ``src(value)`` gives the source of an argument (a node's variable, or a constant).
+FORWARD = {}
+
+
+def _forward(*names):
+    def register(fn):
+        for name in names:
+            FORWARD[name] = fn
+        return fn
+    return register
+
+
+_BINARY = {"add.Tensor": ("+", "np.add"), "sub.Tensor": ("-", "np.subtract"), "mul.Tensor": ("*", "np.multiply"),
+           "div.Tensor": ("/", "np.divide")}
+
+
+@_forward(*_BINARY)
+def _binary(node, args, src):
+    a, b = args["self"], args["other"]
+    if args.get("alpha", 1) != 1 or not _same_dtype(node, a, b) or not _row_major_elementwise(node, a, b):
+        return None
+    if not _is_node(b):       # the kernel's promote_arrays makes a Python number the array's scalar type
+        b = node.meta["dtype"].numpy_dtype.type(b)
+    symbol, ufunc = _BINARY[_key(node)]
+    return Lowered(f"{src(a)} {symbol} {src(b)}", True, ufunc, (a, b))
+
+
+_UNARY = {"tanh.default": "np.tanh", "exp.default": "np.exp", "neg.default": "np.negative",
+          "log.default": "np.log", "sqrt.default": "np.sqrt", "sin.default": "np.sin", "cos.default": "np.cos"}
+
+
+@_forward(*_UNARY)
+def _unary(node, args, src):
+    a = args["self"]
+    if not _same_dtype(node, a):
+        return None
+    return Lowered(f"{_UNARY[_key(node)]}({src(a)})", True, _UNARY[_key(node)], (a,))
+
+
+@_forward("relu.default")
+def _relu(node, args, src):
+    a = args["self"]
+    if not _same_dtype(node, a):
+        return None
+    zero = node.meta["dtype"].numpy_dtype.type(0)
+    return Lowered(f"np.maximum({src(a)}, {src(zero)})", True, "np.maximum", (a, zero))
+
+
+@_forward("mm.default")
+def _mm(node, args, src):
+    a, b = args["self"], args["mat2"]
+    if not _same_dtype(node, a, b) or len(a.meta["shape"]) != 2 or len(b.meta["shape"]) != 2:
+        return None
+    return Lowered(f"{src(a)} @ {src(b)}", True)
+
+
+@_forward("addmm.default")
+def _addmm(node, args, src):
+    bias, a, b = args["self"], args["mat1"], args["mat2"]
+    if args.get("beta", 1) != 1 or args.get("alpha", 1) != 1 or not _same_dtype(node, bias, a, b) \
+            or len(a.meta["shape"]) != 2 or len(b.meta["shape"]) != 2:
+        return None
+    return Lowered(f"_addmm({src(bias)}, {src(a)}, {src(b)})", True)
+
+
+def addmm(bias, mat1, mat2):
+    """What the addmm kernel computes for beta = alpha = 1: the product, then the bias added into it."""
+    p = mat1 @ mat2
+    p += bias
+    return p
+
+
+@_forward("t.default")
+def _t(node, args, src):
+    a = args["self"]
+    if not _same_dtype(node, a) or len(a.meta["shape"]) > 2:
+        return None
+    return Lowered(f"{src(a)}.T", False)
+
+
+def _key(node):
+    return node.target.__name__         # add.Tensor, tanh.default
+
+
+def lower_forward(node, args, src):
+    """A :class:`Lowered` for ``node``, or None: call the kernel."""
+    rule = FORWARD.get(_key(node))
+    return rule(node, args, src) if rule is not None else None
+
+
+# -- the backward ------------------------------------------------------------------------------
+# (name, input) -> function(node, args, grad source, save, src) -> (expression, fresh, shaped) or
+# None; ``shaped``: the expression has the input's shape already (else the node's: a broadcast input
+# gets ``sum_to``).
+# ``save(node)`` marks a forward value as read by the backward and gives its variable.
+BACKWARD = {}
+
+
+def _backward(name, *inputs):
+    def register(fn):
+        for inp in inputs:
+            BACKWARD[(name, inp)] = fn
+        return fn
+    return register
+
+
+@_backward("add.Tensor", "self", "other")
+def _add_grad(node, inp, args, g, save, src):
+    return (g, False, False) if inp == "self" or args.get("alpha", 1) == 1 else None
+
+
+@_backward("sub.Tensor", "self", "other")
+def _sub_grad(node, inp, args, g, save, src):
+    if inp == "self":
+        return g, False, False
+    return (f"-{g}", True, False) if args.get("alpha", 1) == 1 else None
+
+
+@_backward("mul.Tensor", "self", "other")
+def _mul_grad(node, inp, args, g, save, src):
+    factor = args["other" if inp == "self" else "self"]
+    return f"{g} * {save(factor) if _is_node(factor) else src(factor)}", True, False
+
+
+@_backward("tanh.default", "self")
+def _tanh_grad(node, inp, args, g, save, src):
+    r = save(node)
+    return f"{g} * (1 - {r} * {r})", True, False
+
+
+@_backward("mm.default", "self", "mat2")
+def _mm_grad(node, inp, args, g, save, src):
+    if len(args["self"].meta["shape"]) != 2 or len(args["mat2"].meta["shape"]) != 2:
+        return None
+    return (f"{g} @ {save(args['mat2'])}.T" if inp == "self" else f"{save(args['self'])}.T @ {g}"), True, True
+
+
+@_backward("addmm.default", "self", "mat1", "mat2")
+def _addmm_grad(node, inp, args, g, save, src):
+    if args.get("beta", 1) != 1 or args.get("alpha", 1) != 1:
+        return None
+    if inp == "self":
+        return g, False, False
+    return _mm_grad(node, "self" if inp == "mat1" else "mat2",
+                    {"self": args["mat1"], "mat2": args["mat2"]}, g, save, src)
+
+
+@_backward("t.default", "self")
+def _t_grad(node, inp, args, g, save, src):
+    return f"{g}.T", False, True
+
+
+def lower_backward(node, inp, args, g, save, src):
+    """(expression, fresh, shaped) for the gradient of ``node``'s input ``inp``, or None: call the formula.
+    Only for real floating nodes whose tensor inputs share their dtype."""
+    rule = BACKWARD.get((_key(node), inp))
+    if rule is None or not _same_dtype(node, *(v for v in args.values() if _is_node(v))):
+        return None
+    return rule(node, inp, args, g, save, src)
+
+
+__all__ = ["lower_forward", "lower_backward", "addmm", "real_float"]
