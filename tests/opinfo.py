@@ -2751,3 +2751,189 @@ register(
            dtypes=INTS),
     OpInfo("scatter_reduce.method", _m("scatter_reduce"), samples=_scatter_reduce_samples, gradgrad=False),
 )
+
+
+# ---- breadth: distances and norms (ops/distance.py), hypot, multi_dot ----------------------------------
+def _cdist_samples(make, dtype):
+    for p in (0, 1, 2, 3, 0.5, 1.5, math.inf):
+        yield SampleInput(make((3, 4)), make((5, 4)), p=p)
+    yield SampleInput(make((2, 3, 4)), make((5, 4)), p=2.0)                   # batch dims broadcast
+    yield SampleInput(make((2, 1, 3, 4)), make((1, 2, 5, 4)), p=1.0)
+    yield SampleInput(make((4, 3), layout="T"), make((4, 2), layout="T"), p=2.0)   # non-contiguous
+    yield SampleInput(make((30, 3)), make((4, 3)))                             # > 25 rows: the matrix-product path
+    yield SampleInput(make((2, 30, 3)), make((30, 3)))
+    yield SampleInput(make((3, 4)), make((5, 4)), compute_mode="use_mm_for_euclid_dist")
+    yield SampleInput(make((30, 3)), make((4, 3)), compute_mode="donot_use_mm_for_euclid_dist")
+    yield SampleInput(make((3, 4), values=np.ones((3, 4))), make((2, 4), values=np.ones((2, 4))), p=2.0, nondiff=True)
+    yield SampleInput(make((0, 4)), make((5, 4)))                              # empty
+    yield SampleInput(make((3, 4)), make((5, 3)))                              # errors
+    yield SampleInput(make((4,)), make((5, 4)))
+    yield SampleInput(make((3, 4)), make((5, 4)), p=-1.0)
+    yield SampleInput(make((2, 3, 4)), make((3, 5, 4)))
+    yield SampleInput(make((3, 4)), make((5, 4)), compute_mode="sometimes")
+
+
+def _dist_samples(make, dtype):
+    for p in (1, 2, 3, 0.5, math.inf, -math.inf):
+        yield SampleInput(make((3, 4)), make((4,)), p)
+    yield SampleInput(make((4, 3), layout="T"), make((3, 4), layout="slice"))
+    yield SampleInput(make(()), make((2,)), 2.5)
+    yield SampleInput(make((3,)), make((2,)))                                  # error
+
+
+def _renorm_samples(make, dtype):
+    for p, dim, maxnorm in ((2, 0, 1.0), (1, 1, 2.0), (3, -1, 0.5), (1.5, 0, 5.0), (2, 1, 100.0)):
+        yield SampleInput(make((3, 4)), p, dim, maxnorm)
+    yield SampleInput(make((2, 3, 4)), 2, 1, 1.0)
+    yield SampleInput(make((4, 3), layout="T"), 2, 0, 1.0)
+    yield SampleInput(make((3,)), 2, 0, 1.0)                                   # errors
+    yield SampleInput(make((3, 4)), -1, 0, 1.0)
+    yield SampleInput(make((3, 4)), 2, 0, -1.0)
+    yield SampleInput(make((3, 4)), 2, 2, 1.0)
+
+
+def _hypot_samples(make, dtype):
+    for a, b in BINARY_SHAPES:
+        yield SampleInput(make(a, exclude_zero=True), make(b, exclude_zero=True))
+    for (sa, la), (sb, lb) in NONCONTIG_PAIRS:
+        yield SampleInput(make(sa, layout=la, exclude_zero=True), make(sb, layout=lb, exclude_zero=True))
+    if dtype == "float64":   # no overflow or underflow in the squares
+        yield SampleInput(make((3,), values=[1e200, -3e-200, 0.5]), make((3,), values=[1e200, 4e-200, 0.0]),
+                          nondiff=True)
+
+
+def _multi_dot_samples(make, dtype):
+    yield SampleInput([make((2, 3)), make((3, 4))])
+    yield SampleInput([make((2, 3)), make((3, 4)), make((4, 5))])
+    yield SampleInput([make((6, 2)), make((2, 5)), make((5, 1))])             # the other order of three
+    yield SampleInput([make((3,)), make((3, 4)), make((4, 2)), make((2,))])   # vectors at the ends
+    yield SampleInput([make((10, 3)), make((3, 8)), make((8, 1)), make((1, 9)), make((9, 2))])
+    yield SampleInput([make((4, 3), layout="T"), make((3, 2), layout="slice")])
+    yield SampleInput([make((3,)), make((3,))])
+    yield SampleInput([make((2, 3))])                                          # errors
+    yield SampleInput([make((2, 2, 3)), make((3, 2))])
+    yield SampleInput([make((2, 3)), make((3, 3, 3)), make((3, 2))])
+    yield SampleInput([make((2, 3)), make((4, 3))])
+    yield SampleInput([make((2, 3)), make((3, 2), dtype="float64" if dtype == "float32" else "float32")])
+
+
+register(
+    # (double backward of CdistBackward0 is not implemented in torch: _cdist_backward)
+    OpInfo("cdist", samples=_cdist_samples, gradgrad=False),
+    OpInfo("cdist.mm", lambda lib, *a, **k: lib.cdist(*a, **k), samples=lambda make, dt: [
+        SampleInput(make((30, 3)), make((4, 3))), SampleInput(make((2, 30, 3)), make((30, 3))),
+        SampleInput(make((3, 4)), make((5, 4)), compute_mode="use_mm_for_euclid_dist")]),
+    OpInfo("dist", samples=_dist_samples),
+    OpInfo("dist.method", _m("dist"), samples=_dist_samples),
+    OpInfo("renorm", samples=_renorm_samples),
+    OpInfo("renorm.method", _m("renorm"), samples=_renorm_samples),
+    OpInfo("hypot", samples=_hypot_samples, dtypes=FLOATS + INTS),
+    OpInfo("linalg.multi_dot", lambda lib, ts: lib.linalg.multi_dot(ts), samples=_multi_dot_samples),
+)
+
+
+# ---- breadth: diff, quantile/nanquantile, isin (reduction.py), rot90, put -----------------------------
+def _diff_samples(make, dtype):
+    for shape, dims in (((5,), (0, -1)), ((3, 4), (0, 1)), ((2, 3, 4), (1,))):
+        for d in dims:
+            for n in (1, 2):
+                yield SampleInput(make(shape), n, d)
+    yield SampleInput(make((3, 4)), 1, 1, make((3, 2)), make((3, 1)))          # prepend and append
+    yield SampleInput(make((3, 4)), 2, 0, make((1, 4)))
+    yield SampleInput(make((3, 4)), 1, 1, None, make((3, 2)))
+    yield SampleInput(make((4, 3), layout="T"), 1, 0)
+    yield SampleInput(make((3,)), 5)                                           # more than the dim: empty
+    yield SampleInput(make((3,)), 0, 0, make((2,)))                            # n = 0: a copy
+    yield SampleInput(make((3, 4), dtype="bool"), 1, 1)                        # xor
+    yield SampleInput(make(()), 1)                                             # errors
+    yield SampleInput(make((3,)), -1)
+    yield SampleInput(make((3, 4)), 1, 1, make((4,)))
+    yield SampleInput(make((3, 4)), 1, 0, make((2, 3)))
+    yield SampleInput(make((3, 4)), 1, 2)
+
+
+def _quantile_samples(ignore_nan):
+    def gen(make, dtype):
+        x = make.distinct((3, 5)) if False else make((3, 5))
+        for q in (0.0, 0.3, 0.5, 1.0):
+            yield SampleInput(make((7,)), q)
+        qs = make((4,), values=[0.0, 0.25, 0.6, 1.0], requires_grad=False)
+        for mode in ("linear", "lower", "higher", "midpoint", "nearest"):
+            yield SampleInput(x, qs, 1, interpolation=mode)
+            yield SampleInput(x, 0.4, 0, True, interpolation=mode)
+        yield SampleInput(x, qs)
+        yield SampleInput(x, qs, None, True)
+        yield SampleInput(make((2, 3, 4)), qs, 1, True)
+        yield SampleInput(make((2, 3, 4)), 0.7, -1)
+        yield SampleInput(make((4, 3), layout="T"), qs, 0)
+        yield SampleInput(make(()), 0.5)
+        yield SampleInput(make(()), 0.5, 0, True)
+        nan = make((2, 4), values=[[1.0, np.nan, 3.0, 2.0], [np.nan, np.nan, np.nan, np.nan]])
+        yield SampleInput(nan, 0.5, 1, nondiff=True)
+        yield SampleInput(nan, qs, 1, nondiff=True)
+        yield SampleInput(make((0,)), 0.5)                                      # errors
+        yield SampleInput(x, 1.5)
+        yield SampleInput(x, make((1,), values=[1.5], requires_grad=False))
+        yield SampleInput(x, make((1, 1), values=[[0.5]], requires_grad=False))
+        yield SampleInput(x, 0.5, 2)
+        yield SampleInput(x, 0.5, interpolation="cubic")
+        yield SampleInput(make((3,), dtype="int64"), 0.5)
+        yield SampleInput(x, make((1,), dtype="float64" if dtype == "float32" else "float32", values=[0.5]))
+    return gen
+
+
+def _isin_samples(make, dtype):
+    elements = make((3, 4), low=-3, high=3)
+    test = make((5,), low=-3, high=3)
+    rounded = lambda leaf: Leaf(np.round(leaf.array), leaf.layout, False)    # equal values, so some are in
+    elements, test = rounded(elements), rounded(test)
+    for kw in ({}, {"invert": True}, {"assume_unique": True}):
+        yield SampleInput(elements, test, **kw)
+    yield SampleInput(elements, 1, invert=True)
+    yield SampleInput(2, test)
+    yield SampleInput(Leaf(np.round(make((4, 3), layout="T").array), "T", False), test)
+    yield SampleInput(elements, Leaf(np.array([[1, 0], [-2, 5]]), "contig", False))    # another dtype, 2-D
+    yield SampleInput(make((0,)), test)
+    yield SampleInput(make((3,), dtype="bool"), test)                                  # error
+
+
+def _rot90_samples(make, dtype):
+    for k in (-1, 0, 1, 2, 3, 5):
+        yield SampleInput(make((3, 4)), k)
+    yield SampleInput(make((2, 3, 4)), 1, (1, 2))
+    yield SampleInput(make((2, 3, 4)), 3, (-1, 0))
+    yield SampleInput(make((4, 3), layout="T"), 1)
+    yield SampleInput(make((3, 4)), 1, (0, 0))                                    # errors
+    yield SampleInput(make((3, 4)), 1, (0,))
+    yield SampleInput(make((3, 4)), 1, (0, 3))
+    yield SampleInput(make((3,)), 1)
+    yield SampleInput(make((3, 4)), 1, (0, -2))
+
+
+def _put_samples(make, dtype):
+    x = make((3, 4))
+    yield SampleInput(x, Leaf(np.array([0, 5, -1]), "contig", False), make((3,)))
+    yield SampleInput(x, Leaf(np.array([[0, 5], [2, 11]]), "contig", False), make((4,)), True)
+    yield SampleInput(x, Leaf(np.array([1, 1, 2]), "contig", False), make((3,)), True)      # repeats add up
+    yield SampleInput(make((4, 3), layout="T"), Leaf(np.array([1, 4]), "contig", False), make((2,)))
+    yield SampleInput(x, Leaf(np.array([12]), "contig", False), make((1,)))                # errors
+    yield SampleInput(x, Leaf(np.array([1]), "contig", False), make((2,)))
+    yield SampleInput(x, Leaf(np.array([1.0]), "contig", False), make((1,)))
+
+
+def _put_inplace(lib, x, index, source, accumulate=False):
+    return (x * 1).put_(index, source, accumulate)
+
+
+register(
+    OpInfo("diff", samples=_diff_samples, dtypes=ALL_NUM),
+    OpInfo("diff.method", _m("diff"), samples=_diff_samples),
+    OpInfo("quantile", samples=_quantile_samples(False)),
+    OpInfo("nanquantile", samples=_quantile_samples(True)),
+    OpInfo("quantile.method", _m("quantile"), samples=_quantile_samples(False)),
+    OpInfo("isin", samples=_isin_samples, dtypes=("float32", "int64"), grad=False),
+    OpInfo("rot90", samples=_rot90_samples, dtypes=ALL_NUM),
+    OpInfo("rot90.method", _m("rot90"), samples=_rot90_samples),
+    OpInfo("put", samples=_put_samples, dtypes=ALL_NUM),
+    OpInfo("Tensor.put_", _put_inplace, samples=_put_samples),
+)
