@@ -2937,3 +2937,58 @@ register(
     OpInfo("put", samples=_put_samples, dtypes=ALL_NUM),
     OpInfo("Tensor.put_", _put_inplace, samples=_put_samples),
 )
+
+
+# ---- breadth: grid_sample, affine_grid (ops/nn_sampling.py) -------------------------------------------
+def _grid(make, shape, low=-1.2, high=1.2):
+    """Sampling points inside and a little outside [-1, 1] (no point exactly on a pixel: a kink)."""
+    return make(shape, low=low, high=high)
+
+
+def _grid_sample_samples(make, dtype):
+    for mode in ("bilinear", "nearest"):
+        for padding in ("zeros", "border", "reflection"):
+            for align in (False, True):
+                yield SampleInput(make((2, 3, 4, 5)), _grid(make, (2, 3, 2, 2)), mode=mode, padding_mode=padding,
+                                  align_corners=align, nondiff=mode == "nearest")
+    yield SampleInput(make((1, 2, 3, 4)), _grid(make, (1, 5, 6, 2), -3.0, 3.0), padding_mode="reflection",
+                      align_corners=False)                                   # several reflections
+    yield SampleInput(make((1, 1, 3, 3)), _grid(make, (1, 2, 2, 2)), padding_mode="border", align_corners=True)
+    yield SampleInput(make((2, 2, 4, 3), layout="T"), _grid(make, (2, 3, 2, 2)), align_corners=False)
+    yield SampleInput(make((1, 2, 1, 1)), _grid(make, (1, 2, 2, 2)), padding_mode="reflection", align_corners=True)
+    for padding in ("zeros", "border", "reflection"):                        # 3-D: trilinear
+        yield SampleInput(make((1, 2, 3, 4, 3)), _grid(make, (1, 2, 2, 3, 3)), padding_mode=padding,
+                          align_corners=padding == "border")
+    yield SampleInput(make((1, 2, 3, 4, 3)), _grid(make, (1, 2, 2, 3, 3)), mode="nearest", align_corners=False,
+                      nondiff=True)
+    yield SampleInput(make((1, 1, 2, 2)), make((1, 2, 2, 3)), align_corners=False)    # errors
+    yield SampleInput(make((1, 1, 2, 2)), make((2, 2, 2, 2)), align_corners=False)
+    yield SampleInput(make((1, 1, 2, 2)), make((1, 2, 2, 2)), mode="cubic")
+    yield SampleInput(make((1, 1, 2, 2)), make((1, 2, 2, 2)), padding_mode="wrap")
+    yield SampleInput(make((1, 1, 0, 2)), make((1, 2, 2, 2)), align_corners=False)
+    yield SampleInput(make((1, 2, 2)), make((1, 2, 2, 2)), align_corners=False)
+    yield SampleInput(make((1, 1, 2, 2, 2)), make((1, 2, 2, 2, 3)), mode="bicubic", align_corners=False)
+    yield SampleInput(make((1, 1, 2, 2)), make((1, 2, 2, 2), dtype="float64" if dtype == "float32" else "float32"),
+                      align_corners=False)
+
+
+def _affine_grid_samples(make, dtype):
+    for align in (False, True):
+        yield SampleInput(make((2, 2, 3)), (2, 3, 4, 5), align_corners=align)
+        yield SampleInput(make((1, 3, 4)), (1, 2, 3, 4, 2), align_corners=align)
+    yield SampleInput(make((2, 2, 3)), (2, 1, 1, 3), align_corners=False)
+    yield SampleInput(make((2, 3, 2), layout="T"), (2, 1, 3, 3), align_corners=False)
+    yield SampleInput(make((2, 2, 3)), (3, 3, 4, 5), align_corners=False)         # errors
+    yield SampleInput(make((2, 2, 3)), (2, 3, 4), align_corners=False)
+    yield SampleInput(make((2, 2, 3)), (2, 3, 0, 5), align_corners=False)
+    yield SampleInput(make((2, 2, 3)), (2, 3, 4, 5, 6), align_corners=False)
+    yield SampleInput(make((2, 3, 3)), (2, 3, 4, 5), align_corners=False)
+
+
+register(
+    # (double backward: torch differentiates grid_sampler_2d_backward; glasstorch does not yet)
+    OpInfo("nn.functional.grid_sample", lambda lib, *a, **k: lib.nn.functional.grid_sample(*a, **k),
+           samples=_grid_sample_samples, gradgrad=False),
+    OpInfo("nn.functional.affine_grid", lambda lib, *a, **k: lib.nn.functional.affine_grid(*a, **k),
+           samples=_affine_grid_samples),
+)
