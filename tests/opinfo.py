@@ -2992,3 +2992,42 @@ register(
     OpInfo("nn.functional.affine_grid", lambda lib, *a, **k: lib.nn.functional.affine_grid(*a, **k),
            samples=_affine_grid_samples),
 )
+
+
+# ---- breadth: ctc_loss (ops/nn_ctc.py) ------------------------------------------------------------------
+def _ctc(lib, x, *args, **kwargs):
+    """ctc_loss of log_softmax(x): torch's CTC gradient is the one of normalized log-probabilities."""
+    return lib.nn.functional.ctc_loss(x.log_softmax(-1), *args, **kwargs)
+
+
+def _ctc_samples(make, dtype):
+    ints = lambda values: Leaf(np.array(values, dtype="int64"), "contig", False)   # noqa: E731
+    x = make((6, 2, 4))
+    padded = ints([[1, 2, 2], [3, 1, 0]])
+    for reduction in ("mean", "sum", "none"):
+        yield SampleInput(x, padded, [6, 5], [3, 2], reduction=reduction)
+    yield SampleInput(x, ints([1, 2, 2, 3, 1]), [6, 5], [3, 2])                     # concatenated targets
+    yield SampleInput(x, padded, ints([6, 4]), ints([3, 1]), reduction="none")      # lengths as tensors
+    yield SampleInput(x, padded, [6, 5], [0, 2], reduction="none")                  # an empty target
+    yield SampleInput(x, ints([[2, 2, 2], [1, 1, 3]]), [6, 6], [3, 3], blank=3, reduction="sum")
+    yield SampleInput(make((6, 4)), ints([1, 3]), [6], [2], reduction="none")        # unbatched
+    yield SampleInput(make((8, 3, 5)), ints([[1, 2, 3, 4], [4, 4, 4, 1], [2, 1, 2, 1]]), [8, 7, 8], [4, 3, 2])
+    yield SampleInput(x, padded, [2, 5], [3, 2], reduction="none", zero_infinity=True, nondiff=True)
+    yield SampleInput(x, padded, [2, 5], [3, 2], reduction="sum", nondiff=True)      # inf loss, NaN gradient
+    yield SampleInput(make((5, 3, 2), layout="T"), ints([[1], [1], [1]]), [5, 4, 3], [1, 1, 1])
+    yield SampleInput(x, padded, [6, 5], [3, 2], reduction="avg")                   # errors
+    yield SampleInput(x, padded, [6, 5], [3, 2], blank=4)
+    yield SampleInput(x, padded, [6], [3, 2])
+    yield SampleInput(x, padded, [7, 5], [3, 2])
+    yield SampleInput(x, padded, [-1, 5], [3, 2])
+    yield SampleInput(x, padded, [6, 5], [4, 2])
+    yield SampleInput(x, padded, [6, 5], [-1, 2])
+    yield SampleInput(x, ints([1, 2, 2, 3]), [6, 5], [3, 2])
+    yield SampleInput(x, padded, Leaf(np.array([6.0, 5.0]), "contig", False), ints([3, 2]))
+    yield SampleInput(x, padded, 6, 3)
+
+
+register(
+    # (double backward: not implemented in torch either -- _ctc_loss_backward has no derivative)
+    OpInfo("nn.functional.ctc_loss", _ctc, samples=_ctc_samples, gradgrad=False),
+)

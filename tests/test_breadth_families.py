@@ -142,3 +142,19 @@ def test_affine_grid_then_grid_sample_is_an_identity_for_the_identity_map():
         grid = gt.nn.functional.affine_grid(gt.from_numpy(theta), (2, 3, 5, 4), align_corners=align)
         y = gt.nn.functional.grid_sample(gt.from_numpy(x), grid, align_corners=align)
         np.testing.assert_allclose(y.numpy(), x, atol=1e-12)
+
+
+def test_ctc_loss_module_and_its_double_backward_error_are_torchs():
+    x = np.random.default_rng(3).standard_normal((7, 2, 5))
+    results = []
+    for lib in (torch, gt):
+        inp = lib.from_numpy(x.copy()).requires_grad_()
+        loss_fn = lib.nn.CTCLoss(blank=4, zero_infinity=True)
+        loss = loss_fn(inp.log_softmax(2), lib.tensor([[1, 2, 3], [0, 0, 0]]), lib.tensor([7, 2]), lib.tensor([3, 3]))
+        (g,) = lib.autograd.grad(loss, inp, create_graph=True)
+        with pytest.raises(RuntimeError, match="derivative for aten::_ctc_loss_backward is not implemented"):
+            g.sum().backward()
+        results.append((loss.item(), g.detach().numpy(), repr(loss_fn)))
+    (tl, tg, tr), (gl, gg, gr) = results
+    assert abs(gl - tl) < 1e-12 and tr == gr
+    np.testing.assert_allclose(gg, tg, atol=1e-12)

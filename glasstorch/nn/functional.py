@@ -140,6 +140,7 @@ pixel_shuffle, pixel_unshuffle = _pool.pixel_shuffle, _pool.pixel_unshuffle
 from ..ops.windows import unfold, fold  # noqa: E402  (im2col / col2im)
 from ..ops.nn_unpool import max_unpool1d, max_unpool2d, max_unpool3d  # noqa: E402
 from ..ops.nn_sampling import grid_sample, affine_grid  # noqa: E402
+from ..ops.nn_ctc import ctc_loss  # noqa: E402
 
 
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):

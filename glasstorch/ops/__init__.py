@@ -17,6 +17,7 @@ distance.py    cdist, dist, renorm
 transformations.py  rot90
 put.py         put/put_ (and take's aten op): writes at flat indices
 nn_sampling.py grid_sample, affine_grid
+nn_ctc.py      ctc_loss
 scan.py        logcumsumexp
 windows.py     Tensor.unfold, im2col/col2im (F.unfold/F.fold)
 fft.py         the DFT's primitive ops (torch.fft's kernels)
