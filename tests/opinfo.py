@@ -3031,3 +3031,62 @@ register(
     # (double backward: not implemented in torch either -- _ctc_loss_backward has no derivative)
     OpInfo("nn.functional.ctc_loss", _ctc, samples=_ctc_samples, gradgrad=False),
 )
+
+
+# ---- breadth: torch.special's Bessel/Airy functions, polynomials, incomplete gamma -----------------------
+_BESSEL_EDGES = [-20., -5.01, -5., -2.1, -0.5, -1e-6, 0., 1e-6, 0.4, 1.9, 2., 2.09, 4.99, 5., 7.9, 8., 8.4, 25., 104.]
+_NO_GRAD_UNARY = ("bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "modified_bessel_i0", "modified_bessel_i1",
+                  "modified_bessel_k0", "modified_bessel_k1", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1",
+                  "airy_ai", "spherical_bessel_j0")
+
+
+def _no_grad_special_samples(make, dtype):
+    if np.dtype(dtype).kind != "f":
+        yield SampleInput(make((8,), values=[-20, -5, 0, 1, 2, 5, 8, 25]))
+        return
+    yield from _values_samples(_BESSEL_EDGES + [math.inf, -math.inf, math.nan])(make, dtype)
+    yield SampleInput(make((30,), low=-30, high=30))
+
+
+def _polynomial_samples(make, dtype):
+    floats = np.dtype(dtype).kind == "f"
+    x = make((5, 8), low=-1.5, high=1.5) if floats else make((5, 8), low=-2, high=3)
+    degrees = Leaf(np.array([-1, 0, 1, 2, 3, 7, 9, 12], dtype=dtype), "contig", False)
+    yield SampleInput(x, degrees)                                          # n broadcast over x's rows
+    yield SampleInput(x, 4)                                                # n a number
+    yield SampleInput(0.3, degrees)                                        # x a number
+    if floats:
+        yield SampleInput(make((4,), values=[-1., 1., 0., 0.5]), Leaf(np.array([3, 3, 10, 11], dtype=dtype), "contig", False))
+        yield SampleInput(make((3,), values=[0.2, 0.7, -0.4]), Leaf(np.array([2.7, 9.5, -0.5], dtype=dtype), "contig", False))
+        yield SampleInput(make((4, 3), layout="T"), Leaf(np.array([5, 10, 2], dtype=dtype), "contig", False))
+    yield SampleInput(make((3,), dtype="bool"), 2)                         # error
+
+
+def _igamma_samples(make, dtype):
+    """(a, x): torch has no derivative for a (pinned in test_breadth_families.py), so a needs none here."""
+    first = lambda shape, **kw: make(shape, requires_grad=False, **kw)    # noqa: E731
+    a = first((4, 5), low=0.2, high=6)
+    yield SampleInput(a, make((4, 5), low=0.05, high=9))
+    yield SampleInput(a, make((5,), low=0.5, high=3))
+    yield SampleInput(first((3,), low=0.5, high=4), make((4, 3), layout="T", low=0.1, high=5))
+    yield SampleInput(first((7,), values=[0.5, 3., 30., 1., 0., 2., 1.]),
+                      make((7,), values=[0.2, 0.4, 25., 1.5, 1., 0., 40.]), nondiff=True)
+    yield SampleInput(first((3,), values=[2., 5., 0.7]), make((3,), values=[1e-3, 0.6, 1.05]))
+    yield SampleInput(first((2,)), 2.0)                                    # error: other must be a tensor
+
+
+for _name in _NO_GRAD_UNARY:
+    register(OpInfo("special." + _name, _special(_name), samples=_no_grad_special_samples, dtypes=FLOATS + ("int64",),
+                    grad=False))
+for _name in ("chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w",
+              "hermite_polynomial_h", "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p"):
+    register(OpInfo("special." + _name, _special(_name), samples=_polynomial_samples, dtypes=FLOATS + ("int64",),
+                    grad=False))
+register(
+    OpInfo("igamma", samples=_igamma_samples),
+    OpInfo("igammac", samples=_igamma_samples),
+    OpInfo("special.gammainc", _special("gammainc"), samples=_igamma_samples),
+    OpInfo("special.gammaincc", _special("gammaincc"), samples=_igamma_samples),
+    OpInfo("igamma.method", _m("igamma"), samples=_igamma_samples),
+)
+del _name

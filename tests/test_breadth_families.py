@@ -158,3 +158,30 @@ def test_ctc_loss_module_and_its_double_backward_error_are_torchs():
     (tl, tg, tr), (gl, gg, gr) = results
     assert abs(gl - tl) < 1e-12 and tr == gr
     np.testing.assert_allclose(gg, tg, atol=1e-12)
+
+
+def test_igamma_has_no_derivative_for_its_first_argument_as_in_torch():
+    for lib in (torch, gt):
+        a = lib.tensor([0.5, 2.0], dtype=lib.float64, requires_grad=True)
+        x = lib.tensor([0.3, 1.2], dtype=lib.float64, requires_grad=True)
+        for fn, name in ((lib.igamma, "igamma"), (lib.special.gammaincc, "igammac")):
+            y = fn(a, x)
+            assert type(y.grad_fn).__name__ == name.capitalize() + "Backward0"
+            with pytest.raises(NotImplementedError, match=f"the derivative for '{name}: input' is not implemented"):
+                y.sum().backward()
+
+
+def test_special_functions_without_derivatives_give_outputs_that_need_none():
+    x = gt.tensor([0.5, 1.5], requires_grad=True)
+    for name in ("bessel_j0", "modified_bessel_k1", "airy_ai", "spherical_bessel_j0"):
+        assert not getattr(gt.special, name)(x).requires_grad
+    assert not gt.special.legendre_polynomial_p(x, 3).requires_grad
+
+
+def test_the_orthogonal_polynomials_agree_with_their_definitions():
+    x = np.linspace(-0.95, 0.95, 7)
+    t = gt.from_numpy(x)
+    np.testing.assert_allclose(gt.special.chebyshev_polynomial_t(t, 9).numpy(), np.cos(9 * np.arccos(x)), atol=1e-12)
+    np.testing.assert_allclose(gt.special.hermite_polynomial_h(t, 3).numpy(), 8 * x ** 3 - 12 * x, atol=1e-12)
+    np.testing.assert_allclose(gt.special.legendre_polynomial_p(t, 2).numpy(), (3 * x ** 2 - 1) / 2, atol=1e-12)
+    np.testing.assert_allclose(gt.special.laguerre_polynomial_l(t, 2).numpy(), (x ** 2 - 4 * x + 2) / 2, atol=1e-12)
