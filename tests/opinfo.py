@@ -3090,3 +3090,15 @@ register(
     OpInfo("igamma.method", _m("igamma"), samples=_igamma_samples),
 )
 del _name
+
+
+# ---- breadth: torch.fft's Hermitian N-D transforms ------------------------------------------------------
+for _name, _samples, _dtypes in [
+        ("hfft2", _irfft_nd_samples(True), COMPLEX), ("hfftn", _irfft_nd_samples(False), COMPLEX + FLOATS),
+        ("ihfft2", _fft_nd_samples(True), FLOATS), ("ihfftn", _fft_nd_samples(False), FLOATS + ("int64",))]:
+    register(OpInfo("fft." + _name, _fft_fn(_name), samples=_samples, dtypes=_dtypes))
+register(OpInfo("fft.ihfftn.complex_input", _fft_fn("ihfftn"), dtypes=COMPLEX,
+                samples=lambda make, dt: [SampleInput(make((3, 4)))]),
+         OpInfo("fft.hfftn.roundtrip", lambda lib, x: lib.fft.hfftn(lib.fft.ihfftn(x), s=x.shape),
+                samples=lambda make, dt: [SampleInput(make((3, 4))), SampleInput(make((2, 3, 5)))]))
+del _name, _samples, _dtypes
