@@ -3102,3 +3102,21 @@ register(OpInfo("fft.ihfftn.complex_input", _fft_fn("ihfftn"), dtypes=COMPLEX,
          OpInfo("fft.hfftn.roundtrip", lambda lib, x: lib.fft.hfftn(lib.fft.ihfftn(x), s=x.shape),
                 samples=lambda make, dt: [SampleInput(make((3, 4))), SampleInput(make((2, 3, 5)))]))
 del _name, _samples, _dtypes
+
+
+# ---- breadth: bilinear interpolation of bytes (torch's fixed-point kernel) ---------------------------------
+def _uint8_interp_samples(make, dtype):
+    img = make((2, 3, 5, 7), low=0, high=256)
+    # (not (1, 1): torch 2.13's vectorized byte kernel fails an internal assert there for 3 channels)
+    for size in ((9, 11), (3, 4), (5, 13), (10, 7), (1, 2), (2, 20)):
+        for align in (False, True):
+            yield SampleInput(img, size=size, mode="bilinear", align_corners=align)
+    yield SampleInput(img, scale_factor=1.7, mode="bilinear", align_corners=False)
+    yield SampleInput(img, scale_factor=(0.6, 2.3), mode="bilinear", align_corners=False, recompute_scale_factor=True)
+    yield SampleInput(make((1, 1, 1, 1), low=0, high=256), size=(3, 2), mode="bilinear", align_corners=False)
+    yield SampleInput(make((2, 3, 7), low=0, high=256), size=9, mode="linear", align_corners=False)   # errors
+    yield SampleInput(make((1, 2, 2, 3, 4), low=0, high=256), size=(3, 3, 3), mode="trilinear", align_corners=False)
+
+
+register(OpInfo("nn.functional.interpolate.bilinear.uint8", _nnf("interpolate"), samples=_uint8_interp_samples,
+                dtypes=("uint8",), grad=False))
