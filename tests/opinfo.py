@@ -3120,3 +3120,20 @@ def _uint8_interp_samples(make, dtype):
 
 register(OpInfo("nn.functional.interpolate.bilinear.uint8", _nnf("interpolate"), samples=_uint8_interp_samples,
                 dtypes=("uint8",), grad=False))
+
+
+def _pdist_samples(make, dtype):
+    for p in (0, 1, 2, 3, 0.5, 1.5, math.inf):
+        yield SampleInput(make((5, 3)), p)
+    yield SampleInput(make((4, 3), layout="T"))                                   # non-contiguous: a copy first
+    yield SampleInput(make((3, 2), values=[[1., 2.], [1., 2.], [0., 5.]]), 2, nondiff=True)   # two equal rows
+    yield SampleInput(make((1, 4)))                 # (not (0, n): torch 2.13's backward crashes the process there)
+    yield SampleInput(make((3,)))                                                 # errors
+    yield SampleInput(make((3, 2)), -1)
+
+
+register(
+    # (double backward: _pdist_backward has no derivative in torch)
+    OpInfo("nn.functional.pdist", lambda lib, *a: lib.nn.functional.pdist(*a), samples=_pdist_samples, gradgrad=False),
+    OpInfo("pdist", samples=_pdist_samples, gradgrad=False),
+)

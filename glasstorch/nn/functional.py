@@ -441,13 +441,7 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     return (x1 - x2 + eps).norm(p, dim if dim >= 0 else None, keepdim)
 
 
-def pdist(input, p=2):
-    """The distances between all pairs of rows i < j, as a flat vector."""
-    if seam.on:
-        return seam.torch_function(pdist, (input,), dict(p=p))
-    n = input.shape[0]
-    i, j = _join.triu_indices(n, n, 1)
-    return (input[i] - input[j]).norm(p, 1)
+from ..ops.distance import pdist  # noqa: E402  (the _pdist_forward op, PdistBackward0)
 
 
 # ---- attention ------------------------------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ _borrowed.py     aten ops of families not yet converted that formulas call (flip
 complex.py     view_as_real/view_as_complex, real/imag, conj
 special.py     erfc, i0, sinc, xlogy, logit, polygamma, mvlgamma and torch.special's own ops
 elementwise.py copysign, logaddexp/logaddexp2, hypot, bit shifts
-distance.py    cdist, dist, renorm
+distance.py    cdist, pdist, dist, renorm
 transformations.py  rot90
 put.py         put/put_ (and take's aten op): writes at flat indices
 nn_sampling.py grid_sample, affine_grid

@@ -7,6 +7,8 @@ _cdist_forward      D[..., i, j] = ||x1[..., i, :] - x2[..., j, :]||_p     ``_cd
 _cdist_backward     sum_j grad_ij * d||d||_p/dd at d = x1_i - x2_j        not implemented (as torch's)
 _euclidean_dist     sqrt(max(0, |x1|^2 - 2 x1 x2^T + |x2|^2)) by one       x1 ratio.sum - ratio x2 (and the
                     matrix product (cdist's fast path for p = 2)          same for x2), ratio = grad / D
+_pdist_forward      the distances between the rows i < j of one matrix,   ``_pdist_backward``: the cdist rule,
+                    as a flat vector (F.pdist)                            each pair's term to both rows
 dist                ||self - other||_p over every element (broadcast)     norm_backward of the difference
 renorm              each slice along ``dim`` rescaled to p-norm <=        renorm_backward (below)
                     maxnorm: factor maxnorm / (norm + 1e-7)
@@ -31,7 +33,7 @@ from .._seam import seam
 from ._derivatives import norm_backward, sum_to
 from .reduction import _vector_norm_kernel
 
-__all__ = ["cdist", "dist", "renorm"]
+__all__ = ["cdist", "dist", "renorm", "pdist"]
 
 _COMPUTE_MODES = {None: 0, "use_mm_for_euclid_dist_if_necessary": 0, "use_mm_for_euclid_dist": 1,
                   "donot_use_mm_for_euclid_dist": 2}
@@ -181,6 +183,51 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     return cdist_forward_op(x1, x2, float(p), None if compute_mode is None else mode)
 
 
+# ---- pdist ----------------------------------------------------------------------------------------------
+def _pdist_forward_kernel(self, p=2.0):
+    rows, cols = _upper_pairs(self.shape[0])
+    return _p_norm_last(self[rows] - self[cols], p).astype(self.dtype, copy=False)
+
+
+def _upper_pairs(n):
+    """The pairs i < j in pdist's order (row by row)."""
+    return xp.triu_indices(n, 1)
+
+
+def _pdist_backward_kernel(grad, self, p, pdist):
+    """Each pair's gradient reaches both of its rows, with opposite signs: the cdist rule of the matrix
+    against itself, with the pair values spread into symmetric n x n matrices (0 on the diagonal)."""
+    n = self.shape[0]
+    rows, cols = _upper_pairs(n)
+    full_grad = xp.zeros((n, n), grad.dtype)
+    full_dist = xp.zeros((n, n), pdist.dtype)
+    full_grad[rows, cols] = full_grad[cols, rows] = grad
+    full_dist[rows, cols] = full_dist[cols, rows] = pdist
+    return _cdist_backward_kernel(full_grad, self, self, p, full_dist)
+
+
+pdist_backward_op = defop("_pdist_backward(Tensor grad, Tensor self, float p, Tensor pdist) -> Tensor",
+                          _pdist_backward_kernel, node="PdistBackwardBackward0",
+                          grad=_not_implemented("_pdist_backward"), self=_not_implemented("_pdist_backward"),
+                          pdist=_not_implemented("_pdist_backward"))
+pdist_forward_op = defop("_pdist_forward(Tensor self, float p=2) -> Tensor", _pdist_forward_kernel,
+                         node="PdistBackward0",
+                         self=lambda grad, self, p, result: pdist_backward_op(grad, self, p, result))
+
+
+def pdist(input, p=2):
+    """The p-norm distances between the rows of an N x M matrix, pair by pair (i < j): N (N - 1) / 2 values."""
+    if seam.on:
+        return seam.torch_function(pdist, (input,), dict(p=p))
+    if input.ndim != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
+    if not input.is_floating_point():
+        raise RuntimeError("pdist only supports floating-point dtypes")
+    if p < 0:
+        raise RuntimeError("pdist only supports non-negative p values")
+    return pdist_forward_op(input.contiguous(), float(p))
+
+
 # ---- dist -----------------------------------------------------------------------------------------------
 def _dist_kernel(self, other, p=2):
     if self.dtype.kind not in "fc" or other.dtype.kind not in "fc":
@@ -281,5 +328,6 @@ def renorm_(self, p, dim, maxnorm):
 
 
 Tensor.renorm_ = renorm_
-CdistBackward0, EuclideanDistBackward0 = cdist_forward_op.node, euclidean_dist_op.node
+CdistBackward0, EuclideanDistBackward0, PdistBackward0 = cdist_forward_op.node, euclidean_dist_op.node, \
+    pdist_forward_op.node
 DistBackward0, RenormBackward0 = dist_op.node, renorm_op.node
