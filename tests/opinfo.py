@@ -2946,11 +2946,11 @@ def _grid(make, shape, low=-1.2, high=1.2):
 
 
 def _grid_sample_samples(make, dtype):
-    for mode in ("bilinear", "nearest"):
+    for mode in ("bilinear", "nearest", "bicubic"):
         for padding in ("zeros", "border", "reflection"):
             for align in (False, True):
                 yield SampleInput(make((2, 3, 4, 5)), _grid(make, (2, 3, 2, 2)), mode=mode, padding_mode=padding,
-                                  align_corners=align, nondiff=mode == "nearest")
+                                  align_corners=align, nondiff=mode != "bilinear")
     yield SampleInput(make((1, 2, 3, 4)), _grid(make, (1, 5, 6, 2), -3.0, 3.0), padding_mode="reflection",
                       align_corners=False)                                   # several reflections
     yield SampleInput(make((1, 1, 3, 3)), _grid(make, (1, 2, 2, 2)), padding_mode="border", align_corners=True)
@@ -3057,6 +3057,8 @@ def _polynomial_samples(make, dtype):
     yield SampleInput(0.3, degrees)                                        # x a number
     if floats:
         yield SampleInput(make((4,), values=[-1., 1., 0., 0.5]), Leaf(np.array([3, 3, 10, 11], dtype=dtype), "contig", False))
+        yield SampleInput(make((6,), values=[0.1, 0.3, 0.6, 0.9, 0., 1.]),
+                          Leaf(np.array([5, 6, 7, 8, 9, 12], dtype=dtype), "contig", False))
         yield SampleInput(make((3,), values=[0.2, 0.7, -0.4]), Leaf(np.array([2.7, 9.5, -0.5], dtype=dtype), "contig", False))
         yield SampleInput(make((4, 3), layout="T"), Leaf(np.array([5, 10, 2], dtype=dtype), "contig", False))
     yield SampleInput(make((3,), dtype="bool"), 2)                         # error
@@ -3079,7 +3081,8 @@ for _name in _NO_GRAD_UNARY:
     register(OpInfo("special." + _name, _special(_name), samples=_no_grad_special_samples, dtypes=FLOATS + ("int64",),
                     grad=False))
 for _name in ("chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w",
-              "hermite_polynomial_h", "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p"):
+              "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
+              "shifted_chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p"):
     register(OpInfo("special." + _name, _special(_name), samples=_polynomial_samples, dtypes=FLOATS + ("int64",),
                     grad=False))
 register(

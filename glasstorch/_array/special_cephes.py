@@ -17,7 +17,7 @@ negative arguments, infinities, NaN) are torch's:
   choice among the power series and Legendre's continued fraction (Cephes ``igam.c`` as SciPy has it).
   torch's uniform asymptotic expansion for 20 < a ~ x is not reproduced: there the series/continued
   fraction give the same values to about 1e-13 relative.
-- the polynomials T, U, V, W (Chebyshev), H, He (Hermite), L (Laguerre), P (Legendre) of degree n (an
+- the polynomials T, U, V, W (Chebyshev, and shifted: of 2x - 1), H, He (Hermite), L (Laguerre), P (Legendre) of degree n (an
   integer, truncated from a float; 0 for n < 0): the three-term recurrence, or the trigonometric form
   of the Chebyshev ones for large n inside (-1, 1), as torch chooses.
 """
@@ -467,13 +467,20 @@ def _recurrence(x, n, first, step, start=2, stop_inclusive=True):
     return q
 
 
-def _chebyshev(kind):
+def _chebyshev(kind, shifted=False):
+    """T, U, V or W; ``shifted``: of 2x - 1 (torch's shifted_chebyshev_polynomial_*, whose switch to the
+    trigonometric form comes at other degrees)."""
     firsts = {"t": lambda x: x, "u": lambda x: x + x, "v": lambda x: x + x - 1.0, "w": lambda x: x + x + 1.0}
-    cutoff = 6 if kind == "t" else 8
+    if shifted:
+        cutoff = 4 if kind == "w" else 6
+    else:
+        cutoff = 6 if kind == "t" else 8
 
     def kernel(x, n):
         x, n = np.broadcast_arrays(x, _degree(n))
         x = x.astype(np.float64)
+        if shifted:
+            x = x + x - 1.0
         nf = n.astype(np.float64)
         theta = np.arccos(np.clip(x, -1, 1))
         value = _recurrence(x, n, firsts[kind](x), lambda k, p, q: (x + x) * q - p)
@@ -499,7 +506,7 @@ def _chebyshev(kind):
         value = np.where(inside, trig, value)
         value = np.where(np.abs(x) == 1.0, edge, value)
         return np.where(n < 0, 0.0, value)
-    kernel.__name__ = f"chebyshev_polynomial_{kind}"
+    kernel.__name__ = f"{'shifted_' if shifted else ''}chebyshev_polynomial_{kind}"
     return kernel
 
 
@@ -544,5 +551,9 @@ def _legendre_p64(x, n):
 
 chebyshev_polynomial_t, chebyshev_polynomial_u = _float64(_chebyshev("t")), _float64(_chebyshev("u"))
 chebyshev_polynomial_v, chebyshev_polynomial_w = _float64(_chebyshev("v")), _float64(_chebyshev("w"))
+shifted_chebyshev_polynomial_t = _float64(_chebyshev("t", shifted=True))
+shifted_chebyshev_polynomial_u = _float64(_chebyshev("u", shifted=True))
+shifted_chebyshev_polynomial_v = _float64(_chebyshev("v", shifted=True))
+shifted_chebyshev_polynomial_w = _float64(_chebyshev("w", shifted=True))
 hermite_polynomial_h, hermite_polynomial_he = _float64(_hermite_h64), _float64(_hermite_he64)
 laguerre_polynomial_l, legendre_polynomial_p = _float64(_laguerre_l64), _float64(_legendre_p64)

@@ -9,7 +9,9 @@
 2. *pad*: ``zeros`` reads 0 outside the image; ``border`` clamps the coordinate into it; ``reflection``
    mirrors it at the border (about the corner centres or edges, as align_corners says), then clamps;
 3. *interpolate*: ``bilinear`` (trilinear in 3-D) weighs the 2^d neighbours by their distances,
-   ``nearest`` takes the closest (ties to even, as ``nearbyint``).
+   ``nearest`` takes the closest (ties to even, as ``nearbyint``); ``bicubic`` (2-D only) weighs the
+   4 x 4 neighbours by Keys' cubic convolution (a = -0.75), padding each neighbour's position instead
+   of the point's (torch's ``get_value_bounded``), so its grid gradient has no clamp factor.
 
 The derivative (torch's ``grid_sampler_2d_backward``): for the input, each output's gradient added to
 the neighbours it was read from, with their weights; for the grid, the weights' derivatives times the
@@ -19,8 +21,8 @@ a clamp bit, -1 where a reflection flipped). ``nearest`` gives the grid no gradi
 ``affine_grid(theta, size)`` is the grid of an affine map: the base grid of pixel positions (in
 [-1, 1], homogeneous) times theta^T, one bmm; its derivative is the base grid^T times the gradient.
 
-Not here: ``mode="bicubic"``, and double backward through ``grid_sampler_2d_backward`` (torch has
-both): each raises NotImplementedError naming it.
+Not here: double backward through ``grid_sampler_2d_backward`` (torch has it): it raises
+NotImplementedError naming it.
 """
 import itertools
 
@@ -123,6 +125,61 @@ def _sample_points(input, grid, interpolation_mode, padding_mode, align_corners)
     return points, coord_grads, out
 
 
+_CUBIC_A = -0.75      # the cubic convolution's parameter (Keys), as torch's
+
+
+def _cubic_coefficients(t):
+    """torch's ``get_cubic_upsample_coefficients``: the weights of the 4 neighbours at offsets -1, 0, 1, 2."""
+    a = _CUBIC_A
+    far = lambda x: ((a * x - 5 * a) * x + 8 * a) * x - 4 * a          # noqa: E731   1 < |x| < 2
+    near = lambda x: ((a + 2) * x - (a + 3)) * x * x + 1               # noqa: E731   |x| <= 1
+    return [far(t + 1), near(t), near(1 - t), far(2 - t)]
+
+
+def _cubic_coefficients_grad(t):
+    """torch's ``get_cubic_coefficients_grad`` (its sign convention: the grid gradient subtracts them)."""
+    a = _CUBIC_A
+    x0, x1, x2, x3 = -1 - t, -t, 1 - t, 2 - t
+    return [(-3 * a * x0 - 10 * a) * x0 - 8 * a, (-3 * (a + 2) * x1 - 2 * (a + 3)) * x1,
+            (3 * (a + 2) * x2 - 2 * (a + 3)) * x2, (3 * a * x3 - 10 * a) * x3 + 8 * a]
+
+
+def _bounded(coord, size, padding_mode, align_corners):
+    """torch's ``get_value_bounded`` coordinates: an integer position padded as the mode says (its
+    derivative is not used), then whether it lies in the image."""
+    if padding_mode == 1:
+        coord = _clip(coord, size)[0]
+    elif padding_mode == 2:
+        coord = _reflect(coord, 0, 2 * (size - 1))[0] if align_corners else _reflect(coord, -1, 2 * size - 1)[0]
+        coord = _clip(coord, size)[0]
+    index = xp.trunc(coord)
+    return index, (index >= 0) & (index <= size - 1)
+
+
+def _bicubic_points(input, grid, padding_mode, align_corners):
+    """The 16 neighbours of each point (flat index, in-image mask) with their weights and the weights'
+    derivatives along x and y; and d(pixel coordinate)/d(grid coordinate) per axis."""
+    (height, width), n = input.shape[2:], grid.shape[0]
+    gx, gy = grid[..., 0].reshape(n, -1), grid[..., 1].reshape(n, -1)
+    ix = ((gx + 1) * (width - 1) / 2) if align_corners else (((gx + 1) * width - 1) / 2)
+    iy = ((gy + 1) * (height - 1) / 2) if align_corners else (((gy + 1) * height - 1) / 2)
+    scale_x = (width - 1) / 2 if align_corners else width / 2
+    scale_y = (height - 1) / 2 if align_corners else height / 2
+    x0, y0 = xp.floor(ix), xp.floor(iy)
+    tx, ty = ix - x0, iy - y0
+    cx, cy = _cubic_coefficients(tx), _cubic_coefficients(ty)
+    dx, dy = _cubic_coefficients_grad(tx), _cubic_coefficients_grad(ty)
+    points = []
+    for j in range(4):
+        row, row_ok = _bounded(y0 - 1 + j, height, padding_mode, align_corners)
+        for i in range(4):
+            col, col_ok = _bounded(x0 - 1 + i, width, padding_mode, align_corners)
+            valid = row_ok & col_ok
+            flat = (xp.where(valid, row, 0) * width + xp.where(valid, col, 0)).astype(xp.int64)
+            points.append((flat, cx[i] * cy[j] * valid, (-dx[i] * cy[j], -dy[j] * cx[i]), valid))
+    return points, (scale_x, scale_y)
+
+
 def _gather(input, flat):
     """input[n, :, flat[n, p]] as (N, C, P)."""
     n, c = input.shape[:2]
@@ -151,11 +208,8 @@ def _check_sampler(input, grid, interpolation_mode, nd):
     if input.ndim != nd + 2 or grid.ndim != input.ndim:
         raise RuntimeError(f"grid_sampler(): expected {nd + 2}D input and grid with same number of dimensions, but "
                            f"got input with sizes {list(input.shape)} and grid with sizes {list(grid.shape)}")
-    if interpolation_mode == 2:
-        if nd == 3:
-            raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
-        raise NotImplementedError("grid_sample: mode='bicubic' is not implemented in glasstorch (bilinear and "
-                                  "nearest are)")
+    if interpolation_mode == 2 and nd == 3:
+        raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
     if input.dtype.kind != "f":
         kernel_name = "grid_sampler_2d_cpu_kernel_impl" if nd == 2 else "grid_sampler3d_cpu"
         raise NotImplementedError(f'"{kernel_name}" not implemented for \'{_legacy(input.dtype)}\'')
@@ -164,7 +218,11 @@ def _check_sampler(input, grid, interpolation_mode, nd):
 def _grid_sampler_kernel(nd):
     def kernel(input, grid, interpolation_mode, padding_mode, align_corners):
         _check_sampler(input, grid, interpolation_mode, nd)
-        points, _, out = _sample_points(input, grid, interpolation_mode, padding_mode, align_corners)
+        if interpolation_mode == 2:
+            points, _ = _bicubic_points(input, grid, padding_mode, align_corners)
+            out = grid.shape[1:-1]
+        else:
+            points, _, out = _sample_points(input, grid, interpolation_mode, padding_mode, align_corners)
         result = xp.zeros(input.shape[:2] + (points[0][0].shape[1],), input.dtype)
         for flat, weight, _, _ in points:
             result += _gather(input, flat) * weight[:, None, :].astype(input.dtype, copy=False)
@@ -175,7 +233,12 @@ def _grid_sampler_kernel(nd):
 
 def _grid_sampler_backward_kernel(nd):
     def kernel(grad_output, input, grid, interpolation_mode, padding_mode, align_corners, output_mask):
-        points, coord_grads, out = _sample_points(input, grid, interpolation_mode, padding_mode, align_corners)
+        if interpolation_mode == 2:
+            points, scales = _bicubic_points(input, grid, padding_mode, align_corners)
+            coord_grads = scales[::-1]          # (per spatial axis: H, then W)
+            points = [(flat, weight, d[::-1], valid) for flat, weight, d, valid in points]
+        else:
+            points, coord_grads, _ = _sample_points(input, grid, interpolation_mode, padding_mode, align_corners)
         n, c = input.shape[:2]
         g = grad_output.reshape(n, c, -1)
         grad_input = grad_grid = None

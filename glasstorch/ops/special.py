@@ -408,7 +408,8 @@ def _polynomial_kernel(name, fn):
 
 
 _POLYNOMIALS = ("chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
-                "chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he", "laguerre_polynomial_l",
+                "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u",
+                "shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he", "laguerre_polynomial_l",
                 "legendre_polynomial_p")
 _POLYNOMIAL_OPS = {
     name: tuple(defop(f"special_{name}{overload}", _polynomial_kernel(name, getattr(_sc, name)))

@@ -19,8 +19,6 @@ The Bessel functions (``bessel_j0``, ``bessel_y1``, ``modified_bessel_k0``, ...)
 ``legendre_polynomial_p``, ...) are torch's algorithms in NumPy (``glasstorch/_array/special_cephes.py``),
 without gradients, as in torch; ``gammainc``/``gammaincc`` are ``torch.igamma``/``igammac`` (a gradient
 for the second argument only, as in torch).
-
-Not here yet (torch has them): the shifted Chebyshev polynomials.
 """
 from .._seam import seam
 from ..ops import pointwise as _pw, reduction as _red, special as _sp
