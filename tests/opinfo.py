@@ -2751,3 +2751,392 @@ register(
            dtypes=INTS),
     OpInfo("scatter_reduce.method", _m("scatter_reduce"), samples=_scatter_reduce_samples, gradgrad=False),
 )
+
+
+# ---- breadth: distances and norms (ops/distance.py), hypot, multi_dot ----------------------------------
+def _cdist_samples(make, dtype):
+    for p in (0, 1, 2, 3, 0.5, 1.5, math.inf):
+        yield SampleInput(make((3, 4)), make((5, 4)), p=p)
+    yield SampleInput(make((2, 3, 4)), make((5, 4)), p=2.0)                   # batch dims broadcast
+    yield SampleInput(make((2, 1, 3, 4)), make((1, 2, 5, 4)), p=1.0)
+    yield SampleInput(make((4, 3), layout="T"), make((4, 2), layout="T"), p=2.0)   # non-contiguous
+    yield SampleInput(make((30, 3)), make((4, 3)))                             # > 25 rows: the matrix-product path
+    yield SampleInput(make((2, 30, 3)), make((30, 3)))
+    yield SampleInput(make((3, 4)), make((5, 4)), compute_mode="use_mm_for_euclid_dist")
+    yield SampleInput(make((30, 3)), make((4, 3)), compute_mode="donot_use_mm_for_euclid_dist")
+    yield SampleInput(make((3, 4), values=np.ones((3, 4))), make((2, 4), values=np.ones((2, 4))), p=2.0, nondiff=True)
+    yield SampleInput(make((0, 4)), make((5, 4)))                              # empty
+    yield SampleInput(make((3, 4)), make((5, 3)))                              # errors
+    yield SampleInput(make((4,)), make((5, 4)))
+    yield SampleInput(make((3, 4)), make((5, 4)), p=-1.0)
+    yield SampleInput(make((2, 3, 4)), make((3, 5, 4)))
+    yield SampleInput(make((3, 4)), make((5, 4)), compute_mode="sometimes")
+
+
+def _dist_samples(make, dtype):
+    for p in (1, 2, 3, 0.5, math.inf, -math.inf):
+        yield SampleInput(make((3, 4)), make((4,)), p)
+    yield SampleInput(make((4, 3), layout="T"), make((3, 4), layout="slice"))
+    yield SampleInput(make(()), make((2,)), 2.5)
+    yield SampleInput(make((3,)), make((2,)))                                  # error
+
+
+def _renorm_samples(make, dtype):
+    for p, dim, maxnorm in ((2, 0, 1.0), (1, 1, 2.0), (3, -1, 0.5), (1.5, 0, 5.0), (2, 1, 100.0)):
+        yield SampleInput(make((3, 4)), p, dim, maxnorm)
+    yield SampleInput(make((2, 3, 4)), 2, 1, 1.0)
+    yield SampleInput(make((4, 3), layout="T"), 2, 0, 1.0)
+    yield SampleInput(make((3,)), 2, 0, 1.0)                                   # errors
+    yield SampleInput(make((3, 4)), -1, 0, 1.0)
+    yield SampleInput(make((3, 4)), 2, 0, -1.0)
+    yield SampleInput(make((3, 4)), 2, 2, 1.0)
+
+
+def _hypot_samples(make, dtype):
+    for a, b in BINARY_SHAPES:
+        yield SampleInput(make(a, exclude_zero=True), make(b, exclude_zero=True))
+    for (sa, la), (sb, lb) in NONCONTIG_PAIRS:
+        yield SampleInput(make(sa, layout=la, exclude_zero=True), make(sb, layout=lb, exclude_zero=True))
+    if dtype == "float64":   # no overflow or underflow in the squares
+        yield SampleInput(make((3,), values=[1e200, -3e-200, 0.5]), make((3,), values=[1e200, 4e-200, 0.0]),
+                          nondiff=True)
+
+
+def _multi_dot_samples(make, dtype):
+    yield SampleInput([make((2, 3)), make((3, 4))])
+    yield SampleInput([make((2, 3)), make((3, 4)), make((4, 5))])
+    yield SampleInput([make((6, 2)), make((2, 5)), make((5, 1))])             # the other order of three
+    yield SampleInput([make((3,)), make((3, 4)), make((4, 2)), make((2,))])   # vectors at the ends
+    yield SampleInput([make((10, 3)), make((3, 8)), make((8, 1)), make((1, 9)), make((9, 2))])
+    yield SampleInput([make((4, 3), layout="T"), make((3, 2), layout="slice")])
+    yield SampleInput([make((3,)), make((3,))])
+    yield SampleInput([make((2, 3))])                                          # errors
+    yield SampleInput([make((2, 2, 3)), make((3, 2))])
+    yield SampleInput([make((2, 3)), make((3, 3, 3)), make((3, 2))])
+    yield SampleInput([make((2, 3)), make((4, 3))])
+    yield SampleInput([make((2, 3)), make((3, 2), dtype="float64" if dtype == "float32" else "float32")])
+
+
+register(
+    # (double backward of CdistBackward0 is not implemented in torch: _cdist_backward)
+    OpInfo("cdist", samples=_cdist_samples, gradgrad=False),
+    OpInfo("cdist.mm", lambda lib, *a, **k: lib.cdist(*a, **k), samples=lambda make, dt: [
+        SampleInput(make((30, 3)), make((4, 3))), SampleInput(make((2, 30, 3)), make((30, 3))),
+        SampleInput(make((3, 4)), make((5, 4)), compute_mode="use_mm_for_euclid_dist")]),
+    OpInfo("dist", samples=_dist_samples),
+    OpInfo("dist.method", _m("dist"), samples=_dist_samples),
+    OpInfo("renorm", samples=_renorm_samples),
+    OpInfo("renorm.method", _m("renorm"), samples=_renorm_samples),
+    OpInfo("hypot", samples=_hypot_samples, dtypes=FLOATS + INTS),
+    OpInfo("linalg.multi_dot", lambda lib, ts: lib.linalg.multi_dot(ts), samples=_multi_dot_samples),
+)
+
+
+# ---- breadth: diff, quantile/nanquantile, isin (reduction.py), rot90, put -----------------------------
+def _diff_samples(make, dtype):
+    for shape, dims in (((5,), (0, -1)), ((3, 4), (0, 1)), ((2, 3, 4), (1,))):
+        for d in dims:
+            for n in (1, 2):
+                yield SampleInput(make(shape), n, d)
+    yield SampleInput(make((3, 4)), 1, 1, make((3, 2)), make((3, 1)))          # prepend and append
+    yield SampleInput(make((3, 4)), 2, 0, make((1, 4)))
+    yield SampleInput(make((3, 4)), 1, 1, None, make((3, 2)))
+    yield SampleInput(make((4, 3), layout="T"), 1, 0)
+    yield SampleInput(make((3,)), 5)                                           # more than the dim: empty
+    yield SampleInput(make((3,)), 0, 0, make((2,)))                            # n = 0: a copy
+    yield SampleInput(make((3, 4), dtype="bool"), 1, 1)                        # xor
+    yield SampleInput(make(()), 1)                                             # errors
+    yield SampleInput(make((3,)), -1)
+    yield SampleInput(make((3, 4)), 1, 1, make((4,)))
+    yield SampleInput(make((3, 4)), 1, 0, make((2, 3)))
+    yield SampleInput(make((3, 4)), 1, 2)
+
+
+def _quantile_samples(ignore_nan):
+    def gen(make, dtype):
+        x = make.distinct((3, 5)) if False else make((3, 5))
+        for q in (0.0, 0.3, 0.5, 1.0):
+            yield SampleInput(make((7,)), q)
+        qs = make((4,), values=[0.0, 0.25, 0.6, 1.0], requires_grad=False)
+        for mode in ("linear", "lower", "higher", "midpoint", "nearest"):
+            yield SampleInput(x, qs, 1, interpolation=mode)
+            yield SampleInput(x, 0.4, 0, True, interpolation=mode)
+        yield SampleInput(x, qs)
+        yield SampleInput(x, qs, None, True)
+        yield SampleInput(make((2, 3, 4)), qs, 1, True)
+        yield SampleInput(make((2, 3, 4)), 0.7, -1)
+        yield SampleInput(make((4, 3), layout="T"), qs, 0)
+        yield SampleInput(make(()), 0.5)
+        yield SampleInput(make(()), 0.5, 0, True)
+        nan = make((2, 4), values=[[1.0, np.nan, 3.0, 2.0], [np.nan, np.nan, np.nan, np.nan]])
+        yield SampleInput(nan, 0.5, 1, nondiff=True)
+        yield SampleInput(nan, qs, 1, nondiff=True)
+        yield SampleInput(make((0,)), 0.5)                                      # errors
+        yield SampleInput(x, 1.5)
+        yield SampleInput(x, make((1,), values=[1.5], requires_grad=False))
+        yield SampleInput(x, make((1, 1), values=[[0.5]], requires_grad=False))
+        yield SampleInput(x, 0.5, 2)
+        yield SampleInput(x, 0.5, interpolation="cubic")
+        yield SampleInput(make((3,), dtype="int64"), 0.5)
+        yield SampleInput(x, make((1,), dtype="float64" if dtype == "float32" else "float32", values=[0.5]))
+    return gen
+
+
+def _isin_samples(make, dtype):
+    elements = make((3, 4), low=-3, high=3)
+    test = make((5,), low=-3, high=3)
+    rounded = lambda leaf: Leaf(np.round(leaf.array), leaf.layout, False)    # equal values, so some are in
+    elements, test = rounded(elements), rounded(test)
+    for kw in ({}, {"invert": True}, {"assume_unique": True}):
+        yield SampleInput(elements, test, **kw)
+    yield SampleInput(elements, 1, invert=True)
+    yield SampleInput(2, test)
+    yield SampleInput(Leaf(np.round(make((4, 3), layout="T").array), "T", False), test)
+    yield SampleInput(elements, Leaf(np.array([[1, 0], [-2, 5]]), "contig", False))    # another dtype, 2-D
+    yield SampleInput(make((0,)), test)
+    yield SampleInput(make((3,), dtype="bool"), test)                                  # error
+
+
+def _rot90_samples(make, dtype):
+    for k in (-1, 0, 1, 2, 3, 5):
+        yield SampleInput(make((3, 4)), k)
+    yield SampleInput(make((2, 3, 4)), 1, (1, 2))
+    yield SampleInput(make((2, 3, 4)), 3, (-1, 0))
+    yield SampleInput(make((4, 3), layout="T"), 1)
+    yield SampleInput(make((3, 4)), 1, (0, 0))                                    # errors
+    yield SampleInput(make((3, 4)), 1, (0,))
+    yield SampleInput(make((3, 4)), 1, (0, 3))
+    yield SampleInput(make((3,)), 1)
+    yield SampleInput(make((3, 4)), 1, (0, -2))
+
+
+def _put_samples(make, dtype):
+    x = make((3, 4))
+    yield SampleInput(x, Leaf(np.array([0, 5, -1]), "contig", False), make((3,)))
+    yield SampleInput(x, Leaf(np.array([[0, 5], [2, 11]]), "contig", False), make((4,)), True)
+    yield SampleInput(x, Leaf(np.array([1, 1, 2]), "contig", False), make((3,)), True)      # repeats add up
+    yield SampleInput(make((4, 3), layout="T"), Leaf(np.array([1, 4]), "contig", False), make((2,)))
+    yield SampleInput(x, Leaf(np.array([12]), "contig", False), make((1,)))                # errors
+    yield SampleInput(x, Leaf(np.array([1]), "contig", False), make((2,)))
+    yield SampleInput(x, Leaf(np.array([1.0]), "contig", False), make((1,)))
+
+
+def _put_inplace(lib, x, index, source, accumulate=False):
+    return (x * 1).put_(index, source, accumulate)
+
+
+register(
+    OpInfo("diff", samples=_diff_samples, dtypes=ALL_NUM),
+    OpInfo("diff.method", _m("diff"), samples=_diff_samples),
+    OpInfo("quantile", samples=_quantile_samples(False)),
+    OpInfo("nanquantile", samples=_quantile_samples(True)),
+    OpInfo("quantile.method", _m("quantile"), samples=_quantile_samples(False)),
+    OpInfo("isin", samples=_isin_samples, dtypes=("float32", "int64"), grad=False),
+    OpInfo("rot90", samples=_rot90_samples, dtypes=ALL_NUM),
+    OpInfo("rot90.method", _m("rot90"), samples=_rot90_samples),
+    OpInfo("put", samples=_put_samples, dtypes=ALL_NUM),
+    OpInfo("Tensor.put_", _put_inplace, samples=_put_samples),
+)
+
+
+# ---- breadth: grid_sample, affine_grid (ops/nn_sampling.py) -------------------------------------------
+def _grid(make, shape, low=-1.2, high=1.2):
+    """Sampling points inside and a little outside [-1, 1] (no point exactly on a pixel: a kink)."""
+    return make(shape, low=low, high=high)
+
+
+def _grid_sample_samples(make, dtype):
+    for mode in ("bilinear", "nearest", "bicubic"):
+        for padding in ("zeros", "border", "reflection"):
+            for align in (False, True):
+                yield SampleInput(make((2, 3, 4, 5)), _grid(make, (2, 3, 2, 2)), mode=mode, padding_mode=padding,
+                                  align_corners=align, nondiff=mode != "bilinear")
+    yield SampleInput(make((1, 2, 3, 4)), _grid(make, (1, 5, 6, 2), -3.0, 3.0), padding_mode="reflection",
+                      align_corners=False)                                   # several reflections
+    yield SampleInput(make((1, 1, 3, 3)), _grid(make, (1, 2, 2, 2)), padding_mode="border", align_corners=True)
+    yield SampleInput(make((2, 2, 4, 3), layout="T"), _grid(make, (2, 3, 2, 2)), align_corners=False)
+    yield SampleInput(make((1, 2, 1, 1)), _grid(make, (1, 2, 2, 2)), padding_mode="reflection", align_corners=True)
+    for padding in ("zeros", "border", "reflection"):                        # 3-D: trilinear
+        yield SampleInput(make((1, 2, 3, 4, 3)), _grid(make, (1, 2, 2, 3, 3)), padding_mode=padding,
+                          align_corners=padding == "border")
+    yield SampleInput(make((1, 2, 3, 4, 3)), _grid(make, (1, 2, 2, 3, 3)), mode="nearest", align_corners=False,
+                      nondiff=True)
+    yield SampleInput(make((1, 1, 2, 2)), make((1, 2, 2, 3)), align_corners=False)    # errors
+    yield SampleInput(make((1, 1, 2, 2)), make((2, 2, 2, 2)), align_corners=False)
+    yield SampleInput(make((1, 1, 2, 2)), make((1, 2, 2, 2)), mode="cubic")
+    yield SampleInput(make((1, 1, 2, 2)), make((1, 2, 2, 2)), padding_mode="wrap")
+    yield SampleInput(make((1, 1, 0, 2)), make((1, 2, 2, 2)), align_corners=False)
+    yield SampleInput(make((1, 2, 2)), make((1, 2, 2, 2)), align_corners=False)
+    yield SampleInput(make((1, 1, 2, 2, 2)), make((1, 2, 2, 2, 3)), mode="bicubic", align_corners=False)
+    yield SampleInput(make((1, 1, 2, 2)), make((1, 2, 2, 2), dtype="float64" if dtype == "float32" else "float32"),
+                      align_corners=False)
+
+
+def _affine_grid_samples(make, dtype):
+    for align in (False, True):
+        yield SampleInput(make((2, 2, 3)), (2, 3, 4, 5), align_corners=align)
+        yield SampleInput(make((1, 3, 4)), (1, 2, 3, 4, 2), align_corners=align)
+    yield SampleInput(make((2, 2, 3)), (2, 1, 1, 3), align_corners=False)
+    yield SampleInput(make((2, 3, 2), layout="T"), (2, 1, 3, 3), align_corners=False)
+    yield SampleInput(make((2, 2, 3)), (3, 3, 4, 5), align_corners=False)         # errors
+    yield SampleInput(make((2, 2, 3)), (2, 3, 4), align_corners=False)
+    yield SampleInput(make((2, 2, 3)), (2, 3, 0, 5), align_corners=False)
+    yield SampleInput(make((2, 2, 3)), (2, 3, 4, 5, 6), align_corners=False)
+    yield SampleInput(make((2, 3, 3)), (2, 3, 4, 5), align_corners=False)
+
+
+register(
+    # (double backward: torch differentiates grid_sampler_2d_backward; glasstorch does not yet)
+    OpInfo("nn.functional.grid_sample", lambda lib, *a, **k: lib.nn.functional.grid_sample(*a, **k),
+           samples=_grid_sample_samples, gradgrad=False),
+    OpInfo("nn.functional.affine_grid", lambda lib, *a, **k: lib.nn.functional.affine_grid(*a, **k),
+           samples=_affine_grid_samples),
+)
+
+
+# ---- breadth: ctc_loss (ops/nn_ctc.py) ------------------------------------------------------------------
+def _ctc(lib, x, *args, **kwargs):
+    """ctc_loss of log_softmax(x): torch's CTC gradient is the one of normalized log-probabilities."""
+    return lib.nn.functional.ctc_loss(x.log_softmax(-1), *args, **kwargs)
+
+
+def _ctc_samples(make, dtype):
+    ints = lambda values: Leaf(np.array(values, dtype="int64"), "contig", False)   # noqa: E731
+    x = make((6, 2, 4))
+    padded = ints([[1, 2, 2], [3, 1, 0]])
+    for reduction in ("mean", "sum", "none"):
+        yield SampleInput(x, padded, [6, 5], [3, 2], reduction=reduction)
+    yield SampleInput(x, ints([1, 2, 2, 3, 1]), [6, 5], [3, 2])                     # concatenated targets
+    yield SampleInput(x, padded, ints([6, 4]), ints([3, 1]), reduction="none")      # lengths as tensors
+    yield SampleInput(x, padded, [6, 5], [0, 2], reduction="none")                  # an empty target
+    yield SampleInput(x, ints([[2, 2, 2], [1, 1, 3]]), [6, 6], [3, 3], blank=3, reduction="sum")
+    yield SampleInput(make((6, 4)), ints([1, 3]), [6], [2], reduction="none")        # unbatched
+    yield SampleInput(make((8, 3, 5)), ints([[1, 2, 3, 4], [4, 4, 4, 1], [2, 1, 2, 1]]), [8, 7, 8], [4, 3, 2])
+    yield SampleInput(x, padded, [2, 5], [3, 2], reduction="none", zero_infinity=True, nondiff=True)
+    yield SampleInput(x, padded, [2, 5], [3, 2], reduction="sum", nondiff=True)      # inf loss, NaN gradient
+    yield SampleInput(make((5, 3, 2), layout="T"), ints([[1], [1], [1]]), [5, 4, 3], [1, 1, 1])
+    yield SampleInput(x, padded, [6, 5], [3, 2], reduction="avg")                   # errors
+    yield SampleInput(x, padded, [6, 5], [3, 2], blank=4)
+    yield SampleInput(x, padded, [6], [3, 2])
+    yield SampleInput(x, padded, [7, 5], [3, 2])
+    yield SampleInput(x, padded, [-1, 5], [3, 2])
+    yield SampleInput(x, padded, [6, 5], [4, 2])
+    yield SampleInput(x, padded, [6, 5], [-1, 2])
+    yield SampleInput(x, ints([1, 2, 2, 3]), [6, 5], [3, 2])
+    yield SampleInput(x, padded, Leaf(np.array([6.0, 5.0]), "contig", False), ints([3, 2]))
+    yield SampleInput(x, padded, 6, 3)
+
+
+register(
+    # (double backward: not implemented in torch either -- _ctc_loss_backward has no derivative)
+    OpInfo("nn.functional.ctc_loss", _ctc, samples=_ctc_samples, gradgrad=False),
+)
+
+
+# ---- breadth: torch.special's Bessel/Airy functions, polynomials, incomplete gamma -----------------------
+_BESSEL_EDGES = [-20., -5.01, -5., -2.1, -0.5, -1e-6, 0., 1e-6, 0.4, 1.9, 2., 2.09, 4.99, 5., 7.9, 8., 8.4, 25., 104.]
+_NO_GRAD_UNARY = ("bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "modified_bessel_i0", "modified_bessel_i1",
+                  "modified_bessel_k0", "modified_bessel_k1", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1",
+                  "airy_ai", "spherical_bessel_j0")
+
+
+def _no_grad_special_samples(make, dtype):
+    if np.dtype(dtype).kind != "f":
+        yield SampleInput(make((8,), values=[-20, -5, 0, 1, 2, 5, 8, 25]))
+        return
+    yield from _values_samples(_BESSEL_EDGES + [math.inf, -math.inf, math.nan])(make, dtype)
+    yield SampleInput(make((30,), low=-30, high=30))
+
+
+def _polynomial_samples(make, dtype):
+    floats = np.dtype(dtype).kind == "f"
+    x = make((5, 8), low=-1.5, high=1.5) if floats else make((5, 8), low=-2, high=3)
+    degrees = Leaf(np.array([-1, 0, 1, 2, 3, 7, 9, 12], dtype=dtype), "contig", False)
+    yield SampleInput(x, degrees)                                          # n broadcast over x's rows
+    yield SampleInput(x, 4)                                                # n a number
+    yield SampleInput(0.3, degrees)                                        # x a number
+    if floats:
+        yield SampleInput(make((4,), values=[-1., 1., 0., 0.5]), Leaf(np.array([3, 3, 10, 11], dtype=dtype), "contig", False))
+        yield SampleInput(make((6,), values=[0.1, 0.3, 0.6, 0.9, 0., 1.]),
+                          Leaf(np.array([5, 6, 7, 8, 9, 12], dtype=dtype), "contig", False))
+        yield SampleInput(make((3,), values=[0.2, 0.7, -0.4]), Leaf(np.array([2.7, 9.5, -0.5], dtype=dtype), "contig", False))
+        yield SampleInput(make((4, 3), layout="T"), Leaf(np.array([5, 10, 2], dtype=dtype), "contig", False))
+    yield SampleInput(make((3,), dtype="bool"), 2)                         # error
+
+
+def _igamma_samples(make, dtype):
+    """(a, x): torch has no derivative for a (pinned in test_breadth_families.py), so a needs none here."""
+    first = lambda shape, **kw: make(shape, requires_grad=False, **kw)    # noqa: E731
+    a = first((4, 5), low=0.2, high=6)
+    yield SampleInput(a, make((4, 5), low=0.05, high=9))
+    yield SampleInput(a, make((5,), low=0.5, high=3))
+    yield SampleInput(first((3,), low=0.5, high=4), make((4, 3), layout="T", low=0.1, high=5))
+    yield SampleInput(first((7,), values=[0.5, 3., 30., 1., 0., 2., 1.]),
+                      make((7,), values=[0.2, 0.4, 25., 1.5, 1., 0., 40.]), nondiff=True)
+    yield SampleInput(first((3,), values=[2., 5., 0.7]), make((3,), values=[1e-3, 0.6, 1.05]))
+    yield SampleInput(first((2,)), 2.0)                                    # error: other must be a tensor
+
+
+for _name in _NO_GRAD_UNARY:
+    register(OpInfo("special." + _name, _special(_name), samples=_no_grad_special_samples, dtypes=FLOATS + ("int64",),
+                    grad=False))
+for _name in ("chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w",
+              "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
+              "shifted_chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p"):
+    register(OpInfo("special." + _name, _special(_name), samples=_polynomial_samples, dtypes=FLOATS + ("int64",),
+                    grad=False))
+register(
+    OpInfo("igamma", samples=_igamma_samples),
+    OpInfo("igammac", samples=_igamma_samples),
+    OpInfo("special.gammainc", _special("gammainc"), samples=_igamma_samples),
+    OpInfo("special.gammaincc", _special("gammaincc"), samples=_igamma_samples),
+    OpInfo("igamma.method", _m("igamma"), samples=_igamma_samples),
+)
+del _name
+
+
+# ---- breadth: torch.fft's Hermitian N-D transforms ------------------------------------------------------
+for _name, _samples, _dtypes in [
+        ("hfft2", _irfft_nd_samples(True), COMPLEX), ("hfftn", _irfft_nd_samples(False), COMPLEX + FLOATS),
+        ("ihfft2", _fft_nd_samples(True), FLOATS), ("ihfftn", _fft_nd_samples(False), FLOATS + ("int64",))]:
+    register(OpInfo("fft." + _name, _fft_fn(_name), samples=_samples, dtypes=_dtypes))
+register(OpInfo("fft.ihfftn.complex_input", _fft_fn("ihfftn"), dtypes=COMPLEX,
+                samples=lambda make, dt: [SampleInput(make((3, 4)))]),
+         OpInfo("fft.hfftn.roundtrip", lambda lib, x: lib.fft.hfftn(lib.fft.ihfftn(x), s=x.shape),
+                samples=lambda make, dt: [SampleInput(make((3, 4))), SampleInput(make((2, 3, 5)))]))
+del _name, _samples, _dtypes
+
+
+# ---- breadth: bilinear interpolation of bytes (torch's fixed-point kernel) ---------------------------------
+def _uint8_interp_samples(make, dtype):
+    img = make((2, 3, 5, 7), low=0, high=256)
+    # (not (1, 1): torch 2.13's vectorized byte kernel fails an internal assert there for 3 channels)
+    for size in ((9, 11), (3, 4), (5, 13), (10, 7), (1, 2), (2, 20)):
+        for align in (False, True):
+            yield SampleInput(img, size=size, mode="bilinear", align_corners=align)
+    yield SampleInput(img, scale_factor=1.7, mode="bilinear", align_corners=False)
+    yield SampleInput(img, scale_factor=(0.6, 2.3), mode="bilinear", align_corners=False, recompute_scale_factor=True)
+    yield SampleInput(make((1, 1, 1, 1), low=0, high=256), size=(3, 2), mode="bilinear", align_corners=False)
+    yield SampleInput(make((2, 3, 7), low=0, high=256), size=9, mode="linear", align_corners=False)   # errors
+    yield SampleInput(make((1, 2, 2, 3, 4), low=0, high=256), size=(3, 3, 3), mode="trilinear", align_corners=False)
+
+
+register(OpInfo("nn.functional.interpolate.bilinear.uint8", _nnf("interpolate"), samples=_uint8_interp_samples,
+                dtypes=("uint8",), grad=False))
+
+
+def _pdist_samples(make, dtype):
+    for p in (0, 1, 2, 3, 0.5, 1.5, math.inf):
+        yield SampleInput(make((5, 3)), p)
+    yield SampleInput(make((4, 3), layout="T"))                                   # non-contiguous: a copy first
+    yield SampleInput(make((3, 2), values=[[1., 2.], [1., 2.], [0., 5.]]), 2, nondiff=True)   # two equal rows
+    yield SampleInput(make((1, 4)))                 # (not (0, n): torch 2.13's backward crashes the process there)
+    yield SampleInput(make((3,)))                                                 # errors
+    yield SampleInput(make((3, 2)), -1)
+
+
+register(
+    # (double backward: _pdist_backward has no derivative in torch)
+    OpInfo("nn.functional.pdist", lambda lib, *a: lib.nn.functional.pdist(*a), samples=_pdist_samples, gradgrad=False),
+    OpInfo("pdist", samples=_pdist_samples, gradgrad=False),
+)

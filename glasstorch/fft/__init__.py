@@ -11,6 +11,9 @@ Each transform resizes its input to the requested signal sizes (``n`` / ``s``: z
 * ``rfft``/``rfftn``/``rfft2``: ``_fft_r2c``, one-sided (the last transformed dim keeps n//2+1 bins).
 * ``irfft``/``irfftn``/``irfft2``: ``_fft_c2r``; the last dim's output size is ``n`` (default
   ``2 * (m - 1)`` for m input bins).
+* ``hfftn``/``hfft2``: ``_fft_c2c`` over all but the last dim, the conjugate, then ``_fft_c2r`` on the
+  last; ``ihfftn``/``ihfft2``: ``_fft_r2c`` (one-sided) on the last dim, ``conj_physical``, then the
+  inverse ``_fft_c2c`` over the others (one dim: a lazy ``conj``, as ``ihfft``).
 
 ``norm``: ``"backward"`` (the default: the forward transform is unscaled, the inverse scaled by 1/n),
 ``"forward"`` (the other way round) or ``"ortho"`` (both by 1/sqrt(n)).
@@ -30,12 +33,13 @@ from .._seam import seam
 from .._tensor import Tensor
 from ..ops import fft as _ops
 from ..ops.nn_pool import constant_pad_nd
-from ..ops.complex import conj
+from ..ops.complex import conj, conj_physical
 from ..ops.joining import roll, cat
 from ..ops.creation import arange
 
 __all__ = ["fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "rfft2", "irfft2", "rfftn",
-           "irfftn", "hfft", "ihfft", "fftfreq", "rfftfreq", "fftshift", "ifftshift"]
+           "irfftn", "hfft", "ihfft", "hfft2", "ihfft2", "hfftn", "ihfftn", "fftfreq", "rfftfreq", "fftshift",
+           "ifftshift"]
 
 _NONE, _BY_ROOT_N, _BY_N = _ops.NORM_NONE, _ops.NORM_BY_ROOT_N, _ops.NORM_BY_N
 
@@ -226,6 +230,50 @@ def rfftn(input, s=None, dim=None, norm=None):
 def irfftn(input, s=None, dim=None, norm=None):
     """The inverse of :func:`rfftn`."""
     return _n_dim("irfftn", input, s, dim, norm, "c2r")
+
+
+def _hermitian_n_dim(name, input, s, dim, norm):
+    """hfftn/hfft2 (a real spectrum from a Hermitian signal's half) and ihfftn/ihfft2 (its inverse)."""
+    if seam.on:
+        return seam.torch_function(globals()[name], (input,), {"s": s, "dim": dim, "norm": norm})
+    if dim is None and name.endswith("2"):
+        raise TypeError(f"fft_{name}(): argument 'dim' must be tuple of ints, not NoneType")
+    shape, dims = _shape_and_dims(input, s, dim)
+    if name.startswith("i"):                   # ihfftn: forward=False normalization throughout
+        if input.is_complex():
+            raise RuntimeError(f"Only supports floating-point dtypes, but found: {input.dtype._legacy}")
+        normalization = _normalization(norm, False)
+        x = _resize(_promote(input), dims, shape)
+        half = _ops.fft_r2c(x, [dims[-1]], normalization, True)
+        if len(dims) == 1:
+            return conj(half)
+        return _ops.fft_c2c(conj_physical(half), dims[:-1], normalization, False)
+    last = shape[-1] if s is not None and s[-1] != -1 else 2 * (input.shape[dims[-1]] - 1)
+    _check_points(last)
+    shape[-1] = last // 2 + 1
+    normalization = _normalization(norm, True)
+    x = _resize(_promote(input, require_complex=True), dims, shape)
+    if len(dims) > 1:
+        x = _ops.fft_c2c(x, dims[:-1], normalization, True)
+    return _ops.fft_c2r(conj(x), [dims[-1]], normalization, last)
+
+
+def hfftn(input, s=None, dim=None, norm=None):
+    """The N-D FFT of a signal Hermitian-symmetric in the last transformed dim, given by its half: real."""
+    return _hermitian_n_dim("hfftn", input, s, dim, norm)
+
+
+def ihfftn(input, s=None, dim=None, norm=None):
+    """The inverse of :func:`hfftn`: the N-D inverse FFT of a real signal, one-sided in the last dim."""
+    return _hermitian_n_dim("ihfftn", input, s, dim, norm)
+
+
+def hfft2(input, s=None, dim=(-2, -1), norm=None):
+    return _hermitian_n_dim("hfft2", input, s, dim, norm)
+
+
+def ihfft2(input, s=None, dim=(-2, -1), norm=None):
+    return _hermitian_n_dim("ihfft2", input, s, dim, norm)
 
 
 def fft2(input, s=None, dim=(-2, -1), norm=None):

@@ -139,6 +139,8 @@ interpolate = _pool.interpolate
 pixel_shuffle, pixel_unshuffle = _pool.pixel_shuffle, _pool.pixel_unshuffle
 from ..ops.windows import unfold, fold  # noqa: E402  (im2col / col2im)
 from ..ops.nn_unpool import max_unpool1d, max_unpool2d, max_unpool3d  # noqa: E402
+from ..ops.nn_sampling import grid_sample, affine_grid  # noqa: E402
+from ..ops.nn_ctc import ctc_loss  # noqa: E402
 
 
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
@@ -439,13 +441,7 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     return (x1 - x2 + eps).norm(p, dim if dim >= 0 else None, keepdim)
 
 
-def pdist(input, p=2):
-    """The distances between all pairs of rows i < j, as a flat vector."""
-    if seam.on:
-        return seam.torch_function(pdist, (input,), dict(p=p))
-    n = input.shape[0]
-    i, j = _join.triu_indices(n, n, 1)
-    return (input[i] - input[j]).norm(p, 1)
+from ..ops.distance import pdist  # noqa: E402  (the _pdist_forward op, PdistBackward0)
 
 
 # ---- attention ------------------------------------------------------------------------------------------------------

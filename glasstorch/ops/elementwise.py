@@ -1,4 +1,4 @@
-"""More elementwise ops, beside pointwise.py: copysign, logaddexp/logaddexp2, and the bit shifts.
+"""More elementwise ops, beside pointwise.py: copysign, logaddexp/logaddexp2, hypot, and the bit shifts.
 
 ==============  ===================================  ===============================================
 op              value                                derivative (derivatives.yaml)
@@ -6,6 +6,7 @@ op              value                                derivative (derivatives.yam
 copysign        |x| with the sign of y               result / x (0 where x = 0); y: zeros
 logaddexp       log(e^x + e^y), without overflow     1 / (1 + e^(y - x));  1 / (1 + e^(x - y))
 logaddexp2      log2(2^x + 2^y)                      1 / (1 + 2^(y - x));  1 / (1 + 2^(x - y))
+hypot           sqrt(x^2 + y^2), without overflow    x / result;  y / result
 << , >>         bit shifts of integers               (none: integers)
 ==============  ===================================  ===============================================
 
@@ -18,7 +19,7 @@ from ._op import method, promote_arrays, inplace
 from .._ops import defop, aten
 from .._seam import seam
 
-__all__ = ["copysign", "logaddexp", "logaddexp2", "bitwise_left_shift", "bitwise_right_shift"]
+__all__ = ["copysign", "logaddexp", "logaddexp2", "hypot", "bitwise_left_shift", "bitwise_right_shift"]
 
 
 def _legacy(dt):
@@ -67,6 +68,11 @@ logaddexp2_op = defop("logaddexp2(Tensor self, Tensor other) -> Tensor", _logadd
                       self=lambda grad, self, other: grad / (1 + aten.exp2(other - self)),
                       other=lambda grad, self, other: grad / (1 + aten.exp2(self - other)))
 
+hypot_op = defop("hypot(Tensor self, Tensor other) -> Tensor",
+                 lambda self, other: xp.hypot(*_floats(self, other, "hypot_cpu")), node="HypotBackward0",
+                 self=lambda grad, self, result: grad * self / result,
+                 other=lambda grad, other, result: grad * other / result)
+
 
 def _shift_kernel(left):
     name = "lshift_cpu" if left else "rshift_cpu"
@@ -94,7 +100,7 @@ rshift_op = defop("bitwise_right_shift.Tensor(Tensor self, Tensor other) -> Tens
 rshift_scalar_op = defop("bitwise_right_shift.Tensor_Scalar(Tensor self, Scalar other) -> Tensor",
                          _shift_kernel(False))
 CopysignBackward0, CopysignBackward1 = copysign_op.node, copysign_scalar_op.node
-LogaddexpBackward0, Logaddexp2Backward0 = logaddexp_op.node, logaddexp2_op.node
+LogaddexpBackward0, Logaddexp2Backward0, HypotBackward0 = logaddexp_op.node, logaddexp2_op.node, hypot_op.node
 
 
 def _as_tensor(x, like):
@@ -126,6 +132,17 @@ def logaddexp2(input, other, *, out=None):
     if seam.on:
         return seam.torch_function(logaddexp2, (input, other), {"out": out})
     res = logaddexp2_op(input, other)
+    return res if out is None else out.copy_(res)
+
+
+@method()
+def hypot(input, other, *, out=None):
+    """sqrt(input**2 + other**2) elementwise (the two broadcast), computed without overflow."""
+    if seam.on:
+        return seam.torch_function(hypot, (input, other), {"out": out})
+    if not isinstance(other, Tensor):
+        raise TypeError(f"hypot(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}")
+    res = hypot_op(input, other)
     return res if out is None else out.copy_(res)
 
 
@@ -171,7 +188,7 @@ def _in_place(name, fn):
     return fn_
 
 
-for _name, _fn in (("copysign_", copysign), ("bitwise_left_shift_", bitwise_left_shift),
+for _name, _fn in (("copysign_", copysign), ("hypot_", hypot), ("bitwise_left_shift_", bitwise_left_shift),
                    ("__ilshift__", bitwise_left_shift), ("bitwise_right_shift_", bitwise_right_shift),
                    ("__irshift__", bitwise_right_shift)):
     setattr(Tensor, _name, _in_place(_name, _fn))

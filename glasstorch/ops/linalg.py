@@ -24,7 +24,7 @@ from ._derivatives import (conj, mH, linalg_det_backward, slogdet_backward, lina
 # Tensor methods only (x.view(...)) or torch.linalg's.
 __all__ = ["mm", "bmm", "mv", "dot", "inner", "vdot", "matmul", "addmm", "outer", "ger", "baddbmm", "einsum",
            "tensordot", "kron", "det", "solve", "eig", "svd", "qr", "cholesky", "matrix_rank", "slogdet",
-           "matrix_power", "cross", "inverse", "pinverse"]
+           "matrix_power", "cross", "inverse", "pinverse", "chain_matmul"]
 
 _DTYPE_OF = _dtype._BY_NUMPY
 
@@ -1127,3 +1127,94 @@ def solve(input, A):
     if seam.on:
         return seam.torch_function(solve, (input, A), {})
     raise RuntimeError(_REMOVED["solve"])
+
+
+# ==========================================================================================================
+# A chain of matrix products: linalg.multi_dot, chain_matmul (torch's composites: mm in the cheapest order)
+# ==========================================================================================================
+def _matrix_chain_order(shapes):
+    """split[i][j]: where the cheapest product of matrices i..j splits (the textbook dynamic program
+    over the number of scalar multiplications, as torch's ``matrix_chain_order``)."""
+    n = len(shapes)
+    p = [s[0] for s in shapes] + [shapes[-1][1]]
+    cost = [[0] * n for _ in range(n)]
+    split = [[0] * n for _ in range(n)]
+    for length in range(1, n):
+        for i in range(n - length):
+            j = i + length
+            cost[i][j] = None
+            for k in range(i, j):
+                q = cost[i][k] + cost[k + 1][j] + p[i] * p[k + 1] * p[j + 1]
+                if cost[i][j] is None or q < cost[i][j]:
+                    cost[i][j], split[i][j] = q, k
+    return split
+
+
+def _chain_product(matrices, split, i, j):
+    if i == j:
+        return matrices[i]
+    return mm(_chain_product(matrices, split, i, split[i][j]), _chain_product(matrices, split, split[i][j] + 1, j))
+
+
+def multi_dot(tensors, *, out=None):
+    """The product of two or more matrices, multiplied in the order that costs the fewest scalar
+    products; the first may be a row vector and the last a column vector (1-D)."""
+    if seam.on:
+        return seam.torch_function(multi_dot, (tensors,), {} if out is None else {"out": out})
+    n = len(tensors)
+    if n < 2:
+        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {n}")
+    first, last = tensors[0], tensors[-1]
+    out_shape = []
+    for which, t, pos in (("first", first, 0), ("last", last, 1)):
+        if t.ndim not in (1, 2):
+            raise RuntimeError(f"multi_dot(): the {which} tensor must be 1D or 2D but got {t.ndim}D")
+    matrices = list(tensors)
+    if first.ndim == 1:
+        matrices[0] = first.unsqueeze(0)
+    else:
+        out_shape.append(first.shape[0])
+    if last.ndim == 1:
+        matrices[-1] = last.unsqueeze(-1)
+    else:
+        out_shape.append(last.shape[1])
+    for i in range(1, n - 1):
+        if tensors[i].ndim != 2:
+            raise RuntimeError(f"multi_dot(): tensor {i} must be 2D but got {tensors[i].ndim}D")
+    for i in range(1, n):
+        if matrices[i].dtype != matrices[0].dtype:
+            raise RuntimeError(f"multi_dot(): all tensors must have be the same dtype but tensor 0 is "
+                               f"{_dtype.cpp_name(matrices[0].dtype)} and tensor {i} {_dtype.cpp_name(matrices[i].dtype)}")
+        if matrices[i - 1].shape[-1] != matrices[i].shape[0]:
+            raise RuntimeError(f"multi_dot(): tensors {i - 1} and {i} with shapes {list(tensors[i - 1].shape)} and "
+                               f"{list(tensors[i].shape)} cannot be multiplied")
+    if n == 2:
+        res = mm(matrices[0], matrices[1])
+    elif n == 3:
+        a, b = matrices[0].shape[0], matrices[1].shape[0]
+        c, d = matrices[2].shape
+        if a * c * (b + d) > b * d * (a + c):
+            res = mm(matrices[0], mm(matrices[1], matrices[2]))
+        else:
+            res = mm(mm(matrices[0], matrices[1]), matrices[2])
+    else:
+        split = _matrix_chain_order([tuple(m.shape) for m in matrices])
+        res = _chain_product(matrices, split, 0, n - 1)
+    res = res.view(out_shape)
+    return res if out is None else out.copy_(res)
+
+
+def chain_matmul(*matrices, out=None):
+    """Deprecated in torch for ``linalg.multi_dot`` (which takes a list): the product of the matrices."""
+    if seam.on:
+        return seam.torch_function(chain_matmul, matrices, {} if out is None else {"out": out})
+    warnings.warn("torch.chain_matmul is deprecated and will be removed in a future PyTorch release. Use "
+                  "torch.linalg.multi_dot instead, which accepts a list of two or more tensors rather than "
+                  "multiple parameters.", UserWarning, stacklevel=2)
+    if not matrices:
+        raise RuntimeError("chain_matmul(): Expected one or more matrices")
+    if len(matrices) == 1:
+        res = matrices[0].clone()
+    else:
+        res = multi_dot(list(matrices))
+    return res if out is None else out.copy_(res)

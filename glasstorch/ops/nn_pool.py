@@ -770,6 +770,53 @@ def _upsample_maps(mode, in_sizes, output_size, align_corners, scales, dtype):
 
 
 _UINT8 = xp.dtype("uint8")
+
+
+def _uint8_linear_weights(in_size, out_size, scale, align_corners):
+    """torch's integer weights for bytes (``_compute_index_ranges_int16_weights``): per output position the
+    first input it reads, up to 3 triangle-filter weights normalized to sum 1, then scaled by 2**precision
+    (the largest precision that keeps them in int16) and rounded."""
+    s = float(_source_scale(in_size, out_size, scale, align_corners, float))
+    delta = 0.5 if align_corners else 0.0
+    starts, weights = [], []
+    for i in range(out_size):
+        center = s * (i + 0.5 - delta)
+        start = max(int(center - 1.0 + 0.5 + delta), 0)
+        size = min(max(min(int(center + 1.0 + 0.5 + delta), in_size) - start, 0), 3)
+        w = [max(0.0, 1.0 - abs(j + start - center + 0.5 - delta)) for j in range(size)]
+        total = sum(w)
+        w = [v / total for v in w] if total != 0 else w
+        starts.append(start)
+        weights.append(w + [0.0] * (3 - size))
+    largest = max((v for row in weights for v in row), default=0.0)
+    precision = 0
+    while precision < 22 and int(0.5 + largest * (1 << (precision + 1))) < (1 << 15):
+        precision += 1
+    scaled = [[int(-0.5 + v * (1 << precision)) if v < 0 else int(0.5 + v * (1 << precision)) for v in row]
+              for row in weights]
+    return xp.asarray(starts), xp.asarray(scaled, dtype=xp.int64), precision
+
+
+def _uint8_bilinear(x, output_size, align_corners, scales):
+    """Bilinear resizing of bytes as torch's CPU kernel does it: in fixed point, one axis at a time (the
+    last first), each pass rounded back to bytes -- so results may differ by 1 from rounding the float
+    interpolation."""
+    nd = len(output_size)
+    for i in reversed(range(nd)):
+        axis = x.ndim - nd + i
+        in_size, out_size = x.shape[axis], output_size[i]
+        if in_size == out_size:
+            continue
+        starts, w, precision = _uint8_linear_weights(in_size, out_size, scales[i], align_corners)
+        src = xp.moveaxis(x, axis, -1).astype(xp.int64)
+        padded = xp.concatenate([src, xp.zeros(src.shape[:-1] + (3,), xp.int64)], axis=-1)   # (weights 0 there)
+        acc = xp.full(src.shape[:-1] + (out_size,), 1 << (precision - 1) if precision else 0, xp.int64)
+        for j in range(3):
+            acc += padded[..., starts + j] * w[:, j]
+        x = xp.moveaxis(xp.clip(acc >> precision, 0, 255).astype(xp.uint8), -1, axis)
+    return xp.ascontiguousarray(x)
+
+
 _SCALE_NAMES = {1: ("scales",), 2: ("scales_h", "scales_w"), 3: ("scales_d", "scales_h", "scales_w")}
 
 
@@ -781,6 +828,10 @@ def _upsample_kernel(mode, nd, linear):
         if any(o <= 0 for o in output_size):
             raise RuntimeError(f"Input and output sizes should be greater than 0, but got input ({_x(self.shape[2:])}) "
                                f"and output ({_x(output_size)})")
+        if self.dtype == _UINT8 and mode == "linear" and nd == 2:   # torch's byte kernel (bilinear only)
+            return _uint8_bilinear(self, output_size, align_corners, scales + (None,) * (nd - len(scales)))
+        if self.dtype == _UINT8 and mode == "linear":
+            raise NotImplementedError("\"compute_indices_weights_linear\" not implemented for 'Byte'")
         if not (self.dtype == _UINT8 and mode.startswith("nearest")):   # (torch's nearest kernels take bytes too)
             check_floating(self, f"upsample_{mode}{nd}d_out_frame")
         return _separable_forward(self, _upsample_maps(mode, self.shape[2:], output_size, align_corners,

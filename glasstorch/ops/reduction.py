@@ -12,7 +12,7 @@ import warnings
 
 from .. import _checks, _dtype, return_types
 from .._tensor import Tensor, _wrap_dim
-from .._array import xp, row_major
+from .._array import xp, row_major, array_types
 from .._ops import defop, aten
 from .._seam import seam
 from ._op import method
@@ -25,13 +25,15 @@ from ._derivatives import (sum_backward, mean_backward, nansum_backward, evenly_
                            cumprod_backward)
 
 _DTYPE_OF = _dtype._BY_NUMPY
+_ARRAY_TYPES = array_types()
 
 # What glasstorch (torch) has at its top level from this family; the other public functions here are
 # Tensor methods only (x.view(...)) or torch.linalg's.
 __all__ = ["sum", "nansum", "mean", "nanmean", "prod", "max", "min", "amax", "amin", "aminmax", "argmax",
            "argmin", "var", "std", "var_mean", "std_mean", "norm", "logsumexp", "softmax", "log_softmax",
            "cumsum", "cumprod", "cummax", "cummin", "any", "all", "count_nonzero", "sort", "argsort", "topk",
-           "kthvalue", "median", "mode", "unique", "bincount", "histc", "searchsorted", "bucketize", "nanmedian"]
+           "kthvalue", "median", "mode", "unique", "bincount", "histc", "searchsorted", "bucketize", "nanmedian",
+           "diff", "quantile", "nanquantile", "isin"]
 
 
 # ---- argument forms -------------------------------------------------------------------------------
@@ -1322,3 +1324,185 @@ def bucketize(input, boundaries, *, out_int32=False, right=False):
     if seam.on:
         return seam.torch_function(bucketize, (input, boundaries), {"out_int32": out_int32, "right": right})
     return bucketize_op(input, boundaries, out_int32=out_int32, right=right)
+
+
+# ---- diff, quantile/nanquantile, isin -----------------------------------------------------------
+# torch's composites (ReduceOps.cpp, Sorting.cpp), written with the same steps, so the recorded graph
+# is torch's: diff is narrow and sub (logical_xor for bools); quantile is sort, gather and lerp.
+def _diff_check_other(input, other, dim):
+    if other is None:
+        return
+    if other.ndim != input.ndim:
+        raise RuntimeError("diff expects prepend or append to be the same dimension as input")
+    for i in range(other.ndim):
+        if i != dim and other.shape[i] != input.shape[i]:
+            raise RuntimeError("diff expects the shape of tensor to prepend or append to match that of input except "
+                               f"along the differencing dimension; input.size({i}) = {input.shape[i]}, but got "
+                               f"tensor.size({i}) = {other.shape[i]}")
+
+
+@method()
+def diff(input, n=1, dim=-1, prepend=None, append=None, *, out=None):
+    """The n-th forward difference along ``dim``: out[i] = input[i + 1] - input[i], n times (a logical
+    xor for bools), after ``prepend`` and ``append`` are joined on along ``dim``."""
+    if seam.on:
+        return seam.torch_function(diff, (input, n, dim, prepend, append), {} if out is None else {"out": out})
+    if input.ndim < 1:
+        raise RuntimeError("diff expects input to be at least one-dimensional")
+    if n < 0:
+        raise RuntimeError(f"order must be non-negative but got {n}")
+    d = _wrap_dim(dim, input.ndim)
+    _diff_check_other(input, prepend, d)
+    _diff_check_other(input, append, d)
+    if n == 0:
+        res = aten.zeros_like(input)
+        res.copy_(input)
+        return res if out is None else out.copy_(res)
+    if prepend is not None or append is not None:
+        from .joining import cat
+        input = cat([t for t in (prepend, input, append) if t is not None], d)
+    length = input.shape[d] - 1
+    res = input
+    for _ in range(builtins.min(n, input.shape[d])):
+        if res.dtype is _dtype.bool:
+            res = res.narrow(d, 1, length).logical_xor(res.narrow(d, 0, length))
+        else:
+            res = res.narrow(d, 1, length) - res.narrow(d, 0, length)
+        length -= 1
+    return res if out is None else out.copy_(res)
+
+
+_QUANTILE_MODES = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+def _quantile(input, q, dim, keepdim, interpolation, ignore_nan, out):
+    """torch's ``quantile_compute``: sort along the reduced dim, turn q into (fractional) ranks, gather
+    the values below and above each rank and interpolate between them."""
+    if not isinstance(q, Tensor):
+        if not 0 <= q <= 1:
+            raise RuntimeError(f"quantile() q must be in the range [0, 1] but got {q}")
+        from .creation import tensor
+        q = tensor(q, dtype=input.dtype)
+    if interpolation not in _QUANTILE_MODES:
+        raise RuntimeError("quantile() interpolation must be one of linear, lower, higher, midpoint or nearest, "
+                           f"but got {interpolation}")
+    if input.numel() == 0:
+        raise RuntimeError("quantile() input tensor must be non-empty")
+    if q.ndim > 1:
+        raise RuntimeError("quantile() q must be a scalar or 1D tensor")
+    if input.dtype not in (_dtype.float32, _dtype.float64):
+        raise RuntimeError("quantile() input tensor must be either float or double dtype")
+    if q.dtype is not input.dtype:
+        raise RuntimeError("quantile() q tensor must be same dtype as the input tensor")
+    if out is not None and out.dtype is not input.dtype:
+        raise RuntimeError("quantile() out tensor must be same dtype as the input tensor")
+    wrapped = _wrap_dim(dim, input.ndim) if dim is not None else 0
+    if dim is not None and input.ndim > 0:
+        out_shape = list(input.shape)
+        if keepdim:
+            out_shape[wrapped] = 1
+        else:
+            del out_shape[wrapped]
+    else:
+        out_shape = [1] * input.ndim if keepdim else []
+    if q.ndim > 0:
+        out_shape.insert(0, q.numel())
+    if not bool(((q >= 0) & (q <= 1)).all()):
+        raise RuntimeError("quantile() q values must be in the range [0, 1]")
+    if dim is None:
+        sorted_ = input.flatten().sort()[0]
+    elif wrapped == input.ndim - 1:
+        sorted_ = input.sort()[0]
+    else:
+        sorted_ = input.unsqueeze(-1).transpose(wrapped, -1).sort()[0]
+    if q.ndim == 0:
+        out_shape.insert(0, q.numel())
+    sorted_ = sorted_.view(out_shape[1:] + [sorted_.shape[-1]])
+    if ignore_nan:   # ranks among the values that are not NaN (all NaN: rank 0, which is NaN)
+        ranks = q * (sorted_.isnan().logical_not_().sum(-1, True) - 1)
+        ranks.masked_fill_(ranks < 0, 0)
+    else:            # a NaN sorts last: its rank makes the quantile NaN
+        last_index = sorted_.shape[-1] - 1
+        from .shape import broadcast_tensors
+        ranks, has_nan = broadcast_tensors(q * last_index, sorted_.isnan().any(-1, True))
+        ranks = ranks.masked_fill(has_nan, last_index)
+    if interpolation == "lower":
+        ranks.floor_()
+    elif interpolation == "higher":
+        ranks.ceil_()
+    elif interpolation == "nearest":
+        ranks.round_()
+    ranks_below = ranks.long()
+    values = sorted_.gather(-1, ranks_below)
+    if interpolation in ("linear", "midpoint"):
+        weights = ranks.new_full(ranks.shape, 0.5) if interpolation == "midpoint" else ranks - ranks_below
+        ranks_above = ranks.ceil_().long()
+        values.lerp_(sorted_.gather(-1, ranks_above), weights)
+    if q.ndim == 0:
+        values.squeeze_(-1)
+    else:
+        values.unsqueeze_(0).transpose_(0, -1).squeeze_(-1)
+    return values if out is None else out.copy_(values)
+
+
+@method()
+def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
+    """The q-th quantiles of ``input`` (over every element, or along ``dim``); q a number or a 1-D tensor
+    in [0, 1], whose quantiles come first in the result. Between two data points the result is
+    interpolated as ``interpolation`` says (NumPy's methods of the same names)."""
+    if seam.on:
+        return seam.torch_function(quantile, (input, q, dim, keepdim),
+                                   dict(interpolation=interpolation, **({} if out is None else {"out": out})))
+    return _quantile(input, q, dim, keepdim, interpolation, False, out)
+
+
+@method()
+def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
+    """quantile, ignoring NaNs (NaN only where a whole slice is NaN)."""
+    if seam.on:
+        return seam.torch_function(nanquantile, (input, q, dim, keepdim),
+                                   dict(interpolation=interpolation, **({} if out is None else {"out": out})))
+    return _quantile(input, q, dim, keepdim, interpolation, True, out)
+
+
+def _isin_kernel(elements, test_elements, *, assume_unique=False, invert=False):
+    """Membership in the promoted dtype of the two (a number counts as torch's wrapped scalar)."""
+    dims, zeros, scalars = [], [], []
+    for x in (elements, test_elements):
+        if isinstance(x, _ARRAY_TYPES):
+            if x.dtype.kind in "bc":
+                name = "Bool" if x.dtype.kind == "b" else _DTYPE_OF[x.dtype]._legacy
+                raise RuntimeError(f"Unsupported input type encountered for isin(): {name}")
+            (dims if x.ndim else zeros).append(_DTYPE_OF[x.dtype])
+        else:
+            scalars.append(_dtype.scalar_dtype(x))
+    common = _dtype.result_type_of(dims, zeros, scalars).numpy_dtype
+    a, b = xp.asarray(elements, dtype=common), xp.asarray(test_elements, dtype=common)
+    return xp.isin(a, b, assume_unique=assume_unique, invert=invert)
+
+
+isin_op = defop("isin.Tensor_Tensor(Tensor elements, Tensor test_elements, *, bool assume_unique=False, "
+                "bool invert=False) -> Tensor", _isin_kernel)
+isin_scalar_op = defop("isin.Tensor_Scalar(Tensor elements, Scalar test_element, *, bool assume_unique=False, "
+                       "bool invert=False) -> Tensor", _isin_kernel)
+isin_scalar_elements_op = defop("isin.Scalar_Tensor(Scalar element, Tensor test_elements, *, "
+                                "bool assume_unique=False, bool invert=False) -> Tensor", _isin_kernel)
+
+
+def isin(elements, test_elements, *, assume_unique=False, invert=False):
+    """Whether each element of ``elements`` is in ``test_elements`` (either may be a number): a bool
+    tensor of ``elements``' shape (``invert`` negates it)."""
+    if seam.on:
+        return seam.torch_function(isin, (elements, test_elements),
+                                   dict(assume_unique=assume_unique, invert=invert))
+    if isinstance(elements, Tensor):
+        op = isin_op if isinstance(test_elements, Tensor) else isin_scalar_op
+    elif isinstance(test_elements, Tensor):
+        op = isin_scalar_elements_op
+    else:
+        raise TypeError(f"isin() received an invalid combination of arguments - got ({type(elements).__name__}, "
+                        f"{type(test_elements).__name__}), but expected one of:\n * (Tensor elements, Tensor "
+                        "test_elements, *, bool assume_unique, bool invert)\n * (Number element, Tensor "
+                        "test_elements, *, bool assume_unique, bool invert)\n * (Tensor elements, Number "
+                        "test_element, *, bool assume_unique, bool invert)")
+    return op(elements, test_elements, assume_unique=assume_unique, invert=invert)

@@ -362,3 +362,146 @@ def special_zeta(input, other, *, out=None):
     if seam.on:
         return seam.torch_function(special_zeta, (input, other), {} if out is None else {"out": out})
     return _into(out, _pick(zeta_op, zeta_self_scalar_op, zeta_other_scalar_op, input, other))
+
+
+# ---- Bessel and Airy functions, incomplete gamma, orthogonal polynomials ----------------------------------
+# (kernels: glasstorch/_array/special_cephes.py, torch's own algorithms). torch gives the Bessel/Airy
+# functions and the polynomials no derivative at all: their outputs never require grad. igamma/igammac
+# have a derivative for ``other`` only (torch: not_implemented("igamma: input") for ``self``).
+from .._array import special_cephes as _sc  # noqa: E402
+
+
+def _refuse(name, dtype):
+    if dtype.kind in "cb":
+        legacy = "Bool" if dtype.kind == "b" else _dtype._BY_NUMPY[dtype]._legacy
+        raise NotImplementedError(f'"{name}_cpu" not implemented for \'{legacy}\'')
+
+
+def _unary_special(name, fn):
+    def kernel(self):
+        _refuse(name, self.dtype)
+        return xp.asarray(fn(_as_float(self)))
+    kernel.__name__ = name
+    return kernel
+
+
+_UNARY_SPECIAL = {   # torch.special name: the schema's argument name
+    "bessel_j0": "self", "bessel_j1": "self", "bessel_y0": "self", "bessel_y1": "self",
+    "modified_bessel_i0": "self", "modified_bessel_i1": "self", "modified_bessel_k0": "self",
+    "modified_bessel_k1": "self", "scaled_modified_bessel_k0": "x", "scaled_modified_bessel_k1": "x",
+    "airy_ai": "x", "spherical_bessel_j0": "x",
+}
+_UNARY_SPECIAL_OPS = {
+    name: defop(f"special_{name}(Tensor {arg}) -> Tensor", _unary_special(name, getattr(_sc, name)))
+    for name, arg in _UNARY_SPECIAL.items()}
+
+
+def _polynomial_kernel(name, fn):
+    def kernel(x, n):
+        for v in (x, n):
+            if isinstance(v, _ARRAY_TYPES) and v.dtype.kind == "c":
+                _refuse(name, v.dtype)
+        a, b = _binary_floats(x, n)
+        return xp.asarray(fn(a, b)).astype(a.dtype, copy=False)
+    kernel.__name__ = name
+    return kernel
+
+
+_POLYNOMIALS = ("chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
+                "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u",
+                "shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he", "laguerre_polynomial_l",
+                "legendre_polynomial_p")
+_POLYNOMIAL_OPS = {
+    name: tuple(defop(f"special_{name}{overload}", _polynomial_kernel(name, getattr(_sc, name)))
+                for overload in ("(Tensor x, Tensor n) -> Tensor", ".x_scalar(Scalar x, Tensor n) -> Tensor",
+                                 ".n_scalar(Tensor x, Scalar n) -> Tensor"))
+    for name in _POLYNOMIALS}
+
+
+def _igamma_kernel(name, fn):
+    def kernel(self, other):
+        a, b = promote_arrays(self, other)
+        if a.dtype.kind != "f":
+            raise NotImplementedError(f'"{name}_cpu" not implemented for \'{_dtype._BY_NUMPY[a.dtype]._legacy}\'')
+        return xp.asarray(fn(a, b.astype(a.dtype, copy=False)))
+    return kernel
+
+
+def _igamma_other_grad(grad, self, other):
+    """d/dx P(a, x) = x^(a-1) e^-x / Gamma(a)."""
+    return grad * aten.exp((self - 1) * aten.log(other) - other - aten.lgamma(self))
+
+
+def _igamma_self_not_implemented(name):
+    def formula(grad):
+        raise NotImplementedError(f"the derivative for '{name}: input' is not implemented.")
+    return formula
+
+
+igamma_op = defop("igamma(Tensor self, Tensor other) -> Tensor", _igamma_kernel("igamma", _sc.igamma),
+                  node="IgammaBackward0", self=_igamma_self_not_implemented("igamma"), other=_igamma_other_grad)
+igammac_op = defop("igammac(Tensor self, Tensor other) -> Tensor", _igamma_kernel("igammac", _sc.igammac),
+                   node="IgammacBackward0", self=_igamma_self_not_implemented("igammac"),
+                   other=lambda grad, self, other: -_igamma_other_grad(grad, self, other))
+
+
+def _special_unary_function(name):
+    op = _UNARY_SPECIAL_OPS[name]
+    arg = _UNARY_SPECIAL[name]
+
+    def fn(input, *, out=None):
+        if seam.on:
+            return seam.torch_function(fn, (input,), {} if out is None else {"out": out})
+        return _into(out, op(input))
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = (f"torch.special.{name}: elementwise ({arg}), in the input's floating dtype (integers: the "
+                  f"default float). No gradient: torch defines none.")
+    return fn
+
+
+def _polynomial_function(name):
+    tensor_op, x_scalar_op, n_scalar_op = _POLYNOMIAL_OPS[name]
+
+    def fn(input, n, *, out=None):
+        if seam.on:
+            return seam.torch_function(fn, (input, n), {} if out is None else {"out": out})
+        if isinstance(input, Tensor):
+            res = tensor_op(input, n) if isinstance(n, Tensor) else n_scalar_op(input, n)
+        elif isinstance(n, Tensor):
+            res = x_scalar_op(input, n)
+        else:
+            raise TypeError(f"special_{name}() received an invalid combination of arguments - got "
+                            f"({type(input).__name__}, {type(n).__name__}), but expected one of:\n * (Tensor x, "
+                            f"Tensor n, *, Tensor out = None)\n * (Number x, Tensor n, *, Tensor out = None)\n"
+                            f" * (Tensor x, Number n, *, Tensor out = None)")
+        return _into(out, res)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = (f"torch.special.{name}(input, n): the polynomial of degree n (truncated to an integer; 0 for "
+                  f"n < 0) at input. No gradient: torch defines none.")
+    return fn
+
+
+SPECIAL_FUNCTIONS = {name: _special_unary_function(name) for name in _UNARY_SPECIAL}
+SPECIAL_FUNCTIONS.update({name: _polynomial_function(name) for name in _POLYNOMIALS})
+
+
+def _igamma_public(name, op):
+    def fn(input, other, *, out=None):
+        if seam.on:
+            return seam.torch_function(fn, (input, other), {} if out is None else {"out": out})
+        if not isinstance(other, Tensor):
+            raise TypeError(f"{name}(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}")
+        return _into(out, op(input, other))
+    fn.__name__ = fn.__qualname__ = name
+    return fn
+
+
+igamma = _igamma_public("igamma", igamma_op)
+igammac = _igamma_public("igammac", igammac_op)
+igamma.__doc__ = "The regularized lower incomplete gamma function P(input, other) (torch.special.gammainc)."
+igammac.__doc__ = "The regularized upper incomplete gamma function Q(input, other) = 1 - P (torch.special.gammaincc)."
+igamma_, igammac_ = _in_place("igamma", igamma), _in_place("igammac", igammac)
+for _f in (igamma, igammac, igamma_, igammac_):
+    setattr(Tensor, _f.__name__, _f)
+del _f
+__all__ += ["igamma", "igammac"]

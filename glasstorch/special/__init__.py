@@ -14,17 +14,19 @@ Example::
     >>> torch.special.xlogy(x, x)
     tensor([0.0000, 0.0000, 1.3863], grad_fn=<XlogyBackward0>)
 
-Not here yet (torch has them): the Bessel functions of the first and second kind (``bessel_j0``,
-``bessel_y1``, ...), ``modified_bessel_i0/i1/k0/k1`` and their scaled forms, ``airy_ai``, ``gammainc`` /
-``gammaincc``, and the orthogonal polynomials (``chebyshev_polynomial_t``, ``hermite_polynomial_h``,
-``legendre_polynomial_p``, ...).
+The Bessel functions (``bessel_j0``, ``bessel_y1``, ``modified_bessel_k0``, ...), ``airy_ai``,
+``spherical_bessel_j0`` and the orthogonal polynomials (``chebyshev_polynomial_t``, ``hermite_polynomial_h``,
+``legendre_polynomial_p``, ...) are torch's algorithms in NumPy (``glasstorch/_array/special_cephes.py``),
+without gradients, as in torch; ``gammainc``/``gammaincc`` are ``torch.igamma``/``igammac`` (a gradient
+for the second argument only, as in torch).
 """
 from .._seam import seam
 from ..ops import pointwise as _pw, reduction as _red, special as _sp
 
 __all__ = ["digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp2", "expit", "expm1", "gammaln", "i0", "i0e",
            "i1", "i1e", "log1p", "log_ndtr", "log_softmax", "logit", "logsumexp", "multigammaln", "ndtr", "ndtri",
-           "polygamma", "psi", "round", "sinc", "softmax", "xlog1py", "xlogy", "zeta"]
+           "polygamma", "psi", "round", "sinc", "softmax", "xlog1py", "xlogy", "zeta", "gammainc", "gammaincc",
+           *_sp.SPECIAL_FUNCTIONS]
 
 # the same functions as torch's top level (the same nodes)
 erf, erfinv, exp2, expm1, log1p, digamma = _pw.erf, _pw.erfinv, _pw.exp2, _pw.expm1, _pw.log1p, _pw.digamma
@@ -37,6 +39,8 @@ multigammaln = _sp.mvlgamma
 erfcx, ndtri, log_ndtr, ndtr = _sp.special_erfcx, _sp.special_ndtri, _sp.special_log_ndtr, _sp.special_ndtr
 i0e, i1, i1e, entr = _sp.special_i0e, _sp.special_i1, _sp.special_i1e, _sp.special_entr
 xlog1py, zeta = _sp.special_xlog1py, _sp.special_zeta
+gammainc, gammaincc = _sp.igamma, _sp.igammac
+globals().update(_sp.SPECIAL_FUNCTIONS)   # bessel_j0, ..., airy_ai, chebyshev_polynomial_t, ... (by name)
 
 
 def round(input, decimals=0, *, out=None):

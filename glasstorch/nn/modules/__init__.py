@@ -18,7 +18,7 @@ from .pooling import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveMaxPool1d, A
                       AvgPool2d, AvgPool3d, LPPool2d, MaxPool1d, MaxPool2d, MaxPool3d, MaxUnpool1d,
                       MaxUnpool2d, MaxUnpool3d)
 from .fold import Fold, Unfold  # noqa: F401
-from .loss import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CrossEntropyLoss, GaussianNLLLoss,  # noqa: F401
+from .loss import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CrossEntropyLoss, CTCLoss, GaussianNLLLoss,  # noqa: F401
                    HingeEmbeddingLoss, HuberLoss, KLDivLoss, L1Loss, MarginRankingLoss, MSELoss,
                    MultiLabelSoftMarginLoss, NLLLoss, PoissonNLLLoss, SmoothL1Loss, SoftMarginLoss, TripletMarginLoss)
 from .flatten import Flatten, Unflatten  # noqa: F401
@@ -44,7 +44,7 @@ __all__ = ["Fold", "Unfold", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "Modul
            "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d", "AdaptiveAvgPool1d",
            "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
            "LPPool2d", "MaxPool1d", "MaxPool2d", "MaxPool3d", "BCELoss", "BCEWithLogitsLoss", "CosineEmbeddingLoss",
-           "CrossEntropyLoss", "GaussianNLLLoss", "HingeEmbeddingLoss", "HuberLoss", "KLDivLoss", "L1Loss",
+           "CrossEntropyLoss", "CTCLoss", "GaussianNLLLoss", "HingeEmbeddingLoss", "HuberLoss", "KLDivLoss", "L1Loss",
            "MarginRankingLoss", "MSELoss", "MultiLabelSoftMarginLoss", "NLLLoss", "PoissonNLLLoss", "SmoothL1Loss",
            "SoftMarginLoss", "TripletMarginLoss", "Flatten", "Unflatten", "CircularPad1d", "CircularPad2d",
            "CircularPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "ReflectionPad1d", "ReflectionPad2d",
