@@ -521,11 +521,19 @@ RemainderBackward0, RemainderBackward1, FmodBackward0, FmodBackward1 = \
     remainder_scalar_op.node, remainder_op.node, fmod_scalar_op.node, fmod_op.node
 
 
-@method("floor_divide", "__floordiv__")
+@method()
 def floor_divide(input, other):
     if seam.on:
         return seam.torch_function(floor_divide, (input, other), {})
     return floor_divide_op(input, other)
+
+
+@method()
+def __floordiv__(self, other):
+    """tensor // other (a function mode sees it under this name, as torch's)."""
+    if seam.on:
+        return seam.torch_function(__floordiv__, (self, other), {})
+    return floor_divide_op(self, other)
 
 
 def __rfloordiv__(self, other):
@@ -580,7 +588,7 @@ def pow_backward_self(grad, self, exponent):
 def _exponent_keeps_zero(exponent):
     """Where 0^y has a zero derivative in y: y real and >= 0."""
     if is_complex(exponent):
-        return exponent == conj(exponent)     # (torch also asks real(y) >= 0; see the README's differences)
+        return exponent == aten.abs(exponent)     # (imag(y) == 0 and real(y) >= 0, in one comparison)
     return exponent >= 0
 
 
@@ -1217,7 +1225,7 @@ def _inplace_binary(name, op, ufunc):
     def op_(self, other, *, alpha=1):
         if seam.on:
             return seam.torch_function(op_, (self, other), {"alpha": alpha} if alpha != 1 else {})
-        if _check_inplace(self, (other,)):
+        if _check_inplace(self, (other,)) or seam.dispatching:   # (a dispatch mode sees the op)
             return inplace(self, name, op, other, alpha=alpha) if alpha != 1 else inplace(self, name, op, other)
         d = self._data
         o = other._data if isinstance(other, Tensor) else _scalar_in(d.dtype, other)
@@ -1250,7 +1258,8 @@ Tensor.mul_ = Tensor.__imul__ = Tensor.multiply_ = _inplace_binary("mul_", _mul_
 def _div_(self, other, *, rounding_mode=None):
     if seam.on:
         return seam.torch_function(_div_, (self, other), {"rounding_mode": rounding_mode} if rounding_mode else {})
-    if rounding_mode is not None or self._data.dtype.kind not in "fc" or _check_inplace(self, (other,)):
+    if rounding_mode is not None or self._data.dtype.kind not in "fc" or _check_inplace(self, (other,)) \
+            or seam.dispatching:
         return inplace(self, "div_", div, other, rounding_mode=rounding_mode)
     d = self._data
     xp.true_divide(d, other._data if isinstance(other, Tensor) else other, out=d, casting="same_kind")
@@ -1445,7 +1454,7 @@ def _addc_(name, ufunc, functional):
     def op_(self, tensor1, tensor2, *, value=1):
         if seam.on:
             return seam.torch_function(op_, (self, tensor1, tensor2), {"value": value})
-        if _check_inplace(self, (tensor1, tensor2)):
+        if _check_inplace(self, (tensor1, tensor2)) or seam.dispatching:
             return inplace(self, name, functional, tensor1, tensor2, value=value)
         t = ufunc(tensor1._data, tensor2._data)
         if value != 1:
