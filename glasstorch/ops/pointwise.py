@@ -479,7 +479,8 @@ def _binary_kernel(compute, reversed_operands=False):
     else:
         def kernel(self, other):
             a, b = promote_arrays(self, other)
-            return like_operands(compute(a, b), a, b)
+            r = compute(a, b)   # (a number operand: NumPy already lays the result out as a)
+            return like_operands(r, a, b) if isinstance(b, _ARRAY_TYPES) else r
     return kernel
 
 
@@ -984,7 +985,10 @@ def _clamp_kernel(self, min=None, max=None):
             max = xp.array(max).astype(d.dtype)[()]
     if min is not None and max is not None and min > max:
         return xp.full_like(d, max)
-    return xp.clip(d, min, max).astype(d.dtype, copy=False)  # (NumPy 1.x: a 0-d float32 clipped by floats is float64)
+    # (NumPy's clip is this, at several times the cost; NaN propagates, as in torch)
+    r = d if min is None else xp.maximum(d, min)
+    r = r if max is None else xp.minimum(r, max)
+    return r.astype(d.dtype, copy=False)    # (NumPy 1.x: a 0-d float32 clipped by floats is float64)
 
 
 def _clamp_tensor_kernel(self, min=None, max=None):
@@ -1038,11 +1042,23 @@ ClampMinBackward0, ClampMaxBackward0 = clamp_min_op.node, clamp_max_op.node
 ClampMinBackward1, ClampMaxBackward1 = clamp_min_tensor_op.node, clamp_max_tensor_op.node
 
 
+def _bound_kind(bound):
+    if bound is None:
+        return None
+    if isinstance(bound, Tensor):
+        return Tensor
+    if type(bound) in (int, float) or isinstance(bound, numbers.Number):
+        return numbers.Number
+    return str   # (anything else: refused)
+
+
 def _clamp_overload(min, max):
     """Which of torch's clamp overloads the bounds select: Tensor, Number, or None (neither: refused)."""
-    kinds = {Tensor if isinstance(b, Tensor) else numbers.Number if isinstance(b, numbers.Number) else None
-             for b in (min, max) if b is not None}
-    return kinds.pop() if len(kinds) == 1 else None
+    kmin, kmax = _bound_kind(min), _bound_kind(max)
+    kind = kmin or kmax
+    if kind is str or (kmin is not None and kmax is not None and kmin is not kmax):
+        return None
+    return kind
 
 
 @method("clamp")
@@ -1089,12 +1105,9 @@ def _lerp_kernel(self, end, weight):
             raise RuntimeError(f"expected dtype {_dtype.cpp_name(_DTYPE_OF[self.dtype])} for `{name}` but got dtype "
                                f"{_dtype.cpp_name(_DTYPE_OF[t.dtype])}")
     try:
-        xp.broadcast_shapes(self.shape, end.shape, xp.shape(weight))
+        return like_operands(self + weight * (end - self), self, end)
     except ValueError:
         raise broadcast_error(self.shape, end.shape) from None
-    if not isinstance(weight, _ARRAY_TYPES):
-        weight = _scalar_in(self.dtype, weight)
-    return like_operands(self + weight * (end - self), self, end)
 
 
 lerp_op = defop("lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor", _lerp_kernel,
@@ -1146,11 +1159,14 @@ def _masked_fill_kernel(self, mask, value):
         value = value.astype(self.dtype)
     elif self.dtype.kind in "iuf":
         value = _fit(value, self.dtype)
-    try:
-        out_shape = xp.broadcast_shapes(self.shape, mask.shape)
-    except ValueError:
-        raise broadcast_error(mask.shape, self.shape) from None
-    d = self if out_shape == self.shape else xp.broadcast_to(self, out_shape)
+    d = self
+    if mask.shape != self.shape:
+        try:
+            out_shape = xp.broadcast_shapes(self.shape, mask.shape)
+        except ValueError:
+            raise broadcast_error(mask.shape, self.shape) from None
+        if out_shape != self.shape:
+            d = xp.broadcast_to(self, out_shape)
     return row_major(xp.where(mask, xp.asarray(value, dtype=d.dtype), d))   # (torch: clone, then fill)
 
 
@@ -1414,7 +1430,7 @@ def _addc_kernel(combine):
         except ValueError:
             raise _checks.broadcast_error(tensor1.shape, tensor2.shape) from None
         if value != 1:
-            t = t * _scalar_in(t.dtype, value)
+            t = t * value
         a, t = promote_arrays(self, t)
         try:
             return a + t
