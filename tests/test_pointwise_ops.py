@@ -293,3 +293,13 @@ def test_complex_pow_at_a_zero_base_as_torch():
         grads.append(z.grad.numpy())
     np.testing.assert_allclose(grads[0], grads[2], rtol=1e-15)   # (NaN where torch has NaN)
     np.testing.assert_allclose(grads[1], grads[3], rtol=1e-15)
+
+
+COMPARISONS = lambda L, x, y, w, m: (x > 0, x < y, x >= y, x <= 0, x == y, x != y, x.gt(y), x.less(y),  # noqa: E731
+                                    L.greater_equal(x, y), L.not_equal(x, 0), L.logical_and(m, m), m & m,
+                                    m | m, m ^ m, L.bitwise_and(m, m), x.where(m, y))
+
+
+def test_function_mode_sees_comparisons_and_logic_under_torchs_names():
+    ours, theirs = (_function_seen(lib, COMPARISONS) for lib in (glasstorch, torch))
+    assert ours == theirs

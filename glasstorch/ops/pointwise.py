@@ -777,10 +777,23 @@ fmax, fmin = maximum, minimum
 # ---------------------------------------------------------------------------------------------
 # Comparisons and logic: results are bool and never require grad
 # ---------------------------------------------------------------------------------------------
-def _compare(name, ufunc, dunder):
+def _on_the_seam(name, compute):
+    """``compute(input, other)`` as the public function ``name`` (``x > y`` is ``Tensor.__gt__``, ``x.gt(y)``
+    ``Tensor.gt``: a function mode sees each under its own name, as torch's does)."""
+    def public(input, other):
+        if seam.on:
+            return seam.torch_function(public, (input, other), {})
+        return compute(input, other)
+    public.__name__ = public.__qualname__ = name
+    return public
+
+
+def _compare(name, ufunc, *aliases, dunder=None):
+    """A comparison: ``Tensor.<name>`` and its ``dunder`` (the same function, as in torch: ``x > y`` is seen
+    as ``gt``), and each alias a function of its own (``greater``; ``__eq__``, which torch keeps apart)."""
     ordering = name in ("lt", "le", "gt", "ge")  # complex numbers have no order
 
-    def op(input, other):
+    def compute(input, other):
         da, db = operands(input, other)
         if ordering and da.dtype.kind == "c":
             raise NotImplementedError(f'"{name}_cpu" not implemented for \'{_dtype._BY_NUMPY[da.dtype]._legacy}\'')
@@ -788,28 +801,28 @@ def _compare(name, ufunc, dunder):
             return _wrap(like_operands(ufunc(da, db), da, db))  # (a mask of x.t() is laid out as x.t())
         except ValueError:
             raise _shape_error(da, db) from None
-    op.__name__ = name
-    setattr(Tensor, name, op)
+    for n in (name,) + aliases:
+        setattr(Tensor, n, _on_the_seam(n, compute))
     if dunder:
-        setattr(Tensor, dunder, op)
-    return op
+        setattr(Tensor, dunder, getattr(Tensor, name))
+    return getattr(Tensor, name)
 
 
 eq = _compare("eq", xp.equal, "__eq__")
-ne = _compare("ne", xp.not_equal, "__ne__")
-lt = _compare("lt", xp.less, "__lt__")
-le = _compare("le", xp.less_equal, "__le__")
-gt = _compare("gt", xp.greater, "__gt__")
-ge = _compare("ge", xp.greater_equal, "__ge__")
-greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
-Tensor.greater, Tensor.greater_equal, Tensor.less, Tensor.less_equal, Tensor.not_equal = gt, ge, lt, le, ne
-logical_and = _compare("logical_and", xp.logical_and, None)
-logical_or = _compare("logical_or", xp.logical_or, None)
-logical_xor = _compare("logical_xor", xp.logical_xor, None)
+ne = _compare("ne", xp.not_equal, "not_equal", dunder="__ne__")
+lt = _compare("lt", xp.less, "less", dunder="__lt__")
+le = _compare("le", xp.less_equal, "less_equal", dunder="__le__")
+gt = _compare("gt", xp.greater, "greater", dunder="__gt__")
+ge = _compare("ge", xp.greater_equal, "greater_equal", dunder="__ge__")
+greater, greater_equal, less, less_equal, not_equal = \
+    Tensor.greater, Tensor.greater_equal, Tensor.less, Tensor.less_equal, Tensor.not_equal
+logical_and = _compare("logical_and", xp.logical_and)
+logical_or = _compare("logical_or", xp.logical_or)
+logical_xor = _compare("logical_xor", xp.logical_xor)
 
 
 def _bitwise(name, ufunc, dunder, rdunder):
-    def op(input, other):
+    def compute(input, other):
         da, db = operands(input, other)
         if da.dtype.kind == "f" or isinstance(db, float) or getattr(db, "dtype", None) is not None and db.dtype.kind == "f":
             raise NotImplementedError(f'"{name}_cpu" not implemented for \'Float\'')
@@ -817,11 +830,9 @@ def _bitwise(name, ufunc, dunder, rdunder):
             return _wrap(ufunc(da, db))
         except ValueError:
             raise _checks.broadcast_error(da.shape, xp.shape(db)) from None
-    op.__name__ = name
-    setattr(Tensor, name, op)
-    setattr(Tensor, dunder, op)
-    setattr(Tensor, rdunder, op)
-    return op
+    for n in (name, dunder, rdunder):
+        setattr(Tensor, n, _on_the_seam(n, compute))
+    return getattr(Tensor, name)
 
 
 bitwise_and = _bitwise("bitwise_and", xp.bitwise_and, "__and__", "__rand__")
@@ -912,12 +923,15 @@ def where(condition, input=None, other=None):
     return where_op(condition, input, other)
 
 
-@method("where")
 def _where_method(self, condition, other):
     """x.where(c, y): x where c, else y."""
     if seam.on:
         return seam.torch_function(_where_method, (self, condition, other), {})
     return where(condition, self, other)
+
+
+_where_method.__name__, _where_method.__qualname__ = "where", "Tensor.where"
+Tensor.where = _where_method
 
 
 def clamp_backward(grad, self, min, max):
