@@ -303,3 +303,18 @@ COMPARISONS = lambda L, x, y, w, m: (x > 0, x < y, x >= y, x <= 0, x == y, x != 
 def test_function_mode_sees_comparisons_and_logic_under_torchs_names():
     ours, theirs = (_function_seen(lib, COMPARISONS) for lib in (glasstorch, torch))
     assert ours == theirs
+
+
+@pytest.mark.parametrize("name", ["fmax", "fmin", "maximum", "minimum"])
+def test_fmax_fmin_ignore_nan_where_maximum_minimum_propagate_it(name):
+    a = np.array([1.0, np.nan, 2.0, np.nan, 3.0, -1.0])
+    b = np.array([np.nan, 1.0, 2.0, np.nan, 1.0, 0.5])
+    results = []
+    for lib in (glasstorch, torch):
+        x, y = _leaves(lib, a, b)
+        out = getattr(lib, name)(x, y)
+        out.backward(lib.arange(1.0, 7.0, dtype=lib.float64))
+        results.append((type(out.grad_fn).__name__, out.detach().numpy(), x.grad.numpy(), y.grad.numpy()))
+    assert results[0][0] == results[1][0]
+    for ours, theirs in zip(results[0][1:], results[1][1:]):
+        np.testing.assert_array_equal(ours, theirs)

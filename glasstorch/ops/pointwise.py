@@ -770,7 +770,45 @@ def minimum(input, other):
     return minimum_op(input, other)
 
 
-fmax, fmin = maximum, minimum
+def _fmax_self_grad(grad, self, other):
+    """fmax's: the gradient where self was picked (self >= other, or other is NaN)."""
+    return aten.masked_fill(grad, ~((self >= other) | aten.isnan(other)), 0)
+
+
+def _fmax_other_grad(grad, self, other):
+    return aten.masked_fill(grad, (self >= other) | aten.isnan(other), 0)
+
+
+def _fmin_self_grad(grad, self, other):
+    return aten.masked_fill(grad, ~((self <= other) | aten.isnan(other)), 0)
+
+
+def _fmin_other_grad(grad, self, other):
+    return aten.masked_fill(grad, (self <= other) | aten.isnan(other), 0)
+
+
+# (fmax/fmin ignore a NaN operand where maximum/minimum propagate it; ties go to self)
+fmax_op = defop("fmax(Tensor self, Tensor other) -> Tensor", _extremum_kernel("fmax", xp.fmax),
+                node="FmaxBackward0", self=_fmax_self_grad, other=_fmax_other_grad)
+fmin_op = defop("fmin(Tensor self, Tensor other) -> Tensor", _extremum_kernel("fmin", xp.fmin),
+                node="FminBackward0", self=_fmin_self_grad, other=_fmin_other_grad)
+FmaxBackward0, FminBackward0 = fmax_op.node, fmin_op.node
+
+
+@method()
+def fmax(input, other):
+    if seam.on:
+        return seam.torch_function(fmax, (input, other), {})
+    _tensor_other("fmax", other)
+    return fmax_op(input, other)
+
+
+@method()
+def fmin(input, other):
+    if seam.on:
+        return seam.torch_function(fmin, (input, other), {})
+    _tensor_other("fmin", other)
+    return fmin_op(input, other)
 
 
 
