@@ -270,25 +270,32 @@ def inplace(self, op_name, fn, *args, **kwargs):
     modifying ``self`` in place again before backward is caught by the version check, as in torch.
     """
     if _check_inplace(self, args, op_name in _MAY_OVERLAP):
-        src = _wrap(self._data.copy())
-        if self._requires_grad:
-            fn_self, nr = edge_of(self)
-            if fn_self is not None:
-                src._requires_grad = True
-                src._grad_fn, src._output_nr = fn_self, nr
-        result = fn(src, *args, **kwargs)
-        _write(self, result, op_name)
-        node = result._grad_fn
-        if node is not None:
-            saved_result = _saved_result_is(node, self)
-            rebase_history(self, node)
-            if self._base is not None and saved_result:
-                # torch saves the result of an in-place op on a view with the view's new history
-                node._result_fn = weakref.ref(self._grad_fn)
-        return self
+        return inplace_recorded(self, op_name, fn, *args, **kwargs)
     with grad_mode.no_grad():
         result = fn(self, *args, **kwargs)
     _write(self, result, op_name)
+    return self
+
+
+def inplace_recorded(self, op_name, fn, *args, **kwargs):
+    """The recording half of :func:`inplace`, for an op that has made torch's checks itself
+    (``_check_inplace`` returned True): ``fn`` runs on a copy of ``self`` that carries ``self``'s
+    history, its result is written into ``self``, and ``self`` takes over the node."""
+    src = _wrap(self._data.copy())
+    if self._requires_grad:
+        fn_self, nr = edge_of(self)
+        if fn_self is not None:
+            src._requires_grad = True
+            src._grad_fn, src._output_nr = fn_self, nr
+    result = fn(src, *args, **kwargs)
+    _write(self, result, op_name)
+    node = result._grad_fn
+    if node is not None:
+        saved_result = _saved_result_is(node, self)
+        rebase_history(self, node)
+        if self._base is not None and saved_result:
+            # torch saves the result of an in-place op on a view with the view's new history
+            node._result_fn = weakref.ref(self._grad_fn)
     return self
 
 

@@ -6,18 +6,18 @@ and the derivative formula written with Tensor ops (so it can itself be differen
 Binary ops broadcast: their formulas return full-size gradients and the engine reduces them to
 each input's shape.
 """
-import builtins
+import cmath
 import math
 import numbers
 
 from .. import _dtype, _checks
 from .._tensor import Tensor, _wrap
 from .._array import xp, broadcast_error, same_data, row_major, like_operands, erf as _erf, erfinv as _erfinv, lgamma as _lgamma, digamma as _digamma
-from ._op import (_state, method, operands, float_array, record, make_node_class, inplace, connect,
-                  result_dtype, as_tensor_arg, promote_arrays)
+from ._op import (method, operands, inplace, inplace_recorded, result_dtype, as_tensor_arg, promote_arrays,
+                  _check_inplace, bump_version, _ARRAY_TYPES, _DTYPE_OF)
 from .._ops import defop, aten
 from .._seam import seam
-from ._derivatives import conj
+from ._derivatives import conj, is_complex
 
 # What glasstorch (torch) has at its top level from this family; the other public functions here are
 # Tensor methods only (x.view(...)) or torch.linalg's.
@@ -259,14 +259,6 @@ Tensor.round_ = round_
 # ---------------------------------------------------------------------------------------------
 # Arithmetic
 # ---------------------------------------------------------------------------------------------
-def _other_edge(other):
-    return other if isinstance(other, Tensor) else None
-
-
-def _requires(input, other):
-    return _state.enabled and (input._requires_grad or (isinstance(other, Tensor) and other._requires_grad))
-
-
 def _shape_error(a, b):
     """torch's error for arrays whose shapes do not broadcast (NumPy raises a ValueError of its own)."""
     return broadcast_error(xp.shape(a), xp.shape(b))
@@ -392,25 +384,26 @@ div_mode_op = defop("div.Tensor_mode(Tensor self, Tensor other, *, str? rounding
 DivBackward0, DivBackward2 = div_op.node, div_mode_op.node
 
 
-class NotImplementedBackward(make_node_class("NotImplemented", None)):
-    """An op torch gives no derivative (floor_divide, a number % tensor): it is recorded, so the
-    result requires grad as in torch, and backward through it raises torch's error."""
-    op = ""
-    __qualname__ = "NotImplemented"
-
-    def name(self):
-        return "torch::autograd::NotImplemented"
-
-    def backward(self, *grads):
-        raise RuntimeError(f"derivative for aten::{self.op} is not implemented")
+def _qualified_name(node):
+    """``name()`` of the nodes torch writes by hand rather than generates (``NotImplemented``,
+    ``CopyBackwards``): torch names them with their C++ namespace."""
+    return "torch::autograd::" + type(node).__name__
 
 
-NotImplementedBackward.__name__ = "NotImplemented"  # torch's class name (name(): torch::autograd::NotImplemented)
+def _derivative_not_implemented(op_name):
+    """The formula of an input torch records but has no derivative for (its node is ``NotImplemented``:
+    the result requires grad, and backward through it raises torch's error)."""
+    def not_implemented(grad):
+        raise RuntimeError(f"derivative for aten::{op_name} is not implemented")
+    not_implemented.__name__ = f"{op_name}_not_implemented"
+    return not_implemented
 
 
-def _not_implemented(op, res, inputs):
-    record(NotImplementedBackward, res, inputs, meta_check=False).op = op
-    return res
+def _not_implemented_op(schema, kernel, op_name, inputs):
+    op = defop(schema, kernel, node="NotImplemented",
+               **{name: _derivative_not_implemented(op_name) for name in inputs})
+    op.node.name = _qualified_name
+    return op
 
 
 def _true_divide_arrays(da, db):
@@ -465,266 +458,380 @@ def _floor_div(da, db):
         raise _shape_error(da, db) from None
 
 
-Tensor.__rtruediv__ = lambda self, other: mul(reciprocal(self), other)
+def __rtruediv__(self, other):
+    """number / tensor."""
+    if seam.on:
+        return seam.torch_function(__rtruediv__, (self, other), {})
+    return mul(reciprocal(self), other)
 
 
-@method("floor_divide", "__floordiv__")
+Tensor.__rtruediv__ = __rtruediv__
+
+
+# ---- floor_divide, remainder, fmod ------------------------------------------------------------------
+def _binary_kernel(compute, reversed_operands=False):
+    """The kernel of a binary op computed on torch's promoted operands, laid out as torch lays it out;
+    ``reversed_operands``: ``self`` is the Python number of a ``.Scalar_Tensor`` overload (``2 % x``)."""
+    if reversed_operands:
+        def kernel(self, other):
+            b, a = promote_arrays(other, self)
+            return compute(xp.asarray(a, dtype=b.dtype), b)
+    else:
+        def kernel(self, other):
+            a, b = promote_arrays(self, other)
+            r = compute(a, b)   # (a number operand: NumPy already lays the result out as a)
+            return like_operands(r, a, b) if isinstance(b, _ARRAY_TYPES) else r
+    return kernel
+
+
+def _remainder_arrays(a, b):
+    _check_int_zero(a, b)
+    try:
+        return xp.remainder(a, b)
+    except ValueError:
+        raise _shape_error(a, b) from None
+
+
+def _fmod_arrays(a, b):
+    _check_int_zero(a, b)
+    try:
+        return xp.fmod(a, b)
+    except ValueError:
+        raise _shape_error(a, b) from None
+
+
+# (torch records floor_divide, and a number % a tensor, with no derivative: the NotImplemented node)
+floor_divide_op = _not_implemented_op("floor_divide(Tensor self, Tensor other) -> Tensor", _binary_kernel(_floor_div),
+                                      "floor_divide", ("self", "other"))
+remainder_op = defop("remainder.Tensor(Tensor self, Tensor other) -> Tensor", _binary_kernel(_remainder_arrays),
+                     node="RemainderBackward1",
+                     self=lambda grad: grad,
+                     other=lambda grad, self, other: -grad * aten.div.Tensor_mode(self, other, rounding_mode="floor"))
+remainder_scalar_op = defop("remainder.Scalar(Tensor self, Scalar other) -> Tensor", _binary_kernel(_remainder_arrays),
+                            node="RemainderBackward0", self=lambda grad: grad)
+rremainder_op = _not_implemented_op("remainder.Scalar_Tensor(Scalar self, Tensor other) -> Tensor",
+                                    _binary_kernel(_remainder_arrays, reversed_operands=True), "remainder", ("other",))
+fmod_op = defop("fmod.Tensor(Tensor self, Tensor other) -> Tensor", _binary_kernel(_fmod_arrays),
+                node="FmodBackward1",
+                self=lambda grad: grad,
+                other=lambda grad, self, other: -grad * aten.div.Tensor_mode(self, other, rounding_mode="trunc"))
+fmod_scalar_op = defop("fmod.Scalar(Tensor self, Scalar other) -> Tensor", _binary_kernel(_fmod_arrays),
+                       node="FmodBackward0", self=lambda grad: grad)
+NotImplementedBackward = floor_divide_op.node
+RemainderBackward0, RemainderBackward1, FmodBackward0, FmodBackward1 = \
+    remainder_scalar_op.node, remainder_op.node, fmod_scalar_op.node, fmod_op.node
+
+
+@method()
 def floor_divide(input, other):
-    da, db = operands(input, other)
-    res = _wrap(_floor_div(da, db))
-    if _requires(input, other):
-        _not_implemented("floor_divide", res, (input, _other_edge(other)))
-    return res
+    if seam.on:
+        return seam.torch_function(floor_divide, (input, other), {})
+    return floor_divide_op(input, other)
 
 
-Tensor.__rfloordiv__ = lambda self, other: floor_divide(as_tensor_arg(other, self), self)
+@method()
+def __floordiv__(self, other):
+    """tensor // other (a function mode sees it under this name, as torch's)."""
+    if seam.on:
+        return seam.torch_function(__floordiv__, (self, other), {})
+    return floor_divide_op(self, other)
 
 
-class RemainderBackward0(make_node_class("RemainderBackward0", None)):
-    """remainder(tensor, number): the gradient passes through (the number is piecewise constant)."""
+def __rfloordiv__(self, other):
+    """number // tensor."""
+    if seam.on:
+        return seam.torch_function(__rfloordiv__, (self, other), {})
+    return floor_divide_op(as_tensor_arg(other, self), self)
 
-    def backward(self, grad):
-        return grad, None
 
-
-class RemainderBackward1(make_node_class("RemainderBackward1", None, ("self", "other"))):
-    """a - floor(a / b) * b:  da = grad,  db = -grad * floor(a / b)."""
-
-    def backward(self, grad):
-        a, b = self._unpack_saved()
-        return grad, (None if b is None else -grad * a.div(b, rounding_mode="floor"))
+Tensor.__rfloordiv__ = __rfloordiv__
 
 
 @method("remainder", "__mod__")
 def remainder(input, other):
-    da, db = operands(input, other)
-    _check_int_zero(da, db)
-    try:
-        res = _wrap(xp.remainder(da, db))
-    except ValueError:
-        raise _shape_error(da, db) from None
-    if _requires(input, other):
-        if isinstance(other, Tensor):
-            record(RemainderBackward1, res, (input, other), (input, other) if other._requires_grad else (None, None))
-        else:
-            record(RemainderBackward0, res, (input, None))
-    return res
+    if seam.on:
+        return seam.torch_function(remainder, (input, other), {})
+    if not isinstance(input, Tensor):
+        return rremainder_op(input, other)
+    return remainder_op(input, other) if isinstance(other, Tensor) else remainder_scalar_op(input, other)
 
 
-def _rmod(self, other):
-    """number % tensor: torch has no derivative for it."""
-    da, db = operands(as_tensor_arg(other, self), self)
-    _check_int_zero(da, db)
-    res = _wrap(xp.remainder(da, db))
-    if self._requires_grad and _state.enabled:
-        _not_implemented("remainder", res, (self,))
-    return res
+def __rmod__(self, other):
+    """number % tensor (torch's remainder.Scalar_Tensor, which has no derivative)."""
+    if seam.on:
+        return seam.torch_function(__rmod__, (self, other), {})
+    return rremainder_op(other, self)
 
 
-Tensor.__rmod__ = _rmod
-
-
-class FmodBackward0(make_node_class("FmodBackward0", None)):
-    def backward(self, grad):
-        return grad, None
-
-
-class FmodBackward1(make_node_class("FmodBackward1", None, ("self", "other"))):
-    """a - trunc(a / b) * b:  da = grad,  db = -grad * trunc(a / b)."""
-
-    def backward(self, grad):
-        a, b = self._unpack_saved()
-        return grad, (None if b is None else -grad * a.div(b, rounding_mode="trunc"))
+Tensor.__rmod__ = __rmod__
 
 
 @method()
 def fmod(input, other):
-    da, db = operands(input, other)
-    _check_int_zero(da, db)
+    if seam.on:
+        return seam.torch_function(fmod, (input, other), {})
+    return fmod_op(input, other) if isinstance(other, Tensor) else fmod_scalar_op(input, other)
+
+
+# ---- pow ---------------------------------------------------------------------------------------------
+def pow_backward(grad, self, exponent):
+    """torch's pow_backward: d(x^e)/dx = e x^(e-1) (conjugated for complex), zeros for e = 0."""
+    if exponent == 0:
+        return aten.zeros_like(self)
+    return grad * conj(exponent * aten.pow.Tensor_Scalar(self, exponent - 1))
+
+
+def pow_backward_self(grad, self, exponent):
+    """torch's pow_backward_self: y x^(y-1), taken as 0 where y = 0."""
+    return aten.where(exponent == 0, 0, grad * conj(exponent * aten.pow.Tensor_Tensor(self, exponent - 1)))
+
+
+def _exponent_keeps_zero(exponent):
+    """Where 0^y has a zero derivative in y: y real and >= 0."""
+    if is_complex(exponent):
+        return exponent == aten.abs(exponent)     # (imag(y) == 0 and real(y) >= 0, in one comparison)
+    return exponent >= 0
+
+
+def pow_backward_exponent(grad, self, exponent, result):
+    """torch's pow_backward_exponent: x^y log x, taken as 0 where x = 0 and y >= 0."""
+    return grad * aten.where((self == 0) & _exponent_keeps_zero(exponent), 0, conj(result * aten.log(self)))
+
+
+def pow_backward_exponent_scalar(grad, self, exponent, result):
+    """pow_backward_exponent for a number base c: c^y log c (0 where c = 0 and y >= 0)."""
+    if isinstance(self, complex) or is_complex(exponent):
+        log_base = cmath.log(self) if self != 0 else complex(-math.inf)
+    else:
+        log_base = math.log(self) if self > 0 else (-math.inf if self == 0 else math.nan)
+    if self == 0:
+        return grad * aten.where(_exponent_keeps_zero(exponent), 0, conj(result * log_base))
+    return grad * conj(result * log_base)
+
+
+def _pow_tensor_kernel(self, exponent):
+    a, b = promote_arrays(self, exponent)
+    if a.dtype == bool:
+        raise NotImplementedError('"pow" not implemented for \'Bool\'')
     try:
-        res = _wrap(xp.fmod(da, db))
-    except ValueError:
-        raise _shape_error(da, db) from None
-    if _requires(input, other):
-        if isinstance(other, Tensor):
-            record(FmodBackward1, res, (input, other), (input, other) if other._requires_grad else (None, None))
+        if a.dtype.kind in "iu" and (b < 0).any():
+            # torch's integer pow: x ** -n is 1 for x == 1, +-1 for x == -1, else 0 (truncated 1 / x ** n)
+            p = xp.power(a, xp.abs(b))
+            r = xp.where(b >= 0, p, xp.where(xp.abs(a) == 1, p, 0)).astype(p.dtype)
         else:
-            record(FmodBackward0, res, (input, None))
-    return res
+            r = xp.power(a, b)
+    except ValueError:
+        raise _checks.broadcast_error(a.shape, b.shape) from None
+    return like_operands(r, a, b)
 
 
-class PowBackward0(make_node_class("PowBackward0", None, ("self",))):
-    """d(x^e)/dx = e * x^(e-1), for a number e (torch's pow_backward; e = 0 gives zeros)."""
-
-    def backward(self, grad):
-        (x,) = self._unpack_saved()
-        e = self.exponent
-        if e == 0:
-            return _zeros(x)
-        return grad * (e * x.pow(e - 1))
-
-
-class PowBackward1(make_node_class("PowBackward1", None, ("self", "exponent", "result"))):
-    """x^y with both tensors (torch's pow_backward_self/_exponent): dx = y x^(y-1), taken as 0
-    where y = 0; dy = x^y log x, taken as 0 where x = 0 and y >= 0."""
-
-    def backward(self, grad):
-        x, y, r = self._unpack_saved()
-        gx = gy = None
-        if self.next_functions[0][0] is not None:
-            gx = where(y == 0, 0.0, grad * (y * x.pow(y - 1)))
-        if self.next_functions[1][0] is not None:
-            gy = grad * where((x == 0) & (y >= 0), 0.0, r * x.log())
-        return gx, gy
+def _pow_scalar_kernel(self, exponent):
+    a, e = promote_arrays(self, exponent)   # (a bool tensor takes an int or float exponent's type)
+    if a.dtype.kind in "iu" and type(exponent) is int and exponent < 0:
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
+    if e == 2:
+        return a * a
+    if e == 0.5:
+        return xp.sqrt(a)
+    if e == 1:
+        return a.copy()
+    return xp.power(a, e)
 
 
-class PowBackward2(make_node_class("PowBackward2", None, ("exponent", "result"))):
-    """c^y for a number c: dy = c^y log c (for c = 0, taken as 0 where y >= 0)."""
+def _rpow_kernel(self, exponent):
+    """number ** tensor."""
+    b, a = promote_arrays(exponent, self)
+    return xp.power(xp.asarray(a, dtype=b.dtype), b)
 
-    def backward(self, grad):
-        y, r = self._unpack_saved()
-        c = self.base
-        if c == 0:
-            return grad * where(y >= 0, 0.0, r * -math.inf)
-        return grad * (r * (math.log(c) if c > 0 else math.nan))
+
+pow_op = defop("pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor", _pow_tensor_kernel,
+               node="PowBackward1", self=pow_backward_self, exponent=pow_backward_exponent)
+pow_scalar_op = defop("pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor", _pow_scalar_kernel,
+                      node="PowBackward0", self=pow_backward)
+rpow_op = defop("pow.Scalar(Scalar self, Tensor exponent) -> Tensor", _rpow_kernel,
+                node="PowBackward2", exponent=pow_backward_exponent_scalar)
+PowBackward0, PowBackward1, PowBackward2 = pow_scalar_op.node, pow_op.node, rpow_op.node
 
 
 @method("pow", "__pow__")
 def pow(input, exponent):
+    if seam.on:
+        return seam.torch_function(pow, (input, exponent), {})
     if not isinstance(input, Tensor):
-        return _rpow(exponent, input)
+        return __rpow__(exponent, input)
     if isinstance(exponent, Tensor):
-        da, db = operands(input, exponent)
-        if da.dtype == bool:
-            raise NotImplementedError('"pow" not implemented for \'Bool\'')
-        try:
-            if da.dtype.kind in "iu" and (db < 0).any():
-                # torch's integer pow: x ** -n is 1 for x == 1, +-1 for x == -1, else 0 (truncated 1 / x ** n)
-                p = xp.power(da, xp.abs(db))
-                r = xp.where(db >= 0, p, xp.where(xp.abs(da) == 1, p, 0)).astype(p.dtype)
-            else:
-                r = xp.power(da, db)
-        except ValueError:
-            raise _checks.broadcast_error(da.shape, db.shape) from None
-        res = _wrap(like_operands(r, da, db))
-        if _requires(input, exponent):
-            record(PowBackward1, res, (input, exponent), (input, exponent, res), saved_output=2)
-        return res
-    da, e = operands(input, exponent)
-    if da.dtype == bool and not isinstance(exponent, bool):
-        da = da.astype(result_dtype(input, e).numpy_dtype)
-    if da.dtype.kind in "iu" and type(exponent) is int and exponent < 0:
-        raise RuntimeError("Integers to negative integer powers are not allowed.")
-    if e == 2:
-        r = da * da
-    elif e == 0.5:
-        r = xp.sqrt(da)
-    elif e == 1:
-        r = da.copy()
-    else:
-        r = xp.power(da, e)
-    res = _wrap(r)
-    if input._requires_grad and _state.enabled:
-        record(PowBackward0, res, (input,), (input,)).exponent = exponent
-    return res
+        return pow_op(input, exponent)
+    return pow_scalar_op(input, exponent)
 
 
-def _rpow(input, base):
-    """base ** input for a number base."""
-    if not isinstance(base, (int, float, bool)):
-        raise TypeError(f"unsupported operand type(s) for ** or pow(): '{type(base).__name__}' and 'Tensor'")
-    da, b = operands(input, base)
-    res = _wrap(xp.power(xp.asarray(b, dtype=da.dtype), da))
-    if input._requires_grad and _state.enabled:
-        record(PowBackward2, res, (input,), (input, res), saved_output=1).base = base
-    return res
+def __rpow__(self, other):
+    """number ** tensor."""
+    if seam.on:
+        return seam.torch_function(__rpow__, (self, other), {})
+    if not isinstance(other, (int, float, bool, complex)):
+        raise TypeError(f"unsupported operand type(s) for ** or pow(): '{type(other).__name__}' and 'Tensor'")
+    return rpow_op(other, self)
 
 
-Tensor.__rpow__ = _rpow
-float_power = lambda input, exponent: pow(input.double() if isinstance(input, Tensor) else input,
-                                         exponent.double() if isinstance(exponent, Tensor) else exponent)
+Tensor.__rpow__ = __rpow__
 
 
-class Atan2Backward0(make_node_class("Atan2Backward0", None, ("self", "other"))):
-    def backward(self, grad):
-        a, b = self._unpack_saved()
-        denom = a * a + b * b
-        recip = denom.reciprocal().masked_fill(denom == 0, 0)  # torch's: at (0, 0) the gradient is 0, not NaN
-        return grad * b * recip, grad * -a * recip
+def float_power(input, exponent):
+    """torch.float_power: pow computed in double precision."""
+    if seam.on:
+        return seam.torch_function(float_power, (input, exponent), {})
+    return pow(input.double() if isinstance(input, Tensor) else input,
+               exponent.double() if isinstance(exponent, Tensor) else exponent)
+
+
+# ---- atan2, maximum, minimum -------------------------------------------------------------------------
+def atan2_backward(grad, self, other, output_mask):
+    """torch's atan2_backward: d/da = b / (a^2 + b^2), d/db = -a / (a^2 + b^2) (0 at (0, 0), as torch gives)."""
+    denom = self * self + other * other
+    recip = aten.where(denom == 0, 0, 1 / aten.where(denom == 0, 1, denom))
+    return (grad * other * recip if output_mask[0] else None,
+            grad * -self * recip if output_mask[1] else None)
+
+
+def _atan2_kernel(self, other):
+    a, b = promote_arrays(self, other)
+    if a.dtype.kind not in "fc":
+        ft = _dtype.get_default_dtype().numpy_dtype
+        a, b = a.astype(ft), xp.asarray(b).astype(ft)
+    try:
+        return like_operands(xp.arctan2(a, b), a, b)
+    except ValueError:
+        raise _checks.broadcast_error(a.shape, b.shape) from None
+
+
+atan2_op = defop("atan2(Tensor self, Tensor other) -> Tensor", _atan2_kernel, node="Atan2Backward0",
+                 joint={("self", "other"): atan2_backward})
+Atan2Backward0 = atan2_op.node
 
 
 @method("atan2", "arctan2")
 def atan2(input, other):
-    other = as_tensor_arg(other, input)
-    da, db = operands(input, other)
-    if da.dtype.kind not in "fc":
-        da, db = da.astype(_dtype.get_default_dtype().numpy_dtype), db.astype(_dtype.get_default_dtype().numpy_dtype)
-    try:
-        res = _wrap(like_operands(xp.arctan2(da, db), da, db))
-    except ValueError:
-        raise _checks.broadcast_error(da.shape, db.shape) from None
-    if _requires(input, other):
-        record(Atan2Backward0, res, (input, other), (input, other))
-    return res
+    if seam.on:
+        return seam.torch_function(atan2, (input, other), {})
+    return atan2_op(input, as_tensor_arg(other, input))
 
 
 arctan2 = atan2
 
 
-def _minmax_backward(self, grad, lower_wins):
-    a, b = self._unpack_saved()
-    tie = a == b
-    g = where(tie, grad / 2, grad)
-    first = (a < b) if not lower_wins else (a > b)
-    return g.masked_fill(first, 0), g.masked_fill(~first & ~tie, 0)
+def _extremum_kernel(name, ufunc):
+    def kernel(self, other):
+        a, b = promote_arrays(self, other)
+        if a.dtype.kind == "c":
+            raise RuntimeError(f"{name} not implemented for complex tensors.")
+        try:
+            return like_operands(ufunc(a, b), a, b)
+        except ValueError:
+            raise _checks.broadcast_error(a.shape, b.shape) from None
+    kernel.__name__ = f"{name}_kernel"
+    return kernel
 
 
-MaximumBackward0 = make_node_class("MaximumBackward0", lambda self, g: _minmax_backward(self, g, False), ("self", "other"))
-MinimumBackward0 = make_node_class("MinimumBackward0", lambda self, g: _minmax_backward(self, g, True), ("self", "other"))
+def _extremum_grad(grad, self, other, loses):
+    """torch's maximum/minimum derivative: the gradient goes to the input that was picked, split in
+    half where they tie; ``loses``: where this input was not picked."""
+    return aten.masked_fill(aten.where(self == other, grad / 2, grad), loses, 0)
+
+
+maximum_op = defop("maximum(Tensor self, Tensor other) -> Tensor", _extremum_kernel("maximum", xp.maximum),
+                   node="MaximumBackward0",
+                   self=lambda grad, self, other: _extremum_grad(grad, self, other, self < other),
+                   other=lambda grad, self, other: _extremum_grad(grad, self, other, self > other))
+minimum_op = defop("minimum(Tensor self, Tensor other) -> Tensor", _extremum_kernel("minimum", xp.minimum),
+                   node="MinimumBackward0",
+                   self=lambda grad, self, other: _extremum_grad(grad, self, other, self > other),
+                   other=lambda grad, self, other: _extremum_grad(grad, self, other, self < other))
+MaximumBackward0, MinimumBackward0 = maximum_op.node, minimum_op.node
+
+
+def _tensor_other(name, other):
+    if not isinstance(other, Tensor):
+        raise TypeError(f"{name}(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}")
 
 
 @method()
 def maximum(input, other):
-    if not isinstance(other, Tensor):
-        raise TypeError("maximum(): argument 'other' (position 2) must be Tensor, not " + type(other).__name__)
-    da, db = operands(input, other)
-    if da.dtype.kind == "c":
-        raise RuntimeError("maximum not implemented for complex tensors.")
-    try:
-        res = _wrap(like_operands(xp.maximum(da, db), da, db))
-    except ValueError:
-        raise _checks.broadcast_error(da.shape, db.shape) from None
-    if _requires(input, other):
-        record(MaximumBackward0, res, (input, other), (input, other))
-    return res
+    if seam.on:
+        return seam.torch_function(maximum, (input, other), {})
+    _tensor_other("maximum", other)
+    return maximum_op(input, other)
 
 
 @method()
 def minimum(input, other):
-    if not isinstance(other, Tensor):
-        raise TypeError("minimum(): argument 'other' (position 2) must be Tensor, not " + type(other).__name__)
-    da, db = operands(input, other)
-    if da.dtype.kind == "c":
-        raise RuntimeError("minimum not implemented for complex tensors.")
-    try:
-        res = _wrap(like_operands(xp.minimum(da, db), da, db))
-    except ValueError:
-        raise _checks.broadcast_error(da.shape, db.shape) from None
-    if _requires(input, other):
-        record(MinimumBackward0, res, (input, other), (input, other))
-    return res
+    if seam.on:
+        return seam.torch_function(minimum, (input, other), {})
+    _tensor_other("minimum", other)
+    return minimum_op(input, other)
 
 
-fmax, fmin = maximum, minimum
+def _fmax_self_grad(grad, self, other):
+    """fmax's: the gradient where self was picked (self >= other, or other is NaN)."""
+    return aten.masked_fill(grad, ~((self >= other) | aten.isnan(other)), 0)
+
+
+def _fmax_other_grad(grad, self, other):
+    return aten.masked_fill(grad, (self >= other) | aten.isnan(other), 0)
+
+
+def _fmin_self_grad(grad, self, other):
+    return aten.masked_fill(grad, ~((self <= other) | aten.isnan(other)), 0)
+
+
+def _fmin_other_grad(grad, self, other):
+    return aten.masked_fill(grad, (self <= other) | aten.isnan(other), 0)
+
+
+# (fmax/fmin ignore a NaN operand where maximum/minimum propagate it; ties go to self)
+fmax_op = defop("fmax(Tensor self, Tensor other) -> Tensor", _extremum_kernel("fmax", xp.fmax),
+                node="FmaxBackward0", self=_fmax_self_grad, other=_fmax_other_grad)
+fmin_op = defop("fmin(Tensor self, Tensor other) -> Tensor", _extremum_kernel("fmin", xp.fmin),
+                node="FminBackward0", self=_fmin_self_grad, other=_fmin_other_grad)
+FmaxBackward0, FminBackward0 = fmax_op.node, fmin_op.node
+
+
+@method()
+def fmax(input, other):
+    if seam.on:
+        return seam.torch_function(fmax, (input, other), {})
+    _tensor_other("fmax", other)
+    return fmax_op(input, other)
+
+
+@method()
+def fmin(input, other):
+    if seam.on:
+        return seam.torch_function(fmin, (input, other), {})
+    _tensor_other("fmin", other)
+    return fmin_op(input, other)
+
 
 
 # ---------------------------------------------------------------------------------------------
 # Comparisons and logic: results are bool and never require grad
 # ---------------------------------------------------------------------------------------------
-def _compare(name, ufunc, dunder):
+def _on_the_seam(name, compute):
+    """``compute(input, other)`` as the public function ``name`` (``x > y`` is ``Tensor.__gt__``, ``x.gt(y)``
+    ``Tensor.gt``: a function mode sees each under its own name, as torch's does)."""
+    def public(input, other):
+        if seam.on:
+            return seam.torch_function(public, (input, other), {})
+        return compute(input, other)
+    public.__name__ = public.__qualname__ = name
+    return public
+
+
+def _compare(name, ufunc, *aliases, dunder=None):
+    """A comparison: ``Tensor.<name>`` and its ``dunder`` (the same function, as in torch: ``x > y`` is seen
+    as ``gt``), and each alias a function of its own (``greater``; ``__eq__``, which torch keeps apart)."""
     ordering = name in ("lt", "le", "gt", "ge")  # complex numbers have no order
 
-    def op(input, other):
+    def compute(input, other):
         da, db = operands(input, other)
         if ordering and da.dtype.kind == "c":
             raise NotImplementedError(f'"{name}_cpu" not implemented for \'{_dtype._BY_NUMPY[da.dtype]._legacy}\'')
@@ -732,28 +839,28 @@ def _compare(name, ufunc, dunder):
             return _wrap(like_operands(ufunc(da, db), da, db))  # (a mask of x.t() is laid out as x.t())
         except ValueError:
             raise _shape_error(da, db) from None
-    op.__name__ = name
-    setattr(Tensor, name, op)
+    for n in (name,) + aliases:
+        setattr(Tensor, n, _on_the_seam(n, compute))
     if dunder:
-        setattr(Tensor, dunder, op)
-    return op
+        setattr(Tensor, dunder, getattr(Tensor, name))
+    return getattr(Tensor, name)
 
 
 eq = _compare("eq", xp.equal, "__eq__")
-ne = _compare("ne", xp.not_equal, "__ne__")
-lt = _compare("lt", xp.less, "__lt__")
-le = _compare("le", xp.less_equal, "__le__")
-gt = _compare("gt", xp.greater, "__gt__")
-ge = _compare("ge", xp.greater_equal, "__ge__")
-greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
-Tensor.greater, Tensor.greater_equal, Tensor.less, Tensor.less_equal, Tensor.not_equal = gt, ge, lt, le, ne
-logical_and = _compare("logical_and", xp.logical_and, None)
-logical_or = _compare("logical_or", xp.logical_or, None)
-logical_xor = _compare("logical_xor", xp.logical_xor, None)
+ne = _compare("ne", xp.not_equal, "not_equal", dunder="__ne__")
+lt = _compare("lt", xp.less, "less", dunder="__lt__")
+le = _compare("le", xp.less_equal, "less_equal", dunder="__le__")
+gt = _compare("gt", xp.greater, "greater", dunder="__gt__")
+ge = _compare("ge", xp.greater_equal, "greater_equal", dunder="__ge__")
+greater, greater_equal, less, less_equal, not_equal = \
+    Tensor.greater, Tensor.greater_equal, Tensor.less, Tensor.less_equal, Tensor.not_equal
+logical_and = _compare("logical_and", xp.logical_and)
+logical_or = _compare("logical_or", xp.logical_or)
+logical_xor = _compare("logical_xor", xp.logical_xor)
 
 
 def _bitwise(name, ufunc, dunder, rdunder):
-    def op(input, other):
+    def compute(input, other):
         da, db = operands(input, other)
         if da.dtype.kind == "f" or isinstance(db, float) or getattr(db, "dtype", None) is not None and db.dtype.kind == "f":
             raise NotImplementedError(f'"{name}_cpu" not implemented for \'Float\'')
@@ -761,11 +868,9 @@ def _bitwise(name, ufunc, dunder, rdunder):
             return _wrap(ufunc(da, db))
         except ValueError:
             raise _checks.broadcast_error(da.shape, xp.shape(db)) from None
-    op.__name__ = name
-    setattr(Tensor, name, op)
-    setattr(Tensor, dunder, op)
-    setattr(Tensor, rdunder, op)
-    return op
+    for n in (name, dunder, rdunder):
+        setattr(Tensor, n, _on_the_seam(n, compute))
+    return getattr(Tensor, name)
 
 
 bitwise_and = _bitwise("bitwise_and", xp.bitwise_and, "__and__", "__rand__")
@@ -813,23 +918,37 @@ def isneginf(input):
 # ---------------------------------------------------------------------------------------------
 # Selection and clamping
 # ---------------------------------------------------------------------------------------------
-class WhereBackward0(make_node_class("WhereBackward0", None, ("condition",))):
-    def backward(self, grad):
-        (c,) = self._unpack_saved()
-        return (where(c, grad, 0.0) if self.next_functions[0][0] is not None else None), \
-            (where(c, 0.0, grad) if self.next_functions[1][0] is not None else None)
+def _where_kernel(condition, self, other):
+    if condition.dtype != bool:
+        raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype "
+                           f"{_dtype._BY_NUMPY[condition.dtype]._legacy}")
+    if isinstance(self, _ARRAY_TYPES):
+        a, b = promote_arrays(self, other)
+    else:   # a formula's where(c, 0, x): the number takes x's type
+        b, a = promote_arrays(other, self)
+    try:
+        return like_operands(xp.where(condition, a, b), condition, a, b)
+    except ValueError:
+        raise _checks.broadcast_error(condition.shape, xp.shape(a), xp.shape(b)) from None
+
+
+where_op = defop("where.self(Tensor condition, Tensor self, Tensor other) -> Tensor", _where_kernel,
+                 node="WhereBackward0",
+                 condition=None,
+                 self=lambda grad, condition: aten.where(condition, grad, 0),
+                 other=lambda grad, condition: aten.where(condition, 0, grad))
+WhereBackward0 = where_op.node
 
 
 def where(condition, input=None, other=None):
+    if seam.on:
+        return seam.torch_function(where, (condition, input, other), {})
     if (input is None) != (other is None):
         raise TypeError("where() received an invalid combination of arguments - expected (condition) or "
                         "(condition, input, other)")
     if input is None and other is None:
         from .indexing import nonzero
         return nonzero(condition, as_tuple=True)
-    if condition._data.dtype != bool:
-        raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype "
-                           f"{condition.dtype._legacy}")
     if not isinstance(input, Tensor):
         if not isinstance(other, Tensor):
             dt = result_dtype(input, other)
@@ -839,52 +958,54 @@ def where(condition, input=None, other=None):
             input = as_tensor_arg(input, other)
     elif not isinstance(other, Tensor):
         other = as_tensor_arg(other, input)
-    da, db = operands(input, other)
-    try:
-        res = _wrap(like_operands(xp.where(condition._data, da, db), condition._data, da, db))
-    except ValueError:
-        raise _checks.broadcast_error(condition.shape, da.shape, db.shape) from None
-    if _requires(input, other):
-        record(WhereBackward0, res, (input, other), (condition,))
-    return res
+    return where_op(condition, input, other)
 
 
-Tensor.where = lambda self, condition, other: where(condition, self, other)  # x.where(c, y): x where c, else y
+def _where_method(self, condition, other):
+    """x.where(c, y): x where c, else y."""
+    if seam.on:
+        return seam.torch_function(_where_method, (self, condition, other), {})
+    return where(condition, self, other)
 
 
-class ClampBackward1(make_node_class("ClampBackward1", None, ("self",))):
-    """Gradient passes where min <= x <= max."""
-
-    def backward(self, grad):
-        # torch's clamp_backward: where(min <= x <= max, grad, 0) -- a select, so a NaN/inf
-        # gradient outside the range does not leak through as nan
-        (x,) = self._unpack_saved()
-        mask = None
-        if self.min is not None:
-            mask = x >= self.min
-        if self.max is not None:
-            m = x <= self.max
-            mask = m if mask is None else mask & m
-        return where(mask, grad, 0.0)
+_where_method.__name__, _where_method.__qualname__ = "where", "Tensor.where"
+Tensor.where = _where_method
 
 
-class ClampBackward0(make_node_class("ClampBackward0", None, ("self", "min", "max"))):
-    def backward(self, grad):
-        # torch's clamp_backward_min_max: three selects of grad (where, not multiplications)
-        # (when min > max the result is max: all of the gradient goes to max)
-        x, lo, hi = self._unpack_saved()
-        below = None if lo is None else x < lo
-        above = None if hi is None else x > hi
-        if lo is not None and hi is not None:
-            below, above = below & (lo < hi), above | (hi < lo)
-            inside = (x >= lo) & (x <= hi)
-        else:
-            inside = ~below if above is None else ~above
-        n = self.next_functions
-        gx = grad.masked_fill(~inside, 0) if n[0][0] is not None else None
-        glo = grad.masked_fill(~below, 0) if lo is not None and n[1][0] is not None else None
-        ghi = grad.masked_fill(~above, 0) if hi is not None and n[2][0] is not None else None
-        return gx, glo, ghi
+def clamp_backward(grad, self, min, max):
+    """torch's clamp_backward: the gradient where min <= x <= max, else 0 (a select, so a NaN or inf
+    gradient outside the range does not leak through)."""
+    if min is not None and max is not None:
+        return aten.where((self >= min) & (self <= max), grad, 0)
+    if min is not None:
+        return aten.where(self >= min, grad, 0)
+    if max is not None:
+        return aten.where(self <= max, grad, 0)
+    return grad
+
+
+def clamp_backward_min_max(grad, self, min, max, output_mask):
+    """torch's clamp_backward_min_max: x's gradient inside [min, max]; min's where x < min (and
+    min < max); max's where x > max, or everywhere max < min (the result is then max)."""
+    gself = gmin = gmax = None
+    if max is not None and min is not None:
+        if output_mask[0]:
+            gself = aten.where((self >= min) & (self <= max), grad, 0)
+        if output_mask[1]:
+            gmin = aten.where((self < min) & (min < max), grad, 0)
+        if output_mask[2]:
+            gmax = aten.where((self > max) | (max < min), grad, 0)
+    elif min is not None:
+        if output_mask[0]:
+            gself = aten.where(self >= min, grad, 0)
+        if output_mask[1]:
+            gmin = aten.where(self < min, grad, 0)
+    elif max is not None:
+        if output_mask[0]:
+            gself = aten.where(self <= max, grad, 0)
+        if output_mask[2]:
+            gmax = aten.where(self > max, grad, 0)
+    return gself, gmin, gmax
 
 
 def _clamp_refuses(d, min, max):
@@ -898,47 +1019,14 @@ def _clamp_refuses(d, min, max):
         raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
 
 
-def _clamp_overload(min, max):
-    """Which of torch's clamp overloads the bounds select: Tensor, Number, or None (neither: refused)."""
-    kinds = {Tensor if isinstance(b, Tensor) else numbers.Number if isinstance(b, numbers.Number) else None
-             for b in (min, max) if b is not None}
-    return kinds.pop() if len(kinds) == 1 else None
-
-
-@method("clamp", "clip")
-def clamp(input, min=None, max=None):
-    if min is None and max is None:
-        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
-    if _clamp_overload(min, max) is None:
-        # torch's overloads: (Tensor min, Tensor max) or (Number min, Number max), not a mix, not a str
-        raise TypeError(f"clamp() received an invalid combination of arguments - got (min={type(min).__name__}, "
-                        f"max={type(max).__name__}), but expected (Tensor min, Tensor max) or (Number min, Number max)")
-    if isinstance(min, Tensor) or isinstance(max, Tensor):
-        lo = min if min is None or isinstance(min, Tensor) else as_tensor_arg(min, input)
-        hi = max if max is None or isinstance(max, Tensor) else as_tensor_arg(max, input)
-        d = input._data
-        try:
-            if lo is not None:
-                d = xp.maximum(d, lo._data)
-            if hi is not None:
-                d = xp.minimum(d, hi._data)
-        except ValueError:
-            raise _checks.broadcast_error(*(t.shape for t in (input, lo, hi) if t is not None)) from None
-        res = _wrap(d.astype(result_dtype(input, lo, hi).numpy_dtype, copy=False))
-        if _state.enabled and any(t is not None and t._requires_grad for t in (input, lo, hi)):
-            record(ClampBackward0, res, (input, lo, hi), (input, lo, hi))
-        return res
-    return _clamp_numbers(input, min, max, ClampBackward1)
-
-
-def _clamp_numbers(input, min, max, node_cls):
-    """clamp with number bounds; ``node_cls`` is the node torch records for the overload called
-    (clamp -> ClampBackward1, clamp_min -> ClampMinBackward0, clamp_max -> ClampMaxBackward0)."""
-    d = input._data
+def _clamp_kernel(self, min=None, max=None):
+    """clamp by numbers."""
+    d = self
     if d.dtype.kind in "bc" or type(min) is complex or type(max) is complex:
         _clamp_refuses(d, min, max)
     if isinstance(min, float) or isinstance(max, float):
-        d = float_array(input)
+        if d.dtype.kind not in "fc" and not _dtype.is_bfloat16_numpy(d.dtype):
+            d = d.astype(_dtype.get_default_dtype().numpy_dtype)
     elif d.dtype == bool and (type(min) is int or type(max) is int):
         d = d.astype(xp.int64)  # bool clamped by an int: int64, by torch's promotion
     elif d.dtype.kind in "iu":  # an int bound converts to the tensor's type, wrapping as torch's does
@@ -947,93 +1035,150 @@ def _clamp_numbers(input, min, max, node_cls):
             min = xp.array(min).astype(d.dtype)[()]
         if max is not None and not info.min <= max <= info.max:
             max = xp.array(max).astype(d.dtype)[()]
-    r = xp.clip(d, min, max).astype(d.dtype, copy=False) if not (min is not None and max is not None and min > max) \
-        else xp.full_like(d, max)  # the cast: NumPy 1.x makes a 0-d float32 clipped by Python floats float64
-    res = _wrap(r)
-    if input._requires_grad and _state.enabled:
-        node = record(node_cls, res, (input,), (input,))
-        node.min, node.max = min, max
-    return res
+    if min is not None and max is not None and min > max:
+        return xp.full_like(d, max)
+    # (NumPy's clip is this, at several times the cost; NaN propagates, as in torch)
+    r = d if min is None else xp.maximum(d, min)
+    r = r if max is None else xp.minimum(r, max)
+    return r.astype(d.dtype, copy=False)    # (NumPy 1.x: a 0-d float32 clipped by floats is float64)
 
 
-clip = clamp
-ClampMinBackward0 = make_node_class("ClampMinBackward0", ClampBackward1.backward, ("self",),
-                                    "Gradient passes where x >= min.")
-ClampMaxBackward0 = make_node_class("ClampMaxBackward0", ClampBackward1.backward, ("self",),
-                                    "Gradient passes where x <= max.")
-
-
-class ClampMinBackward1(make_node_class("ClampMinBackward1", None, ("self", "min"))):
-    """clamp_min(x, m) with a tensor bound: x's gradient where x >= m, m's where x < m."""
-
-    def backward(self, grad):
-        x, bound = self._unpack_saved()
-        keep = (x >= bound) if self.is_min else (x <= bound)
-        return grad.masked_fill(~keep, 0), grad.masked_fill(keep, 0)
-
-
-ClampMaxBackward1 = make_node_class("ClampMaxBackward1", ClampMinBackward1.backward, ("self", "max"),
-                                    "clamp_max(x, m) with a tensor bound: x's gradient where x <= m, m's where x > m.")
-
-
-def _clamp_tensor_bound(input, bound, is_min):
-    da, db = operands(input, bound)
+def _clamp_tensor_kernel(self, min=None, max=None):
+    """clamp by tensors (either may be None)."""
+    d = self
     try:
-        res = _wrap((xp.maximum if is_min else xp.minimum)(da, db))
+        if min is not None:
+            d = xp.maximum(d, min)
+        if max is not None:
+            d = xp.minimum(d, max)
     except ValueError:
-        raise _shape_error(da, db) from None
-    if _requires(input, bound):
-        node = record(ClampMinBackward1 if is_min else ClampMaxBackward1, res, (input, bound), (input, bound))
-        node.is_min = is_min
-    return res
+        raise _checks.broadcast_error(*(xp.shape(t) for t in (self, min, max) if t is not None)) from None
+    dims, zeros = [], []
+    for t in (self, min, max):
+        if t is not None:
+            (dims if t.ndim else zeros).append(_DTYPE_OF[t.dtype])
+    return d.astype(_dtype.result_type_of(dims, zeros, ()).numpy_dtype, copy=False)
+
+
+def _clamp_one_side_kernel(ufunc):
+    def kernel(self, bound):
+        a, b = promote_arrays(self, bound)
+        try:
+            return ufunc(a, b)
+        except ValueError:
+            raise _shape_error(a, b) from None
+    return kernel
+
+
+clamp_op = defop("clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor", _clamp_kernel,
+                 node="ClampBackward1", self=clamp_backward)
+clamp_tensor_op = defop("clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor",
+                        _clamp_tensor_kernel, node="ClampBackward0",
+                        joint={("self", "min", "max"): clamp_backward_min_max})
+clamp_min_op = defop("clamp_min(Tensor self, Scalar min) -> Tensor",
+                     lambda self, min: _clamp_kernel(self, min, None),
+                     node="ClampMinBackward0", self=lambda grad, self, min: aten.where(self >= min, grad, 0))
+clamp_max_op = defop("clamp_max(Tensor self, Scalar max) -> Tensor",
+                     lambda self, max: _clamp_kernel(self, None, max),
+                     node="ClampMaxBackward0", self=lambda grad, self, max: aten.where(self <= max, grad, 0))
+clamp_min_tensor_op = defop("clamp_min.Tensor(Tensor self, Tensor min) -> Tensor", _clamp_one_side_kernel(xp.maximum),
+                            node="ClampMinBackward1",
+                            self=lambda grad, self, min: aten.where(self >= min, grad, 0),
+                            min=lambda grad, self, min: aten.where(self < min, grad, 0))
+clamp_max_tensor_op = defop("clamp_max.Tensor(Tensor self, Tensor max) -> Tensor", _clamp_one_side_kernel(xp.minimum),
+                            node="ClampMaxBackward1",
+                            self=lambda grad, self, max: aten.where(self <= max, grad, 0),
+                            max=lambda grad, self, max: aten.where(self > max, grad, 0))
+ClampBackward0, ClampBackward1 = clamp_tensor_op.node, clamp_op.node
+ClampMinBackward0, ClampMaxBackward0 = clamp_min_op.node, clamp_max_op.node
+ClampMinBackward1, ClampMaxBackward1 = clamp_min_tensor_op.node, clamp_max_tensor_op.node
+
+
+def _bound_kind(bound):
+    if bound is None:
+        return None
+    if isinstance(bound, Tensor):
+        return Tensor
+    if type(bound) in (int, float) or isinstance(bound, numbers.Number):
+        return numbers.Number
+    return str   # (anything else: refused)
+
+
+def _clamp_overload(min, max):
+    """Which of torch's clamp overloads the bounds select: Tensor, Number, or None (neither: refused)."""
+    kmin, kmax = _bound_kind(min), _bound_kind(max)
+    kind = kmin or kmax
+    if kind is str or (kmin is not None and kmax is not None and kmin is not kmax):
+        return None
+    return kind
+
+
+@method("clamp")
+def clamp(input, min=None, max=None):
+    if seam.on:
+        return seam.torch_function(clamp, (input, min, max), {})
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    overload = _clamp_overload(min, max)
+    if overload is None:
+        # torch's overloads: (Tensor min, Tensor max) or (Number min, Number max), not a mix, not a str
+        raise TypeError(f"clamp() received an invalid combination of arguments - got (min={type(min).__name__}, "
+                        f"max={type(max).__name__}), but expected (Tensor min, Tensor max) or (Number min, Number max)")
+    if overload is Tensor:
+        return clamp_tensor_op(input, min, max)
+    return clamp_op(input, min, max)
+
+
+@method("clip")
+def clip(input, min=None, max=None):
+    if seam.on:
+        return seam.torch_function(clip, (input, min, max), {})
+    return clamp(input, min, max)
 
 
 @method()
 def clamp_min(input, min):
-    if isinstance(min, Tensor):
-        return _clamp_tensor_bound(input, min, True)
-    return _clamp_numbers(input, min, None, ClampMinBackward0)
+    if seam.on:
+        return seam.torch_function(clamp_min, (input, min), {})
+    return clamp_min_tensor_op(input, min) if isinstance(min, Tensor) else clamp_min_op(input, min)
 
 
 @method()
 def clamp_max(input, max):
-    if isinstance(max, Tensor):
-        return _clamp_tensor_bound(input, max, False)
-    return _clamp_numbers(input, None, max, ClampMaxBackward0)
+    if seam.on:
+        return seam.torch_function(clamp_max, (input, max), {})
+    return clamp_max_tensor_op(input, max) if isinstance(max, Tensor) else clamp_max_op(input, max)
 
 
-class LerpBackward0(make_node_class("LerpBackward0", None)):
-    def backward(self, grad):
-        w = self.weight
-        return grad * (1 - w), grad * w
+# ---- lerp, masked_fill, nan_to_num ---------------------------------------------------------------
+def _lerp_kernel(self, end, weight):
+    for name, t in (("end", end), ("weight", weight)):
+        if isinstance(t, _ARRAY_TYPES) and t.dtype != self.dtype:  # torch does not promote here
+            raise RuntimeError(f"expected dtype {_dtype.cpp_name(_DTYPE_OF[self.dtype])} for `{name}` but got dtype "
+                               f"{_dtype.cpp_name(_DTYPE_OF[t.dtype])}")
+    try:
+        return like_operands(self + weight * (end - self), self, end)
+    except ValueError:
+        raise broadcast_error(self.shape, end.shape) from None
 
 
-class LerpBackward1(make_node_class("LerpBackward1", None, ("self", "end", "weight"))):
-    def backward(self, grad):
-        a, b, w = self._unpack_saved()
-        return grad * (1 - w), grad * w, grad * (b - a)
+lerp_op = defop("lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor", _lerp_kernel,
+                node="LerpBackward0",
+                self=lambda grad, weight: grad * conj(1 - weight),
+                end=lambda grad, weight: grad * conj(weight))
+lerp_tensor_op = defop("lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor", _lerp_kernel,
+                       node="LerpBackward1",
+                       self=lambda grad, weight: grad * conj(1 - weight),
+                       end=lambda grad, weight: grad * conj(weight),
+                       weight=lambda grad, self, end: grad * conj(end - self))
+LerpBackward0, LerpBackward1 = lerp_op.node, lerp_tensor_op.node
 
 
 @method()
 def lerp(input, end, weight):
-    for name, t in (("end", end), ("weight", weight)):
-        if isinstance(t, Tensor) and t._data.dtype != input._data.dtype:  # torch does not promote here
-            raise RuntimeError(f"expected dtype {_dtype.cpp_name(input.dtype)} for `{name}` but got dtype "
-                               f"{_dtype.cpp_name(t.dtype)}")
-    try:
-        xp.broadcast_shapes(input._data.shape, end._data.shape,
-                            weight._data.shape if isinstance(weight, Tensor) else ())
-    except ValueError:
-        raise broadcast_error(input._data.shape, end._data.shape) from None
-    if isinstance(weight, Tensor):
-        res = _wrap(like_operands(input._data + weight._data * (end._data - input._data), input._data, end._data))
-        if _state.enabled and (input._requires_grad or end._requires_grad or weight._requires_grad):
-            record(LerpBackward1, res, (input, end, weight), (input, end, weight))
-        return res
-    res = _wrap(like_operands(input._data + weight * (end._data - input._data), input._data, end._data))
-    if _requires(input, end):
-        record(LerpBackward0, res, (input, end)).weight = weight
-    return res
+    if seam.on:
+        return seam.torch_function(lerp, (input, end, weight), {})
+    return lerp_tensor_op(input, end, weight) if isinstance(weight, Tensor) else lerp_op(input, end, weight)
 
 
 def _fit(value, np_dtype):
@@ -1055,65 +1200,66 @@ def _fit(value, np_dtype):
     return value
 
 
-class MaskedFillBackward0(make_node_class("MaskedFillBackward0", None, ("mask",))):
-    def backward(self, grad):
-        (mask,) = self._unpack_saved()
-        return grad.masked_fill(mask, 0)
+def _masked_fill_kernel(self, mask, value):
+    if mask.dtype != bool:
+        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
+                           f"{_dtype.cpp_name(_DTYPE_OF[mask.dtype])}")
+    if isinstance(value, _ARRAY_TYPES):
+        if value.ndim != 0:
+            raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                               f"{value.ndim} dimension(s).")
+        value = value.astype(self.dtype)
+    elif self.dtype.kind in "iuf":
+        value = _fit(value, self.dtype)
+    d = self
+    if mask.shape != self.shape:
+        try:
+            out_shape = xp.broadcast_shapes(self.shape, mask.shape)
+        except ValueError:
+            raise broadcast_error(mask.shape, self.shape) from None
+        if out_shape != self.shape:
+            d = xp.broadcast_to(self, out_shape)
+    return row_major(xp.where(mask, xp.asarray(value, dtype=d.dtype), d))   # (torch: clone, then fill)
 
 
-class MaskedFillBackward1(make_node_class("MaskedFillBackward1", None, ("mask",))):
-    def backward(self, grad):
-        (mask,) = self._unpack_saved()
-        return grad.masked_fill(mask, 0), (grad * mask).sum()
+masked_fill_op = defop("masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor", _masked_fill_kernel,
+                       node="MaskedFillBackward0",
+                       mask=None,
+                       self=lambda grad, mask: aten.masked_fill(grad, mask, 0))
+masked_fill_tensor_op = defop("masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor",
+                              _masked_fill_kernel, node="MaskedFillBackward1",
+                              mask=None,
+                              self=lambda grad, mask: aten.masked_fill(grad, mask, 0),
+                              value=lambda grad, mask: aten.sum(aten.where(mask, grad, 0)))  # torch's masked_fill_backward
+MaskedFillBackward0, MaskedFillBackward1 = masked_fill_op.node, masked_fill_tensor_op.node
 
 
 @method()
 def masked_fill(input, mask, value):
-    if mask._data.dtype != bool:
-        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
-                           f"{_dtype.cpp_name(mask.dtype)}")
-    d = input._data
-    if isinstance(value, Tensor):
-        if value._data.ndim != 0:
-            raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
-                               f"{value._data.ndim} dimension(s).")
-        v = value._data.astype(d.dtype)
-    else:
-        v = _fit(value, d.dtype) if d.dtype.kind in "iuf" else value
-    try:
-        out_shape = xp.broadcast_shapes(d.shape, mask._data.shape)
-    except ValueError:
-        raise broadcast_error(mask._data.shape, d.shape) from None
-    if out_shape != d.shape:
-        d = xp.broadcast_to(d, out_shape)
-    res = _wrap(row_major(xp.where(mask._data, xp.asarray(v, dtype=d.dtype), d)))  # (torch: clone, then fill)
-    if isinstance(value, Tensor) and value._requires_grad and _state.enabled:
-        record(MaskedFillBackward1, res, (input, value), (mask,))
-    elif input._requires_grad and _state.enabled:
-        record(MaskedFillBackward0, res, (input,), (mask,))
-    return res
+    if seam.on:
+        return seam.torch_function(masked_fill, (input, mask, value), {})
+    return masked_fill_tensor_op(input, mask, value) if isinstance(value, Tensor) else masked_fill_op(input, mask, value)
 
 
-class NanToNumBackward0(make_node_class("NanToNumBackward0", None, ("self",))):
-    def backward(self, grad):
-        (x,) = self._unpack_saved()
-        return grad * x.isfinite()
+nan_to_num_op = defop("nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor",
+                      lambda self, nan=None, posinf=None, neginf=None: xp.nan_to_num(
+                          self, nan=0.0 if nan is None else nan, posinf=posinf, neginf=neginf),
+                      node="NanToNumBackward0",
+                      self=lambda grad, self: grad * aten.isfinite(self))
+NanToNumBackward0 = nan_to_num_op.node
 
 
 @method()
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
-    res = _wrap(xp.nan_to_num(input._data, nan=nan, posinf=posinf, neginf=neginf))
-    if input._requires_grad and _state.enabled:
-        record(NanToNumBackward0, res, (input,), (input,))
-    return res
+    if seam.on:
+        return seam.torch_function(nan_to_num, (input, nan, posinf, neginf), {})
+    return nan_to_num_op(input, nan, posinf, neginf)
+
 
 
 # ---------------------------------------------------------------------------------------------
 # In-place arithmetic: NumPy's out= when autograd is not involved (the optimizer's hot path)
 # ---------------------------------------------------------------------------------------------
-from ._op import _check_inplace, _write, bump_version, record_inplace, rebase_history  # noqa: E402
-
-
 def _keeping_dtype(op):
     """``op`` for an in-place update: the result is written in self's dtype, so the gradient arrives
     in that dtype and each input must get its own back (float32 x += float64 y: y's is float64)."""
@@ -1147,7 +1293,7 @@ def _inplace_binary(name, op, ufunc):
     def op_(self, other, *, alpha=1):
         if seam.on:
             return seam.torch_function(op_, (self, other), {"alpha": alpha} if alpha != 1 else {})
-        if _check_inplace(self, (other,)):
+        if _check_inplace(self, (other,)) or seam.dispatching:   # (a dispatch mode sees the op)
             return inplace(self, name, op, other, alpha=alpha) if alpha != 1 else inplace(self, name, op, other)
         d = self._data
         o = other._data if isinstance(other, Tensor) else _scalar_in(d.dtype, other)
@@ -1168,15 +1314,20 @@ def _inplace_binary(name, op, ufunc):
     return op_
 
 
+def _mul_keeping(self, other, alpha=1):
+    return mul(self, other)
+
+
 Tensor.add_ = Tensor.__iadd__ = _inplace_binary("add_", add, xp.add)
 Tensor.sub_ = Tensor.__isub__ = Tensor.subtract_ = _inplace_binary("sub_", sub, xp.subtract)
-Tensor.mul_ = Tensor.__imul__ = Tensor.multiply_ = _inplace_binary("mul_", lambda s, o, alpha=1: mul(s, o), xp.multiply)
+Tensor.mul_ = Tensor.__imul__ = Tensor.multiply_ = _inplace_binary("mul_", _mul_keeping, xp.multiply)
 
 
 def _div_(self, other, *, rounding_mode=None):
     if seam.on:
         return seam.torch_function(_div_, (self, other), {"rounding_mode": rounding_mode} if rounding_mode else {})
-    if rounding_mode is not None or self._data.dtype.kind not in "fc" or _check_inplace(self, (other,)):
+    if rounding_mode is not None or self._data.dtype.kind not in "fc" or _check_inplace(self, (other,)) \
+            or seam.dispatching:
         return inplace(self, "div_", div, other, rounding_mode=rounding_mode)
     d = self._data
     xp.true_divide(d, other._data if isinstance(other, Tensor) else other, out=d, casting="same_kind")
@@ -1186,59 +1337,35 @@ def _div_(self, other, *, rounding_mode=None):
 
 _div_.__name__, _div_.__qualname__ = "div_", "Tensor.div_"
 Tensor.div_ = Tensor.__itruediv__ = Tensor.divide_ = Tensor.true_divide_ = _div_
-Tensor.pow_ = Tensor.__ipow__ = lambda self, e: inplace(self, "pow_", pow, e)
-Tensor.__ifloordiv__ = Tensor.floor_divide_ = lambda self, o: inplace(self, "floor_divide_", floor_divide, o)
-Tensor.__imod__ = Tensor.remainder_ = lambda self, o: inplace(self, "remainder_", remainder, o)
-Tensor.__iand__ = lambda self, o: inplace(self, "bitwise_and_", bitwise_and, o)
-Tensor.__ior__ = lambda self, o: inplace(self, "bitwise_or_", bitwise_or, o)
-Tensor.__ixor__ = lambda self, o: inplace(self, "bitwise_xor_", bitwise_xor, o)
-Tensor.clamp_ = Tensor.clip_ = lambda self, min=None, max=None: inplace(self, "clamp_", clamp, min, max)
-Tensor.clamp_min_ = lambda self, min: inplace(self, "clamp_min_", clamp, min, None)
-Tensor.clamp_max_ = lambda self, max: inplace(self, "clamp_max_", clamp, None, max)
-def _masked_fill_(self, mask, value):
-    if mask._data.shape != self._data.shape and _broadcast_shape(mask._data.shape, self._data.shape) != self._data.shape:
-        raise broadcast_error(self._data.shape, mask._data.shape)
-    return inplace(self, "masked_fill_", masked_fill, mask, value)
 
 
-Tensor.masked_fill_ = _masked_fill_
-Tensor.lerp_ = lambda self, end, weight: inplace(self, "lerp_", lerp, end, weight)
-Tensor.nan_to_num_ = lambda self, nan=0.0, posinf=None, neginf=None: inplace(
-    self, "nan_to_num_", nan_to_num, nan, posinf, neginf)
-Tensor.atan2_ = lambda self, o: inplace(self, "atan2_", atan2, o)
-Tensor.square_ = lambda self: inplace(self, "square_", square)
+def _inplace_method(name, functional):
+    """``Tensor.<name>``, the in-place form of ``functional`` (torch's ``x.pow_(2)``): the functional op,
+    its result written into ``self`` (see ``_op.inplace`` for what autograd does)."""
+    def method_(self, *args, **kwargs):
+        if seam.on:
+            return seam.torch_function(method_, (self,) + args, kwargs)
+        return inplace(self, name, functional, *args, **kwargs)
+    method_.__name__, method_.__qualname__ = name, "Tensor." + name
+    method_.__doc__ = f"In-place {functional.__name__}: writes the result into self and returns self."
+    return method_
 
 
-# ---------------------------------------------------------------------------------------------
-# Filling and copying in place: zero_, fill_, copy_ (the derivative w.r.t. the old values is zero)
-# ---------------------------------------------------------------------------------------------
-class ZeroBackward0(make_node_class("ZeroBackward0", None)):
-    def backward(self, grad):
-        return _zeros(grad)
-
-
-class FillBackward2(make_node_class("FillBackward2", None)):
-    """x.fill_(number)."""
-
-    def backward(self, grad):
-        return _zeros(grad)
-
-
-class FillBackward3(make_node_class("FillBackward3", None)):
-    """x.fill_(0-dim tensor): the value receives the sum of the gradient."""
-
-    def backward(self, grad):
-        return _zeros(grad), grad.sum()
-
-
-class CopyBackwards(make_node_class("CopyBackwards", None)):
-    """x.copy_(src): src receives the gradient (the engine reduces it to src's shape and dtype)."""
-
-    def name(self):
-        return "torch::autograd::CopyBackwards"
-
-    def backward(self, grad):
-        return _zeros(grad), grad
+Tensor.pow_ = Tensor.__ipow__ = _inplace_method("pow_", pow)
+Tensor.__ifloordiv__ = Tensor.floor_divide_ = _inplace_method("floor_divide_", floor_divide)
+Tensor.__imod__ = Tensor.remainder_ = _inplace_method("remainder_", remainder)
+Tensor.fmod_ = _inplace_method("fmod_", fmod)
+Tensor.__iand__ = _inplace_method("bitwise_and_", bitwise_and)
+Tensor.__ior__ = _inplace_method("bitwise_or_", bitwise_or)
+Tensor.__ixor__ = _inplace_method("bitwise_xor_", bitwise_xor)
+Tensor.clamp_ = _inplace_method("clamp_", clamp)
+Tensor.clip_ = _inplace_method("clip_", clamp)
+Tensor.clamp_min_ = _inplace_method("clamp_min_", clamp_min)
+Tensor.clamp_max_ = _inplace_method("clamp_max_", clamp_max)
+Tensor.lerp_ = _inplace_method("lerp_", lerp)
+Tensor.nan_to_num_ = _inplace_method("nan_to_num_", nan_to_num)
+Tensor.atan2_ = _inplace_method("atan2_", atan2)
+Tensor.square_ = _inplace_method("square_", square)
 
 
 def _broadcast_shape(a, b):
@@ -1248,120 +1375,162 @@ def _broadcast_shape(a, b):
         return None
 
 
-@method()
-def zero_(self):
-    node = record_inplace(ZeroBackward0, self, (self,)) if _check_inplace(self, may_overlap=True) else None
-    self._data[...] = 0
-    bump_version(self, "zero_")
-    if node is not None:
-        rebase_history(self, node)
+def masked_fill_(self, mask, value):
+    if seam.on:
+        return seam.torch_function(masked_fill_, (self, mask, value), {})
+    if mask._data.shape != self._data.shape and _broadcast_shape(mask._data.shape, self._data.shape) != self._data.shape:
+        raise broadcast_error(self._data.shape, mask._data.shape)
+    return inplace(self, "masked_fill_", masked_fill, mask, value)
+
+
+Tensor.masked_fill_ = masked_fill_
+
+
+# ---------------------------------------------------------------------------------------------
+# Filling and copying in place: zero_, fill_, copy_ (the derivative w.r.t. the old values is zero)
+# ---------------------------------------------------------------------------------------------
+# These are torch's in-place ops themselves (their nodes exist only for them): the kernels write into
+# the array they are given. With autograd involved, the public function runs the op on a copy of self
+# that carries self's history and writes that into self (``inplace_recorded``), as for any in-place op.
+def _zero_kernel(self):
+    self[...] = 0
+    return self
+
+
+def _fill_kernel(self, value):
+    self[...] = value
+    return self
+
+
+def _copy_kernel(self, src, non_blocking=False):
+    if type(src) is not type(self):
+        from .._array import to_device, device_type_of
+        src = to_device(src, device_type_of(self))
+    if src.dtype.kind == "c" and self.dtype.kind != "c":
+        src = src.real  # torch drops the imaginary part (with a warning)
+    self[...] = src     # any dtype converts, as in torch (float -> int truncates)
+    return self
+
+
+zero__op = defop("zero_(Tensor(a!) self) -> Tensor(a!)", _zero_kernel, node="ZeroBackward0", self=_zeros)
+fill__op = defop("fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)", _fill_kernel,
+                 node="FillBackward2", self=_zeros)
+fill__tensor_op = defop("fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)", _fill_kernel,
+                        node="FillBackward3", self=_zeros, value=lambda grad: aten.sum(grad))
+copy__op = defop("copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)", _copy_kernel,
+                 node="CopyBackwards", self=_zeros, src=lambda grad: grad)
+copy__op.node.name = _qualified_name     # (torch writes CopyBackwards by hand: torch::autograd::CopyBackwards)
+ZeroBackward0, FillBackward2, FillBackward3, CopyBackwards = \
+    zero__op.node, fill__op.node, fill__tensor_op.node, copy__op.node
+
+
+def _run_inplace(self, op_name, op, involved, *args):
+    """An in-place op whose checks are made: recorded on a copy of self (``inplace_recorded``) when
+    autograd is involved, else the kernel writes into self directly."""
+    if involved:
+        return inplace_recorded(self, op_name, op, *args)
+    op(self, *args)
+    bump_version(self, op_name)
     return self
 
 
 @method()
+def zero_(self):
+    if seam.on:
+        return seam.torch_function(zero_, (self,), {})
+    return _run_inplace(self, "zero_", zero__op, _check_inplace(self, may_overlap=True))
+
+
+@method()
 def fill_(self, value):
+    if seam.on:
+        return seam.torch_function(fill_, (self, value), {})
     is_t = isinstance(value, Tensor)
     if is_t and value._data.ndim != 0:
         raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
                            f"{value._data.ndim} dimensions.")
     if not is_t and (self._data.dtype.kind in "iu" or type(value) is complex):
         value = _fit(value, self._data.dtype)
-    node = None
-    if _check_inplace(self, (value,) if is_t else (), may_overlap=not is_t, refuse_aliases=None):
-        node = record_inplace(FillBackward3, self, (self, value)) if is_t else \
-            record_inplace(FillBackward2, self, (self,))
-    self._data[...] = value._data if is_t else value
-    bump_version(self, "fill_")
-    if node is not None:
-        rebase_history(self, node)
-    return self
+    involved = _check_inplace(self, (value,) if is_t else (), may_overlap=not is_t, refuse_aliases=None)
+    return _run_inplace(self, "fill_", fill__tensor_op if is_t else fill__op, involved, value)
 
 
 @method()
 def copy_(self, src, non_blocking=False):
+    if seam.on:
+        return seam.torch_function(copy_, (self, src), {"non_blocking": non_blocking} if non_blocking else {})
     if not isinstance(src, Tensor):
         raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not {type(src).__name__}")
     same = same_data(self._data, src._data)  # (torch's copy_ onto the same elements is a no-op: no memory checks)
     involved = _check_inplace(self, (src,), may_overlap=same, refuse_aliases=not same and "partial")
     d = src._data
-    if type(d) is not type(self._data):
-        from .._array import to_device, device_type_of
-        d = to_device(d, device_type_of(self._data))
     if d.shape != self._data.shape and _broadcast_shape(d.shape, self._data.shape) != self._data.shape:
         bs = _broadcast_shape(d.shape, self._data.shape)
         if bs is None:
             raise _shape_error(self._data, d)
         raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the broadcast shape {list(bs)}")
-    if d.dtype.kind == "c" and self._data.dtype.kind != "c":
-        d = d.real  # torch drops the imaginary part (with a warning)
-    node = record_inplace(CopyBackwards, self, (self, src)) if involved else None
-    self._data[...] = d  # any dtype converts, as in torch (float -> int truncates)
-    bump_version(self, "copy_")
-    if node is not None:
-        rebase_history(self, node)
-    return self
+    return _run_inplace(self, "copy_", copy__op, involved, src)
 
 
-class AddcmulBackward0(make_node_class("AddcmulBackward0", None, ("tensor1", "tensor2"))):
-    """input + value * t1 * t2:  d input = grad,  d t1 = grad * value * t2,  d t2 = grad * value * t1."""
-
-    def backward(self, grad):
-        t1, t2 = self._unpack_saved()
-        v = self.value
-        g = grad if v == 1 else grad * v
-        return grad, (g * t2 if t2 is not None else None), (g * t1 if t1 is not None else None)
-
-
-class AddcdivBackward0(make_node_class("AddcdivBackward0", None, ("tensor1", "tensor2"))):
-    """input + value * t1 / t2:  d t1 = grad * value / t2,  d t2 = -grad * value * t1 / t2^2."""
-
-    def backward(self, grad):
-        t1, t2 = self._unpack_saved()
-        g = grad if self.value == 1 else grad * self.value
-        n = self.next_functions
-        return grad, (g / t2 if n[1][0] is not None else None), \
-            (-g * t1 / (t2 * t2) if n[2][0] is not None else None)
+# ---------------------------------------------------------------------------------------------
+# addcmul, addcdiv: input + value * t1 * t2 (or / t2) -- the optimizers' update steps
+# ---------------------------------------------------------------------------------------------
+def _addc_kernel(combine):
+    def kernel(self, tensor1, tensor2, *, value=1):
+        try:
+            t = combine(*promote_arrays(tensor1, tensor2))
+        except ValueError:
+            raise _checks.broadcast_error(tensor1.shape, tensor2.shape) from None
+        if value != 1:
+            t = t * value
+        a, t = promote_arrays(self, t)
+        try:
+            return a + t
+        except ValueError:
+            raise _shape_error(a, t) from None
+    return kernel
 
 
-def _addc(input, tensor1, tensor2, value, ufunc, node_cls):
-    try:
-        t = ufunc(*operands(tensor1, tensor2))
-    except ValueError:
-        raise _checks.broadcast_error(tensor1.shape, tensor2.shape) from None
-    if value != 1:
-        t = t * value
-    da, dt = operands(input, _wrap(t))
-    try:
-        res = _wrap(da + dt)
-    except ValueError:
-        raise _shape_error(da, dt) from None
-    if _state.enabled and (input._requires_grad or tensor1._requires_grad or tensor2._requires_grad):
-        saved = (tensor1 if tensor2._requires_grad or node_cls is AddcdivBackward0 else None,
-                 tensor2 if tensor1._requires_grad or node_cls is AddcdivBackward0 else None)
-        record(node_cls, res, (input, tensor1, tensor2), saved).value = value
-    return res
+addcmul_op = defop("addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor",
+                   _addc_kernel(xp.multiply), node="AddcmulBackward0",
+                   self=lambda grad: grad,
+                   tensor1=lambda grad, tensor2, value: grad * conj(tensor2 * value),
+                   tensor2=lambda grad, tensor1, value: grad * conj(tensor1 * value))
+addcdiv_op = defop("addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor",
+                   _addc_kernel(_true_divide_arrays), node="AddcdivBackward0",
+                   self=lambda grad: grad,
+                   tensor1=lambda grad, tensor2, value: grad * conj(value / tensor2),
+                   tensor2=lambda grad, tensor1, tensor2, value: -grad * conj(value * tensor1 / (tensor2 * tensor2)))
+AddcmulBackward0, AddcdivBackward0 = addcmul_op.node, addcdiv_op.node
 
 
 @method()
 def addcmul(input, tensor1, tensor2, *, value=1):
-    return _addc(input, tensor1, tensor2, value, xp.multiply, AddcmulBackward0)
+    if seam.on:
+        return seam.torch_function(addcmul, (input, tensor1, tensor2), {"value": value})
+    return addcmul_op(input, tensor1, tensor2, value=value)
 
 
 @method()
 def addcdiv(input, tensor1, tensor2, *, value=1):
-    return _addc(input, tensor1, tensor2, value, _true_divide_arrays, AddcdivBackward0)
+    if seam.on:
+        return seam.torch_function(addcdiv, (input, tensor1, tensor2), {"value": value})
+    return addcdiv_op(input, tensor1, tensor2, value=value)
 
 
-def _addc_(name, ufunc, fallback):
+def _addc_(name, ufunc, functional):
     def op_(self, tensor1, tensor2, *, value=1):
-        if _check_inplace(self, (tensor1, tensor2)):
-            return inplace(self, name, fallback, tensor1, tensor2, value=value)
+        if seam.on:
+            return seam.torch_function(op_, (self, tensor1, tensor2), {"value": value})
+        if _check_inplace(self, (tensor1, tensor2)) or seam.dispatching:
+            return inplace(self, name, functional, tensor1, tensor2, value=value)
         t = ufunc(tensor1._data, tensor2._data)
         if value != 1:
             t *= value
         self._data += t
         bump_version(self, name)
         return self
+    op_.__name__, op_.__qualname__ = name, "Tensor." + name
     return op_
 
 

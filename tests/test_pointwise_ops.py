@@ -1,0 +1,320 @@
+"""The pointwise ops declared with ``defop`` (pow, atan2, maximum/minimum, where, the clamp family, lerp,
+masked_fill, nan_to_num, remainder/fmod/floor_divide, addcmul/addcdiv, zero_/fill_/copy_), against
+real torch: the node torch records and the values it exposes (``_saved_exponent``, ``_saved_min``...),
+the op sequences a TorchFunctionMode and a TorchDispatchMode see, complex gradients (conjugated as
+torch's derivatives.yaml writes them), and double backward.
+
+(``tests/opinfo.py`` runs these ops' real-valued samples through the full harness: values, dtypes,
+gradients, second derivatives, bad inputs. What is here is what that harness does not cover.)
+"""
+import numpy as np
+import pytest
+
+import glasstorch
+
+torch = pytest.importorskip("torch")
+
+RNG = np.random.default_rng(19)
+X = RNG.standard_normal((3, 4))
+Y = RNG.standard_normal((3, 4))
+W = RNG.uniform(0.1, 0.9, (3, 4))
+MASK = RNG.standard_normal((3, 4)) > 0
+
+
+def _leaves(lib, *arrays, requires_grad=True, dtype="float64"):
+    return [lib.tensor(a.astype(dtype), requires_grad=requires_grad) for a in arrays]
+
+
+# every op of the family, as torch's Python API calls it: (id, f(lib, x, y, w, mask))
+PROGRAMS = [
+    ("pow_scalar", lambda L, x, y, w, m: x ** 3),
+    ("pow_half", lambda L, x, y, w, m: x.abs().pow(0.5)),
+    ("pow_tensor", lambda L, x, y, w, m: x.abs().pow(y)),
+    ("rpow", lambda L, x, y, w, m: 2 ** x),
+    ("rpow_zero_base", lambda L, x, y, w, m: 0 ** x),
+    ("square", lambda L, x, y, w, m: x.square()),
+    ("float_power", lambda L, x, y, w, m: L.float_power(x, 2)),
+    ("atan2", lambda L, x, y, w, m: L.atan2(x, y)),
+    ("maximum", lambda L, x, y, w, m: L.maximum(x, y)),
+    ("minimum", lambda L, x, y, w, m: L.minimum(x, y)),
+    ("where", lambda L, x, y, w, m: L.where(L.from_numpy(m), x, y)),
+    ("where_number", lambda L, x, y, w, m: L.where(L.from_numpy(m), x, 0.5)),
+    ("where_method", lambda L, x, y, w, m: x.where(L.from_numpy(m), y)),
+    ("clamp", lambda L, x, y, w, m: x.clamp(-0.5, 0.5)),
+    ("clamp_min_kw", lambda L, x, y, w, m: x.clamp(min=0)),
+    ("clip", lambda L, x, y, w, m: x.clip(max=0.2)),
+    ("clamp_tensor", lambda L, x, y, w, m: x.clamp(y, y + 1)),
+    ("clamp_tensor_min", lambda L, x, y, w, m: L.clamp(x, min=y)),
+    ("clamp_min", lambda L, x, y, w, m: L.clamp_min(x, 0.1)),
+    ("clamp_max", lambda L, x, y, w, m: x.clamp_max(0.1)),
+    ("clamp_min_tensor", lambda L, x, y, w, m: x.clamp_min(y)),
+    ("clamp_max_tensor", lambda L, x, y, w, m: L.clamp_max(x, y)),
+    ("lerp", lambda L, x, y, w, m: x.lerp(y, 0.25)),
+    ("lerp_tensor", lambda L, x, y, w, m: L.lerp(x, y, w)),
+    ("masked_fill", lambda L, x, y, w, m: x.masked_fill(L.from_numpy(m), 2.0)),
+    ("masked_fill_tensor", lambda L, x, y, w, m: x.masked_fill(L.from_numpy(m), y[0, 0])),
+    ("nan_to_num", lambda L, x, y, w, m: (x / (x > 0)).nan_to_num(posinf=3.0)),
+    ("remainder", lambda L, x, y, w, m: x % 0.7),
+    ("remainder_tensor", lambda L, x, y, w, m: L.remainder(x, y.abs() + 0.5)),
+    ("fmod", lambda L, x, y, w, m: L.fmod(x, 0.7)),
+    ("fmod_tensor", lambda L, x, y, w, m: x.fmod(y.abs() + 0.5)),
+    ("addcmul", lambda L, x, y, w, m: L.addcmul(x, y, w, value=0.5)),
+    ("addcdiv", lambda L, x, y, w, m: x.addcdiv(y, w, value=-2)),
+    ("zero_", lambda L, x, y, w, m: (x * 1).zero_()),
+    ("fill_", lambda L, x, y, w, m: (x * 1).fill_(3)),
+    ("fill_tensor", lambda L, x, y, w, m: (x * 1).fill_(y[1, 1])),
+    ("copy_", lambda L, x, y, w, m: (x * 1).copy_(y[0])),
+    ("pow_", lambda L, x, y, w, m: (x * 1).pow_(2)),
+    ("clamp_", lambda L, x, y, w, m: (x * 1).clamp_(-0.5, 0.5)),
+    ("lerp_", lambda L, x, y, w, m: (x * 1).lerp_(y, 0.5)),
+    ("masked_fill_", lambda L, x, y, w, m: (x * 1).masked_fill_(L.from_numpy(m), 0.0)),
+    ("addcmul_", lambda L, x, y, w, m: (x * 1).addcmul_(y, w, value=3)),
+    ("addcdiv_", lambda L, x, y, w, m: (x * 1).addcdiv_(y, w)),
+]
+NOT_DIFFERENTIABLE = {
+    "floor_divide": lambda L, x, y, w, m: x // y,
+    "floor_divide_number": lambda L, x, y, w, m: x // 2,
+    "rmod": lambda L, x, y, w, m: 2 % x,
+}
+
+
+def _run(lib, program, dtype="float64"):
+    x, y, w = _leaves(lib, X, Y, W, dtype=dtype)
+    return program(lib, x, y, w, MASK), (x, y, w)
+
+
+def _non_tensor_saved(node):
+    return {a: getattr(node, a) for a in dir(node)
+            if a.startswith("_saved_") and not isinstance(getattr(node, a), (torch.Tensor, glasstorch.Tensor))}
+
+
+@pytest.mark.parametrize("name,program", PROGRAMS, ids=[p[0] for p in PROGRAMS])
+def test_node_saved_values_and_gradients_as_torch(name, program):
+    (ours, our_leaves), (theirs, their_leaves) = _run(glasstorch, program), _run(torch, program)
+    node, their_node = ours.grad_fn, theirs.grad_fn
+    assert type(node).__name__ == type(their_node).__name__ and node.name() == their_node.name()
+    # the parameters torch exposes (_saved_exponent, _saved_min/_saved_max, _saved_weight, _saved_value...)
+    assert _non_tensor_saved(node) == _non_tensor_saved(their_node)
+    np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy())
+    upstream = RNG.standard_normal(tuple(theirs.shape))
+    ours.backward(glasstorch.tensor(upstream))
+    theirs.backward(torch.tensor(upstream))
+    for a, b in zip(our_leaves, their_leaves):
+        assert (a.grad is None) == (b.grad is None)
+        if b.grad is not None:
+            np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", sorted(NOT_DIFFERENTIABLE))
+def test_ops_without_a_derivative_record_torchs_not_implemented_node(name):
+    (ours, _), (theirs, _) = _run(glasstorch, NOT_DIFFERENTIABLE[name]), _run(torch, NOT_DIFFERENTIABLE[name])
+    assert ours.requires_grad and theirs.requires_grad
+    assert type(ours.grad_fn).__name__ == type(theirs.grad_fn).__name__ == "NotImplemented"
+    assert ours.grad_fn.name() == theirs.grad_fn.name() == "torch::autograd::NotImplemented"
+    with pytest.raises(RuntimeError) as theirs_error:
+        theirs.sum().backward()
+    with pytest.raises(RuntimeError, match=f"^{theirs_error.value.args[0].splitlines()[0]}"):
+        ours.sum().backward()
+
+
+# ------------------------------------------------------------------------------------------------
+# What modes see
+# ------------------------------------------------------------------------------------------------
+def _dispatch_seen(lib, program):
+    class Seen(lib.utils._python_dispatch.TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.names = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.names.append(str(func))
+            return func(*args, **(kwargs or {}))
+    x, y, w = _leaves(lib, X, Y, W, requires_grad=False)
+    mask = lib.from_numpy(MASK)
+    with Seen() as seen:
+        program(lib, x, y, w, mask)
+    return seen.names
+
+
+def _function_seen(lib, program):
+    class Seen(lib.overrides.TorchFunctionMode):
+        def __init__(self):
+            super().__init__()
+            self.names = []
+
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            self.names.append(func.__name__)
+            return func(*args, **(kwargs or {}))
+    x, y, w = _leaves(lib, X, Y, W, requires_grad=False)
+    mask = lib.from_numpy(MASK)
+    with Seen() as seen:
+        program(lib, x, y, w, mask)
+    return seen.names
+
+
+# small programs over the family's out-of-place ops (the mask is made outside: comparisons are not
+# this family's aten ops yet), and the in-place ops that are aten ops of their own
+MODE_PROGRAMS = {
+    "clamp": lambda L, x, y, w, m: (x.clamp(-1, 1), x.clamp(min=0), L.clamp(x, y, None), x.clamp_min(0),
+                                    x.clamp_max(y), x.clip(0, 1)),
+    "pow": lambda L, x, y, w, m: (x ** 2, 2 ** x, x.pow(w), L.pow(2, x), x.square()),
+    "select": lambda L, x, y, w, m: (L.where(m, x, y), L.maximum(x, y), L.minimum(x, y), L.atan2(x, y)),
+    "division": lambda L, x, y, w, m: (x % 2, x % w, 2 % w, L.fmod(x, 2), L.fmod(x, w), x // 2, x // w),
+    "lerp": lambda L, x, y, w, m: (x.lerp(y, 0.3), L.lerp(x, y, w), x.masked_fill(m, 0.), x.nan_to_num(),
+                                   L.addcmul(x, x, y, value=2), L.addcdiv(x, x, w)),
+    "fill": lambda L, x, y, w, m: (x.fill_(2), y.zero_(), w.copy_(x)),
+}
+FAMILY = ("clamp", "clamp_min", "clamp_max", "pow", "where", "maximum", "minimum", "atan2", "remainder", "fmod",
+          "floor_divide", "lerp", "masked_fill", "nan_to_num", "addcmul", "addcdiv", "zero_", "fill_", "copy_")
+
+
+def _family_only(names):
+    """The ops of this family (torch's sequence also has its tensor-creation and copy ops)."""
+    return [n for n in names if n.split(".")[1] in FAMILY]
+
+
+@pytest.mark.parametrize("name", sorted(MODE_PROGRAMS))
+def test_dispatch_mode_sees_torchs_aten_ops(name):
+    ours, theirs = (_dispatch_seen(lib, MODE_PROGRAMS[name]) for lib in (glasstorch, torch))
+    assert ours == _family_only(theirs) and ours
+
+
+@pytest.mark.parametrize("name", sorted(MODE_PROGRAMS))
+def test_function_mode_sees_torchs_calls(name):
+    ours, theirs = (_function_seen(lib, MODE_PROGRAMS[name]) for lib in (glasstorch, torch))
+    assert ours == theirs
+
+
+INPLACE_METHODS = lambda L, x, y, w, m: (x.pow_(2), x.clamp_(0, 1), x.clamp_min_(0.1), x.lerp_(y, 0.5),  # noqa: E731
+                                        x.masked_fill_(m, 1.), x.nan_to_num_(), x.atan2_(y), x.remainder_(2),
+                                        x.fmod_(2), x.addcmul_(y, w), x.addcdiv_(y, w), x.square_())
+
+
+def test_function_mode_sees_the_in_place_methods():
+    ours, theirs = (_function_seen(lib, INPLACE_METHODS) for lib in (glasstorch, torch))
+    assert ours == theirs
+
+
+def test_dispatch_mode_sees_in_place_methods_as_their_functional_op():
+    """The documented difference: an in-place method with an out-of-place twin (x.pow_(2)) is computed
+    by that op and written into x, so a dispatch mode sees aten.pow.Tensor_Scalar where torch's sees
+    aten.pow_.Scalar (torch's own in-place overloads are not declared yet); the optimizers' fast
+    paths (addcmul_ without autograd) are seen too, as the op they compute."""
+    ours = _dispatch_seen(glasstorch, lambda L, x, y, w, m: (x.pow_(2), x.clamp_(0, 1), x.addcmul_(y, w), x.add_(y)))
+    assert ours == ["aten.pow.Tensor_Scalar", "aten.clamp.default", "aten.addcmul.default", "aten.add.Tensor"]
+
+
+# ------------------------------------------------------------------------------------------------
+# Complex gradients: conjugate Wirtinger derivatives, as torch's formulas write them (.conj())
+# ------------------------------------------------------------------------------------------------
+Z = RNG.standard_normal((2, 3)) + 1j * RNG.standard_normal((2, 3))
+V = RNG.standard_normal((2, 3)) + 1j * RNG.standard_normal((2, 3))
+COMPLEX_PROGRAMS = [
+    ("pow_2", lambda L, z, v: z ** 2),
+    ("pow_3", lambda L, z, v: z.pow(3)),
+    ("pow_half", lambda L, z, v: z ** 0.5),
+    ("pow_complex_exponent", lambda L, z, v: z ** (0.5 + 1j)),
+    ("pow_tensor", lambda L, z, v: z.pow(v)),
+    ("rpow", lambda L, z, v: 2 ** z),
+    ("rpow_complex_base", lambda L, z, v: (1 + 2j) ** z),
+    ("square", lambda L, z, v: z.square()),
+    ("addcmul", lambda L, z, v: L.addcmul(z, z, v, value=2)),
+    ("addcdiv", lambda L, z, v: L.addcdiv(z, v, z, value=0.5)),
+    ("lerp", lambda L, z, v: z.lerp(v, 0.3)),
+    ("lerp_tensor", lambda L, z, v: L.lerp(z, v, z)),
+    ("where", lambda L, z, v: L.where(L.from_numpy(MASK[:2, :3]), z, v)),
+    ("masked_fill", lambda L, z, v: z.masked_fill(L.from_numpy(MASK[:2, :3]), 1j)),
+    ("copy_", lambda L, z, v: (z * 1).copy_(v)),
+]
+
+
+@pytest.mark.parametrize("name,program", COMPLEX_PROGRAMS, ids=[p[0] for p in COMPLEX_PROGRAMS])
+@pytest.mark.parametrize("dtype", ["complex128", "complex64"])
+def test_complex_gradients_as_torch(name, program, dtype):
+    grads = []
+    upstream = RNG.standard_normal(Z.shape) + 1j * RNG.standard_normal(Z.shape)
+    for lib in (glasstorch, torch):
+        z, v = _leaves(lib, Z, V, dtype=dtype)
+        out = program(lib, z, v)
+        out.backward(lib.tensor(upstream.astype(dtype)))
+        grads.append((out.detach().numpy(), z.grad.numpy(), None if v.grad is None else v.grad.numpy()))
+    tol = 1e-12 if dtype == "complex128" else 2e-5
+    for ours, theirs in zip(*grads):
+        assert (ours is None) == (theirs is None)
+        if theirs is not None:
+            assert ours.dtype == theirs.dtype
+            np.testing.assert_allclose(ours, theirs, rtol=tol, atol=tol)
+
+
+# ------------------------------------------------------------------------------------------------
+# Double backward: the second derivatives, and which of them are defined (zeros, not None)
+# ------------------------------------------------------------------------------------------------
+SECOND_ORDER = [p for p in PROGRAMS if p[0] in (
+    "pow_scalar", "pow_half", "pow_tensor", "rpow", "atan2", "maximum", "minimum", "where", "where_number",
+    "clamp", "clamp_tensor", "clamp_min", "clamp_max_tensor", "lerp", "lerp_tensor", "masked_fill",
+    "masked_fill_tensor", "nan_to_num", "remainder_tensor", "fmod_tensor", "addcmul", "addcdiv", "fill_tensor",
+    "copy_", "clamp_", "pow_")]
+
+
+@pytest.mark.parametrize("name,program", SECOND_ORDER, ids=[p[0] for p in SECOND_ORDER])
+def test_double_backward_as_torch(name, program):
+    results = []
+    for lib in (glasstorch, torch):
+        out, leaves = _run(lib, program)
+        upstream = lib.tensor(np.linspace(-1, 1, out.numel()).reshape(tuple(out.shape)), requires_grad=True)
+        firsts = lib.autograd.grad(out, leaves, upstream, create_graph=True, allow_unused=True)
+        used = [g for g in firsts if g is not None and g.requires_grad]
+        total = sum(((g * g).sum() for g in used), lib.tensor(0.0, dtype=lib.float64))
+        seconds = lib.autograd.grad(total, list(leaves) + [upstream], allow_unused=True) if used else ()
+        results.append(([None if g is None else (g.requires_grad, g.detach().numpy()) for g in firsts],
+                        [None if g is None else g.numpy() for g in seconds]))
+    (our_first, our_second), (their_first, their_second) = results
+    assert [f is None or f[0] for f in our_first] == [f is None or f[0] for f in their_first]
+    for ours, theirs in zip(our_first + our_second, their_first + their_second):
+        assert (ours is None) == (theirs is None)
+        if theirs is not None:
+            np.testing.assert_allclose(ours[1] if isinstance(ours, tuple) else ours,
+                                       theirs[1] if isinstance(theirs, tuple) else theirs, rtol=1e-10, atol=1e-12)
+    assert len(our_second) == len(their_second)
+
+
+def test_complex_pow_at_a_zero_base_as_torch():
+    """pow_backward_exponent's rule at x = 0: the derivative in y is 0 where y is real and >= 0
+    (torch checks imag(y) == 0 and real(y) >= 0), else result * log(0) (NaN/inf, as torch)."""
+    base = np.array([0, 0, 0, 0, 1 + 1j])
+    exponent = np.array([2, -1, 1 + 1j, 0.5j, 2])
+    grads = []
+    for lib in (glasstorch, torch):
+        x, y = _leaves(lib, base, exponent, dtype="complex128")
+        (x ** y).backward(lib.ones(5, dtype=lib.complex128))
+        grads.append(y.grad.numpy())
+        z = lib.tensor(exponent.astype("complex128"), requires_grad=True)
+        (0 ** z).backward(lib.ones(5, dtype=lib.complex128))
+        grads.append(z.grad.numpy())
+    np.testing.assert_allclose(grads[0], grads[2], rtol=1e-15)   # (NaN where torch has NaN)
+    np.testing.assert_allclose(grads[1], grads[3], rtol=1e-15)
+
+
+COMPARISONS = lambda L, x, y, w, m: (x > 0, x < y, x >= y, x <= 0, x == y, x != y, x.gt(y), x.less(y),  # noqa: E731
+                                    L.greater_equal(x, y), L.not_equal(x, 0), L.logical_and(m, m), m & m,
+                                    m | m, m ^ m, L.bitwise_and(m, m), x.where(m, y))
+
+
+def test_function_mode_sees_comparisons_and_logic_under_torchs_names():
+    ours, theirs = (_function_seen(lib, COMPARISONS) for lib in (glasstorch, torch))
+    assert ours == theirs
+
+
+@pytest.mark.parametrize("name", ["fmax", "fmin", "maximum", "minimum"])
+def test_fmax_fmin_ignore_nan_where_maximum_minimum_propagate_it(name):
+    a = np.array([1.0, np.nan, 2.0, np.nan, 3.0, -1.0])
+    b = np.array([np.nan, 1.0, 2.0, np.nan, 1.0, 0.5])
+    results = []
+    for lib in (glasstorch, torch):
+        x, y = _leaves(lib, a, b)
+        out = getattr(lib, name)(x, y)
+        out.backward(lib.arange(1.0, 7.0, dtype=lib.float64))
+        results.append((type(out.grad_fn).__name__, out.detach().numpy(), x.grad.numpy(), y.grad.numpy()))
+    assert results[0][0] == results[1][0]
+    for ours, theirs in zip(results[0][1:], results[1][1:]):
+        np.testing.assert_array_equal(ours, theirs)
