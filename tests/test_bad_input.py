@@ -63,7 +63,7 @@ MISSING_API = {
     "misc/cdist_dims": "torch.cdist", "misc/cdist_p_neg": "torch.cdist", "misc/rot90_dims": "torch.rot90",
     "misc/dist_shape": "torch.dist", "misc/renorm_maxnorm_neg": "torch.renorm",
     "misc/chain_matmul_empty": "torch.linalg.multi_dot", "misc/sum_out_wrong_dtype": "sum(out=)",
-    "misc/isin_ok": "torch.isin", "misc/put_range": "Tensor.put_",
+    "misc/isin_ok": "torch.isin",
 }
 
 

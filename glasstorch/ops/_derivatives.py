@@ -512,6 +512,10 @@ def pinv_backward(grad, pinvA, A):
 
 
 # ---- joining and indexing ---------------------------------------------------------------------------
+def maybe_multiply(t, s):
+    """``t * s`` unless ``s`` is 1 (torch's maybe_multiply: a Scalar factor, aten.mul.Scalar)."""
+    return t if s == 1 else aten.mul.Scalar(t, s)
+
 def cat_tensors_backward(grad, sizes, dim):
     """Each input's part of cat's gradient, a slice of it (a legacy empty input, shape (0,), that cat
     skipped gets an empty gradient)."""

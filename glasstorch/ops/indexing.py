@@ -12,7 +12,7 @@ from .._ops import defop, aten
 from .._seam import seam
 from ..autograd.graph import edge_of
 from ._op import _state, method, inplace, _check_inplace, rebase_history
-from ._derivatives import (index_backward, gather_backward, index_select_backward, masked_select_backward,
+from ._derivatives import (maybe_multiply, index_backward, gather_backward, index_select_backward, masked_select_backward,
                            take_backward)
 
 # What glasstorch (torch) has at its top level from this family; the other public functions here are
@@ -203,7 +203,8 @@ def _scatter_reduce_kernel(self, dim, index, src, *, reduce):
 
 
 gather_op = defop("gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor", _gather_kernel,
-                  node="GatherBackward0", self=lambda grad, self, dim, index: gather_backward(grad, self, dim, index),
+                  node="GatherBackward0",
+                  self=lambda grad, self, dim, index, sparse_grad: gather_backward(grad, self, dim, index),
                   index=None)
 scatter_add_op = defop("scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor",
                        lambda self, dim, index, src: _scatter_into(self, dim, index, src, "add"),
@@ -287,8 +288,8 @@ index_select_op = defop("index_select(Tensor self, int dim, Tensor index) -> Ten
                         index=None)
 index_add_op = defop("index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor",
                      _index_add_kernel, node="IndexAddBackward0", self=lambda grad: grad,
-                     source=lambda grad, dim, index, source, alpha: _index_source_backward(grad, dim, index, source) *
-                     alpha if alpha != 1 else _index_source_backward(grad, dim, index, source),
+                     source=lambda grad, dim, index, source, alpha: maybe_multiply(
+                         _index_source_backward(grad, dim, index, source), alpha),
                      index=None)
 index_copy_op = defop("index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor", _index_copy_kernel,
                       node="IndexCopyBackward0",
@@ -401,7 +402,7 @@ def _index_tensor(i):
         if i._data.dtype.kind not in "iub":
             raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
         return i
-    if isinstance(i, list):
+    if isinstance(i, (list, tuple)):
         a = xp.asarray([x._data if isinstance(x, Tensor) else x for x in i])
         return _wrap(a if a.dtype == bool or a.dtype.kind in "iu" else a.astype("int64"))
     if isinstance(i, xp.ndarray):
@@ -434,7 +435,7 @@ def _sequence_as_index(index):
     items = list(index)
     if len(items) < 32 and builtins.any(isinstance(i, (Tensor, builtins.slice)) or i is None or i is Ellipsis
                                         or _is_sequence(i) for i in items):
-        warnings.warn(_SEQUENCE_WARNING, UserWarning, stacklevel=4)
+        warnings.warn(_SEQUENCE_WARNING, UserWarning, stacklevel=5)   # (the user's indexing line)
         return tuple(items)
     return ([int(i) if isinstance(i, Tensor) else i for i in items],)
 
