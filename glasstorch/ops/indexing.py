@@ -61,8 +61,8 @@ def _numpy_index(self, indices):
 def _index_kernel(self, indices):
     idx = _numpy_index(self, indices)
     d = self[idx]
-    if not builtins.any(isinstance(i, xp.ndarray) for i in idx):
-        return d.copy()     # (no index tensor at all: NumPy's result would be a view)
+    if d.base is not None and xp.may_share_memory(d, self):
+        return d.copy()     # (no index tensor at all: NumPy's result is a view)
     if d.ndim > 1 and not (d.flags.c_contiguous and self.flags.c_contiguous):
         d = _index_result_layout(d, self, idx)
     return d
@@ -433,7 +433,7 @@ def _sequence_as_index(index):
     array...), a slice, None or Ellipsis is a tuple of indices, with torch's deprecation warning;
     any other (only numbers, or 32 elements or more) is one index, a tensor of its elements."""
     items = list(index)
-    if len(items) < 32 and builtins.any(isinstance(i, (Tensor, builtins.slice)) or i is None or i is Ellipsis
+    if len(items) < 32 and not builtins.all(type(i) is int for i in items) and builtins.any(isinstance(i, (Tensor, builtins.slice)) or i is None or i is Ellipsis
                                         or _is_sequence(i) for i in items):
         warnings.warn(_SEQUENCE_WARNING, UserWarning, stacklevel=5)   # (the user's indexing line)
         return tuple(items)
@@ -547,6 +547,8 @@ def getitem(input, index):
     an index that changes nothing gives an alias (``x[...]``, ``x[:, :]``: AliasBackward0)."""
     if seam.on:
         return seam.torch_function(getitem, (input, index), {})
+    if type(index) is Tensor and index._data.ndim:   # the usual advanced index: one index tensor or mask
+        return index_op(input, [_index_tensor(index)])
     out, indices, advanced = _apply_slicing(input, index, elide_full_slices=type(index) is not builtins.slice)
     if advanced:
         return index_op(out, indices)
