@@ -299,3 +299,20 @@ def test_getitem_and_setitem_pass_the_seam_under_torchs_names():
         x[1:, 2]
         glasstorch.cat([x, x])
     assert seen == ["__setitem__", "__getitem__", "cat"]
+
+
+def test_in_place_indexing_is_not_seen_by_a_dispatch_mode_yet():
+    """The documented difference (README): index assignment writes without an aten op a dispatch mode
+    sees (torch's ``aten.index_put_``); the in-place methods show their out-of-place op."""
+    seen = []
+
+    class Recorder(glasstorch.utils._python_dispatch.TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            seen.append(str(func))
+            return func(*args, **(kwargs or {}))
+    x, idx, v = glasstorch.zeros(3, 4), glasstorch.tensor([0, 2]), glasstorch.ones(4)
+    with Recorder():
+        x[idx] = v
+        x.index_fill_(0, idx, 2.0)
+    assert seen == ["aten.index_fill.int_Scalar"]
+    assert x.tolist() == [[2.0] * 4, [0.0] * 4, [2.0] * 4]

@@ -12,7 +12,8 @@ from .._ops import defop, aten
 from .._seam import seam
 from ..autograd.graph import edge_of
 from ._op import _state, method, inplace, _check_inplace, rebase_history
-from ._derivatives import (maybe_multiply, index_backward, gather_backward, index_select_backward, masked_select_backward,
+from ._derivatives import (maybe_multiply, index_backward, gather_backward, index_select_backward,
+                           masked_select_backward,
                            take_backward)
 
 # What glasstorch (torch) has at its top level from this family; the other public functions here are
@@ -235,7 +236,8 @@ def _index_select_kernel(self, dim, index):
     if flat.size and (flat.max() >= n or flat.min() < 0):
         if d == 0:  # torch's two kernels word it differently (and raise different types)
             raise IndexError("index out of range in self")
-        raise RuntimeError(f"INDICES element is out of DATA bounds, id={int(flat.max() if flat.max() >= n else flat.min())} "
+        bad = int(flat.max() if flat.max() >= n else flat.min())
+        raise RuntimeError(f"INDICES element is out of DATA bounds, id={bad} "
                            f"axis_dim={n}")
     return xp.take(self, flat, axis=d) if self.ndim else self.copy()
 
@@ -253,7 +255,8 @@ def _index_add_kernel(self, dim, index, source, *, alpha=1):
                            f"({source.shape[d]}), for dim: {d}")
     _checks.check_index_bounds(index, self.shape[d], d, error=RuntimeError)  # (index_add's is a RuntimeError)
     out = self.copy()
-    xp.add.at(out, _along_dim(self.ndim, d, index), (source * alpha if alpha != 1 else source).astype(out.dtype, copy=False))
+    added = source * alpha if alpha != 1 else source
+    xp.add.at(out, _along_dim(self.ndim, d, index), added.astype(out.dtype, copy=False))
     return out
 
 
@@ -303,14 +306,15 @@ index_fill_op = defop("index_fill.int_Scalar(Tensor self, int dim, Tensor index,
 index_fill_tensor_op = defop("index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor",
                              _index_fill_kernel, node="IndexFillBackward1",
                              self=lambda grad, dim, index: aten.index_fill.int_Scalar(grad, dim, index, 0),
-                             value=lambda grad, dim, index: aten.sum(grad - aten.index_fill.int_Scalar(grad, dim, index, 0)),
+                             value=lambda grad, dim, index: aten.sum(
+                                 grad - aten.index_fill.int_Scalar(grad, dim, index, 0)),
                              index=None)
 
 
 # ---- masked_select / masked_scatter, take / put, nonzero --------------------------------------
 def _masked_select_kernel(self, mask):
     if mask.dtype != bool:
-        raise RuntimeError(f"masked_select: expected BoolTensor for mask")
+        raise RuntimeError("masked_select: expected BoolTensor for mask")
     shape = _checks.broadcast_shape(self.shape, mask.shape)
     return xp.broadcast_to(self, shape)[xp.broadcast_to(mask, shape)]
 
@@ -373,7 +377,8 @@ masked_select_op = defop("masked_select(Tensor self, Tensor mask) -> Tensor", _m
                          self=lambda grad, self, mask: masked_select_backward(grad, self, mask), mask=None)
 masked_scatter_op = defop("masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor", _masked_scatter_kernel,
                           node="MaskedScatterBackward0", self=lambda grad, mask: aten.masked_fill(grad, mask, 0),
-                          source=lambda grad, mask, source_sizes: aten.masked_scatter_backward(grad, mask, source_sizes),
+                          source=lambda grad, mask, source_sizes: aten.masked_scatter_backward(
+                              grad, mask, source_sizes),
                           mask=None)
 masked_scatter_backward_op = defop("masked_scatter_backward(Tensor grad_output, Tensor mask, SymInt[] sizes) -> Tensor",
                                    _masked_scatter_backward_kernel, node="MaskedScatterBackwardBackward0",
@@ -433,8 +438,8 @@ def _sequence_as_index(index):
     array...), a slice, None or Ellipsis is a tuple of indices, with torch's deprecation warning;
     any other (only numbers, or 32 elements or more) is one index, a tensor of its elements."""
     items = list(index)
-    if len(items) < 32 and not builtins.all(type(i) is int for i in items) and builtins.any(isinstance(i, (Tensor, builtins.slice)) or i is None or i is Ellipsis
-                                        or _is_sequence(i) for i in items):
+    if len(items) < 32 and not builtins.all(type(i) is int for i in items) and builtins.any(
+            isinstance(i, (Tensor, builtins.slice)) or i is None or i is Ellipsis or _is_sequence(i) for i in items):
         warnings.warn(_SEQUENCE_WARNING, UserWarning, stacklevel=5)   # (the user's indexing line)
         return tuple(items)
     return ([int(i) if isinstance(i, Tensor) else i for i in items],)

@@ -164,6 +164,8 @@ def tile(input, *dims):
 
 @method()
 def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
+    if seam.on:
+        return seam.torch_function(repeat_interleave, (input, repeats, dim), {"output_size": output_size})
     if repeats is None:  # torch.repeat_interleave(repeats): indices repeated
         r = input._data
         return _wrap(xp.repeat(xp.arange(len(r)), r))
@@ -200,10 +202,14 @@ def flip(input, *dims):
 
 
 def fliplr(input):
+    if seam.on:
+        return seam.torch_function(fliplr, (input,), {})
     return flip(input, 1)
 
 
 def flipud(input):
+    if seam.on:
+        return seam.torch_function(flipud, (input,), {})
     return flip(input, 0)
 
 
@@ -278,11 +284,15 @@ def triu_(input, diagonal=0):
 
 
 def tril_indices(row, col, offset=0, *, dtype=None, device=None):
+    if seam.on:
+        return seam.torch_function(tril_indices, (row, col, offset), {"dtype": dtype, "device": device})
     r, c = xp.tril_indices(row, offset, col)
     return _wrap(xp.stack([r, c]).astype("int64"))
 
 
 def triu_indices(row, col, offset=0, *, dtype=None, device=None):
+    if seam.on:
+        return seam.torch_function(triu_indices, (row, col, offset), {"dtype": dtype, "device": device})
     if row < 0 or col < 0:
         raise RuntimeError(f"{'row' if row < 0 else 'col'} must be non-negative, got{row if row < 0 else col}")
     r, c = xp.triu_indices(row, offset, col)
@@ -403,6 +413,8 @@ def trace(input):
 def meshgrid(*tensors, indexing=None):
     """Coordinate grids: output i varies along dim i ('ij'), or with the first two dims swapped ('xy').
     Each output is a view (reshape + expand) of its input, as torch's are."""
+    if seam.on:
+        return seam.torch_function(meshgrid, tensors, {"indexing": indexing})
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
     if indexing is None:
