@@ -807,8 +807,12 @@ def index_copy_(input, dim, index, source):
 
 
 def _index_list(indices):
-    """index_put's indices (a tuple or list of tensors, None for a dim taken whole) as aten.index_put's."""
-    return [None if i is None else _index_tensor(i) for i in indices]
+    """torch.index_put's indices, a tuple or list of tensors (the public function takes no None,
+    which only the aten op and indexing use for a dim taken whole)."""
+    for k, i in enumerate(indices):
+        if not isinstance(i, Tensor):
+            raise TypeError(f"expected Tensor as element {k} in argument 1, but got {type(i).__name__}")
+    return [_index_tensor(i) for i in indices]
 
 
 @method()
