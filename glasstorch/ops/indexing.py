@@ -20,7 +20,7 @@ from ._derivatives import (maybe_multiply, index_backward, gather_backward, inde
 # Tensor methods only (x.view(...)) or torch.linalg's.
 __all__ = ["gather", "scatter_add", "scatter", "scatter_reduce", "index_select", "index_add", "index_fill",
            "index_copy", "index_put", "masked_select", "nonzero", "argwhere", "take_along_dim", "take",
-           "masked_scatter"]
+           "masked_scatter", "put", "index_put_"]
 
 _DTYPE_OF = _dtype._BY_NUMPY
 
