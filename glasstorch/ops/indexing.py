@@ -84,22 +84,27 @@ def _index_result_layout(d, src, idx):
     return d if d.flags.c_contiguous else d.copy()
 
 
-def _checked_put(out, indices, values, cast=False):
+def _checked_put(out, indices, values, cast=False, check_shape=True):
     """The NumPy index for writing ``values`` into ``out`` at ``indices``, after torch's checks: the
-    value broadcasts to the indexed places, and has ``out``'s dtype (unless ``cast``: setitem's path
-    for a boolean mask and a one-element value)."""
+    value broadcasts to the indexed places (``check_shape``; setitem leaves it to the write, see
+    ``_put_shape_error``), and has ``out``'s dtype (unless ``cast``: setitem's path for a boolean
+    mask and a one-element value)."""
     idx = _numpy_index(out, indices)
-    target = out[idx].shape
-    try:
-        xp.broadcast_to(values, target)
-    except ValueError:
-        raise RuntimeError(f"shape mismatch: value tensor of shape {list(values.shape)} cannot be broadcast to "
-                           f"indexing result of shape {list(target)}") from None
+    if check_shape:
+        try:
+            xp.broadcast_to(values, out[idx].shape)
+        except ValueError:
+            raise _put_shape_error(out, idx, values) from None
     if values.dtype != out.dtype and not cast:
         raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
                            f"{_DTYPE_OF[out.dtype]._legacy} for the destination and {_DTYPE_OF[values.dtype]._legacy} "
                            f"for the source.")
     return idx
+
+
+def _put_shape_error(out, idx, values):
+    return RuntimeError(f"shape mismatch: value tensor of shape {list(values.shape)} cannot be broadcast to "
+                        f"indexing result of shape {list(out[idx].shape)}")
 
 
 def _put_into(out, idx, values, accumulate):
@@ -602,16 +607,27 @@ def _index_put_(dst, indices, value, cast_value=False):
         value = _prefix_1s_stripped(value)
     involved = _check_inplace(dst, (value,), may_overlap=True, refuse_aliases="any")
     d = dst._data
-    idx = _checked_put(d, [None if i is None else i._data for i in indices], value._data, cast_value)
-    node = None
-    if involved:
-        # (recorded on a stand-in output of dst's shape and dtype: the gradient reductions for a
-        # broadcast or cast value are set up as for any op)
-        node = index_put_op.node._record(index_put_op, (dst, indices, value, False), [dst, value], _wrap(d))
+    # (the value's shape is checked by the write itself, which NumPy checks before it writes: setitem
+    # has stripped the value's leading 1s, so NumPy's broadcasting rule is torch's here)
+    idx = _checked_put(d, [None if i is None else i._data for i in indices], value._data, cast_value,
+                       check_shape=False)
+    if not involved:
+        try:
+            _put_into(d, idx, value._data, False)
+        except ValueError:
+            raise _put_shape_error(d, idx, value._data) from None
+        bump_version(dst, "index_put_")
+        return
+    try:
+        xp.broadcast_to(value._data, d[idx].shape)
+    except ValueError:
+        raise _put_shape_error(d, idx, value._data) from None
+    # (recorded on a stand-in output of dst's shape and dtype: the gradient reductions for a
+    # broadcast or cast value are set up as for any op)
+    node = index_put_op.node._record(index_put_op, (dst, indices, value, False), [dst, value], _wrap(d))
     _put_into(d, idx, value._data, False)
     bump_version(dst, "index_put_")
-    if node is not None:
-        rebase_history(dst, node)
+    rebase_history(dst, node)
 
 
 _NUMBERS = (int, float, bool)
