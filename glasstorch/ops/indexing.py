@@ -559,6 +559,8 @@ def getitem(input, index):
         return seam.torch_function(getitem, (input, index), {})
     if type(index) is Tensor and index._data.ndim:   # the usual advanced index: one index tensor or mask
         return index_op(input, [_index_tensor(index)])
+    if type(index) is list and index and builtins.all(type(i) is int for i in index):   # x[[0, 2]]: one index
+        return index_op(input, [_wrap(xp.asarray(index, dtype="int64"))])
     out, indices, advanced = _apply_slicing(input, index, elide_full_slices=type(index) is not builtins.slice)
     if advanced:
         return index_op(out, indices)
