@@ -3145,3 +3145,61 @@ register(
     OpInfo("nn.functional.pdist", lambda lib, *a: lib.nn.functional.pdist(*a), samples=_pdist_samples, gradgrad=False),
     OpInfo("pdist", samples=_pdist_samples, gradgrad=False),
 )
+
+
+# ---- the indexing family's other primitive ops, and tensor[...] itself (ops/indexing.py) ----------
+def _idx(values):
+    return Leaf(np.array(values, "int64"))
+
+
+def _getitem_samples(make, dtype):
+    x = make((4, 3, 2))
+    yield SampleInput(x, _idx([0, 2, 2]))                       # aten.index, a repeated index
+    yield SampleInput(x, (slice(None), _idx([2, 0])))           # after a dim taken whole
+    yield SampleInput(x, (_idx([0, 3]), 1, _idx([1, 0])))       # separated: the result's dims move to the front
+    yield SampleInput(x, make.mask((4, 3)))                     # a boolean mask
+    yield SampleInput(x, (1, slice(0, 2), None))                # views only: select, slice, unsqueeze
+    yield SampleInput(make((4, 3), layout="T"), (_idx([1, 1]), slice(1, None)))
+
+
+def _index_put_samples(make, dtype):
+    yield SampleInput(make((4, 3)), (_idx([0, 2]),), make((2, 3)))
+    yield SampleInput(make((4, 3)), (_idx([0, 2, 0]),), make((3,)), True)        # accumulate, broadcast values
+    yield SampleInput(make((4, 3)), (_idx([3, 0]), _idx([2, 2])), make(()))      # one element per pair, a 0-d value
+
+
+def _index_copy_samples(make, dtype):
+    yield SampleInput(make((4, 3)), 0, _idx([3, 0]), make((2, 3)))
+    yield SampleInput(make((4, 3)), 1, _idx([2]), make((4, 1)))
+
+
+def _index_fill_samples(make, dtype):
+    yield SampleInput(make((4, 3)), 0, _idx([3, 0, 3]), 2.5)
+    yield SampleInput(make((4, 3)), 1, _idx([1]), make(()))                      # a tensor value: IndexFillBackward1
+
+
+def _masked_scatter_samples(make, dtype):
+    yield SampleInput(make((3, 4)), make.mask((3, 4)), make((12,)))
+    yield SampleInput(make((3, 4)), make.mask((4,)), make((4, 4)))
+
+
+def _take_samples(make, dtype):
+    yield SampleInput(make((3, 4)), _idx([0, 11, 5, 5]))
+    yield SampleInput(make((3, 4)), _idx([[1, -1], [2, 0]]))
+
+
+def _diag_embed_samples(make, dtype):
+    yield SampleInput(make((3,)))
+    yield SampleInput(make((2, 3)), 1)
+    yield SampleInput(make((2, 3)), -1, 0, 2)
+
+
+register(
+    OpInfo("__getitem__", lambda lib, x, index: x[index], samples=_getitem_samples),
+    OpInfo("index_put", samples=_index_put_samples),
+    OpInfo("index_copy", samples=_index_copy_samples),
+    OpInfo("index_fill", samples=_index_fill_samples),
+    OpInfo("masked_scatter", samples=_masked_scatter_samples),
+    OpInfo("take", samples=_take_samples),
+    OpInfo("diag_embed", samples=_diag_embed_samples),
+)

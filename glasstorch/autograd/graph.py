@@ -191,11 +191,11 @@ class FormulaNode(Node):
             v = versions[i]
             if t is None or v == -1:
                 continue
-            if type(v) is tuple:
+            if type(v) is tuple:    # a saved list (a None in it: an undefined tensor of a Tensor?[])
                 for j, (x, xv) in enumerate(zip(t, v)):
-                    if x._vc.version != xv:
+                    if x is not None and x._vc.version != xv:
                         raise RuntimeError(_version_error(self, i, x, xv))
-                out[i] = [x._data for x in t] if as_arrays else list(t)
+                out[i] = [x if x is None else x._data for x in t] if as_arrays else list(t)
                 continue
             if t._vc.version != v or t._output_nr < 0:   # (modified, or detached in place)
                 _check_all_saved(self, saved, versions)
@@ -249,7 +249,7 @@ def _version(v):
     if vc is not None:
         return vc.version
     if isinstance(v, (list, tuple)):
-        return tuple(t._vc.version for t in v)
+        return tuple(t._vc.version if t is not None else 0 for t in v)
     return -1
 
 

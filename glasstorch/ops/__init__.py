@@ -9,13 +9,12 @@ linalg.py      mm/bmm/mv/dot, matmul's decomposition, addmm, einsum, torch.linal
 creation.py    tensor/zeros/arange/rand..., dtype and device conversion, Generator
 
 _derivatives.py  the helpers derivative formulas share, under torch's names (sum_backward, var_backward...)
-_borrowed.py     aten ops of families not yet converted that formulas call (flip, gather, cat, diagonal...)
+_borrowed.py     aten ops of families not yet converted that formulas call (slice, select, masked_fill, new_zeros...)
 complex.py     view_as_real/view_as_complex, real/imag, conj
 special.py     erfc, i0, sinc, xlogy, logit, polygamma, mvlgamma and torch.special's own ops
 elementwise.py copysign, logaddexp/logaddexp2, hypot, bit shifts
 distance.py    cdist, pdist, dist, renorm
 transformations.py  rot90
-put.py         put/put_ (and take's aten op): writes at flat indices
 nn_sampling.py grid_sample, affine_grid
 nn_ctc.py      ctc_loss
 scan.py        logcumsumexp
@@ -23,7 +22,7 @@ windows.py     Tensor.unfold, im2col/col2im (F.unfold/F.fold)
 fft.py         the DFT's primitive ops (torch.fft's kernels)
 """
 from .._ops import aten  # noqa: F401  (torch.ops.aten: every primitive op, aten.mul.Tensor ...)
-from . import pointwise, reduction, shape, joining, indexing, linalg, creation, complex, special, elementwise, scan, windows, distance, transformations, put  # noqa: F401  (registers methods)
+from . import pointwise, reduction, shape, joining, indexing, linalg, creation, complex, special, elementwise, scan, windows, distance, transformations  # noqa: F401  (registers methods)
 
 __all__ = ["aten"]   # (torch.ops: the op namespaces; the families' functions are on glasstorch's top level)
 

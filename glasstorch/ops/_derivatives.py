@@ -509,3 +509,71 @@ def pinv_backward(grad, pinvA, A):
     K = pinvA @ gradh
     pinvAhK = pinvAh @ K
     return -mH(K @ pinvA) + ((gradh - A @ K) @ pinvA) @ pinvAh + pinvAhK - (pinvAhK @ pinvA) @ A
+
+
+# ---- joining and indexing ---------------------------------------------------------------------------
+def maybe_multiply(t, s):
+    """``t * s`` unless ``s`` is 1 (torch's maybe_multiply: a Scalar factor, aten.mul.Scalar)."""
+    return t if s == 1 else aten.mul.Scalar(t, s)
+
+def cat_tensors_backward(grad, sizes, dim):
+    """Each input's part of cat's gradient, a slice of it (a legacy empty input, shape (0,), that cat
+    skipped gets an empty gradient)."""
+    ref = next((s for s in sizes if not (len(s) == 1 and s[0] == 0)), sizes[0])
+    d = _wrap_dim(dim, len(ref))
+    out, start = [], 0
+    for s in sizes:
+        if len(s) == 1 and s[0] == 0 and len(ref) != 1:
+            out.append(aten.new_zeros(grad, (0,)))
+            continue
+        out.append(aten.slice(grad, d, start, start + s[d]))
+        start += s[d]
+    return out
+
+
+def stack_tensors_backward(grad, count, dim):
+    """stack's gradient for each of its ``count`` inputs: the gradient selected along the new dim."""
+    d = _wrap_dim(dim, grad.ndim)
+    return [aten.select(grad, d, i) for i in range(count)]
+
+
+def repeat_backward(grad, repeats, input_shape):
+    """Sum the gradient over the copies: the leading new dims first, then each repeated dim viewed as
+    (repeat, size) and summed over the repeats (torch's repeat_backward)."""
+    if 0 in repeats:
+        return aten.new_zeros(grad, tuple(input_shape))
+    lead = grad.ndim - len(input_shape)
+    for _ in range(lead):
+        grad = aten.sum.dim_IntList(grad, [0], False)
+    grad_size, sum_dims = [], []
+    for d, size in enumerate(input_shape):
+        if repeats[d + lead] > 1:
+            grad_size.append(repeats[d + lead])
+            sum_dims.append(len(grad_size) - 1)
+        grad_size.append(size)
+    grad = grad.reshape(tuple(grad_size))
+    return aten.sum.dim_IntList(grad, sum_dims, False) if sum_dims else grad
+
+
+def index_backward(grad, self_sizes, indices):
+    """The gradient of ``self[indices]``: zeros of ``self``'s shape with the gradient added at the
+    indexed places (an element indexed twice gets both)."""
+    return aten.index_put(aten.new_zeros(grad, tuple(self_sizes)), indices, grad, True)
+
+
+def gather_backward(grad, self, dim, index):
+    return aten.scatter_add(aten.new_zeros(grad, self.shape), dim, index, grad)
+
+
+def index_select_backward(grad, self_sizes, dim, index):
+    return aten.index_add(aten.new_zeros(grad, tuple(self_sizes)), dim, index, grad)
+
+
+def masked_select_backward(grad, self, mask):
+    """Zeros of the broadcast shape with the gradient scattered to the selected places."""
+    shape = tuple(xp.broadcast_shapes(tuple(self.shape), tuple(mask.shape)))
+    return aten.masked_scatter(aten.zeros_like(aten.expand(self, shape)), mask, grad)
+
+
+def take_backward(grad, self, index):
+    return aten.put(aten.zeros_like(self), index, grad, True)

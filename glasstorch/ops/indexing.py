@@ -1,5 +1,6 @@
-"""Indexing: tensor[...] (views for basic indices, IndexBackward0 for advanced ones), index
-assignment, gather/scatter, index_select, masked_select, nonzero, take_along_dim."""
+"""Indexing, as torch's TensorAdvancedIndexing family: ``tensor[...]`` and index assignment (views for
+basic indices, ``aten.index``/``aten.index_put_`` for advanced ones), gather/scatter, index_select,
+index_add/index_copy/index_fill, masked_select/masked_scatter, take/put, nonzero, take_along_dim."""
 import builtins
 import numbers
 import warnings
@@ -7,60 +8,465 @@ import warnings
 from .. import _checks, _dtype
 from .._tensor import Tensor, _wrap, _wrap_dim, bump_version
 from .._array import xp, like_operands
-from ..autograd.graph import connect, edge_of
-from ._op import _state, method, record, make_node_class, _check_inplace, record_inplace, rebase_history
-from ..autograd.grad_mode import no_grad
+from .._ops import defop, aten
+from .._seam import seam
+from ..autograd.graph import edge_of
+from ._op import _state, method, inplace, _check_inplace, rebase_history
+from ._derivatives import (maybe_multiply, index_backward, gather_backward, index_select_backward,
+                           masked_select_backward,
+                           take_backward)
 
 # What glasstorch (torch) has at its top level from this family; the other public functions here are
 # Tensor methods only (x.view(...)) or torch.linalg's.
 __all__ = ["gather", "scatter_add", "scatter", "scatter_reduce", "index_select", "index_add", "index_fill",
            "index_copy", "index_put", "masked_select", "nonzero", "argwhere", "take_along_dim", "take",
-           "masked_scatter"]
+           "masked_scatter", "put", "index_put_"]
+
+_DTYPE_OF = _dtype._BY_NUMPY
 
 
-def _np_index(i):
-    if isinstance(i, Tensor):
-        d = i._data
-        if d.dtype.kind not in "iub":
+# =============================================================================================
+# The primitive ops
+# =============================================================================================
+# ---- index / index_put: the advanced step of tensor[...] -------------------------------------
+def _numpy_index(self, indices):
+    """aten.index's ``Tensor?[]`` (one entry per leading dim of ``self``: None takes the dim whole, a
+    boolean mask covers as many dims as it has) as a NumPy index, checked as torch checks it."""
+    idx = []
+    dim = 0
+    for i in indices:
+        if i is None:
+            idx.append(builtins.slice(None))
+            dim += 1
+            continue
+        kind = i.dtype.kind
+        if kind not in "iub":
             raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
-        return d
-    if isinstance(i, list):
-        a = xp.asarray([_np_index(x) if isinstance(x, Tensor) else x for x in i])
-        # torch makes an index list a Long tensor (floats truncate, [] selects nothing) unless it is all bools
-        return a if a.dtype == bool or a.dtype.kind in "iu" else a.astype("int64")
-    if not isinstance(i, xp.ndarray):  # x[1.5], x['a']
-        raise _checks.index_type_error(i)
-    return i
+        if kind == "b":
+            shape = self.shape[dim:dim + i.ndim]
+            if i.shape != shape:
+                raise IndexError(f"The shape of the mask {list(i.shape)} at index {dim} does not match the shape "
+                                 f"of the indexed tensor {list(self.shape)} at index {dim}")
+            dim += i.ndim
+        else:
+            if dim >= self.ndim:
+                raise IndexError(f"too many indices for tensor of dimension {self.ndim}")
+            _checks.check_index_bounds(i, self.shape[dim], dim)
+            dim += 1
+        idx.append(i)
+    if dim > self.ndim:
+        raise IndexError(f"too many indices for tensor of dimension {self.ndim}")
+    return tuple(idx)
+
+
+def _index_kernel(self, indices):
+    idx = _numpy_index(self, indices)
+    d = self[idx]
+    if d.base is not None and xp.may_share_memory(d, self):
+        return d.copy()     # (no index tensor at all: NumPy's result is a view)
+    if d.ndim > 1 and not (d.flags.c_contiguous and self.flags.c_contiguous):
+        d = _index_result_layout(d, self, idx)
+    return d
+
+
+def _index_result_layout(d, src, idx):
+    """The layout torch gives an advanced-indexing result: its TensorIterator runs over the input
+    with the indexed dim's stride set to 0 and over the index tensor, so the other dims keep the
+    input's order. Worked out for one 1-D index among full slices; otherwise row-major (NumPy may
+    lay a result out transposed where torch's is contiguous)."""
+    arrays = [k for k, i in enumerate(idx) if isinstance(i, xp.ndarray)]
+    if len(arrays) == 1 and idx[arrays[0]].ndim == 1 and idx[arrays[0]].dtype != bool and d.ndim == src.ndim:
+        k = arrays[0]
+        restrided = xp.lib.stride_tricks.as_strided(src, d.shape, tuple(0 if j == k else st
+                                                                       for j, st in enumerate(src.strides)))
+        index = idx[k].reshape(tuple(-1 if j == k else 1 for j in range(d.ndim)))
+        return like_operands(d, restrided, index)
+    return d if d.flags.c_contiguous else d.copy()
+
+
+def _checked_put(out, indices, values, cast=False, check_shape=True):
+    """The NumPy index for writing ``values`` into ``out`` at ``indices``, after torch's checks: the
+    value broadcasts to the indexed places (``check_shape``; setitem leaves it to the write, see
+    ``_put_shape_error``), and has ``out``'s dtype (unless ``cast``: setitem's path for a boolean
+    mask and a one-element value)."""
+    idx = _numpy_index(out, indices)
+    if check_shape:
+        try:
+            xp.broadcast_to(values, out[idx].shape)
+        except ValueError:
+            raise _put_shape_error(out, idx, values) from None
+    if values.dtype != out.dtype and not cast:
+        raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
+                           f"{_DTYPE_OF[out.dtype]._legacy} for the destination and {_DTYPE_OF[values.dtype]._legacy} "
+                           f"for the source.")
+    return idx
+
+
+def _put_shape_error(out, idx, values):
+    return RuntimeError(f"shape mismatch: value tensor of shape {list(values.shape)} cannot be broadcast to "
+                        f"indexing result of shape {list(out[idx].shape)}")
+
+
+def _put_into(out, idx, values, accumulate):
+    """Write (or add, where an index repeats: each of its values) ``values`` into ``out`` at ``idx``."""
+    if accumulate:
+        xp.add.at(out, idx, values.astype(out.dtype, copy=False))
+    else:
+        out[idx] = values
+
+
+def _index_put_kernel(self, indices, values, accumulate=False):
+    out = self.copy()
+    _put_into(out, _checked_put(out, indices, values), values, accumulate)
+    return out
+
+
+index_op = defop("index.Tensor(Tensor self, Tensor?[] indices) -> Tensor", _index_kernel, node="IndexBackward0",
+                 self=lambda grad, self_sizes, indices: index_backward(grad, self_sizes, indices),
+                 indices=None)
+index_put_op = defop("index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor",
+                     _index_put_kernel, node="IndexPutBackward0",
+                     self=lambda grad, indices, accumulate: grad if accumulate else
+                     aten.index_put(grad, indices, aten.new_zeros(grad, ()), False),
+                     values=lambda grad, indices: aten.index(grad, indices),
+                     indices=None)
+
+
+# ---- gather / scatter ------------------------------------------------------------------------
+def _index_grid(index, dim):
+    """The full index tuple that addresses, for each element of ``index``, the position ``index``
+    names along ``dim`` (and its own position in the other dims)."""
+    grid = list(xp.indices(index.shape, sparse=True))
+    grid[dim] = index
+    return tuple(grid)
+
+
+def _check_index(index, fn, shape, d, src_shape=None):
+    """torch's checks for gather/scatter indices: integer dtype, same number of dims, no larger
+    than ``self`` (except on ``d``) and than ``src``, every index in [0, size)."""
+    if index.dtype.kind not in "iu":
+        raise RuntimeError(f"{fn}(): Expected dtype int32/int64 for index")
+    # (a 0-d tensor counts as one of shape (1,) here, as torch's ensure_nonempty_dim makes it)
+    shape = tuple(shape) or (1,)
+    src_shape = None if src_shape is None else tuple(src_shape) or (1,)
+    if not index.ndim:
+        index = index.reshape(1)
+    if index.ndim != len(shape) and index.size:
+        raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
+    if not index.size:
+        return
+    too_big = [k for k in range(len(shape)) if k != d and index.shape[k] > shape[k]]
+    if src_shape is not None:
+        if too_big or any(index.shape[k] > src_shape[k] for k in range(len(src_shape))):
+            raise RuntimeError(f"Expected index {list(index.shape)} to be no larger than self {list(shape)} apart "
+                               f"from dimension {d} and to be no larger size than src {list(src_shape)}")
+    elif too_big:
+        raise RuntimeError(f"Size does not match at dimension {too_big[0]} expected index {list(index.shape)} to be "
+                           f"no larger than self {list(shape)} apart from dimension {d}")
+    n = shape[d]
+    hi, lo = index.max(), index.min()
+    if hi >= n or lo < 0:
+        raise RuntimeError(f"index {int(hi) if hi >= n else int(lo)} is out of bounds for dimension {d} with size {n}")
+
+
+def _gather_kernel(self, dim, index, *, sparse_grad=False):
+    d = _wrap_dim(dim, self.ndim) if self.ndim else 0
+    _check_index(index, "gather", self.shape, d)
+    if not self.ndim:
+        return self[()].reshape(index.shape) if index.ndim else self.copy()
+    return self[_index_grid(index, d)]
+
+
+def _scatter_into(self, dim, index, src, reduce=None, fn="scatter"):
+    """``self`` with ``src`` (an array or a number) written, added or multiplied in at the positions
+    ``index`` names along ``dim`` (a copy: the out-of-place op)."""
+    d = _wrap_dim(dim, self.ndim) if self.ndim else 0
+    is_array = isinstance(src, xp.ndarray)
+    _check_index(index, fn, self.shape, d, src.shape if is_array else None)
+    if is_array:
+        if src.dtype != self.dtype:
+            raise RuntimeError(f"{fn}(): Expected self.dtype to be equal to src.dtype")
+        src = src[tuple(builtins.slice(0, s) for s in index.shape)] if src.shape != index.shape else src
+    out = self.copy()
+    target = out if out.ndim else out.reshape(1)    # (a 0-d tensor scatters as a one-element one)
+    if not self.ndim:
+        index = index.reshape(-1)
+        src = src.reshape(-1)[:index.size] if is_array else src
+    where = _index_grid(index, d)
+    if reduce is None:
+        target[where] = src
+    elif reduce == "add":
+        xp.add.at(target, where, src)
+    elif reduce == "multiply":
+        xp.multiply.at(target, where, src)
+    else:
+        raise RuntimeError("reduce argument must be either add or multiply.")
+    return out
+
+
+def _scatter_reduce_kernel(self, dim, index, src, *, reduce):
+    return _scatter_into(self, dim, index, src, reduce)
+
+
+gather_op = defop("gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor", _gather_kernel,
+                  node="GatherBackward0",
+                  self=lambda grad, self, dim, index, sparse_grad: gather_backward(grad, self, dim, index),
+                  index=None)
+scatter_add_op = defop("scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor",
+                       lambda self, dim, index, src: _scatter_into(self, dim, index, src, "add"),
+                       node="ScatterAddBackward0", self=lambda grad: grad,
+                       src=lambda grad, dim, index: aten.gather(grad, dim, index), index=None)
+scatter_src_op = defop("scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor", _scatter_into,
+                       node="ScatterBackward0", self=lambda grad, dim, index: aten.scatter.value(grad, dim, index, 0),
+                       src=lambda grad, dim, index: aten.gather(grad, dim, index), index=None)
+scatter_value_op = defop("scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor", _scatter_into,
+                         node="ScatterBackward1",
+                         self=lambda grad, dim, index: aten.scatter.value(grad, dim, index, 0), index=None)
+# torch has no derivative for the reduce= forms (its node is NotImplemented): asking for one raises
+scatter_reduce_src_op = defop("scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor",
+                              _scatter_reduce_kernel, node="NotImplemented", index=None)
+scatter_reduce_value_op = defop("scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) "
+                                "-> Tensor", _scatter_reduce_kernel, node="NotImplemented", index=None)
+
+
+# ---- index_select / index_add / index_copy / index_fill ---------------------------------------
+def _index_select_kernel(self, dim, index):
+    if index.ndim > 1:
+        raise IndexError("index_select(): Index is supposed to be a vector")
+    if index.dtype.kind not in "iu":
+        raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
+    d = _wrap_dim(dim, self.ndim) if self.ndim else 0
+    flat = index.reshape(-1)
+    n = self.shape[d] if self.ndim else 1
+    if flat.size and (flat.max() >= n or flat.min() < 0):
+        if d == 0:  # torch's two kernels word it differently (and raise different types)
+            raise IndexError("index out of range in self")
+        bad = int(flat.max() if flat.max() >= n else flat.min())
+        raise RuntimeError(f"INDICES element is out of DATA bounds, id={bad} "
+                           f"axis_dim={n}")
+    return xp.take(self, flat, axis=d) if self.ndim else self.copy()
+
+
+def _along_dim(ndim, d, index):
+    """The NumPy index that puts ``index`` on dim ``d`` and takes the other dims whole."""
+    return (builtins.slice(None),) * d + (index.reshape(-1),)
+
+
+def _index_add_kernel(self, dim, index, source, *, alpha=1):
+    d = _wrap_dim(dim, self.ndim)
+    n = index.size
+    if source.ndim and n != source.shape[d]:
+        raise RuntimeError(f"index_add_(): Number of indices ({n}) should be equal to source.size(dim): "
+                           f"({source.shape[d]}), for dim: {d}")
+    _checks.check_index_bounds(index, self.shape[d], d, error=RuntimeError)  # (index_add's is a RuntimeError)
+    out = self.copy()
+    added = source * alpha if alpha != 1 else source
+    xp.add.at(out, _along_dim(self.ndim, d, index), added.astype(out.dtype, copy=False))
+    return out
+
+
+def _index_copy_kernel(self, dim, index, source):
+    d = _wrap_dim(dim, self.ndim)
+    _checks.check_index_bounds(index, self.shape[d], d)
+    out = self.copy()
+    out[_along_dim(self.ndim, d, index)] = source
+    return out
+
+
+def _index_fill_kernel(self, dim, index, value):
+    d = _wrap_dim(dim, self.ndim)
+    _checks.check_index_bounds(index, self.shape[d], d)
+    if isinstance(value, xp.ndarray) and value.ndim:
+        raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                           f"{value.ndim} dimension(s).")
+    out = self.copy()
+    out[_along_dim(self.ndim, d, index)] = value
+    return out
+
+
+def _index_source_backward(grad, dim, index, source):
+    """index_add's and index_copy's gradient for ``source``: the gradient's rows at ``index``."""
+    g = aten.index_select(grad, dim, index)
+    return aten.expand(g, source.shape) if source.ndim else g.reshape(())
+
+
+index_select_op = defop("index_select(Tensor self, int dim, Tensor index) -> Tensor", _index_select_kernel,
+                        node="IndexSelectBackward0",
+                        self=lambda grad, self_sizes, dim, index: index_select_backward(grad, self_sizes, dim, index),
+                        index=None)
+index_add_op = defop("index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor",
+                     _index_add_kernel, node="IndexAddBackward0", self=lambda grad: grad,
+                     source=lambda grad, dim, index, source, alpha: maybe_multiply(
+                         _index_source_backward(grad, dim, index, source), alpha),
+                     index=None)
+index_copy_op = defop("index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor", _index_copy_kernel,
+                      node="IndexCopyBackward0",
+                      self=lambda grad, dim, index: aten.index_fill.int_Scalar(grad, dim, index, 0),
+                      source=lambda grad, dim, index, source: _index_source_backward(grad, dim, index, source),
+                      index=None)
+index_fill_op = defop("index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor",
+                      _index_fill_kernel, node="IndexFillBackward0",
+                      self=lambda grad, dim, index: aten.index_fill.int_Scalar(grad, dim, index, 0), index=None)
+# (the value's gradient: the sum of the gradient over the filled places, each counted once)
+index_fill_tensor_op = defop("index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor",
+                             _index_fill_kernel, node="IndexFillBackward1",
+                             self=lambda grad, dim, index: aten.index_fill.int_Scalar(grad, dim, index, 0),
+                             value=lambda grad, dim, index: aten.sum(
+                                 grad - aten.index_fill.int_Scalar(grad, dim, index, 0)),
+                             index=None)
+
+
+# ---- masked_select / masked_scatter, take / put, nonzero --------------------------------------
+def _masked_select_kernel(self, mask):
+    if mask.dtype != bool:
+        raise RuntimeError("masked_select: expected BoolTensor for mask")
+    shape = _checks.broadcast_shape(self.shape, mask.shape)
+    return xp.broadcast_to(self, shape)[xp.broadcast_to(mask, shape)]
+
+
+def _masked_scatter_kernel(self, mask, source):
+    if mask.dtype != bool:
+        raise RuntimeError("masked_scatter_ only supports boolean masks, but got mask with dtype "
+                           f"{_dtype.cpp_name(_DTYPE_OF[mask.dtype])}")
+    shape = _checks.broadcast_shape(self.shape, mask.shape)
+    m = xp.broadcast_to(mask, shape)
+    count = int(m.sum())
+    if source.size < count:
+        raise RuntimeError("Number of elements of source < number of ones in mask")
+    out = xp.broadcast_to(self, shape).copy()
+    out[m] = source.reshape(-1)[:count]
+    return out
+
+
+def _masked_scatter_backward_kernel(grad_output, mask, sizes):
+    """masked_scatter's gradient for ``source``: the gradient at the masked places, in order, then
+    zeros for the source elements that were not used."""
+    picked = grad_output[xp.broadcast_to(mask, grad_output.shape)]
+    out = xp.zeros(int(xp.prod(sizes)) if len(sizes) else 1, grad_output.dtype)
+    out[:picked.size] = picked
+    return out.reshape(tuple(sizes))
+
+
+def _flat_positions(self, index, what):
+    if index.dtype != xp.int64:
+        raise RuntimeError(f"{what}(): Expected a long tensor for index, but got "
+                           f"{_dtype._BY_NUMPY[index.dtype]._legacy}")
+    n = self.size
+    flat = index.reshape(-1)
+    bad = (flat >= n) | (flat < -n)
+    if bad.any():
+        raise IndexError(f"out of range: tried to access index {int(flat[bad][0])} on a tensor of {n} elements.")
+    return xp.where(flat < 0, flat + n, flat)
+
+
+def _put_kernel(self, index, source, accumulate=False):
+    if source.dtype != self.dtype:
+        raise RuntimeError(f"put_(): self and source expected to have the same dtype, but got self.dtype = "
+                           f"{_dtype._BY_NUMPY[self.dtype]._legacy} and source.dtype = "
+                           f"{_dtype._BY_NUMPY[source.dtype]._legacy}")
+    positions = _flat_positions(self, index, "put_")
+    if source.size != index.size:
+        raise IndexError(f"put_(): Expected source and index to have the same number of elements, but got "
+                         f"source.numel() = {source.size}, index.numel() = {index.size}")
+    out = xp.array(self, order="C", copy=True)
+    flat = out.reshape(-1)
+    if accumulate:
+        xp.add.at(flat, positions, source.reshape(-1))
+    else:
+        flat[positions] = source.reshape(-1)
+    return out
+
+
+def _take_kernel(self, index):
+    return self.reshape(-1)[_flat_positions(self, index, "take")].reshape(index.shape)
+
+
+def _nonzero_kernel(self):
+    if not self.ndim:           # a 0-d tensor: one empty coordinate if it is nonzero
+        return xp.zeros((int(bool(self)), 0), "int64")
+    return xp.stack(xp.nonzero(self), axis=1).astype("int64")
+
+
+masked_select_op = defop("masked_select(Tensor self, Tensor mask) -> Tensor", _masked_select_kernel,
+                         node="MaskedSelectBackward0",
+                         self=lambda grad, self, mask: masked_select_backward(grad, self, mask), mask=None)
+masked_scatter_op = defop("masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor", _masked_scatter_kernel,
+                          node="MaskedScatterBackward0", self=lambda grad, mask: aten.masked_fill(grad, mask, 0),
+                          source=lambda grad, mask, source_sizes: aten.masked_scatter_backward(
+                              grad, mask, source_sizes),
+                          mask=None)
+masked_scatter_backward_op = defop("masked_scatter_backward(Tensor grad_output, Tensor mask, SymInt[] sizes) -> Tensor",
+                                   _masked_scatter_backward_kernel, node="MaskedScatterBackwardBackward0",
+                                   grad_output=lambda grad, grad_output_sizes, mask: aten.masked_scatter(
+                                       aten.new_zeros(grad, grad_output_sizes), mask, grad),
+                                   mask=None)
+take_op = defop("take(Tensor self, Tensor index) -> Tensor", _take_kernel, node="TakeBackward0",
+                self=lambda grad, self, index: take_backward(grad, self, index), index=None)
+put_op = defop("put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor", _put_kernel,
+               node="PutBackward0",
+               self=lambda grad, index, source, accumulate: grad if accumulate else
+               aten.put(grad, index, aten.zeros_like(source), False),
+               source=lambda grad, index, source: aten.take(grad, index).reshape(source.shape),
+               index=None)
+nonzero_op = defop("nonzero(Tensor self) -> Tensor", _nonzero_kernel)
+
+
+# =============================================================================================
+# tensor[index] and tensor[index] = value
+# =============================================================================================
+def _index_tensor(i):
+    """An element of an index that goes to the advanced step, as the index tensor torch makes of it:
+    a Tensor as it is (refused unless integer or boolean), a list or NumPy array as a new tensor
+    (Long, unless all bools: a list of floats truncates, [] selects nothing)."""
+    if isinstance(i, Tensor):
+        if i._data.dtype.kind not in "iub":
+            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+        return i
+    if isinstance(i, (list, tuple)):
+        a = xp.asarray([x._data if isinstance(x, Tensor) else x for x in i])
+        return _wrap(a if a.dtype == bool or a.dtype.kind in "iu" else a.astype("int64"))
+    if isinstance(i, xp.ndarray):
+        return _wrap(i)
+    raise _checks.index_type_error(i)   # x[1.5], x['a']
+
+
+def _is_sequence(obj):
+    """Python's PySequence_Check, as torch's indexing asks it (a dict is not one, a NumPy scalar is not)."""
+    return isinstance(obj, (list, tuple, range, str, bytes, xp.ndarray)) or _is_other_sequence(obj)
 
 
 def _is_other_sequence(index):
     """A sequence that is not one of the index types handled by name (a random_split Subset, a user
-    class with __len__ and __getitem__): torch's PySequence_Check."""
+    class with __len__ and __getitem__)."""
     return (not isinstance(index, (tuple, list, range, str, bytes, dict, Tensor, xp.ndarray, xp.generic))
             and hasattr(type(index), "__getitem__") and hasattr(type(index), "__len__"))
 
 
+_SEQUENCE_WARNING = ("Using a non-tuple sequence for multidimensional indexing is deprecated and will be changed in "
+                     "pytorch 2.9; use x[tuple(seq)] instead of x[seq]. In pytorch 2.9 this will be interpreted as "
+                     "tensor index, x[torch.tensor(seq)], which will result either in an error or a different result")
+
+
 def _sequence_as_index(index):
-    """torch's treatSequenceAsTuple for a non-tuple sequence: 32 or more elements, or only plain
-    numbers, make one index (a tensor of them); a shorter one holding tensors, sequences, slices,
-    None or Ellipsis is a tuple of indices, with torch's deprecation warning."""
+    """torch's treatSequenceAsTuple (python_variable_indexing.cpp) for a sequence that is not a
+    tuple: one of fewer than 32 elements holding a Tensor, a sequence (a list, a tuple, a NumPy
+    array...), a slice, None or Ellipsis is a tuple of indices, with torch's deprecation warning;
+    any other (only numbers, or 32 elements or more) is one index, a tensor of its elements."""
     items = list(index)
-    if len(items) >= 32 or not builtins.any(
-            isinstance(i, (Tensor, builtins.slice, list, tuple)) or i is None or i is Ellipsis for i in items):
-        return ([int(i) if isinstance(i, Tensor) else i for i in items],)
-    warnings.warn("Using a non-tuple sequence for multidimensional indexing is deprecated and will be changed "
-                  "in pytorch 2.9; use x[tuple(seq)] instead of x[seq]. In pytorch 2.9 this will be interpreted "
-                  "as tensor index, x[torch.tensor(seq)], which will result either in an error or a different "
-                  "result", UserWarning, stacklevel=4)
-    return tuple(items)
+    if len(items) < 32 and not builtins.all(type(i) is int for i in items) and builtins.any(
+            isinstance(i, (Tensor, builtins.slice)) or i is None or i is Ellipsis or _is_sequence(i) for i in items):
+        warnings.warn(_SEQUENCE_WARNING, UserWarning, stacklevel=5)   # (the user's indexing line)
+        return tuple(items)
+    return ([int(i) if isinstance(i, Tensor) else i for i in items],)
 
 
 def _normalise(index):
-    if _is_other_sequence(index):
+    """The index as a tuple of index elements."""
+    if type(index) is list or _is_other_sequence(index):
         index = _sequence_as_index(index)
     elif not isinstance(index, tuple):
         index = (index,)
-    if any(type(i) is range for i in index):  # d2l's y_hat[range(len(y_hat)), y]: a range is a list of ints
+    if builtins.any(type(i) is range for i in index):  # d2l's y_hat[range(len(y_hat)), y]: a range is a list of ints
         index = tuple(list(i) if type(i) is range else i for i in index)
     return index
 
@@ -83,81 +489,6 @@ def _is_int_scalar(i):
     return isinstance(i, Tensor) and i._data.ndim == 0 and i._data.dtype.kind in "iu"
 
 
-class IndexBackward0(make_node_class("IndexBackward0", None)):
-    """Advanced indexing: scatter-add the gradient back into zeros of the input's shape."""
-
-    def backward(self, grad):
-        return _index_put_into_zeros(grad, self.self_sizes, self.indices, accumulate=True)
-
-
-class IndexPutBackward0(make_node_class("IndexPutBackward0", None)):
-    """index_put(self, indices, values): ``self`` keeps the gradient where it was not overwritten
-    (all of it when accumulating); ``values`` get the gradient at the places they were put."""
-    accumulate = False
-
-    def backward(self, grad):
-        return _put_backward(self, grad)
-
-
-def _put_backward(node, grad):
-    g_base = None
-    if node.next_functions[0][0] is not None:
-        if node.accumulate:
-            g_base = grad
-        else:
-            filled = xp.zeros(grad._data.shape, dtype=bool)
-            filled[node.indices] = True
-            g_base = grad.masked_fill(_wrap(filled), 0)
-    g_val = None
-    if len(node.next_functions) > 1 and node.next_functions[1][0] is not None:
-        g_val = _getitem_np(grad, node.indices)
-    return g_base, g_val
-
-
-def _index_put_into_zeros(grad, sizes, idx, accumulate=False):
-    """zeros(sizes) with ``grad`` added at ``idx`` -- differentiable (its derivative is indexing)."""
-    z = xp.zeros(sizes, dtype=grad._data.dtype)
-    if accumulate and any(isinstance(i, xp.ndarray) and i.dtype != bool for i in idx):
-        xp.add.at(z, idx, grad._data)
-    else:
-        z[idx] = grad._data
-    res = _wrap(z)
-    if grad._requires_grad and _state.enabled:
-        node = record(IndexPutBackward0, res, (None, grad), meta_check=False)
-        node.indices, node.accumulate = idx, accumulate
-    return res
-
-
-def _getitem_np(input, idx):
-    src = input._data
-    d = src[idx]
-    if isinstance(d, xp.ndarray) and d.ndim > 1 and not (d.flags.c_contiguous and src.flags.c_contiguous):
-        d = _index_result_layout(d, src, idx)
-    res = _wrap(d)
-    if input._requires_grad and _state.enabled:
-        node = record(IndexBackward0, res, (input,), meta_check=False)
-        node.self_sizes, node.indices = input._data.shape, idx
-    return res
-
-
-def _index_result_layout(d, src, idx):
-    """The layout torch gives an advanced-indexing result: its TensorIterator runs over the input
-    with the indexed dim's stride set to 0 and over the index tensor, so the other dims keep the
-    input's order. Worked out for one 1-D index among full slices; otherwise row-major (NumPy may
-    lay a result out transposed where torch's is contiguous)."""
-    items = [i for i in idx]
-    arrays = [k for k, i in enumerate(items) if isinstance(i, xp.ndarray)]
-    if len(arrays) == 1 and items[arrays[0]].ndim == 1 and items[arrays[0]].dtype != bool and d.ndim == src.ndim \
-            and all(isinstance(i, builtins.slice) and i == builtins.slice(None) for k, i in enumerate(items)
-                    if k != arrays[0]):
-        k = arrays[0]
-        restrided = xp.lib.stride_tricks.as_strided(src, d.shape, tuple(0 if j == k else st
-                                                                       for j, st in enumerate(src.strides)))
-        index = items[k].reshape(tuple(-1 if j == k else 1 for j in range(d.ndim)))
-        return like_operands(d, restrided, index)
-    return d if d.flags.c_contiguous else d.copy()
-
-
 def _full_slice(i, n):
     """A slice torch's indexing leaves out (start 0, step 1, through the end): ``x[:, 0]`` selects
     from ``x`` itself, not from a slice of it."""
@@ -167,9 +498,10 @@ def _full_slice(i, n):
 
 def _apply_slicing(input, index, elide_full_slices=True):
     """torch's applySlicing: the basic indices (ints, slices, None, Ellipsis, bools) applied one
-    by one as views (select/slice/unsqueeze), and the NumPy index of the advanced step (integer
-    and boolean tensors, lists) on the result, with one entry per dim of that result. Returns
-    ``(view, numpy_index, advanced)``; ``view`` is ``input`` itself when no index made a view."""
+    by one as views (select/slice/unsqueeze), and the index tensors of the advanced step (integer
+    and boolean tensors, lists) collected for ``aten.index``/``index_put_``: one entry per dim of
+    the view, None where a dim is taken whole. Returns ``(view, indices, advanced)``; ``view`` is
+    ``input`` itself when no index made a view."""
     from .shape import select, _slice, unsqueeze
     if type(index) is builtins.slice and input._data.ndim == 0:  # (a lone slice goes straight to slice())
         if input._requires_grad and _state.enabled:
@@ -183,16 +515,16 @@ def _apply_slicing(input, index, elide_full_slices=True):
     out = input
     dim = 0          # the dim of `out` the next index applies to
     in_dim = 0       # ... and of `input`, for messages
-    np_idx = []      # the NumPy index for the advanced step, one entry per dim of `out` so far
+    indices = []     # aten.index's indices, one entry per dim of `out` so far
     advanced = False
     for i in index:
         if i is None:
             out = unsqueeze(out, dim)
-            np_idx.append(builtins.slice(None))
+            indices.append(None)
             dim += 1
         elif i is Ellipsis:
             k = nd - used
-            np_idx += [builtins.slice(None)] * k
+            indices += [None] * k
             dim += k
             in_dim += k
         elif _is_int_scalar(i):
@@ -209,47 +541,46 @@ def _apply_slicing(input, index, elide_full_slices=True):
                 if step <= 0:
                     raise ValueError("step must be greater than zero")
                 out = _slice(out, dim, start, stop, step)
-            np_idx.append(builtins.slice(None))
+            indices.append(None)
             dim += 1
         elif isinstance(i, bool) or (isinstance(i, Tensor) and i._data.ndim == 0 and i._data.dtype == bool):
             # torch: x[True] is x.unsqueeze(d)[[True]] (a dim of size 1), x[False] gives size 0
             out = unsqueeze(out, dim)
-            np_idx.append(xp.asarray([bool(i)]))
+            indices.append(_wrap(xp.asarray([bool(i)])))
             advanced = True
             dim += 1
         else:
-            a = _np_index(i)
+            t = _index_tensor(i)
             advanced = True
-            if a.dtype == bool:
-                shp = out._data.shape[dim:dim + a.ndim]
-                if a.shape != shp:
-                    raise IndexError(f"The shape of the mask {list(a.shape)} at index {dim} does not match the "
-                                     f"shape of the indexed tensor {list(out._data.shape)} at index {dim}")
-                dim += a.ndim
-            else:
-                n = out._data.shape[dim]
-                if a.size and (a.max() >= n or a.min() < -n):
-                    bad = int(a.max()) if a.max() >= n else int(a.min())
-                    raise IndexError(f"index {bad} is out of bounds for dimension {dim} with size {n}")
-                dim += 1
-            np_idx.append(a)
-    return out, tuple(np_idx), advanced
+            dim += t._data.ndim if t._data.dtype == bool else 1
+            indices.append(t)
+    if advanced:
+        while indices[-1] is None:      # (torch leaves out the trailing dims taken whole)
+            indices.pop()
+    return out, indices, advanced
 
 
 def getitem(input, index):
-    """tensor[index], as torch's python indexing does it: the basic indices as views, then the
-    advanced ones in one IndexBackward0. A lone slice is always applied (``x[:]`` is a
-    SliceBackward0); inside a tuple a full slice is left out, and an index that changes nothing
-    gives an alias (``x[...]``, ``x[:, :]``: AliasBackward0)."""
-    from .shape import _alias_view
-    out, np_idx, advanced = _apply_slicing(input, index, elide_full_slices=type(index) is not builtins.slice)
+    """tensor[index], as torch's python indexing does it: the basic indices as views (select,
+    slice, unsqueeze), then the advanced ones in one ``aten.index`` (IndexBackward0). A lone slice
+    is always applied (``x[:]`` is a SliceBackward0); inside a tuple a full slice is left out, and
+    an index that changes nothing gives an alias (``x[...]``, ``x[:, :]``: AliasBackward0)."""
+    if seam.on:
+        return seam.torch_function(getitem, (input, index), {})
+    if type(index) is Tensor and index._data.ndim:   # the usual advanced index: one index tensor or mask
+        return index_op(input, [_index_tensor(index)])
+    if type(index) is list and index and builtins.all(type(i) is int for i in index):   # x[[0, 2]]: one index
+        return index_op(input, [_wrap(xp.asarray(index, dtype="int64"))])
+    out, indices, advanced = _apply_slicing(input, index, elide_full_slices=type(index) is not builtins.slice)
     if advanced:
-        return _getitem_np(out, np_idx)
+        return index_op(out, indices)
     if out is input:
+        from .shape import _alias_view
         return _alias_view(input)
     return out
 
 
+getitem.__name__, getitem.__qualname__ = "__getitem__", "Tensor.__getitem__"   # (the name torch's modes see)
 Tensor.__getitem__ = getitem
 
 
@@ -276,35 +607,39 @@ def _copy_to(dst, src):
         copy_(dst, _prefix_1s_stripped(src).expand(dst._data.shape))
 
 
-def _index_put_(dst, idx, value, cast_value=False):
-    """``dst[idx] = value`` for an advanced index: one IndexPutBackward0 (the value viewed without
-    its leading 1s, as torch's setitem does). The value must have ``dst``'s dtype, unless
-    ``cast_value`` (torch's path for a boolean mask and a one-element value)."""
+def _index_put_(dst, indices, value, cast_value=False):
+    """``dst[indices] = value`` for an advanced index: torch's ``index_put_``, whose node is
+    IndexPutBackward0 (the value viewed without its leading 1s, as torch's setitem does). The
+    value must have ``dst``'s dtype, unless ``cast_value`` (torch's path for a boolean mask and a
+    one-element value). The node is recorded from the inputs' histories before the write (``dst``'s
+    old one first); ``rebase_history`` then makes it ``dst``'s history (through CopySlices onto
+    the base when ``dst`` is a view)."""
     vs = value._data.shape
     if vs and vs[0] == 1:
         value = _prefix_1s_stripped(value)
     involved = _check_inplace(dst, (value,), may_overlap=True, refuse_aliases="any")
     d = dst._data
+    # (the value's shape is checked by the write itself, which NumPy checks before it writes: setitem
+    # has stripped the value's leading 1s, so NumPy's broadcasting rule is torch's here)
+    idx = _checked_put(d, [None if i is None else i._data for i in indices], value._data, cast_value,
+                       check_shape=False)
+    if not involved:
+        try:
+            _put_into(d, idx, value._data, False)
+        except ValueError:
+            raise _put_shape_error(d, idx, value._data) from None
+        bump_version(dst, "index_put_")
+        return
     try:
-        target = d[idx]  # (the shape the value must broadcast to; NumPy's message for a bad index)
-    except IndexError as e:
-        raise IndexError(str(e)) from None
-    try:
-        xp.broadcast_to(value._data, target.shape)
+        xp.broadcast_to(value._data, d[idx].shape)
     except ValueError:
-        raise RuntimeError(f"shape mismatch: value tensor of shape {list(value._data.shape)} cannot be broadcast to "
-                           f"indexing result of shape {list(target.shape)}") from None
-    if value._data.dtype != d.dtype and not cast_value:  # (cast_value: the write casts, no node for it)
-        raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
-                           f"{dst.dtype._legacy} for the destination and {value.dtype._legacy} for the source.")
-    node = None
-    if involved:
-        node = record_inplace(IndexPutBackward0, dst, (dst, value))
-        node.indices = idx
-    d[idx] = value._data
+        raise _put_shape_error(d, idx, value._data) from None
+    # (recorded on a stand-in output of dst's shape and dtype: the gradient reductions for a
+    # broadcast or cast value are set up as for any op)
+    node = index_put_op.node._record(index_put_op, (dst, indices, value, False), [dst, value], _wrap(d))
+    _put_into(d, idx, value._data, False)
     bump_version(dst, "index_put_")
-    if node is not None:
-        rebase_history(dst, node)
+    rebase_history(dst, node)
 
 
 _NUMBERS = (int, float, bool)
@@ -315,6 +650,8 @@ def setitem(input, index, value):
     makes a view of ``input``, the value is written into it with copy_/fill_ (advanced indices:
     index_put_), and that in-place op on a view rewrites ``input``'s history (CopySlices).
     Without autograd, a basic index is written directly (the same write, one version bump)."""
+    if seam.on:
+        return seam.torch_function(setitem, (input, index, value), {})
     if not isinstance(value, (Tensor, numbers.Number, xp.generic, xp.ndarray)):
         raise _checks.assign_type_error(value, input)  # x[0] = [1.0, 2.0]: torch's TypeError
     if index is False:
@@ -324,13 +661,16 @@ def setitem(input, index, value):
     if not isinstance(value, Tensor):
         from ._op import as_tensor_arg
         value = as_tensor_arg(value, input)
-    out, np_idx, advanced = _apply_slicing(input, index)
+    out, indices, advanced = _apply_slicing(input, index)
     if advanced:
         mask_and_one_value = isinstance(index, Tensor) and index._data.dtype == bool and index._data.ndim \
             and value._data.size == 1
-        _index_put_(out, np_idx, value, cast_value=mask_and_one_value)
+        _index_put_(out, indices, value, cast_value=mask_and_one_value)
     else:
         _copy_to(out, value)
+
+
+setitem.__name__, setitem.__qualname__ = "__setitem__", "Tensor.__setitem__"
 
 
 def _write_directly(input, index, value):
@@ -378,306 +718,212 @@ def _write_directly(input, index, value):
 Tensor.__setitem__ = setitem
 
 
-# ---------------------------------------------------------------------------------------------
-# gather / scatter / index_select
-# ---------------------------------------------------------------------------------------------
-def _check_index(index, fn, input, d, src=None):
-    """torch's checks for gather/scatter indices: integer dtype, same number of dims, no larger
-    than ``input`` (except on ``d``) and than ``src``, every index in [0, size)."""
-    ia = index._data
-    if ia.dtype.kind not in "iu":
-        raise RuntimeError(f"{fn}(): Expected dtype int32/int64 for index")
-    shape = input._data.shape
-    if ia.ndim != len(shape) and ia.size:
-        raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
-    if ia.size:
-        too_big = any(ia.shape[k] > shape[k] for k in range(len(shape)) if k != d)
-        if src is not None and (too_big or any(ia.shape[k] > src._data.shape[k] for k in range(len(shape)))):
-            raise RuntimeError(f"Expected index {list(ia.shape)} to be no larger than self {list(shape)} apart from "
-                               f"dimension {d} and to be no larger size than src {list(src._data.shape)}")
-        if src is None and too_big:
-            raise RuntimeError(f"Size does not match at dimension {next(k for k in range(len(shape)) if k != d and ia.shape[k] > shape[k])} "
-                               f"expected index {list(ia.shape)} to be no larger than self {list(shape)} apart "
-                               f"from dimension {d}")
-        n = shape[d] if shape else 1
-        mx, mn = ia.max(), ia.min()
-        if mx >= n or mn < 0:
-            raise RuntimeError(f"index {int(mx) if mx >= n else int(mn)} is out of bounds for dimension {d} with "
-                               f"size {n}")
-    return ia
-
-
-def _along(shape, dim, index_arr):
-    """Full advanced index that puts ``index_arr`` on ``dim`` and aranges elsewhere (gather/scatter)."""
-    grids = xp.indices(index_arr.shape, sparse=True)
-    grids = list(grids)
-    grids[dim] = index_arr
-    return tuple(grids)
-
-
-class GatherBackward0(make_node_class("GatherBackward0", None, ("index", "self"))):
-    """Saves ``self`` as torch does (only its size is used, but modifying it in place before
-    backward is an error in torch, so it is here too)."""
-
-    def backward(self, grad):
-        index, _ = self._unpack_saved()
-        from .creation import zeros
-        return zeros(self.self_sizes, dtype=grad.dtype).scatter_add(self.dim, index, grad)
+# =============================================================================================
+# The public functions
+# =============================================================================================
+def _index_put_into_zeros(grad, sizes, idx):
+    """Zeros of ``sizes`` with ``grad`` at a basic index ``idx`` (full slices but at one dim, which
+    holds an int or a slice): ``select_backward``/``slice_backward``. Kept for the hand-written
+    SliceBackward0/SelectBackward0 of ``ops/shape.py`` until the shape family's conversion
+    replaces them (then delete it)."""
+    dim = next((k for k, i in enumerate(idx) if i != builtins.slice(None)), 0)
+    i = idx[dim] if idx else builtins.slice(None)
+    if isinstance(i, builtins.slice):
+        start, stop, step = i.indices(sizes[dim]) if sizes else (0, 0, 1)
+        return aten.slice_backward(grad, tuple(sizes), dim, start, stop, step)
+    return aten.select_backward(grad, tuple(sizes), dim, i)
 
 
 @method()
 def gather(input, dim, index, *, sparse_grad=False):
-    d = _wrap_dim(dim, input._data.ndim)
-    ia = _check_index(index, "gather", input, d)
-    res = _wrap(input._data[_along(input._data.shape, d, ia)])
-    if input._requires_grad and _state.enabled:
-        node = record(GatherBackward0, res, (input,), (index, input), meta_check=False)
-        node.self_sizes, node.dim = input._data.shape, d
-    return res
-
-
-class ScatterAddBackward0(make_node_class("ScatterAddBackward0", None, ("index",))):
-    def backward(self, grad):
-        (index,) = self._unpack_saved()
-        return grad, (grad.gather(self.dim, index) if self.next_functions[1][0] is not None else None)
-
-
-class ScatterBackward0(make_node_class("ScatterBackward0", None, ("index",))):
-    def backward(self, grad):
-        (index,) = self._unpack_saved()
-        return grad.scatter(self.dim, index, 0), \
-            (grad.gather(self.dim, index) if len(self.next_functions) > 1 and self.next_functions[1][0] is not None
-             else None)
-
-
-ScatterBackward1 = make_node_class("ScatterBackward1", lambda self, grad: grad.scatter(
-    self.dim, self._unpack_saved()[0], 0), ("index",))
-
-
-@method()
-def scatter_add(input, dim, index, src):
-    d = _wrap_dim(dim, input._data.ndim)
-    ia = _check_index(index, "scatter", input, d, src)
-    if src._data.dtype != input._data.dtype:
-        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
-    out = input._data.copy()
-    sa = src._data[tuple(builtins.slice(0, s) for s in ia.shape)]
-    xp.add.at(out, _along(out.shape, d, ia), sa.astype(out.dtype, copy=False))
-    res = _wrap(out)
-    if _state.enabled and (input._requires_grad or src._requires_grad):
-        record(ScatterAddBackward0, res, (input, src), (index,)).dim = d
-    return res
+    if seam.on:
+        return seam.torch_function(gather, (input, dim, index), {"sparse_grad": sparse_grad})
+    return gather_op(input, dim, index, sparse_grad=sparse_grad)
 
 
 @method()
 def scatter(input, dim, index, src=None, *, value=None, reduce=None):
+    if seam.on:
+        return seam.torch_function(scatter, (input, dim, index, src), {"value": value, "reduce": reduce})
     if src is None:
         src = value
-    d = _wrap_dim(dim, input._data.ndim)
-    ia = _check_index(index, "scatter", input, d, src if isinstance(src, Tensor) else None)
-    if isinstance(src, Tensor) and src._data.dtype != input._data.dtype:
-        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
-    out = input._data.copy()
-    where = _along(out.shape, d, ia)
-    if isinstance(src, Tensor):
-        sa = src._data[tuple(builtins.slice(0, s) for s in ia.shape)].astype(out.dtype, copy=False)
-    else:
-        sa = src
-    if reduce is None:
-        out[where] = sa
-    elif reduce == "add":
-        xp.add.at(out, where, sa)
-    elif reduce == "multiply":
-        xp.multiply.at(out, where, sa)
-    else:
-        raise RuntimeError(f"reduce argument must be either add or multiply.")
-    res = _wrap(out)
-    if _state.enabled and (input._requires_grad or isinstance(src, Tensor) and src._requires_grad):
+    if reduce is not None:
         if isinstance(src, Tensor):
-            record(ScatterBackward0, res, (input, src), (index,)).dim = d
-        else:
-            record(ScatterBackward1, res, (input,), (index,)).dim = d
-    return res
+            warnings.warn("The reduce argument of torch.scatter with Tensor src is deprecated and will be removed in "
+                          "a future PyTorch release. Use torch.scatter_reduce instead for more reduction options.",
+                          UserWarning, stacklevel=2)
+            return scatter_reduce_src_op(input, dim, index, src, reduce=reduce)
+        return scatter_reduce_value_op(input, dim, index, src, reduce=reduce)
+    if isinstance(src, Tensor):
+        return scatter_src_op(input, dim, index, src)
+    return scatter_value_op(input, dim, index, src)
 
 
-Tensor.scatter_ = lambda self, dim, index, src=None, *, value=None, reduce=None: _inplace(
-    self, "scatter_", scatter, dim, index, src, value=value, reduce=reduce)
-Tensor.scatter_add_ = lambda self, dim, index, src: _inplace(self, "scatter_add_", scatter_add, dim, index, src)
+@method()
+def scatter_(input, dim, index, src=None, *, value=None, reduce=None):
+    if seam.on:
+        return seam.torch_function(scatter_, (input, dim, index, src), {"value": value, "reduce": reduce})
+    return inplace(input, "scatter_", scatter, dim, index, src, value=value, reduce=reduce)
 
 
-def _inplace(self, name, fn, *args, **kwargs):
-    from ._op import inplace
-    return inplace(self, name, fn, *args, **kwargs)
+@method()
+def scatter_add(input, dim, index, src):
+    if seam.on:
+        return seam.torch_function(scatter_add, (input, dim, index, src), {})
+    return scatter_add_op(input, dim, index, src)
+
+
+@method()
+def scatter_add_(input, dim, index, src):
+    if seam.on:
+        return seam.torch_function(scatter_add_, (input, dim, index, src), {})
+    return inplace(input, "scatter_add_", scatter_add_op, dim, index, src)
 
 
 from .scatter_reduce import scatter_reduce  # noqa: E402,F401  (its own file: the op and its derivative)
 
 
-class IndexSelectBackward0(make_node_class("IndexSelectBackward0", None, ("index",))):
-    def backward(self, grad):
-        (index,) = self._unpack_saved()
-        from .creation import zeros
-        return zeros(self.self_sizes, dtype=grad.dtype).index_add(self.dim, index, grad)
-
-
 @method()
 def index_select(input, dim, index):
-    if index._data.ndim > 1:
-        raise IndexError("index_select(): Index is supposed to be a vector")
-    d = _wrap_dim(dim, input._data.ndim) if input._data.ndim else 0
-    if index._data.dtype.kind not in "iu":
-        raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
-    ia = index._data.reshape(-1)
-    n = input._data.shape[d] if input._data.ndim else 1
-    if ia.size and (ia.max() >= n or ia.min() < 0):
-        if d == 0:  # torch's two kernels word it differently (and raise different types)
-            raise IndexError("index out of range in self")
-        raise RuntimeError(f"INDICES element is out of DATA bounds, id={int(ia.max() if ia.max() >= n else ia.min())} "
-                           f"axis_dim={n}")
-    res = _wrap(xp.take(input._data, ia, axis=d) if input._data.ndim else input._data.copy())
-    if input._requires_grad and _state.enabled:
-        node = record(IndexSelectBackward0, res, (input,), (index,), meta_check=False)
-        node.self_sizes, node.dim = input._data.shape, d
-    return res
-
-
-class IndexAddBackward0(make_node_class("IndexAddBackward0", None, ("index",))):
-    def backward(self, grad):
-        (index,) = self._unpack_saved()
-        gs = None
-        if len(self.next_functions) > 1 and self.next_functions[1][0] is not None:
-            gs = grad.index_select(self.dim, index) * self.alpha
-        return grad, gs
+    if seam.on:
+        return seam.torch_function(index_select, (input, dim, index), {})
+    return index_select_op(input, dim, index)
 
 
 @method()
 def index_add(input, dim, index, source, *, alpha=1):
-    d = _wrap_dim(dim, input._data.ndim)
-    out = input._data.copy()
-    idx = [builtins.slice(None)] * out.ndim
-    idx[d] = index._data.reshape(-1)
-    if source._data.ndim and idx[d].size != source._data.shape[d]:
-        raise RuntimeError(f"index_add_(): Number of indices ({idx[d].size}) should be equal to source.size(dim): "
-                           f"({source._data.shape[d]}), for dim: {d}")
-    _checks.check_index_bounds(idx[d], out.shape[d], d, error=RuntimeError)  # (index_add's is a RuntimeError)
-    xp.add.at(out, tuple(idx), (source._data * alpha if alpha != 1 else source._data).astype(out.dtype, copy=False))
-    res = _wrap(out)
-    if _state.enabled and (input._requires_grad or source._requires_grad):
-        node = record(IndexAddBackward0, res, (input, source), (index,))
-        node.dim, node.alpha = d, alpha
-    return res
+    if seam.on:
+        return seam.torch_function(index_add, (input, dim, index, source), {"alpha": alpha})
+    return index_add_op(input, dim, index, source, alpha=alpha)
 
 
-Tensor.index_add_ = lambda self, dim, index, source, *, alpha=1: _inplace(
-    self, "index_add_", index_add, dim, index, source, alpha=alpha)
-
-
-class IndexFillBackward0(make_node_class("IndexFillBackward0", None)):
-    """index_fill(self, dim, index, number): the filled places get no gradient."""
-
-    def backward(self, grad):
-        return grad.index_fill(self.dim, self.index, 0)
+@method()
+def index_add_(input, dim, index, source, *, alpha=1):
+    if seam.on:
+        return seam.torch_function(index_add_, (input, dim, index, source), {"alpha": alpha})
+    return inplace(input, "index_add_", index_add_op, dim, index, source, alpha=alpha)
 
 
 @method()
 def index_fill(input, dim, index, value):
-    d = _wrap_dim(dim, input._data.ndim)
-    idx = [builtins.slice(None)] * input._data.ndim
-    idx[d] = index._data
-    _checks.check_index_bounds(index._data, input._data.shape[d], d)
-    mask = xp.zeros(input._data.shape, dtype=bool)
-    mask[tuple(idx)] = True
+    if seam.on:
+        return seam.torch_function(index_fill, (input, dim, index, value), {})
     if isinstance(value, Tensor):
-        return input.masked_fill(_wrap(mask), value)
-    with no_grad():
-        res = input.masked_fill(_wrap(mask), value)
-    if input._requires_grad and _state.enabled:
-        node = record(IndexFillBackward0, res, (input,), meta_check=False)
-        node.dim, node.index = d, index
-    return res
+        return index_fill_tensor_op(input, dim, index, value)
+    return index_fill_op(input, dim, index, value)
 
 
-Tensor.index_fill_ = lambda self, dim, index, value: _inplace(self, "index_fill_", index_fill, dim, index, value)
+@method()
+def index_fill_(input, dim, index, value):
+    if seam.on:
+        return seam.torch_function(index_fill_, (input, dim, index, value), {})
+    return inplace(input, "index_fill_", index_fill, dim, index, value)
 
 
 @method()
 def index_copy(input, dim, index, source):
-    d = _wrap_dim(dim, input._data.ndim)
-    out = input.clone()
-    idx = [builtins.slice(None)] * input._data.ndim
-    idx[d] = index
-    out[tuple(idx)] = source
-    return out
+    if seam.on:
+        return seam.torch_function(index_copy, (input, dim, index, source), {})
+    return index_copy_op(input, dim, index, source)
+
+
+@method()
+def index_copy_(input, dim, index, source):
+    if seam.on:
+        return seam.torch_function(index_copy_, (input, dim, index, source), {})
+    return inplace(input, "index_copy_", index_copy_op, dim, index, source)
+
+
+def _index_list(indices):
+    """torch.index_put's indices, a tuple or list of tensors (the public function takes no None,
+    which only the aten op and indexing use for a dim taken whole)."""
+    for k, i in enumerate(indices):
+        if not isinstance(i, Tensor):
+            raise TypeError(f"expected Tensor as element {k} in argument 1, but got {type(i).__name__}")
+    return [_index_tensor(i) for i in indices]
 
 
 @method()
 def index_put(input, indices, values, accumulate=False):
-    out = input.clone()
-    idx = tuple(_np_index(i) for i in indices)
-    if accumulate:
-        try:
-            xp.add.at(out._data, idx, values._data)
-        except ValueError:
-            raise RuntimeError(f"shape mismatch: value tensor of shape {list(values.shape)} cannot be broadcast to "
-                               f"indexing result of shape {list(out._data[idx].shape)}") from None
-    else:
-        out[tuple(indices)] = values
-    return out
+    if seam.on:
+        return seam.torch_function(index_put, (input, indices, values, accumulate), {})
+    return index_put_op(input, _index_list(indices), values, accumulate)
 
 
-Tensor.index_put_ = lambda self, indices, values, accumulate=False: _inplace(
-    self, "index_put_", index_put, indices, values, accumulate)
-
-
-class MaskedSelectBackward0(make_node_class("MaskedSelectBackward0", None, ("mask",))):
-    def backward(self, grad):
-        (mask,) = self._unpack_saved()
-        full = xp.broadcast_to(mask._data, self.self_sizes)
-        return _index_put_into_zeros(grad, self.self_sizes, (full,))
+@method()
+def index_put_(input, indices, values, accumulate=False):
+    if seam.on:
+        return seam.torch_function(index_put_, (input, indices, values, accumulate), {})
+    return inplace(input, "index_put_", index_put_op, _index_list(indices), values, accumulate)
 
 
 @method()
 def masked_select(input, mask):
-    m = xp.broadcast_to(mask._data, _checks.broadcast_shape(input._data.shape, mask._data.shape))
-    d = xp.broadcast_to(input._data, m.shape)
-    res = _wrap(d[m])
-    if input._requires_grad and _state.enabled:
-        # (meta_check: a gradient for a broadcast input is summed back to its shape by the engine)
-        record(MaskedSelectBackward0, res, (input,), (mask,)).self_sizes = m.shape
-    return res
+    if seam.on:
+        return seam.torch_function(masked_select, (input, mask), {})
+    return masked_select_op(input, mask)
+
+
+@method()
+def masked_scatter(input, mask, source):
+    if seam.on:
+        return seam.torch_function(masked_scatter, (input, mask, source), {})
+    return masked_scatter_op(input, mask, source)
+
+
+@method()
+def masked_scatter_(input, mask, source):
+    if seam.on:
+        return seam.torch_function(masked_scatter_, (input, mask, source), {})
+    return inplace(input, "masked_scatter_", masked_scatter_op, mask, source)
+
+
+@method()
+def take(input, index):
+    if seam.on:
+        return seam.torch_function(take, (input, index), {})
+    return take_op(input, index)
+
+
+@method()
+def put(input, index, source, accumulate=False):
+    if seam.on:
+        return seam.torch_function(put, (input, index, source, accumulate), {})
+    return put_op(input, index, source, accumulate)
+
+
+@method()
+def put_(input, index, source, accumulate=False):
+    if seam.on:
+        return seam.torch_function(put_, (input, index, source, accumulate), {})
+    return inplace(input, "put_", put_op, index, source, accumulate)
 
 
 @method()
 def nonzero(input, *, as_tuple=False):
-    if not input._data.ndim and not as_tuple:     # a 0-d tensor: one empty coordinate if it is nonzero
-        return _wrap(xp.zeros((int(bool(input._data)), 0), "int64"))
-    nz = xp.nonzero(input._data) if input._data.ndim else xp.nonzero(input._data.reshape(1))
-    if as_tuple:
-        return tuple(_wrap(a.astype("int64")) for a in nz)
-    return _wrap(xp.stack(nz, axis=1).astype("int64") if nz else xp.zeros((0, 0), "int64"))
+    if seam.on:
+        return seam.torch_function(nonzero, (input,), {"as_tuple": as_tuple})
+    if not as_tuple:
+        return nonzero_op(input)
+    d = input._data
+    return tuple(_wrap(a.astype("int64")) for a in xp.nonzero(d if d.ndim else d.reshape(1)))
 
 
+@method()
 def argwhere(input):
-    return nonzero(input)
-
-
-Tensor.argwhere = argwhere
-
-
-class TakeAlongDimBackward0(make_node_class("TakeAlongDimBackward0", None, ("indices",))):
-    def backward(self, grad):
-        (index,) = self._unpack_saved()
-        from .creation import zeros
-        z = zeros(self.self_sizes, dtype=grad.dtype)
-        return z.scatter_add(self.dim, index.expand(grad.shape) if index.shape != grad.shape else index, grad)
+    if seam.on:
+        return seam.torch_function(argwhere, (input,), {})
+    return nonzero_op(input)
 
 
 @method()
 def take_along_dim(input, indices, dim=None):
     """gather along ``dim`` after broadcasting input and indices against each other (except on
     ``dim``), as torch does: both go through expand, so the graph shows ExpandBackward0."""
+    if seam.on:
+        return seam.torch_function(take_along_dim, (input, indices, dim), {})
     if dim is None:
-        return input.view(-1).gather(0, indices.view(-1))
+        return gather_op(input.view(-1), 0, indices.view(-1))
     d = _wrap_dim(dim, input._data.ndim)
     shape = list(xp.broadcast_shapes(
         tuple(1 if i == d else s for i, s in enumerate(input._data.shape)),
@@ -686,19 +932,4 @@ def take_along_dim(input, indices, dim=None):
     ishape[d] = indices._data.shape[d]
     xshape = shape.copy()
     xshape[d] = input._data.shape[d]
-    return gather(input.expand(xshape), d, indices.expand(ishape))
-
-
-@method()
-def take(input, index):
-    return input.reshape(-1)[index]
-
-
-@method()
-def masked_scatter(input, mask, source):
-    out = input.clone()
-    m = xp.broadcast_to(mask._data, input._data.shape)
-    if source._data.size < int(m.sum()):
-        raise RuntimeError("Number of elements of source < number of ones in mask")
-    out._data[m] = source._data.reshape(-1)[:int(m.sum())]
-    return out
+    return gather_op(input.expand(xshape), d, indices.expand(ishape))

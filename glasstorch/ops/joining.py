@@ -1,35 +1,22 @@
-"""Joining and repeating: cat, stack, repeat, tile, flip, roll, tril/triu, diag."""
+"""Joining and repeating: cat, stack, repeat, tile, flip, roll; the triangles and diagonals (tril/triu,
+diagonal -- a view --, diag, diag_embed, trace), as torch's TensorShape/TriangularOps families."""
 import builtins
 
 from .. import _checks, _dtype
 from .._tensor import Tensor, _wrap, _wrap_dim
 from .._array import xp, row_major, copy_preserving_layout
-from ..autograd.graph import connect
-from ._op import _state, method, make_node_class, record
-from .._ops import defop
+from ._op import method, inplace
+from ._derivatives import cat_tensors_backward, stack_tensors_backward, repeat_backward
+from .._ops import defop, aten
 from .._seam import seam
+
+_DTYPE_OF = _dtype._BY_NUMPY
 
 # What glasstorch (torch) has at its top level from this family; the other public functions here are
 # Tensor methods only (x.view(...)) or torch.linalg's.
 __all__ = ["cat", "concat", "concatenate", "stack", "hstack", "vstack", "row_stack", "dstack", "column_stack",
            "tile", "repeat_interleave", "flip", "fliplr", "flipud", "roll", "tril", "triu", "tril_indices",
            "triu_indices", "diagonal", "diag", "diagonal_copy", "diag_embed", "trace", "meshgrid"]
-
-
-class CatBackward0(make_node_class("CatBackward0", None)):
-    """Each input gets its slice of the gradient back."""
-
-    def backward(self, grad):
-        out, start = [], 0
-        for size, needed in zip(self.sizes, self.next_functions):
-            if needed[0] is None:
-                out.append(None)
-            elif size is None:  # a legacy empty 1-D input that cat skipped
-                out.append(grad.new_zeros(0))
-            else:
-                out.append(grad.narrow(self.dim, start, size))
-            start += size or 0
-        return tuple(out)
 
 
 def _tensor_list(tensors, fn):
@@ -43,67 +30,84 @@ def _tensor_list(tensors, fn):
     return _checks.expect_tensors(fn, tensors)
 
 
-def cat(tensors, dim=0, *, out=None):
-    tensors = _tensor_list(tensors, "cat")
+def _promoted(arrays):
+    """The arrays in torch's result dtype of the list (cat and stack promote as an op with several
+    tensor operands does: ``cat([int64, float32])`` is float32, where NumPy's would be float64)."""
+    dt = arrays[0].dtype
+    if all(a.dtype == dt for a in arrays):
+        return arrays
+    rt = _dtype.result_type_of([_DTYPE_OF[a.dtype] for a in arrays], (), ()).numpy_dtype
+    return [a.astype(rt, copy=False) for a in arrays]
+
+
+def _cat_kernel(tensors, dim=0):
     for i, t in enumerate(tensors):
-        if t._data.ndim == 0:
+        if t.ndim == 0:
             raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
     # torch skips legacy empty 1-D tensors of shape (0,) in cat: the first other tensor sets the shape
     ref = next((t for t in tensors if not _legacy_empty(t)), tensors[0])
-    d = _wrap_dim(dim, ref._data.ndim)
-    parts = [t for t in tensors if not _legacy_empty(t) or t is ref]
-    for i, t in enumerate(parts):
-        if t._data.ndim != ref._data.ndim:
-            raise RuntimeError(f"Tensors must have same number of dimensions: got {ref._data.ndim} and {t._data.ndim}")
-        for k in range(ref._data.ndim):
-            if k != d and t._data.shape[k] != ref._data.shape[k]:
+    d = _wrap_dim(dim, ref.ndim)
+    for i, t in enumerate(t for t in tensors if not _legacy_empty(t) or t is ref):
+        if t.ndim != ref.ndim:
+            raise RuntimeError(f"Tensors must have same number of dimensions: got {ref.ndim} and {t.ndim}")
+        for k in range(ref.ndim):
+            if k != d and t.shape[k] != ref.shape[k]:
                 raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. Expected size "
-                                   f"{ref._data.shape[k]} but got size {t._data.shape[k]} for tensor number {i} in "
-                                   f"the list.")
-    from ._op import result_dtype
-    dt = result_dtype(*tensors).numpy_dtype
-    res = _wrap(row_major(xp.concatenate([t._data for t in parts], axis=d, dtype=dt)) if len(parts) > 1
-                else parts[0]._data.astype(dt, order="C", copy=True))
-    if _state.enabled and any(t._requires_grad for t in tensors):
-        node = record(CatBackward0, res, tuple(tensors))
-        node.dim = d
-        node.sizes = [t._data.shape[d] if t._data.ndim == ref._data.ndim else None for t in tensors]
+                                   f"{ref.shape[k]} but got size {t.shape[k]} for tensor number {i} in the list.")
+    arrays = _promoted(list(tensors))
+    parts = [a for a, t in zip(arrays, tensors) if not _legacy_empty(t) or t is ref]
+    if len(parts) == 1:
+        return parts[0].copy(order="C")
+    return row_major(xp.concatenate(parts, axis=d))
+
+
+def _legacy_empty(a):
+    return a.ndim == 1 and a.shape[0] == 0
+
+
+cat_op = defop("cat(Tensor[] tensors, int dim=0) -> Tensor", _cat_kernel, node="CatBackward0",
+               tensors=lambda grad, tensors_sizes, dim: cat_tensors_backward(grad, tensors_sizes, dim))
+
+
+def cat(tensors, dim=0, *, out=None):
+    if seam.on:
+        return seam.torch_function(cat, (tensors, dim), {"out": out})
+    res = cat_op(_tensor_list(tensors, "cat"), dim)
     return res if out is None else _checks.write_out("cat", res, out)
 
 
 concat = concatenate = cat
 
 
-def _legacy_empty(t):
-    return t._data.ndim == 1 and t._data.shape[0] == 0
+def _stack_kernel(tensors, dim=0):
+    shp = tensors[0].shape
+    for i, t in enumerate(tensors):
+        if t.shape != shp:
+            raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(shp)} at entry 0 and "
+                               f"{list(t.shape)} at entry {i}")
+    return row_major(xp.stack(_promoted(list(tensors)), axis=_wrap_dim(dim, len(shp) + 1)))
 
 
-class StackBackward0(make_node_class("StackBackward0", None)):
-    def backward(self, grad):
-        return tuple(g if n[0] is not None else None for g, n in zip(grad.unbind(self.dim), self.next_functions))
+stack_op = defop("stack(Tensor[] tensors, int dim=0) -> Tensor", _stack_kernel, node="StackBackward0",
+                 tensors=lambda grad, tensors_sizes, dim: stack_tensors_backward(grad, len(tensors_sizes), dim))
 
 
 def stack(tensors, dim=0, *, out=None):
-    tensors = _tensor_list(tensors, "stack")
-    shp = tensors[0]._data.shape
-    for i, t in enumerate(tensors):
-        if t._data.shape != shp:
-            raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(shp)} at entry 0 and "
-                               f"{list(t._data.shape)} at entry {i}")
-    d = _wrap_dim(dim, len(shp) + 1)
-    from ._op import result_dtype
-    dt = result_dtype(*tensors).numpy_dtype
-    res = _wrap(row_major(xp.stack([t._data for t in tensors], axis=d).astype(dt, copy=False)))
-    if _state.enabled and any(t._requires_grad for t in tensors):
-        record(StackBackward0, res, tuple(tensors)).dim = d
+    if seam.on:
+        return seam.torch_function(stack, (tensors, dim), {"out": out})
+    res = stack_op(_tensor_list(tensors, "stack"), dim)
     return res if out is None else _checks.write_out("stack", res, out)
 
 
 def hstack(tensors):
+    if seam.on:
+        return seam.torch_function(hstack, (tensors,), {})
     return cat(tensors, 0 if tensors[0].dim() == 1 else 1)
 
 
 def vstack(tensors):
+    if seam.on:
+        return seam.torch_function(vstack, (tensors,), {})
     from .shape import atleast_2d
     return cat([atleast_2d(t) for t in tensors], 0)
 
@@ -112,58 +116,56 @@ row_stack = vstack
 
 
 def dstack(tensors):
+    if seam.on:
+        return seam.torch_function(dstack, (tensors,), {})
     return stack(tensors, 2) if tensors[0].dim() <= 1 else cat(tensors, 2)
 
 
 def column_stack(tensors):
+    if seam.on:
+        return seam.torch_function(column_stack, (tensors,), {})
     return cat([t.reshape(-1, 1) if t.dim() <= 1 else t for t in tensors], 1)
 
 
-class RepeatBackward0(make_node_class("RepeatBackward0", None)):
-    """Sum the gradient over the copies: view (r0, s0, r1, s1, ...) and sum the r dims."""
+def _repeat_kernel(self, repeats):
+    if len(repeats) < self.ndim:
+        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor")
+    sizes = [r * s for r, s in zip(repeats, (1,) * (len(repeats) - self.ndim) + self.shape)]
+    if any(r < 0 for r in repeats):
+        raise RuntimeError(f"Trying to create tensor with negative dimension {min(sizes)}: {sizes}")
+    try:
+        return xp.tile(self, tuple(repeats))
+    except MemoryError:
+        raise _checks.out_of_memory(tuple(sizes), self.itemsize) from None
 
-    def backward(self, grad):
-        reps, sizes = self.repeats, self.self_sizes
-        lead = len(reps) - len(sizes)
-        sizes = (1,) * lead + tuple(sizes)
-        split = []
-        for r, s in zip(reps, sizes):
-            split += [r, s]
-        g = grad.reshape(split).sum(tuple(range(0, 2 * len(reps), 2)))
-        return g.reshape(self.self_sizes)
+
+repeat_op = defop("repeat(Tensor self, SymInt[] repeats) -> Tensor", _repeat_kernel, node="RepeatBackward0",
+                  self=lambda grad, repeats, self_sizes: repeat_backward(grad, repeats, self_sizes))
 
 
 @method()
 def repeat(input, *repeats):
+    if seam.on:
+        return seam.torch_function(repeat, (input,) + repeats, {})
     from .shape import _shape_arg
-    repeats = _shape_arg(repeats)
-    if len(repeats) < input._data.ndim:
-        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor")
-    if any(r < 0 for r in repeats):
-        sizes = [r * s for r, s in zip(repeats, (1,) * (len(repeats) - input._data.ndim) + input._data.shape)]
-        raise RuntimeError(f"Trying to create tensor with negative dimension {min(sizes)}: {sizes}")
-    try:
-        res = _wrap(xp.tile(input._data, repeats))
-    except MemoryError:
-        shape = tuple(r * s for r, s in zip(repeats, (1,) * (len(repeats) - input._data.ndim) + input._data.shape))
-        raise _checks.out_of_memory(shape, input._data.itemsize) from None
-    if input._requires_grad and _state.enabled:
-        node = record(RepeatBackward0, res, (input,), meta_check=False)
-        node.repeats, node.self_sizes = repeats, input._data.shape
-    return res
+    return repeat_op(input, _shape_arg(repeats))
 
 
 @method()
 def tile(input, *dims):
+    if seam.on:
+        return seam.torch_function(tile, (input,) + dims, {})
     from .shape import _shape_arg
     dims = _shape_arg(dims)
     if len(dims) < input._data.ndim:
         dims = (1,) * (input._data.ndim - len(dims)) + dims
-    return repeat(input, dims)
+    return repeat_op(input, dims)
 
 
 @method()
 def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
+    if seam.on:
+        return seam.torch_function(repeat_interleave, (input, repeats, dim), {"output_size": output_size})
     if repeats is None:  # torch.repeat_interleave(repeats): indices repeated
         r = input._data
         return _wrap(xp.repeat(xp.arange(len(r)), r))
@@ -200,200 +202,219 @@ def flip(input, *dims):
 
 
 def fliplr(input):
+    if seam.on:
+        return seam.torch_function(fliplr, (input,), {})
     return flip(input, 1)
 
 
 def flipud(input):
+    if seam.on:
+        return seam.torch_function(flipud, (input,), {})
     return flip(input, 0)
 
 
 Tensor.fliplr, Tensor.flipud = fliplr, flipud
 
 
-class RollBackward0(make_node_class("RollBackward0", None)):
-    def backward(self, grad):
-        shifts = tuple(-s for s in self.shifts) if isinstance(self.shifts, tuple) else -self.shifts
-        return grad.roll(shifts, self.dims)
+def _roll_kernel(self, shifts, dims=()):
+    if not dims:      # no dims: the flattened tensor is rolled
+        return xp.roll(self, shifts[0]) if self.ndim else self.copy()
+    return row_major(xp.roll(self, tuple(shifts), tuple(dims)))
+
+
+roll_op = defop("roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor", _roll_kernel, node="RollBackward0",
+                self=lambda grad, shifts, dims: aten.roll(grad, [-s for s in shifts], dims))
 
 
 @method()
 def roll(input, shifts, dims=None):
-    ns = len(shifts) if isinstance(shifts, (list, tuple)) else 1
-    nd = (len(dims) if isinstance(dims, (list, tuple)) else 1) if dims is not None else 0
-    if dims is not None and ns != nd or dims is None and ns != 1:
-        raise RuntimeError(f"shifts and dimensions must align. shifts: {ns}, dims:{nd}")
-    if dims is not None:
-        nd_in = input._data.ndim
-        dims = tuple(_wrap_dim(d, nd_in) for d in dims) if isinstance(dims, (list, tuple)) else _wrap_dim(dims, nd_in)
-    res = _wrap(row_major(xp.roll(input._data, shifts, dims)))
-    if input._requires_grad and _state.enabled:
-        node = record(RollBackward0, res, (input,), meta_check=False)
-        node.shifts = tuple(shifts) if isinstance(shifts, (list, tuple)) else shifts
-        node.dims = tuple(dims) if isinstance(dims, (list, tuple)) else dims
-    return res
+    if seam.on:
+        return seam.torch_function(roll, (input, shifts, dims), {})
+    shifts = list(shifts) if isinstance(shifts, (list, tuple)) else [shifts]
+    dims = [] if dims is None else list(dims) if isinstance(dims, (list, tuple)) else [dims]
+    if len(shifts) != len(dims) and (dims or len(shifts) != 1):
+        raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}")
+    nd = input._data.ndim
+    return roll_op(input, shifts, [_wrap_dim(d, nd) for d in dims])
 
 
-TrilBackward0 = make_node_class("TrilBackward0", lambda self, grad: grad.tril(self.diagonal))
-TriuBackward0 = make_node_class("TriuBackward0", lambda self, grad: grad.triu(self.diagonal))
+def _triangle(keep_lower):
+    name = "tril" if keep_lower else "triu"
+
+    def kernel(self, diagonal=0):
+        if self.ndim < 2:
+            raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
+        return xp.tril(self, diagonal) if keep_lower else xp.triu(self, diagonal)
+    kernel.__name__ = f"_{name}_kernel"
+    return kernel
+
+
+tril_op = defop("tril(Tensor self, int diagonal=0) -> Tensor", _triangle(True), node="TrilBackward0",
+                self=lambda grad, diagonal: aten.tril(grad, diagonal))
+triu_op = defop("triu(Tensor self, int diagonal=0) -> Tensor", _triangle(False), node="TriuBackward0",
+                self=lambda grad, diagonal: aten.triu(grad, diagonal))
 
 
 @method()
 def tril(input, diagonal=0):
-    if input._data.ndim < 2:
-        raise RuntimeError("tril: input tensor must have at least 2 dimensions")
-    res = _wrap(xp.tril(input._data, diagonal))
-    if input._requires_grad and _state.enabled:
-        record(TrilBackward0, res, (input,), meta_check=False).diagonal = diagonal
-    return res
+    if seam.on:
+        return seam.torch_function(tril, (input, diagonal), {})
+    return tril_op(input, diagonal)
 
 
 @method()
 def triu(input, diagonal=0):
-    if input._data.ndim < 2:
-        raise RuntimeError("triu: input tensor must have at least 2 dimensions")
-    res = _wrap(xp.triu(input._data, diagonal))
-    if input._requires_grad and _state.enabled:
-        record(TriuBackward0, res, (input,), meta_check=False).diagonal = diagonal
-    return res
+    if seam.on:
+        return seam.torch_function(triu, (input, diagonal), {})
+    return triu_op(input, diagonal)
 
 
-Tensor.tril_ = lambda self, diagonal=0: _inplace(self, "tril_", tril, diagonal)
-Tensor.triu_ = lambda self, diagonal=0: _inplace(self, "triu_", triu, diagonal)
+@method()
+def tril_(input, diagonal=0):
+    if seam.on:
+        return seam.torch_function(tril_, (input, diagonal), {})
+    return inplace(input, "tril_", tril_op, diagonal)
 
 
-def _inplace(self, name, fn, *args):
-    from ._op import inplace
-    return inplace(self, name, fn, *args)
+@method()
+def triu_(input, diagonal=0):
+    if seam.on:
+        return seam.torch_function(triu_, (input, diagonal), {})
+    return inplace(input, "triu_", triu_op, diagonal)
 
 
 def tril_indices(row, col, offset=0, *, dtype=None, device=None):
+    if seam.on:
+        return seam.torch_function(tril_indices, (row, col, offset), {"dtype": dtype, "device": device})
     r, c = xp.tril_indices(row, offset, col)
     return _wrap(xp.stack([r, c]).astype("int64"))
 
 
 def triu_indices(row, col, offset=0, *, dtype=None, device=None):
+    if seam.on:
+        return seam.torch_function(triu_indices, (row, col, offset), {"dtype": dtype, "device": device})
     if row < 0 or col < 0:
         raise RuntimeError(f"{'row' if row < 0 else 'col'} must be non-negative, got{row if row < 0 else col}")
     r, c = xp.triu_indices(row, offset, col)
     return _wrap(xp.stack([r, c]).astype("int64"))
 
 
-class DiagonalBackward0(make_node_class("DiagonalBackward0", None)):
-    """Zeros of the input's shape with the gradient placed on the diagonal (differentiable, so
-    double backward works: its own derivative takes the diagonal again)."""
+# ---- diagonals and the trace -----------------------------------------------------------------------------
+def _diagonal_kernel(self, offset=0, dim1=0, dim2=1):
+    """A writable view of the diagonal, as the last dim (NumPy's own ``diagonal`` is read-only)."""
+    n = self.ndim
+    d1, d2 = _wrap_dim(dim1, n), _wrap_dim(dim2, n)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    a = xp.moveaxis(self, (d1, d2), (-2, -1))
+    a = a[..., :, offset:] if offset >= 0 else a[..., -offset:, :]
+    shape = a.shape[:-2] + (min(a.shape[-2:]),)
+    strides = a.strides[:-2] + (a.strides[-2] + a.strides[-1],)
+    return xp.lib.stride_tricks.as_strided(a, shape, strides, writeable=self.flags.writeable)
 
-    def backward(self, grad):
-        from .indexing import _index_put_into_zeros
-        return _index_put_into_zeros(grad, self.self_sizes, _diag_index(self.self_sizes, self.offset, self.dim1,
-                                                                         self.dim2))
+
+def _diagonal_backward_kernel(grad_output, input_sizes, offset, dim1, dim2):
+    out = xp.zeros(tuple(input_sizes), grad_output.dtype)
+    _diagonal_kernel(out, offset, dim1, dim2)[...] = grad_output
+    return out
 
 
-DiagonalBackward0_copy = make_node_class("DiagonalBackward0_copy", DiagonalBackward0.backward)  # torch.diag(2-D)
+def _diag_embed_kernel(self, offset=0, dim1=-2, dim2=-1):
+    n = self.ndim + 1
+    d1, d2 = _wrap_dim(dim1, n), _wrap_dim(dim2, n)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    size = (self.shape[-1] if self.ndim else 1) + builtins.abs(offset)
+    shape = list(self.shape[:-1])
+    for d in sorted((d1, d2)):
+        shape.insert(d, size)
+    out = xp.zeros(tuple(shape), self.dtype)
+    _diagonal_kernel(out, offset, d1, d2)[...] = self
+    return out
 
 
-def _diag_index(shape, offset, d1, d2):
-    n1, n2 = shape[d1], shape[d2]
-    if offset >= 0:
-        k = max(min(n1, n2 - offset), 0)
-        i, j = xp.arange(k), xp.arange(k) + offset
-    else:
-        k = max(min(n1 + offset, n2), 0)
-        i, j = xp.arange(k) - offset, xp.arange(k)
-    idx = [builtins.slice(None)] * len(shape)
-    # advanced indices on d1/d2 move the diagonal to the end, matching xp.diagonal's layout
-    grids = xp.ix_(*[xp.arange(s) for k2, s in enumerate(shape) if k2 not in (d1, d2)], xp.arange(k)) \
-        if len(shape) > 2 else None
-    if grids is None:  # (i runs along dim1, j along dim2, whichever order they come in)
-        return (i, j) if d1 < d2 else (j, i)
-    others = [k2 for k2 in range(len(shape)) if k2 not in (d1, d2)]
-    full = [None] * len(shape)
-    for pos, k2 in enumerate(others):
-        full[k2] = grids[pos]
-    full[d1] = i.reshape((1,) * len(others) + (-1,))
-    full[d2] = j.reshape((1,) * len(others) + (-1,))
-    return tuple(full)
+def _diagonal_formula(grad, self_sizes, offset, dim1, dim2):
+    return aten.diagonal_backward(grad, self_sizes, offset, dim1, dim2)
+
+
+diagonal_op = defop("diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)", _diagonal_kernel,
+                    node="DiagonalBackward0", self=_diagonal_formula)
+diagonal_backward_op = defop("diagonal_backward(Tensor grad_output, SymInt[] input_sizes, int offset, int dim1, "
+                             "int dim2) -> Tensor", _diagonal_backward_kernel, node="DiagonalBackwardBackward0",
+                             grad_output=lambda grad, offset, dim1, dim2: aten.diagonal(grad, offset, dim1, dim2))
+diagonal_copy_op = defop("diagonal_copy(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor",
+                         lambda self, offset=0, dim1=0, dim2=1: _diagonal_kernel(self, offset, dim1, dim2).copy(),
+                         node="DiagonalBackward0_copy", self=_diagonal_formula)
+diag_embed_op = defop("diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor", _diag_embed_kernel,
+                      node="DiagEmbedBackward0",
+                      self=lambda grad, offset, dim1, dim2: aten.diagonal(grad, offset, dim1, dim2))
 
 
 @method()
 def diagonal(input, offset=0, dim1=0, dim2=1):
-    nd = input._data.ndim
-    d1, d2 = _wrap_dim(dim1, nd), _wrap_dim(dim2, nd)
-    if d1 == d2:
-        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
-    from .shape import _view
-    arr = xp.diagonal(input._data, offset, d1, d2)
-    if type(arr) is xp.ndarray and input._data.flags.writeable:
-        arr.setflags(write=True)  # NumPy's diagonal is read-only for backward compatibility only; torch's is writable
-    res = _view(input, arr)
-    if input._requires_grad and _state.enabled:
-        node = record(DiagonalBackward0, res, (input,), meta_check=False)
-        node.self_sizes, node.offset, node.dim1, node.dim2 = input._data.shape, offset, d1, d2
-    return res
+    """The diagonal as a view (writes through it reach ``input``), along the last dim."""
+    if seam.on:
+        return seam.torch_function(diagonal, (input, offset, dim1, dim2), {})
+    return diagonal_op(input, offset, dim1, dim2)
 
 
-class DiagEmbedBackward0(make_node_class("DiagEmbedBackward0", None)):
-    def backward(self, grad):
-        return grad.diagonal(self.offset)
+def diagonal_copy(input, offset=0, dim1=0, dim2=1):
+    if seam.on:
+        return seam.torch_function(diagonal_copy, (input, offset, dim1, dim2), {})
+    return diagonal_copy_op(input, offset, dim1, dim2)
 
 
 @method()
 def diag(input, diagonal=0):
+    """A 1-D input: the matrix with it on a diagonal (diag_embed); a 2-D one: a copy of a diagonal."""
+    if seam.on:
+        return seam.torch_function(diag, (input, diagonal), {})
     if input._data.ndim == 1:
-        res = _wrap(xp.diag(input._data, diagonal))
-        if input._requires_grad and _state.enabled:
-            record(DiagEmbedBackward0, res, (input,), meta_check=False).offset = diagonal
-        return res
+        return diag_embed_op(input, diagonal, 0, 1)
     if input._data.ndim == 2:
-        return diagonal_copy(input, diagonal)
+        return diagonal_copy_op(input, diagonal)
     raise RuntimeError("diag(): Supports 1D or 2D tensors. Got " + str(input._data.ndim) + "D")
 
 
-def diagonal_copy(input, offset=0, dim1=0, dim2=1):
-    nd = input._data.ndim
-    d1, d2 = _wrap_dim(dim1, nd), _wrap_dim(dim2, nd)
-    res = _wrap(xp.diagonal(input._data, offset, d1, d2).copy())
-    if input._requires_grad and _state.enabled:
-        node = record(DiagonalBackward0_copy, res, (input,), meta_check=False)
-        node.self_sizes, node.offset, node.dim1, node.dim2 = input._data.shape, offset, d1, d2
-    return res
-
-
+@method()
 def diag_embed(input, offset=0, dim1=-2, dim2=-1):
-    n = input.shape[-1] + builtins.abs(offset)
-    from .creation import zeros
-    out = zeros(*input.shape[:-1], n, n, dtype=input.dtype)
-    idx = xp.arange(input.shape[-1])
-    r, c = (idx, idx + offset) if offset >= 0 else (idx - offset, idx)
-    out._data[..., r, c] = input._data
-    if input._requires_grad and _state.enabled:
-        record(DiagEmbedBackward0, out, (input,), meta_check=False).offset = offset
+    if seam.on:
+        return seam.torch_function(diag_embed, (input, offset, dim1, dim2), {})
+    return diag_embed_op(input, offset, dim1, dim2)
+
+
+def _trace_kernel(self):
+    if self.ndim != 2:
+        raise RuntimeError("trace: expected a matrix, but got tensor with dim " + str(self.ndim))
+    return xp.asarray(xp.trace(self), dtype="int64" if self.dtype.kind in "biu" else self.dtype)
+
+
+def _trace_backward_kernel(grad, sizes):
+    out = xp.zeros(tuple(sizes), grad.dtype)
+    n = min(sizes)
+    out[xp.arange(n), xp.arange(n)] = grad
     return out
 
 
-Tensor.diag_embed = diag_embed
-
-
-class TraceBackward0(make_node_class("TraceBackward0", None)):
-    def backward(self, grad):
-        from .indexing import _index_put_into_zeros
-        n = min(self.self_sizes)
-        return _index_put_into_zeros(grad.expand(n), self.self_sizes, (xp.arange(n), xp.arange(n)))
+trace_op = defop("trace(Tensor self) -> Tensor", _trace_kernel, node="TraceBackward0",
+                 self=lambda grad, self_sizes: aten.trace_backward(grad, self_sizes))
+# (torch's trace_backward is a composite of zeros and index_fill; as one op its double backward is the trace)
+trace_backward_op = defop("trace_backward(Tensor grad, SymInt[] sizes) -> Tensor", _trace_backward_kernel,
+                          node="TraceBackwardBackward0", grad=lambda grad: aten.trace(grad))
 
 
 @method()
 def trace(input):
-    if input._data.ndim != 2:
-        raise RuntimeError("trace: expected a matrix, but got tensor with dim " + str(input._data.ndim))
-    d = input._data
-    res = _wrap(xp.asarray(xp.trace(d), dtype="int64" if d.dtype.kind in "biu" else d.dtype))
-    if input._requires_grad and _state.enabled:
-        record(TraceBackward0, res, (input,), meta_check=False).self_sizes = d.shape
-    return res
+    if seam.on:
+        return seam.torch_function(trace, (input,), {})
+    return trace_op(input)
 
 
 def meshgrid(*tensors, indexing=None):
     """Coordinate grids: output i varies along dim i ('ij'), or with the first two dims swapped ('xy').
     Each output is a view (reshape + expand) of its input, as torch's are."""
+    if seam.on:
+        return seam.torch_function(meshgrid, tensors, {"indexing": indexing})
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
     if indexing is None:
