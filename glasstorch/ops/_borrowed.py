@@ -10,10 +10,9 @@ and formulas:
 
 * shape (``ops/shape.py``): ``slice``, ``slice_backward``, ``select``, ``select_backward``,
   ``_unsafe_view``, ``squeeze_``;
-* pointwise (``ops/pointwise.py``): ``masked_fill``;
 * creation (``ops/creation.py``): ``new_zeros``.
 
-Only the aten ops live here: ``torch.narrow``, ``Tensor.select``, ``Tensor.masked_fill`` ... are
+Only the aten ops live here: ``torch.narrow``, ``Tensor.select`` ... are
 the public functions of their own modules.
 """
 from .._array import xp
@@ -70,17 +69,6 @@ select_op = defop("select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a
 select_backward_op = defop("select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor",
                            _select_backward_kernel, node="SelectBackwardBackward0",
                            grad_output=lambda grad, dim, index: aten.select(grad, dim, index))
-
-
-# ---- masked_fill (pointwise) ----------------------------------------------------------------------------
-def _masked_fill_kernel(self, mask, value):
-    return xp.where(mask, xp.asarray(value, dtype=self.dtype), self)
-
-
-masked_fill_op = defop("masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor", _masked_fill_kernel,
-                       node="MaskedFillBackward0",
-                       self=lambda grad, mask: aten.masked_fill(grad, mask, 0),
-                       mask=None)
 
 
 # ---- _unsafe_view, squeeze_ (shape): the views matmul's decomposition records ----------------------------
