@@ -13,7 +13,7 @@ is deleted (see the report of branch ``conv-red``).
 Only the aten ops live here: ``torch.flip``, ``Tensor.gather`` ... are still the public functions
 of their own modules.
 """
-from .._array import xp
+from .._array import xp, as_strided
 from .._tensor import _wrap_dim
 from .._ops import defop, aten
 
@@ -129,7 +129,7 @@ def _diagonal_kernel(self, offset=0, dim1=0, dim2=1):
     a = a[..., :, offset:] if offset >= 0 else a[..., -offset:, :]
     shape = a.shape[:-2] + (min(a.shape[-2:]),)
     strides = a.strides[:-2] + (a.strides[-2] + a.strides[-1],)
-    return xp.lib.stride_tricks.as_strided(a, shape, strides, writeable=self.flags.writeable)
+    return as_strided(a, shape, strides, writeable=self.flags.writeable)
 
 
 def _diagonal_backward_kernel(grad_output, input_sizes, offset, dim1, dim2):
