@@ -46,8 +46,7 @@ import inspect
 import re
 
 from ._seam import seam
-from ._array import xp, array_types, array_errors, translate_array_error, on_new_array_type, MetaArray, check_devices, \
-    as_meta
+from ._array import xp, array_types, array_errors, translate_array_error, on_new_array_type, meta as _meta
 from .autograd import grad_mode
 from .autograd.graph import FormulaNode, node_helpers, MULTI_OUTPUT_NODE
 from . import _ops_codegen as _codegen
@@ -257,8 +256,8 @@ _ARRAY_TYPES = array_types()
 _ARRAY_ERRORS = array_errors()
 # the names the generated code uses (see _ops_codegen)
 _CALL_HELPERS = {"seam": seam, "_state": _state, "_ARRAY_TYPES": _ARRAY_TYPES, "_ARRAY_ERRORS": _ARRAY_ERRORS,
-                 "_translate": translate_array_error, "_MetaArray": MetaArray, "_check_devices": check_devices,
-                 "_as_meta": as_meta, "_narrow_0d": _narrow_0d, "_FLOAT64": _FLOAT64, "_MULTI_OUTPUT_NODE": MULTI_OUTPUT_NODE}
+                 "_translate": translate_array_error, "_meta_touched": _meta.touched,
+                 "_settle": _meta.settle, "_narrow_0d": _narrow_0d, "_FLOAT64": _FLOAT64, "_MULTI_OUTPUT_NODE": MULTI_OUTPUT_NODE}
 _NODE_HELPERS = node_helpers()
 
 

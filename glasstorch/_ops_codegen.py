@@ -82,17 +82,9 @@ def op_call_source(op):
     lines.append(f"        _result = _kernel({kernel_call})")
     lines.append("    except _ARRAY_ERRORS as _e:")
     lines.append(f"        raise _translate(_e, _op, {all_args}) from None")
-    if probe is not None:   # a meta result: were all tensors on one device? (a CPU result pays one type test)
-        if schema.returns_tuple or schema.returns_list:
-            lines.append("    if _MetaArray in map(type, _result):")
-        else:
-            lines.append("    if type(_result) is _MetaArray:")
-        lines.append(f"        _check_devices(_op, {all_args})")
-        if schema.returns_tuple or schema.returns_list:   # (an output the kernel made with NumPy: meta too)
-            lines.append("        _result = _as_meta(_result)")
-        if not args[probe].is_tensor_list:   # a kernel that made its result with NumPy from a meta input
-            lines.append(f"    elif type(_a{probe}) is _MetaArray:")
-            lines.append("        _result = _as_meta(_result)")
+    if probe is not None:   # a meta array took part: the device rule, and meta outputs (a CPU op pays one test)
+        lines.append("    if _meta_touched.flag:")
+        lines.append(f"        _result = _settle(_op, {all_args}, _result)")
     if _VALUE_BASED_CASTING and not (schema.returns_tuple or schema.returns_list) \
             and not any("ScalarType" in a.type for a in args):
         tensors = ", ".join(f"_a{i}" for i, a in enumerate(args) if a.is_tensor)

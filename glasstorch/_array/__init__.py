@@ -59,7 +59,7 @@ from . import threads  # noqa: E402
 default_threads = threads.apply_default()   # one BLAS thread unless the environment chose (threads.py)
 
 from . import meta  # noqa: E402   (the meta device: arrays with a shape and no data)
-from .meta import MetaArray, MetaDataError, check_devices, as_meta  # noqa: E402,F401
+from .meta import MetaArray, MetaDataError, check_devices  # noqa: E402,F401
 
 def _cupy_if_loaded():
     """CuPy if something already imported it, else None: no array can be a CuPy array before that, so

@@ -32,6 +32,19 @@ import numpy as np
 SMALL = 1 << 16   # the largest operand (elements) the fallback's stand-ins may be computed on
 
 
+class _Touched:
+    """Set whenever a meta array's shape is read or NumPy hands it a computation: the hint the op
+    layer reads after each kernel (one attribute test: a CPU op pays nothing more) before it settles
+    a result that may involve meta arrays (``settle``)."""
+    __slots__ = ("flag",)
+
+    def __init__(self):
+        self.flag = False
+
+
+touched = _Touched()
+
+
 class MetaDataError(NotImplementedError):
     """A kernel asked for the values of a meta array (or for a NumPy function with no meta rule).
     Its text completes "glasstorch's meta device has no data: ..." ."""
@@ -101,6 +114,7 @@ class MetaArray(np.lib.mixins.NDArrayOperatorsMixin):
 
     @property
     def shape(self):
+        touched.flag = True
         return self._shape
 
     @shape.setter
@@ -209,15 +223,18 @@ class MetaArray(np.lib.mixins.NDArrayOperatorsMixin):
 
     # ---- indexing -------------------------------------------------------------------------
     def __getitem__(self, index):
+        touched.flag = True
         return _index(self, index)
 
     def __setitem__(self, index, value):
+        touched.flag = True
         target = _index(self, index)
         shape = value.shape if hasattr(value, "shape") else np.shape(value)
         _broadcast(tuple(shape), target.shape)   # (a write with no data: only its shapes are checked)
 
     # ---- NumPy's protocols ----------------------------------------------------------------
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        touched.flag = True
         out = kwargs.pop("out", None)
         kwargs.pop("where", None)
         if method == "__call__":
@@ -244,6 +261,7 @@ class MetaArray(np.lib.mixins.NDArrayOperatorsMixin):
         return result
 
     def __array_function__(self, func, types, args, kwargs):
+        touched.flag = True
         if not all(issubclass(t, (MetaArray, np.ndarray)) for t in types):
             return NotImplemented
         rule = _FUNCTIONS.get(func)
@@ -340,13 +358,24 @@ def _dummy_dtype(fn, inputs, kwargs):
     return r[0].dtype if isinstance(r, tuple) else np.asarray(r).dtype
 
 
+def settle(op, args, result):
+    """An op's result after its kernel touched a meta array: torch's device rule on the op's tensor
+    arguments (``check_devices``), and, when one of them is meta, the result as meta arrays (a
+    kernel may have made part of it with NumPy's own functions, ``np.zeros(a.shape)``)."""
+    touched.flag = False
+    if check_devices(op, args) == "meta":
+        return as_meta(result)
+    return result
+
+
 def check_devices(op, args):
     """torch's device rule for an op whose result came out meta: every tensor argument on one
     device, except 0-d CPU tensors (numbers). ``args``: the op's arguments (Tensors, lists of them,
     other values). Called only when a meta array took part, so a CPU op never pays for it; the
-    kernels' own NumPy arrays (index ranges, constants) are no arguments and never count."""
-    _same_device(getattr(t, "_data", None) for value in args
-                 for t in (value if isinstance(value, (list, tuple)) else (value,)))
+    kernels' own NumPy arrays (index ranges, constants) are no arguments and never count. Returns
+    the device type ("cpu", "meta") of the tensors, or None when there are none."""
+    return _same_device(getattr(t, "_data", None) for value in args
+                        for t in (value if isinstance(value, (list, tuple)) else (value,)))
 
 
 def _same_device(arrays):
@@ -362,6 +391,7 @@ def _same_device(arrays):
             expected = here
         elif here != expected:
             raise RuntimeError(f"Tensor on device {here} is not on the expected device {expected}!")
+    return expected
 
 
 def _arrays_in(args, kwargs):
