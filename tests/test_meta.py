@@ -351,3 +351,16 @@ def test_every_op_on_meta_gives_torchs_shapes_dtypes_and_nodes_or_refuses():
 def test_every_sample_of_every_op_on_meta():
     answered, refused = _every_op_on_meta(None)
     assert answered >= 1800, (answered, refused)
+
+
+def test_cpu_ops_after_meta_ones_stay_on_the_cpu():
+    """The op layer settles a result only after a kernel touched a meta array (a hint, set by the
+    meta array itself); a CPU op that runs while the hint is up keeps its CPU result."""
+    m = glasstorch.ones(2, 3, device="meta")
+    _ = m.shape, m.sum()            # (reads that raise the hint)
+    x = glasstorch.ones(2, 3)
+    y = x * 2 + x
+    assert y.device.type == "cpu" and y.tolist() == [[3.0] * 3] * 2
+    glasstorch._array.meta.touched.flag = True   # as another thread's meta op would leave it
+    z = glasstorch.mm(x, x.t())
+    assert z.device.type == "cpu" and z.tolist() == [[3.0, 3.0], [3.0, 3.0]]
