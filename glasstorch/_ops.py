@@ -46,7 +46,7 @@ import inspect
 import re
 
 from ._seam import seam
-from ._array import xp, array_types, array_linalg_error, translate_array_error
+from ._array import xp, array_types, array_errors, translate_array_error, on_new_array_type, meta as _meta
 from .autograd import grad_mode
 from .autograd.graph import FormulaNode, node_helpers, MULTI_OUTPUT_NODE
 from . import _ops_codegen as _codegen
@@ -253,10 +253,11 @@ def _narrow_0d(result, inputs):
 
 
 _ARRAY_TYPES = array_types()
-_ARRAY_ERRORS = (ValueError, ArithmeticError, MemoryError, array_linalg_error())
+_ARRAY_ERRORS = array_errors()
 # the names the generated code uses (see _ops_codegen)
 _CALL_HELPERS = {"seam": seam, "_state": _state, "_ARRAY_TYPES": _ARRAY_TYPES, "_ARRAY_ERRORS": _ARRAY_ERRORS,
-                 "_translate": translate_array_error, "_narrow_0d": _narrow_0d, "_FLOAT64": _FLOAT64, "_MULTI_OUTPUT_NODE": MULTI_OUTPUT_NODE}
+                 "_translate": translate_array_error, "_meta_touched": _meta.touched,
+                 "_settle": _meta.settle, "_narrow_0d": _narrow_0d, "_FLOAT64": _FLOAT64, "_MULTI_OUTPUT_NODE": MULTI_OUTPUT_NODE}
 _NODE_HELPERS = node_helpers()
 
 
@@ -322,6 +323,24 @@ class _Ops:
 
 ops = _Ops()
 aten = ops.aten
+
+
+def _recognise_array_type(array_type):
+    """A kind of array that became possible after import (CuPy's, imported on the first GPU
+    question): every op's generated call tests its arguments against ``_ARRAY_TYPES`` (a tuple, the
+    fastest test), so each op's namespace gets the longer tuple."""
+    global _ARRAY_TYPES
+    if array_type in _ARRAY_TYPES:
+        return
+    _ARRAY_TYPES = _ARRAY_TYPES + (array_type,)
+    _CALL_HELPERS["_ARRAY_TYPES"] = _ARRAY_TYPES
+    for packet in list(vars(aten).values()):
+        if isinstance(packet, OpOverloadPacket):
+            for op in packet._overloads.values():
+                type(op).__call__.__globals__["_ARRAY_TYPES"] = _ARRAY_TYPES
+
+
+on_new_array_type(_recognise_array_type)
 
 
 def defop(schema, kernel, node=None, joint=None, output_differentiability=None, **formulas):

@@ -82,6 +82,9 @@ def op_call_source(op):
     lines.append(f"        _result = _kernel({kernel_call})")
     lines.append("    except _ARRAY_ERRORS as _e:")
     lines.append(f"        raise _translate(_e, _op, {all_args}) from None")
+    if probe is not None:   # a meta array took part: the device rule, and meta outputs (a CPU op pays one test)
+        lines.append("    if _meta_touched.flag:")
+        lines.append(f"        _result = _settle(_op, {all_args}, _result)")
     if _VALUE_BASED_CASTING and not (schema.returns_tuple or schema.returns_list) \
             and not any("ScalarType" in a.type for a in args):
         tensors = ", ".join(f"_a{i}" for i, a in enumerate(args) if a.is_tensor)

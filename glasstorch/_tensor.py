@@ -21,7 +21,7 @@ import warnings
 import weakref
 
 from . import _dtype
-from ._array import xp, device_type_of, as_numpy
+from ._array import xp, device_type_of, as_numpy, MetaArray
 from . import autograd
 from .autograd import grad_mode
 from ._seam import seam
@@ -96,8 +96,20 @@ class device:
     def __reduce__(self):
         return (device, (self.type, self.index))
 
+    def __enter__(self):
+        """``with torch.device("meta"):`` -- factories called inside without ``device=`` make their
+        tensors on this device (``ops/creation.py`` keeps the default device)."""
+        from .ops.creation import _enter_device
+        _enter_device(self)
+        return self
+
+    def __exit__(self, *exc_info):
+        from .ops.creation import _exit_device
+        _exit_device(self)
+
 
 _CPU = device("cpu")
+_META = device("meta")
 
 
 class memory_format:
@@ -465,7 +477,10 @@ class Tensor:
 
     @property
     def device(self):
-        return _CPU if type(self._data) is xp.ndarray else device(device_type_of(self._data), 0)
+        data = self._data
+        if type(data) is xp.ndarray:
+            return _CPU
+        return _META if type(data) is MetaArray else device(device_type_of(data), 0)
 
     @property
     def is_cuda(self):
@@ -477,11 +492,12 @@ class Tensor:
         _device_type_is(name) for name in ("xpu", "mps", "ipu", "xla", "maia", "mtia", "vulkan"))
     is_sparse = is_sparse_csr = is_nested = is_mkldnn = False
     is_quantized = False
-    is_meta = False
+    is_meta = property(lambda self: type(self._data) is MetaArray, doc="True if the Tensor is a meta tensor: a "
+                       "shape, dtype and strides with no data.")
     layout = "torch.strided"
 
     def get_device(self):
-        return -1 if self.device.type == "cpu" else 0
+        return -1 if self.device.type in ("cpu", "meta") else 0
 
     def dim(self):
         return self._data.ndim
@@ -514,6 +530,8 @@ class Tensor:
         return st if dim is None else st[_wrap_dim(dim, self._data.ndim)]
 
     def storage_offset(self):
+        if type(self._data) is MetaArray:   # (a meta array keeps its offset: it has no address)
+            return self._data.offset // max(self._data.itemsize, 1)
         base = self._data
         while base.base is not None and isinstance(base.base, type(base)):
             base = base.base
@@ -525,7 +543,8 @@ class Tensor:
 
     def data_ptr(self):
         d = self._data
-        return d.__array_interface__["data"][0] if type(d) is xp.ndarray else int(d.data.ptr)
+        return d.__array_interface__["data"][0] if type(d) is xp.ndarray else 0 if type(d) is MetaArray else \
+            int(d.data.ptr)
 
     def untyped_storage(self):
         raise NotImplementedError("glasstorch tensors have no separate storage object; use data_ptr()")
@@ -584,8 +603,8 @@ class Tensor:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
                                "instead.")
         if type(self._data) is not xp.ndarray and not force:
-            raise TypeError("can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to copy the tensor "
-                            "to host memory first.")
+            raise TypeError(f"can't convert {self.device} device type tensor to numpy. Use Tensor.cpu() to copy the "
+                            "tensor to host memory first.")
         return as_numpy(self._data)
 
     def __array__(self, dtype=None, copy=None):
@@ -602,6 +621,8 @@ class Tensor:
             return seam.torch_function(Tensor.item, (self,), {})
         if self._data.size != 1:
             raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to Scalar")
+        if type(self._data) is MetaArray:
+            raise RuntimeError("Tensor.item() cannot be called on meta tensors")
         return self._data.reshape(()).item() if self.dtype is not _dtype.bfloat16 else float(self._data.reshape(()))
 
     def tolist(self):
@@ -617,6 +638,8 @@ class Tensor:
             return seam.torch_function(Tensor.__bool__, (self,), {})
         if self._data.size != 1:
             raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
+        if type(self._data) is MetaArray:
+            raise RuntimeError("Tensor.item() cannot be called on meta tensors")
         return bool(self._data)
 
     def __float__(self):

@@ -170,21 +170,25 @@ def _add_suffixes(s, suffixes, indent):
 
 def tensor_repr(t, prefix="tensor("):
     indent = len(prefix)
-    a = as_numpy(t._data)
     dtype = t.dtype
     suffixes = []
     if t.device.type != "cpu":
         suffixes.append(f"device='{t.device}'")
-    if a.size == 0:
-        if a.ndim != 1:
-            suffixes.append("size=" + str(tuple(a.shape)))
+    if t.device.type == "meta":     # no values to show: torch prints "..." and the size
+        suffixes.append("size=" + str(tuple(t._data.shape)))
+        if dtype is not _dtype.get_default_dtype():
+            suffixes.append("dtype=" + repr(dtype))
+        body = "..."
+    elif t._data.size == 0:
+        if t._data.ndim != 1:
+            suffixes.append("size=" + str(tuple(t._data.shape)))
         if dtype is not _dtype.get_default_dtype():
             suffixes.append("dtype=" + repr(dtype))
         body = "[]"
     else:
         if dtype not in (_dtype.get_default_dtype(), _dtype.int64, _dtype.bool, _dtype.complex64):
             suffixes.append("dtype=" + repr(dtype))
-        body = tensor_str(a, dtype, indent)
+        body = tensor_str(as_numpy(t._data), dtype, indent)
     if t._grad_fn is not None:
         suffixes.append(f"grad_fn=<{type(t._grad_fn).__name__}>")
     elif t._requires_grad:

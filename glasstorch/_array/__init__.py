@@ -58,6 +58,9 @@ malloc_tuned = _keep_freed_arrays_mapped()
 from . import threads  # noqa: E402
 default_threads = threads.apply_default()   # one BLAS thread unless the environment chose (threads.py)
 
+from . import meta  # noqa: E402   (the meta device: arrays with a shape and no data)
+from .meta import MetaArray, MetaDataError, check_devices  # noqa: E402,F401
+
 def _cupy_if_loaded():
     """CuPy if something already imported it, else None: no array can be a CuPy array before that, so
     the questions asked per op (which device is this array on?) never import it."""
@@ -65,6 +68,14 @@ def _cupy_if_loaded():
 
 
 _cupy_import = []   # the outcome of the one import attempt: [module or None]
+_array_type_listeners = []   # called with each array type that becomes possible after import (CuPy's)
+
+
+def on_new_array_type(callback):
+    """Call ``callback(array_type)`` when a new kind of array becomes possible: CuPy's, imported on
+    the first GPU question. (The op layer keeps the tuple of array types it tests arguments
+    against; it registers here, as this package may not import it.)"""
+    _array_type_listeners.append(callback)
 
 
 def _import_cupy():
@@ -76,6 +87,9 @@ def _import_cupy():
         except Exception:  # pragma: no cover - depends on the machine
             cupy = None
         _cupy_import.append(cupy)
+        if cupy is not None:  # pragma: no cover - depends on the machine
+            for callback in _array_type_listeners:
+                callback(cupy.ndarray)
     return _cupy_import[0]
 
 
@@ -94,9 +108,11 @@ def cuda_device_count():
 
 
 def namespace(device_type):
-    """The array module for a device type ('cpu' -> numpy, 'cuda' -> cupy)."""
+    """The array module for a device type ('cpu' -> numpy, 'meta' -> ``meta``, 'cuda' -> cupy)."""
     if device_type == "cpu":
         return xp
+    if device_type == "meta":
+        return meta
     if device_type == "cuda":
         if not cuda_available():
             # an AssertionError, as torch's CPU-only build raises (and glasstorch.cuda's functions do)
@@ -108,13 +124,20 @@ def namespace(device_type):
 def device_type_of(array):
     if isinstance(array, xp.ndarray):
         return "cpu"
+    if isinstance(array, MetaArray):
+        return "meta"
     cupy = _cupy_if_loaded()
     return "cuda" if cupy is not None and isinstance(array, cupy.ndarray) else "cpu"
 
 
 def to_device(array, device_type):
-    if device_type_of(array) == device_type:
+    source = device_type_of(array)
+    if source == device_type:
         return array
+    if device_type == "meta":     # (the shape, dtype and layout go; the values stay behind)
+        return meta.empty_like(array)
+    if source == "meta":
+        raise NotImplementedError("Cannot copy out of meta tensor; no data!")
     if device_type == "cpu":
         return _cupy_if_loaded().asnumpy(array)
     return namespace("cuda").asarray(array)
@@ -125,6 +148,8 @@ def data_ptr(array):
     cupy = _cupy_if_loaded()
     if cupy is not None and isinstance(array, cupy.ndarray):
         return int(array.data.ptr)
+    if isinstance(array, MetaArray):
+        return 0       # (torch's: a meta tensor has no memory)
     return array.__array_interface__["data"][0]
 
 
@@ -135,12 +160,15 @@ def positions_in(view, base):
     Works from the memory layout alone (pointers and strides), so it needs no record of which
     slicing made the view; used when an in-place op on a view rewrites its base's history.
     """
-    ns = xp if isinstance(base, xp.ndarray) else _cupy_if_loaded()
+    ns = xp if isinstance(base, (xp.ndarray, MetaArray)) else _cupy_if_loaded()
     item = base.itemsize
-    origin = data_ptr(base)
+    # (a meta array has no address: its offset in its base's memory-to-be serves; the positions are
+    # computed from the layout as for real memory, in NumPy)
+    address = (lambda a: a.offset) if type(base) is MetaArray else data_ptr
+    origin = address(base)
 
     def offsets(a):  # element offset of every element of `a` from base's first element
-        off = ns.full(a.shape, (data_ptr(a) - origin) // item, dtype=ns.int64)
+        off = ns.full(a.shape, (address(a) - origin) // item, dtype=ns.int64)
         for axis, (n, stride) in enumerate(zip(a.shape, a.strides)):
             shape = [1] * a.ndim
             shape[axis] = n
@@ -196,6 +224,8 @@ def overlap(a, b):
         return "full"
     if a.size == 0 or b.size == 0 or not _may_share_memory(a, b):
         return "no"
+    if isinstance(a, MetaArray):   # (no addresses to compare: the same base is as far as it can tell)
+        return "full" if (a.offset, a.shape, a.strides) == (b.offset, b.shape, b.strides) else "too hard"
     if not _dense(a) or not _dense(b):
         return "too hard"
     a_begin, b_begin = data_ptr(a), data_ptr(b)
@@ -207,13 +237,20 @@ def overlap(a, b):
 
 def same_data(a, b):
     """The same elements in the same layout (torch's copy_ is then a no-op)."""
+    if type(a) is MetaArray:
+        return a is b or (type(b) is MetaArray and a._root() is b._root() and
+                          (a.offset, a.shape, a.strides, a.dtype) == (b.offset, b.shape, b.strides, b.dtype))
     return a is b or (a.shape == b.shape and a.strides == b.strides and a.dtype == b.dtype and type(a) is type(b)
                       and data_ptr(a) == data_ptr(b))
 
 
 def _may_share_memory(a, b):
+    if type(a) is not type(b):
+        return False
+    if type(a) is MetaArray:
+        return a._root() is b._root()
     ns = xp if isinstance(a, xp.ndarray) else _cupy_if_loaded()
-    return type(a) is type(b) and bool(ns.may_share_memory(a, b))
+    return bool(ns.may_share_memory(a, b))
 
 
 def _dense(a):
@@ -298,9 +335,40 @@ def copy_preserving_layout(a, dtype=None, like=None):
     return a.astype(dtype, order="K")
 
 
+def asarray(a, dtype=None):
+    """``xp.asarray`` for kernels that may see a meta array (NumPy's asarray asks for the values, and
+    it has no dispatch to the array's own type)."""
+    if type(a) is MetaArray:
+        return a if dtype is None or xp.dtype(dtype) == a.dtype else a.astype(dtype)
+    return xp.asarray(a, dtype=dtype)
+
+
+def ascontiguousarray(a):
+    """``xp.ascontiguousarray`` for kernels that may see a meta array (NumPy's has no dispatch)."""
+    return a.copy() if type(a) is MetaArray and not a.flags.c_contiguous else a if type(a) is MetaArray \
+        else xp.ascontiguousarray(a)
+
+
+def as_strided(a, shape, strides, writeable=True):
+    """``xp.lib.stride_tricks.as_strided`` for kernels that may see a meta array (a view on meta too)."""
+    if type(a) is MetaArray:
+        return MetaArray(shape, a.dtype, strides, a.offset, a._root(), writeable)
+    return xp.lib.stride_tricks.as_strided(a, shape, strides, writeable=writeable)
+
+
+def has_values(a):
+    """Whether a kernel may look at ``a``'s values to check them (indices in range, probabilities in
+    [0, 1], a NaN to propagate): a meta array has none, and torch's meta kernels skip such checks."""
+    return type(a) is not MetaArray
+
+
 def as_numpy(array):
     """A NumPy view/copy of any backend array (for printing and conversion)."""
-    return array if isinstance(array, xp.ndarray) else _cupy_if_loaded().asnumpy(array)
+    if isinstance(array, xp.ndarray):
+        return array
+    if isinstance(array, MetaArray):
+        raise NotImplementedError("Cannot copy out of meta tensor; no data!")
+    return _cupy_if_loaded().asnumpy(array)
 
 
 # erf, erfc, erfinv, lgamma, digamma: NumPy has none of them; special.py computes them from array
@@ -310,14 +378,21 @@ from .special import erf, erfc, erfinv, lgamma, digamma  # noqa: E402,F401
 
 def array_types():
     """The types an op may receive as an array (not a Tensor): ndarrays and NumPy scalars (NumPy
-    returns a scalar for a 0-d result), and CuPy's arrays when CuPy is there."""
-    types = (xp.ndarray, xp.generic)
+    returns a scalar for a 0-d result), meta arrays, and CuPy's arrays when CuPy is there (when it
+    is imported later, ``on_new_array_type`` says so)."""
+    types = (xp.ndarray, xp.generic, MetaArray)
     cupy = _cupy_if_loaded()   # (CuPy is imported at the first GPU question: arrays of it exist only after)
     return types + ((cupy.ndarray,) if cupy is not None else ())
 
 
 def array_linalg_error():
     return xp.linalg.LinAlgError
+
+
+def array_errors():
+    """The exceptions an op's kernel may raise in the array library's words, which
+    ``translate_array_error`` turns into torch's."""
+    return (ValueError, ArithmeticError, MemoryError, xp.linalg.LinAlgError, MetaDataError)
 
 
 def broadcast_error(sa, sb):
@@ -337,6 +412,10 @@ def translate_array_error(error, op, args):
     """An error NumPy raised inside ``op``'s kernel, as torch would raise it: the one place where
     NumPy's exception types and words are turned into torch's."""
     text = str(error)
+    if isinstance(error, MetaDataError):
+        check_devices(op, args)   # (a CPU tensor among meta ones: torch's device error says it first)
+        return NotImplementedError(f"aten::{op._schema.name}: attempted to run this operator with Meta tensors, but "
+                                   f"there was no fake impl or Meta kernel registered (glasstorch: {text})")
     if isinstance(error, ValueError) and "could not be broadcast" in text:
         shapes = [tuple(a.shape) for a in args if hasattr(a, "shape")]
         if len(shapes) >= 2:

@@ -25,6 +25,7 @@ _PLAIN = {int, float, bool, str, bytes, type(None), tuple, list, dict, OrderedDi
 REBUILD_TENSOR_V2 = TorchGlobal("torch._utils", "_rebuild_tensor_v2")
 REBUILD_TENSOR_V3 = TorchGlobal("torch._utils", "_rebuild_tensor_v3")  # dtypes without a typed storage
 REBUILD_PARAMETER = TorchGlobal("torch._utils", "_rebuild_parameter")
+REBUILD_META = TorchGlobal("torch._utils", "_rebuild_meta_tensor_no_storage")  # a meta tensor: no storage
 UNTYPED_STORAGE = TorchGlobal("torch.storage", "UntypedStorage")
 
 
@@ -41,6 +42,14 @@ class _Storage:
         # A byte storage (UntypedStorage) counts its size in bytes, a typed one in elements.
         numel = self.array.size if self.storage_type is not UNTYPED_STORAGE else self.array.nbytes
         return ("storage", self.storage_type, self.key, self.location, numel)
+
+
+class _MetaData:
+    """A meta Parameter's data: ``_rebuild_meta_tensor_no_storage``'s arguments."""
+    __slots__ = ("args",)
+
+    def __init__(self, args):
+        self.args = args
 
 
 class _ParameterData:
@@ -105,6 +114,15 @@ class TorchPickler(pickle._Pickler):
     def reducer_override(self, obj):
         if type(obj) is _ParameterData:
             return self._reduce_array(obj.array, False, obj.location)
+        if type(obj) is _MetaData:
+            return REBUILD_META, obj.args
+        meta = tensors.meta_parts(obj)
+        if meta is not None:   # torch: (dtype, size, stride, requires_grad), no storage
+            dtype_name, size, stride, requires_grad, is_parameter = meta
+            args = (TorchGlobal("torch", dtype_name), size, stride, requires_grad)
+            if is_parameter:
+                return REBUILD_PARAMETER, (_MetaData(args[:3] + (False,)), requires_grad, OrderedDict())
+            return REBUILD_META, args
         parts = tensors.tensor_parts(obj)
         if parts is not None:
             array, requires_grad, is_parameter = parts

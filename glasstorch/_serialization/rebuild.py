@@ -129,9 +129,14 @@ def rebuild_tensor_v3(storage, storage_offset, size, stride, requires_grad, back
                                storage.device)
 
 
+def rebuild_meta_tensor_no_storage(dtype, size, stride, requires_grad):
+    """``torch._utils._rebuild_meta_tensor_no_storage``: a meta tensor (a shape, no data)."""
+    return tensors.make_meta_tensor(getattr(dtype, "name", dtype), size, stride, bool(requires_grad))
+
+
 def rebuild_parameter(data, requires_grad, backward_hooks):
     """``torch._utils._rebuild_parameter``: ``data`` is the tensor rebuilt just before."""
-    if tensors.tensor_parts(data) is None:
+    if not tensors.is_tensor(data):
         raise pickle.UnpicklingError(f"corrupted checkpoint: a Parameter's data must be a tensor, "
                                      f"got {type(data).__name__}")
     return tensors.as_parameter(data, bool(requires_grad))
@@ -174,7 +179,7 @@ def _set_state(obj, state):
 
 
 REBUILD_FUNCTIONS = (rebuild_tensor, rebuild_tensor_v2, rebuild_tensor_v3, rebuild_parameter,
-                     rebuild_parameter_with_state)
+                     rebuild_parameter_with_state, rebuild_meta_tensor_no_storage)
 
 
 def unsupported(torch_name, what):
@@ -190,7 +195,6 @@ UNSUPPORTED_REBUILDS = {
     "torch._utils._rebuild_qtensor": "quantized tensors",
     "torch._utils._rebuild_sparse_tensor": "sparse tensors",
     "torch._utils._rebuild_nested_tensor": "nested tensors",
-    "torch._utils._rebuild_meta_tensor_no_storage": "meta tensors",
     "torch._utils._rebuild_wrapper_subclass": "tensor subclasses",
     "torch._utils._rebuild_device_tensor_from_numpy": "device tensors saved through NumPy",
     "torch._utils._rebuild_device_tensor_from_cpu_tensor": "device tensors saved from CPU copies",
@@ -231,6 +235,8 @@ def _default_restore(storage, location):
     """``torch.serialization.default_restore_location`` for the devices glasstorch has."""
     if location == "cpu":
         return storage.cpu()
+    if location == "meta":    # (the shapes and dtypes only: torch.load(..., map_location="meta"))
+        return storage.to("meta")
     if location == "cuda" or location.startswith("cuda:"):
         if not tensors.cuda_available():
             raise RuntimeError("Attempting to deserialize object on a CUDA device but torch.cuda.is_available() "

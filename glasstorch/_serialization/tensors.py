@@ -26,6 +26,29 @@ def _parameter_class():
     return Parameter
 
 
+def is_tensor(obj):
+    return isinstance(obj, _core().Tensor)
+
+
+def meta_parts(obj):
+    """``(dtype name, size, stride, requires_grad, is_parameter)`` for a meta tensor (torch saves it
+    with no storage); None for anything else."""
+    if not isinstance(obj, _core().Tensor) or not obj.is_meta:
+        return None
+    parameter = _parameter_class()
+    return (obj.dtype.name, tuple(obj.shape), obj.stride(), bool(obj.requires_grad),
+            parameter is not None and isinstance(obj, parameter))
+
+
+def make_meta_tensor(dtype_name, size, stride, requires_grad):
+    """A meta tensor of that dtype, size and stride (in elements)."""
+    from .names import numpy_dtype
+    dtype = numpy_dtype(dtype_name)
+    array = _array.MetaArray(tuple(size), dtype, tuple(s * dtype.itemsize for s in stride))
+    tensor = _core()._tensor._wrap(array)
+    return tensor.requires_grad_(True) if requires_grad else tensor
+
+
 def tensor_parts(obj):
     """``(host array, requires_grad, is_parameter)`` for a glasstorch tensor; None for anything else."""
     if not isinstance(obj, _core().Tensor):

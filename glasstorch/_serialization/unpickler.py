@@ -58,6 +58,7 @@ def allowed_globals():
         "torch._utils._rebuild_tensor_v2": rebuild.rebuild_tensor_v2,
         "torch._utils._rebuild_tensor_v3": rebuild.rebuild_tensor_v3,
         "torch._utils._rebuild_parameter": rebuild.rebuild_parameter,
+        "torch._utils._rebuild_meta_tensor_no_storage": rebuild.rebuild_meta_tensor_no_storage,
         "torch._utils._rebuild_parameter_with_state": rebuild.rebuild_parameter_with_state,
         "torch._tensor._rebuild_from_type_v2": rebuild.rebuild_from_type_v2,
         "torch.serialization._get_layout": rebuild.get_layout,

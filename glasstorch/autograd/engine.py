@@ -489,7 +489,7 @@ def _accumulate_array(var, grads):
             var._grad = _wrap(grads.pop())
         else:
             g = grads[0]
-            var._grad = _wrap(_array_module.array(g, dtype=var._data.dtype, order="C", copy=True))
+            var._grad = _wrap(g.astype(var._data.dtype, order="C", copy=True))  # (the array's own method: meta, CuPy)
     elif _state.enabled or old._data.dtype != grads[0].dtype or old._data.shape != grads[0].shape \
             or not old._data.flags.writeable:
         var._grad = old + _wrap(grads[0])

@@ -18,7 +18,7 @@ tensor (torch returns a view with its conjugate bit set; ``is_conj()`` is always
 """
 from .. import _dtype
 from .._tensor import Tensor
-from .._array import xp
+from .._array import xp, as_strided, data_ptr
 from ._op import method
 from .._ops import defop
 from .._seam import seam
@@ -33,7 +33,7 @@ _COMPLEX_OF = {v: k for k, v in _REAL_OF.items()}
 def _pairs(a):
     """The complex array ``a`` as real pairs, a view: shape ``a.shape + (2,)``."""
     parts = a.real                   # a view with a's strides, starting at the real part
-    return xp.lib.stride_tricks.as_strided(parts, a.shape + (2,), parts.strides + (parts.itemsize,))
+    return as_strided(parts, a.shape + (2,), parts.strides + (parts.itemsize,))
 
 
 def _view_as_real_kernel(self):
@@ -57,7 +57,7 @@ def _views_as_complex(a):
     """Whether the pairs of ``a`` sit side by side in memory, each pair aligned to a complex element."""
     item = a.itemsize
     return a.strides[-1] == item and all(s % (2 * item) == 0 for s in a.strides[:-1]) and \
-        a.__array_interface__["data"][0] % (2 * item) == 0 if a.size else True
+        data_ptr(a) % (2 * item) == 0 if a.size else True
 
 
 view_as_real_op = defop("view_as_real(Tensor(a) self) -> Tensor(a)", _view_as_real_kernel,

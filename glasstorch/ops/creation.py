@@ -1,4 +1,11 @@
-"""Making tensors: from data, filled, ranges, random; and dtype/device conversion (ToCopyBackward0)."""
+"""Making tensors: from data, filled, ranges, random; the default device; and dtype/device conversion
+(ToCopyBackward0).
+
+Every factory takes ``device=``: ``'cpu'`` (NumPy), ``'meta'`` (a shape, dtype and strides, no data:
+``_array/meta.py``) or ``'cuda'`` (CuPy). With no ``device=`` a factory makes its tensor on the
+default device: cpu, or what ``torch.set_default_device`` or an enclosing ``with torch.device(...):``
+chose; the ``*_like`` and ``Tensor.new_*`` functions take their tensor's device instead.
+"""
 import builtins
 import math
 import numbers
@@ -6,7 +13,7 @@ import warnings
 
 from .. import _checks, _dtype
 from .._tensor import Tensor, _wrap, _init, device as _device, Size
-from .._array import xp, namespace, device_type_of, to_device, as_numpy, copy_preserving_layout, cuda_available
+from .._array import xp, namespace, device_type_of, to_device, as_numpy, copy_preserving_layout, cuda_available, meta
 from ._op import _state, method, record, make_node_class
 from .._seam import seam
 from .. import _warnings
@@ -17,7 +24,61 @@ __all__ = ["tensor", "as_tensor", "asarray", "from_numpy", "zeros", "ones", "emp
            "ones_like", "empty_like", "full_like", "eye", "arange", "linspace", "logspace", "scalar_tensor",
            "manual_seed", "seed", "initial_seed", "get_rng_state", "set_rng_state", "rand", "randn", "randint",
            "rand_like", "randn_like", "randint_like", "randperm", "normal", "bernoulli", "multinomial",
-           "poisson", "Generator"]
+           "poisson", "Generator", "set_default_device", "get_default_device"]
+
+
+# ---------------------------------------------------------------------------------------------
+# The default device: where a factory called without device= makes its tensor
+# ---------------------------------------------------------------------------------------------
+_default_devices = []      # the `with torch.device(...):` blocks in force, innermost last
+_set_default = [None]      # set_default_device's choice (None: cpu)
+
+
+def set_default_device(device):
+    """Make factories called without ``device=`` (``zeros``, ``randn``, ``tensor``, the layers'
+    parameters...) create their tensors on ``device``; ``None`` goes back to the CPU.
+
+    Example::
+
+        >>> import glasstorch as torch
+        >>> torch.set_default_device("meta")
+        >>> torch.zeros(2).device
+        device(type='meta')
+        >>> torch.set_default_device(None)
+    """
+    _set_default[0] = None if device is None else _device(device)
+
+
+def get_default_device():
+    """The device factories use when given none (``torch.get_default_device``)."""
+    chosen = _default_device()
+    return _device("cpu") if chosen is None else chosen
+
+
+def _default_device():
+    return _default_devices[-1] if _default_devices else _set_default[0]
+
+
+def _enter_device(device):
+    """``with torch.device("meta"):`` -- the factories inside make their tensors there."""
+    _default_devices.append(device)
+
+
+def _exit_device(device):
+    _default_devices.pop()
+
+
+def _device_type(device):
+    """The device type a factory's ``device=`` argument (or the default device) names."""
+    if device is None:
+        device = _default_device()
+        if device is None:
+            return "cpu"
+    return device.type if isinstance(device, _device) else _device(device).type
+
+
+def _is_meta(device):
+    return _device_type(device) == "meta"
 
 
 def _np_dtype(dtype):
@@ -130,10 +191,9 @@ def _leaf(t, requires_grad):
 
 
 def _place(arr, device):
-    if device is None:
+    if device is None and not _default_devices and _set_default[0] is None:
         return arr
-    dt = _device(device).type if not isinstance(device, _device) else device.type
-    return to_device(arr, dt)
+    return to_device(arr, _device_type(device))
 
 
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
@@ -157,7 +217,7 @@ def as_tensor(data, dtype=None, device=None):
         if (dtype is None or data.dtype is dtype) and (device is None or data.device == _device(device)):
             return data
         return data.to(dtype=dtype, device=device)
-    if isinstance(data, xp.ndarray) and (dtype is None or data.dtype == _np_dtype(dtype)) and device in (None, "cpu"):
+    if isinstance(data, xp.ndarray) and (dtype is None or data.dtype == _np_dtype(dtype)) and _device_type(device) == "cpu":
         _dtype.from_numpy_dtype(data.dtype)
         return _wrap(data)
     return tensor(data, dtype=dtype, device=device)
@@ -192,7 +252,7 @@ def _size(size):
 
 
 def _ns(device):
-    return xp if device is None else namespace(_device(device).type)
+    return namespace(_device_type(device))
 
 
 def _filled(fill, size, dtype, device, requires_grad):
@@ -259,8 +319,9 @@ def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, re
 
 
 def _like(input, dtype, device, fn_name="empty_like"):
+    """The dtype and device of a ``*_like`` result: ``input``'s unless given (not the default device's)."""
     _checks.expect_tensor(fn_name, input)
-    return (dtype or input.dtype), (device if device is not None else (None if input.device.type == "cpu" else input.device))
+    return (dtype or input.dtype), (device if device is not None else input.device)
 
 
 def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
@@ -284,7 +345,7 @@ def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requir
 
 def _new(fill):
     def new(self, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
-        return _filled(fill, size, dtype or self.dtype, device, requires_grad)
+        return _filled(fill, size, dtype or self.dtype, device or self.device, requires_grad)
     return new
 
 
@@ -294,11 +355,11 @@ Tensor.new_empty = _new(0)
 
 
 def _new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
-    return _filled(fill_value, (tuple(size),), dtype or self.dtype, device, requires_grad)
+    return _filled(fill_value, (tuple(size),), dtype or self.dtype, device or self.device, requires_grad)
 
 
 def _new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
-    return tensor(data, dtype=dtype or self.dtype, device=device, requires_grad=requires_grad)
+    return tensor(data, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
 
 
 Tensor.new_full = _new_full
@@ -329,6 +390,8 @@ def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device
     if dtype is None:
         dtype = _dtype.int64 if all(isinstance(v, (int, xp.integer)) for v in vals) else _dtype.get_default_dtype()
     n = int(-(-(end - start) // step)) if dtype.category <= _dtype.INT else int(xp.ceil((end - start) / step))
+    if _is_meta(device):
+        return _leaf(_wrap(meta.zeros((n,), _np_dtype(dtype))), requires_grad)
     # computed as torch does: start + i * step in the output dtype's accumulation type
     arr = (start + xp.arange(n, dtype="float64" if dtype.category >= _dtype.FLOAT else "int64") * step)
     t = _wrap(_place(arr.astype(_np_dtype(dtype)), device))
@@ -346,6 +409,8 @@ def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=Non
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     dtype = dtype or _dtype.get_default_dtype()
+    if _is_meta(device):
+        return _leaf(_wrap(meta.zeros((steps,), _np_dtype(dtype))), requires_grad)
     start = start.item() if isinstance(start, Tensor) else start
     end = end.item() if isinstance(end, Tensor) else end
     # torch fills the first half from start and the second half from end (symmetric rounding)
@@ -359,7 +424,7 @@ def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=Non
 
 
 def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
-    lin = linspace(start, end, steps, dtype=_dtype.float64)
+    lin = linspace(start, end, steps, dtype=_dtype.float64, device=device)
     t = _wrap((base ** lin._data).astype(_np_dtype(dtype or _dtype.get_default_dtype())))
     return _leaf(t, requires_grad)
 
@@ -529,6 +594,8 @@ def _rng(generator):
 def _random(sample, size, dtype, generator, requires_grad, device=None):
     dtype = dtype or _dtype.get_default_dtype()
     shape = _size(size)
+    if _is_meta(device):   # (nothing drawn: torch's meta factories leave the generator's state alone too)
+        return _leaf(_wrap(meta.zeros(shape, _np_dtype(dtype))), requires_grad)
     try:
         arr = sample(_rng(generator), shape).astype(_np_dtype(dtype), copy=False)
     except (MemoryError, ValueError) as e:  # ValueError: NumPy's "array is too big" (past the address space)
@@ -568,17 +635,17 @@ def randint(low=0, high=None, size=None, *, generator=None, out=None, dtype=None
 
 
 def rand_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    return rand(*input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
+    return rand(*input.shape, dtype=dtype or input.dtype, device=device or input.device, requires_grad=requires_grad)
 
 
 def randn_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    return randn(*input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
+    return randn(*input.shape, dtype=dtype or input.dtype, device=device or input.device, requires_grad=requires_grad)
 
 
 def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_grad=False):
     if high is None:
         low, high = 0, low
-    return randint(low, high, tuple(input.shape), dtype=dtype or input.dtype)
+    return randint(low, high, tuple(input.shape), dtype=dtype or input.dtype, device=device or input.device)
 
 
 @_checks.factory_with_out
@@ -586,7 +653,7 @@ def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=Non
              pin_memory=False):
     if n < 0:
         raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
-    return _wrap(_rng(generator).permutation(n).astype(_np_dtype(dtype or _dtype.int64)))
+    return _random(lambda r, s: r.permutation(n), (n,), dtype or _dtype.int64, generator, requires_grad, device)
 
 
 @_checks.factory_with_out
@@ -597,6 +664,8 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
         _checks.check_std(s)
         shape = xp.broadcast_shapes(xp.shape(m), xp.shape(s))
         ref = mean if isinstance(mean, Tensor) else std
+        if ref.is_meta:
+            return _wrap(meta.zeros(shape, ref._data.dtype))
         return _wrap((m + s * _rng(generator).standard_normal(shape)).astype(ref._data.dtype))
     if size is None:
         raise TypeError("normal() missing required argument 'size'")
@@ -606,6 +675,8 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
 
 @method()
 def bernoulli(input, p=None, *, generator=None):
+    if input.is_meta:
+        return _wrap(meta.zeros(input.shape, input._data.dtype))
     prob = input._data if p is None else p
     _checks.check_probability("bernoulli_", prob)
     return _wrap((_rng(generator).random(input.shape) < prob).astype(input._data.dtype))
@@ -613,6 +684,8 @@ def bernoulli(input, p=None, *, generator=None):
 
 @method()
 def multinomial(input, num_samples, replacement=False, *, generator=None):
+    if input.is_meta:   # (the shape only: the checks on the probabilities need their values)
+        return _wrap(meta.zeros(tuple(input.shape[:-1]) + (num_samples,), "int64"))
     p = as_numpy(input._data).astype("float64")
     if (p < 0).any() or not xp.isfinite(p).all():
         raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
@@ -635,6 +708,8 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
 
 
 def poisson(input, generator=None):
+    if input.is_meta:
+        return _wrap(meta.zeros(input.shape, input._data.dtype))
     return _wrap(_rng(generator).poisson(input._data).astype(input._data.dtype))
 
 
@@ -644,7 +719,8 @@ def _fill_random(name, sampler, needs_dtype=False):
         _check_inplace(self)
         if needs_dtype:
             args = (self.dtype,) + args
-        self._data[...] = sampler(_rng(generator), self._data.shape, *args, **kwargs)
+        if not self.is_meta:   # (a meta tensor has nothing to fill: torch's meta kernels only check)
+            self._data[...] = sampler(_rng(generator), self._data.shape, *args, **kwargs)
         bump_version(self, name)
         return self
     op_.__name__ = name

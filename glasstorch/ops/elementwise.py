@@ -14,7 +14,7 @@ A shift by the type's width or more gives 0 (or -1 for a right shift of a negati
 """
 from .. import _dtype
 from .._tensor import Tensor
-from .._array import xp
+from .._array import xp, asarray
 from ._op import method, promote_arrays, inplace
 from .._ops import defop, aten
 from .._seam import seam
@@ -29,12 +29,12 @@ def _legacy(dt):
 def _floats(self, other, op_name=None):
     """Both operands in the result type; integers go to the default float type (or are refused)."""
     a, b = promote_arrays(self, other)
-    a = xp.asarray(a)
+    a = asarray(a)
     if a.dtype.kind not in "fc":
         if op_name is not None:
             raise NotImplementedError(f'"{op_name}" not implemented for \'{_legacy(a.dtype)}\'')
         a = a.astype(_dtype.get_default_dtype().numpy_dtype)
-    return a, xp.asarray(b, dtype=a.dtype)
+    return a, asarray(b, dtype=a.dtype)
 
 
 def _copysign_kernel(self, other):
@@ -79,12 +79,12 @@ def _shift_kernel(left):
 
     def kernel(self, other):
         a, b = promote_arrays(self, other)
-        a = xp.asarray(a)
+        a = asarray(a)
         if a.dtype.kind == "b":
             a = a.astype("int64")
         if a.dtype.kind not in "iu":
             raise NotImplementedError(f'"{name}" not implemented for \'{_legacy(a.dtype)}\'')
-        b = xp.asarray(b).astype(a.dtype, copy=False)
+        b = asarray(b).astype(a.dtype, copy=False)
         bits = a.dtype.itemsize * 8
         too_far = (b >= bits) | (b < 0)
         safe = xp.where(too_far, 0, b).astype(a.dtype, copy=False)

@@ -4,7 +4,7 @@ import builtins
 
 from .. import _checks, _dtype
 from .._tensor import Tensor, _wrap, _wrap_dim
-from .._array import xp, row_major, copy_preserving_layout
+from .._array import xp, row_major, copy_preserving_layout, as_strided
 from ._op import method, inplace
 from ._derivatives import cat_tensors_backward, stack_tensors_backward, repeat_backward
 from .._ops import defop, aten
@@ -310,7 +310,7 @@ def _diagonal_kernel(self, offset=0, dim1=0, dim2=1):
     a = a[..., :, offset:] if offset >= 0 else a[..., -offset:, :]
     shape = a.shape[:-2] + (min(a.shape[-2:]),)
     strides = a.strides[:-2] + (a.strides[-2] + a.strides[-1],)
-    return xp.lib.stride_tricks.as_strided(a, shape, strides, writeable=self.flags.writeable)
+    return as_strided(a, shape, strides, writeable=self.flags.writeable)
 
 
 def _diagonal_backward_kernel(grad_output, input_sizes, offset, dim1, dim2):

@@ -9,7 +9,7 @@ import warnings
 
 from .. import _checks, _dtype, return_types
 from .._tensor import Tensor, _wrap_dim
-from .._array import xp
+from .._array import xp, asarray
 from .._ops import defop, aten
 from .._seam import seam
 from ._op import method
@@ -76,12 +76,12 @@ def _dot_kernel(self, tensor):
                            f"to have the same number of elements, but got {self.shape[0]} and {tensor.shape[0]} "
                            "elements respectively")
     _same_dtype(self, tensor)
-    return xp.asarray(xp.dot(self, tensor))
+    return asarray(xp.dot(self, tensor))
 
 
 def _vdot_kernel(self, other):
     _dot_kernel(self, other)
-    return xp.asarray(xp.vdot(self, other))
+    return asarray(xp.vdot(self, other))
 
 
 def _scaled(x, factor):
@@ -684,7 +684,7 @@ def _det_from_lu(lu, pivots):
 def _linalg_det_kernel(A):
     _check_matrices("det", A)
     lu, pivots, _ = _lu_factor(A)
-    return xp.asarray(_det_from_lu(lu, pivots)), lu, pivots
+    return asarray(_det_from_lu(lu, pivots)), lu, pivots
 
 
 def _linalg_slogdet_kernel(A):
@@ -693,7 +693,7 @@ def _linalg_slogdet_kernel(A):
     det = _det_from_lu(lu, pivots)
     with xp.errstate(divide="ignore"):
         logabsdet = xp.sum(xp.log(xp.abs(xp.diagonal(lu, axis1=-2, axis2=-1))), axis=-1)
-    return xp.asarray(xp.sign(det)), xp.asarray(logabsdet.astype(A.dtype)), lu, pivots
+    return asarray(xp.sign(det)), asarray(logabsdet.astype(A.dtype)), lu, pivots
 
 
 def _singular_inverse_error(A, fn="linalg.inv"):

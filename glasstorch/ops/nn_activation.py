@@ -19,7 +19,7 @@ import math
 import numbers
 
 from .._tensor import Tensor, _wrap, _wrap_dim
-from .._array import xp, erf as _erf
+from .._array import xp, erf as _erf, has_values
 from .._ops import defop, aten
 from .._seam import seam
 from ..autograd import grad_mode
@@ -682,8 +682,11 @@ def _check_p(p):
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
 
 
-def _keep_mask(shape, p, dtype):
-    """Bernoulli(1 - p) draws, already divided by 1 - p (torch scales at training time)."""
+def _keep_mask(shape, p, dtype, like):
+    """Bernoulli(1 - p) draws, already divided by 1 - p (torch scales at training time); on the
+    device of the array ``like`` (a meta input: a meta mask, nothing drawn)."""
+    if not has_values(like):
+        return xp.zeros_like(like, dtype=dtype, shape=shape)
     from .creation import _rng
     keep = _rng(None).random(shape, dtype="float32" if dtype != xp.float64 else "float64") >= p
     return (keep * dtype.type(1.0 / (1.0 - p))).astype(dtype, copy=False)
@@ -699,7 +702,7 @@ def dropout(input, p=0.5, training=True, inplace=False):
     if not training or p == 0 or input.numel() == 0:
         return input
     d = float_array(input)
-    mask = _wrap(_keep_mask(d.shape, p, d.dtype) if p < 1 else xp.zeros((), d.dtype))
+    mask = _wrap(_keep_mask(d.shape, p, d.dtype, d) if p < 1 else xp.zeros((), d.dtype))
     return input.mul_(mask) if inplace else input * mask
 
 
@@ -712,7 +715,7 @@ def feature_dropout(input, p, training, inplace, batched_dims):
         return input
     d = float_array(input)
     shape = d.shape[:batched_dims] + (1,) * (d.ndim - batched_dims)
-    mask = _wrap(_keep_mask(shape, p, d.dtype) if p < 1 else xp.zeros(shape, d.dtype))
+    mask = _wrap(_keep_mask(shape, p, d.dtype, d) if p < 1 else xp.zeros_like(d, shape=shape))
     return input.mul_(mask) if inplace else input * mask
 
 

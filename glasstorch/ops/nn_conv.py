@@ -34,13 +34,13 @@ import itertools
 import weakref
 
 from .. import _dtype
-from .._array import xp, array_types
+from .._array import xp, array_types, has_values, ascontiguousarray, as_strided
 from .._ops import defop, aten
 from .._seam import seam
 from ._op import kernel_not_implemented
 from ..autograd import grad_mode
 
-_as_strided = xp.lib.stride_tricks.as_strided
+_as_strided = as_strided   # (NumPy's, or a meta view)
 _ARRAY_TYPES = array_types()
 
 
@@ -79,8 +79,9 @@ def _batch_last(x, padding=None):
     nd = x.ndim - 2
     order = (1,) + tuple(range(2, 2 + nd)) + (0,)
     if not padding or not any(padding):
-        return xp.ascontiguousarray(x.transpose(order))
-    out = xp.zeros((x.shape[1],) + tuple(s + 2 * p for s, p in zip(x.shape[2:], padding)) + (x.shape[0],), x.dtype)
+        return ascontiguousarray(x.transpose(order))
+    out = xp.zeros_like(x, order="C", shape=(x.shape[1],) + tuple(s + 2 * p for s, p in zip(x.shape[2:], padding))
+                        + (x.shape[0],))   # (on x's device)
     out[(slice(None),) + tuple(slice(p, p + s) for p, s in zip(padding, x.shape[2:]))] = x.transpose(order)
     return out
 
@@ -88,7 +89,7 @@ def _batch_last(x, padding=None):
 def _batch_first(a):
     """(C, *S, N) -> (N, C, *S), contiguous."""
     nd = a.ndim - 2
-    return xp.ascontiguousarray(a.transpose((nd + 1, 0) + tuple(range(1, nd + 1))))
+    return ascontiguousarray(a.transpose((nd + 1, 0) + tuple(range(1, nd + 1))))
 
 
 def _padded(x, padding):
@@ -101,7 +102,7 @@ def _padded(x, padding):
 
 
 def _swap01(a):
-    return xp.ascontiguousarray(a.swapaxes(0, 1))
+    return ascontiguousarray(a.swapaxes(0, 1))
 
 
 def _out_size(size, kernel, stride, padding, dilation):
@@ -228,7 +229,7 @@ def _conv_weight_grad(g, x, wshape, stride, padding, dilation, groups, bl, rows=
     if rows is None:
         rows = _rows(g, groups, bl)                                               # (g, O/g, N*L)
     gw_t = xp.matmul(cols, rows.transpose(0, 2, 1))                               # (g, C/g*K, O/g)
-    return xp.ascontiguousarray(gw_t.transpose(0, 2, 1)).reshape(wshape)
+    return ascontiguousarray(gw_t.transpose(0, 2, 1)).reshape(wshape)
 
 
 # ---- aten.convolution and aten.convolution_backward -------------------------------------------------------
@@ -604,7 +605,7 @@ def _trilinear_kernel(i1, i2, i3, expand1, expand2, expand3, sumdim, unroll_dim=
     spec = [[_LETTERS[d] for d in range(rank) if d not in expand] for expand in (expand1, expand2, expand3)]
     out = "".join(_LETTERS[d] for d in range(rank) if d not in sumdim)
     y = xp.einsum(f"{''.join(spec[0])},{''.join(spec[1])},{''.join(spec[2])}->{out}", i1, i2, i3, optimize=True)
-    return xp.ascontiguousarray(y)
+    return ascontiguousarray(y)
 
 
 def _trilinear_derivative(grad, i1, i2, i3, expand1, expand2, expand3, sumdim, output_mask):
@@ -652,7 +653,7 @@ def _embedding_kernel(weight, indices, padding_idx=-1, scale_grad_by_freq=False,
         raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the following scalar types: "
                            f"Long, Int; but got torch.{_type_name(indices.dtype)}Tensor instead (while checking "
                            f"arguments for embedding)")
-    if indices.size and (indices.max() >= weight.shape[0] or indices.min() < 0):
+    if indices.size and has_values(indices) and (indices.max() >= weight.shape[0] or indices.min() < 0):
         raise IndexError("index out of range in self")
     return xp.take(weight, indices, axis=0)
 

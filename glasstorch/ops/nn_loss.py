@@ -26,7 +26,7 @@ import math
 import warnings
 
 from .._tensor import Tensor
-from .._array import xp
+from .._array import xp, asarray, has_values
 from .. import _dtype, _warnings
 from .._seam import seam
 from .._ops import defop, aten
@@ -134,9 +134,9 @@ def _reduce(loss, reduction):
     """apply_loss_reduction on an array: a 0-d array of the loss's dtype for 'mean' and 'sum'."""
     if reduction == Reduction.MEAN:
         with xp.errstate(invalid="ignore", divide="ignore"):   # the mean of nothing is nan, silently
-            return xp.asarray(loss.sum(dtype=loss.dtype) / loss.dtype.type(loss.size))
+            return asarray(loss.sum(dtype=loss.dtype) / loss.dtype.type(loss.size))
     if reduction == Reduction.SUM:
-        return xp.asarray(loss.sum(dtype=loss.dtype))
+        return asarray(loss.sum(dtype=loss.dtype))
     return loss
 
 
@@ -208,12 +208,12 @@ def _safe_targets(target, classes, ignore_index):
     """(targets with the ignored ones set to class 0, mask of the kept ones or None when all are kept);
     torch's IndexError for a target outside [0, classes) that is not ignored."""
     t = target.astype(xp.int64, copy=False)
-    if t.size and (t.min() < 0 or t.max() >= classes):
+    if t.size and has_values(t) and (t.min() < 0 or t.max() >= classes):
         bad = ((t < 0) | (t >= classes)) & (t != ignore_index)
         if bad.any():
             raise IndexError(f"Target {int(t[bad].flat[0])} is out of bounds.")
     kept = t != ignore_index
-    if kept.all():
+    if not has_values(t) or kept.all():   # (on meta: which targets are ignored is not known; the shapes are the same)
         return t, None
     return xp.where(kept, t, 0), kept
 
@@ -234,7 +234,7 @@ def _nll_forward(self, target, weight, reduction, ignore_index, cdim):
     else:
         w = weight[safe] if kept is None else weight[safe] * kept
     losses = -picked if w is None else -picked * w
-    total = xp.asarray(safe.size if w is None else w.sum(dtype=self.dtype), dtype=self.dtype)
+    total = asarray(safe.size if w is None else w.sum(dtype=self.dtype), dtype=self.dtype)
     if reduction == Reduction.NONE:
         if self.ndim >= 2:                 # torch leaves total_weight at 0 when it is not needed
             total = xp.zeros((), self.dtype)
@@ -243,7 +243,7 @@ def _nll_forward(self, target, weight, reduction, ignore_index, cdim):
     if reduction == Reduction.MEAN:
         with xp.errstate(invalid="ignore", divide="ignore"):   # everything ignored: nan, as in torch
             loss = loss / total
-    return xp.asarray(loss, dtype=self.dtype), total
+    return asarray(loss, dtype=self.dtype), total
 
 
 def _nll_backward(grad_output, self, target, weight, reduction, ignore_index, total_weight, cdim):
@@ -637,7 +637,7 @@ def _bce_kernel(self, target, weight=None, reduction=Reduction.MEAN):
     if target.dtype != self.dtype:
         raise RuntimeError(f"Found dtype {_DTYPE_OF[target.dtype]._legacy} but expected "
                            f"{_DTYPE_OF[self.dtype]._legacy}")
-    if ((self < 0) | (self > 1)).any():
+    if has_values(self) and ((self < 0) | (self > 1)).any():
         raise RuntimeError("all elements of input should be between 0 and 1")
     with xp.errstate(divide="ignore"):      # log 0 is -inf, clamped at -100 (torch's guard)
         loss = (target - 1) * xp.maximum(xp.log1p(-self), -100) - target * xp.maximum(xp.log(self), -100)

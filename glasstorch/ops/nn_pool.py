@@ -20,7 +20,7 @@ import itertools
 import math
 
 from .._tensor import Tensor
-from .._array import xp
+from .._array import xp, has_values, ascontiguousarray
 from .._ops import defop, aten
 from .._seam import seam
 from .. import _checks
@@ -79,7 +79,7 @@ def _padded(x, k, s, p, d, out, fill):
     if not any(p) and not any(ends):
         return x
     full = x.shape[:-nd] + tuple(sz + pi + e for sz, pi, e in zip(size, p, ends))
-    xpad = xp.full(full, fill, x.dtype)
+    xpad = xp.full_like(x, fill, order="C", shape=full)   # (on x's device)
     xpad[(Ellipsis,) + tuple(slice(pi, pi + sz) for pi, sz in zip(p, size))] = x
     return xpad
 
@@ -126,7 +126,7 @@ def _max_pool_kernel(self, kernel_size, stride, padding, dilation, ceil_mode, nd
         xp.greater(view, best, out=update)      # strictly greater: the first maximum stays
         xp.maximum(best, view, out=best)        # NaN propagates, as in torch
         chosen += update * (small(n) - chosen)  # chosen = n where updated (branch-free; wraps back in uint8)
-    if best.dtype.kind == "f" and xp.isnan(best).any():
+    if best.dtype.kind == "f" and has_values(best) and xp.isnan(best).any():
         for n, (_, view) in enumerate(views):   # torch keeps the last NaN of a window
             xp.putmask(chosen, xp.isnan(view), n)
     return best, xp.take(shifts, chosen) + _window_origins(size, s, p, out)
@@ -159,7 +159,7 @@ def _max_pool_backward_kernel(grad_output, self, kernel_size, stride, padding, d
     for offset, view in _offset_views(gpad, k, s, d, out):
         view += grad_output * (relative == _flat([o * di for o, di in zip(offset, d)], size))
     if gpad.shape != self.shape:
-        gpad = xp.ascontiguousarray(gpad[(Ellipsis,) + tuple(slice(pi, pi + sz) for pi, sz in zip(p, size))])
+        gpad = ascontiguousarray(gpad[(Ellipsis,) + tuple(slice(pi, pi + sz) for pi, sz in zip(p, size))])
     return gpad
 
 
@@ -307,7 +307,7 @@ def _avg_pool_backward_kernel(grad_output, self, kernel_size, stride, padding, c
         view += share
     if shape[-nd:] == tuple(size):
         return acc
-    return xp.ascontiguousarray(acc[(Ellipsis,) + tuple(slice(pi, pi + sz) for pi, sz in zip(p, size))])
+    return ascontiguousarray(acc[(Ellipsis,) + tuple(slice(pi, pi + sz) for pi, sz in zip(p, size))])
 
 
 def _declare_avg_pool(nd):
@@ -416,7 +416,7 @@ def _separable_forward(x, maps):
         else:
             m = data.astype(x.dtype, copy=False)
             x = _along(x, ax, lambda a: a @ m.T)
-    return xp.ascontiguousarray(x)
+    return ascontiguousarray(x)
 
 
 def _separable_adjoint(g, maps):
@@ -428,7 +428,7 @@ def _separable_adjoint(g, maps):
         else:
             m = data.astype(g.dtype, copy=False)
             g = _along(g, ax, lambda a: a @ m)
-    return xp.ascontiguousarray(g)
+    return ascontiguousarray(g)
 
 
 # ---- adaptive pooling ----------------------------------------------------------------------------------
@@ -594,7 +594,8 @@ def _constant_pad_kernel(self, pad, value=0):
         src[axis] = slice(max(-lo, 0), n - max(-hi, 0))
         dst[axis] = slice(max(lo, 0), new - max(hi, 0))
         shape[axis] = new
-    out = xp.full(shape, value, self.dtype) if value else xp.zeros(shape, self.dtype)
+    # (made like ``self``, so a meta input gives a meta result; row-major, as torch's)
+    out = xp.full_like(self, value, order="C", shape=shape) if value else xp.zeros_like(self, order="C", shape=shape)
     out[tuple(dst)] = self[tuple(src)]
     return out
 
@@ -972,7 +973,7 @@ def _pixel_shuffle_kernel(self, upscale_factor):
     y = self.reshape(tuple(lead) + (c // (r * r), r, r, h, w))
     nl = len(lead)
     y = y.transpose(tuple(range(nl)) + (nl, nl + 3, nl + 1, nl + 4, nl + 2))
-    return xp.ascontiguousarray(y).reshape(tuple(lead) + (c // (r * r), h * r, w * r))
+    return ascontiguousarray(y).reshape(tuple(lead) + (c // (r * r), h * r, w * r))
 
 
 def _pixel_unshuffle_kernel(self, downscale_factor):
@@ -992,7 +993,7 @@ def _pixel_unshuffle_kernel(self, downscale_factor):
     y = self.reshape(tuple(lead) + (c, h // r, r, w // r, r))
     nl = len(lead)
     y = y.transpose(tuple(range(nl)) + (nl, nl + 2, nl + 4, nl + 1, nl + 3))
-    return xp.ascontiguousarray(y).reshape(tuple(lead) + (c * r * r, h // r, w // r))
+    return ascontiguousarray(y).reshape(tuple(lead) + (c * r * r, h // r, w // r))
 
 
 pixel_shuffle_op = defop("pixel_shuffle(Tensor self, int upscale_factor) -> Tensor", _pixel_shuffle_kernel,

@@ -6,7 +6,7 @@ derivative is the gather of the gradient at the same indices (torch's ``max_pool
 that gather's derivative is the scatter again. 1-d unpooling is 2-d unpooling of a height-1 image, as in
 torch (the graph: unsqueeze, MaxUnpool2DBackward0, squeeze).
 """
-from .._array import xp
+from .._array import xp, has_values
 from .._ops import defop
 from .._seam import seam
 from .nn_conv import _ntuple
@@ -19,7 +19,7 @@ def _unpool_kernel(self, indices, output_size, nd):
         out_plane *= s
     flat_in = self.reshape(lead + (-1,))
     flat_idx = indices.reshape(lead + (-1,))
-    if flat_idx.size and (int(flat_idx.min()) < 0 or int(flat_idx.max()) >= out_plane):
+    if flat_idx.size and has_values(flat_idx) and (int(flat_idx.min()) < 0 or int(flat_idx.max()) >= out_plane):
         bad = int(flat_idx.max()) if int(flat_idx.max()) >= out_plane else int(flat_idx.min())
         raise RuntimeError(f"Found an invalid max index: {bad} (output volumes are of size "
                            f"{'x'.join(str(s) for s in output_size)}")

@@ -12,7 +12,7 @@ import warnings
 
 from .. import _checks, _dtype, return_types
 from .._tensor import Tensor, _wrap_dim
-from .._array import xp, row_major, array_types
+from .._array import xp, row_major, array_types, asarray, has_values
 from .._ops import defop, aten
 from .._seam import seam
 from ._op import method
@@ -54,7 +54,7 @@ def _reduced(a, dtype=None):
     """A reduction's result as an array laid out row-major, as torch allocates it (NumPy keeps the
     input's layout: a sum over a permuted tensor would come back permuted, and a later view() would
     fail where torch's works)."""
-    return row_major(xp.asarray(a, dtype=dtype))
+    return row_major(asarray(a, dtype=dtype))
 
 
 def _required_dim(fn, dim):
@@ -259,7 +259,7 @@ def prod(input, dim=None, keepdim=False, *, dtype=None, **numpy_names):
 # ==========================================================================================================
 def _nan_first(a, is_max):
     """torch propagates NaN in max/min: make NaNs win the argmax/argmin."""
-    if a.dtype.kind == "f" and xp.isnan(a).any():
+    if a.dtype.kind == "f" and has_values(a) and xp.isnan(a).any():
         return xp.where(xp.isnan(a), xp.inf if is_max else -xp.inf, a)
     return a
 
@@ -344,8 +344,8 @@ def _aminmax_kernel(self, *, dim=None, keepdim=False):
                            "identity.")
     if dim is None and keepdim:
         shape = (1,) * self.ndim
-        return _reduced(self.min()).reshape(shape), xp.asarray(self.max()).reshape(shape)
-    return (xp.asarray(xp.min(self, axis=axes, keepdims=keepdim)),
+        return _reduced(self.min()).reshape(shape), asarray(self.max()).reshape(shape)
+    return (asarray(xp.min(self, axis=axes, keepdims=keepdim)),
             _reduced(xp.max(self, axis=axes, keepdims=keepdim)))
 
 
@@ -377,7 +377,7 @@ def _arg_extreme_kernel(is_max):
         if dim is None:
             if a.size == 0:
                 raise IndexError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")
-            r = xp.asarray(find(a))
+            r = asarray(find(a))
             return r.reshape((1,) * a.ndim) if keepdim else r
         d = _wrap_dim(dim, a.ndim)
         if not a.ndim:
@@ -1252,7 +1252,7 @@ def _searchsorted_kernel(sorted_sequence, self, *, out_int32=False, right=False,
         r = xp.searchsorted(sorted_sequence, self, side=side)
     else:
         rows = sorted_sequence.reshape(-1, sorted_sequence.shape[-1])
-        values = xp.asarray(self).reshape(rows.shape[0], -1)
+        values = asarray(self).reshape(rows.shape[0], -1)
         r = xp.stack([xp.searchsorted(s, v, side=side) for s, v in zip(rows, values)]).reshape(xp.shape(self))
     return _reduced(r).astype("int32" if out_int32 else "int64")
 

@@ -19,7 +19,7 @@ scatter_reduce (create_graph=True) raises NotImplementedError (torch composes it
 """
 from .. import _dtype
 from .._tensor import Tensor, _wrap_dim
-from .._array import xp
+from .._array import xp, has_values
 from ._op import method
 from .._ops import defop
 from .._seam import seam
@@ -54,7 +54,7 @@ def _check(self, dim, index, src, reduce):
         if index.shape[d] > src.shape[d] or (d != dim and index.shape[d] > self.shape[d]):
             raise RuntimeError(f"Expected index {list(index.shape)} to be smaller than self {list(self.shape)} apart "
                                f"from dimension {dim} and to be smaller size than src {list(src.shape)}")
-    if index.size and (int(index.min()) < 0 or int(index.max()) >= self.shape[dim]):
+    if index.size and has_values(index) and (int(index.min()) < 0 or int(index.max()) >= self.shape[dim]):
         bad = int(index.max()) if int(index.max()) >= self.shape[dim] else int(index.min())
         raise RuntimeError(f"index {bad} is out of bounds for dimension {dim} with size {self.shape[dim]}")
 

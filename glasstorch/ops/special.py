@@ -30,7 +30,7 @@ import math
 
 from .. import _dtype
 from .._tensor import Tensor
-from .._array import xp, special as _sp
+from .._array import xp, special as _sp, asarray
 from ._op import method, promote_arrays, _ARRAY_TYPES
 from .._ops import defop, aten
 from .._seam import seam
@@ -53,7 +53,7 @@ def _as_float(a):
 def _unary(fn):
     def kernel(self):
         a = _as_float(self)
-        return xp.asarray(fn(a)).astype(a.dtype, copy=False)
+        return asarray(fn(a)).astype(a.dtype, copy=False)
     kernel.__name__ = getattr(fn, "__name__", "kernel")
     return kernel
 
@@ -101,7 +101,7 @@ def _mvlgamma_kernel(self, p):
     total = p * (p - 1) / 4 * math.log(math.pi)
     for j in range(p):
         total = total + _sp.lgamma(a - j / 2)
-    return xp.asarray(total).astype(a.dtype, copy=False)
+    return asarray(total).astype(a.dtype, copy=False)
 
 
 def _polygamma_kernel(n, self):
@@ -151,7 +151,7 @@ def _binary_floats(self, other):
         dt = b.dtype
     if dt.kind not in "fc":
         dt = _dtype.get_default_dtype().numpy_dtype
-    return xp.asarray(a, dtype=dt), xp.asarray(b, dtype=dt)
+    return asarray(a, dtype=dt), asarray(b, dtype=dt)
 
 
 def _zeta_kernel(self, other):
