@@ -1002,7 +1002,7 @@ def matrix_power(input, n):
         raise RuntimeError(f"linalg.matrix_power: A must be batches of square matrices, but they are "
                            f"{input.shape[-2]} by {input.shape[-1]} matrices")
     if n == 0:
-        return input.clone().copy_(eye(input.shape[-1], dtype=input.dtype).expand(input.shape))
+        return input.clone().copy_(eye(input.shape[-1], dtype=input.dtype, device=input.device).expand(input.shape))
     a = input
     if n < 0:
         a = inverse(input)

@@ -810,8 +810,8 @@ def _uint8_bilinear(x, output_size, align_corners, scales):
             continue
         starts, w, precision = _uint8_linear_weights(in_size, out_size, scales[i], align_corners)
         src = xp.moveaxis(x, axis, -1).astype(xp.int64)
-        padded = xp.concatenate([src, xp.zeros(src.shape[:-1] + (3,), xp.int64)], axis=-1)   # (weights 0 there)
-        acc = xp.full(src.shape[:-1] + (out_size,), 1 << (precision - 1) if precision else 0, xp.int64)
+        padded = xp.concatenate([src, xp.zeros_like(src, shape=src.shape[:-1] + (3,))], axis=-1)   # (weights 0 there)
+        acc = xp.full_like(src, 1 << (precision - 1) if precision else 0, shape=src.shape[:-1] + (out_size,))
         for j in range(3):
             acc += padded[..., starts + j] * w[:, j]
         x = xp.moveaxis(xp.clip(acc >> precision, 0, 255).astype(xp.uint8), -1, axis)
