@@ -124,8 +124,8 @@ class Schema:
                 continue
             decl, _, default = part.partition("=")
             type_, name = decl.rsplit(None, 1)
-            alias = re.search(r"\((\w)!?\)", type_)
-            self.arguments.append(Argument(name, re.sub(r"\(\w!?\)", "", type_),
+            alias = _ALIAS.search(type_)
+            self.arguments.append(Argument(name, _ALIAS.sub("", type_),
                                            _literal(default.strip()) if default else _NO_DEFAULT,
                                            kwarg_only, alias.group(1) if alias else None))
         ret = m.group(4)
@@ -134,12 +134,17 @@ class Schema:
         self.returns = []       # [(name or None, alias or None)]
         for i, part in enumerate(parts):
             bits = part.split()
-            alias = re.search(r"\((\w)!?\)", bits[0])
+            alias = _ALIAS.search(bits[0])
             self.returns.append((bits[1] if len(bits) > 1 else None, alias.group(1) if alias else None))
         self.returns_tuple = ret.startswith("(")
 
     def __str__(self):
         return self.text
+
+
+# an alias annotation: Tensor(a) a view of input a, Tensor(a!) written in place, Tensor(a -> *) an input whose
+# aliases are the elements of a returned list (split's, unbind's)
+_ALIAS = re.compile(r"\((\w)(?:!| -> \*)?\)")
 
 
 def _split_top(text):
