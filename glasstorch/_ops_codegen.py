@@ -212,9 +212,11 @@ def node_record_source(cls):
     else:
         lines.append("    _ref = _outs[0]._data")
     lines.append("    _node._out_dtype = _ref.dtype")
-    lines.append("    _meta = _input_meta(_inputs, _ref)")
-    lines.append("    if _meta is not None:")
-    lines.append("        _node._input_meta = _meta")
+    if not all(alias for _, alias in schema.returns):
+        # (a view op's formula gives its input's own shape and dtype: nothing for the engine to reduce)
+        lines.append("    _meta = _input_meta(_inputs, _ref)")
+        lines.append("    if _meta is not None:")
+        lines.append("        _node._input_meta = _meta")
     if schema.returns_list or schema.returns_tuple:
         diff = cls._output_differentiability
         if diff is None:
