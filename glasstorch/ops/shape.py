@@ -375,7 +375,7 @@ def H(self):
     if nd not in (0, 2):
         raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {nd}-D tensor." +
                            (" For batches of matrices, consider using tensor.mH" if nd > 2 else ""))
-    return _reversed_dims(self)
+    return self if nd == 0 else transpose_op(self, -2, -1)      # (torch: a 0-d tensor is its own conjugate)
 
 
 def _batch_of_matrices(self, name):
@@ -418,7 +418,7 @@ def _movedim_order(nd, source, destination):
     order = [i for i in range(nd) if i not in src_w]
     for d, s in sorted(zip(dst_w, src_w)):
         order.insert(d, s)
-    return order
+    return tuple(order)
 
 
 @method()
@@ -570,7 +570,7 @@ def _squeeze(input, dim):
     if dim is None:
         return squeeze_op(input)
     if isinstance(dim, (tuple, list)):
-        return squeeze_dims_op(input, dim)
+        return squeeze_dims_op(input, tuple(dim))
     return squeeze_dim_op(input, dim)
 
 
@@ -768,7 +768,7 @@ def split(input, split_size_or_sections, dim=0):
         return seam.torch_function(split, (input, split_size_or_sections, dim), {})
     if isinstance(split_size_or_sections, (list, tuple)):
         try:
-            sizes = [index(s) for s in split_size_or_sections]
+            sizes = tuple(index(s) for s in split_size_or_sections)
         except TypeError:
             bad = next(s for s in split_size_or_sections if not hasattr(s, "__index__"))
             raise TypeError(f"split_with_sizes(): argument 'split_sizes' (position 2) must be tuple of ints, not "
@@ -793,7 +793,7 @@ def chunk(input, chunks, dim=0):
     n = input._data.shape[_wrap_dim(dim, nd)]
     split_size = (n + chunks - 1) // chunks
     if split_size == 0 and n == 0:      # torch: `chunks` empty pieces
-        return tuple(split_with_sizes_op(input, [0] * chunks, dim))
+        return tuple(split_with_sizes_op(input, (0,) * chunks, dim))
     return tuple(split_op(input, split_size, dim))
 
 
@@ -942,7 +942,7 @@ def squeeze_(self, dim=None):
     if dim is None:
         return _inplace_view(self, "squeeze_", squeeze__op)
     if isinstance(dim, (tuple, list)):
-        return _inplace_view(self, "squeeze_", squeeze__dims_op, dim)
+        return _inplace_view(self, "squeeze_", squeeze__dims_op, tuple(dim))
     return _inplace_view(self, "squeeze_", squeeze__dim_op, dim)
 
 
