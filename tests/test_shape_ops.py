@@ -266,3 +266,42 @@ def test_broadcast_tensors_leaves_a_tensor_of_the_shape_as_it_is():
 def test_unbind_of_an_empty_dim():
     for lib in LIBS:
         assert lib.zeros(0, 3, requires_grad=True).unbind(0) == ()
+
+
+# ---- double backward through the formulas (on Tensors), where some outputs get no gradient -----------------
+SECOND_ORDER = {
+    "split, one piece used": lambda x: x.split(2, 2)[1],
+    "split(sizes), one piece used": lambda x: x.split([1, 2], 1)[1],
+    "unbind, one output used": lambda x: x.unbind(1)[2],
+    "chunk": lambda x: x.chunk(2, 0)[0],
+    "squeeze": lambda x: x.narrow(0, 0, 1).squeeze(),
+    "squeeze(dims)": lambda x: x.narrow(1, 0, 1).squeeze((1, 0)),
+    "unsqueeze": lambda x: x.unsqueeze(-2),
+    "select": lambda x: x.select(-1, -2),
+    "permute": lambda x: x.permute(-1, 0, 1),
+    "view": lambda x: x.view(-1, 2),
+    "reshape(copy)": lambda x: x.transpose(0, 2).reshape(-1),
+    "reshape(alias)": lambda x: x.transpose(0, 1).reshape(3, 2, 4),
+    "tensor_split": lambda x: x.tensor_split([1], 2)[1],
+    "squeeze_": lambda x: x.narrow(1, 0, 1).clone().squeeze_(1),
+    "unsqueeze_": lambda x: (x * 1).unsqueeze_(0),
+    "t_": lambda x: x.select(0, 0).clone().t_(),
+    "movedim": lambda x: x.movedim(0, -1),
+}
+
+
+@pytest.mark.parametrize("case", list(SECOND_ORDER))
+def test_double_backward_as_torch(case):
+    def run(lib):
+        x = lib.from_numpy(np.linspace(-1, 2, 24).reshape(2, 3, 4)).requires_grad_()
+        y = SECOND_ORDER[case](x)
+        node = type(y.grad_fn).__name__
+        y = y * y
+        g = lib.from_numpy(np.linspace(0.5, 1.5, y.numel()).reshape(tuple(y.shape)))
+        gx, = lib.autograd.grad(y, x, g, create_graph=True)
+        ggx, = lib.autograd.grad((gx * gx).sum(), x)
+        return node, gx.detach().numpy(), ggx.numpy()
+    (node, gx, ggx), (t_node, t_gx, t_ggx) = run(glasstorch), run(torch)
+    assert node == t_node
+    np.testing.assert_allclose(gx, t_gx, rtol=1e-12)
+    np.testing.assert_allclose(ggx, t_ggx, rtol=1e-12)

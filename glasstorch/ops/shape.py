@@ -28,7 +28,7 @@ from . import _borrowed  # (aten.slice.Tensor, aten.slice_backward and aten._uns
 __all__ = ["reshape", "flatten", "unflatten", "permute", "transpose", "swapaxes", "swapdims", "t", "adjoint",
            "movedim", "moveaxis", "broadcast_to", "broadcast_tensors", "broadcast_shapes", "squeeze",
            "unsqueeze", "narrow", "select", "unbind", "split", "chunk", "tensor_split", "clone", "ravel",
-           "atleast_1d", "atleast_2d", "atleast_3d"]
+           "atleast_1d", "atleast_2d", "atleast_3d", "resize_as_"]
 
 slice_op = aten.slice.Tensor
 unsafe_view_op = aten._unsafe_view.default
