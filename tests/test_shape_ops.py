@@ -157,7 +157,8 @@ def _saved(v):
     return tuple(_saved(e) for e in v) if isinstance(v, tuple) else v
 
 
-@pytest.mark.parametrize("case", [c for c in CASES if not c.startswith(("atleast", "broadcast", "sum_to", "flatten(one"))])
+@pytest.mark.parametrize("case", [c for c in CASES
+                                  if not c.startswith(("atleast", "broadcast", "sum_to", "flatten(one"))])
 def test_saved_values_as_torch(case):
     nodes = []
     for lib in LIBS:
@@ -245,8 +246,10 @@ def test_view_dtype_reinterprets_the_bytes(src, dst):
     assert run(glasstorch) == run(torch)
 
 
-@pytest.mark.parametrize("make", [lambda lib: lib.zeros(3).view(lib.float64), lambda lib: lib.zeros(4, 2).t().view(lib.float64),
-                                  lambda lib: lib.zeros(()).view(lib.int16), lambda lib: lib.zeros(5)[1:].view(lib.float64)])
+@pytest.mark.parametrize("make", [lambda lib: lib.zeros(3).view(lib.float64),
+                                  lambda lib: lib.zeros(4, 2).t().view(lib.float64),
+                                  lambda lib: lib.zeros(()).view(lib.int16),
+                                  lambda lib: lib.zeros(5).narrow(0, 1, 4).view(lib.float64)])
 def test_view_dtype_errors_as_torch(make):
     messages = []
     for lib in LIBS:
@@ -305,3 +308,20 @@ def test_double_backward_as_torch(case):
     assert node == t_node
     np.testing.assert_allclose(gx, t_gx, rtol=1e-12)
     np.testing.assert_allclose(ggx, t_ggx, rtol=1e-12)
+
+
+def test_an_inplace_view_op_hands_a_dispatch_mode_a_new_tensor():
+    """The documented difference (README): the op's result is a new tensor, which the method moves into
+    ``self``; what the user gets back is ``self``, as in torch."""
+    _, Ops = _modes(glasstorch)
+    seen = []
+
+    class Keep(Ops):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            seen.append((str(func), out is args[0]))
+            return out
+    x = glasstorch.zeros(2, 1, 3)
+    with Keep():
+        y = x.squeeze_(1)
+    assert y is x and x.shape == (2, 3) and seen == [("aten.squeeze_.dim", False)]

@@ -12,7 +12,8 @@ TorchDispatchMode sees what it sees under torch: ``flatten``/``reshape`` are ``a
 import math
 from operator import index
 
-from .._tensor import (Tensor, Size, _wrap_dim, make_view as _view, preserve_format, contiguous_format,
+from .._tensor import (Tensor, Size, _wrap_dim, make_view as _view,  # (_view: for joining's diagonal)
+                       preserve_format, contiguous_format,
                        memory_format as _memory_format, bump_version, _intercepted_property)
 from .._array import xp, expanded, copy_preserving_layout, unsqueezed, data_ptr
 from ..autograd.graph import set_history, check_inplace, edge_of
@@ -21,7 +22,9 @@ from .. import _dtype, _checks
 from .._ops import defop, aten
 from .._seam import seam
 from ._derivatives import sum_to
-from . import _borrowed  # (aten.slice.Tensor, aten.slice_backward and aten._unsafe_view are declared there for now)
+# aten.slice.Tensor, aten.slice_backward and aten._unsafe_view are declared there for now (they are this
+# family's ops: see its docstring)
+from . import _borrowed  # noqa: F401
 
 # What glasstorch (torch) has at its top level from this family; the other public functions here are
 # Tensor methods only (x.view(...)) or torch.linalg's.
@@ -996,7 +999,8 @@ def _resized(self, size):
 resize__op = defop("resize_(Tensor(a!) self, SymInt[] size, *, MemoryFormat? memory_format=None) -> Tensor(a!)",
                    lambda self, size, *, memory_format=None: _resized(self, size))
 resize_as__op = defop("resize_as_(Tensor(a!) self, Tensor the_template, *, MemoryFormat? memory_format=None) -> "
-                      "Tensor(a!)", lambda self, the_template, *, memory_format=None: _resized(self, the_template.shape))
+                      "Tensor(a!)",
+                      lambda self, the_template, *, memory_format=None: _resized(self, the_template.shape))
 
 
 def _resize(self, op, *args, memory_format=None):
