@@ -48,7 +48,7 @@ import re
 from ._seam import seam
 from ._array import xp, array_types, array_errors, translate_array_error, on_new_array_type, meta as _meta
 from .autograd import grad_mode
-from .autograd.graph import FormulaNode, node_helpers, MULTI_OUTPUT_NODE
+from .autograd.graph import FormulaNode, node_helpers, MULTI_OUTPUT_NODE, DEFAULT
 from . import _ops_codegen as _codegen
 
 _state = grad_mode._state
@@ -124,8 +124,8 @@ class Schema:
                 continue
             decl, _, default = part.partition("=")
             type_, name = decl.rsplit(None, 1)
-            alias = re.search(r"\((\w)!?\)", type_)
-            self.arguments.append(Argument(name, re.sub(r"\(\w!?\)", "", type_),
+            alias = _ALIAS.search(type_)
+            self.arguments.append(Argument(name, _ALIAS.sub("", type_),
                                            _literal(default.strip()) if default else _NO_DEFAULT,
                                            kwarg_only, alias.group(1) if alias else None))
         ret = m.group(4)
@@ -134,12 +134,17 @@ class Schema:
         self.returns = []       # [(name or None, alias or None)]
         for i, part in enumerate(parts):
             bits = part.split()
-            alias = re.search(r"\((\w)!?\)", bits[0])
+            alias = _ALIAS.search(bits[0])
             self.returns.append((bits[1] if len(bits) > 1 else None, alias.group(1) if alias else None))
         self.returns_tuple = ret.startswith("(")
 
     def __str__(self):
         return self.text
+
+
+# an alias annotation: Tensor(a) a view of input a, Tensor(a!) written in place, Tensor(a -> *) an input whose
+# aliases are the elements of a returned list (split's, unbind's)
+_ALIAS = re.compile(r"\((\w)(?:!| -> \*)?\)")
 
 
 def _split_top(text):
@@ -186,6 +191,7 @@ class OpOverload:
         # an output that aliases an input (a view): the input's position, per output
         alias_of = {a.alias: i for i, a in enumerate(args) if a.alias is not None}
         self._view_of = tuple(alias_of.get(alias) if alias else None for _, alias in schema.returns)
+        self._makes_views = any(v is not None for v in self._view_of)
         self._returns_tuple = schema.returns_tuple
         self._returns_list = schema.returns_list
         self._mutates = any("!" in a.type for a in args)
@@ -230,7 +236,23 @@ class OpOverload:
                     inputs.append(a if isinstance(a, _Tensor) else None)
             if any(t is not None and t._requires_grad for t in inputs):
                 self.node._record(self, args, inputs, outputs)
+        if enabled and self._makes_views:
+            _restore_view_meta(self, args, outputs)
         return outputs
+
+
+def _restore_view_meta(op, args, outputs):
+    """The views a dispatch mode's call made were made below autograd, with grad mode off, so
+    ``make_view`` marked them as made under no_grad; autograd was on around the op: give them the
+    creation meta they have without a mode (an in-place op on them is then allowed, as in torch)."""
+    multi = op._returns_list or op._returns_tuple
+    for k, out in enumerate(outputs if multi else (outputs,)):
+        i = op._view_of[0] if op._returns_list else op._view_of[k]
+        if i is None or not isinstance(out, _Tensor) or out._base is None:
+            continue
+        source = args[i]
+        out._creation_meta = MULTI_OUTPUT_NODE if multi else \
+            source._creation_meta if source._base is not None else DEFAULT
 
 
 _FLOAT64 = xp.dtype("float64")

@@ -215,9 +215,16 @@ def node_record_source(cls):
     else:
         lines.append("    _ref = _outs[0]._data")
     lines.append("    _node._out_dtype = _ref.dtype")
-    lines.append("    _meta = _input_meta(_inputs, _ref)")
-    lines.append("    if _meta is not None:")
-    lines.append("        _node._input_meta = _meta")
+    meta = ["    _meta = _input_meta(_inputs, _ref)", "    if _meta is not None:", "        _node._input_meta = _meta"]
+    if all(alias for _, alias in schema.returns) and not layout.dynamic:
+        # a view op's formula gives its input's own shape: the engine has nothing to reduce, and only
+        # a view with another dtype (view_as_real) needs the input's dtype kept, to cast its gradient back
+        other_dtype = " or ".join(f"(_inputs[{i}] is not None and _inputs[{i}]._data.dtype != _ref.dtype)"
+                                  for i in range(len(layout.edges)))
+        lines.append(f"    if {other_dtype}:")
+        lines += ["    " + line for line in meta]
+    else:
+        lines += meta
     if schema.returns_list or schema.returns_tuple:
         diff = cls._output_differentiability
         if diff is None:

@@ -228,6 +228,8 @@ class Tensor:
         out = object.__new__(cls)
         for name in ("_data", "_requires_grad", "_grad_fn", "_output_nr", "_vc", "_base", "_accumulator"):
             object.__setattr__(out, name, getattr(self, name))
+        if self._base is not None:     # a view stays one: how it was made, and since when its history holds
+            out._creation_meta, out._attr_version = self._creation_meta, self._attr_version
         out._grad = None
         out._retains_grad = False
         out._backward_hooks = None

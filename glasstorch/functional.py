@@ -8,14 +8,14 @@ an AttributeError that says so.
 from .ops.linalg import einsum, tensordot
 from .ops.joining import meshgrid
 from .ops.reduction import norm, unique
-from .ops.shape import atleast_1d, atleast_2d, broadcast_shapes, broadcast_tensors, split
+from .ops.shape import atleast_1d, atleast_2d, atleast_3d, broadcast_shapes, broadcast_tensors, split
 
 __all__ = ["atleast_1d", "atleast_2d", "atleast_3d", "broadcast_shapes", "broadcast_tensors", "cartesian_prod",
            "block_diag", "cdist", "chain_matmul", "einsum", "istft", "lu", "norm", "meshgrid", "pca_lowrank", "split",
            "stft", "svd_lowrank", "tensordot", "unique", "unique_consecutive", "unravel_index"]
 
 # torch.functional's functions that glasstorch does not have yet (each needs a new op in glasstorch/ops).
-_MISSING = ("atleast_3d", "cartesian_prod", "block_diag", "cdist", "chain_matmul", "istft", "lu", "pca_lowrank",
+_MISSING = ("cartesian_prod", "block_diag", "cdist", "chain_matmul", "istft", "lu", "pca_lowrank",
             "stft", "svd_lowrank", "unique_consecutive", "unravel_index")
 
 

@@ -72,18 +72,7 @@ def _calls_seen(fn):
     return seen.names
 
 
-def _flatten_on_the_seam():
-    """Whether Tensor.flatten passes the seam yet (the shape family's conversion to defop is pending)."""
-    return "flatten" in _calls_seen(lambda: glasstorch.randn(1, 2, 2).flatten(1))
-
-
-# what a function mode or a __torch_function__ subclass sees needs every public call on the seam;
-# dispatch-level tools (FLOP counters) see the aten ops, which conv and pool already are
-CNN_FUNCTIONS_PENDING = pytest.mark.xfail(
-    not _flatten_on_the_seam(), strict=True,
-    reason="Tensor.flatten (the shape family) is not on the seam yet: a function mode misses the calls after it")
 BUILDS = [pytest.param(_mlp, id="mlp"), pytest.param(_cnn, id="cnn")]
-BUILDS_SEEN_BY_FUNCTIONS = [pytest.param(_mlp, id="mlp"), pytest.param(_cnn, id="cnn", marks=CNN_FUNCTIONS_PENDING)]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -113,7 +102,7 @@ def _logging_tensor_run(lib, build):
     return logged, type(out).__name__, type(loss).__name__
 
 
-@pytest.mark.parametrize("build", BUILDS_SEEN_BY_FUNCTIONS)
+@pytest.mark.parametrize("build", BUILDS)
 def test_logging_tensor_subclass_sees_the_same_calls(build):
     ours, theirs = (_logging_tensor_run(lib, build) for lib in (glasstorch, torch))
     assert ours == theirs          # the calls, and the results that stay LoggingTensors
@@ -146,7 +135,7 @@ def _ops_only(names):
     return [n for n in names if n not in _NOT_OPS and not n.endswith((".__get__", ".__set__"))]
 
 
-@pytest.mark.parametrize("build", BUILDS_SEEN_BY_FUNCTIONS)
+@pytest.mark.parametrize("build", BUILDS)
 def test_function_mode_sees_the_same_ops(build):
     ours, theirs = (_function_mode_run(lib, build) for lib in (glasstorch, torch))
     assert _ops_only(ours) == _ops_only(theirs)

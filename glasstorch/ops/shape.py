@@ -1,189 +1,301 @@
 """Views and shape ops. A view shares its base's array and version counter, as torch's views do,
-so a write through either is seen by both and in-place checks cover both."""
-import builtins
+so a write through either is seen by both and in-place checks cover both.
+
+Each primitive op is declared with ``defop`` as torch declares it (its schema, the node it records,
+one formula per input as in ``derivatives.yaml``); a schema output ``Tensor(a)`` makes the result a
+view of input ``a`` (``_tensor.make_view``: the base, the version counter, the creation meta). The
+public functions parse torch's argument forms and call the ops torch's own decompositions call, so a
+TorchDispatchMode sees what it sees under torch: ``flatten``/``reshape`` are ``aten.view`` (or
+``aten.clone`` + ``aten._unsafe_view`` when a copy is needed), ``chunk`` is ``aten.split``,
+``narrow``/``tensor_split`` are ``aten.slice``, ``movedim``/``Tensor.T`` are ``aten.permute``.
+"""
+import math
 from operator import index
 
-from .._tensor import (Tensor, _wrap, Size, _wrap_dim, make_view as _view, preserve_format, contiguous_format,
-                       memory_format as _memory_format,
-                       bump_version)
-from .._array import xp, expanded, copy_preserving_layout, unsqueezed
-from ..autograd.graph import MULTI_OUTPUT_NODE, set_history, check_inplace, edge_of
-from ._op import _state, method, record, make_node_class, operands, result_dtype
+from .._tensor import (Tensor, Size, _wrap_dim, make_view as _view,  # (_view: for joining's diagonal)
+                       preserve_format, contiguous_format,
+                       memory_format as _memory_format, bump_version, _intercepted_property)
+from .._array import xp, expanded, copy_preserving_layout, unsqueezed, data_ptr
+from ..autograd.graph import set_history, check_inplace, edge_of
+from ._op import _state, method
 from .. import _dtype, _checks
 from .._ops import defop, aten
 from .._seam import seam
 from ._derivatives import sum_to
+# aten.slice.Tensor, aten.slice_backward and aten._unsafe_view are declared there for now (they are this
+# family's ops: see its docstring)
+from . import _borrowed  # noqa: F401
 
 # What glasstorch (torch) has at its top level from this family; the other public functions here are
 # Tensor methods only (x.view(...)) or torch.linalg's.
 __all__ = ["reshape", "flatten", "unflatten", "permute", "transpose", "swapaxes", "swapdims", "t", "adjoint",
            "movedim", "moveaxis", "broadcast_to", "broadcast_tensors", "broadcast_shapes", "squeeze",
            "unsqueeze", "narrow", "select", "unbind", "split", "chunk", "tensor_split", "clone", "ravel",
-           "atleast_1d", "atleast_2d"]
+           "atleast_1d", "atleast_2d", "atleast_3d", "resize_as_"]
+
+slice_op = aten.slice.Tensor
+unsafe_view_op = aten._unsafe_view.default
 
 
+# ---- arguments ---------------------------------------------------------------------------------------
 def _shape_arg(shape):
-    if len(shape) == 1 and isinstance(shape[0], (tuple, list, Size)):
-        shape = tuple(shape[0])
+    """``*shape`` as torch's parser reads it: ints, or one tuple/list/Size of them."""
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = shape[0]
     try:
-        return tuple(index(s) for s in shape)
+        return tuple(map(index, shape))
     except TypeError:  # 2.0, '3', a tensor of several elements: torch's parser takes ints only
         raise _checks.size_error(shape) from None
 
 
-def _infer_shape(shape, numel, fn="view"):
+def _int_arg(fn, name, position, value):
+    """An int argument (a Python int, or anything with __index__), with torch's TypeError otherwise."""
+    try:
+        return index(value)
+    except TypeError:
+        raise TypeError(f"{fn}(): argument '{name}' (position {position}) must be int, not "
+                        f"{_checks.type_name(value)}") from None
+
+
+def _infer_shape(shape, numel):
+    """``shape`` with its -1 (at most one) replaced by what makes ``numel`` elements (torch's infer_size)."""
+    if -1 not in shape:                              # (the usual case: one product, one comparison)
+        if math.prod(shape) == numel and (not shape or min(shape) >= 0):
+            return shape
     shape = list(shape)
     neg = [i for i, s in enumerate(shape) if s == -1]
     if len(neg) > 1:
         raise RuntimeError("only one dimension can be inferred")
     known = 1
-    for s in shape:
+    for i, s in enumerate(shape):
         if s != -1:
             if s < 0:
-                raise RuntimeError(f"invalid shape dimension {s}")
+                raise RuntimeError(f"invalid shape dimension {s} at index {i} of shape {shape}")
             known *= s
     if neg:
         if known == 0 and numel == 0:
-            raise RuntimeError(f"cannot reshape tensor of 0 elements into shape {list(shape)} because the unspecified "
+            raise RuntimeError(f"cannot reshape tensor of 0 elements into shape {shape} because the unspecified "
                                f"dimension size -1 can be any value and is ambiguous")
         if known == 0 or numel % known:
-            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+            raise RuntimeError(f"shape '{shape}' is invalid for input of size {numel}")
         shape[neg[0]] = numel // known
     elif known != numel:
-        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+        raise RuntimeError(f"shape '{shape}' is invalid for input of size {numel}")
     return tuple(shape)
 
 
-class ViewBackward0(make_node_class("ViewBackward0", None)):
-    def backward(self, grad):
-        return grad.reshape(self.self_sizes)
+def _dims_of(dim, ndim):
+    """An int or a list of dims, wrapped, each once (torch's dim_list_to_bitset)."""
+    dims = (dim,) if isinstance(dim, int) else dim
+    seen = []
+    for d in dims:
+        w = _wrap_dim(d, ndim)
+        if w in seen:
+            raise RuntimeError(f"dim {w} appears multiple times in the list of dims")
+        seen.append(w)
+    return seen
 
 
-UnsafeViewBackward0 = make_node_class("UnsafeViewBackward0", ViewBackward0.backward)
-ReshapeAliasBackward0 = make_node_class("ReshapeAliasBackward0", ViewBackward0.backward)
+def _zeros(like, shape):
+    """torch's ``at::zeros(shape, like.options())`` inside a formula: of ``like``'s kind (array or
+    Tensor) and dtype. A constant: it needs no history."""
+    if isinstance(like, Tensor):
+        return like.new_zeros(shape)
+    return xp.zeros(shape, like.dtype)
+
+
+# ---- view, reshape ----------------------------------------------------------------------------------------
+_VIEW_STRIDE_ERROR = ("view size is not compatible with input tensor's size and stride (at least one dimension "
+                      "spans across two contiguous subspaces). Use .reshape(...) instead.")
+
+
+def _view_kernel(self, size):
+    out = self.view()
+    try:
+        out.shape = _infer_shape(size, self.size)
+    except AttributeError:      # (NumPy: the new shape needs a copy)
+        raise RuntimeError(_VIEW_STRIDE_ERROR) from None
+    return out
+
+
+def _reshape_alias_kernel(self, size, stride):
+    out = self.view()           # (the strides are those this shape takes without a copy: NumPy finds them)
+    out.shape = tuple(size)
+    return out
+
+
+def _storage_offset(a):
+    root = a
+    while isinstance(root.base, xp.ndarray):
+        root = root.base
+    return (data_ptr(a) - data_ptr(root)) // a.itemsize
+
+
+def _view_dtype_kernel(self, dtype):
+    """The same bytes read as ``dtype`` (torch's rules when the element size changes: the last dim
+    is what grows or shrinks, and must be dense)."""
+    new = dtype.numpy_dtype
+    old = self.dtype
+    if new.itemsize != old.itemsize:
+        names = f"{_dtype._BY_NUMPY[old]._legacy} as {dtype._legacy}"
+        why = f"to view {names} (different element sizes)"
+        if self.ndim == 0:
+            raise RuntimeError(f"self.dim() cannot be 0 {why}")
+        if self.shape[-1] != 1 and self.strides[-1] != old.itemsize:
+            raise RuntimeError(f"self.stride(-1) must be 1 {why}, but got {self.strides[-1] // old.itemsize}")
+        if new.itemsize > old.itemsize:
+            ratio = new.itemsize // old.itemsize
+            if self.shape[-1] % ratio:
+                raise RuntimeError(f"self.size(-1) must be divisible by {ratio} {why}, but got {self.shape[-1]}")
+            offset = _storage_offset(self)
+            if offset % ratio:
+                raise RuntimeError(f"self.storage_offset() must be divisible by {ratio} {why}, but got {offset}")
+            for d in range(self.ndim - 1):
+                if self.strides[d] // old.itemsize % ratio:
+                    raise RuntimeError(f"self.stride({d}) must be divisible by {ratio} {why}, but got "
+                                       f"{self.strides[d] // old.itemsize}")
+    return self.view(new)
+
+
+view_op = defop("view(Tensor(a) self, SymInt[] size) -> Tensor(a)", _view_kernel,
+                node="ViewBackward0", self=lambda grad, self_sizes: grad.reshape(self_sizes))
+view_dtype_op = defop("view.dtype(Tensor(a) self, ScalarType dtype) -> Tensor(a)", _view_dtype_kernel)
+reshape_alias_op = defop("_reshape_alias(Tensor(a) self, SymInt[] size, SymInt[] stride) -> Tensor(a)",
+                         _reshape_alias_kernel, node="ReshapeAliasBackward0",
+                         self=lambda grad, self_sizes: grad.reshape(self_sizes))
+ViewBackward0, ReshapeAliasBackward0 = view_op.node, reshape_alias_op.node
+UnsafeViewBackward0 = unsafe_view_op.node
 
 
 @method()
 def view(input, *shape):
-    if len(shape) == 1 and not isinstance(shape[0], (int, tuple, list, Size)):
-        if not isinstance(shape[0], _dtype.dtype):
-            raise _checks.size_error(shape)
-        return input.to(shape[0]) if shape[0].itemsize == input.itemsize else _bad_view_dtype(input, shape[0])
+    if seam.on:
+        return seam.torch_function(view, (input, *shape), {})
+    if len(shape) == 1 and isinstance(shape[0], _dtype.dtype):
+        # (torch: a view that autograd does not track -- it shares the version counter, not the history)
+        return view_dtype_op(input, shape[0]).detach()
+    shape = _shape_arg(shape)
     try:
-        shape = _infer_shape(_shape_arg(shape), input._data.size)
-        arr = input._data.view()
-        arr.shape = shape
-    except (AttributeError, RuntimeError) as e:
+        return view_op(input, shape)
+    except RuntimeError:
         if input._requires_grad and _state.enabled:
             edge_of(input)  # (torch's autograd takes the input's history, and may refuse it, before the kernel runs)
-        if isinstance(e, RuntimeError):
-            raise
-        raise RuntimeError("view size is not compatible with input tensor's size and stride (at least one dimension "
-                           "spans across two contiguous subspaces). Use .reshape(...) instead.") from None
-    out = _view(input, arr)
-    if input._requires_grad and _state.enabled:
-        record(ViewBackward0, out, (input,), meta_check=False).self_sizes = input._data.shape
-    return out
+        raise
 
 
-def _bad_view_dtype(input, dtype):
-    raise RuntimeError("glasstorch: view(dtype) with a different element size is not supported")
+def _reshape(input, shape):
+    """torch's reshape: a view when the elements allow one (``view`` of a contiguous tensor,
+    ``_reshape_alias`` of a strided one), else a contiguous copy viewed (``clone`` + ``_unsafe_view``)."""
+    d = input._data
+    if d.flags.c_contiguous:
+        return view_op(input, shape)
+    size = _infer_shape(shape, d.size)
+    arr = d.view()
+    try:
+        arr.shape = size
+    except AttributeError:
+        return unsafe_view_op(clone_op(input, memory_format=contiguous_format), size)
+    if seam.dispatching:            # (torch: a tensor a dispatch mode watches is viewed)
+        return view_op(input, size)
+    return reshape_alias_op(input, size, tuple(s // d.itemsize for s in arr.strides))
 
 
 @method()
 def reshape(input, *shape):
-    shape = _infer_shape(_shape_arg(shape), input._data.size)
-    arr = input._data.view()
-    try:
-        arr.shape = shape
-    except AttributeError:  # needs a copy: torch clones then views (CloneBackward0 -> UnsafeViewBackward0)
-        c = clone(input, memory_format=contiguous_format)
-        out = _wrap(c._data.reshape(shape))
-        if c._requires_grad and _state.enabled:
-            record(UnsafeViewBackward0, out, (c,), meta_check=False).self_sizes = c._data.shape
-        return out
-    out = _view(input, arr)
-    if input._requires_grad and _state.enabled:
-        # torch: a contiguous input is viewed; a strided one that needs no copy goes through _reshape_alias
-        node_cls = ViewBackward0 if input._data.flags.c_contiguous else ReshapeAliasBackward0
-        record(node_cls, out, (input,), meta_check=False).self_sizes = input._data.shape
-    return out
+    if seam.on:
+        return seam.torch_function(reshape, (input, *shape), {})
+    return _reshape(input, _shape_arg(shape))
 
 
 @method()
 def view_as(input, other):
-    return view(input, other.shape)
+    if seam.on:
+        return seam.torch_function(view_as, (input, other), {})
+    return view_op(input, other._data.shape)
 
 
 @method()
 def reshape_as(input, other):
-    return reshape(input, other.shape)
+    if seam.on:
+        return seam.torch_function(reshape_as, (input, other), {})
+    return _reshape(input, other._data.shape)
 
 
 @method()
 def flatten(input, start_dim=0, end_dim=-1):
-    nd = input._data.ndim
+    if seam.on:
+        return seam.torch_function(flatten, (input, start_dim, end_dim), {})
+    shp = input._data.shape
+    nd = len(shp)
     if nd == 0:
-        return reshape(input, 1)
+        return _reshape(input, (1,))
     s, e = _wrap_dim(start_dim, nd), _wrap_dim(end_dim, nd)
     if s > e:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
     if s == e:
         return input
-    shp = input._data.shape
-    n = 1
-    for d in shp[s:e + 1]:
-        n *= d
-    return reshape(input, shp[:s] + (n,) + shp[e + 1:])
+    return _reshape(input, shp[:s] + (math.prod(shp[s:e + 1]),) + shp[e + 1:])
 
 
 @method()
 def unflatten(input, dim, sizes):
+    if seam.on:
+        return seam.torch_function(unflatten, (input, dim, sizes), {})
     shp = input._data.shape
     d = _wrap_dim(dim, input._data.ndim)
     sizes = list(sizes)
+    if not sizes:
+        raise RuntimeError("unflatten: sizes must be non-empty")
     if -1 in sizes:
-        known = 1
-        for s in sizes:
-            if s != -1:
-                known *= s
-        sizes[sizes.index(-1)] = shp[d] // known
-    n = 1
-    for s in sizes:
-        n *= s
-    if n != shp[d]:
+        known = math.prod(s for s in sizes if s != -1)
+        sizes[sizes.index(-1)] = shp[d] // known if known else 0
+    if math.prod(sizes) != shp[d]:
         raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of dim {dim} "
                            f"({shp[d]}) in the input tensor")
-    return view(input, shp[:d] + tuple(sizes) + shp[d + 1:])
-
-
-class PermuteBackward0(make_node_class("PermuteBackward0", None)):
-    def backward(self, grad):
-        inv = [0] * len(self.dims)
-        for i, d in enumerate(self.dims):
-            inv[d] = i
-        return grad.permute(inv)
+    return view_op(input, shp[:d] + tuple(sizes) + shp[d + 1:])
 
 
 @method()
-def permute(input, *dims):
-    nd = input._data.ndim
-    if not dims:
-        raise TypeError('permute() missing 1 required positional arguments: "dims"')
-    dims = _shape_arg(dims)
+def ravel(input):
+    if seam.on:
+        return seam.torch_function(ravel, (input,), {})
+    return view_op(_contiguous(input), (-1,))
+
+
+# ---- permute, transpose, t, movedim ---------------------------------------------------------------------
+def _permute_kernel(self, dims):
+    nd = self.ndim
     if len(dims) != nd:
         raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does not match the length "
                            f"of the desired ordering of dimensions i.e. input.dim() = {nd} is not equal to "
                            f"len(dims) = {len(dims)}")
-    dims = tuple(_wrap_dim(d, nd) for d in dims)
-    if len(set(dims)) != nd:
-        raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does not match the length "
-                           f"of the desired ordering of dimensions i.e. input.dim() = {nd} is not equal to "
-                           f"len(dims) = {len(dims)}" if len(dims) != nd else "permute(): duplicate dims are not allowed.")
-    out = _view(input, input._data.transpose(dims))
-    if input._requires_grad and _state.enabled:
-        record(PermuteBackward0, out, (input,), meta_check=False).dims = dims
-    return out
+    wrapped = tuple(_wrap_dim(d, nd) for d in dims)
+    if len(set(wrapped)) != nd:
+        raise RuntimeError("permute(): duplicate dims are not allowed.")
+    return self.transpose(wrapped)
+
+
+def _permute_backwards(grad, dims):
+    """torch's permute_backwards: the inverse permutation."""
+    n = len(dims)
+    inverse = [0] * n
+    for i, d in enumerate(dims):
+        inverse[d + n if d < 0 else d] = i
+    return aten.permute(grad, inverse)
+
+
+permute_op = defop("permute(Tensor(a) self, int[] dims) -> Tensor(a)", _permute_kernel, node="PermuteBackward0",
+                   self=_permute_backwards)
+PermuteBackward0 = permute_op.node
+
+
+@method()
+def permute(input, *dims):
+    if seam.on:
+        return seam.torch_function(permute, (input, *dims), {})
+    if not dims:
+        raise TypeError('permute() missing 1 required positional arguments: "dims"')
+    return permute_op(input, _shape_arg(dims))
 
 
 def _transpose_kernel(self, dim0, dim1):
@@ -205,14 +317,25 @@ t_op = defop("t(Tensor(a) self) -> Tensor(a)", _t_kernel, node="TBackward0", sel
 TransposeBackward0, TBackward0 = transpose_op.node, t_op.node
 
 
-@method("transpose", "swapaxes", "swapdims")
+@method()
 def transpose(input, dim0, dim1):
     if seam.on:
         return seam.torch_function(transpose, (input, dim0, dim1), {})
     return transpose_op(input, dim0, dim1)
 
 
-swapaxes = swapdims = transpose
+@method()
+def swapaxes(input, axis0, axis1):
+    if seam.on:
+        return seam.torch_function(swapaxes, (input, axis0, axis1), {})
+    return transpose_op(input, axis0, axis1)
+
+
+@method()
+def swapdims(input, dim0, dim1):
+    if seam.on:
+        return seam.torch_function(swapdims, (input, dim0, dim1), {})
+    return transpose_op(input, dim0, dim1)
 
 
 @method()
@@ -222,41 +345,100 @@ def t(input):
     return t_op(input)
 
 
-Tensor.T = property(lambda self: permute(self, tuple(range(self._data.ndim - 1, -1, -1))))
-def _mT(self):
-    if self._data.ndim < 2:
-        raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. Got {self._data.ndim}-D "
-                           f"tensor.")
-    return transpose(self, -2, -1)
-
-
-Tensor.mT = property(_mT)
-Tensor.H = property(lambda self: permute(self, tuple(range(self._data.ndim - 1, -1, -1))))
-Tensor.mH = Tensor.mT
-
-
 @method()
 def adjoint(input):
-    return transpose(input, -2, -1)
+    if seam.on:
+        return seam.torch_function(adjoint, (input,), {})
+    return transpose_op(input, -2, -1)
+
+
+def _reversed_dims(self):
+    return permute_op(self, tuple(range(self._data.ndim - 1, -1, -1)))
+
+
+def _property(getter):
+    """A Tensor property a function mode sees as torch's (``Tensor.T.__get__``)."""
+    prop = _intercepted_property(getter)
+    prop.__name__ = getter.__name__
+    return prop
+
+
+def T(self):
+    """The dims in reverse order (a view)."""
+    if seam.on:
+        return seam.torch_function(Tensor.T.__get__, (self,), {})
+    return _reversed_dims(self)
+
+
+def H(self):
+    """The conjugate transpose of a matrix (a view)."""
+    if seam.on:
+        return seam.torch_function(Tensor.H.__get__, (self,), {})
+    nd = self._data.ndim
+    if nd not in (0, 2):
+        raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {nd}-D tensor." +
+                           (" For batches of matrices, consider using tensor.mH" if nd > 2 else ""))
+    return self if nd == 0 else transpose_op(self, -2, -1)      # (torch: a 0-d tensor is its own conjugate)
+
+
+def _batch_of_matrices(self, name):
+    nd = self._data.ndim
+    if nd < 2:
+        raise RuntimeError(f"tensor.{name} is only supported on matrices or batches of matrices. Got {nd}-D tensor.")
+    return transpose_op(self, -2, -1)
+
+
+def mT(self):
+    """The last two dims swapped (a view)."""
+    if seam.on:
+        return seam.torch_function(Tensor.mT.__get__, (self,), {})
+    return _batch_of_matrices(self, "mT")
+
+
+def mH(self):
+    """The conjugate transpose of each matrix of the batch (a view)."""
+    if seam.on:
+        return seam.torch_function(Tensor.mH.__get__, (self,), {})
+    return _batch_of_matrices(self, "mH")
+
+
+Tensor.T, Tensor.H, Tensor.mT, Tensor.mH = _property(T), _property(H), _property(mT), _property(mH)
+del T, H, mT, mH
+
+
+def _movedim_order(nd, source, destination):
+    src = [source] if isinstance(source, int) else list(source)
+    dst = [destination] if isinstance(destination, int) else list(destination)
+    if len(src) != len(dst):
+        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({src} dims) should contain the "
+                           f"same number of dims as destination ({dst} dims)")
+    src_w = [_wrap_dim(s, nd) for s in src]
+    dst_w = [_wrap_dim(d, nd) for d in dst]
+    if len(set(src_w)) != len(src_w):
+        raise RuntimeError(f"movedim: repeated dim in `source` ({src})")
+    if len(set(dst_w)) != len(dst_w):
+        raise RuntimeError(f"movedim: repeated dim in `destination` ({dst})")
+    order = [i for i in range(nd) if i not in src_w]
+    for d, s in sorted(zip(dst_w, src_w)):
+        order.insert(d, s)
+    return tuple(order)
 
 
 @method()
 def movedim(input, source, destination):
-    nd = input._data.ndim
-    src = [source] if isinstance(source, int) else list(source)
-    dst = [destination] if isinstance(destination, int) else list(destination)
-    src = [_wrap_dim(s, nd) for s in src]
-    dst = [_wrap_dim(d, nd) for d in dst]
-    order = [i for i in range(nd) if i not in src]
-    for d, s in sorted(zip(dst, src)):
-        order.insert(d, s)
-    return permute(input, order)
+    if seam.on:
+        return seam.torch_function(movedim, (input, source, destination), {})
+    return permute_op(input, _movedim_order(input._data.ndim, source, destination))
 
 
-moveaxis = movedim
-Tensor.moveaxis = movedim
+@method()
+def moveaxis(input, source, destination):
+    if seam.on:
+        return seam.torch_function(moveaxis, (input, source, destination), {})
+    return permute_op(input, _movedim_order(input._data.ndim, source, destination))
 
 
+# ---- expand, broadcasting -------------------------------------------------------------------------------
 def _expand_kernel(self, size, *, implicit=False):
     sizes = tuple(size)
     shp = self.shape
@@ -297,19 +479,26 @@ def expand(input, *sizes):
 
 @method()
 def expand_as(input, other):
-    return expand(input, other.shape)
+    if seam.on:
+        return seam.torch_function(expand_as, (input, other), {})
+    return expand_op(input, other._data.shape)
 
 
-def broadcast_to(input, shape):
-    return expand(input, shape)
-
-
-Tensor.broadcast_to = broadcast_to
+@method()
+def broadcast_to(input, size):
+    if seam.on:
+        return seam.torch_function(broadcast_to, (input, size), {})
+    return expand_op(input, _shape_arg((size,)))
 
 
 def broadcast_tensors(*tensors):
+    if seam.on:
+        return seam.torch_function(broadcast_tensors, tensors, {})
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
     shape = _checks.broadcast_shape(*[t._data.shape for t in tensors])
-    return tuple(expand(t, shape) for t in tensors)
+    # (torch expands only the tensors of another shape; the others come back as they are)
+    return tuple(t if t._data.shape == shape else expand_op(t, shape) for t in tensors)
 
 
 def broadcast_shapes(*shapes):
@@ -318,280 +507,431 @@ def broadcast_shapes(*shapes):
 
 @method()
 def sum_to_size(input, *size):
+    if seam.on:
+        return seam.torch_function(sum_to_size, (input, *size), {})
     size = _shape_arg(size)
-    if input._data.shape == size:
-        return input
-    from ..autograd.engine import _sum_to
-    return _sum_to(input, size)
+    shp = input._data.shape
+    lead = len(shp) - len(size)
+    if lead < 0 or any(s != 1 and s != shp[lead + i] for i, s in enumerate(size)):
+        raise RuntimeError(f"size {{{list(size)}}} is not expandable to size {{{list(shp)}}}.")
+    return sum_to(input, size)
 
 
-SqueezeBackward0 = make_node_class("SqueezeBackward0", lambda self, grad: grad.reshape(self.self_sizes))
-SqueezeBackward1 = make_node_class("SqueezeBackward1", lambda self, grad: grad.reshape(self.self_sizes))
-SqueezeBackward2 = make_node_class("SqueezeBackward2", lambda self, grad: grad.reshape(self.self_sizes))
-UnsqueezeBackward0 = make_node_class("UnsqueezeBackward0", lambda self, grad: grad.squeeze(self.dim))
+# ---- squeeze, unsqueeze ---------------------------------------------------------------------------------
+def _squeeze_kernel(self):
+    return self.squeeze() if 1 in self.shape else self.view()
+
+
+def _squeeze_dim_kernel(self, dim):
+    d = _wrap_dim(dim, self.ndim)
+    return self.squeeze(d) if self.ndim and self.shape[d] == 1 else self.view()
+
+
+def _squeeze_dims_kernel(self, dim):
+    nd = self.ndim
+    axes = tuple(d for d in _dims_of(dim, nd) if nd and self.shape[d] == 1)
+    return self.squeeze(axes) if axes else self.view()
+
+
+def _unsqueeze_kernel(self, dim):
+    return unsqueezed(self, _wrap_dim(dim, self.ndim + 1))
+
+
+def _unsqueeze_to(grad, sizes, dim=None):
+    """torch's unsqueeze_to: the dims of size 1 in ``sizes`` (among ``dim``, an int or a list; all of
+    them when None) put back, in order."""
+    nd = len(sizes)
+    dims = range(nd) if dim is None else _dims_of(dim, nd) if nd else ()
+    for d in sorted(dims):
+        if sizes[d] == 1:
+            grad = aten.unsqueeze(grad, d)
+    return grad
+
+
+def _declare_squeezes(suffix, names):
+    """squeeze and squeeze_ (in place) have the same three overloads and formulas; torch numbers
+    their nodes on (SqueezeBackward0-2 out of place, 3-5 in place)."""
+    schemas = ("(Tensor(a{0}) self) -> Tensor(a{0})", ".dim(Tensor(a{0}) self, int dim) -> Tensor(a{0})",
+               ".dims(Tensor(a{0}) self, int[] dim) -> Tensor(a{0})")
+    kernels = (_squeeze_kernel, _squeeze_dim_kernel, _squeeze_dims_kernel)
+    formulas = (lambda grad, self_sizes: _unsqueeze_to(grad, self_sizes),
+                lambda grad, self_sizes, dim: _unsqueeze_to(grad, self_sizes, dim),
+                lambda grad, self_sizes, dim: _unsqueeze_to(grad, self_sizes, dim))
+    return tuple(defop(f"squeeze{suffix}" + schema.format("!" if suffix else ""), kernel, node=name, self=formula)
+                 for schema, kernel, name, formula in zip(schemas, kernels, names, formulas))
+
+
+squeeze_op, squeeze_dim_op, squeeze_dims_op = _declare_squeezes("", ("SqueezeBackward0", "SqueezeBackward1",
+                                                                     "SqueezeBackward2"))
+unsqueeze_op = defop("unsqueeze(Tensor(a) self, int dim) -> Tensor(a)", _unsqueeze_kernel, node="UnsqueezeBackward0",
+                     self=lambda grad, dim: aten.squeeze.dim(grad, dim))
+SqueezeBackward0, SqueezeBackward1, SqueezeBackward2 = squeeze_op.node, squeeze_dim_op.node, squeeze_dims_op.node
+UnsqueezeBackward0 = unsqueeze_op.node
+
+
+def _squeeze(input, dim):
+    if dim is None:
+        return squeeze_op(input)
+    if isinstance(dim, (tuple, list)):
+        return squeeze_dims_op(input, tuple(dim))
+    return squeeze_dim_op(input, dim)
 
 
 @method()
 def squeeze(input, dim=None):
-    shp = input._data.shape
-    nd = len(shp)
-    if dim is None:
-        node_cls, axes = SqueezeBackward0, tuple(i for i, s in enumerate(shp) if s == 1)
-    elif isinstance(dim, (tuple, list)):
-        node_cls = SqueezeBackward2
-        axes = tuple(d for d in (_wrap_dim(x, nd) for x in dim) if nd and shp[d] == 1)
-    else:
-        d = _wrap_dim(dim, nd)
-        node_cls, axes = SqueezeBackward1, ((d,) if nd and shp[d] == 1 else ())
-    out = _view(input, input._data.squeeze(axes) if axes else input._data.view())
-    if input._requires_grad and _state.enabled:
-        record(node_cls, out, (input,), meta_check=False).self_sizes = shp
-    return out
+    if seam.on:
+        return seam.torch_function(squeeze, (input,) if dim is None else (input, dim), {})
+    return _squeeze(input, dim)
 
 
 @method()
 def unsqueeze(input, dim):
-    nd = input._data.ndim
-    d = _wrap_dim(dim, nd + 1)
-    out = _view(input, unsqueezed(input._data, d))
-    if input._requires_grad and _state.enabled:
-        record(UnsqueezeBackward0, out, (input,), meta_check=False).dim = d
+    if seam.on:
+        return seam.torch_function(unsqueeze, (input, dim), {})
+    return unsqueeze_op(input, dim)
+
+
+# ---- select, slice, narrow --------------------------------------------------------------------------------
+def _select_kernel(self, dim, index):
+    nd = self.ndim
+    if nd == 0:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
+    d = _wrap_dim(dim, nd)
+    n = self.shape[d]
+    if not -n <= index < n:
+        raise IndexError(f"select(): index {index} out of range for tensor of size {list(self.shape)} at "
+                         f"dimension {d}")
+    # (the Ellipsis: a 0-d result is a view, not a copy)
+    return self[(slice(None),) * d + (index + n if index < 0 else index, Ellipsis)]
+
+
+def _select_backward_kernel(grad_output, input_sizes, dim, index):
+    out = xp.zeros(tuple(input_sizes), grad_output.dtype)
+    _select_kernel(out, dim, index)[...] = grad_output
     return out
 
 
-class SliceBackward0(make_node_class("SliceBackward0", None)):
-    def backward(self, grad):
-        idx = [builtins.slice(None)] * len(self.self_sizes)
-        idx[self.dim] = builtins.slice(self.start, self.end, self.step)
-        return _scatter_slice(grad, self.self_sizes, tuple(idx))
-
-
-class SelectBackward0(make_node_class("SelectBackward0", None)):
-    def backward(self, grad):
-        idx = [builtins.slice(None)] * len(self.self_sizes)
-        idx[self.dim] = self.index
-        return _scatter_slice(grad, self.self_sizes, tuple(idx))
-
-
-def _scatter_slice(grad, sizes, idx):
-    """Differentiable 'zeros with grad placed at idx' (for double backward through slicing)."""
-    from .indexing import _index_put_into_zeros
-    return _index_put_into_zeros(grad, sizes, idx)
-
-
-def _slice(input, dim, start, end, step):
-    d = _wrap_dim(dim, input._data.ndim)
-    idx = [builtins.slice(None)] * input._data.ndim
-    sl = builtins.slice(start, end, step)
-    idx[d] = sl
-    out = _view(input, input._data[tuple(idx)])
-    if input._requires_grad and _state.enabled:
-        node = record(SliceBackward0, out, (input,), meta_check=False)
-        node.self_sizes, node.dim = input._data.shape, d
-        node.start, node.end, node.step = sl.indices(input._data.shape[d])
-    return out
-
-
-@method()
-def narrow(input, dim, start, length):
-    d = _wrap_dim(dim, input._data.ndim)
-    n = input._data.shape[d]
-    if isinstance(start, Tensor):
-        start = start.item()
-    if start < 0:
-        start += n
-    if start < 0 or start + length > n:
-        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
-    return _slice(input, d, start, start + length, 1)
+select_op = defop("select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)", _select_kernel,
+                  node="SelectBackward0",
+                  self=lambda grad, self_sizes, dim, index: aten.select_backward(grad, self_sizes, dim, index))
+select_backward_op = defop("select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> "
+                           "Tensor", _select_backward_kernel, node="SelectBackwardBackward0",
+                           grad_output=lambda grad, dim, index: aten.select.int(grad, dim, index))
+SelectBackward0, SliceBackward0 = select_op.node, slice_op.node
 
 
 @method()
 def select(input, dim, index):
+    if seam.on:
+        return seam.torch_function(select, (input, dim, index), {})
+    return select_op(input, dim, _int_arg("select", "index", 2, index))
+
+
+def _slice(input, dim, start, end, step=1):
+    """``input`` sliced along ``dim`` (aten.slice.Tensor; what tensor[a:b:c] records)."""
+    return slice_op(input, dim, start, end, step)
+
+
+@method()
+def narrow(input, dim, start, length):
+    if seam.on:
+        return seam.torch_function(narrow, (input, dim, start, length), {})
     nd = input._data.ndim
     if nd == 0:
-        raise IndexError("select() cannot be applied to a 0-dim tensor.")
-    d = _wrap_dim(dim, nd)
-    n = input._data.shape[d]
-    if not -n <= index < n:
-        raise IndexError(f"select(): index {index} out of range for tensor of size {list(input._data.shape)} at "
-                         f"dimension {d}")
-    index = index + n if index < 0 else index
-    idx = (builtins.slice(None),) * d + (index, Ellipsis)  # (the Ellipsis: a 0-d result is a view, not a copy)
-    out = _view(input, input._data[idx])
-    if input._requires_grad and _state.enabled:
-        node = record(SelectBackward0, out, (input,), meta_check=False)
-        node.self_sizes, node.dim, node.index = input._data.shape, d, index
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    if isinstance(start, Tensor):
+        start = start.item()
+    try:
+        start, length = index(start), index(length)
+    except TypeError:
+        raise TypeError(f"narrow() received an invalid combination of arguments - got "
+                        f"({', '.join(_checks.type_name(a) for a in (dim, start, length))})") from None
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
+    n = input._data.shape[_wrap_dim(dim, nd)]
+    if not -n <= start <= n:
+        raise IndexError(f"start out of range (expected to be in range of [{-n}, {n}], but got {start})")
+    if start < 0:
+        start += n
+    if start + length > n:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
+    return slice_op(input, dim, start, start + length)
+
+
+# ---- unbind, split, chunk, tensor_split ---------------------------------------------------------------------
+def _unbind_kernel(self, dim=0):
+    if self.ndim == 0:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+    d = _wrap_dim(dim, self.ndim)
+    pre = (slice(None),) * d
+    return [self[pre + (i, Ellipsis)] for i in range(self.shape[d])]
+
+
+def _unbind_backward(grads, dim):
+    """torch's unbind_backward: the gradients stacked along ``dim``, zeros for an output none reached."""
+    like = next((g for g in grads if g is not None), None)
+    if like is None:
+        return None
+    zeros = None
+    parts = []
+    for g in grads:
+        if g is None:
+            zeros = aten.zeros_like(like) if zeros is None else zeros
+            g = zeros
+        parts.append(aten.unsqueeze(g, dim))
+    return aten.cat(parts, dim)
+
+
+def _split_sizes(n, split_size):
+    """The pieces aten.split.Tensor cuts a dim of ``n`` into (torch: one empty piece of an empty dim)."""
+    if split_size < 0:
+        raise RuntimeError(f"split expects split_size be non-negative, but got split_size={split_size}")
+    if split_size == 0 and n != 0:
+        raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}")
+    if n == 0:
+        return [0]
+    return [min(split_size, n - i) for i in range(0, n, split_size)]
+
+
+def _pieces(self, sizes, dim):
+    if self.ndim == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
+    d = _wrap_dim(dim, self.ndim)
+    pre = (slice(None),) * d
+    out, start = [], 0
+    for s in sizes:
+        out.append(self[pre + (slice(start, start + s),)])
+        start += s
     return out
 
 
-class UnbindBackward0(make_node_class("UnbindBackward0", None)):
-    def backward(self, *grads):
-        from .joining import stack
-        full = [g if g is not None else _zeros(self.part_shape, self.dtype) for g in grads]
-        return stack(full, self.dim)
+def _split_kernel(self, split_size, dim=0):
+    if self.ndim == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
+    return _pieces(self, _split_sizes(self.shape[_wrap_dim(dim, self.ndim)], split_size), dim)
 
 
-def _zeros(shape, dtype):
-    from .creation import zeros
-    return zeros(shape, dtype=dtype)
+def _split_with_sizes_kernel(self, split_sizes, dim=0):
+    if self.ndim == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
+    d = _wrap_dim(dim, self.ndim)
+    n = self.shape[d]
+    sizes = list(split_sizes)
+    if any(s < 0 for s in sizes):
+        raise RuntimeError(f"split_with_sizes expects split_sizes have only non-negative entries, but got "
+                           f"split_sizes={sizes}")
+    if sum(sizes) != n:
+        raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size at "
+                           f"dimension {d}), but got split_sizes={sizes}")
+    return _pieces(self, sizes, d)
+
+
+def _split_with_sizes_backward(grads, split_sizes, dim, sizes):
+    """torch's split_with_sizes_backward: the gradients concatenated along ``dim``, zeros for a piece
+    none reached."""
+    like = next((g for g in grads if g is not None), None)
+    if like is None:
+        return None
+    d = _wrap_dim(dim, len(sizes))
+    parts = []
+    for g, size in zip(grads, split_sizes):
+        if g is None:
+            shape = list(sizes)
+            shape[d] = size
+            g = _zeros(like, tuple(shape))
+        parts.append(g)
+    return aten.cat(parts, dim)
+
+
+split_op = defop("split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]", _split_kernel,
+                 node="SplitBackward0",
+                 self=lambda grads, split_size, dim, self_sizes: _split_with_sizes_backward(
+                     grads, _split_sizes(self_sizes[_wrap_dim(dim, len(self_sizes))], split_size), dim, self_sizes))
+split_with_sizes_op = defop("split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]",
+                            _split_with_sizes_kernel, node="SplitWithSizesBackward0",
+                            self=lambda grads, split_sizes, dim, self_sizes: _split_with_sizes_backward(
+                                grads, split_sizes, dim, self_sizes))
+unbind_op = defop("unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]", _unbind_kernel, node="UnbindBackward0",
+                  self=_unbind_backward)
+SplitBackward0, SplitWithSizesBackward0, UnbindBackward0 = split_op.node, split_with_sizes_op.node, unbind_op.node
 
 
 @method()
 def unbind(input, dim=0):
-    d = _wrap_dim(dim, input._data.ndim)
-    n = input._data.shape[d]
-    pre = (builtins.slice(None),) * d
-    outs = tuple(_view(input, input._data[pre + (i, Ellipsis)], MULTI_OUTPUT_NODE) for i in range(n))
-    if input._requires_grad and _state.enabled:
-        node = UnbindBackward0.__new__(UnbindBackward0)
-        node.num_outputs = n
-        node.dim, node.dtype = d, input.dtype
-        node.part_shape = input._data.shape[:d] + input._data.shape[d + 1:]
-        from ..autograd.graph import connect
-        connect(node, (input,), outs)
-    return outs
-
-
-class SplitBackward0(make_node_class("SplitBackward0", None)):
-    def backward(self, *grads):
-        from .joining import cat
-        parts = []
-        for g, size in zip(grads, self.sizes):
-            if g is None:
-                shape = list(self.self_sizes)
-                shape[self.dim] = size
-                g = _zeros(tuple(shape), self.dtype)
-            parts.append(g)
-        return cat(parts, self.dim)
-
-
-SplitWithSizesBackward0 = make_node_class("SplitWithSizesBackward0", SplitBackward0.backward)
+    if seam.on:
+        return seam.torch_function(unbind, (input, dim), {})
+    if input._data.ndim and not input._data.shape[_wrap_dim(dim, input._data.ndim)]:
+        return ()               # (no outputs: nothing to record)
+    return tuple(unbind_op(input, dim))
 
 
 @method()
 def split(input, split_size_or_sections, dim=0):
-    d = _wrap_dim(dim, input._data.ndim)
-    n = input._data.shape[d]
-    if isinstance(split_size_or_sections, int):
-        step = split_size_or_sections
-        if step <= 0 and n:
-            raise RuntimeError(f"split expects split_size be non-negative, but got split_size={step}")
-        sizes = [min(step, n - i) for i in range(0, n, step)] if n else [0]
-        node_cls = SplitBackward0
-    else:
-        sizes = list(split_size_or_sections)
-        if sum(sizes) != n:
-            raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size at "
-                               f"dimension {d}), but got split_sizes={sizes}")
-        node_cls = SplitWithSizesBackward0
-    return _split(input, d, sizes, node_cls)
-
-
-def _split(input, d, sizes, node_cls):
-    pre = (builtins.slice(None),) * d
-    outs, start = [], 0
-    for s in sizes:
-        outs.append(_view(input, input._data[pre + (builtins.slice(start, start + s),)], MULTI_OUTPUT_NODE))
-        start += s
-    outs = tuple(outs)
-    if input._requires_grad and _state.enabled:
-        node = node_cls.__new__(node_cls)
-        node.num_outputs = len(outs)
-        node.dim, node.sizes, node.self_sizes, node.dtype = d, sizes, input._data.shape, input.dtype
-        from ..autograd.graph import connect
-        connect(node, (input,), outs)
-    return outs
+    if seam.on:
+        return seam.torch_function(split, (input, split_size_or_sections, dim), {})
+    if isinstance(split_size_or_sections, (list, tuple)):
+        try:
+            sizes = tuple(index(s) for s in split_size_or_sections)
+        except TypeError:
+            bad = next(s for s in split_size_or_sections if not hasattr(s, "__index__"))
+            raise TypeError(f"split_with_sizes(): argument 'split_sizes' (position 2) must be tuple of ints, not "
+                            f"{_checks.type_name(bad)}") from None
+        return tuple(split_with_sizes_op(input, sizes, dim))
+    if not hasattr(split_size_or_sections, "__index__"):
+        raise TypeError(f"split_with_sizes(): argument 'split_sizes' (position 2) must be tuple of ints, not "
+                        f"{_checks.type_name(split_size_or_sections)}")
+    return tuple(split_op(input, index(split_size_or_sections), dim))
 
 
 @method()
 def chunk(input, chunks, dim=0):
+    if seam.on:
+        return seam.torch_function(chunk, (input, chunks, dim), {})
+    chunks = _int_arg("chunk", "chunks", 1, chunks)
     if chunks <= 0:
-        raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
-    d = _wrap_dim(dim, input._data.ndim)
-    n = input._data.shape[d]
-    if n == 0:  # torch: `chunks` empty pieces
-        return _split(input, d, [0] * chunks, SplitWithSizesBackward0)
-    return split(input, -(-n // chunks), d)
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    nd = input._data.ndim
+    if nd == 0:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
+    n = input._data.shape[_wrap_dim(dim, nd)]
+    split_size = (n + chunks - 1) // chunks
+    if split_size == 0 and n == 0:      # torch: `chunks` empty pieces
+        return tuple(split_with_sizes_op(input, (0,) * chunks, dim))
+    return tuple(split_op(input, split_size, dim))
 
 
 @method()
 def tensor_split(input, indices_or_sections, dim=0):
-    d = _wrap_dim(dim, input._data.ndim)
-    n = input._data.shape[d]
-    if isinstance(indices_or_sections, int):
-        k = indices_or_sections
+    """torch's tensor_split: one aten.slice per piece (each its own view and SliceBackward0)."""
+    if seam.on:
+        return seam.torch_function(tensor_split, (input, indices_or_sections, dim), {})
+    nd = input._data.ndim
+    if nd == 0:
+        raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims")
+    n = input._data.shape[_wrap_dim(dim, nd)]
+    if isinstance(indices_or_sections, Tensor):
+        t = indices_or_sections
+        if t._data.dtype.kind not in "iu":
+            raise RuntimeError(f"tensor_split expected tensor_indices_or_sections to have dtype of long, but got "
+                               f"{t.dtype._legacy}")
+        if t._data.ndim > 1:
+            raise RuntimeError(f"tensor_split expected tensor_indices_or_sections to be a zero-dimensional or "
+                               f"one-dimensional tensor, but got a tensor with {t._data.ndim} dims")
+        indices_or_sections = int(t._data) if t._data.ndim == 0 else [int(i) for i in t._data]
+    if isinstance(indices_or_sections, (list, tuple)):
+        try:
+            bounds = [index(i) for i in indices_or_sections]
+        except TypeError:
+            raise TypeError(f"tensor_split() received an invalid combination of arguments - got "
+                            f"({_checks.type_name(indices_or_sections)})") from None
+    else:
+        k = _int_arg("tensor_split", "sections", 1, indices_or_sections)
         if k <= 0:
             raise RuntimeError(f"number of sections must be larger than 0, got {k}")
-        sizes = [n // k + (1 if i < n % k else 0) for i in range(k)]
-    else:
-        bounds = [0] + [min(int(i), n) for i in indices_or_sections] + [n]
-        sizes = [max(b - a, 0) for a, b in zip(bounds, bounds[1:])]
-    return _split(input, d, sizes, SplitWithSizesBackward0)
+        bounds, start = [], 0
+        for i in range(k - 1):
+            start += n // k + (1 if i < n % k else 0)
+            bounds.append(start)
+    starts = [0] + bounds
+    return tuple(slice_op(input, dim, a, b) for a, b in zip(starts, bounds + [n]))
 
 
-CloneBackward0 = make_node_class("CloneBackward0", lambda self, grad: grad)
-AliasBackward0 = make_node_class("AliasBackward0", lambda self, grad: grad)
+# ---- clone, contiguous, alias --------------------------------------------------------------------------------
+def _clone_kernel(self, *, memory_format=None):
+    return copy_preserving_layout(self) if memory_format is None or memory_format is preserve_format else self.copy()
+
+
+clone_op = defop("clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor", _clone_kernel,
+                 node="CloneBackward0", self=lambda grad: grad)
+alias_op = defop("alias(Tensor(a) self) -> Tensor(a)", lambda self: self.view(), node="AliasBackward0",
+                 self=lambda grad: grad)
+CloneBackward0, AliasBackward0 = clone_op.node, alias_op.node
 
 
 @method()
 def clone(input, *, memory_format=preserve_format):
     """A copy with its own memory. Laid out as the input (torch's preserve_format: ``x.t().clone()``
     is not contiguous either) unless ``memory_format=torch.contiguous_format``."""
+    if seam.on:
+        return seam.torch_function(clone, (input,), {"memory_format": memory_format})
     if memory_format is None:  # (torch's default: None is preserve_format)
         memory_format = preserve_format
     elif not isinstance(memory_format, _memory_format):
         raise TypeError(f"clone(): argument 'memory_format' must be torch.memory_format, "
                         f"not {_checks.type_name(memory_format)}")
-    d = input._data
-    out = _wrap(copy_preserving_layout(d) if memory_format is preserve_format else d.copy())
-    if input._requires_grad and _state.enabled:
-        record(CloneBackward0, out, (input,), meta_check=False)
-    return out
+    return clone_op(input, memory_format=memory_format)
+
+
+def _contiguous(input):
+    return input if input._data.flags.c_contiguous else clone_op(input, memory_format=contiguous_format)
 
 
 @method()
-def contiguous(input, memory_format=None):
-    if input._data.flags.c_contiguous:
-        return input
-    return clone(input, memory_format=contiguous_format)
+def contiguous(input, memory_format=contiguous_format):
+    if seam.on:
+        return seam.torch_function(contiguous, (input,), {"memory_format": memory_format})
+    return _contiguous(input)
 
 
 def _alias_view(input):
-    out = _view(input, input._data.view())
-    if input._requires_grad and _state.enabled:
-        record(AliasBackward0, out, (input,), meta_check=False)
-    return out
+    """A view of all of ``input`` (aten.alias: what ``x[...]`` records)."""
+    return alias_op(input)
 
 
-@method()
-def ravel(input):
-    return reshape(contiguous(input), -1)
+def _at_least(fn, tensors, ndim):
+    """torch's atleast_{1,2,3}d: one tensor, or a tuple for several (or one list of them)."""
+    if seam.on:
+        return seam.torch_function(fn, tensors, {})
+    many = len(tensors) != 1 or isinstance(tensors[0], (list, tuple))
+    items = tensors[0] if len(tensors) == 1 and many else tensors
+    out = tuple(_raised_to(t, ndim) for t in items)
+    return out if many else out[0]
+
+
+def _raised_to(t, ndim):
+    nd = t._data.ndim
+    if nd >= ndim:
+        return t
+    if nd == 0:
+        return _reshape(t, (1,) * ndim)
+    if nd == 1 and ndim >= 2:
+        t = unsqueeze_op(t, 0)
+    return unsqueeze_op(t, -1) if ndim == 3 else t
 
 
 def atleast_1d(*tensors):
-    r = [t if t.dim() >= 1 else t.reshape(1) for t in (tensors[0] if len(tensors) == 1 and
-                                                        isinstance(tensors[0], (list, tuple)) else tensors)]
-    return r[0] if len(r) == 1 else tuple(r)
+    return _at_least(atleast_1d, tensors, 1)
 
 
 def atleast_2d(*tensors):
-    r = [t if t.dim() >= 2 else t.reshape(1, -1) for t in (tensors[0] if len(tensors) == 1 and
-                                                           isinstance(tensors[0], (list, tuple)) else tensors)]
-    return r[0] if len(r) == 1 else tuple(r)
+    return _at_least(atleast_2d, tensors, 2)
+
+
+def atleast_3d(*tensors):
+    return _at_least(atleast_3d, tensors, 3)
 
 
 # ---- in-place view ops: the tensor itself takes the new shape ---------------------------------
-def _inplace_view(self, name, fn, *args):
-    """x.unsqueeze_(0) and friends: ``x`` becomes the view ``fn(x, *args)`` (same data, new shape),
-    which counts as a write (its version moves on), with torch's node for the in-place form
-    (UnsqueezeBackward1 ...: the same derivative as the out-of-place node's)."""
+squeeze__op, squeeze__dim_op, squeeze__dims_op = _declare_squeezes("_", ("SqueezeBackward3", "SqueezeBackward4",
+                                                                        "SqueezeBackward5"))
+unsqueeze__op = defop("unsqueeze_(Tensor(a!) self, int dim) -> Tensor(a!)", _unsqueeze_kernel,
+                      node="UnsqueezeBackward1", self=lambda grad, dim: aten.squeeze.dim(grad, dim))
+t__op = defop("t_(Tensor(a!) self) -> Tensor(a!)", _t_kernel, node="TBackward1", self=lambda grad: aten.t(grad))
+transpose__op = defop("transpose_(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)", _transpose_kernel,
+                      node="TransposeBackward1",
+                      self=lambda grad, dim0, dim1: aten.transpose.int(grad, dim0, dim1))
+
+
+def _inplace_view(self, name, op, *args):
+    """x.unsqueeze_(0) and friends: ``x`` becomes the view the op makes of it (same data, new
+    shape), which counts as a write (its version moves on); the op's node (UnsqueezeBackward1 ...:
+    torch's in-place node, the out-of-place derivative) becomes its history."""
     check_inplace(self, self._requires_grad and _state.enabled)
-    res = fn(self, *args)
+    res = op(self, *args)
     self._data = res._data
     bump_version(self, name)
     node = res._grad_fn
     if node is not None:
-        node.__class__ = _INPLACE_VIEW_NODES[type(node)]
         if self._base is None:
             set_history(self, node, move_retained_grad=False)  # (.grad keeps the retained shape, as torch)
         else:  # a view stays a view of its base, its history continued by the new node (as torch)
@@ -599,37 +939,89 @@ def _inplace_view(self, name, fn, *args):
     return self
 
 
-# the in-place view ops' nodes: the out-of-place node's class under torch's other name (a subclass, so a
-# defop node keeps its generated formula code)
-_INPLACE_VIEW_NODES = {cls: type(cls)(name, (cls,), {"__qualname__": name, "__module__": cls.__module__})
-                       for cls, name in (
-    (UnsqueezeBackward0, "UnsqueezeBackward1"), (SqueezeBackward0, "SqueezeBackward3"),
-    (SqueezeBackward1, "SqueezeBackward4"), (SqueezeBackward2, "SqueezeBackward5"), (TBackward0, "TBackward1"),
-    (TransposeBackward0, "TransposeBackward1"))}
-Tensor.squeeze_ = lambda self, dim=None: _inplace_view(self, "squeeze_", squeeze, dim)
-Tensor.unsqueeze_ = lambda self, dim: _inplace_view(self, "unsqueeze_", unsqueeze, dim)
-Tensor.t_ = lambda self: _inplace_view(self, "t_", t)
-Tensor.transpose_ = lambda self, dim0, dim1: _inplace_view(self, "transpose_", transpose, dim0, dim1)
-Tensor.swapaxes_ = Tensor.swapdims_ = Tensor.transpose_
+def squeeze_(self, dim=None):
+    if seam.on:
+        return seam.torch_function(Tensor.squeeze_, (self,) if dim is None else (self, dim), {})
+    if dim is None:
+        return _inplace_view(self, "squeeze_", squeeze__op)
+    if isinstance(dim, (tuple, list)):
+        return _inplace_view(self, "squeeze_", squeeze__dims_op, tuple(dim))
+    return _inplace_view(self, "squeeze_", squeeze__dim_op, dim)
 
 
-def _resize_(self, *sizes):
+def unsqueeze_(self, dim):
+    if seam.on:
+        return seam.torch_function(Tensor.unsqueeze_, (self, dim), {})
+    return _inplace_view(self, "unsqueeze_", unsqueeze__op, dim)
+
+
+def t_(self):
+    if seam.on:
+        return seam.torch_function(Tensor.t_, (self,), {})
+    return _inplace_view(self, "t_", t__op)
+
+
+def transpose_(self, dim0, dim1):
+    if seam.on:
+        return seam.torch_function(Tensor.transpose_, (self, dim0, dim1), {})
+    return _inplace_view(self, "transpose_", transpose__op, dim0, dim1)
+
+
+def swapaxes_(self, axis0, axis1):
+    if seam.on:
+        return seam.torch_function(Tensor.swapaxes_, (self, axis0, axis1), {})
+    return _inplace_view(self, "swapaxes_", transpose__op, axis0, axis1)
+
+
+def swapdims_(self, dim0, dim1):
+    if seam.on:
+        return seam.torch_function(Tensor.swapdims_, (self, dim0, dim1), {})
+    return _inplace_view(self, "swapdims_", transpose__op, dim0, dim1)
+
+
+Tensor.squeeze_, Tensor.unsqueeze_, Tensor.t_, Tensor.transpose_ = squeeze_, unsqueeze_, t_, transpose_
+Tensor.swapaxes_, Tensor.swapdims_ = swapaxes_, swapdims_
+
+
+# ---- resize_ ----------------------------------------------------------------------------------------------------
+def _resized(self, size):
     """Keep the first elements in flat order; new elements are zeros (torch leaves them uninitialised)."""
-    if self._requires_grad:
-        raise RuntimeError("cannot resize variables that require grad")
-    sizes = _shape_arg(sizes)
-    if any(s < 0 for s in sizes):
-        raise RuntimeError(f"Trying to create tensor with negative dimension {min(sizes)}: {list(sizes)}")
-    n = 1
-    for s in sizes:
-        n *= s
-    flat = self._data.reshape(-1)
-    new = xp.zeros(n, dtype=self._data.dtype)
+    if any(s < 0 for s in size):
+        raise RuntimeError(f"Trying to create tensor with negative dimension {min(size)}: {list(size)}")
+    n = math.prod(size)
+    flat = self.reshape(-1)
+    new = xp.zeros(n, dtype=self.dtype)
     k = min(n, flat.size)
     new[:k] = flat[:k]
-    self._data = new.reshape(sizes)
+    return new.reshape(tuple(size))
+
+
+resize__op = defop("resize_(Tensor(a!) self, SymInt[] size, *, MemoryFormat? memory_format=None) -> Tensor(a!)",
+                   lambda self, size, *, memory_format=None: _resized(self, size))
+resize_as__op = defop("resize_as_(Tensor(a!) self, Tensor the_template, *, MemoryFormat? memory_format=None) -> "
+                      "Tensor(a!)",
+                      lambda self, the_template, *, memory_format=None: _resized(self, the_template.shape))
+
+
+def _resize(self, op, *args, memory_format=None):
+    """The tensor takes the op's new array (torch may keep the storage; a view of the old one does
+    not see the new elements either way)."""
+    if self._requires_grad:
+        raise RuntimeError("cannot resize variables that require grad")
+    self._data = op(self, *args, memory_format=memory_format)._data
     return self
 
 
-Tensor.resize_ = _resize_
-Tensor.resize_as_ = lambda self, other: _resize_(self, other.shape)
+def resize_(self, *sizes, memory_format=None):
+    if seam.on:
+        return seam.torch_function(Tensor.resize_, (self, *sizes), {"memory_format": memory_format})
+    return _resize(self, resize__op, _shape_arg(sizes), memory_format=memory_format)
+
+
+def resize_as_(self, the_template, memory_format=None):
+    if seam.on:
+        return seam.torch_function(Tensor.resize_as_, (self, the_template), {"memory_format": memory_format})
+    return _resize(self, resize_as__op, the_template, memory_format=memory_format)
+
+
+Tensor.resize_, Tensor.resize_as_ = resize_, resize_as_
