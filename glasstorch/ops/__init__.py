@@ -9,7 +9,6 @@ linalg.py      mm/bmm/mv/dot, matmul's decomposition, addmm, einsum, torch.linal
 creation.py    tensor/zeros/arange/rand..., dtype and device conversion, Generator
 
 _derivatives.py  the helpers derivative formulas share, under torch's names (sum_backward, var_backward...)
-_borrowed.py     aten ops of families not yet converted that formulas call (slice, select, masked_fill, new_zeros...)
 complex.py     view_as_real/view_as_complex, real/imag, conj
 special.py     erfc, i0, sinc, xlogy, logit, polygamma, mvlgamma and torch.special's own ops
 elementwise.py copysign, logaddexp/logaddexp2, hypot, bit shifts

@@ -16,6 +16,7 @@ from .._tensor import Tensor, _wrap, _init, device as _device, Size
 from .._array import xp, namespace, device_type_of, to_device, as_numpy, copy_preserving_layout, cuda_available, meta
 from ._op import _state, method, record, make_node_class
 from .._seam import seam
+from .._ops import defop
 from .. import _warnings
 
 # What glasstorch (torch) has at its top level from this family; the other public functions here are
@@ -776,3 +777,13 @@ def _random_(r, s, dtype, low=0, high=None):
 
 
 Tensor.random_ = _fill_random("random_", _random_, needs_dtype=True)
+
+
+# ---- new_zeros (creation) ---------------------------------------------------------------------------------
+def _new_zeros_kernel(self, size, *, dtype=None, layout=None, device=None, pin_memory=None):
+    # (zeros_like: an array of self's kind -- NumPy, meta, CuPy)
+    return xp.zeros_like(self, shape=tuple(size), dtype=self.dtype if dtype is None else dtype.numpy_dtype)
+
+
+new_zeros_op = defop("new_zeros(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, "
+                     "Device? device=None, bool? pin_memory=None) -> Tensor", _new_zeros_kernel)

@@ -15,7 +15,6 @@ from .._seam import seam
 from ._op import method
 from .._array import broadcast_error
 from .creation import eye, zeros, tensor
-from . import _borrowed  # noqa: F401  (aten ops the formulas call: _unsafe_view, squeeze_...; diagonal, tril: joining)
 from ._derivatives import (conj, mH, linalg_det_backward, slogdet_backward, linalg_solve_backward,
                            linalg_solve_triangular_backward, linalg_eig_backward, svd_backward, linalg_qr_backward,
                            cholesky_backward, pinv_backward, is_vector_rhs)

@@ -17,7 +17,6 @@ from .._ops import defop, aten
 from .._seam import seam
 from ._op import method
 from .pointwise import maximum, minimum
-from . import _borrowed  # noqa: F401  (aten ops the formulas call: slice, select...)
 from ._derivatives import (sum_backward, mean_backward, nansum_backward, evenly_distribute_backward,
                            scale_grad_by_count, restore_reduced_dims, gather_with_keepdimed_indices,
                            prod_backward, var_backward, std_backward, var_mean_backward, std_mean_backward,

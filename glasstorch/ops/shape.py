@@ -22,9 +22,6 @@ from .. import _dtype, _checks
 from .._ops import defop, aten
 from .._seam import seam
 from ._derivatives import sum_to
-# aten.slice.Tensor, aten.slice_backward and aten._unsafe_view are declared there for now (they are this
-# family's ops: see its docstring)
-from . import _borrowed  # noqa: F401
 
 # What glasstorch (torch) has at its top level from this family; the other public functions here are
 # Tensor methods only (x.view(...)) or torch.linalg's.
@@ -33,8 +30,48 @@ __all__ = ["reshape", "flatten", "unflatten", "permute", "transpose", "swapaxes"
            "unsqueeze", "narrow", "select", "unbind", "split", "chunk", "tensor_split", "clone", "ravel",
            "atleast_1d", "atleast_2d", "atleast_3d", "resize_as_"]
 
-slice_op = aten.slice.Tensor
-unsafe_view_op = aten._unsafe_view.default
+
+
+# ---- slice and _unsafe_view: the views indexing, narrow and the copying reshape make ----------------------
+def _slice_kernel(self, dim=0, start=None, end=None, step=1):
+    d = _wrap_dim(dim, self.ndim)
+    index = [slice(None)] * self.ndim
+    index[d] = slice(start, end, step)
+    return self[tuple(index)]
+
+
+def _slice_backward_kernel(grad_output, input_sizes, dim, start, end, step):
+    out = xp.zeros(tuple(input_sizes), grad_output.dtype)
+    d = _wrap_dim(dim, len(input_sizes))
+    index = [slice(None)] * len(input_sizes)
+    index[d] = slice(start, end, step)
+    out[tuple(index)] = grad_output
+    return out
+
+
+slice_op = defop("slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> "
+                 "Tensor(a)", _slice_kernel, node="SliceBackward0",
+                 self=lambda grad, self_sizes, dim, start, end, step: aten.slice_backward(
+                     grad, self_sizes, dim, 0 if start is None else start, _INT64_MAX if end is None else end, step))
+slice_backward_op = defop("slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, SymInt end, "
+                          "SymInt step) -> Tensor", _slice_backward_kernel, node="SliceBackwardBackward0",
+                          grad_output=lambda grad, dim, start, end, step: aten.slice(grad, dim, start, end, step))
+_INT64_MAX = 9223372036854775807
+
+
+def _unsafe_view_kernel(self, size):
+    """A view with another shape, which must need no copy (torch's error otherwise)."""
+    out = self.view()
+    try:
+        out.shape = tuple(size)
+    except AttributeError:
+        raise RuntimeError("view size is not compatible with input tensor's size and stride (at least one dimension "
+                           "spans across two contiguous subspaces). Use .reshape(...) instead.") from None
+    return out
+
+
+unsafe_view_op = defop("_unsafe_view(Tensor self, SymInt[] size) -> Tensor", _unsafe_view_kernel,
+                       node="UnsafeViewBackward0", self=lambda grad, self_sizes: grad.reshape(tuple(self_sizes)))
 
 
 # ---- arguments ---------------------------------------------------------------------------------------
