@@ -732,3 +732,38 @@ def test_retain_grad_stays_with_the_history_before_an_in_place_view_op(op):
         (y * 3).sum().backward()
         return y.grad, x.grad
     same(case)
+
+
+# ---- products: the sign of a zero as torch's BLAS gives it (seed 796139145130) -----------------------
+# a zero's sign decides what follows: atan2(-0, -1) is -pi, atan2(+0, -1) is pi, 1 / -0 is -inf
+ZERO_PRODUCTS = {
+    "mm outer (K=1)": lambda L: L.zeros(2, 1) @ -L.ones(1, 3),
+    "mm one row (K=1)": lambda L: L.zeros(1, 1) @ -L.ones(1, 3),
+    "mm K=2": lambda L: L.zeros(2, 2) @ -L.ones(2, 2),
+    "matmul folded 3-D @ 2-D": lambda L: L.zeros(3, 4, 1, dtype=L.float64) @ -L.ones(1, 2, dtype=L.float64),
+    "bmm (K=1)": lambda L: L.bmm(L.zeros(2, 2, 1), -L.ones(2, 1, 2)),
+    "addmm, input +0": lambda L: L.addmm(L.zeros(2, 2), L.zeros(2, 1), -L.ones(1, 2)),
+    "addmm, input -0, K=2": lambda L: L.addmm(-L.zeros(2), L.zeros(2, 2), -L.ones(2, 2)),
+    "addmm, input -0, one row": lambda L: L.addmm(-L.zeros(1, 2), L.zeros(1, 1), -L.ones(1, 2), beta=0.5),
+    "addmm, beta=0": lambda L: L.addmm(L.ones(2, 2), L.zeros(2, 1), -L.ones(1, 2), beta=0),
+    "linear without bias": lambda L: L.nn.functional.linear(L.zeros(3, 1), -L.ones(2, 1)),
+    "dot of one element": lambda L: L.dot(L.zeros(1), -L.ones(1)),
+    "tensordot": lambda L: L.tensordot(L.zeros(2, 1), -L.ones(1, 2), dims=1),
+    "the fuzzer's atan2": lambda L: L.atan2(L.zeros(3, 4, 1).log_softmax(2) @ L.tensor([[-0.44, -0.58]]),
+                                            L.full((3, 4, 2), -1.0)),
+}
+
+
+@pytest.mark.parametrize("case", list(ZERO_PRODUCTS), ids=list(ZERO_PRODUCTS))
+def test_products_give_zeros_the_sign_torch_gives(case):
+    def signs(lib):
+        out = ZERO_PRODUCTS[case](lib)
+        return out, np.signbit(out.numpy()).tolist()
+    same(signs)
+
+
+@pytest.mark.parametrize("beta", [0, 1])
+def test_addmm_checks_the_input_shape_and_ignores_its_nans_when_beta_is_0(beta):
+    same(lambda lib: lib.addmm(lib.ones(3, 3), lib.ones(2, 1), lib.ones(1, 2), beta=beta))
+    same(lambda lib: lib.addmm(lib.tensor([float("nan")]), lib.ones(2, 1), lib.ones(1, 1), beta=beta))
+    same(lambda lib: lib.baddbmm(lib.tensor([[[float("nan")]]]), lib.ones(2, 1, 1), lib.ones(2, 1, 1), beta=beta))
