@@ -32,6 +32,7 @@ import random
 import re
 import warnings
 from collections import Counter
+from itertools import accumulate
 
 import numpy as np
 
@@ -622,8 +623,11 @@ class Runner:
         if len(xs) > 1:
             ns["y"] = xs[1]
         try:
-            with self.lib.set_grad_enabled(grad_enabled):
+            if grad_enabled:   # (as it is at the top level: no context manager to enter)
                 exec(op_.code, ns)
+            else:
+                with self.lib.no_grad():
+                    exec(op_.code, ns)
         except Exception as e:
             self.trace.append((label, "error", _error_key(e)))
             if op_.kind in ("new", "multi"):
@@ -716,22 +720,24 @@ _INPLACE_VIEW_OPS = {"unsqueeze_", "squeeze_", "t_"}
 
 
 def _by_kind():
+    """{kind: (its ops, their cumulative weights)} (``random.choices`` with cum_weights picks as with
+    the weights, without summing them again at every step)."""
     groups = {}
     for o in OPS.values():
         k = "view" if o.name in _VIEW_OPS else o.kind
         groups.setdefault(k, []).append(o)
-    return groups
+    return {k: (ops, list(accumulate(o.weight for o in ops))) for k, ops in groups.items()}
 
 
 _GROUPS = _by_kind()
+_KINDS, _KIND_CUM_WEIGHTS = list(_KIND_WEIGHTS), list(accumulate(_KIND_WEIGHTS.values()))
 
 
 def _fits(needs, x, y, torch):
     """Whether y can be the second input of an op with requirement ``needs`` on x."""
     try:
         if needs == "bcast":
-            np.broadcast_shapes(tuple(x.shape), tuple(y.shape))  # (torch's imports its compiler: slow)
-            return True
+            return _broadcastable(x.shape, y.shape)
         target = {"into": lambda: x.shape, "into_item": lambda: x.shape[1:],
                   "into_chain": lambda: x.shape[2:], "into_last": lambda: x.shape[:-1],
                   "into_t": lambda: x.shape[:1], "into_adv": lambda: None, "into_slice": lambda: None,
@@ -742,10 +748,13 @@ def _fits(needs, x, y, torch):
         return y.shape == x.shape
     if target is None:  # (the slice's length is known only with the parameters: any y, torch decides)
         return y.dim() <= x.dim()
-    try:
-        return np.broadcast_shapes(tuple(target), tuple(y.shape)) == tuple(target)
-    except ValueError:
-        return False
+    return len(y.shape) <= len(target) and all(b in (1, a) for a, b in zip(reversed(target), reversed(y.shape)))
+
+
+def _broadcastable(a, b):
+    """Whether shapes a and b broadcast together (NumPy's broadcast_shapes costs ten times more;
+    torch's imports its compiler)."""
+    return all(m == n or m == 1 or n == 1 for m, n in zip(reversed(a), reversed(b)))
 
 
 def generate(seed, torch, max_steps=10):
@@ -809,16 +818,21 @@ def _sane(values):
 
 
 def _pick(rng, live):
-    """A pool index, the recent ones more likely (chains grow long)."""
-    weights = [1 + i for i in range(len(live))]
-    return rng.choices(live, weights)[0]
+    """A pool index, the recent ones more likely (chains grow long): index i has weight i + 1."""
+    n = len(live)
+    if len(_TRIANGLE) < n:
+        _TRIANGLE.extend((k + 1) * (k + 2) // 2 for k in range(len(_TRIANGLE), n + 16))
+    return rng.choices(live, cum_weights=_TRIANGLE[:n])[0]
+
+
+_TRIANGLE = []   # the cumulative weights 1, 3, 6, 10, ... of _pick
 
 
 def _choose_step(rng, runner, torch):
     live = [i for i, v in enumerate(runner.values) if v is not None]
-    kind = rng.choices(list(_KIND_WEIGHTS), list(_KIND_WEIGHTS.values()))[0]
-    group = _GROUPS[kind]
-    o = rng.choices(group, [g.weight for g in group])[0]
+    kind = rng.choices(_KINDS, cum_weights=_KIND_CUM_WEIGHTS)[0]
+    group, cum_weights = _GROUPS[kind]
+    o = rng.choices(group, cum_weights=cum_weights)[0]
     xi = _pick(rng, live)
     x = runner.values[xi]
     args = [xi]
