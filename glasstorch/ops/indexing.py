@@ -6,7 +6,7 @@ import warnings
 
 from .. import _checks, _dtype
 from .._tensor import Tensor, _wrap, _wrap_dim, bump_version
-from .._array import xp, like_operands
+from .._array import xp, like_operands, copy_preserving_layout
 from ..autograd.graph import connect, edge_of
 from ._op import _state, method, record, make_node_class, _check_inplace, record_inplace, rebase_history
 from ..autograd.grad_mode import no_grad
@@ -276,10 +276,11 @@ def _copy_to(dst, src):
         copy_(dst, _prefix_1s_stripped(src).expand(dst._data.shape))
 
 
-def _index_put_(dst, idx, value, cast_value=False):
-    """``dst[idx] = value`` for an advanced index: one IndexPutBackward0 (the value viewed without
-    its leading 1s, as torch's setitem does). The value must have ``dst``'s dtype, unless
-    ``cast_value`` (torch's path for a boolean mask and a one-element value)."""
+def _index_put_(dst, idx, value, cast_value=False, accumulate=False):
+    """``dst[idx] = value`` for an advanced index (``accumulate``: ``+=``, repeated places summing):
+    one IndexPutBackward0 (the value viewed without its leading 1s, as torch's setitem does). The
+    value must have ``dst``'s dtype, unless ``cast_value`` (torch's path for a boolean mask and a
+    one-element value)."""
     vs = value._data.shape
     if vs and vs[0] == 1:
         value = _prefix_1s_stripped(value)
@@ -300,8 +301,11 @@ def _index_put_(dst, idx, value, cast_value=False):
     node = None
     if involved:
         node = record_inplace(IndexPutBackward0, dst, (dst, value))
-        node.indices = idx
-    d[idx] = value._data
+        node.indices, node.accumulate = idx, accumulate
+    if accumulate:
+        xp.add.at(d, idx, value._data)
+    else:
+        d[idx] = value._data
     bump_version(dst, "index_put_")
     if node is not None:
         rebase_history(dst, node)
@@ -612,14 +616,14 @@ def index_copy(input, dim, index, source):
 
 @method()
 def index_put(input, indices, values, accumulate=False):
-    out = input.clone()
-    idx = tuple(_np_index(i) for i in indices)
+    """A copy of ``input`` with ``values`` put (or added) at ``indices``: one IndexPutBackward0 over
+    input's history, as torch records it (its copy of the input is no node of its own)."""
+    out = _wrap(copy_preserving_layout(input._data))
+    if input._requires_grad and _state.enabled:
+        out._requires_grad = True
+        out._grad_fn, out._output_nr = edge_of(input)
     if accumulate:
-        try:
-            xp.add.at(out._data, idx, values._data)
-        except ValueError:
-            raise RuntimeError(f"shape mismatch: value tensor of shape {list(values.shape)} cannot be broadcast to "
-                               f"indexing result of shape {list(out._data[idx].shape)}") from None
+        _index_put_(out, tuple(_np_index(i) for i in indices), values, accumulate=True)
     else:
         out[tuple(indices)] = values
     return out

@@ -6,7 +6,7 @@ from .._tensor import Tensor, _wrap, _wrap_dim
 from .._array import xp, row_major, copy_preserving_layout
 from ..autograd.graph import connect
 from ._op import _state, method, make_node_class, record
-from .._ops import defop
+from .._ops import defop, aten
 from .._seam import seam
 
 # What glasstorch (torch) has at its top level from this family; the other public functions here are
@@ -359,15 +359,11 @@ def diagonal_copy(input, offset=0, dim1=0, dim2=1):
 
 
 def diag_embed(input, offset=0, dim1=-2, dim2=-1):
-    n = input.shape[-1] + builtins.abs(offset)
-    from .creation import zeros
-    out = zeros(*input.shape[:-1], n, n, dtype=input.dtype)
-    idx = xp.arange(input.shape[-1])
-    r, c = (idx, idx + offset) if offset >= 0 else (idx - offset, idx)
-    out._data[..., r, c] = input._data
-    if input._requires_grad and _state.enabled:
-        record(DiagEmbedBackward0, out, (input,), meta_check=False).offset = offset
-    return out
+    """Matrices with ``input``'s last dim on their diagonal, placed at dims ``dim1``/``dim2`` of the
+    result (the aten op: its backward takes that diagonal of the gradient, batched)."""
+    if seam.on:
+        return seam.torch_function(diag_embed, (input, offset, dim1, dim2), {})
+    return aten.diag_embed(input, offset, dim1, dim2)
 
 
 Tensor.diag_embed = diag_embed

@@ -1336,7 +1336,9 @@ def _addc(input, tensor1, tensor2, value, ufunc, node_cls):
     except ValueError:
         raise _shape_error(da, dt) from None
     if _state.enabled and (input._requires_grad or tensor1._requires_grad or tensor2._requires_grad):
-        saved = (tensor1 if tensor2._requires_grad or node_cls is AddcdivBackward0 else None,
+        # (what torch saves: tensor1 only for tensor2's gradient; tensor2 for tensor1's -- and for
+        # its own when dividing; so modifying an unsaved one in place is no error at backward)
+        saved = (tensor1 if tensor2._requires_grad else None,
                  tensor2 if tensor1._requires_grad or node_cls is AddcdivBackward0 else None)
         record(node_cls, res, (input, tensor1, tensor2), saved).value = value
     return res

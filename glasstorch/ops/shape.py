@@ -516,17 +516,20 @@ def chunk(input, chunks, dim=0):
 
 @method()
 def tensor_split(input, indices_or_sections, dim=0):
+    """Pieces of ``input`` along ``dim``: each one ``slice`` of it, as torch's composite makes them
+    (SliceBackward0 views, each one writable in place -- not the outputs of one split node)."""
     d = _wrap_dim(dim, input._data.ndim)
     n = input._data.shape[d]
     if isinstance(indices_or_sections, int):
         k = indices_or_sections
         if k <= 0:
             raise RuntimeError(f"number of sections must be larger than 0, got {k}")
-        sizes = [n // k + (1 if i < n % k else 0) for i in range(k)]
+        bounds = [0]
+        for i in range(k):
+            bounds.append(bounds[-1] + n // k + (1 if i < n % k else 0))
     else:
-        bounds = [0] + [min(int(i), n) for i in indices_or_sections] + [n]
-        sizes = [max(b - a, 0) for a, b in zip(bounds, bounds[1:])]
-    return _split(input, d, sizes, SplitWithSizesBackward0)
+        bounds = [0] + [int(i) for i in indices_or_sections] + [n]
+    return tuple(aten.slice(input, d, a, b) for a, b in zip(bounds, bounds[1:]))
 
 
 CloneBackward0 = make_node_class("CloneBackward0", lambda self, grad: grad)
