@@ -258,7 +258,7 @@ def node_record_source(cls):
     results = {}
     for slot, name in enumerate(cls.saved_names):
         readers = [k for k, (_, _, _, specs) in enumerate(table) if ("tensor", name) in specs]
-        cond = " or ".join(f"_need{k}" for k in readers)
+        cond = _save_guard(cls, schema, table, name, readers)
         if name in cls._out_names:
             nr = cls._out_names.index(name)
             expr = f"_outs[{nr}]._alias()" if not schema.returns_tuple else \
@@ -267,7 +267,7 @@ def node_record_source(cls):
                 results[slot] = nr      # (read with history in double backward)
         else:
             expr = f"_args[{cls._op_arg_index[name]}]"
-        lines.append(f"    _v{slot} = {expr} if ({cond}) else None")
+        lines.append(f"    _v{slot} = {expr} if ({cond}) else None" if cond else f"    _v{slot} = {expr}")
         slots.append(f"_v{slot}")
     if slots:
         tup = "(" + "".join(s + ", " for s in slots) + ")"
@@ -277,6 +277,23 @@ def node_record_source(cls):
             lines.append(f"    _node._result_slots = {results!r}")
     lines.append("    return _node")
     return "\n".join(lines) + "\n"
+
+
+def _save_guard(cls, schema, table, name, readers):
+    """The condition under which the node keeps saved tensor ``name`` -- None: always, as torch's
+    codegen (gen_variable_type.py, guard_for) decides: only an input of an op with more than one
+    differentiable input, a plain Tensor read by exactly one formula for one input, is kept just
+    when that input has an edge (``x * y`` keeps ``x`` only for ``y``'s gradient). A result, the
+    input of a one-input op (``exp``, ``max``), or a ``*_backward`` op's input is always kept, so
+    modifying it in place is an error at backward even when no gradient flows back to the input."""
+    if name in cls._out_names or "backward" in schema.name or len(readers) != 1:
+        return None
+    args = schema.arguments
+    if any(a.is_tensor_list for a in args) or args[cls._op_arg_index[name]].type != "Tensor":
+        return None
+    if len({n for names, _, _, _ in table for n in names}) <= 1 or len(table[readers[0]][0]) != 1:
+        return None
+    return f"_need{readers[0]}"
 
 
 def node_run_source(cls):
@@ -337,10 +354,15 @@ def node_run_source(cls):
             else:
                 lines.append(f"        _gin[{a}] = {expr}")
     covered = {n for names, _, _, _ in table for n in names}
+    # an input with no formula: torch's error when its gradient is needed -- its NotImplemented node
+    # (an op without derivatives) names the op, a not_implemented("...") formula names what it says,
+    # mostly the op too
+    message = f"derivative for aten::{schema.name} is not implemented" if cls.__name__ == "NotImplemented" \
+        else f"the derivative for '{schema.name}' is not implemented."
     for n in layout.edges:
-        if n not in covered:   # an input with no formula: torch's error when its gradient is needed
+        if n not in covered:
             lines.append(f"    if {name_needed[n]}:")
-            lines.append(f"        raise RuntimeError(\"the derivative for '{n}' is not implemented.\")")
+            lines.append(f"        raise RuntimeError({message!r})")
     lines.append("    return _gin")
     return "\n".join(lines) + "\n"
 

@@ -732,3 +732,171 @@ def test_retain_grad_stays_with_the_history_before_an_in_place_view_op(op):
         (y * 3).sum().backward()
         return y.grad, x.grad
     same(case)
+
+
+# ---- products: the sign of a zero as torch's BLAS gives it (seed 796139145130) -----------------------
+# a zero's sign decides what follows: atan2(-0, -1) is -pi, atan2(+0, -1) is pi, 1 / -0 is -inf
+ZERO_PRODUCTS = {
+    "mm outer (K=1)": lambda L: L.zeros(2, 1) @ -L.ones(1, 3),
+    "mm one row (K=1)": lambda L: L.zeros(1, 1) @ -L.ones(1, 3),
+    "mm K=2": lambda L: L.zeros(2, 2) @ -L.ones(2, 2),
+    "matmul folded 3-D @ 2-D": lambda L: L.zeros(3, 4, 1, dtype=L.float64) @ -L.ones(1, 2, dtype=L.float64),
+    "bmm (K=1)": lambda L: L.bmm(L.zeros(2, 2, 1), -L.ones(2, 1, 2)),
+    "addmm, input +0": lambda L: L.addmm(L.zeros(2, 2), L.zeros(2, 1), -L.ones(1, 2)),
+    "addmm, input -0, K=2": lambda L: L.addmm(-L.zeros(2), L.zeros(2, 2), -L.ones(2, 2)),
+    "addmm, input -0, one row": lambda L: L.addmm(-L.zeros(1, 2), L.zeros(1, 1), -L.ones(1, 2), beta=0.5),
+    "addmm, beta=0": lambda L: L.addmm(L.ones(2, 2), L.zeros(2, 1), -L.ones(1, 2), beta=0),
+    "linear without bias": lambda L: L.nn.functional.linear(L.zeros(3, 1), -L.ones(2, 1)),
+    "dot of one element": lambda L: L.dot(L.zeros(1), -L.ones(1)),
+    "tensordot": lambda L: L.tensordot(L.zeros(2, 1), -L.ones(1, 2), dims=1),
+    "the fuzzer's atan2": lambda L: L.atan2(L.zeros(3, 4, 1).log_softmax(2) @ L.tensor([[-0.44, -0.58]]),
+                                            L.full((3, 4, 2), -1.0)),
+}
+
+
+@pytest.mark.parametrize("case", list(ZERO_PRODUCTS), ids=list(ZERO_PRODUCTS))
+def test_products_give_zeros_the_sign_torch_gives(case):
+    def signs(lib):
+        out = ZERO_PRODUCTS[case](lib)
+        return out, np.signbit(out.numpy()).tolist()
+    same(signs)
+
+
+@pytest.mark.parametrize("beta", [0, 1])
+def test_addmm_checks_the_input_shape_and_ignores_its_nans_when_beta_is_0(beta):
+    same(lambda lib: lib.addmm(lib.ones(3, 3), lib.ones(2, 1), lib.ones(1, 2), beta=beta))
+    same(lambda lib: lib.addmm(lib.tensor([float("nan")]), lib.ones(2, 1), lib.ones(1, 1), beta=beta))
+    same(lambda lib: lib.baddbmm(lib.tensor([[[float("nan")]]]), lib.ones(2, 1, 1), lib.ones(2, 1, 1), beta=beta))
+
+
+@pytest.mark.parametrize("wrt_the_view_results", [False, True])
+def test_an_empty_view_regenerated_after_a_write_gives_a_gradient_without_history(wrt_the_view_results):
+    # torch's as_strided_backward returns plain zeros for a view with a dim of size 0: in a double
+    # backward that gradient does not require grad (seed 796139166947)
+    def case(lib):
+        x = _leaf(lib, [[0.5 * i - j for i in range(4)] for j in range(4)], requires_grad=True)
+        empty = x.narrow(1, 4, 0)
+        emptier = empty[:, 1:0]
+        with lib.no_grad():
+            x.add_(-0.5)            # the views' histories are re-derived from x's (AsStridedBackward0)
+        z = empty.prod(1, keepdim=True)
+        y = lib.atan2(emptier.sigmoid(), z)
+        inputs = [x, z, y] if wrt_the_view_results else [x]
+        grads = lib.autograd.grad(emptier.sum() + y.sum(), inputs, create_graph=True, allow_unused=True)
+        return [None if g is None else (g, g.requires_grad) for g in grads], y.grad_fn.name()
+    same(case)
+
+
+def test_an_unused_input_is_named_by_its_index():
+    def case(lib):
+        a, b = lib.ones(2, requires_grad=True), lib.ones(2, requires_grad=True)
+        return lib.autograd.grad((a * 2).sum(), [a, b])
+    assert same(case)[0] == "raised"
+
+
+@pytest.mark.parametrize("accumulate", [False, True])
+@pytest.mark.parametrize("in_place", [False, True])
+@pytest.mark.parametrize("needs_grad", ["x", "values", "both"])
+def test_index_put_records_one_node_and_the_values_get_their_gradient(accumulate, in_place, needs_grad):
+    # index_put_(..., accumulate=True) recorded nothing: the values' gradient was silently lost (the
+    # fuzzer's seeds 0 and 363 of the widened catalogue); out of place it recorded a CloneBackward0
+    def case(lib):
+        x = _leaf(lib, [1.0, 2.0, 3.0], requires_grad=needs_grad != "values")
+        v = _leaf(lib, 0.5, requires_grad=needs_grad != "x")
+        base = x * 1
+        put = base.index_put_ if in_place else base.index_put
+        out = put((lib.tensor([0, 0, 2]),), v * 2, accumulate=accumulate)
+        inputs = [t for t in (x, v) if t.requires_grad]
+        grads = lib.autograd.grad((out * _leaf(lib, [1.0, 10.0, 100.0])).sum(), inputs)
+        return out, names(out.grad_fn), base._version, grads
+    same(case)
+
+
+SELF_AS_INPUT = {
+    "scatter_": lambda lib, x: x.scatter_(0, lib.tensor([1, 0, 2]), x),
+    "scatter_add_": lambda lib, x: x.scatter_add_(0, lib.tensor([1, 0, 2]), x),
+    "scatter_reduce_": lambda lib, x: x.scatter_reduce_(0, lib.tensor([1, 0, 2]), x, "sum"),
+    "index_add_": lambda lib, x: x.index_add_(0, lib.tensor([1, 0, 2]), x),
+    "index_put_": lambda lib, x: x.index_put_((lib.tensor([1, 0, 2]),), x),
+    "index_put_ accumulating": lambda lib, x: x.index_put_((lib.tensor([1, 0, 2]),), x, accumulate=True),
+    "index_fill_ with a value in self": lambda lib, x: x.index_fill_(0, lib.tensor([1]), x[0]),
+    "masked_fill_ with a value in self": lambda lib, x: x.masked_fill_(x > 0, x[0]),
+    "scatter_ from another tensor": lambda lib, x: x.scatter_(0, lib.tensor([1, 0, 2]), x.clone()),
+}
+
+
+@pytest.mark.parametrize("case", list(SELF_AS_INPUT), ids=list(SELF_AS_INPUT))
+def test_scatter_and_index_ops_refuse_self_as_their_source(case):
+    # torch's scatter/index kernels refuse an input that is (all of) self -- assert_no_overlap, where
+    # element-wise ops allow x.add_(x); a fill's one value is read first (the widened fuzzer, seed 501)
+    def run(lib):
+        x = _leaf(lib, [1.0, -2.0, 3.0])
+        SELF_AS_INPUT[case](lib, x)
+        return x
+    same(run)
+
+
+@pytest.mark.parametrize("args", [(), (1,), (0, 0, 2), (-1, 1, 0)], ids=repr)
+def test_diag_embed_of_a_batch_places_and_differentiates_as_torch(args):
+    # diag_embed ignored dim1/dim2 and its backward took the diagonal of dims 0, 1: a gradient of the
+    # wrong shape, which broke the engine's sum (the widened fuzzer, seed 152)
+    def case(lib):
+        x = lib.arange(16.0, dtype=lib.float64).reshape(2, 4, 2).requires_grad_()
+        y = lib.diag_embed(x, *args)
+        w = lib.arange(float(y.numel()), dtype=lib.float64).reshape(y.shape)
+        return y, y.grad_fn.name(), lib.autograd.grad((y * w).sum(), x)
+    same(case)
+
+
+RESULT_LAYOUTS = {
+    "gelu": lambda lib, x: lib.nn.functional.gelu(x), "erf": lambda lib, x: lib.erf(x),
+    "erfc": lambda lib, x: lib.erfc(x), "logsigmoid": lambda lib, x: lib.nn.functional.logsigmoid(x),
+    "layer_norm": lambda lib, x: lib.nn.functional.layer_norm(x, x.shape[-1:]),
+    "sort values": lambda lib, x: x.sort(0).values, "sort indices": lambda lib, x: x.sort(-1).indices,
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("case", list(RESULT_LAYOUTS), ids=list(RESULT_LAYOUTS))
+def test_results_are_laid_out_as_torch_lays_them_out(case, dtype):
+    # is_contiguous decides whether a later view() raises (the fuzzer's seeds 796146702116, 796146709060)
+    def run(lib):
+        x = lib.from_numpy(np.linspace(-2, 2, 24).reshape(2, 3, 4).astype(dtype)).permute(2, 0, 1)
+        out = RESULT_LAYOUTS[case](lib, x)
+        return out.stride(), out.is_contiguous()   # (the values: the opinfo tests)
+    same(run)
+
+
+@pytest.mark.parametrize("op", ["cummax", "cummin"])
+def test_cummax_of_an_empty_tensor_gives_the_input_as_its_gradient(op):
+    # torch's cummaxmin_backward returns the (empty) input itself: in a double backward it requires
+    # grad (seed 796146705050)
+    def case(lib):
+        x = lib.zeros(0, dtype=lib.float64, requires_grad=True)
+        g, = lib.autograd.grad(getattr(x, op)(0).values.sum(), x, create_graph=True)
+        return g.requires_grad, g.grad_fn, g is x
+    same(case)
+
+
+SAVED_WITHOUT_AN_EDGE = {
+    "exp's result modified": lambda lib, v: (v.exp(), lambda y: y.mul_(2)),
+    "max's input (a no_grad view) modified": lambda lib, v: (v.max(), lambda y: v.mul_(2)),
+    "mul's partner modified (not saved)": lambda lib, v: (v * lib.ones(2), lambda y: v.mul_(2)),
+}
+
+
+@pytest.mark.parametrize("case", list(SAVED_WITHOUT_AN_EDGE), ids=list(SAVED_WITHOUT_AN_EDGE))
+def test_a_node_without_edges_checks_what_torch_saves(case):
+    # torch's codegen saves a one-input op's input and any result unconditionally, a partner operand
+    # only for an input with an edge (gen_variable_type.py's guard_for): modifying a saved one is an
+    # error at backward even when no gradient flows back (the fuzzer's seed 796146698348)
+    def run(lib):
+        base = lib.tensor([0.5, -1.0]).requires_grad_()
+        with lib.no_grad():
+            v = base[:]          # requires grad through its base, but has no edge of its own
+        y, modify = SAVED_WITHOUT_AN_EDGE[case](lib, v)
+        with lib.no_grad():
+            modify(y)
+        y.sum().backward()
+        return base.grad
+    same(run)

@@ -29,8 +29,9 @@ def _libs():
 
 def _worker(args):
     """Run seeds start, start + step, ... until the deadline (or ``limit`` graphs); returns
-    (graphs, {kind: graphs with such a difference}, {kind: [(seed, first difference)]})."""
+    (graphs, {kind: graphs with such a difference}, {kind: [(seed, first difference)]}, CPU seconds)."""
     start, step, deadline, limit = args
+    cpu0 = time.process_time()
     torch, glasstorch, fuzz = _libs()
     torch.set_num_threads(1)
     graphs, counts, examples = 0, Counter(), {}
@@ -48,28 +49,32 @@ def _worker(args):
             if len(examples[kind]) < 5:
                 examples[kind].append((seed, f"{first[1]}: {first[2]}".split("\n")[0][:160]))
         seed += step
-    return graphs, counts, examples
+    return graphs, counts, examples, time.process_time() - cpu0
 
 
 def run(minutes, jobs, seed_start, limit):
     deadline = time.time() + 60 * minutes
     per_job = max(1, limit // jobs) if limit else 10 ** 12
     tasks = [(seed_start + j, jobs, deadline, per_job) for j in range(jobs)]
-    t0 = time.time()
+    t0, load0 = time.time(), _load()
     if jobs == 1:
         results = [_worker(tasks[0])]
     else:
         with multiprocessing.get_context("spawn").Pool(jobs) as pool:
             results = pool.map(_worker, tasks)
     elapsed = time.time() - t0
-    graphs = sum(r[0] for r in results)
+    graphs, cpu = sum(r[0] for r in results), sum(r[3] for r in results)
     counts, examples = Counter(), {}
-    for _, c, ex in results:
+    for _, c, ex, _ in results:
         counts.update(c)
         for kind, items in ex.items():
             examples.setdefault(kind, []).extend(items)
     print(f"{graphs} graphs in {elapsed:.0f} s ({graphs / max(elapsed, 1e-9):.0f}/s, {jobs} processes), "
           f"seeds from {seed_start}")
+    # (on a shared machine the wall-clock rate says more about the neighbours than about the fuzzer:
+    # the CPU time the workers got, and the load, say which)
+    print(f"  {cpu:.0f} CPU seconds in the workers ({graphs / max(cpu, 1e-9):.0f} graphs per CPU second, imports "
+          f"included); load average {load0} at the start, {_load()} at the end, {os.cpu_count()} cores")
     from fuzz_graphs import KINDS
     names = {"value": "wrong values", "grad": "wrong gradients", "crash": "crashes (glasstorch raised, torch not)",
              "error": "error differences (torch raised)", "meta": "metadata differences"}
@@ -79,6 +84,13 @@ def run(minutes, jobs, seed_start, limit):
         for seed, what in examples.get(kind, [])[:5]:
             print(f"      seed {seed}: {what}")
     return graphs, counts
+
+
+def _load():
+    try:
+        return "/".join(f"{v:.1f}" for v in os.getloadavg())
+    except OSError:  # (not every platform has one)
+        return "?"
 
 
 def show(seed):

@@ -164,7 +164,11 @@ def _in_float64(kernel, narrow_kernel=None):
         x = a.astype(np.float64, copy=False).reshape(-1)
         fn = narrow_kernel if narrow_kernel is not None and a.dtype.itemsize < 8 else kernel
         with np.errstate(all="ignore"):  # lanes a mask discards may overflow; huge results round to inf
-            return fn(x).reshape(a.shape).astype(a.dtype, copy=False)
+            out = fn(x).reshape(a.shape).astype(a.dtype, copy=False)
+        if out.ndim > 1 and not a.flags.c_contiguous:
+            from . import like_operands
+            out = like_operands(out, a)  # (laid out as the input, as torch's element-wise kernels do)
+        return out
     function.__name__ = function.__qualname__ = kernel.__name__.strip("_").replace("64", "")
     function.__doc__ = kernel.__doc__
     return function

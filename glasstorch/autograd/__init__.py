@@ -134,14 +134,14 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         slots.append(capture.setdefault(graph.edge_of(t), len(capture)))
     captured = engine.run_backward(roots, grads, retain_graph, create_graph, capture, accumulate=False)
     result = []
-    for t, g in zip(ins, (captured[slot] for slot in slots)):
+    for index, (t, g) in enumerate(zip(ins, (captured[slot] for slot in slots))):
         if g is None:
             if materialize_grads:
                 from ..ops.creation import zeros_like
                 g = zeros_like(t)
             elif not allow_unused:
-                raise RuntimeError("One of the differentiated Tensors appears to not have been used in the graph. "
-                                   "Set allow_unused=True if this is the desired behavior.")
+                raise RuntimeError(f"The differentiated Tensor at index {index} appears to not have been used in the "
+                                   "graph. Set allow_unused=True if this is the desired behavior.")
         elif g._grad_fn is None and not create_graph:
             g = g.detach()
         result.append(g)

@@ -269,7 +269,7 @@ def inplace(self, op_name, fn, *args, **kwargs):
     CopySlices when ``self`` is a view), and a result the derivative saved is ``self`` itself, so
     modifying ``self`` in place again before backward is caught by the version check, as in torch.
     """
-    if _check_inplace(self, args, op_name in _MAY_OVERLAP):
+    if _check_inplace(self, args, op_name in _MAY_OVERLAP, _ALIASES_REFUSED.get(op_name, "partial")):
         return inplace_recorded(self, op_name, fn, *args, **kwargs)
     with grad_mode.no_grad():
         result = fn(self, *args, **kwargs)
@@ -300,6 +300,11 @@ def inplace_recorded(self, op_name, fn, *args, **kwargs):
 
 
 _MAY_OVERLAP = frozenset(("masked_fill_", "index_put_", "index_fill_"))  # (torch warns for these on an expanded tensor)
+# which inputs may share memory with self (default "partial": all of it, as in x.add_(x)): torch's
+# scatter/index kernels refuse even an input that is self (assert_no_overlap); masked_fill_ and
+# index_fill_ read their one value before writing (value.item()), so it may be part of self
+_ALIASES_REFUSED = {"scatter_": "any", "scatter_add_": "any", "scatter_reduce_": "any", "index_add_": "any",
+                    "index_put_": "any", "masked_fill_": None, "index_fill_": None}
 
 
 def _saved_result_is(node, self):

@@ -15,6 +15,7 @@ from .._seam import seam
 from ._op import method
 from .._array import broadcast_error
 from .creation import eye, zeros, tensor
+from .shape import _expand_kernel
 from ._derivatives import (conj, mH, linalg_det_backward, slogdet_backward, linalg_solve_backward,
                            linalg_solve_triangular_backward, linalg_eig_backward, svd_backward, linalg_qr_backward,
                            cholesky_backward, pinv_backward, is_vector_rhs)
@@ -37,6 +38,16 @@ def _same_dtype(a, b):
                            f"!= {_dtype.cpp_name(_DTYPE_OF[b.dtype])}")
 
 
+def _gemm(a, b):
+    """a @ b for 2-D arrays, with the sign of zero that torch's BLAS (MKL) gives: a sum of products
+    starts from +0 (``0 * -1`` summed is +0), except in a product over one inner index (an outer
+    product, K == 1) of at least 2 x 2, which gemm writes as the bare products (-0 stays -0).
+    The sign matters to what follows: atan2(-0, -1) is -pi, atan2(+0, -1) is pi; 1 / -0 is -inf."""
+    if a.shape[1] == 1 and a.shape[0] > 1 and b.shape[1] > 1 and a.dtype.kind == "f":
+        return a * b  # (M, 1) * (1, N): the products themselves
+    return a @ b
+
+
 def _mm_kernel(self, mat2):
     if self.ndim != 2 or mat2.ndim != 2:
         raise RuntimeError(f"{'self' if self.ndim != 2 else 'mat2'} must be a matrix")
@@ -44,7 +55,7 @@ def _mm_kernel(self, mat2):
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({self.shape[0]}x{self.shape[1]} "
                            f"and {mat2.shape[0]}x{mat2.shape[1]})")
     _same_dtype(self, mat2)
-    return self @ mat2
+    return _gemm(self, mat2)
 
 
 def _bmm_kernel(self, mat2):
@@ -75,7 +86,10 @@ def _dot_kernel(self, tensor):
                            f"to have the same number of elements, but got {self.shape[0]} and {tensor.shape[0]} "
                            "elements respectively")
     _same_dtype(self, tensor)
-    return asarray(xp.dot(self, tensor))
+    out = asarray(xp.dot(self, tensor))
+    if out.dtype.kind == "f":
+        out += 0  # (torch's dot sums from +0: dot([0.], [-1.]) is +0, where NumPy gives the product, -0)
+    return out
 
 
 def _vdot_kernel(self, other):
@@ -94,17 +108,40 @@ def _addmm_kernel(self, mat1, mat2, *, beta=1, alpha=1):
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({mat1.shape[0]}x{mat1.shape[1]} "
                            f"and {mat2.shape[0]}x{mat2.shape[1]})")
     _same_dtype(mat1, mat2)
-    p = mat1 @ mat2
+    if self.shape != (mat1.shape[0], mat2.shape[1]):  # (torch's error for an input of a wrong shape)
+        self = _expand_kernel(self, (mat1.shape[0], mat2.shape[1]))
+    p = _gemm(mat1, mat2)
     if alpha != 1:
         p *= alpha
-    p += self if beta == 1 else beta * self
-    return p
+    if beta == 0:
+        return p  # (input ignored: its nan and inf do not propagate, as torch documents)
+    c = self if beta == 1 else beta * self
+    out = c + p
+    if p.dtype.kind == "f":
+        _keep_negative_zeros(out, c, mat1, mat2)
+    return out
+
+
+def _keep_negative_zeros(out, c, mat1, mat2):
+    """gemm with beta != 0 accumulates the products onto C: where C is -0 and every product is -0,
+    the result stays -0 (NumPy's product summed from +0, added to -0, gives +0). Only the zeros of
+    ``out`` over a -0 of ``c`` are looked at, so the common case costs one test."""
+    suspects = (out == 0) & xp.signbit(c)
+    if not suspects.any():
+        return
+    for i, j in zip(*xp.nonzero(suspects)):
+        products = mat1[i, :] * mat2[:, j]
+        if xp.all((products == 0) & xp.signbit(products)):
+            out[i, j] = -0.0
 
 
 def _baddbmm_kernel(self, batch1, batch2, *, beta=1, alpha=1):
     p = _bmm_kernel(batch1, batch2)
     if alpha != 1:
         p = p * alpha
+    if beta == 0:
+        _expand_kernel(self, p.shape)  # (torch checks the input's shape...)
+        return p                       # (...and ignores its values, as addmm)
     return p + (self if beta == 1 else beta * self)
 
 

@@ -19,7 +19,7 @@ import math
 import numbers
 
 from .._tensor import Tensor, _wrap, _wrap_dim
-from .._array import xp, erf as _erf, has_values
+from .._array import xp, erf as _erf, has_values, row_major
 from .._ops import defop, aten
 from .._seam import seam
 from ..autograd import grad_mode
@@ -373,8 +373,8 @@ def softplus(input, beta=1.0, threshold=20.0):
 def _log_sigmoid_forward_kernel(self):
     """(log sigmoid(x), buffer): torch's CPU kernel keeps exp(-|x|) as the buffer its backward reads."""
     check_floating(self, "log_sigmoid_cpu")
-    z = xp.exp(-xp.abs(self))
-    return xp.minimum(self, self.dtype.type(0)) - xp.log1p(z), z   # (a typed 0: NumPy 1.x would widen a 0-d x)
+    z = row_major(xp.exp(-xp.abs(self)))   # (torch allocates both results row-major)
+    return row_major(xp.minimum(self, self.dtype.type(0)) - xp.log1p(z)), z   # (a typed 0: NumPy 1.x would widen a 0-d x)
 
 
 def _log_sigmoid_backward_kernel(grad_output, self, buffer):

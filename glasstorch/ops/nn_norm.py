@@ -35,7 +35,7 @@ import math
 
 from .._tensor import _wrap
 from .._seam import seam
-from .._array import xp
+from .._array import xp, row_major
 from .._seam import seam
 from .._ops import defop, aten
 from ..autograd import grad_mode
@@ -310,7 +310,7 @@ def _native_layer_norm_kernel(input, normalized_shape, weight, bias, eps):
         out *= weight
     if bias is not None:
         out += bias
-    return out, mean, rstd
+    return row_major(out), mean, rstd   # (torch computes on a contiguous copy of the input)
 
 
 def _native_layer_norm_backward_kernel(grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask):

@@ -12,7 +12,7 @@ import warnings
 
 from .. import _checks, _dtype, return_types
 from .._tensor import Tensor, _wrap_dim
-from .._array import xp, row_major, array_types, asarray, has_values
+from .._array import xp, row_major, array_types, asarray, has_values, like_operands
 from .._ops import defop, aten
 from .._seam import seam
 from ._op import method
@@ -832,12 +832,19 @@ cumsum_op = defop("cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Te
 cumprod_op = defop("cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor", _scan_kernel(xp.cumprod),
                    node="CumprodBackward0",
                    self=lambda grad, self, dim, result: cumprod_backward(grad, self, dim, result))
+def _cummaxmin_backward(grad, self, dim, indices):
+    """torch's cummaxmin_backward: the gradient scattered to where each running extreme came from --
+    and for an empty input the input itself (so in a double backward it requires grad as the input
+    does)."""
+    if 0 in self.shape:
+        return self
+    return aten.scatter_add(aten.zeros_like(self), dim, indices, grad)
+
+
 cummax_op = defop("cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)", _cumulative_extreme_kernel(True),
-                  node="CummaxBackward0",
-                  self=lambda grad, self, dim, indices: aten.scatter_add(aten.zeros_like(self), dim, indices, grad))
+                  node="CummaxBackward0", self=_cummaxmin_backward)
 cummin_op = defop("cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)", _cumulative_extreme_kernel(False),
-                  node="CumminBackward0",
-                  self=lambda grad, self, dim, indices: aten.scatter_add(aten.zeros_like(self), dim, indices, grad))
+                  node="CumminBackward0", self=_cummaxmin_backward)
 CumsumBackward0, CumprodBackward0, CummaxBackward0, CumminBackward0 = cumsum_op.node, cumprod_op.node, \
     cummax_op.node, cummin_op.node
 
@@ -969,7 +976,8 @@ def _sort_kernel(self, dim=-1, descending=False):
     if not self.ndim:
         return self.copy(), xp.zeros((), "int64")
     idx = _sorted_indices(self, d, descending)
-    return xp.take_along_axis(self, idx, axis=d), idx.astype("int64", copy=False)
+    # (laid out as the input: torch's sort keeps a dense input's strides, infers dense ones otherwise)
+    return like_operands(xp.take_along_axis(self, idx, axis=d), self), like_operands(idx.astype("int64", copy=False), self)
 
 
 def _sort_stable_kernel(self, *, stable, dim=-1, descending=False):
