@@ -128,6 +128,7 @@ class Schema:
             self.arguments.append(Argument(name, _ALIAS.sub("", type_),
                                            _literal(default.strip()) if default else _NO_DEFAULT,
                                            kwarg_only, alias.group(1) if alias else None))
+        self.mutates = bool(re.search(r"\(\w!\)", m.group(3)))     # an argument written in place: Tensor(a!)
         ret = m.group(4)
         self.returns_list = ret.replace(" ", "").endswith("[]") and not ret.startswith("(")
         parts = _split_top(ret[1:-1]) if ret.startswith("(") else [ret]
@@ -194,7 +195,7 @@ class OpOverload:
         self._makes_views = any(v is not None for v in self._view_of)
         self._returns_tuple = schema.returns_tuple
         self._returns_list = schema.returns_list
-        self._mutates = any("!" in a.type for a in args)
+        self._mutates = schema.mutates
 
     def name(self):
         return f"aten::{self.__name__}"

@@ -216,9 +216,10 @@ def node_record_source(cls):
         lines.append("    _ref = _outs[0]._data")
     lines.append("    _node._out_dtype = _ref.dtype")
     meta = ["    _meta = _input_meta(_inputs, _ref)", "    if _meta is not None:", "        _node._input_meta = _meta"]
-    if all(alias for _, alias in schema.returns) and not layout.dynamic:
+    if all(alias for _, alias in schema.returns) and not schema.mutates and not layout.dynamic:
         # a view op's formula gives its input's own shape: the engine has nothing to reduce, and only
         # a view with another dtype (view_as_real) needs the input's dtype kept, to cast its gradient back
+        # (an in-place op, Tensor(a!), is no view: copy_'s source may have been broadcast)
         other_dtype = " or ".join(f"(_inputs[{i}] is not None and _inputs[{i}]._data.dtype != _ref.dtype)"
                                   for i in range(len(layout.edges)))
         lines.append(f"    if {other_dtype}:")

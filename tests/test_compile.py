@@ -632,12 +632,13 @@ def test_a_function_mode_can_retire_from_inside_its_handler():
                 self._retired = True
             return func(*args, **(kwargs or {}))
     x = gt.ones(2)
+    on_before = seam.on        # (True for good once any test has defined a Tensor subclass with __torch_function__)
     with SeeTwo():
         x.exp()
         x.tanh()
-        assert not seam.on and seam.function_modes == []
+        assert seam.on == on_before and seam.function_modes == []
         x.sin()
-    assert seen == ["exp", "tanh"] and not seam.on
+    assert seen == ["exp", "tanh"] and seam.on == on_before
 
 
 def _through_flatten(x, w):

@@ -30,7 +30,7 @@ from . import grad_mode
 from .anomaly_mode import _anomaly
 from .graph import AccumulateGrad
 from .._seam import seam
-from .._array import xp as _array_module
+from .._array import xp as _array_module, copy_preserving_layout
 
 _ndarray = _array_module.ndarray
 
@@ -407,7 +407,7 @@ def _run_tensor_pre_hooks(node, grads, tensors):
                 g = _as_tensor(grads[nr])
                 with _accumulate_lock:
                     if t._grad is None:
-                        t._grad = g if _state.enabled else g.detach().clone()
+                        t._grad = g if _state.enabled else _private_copy(g)
                     else:
                         t._grad = t._grad + g
     return grads
@@ -508,6 +508,12 @@ def _stealable(grad, var):
             and d.base is None and d.shape == var._data.shape and d.dtype == var._data.dtype)
 
 
+def _private_copy(grad):
+    """A copy of ``grad`` (no history) to become a ``.grad``: torch's AccumulateGrad copies a gradient it
+    cannot take over; the copy is the engine's own work, not an op a dispatch mode sees as ``clone``."""
+    return _as_tensor(copy_preserving_layout(grad._data))
+
+
 def _accumulate_tensor(var, grads, create_graph):
     old = var._grad
     grad = grads[0]
@@ -523,7 +529,7 @@ def _accumulate_tensor(var, grads, create_graph):
         elif _stealable(grad, var):
             var._grad = grad if grad._grad_fn is None and not grad._requires_grad else grad.detach()
         else:
-            var._grad = grad.detach().clone()
+            var._grad = _private_copy(grad)
     elif create_graph or _state.enabled or old._data.dtype != grad._data.dtype \
             or old._data.shape != grad._data.shape or not old._data.flags.writeable:
         var._grad = old + grad

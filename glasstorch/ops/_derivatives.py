@@ -51,10 +51,9 @@ def unsqueeze_multiple(t, dims, ndim):
     """``t`` with a dim of size 1 put back at each of ``dims`` (None: all ``ndim`` dims)."""
     if dims is None:
         return t.reshape((1,) * ndim)
-    shape = list(t.shape)
-    for d in dims:
-        shape.insert(d, 1)
-    return t.reshape(tuple(shape))
+    for d in sorted(dims):          # (one unsqueeze per dim, as torch's: what a dispatch mode sees)
+        t = aten.unsqueeze(t, d)
+    return t
 
 
 def conj(x):

@@ -9,7 +9,7 @@ import warnings
 
 from .. import _checks, _dtype, return_types
 from .._tensor import Tensor, _wrap_dim
-from .._array import xp, asarray
+from .._array import xp, asarray, has_values
 from .._ops import defop, aten
 from .._seam import seam
 from ._op import method
@@ -108,27 +108,26 @@ def _addmm_kernel(self, mat1, mat2, *, beta=1, alpha=1):
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({mat1.shape[0]}x{mat1.shape[1]} "
                            f"and {mat2.shape[0]}x{mat2.shape[1]})")
     _same_dtype(mat1, mat2)
-    if self.shape != (mat1.shape[0], mat2.shape[1]):  # (torch's error for an input of a wrong shape)
-        self = _expand_kernel(self, (mat1.shape[0], mat2.shape[1]))
+    shape = (mat1.shape[0], mat2.shape[1])
+    if self.shape != shape:  # (torch's error for an input of a wrong shape)
+        _expand_kernel(self, shape)
     p = _gemm(mat1, mat2)
     if alpha != 1:
         p *= alpha
     if beta == 0:
         return p  # (input ignored: its nan and inf do not propagate, as torch documents)
-    c = self if beta == 1 else beta * self
+    c = self if beta == 1 else beta * self      # (the bias as given: a row, broadcast by the addition)
     out = c + p
-    if p.dtype.kind == "f":
-        _keep_negative_zeros(out, c, mat1, mat2)
+    if p.dtype.kind == "f" and has_values(c) and (xp.signbit(c) & (c == 0)).any():
+        _keep_negative_zeros(out, xp.broadcast_to(c, shape), mat1, mat2)
     return out
 
 
 def _keep_negative_zeros(out, c, mat1, mat2):
     """gemm with beta != 0 accumulates the products onto C: where C is -0 and every product is -0,
-    the result stays -0 (NumPy's product summed from +0, added to -0, gives +0). Only the zeros of
-    ``out`` over a -0 of ``c`` are looked at, so the common case costs one test."""
-    suspects = (out == 0) & xp.signbit(c)
-    if not suspects.any():
-        return
+    the result stays -0 (NumPy's product summed from +0, added to -0, gives +0). Called only when
+    ``c`` holds a -0 (tested on the bias before it is broadcast: the common case costs that test)."""
+    suspects = (out == 0) & xp.signbit(c) & (c == 0)
     for i, j in zip(*xp.nonzero(suspects)):
         products = mat1[i, :] * mat2[:, j]
         if xp.all((products == 0) & xp.signbit(products)):
