@@ -179,18 +179,20 @@ def synchronise_randomness(torch, seed=0):
                 p.copy_(torch.tensor(new, dtype=p.dtype))
     torch.nn.modules.module.register_module_forward_pre_hook(set_parameters)
 
-    def sizes(size):
+    def sizes(size, keyword=None):
+        if not size and keyword is not None:   # torch.randn(size=(2, 20)) (d2l's read-write section)
+            size = (keyword,)
         return tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list, torch.Size)) else tuple(size)
 
     def made(array, dtype, device, requires_grad=False, default=None):
         out = torch.tensor(array, dtype=dtype or default or torch.get_default_dtype(), device=device)
         return out.requires_grad_(requires_grad) if requires_grad else out
 
-    def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, **_):
-        return made(draw_rng.standard_normal(sizes(size)), dtype, device, requires_grad)
+    def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, **keywords):
+        return made(draw_rng.standard_normal(sizes(size, keywords.get("size"))), dtype, device, requires_grad)
 
-    def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, **_):
-        return made(draw_rng.random(sizes(size)), dtype, device, requires_grad)
+    def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, **keywords):
+        return made(draw_rng.random(sizes(size, keywords.get("size"))), dtype, device, requires_grad)
 
     def randint(*args, low=0, high=None, size=None, generator=None, dtype=None, device=None, **_):
         args = list(args)   # randint(high, size), randint(low, high, size), or any of them by keyword

@@ -26,6 +26,19 @@ def _parameter_class():
     return Parameter
 
 
+def uninitialized_reduction(obj):
+    """``(class name, args)`` for a lazy module's uninitialized parameter or buffer, pickled as torch's
+    ``UninitializedTensorMixin.__reduce_ex__`` pickles it: its class and ``(requires_grad,)`` (there is no
+    data to save); None for anything else."""
+    try:
+        from glasstorch.nn.parameter import UninitializedTensorMixin
+    except ImportError:
+        return None
+    if not isinstance(obj, UninitializedTensorMixin):
+        return None
+    return type(obj).__name__, (bool(obj.requires_grad),)
+
+
 def tensor_parts(obj):
     """``(host array, requires_grad, is_parameter)`` for a glasstorch tensor; None for anything else."""
     if not isinstance(obj, _core().Tensor):
