@@ -273,7 +273,8 @@ def _capped_train(train):
         try:
             return train(self, min(n_epochs, MAX_EPOCHS * 5), *args, **kwargs)
         finally:   # the epoch losses this call added, training's then validation's
-            _RECORDED_LOSSES.extend(float(v) for v in self.losses[seen:] + self.val_losses[seen_val:])
+            _RECORDED_LOSSES.extend(float(v) for v in self.losses[seen:] + self.val_losses[seen_val:]
+                                    if v is not None)   # (no validation loader: None)
     return capped
 
 
