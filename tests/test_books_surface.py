@@ -38,6 +38,18 @@ CALLS = {
     "normal(size=)": lambda T, X: T.normal(0, 1, size=(3, 4)).shape,
     "arange(0, 1, 0.1)": lambda T, X: T.arange(0, 1, 0.1),
     "tensor of tensors": lambda T, X: T.tensor([T.tensor(1.0), T.tensor(2.0)]),
+    # the list of an op that also takes it spread out, by its schema name (Step-by-Step ch. 8)
+    "torch.flip(dims=)": lambda T, X: T.flip(X, dims=[1]),
+    "flip(dims=)": lambda T, X: X.flip(dims=[0, 1]),
+    "torch.permute(dims=)": lambda T, X: T.permute(X, dims=(1, 0)),
+    "permute(dims=)": lambda T, X: X.permute(dims=[1, 0]),
+    "torch.tile(dims=)": lambda T, X: T.tile(X, dims=(2,)),
+    "tile(dims=)": lambda T, X: X.tile(dims=(2, 1)),
+    "repeat(repeats=)": lambda T, X: X.repeat(repeats=(1, 2)),
+    "view(size=)": lambda T, X: X.view(size=(4, 3)),
+    "reshape(shape=)": lambda T, X: X.reshape(shape=(2, 6)),
+    "torch.reshape(shape=)": lambda T, X: T.reshape(X, shape=(-1,)),
+    "expand(size=)": lambda T, X: X[:1].expand(size=(2, 4)),
 }
 
 
@@ -113,3 +125,11 @@ def test_meshgrid_refuses_mixed_dtypes_as_torch():
     [[np.int16(1)]], [np.int32(1), 5], [1, 2.5], [[True, False]], [], [1, 2]])
 def test_tensor_infers_torch_dtype_from_numpy_scalars_and_numbers(values):
     assert str(gt.tensor(values).dtype) == str(torch.tensor(values).dtype)
+
+
+@pytest.mark.parametrize("call", [lambda x: x.flip(1, dims=[0]), lambda x: x.permute(1, 0, dims=(1, 0))])
+def test_a_list_given_spread_out_and_by_name_raises_like_torch(call):
+    with pytest.raises(TypeError, match="multiple values for argument 'dims'"):
+        call(torch.ones(2, 3))
+    with pytest.raises(TypeError, match="multiple values for argument 'dims'"):
+        call(gt.ones(2, 3))

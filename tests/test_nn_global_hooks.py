@@ -68,3 +68,41 @@ def test_mixing_global_full_and_regular_backward_hooks_raises_like_torch():
     finally:
         handle.remove()
         gt_module._global_is_full_backward_hook = None   # torch keeps the flag set too; reset for other tests
+
+
+def hooks_removing_hooks(lib, module_mod):
+    """One-shot hooks that remove themselves (or, from a global hook, a module's own hook) while the
+    module runs: torch takes the hooks as they are at the call, so the removed ones still run that
+    time. (glasstorch iterated the live dicts: 'OrderedDict mutated during iteration'.)"""
+    calls = []
+    net = lib.nn.Linear(2, 2)
+    handles = {}
+
+    def once(name):
+        def hook(*args):
+            calls.append(name)
+            handles[name].remove()
+        return hook
+
+    def global_pre(module, args):
+        calls.append("global_pre")
+        handles["global_pre"].remove()
+        handles["own_pre2"].remove()   # another hook of this call: it still runs this time
+    handles["global_pre"] = module_mod.register_module_forward_pre_hook(global_pre)
+    handles["global_fwd"] = module_mod.register_module_forward_hook(once("global_fwd"))
+    handles["own_pre"] = net.register_forward_pre_hook(once("own_pre"))
+    handles["own_pre2"] = net.register_forward_pre_hook(lambda m, a: calls.append("own_pre2"))
+    handles["own_fwd"] = net.register_forward_hook(once("own_fwd"))
+    try:
+        net(lib.ones(1, 2))
+        net(lib.ones(1, 2))
+    finally:
+        for handle in handles.values():
+            handle.remove()
+    return calls
+
+
+def test_hooks_removed_during_the_call_run_that_time_like_torch():
+    ours = hooks_removing_hooks(gt, gt_module)
+    assert ours == hooks_removing_hooks(torch, torch.nn.modules.module)
+    assert ours == ["global_pre", "own_pre", "own_pre2", "global_fwd", "own_fwd"]

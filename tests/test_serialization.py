@@ -688,3 +688,35 @@ def test_docstring_examples_run():
     import doctest
     result = doctest.testmod(serialization)
     assert result.attempted > 0 and result.failed == 0
+
+
+def lazy_state_round_trip(lib):
+    """A lazy model's state_dict saved before its first forward (d2l's read-write section does),
+    loaded back, into a lazy model and into a regular one; copy_ into an uninitialized parameter."""
+    seen = []
+    buffer = io.BytesIO()
+    lib.save(lib.nn.LazyLinear(3).state_dict(), buffer)
+    buffer.seek(0)
+    state = lib.load(buffer, weights_only=False)
+    seen.append(sorted((k, type(v).__name__) for k, v in state.items()))
+    lazy = lib.nn.LazyLinear(3)
+    seen.append(str(lazy.load_state_dict(state)))
+    seen.append(type(lazy.weight).__name__)
+    seen.append(tuple(lazy(lib.ones(1, 2)).shape))   # it still infers its shapes at the first forward
+    for attempt in (lambda: lib.nn.Linear(2, 3).load_state_dict(state),
+                    lambda: lib.nn.LazyLinear(3).weight.copy_(lib.ones(2))):
+        with pytest.raises(RuntimeError) as info:
+            attempt()
+        seen.append(str(info.value)[:60])
+    return seen, buffer.getvalue()
+
+
+@needs_torch
+def test_uninitialized_parameters_save_and_load_like_torch():
+    ours, our_file = lazy_state_round_trip(glasstorch)
+    theirs, _ = lazy_state_round_trip(torch)
+    assert ours == theirs
+    assert ours[0] == [("bias", "UninitializedParameter"), ("weight", "UninitializedParameter")]
+    # torch reads our file: the same classes, pickled as torch pickles them
+    state = torch.load(io.BytesIO(our_file), weights_only=False)
+    assert all(type(v) is torch.nn.parameter.UninitializedParameter for v in state.values())

@@ -18,7 +18,8 @@ with open(os.path.join(os.path.dirname(__file__), "fixtures", "vision_models.jso
     REFERENCE = json.load(_f)
 
 # VGG's 100M-parameter classifier takes glasstorch tens of seconds to initialise, and filling AlexNet's 57M
-# weights for the logits check takes ten: those are opt-in (--runslow)
+# weights for the logits check takes ten, Inception v3's 24M truncated-normal draws as long: those are
+# opt-in (--runslow)
 
 
 def params(slow):
@@ -38,7 +39,7 @@ def fill(model):
     return model
 
 
-@pytest.mark.parametrize("name", params(slow={"vgg11", "vgg16", "vgg11_bn"}))
+@pytest.mark.parametrize("name", params(slow={"vgg11", "vgg16", "vgg11_bn", "inception_v3"}))
 def test_layout_matches_torchvision(name):
     reference = REFERENCE[name]
     model = build(name)
@@ -49,7 +50,7 @@ def test_layout_matches_torchvision(name):
     assert repr(model) == reference["repr"]
 
 
-@pytest.mark.parametrize("name", params(slow={"vgg11", "vgg16", "vgg11_bn", "alexnet"}))
+@pytest.mark.parametrize("name", params(slow={"vgg11", "vgg16", "vgg11_bn", "alexnet", "inception_v3"}))
 def test_logits_match_torchvision_under_the_same_weights(name):
     reference = REFERENCE[name]
     model = fill(build(name))

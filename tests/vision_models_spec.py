@@ -7,7 +7,8 @@ import numpy as np
 
 # name -> (num_classes, input shape): small inputs (the adaptive pooling makes any size >= 32 valid)
 MODELS = {"alexnet": (10, (1, 3, 64, 64)), "vgg11": (10, (1, 3, 32, 32)), "vgg16": (10, (1, 3, 32, 32)),
-          "vgg11_bn": (10, (1, 3, 32, 32)), "resnet18": (10, (2, 3, 32, 32)), "resnet34": (10, (1, 3, 40, 40))}
+          "vgg11_bn": (10, (1, 3, 32, 32)), "resnet18": (10, (2, 3, 32, 32)), "resnet34": (10, (1, 3, 40, 40)),
+          "inception_v3": (10, (1, 3, 75, 75))}   # (75x75: Inception v3's smallest input)
 
 
 def model_input(shape):

@@ -40,7 +40,16 @@ cell in both processes; the books' code itself is not edited):
   ``num_epochs`` training functions likewise (``train_ch6``, ``train_ch11``, ``train_concise_ch11``,
   ``train_ch13``, ``train_seq2seq``); Step-by-Step's ``StepByStep.train(n_epochs)`` runs at most
   ``--max-epochs * 5`` epochs.
-- sockets time out after 5 s, so a cell that reaches for the network fails fast.
+- sockets time out after 5 s, so a cell that reaches for the network fails fast;
+- both runs draw the same random numbers (``--no-sync`` turns it off): the synchronised randomness of
+  ``tools/run_programs.py`` (parameters set at a module's first forward, ``torch.randn/rand/normal/...``
+  and dropout drawn from shared NumPy generators), set up before the books' packages are imported.
+
+The values the books plot are recorded per cell and compared between the runs: d2l's
+``ProgressBoard.draw`` and ``Animator.add`` points (training and validation losses, accuracies), and
+Step-by-Step's epoch losses (``StepByStep.losses`` and ``val_losses`` of each ``train`` call). The
+report gives their largest relative difference per notebook (``report --table FILE`` writes the
+Markdown table of docs/programs.md).
 
 Results are kept per notebook and framework under the work directory (``results/``), with each run's
 printed output (``logs/``): a second ``run`` skips what is already there (``--force`` reruns), so a
@@ -144,6 +153,7 @@ def runnable(code):
 # ----------------------------------------------------------------------------------------------------
 
 COMMON_PRELUDE = r'''
+_RECORDED_LOSSES = []
 import socket as _socket
 _socket.setdefaulttimeout(5)
 import matplotlib as _matplotlib
@@ -207,6 +217,21 @@ def _trainer_init(self, max_epochs, *args, **kwargs):
 
 
 _d2l.Trainer.__init__ = _trainer_init
+_draw, _add = _d2l.ProgressBoard.draw, _d2l.Animator.add
+
+
+def _recording_draw(self, x, y, label, every_n=1):
+    # every point the book plots (losses, accuracies), before the board averages them
+    _RECORDED_LOSSES.append(float(y))
+    return _draw(self, x, y, label, every_n)
+
+
+def _recording_add(self, x, y):
+    _RECORDED_LOSSES.extend(float(v) for v in (y if hasattr(y, "__len__") else [y]) if v is not None)
+    return _add(self, x, y)
+
+
+_d2l.ProgressBoard.draw, _d2l.Animator.add = _recording_draw, _recording_add
 for _name, _arg in (("train_ch6", "num_epochs"), ("train_ch11", "num_epochs"),
                     ("train_concise_ch11", "num_epochs"), ("train_ch13", "num_epochs"),
                     ("train_seq2seq", "num_epochs")):
@@ -228,6 +253,15 @@ except ImportError:
     pass
 '''
 
+SYNC_PRELUDE = r'''
+import sys as _sys
+_sys.path.insert(0, TOOLS)
+import torch as _torch
+from run_programs import synchronise_randomness as _synchronise
+_torch.manual_seed(0)
+_synchronise(_torch)
+'''
+
 SBS_PRELUDE = r'''
 import functools as _functools, importlib as _importlib
 
@@ -235,7 +269,12 @@ import functools as _functools, importlib as _importlib
 def _capped_train(train):
     @_functools.wraps(train)
     def capped(self, n_epochs, *args, **kwargs):
-        return train(self, min(n_epochs, MAX_EPOCHS * 5), *args, **kwargs)
+        seen, seen_val = len(self.losses), len(self.val_losses)
+        try:
+            return train(self, min(n_epochs, MAX_EPOCHS * 5), *args, **kwargs)
+        finally:   # the epoch losses this call added, training's then validation's
+            _RECORDED_LOSSES.extend(float(v) for v in self.losses[seen:] + self.val_losses[seen_val:]
+                                    if v is not None)   # (no validation loader: None)
     return capped
 
 
@@ -275,6 +314,7 @@ def worker(spec_path):
     from IPython.core.interactiveshell import InteractiveShell
     shell = InteractiveShell.instance()
     shell.user_ns["MAX_EPOCHS"] = spec["max_epochs"]
+    shell.user_ns["TOOLS"] = HERE
     results = {"framework": spec["framework"], "name": spec["name"], "cells": [], "finished": False}
 
     def save():
@@ -314,7 +354,10 @@ def worker(spec_path):
         if cell["skip"]:
             record = {"status": "skipped", "reason": cell["skip"]}
         else:
+            recorded = shell.user_ns.setdefault("_RECORDED_LOSSES", [])
+            before = len(recorded)
             record = execute(cell["code"])
+            record["losses"] = recorded[before:]
         record["index"] = index
         record["head"] = cell["code"].strip().splitlines()[0][:80] if cell["code"].strip() else ""
         results["cells"].append(record)
@@ -379,11 +422,11 @@ def run_one(args, name, cells, book, framework):
     if book == "d2l":
         base = prepare_d2l(work, framework, args.d2l)
         cwd = os.path.join(base, name.split("/")[1])
-        preludes = [COMMON_PRELUDE, D2L_PRELUDE]
+        preludes = [COMMON_PRELUDE] + ([] if args.no_sync else [SYNC_PRELUDE]) + [D2L_PRELUDE]
     else:
         base = prepare_sbs(work, framework, args.sbs)
         cwd = base
-        preludes = [COMMON_PRELUDE, SBS_PRELUDE]
+        preludes = [COMMON_PRELUDE] + ([] if args.no_sync else [SYNC_PRELUDE]) + [SBS_PRELUDE]
     os.makedirs(cwd, exist_ok=True)
     for sub in ("results", "logs", "specs"):
         os.makedirs(os.path.join(work, sub), exist_ok=True)
@@ -459,21 +502,82 @@ def compare(torch_run, glass_run, n_cells):
     return rows
 
 
+def loss_agreement(torch_run, glass_run):
+    """(number of recorded values compared, largest relative difference or None, cells whose runs
+    recorded different numbers of values) over the cells that ran under both."""
+    compared, worst, uneven = 0, None, 0
+    if not (torch_run and glass_run):
+        return compared, worst, uneven
+    for t, g in zip(torch_run["cells"], glass_run["cells"]):
+        if t["status"] != "ok" or g["status"] != "ok":
+            continue
+        a, b = t.get("losses", []), g.get("losses", [])
+        uneven += len(a) != len(b)
+        for x, y in zip(a, b):
+            if x != x and y != y:       # both NaN: agree
+                continue
+            difference = abs(x - y) / max(abs(x), 1e-12) if x == x and y == y else float("inf")
+            worst = difference if worst is None else max(worst, difference)
+            compared += 1
+    return compared, worst, uneven
+
+
+def table_row(name, rows, agreement, torch_run, glass_run):
+    """One notebook as a row of docs/programs.md's table: notebook | cells run | result | loss diff."""
+    counts = {}
+    for status, _ in rows:
+        counts[status] = counts.get(status, 0) + 1
+    to_run = len(rows) - counts.get("skipped", 0)
+    if not rows:
+        result = "no PyTorch code cells"
+    elif counts.get("glasstorch"):
+        result = f"**{counts['glasstorch']} fail only under glasstorch**"
+    elif counts.get("not run"):
+        result = "not finished (notebook time limit)"
+    else:
+        result = "every cell that runs under torch runs"
+    notes = []
+    if counts.get("both"):
+        firsts = sorted({detail.split(":")[0] + ": " + detail.split(":", 1)[1].strip()[:70]
+                         for status, detail in rows if status == "both"})
+        notes.append(f"{counts['both']} fail under torch too ({'; '.join(firsts[:2])})")
+    if counts.get("torch"):
+        notes.append(f"{counts['torch']} fail only under torch")
+    if counts.get("skipped"):
+        notes.append(f"{counts['skipped']} skipped")
+    if notes:
+        result += "; " + "; ".join(notes)
+    compared, worst, uneven = agreement
+    if compared == 0:
+        loss = "-"
+    else:
+        loss = f"{worst:.1e} ({compared} values)"
+        if uneven:
+            loss += f", {uneven} cells recorded unequal counts"
+    return f"| {name} | {counts.get('ok', 0)}/{to_run} | {result.replace('|', '/')} | {loss} |"
+
+
 def command_report(args, selected=None):
     work = os.path.abspath(args.work)
     selected = selected if selected is not None else notebooks(args)
     totals = {}
     lines = []
+    table = ["| notebook | cells run under both / cells to run | result | largest rel. diff of recorded losses |",
+             "|---|---|---|---|"]
     for name, cells, _ in selected:
         torch_run, glass_run = load(work, name, "torch"), load(work, name, "glasstorch")
         if torch_run is None and glass_run is None:
             continue
         rows = compare(torch_run, glass_run, len(cells))
+        agreement = loss_agreement(torch_run, glass_run)
+        table.append(table_row(name, rows, agreement, torch_run, glass_run))
         counts = {}
         for status, _ in rows:
             counts[status] = counts.get(status, 0) + 1
             totals[status] = totals.get(status, 0) + 1
         summary = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+        if agreement[0]:
+            summary += f"; losses: {agreement[0]} compared, largest rel. diff {agreement[1]:.2e}"
         lines.append(f"{name}: {summary}")
         for run, fw in ((torch_run, "torch"), (glass_run, "glasstorch")):
             if run and run.get("prelude_error"):
@@ -489,6 +593,9 @@ def command_report(args, selected=None):
     if args.markdown:
         with open(args.markdown, "w") as f:
             f.write("```\n" + text + "\n```\n")
+    if args.table:
+        with open(args.table, "w") as f:
+            f.write("\n".join(table) + "\n")
     return totals
 
 
@@ -508,6 +615,8 @@ def main(argv=None):
     parser.add_argument("--python", default=sys.executable,
                         help="the interpreter of the runs: needs glasstorch, torch, IPython, matplotlib, d2l==1.0.3")
     parser.add_argument("--max-epochs", type=int, default=2)
+    parser.add_argument("--no-sync", action="store_true", help="let each framework draw its own random numbers")
+    parser.add_argument("--table", help="report: also write the per-notebook Markdown table to this file")
     parser.add_argument("--cell-timeout", type=int, default=300)
     parser.add_argument("--notebook-timeout", type=int, default=1800)
     parser.add_argument("--markdown", help="report: also write it to this file")

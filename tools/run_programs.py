@@ -21,7 +21,7 @@ torch's. So both runs get the same *synchronised randomness* (``--no-sync`` turn
   that holds them, as MultiheadAttention reads ``out_proj.weight``, are set too), to values drawn from
   one NumPy generator: uniform in +-1/sqrt(fan_in), constant-initialised vectors (norm weights, zero
   biases) kept. This replaces the program's own initialisation, identically in both runs;
-- ``torch.randn/rand/randint/randperm/randn_like/rand_like`` draw from one seeded NumPy generator in
+- ``torch.randn/rand/randint/randperm/randn_like/rand_like/normal`` draw from one seeded NumPy generator in
   both runs (so DataLoader shuffling, random batches, noise vectors and reparameterisations agree),
   and so do ``torch.nn.functional.dropout`` and ``dropout1d/2d/3d`` (which ``nn.Dropout*`` call), and
   attention dropout (``F.scaled_dot_product_attention`` with ``dropout_p`` runs its math path with that
@@ -159,9 +159,14 @@ def synchronise_randomness(torch, seed=0):
     synced = set()
 
     def set_parameters(module, args):
+        if getattr(module, "has_uninitialized_params", lambda: False)():
+            # a lazy module about to infer its shapes from these inputs: its own pre-hook, which runs
+            # after this global one, would; it does it now (the hook then finds nothing left to do)
+            # so that its parameters are set below
+            module.initialize_parameters(*args)
         for _, p in module.named_parameters():
-            if id(p) in synced or p.grad is not None:
-                continue
+            if id(p) in synced or p.grad is not None or torch.nn.parameter.is_lazy(p):
+                continue   # lazy parameters of submodules: set when their module first runs
             synced.add(id(p))
             values = p.detach().cpu().numpy()
             constant = p.dim() == 1 and (values == values.flat[0]).all()
@@ -174,18 +179,20 @@ def synchronise_randomness(torch, seed=0):
                 p.copy_(torch.tensor(new, dtype=p.dtype))
     torch.nn.modules.module.register_module_forward_pre_hook(set_parameters)
 
-    def sizes(size):
+    def sizes(size, keyword=None):
+        if not size and keyword is not None:   # torch.randn(size=(2, 20)) (d2l's read-write section)
+            size = (keyword,)
         return tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list, torch.Size)) else tuple(size)
 
     def made(array, dtype, device, requires_grad=False, default=None):
         out = torch.tensor(array, dtype=dtype or default or torch.get_default_dtype(), device=device)
         return out.requires_grad_(requires_grad) if requires_grad else out
 
-    def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, **_):
-        return made(draw_rng.standard_normal(sizes(size)), dtype, device, requires_grad)
+    def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, **keywords):
+        return made(draw_rng.standard_normal(sizes(size, keywords.get("size"))), dtype, device, requires_grad)
 
-    def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, **_):
-        return made(draw_rng.random(sizes(size)), dtype, device, requires_grad)
+    def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, **keywords):
+        return made(draw_rng.random(sizes(size, keywords.get("size"))), dtype, device, requires_grad)
 
     def randint(*args, low=0, high=None, size=None, generator=None, dtype=None, device=None, **_):
         args = list(args)   # randint(high, size), randint(low, high, size), or any of them by keyword
@@ -200,6 +207,22 @@ def synchronise_randomness(torch, seed=0):
     def randperm(n, generator=None, dtype=None, device=None, **_):
         return made(draw_rng.permutation(n), dtype, device, default=torch.int64)
 
+    original_normal = torch.normal
+
+    def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None, device=None,
+               requires_grad=False, **_):
+        # torch.normal(mean, std, size) with numbers (d2l's scratch initialisations), or tensors
+        # broadcast together; the drawn shape is that of the result, the draw stays differentiable-free
+        if out is not None:
+            return original_normal(mean, std, size, generator=generator, out=out)
+        tensors = [x for x in (mean, std) if isinstance(x, torch.Tensor)]
+        if tensors:
+            shape = torch.broadcast_shapes(*(tuple(t.shape) for t in tensors))
+            like = tensors[0]
+            noise = made(draw_rng.standard_normal(tuple(shape)), dtype or like.dtype, device or like.device)
+            return (noise * std + mean).detach()
+        return made(draw_rng.standard_normal(sizes((size,))) * std + mean, dtype, device, requires_grad)
+
     def like(draw):
         def function(t, dtype=None, device=None, **_):
             return made(draw(tuple(t.shape)), dtype or t.dtype, device or t.device)
@@ -207,6 +230,7 @@ def synchronise_randomness(torch, seed=0):
 
     torch.randn, torch.rand, torch.randint, torch.randperm = randn, rand, randint, randperm
     torch.randn_like, torch.rand_like = like(draw_rng.standard_normal), like(draw_rng.random)
+    torch.normal = normal
 
     def dropout(input, p=0.5, training=True, inplace=False):
         if not training or p == 0:

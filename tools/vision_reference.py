@@ -7,7 +7,8 @@ It writes tests/fixtures/vision_transforms.npz + .json (every case of tests/visi
 output array, and its kind, mode or dtype; and the reprs of transform objects) and
 tests/fixtures/vision_models.json (for each model: state_dict keys and shapes, parameter count, the
 printed module, and the logits for a fixed input under fixed weights; see `model_weights`).
-The test suite needs neither torchvision nor this script; rerun it when the cases change.
+The test suite needs neither torchvision nor this script; rerun it when the cases change
+(``python tools/vision_reference.py models NAME ...`` records only those models).
 """
 import json
 import os
@@ -52,10 +53,17 @@ def transforms_reference(lib):
     print(f"{len(arrays)} transform cases, {len(reprs)} reprs")
 
 
-def models_reference(lib):
+def models_reference(lib, names=None):
+    """Record every model of MODELS, or only `names` (merged into the existing file)."""
     torch = lib.torch
     record = {}
+    path = os.path.join(FIXTURES, "vision_models.json")
+    if names:
+        with open(path) as f:
+            record = json.load(f)
     for name, (num_classes, input_shape) in MODELS.items():
+        if names and name not in names:
+            continue
         model = getattr(lib.models, name)(weights=None, num_classes=num_classes).eval()
         state = model.state_dict()
         with torch.no_grad():
@@ -69,12 +77,15 @@ def models_reference(lib):
             "logits": logits.numpy().astype(float).round(6).tolist(),
         }
         print(name, record[name]["parameters"], "parameters")
-    with open(os.path.join(FIXTURES, "vision_models.json"), "w") as f:
+    with open(path, "w") as f:
         json.dump(record, f, indent=0)
 
 
 if __name__ == "__main__":
     os.makedirs(FIXTURES, exist_ok=True)
     lib = library()
-    transforms_reference(lib)
-    models_reference(lib)
+    if sys.argv[1:2] == ["models"]:    # python tools/vision_reference.py models inception_v3: those only
+        models_reference(lib, sys.argv[2:])
+    else:
+        transforms_reference(lib)
+        models_reference(lib)

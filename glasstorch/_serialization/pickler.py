@@ -114,6 +114,10 @@ class TorchPickler(pickle._Pickler):
     def reducer_override(self, obj):
         if type(obj) is _ParameterData:
             return self._reduce_array(obj.array, False, obj.location)
+        uninitialized = tensors.uninitialized_reduction(obj)
+        if uninitialized is not None:   # a lazy module's state_dict before its first forward (d2l saves one)
+            name, args = uninitialized
+            return TorchGlobal("torch.nn.parameter", name), args
         if type(obj) is _MetaData:
             return REBUILD_META, obj.args
         meta = tensors.meta_parts(obj)

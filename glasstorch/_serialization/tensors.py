@@ -47,6 +47,17 @@ def make_meta_tensor(dtype_name, size, stride, requires_grad):
     array = _array.MetaArray(tuple(size), dtype, tuple(s * dtype.itemsize for s in stride))
     tensor = _core()._tensor._wrap(array)
     return tensor.requires_grad_(True) if requires_grad else tensor
+def uninitialized_reduction(obj):
+    """``(class name, args)`` for a lazy module's uninitialized parameter or buffer, pickled as torch's
+    ``UninitializedTensorMixin.__reduce_ex__`` pickles it: its class and ``(requires_grad,)`` (there is no
+    data to save); None for anything else."""
+    try:
+        from glasstorch.nn.parameter import UninitializedTensorMixin
+    except ImportError:
+        return None
+    if not isinstance(obj, UninitializedTensorMixin):
+        return None
+    return type(obj).__name__, (bool(obj.requires_grad),)
 
 
 def tensor_parts(obj):

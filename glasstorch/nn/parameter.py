@@ -19,6 +19,7 @@ import sys
 from collections import OrderedDict
 
 from glasstorch._tensor import Tensor, _init, _wrap
+from glasstorch.autograd.graph import check_inplace
 from glasstorch._seam import _disabled_impl as _disabled_torch_function_impl
 
 __all__ = ["Parameter", "UninitializedParameter", "is_lazy", "Buffer", "UninitializedBuffer", "UninitializedTensorMixin"]
@@ -205,6 +206,16 @@ class UninitializedTensorMixin:
 
     def get_device(self):
         return self._placeholder().get_device()
+
+    def copy_(self, src, non_blocking=False):
+        # allowed in torch too (its _allowed_methods): the hidden empty array takes src's values, which
+        # only an empty or uninitialized src has -- load_state_dict of a lazy model's saved state (before
+        # its first forward) into a lazy model copies one uninitialized parameter into another
+        from glasstorch.autograd.grad_mode import is_grad_enabled
+        check_inplace(self, self.requires_grad and is_grad_enabled())   # the leaf check comes first, as torch's
+        source = src._placeholder() if isinstance(src, UninitializedTensorMixin) else src
+        self._placeholder().copy_(source, non_blocking)
+        return self
 
     @property
     def shape(self):

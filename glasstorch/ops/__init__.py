@@ -26,9 +26,11 @@ from . import pointwise, reduction, shape, joining, indexing, linalg, creation, 
 __all__ = ["aten"]   # (torch.ops: the op namespaces; the families' functions are on glasstorch's top level)
 
 
-def _accept_numpy_names(fn):
+def _accept_numpy_names(fn, sequence_name=None):
     """torch's argument parser also takes NumPy's names, ``axis`` for ``dim`` and ``keepdims`` for
-    ``keepdim`` (d2l writes ``X.sum(axis=0, keepdims=True)``); the remap costs nothing without keywords."""
+    ``keepdim`` (d2l writes ``X.sum(axis=0, keepdims=True)``), and the list of an op that also takes
+    it spread out (``x.flip(1)``, ``x.permute(1, 0)``) by its schema name, ``sequence_name``
+    (Step-by-Step writes ``torch.flip(x, dims=[1])``); the remap costs nothing without keywords."""
     import functools
     from .. import _checks
     from .._tensor import Tensor
@@ -40,6 +42,10 @@ def _accept_numpy_names(fn):
                 kwargs["dim"] = kwargs.pop("axis")
             if "keepdims" in kwargs:
                 kwargs["keepdim"] = kwargs.pop("keepdims")
+            if sequence_name is not None and sequence_name in kwargs:
+                if len(args) > 1:   # given twice: Python's own message, as torch's parser says it
+                    raise TypeError(f"{fn.__name__}() got multiple values for argument '{sequence_name}'")
+                args = args + (kwargs.pop(sequence_name),)
         try:
             return fn(*args, **kwargs)
         except AttributeError:  # torch.sum([1, 2]): torch's TypeError, not "'list' has no attribute '_data'"
@@ -49,17 +55,23 @@ def _accept_numpy_names(fn):
     return accepting
 
 
+# the ops taking a list either whole or spread out, and the list's name in torch's schema
+_SEQUENCE_NAMES = {"flip": "dims", "tile": "dims", "repeat": "repeats", "permute": "dims", "view": "size",
+                   "reshape": "shape", "expand": "size"}
+
+
 def _install_numpy_names():
     from .._tensor import Tensor
     # (reduction.py's functions take axis=/keepdims= themselves)
     for module, names in [
-            (joining, ("cat", "concat", "concatenate", "stack", "flip", "roll")),
-            (shape, ("squeeze", "unsqueeze", "split", "chunk", "unbind", "narrow", "select"))]:
+            (joining, ("cat", "concat", "concatenate", "stack", "flip", "roll", "tile", "repeat")),
+            (shape, ("squeeze", "unsqueeze", "split", "chunk", "unbind", "narrow", "select", "permute", "view",
+                     "reshape", "expand"))]:
         for name in names:
             fn = getattr(module, name, None)
             if fn is None:
                 continue
-            wrapped = _accept_numpy_names(fn)
+            wrapped = _accept_numpy_names(fn, _SEQUENCE_NAMES.get(name))
             setattr(module, name, wrapped)
             if getattr(Tensor, name, None) is fn:
                 setattr(Tensor, name, wrapped)

@@ -773,7 +773,7 @@ class Module:
             if not _global_forward_pre_hooks:
                 return self.forward(*args, **kwargs)
             # only global forward pre-hooks (a tool watching every module call): they, then forward
-            for hook in _global_forward_pre_hooks.values():
+            for hook in tuple(_global_forward_pre_hooks.values()):   # a hook may remove itself
                 args_result = hook(self, args)
                 if args_result is not None:
                     args = args_result if isinstance(args_result, tuple) else (args_result,)
@@ -799,9 +799,9 @@ class Module:
             if self._backward_hooks or _global_backward_hooks:
                 full_backward_hooks, non_full_backward_hooks = self._get_backward_hooks()
 
-            pre_hooks = _global_forward_pre_hooks.items() if not self._forward_pre_hooks else \
-                itertools.chain(_global_forward_pre_hooks.items(), self._forward_pre_hooks.items())
-            for hook_id, hook in pre_hooks:
+            # the hooks as they are at the call, as torch takes them: a hook may remove itself or another
+            # (a one-shot hook calling its handle's remove()), and those still run this time
+            for hook_id, hook in (*_global_forward_pre_hooks.items(), *self._forward_pre_hooks.items()):
                 if hook_id in self._forward_pre_hooks_with_kwargs:
                     args_kwargs_result = hook(self, args, kwargs)
                     if args_kwargs_result is not None:
@@ -826,9 +826,7 @@ class Module:
 
             result = self.forward(*args, **kwargs)
 
-            forward_hooks = () if not (_global_forward_hooks or self._forward_hooks) else \
-                itertools.chain(_global_forward_hooks.items(), self._forward_hooks.items())
-            for hook_id, hook in forward_hooks:
+            for hook_id, hook in (*_global_forward_hooks.items(), *self._forward_hooks.items()):
                 if hook_id in self._forward_hooks_always_called or hook_id in _global_forward_hooks_always_called:
                     called_always_called_hooks.add(hook_id)
                 if hook_id in self._forward_hooks_with_kwargs or hook_id in _global_forward_hooks_with_kwargs:
@@ -864,7 +862,7 @@ class Module:
             return result
         except Exception:
             # run the always_call forward hooks that forward's error skipped, then re-raise
-            for hook_id, hook in itertools.chain(_global_forward_hooks.items(), self._forward_hooks.items()):
+            for hook_id, hook in (*_global_forward_hooks.items(), *self._forward_hooks.items()):
                 if (hook_id in self._forward_hooks_always_called or hook_id in _global_forward_hooks_always_called) \
                         and hook_id not in called_always_called_hooks:
                     try:
