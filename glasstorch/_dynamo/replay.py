@@ -136,15 +136,6 @@ class Replay:
             m = self._matchers[k] = eval(source, namespace)
         return m
 
-    def matcher(self, k):
-        """The check that call ``k`` is the captured one, as generated code (see :func:`_matcher_source`)."""
-        m = self._matchers.get(k)
-        if m is None:
-            namespace = {}
-            source = _matcher_source(self.records[k].args, namespace)
-            m = self._matchers[k] = eval(source, namespace)
-        return m
-
     def arg_reader(self, path):
         reader = self._arg_readers.get(path)
         if reader is None:
