@@ -149,6 +149,38 @@ class _VersionCounter:
     where = None
     views = None
     prune_at = 64  # when ``views`` grows to this length, the dead references are dropped
+    inference = False  # (True for an inference tensor's: _InferenceVersionCounter)
+
+
+class _InferenceVersionCounter(_VersionCounter):
+    """The counter of a tensor made under ``inference_mode`` (and of its views): torch's inference
+    tensors keep no version (``_version`` raises) and refuse in-place writes outside inference mode."""
+    inference = True
+
+    @property
+    def version(self):
+        return 0
+
+    @version.setter
+    def version(self, value):
+        check_inference_write(self)
+
+
+_INPLACE_ON_INFERENCE = ("Inplace update to inference tensor outside InferenceMode is not allowed.You can make a "
+                         "clone to get a normal tensor before doing inplace update.See "
+                         "https://github.com/pytorch/rfcs/pull/17 for more details.")
+
+
+def check_inference_write(vc):
+    """torch's refusal of an in-place write into an inference tensor outside inference mode (called
+    before an in-place op writes; the counter's setter is the backstop)."""
+    if type(vc) is _InferenceVersionCounter and not _state.inference:
+        raise RuntimeError(_INPLACE_ON_INFERENCE)
+
+
+# the counter a new tensor gets, by whether inference mode is on (it marks the tensor as torch's
+# inference tensors are marked: ``is_inference()``)
+_NEW_COUNTER = (_VersionCounter, _InferenceVersionCounter)
 
 
 def bump_version(t, op_name):
@@ -271,6 +303,8 @@ class Tensor:
                 raise RuntimeError("requires_grad must be a bool")
             raise TypeError(f"requires_grad_(): argument 'requires_grad' (position 1) must be bool, "
                             f"not {type(value).__name__}")
+        if value and type(self._vc) is _InferenceVersionCounter and not _state.inference:
+            raise RuntimeError("Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.")
         if self._grad_fn is not None:
             if value and not by_assignment:
                 return  # requires_grad_() on a non-leaf that already requires grad: torch's no-op
@@ -457,7 +491,13 @@ class Tensor:
 
     @property
     def _version(self):
+        if type(self._vc) is _InferenceVersionCounter:
+            raise RuntimeError("Inference tensors do not track version counter.")
         return self._vc.version
+
+    def is_inference(self):
+        """Whether the tensor was made under ``inference_mode`` (or is a view of one that was)."""
+        return type(self._vc) is _InferenceVersionCounter
 
     @property
     def _base_tensor(self):
@@ -740,7 +780,7 @@ def _init(t, data, requires_grad=False):
     t._grad_fn = None
     t._grad = None
     t._output_nr = 0
-    t._vc = _VersionCounter()
+    t._vc = _NEW_COUNTER[_state.inference]()
     t._base = None
     t._retains_grad = False
     t._backward_hooks = None
@@ -765,7 +805,7 @@ def _wrap(data):
     t._grad_fn = None
     t._grad = None
     t._output_nr = 0
-    t._vc = _VersionCounter()
+    t._vc = _NEW_COUNTER[_state.inference]()
     t._base = None
     t._retains_grad = False
     t._backward_hooks = None

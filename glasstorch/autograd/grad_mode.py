@@ -127,10 +127,9 @@ class set_grad_enabled(_DecoratorContextManager):
 
 
 class inference_mode(_DecoratorContextManager):
-    """Like no_grad, and tensors made inside are marked as inference tensors.
-
-    glasstorch does not enforce torch's restrictions on inference tensors used later in autograd;
-    for the books' uses (evaluation loops) it is no_grad.
+    """Like no_grad, and tensors made inside are inference tensors (``is_inference()``, as in torch):
+    they keep no version counter, may not be saved for backward, and outside inference mode refuse
+    in-place writes and ``requires_grad_()``.
     """
 
     def __init__(self, mode=True):
