@@ -17,6 +17,7 @@ The op methods (``add``, ``sum``, ``view``...) are defined with their derivative
 ``glasstorch/ops`` and attached to this class there; this file keeps the protocol itself.
 """
 import numbers
+import threading
 import warnings
 import weakref
 
@@ -178,9 +179,25 @@ def check_inference_write(vc):
         raise RuntimeError(_INPLACE_ON_INFERENCE)
 
 
-# the counter a new tensor gets, by whether inference mode is on (it marks the tensor as torch's
-# inference tensors are marked: ``is_inference()``)
-_NEW_COUNTER = (_VersionCounter, _InferenceVersionCounter)
+def _counter_by_mode():
+    """A new tensor's counter while some thread is in inference mode: this thread's mode decides."""
+    return _InferenceVersionCounter() if _state.inference else _VersionCounter()
+
+
+# What makes a new tensor's counter (which marks inference tensors: ``is_inference()``). Inference
+# mode is per thread, but reading the thread's state costs every new tensor; so the plain class is
+# used while no thread is in inference mode, and the check only while one is.
+_new_counter = _VersionCounter
+_inference_blocks = 0
+_inference_lock = threading.Lock()
+
+
+def inference_block_entered(entered):
+    """``inference_mode`` (on) began (``entered=True``) or ended in some thread."""
+    global _new_counter, _inference_blocks
+    with _inference_lock:
+        _inference_blocks += 1 if entered else -1
+        _new_counter = _counter_by_mode if _inference_blocks else _VersionCounter
 
 
 def bump_version(t, op_name):
@@ -780,7 +797,7 @@ def _init(t, data, requires_grad=False):
     t._grad_fn = None
     t._grad = None
     t._output_nr = 0
-    t._vc = _NEW_COUNTER[_state.inference]()
+    t._vc = _new_counter()
     t._base = None
     t._retains_grad = False
     t._backward_hooks = None
@@ -805,7 +822,7 @@ def _wrap(data):
     t._grad_fn = None
     t._grad = None
     t._output_nr = 0
-    t._vc = _NEW_COUNTER[_state.inference]()
+    t._vc = _new_counter()
     t._base = None
     t._retains_grad = False
     t._backward_hooks = None

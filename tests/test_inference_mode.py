@@ -63,3 +63,24 @@ def test_a_view_made_outside_the_mode_shares_the_refusal():
     with pytest.raises(RuntimeError, match="Inplace update to inference tensor outside InferenceMode"):
         v.zero_()
     assert x.tolist() == [0.0] * 4
+
+
+def test_inference_mode_is_per_thread():
+    import threading
+    inside, outside = threading.Event(), threading.Event()
+    made = {}
+
+    def infer():
+        with gt.inference_mode():
+            inside.set()
+            outside.wait(10)
+            made["inside"] = gt.ones(1)
+
+    worker = threading.Thread(target=infer)
+    worker.start()
+    inside.wait(10)
+    made["other thread"] = gt.ones(1)        # made while the worker is in inference mode
+    outside.set()
+    worker.join(10)
+    assert made["inside"].is_inference() and not made["other thread"].is_inference()
+    assert not gt.ones(1).is_inference()      # and after every block ended

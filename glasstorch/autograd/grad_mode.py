@@ -138,10 +138,15 @@ class inference_mode(_DecoratorContextManager):
     def __enter__(self):
         self.prev = (_state.enabled, _state.inference)
         if self.mode:
+            from .._tensor import inference_block_entered
+            inference_block_entered(True)       # (new tensors' counters now look at the mode)
             _state.enabled, _state.inference = False, True
 
     def __exit__(self, *exc):
         _state.enabled, _state.inference = self.prev
+        if self.mode:
+            from .._tensor import inference_block_entered
+            inference_block_entered(False)
 
     def clone(self):
         return self.__class__(self.mode)
