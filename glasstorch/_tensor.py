@@ -17,6 +17,7 @@ The op methods (``add``, ``sum``, ``view``...) are defined with their derivative
 ``glasstorch/ops`` and attached to this class there; this file keeps the protocol itself.
 """
 import numbers
+import threading
 import warnings
 import weakref
 
@@ -149,6 +150,54 @@ class _VersionCounter:
     where = None
     views = None
     prune_at = 64  # when ``views`` grows to this length, the dead references are dropped
+    inference = False  # (True for an inference tensor's: _InferenceVersionCounter)
+
+
+class _InferenceVersionCounter(_VersionCounter):
+    """The counter of a tensor made under ``inference_mode`` (and of its views): torch's inference
+    tensors keep no version (``_version`` raises) and refuse in-place writes outside inference mode."""
+    inference = True
+
+    @property
+    def version(self):
+        return 0
+
+    @version.setter
+    def version(self, value):
+        check_inference_write(self)
+
+
+_INPLACE_ON_INFERENCE = ("Inplace update to inference tensor outside InferenceMode is not allowed.You can make a "
+                         "clone to get a normal tensor before doing inplace update.See "
+                         "https://github.com/pytorch/rfcs/pull/17 for more details.")
+
+
+def check_inference_write(vc):
+    """torch's refusal of an in-place write into an inference tensor outside inference mode (called
+    before an in-place op writes; the counter's setter is the backstop)."""
+    if type(vc) is _InferenceVersionCounter and not _state.inference:
+        raise RuntimeError(_INPLACE_ON_INFERENCE)
+
+
+def _counter_by_mode():
+    """A new tensor's counter while some thread is in inference mode: this thread's mode decides."""
+    return _InferenceVersionCounter() if _state.inference else _VersionCounter()
+
+
+# What makes a new tensor's counter (which marks inference tensors: ``is_inference()``). Inference
+# mode is per thread, but reading the thread's state costs every new tensor; so the plain class is
+# used while no thread is in inference mode, and the check only while one is.
+_new_counter = _VersionCounter
+_inference_blocks = 0
+_inference_lock = threading.Lock()
+
+
+def inference_block_entered(entered):
+    """``inference_mode`` (on) began (``entered=True``) or ended in some thread."""
+    global _new_counter, _inference_blocks
+    with _inference_lock:
+        _inference_blocks += 1 if entered else -1
+        _new_counter = _counter_by_mode if _inference_blocks else _VersionCounter
 
 
 def bump_version(t, op_name):
@@ -271,6 +320,8 @@ class Tensor:
                 raise RuntimeError("requires_grad must be a bool")
             raise TypeError(f"requires_grad_(): argument 'requires_grad' (position 1) must be bool, "
                             f"not {type(value).__name__}")
+        if value and type(self._vc) is _InferenceVersionCounter and not _state.inference:
+            raise RuntimeError("Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.")
         if self._grad_fn is not None:
             if value and not by_assignment:
                 return  # requires_grad_() on a non-leaf that already requires grad: torch's no-op
@@ -457,7 +508,13 @@ class Tensor:
 
     @property
     def _version(self):
+        if type(self._vc) is _InferenceVersionCounter:
+            raise RuntimeError("Inference tensors do not track version counter.")
         return self._vc.version
+
+    def is_inference(self):
+        """Whether the tensor was made under ``inference_mode`` (or is a view of one that was)."""
+        return type(self._vc) is _InferenceVersionCounter
 
     @property
     def _base_tensor(self):
@@ -740,7 +797,7 @@ def _init(t, data, requires_grad=False):
     t._grad_fn = None
     t._grad = None
     t._output_nr = 0
-    t._vc = _VersionCounter()
+    t._vc = _new_counter()
     t._base = None
     t._retains_grad = False
     t._backward_hooks = None
@@ -765,7 +822,7 @@ def _wrap(data):
     t._grad_fn = None
     t._grad = None
     t._output_nr = 0
-    t._vc = _VersionCounter()
+    t._vc = _new_counter()
     t._base = None
     t._retains_grad = False
     t._backward_hooks = None

@@ -127,10 +127,9 @@ class set_grad_enabled(_DecoratorContextManager):
 
 
 class inference_mode(_DecoratorContextManager):
-    """Like no_grad, and tensors made inside are marked as inference tensors.
-
-    glasstorch does not enforce torch's restrictions on inference tensors used later in autograd;
-    for the books' uses (evaluation loops) it is no_grad.
+    """Like no_grad, and tensors made inside are inference tensors (``is_inference()``, as in torch):
+    they keep no version counter, may not be saved for backward, and outside inference mode refuse
+    in-place writes and ``requires_grad_()``.
     """
 
     def __init__(self, mode=True):
@@ -139,10 +138,15 @@ class inference_mode(_DecoratorContextManager):
     def __enter__(self):
         self.prev = (_state.enabled, _state.inference)
         if self.mode:
+            from .._tensor import inference_block_entered
+            inference_block_entered(True)       # (new tensors' counters now look at the mode)
             _state.enabled, _state.inference = False, True
 
     def __exit__(self, *exc):
         _state.enabled, _state.inference = self.prev
+        if self.mode:
+            from .._tensor import inference_block_entered
+            inference_block_entered(False)
 
     def clone(self):
         return self.__class__(self.mode)

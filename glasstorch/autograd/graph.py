@@ -240,13 +240,21 @@ def _sizes(v):
     return [tuple(t.shape) for t in v] if isinstance(v, (list, tuple)) else tuple(v._data.shape)
 
 
+_SAVED_INFERENCE = ("Inference tensors cannot be saved for backward. Please do not use Tensors created in inference "
+                    "mode in computation tracked by autograd. To work around this, you can make a clone to get a "
+                    "normal tensor and use it in autograd, or use `torch.no_grad()` instead of "
+                    "`torch.inference_mode()`.")
+
+
 def _version(v):
     """What a saved value's version is checked against: a tensor's version, a tuple of them for a
-    list, -1 for a Python number, 0 for nothing saved."""
+    list, -1 for a Python number, 0 for nothing saved. (An inference tensor may not be saved.)"""
     if v is None:
         return 0
     vc = getattr(v, "_vc", None)
     if vc is not None:
+        if vc.inference:
+            raise RuntimeError(_SAVED_INFERENCE)
         return vc.version
     if isinstance(v, (list, tuple)):
         return tuple(t._vc.version if t is not None else 0 for t in v)
@@ -663,6 +671,8 @@ def connect(node, inputs, outputs, saved=(), saved_output=-1):
         node._saved = saved = tuple(saved)
         versions = []
         for t in saved:
+            if t is not None and t._vc.inference:
+                raise RuntimeError(_SAVED_INFERENCE)
             versions.append(0 if t is None else t._vc.version)
         node._versions_at_save = tuple(versions)
     if _anomaly.enabled:

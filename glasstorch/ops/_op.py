@@ -14,7 +14,7 @@ This module provides what they share:
 import weakref
 
 from .. import _dtype
-from .._tensor import Tensor, _wrap, bump_version
+from .._tensor import Tensor, _wrap, bump_version, check_inference_write
 from ..autograd import grad_mode
 from ..autograd.graph import Node, connect, edge_of, rebase_history, check_inplace
 from .._array import xp, overlap, array_types
@@ -218,6 +218,7 @@ def _check_inplace(self, others=(), may_overlap=False, refuse_aliases="partial")
     (``x[1:].add_(x[:-1])``), and with ``refuse_aliases="any"`` not even all of it (``x.add_(x)``
     is fine, ``x[idx] = x`` is not; ``None``: the inputs were read before the write, as fill_'s).
     """
+    check_inference_write(self._vc)
     involved = False
     if _state.enabled:  # autograd's checks come first, as in torch (they run before the kernel's)
         involved = self._requires_grad

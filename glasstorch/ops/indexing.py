@@ -6,7 +6,7 @@ import numbers
 import warnings
 
 from .. import _checks, _dtype
-from .._tensor import Tensor, _wrap, _wrap_dim, bump_version
+from .._tensor import Tensor, _wrap, _wrap_dim, bump_version, check_inference_write
 from .._array import xp, like_operands
 from .._ops import defop, aten
 from .._seam import seam
@@ -679,6 +679,7 @@ def _write_directly(input, index, value):
     writes the elements, with the checks torch would make before (indices in range, positive
     steps, no write into an expanded tensor). Returns False to take the general path instead
     (which also gives torch's errors)."""
+    check_inference_write(input._vc)
     if type(value) in _NUMBERS:
         v = value
     elif isinstance(value, Tensor) and not (value._requires_grad and _state.enabled) and value._vc is not input._vc \
