@@ -48,9 +48,7 @@ DIFFERENCES = {
 
 # Bad input glasstorch does not handle as torch does yet: name -> what is missing. They count as
 # disagreements in the rate.
-KNOWN_GAPS = {
-    "misc/inference_mode_backward": "tensors made under inference_mode are not marked as inference tensors",
-}
+KNOWN_GAPS = {}
 
 # Calls of torch functions glasstorch does not have (yet): what fails there is the missing function,
 # not the handling of bad input, so the rate is reported without them (and with them).
