@@ -101,7 +101,9 @@ class MetaArray(np.lib.mixins.NDArrayOperatorsMixin):
     ``offset`` (bytes from the start of its base's memory) and ``base`` (the array whose memory
     a view shares) make views' storage offsets and memory sharing answerable.
     """
-    __slots__ = ("_shape", "dtype", "strides", "offset", "base", "_writeable", "__weakref__")
+    # (NumPy < 2's mixin has no __slots__, so its instances already carry a __dict__ and __weakref__)
+    __slots__ = ("_shape", "dtype", "strides", "offset", "base", "_writeable") + \
+        (("__weakref__",) if "__slots__" in vars(np.lib.mixins.NDArrayOperatorsMixin) else ())
     __array_priority__ = 100
 
     def __init__(self, shape, dtype, strides=None, offset=0, base=None, writeable=True):
