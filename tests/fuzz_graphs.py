@@ -1161,6 +1161,9 @@ def _choose_step(rng, runner, torch):
         args.append(_pick(rng, candidates))
     if o.kind == "inplace" and (_unchecked_overlap(x) or o.arity == 2 and _undefined_aliasing(x, runner.values[args[1]], o)):
         return None
+    if o.name in _INPLACE_VIEW_OPS and x.is_leaf and x.requires_grad:
+        return None  # (torch 2.13 accepts x.t_() on such a leaf, and a double backward through it then crashes
+        #             the process: seed 796151930179 before this rule)
     params = o.choose(rng, [runner.values[i] for i in args])
     if params is None:
         return None
