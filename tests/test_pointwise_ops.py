@@ -318,3 +318,22 @@ def test_fmax_fmin_ignore_nan_where_maximum_minimum_propagate_it(name):
     assert results[0][0] == results[1][0]
     for ours, theirs in zip(results[0][1:], results[1][1:]):
         np.testing.assert_array_equal(ours, theirs)
+
+
+@pytest.mark.parametrize("call", ["clamp_(min=b)", "clamp_(max=b)", "clamp_(min=b, max=b + 1)", "clip_(min=b)",
+                                  "lerp_(end=b, weight=0.3)", "addcmul_(tensor1=b, tensor2=b)"])
+def test_inplace_with_a_tensor_passed_by_keyword_records_it(call):
+    """An in-place op on a tensor that needs no gradient, whose keyword tensor does: torch records
+    the op (the result requires grad, the gradient reaches the keyword's leaf)."""
+    results = []
+    for lib in (torch, glasstorch):
+        a = lib.tensor([0.1, -1.5, 2.0, 0.7], dtype=lib.float64)
+        b = lib.tensor([0.5, -1.0, 1.0, 0.2], dtype=lib.float64, requires_grad=True)
+        out = eval("a." + call, {"a": a, "b": b})
+        assert out is a
+        (a * lib.arange(1.0, 5.0, dtype=lib.float64)).sum().backward()
+        results.append((type(a.grad_fn).__name__, a.detach().numpy(), b.grad.numpy()))
+    (name_t, value_t, grad_t), (name_g, value_g, grad_g) = results
+    assert name_g == name_t       # (values to an ulp: torch's vectorised lerp uses a fused multiply-add)
+    np.testing.assert_allclose(value_g, value_t, rtol=1e-14)
+    np.testing.assert_allclose(grad_g, grad_t, rtol=1e-14)

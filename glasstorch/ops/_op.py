@@ -270,7 +270,8 @@ def inplace(self, op_name, fn, *args, **kwargs):
     CopySlices when ``self`` is a view), and a result the derivative saved is ``self`` itself, so
     modifying ``self`` in place again before backward is caught by the version check, as in torch.
     """
-    if _check_inplace(self, args, op_name in _MAY_OVERLAP, _ALIASES_REFUSED.get(op_name, "partial")):
+    others = args + tuple(kwargs.values()) if kwargs else args    # (x.clamp_(min=y): y is an input too)
+    if _check_inplace(self, others, op_name in _MAY_OVERLAP, _ALIASES_REFUSED.get(op_name, "partial")):
         return inplace_recorded(self, op_name, fn, *args, **kwargs)
     with grad_mode.no_grad():
         result = fn(self, *args, **kwargs)
