@@ -11,9 +11,10 @@ This module provides what they share:
 * ``method``    -- expose a function as a Tensor method too (``x.exp()`` and ``torch.exp(x)``);
 * ``inplace``   -- the in-place form of an op (``x.exp_()``), with torch's rules for autograd.
 """
+import functools
 import weakref
 
-from .. import _dtype
+from .. import _checks, _dtype
 from .._tensor import Tensor, _wrap, bump_version, check_inference_write
 from ..autograd import grad_mode
 from ..autograd.graph import Node, connect, edge_of, rebase_history, check_inplace
@@ -33,6 +34,34 @@ def method(*names):
             setattr(Tensor, n, fn)
         return fn
     return deco
+
+
+def accepts_numpy_names(sequence_name=None):
+    """Decorator (under ``@method()``): torch's argument parser also takes NumPy's names, ``axis`` for
+    ``dim`` and ``keepdims`` for ``keepdim`` (d2l writes ``X.sum(axis=0, keepdims=True)``), and the list
+    of an op that also takes it spread out (``x.flip(1)``, ``x.permute(1, 0)``) by its schema name,
+    ``sequence_name`` (Step-by-Step writes ``torch.flip(x, dims=[1])``); the remap costs nothing
+    without keywords."""
+    def decorate(fn):
+        @functools.wraps(fn)
+        def accepting(*args, **kwargs):
+            if kwargs:
+                if "axis" in kwargs:
+                    kwargs["dim"] = kwargs.pop("axis")
+                if "keepdims" in kwargs:
+                    kwargs["keepdim"] = kwargs.pop("keepdims")
+                if sequence_name is not None and sequence_name in kwargs:
+                    if len(args) > 1:   # given twice: Python's own message, as torch's parser says it
+                        raise TypeError(f"{fn.__name__}() got multiple values for argument '{sequence_name}'")
+                    args = args + (kwargs.pop(sequence_name),)
+            try:
+                return fn(*args, **kwargs)
+            except AttributeError:  # torch.sum([1, 2]): torch's TypeError, not "'list' has no attribute '_data'"
+                if args and not isinstance(args[0], Tensor) and fn.__name__ not in ("cat", "stack"):
+                    raise _checks.not_a_tensor(fn.__name__, args[0]) from None
+                raise
+        return accepting
+    return decorate
 
 
 def as_tensor_arg(x, like=None):

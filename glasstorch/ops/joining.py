@@ -5,7 +5,7 @@ import builtins
 from .. import _checks, _dtype
 from .._tensor import Tensor, _wrap, _wrap_dim
 from .._array import xp, row_major, copy_preserving_layout, as_strided
-from ._op import method, inplace
+from ._op import method, inplace, accepts_numpy_names
 from ._derivatives import cat_tensors_backward, stack_tensors_backward, repeat_backward
 from .._ops import defop, aten
 from .._seam import seam
@@ -69,6 +69,7 @@ cat_op = defop("cat(Tensor[] tensors, int dim=0) -> Tensor", _cat_kernel, node="
                tensors=lambda grad, tensors_sizes, dim: cat_tensors_backward(grad, tensors_sizes, dim))
 
 
+@accepts_numpy_names()
 def cat(tensors, dim=0, *, out=None):
     if seam.on:
         return seam.torch_function(cat, (tensors, dim), {"out": out})
@@ -92,6 +93,7 @@ stack_op = defop("stack(Tensor[] tensors, int dim=0) -> Tensor", _stack_kernel, 
                  tensors=lambda grad, tensors_sizes, dim: stack_tensors_backward(grad, len(tensors_sizes), dim))
 
 
+@accepts_numpy_names()
 def stack(tensors, dim=0, *, out=None):
     if seam.on:
         return seam.torch_function(stack, (tensors, dim), {"out": out})
@@ -144,6 +146,7 @@ repeat_op = defop("repeat(Tensor self, SymInt[] repeats) -> Tensor", _repeat_ker
 
 
 @method()
+@accepts_numpy_names("repeats")
 def repeat(input, *repeats):
     if seam.on:
         return seam.torch_function(repeat, (input,) + repeats, {})
@@ -152,6 +155,7 @@ def repeat(input, *repeats):
 
 
 @method()
+@accepts_numpy_names("dims")
 def tile(input, *dims):
     if seam.on:
         return seam.torch_function(tile, (input,) + dims, {})
@@ -190,6 +194,7 @@ FlipBackward0 = flip_op.node
 
 
 @method()
+@accepts_numpy_names("dims")
 def flip(input, *dims):
     if seam.on:
         return seam.torch_function(flip, (input,) + dims, {})
@@ -227,6 +232,7 @@ roll_op = defop("roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor",
 
 
 @method()
+@accepts_numpy_names()
 def roll(input, shifts, dims=None):
     if seam.on:
         return seam.torch_function(roll, (input, shifts, dims), {})

@@ -17,7 +17,7 @@ from .._tensor import (Tensor, Size, _wrap_dim, make_view as _view,  # (_view: f
                        memory_format as _memory_format, bump_version, _intercepted_property)
 from .._array import xp, expanded, copy_preserving_layout, unsqueezed, data_ptr
 from ..autograd.graph import set_history, check_inplace, edge_of
-from ._op import _state, method
+from ._op import _state, method, accepts_numpy_names
 from .. import _dtype, _checks
 from .._ops import defop, aten
 from .._seam import seam
@@ -205,6 +205,7 @@ UnsafeViewBackward0 = unsafe_view_op.node
 
 
 @method()
+@accepts_numpy_names("size")
 def view(input, *shape):
     if seam.on:
         return seam.torch_function(view, (input, *shape), {})
@@ -238,6 +239,7 @@ def _reshape(input, shape):
 
 
 @method()
+@accepts_numpy_names("shape")
 def reshape(input, *shape):
     if seam.on:
         return seam.torch_function(reshape, (input, *shape), {})
@@ -327,6 +329,7 @@ PermuteBackward0 = permute_op.node
 
 
 @method()
+@accepts_numpy_names("dims")
 def permute(input, *dims):
     if seam.on:
         return seam.torch_function(permute, (input, *dims), {})
@@ -508,6 +511,7 @@ ExpandBackward0 = expand_op.node
 
 
 @method()
+@accepts_numpy_names("size")
 def expand(input, *sizes):
     if seam.on:
         return seam.torch_function(expand, (input, *sizes), {})
@@ -615,6 +619,7 @@ def _squeeze(input, dim):
 
 
 @method()
+@accepts_numpy_names()
 def squeeze(input, dim=None):
     if seam.on:
         return seam.torch_function(squeeze, (input,) if dim is None else (input, dim), {})
@@ -622,6 +627,7 @@ def squeeze(input, dim=None):
 
 
 @method()
+@accepts_numpy_names()
 def unsqueeze(input, dim):
     if seam.on:
         return seam.torch_function(unsqueeze, (input, dim), {})
@@ -658,6 +664,7 @@ SelectBackward0, SliceBackward0 = select_op.node, slice_op.node
 
 
 @method()
+@accepts_numpy_names()
 def select(input, dim, index):
     if seam.on:
         return seam.torch_function(select, (input, dim, index), {})
@@ -670,6 +677,7 @@ def _slice(input, dim, start, end, step=1):
 
 
 @method()
+@accepts_numpy_names()
 def narrow(input, dim, start, length):
     if seam.on:
         return seam.torch_function(narrow, (input, dim, start, length), {})
@@ -794,6 +802,7 @@ SplitBackward0, SplitWithSizesBackward0, UnbindBackward0 = split_op.node, split_
 
 
 @method()
+@accepts_numpy_names()
 def unbind(input, dim=0):
     if seam.on:
         return seam.torch_function(unbind, (input, dim), {})
@@ -803,6 +812,7 @@ def unbind(input, dim=0):
 
 
 @method()
+@accepts_numpy_names()
 def split(input, split_size_or_sections, dim=0):
     if seam.on:
         return seam.torch_function(split, (input, split_size_or_sections, dim), {})
@@ -821,6 +831,7 @@ def split(input, split_size_or_sections, dim=0):
 
 
 @method()
+@accepts_numpy_names()
 def chunk(input, chunks, dim=0):
     if seam.on:
         return seam.torch_function(chunk, (input, chunks, dim), {})
