@@ -5,7 +5,7 @@ import builtins
 import numbers
 import warnings
 
-from .. import _checks, _dtype
+from .. import _checks, _dtype, _warnings
 from .._tensor import Tensor, _wrap, _wrap_dim, bump_version, check_inference_write
 from .._array import xp, like_operands
 from .._ops import defop, aten
@@ -455,7 +455,7 @@ def _sequence_as_index(index):
     items = list(index)
     if len(items) < 32 and not builtins.all(type(i) is int for i in items) and builtins.any(
             isinstance(i, (Tensor, builtins.slice)) or i is None or i is Ellipsis or _is_sequence(i) for i in items):
-        warnings.warn(_SEQUENCE_WARNING, UserWarning, stacklevel=5)   # (the user's indexing line)
+        _warnings.warn(_SEQUENCE_WARNING)   # (at the user's indexing line, however deep the seam went)
         return tuple(items)
     return ([int(i) if isinstance(i, Tensor) else i for i in items],)
 
