@@ -31,7 +31,7 @@ from .._tensor import _wrap
 from ..autograd import grad_mode
 from ..autograd.engine import _sum_to
 from ..autograd.function import Function
-from ..fx.graph import Node
+from ..fx.graph import Node, for_each_node
 from . import lowering
 
 _counter = itertools.count()
@@ -182,7 +182,7 @@ class GeneratedCode:
         self.placeholders = [n for n in graph.nodes if n.op == "placeholder"]
         out_node = graph.nodes[-1]
         found = []
-        _collect_nodes(out_node.args[0], found)
+        for_each_node(out_node.args[0], found.append)
         self.outputs = [n for n in dict.fromkeys(found) if n.op != "placeholder"]
         self.out_requires_grad = [bool(n.meta.get("requires_grad")) for n in self.outputs]
         self.saved = []
@@ -391,17 +391,6 @@ class GeneratedCode:
         lines += body
         lines.append(f"    return ({''.join((g or 'None') + ', ' for g in self.grad_inputs)})")
         return "\n".join(lines) + "\n"
-
-
-def _collect_nodes(value, found):
-    if isinstance(value, Node):
-        found.append(value)
-    elif isinstance(value, (list, tuple)):
-        for v in value:
-            _collect_nodes(v, found)
-    elif isinstance(value, dict):
-        for v in value.values():
-            _collect_nodes(v, found)
 
 
 def _compile(source, filename, namespace, name):

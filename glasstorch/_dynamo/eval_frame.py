@@ -17,6 +17,7 @@ import time
 import warnings
 
 from .._tensor import _wrap
+from ..fx.graph import for_each_node
 from ..fx.graph_module import GraphModule
 from ..nn.modules.module import Module
 from . import capture as _capture, codegen, config, exc, replay as _replay
@@ -86,7 +87,7 @@ def _as_tuple(value):
 
 def _out_nodes(graph):
     found = []
-    codegen._collect_nodes(graph.nodes[-1].args[0], found)
+    for_each_node(graph.nodes[-1].args[0], found.append)
     return [n for n in dict.fromkeys(found) if n.op != "placeholder"]
 
 

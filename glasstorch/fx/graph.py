@@ -22,7 +22,7 @@ class Node:
     @property
     def all_input_nodes(self):
         found = []
-        _map_nodes((self.args, self.kwargs), found.append)
+        for_each_node((self.args, self.kwargs), found.append)
         return list(dict.fromkeys(found))
 
     def format_node(self):
@@ -135,15 +135,16 @@ def _target_name(target):
     return f"{getattr(target, '__module__', '')}.{name}".replace("glasstorch", "torch")
 
 
-def _map_nodes(value, fn):
+def for_each_node(value, fn):
+    """Call ``fn`` on every Node in ``value`` (an argument: a Node, or lists, tuples and dicts of them)."""
     if isinstance(value, Node):
         fn(value)
     elif isinstance(value, (list, tuple)):
         for v in value:
-            _map_nodes(v, fn)
+            for_each_node(v, fn)
     elif isinstance(value, dict):
         for v in value.values():
-            _map_nodes(v, fn)
+            for_each_node(v, fn)
 
 
 def _fmt(value):

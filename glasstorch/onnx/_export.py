@@ -87,7 +87,7 @@ def export(model, args=(), f=None, *, input_names=None, output_names=None, opset
     from onnx import helper, numpy_helper
     from .._tensor import Tensor
     from ..autograd import grad_mode
-    from ..fx.graph import Node
+    from ..fx.graph import Node, for_each_node
     from ..nn.modules.module import Module
     from .._dynamo import capture as _capture, exc
 
@@ -157,7 +157,7 @@ def export(model, args=(), f=None, *, input_names=None, output_names=None, opset
         nodes += written
         names[node] = node.name
     out_nodes = []
-    _collect(graph.nodes[-1].args[0], out_nodes)
+    for_each_node(graph.nodes[-1].args[0], out_nodes.append)
     outputs = []
     for k, node in enumerate(out_nodes):
         name = output_names[k] if output_names and k < len(output_names) else f"output_{k}"
@@ -173,15 +173,3 @@ def export(model, args=(), f=None, *, input_names=None, output_names=None, opset
     if f is not None:
         onnx.save(proto, f)
     return proto
-
-
-def _collect(value, found):
-    from ..fx.graph import Node
-    if isinstance(value, Node):
-        found.append(value)
-    elif isinstance(value, (list, tuple)):
-        for v in value:
-            _collect(v, found)
-    elif isinstance(value, dict):
-        for v in value.values():
-            _collect(v, found)
