@@ -32,7 +32,8 @@ from ..autograd import grad_mode
 from ..autograd.engine import _sum_to
 from ..autograd.function import Function
 from ..fx.graph import Node, for_each_node
-from . import lowering
+from . import lowering, memory
+from .memory import Stmt
 
 _counter = itertools.count()
 
@@ -198,103 +199,94 @@ class GeneratedCode:
     # -- forward ---------------------------------------------------------------------------
     def _forward_source(self):
         ns = self.ns
-        nodes = [n for n in self.graph.nodes if n.op == "call_function"]
-        lowered = {n: lowering.lower_forward(n, _schema_args(n), lambda v: _arg(v, ns)) for n in nodes
-                   if not n.meta.get("island") and n.target is not operator.getitem}
-        reuse = self._planned_reuse(nodes, lowered)
-        lines = [f"def forward({', '.join(n.name for n in self.placeholders)}):"]
-        for n in nodes:
+        stmts = []
+        for n in self.graph.nodes:
+            if n.op != "call_function":
+                continue
+            meta = dict(shape=n.meta.get("shape"), dtype=n.meta.get("dtype"), row_major=bool(n.meta.get("contiguous")))
             if n.target is operator.getitem:
-                lines.append(f"    {n.name} = {n.args[0].name}[{n.args[1]}]")
-            elif n.meta.get("island"):
+                stmts.append(Stmt(n.name, text=f"{n.args[0].name}[{n.args[1]}]"))
+                continue
+            if n.meta.get("island"):
                 island = self.islands.setdefault(n, Island(n))
                 fn = ns.bind("_island_", island)
                 ins = ", ".join(i.name for i in island.inputs)
-                why = f"   # {island.func.__qualname__} kept whole: {n.meta.get('why')}"
-                if self.train:
-                    lines.append(f"    {n.name}, _ctx_{n.name} = {fn}.with_grad({ins}){why}")
+                why = f"{island.func.__qualname__} kept whole: {n.meta.get('why')}"
+                if self.train:      # (its context keeps its inputs: the planner sees it as their view)
+                    stmts.append(Stmt([n.name, f"_ctx_{n.name}"], text=f"{fn}.with_grad({ins})", comment=why))
                 else:
-                    lines.append(f"    {n.name} = {fn}({ins}){why}")
-            elif lowered[n] is not None:
-                low = lowered[n]
-                if n in reuse:        # an operand nothing reads after this line: write the result into it
-                    operands = ", ".join(_arg(v, ns) for v in low.operands)
-                    lines.append(f"    {n.name} = {low.ufunc}({operands}, out={reuse[n].name})   "
-                                 f"# aten.{n.target.__name__}, into {reuse[n].name}'s memory")
-                else:
-                    lines.append(f"    {n.name} = {low.expr}   # aten.{n.target.__name__}")
+                    stmts.append(Stmt(n.name, text=f"{fn}({ins})", comment=why))
+                continue
+            low = lowering.lower_forward(n, _schema_args(n), lambda v: _arg(v, ns))
+            comment = f"aten.{n.target.__name__}"
+            if low is not None and low.ufunc is not None:
+                kind = "matmul" if low.ufunc == "np.matmul" else "ufunc"
+                stmts.append(Stmt(n.name, kind, ufunc=low.ufunc, operands=[_arg(v, ns) for v in low.operands],
+                                  comment=comment, expr=low.expr, **meta))
+            elif low is not None:
+                stmts.append(Stmt(n.name, text=low.expr, owned=low.fresh, comment=comment, **meta))
             else:
                 op = n.target
                 kernel = ns.bind(f"_k_{op._schema.name}_", op.kernel)
                 call = [_arg(a, ns) for a in n.args] + [f"{k}={_arg(v, ns)}" for k, v in n.kwargs.items()]
-                lines.append(f"    {n.name} = {kernel}({', '.join(call)})   # aten.{op.__name__}")
+                stmts.append(Stmt(n.name, text=f"{kernel}({', '.join(call)})", comment=comment, **meta))
         outs = "(" + "".join(n.name + ", " for n in self.outputs) + ")"
         if self.train:
             saved = "(" + "".join(s + ", " for s in self.saved) + ")"
-            lines.append(f"    return {outs}, {saved}")
+            stmts.append(Stmt([], text=f"return {outs}, {saved}"))
         else:
-            lines.append(f"    return {outs}")
+            stmts.append(Stmt([], text=f"return {outs}"))
+        inputs = [n.name for n in self.placeholders]
+        lines = [f"def forward({', '.join(inputs)}):"]
+        lines += memory.plan(stmts, inputs, {n.name for n in self.placeholders if n.meta.get("contiguous")},
+                             {n.name: tuple(n.meta["shape"]) for n in self.placeholders if "shape" in n.meta})
         return "\n".join(lines) + "\n"
-
-    def _planned_reuse(self, nodes, lowered):
-        """Memory planning: element-wise node -> the operand whose array it may overwrite (``out=``).
-
-        An operand qualifies when the generated code made it (a fresh array, not a view, not an
-        input), it is not returned or saved for the backward, every op that reads it is a lowered op
-        making a fresh array (so no view of it lives on), this node is the last to read it, and it has
-        the result's shape, dtype and (row-major) layout."""
-        kept = set(self.outputs) | {n for n in nodes if n.name in self.saved}
-        users = {}
-        for k, n in enumerate(nodes):
-            for i in n.all_input_nodes:
-                users.setdefault(i, []).append(k)
-        reuse = {}
-        for k, n in enumerate(nodes):
-            low = lowered.get(n)
-            if low is None or low.ufunc is None or not n.meta.get("contiguous"):
-                continue
-            for v in low.operands:
-                if isinstance(v, Node) and v not in kept and lowered.get(v) is not None and lowered[v].fresh \
-                        and v.meta.get("contiguous") and tuple(v.meta["shape"]) == tuple(n.meta["shape"]) \
-                        and v.meta["dtype"] == n.meta["dtype"] and max(users[v]) == k \
-                        and all(lowered.get(nodes[u]) is not None and lowered[nodes[u]].fresh for u in users[v]) \
-                        and v not in reuse.values():
-                    reuse[n] = v
-                    break
-        return reuse
 
     # -- backward --------------------------------------------------------------------------
     def _backward_lines(self):
+        """The backward as statements (planned in _backward_source, once the saved values are known)."""
         ns = self.ns
         grad = {}            # node -> name of its gradient variable, once one flows to it
         saved = []
-        lines = []
+        stmts = []
+        temps = itertools.count()
+
+        def temp():
+            return f"_t{next(temps)}"
 
         def save(name):
             if name not in saved:
                 saved.append(name)
             return name
 
-        fresh = set()        # gradient variables holding an array only they refer to
         # With several outputs, autograd passes None for an output no gradient reached (the function
         # does not materialize zeros: replay keeps many values as outputs, most of them unused later)
         maybe_none = set()
 
-        def add_grad(node, expr, is_fresh=False):
+        def materialize(expr, node):
+            """A source string for ``expr``: a U tree is computed into a temporary first."""
+            if not isinstance(expr, memory.U):
+                return expr
+            name = temp()
+            stmts.extend(memory.flatten(expr, name, node.meta["shape"], node.meta["dtype"], temp))
+            return name
+
+        def add_grad(node, expr):
+            """``expr`` (a source string or a U tree of ``node``'s shape and dtype) is a gradient of ``node``."""
             name = grad.get(node)
             if name is None:
                 grad[node] = f"g_{node.name}"
-                lines.append(f"    {grad[node]} = {expr}")
-                if is_fresh:
-                    fresh.add(grad[node])
+                stmts.extend(memory.flatten(expr, grad[node], node.meta["shape"], node.meta["dtype"], temp))
             elif name in maybe_none:
-                lines.append(f"    {name} = {expr} if {name} is None else {name} + {expr}")
+                term = materialize(expr, node)
+                stmts.append(Stmt(name, text=f"{term} if {name} is None else {name} + {term}"))
                 maybe_none.discard(name)
-            elif name in fresh:                      # a value used twice: its gradients add up, here into
-                lines.append(f"    {name} += {expr}")            # the array the first one made
-            else:
-                lines.append(f"    {name} = {name} + {expr}")
-                fresh.add(name)
+            else:                        # a value used twice: its gradients add up (in place, where the
+                stmts.extend(memory.flatten(memory.U("np.add", name, expr), name,     # planner may)
+                                            node.meta["shape"], node.meta["dtype"], temp))
+
+        def comment(text):
+            stmts.append(Stmt([], "comment", text=f"# {text}"))
 
         self.grad_inputs = []
         for k, n in enumerate(self.outputs):
@@ -308,10 +300,10 @@ class GeneratedCode:
             if n.target is operator.getitem:
                 continue                                     # its island reads its gradient (None or not)
             if grad.get(n) in maybe_none:                    # only an output's gradient, which may be None
-                lines.append(f"    if {grad[n]} is None:")
-                lines.append(f"        {grad[n]} = np.zeros({tuple(n.meta['shape'])!r}, "
-                             f"{ns.const(n.meta['dtype'].numpy_dtype)})")
-                maybe_none.discard(grad[n])
+                g = grad[n]
+                zeros = f"np.zeros({tuple(n.meta['shape'])!r}, {ns.const(n.meta['dtype'].numpy_dtype)})"
+                stmts.append(Stmt(g, text=f"{zeros} if {g} is None else {g}"))
+                maybe_none.discard(g)
             if n.meta.get("island"):
                 island = self.islands.setdefault(n, Island(n))
                 items = [u for u in self.graph.nodes if u.target is operator.getitem and u.args[0] is n]
@@ -319,15 +311,15 @@ class GeneratedCode:
                 if not any(gs) or not any(island.wants_grad):
                     continue
                 fn = ns.bind("_island_", island)
-                lines.append(f"    # {n.name}: {island.func.__qualname__} (kept whole): autograd.grad on its graph")
+                comment(f"{n.name}: {island.func.__qualname__} (kept whole): autograd.grad on its graph")
                 grads_in = ", ".join(g or "None" for g in gs)
-                lines.append(f"    _r = {fn}.backward({save('_ctx_' + n.name)}, [{grads_in}])")
+                stmts.append(Stmt("_r", text=f"{fn}.backward({save('_ctx_' + n.name)}, [{grads_in}])"))
                 for i, (inp, wants) in enumerate(zip(island.inputs, island.wants_grad)):
                     if wants:
                         add_grad(inp, f"_r[{i}]")
                 continue
             op = n.target
-            lines.append(f"    # {n.name} = aten.{op.__name__}: {op.node.__name__ if op.node else 'no derivative'}")
+            comment(f"{n.name} = aten.{op.__name__}: {op.node.__name__ if op.node else 'no derivative'}")
             args = _schema_args(n)
             for names, fn, joint, specs in op.node._formula_table if op.node is not None else ():
                 needed = [name for name in names if _requires_grad(args.get(name))]
@@ -336,11 +328,11 @@ class GeneratedCode:
                 lowered = None if joint else lowering.lower_backward(n, names[0], args, grad[n],
                                                                      lambda v: save(v.name), lambda v: _arg(v, ns))
                 if lowered is not None:
-                    expr, is_fresh, shaped = lowered
+                    expr, shaped = lowered
                     inp = args[names[0]]
-                    if not shaped:
-                        expr, is_fresh = self._to_input(expr, inp, n), is_fresh and self._same_meta(inp, n)
-                    add_grad(inp, expr, is_fresh)
+                    if not shaped and not self._same_meta(inp, n):
+                        expr = self._to_input(materialize(expr, n), inp, n)
+                    add_grad(inp, expr)
                     continue
                 formula = ns.bind(f"_f_{op._schema.name}_", fn)
                 call = []
@@ -360,7 +352,7 @@ class GeneratedCode:
                         call.append(repr(tuple(args[key].meta["shape"])))
                     else:
                         call.append(ns.const(args[key].meta["dtype"]))
-                lines.append(f"    _r = {formula}({', '.join(call)})")
+                stmts.append(Stmt("_r", text=f"{formula}({', '.join(call)})"))
                 for j, name in enumerate(names):
                     inp = args[name]
                     if name not in needed:
@@ -368,7 +360,8 @@ class GeneratedCode:
                     add_grad(inp, self._to_input("_r" if not joint else f"_r[{j}]", inp, n))
         self.grad_inputs = [grad.get(p) if p.meta.get("requires_grad") else None for p in self.placeholders]
         self.saved = saved
-        return lines
+        stmts.append(Stmt([], text=f"return ({''.join((g or 'None') + ', ' for g in self.grad_inputs)})"))
+        return stmts
 
     @staticmethod
     def _same_meta(inp, n):
@@ -383,13 +376,15 @@ class GeneratedCode:
             expr = f"{expr}.astype({self.ns.const(inp.meta['dtype'].numpy_dtype)})"
         return expr
 
-    def _backward_source(self, body):
-        grads = "".join(f", _g{k}" for k in range(len(self.outputs)))
-        lines = [f"def backward(_saved{grads}):"]
+    def _backward_source(self, stmts):
+        grads = [f"_g{k}" for k in range(len(self.outputs))]
+        lines = [f"def backward(_saved{''.join(', ' + g for g in grads)}):"]
         if self.saved:
             lines.append(f"    {''.join(s + ', ' for s in self.saved)}= _saved")
-        lines += body
-        lines.append(f"    return ({''.join((g or 'None') + ', ' for g in self.grad_inputs)})")
+        nodes = {n.name: n for n in self.graph.nodes}
+        values = [nodes[s] for s in self.saved if s in nodes and "shape" in nodes[s].meta]
+        lines += memory.plan(stmts, ["_saved"] + grads + self.saved, {n.name for n in values if n.meta.get("contiguous")},
+                             {n.name: tuple(n.meta["shape"]) for n in values})
         return "\n".join(lines) + "\n"
 
 

@@ -20,9 +20,13 @@ the kernel and formula it stands for, bit for bit.
 
 Each entry also says whether its result is a *fresh* array (owned by the generated code, so a
 later element-wise op may write into it when nothing else reads it: ``out=``) or may share memory
-with an input (a view, a pass-through gradient).
+with an input (a view, a pass-through gradient). Element-wise ops name their ufunc and operands,
+and the lowered derivatives are trees of ufuncs (:class:`~glasstorch._dynamo.memory.U`), so that
+the memory planner (memory.py) can run a chain of them in one buffer.
 """
 import numpy as np
+
+from .memory import U
 
 _REAL_FLOATS = (np.dtype("float32"), np.dtype("float64"))
 
@@ -123,7 +127,7 @@ def _mm(node, args, src):
     a, b = args["self"], args["mat2"]
     if not _same_dtype(node, a, b) or len(a.meta["shape"]) != 2 or len(b.meta["shape"]) != 2:
         return None
-    return Lowered(f"{src(a)} @ {src(b)}", True)
+    return Lowered(f"{src(a)} @ {src(b)}", True, "np.matmul", (a, b))
 
 
 @_forward("addmm.default")
@@ -161,9 +165,10 @@ def lower_forward(node, args, src):
 
 
 # -- the backward ------------------------------------------------------------------------------
-# (name, input) -> function(node, args, grad source, save, src) -> (expression, fresh, shaped) or
-# None; ``shaped``: the expression has the input's shape already (else the node's: a broadcast input
-# gets ``sum_to``).
+# (name, input) -> function(node, args, grad source, save, src) -> (expression, shaped) or None.
+# The expression is a source string (a pass-through gradient or a view of it) or a :class:`U` tree
+# (new arrays, each of the shape and dtype of the tree's result); ``shaped``: the expression has the
+# input's shape already (else the node's: a broadcast input gets ``sum_to``).
 # ``save(node)`` marks a forward value as read by the backward and gives its variable.
 BACKWARD = {}
 
@@ -178,33 +183,35 @@ def _backward(name, *inputs):
 
 @_backward("add.Tensor", "self", "other")
 def _add_grad(node, inp, args, g, save, src):
-    return (g, False, False) if inp == "self" or args.get("alpha", 1) == 1 else None
+    return (g, False) if inp == "self" or args.get("alpha", 1) == 1 else None
 
 
 @_backward("sub.Tensor", "self", "other")
 def _sub_grad(node, inp, args, g, save, src):
     if inp == "self":
-        return g, False, False
-    return (f"-{g}", True, False) if args.get("alpha", 1) == 1 else None
+        return g, False
+    return (U("np.negative", g), False) if args.get("alpha", 1) == 1 else None
 
 
 @_backward("mul.Tensor", "self", "other")
 def _mul_grad(node, inp, args, g, save, src):
     factor = args["other" if inp == "self" else "self"]
-    return f"{g} * {save(factor) if _is_node(factor) else src(factor)}", True, False
+    return U("np.multiply", g, save(factor) if _is_node(factor) else src(factor)), False
 
 
 @_backward("tanh.default", "self")
 def _tanh_grad(node, inp, args, g, save, src):
-    r = save(node)
-    return f"{g} * (1 - {r} * {r})", True, False
+    r = save(node)                       # g * (1 - r * r): three ufuncs, one buffer once planned
+    return U("np.multiply", g, U("np.subtract", "1", U("np.multiply", r, r))), False
 
 
 @_backward("mm.default", "self", "mat2")
 def _mm_grad(node, inp, args, g, save, src):
     if len(args["self"].meta["shape"]) != 2 or len(args["mat2"].meta["shape"]) != 2:
         return None
-    return (f"{g} @ {save(args['mat2'])}.T" if inp == "self" else f"{save(args['self'])}.T @ {g}"), True, True
+    if inp == "self":
+        return U("np.matmul", g, f"{save(args['mat2'])}.T"), True
+    return U("np.matmul", f"{save(args['self'])}.T", g), True
 
 
 @_backward("addmm.default", "self", "mat1", "mat2")
@@ -212,18 +219,18 @@ def _addmm_grad(node, inp, args, g, save, src):
     if args.get("beta", 1) != 1 or args.get("alpha", 1) != 1:
         return None
     if inp == "self":
-        return g, False, False
+        return g, False
     return _mm_grad(node, "self" if inp == "mat1" else "mat2",
                     {"self": args["mat1"], "mat2": args["mat2"]}, g, save, src)
 
 
 @_backward("t.default", "self")
 def _t_grad(node, inp, args, g, save, src):
-    return f"{g}.T", False, True
+    return f"{g}.T", True
 
 
 def lower_backward(node, inp, args, g, save, src):
-    """(expression, fresh, shaped) for the gradient of ``node``'s input ``inp``, or None: call the formula.
+    """(expression, shaped) for the gradient of ``node``'s input ``inp``, or None: call the formula.
     Only for real floating nodes whose tensor inputs share their dtype."""
     rule = BACKWARD.get((_key(node), inp))
     if rule is None or not _same_dtype(node, *(v for v in args.values() if _is_node(v))):
