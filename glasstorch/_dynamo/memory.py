@@ -29,6 +29,9 @@ are bit for bit those of the plain expression (tests/test_compile.py pins them a
 import re
 
 _NAME = re.compile(r"(?<![.\w'\"])[A-Za-z_]\w*")
+# ufuncs whose every element is one correctly rounded operation: the same bits in any memory order,
+# so in the backward their result may go into a row-major buffer whatever the operands' layout
+_EXACT = {"np.add", "np.subtract", "np.multiply", "np.divide", "np.negative"}
 
 
 class U:
@@ -55,14 +58,15 @@ class Stmt:
     the result NumPy would make is, given the operands'; the planner checks the operands too).
     ``expr``: how to write a ``"ufunc"``/``"matmul"`` that gets no buffer (``a + b``)."""
     __slots__ = ("targets", "kind", "ufunc", "operands", "text", "shape", "dtype", "owned", "row_major", "comment",
-                 "expr")
+                 "expr", "any_layout")
 
     def __init__(self, targets, kind="text", text=None, ufunc=None, operands=(), shape=None, dtype=None, owned=False,
-                 row_major=False, comment="", expr=None):
+                 row_major=False, comment="", expr=None, any_layout=False):
         self.targets = [targets] if isinstance(targets, str) else list(targets)
         self.kind, self.text, self.ufunc, self.operands = kind, text, ufunc, tuple(operands)
         self.shape = tuple(shape) if shape is not None else None
         self.dtype, self.owned, self.row_major, self.comment, self.expr = dtype, owned, row_major, comment, expr
+        self.any_layout = any_layout     # the result may be laid out row-major whatever its operands' layout
 
     def plain_source(self):
         if self.kind == "text":
@@ -90,7 +94,8 @@ def flatten(expr, target, shape, dtype, temp, comment=""):
             operands.append(o)
     kind = "matmul" if expr.ufunc == "np.matmul" else "ufunc"
     stmts.append(Stmt(target, kind, ufunc=expr.ufunc, operands=operands, shape=shape, dtype=dtype, comment=comment,
-                      row_major=True))       # (row-major operands give a row-major result: checked when planned)
+                      row_major=True,        # (row-major operands give a row-major result: checked when planned)
+                      any_layout=expr.ufunc in _EXACT))
     return stmts
 
 
@@ -194,7 +199,7 @@ def _choose(s, read, pool, i):
     if s.kind not in ("ufunc", "matmul") or s.shape is None or not s.row_major:
         return None, None
     if s.kind == "ufunc":
-        if not all(v.row_major for v in read if _full(v, s)):
+        if not s.any_layout and not all(v.row_major for v in read if _full(v, s)):
             return None, None              # NumPy would lay the result out otherwise: let it
         by_name = {v.name: v for v in read}
         for o in s.operands:               # an operand dying here, made by this code, aliased by nothing else
