@@ -492,6 +492,46 @@ def test_compiled_training_step_runs_its_forward_compiled():
     assert "_addmm(" in step.code and "def backward(" in step.code
 
 
+def _lenet(lib):
+    lib.manual_seed(3)
+    nn = lib.nn
+    return nn.Sequential(nn.Conv2d(1, 3, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(3, 4, 3), nn.ReLU(),
+                         nn.MaxPool2d(2), nn.Flatten(), nn.Linear(4 * 2 * 2, 6), nn.ReLU(), nn.Linear(6, 3))
+
+
+def test_a_lenet_training_step_compiles_its_whole_forward():
+    # conv, pool, flatten (a view on the seam), linear and the loss: one graph before the backward, whose
+    # first break is backward(); the step equals eager's bit for bit, step after step, and torch's
+    rng = np.random.default_rng(6)
+    xs, ys = rng.standard_normal((5, 1, 12, 12)).astype(np.float32), rng.integers(0, 3, 5)
+    models = [_lenet(gt), _lenet(gt)]
+    t_model = _lenet(torch)
+    _copy_params(models[0], t_model)
+    opts = [gt.optim.SGD(m.parameters(), lr=0.1, momentum=0.9) for m in models]
+    t_opt = torch.optim.SGD(t_model.parameters(), lr=0.1, momentum=0.9)
+    report = gt._dynamo.explain(_train_step)(_lenet(gt), gt.optim.SGD(_lenet(gt).parameters(), lr=0.1),
+                                             gt.tensor(xs), gt.tensor(ys))
+    assert report.graph_count == 1 and "backward" in report.break_reasons[0].reason
+    step = gt.compile(_train_step)
+    for i in range(3):
+        want = _train_step(models[0], opts[0], gt.tensor(xs), gt.tensor(ys))
+        got = step(models[1], opts[1], gt.tensor(xs), gt.tensor(ys))
+        t_opt.zero_grad()
+        t_loss = torch.nn.functional.cross_entropy(t_model(torch.tensor(xs)), torch.tensor(ys))
+        t_loss.backward()
+        t_opt.step()
+        assert got.item() == want.item() and abs(got.item() - t_loss.item()) < 1e-5
+        if i:
+            assert got.grad_fn.name() == "CompiledFunctionBackward"
+        for p, q, r in zip(models[0].parameters(), models[1].parameters(), t_model.parameters()):
+            np.testing.assert_array_equal(p.detach().numpy(), q.detach().numpy())
+            np.testing.assert_allclose(q.detach().numpy(), r.detach().numpy(), rtol=1e-4, atol=1e-5)
+    first = step.code.split("# graph 2 of")[0]          # (the later graphs: the momentum buffers' ops)
+    forward = first.split("def backward")[0]
+    for piece in ("aten.convolution", "max_pool2d", "aten.view", "_addmm(", "cross_entropy"):
+        assert piece in forward
+
+
 def test_freezing_a_parameter_recompiles_a_step_with_breaks():
     # the guards cover the parameters of every graph between the breaks, not only the last one's
     xs, ys = _data(n=8)
