@@ -4,14 +4,16 @@ training step (forward + backward; the optimizer step where there is one), in CP
 
 * chain  -- 200 small float32 ops on 32x32 tensors (add, mul, tanh, mm, repeated), then sum and backward;
 * mlp    -- 784-256-256-10 MLP, batch 256, cross_entropy, SGD step;
-* lenet  -- LeNet-5 on 1x28x28, batch 128, cross_entropy, SGD step.
+* lenet  -- LeNet-5 on 1x28x28, batch 128, cross_entropy, SGD step;
+* transformer -- one nn.TransformerEncoderLayer (d_model 128, 4 heads, feed-forward 512, no dropout),
+  batch 32 x seq 64, mse_loss to a fixed target, Adam step.
 
 The compiled function is the forward and the loss (``loss = compiled(model, x, y)``); backward and
 the optimizer step run outside it. With --step, a column for the whole training step compiled as one
 function (``zero_grad(); loss(model(x), y).backward(); step()``: its breaks are replayed, see
 docs/compile.md); the chain has no optimizer, its "step" is forward + backward.
 
-    python bench/bench_compile.py [--reps 7] [--quick] [--torch-compile] [--step]
+    python bench/bench_compile.py [--reps 7] [--quick] [--torch-compile] [--step] [--only chain mlp ...]
 """
 import argparse
 import os
@@ -58,18 +60,19 @@ def _loss(T):
     return loss
 
 
-def _training_step(T, model, x, y, compile_fn, whole_step=False):
-    opt = T.optim.SGD(model.parameters(), lr=0.01)
+def _training_step(T, model, x, y, compile_fn, whole_step=False, loss=None, optimizer=None):
+    opt = (optimizer or T.optim.SGD)(model.parameters(), lr=0.01)
+    loss = loss or _loss(T)
     if whole_step:
         def train(model, opt, x, y):
             opt.zero_grad()
-            loss = _loss(T)(model, x, y)
-            loss.backward()
+            value = loss(model, x, y)
+            value.backward()
             opt.step()
-            return loss
+            return value
         compiled = compile_fn(train)
         return lambda: compiled(model, opt, x, y)
-    loss_fn = compile_fn(_loss(T))
+    loss_fn = compile_fn(loss)
 
     def step():
         opt.zero_grad()
@@ -100,6 +103,18 @@ def lenet_case(T, compile_fn, whole_step=False):
     return _training_step(T, model, x, y, compile_fn, whole_step)
 
 
+def transformer_case(T, compile_fn, whole_step=False):
+    T.manual_seed(0)
+    model = T.nn.TransformerEncoderLayer(128, 4, dim_feedforward=512, dropout=0.0, batch_first=True)
+    rng = np.random.default_rng(1)
+    x = T.tensor(rng.standard_normal((32, 64, 128)).astype(np.float32))
+    y = T.tensor(rng.standard_normal((32, 64, 128)).astype(np.float32))
+
+    def loss(model, x, y):
+        return T.nn.functional.mse_loss(model(x), y)
+    return _training_step(T, model, x, y, compile_fn, whole_step, loss, T.optim.Adam)
+
+
 def timed(step, iters):
     """ms of this process's CPU time per step: on a shared machine wall-clock time mostly measures
     the other processes (one thread each, so CPU time is the time the step takes when it runs)."""
@@ -115,6 +130,7 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--torch-compile", action="store_true", help="also time torch.compile (slow to compile)")
     ap.add_argument("--step", action="store_true", help="also time the whole training step compiled (replay)")
+    ap.add_argument("--only", nargs="*", help="the workloads to run (default: all)")
     args = ap.parse_args()
     reps = 3 if args.quick else args.reps
 
@@ -127,9 +143,13 @@ def main():
     cols = ["glasstorch eager", "glasstorch compiled", "torch eager"] + (["torch compiled"] if args.torch_compile
                                                                           else []) \
         + (["gt compiled step"] if args.step else [])
-    print(f"{'':8}" + "".join(f"{c:>21}" for c in cols) + f"{'compiled/torch':>16}")
+    print(f"{'':12}" + "".join(f"{c:>21}" for c in cols) + f"{'compiled/torch':>16}")
     with threadpool_limits(limits=1):
-        for name, case, iters in (("chain", chain_case, 20), ("mlp", mlp_case, 10), ("lenet", lenet_case, 3)):
+        cases = (("chain", chain_case, 20), ("mlp", mlp_case, 10), ("lenet", lenet_case, 3),
+                 ("transformer", transformer_case, 2))
+        for name, case, iters in cases:
+            if args.only and name not in args.only:
+                continue
             steps = [case(gt, lambda f: f), case(gt, gt.compile), case(torch, lambda f: f)]
             if args.torch_compile:
                 steps.append(case(torch, torch.compile))
@@ -147,7 +167,7 @@ def main():
                 for k, s in enumerate(steps):
                     times[k].append(timed(s, iters if not args.quick else 2))
             med = [statistics.median(t) for t in times]
-            print(f"{name:8}" + "".join(f"{m:21.2f}" for m in med) + f"{med[1] / med[2]:16.2f}"
+            print(f"{name:12}" + "".join(f"{m:21.2f}" for m in med) + f"{med[1] / med[2]:16.2f}"
                   + f"   (capture {compile_time * 1e3:.0f} ms)")
         print(f"load average {os.getloadavg()[0]:.1f} ({os.cpu_count()} cores)")
 
