@@ -532,6 +532,37 @@ def test_a_lenet_training_step_compiles_its_whole_forward():
         assert piece in forward
 
 
+def test_a_transformer_step_with_breaks_hands_back_a_result_with_none():
+    # multi_head_attention_forward returns (output, None) without weights: replay hands that back from
+    # the compiled graph (it used to diverge there and run the rest of the forward a second time, eagerly)
+    def make(lib):
+        lib.manual_seed(2)
+        return lib.nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, dropout=0.0, batch_first=True)
+
+    def step_fn(model, opt, x):
+        opt.zero_grad()
+        loss = model(x).pow(2).mean()
+        loss.backward()
+        opt.step()
+        return loss
+    rng = np.random.default_rng(3)
+    xs = rng.standard_normal((2, 5, 8)).astype(np.float32)
+    models = [make(gt), make(gt)]
+    opts = [gt.optim.Adam(m.parameters(), lr=0.01) for m in models]
+    step = gt.compile(step_fn)
+    for i in range(3):
+        want = step_fn(models[0], opts[0], gt.tensor(xs))
+        got = step(models[1], opts[1], gt.tensor(xs))
+        assert got.item() == want.item()
+        if i:
+            assert got.grad_fn.name() == "CompiledFunctionBackward"
+        for p, q in zip(models[0].parameters(), models[1].parameters()):
+            np.testing.assert_array_equal(p.detach().numpy(), q.detach().numpy())
+    records = step.cache[0].replay.records
+    mha = next(r for r in records if getattr(r.func, "__name__", "") == "multi_head_attention_forward")
+    assert mha.out_nodes is not None and mha.result == (0, None)
+
+
 def test_freezing_a_parameter_recompiles_a_step_with_breaks():
     # the guards cover the parameters of every graph between the breaks, not only the last one's
     xs, ys = _data(n=8)
@@ -716,3 +747,15 @@ def test_gradient_through_some_outputs_only(which):
         gt.autograd.backward([o.sum() for o in picked])
         grads.append(x.grad.numpy())
     np.testing.assert_array_equal(grads[0], grads[1])
+
+
+def test_a_formula_reading_an_inputs_numel_compiles():
+    # mean's derivative reads self_numel (a number the generated backward writes as a literal)
+    f = gt.compile(lambda x: (x * x).mean())
+    x = gt.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
+    f(x)
+    f(x).backward()
+    assert "_f_mean_" in f.code and ", 6)" in f.code
+    compiled_grad, x.grad = x.grad.numpy().copy(), None
+    (x * x).mean().backward()
+    np.testing.assert_array_equal(compiled_grad, x.grad.numpy())

@@ -134,14 +134,17 @@ def _refs(template, found):
 
 
 def _plain(result):
-    """A result replay can rebuild: a tensor, or a plain tuple/list of tensors."""
-    return isinstance(result, Tensor) or type(result) in (tuple, list) and all(isinstance(r, Tensor) for r in result)
+    """A result replay can rebuild: a tensor, or a plain tuple/list of tensors and Nones (as
+    ``multi_head_attention_forward``'s ``(output, None)`` without weights)."""
+    return isinstance(result, Tensor) or type(result) in (tuple, list) and any(
+        isinstance(r, Tensor) for r in result) and all(isinstance(r, Tensor) or r is None for r in result)
 
 
 def _positions(result, outs):
+    """Where each item of the result is among the call's output tensors (None: a None)."""
     if isinstance(result, Tensor):
         return 0
-    return type(result)(next(j for j, o in enumerate(outs) if o is r) for r in result)
+    return type(result)(None if r is None else next(j for j, o in enumerate(outs) if o is r) for r in result)
 
 
 class _Call:

@@ -350,6 +350,8 @@ class GeneratedCode:
                         call.append(_arg(args[key], ns))
                     elif kind == "sizes":
                         call.append(repr(tuple(args[key].meta["shape"])))
+                    elif kind == "numel":
+                        call.append(repr(int(np.prod(args[key].meta["shape"], dtype=np.int64))))
                     else:
                         call.append(ns.const(args[key].meta["dtype"]))
                 stmts.append(Stmt("_r", text=f"{formula}({', '.join(call)})"))

@@ -251,7 +251,7 @@ class _Run:
         self.results[k] = outs
         if isinstance(rec.result, int):
             return outs[0]
-        return type(rec.result)(outs[j] for j in rec.result)
+        return type(rec.result)(None if j is None else outs[j] for j in rec.result)
 
     def _run_segment(self, index):
         seg = self.replay.segments[index]
