@@ -18,7 +18,9 @@ from .. import _checks, _dtype
 from .._tensor import Tensor, _wrap, bump_version, check_inference_write
 from ..autograd import grad_mode
 from ..autograd.graph import Node, connect, edge_of, rebase_history, check_inplace
-from .._array import xp, overlap, array_types
+from .._array import xp, overlap, array_types, array_errors, translate_array_error
+from .._seam import seam
+from .. import _ops
 
 _ARRAY_TYPES = array_types()
 
@@ -247,7 +249,9 @@ def _check_inplace(self, others=(), may_overlap=False, refuse_aliases="partial")
     (``x[1:].add_(x[:-1])``), and with ``refuse_aliases="any"`` not even all of it (``x.add_(x)``
     is fine, ``x[idx] = x`` is not; ``None``: the inputs were read before the write, as fill_'s).
     """
-    check_inference_write(self._vc)
+    vc = self._vc
+    if vc.inference:        # (every in-place op runs this: the common case reads one attribute)
+        check_inference_write(vc)
     involved = False
     if _state.enabled:  # autograd's checks come first, as in torch (they run before the kernel's)
         involved = self._requires_grad
@@ -256,9 +260,11 @@ def _check_inplace(self, others=(), may_overlap=False, refuse_aliases="partial")
                 if isinstance(o, Tensor) and o._requires_grad:
                     involved = True
                     break
-        check_inplace(self, involved)
-        if involved:  # torch takes every input's history before the kernel runs: a view that may not be
-            for o in others:  # re-derived raises here, before the memory checks below
+        if involved:
+            check_inplace(self, involved)
+            # torch takes every input's history before the kernel runs: a view that may not be
+            # re-derived raises here, before the memory checks below
+            for o in others:
                 if isinstance(o, Tensor) and o._base is not None and o._requires_grad:
                     edge_of(o)
     if not may_overlap and 0 in self._data.strides:
@@ -266,7 +272,7 @@ def _check_inplace(self, others=(), may_overlap=False, refuse_aliases="partial")
     for o in others if refuse_aliases else ():
         # (tensors sharing memory share a version counter -- views, detach() -- but for .data and
         # a second from_numpy of one array; only those pay for the memory test)
-        if (type(o) is Tensor or isinstance(o, Tensor)) and o._vc is self._vc:
+        if isinstance(o, Tensor) and o._vc is vc:
             lap = overlap(self._data, o._data)
             if lap == "partial" or lap == "full" and refuse_aliases == "any":
                 raise RuntimeError("unsupported operation: some elements of the input tensor and the written-to "
@@ -312,21 +318,71 @@ def inplace_recorded(self, op_name, fn, *args, **kwargs):
     """The recording half of :func:`inplace`, for an op that has made torch's checks itself
     (``_check_inplace`` returned True): ``fn`` runs on a copy of ``self`` that carries ``self``'s
     history, its result is written into ``self``, and ``self`` takes over the node."""
-    src = _wrap(self._data.copy())
+    src = _history_carrier(self, copy=True)
+    result = fn(src, *args, **kwargs)
+    _write(self, result, op_name)
+    node = result._grad_fn
+    if node is not None:
+        _take_over(self, node)
+    return self
+
+
+def _history_carrier(self, copy):
+    """A stand-in for ``self``'s value before an in-place write (torch's ``original_self``): a
+    tensor with ``self``'s history -- its array a copy when a formula will read that value, else
+    ``self``'s own (only its shape and dtype are read)."""
+    src = _wrap(self._data.copy() if copy else self._data)
     if self._requires_grad:
         fn_self, nr = edge_of(self)
         if fn_self is not None:
             src._requires_grad = True
             src._grad_fn, src._output_nr = fn_self, nr
-    result = fn(src, *args, **kwargs)
-    _write(self, result, op_name)
-    node = result._grad_fn
+    return src
+
+
+def _take_over(self, node):
+    """After the write: ``self`` takes ``node`` as its history (through CopySlices onto its base
+    when it is a view), and a result the node saved is ``self`` itself."""
+    saved_result = _saved_result_is(node, self)
+    rebase_history(self, node)
+    if self._base is not None and saved_result:
+        # torch saves the result of an in-place op on a view with the view's new history
+        node._result_fn = weakref.ref(self._grad_fn)
+
+
+_ARRAY_ERRORS = array_errors()
+
+
+def run_inplace_op(op, args, involved):
+    """An in-place variant (``defop(..., inplace_of=...)``, e.g. ``aten.add_.Tensor``) when autograd
+    records it (``involved``: what ``_check_inplace`` returned) or a TorchDispatchMode is on -- the
+    rare path of its generated call. ``args``: the call's arguments in schema order.
+
+    As torch's generated code does: the out-of-place twin's node is recorded before the write, from
+    ``self``'s old history (and its old value, when a formula reads it: torch's ``original_self``),
+    its result standing for ``self``; the write is the kernel's, or the dispatch mode's (which sees
+    ``aten.add_.Tensor`` below autograd and runs it); then ``self`` takes the node over."""
+    self = args[0]
+    node_cls = op.node
+    node = None
+    if involved and node_cls is not None:
+        # recorded before the write, as torch saves its inputs: an input that is self (x.addcmul_(x, y))
+        # is saved at its old version, and backward refuses it once the write has moved it on
+        original = _history_carrier(self, op._saves_original)
+        call_args = (original,) + tuple(args[1:])
+        inputs = [call_args[i] if isinstance(call_args[i], Tensor) else None for i in node_cls._edge_positions]
+        node = node_cls._record(op._functional, call_args, inputs, _wrap(self._data))
+    if seam.dispatching:
+        op._dispatch_below_autograd(args)
+    else:
+        positional, kwargs = op._split_args(tuple(a._data if isinstance(a, Tensor) else a for a in args))
+        try:
+            op.kernel(*positional, **kwargs)
+        except _ARRAY_ERRORS as e:
+            raise translate_array_error(e, op, args) from None
+        bump_version(self, op._schema.name)
     if node is not None:
-        saved_result = _saved_result_is(node, self)
-        rebase_history(self, node)
-        if self._base is not None and saved_result:
-            # torch saves the result of an in-place op on a view with the view's new history
-            node._result_fn = weakref.ref(self._grad_fn)
+        _take_over(self, node)   # (the result, self's array, stands for self)
     return self
 
 
@@ -354,25 +410,30 @@ def _saved_result_is(node, self):
 
 
 def _write(self, result, op_name):
-    d = result._data
-    if d.dtype != self._data.dtype:
-        if not xp.can_cast(d.dtype, self._data.dtype, "same_kind") or \
-                (d.dtype.kind == "f" and self._data.dtype.kind in "iub"):
+    write_into(self._data, result._data)
+    bump_version(self, op_name)
+
+
+def write_into(target, d):
+    """Write array ``d`` (an op's result) into array ``target``, with torch's checks: the result's
+    dtype must cast to the target's (float into int is refused), its shape broadcast to it."""
+    if d.dtype != target.dtype:
+        if not xp.can_cast(d.dtype, target.dtype, "same_kind") or \
+                (d.dtype.kind == "f" and target.dtype.kind in "iub"):
             raise RuntimeError(f"result type {_DTYPE_OF[d.dtype]._legacy} can't be cast to the desired output "
-                               f"type {_DTYPE_OF[self._data.dtype]._legacy}")
-    if d.shape != self._data.shape:
+                               f"type {_DTYPE_OF[target.dtype]._legacy}")
+    if d.shape != target.shape:
         try:
-            xp.broadcast_shapes(d.shape, self._data.shape)
-            if xp.broadcast_shapes(d.shape, self._data.shape) != self._data.shape:
+            xp.broadcast_shapes(d.shape, target.shape)
+            if xp.broadcast_shapes(d.shape, target.shape) != target.shape:
                 raise ValueError
         except ValueError:
-            raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the broadcast shape "
-                               f"{list(xp.broadcast_shapes(d.shape, self._data.shape)) if _bc(d.shape, self._data.shape) else list(d.shape)}") from None
-    if 0 in self._data.strides:  # an expanded target (masked_fill_ ...): write only what changed, as torch's
-        xp.copyto(self._data, d, where=d != self._data)  # kernel does, or an aliased element gets its old value
+            raise RuntimeError(f"output with shape {list(target.shape)} doesn't match the broadcast shape "
+                               f"{list(xp.broadcast_shapes(d.shape, target.shape)) if _bc(d.shape, target.shape) else list(d.shape)}") from None
+    if 0 in target.strides:  # an expanded target (masked_fill_ ...): write only what changed, as torch's
+        xp.copyto(target, d, where=d != target)  # kernel does, or an aliased element gets its old value
     else:
-        self._data[...] = d
-    bump_version(self, op_name)
+        target[...] = d
 
 
 def _bc(a, b):
@@ -381,3 +442,6 @@ def _bc(a, b):
         return True
     except ValueError:
         return False
+
+
+_ops._bind_inplace_helpers(_check_inplace, run_inplace_op, bump_version, write_into)
