@@ -34,6 +34,7 @@ a parameter's name     its value (a number, a dim, a tuple...): exposed as ``_sa
 ``<input>_sizes``      the input's shape, saved instead of the input (``_saved_<input>_sym_sizes``)
 ``<input>_numel``      its number of elements (``_saved_<input>_sym_numel``)
 ``<input>_dtype``      the input's dtype
+``<input>_device``     the input's device
 =====================  =====================================================================
 
 A formula keyed by several inputs (``joint={("input", "weight"): f}``) returns a tuple, one
@@ -500,6 +501,8 @@ def _node_class(name, schema, formulas, joint):
                 specs.append(("numel", p[:-6]))
             elif p.endswith("_dtype") and p[:-6] in args:
                 specs.append(("dtype", p[:-6]))
+            elif p.endswith("_device") and p[:-7] in args:
+                specs.append(("device", p[:-7]))
             else:
                 raise ValueError(f"{name}: formula for {names} reads '{p}', which {schema} does not have")
         table.append((names, fn, is_joint, tuple(specs)))

@@ -290,6 +290,8 @@ def node_record_source(cls):
                 body.append(f"_node._saved_{key}_sym_numel = _args[{cls._op_arg_index[key]}]._data.size")
             elif kind == "dtype":
                 body.append(f"_node._saved_{key}_dtype = _args[{cls._op_arg_index[key]}].dtype")
+            elif kind == "device":
+                body.append(f"_node._saved_{key}_device = _args[{cls._op_arg_index[key]}].device")
         if body:
             lines.append(f"    if _need{k}:")
             lines += ["        " + b for b in body]
@@ -380,8 +382,8 @@ def node_run_source(cls):
                 call.append(f"_node._saved_{key}_sym_sizes")
             elif kind == "numel":
                 call.append(f"_node._saved_{key}_sym_numel")
-            else:
-                call.append(f"_node._saved_{key}_dtype")
+            else:                       # dtype, device
+                call.append(f"_node._saved_{key}_{kind}")
         cond = f"({need})" + (" and grad is not None" if reads_grad else "")
         lines.append(f"    if {cond}:")
         lines.append(f"        _r = _f{k}({', '.join(call)})")

@@ -1,15 +1,12 @@
-"""The shared mechanism every op is built on.
+"""What the public functions of every op family share (the ops themselves are ``defop``
+declarations, ``glasstorch/_ops.py``):
 
-An op is a forward function on arrays plus a Node subclass holding its derivative, declared side
-by side (see pointwise.py for the table form, reduction.py/shape.py for the hand-written form).
-This module provides what they share:
-
-* ``operands``  -- torch's type promotion for a binary op, returning the arrays to compute with;
-* ``record``    -- attach a node to the result(s) when grad mode is on and an input requires grad,
-                   with the per-input (shape, dtype) a gradient must be reduced to when the
-                   forward broadcast or promoted (the engine's ``_validate`` does the reducing);
+* ``operands``, ``promote_arrays``, ``result_dtype`` -- torch's type promotion for a binary op;
 * ``method``    -- expose a function as a Tensor method too (``x.exp()`` and ``torch.exp(x)``);
-* ``inplace``   -- the in-place form of an op (``x.exp_()``), with torch's rules for autograd.
+* ``_check_inplace``, ``run_inplace_op``, ``write_into`` -- torch's rules for an in-place op, what an
+  in-place variant's generated call uses (``defop(..., inplace_of=...)``);
+* ``inplace``   -- the in-place form of an op that has no in-place variant declared yet (``x.scatter_``):
+  the out-of-place op, its result written into ``self``.
 """
 import functools
 import weakref
@@ -17,7 +14,7 @@ import weakref
 from .. import _checks, _dtype
 from .._tensor import Tensor, _wrap, bump_version, check_inference_write
 from ..autograd import grad_mode
-from ..autograd.graph import Node, connect, edge_of, rebase_history, check_inplace
+from ..autograd.graph import edge_of, rebase_history, check_inplace
 from .._array import xp, overlap, array_types, array_errors, translate_array_error
 from .._seam import seam
 from .. import _ops
@@ -195,46 +192,6 @@ def check_floating(x, kernel_name):
         raise kernel_not_implemented(kernel_name, x.dtype)
 
 
-def needs_grad(*tensors):
-    if not _state.enabled:
-        return False
-    for t in tensors:
-        if isinstance(t, Tensor) and t._requires_grad:
-            return True
-    return False
-
-
-def record(node_cls, outputs, inputs, saved=(), saved_output=-1, meta_check=True):
-    """Create ``node_cls`` and link it: ``inputs`` -> node -> ``outputs``.
-
-    ``saved``: the tensors the derivative reads (``saved_output`` marks the op's own result among
-    them). When an input's shape or dtype differs from the output's, the node remembers it so
-    the engine can reduce the broadcast gradient (``sum_to``) and cast it, once, in one place.
-    """
-    node = node_cls.__new__(node_cls)
-    if meta_check:
-        out = (outputs[0] if type(outputs) is tuple else outputs)._data
-        shape, dt = out.shape, out.dtype
-        meta = None
-        for i, t in enumerate(inputs):
-            if t is not None and t._requires_grad:
-                d = t._data
-                if d.shape != shape or (d.dtype is not dt and d.dtype != dt):
-                    if meta is None:
-                        meta = [None] * len(inputs)
-                    meta[i] = (t.shape, t.dtype)
-        if meta is not None:
-            node._input_meta = tuple(meta)
-    connect(node, inputs, outputs, saved, saved_output)
-    return node
-
-
-def make_node_class(name, backward, saved_names=(), doc=None, num_outputs=1):
-    """A Node subclass named as torch names it, with ``backward(self, grad)``."""
-    return type(name, (Node,), {"backward": backward, "saved_names": tuple(saved_names),
-                                "num_outputs": num_outputs, "__doc__": doc, "__module__": "torch.autograd"})
-
-
 def _check_inplace(self, others=(), may_overlap=False, refuse_aliases="partial"):
     """torch's rules for an in-place op on ``self``, checked before it writes.
 
@@ -286,14 +243,6 @@ def _check_no_overlap(self):
     if d.size and any(st == 0 and n > 1 for st, n in zip(d.strides, d.shape)):
         raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a single "
                            "memory location. Please clone() the tensor before performing the operation.")
-
-
-def record_inplace(node_cls, self, inputs, saved=()):
-    """Create the node of an in-place op on ``self`` before it writes: its edges are the inputs'
-    histories (``inputs[0]`` is ``self``, its old history). After the write, ``rebase_history(self,
-    node)`` makes it ``self``'s history (the node is recorded on a stand-in output of ``self``'s
-    shape and dtype, so the gradient reductions for broadcast inputs are set up as for any op)."""
-    return record(node_cls, _wrap(self._data), inputs, saved)
 
 
 def inplace(self, op_name, fn, *args, **kwargs):

@@ -35,7 +35,7 @@ __all__ = ["neg", "neg_", "abs", "abs_", "sign", "sgn", "reciprocal", "reciproca
            "less_equal", "not_equal", "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or",
            "bitwise_xor", "equal", "allclose", "isclose", "isreal", "isposinf", "isneginf", "where", "clamp",
            "clip", "clamp_min", "clamp_max", "lerp", "masked_fill", "nan_to_num", "zero_", "fill_", "addcmul",
-           "addcdiv"]
+           "addcdiv", "clamp_", "nan_to_num_", "square_"]
 
 
 
