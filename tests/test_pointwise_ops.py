@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import glasstorch
+from aten_log import recorder, packet
 
 torch = pytest.importorskip("torch")
 
@@ -121,17 +122,9 @@ def test_ops_without_a_derivative_record_torchs_not_implemented_node(name):
 # What modes see
 # ------------------------------------------------------------------------------------------------
 def _dispatch_seen(lib, program):
-    class Seen(lib.utils._python_dispatch.TorchDispatchMode):
-        def __init__(self):
-            super().__init__()
-            self.names = []
-
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            self.names.append(str(func))
-            return func(*args, **(kwargs or {}))
     x, y, w = _leaves(lib, X, Y, W, requires_grad=False)
     mask = lib.from_numpy(MASK)
-    with Seen() as seen:
+    with recorder(lib) as seen:
         program(lib, x, y, w, mask)
     return seen.names
 
@@ -228,7 +221,6 @@ def _in_place_run(lib, program, dtype, requires_grad):
     """The program's steps, each on a fresh ``x`` (an intermediate when ``requires_grad``), then one
     backward: the aten ops seen forward (without torch's internals), the values, the gradients and
     the nodes of the results."""
-    from aten_log import recorder, packet
     leaves = _leaves(lib, X, Y, W, dtype=dtype, requires_grad=requires_grad)
     log = recorder(lib, keep=lambda name: packet(name) not in _TORCH_INTERNALS)
     xs = []
