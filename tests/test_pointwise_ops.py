@@ -287,6 +287,40 @@ def test_in_place_op_errors_as_torch():
         assert s.tolist() == [1.0, 1.0, 1.0] and i.tolist() == [1, 1, 1]
 
 
+# in-place writes across dtypes: torch's canCast (integers of any size and sign into one another; no float
+# into an integer, no complex into a real, nothing but bool into bool) and its bool/alpha rules
+IN_PLACE_DTYPE_CASES = {
+    "int_div": lambda L: L.ones(3, dtype=L.int64).div_(2),
+    "bool_add_bool": lambda L: L.ones(3, dtype=L.bool).add_(True),
+    "bool_add_int": lambda L: L.ones(3, dtype=L.bool).add_(1),
+    "bool_sub": lambda L: L.ones(3, dtype=L.bool).sub_(L.ones(3, dtype=L.bool)),
+    "int_alpha_float": lambda L: L.ones(3, dtype=L.int64).add_(L.ones(3, dtype=L.int64), alpha=0.5),
+    "bool_alpha": lambda L: L.ones(3).sub_(L.ones(3), alpha=True),
+    "uint8_add_int8": lambda L: L.ones(3, dtype=L.uint8).add_(L.ones(3, dtype=L.int8)),
+    "int8_add_int64_wraps": lambda L: L.ones(3, dtype=L.int8).add_(L.ones(3, dtype=L.int64) * 300),
+    "int_addcmul_float": lambda L: L.ones(3, dtype=L.int64).addcmul_(L.ones(3), L.ones(3)),
+    "float32_add_float64": lambda L: L.ones(3).add_(L.ones(3, dtype=L.float64) / 3),
+    "float_add_complex": lambda L: L.ones(3).add_(L.ones(3, dtype=L.complex64)),
+    "int_exp": lambda L: L.ones(3, dtype=L.int64).exp_(),
+    "broadcast_into_smaller": lambda L: L.ones(3).mul_(L.ones(2, 3)),
+    "shapes_that_do_not_broadcast": lambda L: L.ones(3).add_(L.ones(2)),
+    "overlapping_input": lambda L: (lambda x: x[1:].add_(x[:-1]))(L.ones(4)),
+    "expanded_target": lambda L: L.ones(3).expand(2, 3).add_(1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(IN_PLACE_DTYPE_CASES))
+def test_in_place_dtypes_and_refusals_as_torch(name):
+    results = []
+    for lib in (glasstorch, torch):
+        try:
+            r = IN_PLACE_DTYPE_CASES[name](lib)
+            results.append((str(r.dtype), r.tolist()))
+        except RuntimeError as e:
+            results.append(str(e).splitlines()[0])
+    assert results[0] == results[1]
+
+
 def test_in_place_variant_source_is_generated():
     """The in-place variant is a defop of its own: its generated call writes through its kernel."""
     op = glasstorch.ops.aten.add_.Tensor

@@ -1343,11 +1343,9 @@ def _inplace_add(name, op_):
     def method_(self, other, *, alpha=1):
         if seam.on:
             return seam.torch_function(method_, (self, other), {"alpha": alpha} if alpha != 1 else {})
-        if alpha == 1:
-            return op_(self, other)
-        if type(alpha) is bool:
+        if type(alpha) is bool:     # (True == 1: checked first)
             _check_bool_alpha(self, other, alpha)
-        return op_(self, other, alpha=alpha)
+        return op_(self, other) if alpha == 1 else op_(self, other, alpha=alpha)
     method_.__name__, method_.__qualname__ = name, "Tensor." + name
     method_.__doc__ = f"In place: self {'+' if name == 'add_' else '-'}= alpha * other (aten.{name}.Tensor)."
     return method_
@@ -1657,7 +1655,7 @@ def _addc_into_kernel(ufunc):
                 t *= value
             self += t
         except (TypeError, ValueError):
-            write_into(self, self + t)      # (torch's refusal of the cast or the shape, in its words)
+            write_into(self, xp.add(*promote_arrays(self, t)))   # (torch's refusal of the cast or the shape)
         return self
     kernel.__name__ = kernel.__qualname__ = f"addc{ufunc.__name__[:3]}_into_kernel"
     return kernel
