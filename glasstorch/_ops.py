@@ -34,6 +34,7 @@ a parameter's name     its value (a number, a dim, a tuple...): exposed as ``_sa
 ``<input>_sizes``      the input's shape, saved instead of the input (``_saved_<input>_sym_sizes``)
 ``<input>_numel``      its number of elements (``_saved_<input>_sym_numel``)
 ``<input>_dtype``      the input's dtype
+``<input>_device``     the input's device
 =====================  =====================================================================
 
 A formula keyed by several inputs (``joint={("input", "weight"): f}``) returns a tuple, one
@@ -196,6 +197,10 @@ class OpOverload:
         self._returns_tuple = schema.returns_tuple
         self._returns_list = schema.returns_list
         self._mutates = schema.mutates
+        # an in-place variant (``defop(..., inplace_of=functional)``): its out-of-place twin, whose node
+        # and formulas it records, and torch's memory rules for its write (see ops/_op._check_inplace)
+        self._functional = None
+        self._may_overlap, self._refuse_aliases = False, "partial"
 
     def name(self):
         return f"aten::{self.__name__}"
@@ -216,17 +221,28 @@ class OpOverload:
 
     # __call__ is generated per op (``_ops_codegen.op_call_source``): see ``op._source``.
 
+    def _split_args(self, args):
+        """``args`` (every argument, in schema order) as a call passes them: (positional, kwargs)."""
+        kwargs = {a.name: v for a, v in zip(self._schema.arguments, args) if a.kwarg_only}
+        positional = tuple(v for a, v in zip(self._schema.arguments, args) if not a.kwarg_only)
+        return positional, kwargs
+
+    def _dispatch_below_autograd(self, args):
+        """Hand the call to the innermost TorchDispatchMode, with grad mode off: the mode runs below
+        autograd, so the ops it calls record nothing. Returns what the mode returned."""
+        positional, kwargs = self._split_args(args)
+        enabled = _state.enabled
+        _state.enabled = False
+        try:
+            return seam.torch_dispatch(self, positional, kwargs)
+        finally:
+            _state.enabled = enabled
+
     def _dispatched(self, args):
         """The call as a TorchDispatchMode sees it: below autograd; the node is recorded around
         whatever the mode returns. ``args``: every argument, in schema order."""
-        kwargs = {a.name: v for a, v in zip(self._schema.arguments, args) if a.kwarg_only}
-        positional = tuple(v for a, v in zip(self._schema.arguments, args) if not a.kwarg_only)
         enabled = _state.enabled
-        _state.enabled = False       # the mode runs below autograd: the ops it calls record nothing
-        try:
-            outputs = seam.torch_dispatch(self, positional, kwargs)
-        finally:
-            _state.enabled = enabled
+        outputs = self._dispatch_below_autograd(args)
         if enabled and self.node is not None:
             inputs = []
             for i in self.node._edge_positions:
@@ -282,6 +298,14 @@ _CALL_HELPERS = {"seam": seam, "_state": _state, "_ARRAY_TYPES": _ARRAY_TYPES, "
                  "_translate": translate_array_error, "_meta_touched": _meta.touched,
                  "_settle": _meta.settle, "_narrow_0d": _narrow_0d, "_FLOAT64": _FLOAT64, "_MULTI_OUTPUT_NODE": MULTI_OUTPUT_NODE}
 _NODE_HELPERS = node_helpers()
+
+
+def _bind_inplace_helpers(check_inplace, run_inplace, bump_version, write_into):
+    """Called once by ``ops/_op.py`` (which holds torch's in-place rules and imports ``_tensor``,
+    which imports this module): what an in-place variant's generated call uses -- the checks before
+    the write, the path that records or dispatches, the version bump."""
+    _CALL_HELPERS.update(_check_inplace=check_inplace, _run_inplace=run_inplace, _bump=bump_version,
+                         _write_into=write_into)
 
 
 class OpOverloadPacket:
@@ -366,7 +390,8 @@ def _recognise_array_type(array_type):
 on_new_array_type(_recognise_array_type)
 
 
-def defop(schema, kernel, node=None, joint=None, output_differentiability=None, **formulas):
+def defop(schema, kernel=None, node=None, joint=None, output_differentiability=None, inplace_of=None,
+          may_overlap=False, refuse_aliases="partial", **formulas):
     """Declare a primitive op: its schema, its kernel (the forward on arrays), and, when it is
     differentiable, the name of the node torch records and one formula per differentiable input
     (``joint`` for formulas that give several inputs' gradients at once; ``<input>=None`` for a tensor
@@ -375,17 +400,35 @@ def defop(schema, kernel, node=None, joint=None, output_differentiability=None, 
 
     ``output_differentiability`` (torch's derivatives.yaml key of that name): one bool per output;
     an output marked False never requires grad (``native_batch_norm``'s saved statistics), and when a
-    formula reads it, it is handed over without history."""
+    formula reads it, it is handed over without history.
+
+    ``inplace_of``: the op is the in-place variant of that out-of-place op (``add_.Tensor`` of
+    ``add.Tensor``; its schema writes its first argument, ``Tensor(a!) self``, and returns it). It
+    records that op's node with its formulas, as torch's derivatives.yaml serves both, reading
+    ``self``'s value from before the write (torch's ``original_self``) and ``result`` as ``self``
+    after it. Its kernel writes into the array of ``self`` (and returns it); without one given, the
+    out-of-place kernel's result is written there (``ops/_op.write_into``). ``may_overlap`` and
+    ``refuse_aliases``: torch's memory rules for the write (``ops/_op._check_inplace``)."""
     parsed = Schema(schema)
     node_cls = None
-    if node is not None:
+    if inplace_of is not None:
+        _check_inplace_variant(parsed, inplace_of, node, formulas, joint)
+        node_cls = inplace_of.node
+        if kernel is None:
+            kernel = _write_kernel(parsed.name, inplace_of.kernel)
+    elif node is not None:
         node_cls = _node_class(node, parsed, formulas, joint or {})
         if output_differentiability is not None:
             if len(output_differentiability) != len(parsed.returns):
                 raise ValueError(f"{node}: output_differentiability needs one bool per output of {parsed}")
             node_cls._output_differentiability = tuple(bool(d) for d in output_differentiability)
     op = OpOverload(parsed, kernel, node_cls)
-    if node_cls is not None:
+    if inplace_of is not None:
+        op._functional = inplace_of
+        op._may_overlap, op._refuse_aliases = may_overlap, refuse_aliases
+        op._saves_original = node_cls is not None and any(
+            ("tensor", parsed.arguments[0].name) in specs for _, _, _, specs in node_cls._formula_table)
+    elif node_cls is not None:
         node_cls._op = op
         _codegen.install_node(node_cls, _NODE_HELPERS)
     _codegen.install_call(op, _CALL_HELPERS)
@@ -395,6 +438,32 @@ def defop(schema, kernel, node=None, joint=None, output_differentiability=None, 
         setattr(aten, parsed.name, packet)
     packet._add(op)
     return op
+
+
+def _check_inplace_variant(schema, functional, node, formulas, joint):
+    """An in-place variant's declaration: a schema that writes its first argument and returns it, the
+    same arguments as its out-of-place twin (whose node and formulas it records), nothing of its own."""
+    args, twin = schema.arguments, functional._schema.arguments
+    if not (schema.mutates and args and args[0].alias and schema.returns == [(None, args[0].alias)]):
+        raise ValueError(f"{schema}: an in-place variant writes its first argument, Tensor(a!) self, and returns it")
+    if [(a.name, a.kwarg_only) for a in args] != [(a.name, a.kwarg_only) for a in twin]:
+        raise ValueError(f"{schema}: the arguments of {functional._schema} are not the same")
+    if node is not None or formulas or joint or any(a.is_tensor_list for a in args):
+        raise ValueError(f"{schema}: an in-place variant records {functional!r}'s node; it declares no formulas")
+    if "_check_inplace" not in _CALL_HELPERS:
+        raise RuntimeError("in-place variants are declared after glasstorch.ops._op is imported")
+
+
+def _write_kernel(name, functional_kernel):
+    """The kernel of an in-place variant that has none of its own: the out-of-place kernel's result,
+    written into ``self`` with torch's checks (``ops/_op.write_into``)."""
+    write_into = _CALL_HELPERS["_write_into"]
+
+    def kernel(self, *args, **kwargs):
+        write_into(self, functional_kernel(self, *args, **kwargs))
+        return self
+    kernel.__name__ = kernel.__qualname__ = f"{name}_kernel"
+    return kernel
 
 
 def _node_class(name, schema, formulas, joint):
@@ -432,6 +501,8 @@ def _node_class(name, schema, formulas, joint):
                 specs.append(("numel", p[:-6]))
             elif p.endswith("_dtype") and p[:-6] in args:
                 specs.append(("dtype", p[:-6]))
+            elif p.endswith("_device") and p[:-7] in args:
+                specs.append(("device", p[:-7]))
             else:
                 raise ValueError(f"{name}: formula for {names} reads '{p}', which {schema} does not have")
         table.append((names, fn, is_joint, tuple(specs)))

@@ -46,10 +46,9 @@ def _compile(source, filename, namespace):
 # -----------------------------------------------------------------------------------------------
 # OpOverload.__call__
 # -----------------------------------------------------------------------------------------------
-def op_call_source(op):
-    """The source of ``op``'s ``__call__`` (see the module docstring)."""
-    schema = op._schema
-    args = schema.arguments
+def _call_parts(args):
+    """The generated call's pieces: argument names, its signature, the call passing them on, the
+    kernel's call (tensors as their arrays ``_a<i>``)."""
     names = [_py(a.name) for a in args]
     sig, kw = [], False
     for i, (a, n) in enumerate(zip(args, names)):
@@ -61,6 +60,16 @@ def op_call_source(op):
     kernel_call = ", ".join(f"{n}={'_a%d' % i if (a.is_tensor or a.is_tensor_list) else n}" if a.kwarg_only
                             else ('_a%d' % i if (a.is_tensor or a.is_tensor_list) else n)
                             for i, (a, n) in enumerate(zip(args, names)))
+    return names, sig, call, kernel_call
+
+
+def op_call_source(op):
+    """The source of ``op``'s ``__call__`` (see the module docstring)."""
+    if op._functional is not None:
+        return inplace_call_source(op)
+    schema = op._schema
+    args = schema.arguments
+    names, sig, call, kernel_call = _call_parts(args)
     lines = [f"def __call__(_op, {', '.join(sig)}):"]
     probe = next((i for i, a in enumerate(args) if a.is_tensor or a.is_tensor_list), None)
     if probe is not None:
@@ -110,6 +119,35 @@ def op_call_source(op):
     return "\n".join(lines) + "\n"
 
 
+def inplace_call_source(op):
+    """The source of an in-place variant's ``__call__`` (``aten.add_.Tensor``): arrays in, the kernel
+    writes into the first; Tensors in, torch's checks (``ops/_op._check_inplace``), then the kernel
+    writes into ``self``'s array and its version moves on. When autograd records the op or a
+    TorchDispatchMode is to see it, ``ops/_op.run_inplace_op`` takes over (the rare path)."""
+    args = op._schema.arguments
+    names, sig, call, kernel_call = _call_parts(args)
+    target = names[0]
+    all_args = "(" + "".join(f"{n}, " for n in names) + ")"
+    others = "(" + "".join(f"{n}, " for a, n in zip(args[1:], names[1:]) if a.is_tensor) + ")"
+    lines = [f"def __call__(_op, {', '.join(sig)}):",
+             f"    if isinstance({target}, _ARRAY_TYPES):",
+             f"        return _kernel({call})   # arrays in: the kernel writes into {target}",
+             f"    _involved = _check_inplace({target}, {others}, {op._may_overlap!r}, {op._refuse_aliases!r})",
+             "    if _involved or seam.dispatching:   # autograd records it, or a dispatch mode sees it",
+             f"        return _run_inplace(_op, {all_args}, _involved)",
+             f"    _a0 = {target}._data"]
+    for i, (a, n) in enumerate(zip(args, names)):
+        if a.is_tensor and i:
+            lines.append(f"    _a{i} = {n}._data if isinstance({n}, _Tensor) else {n}")
+    lines += ["    try:",
+              f"        _kernel({kernel_call})",
+              "    except _ARRAY_ERRORS as _e:",
+              f"        raise _translate(_e, _op, {all_args}) from None",
+              f"    _bump({target}, {op._schema.name!r})",
+              f"    return {target}"]
+    return "\n".join(lines) + "\n"
+
+
 def _wrap_expression(op, names):
     if op._returns_list:
         v = op._view_of[0]
@@ -131,7 +169,8 @@ def install_call(op, namespace):
     source = op_call_source(op)
     filename = f"<glasstorch: aten.{op.__name__}>"
     ns = dict(namespace)
-    ns.update(_kernel=op.kernel, _D=op._defaults, _record=op.node._record if op.node is not None else None)
+    ns.update(_kernel=op.kernel, _D=op._defaults,
+              _record=op.node._record if op.node is not None and op._functional is None else None)
     _compile(source, filename, ns)
     op.__class__ = type(f"OpOverload_{op.__name__.replace('.', '_')}", (type(op),),
                         {"__call__": ns["__call__"], "__module__": type(op).__module__})
@@ -251,6 +290,8 @@ def node_record_source(cls):
                 body.append(f"_node._saved_{key}_sym_numel = _args[{cls._op_arg_index[key]}]._data.size")
             elif kind == "dtype":
                 body.append(f"_node._saved_{key}_dtype = _args[{cls._op_arg_index[key]}].dtype")
+            elif kind == "device":
+                body.append(f"_node._saved_{key}_device = _args[{cls._op_arg_index[key]}].device")
         if body:
             lines.append(f"    if _need{k}:")
             lines += ["        " + b for b in body]
@@ -341,8 +382,8 @@ def node_run_source(cls):
                 call.append(f"_node._saved_{key}_sym_sizes")
             elif kind == "numel":
                 call.append(f"_node._saved_{key}_sym_numel")
-            else:
-                call.append(f"_node._saved_{key}_dtype")
+            else:                       # dtype, device
+                call.append(f"_node._saved_{key}_{kind}")
         cond = f"({need})" + (" and grad is not None" if reads_grad else "")
         lines.append(f"    if {cond}:")
         lines.append(f"        _r = _f{k}({', '.join(call)})")

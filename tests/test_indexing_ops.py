@@ -32,22 +32,11 @@ def _declared(name):
 
 
 def _recorded(lib, program):
-    from importlib import import_module
-    mode_cls = import_module(lib.__name__ + ".utils._python_dispatch").TorchDispatchMode
-
-    class Recorder(mode_cls):
-        def __init__(self):
-            super().__init__()
-            self.ops = []
-
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            self.ops.append(str(func))
-            return func(*args, **(kwargs or {}))
+    from aten_log import recorder, packet
     x, y = (lib.tensor(a, requires_grad=True) for a in _RNG_ARRAYS((4, 5), (4, 5)))
-    with Recorder() as recorder:
+    with recorder(lib, keep=lambda op: packet(op) not in _INTERNALS and _declared(packet(op))) as log:
         program(lib, x, y).sum().backward()
-    packet = lambda op: op.split(".")[1]      # noqa: E731
-    return [op for op in recorder.ops if packet(op) not in _INTERNALS and _declared(packet(op))], x.grad, y.grad
+    return log.names, x.grad, y.grad
 
 
 PROGRAMS = {
@@ -306,15 +295,10 @@ def test_getitem_and_setitem_pass_the_seam_under_torchs_names():
 def test_in_place_indexing_is_not_seen_by_a_dispatch_mode_yet():
     """The documented difference (README): index assignment writes without an aten op a dispatch mode
     sees (torch's ``aten.index_put_``); the in-place methods show their out-of-place op."""
-    seen = []
-
-    class Recorder(glasstorch.utils._python_dispatch.TorchDispatchMode):
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            seen.append(str(func))
-            return func(*args, **(kwargs or {}))
+    from aten_log import recorder
     x, idx, v = glasstorch.zeros(3, 4), glasstorch.tensor([0, 2]), glasstorch.ones(4)
-    with Recorder():
+    with recorder(glasstorch) as log:
         x[idx] = v
         x.index_fill_(0, idx, 2.0)
-    assert seen == ["aten.index_fill.int_Scalar"]
+    assert log.names == ["aten.index_fill.int_Scalar"]
     assert x.tolist() == [[2.0] * 4, [0.0] * 4, [2.0] * 4]

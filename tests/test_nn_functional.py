@@ -724,24 +724,16 @@ _NN_OPS = ("convolution", "pool", "pad", "upsample", "pixel_", "elu", "gelu", "s
            "relu", "im2col", "col2im", "trilinear", "embedding")
 
 
-def _nn_ops_seen(lib, dispatch, build, create_graph=False):
-    class Log(dispatch.TorchDispatchMode):
-        def __init__(self):
-            super().__init__()
-            self.ops = []
-
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            if any(word in str(func) for word in _NN_OPS):
-                self.ops.append(str(func))
-            return func(*args, **(kwargs or {}))
+def _nn_ops_seen(lib, build, create_graph=False):
+    from aten_log import recorder
     lib.manual_seed(0)
     model, inputs = build(lib)
-    with Log() as log:
+    with recorder(lib, keep=lambda name: any(word in name for word in _NN_OPS)) as log:
         out = model(*inputs)
         grads = lib.autograd.grad(out.pow(2).sum(), [p for p in model.parameters()], create_graph=create_graph)
         if create_graph:
             sum(g.pow(2).sum() for g in grads).backward()
-    return log.ops
+    return log.names
 
 
 def _cnn(lib):
@@ -764,24 +756,20 @@ def _embedding_bag(lib):
 
 @pytest.mark.parametrize("build", [_cnn, _embedding_bag], ids=["cnn", "embedding"])
 def test_dispatch_modes_see_torchs_nn_ops(build):
-    import torch.utils._python_dispatch as torch_dispatch
-    import glasstorch.utils._python_dispatch as gt_dispatch
-    theirs = _nn_ops_seen(torch, torch_dispatch, build)
-    ours = _nn_ops_seen(gt, gt_dispatch, build)
+    theirs = _nn_ops_seen(torch, build)
+    ours = _nn_ops_seen(gt, build)
     assert "aten.convolution_backward.default" in theirs or "aten.embedding_dense_backward.default" in theirs
     assert ours == theirs
 
 
 def test_dispatch_modes_see_torchs_double_backward_ops():
     """create_graph=True: the backward ops record, and their own derivatives run as ops too."""
-    import torch.utils._python_dispatch as torch_dispatch
-    import glasstorch.utils._python_dispatch as gt_dispatch
 
     def build(lib):
         nn = lib.nn
         model = nn.Sequential(nn.Conv2d(2, 3, 3, padding=1), nn.ELU(), nn.MaxPool2d(2), nn.Conv2d(3, 2, 2), nn.GELU())
         return model, (lib.tensor(RNG.standard_normal((2, 2, 6, 6)).astype(np.float32)),)
-    theirs = _nn_ops_seen(torch, torch_dispatch, build, create_graph=True)
-    ours = _nn_ops_seen(gt, gt_dispatch, build, create_graph=True)
+    theirs = _nn_ops_seen(torch, build, create_graph=True)
+    ours = _nn_ops_seen(gt, build, create_graph=True)
     assert theirs.count("aten.convolution_backward.default") > 2
     assert ours == theirs

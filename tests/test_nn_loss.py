@@ -326,25 +326,16 @@ OWN_OPS = {"nll_loss_forward", "nll_loss_backward", "nll_loss2d_forward", "nll_l
 def dispatched_ops(lib, fn, arrays, double=False):
     """The aten ops of OWN_OPS a TorchDispatchMode sees while ``fn`` runs forward, backward (and, with
     ``double``, a backward of the gradients)."""
-    import importlib
-    base = importlib.import_module(lib.__name__ + ".utils._python_dispatch").TorchDispatchMode
-    seen = []
-
-    class Log(base):
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            name = func.__name__.split(".")[0]
-            if name in OWN_OPS:
-                seen.append(name)
-            return func(*args, **(kwargs or {}))
-
+    from aten_log import recorder, packet
+    log = recorder(lib, keep=lambda name: packet(name) in OWN_OPS)
     leaves = [lib.tensor(a, requires_grad=a.dtype.kind == "f") for a in arrays]
     diff = [t for t in leaves if t.requires_grad]
-    with Log():
+    with log:
         y = fn(lib, *leaves)
         grads = [g for g in lib.autograd.grad(y.sum(), diff, create_graph=double, allow_unused=True) if g is not None]
         if double:
             lib.autograd.grad(sum((g * g).sum() for g in grads), diff, allow_unused=True)
-    return seen
+    return [packet(name) for name in log.names]
 
 
 _x, _t = RNG.standard_normal((4, 5)), np.array([1, 0, 4, 2])

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import glasstorch
+from aten_log import recorder, packet
 
 torch = pytest.importorskip("torch")
 
@@ -121,17 +122,9 @@ def test_ops_without_a_derivative_record_torchs_not_implemented_node(name):
 # What modes see
 # ------------------------------------------------------------------------------------------------
 def _dispatch_seen(lib, program):
-    class Seen(lib.utils._python_dispatch.TorchDispatchMode):
-        def __init__(self):
-            super().__init__()
-            self.names = []
-
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            self.names.append(str(func))
-            return func(*args, **(kwargs or {}))
     x, y, w = _leaves(lib, X, Y, W, requires_grad=False)
     mask = lib.from_numpy(MASK)
-    with Seen() as seen:
+    with recorder(lib) as seen:
         program(lib, x, y, w, mask)
     return seen.names
 
@@ -195,13 +188,144 @@ def test_function_mode_sees_the_in_place_methods():
     assert ours == theirs
 
 
-def test_dispatch_mode_sees_in_place_methods_as_their_functional_op():
-    """The documented difference: an in-place method with an out-of-place twin (x.pow_(2)) is computed
-    by that op and written into x, so a dispatch mode sees aten.pow.Tensor_Scalar where torch's sees
-    aten.pow_.Scalar (torch's own in-place overloads are not declared yet); the optimizers' fast
-    paths (addcmul_ without autograd) are seen too, as the op they compute."""
-    ours = _dispatch_seen(glasstorch, lambda L, x, y, w, m: (x.pow_(2), x.clamp_(0, 1), x.addcmul_(y, w), x.add_(y)))
-    assert ours == ["aten.pow.Tensor_Scalar", "aten.clamp.default", "aten.addcmul.default", "aten.add.Tensor"]
+# In-place ops are aten ops of their own (aten.add_.Tensor, Tensor(a!) self), seen as torch's are, with
+# and without autograd, on views and with broadcast operands; torch's autograd-internal ops (clone of
+# the original self, detach of a saved result, backward's seed) are left out of its sequence.
+_TORCH_INTERNALS = ("clone", "detach", "ones_like", "ones", "scalar_tensor", "empty_like", "zeros_like", "expand",
+                    "copy_", "lift_fresh", "_to_copy", "view", "ge", "le", "logical_and_", "logical_and")
+# each program: steps, each run on a fresh x (an intermediate when autograd is on, so that a result
+# one step saves is not written by the next)
+IN_PLACE_PROGRAMS = {
+    "arithmetic": [lambda L, x, y, w: x.add_(y), lambda L, x, y, w: x.sub_(w, alpha=2),
+                   lambda L, x, y, w: x.mul_(0.5), lambda L, x, y, w: x.div_(w), lambda L, x, y, w: x.add_(1),
+                   lambda L, x, y, w: x.mul_(y), lambda L, x, y, w: x.div_(2.0).sub_(y)],
+    "broadcast": [lambda L, x, y, w: x.add_(y[0]), lambda L, x, y, w: x.mul_(w[:, :1]),
+                  lambda L, x, y, w: x.addcmul_(y, w[0], value=0.5), lambda L, x, y, w: x.addcdiv_(y[1], w)],
+    "unary": [lambda L, x, y, w: x.tanh_(), lambda L, x, y, w: x.exp_(), lambda L, x, y, w: x.sigmoid_(),
+              lambda L, x, y, w: x.neg_().relu_(), lambda L, x, y, w: x.abs_().sqrt_(),
+              lambda L, x, y, w: x.floor_(), lambda L, x, y, w: x.round_(), lambda L, x, y, w: x.round_(decimals=1)],
+    "clamp": [lambda L, x, y, w: x.clamp_(-0.5, 0.5), lambda L, x, y, w: x.clamp_(min=y),
+              lambda L, x, y, w: x.clamp_min_(0.1), lambda L, x, y, w: x.clamp_max_(w),
+              lambda L, x, y, w: x.clip_(0, 1)],
+    "others": [lambda L, x, y, w: x.abs_().pow_(2), lambda L, x, y, w: x.abs_().pow_(w),
+               lambda L, x, y, w: x.square_(), lambda L, x, y, w: x.lerp_(y, 0.3), lambda L, x, y, w: x.lerp_(y, w),
+               lambda L, x, y, w: x.atan2_(y), lambda L, x, y, w: x.remainder_(0.7), lambda L, x, y, w: x.fmod_(w),
+               lambda L, x, y, w: x.nan_to_num_(), lambda L, x, y, w: x.masked_fill_(L.from_numpy(MASK), 1.0)],
+    "views": [lambda L, x, y, w: x[0].add_(y[1]), lambda L, x, y, w: x[:, 1].mul_(w[0, 0]),
+              lambda L, x, y, w: x.t().exp_(), lambda L, x, y, w: x[1:].clamp_(0, 1),
+              lambda L, x, y, w: x.view(-1)[::2].sub_(1)],
+}
+
+
+def _in_place_run(lib, program, dtype, requires_grad):
+    """The program's steps, each on a fresh ``x`` (an intermediate when ``requires_grad``), then one
+    backward: the aten ops seen forward (without torch's internals), the values, the gradients and
+    the nodes of the results."""
+    leaves = _leaves(lib, X, Y, W, dtype=dtype, requires_grad=requires_grad)
+    log = recorder(lib, keep=lambda name: packet(name) not in _TORCH_INTERNALS)
+    xs = []
+    for step in program:
+        x = leaves[0] * 1 if requires_grad else leaves[0].clone()
+        with log:
+            step(lib, x, *leaves[1:])
+        xs.append(x)
+    nodes = [type(x.grad_fn).__name__ for x in xs] if requires_grad else None
+    if requires_grad:   # (the backward formulas' own ops are other tests')
+        sum((x * lib.tensor(W.astype(dtype))).sum() for x in xs).backward()
+    grads = [None if t.grad is None else t.grad.numpy() for t in leaves]
+    return log.names, np.stack([x.detach().numpy() for x in xs]), grads, nodes
+
+
+@pytest.mark.parametrize("requires_grad", [False, True], ids=["no_autograd", "autograd"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", sorted(IN_PLACE_PROGRAMS))
+def test_dispatch_mode_sees_in_place_ops_as_torch(name, dtype, requires_grad):
+    ours, theirs = (_in_place_run(lib, IN_PLACE_PROGRAMS[name], dtype, requires_grad) for lib in (glasstorch, torch))
+    assert ours[0] == theirs[0]
+    assert any(packet.split(".")[1].endswith("_") for packet in ours[0])
+    np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-5, atol=1e-6)
+    for g_ours, g_theirs in zip(ours[2], theirs[2]):
+        assert (g_ours is None) == (g_theirs is None)
+        if g_ours is not None:
+            assert g_ours.dtype == g_theirs.dtype
+            np.testing.assert_allclose(g_ours, g_theirs, rtol=1e-5, atol=1e-6)
+    assert ours[3] == theirs[3]
+
+
+def test_in_place_op_records_torchs_node_and_saved_values():
+    """mul_ saves self's value from before the write (torch's original_self), exp_ its result as self
+    itself (written again, backward raises); the in-place op moves the version on once."""
+    for lib in (glasstorch, torch):
+        a, b = _leaves(lib, X, Y)
+        y = a * 1
+        y.mul_(b)
+        assert type(y.grad_fn).__name__ == "MulBackward0" and y._version == 1
+        np.testing.assert_allclose(y.grad_fn._saved_self.detach().numpy(), X)
+        z = a * 1
+        z.exp_()
+        assert z.grad_fn._saved_result is not None and type(z.grad_fn).__name__ == "ExpBackward0"
+        z.add_(1)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            z.sum().backward()
+
+
+def test_in_place_op_errors_as_torch():
+    """torch's refusals, before anything is written: a leaf that requires grad, a result type that
+    does not cast to self's, a shape that does not broadcast to self's."""
+    for lib in (glasstorch, torch):
+        a, b = _leaves(lib, X, Y)
+        with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used in an in-place"):
+            a.add_(b)
+        i = lib.ones(3, dtype=lib.int64)
+        with pytest.raises(RuntimeError, match="result type Float can't be cast to the desired output type Long"):
+            i.add_(0.5 * lib.ones(3))
+        with pytest.raises(RuntimeError, match="result type Float can't be cast to the desired output type Long"):
+            i.exp_()
+        s = lib.ones(3)
+        with pytest.raises(RuntimeError, match=r"output with shape \[3\] doesn't match the broadcast shape \[2, 3\]"):
+            s.mul_(lib.ones(2, 3))
+        assert s.tolist() == [1.0, 1.0, 1.0] and i.tolist() == [1, 1, 1]
+
+
+# in-place writes across dtypes: torch's canCast (integers of any size and sign into one another; no float
+# into an integer, no complex into a real, nothing but bool into bool) and its bool/alpha rules
+IN_PLACE_DTYPE_CASES = {
+    "int_div": lambda L: L.ones(3, dtype=L.int64).div_(2),
+    "bool_add_bool": lambda L: L.ones(3, dtype=L.bool).add_(True),
+    "bool_add_int": lambda L: L.ones(3, dtype=L.bool).add_(1),
+    "bool_sub": lambda L: L.ones(3, dtype=L.bool).sub_(L.ones(3, dtype=L.bool)),
+    "int_alpha_float": lambda L: L.ones(3, dtype=L.int64).add_(L.ones(3, dtype=L.int64), alpha=0.5),
+    "bool_alpha": lambda L: L.ones(3).sub_(L.ones(3), alpha=True),
+    "uint8_add_int8": lambda L: L.ones(3, dtype=L.uint8).add_(L.ones(3, dtype=L.int8)),
+    "int8_add_int64_wraps": lambda L: L.ones(3, dtype=L.int8).add_(L.ones(3, dtype=L.int64) * 300),
+    "int_addcmul_float": lambda L: L.ones(3, dtype=L.int64).addcmul_(L.ones(3), L.ones(3)),
+    "float32_add_float64": lambda L: L.ones(3).add_(L.ones(3, dtype=L.float64) / 3),
+    "float_add_complex": lambda L: L.ones(3).add_(L.ones(3, dtype=L.complex64)),
+    "int_exp": lambda L: L.ones(3, dtype=L.int64).exp_(),
+    "broadcast_into_smaller": lambda L: L.ones(3).mul_(L.ones(2, 3)),
+    "shapes_that_do_not_broadcast": lambda L: L.ones(3).add_(L.ones(2)),
+    "overlapping_input": lambda L: (lambda x: x[1:].add_(x[:-1]))(L.ones(4)),
+    "expanded_target": lambda L: L.ones(3).expand(2, 3).add_(1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(IN_PLACE_DTYPE_CASES))
+def test_in_place_dtypes_and_refusals_as_torch(name):
+    results = []
+    for lib in (glasstorch, torch):
+        try:
+            r = IN_PLACE_DTYPE_CASES[name](lib)
+            results.append((str(r.dtype), r.tolist()))
+        except RuntimeError as e:
+            results.append(str(e).splitlines()[0])
+    assert results[0] == results[1]
+
+
+def test_in_place_variant_source_is_generated():
+    """The in-place variant is a defop of its own: its generated call writes through its kernel."""
+    op = glasstorch.ops.aten.add_.Tensor
+    assert op._schema.mutates and op.node is glasstorch.ops.aten.add.Tensor.node
+    assert "_kernel(" in op._source and "_run_inplace(" in op._source
 
 
 # ------------------------------------------------------------------------------------------------

@@ -7,12 +7,12 @@ result (base, version counter, strides, creation meta).
 Values and gradients of these ops are the opinfo harness's (tests/opinfo.py); the in-place/view
 rules are tests/test_views_inplace.py's.
 """
-import importlib
 
 import numpy as np
 import pytest
 
 import glasstorch
+from aten_log import recorder, dispatch_mode_class
 
 torch = pytest.importorskip("torch")
 LIBS = (torch, glasstorch)
@@ -20,7 +20,6 @@ LIBS = (torch, glasstorch)
 
 def _modes(lib):
     function_mode = lib.overrides.TorchFunctionMode
-    dispatch_mode = importlib.import_module(lib.__name__ + ".utils._python_dispatch").TorchDispatchMode
 
     class Functions(function_mode):
         def __init__(self):
@@ -32,15 +31,7 @@ def _modes(lib):
             self.names.append(f"{func.__self__.__name__}.{name}" if name == "__get__" else name)
             return func(*args, **(kwargs or {}))
 
-    class Ops(dispatch_mode):
-        def __init__(self):
-            super().__init__()
-            self.names = []
-
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            self.names.append(str(func))
-            return func(*args, **(kwargs or {}))
-    return Functions, Ops
+    return Functions, lambda: recorder(lib)
 
 
 # each case: x (2, 3, 4, requiring grad, a non-leaf) -> a tensor
@@ -313,10 +304,9 @@ def test_double_backward_as_torch(case):
 def test_an_inplace_view_op_hands_a_dispatch_mode_a_new_tensor():
     """The documented difference (README): the op's result is a new tensor, which the method moves into
     ``self``; what the user gets back is ``self``, as in torch."""
-    _, Ops = _modes(glasstorch)
     seen = []
 
-    class Keep(Ops):
+    class Keep(dispatch_mode_class(glasstorch)):
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             out = func(*args, **(kwargs or {}))
             seen.append((str(func), out is args[0]))

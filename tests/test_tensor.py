@@ -121,6 +121,24 @@ def test_conversions(T):
     assert y.grad.dtype is T.float32
 
 
+def test_to_is_aten_to_copy_as_torchs():
+    """x.to(dtype) is aten._to_copy for a dispatch mode, with its ToCopyBackward0: the gradient comes
+    back in the input's dtype (the real part from a complex copy); an integral copy needs no gradient."""
+    from aten_log import recorder
+    results = []
+    for lib in (gt, torch):
+        x = lib.tensor([1.5, -2.0], requires_grad=True)
+        with recorder(lib, keep=lambda name: "_to_copy" in name) as log:
+            y = x.to(lib.float64)
+            c = x.to(lib.complex64)
+            i = x.long()
+        ((y * y).sum() + (c * c).real.sum()).backward()
+        results.append((log.names, type(y.grad_fn).__name__, x.grad.dtype == lib.float32, x.grad.tolist(),
+                        i.requires_grad, x.float() is x))
+    assert results[0] == results[1]
+    assert results[0][0] == ["aten._to_copy.default"] * 3
+
+
 # -- introspection -------------------------------------------------------------------------------------
 
 @BOTH

@@ -40,12 +40,14 @@ FREED_MESSAGE = (
     "if you need to access saved tensors after calling backward.")
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # not glasstorch_examples/
+_GLASSTORCH_FILES = (_PACKAGE_DIR, "<glasstorch")     # its files, and its generated op code (_ops_codegen)
 
 
 def user_frame(depth=1):
-    """The innermost stack frame outside glasstorch (where the user's line is)."""
+    """The innermost stack frame outside glasstorch, its files and its generated op code (where
+    the user's line is)."""
     f = sys._getframe(depth)
-    while f is not None and f.f_code.co_filename.startswith(_PACKAGE_DIR):
+    while f is not None and f.f_code.co_filename.startswith(_GLASSTORCH_FILES):
         f = f.f_back
     return f
 

@@ -13,7 +13,7 @@ import math
 
 from .._ops import aten
 from .._tensor import _wrap_dim
-from .._array import xp
+from .._array import xp, device_type_of
 from ..autograd.grad_mode import _state as _grad_state
 
 
@@ -304,6 +304,17 @@ def cumprod_backward(grad, input, dim, output):
 # ---- linear algebra -------------------------------------------------------------------------------------
 def is_complex(x):
     return bool(getattr(x.dtype, "is_complex", False) or getattr(x.dtype, "kind", "") == "c")
+
+
+def to_copy_backward(grad, self_dtype, self_device):
+    """torch's ``_to_copy_backward``: the gradient of a dtype/device copy brought back to the input's
+    device (only the real part flows back to a real input from a complex copy); the engine casts it
+    to the input's dtype, as for any op whose input had another."""
+    if is_complex(grad) and not self_dtype.is_complex:
+        grad = grad.real
+    if device_type_of(getattr(grad, "_data", grad)) != self_device.type:
+        grad = aten._to_copy(grad, device=self_device)
+    return grad
 
 
 def mH(x):

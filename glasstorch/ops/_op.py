@@ -1,15 +1,12 @@
-"""The shared mechanism every op is built on.
+"""What the public functions of every op family share (the ops themselves are ``defop``
+declarations, ``glasstorch/_ops.py``):
 
-An op is a forward function on arrays plus a Node subclass holding its derivative, declared side
-by side (see pointwise.py for the table form, reduction.py/shape.py for the hand-written form).
-This module provides what they share:
-
-* ``operands``  -- torch's type promotion for a binary op, returning the arrays to compute with;
-* ``record``    -- attach a node to the result(s) when grad mode is on and an input requires grad,
-                   with the per-input (shape, dtype) a gradient must be reduced to when the
-                   forward broadcast or promoted (the engine's ``_validate`` does the reducing);
+* ``operands``, ``promote_arrays``, ``result_dtype`` -- torch's type promotion for a binary op;
 * ``method``    -- expose a function as a Tensor method too (``x.exp()`` and ``torch.exp(x)``);
-* ``inplace``   -- the in-place form of an op (``x.exp_()``), with torch's rules for autograd.
+* ``_check_inplace``, ``run_inplace_op``, ``write_into`` -- torch's rules for an in-place op, what an
+  in-place variant's generated call uses (``defop(..., inplace_of=...)``);
+* ``inplace``   -- the in-place form of an op that has no in-place variant declared yet (``x.scatter_``):
+  the out-of-place op, its result written into ``self``.
 """
 import functools
 import weakref
@@ -17,8 +14,10 @@ import weakref
 from .. import _checks, _dtype
 from .._tensor import Tensor, _wrap, bump_version, check_inference_write
 from ..autograd import grad_mode
-from ..autograd.graph import Node, connect, edge_of, rebase_history, check_inplace
-from .._array import xp, overlap, array_types
+from ..autograd.graph import edge_of, rebase_history, check_inplace
+from .._array import xp, overlap, array_types, array_errors, translate_array_error
+from .._seam import seam
+from .. import _ops
 
 _ARRAY_TYPES = array_types()
 
@@ -193,46 +192,6 @@ def check_floating(x, kernel_name):
         raise kernel_not_implemented(kernel_name, x.dtype)
 
 
-def needs_grad(*tensors):
-    if not _state.enabled:
-        return False
-    for t in tensors:
-        if isinstance(t, Tensor) and t._requires_grad:
-            return True
-    return False
-
-
-def record(node_cls, outputs, inputs, saved=(), saved_output=-1, meta_check=True):
-    """Create ``node_cls`` and link it: ``inputs`` -> node -> ``outputs``.
-
-    ``saved``: the tensors the derivative reads (``saved_output`` marks the op's own result among
-    them). When an input's shape or dtype differs from the output's, the node remembers it so
-    the engine can reduce the broadcast gradient (``sum_to``) and cast it, once, in one place.
-    """
-    node = node_cls.__new__(node_cls)
-    if meta_check:
-        out = (outputs[0] if type(outputs) is tuple else outputs)._data
-        shape, dt = out.shape, out.dtype
-        meta = None
-        for i, t in enumerate(inputs):
-            if t is not None and t._requires_grad:
-                d = t._data
-                if d.shape != shape or (d.dtype is not dt and d.dtype != dt):
-                    if meta is None:
-                        meta = [None] * len(inputs)
-                    meta[i] = (t.shape, t.dtype)
-        if meta is not None:
-            node._input_meta = tuple(meta)
-    connect(node, inputs, outputs, saved, saved_output)
-    return node
-
-
-def make_node_class(name, backward, saved_names=(), doc=None, num_outputs=1):
-    """A Node subclass named as torch names it, with ``backward(self, grad)``."""
-    return type(name, (Node,), {"backward": backward, "saved_names": tuple(saved_names),
-                                "num_outputs": num_outputs, "__doc__": doc, "__module__": "torch.autograd"})
-
-
 def _check_inplace(self, others=(), may_overlap=False, refuse_aliases="partial"):
     """torch's rules for an in-place op on ``self``, checked before it writes.
 
@@ -247,7 +206,9 @@ def _check_inplace(self, others=(), may_overlap=False, refuse_aliases="partial")
     (``x[1:].add_(x[:-1])``), and with ``refuse_aliases="any"`` not even all of it (``x.add_(x)``
     is fine, ``x[idx] = x`` is not; ``None``: the inputs were read before the write, as fill_'s).
     """
-    check_inference_write(self._vc)
+    vc = self._vc
+    if vc.inference:        # (every in-place op runs this: the common case reads one attribute)
+        check_inference_write(vc)
     involved = False
     if _state.enabled:  # autograd's checks come first, as in torch (they run before the kernel's)
         involved = self._requires_grad
@@ -256,9 +217,11 @@ def _check_inplace(self, others=(), may_overlap=False, refuse_aliases="partial")
                 if isinstance(o, Tensor) and o._requires_grad:
                     involved = True
                     break
-        check_inplace(self, involved)
-        if involved:  # torch takes every input's history before the kernel runs: a view that may not be
-            for o in others:  # re-derived raises here, before the memory checks below
+        if involved:
+            check_inplace(self, involved)
+            # torch takes every input's history before the kernel runs: a view that may not be
+            # re-derived raises here, before the memory checks below
+            for o in others:
                 if isinstance(o, Tensor) and o._base is not None and o._requires_grad:
                     edge_of(o)
     if not may_overlap and 0 in self._data.strides:
@@ -266,7 +229,7 @@ def _check_inplace(self, others=(), may_overlap=False, refuse_aliases="partial")
     for o in others if refuse_aliases else ():
         # (tensors sharing memory share a version counter -- views, detach() -- but for .data and
         # a second from_numpy of one array; only those pay for the memory test)
-        if (type(o) is Tensor or isinstance(o, Tensor)) and o._vc is self._vc:
+        if isinstance(o, Tensor) and o._vc is vc:
             lap = overlap(self._data, o._data)
             if lap == "partial" or lap == "full" and refuse_aliases == "any":
                 raise RuntimeError("unsupported operation: some elements of the input tensor and the written-to "
@@ -280,14 +243,6 @@ def _check_no_overlap(self):
     if d.size and any(st == 0 and n > 1 for st, n in zip(d.strides, d.shape)):
         raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a single "
                            "memory location. Please clone() the tensor before performing the operation.")
-
-
-def record_inplace(node_cls, self, inputs, saved=()):
-    """Create the node of an in-place op on ``self`` before it writes: its edges are the inputs'
-    histories (``inputs[0]`` is ``self``, its old history). After the write, ``rebase_history(self,
-    node)`` makes it ``self``'s history (the node is recorded on a stand-in output of ``self``'s
-    shape and dtype, so the gradient reductions for broadcast inputs are set up as for any op)."""
-    return record(node_cls, _wrap(self._data), inputs, saved)
 
 
 def inplace(self, op_name, fn, *args, **kwargs):
@@ -312,21 +267,71 @@ def inplace_recorded(self, op_name, fn, *args, **kwargs):
     """The recording half of :func:`inplace`, for an op that has made torch's checks itself
     (``_check_inplace`` returned True): ``fn`` runs on a copy of ``self`` that carries ``self``'s
     history, its result is written into ``self``, and ``self`` takes over the node."""
-    src = _wrap(self._data.copy())
+    src = _history_carrier(self, copy=True)
+    result = fn(src, *args, **kwargs)
+    _write(self, result, op_name)
+    node = result._grad_fn
+    if node is not None:
+        _take_over(self, node)
+    return self
+
+
+def _history_carrier(self, copy):
+    """A stand-in for ``self``'s value before an in-place write (torch's ``original_self``): a
+    tensor with ``self``'s history -- its array a copy when a formula will read that value, else
+    ``self``'s own (only its shape and dtype are read)."""
+    src = _wrap(self._data.copy() if copy else self._data)
     if self._requires_grad:
         fn_self, nr = edge_of(self)
         if fn_self is not None:
             src._requires_grad = True
             src._grad_fn, src._output_nr = fn_self, nr
-    result = fn(src, *args, **kwargs)
-    _write(self, result, op_name)
-    node = result._grad_fn
+    return src
+
+
+def _take_over(self, node):
+    """After the write: ``self`` takes ``node`` as its history (through CopySlices onto its base
+    when it is a view), and a result the node saved is ``self`` itself."""
+    saved_result = _saved_result_is(node, self)
+    rebase_history(self, node)
+    if self._base is not None and saved_result:
+        # torch saves the result of an in-place op on a view with the view's new history
+        node._result_fn = weakref.ref(self._grad_fn)
+
+
+_ARRAY_ERRORS = array_errors()
+
+
+def run_inplace_op(op, args, involved):
+    """An in-place variant (``defop(..., inplace_of=...)``, e.g. ``aten.add_.Tensor``) when autograd
+    records it (``involved``: what ``_check_inplace`` returned) or a TorchDispatchMode is on -- the
+    rare path of its generated call. ``args``: the call's arguments in schema order.
+
+    As torch's generated code does: the out-of-place twin's node is recorded before the write, from
+    ``self``'s old history (and its old value, when a formula reads it: torch's ``original_self``),
+    its result standing for ``self``; the write is the kernel's, or the dispatch mode's (which sees
+    ``aten.add_.Tensor`` below autograd and runs it); then ``self`` takes the node over."""
+    self = args[0]
+    node_cls = op.node
+    node = None
+    if involved and node_cls is not None:
+        # recorded before the write, as torch saves its inputs: an input that is self (x.addcmul_(x, y))
+        # is saved at its old version, and backward refuses it once the write has moved it on
+        original = _history_carrier(self, op._saves_original)
+        call_args = (original,) + tuple(args[1:])
+        inputs = [call_args[i] if isinstance(call_args[i], Tensor) else None for i in node_cls._edge_positions]
+        node = node_cls._record(op._functional, call_args, inputs, _wrap(self._data))
+    if seam.dispatching:
+        op._dispatch_below_autograd(args)
+    else:
+        positional, kwargs = op._split_args(tuple(a._data if isinstance(a, Tensor) else a for a in args))
+        try:
+            op.kernel(*positional, **kwargs)
+        except _ARRAY_ERRORS as e:
+            raise translate_array_error(e, op, args) from None
+        bump_version(self, op._schema.name)
     if node is not None:
-        saved_result = _saved_result_is(node, self)
-        rebase_history(self, node)
-        if self._base is not None and saved_result:
-            # torch saves the result of an in-place op on a view with the view's new history
-            node._result_fn = weakref.ref(self._grad_fn)
+        _take_over(self, node)   # (the result, self's array, stands for self)
     return self
 
 
@@ -354,25 +359,33 @@ def _saved_result_is(node, self):
 
 
 def _write(self, result, op_name):
-    d = result._data
-    if d.dtype != self._data.dtype:
-        if not xp.can_cast(d.dtype, self._data.dtype, "same_kind") or \
-                (d.dtype.kind == "f" and self._data.dtype.kind in "iub"):
+    write_into(self._data, result._data)
+    bump_version(self, op_name)
+
+
+def write_into(target, d):
+    """Write array ``d`` (an op's result) into array ``target``, with torch's checks: the result's
+    dtype must cast to the target's (float into int is refused), its shape broadcast to it."""
+    if d.dtype != target.dtype:
+        # torch's canCast: no complex into a non-complex type, no floating point into an integral
+        # one, nothing but bool into bool (integers of any size and sign cast to one another)
+        source = "f" if _dtype.is_bfloat16_numpy(d.dtype) else d.dtype.kind
+        kind = "f" if _dtype.is_bfloat16_numpy(target.dtype) else target.dtype.kind
+        if source == "c" and kind != "c" or source == "f" and kind in "iub" or source != "b" and kind == "b":
             raise RuntimeError(f"result type {_DTYPE_OF[d.dtype]._legacy} can't be cast to the desired output "
-                               f"type {_DTYPE_OF[self._data.dtype]._legacy}")
-    if d.shape != self._data.shape:
+                               f"type {_DTYPE_OF[target.dtype]._legacy}")
+    if d.shape != target.shape:
         try:
-            xp.broadcast_shapes(d.shape, self._data.shape)
-            if xp.broadcast_shapes(d.shape, self._data.shape) != self._data.shape:
+            xp.broadcast_shapes(d.shape, target.shape)
+            if xp.broadcast_shapes(d.shape, target.shape) != target.shape:
                 raise ValueError
         except ValueError:
-            raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the broadcast shape "
-                               f"{list(xp.broadcast_shapes(d.shape, self._data.shape)) if _bc(d.shape, self._data.shape) else list(d.shape)}") from None
-    if 0 in self._data.strides:  # an expanded target (masked_fill_ ...): write only what changed, as torch's
-        xp.copyto(self._data, d, where=d != self._data)  # kernel does, or an aliased element gets its old value
+            raise RuntimeError(f"output with shape {list(target.shape)} doesn't match the broadcast shape "
+                               f"{list(xp.broadcast_shapes(d.shape, target.shape)) if _bc(d.shape, target.shape) else list(d.shape)}") from None
+    if 0 in target.strides:  # an expanded target (masked_fill_ ...): write only what changed, as torch's
+        xp.copyto(target, d, where=d != target)  # kernel does, or an aliased element gets its old value
     else:
-        self._data[...] = d
-    bump_version(self, op_name)
+        target[...] = d
 
 
 def _bc(a, b):
@@ -381,3 +394,6 @@ def _bc(a, b):
         return True
     except ValueError:
         return False
+
+
+_ops._bind_inplace_helpers(_check_inplace, run_inplace_op, bump_version, write_into)

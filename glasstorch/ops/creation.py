@@ -14,7 +14,9 @@ import warnings
 from .. import _checks, _dtype
 from .._tensor import Tensor, _wrap, _init, device as _device, Size
 from .._array import xp, namespace, device_type_of, to_device, as_numpy, copy_preserving_layout, cuda_available, meta
-from ._op import _state, method, record, make_node_class
+from ._op import method
+from ._derivatives import to_copy_backward
+from ..autograd import grad_mode
 from .._seam import seam
 from .._ops import defop
 from .. import _warnings
@@ -437,15 +439,23 @@ def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
 # ---------------------------------------------------------------------------------------------
 # dtype / device conversion
 # ---------------------------------------------------------------------------------------------
-class ToCopyBackward0(make_node_class("ToCopyBackward0", None)):
-    """The gradient of a dtype/device copy is the gradient converted back (the engine casts)."""
+def _to_copy_kernel(self, *, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False,
+                    memory_format=None):
+    """A copy of ``self`` on ``device`` in ``dtype`` (either None: kept), laid out as the input
+    (torch's preserve_format)."""
+    d = self
+    if device is not None and device.type != device_type_of(d):
+        d = to_device(d, device.type)
+    if dtype is not None and _np_dtype(dtype) != d.dtype:
+        return copy_preserving_layout(d, _np_dtype(dtype))
+    return copy_preserving_layout(d) if d is self else d
 
-    def backward(self, grad):
-        if self.src_real and grad.is_complex():   # a real -> complex copy: only the real part flows back
-            grad = grad.real
-        if self.src_device != "cpu" or grad.device.type != "cpu":
-            return grad.to(self.src_device)
-        return grad
+
+_to_copy_op = defop("_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+                    "bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor",
+                    _to_copy_kernel, node="ToCopyBackward0",
+                    self=lambda grad, self_dtype, self_device: to_copy_backward(grad, self_dtype, self_device))
+ToCopyBackward0 = _to_copy_op.node
 
 
 def _parse_to(args, kwargs):
@@ -481,23 +491,15 @@ def to(self, *args, **kwargs):
     if seam.on:
         return seam.torch_function(to, (self,) + args, kwargs)
     dtype, device, copy = _parse_to(args, dict(kwargs))
-    src_dev = self.device.type
     same_dtype = dtype is None or dtype.numpy_dtype == self._data.dtype
-    same_dev = device is None or device.type == src_dev
+    same_dev = device is None or device.type == self.device.type
     if same_dtype and same_dev and not copy:
         return self
-    d = self._data
-    if not same_dev:
-        d = to_device(d, device.type)
-    if not same_dtype:  # (laid out as torch's preserve_format: as the input)
-        d = copy_preserving_layout(d, _np_dtype(dtype))
-    elif same_dev or copy:
-        d = copy_preserving_layout(d)
-    res = _wrap(d)
-    if self._requires_grad and _state.enabled and res._data.dtype.kind in "fc":
-        node = record(ToCopyBackward0, res, (self,))
-        node.src_device, node.src_real = src_dev, not self.is_complex()
-    return res
+    dtype, device = None if same_dtype else dtype, None if same_dev else device
+    if not self._requires_grad or (self._data.dtype if dtype is None else dtype.numpy_dtype).kind in "fc":
+        return _to_copy_op(self, dtype=dtype, device=device)
+    with grad_mode.no_grad():   # (an integral copy of a tensor that requires grad does not require it)
+        return _to_copy_op(self, dtype=dtype, device=device)
 
 
 def _caster(name, dt):

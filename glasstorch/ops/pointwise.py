@@ -9,12 +9,13 @@ each input's shape.
 import cmath
 import math
 import numbers
+import operator
 
 from .. import _dtype, _checks
 from .._tensor import Tensor, _wrap
 from .._array import xp, broadcast_error, same_data, row_major, like_operands, erf as _erf, erfinv as _erfinv, lgamma as _lgamma, digamma as _digamma
 from ._op import (method, operands, inplace, inplace_recorded, result_dtype, as_tensor_arg, promote_arrays,
-                  _check_inplace, bump_version, _ARRAY_TYPES, _DTYPE_OF)
+                  _check_inplace, bump_version, write_into, _ARRAY_TYPES, _DTYPE_OF)
 from .._ops import defop, aten
 from .._seam import seam
 from ._derivatives import conj, is_complex
@@ -34,7 +35,7 @@ __all__ = ["neg", "neg_", "abs", "abs_", "sign", "sgn", "reciprocal", "reciproca
            "less_equal", "not_equal", "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or",
            "bitwise_xor", "equal", "allclose", "isclose", "isreal", "isposinf", "isneginf", "where", "clamp",
            "clip", "clamp_min", "clamp_max", "lerp", "masked_fill", "nan_to_num", "zero_", "fill_", "addcmul",
-           "addcdiv"]
+           "addcdiv", "clamp_", "nan_to_num_", "square_"]
 
 
 
@@ -162,11 +163,18 @@ def _unary_kernel(name, forward, int_ok):
     return kernel
 
 
+# the unary ops torch has no in-place variant of (x.isnan_() is glasstorch's only)
+_NO_INPLACE_VARIANT = ("isnan", "isinf", "isfinite", "signbit")
+
+
 def _make_unary(name, node_name, forward, derivative, int_ok):
-    """The aten op of a unary row, its public function and Tensor method, and the in-place form."""
+    """The aten op of a unary row, its public function and Tensor method, and the in-place form
+    (``aten.exp_``, recording the same node)."""
     formulas = {} if derivative is None else {"self": derivative}
     op = defop(f"{name}(Tensor self) -> Tensor", _unary_kernel(name, forward, int_ok), node=node_name, **formulas)
-    namespace = {"seam": seam, "op": op, "inplace": inplace, "Tensor": Tensor, "not_a_tensor": _checks.not_a_tensor}
+    op_ = None if name in _NO_INPLACE_VARIANT else defop(f"{name}_(Tensor(a!) self) -> Tensor(a!)", inplace_of=op)
+    namespace = {"seam": seam, "op": op, "op_": op_, "inplace": inplace, "Tensor": Tensor,
+                 "not_a_tensor": _checks.not_a_tensor}
     exec(compile(f"def {name}(input):\n"
                  f"    if seam.on:\n"
                  f"        return seam.torch_function({name}, (input,), {{}})\n"
@@ -176,7 +184,8 @@ def _make_unary(name, node_name, forward, derivative, int_ok):
                  f"def {name}_(self):\n"
                  f"    if seam.on:\n"
                  f"        return seam.torch_function({name}_, (self,), {{}})\n"
-                 f"    return inplace(self, '{name}_', {name})\n", f"<glasstorch: torch.{name}>", "exec"), namespace)
+                 + (f"    return inplace(self, '{name}_', {name})\n" if op_ is None else "    return op_(self)\n"),
+                 f"<glasstorch: torch.{name}>", "exec"), namespace)
     public = namespace[name]
     public.__doc__ = f"torch.{name}: elementwise {name}." + (f" Backward node: {node_name}." if node_name else "")
     public.__module__ = namespace[name + "_"].__module__ = __name__
@@ -247,10 +256,17 @@ _round0, _round0_, _round_op = _make_unary("round", "RoundBackward0", xp.round, 
 RoundBackward0, RoundBackward1 = _round_op.node, _round_decimals.node
 
 
+_round_decimals_ = defop("round_.decimals(Tensor(a!) self, *, int decimals) -> Tensor(a!)", inplace_of=_round_decimals)
+
+
 def round_(self, *, decimals=0):
     if seam.on:
         return seam.torch_function(round_, (self,), {"decimals": decimals})
-    return inplace(self, "round_", round, decimals=decimals)
+    if decimals == 0:
+        return _round0_(self)
+    if self._data.dtype.kind not in "fc":
+        raise NotImplementedError(f'"round_cpu" not implemented for \'{self.dtype._legacy}\'')
+    return _round_decimals_(self, decimals=decimals)
 
 
 Tensor.round_ = round_
@@ -340,13 +356,17 @@ def _sub_bool_check(self_is_bool, other):
                        "invert a mask, use the `~` or `logical_not()` operator instead.")
 
 
+def _check_bool_alpha(input, other, alpha):
+    if type(alpha) is bool and not (input._data.dtype == bool and (type(other) is bool or
+                                                                    isinstance(other, Tensor) and other.dtype == _dtype.bool)):
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
+
+
 @method("sub", "__sub__", "subtract")
 def sub(input, other, *, alpha=1):
     if seam.on:
         return seam.torch_function(sub, (input, other), {"alpha": alpha})
-    if type(alpha) is bool and not (input._data.dtype == bool and (type(other) is bool or
-                                                                    isinstance(other, Tensor) and other.dtype == _dtype.bool)):
-        raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    _check_bool_alpha(input, other, alpha)
     return sub_op(input, other) if alpha == 1 else sub_op(input, other, alpha=alpha)
 
 
@@ -1117,6 +1137,13 @@ def _clamp_overload(min, max):
 def clamp(input, min=None, max=None):
     if seam.on:
         return seam.torch_function(clamp, (input, min, max), {})
+    if _clamp_overload_checked(min, max) is Tensor:
+        return clamp_tensor_op(input, min, max)
+    return clamp_op(input, min, max)
+
+
+def _clamp_overload_checked(min, max):
+    """clamp's overload for these bounds (``Tensor``, or a number's), refusing what torch refuses."""
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     overload = _clamp_overload(min, max)
@@ -1124,9 +1151,7 @@ def clamp(input, min=None, max=None):
         # torch's overloads: (Tensor min, Tensor max) or (Number min, Number max), not a mix, not a str
         raise TypeError(f"clamp() received an invalid combination of arguments - got (min={type(min).__name__}, "
                         f"max={type(max).__name__}), but expected (Tensor min, Tensor max) or (Number min, Number max)")
-    if overload is Tensor:
-        return clamp_tensor_op(input, min, max)
-    return clamp_op(input, min, max)
+    return overload
 
 
 @method("clip")
@@ -1260,19 +1285,6 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
 # ---------------------------------------------------------------------------------------------
 # In-place arithmetic: NumPy's out= when autograd is not involved (the optimizer's hot path)
 # ---------------------------------------------------------------------------------------------
-def _keeping_dtype(op):
-    """``op`` for an in-place update: the result is written in self's dtype, so the gradient arrives
-    in that dtype and each input must get its own back (float32 x += float64 y: y's is float64)."""
-    def fn(src, other, **kwargs):
-        res = op(src, other, **kwargs)
-        node = res._grad_fn
-        if node is not None and res._data.dtype != src._data.dtype:
-            node._input_meta = tuple((t.shape, t.dtype) if isinstance(t, Tensor) and t._requires_grad else None
-                                     for t in (src, other))
-        return res
-    return fn
-
-
 def _scalar_in(dtype, value):
     """A Python number as a NumPy scalar of ``dtype`` when it may be written there (float into float,
     int into numbers, bool into anything), so NumPy computes in that dtype whatever its version: NumPy 1.x's
@@ -1287,61 +1299,184 @@ def _scalar_in(dtype, value):
     return value
 
 
-def _inplace_binary(name, op, ufunc):
-    op = _keeping_dtype(op)
+def _into_kernel(update, functional_kernel, alpha=False):
+    """The kernel of add_/sub_ (with ``alpha``), mul_/div_ -- the optimizers' hot path: NumPy's
+    in-place operator (``operator.iadd``...: the result written into self's array, no new array,
+    cast as torch casts, "same_kind"). Whatever it refuses (a result type that does not cast to
+    self's, a shape that does not broadcast to it, bool's own rules) is computed again by the
+    out-of-place kernel, whose result ``write_into`` refuses in torch's words; NumPy raises before
+    it writes."""
+    if alpha:
+        def kernel(self, other, *, alpha=1):
+            o = other if isinstance(other, _ARRAY_TYPES) else _scalar_in(self.dtype, other)
+            try:
+                if alpha != 1:
+                    o = o * _scalar_in(xp.result_type(o), alpha)
+                return update(self, o)
+            except (TypeError, ValueError):
+                write_into(self, functional_kernel(self, other, alpha=alpha))
+                return self
+    else:
+        def kernel(self, other):
+            try:
+                return update(self, other if isinstance(other, _ARRAY_TYPES) else _scalar_in(self.dtype, other))
+            except (TypeError, ValueError):
+                write_into(self, functional_kernel(self, other))
+                return self
+    kernel.__name__ = kernel.__qualname__ = f"{update.__name__}_kernel"
+    return kernel
 
-    def op_(self, other, *, alpha=1):
+
+add__op = defop("add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
+                _into_kernel(operator.iadd, _add_kernel, alpha=True), inplace_of=add_op)
+sub__op = defop("sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
+                _into_kernel(operator.isub, _sub_kernel, alpha=True), inplace_of=sub_op)
+mul__op = defop("mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
+                _into_kernel(operator.imul, mul_op.kernel), inplace_of=mul_op)
+div__op = defop("div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
+                _into_kernel(operator.itruediv, _true_divide_kernel), inplace_of=div_op)
+div__mode_op = defop("div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!)",
+                     inplace_of=div_mode_op)
+
+
+def _inplace_add(name, op_):
+    def method_(self, other, *, alpha=1):
         if seam.on:
-            return seam.torch_function(op_, (self, other), {"alpha": alpha} if alpha != 1 else {})
-        if _check_inplace(self, (other,)) or seam.dispatching:   # (a dispatch mode sees the op)
-            return inplace(self, name, op, other, alpha=alpha) if alpha != 1 else inplace(self, name, op, other)
-        d = self._data
-        o = other._data if isinstance(other, Tensor) else _scalar_in(d.dtype, other)
-        if alpha != 1:
-            o = o * _scalar_in(xp.result_type(o), alpha)
-        try:
-            ufunc(d, o, out=d, casting="same_kind")
-        except TypeError:
-            rt = result_dtype(self, other)
-            raise RuntimeError(f"result type {rt._legacy} can't be cast to the desired output type "
-                               f"{self.dtype._legacy}") from None
-        except ValueError:
-            raise RuntimeError(f"output with shape {list(d.shape)} doesn't match the broadcast shape "
-                               f"{list(_checks.broadcast_shape(d.shape, xp.shape(o)))}") from None
-        bump_version(self, name)
-        return self
-    op_.__name__, op_.__qualname__ = name, "Tensor." + name
-    return op_
+            return seam.torch_function(method_, (self, other), {"alpha": alpha} if alpha != 1 else {})
+        if type(alpha) is bool:     # (True == 1: checked first)
+            _check_bool_alpha(self, other, alpha)
+        return op_(self, other) if alpha == 1 else op_(self, other, alpha=alpha)
+    method_.__name__, method_.__qualname__ = name, "Tensor." + name
+    method_.__doc__ = f"In place: self {'+' if name == 'add_' else '-'}= alpha * other (aten.{name}.Tensor)."
+    return method_
 
 
-def _mul_keeping(self, other, alpha=1):
-    return mul(self, other)
-
-
-Tensor.add_ = Tensor.__iadd__ = _inplace_binary("add_", add, xp.add)
-Tensor.sub_ = Tensor.__isub__ = Tensor.subtract_ = _inplace_binary("sub_", sub, xp.subtract)
-Tensor.mul_ = Tensor.__imul__ = Tensor.multiply_ = _inplace_binary("mul_", _mul_keeping, xp.multiply)
-
-
-def _div_(self, other, *, rounding_mode=None):
+def mul_(self, other):
+    """In place: self *= other (aten.mul_.Tensor)."""
     if seam.on:
-        return seam.torch_function(_div_, (self, other), {"rounding_mode": rounding_mode} if rounding_mode else {})
-    if rounding_mode is not None or self._data.dtype.kind not in "fc" or _check_inplace(self, (other,)) \
-            or seam.dispatching:
-        return inplace(self, "div_", div, other, rounding_mode=rounding_mode)
-    d = self._data
-    xp.true_divide(d, other._data if isinstance(other, Tensor) else other, out=d, casting="same_kind")
-    bump_version(self, "div_")
-    return self
+        return seam.torch_function(mul_, (self, other), {})
+    return mul__op(self, other)
 
 
-_div_.__name__, _div_.__qualname__ = "div_", "Tensor.div_"
-Tensor.div_ = Tensor.__itruediv__ = Tensor.divide_ = Tensor.true_divide_ = _div_
+Tensor.add_ = Tensor.__iadd__ = _inplace_add("add_", add__op)
+Tensor.sub_ = Tensor.__isub__ = Tensor.subtract_ = _inplace_add("sub_", sub__op)
+Tensor.mul_ = Tensor.__imul__ = Tensor.multiply_ = mul_
+
+
+def div_(self, other, *, rounding_mode=None):
+    """In place: self /= other (aten.div_.Tensor; with a rounding mode aten.div_.Tensor_mode)."""
+    if seam.on:
+        return seam.torch_function(div_, (self, other), {"rounding_mode": rounding_mode} if rounding_mode else {})
+    if rounding_mode is not None:
+        return div__mode_op(self, other, rounding_mode=rounding_mode)
+    return div__op(self, other)
+
+
+Tensor.div_ = Tensor.__itruediv__ = Tensor.divide_ = Tensor.true_divide_ = div_
+
+
+def _in_place(schema, functional, **rules):
+    """The in-place variant of ``functional`` under torch's schema ``schema`` (``aten.pow_.Scalar``):
+    it records the same node, its kernel writes the out-of-place result into ``self``."""
+    return defop(schema, inplace_of=functional, **rules)
+
+
+pow__op = _in_place("pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)", pow_op)
+pow__scalar_op = _in_place("pow_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)", pow_scalar_op)
+floor_divide__op = _in_place("floor_divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", floor_divide_op)
+remainder__op = _in_place("remainder_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", remainder_op)
+remainder__scalar_op = _in_place("remainder_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", remainder_scalar_op)
+fmod__op = _in_place("fmod_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", fmod_op)
+fmod__scalar_op = _in_place("fmod_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", fmod_scalar_op)
+atan2__op = _in_place("atan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)", atan2_op)
+clamp__op = _in_place("clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)", clamp_op)
+clamp__tensor_op = _in_place("clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)",
+                             clamp_tensor_op)
+clamp_min__op = _in_place("clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)", clamp_min_op)
+clamp_min__tensor_op = _in_place("clamp_min_.Tensor(Tensor(a!) self, Tensor min) -> Tensor(a!)", clamp_min_tensor_op)
+clamp_max__op = _in_place("clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)", clamp_max_op)
+clamp_max__tensor_op = _in_place("clamp_max_.Tensor(Tensor(a!) self, Tensor max) -> Tensor(a!)", clamp_max_tensor_op)
+lerp__op = _in_place("lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)", lerp_op)
+lerp__tensor_op = _in_place("lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)", lerp_tensor_op)
+nan_to_num__op = _in_place("nan_to_num_(Tensor(a!) self, float? nan=None, float? posinf=None, float? neginf=None) "
+                           "-> Tensor(a!)", nan_to_num_op)
+# masked_fill_ writes one value wherever the mask is set: into an expanded tensor too, and its value
+# is read before the write (it may be part of self), as torch's kernel does
+masked_fill__op = _in_place("masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)",
+                            masked_fill_op, may_overlap=True, refuse_aliases=None)
+masked_fill__tensor_op = _in_place("masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)",
+                                   masked_fill_tensor_op, may_overlap=True, refuse_aliases=None)
+
+
+def _by_operand(name, tensor_op, scalar_op, doc):
+    """``Tensor.<name>(x)``: the in-place overload for a Tensor operand or for a number."""
+    def method_(self, other):
+        if seam.on:
+            return seam.torch_function(method_, (self, other), {})
+        return tensor_op(self, other) if isinstance(other, Tensor) else scalar_op(self, other)
+    method_.__name__, method_.__qualname__, method_.__doc__ = name, "Tensor." + name, doc
+    return method_
+
+
+Tensor.pow_ = Tensor.__ipow__ = _by_operand("pow_", pow__op, pow__scalar_op, "In place: self **= exponent.")
+Tensor.remainder_ = Tensor.__imod__ = _by_operand("remainder_", remainder__op, remainder__scalar_op,
+                                                  "In place: self %= other (Python's sign rule).")
+Tensor.fmod_ = _by_operand("fmod_", fmod__op, fmod__scalar_op, "In place: C's fmod (the dividend's sign).")
+Tensor.clamp_min_ = _by_operand("clamp_min_", clamp_min__tensor_op, clamp_min__op, "In place: max(self, min).")
+Tensor.clamp_max_ = _by_operand("clamp_max_", clamp_max__tensor_op, clamp_max__op, "In place: min(self, max).")
+
+
+def floor_divide_(self, other):
+    """In place: self //= other (aten.floor_divide_.Tensor)."""
+    if seam.on:
+        return seam.torch_function(floor_divide_, (self, other), {})
+    return floor_divide__op(self, other)
+
+
+def atan2_(self, other):
+    """In place: self = atan2(self, other) (aten.atan2_)."""
+    if seam.on:
+        return seam.torch_function(atan2_, (self, other), {})
+    return atan2__op(self, as_tensor_arg(other, self))
+
+
+def clamp_(self, min=None, max=None):
+    """In place: self = min(max(self, min), max) (aten.clamp_; with tensor bounds aten.clamp_.Tensor)."""
+    if seam.on:
+        return seam.torch_function(clamp_, (self, min, max), {})
+    op = clamp__tensor_op if _clamp_overload_checked(min, max) is Tensor else clamp__op
+    return op(self, min, max)
+
+
+def lerp_(self, end, weight):
+    """In place: self += weight * (end - self) (aten.lerp_.Scalar / aten.lerp_.Tensor)."""
+    if seam.on:
+        return seam.torch_function(lerp_, (self, end, weight), {})
+    return lerp__tensor_op(self, end, weight) if isinstance(weight, Tensor) else lerp__op(self, end, weight)
+
+
+def nan_to_num_(self, nan=0.0, posinf=None, neginf=None):
+    """In place: NaN and infinities replaced by numbers (aten.nan_to_num_)."""
+    if seam.on:
+        return seam.torch_function(nan_to_num_, (self, nan, posinf, neginf), {})
+    return nan_to_num__op(self, nan, posinf, neginf)
+
+
+def square_(self):
+    """In place: self = self ** 2 (aten.pow_.Scalar, as torch computes it)."""
+    if seam.on:
+        return seam.torch_function(square_, (self,), {})
+    return pow__scalar_op(self, 2)
+
+
+Tensor.__ifloordiv__ = Tensor.floor_divide_ = floor_divide_
+Tensor.atan2_, Tensor.clamp_, Tensor.clip_, Tensor.lerp_ = atan2_, clamp_, clamp_, lerp_
+Tensor.nan_to_num_, Tensor.square_ = nan_to_num_, square_
 
 
 def _inplace_method(name, functional):
-    """``Tensor.<name>``, the in-place form of ``functional`` (torch's ``x.pow_(2)``): the functional op,
-    its result written into ``self`` (see ``_op.inplace`` for what autograd does)."""
+    """``Tensor.<name>``, the in-place form of ``functional`` that has no aten in-place variant here yet
+    (the bitwise ones): the functional op, its result written into ``self`` (``_op.inplace``)."""
     def method_(self, *args, **kwargs):
         if seam.on:
             return seam.torch_function(method_, (self,) + args, kwargs)
@@ -1351,21 +1486,9 @@ def _inplace_method(name, functional):
     return method_
 
 
-Tensor.pow_ = Tensor.__ipow__ = _inplace_method("pow_", pow)
-Tensor.__ifloordiv__ = Tensor.floor_divide_ = _inplace_method("floor_divide_", floor_divide)
-Tensor.__imod__ = Tensor.remainder_ = _inplace_method("remainder_", remainder)
-Tensor.fmod_ = _inplace_method("fmod_", fmod)
 Tensor.__iand__ = _inplace_method("bitwise_and_", bitwise_and)
 Tensor.__ior__ = _inplace_method("bitwise_or_", bitwise_or)
 Tensor.__ixor__ = _inplace_method("bitwise_xor_", bitwise_xor)
-Tensor.clamp_ = _inplace_method("clamp_", clamp)
-Tensor.clip_ = _inplace_method("clip_", clamp)
-Tensor.clamp_min_ = _inplace_method("clamp_min_", clamp_min)
-Tensor.clamp_max_ = _inplace_method("clamp_max_", clamp_max)
-Tensor.lerp_ = _inplace_method("lerp_", lerp)
-Tensor.nan_to_num_ = _inplace_method("nan_to_num_", nan_to_num)
-Tensor.atan2_ = _inplace_method("atan2_", atan2)
-Tensor.square_ = _inplace_method("square_", square)
 
 
 def _broadcast_shape(a, b):
@@ -1380,7 +1503,9 @@ def masked_fill_(self, mask, value):
         return seam.torch_function(masked_fill_, (self, mask, value), {})
     if mask._data.shape != self._data.shape and _broadcast_shape(mask._data.shape, self._data.shape) != self._data.shape:
         raise broadcast_error(self._data.shape, mask._data.shape)
-    return inplace(self, "masked_fill_", masked_fill, mask, value)
+    if isinstance(value, Tensor):
+        return masked_fill__tensor_op(self, mask, value)
+    return masked_fill__op(self, mask, value)
 
 
 Tensor.masked_fill_ = masked_fill_
@@ -1518,21 +1643,39 @@ def addcdiv(input, tensor1, tensor2, *, value=1):
     return addcdiv_op(input, tensor1, tensor2, value=value)
 
 
-def _addc_(name, ufunc, functional):
-    def op_(self, tensor1, tensor2, *, value=1):
-        if seam.on:
-            return seam.torch_function(op_, (self, tensor1, tensor2), {"value": value})
-        if _check_inplace(self, (tensor1, tensor2)) or seam.dispatching:
-            return inplace(self, name, functional, tensor1, tensor2, value=value)
-        t = ufunc(tensor1._data, tensor2._data)
-        if value != 1:
-            t *= value
-        self._data += t
-        bump_version(self, name)
+def _addc_into_kernel(ufunc):
+    """The kernel of addcmul_/addcdiv_ (the optimizers' update steps): into self's array."""
+    def kernel(self, tensor1, tensor2, *, value=1):
+        try:
+            t = ufunc(tensor1, tensor2)
+        except ValueError:
+            raise _checks.broadcast_error(tensor1.shape, tensor2.shape) from None
+        try:
+            if value != 1:
+                t *= value
+            self += t
+        except (TypeError, ValueError):
+            write_into(self, xp.add(*promote_arrays(self, t)))   # (torch's refusal of the cast or the shape)
         return self
-    op_.__name__, op_.__qualname__ = name, "Tensor." + name
-    return op_
+    kernel.__name__ = kernel.__qualname__ = f"addc{ufunc.__name__[:3]}_into_kernel"
+    return kernel
 
 
-Tensor.addcmul_ = _addc_("addcmul_", xp.multiply, addcmul)
-Tensor.addcdiv_ = _addc_("addcdiv_", xp.true_divide, addcdiv)
+addcmul__op = defop("addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)",
+                    _addc_into_kernel(xp.multiply), inplace_of=addcmul_op)
+addcdiv__op = defop("addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)",
+                    _addc_into_kernel(_true_divide_arrays), inplace_of=addcdiv_op)
+
+
+def _addc_(name, op_):
+    def method_(self, tensor1, tensor2, *, value=1):
+        if seam.on:
+            return seam.torch_function(method_, (self, tensor1, tensor2), {"value": value})
+        return op_(self, tensor1, tensor2) if value == 1 else op_(self, tensor1, tensor2, value=value)
+    method_.__name__, method_.__qualname__ = name, "Tensor." + name
+    method_.__doc__ = f"In place: self += value * tensor1 {'*' if name == 'addcmul_' else '/'} tensor2 (aten.{name})."
+    return method_
+
+
+Tensor.addcmul_ = _addc_("addcmul_", addcmul__op)
+Tensor.addcdiv_ = _addc_("addcdiv_", addcdiv__op)
