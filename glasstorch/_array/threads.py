@@ -168,6 +168,30 @@ def get_num_interop_threads():
     return _interop[0] if _interop[0] is not None else (os.cpu_count() or 1)
 
 
+def map_packing_buffer():
+    """Have OpenBLAS write the first ~1.5 MB of its packing buffer once, so that its GEMM kernels'
+    prefetches land on mapped pages. Returns whether it ran (only for NumPy's own OpenBLAS).
+
+    OpenBLAS packs both operands of a GEMM into a 32 MB buffer it maps on its first GEMM, and its
+    kernels software-prefetch ahead of the packed panel they read, past the part this product wrote.
+    A prefetch to a page never written cannot map it: the CPU walks the page tables, drops the
+    prefetch, and walks them again at the next one. Until some larger product has written those
+    pages, every product of that size pays it -- indefinitely: on the 2-core AMD EPYC VM of
+    bench/README.md, NumPy 2.4 with OpenBLAS 0.3.31 (Haswell kernels), ``(256x784) @ (784x256)`` in
+    float32 took 9.0 ms of CPU time per call (69% of it on one ``prefetcht1`` in
+    ``sgemm_kernel_HASWELL``, by ``perf annotate``) against 3.0 ms once a small float64 product
+    ``(4x256) @ (256x512)`` had run; torch: 3.1 ms. The MLP 784-256-256-10 step of issue 13, whose
+    largest products are just that size, went from 2.5x torch's time to 1.1x. This product costs
+    ~0.7 ms and ~1 MB of resident memory, once, at import. GLASSTORCH_BLAS_WARMUP=0 turns it off.
+    """
+    if os.environ.get("GLASSTORCH_BLAS_WARMUP", "1") == "0" or not isinstance(_controller(import_optional=False),
+                                                                               _OpenBLAS):
+        return False
+    import numpy
+    numpy.ones((4, 256)) @ numpy.ones((256, 512))   # float64: packs a 1 MB panel (256 x 512 x 8 bytes)
+    return True
+
+
 def apply_default():
     """At import: one BLAS thread, unless the environment already chose (see the module docstring).
     Only NumPy's own OpenBLAS is reached here (no optional package is imported); returns what was set."""
