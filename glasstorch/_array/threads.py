@@ -182,7 +182,7 @@ def map_packing_buffer():
     ``sgemm_kernel_HASWELL``, by ``perf annotate``) against 3.0 ms once a small float64 product
     ``(4x256) @ (256x512)`` had run; torch: 3.1 ms. The MLP 784-256-256-10 step of issue 13, whose
     largest products are just that size, went from 2.5x torch's time to 1.1x. This product costs
-    ~0.7 ms and ~1 MB of resident memory, once, at import. GLASSTORCH_BLAS_WARMUP=0 turns it off.
+    ~1 ms of CPU time and ~2 MB of resident memory, once, at import. GLASSTORCH_BLAS_WARMUP=0 turns it off.
     """
     if os.environ.get("GLASSTORCH_BLAS_WARMUP", "1") == "0" or not isinstance(_controller(import_optional=False),
                                                                                _OpenBLAS):
