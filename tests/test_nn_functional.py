@@ -785,24 +785,3 @@ def test_dispatch_modes_see_torchs_double_backward_ops():
     ours = _nn_ops_seen(gt, gt_dispatch, build, create_graph=True)
     assert theirs.count("aten.convolution_backward.default") > 2
     assert ours == theirs
-
-
-@pytest.mark.parametrize("op", ["mm", "addmm"])
-@pytest.mark.parametrize("mat1_by_columns", [False, True])
-@pytest.mark.parametrize("mat2_by_columns", [False, True])
-def test_matrix_product_gradients_take_their_operands_layout_as_torch(op, mat1_by_columns, mat2_by_columns):
-    """torch's mm_mat1/mat2_backward lay a column-major operand's gradient out by columns (so that
-    nn.Linear's weight gets its gradient in its own layout, with no transposing copy)."""
-    a, b, c = rand(4, 6), rand(6, 5), rand(5)
-    results = []
-    for lib in (torch, gt):
-        leaves = [lib.tensor(a.T.copy() if mat1_by_columns else a, requires_grad=True),
-                  lib.tensor(b.T.copy() if mat2_by_columns else b, requires_grad=True), lib.tensor(c)]
-        mat1 = leaves[0].t() if mat1_by_columns else leaves[0] * 1
-        mat2 = leaves[1].t() if mat2_by_columns else leaves[1] * 1
-        out = lib.mm(mat1, mat2) if op == "mm" else lib.addmm(leaves[2], mat1, mat2)
-        grads = lib.autograd.grad(out, [mat1, mat2], lib.ones_like(out))
-        results.append([(g.detach().numpy(), g.stride()) for g in grads])
-    for (theirs, their_strides), (ours, our_strides) in zip(*results):
-        np.testing.assert_allclose(ours, theirs, rtol=1e-12)
-        assert our_strides == their_strides

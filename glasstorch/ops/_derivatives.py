@@ -68,31 +68,6 @@ def conj(x):
     return x
 
 
-def _column_major(matrix):
-    """Whether a 2-D array or Tensor is laid out by columns (a transposed C-ordered matrix): torch's
-    ``strides[0] == 1 && strides[1] == sizes[0]`` in ``mm_mat1_backward``/``mm_mat2_backward``."""
-    data = getattr(matrix, "_data", matrix)          # (a Tensor's array: its strides are the Tensor's)
-    unit = data.itemsize
-    return data.strides[0] == unit and data.strides[1] == data.shape[0] * unit
-
-
-def mm_mat1_backward(grad, mat1, mat2):
-    """The gradient of ``mat1 @ mat2`` for ``mat1``, laid out as ``mat1`` when that is column-major
-    (torch's choice: the leaf then takes it without a copy)."""
-    if _column_major(mat1):
-        return aten.t(aten.mm(conj(mat2), aten.t(grad)))
-    return aten.mm(grad, conj(aten.t(mat2)))
-
-
-def mm_mat2_backward(grad, mat1, mat2):
-    """The gradient of ``mat1 @ mat2`` for ``mat2``, laid out as ``mat2`` when that is column-major --
-    ``nn.Linear``'s ``weight.t()``: its gradient then arrives as the weight's own C-ordered layout,
-    and AccumulateGrad copies it without transposing (0.4 ms for a 256x784 float32 weight)."""
-    if _column_major(mat2):
-        return aten.t(aten.mm(aten.t(grad), conj(mat1)))
-    return aten.mm(conj(aten.t(mat1)), grad)
-
-
 def sum_to(grad, shape):
     """Sum a broadcast gradient back to ``shape`` (torch's ``at::sum_to``): over the leading dims
     the broadcast added and the dims that were 1."""

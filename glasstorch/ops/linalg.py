@@ -16,8 +16,7 @@ from ._op import method
 from .._array import broadcast_error
 from .creation import eye, zeros, tensor
 from .shape import _expand_kernel
-from ._derivatives import (conj, mH, mm_mat1_backward, mm_mat2_backward, linalg_det_backward, slogdet_backward,
-                           linalg_solve_backward,
+from ._derivatives import (conj, mH, linalg_det_backward, slogdet_backward, linalg_solve_backward,
                            linalg_solve_triangular_backward, linalg_eig_backward, svd_backward, linalg_qr_backward,
                            cholesky_backward, pinv_backward, is_vector_rhs)
 
@@ -150,8 +149,8 @@ def _baddbmm_kernel(self, batch1, batch2, *, beta=1, alpha=1):
 
 
 mm_op = defop("mm(Tensor self, Tensor mat2) -> Tensor", _mm_kernel, node="MmBackward0",
-              self=lambda grad, self, mat2: mm_mat1_backward(grad, self, mat2),
-              mat2=lambda grad, self, mat2: mm_mat2_backward(grad, self, mat2))
+              self=lambda grad, mat2: aten.mm(grad, conj(aten.t(mat2))),
+              mat2=lambda grad, self: aten.mm(conj(aten.t(self)), grad))
 bmm_op = defop("bmm(Tensor self, Tensor mat2) -> Tensor", _bmm_kernel, node="BmmBackward0",
                self=lambda grad, mat2: aten.bmm(grad, conj(aten.transpose.int(mat2, 1, 2))),
                mat2=lambda grad, self: aten.bmm(conj(aten.transpose.int(self, 1, 2)), grad))
@@ -167,8 +166,8 @@ vdot_op = defop("vdot(Tensor self, Tensor other) -> Tensor", _vdot_kernel, node=
 addmm_op = defop("addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
                  _addmm_kernel, node="AddmmBackward0",
                  self=lambda grad, beta: _scaled(grad, beta),
-                 mat1=lambda grad, mat1, mat2, alpha: _scaled(mm_mat1_backward(grad, mat1, mat2), alpha),
-                 mat2=lambda grad, mat1, mat2, alpha: _scaled(mm_mat2_backward(grad, mat1, mat2), alpha))
+                 mat1=lambda grad, mat2, alpha: _scaled(aten.mm(grad, conj(aten.t(mat2))), alpha),
+                 mat2=lambda grad, mat1, alpha: _scaled(aten.mm(conj(aten.t(mat1)), grad), alpha))
 baddbmm_op = defop("baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
                    _baddbmm_kernel, node="BaddbmmBackward0",
                    self=lambda grad, beta: _scaled(grad, beta),
