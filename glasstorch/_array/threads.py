@@ -169,20 +169,22 @@ def get_num_interop_threads():
 
 
 def map_packing_buffer():
-    """Have OpenBLAS write the first ~1.5 MB of its packing buffer once, so that its GEMM kernels'
-    prefetches land on mapped pages. Returns whether it ran (only for NumPy's own OpenBLAS).
+    """Run one small float64 product through OpenBLAS, so that its float32 GEMM kernel runs at full
+    speed from the first product on. Returns whether it ran (only for NumPy's own OpenBLAS).
 
-    OpenBLAS packs both operands of a GEMM into a 32 MB buffer it maps on its first GEMM, and its
-    kernels software-prefetch ahead of the packed panel they read, past the part this product wrote.
-    A prefetch to a page never written cannot map it: the CPU walks the page tables, drops the
-    prefetch, and walks them again at the next one. Until some larger product has written those
-    pages, every product of that size pays it -- indefinitely: on the 2-core AMD EPYC VM of
-    bench/README.md, NumPy 2.4 with OpenBLAS 0.3.31 (Haswell kernels), ``(256x784) @ (784x256)`` in
-    float32 took 9.0 ms of CPU time per call (69% of it on one ``prefetcht1`` in
-    ``sgemm_kernel_HASWELL``, by ``perf annotate``) against 3.0 ms once a small float64 product
-    ``(4x256) @ (256x512)`` had run; torch: 3.1 ms. The MLP 784-256-256-10 step of issue 13, whose
-    largest products are just that size, went from 2.5x torch's time to 1.1x. This product costs
-    ~1 ms of CPU time and ~2 MB of resident memory, once, at import. GLASSTORCH_BLAS_WARMUP=0 turns it off.
+    Measured: on the 2-core AMD EPYC VM of bench/README.md (NumPy 2.4, OpenBLAS 0.3.31, Haswell
+    kernels), ``(256x784) @ (784x256)`` in float32 took 9.0 ms of CPU time per call in a fresh
+    process, for ever, and 3.0 ms (torch: 3.1) once any larger product had run -- a float64
+    ``(4x256) @ (256x512)`` is enough. The MLP 784-256-256-10 step of issue 13, whose largest
+    products are just that size, went from 2.5x torch's time to 1.0-1.1x.
+
+    The explanation the evidence points to: OpenBLAS packs both operands into a 32 MB buffer it
+    maps (no MAP_POPULATE) on its first GEMM, and the kernel software-prefetches past the panel this
+    product packed, into pages nothing has written yet; a prefetch cannot fault a page in, so each
+    one costs a page walk and is dropped (``perf annotate``: 69% of ``sgemm_kernel_HASWELL``'s
+    samples on the instruction after a ``prefetcht1``; no page faults in the slow state). A product
+    that packs a larger panel writes those pages. Cost: ~1 ms of CPU time and ~2 MB of resident
+    memory, once, at import. GLASSTORCH_BLAS_WARMUP=0 turns it off.
     """
     if os.environ.get("GLASSTORCH_BLAS_WARMUP", "1") == "0" or not isinstance(_controller(import_optional=False),
                                                                                _OpenBLAS):
