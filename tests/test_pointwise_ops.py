@@ -461,3 +461,21 @@ def test_inplace_with_a_tensor_passed_by_keyword_records_it(call):
     assert name_g == name_t       # (values to an ulp: torch's vectorised lerp uses a fused multiply-add)
     np.testing.assert_allclose(value_g, value_t, rtol=1e-14)
     np.testing.assert_allclose(grad_g, grad_t, rtol=1e-14)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+@pytest.mark.parametrize("threshold", [0, 0.5, -1.0])
+def test_threshold_backward_bit_for_bit_as_torch(dtype, threshold):
+    # ReLU's backward masks by the bits of the gradient (no np.where): -0, inf and nan gradients kept
+    # where unmasked, +0 where masked (an inf gradient at a masked element too), a nan input unmasked;
+    # contiguous, transposed, broadcast and 0-d operands
+    s = RNG.standard_normal((6, 5)).astype(dtype)
+    g = RNG.standard_normal((6, 5)).astype(dtype)
+    s[0, :3], s[1, :2] = np.nan, (0.0, -0.0)
+    g[2, :4], g[3, 0], s[3, 0] = (np.inf, -np.inf, np.nan, -0.0), np.inf, -2
+    cases = [(g, s), (g.T, s.T), (g[:1], s), (g[2, 0], s[2, 0]), (g[2], s[2:4])]
+    for a, b in cases:
+        theirs = torch.ops.aten.threshold_backward(torch.tensor(a), torch.tensor(b), threshold).numpy()
+        ours = glasstorch.ops.aten.threshold_backward(glasstorch.tensor(a), glasstorch.tensor(b), threshold).numpy()
+        assert ours.dtype == theirs.dtype and ours.shape == theirs.shape
+        assert np.array_equal(ours, theirs, equal_nan=True) and np.array_equal(np.signbit(ours), np.signbit(theirs))

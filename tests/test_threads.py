@@ -80,3 +80,12 @@ def test_threadpoolctl_serves_when_numpys_openblas_is_not_found(monkeypatch, res
     gt.set_num_threads(2)
     assert isinstance(threads._blas[0], threads._Threadpoolctl)
     assert gt.get_num_threads() == 2 and blas_threads() == {2}
+
+
+def test_openblas_packing_buffer_is_mapped_at_import_unless_turned_off():
+    # (the speed itself is machine-specific, see threads.map_packing_buffer and bench/README.md;
+    # this pins that the warm-up runs for NumPy's own OpenBLAS, and that its switch works)
+    code = "import glasstorch._array as a, glasstorch._array.threads as t; print(a.blas_warmed, type(t._blas[0]).__name__)"
+    warmed, blas = fresh(code)
+    assert warmed == str(blas == "_OpenBLAS")
+    assert fresh(code, GLASSTORCH_BLAS_WARMUP="0")[0] == "False"

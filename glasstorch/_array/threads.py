@@ -168,6 +168,32 @@ def get_num_interop_threads():
     return _interop[0] if _interop[0] is not None else (os.cpu_count() or 1)
 
 
+def map_packing_buffer():
+    """Run one small float64 product through OpenBLAS, so that its float32 GEMM kernel runs at full
+    speed from the first product on. Returns whether it ran (only for NumPy's own OpenBLAS).
+
+    Measured: on the 2-core AMD EPYC VM of bench/README.md (NumPy 2.4, OpenBLAS 0.3.31, Haswell
+    kernels), ``(256x784) @ (784x256)`` in float32 took 9.0 ms of CPU time per call in a fresh
+    process, for ever, and 3.0 ms (torch: 3.1) once any larger product had run -- a float64
+    ``(4x256) @ (256x512)`` is enough. The MLP 784-256-256-10 step of issue 13, whose largest
+    products are just that size, went from 2.5x torch's time to 1.0-1.1x.
+
+    The explanation the evidence points to: OpenBLAS packs both operands into a 32 MB buffer it
+    maps (no MAP_POPULATE) on its first GEMM, and the kernel software-prefetches past the panel this
+    product packed, into pages nothing has written yet; a prefetch cannot fault a page in, so each
+    one costs a page walk and is dropped (``perf annotate``: 69% of ``sgemm_kernel_HASWELL``'s
+    samples on the instruction after a ``prefetcht1``; no page faults in the slow state). A product
+    that packs a larger panel writes those pages. Cost: ~1 ms of CPU time and ~2 MB of resident
+    memory, once, at import. GLASSTORCH_BLAS_WARMUP=0 turns it off.
+    """
+    if os.environ.get("GLASSTORCH_BLAS_WARMUP", "1") == "0" or not isinstance(_controller(import_optional=False),
+                                                                               _OpenBLAS):
+        return False
+    import numpy
+    numpy.ones((4, 256)) @ numpy.ones((256, 512))   # float64: packs a 1 MB panel (256 x 512 x 8 bytes)
+    return True
+
+
 def apply_default():
     """At import: one BLAS thread, unless the environment already chose (see the module docstring).
     Only NumPy's own OpenBLAS is reached here (no optional package is imported); returns what was set."""

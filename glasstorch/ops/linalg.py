@@ -117,7 +117,11 @@ def _addmm_kernel(self, mat1, mat2, *, beta=1, alpha=1):
     if beta == 0:
         return p  # (input ignored: its nan and inf do not propagate, as torch documents)
     c = self if beta == 1 else beta * self      # (the bias as given: a row, broadcast by the addition)
-    out = c + p
+    if c.dtype == p.dtype and c.ndim <= 2:
+        p += c                                   # (p is this call's own array: no second one)
+        out = p
+    else:
+        out = c + p
     if p.dtype.kind == "f" and has_values(c) and (xp.signbit(c) & (c == 0)).any():
         _keep_negative_zeros(out, xp.broadcast_to(c, shape), mat1, mat2)
     return out

@@ -202,9 +202,27 @@ for _row in _UNARY:
         globals()[_row[1]] = _op_.node
 del _row, _fn, _fn_, _op_
 
+_BITS_OF_SIZE = {2: xp.int16, 4: xp.int32, 8: xp.int64}   # an integer type to view a float's bits as
+
+
+def _threshold_backward_kernel(grad_output, self, threshold):
+    """``self <= threshold ? 0 : grad_output`` (ReLU's backward), bit for bit.
+
+    ``np.where`` branches per element and mispredicts on ReLU's random signs: 4.2 ms on LeNet's first
+    activation (128x6x28x28 float32) here. A float's bits ANDed with 0 (masked) or all ones (kept)
+    give the same result -- +0, or the gradient untouched, its -0, inf and nan included; a nan in
+    ``self`` keeps the gradient, as ``<=`` is false for it -- in 1.5 ms; ``grad * (self > 0)`` would
+    turn an infinite gradient at a masked element into nan."""
+    bits = _BITS_OF_SIZE.get(grad_output.dtype.itemsize) if grad_output.dtype.kind == "f" else None
+    if bits is None or type(grad_output) is not xp.ndarray or not grad_output.ndim:   # (other dtypes, CuPy, meta)
+        return xp.where(self <= threshold, xp.zeros((), grad_output.dtype), grad_output)
+    keep = xp.subtract(self <= threshold, 1, dtype=bits)   # 0 where masked, -1 (every bit set) elsewhere
+    return xp.bitwise_and(grad_output.view(bits), keep).view(grad_output.dtype)
+
+
 threshold_backward = defop(
     "threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor",
-    kernel=lambda grad_output, self, threshold: xp.where(self <= threshold, xp.zeros((), grad_output.dtype), grad_output),
+    kernel=_threshold_backward_kernel,
     node="ThresholdBackwardBackward0",
     grad_output=lambda grad, self, threshold: aten.threshold_backward(grad, self, threshold),
     self=_zeros)
