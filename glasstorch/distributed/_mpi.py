@@ -37,6 +37,7 @@ _NOTICE, _ACK, _PING, _PONG = 1, 2, 3, 4
 _POLL_EVERY = 0.002      # seconds between looks at notices and rendezvous news while waiting
 _SPIN = 0.001            # seconds of plain spinning before a wait starts yielding the core to others
 _ACK_WAIT = 2.0          # how long a failing rank waits for the others to read its notice
+_BURST = range(32)       # tests of a request between two looks at the clock (see wait)
 
 
 class DistError(RuntimeError):
@@ -235,7 +236,13 @@ def wait(world, done, what, group_ranks, timeout):
         deadline = now + timeout
         next_poll = now + _POLL_EVERY
         spin_until = now + _SPIN
-        while not done():
+        while True:
+            # a burst of tests between looks at the clock: MPI moves a large message in many small
+            # steps, each inside one test, so the time between tests is time the transfer stands still
+            # (a clock read per test made a 1 MB all_reduce ~15% slower than mpi4py's own loop)
+            for _ in _BURST:
+                if done():
+                    return
             now = time.monotonic()
             if now >= next_poll:
                 next_poll = now + _POLL_EVERY
