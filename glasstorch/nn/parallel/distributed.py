@@ -482,7 +482,7 @@ class _ProgressThread:
     """
 
     BURST = 16           # Iprobe calls per burst
-    NAP = 1e-3           # seconds between bursts: the GIL and the core left to the computation (50-200 us cost ~10% of a step on 2 cores)
+    NAP = 1e-3           # seconds between bursts (50-200 us cost ~10% of a step on 2 busy cores)
 
     @classmethod
     def start_for(cls, group):
