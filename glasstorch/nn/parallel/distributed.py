@@ -9,7 +9,8 @@ the batch, so every process has its own autograd graph. What keeps the replicas 
     backward       each parameter's AccumulateGrad writes its local .grad, then its
                    post-accumulate hook copies .grad / world_size into its bucket;
                    a bucket whose parameters are all in starts an all_reduce (SUM) right away,
-                   while backward goes on through the earlier layers (the overlap)
+                   while backward goes on through the earlier layers (the overlap; where the
+                   machine has a core to spare, a progress thread moves it along meanwhile)
     end of backward  the last hook waits for every bucket and writes the averages back into .grad
 
 so ``optimizer.step()`` applies the same averaged gradient on every rank. Buckets hold the
