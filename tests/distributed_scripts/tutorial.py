@@ -7,7 +7,8 @@
 Every rank starts several collectives with ``async_op=True`` before waiting for any (in another
 order than it started them), checks them against NumPy, trains a DDP model (its MPI progress
 thread forced on, GLASSTORCH_DDP_PROGRESS_THREAD=1) and compares it with one process trained on the
-ranks' batches together. Prints ``OK <rank>``; any difference raises.
+ranks' batches together, then breaks a backward between two buckets and still exits cleanly.
+Prints ``OK <rank>``; any difference raises.
 """
 import os
 import socket
@@ -63,7 +64,7 @@ def ddp_against_one_process(r, n, steps=3, per_rank=4):
     reference = make(0)
     ref_opt = torch.optim.SGD(reference.parameters(), lr=0.1)
     model = make(r)                               # DDP broadcasts rank 0's parameters
-    ddp = DDP(model, bucket_cap_mb=0.001)
+    ddp = DDP(model, bucket_cap_mb=0.0005)   # 4 buckets: the first one is the last bias alone
     if ddp.reducer.progress is None:
         raise AssertionError("GLASSTORCH_DDP_PROGRESS_THREAD=1 did not start the progress thread")
     opt = torch.optim.SGD(ddp.parameters(), lr=0.1)
@@ -78,6 +79,28 @@ def ddp_against_one_process(r, n, steps=3, per_rank=4):
         opt.step()
     for (name, p), q in zip(model.named_parameters(), reference.parameters()):
         close(p.detach(), q.detach().numpy(), f"DDP parameter {name} after {steps} steps")
+
+    # a backward that raises between two buckets (the progress thread running): the next forward is
+    # torch's error, and the process still leaves MPI cleanly at exit (the thread is out of MPI)
+    def broken(inp):
+        h = model[1](model[0](inp))
+        h.register_hook(lambda grad: (_ for _ in ()).throw(ValueError("a hook fails on purpose")))
+        return model[2](h)
+
+    ddp.module.forward = broken
+    try:
+        ddp(x[:per_rank]).sum().backward()
+        raise AssertionError("the hook did not raise")
+    except ValueError:
+        pass
+    if ddp.reducer.next_bucket == 0 or not ddp.reducer.progress._active.is_set():
+        raise AssertionError("the broken backward stopped before its first bucket: the thread never ran")
+    try:
+        ddp(x[:per_rank])
+        raise AssertionError("DDP did not notice the unfinished reduction")
+    except RuntimeError as e:
+        if "Expected to have finished reduction in the prior iteration" not in str(e):
+            raise
 
 
 def work(r, n):

@@ -21,6 +21,7 @@ rank, as MPI requires.
 The hooks are ``Tensor.register_post_accumulate_grad_hook``: nothing in the autograd engine knows
 about DDP. ``inspection.draw`` marks the parameters whose hooks these are (``draw_label``).
 """
+import atexit
 import os
 import sys
 import threading
@@ -332,6 +333,8 @@ class _Reducer:
         """Called by forward: the next backward is to be synchronised."""
         if self.expecting and self.any_ready:
             self._raise_unfinished()
+        if self.progress is not None:
+            self.progress.pause()     # a backward that raised between two buckets left it running
         self.expecting = True
         self.any_ready = False
         self.ready = [False] * len(self.params)
@@ -510,6 +513,10 @@ class _ProgressThread:
         self._closing = False
         self._thread = threading.Thread(target=self._run, name="DDP MPI progress", daemon=True)
         self._thread.start()
+        # out of MPI before MPI_Finalize (which no thread may be inside of), should a backward have
+        # stopped between two buckets; registered after glasstorch.distributed's own exit handler,
+        # so it runs before it
+        atexit.register(self.pause)
 
     def _run(self):
         probe, any_source = self._comm.Iprobe, self._MPI.ANY_SOURCE
@@ -534,6 +541,7 @@ class _ProgressThread:
         self._idle.wait()
 
     def close(self):
+        atexit.unregister(self.pause)
         self._closing = True
         self._active.set()
         self._thread.join(timeout=1.0)
