@@ -508,8 +508,7 @@ class _ProgressThread:
         self._MPI = MPI
         self._comm = comm
         self._active = threading.Event()
-        self._idle = threading.Event()
-        self._idle.set()
+        self._in_mpi = threading.Lock()     # held by the thread during a burst
         self._closing = False
         self._thread = threading.Thread(target=self._run, name="DDP MPI progress", daemon=True)
         self._thread.start()
@@ -525,20 +524,20 @@ class _ProgressThread:
             self._active.wait()
             if self._closing:
                 return
-            self._idle.clear()
-            while self._active.is_set() and not self._closing:
-                for _ in burst:
-                    probe(source=any_source, tag=0)
-                time.sleep(nap)
-            self._idle.set()
+            with self._in_mpi:
+                if self._active.is_set():
+                    for _ in burst:
+                        probe(source=any_source, tag=0)
+            time.sleep(nap)
 
     def resume(self):
         self._active.set()
 
     def pause(self):
-        """Stop polling and wait until the thread is out of MPI."""
+        """Stop polling; returns once the thread is out of MPI (at most one burst later, not a nap)."""
         self._active.clear()
-        self._idle.wait()
+        with self._in_mpi:
+            pass
 
     def close(self):
         atexit.unregister(self.pause)
