@@ -238,8 +238,8 @@ def wait(world, done, what, group_ranks, timeout):
         spin_until = now + _SPIN
         while True:
             # a burst of tests between looks at the clock: MPI moves a large message in many small
-            # steps, each inside one test, so the time between tests is time the transfer stands still
-            # (a clock read per test made a 1 MB all_reduce ~15% slower than mpi4py's own loop)
+            # steps, each inside one test, so time between tests is time the transfer stands still;
+            # the burst keeps this loop as tight as mpi4py's own `while not req.Test()`
             for _ in _BURST:
                 if done():
                     return
