@@ -164,7 +164,7 @@ class ProcessGroup:
         MPI requests; ``finish()`` (optional) runs once they completed (copies results into tensors).
         """
         self._seq += 1
-        what = _What(kind, self._seq, detail, "" if self._name == "WORLD" else f" on group {self._name}")
+        what = self._describe(kind, detail)
         if check and self._checked and self._size > 1:
             self._check_same_collective(kind, signature() if callable(signature) else signature, what)
         try:
