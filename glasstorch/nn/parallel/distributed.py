@@ -495,14 +495,20 @@ class _ProgressThread:
         wanted = os.environ.get("GLASSTORCH_DDP_PROGRESS_THREAD", "auto")
         if group.size() < 2 or wanted == "0" or MPI.Query_thread() < MPI.THREAD_MULTIPLE:
             return None
+        # the collectives (Split_type, Dup) run on every rank alike; only then does each rank decide
+        # for itself (machines of a job may differ in cores)
+        spare_core = True
         if wanted != "1":
             same_machine = group._comm.Split_type(MPI.COMM_TYPE_SHARED)
             ranks_here = same_machine.Get_size()
             same_machine.Free()
             cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-            if cores <= ranks_here:
-                return None
-        return cls(MPI, group._comm.Dup())
+            spare_core = cores > ranks_here
+        comm = group._comm.Dup()
+        if not spare_core:
+            comm.Free()
+            return None
+        return cls(MPI, comm)
 
     def __init__(self, MPI, comm):
         self._MPI = MPI
