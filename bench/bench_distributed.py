@@ -4,15 +4,16 @@
     python bench/bench_distributed.py --quick    # fewer sizes and repetitions
 
 1. ``all_reduce`` of float32 buffers from 1 KB to 64 MB: ``dist.all_reduce(t)`` against raw mpi4py
-   (``comm.Allreduce(IN_PLACE, a)``) on the same memory. Median time per call of interleaved
-   repetitions (raw, glasstorch, raw, ...), and the overhead. glasstorch is measured twice: as it
+   (``comm.Allreduce(IN_PLACE, a)``, and ``comm.Iallreduce`` + a ``Test`` loop, which is what
+   glasstorch runs underneath so that a wait can end in an error) on the same memory. Median and
+   fastest time per call of interleaved repetitions (raw, glasstorch, raw, ...), and the overhead. glasstorch is measured twice: as it
    runs by default (each collective first checks, with one small Iallgather, that every rank runs
    the same collective on the same shapes) and with that check off (``TORCH_DISTRIBUTED_DEBUG=OFF``).
 2. DistributedDataParallel on an MLP (784-1024-1024-10, batch 64 per rank, SGD): the step time of one
-   process alone, of each of 2 ranks without DDP (what sharing the machine costs), and with DDP;
-   the scaling (samples per second, 2 ranks / 1); and how much of the gradient communication is hidden
-   behind backward: 1 - (time backward waits for the buckets at its end) / (time the same all_reduces
-   take alone, one after another).
+   process alone, of each of 2 ranks without DDP (what sharing the machine costs), and with DDP, its
+   MPI progress thread off and on; the scaling (samples per second, 2 ranks / 1); and how much of the
+   gradient communication is hidden behind backward: 1 - (time backward waits for the buckets at its
+   end) / (time the same all_reduces take alone, one after another).
 
 NumPy's BLAS runs one thread per rank (threadpoolctl), so 2 ranks use the 2 cores.
 """
@@ -35,16 +36,20 @@ def bandwidth(dist, MPI, torch, np):
     comm = MPI.COMM_WORLD
     rank = dist.get_rank()
     pg = dist.distributed_c10d._get_default_group()
-    sizes = [1 << 10, 1 << 14, 1 << 20, 1 << 24] if QUICK else [1 << k for k in range(10, 27, 2)]
+    sizes = [1 << 10, 1 << 20, 1 << 22, 1 << 24] if QUICK else [1 << k for k in range(10, 27, 2)]
     rows = []
     for nbytes in sizes:
         buf = np.ones(nbytes // 4, dtype=np.float32)
         t = torch.from_numpy(buf)
-        reps = max(5, min(200, (64 << 20) // nbytes // 4)) // (3 if QUICK else 1)
-        timings = {"raw": [], "checked": [], "unchecked": []}
+        reps = max(15, min(300, (256 << 20) // nbytes)) // (4 if QUICK else 1)
 
         def raw():
             comm.Allreduce(MPI.IN_PLACE, buf)
+
+        def raw_nonblocking():   # what glasstorch runs underneath: Iallreduce, then Test until done
+            request = comm.Iallreduce(MPI.IN_PLACE, buf)
+            while not request.Test():
+                pass
 
         def ours_checked():
             pg._checked = True
@@ -54,28 +59,32 @@ def bandwidth(dist, MPI, torch, np):
             pg._checked = False
             dist.all_reduce(t)
 
-        for _ in range(2):  # warm-up
-            raw(); ours_checked(); ours_unchecked()
-        for _ in range(reps):
-            for name, fn in (("raw", raw), ("checked", ours_checked), ("unchecked", ours_unchecked)):
+        fns = {"raw": raw, "raw_nb": raw_nonblocking, "checked": ours_checked, "unchecked": ours_unchecked}
+        timings = {name: [] for name in fns}
+        for i in range(reps + 2):   # the first two rounds warm up
+            for name, fn in fns.items():
                 comm.Barrier()
                 start = time.perf_counter()
                 fn()
-                timings[name].append(time.perf_counter() - start)
+                if i >= 2:
+                    timings[name].append(time.perf_counter() - start)
             buf[...] = 1.0  # keep the values finite
         pg._checked = True
         rows.append((nbytes, {k: (statistics.median(v), min(v)) for k, v in timings.items()}))
     if rank == 0:
-        print("\n1. all_reduce, float32, 2 ranks: time per call (interleaved repetitions: median, and the "
-              "fastest), and glasstorch's overhead over mpi4py")
-        print(f"{'size':>8} | {'mpi4py':>19} | {'glasstorch':>19} | {'overhead':>13} | {'no check':>19} | "
-              f"{'overhead':>13} | {'GB/s':>5}")
+        print("\n1. all_reduce, float32, 2 ranks: time per call, median / fastest of interleaved repetitions; "
+              "overhead over mpi4py's Allreduce (and over its Iallreduce + Test loop)")
+        print(f"{'size':>6} | {'Allreduce':>17} | {'Iallreduce+Test':>17} | {'glasstorch':>17} | {'overhead':>22} | "
+              f"{'no check':>17} | {'overhead':>22}")
         for nbytes, t in rows:
-            over = lambda k, i: 100 * (t[k][i] / t["raw"][i] - 1)  # noqa: E731
-            both = lambda k: f"{_us(t[k][0])} / {_us(t[k][1])}"  # noqa: E731
-            print(f"{_size(nbytes):>8} | {both('raw'):>19} | {both('checked'):>19} | "
-                  f"{over('checked', 0):>5.1f}% / {over('checked', 1):>4.1f}% | {both('unchecked'):>19} | "
-                  f"{over('unchecked', 0):>5.1f}% / {over('unchecked', 1):>4.1f}% | {nbytes / t['raw'][0] / 1e9:>5.2f}")
+            def over(k):
+                return (f"{100 * (t[k][0] / t['raw'][0] - 1):+.0f}/{100 * (t[k][1] / t['raw'][1] - 1):+.0f}% "
+                        f"({100 * (t[k][0] / t['raw_nb'][0] - 1):+.0f}/{100 * (t[k][1] / t['raw_nb'][1] - 1):+.0f}%)")
+
+            def both(k):
+                return f"{_us(t[k][0])} / {_us(t[k][1])}"
+            print(f"{_size(nbytes):>6} | {both('raw'):>17} | {both('raw_nb'):>17} | {both('checked'):>17} | "
+                  f"{over('checked'):>22} | {both('unchecked'):>17} | {over('unchecked'):>22}")
 
 
 def _size(n):
@@ -87,8 +96,11 @@ def _us(s):
 
 
 def ddp_scaling(dist, MPI, torch, np):
+    """Step times of one process alone, then of 2 ranks: without DDP, with DDP (progress thread off
+    and on), and the buckets' all_reduces alone; the variants interleaved step by step."""
+    from glasstorch.nn.parallel import DistributedDataParallel as DDP
     rank = dist.get_rank()
-    batch, steps = 64, (5 if QUICK else 15)
+    batch, steps = 64, (8 if QUICK else 30)
 
     def make():
         torch.manual_seed(0)
@@ -98,68 +110,69 @@ def ddp_scaling(dist, MPI, torch, np):
     g = torch.Generator().manual_seed(rank)
     x, y = torch.randn(batch, 784, generator=g), torch.randint(0, 10, (batch,), generator=g)
 
-    def step_times(model, opt, n):
-        times = []
-        for _ in range(n):
-            start = time.perf_counter()
-            opt.zero_grad()
-            torch.nn.functional.cross_entropy(model(x), y).backward()
-            opt.step()
-            times.append(time.perf_counter() - start)
-        return statistics.median(times[2:])  # the first steps allocate
+    def one_step(model, opt):
+        start = time.perf_counter()
+        opt.zero_grad()
+        torch.nn.functional.cross_entropy(model(x), y).backward()
+        opt.step()
+        return time.perf_counter() - start
+
+    def median(v):
+        return statistics.median(v[2:])   # the first steps allocate
 
     # one process alone (rank 1 waits in a barrier meanwhile)
     alone = None
     if rank == 0:
         m = make()
-        alone = step_times(m, torch.optim.SGD(m.parameters(), lr=0.01), steps)
+        opt = torch.optim.SGD(m.parameters(), lr=0.01)
+        alone = median([one_step(m, opt) for _ in range(steps)])
     dist.barrier()
-    # both ranks computing, no communication: what sharing the machine costs
-    m = make()
-    shared = step_times(m, torch.optim.SGD(m.parameters(), lr=0.01), steps)
-    dist.barrier()
-    ddp_rows = [measure_ddp(dist, MPI, torch, make, x, y, steps, cap) for cap in (None, 1)]
+    results = []
+    for cap in (None, 1):
+        variants = {}
+        m = make()
+        variants["no DDP"] = (m, torch.optim.SGD(m.parameters(), lr=0.01), None)
+        for thread in ("0", "1"):
+            os.environ["GLASSTORCH_DDP_PROGRESS_THREAD"] = thread
+            m = make()
+            d = DDP(m, bucket_cap_mb=cap)
+            variants[f"DDP, progress thread {'on' if thread == '1' else 'off'}"] = \
+                (d, torch.optim.SGD(d.parameters(), lr=0.01), d)
+        os.environ.pop("GLASSTORCH_DDP_PROGRESS_THREAD")
+        times = {k: [] for k in variants}
+        waits = {k: [] for k in variants}
+        comm_alone = []
+        buckets = variants["DDP, progress thread off"][2].reducer.buckets
+        for _ in range(steps):
+            for name, (model, opt, d) in variants.items():
+                dist.barrier()
+                times[name].append(one_step(model, opt))
+                if d is not None:
+                    waits[name].append(d.reducer.stats["wait_s"])
+            dist.barrier()   # the same all_reduces alone, one after another: the wait without any overlap
+            start = time.perf_counter()
+            for b in buckets:
+                MPI.COMM_WORLD.Allreduce(MPI.IN_PLACE, b.flat)
+            comm_alone.append(time.perf_counter() - start)
+        results.append((cap, len(buckets), {k: median(v) for k, v in times.items()},
+                        {k: median(v) for k, v in waits.items() if v}, median(comm_alone)))
+        del variants, buckets   # the DDPs go, and their progress threads with them
     if rank == 0:
         m = make()
         n_params = sum(p.numel() for p in m.parameters())
         print(f"\n2. DDP, MLP 784-1024-1024-10 ({n_params / 1e6:.2f} M parameters, {n_params * 4 / 2**20:.1f} MiB of "
-              f"gradients), batch {batch} per rank, median step of {steps}")
-        print(f"   1 process alone              {alone * 1e3:8.1f} ms/step   {batch / alone:8.0f} samples/s")
-        print(f"   2 ranks, no DDP (compute)    {shared * 1e3:8.1f} ms/step   (sharing the machine)")
-        for cap, n_buckets, with_ddp, wait, comm_alone in ddp_rows:
-            label = f"bucket_cap_mb={cap if cap else '25 (default)'}, {n_buckets} buckets"
-            print(f"   2 ranks with DDP, {label}")
-            print(f"      {with_ddp * 1e3:8.1f} ms/step   {2 * batch / with_ddp:8.0f} samples/s   scaling (samples/s, "
-                  f"2 ranks / 1): {(2 * batch / with_ddp) / (batch / alone):.2f}x")
-            print(f"      all_reduce of the buckets alone {comm_alone * 1e3:.1f} ms; backward waited for them at its "
-                  f"end {wait * 1e3:.1f} ms: {100 * max(0.0, 1 - wait / comm_alone):.0f}% of the communication hidden "
-                  f"behind backward")
-
-
-def measure_ddp(dist, MPI, torch, make, x, y, steps, bucket_cap_mb):
-    """Median DDP step, the median wait at the end of backward, and the buckets' all_reduces alone."""
-    from glasstorch.nn.parallel import DistributedDataParallel as DDP
-    m = make()
-    ddp = DDP(m, bucket_cap_mb=bucket_cap_mb)
-    opt = torch.optim.SGD(ddp.parameters(), lr=0.01)
-    times, waits, comms = [], [], []
-    for _ in range(steps):
-        dist.barrier()
-        start = time.perf_counter()
-        opt.zero_grad()
-        torch.nn.functional.cross_entropy(ddp(x), y).backward()
-        opt.step()
-        times.append(time.perf_counter() - start)
-        waits.append(ddp.reducer.stats["wait_s"])
-    buckets = ddp.reducer.buckets
-    for _ in range(steps):  # the same all_reduces alone, one after another: the wait without any overlap
-        dist.barrier()
-        start = time.perf_counter()
-        for b in buckets:
-            MPI.COMM_WORLD.Allreduce(MPI.IN_PLACE, b.flat)
-        comms.append(time.perf_counter() - start)
-    return (bucket_cap_mb, len(buckets), statistics.median(times[2:]), statistics.median(waits[2:]),
-            statistics.median(comms[2:]))
+              f"gradients), batch {batch} per rank, SGD; median step of {steps} (variants interleaved step by step)")
+        print(f"   1 process alone: {alone * 1e3:.1f} ms/step, {batch / alone:.0f} samples/s")
+        for cap, n_buckets, times, waits, comm in results:
+            print(f"   2 ranks, bucket_cap_mb={cap if cap else '25 (default)'} ({n_buckets} buckets); the buckets' "
+                  f"all_reduces alone: {comm * 1e3:.1f} ms")
+            for name, step in times.items():
+                line = f"      {name:<28} {step * 1e3:7.1f} ms/step  {2 * batch / step:6.0f} samples/s  " \
+                       f"scaling {(2 * batch / step) / (batch / alone):.2f}x"
+                if name in waits:
+                    line += f"  waited at the end of backward {waits[name] * 1e3:5.1f} ms: " \
+                            f"{100 * (1 - waits[name] / comm):.0f}% hidden"
+                print(line)
 
 
 def main():

@@ -379,6 +379,24 @@ def test_two_ranks_through_spawn_and_tcp(tmp_path):
     _check_ddp_reports(tmp_path, 2)
 
 
+@needs_mpi
+def test_plain_mpiexec_with_the_mpi_backend_async_collectives_and_ddp():
+    """``mpiexec -n 3 python train.py`` and ``init_process_group("mpi")``: no launcher, no rendezvous."""
+    from glasstorch.distributed.run import _find_mpiexec
+    code, out, err, _ = _run([_find_mpiexec(None), "-n", "3", sys.executable, "tutorial.py", "mpi"], 90)
+    assert code == 0, err[-4000:]
+    assert sorted(re.findall(r"OK \d", out)) == ["OK 0", "OK 1", "OK 2"], out
+
+
+@needs_mpi
+def test_spawn_with_master_addr_in_the_environment_as_the_tutorials():
+    """``mp.spawn`` + ``init_process_group("gloo", rank=rank, world_size=n)`` with MASTER_ADDR/PORT set
+    (env://), DDP's progress thread on."""
+    code, out, err, _ = _run([sys.executable, "tutorial.py", "spawn", "2"], 90)
+    assert code == 0, err[-4000:]
+    assert sorted(re.findall(r"OK \d", out)) == ["OK 0", "OK 1"], out
+
+
 # ----------------------------------------------------------------------------------------------
 # Faults end every rank with an error naming the culprit, well before the 60 s timeout
 # ----------------------------------------------------------------------------------------------

@@ -37,6 +37,7 @@ _NOTICE, _ACK, _PING, _PONG = 1, 2, 3, 4
 _POLL_EVERY = 0.002      # seconds between looks at notices and rendezvous news while waiting
 _SPIN = 0.001            # seconds of plain spinning before a wait starts yielding the core to others
 _ACK_WAIT = 2.0          # how long a failing rank waits for the others to read its notice
+_BURST = range(32)       # tests of a request between two looks at the clock (see wait)
 
 
 class DistError(RuntimeError):
@@ -83,7 +84,9 @@ class World:
         self.manager = manager         # the PMI server's process (rank 0 on the spawn path)
         self.member = member           # our connection to it (spawn path)
         self.gone = {}                 # global rank -> why it left (notices, rendezvous news)
+        self.secondary = set()         # ranks that failed only because another rank had (see ``missing``)
         self.failed = None             # why this rank's process group broke, once it has
+        self.cause = None              # (rank, why) when it broke because that rank had failed or left
         self.activity = "no collective"  # what this rank waits in (answers pings)
         self.destroyed = False
 
@@ -96,7 +99,13 @@ class World:
             source, tag = status.Get_source(), status.Get_tag()
             message = self.control.recv(source=source, tag=tag)
             if tag == _NOTICE:
+                message, cause = message
                 self.gone.setdefault(source, message)
+                if cause is not None:
+                    # ``source`` failed because rank cause[0] had: learn of the root cause here too,
+                    # in case its own notice has not arrived yet
+                    self.secondary.add(source)
+                    self.gone.setdefault(*cause)
                 if message.startswith("failed"):
                     self.control.isend("ack", dest=source, tag=_ACK).Free()
             elif tag == _PING:
@@ -110,12 +119,15 @@ class World:
                 self.gone.setdefault(rank, reason)
 
     def missing(self, ranks):
-        """The first of ``ranks`` (global) known to be gone, with why, or None."""
-        for r in ranks:
-            reason = self.gone.get(r)
-            if reason is not None and r != self.rank:
-                return r, reason
-        return None
+        """The first of ``ranks`` (global) known to be gone, with why, or None.
+
+        A rank that failed on its own comes before one that failed only because of it, so that
+        every rank names the root cause whichever notice reached it first."""
+        gone = [r for r in ranks if r != self.rank and r in self.gone]
+        if not gone:
+            return None
+        r = next((r for r in gone if r not in self.secondary), gone[0])
+        return r, self.gone[r]
 
     def where_are(self, ranks, budget=1.0):
         """Ask ``ranks`` what they are waiting in; {rank: answer} for those that answered within ``budget``."""
@@ -133,8 +145,10 @@ class World:
         return answers
 
     def notify(self, message):
-        """Tell every other rank ``message`` ('failed: ...' or 'exited ...'); returns the requests."""
-        return [self.control.isend(message, dest=r, tag=_NOTICE) for r in range(self.size) if r != self.rank]
+        """Tell every other rank ``message`` ('failed: ...' or 'exited ...') and, if this rank failed
+        because another one had, that rank and why (``cause``); returns the requests."""
+        return [self.control.isend((message, self.cause), dest=r, tag=_NOTICE)
+                for r in range(self.size) if r != self.rank]
 
 
 _world = None
@@ -222,13 +236,20 @@ def wait(world, done, what, group_ranks, timeout):
         deadline = now + timeout
         next_poll = now + _POLL_EVERY
         spin_until = now + _SPIN
-        while not done():
+        while True:
+            # a burst of tests between looks at the clock: MPI moves a large message in many small
+            # steps, each inside one test, so time between tests is time the transfer stands still;
+            # the burst keeps this loop as tight as mpi4py's own `while not req.Test()`
+            for _ in _BURST:
+                if done():
+                    return
             now = time.monotonic()
             if now >= next_poll:
                 next_poll = now + _POLL_EVERY
                 world.poll()
                 gone = world.missing(group_ranks)
                 if gone is not None:
+                    world.cause = gone
                     _fail(world, f"rank {gone[0]} {gone[1]}, while rank {world.rank} waited for it in {what}")
                 if now >= deadline:
                     _fail(world, _timeout_message(world, what, group_ranks, timeout))

@@ -123,7 +123,10 @@ class ProcessGroup:
         self._world = world
         self._comm = comm
         self._ranks = list(ranks)            # global rank of each group rank
+        self._rank = comm.Get_rank()         # a communicator's rank and size never change: asked once
+        self._size = comm.Get_size()
         self._timeout = timeout
+        self._timeout_s = timeout.total_seconds()
         self._backend = Backend(backend)
         self._name = name
         self._seq = 0
@@ -132,10 +135,10 @@ class ProcessGroup:
         self._signatures = xp.empty((self.size(), _SIGNATURE_LEN), dtype=xp.int64)  # everyone's
 
     def rank(self):
-        return self._comm.Get_rank()
+        return self._rank
 
     def size(self):
-        return self._comm.Get_size()
+        return self._size
 
     def name(self):
         return self._name
@@ -150,25 +153,20 @@ class ProcessGroup:
     # -- running one operation -----------------------------------------------------------------
     def _describe(self, kind, detail, seq=None):
         """'all_reduce #12 (shape=[4], dtype=torch.float32)', written only when a message needs it."""
-        seq = self._seq if seq is None else seq
-        name = "" if self._name == "WORLD" else f" on group {self._name}"
-
-        def text():
-            d = detail() if callable(detail) else detail
-            return f"{kind} #{seq}" + (f" ({d})" if d else "") + name
-        return _Lazy(text)
+        return _What(kind, self._seq if seq is None else seq, detail,
+                     "" if self._name == "WORLD" else f" on group {self._name}")
 
     def _run(self, kind, signature, detail, start, finish=None, async_op=False, check=True):
         """Check the signature across ranks, start the MPI operation and wait or hand back a Work.
 
-        ``signature``: ints every rank must agree on; ``detail``: text (or a function giving it) for
-        messages; ``start()`` returns the MPI requests; ``finish()`` (optional) runs once they
-        completed (copies results into tensors).
+        ``signature``: ints every rank must agree on (or a function giving them, called only when the
+        check runs); ``detail``: text (or a function giving it) for messages; ``start()`` returns the
+        MPI requests; ``finish()`` (optional) runs once they completed (copies results into tensors).
         """
         self._seq += 1
         what = self._describe(kind, detail)
-        if check and self._checked and self.size() > 1:
-            self._check_same_collective(kind, signature, what)
+        if check and self._checked and self._size > 1:
+            self._check_same_collective(kind, signature() if callable(signature) else signature, what)
         try:
             requests = start()
         except self._world.MPI.Exception as e:
@@ -182,21 +180,23 @@ class ProcessGroup:
 
     def _wait(self, requests, what, timeout=None, statuses=None):
         """Complete MPI ``requests`` (see ``_mpi.wait``: a failed or departed rank, or the timeout, ends it)."""
-        Testall = self._world.MPI.Request.Testall
-        self._wait_until(lambda: Testall(requests, statuses), what, timeout)
+        if len(requests) == 1 and statuses is None:
+            done = requests[0].Test      # one request (most collectives): no Testall, no lambda
+        else:
+            Testall = self._world.MPI.Request.Testall
+            done = lambda: Testall(requests, statuses)  # noqa: E731
+        self._wait_until(done, what, timeout)
 
     def _wait_until(self, done, what, timeout=None):
-        seconds = (timeout or self._timeout).total_seconds()
+        seconds = self._timeout_s if timeout is None else _seconds(timeout)
         _mpi.wait(self._world, done, what, self._ranks, seconds)
 
     def _check_same_collective(self, kind, signature, what):
         """One Iallgather of every rank's signature; a rank that runs something else is an error."""
-        mine = [self._seq, _KIND_CODE[kind], *signature]
         row, rows = self._signature, self._signatures
-        row.fill(-1)
-        row[:len(mine)] = mine[:_SIGNATURE_LEN]
+        row[:] = (self._seq, _KIND_CODE[kind], *signature, *_UNSET)[:_SIGNATURE_LEN]
         self._wait([self._comm.Iallgather(row, rows)], what)
-        if (rows == row).all():
+        if rows.tobytes() == row.tobytes() * self._size:   # the usual case, in one comparison
             return
         for r in range(self.size()):
             if not (rows[r] == row).all():
@@ -269,23 +269,33 @@ _DTYPES = [_dtype.float32, _dtype.float64, _dtype.float16, _dtype.bfloat16, _dty
 _KIND_CODE = {k: i for i, k in enumerate(_KINDS)}
 _DTYPE_CODE = {d: i for i, d in enumerate(_DTYPES)}
 _SIGNATURE_LEN = 16   # seq, kind, dtype, root, op, ndim, shape (up to 10 dims)
+_UNSET = (-1,) * _SIGNATURE_LEN
 
 
 def _tensor_signature(t, root=-1, op=-1):
     shape = t._data.shape
-    return [_DTYPE_CODE.get(t.dtype, 99), root, int(op), len(shape), *shape[:10]]
+    return (_DTYPE_CODE.get(t.dtype, 99), root, int(op), len(shape), *shape[:10])
 
 
-class _Lazy:
-    """Text computed on first use: a collective's description costs nothing unless a message shows it."""
-    __slots__ = ("_fn", "_text")
+def _seconds(timeout):
+    """A Work.wait / monitored_barrier timeout (a timedelta, or seconds) in seconds."""
+    return timeout.total_seconds() if isinstance(timeout, timedelta) else float(timeout)
 
-    def __init__(self, fn):
-        self._fn, self._text = fn, None
+
+class _What:
+    """What a collective is, for messages: 'all_reduce #12 (shape=[4], dtype=torch.float32)'.
+
+    Written only when a message shows it (most collectives never need it): ``detail`` is text or a
+    function giving it."""
+    __slots__ = ("_kind", "_seq", "_detail", "_group", "_text")
+
+    def __init__(self, kind, seq, detail, group):
+        self._kind, self._seq, self._detail, self._group, self._text = kind, seq, detail, group, None
 
     def __str__(self):
         if self._text is None:
-            self._text = self._fn()
+            d = self._detail() if callable(self._detail) else self._detail
+            self._text = f"{self._kind} #{self._seq}" + (f" ({d})" if d else "") + self._group
         return self._text
 
     def __eq__(self, other):
@@ -565,18 +575,40 @@ def _write_back(t, array):
 
 
 def _mpi_op(MPI, op, t):
-    if t.dtype == _dtype.bool:
-        return {ReduceOp.SUM: MPI.LOR, ReduceOp.MAX: MPI.LOR, ReduceOp.BOR: MPI.LOR, ReduceOp.PRODUCT: MPI.LAND,
-                ReduceOp.MIN: MPI.LAND, ReduceOp.BAND: MPI.LAND, ReduceOp.BXOR: MPI.LXOR}[op]
-    return {ReduceOp.SUM: MPI.SUM, ReduceOp.AVG: MPI.SUM, ReduceOp.PRODUCT: MPI.PROD, ReduceOp.MIN: MPI.MIN,
-            ReduceOp.MAX: MPI.MAX, ReduceOp.BAND: MPI.BAND, ReduceOp.BOR: MPI.BOR, ReduceOp.BXOR: MPI.BXOR}[op]
+    """MPI's operation for ``op`` on ``t``'s dtype (bools reduce with the logical operations)."""
+    table = _MPI_OPS.get(MPI)
+    if table is None:
+        table = _MPI_OPS[MPI] = {
+            False: {ReduceOp.SUM: MPI.SUM, ReduceOp.AVG: MPI.SUM, ReduceOp.PRODUCT: MPI.PROD, ReduceOp.MIN: MPI.MIN,
+                    ReduceOp.MAX: MPI.MAX, ReduceOp.BAND: MPI.BAND, ReduceOp.BOR: MPI.BOR, ReduceOp.BXOR: MPI.BXOR},
+            True: {ReduceOp.SUM: MPI.LOR, ReduceOp.MAX: MPI.LOR, ReduceOp.BOR: MPI.LOR, ReduceOp.PRODUCT: MPI.LAND,
+                   ReduceOp.MIN: MPI.LAND, ReduceOp.BAND: MPI.LAND, ReduceOp.BXOR: MPI.LXOR}}
+    return table[t._data.dtype == xp.bool_][op]
+
+
+_MPI_OPS = {}      # mpi4py.MPI -> {is_bool: {RedOpType: MPI.Op}}, made on first use
+_OPS_ACCEPTED = {}  # (op, dtype) pairs _check_op accepted: the next call with them skips the checks
 
 
 def _check_op(op, t, name):
+    """``op`` as a RedOpType, after torch's checks against ``t``'s dtype (remembered once passed)."""
     try:
-        op = RedOpType(op)
+        return _OPS_ACCEPTED[op, t._data.dtype]
+    except (KeyError, TypeError):
+        pass
+    try:
+        checked = RedOpType(op)
     except (ValueError, TypeError):
         raise ValueError("Invalid ``op``. Expected ``op`` to be of type ``torch.distributed.ReduceOp``.") from None
+    _check_op_for(checked, t, name)
+    try:
+        _OPS_ACCEPTED[op, t._data.dtype] = checked
+    except TypeError:
+        pass
+    return checked
+
+
+def _check_op_for(op, t, name):
     if op in (ReduceOp.PREMUL_SUM, ReduceOp.UNUSED):
         raise ValueError(f"{name}: ReduceOp.{op.name} is not supported by glasstorch.distributed")
     if t.is_complex() and not _supports_complex(op):
@@ -585,7 +617,6 @@ def _check_op(op, t, name):
         raise ValueError(f"{name}: ReduceOp.AVG needs a floating point tensor, got {t.dtype}")
     if op in (ReduceOp.BAND, ReduceOp.BOR, ReduceOp.BXOR) and (t.is_floating_point() or t.is_complex()):
         raise ValueError(f"{name}: ReduceOp.{op.name} needs an integer or bool tensor, got {t.dtype}")
-    return op
 
 
 def _group_root(pg, global_rank, name):
@@ -657,14 +688,15 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
         return _not_member("all_reduce")
     MPI = pg._world.MPI
     buf, copied = _buffer(tensor)
+    mpi_op = _mpi_op(MPI, op, tensor)
 
     def finish():
         if op == ReduceOp.AVG:
-            buf[...] /= pg.size()
+            buf[...] /= pg._size
         _write_back(tensor, buf) if copied else _bump(tensor)
 
-    return pg._run("all_reduce", _tensor_signature(tensor, op=op), lambda: _shape_text(tensor),
-                   lambda: [pg._comm.Iallreduce(MPI.IN_PLACE, buf, _mpi_op(MPI, op, tensor))], finish, async_op)
+    return pg._run("all_reduce", lambda: _tensor_signature(tensor, op=op), lambda: _shape_text(tensor),
+                   lambda: [pg._comm.Iallreduce(MPI.IN_PLACE, buf, mpi_op)], finish, async_op)
 
 
 def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_dst=None):

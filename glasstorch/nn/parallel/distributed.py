@@ -9,7 +9,8 @@ the batch, so every process has its own autograd graph. What keeps the replicas 
     backward       each parameter's AccumulateGrad writes its local .grad, then its
                    post-accumulate hook copies .grad / world_size into its bucket;
                    a bucket whose parameters are all in starts an all_reduce (SUM) right away,
-                   while backward goes on through the earlier layers (the overlap)
+                   while backward goes on through the earlier layers (the overlap; where the
+                   machine has a core to spare, a progress thread moves it along meanwhile)
     end of backward  the last hook waits for every bucket and writes the averages back into .grad
 
 so ``optimizer.step()`` applies the same averaged gradient on every rank. Buckets hold the
@@ -20,7 +21,11 @@ rank, as MPI requires.
 The hooks are ``Tensor.register_post_accumulate_grad_hook``: nothing in the autograd engine knows
 about DDP. ``inspection.draw`` marks the parameters whose hooks these are (``draw_label``).
 """
+import atexit
+import os
 import sys
+import threading
+import time
 import weakref
 from contextlib import contextmanager
 
@@ -289,10 +294,14 @@ class _Reducer:
         self.local_batch = None
         self.forward_site = None
         self.stats = {"wait_s": 0.0, "comm_s": []}   # for bench_distributed: what was hidden behind backward
+        self.progress = _ProgressThread.start_for(group)
         self._handles = [p.register_post_accumulate_grad_hook(_GradReadyHook(self, i))
                          for i, p in enumerate(self.params)]
 
     def __del__(self):
+        progress = getattr(self, "progress", None)
+        if progress is not None:
+            progress.close()
         for h in getattr(self, "_handles", ()):
             try:
                 h.remove()
@@ -324,6 +333,8 @@ class _Reducer:
         """Called by forward: the next backward is to be synchronised."""
         if self.expecting and self.any_ready:
             self._raise_unfinished()
+        if self.progress is not None:
+            self.progress.pause()     # a backward that raised between two buckets left it running
         self.expecting = True
         self.any_ready = False
         self.ready = [False] * len(self.params)
@@ -383,7 +394,6 @@ class _Reducer:
     def _launch_ready_buckets(self):
         """Start every complete bucket from ``next_bucket`` on, in index order (the same on all ranks)."""
         MPI = self.group._world.MPI
-        import time
         while self.next_bucket < len(self.buckets) and self.buckets[self.next_bucket].pending == 0:
             b = self.buckets[self.next_bucket]
             self._fill_extra(b)
@@ -391,6 +401,8 @@ class _Reducer:
             b.request = self.group._comm.Iallreduce(MPI.IN_PLACE, b.flat, MPI.SUM)
             self.group._seq += 1
             self.next_bucket += 1
+            if self.progress is not None and self.next_bucket == 1:
+                self.progress.resume()     # moves the buckets along while backward computes
         if self.next_bucket == len(self.buckets):
             self._finalize()
 
@@ -412,8 +424,9 @@ class _Reducer:
 
     def _finalize(self):
         """The last bucket has started: wait for all, write the averages into .grad."""
-        import time
         start = time.perf_counter()
+        if self.progress is not None:
+            self.progress.pause()          # from here this thread drives MPI itself
         for b in self.buckets:
             self.group._wait([b.request], f"DistributedDataParallel gradient all_reduce (bucket {b.index}, "
                                           f"{b.size} elements)")
@@ -451,6 +464,94 @@ class _Reducer:
         raise RuntimeError(_UNUSED_MESSAGE + f"Parameters which did not receive grad for rank {rank}: "
                            f"{', '.join(self.names[i] for i in missing)}\nParameter indices which did not receive "
                            f"grad for rank {rank}: {' '.join(map(str, missing))}")
+
+
+class _ProgressThread:
+    """Drives MPI while backward computes, so that the buckets' all_reduces overlap with it.
+
+    MPI moves a message only while some thread of the process is inside an MPI call, and during
+    backward the main thread is mostly inside NumPy's matrix products, which release the GIL. From the
+    first bucket's launch to the end of backward this thread calls ``Iprobe`` on a communicator of its
+    own (nothing is ever sent there: the call only runs MPI's progress engine, which advances every
+    pending operation of the process), a short burst at a time with a nap between bursts. It never
+    touches the buckets' requests: MPI forbids two threads testing one request. (torch's gloo backend
+    likewise runs its collectives on threads of its own.)
+
+    The thread pays only where it has a core to run on: on a machine whose ranks already use every core
+    it takes CPU time and the GIL from the computation, and the step gets slower even though backward
+    waits less at its end (bench/README.md: 2 ranks on 2 cores). So it runs when the machine has more
+    cores than ranks on it, or when ``GLASSTORCH_DDP_PROGRESS_THREAD=1`` asks for it (``=0``: never);
+    it needs ``MPI_THREAD_MULTIPLE`` (mpi4py's default). Without it the buckets progress only when a
+    gradient hook runs.
+    """
+
+    BURST = 16           # Iprobe calls per burst
+    NAP = 1e-3           # seconds between bursts (50-200 us cost ~10% of a step on 2 busy cores)
+
+    @classmethod
+    def start_for(cls, group):
+        """The thread for ``group``'s DDP, or None (collective: every rank builds its DDP at this point)."""
+        MPI = group._world.MPI
+        wanted = os.environ.get("GLASSTORCH_DDP_PROGRESS_THREAD", "auto")
+        if group.size() < 2 or wanted == "0" or MPI.Query_thread() < MPI.THREAD_MULTIPLE:
+            return None
+        # the collectives (Split_type, Dup) run on every rank alike; only then does each rank decide
+        # for itself (machines of a job may differ in cores)
+        spare_core = True
+        if wanted != "1":
+            same_machine = group._comm.Split_type(MPI.COMM_TYPE_SHARED)
+            ranks_here = same_machine.Get_size()
+            same_machine.Free()
+            cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+            spare_core = cores > ranks_here
+        comm = group._comm.Dup()
+        if not spare_core:
+            comm.Free()
+            return None
+        return cls(MPI, comm)
+
+    def __init__(self, MPI, comm):
+        self._MPI = MPI
+        self._comm = comm
+        self._active = threading.Event()
+        self._in_mpi = threading.Lock()     # held by the thread during a burst
+        self._closing = False
+        self._thread = threading.Thread(target=self._run, name="DDP MPI progress", daemon=True)
+        self._thread.start()
+        # out of MPI before MPI_Finalize (which no thread may be inside of), should a backward have
+        # stopped between two buckets; registered after glasstorch.distributed's own exit handler,
+        # so it runs before it
+        atexit.register(self.pause)
+
+    def _run(self):
+        probe, any_source = self._comm.Iprobe, self._MPI.ANY_SOURCE
+        burst, nap = range(self.BURST), self.NAP
+        while True:
+            self._active.wait()
+            if self._closing:
+                return
+            with self._in_mpi:
+                if self._active.is_set():
+                    for _ in burst:
+                        probe(source=any_source, tag=0)
+            time.sleep(nap)
+
+    def resume(self):
+        self._active.set()
+
+    def pause(self):
+        """Stop polling; returns once the thread is out of MPI (at most one burst later, not a nap)."""
+        self._active.clear()
+        with self._in_mpi:
+            pass
+
+    def close(self):
+        atexit.unregister(self.pause)
+        self._closing = True
+        self._active.set()
+        self._thread.join(timeout=1.0)
+        if not self._MPI.Is_finalized():
+            self._comm.Free()
 
 
 def _tensor_like(p, array):
