@@ -384,7 +384,9 @@ def _recognise_array_type(array_type):
     for packet in list(vars(aten).values()):
         if isinstance(packet, OpOverloadPacket):
             for op in packet._overloads.values():
-                type(op).__call__.__globals__["_ARRAY_TYPES"] = _ARRAY_TYPES
+                generated = type(op).__dict__.get("_namespace")   # (None: not called yet, made from _CALL_HELPERS when it is)
+                if generated is not None:
+                    generated["_ARRAY_TYPES"] = _ARRAY_TYPES
 
 
 on_new_array_type(_recognise_array_type)

@@ -9,6 +9,7 @@ formula table, so that no op pays for interpreting a table on every call.
   formulas of the inputs that need a gradient read;
 * ``Node._run_formulas``  -- backward: each needed formula, given what it reads.
 
+Each is written and compiled at its first use (an op's first call: ``_GeneratedOnFirstUse``).
 The source is kept (``op._source``, ``NodeClass._source``) and registered with ``linecache``, so
 tracebacks, debuggers and ``inspect.getsource`` show the generated lines::
 
@@ -163,18 +164,39 @@ def _wrap_expression(op, names):
     return "_wrap(_result)" if v is None else f"_view_of({names[v]}, _result)"
 
 
+class _GeneratedOnFirstUse:
+    """A class attribute (``__call__``, ``_record``, ``_run_formulas``, ``_source``) whose code is
+    written and compiled the first time it is looked up. Compiling every op's call and every node's
+    code at import was half of ``import glasstorch``'s time (~650 ``compile`` calls), while a
+    program uses a few dozen ops. ``install`` compiles and replaces these descriptors with the plain
+    attributes, so only the first lookup pays (two threads racing here both compile the same code)."""
+
+    def __init__(self, install, name):
+        self.install, self.name = install, name
+
+    def __get__(self, obj, owner):
+        self.install()
+        return getattr(owner, self.name) if obj is None else getattr(obj, self.name)
+
+
 def install_call(op, namespace):
-    """Give ``op`` its generated ``__call__`` (a class of its own: Python looks ``__call__`` up on
-    the type)."""
-    source = op_call_source(op)
-    filename = f"<glasstorch: aten.{op.__name__}>"
-    ns = dict(namespace)
-    ns.update(_kernel=op.kernel, _D=op._defaults,
-              _record=op.node._record if op.node is not None and op._functional is None else None)
-    _compile(source, filename, ns)
-    op.__class__ = type(f"OpOverload_{op.__name__.replace('.', '_')}", (type(op),),
-                        {"__call__": ns["__call__"], "__module__": type(op).__module__})
-    op._source = source
+    """Give ``op`` a class of its own (Python looks ``__call__`` up on the type) whose ``__call__`` is
+    generated from the op's declaration at its first call (or when ``op._source`` is read)."""
+    cls = type(f"OpOverload_{op.__name__.replace('.', '_')}", (type(op),), {"__module__": type(op).__module__})
+
+    def install():
+        if "_namespace" in cls.__dict__:
+            return
+        source = op_call_source(op)
+        ns = dict(namespace)
+        ns.update(_kernel=op.kernel, _D=op._defaults,
+                  _record=op.node._record if op.node is not None and op._functional is None else None)
+        _compile(source, f"<glasstorch: aten.{op.__name__}>", ns)
+        cls.__call__, cls._source, cls._namespace = ns["__call__"], source, ns
+
+    cls.__call__ = _GeneratedOnFirstUse(install, "__call__")
+    cls._source = _GeneratedOnFirstUse(install, "_source")
+    op.__class__ = cls
 
 
 # -----------------------------------------------------------------------------------------------
@@ -410,15 +432,19 @@ def node_run_source(cls):
 
 
 def install_node(cls, helpers):
-    """Give node class ``cls`` its generated ``_record`` and ``_run_formulas``."""
-    name = cls.__name__
-    ns = dict(helpers)
-    ns.update(_cls=cls, _new=object.__new__, connect=connect)
-    for k, (_, fn, _, _) in enumerate(cls._formula_table):
-        ns[f"_f{k}"] = fn
-    record_src = node_record_source(cls)
-    run_src = node_run_source(cls)
-    _compile(record_src + "\n\n" + run_src, f"<glasstorch: {name}>", ns)
-    cls._record = staticmethod(ns["_record"])
-    cls._run_formulas = ns["_run_formulas"]
-    cls._source = record_src + "\n\n" + run_src
+    """Give node class ``cls`` its ``_record`` and ``_run_formulas``, generated from its formula table
+    at their first use (see ``_GeneratedOnFirstUse``)."""
+
+    def install():
+        if "_run_formulas" in cls.__dict__ and not isinstance(cls.__dict__["_run_formulas"], _GeneratedOnFirstUse):
+            return
+        ns = dict(helpers)
+        ns.update(_cls=cls, _new=object.__new__, connect=connect)
+        for k, (_, fn, _, _) in enumerate(cls._formula_table):
+            ns[f"_f{k}"] = fn
+        source = node_record_source(cls) + "\n\n" + node_run_source(cls)
+        _compile(source, f"<glasstorch: {cls.__name__}>", ns)
+        cls._record, cls._run_formulas, cls._source = staticmethod(ns["_record"]), ns["_run_formulas"], source
+
+    for name in ("_record", "_run_formulas", "_source"):
+        setattr(cls, name, _GeneratedOnFirstUse(install, name))

@@ -60,3 +60,20 @@ def test_bfloat16_works_whatever_its_first_use(first_use):
     """
     out = run(code)
     assert out[0] == "torch.bfloat16" and out[1] == "2" and out[2] == "True" and out[-1] == "True"
+
+
+def test_op_code_is_generated_at_first_use_not_at_import():
+    """Each op's generated call and each node's code are compiled when first used: at import, none
+    but the few ops import itself runs; after one mul, mul's call and MulBackward0's code exist."""
+    code = """
+        import glasstorch as g
+        from glasstorch.ops import aten
+        ops = [op for p in vars(aten).values() if hasattr(p, '_overloads') for op in p._overloads.values()]
+        compiled = lambda: sum('_namespace' in type(op).__dict__ for op in ops)
+        before = compiled()
+        x = g.ones(2, requires_grad=True); (x * x).sum().backward()
+        print(len(ops), before, '_namespace' in type(aten.mul.Tensor).__dict__, x.grad.sum().item())
+    """
+    n_ops, compiled_at_import, mul_compiled, grad = run(code)
+    assert int(n_ops) > 300 and int(compiled_at_import) < int(n_ops) // 10
+    assert mul_compiled == "True" and grad == "4.0"

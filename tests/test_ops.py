@@ -876,3 +876,17 @@ def test_saved_values_match_torch(name):
             assert _saved_value(tv) == gv, f"{k}: {gv!r} != torch {tv!r}"
 
 
+
+
+def test_every_op_and_node_generates_and_compiles_its_code():
+    """Code is generated at first use (``_ops_codegen._GeneratedOnFirstUse``): an op no test calls
+    would hide an error in its generation until a user's first call, so every op's and every node's
+    source is generated and compiled here."""
+    from glasstorch.ops import aten
+    ops = [op for p in vars(aten).values() if isinstance(p, gt._ops.OpOverloadPacket)
+           for op in p._overloads.values()]
+    assert len(ops) > 300
+    for op in ops:
+        assert "def __call__" in op._source and callable(type(op).__call__)
+        if op.node is not None and op._functional is None:
+            assert "def _record" in op.node._source and callable(op.node._run_formulas)
