@@ -900,3 +900,18 @@ def test_a_node_without_edges_checks_what_torch_saves(case):
         y.sum().backward()
         return base.grad
     same(run)
+
+
+@pytest.mark.parametrize("op", ["max", "min", "median", "nanmedian"])
+def test_a_full_reduction_result_changed_through_data_gives_zeros_not_nans(op):
+    # torch's evenly_distribute_backward fills zeros where the input equals the (saved) result: after
+    # ``.data.mul_()`` no element does, and the gradient is 0 -- not 0 * (grad / 0) = NaN (the fuzzer's
+    # seeds 796149712811, 796152402166)
+    def case(lib):
+        x = lib.tensor([[0.5, -1.5, 2.0, 1.0]], dtype=lib.float64, requires_grad=True)
+        y = getattr(x, op)()
+        y.data.mul_(2.0)
+        g, = lib.autograd.grad(y, x, create_graph=True)
+        gg, = lib.autograd.grad(g.sum(), x, allow_unused=True, materialize_grads=True)
+        return g, gg
+    same(case)
