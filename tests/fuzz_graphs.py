@@ -1161,9 +1161,11 @@ def _choose_step(rng, runner, torch):
         args.append(_pick(rng, candidates))
     if o.kind == "inplace" and (_unchecked_overlap(x) or o.arity == 2 and _undefined_aliasing(x, runner.values[args[1]], o)):
         return None
-    if o.name in _INPLACE_VIEW_OPS and x.is_leaf and x.requires_grad:
+    if o.name in _INPLACE_VIEW_OPS and x._base is None and x.requires_grad and x.grad_fn is None:
         return None  # (torch 2.13 accepts x.t_() on such a leaf, and a double backward through it then crashes
-        #             the process: seed 796151930179 before this rule)
+        #             the process: seed 796151930179 before this rule). Not x.is_leaf: on a view, reading
+        #             it makes torch re-derive the view's history, which the program then does not do --
+        #             and torch's in-place check reads the history as last derived (seeds 796152536277, 796152537409)
     params = o.choose(rng, [runner.values[i] for i in args])
     if params is None:
         return None
