@@ -947,3 +947,17 @@ def test_in_place_on_a_view_whose_base_got_a_history_sees_it_once_looked_at(op, 
         {"t_": lambda: v.t_(), "unsqueeze_": lambda: v.unsqueeze_(0), "mul_": lambda: v.mul_(2)}[op]()
         return v, v.grad_fn.name(), lib.autograd.grad((v * lib.arange(4.0).reshape(v.shape)).sum(), w)
     same(case)
+
+
+@pytest.mark.parametrize("pos_weight", [False, True])
+@pytest.mark.parametrize("dtypes", [("float64", "float32"), ("float32", "float64")], ids=["f64-f32", "f32-f64"])
+def test_bce_with_logits_has_the_targets_dtype(dtypes, pos_weight):
+    # torch writes the loss into (1 - target) in place: its dtype is the target's, the gradients
+    # keep their inputs' (seed 796149713327)
+    def case(lib):
+        x = lib.tensor([0.3, -1.2], dtype=getattr(lib, dtypes[0]), requires_grad=True)
+        t = lib.tensor([0.2, 0.9], dtype=getattr(lib, dtypes[1]), requires_grad=True)
+        pw = lib.tensor([1.5, 0.5], dtype=lib.float64) if pos_weight else None
+        out = lib.nn.functional.binary_cross_entropy_with_logits(x, t, reduction="none", pos_weight=pw)
+        return out.dtype, lib.autograd.grad(out.sum(), (x, t))
+    same(case)
