@@ -577,7 +577,7 @@ def _register_wider():
         def _(rng, xs, name=name):
             x = xs[0]
             dims = _two_dims(rng, x)
-            if dims is None or name == "var_dims" and (x.numel() < 2 or not _spread(x.flatten(), 0)):
+            if dims is None or name == "var_dims" and (x.numel() < 2 or not _spread(x.detach().flatten(), 0)):
                 return None
             return (dims, rng.random() < 0.5)
 

@@ -961,3 +961,13 @@ def test_bce_with_logits_has_the_targets_dtype(dtypes, pos_weight):
         out = lib.nn.functional.binary_cross_entropy_with_logits(x, t, reduction="none", pos_weight=pw)
         return out.dtype, lib.autograd.grad(out.sum(), (x, t))
     same(case)
+
+
+@pytest.mark.parametrize("value_shape", [(3,), (2,), (1, 2)])
+@pytest.mark.parametrize("requires_grad", [False, True])
+def test_setitem_of_the_wrong_shape_and_dtype_names_the_shape_first(value_shape, requires_grad):
+    # torch's setitem checks that the value broadcasts before its dtype (seed 796155941779)
+    def case(lib):
+        x = lib.zeros(3, 2, dtype=lib.float64)
+        x[lib.tensor([1])] = lib.ones(*value_shape, dtype=lib.float32, requires_grad=requires_grad)
+    same(case)

@@ -90,12 +90,13 @@ def _checked_put(out, indices, values, cast=False, check_shape=True):
     ``_put_shape_error``), and has ``out``'s dtype (unless ``cast``: setitem's path for a boolean
     mask and a one-element value)."""
     idx = _numpy_index(out, indices)
-    if check_shape:
+    wrong_dtype = values.dtype != out.dtype and not cast
+    if check_shape or wrong_dtype:   # (torch names a value of the wrong shape before its dtype)
         try:
             xp.broadcast_to(values, out[idx].shape)
         except ValueError:
             raise _put_shape_error(out, idx, values) from None
-    if values.dtype != out.dtype and not cast:
+    if wrong_dtype:
         raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
                            f"{_DTYPE_OF[out.dtype]._legacy} for the destination and {_DTYPE_OF[values.dtype]._legacy} "
                            f"for the source.")
