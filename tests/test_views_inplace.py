@@ -971,3 +971,23 @@ def test_setitem_of_the_wrong_shape_and_dtype_names_the_shape_first(value_shape,
         x = lib.zeros(3, 2, dtype=lib.float64)
         x[lib.tensor([1])] = lib.ones(*value_shape, dtype=lib.float32, requires_grad=requires_grad)
     same(case)
+
+
+TRANSPOSED_LAYOUTS = {
+    "number ** x": lambda lib, x: 2 ** x, "torch.pow(number, x)": lambda lib, x: lib.pow(2.5, x),
+    "x ** 2": lambda lib, x: x ** 2,
+    "pad by 0": lambda lib, x: lib.nn.functional.pad(x, (0, 0), value=1.5),
+    "pad cropping": lambda lib, x: lib.nn.functional.pad(x, (-1, 0, 0, -1)),
+    "pad growing": lambda lib, x: lib.nn.functional.pad(x, (1, 0)),
+}
+
+
+@pytest.mark.parametrize("case", list(TRANSPOSED_LAYOUTS), ids=list(TRANSPOSED_LAYOUTS))
+def test_layout_of_results_of_a_transposed_input_as_torch(case):
+    # torch's pow(Scalar, Tensor) allocates a row-major result; constant_pad_nd without a positive pad
+    # clones the narrowed input, keeping its layout (seeds 796155937967, 796155946556)
+    def run(lib):
+        x = lib.from_numpy(np.linspace(0.5, 2, 12).reshape(4, 3)).T.requires_grad_()
+        out = TRANSPOSED_LAYOUTS[case](lib, x)
+        return out, out.stride(), out.is_contiguous(), lib.autograd.grad((out * out).sum(), x)
+    same(run)

@@ -639,9 +639,10 @@ def _pow_scalar_kernel(self, exponent):
 
 
 def _rpow_kernel(self, exponent):
-    """number ** tensor."""
+    """number ** tensor: row-major whatever the exponent's layout (torch's pow.Scalar allocates its
+    result without the exponent's strides)."""
     b, a = promote_arrays(exponent, self)
-    return xp.power(xp.asarray(a, dtype=b.dtype), b)
+    return row_major(xp.power(xp.asarray(a, dtype=b.dtype), b))
 
 
 pow_op = defop("pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor", _pow_tensor_kernel,
