@@ -991,3 +991,15 @@ def test_layout_of_results_of_a_transposed_input_as_torch(case):
         out = TRANSPOSED_LAYOUTS[case](lib, x)
         return out, out.stride(), out.is_contiguous(), lib.autograd.grad((out * out).sum(), x)
     same(run)
+
+
+def test_atan2_double_backward_where_the_denominator_vanishes_as_torch():
+    # torch masks the reciprocal of a^2 + b^2 where it is 0 (a masked_fill after a reciprocal): the
+    # first derivative is 0 there, the second NaN (the reciprocal's derivative at inf) -- an
+    # underflowing a^2 counts as 0, a subnormal one does not (seed 796156594643)
+    def case(lib):
+        a = lib.tensor([0.0, 1.0, 1e-200, 1e-160], dtype=lib.float64, requires_grad=True)
+        b = lib.tensor([0.0, 2.0, 0.0, 0.0], dtype=lib.float64, requires_grad=True)
+        ga, gb = lib.autograd.grad(lib.atan2(a, b).sum(), (a, b), create_graph=True)
+        return ga, gb, lib.autograd.grad((ga + gb).sum(), (a, b))
+    same(case)

@@ -687,9 +687,11 @@ def float_power(input, exponent):
 
 # ---- atan2, maximum, minimum -------------------------------------------------------------------------
 def atan2_backward(grad, self, other, output_mask):
-    """torch's atan2_backward: d/da = b / (a^2 + b^2), d/db = -a / (a^2 + b^2) (0 at (0, 0), as torch gives)."""
+    """torch's atan2_backward: d/da = b / (a^2 + b^2), d/db = -a / (a^2 + b^2), with 1 / (a^2 + b^2)
+    taken as 0 where a^2 + b^2 is 0 -- as torch writes it (a reciprocal, then masked_fill), so that
+    its double backward there is torch's too (NaN: the reciprocal's derivative at inf)."""
     denom = self * self + other * other
-    recip = aten.where(denom == 0, 0, 1 / aten.where(denom == 0, 1, denom))
+    recip = aten.masked_fill(aten.reciprocal(denom), denom == 0, 0)
     return (grad * other * recip if output_mask[0] else None,
             grad * -self * recip if output_mask[1] else None)
 
