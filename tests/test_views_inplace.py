@@ -1003,3 +1003,61 @@ def test_atan2_double_backward_where_the_denominator_vanishes_as_torch():
         ga, gb = lib.autograd.grad(lib.atan2(a, b).sum(), (a, b), create_graph=True)
         return ga, gb, lib.autograd.grad((ga + gb).sum(), (a, b))
     same(case)
+
+
+PRODUCT_SHAPES = [((3,), (3,)), ((2, 3), (3,)), ((3,), (3, 4)), ((2, 3), (3, 4)), ((5, 2, 3), (3,)),
+                  ((3,), (5, 3, 4)), ((2, 3), (5, 3, 4)), ((5, 2, 3), (5, 3, 4)), ((2, 5, 2, 3), (5, 3, 4))]
+
+
+@pytest.mark.parametrize("requires_grad", [False, True])
+@pytest.mark.parametrize("shapes", PRODUCT_SHAPES, ids=[f"{a}@{b}" for a, b in PRODUCT_SHAPES])
+def test_matmul_of_two_dtypes_raises_the_error_of_the_product_it_becomes(shapes, requires_grad):
+    # matmul decomposes into dot/mv/mm/bmm, and each names a dtype mismatch in its own words
+    # (seeds 796156589523, 796156594311)
+    def case(lib):
+        a = lib.ones(*shapes[0], dtype=lib.float32, requires_grad=requires_grad)
+        return a @ lib.ones(*shapes[1], dtype=lib.float64)
+    same(case)
+
+
+PRODUCTS_OF_TWO_DTYPES = {
+    "vdot": lambda L, f, d: L.vdot(L.ones(3, dtype=d), L.ones(3, dtype=f)),
+    "dot before its size": lambda L, f, d: L.dot(L.ones(2, dtype=d), L.ones(3, dtype=f)),
+    "addmm input": lambda L, f, d: L.addmm(L.ones(2, 4, dtype=f), L.ones(2, 3, dtype=d), L.ones(3, 4, dtype=d)),
+    "addmm mats": lambda L, f, d: L.addmm(L.ones(2, 4, dtype=f), L.ones(2, 3, dtype=d), L.ones(3, 4, dtype=f)),
+    "addmm before its shapes": lambda L, f, d: L.addmm(L.ones(2, 4, dtype=f), L.ones(2, 3, dtype=d),
+                                                       L.ones(2, 4, dtype=d)),
+    "baddbmm input": lambda L, f, d: L.baddbmm(L.ones(5, 2, 4, dtype=f), L.ones(5, 2, 3, dtype=d),
+                                               L.ones(5, 3, 4, dtype=d)),
+    "baddbmm batch2": lambda L, f, d: L.baddbmm(L.ones(5, 2, 4, dtype=d), L.ones(5, 2, 3, dtype=d),
+                                                L.ones(5, 3, 4, dtype=f)),
+    "tensordot": lambda L, f, d: L.tensordot(L.ones(2, 3, dtype=d), L.ones(3, 4, dtype=f), 1),
+    "inner": lambda L, f, d: L.inner(L.ones(2, 3, dtype=d), L.ones(4, 3, dtype=f)),
+    "einsum": lambda L, f, d: L.einsum("ij,jk->ik", L.ones(2, 3, dtype=d), L.ones(3, 4, dtype=f)),
+    "linear with a bias of the input's dtype": lambda L, f, d: L.nn.functional.linear(
+        L.ones(2, 3, dtype=d), L.ones(4, 3, dtype=f), L.ones(4, dtype=d)),
+    "linear with a bias of the weight's dtype": lambda L, f, d: L.nn.functional.linear(
+        L.ones(2, 2, 3, dtype=d), L.ones(4, 3, dtype=f), L.ones(4, dtype=f)),
+}
+
+
+@pytest.mark.parametrize("case", list(PRODUCTS_OF_TWO_DTYPES), ids=list(PRODUCTS_OF_TWO_DTYPES))
+def test_products_of_two_dtypes_raise_as_torch(case):
+    same(lambda lib: PRODUCTS_OF_TWO_DTYPES[case](lib, lib.float32, lib.float64))
+
+
+LINEAR_INPUTS = {"1-D": lambda L: L.ones(3), "1-D strided": lambda L: L.ones(3, 2).t()[0],
+                 "3-D contiguous": lambda L: L.ones(2, 2, 3), "3-D transposed": lambda L: L.ones(2, 3, 2).transpose(1, 2)}
+
+
+@pytest.mark.parametrize("bias", ["float32", "float64", "2-D"])
+@pytest.mark.parametrize("inp", list(LINEAR_INPUTS), ids=list(LINEAR_INPUTS))
+def test_linear_adds_its_bias_in_place_where_torch_does(inp, bias):
+    # torch's linear falls back to matmul(x, W.t()).add_(b) for an input it cannot fold: the result
+    # keeps matmul's dtype and its _version counts the write (seeds 796156589041, 796156594088)
+    def case(lib):
+        w = lib.arange(12.0).reshape(4, 3).requires_grad_()
+        b = lib.ones(2, 1, 4) if bias == "2-D" else lib.ones(4, dtype=getattr(lib, bias)).requires_grad_()
+        y = lib.nn.functional.linear(LINEAR_INPUTS[inp](lib), w, b)
+        return y, y.dtype, y._version, y.grad_fn.name(), lib.autograd.grad(y.sum(), w)
+    same(case)
