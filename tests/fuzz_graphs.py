@@ -1053,13 +1053,10 @@ def _fits(needs, x, y, torch):
     """Whether y can be the second input of an op with requirement ``needs`` on x."""
     if callable(needs):
         return needs(x, y)
+    if needs == "bcast":
+        return _broadcastable(x.shape, y.shape)
     try:
-        if needs == "bcast":
-            return _broadcastable(x.shape, y.shape)
-        target = {"into": lambda: x.shape, "into_item": lambda: x.shape[1:],
-                  "into_chain": lambda: x.shape[2:], "into_last": lambda: x.shape[:-1],
-                  "into_t": lambda: x.shape[:1], "into_adv": lambda: None, "into_slice": lambda: None,
-                  "same": lambda: x.shape}[needs]()
+        target = _target_shape(needs, x)
     except (ValueError, IndexError):
         return False
     if needs == "same":
@@ -1067,6 +1064,22 @@ def _fits(needs, x, y, torch):
     if target is None:  # (the slice's length is known only with the parameters: any y, torch decides)
         return y.dim() <= x.dim()
     return len(y.shape) <= len(target) and all(b in (1, a) for a, b in zip(reversed(target), reversed(y.shape)))
+
+
+def _target_shape(needs, x):
+    """The shape of the part of x that an op with requirement ``needs`` writes y into (None: known
+    only with the parameters, or not a write)."""
+    if needs in ("into", "same", "bcast"):
+        return x.shape
+    if needs == "into_item":
+        return x.shape[1:]
+    if needs == "into_chain":
+        return x.shape[2:]
+    if needs == "into_last":
+        return x.shape[:-1]
+    if needs == "into_t":
+        return x.shape[:1]
+    return None
 
 
 def _broadcastable(a, b):
@@ -1186,7 +1199,17 @@ def _undefined_aliasing(x, y, o):
         return False
     if x.data_ptr() == y.data_ptr() and x.stride() == y.stride() and x.shape == y.shape:
         return False  # the same elements: well defined
+    if y.numel() < _numel(_target_shape(o.needs, x) or ()):
+        return True   # y is broadcast over the written part, so it repeats its elements as well (x[0] =
+        #               x.diagonal() of shape (4, 1): torch's copy writes row after row: seed 796157876153)
     return not (_dense(x) and _dense(y))
+
+
+def _numel(shape):
+    n = 1
+    for s in shape:
+        n *= s
+    return n
 
 
 def _unchecked_overlap(t):

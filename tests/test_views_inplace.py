@@ -979,13 +979,17 @@ TRANSPOSED_LAYOUTS = {
     "pad by 0": lambda lib, x: lib.nn.functional.pad(x, (0, 0), value=1.5),
     "pad cropping": lambda lib, x: lib.nn.functional.pad(x, (-1, 0, 0, -1)),
     "pad growing": lambda lib, x: lib.nn.functional.pad(x, (1, 0)),
+    "clamp by tensors": lambda lib, x: lib.clamp(x, min=x.detach().contiguous(), max=x.detach().contiguous() + 0.5),
+    "clamp_min by a tensor": lambda lib, x: x.clamp_min(lib.zeros(3, 4, dtype=lib.float64)),
+    "nan_to_num of an expanded tensor": lambda lib, x: lib.nan_to_num(x[:1].expand(3, 4)),
 }
 
 
 @pytest.mark.parametrize("case", list(TRANSPOSED_LAYOUTS), ids=list(TRANSPOSED_LAYOUTS))
 def test_layout_of_results_of_a_transposed_input_as_torch(case):
     # torch's pow(Scalar, Tensor) allocates a row-major result; constant_pad_nd without a positive pad
-    # clones the narrowed input, keeping its layout (seeds 796155937967, 796155946556)
+    # clones the narrowed input, keeping its layout; clamp by tensors is laid out as its input
+    # (seeds 796155937967, 796155946556, 796157882843)
     def run(lib):
         x = lib.from_numpy(np.linspace(0.5, 2, 12).reshape(4, 3)).T.requires_grad_()
         out = TRANSPOSED_LAYOUTS[case](lib, x)
@@ -1060,4 +1064,15 @@ def test_linear_adds_its_bias_in_place_where_torch_does(inp, bias):
         b = lib.ones(2, 1, 4) if bias == "2-D" else lib.ones(4, dtype=getattr(lib, bias)).requires_grad_()
         y = lib.nn.functional.linear(LINEAR_INPUTS[inp](lib), w, b)
         return y, y.dtype, y._version, y.grad_fn.name(), lib.autograd.grad(y.sum(), w)
+    same(case)
+
+
+def test_an_index_result_folds_into_one_mm_as_torch():
+    # NumPy gave x[:, idx] of shape (1, 3, 1) the strides (1, 1, 1) where torch's are row-major (3, 1, 1):
+    # matmul's fold test then chose bmm where torch folds into one mm (seed 796157874441)
+    def case(lib):
+        x = lib.ones(1, 1, 1, dtype=lib.float64, requires_grad=True)
+        v = x[:, lib.tensor([0, 0, 0])]
+        y = v @ lib.ones(1, 4, dtype=lib.float64)
+        return v.stride(), names(y.grad_fn), lib.autograd.grad(y.sum(), x)
     same(case)

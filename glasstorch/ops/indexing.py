@@ -66,6 +66,10 @@ def _index_kernel(self, indices):
         return d.copy()     # (no index tensor at all: NumPy's result is a view)
     if d.ndim > 1 and not (d.flags.c_contiguous and self.flags.c_contiguous):
         d = _index_result_layout(d, self, idx)
+    elif d.ndim > 1 and 1 in d.shape:
+        # (NumPy may give a dim of size 1 of a row-major result any stride; torch's are the row-major ones,
+        # and they decide what follows: x[:, idx] @ w folds into one mm only with them)
+        d = d.reshape(-1).reshape(d.shape)
     return d
 
 
