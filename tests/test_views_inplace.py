@@ -1076,3 +1076,44 @@ def test_an_index_result_folds_into_one_mm_as_torch():
         y = v @ lib.ones(1, 4, dtype=lib.float64)
         return v.stride(), names(y.grad_fn), lib.autograd.grad(y.sum(), x)
     same(case)
+
+
+VIEWS_WITH_DIMS_OF_SIZE_1 = {
+    "a strided element as (1, 1)": lambda L: L.arange(4.0)[0:3:2][:1].view(1, 1),
+    "a permuted column as its own shape": lambda L: L.zeros(4, 1).permute(1, 0).view(1, 4),
+    "a permuted slice with a new dim": lambda L: L.arange(24.0).reshape(2, 3, 4).permute(1, 0, 2)[:, :1].view(3, 1, 4),
+    "a column of a slice": lambda L: L.arange(24.0).reshape(2, 3, 4)[:, :, 1].view(2, 3, 1),
+    "a transposed matrix with a trailing 1": lambda L: L.arange(6.0).reshape(2, 3).t().view(3, 2, 1),
+    "a stepped slice with 1s between": lambda L: L.arange(12.0).reshape(3, 4)[:, ::2].view(3, 1, 2, 1),
+    "an expanded column": lambda L: L.zeros(3, 1).expand(3, 4)[:, :1].view(1, 3),
+    "a 0-d tensor": lambda L: L.tensor(3.0).view(1, 1),
+}
+
+
+@pytest.mark.parametrize("case", list(VIEWS_WITH_DIMS_OF_SIZE_1), ids=list(VIEWS_WITH_DIMS_OF_SIZE_1))
+def test_view_strides_dims_of_size_1_as_torch(case):
+    # torch's view gives a dim of size 1 the stride of what follows it (computeStride); its overlap
+    # checks compare strides literally, so v2[0] = v1 with v2 = v1.view(1, 1) is a no-op in torch and was
+    # a "some elements ... refer to a single memory location" error here (seeds 796158862654, 796158863941)
+    def run(lib):
+        v = VIEWS_WITH_DIMS_OF_SIZE_1[case](lib)
+        return v.stride(), v.storage_offset()
+    same(run)
+
+
+def test_a_copy_into_a_view_of_the_same_element_is_a_no_op_as_torch():
+    def case(lib):
+        v1 = lib.tensor([0.5], dtype=lib.float64)[0:3:2]
+        v2 = v1.view(1, 1)
+        v2[0] = v1
+        z = lib.zeros(4, 1, dtype=lib.float64).permute(1, 0)
+        z.view_as(z).copy_(z)
+        return v1._version, z._version
+    same(case)
+
+
+def test_storage_offset_of_an_expanded_or_restrided_view():
+    def case(lib):
+        t = lib.arange(10.0)[2:]
+        return t.expand(2, 8).storage_offset(), t.reshape(2, 4).t().unsqueeze(1).storage_offset()
+    same(case)
