@@ -982,14 +982,15 @@ TRANSPOSED_LAYOUTS = {
     "clamp by tensors": lambda lib, x: lib.clamp(x, min=x.detach().contiguous(), max=x.detach().contiguous() + 0.5),
     "clamp_min by a tensor": lambda lib, x: x.clamp_min(lib.zeros(3, 4, dtype=lib.float64)),
     "nan_to_num of an expanded tensor": lambda lib, x: lib.nan_to_num(x[:1].expand(3, 4)),
+    "triu": lambda lib, x: x.triu(1), "tril of a permuted batch": lambda lib, x: x.reshape(3, 2, 2).permute(2, 0, 1).tril(),
 }
 
 
 @pytest.mark.parametrize("case", list(TRANSPOSED_LAYOUTS), ids=list(TRANSPOSED_LAYOUTS))
 def test_layout_of_results_of_a_transposed_input_as_torch(case):
     # torch's pow(Scalar, Tensor) allocates a row-major result; constant_pad_nd without a positive pad
-    # clones the narrowed input, keeping its layout; clamp by tensors is laid out as its input
-    # (seeds 796155937967, 796155946556, 796157882843)
+    # clones the narrowed input, keeping its layout; clamp by tensors is laid out as its input; tril/triu
+    # are row-major (seeds 796155937967, 796155946556, 796157882843, 796158864534)
     def run(lib):
         x = lib.from_numpy(np.linspace(0.5, 2, 12).reshape(4, 3)).T.requires_grad_()
         out = TRANSPOSED_LAYOUTS[case](lib, x)
