@@ -22,7 +22,7 @@ import warnings
 import weakref
 
 from . import _dtype
-from ._array import xp, device_type_of, as_numpy, MetaArray
+from ._array import xp, device_type_of, as_numpy, MetaArray, root_array
 from . import autograd
 from .autograd import grad_mode
 from ._seam import seam
@@ -591,11 +591,11 @@ class Tensor:
     def storage_offset(self):
         if type(self._data) is MetaArray:   # (a meta array keeps its offset: it has no address)
             return self._data.offset // max(self._data.itemsize, 1)
-        base = self._data
-        while base.base is not None and isinstance(base.base, type(base)):
-            base = base.base
+        if type(self._data) is not xp.ndarray:
+            return 0
+        base = root_array(self._data)
         return (self._data.__array_interface__["data"][0] - base.__array_interface__["data"][0]) \
-            // max(self._data.itemsize, 1) if type(self._data) is xp.ndarray else 0
+            // max(self._data.itemsize, 1)
 
     def is_contiguous(self, memory_format=None):
         return bool(self._data.flags.c_contiguous)

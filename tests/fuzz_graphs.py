@@ -577,7 +577,7 @@ def _register_wider():
         def _(rng, xs, name=name):
             x = xs[0]
             dims = _two_dims(rng, x)
-            if dims is None or name == "var_dims" and (x.numel() < 2 or not _spread(x.flatten(), 0)):
+            if dims is None or name == "var_dims" and (x.numel() < 2 or not _spread(x.detach().flatten(), 0)):
                 return None
             return (dims, rng.random() < 0.5)
 
@@ -1053,13 +1053,10 @@ def _fits(needs, x, y, torch):
     """Whether y can be the second input of an op with requirement ``needs`` on x."""
     if callable(needs):
         return needs(x, y)
+    if needs == "bcast":
+        return _broadcastable(x.shape, y.shape)
     try:
-        if needs == "bcast":
-            return _broadcastable(x.shape, y.shape)
-        target = {"into": lambda: x.shape, "into_item": lambda: x.shape[1:],
-                  "into_chain": lambda: x.shape[2:], "into_last": lambda: x.shape[:-1],
-                  "into_t": lambda: x.shape[:1], "into_adv": lambda: None, "into_slice": lambda: None,
-                  "same": lambda: x.shape}[needs]()
+        target = _target_shape(needs, x)
     except (ValueError, IndexError):
         return False
     if needs == "same":
@@ -1067,6 +1064,22 @@ def _fits(needs, x, y, torch):
     if target is None:  # (the slice's length is known only with the parameters: any y, torch decides)
         return y.dim() <= x.dim()
     return len(y.shape) <= len(target) and all(b in (1, a) for a, b in zip(reversed(target), reversed(y.shape)))
+
+
+def _target_shape(needs, x):
+    """The shape of the part of x that an op with requirement ``needs`` writes y into (None: known
+    only with the parameters, or not a write)."""
+    if needs in ("into", "same", "bcast"):
+        return x.shape
+    if needs == "into_item":
+        return x.shape[1:]
+    if needs == "into_chain":
+        return x.shape[2:]
+    if needs == "into_last":
+        return x.shape[:-1]
+    if needs == "into_t":
+        return x.shape[:1]
+    return None
 
 
 def _broadcastable(a, b):
@@ -1161,9 +1174,11 @@ def _choose_step(rng, runner, torch):
         args.append(_pick(rng, candidates))
     if o.kind == "inplace" and (_unchecked_overlap(x) or o.arity == 2 and _undefined_aliasing(x, runner.values[args[1]], o)):
         return None
-    if o.name in _INPLACE_VIEW_OPS and x.is_leaf and x.requires_grad:
+    if o.name in _INPLACE_VIEW_OPS and x._base is None and x.requires_grad and x.grad_fn is None:
         return None  # (torch 2.13 accepts x.t_() on such a leaf, and a double backward through it then crashes
-        #             the process: seed 796151930179 before this rule)
+        #             the process: seed 796151930179 before this rule). Not x.is_leaf: on a view, reading
+        #             it makes torch re-derive the view's history, which the program then does not do --
+        #             and torch's in-place check reads the history as last derived (seeds 796152536277, 796152537409)
     params = o.choose(rng, [runner.values[i] for i in args])
     if params is None:
         return None
@@ -1184,7 +1199,17 @@ def _undefined_aliasing(x, y, o):
         return False
     if x.data_ptr() == y.data_ptr() and x.stride() == y.stride() and x.shape == y.shape:
         return False  # the same elements: well defined
+    if y.numel() < _numel(_target_shape(o.needs, x) or ()):
+        return True   # y is broadcast over the written part, so it repeats its elements as well (x[0] =
+        #               x.diagonal() of shape (4, 1): torch's copy writes row after row: seed 796157876153)
     return not (_dense(x) and _dense(y))
+
+
+def _numel(shape):
+    n = 1
+    for s in shape:
+        n *= s
+    return n
 
 
 def _unchecked_overlap(t):

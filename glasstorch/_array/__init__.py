@@ -154,6 +154,19 @@ def data_ptr(array):
     return array.__array_interface__["data"][0]
 
 
+def root_array(a):
+    """The array whose memory ``a`` views (``a`` itself if none): the end of its chain of bases,
+    through the holder NumPy's ``as_strided`` puts between a view and its base."""
+    root = a
+    while True:
+        b = root.base
+        if b is not None and not isinstance(b, type(a)):
+            b = getattr(b, "base", None)     # (as_strided's DummyArray holds the array it views)
+        if b is None or not isinstance(b, type(a)):
+            return root
+        root = b
+
+
 def positions_in(view, base):
     """For an array ``view`` that shares ``base``'s memory: the flat (C-order) index into ``base``
     of each element of ``view``, an int64 array of ``view``'s shape.

@@ -33,7 +33,7 @@ def linear(input, weight, bias=None):
 
     Recorded as torch records it: ``addmm(b, x, W.t())`` for 2-D x; for other contiguous x the
     leading dims are folded into one (a view), then addmm, then a view back; without a bias,
-    ``matmul(x, W.t())``.
+    ``matmul(x, W.t())``; otherwise ``matmul(x, W.t()).add_(b)``.
     """
     if seam.on:
         return seam.torch_function(linear, (input, weight), dict(bias=bias))
@@ -53,7 +53,8 @@ def linear(input, weight, bias=None):
             rows *= s
         out = _la.addmm(bias, input.view(rows, input.shape[-1]), wt)
         return out.view(lead + (out.shape[1],))
-    return _la.matmul(input, wt) + bias
+    # (torch adds the bias in place: the result keeps matmul's dtype, and its _version counts the write)
+    return _la.matmul(input, wt).add_(bias)
 
 
 bilinear = _conv.bilinear

@@ -125,9 +125,11 @@ def nansum_backward(grad, self, dim, keepdim):
 # ---- selecting reductions (max, amax, median...) -------------------------------------------------------
 def evenly_distribute_backward(grad, input, value):
     """max()/min()/median() over everything: the gradient shared evenly by the elements equal to
-    the result (NaNs, when the result is NaN)."""
+    the result (NaNs, when the result is NaN). Written as torch's CPU kernel writes it -- zeros, with
+    the share filled in where the mask holds -- so that a result changed since (``.data.mul_()``),
+    which no element equals any more, gets zeros and not ``0 * (grad / 0)`` = NaN."""
     mask = aten.isnan(input) if bool(aten.isnan(value)) else input == value
-    return mask * (grad / aten.sum(mask))
+    return aten.masked_fill.Tensor(aten.zeros_like(input), mask, grad / aten.sum(mask))
 
 
 def scale_grad_by_count(grad, mask, dim):

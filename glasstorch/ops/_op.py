@@ -335,7 +335,10 @@ def run_inplace_op(op, args, involved):
     return self
 
 
-_MAY_OVERLAP = frozenset(("masked_fill_", "index_put_", "index_fill_"))  # (torch warns for these on an expanded tensor)
+# ops torch lets write into a tensor whose elements share memory (an expanded one): masked_fill_,
+# index_put_, index_fill_ (torch warns), and tril_/triu_ (structured kernels that write their zeros
+# without TensorIterator's overlap check: an aliased element gets zero if any of its places is zeroed)
+_MAY_OVERLAP = frozenset(("masked_fill_", "index_put_", "index_fill_", "tril_", "triu_"))
 # which inputs may share memory with self (default "partial": all of it, as in x.add_(x)): torch's
 # scatter/index kernels refuse even an input that is self (assert_no_overlap); masked_fill_ and
 # index_fill_ read their one value before writing (value.item()), so it may be part of self
@@ -383,7 +386,10 @@ def write_into(target, d):
             raise RuntimeError(f"output with shape {list(target.shape)} doesn't match the broadcast shape "
                                f"{list(xp.broadcast_shapes(d.shape, target.shape)) if _bc(d.shape, target.shape) else list(d.shape)}") from None
     if 0 in target.strides:  # an expanded target (masked_fill_ ...): write only what changed, as torch's
-        xp.copyto(target, d, where=d != target)  # kernel does, or an aliased element gets its old value
+        changed = d != target   # kernel does, or an aliased element gets its old value (a NaN kept is no change)
+        if d.dtype.kind in "fc":
+            changed &= ~(xp.isnan(d) & xp.isnan(target))
+        xp.copyto(target, d, where=changed)
     else:
         target[...] = d
 

@@ -66,6 +66,10 @@ def _index_kernel(self, indices):
         return d.copy()     # (no index tensor at all: NumPy's result is a view)
     if d.ndim > 1 and not (d.flags.c_contiguous and self.flags.c_contiguous):
         d = _index_result_layout(d, self, idx)
+    elif d.ndim > 1 and 1 in d.shape:
+        # (NumPy may give a dim of size 1 of a row-major result any stride; torch's are the row-major ones,
+        # and they decide what follows: x[:, idx] @ w folds into one mm only with them)
+        d = d.reshape(-1).reshape(d.shape)
     return d
 
 
@@ -90,12 +94,13 @@ def _checked_put(out, indices, values, cast=False, check_shape=True):
     ``_put_shape_error``), and has ``out``'s dtype (unless ``cast``: setitem's path for a boolean
     mask and a one-element value)."""
     idx = _numpy_index(out, indices)
-    if check_shape:
+    wrong_dtype = values.dtype != out.dtype and not cast
+    if check_shape or wrong_dtype:   # (torch names a value of the wrong shape before its dtype)
         try:
             xp.broadcast_to(values, out[idx].shape)
         except ValueError:
             raise _put_shape_error(out, idx, values) from None
-    if values.dtype != out.dtype and not cast:
+    if wrong_dtype:
         raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
                            f"{_DTYPE_OF[out.dtype]._legacy} for the destination and {_DTYPE_OF[values.dtype]._legacy} "
                            f"for the source.")

@@ -250,7 +250,8 @@ def _triangle(keep_lower):
     def kernel(self, diagonal=0):
         if self.ndim < 2:
             raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
-        return xp.tril(self, diagonal) if keep_lower else xp.triu(self, diagonal)
+        # (row-major whatever the input's layout: torch's tril/triu allocate their result without its strides)
+        return row_major(xp.tril(self, diagonal) if keep_lower else xp.triu(self, diagonal))
     kernel.__name__ = f"_{name}_kernel"
     return kernel
 

@@ -32,10 +32,19 @@ _DTYPE_OF = _dtype._BY_NUMPY
 # ==========================================================================================================
 # Products
 # ==========================================================================================================
+# Each product checks its operands' dtypes in its own words, as torch's kernels do (matmul's message
+# then tells which of them it decomposed into): C++ type names ("float") or ScalarType names ("Float").
 def _same_dtype(a, b):
     if a.dtype != b.dtype:
-        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_dtype.cpp_name(_DTYPE_OF[a.dtype])} "
-                           f"!= {_dtype.cpp_name(_DTYPE_OF[b.dtype])}")
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_cpp(a)} != {_cpp(b)}")
+
+
+def _cpp(a):
+    return _dtype.cpp_name(_DTYPE_OF[a.dtype])
+
+
+def _legacy(a):
+    return _DTYPE_OF[a.dtype]._legacy
 
 
 def _gemm(a, b):
@@ -64,7 +73,8 @@ def _bmm_kernel(self, mat2):
     if self.shape[0] != mat2.shape[0] or self.shape[2] != mat2.shape[1]:
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
                            f"[{self.shape[0]}, {self.shape[2]}] but got: [{mat2.shape[0]}, {mat2.shape[1]}].")
-    _same_dtype(self, mat2)
+    if self.dtype != mat2.dtype:
+        raise RuntimeError(f"expected scalar type {_legacy(self)} but found {_legacy(mat2)}")
     return xp.matmul(self, mat2)
 
 
@@ -74,18 +84,22 @@ def _mv_kernel(self, vec):
     if self.shape[1] != vec.shape[0]:
         raise RuntimeError(f"size mismatch, got input ({self.shape[0]}), mat ({self.shape[0]}x{self.shape[1]}), "
                            f"vec ({vec.shape[0]})")
-    _same_dtype(self, vec)
+    if self.dtype != vec.dtype:   # (torch's mv is an addmv into a tensor of vec's dtype)
+        raise RuntimeError(f"addmv input tensors must have the same dtype, but got {_legacy(vec)}, {_legacy(self)}, "
+                           f"and {_legacy(vec)}")
     return self @ vec
 
 
 def _dot_kernel(self, tensor):
     if self.ndim != 1 or tensor.ndim != 1:
         raise RuntimeError(f"1D tensors expected, but got {self.ndim}D and {tensor.ndim}D tensors")
+    if self.dtype != tensor.dtype:
+        raise RuntimeError(f"dot : expected both vectors to have same dtype, but found {_legacy(self)} and "
+                           f"{_legacy(tensor)}")
     if self.shape[0] != tensor.shape[0]:
         raise RuntimeError(f"inconsistent tensor size, expected tensor [{self.shape[0]}] and src [{tensor.shape[0]}] "
                            f"to have the same number of elements, but got {self.shape[0]} and {tensor.shape[0]} "
                            "elements respectively")
-    _same_dtype(self, tensor)
     out = asarray(xp.dot(self, tensor))
     if out.dtype.kind == "f":
         out += 0  # (torch's dot sums from +0: dot([0.], [-1.]) is +0, where NumPy gives the product, -0)
@@ -102,12 +116,14 @@ def _scaled(x, factor):
 
 
 def _addmm_kernel(self, mat1, mat2, *, beta=1, alpha=1):
+    for name, a in (("self", self), ("mat1", mat1)):   # (before the shapes, as torch's meta function)
+        if a.dtype != mat2.dtype:
+            raise RuntimeError(f"{name} and mat2 must have the same dtype, but got {_legacy(a)} and {_legacy(mat2)}")
     if mat1.ndim != 2 or mat2.ndim != 2:
         raise RuntimeError(f"mat1 must be a matrix, got {mat1.ndim}-D tensor")
     if mat1.shape[1] != mat2.shape[0]:
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({mat1.shape[0]}x{mat1.shape[1]} "
                            f"and {mat2.shape[0]}x{mat2.shape[1]})")
-    _same_dtype(mat1, mat2)
     shape = (mat1.shape[0], mat2.shape[1])
     if self.shape != shape:  # (torch's error for an input of a wrong shape)
         _expand_kernel(self, shape)
@@ -139,6 +155,9 @@ def _keep_negative_zeros(out, c, mat1, mat2):
 
 
 def _baddbmm_kernel(self, batch1, batch2, *, beta=1, alpha=1):
+    if self.dtype != batch1.dtype:
+        raise RuntimeError(f"Input dtypes must be the same, got: input {_cpp(self)}, batch1: {_cpp(batch1)}, "
+                           f"batch2: {_cpp(batch2)}")
     p = _bmm_kernel(batch1, batch2)
     if alpha != 1:
         p = p * alpha
@@ -608,6 +627,8 @@ def tensordot(a, b, dims=2, out=None):
         da, db = [list(d) if isinstance(d, (list, tuple)) else [d] for d in dims]
     if len(da) != len(db):
         raise RuntimeError("both dimension lists should have same length")
+    if a.dtype != b.dtype:
+        raise RuntimeError("both inputs should have same dtype")
     da = [d % a.dim() for d in da] if a.dim() else da
     db = [d % b.dim() for d in db] if b.dim() else db
     csize = 1

@@ -730,7 +730,9 @@ def _bce_logits_kernel(self, target, weight=None, pos_weight=None, reduction=Red
     loss = (1 - t) * x - log_sigmoid
     if weight is not None:
         loss = loss * weight
-    return _reduce(loss.astype(x.dtype, copy=False), reduction)
+    # torch writes the loss into (1 - target) in place ((1 - target).mul_(input).sub_(...)): the result
+    # has the floating target's dtype -- a float64 input with a float32 target gives float32
+    return _reduce(loss.astype(target.dtype if target.dtype.kind in "fc" else x.dtype, copy=False), reduction)
 
 
 def _bce_logits_backward(grad, self, target, weight, pos_weight, reduction):

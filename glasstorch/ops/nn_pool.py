@@ -20,7 +20,7 @@ import itertools
 import math
 
 from .._tensor import Tensor
-from .._array import xp, has_values, ascontiguousarray
+from .._array import xp, has_values, ascontiguousarray, copy_preserving_layout
 from .._ops import defop, aten
 from .._seam import seam
 from .. import _checks
@@ -594,6 +594,8 @@ def _constant_pad_kernel(self, pad, value=0):
         src[axis] = slice(max(-lo, 0), n - max(-hi, 0))
         dst[axis] = slice(max(lo, 0), new - max(hi, 0))
         shape[axis] = new
+    if all(p <= 0 for p in pad):   # only cropping: torch clones the narrowed input, keeping its layout
+        return copy_preserving_layout(self[tuple(src)])
     # (made like ``self``, so a meta input gives a meta result; row-major, as torch's)
     out = xp.full_like(self, value, order="C", shape=shape) if value else xp.zeros_like(self, order="C", shape=shape)
     out[tuple(dst)] = self[tuple(src)]

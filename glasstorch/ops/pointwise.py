@@ -13,7 +13,7 @@ import operator
 
 from .. import _dtype, _checks
 from .._tensor import Tensor, _wrap
-from .._array import xp, broadcast_error, same_data, row_major, like_operands, erf as _erf, erfinv as _erfinv, lgamma as _lgamma, digamma as _digamma
+from .._array import xp, broadcast_error, same_data, row_major, like_operands, copy_preserving_layout, erf as _erf, erfinv as _erfinv, lgamma as _lgamma, digamma as _digamma
 from ._op import (method, operands, inplace, inplace_recorded, result_dtype, as_tensor_arg, promote_arrays,
                   _check_inplace, bump_version, write_into, _ARRAY_TYPES, _DTYPE_OF)
 from .._ops import defop, aten
@@ -677,9 +677,10 @@ def _pow_scalar_kernel(self, exponent):
 
 
 def _rpow_kernel(self, exponent):
-    """number ** tensor."""
+    """number ** tensor: row-major whatever the exponent's layout (torch's pow.Scalar allocates its
+    result without the exponent's strides)."""
     b, a = promote_arrays(exponent, self)
-    return xp.power(xp.asarray(a, dtype=b.dtype), b)
+    return row_major(xp.power(xp.asarray(a, dtype=b.dtype), b))
 
 
 pow_op = defop("pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor", _pow_tensor_kernel,
@@ -724,9 +725,11 @@ def float_power(input, exponent):
 
 # ---- atan2, maximum, minimum -------------------------------------------------------------------------
 def atan2_backward(grad, self, other, output_mask):
-    """torch's atan2_backward: d/da = b / (a^2 + b^2), d/db = -a / (a^2 + b^2) (0 at (0, 0), as torch gives)."""
+    """torch's atan2_backward: d/da = b / (a^2 + b^2), d/db = -a / (a^2 + b^2), with 1 / (a^2 + b^2)
+    taken as 0 where a^2 + b^2 is 0 -- as torch writes it (a reciprocal, then masked_fill), so that
+    its double backward there is torch's too (NaN: the reciprocal's derivative at inf)."""
     denom = self * self + other * other
-    recip = aten.where(denom == 0, 0, 1 / aten.where(denom == 0, 1, denom))
+    recip = aten.masked_fill(aten.reciprocal(denom), denom == 0, 0)
     return (grad * other * recip if output_mask[0] else None,
             grad * -self * recip if output_mask[1] else None)
 
@@ -1095,14 +1098,15 @@ def _clamp_tensor_kernel(self, min=None, max=None):
     for t in (self, min, max):
         if t is not None:
             (dims if t.ndim else zeros).append(_DTYPE_OF[t.dtype])
-    return d.astype(_dtype.result_type_of(dims, zeros, ()).numpy_dtype, copy=False)
+    d = d.astype(_dtype.result_type_of(dims, zeros, ()).numpy_dtype, copy=False)
+    return like_operands(d, self, *(t for t in (min, max) if t is not None))   # (x.t().clamp(lo, hi): as x.t())
 
 
 def _clamp_one_side_kernel(ufunc):
     def kernel(self, bound):
         a, b = promote_arrays(self, bound)
         try:
-            return ufunc(a, b)
+            return like_operands(ufunc(a, b), a, b)
         except ValueError:
             raise _shape_error(a, b) from None
     return kernel
@@ -1284,10 +1288,14 @@ def masked_fill(input, mask, value):
     return masked_fill_tensor_op(input, mask, value) if isinstance(value, Tensor) else masked_fill_op(input, mask, value)
 
 
+def _nan_to_num_kernel(self, nan=None, posinf=None, neginf=None):
+    # (in a copy laid out as torch lays out the result: NumPy's own copy of an expanded array is not)
+    return xp.nan_to_num(copy_preserving_layout(self), copy=False, nan=0.0 if nan is None else nan, posinf=posinf,
+                         neginf=neginf)
+
+
 nan_to_num_op = defop("nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor",
-                      lambda self, nan=None, posinf=None, neginf=None: xp.nan_to_num(
-                          self, nan=0.0 if nan is None else nan, posinf=posinf, neginf=neginf),
-                      node="NanToNumBackward0",
+                      _nan_to_num_kernel, node="NanToNumBackward0",
                       self=lambda grad, self: grad * aten.isfinite(self))
 NanToNumBackward0 = nan_to_num_op.node
 
