@@ -122,6 +122,12 @@ def _diag(name, result, out, args):
     return _exact(name, result, out)
 
 
+def _mvlgamma(name, result, out, args=()):   # (torch's message names the result type twice)
+    if not can_cast(result, out):
+        return RuntimeError(f"mvlgamma: result type {result._legacy} can't be cast to the desired output type "
+                            f"{result._legacy}")
+
+
 def _median_indices(name, result, out, args=()):
     if out is not _dtype.int64:   # (torch names a bool tensor's type by its C++ class)
         got = "CPUBoolType" if out is _dtype.bool else f"torch.{out._legacy}Tensor"
@@ -160,7 +166,9 @@ OUT_RULES = {
         "fmin", "fmod", "kron", "lerp", "lgamma", "log", "log10", "log1p", "log2", "maximum", "minimum",
         "outer", "ger", "pow", "reciprocal", "remainder", "rsqrt", "sigmoid", "sin", "sinh", "sqrt",
         "square", "tan", "tanh", "floor_divide", "std", "var", "nextafter", "heaviside", "ldexp",
-        "gcd", "lcm", "logical_not"), _cast),
+        "gcd", "lcm", "logical_not", "add", "copysign", "logaddexp", "logaddexp2", "hypot", "bitwise_left_shift",
+        "bitwise_right_shift", "xlogy", "special_ndtr", "polygamma", "logit", "i0", "sinc", "erfc",
+        "igamma", "igammac", "special_xlog1py", "special_zeta"), _cast),
     **dict.fromkeys(("abs", "absolute", "ceil", "floor", "round", "trunc", "fix", "frac", "sign", "sgn", "neg",
                      "negative", "clamp", "clamp_min", "clamp_max", "clip", "conj_physical"), _same),
     **dict.fromkeys(("addmm", "addmv", "addr", "addbmm", "baddbmm", "bmm", "mm", "cross", "gather", "index_add",
@@ -190,6 +198,7 @@ OUT_RULES = {
     "nonzero": _matching("nonzero: Expected out tensor to have scalar type {result} but got scalar type{out}"),
     "diag": _diag,
     "logsumexp": _logsumexp,
+    "mvlgamma": _mvlgamma,
     "mean": _mean,
     "cummax": _matching("expected scalar_type {result} but found {out}"),
     "cummin": _matching("expected scalar_type {result} but found {out}"),

@@ -48,7 +48,7 @@ def round(input, decimals=0, *, out=None):
     if seam.on:
         return seam.torch_function(round, (input,), {"decimals": decimals})
     if input.dtype.is_floating_point or input.dtype.is_complex:
-        return _sp._into(out, _pw._round_decimals(input, decimals=decimals))
+        return _sp._into(out, _pw._round_decimals(input, decimals=decimals), "round")
     raise NotImplementedError(f'"round_vml_cpu" not implemented for \'{input.dtype._legacy}\'')
 
 
@@ -63,5 +63,5 @@ def log_softmax(input, dim, *, dtype=None):
 def logsumexp(input, dim, keepdim=False, *, out=None):
     if seam.on:
         return seam.torch_function(logsumexp, (input, dim), {"keepdim": keepdim})
-    return _sp._into(out, _red.logsumexp(input, dim, keepdim))
+    return _sp._into(out, _red.logsumexp(input, dim, keepdim), "logsumexp")
 
