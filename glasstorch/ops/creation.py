@@ -494,7 +494,8 @@ def to(self, *args, **kwargs):
     elif same_dev or copy:
         d = copy_preserving_layout(d)
     res = _wrap(d)
-    if self._requires_grad and _state.enabled and res._data.dtype.kind in "fc":
+    if self._requires_grad and _state.enabled and (res._data.dtype.kind in "fc" or
+                                                    _dtype.is_bfloat16_numpy(res._data.dtype)):
         node = record(ToCopyBackward0, res, (self,))
         node.src_device, node.src_real = src_dev, not self.is_complex()
     return res
