@@ -219,6 +219,9 @@ class OpOverload:
     def _dispatched(self, args):
         """The call as a TorchDispatchMode sees it: below autograd; the node is recorded around
         whatever the mode returns. ``args``: every argument, in schema order."""
+        if seam.autocast is not None:   # CPU autocast: torch's Autocast key, above autograd
+            from .amp.autocast_mode import autocast_call
+            return autocast_call(self, args)
         kwargs = {a.name: v for a, v in zip(self._schema.arguments, args) if a.kwarg_only}
         positional = tuple(v for a, v in zip(self._schema.arguments, args) if not a.kwarg_only)
         enabled = _state.enabled
