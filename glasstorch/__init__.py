@@ -111,7 +111,8 @@ from math import inf, nan, pi, e  # noqa: E402,F401
 # core: `glasstorch.nn`, `glasstorch.optim`, ... and `glasstorch.save` work as usual.
 _LAZY_MODULES = ("nn", "optim", "utils", "distributions", "datasets", "inspection", "serialization", "backends",
                  "accelerator", "amp", "cpu", "xpu", "mps", "functional", "hub", "vision", "torch_version",
-                 "distributed", "multiprocessing", "overrides", "_C", "fft", "special", "compiler", "fx", "_dynamo")
+                 "distributed", "multiprocessing", "overrides", "_C", "fft", "special", "compiler", "fx", "_dynamo",
+                 "testing", "onnx")
 _LAZY_NAMES = {"save": "serialization", "load": "serialization"}
 # the legacy tensor types: constructors and isinstance tests (torch.FloatTensor, ...)
 _LAZY_NAMES.update(dict.fromkeys((
