@@ -122,6 +122,12 @@ def _diag(name, result, out, args):
     return _exact(name, result, out)
 
 
+def _histc(name, result, out, args=()):
+    if result is not out:
+        return RuntimeError(f"torch.histogram: input tensor and hist tensor should have the same dtype, but got input "
+                            f"{_dtype.cpp_name(result)} and hist {_dtype.cpp_name(out)}")
+
+
 def _mvlgamma(name, result, out, args=()):   # (torch's message names the result type twice)
     if not can_cast(result, out):
         return RuntimeError(f"mvlgamma: result type {result._legacy} can't be cast to the desired output type "
@@ -201,6 +207,9 @@ OUT_RULES = {
     "mvlgamma": _mvlgamma,
     "mean": _mean,
     "cummax": _matching("expected scalar_type {result} but found {out}"),
+    "logcumsumexp": _matching("expected scalar_type {result} but found {out}"),
+    "mv": _matching("addmv input tensors must have the same dtype, but got {out}, {result}, and {result}"),
+    "histc": _histc,
     "cummin": _matching("expected scalar_type {result} but found {out}"),
     # an op with several results: a rule for each
     "kthvalue": (_matching("output values must be of same type as input"),
