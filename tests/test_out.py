@@ -34,7 +34,7 @@ def _cases():
             yield pytest.param(info, dtype, id=f"{info.name}-{dtype}")
 
 
-def _samples(info, dtype, n=3):
+def _samples(info, dtype, n=2):
     return info.samples(dtype, requires_grad=False)[:n]
 
 
