@@ -28,16 +28,22 @@ from .ops import pointwise as _pw, reduction as _red, shape as _shape, joining a
     elementwise as _ew, scan as _scan, distance as _dist, transformations as _tf
 from .ops.creation import default_generator, range_ as range  # noqa: F401
 from . import linalg, cuda, jit  # noqa: F401
+from ._prims_common.wrappers import out_wrapper as _out_wrapper, OUT_RULES as _out_rules
 
 # Each op family lists (in its __all__) the functions torch has at its top level; the others are
-# Tensor methods only (x.view) or torch.linalg's. Those are put here, as torch has them.
+# Tensor methods only (x.view) or torch.linalg's. Those are put here, as torch has them, the ones
+# torch gives `out=` with its rules (out_wrapper: torch.exp(x, out=y), where x.exp(out=y) is refused).
 _FAMILY_NAMES = []
 for _m in (_pw, _red, _shape, _join, _idx, _la, _cr, _cx, _sp, _ew, _scan, _dist, _tf):
     for _name in _m.__all__:
         if _name not in globals():
-            globals()[_name] = getattr(_m, _name)
+            _fn = getattr(_m, _name)
+            if _name in _out_rules and "out" not in _fn.__code__.co_varnames[:_fn.__code__.co_argcount +
+                                                                               _fn.__code__.co_kwonlyargcount]:
+                _fn = _out_wrapper(_fn, name=_name)
+            globals()[_name] = _fn
             _FAMILY_NAMES.append(_name)
-del _m, _name
+del _m, _name, _fn
 from ._array.threads import (set_num_threads, get_num_threads, set_num_interop_threads,  # noqa: E402,F401
                              get_num_interop_threads)
 
@@ -105,7 +111,8 @@ from math import inf, nan, pi, e  # noqa: E402,F401
 # core: `glasstorch.nn`, `glasstorch.optim`, ... and `glasstorch.save` work as usual.
 _LAZY_MODULES = ("nn", "optim", "utils", "distributions", "datasets", "inspection", "serialization", "backends",
                  "accelerator", "amp", "cpu", "xpu", "mps", "functional", "hub", "vision", "torch_version",
-                 "distributed", "multiprocessing", "overrides", "_C", "fft", "special", "compiler", "fx", "_dynamo")
+                 "distributed", "multiprocessing", "overrides", "_C", "fft", "special", "compiler", "fx", "_dynamo",
+                 "testing", "random")
 _LAZY_NAMES = {"save": "serialization", "load": "serialization"}
 # the legacy tensor types: constructors and isinstance tests (torch.FloatTensor, ...)
 _LAZY_NAMES.update(dict.fromkeys((

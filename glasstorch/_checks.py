@@ -259,34 +259,10 @@ def assign_type_error(value, tensor):
 
 # --- out= ------------------------------------------------------------------------------------------
 def write_out(fn_name, result, out):
-    """``torch.add(a, b, out=c)``: the result written into ``out`` (resized if its shape differs, with
-    torch's warning when it had elements), which is returned. Refused as torch refuses: ``out`` not
-    a tensor, a result that cannot be cast to out's dtype, and any tensor requiring grad."""
-    from ._tensor import Tensor, bump_version
-    from ._array import xp
-    if not isinstance(out, Tensor):
-        raise TypeError(f"{fn_name}(): argument 'out' must be Tensor, not {type_name(out)}")
-    if result.requires_grad or out.requires_grad:
-        raise RuntimeError(f"{fn_name}(): functions with out=... arguments don't support automatic differentiation, "
-                           f"but one of the arguments requires grad.")
-    r, o = result._data, out._data
-    if r.dtype != o.dtype and (not xp.can_cast(r.dtype, o.dtype, "same_kind") or
-                               (r.dtype.kind == "f" and o.dtype.kind in "iub")):
-        raise RuntimeError(f"result type {result.dtype._legacy} can't be cast to the desired output type "
-                           f"{out.dtype._legacy}")
-    if r.shape != o.shape:
-        if o.size:
-            import warnings
-            warnings.warn(f"An output with one or more elements was resized since it had shape {list(o.shape)}, "
-                          f"which does not match the required output shape {list(r.shape)}. This behavior is "
-                          f"deprecated, and in a future PyTorch release outputs will not be resized unless they have "
-                          f"zero elements. You can explicitly reuse an out tensor t by resizing it, inplace, to zero "
-                          f"elements with t.resize_(0).", UserWarning, stacklevel=3)
-        out._data = r.astype(o.dtype, copy=True)
-    else:
-        o[...] = r
-    bump_version(out, fn_name)
-    return out
+    """``torch.add(a, b, out=c)``: the result written into ``out`` by torch's rules for ``fn_name``
+    (``glasstorch/_prims_common/wrappers.py``); ``out`` is returned."""
+    from ._prims_common import wrappers
+    return wrappers.write_out(fn_name, result, out, wrappers.OUT_RULES.get(fn_name, wrappers.cast_rule))
 
 
 def factory_with_out(fn):

@@ -241,6 +241,9 @@ class OpOverload:
     def _dispatched(self, args):
         """The call as a TorchDispatchMode sees it: below autograd; the node is recorded around
         whatever the mode returns. ``args``: every argument, in schema order."""
+        if seam.autocast is not None:   # CPU autocast: torch's Autocast key, above autograd
+            from .amp.autocast_mode import autocast_call
+            return autocast_call(self, args)
         enabled = _state.enabled
         outputs = self._dispatch_below_autograd(args)
         if enabled and self.node is not None:

@@ -40,7 +40,8 @@ class _Seam(threading.local):
     """The per-thread state of the seam. Its flags are class-level defaults (a new thread starts
     with nothing installed) and are recomputed by :meth:`_refresh` whenever the state changes."""
     on = False               # the function level: some mode, subclass or observer wants to see calls
-    dispatching = False      # the op level: some TorchDispatchMode is active
+    dispatching = False      # the op level: some TorchDispatchMode is active, or CPU autocast is on
+    autocast = None          # the dtype CPU autocast casts to while it is on (glasstorch/amp/autocast_mode.py)
 
     def __init__(self):
         self.function_modes = []        # TorchFunctionMode stack, innermost last
@@ -53,7 +54,7 @@ class _Seam(threading.local):
     def _refresh(self):
         self.on = bool(not self.function_disabled and (
             self.function_modes or (_subclasses_exist[0] and not self.subclass_disabled)))
-        self.dispatching = bool(self.dispatch_modes)
+        self.dispatching = bool(self.dispatch_modes) or self.autocast is not None
 
     # -- the function level ---------------------------------------------------------------------
     def torch_function(self, func, args, kwargs):

@@ -675,6 +675,17 @@ class Tensor:
         a = as_numpy(self._data)
         return a if dtype is None else a.astype(dtype)
 
+    def __array_wrap__(self, array, context=None, return_scalar=False):
+        """What a NumPy ufunc on a tensor returns (``np.exp(t)``, ``np.add(t, arr)``, ``np.isnan(t)``):
+        the result as a Tensor sharing its memory, as torch's ``__array_wrap__`` gives -- a bool result
+        as uint8 (torch's old workaround, kept), a 0-dim one as a 0-dim tensor."""
+        if seam.on:
+            return seam.torch_function(Tensor.__array_wrap__, (self,), {"array": array})
+        if array.dtype == bool:
+            array = array.astype("uint8")
+        from .ops.creation import from_numpy
+        return from_numpy(xp.asarray(array))
+
     def item(self):
         if seam.on:
             return seam.torch_function(Tensor.item, (self,), {})

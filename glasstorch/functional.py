@@ -7,7 +7,8 @@ an AttributeError that says so.
 """
 from .ops.linalg import einsum, tensordot
 from .ops.joining import meshgrid
-from .ops.reduction import norm, unique
+from .ops.reduction import unique
+from . import norm   # (the top level's: it takes out=, as torch.functional.norm does)
 from .ops.shape import atleast_1d, atleast_2d, atleast_3d, broadcast_shapes, broadcast_tensors, split
 
 __all__ = ["atleast_1d", "atleast_2d", "atleast_3d", "broadcast_shapes", "broadcast_tensors", "cartesian_prod",

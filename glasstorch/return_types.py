@@ -47,7 +47,9 @@ def _make(name, fields):
 _VALUES_INDICES = ("values", "indices")
 for _name in ("max", "min", "sort", "topk", "kthvalue", "median", "nanmedian", "mode", "cummax", "cummin"):
     _make(_name, _VALUES_INDICES)
+    _make(_name + "_out", _VALUES_INDICES)   # what the call with out=(values, indices) returns
 _make("aminmax", ("min", "max"))
+_make("aminmax_out", ("min", "max"))
 _make("slogdet", ("sign", "logabsdet"))
 _make("linalg_slogdet", ("sign", "logabsdet"))
 _make("linalg_eig", ("eigenvalues", "eigenvectors"))

@@ -2997,9 +2997,8 @@ def _affine_grid_samples(make, dtype):
 
 
 register(
-    # (double backward: torch differentiates grid_sampler_2d_backward; glasstorch does not yet)
     OpInfo("nn.functional.grid_sample", lambda lib, *a, **k: lib.nn.functional.grid_sample(*a, **k),
-           samples=_grid_sample_samples, gradgrad=False),
+           samples=_grid_sample_samples),
     OpInfo("nn.functional.affine_grid", lambda lib, *a, **k: lib.nn.functional.affine_grid(*a, **k),
            samples=_affine_grid_samples),
 )

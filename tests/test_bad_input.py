@@ -52,9 +52,7 @@ KNOWN_GAPS = {}
 
 # Calls of torch functions glasstorch does not have (yet): what fails there is the missing function,
 # not the handling of bad input, so the rate is reported without them (and with them).
-MISSING_API = {
-    "misc/sum_out_wrong_dtype": "sum(out=)",
-}
+MISSING_API = {}
 
 
 def outcome(module, call):

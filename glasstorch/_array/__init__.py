@@ -278,6 +278,16 @@ def _dense(a):
     return True
 
 
+def matmul(a, b):
+    """``a @ b`` in the operands' dtype. ml_dtypes' bfloat16 matmul accumulates in float32 and
+    returns float32; torch's bfloat16 GEMM accumulates in float32 too and rounds the result to
+    bfloat16, which is what this gives."""
+    r = a @ b
+    if r.dtype != a.dtype and a.dtype == b.dtype and a.dtype.name == "bfloat16":
+        return r.astype(a.dtype)
+    return r
+
+
 def row_major(a):
     """``a`` laid out row-major (C order), as torch allocates the result of a reduction, a scan,
     cat or roll; NumPy's follows the input's layout."""

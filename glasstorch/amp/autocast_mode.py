@@ -7,16 +7,31 @@ This module holds autocast's *state* — per device type: whether autocast is on
 cache flag; the nesting depth — and the context manager, decorators and functions that read and
 set it, with torch 2.13's names, arguments, defaults, warnings and errors.
 
-.. note:: **glasstorch does not cast yet.** The ops do not consult this state, so inside an
-   autocast region every op runs in its inputs' dtype (as with ``enabled=False``). Programs run
-   unchanged and compute in full precision; the casting itself will stand on the op interception
-   seam (see docs/optim.md, "Mixed precision").
+On the CPU, inside a region the primitive ops that torch lists cast their floating-point inputs
+first, as torch's ``AutocastCPU`` kernels do (``aten/src/ATen/autocast_mode.cpp``), above autograd
+-- each cast is a recorded ``.to(dtype)``, so a float32 parameter's gradient comes back through a
+``ToCopyBackward0`` in float32 while the matmul's runs in bfloat16:
+
+* ``lower_precision_fp`` (matmuls, convolutions, ``prelu``): inputs to the region's dtype;
+* ``fp32`` (losses, 3-D pooling, padding, linalg, FFTs, ``prod``, ``cdist``...): inputs to float32;
+* ``promote`` (``cat``, ``stack``, ``index_copy``): inputs to the widest floating dtype among them.
+
+float64 tensors are never cast, nor tensors on another device. The op runs with autocast off (torch's
+``ExcludeDispatchKeyGuard``), and the cast is hooked where torch hooks it, at the op level: the seam's
+``autocast`` flag routes every primitive op through :func:`autocast_call`.
+
+Where glasstorch decomposes differently from torch, the list names glasstorch's ops: torch casts
+``linear`` and ``matmul`` whole, glasstorch their ``addmm``/``mm``/``bmm``/``mv``/``dot`` (the same
+dtypes; the graph shows ``t`` before the cast); ``cross_entropy`` is cast whole, as in torch (before its
+``log_softmax``: :func:`fp32_inputs`). torch caches the casts of leaf weights within a region (one
+``ToCopyBackward0`` per weight); glasstorch casts at each use.
 """
 import collections
 import functools
 import warnings
 
 from .. import _dtype
+from .._seam import seam
 
 __all__ = ["autocast_decorator", "autocast", "is_autocast_available", "custom_fwd", "custom_bwd"]
 
@@ -70,6 +85,7 @@ def set_autocast_enabled(device_type, enabled=None):
     if enabled is None:
         device_type, enabled = "cuda", device_type
     _state.enabled[_state.key(device_type, "enabled")] = bool(enabled)
+    _tell_seam()
 
 
 def get_autocast_dtype(device_type):
@@ -79,6 +95,14 @@ def get_autocast_dtype(device_type):
 
 def set_autocast_dtype(device_type, dtype):
     _state.dtype[_state.key(device_type, "dtype")] = dtype
+    _tell_seam()
+
+
+def _tell_seam():
+    """The seam routes ops through :func:`autocast_call` while CPU autocast is on (its flag is
+    the dtype to cast to)."""
+    seam.autocast = _state.dtype["cpu"] if _state.enabled["cpu"] else None
+    seam._refresh()
 
 
 def is_autocast_cache_enabled():
@@ -151,7 +175,7 @@ class autocast:
 
     Regions nest, and leaving one restores the previous state.
 
-    **glasstorch records the state but does not cast yet** (see the module docstring).
+    On the CPU the ops torch lists cast their inputs inside the region (see the module docstring).
 
     Example::
 
@@ -219,6 +243,94 @@ class autocast:
                 f"    with torch.autocast(device_type=...):\n"
                 f"        output = model(input)")
         return autocast_decorator(self, func)
+
+
+# ----------------------------------------------------------------------------- the casts (CPU)
+# torch's AutocastCPU lists, by op name, with glasstorch's own primitive ops where it decomposes
+# differently (nll_loss_forward for nll_loss, _fft_r2c for fft_rfft, convolution for conv2d...).
+LOWER_PRECISION_FP = frozenset((
+    "conv1d", "conv2d", "conv3d", "convolution", "_convolution", "conv_tbc", "conv_transpose1d", "conv_transpose2d",
+    "conv_transpose3d", "bmm", "mm", "mv", "dot", "linalg_vecdot", "baddbmm", "addmm", "addbmm", "linear",
+    "matmul", "prelu", "_prelu_kernel", "scaled_dot_product_attention", "_native_multi_head_attention",
+    "mkldnn_rnn_layer"))
+FP32 = frozenset((
+    "avg_pool3d", "binary_cross_entropy", "grid_sampler", "grid_sampler_2d", "grid_sampler_3d", "polar", "prod",
+    "quantile", "nanquantile", "stft", "cdist", "_cdist_forward", "trace", "view_as_complex", "cholesky",
+    "cholesky_inverse", "cholesky_solve", "inverse", "lu_solve", "orgqr", "ormqr", "pinverse", "linalg_pinv",
+    "max_pool3d", "max_pool3d_with_indices", "max_unpool2d", "max_unpool3d", "adaptive_avg_pool3d",
+    "_adaptive_avg_pool3d", "reflection_pad1d", "reflection_pad2d", "replication_pad1d", "replication_pad2d",
+    "replication_pad3d", "mse_loss", "cosine_embedding_loss", "nll_loss", "nll_loss_forward", "nll_loss2d",
+    "nll_loss2d_forward", "hinge_embedding_loss", "poisson_nll_loss", "smooth_l1_loss", "cross_entropy_loss",
+    "l1_loss", "huber_loss", "margin_ranking_loss", "soft_margin_loss", "triplet_margin_loss", "multi_margin_loss",
+    "ctc_loss", "_ctc_loss", "kl_div", "multilabel_margin_loss", "multilabel_margin_loss_forward",
+    "binary_cross_entropy_with_logits", "fft_fft", "fft_ifft", "fft_fft2", "fft_ifft2", "fft_fftn", "fft_ifftn",
+    "fft_rfft", "fft_irfft", "fft_rfft2", "fft_irfft2", "fft_rfftn", "fft_irfftn", "fft_hfft", "fft_ihfft",
+    "_fft_r2c", "_fft_c2c", "_fft_c2r", "linalg_cond", "linalg_matrix_rank", "linalg_solve", "_linalg_solve_ex",
+    "linalg_cholesky", "linalg_svdvals", "linalg_eigvals", "linalg_eigvalsh", "linalg_inv",
+    "linalg_householder_product", "linalg_tensorinv", "linalg_tensorsolve", "fake_quantize_per_tensor_affine",
+    "geqrf", "_lu_with_info", "qr", "svd", "_linalg_svd", "triangular_solve", "linalg_solve_triangular",
+    "fractional_max_pool2d", "fractional_max_pool3d", "adaptive_max_pool3d", "linalg_qr", "linalg_cholesky_ex",
+    "linalg_svd", "linalg_eig", "linalg_eigh", "_linalg_eigh", "linalg_lstsq", "linalg_inv_ex"))
+PROMOTE = frozenset(("cat", "stack", "index_copy"))
+
+
+def _eligible(value):
+    """torch's ``is_eligible``: a floating-point CPU tensor that is not float64."""
+    from .._tensor import Tensor
+    return isinstance(value, Tensor) and value.device.type == "cpu" and value.dtype.is_floating_point and \
+        value.dtype is not _dtype.float64
+
+
+def _cast_to(dtype):
+    def cast(value):
+        if isinstance(value, (list, tuple)):
+            return type(value)(cast(v) for v in value)
+        return value.to(dtype) if _eligible(value) and value.dtype is not dtype else value
+    return cast
+
+
+def _widest(args):
+    """``promote``: the widest floating dtype among the eligible inputs (torch's promote_type)."""
+    widest = None
+    for a in args:
+        for t in (a if isinstance(a, (list, tuple)) else (a,)):
+            if _eligible(t):
+                widest = t.dtype if widest is None else _dtype.promote_types(widest, t.dtype)
+    return widest
+
+
+def fp32_inputs(*tensors):
+    """The ``fp32`` cast for a composite torch lists whole where glasstorch decomposes it
+    (``cross_entropy``: torch casts before the log-softmax)."""
+    cast = _cast_to(_dtype.float32)
+    return tuple(cast(t) for t in tensors)
+
+
+def autocast_call(op, args):
+    """Run primitive ``op`` (``args`` in schema order) as torch's AutocastCPU kernel does: its
+    inputs cast by its list's rule (recorded casts, above autograd), then the op itself with
+    autocast off."""
+    name = op._schema.name
+    dtype = seam.autocast
+    seam.autocast = None           # (the casts and the op run with autocast excluded)
+    seam._refresh()
+    try:
+        if name in LOWER_PRECISION_FP:
+            cast = _cast_to(dtype)
+        elif name in FP32:
+            cast = _cast_to(_dtype.float32)
+        elif name in PROMOTE:
+            widest = _widest(args)
+            cast = _cast_to(widest) if widest is not None else None
+        else:
+            cast = None
+        if cast is not None:
+            args = tuple(cast(a) for a in args)
+        kwargs = {a.name: v for a, v in zip(op._schema.arguments, args) if a.kwarg_only}
+        return op(*(v for a, v in zip(op._schema.arguments, args) if not a.kwarg_only), **kwargs)
+    finally:
+        seam.autocast = dtype
+        seam._refresh()
 
 
 # ----------------------------------------------------------------------------- custom autograd Functions

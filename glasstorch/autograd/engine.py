@@ -151,7 +151,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, capture=None, ac
     """
     prev_enabled = _state.enabled
     _state.enabled = bool(create_graph)
-    tensors = bool(create_graph) or seam.dispatching
+    tensors = bool(create_graph) or bool(seam.dispatch_modes)   # (not for autocast: no mode to see)
     observers = seam.engine_observers
     node_observers = None
     if observers:

@@ -165,6 +165,8 @@ def _passing_on_functions():
             f = getattr(namespace, name, None)
             if callable(f):
                 found.add(f)
+                # (torch.hstack is the function given out=; the seam sees the one it wraps)
+                found.add(getattr(f, "__wrapped__", f))
     return found
 
 

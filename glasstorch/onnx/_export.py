@@ -3,10 +3,15 @@
 The model runs once under capture (in eval mode, without autograd, ``fullgraph=True``: a graph
 break cannot be exported), which gives the aten ops of its forward as a Graph. Each aten op becomes
 the ONNX op that computes the same (``_ONNX`` below); parameters and buffers become initializers,
-the tensors in ``args`` the graph's inputs. An op with no entry here (or a call the capture kept
-whole, an *eager island*: an op not on the dispatch seam yet) raises, naming it, and no file is
-written. Needs the ``onnx`` package (``pip install onnx``), imported only here.
+the tensors in ``args`` the graph's inputs. Convolutions (1-3-D, transposed, grouped, dilated),
+average and max pooling (1-3-D, padded, ceil mode), adaptive average pooling (global, or of an
+input that divides evenly), batch norm in eval mode, linear layers, reshapes and element-wise ops are
+written; max pooling and batch norm reach the graph as calls the capture keeps whole (they have
+several results), and are written from their arguments. An op with no entry here (or another call
+kept whole, an *eager island*) raises, naming it, and no file is written. Needs the ``onnx`` package (``pip install onnx``), imported only here.
 """
+import operator
+
 import numpy as np
 
 
@@ -64,6 +69,70 @@ def _sum_dim(h, node, ins, out, constant):
     return [h.make_node("ReduceSum", [ins[0], axes], [out], keepdims=int(bool(args.get("keepdim"))))]
 
 
+def _pads(padding, nd):
+    """torch's symmetric padding per spatial dim -> ONNX's begins then ends."""
+    padding = list(padding) if isinstance(padding, (list, tuple)) else [padding] * nd
+    return padding + padding
+
+
+def _spatial(value, nd):
+    return list(value) if isinstance(value, (list, tuple)) else [value] * nd
+
+
+def _convolution(h, node, ins, out, constant):
+    """aten.convolution -> Conv (ConvTranspose when transposed), the bias a third input when given."""
+    a = _args(node)
+    nd = len(node.meta["shape"]) - 2
+    inputs = [ins[0], ins[1]] + ([ins[2]] if a.get("bias") is not None else [])
+    attrs = dict(strides=_spatial(a["stride"], nd), pads=_pads(a["padding"], nd),
+                 dilations=_spatial(a["dilation"], nd), group=int(a["groups"]))
+    if a["transposed"]:
+        return [h.make_node("ConvTranspose", inputs, [out], output_padding=_spatial(a["output_padding"], nd), **attrs)]
+    return [h.make_node("Conv", inputs, [out], **attrs)]
+
+
+def _avg_pool(h, node, ins, out, constant):
+    a = _args(node)
+    if a.get("divisor_override") is not None:
+        return None
+    nd = len(node.meta["shape"]) - 2
+    kernel = _spatial(a["kernel_size"], nd)
+    return [h.make_node("AveragePool", ins[:1], [out], kernel_shape=kernel,
+                        strides=_spatial(a.get("stride") or kernel, nd), pads=_pads(a.get("padding", 0), nd),
+                        ceil_mode=int(bool(a.get("ceil_mode"))),
+                        count_include_pad=int(bool(a.get("count_include_pad", True))))]
+
+
+def _adaptive_avg_pool(h, node, ins, out, constant, input_shape):
+    """A global pool for output 1, an AveragePool when the input divides evenly, else nothing."""
+    size = list(node.meta["shape"][2:])
+    spatial = list(input_shape[2:])
+    if all(s == 1 for s in size):
+        return [h.make_node("GlobalAveragePool", ins[:1], [out])]
+    if any(i % o for i, o in zip(spatial, size)):
+        return None
+    kernel = [i // o for i, o in zip(spatial, size)]
+    return [h.make_node("AveragePool", ins[:1], [out], kernel_shape=kernel, strides=kernel)]
+
+
+def _mean_dim(h, node, ins, out, constant):
+    a = _args(node)
+    if a.get("dtype") is not None:
+        return None
+    dims = a.get("dim")
+    keepdims = int(bool(a.get("keepdim")))
+    if not dims:
+        return [h.make_node("ReduceMean", ins[:1], [out], keepdims=keepdims)]
+    axes = constant(np.array(list(dims), dtype=np.int64), None)
+    return [h.make_node("ReduceMean", [ins[0], axes], [out], keepdims=keepdims)]
+
+
+def _reshape(h, node, ins, out, constant):
+    """A view, squeeze or unsqueeze: the shapes are static, so one Reshape to the result's shape."""
+    shape = constant(np.array(list(node.meta["shape"]), dtype=np.int64), None)
+    return [h.make_node("Reshape", [ins[0], shape], [out])]
+
+
 _ONNX = {
     "add.Tensor": _binary("Add"), "sub.Tensor": _binary("Sub"), "mul.Tensor": _binary("Mul"),
     "div.Tensor": _binary("Div"),
@@ -73,7 +142,64 @@ _ONNX = {
     "abs.default": _unary("Abs"), "reciprocal.default": _unary("Reciprocal"),
     "mm.default": lambda h, node, ins, out, constant: [h.make_node("MatMul", ins[:2], [out])],
     "addmm.default": _addmm, "t.default": _t, "sum.default": _sum, "sum.dim_IntList": _sum_dim,
+    "convolution.default": _convolution, "avg_pool2d.default": _avg_pool, "avg_pool3d.default": _avg_pool,
+    "mean.dim": _mean_dim,
+    **dict.fromkeys(("view.default", "_unsafe_view.default", "_reshape_alias.default", "unsqueeze.default",
+                     "squeeze.dim", "squeeze.dims", "squeeze.default", "flatten.using_ints"), _reshape),
 }
+_SHAPED = {"_adaptive_avg_pool2d.default": _adaptive_avg_pool, "_adaptive_avg_pool3d.default": _adaptive_avg_pool}
+
+
+# Public calls the capture keeps whole (ops with several results: max pooling with its indices,
+# batch_norm with its statistics), written from their arguments; only their first result may be used.
+def _max_pool_island(h, node, ins, out, constant, bound, nd):
+    a = bound
+    if a.get("return_indices"):
+        return None
+    kernel = _spatial(a["kernel_size"], nd)
+    stride = a.get("stride")
+    return [h.make_node("MaxPool", ins[:1], [out], kernel_shape=kernel,
+                        strides=_spatial(stride if stride not in (None, []) else kernel, nd),
+                        pads=_pads(a.get("padding", 0), nd), dilations=_spatial(a.get("dilation", 1), nd),
+                        ceil_mode=int(bool(a.get("ceil_mode"))))]
+
+
+def _batch_norm_island(h, node, ins, out, constant, bound, nd, names, dtype):
+    """F.batch_norm in eval mode -> BatchNormalization (missing weight/bias: ones/zeros)."""
+    if bound.get("training"):
+        return None
+    from ..fx.graph import Node
+    features = bound["running_mean"].meta["shape"][0]
+
+    def operand(key, fill):
+        v = bound.get(key)
+        return names[v] if isinstance(v, Node) else constant(np.full(features, fill), dtype)
+    return [h.make_node("BatchNormalization", [names[bound["input"]], operand("weight", 1.0), operand("bias", 0.0),
+                                               names[bound["running_mean"]], names[bound["running_var"]]], [out],
+                        epsilon=float(bound.get("eps", 1e-5)))]
+
+
+def _island(h, node, names, constant):
+    """The ONNX nodes of an island the exporter knows (by its function), or None."""
+    import inspect
+    func = node.target
+    name = getattr(func, "__name__", "")
+    try:
+        bound = inspect.signature(func).bind(*node.args, **node.kwargs)
+    except (TypeError, ValueError):
+        return None
+    bound.apply_defaults()
+    a = dict(bound.arguments)
+    from ..fx.graph import Node
+    first = a.get("input")
+    if not isinstance(first, Node):
+        return None
+    ins = [names[first]]
+    if name in ("max_pool1d", "max_pool2d", "max_pool3d"):
+        return _max_pool_island(h, node, ins, node.name, constant, a, int(name[-2]))
+    if name == "batch_norm":
+        return _batch_norm_island(h, node, ins, node.name, constant, a, None, names, first.meta["dtype"].numpy_dtype)
+    return None
 
 
 def _args(node):
@@ -139,11 +265,24 @@ def export(model, args=(), f=None, *, input_names=None, output_names=None, opset
     for node in graph.nodes:
         if node.op != "call_function":
             continue
+        if node.target is operator.getitem and node.args[0].meta.get("island") and node.args[1] == 0 \
+                and node.args[0] in names:
+            nodes.append(helper.make_node("Identity", [names[node.args[0]]], [node.name]))
+            names[node] = node.name
+            continue
+        written = _island(helper, node, names, constant) if node.meta.get("island") else None
+        if written is not None:
+            nodes += written
+            names[node] = node.name
+            continue
         if node.meta.get("island") or not hasattr(node.target, "_schema"):
             raise UnsupportedOperatorError(
                 f"torch.onnx.export: {getattr(node.target, '__qualname__', node.target)} (at {node.meta.get('stack')}) "
                 "is not on the dispatch seam yet, so its ops are not in the captured graph and cannot be exported")
         write = _ONNX.get(node.target.__name__)
+        if node.target.__name__ in _SHAPED:
+            shaped = _SHAPED[node.target.__name__]
+            write = (lambda h, n, i, o, c, s=node.args[0].meta["shape"], f=shaped: f(h, n, i, o, c, s))
         ins = []
         for v in node.args:
             if isinstance(v, Node):
@@ -164,6 +303,8 @@ def export(model, args=(), f=None, *, input_names=None, output_names=None, opset
         nodes.append(helper.make_node("Identity", [names[node]], [name]))
         outputs.append(helper.make_tensor_value_info(
             name, helper.np_dtype_to_tensor_dtype(node.meta["dtype"].numpy_dtype), list(node.meta["shape"])))
+    used = {name for n in nodes for name in n.input}     # (numbers given to ops that take them as attributes)
+    initializers = [t for t in initializers if not t.name.startswith("_const_") or t.name in used]
     opset = opset_version or 18
     proto = helper.make_model(helper.make_graph(nodes, type(model).__name__ if is_module else "main", inputs,
                                                 outputs, initializers),

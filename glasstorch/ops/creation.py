@@ -496,7 +496,8 @@ def to(self, *args, **kwargs):
     if same_dtype and same_dev and not copy:
         return self
     dtype, device = None if same_dtype else dtype, None if same_dev else device
-    if not self._requires_grad or (self._data.dtype if dtype is None else dtype.numpy_dtype).kind in "fc":
+    target = self._data.dtype if dtype is None else dtype.numpy_dtype
+    if not self._requires_grad or target.kind in "fc" or _dtype.is_bfloat16_numpy(target):
         return _to_copy_op(self, dtype=dtype, device=device)
     with grad_mode.no_grad():   # (an integral copy of a tensor that requires grad does not require it)
         return _to_copy_op(self, dtype=dtype, device=device)

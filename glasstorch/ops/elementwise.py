@@ -109,63 +109,57 @@ def _as_tensor(x, like):
 
 
 @method()
-def copysign(input, other, *, out=None):
+def copysign(input, other):
     """|input| with the sign of ``other`` (a tensor or a number)."""
     if seam.on:
-        return seam.torch_function(copysign, (input, other), {"out": out})
-    res = copysign_op(input, other) if isinstance(other, Tensor) else copysign_scalar_op(input, other)
-    return res if out is None else out.copy_(res)
+        return seam.torch_function(copysign, (input, other), {})
+    return copysign_op(input, other) if isinstance(other, Tensor) else copysign_scalar_op(input, other)
 
 
 @method()
-def logaddexp(input, other, *, out=None):
+def logaddexp(input, other):
     """log(exp(input) + exp(other)), computed without overflow."""
     if seam.on:
-        return seam.torch_function(logaddexp, (input, other), {"out": out})
-    res = logaddexp_op(input, other)
-    return res if out is None else out.copy_(res)
+        return seam.torch_function(logaddexp, (input, other), {})
+    return logaddexp_op(input, other)
 
 
 @method()
-def logaddexp2(input, other, *, out=None):
+def logaddexp2(input, other):
     """log2(2**input + 2**other)."""
     if seam.on:
-        return seam.torch_function(logaddexp2, (input, other), {"out": out})
-    res = logaddexp2_op(input, other)
-    return res if out is None else out.copy_(res)
+        return seam.torch_function(logaddexp2, (input, other), {})
+    return logaddexp2_op(input, other)
 
 
 @method()
-def hypot(input, other, *, out=None):
+def hypot(input, other):
     """sqrt(input**2 + other**2) elementwise (the two broadcast), computed without overflow."""
     if seam.on:
-        return seam.torch_function(hypot, (input, other), {"out": out})
+        return seam.torch_function(hypot, (input, other), {})
     if not isinstance(other, Tensor):
         raise TypeError(f"hypot(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}")
-    res = hypot_op(input, other)
-    return res if out is None else out.copy_(res)
+    return hypot_op(input, other)
 
 
 @method("bitwise_left_shift", "__lshift__")
-def bitwise_left_shift(input, other, *, out=None):
+def bitwise_left_shift(input, other):
     """input * 2**other for integers (bits shifted past the type's width are lost)."""
     if seam.on:
-        return seam.torch_function(bitwise_left_shift, (input, other), {"out": out})
+        return seam.torch_function(bitwise_left_shift, (input, other), {})
     if not isinstance(input, Tensor):            # a number << a tensor
         input = _as_tensor(input, other)
-    res = lshift_op(input, other) if isinstance(other, Tensor) else lshift_scalar_op(input, other)
-    return res if out is None else out.copy_(res)
+    return lshift_op(input, other) if isinstance(other, Tensor) else lshift_scalar_op(input, other)
 
 
 @method("bitwise_right_shift", "__rshift__")
-def bitwise_right_shift(input, other, *, out=None):
+def bitwise_right_shift(input, other):
     """input // 2**other for integers (arithmetic: the sign is kept)."""
     if seam.on:
-        return seam.torch_function(bitwise_right_shift, (input, other), {"out": out})
+        return seam.torch_function(bitwise_right_shift, (input, other), {})
     if not isinstance(input, Tensor):
         input = _as_tensor(input, other)
-    res = rshift_op(input, other) if isinstance(other, Tensor) else rshift_scalar_op(input, other)
-    return res if out is None else out.copy_(res)
+    return rshift_op(input, other) if isinstance(other, Tensor) else rshift_scalar_op(input, other)
 
 
 def __rlshift__(self, other):

@@ -9,7 +9,7 @@ import warnings
 
 from .. import _checks, _dtype, return_types
 from .._tensor import Tensor, _wrap_dim
-from .._array import xp, asarray, has_values
+from .._array import xp, asarray, has_values, matmul as _matmul
 from .._ops import defop, aten
 from .._seam import seam
 from ._op import method
@@ -54,7 +54,7 @@ def _gemm(a, b):
     The sign matters to what follows: atan2(-0, -1) is -pi, atan2(+0, -1) is pi; 1 / -0 is -inf."""
     if a.shape[1] == 1 and a.shape[0] > 1 and b.shape[1] > 1 and a.dtype.kind == "f":
         return a * b  # (M, 1) * (1, N): the products themselves
-    return a @ b
+    return _matmul(a, b)
 
 
 def _mm_kernel(self, mat2):
@@ -75,7 +75,7 @@ def _bmm_kernel(self, mat2):
                            f"[{self.shape[0]}, {self.shape[2]}] but got: [{mat2.shape[0]}, {mat2.shape[1]}].")
     if self.dtype != mat2.dtype:
         raise RuntimeError(f"expected scalar type {_legacy(self)} but found {_legacy(mat2)}")
-    return xp.matmul(self, mat2)
+    return _matmul(self, mat2)
 
 
 def _mv_kernel(self, vec):
@@ -87,7 +87,7 @@ def _mv_kernel(self, vec):
     if self.dtype != vec.dtype:   # (torch's mv is an addmv into a tensor of vec's dtype)
         raise RuntimeError(f"addmv input tensors must have the same dtype, but got {_legacy(vec)}, {_legacy(self)}, "
                            f"and {_legacy(vec)}")
-    return self @ vec
+    return _matmul(self, vec)
 
 
 def _dot_kernel(self, tensor):

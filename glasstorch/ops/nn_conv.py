@@ -34,7 +34,7 @@ import itertools
 import weakref
 
 from .. import _dtype
-from .._array import xp, array_types, has_values, ascontiguousarray, as_strided
+from .._array import xp, array_types, has_values, ascontiguousarray, as_strided, matmul as _matmul
 from .._ops import defop, aten
 from .._seam import seam
 from ._op import kernel_not_implemented
@@ -203,7 +203,7 @@ def _conv_forward(x, w, stride, padding, dilation, groups, bl, keep=False):
     cols, grid = _im2col(x, w.shape[2:], stride, padding, dilation, groups, bl)   # (g, C/g*K, N*L)
     if keep:
         _columns.put(x, (tuple(w.shape), tuple(stride), tuple(padding), tuple(dilation), groups, bl), cols)
-    y = xp.matmul(w.reshape(groups, o // groups, -1), cols)                       # (g, O/g, N*L)
+    y = _matmul(w.reshape(groups, o // groups, -1), cols)                       # (g, O/g, N*L)
     if bl:
         return _batch_first(y.reshape((o,) + tuple(grid) + (n,)))
     return _swap01(y.reshape((o, n) + tuple(grid)))
@@ -217,7 +217,7 @@ def _conv_input_grad(g, w, channels, size, stride, padding, dilation, groups, bl
     if rows is None:
         rows = _rows(g, groups, bl)                                               # (g, O/g, N*L)
     wt = w.reshape(groups, w.shape[0] // groups, -1).transpose(0, 2, 1)           # (g, C/g*K, O/g)
-    cols = xp.matmul(wt, rows).reshape(channels * _prod(kernel), -1)
+    cols = _matmul(wt, rows).reshape(channels * _prod(kernel), -1)
     return _col2im(cols, channels, g.shape[0], size, kernel, stride, padding, dilation, g.shape[2:], bl)
 
 
@@ -228,7 +228,7 @@ def _conv_weight_grad(g, x, wshape, stride, padding, dilation, groups, bl, rows=
         cols, _ = _im2col(x, wshape[2:], stride, padding, dilation, groups, bl)   # (g, C/g*K, N*L)
     if rows is None:
         rows = _rows(g, groups, bl)                                               # (g, O/g, N*L)
-    gw_t = xp.matmul(cols, rows.transpose(0, 2, 1))                               # (g, C/g*K, O/g)
+    gw_t = _matmul(cols, rows.transpose(0, 2, 1))                               # (g, C/g*K, O/g)
     return ascontiguousarray(gw_t.transpose(0, 2, 1)).reshape(wshape)
 
 

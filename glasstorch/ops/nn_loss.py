@@ -385,6 +385,9 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
                                    {"weight": weight, "size_average": size_average, "ignore_index": ignore_index,
                                     "reduce": reduce, "reduction": reduction, "label_smoothing": label_smoothing})
     from .reduction import log_softmax
+    if seam.autocast is not None:   # torch's autocast casts cross_entropy_loss whole (fp32 list), before its log_softmax
+        from ..amp.autocast_mode import fp32_inputs
+        input, target, weight = fp32_inputs(input, target, weight)
     reduction = _reduction_string(size_average, reduce, reduction)
     enum = get_enum(reduction)
     if not 0.0 <= label_smoothing <= 1.0:

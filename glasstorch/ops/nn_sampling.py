@@ -21,8 +21,18 @@ a clamp bit, -1 where a reflection flipped). ``nearest`` gives the grid no gradi
 ``affine_grid(theta, size)`` is the grid of an affine map: the base grid of pixel positions (in
 [-1, 1], homogeneous) times theta^T, one bmm; its derivative is the base grid^T times the gradient.
 
-Not here: double backward through ``grid_sampler_2d_backward`` (torch has it): it raises
-NotImplementedError naming it.
+Double backward (``grid_sampler_2d_backward``'s own derivative, GridSampler2DBackwardBackward0):
+the backward is linear in its incoming gradient g, and reads the weights w(coordinate) and their
+first derivatives w'. With ggI, ggG the gradients flowing into its two results:
+
+* g:     ggI sampled at the points (the forward on ggI) + input read at them times w' . ggG;
+* input: g times w' . ggG, added onto the neighbours (the grid gradient's adjoint);
+* grid:  g . ggI read at the neighbours times w', plus input . g times the weights' second derivatives
+  w'' . ggG (bilinear: only the mixed ones; bicubic: all), each times the coordinate's derivative.
+
+``nearest`` has no grid gradient, so only its first term. The three come from one kernel
+(``_grid_sampler_{2,3}d_double_backward``, glasstorch's own op: torch computes the same in C++); a
+third derivative raises, naming it.
 """
 import itertools
 
@@ -266,17 +276,146 @@ def _grid_sampler_backward_kernel(nd):
     return kernel
 
 
-def _sampler_backward_not_implemented(grad):
-    raise NotImplementedError("the derivative for 'grid_sampler_2d_backward' is not implemented in glasstorch "
-                              "(double backward through grid_sample)")
+def _bilinear_second_derivatives(input, grid, padding_mode, align_corners):
+    """For each neighbour (in ``_sample_points``' order): ``[a][k]`` = d^2 weight / d coord_a d coord_k
+    (None where 0: a bilinear weight is linear along each axis)."""
+    spatial = input.shape[2:]
+    nd, n = len(spatial), grid.shape[0]
+    frac = []
+    for axis, size in enumerate(spatial):
+        c, _ = _source_index(grid[..., nd - 1 - axis].reshape(n, -1), size, padding_mode, align_corners)
+        frac.append(c - xp.floor(c))
+    second = []
+    for offsets in itertools.product((0, 1), repeat=nd):
+        factors = [f if o else 1 - f for f, o in zip(frac, offsets)]
+        signs = [1.0 if o else -1.0 for o in offsets]
+        table = [[None] * nd for _ in range(nd)]
+        for a in range(nd):
+            for k in range(nd):
+                if a != k:
+                    d = xp.full_like(frac[0], signs[a] * signs[k])
+                    for o in range(nd):
+                        if o not in (a, k):
+                            d = d * factors[o]
+                    table[a][k] = d
+        second.append(table)
+    return second
+
+
+def _cubic_coefficients_second(t):
+    """d/dt of :func:`_cubic_coefficients_grad` (torch's sign convention kept)."""
+    a = _CUBIC_A
+    x0, x1, x2, x3 = -1 - t, -t, 1 - t, 2 - t
+    return [6 * a * x0 + 10 * a, 6 * (a + 2) * x1 + 2 * (a + 3), -6 * (a + 2) * x2 + 2 * (a + 3),
+            -6 * a * x3 + 10 * a]
+
+
+def _bicubic_second_derivatives(input, grid, align_corners):
+    """As :func:`_bilinear_second_derivatives` for the 16 bicubic neighbours, axes in (H, W) order."""
+    (height, width), n = input.shape[2:], grid.shape[0]
+    gx, gy = grid[..., 0].reshape(n, -1), grid[..., 1].reshape(n, -1)
+    ix = ((gx + 1) * (width - 1) / 2) if align_corners else (((gx + 1) * width - 1) / 2)
+    iy = ((gy + 1) * (height - 1) / 2) if align_corners else (((gy + 1) * height - 1) / 2)
+    tx, ty = ix - xp.floor(ix), iy - xp.floor(iy)
+    cx, cy = _cubic_coefficients(tx), _cubic_coefficients(ty)
+    dx, dy = _cubic_coefficients_grad(tx), _cubic_coefficients_grad(ty)
+    ddx, ddy = _cubic_coefficients_second(tx), _cubic_coefficients_second(ty)
+    # weight = cx[i] cy[j], d weight / d x = -dx[i] cy[j]: so d/dx of that is -ddx[i] cy[j], and so on
+    return [[[-ddy[j] * cx[i], dx[i] * dy[j]], [dx[i] * dy[j], -ddx[i] * cy[j]]]
+            for j in range(4) for i in range(4)]
+
+
+def _grid_sampler_double_backward_kernel(nd):
+    def kernel(grad_output, input, grid, grad_grad_input, grad_grad_grid, interpolation_mode, padding_mode,
+               align_corners, output_mask):
+        if interpolation_mode == 2:
+            points, scales = _bicubic_points(input, grid, padding_mode, align_corners)
+            coord_grads = scales[::-1]
+            points = [(flat, weight, d[::-1], valid) for flat, weight, d, valid in points]
+            second = _bicubic_second_derivatives(input, grid, align_corners)
+        else:
+            points, coord_grads, _ = _sample_points(input, grid, interpolation_mode, padding_mode, align_corners)
+            second = _bilinear_second_derivatives(input, grid, padding_mode, align_corners) \
+                if interpolation_mode == 0 else None
+        n, c = input.shape[:2]
+        g = grad_output.reshape(n, c, -1)
+        smooth = interpolation_mode != 1          # nearest: the weights do not move with the grid
+        gg_grid = grad_grad_grid.reshape(n, -1, nd) if grad_grad_grid is not None and smooth else None
+        # h[a]: the grid gradient's incoming gradient along axis a, through the coordinate's derivative
+        h = [gg_grid[..., nd - 1 - a] * coord_grads[a] for a in range(nd)] if gg_grid is not None else None
+        plane = 1
+        for size in input.shape[2:]:
+            plane *= size
+        d_g = xp.zeros(g.shape, g.dtype)
+        d_input = xp.zeros(n * c * plane, input.dtype)
+        d_grid = xp.zeros((n, g.shape[2], nd), grid.dtype)
+        rows = (xp.arange(n)[:, None, None] * c + xp.arange(c)[None, :, None]) * plane
+        for p, (flat, weight, dweights, valid) in enumerate(points):
+            if grad_grad_input is not None:
+                read_gg = _gather(grad_grad_input, flat)                       # (N, C, P)
+                d_g += read_gg * weight[:, None, :]
+                if smooth and output_mask[2]:
+                    both = (g * read_gg).sum(axis=1) * valid
+                    for k in range(nd):
+                        d_grid[..., nd - 1 - k] += both * dweights[k] * coord_grads[k]
+            if h is None:
+                continue
+            mix = dweights[0] * h[0]
+            for a in range(1, nd):
+                mix = mix + dweights[a] * h[a]
+            mix = mix * valid                                                  # (N, P)
+            read = _gather(input, flat)
+            d_g += read * mix[:, None, :]
+            if output_mask[1]:
+                where = xp.broadcast_to(rows + flat[:, None, :], g.shape).reshape(-1)
+                d_input += xp.bincount(where, (g * mix[:, None, :]).reshape(-1), minlength=d_input.size).astype(
+                    input.dtype, copy=False)
+            if output_mask[2]:
+                both = (read * g).sum(axis=1) * valid
+                for k in range(nd):
+                    acc = None
+                    for a in range(nd):
+                        if second[p][a][k] is not None:
+                            term = second[p][a][k] * h[a]
+                            acc = term if acc is None else acc + term
+                    if acc is not None:
+                        d_grid[..., nd - 1 - k] += both * acc * coord_grads[k]
+        return (d_g.reshape(grad_output.shape) if output_mask[0] else None,
+                d_input.reshape(input.shape) if output_mask[1] and h is not None else None,
+                d_grid.reshape(grid.shape) if output_mask[2] else None)
+    kernel.__name__ = f"grid_sampler_{nd}d_double_backward"
+    return kernel
+
+
+def _triple_backward_not_implemented(nd):
+    def formula(grad):
+        raise NotImplementedError(f"the derivative for '_grid_sampler_{nd}d_double_backward' is not implemented in "
+                                  "glasstorch (a third derivative through grid_sample)")
+    return formula
 
 
 def _declare_sampler(nd):
+    not_implemented = _triple_backward_not_implemented(nd)
+    double_backward = defop(
+        f"_grid_sampler_{nd}d_double_backward(Tensor grad_output, Tensor input, Tensor grid, Tensor? grad_grad_input, "
+        "Tensor? grad_grad_grid, int interpolation_mode, int padding_mode, bool align_corners, "
+        "bool[3] output_mask) -> (Tensor, Tensor, Tensor)", _grid_sampler_double_backward_kernel(nd),
+        node="NotImplemented", grad_grad_input=not_implemented, grad_grad_grid=not_implemented,
+        grad_output=not_implemented, input=not_implemented, grid=not_implemented)
+
+    def double_formula(grads, grad_output, input, grid, interpolation_mode, padding_mode, align_corners,
+                       output_mask):
+        gg_input, gg_grid = grads
+        if gg_input is None and gg_grid is None:
+            return None, None, None
+        return double_backward(grad_output, input, grid, gg_input, gg_grid, interpolation_mode, padding_mode,
+                               align_corners, list(output_mask))
+
     backward = defop(f"grid_sampler_{nd}d_backward(Tensor grad_output, Tensor input, Tensor grid, "
                      "int interpolation_mode, int padding_mode, bool align_corners, bool[2] output_mask) -> "
                      "(Tensor, Tensor)", _grid_sampler_backward_kernel(nd),
-                     node=f"GridSampler{nd}DBackwardBackward0", grad_output=_sampler_backward_not_implemented,
-                     input=_sampler_backward_not_implemented, grid=_sampler_backward_not_implemented)
+                     node=f"GridSampler{nd}DBackwardBackward0",
+                     joint={("grad_output", "input", "grid"): double_formula})
 
     def formula(grad, input, grid, interpolation_mode, padding_mode, align_corners, output_mask):
         return backward(grad, input, grid, interpolation_mode, padding_mode, align_corners, list(output_mask))

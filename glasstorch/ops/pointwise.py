@@ -356,13 +356,12 @@ AddBackward0, SubBackward0, RsubBackward1, MulBackward0 = add_op.node, sub_op.no
 
 
 @method("add", "__add__", "__radd__")
-def add(input, other, *, alpha=1, out=None):
+def add(input, other, *, alpha=1):
     if seam.on:
-        return seam.torch_function(add, (input, other), {"alpha": alpha, "out": out})
+        return seam.torch_function(add, (input, other), {"alpha": alpha})
     if not isinstance(input, Tensor):
         input, other = other, input
-    res = add_op(input, other) if alpha == 1 else add_op(input, other, alpha=alpha)
-    return res if out is None else _checks.write_out("add", res, out)
+    return add_op(input, other) if alpha == 1 else add_op(input, other, alpha=alpha)
 
 
 def _sub_bool_check(self_is_bool, other):

@@ -57,9 +57,7 @@ LogcumsumexpBackward0 = logcumsumexp_op.node
 
 
 @method()
-def logcumsumexp(input, dim, *, out=None):
+def logcumsumexp(input, dim):
     if seam.on:
-        return seam.torch_function(logcumsumexp, (input, dim), {"out": out})
-    d = _wrap_dim(dim, max(input.ndim, 1))
-    res = logcumsumexp_op(input, d)
-    return res if out is None else out.copy_(res)
+        return seam.torch_function(logcumsumexp, (input, dim), {})
+    return logcumsumexp_op(input, _wrap_dim(dim, max(input.ndim, 1)))

@@ -258,7 +258,7 @@ def _reshape(input, shape):
         arr.shape = size
     except AttributeError:
         return unsafe_view_op(clone_op(input, memory_format=contiguous_format), size)
-    if seam.dispatching:            # (torch: a tensor a dispatch mode watches is viewed)
+    if seam.dispatch_modes:         # (torch: a tensor a dispatch mode watches is viewed)
         return view_op(input, size)
     return reshape_alias_op(input, size, tuple(s // d.itemsize for s in arr.strides))
 

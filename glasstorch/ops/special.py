@@ -28,7 +28,7 @@ tensor and a number inside its C++ composites) are declared here for it.
 """
 import math
 
-from .. import _dtype
+from .. import _dtype, _checks
 from .._tensor import Tensor
 from .._array import xp, special as _sp, asarray
 from ._op import method, promote_arrays, _ARRAY_TYPES
@@ -242,18 +242,15 @@ def _public_unary(name, op):
     def fn(input, *, out=None):
         if seam.on:
             return seam.torch_function(fn, (input,), {} if out is None else {"out": out})
-        return _into(out, op(input))
+        return _into(out, op(input), name)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"torch.{name}: elementwise (aten.{op._schema.name}; backward node {op.node.__name__})."
     return fn
 
 
-def _into(out, result):
-    if out is None:
-        return result
-    if tuple(out.shape) != tuple(result.shape) and out.numel() == 0:
-        out.resize_(result.shape)
-    return out.copy_(result)
+def _into(out, result, name):
+    """``result``, or written into ``out`` by torch's out= rules."""
+    return result if out is None else _checks.write_out(name, result, out)
 
 
 def _in_place(name, fn):
@@ -285,7 +282,7 @@ def special_ndtr(input, *, out=None):
     if seam.on:
         return seam.torch_function(special_ndtr, (input,), {} if out is None else {"out": out})
     x = input if input.is_floating_point() else input.to(_dtype.get_default_dtype())
-    return _into(out, mul_scalar_op(add_scalar_op(aten.erf(mul_scalar_op(x, math.sqrt(0.5))), 1), 0.5))
+    return _into(out, mul_scalar_op(add_scalar_op(aten.erf(mul_scalar_op(x, math.sqrt(0.5))), 1), 0.5), "special_ndtr")
 
 
 @method("polygamma")
@@ -295,7 +292,7 @@ def polygamma(n, input, *, out=None):
         n, input = input, n
     if seam.on:
         return seam.torch_function(polygamma, (n, input), {} if out is None else {"out": out})
-    return _into(out, polygamma_op(n, input))
+    return _into(out, polygamma_op(n, input), "polygamma")
 
 
 def polygamma_(self, n):
@@ -313,7 +310,7 @@ def mvlgamma(input, p, *, out=None):
     """The log of the multivariate gamma function of dimension p (torch.special.multigammaln)."""
     if seam.on:
         return seam.torch_function(mvlgamma, (input, p), {} if out is None else {"out": out})
-    return _into(out, mvlgamma_op(input, p))
+    return _into(out, mvlgamma_op(input, p), "mvlgamma")
 
 
 @method("logit")
@@ -321,7 +318,7 @@ def logit(input, eps=None, *, out=None):
     """log(x / (1 - x)), with x clamped to [eps, 1 - eps] when eps is given."""
     if seam.on:
         return seam.torch_function(logit, (input, eps), {} if out is None else {"out": out})
-    return _into(out, logit_op(input, eps))
+    return _into(out, logit_op(input, eps), "logit")
 
 
 logit_ = _in_place("logit", logit)
@@ -343,7 +340,7 @@ def xlogy(input, other, *, out=None):
     """x log y, with 0 where x = 0 (even where y = 0), NaN where y is NaN."""
     if seam.on:
         return seam.torch_function(xlogy, (input, other), {} if out is None else {"out": out})
-    return _into(out, _pick(xlogy_op, xlogy_self_scalar_op, xlogy_other_scalar_op, input, other))
+    return _into(out, _pick(xlogy_op, xlogy_self_scalar_op, xlogy_other_scalar_op, input, other), "xlogy")
 
 
 xlogy_ = _in_place("xlogy", xlogy)
@@ -354,14 +351,14 @@ def special_xlog1py(input, other, *, out=None):
     """x log(1 + y), with 0 where x = 0."""
     if seam.on:
         return seam.torch_function(special_xlog1py, (input, other), {} if out is None else {"out": out})
-    return _into(out, _pick(xlog1py_op, xlog1py_self_scalar_op, xlog1py_other_scalar_op, input, other))
+    return _into(out, _pick(xlog1py_op, xlog1py_self_scalar_op, xlog1py_other_scalar_op, input, other), "special_xlog1py")
 
 
 def special_zeta(input, other, *, out=None):
     """The Hurwitz zeta function sum_k (k + other)^-input."""
     if seam.on:
         return seam.torch_function(special_zeta, (input, other), {} if out is None else {"out": out})
-    return _into(out, _pick(zeta_op, zeta_self_scalar_op, zeta_other_scalar_op, input, other))
+    return _into(out, _pick(zeta_op, zeta_self_scalar_op, zeta_other_scalar_op, input, other), "special_zeta")
 
 
 # ---- Bessel and Airy functions, incomplete gamma, orthogonal polynomials ----------------------------------
@@ -452,7 +449,7 @@ def _special_unary_function(name):
     def fn(input, *, out=None):
         if seam.on:
             return seam.torch_function(fn, (input,), {} if out is None else {"out": out})
-        return _into(out, op(input))
+        return _into(out, op(input), name)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = (f"torch.special.{name}: elementwise ({arg}), in the input's floating dtype (integers: the "
                   f"default float). No gradient: torch defines none.")
@@ -474,7 +471,7 @@ def _polynomial_function(name):
                             f"({type(input).__name__}, {type(n).__name__}), but expected one of:\n * (Tensor x, "
                             f"Tensor n, *, Tensor out = None)\n * (Number x, Tensor n, *, Tensor out = None)\n"
                             f" * (Tensor x, Number n, *, Tensor out = None)")
-        return _into(out, res)
+        return _into(out, res, name)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = (f"torch.special.{name}(input, n): the polynomial of degree n (truncated to an integer; 0 for "
                   f"n < 0) at input. No gradient: torch defines none.")
@@ -491,7 +488,7 @@ def _igamma_public(name, op):
             return seam.torch_function(fn, (input, other), {} if out is None else {"out": out})
         if not isinstance(other, Tensor):
             raise TypeError(f"{name}(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}")
-        return _into(out, op(input, other))
+        return _into(out, op(input, other), name)
     fn.__name__ = fn.__qualname__ = name
     return fn
 

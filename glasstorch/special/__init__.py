@@ -28,11 +28,9 @@ __all__ = ["digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp2", "expit",
            "polygamma", "psi", "round", "sinc", "softmax", "xlog1py", "xlogy", "zeta", "gammainc", "gammaincc",
            *_sp.SPECIAL_FUNCTIONS]
 
-# the same functions as torch's top level (the same nodes)
-erf, erfinv, exp2, expm1, log1p, digamma = _pw.erf, _pw.erfinv, _pw.exp2, _pw.expm1, _pw.log1p, _pw.digamma
+# the same functions as torch's top level (the same nodes; the top level's objects, which take out=)
+from .. import erf, erfinv, exp2, expm1, log1p, digamma, sigmoid as expit, lgamma as gammaln  # noqa: E402
 psi = digamma
-expit = _pw.sigmoid
-gammaln = _pw.lgamma
 erfc, i0, sinc, logit, xlogy, polygamma = _sp.erfc, _sp.i0, _sp.sinc, _sp.logit, _sp.xlogy, _sp.polygamma
 multigammaln = _sp.mvlgamma
 # torch.special's own
@@ -48,7 +46,7 @@ def round(input, decimals=0, *, out=None):
     if seam.on:
         return seam.torch_function(round, (input,), {"decimals": decimals})
     if input.dtype.is_floating_point or input.dtype.is_complex:
-        return _sp._into(out, _pw._round_decimals(input, decimals=decimals))
+        return _sp._into(out, _pw._round_decimals(input, decimals=decimals), "round")
     raise NotImplementedError(f'"round_vml_cpu" not implemented for \'{input.dtype._legacy}\'')
 
 
@@ -63,5 +61,5 @@ def log_softmax(input, dim, *, dtype=None):
 def logsumexp(input, dim, keepdim=False, *, out=None):
     if seam.on:
         return seam.torch_function(logsumexp, (input, dim), {"keepdim": keepdim})
-    return _sp._into(out, _red.logsumexp(input, dim, keepdim))
+    return _sp._into(out, _red.logsumexp(input, dim, keepdim), "logsumexp")
 

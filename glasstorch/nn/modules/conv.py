@@ -22,18 +22,7 @@ __all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "
            "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d"]
 
 
-def _ntuple(n):
-    def parse(x):
-        return tuple(x) if isinstance(x, (tuple, list)) else (x,) * n
-    return parse
-
-
-_single, _pair, _triple = _ntuple(1), _ntuple(2), _ntuple(3)
-
-
-def _reverse_repeat_tuple(t, n):
-    """(1, 2) -> (2, 2, 1, 1) for n = 2: a per-dim padding in F.pad's last-dim-first order."""
-    return tuple(x for x in reversed(t) for _ in range(n))
+from .utils import _ntuple, _single, _pair, _triple, _reverse_repeat_tuple  # noqa: E402,F401  (torch's home for them)
 
 
 class _ConvNd(Module):
