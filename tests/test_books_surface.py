@@ -50,6 +50,11 @@ CALLS = {
     "reshape(shape=)": lambda T, X: X.reshape(shape=(2, 6)),
     "torch.reshape(shape=)": lambda T, X: T.reshape(X, shape=(-1,)),
     "expand(size=)": lambda T, X: X[:1].expand(size=(2, 4)),
+    # Tensor.new_* with the size by keyword (Step-by-Step's ch. 10 ViT)
+    "new_zeros(size=)": lambda T, X: X.new_zeros(size=(2, 3)),
+    "new_ones(size=[])": lambda T, X: X.new_ones(size=[2]),
+    "new_empty(size=).shape": lambda T, X: X.new_empty(size=(1, 2)).shape,
+    "new_zeros(size=, dtype=)": lambda T, X: X.new_zeros(size=(2,), dtype=T.int64),
 }
 
 
@@ -133,3 +138,12 @@ def test_a_list_given_spread_out_and_by_name_raises_like_torch(call):
         call(torch.ones(2, 3))
     with pytest.raises(TypeError, match="multiple values for argument 'dims'"):
         call(gt.ones(2, 3))
+
+
+@pytest.mark.parametrize("call", [lambda x: x.new_zeros((2,), size=(2,)), lambda x: x.new_ones(size=2)])
+def test_new_zeros_size_keyword_errors_like_torch(call):
+    with pytest.raises(TypeError) as theirs:
+        call(torch.ones(2))
+    with pytest.raises(TypeError) as ours:
+        call(gt.ones(2))
+    assert str(ours.value) == str(theirs.value)
