@@ -155,8 +155,16 @@ def synchronise_randomness(torch, seed=0):
     import numpy as np
     random.seed(seed)       # programs that also draw from Python's and NumPy's global generators
     np.random.seed(seed)    # (siamese_network picks its pairs with random.randint)
+    import weakref
     init_rng, draw_rng = np.random.default_rng(seed), np.random.default_rng(seed + 1)
-    synced = set()
+    # the parameters already set, by id -> a weak reference: an id alone is reused once its parameter
+    # is freed, and the two frameworks free objects at different times (Step-by-Step ch. 8 skipped a
+    # new GRUCell's weight under glasstorch only, shifting every later draw by one tensor)
+    synced = {}
+
+    def already_set(p):
+        ref = synced.get(id(p))
+        return ref is not None and ref() is p
 
     def set_parameters(module, args):
         if getattr(module, "has_uninitialized_params", lambda: False)():
@@ -165,9 +173,9 @@ def synchronise_randomness(torch, seed=0):
             # so that its parameters are set below
             module.initialize_parameters(*args)
         for _, p in module.named_parameters():
-            if id(p) in synced or p.grad is not None or torch.nn.parameter.is_lazy(p):
+            if already_set(p) or p.grad is not None or torch.nn.parameter.is_lazy(p):
                 continue   # lazy parameters of submodules: set when their module first runs
-            synced.add(id(p))
+            synced[id(p)] = weakref.ref(p)
             values = p.detach().cpu().numpy()
             constant = p.dim() == 1 and (values == values.flat[0]).all()
             if constant and (values.size > 1 or values.flat[0] in (0.0, 1.0)):   # norm weights, zero biases
