@@ -25,7 +25,8 @@ torch's. So both runs get the same *synchronised randomness* (``--no-sync`` turn
   ``xavier_*``, ``kaiming_*``: d2l's ``init_cnn`` re-initialises after the lazy shapes are known) draw
   from another NumPy generator, with the bounds each framework computes; the framework's internal
   calls (a module's ``reset_parameters``) are left alone;
-- ``torch.randn/rand/randint/randperm/randn_like/rand_like/normal`` draw from one seeded NumPy generator in
+- ``torch.randn/rand/randint/randperm/randn_like/rand_like/normal/multinomial`` draw from one seeded
+  NumPy generator in
   both runs (so DataLoader shuffling, random batches, noise vectors and reparameterisations agree),
   and so do ``torch.nn.functional.dropout`` and ``dropout1d/2d/3d`` (which ``nn.Dropout*`` call), and
   attention dropout (``F.scaled_dot_product_attention`` with ``dropout_p`` runs its math path with that
@@ -240,7 +241,16 @@ def synchronise_randomness(torch, seed=0):
             return made(draw(tuple(t.shape)), dtype or t.dtype, device or t.device)
         return function
 
+    def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
+        # WeightedRandomSampler's draws (Step-by-Step's balanced sampler): per row of weights
+        weights = input.detach().cpu().double().numpy()
+        rows = weights.reshape(-1, weights.shape[-1])
+        drawn = [draw_rng.choice(row.size, num_samples, replace=replacement, p=row / row.sum()) for row in rows]
+        return made(np.stack(drawn).reshape(weights.shape[:-1] + (num_samples,)), None, input.device,
+                    default=torch.int64)
+
     torch.randn, torch.rand, torch.randint, torch.randperm = randn, rand, randint, randperm
+    torch.multinomial = multinomial
     torch.randn_like, torch.rand_like = like(draw_rng.standard_normal), like(draw_rng.random)
     torch.normal = normal
 
