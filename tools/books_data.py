@@ -20,6 +20,7 @@ CIFAR-10 (torchvision)                 ``cifar-10-batches-py/`` (its MD5 sums: :
 ``airfoil_self_noise.dat``             tab-separated, 5 features and a target
 ``banana-detection.zip``               ``bananas_{train,val}/label.csv`` + 256x256 PNG images
 ``ptb.zip``                            ``ptb/ptb.train.txt`` (word2vec's corpus)
+``pokemon.zip``                        ``pokemon/<class>/<n>.png``: 96x96 RGB sprites (DCGAN)
 =====================================  ==========================================================
 
 Step-by-Step's ``rps/`` and ``rps-test-set/`` (Chapters 6 and 7) are ImageFolder trees of 300x300 PNGs.
@@ -210,6 +211,24 @@ def make_ptb(root, seed=9):
     _write(os.path.join(root, "ptb.zip"), buffer.getvalue())
 
 
+def make_pokemon(root, seed=14, n_classes=2, per_class=16):
+    """``pokemon.zip``: ``pokemon/<class>/<n>.png``, an ImageFolder tree of 96x96 RGB sprites (a
+    coloured blob on white, as the originals), one DCGAN minibatch in all."""
+    from PIL import Image
+    rng = np.random.default_rng(seed)
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as z:
+        for label in range(n_classes):
+            for i in range(per_class):
+                image = np.full((96, 96, 3), 255, np.uint8)
+                y0, x0 = (int(v) for v in rng.integers(8, 48, 2))
+                image[y0:y0 + 40, x0:x0 + 40] = rng.integers(0, 256, 3)
+                png = io.BytesIO()
+                Image.fromarray(image).save(png, format="PNG")
+                z.writestr(f"pokemon/{label:03d}/{i}.png", png.getvalue())
+    _write(os.path.join(root, "pokemon.zip"), buffer.getvalue())
+
+
 def make_rps(root, seed=10):
     """Step-by-Step's Rock Paper Scissors: ``rps/{paper,rock,scissors}/*.png`` and ``rps-test-set/...``
     (300x300 RGBA PNGs, as the originals), a few per class."""
@@ -239,6 +258,7 @@ def make_d2l(root):
     make_ptb(root)
     try:
         make_banana_detection(root)
+        make_pokemon(root)
     except ImportError:   # Pillow absent: the object-detection sections then fail under both frameworks
         pass
 
