@@ -41,6 +41,8 @@ seen += lazy.weight.flatten().tolist() + lazy.bias.tolist()
 # WeightedRandomSampler's multinomial draws (Step-by-Step ch. 10)
 sampler = torch.utils.data.WeightedRandomSampler(torch.tensor([0.1, 0.5, 0.4]), 6)
 seen += list(sampler) + torch.multinomial(torch.tensor([[1.0, 0, 2], [3, 1, 0]]), 2).flatten().tolist()
+# random_split (Step-by-Step's index_splitter): torch's module calls the randperm it imported by name
+seen += [list(part) for part in torch.utils.data.random_split(range(6), [4, 2])][0]
 print(json.dumps(seen))
 '''
 
@@ -54,6 +56,6 @@ def draws(framework):
 
 def test_synchronised_runs_draw_the_same_numbers():
     ours, theirs = draws("glasstorch"), draws("torch")
-    assert len(ours) == len(theirs) == 4 * 2 * 2 + 2 + 36 * 2 + 2 + 6 + 4
+    assert len(ours) == len(theirs) == 4 * 2 * 2 + 2 + 36 * 2 + 2 + 6 + 4 + 4
     for a, b in zip(ours, theirs):
         assert a == pytest.approx(b, rel=1e-6, abs=1e-7)

@@ -25,7 +25,8 @@ torch's. So both runs get the same *synchronised randomness* (``--no-sync`` turn
   ``xavier_*``, ``kaiming_*``: d2l's ``init_cnn`` re-initialises after the lazy shapes are known) draw
   from another NumPy generator, with the bounds each framework computes; the framework's internal
   calls (a module's ``reset_parameters``) are left alone;
-- ``torch.randn/rand/randint/randperm/randn_like/rand_like/normal/multinomial`` draw from one seeded
+- ``torch.randn/rand/randint/randperm/randn_like/rand_like/normal/multinomial`` (and ``random_split``'s
+  ``randperm``) draw from one seeded
   NumPy generator in both runs (so DataLoader shuffling, random batches, noise vectors and
   reparameterisations agree),
   and so do ``torch.nn.functional.dropout`` and ``dropout1d/2d/3d`` (which ``nn.Dropout*`` call), and
@@ -251,6 +252,10 @@ def synchronise_randomness(torch, seed=0):
 
     torch.randn, torch.rand, torch.randint, torch.randperm = randn, rand, randint, randperm
     torch.multinomial = multinomial
+    # torch's random_split calls the randperm its module imported by name (``from torch import
+    # randperm``): that name too (Step-by-Step's index_splitter; glasstorch's looks it up on the package)
+    if hasattr(torch.utils.data.dataset, "randperm"):
+        torch.utils.data.dataset.randperm = randperm
     torch.randn_like, torch.rand_like = like(draw_rng.standard_normal), like(draw_rng.random)
     torch.normal = normal
 
