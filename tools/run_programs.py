@@ -27,8 +27,8 @@ torch's. So both runs get the same *synchronised randomness* (``--no-sync`` turn
   calls (a module's ``reset_parameters``) are left alone;
 - ``torch.randn/rand/randint/randperm/randn_like/rand_like/normal/multinomial`` (and ``random_split``'s
   ``randperm``) draw from one seeded NumPy generator in both runs (so DataLoader shuffling, random
-  batches, noise vectors and reparameterisations agree), and so do ``torch.nn.functional.dropout`` and ``dropout1d/2d/3d`` (which ``nn.Dropout*`` call), and
-  attention dropout (``F.scaled_dot_product_attention`` with ``dropout_p`` runs its math path with that
+  batches, noise vectors and reparameterisations agree), and so do ``torch.nn.functional.dropout``
+  and ``dropout1d/2d/3d`` (which ``nn.Dropout*`` call), and attention dropout (``F.scaled_dot_product_attention`` with ``dropout_p`` runs its math path with that
   mask: torch draws it inside its kernel); Python's ``random`` and NumPy's global generator are seeded
   alike. Other masks drawn inside a framework's own kernels (the dropout between ``nn.LSTM`` layers)
   are not synchronised: the programs run with ``--dropout 0`` where they offer it.
