@@ -147,3 +147,21 @@ def test_new_zeros_size_keyword_errors_like_torch(call):
     with pytest.raises(TypeError) as ours:
         call(gt.ones(2))
     assert str(ours.value) == str(theirs.value)
+
+
+@pytest.mark.parametrize("values", [
+    lambda T: [T.tensor([1.0]), T.tensor(2.0)], lambda T: [T.tensor(2.0), T.tensor([1.0])],
+    lambda T: [T.tensor([1.0]), T.tensor([2.0])], lambda T: [[T.tensor([1.0])], [T.tensor(2.0)]],
+    lambda T: [T.tensor([[1.0]]), 2.0], lambda T: [[1, 2], [T.tensor(3), 4]]])
+def test_a_tensor_inside_a_list_is_one_number_as_torch_reads_it(values):
+    # d2l's multivariable-calculus: torch.tensor([exp(x) / s, exp(y) / s]) with x of shape (1,), y 0-d
+    ours, theirs = gt.tensor(values(gt)), torch.tensor(values(torch))
+    assert tuple(ours.shape) == tuple(theirs.shape) and str(ours.dtype) == str(theirs.dtype)
+    same(ours, theirs)
+
+
+def test_a_bigger_tensor_inside_a_list_raises_like_torch():
+    with pytest.raises(ValueError, match="only one element tensors"):
+        torch.tensor([torch.tensor([1.0, 3.0]), torch.tensor(2.0)])
+    with pytest.raises(ValueError, match="only one element tensors"):
+        gt.tensor([gt.tensor([1.0, 3.0]), gt.tensor(2.0)])

@@ -127,15 +127,23 @@ def _scan(data):
     raise RuntimeError(f"Could not infer dtype of {type(data).__name__}")
 
 
+def _holds_tensor(data):
+    """Whether a (nested) list holds a Tensor anywhere."""
+    return any(isinstance(x, Tensor) or (isinstance(x, (list, tuple)) and _holds_tensor(x)) for x in data)
+
+
 def _to_array(data, dtype):
     nd = _np_dtype(dtype)
     if isinstance(data, Tensor):
         return data._data.astype(nd, copy=True)
-    if isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in data):
+    if isinstance(data, (list, tuple)) and _holds_tensor(data):
+        # a tensor inside a list is one number, as torch reads it (``tensor([t1, t2])`` with ``t1`` of
+        # shape (1,) and ``t2`` 0-d is of shape (2,)): any one-element tensor, nothing bigger
         for x in data:
             if isinstance(x, Tensor) and x.numel() != 1:
                 raise ValueError("only one element tensors can be converted to Python scalars")
-        data = [_to_array(x, dtype) if isinstance(x, (Tensor, list, tuple)) else x for x in data]
+        data = [_to_array(x, dtype).reshape(()) if isinstance(x, Tensor)
+                else _to_array(x, dtype) if isinstance(x, (list, tuple)) else x for x in data]
     if isinstance(data, str):
         raise ValueError("too many dimensions 'str'")
     if nd.kind in "iu" and not isinstance(data, (xp.ndarray, xp.generic)):
