@@ -50,6 +50,11 @@ CALLS = {
     "reshape(shape=)": lambda T, X: X.reshape(shape=(2, 6)),
     "torch.reshape(shape=)": lambda T, X: T.reshape(X, shape=(-1,)),
     "expand(size=)": lambda T, X: X[:1].expand(size=(2, 4)),
+    # Tensor.new_* with the size by keyword (Step-by-Step's ch. 10 ViT)
+    "new_zeros(size=)": lambda T, X: X.new_zeros(size=(2, 3)),
+    "new_ones(size=[])": lambda T, X: X.new_ones(size=[2]),
+    "new_empty(size=).shape": lambda T, X: X.new_empty(size=(1, 2)).shape,
+    "new_zeros(size=, dtype=)": lambda T, X: X.new_zeros(size=(2,), dtype=T.int64),
 }
 
 
@@ -133,3 +138,30 @@ def test_a_list_given_spread_out_and_by_name_raises_like_torch(call):
         call(torch.ones(2, 3))
     with pytest.raises(TypeError, match="multiple values for argument 'dims'"):
         call(gt.ones(2, 3))
+
+
+@pytest.mark.parametrize("call", [lambda x: x.new_zeros((2,), size=(2,)), lambda x: x.new_ones(size=2)])
+def test_new_zeros_size_keyword_errors_like_torch(call):
+    with pytest.raises(TypeError) as theirs:
+        call(torch.ones(2))
+    with pytest.raises(TypeError) as ours:
+        call(gt.ones(2))
+    assert str(ours.value) == str(theirs.value)
+
+
+@pytest.mark.parametrize("values", [
+    lambda T: [T.tensor([1.0]), T.tensor(2.0)], lambda T: [T.tensor(2.0), T.tensor([1.0])],
+    lambda T: [T.tensor([1.0]), T.tensor([2.0])], lambda T: [[T.tensor([1.0])], [T.tensor(2.0)]],
+    lambda T: [T.tensor([[1.0]]), 2.0], lambda T: [[1, 2], [T.tensor(3), 4]]])
+def test_a_tensor_inside_a_list_is_one_number_as_torch_reads_it(values):
+    # d2l's multivariable-calculus: torch.tensor([exp(x) / s, exp(y) / s]) with x of shape (1,), y 0-d
+    ours, theirs = gt.tensor(values(gt)), torch.tensor(values(torch))
+    assert tuple(ours.shape) == tuple(theirs.shape) and str(ours.dtype) == str(theirs.dtype)
+    same(ours, theirs)
+
+
+def test_a_bigger_tensor_inside_a_list_raises_like_torch():
+    with pytest.raises(ValueError, match="only one element tensors"):
+        torch.tensor([torch.tensor([1.0, 3.0]), torch.tensor(2.0)])
+    with pytest.raises(ValueError, match="only one element tensors"):
+        gt.tensor([gt.tensor([1.0, 3.0]), gt.tensor(2.0)])

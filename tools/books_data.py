@@ -20,6 +20,10 @@ CIFAR-10 (torchvision)                 ``cifar-10-batches-py/`` (its MD5 sums: :
 ``airfoil_self_noise.dat``             tab-separated, 5 features and a target
 ``banana-detection.zip``               ``bananas_{train,val}/label.csv`` + 256x256 PNG images
 ``ptb.zip``                            ``ptb/ptb.train.txt`` (word2vec's corpus)
+``pokemon.zip``                        ``pokemon/<class>/<n>.png``: 96x96 RGB sprites (DCGAN)
+``wikitext-2-v1.zip``                  ``wikitext-2/wiki.train.tokens``: paragraphs of " . "-separated
+                                       sentences (BERT's data set)
+``glove.6B.{50,100}d.zip``             ``glove.6B.<d>d/vec.txt``: "word v1 ... vd" lines
 =====================================  ==========================================================
 
 Step-by-Step's ``rps/`` and ``rps-test-set/`` (Chapters 6 and 7) are ImageFolder trees of 300x300 PNGs.
@@ -210,6 +214,58 @@ def make_ptb(root, seed=9):
     _write(os.path.join(root, "ptb.zip"), buffer.getvalue())
 
 
+def make_pokemon(root, seed=14, n_classes=2, per_class=16):
+    """``pokemon.zip``: ``pokemon/<class>/<n>.png``, an ImageFolder tree of 96x96 RGB sprites (a
+    coloured blob on white, as the originals), one DCGAN minibatch in all."""
+    from PIL import Image
+    rng = np.random.default_rng(seed)
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as z:
+        for label in range(n_classes):
+            for i in range(per_class):
+                image = np.full((96, 96, 3), 255, np.uint8)
+                y0, x0 = (int(v) for v in rng.integers(8, 48, 2))
+                image[y0:y0 + 40, x0:x0 + 40] = rng.integers(0, 256, 3)
+                png = io.BytesIO()
+                Image.fromarray(image).save(png, format="PNG")
+                z.writestr(f"pokemon/{label:03d}/{i}.png", png.getvalue())
+    _write(os.path.join(root, "pokemon.zip"), buffer.getvalue())
+
+
+def make_wikitext2(root, seed=15, n_paragraphs=120):
+    """``wikitext-2-v1.zip`` holding ``wikitext-2/wiki.train.tokens`` as WikiText-2 lays it out: a
+    `` = Title = `` heading, then paragraphs of sentences separated by `` . ``, one paragraph a line
+    (d2l's ``_read_wiki`` keeps the lines with at least two sentences)."""
+    rng = np.random.default_rng(seed)
+    lines = [" = Stand-in = ", ""]
+    for _ in range(n_paragraphs):
+        sentences = [" ".join(rng.choice(WORDS, int(rng.integers(4, 12)))) for _ in range(int(rng.integers(2, 6)))]
+        lines.append(" " + " . ".join(sentences) + " . ")
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as z:
+        z.writestr("wikitext-2/wiki.train.tokens", "\n".join(lines) + "\n")
+    _write(os.path.join(root, "wikitext-2-v1.zip"), buffer.getvalue())
+
+
+# the words d2l's similarity and analogy cells look up, beside the corpus' own
+GLOVE_WORDS = ("chip", "baby", "beautiful", "man", "woman", "son", "daughter", "beijing", "china", "tokyo",
+               "japan", "bad", "worst", "big", "biggest", "do", "did", "go", "went", "great", "awful",
+               "good", "movie", "film", "this", "is", "so")
+
+
+def make_glove(root, seed=16):
+    """``glove.6B.50d.zip`` and ``glove.6B.100d.zip``: ``glove.6B.<d>d/vec.txt``, one "word v1 ... vd"
+    line per word (the format d2l's ``TokenEmbedding`` reads), random vectors."""
+    rng = np.random.default_rng(seed)
+    words = list(dict.fromkeys(GLOVE_WORDS + tuple(WORDS)))
+    for dim in (50, 100):
+        text = "".join(w + " " + " ".join(f"{v:.5f}" for v in rng.normal(0, 0.5, dim)) + "\n" for w in words)
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w") as z:
+            z.writestr(f"glove.6B.{dim}d/vec.txt", text)
+        _write(os.path.join(root, f"glove.6B.{dim}d.zip"), buffer.getvalue())
+
+
 def make_rps(root, seed=10):
     """Step-by-Step's Rock Paper Scissors: ``rps/{paper,rock,scissors}/*.png`` and ``rps-test-set/...``
     (300x300 RGBA PNGs, as the originals), a few per class."""
@@ -237,8 +293,11 @@ def make_d2l(root):
     make_kaggle_house(root)
     make_airfoil(root)
     make_ptb(root)
+    make_wikitext2(root)
+    make_glove(root)
     try:
         make_banana_detection(root)
+        make_pokemon(root)
     except ImportError:   # Pillow absent: the object-detection sections then fail under both frameworks
         pass
 

@@ -7,8 +7,8 @@ Opt-in, not part of the test suite (it needs the books' sources, which CI cannot
 
 - *d2l*: a checkout of ``d2l-ai/d2l-en`` at tag v1.0.3. Each section (``chapter_x/y.md``) is one
   notebook; its PyTorch cells are the ``{.python .input}`` blocks of the PyTorch tab -- marked
-  ``%%tab pytorch``, ``%%tab all`` or a list naming pytorch, or unmarked (d2l's ``config.ini`` makes
-  pytorch the default tab) -- in the book's order (the ``toc`` blocks of the index files).
+  ``%%tab pytorch`` or ``#@tab pytorch``, ``all`` or a list naming pytorch, or unmarked (d2l's
+  ``config.ini`` makes pytorch the default tab) -- in the book's order (the ``toc`` blocks of the index files).
   ``if tab.selected('pytorch'):`` inside a cell is answered by d2lbook's ``tab`` object as the book's
   PyTorch build does. Needs ``pip install d2l==1.0.3`` (docs/binding.md has the install line).
 - *sbs*: a checkout of ``dvgodoy/PyTorchStepByStep``; each ``ChapterNN.ipynb`` is a notebook, its
@@ -77,6 +77,9 @@ DEFAULT_WORK = os.path.join(os.path.expanduser("~"), ".cache", "glasstorch-books
 # ----------------------------------------------------------------------------------------------------
 
 FENCE = re.compile(r"^```\{\.python \.input[^}]*\}\s*\n(.*?)^```", re.M | re.S)
+# a cell's tab: ``%%tab pytorch`` (the newer chapters) or ``#@tab pytorch`` (optimization, GANs,
+# computational performance, computer vision, NLP, the appendices), a list or ``all``
+TAB_MARKERS = ("%%tab", "#@tab")
 TOC = re.compile(r"^```toc\s*\n(.*?)^```", re.M | re.S)
 
 
@@ -107,8 +110,9 @@ def d2l_cells(path):
     cells = []
     for code in FENCE.findall(text):
         first, _, rest = code.partition("\n")
-        if first.startswith("%%tab"):
-            tabs = {t.strip() for t in first[len("%%tab"):].split(",")}
+        marker = next((m for m in TAB_MARKERS if first.startswith(m)), None)
+        if marker:
+            tabs = {t.strip() for t in first[len(marker):].split(",")}
             if not tabs & {"pytorch", "all"}:
                 continue
             code = rest

@@ -21,10 +21,14 @@ torch's. So both runs get the same *synchronised randomness* (``--no-sync`` turn
   that holds them, as MultiheadAttention reads ``out_proj.weight``, are set too), to values drawn from
   one NumPy generator: uniform in +-1/sqrt(fan_in), constant-initialised vectors (norm weights, zero
   biases) kept. This replaces the program's own initialisation, identically in both runs;
-- ``torch.randn/rand/randint/randperm/randn_like/rand_like/normal`` draw from one seeded NumPy generator in
-  both runs (so DataLoader shuffling, random batches, noise vectors and reparameterisations agree),
-  and so do ``torch.nn.functional.dropout`` and ``dropout1d/2d/3d`` (which ``nn.Dropout*`` call), and
-  attention dropout (``F.scaled_dot_product_attention`` with ``dropout_p`` runs its math path with that
+- the program's own ``nn.init`` calls after that (``uniform_``, ``normal_``, ``trunc_normal_``,
+  ``xavier_*``, ``kaiming_*``: d2l's ``init_cnn`` re-initialises after the lazy shapes are known) draw
+  from another NumPy generator, with the bounds each framework computes; the framework's internal
+  calls (a module's ``reset_parameters``) are left alone;
+- ``torch.randn/rand/randint/randperm/randn_like/rand_like/normal/multinomial`` (and ``random_split``'s
+  ``randperm``) draw from one seeded NumPy generator in both runs (so DataLoader shuffling, random
+  batches, noise vectors and reparameterisations agree), and so do ``torch.nn.functional.dropout``
+  and ``dropout1d/2d/3d`` (which ``nn.Dropout*`` call), and attention dropout (``F.scaled_dot_product_attention`` with ``dropout_p`` runs its math path with that
   mask: torch draws it inside its kernel); Python's ``random`` and NumPy's global generator are seeded
   alike. Other masks drawn inside a framework's own kernels (the dropout between ``nn.LSTM`` layers)
   are not synchronised: the programs run with ``--dropout 0`` where they offer it.
@@ -155,8 +159,16 @@ def synchronise_randomness(torch, seed=0):
     import numpy as np
     random.seed(seed)       # programs that also draw from Python's and NumPy's global generators
     np.random.seed(seed)    # (siamese_network picks its pairs with random.randint)
+    import weakref
     init_rng, draw_rng = np.random.default_rng(seed), np.random.default_rng(seed + 1)
-    synced = set()
+    # the parameters already set, by id -> a weak reference: an id alone is reused once its parameter
+    # is freed, and the two frameworks free objects at different times (Step-by-Step ch. 8 skipped a
+    # new GRUCell's weight under glasstorch only, shifting every later draw by one tensor)
+    synced = {}
+
+    def already_set(p):
+        ref = synced.get(id(p))
+        return ref is not None and ref() is p
 
     def set_parameters(module, args):
         if getattr(module, "has_uninitialized_params", lambda: False)():
@@ -165,9 +177,9 @@ def synchronise_randomness(torch, seed=0):
             # so that its parameters are set below
             module.initialize_parameters(*args)
         for _, p in module.named_parameters():
-            if id(p) in synced or p.grad is not None or torch.nn.parameter.is_lazy(p):
+            if already_set(p) or p.grad is not None or torch.nn.parameter.is_lazy(p):
                 continue   # lazy parameters of submodules: set when their module first runs
-            synced.add(id(p))
+            synced[id(p)] = weakref.ref(p)
             values = p.detach().cpu().numpy()
             constant = p.dim() == 1 and (values == values.flat[0]).all()
             if constant and (values.size > 1 or values.flat[0] in (0.0, 1.0)):   # norm weights, zero biases
@@ -228,7 +240,20 @@ def synchronise_randomness(torch, seed=0):
             return made(draw(tuple(t.shape)), dtype or t.dtype, device or t.device)
         return function
 
+    def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
+        # WeightedRandomSampler's draws (Step-by-Step's balanced sampler): per row of weights
+        weights = input.detach().cpu().double().numpy()
+        rows = weights.reshape(-1, weights.shape[-1])
+        drawn = [draw_rng.choice(row.size, num_samples, replace=replacement, p=row / row.sum()) for row in rows]
+        return made(np.stack(drawn).reshape(weights.shape[:-1] + (num_samples,)), None, input.device,
+                    default=torch.int64)
+
     torch.randn, torch.rand, torch.randint, torch.randperm = randn, rand, randint, randperm
+    torch.multinomial = multinomial
+    # torch's random_split calls the randperm its module imported by name (``from torch import
+    # randperm``): that name too (Step-by-Step's index_splitter; glasstorch's looks it up on the package)
+    if hasattr(torch.utils.data.dataset, "randperm"):
+        torch.utils.data.dataset.randperm = randperm
     torch.randn_like, torch.rand_like = like(draw_rng.standard_normal), like(draw_rng.random)
     torch.normal = normal
 
@@ -277,6 +302,60 @@ def synchronise_randomness(torch, seed=0):
         return dropout(torch.softmax(scores, dim=-1), dropout_p) @ value
     # nn.MultiheadAttention's functional form looks it up in torch.nn.functional, in both
     torch.nn.functional.scaled_dot_product_attention = scaled_dot_product_attention
+    synchronise_init_calls(torch, np.random.default_rng(seed + 3))
+
+
+def synchronise_init_calls(torch, rng):
+    """The program's own ``nn.init`` calls (d2l's ``init_cnn``: ``xavier_uniform_`` after the lazy
+    shapes are known) draw from ``rng`` in both runs, with the bounds each framework's ``nn.init``
+    computes. Calls from inside the framework (a module's ``reset_parameters``) keep the originals:
+    the two frameworks need not make the same calls there, and the forward hook above sets those
+    parameters anyway."""
+    import sys
+    init = torch.nn.init
+
+    def from_program():
+        caller = sys._getframe(2).f_globals.get("__name__", "")
+        return not caller.split(".")[0] in ("torch", "glasstorch")
+
+    def drawing(name, draw):
+        original = getattr(init, name)
+
+        def function(tensor, *args, **kwargs):
+            if not from_program():
+                return original(tensor, *args, **kwargs)
+            kwargs.pop("generator", None)
+            values = draw(tensor, *args, **kwargs)
+            with torch.no_grad():
+                return tensor.copy_(torch.tensor(values.reshape(tuple(tensor.shape)), dtype=tensor.dtype))
+        function.__name__ = name
+        setattr(init, name, function)
+
+    def xavier_std(tensor, gain):
+        fan_in, fan_out = init._calculate_fan_in_and_fan_out(tensor)
+        return gain * (2.0 / float(fan_in + fan_out)) ** 0.5
+
+    def kaiming_std(tensor, a, mode, nonlinearity):
+        return init.calculate_gain(nonlinearity, a) / init._calculate_correct_fan(tensor, mode) ** 0.5
+
+    shape = lambda t: tuple(t.shape)
+    drawing("uniform_", lambda t, a=0.0, b=1.0: rng.uniform(a, b, shape(t)))
+    drawing("normal_", lambda t, mean=0.0, std=1.0: rng.normal(mean, std, shape(t)))
+    drawing("xavier_uniform_", lambda t, gain=1.0: rng.uniform(-1, 1, shape(t)) * 3.0 ** 0.5 * xavier_std(t, gain))
+    drawing("xavier_normal_", lambda t, gain=1.0: rng.normal(0, xavier_std(t, gain), shape(t)))
+    drawing("kaiming_uniform_", lambda t, a=0, mode="fan_in", nonlinearity="leaky_relu":
+            rng.uniform(-1, 1, shape(t)) * 3.0 ** 0.5 * kaiming_std(t, a, mode, nonlinearity))
+    drawing("kaiming_normal_", lambda t, a=0, mode="fan_in", nonlinearity="leaky_relu":
+            rng.normal(0, kaiming_std(t, a, mode, nonlinearity), shape(t)))
+
+    def truncated(t, mean=0.0, std=1.0, a=-2.0, b=2.0):
+        values = rng.normal(mean, std, shape(t))
+        outside = (values < a) | (values > b)
+        while outside.any():   # redraw what falls outside [a, b]
+            values[outside] = rng.normal(mean, std, int(outside.sum()))
+            outside = (values < a) | (values > b)
+        return values
+    drawing("trunc_normal_", truncated)
 
 
 def launch(framework, sync, script, args):

@@ -129,15 +129,23 @@ def _scan(data):
     raise RuntimeError(f"Could not infer dtype of {type(data).__name__}")
 
 
+def _holds_tensor(data):
+    """Whether a (nested) list holds a Tensor anywhere."""
+    return any(isinstance(x, Tensor) or (isinstance(x, (list, tuple)) and _holds_tensor(x)) for x in data)
+
+
 def _to_array(data, dtype):
     nd = _np_dtype(dtype)
     if isinstance(data, Tensor):
         return data._data.astype(nd, copy=True)
-    if isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in data):
+    if isinstance(data, (list, tuple)) and _holds_tensor(data):
+        # a tensor inside a list is one number, as torch reads it (``tensor([t1, t2])`` with ``t1`` of
+        # shape (1,) and ``t2`` 0-d is of shape (2,)): any one-element tensor, nothing bigger
         for x in data:
             if isinstance(x, Tensor) and x.numel() != 1:
                 raise ValueError("only one element tensors can be converted to Python scalars")
-        data = [_to_array(x, dtype) if isinstance(x, (Tensor, list, tuple)) else x for x in data]
+        data = [_to_array(x, dtype).reshape(()) if isinstance(x, Tensor)
+                else _to_array(x, dtype) if isinstance(x, (list, tuple)) else x for x in data]
     if isinstance(data, str):
         raise ValueError("too many dimensions 'str'")
     if nd.kind in "iu" and not isinstance(data, (xp.ndarray, xp.generic)):
@@ -272,17 +280,22 @@ def _filled(fill, size, dtype, device, requires_grad):
     return _leaf(_wrap(arr), requires_grad)
 
 
-def _size_keyword(fn):
+def _size_keyword(fn, method=False):
     """torch.zeros(size=(2, 3)) as well as zeros(2, 3) and zeros((2, 3)): the keyword joins the
-    positional form (Python cannot name both ``*size`` and a ``size=`` keyword)."""
+    positional form (Python cannot name both ``*size`` and a ``size=`` keyword). ``method``: the
+    first positional argument is ``self``, not a size (``x.new_zeros(size=...)``)."""
     import functools
 
     @functools.wraps(fn)
     def accepting(*args, **kwargs):
         if "size" in kwargs:
-            if args:
+            if args[int(method):]:
                 raise TypeError(f"{fn.__name__}() got multiple values for argument 'size'")
-            args = (tuple(kwargs.pop("size")),)
+            size = kwargs.pop("size")
+            if not isinstance(size, (tuple, list, Size)):
+                raise TypeError(f"{fn.__name__}(): argument 'size' must be tuple of ints, "
+                                f"not {_checks.type_name(size)}")
+            args = args[:int(method)] + (tuple(size),)
         return fn(*args, **kwargs)
     return accepting
 
@@ -346,15 +359,18 @@ def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requir
     return _filled(fill_value, input.shape, d, dev, requires_grad)
 
 
-def _new(fill):
+def _new(name, fill):
+    """``Tensor.new_zeros/new_ones/new_empty``: sizes as ``zeros`` takes them (``size=`` included),
+    dtype and device ``self``'s unless given."""
     def new(self, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
         return _filled(fill, size, dtype or self.dtype, device or self.device, requires_grad)
-    return new
+    new.__name__ = new.__qualname__ = name
+    return _size_keyword(new, method=True)
 
 
-Tensor.new_zeros = _new(0)
-Tensor.new_ones = _new(1)
-Tensor.new_empty = _new(0)
+Tensor.new_zeros = _new("new_zeros", 0)
+Tensor.new_ones = _new("new_ones", 1)
+Tensor.new_empty = _new("new_empty", 0)
 
 
 def _new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
