@@ -425,5 +425,6 @@ def translate_array_error(error, op, args):
         from ..linalg import LinAlgError
         return LinAlgError(f"linalg.{op._schema.name}: {text}")
     if isinstance(error, MemoryError):
-        return RuntimeError(f"[enforce fail at alloc_cpu.cpp] DefaultCPUAllocator: can't allocate memory: {text}")
+        from .._checks import memory_error
+        return memory_error(error)
     return error

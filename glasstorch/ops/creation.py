@@ -197,6 +197,7 @@ def _place(arr, device):
     return to_device(arr, _device_type(device))
 
 
+@_checks.allocates
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """Copy ``data`` (numbers, nested lists, arrays, tensors) into a new leaf tensor."""
     if seam.on:
@@ -368,6 +369,7 @@ Tensor.new_tensor = _new_tensor
 
 
 @_checks.factory_with_out
+@_checks.allocates
 def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
     if n < 0 or (m is not None and m < 0):
         raise RuntimeError(f"n must be greater or equal to 0, got {n}" if n < 0 else
@@ -377,6 +379,7 @@ def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_g
 
 
 @_checks.factory_with_out
+@_checks.allocates
 def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
     if end is None:
         start, end = 0, start
@@ -406,6 +409,7 @@ def range_(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=
 
 
 @_checks.factory_with_out
+@_checks.allocates
 def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
@@ -424,6 +428,7 @@ def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=Non
     return _leaf(t, requires_grad)
 
 
+@_checks.allocates
 def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
     lin = linspace(start, end, steps, dtype=_dtype.float64, device=device)
     t = _wrap((base ** lin._data).astype(_np_dtype(dtype or _dtype.get_default_dtype())))
@@ -477,6 +482,7 @@ def _parse_to(args, kwargs):
 
 
 @method()
+@_checks.allocates
 def to(self, *args, **kwargs):
     if seam.on:
         return seam.torch_function(to, (self,) + args, kwargs)
@@ -684,6 +690,7 @@ def bernoulli(input, p=None, *, generator=None):
 
 
 @method()
+@_checks.allocates
 def multinomial(input, num_samples, replacement=False, *, generator=None):
     if input.is_meta:   # (the shape only: the checks on the probabilities need their values)
         return _wrap(meta.zeros(tuple(input.shape[:-1]) + (num_samples,), "int64"))

@@ -33,7 +33,7 @@ channels x kernel times larger copy of every layer's input alive between forward
 import itertools
 import weakref
 
-from .. import _dtype
+from .. import _checks, _dtype
 from .._array import xp, array_types, has_values, ascontiguousarray, as_strided
 from .._ops import defop, aten
 from .._seam import seam
@@ -726,6 +726,7 @@ def _renorm_rows(weight, idx, max_norm, norm_type):
     bump_version(weight, "embedding_renorm_")
 
 
+@_checks.allocates
 def one_hot(tensor, num_classes=-1):
     """(..., ) class indices -> (..., num_classes) int64 rows with a single 1 (no derivative)."""
     if seam.on:
