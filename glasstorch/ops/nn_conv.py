@@ -34,14 +34,14 @@ import itertools
 import weakref
 
 from .. import _checks, _dtype
-from .._array import xp, array_types, has_values, ascontiguousarray, as_strided
+from .._array import xp, has_values, ascontiguousarray, as_strided
 from .._ops import defop, aten
+from .. import _ops   # (_ops._ARRAY_TYPES, read at each call: it grows when CuPy is imported)
 from .._seam import seam
 from ._op import kernel_not_implemented
 from ..autograd import grad_mode
 
 _as_strided = as_strided   # (NumPy's, or a meta view)
-_ARRAY_TYPES = array_types()
 
 
 def _prod(xs):
@@ -338,7 +338,7 @@ def _convolution_derivative(grad, input, weight, stride, padding, dilation, tran
 
 def _cat(parts, dim):
     """cat on arrays or Tensors (``cat`` is not an aten op of glasstorch yet: its public function)."""
-    if isinstance(parts[0], _ARRAY_TYPES):
+    if isinstance(parts[0], _ops._ARRAY_TYPES):
         return xp.concatenate(parts, axis=dim)
     from .joining import cat
     return cat(parts, dim)
