@@ -18,9 +18,8 @@ from .. import _checks, _dtype
 from .._tensor import Tensor, _wrap, bump_version, check_inference_write
 from ..autograd import grad_mode
 from ..autograd.graph import Node, connect, edge_of, rebase_history, check_inplace
-from .._array import xp, overlap, array_types
-
-_ARRAY_TYPES = array_types()
+from .._array import xp, overlap
+from .. import _ops
 
 _state = grad_mode._state
 _DTYPE_OF = _dtype._BY_NUMPY
@@ -137,7 +136,7 @@ def promote_arrays(a, b):
 
     A 0-d array (or NumPy scalar) takes part as a 0-dim tensor does: it changes the result dtype only
     if it is of a higher category (float64 0-d times float32 is float32)."""
-    if isinstance(b, _ARRAY_TYPES):
+    if isinstance(b, _ops._ARRAY_TYPES):   # (read at each call: CuPy's type joins it when CuPy is imported)
         ta, tb = a.dtype, b.dtype
         if ta is tb or ta == tb:
             return a, b
