@@ -58,6 +58,7 @@ malloc_tuned = _keep_freed_arrays_mapped()
 from . import threads  # noqa: E402
 default_threads = threads.apply_default()   # one BLAS thread unless the environment chose (threads.py)
 
+from .layout import view_strides  # noqa: E402,F401
 from . import meta  # noqa: E402   (the meta device: arrays with a shape and no data)
 from .meta import MetaArray, MetaDataError, check_devices  # noqa: E402,F401
 

@@ -15,7 +15,7 @@ from operator import index
 from .._tensor import (Tensor, Size, _wrap_dim, make_view as _view,  # (_view: for joining's diagonal)
                        preserve_format, contiguous_format,
                        memory_format as _memory_format, bump_version, _intercepted_property)
-from .._array import xp, expanded, copy_preserving_layout, unsqueezed, data_ptr
+from .._array import view_strides, xp, expanded, copy_preserving_layout, unsqueezed, data_ptr
 from ..autograd.graph import set_history, check_inplace, edge_of
 from ._op import _state, method, accepts_numpy_names
 from .. import _dtype, _checks
@@ -144,38 +144,6 @@ def _zeros(like, shape):
 # ---- view, reshape ----------------------------------------------------------------------------------------
 _VIEW_STRIDE_ERROR = ("view size is not compatible with input tensor's size and stride (at least one dimension "
                       "spans across two contiguous subspaces). Use .reshape(...) instead.")
-
-
-def view_strides(shape, strides, new_shape):
-    """The strides ``new_shape`` takes as a view of an array of ``shape`` and ``strides`` (in any one
-    unit), or None when it cannot be a view (torch's ``computeStride``). Asked before reshaping,
-    because NumPy's ``a.shape = ...`` copies the whole array first and only then refuses (a wasted
-    copy for every reshape that needs one, and a MemoryError for a large one)."""
-    if not shape:
-        return (1,) * len(new_shape) if new_shape else ()
-    new_strides = [0] * len(new_shape)
-    if math.prod(shape) == 0:    # (no elements: any contiguous strides will do)
-        stride = 1
-        for d in range(len(new_shape) - 1, -1, -1):
-            new_strides[d] = stride
-            stride *= max(new_shape[d], 1)
-        return tuple(new_strides)
-    view_d = len(new_shape) - 1
-    chunk_base_stride = strides[-1]
-    tensor_numel = view_numel = 1
-    for tensor_d in range(len(shape) - 1, -1, -1):
-        tensor_numel *= shape[tensor_d]
-        # a chunk of dims laid out contiguously ends here: the new dims must split it exactly
-        if tensor_d == 0 or (shape[tensor_d - 1] != 1 and strides[tensor_d - 1] != tensor_numel * chunk_base_stride):
-            while view_d >= 0 and (view_numel < tensor_numel or new_shape[view_d] == 1):
-                new_strides[view_d] = view_numel * chunk_base_stride
-                view_numel *= new_shape[view_d]
-                view_d -= 1
-            if view_numel != tensor_numel:
-                return None
-            if tensor_d > 0:
-                chunk_base_stride, tensor_numel, view_numel = strides[tensor_d - 1], 1, 1
-    return tuple(new_strides) if view_d == -1 else None
 
 
 def _view_kernel(self, size):
