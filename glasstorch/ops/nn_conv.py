@@ -741,4 +741,9 @@ def one_hot(tensor, num_classes=-1):
     elif d.size and d.max() >= num_classes:
         raise RuntimeError("Class values must be smaller than num_classes.")
     from .._tensor import _wrap
-    return _wrap((d[..., None] == xp.arange(num_classes)).astype(xp.int64))
+    from .._array import namespace, device_type_of
+    # the int64 result first, then one 1 a row: no (..., num_classes) comparison array in between
+    # (it cost a bool array as large, and NumPy 1.23 answers a comparison it cannot allocate with False)
+    out = namespace(device_type_of(d)).zeros(d.shape + (num_classes,), xp.int64)
+    xp.put_along_axis(out, d[..., None], 1, axis=-1)
+    return _wrap(out)
