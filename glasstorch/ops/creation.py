@@ -197,7 +197,6 @@ def _place(arr, device):
     return to_device(arr, _device_type(device))
 
 
-@_checks.allocates
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """Copy ``data`` (numbers, nested lists, arrays, tensors) into a new leaf tensor."""
     if seam.on:
@@ -208,7 +207,11 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
                        "sourceTensor.detach().clone().requires_grad_(True), rather than torch.tensor(sourceTensor).")
     if dtype is None:
         dtype = _infer_dtype(data)
-    return _leaf(_wrap(_place(_to_array(data, dtype), device)), requires_grad)
+    try:   # (inline, not @_checks.allocates: the glass's observers know torch.tensor by this function)
+        array = _to_array(data, dtype)
+    except MemoryError as e:
+        raise _checks.memory_error(e) from None
+    return _leaf(_wrap(_place(array, device)), requires_grad)
 
 
 def as_tensor(data, dtype=None, device=None):
@@ -482,7 +485,6 @@ def _parse_to(args, kwargs):
 
 
 @method()
-@_checks.allocates
 def to(self, *args, **kwargs):
     if seam.on:
         return seam.torch_function(to, (self,) + args, kwargs)
@@ -493,12 +495,15 @@ def to(self, *args, **kwargs):
     if same_dtype and same_dev and not copy:
         return self
     d = self._data
-    if not same_dev:
-        d = to_device(d, device.type)
-    if not same_dtype:  # (laid out as torch's preserve_format: as the input)
-        d = copy_preserving_layout(d, _np_dtype(dtype))
-    elif same_dev or copy:
-        d = copy_preserving_layout(d)
+    try:   # (inline, not @_checks.allocates: the glass's observers know Tensor.to by this function)
+        if not same_dev:
+            d = to_device(d, device.type)
+        if not same_dtype:  # (laid out as torch's preserve_format: as the input)
+            d = copy_preserving_layout(d, _np_dtype(dtype))
+        elif same_dev or copy:
+            d = copy_preserving_layout(d)
+    except MemoryError as e:
+        raise _checks.memory_error(e) from None
     res = _wrap(d)
     if self._requires_grad and _state.enabled and res._data.dtype.kind in "fc":
         node = record(ToCopyBackward0, res, (self,))
