@@ -196,11 +196,38 @@ def check_std(std):
         raise RuntimeError("normal expects all elements of std >= 0.0")
 
 
+_ALLOCATOR = "[enforce fail at alloc_cpu.cpp:127] err == 0. DefaultCPUAllocator: can't allocate memory: "
+
+
 def out_of_memory(shape, itemsize):
-    """torch's error when an allocation cannot be made: a RuntimeError naming the bytes."""
+    """torch's error when an allocation cannot be made: a RuntimeError naming the bytes (the one
+    builder of it; NumPy raises ``MemoryError`` at once, in its own words)."""
     n = math.prod(shape) * itemsize
-    return RuntimeError(f"[enforce fail at alloc_cpu.cpp:117] data. DefaultCPUAllocator: not enough memory: "
-                        f"you tried to allocate {n} bytes.")
+    return RuntimeError(f"{_ALLOCATOR}you tried to allocate {n} bytes. Error code 12 (Cannot allocate memory)")
+
+
+def memory_error(error):
+    """NumPy's ``MemoryError`` as torch's RuntimeError: NumPy's carries the shape and dtype it could
+    not allocate (``_ArrayMemoryError``), from which the bytes follow; any other says its own words."""
+    shape, dtype = getattr(error, "shape", None), getattr(error, "dtype", None)
+    if shape is None or dtype is None:
+        return RuntimeError(f"{_ALLOCATOR}{error}")
+    return out_of_memory(shape, dtype.itemsize)
+
+
+def allocates(fn):
+    """Decorator for a public function that makes arrays outside a ``defop`` kernel (factories,
+    conversions, the legacy constructor): a ``MemoryError`` leaves it as torch's RuntimeError.
+    (A defop's kernel errors are translated by the op mechanism, through ``memory_error`` too.)"""
+    import functools
+
+    @functools.wraps(fn)
+    def allocating(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except MemoryError as e:
+            raise memory_error(e) from None
+    return allocating
 
 
 # --- Linear algebra -------------------------------------------------------------------------------

@@ -237,7 +237,11 @@ class Tensor:
             data = _to_array(args[0], _dtype.get_default_dtype())
         else:
             shape = tuple(args[0]) if len(args) == 1 and isinstance(args[0], Size) else tuple(args)
-            data = xp.zeros(shape, dtype=default)
+            try:
+                data = xp.zeros(shape, dtype=default)
+            except MemoryError as e:
+                from ._checks import memory_error
+                raise memory_error(e) from None
         _init(self, data)
         return self
 

@@ -1228,3 +1228,54 @@ def _grad_after(T, run):
     x = R(T, 2).requires_grad_()
     run(x)
     return x.grad
+
+
+# --- Allocations that cannot fit: torch's RuntimeError naming the bytes, on every path ---------------
+# Sizes past any address space (over 2**48 bytes), so the allocation fails at once everywhere, also
+# where the kernel overcommits memory. Expanded (stride-0) inputs cost nothing until copied.
+BIG = (10**7, 10**8)
+
+
+def _huge(T, dtype=None):
+    """A 10**15-element tensor that takes no memory (one element, expanded)."""
+    return T.ones(1, dtype=dtype or T.float32).expand(10**15)
+
+
+ALLOCATIONS = [
+    ("zeros", lambda T: T.zeros(*BIG)),
+    ("empty", lambda T: T.empty(BIG)),
+    ("full", lambda T: T.full(BIG, 2.0)),
+    ("randn", lambda T: T.randn(*BIG)),
+    ("randint", lambda T: T.randint(0, 10, BIG)),
+    ("arange", lambda T: T.arange(10**15)),
+    ("linspace_double", lambda T: T.linspace(0, 1, 10**15, dtype=T.float64)),
+    ("eye", lambda T: T.eye(10**8)),
+    ("legacy_Tensor_sizes", lambda T: T.Tensor(*BIG)),
+    ("legacy_FloatTensor", lambda T: T.FloatTensor(*BIG)),
+    ("new_zeros", lambda T: T.ones(2).new_zeros(BIG)),
+    ("new_full", lambda T: T.ones(2).new_full(BIG, 1.0)),
+    ("empty_like_expanded", lambda T: T.empty_like(_huge(T))),
+    ("contiguous", lambda T: _huge(T).contiguous()),
+    ("clone", lambda T: _huge(T).clone()),
+    ("reshape_copy", lambda T: T.ones(2, 1).expand(2, 10**15).t().reshape(-1)),
+    ("view_as_copy", lambda T: T.ones(2, 1).expand(2, 10**15).t().flatten()),
+    ("add", lambda T: _huge(T) + 1),
+    ("exp", lambda T: _huge(T).exp()),
+    ("to_double", lambda T: _huge(T).to(T.float64)),
+    ("float", lambda T: _huge(T, T.float64).float()),
+    ("as_tensor_dtype", lambda T: T.as_tensor(_huge(T), dtype=T.float64)),
+    ("outer", lambda T: T.outer(T.ones(10**8), T.ones(10**8))),
+    ("matmul", lambda T: T.ones(10**8, 1) @ T.ones(1, 10**8)),
+    ("repeat", lambda T: T.ones(10).repeat(10**14)),
+    ("cat", lambda T: T.cat([_huge(T), _huge(T)])),
+    ("one_hot", lambda T: T.nn.functional.one_hot(T.zeros(10**8, dtype=T.int64), 10**8)),
+    ("multinomial", lambda T: T.multinomial(T.ones(2), 10**15, replacement=True)),
+    ("nn_Linear", lambda T: T.nn.Linear(10**8, 10**8)),
+    ("nn_Embedding", lambda T: T.nn.Embedding(10**8, 10**8)),
+    ("nn_Conv2d", lambda T: T.nn.Conv2d(10**5, 10**5, 100)),
+    ("nn_LSTM", lambda T: T.nn.LSTM(10**8, 10**8)),
+    ("nn_LayerNorm", lambda T: T.nn.LayerNorm(10**15)),
+    ("Parameter_empty", lambda T: T.nn.Parameter(T.empty(10**15))),
+]
+for _name, _fn in ALLOCATIONS:
+    add(f"alloc/{_name}", _fn)

@@ -144,3 +144,43 @@ def test_accelerator_on_a_gpu():
         A.set_device_index("cpu")
     del x
     A.empty_cache()
+
+
+_FAKE_CUPY_CHECK = r"""
+import numpy as np
+import glasstorch
+assert glasstorch.cuda.is_available() is False   # the first GPU question imports "CuPy" (the stand-in)
+import cupy
+from glasstorch.ops import _op, nn_conv, pointwise, reduction, special
+f, a = cupy.ndarray, np.ones(2, "float32")
+# a 0-d double array of the new type promotes as a 0-d array does (not as a Python number)
+assert _op.promote_arrays(a, f(np.float64(2)))[1].dtype == _op.promote_arrays(a, np.array(2.0))[1].dtype
+assert nn_conv._cat([f([1.]), f([2.])], 0).tolist() == [1., 2.]
+for call, words in [(lambda: reduction._isin_kernel(f([True]), np.array([1])), "isin(): Bool"),
+                    (lambda: pointwise._lerp_kernel(a, f(np.ones(2)), 0.5), "for `end` but got dtype double"),
+                    (lambda: pointwise._masked_fill_kernel(a, np.ones(2, bool), f([1., 2.])), "0-dimensional value"),
+                    (lambda: special._polynomial_kernel("x", None)(f([1j]), 2), "ComplexDouble")]:
+    try:
+        call()
+    except (RuntimeError, NotImplementedError) as e:
+        assert words in str(e), e
+    else:
+        raise AssertionError("the new array type was taken for a number")
+print("recognised")
+"""
+
+
+def test_an_array_type_imported_after_glasstorch_is_recognised_by_every_op_module():
+    """CuPy is imported at the first GPU question, after the op modules: its array type must reach
+    every place that tells arrays from numbers (one tuple, ``_ops._ARRAY_TYPES``, grown by
+    ``_recognise_array_type``). A stand-in CuPy (tests/fixtures/fake_cupy: its own ndarray type, no
+    device) is imported the way the real one is, in a fresh process."""
+    import os
+    import subprocess
+    import sys
+    here = os.path.dirname(os.path.abspath(__file__))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.join(here, "fixtures", "fake_cupy"),
+                                                       os.environ.get("PYTHONPATH", "")]))
+    run = subprocess.run([sys.executable, "-c", _FAKE_CUPY_CHECK], env=env, capture_output=True, text=True,
+                         timeout=120)
+    assert run.returncode == 0 and "recognised" in run.stdout, run.stderr[-2000:]

@@ -543,3 +543,66 @@ def test_builtin_nodes_have_no_saved_tensors_custom_functions_do():
             return g * 2
     z = Double.apply(x)
     assert z.grad_fn.saved_tensors[0] is x
+
+
+# -- draw_model: a model's graph without running it (the meta device) ------------------------------------
+
+def _lenet(lib):
+    lib.manual_seed(0)
+    return lib.nn.Sequential(lib.nn.Conv2d(1, 6, 3, padding=1), lib.nn.BatchNorm2d(6), lib.nn.ReLU(),
+                             lib.nn.MaxPool2d(2), lib.nn.Flatten(), lib.nn.Linear(6 * 4 * 4, 10))
+
+
+def _labels(drawing):
+    return [(n.name, n.label.split("\n")[0] if n.kind == "leaf" else None) for n in drawing.nodes]
+
+
+@pytest.mark.parametrize("lib_name", ["glasstorch", "torch"])
+def test_draw_model_draws_the_graph_a_real_run_records_and_leaves_the_model_alone(lib_name):
+    """The drawing from meta tensors is the one drawn from a real run on data (torch's graph is the
+    reference), with the parameters' names; the model keeps its device, values, grads and buffers."""
+    from glasstorch.inspection import draw_model
+    torch = pytest.importorskip("torch")
+    lib = importlib.import_module(lib_name)
+
+    def loss(lib):
+        return lambda out: lib.nn.functional.cross_entropy(out, lib.zeros(4, dtype=lib.long))
+    model = _lenet(lib)
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    drawn = draw_model(model, (4, 1, 8, 8), loss=loss(lib))
+    reference = _lenet(torch)
+    run = draw(loss(torch)(reference(torch.randn(4, 1, 8, 8))), params=dict(reference.named_parameters()))
+    assert _labels(drawn) == _labels(run)
+    assert ("AccumulateGrad", "0.weight") in _labels(drawn)
+    assert all(n.obj.device.type == "meta" for n in drawn.nodes if n.kind == "output")
+    after = model.state_dict()
+    assert all(v.device.type == "cpu" and lib.equal(v, before[k]) for k, v in after.items())
+    assert all(p.grad is None for p in model.parameters())
+
+
+def test_draw_model_of_a_model_too_large_to_run_takes_no_memory():
+    import tracemalloc
+    import glasstorch
+    from glasstorch.inspection import draw_model
+    model = glasstorch.nn.Sequential(glasstorch.nn.Linear(2000, 2000), glasstorch.nn.ReLU(),
+                                     glasstorch.nn.Linear(2000, 10))      # 16 MB of parameters
+    tracemalloc.start()
+    try:
+        drawing = draw_model(model, glasstorch.zeros(1, 2000).expand(100_000, 2000))   # a 800 MB input
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 2_000_000, peak          # neither the parameters nor any activation was copied
+    assert [n.name for n in drawing.nodes][:3] == ["Tensor", "AddmmBackward0", "AccumulateGrad"]
+    assert "(100000, 10)" in drawing.nodes[0].label
+
+
+def test_draw_model_of_a_lazy_model_takes_its_shapes_from_the_inputs():
+    import glasstorch
+    from glasstorch.inspection import draw_model
+    model = glasstorch.nn.Sequential(glasstorch.nn.LazyConv2d(8, 3), glasstorch.nn.Flatten(),
+                                     glasstorch.nn.LazyLinear(10))
+    drawing = draw_model(model, (2, 3, 8, 8))
+    leaves = {n.label.split("\n")[0]: n.obj.variable.shape for n in drawing.nodes if n.kind == "leaf"}
+    assert leaves["0.weight"] == (8, 3, 3, 3) and leaves["2.weight"] == (10, 8 * 6 * 6)
+    assert isinstance(model[2].weight, glasstorch.nn.parameter.UninitializedParameter)   # the model: still lazy

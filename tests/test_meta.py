@@ -364,3 +364,52 @@ def test_cpu_ops_after_meta_ones_stay_on_the_cpu():
     glasstorch._array.meta.touched.flag = True   # as another thread's meta op would leave it
     z = glasstorch.mm(x, x.t())
     assert z.device.type == "cpu" and z.tolist() == [[3.0, 3.0], [3.0, 3.0]]
+
+
+def _layouts(lib, device, count=400, seed=0):
+    """(tensor, new shape) pairs over random layouts (permuted, sliced), the same for both libraries."""
+    import random
+    rng = random.Random(seed)
+    for _ in range(count):
+        shape = [rng.choice([1, 2, 3, 4]) for _ in range(rng.randint(1, 4))]
+        t = lib.empty(shape + [2], device=device)[..., 0]
+        perm = list(range(t.dim()))
+        rng.shuffle(perm)
+        t = t.permute(perm)
+        if rng.random() < 0.3 and t.shape[0] > 1:
+            t = t[::2]
+        m, new = t.numel(), []
+        for f in (2, 3, 2, 4):
+            if m % f == 0 and rng.random() < 0.6:
+                new.append(f)
+                m //= f
+        new.append(m)
+        rng.shuffle(new)
+        if rng.random() < 0.3:
+            new.insert(rng.randint(0, len(new)), 1)
+        yield t, tuple(new)
+
+
+def test_view_and_reshape_on_meta_lay_out_as_torchs():
+    """view either succeeds with torch's strides or raises torch's error; reshape is a view (torch's
+    strides) exactly when torch's is. A meta array's ``a.shape = ...`` refuses a shape that needs a
+    copy as NumPy's does (it used to lay the array out afresh, so a view that torch refuses passed)."""
+    def layouts(lib):
+        out = []
+        for t, new in _layouts(lib, "meta"):
+            try:
+                viewed = t.view(new).stride()
+            except RuntimeError as e:
+                viewed = "view size is not compatible" in str(e)
+            out.append((tuple(t.shape), t.stride(), new, viewed, t.reshape(new).stride()))
+        return out
+    assert layouts(glasstorch) == layouts(torch)
+
+
+def test_meta_array_shape_setter_refuses_a_copy_as_numpy():
+    from glasstorch._array import meta
+    a = meta.zeros((4, 6), "float32")[:, :4]
+    with pytest.raises(AttributeError, match="Incompatible shape"):
+        a.shape = (16,)
+    a.shape = (2, 2, 4)
+    assert a.strides == (48, 24, 4)

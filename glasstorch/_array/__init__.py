@@ -59,6 +59,7 @@ from . import threads  # noqa: E402
 default_threads = threads.apply_default()   # one BLAS thread unless the environment chose (threads.py)
 blas_warmed = threads.map_packing_buffer()   # (OpenBLAS's GEMMs at full speed: see there)
 
+from .layout import view_strides  # noqa: E402,F401
 from . import meta  # noqa: E402   (the meta device: arrays with a shape and no data)
 from .meta import MetaArray, MetaDataError, check_devices  # noqa: E402,F401
 
@@ -449,5 +450,6 @@ def translate_array_error(error, op, args):
         from ..linalg import LinAlgError
         return LinAlgError(f"linalg.{op._schema.name}: {text}")
     if isinstance(error, MemoryError):
-        return RuntimeError(f"[enforce fail at alloc_cpu.cpp] DefaultCPUAllocator: can't allocate memory: {text}")
+        from .._checks import memory_error
+        return memory_error(error)
     return error

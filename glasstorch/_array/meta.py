@@ -29,6 +29,8 @@ import operator
 
 import numpy as np
 
+from .layout import view_strides
+
 SMALL = 1 << 16   # the largest operand (elements) the fallback's stand-ins may be computed on
 
 
@@ -122,6 +124,9 @@ class MetaArray(np.lib.mixins.NDArrayOperatorsMixin):
     @shape.setter
     def shape(self, value):   # ``a.shape = ...``: a reshape in place, as NumPy's (kernels use it)
         r = _reshape(self, value)
+        if r._root() is not self._root():   # (NumPy refuses a shape that needs a copy; so does a meta array)
+            raise AttributeError("Incompatible shape for in-place modification. Use `.reshape()` to make a "
+                                 "copy with the desired shape.")
         self._shape, self.strides = r.shape, r.strides
 
     # ---- what an ndarray answers without its data ---------------------------------------
@@ -320,17 +325,10 @@ def _reshape(a, shape):
         shape = tuple(a.size // known if n == -1 else n for n in shape)
     if math.prod(shape) != a.size:
         raise ValueError(f"cannot reshape array of size {a.size} into shape {shape}")
-    if a.flags.c_contiguous:
-        return MetaArray(shape, a.dtype, None, a.offset, a._root(), a._writeable)
-    if _squeezed(a.shape) == _squeezed(shape):   # only dims of size 1 come or go: a view
-        kept = iter([st for n, st in zip(a.shape, a.strides) if n != 1])
-        strides = tuple(next(kept) if n != 1 else a.itemsize for n in shape)
+    strides = view_strides(a.shape, a.strides, shape)
+    if strides is not None:             # the elements allow a view: torch's strides for it (size-1 dims too)
         return MetaArray(shape, a.dtype, strides, a.offset, a._root(), a._writeable)
     return MetaArray(shape, a.dtype)     # NumPy copies
-
-
-def _squeezed(shape):
-    return tuple(n for n in shape if n != 1)
 
 
 def _shape_of(x):

@@ -32,7 +32,7 @@ from pathlib import Path
 
 from ._svg import FILL, FREED, HOOKED, render_svg
 
-__all__ = ["draw", "Drawing", "NodeRecord", "graph_signature"]
+__all__ = ["draw", "draw_model", "Drawing", "NodeRecord", "graph_signature"]
 
 _MAX_VALUE_CHARS = 40  # longer reprs of saved values are cut, so boxes stay readable
 
@@ -81,6 +81,67 @@ def draw(*tensors, params=None, freed=None):
         nodes.append(_record(node, node_id[id(node)], names, freed))
         edges += [(node_id[id(node)], node_id[id(child)]) for child in _children(node)]
     return Drawing(nodes, edges)
+
+
+def draw_model(model, *inputs, loss=None):
+    """Draw the backward graph of ``model(*inputs)`` without running it: on the meta device.
+
+    The model is copied with its parameters and buffers on ``meta`` (a shape and a dtype each, no
+    data, nothing copied), its forward runs there under ``with torch.device("meta")`` (so tensors it
+    makes itself are meta too), and the graph it records is drawn with the parameters' names. No
+    arithmetic is done and no memory is taken for values, so a model too large for the machine, or one
+    whose data is not at hand, is drawn in a moment; the model itself is left as it was. Lazy layers
+    take their shapes from the inputs on the copy.
+
+    Args:
+        model: an ``nn.Module`` (glasstorch's or real torch's).
+        *inputs: example inputs: tensors (only their shapes and dtypes are used) or sizes
+            (``(64, 1, 28, 28)``, ``torch.Size``), which become meta tensors of the default dtype.
+        loss: optional ``loss(output) -> scalar``, to draw the graph from a loss instead of the output
+            (e.g. ``lambda out: F.cross_entropy(out, torch.zeros(64, dtype=torch.long))``: runs
+            under the meta device too).
+
+    Example::
+
+        >>> import glasstorch as torch
+        >>> from glasstorch.inspection import draw_model
+        >>> model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU())
+        >>> [n.name for n in draw_model(model, (64, 4)).nodes]      # nothing computed, nothing allocated
+        ['Tensor', 'ReluBackward0', 'AddmmBackward0', 'AccumulateGrad', 'TBackward0', 'AccumulateGrad']
+    """
+    import copy
+    lib = _library_of(model, inputs)
+    # deepcopy with every parameter and buffer given in advance as its meta counterpart: the module
+    # tree is copied, no array is (lazy layers' uninitialised parameters hold none to copy).
+    memo = {}
+    for p in model.parameters():
+        if not _is_uninitialized(p):
+            memo[id(p)] = type(p)(p.detach().to("meta"), requires_grad=p.requires_grad)
+    for b in model.buffers():
+        if not _is_uninitialized(b):
+            memo[id(b)] = b.detach().to("meta")
+    on_meta = copy.deepcopy(model, memo).to("meta")
+    args = [x.detach().to("meta") if isinstance(x, lib.Tensor) else lib.empty(tuple(x), device="meta")
+            for x in inputs]
+    with lib.device("meta"):
+        out = on_meta(*args)
+        if loss is not None:
+            out = loss(out)
+    return draw(out, params=dict(on_meta.named_parameters()))
+
+
+def _library_of(model, inputs):
+    """glasstorch or torch: the library the model's tensors (or the inputs) belong to."""
+    import sys
+    for t in list(model.parameters()) + list(model.buffers()) + list(inputs):
+        if hasattr(t, "grad_fn"):
+            return sys.modules[type(t).__module__.split(".")[0]]
+    import glasstorch
+    return glasstorch
+
+
+def _is_uninitialized(t):
+    return type(t).__name__ in ("UninitializedParameter", "UninitializedBuffer")
 
 
 def graph_signature(*tensors):

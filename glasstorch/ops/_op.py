@@ -15,11 +15,9 @@ from .. import _checks, _dtype
 from .._tensor import Tensor, _wrap, bump_version, check_inference_write
 from ..autograd import grad_mode
 from ..autograd.graph import edge_of, rebase_history, check_inplace
-from .._array import xp, overlap, array_types, array_errors, translate_array_error
+from .._array import xp, overlap, array_errors, translate_array_error
 from .._seam import seam
 from .. import _ops
-
-_ARRAY_TYPES = array_types()
 
 _state = grad_mode._state
 _DTYPE_OF = _dtype._BY_NUMPY
@@ -136,7 +134,7 @@ def promote_arrays(a, b):
 
     A 0-d array (or NumPy scalar) takes part as a 0-dim tensor does: it changes the result dtype only
     if it is of a higher category (float64 0-d times float32 is float32)."""
-    if isinstance(b, _ARRAY_TYPES):
+    if isinstance(b, _ops._ARRAY_TYPES):   # (read at each call: CuPy's type joins it when CuPy is imported)
         ta, tb = a.dtype, b.dtype
         if ta is tb or ta == tb:
             return a, b

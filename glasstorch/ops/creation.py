@@ -217,7 +217,11 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
                        "sourceTensor.detach().clone().requires_grad_(True), rather than torch.tensor(sourceTensor).")
     if dtype is None:
         dtype = _infer_dtype(data)
-    return _leaf(_wrap(_place(_to_array(data, dtype), device)), requires_grad)
+    try:   # (inline, not @_checks.allocates: the glass's observers know torch.tensor by this function)
+        array = _to_array(data, dtype)
+    except MemoryError as e:
+        raise _checks.memory_error(e) from None
+    return _leaf(_wrap(_place(array, device)), requires_grad)
 
 
 def as_tensor(data, dtype=None, device=None):
@@ -386,6 +390,7 @@ Tensor.new_tensor = _new_tensor
 
 
 @_checks.factory_with_out
+@_checks.allocates
 def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
     if n < 0 or (m is not None and m < 0):
         raise RuntimeError(f"n must be greater or equal to 0, got {n}" if n < 0 else
@@ -395,6 +400,7 @@ def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_g
 
 
 @_checks.factory_with_out
+@_checks.allocates
 def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
     if end is None:
         start, end = 0, start
@@ -424,6 +430,7 @@ def range_(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=
 
 
 @_checks.factory_with_out
+@_checks.allocates
 def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
@@ -442,6 +449,7 @@ def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=Non
     return _leaf(t, requires_grad)
 
 
+@_checks.allocates
 def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
     lin = linspace(start, end, steps, dtype=_dtype.float64, device=device)
     t = _wrap((base ** lin._data).astype(_np_dtype(dtype or _dtype.get_default_dtype())))
@@ -703,6 +711,7 @@ def bernoulli(input, p=None, *, generator=None):
 
 
 @method()
+@_checks.allocates
 def multinomial(input, num_samples, replacement=False, *, generator=None):
     if input.is_meta:   # (the shape only: the checks on the probabilities need their values)
         return _wrap(meta.zeros(tuple(input.shape[:-1]) + (num_samples,), "int64"))

@@ -33,15 +33,15 @@ channels x kernel times larger copy of every layer's input alive between forward
 import itertools
 import weakref
 
-from .. import _dtype
-from .._array import xp, array_types, has_values, ascontiguousarray, as_strided, matmul as _matmul
+from .. import _checks, _dtype
+from .._array import xp, has_values, ascontiguousarray, as_strided, matmul as _matmul
 from .._ops import defop, aten
+from .. import _ops   # (_ops._ARRAY_TYPES, read at each call: it grows when CuPy is imported)
 from .._seam import seam
 from ._op import kernel_not_implemented
 from ..autograd import grad_mode
 
 _as_strided = as_strided   # (NumPy's, or a meta view)
-_ARRAY_TYPES = array_types()
 
 
 def _prod(xs):
@@ -338,7 +338,7 @@ def _convolution_derivative(grad, input, weight, stride, padding, dilation, tran
 
 def _cat(parts, dim):
     """cat on arrays or Tensors (``cat`` is not an aten op of glasstorch yet: its public function)."""
-    if isinstance(parts[0], _ARRAY_TYPES):
+    if isinstance(parts[0], _ops._ARRAY_TYPES):
         return xp.concatenate(parts, axis=dim)
     from .joining import cat
     return cat(parts, dim)
@@ -726,6 +726,7 @@ def _renorm_rows(weight, idx, max_norm, norm_type):
     bump_version(weight, "embedding_renorm_")
 
 
+@_checks.allocates
 def one_hot(tensor, num_classes=-1):
     """(..., ) class indices -> (..., num_classes) int64 rows with a single 1 (no derivative)."""
     if seam.on:
@@ -740,4 +741,9 @@ def one_hot(tensor, num_classes=-1):
     elif d.size and d.max() >= num_classes:
         raise RuntimeError("Class values must be smaller than num_classes.")
     from .._tensor import _wrap
-    return _wrap((d[..., None] == xp.arange(num_classes)).astype(xp.int64))
+    from .._array import namespace, device_type_of
+    # the int64 result first, then one 1 a row: no (..., num_classes) comparison array in between
+    # (it cost a bool array as large, and NumPy 1.23 answers a comparison it cannot allocate with False)
+    out = namespace(device_type_of(d)).zeros(d.shape + (num_classes,), xp.int64)
+    xp.put_along_axis(out, d[..., None], 1, axis=-1)
+    return _wrap(out)

@@ -15,8 +15,9 @@ from .. import _dtype, _checks
 from .._tensor import Tensor, _wrap
 from .._array import xp, broadcast_error, same_data, row_major, like_operands, copy_preserving_layout, erf as _erf, erfinv as _erfinv, lgamma as _lgamma, digamma as _digamma
 from ._op import (method, operands, inplace, inplace_recorded, result_dtype, as_tensor_arg, promote_arrays,
-                  _check_inplace, bump_version, write_into, _ARRAY_TYPES, _DTYPE_OF)
+                  _check_inplace, bump_version, write_into, _DTYPE_OF)
 from .._ops import defop, aten
+from .. import _ops   # (_ops._ARRAY_TYPES, read at each call: it grows when CuPy is imported)
 from .._seam import seam
 from ._derivatives import conj, is_complex
 
@@ -517,7 +518,7 @@ def _binary_kernel(compute, reversed_operands=False):
         def kernel(self, other):
             a, b = promote_arrays(self, other)
             r = compute(a, b)   # (a number operand: NumPy already lays the result out as a)
-            return like_operands(r, a, b) if isinstance(b, _ARRAY_TYPES) else r
+            return like_operands(r, a, b) if isinstance(b, _ops._ARRAY_TYPES) else r
     return kernel
 
 
@@ -962,7 +963,7 @@ def _where_kernel(condition, self, other):
     if condition.dtype != bool:
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype "
                            f"{_dtype._BY_NUMPY[condition.dtype]._legacy}")
-    if isinstance(self, _ARRAY_TYPES):
+    if isinstance(self, _ops._ARRAY_TYPES):
         a, b = promote_arrays(self, other)
     else:   # a formula's where(c, 0, x): the number takes x's type
         b, a = promote_arrays(other, self)
@@ -1199,7 +1200,7 @@ def clamp_max(input, max):
 # ---- lerp, masked_fill, nan_to_num ---------------------------------------------------------------
 def _lerp_kernel(self, end, weight):
     for name, t in (("end", end), ("weight", weight)):
-        if isinstance(t, _ARRAY_TYPES) and t.dtype != self.dtype:  # torch does not promote here
+        if isinstance(t, _ops._ARRAY_TYPES) and t.dtype != self.dtype:  # torch does not promote here
             raise RuntimeError(f"expected dtype {_dtype.cpp_name(_DTYPE_OF[self.dtype])} for `{name}` but got dtype "
                                f"{_dtype.cpp_name(_DTYPE_OF[t.dtype])}")
     try:
@@ -1250,7 +1251,7 @@ def _masked_fill_kernel(self, mask, value):
     if mask.dtype != bool:
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
                            f"{_dtype.cpp_name(_DTYPE_OF[mask.dtype])}")
-    if isinstance(value, _ARRAY_TYPES):
+    if isinstance(value, _ops._ARRAY_TYPES):
         if value.ndim != 0:
             raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                                f"{value.ndim} dimension(s).")
@@ -1333,7 +1334,7 @@ def _into_kernel(update, functional_kernel, alpha=False):
     it writes."""
     if alpha:
         def kernel(self, other, *, alpha=1):
-            o = other if isinstance(other, _ARRAY_TYPES) else _scalar_in(self.dtype, other)
+            o = other if isinstance(other, _ops._ARRAY_TYPES) else _scalar_in(self.dtype, other)
             try:
                 if alpha != 1:
                     o = o * _scalar_in(xp.result_type(o), alpha)
@@ -1344,7 +1345,7 @@ def _into_kernel(update, functional_kernel, alpha=False):
     else:
         def kernel(self, other):
             try:
-                return update(self, other if isinstance(other, _ARRAY_TYPES) else _scalar_in(self.dtype, other))
+                return update(self, other if isinstance(other, _ops._ARRAY_TYPES) else _scalar_in(self.dtype, other))
             except (TypeError, ValueError):
                 write_into(self, functional_kernel(self, other))
                 return self

@@ -10,9 +10,9 @@ import builtins
 import math
 import warnings
 
-from .. import _checks, _dtype, return_types
+from .. import _checks, _dtype, _ops, return_types   # (_ops._ARRAY_TYPES, read at each call: it grows when CuPy is imported)
 from .._tensor import Tensor, _wrap_dim
-from .._array import xp, row_major, array_types, asarray, has_values, like_operands
+from .._array import xp, row_major, asarray, has_values, like_operands
 from .._ops import defop, aten
 from .._seam import seam
 from ._op import method
@@ -24,7 +24,6 @@ from ._derivatives import (sum_backward, mean_backward, nansum_backward, evenly_
                            cumprod_backward)
 
 _DTYPE_OF = _dtype._BY_NUMPY
-_ARRAY_TYPES = array_types()
 
 # What glasstorch (torch) has at its top level from this family; the other public functions here are
 # Tensor methods only (x.view(...)) or torch.linalg's.
@@ -1476,7 +1475,7 @@ def _isin_kernel(elements, test_elements, *, assume_unique=False, invert=False):
     """Membership in the promoted dtype of the two (a number counts as torch's wrapped scalar)."""
     dims, zeros, scalars = [], [], []
     for x in (elements, test_elements):
-        if isinstance(x, _ARRAY_TYPES):
+        if isinstance(x, _ops._ARRAY_TYPES):
             if x.dtype.kind in "bc":
                 name = "Bool" if x.dtype.kind == "b" else _DTYPE_OF[x.dtype]._legacy
                 raise RuntimeError(f"Unsupported input type encountered for isin(): {name}")

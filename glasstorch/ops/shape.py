@@ -15,7 +15,7 @@ from operator import index
 from .._tensor import (Tensor, Size, _wrap_dim, make_view as _view,  # (_view: for joining's diagonal)
                        preserve_format, contiguous_format,
                        memory_format as _memory_format, bump_version, _intercepted_property)
-from .._array import xp, expanded, copy_preserving_layout, unsqueezed, data_ptr, root_array, as_strided
+from .._array import view_strides, xp, expanded, copy_preserving_layout, unsqueezed, data_ptr, root_array, as_strided
 from ..autograd.graph import set_history, check_inplace, edge_of
 from ._op import _state, method, accepts_numpy_names
 from .. import _dtype, _checks
@@ -147,40 +147,15 @@ _VIEW_STRIDE_ERROR = ("view size is not compatible with input tensor's size and 
 
 
 def _view_kernel(self, size):
+    size = _infer_shape(size, self.size)
+    strides = view_strides(self.shape, self.strides, size)   # (torch's computeStride)
+    if strides is None:
+        raise RuntimeError(_VIEW_STRIDE_ERROR)
     out = self.view()
-    shape = _infer_shape(size, self.size)
-    try:
-        out.shape = shape
-    except AttributeError:      # (NumPy: the new shape needs a copy)
-        raise RuntimeError(_VIEW_STRIDE_ERROR) from None
-    if 1 in shape and out.size:  # NumPy strides a dim of size 1 its own way (or keeps a shape as it was)
-        want = _view_strides(self.shape, self.strides, shape, self.itemsize)
-        if want != out.strides:
-            out = as_strided(self, shape, want)
-    return out
-
-
-def _view_strides(old_shape, old_strides, shape, itemsize):
-    """The strides torch's view gives ``shape`` (its computeStride, for a view NumPy has found
-    possible): dims are grouped into chunks the old layout keeps contiguous, and each new dim,
-    one of size 1 too, takes the stride of what follows it in its chunk. Torch's overlap checks
-    and matmul's fold test read the strides of dims of size 1."""
-    if not old_shape:
-        return (itemsize,) * len(shape)
-    new = [0] * len(shape)
-    view_d = len(shape) - 1
-    base = old_strides[-1]
-    tensor_numel = view_numel = 1
-    for d in range(len(old_shape) - 1, -1, -1):
-        tensor_numel *= old_shape[d]
-        if d == 0 or (old_shape[d - 1] != 1 and old_strides[d - 1] != tensor_numel * base):
-            while view_d >= 0 and (view_numel < tensor_numel or shape[view_d] == 1):
-                new[view_d] = view_numel * base
-                view_numel *= shape[view_d]
-                view_d -= 1
-            if d > 0:
-                base, tensor_numel, view_numel = old_strides[d - 1], 1, 1
-    return tuple(new)
+    out.shape = size
+    if 1 in size and out.size and self.ndim and strides != out.strides:
+        out = as_strided(self, size, strides)   # (NumPy strides a dim of size 1 its own way; torch's
+    return out                                  # overlap checks and matmul's fold test read them)
 
 
 def _reshape_alias_kernel(self, size, stride):
@@ -253,14 +228,12 @@ def _reshape(input, shape):
     if d.flags.c_contiguous:
         return view_op(input, shape)
     size = _infer_shape(shape, d.size)
-    arr = d.view()
-    try:
-        arr.shape = size
-    except AttributeError:
+    strides = view_strides(d.shape, d.strides, size)
+    if strides is None:
         return unsafe_view_op(clone_op(input, memory_format=contiguous_format), size)
     if seam.dispatch_modes:         # (torch: a tensor a dispatch mode watches is viewed)
         return view_op(input, size)
-    return reshape_alias_op(input, size, tuple(s // d.itemsize for s in arr.strides))
+    return reshape_alias_op(input, size, tuple(s // d.itemsize for s in strides))
 
 
 @method()

@@ -31,8 +31,9 @@ import math
 from .. import _dtype, _checks
 from .._tensor import Tensor
 from .._array import xp, special as _sp, asarray
-from ._op import method, promote_arrays, _ARRAY_TYPES
+from ._op import method, promote_arrays
 from .._ops import defop, aten
+from .. import _ops   # (_ops._ARRAY_TYPES, read at each call: it grows when CuPy is imported)
 from .._seam import seam
 
 __all__ = ["erfc", "erfc_", "i0", "i0_", "sinc", "sinc_", "xlogy", "xlogy_", "logit", "logit_", "polygamma",
@@ -143,7 +144,7 @@ def _xlog_kernel(log):
 
 def _binary_floats(self, other):
     """Both operands as arrays of the (floating) result type; either may be a Python number."""
-    if isinstance(self, _ARRAY_TYPES):
+    if isinstance(self, _ops._ARRAY_TYPES):
         a, b = promote_arrays(self, other)
         dt = a.dtype
     else:
@@ -396,7 +397,7 @@ _UNARY_SPECIAL_OPS = {
 def _polynomial_kernel(name, fn):
     def kernel(x, n):
         for v in (x, n):
-            if isinstance(v, _ARRAY_TYPES) and v.dtype.kind == "c":
+            if isinstance(v, _ops._ARRAY_TYPES) and v.dtype.kind == "c":
                 _refuse(name, v.dtype)
         a, b = _binary_floats(x, n)
         return xp.asarray(fn(a, b)).astype(a.dtype, copy=False)
