@@ -124,17 +124,6 @@ def test_chain_matmul_warns_as_torch_and_multiplies():
     assert c is not single and np.array_equal(c.numpy(), a)
 
 
-def test_grid_sample_double_backward_is_a_known_gap():
-    """torch differentiates grid_sampler_2d_backward; glasstorch raises NotImplementedError naming it."""
-    x = gt.randn(1, 1, 3, 3, dtype=gt.float64, requires_grad=True)
-    grid = (gt.rand(1, 2, 2, 2, dtype=gt.float64) * 1.6 - 0.8).requires_grad_()
-    y = gt.nn.functional.grid_sample(x, grid, align_corners=False)
-    gx, _ = gt.autograd.grad((y * y).sum(), [x, grid], create_graph=True)
-    assert gx.grad_fn.name() == "GridSampler2DBackwardBackward0"
-    with pytest.raises(NotImplementedError, match="grid_sampler_2d_backward"):
-        gx.sum().backward()
-
-
 def test_affine_grid_then_grid_sample_is_an_identity_for_the_identity_map():
     x = np.random.default_rng(2).standard_normal((2, 3, 5, 4))
     theta = np.tile(np.array([[1.0, 0, 0], [0, 1, 0]]), (2, 1, 1))
