@@ -148,10 +148,13 @@ _VIEW_STRIDE_ERROR = ("view size is not compatible with input tensor's size and 
 
 def _view_kernel(self, size):
     size = _infer_shape(size, self.size)
+    out = self.view()
+    if self.flags.c_contiguous and self.size and 1 not in self.shape:
+        out.shape = size        # (the common case: NumPy's strides are torch's, as contiguous ones)
+        return out
     strides = view_strides(self.shape, self.strides, size)   # (torch's computeStride)
     if strides is None:
         raise RuntimeError(_VIEW_STRIDE_ERROR)
-    out = self.view()
     out.shape = size
     if 1 in size and out.size and self.ndim and strides != out.strides:
         out = as_strided(self, size, strides)   # (NumPy strides a dim of size 1 its own way; torch's
