@@ -479,3 +479,14 @@ def test_threshold_backward_bit_for_bit_as_torch(dtype, threshold):
         ours = glasstorch.ops.aten.threshold_backward(glasstorch.tensor(a), glasstorch.tensor(b), threshold).numpy()
         assert ours.dtype == theirs.dtype and ours.shape == theirs.shape
         assert np.array_equal(ours, theirs, equal_nan=True) and np.array_equal(np.signbit(ours), np.signbit(theirs))
+
+
+def test_in_place_bool_alpha_is_refused_with_the_seam_on(monkeypatch):
+    """alpha=True equals 1: the method handing the call to the seam (on once any Tensor subclass
+    exists) must still pass it on, or sub_(alpha=True) subtracts silently (the full suite's order
+    found it)."""
+    from glasstorch._seam import seam
+    monkeypatch.setattr(seam, "on", True)
+    for name in ("add_", "sub_"):
+        with pytest.raises(RuntimeError, match="Boolean alpha only supported"):
+            getattr(glasstorch.ones(3), name)(glasstorch.ones(3), alpha=True)

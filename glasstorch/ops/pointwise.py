@@ -1368,7 +1368,8 @@ div__mode_op = defop("div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? ro
 def _inplace_add(name, op_):
     def method_(self, other, *, alpha=1):
         if seam.on:
-            return seam.torch_function(method_, (self, other), {"alpha": alpha} if alpha != 1 else {})
+            given = type(alpha) is bool or alpha != 1   # (alpha=True equals 1 and is refused below)
+            return seam.torch_function(method_, (self, other), {"alpha": alpha} if given else {})
         if type(alpha) is bool:     # (True == 1: checked first)
             _check_bool_alpha(self, other, alpha)
         return op_(self, other) if alpha == 1 else op_(self, other, alpha=alpha)
