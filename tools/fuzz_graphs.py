@@ -10,6 +10,8 @@ Needs torch (the oracle): ``pip install -e ".[test]"``.
 """
 import argparse
 import multiprocessing
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 import os
 import sys
 import time
@@ -60,8 +62,14 @@ def run(minutes, jobs, seed_start, limit):
     if jobs == 1:
         results = [_worker(tasks[0])]
     else:
-        with multiprocessing.get_context("spawn").Pool(jobs) as pool:
-            results = pool.map(_worker, tasks)
+        # (a process pool that raises when a worker dies -- torch itself segfaults on some programs:
+        # multiprocessing.Pool waits forever for the lost task instead)
+        with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+            try:
+                results = list(pool.map(_worker, tasks))
+            except BrokenProcessPool:
+                raise SystemExit("a worker process died (a segfault in torch or glasstorch): "
+                                 "run with --jobs 1 to see which seed") from None
     elapsed = time.time() - t0
     graphs, cpu = sum(r[0] for r in results), sum(r[3] for r in results)
     counts, examples = Counter(), {}
