@@ -9,11 +9,14 @@ one, with the first few seeds of each so they can be replayed with ``--seed N --
 Needs torch (the oracle): ``pip install -e ".[test]"``.
 """
 import argparse
+import faulthandler
 import multiprocessing
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 import os
+import shutil
 import sys
+import tempfile
 import time
 from collections import Counter
 
@@ -32,13 +35,19 @@ def _libs():
 def _worker(args):
     """Run seeds start, start + step, ... until the deadline (or ``limit`` graphs); returns
     (graphs, {kind: graphs with such a difference}, {kind: [(seed, first difference)]}, CPU seconds)."""
-    start, step, deadline, limit = args
+    start, step, deadline, limit, seed_file = args
     cpu0 = time.process_time()
     torch, glasstorch, fuzz = _libs()
     torch.set_num_threads(1)
     graphs, counts, examples = 0, Counter(), {}
     seed = start
+    faulthandler.enable()   # (a segfault prints where it happened; the seed file says which program)
+    last_seed = open(seed_file, "w") if seed_file else None
     while time.time() < deadline and graphs < limit:
+        if last_seed:
+            last_seed.seek(0)
+            last_seed.write(f"{seed:<20d}")
+            last_seed.flush()
         try:
             _, diffs = fuzz.check(seed, torch, glasstorch)
         except Exception as e:  # the generator itself failed: report it as a crash of the tool
@@ -57,7 +66,8 @@ def _worker(args):
 def run(minutes, jobs, seed_start, limit):
     deadline = time.time() + 60 * minutes
     per_job = max(1, limit // jobs) if limit else 10 ** 12
-    tasks = [(seed_start + j, jobs, deadline, per_job) for j in range(jobs)]
+    seed_dir = tempfile.mkdtemp(prefix="fuzz_graphs_") if jobs > 1 else None
+    tasks = [(seed_start + j, jobs, deadline, per_job, seed_dir and os.path.join(seed_dir, str(j))) for j in range(jobs)]
     t0, load0 = time.time(), _load()
     if jobs == 1:
         results = [_worker(tasks[0])]
@@ -67,9 +77,12 @@ def run(minutes, jobs, seed_start, limit):
         with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
             try:
                 results = list(pool.map(_worker, tasks))
+                shutil.rmtree(seed_dir, ignore_errors=True)
             except BrokenProcessPool:
-                raise SystemExit("a worker process died (a segfault in torch or glasstorch): "
-                                 "run with --jobs 1 to see which seed") from None
+                seeds = [open(os.path.join(seed_dir, f)).read().strip() for f in sorted(os.listdir(seed_dir))]
+                raise SystemExit(f"a worker process died (a segfault in torch or glasstorch) in one of the programs "
+                                 f"{', '.join(seeds)} (the last each worker started): replay each with --seed N "
+                                 "--show") from None
     elapsed = time.time() - t0
     graphs, cpu = sum(r[0] for r in results), sum(r[3] for r in results)
     counts, examples = Counter(), {}
