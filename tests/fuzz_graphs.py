@@ -31,6 +31,7 @@ Every op is one line of Python (a template over ``x``, ``y`` and the parameters 
 program as a torch script to paste and debug. ``tests/test_fuzz_graphs.py`` runs a fixed slice in
 CI; ``tools/fuzz_graphs.py --minutes 10`` runs it for as long as asked and counts.
 """
+import math
 import random
 import re
 import warnings
@@ -1199,17 +1200,10 @@ def _undefined_aliasing(x, y, o):
         return False
     if x.data_ptr() == y.data_ptr() and x.stride() == y.stride() and x.shape == y.shape:
         return False  # the same elements: well defined
-    if y.numel() < _numel(_target_shape(o.needs, x) or ()):
+    if y.numel() < math.prod(_target_shape(o.needs, x) or ()):
         return True   # y is broadcast over the written part, so it repeats its elements as well (x[0] =
         #               x.diagonal() of shape (4, 1): torch's copy writes row after row: seed 796157876153)
     return not (_dense(x) and _dense(y))
-
-
-def _numel(shape):
-    n = 1
-    for s in shape:
-        n *= s
-    return n
 
 
 def _unchecked_overlap(t):
