@@ -1,42 +1,79 @@
-"""torch.distributed on MPI: what glasstorch adds to a collective, and what DDP gains from 2 ranks.
+"""torch.distributed on MPI: what glasstorch adds to a collective, and what DDP gains from several ranks.
 
-    python bench/bench_distributed.py            # starts itself on 2 ranks (mpiexec), ~1-2 minutes
+    python bench/bench_distributed.py            # starts itself on 2 ranks (mpiexec), ~2 minutes
     python bench/bench_distributed.py --quick    # fewer sizes and repetitions
+    python bench/bench_distributed.py --part all_reduce --sizes 256K,1M,4M --rounds 3
+    python bench/bench_distributed.py --part ddp --nproc 4 --threads 2   # a machine with 8+ cores
 
 1. ``all_reduce`` of float32 buffers from 1 KB to 64 MB: ``dist.all_reduce(t)`` against raw mpi4py
    (``comm.Allreduce(IN_PLACE, a)``, and ``comm.Iallreduce`` + a ``Test`` loop, which is what
    glasstorch runs underneath so that a wait can end in an error) on the same memory. Median and
-   fastest time per call of interleaved repetitions (raw, glasstorch, raw, ...), and the overhead. glasstorch is measured twice: as it
-   runs by default (each collective first checks, with one small Iallgather, that every rank runs
-   the same collective on the same shapes) and with that check off (``TORCH_DISTRIBUTED_DEBUG=OFF``).
+   fastest time per call of interleaved repetitions (raw, glasstorch, raw, ...), and the overhead.
+   glasstorch is measured twice: as it runs by default (each collective first checks, with one small
+   all-gather, that every rank runs the same collective on the same shapes) and with that check off
+   (``TORCH_DISTRIBUTED_DEBUG=OFF``). ``--rounds R`` repeats the whole table R times (a shared
+   machine's load comes and goes: compare rounds, not single figures).
 2. DistributedDataParallel on an MLP (784-1024-1024-10, batch 64 per rank, SGD): the step time of one
-   process alone, of each of 2 ranks without DDP (what sharing the machine costs), and with DDP, its
-   MPI progress thread off and on; the scaling (samples per second, 2 ranks / 1); and how much of the
+   process alone, of each rank without DDP (what sharing the machine costs), and with DDP, its MPI
+   progress thread off and on; the scaling (samples per second, N ranks / 1); and how much of the
    gradient communication is hidden behind backward: 1 - (time backward waits for the buckets at its
    end) / (time the same all_reduces take alone, one after another).
 
-NumPy's BLAS runs one thread per rank (threadpoolctl), so 2 ranks use the 2 cores.
+NumPy's BLAS runs ``--threads`` threads per rank (threadpoolctl; default 1), so ``--nproc`` ranks use
+``nproc * threads`` cores. The overlap can only show where the progress thread has a core of its own:
+give the machine more cores than ``nproc * threads`` (on 2 cores with 2 ranks it competes with the
+products, see bench/README.md).
 """
+import argparse
 import os
 import statistics
 import subprocess
 import sys
 import time
 
-QUICK = "--quick" in sys.argv
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--quick", action="store_true", help="fewer sizes, repetitions and steps")
+    p.add_argument("--part", choices=("all_reduce", "ddp", "both"), default="both")
+    p.add_argument("--nproc", type=int, default=2, help="ranks (default 2)")
+    p.add_argument("--threads", type=int, default=1, help="BLAS threads per rank (default 1)")
+    p.add_argument("--sizes", default=None, help="all_reduce sizes, e.g. 1K,256K,1M,64M (default 1K..64M, x4)")
+    p.add_argument("--rounds", type=int, default=1, help="times the all_reduce table is measured")
+    p.add_argument("--steps", type=int, default=None, help="DDP steps per variant (default 30, --quick 8)")
+    return p.parse_args(argv)
+
+
+ARGS = parse_args(sys.argv[1:])
+QUICK = ARGS.quick
 
 
 def relaunch():
-    """Not in an MPI world yet: start this file on 2 ranks through the launcher."""
-    cmd = [sys.executable, "-m", "glasstorch.distributed.run", "--nproc-per-node", "2", os.path.abspath(__file__)]
+    """Not in an MPI world yet: start this file on ``--nproc`` ranks through the launcher."""
+    cmd = [sys.executable, "-m", "glasstorch.distributed.run", "--nproc-per-node", str(ARGS.nproc),
+           os.path.abspath(__file__)]
     sys.exit(subprocess.call(cmd + sys.argv[1:]))
+
+
+def _parse_size(text):
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    text = text.strip().upper().rstrip("B")
+    return int(text[:-1]) * units[text[-1]] if text[-1] in units else int(text)
 
 
 def bandwidth(dist, MPI, torch, np):
     comm = MPI.COMM_WORLD
     rank = dist.get_rank()
     pg = dist.distributed_c10d._get_default_group()
-    sizes = [1 << 10, 1 << 20, 1 << 22, 1 << 24] if QUICK else [1 << k for k in range(10, 27, 2)]
+    if ARGS.sizes:
+        sizes = [_parse_size(x) for x in ARGS.sizes.split(",")]
+    else:
+        sizes = [1 << 10, 1 << 20, 1 << 22, 1 << 24] if QUICK else [1 << k for k in range(10, 27, 2)]
+    for round_ in range(ARGS.rounds):
+        _all_reduce_table(dist, MPI, torch, np, comm, rank, pg, sizes, round_)
+
+
+def _all_reduce_table(dist, MPI, torch, np, comm, rank, pg, sizes, round_):
     rows = []
     for nbytes in sizes:
         buf = np.ones(nbytes // 4, dtype=np.float32)
@@ -61,8 +98,11 @@ def bandwidth(dist, MPI, torch, np):
 
         fns = {"raw": raw, "raw_nb": raw_nonblocking, "checked": ours_checked, "unchecked": ours_unchecked}
         timings = {name: [] for name in fns}
+        variants = list(fns.items())
         for i in range(reps + 2):   # the first two rounds warm up
-            for name, fn in fns.items():
+            # each repetition starts with another variant, so that none always runs first after the
+            # buffer's refill (which leaves the caches cold for it)
+            for name, fn in variants[i % 4:] + variants[:i % 4]:
                 comm.Barrier()
                 start = time.perf_counter()
                 fn()
@@ -72,8 +112,10 @@ def bandwidth(dist, MPI, torch, np):
         pg._checked = True
         rows.append((nbytes, {k: (statistics.median(v), min(v)) for k, v in timings.items()}))
     if rank == 0:
-        print("\n1. all_reduce, float32, 2 ranks: time per call, median / fastest of interleaved repetitions; "
-              "overhead over mpi4py's Allreduce (and over its Iallreduce + Test loop)")
+        load = ", ".join(f"{x:.1f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "?"
+        print(f"\n1. all_reduce, float32, {comm.Get_size()} ranks (round {round_ + 1} of {ARGS.rounds}, load average "
+              f"{load}): time per call, median / fastest of interleaved repetitions; overhead over mpi4py's "
+              f"Allreduce (and over its Iallreduce + Test loop)")
         print(f"{'size':>6} | {'Allreduce':>17} | {'Iallreduce+Test':>17} | {'glasstorch':>17} | {'overhead':>22} | "
               f"{'no check':>17} | {'overhead':>22}")
         for nbytes, t in rows:
@@ -96,11 +138,12 @@ def _us(s):
 
 
 def ddp_scaling(dist, MPI, torch, np):
-    """Step times of one process alone, then of 2 ranks: without DDP, with DDP (progress thread off
+    """Step times of one process alone, then of N ranks: without DDP, with DDP (progress thread off
     and on), and the buckets' all_reduces alone; the variants interleaved step by step."""
     from glasstorch.nn.parallel import DistributedDataParallel as DDP
     rank = dist.get_rank()
-    batch, steps = 64, (8 if QUICK else 30)
+    batch, steps = 64, ARGS.steps or (8 if QUICK else 30)
+    n = dist.get_world_size()
 
     def make():
         torch.manual_seed(0)
@@ -120,7 +163,7 @@ def ddp_scaling(dist, MPI, torch, np):
     def median(v):
         return statistics.median(v[2:])   # the first steps allocate
 
-    # one process alone (rank 1 waits in a barrier meanwhile)
+    # one process alone (the other ranks wait in a barrier meanwhile)
     alone = None
     if rank == 0:
         m = make()
@@ -164,11 +207,11 @@ def ddp_scaling(dist, MPI, torch, np):
               f"gradients), batch {batch} per rank, SGD; median step of {steps} (variants interleaved step by step)")
         print(f"   1 process alone: {alone * 1e3:.1f} ms/step, {batch / alone:.0f} samples/s")
         for cap, n_buckets, times, waits, comm in results:
-            print(f"   2 ranks, bucket_cap_mb={cap if cap else '25 (default)'} ({n_buckets} buckets); the buckets' "
+            print(f"   {n} ranks, bucket_cap_mb={cap if cap else '25 (default)'} ({n_buckets} buckets); the buckets' "
                   f"all_reduces alone: {comm * 1e3:.1f} ms")
             for name, step in times.items():
-                line = f"      {name:<28} {step * 1e3:7.1f} ms/step  {2 * batch / step:6.0f} samples/s  " \
-                       f"scaling {(2 * batch / step) / (batch / alone):.2f}x"
+                line = f"      {name:<28} {step * 1e3:7.1f} ms/step  {n * batch / step:6.0f} samples/s  " \
+                       f"scaling {(n * batch / step) / (batch / alone):.2f}x"
                 if name in waits:
                     line += f"  waited at the end of backward {waits[name] * 1e3:5.1f} ms: " \
                             f"{100 * (1 - waits[name] / comm):.0f}% hidden"
@@ -179,7 +222,7 @@ def main():
     import numpy as np
     try:
         from threadpoolctl import threadpool_limits
-        threadpool_limits(1)
+        threadpool_limits(ARGS.threads)
     except ImportError:
         pass
     import glasstorch as torch
@@ -188,9 +231,12 @@ def main():
     from mpi4py import MPI
     if dist.get_rank() == 0:
         print(f"{MPI.Get_library_version().splitlines()[0]}, mpi4py {__import__('mpi4py').__version__}, "
-              f"NumPy {np.__version__}, 2 ranks on {os.cpu_count()} cores")
-    bandwidth(dist, MPI, torch, np)
-    ddp_scaling(dist, MPI, torch, np)
+              f"NumPy {np.__version__}, {dist.get_world_size()} ranks x {ARGS.threads} BLAS thread(s) on "
+              f"{os.cpu_count()} cores")
+    if ARGS.part in ("all_reduce", "both"):
+        bandwidth(dist, MPI, torch, np)
+    if ARGS.part in ("ddp", "both"):
+        ddp_scaling(dist, MPI, torch, np)
     dist.destroy_process_group()
 
 
