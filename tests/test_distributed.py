@@ -1,8 +1,11 @@
 """torch.distributed on MPI, DistributedDataParallel, the launcher and torch.multiprocessing.spawn.
 
-The multi-process tests start real ranks (2 and 3, on the 2 cores CI has) through both launch
-paths: ``python -m glasstorch.distributed.run`` (mpiexec) and ``multiprocessing.spawn`` with a
-``tcp://``/``env://`` rendezvous. The rank-side code is in ``tests/distributed_scripts/``; this
+The multi-process tests start real ranks (2 and 3, on the 2 cores CI has) through every launch
+path: ``python -m glasstorch.distributed.run`` (mpiexec, and one launcher per node), plain
+``mpiexec``, ``multiprocessing.spawn`` with an ``env://`` rendezvous, and ranks started apart with
+``env://`` or ``tcp://``. Starting ranks is what costs time here (seconds per world on 2 busy
+cores), so one world runs every collective and DDP check of a launch path (``suite.py``) and each
+fault gets the one world it breaks. The rank-side code is in ``tests/distributed_scripts/``; this
 process never loads MPI. Every run has a hard time limit (its whole process group is killed), so a
 hang fails the test instead of the CI run.
 """
@@ -293,6 +296,8 @@ def _checked(out, world_size):
     records = [(int(r), int(n)) for r, n in re.findall(r"CHECKED (\d+) (\d+)", out)]
     assert sorted(r for r, _ in records) == list(range(world_size)), out
     assert all(n > 60 for _, n in records), out
+    # tutorial.py's async collectives and DDP with its progress thread, run last by every rank
+    assert sorted(re.findall(r"OK \d", out)) == [f"OK {r}" for r in range(world_size)], out
 
 
 def _script_module():
@@ -365,6 +370,7 @@ def _check_ddp_reports(out_dir, world_size):
 
 @needs_mpi
 def test_three_ranks_through_the_launcher(tmp_path):
+    """``python -m glasstorch.distributed.run --nproc-per-node 3`` and ``init_process_group("mpi")``."""
     code, out, err, _ = _launch(3, "suite.py", str(tmp_path))
     assert code == 0, err[-4000:]
     _checked(out, 3)
@@ -372,29 +378,13 @@ def test_three_ranks_through_the_launcher(tmp_path):
 
 
 @needs_mpi
-def test_two_ranks_through_spawn_and_tcp(tmp_path):
+def test_two_ranks_through_spawn_with_master_addr_in_the_environment(tmp_path):
+    """``mp.spawn`` + ``init_process_group("gloo", rank=rank, world_size=n)`` with MASTER_ADDR/PORT set
+    (env://), as the tutorials."""
     code, out, err, _ = _run([sys.executable, "suite.py", str(tmp_path), "spawn", "2"], 90)
     assert code == 0, err[-4000:]
     _checked(out, 2)
     _check_ddp_reports(tmp_path, 2)
-
-
-@needs_mpi
-def test_plain_mpiexec_with_the_mpi_backend_async_collectives_and_ddp():
-    """``mpiexec -n 3 python train.py`` and ``init_process_group("mpi")``: no launcher, no rendezvous."""
-    from glasstorch.distributed.run import _find_mpiexec
-    code, out, err, _ = _run([_find_mpiexec(None), "-n", "3", sys.executable, "tutorial.py", "mpi"], 90)
-    assert code == 0, err[-4000:]
-    assert sorted(re.findall(r"OK \d", out)) == ["OK 0", "OK 1", "OK 2"], out
-
-
-@needs_mpi
-def test_spawn_with_master_addr_in_the_environment_as_the_tutorials():
-    """``mp.spawn`` + ``init_process_group("gloo", rank=rank, world_size=n)`` with MASTER_ADDR/PORT set
-    (env://), DDP's progress thread on."""
-    code, out, err, _ = _run([sys.executable, "tutorial.py", "spawn", "2"], 90)
-    assert code == 0, err[-4000:]
-    assert sorted(re.findall(r"OK \d", out)) == ["OK 0", "OK 1"], out
 
 
 # ----------------------------------------------------------------------------------------------
@@ -414,8 +404,11 @@ def test_a_rank_that_raises_stops_the_others_naming_it():
 
 @needs_mpi
 def test_a_rank_whose_script_ends_early_is_named():
-    code, out, err, elapsed = _launch(2, "faults.py", "exit", limit=60)
-    assert code == 1
+    """Plain ``mpiexec -n 2 python train.py`` (no launcher) with ``init_process_group("mpi")``."""
+    from glasstorch.distributed.run import _find_mpiexec
+    code, out, err, elapsed = _run([_find_mpiexec(None), "-n", "2", sys.executable, "faults.py", "exit"], 60,
+                                   env=_env(GLASSTORCH_TEST_BACKEND="mpi"))
+    assert code != 0
     assert "ERROR 0: rank 1 exited (its script ended) without destroy_process_group(), while rank 0 waited for " \
            "it in all_reduce" in out, out + err[-2000:]
     assert elapsed < 45
@@ -434,7 +427,9 @@ def test_a_killed_rank_is_named_by_the_rendezvous():
 
 @needs_mpi
 def test_a_hung_rank_times_out_with_a_diagnosis():
-    procs = _ranks_apart("faults.py", ["hang"], 2, limit=60, env_extra={"GLASSTORCH_TEST_TIMEOUT": 3})
+    """The ranks form their group through ``init_method="tcp://..."`` (rank and world_size passed)."""
+    procs = _ranks_apart("faults.py", ["hang"], 2, limit=60,
+                         env_extra={"GLASSTORCH_TEST_TIMEOUT": 3, "GLASSTORCH_TEST_TCP": 1})
     try:
         code, out, err = _finish(procs[0], 45)
         assert code not in (None, 0), "rank 0 did not end"

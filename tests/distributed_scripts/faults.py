@@ -7,6 +7,10 @@ MODE: ``ok`` (no fault), ``raise`` (rank 1 raises before the second all_reduce),
 collectives the others still run). The timeout is 60 s (``hang``: GLASSTORCH_TEST_TIMEOUT) so a
 failure found in a few seconds came from the failure notice or the rendezvous, not the timeout.
 Every rank prints ``ERROR <rank>: <message>`` for the error it got.
+
+GLASSTORCH_TEST_BACKEND picks the backend ("gloo" by default; plain ``mpiexec`` runs use "mpi");
+GLASSTORCH_TEST_TCP=1 forms the group through ``init_method="tcp://MASTER_ADDR:MASTER_PORT"`` with
+``rank`` and ``world_size`` passed (from RANK and WORLD_SIZE) instead of ``env://``.
 """
 import os
 import signal
@@ -19,7 +23,13 @@ import glasstorch.distributed as dist
 
 mode = sys.argv[1]
 timeout = float(os.environ.get("GLASSTORCH_TEST_TIMEOUT", "60"))
-dist.init_process_group("gloo", timeout=timedelta(seconds=timeout))
+backend = os.environ.get("GLASSTORCH_TEST_BACKEND", "gloo")
+if os.environ.get("GLASSTORCH_TEST_TCP"):
+    dist.init_process_group(backend, init_method=f"tcp://{os.environ['MASTER_ADDR']}:{os.environ['MASTER_PORT']}",
+                            rank=int(os.environ["RANK"]), world_size=int(os.environ["WORLD_SIZE"]),
+                            timeout=timedelta(seconds=timeout))
+else:
+    dist.init_process_group(backend, timeout=timedelta(seconds=timeout))
 rank = dist.get_rank()
 x = torch.ones(3)
 dist.all_reduce(x)

@@ -1,13 +1,17 @@
 """The collectives, then DistributedDataParallel, on every rank; tests/test_distributed.py checks.
 
-    python -m glasstorch.distributed.run --nproc-per-node 3 suite.py OUT_DIR      # under mpiexec
-    python suite.py OUT_DIR spawn 2                                                # mp.spawn + tcp://
+    python -m glasstorch.distributed.run --nproc-per-node 3 suite.py OUT_DIR   # the launcher (mpiexec),
+                                                                                # init_process_group("mpi")
+    python suite.py OUT_DIR spawn 2      # mp.spawn, MASTER_ADDR/MASTER_PORT in the environment (env://),
+                                         # init_process_group("gloo", rank=rank, world_size=n) as the tutorials
 
-First every collective against NumPy (collectives.py; each rank prints 'CHECKED <rank> <count>').
-Then each rank writes OUT_DIR/rank<r>.json: the parameters after plain DDP steps and after no_sync
+One process group per run serves every check (starting ranks is what costs time on a small
+machine). First every collective against NumPy (collectives.py; each rank prints
+'CHECKED <rank> <count>'). Then each rank writes OUT_DIR/rank<r>.json: the parameters after plain DDP steps and after no_sync
 accumulation, find_unused_parameters results, the errors DDP raised, the seatbelt's warnings and
 the labels ``inspection.draw`` put on the hooked leaves. The data and model come from
-:func:`make_data`/:func:`make_model`, which the test also calls to train the reference.
+:func:`make_data`/:func:`make_model`, which the test also calls to train the reference. Last, the
+tutorials' async collectives and DDP with its progress thread (tutorial.py; prints 'OK <rank>').
 """
 import json
 import os
@@ -22,8 +26,9 @@ from glasstorch.nn.parallel import DistributedDataParallel as DDP
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import collectives  # noqa: E402
+import tutorial  # noqa: E402
 
-STEPS = 3
+STEPS = 2     # the second step is the first that uses momentum
 PER_RANK = 4
 
 
@@ -157,12 +162,12 @@ def run(out_dir):
 
     with open(os.path.join(out_dir, f"rank{r}.json"), "w") as f:
         json.dump(report, f)
+    tutorial.run(r, n)
     dist.destroy_process_group()
 
 
-def spawned(rank, world_size, port, out_dir):
-    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world_size,
-                            timeout=timedelta(seconds=60))
+def spawned(rank, world_size, out_dir):
+    dist.init_process_group("gloo", rank=rank, world_size=world_size, timeout=timedelta(seconds=60))
     run(out_dir)
 
 
@@ -172,8 +177,9 @@ if __name__ == "__main__":
         import glasstorch.multiprocessing as mp
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
-            free = s.getsockname()[1]
-        mp.spawn(spawned, args=(int(sys.argv[3]), free, out), nprocs=int(sys.argv[3]))
+            port = s.getsockname()[1]
+        os.environ["MASTER_ADDR"], os.environ["MASTER_PORT"] = "127.0.0.1", str(port)
+        mp.spawn(spawned, args=(int(sys.argv[3]), out), nprocs=int(sys.argv[3]))
     else:
-        dist.init_process_group("gloo", timeout=timedelta(seconds=60))
+        dist.init_process_group("mpi", timeout=timedelta(seconds=60))
         run(out)

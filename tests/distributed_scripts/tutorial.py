@@ -1,18 +1,13 @@
-"""The tutorials' two ways of starting ranks, small: async collectives and DDP against one process.
+"""What the tutorials do, small: async collectives and DDP (progress thread on) against one process.
 
-    mpiexec -n 2 python tutorial.py mpi            # plain MPI: init_process_group("mpi")
-    python tutorial.py spawn 2                     # torch.multiprocessing.spawn, MASTER_ADDR/MASTER_PORT
-                                                   # in the environment (env://), rank and world_size passed
-
-Every rank starts several collectives with ``async_op=True`` before waiting for any (in another
-order than it started them), checks them against NumPy, trains a DDP model (its MPI progress
-thread forced on, GLASSTORCH_DDP_PROGRESS_THREAD=1) and compares it with one process trained on the
-ranks' batches together, then breaks a backward between two buckets and still exits cleanly.
-Prints ``OK <rank>``; any difference raises.
+``suite.py`` runs :func:`run` last on every rank (its process group stays in use afterwards only
+for leaving). Every rank starts several collectives with ``async_op=True`` before waiting for any
+(in another order than it started them), checks them against NumPy, trains a DDP model (its MPI
+progress thread forced on, GLASSTORCH_DDP_PROGRESS_THREAD=1) and compares it with one process
+trained on the ranks' batches together, then breaks a backward between two buckets and still
+exits cleanly. Prints ``OK <rank>``; any difference raises.
 """
 import os
-import socket
-import sys
 
 import numpy as np
 
@@ -52,7 +47,7 @@ def async_collectives(r, n):
     close(exchanged, np.arange(n, dtype=np.float64), "async all_to_all_single")
 
 
-def ddp_against_one_process(r, n, steps=3, per_rank=4):
+def ddp_against_one_process(r, n, steps=2, per_rank=4):
     g = torch.Generator().manual_seed(7)
     x = torch.randn(steps * per_rank * n, 6, generator=g, dtype=torch.float64)
     y = torch.randn(steps * per_rank * n, 2, generator=g, dtype=torch.float64)
@@ -103,27 +98,11 @@ def ddp_against_one_process(r, n, steps=3, per_rank=4):
             raise
 
 
-def work(r, n):
+def run(r, n):
     async_collectives(r, n)
-    ddp_against_one_process(r, n)
-    print(f"OK {r}", flush=True)
-    dist.destroy_process_group()
-
-
-def spawned(rank, world_size):
-    dist.init_process_group("gloo", rank=rank, world_size=world_size)
-    work(rank, world_size)
-
-
-if __name__ == "__main__":
     os.environ["GLASSTORCH_DDP_PROGRESS_THREAD"] = "1"
-    if sys.argv[1] == "spawn":
-        import glasstorch.multiprocessing as mp
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
-        os.environ["MASTER_ADDR"], os.environ["MASTER_PORT"] = "127.0.0.1", str(port)
-        mp.spawn(spawned, args=(int(sys.argv[2]),), nprocs=int(sys.argv[2]))
-    else:
-        dist.init_process_group("mpi")
-        work(dist.get_rank(), dist.get_world_size())
+    try:
+        ddp_against_one_process(r, n)
+    finally:
+        del os.environ["GLASSTORCH_DDP_PROGRESS_THREAD"]
+    print(f"OK {r}", flush=True)
