@@ -138,10 +138,19 @@ def _us(s):
 
 
 def ddp_scaling(dist, MPI, torch, np):
-    """Step times of one process alone, then of N ranks: without DDP, with DDP (progress thread off
-    and on), and the buckets' all_reduces alone; the variants interleaved step by step."""
+    """Step times, the variants interleaved step by step so that a shared machine's load falls on all
+    of them alike: one process alone (the other ranks idle meanwhile, asleep rather than polling),
+    then every rank without DDP, with DDP and its progress thread off, on; and the buckets'
+    all_reduces alone, one after another.
+
+    Two measures of the communication hidden behind backward, both 1 - exposed / alone:
+    ``exposed`` is (a) the DDP step minus the step without DDP (what DDP adds to a step) and (b) the
+    time the last gradient hook waits for the buckets. (a) includes DDP's own bookkeeping and the
+    ranks' drift apart, (b) includes waiting for a slower rank: on an oversubscribed machine both can
+    exceed the communication itself (negative shares)."""
     from glasstorch.nn.parallel import DistributedDataParallel as DDP
     rank = dist.get_rank()
+    comm = MPI.COMM_WORLD
     batch, steps = 64, ARGS.steps or (8 if QUICK else 30)
     n = dist.get_world_size()
 
@@ -160,16 +169,15 @@ def ddp_scaling(dist, MPI, torch, np):
         opt.step()
         return time.perf_counter() - start
 
+    def idle_until_all_arrive():
+        """A barrier that sleeps between its tests: an idle rank leaves its core to the one working."""
+        request = comm.Ibarrier()
+        while not request.Test():
+            time.sleep(0.0005)
+
     def median(v):
         return statistics.median(v[2:])   # the first steps allocate
 
-    # one process alone (the other ranks wait in a barrier meanwhile)
-    alone = None
-    if rank == 0:
-        m = make()
-        opt = torch.optim.SGD(m.parameters(), lr=0.01)
-        alone = median([one_step(m, opt) for _ in range(steps)])
-    dist.barrier()
     results = []
     for cap in (None, 1):
         variants = {}
@@ -182,11 +190,18 @@ def ddp_scaling(dist, MPI, torch, np):
             variants[f"DDP, progress thread {'on' if thread == '1' else 'off'}"] = \
                 (d, torch.optim.SGD(d.parameters(), lr=0.01), d)
         os.environ.pop("GLASSTORCH_DDP_PROGRESS_THREAD")
+        alone_model = make()
+        alone_opt = torch.optim.SGD(alone_model.parameters(), lr=0.01)
+        alone = []
         times = {k: [] for k in variants}
         waits = {k: [] for k in variants}
         comm_alone = []
         buckets = variants["DDP, progress thread off"][2].reducer.buckets
         for _ in range(steps):
+            dist.barrier()
+            if rank == 0:
+                alone.append(one_step(alone_model, alone_opt))
+            idle_until_all_arrive()
             for name, (model, opt, d) in variants.items():
                 dist.barrier()
                 times[name].append(one_step(model, opt))
@@ -195,26 +210,32 @@ def ddp_scaling(dist, MPI, torch, np):
             dist.barrier()   # the same all_reduces alone, one after another: the wait without any overlap
             start = time.perf_counter()
             for b in buckets:
-                MPI.COMM_WORLD.Allreduce(MPI.IN_PLACE, b.flat)
+                comm.Allreduce(MPI.IN_PLACE, b.flat)
             comm_alone.append(time.perf_counter() - start)
-        results.append((cap, len(buckets), {k: median(v) for k, v in times.items()},
-                        {k: median(v) for k, v in waits.items() if v}, median(comm_alone)))
+        results.append((cap, len(buckets), median(alone) if rank == 0 else None,
+                        {k: median(v) for k, v in times.items()}, {k: median(v) for k, v in waits.items() if v},
+                        median(comm_alone)))
         del variants, buckets   # the DDPs go, and their progress threads with them
     if rank == 0:
         m = make()
         n_params = sum(p.numel() for p in m.parameters())
+        load = ", ".join(f"{v:.1f}" for v in os.getloadavg()) if hasattr(os, "getloadavg") else "?"
         print(f"\n2. DDP, MLP 784-1024-1024-10 ({n_params / 1e6:.2f} M parameters, {n_params * 4 / 2**20:.1f} MiB of "
-              f"gradients), batch {batch} per rank, SGD; median step of {steps} (variants interleaved step by step)")
-        print(f"   1 process alone: {alone * 1e3:.1f} ms/step, {batch / alone:.0f} samples/s")
-        for cap, n_buckets, times, waits, comm in results:
-            print(f"   {n} ranks, bucket_cap_mb={cap if cap else '25 (default)'} ({n_buckets} buckets); the buckets' "
-                  f"all_reduces alone: {comm * 1e3:.1f} ms")
+              f"gradients), batch {batch} per rank, SGD; median step of {steps} (variants interleaved step by step; "
+              f"load average {load})")
+        for cap, n_buckets, alone, times, waits, comm_s in results:
+            print(f"   bucket_cap_mb={cap if cap else '25 (default)'} ({n_buckets} buckets): 1 process alone "
+                  f"{alone * 1e3:.1f} ms/step ({batch / alone:.0f} samples/s); on {n} ranks the buckets' "
+                  f"all_reduces alone take {comm_s * 1e3:.1f} ms")
+            base = times["no DDP"]
             for name, step in times.items():
                 line = f"      {name:<28} {step * 1e3:7.1f} ms/step  {n * batch / step:6.0f} samples/s  " \
                        f"scaling {(n * batch / step) / (batch / alone):.2f}x"
                 if name in waits:
-                    line += f"  waited at the end of backward {waits[name] * 1e3:5.1f} ms: " \
-                            f"{100 * (1 - waits[name] / comm):.0f}% hidden"
+                    added, waited = step - base, waits[name]
+                    line += (f"  adds {added * 1e3:5.1f} ms to a step ({100 * (1 - added / comm_s):+.0f}% hidden); "
+                             f"waited at the end of backward {waited * 1e3:5.1f} ms ({100 * (1 - waited / comm_s):+.0f}%"
+                             f" hidden)")
                 print(line)
 
 
