@@ -20,7 +20,7 @@
    end) / (time the same all_reduces take alone, one after another).
 
 NumPy's BLAS runs ``--threads`` threads per rank (threadpoolctl; default 1), so ``--nproc`` ranks use
-``nproc * threads`` cores. The overlap can only show where the progress thread has a core of its own:
+``nproc * threads`` cores; with one thread each, every rank is pinned to a core of its own. The overlap can only show where the progress thread has a core of its own:
 give the machine more cores than ``nproc * threads`` (on 2 cores with 2 ranks it competes with the
 products, see bench/README.md).
 """
@@ -41,6 +41,7 @@ def parse_args(argv):
     p.add_argument("--sizes", default=None, help="all_reduce sizes, e.g. 1K,256K,1M,64M (default 1K..64M, x4)")
     p.add_argument("--rounds", type=int, default=1, help="times the all_reduce table is measured")
     p.add_argument("--steps", type=int, default=None, help="DDP steps per variant (default 30, --quick 8)")
+    p.add_argument("--no-bind", action="store_true", help="do not pin each rank to a core (see relaunch)")
     return p.parse_args(argv)
 
 
@@ -49,9 +50,20 @@ QUICK = ARGS.quick
 
 
 def relaunch():
-    """Not in an MPI world yet: start this file on ``--nproc`` ranks through the launcher."""
-    cmd = [sys.executable, "-m", "glasstorch.distributed.run", "--nproc-per-node", str(ARGS.nproc),
-           os.path.abspath(__file__)]
+    """Not in an MPI world yet: start this file on ``--nproc`` ranks.
+
+    With one BLAS thread per rank and a core for each, through ``mpiexec -bind-to core``: each rank
+    pinned to its own core. Unpinned, on a machine shared with other jobs, the kernel now and then
+    puts both ranks on one core, and a rank spinning in ``Test`` then holds the core its partner needs
+    for a whole time slice (calls of milliseconds instead of microseconds, in whole runs). Otherwise
+    (``--no-bind``, several BLAS threads, or fewer cores than ranks) through the launcher."""
+    here = os.path.abspath(__file__)
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    if not ARGS.no_bind and ARGS.threads == 1 and ARGS.nproc <= cores:
+        from glasstorch.distributed.run import _find_mpiexec
+        cmd = [_find_mpiexec(None), "-bind-to", "core", "-n", str(ARGS.nproc), sys.executable, here]
+    else:
+        cmd = [sys.executable, "-m", "glasstorch.distributed.run", "--nproc-per-node", str(ARGS.nproc), here]
     sys.exit(subprocess.call(cmd + sys.argv[1:]))
 
 

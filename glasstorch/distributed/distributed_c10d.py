@@ -213,9 +213,8 @@ class ProcessGroup:
         This runs before every collective, right after the previous one moved its data: from a
         megabyte on, that data has pushed the interpreter's code and objects out of the CPU's
         caches, and each line of Python here costs several times what it costs in a loop (measured
-        on 2 ranks after 4 MB went through the caches: ~10 us for each of filling the row from a
-        tuple, mpi4py reading the two arrays of an ``Iallgather``, and the comparison). So the
-        path is kept short: the row's bytes after the sequence number are made once per
+        on 2 ranks at 1 MB: 11-13 us to fill the row from a tuple, 19-29 us for mpi4py to read the
+        two arrays of an ``Iallgather``; bench/README.md). So the path is kept short: the row's bytes after the sequence number are made once per
         (collective, signature) and rewritten only when they change, the all-gather is a
         persistent request made once per group (MPI-4's ``Allgather_init``) that each check only
         restarts, and a few tests of it run here before the general wait."""

@@ -193,10 +193,24 @@ def run_checks():
         check(sub is dist.GroupMember.NON_GROUP_MEMBER, "non-member gets NON_GROUP_MEMBER")
     dist.barrier()
 
-    # errors: each rank raises the same kind, naming what differs
+    # errors: each rank raises the same kind, naming what differs. Both shapes have run on every rank
+    # before (and their signatures are remembered): the check still runs at every call
+    for size in (2, 3):
+        dist.all_reduce(torch.zeros(size))
     message = expect_error(RuntimeError, ["Detected mismatch between collectives", "shape=[2]", "shape=[3]"],
                            lambda: dist.all_reduce(torch.zeros(2 + (r == 1))), "all_reduce of mismatched shapes")
     check(f"Rank {r} is running collective: all_reduce(shape=[{2 + (r == 1)}]" in message, f"own side named: {message}")
+    # the same check where MPI has no persistent collectives (before MPI-4): an Iallgather per check
+    pg = dist.distributed_c10d._get_default_group()
+    persistent, pg._exchange = pg._exchange, None
+    try:
+        t = torch.tensor(data(r))
+        dist.all_reduce(t)
+        close(t, sum(data(q) for q in range(n)), "all_reduce checked without a persistent request")
+        expect_error(RuntimeError, ["Detected mismatch between collectives", "shape=[2]", "shape=[3]"],
+                     lambda: dist.all_reduce(torch.zeros(2 + (r == 1))), "mismatch without a persistent request")
+    finally:
+        pg._exchange = persistent
     expect_error(RuntimeError, ["Detected mismatch between collectives", "broadcast", "all_reduce"],
                  lambda: dist.broadcast(torch.zeros(2), src=0) if r == 0 else dist.all_reduce(torch.zeros(2)),
                  "different collectives on different ranks")
