@@ -253,8 +253,13 @@ def test_draw_marks_leaves_whose_gradient_hook_describes_itself():
     assert 'stroke-width="2"' in d.svg(engine="python")
 
 
-def _square(i, results):
+def _square_then_exit(i, results, squared):
     results.put((i, i * i))
+    if i == 1:
+        squared.set()
+    else:
+        squared.wait(60)   # process 1's result is in: now join() reports this exit, and stops nothing
+        sys.exit(3)
 
 
 def _fail_on_one(i):
@@ -263,17 +268,18 @@ def _fail_on_one(i):
     time.sleep(30)  # the parent must stop this one once process 1 failed
 
 
-def _exit_three(i):
-    sys.exit(3 if i == 0 else 0)
-
-
 def test_spawn_runs_and_reports_failures_as_torch():
+    """Two spawns (each process start costs seconds on a busy machine): one whose processes run and
+    one exits with a code, one where a process raises."""
     ctx = gmp.get_context("spawn")
-    results = ctx.SimpleQueue()
-    context = gmp.start_processes(_square, args=(results,), nprocs=2, join=False, start_method="spawn")
+    results, squared = ctx.SimpleQueue(), ctx.Event()
+    context = gmp.start_processes(_square_then_exit, args=(results, squared), nprocs=2, join=False,
+                                  start_method="spawn")
     assert isinstance(context, gmp.ProcessContext) and len(context.pids()) == 2
-    while not context.join():
-        pass
+    with pytest.raises(gmp.ProcessExitedException, match="process 0 terminated with exit code 3") as info:
+        while not context.join():
+            pass
+    assert info.value.exit_code == 3 and info.value.error_index == 0
     assert sorted(results.get() for _ in range(2)) == [(0, 0), (1, 1)]
     start = time.monotonic()
     with pytest.raises(gmp.ProcessRaisedException) as info:
@@ -282,9 +288,6 @@ def test_spawn_runs_and_reports_failures_as_torch():
     assert info.value.error_index == 1
     assert "-- Process 1 terminated with the following error:" in str(info.value)
     assert "ValueError: process 1 fails" in str(info.value)
-    with pytest.raises(gmp.ProcessExitedException, match="process 0 terminated with exit code 3") as info:
-        gmp.spawn(_exit_three, nprocs=1)
-    assert info.value.exit_code == 3
 
 
 # ----------------------------------------------------------------------------------------------
