@@ -228,12 +228,18 @@ def _check_inplace(self, others=(), may_overlap=False, refuse_aliases="partial")
         # (tensors sharing memory share a version counter -- views, detach() -- but for .data and
         # a second from_numpy of one array; only those pay for the memory test)
         if isinstance(o, Tensor) and o._vc is vc:
-            lap = overlap(self._data, o._data)
-            if lap == "partial" or lap == "full" and refuse_aliases == "any":
-                raise RuntimeError("unsupported operation: some elements of the input tensor and the written-to "
-                                   "tensor refer to a single memory location. Please clone() the tensor before "
-                                   "performing the operation.")
+            _check_aliases(self._data, o._data, refuse_aliases)
     return involved
+
+
+def _check_aliases(target, source, refuse_aliases):
+    """torch's refusal of an input array that shares part of the written-to array's memory (all of it
+    too, with ``refuse_aliases="any"``)."""
+    lap = overlap(target, source)
+    if lap == "partial" or lap == "full" and refuse_aliases == "any":
+        raise RuntimeError("unsupported operation: some elements of the input tensor and the written-to "
+                           "tensor refer to a single memory location. Please clone() the tensor before "
+                           "performing the operation.")
 
 
 def _check_no_overlap(self):
@@ -300,16 +306,19 @@ def _take_over(self, node):
 _ARRAY_ERRORS = array_errors()
 
 
-def run_inplace_op(op, args, involved):
+def run_inplace_op(op, args):
     """An in-place variant (``defop(..., inplace_of=...)``, e.g. ``aten.add_.Tensor``) when autograd
-    records it (``involved``: what ``_check_inplace`` returned) or a TorchDispatchMode is on -- the
-    rare path of its generated call. ``args``: the call's arguments in schema order.
+    may record it, a TorchDispatchMode is on or ``self`` is an inference tensor -- the rare path of
+    its generated call, which makes all of torch's checks (``_check_inplace``). ``args``: the call's
+    arguments in schema order.
 
     As torch's generated code does: the out-of-place twin's node is recorded before the write, from
     ``self``'s old history (and its old value, when a formula reads it: torch's ``original_self``),
     its result standing for ``self``; the write is the kernel's, or the dispatch mode's (which sees
     ``aten.add_.Tensor`` below autograd and runs it); then ``self`` takes the node over."""
     self = args[0]
+    involved = _check_inplace(self, tuple(args[i] for i in op._tensor_positions[1:]),
+                              op._may_overlap, op._refuse_aliases)
     node_cls = op.node
     node = None
     if involved and node_cls is not None:
@@ -400,4 +409,4 @@ def _bc(a, b):
         return False
 
 
-_ops._bind_inplace_helpers(_check_inplace, run_inplace_op, bump_version, write_into)
+_ops._bind_inplace_helpers(run_inplace_op, _check_no_overlap, _check_aliases, write_into)

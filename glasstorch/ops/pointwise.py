@@ -185,7 +185,7 @@ def _make_unary(name, node_name, forward, derivative, int_ok):
                  f"def {name}_(self):\n"
                  f"    if seam.on:\n"
                  f"        return seam.torch_function({name}_, (self,), {{}})\n"
-                 + (f"    return inplace(self, '{name}_', {name})\n" if op_ is None else "    return op_(self)\n"),
+                 + (f"    return inplace(self, '{name}_', {name})\n" if op_ is None else "    return op_._call(self)\n"),
                  f"<glasstorch: torch.{name}>", "exec"), namespace)
     public = namespace[name]
     public.__doc__ = f"torch.{name}: elementwise {name}." + (f" Backward node: {node_name}." if node_name else "")
@@ -1372,7 +1372,8 @@ def _inplace_add(name, op_):
             return seam.torch_function(method_, (self, other), {"alpha": alpha} if given else {})
         if type(alpha) is bool:     # (True == 1: checked first)
             _check_bool_alpha(self, other, alpha)
-        return op_(self, other) if alpha == 1 else op_(self, other, alpha=alpha)
+        # (op_._call: the op's generated call, bound -- see _ops_codegen.install_call)
+        return op_._call(self, other) if alpha == 1 else op_._call(self, other, alpha=alpha)
     method_.__name__, method_.__qualname__ = name, "Tensor." + name
     method_.__doc__ = f"In place: self {'+' if name == 'add_' else '-'}= alpha * other (aten.{name}.Tensor)."
     return method_
@@ -1382,7 +1383,7 @@ def mul_(self, other):
     """In place: self *= other (aten.mul_.Tensor)."""
     if seam.on:
         return seam.torch_function(mul_, (self, other), {})
-    return mul__op(self, other)
+    return mul__op._call(self, other)
 
 
 Tensor.add_ = Tensor.__iadd__ = _inplace_add("add_", add__op)
@@ -1396,7 +1397,7 @@ def div_(self, other, *, rounding_mode=None):
         return seam.torch_function(div_, (self, other), {"rounding_mode": rounding_mode} if rounding_mode else {})
     if rounding_mode is not None:
         return div__mode_op(self, other, rounding_mode=rounding_mode)
-    return div__op(self, other)
+    return div__op._call(self, other)
 
 
 Tensor.div_ = Tensor.__itruediv__ = Tensor.divide_ = Tensor.true_divide_ = div_
@@ -1698,7 +1699,8 @@ def _addc_(name, op_):
     def method_(self, tensor1, tensor2, *, value=1):
         if seam.on:
             return seam.torch_function(method_, (self, tensor1, tensor2), {"value": value})
-        return op_(self, tensor1, tensor2) if value == 1 else op_(self, tensor1, tensor2, value=value)
+        # (op_._call: the op's generated call, bound -- see _ops_codegen.install_call)
+        return op_._call(self, tensor1, tensor2) if value == 1 else op_._call(self, tensor1, tensor2, value=value)
     method_.__name__, method_.__qualname__ = name, "Tensor." + name
     method_.__doc__ = f"In place: self += value * tensor1 {'*' if name == 'addcmul_' else '/'} tensor2 (aten.{name})."
     return method_
