@@ -454,7 +454,7 @@ def _check_inplace_variant(schema, functional, node, formulas, joint):
         raise ValueError(f"{schema}: an in-place variant writes its first argument, Tensor(a!) self, and returns it")
     if [(a.name, a.kwarg_only) for a in args] != [(a.name, a.kwarg_only) for a in twin]:
         raise ValueError(f"{schema}: the arguments of {functional._schema} are not the same")
-    if node is not None or formulas or joint or any(a.is_tensor_list for a in args):
+    if node is not None or formulas or joint:
         raise ValueError(f"{schema}: an in-place variant records {functional!r}'s node; it declares no formulas")
     if "_run_inplace" not in _CALL_HELPERS:
         raise RuntimeError("in-place variants are declared after glasstorch.ops._op is imported")

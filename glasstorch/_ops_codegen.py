@@ -134,6 +134,9 @@ def inplace_call_source(op):
     all_args = "(" + "".join(f"{n}, " for n in names) + ")"
     others = [(i, n) for i, (a, n) in enumerate(zip(args, names)) if a.is_tensor and i]
     requires = "".join(f" or isinstance({n}, _Tensor) and {n}._requires_grad" for _, n in others)
+    edges = op.node._edge_positions if op.node is not None else ()
+    requires += "".join(f" or any(isinstance(_x, _Tensor) and _x._requires_grad for _x in {n})"
+                        for i, (a, n) in enumerate(zip(args, names)) if a.is_tensor_list and i in edges)
     lines = [f"def __call__(_op, {', '.join(sig)}):",
              f"    if isinstance({target}, _ARRAY_TYPES):",
              f"        return _kernel({call})   # arrays in: the kernel writes into {target}",
@@ -152,6 +155,9 @@ def inplace_call_source(op):
                       f"            _check_aliases(_a0, _a{i}, {op._refuse_aliases!r})"]
         lines += ["    else:",
                   f"        _a{i} = {n}"]
+    for i, (a, n) in enumerate(zip(args, names)):
+        if a.is_tensor_list:    # (index_put_'s indices: no memory of self's)
+            lines.append(f"    _a{i} = [_x._data if isinstance(_x, _Tensor) else _x for _x in {n}]")
     lines += ["    try:",
               f"        _kernel({kernel_call})",
               "    except _ARRAY_ERRORS as _e:",

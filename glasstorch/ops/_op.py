@@ -331,7 +331,9 @@ def run_inplace_op(op, args):
     if seam.dispatching:
         op._dispatch_below_autograd(args)
     else:
-        positional, kwargs = op._split_args(tuple(a._data if isinstance(a, Tensor) else a for a in args))
+        positional, kwargs = op._split_args(tuple(
+            a._data if isinstance(a, Tensor) else [x._data if isinstance(x, Tensor) else x for x in a]
+            if isinstance(a, list) else a for a in args))   # (a list: index_put_'s indices)
         try:
             op.kernel(*positional, **kwargs)
         except _ARRAY_ERRORS as e:
