@@ -91,49 +91,21 @@ def result_dtype(*args):
 
 
 def operands(a, b):
-    """Arrays (or a NumPy scalar for a number b) to compute ``a op b`` in torch's result dtype.
-
-    A Python number ``b`` comes back as a NumPy scalar of the (promoted) array's dtype, so NumPy
-    computes in exactly that dtype whatever its version: NumPy 2 treats a bare Python number as
-    "weak" (NEP 50) and would keep the array's dtype anyway, but NumPy 1.x's value-based casting makes
-    a 0-d float32 array times a Python float a float64, and a bool array plus 3 an int8.
-    """
-    da = a._data
-    if isinstance(b, Tensor):
-        db = b._data
-        if da.dtype is db.dtype or da.dtype == db.dtype:
-            return da, db
-        rt = result_dtype(a, b).numpy_dtype
-        return (da if da.dtype == rt else da.astype(rt)), (db if db.dtype == rt else db.astype(rt))
-    k = da.dtype.kind
-    tb = type(b)
-    if tb is float:
-        if k in "biu":
-            da = da.astype(_dtype.get_default_dtype().numpy_dtype)
-    elif tb is int:
-        if k in "iu":
-            info = xp.iinfo(da.dtype)
-            if not info.min <= b <= info.max:  # torch wraps around; NumPy refuses: wrap explicitly
-                return da, xp.array(b).astype(da.dtype)[()]
-        elif k == "b":
-            da = da.astype(xp.int64)
-    elif tb is bool:
-        pass
-    elif tb is complex:
-        if k != "c":
-            da = da.astype("complex64" if da.dtype != xp.float64 else "complex128")
-    elif isinstance(b, (int, float)):  # numpy scalars and friends behave like Python numbers
-        return operands(a, b.item() if hasattr(b, "item") else float(b))
-    else:
-        raise TypeError(f"unsupported operand type: 'Tensor' and '{tb.__name__}'")
-    return da, da.dtype.type(b)
+    """The arrays (``b`` may stay a number) to compute ``a op b`` in torch's result dtype, for a Tensor
+    ``a`` and a Tensor or a number ``b``: :func:`promote_arrays` on their arrays."""
+    return promote_arrays(a._data, b._data if isinstance(b, Tensor) else b)
 
 
 def promote_arrays(a, b):
-    """``operands`` on arrays, for kernels: ``a`` an array, ``b`` an array or a Python number.
+    """Arrays (``b`` may stay a number) to compute ``a op b`` in torch's result dtype (the one place of
+    torch's type promotion for a binary op, kernels and public functions alike): ``a`` an array, ``b``
+    an array or a number.
 
     A 0-d array (or NumPy scalar) takes part as a 0-dim tensor does: it changes the result dtype only
-    if it is of a higher category (float64 0-d times float32 is float32)."""
+    if it is of a higher category (float64 0-d times float32 is float32). A Python number is "weak",
+    as in torch: it keeps the array's dtype within its category (an int tensor times a float is of the
+    default float dtype). NumPy 1.x's value-based casting would compute a 0-d float32 array times a
+    Python float in float64: a 0-d ``a`` gets ``b`` as an array of its dtype."""
     if isinstance(b, _ops._ARRAY_TYPES):   # (read at each call: CuPy's type joins it when CuPy is imported)
         ta, tb = a.dtype, b.dtype
         if ta is tb or ta == tb:
@@ -160,8 +132,8 @@ def promote_arrays(a, b):
     elif tb is complex:
         if k != "c":
             a = a.astype("complex64" if a.dtype != xp.float64 else "complex128")
-    elif b is None:
-        raise TypeError("unsupported operand type: 'Tensor' and 'NoneType'")
+    elif isinstance(b, (int, float)):  # NumPy's scalars and friends behave like Python numbers
+        return promote_arrays(a, b.item() if hasattr(b, "item") else float(b))
     else:
         raise TypeError(f"unsupported operand type: 'Tensor' and '{tb.__name__}'")
     if not a.ndim:  # NumPy 1.x would compute a 0-d float32 times a float (or an int32 plus an int) in 64 bits
