@@ -49,7 +49,7 @@ import re
 from ._seam import seam
 from ._array import xp, array_types, array_errors, translate_array_error, on_new_array_type, meta as _meta
 from .autograd import grad_mode
-from .autograd.graph import FormulaNode, node_helpers, MULTI_OUTPUT_NODE, DEFAULT
+from .autograd.graph import FormulaNode, node_helpers, user_frame, MULTI_OUTPUT_NODE, DEFAULT
 from . import _ops_codegen as _codegen
 
 _state = grad_mode._state
@@ -299,16 +299,17 @@ _ARRAY_ERRORS = array_errors()
 # the names the generated code uses (see _ops_codegen)
 _CALL_HELPERS = {"seam": seam, "_state": _state, "_ARRAY_TYPES": _ARRAY_TYPES, "_ARRAY_ERRORS": _ARRAY_ERRORS,
                  "_translate": translate_array_error, "_meta_touched": _meta.touched,
-                 "_settle": _meta.settle, "_narrow_0d": _narrow_0d, "_FLOAT64": _FLOAT64, "_MULTI_OUTPUT_NODE": MULTI_OUTPUT_NODE}
+                 "_settle": _meta.settle, "_narrow_0d": _narrow_0d, "_FLOAT64": _FLOAT64, "_MULTI_OUTPUT_NODE": MULTI_OUTPUT_NODE,
+                 "_user_frame": user_frame}
 _NODE_HELPERS = node_helpers()
 
 
-def _bind_inplace_helpers(check_inplace, run_inplace, bump_version, write_into):
+def _bind_inplace_helpers(run_inplace, check_no_overlap, check_aliases, write_into):
     """Called once by ``ops/_op.py`` (which holds torch's in-place rules and imports ``_tensor``,
-    which imports this module): what an in-place variant's generated call uses -- the checks before
-    the write, the path that records or dispatches, the version bump."""
-    _CALL_HELPERS.update(_check_inplace=check_inplace, _run_inplace=run_inplace, _bump=bump_version,
-                         _write_into=write_into)
+    which imports this module): what an in-place variant's generated call uses -- the path that
+    checks everything and records or dispatches, the memory checks of the common path."""
+    _CALL_HELPERS.update(_run_inplace=run_inplace, _check_no_overlap=check_no_overlap,
+                         _check_aliases=check_aliases, _write_into=write_into)
 
 
 class OpOverloadPacket:
@@ -453,9 +454,9 @@ def _check_inplace_variant(schema, functional, node, formulas, joint):
         raise ValueError(f"{schema}: an in-place variant writes its first argument, Tensor(a!) self, and returns it")
     if [(a.name, a.kwarg_only) for a in args] != [(a.name, a.kwarg_only) for a in twin]:
         raise ValueError(f"{schema}: the arguments of {functional._schema} are not the same")
-    if node is not None or formulas or joint or any(a.is_tensor_list for a in args):
+    if node is not None or formulas or joint:
         raise ValueError(f"{schema}: an in-place variant records {functional!r}'s node; it declares no formulas")
-    if "_check_inplace" not in _CALL_HELPERS:
+    if "_run_inplace" not in _CALL_HELPERS:
         raise RuntimeError("in-place variants are declared after glasstorch.ops._op is imported")
 
 

@@ -17,6 +17,7 @@ tracebacks, debuggers and ``inspect.getsource`` show the generated lines::
 """
 import keyword
 import linecache
+import types
 
 from ._seam import seam
 from ._array import xp
@@ -122,29 +123,49 @@ def op_call_source(op):
 
 def inplace_call_source(op):
     """The source of an in-place variant's ``__call__`` (``aten.add_.Tensor``): arrays in, the kernel
-    writes into the first; Tensors in, torch's checks (``ops/_op._check_inplace``), then the kernel
-    writes into ``self``'s array and its version moves on. When autograd records the op or a
-    TorchDispatchMode is to see it, ``ops/_op.run_inplace_op`` takes over (the rare path)."""
+    writes into the first; Tensors in, the kernel writes into ``self``'s array and its version moves
+    on. The optimizers' hot path, so the common case is written out here rather than called: torch's
+    memory checks (``ops/_op._check_inplace``) inline, the version bump inline. When autograd
+    records the op, a TorchDispatchMode is to see it, or ``self`` is an inference tensor,
+    ``ops/_op.run_inplace_op`` takes over (the rare path: all of torch's checks, in its order)."""
     args = op._schema.arguments
     names, sig, call, kernel_call = _call_parts(args)
     target = names[0]
     all_args = "(" + "".join(f"{n}, " for n in names) + ")"
-    others = "(" + "".join(f"{n}, " for a, n in zip(args[1:], names[1:]) if a.is_tensor) + ")"
+    others = [(i, n) for i, (a, n) in enumerate(zip(args, names)) if a.is_tensor and i]
+    requires = "".join(f" or isinstance({n}, _Tensor) and {n}._requires_grad" for _, n in others)
+    edges = op.node._edge_positions if op.node is not None else ()
+    requires += "".join(f" or any(isinstance(_x, _Tensor) and _x._requires_grad for _x in {n})"
+                        for i, (a, n) in enumerate(zip(args, names)) if a.is_tensor_list and i in edges)
     lines = [f"def __call__(_op, {', '.join(sig)}):",
              f"    if isinstance({target}, _ARRAY_TYPES):",
              f"        return _kernel({call})   # arrays in: the kernel writes into {target}",
-             f"    _involved = _check_inplace({target}, {others}, {op._may_overlap!r}, {op._refuse_aliases!r})",
-             "    if _involved or seam.dispatching:   # autograd records it, or a dispatch mode sees it",
-             f"        return _run_inplace(_op, {all_args}, _involved)",
+             f"    _vc = {target}._vc",
+             f"    if _vc.inference or seam.dispatching or _state.enabled and ({target}._requires_grad{requires}):",
+             f"        return _run_inplace(_op, {all_args})   # autograd records it, a dispatch mode sees it",
              f"    _a0 = {target}._data"]
+    if not op._may_overlap:
+        lines += ["    if 0 in _a0.strides:   # (an expanded self: elements that share memory)",
+                  f"        _check_no_overlap({target})"]
+    for i, n in others:
+        lines += [f"    if isinstance({n}, _Tensor):",
+                  f"        _a{i} = {n}._data"]
+        if op._refuse_aliases:      # (only tensors that share a version counter may share memory)
+            lines += [f"        if {n}._vc is _vc:",
+                      f"            _check_aliases(_a0, _a{i}, {op._refuse_aliases!r})"]
+        lines += ["    else:",
+                  f"        _a{i} = {n}"]
     for i, (a, n) in enumerate(zip(args, names)):
-        if a.is_tensor and i:
-            lines.append(f"    _a{i} = {n}._data if isinstance({n}, _Tensor) else {n}")
+        if a.is_tensor_list:    # (index_put_'s indices: no memory of self's)
+            lines.append(f"    _a{i} = [_x._data if isinstance(_x, _Tensor) else _x for _x in {n}]")
     lines += ["    try:",
               f"        _kernel({kernel_call})",
               "    except _ARRAY_ERRORS as _e:",
               f"        raise _translate(_e, _op, {all_args}) from None",
-              f"    _bump({target}, {op._schema.name!r})",
+              "    _vc.version += 1   # (ops/_op.bump_version's steps)",
+              f"    _vc.last_op = {op._schema.name!r}",
+              "    _f = _user_frame(1)",
+              "    _vc.where = (_f.f_code.co_filename, _f.f_lineno) if _f is not None else None",
               f"    return {target}"]
     return "\n".join(lines) + "\n"
 
@@ -181,7 +202,12 @@ class _GeneratedOnFirstUse:
 
 def install_call(op, namespace):
     """Give ``op`` a class of its own (Python looks ``__call__`` up on the type) whose ``__call__`` is
-    generated from the op's declaration at its first call (or when ``op._source`` is read)."""
+    generated from the op's declaration at its first call (or when ``op._source`` is read).
+
+    ``op._call`` is the same function bound to ``op``: the way in for the hot public functions
+    (``Tensor.add_``). Calling the op object goes through its type's ``__call__`` slot, which packs
+    keyword arguments into a dict (``op(x, y, alpha=2)``: about twice a plain call's cost); a bound
+    method passes them on as they are."""
     cls = type(f"OpOverload_{op.__name__.replace('.', '_')}", (type(op),), {"__module__": type(op).__module__})
 
     def install():
@@ -193,10 +219,16 @@ def install_call(op, namespace):
                   _record=op.node._record if op.node is not None and op._functional is None else None)
         _compile(source, f"<glasstorch: aten.{op.__name__}>", ns)
         cls.__call__, cls._source, cls._namespace = ns["__call__"], source, ns
+        op._call = types.MethodType(ns["__call__"], op)
+
+    def first_call(*args, **kwargs):
+        install()
+        return op._call(*args, **kwargs)
 
     cls.__call__ = _GeneratedOnFirstUse(install, "__call__")
     cls._source = _GeneratedOnFirstUse(install, "_source")
     op.__class__ = cls
+    op._call = first_call
 
 
 # -----------------------------------------------------------------------------------------------

@@ -292,13 +292,70 @@ def test_getitem_and_setitem_pass_the_seam_under_torchs_names():
     assert seen == ["__setitem__", "__getitem__", "cat"]
 
 
-def test_in_place_indexing_is_not_seen_by_a_dispatch_mode_yet():
-    """The documented difference (README): index assignment writes without an aten op a dispatch mode
-    sees (torch's ``aten.index_put_``); the in-place methods show their out-of-place op."""
-    from aten_log import recorder
-    x, idx, v = glasstorch.zeros(3, 4), glasstorch.tensor([0, 2]), glasstorch.ones(4)
-    with recorder(glasstorch) as log:
-        x[idx] = v
-        x.index_fill_(0, idx, 2.0)
-    assert log.names == ["aten.index_fill.int_Scalar"]
-    assert x.tolist() == [[2.0] * 4, [0.0] * 4, [2.0] * 4]
+# The in-place indexing ops are aten ops of their own (aten.index_put_, aten.scatter_.src, ...), seen as
+# torch's are, with and without autograd; index assignment is aten.index_put_ (advanced index) or a view
+# and fill_/copy_ (basic index). Each step runs on a fresh x (an intermediate when autograd is on).
+_IN_PLACE_INTERNALS = {"clone", "detach", "ones_like", "lift_fresh", "_to_copy", "copy_", "expand", "zeros_like"}
+IN_PLACE_INDEXING = [
+    lambda L, x, y: x.scatter_(0, L.tensor([[0, 1, 2, 3, 0]]), y[:1]),
+    lambda L, x, y: x.scatter_(1, L.tensor([[4], [0], [2], [1]]), 2.0),
+    lambda L, x, y: x.scatter_add_(0, L.tensor([[0, 1, 2, 3, 0]] * 2), y[:2]),
+    lambda L, x, y: x.index_add_(0, L.tensor([1, 3, 1]), y[:3], alpha=2),
+    lambda L, x, y: x.index_put_((L.tensor([0, 2]),), y[1]),
+    lambda L, x, y: x.index_put_((L.tensor([0, 0, 3]), L.tensor([1, 1, 4])), y[0, :3], accumulate=True),
+    lambda L, x, y: x.__setitem__(L.tensor([3, 1]), y[:2]),
+    lambda L, x, y: x.__setitem__(y > 0, 0.5),
+    lambda L, x, y: x.__setitem__((slice(None), L.tensor([0, 4])), y[:, :1]),
+    lambda L, x, y: x.__setitem__((1, slice(None)), 1.5),
+    lambda L, x, y: x[1:].index_add_(1, L.tensor([0, 4]), y[1:, :2]),
+]
+
+
+def _in_place_indexing_run(lib, dtype, requires_grad):
+    from aten_log import recorder, packet
+    x0, y = (lib.tensor(a.astype(dtype), requires_grad=requires_grad) for a in _RNG_ARRAYS((4, 5), (4, 5)))
+    log = recorder(lib, keep=lambda name: packet(name) not in _IN_PLACE_INTERNALS and _declared(packet(name))
+                   and packet(name) != "gt")
+    xs = []
+    for step in IN_PLACE_INDEXING:
+        x = x0 * 1 if requires_grad else x0.clone()
+        with log:
+            step(lib, x, y)
+        xs.append(x)
+    nodes = [type(x.grad_fn).__name__ for x in xs] if requires_grad else None
+    if requires_grad:
+        sum((x * lib.arange(20.0, dtype=x.dtype).reshape(4, 5)).sum() for x in xs).backward()
+    grads = None if not requires_grad else [x0.grad.numpy(), y.grad.numpy()]
+    return log.names, np.stack([x.detach().numpy() for x in xs]), grads, nodes
+
+
+@pytest.mark.parametrize("requires_grad", [False, True], ids=["no_autograd", "autograd"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_dispatch_mode_sees_in_place_indexing_as_torch(dtype, requires_grad):
+    ours, theirs = (_in_place_indexing_run(lib, dtype, requires_grad) for lib in (glasstorch, torch))
+    assert ours[0] == theirs[0]
+    assert "aten.index_put_.default" in ours[0] and "aten.scatter_.src" in ours[0]
+    np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-6)
+    assert ours[3] == theirs[3]
+    if requires_grad:
+        for g, t in zip(ours[2], theirs[2]):
+            assert g.dtype == t.dtype
+            np.testing.assert_allclose(g, t, rtol=1e-6)
+
+
+def test_index_put_casts_one_value_at_a_mask_as_torch():
+    """torch's index_put_ hands one value put at a boolean mask to masked_fill_ (any dtype casts);
+    elsewhere the value's dtype must be self's."""
+    def run(lib):
+        x = lib.zeros(3)
+        out = [x.clone().index_put_((x == 0,), lib.tensor(2)).tolist(), x.index_put((x == 0,), lib.tensor([3])).tolist()]
+        for f in (lambda: x.clone().index_put_((lib.tensor([0]),), lib.tensor(1)),
+                  lambda: x.clone().index_put_((x == 0,), lib.tensor(1), accumulate=True)):
+            with pytest.raises(RuntimeError, match="Index put requires the source and destination dtypes match"):
+                f()
+        y = lib.zeros(3)
+        y[y == 0] = lib.tensor(4)
+        return out + [y.tolist()]
+    assert run(glasstorch) == run(torch)
+
+

@@ -490,3 +490,29 @@ def test_in_place_bool_alpha_is_refused_with_the_seam_on(monkeypatch):
     for name in ("add_", "sub_"):
         with pytest.raises(RuntimeError, match="Boolean alpha only supported"):
             getattr(glasstorch.ones(3), name)(glasstorch.ones(3), alpha=True)
+
+
+def _bitwise_run(lib):
+    """The bitwise ops and their in-place forms (operators, methods, numbers, bools) under a
+    recording dispatch mode, then the values and torch's refusals."""
+    x, y = lib.tensor([1, 2, 3]), lib.tensor([3, 1, 0])
+    b = x > 1
+    with recorder(lib) as seen:
+        r = [x & y, x & 2, 2 & x, x | y, b ^ b, x & True, x.bitwise_and(y), lib.bitwise_or(x, 2)]
+        x.bitwise_xor_(2)
+        b &= b
+        b |= True
+        x ^= y
+        x[1:].bitwise_or_(y[:2])
+    errors = []
+    for bad in (lambda: x.float() & 1, lambda: x & 1.5, lambda: b.__iand__(x), lambda: x[:2].__iand__(y)):
+        with pytest.raises((RuntimeError, NotImplementedError)) as e:
+            bad()
+        errors.append((e.type.__name__, str(e.value)))
+    return seen.names, [t.tolist() for t in r], x.tolist(), b.tolist(), errors
+
+
+def test_bitwise_ops_in_place_are_torchs_aten_ops():
+    ours, theirs = _bitwise_run(glasstorch), _bitwise_run(torch)
+    assert ours == theirs
+    assert "aten.bitwise_and_.Tensor" in ours[0] and "aten.bitwise_or_.Scalar" in ours[0]

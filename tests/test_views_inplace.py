@@ -1118,3 +1118,34 @@ def test_storage_offset_of_an_expanded_or_restrided_view():
         t = lib.arange(10.0)[2:]
         return t.expand(2, 8).storage_offset(), t.reshape(2, 4).t().unsqueeze(1).storage_offset()
     same(case)
+
+
+def test_view_of_strided_tensors_as_torch():
+    """view of non-contiguous tensors (transposed, sliced, permuted): the same strides as torch's
+    computeStride, or torch's error, for every shape that splits or merges their dims -- NumPy's own
+    reshape answers where no dim has size 1."""
+    rng = np.random.default_rng(7)
+
+    def factorings(n, parts):
+        if parts == 1:
+            return [(n,)]
+        return [(d,) + rest for d in range(2, n + 1) if n % d == 0 for rest in factorings(n // d, parts - 1)]
+
+    sources = {
+        "t": lambda L: L.arange(96.0).reshape(8, 12).t(),
+        "slice": lambda L: L.arange(192.0).reshape(8, 24)[:, ::2],
+        "permute": lambda L: L.arange(96.0).reshape(2, 4, 12).permute(0, 2, 1),
+        "inner_slice": lambda L: L.arange(192.0).reshape(2, 4, 24)[:, :, :12],
+    }
+    for name, make in sources.items():
+        shapes = [s for parts in (1, 2, 3, 4) for s in factorings(96, parts)]
+        for shape in [shapes[i] for i in rng.choice(len(shapes), 25, replace=False)] + [(96,), (1, 96), (8, 1, 12)]:
+            def run(lib):
+                x = make(lib)
+                try:
+                    v = x.view(*shape)
+                except RuntimeError as e:
+                    return "error", "view size is not compatible" in str(e)
+                return v.stride(), v.storage_offset(), v.reshape(-1).tolist()
+            ours, theirs = run(gt), run(torch)
+            assert ours == theirs, (name, shape)

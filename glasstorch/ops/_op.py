@@ -91,49 +91,21 @@ def result_dtype(*args):
 
 
 def operands(a, b):
-    """Arrays (or a NumPy scalar for a number b) to compute ``a op b`` in torch's result dtype.
-
-    A Python number ``b`` comes back as a NumPy scalar of the (promoted) array's dtype, so NumPy
-    computes in exactly that dtype whatever its version: NumPy 2 treats a bare Python number as
-    "weak" (NEP 50) and would keep the array's dtype anyway, but NumPy 1.x's value-based casting makes
-    a 0-d float32 array times a Python float a float64, and a bool array plus 3 an int8.
-    """
-    da = a._data
-    if isinstance(b, Tensor):
-        db = b._data
-        if da.dtype is db.dtype or da.dtype == db.dtype:
-            return da, db
-        rt = result_dtype(a, b).numpy_dtype
-        return (da if da.dtype == rt else da.astype(rt)), (db if db.dtype == rt else db.astype(rt))
-    k = da.dtype.kind
-    tb = type(b)
-    if tb is float:
-        if k in "biu":
-            da = da.astype(_dtype.get_default_dtype().numpy_dtype)
-    elif tb is int:
-        if k in "iu":
-            info = xp.iinfo(da.dtype)
-            if not info.min <= b <= info.max:  # torch wraps around; NumPy refuses: wrap explicitly
-                return da, xp.array(b).astype(da.dtype)[()]
-        elif k == "b":
-            da = da.astype(xp.int64)
-    elif tb is bool:
-        pass
-    elif tb is complex:
-        if k != "c":
-            da = da.astype("complex64" if da.dtype != xp.float64 else "complex128")
-    elif isinstance(b, (int, float)):  # numpy scalars and friends behave like Python numbers
-        return operands(a, b.item() if hasattr(b, "item") else float(b))
-    else:
-        raise TypeError(f"unsupported operand type: 'Tensor' and '{tb.__name__}'")
-    return da, da.dtype.type(b)
+    """The arrays (``b`` may stay a number) to compute ``a op b`` in torch's result dtype, for a Tensor
+    ``a`` and a Tensor or a number ``b``: :func:`promote_arrays` on their arrays."""
+    return promote_arrays(a._data, b._data if isinstance(b, Tensor) else b)
 
 
 def promote_arrays(a, b):
-    """``operands`` on arrays, for kernels: ``a`` an array, ``b`` an array or a Python number.
+    """Arrays (``b`` may stay a number) to compute ``a op b`` in torch's result dtype (the one place of
+    torch's type promotion for a binary op, kernels and public functions alike): ``a`` an array, ``b``
+    an array or a number.
 
     A 0-d array (or NumPy scalar) takes part as a 0-dim tensor does: it changes the result dtype only
-    if it is of a higher category (float64 0-d times float32 is float32)."""
+    if it is of a higher category (float64 0-d times float32 is float32). A Python number is "weak",
+    as in torch: it keeps the array's dtype within its category (an int tensor times a float is of the
+    default float dtype). NumPy 1.x's value-based casting would compute a 0-d float32 array times a
+    Python float in float64: a 0-d ``a`` gets ``b`` as an array of its dtype."""
     if isinstance(b, _ops._ARRAY_TYPES):   # (read at each call: CuPy's type joins it when CuPy is imported)
         ta, tb = a.dtype, b.dtype
         if ta is tb or ta == tb:
@@ -160,8 +132,8 @@ def promote_arrays(a, b):
     elif tb is complex:
         if k != "c":
             a = a.astype("complex64" if a.dtype != xp.float64 else "complex128")
-    elif b is None:
-        raise TypeError("unsupported operand type: 'Tensor' and 'NoneType'")
+    elif isinstance(b, (int, float)):  # NumPy's scalars and friends behave like Python numbers
+        return promote_arrays(a, b.item() if hasattr(b, "item") else float(b))
     else:
         raise TypeError(f"unsupported operand type: 'Tensor' and '{tb.__name__}'")
     if not a.ndim:  # NumPy 1.x would compute a 0-d float32 times a float (or an int32 plus an int) in 64 bits
@@ -228,12 +200,18 @@ def _check_inplace(self, others=(), may_overlap=False, refuse_aliases="partial")
         # (tensors sharing memory share a version counter -- views, detach() -- but for .data and
         # a second from_numpy of one array; only those pay for the memory test)
         if isinstance(o, Tensor) and o._vc is vc:
-            lap = overlap(self._data, o._data)
-            if lap == "partial" or lap == "full" and refuse_aliases == "any":
-                raise RuntimeError("unsupported operation: some elements of the input tensor and the written-to "
-                                   "tensor refer to a single memory location. Please clone() the tensor before "
-                                   "performing the operation.")
+            _check_aliases(self._data, o._data, refuse_aliases)
     return involved
+
+
+def _check_aliases(target, source, refuse_aliases):
+    """torch's refusal of an input array that shares part of the written-to array's memory (all of it
+    too, with ``refuse_aliases="any"``)."""
+    lap = overlap(target, source)
+    if lap == "partial" or lap == "full" and refuse_aliases == "any":
+        raise RuntimeError("unsupported operation: some elements of the input tensor and the written-to "
+                           "tensor refer to a single memory location. Please clone() the tensor before "
+                           "performing the operation.")
 
 
 def _check_no_overlap(self):
@@ -300,16 +278,19 @@ def _take_over(self, node):
 _ARRAY_ERRORS = array_errors()
 
 
-def run_inplace_op(op, args, involved):
+def run_inplace_op(op, args):
     """An in-place variant (``defop(..., inplace_of=...)``, e.g. ``aten.add_.Tensor``) when autograd
-    records it (``involved``: what ``_check_inplace`` returned) or a TorchDispatchMode is on -- the
-    rare path of its generated call. ``args``: the call's arguments in schema order.
+    may record it, a TorchDispatchMode is on or ``self`` is an inference tensor -- the rare path of
+    its generated call, which makes all of torch's checks (``_check_inplace``). ``args``: the call's
+    arguments in schema order.
 
     As torch's generated code does: the out-of-place twin's node is recorded before the write, from
     ``self``'s old history (and its old value, when a formula reads it: torch's ``original_self``),
     its result standing for ``self``; the write is the kernel's, or the dispatch mode's (which sees
     ``aten.add_.Tensor`` below autograd and runs it); then ``self`` takes the node over."""
     self = args[0]
+    involved = _check_inplace(self, tuple(args[i] for i in op._tensor_positions[1:]),
+                              op._may_overlap, op._refuse_aliases)
     node_cls = op.node
     node = None
     if involved and node_cls is not None:
@@ -322,7 +303,9 @@ def run_inplace_op(op, args, involved):
     if seam.dispatching:
         op._dispatch_below_autograd(args)
     else:
-        positional, kwargs = op._split_args(tuple(a._data if isinstance(a, Tensor) else a for a in args))
+        positional, kwargs = op._split_args(tuple(
+            a._data if isinstance(a, Tensor) else [x._data if isinstance(x, Tensor) else x for x in a]
+            if isinstance(a, list) else a for a in args))   # (a list: index_put_'s indices)
         try:
             op.kernel(*positional, **kwargs)
         except _ARRAY_ERRORS as e:
@@ -400,4 +383,4 @@ def _bc(a, b):
         return False
 
 
-_ops._bind_inplace_helpers(_check_inplace, run_inplace_op, bump_version, write_into)
+_ops._bind_inplace_helpers(run_inplace_op, _check_no_overlap, _check_aliases, write_into)

@@ -121,9 +121,22 @@ def _put_into(out, idx, values, accumulate):
 
 
 def _index_put_kernel(self, indices, values, accumulate=False):
-    out = self.copy()
-    _put_into(out, _checked_put(out, indices, values), values, accumulate)
-    return out
+    return _index_put_into_kernel(self.copy(), indices, values, accumulate)
+
+
+def _index_put_into_kernel(self, indices, values, accumulate=False):
+    """index_put_: written into ``self`` itself. NumPy's write checks the value's shape before it
+    writes, with torch's broadcasting rule but for a value with leading 1s (more dims than the
+    indexed places), which only NumPy accepts: that one is checked first. One value put at a boolean
+    mask is cast to ``self``'s dtype (torch's kernel hands that case to masked_fill_)."""
+    cast = not accumulate and values.size == 1 and len(indices) == 1 and indices[0] is not None \
+        and indices[0].dtype == bool
+    idx = _checked_put(self, indices, values, cast, check_shape=values.ndim > 0 and values.shape[0] == 1)
+    try:
+        _put_into(self, idx, values, accumulate)
+    except ValueError:
+        raise _put_shape_error(self, idx, values) from None
+    return self
 
 
 index_op = defop("index.Tensor(Tensor self, Tensor?[] indices) -> Tensor", _index_kernel, node="IndexBackward0",
@@ -135,6 +148,10 @@ index_put_op = defop("index_put(Tensor self, Tensor?[] indices, Tensor values, b
                      aten.index_put(grad, indices, aten.new_zeros(grad, ()), False),
                      values=lambda grad, indices: aten.index(grad, indices),
                      indices=None)
+# (torch's index_put_ may write one value into elements that share memory, and refuses a value that is self)
+index_put__op = defop("index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) "
+                      "-> Tensor(a!)", _index_put_into_kernel, inplace_of=index_put_op,
+                      may_overlap=True, refuse_aliases="any")
 
 
 # ---- gather / scatter ------------------------------------------------------------------------
@@ -232,6 +249,18 @@ scatter_reduce_src_op = defop("scatter.reduce(Tensor self, int dim, Tensor index
                               _scatter_reduce_kernel, node="NotImplemented", index=None)
 scatter_reduce_value_op = defop("scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) "
                                 "-> Tensor", _scatter_reduce_kernel, node="NotImplemented", index=None)
+# the in-place variants: the out-of-place result written into self (torch's kernels refuse an input
+# that shares any of self's memory)
+scatter_add__op = defop("scatter_add_(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)",
+                        inplace_of=scatter_add_op, refuse_aliases="any")
+scatter__src_op = defop("scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)",
+                        inplace_of=scatter_src_op, refuse_aliases="any")
+scatter__value_op = defop("scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)",
+                          inplace_of=scatter_value_op, refuse_aliases="any")
+scatter__reduce_src_op = defop("scatter_.reduce(Tensor(a!) self, int dim, Tensor index, Tensor src, *, str reduce) "
+                               "-> Tensor(a!)", inplace_of=scatter_reduce_src_op, refuse_aliases="any")
+scatter__reduce_value_op = defop("scatter_.value_reduce(Tensor(a!) self, int dim, Tensor index, Scalar value, *, "
+                                 "str reduce) -> Tensor(a!)", inplace_of=scatter_reduce_value_op, refuse_aliases="any")
 
 
 # ---- index_select / index_add / index_copy / index_fill ---------------------------------------
@@ -309,6 +338,8 @@ index_copy_op = defop("index_copy(Tensor self, int dim, Tensor index, Tensor sou
                       self=lambda grad, dim, index: aten.index_fill.int_Scalar(grad, dim, index, 0),
                       source=lambda grad, dim, index, source: _index_source_backward(grad, dim, index, source),
                       index=None)
+index_add__op = defop("index_add_(Tensor(a!) self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) "
+                      "-> Tensor(a!)", inplace_of=index_add_op, refuse_aliases="any")
 index_fill_op = defop("index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor",
                       _index_fill_kernel, node="IndexFillBackward0",
                       self=lambda grad, dim, index: aten.index_fill.int_Scalar(grad, dim, index, 0), index=None)
@@ -612,39 +643,13 @@ def _copy_to(dst, src):
         copy_(dst, _prefix_1s_stripped(src).expand(dst._data.shape))
 
 
-def _index_put_(dst, indices, value, cast_value=False):
-    """``dst[indices] = value`` for an advanced index: torch's ``index_put_``, whose node is
-    IndexPutBackward0 (the value viewed without its leading 1s, as torch's setitem does). The
-    value must have ``dst``'s dtype, unless ``cast_value`` (torch's path for a boolean mask and a
-    one-element value). The node is recorded from the inputs' histories before the write (``dst``'s
-    old one first); ``rebase_history`` then makes it ``dst``'s history (through CopySlices onto
-    the base when ``dst`` is a view)."""
+def _index_put_(dst, indices, value):
+    """``dst[indices] = value`` for an advanced index: torch's ``aten.index_put_``, the value viewed
+    without its leading 1s, as torch's setitem does."""
     vs = value._data.shape
     if vs and vs[0] == 1:
         value = _prefix_1s_stripped(value)
-    involved = _check_inplace(dst, (value,), may_overlap=True, refuse_aliases="any")
-    d = dst._data
-    # (the value's shape is checked by the write itself, which NumPy checks before it writes: setitem
-    # has stripped the value's leading 1s, so NumPy's broadcasting rule is torch's here)
-    idx = _checked_put(d, [None if i is None else i._data for i in indices], value._data, cast_value,
-                       check_shape=False)
-    if not involved:
-        try:
-            _put_into(d, idx, value._data, False)
-        except ValueError:
-            raise _put_shape_error(d, idx, value._data) from None
-        bump_version(dst, "index_put_")
-        return
-    try:
-        xp.broadcast_to(value._data, d[idx].shape)
-    except ValueError:
-        raise _put_shape_error(d, idx, value._data) from None
-    # (recorded on a stand-in output of dst's shape and dtype: the gradient reductions for a
-    # broadcast or cast value are set up as for any op)
-    node = index_put_op.node._record(index_put_op, (dst, indices, value, False), [dst, value], _wrap(d))
-    _put_into(d, idx, value._data, False)
-    bump_version(dst, "index_put_")
-    rebase_history(dst, node)
+    index_put__op(dst, indices, value)
 
 
 _NUMBERS = (int, float, bool)
@@ -661,16 +666,14 @@ def setitem(input, index, value):
         raise _checks.assign_type_error(value, input)  # x[0] = [1.0, 2.0]: torch's TypeError
     if index is False:
         return
-    if not input._requires_grad and _write_directly(input, index, value):
+    if not input._requires_grad and not seam.dispatching and _write_directly(input, index, value):
         return
     if not isinstance(value, Tensor):
         from ._op import as_tensor_arg
         value = as_tensor_arg(value, input)
     out, indices, advanced = _apply_slicing(input, index)
     if advanced:
-        mask_and_one_value = isinstance(index, Tensor) and index._data.dtype == bool and index._data.ndim \
-            and value._data.size == 1
-        _index_put_(out, indices, value, cast_value=mask_and_one_value)
+        _index_put_(out, indices, value)
     else:
         _copy_to(out, value)
 
@@ -747,29 +750,38 @@ def gather(input, dim, index, *, sparse_grad=False):
     return gather_op(input, dim, index, sparse_grad=sparse_grad)
 
 
+# (torch's overloads: src a tensor or a number, with reduce= or without) -> (out-of-place, in-place)
+_SCATTER_OPS = {(True, False): (scatter_src_op, scatter__src_op), (False, False): (scatter_value_op, scatter__value_op),
+                (True, True): (scatter_reduce_src_op, scatter__reduce_src_op),
+                (False, True): (scatter_reduce_value_op, scatter__reduce_value_op)}
+
+
+def _scatter(in_place, input, dim, index, src, value, reduce):
+    """scatter and scatter_: the overload for ``src`` (a tensor, or ``value``, a number) and ``reduce``."""
+    if src is None:
+        src = value
+    is_tensor = isinstance(src, Tensor)
+    op = _SCATTER_OPS[is_tensor, reduce is not None][in_place]
+    if reduce is None:
+        return op(input, dim, index, src)
+    if is_tensor:
+        _warnings.warn("The reduce argument of torch.scatter with Tensor src is deprecated and will be removed in "
+                       "a future PyTorch release. Use torch.scatter_reduce instead for more reduction options.")
+    return op(input, dim, index, src, reduce=reduce)
+
+
 @method()
 def scatter(input, dim, index, src=None, *, value=None, reduce=None):
     if seam.on:
         return seam.torch_function(scatter, (input, dim, index, src), {"value": value, "reduce": reduce})
-    if src is None:
-        src = value
-    if reduce is not None:
-        if isinstance(src, Tensor):
-            warnings.warn("The reduce argument of torch.scatter with Tensor src is deprecated and will be removed in "
-                          "a future PyTorch release. Use torch.scatter_reduce instead for more reduction options.",
-                          UserWarning, stacklevel=2)
-            return scatter_reduce_src_op(input, dim, index, src, reduce=reduce)
-        return scatter_reduce_value_op(input, dim, index, src, reduce=reduce)
-    if isinstance(src, Tensor):
-        return scatter_src_op(input, dim, index, src)
-    return scatter_value_op(input, dim, index, src)
+    return _scatter(False, input, dim, index, src, value, reduce)
 
 
 @method()
 def scatter_(input, dim, index, src=None, *, value=None, reduce=None):
     if seam.on:
         return seam.torch_function(scatter_, (input, dim, index, src), {"value": value, "reduce": reduce})
-    return inplace(input, "scatter_", scatter, dim, index, src, value=value, reduce=reduce)
+    return _scatter(True, input, dim, index, src, value, reduce)
 
 
 @method()
@@ -783,7 +795,7 @@ def scatter_add(input, dim, index, src):
 def scatter_add_(input, dim, index, src):
     if seam.on:
         return seam.torch_function(scatter_add_, (input, dim, index, src), {})
-    return inplace(input, "scatter_add_", scatter_add_op, dim, index, src)
+    return scatter_add__op(input, dim, index, src)
 
 
 from .scatter_reduce import scatter_reduce  # noqa: E402,F401  (its own file: the op and its derivative)
@@ -807,7 +819,7 @@ def index_add(input, dim, index, source, *, alpha=1):
 def index_add_(input, dim, index, source, *, alpha=1):
     if seam.on:
         return seam.torch_function(index_add_, (input, dim, index, source), {"alpha": alpha})
-    return inplace(input, "index_add_", index_add_op, dim, index, source, alpha=alpha)
+    return index_add__op(input, dim, index, source, alpha=alpha)
 
 
 @method()
@@ -860,7 +872,7 @@ def index_put(input, indices, values, accumulate=False):
 def index_put_(input, indices, values, accumulate=False):
     if seam.on:
         return seam.torch_function(index_put_, (input, indices, values, accumulate), {})
-    return inplace(input, "index_put_", index_put_op, _index_list(indices), values, accumulate)
+    return index_put__op(input, _index_list(indices), values, accumulate)
 
 
 @method()

@@ -31,6 +31,7 @@ weight gradient recomputes the input's columns, as torch does, instead of keepin
 channels x kernel times larger copy of every layer's input alive between forward and backward.
 """
 import itertools
+import math
 import weakref
 
 from .. import _checks, _dtype
@@ -42,13 +43,6 @@ from ._op import kernel_not_implemented
 from ..autograd import grad_mode
 
 _as_strided = as_strided   # (NumPy's, or a meta view)
-
-
-def _prod(xs):
-    n = 1
-    for s in xs:
-        n *= s
-    return n
 
 
 def _size_str(sizes):
@@ -127,7 +121,7 @@ def _im2col(x, kernel, stride, padding, dilation, groups, bl):
         strides = ((st[1],) + tuple(st[2 + i] * dilation[i] for i in range(nd)) + (st[0],)
                    + tuple(st[2 + i] * stride[i] for i in range(nd)))
     windows = _as_strided(xpad, shape, strides, writeable=False)      # a view: no copy
-    return windows.reshape(groups, (c // groups) * _prod(kernel), n * _prod(out)), out
+    return windows.reshape(groups, (c // groups) * math.prod(kernel), n * math.prod(out)), out
 
 
 def _col2im(cols, channels, n, size, kernel, stride, padding, dilation, out_grid, bl):
@@ -217,7 +211,7 @@ def _conv_input_grad(g, w, channels, size, stride, padding, dilation, groups, bl
     if rows is None:
         rows = _rows(g, groups, bl)                                               # (g, O/g, N*L)
     wt = w.reshape(groups, w.shape[0] // groups, -1).transpose(0, 2, 1)           # (g, C/g*K, O/g)
-    cols = _matmul(wt, rows).reshape(channels * _prod(kernel), -1)
+    cols = _matmul(wt, rows).reshape(channels * math.prod(kernel), -1)
     return _col2im(cols, channels, g.shape[0], size, kernel, stride, padding, dilation, g.shape[2:], bl)
 
 
@@ -357,7 +351,7 @@ def _convolution_double_backward(grads, grad_output, input, weight, stride, padd
     """
     gg_input, gg_weight, gg_bias = grads
     nd = weight.ndim - 2
-    empty = _prod(input.shape) == 0
+    empty = math.prod(input.shape) == 0
     g_grad_output = g_input = g_weight = None
     if not empty:
         if gg_input is not None:
@@ -535,7 +529,7 @@ def _im2col_kernel(self, kernel_size, dilation, padding, stride):
     x = self if self.ndim == 4 else self[None]
     cols, _ = _im2col(x, kernel_size, stride, padding, dilation, 1, False)      # (1, C*K, N*L), batch first
     n, c = x.shape[:2]
-    y = _swap01(cols.reshape(c * _prod(kernel_size), n, -1))                    # (N, C*K, L)
+    y = _swap01(cols.reshape(c * math.prod(kernel_size), n, -1))                    # (N, C*K, L)
     return y if self.ndim == 4 else y[0]
 
 
@@ -545,7 +539,7 @@ def _col2im_kernel(self, output_size, kernel_size, dilation, padding, stride):
                            f"dimensions for input, but got: {list(self.shape)}")
     cols = self if self.ndim == 3 else self[None]
     n, ck, length = cols.shape
-    k = _prod(kernel_size)
+    k = math.prod(kernel_size)
     if ck % k:
         raise RuntimeError(f"Expected size of input's dimension 1 to be divisible by the product of kernel_size, but "
                            f"got input.size(1)={ck} and kernel_size=({kernel_size[0]}, {kernel_size[1]})")

@@ -185,7 +185,7 @@ def _make_unary(name, node_name, forward, derivative, int_ok):
                  f"def {name}_(self):\n"
                  f"    if seam.on:\n"
                  f"        return seam.torch_function({name}_, (self,), {{}})\n"
-                 + (f"    return inplace(self, '{name}_', {name})\n" if op_ is None else "    return op_(self)\n"),
+                 + (f"    return inplace(self, '{name}_', {name})\n" if op_ is None else "    return op_._call(self)\n"),
                  f"<glasstorch: torch.{name}>", "exec"), namespace)
     public = namespace[name]
     public.__doc__ = f"torch.{name}: elementwise {name}." + (f" Backward node: {node_name}." if node_name else "")
@@ -900,23 +900,39 @@ logical_or = _compare("logical_or", xp.logical_or)
 logical_xor = _compare("logical_xor", xp.logical_xor)
 
 
-def _bitwise(name, ufunc, dunder, rdunder):
-    def compute(input, other):
-        da, db = operands(input, other)
-        if da.dtype.kind == "f" or isinstance(db, float) or getattr(db, "dtype", None) is not None and db.dtype.kind == "f":
+def _bitwise(name, ufunc, dunder, rdunder, idunder):
+    """``aten.<name>.Tensor``/``.Scalar`` (no derivative: torch's are integral) and their in-place
+    variants ``aten.<name>_.Tensor``/``.Scalar``; the public functions, the operators (``x & y``,
+    ``2 & x``, ``x &= y``) and the in-place method, each a function of its own as in torch."""
+    def kernel(self, other):
+        a, b = promote_arrays(self, other)
+        if a.dtype.kind == "f" or isinstance(b, float) or getattr(b, "dtype", None) is not None and b.dtype.kind == "f":
             raise NotImplementedError(f'"{name}_cpu" not implemented for \'Float\'')
         try:
-            return _wrap(ufunc(da, db))
+            return ufunc(a, b)
         except ValueError:
-            raise _checks.broadcast_error(da.shape, xp.shape(db)) from None
+            raise _checks.broadcast_error(a.shape, xp.shape(b)) from None
+    kernel.__name__ = kernel.__qualname__ = f"{name}_kernel"
+    tensor_op = defop(f"{name}.Tensor(Tensor self, Tensor other) -> Tensor", kernel)
+    scalar_op = defop(f"{name}.Scalar(Tensor self, Scalar other) -> Tensor", kernel)
+    tensor_op_ = defop(f"{name}_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", inplace_of=tensor_op)
+    scalar_op_ = defop(f"{name}_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", inplace_of=scalar_op)
+
+    def compute(input, other):
+        return (tensor_op if isinstance(other, Tensor) else scalar_op)(input, other)
+
+    def compute_(self, other):
+        return (tensor_op_ if isinstance(other, Tensor) else scalar_op_)(self, other)
     for n in (name, dunder, rdunder):
         setattr(Tensor, n, _on_the_seam(n, compute))
+    for n in (name + "_", idunder):
+        setattr(Tensor, n, _on_the_seam(n, compute_))
     return getattr(Tensor, name)
 
 
-bitwise_and = _bitwise("bitwise_and", xp.bitwise_and, "__and__", "__rand__")
-bitwise_or = _bitwise("bitwise_or", xp.bitwise_or, "__or__", "__ror__")
-bitwise_xor = _bitwise("bitwise_xor", xp.bitwise_xor, "__xor__", "__rxor__")
+bitwise_and = _bitwise("bitwise_and", xp.bitwise_and, "__and__", "__rand__", "__iand__")
+bitwise_or = _bitwise("bitwise_or", xp.bitwise_or, "__or__", "__ror__", "__ior__")
+bitwise_xor = _bitwise("bitwise_xor", xp.bitwise_xor, "__xor__", "__rxor__", "__ixor__")
 
 
 @method()
@@ -1372,7 +1388,8 @@ def _inplace_add(name, op_):
             return seam.torch_function(method_, (self, other), {"alpha": alpha} if given else {})
         if type(alpha) is bool:     # (True == 1: checked first)
             _check_bool_alpha(self, other, alpha)
-        return op_(self, other) if alpha == 1 else op_(self, other, alpha=alpha)
+        # (op_._call: the op's generated call, bound -- see _ops_codegen.install_call)
+        return op_._call(self, other) if alpha == 1 else op_._call(self, other, alpha=alpha)
     method_.__name__, method_.__qualname__ = name, "Tensor." + name
     method_.__doc__ = f"In place: self {'+' if name == 'add_' else '-'}= alpha * other (aten.{name}.Tensor)."
     return method_
@@ -1382,7 +1399,7 @@ def mul_(self, other):
     """In place: self *= other (aten.mul_.Tensor)."""
     if seam.on:
         return seam.torch_function(mul_, (self, other), {})
-    return mul__op(self, other)
+    return mul__op._call(self, other)
 
 
 Tensor.add_ = Tensor.__iadd__ = _inplace_add("add_", add__op)
@@ -1396,7 +1413,7 @@ def div_(self, other, *, rounding_mode=None):
         return seam.torch_function(div_, (self, other), {"rounding_mode": rounding_mode} if rounding_mode else {})
     if rounding_mode is not None:
         return div__mode_op(self, other, rounding_mode=rounding_mode)
-    return div__op(self, other)
+    return div__op._call(self, other)
 
 
 Tensor.div_ = Tensor.__itruediv__ = Tensor.divide_ = Tensor.true_divide_ = div_
@@ -1499,23 +1516,6 @@ def square_(self):
 Tensor.__ifloordiv__ = Tensor.floor_divide_ = floor_divide_
 Tensor.atan2_, Tensor.clamp_, Tensor.clip_, Tensor.lerp_ = atan2_, clamp_, clamp_, lerp_
 Tensor.nan_to_num_, Tensor.square_ = nan_to_num_, square_
-
-
-def _inplace_method(name, functional):
-    """``Tensor.<name>``, the in-place form of ``functional`` that has no aten in-place variant here yet
-    (the bitwise ones): the functional op, its result written into ``self`` (``_op.inplace``)."""
-    def method_(self, *args, **kwargs):
-        if seam.on:
-            return seam.torch_function(method_, (self,) + args, kwargs)
-        return inplace(self, name, functional, *args, **kwargs)
-    method_.__name__, method_.__qualname__ = name, "Tensor." + name
-    method_.__doc__ = f"In-place {functional.__name__}: writes the result into self and returns self."
-    return method_
-
-
-Tensor.__iand__ = _inplace_method("bitwise_and_", bitwise_and)
-Tensor.__ior__ = _inplace_method("bitwise_or_", bitwise_or)
-Tensor.__ixor__ = _inplace_method("bitwise_xor_", bitwise_xor)
 
 
 def _broadcast_shape(a, b):
@@ -1698,7 +1698,8 @@ def _addc_(name, op_):
     def method_(self, tensor1, tensor2, *, value=1):
         if seam.on:
             return seam.torch_function(method_, (self, tensor1, tensor2), {"value": value})
-        return op_(self, tensor1, tensor2) if value == 1 else op_(self, tensor1, tensor2, value=value)
+        # (op_._call: the op's generated call, bound -- see _ops_codegen.install_call)
+        return op_._call(self, tensor1, tensor2) if value == 1 else op_._call(self, tensor1, tensor2, value=value)
     method_.__name__, method_.__qualname__ = name, "Tensor." + name
     method_.__doc__ = f"In place: self += value * tensor1 {'*' if name == 'addcmul_' else '/'} tensor2 (aten.{name})."
     return method_

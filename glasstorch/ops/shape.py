@@ -149,8 +149,12 @@ _VIEW_STRIDE_ERROR = ("view size is not compatible with input tensor's size and 
 def _view_kernel(self, size):
     size = _infer_shape(size, self.size)
     out = self.view()
-    if self.flags.c_contiguous and self.size and 1 not in self.shape:
-        out.shape = size        # (the common case: NumPy's strides are torch's, as contiguous ones)
+    if self.size and 1 not in self.shape and (self.flags.c_contiguous or 1 not in size):
+        # the common case: NumPy's strides are torch's (they stride only a dim of size 1 otherwise)
+        try:
+            out.shape = size
+        except (AttributeError, MemoryError):   # (NumPy: the shape needs a copy, which it made to refuse it)
+            raise RuntimeError(_VIEW_STRIDE_ERROR) from None
         return out
     strides = view_strides(self.shape, self.strides, size)   # (torch's computeStride)
     if strides is None:
