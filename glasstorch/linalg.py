@@ -17,12 +17,14 @@ from ._dtype import float64
 from .ops.creation import tensor
 from .ops.linalg import (LinAlgError, det, matrix_power, linalg_slogdet_op, linalg_inv_ex_op,  # noqa: F401
                          linalg_solve_ex_op, linalg_solve_triangular_op, linalg_eig_op, linalg_eigh_op, linalg_svd_op,
-                         linalg_qr_op, linalg_cholesky_ex_op, linalg_pinv_op, linalg_cross_op, multi_dot)
+                         linalg_qr_op, linalg_cholesky_ex_op, linalg_pinv_op, linalg_cross_op, multi_dot,
+                         matrix_exp, householder_product, geqrf)
 from .ops.reduction import vector_norm, amax, amin, sum as _sum  # noqa: F401
 
 __all__ = ["LinAlgError", "det", "slogdet", "inv", "inv_ex", "solve", "solve_ex", "solve_triangular", "eig",
            "eigvals", "eigh", "eigvalsh", "svd", "svdvals", "qr", "cholesky", "cholesky_ex", "pinv", "matrix_rank",
-           "matrix_power", "matrix_norm", "vector_norm", "norm", "cross", "multi_dot"]
+           "matrix_power", "matrix_norm", "vector_norm", "norm", "cross", "multi_dot", "matrix_exp",
+           "householder_product"]
 
 
 def slogdet(A):

@@ -60,4 +60,5 @@ _make("linalg_qr", ("Q", "R"))
 _make("linalg_inv_ex", ("inverse", "info"))
 _make("linalg_cholesky_ex", ("L", "info"))
 _make("linalg_solve_ex", ("result", "info"))
+_make("geqrf", ("a", "tau"))
 del _name
