@@ -3208,3 +3208,44 @@ register(
     OpInfo("take", samples=_take_samples),
     OpInfo("diag_embed", samples=_diag_embed_samples),
 )
+
+
+# ---- weight normalisation and the matrix functions under nn.utils.parametrizations (ops/weight_norm.py,
+# ops/linalg.py) ------------------------------------------------------------------------------------------
+def _weight_norm_samples(make, dtype):
+    yield SampleInput(make((3, 4), low=0.5), make((3, 1)), 0)                  # the fused op, first dim
+    yield SampleInput(make((2, 3, 4), low=0.5), make((1, 1, 4)), 2)            # the fused op, last dim
+    yield SampleInput(make((2, 3, 4), low=0.5), make((1, 3, 1)), 1)            # torch's composite
+    yield SampleInput(make((3, 4), layout="T", low=0.5), make(()), -1)         # over everything
+
+
+def _norm_except_dim_samples(make, dtype):
+    yield SampleInput(make((3, 4), low=0.5), 2, 0)
+    yield SampleInput(make((2, 3, 4), low=0.5), 2, 1)
+    yield SampleInput(make((2, 3, 4), low=0.5), 3, 2)
+    yield SampleInput(make((3, 4), low=0.5), 2, -1)
+
+
+def _matrix_exp_samples(make, dtype):
+    yield SampleInput(make((3, 3), low=-1, high=1))
+    yield SampleInput(make((2, 3, 3), low=-2, high=2))
+    yield SampleInput(make((4, 4), layout="T", low=-3, high=3))    # scaled and squared
+    yield SampleInput(make((1, 1)))
+
+
+def _householder_product_samples(make, dtype):
+    yield SampleInput(make((4, 3)), make((2,), low=0.2, high=1.5))
+    yield SampleInput(make((3, 3)), make((3,), low=0.2, high=1.5))
+    yield SampleInput(make((2, 5, 2)), make((2, 2), low=0.2, high=1.5))
+
+
+register(
+    OpInfo("_weight_norm", samples=_weight_norm_samples),
+    OpInfo("norm_except_dim", samples=_norm_except_dim_samples),
+    OpInfo("linalg.matrix_exp", lambda lib, x: lib.linalg.matrix_exp(x), samples=_matrix_exp_samples),
+    OpInfo("matrix_exp", samples=_matrix_exp_samples),
+    # (float32: the reflectors' products accumulate rounding differently from LAPACK's)
+    OpInfo("linalg.householder_product", lambda lib, *a: lib.linalg.householder_product(*a),
+           samples=_householder_product_samples, tol={"float32": (5e-4, 5e-4)}),
+    OpInfo("orgqr", samples=_householder_product_samples, tol={"float32": (5e-4, 5e-4)}),
+)

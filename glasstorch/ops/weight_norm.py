@@ -89,6 +89,7 @@ def _weight_norm(v, g, dim=0):
     if v.device != g.device:
         raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two devices, "
                            f"{v.device} and {g.device}!")
+    v, g = v.contiguous(), g.contiguous()   # (torch's first step: a CloneBackward0 for a strided input)
     if dim == 0 or dim == v.ndim - 1:
         return weight_norm_interface_op(v, g, dim)[0]
     return v * (g / norm_except_dim(v, 2, dim))
