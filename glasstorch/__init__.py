@@ -112,8 +112,8 @@ from math import inf, nan, pi, e  # noqa: E402,F401
 _LAZY_MODULES = ("nn", "optim", "utils", "distributions", "datasets", "inspection", "serialization", "backends",
                  "accelerator", "amp", "cpu", "xpu", "mps", "functional", "hub", "vision", "torch_version",
                  "distributed", "multiprocessing", "overrides", "_C", "fft", "special", "compiler", "fx", "_dynamo",
-                 "testing", "random")
-_LAZY_NAMES = {"save": "serialization", "load": "serialization"}
+                 "testing", "random", "func")
+_LAZY_NAMES = {"save": "serialization", "load": "serialization", "vmap": "func"}
 # the legacy tensor types: constructors and isinstance tests (torch.FloatTensor, ...)
 _LAZY_NAMES.update(dict.fromkeys((
     "DoubleTensor", "FloatTensor", "HalfTensor", "BFloat16Tensor", "LongTensor", "IntTensor", "ShortTensor",
