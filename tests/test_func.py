@@ -28,6 +28,23 @@ def _functional_call_case(l):
     return out, g, tuple(m.weight.shape)
 
 
+def _ones(l, *shape):
+    return l.ones(*shape, dtype=l.float64)
+
+
+def _vjp(l, f, cotangents, *primals, has_aux=False):
+    """vjp's output, the vjp of the cotangents (and aux)."""
+    out = l.func.vjp(f, *primals, has_aux=has_aux)
+    return (out[0], out[1](cotangents)) + tuple(out[2:])
+
+
+def _closure_over_a_leaf(l):
+    """A gradient that depends on a tensor requiring grad outside the transform keeps its history."""
+    w = T(l, X).requires_grad_()
+    g = l.func.grad(lambda x: (x * w).pow(2).sum())(T(l, X))
+    return g, g.requires_grad
+
+
 CASES = {
     'grad': lambda l: l.func.grad(lambda x: (x.sin() * x).sum())(T(l, X)),
     'grad of grad': lambda l: l.func.grad(lambda x: l.func.grad(lambda y: (y ** 3).sum())(x).sum())(T(l, X)),
@@ -48,9 +65,9 @@ CASES = {
     'float arg': lambda l: l.func.grad(lambda x, y: (x * y).sum(), argnums=(0, 1))(T(l, X), 2.0),
     'vjp': lambda l: (lambda o, f: (o, f(l.ones(3, dtype=l.float64))))(*l.func.vjp(lambda x: x.exp() * 2, T(l, X))),
     'vjp two':
-        lambda l: (lambda o, f: (o, f((l.ones(3, dtype=l.float64), l.ones(2, 3, dtype=l.float64)))))(*l.func.vjp(lambda x, y: (x.exp(), y * x), T(l, X), T(l, Y))),
+        lambda l: _vjp(l, lambda x, y: (x.exp(), y * x), (_ones(l, 3), _ones(l, 2, 3)), T(l, X), T(l, Y)),
     'vjp aux':
-        lambda l: (lambda o, f, a: (o, f(l.ones(3, dtype=l.float64)), a))(*l.func.vjp(lambda x: (x.exp(), x.sum()), T(l, X), has_aux=True)),
+        lambda l: _vjp(l, lambda x: (x.exp(), x.sum()), _ones(l, 3), T(l, X), has_aux=True),
     'vjp shape': lambda l: l.func.vjp(lambda x: x * 2, T(l, X))[1](l.ones(2, dtype=l.float64)),
     'vjp struct': lambda l: l.func.vjp(lambda x: x * 2, T(l, X))[1]((l.ones(3, dtype=l.float64),)),
     'jvp': lambda l: l.func.jvp(lambda x: x.sin() * x, (T(l, X),), (T(l, X) * 0 + 1,)),
@@ -89,12 +106,14 @@ CASES = {
     'vmap None out': lambda l: l.func.vmap(lambda x: (x * 2, 5), out_dims=(0, None))(T(l, Y)),
     'torch.vmap': lambda l: l.vmap(lambda x: x.sum())(T(l, Y)),
     'grad leaf requires':
-        lambda l: (lambda w: (lambda g: (g, g.requires_grad))(l.func.grad(lambda x: (x * w).pow(2).sum())(T(l, X))))(T(l, X).requires_grad_()),
+        lambda l: _closure_over_a_leaf(l),
     'functional_call': _functional_call_case,
     'fc strict':
-        lambda l: l.func.functional_call(l.nn.Linear(3, 2), {"weight": l.zeros(2, 3), "nope": l.zeros(1)}, (l.zeros(3),), strict=True),
+        lambda l: l.func.functional_call(l.nn.Linear(3, 2), {"weight": l.zeros(2, 3), "nope": l.zeros(1)},
+                                         (l.zeros(3),), strict=True),
     'fc repeated':
-        lambda l: l.func.functional_call(l.nn.Linear(3, 2), ({"weight": l.zeros(2, 3)}, {"weight": l.zeros(2, 3)}), (l.zeros(3),)),
+        lambda l: l.func.functional_call(l.nn.Linear(3, 2), ({"weight": l.zeros(2, 3)}, {"weight": l.zeros(2, 3)}),
+                                         (l.zeros(3),)),
     'fc bad': lambda l: l.func.functional_call(l.nn.Linear(3, 2), 3, (l.zeros(3),)),}
 
 
