@@ -419,7 +419,7 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
 
 
 # ---- embeddings -------------------------------------------------------------------------------------------------
-embedding, one_hot = _conv.embedding, _conv.one_hot
+embedding, embedding_bag, one_hot = _conv.embedding, _conv.embedding_bag, _conv.one_hot
 
 
 # ---- distances -----------------------------------------------------------------------------------------------------

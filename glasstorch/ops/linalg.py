@@ -25,7 +25,7 @@ from .pointwise import _derivative_not_implemented
 
 # What glasstorch (torch) has at its top level from this family; the other public functions here are
 # Tensor methods only (x.view(...)) or torch.linalg's.
-__all__ = ["mm", "bmm", "mv", "dot", "inner", "vdot", "matmul", "addmm", "outer", "ger", "baddbmm", "einsum",
+__all__ = ["mm", "bmm", "mv", "dot", "inner", "vdot", "matmul", "addmm", "addmv", "outer", "ger", "baddbmm", "einsum",
            "tensordot", "kron", "det", "solve", "eig", "svd", "qr", "cholesky", "matrix_rank", "slogdet",
            "matrix_power", "cross", "inverse", "pinverse", "chain_matmul", "matrix_exp", "geqrf", "orgqr"]
 
@@ -195,6 +195,31 @@ baddbmm_op = defop("baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar
                    self=lambda grad, beta: _scaled(grad, beta),
                    batch1=lambda grad, batch2, alpha: _scaled(aten.bmm(grad, conj(aten.transpose.int(batch2, 1, 2))), alpha),
                    batch2=lambda grad, batch1, alpha: _scaled(aten.bmm(conj(aten.transpose.int(batch1, 1, 2)), grad), alpha))
+
+
+def _addmv_kernel(self, mat, vec, *, beta=1, alpha=1):
+    if mat.ndim != 2 or vec.ndim != 1 or self.ndim > 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got {self.ndim}, {mat.ndim}, {vec.ndim}")
+    if mat.shape[1] != vec.shape[0] or self.shape not in ((mat.shape[0],), (1,), ()):
+        raise RuntimeError(f"size mismatch, got input ({self.shape[0] if self.ndim else 1}), mat "
+                           f"({mat.shape[0]}x{mat.shape[1]}), vec ({vec.shape[0]})")
+    if not (self.dtype == mat.dtype == vec.dtype):
+        raise RuntimeError(f"addmv input tensors must have the same dtype, but got {_DTYPE_OF[self.dtype]._legacy}, "
+                           f"{_DTYPE_OF[mat.dtype]._legacy}, and {_DTYPE_OF[vec.dtype]._legacy}")
+    p = _scaled(_mv_kernel(mat, vec), alpha)
+    if beta == 0:
+        return xp.array(p, copy=True)   # (the input ignored: its nan and inf do not propagate, as torch documents)
+    return p + _scaled(self, beta)
+
+
+addmv_op = defop("addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
+                 _addmv_kernel, node="AddmvBackward0",
+                 self=lambda grad, beta: _scaled(grad, beta),
+                 mat=lambda grad, vec, alpha: _scaled(grad.reshape((-1, 1)) * conj(vec).reshape((1, -1)), alpha),
+                 vec=lambda grad, mat, alpha: _scaled(aten.mv(conj(aten.t(mat)), grad), alpha))
+addmv__op = defop("addmv_(Tensor(a!) self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)",
+                  inplace_of=addmv_op)
+AddmvBackward0 = addmv_op.node
 MmBackward0, BmmBackward0, MvBackward0, DotBackward0 = mm_op.node, bmm_op.node, mv_op.node, dot_op.node
 VdotBackward0, AddmmBackward0, BaddbmmBackward0 = vdot_op.node, addmm_op.node, baddbmm_op.node
 
@@ -248,6 +273,23 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     if seam.on:
         return seam.torch_function(addmm, (input, mat1, mat2), {"beta": beta, "alpha": alpha})
     return addmm_op(input, mat1, mat2, beta=beta, alpha=alpha)
+
+
+@method()
+def addmv(input, mat, vec, *, beta=1, alpha=1):
+    """beta * input + alpha * (mat @ vec): a matrix-vector product added to a vector (``input``
+    may be a 1-element vector or a 0-d tensor, broadcast); with ``beta=0`` ``input`` is ignored."""
+    if seam.on:
+        return seam.torch_function(addmv, (input, mat, vec), {"beta": beta, "alpha": alpha})
+    return addmv_op(input, mat, vec, beta=beta, alpha=alpha)
+
+
+@method()
+def addmv_(self, mat, vec, *, beta=1, alpha=1):
+    """In place: self = beta * self + alpha * (mat @ vec) (aten.addmv_)."""
+    if seam.on:
+        return seam.torch_function(addmv_, (self, mat, vec), {"beta": beta, "alpha": alpha})
+    return addmv__op(self, mat, vec, beta=beta, alpha=alpha)
 
 
 @method()
