@@ -3249,3 +3249,51 @@ register(
            samples=_householder_product_samples, tol={"float32": (5e-4, 5e-4)}),
     OpInfo("orgqr", samples=_householder_product_samples, tol={"float32": (5e-4, 5e-4)}),
 )
+
+
+# ---- block_diag, cartesian_prod (ops/joining.py), addmv (ops/linalg.py), embedding_bag (ops/nn_conv.py) ---------
+def _block_diag_samples(make, dtype):
+    yield SampleInput(make((2, 3)), make((1, 2)), make((3,)), make(()))
+    yield SampleInput(make((2, 2), layout="T"), make((0, 2)), make((1,)))
+    yield SampleInput(make((3, 1)))
+
+
+def _cartesian_prod_samples(make, dtype):
+    yield SampleInput(make((2,)), make((3,)))
+    yield SampleInput(make((2,)), make((1,)), make((3,), layout="slice"))
+    yield SampleInput(make((4,)))
+
+
+def _addmv_samples(make, dtype):
+    yield SampleInput(make((2,)), make((2, 3)), make((3,)))
+    yield SampleInput(make((2,)), make((3, 2), layout="T"), make((3,), layout="slice"), beta=0.5, alpha=2)
+    yield SampleInput(make((1,)), make((4, 3)), make((3,)), beta=-1)         # the input broadcast
+    yield SampleInput(make(()), make((2, 3)), make((3,)), alpha=0)
+    yield SampleInput(make((2,)), make((2, 3)), make((3,)), beta=0)
+
+
+def _addmv_inplace(lib, input, mat, vec, **kwargs):
+    return input.clone().addmv_(mat, vec, **kwargs)
+
+
+def _embedding_bag_samples(make, dtype):
+    idx = _idx([0, 2, 4, 2, 1, 5, 5])
+    for mode in ("sum", "mean", "max"):
+        yield SampleInput(idx, make((6, 3)), _idx([0, 2, 2, 5]), mode=mode)            # an empty bag among them
+        yield SampleInput(idx, make((6, 3)), _idx([0, 3]), mode=mode, padding_idx=2)
+    yield SampleInput(_idx([[0, 1, 1], [3, 3, 5]]), make((6, 2), layout="T"), mode="mean")   # 2-D: fixed bags
+    yield SampleInput(idx, make((6, 3)), _idx([0, 2, 5, 7]), mode="sum", include_last_offset=True,
+                      per_sample_weights=make((7,)))
+    # (scale_grad_by_freq scales the gradient on purpose: not the derivative, finite differences disagree)
+    yield SampleInput(idx, make((6, 3)), _idx([0, 4]), mode="mean", scale_grad_by_freq=True, nondiff=True)
+
+
+register(
+    OpInfo("block_diag", samples=_block_diag_samples, dtypes=ALL_NUM),
+    OpInfo("cartesian_prod", samples=_cartesian_prod_samples, dtypes=ALL_NUM),
+    OpInfo("addmv", samples=_addmv_samples, dtypes=ALL_NUM),
+    OpInfo("Tensor.addmv_", _addmv_inplace, samples=_addmv_samples),
+    # (torch's double backward of embedding_bag raises "not implemented": so does glasstorch's)
+    OpInfo("nn.functional.embedding_bag", lambda lib, *a, **k: lib.nn.functional.embedding_bag(*a, **k),
+           samples=_embedding_bag_samples, gradgrad=False),
+)

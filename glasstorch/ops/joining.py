@@ -438,10 +438,10 @@ def meshgrid(*tensors, indexing=None):
         if t.dtype is not tensors[0].dtype:
             raise RuntimeError("meshgrid expects all tensors to have the same dtype")
     swap = indexing == "xy" and len(tensors) >= 2
-    ts = [t.reshape(-1) for t in tensors]
+    ts = list(tensors)    # (0-d ones too: torch views each as is, one ViewBackward0 then one ExpandBackward0)
     if swap:
         ts[0], ts[1] = ts[1], ts[0]
-    shape = tuple(t.shape[0] for t in ts)
+    shape = tuple(t.numel() for t in ts)
     n = len(ts)
     grids = [t.view(*[-1 if k == i else 1 for k in range(n)]).expand(shape) for i, t in enumerate(ts)]
     if swap:

@@ -20,8 +20,7 @@ from .creation import eye, zeros, tensor
 from .shape import _expand_kernel
 from ._derivatives import (conj, mH, linalg_det_backward, slogdet_backward, linalg_solve_backward,
                            linalg_solve_triangular_backward, linalg_eig_backward, svd_backward, linalg_qr_backward,
-                           cholesky_backward, pinv_backward, is_vector_rhs, is_complex)
-from .pointwise import _derivative_not_implemented
+                           cholesky_backward, pinv_backward, is_vector_rhs, is_complex, not_implemented)
 
 # What glasstorch (torch) has at its top level from this family; the other public functions here are
 # Tensor methods only (x.view(...)) or torch.linalg's.
@@ -217,8 +216,19 @@ addmv_op = defop("addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, S
                  self=lambda grad, beta: _scaled(grad, beta),
                  mat=lambda grad, vec, alpha: _scaled(grad.reshape((-1, 1)) * conj(vec).reshape((1, -1)), alpha),
                  vec=lambda grad, mat, alpha: _scaled(aten.mv(conj(aten.t(mat)), grad), alpha))
+
+
+def _addmv__kernel(self, mat, vec, *, beta=1, alpha=1):
+    result = _addmv_kernel(self, mat, vec, beta=beta, alpha=alpha)
+    if result.shape != self.shape:
+        raise RuntimeError(f"Bad in-place call: input tensor size {list(self.shape)} and output tensor size "
+                           f"{list(result.shape)} should match")
+    self[...] = result
+    return self
+
+
 addmv__op = defop("addmv_(Tensor(a!) self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)",
-                  inplace_of=addmv_op)
+                  _addmv__kernel, inplace_of=addmv_op)
 AddmvBackward0 = addmv_op.node
 MmBackward0, BmmBackward0, MvBackward0, DotBackward0 = mm_op.node, bmm_op.node, mv_op.node, dot_op.node
 VdotBackward0, AddmmBackward0, BaddbmmBackward0 = vdot_op.node, addmm_op.node, baddbmm_op.node
@@ -1457,7 +1467,7 @@ linalg_matrix_exp_op = defop("linalg_matrix_exp(Tensor self) -> Tensor", _matrix
                              node="LinalgMatrixExpBackward0",
                              self=lambda grad, self: linalg_matrix_exp_differential(self, grad, True))
 geqrf_op = defop("geqrf(Tensor self) -> (Tensor a, Tensor tau)", _geqrf_kernel, node="GeqrfBackward0",
-                 self=_derivative_not_implemented("geqrf"))
+                 self=not_implemented("geqrf"))
 householder_product_op = defop("linalg_householder_product(Tensor input, Tensor tau) -> Tensor",
                                _householder_product_kernel, node="LinalgHouseholderProductBackward0",
                                joint={("input", "tau"): lambda grad, input, tau:

@@ -39,7 +39,7 @@ from .._ops import defop, aten
 from .. import _ops   # (_ops._ARRAY_TYPES, read at each call: it grows when CuPy is imported)
 from .._seam import seam
 from ._op import kernel_not_implemented
-from .pointwise import _derivative_not_implemented
+from ._derivatives import not_implemented
 from ..autograd import grad_mode
 
 _as_strided = as_strided   # (NumPy's, or a meta view)
@@ -800,10 +800,23 @@ def _embedding_bag_backward_kernel(grad, indices, offsets, offset2bag, bag_size,
         if per_sample_weights is not None:
             g = g * per_sample_weights[:, None]
         if scale_grad_by_freq:
-            counts = xp.bincount(indices, minlength=num_weights)
-            g = g / counts[indices][:, None].astype(g.dtype)
+            g = g * _bag_frequency_scale(indices, num_weights)[indices][:, None].astype(g.dtype)
         xp.add.at(out, indices[keep], g[keep])
     return out
+
+
+def _bag_frequency_scale(indices, num_weights):
+    """The factor scale_grad_by_freq gives each row, as torch's CPU kernel computes it: the k-th
+    distinct index (in sorted order) is divided by the count of the k-th entry of the *sorted
+    indices* -- not by its own count (``counts[indices_data[i]]`` in
+    ``_embedding_bag_dense_backward_cpu_sum_mean``, i the distinct index's number). For indices
+    [5, 4, 3, 3, 3] every row is divided by 3. torch is the specification: glasstorch follows it."""
+    counts = xp.bincount(indices, minlength=num_weights)
+    ordered = xp.sort(indices)
+    distinct = xp.unique(ordered)
+    scale = xp.ones(num_weights)
+    scale[distinct] = 1.0 / counts[ordered[:distinct.shape[0]]]
+    return scale
 
 
 def _embedding_bag_per_sample_weights_backward_kernel(grad, weight, indices, offsets, offset2bag, mode,
@@ -831,14 +844,14 @@ embedding_bag_backward_op = defop(
     "Tensor maximum_indices, SymInt num_weights, bool scale_grad_by_freq, int mode, bool sparse, "
     "Tensor? per_sample_weights, int padding_idx=-1) -> Tensor", _embedding_bag_backward_kernel,
     node="EmbeddingBagBackwardBackward0", indices=None, offsets=None, offset2bag=None, bag_size=None,
-    maximum_indices=None, grad=_derivative_not_implemented("_embedding_bag_backward"),
-    per_sample_weights=_derivative_not_implemented("_embedding_bag_backward"))
+    maximum_indices=None, grad=not_implemented("_embedding_bag_backward"),
+    per_sample_weights=not_implemented("_embedding_bag_backward"))
 embedding_bag_per_sample_weights_backward_op = defop(
     "_embedding_bag_per_sample_weights_backward(Tensor grad, Tensor weight, Tensor indices, Tensor offsets, "
     "Tensor offset2bag, int mode, int padding_idx=-1) -> Tensor", _embedding_bag_per_sample_weights_backward_kernel,
     node="EmbeddingBagPerSampleWeightsBackwardBackward0", indices=None, offsets=None, offset2bag=None,
-    grad=_derivative_not_implemented("_embedding_bag_per_sample_weights_backward"),
-    weight=_derivative_not_implemented("_embedding_bag_per_sample_weights_backward"))
+    grad=not_implemented("_embedding_bag_per_sample_weights_backward"),
+    weight=not_implemented("_embedding_bag_per_sample_weights_backward"))
 EmbeddingBagBackward0 = embedding_bag_op.node
 
 
@@ -871,6 +884,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
                              f"fixed length sequences. However, found offsets of type {type_str}")
         from .creation import arange
         offsets = arange(0, input.numel(), input.size(1), dtype=input.dtype, device=input.device)
+        include_last_offset = False
         input = input.reshape(-1)
         if per_sample_weights is not None:
             per_sample_weights = per_sample_weights.reshape(-1)
@@ -883,6 +897,10 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
         raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.dim()}")
     if mode not in _BAG_MODES:
         raise ValueError("mode has to be one of sum, mean or max")
+    if mode == "max" and scale_grad_by_freq:
+        raise ValueError("max mode does not support scaling the gradient by the frequency")
+    if mode == "max" and sparse:
+        raise ValueError("max mode does not support sparse weights")
     if max_norm is not None:
         _renorm_rows(weight, input._data, max_norm, norm_type)
     if per_sample_weights is not None and mode != "sum":
