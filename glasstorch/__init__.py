@@ -44,6 +44,7 @@ for _m in (_pw, _red, _shape, _join, _idx, _la, _cr, _cx, _sp, _ew, _scan, _dist
             globals()[_name] = _fn
             _FAMILY_NAMES.append(_name)
 del _m, _name, _fn
+_weight_norm = _wn._weight_norm   # (torch._weight_norm: what nn.utils' weight norms call)
 from ._array.threads import (set_num_threads, get_num_threads, set_num_interop_threads,  # noqa: E402,F401
                              get_num_interop_threads)
 

@@ -15,7 +15,7 @@ import numpy
 
 from . import (accelerator as accelerator, amp as amp, autograd as autograd, backends as backends, cpu as cpu,
                cuda as cuda, datasets as datasets, distributed as distributed, distributions as distributions,
-               functional as functional, hub as hub, inspection as inspection, jit as jit, linalg as linalg,
+               func as func, functional as functional, hub as hub, inspection as inspection, jit as jit, linalg as linalg,
                mps as mps, multiprocessing as multiprocessing, nn as nn, optim as optim,
                serialization as serialization, torch_version as torch_version, utils as utils, version as version,
                vision as vision, xpu as xpu)

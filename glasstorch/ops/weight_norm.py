@@ -25,7 +25,7 @@ from .._array import xp
 from ._derivatives import norm_backward
 from .reduction import _vector_norm_kernel
 
-__all__ = ["norm_except_dim", "_weight_norm"]
+__all__ = ["norm_except_dim"]   # (and torch._weight_norm, put on the top level by name)
 
 
 def _other_dims(ndim, dim):
