@@ -113,7 +113,7 @@ from math import inf, nan, pi, e  # noqa: E402,F401
 _LAZY_MODULES = ("nn", "optim", "utils", "distributions", "datasets", "inspection", "serialization", "backends",
                  "accelerator", "amp", "cpu", "xpu", "mps", "functional", "hub", "vision", "torch_version",
                  "distributed", "multiprocessing", "overrides", "_C", "fft", "special", "compiler", "fx", "_dynamo",
-                 "testing", "random", "func")
+                 "testing", "random", "func", "profiler")
 _LAZY_NAMES = {"save": "serialization", "load": "serialization", "vmap": "func"}
 # the legacy tensor types: constructors and isinstance tests (torch.FloatTensor, ...)
 _LAZY_NAMES.update(dict.fromkeys((
