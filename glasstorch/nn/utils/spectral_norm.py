@@ -11,6 +11,7 @@ A forward pre-hook sets ``module.weight`` before each call; the ``state_dict`` h
 from ... import autograd
 from ...ops.linalg import mv, dot, multi_dot
 from .. import functional as F
+from .weight_norm import remove_hook_of
 from ..parameter import Parameter, UninitializedParameter
 
 __all__ = ["SpectralNorm", "SpectralNormLoadStateDictPreHook", "SpectralNormStateDictHook", "spectral_norm",
@@ -162,13 +163,7 @@ def spectral_norm(module, name="weight", n_power_iterations=1, eps=1e-12, dim=No
 
 def remove_spectral_norm(module, name="weight"):
     """Undo :func:`spectral_norm`: ``module.<name>`` is one parameter again, holding ``W / sigma``."""
-    for k, hook in module._forward_pre_hooks.items():
-        if isinstance(hook, SpectralNorm) and hook.name == name:
-            hook.remove(module)
-            del module._forward_pre_hooks[k]
-            break
-    else:
-        raise ValueError(f"spectral_norm of '{name}' not found in {module}")
+    remove_hook_of(module, SpectralNorm, name, "spectral_norm")
     for hooks, kind in ((module._state_dict_hooks, SpectralNormStateDictHook),
                         (module._load_state_dict_pre_hooks, SpectralNormLoadStateDictPreHook)):
         for k, hook in hooks.items():

@@ -64,11 +64,18 @@ def weight_norm(module, name="weight", dim=0):
     return module
 
 
-def remove_weight_norm(module, name="weight"):
-    """Undo :func:`weight_norm`: ``module.<name>`` is one parameter again, holding the current value."""
+def remove_hook_of(module, kind, name, what):
+    """Undo the hook-based ``what`` (``weight_norm``, ``spectral_norm``): the forward pre-hook of
+    class ``kind`` on ``module.<name>`` restores the parameter and is removed; returns it."""
     for k, hook in module._forward_pre_hooks.items():
-        if isinstance(hook, WeightNorm) and hook.name == name:
+        if isinstance(hook, kind) and hook.name == name:
             hook.remove(module)
             del module._forward_pre_hooks[k]
-            return module
-    raise ValueError(f"weight_norm of '{name}' not found in {module}")
+            return hook
+    raise ValueError(f"{what} of '{name}' not found in {module}")
+
+
+def remove_weight_norm(module, name="weight"):
+    """Undo :func:`weight_norm`: ``module.<name>`` is one parameter again, holding the current value."""
+    remove_hook_of(module, WeightNorm, name, "weight_norm")
+    return module
