@@ -172,7 +172,8 @@ def _castable_then_exact(message):
     return rule
 
 
-_MATRIX_POWER_CAST = "matrix_power: Expected result to be safely castable from {result} dtype, but got result with dtype {out}"
+_MATRIX_POWER_CAST = ("matrix_power: Expected result to be safely castable from {result} dtype, but got result with "
+                      "dtype {out}")
 
 
 def _matrix_power(name, result, out, args=()):
@@ -307,7 +308,8 @@ _OP_NAMES = {"absolute": "abs", "arccos": "acos", "arccosh": "acosh", "arcsin": 
              "take_along_dim": "gather",
              # torch.linalg's: the aten op whose out= variant refuses autograd
              "linalg.det": "_linalg_det", "linalg.slogdet": "_linalg_slogdet", "linalg.inv": "linalg_inv_ex",
-             "linalg.inv_ex": "linalg_inv_ex", "linalg.solve": "_linalg_solve_ex", "linalg.solve_ex": "_linalg_solve_ex",
+             "linalg.inv_ex": "linalg_inv_ex", "linalg.solve": "_linalg_solve_ex",
+             "linalg.solve_ex": "_linalg_solve_ex",
              "linalg.cholesky": "linalg_cholesky_ex", "linalg.cholesky_ex": "linalg_cholesky_ex",
              "linalg.pinv": "linalg_pinv", "linalg.matrix_power": "matmul", "linalg.vector_norm": "linalg_vector_norm",
              "linalg.cross": "linalg_cross", "linalg.multi_dot": "mm",

@@ -43,7 +43,8 @@ class FunctionEvent:
 
     def __repr__(self):
         return (f"<FunctionEvent id={self.id} name={self.name} cpu_time={_format_time(self.cpu_time_total)} "
-                f"start_us={self.start_us:.3f} end_us={self.end_us:.3f} cpu_children={[c.id for c in self.cpu_children]} "
+                f"start_us={self.start_us:.3f} end_us={self.end_us:.3f} "
+                f"cpu_children={[c.id for c in self.cpu_children]} "
                 f"input_shapes={self.input_shapes}>")
 
 

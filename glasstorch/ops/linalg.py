@@ -24,8 +24,8 @@ from ._derivatives import (conj, mH, linalg_det_backward, slogdet_backward, lina
 
 # What glasstorch (torch) has at its top level from this family; the other public functions here are
 # Tensor methods only (x.view(...)) or torch.linalg's.
-__all__ = ["mm", "bmm", "mv", "dot", "inner", "vdot", "matmul", "addmm", "addmv", "addmv_", "outer", "ger", "baddbmm", "einsum",
-           "tensordot", "kron", "det", "solve", "eig", "svd", "qr", "cholesky", "matrix_rank", "slogdet",
+__all__ = ["mm", "bmm", "mv", "dot", "inner", "vdot", "matmul", "addmm", "addmv", "addmv_", "outer", "ger", "baddbmm",
+           "einsum", "tensordot", "kron", "det", "solve", "eig", "svd", "qr", "cholesky", "matrix_rank", "slogdet",
            "matrix_power", "cross", "inverse", "pinverse", "chain_matmul", "matrix_exp", "geqrf", "orgqr"]
 
 _DTYPE_OF = _dtype._BY_NUMPY
@@ -1362,7 +1362,8 @@ def _matrix_exp_kernel(self):
 
 def _check_float_array(fn, a):
     if a.dtype.kind not in "fc":
-        raise RuntimeError(f"{fn}: Expected a floating point or complex tensor as input. Got {_DTYPE_OF[a.dtype]._legacy}")
+        raise RuntimeError(f"{fn}: Expected a floating point or complex tensor as input. Got "
+                           f"{_DTYPE_OF[a.dtype]._legacy}")
 
 
 def linalg_matrix_exp_differential(self, grad, adjoint):
@@ -1381,7 +1382,8 @@ def _geqrf_kernel(self):
     m, n = self.shape[-2:]
     a = xp.empty(self.shape, dtype=self.dtype)
     tau = xp.empty(self.shape[:-2] + (min(m, n),), dtype=self.dtype)
-    for idx in itertools.product(*map(range, self.shape[:-2])):   # (LAPACK's raw output: R above the diagonal, reflectors below)
+    # (LAPACK's raw output: R on and above the diagonal, the reflectors below)
+    for idx in itertools.product(*map(range, self.shape[:-2])):
         h, t = xp.linalg.qr(self[idx], mode="raw")
         a[idx], tau[idx] = h.T, t
     return a, tau
