@@ -25,7 +25,7 @@ from .autograd import (no_grad, enable_grad, set_grad_enabled, inference_mode, i
 from . import ops  # noqa: F401  (the op families; torch.ops.aten is ops.aten)
 from .ops import pointwise as _pw, reduction as _red, shape as _shape, joining as _join, indexing as _idx, \
     linalg as _la, creation as _cr, complex as _cx, special as _sp, \
-    elementwise as _ew, scan as _scan, distance as _dist, transformations as _tf
+    elementwise as _ew, scan as _scan, distance as _dist, transformations as _tf, weight_norm as _wn
 from .ops.creation import default_generator, range_ as range  # noqa: F401
 from . import linalg, cuda, jit  # noqa: F401
 from ._prims_common.wrappers import out_wrapper as _out_wrapper, OUT_RULES as _out_rules
@@ -34,7 +34,7 @@ from ._prims_common.wrappers import out_wrapper as _out_wrapper, OUT_RULES as _o
 # Tensor methods only (x.view) or torch.linalg's. Those are put here, as torch has them, the ones
 # torch gives `out=` with its rules (out_wrapper: torch.exp(x, out=y), where x.exp(out=y) is refused).
 _FAMILY_NAMES = []
-for _m in (_pw, _red, _shape, _join, _idx, _la, _cr, _cx, _sp, _ew, _scan, _dist, _tf):
+for _m in (_pw, _red, _shape, _join, _idx, _la, _cr, _cx, _sp, _ew, _scan, _dist, _tf, _wn):
     for _name in _m.__all__:
         if _name not in globals():
             _fn = getattr(_m, _name)
@@ -44,6 +44,7 @@ for _m in (_pw, _red, _shape, _join, _idx, _la, _cr, _cx, _sp, _ew, _scan, _dist
             globals()[_name] = _fn
             _FAMILY_NAMES.append(_name)
 del _m, _name, _fn
+_weight_norm = _wn._weight_norm   # (torch._weight_norm: what nn.utils' weight norms call)
 from ._array.threads import (set_num_threads, get_num_threads, set_num_interop_threads,  # noqa: E402,F401
                              get_num_interop_threads)
 
@@ -112,8 +113,8 @@ from math import inf, nan, pi, e  # noqa: E402,F401
 _LAZY_MODULES = ("nn", "optim", "utils", "distributions", "datasets", "inspection", "serialization", "backends",
                  "accelerator", "amp", "cpu", "xpu", "mps", "functional", "hub", "vision", "torch_version",
                  "distributed", "multiprocessing", "overrides", "_C", "fft", "special", "compiler", "fx", "_dynamo",
-                 "testing", "random")
-_LAZY_NAMES = {"save": "serialization", "load": "serialization"}
+                 "testing", "random", "func", "profiler")
+_LAZY_NAMES = {"save": "serialization", "load": "serialization", "vmap": "func"}
 # the legacy tensor types: constructors and isinstance tests (torch.FloatTensor, ...)
 _LAZY_NAMES.update(dict.fromkeys((
     "DoubleTensor", "FloatTensor", "HalfTensor", "BFloat16Tensor", "LongTensor", "IntTensor", "ShortTensor",

@@ -15,10 +15,10 @@ import numpy
 
 from . import (accelerator as accelerator, amp as amp, autograd as autograd, backends as backends, cpu as cpu,
                cuda as cuda, datasets as datasets, distributed as distributed, distributions as distributions,
-               functional as functional, hub as hub, inspection as inspection, jit as jit, linalg as linalg,
-               mps as mps, multiprocessing as multiprocessing, nn as nn, optim as optim,
-               serialization as serialization, torch_version as torch_version, utils as utils, version as version,
-               vision as vision, xpu as xpu)
+               func as func, functional as functional, hub as hub, inspection as inspection, jit as jit,
+               linalg as linalg, mps as mps, multiprocessing as multiprocessing, nn as nn, optim as optim,
+               profiler as profiler, serialization as serialization, torch_version as torch_version, utils as utils,
+               version as version, vision as vision, xpu as xpu)
 from ._binding import as_torch as as_torch, load_ipython_extension as load_ipython_extension
 from ._dtype import (bfloat16 as bfloat16, bool as bool, cdouble as cdouble, cfloat as cfloat,
                      complex64 as complex64, complex128 as complex128, double as double, dtype as dtype,

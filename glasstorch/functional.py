@@ -5,8 +5,9 @@ programs import them from this module. glasstorch re-exports the ones it has. Th
 list (``__all__`` below names all of torch 2.13's) are not in glasstorch yet: asking for one raises
 an AttributeError that says so.
 """
-from .ops.linalg import einsum, tensordot
-from .ops.joining import meshgrid
+from .ops.linalg import einsum, tensordot, chain_matmul
+from .ops.joining import meshgrid, block_diag, cartesian_prod
+from .ops.distance import cdist
 from .ops.reduction import unique
 from . import norm   # (the top level's: it takes out=, as torch.functional.norm does)
 from .ops.shape import atleast_1d, atleast_2d, atleast_3d, broadcast_shapes, broadcast_tensors, split
@@ -16,8 +17,7 @@ __all__ = ["atleast_1d", "atleast_2d", "atleast_3d", "broadcast_shapes", "broadc
            "stft", "svd_lowrank", "tensordot", "unique", "unique_consecutive", "unravel_index"]
 
 # torch.functional's functions that glasstorch does not have yet (each needs a new op in glasstorch/ops).
-_MISSING = ("cartesian_prod", "block_diag", "cdist", "chain_matmul", "istft", "lu", "pca_lowrank",
-            "stft", "svd_lowrank", "unique_consecutive", "unravel_index")
+_MISSING = ("istft", "lu", "pca_lowrank", "stft", "svd_lowrank", "unique_consecutive", "unravel_index")
 
 
 def __getattr__(name):

@@ -14,15 +14,18 @@ from .autograd.grad_mode import no_grad
 from ._seam import seam
 from ._tensor import Tensor, _wrap_dim
 from ._dtype import float64
+from ._prims_common.wrappers import out_wrapper as _out_wrapper, OUT_RULES as _OUT_RULES
 from .ops.creation import tensor
 from .ops.linalg import (LinAlgError, det, matrix_power, linalg_slogdet_op, linalg_inv_ex_op,  # noqa: F401
                          linalg_solve_ex_op, linalg_solve_triangular_op, linalg_eig_op, linalg_eigh_op, linalg_svd_op,
-                         linalg_qr_op, linalg_cholesky_ex_op, linalg_pinv_op, linalg_cross_op, multi_dot)
+                         linalg_qr_op, linalg_cholesky_ex_op, linalg_pinv_op, linalg_cross_op, multi_dot,
+                         matrix_exp, householder_product, geqrf)
 from .ops.reduction import vector_norm, amax, amin, sum as _sum  # noqa: F401
 
 __all__ = ["LinAlgError", "det", "slogdet", "inv", "inv_ex", "solve", "solve_ex", "solve_triangular", "eig",
            "eigvals", "eigh", "eigvalsh", "svd", "svdvals", "qr", "cholesky", "cholesky_ex", "pinv", "matrix_rank",
-           "matrix_power", "matrix_norm", "vector_norm", "norm", "cross", "multi_dot"]
+           "matrix_power", "matrix_norm", "vector_norm", "norm", "cross", "multi_dot", "matrix_exp",
+           "householder_product"]
 
 
 def slogdet(A):
@@ -230,3 +233,24 @@ def cross(input, other, *, dim=-1):
     if seam.on:
         return seam.torch_function(cross, (input, other), {"dim": dim})
     return linalg_cross_op(input, other, dim=dim)
+
+
+# out=: torch.linalg's functions take it (``torch.linalg.inv(A, out=X)``) by the rules every op's out=
+# follows (glasstorch/_prims_common/wrappers.py: autograd's refusal, the dtype rule of OUT_RULES, the
+# resize, the write). linalg.matrix_exp takes none, as in torch.
+def _with_out(name):
+    fn = globals()[name]
+    if name == "multi_dot":     # (it could write into out itself: the rules come first)
+        products = fn
+
+        def multi_dot(tensors):
+            return products(tensors)
+        multi_dot.__doc__ = products.__doc__
+        fn = multi_dot
+    return _out_wrapper(fn, name=f"linalg.{name}")
+
+
+for _name in __all__:
+    if f"linalg.{_name}" in _OUT_RULES:
+        globals()[_name] = _with_out(_name)
+del _name

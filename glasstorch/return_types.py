@@ -60,4 +60,12 @@ _make("linalg_qr", ("Q", "R"))
 _make("linalg_inv_ex", ("inverse", "info"))
 _make("linalg_cholesky_ex", ("L", "info"))
 _make("linalg_solve_ex", ("result", "info"))
+_make("geqrf", ("a", "tau"))
+# what torch.linalg's functions with several results return when called with out=(...)
+for _name, _fields in (("linalg_slogdet", ("sign", "logabsdet")), ("linalg_eig", ("eigenvalues", "eigenvectors")),
+                       ("linalg_eigh", ("eigenvalues", "eigenvectors")), ("linalg_svd", ("U", "S", "Vh")),
+                       ("linalg_qr", ("Q", "R")), ("linalg_inv_ex", ("inverse", "info")),
+                       ("linalg_cholesky_ex", ("L", "info")), ("linalg_solve_ex", ("result", "info"))):
+    _make(_name + "_out", _fields)
+del _fields
 del _name

@@ -3208,3 +3208,92 @@ register(
     OpInfo("take", samples=_take_samples),
     OpInfo("diag_embed", samples=_diag_embed_samples),
 )
+
+
+# ---- weight normalisation and the matrix functions under nn.utils.parametrizations (ops/weight_norm.py,
+# ops/linalg.py) ------------------------------------------------------------------------------------------
+def _weight_norm_samples(make, dtype):
+    yield SampleInput(make((3, 4), low=0.5), make((3, 1)), 0)                  # the fused op, first dim
+    yield SampleInput(make((2, 3, 4), low=0.5), make((1, 1, 4)), 2)            # the fused op, last dim
+    yield SampleInput(make((2, 3, 4), low=0.5), make((1, 3, 1)), 1)            # torch's composite
+    yield SampleInput(make((3, 4), layout="T", low=0.5), make(()), -1)         # over everything
+
+
+def _norm_except_dim_samples(make, dtype):
+    yield SampleInput(make((3, 4), low=0.5), 2, 0)
+    yield SampleInput(make((2, 3, 4), low=0.5), 2, 1)
+    yield SampleInput(make((2, 3, 4), low=0.5), 3, 2)
+    yield SampleInput(make((3, 4), low=0.5), 2, -1)
+
+
+def _matrix_exp_samples(make, dtype):
+    yield SampleInput(make((3, 3), low=-1, high=1))
+    yield SampleInput(make((2, 3, 3), low=-2, high=2))
+    yield SampleInput(make((4, 4), layout="T", low=-3, high=3))    # scaled and squared
+    yield SampleInput(make((1, 1)))
+
+
+def _householder_product_samples(make, dtype):
+    yield SampleInput(make((4, 3)), make((2,), low=0.2, high=1.5))
+    yield SampleInput(make((3, 3)), make((3,), low=0.2, high=1.5))
+    yield SampleInput(make((2, 5, 2)), make((2, 2), low=0.2, high=1.5))
+
+
+register(
+    OpInfo("_weight_norm", samples=_weight_norm_samples),
+    OpInfo("norm_except_dim", samples=_norm_except_dim_samples),
+    OpInfo("linalg.matrix_exp", lambda lib, x: lib.linalg.matrix_exp(x), samples=_matrix_exp_samples),
+    OpInfo("matrix_exp", samples=_matrix_exp_samples),
+    # (float32: the reflectors' products accumulate rounding differently from LAPACK's)
+    OpInfo("linalg.householder_product", lambda lib, *a: lib.linalg.householder_product(*a),
+           samples=_householder_product_samples, tol={"float32": (5e-4, 5e-4)}),
+    OpInfo("orgqr", samples=_householder_product_samples, tol={"float32": (5e-4, 5e-4)}),
+)
+
+
+# ---- block_diag, cartesian_prod (ops/joining.py), addmv (ops/linalg.py), embedding_bag (ops/nn_conv.py) ---------
+def _block_diag_samples(make, dtype):
+    yield SampleInput(make((2, 3)), make((1, 2)), make((3,)), make(()))
+    yield SampleInput(make((2, 2), layout="T"), make((0, 2)), make((1,)))
+    yield SampleInput(make((3, 1)))
+
+
+def _cartesian_prod_samples(make, dtype):
+    yield SampleInput(make((2,)), make((3,)))
+    yield SampleInput(make((2,)), make((1,)), make((3,), layout="slice"))
+    yield SampleInput(make((4,)))
+
+
+def _addmv_samples(make, dtype):
+    yield SampleInput(make((2,)), make((2, 3)), make((3,)))
+    yield SampleInput(make((2,)), make((3, 2), layout="T"), make((3,), layout="slice"), beta=0.5, alpha=2)
+    yield SampleInput(make((1,)), make((4, 3)), make((3,)), beta=-1)         # the input broadcast
+    yield SampleInput(make(()), make((2, 3)), make((3,)), alpha=0)
+    yield SampleInput(make((2,)), make((2, 3)), make((3,)), beta=0)
+
+
+def _addmv_inplace(lib, input, mat, vec, **kwargs):
+    return input.clone().addmv_(mat, vec, **kwargs)
+
+
+def _embedding_bag_samples(make, dtype):
+    idx = _idx([0, 2, 4, 2, 1, 5, 5])
+    for mode in ("sum", "mean", "max"):
+        yield SampleInput(idx, make((6, 3)), _idx([0, 2, 2, 5]), mode=mode)            # an empty bag among them
+        yield SampleInput(idx, make((6, 3)), _idx([0, 3]), mode=mode, padding_idx=2)
+    yield SampleInput(_idx([[0, 1, 1], [3, 3, 5]]), make((6, 2), layout="T"), mode="mean")   # 2-D: fixed bags
+    yield SampleInput(idx, make((6, 3)), _idx([0, 2, 5, 7]), mode="sum", include_last_offset=True,
+                      per_sample_weights=make((7,)))
+    # (scale_grad_by_freq scales the gradient on purpose: not the derivative, finite differences disagree)
+    yield SampleInput(idx, make((6, 3)), _idx([0, 4]), mode="mean", scale_grad_by_freq=True, nondiff=True)
+
+
+register(
+    OpInfo("block_diag", samples=_block_diag_samples, dtypes=ALL_NUM),
+    OpInfo("cartesian_prod", samples=_cartesian_prod_samples, dtypes=ALL_NUM),
+    OpInfo("addmv", samples=_addmv_samples, dtypes=ALL_NUM),
+    OpInfo("Tensor.addmv_", _addmv_inplace, samples=_addmv_samples),
+    # (torch's double backward of embedding_bag raises "not implemented": so does glasstorch's)
+    OpInfo("nn.functional.embedding_bag", lambda lib, *a, **k: lib.nn.functional.embedding_bag(*a, **k),
+           samples=_embedding_bag_samples, gradgrad=False),
+)

@@ -65,3 +65,26 @@ def test_scatter_reduce_double_backward_difference():
     y = gt.tensor([1.0, 2.0], requires_grad=True).scatter_reduce(0, gt.tensor([0]), gt.tensor([3.0]), "sum")
     with pytest.raises(NotImplementedError, match="double backward through scatter_reduce"):
         gt.autograd.grad(y.sum(), y.grad_fn.next_functions[0][0].variable, create_graph=True)
+
+
+def test_embedding_bag_module_against_torch():
+    """nn.EmbeddingBag: the layer's repr, its init (padding row zero), from_pretrained, and a
+    training step's gradient (the op itself is in the registry: nn.functional.embedding_bag)."""
+    w = np.random.default_rng(4).standard_normal((6, 3))
+    results = []
+    for lib in (torch, gt):
+        bag = lib.nn.EmbeddingBag(6, 3, mode="max", padding_idx=-2)
+        assert bag.weight[4].abs().sum().item() == 0
+        bag = lib.nn.EmbeddingBag.from_pretrained(lib.tensor(w), freeze=False, mode="sum", padding_idx=1)
+        out = bag(lib.tensor([0, 1, 2, 5, 5]), lib.tensor([0, 3]),
+                  per_sample_weights=lib.tensor([1.0, 2.0, 0.5, 1.0, -1.0], dtype=lib.float64))
+        out.pow(2).sum().backward()
+        frozen = lib.nn.EmbeddingBag.from_pretrained(lib.tensor(w))
+        results.append((repr(bag), repr(frozen), frozen.weight.requires_grad, out.detach().numpy(),
+                        bag.weight.grad.numpy(), out.grad_fn.name()))
+    (tr, tf, tg, to, tw, tn), (gr, gf, gg, go, gw, gn) = results
+    assert (gr, gf, gg, gn) == (tr, tf, tg, tn)
+    np.testing.assert_allclose(go, to, rtol=1e-12)
+    np.testing.assert_allclose(gw, tw, rtol=1e-12)
+    with pytest.raises(AssertionError, match="padding_idx must be within num_embeddings"):
+        gt.nn.EmbeddingBag(3, 2, padding_idx=3)

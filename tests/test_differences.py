@@ -127,3 +127,34 @@ def test_strides_of_dims_of_size_one_may_differ():
     import pytest
     with pytest.raises(RuntimeError, match="refer to a single memory location"):   # torch allows it
         y[::2] = y
+
+
+def test_func_vmap_calls_the_function_per_element_and_randomness_error_is_not_enforced():
+    calls = []
+
+    def f(x):
+        calls.append(tuple(x.shape))
+        return x + gt.rand(())          # torch's randomness="error" refuses this
+    out = gt.func.vmap(f)(gt.zeros(3, 2))
+    assert calls == [(2,)] * 3 and tuple(out.shape) == (3, 2)
+
+
+def test_func_jacfwd_is_computed_in_reverse_mode():
+    # the same values as jacrev; a function whose ops have no double backward cannot take jvp/jacfwd
+    x = gt.tensor([1.0, 2.0])
+    assert gt.func.jacfwd(lambda t: t ** 2)(x).tolist() == gt.func.jacrev(lambda t: t ** 2)(x).tolist()
+
+
+def test_set_with_a_source_that_requires_grad_is_refused():
+    import pytest
+    with pytest.raises(NotImplementedError, match="set_"):
+        gt.zeros(2).set_(gt.ones(2, requires_grad=True))
+    with gt.no_grad():
+        assert gt.zeros(2).set_(gt.ones(2, requires_grad=True)).tolist() == [1.0, 1.0]
+
+
+def test_linalg_composite_out_gets_no_history():
+    a = gt.eye(2, requires_grad=True)
+    out = gt.empty(0)
+    gt.linalg.matrix_norm(a, out=out)
+    assert not out.requires_grad and abs(out.item() - 2 ** 0.5) < 1e-6

@@ -624,12 +624,49 @@ _ERRORS = {
     "torch.solve (removed)": lambda m: m.solve(m.eye(2), m.eye(2)),
     "torch.eig (removed)": lambda m: m.eig(m.eye(2)),
     "torch.matrix_rank (removed)": lambda m: m.matrix_rank(m.eye(2)),
+    "block_diag of 3-D": lambda m: m.block_diag(m.ones(2), m.ones(2, 2, 2)),
+    "cartesian_prod of a matrix": lambda m: m.cartesian_prod(m.ones(2), m.ones(2, 2)),
+    "cartesian_prod of nothing": lambda m: m.cartesian_prod(),
+    "addmv input size": lambda m: m.addmv(m.ones(3), m.ones(2, 3), m.ones(3)),
+    "addmv vec size": lambda m: m.addmv(m.ones(2), m.ones(2, 3), m.ones(2)),
+    "addmv dims": lambda m: m.addmv(m.ones(2), m.ones(2, 3, 4), m.ones(3)),
+    "addmv dtypes": lambda m: m.addmv(m.ones(2), m.ones(2, 3, dtype=m.float64), m.ones(3)),
+    "addmv_ into a broadcast input": lambda m: m.ones(1).addmv_(m.ones(2, 3), m.ones(3)),
+    "matrix_exp not square": lambda m: m.linalg.matrix_exp(m.ones(2, 3)),
+    "householder_product wide": lambda m: m.linalg.householder_product(m.ones(2, 3), m.ones(2)),
+    "householder_product tau": lambda m: m.linalg.householder_product(m.ones(3, 2), m.ones(3)),
+    "geqrf of a vector": lambda m: m.geqrf(m.ones(3)),
+    "geqrf backward": lambda m: m.geqrf(m.ones(3, 3, requires_grad=True))[0].sum().backward(),
+    "embedding_bag offsets[0]": lambda m: m.nn.functional.embedding_bag(m.tensor([0, 1]), m.ones(3, 2), m.tensor([1])),
+    "embedding_bag offsets[-1]": lambda m: m.nn.functional.embedding_bag(m.tensor([0, 1]), m.ones(3, 2),
+                                                                          m.tensor([0, 7])),
+    "embedding_bag no offsets": lambda m: m.nn.functional.embedding_bag(m.tensor([0, 1]), m.ones(3, 2)),
+    "embedding_bag 2-D with offsets": lambda m: m.nn.functional.embedding_bag(m.tensor([[0, 1]]), m.ones(3, 2),
+                                                                               m.tensor([0])),
+    "embedding_bag 3-D": lambda m: m.nn.functional.embedding_bag(m.zeros(1, 1, 2, dtype=m.int64), m.ones(3, 2)),
+    "embedding_bag mode": lambda m: m.nn.functional.embedding_bag(m.tensor([[0, 1]]), m.ones(3, 2), mode="median"),
+    "embedding_bag max with freq": lambda m: m.nn.functional.embedding_bag(m.tensor([[0, 1]]), m.ones(3, 2),
+                                                                            mode="max", scale_grad_by_freq=True),
+    "embedding_bag weights in mean": lambda m: m.nn.functional.embedding_bag(m.tensor([[0, 1]]), m.ones(3, 2),
+                                                                              per_sample_weights=m.ones(1, 2)),
+    "embedding_bag weights' shape": lambda m: m.nn.functional.embedding_bag(m.tensor([[0, 1]]), m.ones(3, 2),
+                                                                             mode="sum", per_sample_weights=m.ones(2)),
+    "embedding_bag index range": lambda m: m.nn.functional.embedding_bag(m.tensor([[0, 5]]), m.ones(3, 2)),
+    "embedding_bag float indices": lambda m: m.nn.functional.embedding_bag(m.ones(1, 2), m.ones(3, 2)),
+    "embedding_bag padding_idx": lambda m: m.nn.functional.embedding_bag(m.tensor([[0, 1]]), m.ones(3, 2),
+                                                                          padding_idx=3),
+    "embedding_bag double backward": lambda m: m.autograd.grad(
+        m.nn.functional.embedding_bag(m.tensor([[0, 1]]), w := m.ones(3, 2, requires_grad=True)).pow(2).sum(), w,
+        create_graph=True)[0].sum().backward(),
 }
 # torch words these through its C++ argument parser or with a C++ type name we report elsewhere
 _ERROR_KEYWORDS = {
     "prod over two dims": ["prod() received an invalid combination of arguments"],
     "max keepdim without dim": ["max() received an invalid combination of arguments"],
     "var unbiased and correction": ["var() received an invalid combination of arguments"],
+    # (torch's message ends with a C++ tensor's print: "[ torch.LongTensor{} ]")
+    "embedding_bag offsets[0]": ["offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start "
+                                 "from position 0. However, got 1"],
 }
 
 

@@ -155,6 +155,43 @@ def _logsumexp(name, result, out, args=()):
         return RuntimeError(f"logsumexp(): Expected floating point type for result tensor, but got: {out._legacy}")
 
 
+def _castable(message):
+    """A rule that wants ``out``'s dtype to be one the result casts to safely, with the op's message."""
+    def rule(name, result, out, args=()):
+        if not can_cast(result, out):
+            return RuntimeError(message.format(result=result._legacy, out=out._legacy))
+    return rule
+
+
+def _castable_then_exact(message):
+    """matrix_power: the safe cast is checked first, then the exact dtype (as mm's out does)."""
+    castable = _castable(message)
+
+    def rule(name, result, out, args=()):
+        return castable(name, result, out, args) or _exact(name, result, out, args)
+    return rule
+
+
+_MATRIX_POWER_CAST = ("matrix_power: Expected result to be safely castable from {result} dtype, but got result with "
+                      "dtype {out}")
+
+
+def _matrix_power(name, result, out, args=()):
+    """matrix_power(A, 0 or 1) copies (the identity, A) into out: any safe cast; a power computed
+    by products writes as mm does: the exact dtype, after the same cast check."""
+    if len(args) > 1 and args[1] in (0, 1):
+        return _castable(_MATRIX_POWER_CAST)(name, result, out, args)
+    return _castable_then_exact(_MATRIX_POWER_CAST)(name, result, out, args)
+
+
+def _cpp_matching(message):
+    """As :func:`_matching`, the dtypes named as C++ names them (``float``, ``long int``)."""
+    def rule(name, result, out, args=()):
+        if result is not out:
+            return RuntimeError(message.format(result=_dtype.cpp_name(result), out=_dtype.cpp_name(out)))
+    return rule
+
+
 _DOT = _matching("result dtype {out} does not match input dtype {result}")
 _IN_OUT_MATCH = _matching("Expected the dtype for input and out to match, but got {result} for input's dtype and "
                           "{out} for out's dtype.")
@@ -222,6 +259,28 @@ OUT_RULES = {
         _median_indices)),
     "max": _max_min,
     "min": _max_min,
+    # torch.linalg's functions (glasstorch/linalg.py gives them out= by these rules)
+    **dict.fromkeys(("linalg.det", "linalg.inv", "linalg.solve", "linalg.cholesky", "linalg.vector_norm",
+                     "linalg.cross", "linalg.eigvalsh", "linalg.svdvals"), _exact),
+    **dict.fromkeys(("linalg.slogdet", "linalg.eigh", "linalg.qr", "linalg.svd", "linalg.inv_ex", "linalg.solve_ex",
+                     "linalg.cholesky_ex"), _exact),
+    "linalg.matrix_power": _matrix_power,
+    "linalg.pinv": _castable("linalg.pinv: Expected result to be safely castable from {result} dtype, but got result "
+                             "with dtype {out}"),
+    "linalg.householder_product": _castable("torch.linalg.householder_product: Expected result to be safely castable "
+                                            "from {result} dtype, but got result with dtype {out}"),
+    "linalg.eigvals": _castable("torch.linalg.eigvals: Expected eigenvalues to be safely castable from {result} dtype, "
+                                "but got eigenvalues with dtype {out}"),
+    "linalg.eig": (_castable("torch.linalg.eig: Expected eigenvalues to be safely castable from {result} dtype, but "
+                             "got eigenvalues with dtype {out}"),
+                   _castable("torch.linalg.eig: Expected eigenvectors to be safely castable from {result} dtype, but "
+                             "got eigenvectors with dtype {out}")),
+    "linalg.matrix_norm": _matching("linalg.matrix_norm expected out tensor dtype {result} but got: {out}"),
+    "linalg.norm": _matching("linalg.norm expected out tensor dtype {result} but got: {out}"),
+    "linalg.solve_triangular": _matching("expected scalar type {result} but found {out}"),
+    "linalg.multi_dot": _cpp_matching("multi_dot(): expected out tensor to have dtype {result} but got {out}"),
+    "linalg.matrix_rank": _castable("torch.linalg.matrix_rank: Expected result to be safely castable from {result} "
+                                    "dtype, but got result with dtype {out}"),
 }
 # The kernel a reduction computing in out's dtype runs refuses some dtypes, with torch's message
 _REDUCE_REFUSES = {"cumsum": lambda d, x: d is _dtype.bool, "cumprod": lambda d, x: d is _dtype.bool,
@@ -231,7 +290,11 @@ _KERNEL_NAMES = {"cumsum": "cumsum_out_cpu", "cumprod": "cumprod_out_cpu", "nans
 # torch's argument parser offers out= only with a dim for these: (its message, for a call without one)
 _OUT_NEEDS_DIM = {"sum": "combination", "prod": "combination", "median": "missing", "nanmedian": "missing"}
 # ops whose out= path in torch makes no autograd check (inner goes through tensordot's composite out)
-_NO_AUTOGRAD_CHECK = frozenset(("inner", "softmax", "log_softmax", "diag"))
+_NO_AUTOGRAD_CHECK = frozenset(("inner", "softmax", "log_softmax", "diag",
+                                # (composites whose out= copies the result in: torch's out then requires grad)
+                                "linalg.matrix_norm", "linalg.norm", "linalg.eigvals", "linalg.matrix_rank"))
+# calls whose out= path in torch is a copy, with no autograd check (matrix_power(A, 0 or 1): the identity or A)
+_COPIED_WHEN = {"linalg.matrix_power": lambda args, _: len(args) > 1 and args[1] in (0, 1)}
 # ops with several results whose kernel checks the last out's dtype first
 _CHECKED_LAST_FIRST = frozenset(("median", "nanmedian"))
 # the name torch's autograd message gives an alias: the op it stands for
@@ -242,7 +305,18 @@ _OP_NAMES = {"absolute": "abs", "arccos": "acos", "arccosh": "acosh", "arcsin": 
              "less_equal": "le", "not_equal": "ne", "ger": "outer", "hstack": "cat", "vstack": "cat",
              "row_stack": "cat", "dstack": "cat", "column_stack": "cat", "msort": "sort", "kron": "mul",
              "outer": "mul", "square": "pow", "norm": "linalg_vector_norm", "cross": "linalg_cross",
-             "take_along_dim": "gather"}
+             "take_along_dim": "gather",
+             # torch.linalg's: the aten op whose out= variant refuses autograd
+             "linalg.det": "_linalg_det", "linalg.slogdet": "_linalg_slogdet", "linalg.inv": "linalg_inv_ex",
+             "linalg.inv_ex": "linalg_inv_ex", "linalg.solve": "_linalg_solve_ex",
+             "linalg.solve_ex": "_linalg_solve_ex",
+             "linalg.cholesky": "linalg_cholesky_ex", "linalg.cholesky_ex": "linalg_cholesky_ex",
+             "linalg.pinv": "linalg_pinv", "linalg.matrix_power": "matmul", "linalg.vector_norm": "linalg_vector_norm",
+             "linalg.cross": "linalg_cross", "linalg.multi_dot": "mm",
+             "linalg.householder_product": "linalg_householder_product",
+             "linalg.solve_triangular": "linalg_solve_triangular", "linalg.eigvalsh": "_linalg_eigh",
+             "linalg.eigh": "_linalg_eigh", "linalg.svdvals": "_linalg_svd", "linalg.svd": "_linalg_svd",
+             "linalg.qr": "linalg_qr", "linalg.eig": "linalg_eig"}
 
 
 # --- the wrapper -----------------------------------------------------------------------------------------------
@@ -299,7 +373,8 @@ def write_out(name, result, out, rule=_cast, args=()):
     if isinstance(result, Tensor):
         if not isinstance(out, Tensor):
             raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type_name(out)}")
-        check_autograd(name, (result,), {}, out)
+        if not _COPIED_WHEN.get(name, _never)(args, None):
+            check_autograd(name, (result,), {}, out)
         _write_one(name, result, out, rule, args)
         return out
     if not isinstance(out, (tuple, list)) or not all(isinstance(o, Tensor) for o in out):

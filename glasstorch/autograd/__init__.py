@@ -150,3 +150,12 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 
 from .gradcheck import gradcheck, gradgradcheck  # noqa: E402
 from . import functional  # noqa: E402
+
+
+def __getattr__(name):
+    # torch.autograd.profiler and its profiler_util, imported on first use (they stand on utils, which
+    # imports the tensor this package is part of)
+    if name in ("profiler", "profiler_util"):
+        import importlib
+        return importlib.import_module("." + name, __name__)
+    raise AttributeError(f"module '{__name__}' has no attribute '{name}'")

@@ -407,15 +407,19 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
 
 
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
-    """input / max(||input||_p, eps) along ``dim``."""
+    """input / max(||input||_p, eps) along ``dim`` (written into ``out`` when given, by torch.div's
+    out= rules: spectral_norm's power iteration updates its buffers so)."""
     if seam.on:
         return seam.torch_function(normalize, (input,), dict(p=p, dim=dim, eps=eps, out=out))
     denom = input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
-    return input / denom
+    if out is None:
+        return input / denom
+    from .. import div   # (the top-level div: the one with out=)
+    return div(input, denom, out=out)
 
 
 # ---- embeddings -------------------------------------------------------------------------------------------------
-embedding, one_hot = _conv.embedding, _conv.one_hot
+embedding, embedding_bag, one_hot = _conv.embedding, _conv.embedding_bag, _conv.one_hot
 
 
 # ---- distances -----------------------------------------------------------------------------------------------------

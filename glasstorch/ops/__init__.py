@@ -19,9 +19,10 @@ nn_ctc.py      ctc_loss
 scan.py        logcumsumexp
 windows.py     Tensor.unfold, im2col/col2im (F.unfold/F.fold)
 fft.py         the DFT's primitive ops (torch.fft's kernels)
+weight_norm.py norm_except_dim, _weight_norm (nn.utils' weight normalisation)
 """
 from .._ops import aten  # noqa: F401  (torch.ops.aten: every primitive op, aten.mul.Tensor ...)
-from . import pointwise, reduction, shape, joining, indexing, linalg, creation, complex, special, elementwise, scan, windows, distance, transformations  # noqa: F401  (registers methods)
+from . import pointwise, reduction, shape, joining, indexing, linalg, creation, complex, special, elementwise, scan, windows, distance, transformations, weight_norm  # noqa: F401  (registers methods)
 
 __all__ = ["aten"]   # (torch.ops: the op namespaces; the families' functions are on glasstorch's top level)
 

@@ -68,6 +68,15 @@ def conj(x):
     return x
 
 
+def not_implemented(name):
+    """The formula of an input torch declares without a derivative (derivatives.yaml's
+    ``not_implemented("name")``): using it raises torch's NotImplementedError."""
+    def formula(grad):
+        raise NotImplementedError(f"the derivative for '{name}' is not implemented.")
+    formula.__name__ = f"{name}_not_implemented"
+    return formula
+
+
 def sum_to(grad, shape):
     """Sum a broadcast gradient back to ``shape`` (torch's ``at::sum_to``): over the leading dims
     the broadcast added and the dims that were 1."""

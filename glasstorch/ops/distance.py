@@ -30,7 +30,7 @@ from .._array import xp
 from ._op import method
 from .._ops import defop, aten
 from .._seam import seam
-from ._derivatives import norm_backward, sum_to
+from ._derivatives import norm_backward, not_implemented, sum_to
 from .reduction import _vector_norm_kernel
 
 __all__ = ["cdist", "dist", "renorm", "pdist"]
@@ -109,16 +109,12 @@ def _cdist_backward_kernel(grad, x1, x2, p, cdist):
     return (out.sum(axis=keep, keepdims=True) if keep else out).astype(x1.dtype, copy=False)
 
 
-def _not_implemented(name):
-    def formula(grad):
-        raise NotImplementedError(f"the derivative for '{name}' is not implemented.")
-    return formula
 
 
 cdist_backward_op = defop("_cdist_backward(Tensor grad, Tensor x1, Tensor x2, float p, Tensor cdist) -> Tensor",
                           _cdist_backward_kernel, node="CdistBackwardBackward0",
-                          grad=_not_implemented("_cdist_backward"), x1=_not_implemented("_cdist_backward"),
-                          x2=_not_implemented("_cdist_backward"), cdist=_not_implemented("_cdist_backward"))
+                          grad=not_implemented("_cdist_backward"), x1=not_implemented("_cdist_backward"),
+                          x2=not_implemented("_cdist_backward"), cdist=not_implemented("_cdist_backward"))
 cdist_forward_op = defop(
     "_cdist_forward(Tensor x1, Tensor x2, float p, int? compute_mode) -> Tensor", _cdist_forward_kernel,
     node="CdistBackward0",
@@ -208,8 +204,8 @@ def _pdist_backward_kernel(grad, self, p, pdist):
 
 pdist_backward_op = defop("_pdist_backward(Tensor grad, Tensor self, float p, Tensor pdist) -> Tensor",
                           _pdist_backward_kernel, node="PdistBackwardBackward0",
-                          grad=_not_implemented("_pdist_backward"), self=_not_implemented("_pdist_backward"),
-                          pdist=_not_implemented("_pdist_backward"))
+                          grad=not_implemented("_pdist_backward"), self=not_implemented("_pdist_backward"),
+                          pdist=not_implemented("_pdist_backward"))
 pdist_forward_op = defop("_pdist_forward(Tensor self, float p=2) -> Tensor", _pdist_forward_kernel,
                          node="PdistBackward0",
                          self=lambda grad, self, p, result: pdist_backward_op(grad, self, p, result))

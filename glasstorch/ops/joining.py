@@ -16,7 +16,8 @@ _DTYPE_OF = _dtype._BY_NUMPY
 # Tensor methods only (x.view(...)) or torch.linalg's.
 __all__ = ["cat", "concat", "concatenate", "stack", "hstack", "vstack", "row_stack", "dstack", "column_stack",
            "tile", "repeat_interleave", "flip", "fliplr", "flipud", "roll", "tril", "triu", "tril_indices",
-           "triu_indices", "diagonal", "diag", "diagonal_copy", "diag_embed", "trace", "meshgrid"]
+           "triu_indices", "diagonal", "diag", "diagonal_copy", "diag_embed", "trace", "meshgrid", "block_diag",
+           "cartesian_prod"]
 
 
 def _tensor_list(tensors, fn):
@@ -437,12 +438,76 @@ def meshgrid(*tensors, indexing=None):
         if t.dtype is not tensors[0].dtype:
             raise RuntimeError("meshgrid expects all tensors to have the same dtype")
     swap = indexing == "xy" and len(tensors) >= 2
-    ts = [t.reshape(-1) for t in tensors]
+    ts = list(tensors)    # (0-d ones too: torch views each as is, one ViewBackward0 then one ExpandBackward0)
     if swap:
         ts[0], ts[1] = ts[1], ts[0]
-    shape = tuple(t.shape[0] for t in ts)
+    shape = tuple(t.numel() for t in ts)
     n = len(ts)
     grids = [t.view(*[-1 if k == i else 1 for k in range(n)]).expand(shape) for i, t in enumerate(ts)]
     if swap:
         grids[0], grids[1] = grids[1], grids[0]
     return tuple(grids)
+
+
+# ==========================================================================================================
+# block_diag (a primitive op, BlockDiagBackward0) and cartesian_prod (torch's composite)
+# ==========================================================================================================
+def _as_block(a):
+    """A block of block_diag: a 0-d tensor is 1x1, a 1-D one a row (an empty (0,) one too: 1x0)."""
+    return a.reshape(1, 1) if a.ndim == 0 else a.reshape(1, -1) if a.ndim == 1 else a
+
+
+def _block_diag_kernel(tensors):
+    for i, t in enumerate(tensors):
+        if t.ndim > 2:
+            raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer dimensions. Input {i} has "
+                               f"{t.ndim} dimensions")
+    if not tensors:
+        return xp.zeros((1, 0), dtype=_dtype.get_default_dtype().numpy_dtype)
+    blocks = [_as_block(a) for a in _promoted(list(tensors))]
+    out = xp.zeros((builtins.sum(b.shape[0] for b in blocks), builtins.sum(b.shape[1] for b in blocks)),
+                   dtype=blocks[0].dtype)
+    row = col = 0
+    for b in blocks:
+        out[row:row + b.shape[0], col:col + b.shape[1]] = b
+        row, col = row + b.shape[0], col + b.shape[1]
+    return out
+
+
+def block_diag_backward(grad, sizes):
+    """torch's ``block_diag_backward``: each input's gradient is its block of ``grad``, in its shape."""
+    grads, row, col = [], 0, 0
+    for shape in sizes:
+        rows, cols = (1, 1) if len(shape) == 0 else (1, shape[0]) if len(shape) == 1 else tuple(shape)
+        block = aten.slice(aten.slice(grad, 0, row, row + rows), 1, col, col + cols)
+        grads.append(block.reshape(tuple(shape)))
+        row, col = row + rows, col + cols
+    return grads
+
+
+block_diag_op = defop("block_diag(Tensor[] tensors) -> Tensor", _block_diag_kernel, node="BlockDiagBackward0",
+                      tensors=lambda grad, tensors_sizes: block_diag_backward(grad, tensors_sizes))
+BlockDiagBackward0 = block_diag_op.node
+
+
+def block_diag(*tensors):
+    """The block diagonal matrix of the tensors (a 0-d tensor is a 1x1 block, a 1-D one a row), zero
+    elsewhere, in their promoted dtype: ``block_diag(A, B)`` is ``[[A, 0], [0, B]]``."""
+    if seam.on:
+        return seam.torch_function(block_diag, tensors, {})
+    return block_diag_op(list(_checks.expect_tensors("block_diag", tensors)))
+
+
+def cartesian_prod(*tensors):
+    """Every combination of one element of each 1-D tensor, a row each (``itertools.product``'s order);
+    torch's composite: the ``meshgrid`` of the tensors, flattened and stacked as columns."""
+    if seam.on:
+        return seam.torch_function(cartesian_prod, tensors, {})
+    for t in tensors:
+        if t.ndim != 1:
+            raise RuntimeError(f"Expect a 1D vector, but got shape {list(t.shape)}")
+    if len(tensors) == 1:
+        return tensors[0]
+    if not tensors:
+        raise RuntimeError("meshgrid expects a non-empty TensorList")
+    return stack([g.flatten() for g in meshgrid(*tensors, indexing="ij")], 1)

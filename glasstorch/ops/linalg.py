@@ -5,6 +5,8 @@ decompositions) with their derivatives.
 The public functions of ``torch.linalg`` are in ``glasstorch/linalg.py``; this module keeps the ops
 and torch's top-level linear algebra (``torch.det``, ``torch.inverse``, ``torch.svd``...).
 """
+import itertools
+import math
 import warnings
 
 from .. import _checks, _dtype, return_types
@@ -18,13 +20,13 @@ from .creation import eye, zeros, tensor
 from .shape import _expand_kernel
 from ._derivatives import (conj, mH, linalg_det_backward, slogdet_backward, linalg_solve_backward,
                            linalg_solve_triangular_backward, linalg_eig_backward, svd_backward, linalg_qr_backward,
-                           cholesky_backward, pinv_backward, is_vector_rhs)
+                           cholesky_backward, pinv_backward, is_vector_rhs, is_complex, not_implemented)
 
 # What glasstorch (torch) has at its top level from this family; the other public functions here are
 # Tensor methods only (x.view(...)) or torch.linalg's.
-__all__ = ["mm", "bmm", "mv", "dot", "inner", "vdot", "matmul", "addmm", "outer", "ger", "baddbmm", "einsum",
-           "tensordot", "kron", "det", "solve", "eig", "svd", "qr", "cholesky", "matrix_rank", "slogdet",
-           "matrix_power", "cross", "inverse", "pinverse", "chain_matmul"]
+__all__ = ["mm", "bmm", "mv", "dot", "inner", "vdot", "matmul", "addmm", "addmv", "addmv_", "outer", "ger", "baddbmm",
+           "einsum", "tensordot", "kron", "det", "solve", "eig", "svd", "qr", "cholesky", "matrix_rank", "slogdet",
+           "matrix_power", "cross", "inverse", "pinverse", "chain_matmul", "matrix_exp", "geqrf", "orgqr"]
 
 _DTYPE_OF = _dtype._BY_NUMPY
 
@@ -192,6 +194,42 @@ baddbmm_op = defop("baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar
                    self=lambda grad, beta: _scaled(grad, beta),
                    batch1=lambda grad, batch2, alpha: _scaled(aten.bmm(grad, conj(aten.transpose.int(batch2, 1, 2))), alpha),
                    batch2=lambda grad, batch1, alpha: _scaled(aten.bmm(conj(aten.transpose.int(batch1, 1, 2)), grad), alpha))
+
+
+def _addmv_kernel(self, mat, vec, *, beta=1, alpha=1):
+    if mat.ndim != 2 or vec.ndim != 1 or self.ndim > 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got {self.ndim}, {mat.ndim}, {vec.ndim}")
+    if mat.shape[1] != vec.shape[0] or self.shape not in ((mat.shape[0],), (1,), ()):
+        raise RuntimeError(f"size mismatch, got input ({self.shape[0] if self.ndim else 1}), mat "
+                           f"({mat.shape[0]}x{mat.shape[1]}), vec ({vec.shape[0]})")
+    if not (self.dtype == mat.dtype == vec.dtype):
+        raise RuntimeError(f"addmv input tensors must have the same dtype, but got {_DTYPE_OF[self.dtype]._legacy}, "
+                           f"{_DTYPE_OF[mat.dtype]._legacy}, and {_DTYPE_OF[vec.dtype]._legacy}")
+    p = _scaled(_mv_kernel(mat, vec), alpha)
+    if beta == 0:
+        return xp.array(p, copy=True)   # (the input ignored: its nan and inf do not propagate, as torch documents)
+    return p + _scaled(self, beta)
+
+
+addmv_op = defop("addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
+                 _addmv_kernel, node="AddmvBackward0",
+                 self=lambda grad, beta: _scaled(grad, beta),
+                 mat=lambda grad, vec, alpha: _scaled(grad.reshape((-1, 1)) * conj(vec).reshape((1, -1)), alpha),
+                 vec=lambda grad, mat, alpha: _scaled(aten.mv(conj(aten.t(mat)), grad), alpha))
+
+
+def _addmv__kernel(self, mat, vec, *, beta=1, alpha=1):
+    result = _addmv_kernel(self, mat, vec, beta=beta, alpha=alpha)
+    if result.shape != self.shape:
+        raise RuntimeError(f"Bad in-place call: input tensor size {list(self.shape)} and output tensor size "
+                           f"{list(result.shape)} should match")
+    self[...] = result
+    return self
+
+
+addmv__op = defop("addmv_(Tensor(a!) self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)",
+                  _addmv__kernel, inplace_of=addmv_op)
+AddmvBackward0 = addmv_op.node
 MmBackward0, BmmBackward0, MvBackward0, DotBackward0 = mm_op.node, bmm_op.node, mv_op.node, dot_op.node
 VdotBackward0, AddmmBackward0, BaddbmmBackward0 = vdot_op.node, addmm_op.node, baddbmm_op.node
 
@@ -245,6 +283,23 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     if seam.on:
         return seam.torch_function(addmm, (input, mat1, mat2), {"beta": beta, "alpha": alpha})
     return addmm_op(input, mat1, mat2, beta=beta, alpha=alpha)
+
+
+@method()
+def addmv(input, mat, vec, *, beta=1, alpha=1):
+    """beta * input + alpha * (mat @ vec): a matrix-vector product added to a vector (``input``
+    may be a 1-element vector or a 0-d tensor, broadcast); with ``beta=0`` ``input`` is ignored."""
+    if seam.on:
+        return seam.torch_function(addmv, (input, mat, vec), {"beta": beta, "alpha": alpha})
+    return addmv_op(input, mat, vec, beta=beta, alpha=alpha)
+
+
+@method()
+def addmv_(self, mat, vec, *, beta=1, alpha=1):
+    """In place: self = beta * self + alpha * (mat @ vec) (aten.addmv_)."""
+    if seam.on:
+        return seam.torch_function(addmv_, (self, mat, vec), {"beta": beta, "alpha": alpha})
+    return addmv__op(self, mat, vec, beta=beta, alpha=alpha)
 
 
 @method()
@@ -1278,3 +1333,175 @@ def chain_matmul(*matrices, out=None):
     else:
         res = multi_dot(list(matrices))
     return res if out is None else out.copy_(res)
+
+
+# ==========================================================================================================
+# The matrix exponential, QR in Householder form (geqrf) and the product of Householder reflectors
+# (what nn.utils.parametrizations.orthogonal is built on)
+# ==========================================================================================================
+def _matrix_exp_kernel(self):
+    if self.ndim < 2 or self.shape[-1] != self.shape[-2]:
+        raise RuntimeError(f"linalg.matrix_exp: A must be batches of square matrices, but they are "
+                           f"{self.shape[-2] if self.ndim > 1 else 1} by {self.shape[-1] if self.ndim else 1} matrices")
+    _check_float_array("linalg.matrix_exp", self)
+    if self.size == 0:
+        return self.copy()
+    # scaling and squaring: exp(A) = exp(A / 2^s)^(2^s), with A / 2^s small enough (1-norm <= 1/2)
+    # that an 18-term Taylor series is exact to the dtype's precision
+    norm = float(xp.abs(self).sum(axis=-2).max())
+    s = max(0, int(math.ceil(math.log2(norm))) + 1) if norm > 0 else 0
+    scaled = self / (2.0 ** s)
+    eye_n = xp.broadcast_to(xp.eye(self.shape[-1], dtype=self.dtype), self.shape)
+    result = eye_n.copy()
+    for j in range(18, 0, -1):   # Horner: I + A/1 (I + A/2 (I + ... (I + A/18)))
+        result = eye_n + _matmul(scaled, result) / j
+    for _ in range(s):
+        result = _matmul(result, result)
+    return result.astype(self.dtype, copy=False)
+
+
+def _check_float_array(fn, a):
+    if a.dtype.kind not in "fc":
+        raise RuntimeError(f"{fn}: Expected a floating point or complex tensor as input. Got "
+                           f"{_DTYPE_OF[a.dtype]._legacy}")
+
+
+def linalg_matrix_exp_differential(self, grad, adjoint):
+    """torch's ``linalg_matrix_exp_differential``: the derivative of exp at A in the direction E is the
+    upper-right block of exp([[A, E], [0, A]]) (with A^H for the adjoint, the backward)."""
+    n = self.shape[-1]
+    A = mH(self) if adjoint else self
+    meta = aten.cat([aten.cat([A, grad], -1), aten.cat([aten.zeros_like(A), A], -1)], -2)
+    return aten.slice.Tensor(aten.slice.Tensor(aten.linalg_matrix_exp(meta), -2, 0, n), -1, n, 2 * n)
+
+
+def _geqrf_kernel(self):
+    if self.ndim < 2:
+        raise RuntimeError("torch.geqrf: input must have at least 2 dimensions.")
+    _check_float_array("geqrf", self)
+    m, n = self.shape[-2:]
+    a = xp.empty(self.shape, dtype=self.dtype)
+    tau = xp.empty(self.shape[:-2] + (min(m, n),), dtype=self.dtype)
+    # (LAPACK's raw output: R on and above the diagonal, the reflectors below)
+    for idx in itertools.product(*map(range, self.shape[:-2])):
+        h, t = xp.linalg.qr(self[idx], mode="raw")
+        a[idx], tau[idx] = h.T, t
+    return a, tau
+
+
+def _check_householder(input, tau):
+    fn = "torch.linalg.householder_product"
+    if input.ndim < 2:
+        raise RuntimeError(f"{fn}: input must have at least 2 dimensions.")
+    if input.shape[-2] < input.shape[-1]:
+        raise RuntimeError(f"{fn}: input.shape[-2] must be greater than or equal to input.shape[-1]")
+    if input.shape[-1] < tau.shape[-1]:
+        raise RuntimeError(f"{fn}: input.shape[-1] must be greater than or equal to tau.shape[-1]")
+    if input.ndim - tau.ndim != 1:
+        raise RuntimeError(f"{fn}: Expected tau to have one dimension less than input, but got tau.ndim equal to "
+                           f"{tau.ndim} and input.ndim is equal to {input.ndim}")
+    if input.dtype != tau.dtype:
+        raise RuntimeError(f"{fn}: tau dtype {_DTYPE_OF[tau.dtype]} does not match input dtype "
+                           f"{_DTYPE_OF[input.dtype]}")
+
+
+def _householder_product_kernel(input, tau):
+    _check_householder(input, tau)
+    _check_float_array("torch.linalg.householder_product", input)
+    m, n = input.shape[-2:]
+    q = xp.broadcast_to(xp.eye(m, n, dtype=input.dtype), input.shape).copy()
+    for i in range(tau.shape[-1] - 1, -1, -1):   # Q = H_0 H_1 ... H_{k-1} I[:, :n], applied from the right end
+        v = input[..., :, i].copy()
+        v[..., :i] = 0
+        v[..., i] = 1
+        # H q = q - tau v (v^H q)
+        q -= tau[..., i, None, None] * v[..., :, None] * (v.conj()[..., None, :] @ q)
+    return q
+
+
+def _reflector(input, i):
+    """v_i: column i of ``input`` below the diagonal, 1 on it, 0 above (a Tensor or an array)."""
+    col = aten.select.int(input, -1, i)
+    below = aten.slice.Tensor(col, -1, i + 1, input.shape[-2])
+    head = aten.zeros_like(aten.slice.Tensor(col, -1, 0, i + 1))
+    one = aten.zeros_like(aten.slice.Tensor(col, -1, 0, 1)) + 1
+    return aten.cat([aten.slice.Tensor(head, -1, 0, i), one, below], -1)
+
+
+def householder_product_backward(grad, input, tau):
+    """The gradient of Q = (H_0 ... H_{k-1})[:, :n], H_i = I - tau_i v_i v_i^T (real inputs): with
+    M_i = (H_0..H_{i-1})^T [grad, 0] (H_{i+1}..H_{k-1})^T, the gradient of v_i is
+    -tau_i (M_i + M_i^T) v_i (its entries below the diagonal are input's) and that of tau_i is
+    -v_i^T M_i v_i. Written with aten ops, so it differentiates again (create_graph=True)."""
+    if is_complex(input):
+        raise NotImplementedError("glasstorch: the derivative of linalg.householder_product is implemented for "
+                                  "real inputs only")
+    m, n, k = input.shape[-2], input.shape[-1], tau.shape[-1]
+    eye_m = aten.diag_embed(aten.zeros_like(aten.select.int(input, -1, 0)) + 1)
+    reflectors, H = [], []
+    for i in range(k):
+        v = _reflector(input, i)
+        t = aten.unsqueeze(aten.unsqueeze(aten.select.int(tau, -1, i), -1), -1)
+        reflectors.append((v, t))
+        H.append(eye_m - t * (aten.unsqueeze(v, -1) @ aten.unsqueeze(v, -2)))
+    suffix = [eye_m] * (k + 1)       # suffix[i] = H_i ... H_{k-1}
+    for i in range(k - 1, -1, -1):
+        suffix[i] = H[i] @ suffix[i + 1]
+    g_full = grad if m == n else aten.cat([grad, aten.zeros_like(aten.slice.Tensor(eye_m, -1, 0, m - n))], -1)
+    prefix, g_cols, g_tau = eye_m, [], []
+    for i in range(k):
+        v, t = reflectors[i]
+        M = aten.transpose.int(prefix, -1, -2) @ g_full @ aten.transpose.int(suffix[i + 1], -1, -2)
+        Mv = aten.squeeze.dim((M + aten.transpose.int(M, -1, -2)) @ aten.unsqueeze(v, -1), -1)
+        gv = -aten.squeeze.dim(t, -1) * Mv
+        # only the entries below the diagonal are the input's
+        g_cols.append(aten.cat([aten.zeros_like(aten.slice.Tensor(gv, -1, 0, i + 1)),
+                                aten.slice.Tensor(gv, -1, i + 1, m)], -1))
+        vMv = aten.squeeze.dim(aten.squeeze.dim(aten.unsqueeze(v, -2) @ M @ aten.unsqueeze(v, -1), -1), -1)
+        g_tau.append(-vMv)
+        prefix = prefix @ H[i]
+    zero_col = aten.zeros_like(aten.select.int(input, -1, 0))
+    g_input = aten.stack(g_cols + [zero_col] * (n - k), -1)
+    return g_input, aten.stack(g_tau, -1)
+
+
+linalg_matrix_exp_op = defop("linalg_matrix_exp(Tensor self) -> Tensor", _matrix_exp_kernel,
+                             node="LinalgMatrixExpBackward0",
+                             self=lambda grad, self: linalg_matrix_exp_differential(self, grad, True))
+geqrf_op = defop("geqrf(Tensor self) -> (Tensor a, Tensor tau)", _geqrf_kernel, node="GeqrfBackward0",
+                 self=not_implemented("geqrf"))
+householder_product_op = defop("linalg_householder_product(Tensor input, Tensor tau) -> Tensor",
+                               _householder_product_kernel, node="LinalgHouseholderProductBackward0",
+                               joint={("input", "tau"): lambda grad, input, tau:
+                                      householder_product_backward(grad, input, tau)})
+LinalgMatrixExpBackward0, GeqrfBackward0 = linalg_matrix_exp_op.node, geqrf_op.node
+LinalgHouseholderProductBackward0 = householder_product_op.node
+
+
+@method()
+def matrix_exp(input):
+    """exp(A) = sum_k A^k / k! of a (batch of) square matrices (scaling and squaring of a Taylor series)."""
+    if seam.on:
+        return seam.torch_function(matrix_exp, (input,), {})
+    return linalg_matrix_exp_op(input)
+
+
+@method()
+def geqrf(input):
+    """QR in LAPACK's compact form: (a, tau), R on and above a's diagonal, the Householder vectors
+    below it; ``linalg.householder_product(a, tau)`` gives Q. Not differentiable (as in torch)."""
+    if seam.on:
+        return seam.torch_function(geqrf, (input,), {})
+    return return_types.geqrf(geqrf_op(input))
+
+
+@method("orgqr")
+def householder_product(input, tau):
+    """The first n columns of H_0 H_1 ... H_{k-1}, H_i = I - tau_i v_i v_i^H, v_i column i of
+    ``input`` below the diagonal with 1 on it (torch.linalg.householder_product, torch.orgqr)."""
+    if seam.on:
+        return seam.torch_function(householder_product, (input, tau), {})
+    return householder_product_op(input, tau)
+
+
+orgqr = householder_product

@@ -40,6 +40,7 @@ from .._ops import defop, aten
 from .. import _ops   # (_ops._ARRAY_TYPES, read at each call: it grows when CuPy is imported)
 from .._seam import seam
 from ._op import kernel_not_implemented
+from ._derivatives import not_implemented
 from ..autograd import grad_mode
 
 _as_strided = as_strided   # (NumPy's, or a meta view)
@@ -718,6 +719,198 @@ def _renorm_rows(weight, idx, max_norm, norm_type):
     w[rows] = (w[rows] * scale[:, None]).astype(w.dtype)
     from .._tensor import bump_version
     bump_version(weight, "embedding_renorm_")
+
+
+# ---- embedding_bag: sums, means or maxima of bags of rows -----------------------------------------------------
+_BAG_MODES = {"sum": 0, "mean": 1, "max": 2}
+
+
+def _bag_layout(indices, offsets, include_last_offset):
+    """(number of bags, offset2bag: each index's bag), with torch's checks of the offsets."""
+    n = indices.shape[0]
+    if offsets.shape[0] and int(offsets[0]) != 0:
+        raise RuntimeError(f"offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start from "
+                           f"position 0. However, got {int(offsets[0])}")
+    if offsets.shape[0] and int(offsets[-1]) > n:
+        raise RuntimeError(f"offsets[-1] can not be greater than input's length {n} but got offsets[-1] of "
+                           f"{int(offsets[-1])}")
+    starts = offsets[:-1] if include_last_offset else offsets
+    if starts.shape[0] > 1 and (xp.diff(starts) < 0).any():
+        raise RuntimeError("offsets must be non-decreasing (glasstorch: torch's kernel then reads out of bounds)")
+    offset2bag = (xp.searchsorted(starts, xp.arange(n), side="right") - 1).astype("int64")
+    return starts.shape[0], offset2bag
+
+
+def _embedding_bag_kernel(weight, indices, offsets, scale_grad_by_freq=False, mode=0, sparse=False,
+                          per_sample_weights=None, include_last_offset=False, padding_idx=-1):
+    if indices.dtype.kind not in "iu":
+        raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the following scalar types: "
+                           f"Long, Int; but got torch.{_type_name(indices.dtype)}Tensor instead (while checking "
+                           f"arguments for embedding_bag)")
+    num_weights, dim = weight.shape
+    bad = xp.nonzero((indices < 0) | (indices >= num_weights))[0]
+    if bad.size:
+        raise RuntimeError(f"Index {int(bad[0])} of input takes value {int(indices[bad[0]])} which is not in the valid "
+                           f"range [0, {num_weights})")
+    bags, offset2bag = _bag_layout(indices, offsets, include_last_offset)
+    keep = indices != padding_idx
+    rows = xp.take(weight, indices, axis=0)
+    if per_sample_weights is not None:
+        rows = rows * per_sample_weights[:, None]
+    counts = xp.bincount(offset2bag[keep], minlength=bags).astype("int64")
+    out = xp.zeros((bags, dim), weight.dtype)
+    if mode == 2:
+        max_indices = xp.zeros((bags, dim), "int64")
+        for b in range(bags):
+            members = xp.nonzero((offset2bag == b) & keep)[0]
+            if members.size:
+                best = members[xp.argmax(rows[members], axis=0)]      # (the first maximum, as torch's loop)
+                out[b] = rows[best, xp.arange(dim)]
+                max_indices[b] = indices[best]
+        return out, offset2bag, counts, max_indices
+    xp.add.at(out, offset2bag[keep], rows[keep])
+    if mode == 1:
+        out /= xp.maximum(counts, 1)[:, None].astype(out.dtype)
+        return out, offset2bag, counts, counts.copy()
+    zeros = xp.zeros(bags, "int64")
+    return out, offset2bag, zeros, zeros.copy()
+
+
+def _embedding_bag_backward_kernel(grad, indices, offsets, offset2bag, bag_size, maximum_indices, num_weights,
+                                   scale_grad_by_freq, mode, sparse, per_sample_weights, padding_idx=-1):
+    """The gradient of the table: each looked-up row gets its bag's gradient (divided by the bag's size
+    for mean, times its weight with per_sample_weights); for max, only the rows that were the maximum."""
+    dim = grad.shape[1]
+    out = xp.zeros((num_weights, dim), grad.dtype)
+    if mode == 2:
+        nonempty = bag_size > 0
+        cols = xp.broadcast_to(xp.arange(dim), maximum_indices.shape)
+        xp.add.at(out, (maximum_indices[nonempty], cols[nonempty]), grad[nonempty])
+    else:
+        keep = indices != padding_idx
+        g = grad[offset2bag]
+        if mode == 1:
+            g = g / xp.maximum(bag_size, 1)[offset2bag][:, None].astype(g.dtype)
+        if per_sample_weights is not None:
+            g = g * per_sample_weights[:, None]
+        if scale_grad_by_freq:
+            g = g * _bag_frequency_scale(indices, num_weights)[indices][:, None].astype(g.dtype)
+        xp.add.at(out, indices[keep], g[keep])
+    return out
+
+
+def _bag_frequency_scale(indices, num_weights):
+    """The factor scale_grad_by_freq gives each row, as torch's CPU kernel computes it: the k-th
+    distinct index (in sorted order) is divided by the count of the k-th entry of the *sorted
+    indices* -- not by its own count (``counts[indices_data[i]]`` in
+    ``_embedding_bag_dense_backward_cpu_sum_mean``, i the distinct index's number). For indices
+    [5, 4, 3, 3, 3] every row is divided by 3. torch is the specification: glasstorch follows it."""
+    counts = xp.bincount(indices, minlength=num_weights)
+    ordered = xp.sort(indices)
+    distinct = xp.unique(ordered)
+    scale = xp.ones(num_weights)
+    scale[distinct] = 1.0 / counts[ordered[:distinct.shape[0]]]
+    return scale
+
+
+def _embedding_bag_per_sample_weights_backward_kernel(grad, weight, indices, offsets, offset2bag, mode,
+                                                      padding_idx=-1):
+    if mode != 0:
+        raise NotImplementedError("embedding_bag_backward: per_sample_weights only supported for mode='sum'")
+    result = (grad[offset2bag] * xp.take(weight, indices, axis=0)).sum(axis=1)
+    result[indices == padding_idx] = 0
+    return result
+
+
+embedding_bag_op = defop(
+    "_embedding_bag(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False, int mode=0, "
+    "bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False, int padding_idx=-1) -> "
+    "(Tensor, Tensor, Tensor, Tensor)", _embedding_bag_kernel, node="EmbeddingBagBackward0",
+    output_differentiability=(True, False, False, False), indices=None, offsets=None,
+    weight=lambda grad, indices, offsets, result1, result2, result3, weight_sizes, scale_grad_by_freq, mode, sparse,
+    per_sample_weights, padding_idx: aten._embedding_bag_backward(
+        grad, indices, offsets, result1, result2, result3, weight_sizes[0], scale_grad_by_freq, mode, sparse,
+        per_sample_weights, padding_idx),
+    per_sample_weights=lambda grad, weight, indices, offsets, result1, mode, padding_idx:
+    aten._embedding_bag_per_sample_weights_backward(grad, weight, indices, offsets, result1, mode, padding_idx))
+embedding_bag_backward_op = defop(
+    "_embedding_bag_backward(Tensor grad, Tensor indices, Tensor offsets, Tensor offset2bag, Tensor bag_size, "
+    "Tensor maximum_indices, SymInt num_weights, bool scale_grad_by_freq, int mode, bool sparse, "
+    "Tensor? per_sample_weights, int padding_idx=-1) -> Tensor", _embedding_bag_backward_kernel,
+    node="EmbeddingBagBackwardBackward0", indices=None, offsets=None, offset2bag=None, bag_size=None,
+    maximum_indices=None, grad=not_implemented("_embedding_bag_backward"),
+    per_sample_weights=not_implemented("_embedding_bag_backward"))
+embedding_bag_per_sample_weights_backward_op = defop(
+    "_embedding_bag_per_sample_weights_backward(Tensor grad, Tensor weight, Tensor indices, Tensor offsets, "
+    "Tensor offset2bag, int mode, int padding_idx=-1) -> Tensor", _embedding_bag_per_sample_weights_backward_kernel,
+    node="EmbeddingBagPerSampleWeightsBackwardBackward0", indices=None, offsets=None, offset2bag=None,
+    grad=not_implemented("_embedding_bag_per_sample_weights_backward"),
+    weight=not_implemented("_embedding_bag_per_sample_weights_backward"))
+EmbeddingBagBackward0 = embedding_bag_op.node
+
+
+def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False, mode="mean",
+                  sparse=False, per_sample_weights=None, include_last_offset=False, padding_idx=None):
+    """The sums, means or maxima of bags of rows of ``weight``: a 2-D ``input`` (B, N) is B bags of N
+    indices; a 1-D one is cut into bags at ``offsets`` (the start of each; with
+    ``include_last_offset`` the last entry is the end of the last bag). ``per_sample_weights``
+    (mode "sum") weights each looked-up row. An empty bag gives zeros; ``padding_idx``'s rows are
+    left out (not counted in a mean)."""
+    if seam.on:
+        return seam.torch_function(embedding_bag, (input, weight, offsets, max_norm, norm_type, scale_grad_by_freq,
+                                                   mode, sparse, per_sample_weights, include_last_offset,
+                                                   padding_idx), {})
+    if weight.dtype is _dtype.int64 and input.is_floating_point():   # (torch accepts the arguments swapped, and warns)
+        import warnings
+        warnings.warn("Argument order of nn.functional.embedding_bag was changed. Usage `embedding_bag(weight, "
+                      "input, ...)` is deprecated, and should now be `embedding_bag(input, weight, ...)`.",
+                      stacklevel=2)
+        weight, input = input, weight
+    if per_sample_weights is not None and input.size() != per_sample_weights.size():
+        raise ValueError(f"embedding_bag: If per_sample_weights ({per_sample_weights.shape}) is not None, then it must "
+                         f"have the same shape as the input ({input.shape})")
+    if not weight.dim() == 2:
+        raise ValueError(f"weight has to be a 2D Tensor, but got Tensor of dimension {weight.dim()}")
+    if input.dim() == 2:
+        if offsets is not None:
+            type_str = str(type(offsets)).replace("glasstorch._tensor.Tensor", "torch.Tensor")
+            raise ValueError(f"if input is 2D, then offsets has to be None, as input is treated is a mini-batch of "
+                             f"fixed length sequences. However, found offsets of type {type_str}")
+        from .creation import arange
+        offsets = arange(0, input.numel(), input.size(1), dtype=input.dtype, device=input.device)
+        include_last_offset = False
+        input = input.reshape(-1)
+        if per_sample_weights is not None:
+            per_sample_weights = per_sample_weights.reshape(-1)
+    elif input.dim() == 1:
+        if offsets is None:
+            raise ValueError("offsets has to be a 1D Tensor but got None")
+        if offsets.dim() != 1:
+            raise ValueError("offsets has to be a 1D Tensor")
+    else:
+        raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.dim()}")
+    if mode not in _BAG_MODES:
+        raise ValueError("mode has to be one of sum, mean or max")
+    if mode == "max" and scale_grad_by_freq:
+        raise ValueError("max mode does not support scaling the gradient by the frequency")
+    if mode == "max" and sparse:
+        raise ValueError("max mode does not support sparse weights")
+    if max_norm is not None:
+        _renorm_rows(weight, input._data, max_norm, norm_type)
+    if per_sample_weights is not None and mode != "sum":
+        raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. per_sample_weights is only "
+                                  f"supported for mode='sum' (got mode='{mode}'). Please open a feature request on "
+                                  f"GitHub.")
+    num = weight.shape[0]
+    if padding_idx is None:
+        padding_idx = -1
+    elif not -num <= padding_idx < num:
+        raise RuntimeError(f"padding_idx must be within the number of embeddings, -{num} through {num - 1}, but got "
+                           f"{padding_idx}")
+    elif padding_idx < 0:
+        padding_idx += num
+    return embedding_bag_op(weight, input, offsets, scale_grad_by_freq, _BAG_MODES[mode], sparse, per_sample_weights,
+                            include_last_offset, padding_idx)[0]
 
 
 @_checks.allocates

@@ -17,11 +17,10 @@ from .._ops import defop, aten
 from .._seam import seam
 from ._op import method
 from .pointwise import maximum, minimum
-from ._derivatives import (sum_backward, mean_backward, nansum_backward, evenly_distribute_backward,
-                           scale_grad_by_count, restore_reduced_dims, gather_with_keepdimed_indices,
-                           prod_backward, var_backward, std_backward, var_mean_backward, std_mean_backward,
-                           norm_backward, logsumexp_backward, softmax_double_backward, cumsum_backward,
-                           cumprod_backward)
+from ._derivatives import (not_implemented, sum_backward, mean_backward, nansum_backward, evenly_distribute_backward,
+                           scale_grad_by_count, restore_reduced_dims, gather_with_keepdimed_indices, prod_backward,
+                           var_backward, std_backward, var_mean_backward, std_mean_backward, norm_backward,
+                           logsumexp_backward, softmax_double_backward, cumsum_backward, cumprod_backward)
 
 _DTYPE_OF = _dtype._BY_NUMPY
 
@@ -1197,11 +1196,6 @@ def mode(input, dim=-1, keepdim=False, **numpy_names):
 # ==========================================================================================================
 # unique, bincount, histc, searchsorted, bucketize
 # ==========================================================================================================
-def _not_implemented(name):
-    """The formula of an op torch declares without a derivative (``not_implemented("name")``)."""
-    def formula(grad):
-        raise NotImplementedError(f"the derivative for '{name}' is not implemented.")
-    return formula
 
 
 def _unique2_kernel(self, sorted=True, return_inverse=False, return_counts=False):
@@ -1271,10 +1265,10 @@ def _bucketize_kernel(self, boundaries, *, out_int32=False, right=False):
 
 unique2_op = defop("_unique2(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> "
                    "(Tensor, Tensor, Tensor)", _unique2_kernel, node="Unique2Backward0",
-                   self=_not_implemented("_unique2"))
+                   self=not_implemented("_unique2"))
 unique_dim_op = defop("unique_dim(Tensor self, int dim, bool sorted=True, bool return_inverse=False, "
                       "bool return_counts=False) -> (Tensor, Tensor, Tensor)", _unique_dim_kernel,
-                      node="UniqueDimBackward0", self=_not_implemented("unique_dim"))
+                      node="UniqueDimBackward0", self=not_implemented("unique_dim"))
 bincount_op = defop("bincount(Tensor self, Tensor? weights=None, SymInt minlength=0) -> Tensor", _bincount_kernel)
 histc_op = defop("histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor", _histc_kernel)
 searchsorted_op = defop("searchsorted.Tensor(Tensor sorted_sequence, Tensor self, *, bool out_int32=False, "

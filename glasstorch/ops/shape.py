@@ -1078,3 +1078,31 @@ def resize_as_(self, the_template, memory_format=None):
 
 
 Tensor.resize_, Tensor.resize_as_ = resize_, resize_as_
+
+
+def set_(self, source=None):
+    """``self`` takes ``source``'s memory, shape and strides (an empty tensor without one), as
+    torch's ``set_``: a later write through either is seen by both, but ``self`` keeps its own
+    version counter (torch's too). ``torch.nn.utils.parametrize`` moves a parameter's new value
+    in so. The usual in-place checks apply (a leaf that requires grad only under ``no_grad``);
+    a ``source`` that requires grad while grad mode is on is refused: torch records a node that
+    cannot differentiate (``NotImplemented``), glasstorch does not record it at all."""
+    if seam.on:
+        return seam.torch_function(Tensor.set_, (self, source), {})
+    from ._op import _check_inplace
+    if source is None:
+        source = self.new_empty((0,))
+    if not isinstance(source, Tensor):
+        raise TypeError(f"set_(): argument 'source' must be Tensor, not {type(source).__name__}")
+    if source.dtype != self.dtype:
+        raise RuntimeError(f"Could not set tensor of type {_dtype.cpp_name(source.dtype)} to a tensor of type "
+                           f"{_dtype.cpp_name(self.dtype)}")
+    if _check_inplace(self, (source,), refuse_aliases=None):
+        raise NotImplementedError("set_(): glasstorch does not record set_ with a source that requires grad "
+                                  "(torch records a node that cannot be differentiated); call it under no_grad()")
+    self._data = source._data
+    bump_version(self, "set_")
+    return self
+
+
+Tensor.set_ = set_

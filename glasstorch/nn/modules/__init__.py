@@ -11,7 +11,7 @@ from .batchnorm import (BatchNorm1d, BatchNorm2d, BatchNorm3d, LazyBatchNorm1d, 
                         LazyBatchNorm3d)
 from .normalization import (GroupNorm, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d, LayerNorm,  # noqa: F401
                             LocalResponseNorm, RMSNorm)
-from .sparse import Embedding  # noqa: F401
+from .sparse import Embedding, EmbeddingBag  # noqa: F401
 from .conv import (Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d, LazyConv1d,  # noqa: F401
                    LazyConv2d, LazyConv3d, LazyConvTranspose1d, LazyConvTranspose2d, LazyConvTranspose3d)
 from .pooling import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveMaxPool1d, AdaptiveMaxPool2d, AvgPool1d,  # noqa: F401
@@ -39,7 +39,8 @@ __all__ = ["Fold", "Unfold", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "Modul
            "Softplus", "Softshrink", "Softsign", "Tanh", "Tanhshrink", "Threshold", "AlphaDropout", "Dropout",
            "Dropout1d", "Dropout2d", "Dropout3d", "FeatureAlphaDropout", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d",
            "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d",
-           "InstanceNorm3d", "LayerNorm", "LocalResponseNorm", "RMSNorm", "Embedding", "Conv1d", "Conv2d", "Conv3d",
+           "InstanceNorm3d", "LayerNorm", "LocalResponseNorm", "RMSNorm", "Embedding", "EmbeddingBag",
+           "Conv1d", "Conv2d", "Conv3d",
            "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "LazyConv1d", "LazyConv2d", "LazyConv3d",
            "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d", "AdaptiveAvgPool1d",
            "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
