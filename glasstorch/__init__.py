@@ -16,7 +16,7 @@ from ._binding import as_torch, load_ipython_extension  # noqa: F401
 from . import _dtype
 from ._dtype import (dtype, float16, half, bfloat16, float32, float, float64, double, complex64, cfloat,
                      complex128, cdouble, uint8, int8, int16, short, int32, int, int64, long, bool,
-                     get_default_dtype, set_default_dtype, promote_types)
+                     get_default_dtype, set_default_dtype, promote_types, finfo, iinfo)
 from ._tensor import Tensor, Size, device
 from ._tensor_str import set_printoptions
 from . import autograd
@@ -97,7 +97,7 @@ def typename(obj):
 __all__ = sorted({
     "dtype", "float16", "half", "bfloat16", "float32", "float", "float64", "double", "complex64", "cfloat",
     "complex128", "cdouble", "uint8", "int8", "int16", "short", "int32", "int", "int64", "long", "bool",
-    "get_default_dtype", "set_default_dtype", "promote_types", "Tensor", "Size", "device", "set_printoptions",
+    "get_default_dtype", "set_default_dtype", "promote_types", "finfo", "iinfo", "Tensor", "Size", "device", "set_printoptions",
     "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled", "is_inference_mode_enabled",
     "is_anomaly_enabled", "default_generator", "range", "is_tensor", "is_floating_point", "is_complex", "numel",
     "result_type", "can_cast", "get_num_threads", "set_num_threads", "get_num_interop_threads", "set_num_interop_threads", "use_deterministic_algorithms", "compile",

@@ -226,3 +226,77 @@ def result_type_of(dim_dtypes, zero_dim_dtypes, scalar_dtypes):
             r = d if r is None else promote_types(r, d)
         return r
     return _combine(fold(dim_dtypes), _combine(fold(zero_dim_dtypes), fold(scalar_dtypes)))
+
+
+def _g(value):
+    """A number as C++'s default stream output writes it (six significant digits), as torch's reprs do."""
+    return f"{value:g}"
+
+
+# float limits that NumPy cannot give for bfloat16 without ml_dtypes:
+# (bits, eps, max, smallest normal, digits10) of an 8-bit-exponent, 8-bit-significand float
+_BFLOAT16_LIMITS = (16, 2.0 ** -7, (2 - 2.0 ** -7) * 2.0 ** 127, 2.0 ** -126, 2)
+
+
+class finfo:
+    """The numerical limits of a floating point dtype (``torch.finfo(torch.float32).eps``).
+
+    As torch: with no argument the default dtype's; a complex dtype gives its real part's limits;
+    ``resolution`` is ``10 ** -digits10`` (the decimal digits the type always keeps).
+    """
+    __slots__ = ("bits", "eps", "max", "min", "tiny", "smallest_normal", "resolution", "dtype")
+
+    def __init__(self, type=None):
+        d = get_default_dtype() if type is None else type
+        if not isinstance(d, dtype):
+            raise TypeError(f"finfo(): argument 'type' (position 1) must be torch.dtype, not {_b.type(d).__name__}")
+        if d.category not in (FLOAT, COMPLEX):
+            raise TypeError("torch.finfo() requires a floating point input type. Use torch.iinfo to handle "
+                            "'torch.finfo'")
+        d = d.to_real()
+        if d is bfloat16:
+            bits, eps, largest, normal, digits = _BFLOAT16_LIMITS
+        else:
+            info = xp.finfo(d.numpy_dtype)
+            bits, eps, largest, normal, digits = (info.bits, _pyfloat(info.eps), _pyfloat(info.max),
+                                                  _pyfloat(info.smallest_normal if hasattr(info, "smallest_normal")
+                                                               else info.tiny), info.precision)
+        self.bits, self.eps, self.max, self.min = bits, eps, largest, -largest
+        self.tiny = self.smallest_normal = normal
+        self.resolution = 10.0 ** -digits
+        self.dtype = d.name
+
+    def __eq__(self, other):
+        return isinstance(other, finfo) and self.dtype == other.dtype
+
+    def __hash__(self):
+        return hash(("finfo", self.dtype))
+
+    def __repr__(self):
+        return (f"finfo(resolution={_g(self.resolution)}, min={_g(self.min)}, max={_g(self.max)}, "
+                f"eps={_g(self.eps)}, smallest_normal={_g(self.smallest_normal)}, tiny={_g(self.tiny)}, "
+                f"dtype={self.dtype})")
+
+
+class iinfo:
+    """The numerical limits of an integer dtype (``torch.iinfo(torch.int64).max``)."""
+    __slots__ = ("bits", "max", "min", "dtype")
+
+    def __init__(self, type):
+        if not isinstance(type, dtype):
+            raise TypeError(f"iinfo(): argument 'type' (position 1) must be torch.dtype, not {_b.type(type).__name__}")
+        if type is bool:
+            raise TypeError("torch.bool is not supported by torch.iinfo")
+        if type.category != INT:
+            raise TypeError("torch.iinfo() requires an integer input type. Use torch.finfo to handle 'torch.iinfo'")
+        info = xp.iinfo(type.numpy_dtype)
+        self.bits, self.min, self.max, self.dtype = info.bits, _pyint(info.min), _pyint(info.max), type.name
+
+    def __eq__(self, other):
+        return isinstance(other, iinfo) and self.dtype == other.dtype
+
+    def __hash__(self):
+        return hash(("iinfo", self.dtype))
+
+    def __repr__(self):
+        return f"iinfo(min={_g(self.min)}, max={_g(self.max)}, dtype={self.dtype})"
