@@ -413,3 +413,105 @@ def test_meta_array_shape_setter_refuses_a_copy_as_numpy():
         a.shape = (16,)
     a.shape = (2, 2, 4)
     assert a.strides == (48, 24, 4)
+
+
+# ---- compile's shape propagation on meta ----------------------------------------------------
+def _mlp_loss(L):
+    F = L.nn.functional
+
+    def loss_fn(model, x, y):
+        return F.cross_entropy(model(x), y)
+    return loss_fn
+
+
+def _table(graph):
+    """A captured graph's nodes: (op, name, target, shape, dtype, requires_grad) each."""
+    return [(n.op, n.name, str(n.target), n.meta.get("shape"), str(n.meta.get("dtype")), n.meta.get("requires_grad"))
+            for n in graph.nodes]
+
+
+def test_compile_captures_on_meta_the_graph_it_captures_on_cpu():
+    """The capture runs the function once, eagerly: on meta tensors that run computes nothing, and
+    the graph -- its nodes, their shapes and dtypes -- is the one a CPU capture makes. The generated
+    code then runs on meta too (shapes through the compiled forward and backward)."""
+    graphs = {}
+    for device in ("cpu", "meta"):
+        glasstorch.manual_seed(0)
+        model = glasstorch.nn.Sequential(glasstorch.nn.Linear(4, 8), glasstorch.nn.ReLU(),
+                                         glasstorch.nn.Linear(8, 3)).to(device)
+        fn = glasstorch.compile(_mlp_loss(glasstorch))
+        x, y = glasstorch.randn(5, 4, device=device), glasstorch.tensor([0, 1, 2, 0, 1], device=device)
+        first = fn(model, x, y)                     # the capture
+        loss = fn(model, x, y)                      # the generated code
+        assert type(first.grad_fn).__name__ == "NllLossBackward0"
+        assert type(loss.grad_fn).__name__ == "CompiledFunctionBackward" and loss.device.type == device
+        loss.backward()
+        assert [(p.grad.shape, p.grad.device.type) for p in model.parameters()] == \
+            [(p.shape, device) for p in model.parameters()]
+        graphs[device] = _table(fn.graph)
+    assert graphs["meta"] == graphs["cpu"]
+
+
+def test_compiled_code_is_guarded_by_device():
+    """A graph captured on the CPU does not run on meta inputs (nor the other way): the guards check
+    each tensor's device, as torch's do, and a call on another device captures again -- where eager
+    raises the device error, so does the compiled function."""
+    model = glasstorch.nn.Linear(4, 3)
+    fn = glasstorch.compile(lambda m, x: m(x).relu().sum())
+    x = glasstorch.randn(5, 4)
+    fn(model, x), fn(model, x)
+    assert "device cpu" in fn.cache[0].guards.check((model, x.to("meta")), {})
+    with pytest.raises(RuntimeError, match="Tensor on device meta is not on the expected device cpu!"):
+        fn(model, x.to("meta"))
+    model.to("meta")
+    out = fn(model, x.to("meta"))
+    assert out.is_meta and len(fn.cache) == 2
+
+
+def test_shape_prop_on_meta_gives_a_captured_graph_shapes_for_new_inputs_as_torch():
+    """fx.passes.shape_prop.ShapeProp runs a graph on meta tensors: every node's TensorMetadata
+    (shape, dtype, requires_grad, stride, memory_format) with nothing computed -- here a graph
+    torch.compile captured at batch 5, asked about batch 7; the metadata equals torch's ShapeProp's
+    for the same values (torch's graph made by fx.symbolic_trace)."""
+    from glasstorch.fx.passes.shape_prop import ShapeProp
+    from torch.fx.passes.shape_prop import ShapeProp as TorchShapeProp
+    model = glasstorch.nn.Sequential(glasstorch.nn.Linear(4, 8), glasstorch.nn.ReLU(), glasstorch.nn.Linear(8, 3))
+    fn = glasstorch.compile(lambda m, x: m(x).t())
+    fn(model, glasstorch.randn(5, 4))
+    gm = glasstorch.fx.GraphModule({}, fn.graph)
+    inputs = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    args = [glasstorch.empty((7, 4) if n.name == "arg1" else n.meta["shape"], dtype=n.meta["dtype"], device="meta")
+            .requires_grad_(n.meta["requires_grad"]) for n in inputs]
+    out = ShapeProp(gm).propagate(*args)
+    assert out.is_meta and out.shape == (3, 7)
+    ours = {n.name: n.meta["tensor_meta"] for n in gm.graph.nodes if "tensor_meta" in n.meta}
+    assert ours["addmm"].shape == (7, 8) and ours["t"].stride == (1, 4) and ours["t"].memory_format is None
+
+    class Transposed(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layers = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 3))
+
+        def forward(self, x):
+            return self.layers(x).t()
+    traced = torch.fx.symbolic_trace(Transposed())
+    TorchShapeProp(traced).propagate(torch.randn(7, 4))
+    theirs = [n.meta["tensor_meta"] for n in traced.graph.nodes if n.op == "output"][0]
+
+    def plain(m):
+        return (tuple(m.shape), str(m.dtype), m.requires_grad, tuple(m.stride), str(m.memory_format),
+                m.is_quantized, m.qparams)
+    assert plain(ours["output"]) == plain(theirs)
+    assert type(ours["output"]).__name__ == "TensorMetadata" and ours["output"]._fields == theirs._fields
+
+
+def test_eager_backend_runs_a_graph_with_a_call_kept_whole():
+    """backend="eager" runs the captured graph with fx.GraphModule (an fx.Interpreter); a call the
+    capture kept whole (cross_entropy, an eager island) hands its one tensor to the graph (it used
+    to be indexed: IndexError on the 0-d loss)."""
+    model = glasstorch.nn.Linear(4, 3)
+    fn = glasstorch.compile(_mlp_loss(glasstorch), backend="eager")
+    x, y = glasstorch.randn(5, 4), glasstorch.tensor([0, 1, 2, 0, 1])
+    expected = glasstorch.nn.functional.cross_entropy(model(x), y)
+    fn(model, x, y)
+    assert glasstorch.equal(fn(model, x, y), expected)
