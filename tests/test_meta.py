@@ -102,6 +102,18 @@ MIXED = {
     "meta * cpu 0-d (a number)": lambda L: L.ones(2, 3, device="meta") * L.tensor(2.0),
     "mul_ in place": lambda L: L.ones(2, 3, device="meta").mul_(L.ones(2, 3)),
     "div": lambda L: L.div(L.ones(2, device="meta"), L.ones(2)),
+    "cat": lambda L: L.cat([L.ones(2), L.ones(2, device="meta")]),
+    "stack": lambda L: L.stack([L.ones(2, device="meta"), L.ones(2)]),
+    "where": lambda L: L.where(L.ones(2, dtype=L.bool), L.ones(2, device="meta"), L.ones(2)),
+    "mse_loss": lambda L: L.nn.functional.mse_loss(L.ones(2, device="meta"), L.ones(2)),
+    "backward with a gradient on another device":
+        lambda L: (lambda x: (x * 2).backward(L.ones(2)))(L.ones(2, device="meta", requires_grad=True)),
+    "backward with a 0-d gradient (a number)":
+        lambda L: (lambda x: ((x * 2).backward(L.tensor(1.0)), x.grad)[1])(L.ones((), device="meta", requires_grad=True)),
+    "copy_ is the op between devices": lambda L: L.ones(2, device="meta").copy_(L.ones(2)),
+    "copy_ out of meta has no data": lambda L: L.ones(2).copy_(L.ones(2, device="meta")),
+    "to(dtype) on meta records the copy": lambda L: (lambda x: (lambda y: (
+        type(y.grad_fn).__name__, y.sum().backward(), x.grad))(x.to(L.float64)))(L.ones(2, device="meta", requires_grad=True)),
 }
 
 
@@ -235,6 +247,66 @@ def test_model_to_moves_parameters_and_optimizers_keep_working():
             expected = got
         else:
             assert got == expected
+
+
+def test_copy_between_devices_with_a_gradient_records_the_transfer():
+    """copy_ from a tensor that requires grad on another device: glasstorch records the transfer
+    (ToCopyBackward0) under CopyBackwards, torch routes the gradient inside CopyBackwards; the
+    gradients agree (README: "Where glasstorch differs")."""
+    x = glasstorch.ones(2, requires_grad=True)
+    y = glasstorch.zeros(2, device="meta").copy_(x)
+    assert type(y.grad_fn).__name__ == "CopyBackwards" and y.is_meta
+    assert type(y.grad_fn.next_functions[1][0]).__name__ == "ToCopyBackward0"
+    z = glasstorch.zeros(2, device="meta").requires_grad_()
+    w = z.clone().copy_(glasstorch.ones(2, device="meta", requires_grad=True))
+    w.sum().backward()
+    assert z.grad.is_meta and z.grad.shape == (2,)
+
+
+def test_optimizer_made_before_model_to_keeps_working():
+    """The books make the optimizer, then move the model (``model.to(device)``): the optimizer holds
+    the same Parameter objects, which now live on the device, and its state is made there.
+    (glasstorch keeps the Parameters on every move; torch between CPU and CUDA.)"""
+    for make in (lambda ps: glasstorch.optim.SGD(ps, lr=0.1, momentum=0.9), lambda ps: glasstorch.optim.Adam(ps)):
+        model = glasstorch.nn.Sequential(glasstorch.nn.Linear(3, 4), glasstorch.nn.BatchNorm1d(4))
+        opt = make(model.parameters())
+        model.to("meta")
+        assert all(p is q for p, q in zip(model.parameters(), opt.param_groups[0]["params"]))
+        assert all(b.is_meta for b in model.buffers())
+        for _ in range(2):
+            opt.zero_grad()
+            model(glasstorch.ones(5, 3, device="meta")).sum().backward()
+            opt.step()
+        state = [v for s in opt.state.values() for k, v in s.items() if k != "step"]
+        assert state and all(v.is_meta for v in state)
+        assert all(p.is_meta and p.grad.is_meta for p in model.parameters())
+
+
+def test_optimizer_state_loads_onto_the_parameters_device_and_map_location_forms():
+    """An optimizer's state saved on the CPU, loaded into an optimizer of a meta model, moves to the
+    parameters' device ('step' stays a CPU scalar, as torch keeps it); buffers move with the model;
+    ``map_location`` as a dict and as a device."""
+    def run(L):
+        L.manual_seed(0)
+        model = L.nn.Sequential(L.nn.Linear(3, 2), L.nn.BatchNorm1d(2))
+        opt = L.optim.Adam(model.parameters(), lr=0.1)
+        model(L.randn(4, 3)).sum().backward()
+        opt.step()
+        saved = io.BytesIO()
+        L.save(opt.state_dict(), saved)
+        saved.seek(0)
+        meta_model = L.nn.Sequential(L.nn.Linear(3, 2), L.nn.BatchNorm1d(2)).to("meta")
+        meta_opt = L.optim.Adam(meta_model.parameters(), lr=0.1)
+        meta_opt.load_state_dict(L.load(saved))
+        state = sorted((k, str(v.device), str(v.dtype)) for s in meta_opt.state.values() for k, v in s.items())
+        weights = io.BytesIO()
+        L.save(model.state_dict(), weights)
+        located = []
+        for where in ({"cpu": "meta"}, L.device("meta"), "meta"):
+            weights.seek(0)
+            located.append({k: (str(v.device), tuple(v.shape)) for k, v in L.load(weights, map_location=where).items()})
+        return state, [(n, b.is_meta) for n, b in meta_model.named_buffers()], located
+    assert run(glasstorch) == run(torch)
 
 
 def test_state_dict_between_devices_and_map_location():
