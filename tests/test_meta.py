@@ -587,3 +587,20 @@ def test_eager_backend_runs_a_graph_with_a_call_kept_whole():
     expected = glasstorch.nn.functional.cross_entropy(model(x), y)
     fn(model, x, y)
     assert glasstorch.equal(fn(model, x, y), expected)
+
+
+def test_gradients_built_with_numpy_in_a_formula_stay_on_meta():
+    """Formulas that build a gradient with NumPy's own functions (zeros, then the values scattered:
+    max, sort, topk, pooling, embedding) made CPU gradients for meta inputs; the engine hands them on
+    as meta, as torch's meta kernels give."""
+    calls = {"max": lambda L, x: x.max(1).values, "sort": lambda L, x: x.sort(1).values,
+             "topk": lambda L, x: x.topk(2).values, "max_pool2d": lambda L, x: L.nn.functional.max_pool2d(x[None], 2),
+             "avg_pool1d": lambda L, x: L.nn.functional.avg_pool1d(x[None], 2),
+             "embedding": lambda L, x: L.nn.functional.embedding(L.tensor([[0, 2]], device="meta"), x)}
+    for name, call in calls.items():
+        got = []
+        for L in (torch, glasstorch):
+            x = L.randn(3, 4, device="meta", requires_grad=True)
+            call(L, x).sum().backward()
+            got.append((repr(x.grad), x.grad.stride()))
+        assert got[0] == got[1], name
