@@ -357,11 +357,7 @@ def test_meta_tensors_save_and_load_without_storage_across_libraries():
 
 # ---- every op in the registry, on meta ------------------------------------------------------
 def _to_meta(lib, sample):
-    def move(t):
-        m = t.detach().to("meta")
-        return m.requires_grad_(True) if t.requires_grad else m
-    _, _, leaves = sample.build(lib)
-    args, kwargs, _ = sample.build(lib, [move(t) for t in leaves])
+    args, kwargs, _ = sample.build(lib, device="meta")
     return args, kwargs
 
 
@@ -604,3 +600,47 @@ def test_gradients_built_with_numpy_in_a_formula_stay_on_meta():
             call(L, x).sum().backward()
             got.append((repr(x.grad), x.grad.stride()))
         assert got[0] == got[1], name
+
+
+# ---- the device rules on each second device: meta always, CUDA where glasstorch finds a GPU ----
+SECOND_DEVICES = [pytest.param("meta"), pytest.param("cuda", marks=pytest.mark.skipif(
+    not glasstorch.cuda.is_available(), reason="needs a GPU (CuPy): tools/gpu_check.py runs these there"))]
+
+
+@pytest.mark.parametrize("device", SECOND_DEVICES)
+def test_device_rules_on(device):
+    """Every rule of issue 15 on one second device, in glasstorch alone (torch's CPU-only wheel cannot
+    be the oracle for CUDA): mixing is an error naming both devices; ``.to`` records ToCopyBackward0
+    and its backward returns the gradient to the source device; ``model.to`` keeps the Parameters and
+    an optimizer made before keeps working; a state_dict saved there loads with ``map_location``."""
+    on = glasstorch.device(device)
+    with pytest.raises(RuntimeError) as mixed:
+        glasstorch.ones(2, 3) + glasstorch.ones(2, 3, device=device)
+    assert "cpu" in str(mixed.value) and device in str(mixed.value)
+
+    x = glasstorch.tensor([1.0, 2.0], requires_grad=True)
+    y = x.to(device)
+    assert y.device.type == device and type(y.grad_fn).__name__ == "ToCopyBackward0"
+    if device == "meta":      # the gradient goes back to the CPU: meta has no data to send
+        with pytest.raises(NotImplementedError, match="Cannot copy out of meta tensor"):
+            (y * y).sum().backward()
+    else:
+        (y * y).sum().backward()
+        assert x.grad.device.type == "cpu" and x.grad.tolist() == [2.0, 4.0]
+
+    model = glasstorch.nn.Sequential(glasstorch.nn.Linear(3, 4), glasstorch.nn.BatchNorm1d(4))
+    params = list(model.parameters())
+    opt = glasstorch.optim.Adam(model.parameters(), lr=0.1)
+    assert model.to(on) is model
+    assert all(p is q and p.device.type == device for p, q in zip(model.parameters(), params))
+    assert all(b.device.type == device for b in model.buffers())
+    model(glasstorch.ones(5, 3, device=device)).sum().backward()
+    opt.step()
+    assert all(v.device.type == device for s in opt.state.values() for k, v in s.items() if k != "step")
+
+    saved = io.BytesIO()
+    glasstorch.save(model.state_dict(), saved)
+    saved.seek(0)
+    back = glasstorch.load(saved, map_location="meta" if device == "meta" else "cpu")
+    assert {k: (tuple(v.shape), v.device.type) for k, v in back.items()} == \
+        {k: (tuple(v.shape), "meta" if device == "meta" else "cpu") for k, v in model.state_dict().items()}
