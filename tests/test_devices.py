@@ -220,3 +220,25 @@ def test_cuda_test_run_and_gpu_benchmark_refuse_to_run_without_a_gpu():
     assert run.returncode == 4 and "glasstorch.cuda.is_available() is False" in run.stdout + run.stderr
     run = _run_tool("bench/bench_workloads.py", "--device", "cuda", "--rows", "mlp", "--reps", "1")
     assert run.returncode == 2 and "no GPU" in run.stderr and "|" not in run.stdout
+
+
+def test_gpu_check_fails_when_a_gpu_is_listed_but_cupy_finds_none(tmp_path):
+    """The script's path past the GPU search, here: a stand-in ``nvidia-smi`` lists a GPU and the
+    stand-in CuPy (tests/fixtures/fake_cupy) finds no device -- the summary says glasstorch does not
+    see the GPU, that nothing was tested or measured, and the check fails."""
+    import os
+    import subprocess
+    import sys
+    fake_smi = tmp_path / "nvidia-smi"
+    fake_smi.write_text("#!/bin/sh\necho 'GPU 0: Stand-in GPU (UUID: GPU-0)'\n")
+    fake_smi.chmod(0o755)
+    here = os.path.dirname(os.path.abspath(__file__))
+    env = dict(os.environ, PATH=f"{tmp_path}{os.pathsep}{os.environ['PATH']}",
+               PYTHONPATH=os.pathsep.join([os.path.join(here, "fixtures", "fake_cupy"), os.environ.get("PYTHONPATH", "")]))
+    run = subprocess.run([sys.executable, "tools/gpu_check.py", "--no-install"], cwd=os.path.dirname(here), env=env,
+                         capture_output=True, text=True, timeout=300)
+    summary = run.stdout.split("== SUMMARY", 1)[-1]
+    assert run.returncode == 1, run.stdout[-2000:] + run.stderr[-2000:]
+    assert "GPU: GPU 0: Stand-in GPU" in summary and "glasstorch sees the GPU (CuPy): NO" in summary
+    assert "CUDA tests: NOT RUN" in summary and "GPU benchmarks: NOT RUN" in summary
+    assert "CUDA check: FAILED or incomplete" in summary
