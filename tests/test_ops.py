@@ -311,17 +311,11 @@ def _cases():
 
 # differences on a device, known and explained: (check, the ops it concerns or None for all, why).
 # They fail no test; the test says them (xfail).
-_CONV_LIKE = {"nn.functional.conv1d", "nn.functional.conv2d", "nn.functional.conv2d.same", "nn.functional.conv3d",
-              "nn.functional.conv_transpose1d", "nn.functional.conv_transpose2d", "nn.functional.conv_transpose3d",
-              "nn.functional.grid_sample", "nn.functional.max_unpool1d", "nn.functional.max_unpool2d",
-              "nn.functional.max_unpool3d"}
 _KNOWN_ON_DEVICE = {"meta": [
     ("refused", None, "a kernel or derivative formula that needs values refuses on meta (NotImplementedError) "
                       "where torch's meta kernel answers: docs/devices.md"),
     ("stride", None, "meta lays some results out row-major where torch follows the inputs' layout (element-wise "
                      "ops and reductions of transposed inputs, fft, linalg): docs/devices.md"),
-    ("gradgrad", _CONV_LIKE, "the double backward makes a CPU gradient from meta inputs (a Tensor formula "
-                             "builds it with NumPy)"),
     ("grad", {"__setitem__", "nn.functional.pad.circular"},
      "the backward mixes a CPU array into the meta gradients (device error)")]}
 
