@@ -19,6 +19,7 @@ model too large for memory)::
 from typing import Any, NamedTuple
 
 from ..._tensor import Tensor
+from ...utils._pytree import tree_map
 from ..interpreter import Interpreter
 
 __all__ = ["TensorMetadata", "ShapeProp"]
@@ -49,14 +50,6 @@ def _extract_tensor_metadata(result, include_contiguity=True):
                           _memory_format(result) if include_contiguity else None, False, {})
 
 
-def _map(value, fn):
-    if isinstance(value, (list, tuple)):
-        return type(value)(_map(v, fn) for v in value)
-    if isinstance(value, dict):
-        return {k: _map(v, fn) for k, v in value.items()}
-    return fn(value)
-
-
 class ShapeProp(Interpreter):
     def __init__(self, gm, fake_mode=None):
         if fake_mode is not None:
@@ -76,7 +69,7 @@ class ShapeProp(Interpreter):
                 found.append(obj)
                 return _extract_tensor_metadata(obj)
             return obj
-        meta = _map(result, extract)
+        meta = tree_map(extract, result)
         if found:
             n.meta["tensor_meta"] = meta
         n.meta["type"] = type(result)
