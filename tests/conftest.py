@@ -21,6 +21,23 @@ def _restore_global_state():
 def pytest_addoption(parser):
     parser.addoption("--runslow", action="store_true", default=False,
                      help="also run the tests marked slow (long model builds, long runs)")
+    parser.addoption("--device", default="cpu", choices=("cpu", "meta", "cuda"),
+                     help="the device the op registry's tests (tests/test_ops.py) make glasstorch's inputs on; "
+                          "torch on the CPU stays the oracle (meta: shapes, dtypes and strides only)")
+
+
+def pytest_configure(config):
+    """``--device cuda`` on a machine where glasstorch finds no GPU stops the run at once: a run that
+    says it tested CUDA must have (it would otherwise fail every op with the same AssertionError)."""
+    if config.getoption("--device") == "cuda" and not glasstorch.cuda.is_available():
+        raise pytest.UsageError("--device cuda: glasstorch.cuda.is_available() is False (CuPy with a GPU is "
+                                "needed: pip install cupy-cuda12x)")
+
+
+@pytest.fixture
+def test_device(request):
+    """The device of ``--device`` (default ``cpu``)."""
+    return request.config.getoption("--device")
 
 
 def pytest_collection_modifyitems(config, items):

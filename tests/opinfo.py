@@ -46,16 +46,22 @@ class Leaf:
     def __init__(self, array, layout="contig", requires_grad=False):
         self.array, self.layout, self.requires_grad = np.asarray(array), layout, requires_grad
 
-    def build(self, lib):
+    def build(self, lib, device="cpu"):
+        """A leaf tensor of ``lib`` on ``device``: the contiguous memory is made there, then viewed,
+        so the leaf has the same strides on every device."""
         a = self.array
+
+        def made(array):
+            t = lib.from_numpy(array)
+            return t if device == "cpu" else t.to(device)
         if self.layout == "T":
-            t = lib.from_numpy(np.ascontiguousarray(a.swapaxes(-1, -2))).transpose(-1, -2)
+            t = made(np.ascontiguousarray(a.swapaxes(-1, -2))).transpose(-1, -2)
         elif self.layout == "slice":
             base = np.zeros(a.shape[:-1] + (2 * a.shape[-1],), a.dtype)
             base[..., ::2] = a
-            t = lib.from_numpy(base)[..., ::2]
+            t = made(base)[..., ::2]
         else:
-            t = lib.from_numpy(a.copy())
+            t = made(a.copy())
         t = t.detach()  # a leaf that keeps the strides
         if self.requires_grad:
             t.requires_grad_(True)
@@ -106,14 +112,15 @@ class SampleInput:
     def leaves(self):
         return _leaves((self.args, self.kwargs), [])
 
-    def build(self, lib, tensors=None):
-        """(args, kwargs, leaf tensors) for ``lib``; ``tensors`` replaces the leaves, in order."""
+    def build(self, lib, tensors=None, device="cpu"):
+        """(args, kwargs, leaf tensors) for ``lib``, the leaves made on ``device``; ``tensors``
+        replaces the leaves, in order."""
         made = {}
         supplied = iter(tensors) if tensors is not None else None
 
         def mk(leaf):
             if id(leaf) not in made:
-                made[id(leaf)] = next(supplied) if supplied is not None else leaf.build(lib)
+                made[id(leaf)] = next(supplied) if supplied is not None else leaf.build(lib, device)
             return made[id(leaf)]
         args, kwargs = _map(self.args, mk), _map(self.kwargs, mk)
         order = []

@@ -184,3 +184,61 @@ def test_an_array_type_imported_after_glasstorch_is_recognised_by_every_op_modul
     run = subprocess.run([sys.executable, "-c", _FAKE_CUPY_CHECK], env=env, capture_output=True, text=True,
                          timeout=120)
     assert run.returncode == 0 and "recognised" in run.stdout, run.stderr[-2000:]
+
+
+# ---- the one-shot GPU check (tools/gpu_check.py) and its parts, where there is no GPU ---------
+def _run_tool(*command):
+    import os
+    import subprocess
+    import sys
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    return subprocess.run([sys.executable, *command], cwd=root, capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.skipif(HAS_GPU, reason="checks what happens without a GPU")
+def test_gpu_check_without_a_gpu_says_so_and_does_not_pass():
+    import importlib.util
+    import os
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tools", "gpu_check.py")
+    spec = importlib.util.spec_from_file_location("gpu_check", path)
+    gpu_check = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gpu_check)
+    if gpu_check.find_gpu() is not None:
+        pytest.skip("this machine has a GPU (nvidia-smi lists one)")
+    run = _run_tool("tools/gpu_check.py", "--no-install")
+    assert run.returncode == 2
+    assert "NO GPU FOUND" in run.stdout and "CUDA is UNVERIFIED" in run.stdout and "passed" not in run.stdout
+    assert gpu_check._pytest_line("x\n== 3 passed, 1 xfailed in 2.0s ==\n") == "3 passed, 1 xfailed in 2.0s"
+
+
+@pytest.mark.skipif(HAS_GPU, reason="checks what happens without a GPU")
+def test_cuda_test_run_and_gpu_benchmark_refuse_to_run_without_a_gpu():
+    """``pytest --device cuda`` stops before any test (it would otherwise report every op failed, or
+    worse, nothing run as a pass); the benchmark exits with status 2 and measures nothing."""
+    run = _run_tool("-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_devices.py", "-k",
+                    "accelerator_namespace", "--device", "cuda")
+    assert run.returncode == 4 and "glasstorch.cuda.is_available() is False" in run.stdout + run.stderr
+    run = _run_tool("bench/bench_workloads.py", "--device", "cuda", "--rows", "mlp", "--reps", "1")
+    assert run.returncode == 2 and "no GPU" in run.stderr and "|" not in run.stdout
+
+
+def test_gpu_check_fails_when_a_gpu_is_listed_but_cupy_finds_none(tmp_path):
+    """The script's path past the GPU search, here: a stand-in ``nvidia-smi`` lists a GPU and the
+    stand-in CuPy (tests/fixtures/fake_cupy) finds no device -- the summary says glasstorch does not
+    see the GPU, that nothing was tested or measured, and the check fails."""
+    import os
+    import subprocess
+    import sys
+    fake_smi = tmp_path / "nvidia-smi"
+    fake_smi.write_text("#!/bin/sh\necho 'GPU 0: Stand-in GPU (UUID: GPU-0)'\n")
+    fake_smi.chmod(0o755)
+    here = os.path.dirname(os.path.abspath(__file__))
+    env = dict(os.environ, PATH=f"{tmp_path}{os.pathsep}{os.environ['PATH']}",
+               PYTHONPATH=os.pathsep.join([os.path.join(here, "fixtures", "fake_cupy"), os.environ.get("PYTHONPATH", "")]))
+    run = subprocess.run([sys.executable, "tools/gpu_check.py", "--no-install"], cwd=os.path.dirname(here), env=env,
+                         capture_output=True, text=True, timeout=300)
+    summary = run.stdout.split("== SUMMARY", 1)[-1]
+    assert run.returncode == 1, run.stdout[-2000:] + run.stderr[-2000:]
+    assert "GPU: GPU 0: Stand-in GPU" in summary and "glasstorch sees the GPU (CuPy): NO" in summary
+    assert "CUDA tests: NOT RUN" in summary and "GPU benchmarks: NOT RUN" in summary
+    assert "CUDA check: FAILED or incomplete" in summary

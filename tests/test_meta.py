@@ -102,6 +102,18 @@ MIXED = {
     "meta * cpu 0-d (a number)": lambda L: L.ones(2, 3, device="meta") * L.tensor(2.0),
     "mul_ in place": lambda L: L.ones(2, 3, device="meta").mul_(L.ones(2, 3)),
     "div": lambda L: L.div(L.ones(2, device="meta"), L.ones(2)),
+    "cat": lambda L: L.cat([L.ones(2), L.ones(2, device="meta")]),
+    "stack": lambda L: L.stack([L.ones(2, device="meta"), L.ones(2)]),
+    "where": lambda L: L.where(L.ones(2, dtype=L.bool), L.ones(2, device="meta"), L.ones(2)),
+    "mse_loss": lambda L: L.nn.functional.mse_loss(L.ones(2, device="meta"), L.ones(2)),
+    "backward with a gradient on another device":
+        lambda L: (lambda x: (x * 2).backward(L.ones(2)))(L.ones(2, device="meta", requires_grad=True)),
+    "backward with a 0-d gradient (a number)":
+        lambda L: (lambda x: ((x * 2).backward(L.tensor(1.0)), x.grad)[1])(L.ones((), device="meta", requires_grad=True)),
+    "copy_ is the op between devices": lambda L: L.ones(2, device="meta").copy_(L.ones(2)),
+    "copy_ out of meta has no data": lambda L: L.ones(2).copy_(L.ones(2, device="meta")),
+    "to(dtype) on meta records the copy": lambda L: (lambda x: (lambda y: (
+        type(y.grad_fn).__name__, y.sum().backward(), x.grad))(x.to(L.float64)))(L.ones(2, device="meta", requires_grad=True)),
 }
 
 
@@ -237,6 +249,66 @@ def test_model_to_moves_parameters_and_optimizers_keep_working():
             assert got == expected
 
 
+def test_copy_between_devices_with_a_gradient_records_the_transfer():
+    """copy_ from a tensor that requires grad on another device: glasstorch records the transfer
+    (ToCopyBackward0) under CopyBackwards, torch routes the gradient inside CopyBackwards; the
+    gradients agree (README: "Where glasstorch differs")."""
+    x = glasstorch.ones(2, requires_grad=True)
+    y = glasstorch.zeros(2, device="meta").copy_(x)
+    assert type(y.grad_fn).__name__ == "CopyBackwards" and y.is_meta
+    assert type(y.grad_fn.next_functions[1][0]).__name__ == "ToCopyBackward0"
+    z = glasstorch.zeros(2, device="meta").requires_grad_()
+    w = z.clone().copy_(glasstorch.ones(2, device="meta", requires_grad=True))
+    w.sum().backward()
+    assert z.grad.is_meta and z.grad.shape == (2,)
+
+
+def test_optimizer_made_before_model_to_keeps_working():
+    """The books make the optimizer, then move the model (``model.to(device)``): the optimizer holds
+    the same Parameter objects, which now live on the device, and its state is made there.
+    (glasstorch keeps the Parameters on every move; torch between CPU and CUDA.)"""
+    for make in (lambda ps: glasstorch.optim.SGD(ps, lr=0.1, momentum=0.9), lambda ps: glasstorch.optim.Adam(ps)):
+        model = glasstorch.nn.Sequential(glasstorch.nn.Linear(3, 4), glasstorch.nn.BatchNorm1d(4))
+        opt = make(model.parameters())
+        model.to("meta")
+        assert all(p is q for p, q in zip(model.parameters(), opt.param_groups[0]["params"]))
+        assert all(b.is_meta for b in model.buffers())
+        for _ in range(2):
+            opt.zero_grad()
+            model(glasstorch.ones(5, 3, device="meta")).sum().backward()
+            opt.step()
+        state = [v for s in opt.state.values() for k, v in s.items() if k != "step"]
+        assert state and all(v.is_meta for v in state)
+        assert all(p.is_meta and p.grad.is_meta for p in model.parameters())
+
+
+def test_optimizer_state_loads_onto_the_parameters_device_and_map_location_forms():
+    """An optimizer's state saved on the CPU, loaded into an optimizer of a meta model, moves to the
+    parameters' device ('step' stays a CPU scalar, as torch keeps it); buffers move with the model;
+    ``map_location`` as a dict and as a device."""
+    def run(L):
+        L.manual_seed(0)
+        model = L.nn.Sequential(L.nn.Linear(3, 2), L.nn.BatchNorm1d(2))
+        opt = L.optim.Adam(model.parameters(), lr=0.1)
+        model(L.randn(4, 3)).sum().backward()
+        opt.step()
+        saved = io.BytesIO()
+        L.save(opt.state_dict(), saved)
+        saved.seek(0)
+        meta_model = L.nn.Sequential(L.nn.Linear(3, 2), L.nn.BatchNorm1d(2)).to("meta")
+        meta_opt = L.optim.Adam(meta_model.parameters(), lr=0.1)
+        meta_opt.load_state_dict(L.load(saved))
+        state = sorted((k, str(v.device), str(v.dtype)) for s in meta_opt.state.values() for k, v in s.items())
+        weights = io.BytesIO()
+        L.save(model.state_dict(), weights)
+        located = []
+        for where in ({"cpu": "meta"}, L.device("meta"), "meta"):
+            weights.seek(0)
+            located.append({k: (str(v.device), tuple(v.shape)) for k, v in L.load(weights, map_location=where).items()})
+        return state, [(n, b.is_meta) for n, b in meta_model.named_buffers()], located
+    assert run(glasstorch) == run(torch)
+
+
 def test_state_dict_between_devices_and_map_location():
     for L in (torch, glasstorch):
         L.manual_seed(0)
@@ -285,11 +357,7 @@ def test_meta_tensors_save_and_load_without_storage_across_libraries():
 
 # ---- every op in the registry, on meta ------------------------------------------------------
 def _to_meta(lib, sample):
-    def move(t):
-        m = t.detach().to("meta")
-        return m.requires_grad_(True) if t.requires_grad else m
-    _, _, leaves = sample.build(lib)
-    args, kwargs, _ = sample.build(lib, [move(t) for t in leaves])
+    args, kwargs, _ = sample.build(lib, device="meta")
     return args, kwargs
 
 
@@ -413,3 +481,166 @@ def test_meta_array_shape_setter_refuses_a_copy_as_numpy():
         a.shape = (16,)
     a.shape = (2, 2, 4)
     assert a.strides == (48, 24, 4)
+
+
+# ---- compile's shape propagation on meta ----------------------------------------------------
+def _mlp_loss(L):
+    F = L.nn.functional
+
+    def loss_fn(model, x, y):
+        return F.cross_entropy(model(x), y)
+    return loss_fn
+
+
+def _table(graph):
+    """A captured graph's nodes: (op, name, target, shape, dtype, requires_grad) each."""
+    return [(n.op, n.name, str(n.target), n.meta.get("shape"), str(n.meta.get("dtype")), n.meta.get("requires_grad"))
+            for n in graph.nodes]
+
+
+def test_compile_captures_on_meta_the_graph_it_captures_on_cpu():
+    """The capture runs the function once, eagerly: on meta tensors that run computes nothing, and
+    the graph -- its nodes, their shapes and dtypes -- is the one a CPU capture makes. The generated
+    code then runs on meta too (shapes through the compiled forward and backward)."""
+    graphs = {}
+    for device in ("cpu", "meta"):
+        glasstorch.manual_seed(0)
+        model = glasstorch.nn.Sequential(glasstorch.nn.Linear(4, 8), glasstorch.nn.ReLU(),
+                                         glasstorch.nn.Linear(8, 3)).to(device)
+        fn = glasstorch.compile(_mlp_loss(glasstorch))
+        x, y = glasstorch.randn(5, 4, device=device), glasstorch.tensor([0, 1, 2, 0, 1], device=device)
+        first = fn(model, x, y)                     # the capture
+        loss = fn(model, x, y)                      # the generated code
+        assert type(first.grad_fn).__name__ == "NllLossBackward0"
+        assert type(loss.grad_fn).__name__ == "CompiledFunctionBackward" and loss.device.type == device
+        loss.backward()
+        assert [(p.grad.shape, p.grad.device.type) for p in model.parameters()] == \
+            [(p.shape, device) for p in model.parameters()]
+        graphs[device] = _table(fn.graph)
+    assert graphs["meta"] == graphs["cpu"]
+
+
+def test_compiled_code_is_guarded_by_device():
+    """A graph captured on the CPU does not run on meta inputs (nor the other way): the guards check
+    each tensor's device, as torch's do, and a call on another device captures again -- where eager
+    raises the device error, so does the compiled function."""
+    model = glasstorch.nn.Linear(4, 3)
+    fn = glasstorch.compile(lambda m, x: m(x).relu().sum())
+    x = glasstorch.randn(5, 4)
+    fn(model, x), fn(model, x)
+    assert "device cpu" in fn.cache[0].guards.check((model, x.to("meta")), {})
+    with pytest.raises(RuntimeError, match="Tensor on device meta is not on the expected device cpu!"):
+        fn(model, x.to("meta"))
+    model.to("meta")
+    out = fn(model, x.to("meta"))
+    assert out.is_meta and len(fn.cache) == 2
+
+
+def test_shape_prop_on_meta_gives_a_captured_graph_shapes_for_new_inputs_as_torch():
+    """fx.passes.shape_prop.ShapeProp runs a graph on meta tensors: every node's TensorMetadata
+    (shape, dtype, requires_grad, stride, memory_format) with nothing computed -- here a graph
+    torch.compile captured at batch 5, asked about batch 7; the metadata equals torch's ShapeProp's
+    for the same values (torch's graph made by fx.symbolic_trace)."""
+    from glasstorch.fx.passes.shape_prop import ShapeProp
+    from torch.fx.passes.shape_prop import ShapeProp as TorchShapeProp
+    model = glasstorch.nn.Sequential(glasstorch.nn.Linear(4, 8), glasstorch.nn.ReLU(), glasstorch.nn.Linear(8, 3))
+    fn = glasstorch.compile(lambda m, x: m(x).t())
+    fn(model, glasstorch.randn(5, 4))
+    gm = glasstorch.fx.GraphModule({}, fn.graph)
+    inputs = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    args = [glasstorch.empty((7, 4) if n.name == "arg1" else n.meta["shape"], dtype=n.meta["dtype"], device="meta")
+            .requires_grad_(n.meta["requires_grad"]) for n in inputs]
+    out = ShapeProp(gm).propagate(*args)
+    assert out.is_meta and out.shape == (3, 7)
+    ours = {n.name: n.meta["tensor_meta"] for n in gm.graph.nodes if "tensor_meta" in n.meta}
+    assert ours["addmm"].shape == (7, 8) and ours["t"].stride == (1, 4) and ours["t"].memory_format is None
+
+    class Transposed(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layers = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 3))
+
+        def forward(self, x):
+            return self.layers(x).t()
+    traced = torch.fx.symbolic_trace(Transposed())
+    TorchShapeProp(traced).propagate(torch.randn(7, 4))
+    theirs = [n.meta["tensor_meta"] for n in traced.graph.nodes if n.op == "output"][0]
+
+    def plain(m):
+        return (tuple(m.shape), str(m.dtype), m.requires_grad, tuple(m.stride), str(m.memory_format),
+                m.is_quantized, m.qparams)
+    assert plain(ours["output"]) == plain(theirs)
+    assert type(ours["output"]).__name__ == "TensorMetadata" and ours["output"]._fields == theirs._fields
+
+
+def test_eager_backend_runs_a_graph_with_a_call_kept_whole():
+    """backend="eager" runs the captured graph with fx.GraphModule (an fx.Interpreter); a call the
+    capture kept whole (cross_entropy, an eager island) hands its one tensor to the graph (it used
+    to be indexed: IndexError on the 0-d loss)."""
+    model = glasstorch.nn.Linear(4, 3)
+    fn = glasstorch.compile(_mlp_loss(glasstorch), backend="eager")
+    x, y = glasstorch.randn(5, 4), glasstorch.tensor([0, 1, 2, 0, 1])
+    expected = glasstorch.nn.functional.cross_entropy(model(x), y)
+    fn(model, x, y)
+    assert glasstorch.equal(fn(model, x, y), expected)
+
+
+def test_gradients_built_with_numpy_in_a_formula_stay_on_meta():
+    """Formulas that build a gradient with NumPy's own functions (zeros, then the values scattered:
+    max, sort, topk, pooling, embedding) made CPU gradients for meta inputs; the engine hands them on
+    as meta, as torch's meta kernels give."""
+    calls = {"max": lambda L, x: x.max(1).values, "sort": lambda L, x: x.sort(1).values,
+             "topk": lambda L, x: x.topk(2).values, "max_pool2d": lambda L, x: L.nn.functional.max_pool2d(x[None], 2),
+             "avg_pool1d": lambda L, x: L.nn.functional.avg_pool1d(x[None], 2),
+             "embedding": lambda L, x: L.nn.functional.embedding(L.tensor([[0, 2]], device="meta"), x)}
+    for name, call in calls.items():
+        got = []
+        for L in (torch, glasstorch):
+            x = L.randn(3, 4, device="meta", requires_grad=True)
+            call(L, x).sum().backward()
+            got.append((repr(x.grad), x.grad.stride()))
+        assert got[0] == got[1], name
+
+
+# ---- the device rules on each second device: meta always, CUDA where glasstorch finds a GPU ----
+SECOND_DEVICES = [pytest.param("meta"), pytest.param("cuda", marks=pytest.mark.skipif(
+    not glasstorch.cuda.is_available(), reason="needs a GPU (CuPy): tools/gpu_check.py runs these there"))]
+
+
+@pytest.mark.parametrize("device", SECOND_DEVICES)
+def test_device_rules_on(device):
+    """Every rule of issue 15 on one second device, in glasstorch alone (torch's CPU-only wheel cannot
+    be the oracle for CUDA): mixing is an error naming both devices; ``.to`` records ToCopyBackward0
+    and its backward returns the gradient to the source device; ``model.to`` keeps the Parameters and
+    an optimizer made before keeps working; a state_dict saved there loads with ``map_location``."""
+    on = glasstorch.device(device)
+    with pytest.raises(RuntimeError) as mixed:
+        glasstorch.ones(2, 3) + glasstorch.ones(2, 3, device=device)
+    assert "cpu" in str(mixed.value) and device in str(mixed.value)
+
+    x = glasstorch.tensor([1.0, 2.0], requires_grad=True)
+    y = x.to(device)
+    assert y.device.type == device and type(y.grad_fn).__name__ == "ToCopyBackward0"
+    if device == "meta":      # the gradient goes back to the CPU: meta has no data to send
+        with pytest.raises(NotImplementedError, match="Cannot copy out of meta tensor"):
+            (y * y).sum().backward()
+    else:
+        (y * y).sum().backward()
+        assert x.grad.device.type == "cpu" and x.grad.tolist() == [2.0, 4.0]
+
+    model = glasstorch.nn.Sequential(glasstorch.nn.Linear(3, 4), glasstorch.nn.BatchNorm1d(4))
+    params = list(model.parameters())
+    opt = glasstorch.optim.Adam(model.parameters(), lr=0.1)
+    assert model.to(on) is model
+    assert all(p is q and p.device.type == device for p, q in zip(model.parameters(), params))
+    assert all(b.device.type == device for b in model.buffers())
+    model(glasstorch.ones(5, 3, device=device)).sum().backward()
+    opt.step()
+    assert all(v.device.type == device for s in opt.state.values() for k, v in s.items() if k != "step")
+
+    saved = io.BytesIO()
+    glasstorch.save(model.state_dict(), saved)
+    saved.seek(0)
+    back = glasstorch.load(saved, map_location="meta" if device == "meta" else "cpu")
+    assert {k: (tuple(v.shape), v.device.type) for k, v in back.items()} == \
+        {k: (tuple(v.shape), "meta" if device == "meta" else "cpu") for k, v in model.state_dict().items()}

@@ -96,27 +96,77 @@ def _grads(lib, outs, leaves, upstream, create_graph=False):
     return lib.autograd.grad(outs, leaves, upstream, allow_unused=True, create_graph=create_graph)
 
 
-def run_sample(op, sample, dtype, fails, rng):
+def _on(device, t):
+    """A glasstorch tensor of the harness (an upstream gradient, a weight) on the device under test."""
+    return t if device == "cpu" else t.to(device)
+
+
+def _torch_error_on_meta(op, sample):
+    """What torch's own meta kernels raise for ``sample`` (None if they answer)."""
+    args, kwargs, _ = sample.build(torch, device="meta")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            op.fn(torch, *args, **kwargs)
+    except Exception as e:  # noqa: BLE001 - whatever torch raises
+        return e
+    return None
+
+
+def _compare_tensor(fails, check, sample, what, go, to, dtype, op, device):
+    """One glasstorch tensor against torch's (on the CPU): its device, and its values -- or, on
+    meta, which has none, its strides. Returns False when the values could not be compared."""
+    if go.device.type != device:
+        fails.add("device", sample, f"{what}: on {go.device}, the inputs were on {device}")
+        return False
+    if device == "meta":
+        # (the stride of a dim of size 1 says nothing, and an empty tensor has no layout)
+        if 0 not in to.shape and any(a != b for a, b, n in zip(go.stride(), to.stride(), to.shape) if n > 1):
+            fails.add("stride", sample, f"{what}: stride {go.stride()} != torch {to.stride()}")
+        return True
+    msg = _close(_np(go), _np(to), dtype, op.tol.get(dtype))
+    if msg:
+        fails.add(check, sample, f"{what}: {msg}")
+    return True
+
+
+def run_sample(op, sample, dtype, fails, rng, device="cpu"):
+    """Every check on one sample. ``device``: where glasstorch's inputs are made (torch's stay on the
+    CPU, the oracle); on ``meta`` values are not compared (there are none) but strides are, and a
+    kernel that needs values may refuse with NotImplementedError: a "refused" difference, unless
+    torch's own meta kernel refuses the sample too."""
+    refusal = NotImplementedError if device == "meta" else ()
     t_args, t_kwargs, t_leaves = sample.build(torch)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
             t_out = op.fn(torch, *t_args, **t_kwargs)
         except Exception as e:  # torch rejects it: so must we, with the same exception type
-            g_args, g_kwargs, _ = sample.build(gt)
+            g_args, g_kwargs, _ = sample.build(gt, device=device)
             try:
                 op.fn(gt, *g_args, **g_kwargs)
             except type(e):
                 return
+            except refusal as ge:
+                if _torch_error_on_meta(op, sample) is None:
+                    fails.add("refused", sample, f"forward: {ge}")
+                return
             except Exception as ge:
                 fails.add("raise", sample, f"torch raised {type(e).__name__}({e}), glasstorch {type(ge).__name__}({ge})")
                 return
+            if device == "meta" and _torch_error_on_meta(op, sample) is None:
+                return   # a check of values, which torch's meta kernel skips too
             fails.add("raise", sample, f"torch raised {type(e).__name__}({e}); glasstorch did not")
             return
-        g_args, g_kwargs, g_leaves = sample.build(gt)
+        g_args, g_kwargs, g_leaves = sample.build(gt, device=device)
         try:
             g_out = op.fn(gt, *g_args, **g_kwargs)
         except Exception as e:
+            if device == "meta" and type(_torch_error_on_meta(op, sample)) is type(e):
+                return   # torch's meta kernel refuses it too (x[meta 0-d index] needs its value)
+            if isinstance(e, refusal):
+                fails.add("refused", sample, f"forward: {e}")
+                return
             fails.add("forward", sample, f"glasstorch raised {type(e).__name__}: {e}")
             return
     t_flat, g_flat = _flat(t_out), _flat(g_out)
@@ -135,9 +185,7 @@ def run_sample(op, sample, dtype, fails, rng):
             fails.add("dtype", sample, f"output {i}: {go.dtype} {tuple(go.shape)} != torch {to.dtype} "
                                        f"{tuple(to.shape)}")
             continue
-        msg = _close(_np(go), _np(to), dtype, op.tol.get(dtype))
-        if msg:
-            fails.add("forward", sample, f"output {i}: {msg}")
+        _compare_tensor(fails, "forward", sample, f"output {i}", go, to, dtype, op, device)
         if go.requires_grad != to.requires_grad:
             fails.add("dtype", sample, f"output {i}: requires_grad {go.requires_grad} != torch {to.requires_grad}")
         # the node's class name and its name() (they differ for torch::autograd::CopySlices)
@@ -171,13 +219,16 @@ def run_sample(op, sample, dtype, fails, rng):
         return  # already reported
     ups = [_random_like(rng, t_flat[i]) for i in diff]
     t_up = [torch.from_numpy(u) for u in ups]
-    g_up = [gt.from_numpy(u.copy()) for u in ups]
+    g_up = [_on(device, gt.from_numpy(u.copy())) for u in ups]
     try:
         t_g = _grads(torch, [t_flat[i] for i in diff], t_in, t_up)
     except RuntimeError:  # torch cannot differentiate this sample (scatter with a larger src): nothing to compare
         return
     try:
         g_g = _grads(gt, [g_flat[i] for i in diff], g_in, g_up)
+    except refusal as e:
+        fails.add("refused", sample, f"backward: {e}")
+        return
     except Exception as e:
         fails.add("grad", sample, f"glasstorch backward raised {type(e).__name__}: {e}")
         return
@@ -186,28 +237,33 @@ def run_sample(op, sample, dtype, fails, rng):
             fails.add("grad", sample, f"input {k}: grad {'None' if gg_ is None else 'a tensor'}, torch "
                                       f"{'None' if tg_ is None else 'a tensor'}")
         elif tg_ is not None:
-            if repr(gg_.dtype) != str(tg_.dtype):
-                fails.add("grad", sample, f"input {k}: grad dtype {gg_.dtype} != torch {tg_.dtype}")
-            msg = _close(_np(gg_), _np(tg_), dtype, op.tol.get(dtype))
-            if msg:
-                fails.add("grad", sample, f"input {k}: {msg}")
+            if repr(gg_.dtype) != str(tg_.dtype) or tuple(gg_.shape) != tuple(tg_.shape):
+                fails.add("grad", sample, f"input {k}: grad {gg_.dtype} {tuple(gg_.shape)} != torch {tg_.dtype} "
+                                          f"{tuple(tg_.shape)}")
+            elif device != "meta":   # (a gradient's strides are the formula's business, not compared)
+                _compare_tensor(fails, "grad", sample, f"input {k}", gg_, tg_, dtype, op, device)
+            elif gg_.device.type != device:
+                fails.add("device", sample, f"input {k}: grad on {gg_.device}, the input was on {device}")
 
     # -- second derivative ------------------------------------------------------------------------
     if not op.gradgrad or dtype != "float64":
         return
     t_args, t_kwargs, t_leaves = sample.build(torch)
-    g_args, g_kwargs, g_leaves = sample.build(gt)
+    g_args, g_kwargs, g_leaves = sample.build(gt, device=device)
     t_flat, g_flat = _flat(op.fn(torch, *t_args, **t_kwargs)), _flat(op.fn(gt, *g_args, **g_kwargs))
     t_in = [x for x in t_leaves if x.requires_grad]
     g_in = [x for x in g_leaves if x.requires_grad]
     t_up = [torch.from_numpy(u).requires_grad_() for u in ups]
-    g_up = [gt.from_numpy(u.copy()).requires_grad_() for u in ups]
+    g_up = [_on(device, gt.from_numpy(u.copy())).requires_grad_() for u in ups]
     try:
         t_g = _grads(torch, [t_flat[i] for i in diff], t_in, t_up, create_graph=True)
     except RuntimeError:
         return
     try:
         g_g = _grads(gt, [g_flat[i] for i in diff], g_in, g_up, create_graph=True)
+    except refusal as e:
+        fails.add("refused", sample, f"backward(create_graph=True): {e}")
+        return
     except Exception as e:
         fails.add("gradgrad", sample, f"glasstorch backward(create_graph=True) raised {type(e).__name__}: {e}")
         return
@@ -217,11 +273,14 @@ def run_sample(op, sample, dtype, fails, rng):
     ws = [rng.standard_normal(tuple(t_g[k].shape)) for k in live]
     t_s = sum((t_g[k] * torch.from_numpy(w)).sum() for k, w in zip(live, ws))
     try:
-        g_s = sum((g_g[k] * gt.from_numpy(w.copy())).sum() for k, w in zip(live, ws))
+        g_s = sum((g_g[k] * _on(device, gt.from_numpy(w.copy()))).sum() for k, w in zip(live, ws))
         if not g_s.requires_grad:
             fails.add("gradgrad", sample, "first gradients do not require grad with create_graph=True")
             return
         g_gg = _grads(gt, g_s, g_in + g_up, None)
+    except refusal as e:
+        fails.add("refused", sample, f"double backward: {e}")
+        return
     except Exception as e:
         fails.add("gradgrad", sample, f"glasstorch double backward raised {type(e).__name__}: {e}")
         return
@@ -230,6 +289,11 @@ def run_sample(op, sample, dtype, fails, rng):
     except RuntimeError:  # torch's own double backward fails here (batch norm without weight): nothing to compare
         return
     for k, (tg_, gg_) in enumerate(zip(t_gg, g_gg)):
+        if device == "meta":
+            if tg_ is not None and gg_ is not None and (tuple(gg_.shape), gg_.device.type) != (tuple(tg_.shape), "meta"):
+                fails.add("gradgrad", sample, f"input {k}: {tuple(gg_.shape)} on {gg_.device} != torch "
+                                              f"{tuple(tg_.shape)} (on meta)")
+            continue
         a = np.zeros(1) if tg_ is None else _np(tg_)
         b = np.zeros(1) if gg_ is None else _np(gg_)
         if tg_ is None or gg_ is None:   # None and all-zero gradients are the same derivative here
@@ -245,23 +309,43 @@ def _cases():
             yield pytest.param(op, dtype, id=f"{op.name}-{dtype}")
 
 
+# differences on a device, known and explained: (check, the ops it concerns or None for all, why).
+# They fail no test; the test says them (xfail).
+_KNOWN_ON_DEVICE = {"meta": [
+    ("refused", None, "a kernel or derivative formula that needs values refuses on meta (NotImplementedError) "
+                      "where torch's meta kernel answers: docs/devices.md"),
+    ("stride", None, "meta lays some results out row-major where torch follows the inputs' layout (element-wise "
+                     "ops and reductions of transposed inputs, fft, linalg): docs/devices.md"),
+    ("grad", {"__setitem__", "nn.functional.pad.circular"},
+     "the backward mixes a CPU array into the meta gradients (device error)")]}
+
+
+def _known_on(device, op):
+    return {check: why for check, ops, why in _KNOWN_ON_DEVICE.get(device, ()) if ops is None or op.name in ops}
+
+
 @pytest.mark.parametrize("op,dtype", list(_cases()))
-def test_op(op, dtype):
+def test_op(op, dtype, test_device):
+    """Every check on every sample of ``op``; with ``pytest --device cuda`` (or ``meta``) glasstorch's
+    inputs are made on that device and compared with torch on the CPU (tests/conftest.py)."""
     fails = _Failures()
     rng = np.random.default_rng(0)
     samples = op.samples(dtype)
     assert samples, "an op without samples tests nothing"
     for sample in samples:
-        run_sample(op, sample, dtype, fails, rng)
+        run_sample(op, sample, dtype, fails, rng, test_device)
     failed = {c for c, _ in fails.items}
-    unexpected = [m for c, m in fails.items if c not in op.xfail]
+    on_device = _known_on(test_device, op)
+    known = {**on_device, **op.xfail}
+    unexpected = [m for c, m in fails.items if c not in known]
     if unexpected:
-        pytest.fail(f"{op.name} ({dtype}): {len(unexpected)} differences from torch\n" + "\n".join(unexpected[:25]),
-                    pytrace=False)
-    fixed = [c for c in op.xfail if c not in failed]
-    assert not fixed, f"{op.name}: the known differences {fixed} no longer occur: remove them from xfail"
+        pytest.fail(f"{op.name} ({dtype}) on {test_device}: {len(unexpected)} differences from torch\n" +
+                    "\n".join(unexpected[:25]), pytrace=False)
+    if test_device == "cpu":   # (op.xfail's differences are of values, which meta does not compare)
+        fixed = [c for c in op.xfail if c not in failed]
+        assert not fixed, f"{op.name}: the known differences {fixed} no longer occur: remove them from xfail"
     if failed:
-        pytest.xfail("; ".join(f"{c}: {op.xfail[c]}" for c in sorted(failed)))
+        pytest.xfail("; ".join(f"{c}: {known[c]}" for c in sorted(failed)))
 
 
 def test_registry_covers_the_issue_list():

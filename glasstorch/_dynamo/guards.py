@@ -5,8 +5,8 @@ The capture ran the user's Python once; every Python decision it made (a shape i
 call, what those decisions could have read:
 
 * grad mode;
-* each argument: a tensor's type, shape, strides (its layout, which the generated code relies on,
-  as torch's guards check strides), dtype and ``requires_grad``; a Python number, string or None
+* each argument: a tensor's type, device, shape, strides (its layout, which the generated code relies
+  on, as torch's guards check strides), dtype and ``requires_grad``; a Python number, string or None
   by value; a list/tuple/dict by length and keys; any other object (a module, an optimizer) by
   identity;
 * each module the call ran (or was given): its ``training`` flag and which Parameter/buffer
@@ -58,12 +58,15 @@ class Guards:
         return self._ids[id(obj)]
 
     def _tensor(self, expr, t, name):
+        # the device: the array's type tells cpu (ndarray), meta (MetaArray) and cuda (CuPy's) apart in
+        # one test; which GPU is checked only for a CUDA tensor (the generated code would mix devices)
+        device = f" and {expr}.device == {self._bind(t.device)}" if t.device.type == "cuda" else ""
         self.checks.append((
-            f"type({expr}) is {self._bind(type(t))} and {expr}._data.shape == {tuple(t.shape)!r} and "
-            f"{expr}._data.strides == {tuple(t._data.strides)!r} and "
+            f"type({expr}) is {self._bind(type(t))} and type({expr}._data) is {self._bind(type(t._data))}{device} "
+            f"and {expr}._data.shape == {tuple(t.shape)!r} and {expr}._data.strides == {tuple(t._data.strides)!r} and "
             f"{expr}._data.dtype == {self._bind(t._data.dtype)} and {expr}._requires_grad is {t._requires_grad}",
             f"tensor {name!r}: expected {type(t).__name__} of size {list(t.shape)}, stride {list(t.stride())}, "
-            f"dtype {t.dtype}, requires_grad={t._requires_grad}"))
+            f"dtype {t.dtype}, device {t.device}, requires_grad={t._requires_grad}"))
 
     def _walk(self, value, expr, kind=None):
         if isinstance(value, Tensor):

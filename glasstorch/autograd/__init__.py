@@ -50,6 +50,11 @@ def _make_grads(outputs, grads):
             if g._data.shape != out._data.shape:
                 raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and output[{i}] "
                                    f"has a shape of {out.shape}.")
+            if type(g._data) is not type(out._data) and g.device != out.device:   # (torch's validate_outputs)
+                if g._data.ndim:
+                    raise RuntimeError(f"invalid gradient at index {i} - expected device {out.device} but got "
+                                       f"{g.device}")
+                g = g.to(out.device)      # a 0-d gradient is a number: it goes where the output is
             if g._data.dtype != out._data.dtype:  # an int64 gradient for a float output flows as a float one
                 g = g.to(out.dtype)
             result.append(g)

@@ -31,6 +31,7 @@ from .anomaly_mode import _anomaly
 from .graph import AccumulateGrad
 from .._seam import seam
 from .._array import xp as _array_module, copy_preserving_layout
+from .._array.meta import touched as _meta_touched, MetaArray as _MetaArray, as_meta as _as_meta
 
 _ndarray = _array_module.ndarray
 
@@ -283,6 +284,8 @@ def _run(roots, root_grads, retain_graph, create_graph, capture, accumulate, acc
             out = node._run_formulas(grads, not tensors)
         else:
             out = _call_node(node, grads, tensors)
+        if _meta_touched.flag and not tensors:
+            out = _on_meta_if_grads_are(grads, out)
         if not retain_graph:
             node._free()  # 4. the saved values are no longer needed
         if check_nan:
@@ -338,6 +341,17 @@ def _run(roots, root_grads, retain_graph, create_graph, capture, accumulate, acc
         node = following
         out = g = prev = grads = following = None  # drop the loop's references: a leaf's gradient may then be stolen
     return captured
+
+
+def _on_meta_if_grads_are(grads, out):
+    """A node's gradients on the meta device when the gradients it received are meta arrays: a
+    formula that built a gradient with NumPy's own functions (``np.zeros(shape)`` then a scatter:
+    max, sort, pooling, conv) made it on the CPU. Asked only when a meta array was touched (the
+    flag the op layer also reads), so a CPU backward pays one attribute test per node."""
+    _meta_touched.flag = False
+    if any(type(g) is _MetaArray for g in grads):
+        return _as_meta(out)
+    return out
 
 
 def _call_node(node, grads, tensors):

@@ -3,9 +3,7 @@
 Calling it runs the graph's nodes one by one on Tensors (each op through autograd, as in eager);
 it is what ``torch.compile(backend="eager")`` runs and what a user's backend receives. The fast
 path is not here: ``glasstorch/_dynamo/codegen.py`` turns the same graph into array code."""
-import operator
-
-from .graph import Node
+from .interpreter import Interpreter
 
 
 class GraphModule:
@@ -30,29 +28,7 @@ class GraphModule:
         return self.forward(*args)
 
     def forward(self, *args):
-        env = {}
-        placeholders = iter(args)
-        for n in self.graph.nodes:
-            if n.op == "placeholder":
-                env[n] = next(placeholders)
-            elif n.op == "call_function":
-                a = _load(n.args, env)
-                kw = _load(n.kwargs, env)
-                env[n] = a[0][a[1]] if n.target is operator.getitem else n.target(*a, **kw)
-            elif n.op == "output":
-                return _load(n.args[0], env)
+        return Interpreter(self).run(*args)   # (the one walk over the nodes: interpreter.py)
 
     def __repr__(self):
         return self.print_readable(print_output=False)
-
-
-def _load(value, env):
-    if isinstance(value, Node):
-        return env[value]
-    if isinstance(value, tuple):
-        return tuple(_load(v, env) for v in value)
-    if isinstance(value, list):
-        return [_load(v, env) for v in value]
-    if isinstance(value, dict):
-        return {k: _load(v, env) for k, v in value.items()}
-    return value

@@ -7,7 +7,7 @@ import warnings
 
 from .. import _checks, _dtype, _warnings
 from .._tensor import Tensor, _wrap, _wrap_dim, bump_version, check_inference_write
-from .._array import xp, like_operands
+from .._array import xp, like_operands, to_device, device_type_of
 from .._ops import defop, aten
 from .._seam import seam
 from ..autograd.graph import edge_of
@@ -450,17 +450,23 @@ nonzero_op = defop("nonzero(Tensor self) -> Tensor", _nonzero_kernel)
 # =============================================================================================
 # tensor[index] and tensor[index] = value
 # =============================================================================================
-def _index_tensor(i):
+def _on_device_of(input, array):
+    """An index tensor made from Python values (a list, ``True``), on ``input``'s device, as torch
+    makes it (a CPU tensor would break the device rule of a meta or CUDA ``input``)."""
+    return _wrap(to_device(array, device_type_of(input._data)))
+
+
+def _index_tensor(i, input):
     """An element of an index that goes to the advanced step, as the index tensor torch makes of it:
-    a Tensor as it is (refused unless integer or boolean), a list or NumPy array as a new tensor
-    (Long, unless all bools: a list of floats truncates, [] selects nothing)."""
+    a Tensor as it is (refused unless integer or boolean), a list or NumPy array as a new tensor on
+    ``input``'s device (Long, unless all bools: a list of floats truncates, [] selects nothing)."""
     if isinstance(i, Tensor):
         if i._data.dtype.kind not in "iub":
             raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
         return i
     if isinstance(i, (list, tuple)):
         a = xp.asarray([x._data if isinstance(x, Tensor) else x for x in i])
-        return _wrap(a if a.dtype == bool or a.dtype.kind in "iu" else a.astype("int64"))
+        return _on_device_of(input, a if a.dtype == bool or a.dtype.kind in "iu" else a.astype("int64"))
     if isinstance(i, xp.ndarray):
         return _wrap(i)
     raise _checks.index_type_error(i)   # x[1.5], x['a']
@@ -580,13 +586,14 @@ def _apply_slicing(input, index, elide_full_slices=True):
             indices.append(None)
             dim += 1
         elif isinstance(i, bool) or (isinstance(i, Tensor) and i._data.ndim == 0 and i._data.dtype == bool):
-            # torch: x[True] is x.unsqueeze(d)[[True]] (a dim of size 1), x[False] gives size 0
+            # torch: x[True] is x.unsqueeze(d)[[0]] (a dim of size 1), x[False] is x.unsqueeze(d)[[]]:
+            # positions, not a mask (whose count a meta tensor could not know)
             out = unsqueeze(out, dim)
-            indices.append(_wrap(xp.asarray([bool(i)])))
+            indices.append(_on_device_of(out, xp.arange(int(bool(i)), dtype="int64")))
             advanced = True
             dim += 1
         else:
-            t = _index_tensor(i)
+            t = _index_tensor(i, out)
             advanced = True
             dim += t._data.ndim if t._data.dtype == bool else 1
             indices.append(t)
@@ -604,9 +611,9 @@ def getitem(input, index):
     if seam.on:
         return seam.torch_function(getitem, (input, index), {})
     if type(index) is Tensor and index._data.ndim:   # the usual advanced index: one index tensor or mask
-        return index_op(input, [_index_tensor(index)])
+        return index_op(input, [_index_tensor(index, input)])
     if type(index) is list and index and builtins.all(type(i) is int for i in index):   # x[[0, 2]]: one index
-        return index_op(input, [_wrap(xp.asarray(index, dtype="int64"))])
+        return index_op(input, [_on_device_of(input, xp.asarray(index, dtype="int64"))])
     out, indices, advanced = _apply_slicing(input, index, elide_full_slices=type(index) is not builtins.slice)
     if advanced:
         return index_op(out, indices)
@@ -858,7 +865,7 @@ def _index_list(indices):
     for k, i in enumerate(indices):
         if not isinstance(i, Tensor):
             raise TypeError(f"expected Tensor as element {k} in argument 1, but got {type(i).__name__}")
-    return [_index_tensor(i) for i in indices]
+    return [_index_tensor(i, None) for i in indices]   # (all tensors: no input device needed)
 
 
 @method()

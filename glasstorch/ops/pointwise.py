@@ -13,7 +13,7 @@ import operator
 
 from .. import _dtype, _checks
 from .._tensor import Tensor, _wrap
-from .._array import xp, broadcast_error, same_data, row_major, like_operands, copy_preserving_layout, erf as _erf, erfinv as _erfinv, lgamma as _lgamma, digamma as _digamma
+from .._array import xp, to_device, broadcast_error, same_data, row_major, like_operands, copy_preserving_layout, erf as _erf, erfinv as _erfinv, lgamma as _lgamma, digamma as _digamma
 from ._op import (method, operands, inplace, inplace_recorded, result_dtype, as_tensor_arg, promote_arrays,
                   _check_inplace, bump_version, write_into, _DTYPE_OF)
 from .._ops import defop, aten
@@ -1607,12 +1607,24 @@ def fill_(self, value):
     return _run_inplace(self, "fill_", fill__tensor_op if is_t else fill__op, involved, value)
 
 
+def _on_device_of(dst, src):
+    """copy_'s source on its destination's device: copy_ is torch's one op between devices (a CPU
+    tensor into a CUDA or meta one). Without a gradient to route back the array is moved; with one,
+    ``.to`` records the transfer, whose backward returns the gradient to the source's device."""
+    device = dst.device
+    if src._requires_grad:
+        return src.to(device)
+    return _wrap(to_device(src._data, device.type))
+
+
 @method()
 def copy_(self, src, non_blocking=False):
     if seam.on:
         return seam.torch_function(copy_, (self, src), {"non_blocking": non_blocking} if non_blocking else {})
     if not isinstance(src, Tensor):
         raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not {type(src).__name__}")
+    if type(src._data) is not type(self._data) and src._data.ndim:
+        src = _on_device_of(self, src)
     same = same_data(self._data, src._data)  # (torch's copy_ onto the same elements is a no-op: no memory checks)
     involved = _check_inplace(self, (src,), may_overlap=same, refuse_aliases=not same and "partial")
     d = src._data

@@ -40,8 +40,14 @@ def _slice_kernel(self, dim=0, start=None, end=None, step=1):
     return self[tuple(index)]
 
 
+def _zeros_on_device_of(like, shape):
+    """Zeros of ``like``'s dtype on its device (NumPy's zeros_like dispatches to a meta or CuPy array's
+    own type; ``xp.zeros`` would make a CPU array that a meta or CUDA gradient cannot be written into)."""
+    return xp.zeros_like(like, shape=shape, order="C")
+
+
 def _slice_backward_kernel(grad_output, input_sizes, dim, start, end, step):
-    out = xp.zeros(tuple(input_sizes), grad_output.dtype)
+    out = _zeros_on_device_of(grad_output, tuple(input_sizes))
     d = _wrap_dim(dim, len(input_sizes))
     index = [slice(None)] * len(input_sizes)
     index[d] = slice(start, end, step)
@@ -654,7 +660,7 @@ def _select_kernel(self, dim, index):
 
 
 def _select_backward_kernel(grad_output, input_sizes, dim, index):
-    out = xp.zeros(tuple(input_sizes), grad_output.dtype)
+    out = _zeros_on_device_of(grad_output, tuple(input_sizes))
     _select_kernel(out, dim, index)[...] = grad_output
     return out
 

@@ -24,6 +24,7 @@ from math import prod
 from .._tensor import Tensor
 from .._ops import aten
 from ._python_dispatch import TorchDispatchMode
+from ._pytree import tree_map
 from .module_tracker import ModuleTracker
 
 __all__ = ["FlopCounterMode", "register_flop_formula"]
@@ -33,19 +34,11 @@ def get_shape(i):
     return i.shape if isinstance(i, Tensor) else i
 
 
-def _tree_map(f, value):
-    if isinstance(value, (tuple, list)):
-        return type(value)(_tree_map(f, v) for v in value)
-    if isinstance(value, dict):
-        return {k: _tree_map(f, v) for k, v in value.items()}
-    return f(value)
-
-
 def shape_wrapper(f):
     """A formula on shapes, called with the op's tensors: their shapes are passed instead."""
     @wraps(f)
     def nf(*args, out_val=None, **kwargs):
-        args, kwargs, out_shape = _tree_map(get_shape, (args, kwargs, out_val))
+        args, kwargs, out_shape = tree_map(get_shape, (args, kwargs, out_val))
         return f(*args, out_shape=out_shape, **kwargs)
     return nf
 
