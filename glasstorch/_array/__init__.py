@@ -118,7 +118,8 @@ def namespace(device_type):
     if device_type == "cuda":
         if not cuda_available():
             # an AssertionError, as torch's CPU-only build raises (and glasstorch.cuda's functions do)
-            raise AssertionError("Torch not compiled with CUDA enabled (glasstorch: CuPy with a GPU is needed for 'cuda')")
+            raise AssertionError("Torch not compiled with CUDA enabled (glasstorch: CuPy with a GPU is needed for "
+                                 "'cuda': pip install 'glasstorch[cuda]' installs cupy-cuda12x)")
         return _import_cupy()
     raise RuntimeError(f"unsupported device type {device_type!r}")
 
