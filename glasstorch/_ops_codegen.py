@@ -165,7 +165,7 @@ def _wrap_expression(op, names):
 
 
 class _GeneratedOnFirstUse:
-    """A class attribute (``__call__``, ``_record``, ``_run_formulas``, ``_source``) whose code is
+    """A node class's attribute (``_record``, ``_run_formulas``, ``_source``) whose code is
     written and compiled the first time it is looked up. Compiling every op's call and every node's
     code at import was half of ``import glasstorch``'s time (~650 ``compile`` calls), while a
     program uses a few dozen ops. ``install`` compiles and replaces these descriptors with the plain
@@ -181,22 +181,20 @@ class _GeneratedOnFirstUse:
 
 def install_call(op, namespace):
     """Give ``op`` a class of its own (Python looks ``__call__`` up on the type) whose ``__call__`` is
-    generated from the op's declaration at its first call (or when ``op._source`` is read)."""
-    cls = type(f"OpOverload_{op.__name__.replace('.', '_')}", (type(op),), {"__module__": type(op).__module__})
-
-    def install():
-        if "_namespace" in cls.__dict__:
-            return
-        source = op_call_source(op)
-        ns = dict(namespace)
-        ns.update(_kernel=op.kernel, _D=op._defaults,
-                  _record=op.node._record if op.node is not None and op._functional is None else None)
-        _compile(source, f"<glasstorch: aten.{op.__name__}>", ns)
-        cls.__call__, cls._source, cls._namespace = ns["__call__"], source, ns
-
-    cls.__call__ = _GeneratedOnFirstUse(install, "__call__")
-    cls._source = _GeneratedOnFirstUse(install, "_source")
-    op.__class__ = cls
+    generated from the op's declaration. Called by ``OpOverload.__call__`` at the op's first call (or
+    when ``op._source`` is first read), so that ``import glasstorch`` makes no class and compiles
+    nothing for the ~400 ops a program mostly never calls. (Two threads racing here both make the
+    same code; the last one's class stays.)"""
+    if "_namespace" in type(op).__dict__:
+        return
+    source = op_call_source(op)
+    ns = dict(namespace)
+    ns.update(_kernel=op.kernel, _D=op._defaults,
+              _record=op.node._record if op.node is not None and op._functional is None else None)
+    _compile(source, f"<glasstorch: aten.{op.__name__}>", ns)
+    op.__class__ = type(f"OpOverload_{op.__name__.replace('.', '_')}", (type(op),),
+                        {"__module__": type(op).__module__, "__call__": ns["__call__"], "_source": source,
+                         "_namespace": ns})
 
 
 # -----------------------------------------------------------------------------------------------
