@@ -64,6 +64,7 @@ def _bind_tensor_module(tensor_cls, wrap, view_of):
     global _Tensor, _wrap, _view_of
     _Tensor, _wrap, _view_of = tensor_cls, wrap, view_of
     _CALL_HELPERS.update(_Tensor=tensor_cls, _wrap=wrap, _view_of=view_of)
+    _NODE_HELPERS.update(_Tensor=tensor_cls)
 
 
 # -----------------------------------------------------------------------------------------------

@@ -275,6 +275,13 @@ def node_record_source(cls):
         lines.append("    _ref = _outs[0]._data")
     lines.append("    _node._out_dtype = _ref.dtype")
     meta = ["    _meta = _input_meta(_inputs, _ref)", "    if _meta is not None:", "        _node._input_meta = _meta"]
+    if not layout.dynamic and layout.edges:
+        # mostly every input has the output's shape and dtype: said inline, without _input_meta's call
+        # and loop (which then decides, for an input that differs, whether it requires grad)
+        n_inputs = len(layout.edges)
+        differs = " or ".join(f"(_inputs[{i}] is not None and (_inputs[{i}]._data.shape != _shape "
+                              f"or _inputs[{i}]._data.dtype != _dt))" for i in range(n_inputs))
+        meta = ["    _shape, _dt = _ref.shape, _node._out_dtype", f"    if {differs}:"] + ["    " + m for m in meta]
     if all(alias for _, alias in schema.returns) and not schema.mutates and not layout.dynamic:
         # a view op's formula gives its input's own shape: the engine has nothing to reduce, and only
         # a view with another dtype (view_as_real) needs the input's dtype kept, to cast its gradient back
@@ -334,7 +341,11 @@ def node_record_source(cls):
     if slots:
         tup = "(" + "".join(s + ", " for s in slots) + ")"
         lines.append(f"    _node._saved = {tup}")
-        lines.append(f"    _node._versions_at_save = ({''.join(f'_version({s}), ' for s in slots)})")
+        # (a plain Tensor's version read inline; anything else -- None, a number, a list, a subclass,
+        # an inference tensor, which may not be saved -- through _version)
+        versions = "".join(f"({s}._vc.version if type({s}) is _Tensor and not {s}._vc.inference else _version({s})), "
+                           for s in slots)
+        lines.append(f"    _node._versions_at_save = ({versions})")
         if results:
             lines.append(f"    _node._result_slots = {results!r}")
     lines.append("    return _node")

@@ -155,9 +155,10 @@ def _unary_kernel(name, forward, int_ok):
     default_float = _dtype.get_default_dtype  # read at call time: set_default_dtype changes it
 
     def kernel(self):
-        if refuse is not None and self.dtype.kind in refuse[0]:
+        kind = self.dtype.kind
+        if refuse is not None and kind in refuse[0]:
             raise refuse[1](self.dtype)
-        if not int_ok and self.dtype.kind not in "fc" and not _dtype.is_bfloat16_numpy(self.dtype):
+        if not int_ok and kind not in "fc" and not _dtype.is_bfloat16_numpy(self.dtype):
             self = self.astype(default_float().numpy_dtype)
         return forward(self)
     kernel.__name__ = kernel.__qualname__ = f"{name}_kernel"
