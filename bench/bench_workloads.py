@@ -280,20 +280,38 @@ def _spinner():
 
 # ---------------------------------------------------------------------------- fresh processes
 
-def _run_child(args):
+def _run_child(args, extra_env=None):
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    for k, v in (extra_env or {}).items():
+        if v is None:
+            env.pop(k, None)
+        else:
+            env[k] = v
     out = subprocess.run([sys.executable, *args], capture_output=True, text=True, env=env, check=True)
     return out.stdout.strip()
 
 
 def import_times(runs):
-    """`import glasstorch` and `import torch` in fresh interpreters, interleaved; medians in ms."""
-    code = "import time; t0 = time.perf_counter(); import {}; print(time.perf_counter() - t0)"
-    g, t = [], []
-    for _ in range(runs):
-        g.append(float(_run_child(["-c", code.format("glasstorch")])) * 1e3)
-        t.append(float(_run_child(["-c", code.format("torch")])) * 1e3)
-    return statistics.median(g), statistics.median(t), min(g), max(g)
+    """`import glasstorch`, `import torch` and `import numpy` (what glasstorch's figure includes) in
+    fresh interpreters, interleaved: medians of (wall ms, CPU ms), and glasstorch's fastest/slowest wall.
+
+    The modules' bytecode is cached (in a temporary ``PYTHONPYCACHEPREFIX``, written by one untimed
+    run first), as an installed package's is: with ``PYTHONDONTWRITEBYTECODE`` set, as on the
+    project's shared machine, every run would compile glasstorch's sources again (~30% more)."""
+    import tempfile
+    code = ("import time; t0 = time.perf_counter(); c0 = time.process_time(); import {}; "
+            "print(time.perf_counter() - t0, time.process_time() - c0)")
+    with tempfile.TemporaryDirectory() as cache:
+        env = {"PYTHONPYCACHEPREFIX": cache, "PYTHONDONTWRITEBYTECODE": None}
+        for name in ("glasstorch", "torch", "numpy"):
+            _run_child(["-c", code.format(name)], env)
+        times = {"glasstorch": [], "torch": [], "numpy": []}
+        for _ in range(runs):
+            for name, out in times.items():
+                out.append([float(v) * 1e3 for v in _run_child(["-c", code.format(name)], env).split()])
+    med = {k: (statistics.median(w for w, _ in v), statistics.median(c for _, c in v)) for k, v in times.items()}
+    walls = [w for w, _ in times["glasstorch"]]
+    return med, min(walls), max(walls)
 
 
 def _status_kb(field):
@@ -382,9 +400,11 @@ def main():
             print(f"| {row} | {r['ours']:.2f} | {r['torch']:.2f} | {r['ratio']:.2f}x | {r['lo']:.2f}-{r['hi']:.2f} "
                   f"| {r['cpu_ratio']:.2f}x | {goal(row)} | {faults} |", flush=True)
         if args.imports:
-            g, t, gmin, gmax = import_times(args.import_runs)
-            print(f"\nimport glasstorch: {g:.0f} ms (fastest {gmin:.0f}, slowest {gmax:.0f}); "
-                  f"import torch: {t:.0f} ms; median of {args.import_runs}", flush=True)
+            med, gmin, gmax = import_times(args.import_runs)
+            (g, gc), (t, tc), (n, nc) = med["glasstorch"], med["torch"], med["numpy"]
+            print(f"\nimport glasstorch: {g:.0f} ms wall, {gc:.0f} ms CPU (wall fastest {gmin:.0f}, slowest {gmax:.0f}); "
+                  f"import torch: {t:.0f} ms wall, {tc:.0f} ms CPU; import numpy (part of glasstorch's): "
+                  f"{n:.0f} ms wall, {nc:.0f} ms CPU; medians of {args.import_runs}, bytecode cached", flush=True)
         if args.rss:
             print("\n| workload | glasstorch peak RSS MB (step's own) | torch peak RSS MB (step's own) | ratio |")
             print("|---|---|---|---|")

@@ -64,28 +64,23 @@ def _bind_tensor_module(tensor_cls, wrap, view_of):
     global _Tensor, _wrap, _view_of
     _Tensor, _wrap, _view_of = tensor_cls, wrap, view_of
     _CALL_HELPERS.update(_Tensor=tensor_cls, _wrap=wrap, _view_of=view_of)
+    _NODE_HELPERS.update(_Tensor=tensor_cls)
 
 
 # -----------------------------------------------------------------------------------------------
 # The schema: "name.overload(Tensor self, int dim=0, *, bool keepdim=False) -> Tensor"
 # -----------------------------------------------------------------------------------------------
 class Argument:
-    __slots__ = ("name", "type", "default", "kwarg_only", "alias")
+    # (plain attributes, not properties: ~400 schemas are read many times each while
+    # ``import glasstorch`` declares the ops)
+    __slots__ = ("name", "type", "default", "kwarg_only", "alias", "has_default", "is_tensor", "is_tensor_list")
 
     def __init__(self, name, type_, default, kwarg_only, alias):
         self.name, self.type, self.default, self.kwarg_only, self.alias = name, type_, default, kwarg_only, alias
-
-    @property
-    def has_default(self):
-        return self.default is not _NO_DEFAULT
-
-    @property
-    def is_tensor(self):
-        return self.type.startswith("Tensor") and not self.is_tensor_list
-
-    @property
-    def is_tensor_list(self):
-        return self.type.startswith("Tensor") and self.type.endswith("[]")
+        self.has_default = default is not _NO_DEFAULT
+        tensor = type_.startswith("Tensor")
+        self.is_tensor_list = tensor and type_.endswith("[]")
+        self.is_tensor = tensor and not self.is_tensor_list
 
     def __repr__(self):
         return f"{self.type} {self.name}" + ("" if self.default is _NO_DEFAULT else f"={self.default!r}")
@@ -112,7 +107,7 @@ class Schema:
     """A parsed op signature (torch's ``FunctionSchema``, the part glasstorch needs)."""
 
     def __init__(self, text):
-        m = re.fullmatch(r"\s*([\w]+)(?:\.(\w+))?\((.*)\)\s*->\s*(.+?)\s*", text)
+        m = _SIGNATURE.fullmatch(text)
         if m is None:
             raise ValueError(f"bad op schema: {text!r}")
         self.text = text
@@ -125,11 +120,12 @@ class Schema:
                 continue
             decl, _, default = part.partition("=")
             type_, name = decl.rsplit(None, 1)
-            alias = _ALIAS.search(type_)
-            self.arguments.append(Argument(name, _ALIAS.sub("", type_),
+            alias = _ALIAS.search(type_) if "(" in type_ else None
+            self.arguments.append(Argument(name, _ALIAS.sub("", type_) if alias else type_,
                                            _literal(default.strip()) if default else _NO_DEFAULT,
                                            kwarg_only, alias.group(1) if alias else None))
-        self.mutates = bool(re.search(r"\(\w!\)", m.group(3)))     # an argument written in place: Tensor(a!)
+        # an argument written in place: Tensor(a!)
+        self.mutates = "!" in m.group(3) and _WRITTEN.search(m.group(3)) is not None
         ret = m.group(4)
         self.returns_list = ret.replace(" ", "").endswith("[]") and not ret.startswith("(")
         parts = _split_top(ret[1:-1]) if ret.startswith("(") else [ret]
@@ -144,6 +140,8 @@ class Schema:
         return self.text
 
 
+_SIGNATURE = re.compile(r"\s*([\w]+)(?:\.(\w+))?\((.*)\)\s*->\s*(.+?)\s*")
+_WRITTEN = re.compile(r"\(\w!\)")
 # an alias annotation: Tensor(a) a view of input a, Tensor(a!) written in place, Tensor(a -> *) an input whose
 # aliases are the elements of a returned list (split's, unbind's)
 _ALIAS = re.compile(r"\((\w)(?:!| -> \*)?\)")
@@ -151,20 +149,24 @@ _ALIAS = re.compile(r"\((\w)(?:!| -> \*)?\)")
 
 def _split_top(text):
     """Split at commas that are not inside brackets."""
-    parts, depth, cur = [], 0, ""
-    for ch in text:
+    if "(" not in text and "[" not in text:     # most schemas: no nesting to track
+        return [p for p in (part.strip() for part in text.split(",")) if p]
+    parts, depth, start = [], 0, 0
+    for m in _PUNCTUATION.finditer(text):
+        ch = m.group()
         if ch in "([":
             depth += 1
         elif ch in ")]":
             depth -= 1
-        if ch == "," and depth == 0:
-            parts.append(cur.strip())
-            cur = ""
-        else:
-            cur += ch
-    if cur.strip():
-        parts.append(cur.strip())
+        elif depth == 0:
+            parts.append(text[start:m.start()].strip())
+            start = m.end()
+    if text[start:].strip():
+        parts.append(text[start:].strip())
     return parts
+
+
+_PUNCTUATION = re.compile(r"[,()\[\]]")
 
 
 # -----------------------------------------------------------------------------------------------
@@ -188,10 +190,16 @@ class OpOverload:
         self._arg_names = tuple(a.name for a in args)
         self._arg_index = {a.name: i for i, a in enumerate(args)}
         self._defaults = tuple(a.default for a in args)
-        self._tensor_positions = tuple(i for i, a in enumerate(args) if a.is_tensor)
-        self._list_positions = tuple(i for i, a in enumerate(args) if a.is_tensor_list)
+        tensors, lists, alias_of = [], [], {}
+        for i, a in enumerate(args):
+            if a.is_tensor:
+                tensors.append(i)
+            elif a.is_tensor_list:
+                lists.append(i)
+            if a.alias is not None:
+                alias_of[a.alias] = i
+        self._tensor_positions, self._list_positions = tuple(tensors), tuple(lists)
         # an output that aliases an input (a view): the input's position, per output
-        alias_of = {a.alias: i for i, a in enumerate(args) if a.alias is not None}
         self._view_of = tuple(alias_of.get(alias) if alias else None for _, alias in schema.returns)
         self._makes_views = any(v is not None for v in self._view_of)
         self._returns_tuple = schema.returns_tuple
@@ -219,7 +227,21 @@ class OpOverload:
     def _opname(self):
         return self._schema.name
 
-    # __call__ is generated per op (``_ops_codegen.op_call_source``): see ``op._source``.
+    # __call__ is generated per op (``_ops_codegen.op_call_source``): see ``op._source``. Until the
+    # op's first call, these three stand in: they generate it (``_ops_codegen.install_call`` gives the
+    # op a class of its own with the generated ``__call__`` and ``_source``), then defer to it.
+    def __call__(self, *args, **kwargs):
+        _codegen.install_call(self, _CALL_HELPERS)
+        return self(*args, **kwargs)
+
+    @property
+    def _source(self):
+        _codegen.install_call(self, _CALL_HELPERS)
+        return self._source
+
+    def _call(self, *args, **kwargs):
+        _codegen.install_call(self, _CALL_HELPERS)     # (it binds the generated call as ``self._call``)
+        return self._call(*args, **kwargs)
 
     def _split_args(self, args):
         """``args`` (every argument, in schema order) as a call passes them: (positional, kwargs)."""
@@ -437,7 +459,6 @@ def defop(schema, kernel=None, node=None, joint=None, output_differentiability=N
     elif node_cls is not None:
         node_cls._op = op
         _codegen.install_node(node_cls, _NODE_HELPERS)
-    _codegen.install_call(op, _CALL_HELPERS)
     packet = aten.__dict__.get(parsed.name)
     if packet is None:
         packet = OpOverloadPacket(parsed.name)
@@ -472,6 +493,16 @@ def _write_kernel(name, functional_kernel):
     return kernel
 
 
+def _parameter_names(fn):
+    """The names of ``fn``'s parameters, in order. A plain function's come from its code object:
+    ``inspect.signature`` is ~20x slower, and ``import glasstorch`` reads ~350 formulas."""
+    code = getattr(fn, "__code__", None)
+    if code is None or code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS) \
+            or hasattr(fn, "__wrapped__") or hasattr(fn, "__signature__"):
+        return tuple(inspect.signature(fn).parameters)
+    return code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+
+
 def _node_class(name, schema, formulas, joint):
     """The Node subclass for an op: named as torch names it, with its formula table."""
     args = {a.name: a for a in schema.arguments}
@@ -492,7 +523,7 @@ def _node_class(name, schema, formulas, joint):
     table = []              # (input names, formula, joint, argument specs)
     for names, fn, is_joint in groups:
         specs = []
-        for p in inspect.signature(fn).parameters:
+        for p in _parameter_names(fn):
             if p in ("grad", "grads", "output_mask"):
                 specs.append((p, None))
             elif p in args and (args[p].is_tensor or args[p].is_tensor_list) or p in out_names:

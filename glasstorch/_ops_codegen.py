@@ -186,7 +186,7 @@ def _wrap_expression(op, names):
 
 
 class _GeneratedOnFirstUse:
-    """A class attribute (``__call__``, ``_record``, ``_run_formulas``, ``_source``) whose code is
+    """A node class's attribute (``_record``, ``_run_formulas``, ``_source``) whose code is
     written and compiled the first time it is looked up. Compiling every op's call and every node's
     code at import was half of ``import glasstorch``'s time (~650 ``compile`` calls), while a
     program uses a few dozen ops. ``install`` compiles and replaces these descriptors with the plain
@@ -202,33 +202,26 @@ class _GeneratedOnFirstUse:
 
 def install_call(op, namespace):
     """Give ``op`` a class of its own (Python looks ``__call__`` up on the type) whose ``__call__`` is
-    generated from the op's declaration at its first call (or when ``op._source`` is read).
+    generated from the op's declaration. Called by ``OpOverload.__call__`` at the op's first call (or
+    when ``op._source`` is first read), so that ``import glasstorch`` makes no class and compiles
+    nothing for the ~400 ops a program mostly never calls. (Two threads racing here both make the
+    same code; the last one's class stays.)
 
     ``op._call`` is the same function bound to ``op``: the way in for the hot public functions
     (``Tensor.add_``). Calling the op object goes through its type's ``__call__`` slot, which packs
     keyword arguments into a dict (``op(x, y, alpha=2)``: about twice a plain call's cost); a bound
-    method passes them on as they are."""
-    cls = type(f"OpOverload_{op.__name__.replace('.', '_')}", (type(op),), {"__module__": type(op).__module__})
-
-    def install():
-        if "_namespace" in cls.__dict__:
-            return
-        source = op_call_source(op)
-        ns = dict(namespace)
-        ns.update(_kernel=op.kernel, _D=op._defaults,
-                  _record=op.node._record if op.node is not None and op._functional is None else None)
-        _compile(source, f"<glasstorch: aten.{op.__name__}>", ns)
-        cls.__call__, cls._source, cls._namespace = ns["__call__"], source, ns
-        op._call = types.MethodType(ns["__call__"], op)
-
-    def first_call(*args, **kwargs):
-        install()
-        return op._call(*args, **kwargs)
-
-    cls.__call__ = _GeneratedOnFirstUse(install, "__call__")
-    cls._source = _GeneratedOnFirstUse(install, "_source")
-    op.__class__ = cls
-    op._call = first_call
+    method passes them on as they are. (Until the first call ``OpOverload._call`` stands in.)"""
+    if "_namespace" in type(op).__dict__:
+        return
+    source = op_call_source(op)
+    ns = dict(namespace)
+    ns.update(_kernel=op.kernel, _D=op._defaults,
+              _record=op.node._record if op.node is not None and op._functional is None else None)
+    _compile(source, f"<glasstorch: aten.{op.__name__}>", ns)
+    op.__class__ = type(f"OpOverload_{op.__name__.replace('.', '_')}", (type(op),),
+                        {"__module__": type(op).__module__, "__call__": ns["__call__"], "_source": source,
+                         "_namespace": ns})
+    op._call = types.MethodType(ns["__call__"], op)
 
 
 # -----------------------------------------------------------------------------------------------
@@ -309,6 +302,13 @@ def node_record_source(cls):
         lines.append("    _ref = _outs[0]._data")
     lines.append("    _node._out_dtype = _ref.dtype")
     meta = ["    _meta = _input_meta(_inputs, _ref)", "    if _meta is not None:", "        _node._input_meta = _meta"]
+    if not layout.dynamic and layout.edges:
+        # mostly every input has the output's shape and dtype: said inline, without _input_meta's call
+        # and loop (which then decides, for an input that differs, whether it requires grad)
+        n_inputs = len(layout.edges)
+        differs = " or ".join(f"(_inputs[{i}] is not None and (_inputs[{i}]._data.shape != _shape "
+                              f"or _inputs[{i}]._data.dtype != _dt))" for i in range(n_inputs))
+        meta = ["    _shape, _dt = _ref.shape, _node._out_dtype", f"    if {differs}:"] + ["    " + m for m in meta]
     if all(alias for _, alias in schema.returns) and not schema.mutates and not layout.dynamic:
         # a view op's formula gives its input's own shape: the engine has nothing to reduce, and only
         # a view with another dtype (view_as_real) needs the input's dtype kept, to cast its gradient back
@@ -368,7 +368,11 @@ def node_record_source(cls):
     if slots:
         tup = "(" + "".join(s + ", " for s in slots) + ")"
         lines.append(f"    _node._saved = {tup}")
-        lines.append(f"    _node._versions_at_save = ({''.join(f'_version({s}), ' for s in slots)})")
+        # (a plain Tensor's version read inline; anything else -- None, a number, a list, a subclass,
+        # an inference tensor, which may not be saved -- through _version)
+        versions = "".join(f"({s}._vc.version if type({s}) is _Tensor and not {s}._vc.inference else _version({s})), "
+                           for s in slots)
+        lines.append(f"    _node._versions_at_save = ({versions})")
         if results:
             lines.append(f"    _node._result_slots = {results!r}")
     lines.append("    return _node")

@@ -303,12 +303,15 @@ def like_operands(r, *operands):
     row-major when the operands disagree. (Layout decides whether a later view() works.)"""
     if r.ndim < 2:
         return r
+    # (the common cases, checked cheaply: a row-major first operand of the result's shape wins in
+    # torch too; so do row-major operands that broadcast only by leading dims. A dim of size 1 keeps
+    # its stride in torch's comparison and can reorder the others: x.reshape(1, 1, 2, 1) * y.T)
+    r_row_major = r.flags.c_contiguous
+    first = operands[0]
+    if r_row_major and first.flags.c_contiguous and r.shape == first.shape:
+        return r
     arrays = [o for o in operands if isinstance(o, type(r)) and o.ndim]
-    if r.flags.c_contiguous and (r.shape == operands[0].shape and operands[0].flags.c_contiguous
-                                 or all(o.flags.c_contiguous and 1 not in o.shape for o in arrays)):
-        # (the common cases, checked cheaply: a row-major first operand of the result's shape wins in
-        # torch too; so do row-major operands that broadcast only by leading dims. A dim of size 1 keeps
-        # its stride in torch's comparison and can reorder the others: x.reshape(1, 1, 2, 1) * y.T)
+    if r_row_major and all(o.flags.c_contiguous and 1 not in o.shape for o in arrays):
         return r
     n = r.ndim
     strides = []

@@ -63,7 +63,8 @@ def conj(x):
     dt = getattr(x, "dtype", None)
     if dt is None:                       # a Python number (x * 2 saved the 2)
         return x.conjugate() if isinstance(x, complex) else x
-    if dt.kind == "c" if hasattr(dt, "kind") else dt.is_complex:
+    kind = getattr(dt, "kind", None)     # (a NumPy dtype's; a glasstorch dtype has is_complex)
+    if kind == "c" if kind is not None else dt.is_complex:
         return aten.conj(x)
     return x
 

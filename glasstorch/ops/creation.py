@@ -560,14 +560,23 @@ class Generator:
     def __init__(self, device="cpu"):
         self.device = _device(device)
         self._seed = 67280421310721
-        self._rng = xp.random.Generator(xp.random.PCG64(self._seed))
+        self._numpy_rng = None
+
+    @property
+    def _rng(self):
+        """The NumPy generator that draws, seeded from ``_seed`` at the first draw after a seeding:
+        ``default_generator`` exists from ``import glasstorch`` on, and making it there imported
+        ``numpy.random`` (with ``secrets``, ``hashlib``, ``random``) into every process, ~10% of the import."""
+        if self._numpy_rng is None:
+            self._numpy_rng = xp.random.Generator(xp.random.PCG64(self._seed & 0xFFFFFFFFFFFFFFFF))
+        return self._numpy_rng
 
     def manual_seed(self, seed):
         seed = int(seed)  # as torch: manual_seed(1.5) is seed 1, manual_seed('a') a ValueError
         if not -(1 << 63) <= seed < (1 << 64):  # torch takes int64 and uint64 seeds
             raise _checks.int64_overflow()
         self._seed = seed
-        self._rng = xp.random.Generator(xp.random.PCG64(seed & 0xFFFFFFFFFFFFFFFF))
+        self._numpy_rng = None
         return self
 
     def seed(self):

@@ -56,6 +56,10 @@ def _gemm(a, b):
     The sign matters to what follows: atan2(-0, -1) is -pi, atan2(+0, -1) is pi; 1 / -0 is -inf."""
     if a.shape[1] == 1 and a.shape[0] > 1 and b.shape[1] > 1 and a.dtype.kind == "f":
         return a * b  # (M, 1) * (1, N): the products themselves
+    if a.dtype.char in "fd" and b.dtype == a.dtype:
+        # the same BLAS gemm as ``a @ b`` (syrk for a @ a.T in both), through a shorter path: for a 32x32
+        # float32 product ``ndarray.dot`` is ~1 us faster than the matmul ufunc, a third of the product
+        return a.dot(b)
     return _matmul(a, b)
 
 

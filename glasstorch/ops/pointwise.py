@@ -155,9 +155,10 @@ def _unary_kernel(name, forward, int_ok):
     default_float = _dtype.get_default_dtype  # read at call time: set_default_dtype changes it
 
     def kernel(self):
-        if refuse is not None and self.dtype.kind in refuse[0]:
+        kind = self.dtype.kind
+        if refuse is not None and kind in refuse[0]:
             raise refuse[1](self.dtype)
-        if not int_ok and self.dtype.kind not in "fc" and not _dtype.is_bfloat16_numpy(self.dtype):
+        if not int_ok and kind not in "fc" and not _dtype.is_bfloat16_numpy(self.dtype):
             self = self.astype(default_float().numpy_dtype)
         return forward(self)
     kernel.__name__ = kernel.__qualname__ = f"{name}_kernel"
@@ -174,23 +175,31 @@ def _make_unary(name, node_name, forward, derivative, int_ok):
     formulas = {} if derivative is None else {"self": derivative}
     op = defop(f"{name}(Tensor self) -> Tensor", _unary_kernel(name, forward, int_ok), node=node_name, **formulas)
     op_ = None if name in _NO_INPLACE_VARIANT else defop(f"{name}_(Tensor(a!) self) -> Tensor(a!)", inplace_of=op)
-    namespace = {"seam": seam, "op": op, "op_": op_, "inplace": inplace, "Tensor": Tensor,
-                 "not_a_tensor": _checks.not_a_tensor}
-    exec(compile(f"def {name}(input):\n"
-                 f"    if seam.on:\n"
-                 f"        return seam.torch_function({name}, (input,), {{}})\n"
-                 f"    if not isinstance(input, Tensor):\n"  # a list, a number, an array: torch's TypeError
-                 f"        raise not_a_tensor('{name}', input)\n"
-                 f"    return op(input)\n"
-                 f"def {name}_(self):\n"
-                 f"    if seam.on:\n"
-                 f"        return seam.torch_function({name}_, (self,), {{}})\n"
-                 + (f"    return inplace(self, '{name}_', {name})\n" if op_ is None else "    return op_._call(self)\n"),
-                 f"<glasstorch: torch.{name}>", "exec"), namespace)
-    public = namespace[name]
+
+    def public(input):
+        if seam.on:
+            return seam.torch_function(public, (input,), {})
+        if not isinstance(input, Tensor):    # a list, a number, an array: torch's TypeError
+            raise _checks.not_a_tensor(name, input)
+        return op(input)
+
+    if op_ is None:
+        def public_(self):
+            if seam.on:
+                return seam.torch_function(public_, (self,), {})
+            return inplace(self, name + "_", public)
+    else:
+        def public_(self):
+            if seam.on:
+                return seam.torch_function(public_, (self,), {})
+            return op_._call(self)   # (the op's generated call, bound: see _ops_codegen.install_call)
+    # (closures named after the op, for tracebacks and profiles; writing each row's source and
+    # compiling it, as before, was ~5% of ``import glasstorch``)
+    for fn, fn_name in ((public, name), (public_, name + "_")):
+        fn.__code__ = fn.__code__.replace(co_name=fn_name, co_qualname=fn_name)
+        fn.__name__ = fn.__qualname__ = fn_name
     public.__doc__ = f"torch.{name}: elementwise {name}." + (f" Backward node: {node_name}." if node_name else "")
-    public.__module__ = namespace[name + "_"].__module__ = __name__
-    return public, namespace[name + "_"], op
+    return public, public_, op
 
 
 for _row in _UNARY:

@@ -15,7 +15,6 @@ from .._array import xp
 from ._op import method
 from .._ops import defop
 from .._seam import seam
-from .nn_conv import _ntuple
 
 as_strided = xp.lib.stride_tricks.as_strided
 
@@ -146,6 +145,7 @@ Im2ColBackward0, Col2ImBackward0 = im2col_op.node, col2im_op.node
 
 
 def _pairs(*values):
+    from .nn_conv import _ntuple   # (torch.nn's op families load on first use: see _ops._LAZY_OP_MODULES)
     return [list(_ntuple(v, 2)) for v in values]
 
 
