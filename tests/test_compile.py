@@ -532,6 +532,39 @@ def test_a_lenet_training_step_compiles_its_whole_forward():
         assert piece in forward
 
 
+def test_a_compiled_convolution_keeps_its_columns_for_the_weight_gradient():
+    # the generated forward runs the kernels in the grad mode eager ran them in (Function.apply turns it
+    # off): the convolution leaves its input's columns for the backward's weight gradient, as in eager,
+    # instead of laying them out a second time there
+    from glasstorch.ops import nn_conv
+    model = _lenet(gt)
+    x = gt.tensor(np.random.default_rng(7).standard_normal((5, 1, 12, 12)).astype(np.float32))
+    loss_fn = gt.compile(lambda m, x: m(x).sum())
+    loss_fn(model, x)                                    # the capture
+    loss = loss_fn(model, x)
+    assert loss.grad_fn.name() == "CompiledFunctionBackward"
+    kept = {id(entry[0]()) for entry in nn_conv._columns._entries.values()}
+    assert id(x._data) in kept                           # the first convolution's input, columns kept
+    taken = []
+    real_take = nn_conv._columns.take
+    def take(a, key):
+        got = real_take(a, key)
+        taken.append(got is not None)
+        return got
+    nn_conv._columns.take = take                         # (an instance attribute, removed below)
+    try:
+        loss.backward()
+    finally:
+        del nn_conv._columns.take
+    assert taken == [True, True]
+    want = model(x).sum()
+    grads = [p.grad.numpy().copy() for p in model.parameters()]
+    model.zero_grad()
+    want.backward()
+    for g, p in zip(grads, model.parameters()):
+        np.testing.assert_array_equal(g, p.grad.numpy())
+
+
 def test_a_transformer_step_with_breaks_hands_back_a_result_with_none():
     # multi_head_attention_forward returns (output, None) without weights: replay hands that back from
     # the compiled graph (it used to diverge there and run the rest of the forward a second time, eagerly)

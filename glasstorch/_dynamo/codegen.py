@@ -401,7 +401,11 @@ class CompiledFunction(Function):
 
     @staticmethod
     def forward(ctx, code, *inputs):
-        outs, saved = code.forward(*[t._data for t in inputs])
+        # Function.apply runs forward with grad mode off; the kernels see the mode the eager forward
+        # ran in (grad on: this graph was captured for training), which some use to keep work for
+        # their backward (a convolution leaves its input's columns for the weight gradient)
+        with grad_mode.enable_grad():
+            outs, saved = code.forward(*[t._data for t in inputs])
         ctx.code, ctx.saved_arrays, ctx.inputs = code, saved, inputs
         tensors = tuple(_wrap(o) for o in outs)
         ctx.mark_non_differentiable(*[t for t, rg in zip(tensors, code.out_requires_grad) if not rg])
