@@ -133,6 +133,37 @@ def test_lowered_ops_equal_the_kernels_bit_for_bit(name, dtype):
         assert "_k_" not in compiled.code.split("def backward")[0]
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("layout", ["row_major", "transposed"])
+def test_relu_backward_lowered_keeps_the_gradients_bits(dtype, layout):
+    # ReLU's lowered backward (lowering.threshold_grad) masks the gradient's bits as the eager kernel
+    # does: +0 where masked, the gradient's own -0, inf and nan where kept (a mask multiply would make
+    # inf * 0 = nan); a nan input keeps its gradient. Planned into the dying gradient's buffer.
+    special = np.array([np.nan, -0.0, 0.0, -1.0, 2.0, np.inf], dtype)
+    x_data = np.resize(special, (6, 6)).astype(dtype)
+    g_data = np.resize(np.array([np.inf, -np.inf, np.nan, -0.0, 0.0, 3.0, -5.0], dtype), (6, 6)).astype(dtype)
+    x_data, g_data = (x_data, g_data) if layout == "row_major" else (x_data.T, g_data.T)
+
+    def f(x):                  # (tanh's backward hands relu a gradient in a buffer of the generated code)
+        return x.relu().tanh() if layout == "row_major" else x.t().relu().tanh()
+
+    def run(fn):
+        x = gt.tensor(x_data, requires_grad=True)
+        fn(x).backward(gt.tensor(g_data if layout == "row_major" else g_data.T))
+        return x.grad.numpy()
+
+    compiled = gt.compile(f)
+    run(compiled)                                     # the capture
+    want = run(f)
+    for _ in range(2):
+        got = run(compiled)
+        assert got.tobytes() == want.tobytes() and got.strides == want.strides
+    backward = compiled.code.split("def backward")[1]
+    assert "_threshold_grad(" in backward and "_f_relu" not in backward
+    if layout == "row_major":
+        assert "_threshold_grad(g_relu, relu, out=g_relu)" in backward      # into the dying gradient
+
+
 def test_memory_planning_never_overwrites_what_is_still_read():
     w = gt.randn(4, 4, requires_grad=True)
 
