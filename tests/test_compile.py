@@ -133,6 +133,37 @@ def test_lowered_ops_equal_the_kernels_bit_for_bit(name, dtype):
         assert "_k_" not in compiled.code.split("def backward")[0]
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("layout", ["row_major", "transposed"])
+def test_relu_backward_lowered_keeps_the_gradients_bits(dtype, layout):
+    # ReLU's lowered backward (lowering.threshold_grad) masks the gradient's bits as the eager kernel
+    # does: +0 where masked, the gradient's own -0, inf and nan where kept (a mask multiply would make
+    # inf * 0 = nan); a nan input keeps its gradient. Planned into the dying gradient's buffer.
+    special = np.array([np.nan, -0.0, 0.0, -1.0, 2.0, np.inf], dtype)
+    x_data = np.resize(special, (6, 6)).astype(dtype)
+    g_data = np.resize(np.array([np.inf, -np.inf, np.nan, -0.0, 0.0, 3.0, -5.0], dtype), (6, 6)).astype(dtype)
+    x_data, g_data = (x_data, g_data) if layout == "row_major" else (x_data.T, g_data.T)
+
+    def f(x):                  # (tanh's backward hands relu a gradient in a buffer of the generated code)
+        return x.relu().tanh() if layout == "row_major" else x.t().relu().tanh()
+
+    def run(fn):
+        x = gt.tensor(x_data, requires_grad=True)
+        fn(x).backward(gt.tensor(g_data if layout == "row_major" else g_data.T))
+        return x.grad.numpy()
+
+    compiled = gt.compile(f)
+    run(compiled)                                     # the capture
+    want = run(f)
+    for _ in range(2):
+        got = run(compiled)
+        assert got.tobytes() == want.tobytes() and got.strides == want.strides
+    backward = compiled.code.split("def backward")[1]
+    assert "_threshold_grad(" in backward and "_f_relu" not in backward
+    if layout == "row_major":
+        assert "_threshold_grad(g_relu, relu, out=g_relu)" in backward      # into the dying gradient
+
+
 def test_memory_planning_never_overwrites_what_is_still_read():
     w = gt.randn(4, 4, requires_grad=True)
 
@@ -528,8 +559,43 @@ def test_a_lenet_training_step_compiles_its_whole_forward():
             np.testing.assert_allclose(q.detach().numpy(), r.detach().numpy(), rtol=1e-4, atol=1e-5)
     first = step.code.split("# graph 2 of")[0]          # (the later graphs: the momentum buffers' ops)
     forward = first.split("def backward")[0]
-    for piece in ("aten.convolution", "max_pool2d", "aten.view", "_addmm(", "cross_entropy"):
+    for piece in ("aten.convolution", "aten.max_pool2d_with_indices", "aten.view", "_addmm(", "aten._log_softmax",
+                  "aten.nll_loss_forward"):
         assert piece in forward
+    assert "_island_" not in forward                    # ops with several outputs are nodes, not kept whole
+
+
+def test_a_compiled_convolution_keeps_its_columns_for_the_weight_gradient():
+    # the generated forward runs the kernels in the grad mode eager ran them in (Function.apply turns it
+    # off): the convolution leaves its input's columns for the backward's weight gradient, as in eager,
+    # instead of laying them out a second time there
+    from glasstorch.ops import nn_conv
+    model = _lenet(gt)
+    x = gt.tensor(np.random.default_rng(7).standard_normal((5, 1, 12, 12)).astype(np.float32))
+    loss_fn = gt.compile(lambda m, x: m(x).sum())
+    loss_fn(model, x)                                    # the capture
+    loss = loss_fn(model, x)
+    assert loss.grad_fn.name() == "CompiledFunctionBackward"
+    kept = {id(entry[0]()) for entry in nn_conv._columns._entries.values()}
+    assert id(x._data) in kept                           # the first convolution's input, columns kept
+    taken = []
+    real_take = nn_conv._columns.take
+    def take(a, key):
+        got = real_take(a, key)
+        taken.append(got is not None)
+        return got
+    nn_conv._columns.take = take                         # (an instance attribute, removed below)
+    try:
+        loss.backward()
+    finally:
+        del nn_conv._columns.take
+    assert taken == [True, True]
+    want = model(x).sum()
+    grads = [p.grad.numpy().copy() for p in model.parameters()]
+    model.zero_grad()
+    want.backward()
+    for g, p in zip(grads, model.parameters()):
+        np.testing.assert_array_equal(g, p.grad.numpy())
 
 
 def test_a_transformer_step_with_breaks_hands_back_a_result_with_none():

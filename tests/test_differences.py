@@ -54,10 +54,11 @@ def test_compile_graph_break_runs_the_whole_call_eagerly():
 
 
 def test_compile_keeps_calls_not_on_the_seam_whole():
-    c = gt.compile(lambda x, y: gt.nn.functional.cross_entropy(x * 1.0, y))
-    c(gt.randn(3, 4), gt.tensor([0, 1, 2]))
+    # (cat's aten op takes a list of tensors, which the capture does not make a node of yet)
+    c = gt.compile(lambda x, y: gt.cat([x * 1.0, y]).tanh())
+    c(gt.randn(3, 4), gt.randn(2, 4))
     islands = [n for n in c.graph.nodes if n.meta.get("island")]
-    assert [n.target.__name__ for n in islands] == ["cross_entropy"]
+    assert [n.target.__name__ for n in islands] == ["cat"]
     assert gt.compiler.explain is gt._dynamo.explain       # torch has only torch._dynamo.explain
 
 

@@ -421,7 +421,8 @@ class Capture:
         before = {id(t): t._vc.version for t in tensors_in}
         result = op(*args, **kwargs)
         why = None
-        if op._list_positions or op._mutates or op._returns_tuple or op._returns_list:
+        several = op._returns_tuple and isinstance(result, tuple) and all(isinstance(t, Tensor) for t in result)
+        if op._list_positions or op._mutates or op._returns_list or (op._returns_tuple and not several):
             why = f"aten.{op.__name__} (lists, several outputs or in place) is not captured yet"
         if why is not None:
             if call is not None:
@@ -432,17 +433,28 @@ class Capture:
         targs = self.template((args, kwargs), inside=call, versions=before)
         if targs is None:
             return result
-        meta = _meta(result)
-        meta["example"] = result
-        meta["stack"] = user_frame()
-        node = Node(self.graph, self.graph._unique(op._schema.name), "call_function", op, targs[0], targs[1], meta)
-        entry = (node, result, result._vc.version)
-        if call is not None:
-            call.nodes.append(node)
-            call.values[id(result)] = entry
+        if several:      # one node for the op, whose value is the tuple, and one getitem node per output
+            meta = {"example_outputs": result, "stack": user_frame()}
         else:
-            self.graph.nodes.append(node)
-            self.values[id(result)] = entry
+            meta = _meta(result)
+            meta["example"] = result
+            meta["stack"] = user_frame()
+        node = Node(self.graph, self.graph._unique(op._schema.name), "call_function", op, targs[0], targs[1], meta)
+        made = [node]
+        outputs = [(node, result)]
+        if several:
+            outputs = []
+            for k, t in enumerate(result):
+                item_meta = _meta(t)
+                item_meta["example"] = t
+                item = Node(self.graph, self.graph._unique(f"{node.name}_{k}"), "call_function", operator.getitem,
+                            (node, k), {}, item_meta)
+                made.append(item)
+                outputs.append((item, t))
+        nodes, values = (call.nodes, call.values) if call is not None else (self.graph.nodes, self.values)
+        nodes.extend(made)
+        for n, t in outputs:
+            values[id(t)] = (n, t, t._vc.version)
         return result
 
     # -- the end -----------------------------------------------------------------------------
@@ -500,7 +512,10 @@ class Capture:
             if "example" in n.meta:    # then let the capture run's values go
                 n.meta["requires_grad"] = n.meta.pop("example")._requires_grad
             if "example_outputs" in n.meta:
-                n.meta["num_outputs"] = len(n.meta.pop("example_outputs"))
+                outs = n.meta.pop("example_outputs")
+                n.meta["num_outputs"] = len(outs)
+                if not n.meta.get("island"):       # an aten op with several outputs
+                    n.meta["requires_grad"] = any(t._requires_grad for t in outs)
 
     def _prune(self):
         """Drop aten nodes and inputs nothing uses (eager islands stay: they may draw random numbers)."""
@@ -509,6 +524,8 @@ class Capture:
             if n.op == "output" or n in used or n.meta.get("island"):
                 used.update(n.all_input_nodes)
                 used.add(n)
+        # every output of an op with several that stays (a backward formula may read one nothing else does)
+        used.update(n for n in self.graph.nodes if n.target is operator.getitem and n.args[0] in used)
         self.graph.nodes = [n for n in self.graph.nodes if n in used]
         self.inputs = [(n, s) for n, s in self.inputs if n in used]
 

@@ -44,8 +44,9 @@ class _Namespace:
 
     def __init__(self):
         # __name__: NumPy's floating-point warnings from generated lines are silenced as from any
-        # glasstorch module (glasstorch/_array); np and _addmm: what lowered lines call
+        # glasstorch module (glasstorch/_array); np, _addmm, _threshold_grad: what lowered lines call
         self.values = {"_sum_to": _sum_to, "np": np, "_addmm": lowering.addmm,
+                       "_threshold_grad": lowering.threshold_grad,
                        "__name__": "glasstorch._dynamo.generated"}
         self._ids = {}
 
@@ -294,16 +295,24 @@ class GeneratedCode:
                 add_grad(n, f"_g{k}")
                 if len(self.outputs) > 1:
                     maybe_none.add(grad[n])
+        def zeros_if_none(g, node):
+            """An output's gradient that autograd may pass as None, as zeros where a formula needs an array."""
+            zeros = f"np.zeros({tuple(node.meta['shape'])!r}, {ns.const(node.meta['dtype'].numpy_dtype)})"
+            stmts.append(Stmt(g, text=f"{zeros} if {g} is None else {g}"))
+            maybe_none.discard(g)
+
+        items_of = {}        # a node with several outputs (an island, an aten op) -> its getitem nodes by index
+        for u in self.graph.nodes:
+            if u.target is operator.getitem:
+                items_of.setdefault(u.args[0], {})[u.args[1]] = u
         for n in reversed(self.graph.nodes):
-            if n.op != "call_function" or n not in grad and not n.meta.get("island"):
+            several = n in items_of and not n.meta.get("island")
+            if n.op != "call_function" or n not in grad and not n.meta.get("island") and not several:
                 continue
             if n.target is operator.getitem:
-                continue                                     # its island reads its gradient (None or not)
+                continue                                     # its op reads its gradient (None or not)
             if grad.get(n) in maybe_none:                    # only an output's gradient, which may be None
-                g = grad[n]
-                zeros = f"np.zeros({tuple(n.meta['shape'])!r}, {ns.const(n.meta['dtype'].numpy_dtype)})"
-                stmts.append(Stmt(g, text=f"{zeros} if {g} is None else {g}"))
-                maybe_none.discard(g)
+                zeros_if_none(grad[n], n)
             if n.meta.get("island"):
                 island = self.islands.setdefault(n, Island(n))
                 items = [u for u in self.graph.nodes if u.target is operator.getitem and u.args[0] is n]
@@ -319,11 +328,25 @@ class GeneratedCode:
                         add_grad(inp, f"_r[{i}]")
                 continue
             op = n.target
-            comment(f"{n.name} = aten.{op.__name__}: {op.node.__name__ if op.node else 'no derivative'}")
             args = _schema_args(n)
+            if several:      # the gradients of its outputs, by index (None: none flows to that output)
+                outs = items_of[n]
+                gs = [grad.get(outs[k]) if k in outs else None for k in range(n.meta["num_outputs"])]
+                if not any(gs):
+                    continue
+            comment(f"{n.name} = aten.{op.__name__}: {op.node.__name__ if op.node else 'no derivative'}")
             for names, fn, joint, specs in op.node._formula_table if op.node is not None else ():
                 needed = [name for name in names if _requires_grad(args.get(name))]
                 if not needed:
+                    continue
+                if several:
+                    if any(kind == "grad" for kind, _ in specs):
+                        if gs[0] is None:        # as eager: a formula of the first output's gradient is skipped
+                            continue
+                        if gs[0] in maybe_none:
+                            zeros_if_none(gs[0], outs[0])
+                    self._several_formula(n, op, args, names, needed, fn, joint, specs, gs, outs, save, stmts,
+                                          add_grad)
                     continue
                 lowered = None if joint else lowering.lower_backward(n, names[0], args, grad[n],
                                                                      lambda v: save(v.name), lambda v: _arg(v, ns))
@@ -346,14 +369,8 @@ class GeneratedCode:
                     elif kind == "tensor":
                         value = n if key in op.node._out_names else args[key]
                         call.append(save(value.name) if isinstance(value, Node) else _arg(value, ns))
-                    elif kind == "value":
-                        call.append(_arg(args[key], ns))
-                    elif kind == "sizes":
-                        call.append(repr(tuple(args[key].meta["shape"])))
-                    elif kind == "numel":
-                        call.append(repr(int(np.prod(args[key].meta["shape"], dtype=np.int64))))
                     else:
-                        call.append(ns.const(args[key].meta["dtype"]))
+                        call.append(self._spec_arg(kind, key, args))
                 stmts.append(Stmt("_r", text=f"{formula}({', '.join(call)})"))
                 for j, name in enumerate(names):
                     inp = args[name]
@@ -364,6 +381,42 @@ class GeneratedCode:
         self.saved = saved
         stmts.append(Stmt([], text=f"return ({''.join((g or 'None') + ', ' for g in self.grad_inputs)})"))
         return stmts
+
+    def _several_formula(self, n, op, args, names, needed, fn, joint, specs, gs, outs, save, stmts, add_grad):
+        """The call of one formula of an aten op with several outputs (native_layer_norm,
+        max_pool2d_with_indices, nll_loss_forward): ``grad`` is its first output's gradient, ``grads``
+        all of them (None where none flows, as eager passes them), an output it reads is its getitem
+        node's value. Its results have the inputs' shapes already."""
+        ns = self.ns
+        formula = ns.bind(f"_f_{op._schema.name}_", fn)
+        call = []
+        for kind, key in specs:
+            if kind == "grad":
+                call.append(gs[0])
+            elif kind == "grads":
+                call.append("[" + ", ".join(g or "None" for g in gs) + "]")
+            elif kind == "output_mask":
+                call.append(repr(tuple(_requires_grad(args.get(name)) for name in names)))
+            elif kind == "tensor":
+                value = outs[op.node._out_names.index(key)] if key in op.node._out_names else args[key]
+                call.append(save(value.name) if isinstance(value, Node) else _arg(value, ns))
+            else:
+                call.append(self._spec_arg(kind, key, args))
+        stmts.append(Stmt("_r", text=f"{formula}({', '.join(call)})"))
+        for j, name in enumerate(names):
+            if name in needed:
+                add_grad(args[name], "_r" if not joint else f"_r[{j}]")
+
+    def _spec_arg(self, kind, key, args):
+        """A formula's argument that is no tensor: a Python value of the call, or what the capture
+        knew of an input (its sizes, numel, dtype)."""
+        if kind == "value":
+            return _arg(args[key], self.ns)
+        if kind == "sizes":
+            return repr(tuple(args[key].meta["shape"]))
+        if kind == "numel":
+            return repr(int(np.prod(args[key].meta["shape"], dtype=np.int64)))
+        return self.ns.const(args[key].meta["dtype"])
 
     @staticmethod
     def _same_meta(inp, n):
@@ -401,7 +454,11 @@ class CompiledFunction(Function):
 
     @staticmethod
     def forward(ctx, code, *inputs):
-        outs, saved = code.forward(*[t._data for t in inputs])
+        # Function.apply runs forward with grad mode off; the kernels see the mode the eager forward
+        # ran in (grad on: this graph was captured for training), which some use to keep work for
+        # their backward (a convolution leaves its input's columns for the weight gradient)
+        with grad_mode.enable_grad():
+            outs, saved = code.forward(*[t._data for t in inputs])
         ctx.code, ctx.saved_arrays, ctx.inputs = code, saved, inputs
         tensors = tuple(_wrap(o) for o in outs)
         ctx.mark_non_differentiable(*[t for t, rg in zip(tensors, code.out_requires_grad) if not rg])

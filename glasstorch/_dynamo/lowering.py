@@ -224,6 +224,28 @@ def _addmm_grad(node, inp, args, g, save, src):
                     {"self": args["mat1"], "mat2": args["mat2"]}, g, save, src)
 
 
+@_backward("relu.default", "self")
+def _relu_grad(node, inp, args, g, save, src):
+    return U("_threshold_grad", g, save(node)), False
+
+
+_BITS = {np.dtype("float32"): np.int32, np.dtype("float64"): np.int64}
+
+
+def threshold_grad(grad, result, out=None):
+    """ReLU's backward, ``threshold_backward(grad, result, 0)``, as its kernel computes it -- the
+    gradient's bits ANDed with all ones where ``result > 0`` (or is nan) and with 0 where masked,
+    which keeps the gradient's -0, inf and nan and gives torch's +0 -- written as a ufunc that takes
+    ``out=``: the memory planner may then run it in the dying gradient's buffer (one array fewer
+    to allocate and fault in per ReLU)."""
+    bits = _BITS[grad.dtype]
+    keep = np.subtract(result <= 0, 1, dtype=bits)          # 0 where masked, -1 (every bit set) elsewhere
+    if out is None:
+        return np.bitwise_and(grad.view(bits), keep, out=keep).view(grad.dtype)
+    np.bitwise_and(grad.view(bits), keep, out=out.view(bits))
+    return out
+
+
 @_backward("t.default", "self")
 def _t_grad(node, inp, args, g, save, src):
     return f"{g}.T", True
@@ -238,4 +260,4 @@ def lower_backward(node, inp, args, g, save, src):
     return rule(node, inp, args, g, save, src)
 
 
-__all__ = ["lower_forward", "lower_backward", "addmm", "real_float"]
+__all__ = ["lower_forward", "lower_backward", "addmm", "threshold_grad", "real_float"]

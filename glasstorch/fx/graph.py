@@ -40,15 +40,24 @@ class Node:
 class Graph:
     def __init__(self):
         self.nodes = []
-        self._names = {}
+        self._names = {}         # base name -> the next suffix to try
+        self._taken = set()      # every name given out
 
     def _unique(self, base):
+        """A variable name from ``base`` no node has yet: ``base``, else ``base_1``, ``base_2`` ...
+        (skipping a name given out under another base: ``relu_1`` as the second ``relu`` and as
+        output 1 of a node named ``relu``)."""
         base = "".join(c if c.isalnum() or c == "_" else "_" for c in base).strip("_") or "v"
         if base[0].isdigit():
             base = "_" + base
         n = self._names.get(base, 0)
+        name = base if n == 0 else f"{base}_{n}"
+        while name in self._taken:
+            n += 1
+            name = f"{base}_{n}"
         self._names[base] = n + 1
-        return base if n == 0 else f"{base}_{n}"
+        self._taken.add(name)
+        return name
 
     def create_node(self, op, target, args=(), kwargs=None, name=None, meta=None):
         node = Node(self, self._unique(name or _short(target)), op, target, args, kwargs or {}, meta)

@@ -202,6 +202,23 @@ def _island(h, node, names, constant):
     return None
 
 
+def _several(h, node, names, constant):
+    """The ONNX nodes of an aten op with several results (max pooling with its indices, batch norm in
+    eval mode with its statistics), or None. Their arguments have the public functions' names."""
+    name = node.target.__name__
+    positional = [a.name for a in node.target._schema.arguments if not a.kwarg_only]
+    bound = dict(zip(positional, node.args), **node.kwargs)
+    if name in ("max_pool1d_with_indices.default", "max_pool2d_with_indices.default",
+                "max_pool3d_with_indices.default"):
+        return _max_pool_island(h, node, [names[bound["self"]]], node.name, constant, bound,
+                                int(name[len("max_pool")]))
+    if name == "native_batch_norm.default":
+        first = bound["input"]
+        return _batch_norm_island(h, node, [names[first]], node.name, constant, bound, None, names,
+                                  first.meta["dtype"].numpy_dtype)
+    return None
+
+
 def _args(node):
     from .._dynamo.codegen import _schema_args
     return _schema_args(node)
@@ -265,12 +282,24 @@ def export(model, args=(), f=None, *, input_names=None, output_names=None, opset
     for node in graph.nodes:
         if node.op != "call_function":
             continue
-        if node.target is operator.getitem and node.args[0].meta.get("island") and node.args[1] == 0 \
-                and node.args[0] in names:
+        several = node.args[0] if node.target is operator.getitem else None
+        if several is not None and (several.meta.get("island") or "num_outputs" in several.meta) \
+                and node.args[1] == 0 and several in names:
             nodes.append(helper.make_node("Identity", [names[node.args[0]]], [node.name]))
             names[node] = node.name
             continue
-        written = _island(helper, node, names, constant) if node.meta.get("island") else None
+        if several is not None and "num_outputs" in several.meta and not several.meta.get("island"):
+            if not any(node in n.all_input_nodes for n in graph.nodes):
+                continue                 # (the capture keeps every result of such an op: the backward may read one)
+            raise UnsupportedOperatorError(f"torch.onnx.export: result {node.args[1]} of aten::{several.target.__name__} "
+                                           f"(at {several.meta.get('stack')}) has no ONNX form in glasstorch's "
+                                           "exporter yet")
+        if node.meta.get("island"):
+            written = _island(helper, node, names, constant)
+        elif "num_outputs" in node.meta:        # an aten op with several results: only its first may be used
+            written = _several(helper, node, names, constant)
+        else:
+            written = None
         if written is not None:
             nodes += written
             names[node] = node.name
