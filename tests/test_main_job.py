@@ -186,8 +186,11 @@ def test_a_saved_model_is_replaced_only_by_one_at_least_as_accurate(tmp_path, ca
 
 
 def test_an_interrupted_run_saves_nothing(tmp_path):
+    # (SIGINT restored in the child: a test run started in the background, `pytest ... &` or under nohup,
+    # passes SIGINT on ignored, and Python then never raises KeyboardInterrupt -- nor would torch's)
     proc = subprocess.Popen([sys.executable, "-m", "glasstorch", "train", "--epochs", "1000", "--out", "o"],
-                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         for line in proc.stdout:          # one flushed line per epoch, even into a pipe
             if line.startswith("epoch 1:"):
