@@ -1118,3 +1118,55 @@ def test_storage_offset_of_an_expanded_or_restrided_view():
         t = lib.arange(10.0)[2:]
         return t.expand(2, 8).storage_offset(), t.reshape(2, 4).t().unsqueeze(1).storage_offset()
     same(case)
+
+
+ZERO_SIGN_CASES = {
+    "relu": lambda lib, x: x.relu(), "relu_": lambda lib, x: x.clone().relu_(),
+    "functional relu inplace": lambda lib, x: lib.nn.functional.relu(x.clone(), inplace=True),
+    "clamp min 0": lambda lib, x: x.clamp(0.0, 1.0), "clamp max 0": lambda lib, x: x.clamp(-1.0, 0.0),
+    "clamp_min": lambda lib, x: x.clamp_min(0.0), "clamp_max": lambda lib, x: x.clamp_max(0.0),
+    "clamp_ min": lambda lib, x: x.clone().clamp_(min=0.0),
+    "clamp of +0 by -0": lambda lib, x: (-x).clamp(min=-0.0, max=-0.0),
+}
+
+
+@pytest.mark.parametrize("shape", [(), (3,), (40,)], ids=["0d", "3", "40"])
+@pytest.mark.parametrize("case", list(ZERO_SIGN_CASES), ids=list(ZERO_SIGN_CASES))
+def test_clamping_keeps_the_sign_of_a_zero_equal_to_the_bound(case, shape):
+    # torch's clamp/relu compute ``a < bound ? bound : a``: relu(-0.) is -0., and atan2 then gives -pi
+    # where NumPy's maximum (+0.) gave 0 (seed 796164178901)
+    def run(lib):
+        x = -lib.zeros(shape, dtype=lib.float64)
+        out = ZERO_SIGN_CASES[case](lib, x)
+        return out, lib.atan2(out, out), (1 / out)
+    same(run)
+
+
+def _expanded_batch(lib, shape, expanded_shape, permute=None):
+    x = lib.arange(float(np.prod(shape)), dtype=lib.float64).reshape(shape).expand(expanded_shape)
+    return x if permute is None else x.permute(permute)
+
+
+TRIANGLE_LAYOUTS = {   # 4-D and more: torch writes in place only when the batches follow one another
+    "expanded first dim": ((1, 2, 3, 3), (2, 2, 3, 3)), "expanded second dim": ((2, 1, 3, 3), (2, 2, 3, 3)),
+    "expanded columns": ((2, 2, 3, 1), (2, 2, 3, 3)), "expanded first dim and columns": ((1, 2, 3, 1), (2, 2, 3, 3)),
+    "expanded 5-d, first dim": ((1, 2, 2, 3, 3), (2, 2, 2, 3, 3)),
+    "expanded 5-d, two dims": ((1, 1, 2, 3, 3), (2, 2, 2, 3, 3)),
+    "size-1 first dim": ((1, 1, 3, 3), (1, 2, 3, 3)), "seed 796164193162": ((4, 2, 1), (3, 4, 2, 2)),
+    "3-d, expanded rows": ((2, 1, 3), (2, 3, 3)), "2-d, expanded columns": ((3, 1), (3, 3)),
+    "permuted, expanded": ((1, 2, 3, 3), (2, 2, 3, 3), (1, 0, 2, 3)),
+}
+
+
+@pytest.mark.parametrize("diagonal", [-1, 0, 1])
+@pytest.mark.parametrize("op", ["tril_", "triu_"])
+@pytest.mark.parametrize("case", list(TRIANGLE_LAYOUTS), ids=list(TRIANGLE_LAYOUTS))
+def test_triangle_in_place_on_an_expanded_batch_raises_where_torch_copies_back(case, op, diagonal):
+    # torch's tril_/triu_ zero in place when the matrices of the batch follow one another in memory
+    # (always up to 3 dims); otherwise they compute into a new tensor and copy_ it back, and the copy
+    # refuses an expanded tensor (seeds 796164181794, 796164193162)
+    def run(lib):
+        x = _expanded_batch(lib, *TRIANGLE_LAYOUTS[case])
+        getattr(x, op)(diagonal)
+        return x.clone(), x._version
+    same(run)

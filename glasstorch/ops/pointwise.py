@@ -53,8 +53,21 @@ def _sigmoid(a):
     return (half + half * xp.tanh(half * a)).astype(a.dtype, copy=False)
 
 
+def _clamp_side(extremum, a, bound):
+    """``extremum(a, bound)`` (NumPy's maximum or minimum) as torch's clamp computes it, ``a < bound ?
+    bound : a``: an element equal to the bound is ``a``'s own, so ``clamp(-0., min=0.)`` and
+    ``relu(-0.)`` are -0. (NumPy's loops may give the bound's +0., and atan2 and 1/x tell them apart)."""
+    r = extremum(a, bound)
+    if bound == 0 and a.dtype.kind == "f":
+        if r.ndim:
+            xp.copyto(r, a, where=a == 0)
+        else:
+            r = xp.where(a == 0, a, r)
+    return r
+
+
 def _relu(a):
-    return xp.maximum(a, a.dtype.type(0))
+    return _clamp_side(xp.maximum, a, a.dtype.type(0))
 
 
 def _integral(rounding):
@@ -1079,8 +1092,8 @@ def _clamp_kernel(self, min=None, max=None):
     if min is not None and max is not None and min > max:
         return xp.full_like(d, max)
     # (NumPy's clip is this, at several times the cost; NaN propagates, as in torch)
-    r = d if min is None else xp.maximum(d, min)
-    r = r if max is None else xp.minimum(r, max)
+    r = d if min is None else _clamp_side(xp.maximum, d, min)
+    r = r if max is None else _clamp_side(xp.minimum, r, max)
     return r.astype(d.dtype, copy=False)    # (NumPy 1.x: a 0-d float32 clipped by floats is float64)
 
 
