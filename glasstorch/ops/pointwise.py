@@ -13,7 +13,7 @@ import operator
 
 from .. import _dtype, _checks
 from .._tensor import Tensor, _wrap
-from .._array import xp, broadcast_error, same_data, row_major, like_operands, copy_preserving_layout, erf as _erf, erfinv as _erfinv, lgamma as _lgamma, digamma as _digamma
+from .._array import xp, broadcast_error, same_data, row_major, like_operands, like_input, copy_preserving_layout, erf as _erf, erfinv as _erfinv, lgamma as _lgamma, digamma as _digamma
 from ._op import (method, operands, inplace, inplace_recorded, result_dtype, as_tensor_arg, promote_arrays,
                   _check_inplace, bump_version, write_into, _DTYPE_OF)
 from .._ops import defop, aten
@@ -172,7 +172,7 @@ def _unary_kernel(name, forward, int_ok):
             raise refuse[1](self.dtype)
         if not int_ok and self.dtype.kind not in "fc" and not _dtype.is_bfloat16_numpy(self.dtype):
             self = self.astype(default_float().numpy_dtype)
-        return forward(self)
+        return like_input(forward(self), self)
     kernel.__name__ = kernel.__qualname__ = f"{name}_kernel"
     return kernel
 
@@ -347,7 +347,7 @@ def _rsub_kernel(self, other, alpha=1):
     if self.dtype == bool or type(other) is bool:
         _sub_bool_check(self.dtype == bool, other)
     a, b = promote_arrays(self, other)
-    return b - a if alpha == 1 else (b - a * alpha).astype(a.dtype, copy=False)
+    return like_input(b - a if alpha == 1 else (b - a * alpha).astype(a.dtype, copy=False), a)
 
 
 add_op = defop("add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", _add_kernel,
@@ -680,13 +680,8 @@ def _pow_scalar_kernel(self, exponent):
     a, e = promote_arrays(self, exponent)   # (a bool tensor takes an int or float exponent's type)
     if a.dtype.kind in "iu" and type(exponent) is int and exponent < 0:
         raise RuntimeError("Integers to negative integer powers are not allowed.")
-    if e == 2:
-        return a * a
-    if e == 0.5:
-        return xp.sqrt(a)
-    if e == 1:
-        return a.copy()
-    return xp.power(a, e)
+    r = a * a if e == 2 else xp.sqrt(a) if e == 0.5 else a.copy(order="K") if e == 1 else xp.power(a, e)
+    return like_input(r, a)
 
 
 def _rpow_kernel(self, exponent):
@@ -1094,7 +1089,7 @@ def _clamp_kernel(self, min=None, max=None):
     # (NumPy's clip is this, at several times the cost; NaN propagates, as in torch)
     r = d if min is None else _clamp_side(xp.maximum, d, min)
     r = r if max is None else _clamp_side(xp.minimum, r, max)
-    return r.astype(d.dtype, copy=False)    # (NumPy 1.x: a 0-d float32 clipped by floats is float64)
+    return like_input(r.astype(d.dtype, copy=False), d)   # (NumPy 1.x: a 0-d float32 clipped by floats is float64)
 
 
 def _clamp_tensor_kernel(self, min=None, max=None):
