@@ -1200,3 +1200,16 @@ def test_elementwise_result_of_an_input_that_repeats_elements_laid_out_as_torch(
         out = ELEMENTWISE_OF_ONE[op](lib, x)
         return out, out.is_contiguous(), [st for st, n in zip(out.stride(), out.shape) if n != 1]
     same(run)
+
+
+@pytest.mark.parametrize("repeats", [(1, 1), (1, 1, 1), (2, 1)], ids=str)
+@pytest.mark.parametrize("layout", ["transposed", "expanded", "sliced"])
+def test_repeat_is_contiguous_as_torch(layout, repeats):
+    # torch's repeat copies into a new contiguous tensor; NumPy's tile by ones kept the input's layout
+    # (a metadata difference of the long fuzzer)
+    def run(lib):
+        x = lib.linspace(-1, 1, 12, dtype=lib.float64, requires_grad=True)
+        v = {"transposed": x.reshape(4, 3).t(), "expanded": x[:3].expand(4, 3), "sliced": x.reshape(2, 6)[:, ::2]}[layout]
+        out = v.repeat(repeats)
+        return out, out.is_contiguous(), out.stride(), lib.autograd.grad((out * out).sum(), x)
+    same(run)
