@@ -1213,3 +1213,14 @@ def test_repeat_is_contiguous_as_torch(layout, repeats):
         out = v.repeat(repeats)
         return out, out.is_contiguous(), out.stride(), lib.autograd.grad((out * out).sum(), x)
     same(run)
+
+
+@pytest.mark.parametrize("code", ["x[0]", "x[0] = 2.0", "x[np.int64(0)]", "x[0, 0]", "x[True]", "x[lib.tensor(0)]"])
+def test_an_int_index_of_a_0_dim_tensor_raises_as_torch(code):
+    # torch's Python indexing refuses a lone integer on a 0-d tensor with its own message ("use
+    # tensor.item()"); more indices than dims get "too many indices" (a fuzzer error difference)
+    def run(lib):
+        x = lib.tensor(1.5, dtype=lib.float64)
+        exec(code, {"x": x, "lib": lib, "np": np})
+        return x
+    same(run)
