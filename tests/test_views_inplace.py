@@ -1149,3 +1149,109 @@ def test_view_of_strided_tensors_as_torch():
                 return v.stride(), v.storage_offset(), v.reshape(-1).tolist()
             ours, theirs = run(gt), run(torch)
             assert ours == theirs, (name, shape)
+
+
+ZERO_SIGN_CASES = {
+    "relu": lambda lib, x: x.relu(), "relu_": lambda lib, x: x.clone().relu_(),
+    "functional relu inplace": lambda lib, x: lib.nn.functional.relu(x.clone(), inplace=True),
+    "clamp min 0": lambda lib, x: x.clamp(0.0, 1.0), "clamp max 0": lambda lib, x: x.clamp(-1.0, 0.0),
+    "clamp_min": lambda lib, x: x.clamp_min(0.0), "clamp_max": lambda lib, x: x.clamp_max(0.0),
+    "clamp_ min": lambda lib, x: x.clone().clamp_(min=0.0),
+    "clamp of +0 by -0": lambda lib, x: (-x).clamp(min=-0.0, max=-0.0),
+}
+
+
+@pytest.mark.parametrize("shape", [(), (3,), (40,)], ids=["0d", "3", "40"])
+@pytest.mark.parametrize("case", list(ZERO_SIGN_CASES), ids=list(ZERO_SIGN_CASES))
+def test_clamping_keeps_the_sign_of_a_zero_equal_to_the_bound(case, shape):
+    # torch's clamp/relu compute ``a < bound ? bound : a``: relu(-0.) is -0., and atan2 then gives -pi
+    # where NumPy's maximum (+0.) gave 0 (seed 796164178901)
+    def run(lib):
+        x = -lib.zeros(shape, dtype=lib.float64)
+        out = ZERO_SIGN_CASES[case](lib, x)
+        return out, lib.atan2(out, out), (1 / out)
+    same(run)
+
+
+def _expanded_batch(lib, shape, expanded_shape, permute=None):
+    x = lib.arange(float(np.prod(shape)), dtype=lib.float64).reshape(shape).expand(expanded_shape)
+    return x if permute is None else x.permute(permute)
+
+
+TRIANGLE_LAYOUTS = {   # 4-D and more: torch writes in place only when the batches follow one another
+    "expanded first dim": ((1, 2, 3, 3), (2, 2, 3, 3)), "expanded second dim": ((2, 1, 3, 3), (2, 2, 3, 3)),
+    "expanded columns": ((2, 2, 3, 1), (2, 2, 3, 3)), "expanded first dim and columns": ((1, 2, 3, 1), (2, 2, 3, 3)),
+    "expanded 5-d, first dim": ((1, 2, 2, 3, 3), (2, 2, 2, 3, 3)),
+    "expanded 5-d, two dims": ((1, 1, 2, 3, 3), (2, 2, 2, 3, 3)),
+    "size-1 first dim": ((1, 1, 3, 3), (1, 2, 3, 3)), "seed 796164193162": ((4, 2, 1), (3, 4, 2, 2)),
+    "3-d, expanded rows": ((2, 1, 3), (2, 3, 3)), "2-d, expanded columns": ((3, 1), (3, 3)),
+    "permuted, expanded": ((1, 2, 3, 3), (2, 2, 3, 3), (1, 0, 2, 3)),
+}
+
+
+@pytest.mark.parametrize("diagonal", [-1, 0, 1])
+@pytest.mark.parametrize("op", ["tril_", "triu_"])
+@pytest.mark.parametrize("case", list(TRIANGLE_LAYOUTS), ids=list(TRIANGLE_LAYOUTS))
+def test_triangle_in_place_on_an_expanded_batch_raises_where_torch_copies_back(case, op, diagonal):
+    # torch's tril_/triu_ zero in place when the matrices of the batch follow one another in memory
+    # (always up to 3 dims); otherwise they compute into a new tensor and copy_ it back, and the copy
+    # refuses an expanded tensor (seeds 796164181794, 796164193162)
+    def run(lib):
+        x = _expanded_batch(lib, *TRIANGLE_LAYOUTS[case])
+        getattr(x, op)(diagonal)
+        return x.clone(), x._version
+    same(run)
+
+
+OVERLAPPING_INPUTS = {   # tensors whose elements repeat: two dims of one stride, or a stride 0
+    "unfold, windows of 3": lambda lib, x: x.reshape(2, 6, 1)[:, :4].unfold(1, 3, 1),
+    "unfold, transposed": lambda lib, x: x.reshape(2, 6, 1)[:, :4].unfold(1, 3, 1).transpose(0, 1),
+    "unfold of rows": lambda lib, x: x.reshape(6, 2)[:5].unfold(0, 3, 1),
+    "expanded, permuted": lambda lib, x: x[:6].reshape(2, 1, 3).expand(2, 4, 3).transpose(0, 2),
+}
+ELEMENTWISE_OF_ONE = {
+    "exp": lambda lib, x: x.exp(), "sigmoid": lambda lib, x: lib.sigmoid(x), "abs": lambda lib, x: x.abs(),
+    "relu": lambda lib, x: x.relu(), "clamp": lambda lib, x: x.clamp(-0.1, 0.1), "rsub": lambda lib, x: 1.5 - x,
+    "pow 2": lambda lib, x: x ** 2, "pow 3": lambda lib, x: x ** 3, "clone": lambda lib, x: x.clone(),
+    "float": lambda lib, x: x.float(), "gelu": lambda lib, x: lib.nn.functional.gelu(x),
+    "leaky_relu": lambda lib, x: lib.nn.functional.leaky_relu(x, 0.1),
+    "relu6": lambda lib, x: lib.nn.functional.relu6(x), "softplus": lambda lib, x: lib.nn.functional.softplus(x),
+    "threshold": lambda lib, x: lib.nn.functional.threshold(x, 0.1, 2.0),
+}
+
+
+@pytest.mark.parametrize("op", list(ELEMENTWISE_OF_ONE), ids=list(ELEMENTWISE_OF_ONE))
+@pytest.mark.parametrize("case", list(OVERLAPPING_INPUTS), ids=list(OVERLAPPING_INPUTS))
+def test_elementwise_result_of_an_input_that_repeats_elements_laid_out_as_torch(case, op):
+    # torch's TensorIterator orders dims of equal stride by size (the smaller inner) and leaves a stride-0
+    # dim where its comparisons do; NumPy's order K puts the later dim inner: x.unfold(...).exp() was
+    # contiguous where torch's is not (seed 796166618624, ~1 graph in 25,000)
+    def run(lib):
+        x = OVERLAPPING_INPUTS[case](lib, lib.linspace(-1, 1, 12, dtype=lib.float64))
+        out = ELEMENTWISE_OF_ONE[op](lib, x)
+        return out, out.is_contiguous(), [st for st, n in zip(out.stride(), out.shape) if n != 1]
+    same(run)
+
+
+@pytest.mark.parametrize("repeats", [(1, 1), (1, 1, 1), (2, 1)], ids=str)
+@pytest.mark.parametrize("layout", ["transposed", "expanded", "sliced"])
+def test_repeat_is_contiguous_as_torch(layout, repeats):
+    # torch's repeat copies into a new contiguous tensor; NumPy's tile by ones kept the input's layout
+    # (a metadata difference of the long fuzzer)
+    def run(lib):
+        x = lib.linspace(-1, 1, 12, dtype=lib.float64, requires_grad=True)
+        v = {"transposed": x.reshape(4, 3).t(), "expanded": x[:3].expand(4, 3), "sliced": x.reshape(2, 6)[:, ::2]}[layout]
+        out = v.repeat(repeats)
+        return out, out.is_contiguous(), out.stride(), lib.autograd.grad((out * out).sum(), x)
+    same(run)
+
+
+@pytest.mark.parametrize("code", ["x[0]", "x[0] = 2.0", "x[np.int64(0)]", "x[0, 0]", "x[True]", "x[lib.tensor(0)]"])
+def test_an_int_index_of_a_0_dim_tensor_raises_as_torch(code):
+    # torch's Python indexing refuses a lone integer on a 0-d tensor with its own message ("use
+    # tensor.item()"); more indices than dims get "too many indices" (a fuzzer error difference)
+    def run(lib):
+        x = lib.tensor(1.5, dtype=lib.float64)
+        exec(code, {"x": x, "lib": lib, "np": np})
+        return x
+    same(run)

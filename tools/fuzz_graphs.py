@@ -7,11 +7,18 @@ Each graph is a random program run in torch and in glasstorch side by side; the 
 graphs run and, for each kind of difference (value, grad, crash, error, meta), how many graphs had
 one, with the first few seeds of each so they can be replayed with ``--seed N --show``.
 Needs torch (the oracle): ``pip install -e ".[test]"``.
+
+Each job runs its programs in a worker process of its own, which reports every few seconds. A
+program that kills its process costs that program, not the run: torch 2.13 itself segfaults on
+some (seed 796163452986, a double backward through stack, abs and an index), counted as "torch
+crashed (not compared)"; a segfault while glasstorch runs would count as a glasstorch crash. The
+job then goes on in a new process (the seeds the dead process had run since it last reported run
+again).
 """
 import argparse
 import faulthandler
 import multiprocessing
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 import os
 import shutil
@@ -32,9 +39,14 @@ def _libs():
     return torch, glasstorch, fuzz_graphs
 
 
+CHUNK_SECONDS = 15   # a worker process reports back this often (what a dying process takes with it)
+NOT_COMPARED = "torch crashed"   # the tool's own kind: torch's process died on the program
+
+
 def _worker(args):
-    """Run seeds start, start + step, ... until the deadline (or ``limit`` graphs); returns
-    (graphs, {kind: graphs with such a difference}, {kind: [(seed, first difference)]}, CPU seconds)."""
+    """Run seeds start, start + step, ... until the deadline or ``limit`` graphs; returns (graphs,
+    {kind: graphs with such a difference}, {kind: [(seed, first difference)]}, CPU seconds, next
+    seed). ``seed_file`` says at every moment which seed runs, and in which library."""
     start, step, deadline, limit, seed_file = args
     cpu0 = time.process_time()
     torch, glasstorch, fuzz = _libs()
@@ -42,51 +54,90 @@ def _worker(args):
     graphs, counts, examples = 0, Counter(), {}
     seed = start
     faulthandler.enable()   # (a segfault prints where it happened; the seed file says which program)
-    last_seed = open(seed_file, "w") if seed_file else None
-    while time.time() < deadline and graphs < limit:
-        if last_seed:
-            last_seed.seek(0)
-            last_seed.write(f"{seed:<20d}")
-            last_seed.flush()
-        try:
-            _, diffs = fuzz.check(seed, torch, glasstorch)
-        except Exception as e:  # the generator itself failed: report it as a crash of the tool
-            diffs = [("crash", "generator", f"{type(e).__name__}: {e}")]
-        graphs += 1
-        for kind in {d[0] for d in diffs}:
-            counts[kind] += 1
-            first = next(d for d in diffs if d[0] == kind)
-            examples.setdefault(kind, [])
-            if len(examples[kind]) < 5:
-                examples[kind].append((seed, f"{first[1]}: {first[2]}".split("\n")[0][:160]))
-        seed += step
-    return graphs, counts, examples, time.process_time() - cpu0
+    with open(seed_file, "w") as marks:
+        def mark(seed, phase):
+            marks.seek(0)
+            marks.write(f"{seed:<20d} {phase:<10s}")
+            marks.flush()
+        while time.time() < deadline and graphs < limit:
+            mark(seed, "torch")
+            try:
+                _, diffs = fuzz.check(seed, torch, glasstorch, on_glasstorch=lambda: mark(seed, "glasstorch"))
+            except Exception as e:  # the generator itself failed: report it as a crash of the tool
+                diffs = [("crash", "generator", f"{type(e).__name__}: {e}")]
+            graphs += 1
+            for kind in {d[0] for d in diffs}:
+                first = next(d for d in diffs if d[0] == kind)
+                _count(counts, examples, kind, seed, f"{first[1]}: {first[2]}")
+            seed += step
+    return graphs, counts, examples, time.process_time() - cpu0, seed
+
+
+def _count(counts, examples, kind, seed, what):
+    counts[kind] += 1
+    if len(examples.setdefault(kind, [])) < 5:
+        examples[kind].append((seed, what.split("\n")[0][:160]))
+
+
+def _job(args):
+    """One job's seeds in a worker process that reports every CHUNK_SECONDS. When the process dies
+    -- torch 2.13 itself segfaults on some programs (a double backward through stack, abs and an
+    index: seed 796163452986) -- the program it was running counts as a crash of glasstorch or as
+    ``torch crashed`` (not compared), whichever library was running it; the seeds of the lost chunk
+    before it run again, and the job goes on in a new process. Returns what ``_worker`` does."""
+    start, step, deadline, limit, seed_file = args
+    context = multiprocessing.get_context("spawn")
+    total, counts, examples, cpu = 0, Counter(), {}, 0.0
+    seed = start
+    pool = ProcessPoolExecutor(1, mp_context=context)
+
+    def add(result):
+        nonlocal total, cpu, seed
+        graphs, c, ex, seconds, seed = result
+        total, cpu = total + graphs, cpu + seconds
+        counts.update(c)
+        for kind, items in ex.items():
+            for item in items:
+                if len(examples.setdefault(kind, [])) < 5:
+                    examples[kind].append(item)
+    try:
+        while time.time() < deadline and total < limit:
+            chunk = (seed, step, min(deadline, time.time() + CHUNK_SECONDS), limit - total, seed_file)
+            try:
+                add(pool.submit(_worker, chunk).result())
+            except BrokenProcessPool:
+                pool.shutdown(wait=True)
+                pool = ProcessPoolExecutor(1, mp_context=context)
+                with open(seed_file) as f:
+                    crashed, phase = f.read().split()
+                crashed = int(crashed)
+                before = (crashed - seed) // step
+                if before:   # (the same programs again: they ran to the end the first time)
+                    add(pool.submit(_worker, (seed, step, float("inf"), before, seed_file)).result())
+                total += 1
+                _count(counts, examples, "crash" if phase == "glasstorch" else NOT_COMPARED, crashed,
+                       f"the process died (a segfault) in {phase}'s run")
+                seed = crashed + step
+    finally:
+        pool.shutdown(wait=True)
+    return total, counts, examples, cpu, seed
 
 
 def run(minutes, jobs, seed_start, limit):
     deadline = time.time() + 60 * minutes
     per_job = max(1, limit // jobs) if limit else 10 ** 12
-    seed_dir = tempfile.mkdtemp(prefix="fuzz_graphs_") if jobs > 1 else None
-    tasks = [(seed_start + j, jobs, deadline, per_job, seed_dir and os.path.join(seed_dir, str(j))) for j in range(jobs)]
+    seed_dir = tempfile.mkdtemp(prefix="fuzz_graphs_")
+    tasks = [(seed_start + j, jobs, deadline, per_job, os.path.join(seed_dir, str(j))) for j in range(jobs)]
     t0, load0 = time.time(), _load()
-    if jobs == 1:
-        results = [_worker(tasks[0])]
-    else:
-        # (a process pool that raises when a worker dies -- torch itself segfaults on some programs:
-        # multiprocessing.Pool waits forever for the lost task instead)
-        with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
-            try:
-                results = list(pool.map(_worker, tasks))
-                shutil.rmtree(seed_dir, ignore_errors=True)
-            except BrokenProcessPool:
-                seeds = [open(os.path.join(seed_dir, f)).read().strip() for f in sorted(os.listdir(seed_dir))]
-                raise SystemExit(f"a worker process died (a segfault in torch or glasstorch) in one of the programs "
-                                 f"{', '.join(seeds)} (the last each worker started): replay each with --seed N "
-                                 "--show") from None
+    try:
+        with ThreadPoolExecutor(jobs) as supervisors:   # (each job's process is watched by a thread)
+            results = list(supervisors.map(_job, tasks))
+    finally:
+        shutil.rmtree(seed_dir, ignore_errors=True)
     elapsed = time.time() - t0
     graphs, cpu = sum(r[0] for r in results), sum(r[3] for r in results)
     counts, examples = Counter(), {}
-    for _, c, ex, _ in results:
+    for _, c, ex, _, _ in results:
         counts.update(c)
         for kind, items in ex.items():
             examples.setdefault(kind, []).extend(items)
@@ -98,8 +149,9 @@ def run(minutes, jobs, seed_start, limit):
           f"included); load average {load0} at the start, {_load()} at the end, {os.cpu_count()} cores")
     from fuzz_graphs import KINDS
     names = {"value": "wrong values", "grad": "wrong gradients", "crash": "crashes (glasstorch raised, torch not)",
-             "error": "error differences (torch raised)", "meta": "metadata differences"}
-    for kind in KINDS:
+             "error": "error differences (torch raised)", "meta": "metadata differences",
+             NOT_COMPARED: "torch crashed (not compared)"}
+    for kind in KINDS + (NOT_COMPARED,):
         n = counts.get(kind, 0)
         print(f"  {names[kind]:42s} {n:7d} graphs ({100 * n / max(graphs, 1):.3f}%)")
         for seed, what in examples.get(kind, [])[:5]:

@@ -351,6 +351,17 @@ def like_operands(r, *operands):
     return r.transpose(outer_first).copy().transpose(inverse)
 
 
+def like_input(r, a):
+    """The element-wise result ``r`` of one array ``a`` laid out as torch lays it out. NumPy's
+    order (``K``, by stride) agrees, but where ``a`` repeats elements: two dims of the same stride
+    (``x.unfold(0, 3, 1)``: torch puts the dim of smaller size inner, NumPy the later one) or one of
+    stride 0 (an expanded ``a``: torch leaves it where its comparisons do) -- :func:`like_operands`."""
+    if a.ndim < 2 or a.flags.c_contiguous or type(r) is not type(a):
+        return r
+    strides = [st for st, n in zip(a.strides, a.shape) if n != 1]
+    return like_operands(r, a) if 0 in strides or len(set(strides)) < len(strides) else r
+
+
 def copy_preserving_layout(a, dtype=None, like=None):
     """A copy of ``a`` (converted to ``dtype``) laid out as torch's preserve_format lays out a
     clone, a dtype conversion or flip's result (empty_like): with the dims in the order of the
@@ -361,7 +372,7 @@ def copy_preserving_layout(a, dtype=None, like=None):
     dtype = a.dtype if dtype is None else dtype
     if 0 in like.strides and any(st == 0 and n > 1 for st, n in zip(like.strides, like.shape)):
         return like_operands(a.astype(dtype, order="C"), like)
-    return a.astype(dtype, order="K")
+    return like_input(a.astype(dtype, order="K"), like)
 
 
 def asarray(a, dtype=None):

@@ -231,7 +231,10 @@ def inplace(self, op_name, fn, *args, **kwargs):
     modifying ``self`` in place again before backward is caught by the version check, as in torch.
     """
     others = args + tuple(kwargs.values()) if kwargs else args    # (x.clamp_(min=y): y is an input too)
-    if _check_inplace(self, others, op_name in _MAY_OVERLAP, _ALIASES_REFUSED.get(op_name, "partial")):
+    may_overlap = _MAY_OVERLAP.get(op_name, False)
+    if callable(may_overlap):   # (a rule that reads the layout: tril_/triu_)
+        may_overlap = may_overlap(self._data)
+    if _check_inplace(self, others, may_overlap, _ALIASES_REFUSED.get(op_name, "partial")):
         return inplace_recorded(self, op_name, fn, *args, **kwargs)
     with grad_mode.no_grad():
         result = fn(self, *args, **kwargs)
@@ -316,10 +319,30 @@ def run_inplace_op(op, args):
     return self
 
 
+def _triangle_zeroed_in_place(d):
+    """Whether torch's tril_/triu_ zero the elements of array ``d`` where they lie: so they do when
+    its batches of matrices follow one another in memory (checkTrilTriuBatchContiguous: always for
+    up to 3 dims; a stride-0 or size-1 first dim is skipped). Otherwise torch computes into a new
+    tensor and ``copy_``s it back, and that copy refuses a tensor whose elements share memory."""
+    if d.ndim <= 3:
+        return True
+    expected = d.shape[-1] * d.shape[-2]
+    for i in range(d.ndim - 3, -1, -1):
+        stride = d.strides[i] // d.itemsize
+        if i == 0 and (stride == 0 or d.shape[0] == 1):
+            continue
+        if stride != expected:
+            return False
+        expected *= d.shape[i]
+    return True
+
+
 # ops torch lets write into a tensor whose elements share memory (an expanded one): masked_fill_,
-# index_put_, index_fill_ (torch warns), and tril_/triu_ (structured kernels that write their zeros
-# without TensorIterator's overlap check: an aliased element gets zero if any of its places is zeroed)
-_MAY_OVERLAP = frozenset(("masked_fill_", "index_put_", "index_fill_", "tril_", "triu_"))
+# index_put_, index_fill_ (torch warns), and tril_/triu_ when they write in place (structured kernels
+# that write their zeros without TensorIterator's overlap check: an aliased element gets zero if any
+# of its places is zeroed) -- True, or a rule on the array written to
+_MAY_OVERLAP = {"masked_fill_": True, "index_put_": True, "index_fill_": True,
+                "tril_": _triangle_zeroed_in_place, "triu_": _triangle_zeroed_in_place}
 # which inputs may share memory with self (default "partial": all of it, as in x.add_(x)): torch's
 # scatter/index kernels refuse even an input that is self (assert_no_overlap); masked_fill_ and
 # index_fill_ read their one value before writing (value.item()), so it may be part of self

@@ -549,6 +549,9 @@ def _apply_slicing(input, index, elide_full_slices=True):
         if input._requires_grad and _state.enabled:
             edge_of(input)  # (torch's autograd takes the input's history, and may refuse it, before slice() runs)
         raise IndexError("slice() cannot be applied to a 0-dim tensor.")
+    if isinstance(index, numbers.Integral) and not isinstance(index, bool) and input._data.ndim == 0:
+        raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` in "
+                         "C++ to convert a 0-dim tensor to a number")
     index = _normalise(index)
     nd = input._data.ndim
     used = builtins.sum(_consumed(i) for i in index)

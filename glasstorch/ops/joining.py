@@ -137,7 +137,9 @@ def _repeat_kernel(self, repeats):
     if any(r < 0 for r in repeats):
         raise RuntimeError(f"Trying to create tensor with negative dimension {min(sizes)}: {sizes}")
     try:
-        return xp.tile(self, tuple(repeats))
+        # (row-major: torch's repeat copies into a new contiguous tensor; NumPy's tile by ones copies
+        # the input's layout, so x.t().repeat(1, 1) was not contiguous)
+        return row_major(xp.tile(self, tuple(repeats)))
     except MemoryError:
         raise _checks.out_of_memory(tuple(sizes), self.itemsize) from None
 

@@ -19,7 +19,7 @@ import math
 import numbers
 
 from .._tensor import Tensor, _wrap, _wrap_dim
-from .._array import xp, erf as _erf, has_values, row_major
+from .._array import xp, erf as _erf, has_values, row_major, like_input
 from .._ops import defop, aten
 from .._seam import seam
 from ..autograd import grad_mode
@@ -47,12 +47,23 @@ def _softplus_array(a):
     return xp.maximum(a, 0) + xp.log1p(xp.exp(-xp.abs(a)))
 
 
+def _laid_out_as_input(kernel):
+    """An activation's kernel whose result is laid out as torch lays out an element-wise result of
+    its input (``like_input``: NumPy's layout differs where the input repeats elements)."""
+    def laid_out(self, *args, **kwargs):
+        return like_input(kernel(self, *args, **kwargs), self)
+    laid_out.__name__ = laid_out.__qualname__ = kernel.__name__
+    laid_out.__doc__ = kernel.__doc__
+    return laid_out
+
+
 def _scalar(x, value):
     """A Python number in x's precision (NumPy would otherwise compute some 0-d cases in float64)."""
     return x.dtype.type(value)
 
 
 # ---- leaky_relu / prelu ------------------------------------------------------------------------
+@_laid_out_as_input
 def _leaky_relu_kernel(self, negative_slope=0.01):
     check_floating(self, "leaky_relu_cpu")
     return xp.where(self > 0, self, self * _scalar(self, negative_slope))
@@ -142,11 +153,13 @@ def _elu_array(x, alpha, scale, input_scale):
     return xp.where(x > 0, x * _scalar(x, scale), neg)
 
 
+@_laid_out_as_input
 def _elu_kernel(self, alpha=1, scale=1, input_scale=1):
     check_floating(self, "elu_cpu")
     return _elu_array(self, alpha, scale, input_scale)
 
 
+@_laid_out_as_input
 def _celu_kernel(self, alpha=1.0):
     check_floating(self, "elu_cpu")
     if alpha == 0:
@@ -216,6 +229,7 @@ def _check_approximate(approximate):
         raise RuntimeError("approximate argument must be either none or tanh.")
 
 
+@_laid_out_as_input
 def _gelu_kernel(self, *, approximate="none"):
     """x * Phi(x), Phi the standard normal CDF; 'tanh' uses torch's tanh approximation of Phi."""
     check_floating(self, "GeluKernelImpl")
@@ -303,11 +317,13 @@ def _mish_derivative(grad, self):
     return aten.mish_backward(grad, self)
 
 
+@_laid_out_as_input
 def _silu_kernel(self):
     check_floating(self, "silu_cpu")
     return self * _sigmoid_array(self)
 
 
+@_laid_out_as_input
 def _mish_kernel(self):
     check_floating(self, "mish_cpu")
     return self * xp.tanh(_softplus_array(self))
@@ -333,6 +349,7 @@ def mish(input):
 
 
 # ---- softplus, logsigmoid -------------------------------------------------------------------------------------
+@_laid_out_as_input
 def _softplus_kernel(self, beta=1, threshold=20):
     """log(1 + exp(beta x)) / beta, and x itself where beta x > threshold (where they agree in float)."""
     check_floating(self, "softplus_cpu")
@@ -402,6 +419,7 @@ def logsigmoid(input):
 
 
 # ---- piecewise-linear activations -------------------------------------------------------------------
+@_laid_out_as_input
 def _hardtanh_kernel(self, min_val=-1, max_val=1):
     if self.dtype == bool:
         raise RuntimeError("Bool inputs not supported for hardtanh")
@@ -440,6 +458,7 @@ def relu6(input):
 _ONE_SIXTH_F32 = float(xp.float32(1.0) / xp.float32(6.0))  # torch's kernels multiply by a float 1/6
 
 
+@_laid_out_as_input
 def _hardsigmoid_kernel(self):
     check_floating(self, "hardsigmoid_cpu")
     return xp.clip(self + 3, 0, 6) / self.dtype.type(6)
@@ -455,6 +474,7 @@ hardsigmoid_backward_op = defop(
 HardsigmoidBackward0 = hardsigmoid_op.node
 
 
+@_laid_out_as_input
 def _hardswish_kernel(self):
     check_floating(self, "hardswish_cpu")
     return self * xp.clip(self + 3, 0, 6) / self.dtype.type(6)
@@ -487,6 +507,7 @@ def hardswish(input):
     return hardswish_op(input)
 
 
+@_laid_out_as_input
 def _softshrink_kernel(self, lambd=0.5):
     check_floating(self, "softshrink_check")
     if lambd < 0:
@@ -496,6 +517,7 @@ def _softshrink_kernel(self, lambd=0.5):
                                                                                                      copy=False)
 
 
+@_laid_out_as_input
 def _hardshrink_kernel(self, lambd=0.5):
     check_floating(self, "hardshrink_cpu")
     return xp.where((self >= -lambd) & (self <= lambd), 0, self).astype(self.dtype, copy=False)
@@ -538,7 +560,8 @@ def hardshrink(input, lambd=0.5):
 
 
 threshold_op = defop("threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor",
-                     lambda self, threshold, value: xp.where(self > threshold, self, _scalar(self, value)),
+                     _laid_out_as_input(lambda self, threshold, value: xp.where(self > threshold, self,
+                                                                                _scalar(self, value))),
                      node="ThresholdBackward0",
                      self=lambda grad, self, threshold: aten.threshold_backward(grad, self, threshold))
 ThresholdBackward0 = threshold_op.node
@@ -551,6 +574,7 @@ def threshold(input, threshold, value):
 
 
 # ---- rrelu: leaky relu with a random slope per element while training ------------------------------------
+@_laid_out_as_input
 def _rrelu_kernel(self, noise, lower=0.125, upper=1.0 / 3, training=False, generator=None):
     """Training: each element below 0 takes a slope drawn from U(lower, upper), written into ``noise``
     (1 elsewhere), which the backward reads; otherwise the mean slope, as leaky_relu."""

@@ -13,7 +13,7 @@ import operator
 
 from .. import _dtype, _checks
 from .._tensor import Tensor, _wrap
-from .._array import xp, to_device, broadcast_error, same_data, row_major, like_operands, copy_preserving_layout, erf as _erf, erfinv as _erfinv, lgamma as _lgamma, digamma as _digamma
+from .._array import xp, to_device, broadcast_error, same_data, row_major, like_operands, like_input, copy_preserving_layout, erf as _erf, erfinv as _erfinv, lgamma as _lgamma, digamma as _digamma
 from ._op import (method, operands, inplace, inplace_recorded, result_dtype, as_tensor_arg, promote_arrays,
                   _check_inplace, bump_version, write_into, _DTYPE_OF)
 from .._ops import defop, aten
@@ -53,8 +53,21 @@ def _sigmoid(a):
     return (half + half * xp.tanh(half * a)).astype(a.dtype, copy=False)
 
 
+def _clamp_side(extremum, a, bound):
+    """``extremum(a, bound)`` (NumPy's maximum or minimum) as torch's clamp computes it, ``a < bound ?
+    bound : a``: an element equal to the bound is ``a``'s own, so ``clamp(-0., min=0.)`` and
+    ``relu(-0.)`` are -0. (NumPy's loops may give the bound's +0., and atan2 and 1/x tell them apart)."""
+    r = extremum(a, bound)
+    if bound == 0 and a.dtype.kind == "f":
+        if r.ndim:
+            xp.copyto(r, a, where=a == 0)
+        else:
+            r = xp.where(a == 0, a, r)
+    return r
+
+
 def _relu(a):
-    return xp.maximum(a, a.dtype.type(0))
+    return _clamp_side(xp.maximum, a, a.dtype.type(0))
 
 
 def _integral(rounding):
@@ -160,7 +173,7 @@ def _unary_kernel(name, forward, int_ok):
             raise refuse[1](self.dtype)
         if not int_ok and kind not in "fc" and not _dtype.is_bfloat16_numpy(self.dtype):
             self = self.astype(default_float().numpy_dtype)
-        return forward(self)
+        return like_input(forward(self), self)
     kernel.__name__ = kernel.__qualname__ = f"{name}_kernel"
     return kernel
 
@@ -343,7 +356,7 @@ def _rsub_kernel(self, other, alpha=1):
     if self.dtype == bool or type(other) is bool:
         _sub_bool_check(self.dtype == bool, other)
     a, b = promote_arrays(self, other)
-    return b - a if alpha == 1 else (b - a * alpha).astype(a.dtype, copy=False)
+    return like_input(b - a if alpha == 1 else (b - a * alpha).astype(a.dtype, copy=False), a)
 
 
 add_op = defop("add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", _add_kernel,
@@ -676,13 +689,8 @@ def _pow_scalar_kernel(self, exponent):
     a, e = promote_arrays(self, exponent)   # (a bool tensor takes an int or float exponent's type)
     if a.dtype.kind in "iu" and type(exponent) is int and exponent < 0:
         raise RuntimeError("Integers to negative integer powers are not allowed.")
-    if e == 2:
-        return a * a
-    if e == 0.5:
-        return xp.sqrt(a)
-    if e == 1:
-        return a.copy()
-    return xp.power(a, e)
+    r = a * a if e == 2 else xp.sqrt(a) if e == 0.5 else a.copy(order="K") if e == 1 else xp.power(a, e)
+    return like_input(r, a)
 
 
 def _rpow_kernel(self, exponent):
@@ -1104,9 +1112,9 @@ def _clamp_kernel(self, min=None, max=None):
     if min is not None and max is not None and min > max:
         return xp.full_like(d, max)
     # (NumPy's clip is this, at several times the cost; NaN propagates, as in torch)
-    r = d if min is None else xp.maximum(d, min)
-    r = r if max is None else xp.minimum(r, max)
-    return r.astype(d.dtype, copy=False)    # (NumPy 1.x: a 0-d float32 clipped by floats is float64)
+    r = d if min is None else _clamp_side(xp.maximum, d, min)
+    r = r if max is None else _clamp_side(xp.minimum, r, max)
+    return like_input(r.astype(d.dtype, copy=False), d)   # (NumPy 1.x: a 0-d float32 clipped by floats is float64)
 
 
 def _clamp_tensor_kernel(self, min=None, max=None):
