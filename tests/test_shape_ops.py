@@ -315,3 +315,12 @@ def test_an_inplace_view_op_hands_a_dispatch_mode_a_new_tensor():
     with Keep():
         y = x.squeeze_(1)
     assert y is x and x.shape == (2, 3) and seen == [("aten.squeeze_.dim", False)]
+
+
+@pytest.mark.parametrize("name", ["t", "t_"])
+def test_t_of_more_than_two_dims_names_the_op_called(name):
+    with pytest.raises(RuntimeError) as theirs:
+        getattr(torch.zeros(2, 2, 2), name)()
+    with pytest.raises(RuntimeError) as ours:
+        getattr(glasstorch.zeros(2, 2, 2), name)()
+    assert str(ours.value) == str(theirs.value)

@@ -355,16 +355,20 @@ def _transpose_kernel(self, dim0, dim1):
     return xp.swapaxes(self, d0, d1) if nd else self.view()
 
 
-def _t_kernel(self):
-    if self.ndim > 2:
-        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.ndim}D")
-    return self.T
+def _t_kernel_named(name):
+    """t's kernel; ``name`` is the op torch's message names (``t_() expects ...`` for the in-place one)."""
+    def kernel(self):
+        if self.ndim > 2:
+            raise RuntimeError(f"{name}() expects a tensor with <= 2 dimensions, but self is {self.ndim}D")
+        return self.T
+    kernel.__name__ = kernel.__qualname__ = f"_{name}_kernel"
+    return kernel
 
 
 transpose_op = defop("transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)", _transpose_kernel,
                      node="TransposeBackward0",
                      self=lambda grad, dim0, dim1: aten.transpose.int(grad, dim0, dim1))
-t_op = defop("t(Tensor(a) self) -> Tensor(a)", _t_kernel, node="TBackward0", self=lambda grad: aten.t(grad))
+t_op = defop("t(Tensor(a) self) -> Tensor(a)", _t_kernel_named("t"), node="TBackward0", self=lambda grad: aten.t(grad))
 TransposeBackward0, TBackward0 = transpose_op.node, t_op.node
 
 
@@ -975,7 +979,7 @@ squeeze__op, squeeze__dim_op, squeeze__dims_op = _declare_squeezes("_", ("Squeez
                                                                         "SqueezeBackward5"))
 unsqueeze__op = defop("unsqueeze_(Tensor(a!) self, int dim) -> Tensor(a!)", _unsqueeze_kernel,
                       node="UnsqueezeBackward1", self=lambda grad, dim: aten.squeeze.dim(grad, dim))
-t__op = defop("t_(Tensor(a!) self) -> Tensor(a!)", _t_kernel, node="TBackward1", self=lambda grad: aten.t(grad))
+t__op = defop("t_(Tensor(a!) self) -> Tensor(a!)", _t_kernel_named("t_"), node="TBackward1", self=lambda grad: aten.t(grad))
 transpose__op = defop("transpose_(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)", _transpose_kernel,
                       node="TransposeBackward1",
                       self=lambda grad, dim0, dim1: aten.transpose.int(grad, dim0, dim1))
