@@ -463,6 +463,11 @@ def command_run(args):
                 with open(path) as f:
                     if json.load(f).get("finished"):
                         continue
+            if not cells:   # a section with no PyTorch code: nothing to run, no process to start
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                with open(path, "w") as f:
+                    json.dump({"framework": framework, "name": name, "cells": [], "finished": True}, f)
+                continue
             seconds = run_one(args, name, cells, book, framework)
             print(f"{name} [{framework}] {seconds:.0f} s", flush=True)
     command_report(args, selected)
