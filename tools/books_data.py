@@ -383,9 +383,11 @@ def make_voc2012(root, seed=20, n_train=66, n_val=4, size=(330, 490)):
 SENTIMENT_WORDS = {1: ("good", "great", "beautiful", "fine"), 0: ("bad", "awful", "worst", "cold")}
 
 
-def make_aclimdb(root, seed=21, n_train=40, n_test=20):
+def make_aclimdb(root, seed=21, n_train=160, n_test=20):
     """``aclImdb_v1.tar.gz``: ``aclImdb/{train,test}/{pos,neg}/<n>_<stars>.txt``, one review a file,
-    English-like text with words that carry the sentiment."""
+    English-like text with words that carry the sentiment; `n_train` reviews per label: five
+    minibatches of 64 (d2l's ``train_ch13`` plots every ``num_batches // 5`` batches and divides by
+    zero with fewer)."""
     import tarfile
     rng = np.random.default_rng(seed)
     buffer = io.BytesIO()
@@ -393,7 +395,7 @@ def make_aclimdb(root, seed=21, n_train=40, n_test=20):
         for split, n in (("train", n_train), ("test", n_test)):
             for label, folder in ((1, "pos"), (0, "neg")):
                 for i in range(n):
-                    words = list(rng.choice(WORDS + ["movie", "film", "this", "is", "so"], int(rng.integers(40, 160))))
+                    words = list(rng.choice(WORDS + ["movie", "film", "this", "is", "so"], int(rng.integers(20, 80))))
                     for position in rng.integers(0, len(words), 6):
                         words[position] = str(rng.choice(SENTIMENT_WORDS[label]))
                     data = (" ".join(words).capitalize() + ".").encode()
@@ -414,9 +416,11 @@ def _binary_parse(words):
     return text
 
 
-def make_snli(root, seed=22, n_train=300, n_test=100):
+def make_snli(root, seed=22, n_train=1400, n_test=100):
     """``snli_1.0.zip``: ``snli_1.0/snli_1.0_{train,test}.txt``, SNLI's tab-separated columns (gold
-    label, the two sentences' binary parses, ...) with a header line and a few "-" (no gold) rows."""
+    label, the two sentences' binary parses, ...) with a header line and a few "-" (no gold) rows;
+    five minibatches of 256 (the decomposable-attention section's) for training (``train_ch13``, see
+    :func:`make_aclimdb`)."""
     rng = np.random.default_rng(seed)
     header = "gold_label\tsentence1_binary_parse\tsentence2_binary_parse\tsentence1\tsentence2"
     buffer = io.BytesIO()
