@@ -24,6 +24,12 @@ CIFAR-10 (torchvision)                 ``cifar-10-batches-py/`` (its MD5 sums: :
 ``wikitext-2-v1.zip``                  ``wikitext-2/wiki.train.tokens``: paragraphs of " . "-separated
                                        sentences (BERT's data set)
 ``glove.6B.{50,100}d.zip``             ``glove.6B.<d>d/vec.txt``: "word v1 ... vd" lines
+``kaggle_cifar10_tiny.zip``            ``trainLabels.csv``, ``train/<id>.png``, ``test/<id>.png`` (32x32)
+``kaggle_dog_tiny.zip``                ``labels.csv``, ``train/<id>.jpg``, ``test/<id>.jpg``
+``hotdog.zip``                         ``hotdog/{train,test}/{hotdog,not-hotdog}/<n>.png``
+``VOCtrainval_11-May-2012.tar``        ``VOCdevkit/VOC2012/``: segmentation lists, JPEGs, colour labels
+``aclImdb_v1.tar.gz``                  ``aclImdb/{train,test}/{pos,neg}/<n>_<stars>.txt`` reviews
+``snli_1.0.zip``                       ``snli_1.0/snli_1.0_{train,test}.txt``, SNLI's columns
 =====================================  ==========================================================
 
 Step-by-Step's ``rps/`` and ``rps-test-set/`` (Chapters 6 and 7) are ImageFolder trees of 300x300 PNGs.
@@ -266,6 +272,171 @@ def make_glove(root, seed=16):
         _write(os.path.join(root, f"glove.6B.{dim}d.zip"), buffer.getvalue())
 
 
+def _png(image, format="PNG"):
+    """An image array's file bytes (PNG, or JPEG for the data sets that ship JPEGs)."""
+    from PIL import Image
+    buffer = io.BytesIO()
+    Image.fromarray(image).save(buffer, format=format)
+    return buffer.getvalue()
+
+
+def _labelled_image(rng, label, size, n_classes):
+    """An RGB uint8 image of `size` (height, width) whose bright band's place depends on `label`."""
+    height, width = size
+    image = rng.integers(0, 90, (height, width, 3)).astype(np.uint8)
+    band = max(1, height // n_classes)
+    image[label * band:label * band + band] = 200
+    return image
+
+
+CIFAR10_CLASSES = ("airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck")
+
+
+def make_kaggle_cifar10_tiny(root, seed=17, per_class=3, n_test=5):
+    """``kaggle_cifar10_tiny.zip``: ``kaggle_cifar10_tiny/trainLabels.csv`` ("id,label", ids from 1),
+    ``train/<id>.png`` and ``test/<id>.png``, 32x32 RGB, as the Kaggle competition's files."""
+    rng = np.random.default_rng(seed)
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as z:
+        lines, image_id = ["id,label"], 1
+        for label, name in enumerate(CIFAR10_CLASSES):
+            for _ in range(per_class):
+                z.writestr(f"kaggle_cifar10_tiny/train/{image_id}.png",
+                           _png(_labelled_image(rng, label, (32, 32), len(CIFAR10_CLASSES))))
+                lines.append(f"{image_id},{name}")
+                image_id += 1
+        z.writestr("kaggle_cifar10_tiny/trainLabels.csv", "\n".join(lines) + "\n")
+        for i in range(1, n_test + 1):
+            z.writestr(f"kaggle_cifar10_tiny/test/{i}.png",
+                       _png(_labelled_image(rng, int(rng.integers(10)), (32, 32), 10)))
+    _write(os.path.join(root, "kaggle_cifar10_tiny.zip"), buffer.getvalue())
+
+
+def make_kaggle_dog_tiny(root, seed=18, breeds=("beagle", "boxer", "pug"), per_breed=3, n_test=3):
+    """``kaggle_dog_tiny.zip``: ``kaggle_dog_tiny/labels.csv`` ("id,breed"), ``train/<id>.jpg`` and
+    ``test/<id>.jpg`` (hexadecimal ids, 64x80 JPEGs), as the dog-breed competition's files."""
+    rng = np.random.default_rng(seed)
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as z:
+        lines = ["id,breed"]
+        for label, breed in enumerate(breeds):
+            for _ in range(per_breed):
+                image_id = "%032x" % int(rng.integers(2 ** 62))
+                z.writestr(f"kaggle_dog_tiny/train/{image_id}.jpg",
+                           _png(_labelled_image(rng, label, (64, 80), len(breeds)), "JPEG"))
+                lines.append(f"{image_id},{breed}")
+        z.writestr("kaggle_dog_tiny/labels.csv", "\n".join(lines) + "\n")
+        for _ in range(n_test):
+            image_id = "%032x" % int(rng.integers(2 ** 62))
+            z.writestr(f"kaggle_dog_tiny/test/{image_id}.jpg",
+                       _png(_labelled_image(rng, 0, (64, 80), len(breeds)), "JPEG"))
+    _write(os.path.join(root, "kaggle_dog_tiny.zip"), buffer.getvalue())
+
+
+def make_hotdog(root, seed=19, per_class=(10, 4)):
+    """``hotdog.zip``: ``hotdog/{train,test}/{hotdog,not-hotdog}/<n>.png``, an ImageFolder tree of
+    RGB images of a few sizes (the originals vary in size; the book resizes and crops them)."""
+    rng = np.random.default_rng(seed)
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as z:
+        for split, n in zip(("train", "test"), per_class):
+            for label, name in enumerate(("hotdog", "not-hotdog")):
+                for i in range(n):
+                    size = (int(rng.integers(120, 180)), int(rng.integers(120, 180)))
+                    z.writestr(f"hotdog/{split}/{name}/{i}.png", _png(_labelled_image(rng, label, size, 2)))
+    _write(os.path.join(root, "hotdog.zip"), buffer.getvalue())
+
+
+# d2l's VOC_COLORMAP, the first six classes: background, aeroplane, bicycle, bird, boat, bottle
+VOC_COLORS = ((0, 0, 0), (128, 0, 0), (0, 128, 0), (128, 128, 0), (0, 0, 128), (128, 0, 128))
+
+
+def make_voc2012(root, seed=20, n_train=66, n_val=4, size=(330, 490)):
+    """``VOCtrainval_11-May-2012.tar``: ``VOCdevkit/VOC2012/ImageSets/Segmentation/{train,val}.txt``,
+    ``JPEGImages/<name>.jpg`` and ``SegmentationClass/<name>.png`` (labels as VOC colours, RGB),
+    images a little larger than the book's 320x480 crops (one minibatch of 64 for training)."""
+    import tarfile
+    rng = np.random.default_rng(seed)
+    buffer = io.BytesIO()
+    base = "VOCdevkit/VOC2012/"
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        def add(name, data):
+            info = tarfile.TarInfo(base + name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+        for split, n in (("train", n_train), ("val", n_val)):
+            names = [f"2007_{split}_{i:04d}" for i in range(n)]
+            add(f"ImageSets/Segmentation/{split}.txt", ("\n".join(names) + "\n").encode())
+            for name in names:
+                label = np.zeros(size + (3,), np.uint8)
+                image = rng.integers(0, 100, size + (3,)).astype(np.uint8)
+                for _ in range(2):   # two rectangles of random classes on the background
+                    y0, x0 = int(rng.integers(0, size[0] - 80)), int(rng.integers(0, size[1] - 80))
+                    color = VOC_COLORS[int(rng.integers(1, len(VOC_COLORS)))]
+                    label[y0:y0 + 80, x0:x0 + 80] = color
+                    image[y0:y0 + 80, x0:x0 + 80] += np.array(color, np.uint8) // 2
+                add(f"JPEGImages/{name}.jpg", _png(image, "JPEG"))
+                add(f"SegmentationClass/{name}.png", _png(label))
+    _write(os.path.join(root, "VOCtrainval_11-May-2012.tar"), buffer.getvalue())
+
+
+SENTIMENT_WORDS = {1: ("good", "great", "beautiful", "fine"), 0: ("bad", "awful", "worst", "cold")}
+
+
+def make_aclimdb(root, seed=21, n_train=160, n_test=20):
+    """``aclImdb_v1.tar.gz``: ``aclImdb/{train,test}/{pos,neg}/<n>_<stars>.txt``, one review a file,
+    English-like text with words that carry the sentiment; `n_train` reviews per label: five
+    minibatches of 64 (d2l's ``train_ch13`` plots every ``num_batches // 5`` batches and divides by
+    zero with fewer)."""
+    import tarfile
+    rng = np.random.default_rng(seed)
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+        for split, n in (("train", n_train), ("test", n_test)):
+            for label, folder in ((1, "pos"), (0, "neg")):
+                for i in range(n):
+                    words = list(rng.choice(WORDS + ["movie", "film", "this", "is", "so"], int(rng.integers(20, 80))))
+                    for position in rng.integers(0, len(words), 6):
+                        words[position] = str(rng.choice(SENTIMENT_WORDS[label]))
+                    data = (" ".join(words).capitalize() + ".").encode()
+                    info = tarfile.TarInfo(f"aclImdb/{split}/{folder}/{i}_{7 + 3 * label}.txt")
+                    info.size = len(data)
+                    tar.addfile(info, io.BytesIO(data))
+    _write(os.path.join(root, "aclImdb_v1.tar.gz"), buffer.getvalue())
+
+
+SNLI_LABELS = ("entailment", "contradiction", "neutral")
+
+
+def _binary_parse(words):
+    """A sentence as SNLI's binary parse column writes it: nested parentheses around the words."""
+    text = words[-1]
+    for word in reversed(words[:-1]):
+        text = f"( {word} {text} )"
+    return text
+
+
+def make_snli(root, seed=22, n_train=1400, n_test=100):
+    """``snli_1.0.zip``: ``snli_1.0/snli_1.0_{train,test}.txt``, SNLI's tab-separated columns (gold
+    label, the two sentences' binary parses, ...) with a header line and a few "-" (no gold) rows;
+    five minibatches of 256 (the decomposable-attention section's) for training (``train_ch13``, see
+    :func:`make_aclimdb`)."""
+    rng = np.random.default_rng(seed)
+    header = "gold_label\tsentence1_binary_parse\tsentence2_binary_parse\tsentence1\tsentence2"
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as z:
+        for split, n in (("train", n_train), ("test", n_test)):
+            lines = [header]
+            for i in range(n):
+                premise = list(rng.choice(WORDS, int(rng.integers(4, 12)))) + ["."]
+                hypothesis = list(rng.choice(WORDS, int(rng.integers(3, 8)))) + ["."]
+                label = "-" if i % 50 == 49 else SNLI_LABELS[int(rng.integers(3))]
+                lines.append("\t".join([label, _binary_parse(premise), _binary_parse(hypothesis),
+                                        " ".join(premise), " ".join(hypothesis)]))
+            z.writestr(f"snli_1.0/snli_1.0_{split}.txt", "\n".join(lines) + "\n")
+    _write(os.path.join(root, "snli_1.0.zip"), buffer.getvalue())
+
+
 def make_rps(root, seed=10):
     """Step-by-Step's Rock Paper Scissors: ``rps/{paper,rock,scissors}/*.png`` and ``rps-test-set/...``
     (300x300 RGBA PNGs, as the originals), a few per class."""
@@ -295,9 +466,15 @@ def make_d2l(root):
     make_ptb(root)
     make_wikitext2(root)
     make_glove(root)
+    make_aclimdb(root)
+    make_snli(root)
     try:
         make_banana_detection(root)
         make_pokemon(root)
+        make_kaggle_cifar10_tiny(root)
+        make_kaggle_dog_tiny(root)
+        make_hotdog(root)
+        make_voc2012(root)
     except ImportError:   # Pillow absent: the object-detection sections then fail under both frameworks
         pass
 

@@ -40,6 +40,9 @@ cell in both processes; the books' code itself is not edited):
   ``num_epochs`` training functions likewise (``train_ch6``, ``train_ch11``, ``train_concise_ch11``,
   ``train_ch13``, ``train_seq2seq``); Step-by-Step's ``StepByStep.train(n_epochs)`` runs at most
   ``--max-epochs * 5`` epochs.
+- d2l's ``try_all_gpus()`` returns ``[cpu()]`` on a machine without a GPU, as its docstring says
+  (d2l 1.0.3's returns ``[]``, so ``train_ch13`` -- the training of the computer-vision and NLP
+  application chapters -- fails at ``devices[0]`` on any CPU, under torch too);
 - sockets time out after 5 s, so a cell that reaches for the network fails fast;
 - both runs draw the same random numbers (``--no-sync`` turns it off): the synchronised randomness of
   ``tools/run_programs.py`` (parameters set at a module's first forward, ``torch.randn/rand/normal/...``
@@ -195,6 +198,16 @@ def _offline_download(url, folder="../data", sha1_hash=None):
 
 
 _d2l.download = _offline_download
+_try_all_gpus = _d2l.try_all_gpus
+
+
+def _all_gpus_or_cpu():
+    """d2l.try_all_gpus as its docstring says it works: the GPUs, or ``[cpu()]`` if there is none (d2l
+    1.0.3's returns ``[]`` then, and ``train_ch13`` fails at ``devices[0]`` on every CPU machine)."""
+    return _try_all_gpus() or [_d2l.cpu()]
+
+
+_d2l.try_all_gpus = _all_gpus_or_cpu
 
 
 def _cap(function, name, cap):
@@ -375,6 +388,11 @@ def worker(spec_path):
 # The parent: workspaces, notebooks, runs
 # ----------------------------------------------------------------------------------------------------
 
+# data a section reads from elsewhere than ``../data``: (chapter, the path it reads) -> a link to ``../data``
+# (the naive-Bayes appendix downloads MNIST into ``./temp``)
+D2L_DATA_LINKS = {("chapter_appendix-mathematics-for-deep-learning", "temp")}
+
+
 def prepare_d2l(work, framework, source):
     """WORK/<framework>/d2l/: an empty directory per chapter (cells run there), `img` linked to the
     book's, `data` holding the stand-ins (one per framework, as downloads extract into it)."""
@@ -426,6 +444,10 @@ def run_one(args, name, cells, book, framework):
     if book == "d2l":
         base = prepare_d2l(work, framework, args.d2l)
         cwd = os.path.join(base, name.split("/")[1])
+        os.makedirs(cwd, exist_ok=True)
+        for chapter, path in D2L_DATA_LINKS:
+            if chapter == name.split("/")[1] and not os.path.lexists(os.path.join(cwd, path)):
+                os.symlink(os.path.join("..", "data"), os.path.join(cwd, path))
         preludes = [COMMON_PRELUDE] + ([] if args.no_sync else [SYNC_PRELUDE]) + [D2L_PRELUDE]
     else:
         base = prepare_sbs(work, framework, args.sbs)
@@ -463,6 +485,11 @@ def command_run(args):
                 with open(path) as f:
                     if json.load(f).get("finished"):
                         continue
+            if not cells:   # a section with no PyTorch code: nothing to run, no process to start
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                with open(path, "w") as f:
+                    json.dump({"framework": framework, "name": name, "cells": [], "finished": True}, f)
+                continue
             seconds = run_one(args, name, cells, book, framework)
             print(f"{name} [{framework}] {seconds:.0f} s", flush=True)
     command_report(args, selected)
