@@ -365,3 +365,41 @@ def test_dispatch_level_ops_are_torchs(name, fn, arrays, double):
         want = dispatched_ops(torch, fn, arrays, double)
         got = dispatched_ops(gt, fn, arrays, double)
     assert want and got == want, name
+
+
+_LAYOUT_LOSSES = {
+    "mse": lambda F, x, y, w: F.mse_loss(x, y, reduction="none"),
+    "l1": lambda F, x, y, w: F.l1_loss(x, y, reduction="none"),
+    "smooth_l1": lambda F, x, y, w: F.smooth_l1_loss(x, y, reduction="none", beta=0.5),
+    "huber": lambda F, x, y, w: F.huber_loss(x, y, reduction="none"),
+    "soft_margin": lambda F, x, y, w: F.soft_margin_loss(x, y.sign(), reduction="none"),
+    "bce": lambda F, x, y, w: F.binary_cross_entropy(x.sigmoid(), y.sigmoid(), reduction="none"),
+    "bce weighted": lambda F, x, y, w: F.binary_cross_entropy(x.sigmoid(), y.sigmoid(), w, reduction="none"),
+    "bce_logits": lambda F, x, y, w: F.binary_cross_entropy_with_logits(x, y.sigmoid(), reduction="none"),
+    "bce_logits pos_weight": lambda F, x, y, w: F.binary_cross_entropy_with_logits(
+        x, y.sigmoid(), w, pos_weight=w[0], reduction="none"),
+}
+
+
+@pytest.mark.parametrize("layout", ["input transposed", "target transposed", "both"])
+@pytest.mark.parametrize("loss", list(_LAYOUT_LOSSES))
+def test_unreduced_losses_are_laid_out_as_torch(loss, layout):
+    # the fuzzer's seed 796173065131: mse_loss(x.t(), y, reduction='none') is laid out as x.t() in torch
+    # (its TensorIterator), so a later .contiguous() copies (CloneBackward0) where ours returned itself
+    rng = np.random.default_rng(3)
+    data = [rng.standard_normal((4, 3)) for _ in range(3)]
+
+    def run(lib, F):
+        x, y, w = (lib.tensor(d, requires_grad=(i == 0)) for i, d in enumerate(data))
+        if layout != "target transposed":
+            x = x.t()
+        else:
+            x = x.reshape(3, 4)
+        y = y.t() if layout != "input transposed" else y.reshape(3, 4)
+        out = _LAYOUT_LOSSES[loss](F, x, y, w.t())
+        c = out.contiguous()
+        return out.stride(), out.is_contiguous(), type(c.grad_fn).__name__, out.detach().numpy()
+
+    ours, theirs = run(gt, F), run(torch, torch.nn.functional)
+    assert ours[:3] == theirs[:3]
+    np.testing.assert_allclose(ours[3], theirs[3], rtol=1e-12, atol=1e-12)

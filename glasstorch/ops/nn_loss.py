@@ -26,7 +26,7 @@ import math
 import warnings
 
 from .._tensor import Tensor
-from .._array import xp, asarray, has_values
+from .._array import xp, asarray, has_values, like_operands
 from .. import _dtype, _warnings
 from .._seam import seam
 from .._ops import defop, aten
@@ -130,14 +130,16 @@ def _apply_reduction(loss, reduction):
 # ---------------------------------------------------------------------------------------------------------------
 # Array helpers of the kernels
 # ---------------------------------------------------------------------------------------------------------------
-def _reduce(loss, reduction):
-    """apply_loss_reduction on an array: a 0-d array of the loss's dtype for 'mean' and 'sum'."""
+def _reduce(loss, reduction, *layout_of):
+    """apply_loss_reduction on an array: a 0-d array of the loss's dtype for 'mean' and 'sum'; with
+    'none' the losses laid out as torch's TensorIterator lays them out from the arrays ``layout_of``
+    (``mse_loss(x.t(), y, reduction='none')`` is laid out as ``x.t()``)."""
     if reduction == Reduction.MEAN:
         with xp.errstate(invalid="ignore", divide="ignore"):   # the mean of nothing is nan, silently
             return asarray(loss.sum(dtype=loss.dtype) / loss.dtype.type(loss.size))
     if reduction == Reduction.SUM:
         return asarray(loss.sum(dtype=loss.dtype))
-    return loss
+    return like_operands(loss, *layout_of) if layout_of else loss
 
 
 def _norm(reduction, x):
@@ -451,7 +453,7 @@ def _cross_entropy_probs(logp, target, weight, reduction, label_smoothing, cdim,
 def _mse_loss_kernel(self, target, reduction=Reduction.MEAN):
     a, b = _float_pair(self, target, "mse_cpu")
     d = a - b
-    return _reduce(d * d, reduction)
+    return _reduce(d * d, reduction, a, b)
 
 
 def _mse_loss_backward_kernel(grad_output, self, target, reduction):
@@ -527,7 +529,7 @@ def _smooth_l1_loss_kernel(self, target, reduction=Reduction.MEAN, beta=1.0):
     z = xp.abs(a - b)
     with xp.errstate(divide="ignore", invalid="ignore"):     # (beta 0: the quadratic part is never taken)
         loss = xp.where(z < beta, (0.5 * z * z) / beta, z - 0.5 * beta).astype(z.dtype, copy=False)
-    return _reduce(loss, reduction)
+    return _reduce(loss, reduction, a, b)
 
 
 def _smooth_l1_loss_backward_kernel(grad_output, self, target, reduction, beta):
@@ -583,7 +585,7 @@ def _huber_loss_kernel(self, target, reduction=Reduction.MEAN, delta=1.0):
     a, b = _float_pair(self, target, "huber_cpu")
     z = xp.abs(a - b)
     loss = xp.where(z < delta, 0.5 * z * z, delta * (z - 0.5 * delta)).astype(z.dtype, copy=False)
-    return _reduce(loss, reduction)
+    return _reduce(loss, reduction, a, b)
 
 
 def _huber_loss_backward_kernel(grad_output, self, target, reduction, delta):
@@ -646,7 +648,7 @@ def _bce_kernel(self, target, weight=None, reduction=Reduction.MEAN):
         loss = (target - 1) * xp.maximum(xp.log1p(-self), -100) - target * xp.maximum(xp.log(self), -100)
     if weight is not None:
         loss = loss * weight
-    return _reduce(loss.astype(self.dtype, copy=False), reduction)
+    return _reduce(loss.astype(self.dtype, copy=False), reduction, self, target)
 
 
 def _bce_backward_kernel(grad_output, self, target, weight=None, reduction=Reduction.MEAN):
@@ -734,8 +736,9 @@ def _bce_logits_kernel(self, target, weight=None, pos_weight=None, reduction=Red
     if weight is not None:
         loss = loss * weight
     # torch writes the loss into (1 - target) in place ((1 - target).mul_(input).sub_(...)): the result
-    # has the floating target's dtype -- a float64 input with a float32 target gives float32
-    return _reduce(loss.astype(target.dtype if target.dtype.kind in "fc" else x.dtype, copy=False), reduction)
+    # has the floating target's dtype -- a float64 input with a float32 target gives float32 -- and
+    # the target's layout
+    return _reduce(loss.astype(target.dtype if target.dtype.kind in "fc" else x.dtype, copy=False), reduction, t)
 
 
 def _bce_logits_backward(grad, self, target, weight, pos_weight, reduction):
@@ -798,7 +801,7 @@ def _soft_margin_kernel(self, target, reduction=Reduction.MEAN):
     x, y = promote_arrays(self, target)
     if x.dtype.kind not in "fc":
         raise RuntimeError(f"result type Float can't be cast to the desired output type {_DTYPE_OF[x.dtype]._legacy}")
-    return _reduce(xp.log1p(xp.exp(-y * x)).astype(x.dtype, copy=False), reduction)
+    return _reduce(xp.log1p(xp.exp(-y * x)).astype(x.dtype, copy=False), reduction, x, y)
 
 
 def _soft_margin_backward_kernel(grad_output, self, target, reduction):
