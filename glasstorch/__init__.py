@@ -16,7 +16,7 @@ from ._binding import as_torch, load_ipython_extension  # noqa: F401
 from . import _dtype
 from ._dtype import (dtype, float16, half, bfloat16, float32, float, float64, double, complex64, cfloat,
                      complex128, cdouble, uint8, int8, int16, short, int32, int, int64, long, bool,
-                     get_default_dtype, set_default_dtype, promote_types, finfo, iinfo)
+                     get_default_dtype, set_default_dtype, promote_types, can_cast, finfo, iinfo)
 from ._tensor import Tensor, Size, device
 from ._tensor_str import set_printoptions
 from . import autograd
@@ -68,11 +68,6 @@ def numel(input):
 def result_type(tensor1, tensor2):
     from .ops._op import result_dtype
     return result_dtype(tensor1, tensor2)
-
-
-def can_cast(from_, to):
-    """Whether a value of dtype ``from_`` may be written into ``to`` by an in-place op (no lower category)."""
-    return from_.category <= to.category
 
 
 def use_deterministic_algorithms(mode, *, warn_only=False):

@@ -173,6 +173,12 @@ def _np_promote(a, b):
     return _BY_NUMPY[xp.promote_types(a.numpy_dtype, b.numpy_dtype)]
 
 
+def can_cast(from_, to):
+    """torch's ``canCast``: whether a value of dtype ``from_`` may be written into ``to`` -- no lower
+    category (bool < integer < floating point < complex); within one, any size and sign."""
+    return from_.category <= to.category
+
+
 def promote_types(a, b):
     """torch.promote_types: the higher category wins outright; within one category, widen."""
     if a is b:

@@ -516,3 +516,18 @@ def test_bitwise_ops_in_place_are_torchs_aten_ops():
     ours, theirs = _bitwise_run(glasstorch), _bitwise_run(torch)
     assert ours == theirs
     assert "aten.bitwise_and_.Tensor" in ours[0] and "aten.bitwise_or_.Scalar" in ours[0]
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int64", "uint8", "bool", "float32"])
+@pytest.mark.parametrize("call", ["clamp_(0.5, 1.5)", "clamp_min_(0.5)", "clamp_max_(0.5)", "clip_(0.5)",
+                                  "clamp_(min=lib.tensor(0.5))", "clamp_(0, 1)", "clamp_(max=2)"])
+def test_clamp_in_place_cast_errors_as_torch(dtype, call):
+    # clamp's meta function names the target's C++ type ("long int"); clamp by tensors says "Long"
+    def run(lib):
+        x = lib.zeros(3, dtype=getattr(lib, dtype))
+        try:
+            eval("x." + call, {"x": x, "lib": lib})
+        except RuntimeError as e:
+            return "error", str(e)
+        return x.tolist(), str(x.dtype)
+    assert run(glasstorch) == run(torch)

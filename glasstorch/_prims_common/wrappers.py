@@ -35,16 +35,7 @@ _state = grad_mode._state
 
 
 # --- the dtype rules -------------------------------------------------------------------------------------------
-def can_cast(from_, to):
-    """torch's ``canCast``: no complex into a non-complex, no floating point into an integer, nothing
-    but bool into bool (a narrower type of the same kind is fine: int64 into int32)."""
-    if from_ is to:
-        return True
-    if from_.is_complex and not to.is_complex:
-        return False
-    if from_.is_floating_point and not (to.is_floating_point or to.is_complex):
-        return False
-    return not (to is _dtype.bool and from_ is not _dtype.bool)
+can_cast = _dtype.can_cast   # (torch's canCast)
 
 
 def _cast(name, result, out, args=()):          # TensorIterator's element-wise ops (cast_common_dtype_to_outputs)

@@ -370,17 +370,17 @@ def _write(self, result, op_name):
     bump_version(self, op_name)
 
 
+def can_cast(source, target):
+    """torch's canCast (``_dtype.can_cast``) on NumPy dtypes."""
+    return _dtype.can_cast(_DTYPE_OF[source], _DTYPE_OF[target])
+
+
 def write_into(target, d):
     """Write array ``d`` (an op's result) into array ``target``, with torch's checks: the result's
     dtype must cast to the target's (float into int is refused), its shape broadcast to it."""
-    if d.dtype != target.dtype:
-        # torch's canCast: no complex into a non-complex type, no floating point into an integral
-        # one, nothing but bool into bool (integers of any size and sign cast to one another)
-        source = "f" if _dtype.is_bfloat16_numpy(d.dtype) else d.dtype.kind
-        kind = "f" if _dtype.is_bfloat16_numpy(target.dtype) else target.dtype.kind
-        if source == "c" and kind != "c" or source == "f" and kind in "iub" or source != "b" and kind == "b":
-            raise RuntimeError(f"result type {_DTYPE_OF[d.dtype]._legacy} can't be cast to the desired output "
-                               f"type {_DTYPE_OF[target.dtype]._legacy}")
+    if d.dtype != target.dtype and not can_cast(d.dtype, target.dtype):
+        raise RuntimeError(f"result type {_DTYPE_OF[d.dtype]._legacy} can't be cast to the desired output "
+                           f"type {_DTYPE_OF[target.dtype]._legacy}")
     if d.shape != target.shape:
         try:
             xp.broadcast_shapes(d.shape, target.shape)

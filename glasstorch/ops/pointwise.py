@@ -15,7 +15,7 @@ from .. import _dtype, _checks
 from .._tensor import Tensor, _wrap
 from .._array import xp, to_device, broadcast_error, same_data, row_major, like_operands, like_input, copy_preserving_layout, erf as _erf, erfinv as _erfinv, lgamma as _lgamma, digamma as _digamma
 from ._op import (method, operands, inplace, inplace_recorded, result_dtype, as_tensor_arg, promote_arrays,
-                  _check_inplace, bump_version, write_into, _DTYPE_OF)
+                  _check_inplace, bump_version, write_into, can_cast, _DTYPE_OF)
 from .._ops import defop, aten
 from .. import _ops   # (_ops._ARRAY_TYPES, read at each call: it grows when CuPy is imported)
 from .._seam import seam
@@ -1450,12 +1450,30 @@ remainder__scalar_op = _in_place("remainder_.Scalar(Tensor(a!) self, Scalar othe
 fmod__op = _in_place("fmod_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", fmod_op)
 fmod__scalar_op = _in_place("fmod_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", fmod_scalar_op)
 atan2__op = _in_place("atan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)", atan2_op)
-clamp__op = _in_place("clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)", clamp_op)
+def _clamp_by_numbers_in_place(functional):
+    """The kernel of clamp_/clamp_min_/clamp_max_ by numbers: clamp's meta function checks the cast
+    itself and names the target's C++ type ("... desired output type long int"), where the other
+    in-place ops (write_into's check) say "Long"."""
+    def kernel(self, *bounds):
+        r = functional.kernel(self, *bounds)
+        if r.dtype != self.dtype and not can_cast(r.dtype, self.dtype):
+            raise RuntimeError(f"result type {_DTYPE_OF[r.dtype]._legacy} can't be cast to the desired output "
+                               f"type {_dtype.cpp_name(_DTYPE_OF[self.dtype])}")
+        write_into(self, r)
+        return self
+    kernel.__name__ = kernel.__qualname__ = f"{functional.__name__}__kernel"
+    return kernel
+
+
+clamp__op = _in_place("clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)", clamp_op,
+                      kernel=_clamp_by_numbers_in_place(clamp_op))
 clamp__tensor_op = _in_place("clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)",
                              clamp_tensor_op)
-clamp_min__op = _in_place("clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)", clamp_min_op)
+clamp_min__op = _in_place("clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)", clamp_min_op,
+                          kernel=_clamp_by_numbers_in_place(clamp_min_op))
 clamp_min__tensor_op = _in_place("clamp_min_.Tensor(Tensor(a!) self, Tensor min) -> Tensor(a!)", clamp_min_tensor_op)
-clamp_max__op = _in_place("clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)", clamp_max_op)
+clamp_max__op = _in_place("clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)", clamp_max_op,
+                          kernel=_clamp_by_numbers_in_place(clamp_max_op))
 clamp_max__tensor_op = _in_place("clamp_max_.Tensor(Tensor(a!) self, Tensor max) -> Tensor(a!)", clamp_max_tensor_op)
 lerp__op = _in_place("lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)", lerp_op)
 lerp__tensor_op = _in_place("lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)", lerp_tensor_op)
