@@ -1215,10 +1215,22 @@ def _undefined_aliasing(x, y, o):
         return False  # the same elements, each read where it is written (x.mul_(x), x.copy_(x)): well defined
         #               -- not so a write into part of x, or by index (x[idx] = x with a permutation idx:
         #               torch's index_put_ reads rows it has already written, seed 796164156376)
+    if o.needs != "into" and (x.dtype != y.dtype or not _addresses(x).isdisjoint(_addresses(y))):
+        return True   # a write into part of x from elements of x (x[..., 1] = x.t()[..., 0]): where the part
+        #               and y overlap, torch's copy reads elements it has already written (seed 796173494890);
+        #               the part is chosen later, so any overlap with x leaves the op out
     if y.numel() < math.prod(_target_shape(o.needs, x) or ()):
         return True   # y is broadcast over the written part, so it repeats its elements as well (x[0] =
         #               x.diagonal() of shape (4, 1): torch's copy writes row after row: seed 796157876153)
     return not (_dense(x) and _dense(y))
+
+
+def _addresses(t):
+    """The storage positions of t's elements (the fuzzer's tensors are small)."""
+    positions = [t.storage_offset()]
+    for n, stride in zip(t.shape, t.stride()):
+        positions = [p + i * stride for p in positions for i in range(n)]
+    return set(positions)
 
 
 def _unchecked_overlap(t):
