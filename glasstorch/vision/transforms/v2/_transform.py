@@ -13,6 +13,7 @@ import enum
 
 import glasstorch as torch
 from glasstorch import nn, Tensor
+from glasstorch.utils import _pytree
 
 from ... import _pil
 from ...tv_tensors import Image, TVTensor
@@ -43,25 +44,10 @@ def has_any(flat_inputs, *types_or_checks):
 
 
 def tree_flatten(tree):
-    """The leaves of nested tuples/lists/dicts, and a function that rebuilds the structure from new leaves."""
-    if isinstance(tree, (tuple, list)):
-        parts = [tree_flatten(item) for item in tree]
-        leaves = [leaf for part_leaves, _ in parts for leaf in part_leaves]
-
-        def rebuild(new_leaves):
-            items, start = [], 0
-            for part_leaves, part_rebuild in parts:
-                items.append(part_rebuild(new_leaves[start:start + len(part_leaves)]))
-                start += len(part_leaves)
-            if hasattr(tree, "_fields"):   # a namedtuple
-                return type(tree)(*items)
-            return type(tree)(items)
-        return leaves, rebuild
-    if isinstance(tree, dict):
-        keys = list(tree)
-        values_leaves, values_rebuild = tree_flatten([tree[k] for k in keys])
-        return values_leaves, lambda new_leaves: type(tree)(zip(keys, values_rebuild(new_leaves)))
-    return [tree], lambda new_leaves: new_leaves[0]
+    """The leaves of nested tuples/lists/dicts/namedtuples, and a function that rebuilds the structure
+    from new leaves (``utils._pytree``'s flattening, as torchvision's v2 uses torch's)."""
+    leaves, spec = _pytree.tree_flatten(tree)
+    return leaves, spec.unflatten
 
 
 def query_size(flat_inputs):
