@@ -20,8 +20,8 @@ from . import (accelerator as accelerator, amp as amp, autograd as autograd, bac
                profiler as profiler, serialization as serialization, torch_version as torch_version, utils as utils,
                version as version, vision as vision, xpu as xpu)
 from ._binding import as_torch as as_torch, load_ipython_extension as load_ipython_extension
-from ._dtype import (bfloat16 as bfloat16, bool as bool, cdouble as cdouble, cfloat as cfloat,
-                     complex64 as complex64, complex128 as complex128, double as double, dtype as dtype,
+from ._dtype import (bfloat16 as bfloat16, bool as bool, can_cast as can_cast, cdouble as cdouble,
+                     cfloat as cfloat, complex64 as complex64, complex128 as complex128, double as double, dtype as dtype,
                      finfo as finfo, float as float, float16 as float16, float32 as float32, float64 as float64,
                      get_default_dtype as get_default_dtype, half as half, iinfo as iinfo, int as int, int8 as int8,
                      int16 as int16, int32 as int32, int64 as int64, long as long, promote_types as promote_types,

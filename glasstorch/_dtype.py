@@ -173,7 +173,7 @@ def _np_promote(a, b):
     return _BY_NUMPY[xp.promote_types(a.numpy_dtype, b.numpy_dtype)]
 
 
-def can_cast(from_, to):
+def can_cast(from_: "dtype", to: "dtype") -> "_b.bool":  # (`bool` in this module is the dtype)
     """torch's ``canCast``: whether a value of dtype ``from_`` may be written into ``to`` -- no lower
     category (bool < integer < floating point < complex); within one, any size and sign."""
     return from_.category <= to.category

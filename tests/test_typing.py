@@ -184,6 +184,7 @@ MISTAKES = """\
     h = x.to("cpu", dtype="float64")
     i = x.reshape(2.0, 3)
     e = x.transpose(0)
+    cc: str = torch.can_cast(x.dtype, torch.int32)
     x.backward(retain_graph="yes")
     c = torch.manual_seed("0")
 """
