@@ -24,6 +24,7 @@ from .._ops import defop, aten
 from .._seam import seam
 from ..autograd import grad_mode
 from ._op import float_array, inplace, check_floating
+from .pointwise import _sigmoid as _sigmoid_array
 
 SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 SQRT1_2 = math.sqrt(0.5)
@@ -38,8 +39,6 @@ def _zeros(grad):
     return aten.zeros_like(grad)
 
 
-def _sigmoid_array(a):
-    return (0.5 * (1 + xp.tanh(0.5 * a))).astype(a.dtype, copy=False)
 
 
 def _softplus_array(a):
@@ -320,7 +319,8 @@ def _mish_derivative(grad, self):
 @_laid_out_as_input
 def _silu_kernel(self):
     check_floating(self, "silu_cpu")
-    return self * _sigmoid_array(self)
+    one = self.dtype.type(1)
+    return self / (one + xp.exp(-self))    # (torch's kernel: one rounding fewer than self * sigmoid(self))
 
 
 @_laid_out_as_input
