@@ -1255,3 +1255,25 @@ def test_an_int_index_of_a_0_dim_tensor_raises_as_torch(code):
         exec(code, {"x": x, "lib": lib, "np": np})
         return x
     same(run)
+
+
+KERNELS_THAT_REFUSE_AN_EMPTY_INPUT = {
+    "max": lambda v: v.max(), "min": lambda v: v.min(), "argmax along a dim": lambda v: v.max(0),
+    "kthvalue": lambda v: v.kthvalue(1), "median": lambda v: v.median(),
+}
+
+
+@pytest.mark.parametrize("op", list(KERNELS_THAT_REFUSE_AN_EMPTY_INPUT), ids=list(KERNELS_THAT_REFUSE_AN_EMPTY_INPUT))
+@pytest.mark.parametrize("empty", [True, False], ids=["empty view", "view"])
+def test_a_stale_no_grad_view_raises_the_view_error_before_the_kernels_own(op, empty):
+    # torch's autograd layer reads an input's grad_fn (linking the new node) before the op's kernel runs:
+    # an in-place op on an empty no_grad view of a grad-requiring base, then max(), raises the no_grad
+    # view error, not max's "Expected reduction dim" (4 error differences of the 10-minute fuzzer run)
+    def run(lib):
+        x = lib.linspace(-1, 1, 3, dtype=lib.float64, requires_grad=True)
+        y = x * 2
+        with lib.no_grad():
+            v = y[3:] if empty else y[1:]
+            v.mul_(2)
+        return KERNELS_THAT_REFUSE_AN_EMPTY_INPUT[op](v)
+    assert same(run)[0] == "raised"
