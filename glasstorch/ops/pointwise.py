@@ -360,7 +360,7 @@ def _rsub_kernel(self, other, alpha=1):
     if self.dtype == bool or type(other) is bool:
         _sub_bool_check(self.dtype == bool, other)
     a, b = promote_arrays(self, other)
-    return like_input(b - a if alpha == 1 else (b - a * alpha).astype(a.dtype, copy=False), a)
+    return like_operands(b - a if alpha == 1 else (b - a * alpha).astype(a.dtype, copy=False), a, b)
 
 
 add_op = defop("add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", _add_kernel,
@@ -543,8 +543,7 @@ def _binary_kernel(compute, reversed_operands=False):
     else:
         def kernel(self, other):
             a, b = promote_arrays(self, other)
-            r = compute(a, b)   # (a number operand: NumPy already lays the result out as a)
-            return like_operands(r, a, b) if isinstance(b, _ops._ARRAY_TYPES) else r
+            return like_operands(compute(a, b), a, b)   # (a number b counts, as torch wraps it)
     return kernel
 
 
