@@ -1313,3 +1313,15 @@ def test_strides_of_dims_of_size_1_and_of_empty_results_as_torch(case, op):
         out = LAYOUT_OPS[op](lib, LAYOUT_INPUTS[case](lib))
         return out, out.stride(), out.is_contiguous()
     same(run)
+
+
+@pytest.mark.parametrize("others", [0, 2], ids=["all empty", "with a non-empty input"])
+def test_cat_gives_an_empty_1d_input_new_zeros_without_history(others):
+    # torch's cat_tensors_backward gives every input of shape (0,) at::zeros({0}), not a slice of the
+    # gradient: with create_graph the gradient that reaches it has no history (fuzzer seed 796179583387)
+    def run(lib):
+        v0 = lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64, requires_grad=True)
+        c = lib.cat([v0[0:0], v0[0:others], v0[0:0]]) * 1
+        g, = lib.autograd.grad((c * c).sum(), [v0], create_graph=True)
+        return g, g.requires_grad, None if g.grad_fn is None else g.grad_fn.name()
+    same(run)
