@@ -52,9 +52,15 @@ def _sigmoid(a):
     """torch's CPU kernel, 1 / (1 + exp(-a)): accurate to its last bits far out on the negative side,
     where 0.5 + 0.5 tanh(a / 2) cancels (float32 sigmoid(-20) is 2.06e-9 there, 0 here, and silu's
     gradient at -15 was 8% off). For a below -88 (float32) exp(-a) overflows to inf and 1 / inf is
-    the 0 torch gives (NumPy's overflow warning from glasstorch is silenced: ``_array``)."""
+    the 0 torch gives (NumPy's overflow warning from glasstorch is silenced: ``_array``). float16 and
+    bfloat16 compute in float32, as torch's kernels do (opmath), and round once."""
+    if a.dtype.name in _REDUCED_FLOATS:
+        return _sigmoid(a.astype(xp.float32)).astype(a.dtype)
     one = a.dtype.type(1)
     return one / (one + xp.exp(-a))
+
+
+_REDUCED_FLOATS = ("float16", "bfloat16")
 
 
 def _clamp_side(extremum, a, bound):
