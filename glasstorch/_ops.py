@@ -316,13 +316,31 @@ def _narrow_0d(result, inputs):
     return result if narrow is None else result.astype(narrow)
 
 
+def _autograd_first(op, args):
+    """Called where an op's kernel raised: raise first what torch's autograd layer would have.
+    torch's autograd kernel of an op runs before the op's kernel; when the op records (grad mode on,
+    a differentiable input requires grad) it reads the grad_fn of each such input to link the new
+    node, which raises for a view made under no_grad whose base was modified in place since (an
+    empty one among them: ``v.max()`` then says so, not that an empty tensor has no maximum).
+    glasstorch reads them when recording, after its kernel: the common path, which succeeds, pays
+    nothing for this order."""
+    if not _state.enabled:
+        return
+    tensor = _CALL_HELPERS["_Tensor"]
+    for i in op.node._edge_positions:
+        arg = args[i]
+        for t in arg if isinstance(arg, (list, tuple)) else (arg,):
+            if isinstance(t, tensor) and t._requires_grad:
+                t.grad_fn   # (raises as torch's does)
+
+
 _ARRAY_TYPES = array_types()
 _ARRAY_ERRORS = array_errors()
 # the names the generated code uses (see _ops_codegen)
 _CALL_HELPERS = {"seam": seam, "_state": _state, "_ARRAY_TYPES": _ARRAY_TYPES, "_ARRAY_ERRORS": _ARRAY_ERRORS,
                  "_translate": translate_array_error, "_meta_touched": _meta.touched,
                  "_settle": _meta.settle, "_narrow_0d": _narrow_0d, "_FLOAT64": _FLOAT64, "_MULTI_OUTPUT_NODE": MULTI_OUTPUT_NODE,
-                 "_user_frame": user_frame}
+                 "_user_frame": user_frame, "_autograd_first": _autograd_first}
 _NODE_HELPERS = node_helpers()
 
 

@@ -92,7 +92,13 @@ def op_call_source(op):
     lines.append("    try:")
     lines.append(f"        _result = _kernel({kernel_call})")
     lines.append("    except _ARRAY_ERRORS as _e:")
+    if op.node is not None:   # (torch's autograd layer runs before its kernel: its errors come first)
+        lines.append(f"        _autograd_first(_op, {all_args})")
     lines.append(f"        raise _translate(_e, _op, {all_args}) from None")
+    if op.node is not None:
+        lines.append("    except Exception:")
+        lines.append(f"        _autograd_first(_op, {all_args})")
+        lines.append("        raise")
     if probe is not None:   # a meta array took part: the device rule, and meta outputs (a CPU op pays one test)
         lines.append("    if _meta_touched.flag:")
         lines.append(f"        _result = _settle(_op, {all_args}, _result)")

@@ -1255,3 +1255,73 @@ def test_an_int_index_of_a_0_dim_tensor_raises_as_torch(code):
         exec(code, {"x": x, "lib": lib, "np": np})
         return x
     same(run)
+
+
+KERNELS_THAT_REFUSE_AN_EMPTY_INPUT = {
+    "max": lambda v: v.max(), "min": lambda v: v.min(), "argmax along a dim": lambda v: v.max(0),
+    "kthvalue": lambda v: v.kthvalue(1), "median": lambda v: v.median(),
+}
+
+
+@pytest.mark.parametrize("op", list(KERNELS_THAT_REFUSE_AN_EMPTY_INPUT), ids=list(KERNELS_THAT_REFUSE_AN_EMPTY_INPUT))
+@pytest.mark.parametrize("empty", [True, False], ids=["empty view", "view"])
+def test_a_stale_no_grad_view_raises_the_view_error_before_the_kernels_own(op, empty):
+    # torch's autograd layer reads an input's grad_fn (linking the new node) before the op's kernel runs:
+    # an in-place op on an empty no_grad view of a grad-requiring base, then max(), raises the no_grad
+    # view error, not max's "Expected reduction dim" (4 error differences of the 10-minute fuzzer run)
+    def run(lib):
+        x = lib.linspace(-1, 1, 3, dtype=lib.float64, requires_grad=True)
+        y = x * 2
+        with lib.no_grad():
+            v = y[3:] if empty else y[1:]
+            v.mul_(2)
+        return KERNELS_THAT_REFUSE_AN_EMPTY_INPUT[op](v)
+    assert same(run)[0] == "raised"
+
+
+LAYOUT_INPUTS = {   # tensors whose dims of size 1 (or 0) have strides row-major order would not give them
+    "unfold with a 1": lambda L: L.arange(2.0, dtype=L.float64).reshape(1, 2, 1).unfold(1, 2, 1),
+    "a column, permuted": lambda L: L.arange(3.0, dtype=L.float64).reshape(3, 1, 1).permute(1, 0, 2),
+    "a slice of a transpose": lambda L: L.arange(12.0, dtype=L.float64).reshape(3, 4).t()[:1],
+    "channels-last-like": lambda L: L.arange(4.0, dtype=L.float64).reshape(2, 2).t().reshape(1, 2, 2, 1),
+    "a narrowed unsqueeze": lambda L: L.arange(6.0, dtype=L.float64).reshape(2, 3).unsqueeze(1)[:, :, ::2],
+    "empty row of a 1-d slice": lambda L: L.arange(3.0, dtype=L.float64)[3:],
+    "empty, from a reduction": lambda L: L.zeros(2, 3, dtype=L.float64)[:, :0].sum(0, keepdim=True).expand(2, 0),
+}
+# (not here: an empty tensor made by a creation op has NumPy's strides -- all 0 under NumPy 2,
+# zeros(0, 3).stride() is (0, 0) here, (3, 1) in torch -- and its views follow from them: README)
+LAYOUT_OPS = {
+    "exp": lambda L, x: x.exp(), "x * 2": lambda L, x: x * 2, "1.5 - x": lambda L, x: 1.5 - x,
+    "x > 0.5": lambda L, x: x > 0.5, "where(x > 0, x, 0.)": lambda L, x: L.where(x > 0, x, 0.0),
+    "minimum(x, x + 1)": lambda L, x: L.minimum(x, x + 1), "clone": lambda L, x: x.clone(),
+    "float": lambda L, x: x.float(), "x % 0.7": lambda L, x: x % 0.7, "clamp": lambda L, x: x.clamp(-0.5, 0.5),
+    "masked_fill": lambda L, x: x.masked_fill(x > 1, 0.5), "sum(0, keepdim)": lambda L, x: x.sum(0, keepdim=True),
+    "x + that": lambda L, x: L.ones(x.shape[-1:], dtype=L.float64) + (1.5 - x),
+}
+
+
+@pytest.mark.parametrize("op", list(LAYOUT_OPS), ids=list(LAYOUT_OPS))
+@pytest.mark.parametrize("case", list(LAYOUT_INPUTS), ids=list(LAYOUT_INPUTS))
+def test_strides_of_dims_of_size_1_and_of_empty_results_as_torch(case, op):
+    # TensorIterator's layout: row-major when every operand is contiguous and of the result's shape,
+    # channels-last when all are, the operands' own strides when all are dense alike, else the dims
+    # ordered by the operands' strides (a dim of size 1 keeps its stride in the comparison, a number
+    # operand counts as a 0-d tensor) and strides dense in that order -- for dims of size 1 too. NumPy
+    # chose its own for those, and a later op ordered by them differed in is_contiguous (fuzzer seed
+    # 796178020758: `v7 = v6 + (1.5 - v0.unfold(1, 2, 1))` contiguous here, not in torch)
+    def run(lib):
+        out = LAYOUT_OPS[op](lib, LAYOUT_INPUTS[case](lib))
+        return out, out.stride(), out.is_contiguous()
+    same(run)
+
+
+@pytest.mark.parametrize("others", [0, 2], ids=["all empty", "with a non-empty input"])
+def test_cat_gives_an_empty_1d_input_new_zeros_without_history(others):
+    # torch's cat_tensors_backward gives every input of shape (0,) at::zeros({0}), not a slice of the
+    # gradient: with create_graph the gradient that reaches it has no history (fuzzer seed 796179583387)
+    def run(lib):
+        v0 = lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64, requires_grad=True)
+        c = lib.cat([v0[0:0], v0[0:others], v0[0:0]]) * 1
+        g, = lib.autograd.grad((c * c).sum(), [v0], create_graph=True)
+        return g, g.requires_grad, None if g.grad_fn is None else g.grad_fn.name()
+    same(run)

@@ -8,6 +8,12 @@ graphs run and, for each kind of difference (value, grad, crash, error, meta), h
 one, with the first few seeds of each so they can be replayed with ``--seed N --show``.
 Needs torch (the oracle): ``pip install -e ".[test]"``.
 
+A program that computes in float32 is compared to float32 precision; where its values or gradients
+still differ, it runs again in float64 under torch, and the difference counts only if glasstorch's
+float32 result is further from that truth than 1 float32 tolerance and than 4 times torch's float32
+result (``fuzz_graphs._rounding``: ill-conditioned float32 programs differ by their rounding alone).
+``--show`` prints the float64 truth beside such a difference.
+
 Each job runs its programs in a worker process of its own, which reports every few seconds. A
 program that kills its process costs that program, not the run: torch 2.13 itself segfaults on
 some (seed 796163452986, a double backward through stack, abs and an index), counted as "torch

@@ -293,32 +293,79 @@ def matmul(a, b):
 def row_major(a):
     """``a`` laid out row-major (C order), as torch allocates the result of a reduction, a scan,
     cat or roll; NumPy's follows the input's layout."""
-    return a.copy() if a.ndim > 1 and not a.flags.c_contiguous else a
+    if a.ndim > 1 and not a.flags.c_contiguous:
+        return a.copy()
+    if a.size == 0 and a.ndim:   # (NumPy's strides of an empty array are its own: torch's count a 0 as 1)
+        return _laid_out(a, _contiguous_strides(a.shape))
+    return a
 
 
 def like_operands(r, *operands):
-    """An element-wise result ``r`` laid out as torch's TensorIterator lays it out: its dims
-    ordered by the operands' strides, the first operand deciding where it can (a broadcast dim
-    leaves the choice to the next), so ``x.t() + y`` is laid out as ``x.t()``. NumPy chooses
-    row-major when the operands disagree. (Layout decides whether a later view() works.)"""
-    if r.ndim < 2:
+    """An element-wise result ``r`` laid out as torch's TensorIterator lays it out: when every
+    operand has the result's shape and is contiguous, row-major; when they are all dense with the
+    same strides, those strides (a dim of size 1 included); otherwise its dims ordered by the
+    operands' strides, the first operand deciding where it can (a broadcast dim leaves the choice
+    to the next), so ``x.t() + y`` is laid out as ``x.t()``, and the strides dense in that order --
+    a dim of size 1 keeps its own stride in the comparison and gets the one its place gives it
+    (``1.5 - x.unfold(1, 2, 1)``: strides (2, 1, 1, 1), not row-major's (2, 2, 2, 1); a later
+    ``y + that`` is ordered by them). NumPy chooses row-major when the operands disagree, and its
+    own strides for dims of size 1. (Layout decides whether a later view() works.) A number operand
+    (``x * 2``, ``x > 0.5``, ``where(c, x, 0.)``) is a 0-d operand, as torch wraps it: it is not of
+    the result's shape, so it rules out the all-of-one-shape layouts (pass the numbers of an op
+    whose torch kernel wraps them, only those: clamp's bounds it does not)."""
+    if r.ndim == 0 or r.ndim == 1 and r.size:
         return r
-    # (the common cases, checked cheaply: a row-major first operand of the result's shape wins in
-    # torch too; so do row-major operands that broadcast only by leading dims. A dim of size 1 keeps
-    # its stride in torch's comparison and can reorder the others: x.reshape(1, 1, 2, 1) * y.T)
-    r_row_major = r.flags.c_contiguous
+    # (the common cases, checked cheaply, where NumPy's row-major result is torch's. With no dim of size 1
+    # in the result an operand's dims of size 1 are broadcast -- stride 0, no say in the order -- and a
+    # row-major first operand of the result's shape decides every comparison)
     first = operands[0]
-    if r_row_major and first.flags.c_contiguous and r.shape == first.shape:
+    r_row_major = r.flags.c_contiguous and r.size
+    if r_row_major and 1 not in r.shape and type(first) is type(r) and first.shape == r.shape and first.flags.c_contiguous:
         return r
-    arrays = [o for o in operands if isinstance(o, type(r)) and o.ndim]
-    if r_row_major and all(o.flags.c_contiguous and 1 not in o.shape for o in arrays):
-        return r
-    n = r.ndim
+    arrays = [o if isinstance(o, type(r)) else _WRAPPED_NUMBER for o in operands if o is not None]
+    if r_row_major:
+        first = arrays[0]
+        if 1 not in r.shape:
+            if all(o.flags.c_contiguous for o in arrays):
+                return r
+        elif first.shape == r.shape and first.strides == r.strides and _row_major_strides(r) \
+                and all(o is _WRAPPED_NUMBER or o.shape == r.shape and o.strides == r.strides for o in arrays):
+            return r   # (row-major operands, dims of size 1 included, and numbers: row-major in torch too)
+    return _laid_out(r, _torch_strides(r.shape, arrays))
+
+
+def _row_major_strides(a):
+    """Whether ``a``'s strides are torch's row-major ones, a dim of size 1 included (``a`` not empty)."""
+    step = a.itemsize
+    for n, st in zip(reversed(a.shape), reversed(a.strides)):
+        if st != step:
+            return False
+        step *= n
+    return True
+
+
+_WRAPPED_NUMBER = xp.zeros(())   # (what a number operand counts as: a 0-d array)
+
+
+def _torch_strides(shape, arrays):
+    """The strides, in elements, of TensorIterator's output of ``shape`` over input ``arrays``
+    (compute_fast_setup_type, then reorder_dimensions and compatible_stride)."""
+    if all(o.shape == shape for o in arrays):
+        if all(o.flags.c_contiguous for o in arrays):
+            return _contiguous_strides(shape)
+        inner_first = _CHANNELS_LAST.get(len(shape))
+        if inner_first and all(_dense_in(o, inner_first) for o in arrays):
+            return _dense_strides(shape, inner_first)
+        first = tuple(st // arrays[0].itemsize for st in arrays[0].strides)
+        if all(_dense(o) and tuple(st // o.itemsize for st in o.strides) == first for o in arrays):
+            return first
+    n = len(shape)
     strides = []
-    for o in arrays:  # each operand's strides over r's dims (0 where it is broadcast)
-        lead = n - o.ndim
-        strides.append([0 if i < lead or o.shape[i - lead] != r.shape[i] else o.strides[i - lead]
-                        for i in range(n)])
+    for o in arrays:  # each operand's strides over the result's dims (0 where it is broadcast)
+        if o.ndim:
+            lead = n - o.ndim
+            strides.append([0 if i < lead or o.shape[i - lead] != shape[i] else o.strides[i - lead]
+                            for i in range(n)])
 
     def should_swap(d0, d1):  # torch's reorder_dimensions comparison (perm is fastest dim first)
         for st in strides:
@@ -327,7 +374,7 @@ def like_operands(r, *operands):
                 continue
             if s0 != s1:
                 return 1 if s0 > s1 else -1
-            if r.shape[d0] > r.shape[d1]:
+            if shape[d0] > shape[d1]:
                 return 1
         return 0
 
@@ -341,38 +388,99 @@ def like_operands(r, *operands):
                 d1 = d0
             elif c < 0:
                 break
-    outer_first = perm[::-1]
-    current = sorted(range(n), key=lambda i: (-r.strides[i], i))
-    if [i for i in outer_first if r.shape[i] != 1] == [i for i in current if r.shape[i] != 1]:
+    if perm == list(range(n - 1, -1, -1)):
+        return _contiguous_strides(shape)
+    return _dense_strides(shape, perm)   # (compatible_stride)
+
+
+# torch's channels_last order, innermost dim first (TensorIterator's fast setup checks it for 4 dims,
+# not channels_last_3d for 5)
+_CHANNELS_LAST = {4: (1, 3, 2, 0)}
+
+
+def _dense_in(a, inner_first):
+    """Whether ``a`` is dense in the order ``inner_first`` (its dims of size 1 aside): for the
+    channels-last order, torch's ``is_contiguous(memory_format=channels_last)``."""
+    expected = a.itemsize
+    for d in inner_first:
+        if a.shape[d] != 1:
+            if a.strides[d] != expected:
+                return False
+            expected *= a.shape[d]
+    return True
+
+
+def _dense_strides(shape, inner_first):
+    """Strides, in elements, that lay ``shape`` out densely in the order ``inner_first`` (no
+    max(size, 1), as torch's compatible_stride and channels-last strides: an empty dim gives 0 to
+    the dims outside it)."""
+    result, step = [0] * len(shape), 1
+    for d in inner_first:
+        result[d] = step
+        step *= shape[d]
+    return tuple(result)
+
+
+def _contiguous_strides(shape):
+    """torch's row-major strides, in elements (a dim of size 0 counts as 1)."""
+    strides, step = [0] * len(shape), 1
+    for i in range(len(shape) - 1, -1, -1):
+        strides[i] = step
+        step *= max(shape[i], 1)
+    return tuple(strides)
+
+
+def _laid_out(r, strides):
+    """``r``'s values with ``strides`` (in elements): ``r`` itself when it has them, a view of it
+    when they differ only where a dim of size 1 or an empty ``r`` makes them address nothing else,
+    else a copy."""
+    target = tuple(st * r.itemsize for st in strides)
+    if r.strides == target:
         return r
-    inverse = [0] * n
-    for k, i in enumerate(outer_first):
+    if r.size == 0 or all(a == b for a, b, n in zip(r.strides, target, r.shape) if n != 1):
+        return as_strided(r, r.shape, target)
+    order = sorted(range(r.ndim), key=lambda i: (-strides[i], i))   # outermost first
+    inverse = [0] * r.ndim
+    for k, i in enumerate(order):
         inverse[i] = k
-    return r.transpose(outer_first).copy().transpose(inverse)
+    out = r.transpose(order).copy().transpose(inverse)
+    return out if out.strides == target else as_strided(out, r.shape, target)
 
 
 def like_input(r, a):
     """The element-wise result ``r`` of one array ``a`` laid out as torch lays it out. NumPy's
     order (``K``, by stride) agrees, but where ``a`` repeats elements: two dims of the same stride
     (``x.unfold(0, 3, 1)``: torch puts the dim of smaller size inner, NumPy the later one) or one of
-    stride 0 (an expanded ``a``: torch leaves it where its comparisons do) -- :func:`like_operands`."""
-    if a.ndim < 2 or a.flags.c_contiguous or type(r) is not type(a):
+    stride 0 (an expanded ``a``: torch leaves it where its comparisons do) -- and where a dim has
+    size 1 or 0, whose stride NumPy chooses its own way: :func:`like_operands`."""
+    if a.ndim == 0 or type(r) is not type(a):
         return r
-    strides = [st for st, n in zip(a.strides, a.shape) if n != 1]
+    if a.flags.c_contiguous and r.size and (1 not in a.shape or _row_major_strides(r)):
+        return r   # (a row-major input: torch's result is row-major, a dim of size 1 included)
+    if 1 in a.shape or 0 in a.shape:
+        return like_operands(r, a)
+    if a.ndim == 1 or a.flags.c_contiguous:
+        return r
+    strides = a.strides
     return like_operands(r, a) if 0 in strides or len(set(strides)) < len(strides) else r
 
 
 def copy_preserving_layout(a, dtype=None, like=None):
     """A copy of ``a`` (converted to ``dtype``) laid out as torch's preserve_format lays out a
-    clone, a dtype conversion or flip's result (empty_like): with the dims in the order of the
-    strides of ``like`` (default: ``a``), so ``x.t().clone()`` is not contiguous. For an expanded
-    array torch orders the dims that have a stride and leaves those of stride 0 where they are
-    (infer_dense_strides, the comparison of element-wise results: ``like_operands``)."""
+    clone, a dtype conversion or flip's result (empty_like): with ``like``'s strides (default:
+    ``a``) where it is dense -- a dim of size 1 included, so ``x.t().clone()`` is not contiguous and
+    a (3, 1, 3) tensor of strides (3, 1, 1) clones to those -- else with the dims in the order of
+    its strides (infer_dense_strides: the comparison of element-wise results, ``like_operands``,
+    which leaves the dims of stride 0 of an expanded array where they are)."""
     like = a if like is None else like
     dtype = a.dtype if dtype is None else dtype
+    if like.ndim == 0:
+        return a.astype(dtype)
+    if _dense(like) or like.size == 0:
+        return _laid_out(a.astype(dtype, order="K"), tuple(st // like.itemsize for st in like.strides))
     if 0 in like.strides and any(st == 0 and n > 1 for st, n in zip(like.strides, like.shape)):
-        return like_operands(a.astype(dtype, order="C"), like)
-    return like_input(a.astype(dtype, order="K"), like)
+        return _laid_out(a.astype(dtype, order="C"), _torch_strides(like.shape, [like]))
+    return _laid_out(a.astype(dtype, order="K"), _torch_strides(like.shape, [like]))
 
 
 def asarray(a, dtype=None):

@@ -539,13 +539,14 @@ def maybe_multiply(t, s):
     return t if s == 1 else aten.mul.Scalar(t, s)
 
 def cat_tensors_backward(grad, sizes, dim):
-    """Each input's part of cat's gradient, a slice of it (a legacy empty input, shape (0,), that cat
-    skipped gets an empty gradient)."""
+    """Each input's part of cat's gradient, a slice of it; an input of shape (0,) -- the legacy empty
+    input cat skips, or any empty 1-d one -- gets new zeros of shape (0,), without history, as torch's
+    cat_tensors_backward gives them (a double backward's gradient then needs no grad: seed 796179583387)."""
     ref = next((s for s in sizes if not (len(s) == 1 and s[0] == 0)), sizes[0])
     d = _wrap_dim(dim, len(ref))
     out, start = [], 0
     for s in sizes:
-        if len(s) == 1 and s[0] == 0 and len(ref) != 1:
+        if len(s) == 1 and s[0] == 0:
             out.append(aten.new_zeros(grad, (0,)))
             continue
         out.append(aten.slice(grad, d, start, start + s[d]))

@@ -24,6 +24,7 @@ from .._ops import defop, aten
 from .._seam import seam
 from ..autograd import grad_mode
 from ._op import float_array, inplace, check_floating
+from .pointwise import _sigmoid as _sigmoid_array, _REDUCED_FLOATS
 
 SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 SQRT1_2 = math.sqrt(0.5)
@@ -38,8 +39,6 @@ def _zeros(grad):
     return aten.zeros_like(grad)
 
 
-def _sigmoid_array(a):
-    return (0.5 * (1 + xp.tanh(0.5 * a))).astype(a.dtype, copy=False)
 
 
 def _softplus_array(a):
@@ -290,6 +289,20 @@ def gelu(input, approximate="none"):
 
 
 # ---- silu, mish: torch differentiates their composite form when the backward must record ------------------
+def _in_float32(kernel):
+    """A kernel that computes float16 and bfloat16 in float32 and rounds its result once, as torch's
+    activation kernels do (opmath); other dtypes as they are."""
+    def computed(*arrays):
+        dtype = arrays[-1].dtype
+        if dtype.name in _REDUCED_FLOATS:
+            return kernel(*(a.astype(xp.float32) for a in arrays)).astype(dtype)
+        return kernel(*arrays)
+    computed.__name__ = computed.__qualname__ = kernel.__name__
+    computed.__doc__ = kernel.__doc__
+    return computed
+
+
+@_in_float32
 def _silu_backward_kernel(grad_output, self):
     s = _sigmoid_array(self)
     return grad_output * s * (1 + self * (1 - s))
@@ -304,6 +317,7 @@ def _silu_derivative(grad, self):
     return aten.silu_backward(grad, self)
 
 
+@_in_float32
 def _mish_backward_kernel(grad_output, self):
     t = xp.tanh(_softplus_array(self))
     return grad_output * (t + self * _sigmoid_array(self) * (1 - t * t))
@@ -320,12 +334,23 @@ def _mish_derivative(grad, self):
 @_laid_out_as_input
 def _silu_kernel(self):
     check_floating(self, "silu_cpu")
-    return self * _sigmoid_array(self)
+    return _silu_array(self)
+
+
+@_in_float32
+def _silu_array(self):
+    one = self.dtype.type(1)
+    return self / (one + xp.exp(-self))    # (torch's kernel: one rounding fewer than self * sigmoid(self))
 
 
 @_laid_out_as_input
 def _mish_kernel(self):
     check_floating(self, "mish_cpu")
+    return _mish_array(self)
+
+
+@_in_float32
+def _mish_array(self):
     return self * xp.tanh(_softplus_array(self))
 
 
