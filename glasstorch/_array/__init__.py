@@ -6,6 +6,7 @@ NumPy's ``__array_function__``/``__array_ufunc__`` protocols, so op code written
 runs on either device. Creation functions, which have no array to dispatch on, ask
 :func:`namespace` for the device's module instead.
 """
+import functools
 import sys
 import warnings
 
@@ -322,6 +323,13 @@ def like_operands(r, *operands):
     r_row_major = r.flags.c_contiguous and r.size
     if r_row_major and 1 not in r.shape and type(first) is type(r) and first.shape == r.shape and first.flags.c_contiguous:
         return r
+    if r_row_major and isinstance(first, type(r)) and first.shape == r.shape and first.strides == r.strides \
+            and r.strides == _row_major_bytes(r.shape, r.itemsize):
+        for o in operands[1:]:   # (every operand row-major of the result's shape, or a number: row-major)
+            if isinstance(o, type(r)) and (o.shape != r.shape or o.strides != r.strides):
+                break
+        else:
+            return r
     arrays = [o if isinstance(o, type(r)) else _WRAPPED_NUMBER for o in operands if o is not None]
     if r_row_major:
         first = arrays[0]
@@ -332,6 +340,13 @@ def like_operands(r, *operands):
                 and all(o is _WRAPPED_NUMBER or o.shape == r.shape and o.strides == r.strides for o in arrays):
             return r   # (row-major operands, dims of size 1 included, and numbers: row-major in torch too)
     return _laid_out(r, _torch_strides(r.shape, arrays))
+
+
+@functools.lru_cache(maxsize=512)
+def _row_major_bytes(shape, itemsize):
+    """torch's row-major strides in bytes for ``shape`` (a dim of size 1 included; not empty), kept per
+    shape: element-wise results of one shape come again every step."""
+    return tuple(st * itemsize for st in _contiguous_strides(shape))
 
 
 def _row_major_strides(a):
@@ -357,7 +372,8 @@ def _torch_strides(shape, arrays):
         if inner_first and all(_dense_in(o, inner_first) for o in arrays):
             return _dense_strides(shape, inner_first)
         first = tuple(st // arrays[0].itemsize for st in arrays[0].strides)
-        if all(_dense(o) and tuple(st // o.itemsize for st in o.strides) == first for o in arrays):
+        # (the strides compared first: operands of one shape and equal strides are all dense or none is)
+        if all(tuple(st // o.itemsize for st in o.strides) == first for o in arrays[1:]) and _dense(arrays[0]):
             return first
     n = len(shape)
     strides = []
