@@ -302,7 +302,7 @@ def run_inplace_op(op, args):
         original = _history_carrier(self, op._saves_original)
         call_args = (original,) + tuple(args[1:])
         inputs = [call_args[i] if isinstance(call_args[i], Tensor) else None for i in node_cls._edge_positions]
-        node = node_cls._record(op._functional, call_args, inputs, _wrap(self._data))
+        node = node_cls._record(op._functional or op, call_args, inputs, _wrap(self._data))
     if seam.dispatching:
         op._dispatch_below_autograd(args)
     else:
