@@ -884,24 +884,84 @@ def _on_the_seam(name, compute):
     return public
 
 
-def _compare(name, ufunc, *aliases, dunder=None):
-    """A comparison: ``Tensor.<name>`` and its ``dunder`` (the same function, as in torch: ``x > y`` is seen
-    as ``gt``), and each alias a function of its own (``greater``; ``__eq__``, which torch keeps apart)."""
-    ordering = name in ("lt", "le", "gt", "ge")  # complex numbers have no order
+def _comparison_kernel(name, ufunc):
+    """The kernel of comparison or logical op ``name``: a bool array, laid out as the operands (a mask
+    of ``x.t()`` is laid out as ``x.t()``); complex numbers have no order."""
+    ordering = name in ("lt", "le", "gt", "ge")
 
-    def compute(input, other):
-        da, db = operands(input, other)
+    def kernel(self, other):
+        da, db = promote_arrays(self, other)
         if ordering and da.dtype.kind == "c":
             raise NotImplementedError(f'"{name}_cpu" not implemented for \'{_dtype._BY_NUMPY[da.dtype]._legacy}\'')
         try:
-            return _wrap(like_operands(ufunc(da, db), da, db))  # (a mask of x.t() is laid out as x.t())
+            return like_operands(ufunc(da, db), da, db)
         except ValueError:
             raise _shape_error(da, db) from None
-    for n in (name,) + aliases:
-        setattr(Tensor, n, _on_the_seam(n, compute))
+    kernel.__name__ = kernel.__qualname__ = f"{name}_kernel"
+    return kernel
+
+
+def _written_into_self(kernel):
+    """An in-place comparison's kernel: the bool result written into ``self``, in its dtype (torch's
+    ``x.gt_(0)`` on floats gives 0. and 1.), with torch's checks (``write_into``)."""
+    def kernel_(self, other):
+        write_into(self, kernel(self, other))
+        return self
+    kernel_.__name__ = kernel_.__qualname__ = kernel.__name__.replace("_kernel", "__kernel")
+    return kernel_
+
+
+def _operator(name, public, compute):
+    """The operator ``x > y`` (``Tensor.__gt__``): ``public`` (``gt``: the name a function mode sees,
+    as in torch), or NotImplemented for an operand torch does not compare with, so that Python
+    decides (``x == None`` is False, ``x > "a"`` a TypeError), as torch's operators do."""
+    def operator_(self, other):
+        if type(other) is not Tensor and not isinstance(other, (Tensor, numbers.Number, *_ops._ARRAY_TYPES)):
+            return NotImplemented
+        if seam.on:
+            return seam.torch_function(public, (self, other), {})
+        return compute(self, other)
+    operator_.__name__ = operator_.__qualname__ = name
+    return operator_
+
+
+def _compare(name, ufunc, *aliases, dunder=None):
+    """A comparison, as torch declares it: ``aten.<name>.Tensor`` and ``.Scalar`` (not differentiable:
+    bool results), and their in-place forms ``aten.<name>_.Tensor``/``.Scalar``, which write 0/1 into
+    ``self`` and have derivatives of their own (zero: ``GtBackward1``, ``GtBackward0``). Public:
+    ``Tensor.<name>`` and ``<name>_`` and the aliases (``greater``, ``greater_``; ``__eq__``, which torch
+    keeps apart), each a function of its own; the operator ``dunder`` calls ``Tensor.<name>``."""
+    kernel = _comparison_kernel(name, ufunc)
+    tensor_op = defop(f"{name}.Tensor(Tensor self, Tensor other) -> Tensor", kernel)
+    scalar_op = defop(f"{name}.Scalar(Tensor self, Scalar other) -> Tensor", kernel)
+    node = name.capitalize() + "Backward"
+    tensor_op_ = defop(f"{name}_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", _written_into_self(kernel),
+                       inplace=True, node=node + "1", self=_zeros,
+                       other=lambda grad, other_sizes: aten.new_zeros(grad, other_sizes))
+    scalar_op_ = defop(f"{name}_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", _written_into_self(kernel),
+                       inplace=True, node=node + "0", self=_zeros)
+    compute = _public_pair(name, aliases, tensor_op, scalar_op, tensor_op_, scalar_op_)
     if dunder:
-        setattr(Tensor, dunder, getattr(Tensor, name))
+        setattr(Tensor, dunder, _operator(dunder, getattr(Tensor, name), compute))
     return getattr(Tensor, name)
+
+
+def _public_pair(name, aliases, tensor_op, scalar_op, tensor_op_, scalar_op_):
+    """``Tensor.<name>``/``<name>_`` and each alias's pair: the overload for ``other`` a Tensor or a
+    number. Returns the out-of-place body, for the operator."""
+    def compute(input, other):
+        if not isinstance(input, Tensor):
+            raise _checks.not_a_tensor(name, input)
+        return (tensor_op if isinstance(other, Tensor) else scalar_op)._call(input, other)
+
+    def compute_(self, other):
+        return (tensor_op_ if isinstance(other, Tensor) else scalar_op_)._call(self, other)
+    for n in (name,) + aliases:
+        public = _on_the_seam(n, compute)
+        setattr(Tensor, n, public if n != "__eq__" else _operator(n, public, compute))
+        if not n.startswith("__"):
+            setattr(Tensor, n + "_", _on_the_seam(n + "_", compute_))
+    return compute
 
 
 eq = _compare("eq", xp.equal, "__eq__")
@@ -912,9 +972,41 @@ gt = _compare("gt", xp.greater, "greater", dunder="__gt__")
 ge = _compare("ge", xp.greater_equal, "greater_equal", dunder="__ge__")
 greater, greater_equal, less, less_equal, not_equal = \
     Tensor.greater, Tensor.greater_equal, Tensor.less, Tensor.less_equal, Tensor.not_equal
-logical_and = _compare("logical_and", xp.logical_and)
-logical_or = _compare("logical_or", xp.logical_or)
-logical_xor = _compare("logical_xor", xp.logical_xor)
+
+
+def _logical(name, ufunc):
+    """``aten.logical_<op>`` and ``aten.logical_<op>_`` (not differentiable: an in-place one leaves
+    ``self``'s history as it was, as in torch); ``other`` must be a Tensor."""
+    op = defop(f"{name}(Tensor self, Tensor other) -> Tensor", _comparison_kernel(name, ufunc))
+    op_ = defop(f"{name}_(Tensor(a!) self, Tensor other) -> Tensor(a!)", inplace_of=op)
+
+    def check(input, other, fn_name):
+        if not isinstance(input, Tensor):
+            raise _checks.not_a_tensor(fn_name, input)
+        if not isinstance(other, Tensor):
+            raise _checks.not_a_tensor(fn_name, other, "other", 2)
+
+    def public(input, other):
+        if seam.on:
+            return seam.torch_function(public, (input, other), {})
+        check(input, other, name)
+        return op._call(input, other)
+
+    def public_(self, other):
+        if seam.on:
+            return seam.torch_function(public_, (self, other), {})
+        check(self, other, name + "_")
+        return op_._call(self, other)
+    for fn, fn_name in ((public, name), (public_, name + "_")):
+        fn.__code__ = fn.__code__.replace(co_name=fn_name, co_qualname=fn_name)
+        fn.__name__ = fn.__qualname__ = fn_name
+        setattr(Tensor, fn_name, fn)
+    return public
+
+
+logical_and = _logical("logical_and", xp.logical_and)
+logical_or = _logical("logical_or", xp.logical_or)
+logical_xor = _logical("logical_xor", xp.logical_xor)
 
 
 def _bitwise(name, ufunc, dunder, rdunder, idunder):
