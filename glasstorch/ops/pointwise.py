@@ -1668,9 +1668,9 @@ Tensor.masked_fill_ = masked_fill_
 # ---------------------------------------------------------------------------------------------
 # Filling and copying in place: zero_, fill_, copy_ (the derivative w.r.t. the old values is zero)
 # ---------------------------------------------------------------------------------------------
-# These are torch's in-place ops themselves (their nodes exist only for them): the kernels write into
-# the array they are given. With autograd involved, the public function runs the op on a copy of self
-# that carries self's history and writes that into self (``inplace_recorded``), as for any in-place op.
+# These are torch's in-place ops themselves, with derivatives of their own (``defop(..., inplace=True)``):
+# the kernels write into the array they are given, and the ops are called, checked and recorded as any
+# in-place variant (the optimizers' zero_grad and copies take the generated call's common path).
 def _zero_kernel(self):
     self[...] = 0
     return self
@@ -1685,39 +1685,37 @@ def _copy_kernel(self, src, non_blocking=False):
     if type(src) is not type(self):
         from .._array import to_device, device_type_of
         src = to_device(src, device_type_of(self))
+    if src.shape != self.shape and _broadcast_shape(src.shape, self.shape) != self.shape:
+        shape = _broadcast_shape(src.shape, self.shape)
+        if shape is None:
+            raise _shape_error(self, src)
+        raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast shape {list(shape)}")
     if src.dtype.kind == "c" and self.dtype.kind != "c":
         src = src.real  # torch drops the imaginary part (with a warning)
     self[...] = src     # any dtype converts, as in torch (float -> int truncates)
     return self
 
 
-zero__op = defop("zero_(Tensor(a!) self) -> Tensor(a!)", _zero_kernel, node="ZeroBackward0", self=_zeros)
-fill__op = defop("fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)", _fill_kernel,
-                 node="FillBackward2", self=_zeros)
-fill__tensor_op = defop("fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)", _fill_kernel,
-                        node="FillBackward3", self=_zeros, value=lambda grad: aten.sum(grad))
+# (torch's memory rules: one value written everywhere may go into elements that share memory; fill_'s
+# value tensor is read before the write, so it may be part of self)
+zero__op = defop("zero_(Tensor(a!) self) -> Tensor(a!)", _zero_kernel, inplace=True, may_overlap=True,
+                 node="ZeroBackward0", self=_zeros)
+fill__op = defop("fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)", _fill_kernel, inplace=True,
+                 may_overlap=True, node="FillBackward2", self=_zeros)
+fill__tensor_op = defop("fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)", _fill_kernel, inplace=True,
+                        refuse_aliases=None, node="FillBackward3", self=_zeros, value=lambda grad: aten.sum(grad))
 copy__op = defop("copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)", _copy_kernel,
-                 node="CopyBackwards", self=_zeros, src=lambda grad: grad)
+                 inplace=True, node="CopyBackwards", self=_zeros, src=lambda grad: grad)
 copy__op.node.name = _qualified_name     # (torch writes CopyBackwards by hand: torch::autograd::CopyBackwards)
 ZeroBackward0, FillBackward2, FillBackward3, CopyBackwards = \
     zero__op.node, fill__op.node, fill__tensor_op.node, copy__op.node
-
-
-def _run_inplace(self, op_name, op, involved, *args):
-    """An in-place op whose checks are made: recorded on a copy of self (``inplace_recorded``) when
-    autograd is involved, else the kernel writes into self directly."""
-    if involved:
-        return inplace_recorded(self, op_name, op, *args)
-    op(self, *args)
-    bump_version(self, op_name)
-    return self
 
 
 @method()
 def zero_(self):
     if seam.on:
         return seam.torch_function(zero_, (self,), {})
-    return _run_inplace(self, "zero_", zero__op, _check_inplace(self, may_overlap=True))
+    return zero__op._call(self)
 
 
 @method()
@@ -1730,8 +1728,7 @@ def fill_(self, value):
                            f"{value._data.ndim} dimensions.")
     if not is_t and (self._data.dtype.kind in "iu" or type(value) is complex):
         value = _fit(value, self._data.dtype)
-    involved = _check_inplace(self, (value,) if is_t else (), may_overlap=not is_t, refuse_aliases=None)
-    return _run_inplace(self, "fill_", fill__tensor_op if is_t else fill__op, involved, value)
+    return (fill__tensor_op if is_t else fill__op)._call(self, value)
 
 
 def _on_device_of(dst, src):
@@ -1752,15 +1749,19 @@ def copy_(self, src, non_blocking=False):
         raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not {type(src).__name__}")
     if type(src._data) is not type(self._data) and src._data.ndim:
         src = _on_device_of(self, src)
-    same = same_data(self._data, src._data)  # (torch's copy_ onto the same elements is a no-op: no memory checks)
-    involved = _check_inplace(self, (src,), may_overlap=same, refuse_aliases=not same and "partial")
-    d = src._data
-    if d.shape != self._data.shape and _broadcast_shape(d.shape, self._data.shape) != self._data.shape:
-        bs = _broadcast_shape(d.shape, self._data.shape)
-        if bs is None:
-            raise _shape_error(self._data, d)
-        raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the broadcast shape {list(bs)}")
-    return _run_inplace(self, "copy_", copy__op, involved, src)
+    if 0 in self._data.strides and same_data(self._data, src._data):
+        return _copy_onto_itself(self, src)
+    return copy__op._call(self, src, non_blocking)
+
+
+def _copy_onto_itself(self, src):
+    """torch's copy_ onto the very same elements writes nothing, so it makes no memory checks (an
+    expanded tensor copied onto itself is no error); the version still moves on, and autograd
+    records CopyBackwards."""
+    if _check_inplace(self, (src,), may_overlap=True, refuse_aliases=None):
+        return inplace_recorded(self, "copy_", copy__op, src)
+    bump_version(self, "copy_")
+    return self
 
 
 # ---------------------------------------------------------------------------------------------
