@@ -301,7 +301,7 @@ def _index_add_kernel(self, dim, index, source, *, alpha=1):
 
 def _index_copy_kernel(self, dim, index, source):
     d = _wrap_dim(dim, self.ndim)
-    _checks.check_index_bounds(index, self.shape[d], d)
+    _checks.check_index_bounds(index, self.shape[d], d, prefix="index_copy_(): ")
     out = self.copy()
     out[_along_dim(self.ndim, d, index)] = source
     return out

@@ -884,6 +884,10 @@ def _on_the_seam(name, compute):
     return public
 
 
+def _type_name(value):
+    return "Tensor" if isinstance(value, Tensor) else type(value).__name__
+
+
 def _comparison_kernel(name, ufunc):
     """The kernel of comparison or logical op ``name``: a bool array, laid out as the operands (a mask
     of ``x.t()`` is laid out as ``x.t()``); complex numbers have no order."""
@@ -951,7 +955,9 @@ def _public_pair(name, aliases, tensor_op, scalar_op, tensor_op_, scalar_op_):
     number. Returns the out-of-place body, for the operator."""
     def compute(input, other):
         if not isinstance(input, Tensor):
-            raise _checks.not_a_tensor(name, input)
+            raise TypeError(f"{name}() received an invalid combination of arguments - got ({_type_name(input)}, "
+                            f"{_type_name(other)}), but expected one of:\n * (Tensor input, Tensor other, *, Tensor "
+                            f"out = None)\n * (Tensor input, Number other, *, Tensor out = None)\n")
         return (tensor_op if isinstance(other, Tensor) else scalar_op)._call(input, other)
 
     def compute_(self, other):
@@ -1746,7 +1752,9 @@ def copy_(self, src, non_blocking=False):
     if seam.on:
         return seam.torch_function(copy_, (self, src), {"non_blocking": non_blocking} if non_blocking else {})
     if not isinstance(src, Tensor):
-        raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not {type(src).__name__}")
+        if not isinstance(src, numbers.Number):
+            raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not {type(src).__name__}")
+        src = _wrap(xp.asarray(src))    # (torch copies a number as a 0-d tensor: x.copy_(2))
     if type(src._data) is not type(self._data) and src._data.ndim:
         src = _on_device_of(self, src)
     if 0 in self._data.strides and same_data(self._data, src._data):
