@@ -111,7 +111,26 @@ CASES = [
     ("mvlgamma_(2)", "float", lambda L, x, y: (x.add_(2), x.mvlgamma_(2))[1]),
     ("igamma_(y)", "float", lambda L, x, y: x.igamma_(y.detach())),
     ("igammac_(y)", "float", lambda L, x, y: x.igammac_(y.detach())),
+    # activations in place (x shifted to both sides of 0 first: aten.sub_ is seen too)
+    ("F.leaky_relu(inplace)", "float", lambda L, x, y: _act(L, x, "leaky_relu", 0.1, inplace=True)),
+    ("F.elu_", "float", lambda L, x, y: _act(L, x, "elu_", 0.7)),
+    ("F.selu(inplace)", "float", lambda L, x, y: _act(L, x, "selu", inplace=True)),
+    ("F.celu_", "float", lambda L, x, y: _act(L, x, "celu_", 0.5)),
+    ("F.hardtanh_", "float", lambda L, x, y: _act(L, x, "hardtanh_", -0.2, 0.3)),
+    ("F.relu6(inplace)", "float", lambda L, x, y: _act(L, x, "relu6", inplace=True)),
+    ("F.silu(inplace)", "float", lambda L, x, y: _act(L, x, "silu", inplace=True)),
+    ("F.mish(inplace)", "float", lambda L, x, y: _act(L, x, "mish", inplace=True)),
+    ("F.hardsigmoid(inplace)", "float", lambda L, x, y: _act(L, x, "hardsigmoid", inplace=True)),
+    ("F.hardswish(inplace)", "float", lambda L, x, y: _act(L, x, "hardswish", inplace=True)),
+    ("F.threshold_", "float", lambda L, x, y: _act(L, x, "threshold_", 0.1, 20.0)),
+    ("F.rrelu(inplace)", "float", lambda L, x, y: _act(L, x, "rrelu", inplace=True)),
+    ("nn.LeakyReLU(inplace=True)", "float", lambda L, x, y: L.nn.LeakyReLU(0.2, inplace=True)(x.sub_(0.5))),
 ]
+
+
+def _act(lib, x, name, *args, **kwargs):
+    """F.<name> on x shifted to both sides of 0 (x's values are in (0.1, 0.9)), times 4."""
+    return getattr(lib.nn.functional, name)(x.sub_(0.5).mul_(4), *args, **kwargs)
 IDS = [c[0] for c in CASES]
 
 
@@ -194,6 +213,11 @@ ERRORS = [
     ("tril_ into an expanded batch", lambda L: L.ones(1, 3, 3).expand(2, 2, 3, 3).tril_()),
     ("erfc_ of integers", lambda L: L.arange(3).erfc_()),
     ("igamma_ with a number", lambda L: L.ones(3).igamma_(2.0)),
+    ("leaky_relu_'s backward with a negative slope",
+     lambda L: L.nn.functional.leaky_relu_(L.ones(2, requires_grad=True) * -1, -0.1).sum().backward(), 80),
+    ("elu_'s backward with a negative alpha",
+     lambda L: L.nn.functional.elu_(L.ones(2, requires_grad=True) * -1, -0.5).sum().backward(), 80),
+    ("hardtanh(inplace=True) with min > max", lambda L: L.nn.functional.hardtanh(L.ones(2), 1.0, -1.0, inplace=True)),
 ]
 
 

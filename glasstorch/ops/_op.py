@@ -383,6 +383,17 @@ def write_into(target, d):
         target[...] = d
 
 
+def written_into_self(kernel):
+    """The kernel of an in-place op declared with ``defop(..., inplace=True)`` from an out-of-place
+    kernel: its result written into ``self``, with torch's checks (``write_into``)."""
+    def kernel_(self, *args, **kwargs):
+        write_into(self, kernel(self, *args, **kwargs))
+        return self
+    name = getattr(kernel, "__name__", "kernel")
+    kernel_.__name__ = kernel_.__qualname__ = name.replace("_kernel", "__kernel") if "_kernel" in name else name + "_"
+    return kernel_
+
+
 def _bc(a, b):
     try:
         xp.broadcast_shapes(a, b)

@@ -15,7 +15,7 @@ from .. import _dtype, _checks
 from .._tensor import Tensor, _wrap
 from .._array import xp, to_device, broadcast_error, same_data, row_major, like_operands, like_input, copy_preserving_layout, erf as _erf, erfinv as _erfinv, lgamma as _lgamma, digamma as _digamma
 from ._op import (method, operands, inplace, inplace_recorded, result_dtype, as_tensor_arg, promote_arrays,
-                  _check_inplace, bump_version, write_into, can_cast, _DTYPE_OF)
+                  _check_inplace, bump_version, write_into, written_into_self, can_cast, _DTYPE_OF)
 from .._ops import defop, aten
 from .. import _ops   # (_ops._ARRAY_TYPES, read at each call: it grows when CuPy is imported)
 from .._seam import seam
@@ -905,16 +905,6 @@ def _comparison_kernel(name, ufunc):
     return kernel
 
 
-def _written_into_self(kernel):
-    """An in-place comparison's kernel: the bool result written into ``self``, in its dtype (torch's
-    ``x.gt_(0)`` on floats gives 0. and 1.), with torch's checks (``write_into``)."""
-    def kernel_(self, other):
-        write_into(self, kernel(self, other))
-        return self
-    kernel_.__name__ = kernel_.__qualname__ = kernel.__name__.replace("_kernel", "__kernel")
-    return kernel_
-
-
 def _operator(name, public, compute):
     """The operator ``x > y`` (``Tensor.__gt__``): ``public`` (``gt``: the name a function mode sees,
     as in torch), or NotImplemented for an operand torch does not compare with, so that Python
@@ -939,10 +929,10 @@ def _compare(name, ufunc, *aliases, dunder=None):
     tensor_op = defop(f"{name}.Tensor(Tensor self, Tensor other) -> Tensor", kernel)
     scalar_op = defop(f"{name}.Scalar(Tensor self, Scalar other) -> Tensor", kernel)
     node = name.capitalize() + "Backward"
-    tensor_op_ = defop(f"{name}_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", _written_into_self(kernel),
+    tensor_op_ = defop(f"{name}_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", written_into_self(kernel),
                        inplace=True, node=node + "1", self=_zeros,
                        other=lambda grad, other_sizes: aten.new_zeros(grad, other_sizes))
-    scalar_op_ = defop(f"{name}_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", _written_into_self(kernel),
+    scalar_op_ = defop(f"{name}_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", written_into_self(kernel),
                        inplace=True, node=node + "0", self=_zeros)
     compute = _public_pair(name, aliases, tensor_op, scalar_op, tensor_op_, scalar_op_)
     if dunder:
