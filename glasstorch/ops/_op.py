@@ -4,9 +4,10 @@ declarations, ``glasstorch/_ops.py``):
 * ``operands``, ``promote_arrays``, ``result_dtype`` -- torch's type promotion for a binary op;
 * ``method``    -- expose a function as a Tensor method too (``x.exp()`` and ``torch.exp(x)``);
 * ``_check_inplace``, ``run_inplace_op``, ``write_into`` -- torch's rules for an in-place op, what an
-  in-place variant's generated call uses (``defop(..., inplace_of=...)``);
-* ``inplace``   -- the in-place form of an op that has no in-place variant declared yet (``x.scatter_``):
-  the out-of-place op, its result written into ``self``.
+  in-place op's generated call uses (``defop(..., inplace_of=...)`` or ``inplace=True``);
+  ``written_into_self`` -- an in-place kernel made from an out-of-place one;
+* ``inplace``   -- the in-place form of an op torch has none of (glasstorch's ``x.isnan_()``): the
+  out-of-place op, its result written into ``self``.
 """
 import functools
 import weakref
