@@ -268,3 +268,44 @@ def test_function_mode_sees_the_operators_under_torchs_names():
                 n.bitwise_right_shift_(1), x.logical_and_(x), x.zero_(), x.fill_(1), x.copy_(x)
         return seen
     assert names(glasstorch) == names(torch)
+
+
+# ---- the random fills: their values are each library's own draws -------------------------------------------------
+RANDOM_FILLS = [
+    ("uniform_(2, 3)", lambda L, x: x.uniform_(2, 3), (2, 3)),
+    ("uniform_(from=, to=)", lambda L, x: x.uniform_(**{"from": -1, "to": 0}), (-1, 0)),
+    ("normal_(0, 0.1)", lambda L, x: x.normal_(0, 0.1), (-1, 1)),
+    ("bernoulli_(0.3)", lambda L, x: x.bernoulli_(0.3), (0, 1)),
+    ("bernoulli_(p)", lambda L, x: x.bernoulli_(x.detach() / 2), (0, 1)),
+    ("exponential_(2)", lambda L, x: x.exponential_(2.0), (0, float("inf"))),
+    ("geometric_(0.5)", lambda L, x: x.geometric_(0.5), (1, float("inf"))),
+    ("log_normal_()", lambda L, x: x.log_normal_(), (0, float("inf"))),
+    ("cauchy_()", lambda L, x: x.cauchy_(), (-float("inf"), float("inf"))),
+    ("random_(0, 5)", lambda L, x: x.random_(0, 5), (0, 4)),
+    ("random_(7)", lambda L, x: x.random_(7), (0, 6)),
+    ("random_()", lambda L, x: x.random_(), (0, 2 ** 24)),
+    ("nn.init.uniform_", lambda L, x: L.nn.init.uniform_(x, -0.1, 0.1), (-0.1, 0.1)),
+]
+
+
+@pytest.mark.parametrize("requires_grad", [False, True], ids=["plain", "autograd"])
+@pytest.mark.parametrize("fn,bounds", [f[1:] for f in RANDOM_FILLS], ids=[f[0] for f in RANDOM_FILLS])
+def test_random_fills_are_torchs_aten_ops(fn, bounds, requires_grad):
+    def run(lib):
+        x0 = lib.ones(3, 4, requires_grad=requires_grad)
+        x = x0 * 1 if requires_grad else x0.clone()
+        version = x._version
+        log = recorder(lib, keep=lambda name: packet(name) not in INTERNALS)
+        with log:
+            out = fn(lib, x)
+        values = x.detach().numpy()
+        assert out is x and bounds[0] <= values.min() and values.max() <= bounds[1]
+        grad = None
+        if x.requires_grad:
+            x.sum().backward()
+            grad = x0.grad.numpy().copy()
+        return log.names, x._version - version, type(x.grad_fn).__name__, grad
+    ours, theirs = run(glasstorch), run(torch)
+    assert ours[:3] == theirs[:3]
+    if requires_grad:   # (the fills' derivative is zero)
+        np.testing.assert_array_equal(ours[3], theirs[3])
