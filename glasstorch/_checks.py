@@ -257,14 +257,15 @@ def size_error(sizes):
 
 
 # --- Indices ---------------------------------------------------------------------------------------
-def check_index_bounds(indices, size, dim, allow_negative=True, error=IndexError):
-    """Every index (an integer array) within a dim of ``size``: torch's IndexError otherwise."""
+def check_index_bounds(indices, size, dim, allow_negative=True, error=IndexError, prefix=""):
+    """Every index (an integer array) within a dim of ``size``: torch's IndexError otherwise (its
+    message after ``prefix``, the op's name where torch's kernel gives it)."""
     from ._array import has_values
     if indices.size and has_values(indices):   # (a meta tensor's indices have no values to check)
         lo, hi = int(indices.min()), int(indices.max())
         if hi >= size or lo < (-size if allow_negative else 0):
             bad = hi if hi >= size else lo
-            raise error(f"index {bad} is out of bounds for dimension {dim} with size {size}")
+            raise error(f"{prefix}index {bad} is out of bounds for dimension {dim} with size {size}")
 
 
 def index_error(error):

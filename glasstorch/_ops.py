@@ -205,8 +205,10 @@ class OpOverload:
         self._returns_tuple = schema.returns_tuple
         self._returns_list = schema.returns_list
         self._mutates = schema.mutates
-        # an in-place variant (``defop(..., inplace_of=functional)``): its out-of-place twin, whose node
-        # and formulas it records, and torch's memory rules for its write (see ops/_op._check_inplace)
+        # an in-place op (``defop(..., inplace_of=functional)`` or ``inplace=True``): its out-of-place
+        # twin, whose node and formulas it records (None: its own), and torch's memory rules for its
+        # write (see ops/_op._check_inplace)
+        self._inplace = False
         self._functional = None
         self._may_overlap, self._refuse_aliases = False, "partial"
 
@@ -437,7 +439,7 @@ on_new_array_type(_recognise_array_type)
 
 
 def defop(schema, kernel=None, node=None, joint=None, output_differentiability=None, inplace_of=None,
-          may_overlap=False, refuse_aliases="partial", **formulas):
+          inplace=False, may_overlap=False, refuse_aliases="partial", **formulas):
     """Declare a primitive op: its schema, its kernel (the forward on arrays), and, when it is
     differentiable, the name of the node torch records and one formula per differentiable input
     (``joint`` for formulas that give several inputs' gradients at once; ``<input>=None`` for a tensor
@@ -454,27 +456,32 @@ def defop(schema, kernel=None, node=None, joint=None, output_differentiability=N
     ``self``'s value from before the write (torch's ``original_self``) and ``result`` as ``self``
     after it. Its kernel writes into the array of ``self`` (and returns it); without one given, the
     out-of-place kernel's result is written there (``ops/_op.write_into``). ``may_overlap`` and
-    ``refuse_aliases``: torch's memory rules for the write (``ops/_op._check_inplace``)."""
+    ``refuse_aliases``: torch's memory rules for the write (``ops/_op._check_inplace``).
+
+    ``inplace=True``: an in-place op with a derivative of its own (torch's derivatives.yaml entry
+    for the in-place op itself: ``zero_``, ``fill_.Scalar``, ``gt_.Scalar``), declared with its
+    node and formulas (or none: not differentiable, ``self`` keeps its history) and a kernel that
+    writes into ``self``; it is called, checked and recorded as an in-place variant is."""
     parsed = Schema(schema)
     node_cls = None
-    if inplace_of is not None:
+    if inplace_of is not None or inplace:
         _check_inplace_variant(parsed, inplace_of, node, formulas, joint)
-        node_cls = inplace_of.node
+        node_cls = inplace_of.node if inplace_of is not None else None
         if kernel is None:
             kernel = _write_kernel(parsed.name, inplace_of.kernel)
-    elif node is not None:
+    if node is not None and inplace_of is None:
         node_cls = _node_class(node, parsed, formulas, joint or {})
         if output_differentiability is not None:
             if len(output_differentiability) != len(parsed.returns):
                 raise ValueError(f"{node}: output_differentiability needs one bool per output of {parsed}")
             node_cls._output_differentiability = tuple(bool(d) for d in output_differentiability)
     op = OpOverload(parsed, kernel, node_cls)
-    if inplace_of is not None:
-        op._functional = inplace_of
+    if inplace_of is not None or inplace:
+        op._inplace, op._functional = True, inplace_of
         op._may_overlap, op._refuse_aliases = may_overlap, refuse_aliases
         op._saves_original = node_cls is not None and any(
             ("tensor", parsed.arguments[0].name) in specs for _, _, _, specs in node_cls._formula_table)
-    elif node_cls is not None:
+    if node_cls is not None and inplace_of is None:
         node_cls._op = op
         _codegen.install_node(node_cls, _NODE_HELPERS)
     packet = aten.__dict__.get(parsed.name)
@@ -486,17 +493,21 @@ def defop(schema, kernel=None, node=None, joint=None, output_differentiability=N
 
 
 def _check_inplace_variant(schema, functional, node, formulas, joint):
-    """An in-place variant's declaration: a schema that writes its first argument and returns it, the
-    same arguments as its out-of-place twin (whose node and formulas it records), nothing of its own."""
-    args, twin = schema.arguments, functional._schema.arguments
+    """An in-place op's declaration: a schema that writes its first argument and returns it; for a
+    variant (``functional`` given), the same arguments as its out-of-place twin (whose node and
+    formulas it records), nothing of its own."""
+    args = schema.arguments
     if not (schema.mutates and args and args[0].alias and schema.returns == [(None, args[0].alias)]):
         raise ValueError(f"{schema}: an in-place variant writes its first argument, Tensor(a!) self, and returns it")
+    if "_run_inplace" not in _CALL_HELPERS:
+        raise RuntimeError("in-place variants are declared after glasstorch.ops._op is imported")
+    if functional is None:
+        return
+    twin = functional._schema.arguments
     if [(a.name, a.kwarg_only) for a in args] != [(a.name, a.kwarg_only) for a in twin]:
         raise ValueError(f"{schema}: the arguments of {functional._schema} are not the same")
     if node is not None or formulas or joint:
         raise ValueError(f"{schema}: an in-place variant records {functional!r}'s node; it declares no formulas")
-    if "_run_inplace" not in _CALL_HELPERS:
-        raise RuntimeError("in-place variants are declared after glasstorch.ops._op is imported")
 
 
 def _write_kernel(name, functional_kernel):

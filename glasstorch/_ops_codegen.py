@@ -67,7 +67,7 @@ def _call_parts(args):
 
 def op_call_source(op):
     """The source of ``op``'s ``__call__`` (see the module docstring)."""
-    if op._functional is not None:
+    if op._inplace:
         return inplace_call_source(op)
     schema = op._schema
     args = schema.arguments
@@ -222,7 +222,7 @@ def install_call(op, namespace):
     source = op_call_source(op)
     ns = dict(namespace)
     ns.update(_kernel=op.kernel, _D=op._defaults,
-              _record=op.node._record if op.node is not None and op._functional is None else None)
+              _record=op.node._record if op.node is not None and not op._inplace else None)
     _compile(source, f"<glasstorch: aten.{op.__name__}>", ns)
     op.__class__ = type(f"OpOverload_{op.__name__.replace('.', '_')}", (type(op),),
                         {"__module__": type(op).__module__, "__call__": ns["__call__"], "_source": source,

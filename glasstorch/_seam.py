@@ -158,9 +158,11 @@ class _Seam(threading.local):
 
 
 def _call_plain(seam, func, args, kwargs):
-    """Call ``func`` with the function level switched off (nothing left to intercept it)."""
+    """Call ``func`` with the function level switched off (nothing left to intercept it). Every
+    call pays this once a Tensor subclass with ``__torch_function__`` exists, so ``on`` is set
+    directly (it is False while ``function_disabled`` is positive) and recomputed once after."""
     seam.function_disabled += 1
-    seam._refresh()
+    seam.on = False
     try:
         return func(*args, **kwargs)
     finally:
@@ -191,25 +193,49 @@ def _flat_tensors(args, kwargs):
 
 def _overloaded_args(args, kwargs):
     """The arguments whose type overrides ``__torch_function__``, one per type, subclasses before
-    their bases (torch's order)."""
-    from ._tensor import Tensor     # (here: _tensor imports this module)
-    default = Tensor.__torch_function__.__func__
+    their bases (torch's order). Once a Tensor subclass exists every call asks this (torch's
+    per-call ``has_torch_function``): an argument of exactly ``Tensor``, or no tensor, is passed over
+    at the cost of one type test."""
+    tensor = _tensor_class()
     found = []
-    for a in _flat_tensors(args, kwargs):
-        tf = getattr(type(a), "__torch_function__", None)
-        if tf is None or getattr(tf, "__func__", tf) is default and type(a) is Tensor:
-            continue
-        if getattr(tf, "__func__", tf) is _disabled_impl:
-            continue
-        if any(type(a) is type(b) for b in found):
-            continue
-        index = len(found)
-        for i, b in enumerate(found):
-            if issubclass(type(a), type(b)):
-                index = i
-                break
-        found.insert(index, a)
+    for values in (args, kwargs.values() if kwargs else ()):
+        for a in values:
+            t = type(a)
+            if t is tensor:
+                continue
+            if isinstance(a, tensor):
+                _add_overloaded(found, a)
+            elif isinstance(a, (list, tuple)):
+                for b in a:
+                    if type(b) is not tensor and isinstance(b, tensor):
+                        _add_overloaded(found, b)
     return found
+
+
+def _add_overloaded(found, a):
+    """Add ``a`` to ``found`` if its type takes part and none of that type is there yet."""
+    tf = getattr(type(a), "__torch_function__", None)
+    if tf is None or getattr(tf, "__func__", tf) is _disabled_impl:
+        return
+    if any(type(a) is type(b) for b in found):
+        return
+    index = len(found)
+    for i, b in enumerate(found):
+        if issubclass(type(a), type(b)):
+            index = i
+            break
+    found.insert(index, a)
+
+
+_TENSOR = []
+
+
+def _tensor_class():
+    """``glasstorch.Tensor`` (imported at first use: ``_tensor`` imports this module)."""
+    if not _TENSOR:
+        from ._tensor import Tensor
+        _TENSOR.append(Tensor)
+    return _TENSOR[0]
 
 
 def _disabled_impl(func, types, args=(), kwargs=None):

@@ -1259,6 +1259,60 @@ register(
 )
 
 
+# ---- in-place ops with derivatives of their own, and variants declared since (defop inplace=True / inplace_of)
+def _inplace_functional(name):
+    """``F.<name>`` on a copy of x (in place: autograd records it on the copy)."""
+    def fn(lib, x, *a, **k):
+        y = x.clone()
+        out = getattr(lib.nn.functional, name)(y, *a, **k)
+        assert out is y
+        return y
+    return fn
+
+
+def _compare_inplace_samples(make, dtype):
+    for sa, sb in (((3, 4), (3, 4)), ((3, 4), (4,)), ((), ())):
+        yield SampleInput(make(sa), make(sb))
+    yield SampleInput(make((3, 4), layout="T"), 0.25)
+    yield SampleInput(make((3, 4)), make(()))
+
+
+def _activation_inplace_samples(*extra):
+    def gen(make, dtype):
+        yield SampleInput(make((3, 4), exclude_zero=True), *extra)
+        yield SampleInput(make((4, 3), layout="T", exclude_zero=True), *extra)
+        yield SampleInput(make((), exclude_zero=True), *extra)
+    return gen
+
+
+def _index_copy_inplace_samples(make, dtype):
+    yield SampleInput(make((4, 3)), 0, Leaf(np.array([3, 1])), make((2, 3)))
+    yield SampleInput(make((3, 4)), 1, Leaf(np.array([0, 2])), make((3, 2)))
+
+
+register(
+    OpInfo("gt_", _inplace("gt_"), samples=_compare_inplace_samples, dtypes=ALL_NUM, gradcheck=False),
+    OpInfo("eq_", _inplace("eq_"), samples=_compare_inplace_samples, dtypes=ALL_NUM, gradcheck=False),
+    OpInfo("xlogy_", _inplace("xlogy_"), samples=unary_samples(low=0.1, high=2, shapes=[((3, 4), "contig")]),
+           dtypes=FLOATS, gradgrad=False),
+    OpInfo("polygamma_", _inplace("polygamma_"),
+           samples=lambda make, dtype: iter([SampleInput(make((3, 4), low=0.5, high=3), 1)]), dtypes=FLOATS),
+    OpInfo("logit_", _inplace("logit_"), samples=lambda make, dtype: iter(
+        [SampleInput(make((3, 4), low=0.1, high=0.9)), SampleInput(make((3, 4), low=0.1, high=0.9), 0.2)]),
+        dtypes=FLOATS),
+    OpInfo("tril_", _inplace("tril_"), samples=lambda make, dtype: iter(
+        [SampleInput(make((3, 4))), SampleInput(make((2, 4, 3), layout="T"), 1)]), dtypes=ALL_NUM),
+    OpInfo("index_copy_", _inplace("index_copy_"), samples=_index_copy_inplace_samples, dtypes=ALL_NUM),
+    OpInfo("F.leaky_relu_", _inplace_functional("leaky_relu_"), samples=_activation_inplace_samples(0.1)),
+    OpInfo("F.elu_", _inplace_functional("elu_"), samples=_activation_inplace_samples(0.7)),
+    OpInfo("F.celu_", _inplace_functional("celu_"), samples=_activation_inplace_samples(0.5)),
+    OpInfo("F.threshold_", _inplace_functional("threshold_"), samples=_activation_inplace_samples(0.1, 2.0)),
+    OpInfo("F.hardtanh_", _inplace_functional("hardtanh_"), samples=_activation_inplace_samples(-0.5, 0.5)),
+    OpInfo("F.silu(inplace)", lambda lib, x: lib.nn.functional.silu(x.clone(), inplace=True),
+           samples=_activation_inplace_samples()),
+)
+
+
 def get(name):
     for op in op_db:
         if op.name == name:

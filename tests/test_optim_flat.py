@@ -248,3 +248,57 @@ def test_checkpoints_cross_over_to_torch_and_back(name, kwargs):
     for a, b, c in zip(in_torch, in_glasstorch, reference):
         np.testing.assert_allclose(a.detach().numpy(), c.detach().numpy(), rtol=1e-5, atol=1e-6)
         np.testing.assert_allclose(b.detach().numpy(), c.detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
+_AFTER_A_SUBCLASS = r'''
+import glasstorch
+
+class Logged(glasstorch.Tensor):
+    seen = []
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        cls.seen.append(getattr(func, "__name__", str(func)))
+        return super().__torch_function__(func, types, args, kwargs)
+
+# plain parameters: no subclass takes part in their update (torch's check is per call)
+w = glasstorch.nn.Parameter(glasstorch.ones(3))
+opt = glasstorch.optim.Adam([w], lr=0.1)
+w.grad = glasstorch.ones(3)
+opt.step()
+assert "_flat" in vars(opt), "the flat path was not taken"
+assert not Logged.seen
+# a parameter of the subclass: the update runs as Tensor ops the subclass sees
+v = glasstorch.ones(3).as_subclass(Logged).requires_grad_()
+opt = glasstorch.optim.Adam([v], lr=0.1)
+v.grad = glasstorch.ones(3)
+Logged.seen.clear()
+opt.step()
+assert "_flat" not in vars(opt) and "addcdiv_" in Logged.seen, Logged.seen
+assert abs(float(v[0]) - 0.9) < 1e-6
+print("ok")
+'''
+
+
+def test_a_subclass_defined_earlier_in_the_process_leaves_the_flat_path_to_plain_parameters():
+    """A Tensor subclass with __torch_function__, once defined, turns the seam on for every call of
+    the process (tests/test_overrides.py before this file made 37 tests here take the for-loop):
+    whether an update is watched is decided per call from its own tensors, as torch's
+    has_torch_function decides it. (In a fresh process: the subclass stays defined.)"""
+    import subprocess
+    import sys
+    done = subprocess.run([sys.executable, "-c", _AFTER_A_SUBCLASS], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
+
+
+@pytest.mark.slow
+def test_overrides_then_this_file_in_one_process():
+    """The order that showed it: tests/test_overrides.py, then this file, in one pytest process."""
+    import pathlib
+    import subprocess
+    import sys
+    here = pathlib.Path(__file__).parent
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "-p", "no:cacheprovider",
+                           str(here / "test_overrides.py"), str(here / "test_optim_flat.py")],
+                          capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout[-3000:]

@@ -210,6 +210,8 @@ def celu(input, alpha=1.0, inplace=False):
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     if seam.on:
         return seam.torch_function(hardtanh, (input,), dict(min_val=min_val, max_val=max_val, inplace=inplace))
+    if inplace and min_val > max_val:   # (torch's F.hardtanh checks; F.hardtanh_ does not)
+        raise ValueError("min_val cannot be greater than max_val")
     return (_act.hardtanh_ if inplace else _act.hardtanh)(input, min_val, max_val)
 
 

@@ -4,9 +4,10 @@ declarations, ``glasstorch/_ops.py``):
 * ``operands``, ``promote_arrays``, ``result_dtype`` -- torch's type promotion for a binary op;
 * ``method``    -- expose a function as a Tensor method too (``x.exp()`` and ``torch.exp(x)``);
 * ``_check_inplace``, ``run_inplace_op``, ``write_into`` -- torch's rules for an in-place op, what an
-  in-place variant's generated call uses (``defop(..., inplace_of=...)``);
-* ``inplace``   -- the in-place form of an op that has no in-place variant declared yet (``x.scatter_``):
-  the out-of-place op, its result written into ``self``.
+  in-place op's generated call uses (``defop(..., inplace_of=...)`` or ``inplace=True``);
+  ``written_into_self`` -- an in-place kernel made from an out-of-place one;
+* ``inplace``   -- the in-place form of an op torch has none of (glasstorch's ``x.isnan_()``): the
+  out-of-place op, its result written into ``self``.
 """
 import functools
 import weakref
@@ -215,7 +216,8 @@ def _check_aliases(target, source, refuse_aliases):
 
 
 def _check_no_overlap(self):
-    d = self._data
+    """torch's refusal of a written-to tensor (or array) whose elements share memory."""
+    d = self._data if isinstance(self, Tensor) else self
     if d.size and any(st == 0 and n > 1 for st, n in zip(d.strides, d.shape)):
         raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a single "
                            "memory location. Please clone() the tensor before performing the operation.")
@@ -231,10 +233,7 @@ def inplace(self, op_name, fn, *args, **kwargs):
     modifying ``self`` in place again before backward is caught by the version check, as in torch.
     """
     others = args + tuple(kwargs.values()) if kwargs else args    # (x.clamp_(min=y): y is an input too)
-    may_overlap = _MAY_OVERLAP.get(op_name, False)
-    if callable(may_overlap):   # (a rule that reads the layout: tril_/triu_)
-        may_overlap = may_overlap(self._data)
-    if _check_inplace(self, others, may_overlap, _ALIASES_REFUSED.get(op_name, "partial")):
+    if _check_inplace(self, others):
         return inplace_recorded(self, op_name, fn, *args, **kwargs)
     with grad_mode.no_grad():
         result = fn(self, *args, **kwargs)
@@ -302,7 +301,7 @@ def run_inplace_op(op, args):
         original = _history_carrier(self, op._saves_original)
         call_args = (original,) + tuple(args[1:])
         inputs = [call_args[i] if isinstance(call_args[i], Tensor) else None for i in node_cls._edge_positions]
-        node = node_cls._record(op._functional, call_args, inputs, _wrap(self._data))
+        node = node_cls._record(op._functional or op, call_args, inputs, _wrap(self._data))
     if seam.dispatching:
         op._dispatch_below_autograd(args)
     else:
@@ -335,19 +334,6 @@ def _triangle_zeroed_in_place(d):
             return False
         expected *= d.shape[i]
     return True
-
-
-# ops torch lets write into a tensor whose elements share memory (an expanded one): masked_fill_,
-# index_put_, index_fill_ (torch warns), and tril_/triu_ when they write in place (structured kernels
-# that write their zeros without TensorIterator's overlap check: an aliased element gets zero if any
-# of its places is zeroed) -- True, or a rule on the array written to
-_MAY_OVERLAP = {"masked_fill_": True, "index_put_": True, "index_fill_": True,
-                "tril_": _triangle_zeroed_in_place, "triu_": _triangle_zeroed_in_place}
-# which inputs may share memory with self (default "partial": all of it, as in x.add_(x)): torch's
-# scatter/index kernels refuse even an input that is self (assert_no_overlap); masked_fill_ and
-# index_fill_ read their one value before writing (value.item()), so it may be part of self
-_ALIASES_REFUSED = {"scatter_": "any", "scatter_add_": "any", "scatter_reduce_": "any", "index_add_": "any",
-                    "index_put_": "any", "masked_fill_": None, "index_fill_": None}
 
 
 def _saved_result_is(node, self):
@@ -396,6 +382,17 @@ def write_into(target, d):
         xp.copyto(target, d, where=changed)
     else:
         target[...] = d
+
+
+def written_into_self(kernel):
+    """The kernel of an in-place op declared with ``defop(..., inplace=True)`` from an out-of-place
+    kernel: its result written into ``self``, with torch's checks (``write_into``)."""
+    def kernel_(self, *args, **kwargs):
+        write_into(self, kernel(self, *args, **kwargs))
+        return self
+    name = getattr(kernel, "__name__", "kernel")
+    kernel_.__name__ = kernel_.__qualname__ = name.replace("_kernel", "__kernel") if "_kernel" in name else name + "_"
+    return kernel_
 
 
 def _bc(a, b):

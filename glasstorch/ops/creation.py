@@ -13,12 +13,13 @@ import warnings
 
 from .. import _checks, _dtype
 from .._tensor import Tensor, _wrap, _init, device as _device, Size
-from .._array import xp, namespace, device_type_of, to_device, as_numpy, copy_preserving_layout, cuda_available, meta
+from .._array import xp, namespace, device_type_of, to_device, as_numpy, copy_preserving_layout, cuda_available, meta, \
+    has_values
 from ._op import method
 from ._derivatives import to_copy_backward
 from ..autograd import grad_mode
 from .._seam import seam
-from .._ops import defop
+from .._ops import defop, aten
 from .. import _warnings
 
 # What glasstorch (torch) has at its top level from this family; the other public functions here are
@@ -751,20 +752,6 @@ def poisson(input, generator=None):
     return _wrap(_rng(generator).poisson(input._data).astype(input._data.dtype))
 
 
-def _fill_random(name, sampler, needs_dtype=False):
-    def op_(self, *args, generator=None, **kwargs):
-        from ._op import _check_inplace, bump_version
-        _check_inplace(self)
-        if needs_dtype:
-            args = (self.dtype,) + args
-        if not self.is_meta:   # (a meta tensor has nothing to fill: torch's meta kernels only check)
-            self._data[...] = sampler(_rng(generator), self._data.shape, *args, **kwargs)
-        bump_version(self, name)
-        return self
-    op_.__name__ = name
-    return op_
-
-
 def _uniform_(r, s, a=0.0, b=1.0):
     if a > b:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={a:g} > to={b:g}")
@@ -777,18 +764,8 @@ def _normal_(r, s, mean=0.0, std=1.0):
 
 
 def _bernoulli_(r, s, p=0.5):
-    p = p._data if isinstance(p, Tensor) else p
     _checks.check_probability("bernoulli_", p)
     return r.random(s) < p
-
-
-Tensor.uniform_ = _fill_random("uniform_", _uniform_)
-Tensor.normal_ = _fill_random("normal_", _normal_)
-Tensor.bernoulli_ = _fill_random("bernoulli_", _bernoulli_)
-Tensor.exponential_ = _fill_random("exponential_", lambda r, s, lambd=1.0: r.exponential(1.0 / lambd, s))
-Tensor.geometric_ = _fill_random("geometric_", lambda r, s, p: r.geometric(p, s))
-Tensor.log_normal_ = _fill_random("log_normal_", lambda r, s, mean=1.0, std=2.0: r.lognormal(mean, std, s))
-Tensor.cauchy_ = _fill_random("cauchy_", lambda r, s, median=0.0, sigma=1.0: median + sigma * r.standard_cauchy(s))
 
 
 # random_() with no bounds draws from [0, 2**digits] for floating types (every integer the type holds
@@ -813,7 +790,82 @@ def _random_(r, s, dtype, low=0, high=None):
     return r.integers(low, high, s)
 
 
-Tensor.random_ = _fill_random("random_", _random_, needs_dtype=True)
+# ---- the random fills: torch's in-place aten ops, whose derivative is zero (UniformBackward0, ...) -----------
+def _fill_kernel(sampler, needs_dtype=False):
+    """The kernel of a random fill: ``sampler(rng, shape, *args)`` written into ``self`` (a meta array
+    has nothing to fill: torch's meta kernels only check)."""
+    def kernel(self, *args, generator=None):
+        if needs_dtype:
+            args = (_dtype._BY_NUMPY[self.dtype],) + args
+        if has_values(self):
+            self[...] = sampler(_rng(generator), self.shape, *args)
+        return self
+    kernel.__name__ = kernel.__qualname__ = f"{sampler.__name__.strip('_')}__kernel"
+    return kernel
+
+
+def _zeros(grad):
+    return aten.zeros_like(grad)
+
+
+def _fill_op(schema, sampler, node, needs_dtype=False, **formulas):
+    return defop(schema, _fill_kernel(sampler, needs_dtype), inplace=True, node=node, self=_zeros, **formulas)
+
+
+uniform__op = _fill_op("uniform_(Tensor(a!) self, float from=0., float to=1., *, Generator? generator=None) "
+                       "-> Tensor(a!)", _uniform_, "UniformBackward0")
+normal__op = _fill_op("normal_(Tensor(a!) self, float mean=0., float std=1., *, Generator? generator=None) "
+                      "-> Tensor(a!)", _normal_, "NormalBackward0")
+bernoulli__tensor_op = _fill_op("bernoulli_.Tensor(Tensor(a!) self, Tensor p, *, Generator? generator=None) "
+                                "-> Tensor(a!)", _bernoulli_, "BernoulliBackward1",
+                                p=lambda grad, p_sizes: aten.new_zeros(grad, p_sizes))
+bernoulli__op = _fill_op("bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) -> Tensor(a!)",
+                         _bernoulli_, "BernoulliBackward2")
+exponential__op = _fill_op("exponential_(Tensor(a!) self, float lambd=1., *, Generator? generator=None) -> Tensor(a!)",
+                           lambda r, s, lambd=1.0: r.exponential(1.0 / lambd, s), "ExponentialBackward0")
+geometric__op = _fill_op("geometric_(Tensor(a!) self, float p, *, Generator? generator=None) -> Tensor(a!)",
+                         lambda r, s, p: r.geometric(p, s), "GeometricBackward0")
+log_normal__op = _fill_op("log_normal_(Tensor(a!) self, float mean=1., float std=2., *, Generator? generator=None) "
+                          "-> Tensor(a!)", lambda r, s, mean=1.0, std=2.0: r.lognormal(mean, std, s),
+                          "LogNormalBackward0")
+cauchy__op = _fill_op("cauchy_(Tensor(a!) self, float median=0., float sigma=1., *, Generator? generator=None) "
+                      "-> Tensor(a!)", lambda r, s, median=0.0, sigma=1.0: median + sigma * r.standard_cauchy(s),
+                      "CauchyBackward0")
+random__from_op = _fill_op("random_.from(Tensor(a!) self, int from, int? to, *, Generator? generator=None) "
+                           "-> Tensor(a!)", _random_, "RandomBackward0", needs_dtype=True)
+random__to_op = _fill_op("random_.to(Tensor(a!) self, int to, *, Generator? generator=None) -> Tensor(a!)",
+                         _random_, "RandomBackward1", needs_dtype=True)
+random__op = _fill_op("random_(Tensor(a!) self, *, Generator? generator=None) -> Tensor(a!)", _random_,
+                      "RandomBackward2", needs_dtype=True)
+
+
+def _random_fill(name, pick):
+    """``Tensor.<name>``: the op ``pick(*args)`` chooses, on ``self`` (torch's argument forms)."""
+    def fill_(self, *args, generator=None, **kwargs):
+        if seam.on:
+            return seam.torch_function(fill_, (self,) + args, dict(kwargs, generator=generator))
+        op = pick(*args, **kwargs)
+        if kwargs:      # (torch's `from` is a Python keyword: the generated call names it from_)
+            kwargs = {"from_" if k == "from" else k: v for k, v in kwargs.items()}
+        return op._call(self, *args, generator=generator, **kwargs)
+    fill_.__name__ = fill_.__qualname__ = name
+    setattr(Tensor, name, fill_)
+    return fill_
+
+
+def _random_overload(*args, **kwargs):
+    n = len(args) + len(kwargs)
+    return random__op if n == 0 else random__to_op if n == 1 else random__from_op
+
+
+_random_fill("uniform_", lambda *a, **k: uniform__op)
+_random_fill("normal_", lambda *a, **k: normal__op)
+_random_fill("bernoulli_", lambda p=0.5: bernoulli__tensor_op if isinstance(p, Tensor) else bernoulli__op)
+_random_fill("exponential_", lambda *a, **k: exponential__op)
+_random_fill("geometric_", lambda *a, **k: geometric__op)
+_random_fill("log_normal_", lambda *a, **k: log_normal__op)
+_random_fill("cauchy_", lambda *a, **k: cauchy__op)
+_random_fill("random_", _random_overload)
 
 
 # ---- new_zeros (creation) ---------------------------------------------------------------------------------

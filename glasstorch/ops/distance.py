@@ -303,6 +303,7 @@ def renorm_backward(grad, self, p, dim, maxnorm):
 renorm_op = defop("renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor", _renorm_kernel,
                   node="RenormBackward0",
                   self=lambda grad, self, p, dim, maxnorm: renorm_backward(grad, self, p, dim, maxnorm))
+renorm__op = defop("renorm_(Tensor(a!) self, Scalar p, int dim, Scalar maxnorm) -> Tensor(a!)", inplace_of=renorm_op)
 
 
 @method()
@@ -319,8 +320,9 @@ def renorm(input, p, dim, maxnorm, *, out=None):
 def renorm_(self, p, dim, maxnorm):
     if seam.on:
         return seam.torch_function(renorm_, (self, p, dim, maxnorm), {})
-    from ._op import inplace
-    return inplace(self, "renorm_", renorm, p, dim, maxnorm)
+    if self.ndim >= 2:
+        dim = _wrap_dim(dim, self.ndim)
+    return renorm__op(self, p, dim, maxnorm)
 
 
 Tensor.renorm_ = renorm_

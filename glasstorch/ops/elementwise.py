@@ -15,7 +15,7 @@ A shift by the type's width or more gives 0 (or -1 for a right shift of a negati
 from .. import _dtype
 from .._tensor import Tensor
 from .._array import xp, asarray
-from ._op import method, promote_arrays, inplace
+from ._op import method, promote_arrays
 from .._ops import defop, aten
 from .._seam import seam
 
@@ -94,18 +94,13 @@ def _shift_kernel(left):
     return kernel
 
 
-lshift_op = defop("bitwise_left_shift.Tensor(Tensor self, Tensor other) -> Tensor", _shift_kernel(True))
-lshift_scalar_op = defop("bitwise_left_shift.Tensor_Scalar(Tensor self, Scalar other) -> Tensor", _shift_kernel(True))
-rshift_op = defop("bitwise_right_shift.Tensor(Tensor self, Tensor other) -> Tensor", _shift_kernel(False))
-rshift_scalar_op = defop("bitwise_right_shift.Tensor_Scalar(Tensor self, Scalar other) -> Tensor",
-                         _shift_kernel(False))
+# the in-place variants (they record their twins' nodes)
+copysign__op = defop("copysign_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", inplace_of=copysign_op)
+copysign__scalar_op = defop("copysign_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
+                            inplace_of=copysign_scalar_op)
+hypot__op = defop("hypot_(Tensor(a!) self, Tensor other) -> Tensor(a!)", inplace_of=hypot_op)
 CopysignBackward0, CopysignBackward1 = copysign_op.node, copysign_scalar_op.node
 LogaddexpBackward0, Logaddexp2Backward0, HypotBackward0 = logaddexp_op.node, logaddexp2_op.node, hypot_op.node
-
-
-def _as_tensor(x, like):
-    from .creation import tensor
-    return tensor(x, dtype=like.dtype if isinstance(x, int) and not isinstance(x, bool) else None)
 
 
 @method()
@@ -114,6 +109,13 @@ def copysign(input, other):
     if seam.on:
         return seam.torch_function(copysign, (input, other), {})
     return copysign_op(input, other) if isinstance(other, Tensor) else copysign_scalar_op(input, other)
+
+
+@method()
+def copysign_(self, other):
+    if seam.on:
+        return seam.torch_function(copysign_, (self, other), {})
+    return copysign__op(self, other) if isinstance(other, Tensor) else copysign__scalar_op(self, other)
 
 
 @method()
@@ -142,48 +144,73 @@ def hypot(input, other):
     return hypot_op(input, other)
 
 
-@method("bitwise_left_shift", "__lshift__")
-def bitwise_left_shift(input, other):
-    """input * 2**other for integers (bits shifted past the type's width are lost)."""
+@method()
+def hypot_(self, other):
     if seam.on:
-        return seam.torch_function(bitwise_left_shift, (input, other), {})
-    if not isinstance(input, Tensor):            # a number << a tensor
-        input = _as_tensor(input, other)
-    return lshift_op(input, other) if isinstance(other, Tensor) else lshift_scalar_op(input, other)
+        return seam.torch_function(hypot_, (self, other), {})
+    if not isinstance(other, Tensor):
+        raise TypeError(f"hypot_(): argument 'other' (position 1) must be Tensor, not {type(other).__name__}")
+    return hypot__op(self, other)
 
 
-@method("bitwise_right_shift", "__rshift__")
-def bitwise_right_shift(input, other):
-    """input // 2**other for integers (arithmetic: the sign is kept)."""
-    if seam.on:
-        return seam.torch_function(bitwise_right_shift, (input, other), {})
-    if not isinstance(input, Tensor):
-        input = _as_tensor(input, other)
-    return rshift_op(input, other) if isinstance(other, Tensor) else rshift_scalar_op(input, other)
+def _scalar_first(kernel):
+    """The kernel of ``number << tensor`` (``Scalar_Tensor``): an integer shifts in the tensor's dtype."""
+    def scalar_tensor_kernel(self, other):
+        dtype = other.dtype if isinstance(self, int) and not isinstance(self, bool) else None
+        return kernel(xp.asarray(self, dtype=dtype), other)
+    return scalar_tensor_kernel
 
 
-def __rlshift__(self, other):
-    return bitwise_left_shift(other, self)
+def _shifts(left):
+    """A shift as torch declares it: ``aten.bitwise_left_shift.Tensor/.Tensor_Scalar/.Scalar_Tensor``,
+    the operators' own ``aten.__lshift__.Tensor/.Scalar``, the in-place forms
+    ``aten.bitwise_left_shift_.Tensor/.Tensor_Scalar`` and ``aten.__ilshift__.Tensor/.Scalar`` (no
+    derivatives: integers); the public functions ``bitwise_left_shift``, ``bitwise_left_shift_``
+    and the operators ``<<``, ``<<=`` and ``number << x``, each a function of its own, as a function
+    mode sees them in torch."""
+    name, dunder = ("bitwise_left_shift", "lshift") if left else ("bitwise_right_shift", "rshift")
+    kernel = _shift_kernel(left)
+    ops = {}
+    for packet, scalar_overload in ((name, "Tensor_Scalar"), (f"__{dunder}__", "Scalar")):
+        tensor_op = defop(f"{packet}.Tensor(Tensor self, Tensor other) -> Tensor", kernel)
+        scalar_op = defop(f"{packet}.{scalar_overload}(Tensor self, Scalar other) -> Tensor", kernel)
+        in_place = name + "_" if packet == name else f"__i{dunder}__"
+        ops[packet] = (tensor_op, scalar_op)
+        ops[in_place] = (
+            defop(f"{in_place}.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", inplace_of=tensor_op),
+            defop(f"{in_place}.{scalar_overload}(Tensor(a!) self, Scalar other) -> Tensor(a!)", inplace_of=scalar_op))
+    scalar_tensor_op = defop(f"{name}.Scalar_Tensor(Scalar self, Tensor other) -> Tensor", _scalar_first(kernel))
 
-
-def __rrshift__(self, other):
-    return bitwise_right_shift(other, self)
-
-
-Tensor.__rlshift__, Tensor.__rrshift__ = __rlshift__, __rrshift__
-
-
-def _in_place(name, fn):
-    def fn_(self, other):
+    def public(input, other):
         if seam.on:
-            return seam.torch_function(fn_, (self, other), {})
-        return inplace(self, name, fn, other)
-    fn_.__name__ = fn_.__qualname__ = name
-    return fn_
+            return seam.torch_function(public, (input, other), {})
+        if not isinstance(input, Tensor):            # a number << a tensor
+            return scalar_tensor_op._call(input, other)
+        tensor_op, scalar_op = ops[name]
+        return (tensor_op if isinstance(other, Tensor) else scalar_op)._call(input, other)
+
+    def reflected(self, other):                      # number << self
+        if seam.on:
+            return seam.torch_function(reflected, (self, other), {})
+        return scalar_tensor_op._call(other, self)
+
+    def by(fn_name):
+        def shift(self, other):
+            if seam.on:
+                return seam.torch_function(shift, (self, other), {})
+            tensor_op, scalar_op = ops[fn_name]
+            return (tensor_op if isinstance(other, Tensor) else scalar_op)._call(self, other)
+        return shift
+
+    for fn, fn_name in ((public, name), (reflected, f"__r{dunder}__"), (by(f"__{dunder}__"), f"__{dunder}__"),
+                        (by(name + "_"), name + "_"), (by(f"__i{dunder}__"), f"__i{dunder}__")):
+        fn.__code__ = fn.__code__.replace(co_name=fn_name, co_qualname=fn_name)
+        fn.__name__ = fn.__qualname__ = fn_name
+        setattr(Tensor, fn_name, fn)
+    public.__doc__ = ("input * 2**other for integers (bits shifted past the type's width are lost)." if left else
+                      "input // 2**other for integers (arithmetic: the sign is kept).")
+    return public
 
 
-for _name, _fn in (("copysign_", copysign), ("hypot_", hypot), ("bitwise_left_shift_", bitwise_left_shift),
-                   ("__ilshift__", bitwise_left_shift), ("bitwise_right_shift_", bitwise_right_shift),
-                   ("__irshift__", bitwise_right_shift)):
-    setattr(Tensor, _name, _in_place(_name, _fn))
-del _name, _fn
+bitwise_left_shift = _shifts(left=True)
+bitwise_right_shift = _shifts(left=False)

@@ -301,7 +301,7 @@ def _index_add_kernel(self, dim, index, source, *, alpha=1):
 
 def _index_copy_kernel(self, dim, index, source):
     d = _wrap_dim(dim, self.ndim)
-    _checks.check_index_bounds(index, self.shape[d], d)
+    _checks.check_index_bounds(index, self.shape[d], d, prefix="index_copy_(): ")
     out = self.copy()
     out[_along_dim(self.ndim, d, index)] = source
     return out
@@ -350,6 +350,14 @@ index_fill_tensor_op = defop("index_fill.int_Tensor(Tensor self, int dim, Tensor
                              value=lambda grad, dim, index: aten.sum(
                                  grad - aten.index_fill.int_Scalar(grad, dim, index, 0)),
                              index=None)
+index_copy__op = defop("index_copy_(Tensor(a!) self, int dim, Tensor index, Tensor source) -> Tensor(a!)",
+                       inplace_of=index_copy_op)
+# (torch's index_fill_ may write its one value into elements that share memory; the value, read before
+# the write, may be part of self)
+index_fill__op = defop("index_fill_.int_Scalar(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)",
+                       inplace_of=index_fill_op, may_overlap=True, refuse_aliases=None)
+index_fill__tensor_op = defop("index_fill_.int_Tensor(Tensor(a!) self, int dim, Tensor index, Tensor value) "
+                              "-> Tensor(a!)", inplace_of=index_fill_tensor_op, may_overlap=True, refuse_aliases=None)
 
 
 # ---- masked_select / masked_scatter, take / put, nonzero --------------------------------------
@@ -436,6 +444,8 @@ masked_scatter_backward_op = defop("masked_scatter_backward(Tensor grad_output, 
                                    grad_output=lambda grad, grad_output_sizes, mask: aten.masked_scatter(
                                        aten.new_zeros(grad, grad_output_sizes), mask, grad),
                                    mask=None)
+masked_scatter__op = defop("masked_scatter_(Tensor(a!) self, Tensor mask, Tensor source) -> Tensor(a!)",
+                           inplace_of=masked_scatter_op)
 take_op = defop("take(Tensor self, Tensor index) -> Tensor", _take_kernel, node="TakeBackward0",
                 self=lambda grad, self, index: take_backward(grad, self, index), index=None)
 put_op = defop("put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor", _put_kernel,
@@ -444,6 +454,8 @@ put_op = defop("put(Tensor self, Tensor index, Tensor source, bool accumulate=Fa
                aten.put(grad, index, aten.zeros_like(source), False),
                source=lambda grad, index, source: aten.take(grad, index).reshape(source.shape),
                index=None)
+put__op = defop("put_(Tensor(a!) self, Tensor index, Tensor source, bool accumulate=False) -> Tensor(a!)",
+                inplace_of=put_op)
 nonzero_op = defop("nonzero(Tensor self) -> Tensor", _nonzero_kernel)
 
 
@@ -845,7 +857,9 @@ def index_fill(input, dim, index, value):
 def index_fill_(input, dim, index, value):
     if seam.on:
         return seam.torch_function(index_fill_, (input, dim, index, value), {})
-    return inplace(input, "index_fill_", index_fill, dim, index, value)
+    if isinstance(value, Tensor):
+        return index_fill__tensor_op(input, dim, index, value)
+    return index_fill__op(input, dim, index, value)
 
 
 @method()
@@ -859,7 +873,7 @@ def index_copy(input, dim, index, source):
 def index_copy_(input, dim, index, source):
     if seam.on:
         return seam.torch_function(index_copy_, (input, dim, index, source), {})
-    return inplace(input, "index_copy_", index_copy_op, dim, index, source)
+    return index_copy__op(input, dim, index, source)
 
 
 def _index_list(indices):
@@ -903,7 +917,7 @@ def masked_scatter(input, mask, source):
 def masked_scatter_(input, mask, source):
     if seam.on:
         return seam.torch_function(masked_scatter_, (input, mask, source), {})
-    return inplace(input, "masked_scatter_", masked_scatter_op, mask, source)
+    return masked_scatter__op(input, mask, source)
 
 
 @method()
@@ -924,7 +938,7 @@ def put(input, index, source, accumulate=False):
 def put_(input, index, source, accumulate=False):
     if seam.on:
         return seam.torch_function(put_, (input, index, source, accumulate), {})
-    return inplace(input, "put_", put_op, index, source, accumulate)
+    return put__op(input, index, source, accumulate)
 
 
 @method()

@@ -5,7 +5,7 @@ import builtins
 from .. import _checks, _dtype
 from .._tensor import Tensor, _wrap, _wrap_dim
 from .._array import xp, row_major, copy_preserving_layout, as_strided
-from ._op import method, inplace, accepts_numpy_names
+from ._op import method, accepts_numpy_names, write_into, _check_no_overlap, _triangle_zeroed_in_place
 from ._derivatives import cat_tensors_backward, stack_tensors_backward, repeat_backward
 from .._ops import defop, aten
 from .._seam import seam
@@ -265,6 +265,28 @@ triu_op = defop("triu(Tensor self, int diagonal=0) -> Tensor", _triangle(False),
                 self=lambda grad, diagonal: aten.triu(grad, diagonal))
 
 
+def _triangle_in_place(out_of_place):
+    """tril_'s and triu_'s kernel, with torch's rule for a tensor whose elements share memory (an
+    expanded one): refused unless its matrices follow one another in memory, where torch zeroes the
+    elements in place (``ops/_op._triangle_zeroed_in_place``; an aliased element gets zero if any of
+    its places is zeroed)."""
+    def kernel(self, diagonal=0):
+        result = out_of_place(self, diagonal)
+        if 0 in self.strides and not _triangle_zeroed_in_place(self):
+            _check_no_overlap(self)
+        write_into(self, result)
+        return self
+    kernel.__name__ = kernel.__qualname__ = out_of_place.__name__.replace("_kernel", "__kernel")
+    return kernel
+
+
+# (their memory rule is the kernel's: the generated call's is switched off with may_overlap=True)
+tril__op = defop("tril_(Tensor(a!) self, int diagonal=0) -> Tensor(a!)", _triangle_in_place(tril_op.kernel),
+                 inplace_of=tril_op, may_overlap=True)
+triu__op = defop("triu_(Tensor(a!) self, int diagonal=0) -> Tensor(a!)", _triangle_in_place(triu_op.kernel),
+                 inplace_of=triu_op, may_overlap=True)
+
+
 @method()
 def tril(input, diagonal=0):
     if seam.on:
@@ -283,14 +305,14 @@ def triu(input, diagonal=0):
 def tril_(input, diagonal=0):
     if seam.on:
         return seam.torch_function(tril_, (input, diagonal), {})
-    return inplace(input, "tril_", tril_op, diagonal)
+    return tril__op(input, diagonal)
 
 
 @method()
 def triu_(input, diagonal=0):
     if seam.on:
         return seam.torch_function(triu_, (input, diagonal), {})
-    return inplace(input, "triu_", triu_op, diagonal)
+    return triu__op(input, diagonal)
 
 
 def tril_indices(row, col, offset=0, *, dtype=None, device=None):

@@ -12,8 +12,9 @@ edges, hardswish's gradient is 0 at -3 and 1 at 3.
     x --AccumulateGrad--> GeluBackward0 -- y       (saves x: _saved_self, and _saved_approximate)
 
 Compositions (softsign, tanhshrink, dropout, alpha_dropout) are public functions on other ops, as
-torch records them. In-place forms (``F.elu(x, inplace=True)``) run the op out of place and write
-the result back (``ops/_op.inplace``).
+torch records them. In-place forms (``F.elu(x, inplace=True)``) are torch's in-place aten ops
+(``aten.elu_``, recording ``EluBackward1``, which reads the result; ``aten.silu_``, recording its twin's
+``SiluBackward0``).
 """
 import math
 import numbers
@@ -23,7 +24,7 @@ from .._array import xp, erf as _erf, has_values, row_major, like_input
 from .._ops import defop, aten
 from .._seam import seam
 from ..autograd import grad_mode
-from ._op import float_array, inplace, check_floating
+from ._op import float_array, check_floating, written_into_self
 from .pointwise import _sigmoid as _sigmoid_array, _REDUCED_FLOATS
 
 SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
@@ -62,6 +63,21 @@ def _scalar(x, value):
 
 
 # ---- leaky_relu / prelu ------------------------------------------------------------------------
+_NEGATIVE_SLOPE_IN_PLACE = ("In-place {} backward calculation is triggered with a negative slope which is not "
+                            "supported. This is caused by calling in-place forward function with a negative slope, "
+                            "please call out-of-place version instead.")
+
+
+def _leaky_relu_backward_kernel(grad_output, self, negative_slope, self_is_result):
+    """(``self`` is leaky_relu_'s result where ``self_is_result``: the sign tells the branch only for a
+    slope that keeps it, as torch checks.)"""
+    if self_is_result and negative_slope < 0:
+        raise RuntimeError(_NEGATIVE_SLOPE_IN_PLACE.format("leakyReLu") + " File an issue at "
+                           "https://github.com/pytorch/pytorch if you do require supporting in-place leakRelu "
+                           "backward calculation with negative slope")
+    return xp.where(self > 0, grad_output, grad_output * _scalar(grad_output, negative_slope))
+
+
 @_laid_out_as_input
 def _leaky_relu_kernel(self, negative_slope=0.01):
     check_floating(self, "leaky_relu_cpu")
@@ -74,7 +90,7 @@ leaky_relu_op = defop("leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Te
 leaky_relu_backward_op = defop(
     "leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope, bool self_is_result) -> Tensor",
     lambda grad_output, self, negative_slope, self_is_result:
-    xp.where(self > 0, grad_output, grad_output * _scalar(grad_output, negative_slope)),
+    _leaky_relu_backward_kernel(grad_output, self, negative_slope, self_is_result),
     node="LeakyReluBackwardBackward0",
     grad_output=lambda grad, self, negative_slope: aten.leaky_relu_backward(grad, self, negative_slope, False),
     self=_zeros)
@@ -170,6 +186,8 @@ def _elu_backward_kernel(grad_output, alpha, scale, input_scale, is_result, self
     """d/dx: scale for x > 0; alpha * scale * input_scale * exp(x * input_scale) below (from the
     result: input_scale * (result + alpha * scale))."""
     x, g = self_or_result, grad_output
+    if is_result and alpha < 0:
+        raise RuntimeError(_NEGATIVE_SLOPE_IN_PLACE.format("elu"))
     if is_result:
         neg = g * _scalar(g, input_scale) * (x + _scalar(x, alpha * scale))
     else:
@@ -788,30 +806,72 @@ def alpha_dropout(input, p=0.5, training=False, inplace=False):
 
 
 # ---- in-place forms -----------------------------------------------------------------------------------
-def _inplace_variant(fn):
-    """torch's ``F.xxx(x, inplace=True)``: compute out of place, write into x, x takes the history."""
-    name = fn.__name__ + "_"
+# torch's in-place ops: those with a derivative of their own read the result (leaky_relu_, elu_, celu_,
+# rrelu_with_noise_) or the old self (threshold_); the others record their twins' nodes
+leaky_relu__op = defop("leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)",
+                       written_into_self(_leaky_relu_kernel), inplace=True, node="LeakyReluBackward1",
+                       self=lambda grad, result, negative_slope: aten.leaky_relu_backward(grad, result, negative_slope,
+                                                                                          True))
+elu__op = defop("elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!)",
+                written_into_self(_elu_kernel), inplace=True, node="EluBackward1",
+                self=lambda grad, result, alpha, scale, input_scale:
+                aten.elu_backward(grad, alpha, scale, input_scale, True, result))
+celu__op = defop("celu_(Tensor(a!) self, Scalar alpha=1.) -> Tensor(a!)", written_into_self(_celu_kernel),
+                 inplace=True, node="CeluBackward1",
+                 self=lambda grad, result, alpha: aten.elu_backward(grad, alpha, 1, 1.0 / float(xp.float32(alpha)),
+                                                                    True, result))
+threshold__op = defop("threshold_(Tensor(a!) self, Scalar threshold, Scalar value) -> Tensor(a!)",
+                      written_into_self(threshold_op.kernel), inplace=True, node="ThresholdBackward1",
+                      self=lambda grad, self, threshold: aten.threshold_backward(grad, self, threshold))
+rrelu__op = defop("rrelu_with_noise_(Tensor(a!) self, Tensor(b!) noise, Scalar lower=0.125, "
+                  "Scalar upper=0.33333333333333331, bool training=False, Generator? generator=None) -> Tensor(a!)",
+                  written_into_self(_rrelu_kernel), inplace=True, node="RreluWithNoiseBackward1", noise=None,
+                  self=lambda grad, result, noise, lower, upper, training:
+                  aten.rrelu_with_noise_backward(grad, result, noise, lower, upper, training, True))
+hardtanh__op = defop("hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!)",
+                     inplace_of=hardtanh_op)
+silu__op = defop("silu_(Tensor(a!) self) -> Tensor(a!)", inplace_of=silu_op)
+mish__op = defop("mish_(Tensor(a!) self) -> Tensor(a!)", inplace_of=mish_op)
+hardsigmoid__op = defop("hardsigmoid_(Tensor(a!) self) -> Tensor(a!)", inplace_of=hardsigmoid_op)
+hardswish__op = defop("hardswish_(Tensor(a!) self) -> Tensor(a!)", inplace_of=hardswish_op)
+LeakyReluBackward1, EluBackward1, CeluBackward1, ThresholdBackward1, RreluWithNoiseBackward1 = \
+    leaky_relu__op.node, elu__op.node, celu__op.node, threshold__op.node, rrelu__op.node
 
-    def op(input, *args):
+
+def _in_place_form(name, call):
+    """``F.<name>``, the in-place form: ``call(input, *args)`` runs its aten op (the arguments as
+    the out-of-place function takes them)."""
+    def fn_(input, *args, **kwargs):
         if seam.on:
-            return seam.torch_function(op, (input,) + args, {})
-        return inplace(input, name, fn, *args)
-    op.__name__ = op.__qualname__ = name
-    op.__doc__ = f"In-place {fn.__name__}: the result written into the input, which takes its history."
-    return op
+            return seam.torch_function(fn_, (input,) + args, kwargs)
+        return call(input, *args, **kwargs)
+    fn_.__name__ = fn_.__qualname__ = name
+    fn_.__doc__ = f"In-place {name[:-1]}: the result written into the input (aten.{name})."
+    return fn_
 
 
-leaky_relu_ = _inplace_variant(leaky_relu)
-elu_ = _inplace_variant(elu)
-selu_ = _inplace_variant(selu)
-celu_ = _inplace_variant(celu)
-hardtanh_ = _inplace_variant(hardtanh)
-silu_ = _inplace_variant(silu)
-mish_ = _inplace_variant(mish)
-hardsigmoid_ = _inplace_variant(hardsigmoid)
-hardswish_ = _inplace_variant(hardswish)
-threshold_ = _inplace_variant(threshold)
-rrelu_ = _inplace_variant(rrelu)
+def _leaky_relu_(input, negative_slope=0.01):
+    if not isinstance(negative_slope, numbers.Number):
+        raise TypeError(f"leaky_relu_(): argument 'negative_slope' (position 2) must be Number, "
+                        f"not {type(negative_slope).__name__}")
+    return leaky_relu__op(input, negative_slope)
+
+
+def _rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
+    return rrelu__op(input, _wrap(xp.empty_like(input._data)), lower, upper, bool(training))
+
+
+leaky_relu_ = _in_place_form("leaky_relu_", _leaky_relu_)
+elu_ = _in_place_form("elu_", lambda input, alpha=1.0: elu__op(input, alpha))
+selu_ = _in_place_form("selu_", lambda input: elu__op(input, SELU_ALPHA, SELU_SCALE, 1))  # (torch's: aten.elu_)
+celu_ = _in_place_form("celu_", lambda input, alpha=1.0: celu__op(input, alpha))
+hardtanh_ = _in_place_form("hardtanh_", hardtanh__op)   # (torch checks min_val <= max_val in F.hardtanh only)
+silu_ = _in_place_form("silu_", silu__op)
+mish_ = _in_place_form("mish_", mish__op)
+hardsigmoid_ = _in_place_form("hardsigmoid_", hardsigmoid__op)
+hardswish_ = _in_place_form("hardswish_", hardswish__op)
+threshold_ = _in_place_form("threshold_", threshold__op)
+rrelu_ = _in_place_form("rrelu_", _rrelu_)
 
 Tensor.hardshrink = hardshrink  # the two activations torch also offers as Tensor methods
 Tensor.prelu = prelu

@@ -15,7 +15,7 @@ from .. import _dtype, _checks
 from .._tensor import Tensor, _wrap
 from .._array import xp, to_device, broadcast_error, same_data, row_major, like_operands, like_input, copy_preserving_layout, erf as _erf, erfinv as _erfinv, lgamma as _lgamma, digamma as _digamma
 from ._op import (method, operands, inplace, inplace_recorded, result_dtype, as_tensor_arg, promote_arrays,
-                  _check_inplace, bump_version, write_into, can_cast, _DTYPE_OF)
+                  _check_inplace, bump_version, write_into, written_into_self, can_cast, _DTYPE_OF)
 from .._ops import defop, aten
 from .. import _ops   # (_ops._ARRAY_TYPES, read at each call: it grows when CuPy is imported)
 from .._seam import seam
@@ -893,24 +893,80 @@ def _on_the_seam(name, compute):
     return public
 
 
-def _compare(name, ufunc, *aliases, dunder=None):
-    """A comparison: ``Tensor.<name>`` and its ``dunder`` (the same function, as in torch: ``x > y`` is seen
-    as ``gt``), and each alias a function of its own (``greater``; ``__eq__``, which torch keeps apart)."""
-    ordering = name in ("lt", "le", "gt", "ge")  # complex numbers have no order
+def _type_name(value):
+    return "Tensor" if isinstance(value, Tensor) else type(value).__name__
 
-    def compute(input, other):
-        da, db = operands(input, other)
+
+def _comparison_kernel(name, ufunc):
+    """The kernel of comparison or logical op ``name``: a bool array, laid out as the operands (a mask
+    of ``x.t()`` is laid out as ``x.t()``); complex numbers have no order."""
+    ordering = name in ("lt", "le", "gt", "ge")
+
+    def kernel(self, other):
+        da, db = promote_arrays(self, other)
         if ordering and da.dtype.kind == "c":
             raise NotImplementedError(f'"{name}_cpu" not implemented for \'{_dtype._BY_NUMPY[da.dtype]._legacy}\'')
         try:
-            return _wrap(like_operands(ufunc(da, db), da, db))  # (a mask of x.t() is laid out as x.t())
+            return like_operands(ufunc(da, db), da, db)
         except ValueError:
             raise _shape_error(da, db) from None
-    for n in (name,) + aliases:
-        setattr(Tensor, n, _on_the_seam(n, compute))
+    kernel.__name__ = kernel.__qualname__ = f"{name}_kernel"
+    return kernel
+
+
+def _operator(name, public, compute):
+    """The operator ``x > y`` (``Tensor.__gt__``): ``public`` (``gt``: the name a function mode sees,
+    as in torch), or NotImplemented for an operand torch does not compare with, so that Python
+    decides (``x == None`` is False, ``x > "a"`` a TypeError), as torch's operators do."""
+    def operator_(self, other):
+        if type(other) is not Tensor and not isinstance(other, (Tensor, numbers.Number, *_ops._ARRAY_TYPES)):
+            return NotImplemented
+        if seam.on:
+            return seam.torch_function(public, (self, other), {})
+        return compute(self, other)
+    operator_.__name__ = operator_.__qualname__ = name
+    return operator_
+
+
+def _compare(name, ufunc, *aliases, dunder=None):
+    """A comparison, as torch declares it: ``aten.<name>.Tensor`` and ``.Scalar`` (not differentiable:
+    bool results), and their in-place forms ``aten.<name>_.Tensor``/``.Scalar``, which write 0/1 into
+    ``self`` and have derivatives of their own (zero: ``GtBackward1``, ``GtBackward0``). Public:
+    ``Tensor.<name>`` and ``<name>_`` and the aliases (``greater``, ``greater_``; ``__eq__``, which torch
+    keeps apart), each a function of its own; the operator ``dunder`` calls ``Tensor.<name>``."""
+    kernel = _comparison_kernel(name, ufunc)
+    tensor_op = defop(f"{name}.Tensor(Tensor self, Tensor other) -> Tensor", kernel)
+    scalar_op = defop(f"{name}.Scalar(Tensor self, Scalar other) -> Tensor", kernel)
+    node = name.capitalize() + "Backward"
+    tensor_op_ = defop(f"{name}_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", written_into_self(kernel),
+                       inplace=True, node=node + "1", self=_zeros,
+                       other=lambda grad, other_sizes: aten.new_zeros(grad, other_sizes))
+    scalar_op_ = defop(f"{name}_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", written_into_self(kernel),
+                       inplace=True, node=node + "0", self=_zeros)
+    compute = _public_pair(name, aliases, tensor_op, scalar_op, tensor_op_, scalar_op_)
     if dunder:
-        setattr(Tensor, dunder, getattr(Tensor, name))
+        setattr(Tensor, dunder, _operator(dunder, getattr(Tensor, name), compute))
     return getattr(Tensor, name)
+
+
+def _public_pair(name, aliases, tensor_op, scalar_op, tensor_op_, scalar_op_):
+    """``Tensor.<name>``/``<name>_`` and each alias's pair: the overload for ``other`` a Tensor or a
+    number. Returns the out-of-place body, for the operator."""
+    def compute(input, other):
+        if not isinstance(input, Tensor):
+            raise TypeError(f"{name}() received an invalid combination of arguments - got ({_type_name(input)}, "
+                            f"{_type_name(other)}), but expected one of:\n * (Tensor input, Tensor other, *, Tensor "
+                            f"out = None)\n * (Tensor input, Number other, *, Tensor out = None)\n")
+        return (tensor_op if isinstance(other, Tensor) else scalar_op)._call(input, other)
+
+    def compute_(self, other):
+        return (tensor_op_ if isinstance(other, Tensor) else scalar_op_)._call(self, other)
+    for n in (name,) + aliases:
+        public = _on_the_seam(n, compute)
+        setattr(Tensor, n, public if n != "__eq__" else _operator(n, public, compute))
+        if not n.startswith("__"):
+            setattr(Tensor, n + "_", _on_the_seam(n + "_", compute_))
+    return compute
 
 
 eq = _compare("eq", xp.equal, "__eq__")
@@ -921,9 +977,41 @@ gt = _compare("gt", xp.greater, "greater", dunder="__gt__")
 ge = _compare("ge", xp.greater_equal, "greater_equal", dunder="__ge__")
 greater, greater_equal, less, less_equal, not_equal = \
     Tensor.greater, Tensor.greater_equal, Tensor.less, Tensor.less_equal, Tensor.not_equal
-logical_and = _compare("logical_and", xp.logical_and)
-logical_or = _compare("logical_or", xp.logical_or)
-logical_xor = _compare("logical_xor", xp.logical_xor)
+
+
+def _logical(name, ufunc):
+    """``aten.logical_<op>`` and ``aten.logical_<op>_`` (not differentiable: an in-place one leaves
+    ``self``'s history as it was, as in torch); ``other`` must be a Tensor."""
+    op = defop(f"{name}(Tensor self, Tensor other) -> Tensor", _comparison_kernel(name, ufunc))
+    op_ = defop(f"{name}_(Tensor(a!) self, Tensor other) -> Tensor(a!)", inplace_of=op)
+
+    def check(input, other, fn_name):
+        if not isinstance(input, Tensor):
+            raise _checks.not_a_tensor(fn_name, input)
+        if not isinstance(other, Tensor):
+            raise _checks.not_a_tensor(fn_name, other, "other", 2)
+
+    def public(input, other):
+        if seam.on:
+            return seam.torch_function(public, (input, other), {})
+        check(input, other, name)
+        return op._call(input, other)
+
+    def public_(self, other):
+        if seam.on:
+            return seam.torch_function(public_, (self, other), {})
+        check(self, other, name + "_")
+        return op_._call(self, other)
+    for fn, fn_name in ((public, name), (public_, name + "_")):
+        fn.__code__ = fn.__code__.replace(co_name=fn_name, co_qualname=fn_name)
+        fn.__name__ = fn.__qualname__ = fn_name
+        setattr(Tensor, fn_name, fn)
+    return public
+
+
+logical_and = _logical("logical_and", xp.logical_and)
+logical_or = _logical("logical_or", xp.logical_or)
+logical_xor = _logical("logical_xor", xp.logical_xor)
 
 
 def _bitwise(name, ufunc, dunder, rdunder, idunder):
@@ -1585,9 +1673,9 @@ Tensor.masked_fill_ = masked_fill_
 # ---------------------------------------------------------------------------------------------
 # Filling and copying in place: zero_, fill_, copy_ (the derivative w.r.t. the old values is zero)
 # ---------------------------------------------------------------------------------------------
-# These are torch's in-place ops themselves (their nodes exist only for them): the kernels write into
-# the array they are given. With autograd involved, the public function runs the op on a copy of self
-# that carries self's history and writes that into self (``inplace_recorded``), as for any in-place op.
+# These are torch's in-place ops themselves, with derivatives of their own (``defop(..., inplace=True)``):
+# the kernels write into the array they are given, and the ops are called, checked and recorded as any
+# in-place variant (the optimizers' zero_grad and copies take the generated call's common path).
 def _zero_kernel(self):
     self[...] = 0
     return self
@@ -1602,39 +1690,37 @@ def _copy_kernel(self, src, non_blocking=False):
     if type(src) is not type(self):
         from .._array import to_device, device_type_of
         src = to_device(src, device_type_of(self))
+    if src.shape != self.shape and _broadcast_shape(src.shape, self.shape) != self.shape:
+        shape = _broadcast_shape(src.shape, self.shape)
+        if shape is None:
+            raise _shape_error(self, src)
+        raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast shape {list(shape)}")
     if src.dtype.kind == "c" and self.dtype.kind != "c":
         src = src.real  # torch drops the imaginary part (with a warning)
     self[...] = src     # any dtype converts, as in torch (float -> int truncates)
     return self
 
 
-zero__op = defop("zero_(Tensor(a!) self) -> Tensor(a!)", _zero_kernel, node="ZeroBackward0", self=_zeros)
-fill__op = defop("fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)", _fill_kernel,
-                 node="FillBackward2", self=_zeros)
-fill__tensor_op = defop("fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)", _fill_kernel,
-                        node="FillBackward3", self=_zeros, value=lambda grad: aten.sum(grad))
+# (torch's memory rules: one value written everywhere may go into elements that share memory; fill_'s
+# value tensor is read before the write, so it may be part of self)
+zero__op = defop("zero_(Tensor(a!) self) -> Tensor(a!)", _zero_kernel, inplace=True, may_overlap=True,
+                 node="ZeroBackward0", self=_zeros)
+fill__op = defop("fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)", _fill_kernel, inplace=True,
+                 may_overlap=True, node="FillBackward2", self=_zeros)
+fill__tensor_op = defop("fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)", _fill_kernel, inplace=True,
+                        refuse_aliases=None, node="FillBackward3", self=_zeros, value=lambda grad: aten.sum(grad))
 copy__op = defop("copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)", _copy_kernel,
-                 node="CopyBackwards", self=_zeros, src=lambda grad: grad)
+                 inplace=True, node="CopyBackwards", self=_zeros, src=lambda grad: grad)
 copy__op.node.name = _qualified_name     # (torch writes CopyBackwards by hand: torch::autograd::CopyBackwards)
 ZeroBackward0, FillBackward2, FillBackward3, CopyBackwards = \
     zero__op.node, fill__op.node, fill__tensor_op.node, copy__op.node
-
-
-def _run_inplace(self, op_name, op, involved, *args):
-    """An in-place op whose checks are made: recorded on a copy of self (``inplace_recorded``) when
-    autograd is involved, else the kernel writes into self directly."""
-    if involved:
-        return inplace_recorded(self, op_name, op, *args)
-    op(self, *args)
-    bump_version(self, op_name)
-    return self
 
 
 @method()
 def zero_(self):
     if seam.on:
         return seam.torch_function(zero_, (self,), {})
-    return _run_inplace(self, "zero_", zero__op, _check_inplace(self, may_overlap=True))
+    return zero__op._call(self)
 
 
 @method()
@@ -1647,8 +1733,7 @@ def fill_(self, value):
                            f"{value._data.ndim} dimensions.")
     if not is_t and (self._data.dtype.kind in "iu" or type(value) is complex):
         value = _fit(value, self._data.dtype)
-    involved = _check_inplace(self, (value,) if is_t else (), may_overlap=not is_t, refuse_aliases=None)
-    return _run_inplace(self, "fill_", fill__tensor_op if is_t else fill__op, involved, value)
+    return (fill__tensor_op if is_t else fill__op)._call(self, value)
 
 
 def _on_device_of(dst, src):
@@ -1666,18 +1751,24 @@ def copy_(self, src, non_blocking=False):
     if seam.on:
         return seam.torch_function(copy_, (self, src), {"non_blocking": non_blocking} if non_blocking else {})
     if not isinstance(src, Tensor):
-        raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not {type(src).__name__}")
+        if not isinstance(src, numbers.Number):
+            raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not {type(src).__name__}")
+        src = _wrap(xp.asarray(src))    # (torch copies a number as a 0-d tensor: x.copy_(2))
     if type(src._data) is not type(self._data) and src._data.ndim:
         src = _on_device_of(self, src)
-    same = same_data(self._data, src._data)  # (torch's copy_ onto the same elements is a no-op: no memory checks)
-    involved = _check_inplace(self, (src,), may_overlap=same, refuse_aliases=not same and "partial")
-    d = src._data
-    if d.shape != self._data.shape and _broadcast_shape(d.shape, self._data.shape) != self._data.shape:
-        bs = _broadcast_shape(d.shape, self._data.shape)
-        if bs is None:
-            raise _shape_error(self._data, d)
-        raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the broadcast shape {list(bs)}")
-    return _run_inplace(self, "copy_", copy__op, involved, src)
+    if 0 in self._data.strides and same_data(self._data, src._data):
+        return _copy_onto_itself(self, src)
+    return copy__op._call(self, src, non_blocking)
+
+
+def _copy_onto_itself(self, src):
+    """torch's copy_ onto the very same elements writes nothing, so it makes no memory checks (an
+    expanded tensor copied onto itself is no error); the version still moves on, and autograd
+    records CopyBackwards."""
+    if _check_inplace(self, (src,), may_overlap=True, refuse_aliases=None):
+        return inplace_recorded(self, "copy_", copy__op, src)
+    bump_version(self, "copy_")
+    return self
 
 
 # ---------------------------------------------------------------------------------------------

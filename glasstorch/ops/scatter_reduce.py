@@ -141,6 +141,9 @@ scatter_reduce_op = defop(
     _scatter_reduce_kernel, node="ScatterReduceBackward0",
     joint={("self", "src"): lambda grad, self, dim, index, src, reduce, include_self, result:
            _scatter_reduce_backward(grad, self, dim, index, src, reduce, include_self, result)})
+# (torch's scatter kernels refuse an input that shares any of self's memory, even all of it)
+scatter_reduce__op = defop("scatter_reduce_.two(Tensor(a!) self, int dim, Tensor index, Tensor src, str reduce, *, "
+                           "bool include_self=True) -> Tensor(a!)", inplace_of=scatter_reduce_op, refuse_aliases="any")
 ScatterReduceBackward0 = scatter_reduce_op.node
 
 
@@ -155,8 +158,7 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
 def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
     if seam.on:
         return seam.torch_function(scatter_reduce_, (self, dim, index, src, reduce), {"include_self": include_self})
-    from ._op import inplace
-    return inplace(self, "scatter_reduce_", scatter_reduce, dim, index, src, reduce, include_self=include_self)
+    return scatter_reduce__op(self, _wrap_dim(dim, max(self.ndim, 1)), index, src, reduce, include_self=include_self)
 
 
 Tensor.scatter_reduce_ = scatter_reduce_

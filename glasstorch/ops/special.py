@@ -31,7 +31,7 @@ import math
 from .. import _dtype, _checks
 from .._tensor import Tensor
 from .._array import xp, special as _sp, asarray
-from ._op import method, promote_arrays
+from ._op import method, promote_arrays, write_into
 from .._ops import defop, aten
 from .. import _ops   # (_ops._ARRAY_TYPES, read at each call: it grows when CuPy is imported)
 from .._seam import seam
@@ -193,6 +193,22 @@ logit_backward_op = defop(
 logit_op = defop("logit(Tensor self, float? eps=None) -> Tensor", _logit_kernel, node="LogitBackward0",
                  self=lambda grad, self, eps: logit_backward_op(grad, self, eps))
 
+
+def _polygamma_into_kernel(self, n):
+    write_into(self, _polygamma_kernel(n, self))
+    return self
+
+
+# the in-place forms: variants recording their twins' nodes, but polygamma_, whose arguments come in
+# another order and which torch gives a derivative of its own (PolygammaBackward1)
+erfc__op = defop("erfc_(Tensor(a!) self) -> Tensor(a!)", inplace_of=erfc_op)
+i0__op = defop("i0_(Tensor(a!) self) -> Tensor(a!)", inplace_of=i0_op)
+sinc__op = defop("sinc_(Tensor(a!) self) -> Tensor(a!)", inplace_of=sinc_op)
+logit__op = defop("logit_(Tensor(a!) self, float? eps=None) -> Tensor(a!)", inplace_of=logit_op)
+mvlgamma__op = defop("mvlgamma_(Tensor(a!) self, int p) -> Tensor(a!)", inplace_of=mvlgamma_op)
+polygamma__op = defop("polygamma_(Tensor(a!) self, int n) -> Tensor(a!)", _polygamma_into_kernel, inplace=True,
+                      node="PolygammaBackward1", self=lambda grad, self, n: grad * polygamma_op(n + 1, self))
+
 # ---- binary ---------------------------------------------------------------------------------------------
 _xlogy_kernel, _xlog1py_kernel = _xlog_kernel(xp.log), _xlog_kernel(xp.log1p)
 # d/dx x log y = log y: xlogy(grad, y), taken as 0 where x = 0 and y <= 0 (torch's masked_fill: xlogy of a
@@ -254,12 +270,12 @@ def _into(out, result, name):
     return result if out is None else _checks.write_out(name, result, out)
 
 
-def _in_place(name, fn):
+def _in_place(name, op):
+    """``Tensor.<name>_``: ``op`` (the in-place op, or a function picking the overload)."""
     def fn_(self, *args, **kwargs):
         if seam.on:
             return seam.torch_function(fn_, (self,) + args, kwargs)
-        from ._op import inplace
-        return inplace(self, name + "_", fn, *args, **kwargs)
+        return op(self, *args, **kwargs)
     fn_.__name__ = fn_.__qualname__ = name + "_"
     return fn_
 
@@ -272,7 +288,7 @@ special_i0e = _public_unary("i0e", i0e_op)
 special_i1 = _public_unary("i1", i1_op)
 special_i1e = _public_unary("i1e", i1e_op)
 special_entr = _public_unary("entr", entr_op)
-erfc_, i0_, sinc_ = _in_place("erfc", erfc), _in_place("i0", i0), _in_place("sinc", sinc)
+erfc_, i0_, sinc_ = _in_place("erfc", erfc__op), _in_place("i0", i0__op), _in_place("sinc", sinc__op)
 for _f in (erfc, i0, sinc, erfc_, i0_, sinc_):
     setattr(Tensor, _f.__name__, _f)
 del _f
@@ -299,8 +315,7 @@ def polygamma(n, input, *, out=None):
 def polygamma_(self, n):
     if seam.on:
         return seam.torch_function(polygamma_, (self, n), {})
-    from ._op import inplace
-    return inplace(self, "polygamma_", lambda x: polygamma_op(n, x))
+    return polygamma__op(self, n)
 
 
 Tensor.polygamma_ = polygamma_
@@ -314,6 +329,10 @@ def mvlgamma(input, p, *, out=None):
     return _into(out, mvlgamma_op(input, p), "mvlgamma")
 
 
+mvlgamma_ = _in_place("mvlgamma", mvlgamma__op)
+Tensor.mvlgamma_ = mvlgamma_
+
+
 @method("logit")
 def logit(input, eps=None, *, out=None):
     """log(x / (1 - x)), with x clamped to [eps, 1 - eps] when eps is given."""
@@ -322,7 +341,7 @@ def logit(input, eps=None, *, out=None):
     return _into(out, logit_op(input, eps), "logit")
 
 
-logit_ = _in_place("logit", logit)
+logit_ = _in_place("logit", lambda self, eps=None: logit__op(self, eps))
 Tensor.logit_ = logit_
 
 
@@ -344,7 +363,11 @@ def xlogy(input, other, *, out=None):
     return _into(out, _pick(xlogy_op, xlogy_self_scalar_op, xlogy_other_scalar_op, input, other), "xlogy")
 
 
-xlogy_ = _in_place("xlogy", xlogy)
+xlogy__op = defop("xlogy_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", inplace_of=xlogy_op)
+xlogy__other_scalar_op = defop("xlogy_.Scalar_Other(Tensor(a!) self, Scalar other) -> Tensor(a!)",
+                               inplace_of=xlogy_other_scalar_op)
+xlogy_ = _in_place("xlogy", lambda self, other: (xlogy__op if isinstance(other, Tensor) else
+                                                 xlogy__other_scalar_op)(self, other))
 Tensor.xlogy_ = xlogy_
 
 
@@ -498,7 +521,21 @@ igamma = _igamma_public("igamma", igamma_op)
 igammac = _igamma_public("igammac", igammac_op)
 igamma.__doc__ = "The regularized lower incomplete gamma function P(input, other) (torch.special.gammainc)."
 igammac.__doc__ = "The regularized upper incomplete gamma function Q(input, other) = 1 - P (torch.special.gammaincc)."
-igamma_, igammac_ = _in_place("igamma", igamma), _in_place("igammac", igammac)
+igamma__op = defop("igamma_(Tensor(a!) self, Tensor other) -> Tensor(a!)", inplace_of=igamma_op)
+igammac__op = defop("igammac_(Tensor(a!) self, Tensor other) -> Tensor(a!)", inplace_of=igammac_op)
+
+
+def _tensor_other(name, op):
+    """An in-place op whose ``other`` must be a Tensor (torch's TypeError for a number)."""
+    def checked(self, other):
+        if not isinstance(other, Tensor):
+            raise TypeError(f"{name}(): argument 'other' (position 1) must be Tensor, not {type(other).__name__}")
+        return op(self, other)
+    return checked
+
+
+igamma_ = _in_place("igamma", _tensor_other("igamma_", igamma__op))
+igammac_ = _in_place("igammac", _tensor_other("igammac_", igammac__op))
 for _f in (igamma, igammac, igamma_, igammac_):
     setattr(Tensor, _f.__name__, _f)
 del _f

@@ -25,15 +25,24 @@ from .._tensor import bump_version
 from ..ops.creation import from_numpy
 
 try:   # the interception seam, where the op core has one
-    from .._seam import seam as _seam
+    from .._seam import seam as _seam, _overloaded_args
 except ImportError:   # a tree without it: nothing can watch single ops under no_grad
     _seam = None
 
 
-def _observed():
-    """Whether a TorchFunctionMode / TorchDispatchMode or a Tensor subclass with __torch_function__
-    watches single ops: then the update runs as Tensor ops they can see, as torch's does."""
-    return _seam is not None and (_seam.on or _seam.dispatching)
+def _observed(params):
+    """Whether a TorchFunctionMode / TorchDispatchMode, or a Tensor subclass with __torch_function__
+    among the tensors of this update, watches single ops: then the update runs as Tensor ops they
+    can see, as torch's does. The subclass test is per call, as torch's ``has_torch_function`` is: a
+    subclass defined somewhere in the process (which turns the seam on for every call) takes no
+    part in an update whose parameters and gradients are plain tensors."""
+    if _seam is None or not (_seam.on or _seam.dispatching):
+        return False
+    if _seam.dispatching or _seam.function_modes:
+        return True
+    tensors = list(params)
+    tensors += [p.grad for p in params if p.grad is not None]
+    return not _seam.subclass_disabled and bool(_overloaded_args(tensors, None))
 
 
 def usable(group, params):
@@ -41,7 +50,7 @@ def usable(group, params):
     ``foreach`` not False (or ``fused`` True), nothing watching single ops, and dense real floating
     CPU tensors of one dtype with gradients of their own dtype and shape (else the for-loop runs,
     which handles all)."""
-    if (group.get("foreach") is False and not group.get("fused")) or not params or _observed():
+    if (group.get("foreach") is False and not group.get("fused")) or not params or _observed(params):
         return False
     dt = params[0]._data.dtype
     if dt.kind != "f":   # (ml_dtypes' bfloat16 is kind "V": for-loop)
