@@ -428,18 +428,25 @@ def test_disabled_function_breaks_the_graph():
     np.testing.assert_array_equal(gt.compile(lambda x: helper(x * 2) * 3)(gt.ones(2)).numpy(), [9, 9])
 
 
-def test_reading_grad_inside_is_a_break():
+def test_reading_grad_inside_is_an_input_read_at_each_call():
+    # torch reads a leaf's .grad inside a graph (an optimizer step does): no break; the grad is read
+    # at each call, and a .grad that becomes None fails a guard (recompile)
     w = gt.ones(2, requires_grad=True)
     w.grad = gt.full((2,), 3.0)
 
     def f(x):
         return x * w.grad
     out = gt._dynamo.explain(f)(gt.ones(2))
-    assert out.graph_break_count == 1 and ".grad" in out.break_reasons[0].reason
+    assert out.graph_count == 1 and out.graph_break_count == 0
     c = gt.compile(f)
     c(gt.ones(2))
     w.grad = gt.full((2,), 5.0)
     np.testing.assert_array_equal(c(gt.ones(2)).numpy(), [5, 5])
+    assert len(c.cache) == 1
+    w.grad = None
+    with pytest.raises(TypeError):          # eager's error: None * tensor
+        c(gt.ones(2))
+    assert "p_grad" in c.cache[0].guards.check((gt.ones(2),), {})
 
 
 def test_module_hooks_break_the_graph_and_run_every_call():
@@ -453,18 +460,40 @@ def test_module_hooks_break_the_graph_and_run_every_call():
     assert "hooks" in gt._dynamo.explain(lin)(gt.randn(4, 3)).break_reasons[0].reason
 
 
-def test_in_place_change_of_an_input_is_a_break():
+def test_in_place_change_of_an_input_is_captured_and_written_back():
+    # as torch's functionalization: the graph computes the new value, the compiled function writes it
+    # into the input after the graph ran, and bumps its version counter as many times as eager did
     def f(x):
         x.add_(1)
+        x.mul_(2)
         return x * 2
 
     out = gt._dynamo.explain(f)(gt.ones(2))
-    assert out.graph_break_count >= 1 and "in-place" in out.break_reasons[0].reason
-    x = gt.ones(2)
+    assert out.graph_count == 1 and out.graph_break_count == 0
+    tx = torch.ones(2)
+    assert torch._dynamo.explain(lambda x: f(x))(tx).graph_break_count == 0      # torch has none either
+    x, ex = gt.ones(2), gt.ones(2)
+    c = gt.compile(f, fullgraph=True)
+    for _ in range(3):
+        got, want = c(x), f(ex)
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+        np.testing.assert_array_equal(x.numpy(), ex.numpy())
+        assert x._version == ex._version
+    assert "add = " in c.code and "mul = " in c.code and len(c.cache) == 1
+
+
+def test_in_place_on_a_view_of_an_input_breaks_and_gives_eager_results():
+    def f(x):
+        v = x[0]
+        v.add_(1)              # writes x's memory: the graph would miss it
+        return x * 2
+
+    assert gt._dynamo.explain(f)(gt.ones(2, 2)).graph_break_count >= 1
+    x, ex = gt.ones(2, 2), gt.ones(2, 2)
     c = gt.compile(f)
-    c(x)
-    np.testing.assert_array_equal(c(x).numpy(), [6, 6])
-    np.testing.assert_array_equal(x.numpy(), [3, 3])
+    for _ in range(2):
+        np.testing.assert_array_equal(c(x).numpy(), f(ex).numpy())
+        np.testing.assert_array_equal(x.numpy(), ex.numpy())
 
 
 # -- whole training steps --------------------------------------------------------------------------
@@ -544,7 +573,7 @@ def test_a_lenet_training_step_compiles_its_whole_forward():
                                              gt.tensor(xs), gt.tensor(ys))
     assert report.graph_count == 1 and "backward" in report.break_reasons[0].reason
     step = gt.compile(_train_step)
-    for i in range(3):
+    for i in range(4):
         want = _train_step(models[0], opts[0], gt.tensor(xs), gt.tensor(ys))
         got = step(models[1], opts[1], gt.tensor(xs), gt.tensor(ys))
         t_opt.zero_grad()
@@ -552,7 +581,7 @@ def test_a_lenet_training_step_compiles_its_whole_forward():
         t_loss.backward()
         t_opt.step()
         assert got.item() == want.item() and abs(got.item() - t_loss.item()) < 1e-5
-        if i:
+        if i >= 2:      # (the first step made the momentum buffers: the second recompiles, as torch's)
             assert got.grad_fn.name() == "CompiledFunctionBackward"
         for p, q, r in zip(models[0].parameters(), models[1].parameters(), t_model.parameters()):
             np.testing.assert_array_equal(p.detach().numpy(), q.detach().numpy())
@@ -614,13 +643,15 @@ def test_a_transformer_step_with_breaks_hands_back_a_result_with_none():
     rng = np.random.default_rng(3)
     xs = rng.standard_normal((2, 5, 8)).astype(np.float32)
     models = [make(gt), make(gt)]
-    opts = [gt.optim.Adam(m.parameters(), lr=0.01) for m in models]
+    # (SGD: Adam's update of the key bias, whose gradient is rounding noise -- softmax ignores a shift --
+    # is noise too; compiled Adam is tested on a model without such parameters)
+    opts = [gt.optim.SGD(m.parameters(), lr=0.01, momentum=0.9) for m in models]
     step = gt.compile(step_fn)
-    for i in range(3):
+    for i in range(4):
         want = step_fn(models[0], opts[0], gt.tensor(xs))
         got = step(models[1], opts[1], gt.tensor(xs))
         assert got.item() == want.item()
-        if i:
+        if i >= 2:      # (the first step made the momentum buffers: the second recompiles, as torch's)
             assert got.grad_fn.name() == "CompiledFunctionBackward"
         for p, q in zip(models[0].parameters(), models[1].parameters()):
             np.testing.assert_array_equal(p.detach().numpy(), q.detach().numpy())

@@ -161,7 +161,9 @@ def _key(node):
 def lower_forward(node, args, src):
     """A :class:`Lowered` for ``node``, or None: call the kernel."""
     rule = FORWARD.get(_key(node))
-    return rule(node, args, src) if rule is not None else None
+    if rule is None or not node.meta.get("shape"):   # (NumPy's ufuncs give a 0-d result as a scalar, not
+        return None                                   # an array: the kernels wrap it)
+    return rule(node, args, src)
 
 
 # -- the backward ------------------------------------------------------------------------------
@@ -255,7 +257,7 @@ def lower_backward(node, inp, args, g, save, src):
     """(expression, shaped) for the gradient of ``node``'s input ``inp``, or None: call the formula.
     Only for real floating nodes whose tensor inputs share their dtype."""
     rule = BACKWARD.get((_key(node), inp))
-    if rule is None or not _same_dtype(node, *(v for v in args.values() if _is_node(v))):
+    if rule is None or not node.meta.get("shape") or not _same_dtype(node, *(v for v in args.values() if _is_node(v))):
         return None
     return rule(node, inp, args, g, save, src)
 

@@ -38,6 +38,7 @@ the function -- typically ``backward()`` and the optimizer step -- runs unwatche
 import numpy as np
 
 from .._tensor import _wrap
+from ..fx.graph import for_each_node
 from ..overrides import TorchFunctionMode
 from . import codegen
 from .capture import Ref, _flat_tensors, _refs
@@ -50,7 +51,11 @@ class Segment:
     def __init__(self, graph, inputs):
         self.graph = graph
         self.inputs = inputs          # (placeholder, source): ("arg", path, t) | ("free", t) | ("call", k, j, t)
-        self.train = any(n.meta.get("requires_grad") for n, _ in inputs)
+        found = []
+        for_each_node(graph.nodes[-1].args[0], found.append)
+        # (a graph none of whose outputs needs a gradient -- an optimizer step -- runs without autograd)
+        self.train = any(n.meta.get("requires_grad") for n, _ in inputs) and any(
+            n.meta.get("requires_grad") for n in found)
         self.code = codegen.GeneratedCode(graph, self.train) if any(
             n.op == "call_function" for n in graph.nodes) else None
         self.outputs = self.code.outputs if self.code is not None else []
