@@ -856,3 +856,151 @@ def test_a_formula_reading_an_inputs_numel_compiles():
     compiled_grad, x.grad = x.grad.numpy().copy(), None
     (x * x).mean().backward()
     np.testing.assert_array_equal(compiled_grad, x.grad.numpy())
+
+
+# -- in-place writes to inputs: BatchNorm's statistics, optimizer steps -----------------------------
+def _bn_cnn(lib):
+    lib.manual_seed(4)
+    nn = lib.nn
+    return nn.Sequential(nn.Conv2d(1, 4, 3, bias=False), nn.BatchNorm2d(4), nn.ReLU(), nn.Flatten(),
+                         nn.Linear(4 * 6 * 6, 3))
+
+
+def _cnn_data(seed=7):
+    rng = np.random.default_rng(seed)
+    return rng.standard_normal((6, 1, 8, 8)).astype(np.float32), rng.integers(0, 3, 6)
+
+
+def test_batchnorm_training_forward_is_one_graph_with_its_statistics_written_back():
+    # num_batches_tracked.add_(1) is captured (torch has no break either); the running statistics, the
+    # counter and its version equal eager's after every call, in train and eval mode
+    xs, _ = _cnn_data()
+    models = [_bn_cnn(gt), _bn_cnn(gt)]
+    report = gt._dynamo.explain(_bn_cnn(gt))(gt.tensor(xs))      # (explain runs the model: another one)
+    assert report.graph_count == 1 and report.graph_break_count == 0
+    assert torch._dynamo.explain(_bn_cnn(torch))(torch.tensor(xs)).graph_break_count == 0
+    compiled = gt.compile(models[1], fullgraph=True)
+    for i in range(5):
+        for m in models:
+            m.train(i != 3)
+        want, got = models[0](gt.tensor(xs)), compiled(gt.tensor(xs))
+        np.testing.assert_array_equal(got.detach().numpy(), want.detach().numpy())
+        bn0, bn1 = models[0][1], models[1][1]
+        for name in ("running_mean", "running_var", "num_batches_tracked"):
+            np.testing.assert_array_equal(getattr(bn1, name).numpy(), getattr(bn0, name).numpy())
+        assert bn1.num_batches_tracked._version == bn0.num_batches_tracked._version
+    assert int(models[1][1].num_batches_tracked) == 4
+    assert "num_batches_tracked" in compiled._compiled_call.cache[0].code.forward_source
+
+
+def test_compiled_whole_bn_training_step_equals_eager_step_after_step():
+    # forward, backward, SGD with momentum, zero_grad: torch's graphs (the forward, the step) and its
+    # one break (backward); losses, gradients, parameters, running statistics bit for bit eager's
+    xs, ys = _cnn_data()
+    models = [_bn_cnn(gt), _bn_cnn(gt)]
+    opts = [gt.optim.SGD(m.parameters(), lr=0.05, momentum=0.9) for m in models]
+    step = gt.compile(_train_step)
+    for i in range(6):
+        for m in models:
+            m.train(i != 4)
+        want = _train_step(models[0], opts[0], gt.tensor(xs), gt.tensor(ys))
+        got = step(models[1], opts[1], gt.tensor(xs), gt.tensor(ys))
+        assert got.item() == want.item()
+        for p, q in zip(models[0].parameters(), models[1].parameters()):
+            np.testing.assert_array_equal(q.grad.numpy(), p.grad.numpy())
+            np.testing.assert_array_equal(q.detach().numpy(), p.detach().numpy())
+        for a, b in zip(models[0].buffers(), models[1].buffers()):
+            np.testing.assert_array_equal(b.numpy(), a.numpy())
+    assert got.grad_fn.name() == "CompiledFunctionBackward"
+    report = gt._dynamo.explain(_train_step)(models[1], opts[1], gt.tensor(xs), gt.tensor(ys))
+    t_model = _bn_cnn(torch)
+
+    def t_train_step(model, opt, x, y):
+        opt.zero_grad()
+        loss = torch.nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+    t_report = torch._dynamo.explain(t_train_step)(t_model, torch.optim.SGD(t_model.parameters(), lr=0.05,
+                                                                             momentum=0.9),
+                                                   torch.tensor(xs), torch.tensor(ys))
+    assert (report.graph_count, report.graph_break_count) == (t_report.graph_count, t_report.graph_break_count) \
+        == (2, 1)
+    assert "backward" in report.break_reasons[0].reason
+    # the step's graph holds the parameters' updates: the momentum buffers' and the parameters' new values
+    assert "# graph 2 of 2" in step.code and "momentum_buffer" in step.code.split("# graph 2 of 2")[1]
+
+
+@pytest.mark.parametrize("make", [
+    lambda lib, ps: lib.optim.SGD(ps, lr=0.1, momentum=0.9),
+    lambda lib, ps: lib.optim.SGD(ps, lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.01),
+    lambda lib, ps: lib.optim.Adam(ps, lr=0.01),
+    lambda lib, ps: lib.optim.Adam(ps, lr=0.01, amsgrad=True),
+    lambda lib, ps: lib.optim.AdamW(ps, lr=0.01, weight_decay=0.1),
+], ids=["sgd_momentum", "sgd_nesterov", "adam", "adam_amsgrad", "adamw"])
+def test_compiled_optimizer_step_is_one_graph_and_equals_eager(make):
+    # torch.compile(opt.step): one graph, no break (as torch), fullgraph=True; the parameters and the
+    # state (momentum, moments, step counts and their versions) equal eager's. Adam's step count stays a
+    # tensor when compiled (torch's form), which equals eager's float arithmetic to float32 rounding.
+    xs, ys = _data(n=8)
+    models = [_mlp(gt), _mlp(gt)]
+    opts = [make(gt, m.parameters()) for m in models]
+
+    def backward(model):
+        model.zero_grad()
+        GF.cross_entropy(model(gt.tensor(xs)), gt.tensor(ys)).backward()
+    for m, o in zip(models, opts):         # (the first step makes the state: the graph is captured after it)
+        backward(m)
+        o.step()
+    step = gt.compile(opts[1].step, fullgraph=True)
+    for i in range(4):
+        for m in models:
+            backward(m)
+        opts[0].step()
+        step()
+        exact = isinstance(opts[0], gt.optim.SGD)
+        for p, q in zip(models[0].parameters(), models[1].parameters()):
+            if exact:
+                np.testing.assert_array_equal(q.detach().numpy(), p.detach().numpy())
+            else:
+                np.testing.assert_allclose(q.detach().numpy(), p.detach().numpy(), rtol=1e-5, atol=1e-6)
+            for key, a in opts[0].state[p].items():
+                b = opts[1].state[q][key]
+                np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=1e-5, atol=1e-6)
+                assert b._version == a._version, key
+    assert len(step.cache) == 1 and step.cache[0].graph is not None
+    report = gt._dynamo.explain(opts[1].step)()
+    assert report.graph_count == 1 and report.graph_break_count == 0
+    t_model = torch.nn.Linear(3, 2)
+    t_opt = make(torch, t_model.parameters())
+    t_model(torch.ones(1, 3)).sum().backward()
+    t_opt.step()
+    assert torch._dynamo.explain(t_opt.step)().graph_break_count == 0
+
+
+def test_optimizer_guards_recompile_when_its_options_or_state_change():
+    xs, ys = _data(n=8)
+    model = _mlp(gt)
+    opt = gt.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    step = gt.compile(opt.step)
+
+    def one_step():
+        model.zero_grad()
+        GF.cross_entropy(model(gt.tensor(xs)), gt.tensor(ys)).backward()
+        step()
+    one_step()                   # the momentum buffers are made: the next call recompiles
+    one_step()
+    one_step()
+    assert len(step.cache) == 2
+    opt.param_groups[0]["lr"] = 0.01          # a hyperparameter is a constant of the graph: recompile
+    before = [p.detach().numpy().copy() for p in model.parameters()]
+    bufs = [opt.state[p]["momentum_buffer"].numpy().copy() for p in model.parameters()]
+    one_step()
+    assert len(step.cache) == 3 and "lr" in step.cache[1].guards.check((), {})
+    for p, b0, buf0 in zip(model.parameters(), before, bufs):
+        np.testing.assert_allclose(p.detach().numpy(), b0 - 0.01 * (0.9 * buf0 + p.grad.numpy()), rtol=1e-5,
+                                   atol=1e-7)
+    model[0].weight.grad = None               # a parameter without a .grad is skipped by the step: recompile
+    one_step.__globals__                       # (no-op: keeps the helper readable)
+    step()
+    assert len(step.cache) == 4

@@ -470,6 +470,10 @@ class Capture:
                 node.meta["requires_grad"] = node.meta.pop("grad_enabled") and target._requires_grad
         outs = _flat_tensors(result)
         mutated = [t for t in tensors_in if t._vc.version != before[id(t)]]
+        for m in mutated:         # (some public calls bump the version after their op returns: copy_)
+            entry = call.values.get(id(m))
+            if entry is not None and entry[1] is m and entry[0] in self.new_values:
+                call.values[id(m)] = (entry[0], m, m._vc.version)
         if not outs and not mutated:
             if result is not None and tensors_in and name not in _METADATA and not isinstance(result, (
                     type, _dtype_type())):
@@ -614,7 +618,7 @@ class Capture:
         if not self.broken:
             for node, source in self.inputs:
                 t = source[-1]
-                if t._vc.version != self.values[id(t)][2] and not self._written(t, self.values):
+                if t._vc.version != node.meta["version"] and not self._written(t, self.values):
                     self.graph_break(f"the function changed its input {node.name} in place (an optimizer step, a "
                                      "buffer update): the graph cannot hold it")
                     self.replayable = False      # (a call the graph holds did it: run the whole call eagerly)

@@ -22,6 +22,7 @@ from ..fx.graph import for_each_node
 from ..fx.graph_module import GraphModule
 from ..nn.modules.module import Module
 from . import capture as _capture, codegen, config, exc, replay as _replay
+from .writeback import input_reader, write_back
 from .guards import Guards
 from ._logging import log
 
@@ -86,31 +87,6 @@ class CacheEntry:
 
     def _run_graph_module(self, tensors):
         return _as_tuple(self.gm(*tensors))
-
-
-def input_reader(source, namespace, name):
-    """The source of an expression that finds a graph input at run time (``args``/``kwargs`` in scope):
-    an argument's path, a bound parameter or buffer, or the ``.grad`` of either."""
-    if source[0] == "arg":
-        return source[1]
-    if source[0] == "grad":
-        _, owner, path, _ = source
-        if path is not None:
-            return f"{path}._grad"
-        namespace[name] = owner
-        return f"{name}._grad"
-    namespace[name] = source[1]
-    return name
-
-
-def write_back(target, new, bumps, op):
-    """Copy a graph's new value of an input into the input's memory, and bump its version counter as
-    the eager in-place ops did (``bumps`` of them, ``op`` the last): functionalization's epilogue."""
-    if new is not target:
-        target._data[...] = new._data
-    vc = target._vc
-    vc.version += bumps
-    vc.last_op = op
 
 
 def _as_tuple(value):
