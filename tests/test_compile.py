@@ -13,6 +13,13 @@ import glasstorch.nn.functional as GF
 from glasstorch._dynamo import exc as gexc
 
 
+@pytest.fixture
+def eager_weight_grads(monkeypatch):
+    """A Linear's weight gradient as eager's formulas compute it, ``(x.T @ g).T``
+    (``config.weight_grad_in_weight_layout`` off): the compiled step is then eager's bit for bit."""
+    monkeypatch.setattr(gt._dynamo.config, "weight_grad_in_weight_layout", False)
+
+
 def _mlp(lib, seed=0, dropout=0.0):
     lib.manual_seed(seed)
     layers = [lib.nn.Linear(6, 16), lib.nn.ReLU()]
@@ -76,7 +83,7 @@ def test_compiled_function_matches_eager_and_torch(dtype):
         np.testing.assert_allclose(a, p.grad.numpy(), rtol=tol, atol=tol)
 
 
-def test_generated_code_is_straight_line_array_code():
+def test_generated_code_is_straight_line_array_code(eager_weight_grads):
     w = gt.randn(3, 3, requires_grad=True)
 
     def f(x):
@@ -109,7 +116,7 @@ _LOWERED = {
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("name", list(_LOWERED))
-def test_lowered_ops_equal_the_kernels_bit_for_bit(name, dtype):
+def test_lowered_ops_equal_the_kernels_bit_for_bit(name, dtype, eager_weight_grads):
     rng = np.random.default_rng(5)
     arrays = [rng.standard_normal(s).astype(dtype) for s in ((6, 6), (6, 6), (6, 6), (6,))]
     fn = _LOWERED[name]
@@ -164,7 +171,7 @@ def test_relu_backward_lowered_keeps_the_gradients_bits(dtype, layout):
         assert "_threshold_grad(g_relu, relu, out=g_relu)" in backward      # into the dying gradient
 
 
-def test_memory_planning_never_overwrites_what_is_still_read():
+def test_memory_planning_never_overwrites_what_is_still_read(eager_weight_grads):
     w = gt.randn(4, 4, requires_grad=True)
 
     def f(x):
@@ -511,7 +518,7 @@ def _bn_model(lib):
                              lib.nn.Linear(8, 4))
 
 
-def test_compiled_training_step_equals_eager_step_after_step():
+def test_compiled_training_step_equals_eager_step_after_step(eager_weight_grads):
     xs, ys = _data(n=8)
     runs = []
     for compiled in (False, True):
@@ -533,7 +540,7 @@ def test_compiled_training_step_equals_eager_step_after_step():
     np.testing.assert_array_equal(v0, v1)
 
 
-def test_compiled_training_step_runs_its_forward_compiled():
+def test_compiled_training_step_runs_its_forward_compiled(eager_weight_grads):
     # backward() and the optimizer step break the graph; the forward and loss before them still run as
     # generated code (replay.py), whose node is the loss's grad_fn, and the step equals eager's bit for bit
     xs, ys = _data(n=8)
@@ -687,7 +694,7 @@ def _two_graphs(x, w):
     return (y * 2).exp() * w.sum()
 
 
-def test_graphs_before_and_after_a_break_run_compiled():
+def test_graphs_before_and_after_a_break_run_compiled(eager_weight_grads):
     rng = np.random.default_rng(2)
     c = gt.compile(_two_graphs)
     for k in range(3):
@@ -815,7 +822,7 @@ def _through_flatten(x, w):
     return (h.flatten() * 2).exp().sum()       # (flatten: a method the function mode may not see)
 
 
-def test_replay_keeps_the_values_code_it_cannot_see_may_read():
+def test_replay_keeps_the_values_code_it_cannot_see_may_read(eager_weight_grads):
     c = gt.compile(_through_flatten)
     x = gt.ones(2, 3)
     w = gt.full((3, 3), 0.1, requires_grad=True)
@@ -1004,3 +1011,27 @@ def test_optimizer_guards_recompile_when_its_options_or_state_change():
     one_step.__globals__                       # (no-op: keeps the helper readable)
     step()
     assert len(step.cache) == 4
+
+
+def test_linear_weight_gradient_is_computed_in_the_weights_layout():
+    # as torch's compiled backward: g.T @ x, row-major like the weight, which AccumulateGrad keeps without
+    # the transposed copy eager makes; equal to eager to float32 rounding (OpenBLAS blocks the two GEMMs
+    # differently), and eager's bits with config.weight_grad_in_weight_layout off (eager_weight_grads)
+    xs, ys = _data(n=64)
+    models = [_mlp(gt), _mlp(gt)]
+
+    def _loss(model, x, y):
+        return GF.cross_entropy(model(x), y)
+    c = gt.compile(_loss)
+    for i in range(2):
+        for m in models:
+            m.zero_grad()
+        _loss(models[0], gt.tensor(xs), gt.tensor(ys)).backward()
+        c(models[1], gt.tensor(xs), gt.tensor(ys)).backward()
+        for p, q in zip(models[0].parameters(), models[1].parameters()):
+            np.testing.assert_allclose(q.grad.numpy(), p.grad.numpy(), rtol=1e-5, atol=1e-7)
+            assert q.grad.stride() == p.grad.stride() and q.grad.is_contiguous()
+    backward = c.code.split("def backward")[1]
+    assert "g__2_weight = np.matmul(g_addmm_1.T, relu" in backward.replace("g_addmm_1.T @ relu",
+                                                                             "np.matmul(g_addmm_1.T, relu")
+    assert "g_t" not in backward               # (no transposed intermediate)

@@ -32,7 +32,7 @@ from ..autograd import grad_mode
 from ..autograd.engine import _sum_to
 from ..autograd.function import Function
 from ..fx.graph import Node, for_each_node
-from . import lowering, memory
+from . import config, lowering, memory
 from .memory import Stmt
 
 _counter = itertools.count()
@@ -305,6 +305,10 @@ class GeneratedCode:
         for u in self.graph.nodes:
             if u.target is operator.getitem:
                 items_of.setdefault(u.args[0], {})[u.args[1]] = u
+        uses = {}            # node -> how many nodes read it (the output counts as one)
+        for u in self.graph.nodes:
+            for v in u.all_input_nodes:
+                uses[v] = uses.get(v, 0) + 1
         for n in reversed(self.graph.nodes):
             several = n in items_of and not n.meta.get("island")
             if n.op != "call_function" or n not in grad and not n.meta.get("island") and not several:
@@ -347,6 +351,11 @@ class GeneratedCode:
                             zeros_if_none(gs[0], outs[0])
                     self._several_formula(n, op, args, names, needed, fn, joint, specs, gs, outs, save, stmts,
                                           add_grad)
+                    continue
+                fused = None if joint or not config.weight_grad_in_weight_layout else lowering.weight_grad(
+                    n, names[0], args, grad[n], lambda v: save(v.name), uses)
+                if fused is not None:               # (the gradient of W in x @ W.t(), laid out as W)
+                    add_grad(*fused)
                     continue
                 lowered = None if joint else lowering.lower_backward(n, names[0], args, grad[n],
                                                                      lambda v: save(v.name), lambda v: _arg(v, ns))

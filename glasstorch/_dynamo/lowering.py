@@ -253,6 +253,29 @@ def _t_grad(node, inp, args, g, save, src):
     return f"{g}.T", True
 
 
+def weight_grad(node, inp, args, g, save, uses):
+    """``(W, g.T @ x)``: the gradient of ``W`` where ``mm(x, t(W))`` / ``addmm(b, x, t(W))`` -- a
+    ``Linear`` -- is all that reads ``t(W)``; else None.
+
+    Eager computes it as its two formulas say, ``(x.T @ g).T``: a transposed view, which
+    AccumulateGrad then copies into ``W``'s row-major layout (torch's eager does the same; for the
+    MLP's 784x256 weight the copy is ~1 ms, a transposed read). torch's compiled backward, like this
+    one, multiplies in ``W``'s layout at once: the products and their order of summation are the
+    same, but OpenBLAS blocks the two GEMMs differently, so the result may differ from eager's in
+    the last bit (docs/compile.md, "Where compiled differs from eager")."""
+    if _key(node) not in ("mm.default", "addmm.default") or inp != "mat2" or args.get("beta", 1) != 1 \
+            or args.get("alpha", 1) != 1:
+        return None
+    t, x = args["mat2"], args["self" if _key(node) == "mm.default" else "mat1"]
+    if not (_is_node(t) and t.target.__name__ == "t.default" and uses.get(t) == 1 and _is_node(x)):
+        return None
+    w = t.args[0]
+    if not (_is_node(w) and len(w.meta["shape"]) == 2 and len(x.meta["shape"]) == 2
+            and _same_dtype(node, w, x)):
+        return None
+    return w, U("np.matmul", f"{g}.T", save(x))
+
+
 def lower_backward(node, inp, args, g, save, src):
     """(expression, shaped) for the gradient of ``node``'s input ``inp``, or None: call the formula.
     Only for real floating nodes whose tensor inputs share their dtype."""
