@@ -1035,3 +1035,38 @@ def test_linear_weight_gradient_is_computed_in_the_weights_layout():
     assert "g__2_weight = np.matmul(g_addmm_1.T, relu" in backward.replace("g_addmm_1.T @ relu",
                                                                              "np.matmul(g_addmm_1.T, relu")
     assert "g_t" not in backward               # (no transposed intermediate)
+
+
+def test_gradients_of_a_value_unpacked_by_selects_are_stacked_with_eagers_bits():
+    # attention's packed q, k, v: select(x, 0, i) for each i; the backward stacks the three gradients
+    # (eager adds three zero-padded arrays: -0 becomes +0, which the stack keeps as eager does)
+    w = gt.tensor([[1.0, -0.0, np.inf, 2.0], [-0.0, 3.0, -1.0, np.nan], [0.5, -0.0, -0.0, 4.0]])
+
+    def f(x, w):
+        return sum((x.select(0, i) * w[i]).sum() for i in (2, 0, 1))
+    x = gt.randn(3, 4, requires_grad=True)
+    c = gt.compile(f, fullgraph=True)
+    grads = []
+    for fn in (f, c, c):
+        x.grad = None
+        fn(x, w).backward()
+        grads.append(x.grad.numpy().copy())
+    assert "np.stack([" in c.code
+    for g in grads[1:]:
+        np.testing.assert_array_equal(g.view(np.int32), grads[0].view(np.int32))
+    assert not np.signbit(grads[0][0, 1])
+
+
+def test_unpacked_gradients_stack_zeros_for_a_slice_no_gradient_reaches():
+    def f(x, w):
+        a, b, c = (x.select(0, i) for i in range(3))
+        return (a * w).sum() + (c * 2).sum() + b.detach().sum()
+    x, w = gt.randn(3, 4, requires_grad=True), gt.randn(4)
+    c = gt.compile(f, fullgraph=True)
+    grads = []
+    for fn in (f, c, c):
+        x.grad = None
+        fn(x, w).backward()
+        grads.append(x.grad.numpy().copy())
+    for g in grads[1:]:
+        np.testing.assert_array_equal(g.view(np.int32), grads[0].view(np.int32))
