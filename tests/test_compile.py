@@ -1035,6 +1035,15 @@ def test_linear_weight_gradient_is_computed_in_the_weights_layout():
     assert "g__2_weight = np.matmul(g_addmm_1.T, relu" in backward.replace("g_addmm_1.T @ relu",
                                                                              "np.matmul(g_addmm_1.T, relu")
     assert "g_t" not in backward               # (no transposed intermediate)
+    # a product with the weight itself (no t node), and with t(W) read twice, keep eager's formulas
+    w = gt.randn(4, 4, requires_grad=True)
+    x = gt.randn(3, 4, requires_grad=True)
+    for f in (lambda x, w: (x @ w).tanh().sum(), lambda x, w: (x @ w.t()).sum() + w.t().sum()):
+        c = gt.compile(f)
+        got = [gt.autograd.grad(c(x, w), (x, w)) for _ in range(2)][1]
+        want = gt.autograd.grad(f(x, w), (x, w))
+        for a, b in zip(got, want):
+            np.testing.assert_array_equal(a.numpy(), b.numpy())
 
 
 def test_gradients_of_a_value_unpacked_by_selects_are_stacked_with_eagers_bits():

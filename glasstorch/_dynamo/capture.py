@@ -263,6 +263,7 @@ class Capture:
         self.graph = Graph()
         self.values = {}
         self.inputs = []
+        self.written_vcs = set()     # (the closed graph's writes are back in memory before the next reads)
 
     def _close_graph(self):
         self.closed.append((self.graph, self.inputs))

@@ -267,7 +267,8 @@ def weight_grad(node, inp, args, g, save, uses):
             or args.get("alpha", 1) != 1:
         return None
     t, x = args["mat2"], args["self" if _key(node) == "mm.default" else "mat1"]
-    if not (_is_node(t) and t.target.__name__ == "t.default" and uses.get(t) == 1 and _is_node(x)):
+    if not (_is_node(t) and getattr(t.target, "__name__", None) == "t.default" and uses.get(t) == 1
+            and _is_node(x)):
         return None
     w = t.args[0]
     if not (_is_node(w) and len(w.meta["shape"]) == 2 and len(x.meta["shape"]) == 2
