@@ -487,6 +487,11 @@ def test_in_place_change_of_an_input_is_captured_and_written_back():
         np.testing.assert_array_equal(x.numpy(), ex.numpy())
         assert x._version == ex._version
     assert "add = " in c.code and "mul = " in c.code and len(c.cache) == 1
+    # a GraphModule backend returns the function's outputs only: such a call runs eagerly, as eager
+    c = gt.compile(f, backend="eager")
+    for _ in range(2):
+        np.testing.assert_array_equal(c(x).numpy(), f(ex).numpy())
+        np.testing.assert_array_equal(x.numpy(), ex.numpy())
 
 
 def test_in_place_on_a_view_of_an_input_breaks_and_gives_eager_results():

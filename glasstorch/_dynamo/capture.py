@@ -8,15 +8,18 @@ torch's Dynamo reads bytecode; glasstorch watches the calls instead, at the two 
 * a :class:`~glasstorch.utils._python_dispatch.TorchDispatchMode` sees the primitive ``aten`` ops
   those calls are made of (``aten.t.default``, ``aten.addmm.default`` ...), below autograd.
 
-Each aten op becomes a node of the graph. A public call whose work the aten level does not fully
-show (its result, or a tensor one of its ops reads, comes from code not on the seam yet, such as
-the random mask inside ``F.dropout``, or it changes a tensor in place) is kept whole instead: one
-node that calls the public function (an *eager island*; it runs through autograd at run time).
+Each aten op becomes a node of the graph; an in-place op (``add_``) becomes a node of its
+out-of-place twin (``add``) whose value later reads read, and the inputs it wrote are written back
+after the graph runs (functionalization, :meth:`Capture._in_place`). A public call whose work the
+aten level does not fully show (its result, or a tensor one of its ops reads, comes from code not
+on the seam yet, such as the random mask inside ``F.dropout``, or it writes a view's memory) is
+kept whole instead: one node that calls the public function (an *eager island*; it runs through
+autograd at run time).
 
 What the graph cannot hold is a **graph break**, with its reason and the user's ``file:line``:
 a Python value read from a tensor's data (``.item()``, ``.tolist()``, ``.numpy()``, ``bool(t)`` in
-an ``if``, printing a tensor), ``backward()`` inside the function, an in-place change of an input
-(an optimizer step), a tensor made by an op the capture cannot see. The call that broke has run
+an ``if``, printing a tensor), ``backward()`` inside the function, an in-place write it cannot hold
+(into a view of a tensor the graph reads), a tensor made by an op the capture cannot see. The call that broke has run
 eagerly (capture *is* an eager run) and its result is kept; the function is marked to run eagerly
 for the inputs that gave the break. ``fullgraph=True`` raises torch's ``Unsupported`` at the break.
 """
@@ -603,8 +606,10 @@ class Capture:
             meta["stack"] = user_frame()
             # autograd records the write after the op returns: _finish_call reads requires_grad then
             # (grad mode as the public call found it: below autograd, the kernels run with it off)
-            meta["inplace_of"], meta["grad_enabled"] = target, call.grad_enabled if call is not None else _state.enabled
-            meta["requires_grad"] = _state.enabled and any(t._requires_grad for t in _flat_tensors((args, kwargs)))
+            meta["inplace_of"] = target
+            meta["grad_enabled"] = call.grad_enabled if call is not None else _state.enabled
+            meta["requires_grad"] = meta["grad_enabled"] and any(t._requires_grad
+                                                                 for t in _flat_tensors((args, kwargs)))
             node = Node(self.graph, self.graph._unique(functional._schema.name), "call_function", functional,
                         targs[0], targs[1], meta)
             nodes.append(node)
