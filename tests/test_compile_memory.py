@@ -12,6 +12,7 @@ import torch
 import glasstorch as gt
 from glasstorch._dynamo import memory
 from glasstorch._dynamo.memory import Stmt, U
+from test_compile import eager_weight_grads  # noqa: F401  (a fixture: eager's bits)
 
 
 def _chain(lib, x, w, b, c):        # add, mul, tanh, sub, exp one after the other: one buffer
@@ -51,7 +52,7 @@ def _run(lib, fn, arrays, dtype):
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("case", list(_CASES))
-def test_planned_code_equals_eager_bit_for_bit_and_torch(case, dtype):
+def test_planned_code_equals_eager_bit_for_bit_and_torch(case, dtype, eager_weight_grads):
     fn, shapes = _CASES[case]
     rng = np.random.default_rng(11)
     arrays = [rng.standard_normal(s) * 0.5 for s in shapes]
@@ -89,7 +90,7 @@ def test_a_returned_intermediate_is_never_overwritten_by_a_later_call():
     assert not re.search(r"out=add\)", forward)              # ... but is returned: kept
 
 
-def test_backward_twice_with_retain_graph_reads_unchanged_saved_values():
+def test_backward_twice_with_retain_graph_reads_unchanged_saved_values(eager_weight_grads):
     compiled = gt.compile(_shared)
     rng = np.random.default_rng(4)
     ts = [gt.tensor(rng.standard_normal((5, 5)) * 0.5, requires_grad=True) for _ in range(4)]
@@ -102,7 +103,7 @@ def test_backward_twice_with_retain_graph_reads_unchanged_saved_values():
         np.testing.assert_array_equal(t.grad.numpy(), 2 * g)
 
 
-def test_tanh_derivative_runs_in_one_buffer_and_weight_gradient_sums_in_place():
+def test_tanh_derivative_runs_in_one_buffer_and_weight_gradient_sums_in_place(eager_weight_grads):
     compiled = gt.compile(_shared)
     ts = [gt.randn(5, 5, requires_grad=True) for _ in range(4)]
     compiled(gt, *ts)

@@ -6,6 +6,7 @@ import torch
 
 import glasstorch as gt
 from glasstorch.ops import pointwise
+from test_compile import eager_weight_grads  # noqa: F401  (a fixture: eager's bits)
 
 # sgn: torch's gradient is a ZeroTensor it cannot hand to NumPy; bitwise_not: integers only
 _UNARY = [row[0] for row in pointwise._UNARY if hasattr(torch, row[0]) and row[0] not in ("sgn", "bitwise_not")]
@@ -92,7 +93,7 @@ _SHAPED = {
 
 
 @pytest.mark.parametrize("name", sorted(_SHAPED))
-def test_linalg_reduction_and_shape_ops_compiled(name):
+def test_linalg_reduction_and_shape_ops_compiled(name, eager_weight_grads):
     fn, shapes = _SHAPED[name]
     _check(fn, _data(*shapes))
 

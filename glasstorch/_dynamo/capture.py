@@ -8,15 +8,18 @@ torch's Dynamo reads bytecode; glasstorch watches the calls instead, at the two 
 * a :class:`~glasstorch.utils._python_dispatch.TorchDispatchMode` sees the primitive ``aten`` ops
   those calls are made of (``aten.t.default``, ``aten.addmm.default`` ...), below autograd.
 
-Each aten op becomes a node of the graph. A public call whose work the aten level does not fully
-show (its result, or a tensor one of its ops reads, comes from code not on the seam yet, such as
-the random mask inside ``F.dropout``, or it changes a tensor in place) is kept whole instead: one
-node that calls the public function (an *eager island*; it runs through autograd at run time).
+Each aten op becomes a node of the graph; an in-place op (``add_``) becomes a node of its
+out-of-place twin (``add``) whose value later reads read, and the inputs it wrote are written back
+after the graph runs (functionalization, :meth:`Capture._in_place`). A public call whose work the
+aten level does not fully show (its result, or a tensor one of its ops reads, comes from code not
+on the seam yet, such as the random mask inside ``F.dropout``, or it writes a view's memory) is
+kept whole instead: one node that calls the public function (an *eager island*; it runs through
+autograd at run time).
 
 What the graph cannot hold is a **graph break**, with its reason and the user's ``file:line``:
 a Python value read from a tensor's data (``.item()``, ``.tolist()``, ``.numpy()``, ``bool(t)`` in
-an ``if``, printing a tensor), ``backward()`` inside the function, an in-place change of an input
-(an optimizer step), a tensor made by an op the capture cannot see. The call that broke has run
+an ``if``, printing a tensor), ``backward()`` inside the function, an in-place write it cannot hold
+(into a view of a tensor the graph reads), a tensor made by an op the capture cannot see. The call that broke has run
 eagerly (capture *is* an eager run) and its result is kept; the function is marked to run eagerly
 for the inputs that gave the break. ``fullgraph=True`` raises torch's ``Unsupported`` at the break.
 """
@@ -51,7 +54,6 @@ _DATA_READS = {
     "backward": "autograd.backward inside the compiled function (its backward runs eagerly)",
     "Tensor.backward": "Tensor.backward() inside the compiled function (the backward runs eagerly)",
     "grad": "autograd.grad inside the compiled function (runs eagerly)",
-    "Tensor.grad.__get__": "reading .grad inside the compiled function",
 }
 # Public calls that return Python values about a tensor's metadata, not its data: specialised.
 _METADATA = {"Tensor.requires_grad.__get__", "Tensor.is_leaf.__get__", "Tensor.grad_fn.__get__", "Tensor.type",
@@ -113,12 +115,12 @@ class CallRecord:
     """One public call of the capture run: ``func``, its arguments (tensors as :class:`Ref`), the
     graph it was in; ``out_nodes``/``result`` when the graph holds it whole (replay hands back the
     graph's values), ``diverge`` when the graph holds it but replay cannot stand in for it."""
-    __slots__ = ("func", "args", "graph", "out_nodes", "result", "diverge")
+    __slots__ = ("func", "args", "graph", "out_nodes", "result", "diverge", "inplace")
 
     def __init__(self, func, args, graph):
         self.func, self.args, self.graph = func, args, graph
         self.out_nodes = self.result = None
-        self.diverge = False
+        self.diverge = self.inplace = False
 
 
 def _refs(template, found):
@@ -155,6 +157,7 @@ class _Call:
         self.nodes = []
         self.values = {}       # id(tensor) -> (node, tensor, version): values made inside the call
         self.unsupported = None  # why the aten level does not show the whole call
+        self.grad_enabled = _state.enabled
 
 
 class Capture:
@@ -177,15 +180,24 @@ class Capture:
         self.call = None
         self.paused = 0              # inside a torch.compiler.disable'd function: not captured
         self.grad_enabled = _state.enabled
+        self.optimizers = []         # (optimizer, its state when the call began): guarded (guards.py)
+        self.grad_of = {}            # id(a .grad the function read) -> the tensor it is the gradient of
+        self.grad_reads = []         # (tensor, whether its .grad was None): what `if p.grad is None` decided
+        self.written_vcs = set()     # id(version counter) of each tensor an in-place op was captured on
+        self.new_values = set()      # the nodes that hold a tensor's value after a captured in-place op
+        self.mutations = []          # per closed graph: [(placeholder, node of its new value, bumps, op name)]
         self._walk(args, "args")
         self._walk(kwargs, "kwargs")
         for m in modules:
-            self.note_module(m)
+            self._walk(m, "owner")
 
     # -- what exists before the call ---------------------------------------------------------
     def _walk(self, value, path):
         from ..nn.modules.module import Module
-        if isinstance(value, Tensor):
+        from ..optim.optimizer import Optimizer
+        if isinstance(value, Optimizer):
+            self.note_optimizer(value)
+        elif isinstance(value, Tensor):
             self.arg_paths.setdefault(id(value), path)
             self.refs.setdefault(id(value), (("arg", path), value))
         elif isinstance(value, (list, tuple)):
@@ -210,6 +222,29 @@ class Capture:
                             self.free[id(t)] = (owner + key, t)
                             self.refs.setdefault(id(t), (("free", t), t))
 
+    def note_optimizer(self, opt):
+        """An optimizer the function uses (an argument, or ``opt`` of ``torch.compile(opt.step)``): its
+        parameters and state tensors are graph inputs read by identity, and what its step's Python
+        decided from -- hyperparameters, which parameters have state and which have a ``.grad`` -- is
+        guarded as it was when the call began (a first step creates the state: the next call
+        recompiles, as torch's guards on the optimizer do)."""
+        if any(o is opt for o, _ in self.optimizers):
+            return
+        groups = [{k: v for k, v in g.items() if k != "params"} for g in opt.param_groups]
+        params = [p for g in opt.param_groups for p in g["params"]]
+        state = [(p, dict(opt.state[p])) for p in params if p in opt.state]
+        self.optimizers.append((opt, {"groups": groups, "params": [list(g["params"]) for g in opt.param_groups],
+                                      "state": state, "has_grad": [p._grad is not None for p in params]}))
+        for i, p in enumerate(params):
+            if id(p) not in self.free:
+                self.free[id(p)] = (f"param{i}", p)
+                self.refs.setdefault(id(p), (("free", p), p))
+        for i, (p, entries) in enumerate(state):
+            for key, t in entries.items():
+                if isinstance(t, Tensor) and id(t) not in self.free:
+                    self.free[id(t)] = (f"state{i}_{key}", t)
+                    self.refs.setdefault(id(t), (("free", t), t))
+
     def module_called(self, module):
         """A module's forward is about to run: note it; its hooks (Python the graph would not run
         again) break the graph."""
@@ -231,9 +266,11 @@ class Capture:
         self.graph = Graph()
         self.values = {}
         self.inputs = []
+        self.written_vcs = set()     # (the closed graph's writes are back in memory before the next reads)
 
     def _close_graph(self):
         self.closed.append((self.graph, self.inputs))
+        self.mutations.append(self._write_backs())
         if any(n.op == "call_function" for n in self.graph.nodes):
             self.segments.append(self.graph)
 
@@ -258,6 +295,14 @@ class Capture:
                                          "see", inside)
                 return entry[0]
         ref = self.refs.get(key)
+        if id(t._vc) in self.written_vcs:
+            # a view of (or alias of) a tensor the graph changed in place: it would read the memory
+            # before the write-back (the graph keeps the new value apart until it returns)
+            return self._unknown("a view of a tensor changed in place inside the compiled function, read after "
+                                 "the change", inside)
+        owner = self.grad_of.get(key)
+        if owner is None and not (key in self.arg_paths or key in self.free or _is_parameter(t)):
+            owner = self._grad_owner(t)
         if key in self.arg_paths:
             source = ("arg", self.arg_paths[key], t)
             name = self.arg_paths[key].replace("args[", "arg").replace("kwargs[", "kw").replace("'", "")
@@ -265,6 +310,10 @@ class Capture:
             # after a break: a tensor an earlier public call returned (replay.py finds it at run time)
             source = ("call", ref[0][1], ref[0][2], t)
             name = f"call{ref[0][1]}_{ref[0][2]}"
+        elif owner is not None and owner[0]._grad is t:
+            # the .grad of a parameter (or of an argument): read from it at each call
+            source = ("grad", owner[0], owner[1], t)
+            name = (self.free[id(owner[0])][0] if id(owner[0]) in self.free else owner[1] or "p") + "_grad"
         elif key in self.free or _is_parameter(t) or (t._requires_grad and t._grad_fn is None):
             # a parameter, a buffer, or a leaf that requires grad: no op of this run made it
             source = ("free", t)
@@ -273,11 +322,25 @@ class Capture:
             return self._unknown("a tensor made by an op the capture cannot see (it is not on the dispatch seam "
                                  "yet)", inside)
         node = self.graph.placeholder(name.replace("[", "_").replace("]", ""), meta=_meta(t))
+        node.meta["version"] = version
         self.graph.nodes.remove(node)       # placeholders go first
         self.graph.nodes.insert(sum(n.op == "placeholder" for n in self.graph.nodes), node)
         self.inputs.append((node, source))
         self.values[key] = (node, t, version)
         return node
+
+    def _grad_owner(self, t):
+        """``(tensor, its path in the arguments or None)`` when ``t`` is the ``.grad`` of a parameter,
+        buffer or argument the capture knows (read inside a call the function mode does not see, as
+        an optimizer's step reads it)."""
+        for _, p in self.free.values():
+            if p._grad is t:
+                return (p, None)
+        for tid, path in self.arg_paths.items():
+            p = self.refs[tid][1]
+            if p._grad is t:
+                return (p, path)
+        return None
 
     def _unknown(self, reason, inside):
         if inside is not None:
@@ -319,12 +382,17 @@ class Capture:
         outs = _flat_tensors(result)
         for j, t in enumerate(outs):
             self.refs.setdefault(id(t), (("call", k, j), t))
-        mutated = any(t._vc.version != v for t, v in zip(tensors_in, before))
+        mutated = [t for t, v in zip(tensors_in, before) if t._vc.version != v]
         in_graph = not paused and len(self.breaks) == breaks and self.graph is graph
-        if in_graph and outs and not mutated and _plain(result) and all(
+        # an in-place call the graph holds (captured as its new value, written back when the graph has
+        # run): replay hands back the tensor it changed, as the call returns it
+        inplace = bool(mutated) and isinstance(result, Tensor) and result is tensors_in[0] and all(
+            self._written(m, self.values) for m in mutated)
+        if in_graph and outs and (not mutated or inplace) and _plain(result) and all(
                 self.values.get(id(t), (None, None))[1] is t for t in outs):
             record.out_nodes = [self.values[id(t)][0] for t in outs]
             record.result = _positions(result, outs)
+            record.inplace = inplace
         elif in_graph and (outs or mutated):
             record.diverge = True            # (a call the graph holds but replay cannot hand back)
         return result
@@ -350,15 +418,18 @@ class Capture:
         if name in _DATA_READS:
             self.graph_break(f"{_DATA_READS[name]} ({name})")
             return self._uncaptured(func, args, kwargs)
+        if name == "Tensor.grad.__get__":
+            return self._read_grad(func, args, kwargs)
         tensors_in = _flat_tensors((args, kwargs))
         if name.endswith("_") and not name.endswith("__") and name not in _INPLACE_METADATA and tensors_in:
             target = tensors_in[0]
             entry = self.values.get(id(target))
             is_input = (entry is not None and entry[0].op == "placeholder") or id(target) in self.arg_paths \
                 or id(target) in self.free or _is_parameter(target) or (self.broken and entry is None)
-            if is_input:
-                self.graph_break(f"in-place op {name} on an input of the compiled function (a parameter, buffer "
-                                 "or argument)")
+            if is_input and target._requires_grad and _state.enabled:
+                # (autograd would give the input a new history, which the write-back cannot)
+                self.graph_break(f"in-place op {name} on an input of the compiled function that requires grad, "
+                                 "with grad mode on")
                 return self._uncaptured(func, args, kwargs)
         before = {id(t): t._vc.version for t in tensors_in}
         call = _Call()
@@ -370,6 +441,24 @@ class Capture:
         self._finish_call(func, name, args, kwargs, result, call, tensors_in, before)
         return result
 
+    def _read_grad(self, func, args, kwargs):
+        """``p.grad``: a Python decision (None or not, guarded) and, where it is a tensor, a graph input
+        read from ``p`` at each call (an optimizer's step reads its parameters' gradients so)."""
+        owner = args[0]
+        result = func(*args, **kwargs)
+        if id(owner) in self.free or _is_parameter(owner) or (owner._requires_grad and owner._grad_fn is None
+                                                              and id(owner) not in self.arg_paths):
+            where = (owner, None)      # (a parameter, a buffer, a leaf from outside: bound by identity)
+        elif id(owner) in self.arg_paths:
+            where = (owner, self.arg_paths[id(owner)])
+        else:
+            self.graph_break("reading .grad of a tensor the compiled function made (Tensor.grad.__get__)")
+            return result
+        self.grad_reads.append((owner, where[1], result is None))
+        if isinstance(result, Tensor):
+            self.grad_of[id(result)] = where
+        return result
+
     def _uncaptured(self, func, args, kwargs):
         """Run a call that broke the graph; the ops it runs (a whole backward pass) are not captured."""
         self.paused += 1
@@ -379,14 +468,22 @@ class Capture:
             self.paused -= 1
 
     def _finish_call(self, func, name, args, kwargs, result, call, tensors_in, before):
+        for node in call.nodes:             # an in-place op's node: autograd has recorded the write now
+            target = node.meta.pop("inplace_of", None)
+            if target is not None:          # (a leaf written under no_grad still requires grad: no gradient flows)
+                node.meta["requires_grad"] = node.meta.pop("grad_enabled") and target._requires_grad
         outs = _flat_tensors(result)
         mutated = [t for t in tensors_in if t._vc.version != before[id(t)]]
+        for m in mutated:         # (some public calls bump the version after their op returns: copy_)
+            entry = call.values.get(id(m))
+            if entry is not None and entry[1] is m and entry[0] in self.new_values:
+                call.values[id(m)] = (entry[0], m, m._vc.version)
         if not outs and not mutated:
             if result is not None and tensors_in and name not in _METADATA and not isinstance(result, (
                     type, _dtype_type())):
                 self.graph_break(f"{name} returns a Python value ({type(result).__name__}) computed from tensors")
             return
-        if call.unsupported is None and not mutated and all(
+        if call.unsupported is None and all(self._written(m, call.values) for m in mutated) and all(
                 id(t) in call.values or self.resolve(t, call) is not None for t in outs):
             for node in call.nodes:              # the aten ops are the whole of the call: keep them
                 node.meta.setdefault("source_fn", name)
@@ -412,6 +509,11 @@ class Capture:
             self.values[id(t)] = (item, t, t._vc.version)
         node.meta["example_outputs"] = outs
 
+    def _written(self, t, values):
+        """Whether the in-place change of ``t`` was captured: ``values`` holds the node of its new value."""
+        entry = values.get(id(t))
+        return entry is not None and entry[1] is t and entry[2] == t._vc.version and entry[0] in self.new_values
+
     # -- the op level ------------------------------------------------------------------------
     def on_op(self, op, args, kwargs):
         if self.paused:
@@ -419,6 +521,8 @@ class Capture:
         call = self.call
         tensors_in = _flat_tensors((args, kwargs))
         before = {id(t): t._vc.version for t in tensors_in}
+        if op._mutates:
+            return self._in_place(op, args, kwargs, call, before)
         result = op(*args, **kwargs)
         why = None
         several = op._returns_tuple and isinstance(result, tuple) and all(isinstance(t, Tensor) for t in result)
@@ -457,13 +561,70 @@ class Capture:
             values[id(t)] = (n, t, t._vc.version)
         return result
 
+    def _in_place(self, op, args, kwargs, call, before):
+        """An op that writes its first argument (``add_``, ``mul_``, ``addcdiv_``, ``copy_`` ...), captured
+        as torch's functionalization does: a node computes the new value with the op's out-of-place
+        twin (``add``), every later read of the tensor reads that node, and a tensor the function was
+        given (a parameter, a buffer, an argument) is written back when the graph has run
+        (``finish``). The capture checks, here, that the twin gives the written tensor's very bits and
+        layout, and that no other tensor it knows shares the memory (a view would miss the write)."""
+        target = args[0] if args and isinstance(args[0], Tensor) else None
+        functional = op._functional
+        copy = op._schema.name == "copy_"
+        known = (self.values,) + ((call.values,) if call is not None else ())
+        why = None
+        if target is None or op._list_positions or op._returns_list or (functional is None and not copy):
+            why = f"aten.{op.__name__} (in place, no out-of-place twin) is not captured yet"
+        elif any(e[1] is not target and e[1]._vc is target._vc for table in known for e in table.values()):
+            why = f"aten.{op.__name__} writes a tensor that shares its memory with another the graph reads (a view)"
+        new = functional(*args, **kwargs) if why is None and not copy else None
+        result = op(*args, **kwargs)
+        if why is None:
+            if copy:
+                new = args[1] if len(args) > 1 else kwargs.get("src")
+                if not isinstance(new, Tensor) or new is target:
+                    why = "aten.copy_ of a tensor into itself or of a non-tensor"
+            if why is None and not (new._data.shape == target._data.shape and new._data.dtype == target._data.dtype
+                                    and new._data.strides == target._data.strides
+                                    and new._data.tobytes() == target._data.tobytes()):
+                why = f"aten.{op.__name__}: its out-of-place twin does not give the written tensor's bits and layout"
+        targs = self.template((args, kwargs), inside=call, versions=before) if why is None else None
+        if targs is None:
+            why = why or f"aten.{op.__name__} reads a tensor the capture does not know"
+            if call is not None:
+                call.unsupported = call.unsupported or why
+            else:
+                self.graph_break(why)
+            return result
+        nodes, values = (call.nodes, call.values) if call is not None else (self.graph.nodes, self.values)
+        if copy:
+            node = targs[0][1] if len(args) > 1 else targs[1]["src"]
+            if not isinstance(node, Node):
+                node = self.resolve(new, call)
+        else:
+            meta = _meta(target)
+            meta["stack"] = user_frame()
+            # autograd records the write after the op returns: _finish_call reads requires_grad then
+            # (grad mode as the public call found it: below autograd, the kernels run with it off)
+            meta["inplace_of"] = target
+            meta["grad_enabled"] = call.grad_enabled if call is not None else _state.enabled
+            meta["requires_grad"] = meta["grad_enabled"] and any(t._requires_grad
+                                                                 for t in _flat_tensors((args, kwargs)))
+            node = Node(self.graph, self.graph._unique(functional._schema.name), "call_function", functional,
+                        targs[0], targs[1], meta)
+            nodes.append(node)
+        values[id(target)] = (node, target, target._vc.version)
+        self.written_vcs.add(id(target._vc))
+        self.new_values.add(node)
+        return result
+
     # -- the end -----------------------------------------------------------------------------
     def finish(self, result):
         """Close the graph on ``result``; returns the output template (None after a break)."""
         if not self.broken:
             for node, source in self.inputs:
                 t = source[-1]
-                if t._vc.version != self.values[id(t)][2]:
+                if t._vc.version != node.meta["version"] and not self._written(t, self.values):
                     self.graph_break(f"the function changed its input {node.name} in place (an optimizer step, a "
                                      "buffer update): the graph cannot hold it")
                     self.replayable = False      # (a call the graph holds did it: run the whole call eagerly)
@@ -473,10 +634,24 @@ class Capture:
             self._close_graph()
             self._close_segments(result)
             return None
-        self.graph.output(out)
+        written = self._write_backs()
+        self.mutations.append(written)
+        self.graph.output((out, tuple(new for _, new, _, _ in written)) if written else out)
         self._finish_nodes()
-        self._prune()
+        self._prune(written)
         return out
+
+    def _write_backs(self):
+        """The inputs of the current graph that it changed in place: ``(placeholder, node of the new
+        value, how many in-place ops wrote it -- the version bumps eager made --, the last op's name)``.
+        The graph returns the new values; whoever runs it copies each into its input's memory."""
+        written = []
+        for node, source in self.inputs:
+            t = source[-1]
+            entry = self.values.get(id(t))
+            if entry is not None and entry[1] is t and entry[0] is not node and self._written(t, self.values):
+                written.append((node, entry[0], t._vc.version - node.meta["version"], t._vc.last_op))
+        return written
 
     def _close_segments(self, result):
         """After a break: give each graph its outputs -- the values of the calls it holds that anything
@@ -500,16 +675,19 @@ class Capture:
                     if (keep_all or ("call", k, j) in needed) and node.op != "placeholder" \
                             and node not in outputs[rec.graph]:
                         outputs[rec.graph].append(node)
-        for (graph, inputs), outs in zip(self.closed, outputs):
+        for (graph, inputs), outs, written in zip(self.closed, outputs, self.mutations):
+            outs += [new for _, new, _, _ in written if new not in outs and new.op != "placeholder"]
             graph.output(tuple(outs))
             self.graph, self.inputs = graph, inputs
             self._finish_nodes()
-            self._prune()
+            self._prune(written)
             inputs[:] = self.inputs
 
     def _finish_nodes(self):
         for n in self.graph.nodes:     # autograd recorded the nodes after the ops returned: read it now,
-            if "example" in n.meta:    # then let the capture run's values go
+            if n.meta.pop("inplace_of", None) is not None:      # then let the capture run's values go
+                n.meta.pop("grad_enabled")
+            if "example" in n.meta:
                 n.meta["requires_grad"] = n.meta.pop("example")._requires_grad
             if "example_outputs" in n.meta:
                 outs = n.meta.pop("example_outputs")
@@ -517,9 +695,9 @@ class Capture:
                 if not n.meta.get("island"):       # an aten op with several outputs
                     n.meta["requires_grad"] = any(t._requires_grad for t in outs)
 
-    def _prune(self):
+    def _prune(self, written=()):
         """Drop aten nodes and inputs nothing uses (eager islands stay: they may draw random numbers)."""
-        used = set()
+        used = {ph for ph, _, _, _ in written}       # an input written back into stays one
         for n in reversed(self.graph.nodes):
             if n.op == "output" or n in used or n.meta.get("island"):
                 used.update(n.all_input_nodes)
@@ -549,7 +727,8 @@ class _DispatchSide(TorchDispatchMode):
 def capture(fn, args, kwargs, modules=(), fullgraph=False):
     """Run ``fn(*args, **kwargs)`` eagerly under capture. Returns (its result, the Capture)."""
     from ..nn.modules.module import register_module_forward_pre_hook
-    cap = Capture(args, kwargs, modules, fullgraph)
+    owner = getattr(fn, "__self__", None)      # torch.compile(opt.step), torch.compile(model.forward)
+    cap = Capture(args, kwargs, tuple(modules) + ((owner,) if owner is not None else ()), fullgraph)
     handle = register_module_forward_pre_hook(lambda module, inputs: cap.module_called(module))
     _active.capture = cap
     try:

@@ -7,3 +7,7 @@ automatic_dynamic_shapes = True
 capture_scalar_outputs = False
 suppress_errors = False
 verbose = False
+# glasstorch's own: a Linear's weight gradient computed in the weight's layout, ``g.T @ x``, as torch's
+# compiled backward does (no transposed copy in AccumulateGrad; may differ from eager's
+# ``(x.T @ g).T`` in the last bit). False: eager's formulas, bit for bit. Read when code is generated.
+weight_grad_in_weight_layout = True

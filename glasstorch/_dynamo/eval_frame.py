@@ -16,11 +16,13 @@ import functools
 import time
 import warnings
 
+
 from .._tensor import _wrap
 from ..fx.graph import for_each_node
 from ..fx.graph_module import GraphModule
 from ..nn.modules.module import Module
 from . import capture as _capture, codegen, config, exc, replay as _replay
+from .writeback import input_reader, write_back
 from .guards import Guards
 from ._logging import log
 
@@ -34,7 +36,11 @@ class CacheEntry:
         self.guards = Guards(cap, args, kwargs)
         self.breaks = cap.breaks
         self.compile_time = compile_time
-        self.graph = None if cap.broken else cap.graph
+        generated = backend in ("inductor", "glass", "aot_eager", None)
+        # what the graph changed in place in its inputs, written back after it runs (generated code only:
+        # a GraphModule or a user's backend returns just the function's outputs, so the call runs eagerly)
+        self.mutations = cap.mutations[-1] if cap.mutations and not cap.broken else []
+        self.graph = None if cap.broken or (self.mutations and not generated) else cap.graph
         self.code = None
         # a broken capture: its graphs compiled, the rest of the function's Python replayed around them
         self.replay = _replay.Replay(cap) if cap.broken and cap.replayable and backend in (
@@ -43,7 +49,9 @@ class CacheEntry:
             self.gm = GraphModule({}, self.graph)
             self.inputs = cap.inputs
             self.output = cap.output
-            self.train = any(n.meta.get("requires_grad") for n, _ in cap.inputs) and cap.grad_enabled
+            # (a graph none of whose outputs needs a gradient -- an optimizer step -- runs without autograd)
+            self.train = any(n.meta.get("requires_grad") for n, _ in cap.inputs) and cap.grad_enabled and any(
+                n.meta.get("requires_grad") for n in _out_nodes(self.graph))
             if backend in ("inductor", "glass", "aot_eager", None):
                 self.code = codegen.GeneratedCode(self.graph, self.train)
                 self._run = self._run_generated
@@ -54,15 +62,13 @@ class CacheEntry:
                 self._run = lambda tensors: _as_tuple(compiled(*tensors))
 
     def prepare(self):
-        """Generate the input reader once: ``lambda args, kwargs: [args[0], _p0, ...]``."""
+        """Generate the input reader once: ``lambda args, kwargs: [args[0], _p0, _p1._grad, ...]``."""
         ns, parts = {}, []
         for k, (_, s) in enumerate(self.inputs):
-            if s[0] == "arg":
-                parts.append(s[1])
-            else:
-                ns[f"_p{k}"] = s[1]
-                parts.append(f"_p{k}")
+            parts.append(input_reader(s, ns, f"_p{k}"))
         self._reader = eval(f"lambda args, kwargs: [{', '.join(parts)}]", ns)
+        index = {n: k for k, (n, _) in enumerate(self.inputs)}
+        self._write_backs = [(index[ph], new, bumps, op) for ph, new, bumps, op in self.mutations]
 
     def __call__(self, args, kwargs):
         tensors = self._reader(args, kwargs)
@@ -70,6 +76,8 @@ class CacheEntry:
         env = {n: t for (n, _), t in zip(self.inputs, tensors)}
         produced = self.code.outputs if self.code is not None else _out_nodes(self.graph)
         env.update(zip(produced, outs))
+        for k, new, bumps, op in self._write_backs:
+            write_back(tensors[k], env[new], bumps, op)
         return codegen._fill(self.output, env)
 
     def _run_generated(self, tensors):

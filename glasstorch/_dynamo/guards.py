@@ -40,11 +40,26 @@ class Guards:
         self._walk(kwargs, "kwargs", dict)
         for m in capture.modules:
             self._module(m)
+        for opt, snapshot in capture.optimizers:
+            self._optimizer(opt, snapshot, capture.broken)
         seen = set()
         for node, source in [*capture.inputs, *(pair for _, inputs in capture.closed for pair in inputs)]:
             if source[0] == "free" and id(source[1]) not in seen:   # (every graph's, when breaks split it)
                 seen.add(id(source[1]))
                 self._tensor(self._bind(source[1]), source[1], node.name)
+            elif source[0] == "grad" and id(source[-1]) not in seen and not capture.broken:  # read inside a call
+                seen.add(id(source[-1]))
+                self._tensor(f"{source[2] if source[2] is not None else self._bind(source[1])}._grad", source[-1],
+                             node.name)
+        # `if p.grad is None`, and the grad's layout; not after a break: a backward() inside the function
+        # makes the .grad it reads (replay runs the Python again, and checks what a graph reads)
+        for owner, path, was_none in (capture.grad_reads if not capture.broken else ()):
+            expr = f"{path if path is not None else self._bind(owner)}._grad"
+            if was_none:
+                self.checks.append((f"{expr} is None", f"{expr}: expected None (.grad was None when compiled)"))
+            elif id(owner._grad) not in seen and owner._grad is not None:
+                seen.add(id(owner._grad))
+                self._tensor(expr, owner._grad, expr)
         self.source = self._source()
         filename = f"<glasstorch guards {next(_counter)}>"
         linecache.cache[filename] = (len(self.source), None, self.source.splitlines(True), filename)
@@ -98,6 +113,41 @@ class Guards:
             for key, t in getattr(m, kind).items():
                 self.checks.append((f"{name}.{kind}.get({key!r}) is {self._bind(t) if t is not None else None}",
                                     f"{label}.{key} is another object than when compiled"))
+
+    def _optimizer(self, opt, snapshot, broken):
+        """What an optimizer's step decided from, as it was when the capture began: its groups'
+        hyperparameters (baked into the graph as constants), which parameters it holds, which had a
+        ``.grad``, and the keys and tensors of each parameter's state (a first step creates them)."""
+        name = self._bind(opt)
+        label = type(opt).__name__
+        self.checks.append((f"len({name}.param_groups) == {len(snapshot['groups'])}",
+                            f"{label}: expected {len(snapshot['groups'])} param groups"))
+        for g, (options, params) in enumerate(zip(snapshot["groups"], snapshot["params"])):
+            self.checks.append((f"len({name}.param_groups[{g}]['params']) == {len(params)} and all(p is q for p, q in "
+                                f"zip({name}.param_groups[{g}]['params'], {self._bind(params)}))",
+                                f"{label}.param_groups[{g}]: other parameters than when compiled"))
+            self.checks.append((f"sorted({name}.param_groups[{g}]) == {sorted(['params', *options])!r}",
+                                f"{label}.param_groups[{g}]: other options than when compiled"))
+            for key, value in options.items():
+                self._walk(value, f"{name}.param_groups[{g}][{key!r}]")
+        params = [p for ps in snapshot["params"] for p in ps]
+        has_grad = tuple(snapshot["has_grad"])
+        if not broken:          # (after a break, the function's own backward() makes them: replay checks)
+            self.checks.append((f"tuple(p._grad is not None for p in {self._bind(params)}) == {has_grad!r}",
+                                f"{label}: other parameters have a .grad than when compiled"))
+        self.checks.append((f"len({name}.state) == {len(snapshot['state'])}",
+                            f"{label}.state: {len(snapshot['state'])} parameters had state when compiled"))
+        for p, entries in snapshot["state"]:
+            state = f"{name}.state.get({self._bind(p)})"
+            self.checks.append((f"type({state}) is dict and list({state}) == {list(entries)!r}",
+                                f"{label}.state of a parameter: expected keys {list(entries)}"))
+            for key, value in entries.items():
+                expr = f"{state}[{key!r}]"
+                if isinstance(value, Tensor):
+                    self.checks.append((f"{expr} is {self._bind(value)}",
+                                        f"{label}.state[...][{key!r}] is another tensor than when compiled"))
+                else:
+                    self._walk(value, expr)
 
     def _source(self):
         lines = ["def guard(args, kwargs):"]

@@ -161,7 +161,9 @@ def _key(node):
 def lower_forward(node, args, src):
     """A :class:`Lowered` for ``node``, or None: call the kernel."""
     rule = FORWARD.get(_key(node))
-    return rule(node, args, src) if rule is not None else None
+    if rule is None or not node.meta.get("shape"):   # (NumPy's ufuncs give a 0-d result as a scalar, not
+        return None                                   # an array: the kernels wrap it)
+    return rule(node, args, src)
 
 
 # -- the backward ------------------------------------------------------------------------------
@@ -251,11 +253,35 @@ def _t_grad(node, inp, args, g, save, src):
     return f"{g}.T", True
 
 
+def weight_grad(node, inp, args, g, save, uses):
+    """``(W, g.T @ x)``: the gradient of ``W`` where ``mm(x, t(W))`` / ``addmm(b, x, t(W))`` -- a
+    ``Linear`` -- is all that reads ``t(W)``; else None.
+
+    Eager computes it as its two formulas say, ``(x.T @ g).T``: a transposed view, which
+    AccumulateGrad then copies into ``W``'s row-major layout (torch's eager does the same; for the
+    MLP's 784x256 weight the copy is ~1 ms, a transposed read). torch's compiled backward, like this
+    one, multiplies in ``W``'s layout at once: the products and their order of summation are the
+    same, but OpenBLAS blocks the two GEMMs differently, so the result may differ from eager's in
+    the last bit (docs/compile.md, "Where compiled differs from eager")."""
+    if _key(node) not in ("mm.default", "addmm.default") or inp != "mat2" or args.get("beta", 1) != 1 \
+            or args.get("alpha", 1) != 1:
+        return None
+    t, x = args["mat2"], args["self" if _key(node) == "mm.default" else "mat1"]
+    if not (_is_node(t) and getattr(t.target, "__name__", None) == "t.default" and uses.get(t) == 1
+            and _is_node(x)):
+        return None
+    w = t.args[0]
+    if not (_is_node(w) and len(w.meta["shape"]) == 2 and len(x.meta["shape"]) == 2
+            and _same_dtype(node, w, x)):
+        return None
+    return w, U("np.matmul", f"{g}.T", save(x))
+
+
 def lower_backward(node, inp, args, g, save, src):
     """(expression, shaped) for the gradient of ``node``'s input ``inp``, or None: call the formula.
     Only for real floating nodes whose tensor inputs share their dtype."""
     rule = BACKWARD.get((_key(node), inp))
-    if rule is None or not _same_dtype(node, *(v for v in args.values() if _is_node(v))):
+    if rule is None or not node.meta.get("shape") or not _same_dtype(node, *(v for v in args.values() if _is_node(v))):
         return None
     return rule(node, inp, args, g, save, src)
 

@@ -38,19 +38,26 @@ the function -- typically ``backward()`` and the optimizer step -- runs unwatche
 import numpy as np
 
 from .._tensor import _wrap
+from ..fx.graph import for_each_node
 from ..overrides import TorchFunctionMode
 from . import codegen
 from .capture import Ref, _flat_tensors, _refs
+from .writeback import input_reader, write_back
 
 
 class Segment:
     """One graph of a broken capture, compiled: its inputs (where to find each at run time), its
     generated code, and what its calls hand back."""
 
-    def __init__(self, graph, inputs):
+    def __init__(self, graph, inputs, written=()):
         self.graph = graph
         self.inputs = inputs          # (placeholder, source): ("arg", path, t) | ("free", t) | ("call", k, j, t)
-        self.train = any(n.meta.get("requires_grad") for n, _ in inputs)
+        self.written = written        # (placeholder, node of its new value, bumps, op): written back (capture.py)
+        found = []
+        for_each_node(graph.nodes[-1].args[0], found.append)
+        # (a graph none of whose outputs needs a gradient -- an optimizer step -- runs without autograd)
+        self.train = any(n.meta.get("requires_grad") for n, _ in inputs) and any(
+            n.meta.get("requires_grad") for n in found)
         self.code = codegen.GeneratedCode(graph, self.train) if any(
             n.op == "call_function" for n in graph.nodes) else None
         self.outputs = self.code.outputs if self.code is not None else []
@@ -58,12 +65,14 @@ class Segment:
         self._standin = {}
         self._readers = {}
         for node, source in inputs:
-            if source[0] == "arg":
-                self._readers[node] = eval(f"lambda args, kwargs: {source[1]}")
+            if source[0] in ("arg", "grad"):
+                namespace = {}
+                self._readers[node] = eval(f"lambda args, kwargs: {input_reader(source, namespace, '_owner')}",
+                                           namespace)
         # ("call") inputs: checked at run time to be what the code was generated for
         self.checked = [(node, (tuple(node.meta["shape"]), node.meta["dtype"].numpy_dtype,
                                 bool(node.meta.get("contiguous")), bool(node.meta.get("requires_grad"))))
-                        for node, source in inputs if source[0] == "call"]
+                        for node, source in inputs if source[0] in ("call", "grad")]
 
     def standin(self, node):
         """A tensor with ``node``'s shape, dtype and requires_grad whose data is never computed: a
@@ -111,7 +120,7 @@ class Replay:
 
     def __init__(self, cap):
         self.records = cap.records
-        self.segments = [Segment(graph, inputs) for graph, inputs in cap.closed]
+        self.segments = [Segment(graph, inputs, written) for (graph, inputs), written in zip(cap.closed, cap.mutations)]
         self.breaks = cap.breaks
         # the calls whose results a later call, graph or the result reads by ("call", k, j)
         self.kept_calls = set()
@@ -247,6 +256,9 @@ class _Run:
                 return None
         except (LookupError, TypeError, ValueError):     # (an argument not there, a value that does not compare)
             return None
+        if rec.inplace:         # an in-place call: the graph wrote its new value back; the call returns its target
+            self.results[k] = [args[0]]
+            return args[0]
         outs = [values[n] for n in rec.out_nodes]
         self.results[k] = outs
         if isinstance(rec.result, int):
@@ -258,7 +270,7 @@ class _Run:
         tensors = []
         for node, source in seg.inputs:
             kind = source[0]
-            if kind == "arg":
+            if kind in ("arg", "grad"):
                 t = seg._readers[node](self.args, self.kwargs)
             elif kind == "free":
                 t = source[1]
@@ -270,6 +282,8 @@ class _Run:
             tensors.append(t)
         for node, (shape, dtype, contiguous, requires_grad) in seg.checked:
             t = tensors[next(i for i, (n, _) in enumerate(seg.inputs) if n is node)]
+            if t is None:               # (a .grad that is None now)
+                return None
             a = t._data
             if a.shape != shape or a.dtype != dtype or bool(a.flags.c_contiguous) != contiguous \
                     or t._requires_grad != requires_grad or type(a) is StandInArray:
@@ -281,6 +295,8 @@ class _Run:
             else:
                 outs = tuple(_wrap(a) for a in seg.code.forward(*[t._data for t in tensors]))
             values.update(zip(seg.outputs, outs))
+        for placeholder, new, bumps, op in seg.written:     # what the graph changed in place in its inputs
+            write_back(values[placeholder], values[new], bumps, op)
         for t in values.values():
             self.versions[id(t)] = t._vc.version
         self.values[index] = _Values(values, seg, self)

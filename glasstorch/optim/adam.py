@@ -15,8 +15,8 @@ The two ``1 - beta**t`` factors undo the bias of averages that start at zero (Ki
 import glasstorch
 from . import _flat
 from .._array import xp
-from .optimizer import (Optimizer, _check_capturable, _check_lr, _check_not_differentiable, _evaluate_closure,
-                        _scalar_state, _to_scalar, _use_grad_for_differentiable)
+from .optimizer import (Optimizer, _check_capturable, _check_lr, _check_not_differentiable, _compiling,
+                        _evaluate_closure, _scalar_state, _to_scalar, _use_grad_for_differentiable)
 
 __all__ = ["Adam", "adam"]
 
@@ -148,6 +148,12 @@ def adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, *, 
         exp_avg.lerp_(grad, 1 - beta1)
         exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
 
+        if _compiling():
+            # torch.compile: the step count stays a tensor (reading it into Python would break the
+            # graph, or specialise it and recompile every step): torch's tensor form of the update
+            _tensor_step_update(param, exp_avg, exp_avg_sq, max_exp_avg_sqs[i] if amsgrad else None, step_t,
+                                beta1=beta1, beta2=beta2, lr=lr, eps=eps)
+            continue
         step = step_t.item()
         bias_correction1 = 1 - beta1 ** step
         bias_correction2 = 1 - beta2 ** step
@@ -161,6 +167,21 @@ def adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, *, 
             denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)
 
         param.addcdiv_(exp_avg, denom, value=-step_size)
+
+
+def _tensor_step_update(param, exp_avg, exp_avg_sq, max_exp_avg_sq, step, *, beta1, beta2, lr, eps):
+    """The end of an Adam step with the step count as a tensor, in torch's words (its
+    ``capturable`` branch of ``_single_tensor_adam``, which ``addcdiv_``'s Number ``value`` forces):
+    the bias corrections fold into the denominator. It equals the float form to float32 rounding."""
+    bias_correction1 = 1 - beta1 ** step
+    bias_correction2 = 1 - beta2 ** step
+    step_size_neg = (lr / bias_correction1).neg()
+    bias_correction2_sqrt = bias_correction2.sqrt()
+    if max_exp_avg_sq is not None:
+        max_exp_avg_sq.copy_(glasstorch.maximum(max_exp_avg_sq, exp_avg_sq))
+        exp_avg_sq = max_exp_avg_sq
+    denom = (exp_avg_sq.sqrt() / (bias_correction2_sqrt * step_size_neg)).add_(eps / step_size_neg)
+    param.addcdiv_(exp_avg, denom)
 
 
 def _flat_adam(optimizer, index, group, params):

@@ -21,6 +21,7 @@ Everything here follows ``torch/optim/optimizer.py`` (PyTorch 2.13): names, erro
 layout of the state dict (parameters numbered 0.. in group order), the hook signatures.
 """
 import functools
+import sys
 import warnings
 from collections import OrderedDict, defaultdict
 from copy import deepcopy
@@ -100,6 +101,13 @@ def _evaluate_closure(closure):
         return None
     with enable_grad():
         return closure()
+
+
+def _compiling():
+    """``torch.compiler.is_compiling()`` (torch's ``_get_value`` asks it), without importing the
+    compiler: ``glasstorch/_dynamo`` is loaded only by a program that compiles."""
+    capture = sys.modules.get("glasstorch._dynamo.capture")
+    return capture is not None and capture.tracing()
 
 
 def _to_scalar(value):
