@@ -87,6 +87,11 @@ def user_frame():
     return "<unknown>"
 
 
+# calls that change Python state a graph cannot hold (torch's dynamo replays them as side effects;
+# here each is a graph break, so it runs at every call)
+_PYTHON_SIDE_EFFECTS = frozenset({"Optimizer.zero_grad", "Module.zero_grad", "Tensor.grad.__set__"})
+
+
 class GraphBreak:
     """One reason the function could not be captured whole: ``reason`` and ``user_stack``
     (``file:line in function``), as torch's ``GraphCompileReason``."""
@@ -482,6 +487,10 @@ class Capture:
             if result is not None and tensors_in and name not in _METADATA and not isinstance(result, (
                     type, _dtype_type())):
                 self.graph_break(f"{name} returns a Python value ({type(result).__name__}) computed from tensors")
+            elif name in _PYTHON_SIDE_EFFECTS:
+                # (zero_grad()'s `p.grad = None` acts on Python state, which the graph does not replay: run
+                # at capture only, the next backward would accumulate into the old gradient)
+                self.graph_break(f"{name} sets .grad: a side effect on Python state the graph does not replay")
             return
         if call.unsupported is None and all(self._written(m, call.values) for m in mutated) and all(
                 id(t) in call.values or self.resolve(t, call) is not None for t in outs):
