@@ -12,7 +12,7 @@ from ..version import glasstorch as _glasstorch_release
 # torchvision 0.28 pairs with torch 2.13, the API level glasstorch follows (docs/binding.md)
 __version__ = f"0.28.0+glasstorch.{_glasstorch_release}"
 
-_SUBMODULES = ("datasets", "io", "models", "transforms", "tv_tensors", "utils")
+_SUBMODULES = ("datasets", "io", "models", "ops", "transforms", "tv_tensors", "utils")
 _image_backend = "PIL"
 
 
