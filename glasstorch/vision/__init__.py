@@ -1,6 +1,7 @@
 """torchvision, the part the books use: ``transforms`` (and ``transforms.v2``), ``datasets`` (MNIST,
 FashionMNIST, CIFAR10, ImageFolder), ``models`` (AlexNet, VGG, ResNet), ``utils`` (make_grid,
-save_image), ``io.read_image``, ``tv_tensors.Image``.
+save_image), ``io.read_image``, ``tv_tensors.Image``, ``ops`` (box utilities, nms, roi_pool,
+roi_align, sigmoid_focal_loss).
 
 Under the binding (``python -m glasstorch run``, ``glasstorch.as_torch()``) this package *is*
 ``torchvision``: ``from torchvision import transforms`` gives ``glasstorch.vision.transforms``.
