@@ -38,8 +38,9 @@ cell in both processes; the books' code itself is not edited):
 - training is shortened: the stand-in data sets hold one or two minibatches, d2l's ``Trainer`` runs at
   most ``--max-epochs`` epochs (default 2) whatever ``max_epochs`` a cell asks for, and d2l's older
   ``num_epochs`` training functions likewise (``train_ch6``, ``train_ch11``, ``train_concise_ch11``,
-  ``train_ch13``, ``train_seq2seq``); Step-by-Step's ``StepByStep.train(n_epochs)`` runs at most
-  ``--max-epochs * 5`` epochs.
+  ``train_ch13``, ``train_seq2seq``), and functions a section defines itself (bert-pretraining's
+  ``train_bert``: at most ``5 * --max-epochs`` steps); Step-by-Step's ``StepByStep.train(n_epochs)``
+  runs at most ``--max-epochs * 5`` epochs.
 - d2l's ``try_all_gpus()`` returns ``[cpu()]`` on a machine without a GPU, as its docstring says
   (d2l 1.0.3's returns ``[]``, so ``train_ch13`` -- the training of the computer-vision and NLP
   application chapters -- fails at ``devices[0]`` on any CPU, under torch too);
@@ -254,6 +255,22 @@ for _name, _arg in (("train_ch6", "num_epochs"), ("train_ch11", "num_epochs"),
                     ("train_seq2seq", "num_epochs")):
     if hasattr(_d2l, _name):
         setattr(_d2l, _name, _cap(getattr(_d2l, _name), _arg, MAX_EPOCHS))
+
+# training functions a section defines in its own cells (not in the d2l package): capped as soon as
+# the cell defining them has run. bert-pretraining's train_bert counts steps, not epochs.
+_SECTION_CAPS = {"train_bert": ("num_steps", 5 * MAX_EPOCHS)}
+
+
+def _cap_section_functions(*_):
+    namespace = get_ipython().user_ns
+    for _name, (_arg, _limit) in _SECTION_CAPS.items():
+        function = namespace.get(_name)
+        if callable(function) and not getattr(function, "_capped_by_runner", False):
+            namespace[_name] = _cap(function, _arg, _limit)
+            namespace[_name]._capped_by_runner = True
+
+
+get_ipython().events.register("post_run_cell", _cap_section_functions)
 
 try:   # CIFAR-10's checksums: those of the stand-in files
     import torchvision.datasets as _tvd
