@@ -292,9 +292,13 @@ def _labelled_image(rng, label, size, n_classes):
 CIFAR10_CLASSES = ("airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck")
 
 
-def make_kaggle_cifar10_tiny(root, seed=17, per_class=3, n_test=5):
+def make_kaggle_cifar10_tiny(root, seed=17, per_class=40, n_test=5):
     """``kaggle_cifar10_tiny.zip``: ``kaggle_cifar10_tiny/trainLabels.csv`` ("id,label", ids from 1),
-    ``train/<id>.png`` and ``test/<id>.png``, 32x32 RGB, as the Kaggle competition's files."""
+    ``train/<id>.png`` and ``test/<id>.png``, 32x32 RGB, as the Kaggle competition's files.
+
+    40 per class: the section keeps 10% of each class for validation and loads batches of 32 with
+    ``drop_last=True``, so it needs at least 4 per class for one validation batch, and its training
+    loop plots every ``num_batches // 5`` batches (5 batches of the 360 training images at least)."""
     rng = np.random.default_rng(seed)
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as z:
