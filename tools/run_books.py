@@ -44,6 +44,8 @@ cell in both processes; the books' code itself is not edited):
 - d2l's ``try_all_gpus()`` returns ``[cpu()]`` on a machine without a GPU, as its docstring says
   (d2l 1.0.3's returns ``[]``, so ``train_ch13`` -- the training of the computer-vision and NLP
   application chapters -- fails at ``devices[0]`` on any CPU, under torch too);
+- torchvision's ImageNet checkpoints (``pretrained=True``: ResNet-18, ResNet-34) are random stand-ins
+  in the runs' own ``TORCH_HOME`` (``books_data.make_pretrained_standins``), the same file for both;
 - sockets time out after 5 s, so a cell that reaches for the network fails fast;
 - both runs draw the same random numbers (``--no-sync`` turns it off): the synchronised randomness of
   ``tools/run_programs.py`` (parameters set at a module's first forward, ``torch.randn/rand/normal/...``
@@ -481,7 +483,12 @@ def run_one(args, name, cells, book, framework):
     spec_path = os.path.join(work, "specs", stem + ".json")
     with open(spec_path, "w") as f:
         json.dump(spec, f)
-    env = dict(os.environ, MPLBACKEND="Agg", PYTHONHASHSEED="0", **ONE_THREAD)
+    torch_home = os.path.join(work, "torch_home")
+    if book == "d2l":
+        sys.path.insert(0, HERE)
+        import books_data
+        books_data.make_pretrained_standins(torch_home)
+    env = dict(os.environ, MPLBACKEND="Agg", PYTHONHASHSEED="0", TORCH_HOME=torch_home, **ONE_THREAD)
     start = time.time()
     with open(os.path.join(work, "logs", stem + ".log"), "w") as log:
         try:
