@@ -39,7 +39,8 @@ cell in both processes; the books' code itself is not edited):
   most ``--max-epochs`` epochs (default 2) whatever ``max_epochs`` a cell asks for, and d2l's older
   ``num_epochs`` training functions likewise (``train_ch6``, ``train_ch11``, ``train_concise_ch11``,
   ``train_ch13``, ``train_seq2seq``), and functions a section defines itself (bert-pretraining's
-  ``train_bert``: at most ``5 * --max-epochs`` steps); Step-by-Step's ``StepByStep.train(n_epochs)``
+  ``train_bert``: at most ``5 * --max-epochs`` steps; the ``num_epochs`` of a section's ``train`` and
+  ``train_fine_tuning``); Step-by-Step's ``StepByStep.train(n_epochs)``
   runs at most ``--max-epochs * 5`` epochs.
 - d2l's ``try_all_gpus()`` returns ``[cpu()]`` on a machine without a GPU, as its docstring says
   (d2l 1.0.3's returns ``[]``, so ``train_ch13`` -- the training of the computer-vision and NLP
@@ -259,15 +260,21 @@ for _name, _arg in (("train_ch6", "num_epochs"), ("train_ch11", "num_epochs"),
         setattr(_d2l, _name, _cap(getattr(_d2l, _name), _arg, MAX_EPOCHS))
 
 # training functions a section defines in its own cells (not in the d2l package): capped as soon as
-# the cell defining them has run. bert-pretraining's train_bert counts steps, not epochs.
-_SECTION_CAPS = {"train_bert": ("num_steps", 5 * MAX_EPOCHS)}
+# the cell defining them has run (a function without that argument is left as it is).
+# bert-pretraining's train_bert counts steps, not epochs; `train` is the Kaggle sections' and
+# neural-style's, `train_fine_tuning` fine-tuning's.
+_SECTION_CAPS = {"train_bert": ("num_steps", 5 * MAX_EPOCHS), "train": ("num_epochs", MAX_EPOCHS),
+                 "train_fine_tuning": ("num_epochs", MAX_EPOCHS)}
+
+
+import inspect as _inspect
 
 
 def _cap_section_functions(*_):
     namespace = get_ipython().user_ns
     for _name, (_arg, _limit) in _SECTION_CAPS.items():
         function = namespace.get(_name)
-        if callable(function) and not getattr(function, "_capped_by_runner", False):
+        if _inspect.isfunction(function) and not getattr(function, "_capped_by_runner", False):
             namespace[_name] = _cap(function, _arg, _limit)
             namespace[_name]._capped_by_runner = True
 
