@@ -105,6 +105,7 @@ def d2l_notebooks(root):
         if not chapter_dir.startswith("chapter_"):
             continue
         for section in toc_entries(os.path.join(root, chapter + ".md")):
+            section = section[:-3] if section.endswith(".md") else section   # "rs-async.md" in one toc
             path = os.path.join(root, chapter_dir, section + ".md")
             if os.path.exists(path):
                 yield f"d2l/{chapter_dir}/{section}", path
