@@ -30,7 +30,7 @@ def test_kaggle_and_classification_archives_hold_what_the_book_reads(tmp_path):
     names = members(str(tmp_path / "kaggle_cifar10_tiny.zip"))
     with zipfile.ZipFile(tmp_path / "kaggle_cifar10_tiny.zip") as z:
         labels = z.read("kaggle_cifar10_tiny/trainLabels.csv").decode().splitlines()
-    assert labels[0] == "id,label" and len(labels) == 31
+    assert labels[0] == "id,label" and len(labels) == 401     # 40 per class: enough batches (docstring)
     # every labelled id has its image (d2l's reorg_train_valid copies train/<id>.png by the csv's label)
     assert all(f"kaggle_cifar10_tiny/train/{line.split(',')[0]}.png" in names for line in labels[1:])
     books_data.make_kaggle_dog_tiny(str(tmp_path))
@@ -44,7 +44,7 @@ def test_image_folder_and_read_image_read_the_stand_ins(tmp_path):
     with zipfile.ZipFile(tmp_path / "hotdog.zip") as z:
         z.extractall(tmp_path)
     train = datasets.ImageFolder(str(tmp_path / "hotdog" / "train"))
-    assert train.classes == ["hotdog", "not-hotdog"] and len(train) == 20
+    assert train.classes == ["hotdog", "not-hotdog"] and len(train) == 640   # five batches of 128
     books_data.make_voc2012(str(tmp_path), n_train=2, n_val=1)
     with tarfile.open(tmp_path / "VOCtrainval_11-May-2012.tar") as t:
         t.extractall(tmp_path)
@@ -68,3 +68,16 @@ def test_text_archives_hold_what_the_book_reads(tmp_path):
     assert len(rows) == 60 and {row[0] for row in rows} == set(books_data.SNLI_LABELS) | {"-"}
     # d2l's read_snli strips the parse's parentheses: the words remain, in order
     assert rows[0][1].replace("(", "").replace(")", "").split() == rows[0][3].split()
+
+
+def test_pretrained_standins_load_as_torchvision_checkpoints(tmp_path, monkeypatch):
+    """The ImageNet stand-in loads through the hub cache (``pretrained=True``), strictly, as torchvision's."""
+    import glasstorch
+    from glasstorch.vision import models
+    monkeypatch.setattr(books_data, "PRETRAINED_STANDINS", (("resnet18", "resnet18-f37072fd.pth"),))
+    books_data.make_pretrained_standins(str(tmp_path))
+    monkeypatch.setenv("TORCH_HOME", str(tmp_path))
+    model = models.resnet18(weights=models.ResNet18_Weights.IMAGENET1K_V1)
+    saved = glasstorch.load(str(tmp_path / "hub" / "checkpoints" / "resnet18-f37072fd.pth"))
+    assert glasstorch.equal(model.conv1.weight, saved["conv1.weight"])
+    assert 0.5 <= float(model.bn1.running_var.min()) and float(model.bn1.running_var.max()) <= 1.5

@@ -165,3 +165,45 @@ def test_a_bigger_tensor_inside_a_list_raises_like_torch():
         torch.tensor([torch.tensor([1.0, 3.0]), torch.tensor(2.0)])
     with pytest.raises(ValueError, match="only one element tensors"):
         gt.tensor([gt.tensor([1.0, 3.0]), gt.tensor(2.0)])
+
+
+# -- d2l's Gaussian-process chapter: gpytorch's linear_operator registers torch.logdet at import -------
+
+LOGDET_BATCH = np.array([[[1.0, 2.0], [3.0, 4.0]], [[2.0, 1.0], [1.0, 3.0]], [[1.0, 2.0], [2.0, 4.0]]])
+
+
+@pytest.mark.parametrize("entry", [0, 1, 2])
+def test_logdet_values_gradients_and_node_as_torch(entry):
+    """Negative determinant: NaN and no gradient; singular: -inf and a non-finite gradient in its own
+    entry only (a singular matrix in the batch used to make every entry's gradient NaN)."""
+    results = []
+    for lib in (gt, torch):
+        x = lib.tensor(LOGDET_BATCH, requires_grad=True)
+        y = lib.logdet(x) if entry != 1 else x.logdet()
+        y[entry].backward()
+        results.append((y.detach().numpy(), x.grad.numpy(), type(y.grad_fn).__name__))
+    np.testing.assert_allclose(results[0][0], results[1][0], rtol=1e-12)
+    finite = np.isfinite(results[1][1])
+    np.testing.assert_allclose(results[0][1][finite], results[1][1][finite], rtol=1e-12)
+    # the singular matrix's gradient: torch's LU solve gives +-inf, glasstorch NaN (README)
+    assert np.array_equal(np.isfinite(results[0][1]), finite)
+    assert results[0][2] == results[1][2] == "WhereBackward0"
+
+
+def test_logdet_complex_and_errors_as_torch():
+    z = LOGDET_BATCH[1].astype(np.complex128)
+    same(gt.logdet(gt.tensor(z)), torch.logdet(torch.tensor(z)))
+    for make in (lambda T: T.zeros(2, 3), lambda T: T.zeros(3), lambda T: T.zeros(2, 2, dtype=T.int64)):
+        with pytest.raises(RuntimeError) as expected:
+            torch.logdet(make(torch))
+        with pytest.raises(RuntimeError) as got:
+            gt.logdet(make(gt))
+        assert str(got.value) == str(expected.value)
+
+
+def test_batched_solve_with_a_singular_matrix_spoils_only_its_own_solution():
+    A = gt.tensor(LOGDET_BATCH)
+    X = gt.linalg.solve_ex(A, gt.ones(3, 2, 1, dtype=gt.float64))[0].numpy()
+    np.testing.assert_allclose(X[:2], torch.linalg.solve_ex(torch.tensor(LOGDET_BATCH[:2]),
+                                                            torch.ones(2, 2, 1, dtype=torch.float64))[0].numpy())
+    assert np.isnan(X[2]).all()     # torch: +-inf from its LU solve; NaN here (README)

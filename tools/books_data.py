@@ -292,9 +292,13 @@ def _labelled_image(rng, label, size, n_classes):
 CIFAR10_CLASSES = ("airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck")
 
 
-def make_kaggle_cifar10_tiny(root, seed=17, per_class=3, n_test=5):
+def make_kaggle_cifar10_tiny(root, seed=17, per_class=40, n_test=5):
     """``kaggle_cifar10_tiny.zip``: ``kaggle_cifar10_tiny/trainLabels.csv`` ("id,label", ids from 1),
-    ``train/<id>.png`` and ``test/<id>.png``, 32x32 RGB, as the Kaggle competition's files."""
+    ``train/<id>.png`` and ``test/<id>.png``, 32x32 RGB, as the Kaggle competition's files.
+
+    40 per class: the section keeps 10% of each class for validation and loads batches of 32 with
+    ``drop_last=True``, so it needs at least 4 per class for one validation batch, and its training
+    loop plots every ``num_batches // 5`` batches (5 batches of the 360 training images at least)."""
     rng = np.random.default_rng(seed)
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as z:
@@ -333,16 +337,18 @@ def make_kaggle_dog_tiny(root, seed=18, breeds=("beagle", "boxer", "pug"), per_b
     _write(os.path.join(root, "kaggle_dog_tiny.zip"), buffer.getvalue())
 
 
-def make_hotdog(root, seed=19, per_class=(10, 4)):
+def make_hotdog(root, seed=19, per_class=(320, 4)):
     """``hotdog.zip``: ``hotdog/{train,test}/{hotdog,not-hotdog}/<n>.png``, an ImageFolder tree of
-    RGB images of a few sizes (the originals vary in size; the book resizes and crops them)."""
+    RGB images of a few sizes (the originals vary in size; the book resizes and crops them).
+    640 training images: ``train_ch13`` plots every ``num_batches // 5`` batches of 128, so it needs
+    five batches; small images (the book crops and resizes them to 224x224 anyway)."""
     rng = np.random.default_rng(seed)
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as z:
         for split, n in zip(("train", "test"), per_class):
             for label, name in enumerate(("hotdog", "not-hotdog")):
                 for i in range(n):
-                    size = (int(rng.integers(120, 180)), int(rng.integers(120, 180)))
+                    size = (int(rng.integers(40, 64)), int(rng.integers(40, 64)))
                     z.writestr(f"hotdog/{split}/{name}/{i}.png", _png(_labelled_image(rng, label, size, 2)))
     _write(os.path.join(root, "hotdog.zip"), buffer.getvalue())
 
@@ -451,6 +457,43 @@ def make_rps(root, seed=10):
                 image[..., :3] = rng.integers(0, 80, (300, 300, 3))
                 image[60 + 60 * label:120 + 60 * label, 40:260, :3] = 220
                 Image.fromarray(image, "RGBA").save(os.path.join(folder, f"{name}{i:02d}.png"))
+
+
+# ImageNet weights the d2l sections load with ``pretrained=True``: (torchvision builder, hub file name)
+PRETRAINED_STANDINS = (("resnet18", "resnet18-f37072fd.pth"), ("resnet34", "resnet34-b627a593.pth"))
+
+
+def make_pretrained_standins(torch_home, seed=21):
+    """Stand-ins for torchvision's ImageNet checkpoints in ``<torch_home>/hub/checkpoints``, where
+    torch.hub (and glasstorch.hub) look before downloading; a cached file's hash is not checked.
+
+    Random weights in the checkpoints' keys, shapes and dtypes (He-normal convolutions and linears,
+    batch-norm scales and variances near 1), saved by glasstorch in torch's format: both frameworks
+    load the same numbers, so the fine-tuning sections compare. ResNet-18 (fine-tuning, fcn) and
+    ResNet-34 (kaggle-dog); neural-style's VGG-19 (548 MB, and 500 epochs of it) has none."""
+    import glasstorch
+    from glasstorch.vision import models
+    folder = os.path.join(torch_home, "hub", "checkpoints")
+    os.makedirs(folder, exist_ok=True)
+    for builder, file in PRETRAINED_STANDINS:
+        path = os.path.join(folder, file)
+        if os.path.exists(path):
+            continue
+        rng = np.random.default_rng(seed)
+        state = {}
+        for key, value in getattr(models, builder)(weights=None).state_dict().items():
+            shape = tuple(value.shape)
+            if key.endswith("num_batches_tracked"):
+                array = np.zeros(shape, dtype=np.int64)
+            elif key.endswith("running_var") or (len(shape) == 1 and key.endswith("weight")):
+                array = rng.uniform(0.5, 1.5, shape).astype(np.float32)
+            elif key.endswith(("running_mean", "bias")):
+                array = rng.normal(0.0, 0.05, shape).astype(np.float32)
+            else:
+                array = rng.normal(0.0, np.sqrt(2.0 / np.prod(shape[1:])), shape).astype(np.float32)
+            state[key] = glasstorch.from_numpy(array)
+        glasstorch.save(state, path + ".tmp")
+        os.replace(path + ".tmp", path)
 
 
 def make_d2l(root):

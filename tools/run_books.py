@@ -38,11 +38,15 @@ cell in both processes; the books' code itself is not edited):
 - training is shortened: the stand-in data sets hold one or two minibatches, d2l's ``Trainer`` runs at
   most ``--max-epochs`` epochs (default 2) whatever ``max_epochs`` a cell asks for, and d2l's older
   ``num_epochs`` training functions likewise (``train_ch6``, ``train_ch11``, ``train_concise_ch11``,
-  ``train_ch13``, ``train_seq2seq``); Step-by-Step's ``StepByStep.train(n_epochs)`` runs at most
-  ``--max-epochs * 5`` epochs.
+  ``train_ch13``, ``train_seq2seq``), and functions a section defines itself (bert-pretraining's
+  ``train_bert``: at most ``5 * --max-epochs`` steps; the ``num_epochs`` of a section's ``train`` and
+  ``train_fine_tuning``); Step-by-Step's ``StepByStep.train(n_epochs)``
+  runs at most ``--max-epochs * 5`` epochs.
 - d2l's ``try_all_gpus()`` returns ``[cpu()]`` on a machine without a GPU, as its docstring says
   (d2l 1.0.3's returns ``[]``, so ``train_ch13`` -- the training of the computer-vision and NLP
   application chapters -- fails at ``devices[0]`` on any CPU, under torch too);
+- torchvision's ImageNet checkpoints (``pretrained=True``: ResNet-18, ResNet-34) are random stand-ins
+  in the runs' own ``TORCH_HOME`` (``books_data.make_pretrained_standins``), the same file for both;
 - sockets time out after 5 s, so a cell that reaches for the network fails fast;
 - both runs draw the same random numbers (``--no-sync`` turns it off): the synchronised randomness of
   ``tools/run_programs.py`` (parameters set at a module's first forward, ``torch.randn/rand/normal/...``
@@ -101,6 +105,7 @@ def d2l_notebooks(root):
         if not chapter_dir.startswith("chapter_"):
             continue
         for section in toc_entries(os.path.join(root, chapter + ".md")):
+            section = section[:-3] if section.endswith(".md") else section   # "rs-async.md" in one toc
             path = os.path.join(root, chapter_dir, section + ".md")
             if os.path.exists(path):
                 yield f"d2l/{chapter_dir}/{section}", path
@@ -254,6 +259,28 @@ for _name, _arg in (("train_ch6", "num_epochs"), ("train_ch11", "num_epochs"),
                     ("train_seq2seq", "num_epochs")):
     if hasattr(_d2l, _name):
         setattr(_d2l, _name, _cap(getattr(_d2l, _name), _arg, MAX_EPOCHS))
+
+# training functions a section defines in its own cells (not in the d2l package): capped as soon as
+# the cell defining them has run (a function without that argument is left as it is).
+# bert-pretraining's train_bert counts steps, not epochs; `train` is the Kaggle sections' and
+# neural-style's, `train_fine_tuning` fine-tuning's.
+_SECTION_CAPS = {"train_bert": ("num_steps", 5 * MAX_EPOCHS), "train": ("num_epochs", MAX_EPOCHS),
+                 "train_fine_tuning": ("num_epochs", MAX_EPOCHS)}
+
+
+import inspect as _inspect
+
+
+def _cap_section_functions(*_):
+    namespace = get_ipython().user_ns
+    for _name, (_arg, _limit) in _SECTION_CAPS.items():
+        function = namespace.get(_name)
+        if _inspect.isfunction(function) and not getattr(function, "_capped_by_runner", False):
+            namespace[_name] = _cap(function, _arg, _limit)
+            namespace[_name]._capped_by_runner = True
+
+
+get_ipython().events.register("post_run_cell", _cap_section_functions)
 
 try:   # CIFAR-10's checksums: those of the stand-in files
     import torchvision.datasets as _tvd
@@ -464,7 +491,12 @@ def run_one(args, name, cells, book, framework):
     spec_path = os.path.join(work, "specs", stem + ".json")
     with open(spec_path, "w") as f:
         json.dump(spec, f)
-    env = dict(os.environ, MPLBACKEND="Agg", PYTHONHASHSEED="0", **ONE_THREAD)
+    torch_home = os.path.join(work, "torch_home")
+    if book == "d2l":
+        sys.path.insert(0, HERE)
+        import books_data
+        books_data.make_pretrained_standins(torch_home)
+    env = dict(os.environ, MPLBACKEND="Agg", PYTHONHASHSEED="0", TORCH_HOME=torch_home, **ONE_THREAD)
     start = time.time()
     with open(os.path.join(work, "logs", stem + ".log"), "w") as log:
         try:

@@ -8,7 +8,9 @@ output array, and its kind, mode or dtype; and the reprs of transform objects) a
 tests/fixtures/vision_models.json (for each model: state_dict keys and shapes, parameter count, the
 printed module, and the logits for a fixed input under fixed weights; see `model_weights`).
 The test suite needs neither torchvision nor this script; rerun it when the cases change
-(``python tools/vision_reference.py models NAME ...`` records only those models).
+(``python tools/vision_reference.py models NAME ...`` records only those models;
+``python tools/vision_reference.py ops`` records tests/fixtures/vision_ops.npz, the cases of
+tests/vision_ops_cases.py on torchvision.ops).
 """
 import json
 import os
@@ -81,8 +83,37 @@ def models_reference(lib, names=None):
         json.dump(record, f, indent=0)
 
 
+def ops_reference():
+    """Record tests/vision_ops_cases.py on torchvision.ops (float32 and float64) into
+    tests/fixtures/vision_ops.npz. ``roi_align`` is torchvision's pure-PyTorch ``_roi_align`` (called
+    without its lazy ``torch.compile`` wrapper): the wheel's C++ kernels need not load for this."""
+    import torch
+    import torchvision
+    import torchvision.ops
+    from torchvision.ops.roi_align import _roi_align
+    import vision_ops_cases
+
+    def roi_align(input, rois, output_size, spatial_scale, sampling_ratio, aligned):
+        height, width = (output_size, output_size) if isinstance(output_size, int) else output_size
+        return _roi_align.__wrapped__(input, rois, spatial_scale, height, width, sampling_ratio, aligned)
+
+    ops = types.SimpleNamespace(**{name: getattr(torchvision.ops, name) for name in dir(torchvision.ops)})
+    ops.roi_align = roi_align
+    arrays = {}
+    for name, case in vision_ops_cases.CASES:
+        for dtype in vision_ops_cases.DTYPES:
+            for key, value in case(torch, ops, dtype).items():
+                arrays[f"{name}/{dtype}/{key}"] = value.detach().numpy()
+    arrays["versions"] = np.array([torch.__version__, torchvision.__version__])
+    np.savez_compressed(os.path.join(FIXTURES, "vision_ops.npz"), **arrays)
+    print(f"{len(vision_ops_cases.CASES)} ops cases, {len(arrays) - 1} arrays")
+
+
 if __name__ == "__main__":
     os.makedirs(FIXTURES, exist_ok=True)
+    if sys.argv[1:2] == ["ops"]:       # python tools/vision_reference.py ops: torchvision.ops only
+        ops_reference()
+        sys.exit()
     lib = library()
     if sys.argv[1:2] == ["models"]:    # python tools/vision_reference.py models inception_v3: those only
         models_reference(lib, sys.argv[2:])

@@ -25,7 +25,7 @@ from ._derivatives import (conj, mH, linalg_det_backward, slogdet_backward, lina
 # What glasstorch (torch) has at its top level from this family; the other public functions here are
 # Tensor methods only (x.view(...)) or torch.linalg's.
 __all__ = ["mm", "bmm", "mv", "dot", "inner", "vdot", "matmul", "addmm", "addmv", "addmv_", "outer", "ger", "baddbmm",
-           "einsum", "tensordot", "kron", "det", "solve", "eig", "svd", "qr", "cholesky", "matrix_rank", "slogdet",
+           "einsum", "tensordot", "kron", "det", "solve", "eig", "svd", "qr", "cholesky", "matrix_rank", "slogdet", "logdet",
            "matrix_power", "cross", "inverse", "pinverse", "chain_matmul", "matrix_exp", "geqrf", "orgqr"]
 
 _DTYPE_OF = _dtype._BY_NUMPY
@@ -868,12 +868,27 @@ def _linalg_solve_ex_kernel(A, B, *, left=True, check_errors=False):
     batch = xp.broadcast_shapes(A.shape[:-2], Bm.shape[:-2])
     A_ = xp.broadcast_to(A, batch + A.shape[-2:])
     B_ = xp.broadcast_to(Bm, batch + Bm.shape[-2:])
-    try:
-        X = xp.linalg.solve(A_, B_) if left else xp.swapaxes(xp.linalg.solve(xp.swapaxes(A_, -1, -2),
-                                                                              xp.swapaxes(B_, -1, -2)), -1, -2)
-    except xp.linalg.LinAlgError:
-        X = xp.full(B_.shape, xp.nan, A.dtype)
+    if not left:
+        A_, B_ = xp.swapaxes(A_, -1, -2), xp.swapaxes(B_, -1, -2)
+    X = _solve_each(A_, B_)
+    if not left:
+        X = xp.swapaxes(X, -1, -2)
     return (X[..., 0] if vector else X), lu, pivots, info
+
+
+def _solve_each(A, B):
+    """``solve(A, B)`` over a batch; a singular matrix gives NaN in its own solution only (NumPy
+    refuses the whole batch; torch's LU solve leaves the other matrices' solutions as they are)."""
+    try:
+        return xp.linalg.solve(A, B)
+    except xp.linalg.LinAlgError:
+        X = xp.full(B.shape, xp.nan, xp.result_type(A, B))
+        for index in xp.ndindex(*A.shape[:-2]):
+            try:
+                X[index] = xp.linalg.solve(A[index], B[index])
+            except xp.linalg.LinAlgError:
+                pass
+        return X
 
 
 def _triangular(A, upper, unitriangular):
@@ -1107,6 +1122,28 @@ def slogdet(input):
         return seam.torch_function(slogdet, (input,), {})
     sign, logabsdet, _, _ = linalg_slogdet_op(input)
     return return_types.slogdet((sign, logabsdet))
+
+
+@method()
+def logdet(input):
+    """log(det(input)) of a (batch of) square matrices: NaN where the determinant is negative, -inf
+    where it is 0. As torch composes it: ``linalg_slogdet``, then ``where(sign == -1, nan, logabsdet)``
+    (complex: ``sign.log() + logabsdet``); its gradient flows through those ops."""
+    if seam.on:
+        return seam.torch_function(logdet, (input,), {})
+    # torch's squareCheckInputs/checkFloatingOrComplex, named "logdet" (not "linalg.")
+    if input.dim() < 2:
+        raise RuntimeError("logdet: The input tensor A must have at least 2 dimensions.")
+    if input.shape[-1] != input.shape[-2]:
+        raise RuntimeError(f"logdet: A must be batches of square matrices, but they are {input.shape[-2]} by "
+                           f"{input.shape[-1]} matrices")
+    if not (input.is_floating_point() or input.is_complex()):
+        raise RuntimeError(f"logdet: Expected a floating point or complex tensor as input. Got {input.dtype._legacy}")
+    sign, logabsdet, _, _ = linalg_slogdet_op(input)
+    if input.is_complex():
+        return sign.log() + logabsdet
+    from .pointwise import where     # pointwise imports this module
+    return where(sign == -1., math.nan, logabsdet)
 
 
 @method()

@@ -1,6 +1,7 @@
 """torchvision, the part the books use: ``transforms`` (and ``transforms.v2``), ``datasets`` (MNIST,
 FashionMNIST, CIFAR10, ImageFolder), ``models`` (AlexNet, VGG, ResNet), ``utils`` (make_grid,
-save_image), ``io.read_image``, ``tv_tensors.Image``.
+save_image), ``io.read_image``, ``tv_tensors.Image``, ``ops`` (box utilities, nms, roi_pool,
+roi_align, sigmoid_focal_loss).
 
 Under the binding (``python -m glasstorch run``, ``glasstorch.as_torch()``) this package *is*
 ``torchvision``: ``from torchvision import transforms`` gives ``glasstorch.vision.transforms``.
@@ -12,7 +13,7 @@ from ..version import glasstorch as _glasstorch_release
 # torchvision 0.28 pairs with torch 2.13, the API level glasstorch follows (docs/binding.md)
 __version__ = f"0.28.0+glasstorch.{_glasstorch_release}"
 
-_SUBMODULES = ("datasets", "io", "models", "transforms", "tv_tensors", "utils")
+_SUBMODULES = ("datasets", "io", "models", "ops", "transforms", "tv_tensors", "utils")
 _image_backend = "PIL"
 
 
