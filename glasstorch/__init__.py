@@ -110,6 +110,8 @@ _LAZY_MODULES = ("nn", "optim", "utils", "distributions", "datasets", "inspectio
                  "accelerator", "amp", "cpu", "xpu", "mps", "functional", "hub", "vision", "torch_version",
                  "distributed", "multiprocessing", "overrides", "_C", "fft", "special", "compiler", "fx", "_dynamo",
                  "testing", "random", "func", "profiler")
+# reachable as attributes but, as in torch, not in dir(torch) until first imported
+_LAZY_UNLISTED_MODULES = ("onnx",)
 _LAZY_NAMES = {"save": "serialization", "load": "serialization", "vmap": "func"}
 # the legacy tensor types: constructors and isinstance tests (torch.FloatTensor, ...)
 _LAZY_NAMES.update(dict.fromkeys((
@@ -132,7 +134,7 @@ _LAZY_NAMES.update(dict.fromkeys((
 
 def __getattr__(name):
     import importlib
-    if name in _LAZY_MODULES:
+    if name in _LAZY_MODULES or name in _LAZY_UNLISTED_MODULES:
         return importlib.import_module("." + name, __name__)
     if name in _LAZY_NAMES:
         value = getattr(importlib.import_module("." + _LAZY_NAMES[name], __name__), name)
