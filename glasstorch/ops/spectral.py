@@ -12,7 +12,8 @@ stft (``torch/functional.py`` then ``at::stft``)
     2. frames: every ``n_fft`` samples, ``hop_length`` apart -- torch takes them with ``as_strided``
        (``AsStridedBackward0``); glasstorch with ``Tensor.unfold``, the same view with the same values
        and gradient (``UnfoldBackward0``: glasstorch has no general ``as_strided`` op).
-    3. times the window (zero-padded to ``n_fft``, centred, when ``win_length < n_fft``).
+    3. times the window (copied into the middle of ``n_fft`` zeros of the input's dtype when
+       ``win_length < n_fft``).
     4. ``_fft_r2c`` over the last dim (one-sided by default) for a real input, ``_fft_c2c`` for a
        complex one; ``normalized`` scales by ``1/sqrt(n_fft)``.
     5. frequencies before frames: an in-place ``transpose_(1, 2)`` (``TransposeBackward1``), and
@@ -139,16 +140,19 @@ def _opt(value):
 
 
 def _centered_window(window, win_length, n_fft, dtype, device):
-    """The window zero-padded on both sides to ``n_fft`` (centred), or None for a rectangular window of
-    ``n_fft`` points (nothing to multiply by)."""
+    """at::stft's window of ``n_fft`` points: ``window`` itself when ``win_length == n_fft`` (None: a
+    rectangular window, nothing to multiply by), else zeros of the input's dtype with ``window`` (or
+    ones) copied into the middle (a ``CopySlices`` node when the window requires grad)."""
     if win_length == n_fft:
         return window
-    from .nn_pool import constant_pad_nd
+    from .creation import zeros
+    full = zeros(n_fft, dtype=dtype, device=device)
+    middle = full.narrow(0, (n_fft - win_length) // 2, win_length)
     if window is None:
-        from .creation import ones
-        window = ones(win_length, dtype=dtype, device=device)
-    left = (n_fft - win_length) // 2
-    return constant_pad_nd(window, [left, n_fft - win_length - left])
+        middle.fill_(1)
+    else:
+        middle.copy_(window)
+    return full
 
 
 @method()
