@@ -26,7 +26,7 @@ from . import ops  # noqa: F401  (the op families; torch.ops.aten is ops.aten)
 from .ops import pointwise as _pw, reduction as _red, shape as _shape, joining as _join, indexing as _idx, \
     linalg as _la, creation as _cr, complex as _cx, special as _sp, \
     elementwise as _ew, scan as _scan, distance as _dist, transformations as _tf, weight_norm as _wn, \
-    spectral as _spec, pointwise_extra as _pwx
+    spectral as _spec, pointwise_extra as _pwx, shape_extra as _shx, statistics as _stats
 from .ops.creation import default_generator, range_ as range  # noqa: F401
 from . import linalg, cuda, jit  # noqa: F401
 from ._prims_common.wrappers import out_wrapper as _out_wrapper, OUT_RULES as _out_rules
@@ -35,7 +35,7 @@ from ._prims_common.wrappers import out_wrapper as _out_wrapper, OUT_RULES as _o
 # Tensor methods only (x.view) or torch.linalg's. Those are put here, as torch has them, the ones
 # torch gives `out=` with its rules (out_wrapper: torch.exp(x, out=y), where x.exp(out=y) is refused).
 _FAMILY_NAMES = []
-for _m in (_pw, _red, _shape, _join, _idx, _la, _cr, _cx, _sp, _ew, _scan, _dist, _tf, _wn, _spec, _pwx):
+for _m in (_pw, _red, _shape, _join, _idx, _la, _cr, _cx, _sp, _ew, _scan, _dist, _tf, _wn, _spec, _pwx, _shx, _stats):
     for _name in _m.__all__:
         if _name not in globals():
             _fn = getattr(_m, _name)

@@ -3389,3 +3389,69 @@ register(
     OpInfo("sgn.complex", lambda lib, x: lib.sgn(x), samples=unary_samples(shapes=_COMPLEX_SHAPES), dtypes=COMPLEX),
     OpInfo("istft", _istft, samples=_istft_samples),
 )
+
+
+# ---- breadth: ops/shape_extra.py and ops/statistics.py (torch's composites, built from the same ops) ----------
+def _directional_split_samples(min_dims):
+    def gen(make, dtype):
+        shape = (4, 6, 2)[:max(min_dims, 2)] if min_dims < 3 else (2, 3, 4)
+        yield SampleInput(make(shape), 2)
+        yield SampleInput(make(shape), [1, 3])
+        if min_dims == 1:
+            yield SampleInput(make((6,)), 3)
+        yield SampleInput(make(shape), 5)                          # errors: not divisible, too few dims
+        yield SampleInput(make((4,) * (min_dims - 1) if min_dims > 1 else ()), 2)
+    return gen
+
+
+def _cov_samples(make, dtype):
+    yield SampleInput(make((3, 6)))
+    yield SampleInput(make((7,)))
+    yield SampleInput(make((6, 3), layout="T"), correction=0)
+    yield SampleInput(make((2, 5)), fweights=Leaf(np.array([1, 2, 0, 3, 1]), "contig", False),
+                      aweights=make((5,), low=0.1, high=1.0, requires_grad=False))
+    yield SampleInput(make((2, 5)), correction=2, aweights=make((5,), low=0.1, high=1.0))
+    yield SampleInput(make((2, 2, 2)))                             # errors
+    yield SampleInput(make((2, 3)), fweights=make((3,)))
+
+
+def _trapezoid_samples(make, dtype):
+    yield SampleInput(make((3, 5)))
+    yield SampleInput(make((3, 5)), dx=0.5, dim=0)
+    yield SampleInput(make((3, 5)), make((5,)))
+    yield SampleInput(make((3, 5)), make((3, 5)), dim=1)
+    yield SampleInput(make((4, 3), layout="T"), 2.0)
+    yield SampleInput(make((3, 0)), nondiff=True)     # no samples: torch's zeros, which need no grad
+    yield SampleInput(make((3, 5)), make((4,)))                   # an error: one x per sample
+
+
+register(
+    OpInfo("hsplit", samples=_directional_split_samples(1), dtypes=ALL_NUM),
+    OpInfo("vsplit", samples=_directional_split_samples(2), dtypes=ALL_NUM),
+    OpInfo("dsplit", samples=_directional_split_samples(3), dtypes=ALL_NUM),
+    OpInfo("split_with_sizes", samples=lambda make, dt: [
+        SampleInput(make((5, 3)), [2, 3]), SampleInput(make((3, 5)), [1, 0, 4], 1),
+        SampleInput(make((5,)), [1, 2])], dtypes=ALL_NUM),
+    OpInfo("msort", samples=lambda make, dt: [SampleInput(make.distinct((4, 3))), SampleInput(make.distinct((5,)))],
+           dtypes=ALL_NUM),
+    OpInfo("diagflat", samples=lambda make, dt: [SampleInput(make((2, 3))), SampleInput(make((4,)), 1),
+                                                 SampleInput(make((3, 2), layout="T"), -2)], dtypes=ALL_NUM),
+    OpInfo("vander", samples=lambda make, dt: [SampleInput(make((4,))), SampleInput(make((3,)), 5),
+                                               SampleInput(make((3,)), N=2, increasing=True),
+                                               SampleInput(make((3,)), 0), SampleInput(make((2, 2)))],
+           dtypes=ALL_NUM, gradcheck=False),   # (torch's own backward of vander fails -- its cumprod's saved
+    #                                            result is overwritten by the copy_ -- and glasstorch's as torch's)
+    OpInfo("combinations", samples=lambda make, dt: [
+        SampleInput(make((4,))), SampleInput(make((4,)), 3), SampleInput(make((3,)), with_replacement=True),
+        SampleInput(make((3,)), 0), SampleInput(make((2,)), 3), SampleInput(make((2, 2)))], dtypes=ALL_NUM),
+    OpInfo("cov", samples=_cov_samples),
+    OpInfo("corrcoef", samples=lambda make, dt: [SampleInput(make((3, 6))), SampleInput(make((6,))),
+                                                 SampleInput(make((4, 3), layout="T"))]),
+    OpInfo("trapezoid", samples=_trapezoid_samples),
+    OpInfo("trapz", lambda lib, *a, **k: lib.trapz(*a, **k), samples=_trapezoid_samples),
+    OpInfo("cumulative_trapezoid", samples=_trapezoid_samples),
+    OpInfo("logdet", samples=lambda make, dt: [
+        SampleInput(make((3, 3), values=np.array([[2., 1, 0], [1, 3, 1], [0, 1, 4]]))),
+        SampleInput(make((2, 2), values=np.array([[0., 1], [1, 0]]))),       # negative determinant: nan
+        SampleInput(make((2, 3)))], gradgrad=False),
+)
