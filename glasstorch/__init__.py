@@ -138,6 +138,8 @@ def __getattr__(name):
         return importlib.import_module("." + name, __name__)
     if name in _LAZY_NAMES:
         value = getattr(importlib.import_module("." + _LAZY_NAMES[name], __name__), name)
+        if name in _out_rules and _LAZY_NAMES[name] == "nn.functional":   # torch.threshold(..., out=): F's has none
+            value = _out_wrapper(value, name=name)
         globals()[name] = value
         return value
     raise AttributeError(f"module 'glasstorch' has no attribute '{name}'")

@@ -423,6 +423,7 @@ def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device
     return _leaf(t, requires_grad)
 
 
+@_checks.factory_with_out
 def range_(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
     """torch.range (deprecated in torch): includes ``end``."""
     return arange(start, end + step / 2 if end is not None else None, step, dtype=dtype or _dtype.get_default_dtype(),
@@ -449,6 +450,7 @@ def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=Non
     return _leaf(t, requires_grad)
 
 
+@_checks.factory_with_out
 @_checks.allocates
 def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
     lin = linspace(start, end, steps, dtype=_dtype.float64, device=device)

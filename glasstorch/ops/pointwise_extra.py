@@ -19,6 +19,9 @@ gcd, lcm           integers only                               (integers have no
 
 Aliases torch keeps at its top level (and as Tensor methods): ``divide``, ``multiply``, ``subtract``,
 ``true_divide``, ``arccosh``, ``arcsinh``, ``arctanh`` (and their in-place ``_`` forms), ``positive``.
+
+``out=``: the top level gives it to the functions named in ``_prims_common.wrappers.OUT_RULES`` (torch's
+dtype rules); ``polar``, ``complex`` and ``frexp`` take it here.
 """
 import math
 
@@ -227,11 +230,11 @@ ldexp_op = defop("ldexp.Tensor(Tensor self, Tensor other) -> Tensor", _ldexp_ker
 
 
 @method()
-def ldexp(input, other, *, out=None):
+def ldexp(input, other):
     """torch.ldexp: ``input * 2 ** other`` (in a floating type)."""
     if seam.on:
-        return seam.torch_function(ldexp, (input, other), {"out": out})
-    return _with_out(ldexp_op(input, other), out, "ldexp")
+        return seam.torch_function(ldexp, (input, other), {})
+    return ldexp_op(input, other)
 
 
 @method()
@@ -281,11 +284,11 @@ heaviside_op = _pw._not_implemented_op("heaviside(Tensor self, Tensor values) ->
 
 
 @method()
-def heaviside(input, values, *, out=None):
+def heaviside(input, values):
     """torch.heaviside: 0 where ``input < 0``, ``values`` where it is 0, 1 where it is positive."""
     if seam.on:
-        return seam.torch_function(heaviside, (input, values), {"out": out})
-    return _with_out(heaviside_op(input, values), out, "heaviside")
+        return seam.torch_function(heaviside, (input, values), {})
+    return heaviside_op(input, values)
 
 
 def _nextafter_kernel(self, other):
@@ -300,11 +303,11 @@ nextafter_op = defop("nextafter(Tensor self, Tensor other) -> Tensor", _nextafte
 
 
 @method()
-def nextafter(input, other, *, out=None):
+def nextafter(input, other):
     """torch.nextafter: the next floating-point value after ``input`` towards ``other``."""
     if seam.on:
-        return seam.torch_function(nextafter, (input, other), {"out": out})
-    return _with_out(nextafter_op(input, other), out, "nextafter")
+        return seam.torch_function(nextafter, (input, other), {})
+    return nextafter_op(input, other)
 
 
 # ---- gcd, lcm -------------------------------------------------------------------------------------------------
@@ -323,12 +326,12 @@ lcm_op = defop("lcm(Tensor self, Tensor other) -> Tensor", _integer_kernel("lcm"
 
 
 def _integer_public(name, op):
-    def public(input, other, *, out=None):
+    def public(input, other):
         if seam.on:
-            return seam.torch_function(public, (input, other), {"out": out})
+            return seam.torch_function(public, (input, other), {})
         if not isinstance(other, Tensor):
             raise TypeError(f"{name}(): argument 'other' (position 2) must be Tensor, not {_checks.type_name(other)}")
-        return _with_out(op(input, other), out, name)
+        return op(input, other)
 
     def public_(input, other):
         if seam.on:
