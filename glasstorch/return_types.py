@@ -61,6 +61,10 @@ _make("linalg_inv_ex", ("inverse", "info"))
 _make("linalg_cholesky_ex", ("L", "info"))
 _make("linalg_solve_ex", ("result", "info"))
 _make("geqrf", ("a", "tau"))
+_make("qr", ("Q", "R"))
+for _name, _fields in (("qr", ("Q", "R")), ("svd", ("U", "S", "V")), ("slogdet", ("sign", "logabsdet")),
+                       ("geqrf", ("a", "tau"))):
+    _make(_name + "_out", _fields)
 _make("frexp", ("mantissa", "exponent"))
 _make("frexp_out", ("mantissa", "exponent"))
 _make("histogram", ("hist", "bin_edges"))

@@ -17,7 +17,6 @@ _TOOL = os.path.join(os.path.dirname(__file__), "..", "tools", "audit_breadth.py
 KNOWN_OPEN = {
     "Adafactor": "torch.optim.Adafactor is not in glasstorch",
     "torch.optim.__all__ names": "Adafactor, Muon, swap_in_optimizer_params_and_state",
-    "SparseAdam on a sparse Embedding": "glasstorch has no sparse gradients: Embedding(sparse=True) gives dense",
     "x.exp(out=) (Tensor method)": "TypeError either way; torch's words are 'takes no keyword arguments'",
     "uint8 bilinear interpolate antialias downscale": "interpolate has no antialias",
     "torch.functional.__all__ names": "lu, pca_lowrank, svd_lowrank",

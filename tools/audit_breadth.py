@@ -126,6 +126,8 @@ DOCUMENTED = {
     "ndarray - Tensor (float32 array)": "the same",
     "Tensor == ndarray / Tensor < ndarray": "the same (torch 2.13 refuses Tensor < ndarray)",
     "requires_grad Tensor + ndarray keeps the graph": "the same (torch 2.13 goes through NumPy and refuses)",
+    "SparseAdam on a sparse Embedding": "README: no sparse tensors; Embedding(sparse=True) gives dense gradients, "
+                                        "which SparseAdam refuses with torch's error",
 }
 
 
