@@ -1202,11 +1202,11 @@ def cholesky(input, upper=False):
     """torch.cholesky (the old form, deprecated): its own op, CholeskyBackward0."""
     if seam.on:
         return seam.torch_function(cholesky, (input, upper), {})
-    warnings.warn("torch.cholesky is deprecated in favor of torch.linalg.cholesky and will be removed in a future "
-                  "PyTorch release.\nL = torch.cholesky(A)\nshould be replaced with\nL = torch.linalg.cholesky(A)\n"
-                  "and\nU = torch.cholesky(A, upper=True)\nshould be replaced with\nU = torch.linalg.cholesky(A).mH\n"
-                  "This transform will produce equivalent results for all valid (symmetric positive definite) inputs.",
-                  UserWarning, stacklevel=2)
+    _warnings.warn("torch.cholesky is deprecated in favor of torch.linalg.cholesky and will be removed in a future "
+                   "PyTorch release.\nL = torch.cholesky(A)\nshould be replaced with\nL = torch.linalg.cholesky(A)\n"
+                   "and\nU = torch.cholesky(A, upper=True)\nshould be replaced with\nU = torch.linalg.cholesky(A).mH\n"
+                   "This transform will produce equivalent results for all valid (symmetric positive definite) inputs.",
+                   UserWarning)
     return cholesky_op(input, upper)
 
 
