@@ -129,7 +129,9 @@ _LAZY_NAMES.update(dict.fromkeys((
 _LAZY_NAMES.update(dict.fromkeys((
     "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "dropout", "layer_norm", "group_norm",
     "max_pool1d", "max_pool2d", "avg_pool1d", "adaptive_avg_pool1d", "adaptive_max_pool1d", "pixel_shuffle",
-    "cosine_similarity", "pairwise_distance", "selu", "celu", "prelu", "hardshrink", "threshold"), "nn.functional"))
+    "cosine_similarity", "pairwise_distance", "selu", "celu", "prelu", "hardshrink", "threshold", "pixel_unshuffle",
+    "conv_transpose3d", "max_pool3d", "bilinear", "rrelu"), "nn.functional"))
+_LAZY_NAMES["constant_pad_nd"] = "ops.nn_pool"
 
 
 def __getattr__(name):

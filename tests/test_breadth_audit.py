@@ -113,3 +113,33 @@ def test_histogram_errors():
             call(torch)
         with pytest.raises(want.type):
             call(gt)
+
+
+@pytest.mark.parametrize("call", [
+    lambda m: m.ones(2, dtype=m.float64).new([1, 2]),
+    lambda m: m.ones(2, dtype=m.int32).new(2, 3).fill_(1),
+    lambda m: m.ones(2).new(),
+    lambda m: m.ones(2).new(m.Size([2])).zero_(),
+    lambda m: m.ones(1, dtype=m.complex64).new([1j]),
+    lambda m: m.ones(2, dtype=m.float64).new(m.tensor([1], dtype=m.long)),     # an error: another dtype
+    lambda m: m.tensor([1.5, -1.5]).fix(),
+    lambda m: m.tensor([1.5, -1.5]).fix_(),
+    lambda m: m.fix_(m.tensor([2.5])),
+    lambda m: m.tensor([2.0], dtype=m.float64).float_power_(2),
+    lambda m: m.tensor([2.0]).float_power_(2),                                   # an error: float32 base
+    lambda m: m.tensor([2.0]).float_power(m.tensor([3])),
+    lambda m: m.constant_pad_nd(m.arange(3.0), [1, 2], 7.0),
+    lambda m: m.pixel_unshuffle(m.arange(16.0).view(1, 1, 4, 4), 2),
+    lambda m: m.bilinear(m.ones(1, 2), m.ones(1, 3), m.arange(24.0).view(4, 2, 3), None),
+    lambda m: m.max_pool3d(m.arange(8.0).view(1, 1, 2, 2, 2), 2),
+    lambda m: m.conv_transpose3d(m.ones(1, 1, 2, 2, 2), m.ones(1, 1, 2, 2, 2)),
+    lambda m: m.threshold(m.tensor([1., 2.]), 1.5, 0., out=m.empty(0)),
+])
+def test_legacy_new_and_top_level_names(call):
+    def outcome(lib):
+        try:
+            r = call(lib)
+        except Exception as e:  # noqa: BLE001
+            return type(e).__name__, str(e).split(" (")[0]
+        return str(r.dtype), tuple(r.shape), r.numpy().tolist(), r.is_neg()
+    assert outcome(gt) == outcome(torch)

@@ -826,3 +826,11 @@ def _new_zeros_kernel(self, size, *, dtype=None, layout=None, device=None, pin_m
 
 new_zeros_op = defop("new_zeros(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, "
                      "Device? device=None, bool? pin_memory=None) -> Tensor", _new_zeros_kernel)
+
+
+@method()
+def new(self, *args, **kwargs):
+    """``Tensor.new``: the legacy constructor (``x.new(2, 3)``, ``x.new([1, 2])``, ``x.new()``) of a tensor of
+    ``self``'s dtype and device, as ``torch.FloatTensor(...)`` is for float32 (glasstorch/_legacy_types.py)."""
+    from .._legacy_types import legacy_type_of
+    return legacy_type_of(self.dtype, self.device.type)._construct(args, kwargs)

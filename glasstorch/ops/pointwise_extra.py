@@ -35,7 +35,7 @@ from ._derivatives import not_implemented
 from .complex import view_as_real_op
 from . import pointwise as _pw
 
-__all__ = ["divide", "multiply", "subtract", "true_divide", "arccosh", "arccosh_", "arcsinh", "arcsinh_",
+__all__ = ["divide", "multiply", "subtract", "true_divide", "arccosh", "arccosh_", "arcsinh", "arcsinh_", "fix_",
            "arctanh", "arctanh_", "positive", "deg2rad", "deg2rad_", "rad2deg", "rad2deg_", "angle", "polar",
            "complex", "ldexp", "ldexp_", "frexp", "heaviside", "nextafter", "gcd", "gcd_", "lcm", "lcm_",
            "is_nonzero", "is_same_size", "is_signed"]
@@ -59,8 +59,29 @@ subtract = _alias("subtract", _pw.sub)
 arccosh, arccosh_ = _alias("arccosh", _pw.acosh), _alias("arccosh_", _pw.acosh_)
 arcsinh, arcsinh_ = _alias("arcsinh", _pw.asinh), _alias("arcsinh_", _pw.asinh_)
 arctanh, arctanh_ = _alias("arctanh", _pw.atanh), _alias("arctanh_", _pw.atanh_)
-for _fn in (arccosh, arccosh_, arcsinh, arcsinh_, arctanh, arctanh_):
+fix_ = _alias("fix_", _pw.trunc_)
+for _fn in (arccosh, arccosh_, arcsinh, arcsinh_, arctanh, arctanh_, fix_):
     setattr(Tensor, _fn.__name__, _fn)
+Tensor.fix = _pw.fix
+Tensor.float_power = _pw.float_power
+
+
+@method()
+def float_power_(self, exponent):
+    """``Tensor.float_power_``: in place, for a float64 (or complex128) tensor only, as torch."""
+    if seam.on:
+        return seam.torch_function(float_power_, (self, exponent), {})
+    result = _pw.float_power(self, exponent)
+    if self.dtype is not result.dtype:
+        raise RuntimeError(f"the base given to float_power_ has dtype {self.dtype._legacy} but the operation's "
+                           f"result requires dtype {result.dtype._legacy}")
+    return self.copy_(result)
+
+
+@method()
+def is_neg(self):
+    """``Tensor.is_neg``: whether a lazy negation bit is set -- never, in glasstorch (no lazy negation)."""
+    return False
 
 
 @method()
