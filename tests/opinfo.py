@@ -3455,3 +3455,18 @@ register(
         SampleInput(make((2, 2), values=np.array([[0., 1], [1, 0]]))),       # negative determinant: nan
         SampleInput(make((2, 3)))], gradgrad=False),
 )
+
+
+register(
+    OpInfo("linalg.vander", lambda lib, *a, **k: lib.linalg.vander(*a, **k), dtypes=ALL_NUM,
+           samples=lambda make, dt: [SampleInput(make((4,))), SampleInput(make((2, 3)), N=4),
+                                     SampleInput(make(()), N=3), SampleInput(make((3,)), N=1)]),
+    OpInfo("linalg.vecdot", lambda lib, *a, **k: lib.linalg.vecdot(*a, **k), dtypes=ALL_NUM,
+           samples=lambda make, dt: [SampleInput(make((3, 4)), make((4,))), SampleInput(make((2, 3)), make((2, 3)), dim=0),
+                                     SampleInput(make((4, 3), layout="T"), make((4, 3)))]),
+    OpInfo("linalg.diagonal", lambda lib, *a, **k: lib.linalg.diagonal(*a, **k), dtypes=ALL_NUM,
+           samples=lambda make, dt: [SampleInput(make((2, 3, 4))), SampleInput(make((3, 3)), offset=1),
+                                     SampleInput(make((2, 3, 4)), dim1=0, dim2=2)]),
+    OpInfo("linalg.matmul", lambda lib, *a: lib.linalg.matmul(*a),
+           samples=lambda make, dt: [SampleInput(make((2, 3)), make((3,))), SampleInput(make((2, 2, 3)), make((3, 4)))]),
+)
