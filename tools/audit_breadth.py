@@ -240,14 +240,14 @@ item("modules", "torch.hub.load(local dir) and hub.list")(_hub_local)
 
 def _hub_cache(lib):
     with tempfile.TemporaryDirectory() as d:
-        old = lib.hub.get_dir()
+        old = lib.hub._hub_dir      # (restored as it was: None follows TORCH_HOME, a set_dir path would not)
         lib.hub.set_dir(d)
         try:
             os.makedirs(os.path.join(d, "checkpoints"))
             lib.save({"w": lib.arange(3.0)}, os.path.join(d, "checkpoints", "weights-abc.pth"))
             return lib.hub.load_state_dict_from_url("https://example.invalid/x/weights-abc.pth", progress=False)
         finally:
-            lib.hub.set_dir(old)
+            lib.hub._hub_dir = old
 
 
 item("modules", "torch.hub.load_state_dict_from_url served from <hub_dir>/checkpoints")(_hub_cache)
