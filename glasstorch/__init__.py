@@ -25,7 +25,8 @@ from .autograd import (no_grad, enable_grad, set_grad_enabled, inference_mode, i
 from . import ops  # noqa: F401  (the op families; torch.ops.aten is ops.aten)
 from .ops import pointwise as _pw, reduction as _red, shape as _shape, joining as _join, indexing as _idx, \
     linalg as _la, creation as _cr, complex as _cx, special as _sp, \
-    elementwise as _ew, scan as _scan, distance as _dist, transformations as _tf, weight_norm as _wn
+    elementwise as _ew, scan as _scan, distance as _dist, transformations as _tf, weight_norm as _wn, \
+    spectral as _spec, pointwise_extra as _pwx, shape_extra as _shx, statistics as _stats
 from .ops.creation import default_generator, range_ as range  # noqa: F401
 from . import linalg, cuda, jit  # noqa: F401
 from ._prims_common.wrappers import out_wrapper as _out_wrapper, OUT_RULES as _out_rules
@@ -34,7 +35,7 @@ from ._prims_common.wrappers import out_wrapper as _out_wrapper, OUT_RULES as _o
 # Tensor methods only (x.view) or torch.linalg's. Those are put here, as torch has them, the ones
 # torch gives `out=` with its rules (out_wrapper: torch.exp(x, out=y), where x.exp(out=y) is refused).
 _FAMILY_NAMES = []
-for _m in (_pw, _red, _shape, _join, _idx, _la, _cr, _cx, _sp, _ew, _scan, _dist, _tf, _wn):
+for _m in (_pw, _red, _shape, _join, _idx, _la, _cr, _cx, _sp, _ew, _scan, _dist, _tf, _wn, _spec, _pwx, _shx, _stats):
     for _name in _m.__all__:
         if _name not in globals():
             _fn = getattr(_m, _name)
@@ -109,6 +110,8 @@ _LAZY_MODULES = ("nn", "optim", "utils", "distributions", "datasets", "inspectio
                  "accelerator", "amp", "cpu", "xpu", "mps", "functional", "hub", "vision", "torch_version",
                  "distributed", "multiprocessing", "overrides", "_C", "fft", "special", "compiler", "fx", "_dynamo",
                  "testing", "random", "func", "profiler")
+# reachable as attributes but, as in torch, not in dir(torch) until first imported
+_LAZY_UNLISTED_MODULES = ("onnx",)
 _LAZY_NAMES = {"save": "serialization", "load": "serialization", "vmap": "func"}
 # the legacy tensor types: constructors and isinstance tests (torch.FloatTensor, ...)
 _LAZY_NAMES.update(dict.fromkeys((
@@ -126,15 +129,19 @@ _LAZY_NAMES.update(dict.fromkeys((
 _LAZY_NAMES.update(dict.fromkeys((
     "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "dropout", "layer_norm", "group_norm",
     "max_pool1d", "max_pool2d", "avg_pool1d", "adaptive_avg_pool1d", "adaptive_max_pool1d", "pixel_shuffle",
-    "cosine_similarity", "pairwise_distance", "selu", "celu", "prelu", "hardshrink", "threshold"), "nn.functional"))
+    "cosine_similarity", "pairwise_distance", "selu", "celu", "prelu", "hardshrink", "threshold", "pixel_unshuffle",
+    "conv_transpose3d", "max_pool3d", "bilinear", "rrelu"), "nn.functional"))
+_LAZY_NAMES["constant_pad_nd"] = "ops.nn_pool"
 
 
 def __getattr__(name):
     import importlib
-    if name in _LAZY_MODULES:
+    if name in _LAZY_MODULES or name in _LAZY_UNLISTED_MODULES:
         return importlib.import_module("." + name, __name__)
     if name in _LAZY_NAMES:
         value = getattr(importlib.import_module("." + _LAZY_NAMES[name], __name__), name)
+        if name in _out_rules and _LAZY_NAMES[name] == "nn.functional":   # torch.threshold(..., out=): F's has none
+            value = _out_wrapper(value, name=name)
         globals()[name] = value
         return value
     raise AttributeError(f"module 'glasstorch' has no attribute '{name}'")

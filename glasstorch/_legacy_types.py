@@ -155,6 +155,17 @@ globals().update(_CPU_TYPES)
 __all__ += list(_CPU_TYPES)
 
 
+def legacy_type_of(dtype, device_type):
+    """The legacy type of ``dtype`` tensors on ``device_type`` (``Tensor.new`` constructs with it); a dtype
+    without one in torch's list (complex) gets one made for it, unlisted."""
+    types = _CUDA_TYPES if device_type == "cuda" else _CPU_TYPES
+    name = dtype._legacy + "Tensor"
+    if name not in types:
+        types[name] = tensortype(name, (), {"dtype": dtype, "is_cuda": device_type == "cuda", "is_sparse": False,
+                                            "layout": "torch.strided", "_device_type": device_type})
+    return types[name]
+
+
 def legacy_type_from_string(name):
     """The ``(dtype, device type)`` a legacy type string names: ``'torch.cuda.FloatTensor'`` -> (float32, 'cuda').
 

@@ -9,6 +9,8 @@ from .ops.linalg import einsum, tensordot, chain_matmul
 from .ops.joining import meshgrid, block_diag, cartesian_prod
 from .ops.distance import cdist
 from .ops.reduction import unique
+from .ops.spectral import stft, istft
+from .ops.shape_extra import unique_consecutive, unravel_index
 from . import norm   # (the top level's: it takes out=, as torch.functional.norm does)
 from .ops.shape import atleast_1d, atleast_2d, atleast_3d, broadcast_shapes, broadcast_tensors, split
 
@@ -17,7 +19,7 @@ __all__ = ["atleast_1d", "atleast_2d", "atleast_3d", "broadcast_shapes", "broadc
            "stft", "svd_lowrank", "tensordot", "unique", "unique_consecutive", "unravel_index"]
 
 # torch.functional's functions that glasstorch does not have yet (each needs a new op in glasstorch/ops).
-_MISSING = ("istft", "lu", "pca_lowrank", "stft", "svd_lowrank", "unique_consecutive", "unravel_index")
+_MISSING = ("lu", "pca_lowrank", "svd_lowrank")
 
 
 def __getattr__(name):

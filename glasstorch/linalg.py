@@ -235,6 +235,56 @@ def cross(input, other, *, dim=-1):
     return linalg_cross_op(input, other, dim=dim)
 
 
+def matmul(input, other):
+    """torch.linalg.matmul: torch.matmul."""
+    if seam.on:
+        return seam.torch_function(matmul, (input, other), {})
+    from .ops.linalg import matmul as _matmul
+    return _matmul(input, other)
+
+
+def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
+    """torch.linalg.diagonal: torch.diagonal with the matrix dims last by default (a view)."""
+    if seam.on:
+        return seam.torch_function(diagonal, (A,), {"offset": offset, "dim1": dim1, "dim2": dim2})
+    return A.diagonal(offset, dim1, dim2)
+
+
+def vecdot(x, y, *, dim=-1):
+    """torch.linalg.vecdot: the dot product along ``dim``, conjugating ``x`` (``(x.conj() * y).sum(dim)``)."""
+    if seam.on:
+        return seam.torch_function(vecdot, (x, y), {"dim": dim})
+    if not (x.is_floating_point() or x.is_complex()):
+        raise RuntimeError(f"linalg.vecdot: Expected a floating point or complex tensor as input. Got "
+                           f"{x.dtype._legacy}")
+    if x.dtype is not y.dtype:
+        raise RuntimeError(f"linalg.vecdot: Expected x and y to have the same dtype, but found x of type "
+                           f"{x.dtype._legacy} and y of type {y.dtype._legacy} instead")
+    return ((x.conj() if x.is_complex() else x) * y).sum(dim)
+
+
+def vander(x, *, N=None):
+    """torch.linalg.vander: the Vandermonde matrix of the last dim, increasing powers x^0 ... x^(N-1)
+    (ones, then the cumulative product of x repeated: torch's composite)."""
+    if seam.on:
+        return seam.torch_function(vander, (x,), {"N": N})
+    from . import _dtype
+    t = x.dtype
+    if not (t in (_dtype.float32, _dtype.float64, _dtype.complex64, _dtype.complex128) or
+            (not t.is_floating_point and not t.is_complex and t is not _dtype.bool)):
+        raise RuntimeError(f"linalg.vander supports floating point, complex, and integer tensors, but got {t._legacy}")
+    x_ = x.unsqueeze(-1) if x.ndim == 0 else x
+    shape = list(x_.shape)
+    n = shape[-1] if N is None else N
+    if n <= 1:
+        raise RuntimeError("N must be greater than 1.")
+    from .ops.joining import cat
+    result = x_.unsqueeze(-1).expand(*shape, n - 1).cumprod(-1)
+    return cat([result.new_ones(shape + [1]), result], -1)
+
+
+__all__ += ["matmul", "diagonal", "vecdot", "vander"]
+
 # out=: torch.linalg's functions take it (``torch.linalg.inv(A, out=X)``) by the rules every op's out=
 # follows (glasstorch/_prims_common/wrappers.py: autograd's refusal, the dtype rule of OUT_RULES, the
 # resize, the write). linalg.matrix_exp takes none, as in torch.

@@ -61,6 +61,14 @@ _make("linalg_inv_ex", ("inverse", "info"))
 _make("linalg_cholesky_ex", ("L", "info"))
 _make("linalg_solve_ex", ("result", "info"))
 _make("geqrf", ("a", "tau"))
+_make("qr", ("Q", "R"))
+for _name, _fields in (("qr", ("Q", "R")), ("svd", ("U", "S", "V")), ("slogdet", ("sign", "logabsdet")),
+                       ("geqrf", ("a", "tau"))):
+    _make(_name + "_out", _fields)
+_make("frexp", ("mantissa", "exponent"))
+_make("frexp_out", ("mantissa", "exponent"))
+_make("histogram", ("hist", "bin_edges"))
+_make("histogram_out", ("hist", "bin_edges"))
 # what torch.linalg's functions with several results return when called with out=(...)
 for _name, _fields in (("linalg_slogdet", ("sign", "logabsdet")), ("linalg_eig", ("eigenvalues", "eigenvectors")),
                        ("linalg_eigh", ("eigenvalues", "eigenvectors")), ("linalg_svd", ("U", "S", "Vh")),

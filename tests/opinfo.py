@@ -3358,3 +3358,169 @@ register(
     OpInfo("nn.functional.embedding_bag", lambda lib, *a, **k: lib.nn.functional.embedding_bag(*a, **k),
            samples=_embedding_bag_samples, gradgrad=False),
 )
+
+
+# ---- breadth: the element-wise ops of ops/pointwise_extra.py, stft/istft (ops/spectral.py) -------------------
+def _int_pair_samples(make, dtype):
+    yield SampleInput(make((3, 4), low=-30, high=30), make((4,), low=-30, high=30))
+    yield SampleInput(make((5,), values=[0, 0, 12, -18, 7]), make((5,), values=[0, 5, 18, 12, -21]))
+    yield SampleInput(make((3,), low=1, high=9), 6)
+    yield SampleInput(make((3,), dtype="float64"), make((3,), dtype="float64"))   # an error: integers only
+
+
+def _ldexp_samples(make, dtype):
+    # an integer exponent below 0: torch's formula takes pow(2, other) in integers, 0 there (not the
+    # derivative 2^other that finite differences see); glasstorch gives torch's
+    yield SampleInput(make((3, 4)), Leaf(np.array([[-2, 0, 1, 3]]), "contig", False), nondiff=True)
+    yield SampleInput(make((3, 4)), Leaf(np.array([[2, 0, 1, 3]]), "contig", False))
+    yield SampleInput(make((4, 3), layout="T"), make((3,), low=-2, high=2))
+    yield SampleInput(make(()), make((2,), low=-2, high=2))
+
+
+def _parts_samples(make, dtype):
+    yield SampleInput(make((3, 4), low=0.2, high=2), make((3, 4)))
+    yield SampleInput(make((2, 1), low=0.2, high=2), make((3,)))
+    yield SampleInput(make((4, 3), layout="T", low=0.2, high=2), make((4, 3), layout="slice"))
+    yield SampleInput(make((2,)), make((2,), dtype="float32" if dtype == "float64" else "float64"))   # an error
+
+
+def _angle_samples(make, dtype):
+    yield from unary_samples(shapes=_COMPLEX_SHAPES)(make, dtype)
+    if np.dtype(dtype).kind == "c":
+        yield SampleInput(make((3,), values=[0j, 1 + 0j, -1j]), nondiff=True)      # |z| = 0: gradient 0
+    elif np.dtype(dtype).kind == "f":
+        yield SampleInput(make((5,), values=[-1.0, 0.0, -0.0, np.nan, 2.0]), nondiff=True)
+
+
+def _heaviside_samples(make, dtype):
+    yield SampleInput(make((5,), values=[-1.5, 0.0, 2.0, 0.0, -0.0]), make((5,)))
+    yield SampleInput(make((2, 3)), make((3,)))
+    yield SampleInput(make((2,)), make((2,), dtype="float32" if dtype == "float64" else "float64"))  # an error
+
+
+def _stft_samples(make, dtype):
+    yield SampleInput(make((2, 40)), 8, 2, window=make((8,)), return_complex=True)
+    yield SampleInput(make((33,)), 8, window=make((6,)), win_length=6, center=False, return_complex=True)
+    yield SampleInput(make((2, 40)), 8, 4, normalized=True, onesided=False, pad_mode="constant",
+                      return_complex=True)
+    yield SampleInput(make((2, 40)), 8)                                  # an error: return_complex is required
+
+
+def _istft(lib, spec, window, n_fft, **kwargs):
+    return lib.istft(lib.view_as_complex(spec), n_fft, window=window, **kwargs)
+
+
+def _istft_samples(make, dtype):
+    yield SampleInput(make((2, 5, 11, 2)), make((8,), low=0.5, high=1.5), 8, hop_length=2)
+    yield SampleInput(make((5, 9, 2)), make((8,), low=0.5, high=1.5), 8, hop_length=4, length=30)
+    yield SampleInput(make((8, 9, 2)), make((6,), low=0.5, high=1.5), 8, hop_length=2, win_length=6,
+                      onesided=False, center=False)
+
+
+register(
+    OpInfo("divide", samples=binary_samples(exclude_zero=True), dtypes=FLOATS),
+    OpInfo("multiply", samples=binary_samples(), dtypes=ALL_NUM),
+    OpInfo("subtract", samples=binary_samples(), dtypes=FLOATS),
+    OpInfo("true_divide", samples=binary_samples(exclude_zero=True), dtypes=ALL_NUM),
+    OpInfo("arcsinh", samples=unary_samples()),
+    OpInfo("arccosh", samples=unary_samples(low=1.1, high=3)),
+    OpInfo("arctanh", samples=unary_samples(low=-0.9, high=0.9)),
+    OpInfo("positive", samples=unary_samples(), dtypes=ALL_NUM + ("bool",)),
+    OpInfo("deg2rad", samples=unary_samples(), dtypes=ALL_NUM),
+    OpInfo("rad2deg", samples=unary_samples(), dtypes=ALL_NUM),
+    OpInfo("angle", samples=_angle_samples, dtypes=COMPLEX + FLOATS + INTS),
+    OpInfo("polar", samples=_parts_samples),
+    OpInfo("complex", samples=_parts_samples),
+    OpInfo("ldexp", samples=_ldexp_samples),
+    OpInfo("frexp", samples=unary_samples(), dtypes=FLOATS + INTS),
+    OpInfo("heaviside", samples=_heaviside_samples, gradcheck=False),
+    OpInfo("nextafter", samples=_heaviside_samples, grad=False),
+    OpInfo("gcd", samples=_int_pair_samples, dtypes=INTS),
+    OpInfo("lcm", samples=_int_pair_samples, dtypes=INTS),
+    OpInfo("stft", samples=_stft_samples,
+           xfail={"graph": "torch takes the frames with as_strided (AsStridedBackward0), glasstorch with "
+                           "unfold (UnfoldBackward0): the same view; glasstorch has no general as_strided"}),
+    OpInfo("sgn.complex", lambda lib, x: lib.sgn(x), samples=unary_samples(shapes=_COMPLEX_SHAPES), dtypes=COMPLEX),
+    OpInfo("istft", _istft, samples=_istft_samples),
+)
+
+
+# ---- breadth: ops/shape_extra.py and ops/statistics.py (torch's composites, built from the same ops) ----------
+def _directional_split_samples(min_dims):
+    def gen(make, dtype):
+        shape = (4, 6, 2)[:max(min_dims, 2)] if min_dims < 3 else (2, 3, 4)
+        yield SampleInput(make(shape), 2)
+        yield SampleInput(make(shape), [1, 3])
+        if min_dims == 1:
+            yield SampleInput(make((6,)), 3)
+        yield SampleInput(make(shape), 5)                          # errors: not divisible, too few dims
+        yield SampleInput(make((4,) * (min_dims - 1) if min_dims > 1 else ()), 2)
+    return gen
+
+
+def _cov_samples(make, dtype):
+    yield SampleInput(make((3, 6)))
+    yield SampleInput(make((7,)))
+    yield SampleInput(make((6, 3), layout="T"), correction=0)
+    yield SampleInput(make((2, 5)), fweights=Leaf(np.array([1, 2, 0, 3, 1]), "contig", False),
+                      aweights=make((5,), low=0.1, high=1.0, requires_grad=False))
+    yield SampleInput(make((2, 5)), correction=2, aweights=make((5,), low=0.1, high=1.0))
+    yield SampleInput(make((2, 2, 2)))                             # errors
+    yield SampleInput(make((2, 3)), fweights=make((3,)))
+
+
+def _trapezoid_samples(make, dtype):
+    yield SampleInput(make((3, 5)))
+    yield SampleInput(make((3, 5)), dx=0.5, dim=0)
+    yield SampleInput(make((3, 5)), make((5,)))
+    yield SampleInput(make((3, 5)), make((3, 5)), dim=1)
+    yield SampleInput(make((4, 3), layout="T"), 2.0)
+    yield SampleInput(make((3, 0)), nondiff=True)     # no samples: torch's zeros, which need no grad
+    yield SampleInput(make((3, 5)), make((4,)))                   # an error: one x per sample
+
+
+register(
+    OpInfo("hsplit", samples=_directional_split_samples(1), dtypes=ALL_NUM),
+    OpInfo("vsplit", samples=_directional_split_samples(2), dtypes=ALL_NUM),
+    OpInfo("dsplit", samples=_directional_split_samples(3), dtypes=ALL_NUM),
+    OpInfo("split_with_sizes", samples=lambda make, dt: [
+        SampleInput(make((5, 3)), [2, 3]), SampleInput(make((3, 5)), [1, 0, 4], 1),
+        SampleInput(make((5,)), [1, 2])], dtypes=ALL_NUM),
+    OpInfo("msort", samples=lambda make, dt: [SampleInput(make.distinct((4, 3))), SampleInput(make.distinct((5,)))],
+           dtypes=ALL_NUM),
+    OpInfo("diagflat", samples=lambda make, dt: [SampleInput(make((2, 3))), SampleInput(make((4,)), 1),
+                                                 SampleInput(make((3, 2), layout="T"), -2)], dtypes=ALL_NUM),
+    OpInfo("vander", samples=lambda make, dt: [SampleInput(make((4,))), SampleInput(make((3,)), 5),
+                                               SampleInput(make((3,)), N=2, increasing=True),
+                                               SampleInput(make((3,)), 0), SampleInput(make((2, 2)))],
+           dtypes=ALL_NUM, gradcheck=False),   # (torch's own backward of vander fails -- its cumprod's saved
+    #                                            result is overwritten by the copy_ -- and glasstorch's as torch's)
+    OpInfo("combinations", samples=lambda make, dt: [
+        SampleInput(make((4,))), SampleInput(make((4,)), 3), SampleInput(make((3,)), with_replacement=True),
+        SampleInput(make((3,)), 0), SampleInput(make((2,)), 3), SampleInput(make((2, 2)))], dtypes=ALL_NUM),
+    OpInfo("cov", samples=_cov_samples),
+    OpInfo("corrcoef", samples=lambda make, dt: [SampleInput(make((3, 6))), SampleInput(make((6,))),
+                                                 SampleInput(make((4, 3), layout="T"))]),
+    OpInfo("trapezoid", samples=_trapezoid_samples),
+    OpInfo("trapz", lambda lib, *a, **k: lib.trapz(*a, **k), samples=_trapezoid_samples),
+    OpInfo("cumulative_trapezoid", samples=_trapezoid_samples),
+    OpInfo("logdet", samples=lambda make, dt: [
+        SampleInput(make((3, 3), values=np.array([[2., 1, 0], [1, 3, 1], [0, 1, 4]]))),
+        SampleInput(make((2, 2), values=np.array([[0., 1], [1, 0]]))),       # negative determinant: nan
+        SampleInput(make((2, 3)))], gradgrad=False),
+)
+
+
+register(
+    OpInfo("linalg.vander", lambda lib, *a, **k: lib.linalg.vander(*a, **k), dtypes=ALL_NUM,
+           samples=lambda make, dt: [SampleInput(make((4,))), SampleInput(make((2, 3)), N=4),
+                                     SampleInput(make(()), N=3), SampleInput(make((3,)), N=1)]),
+    OpInfo("linalg.vecdot", lambda lib, *a, **k: lib.linalg.vecdot(*a, **k), dtypes=ALL_NUM,
+           samples=lambda make, dt: [SampleInput(make((3, 4)), make((4,))), SampleInput(make((2, 3)), make((2, 3)), dim=0),
+                                     SampleInput(make((4, 3), layout="T"), make((4, 3)))]),
+    OpInfo("linalg.diagonal", lambda lib, *a, **k: lib.linalg.diagonal(*a, **k), dtypes=ALL_NUM,
+           samples=lambda make, dt: [SampleInput(make((2, 3, 4))), SampleInput(make((3, 3)), offset=1),
+                                     SampleInput(make((2, 3, 4)), dim1=0, dim2=2)]),
+    OpInfo("linalg.matmul", lambda lib, *a: lib.linalg.matmul(*a),
+           samples=lambda make, dt: [SampleInput(make((2, 3)), make((3,))), SampleInput(make((2, 2, 3)), make((3, 4)))]),
+)

@@ -146,6 +146,14 @@ def _logsumexp(name, result, out, args=()):
         return RuntimeError(f"logsumexp(): Expected floating point type for result tensor, but got: {out._legacy}")
 
 
+def _searchsorted(name, result, out, args=()):
+    """searchsorted/bucketize: out must be the int32 or int64 that ``out_int32`` asks for."""
+    if result is not out:
+        return RuntimeError(f"torch.searchsorted(): output tensor's dtype is wrong, it can only be Int(int32) or "
+                            f"Long(int64) depending on whether out_int32 flag is True, but we got output tensor's dtype "
+                            f"{out._legacy} and out_int32 flag is {result is _dtype.int32}")
+
+
 def _castable(message):
     """A rule that wants ``out``'s dtype to be one the result casts to safely, with the op's message."""
     def rule(name, result, out, args=()):
@@ -199,16 +207,16 @@ OUT_RULES = {
         "deg2rad", "rad2deg", "digamma", "erf", "erfinv", "exp", "exp2", "expm1", "fmax",
         "fmin", "fmod", "kron", "lerp", "lgamma", "log", "log10", "log1p", "log2", "maximum", "minimum",
         "outer", "ger", "pow", "reciprocal", "remainder", "rsqrt", "sigmoid", "sin", "sinh", "sqrt",
-        "square", "tan", "tanh", "floor_divide", "std", "var", "nextafter", "heaviside", "ldexp",
+        "square", "tan", "tanh", "floor_divide", "std", "var", "nextafter",
         "gcd", "lcm", "logical_not", "add", "copysign", "logaddexp", "logaddexp2", "hypot", "bitwise_left_shift",
         "bitwise_right_shift", "xlogy", "special_ndtr", "polygamma", "logit", "i0", "sinc", "erfc",
-        "igamma", "igammac", "special_xlog1py", "special_zeta"), _cast),
+        "igamma", "igammac", "special_xlog1py", "special_zeta", "angle"), _cast),
     **dict.fromkeys(("abs", "absolute", "ceil", "floor", "round", "trunc", "fix", "frac", "sign", "sgn", "neg",
                      "negative", "clamp", "clamp_min", "clamp_max", "clip", "conj_physical"), _same),
     **dict.fromkeys(("addmm", "addmv", "addr", "addbmm", "baddbmm", "bmm", "mm", "cross", "gather", "index_add",
                      "index_copy", "log_softmax", "softmax", "norm", "scatter", "scatter_add",
                      "scatter_reduce", "take_along_dim", "tril", "triu", "argmax", "argmin", "isin", "sort",
-                     "msort", "topk", "aminmax", "cumulative_trapezoid"), _exact),
+                     "msort", "topk", "aminmax"), _exact),
     **dict.fromkeys(("eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less", "less_equal",
                      "not_equal", "logical_and", "logical_or", "logical_xor", "isneginf", "isposinf", "signbit"),
                     _any),
@@ -272,16 +280,37 @@ OUT_RULES = {
     "linalg.multi_dot": _cpp_matching("multi_dot(): expected out tensor to have dtype {result} but got {out}"),
     "linalg.matrix_rank": _castable("torch.linalg.matrix_rank: Expected result to be safely castable from {result} "
                                     "dtype, but got result with dtype {out}"),
+    # more of torch's top level (measured on torch 2.13 by tools/audit_breadth.py's out= walk)
+    **dict.fromkeys(("inverse", "diagonal_copy"), _exact),
+    **dict.fromkeys(("qr", "svd", "slogdet"), _exact),
+    **dict.fromkeys(("bucketize", "searchsorted"), _searchsorted),
+    "cholesky": _castable("cholesky: Expected result to be safely castable from {result} dtype, but got result with "
+                          "dtype {out}"),
+    "matrix_power": _matrix_power,
+    "float_power": _matching("the output given to float_power has dtype {out} but the operation's result requires "
+                             "dtype {result}"),
+    "hardshrink": _same,
+    "threshold": _cast,
+    "multinomial": _matching("multinomial expects Long tensor out, got: {out}"),
+    "bernoulli": _any,
+    "geqrf": (_castable("torch.geqrf: Expected a to be safely castable from {result} dtype, but got a with dtype {out}"),
+              _castable("torch.geqrf: Expected tau to be safely castable from {result} dtype, but got tau with dtype "
+                        "{out}")),
+    "nanmean": REDUCE,
+    "heaviside": _matching("heaviside is not yet implemented for tensors with different dtypes."),
+    "ldexp": _castable("ldexp can't be cast to the desired output type {out}"),
 }
 # The kernel a reduction computing in out's dtype runs refuses some dtypes, with torch's message
 _REDUCE_REFUSES = {"cumsum": lambda d, x: d is _dtype.bool, "cumprod": lambda d, x: d is _dtype.bool,
-                   "nansum": lambda d, x: not d.is_floating_point and getattr(x, "is_floating_point", bool)()}
+                   "nansum": lambda d, x: not d.is_floating_point and getattr(x, "is_floating_point", bool)(),
+                   "nanmean": lambda d, x: not d.is_floating_point and getattr(x, "is_floating_point", bool)()}
 _never = (lambda d, x: False)
-_KERNEL_NAMES = {"cumsum": "cumsum_out_cpu", "cumprod": "cumprod_out_cpu", "nansum": "nansum_cpu"}
+_KERNEL_NAMES = {"cumsum": "cumsum_out_cpu", "cumprod": "cumprod_out_cpu", "nansum": "nansum_cpu",
+                 "nanmean": "nansum_cpu"}
 # torch's argument parser offers out= only with a dim for these: (its message, for a call without one)
 _OUT_NEEDS_DIM = {"sum": "combination", "prod": "combination", "median": "missing", "nanmedian": "missing"}
 # ops whose out= path in torch makes no autograd check (inner goes through tensordot's composite out)
-_NO_AUTOGRAD_CHECK = frozenset(("inner", "softmax", "log_softmax", "diag",
+_NO_AUTOGRAD_CHECK = frozenset(("inner", "softmax", "log_softmax", "diag", "heaviside",
                                 # (composites whose out= copies the result in: torch's out then requires grad)
                                 "linalg.matrix_norm", "linalg.norm", "linalg.eigvals", "linalg.matrix_rank"))
 # calls whose out= path in torch is a copy, with no autograd check (matrix_power(A, 0 or 1): the identity or A)
@@ -296,7 +325,7 @@ _OP_NAMES = {"absolute": "abs", "arccos": "acos", "arccosh": "acosh", "arcsin": 
              "less_equal": "le", "not_equal": "ne", "ger": "outer", "hstack": "cat", "vstack": "cat",
              "row_stack": "cat", "dstack": "cat", "column_stack": "cat", "msort": "sort", "kron": "mul",
              "outer": "mul", "square": "pow", "norm": "linalg_vector_norm", "cross": "linalg_cross",
-             "take_along_dim": "gather",
+             "take_along_dim": "gather", "nanmean": "nansum", "inverse": "linalg_inv_ex",
              # torch.linalg's: the aten op whose out= variant refuses autograd
              "linalg.det": "_linalg_det", "linalg.slogdet": "_linalg_slogdet", "linalg.inv": "linalg_inv_ex",
              "linalg.inv_ex": "linalg_inv_ex", "linalg.solve": "_linalg_solve_ex",

@@ -108,10 +108,16 @@ def _validate(node, i, g):
         except Exception:
             raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index {i} - got "
                                f"{list(g.shape)} but expected shape compatible with {list(shape)}") from None
+    # a real input of an op with a complex result gets the real part of its gradient (torch's formulas
+    # say so with handle_r_to_c; here once for all of them, without NumPy's ComplexWarning)
     if isinstance(g, _Tensor()):
         if g._data.dtype != dtype.numpy_dtype:
+            if g.is_complex() and not dtype.is_complex:
+                g = g.real
             g = g.to(dtype)
     elif g.dtype != dtype.numpy_dtype:
+        if g.dtype.kind == "c" and not dtype.is_complex:
+            g = g.real
         g = g.astype(dtype.numpy_dtype)
     return g
 

@@ -39,7 +39,7 @@ from ..ops.creation import arange
 
 __all__ = ["fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "rfft2", "irfft2", "rfftn",
            "irfftn", "hfft", "ihfft", "hfft2", "ihfft2", "hfftn", "ihfftn", "fftfreq", "rfftfreq", "fftshift",
-           "ifftshift"]
+           "ifftshift", "Tensor"]   # (torch.fft's __all__ names Tensor too: `from torch.fft import *` brings it)
 
 _NONE, _BY_ROOT_N, _BY_N = _ops.NORM_NONE, _ops.NORM_BY_ROOT_N, _ops.NORM_BY_N
 
@@ -337,6 +337,3 @@ def ifftshift(input, dim=None):
         return seam.torch_function(ifftshift, (input,), {"dim": dim})
     shifts, dims = _shifts(input, dim, -1)
     return roll(input, shifts, dims)
-
-
-del Tensor

@@ -69,6 +69,17 @@ def conj(x):
     return x
 
 
+def sgn_backward(grad, self, result):
+    """torch's ``sgn_backward``: 0 for a real input; for complex z (result = z / |z|), the part of the
+    gradient across the unit circle, (grad - sgn Re(conj(sgn) grad)) / |z|, and 0 at z = 0."""
+    if not is_complex(self):
+        return aten.zeros_like(grad)
+    magnitude = aten.abs(self)
+    at_zero = magnitude == 0
+    along = aten.view_as_real(conj(result) * grad)[..., 0]
+    return (grad - result * along) / (magnitude + at_zero) * (~at_zero)
+
+
 def not_implemented(name):
     """The formula of an input torch declares without a derivative (derivatives.yaml's
     ``not_implemented("name")``): using it raises torch's NotImplementedError."""

@@ -424,6 +424,7 @@ def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device
     return _leaf(t, requires_grad)
 
 
+@_checks.factory_with_out
 def range_(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
     """torch.range (deprecated in torch): includes ``end``."""
     return arange(start, end + step / 2 if end is not None else None, step, dtype=dtype or _dtype.get_default_dtype(),
@@ -450,6 +451,7 @@ def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=Non
     return _leaf(t, requires_grad)
 
 
+@_checks.factory_with_out
 @_checks.allocates
 def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
     lin = linspace(start, end, steps, dtype=_dtype.float64, device=device)
@@ -876,3 +878,11 @@ def _new_zeros_kernel(self, size, *, dtype=None, layout=None, device=None, pin_m
 
 new_zeros_op = defop("new_zeros(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, "
                      "Device? device=None, bool? pin_memory=None) -> Tensor", _new_zeros_kernel)
+
+
+@method()
+def new(self, *args, **kwargs):
+    """``Tensor.new``: the legacy constructor (``x.new(2, 3)``, ``x.new([1, 2])``, ``x.new()``) of a tensor of
+    ``self``'s dtype and device, as ``torch.FloatTensor(...)`` is for float32 (glasstorch/_legacy_types.py)."""
+    from .._legacy_types import legacy_type_of
+    return legacy_type_of(self.dtype, self.device.type)._construct(args, kwargs)

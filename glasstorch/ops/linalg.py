@@ -9,7 +9,7 @@ import itertools
 import math
 import warnings
 
-from .. import _checks, _dtype, return_types
+from .. import _checks, _dtype, return_types, _warnings
 from .._tensor import Tensor, _wrap_dim
 from .._array import xp, asarray, has_values, matmul as _matmul
 from .._ops import defop, aten
@@ -1226,12 +1226,12 @@ def qr(input, some=True):
     """torch.qr (the old form, deprecated): torch.linalg.qr(A, 'reduced' if some else 'complete')."""
     if seam.on:
         return seam.torch_function(qr, (input, some), {})
-    warnings.warn("torch.qr is deprecated in favor of torch.linalg.qr and will be removed in a future PyTorch "
-                  "release.\nThe boolean parameter 'some' has been replaced with a string parameter 'mode'.\n"
-                  "Q, R = torch.qr(A, some)\nshould be replaced with\n"
-                  "Q, R = torch.linalg.qr(A, 'reduced' if some else 'complete')", UserWarning, stacklevel=2)
+    _warnings.warn("torch.qr is deprecated in favor of torch.linalg.qr and will be removed in a future PyTorch "
+                   "release.\nThe boolean parameter 'some' has been replaced with a string parameter 'mode'.\n"
+                   "Q, R = torch.qr(A, some)\nshould be replaced with\n"
+                   "Q, R = torch.linalg.qr(A, 'reduced' if some else 'complete')", UserWarning)
     Q, R = linalg_qr_op(input, "reduced" if some else "complete")
-    return return_types.linalg_qr((Q, R))
+    return return_types.qr((Q, R))
 
 
 @method()
@@ -1239,11 +1239,11 @@ def cholesky(input, upper=False):
     """torch.cholesky (the old form, deprecated): its own op, CholeskyBackward0."""
     if seam.on:
         return seam.torch_function(cholesky, (input, upper), {})
-    warnings.warn("torch.cholesky is deprecated in favor of torch.linalg.cholesky and will be removed in a future "
-                  "PyTorch release.\nL = torch.cholesky(A)\nshould be replaced with\nL = torch.linalg.cholesky(A)\n"
-                  "and\nU = torch.cholesky(A, upper=True)\nshould be replaced with\nU = torch.linalg.cholesky(A).mH\n"
-                  "This transform will produce equivalent results for all valid (symmetric positive definite) inputs.",
-                  UserWarning, stacklevel=2)
+    _warnings.warn("torch.cholesky is deprecated in favor of torch.linalg.cholesky and will be removed in a future "
+                   "PyTorch release.\nL = torch.cholesky(A)\nshould be replaced with\nL = torch.linalg.cholesky(A)\n"
+                   "and\nU = torch.cholesky(A, upper=True)\nshould be replaced with\nU = torch.linalg.cholesky(A).mH\n"
+                   "This transform will produce equivalent results for all valid (symmetric positive definite) inputs.",
+                   UserWarning)
     return cholesky_op(input, upper)
 
 

@@ -229,6 +229,27 @@ def _one(v):
     return v[0] if isinstance(v, (tuple, list)) else v
 
 
+def _check_max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode):
+    """torch's ``check_max_pool1d``: F.max_pool1d without indices checks its arguments itself, in its own
+    words, before it takes the 2-d path (with indices, the 2-d pool's checks speak)."""
+    k, p, d = _one(kernel_size), _one(padding), _one(dilation)
+    s = k if stride is None or stride == [] or stride == () else _one(stride)
+    if k <= 0:
+        raise RuntimeError(f"max_pool1d() kernel_size must be greater than zero, but got {k}")
+    if s <= 0:
+        raise RuntimeError(f"max_pool1d() stride must be greater than zero, but got {s}")
+    if p < 0:
+        raise RuntimeError(f"max_pool1d() padding must be non-negative, but got {p}")
+    if p > k // 2:
+        raise RuntimeError(f"max_pool1d() padding should be at most half of kernel size, but got padding={p} and "
+                           f"kernel_size={k}")
+    if d <= 0:
+        raise RuntimeError(f"max_pool1d() dilation must be greater than zero, but got {d}")
+    out = _pool_out(input.shape[-1], k, s, p, d, ceil_mode)
+    if out <= 0:
+        raise RuntimeError(f"max_pool1d() Invalid computed output size: {out}")
+
+
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
     """A 2-d max pool over a height-1 image (what torch records: unsqueeze, max_pool2d, squeeze)."""
     if seam.on:
@@ -236,6 +257,8 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
                                                 return_indices), {})
     if input.dim() not in (2, 3):
         raise RuntimeError(f"max_pool1d() Expected 2D or 3D input tensor, but got {list(input.shape)}")
+    if not return_indices:
+        _check_max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode)
     if not return_indices and input._data.dtype.kind not in "fc" and not input.requires_grad:
         # torch's own 1-d kernel, which it uses when neither indices nor a gradient are needed
         raise kernel_not_implemented("max_pool1d_impl", input._data.dtype)

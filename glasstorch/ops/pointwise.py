@@ -19,7 +19,7 @@ from ._op import (method, operands, inplace, inplace_recorded, result_dtype, as_
 from .._ops import defop, aten
 from .. import _ops   # (_ops._ARRAY_TYPES, read at each call: it grows when CuPy is imported)
 from .._seam import seam
-from ._derivatives import conj, is_complex
+from ._derivatives import conj, is_complex, sgn_backward
 
 # What glasstorch (torch) has at its top level from this family; the other public functions here are
 # Tensor methods only (x.view(...)) or torch.linalg's.
@@ -113,7 +113,7 @@ _UNARY = [
     ("neg",     "NegBackward0",      xp.negative,            lambda grad: -grad,                                True),
     ("abs",     "AbsBackward0",      xp.abs,                 lambda grad, self: grad * aten.sgn(self),          True),
     ("sign",    "SignBackward0",     _sign,                  _zeros,                                            True),
-    ("sgn",     "SgnBackward0",      _sign,                  _zeros,                                            True),
+    ("sgn",     "SgnBackward0",      _sign,                  sgn_backward,                                      True),
     ("reciprocal", "ReciprocalBackward0", xp.reciprocal,      lambda grad, result: -grad * conj(result * result), False),
     ("exp",     "ExpBackward0",      xp.exp,                 lambda grad, result: grad * conj(result),          False),
     ("exp2",    "Exp2Backward0",     xp.exp2,                lambda grad, result: grad * conj(result) * LN2,    False),

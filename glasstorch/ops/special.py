@@ -254,6 +254,15 @@ add_scalar_op = defop("add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> 
                       node="AddBackward1", self=lambda grad: grad)
 
 
+def _div_scalar_kernel(self, other):
+    from .pointwise import _true_divide_arrays
+    return _true_divide_arrays(*promote_arrays(self, other))
+
+
+div_scalar_op = defop("div.Scalar(Tensor self, Scalar other) -> Tensor", _div_scalar_kernel, node="DivBackward1",
+                      self=lambda grad, other: grad / other)
+
+
 # ---- the public functions -------------------------------------------------------------------------------
 def _public_unary(name, op):
     def fn(input, *, out=None):
