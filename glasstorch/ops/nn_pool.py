@@ -143,8 +143,8 @@ def _put_at_indices(grad, indices, input_shape, nd, overlapping):
     flat_idx, flat_g = indices.reshape(lead, -1), grad.reshape(lead, -1)
     if overlapping:   # several windows may pick one element: accumulate
         xp.add.at(out, (xp.arange(lead)[:, None], flat_idx), flat_g)
-    else:
-        xp.put_along_axis(out, flat_idx, flat_g, axis=1)
+    else:   # (torch's kernel adds each gradient into zeros: a -0 gradient arrives as +0)
+        xp.put_along_axis(out, flat_idx, flat_g + xp.zeros((), flat_g.dtype), axis=1)
     return out.reshape(input_shape)
 
 
