@@ -284,6 +284,37 @@ def test_max_pool_fast_path_float32():
     assert F.max_pool2d(gt.tensor(x), 2).dtype == gt.float32
 
 
+@pytest.mark.parametrize("k,s", [(2, 2), (3, 2)], ids=["disjoint", "overlapping"])
+def test_max_pool_backward_gives_a_negative_zero_gradient_as_plus_zero(k, s):
+    # torch's kernel adds each window's gradient into a zeroed image: -0 arrives as +0 (the disjoint
+    # windows' put wrote the bare -0)
+    x = rand(2, 3, 8, 8).astype(np.float32)
+    grads = []
+    for lib in (gt, torch):
+        xt = lib.tensor(x, requires_grad=True)
+        y = lib.nn.functional.max_pool2d(xt, k, s)
+        y.backward(-lib.zeros_like(y))
+        grads.append(np.signbit(xt.grad.numpy()))
+    assert not grads[1].any()
+    np.testing.assert_array_equal(grads[0], grads[1])
+
+
+@pytest.mark.parametrize("k,s", [(2, 2), (3, 1), (3, 2)], ids=["disjoint", "overlapping", "overlapping stride 2"])
+def test_max_pool_backward_of_an_infinite_gradient_puts_no_nan_elsewhere(k, s):
+    # the overlapping windows' backward multiplied the gradient by each offset's 0/1 mask: inf * 0
+    # was nan at every element another window chose
+    x = rand(2, 3, 7, 8).astype(np.float32)
+    grads = []
+    for lib in (gt, torch):
+        xt = lib.tensor(x, requires_grad=True)
+        y = lib.nn.functional.max_pool2d(xt, k, s)
+        g = lib.ones_like(y)
+        g[0, 0, 0, 0], g[1, 2, -1, -1] = float("inf"), float("nan")
+        y.backward(g)
+        grads.append(xt.grad.numpy())
+    np.testing.assert_array_equal(grads[0], grads[1])
+
+
 # ---- padding, interpolation, pixel shuffle ---------------------------------------------------------------------
 @pytest.mark.parametrize("mode", ["constant", "reflect", "replicate", "circular"])
 @pytest.mark.parametrize("pad", [(1, 2), (2, 1, 0, 2)])

@@ -1173,6 +1173,26 @@ def test_clamping_keeps_the_sign_of_a_zero_equal_to_the_bound(case, shape):
     same(run)
 
 
+@pytest.mark.parametrize("one_pass", [True, False], ids=["ties-from-numpy", "fixed-up"])
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "strided"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("case", list(ZERO_SIGN_CASES), ids=list(ZERO_SIGN_CASES))
+def test_clamping_keeps_signs_of_zeros_and_nans_on_long_arrays(case, dtype, layout, one_pass, monkeypatch):
+    # long enough for NumPy's vector loops; both of _clamp_side's ways: extremum(bound, a) where
+    # NumPy's loops give the second operand on a tie (one pass), or the fix-up of a == 0 after it
+    from glasstorch.ops import pointwise
+    if not one_pass:
+        monkeypatch.setattr(pointwise, "_ties_give_second", lambda extremum, dtype: False)
+    values = np.array([-0.0, 0.0, -1.5, 2.0, np.nan, -np.nan, -np.inf, np.inf, 0.5, -0.25] * 111, dtype=dtype)
+
+    def run(lib):
+        x = lib.tensor(values.reshape(37, 30))
+        x = {"contiguous": x, "transposed": x.t(), "strided": x[:, ::3]}[layout]
+        out = ZERO_SIGN_CASES[case](lib, x)
+        return lib.signbit(out), out.isnan(), out.nan_to_num(0.0)
+    same(run)
+
+
 def _expanded_batch(lib, shape, expanded_shape, permute=None):
     x = lib.arange(float(np.prod(shape)), dtype=lib.float64).reshape(shape).expand(expanded_shape)
     return x if permute is None else x.permute(permute)

@@ -26,6 +26,7 @@ from .._seam import seam
 from .. import _checks
 from .nn_conv import _ntuple
 from ._op import check_floating, kernel_not_implemented
+from .pointwise import kept
 
 
 def _zeros_like_self(self):
@@ -143,8 +144,8 @@ def _put_at_indices(grad, indices, input_shape, nd, overlapping):
     flat_idx, flat_g = indices.reshape(lead, -1), grad.reshape(lead, -1)
     if overlapping:   # several windows may pick one element: accumulate
         xp.add.at(out, (xp.arange(lead)[:, None], flat_idx), flat_g)
-    else:
-        xp.put_along_axis(out, flat_idx, flat_g, axis=1)
+    else:   # (torch's kernel adds each gradient into zeros: a -0 gradient arrives as +0)
+        xp.put_along_axis(out, flat_idx, flat_g + xp.zeros((), flat_g.dtype), axis=1)
     return out.reshape(input_shape)
 
 
@@ -156,8 +157,8 @@ def _max_pool_backward_kernel(grad_output, self, kernel_size, stride, padding, d
     size = self.shape[-nd:]
     relative = indices - _window_origins(size, s, p, out)
     gpad = _padded(xp.zeros(self.shape, grad_output.dtype), k, s, p, d, out, 0)
-    for offset, view in _offset_views(gpad, k, s, d, out):
-        view += grad_output * (relative == _flat([o * di for o, di in zip(offset, d)], size))
+    for offset, view in _offset_views(gpad, k, s, d, out):   # (kept: an inf gradient puts no nan elsewhere)
+        view += kept(grad_output, relative == _flat([o * di for o, di in zip(offset, d)], size))
     if gpad.shape != self.shape:
         gpad = ascontiguousarray(gpad[(Ellipsis,) + tuple(slice(pi, pi + sz) for pi, sz in zip(p, size))])
     return gpad

@@ -721,13 +721,25 @@ def _softmax_family_kernel(name, log):
         d = _wrap_dim(dim, self.ndim)
         shifted = self - self.max(axis=d, keepdims=True)
         if log:
-            shifted -= xp.log(xp.exp(shifted).sum(axis=d, keepdims=True))
+            shifted -= xp.log(_sum_kept(xp.exp(shifted), d))
             return row_major(shifted)      # (torch allocates the result row-major)
         xp.exp(shifted, out=shifted)
-        shifted /= shifted.sum(axis=d, keepdims=True)
+        shifted /= _sum_kept(shifted, d)
         return row_major(shifted)
     kernel.__name__ = f"_{name}_kernel"
     return kernel
+
+
+def _sum_kept(a, d):
+    """``a.sum(axis=d, keepdims=True)``; over the last dim of a row-major float32/float64 array, as
+    a matrix-vector product with ones: NumPy's reduction of many short rows pays per row (128x64
+    rows of 64 float32, the attention weights of a Transformer layer: 0.36 ms, the gemv 0.09).
+    Both are float32 sums, in different orders: they agree to float32 rounding."""
+    n = a.shape[d] if a.ndim else 0
+    if (d == a.ndim - 1 and n > 1 and type(a) is xp.ndarray and a.dtype.char in "fd" and a.flags.c_contiguous
+            and a.size):
+        return a.reshape(-1, n).dot(xp.ones(n, a.dtype)).reshape(a.shape[:-1] + (1,))
+    return a.sum(axis=d, keepdims=True)
 
 
 def _softmax_backward_data_kernel(grad_output, output, dim, input_dtype):
@@ -735,7 +747,7 @@ def _softmax_backward_data_kernel(grad_output, output, dim, input_dtype):
     gy = grad_output * output
     if not output.ndim:
         return gy - output * gy
-    gy -= output * gy.sum(axis=_wrap_dim(dim, output.ndim), keepdims=True)
+    gy -= output * _sum_kept(gy, _wrap_dim(dim, output.ndim))
     return gy
 
 
