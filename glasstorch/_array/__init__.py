@@ -396,6 +396,40 @@ def as_strided(a, shape, strides, writeable=True):
     return xp.lib.stride_tricks.as_strided(a, shape, strides, writeable=writeable)
 
 
+def zeros_like(ref, shape=None, dtype=None):
+    """Zeros of ``shape`` and ``dtype`` (default: ``ref``'s), row-major, on ``ref``'s device: how a
+    kernel allocates a result it then writes into. ``xp.zeros(shape)`` would make a CPU array, into
+    which a meta array cannot be written and a CuPy one is a TypeError; NumPy's ``zeros_like``
+    dispatches on ``ref`` to the device's own function (``cupy.zeros_like``, the meta rule)."""
+    return xp.zeros_like(ref, dtype=dtype, order="C", shape=ref.shape if shape is None else shape)
+
+
+def empty_like(ref, shape=None, dtype=None):
+    """:func:`zeros_like` without the zeros (every element is written before it is read)."""
+    return xp.empty_like(ref, dtype=dtype, order="C", shape=ref.shape if shape is None else shape)
+
+
+def full_like(ref, fill_value, shape=None, dtype=None):
+    """:func:`zeros_like` filled with ``fill_value``."""
+    return xp.full_like(ref, fill_value, dtype=dtype, order="C", shape=ref.shape if shape is None else shape)
+
+
+def on_device_of(ref, array):
+    """``array`` (made on the host by a kernel: an index range, a table of constants) on ``ref``'s
+    device, so the two can meet in one NumPy call (CuPy refuses a NumPy operand)."""
+    return to_device(array, device_type_of(ref))
+
+
+def host(array):
+    """A device array's values on the host, for a kernel that must loop over them in Python (CTC's
+    target lengths, bag offsets); a NumPy array as it is. (Meta has no values: MetaDataError.)"""
+    if isinstance(array, (xp.ndarray, xp.generic)):
+        return array
+    if isinstance(array, MetaArray):
+        raise MetaDataError("a kernel reads these values on the host")
+    return _cupy_if_loaded().asnumpy(array)
+
+
 def has_values(a):
     """Whether a kernel may look at ``a``'s values to check them (indices in range, probabilities in
     [0, 1], a NaN to propagate): a meta array has none, and torch's meta kernels skip such checks."""

@@ -8,6 +8,7 @@ import warnings
 from .. import _checks, _dtype, _warnings
 from .._tensor import Tensor, _wrap, _wrap_dim, bump_version, check_inference_write
 from .._array import xp, like_operands, to_device, device_type_of
+from .._array import zeros_like as _zeros_like
 from .._ops import defop, aten
 from .._seam import seam
 from ..autograd.graph import edge_of
@@ -378,7 +379,7 @@ def _masked_scatter_backward_kernel(grad_output, mask, sizes):
     """masked_scatter's gradient for ``source``: the gradient at the masked places, in order, then
     zeros for the source elements that were not used."""
     picked = grad_output[xp.broadcast_to(mask, grad_output.shape)]
-    out = xp.zeros(int(xp.prod(sizes)) if len(sizes) else 1, grad_output.dtype)
+    out = _zeros_like(grad_output, int(xp.prod(sizes)) if len(sizes) else 1)
     out[:picked.size] = picked
     return out.reshape(tuple(sizes))
 
@@ -419,7 +420,7 @@ def _take_kernel(self, index):
 
 def _nonzero_kernel(self):
     if not self.ndim:           # a 0-d tensor: one empty coordinate if it is nonzero
-        return xp.zeros((int(bool(self)), 0), "int64")
+        return _zeros_like(self, (int(bool(self)), 0), "int64")
     return xp.stack(xp.nonzero(self), axis=1).astype("int64")
 
 

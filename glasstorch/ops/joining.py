@@ -5,6 +5,7 @@ import builtins
 from .. import _checks, _dtype
 from .._tensor import Tensor, _wrap, _wrap_dim
 from .._array import xp, row_major, copy_preserving_layout, as_strided
+from .._array import zeros_like as _zeros_like
 from ._op import method, inplace, accepts_numpy_names
 from ._derivatives import cat_tensors_backward, stack_tensors_backward, repeat_backward
 from .._ops import defop, aten
@@ -324,7 +325,7 @@ def _diagonal_kernel(self, offset=0, dim1=0, dim2=1):
 
 
 def _diagonal_backward_kernel(grad_output, input_sizes, offset, dim1, dim2):
-    out = xp.zeros(tuple(input_sizes), grad_output.dtype)
+    out = _zeros_like(grad_output, tuple(input_sizes))
     _diagonal_kernel(out, offset, dim1, dim2)[...] = grad_output
     return out
 
@@ -338,7 +339,7 @@ def _diag_embed_kernel(self, offset=0, dim1=-2, dim2=-1):
     shape = list(self.shape[:-1])
     for d in sorted((d1, d2)):
         shape.insert(d, size)
-    out = xp.zeros(tuple(shape), self.dtype)
+    out = _zeros_like(self, tuple(shape))
     _diagonal_kernel(out, offset, d1, d2)[...] = self
     return out
 
@@ -400,7 +401,7 @@ def _trace_kernel(self):
 
 
 def _trace_backward_kernel(grad, sizes):
-    out = xp.zeros(tuple(sizes), grad.dtype)
+    out = _zeros_like(grad, tuple(sizes))
     n = min(sizes)
     out[xp.arange(n), xp.arange(n)] = grad
     return out
@@ -467,8 +468,8 @@ def _block_diag_kernel(tensors):
     if not tensors:
         return xp.zeros((1, 0), dtype=_dtype.get_default_dtype().numpy_dtype)
     blocks = [_as_block(a) for a in _promoted(list(tensors))]
-    out = xp.zeros((builtins.sum(b.shape[0] for b in blocks), builtins.sum(b.shape[1] for b in blocks)),
-                   dtype=blocks[0].dtype)
+    out = _zeros_like(blocks[0], (builtins.sum(b.shape[0] for b in blocks),
+                                  builtins.sum(b.shape[1] for b in blocks)))
     row = col = 0
     for b in blocks:
         out[row:row + b.shape[0], col:col + b.shape[1]] = b

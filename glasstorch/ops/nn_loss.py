@@ -27,6 +27,7 @@ import warnings
 
 from .._tensor import Tensor
 from .._array import xp, asarray, has_values, like_operands
+from .._array import zeros_like as _array_zeros_like
 from .. import _dtype, _warnings
 from .._seam import seam
 from .._ops import defop, aten
@@ -239,7 +240,7 @@ def _nll_forward(self, target, weight, reduction, ignore_index, cdim):
     total = asarray(safe.size if w is None else w.sum(dtype=self.dtype), dtype=self.dtype)
     if reduction == Reduction.NONE:
         if self.ndim >= 2:                 # torch leaves total_weight at 0 when it is not needed
-            total = xp.zeros((), self.dtype)
+            total = _array_zeros_like(self, ())
         return losses.astype(self.dtype, copy=False), total
     loss = losses.sum(dtype=self.dtype)
     if reduction == Reduction.MEAN:

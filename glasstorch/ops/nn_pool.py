@@ -21,6 +21,8 @@ import math
 
 from .._tensor import Tensor
 from .._array import xp, has_values, ascontiguousarray, copy_preserving_layout
+from .._array import empty_like as _empty_like
+from .._array import zeros_like as _zeros_like
 from .._ops import defop, aten
 from .._seam import seam
 from .. import _checks
@@ -120,8 +122,8 @@ def _max_pool_kernel(self, kernel_size, stride, padding, dilation, ceil_mode, nd
     shifts = xp.array([_flat([o * di for o, di in zip(offset, d)], size) for offset, _ in views], xp.int64)
     best = views[0][1].copy()
     small = xp.uint8 if len(views) < 256 else xp.int32
-    chosen = xp.zeros(best.shape, small)        # which offset holds each window's maximum
-    update = xp.empty(best.shape, bool)
+    chosen = _zeros_like(best, best.shape, small)        # which offset holds each window's maximum
+    update = _empty_like(best, best.shape, bool)
     for n, (_, view) in enumerate(views[1:], 1):
         xp.greater(view, best, out=update)      # strictly greater: the first maximum stays
         xp.maximum(best, view, out=best)        # NaN propagates, as in torch
@@ -139,7 +141,7 @@ def _overlapping(k, s, d):
 def _put_at_indices(grad, indices, input_shape, nd, overlapping):
     """A zero image of ``input_shape`` with ``grad`` added at the flat spatial ``indices``."""
     lead = math.prod(input_shape[:-nd])
-    out = xp.zeros((lead, math.prod(input_shape[-nd:])), grad.dtype)
+    out = _zeros_like(grad, (lead, math.prod(input_shape[-nd:])))
     flat_idx, flat_g = indices.reshape(lead, -1), grad.reshape(lead, -1)
     if overlapping:   # several windows may pick one element: accumulate
         xp.add.at(out, (xp.arange(lead)[:, None], flat_idx), flat_g)
@@ -155,7 +157,7 @@ def _max_pool_backward_kernel(grad_output, self, kernel_size, stride, padding, d
     # overlapping windows: per kernel offset, add the gradient of the windows that chose that offset
     size = self.shape[-nd:]
     relative = indices - _window_origins(size, s, p, out)
-    gpad = _padded(xp.zeros(self.shape, grad_output.dtype), k, s, p, d, out, 0)
+    gpad = _padded(_zeros_like(grad_output, self.shape), k, s, p, d, out, 0)
     for offset, view in _offset_views(gpad, k, s, d, out):
         view += grad_output * (relative == _flat([o * di for o, di in zip(offset, d)], size))
     if gpad.shape != self.shape:
@@ -302,7 +304,7 @@ def _avg_pool_backward_kernel(grad_output, self, kernel_size, stride, padding, c
     share = _divide(grad_output.copy(), divisor)
     shape = grad_output.shape[:-nd] + tuple(max(sz + 2 * pi, (o - 1) * si + ki)
                                             for sz, pi, o, si, ki in zip(size, p, out, s, k))
-    acc = xp.zeros(shape, grad_output.dtype)
+    acc = _zeros_like(grad_output, shape)
     for _, view in _offset_views(acc, k, s, (1,) * nd, out):
         view += share
     if shape[-nd:] == tuple(size):
@@ -401,7 +403,7 @@ def _take_adjoint(g, idx, size):
     sidx = idx[order]
     gs = g[..., order] if not (order == xp.arange(len(order))).all() else g
     src, starts = xp.unique(sidx, return_index=True)
-    out = xp.zeros(g.shape[:-1] + (size,), g.dtype)
+    out = _zeros_like(g, g.shape[:-1] + (size,))
     out[..., src] = xp.add.reduceat(gs, starts, axis=-1)
     return out
 

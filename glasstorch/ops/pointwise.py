@@ -14,6 +14,7 @@ import operator
 from .. import _dtype, _checks
 from .._tensor import Tensor, _wrap
 from .._array import xp, to_device, broadcast_error, same_data, row_major, like_operands, like_input, copy_preserving_layout, erf as _erf, erfinv as _erfinv, lgamma as _lgamma, digamma as _digamma
+from .._array import zeros_like as _zeros_like
 from ._op import (method, operands, inplace, inplace_recorded, result_dtype, as_tensor_arg, promote_arrays,
                   _check_inplace, bump_version, write_into, can_cast, _DTYPE_OF)
 from .._ops import defop, aten
@@ -238,7 +239,7 @@ def _threshold_backward_kernel(grad_output, self, threshold):
     turn an infinite gradient at a masked element into nan."""
     bits = _BITS_OF_SIZE.get(grad_output.dtype.itemsize) if grad_output.dtype.kind == "f" else None
     if bits is None or type(grad_output) is not xp.ndarray or not grad_output.ndim:   # (other dtypes, CuPy, meta)
-        return xp.where(self <= threshold, xp.zeros((), grad_output.dtype), grad_output)
+        return xp.where(self <= threshold, _zeros_like(grad_output, ()), grad_output)
     keep = xp.subtract(self <= threshold, 1, dtype=bits)   # 0 where masked, -1 (every bit set) elsewhere
     return xp.bitwise_and(grad_output.view(bits), keep).view(grad_output.dtype)
 

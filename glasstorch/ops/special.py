@@ -31,6 +31,7 @@ import math
 from .. import _dtype, _checks
 from .._tensor import Tensor
 from .._array import xp, special as _sp, asarray
+from .._array import zeros_like as _zeros_like
 from ._op import method, promote_arrays
 from .._ops import defop, aten
 from .. import _ops   # (_ops._ARRAY_TYPES, read at each call: it grows when CuPy is imported)
@@ -138,7 +139,7 @@ def _xlog_kernel(log):
         a, b = _binary_floats(self, other)
         with xp.errstate(divide="ignore", invalid="ignore"):
             out = a * log(b)
-        return xp.where((a == 0) & ~xp.isnan(b), xp.zeros((), out.dtype), out)
+        return xp.where((a == 0) & ~xp.isnan(b), _zeros_like(out, ()), out)
     return kernel
 
 
