@@ -62,6 +62,7 @@ blas_warmed = threads.map_packing_buffer()   # (OpenBLAS's GEMMs at full speed: 
 from .layout import view_strides  # noqa: E402,F401
 from . import meta  # noqa: E402   (the meta device: arrays with a shape and no data)
 from .meta import MetaArray, MetaDataError, check_devices  # noqa: E402,F401
+from .special import asarray  # noqa: E402,F401   (NumPy's, leaving a device array on its device)
 
 def _cupy_if_loaded():
     """CuPy if something already imported it, else None: no array can be a CuPy array before that, so
@@ -375,24 +376,24 @@ def copy_preserving_layout(a, dtype=None, like=None):
     return like_input(a.astype(dtype, order="K"), like)
 
 
-def asarray(a, dtype=None):
-    """``xp.asarray`` for kernels that may see a meta array (NumPy's asarray asks for the values, and
-    it has no dispatch to the array's own type)."""
-    if type(a) is MetaArray:
-        return a if dtype is None or xp.dtype(dtype) == a.dtype else a.astype(dtype)
-    return xp.asarray(a, dtype=dtype)
+def _on_device(a):
+    """Whether ``a`` is a device array (meta, CuPy): not NumPy's, and not a host value."""
+    return type(a) is MetaArray or (_cupy_if_loaded() is not None and isinstance(a, _cupy_if_loaded().ndarray))
 
 
 def ascontiguousarray(a):
-    """``xp.ascontiguousarray`` for kernels that may see a meta array (NumPy's has no dispatch)."""
-    return a.copy() if type(a) is MetaArray and not a.flags.c_contiguous else a if type(a) is MetaArray \
-        else xp.ascontiguousarray(a)
+    """``xp.ascontiguousarray`` for kernels that may see a device array (NumPy's has no dispatch)."""
+    if _on_device(a):
+        return a if a.flags.c_contiguous else a.copy()
+    return xp.ascontiguousarray(a)
 
 
 def as_strided(a, shape, strides, writeable=True):
     """``xp.lib.stride_tricks.as_strided`` for kernels that may see a meta array (a view on meta too)."""
     if type(a) is MetaArray:
         return MetaArray(shape, a.dtype, strides, a.offset, a._root(), writeable)
+    if not isinstance(a, xp.ndarray):   # (CuPy's: NumPy's would convert the array; CuPy has no read-only views)
+        return _cupy_if_loaded().lib.stride_tricks.as_strided(a, shape, strides)
     return xp.lib.stride_tricks.as_strided(a, shape, strides, writeable=writeable)
 
 
@@ -418,6 +419,18 @@ def on_device_of(ref, array):
     """``array`` (made on the host by a kernel: an index range, a table of constants) on ``ref``'s
     device, so the two can meet in one NumPy call (CuPy refuses a NumPy operand)."""
     return to_device(array, device_type_of(ref))
+
+
+def arange_like(ref, *args, dtype=None):
+    """``xp.arange(*args)`` on ``ref``'s device (NumPy's ``like=``, NEP 35: CuPy's arange for a CuPy
+    ``ref``, a meta array for a meta one)."""
+    return xp.arange(*args, dtype=dtype, like=ref)
+
+
+def asarray_like(ref, value, dtype=None):
+    """``value`` (a Python number, a host array, an array on ``ref``'s device) as an array on ``ref``'s
+    device (NEP 35's ``like=``)."""
+    return xp.asarray(value, dtype=dtype, like=ref)
 
 
 def host(array):

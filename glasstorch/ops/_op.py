@@ -137,7 +137,7 @@ def promote_arrays(a, b):
     else:
         raise TypeError(f"unsupported operand type: 'Tensor' and '{tb.__name__}'")
     if not a.ndim:  # NumPy 1.x would compute a 0-d float32 times a float (or an int32 plus an int) in 64 bits
-        b = xp.asarray(b, dtype=a.dtype)
+        b = a.dtype.type(b)   # (a NumPy scalar: a 0-d NumPy array would be host memory to CuPy)
     return a, b
 
 

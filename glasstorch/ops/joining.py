@@ -5,6 +5,8 @@ import builtins
 from .. import _checks, _dtype
 from .._tensor import Tensor, _wrap, _wrap_dim
 from .._array import xp, row_major, copy_preserving_layout, as_strided
+from .._array import arange_like as _arange_like
+from .._array import asarray
 from .._array import zeros_like as _zeros_like
 from ._op import method, inplace, accepts_numpy_names
 from ._derivatives import cat_tensors_backward, stack_tensors_backward, repeat_backward
@@ -176,7 +178,7 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
         return seam.torch_function(repeat_interleave, (input, repeats, dim), {"output_size": output_size})
     if repeats is None:  # torch.repeat_interleave(repeats): indices repeated
         r = input._data
-        return _wrap(xp.repeat(xp.arange(len(r)), r))
+        return _wrap(xp.repeat(_arange_like(r, len(r)), r))
     if dim is None:
         input, dim = input.flatten(), 0
     d = _wrap_dim(dim, input._data.ndim)
@@ -185,7 +187,7 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
         out = input.unsqueeze(d + 1).expand(shp[:d + 1] + (repeats,) + shp[d + 1:]).clone()
         return out.view(shp[:d] + (shp[d] * repeats,) + shp[d + 1:])
     reps = repeats._data if isinstance(repeats, Tensor) else repeats
-    idx = xp.repeat(xp.arange(input._data.shape[d]), reps)
+    idx = xp.repeat(_arange_like(input._data, input._data.shape[d]), reps)
     from .indexing import index_select
     return index_select(input, d, _wrap(idx))
 
@@ -397,7 +399,7 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):
 def _trace_kernel(self):
     if self.ndim != 2:
         raise RuntimeError("trace: expected a matrix, but got tensor with dim " + str(self.ndim))
-    return xp.asarray(xp.trace(self), dtype="int64" if self.dtype.kind in "biu" else self.dtype)
+    return asarray(xp.trace(self), dtype="int64" if self.dtype.kind in "biu" else self.dtype)
 
 
 def _trace_backward_kernel(grad, sizes):

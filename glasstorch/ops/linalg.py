@@ -12,6 +12,7 @@ import warnings
 from .. import _checks, _dtype, return_types
 from .._tensor import Tensor, _wrap_dim
 from .._array import xp, asarray, has_values, matmul as _matmul
+from .._array import arange_like as _arange_like
 from .._array import zeros_like as _zeros_like, empty_like as _empty_like, full_like as _full_like
 from .._ops import defop, aten
 from .._seam import seam
@@ -773,7 +774,7 @@ def _lu_factor(a):
     k = min(m, n)
     pivots = _empty_like(lu, (lu.shape[0], k), "int32")
     info = _zeros_like(lu, lu.shape[0], "int32")
-    rows = xp.arange(lu.shape[0])
+    rows = _arange_like(lu, lu.shape[0])
     for j in range(k):
         p = j + xp.argmax(xp.abs(lu[:, j:, j]), axis=1)
         pivots[:, j] = p + 1
@@ -797,7 +798,7 @@ def _lu_factor(a):
 
 def _det_from_lu(lu, pivots):
     diag = xp.diagonal(lu, axis1=-2, axis2=-1)
-    swaps = (pivots != xp.arange(1, pivots.shape[-1] + 1, dtype="int32")).sum(-1)
+    swaps = (pivots != _arange_like(pivots, 1, pivots.shape[-1] + 1, dtype="int32")).sum(-1)
     return xp.where(swaps % 2 == 1, -1, 1).astype(lu.dtype) * xp.prod(diag, axis=-1)
 
 
@@ -1356,7 +1357,7 @@ def _matrix_exp_kernel(self):
     norm = float(xp.abs(self).sum(axis=-2).max())
     s = max(0, int(math.ceil(math.log2(norm))) + 1) if norm > 0 else 0
     scaled = self / (2.0 ** s)
-    eye_n = xp.broadcast_to(xp.eye(self.shape[-1], dtype=self.dtype), self.shape)
+    eye_n = xp.broadcast_to(xp.eye(self.shape[-1], dtype=self.dtype, like=self), self.shape)
     result = eye_n.copy()
     for j in range(18, 0, -1):   # Horner: I + A/1 (I + A/2 (I + ... (I + A/18)))
         result = eye_n + _matmul(scaled, result) / j
@@ -1414,7 +1415,7 @@ def _householder_product_kernel(input, tau):
     _check_householder(input, tau)
     _check_float_array("torch.linalg.householder_product", input)
     m, n = input.shape[-2:]
-    q = xp.broadcast_to(xp.eye(m, n, dtype=input.dtype), input.shape).copy()
+    q = xp.broadcast_to(xp.eye(m, n, dtype=input.dtype, like=input), input.shape).copy()
     for i in range(tau.shape[-1] - 1, -1, -1):   # Q = H_0 H_1 ... H_{k-1} I[:, :n], applied from the right end
         v = input[..., :, i].copy()
         v[..., :i] = 0

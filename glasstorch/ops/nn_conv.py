@@ -36,6 +36,7 @@ import weakref
 
 from .. import _checks, _dtype
 from .._array import xp, has_values, ascontiguousarray, as_strided, matmul as _matmul
+from .._array import arange_like as _arange_like
 from .._array import full_like as _full_like
 from .._array import zeros_like as _zeros_like
 from .._ops import defop, aten
@@ -739,7 +740,7 @@ def _bag_layout(indices, offsets, include_last_offset):
     starts = offsets[:-1] if include_last_offset else offsets
     if starts.shape[0] > 1 and (xp.diff(starts) < 0).any():
         raise RuntimeError("offsets must be non-decreasing (glasstorch: torch's kernel then reads out of bounds)")
-    offset2bag = (xp.searchsorted(starts, xp.arange(n), side="right") - 1).astype("int64")
+    offset2bag = (xp.searchsorted(starts, _arange_like(starts, n), side="right") - 1).astype("int64")
     return starts.shape[0], offset2bag
 
 
@@ -767,7 +768,7 @@ def _embedding_bag_kernel(weight, indices, offsets, scale_grad_by_freq=False, mo
             members = xp.nonzero((offset2bag == b) & keep)[0]
             if members.size:
                 best = members[xp.argmax(rows[members], axis=0)]      # (the first maximum, as torch's loop)
-                out[b] = rows[best, xp.arange(dim)]
+                out[b] = rows[best, _arange_like(rows, dim)]
                 max_indices[b] = indices[best]
         return out, offset2bag, counts, max_indices
     xp.add.at(out, offset2bag[keep], rows[keep])
@@ -786,7 +787,7 @@ def _embedding_bag_backward_kernel(grad, indices, offsets, offset2bag, bag_size,
     out = _zeros_like(grad, (num_weights, dim))
     if mode == 2:
         nonempty = bag_size > 0
-        cols = xp.broadcast_to(xp.arange(dim), maximum_indices.shape)
+        cols = xp.broadcast_to(_arange_like(maximum_indices, dim), maximum_indices.shape)
         xp.add.at(out, (maximum_indices[nonempty], cols[nonempty]), grad[nonempty])
     else:
         keep = indices != padding_idx

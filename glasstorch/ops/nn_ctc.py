@@ -25,6 +25,7 @@ length (at least 1) and averages, 'sum' adds.
 from .. import _dtype
 from .._tensor import Tensor
 from .._array import xp
+from .._array import arange_like as _arange_like
 from .._array import zeros_like as _zeros_like, empty_like as _empty_like, full_like as _full_like
 from .._ops import defop
 from .._seam import seam
@@ -43,7 +44,7 @@ def _lengths(lengths):
 
 def _extended_targets(targets, offsets, b, target_length, blank):
     """l': blank, l_1, blank, l_2, ..., l_L, blank."""
-    ext = xp.full(2 * target_length + 1, blank, xp.int64)
+    ext = _full_like(targets, blank, 2 * target_length + 1, xp.int64)
     if targets.ndim == 1:
         ext[1::2] = targets[offsets[b]:offsets[b] + target_length]
     else:
@@ -172,7 +173,7 @@ def _ctc_loss_backward_kernel(grad, log_probs, targets, input_lengths, target_le
                 lb[t] = _log_sum3(nxt, _shifted(nxt, -1), xp.where(skip_ahead, _shifted(nxt, -2), -xp.inf)) + lp[t, ext]
             # log sum over the states of each label of alpha * beta (eq. 16's sum)
             collected = _full_like(log_probs, -xp.inf, (il, labels))
-            xp.logaddexp.at(collected, (xp.arange(il - 1)[:, None], ext[None, :]), la[:il - 1] + lb[:-1])
+            xp.logaddexp.at(collected, (_arange_like(collected, il - 1)[:, None], ext[None, :]), la[:il - 1] + lb[:-1])
             # the last step has only the two final states, written one after the other as torch writes
             # them (so a last label equal to the blank keeps the second, as in torch)
             collected[il - 1, blank] = la[il - 1, 2 * tl] + lb[il - 1, 2 * tl]

@@ -27,6 +27,8 @@ import warnings
 
 from .._tensor import Tensor
 from .._array import xp, asarray, has_values, like_operands
+from .._array import arange_like as _arange_like
+from .._array import asarray_like as _asarray_like
 from .._array import zeros_like as _array_zeros_like
 from .. import _dtype, _warnings
 from .._seam import seam
@@ -227,7 +229,7 @@ def _nll_forward(self, target, weight, reduction, ignore_index, cdim):
     classes = self.shape[cdim]
     safe, kept = _safe_targets(target, classes, ignore_index)
     if self.ndim == 2:
-        picked = self[xp.arange(self.shape[0]), safe]
+        picked = self[_arange_like(self, self.shape[0]), safe]
     elif self.ndim == 1:
         picked = self[safe]
     else:
@@ -237,7 +239,7 @@ def _nll_forward(self, target, weight, reduction, ignore_index, cdim):
     else:
         w = weight[safe] if kept is None else weight[safe] * kept
     losses = -picked if w is None else -picked * w
-    total = asarray(safe.size if w is None else w.sum(dtype=self.dtype), dtype=self.dtype)
+    total = _asarray_like(self, safe.size if w is None else w.sum(dtype=self.dtype), self.dtype)
     if reduction == Reduction.NONE:
         if self.ndim >= 2:                 # torch leaves total_weight at 0 when it is not needed
             total = _array_zeros_like(self, ())

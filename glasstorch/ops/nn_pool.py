@@ -21,6 +21,8 @@ import math
 
 from .._tensor import Tensor
 from .._array import xp, has_values, ascontiguousarray, copy_preserving_layout
+from .._array import arange_like as _arange_like
+from .._array import on_device_of as _on_device_of
 from .._array import empty_like as _empty_like
 from .._array import zeros_like as _zeros_like
 from .._ops import defop, aten
@@ -131,7 +133,7 @@ def _max_pool_kernel(self, kernel_size, stride, padding, dilation, ceil_mode, nd
     if best.dtype.kind == "f" and has_values(best) and xp.isnan(best).any():
         for n, (_, view) in enumerate(views):   # torch keeps the last NaN of a window
             xp.putmask(chosen, xp.isnan(view), n)
-    return best, xp.take(shifts, chosen) + _window_origins(size, s, p, out)
+    return best, xp.take(_on_device_of(best, shifts), chosen) + _on_device_of(best, _window_origins(size, s, p, out))
 
 
 def _overlapping(k, s, d):
@@ -144,7 +146,7 @@ def _put_at_indices(grad, indices, input_shape, nd, overlapping):
     out = _zeros_like(grad, (lead, math.prod(input_shape[-nd:])))
     flat_idx, flat_g = indices.reshape(lead, -1), grad.reshape(lead, -1)
     if overlapping:   # several windows may pick one element: accumulate
-        xp.add.at(out, (xp.arange(lead)[:, None], flat_idx), flat_g)
+        xp.add.at(out, (_arange_like(out, lead)[:, None], flat_idx), flat_g)
     else:
         xp.put_along_axis(out, flat_idx, flat_g, axis=1)
     return out.reshape(input_shape)
@@ -413,6 +415,7 @@ def _separable_forward(x, maps):
     nd = len(maps)
     for i, (kind, data, _) in enumerate(maps):
         ax = x.ndim - nd + i
+        data = _on_device_of(x, data)
         if kind == "take":
             x = xp.take(x, data, axis=ax)
         else:
@@ -529,7 +532,7 @@ def _adaptive_max_kernel(self, output_size, nd=2):
     for offset in itertools.product(*[range(m) for m in longest]):
         pos = [xp.minimum(b + o, e - 1) for (b, e), o in zip(bounds, offset)]
         view = self[(Ellipsis,) + tuple(xp.ix_(*pos))]
-        flat = _flat([pos[i].reshape((-1,) + (1,) * (nd - 1 - i)) for i in range(nd)], size)
+        flat = _on_device_of(self, _flat([pos[i].reshape((-1,) + (1,) * (nd - 1 - i)) for i in range(nd)], size))
         if best is None:
             best, arg = view.copy(), xp.broadcast_to(flat, view.shape).copy()
             continue

@@ -49,6 +49,7 @@ fused node is an optimisation, never a restriction.
 from .._tensor import Tensor, _wrap
 from ..autograd import grad_mode
 from .._array import xp
+from .._array import ascontiguousarray
 from .._array import on_device_of as _on_device_of
 from .._array import full_like as _full_like
 from .._seam import seam
@@ -169,7 +170,7 @@ def _weight_grad(dG, X):
 
 def _transposed(w):
     """w^T as a C-ordered copy: the per-step products then run without a transposed operand (faster)."""
-    return xp.ascontiguousarray(w.T)
+    return ascontiguousarray(w.T)
 
 
 # ---- the workspace: what the BPTT reads, one flat array ------------------------------------

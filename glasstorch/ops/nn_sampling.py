@@ -38,6 +38,8 @@ import itertools
 
 from .. import _warnings
 from .._array import xp
+from .._array import arange_like as _arange_like
+from .._array import on_device_of as _on_device_of
 from .._array import full_like as _full_like
 from .._array import zeros_like as _zeros_like
 from .._ops import defop, aten
@@ -258,7 +260,7 @@ def _grid_sampler_backward_kernel(nd):
             plane = 1
             for s in input.shape[2:]:
                 plane *= s
-            rows = (xp.arange(n)[:, None, None] * c + xp.arange(c)[None, :, None]) * plane
+            rows = (_arange_like(input, n)[:, None, None] * c + _arange_like(input, c)[None, :, None]) * plane
             total = _zeros_like(input, n * c * plane)
             for flat, weight, _, _ in points:
                 where = xp.broadcast_to(rows + flat[:, None, :], g.shape).reshape(-1)
@@ -351,7 +353,7 @@ def _grid_sampler_double_backward_kernel(nd):
         d_g = _zeros_like(g, g.shape)
         d_input = _zeros_like(input, n * c * plane)
         d_grid = _zeros_like(grid, (n, g.shape[2], nd))
-        rows = (xp.arange(n)[:, None, None] * c + xp.arange(c)[None, :, None]) * plane
+        rows = (_arange_like(input, n)[:, None, None] * c + _arange_like(input, c)[None, :, None]) * plane
         for p, (flat, weight, dweights, valid) in enumerate(points):
             if grad_grad_input is not None:
                 read_gg = _gather(grad_grad_input, flat)                       # (N, C, P)
@@ -475,7 +477,7 @@ def _base_grid(size, align_corners, dtype):
 
 def _affine_grid_kernel(theta, size, align_corners):
     nd = len(size) - 2
-    base = _base_grid(size, align_corners, theta.dtype).reshape(size[0], -1, nd + 1)
+    base = _on_device_of(theta, _base_grid(size, align_corners, theta.dtype)).reshape(size[0], -1, nd + 1)
     return (base @ xp.swapaxes(theta, 1, 2)).reshape(tuple(size[:1]) + tuple(size[2:]) + (nd,))
 
 

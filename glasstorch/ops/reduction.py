@@ -13,6 +13,9 @@ import warnings
 from .. import _checks, _dtype, _ops, return_types   # (_ops._ARRAY_TYPES, read at each call: it grows when CuPy is imported)
 from .._tensor import Tensor, _wrap_dim
 from .._array import xp, row_major, asarray, has_values, like_operands
+from .._array import array_types as _array_types
+from .._array import asarray_like as _asarray_like
+from .._array import arange_like as _arange_like
 from .._array import zeros_like as _zeros_like, full_like as _full_like
 from .._ops import defop, aten
 from .._seam import seam
@@ -819,7 +822,7 @@ def _cumulative_extreme_kernel(is_max):
         if not self.ndim:
             return self.copy(), _zeros_like(self, (), "int64")
         values = (xp.maximum if is_max else xp.minimum).accumulate(self, axis=d)
-        positions = xp.arange(self.shape[d]).reshape([-1 if i == d else 1 for i in range(self.ndim)])
+        positions = _arange_like(self, self.shape[d]).reshape([-1 if i == d else 1 for i in range(self.ndim)])
         # the index of the last element equal to the running extreme (torch's rule for ties)
         indices = xp.maximum.accumulate(xp.where(self == values, positions, 0), axis=d)
         return row_major(values), row_major(indices.astype("int64", copy=False))
@@ -990,7 +993,7 @@ def _topk_kernel(self, k, dim=-1, largest=True, sorted=True):
         raise RuntimeError("selected index k out of range")
     if not self.ndim:
         return self.copy(), _zeros_like(self, (), "int64")
-    idx = xp.take(_sorted_indices(self, d, largest), xp.arange(k), axis=d)
+    idx = xp.take(_sorted_indices(self, d, largest), _arange_like(self, k), axis=d)
     return xp.take_along_axis(self, idx, axis=d), idx.astype("int64", copy=False)
 
 
@@ -1073,8 +1076,8 @@ def _mode_kernel(self, dim=-1, keepdim=False):
         v = uniq[counts == counts.max()].min()
         values.append(v)
         indices.append(xp.nonzero(row == v)[0].max())
-    values = xp.array(values, dtype=self.dtype).reshape(moved.shape[:-1])
-    indices = xp.array(indices, dtype="int64").reshape(moved.shape[:-1])
+    values = (xp.stack(values) if values else _zeros_like(self, (0,))).astype(self.dtype).reshape(moved.shape[:-1])
+    indices = (xp.stack(indices) if indices else _zeros_like(self, (0,))).astype("int64").reshape(moved.shape[:-1])
     if keepdim:
         values, indices = xp.expand_dims(values, d), xp.expand_dims(indices, d)
     return values, indices
@@ -1478,7 +1481,8 @@ def _isin_kernel(elements, test_elements, *, assume_unique=False, invert=False):
         else:
             scalars.append(_dtype.scalar_dtype(x))
     common = _dtype.result_type_of(dims, zeros, scalars).numpy_dtype
-    a, b = xp.asarray(elements, dtype=common), xp.asarray(test_elements, dtype=common)
+    device = elements if isinstance(elements, _array_types()) else test_elements   # (one may be a number)
+    a, b = _asarray_like(device, elements, common), _asarray_like(device, test_elements, common)
     return xp.isin(a, b, assume_unique=assume_unique, invert=invert)
 
 

@@ -20,6 +20,7 @@ scatter_reduce (create_graph=True) raises NotImplementedError (torch composes it
 from .. import _dtype
 from .._tensor import Tensor, _wrap_dim
 from .._array import xp, has_values
+from .._array import on_device_of as _on_device_of
 from .._array import zeros_like as _zeros_like, full_like as _full_like
 from ._op import method
 from .._ops import defop
@@ -33,7 +34,7 @@ _OLD_NAMES = {"max": "amax", "min": "amin"}     # still accepted by torch
 
 def _positions(index, dim):
     """The positions ``index`` names in the output: index along dim, the element's own coordinate elsewhere."""
-    grids = xp.indices(index.shape, sparse=True)
+    grids = [_on_device_of(index, g) for g in xp.indices(index.shape, sparse=True)]
     return tuple(index if d == dim else g for d, g in enumerate(grids))
 
 

@@ -379,7 +379,7 @@ def _refuse(name, dtype):
 def _unary_special(name, fn):
     def kernel(self):
         _refuse(name, self.dtype)
-        return xp.asarray(fn(_as_float(self)))
+        return asarray(fn(_as_float(self)))
     kernel.__name__ = name
     return kernel
 
@@ -401,7 +401,7 @@ def _polynomial_kernel(name, fn):
             if isinstance(v, _ops._ARRAY_TYPES) and v.dtype.kind == "c":
                 _refuse(name, v.dtype)
         a, b = _binary_floats(x, n)
-        return xp.asarray(fn(a, b)).astype(a.dtype, copy=False)
+        return asarray(fn(a, b)).astype(a.dtype, copy=False)
     kernel.__name__ = name
     return kernel
 
@@ -422,7 +422,7 @@ def _igamma_kernel(name, fn):
         a, b = promote_arrays(self, other)
         if a.dtype.kind != "f":
             raise NotImplementedError(f'"{name}_cpu" not implemented for \'{_dtype._BY_NUMPY[a.dtype]._legacy}\'')
-        return xp.asarray(fn(a, b.astype(a.dtype, copy=False)))
+        return asarray(fn(a, b.astype(a.dtype, copy=False)))
     return kernel
 
 
