@@ -62,6 +62,7 @@ blas_warmed = threads.map_packing_buffer()   # (OpenBLAS's GEMMs at full speed: 
 from .layout import view_strides  # noqa: E402,F401
 from . import meta  # noqa: E402   (the meta device: arrays with a shape and no data)
 from .meta import MetaArray, MetaDataError, check_devices  # noqa: E402,F401
+from .device_rule import state as devices  # noqa: E402   (devices.many: a second device is in use)
 from .special import asarray  # noqa: E402,F401   (NumPy's, leaving a device array on its device)
 
 def _cupy_if_loaded():
@@ -114,6 +115,7 @@ def namespace(device_type):
     """The array module for a device type ('cpu' -> numpy, 'meta' -> ``meta``, 'cuda' -> cupy)."""
     if device_type == "cpu":
         return xp
+    devices.many = True   # (from now on each op checks that its tensors share a device: device_rule)
     if device_type == "meta":
         return meta
     if device_type == "cuda":
@@ -138,6 +140,7 @@ def to_device(array, device_type):
     source = device_type_of(array)
     if source == device_type:
         return array
+    devices.many = True
     if device_type == "meta":     # (the shape, dtype and layout go; the values stay behind)
         return meta.empty_like(array)
     if source == "meta":

@@ -399,7 +399,10 @@ _ZETA_A = [12.0, -720.0, 30240.0, -1209600.0, 47900160.0, -1.8924375803183791606
 
 def zeta(x, q):
     """The Hurwitz zeta function sum_k (k + q)^-x, for x > 1 (Cephes' algorithm, vectorised)."""
-    x, q = np.broadcast_arrays(asarray(x, dtype=_F64), asarray(q, dtype=_F64))
+    x, q = asarray(x, dtype=_F64), asarray(q, dtype=_F64)
+    if type(x) is not type(q):       # (a number beside a device array: onto that device, NEP 35's like=)
+        x, q = (np.asarray(x, like=q), q) if isinstance(x, np.ndarray) else (x, np.asarray(q, like=x))
+    x, q = np.broadcast_arrays(x, q)
     with np.errstate(all="ignore"):
         n = int(max(10, math.ceil(10 - float(np.nanmin(q))) if q.size else 10))
         n = min(n, 10 ** 6)

@@ -403,7 +403,7 @@ def _take_adjoint(g, idx, size):
     """Adjoint of ``take(x, idx)`` on the last axis: sums of g over equal indices (sorted runs)."""
     order = xp.argsort(idx, kind="stable")
     sidx = idx[order]
-    gs = g[..., order] if not (order == xp.arange(len(order))).all() else g
+    gs = g[..., order] if not (order == _arange_like(order, len(order))).all() else g
     src, starts = xp.unique(sidx, return_index=True)
     out = _zeros_like(g, g.shape[:-1] + (size,))
     out[..., src] = xp.add.reduceat(gs, starts, axis=-1)
@@ -428,6 +428,7 @@ def _separable_adjoint(g, maps):
     nd = len(maps)
     for i, (kind, data, size) in enumerate(maps):
         ax = g.ndim - nd + i
+        data = _on_device_of(g, data)
         if kind == "take":
             g = _along(g, ax, lambda a: _take_adjoint(a, data, size))
         else:

@@ -483,7 +483,7 @@ def _affine_grid_kernel(theta, size, align_corners):
 
 def _affine_grid_backward_kernel(grad, size, align_corners):
     nd = len(size) - 2
-    base = _base_grid(size, align_corners, grad.dtype).reshape(size[0], -1, nd + 1)
+    base = _on_device_of(grad, _base_grid(size, align_corners, grad.dtype)).reshape(size[0], -1, nd + 1)
     return xp.swapaxes(xp.swapaxes(base, 1, 2) @ grad.reshape(size[0], -1, nd), 1, 2)
 
 
