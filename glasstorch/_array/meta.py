@@ -675,8 +675,11 @@ def _index(a, index):
     for i in index:
         if isinstance(i, list):
             i = np.asarray(i)
-        if isinstance(i, (np.ndarray, MetaArray)) and i.dtype == np.bool_:
+        if isinstance(i, MetaArray) and i.dtype == np.bool_:
             raise MetaDataError("the result's shape depends on the values (a boolean mask)")
+        if isinstance(i, np.ndarray) and i.dtype == np.bool_:   # (a CPU mask: its values are there, as torch's)
+            entries.extend(np.nonzero(i) if i.ndim else (np.zeros(int(i), np.intp),))
+            continue
         entries.append(i)
     consumed = sum(1 for i in entries if i is not None and i is not Ellipsis)
     if consumed > a.ndim:
