@@ -18,8 +18,7 @@ tensor (torch returns a view with its conjugate bit set; ``is_conj()`` is always
 """
 from .. import _dtype
 from .._tensor import Tensor
-from .._array import xp, as_strided, data_ptr
-from .._array import ascontiguousarray
+from .._array import xp, as_strided, data_ptr, ascontiguousarray
 from ._op import method
 from .._ops import defop
 from .._seam import seam

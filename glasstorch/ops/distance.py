@@ -26,8 +26,7 @@ import math
 
 from .. import _dtype
 from .._tensor import Tensor, _wrap_dim
-from .._array import xp
-from .._array import zeros_like as _zeros_like
+from .._array import xp, zeros_like as _zeros_like
 from ._op import method
 from .._ops import defop, aten
 from .._seam import seam

@@ -14,8 +14,7 @@ A shift by the type's width or more gives 0 (or -1 for a right shift of a negati
 """
 from .. import _dtype
 from .._tensor import Tensor
-from .._array import xp, asarray
-from .._array import asarray_like as _asarray_like
+from .._array import xp, asarray, asarray_like as _asarray_like
 from ._op import method, promote_arrays, inplace
 from .._ops import defop, aten
 from .._seam import seam

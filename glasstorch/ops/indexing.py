@@ -7,8 +7,8 @@ import warnings
 
 from .. import _checks, _dtype, _warnings
 from .._tensor import Tensor, _wrap, _wrap_dim, bump_version, check_inference_write
-from .._array import xp, like_operands, to_device, device_type_of
-from .._array import zeros_like as _zeros_like, on_device_of as _array_on_device_of
+from .._array import (xp, like_operands, to_device, device_type_of, zeros_like as _zeros_like,
+                      on_device_of as _array_on_device_of)
 from .._ops import defop, aten
 from .._seam import seam
 from ..autograd.graph import edge_of

@@ -4,10 +4,8 @@ import builtins
 
 from .. import _checks, _dtype
 from .._tensor import Tensor, _wrap, _wrap_dim
-from .._array import xp, row_major, copy_preserving_layout, as_strided
-from .._array import arange_like as _arange_like
-from .._array import asarray
-from .._array import zeros_like as _zeros_like
+from .._array import (xp, row_major, copy_preserving_layout, as_strided, arange_like as _arange_like, asarray,
+                      zeros_like as _zeros_like)
 from ._op import method, inplace, accepts_numpy_names
 from ._derivatives import cat_tensors_backward, stack_tensors_backward, repeat_backward
 from .._ops import defop, aten

@@ -11,9 +11,8 @@ import warnings
 
 from .. import _checks, _dtype, return_types
 from .._tensor import Tensor, _wrap_dim
-from .._array import xp, asarray, has_values, matmul as _matmul
-from .._array import arange_like as _arange_like
-from .._array import zeros_like as _zeros_like, empty_like as _empty_like, full_like as _full_like
+from .._array import (xp, asarray, has_values, matmul as _matmul, arange_like as _arange_like,
+                      zeros_like as _zeros_like, empty_like as _empty_like, full_like as _full_like)
 from .._ops import defop, aten
 from .._seam import seam
 from ._op import method

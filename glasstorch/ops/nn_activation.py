@@ -19,8 +19,7 @@ import math
 import numbers
 
 from .._tensor import Tensor, _wrap, _wrap_dim
-from .._array import xp, erf as _erf, has_values, row_major, like_input
-from .._array import zeros_like as _zeros_like
+from .._array import xp, erf as _erf, has_values, row_major, like_input, zeros_like as _zeros_like
 from .._ops import defop, aten
 from .._seam import seam
 from ..autograd import grad_mode

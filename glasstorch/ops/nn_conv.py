@@ -35,10 +35,8 @@ import math
 import weakref
 
 from .. import _checks, _dtype
-from .._array import xp, has_values, ascontiguousarray, as_strided, matmul as _matmul
-from .._array import arange_like as _arange_like
-from .._array import full_like as _full_like
-from .._array import zeros_like as _zeros_like
+from .._array import (xp, has_values, ascontiguousarray, as_strided, matmul as _matmul, arange_like as _arange_like,
+                      full_like as _full_like, zeros_like as _zeros_like)
 from .._ops import defop, aten
 from .. import _ops   # (_ops._ARRAY_TYPES, read at each call: it grows when CuPy is imported)
 from .._seam import seam

@@ -24,9 +24,8 @@ length (at least 1) and averages, 'sum' adds.
 """
 from .. import _dtype
 from .._tensor import Tensor
-from .._array import xp
-from .._array import arange_like as _arange_like
-from .._array import zeros_like as _zeros_like, empty_like as _empty_like, full_like as _full_like
+from .._array import (xp, arange_like as _arange_like, zeros_like as _zeros_like, empty_like as _empty_like,
+                      full_like as _full_like)
 from .._ops import defop
 from .._seam import seam
 

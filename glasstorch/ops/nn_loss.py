@@ -26,10 +26,8 @@ import math
 import warnings
 
 from .._tensor import Tensor
-from .._array import xp, asarray, has_values, like_operands
-from .._array import arange_like as _arange_like
-from .._array import asarray_like as _asarray_like
-from .._array import zeros_like as _array_zeros_like
+from .._array import (xp, asarray, has_values, like_operands, arange_like as _arange_like,
+                      asarray_like as _asarray_like, zeros_like as _array_zeros_like)
 from .. import _dtype, _warnings
 from .._seam import seam
 from .._ops import defop, aten

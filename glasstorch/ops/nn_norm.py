@@ -35,8 +35,7 @@ import math
 
 from .._tensor import _wrap
 from .._seam import seam
-from .._array import xp, row_major
-from .._array import empty_like as _empty_like
+from .._array import xp, row_major, empty_like as _empty_like
 from .._seam import seam
 from .._ops import defop, aten
 from ..autograd import grad_mode

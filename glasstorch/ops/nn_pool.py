@@ -20,11 +20,8 @@ import itertools
 import math
 
 from .._tensor import Tensor
-from .._array import xp, has_values, ascontiguousarray, copy_preserving_layout
-from .._array import arange_like as _arange_like
-from .._array import on_device_of as _on_device_of
-from .._array import empty_like as _empty_like
-from .._array import zeros_like as _zeros_like
+from .._array import (xp, has_values, ascontiguousarray, copy_preserving_layout, arange_like as _arange_like,
+                      on_device_of as _on_device_of, empty_like as _empty_like, zeros_like as _zeros_like)
 from .._ops import defop, aten
 from .._seam import seam
 from .. import _checks

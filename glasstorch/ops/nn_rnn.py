@@ -48,10 +48,7 @@ fused node is an optimisation, never a restriction.
 """
 from .._tensor import Tensor, _wrap
 from ..autograd import grad_mode
-from .._array import xp
-from .._array import ascontiguousarray
-from .._array import on_device_of as _on_device_of
-from .._array import full_like as _full_like
+from .._array import xp, ascontiguousarray, on_device_of as _on_device_of, full_like as _full_like
 from .._seam import seam
 from .._ops import defop, aten
 from . import joining, linalg

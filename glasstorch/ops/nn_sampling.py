@@ -37,11 +37,8 @@ third derivative raises, naming it.
 import itertools
 
 from .. import _warnings
-from .._array import xp
-from .._array import arange_like as _arange_like
-from .._array import on_device_of as _on_device_of
-from .._array import full_like as _full_like
-from .._array import zeros_like as _zeros_like
+from .._array import (xp, arange_like as _arange_like, on_device_of as _on_device_of, full_like as _full_like,
+                      zeros_like as _zeros_like)
 from .._ops import defop, aten
 from .._seam import seam
 

@@ -6,8 +6,7 @@ derivative is the gather of the gradient at the same indices (torch's ``max_pool
 that gather's derivative is the scatter again. 1-d unpooling is 2-d unpooling of a height-1 image, as in
 torch (the graph: unsqueeze, MaxUnpool2DBackward0, squeeze).
 """
-from .._array import xp, has_values
-from .._array import zeros_like as _zeros_like
+from .._array import xp, has_values, zeros_like as _zeros_like
 from .._ops import defop
 from .._seam import seam
 from .nn_conv import _ntuple

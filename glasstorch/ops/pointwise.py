@@ -13,10 +13,9 @@ import operator
 
 from .. import _dtype, _checks
 from .._tensor import Tensor, _wrap
-from .._array import xp, to_device, broadcast_error, same_data, row_major, like_operands, like_input, copy_preserving_layout, erf as _erf, erfinv as _erfinv, lgamma as _lgamma, digamma as _digamma
-from .._array import asarray_like as _asarray_like
-from .._array import asarray
-from .._array import zeros_like as _zeros_like
+from .._array import (xp, to_device, broadcast_error, same_data, row_major, like_operands, like_input,
+                      copy_preserving_layout, erf as _erf, erfinv as _erfinv, lgamma as _lgamma, digamma as _digamma,
+                      asarray_like as _asarray_like, asarray, zeros_like as _zeros_like)
 from ._op import (method, operands, inplace, inplace_recorded, result_dtype, as_tensor_arg, promote_arrays,
                   _check_inplace, bump_version, write_into, can_cast, _DTYPE_OF)
 from .._ops import defop, aten

@@ -12,11 +12,9 @@ import warnings
 
 from .. import _checks, _dtype, _ops, return_types   # (_ops._ARRAY_TYPES, read at each call: it grows when CuPy is imported)
 from .._tensor import Tensor, _wrap_dim
-from .._array import xp, row_major, asarray, has_values, like_operands
-from .._array import array_types as _array_types
-from .._array import asarray_like as _asarray_like
-from .._array import arange_like as _arange_like
-from .._array import zeros_like as _zeros_like, full_like as _full_like
+from .._array import (xp, row_major, asarray, has_values, like_operands, array_types as _array_types,
+                      asarray_like as _asarray_like, arange_like as _arange_like, zeros_like as _zeros_like,
+                      full_like as _full_like)
 from .._ops import defop, aten
 from .._seam import seam
 from ._op import method

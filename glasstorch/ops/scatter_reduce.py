@@ -19,9 +19,7 @@ scatter_reduce (create_graph=True) raises NotImplementedError (torch composes it
 """
 from .. import _dtype
 from .._tensor import Tensor, _wrap_dim
-from .._array import xp, has_values
-from .._array import on_device_of as _on_device_of
-from .._array import zeros_like as _zeros_like, full_like as _full_like
+from .._array import xp, has_values, on_device_of as _on_device_of, zeros_like as _zeros_like, full_like as _full_like
 from ._op import method
 from .._ops import defop
 from .._seam import seam

@@ -15,8 +15,8 @@ from operator import index
 from .._tensor import (Tensor, Size, _wrap_dim, make_view as _view,  # (_view: for joining's diagonal)
                        preserve_format, contiguous_format,
                        memory_format as _memory_format, bump_version, _intercepted_property)
-from .._array import view_strides, xp, expanded, copy_preserving_layout, unsqueezed, data_ptr, root_array, as_strided
-from .._array import zeros_like as _zeros_like
+from .._array import (view_strides, xp, expanded, copy_preserving_layout, unsqueezed, data_ptr, root_array,
+                      as_strided, zeros_like as _zeros_like)
 from ..autograd.graph import set_history, check_inplace, edge_of
 from ._op import _state, method, accepts_numpy_names
 from .. import _dtype, _checks

@@ -30,8 +30,7 @@ import math
 
 from .. import _dtype, _checks
 from .._tensor import Tensor
-from .._array import xp, special as _sp, asarray
-from .._array import zeros_like as _zeros_like
+from .._array import xp, special as _sp, asarray, zeros_like as _zeros_like
 from ._op import method, promote_arrays
 from .._ops import defop, aten
 from .. import _ops   # (_ops._ARRAY_TYPES, read at each call: it grows when CuPy is imported)

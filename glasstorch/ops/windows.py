@@ -11,8 +11,7 @@ column per window position (L of them); col2im sums such columns back into an im
 derivative. Both walk the kernel's kh*kw offsets, each a strided slice of the padded image.
 """
 from .._tensor import Tensor
-from .._array import xp
-from .._array import zeros_like as _zeros_like, empty_like as _empty_like
+from .._array import xp, zeros_like as _zeros_like, empty_like as _empty_like
 from ._op import method
 from .._ops import defop
 from .._seam import seam
