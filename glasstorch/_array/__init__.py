@@ -427,12 +427,16 @@ def on_device_of(ref, array):
 def arange_like(ref, *args, dtype=None):
     """``xp.arange(*args)`` on ``ref``'s device (NumPy's ``like=``, NEP 35: CuPy's arange for a CuPy
     ``ref``, a meta array for a meta one)."""
+    if isinstance(ref, (xp.ndarray, xp.generic)):
+        return xp.arange(*args, dtype=dtype)
     return xp.arange(*args, dtype=dtype, like=ref)
 
 
 def asarray_like(ref, value, dtype=None):
     """``value`` (a Python number, a host array, an array on ``ref``'s device) as an array on ``ref``'s
     device (NEP 35's ``like=``)."""
+    if isinstance(ref, (xp.ndarray, xp.generic)):   # (a NumPy scalar is no array-like for like=)
+        return xp.asarray(value, dtype=dtype)
     return xp.asarray(value, dtype=dtype, like=ref)
 
 
