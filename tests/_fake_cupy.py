@@ -81,6 +81,8 @@ class ndarray:
         return _wrap(result)
 
     def __array_function__(self, func, types, args, kwargs):
+        if func in _TO_DEVICE:        # (numpy.asarray(host, like=a): cupy.asarray, which copies host memory over)
+            return _TO_DEVICE[func](*args, **kwargs)
         return _wrap(func(*_device_only(args), **_device_only(kwargs)))
 
     # ---- attributes ------------------------------------------------------------------------
@@ -256,6 +258,9 @@ def array(obj, dtype=None, copy=True, order="K", subok=False, ndmin=0, *, blocki
         return ndarray(None, _host=numpy.array(obj._a, dtype=dtype, copy=copy, order=order, ndmin=ndmin))
     _check_dtype(dtype)
     return ndarray(None, _host=numpy.array(obj, dtype=dtype, copy=True, order=order, ndmin=ndmin))
+
+
+_TO_DEVICE = {numpy.asarray: asarray, numpy.array: array, numpy.asanyarray: asarray}
 
 
 def asnumpy(a, stream=None, order="C", out=None, *, blocking=True):

@@ -45,6 +45,8 @@ state = _State()
 
 # ops whose ``indices`` may stay on the CPU when ``self`` is on a device (torch moves them over)
 _INDEXING = frozenset({"index", "_unsafe_index", "index_put", "index_put_", "_index_put_impl_", "_unsafe_index_put"})
+# arguments torch takes from the CPU whatever the op's device (it copies them to the host itself)
+_HOST_ARGUMENTS = frozenset({"input_lengths", "target_lengths"})
 # on meta, the argument whose device torch's meta function expects the others on (its output's)
 _META_PRIMARY = {"addmm": "mat1"}
 # the modules whose ops are element-wise, computed by torch's TensorIterator (its words for the error)
@@ -87,6 +89,8 @@ def check(op, args):
         device = device_name(data)
         if device == "cpu" and data.ndim == 0:
             continue                                # (a 0-d CPU tensor: a number)
+        if arg in _HOST_ARGUMENTS and device == "cpu":
+            continue                                # (ctc_loss's lengths: torch reads them on the host)
         if arg in ("index", "indices"):
             if name in _INDEXING:
                 indices.append(device)

@@ -95,7 +95,7 @@ def _scatter_add_into(shape, where, values, dtype):
 
 def _scatter_reduce_backward(grad, self, dim, index, src, reduce, include_self, result):
     """torch's scatter_reduce_backward, on arrays: (grad of self, grad of src)."""
-    if not isinstance(grad, xp.ndarray):
+    if isinstance(grad, Tensor):
         raise NotImplementedError("glasstorch: double backward through scatter_reduce is not implemented "
                                   "(its derivative runs on arrays only)")
     where = _positions(index, dim)

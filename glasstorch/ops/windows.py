@@ -11,12 +11,11 @@ column per window position (L of them); col2im sums such columns back into an im
 derivative. Both walk the kernel's kh*kw offsets, each a strided slice of the padded image.
 """
 from .._tensor import Tensor
-from .._array import xp, zeros_like as _zeros_like, empty_like as _empty_like
+from .._array import xp, as_strided, zeros_like as _zeros_like, empty_like as _empty_like
 from ._op import method
 from .._ops import defop
 from .._seam import seam
 
-as_strided = xp.lib.stride_tricks.as_strided
 
 
 def _unfold_kernel(self, dimension, size, step):
