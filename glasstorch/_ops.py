@@ -48,6 +48,7 @@ import re
 
 from ._seam import seam
 from ._array import xp, array_types, array_errors, translate_array_error, on_new_array_type, meta as _meta
+from ._array import device_rule as _device_rule
 from .autograd import grad_mode
 from .autograd.graph import FormulaNode, node_helpers, user_frame, MULTI_OUTPUT_NODE, DEFAULT
 from . import _ops_codegen as _codegen
@@ -341,7 +342,7 @@ _ARRAY_ERRORS = array_errors()
 # the names the generated code uses (see _ops_codegen)
 _CALL_HELPERS = {"seam": seam, "_state": _state, "_ARRAY_TYPES": _ARRAY_TYPES, "_ARRAY_ERRORS": _ARRAY_ERRORS,
                  "_translate": translate_array_error, "_meta_touched": _meta.touched,
-                 "_settle": _meta.settle, "_narrow_0d": _narrow_0d, "_FLOAT64": _FLOAT64, "_MULTI_OUTPUT_NODE": MULTI_OUTPUT_NODE,
+                 "_settle": _meta.settle, "_devices": _device_rule.state, "_check_devices": _device_rule.check, "_narrow_0d": _narrow_0d, "_FLOAT64": _FLOAT64, "_MULTI_OUTPUT_NODE": MULTI_OUTPUT_NODE,
                  "_user_frame": user_frame, "_autograd_first": _autograd_first}
 _NODE_HELPERS = node_helpers()
 

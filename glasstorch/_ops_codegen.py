@@ -84,6 +84,9 @@ def op_call_source(op):
     all_args = "(" + "".join(f"{n}, " for n in names) + ")"
     lines.append("    if seam.dispatching:")
     lines.append(f"        return _op._dispatched({all_args})")
+    if probe is not None:   # a second device in use: torch's rule that the tensors share one, before the kernel
+        lines.append("    if _devices.many:")
+        lines.append(f"        _check_devices(_op, {all_args})")
     for i, (a, n) in enumerate(zip(args, names)):
         if a.is_tensor:
             lines.append(f"    _a{i} = {n}._data if isinstance({n}, _Tensor) else {n}")
@@ -146,6 +149,8 @@ def inplace_call_source(op):
     lines = [f"def __call__(_op, {', '.join(sig)}):",
              f"    if isinstance({target}, _ARRAY_TYPES):",
              f"        return _kernel({call})   # arrays in: the kernel writes into {target}",
+             "    if _devices.many:   # a second device in use: torch's rule that the tensors share one",
+             f"        _check_devices(_op, {all_args})",
              f"    _vc = {target}._vc",
              f"    if _vc.inference or seam.dispatching or _state.enabled and ({target}._requires_grad{requires}):",
              f"        return _run_inplace(_op, {all_args})   # autograd records it, a dispatch mode sees it",

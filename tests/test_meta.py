@@ -529,8 +529,8 @@ def test_compiled_code_is_guarded_by_device():
     x = glasstorch.randn(5, 4)
     fn(model, x), fn(model, x)
     assert "device cpu" in fn.cache[0].guards.check((model, x.to("meta")), {})
-    with pytest.raises(RuntimeError, match="Tensor on device meta is not on the expected device cpu!"):
-        fn(model, x.to("meta"))
+    with pytest.raises(RuntimeError, match="Tensor on device cpu is not on the expected device meta!"):
+        fn(model, x.to("meta"))    # (torch's words for F.linear(meta input, CPU weight and bias): mat1's device expected)
     model.to("meta")
     out = fn(model, x.to("meta"))
     assert out.is_meta and len(fn.cache) == 2

@@ -15,7 +15,10 @@ Steps (each one's outcome goes into the summary; any failure makes the exit stat
 3. Check that both see the GPU: ``glasstorch.cuda.is_available()`` and ``torch.cuda.is_available()``.
 4. The op registry on CUDA: ``pytest tests/test_ops.py --device cuda`` (every op's values, gradients
    and double gradients, glasstorch on the GPU against torch on the CPU), then the device tests that
-   run only with a GPU (tests/test_devices.py, tests/test_meta.py's device rules with ``cuda``).
+   run only with a GPU (tests/test_devices.py, tests/test_meta.py's device rules with ``cuda``,
+   tests/test_device_rule.py's CPU/CUDA mixing errors). ``pytest --device fakecuda`` runs the same
+   tests without a GPU on a NumPy stand-in for CuPy (tests/_fake_cupy.py): it finds host/device
+   mix-ups, and is no GPU check -- this script is.
 5. The GPU benchmarks: ``bench/bench_workloads.py --device cuda`` (the small-op chain, the MLP,
    LeNet and Transformer-layer steps against torch CUDA eager on the same GPU; goal: within 1.5x
    for the MLP and the Transformer layer).
@@ -111,9 +114,9 @@ def main():
         summary.append(f"op registry on cuda (values, grads vs torch CPU): {'ok' if rc == 0 else 'FAILED'} -- "
                        f"{_pytest_line(log['op registry on cuda'][1])}")
         rc = _run("device tests", [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_devices.py",
-                                   "tests/test_meta.py", "--device", "cuda"], log, timeout=900)
+                                   "tests/test_meta.py", "tests/test_device_rule.py", "--device", "cuda"], log, timeout=900)
         failed |= rc != 0
-        summary.append(f"device tests (tests/test_devices.py, tests/test_meta.py): {'ok' if rc == 0 else 'FAILED'}"
+        summary.append(f"device tests (tests/test_devices.py, tests/test_meta.py, tests/test_device_rule.py): {'ok' if rc == 0 else 'FAILED'}"
                        f" -- {_pytest_line(log['device tests'][1])}")
     else:
         summary.append("CUDA tests: NOT RUN (glasstorch finds no GPU)")

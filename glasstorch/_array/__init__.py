@@ -63,6 +63,8 @@ blas_warmed = threads.map_packing_buffer()   # (OpenBLAS's GEMMs at full speed: 
 from .layout import view_strides  # noqa: E402,F401
 from . import meta  # noqa: E402   (the meta device: arrays with a shape and no data)
 from .meta import MetaArray, MetaDataError, check_devices  # noqa: E402,F401
+from .device_rule import state as devices  # noqa: E402   (devices.many: a second device is in use)
+from .special import asarray  # noqa: E402,F401   (NumPy's, leaving a device array on its device)
 
 def _cupy_if_loaded():
     """CuPy if something already imported it, else None: no array can be a CuPy array before that, so
@@ -114,6 +116,7 @@ def namespace(device_type):
     """The array module for a device type ('cpu' -> numpy, 'meta' -> ``meta``, 'cuda' -> cupy)."""
     if device_type == "cpu":
         return xp
+    devices.many = True   # (from now on each op checks that its tensors share a device: device_rule)
     if device_type == "meta":
         return meta
     if device_type == "cuda":
@@ -138,6 +141,7 @@ def to_device(array, device_type):
     source = device_type_of(array)
     if source == device_type:
         return array
+    devices.many = True
     if device_type == "meta":     # (the shape, dtype and layout go; the values stay behind)
         return meta.empty_like(array)
     if source == "meta":
@@ -499,25 +503,75 @@ def copy_preserving_layout(a, dtype=None, like=None):
     return _laid_out(a.astype(dtype, order="K"), _torch_strides(like.shape, [like]))
 
 
-def asarray(a, dtype=None):
-    """``xp.asarray`` for kernels that may see a meta array (NumPy's asarray asks for the values, and
-    it has no dispatch to the array's own type)."""
-    if type(a) is MetaArray:
-        return a if dtype is None or xp.dtype(dtype) == a.dtype else a.astype(dtype)
-    return xp.asarray(a, dtype=dtype)
+def _on_device(a):
+    """Whether ``a`` is a device array (meta, CuPy): not NumPy's, and not a host value."""
+    return type(a) is MetaArray or (_cupy_if_loaded() is not None and isinstance(a, _cupy_if_loaded().ndarray))
 
 
 def ascontiguousarray(a):
-    """``xp.ascontiguousarray`` for kernels that may see a meta array (NumPy's has no dispatch)."""
-    return a.copy() if type(a) is MetaArray and not a.flags.c_contiguous else a if type(a) is MetaArray \
-        else xp.ascontiguousarray(a)
+    """``xp.ascontiguousarray`` for kernels that may see a device array (NumPy's has no dispatch)."""
+    if _on_device(a):
+        return a if a.flags.c_contiguous else a.copy()
+    return xp.ascontiguousarray(a)
 
 
 def as_strided(a, shape, strides, writeable=True):
     """``xp.lib.stride_tricks.as_strided`` for kernels that may see a meta array (a view on meta too)."""
     if type(a) is MetaArray:
         return MetaArray(shape, a.dtype, strides, a.offset, a._root(), writeable)
+    if not isinstance(a, xp.ndarray):   # (CuPy's: NumPy's would convert the array; CuPy has no read-only views)
+        return _cupy_if_loaded().lib.stride_tricks.as_strided(a, shape, strides)
     return xp.lib.stride_tricks.as_strided(a, shape, strides, writeable=writeable)
+
+
+def zeros_like(ref, shape=None, dtype=None):
+    """Zeros of ``shape`` and ``dtype`` (default: ``ref``'s), row-major, on ``ref``'s device: how a
+    kernel allocates a result it then writes into. ``xp.zeros(shape)`` would make a CPU array, into
+    which a meta array cannot be written and a CuPy one is a TypeError; NumPy's ``zeros_like``
+    dispatches on ``ref`` to the device's own function (``cupy.zeros_like``, the meta rule)."""
+    return xp.zeros_like(ref, dtype=dtype, order="C", shape=ref.shape if shape is None else shape)
+
+
+def empty_like(ref, shape=None, dtype=None):
+    """:func:`zeros_like` without the zeros (every element is written before it is read)."""
+    return xp.empty_like(ref, dtype=dtype, order="C", shape=ref.shape if shape is None else shape)
+
+
+def full_like(ref, fill_value, shape=None, dtype=None):
+    """:func:`zeros_like` filled with ``fill_value``."""
+    return xp.full_like(ref, fill_value, dtype=dtype, order="C", shape=ref.shape if shape is None else shape)
+
+
+def on_device_of(ref, array):
+    """``array`` (made on the host by a kernel: an index range, a table of constants) on ``ref``'s
+    device, so the two can meet in one NumPy call (CuPy refuses a NumPy operand)."""
+    return to_device(array, device_type_of(ref))
+
+
+def arange_like(ref, *args, dtype=None):
+    """``xp.arange(*args)`` on ``ref``'s device (NumPy's ``like=``, NEP 35: CuPy's arange for a CuPy
+    ``ref``, a meta array for a meta one)."""
+    if isinstance(ref, (xp.ndarray, xp.generic)):
+        return xp.arange(*args, dtype=dtype)
+    return xp.arange(*args, dtype=dtype, like=ref)
+
+
+def asarray_like(ref, value, dtype=None):
+    """``value`` (a Python number, a host array, an array on ``ref``'s device) as an array on ``ref``'s
+    device (NEP 35's ``like=``)."""
+    if isinstance(ref, (xp.ndarray, xp.generic)):   # (a NumPy scalar is no array-like for like=)
+        return xp.asarray(value, dtype=dtype)
+    return xp.asarray(value, dtype=dtype, like=ref)
+
+
+def host(array):
+    """A device array's values on the host, for a kernel that must loop over them in Python (CTC's
+    target lengths, bag offsets); a NumPy array as it is. (Meta has no values: MetaDataError.)"""
+    if isinstance(array, (xp.ndarray, xp.generic)):
+        return array
+    if isinstance(array, MetaArray):
+        raise MetaDataError("a kernel reads these values on the host")
+    return _cupy_if_loaded().asnumpy(array)
 
 
 def has_values(a):

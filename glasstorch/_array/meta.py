@@ -369,13 +369,12 @@ def settle(op, args, result):
 
 
 def check_devices(op, args):
-    """torch's device rule for an op whose result came out meta: every tensor argument on one
-    device, except 0-d CPU tensors (numbers). ``args``: the op's arguments (Tensors, lists of them,
-    other values). Called only when a meta array took part, so a CPU op never pays for it; the
-    kernels' own NumPy arrays (index ranges, constants) are no arguments and never count. Returns
-    the device type ("cpu", "meta") of the tensors, or None when there are none."""
-    return _same_device(getattr(t, "_data", None) for value in args
-                        for t in (value if isinstance(value, (list, tuple)) else (value,)))
+    """torch's device rule for an op whose result came out meta (``device_rule.check``: every tensor
+    argument on one device, but numbers and index tensors). ``args``: the op's arguments in schema
+    order. The kernels' own NumPy arrays (index ranges, constants) are no arguments and never
+    count. Returns the device ("cpu", "meta", ...) of the tensors, or None when there are none."""
+    from .device_rule import check
+    return check(op, args)
 
 
 def _same_device(arrays):
@@ -539,6 +538,12 @@ def _copyto_rule(dst, src, casting="same_kind", where=True):
     _broadcast(_shape_of(src), dst.shape)
 
 
+def _write_rule(arr, *args, **kwargs):
+    """``np.put_along_axis(a, ...)``, ``np.putmask(a, ...)``: a write into a meta array, which has no
+    values to change (an op's kernel allocates its result on the input's device, then scatters)."""
+    return None
+
+
 def _clip_rule(a, a_min=None, a_max=None, out=None, **kwargs):
     kwargs.pop("min", None)
     kwargs.pop("max", None)
@@ -588,6 +593,8 @@ _FUNCTIONS = {
     np.where: _where_rule,
     np.take_along_axis: _take_along_axis_rule,
     np.copyto: _copyto_rule,
+    np.put_along_axis: _write_rule,
+    np.putmask: _write_rule,
     np.clip: _clip_rule,
     np.tril: _tri_rule,
     np.triu: _tri_rule,
@@ -668,8 +675,11 @@ def _index(a, index):
     for i in index:
         if isinstance(i, list):
             i = np.asarray(i)
-        if isinstance(i, (np.ndarray, MetaArray)) and i.dtype == np.bool_:
+        if isinstance(i, MetaArray) and i.dtype == np.bool_:
             raise MetaDataError("the result's shape depends on the values (a boolean mask)")
+        if isinstance(i, np.ndarray) and i.dtype == np.bool_:   # (a CPU mask: its values are there, as torch's)
+            entries.extend(np.nonzero(i) if i.ndim else (np.zeros(int(i), np.intp),))
+            continue
         entries.append(i)
     consumed = sum(1 for i in entries if i is not None and i is not Ellipsis)
     if consumed > a.ndim:

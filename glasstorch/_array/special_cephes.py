@@ -25,7 +25,7 @@ import math
 
 import numpy as np
 
-from .special import lgamma as _lgamma
+from .special import lgamma as _lgamma, asarray as _asarray
 
 _SQRT_2_OVER_PI = 0.797884560802865355879892119868763737
 _TWO_OVER_PI = 0.636619772367581343075535053490057448
@@ -38,10 +38,10 @@ def _float64(kernel):
     """Run ``kernel`` on the float64 values of ``a`` (and ``b``) and round once to the input's dtype."""
     def run(*arrays):
         dtype = np.result_type(*arrays)
-        args = [np.asarray(a, dtype=np.float64) for a in arrays]
+        args = [_asarray(a, dtype=np.float64) for a in arrays]
         with np.errstate(all="ignore"):
             out = kernel(*args)
-        return np.asarray(out).astype(dtype, copy=False)
+        return _asarray(out).astype(dtype, copy=False)
     run.__name__ = kernel.__name__
     run.__doc__ = kernel.__doc__
     return run
@@ -361,7 +361,7 @@ def _igam_series(a, x):
     """P(a, x) = x^a e^-x / Gamma(a + 1) * sum_k x^k / ((a + 1) ... (a + k))."""
     ax = _igam_fac(a, x)
     r, c, ans = a.copy(), np.ones_like(a), np.ones_like(a)
-    active = np.ones(a.shape, bool)
+    active = np.ones_like(a, dtype=bool)
     for _ in range(2000):
         r = r + 1.0
         c = np.where(active, c * x / r, c)
@@ -375,7 +375,7 @@ def _igam_series(a, x):
 def _igamc_series(a, x):
     """Q(a, x) for small x: 1 - x^a / Gamma(a + 1) + x^a / Gamma(a) * sum_n (-x)^n / (n! (a + n))."""
     fac, total = np.ones_like(a), np.zeros_like(a)
-    active = np.ones(a.shape, bool)
+    active = np.ones_like(a, dtype=bool)
     for n in range(1, 2000):
         fac = np.where(active, fac * -x / n, fac)
         term = fac / (a + n)
@@ -395,7 +395,7 @@ def _igamc_continued_fraction(a, x):
     c = np.zeros_like(a)
     pkm2, qkm2, pkm1, qkm1 = np.ones_like(a), x.copy(), x + 1.0, z * x
     ans = pkm1 / qkm1
-    active = np.ones(a.shape, bool)
+    active = np.ones_like(a, dtype=bool)
     for _ in range(2000):
         c, y, z = c + 1.0, y + 1.0, z + 2.0
         yc = y * c
@@ -452,7 +452,7 @@ igamma, igammac = _float64(_igamma64), _float64(_igammac64)
 # ---- orthogonal polynomials -------------------------------------------------------------------------
 def _degree(n):
     """torch's int64 cast of the degree (truncation toward 0; NaN counts as a huge negative)."""
-    n = np.asarray(n, dtype=np.float64)
+    n = _asarray(n, dtype=np.float64)
     return np.where(np.isfinite(n), np.trunc(n), -1).astype(np.int64)
 
 

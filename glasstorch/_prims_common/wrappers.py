@@ -449,12 +449,12 @@ def _resized(out, shape):
                       f"a future PyTorch release outputs will not be resized unless they have zero elements. You can "
                       f"explicitly reuse an out tensor t by resizing it, inplace, to zero elements with t.resize_(0).",
                       UserWarning)
-    from .._array import xp
+    from .._array import empty_like as _empty_like
     n = math.prod(shape)
     flags = getattr(o, "flags", None)    # (a meta array has none: it gets a new one)
     if flags is not None and flags.c_contiguous and o.size >= n:
         new = o.reshape(-1)[:n].reshape(shape)
     else:
-        new = xp.empty(shape, dtype=o.dtype)
+        new = _empty_like(o, shape)
     out._data = new
     return new

@@ -212,10 +212,10 @@ class FormulaNode(Node):
 
     def _unpack_saved(self):
         """The saved values as torch exposes them (``_saved_self``...): Tensors; a saved Python number
-        as torch's wrapped-number tensor."""
+        as torch's wrapped-number tensor; a saved list (``Tensor?[] indices``) as a tuple."""
         values = self._unpack_values(False)
-        return tuple(_wrapped_number(v) if v is not None and not hasattr(v, "_vc") and not isinstance(v, list)
-                     else v for v in values)
+        return tuple(tuple(v) if isinstance(v, list) else
+                     _wrapped_number(v) if v is not None and not hasattr(v, "_vc") else v for v in values)
 
 
 

@@ -97,6 +97,13 @@ def operands(a, b):
     return promote_arrays(a._data, b._data if isinstance(b, Tensor) else b)
 
 
+def _cpu_scalars_as_numbers(a, b):
+    """Arrays of two devices (the device rule let a 0-d CPU tensor through): the 0-d CPU one as a
+    NumPy scalar, as torch hands a CPU scalar to a CUDA kernel as a number (CuPy refuses a host
+    array among its operands, and takes a scalar)."""
+    return (a[()] if type(a) is xp.ndarray and not a.ndim else a), (b[()] if type(b) is xp.ndarray and not b.ndim else b)
+
+
 def promote_arrays(a, b):
     """Arrays (``b`` may stay a number) to compute ``a op b`` in torch's result dtype (the one place of
     torch's type promotion for a binary op, kernels and public functions alike): ``a`` an array, ``b``
@@ -110,12 +117,13 @@ def promote_arrays(a, b):
     if isinstance(b, _ops._ARRAY_TYPES):   # (read at each call: CuPy's type joins it when CuPy is imported)
         ta, tb = a.dtype, b.dtype
         if ta is tb or ta == tb:
-            return a, b
+            return (a, b) if type(a) is type(b) else _cpu_scalars_as_numbers(a, b)
         dims, zeros = [], []
         (dims if a.ndim else zeros).append(_DTYPE_OF[ta])
         (dims if b.ndim else zeros).append(_DTYPE_OF[tb])
         rt = _dtype.result_type_of(dims, zeros, ()).numpy_dtype
-        return (a if ta == rt else a.astype(rt)), (b if tb == rt else b.astype(rt))
+        a, b = (a if ta == rt else a.astype(rt)), (b if tb == rt else b.astype(rt))
+        return (a, b) if type(a) is type(b) else _cpu_scalars_as_numbers(a, b)
     k = a.dtype.kind
     tb = type(b)
     if tb is float:
@@ -138,7 +146,7 @@ def promote_arrays(a, b):
     else:
         raise TypeError(f"unsupported operand type: 'Tensor' and '{tb.__name__}'")
     if not a.ndim:  # NumPy 1.x would compute a 0-d float32 times a float (or an int32 plus an int) in 64 bits
-        b = xp.asarray(b, dtype=a.dtype)
+        b = a.dtype.type(b)   # (a NumPy scalar: a 0-d NumPy array would be host memory to CuPy)
     return a, b
 
 

@@ -18,7 +18,7 @@ tensor (torch returns a view with its conjugate bit set; ``is_conj()`` is always
 """
 from .. import _dtype
 from .._tensor import Tensor
-from .._array import xp, as_strided, data_ptr
+from .._array import xp, as_strided, data_ptr, ascontiguousarray
 from ._op import method
 from .._ops import defop
 from .._seam import seam
@@ -49,7 +49,7 @@ def _view_as_complex_kernel(self):
     if self.ndim == 0 or self.shape[-1] != 2:
         raise RuntimeError("Tensor must have a last dimension of size 2")
     if not _views_as_complex(self):   # a gradient laid out otherwise (the user's call was checked)
-        self = xp.ascontiguousarray(self)
+        self = ascontiguousarray(self)
     return self.view(_COMPLEX_OF[self.dtype])[..., 0]
 
 

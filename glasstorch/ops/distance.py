@@ -26,7 +26,7 @@ import math
 
 from .. import _dtype
 from .._tensor import Tensor, _wrap_dim
-from .._array import xp
+from .._array import xp, zeros_like as _zeros_like
 from ._op import method
 from .._ops import defop, aten
 from .._seam import seam
@@ -55,7 +55,7 @@ def _p_norm_last(d, p):
     if p == 2:
         return xp.sqrt(xp.sum(a * a, axis=-1))
     if math.isinf(p):
-        return xp.max(a, axis=-1) if d.shape[-1] else xp.zeros(d.shape[:-1], d.dtype)
+        return xp.max(a, axis=-1) if d.shape[-1] else _zeros_like(d, d.shape[:-1])
     return xp.sum(a ** p, axis=-1) ** (1.0 / p)
 
 
@@ -195,8 +195,8 @@ def _pdist_backward_kernel(grad, self, p, pdist):
     against itself, with the pair values spread into symmetric n x n matrices (0 on the diagonal)."""
     n = self.shape[0]
     rows, cols = _upper_pairs(n)
-    full_grad = xp.zeros((n, n), grad.dtype)
-    full_dist = xp.zeros((n, n), pdist.dtype)
+    full_grad = _zeros_like(grad, (n, n))
+    full_dist = _zeros_like(pdist, (n, n))
     full_grad[rows, cols] = full_grad[cols, rows] = grad
     full_dist[rows, cols] = full_dist[cols, rows] = pdist
     return _cdist_backward_kernel(full_grad, self, self, p, full_dist)

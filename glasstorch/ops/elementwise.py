@@ -14,7 +14,7 @@ A shift by the type's width or more gives 0 (or -1 for a right shift of a negati
 """
 from .. import _dtype
 from .._tensor import Tensor
-from .._array import xp, asarray
+from .._array import xp, asarray, asarray_like as _asarray_like
 from ._op import method, promote_arrays
 from .._ops import defop, aten
 from .._seam import seam
@@ -84,7 +84,7 @@ def _shift_kernel(left):
             a = a.astype("int64")
         if a.dtype.kind not in "iu":
             raise NotImplementedError(f'"{name}" not implemented for \'{_legacy(a.dtype)}\'')
-        b = asarray(b).astype(a.dtype, copy=False)
+        b = _asarray_like(a, b).astype(a.dtype, copy=False)
         bits = a.dtype.itemsize * 8
         too_far = (b >= bits) | (b < 0)
         safe = xp.where(too_far, 0, b).astype(a.dtype, copy=False)

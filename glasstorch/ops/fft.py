@@ -25,7 +25,7 @@ with the same normalization.
   input, so the gradient is r2c (one-sided) of the gradient, with each bin that stood for itself and its
   mirror image (all but bin 0 and, for even n, bin n/2) counted twice.
 """
-from .._array import xp
+from .._array import xp, full_like as _full_like
 from .._ops import defop
 from .complex import view_as_real_op, _COMPLEX_OF, _REAL_OF
 from .nn_pool import constant_pad_nd_op
@@ -74,9 +74,10 @@ def fft_r2c_backward(grad, dim, normalization, onesided, self_sizes):
     return _real_part(fft_c2c(grad, dim, normalization, False))
 
 
-def _bin_weights(n_onesided, n_doubled, ndim, last, dtype):
-    """1 for the bins standing for themselves, 2 for those standing for their mirror image too."""
-    w = xp.ones(n_onesided, dtype=getattr(dtype, "numpy_dtype", dtype))
+def _bin_weights(n_onesided, n_doubled, ndim, last, dtype, like):
+    """1 for the bins standing for themselves, 2 for those standing for their mirror image too (on
+    the device of ``like``, an array or a Tensor)."""
+    w = _full_like(getattr(like, "_data", like), 1, n_onesided, getattr(dtype, "numpy_dtype", dtype))
     w[1:1 + n_doubled] = 2
     shape = [1] * ndim
     shape[last] = n_onesided
@@ -89,7 +90,7 @@ def fft_c2r_backward(grad, dim, normalization):
     last = dim[-1]
     doubled = grad.shape[last] - g.shape[last]
     if doubled > 0:
-        g = g * _bin_weights(g.shape[last], doubled, g.ndim, last, grad.dtype)
+        g = g * _bin_weights(g.shape[last], doubled, g.ndim, last, grad.dtype, g)
     return g
 
 

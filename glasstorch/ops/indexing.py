@@ -7,7 +7,8 @@ import warnings
 
 from .. import _checks, _dtype, _warnings
 from .._tensor import Tensor, _wrap, _wrap_dim, bump_version, check_inference_write
-from .._array import xp, like_operands, to_device, device_type_of
+from .._array import (xp, like_operands, to_device, device_type_of, zeros_like as _zeros_like,
+                      on_device_of as _array_on_device_of)
 from .._ops import defop, aten
 from .._seam import seam
 from ..autograd.graph import edge_of
@@ -158,7 +159,7 @@ index_put__op = defop("index_put_(Tensor(a!) self, Tensor?[] indices, Tensor val
 def _index_grid(index, dim):
     """The full index tuple that addresses, for each element of ``index``, the position ``index``
     names along ``dim`` (and its own position in the other dims)."""
-    grid = list(xp.indices(index.shape, sparse=True))
+    grid = [_array_on_device_of(index, g) for g in xp.indices(index.shape, sparse=True)]
     grid[dim] = index
     return tuple(grid)
 
@@ -386,7 +387,7 @@ def _masked_scatter_backward_kernel(grad_output, mask, sizes):
     """masked_scatter's gradient for ``source``: the gradient at the masked places, in order, then
     zeros for the source elements that were not used."""
     picked = grad_output[xp.broadcast_to(mask, grad_output.shape)]
-    out = xp.zeros(int(xp.prod(sizes)) if len(sizes) else 1, grad_output.dtype)
+    out = _zeros_like(grad_output, int(xp.prod(sizes)) if len(sizes) else 1)
     out[:picked.size] = picked
     return out.reshape(tuple(sizes))
 
@@ -412,7 +413,7 @@ def _put_kernel(self, index, source, accumulate=False):
     if source.size != index.size:
         raise IndexError(f"put_(): Expected source and index to have the same number of elements, but got "
                          f"source.numel() = {source.size}, index.numel() = {index.size}")
-    out = xp.array(self, order="C", copy=True)
+    out = self.copy(order="C")
     flat = out.reshape(-1)
     if accumulate:
         xp.add.at(flat, positions, source.reshape(-1))
@@ -427,7 +428,7 @@ def _take_kernel(self, index):
 
 def _nonzero_kernel(self):
     if not self.ndim:           # a 0-d tensor: one empty coordinate if it is nonzero
-        return xp.zeros((int(bool(self)), 0), "int64")
+        return _zeros_like(self, (int(bool(self)), 0), "int64")
     return xp.stack(xp.nonzero(self), axis=1).astype("int64")
 
 

@@ -4,7 +4,8 @@ import builtins
 
 from .. import _checks, _dtype
 from .._tensor import Tensor, _wrap, _wrap_dim
-from .._array import xp, row_major, copy_preserving_layout, as_strided
+from .._array import (xp, row_major, copy_preserving_layout, as_strided, arange_like as _arange_like, asarray,
+                      zeros_like as _zeros_like)
 from ._op import method, accepts_numpy_names, write_into, _check_no_overlap, _triangle_zeroed_in_place
 from ._derivatives import cat_tensors_backward, stack_tensors_backward, repeat_backward
 from .._ops import defop, aten
@@ -175,7 +176,7 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
         return seam.torch_function(repeat_interleave, (input, repeats, dim), {"output_size": output_size})
     if repeats is None:  # torch.repeat_interleave(repeats): indices repeated
         r = input._data
-        return _wrap(xp.repeat(xp.arange(len(r)), r))
+        return _wrap(xp.repeat(_arange_like(r, len(r)), r))
     if dim is None:
         input, dim = input.flatten(), 0
     d = _wrap_dim(dim, input._data.ndim)
@@ -184,7 +185,7 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
         out = input.unsqueeze(d + 1).expand(shp[:d + 1] + (repeats,) + shp[d + 1:]).clone()
         return out.view(shp[:d] + (shp[d] * repeats,) + shp[d + 1:])
     reps = repeats._data if isinstance(repeats, Tensor) else repeats
-    idx = xp.repeat(xp.arange(input._data.shape[d]), reps)
+    idx = xp.repeat(_arange_like(input._data, input._data.shape[d]), reps)
     from .indexing import index_select
     return index_select(input, d, _wrap(idx))
 
@@ -346,7 +347,7 @@ def _diagonal_kernel(self, offset=0, dim1=0, dim2=1):
 
 
 def _diagonal_backward_kernel(grad_output, input_sizes, offset, dim1, dim2):
-    out = xp.zeros(tuple(input_sizes), grad_output.dtype)
+    out = _zeros_like(grad_output, tuple(input_sizes))
     _diagonal_kernel(out, offset, dim1, dim2)[...] = grad_output
     return out
 
@@ -360,7 +361,7 @@ def _diag_embed_kernel(self, offset=0, dim1=-2, dim2=-1):
     shape = list(self.shape[:-1])
     for d in sorted((d1, d2)):
         shape.insert(d, size)
-    out = xp.zeros(tuple(shape), self.dtype)
+    out = _zeros_like(self, tuple(shape))
     _diagonal_kernel(out, offset, d1, d2)[...] = self
     return out
 
@@ -418,11 +419,11 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):
 def _trace_kernel(self):
     if self.ndim != 2:
         raise RuntimeError("trace: expected a matrix, but got tensor with dim " + str(self.ndim))
-    return xp.asarray(xp.trace(self), dtype="int64" if self.dtype.kind in "biu" else self.dtype)
+    return asarray(xp.trace(self), dtype="int64" if self.dtype.kind in "biu" else self.dtype)
 
 
 def _trace_backward_kernel(grad, sizes):
-    out = xp.zeros(tuple(sizes), grad.dtype)
+    out = _zeros_like(grad, tuple(sizes))
     n = min(sizes)
     out[xp.arange(n), xp.arange(n)] = grad
     return out
@@ -489,8 +490,8 @@ def _block_diag_kernel(tensors):
     if not tensors:
         return xp.zeros((1, 0), dtype=_dtype.get_default_dtype().numpy_dtype)
     blocks = [_as_block(a) for a in _promoted(list(tensors))]
-    out = xp.zeros((builtins.sum(b.shape[0] for b in blocks), builtins.sum(b.shape[1] for b in blocks)),
-                   dtype=blocks[0].dtype)
+    out = _zeros_like(blocks[0], (builtins.sum(b.shape[0] for b in blocks),
+                                  builtins.sum(b.shape[1] for b in blocks)))
     row = col = 0
     for b in blocks:
         out[row:row + b.shape[0], col:col + b.shape[1]] = b

@@ -11,7 +11,8 @@ import warnings
 
 from .. import _checks, _dtype, return_types, _warnings
 from .._tensor import Tensor, _wrap_dim
-from .._array import xp, asarray, has_values, matmul as _matmul
+from .._array import (xp, asarray, has_values, matmul as _matmul, arange_like as _arange_like,
+                      zeros_like as _zeros_like, empty_like as _empty_like, full_like as _full_like)
 from .._ops import defop, aten
 from .._seam import seam
 from ._op import method
@@ -770,9 +771,9 @@ def _lu_factor(a):
     *batch, m, n = a.shape
     lu = a.reshape(-1, m, n).copy()
     k = min(m, n)
-    pivots = xp.empty((lu.shape[0], k), "int32")
-    info = xp.zeros(lu.shape[0], "int32")
-    rows = xp.arange(lu.shape[0])
+    pivots = _empty_like(lu, (lu.shape[0], k), "int32")
+    info = _zeros_like(lu, lu.shape[0], "int32")
+    rows = _arange_like(lu, lu.shape[0])
     for j in range(k):
         p = j + xp.argmax(xp.abs(lu[:, j:, j]), axis=1)
         pivots[:, j] = p + 1
@@ -796,7 +797,7 @@ def _lu_factor(a):
 
 def _det_from_lu(lu, pivots):
     diag = xp.diagonal(lu, axis1=-2, axis2=-1)
-    swaps = (pivots != xp.arange(1, pivots.shape[-1] + 1, dtype="int32")).sum(-1)
+    swaps = (pivots != _arange_like(pivots, 1, pivots.shape[-1] + 1, dtype="int32")).sum(-1)
     return xp.where(swaps % 2 == 1, -1, 1).astype(lu.dtype) * xp.prod(diag, axis=-1)
 
 
@@ -826,12 +827,12 @@ def _singular_inverse_error(A, fn="linalg.inv"):
 def _linalg_inv_ex_kernel(A, *, check_errors=False):
     _check_matrices("inv", A)
     try:
-        return xp.linalg.inv(A), xp.zeros(A.shape[:-2], "int32")
+        return xp.linalg.inv(A), _zeros_like(A, A.shape[:-2], "int32")
     except xp.linalg.LinAlgError:
         if check_errors:
             raise _singular_inverse_error(A) from None
     _, _, info = _lu_factor(A)
-    inverse = xp.full(A.shape, xp.nan, A.dtype)
+    inverse = _full_like(A, xp.nan, A.shape)
     good = info == 0
     if good.any():
         inverse[good] = xp.linalg.inv(A[good])
@@ -913,7 +914,7 @@ def _linalg_solve_triangular_kernel(self, B, *, upper, left=True, unitriangular=
                 return xp.linalg.solve(T, B)
             return xp.swapaxes(xp.linalg.solve(xp.swapaxes(T, -1, -2), xp.swapaxes(B, -1, -2)), -1, -2)
         except xp.linalg.LinAlgError:     # a zero on the diagonal: LAPACK's trtrs gives inf/nan, as torch
-            return xp.full(B.shape, xp.nan, T.dtype)
+            return _full_like(T, xp.nan, B.shape)
 
 
 def _linalg_eig_kernel(self):
@@ -930,7 +931,7 @@ def _linalg_eigh_kernel(A, UPLO="L", compute_v=True):
     if UPLO not in ("L", "U"):
         raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
     if not compute_v:
-        return xp.linalg.eigvalsh(A, UPLO), xp.zeros((0,), A.dtype)
+        return xp.linalg.eigvalsh(A, UPLO), _zeros_like(A, (0,))
     w, v = xp.linalg.eigh(A, UPLO)
     return w, v
 
@@ -938,7 +939,7 @@ def _linalg_eigh_kernel(A, UPLO="L", compute_v=True):
 def _linalg_svd_kernel(A, full_matrices=False, compute_uv=True, *, driver=None):
     _check_matrices("svd", A, square=False)
     if not compute_uv:
-        return xp.zeros((0,), A.dtype), xp.linalg.svd(A, compute_uv=False), xp.zeros((0,), A.dtype)
+        return _zeros_like(A, (0,)), xp.linalg.svd(A, compute_uv=False), _zeros_like(A, (0,))
     U, S, Vh = xp.linalg.svd(A, full_matrices=full_matrices)
     return U, S, Vh
 
@@ -949,7 +950,7 @@ def _linalg_qr_kernel(A, mode="reduced"):
                            f"or 'complete'")
     _check_matrices("qr", A, square=False)
     if mode == "r":
-        return xp.zeros((0,), A.dtype), xp.linalg.qr(A, mode="r")
+        return _zeros_like(A, (0,)), xp.linalg.qr(A, mode="r")
     Q, R = xp.linalg.qr(A, mode=mode)
     return Q, R
 
@@ -958,7 +959,7 @@ def _not_positive_definite(A):
     """The order of the first leading minor of ``A`` that is not positive definite (1-based), for
     each matrix of the batch (0 where there is none)."""
     flat = A.reshape(-1, *A.shape[-2:])
-    info = xp.zeros(flat.shape[0], "int32")
+    info = _zeros_like(flat, flat.shape[0], "int32")
     for b, M in enumerate(flat):
         for k in range(1, M.shape[-1] + 1):
             try:
@@ -971,7 +972,7 @@ def _not_positive_definite(A):
 
 def _cholesky_lower(A, check_errors, fn="linalg.cholesky"):
     try:
-        return xp.linalg.cholesky(A), xp.zeros(A.shape[:-2], "int32")
+        return xp.linalg.cholesky(A), _zeros_like(A, A.shape[:-2], "int32")
     except xp.linalg.LinAlgError:
         info = _not_positive_definite(A)
         if check_errors:
@@ -980,7 +981,7 @@ def _cholesky_lower(A, check_errors, fn="linalg.cholesky"):
             raise LinAlgError(f"{fn}: {batch}The factorization could not be completed because the input is not "
                               f"positive-definite (the leading minor of order {first} is not positive-definite).")
             raise
-        L = xp.full(A.shape, xp.nan, A.dtype)
+        L = _full_like(A, xp.nan, A.shape)
         good = info == 0
         if good.any():
             L[good] = xp.linalg.cholesky(A[good])
@@ -1392,7 +1393,7 @@ def _matrix_exp_kernel(self):
     norm = float(xp.abs(self).sum(axis=-2).max())
     s = max(0, int(math.ceil(math.log2(norm))) + 1) if norm > 0 else 0
     scaled = self / (2.0 ** s)
-    eye_n = xp.broadcast_to(xp.eye(self.shape[-1], dtype=self.dtype), self.shape)
+    eye_n = xp.broadcast_to(xp.eye(self.shape[-1], dtype=self.dtype, like=self), self.shape)
     result = eye_n.copy()
     for j in range(18, 0, -1):   # Horner: I + A/1 (I + A/2 (I + ... (I + A/18)))
         result = eye_n + _matmul(scaled, result) / j
@@ -1421,8 +1422,8 @@ def _geqrf_kernel(self):
         raise RuntimeError("torch.geqrf: input must have at least 2 dimensions.")
     _check_float_array("geqrf", self)
     m, n = self.shape[-2:]
-    a = xp.empty(self.shape, dtype=self.dtype)
-    tau = xp.empty(self.shape[:-2] + (min(m, n),), dtype=self.dtype)
+    a = _empty_like(self, self.shape)
+    tau = _empty_like(self, self.shape[:-2] + (min(m, n),))
     # (LAPACK's raw output: R on and above the diagonal, the reflectors below)
     for idx in itertools.product(*map(range, self.shape[:-2])):
         h, t = xp.linalg.qr(self[idx], mode="raw")
@@ -1450,7 +1451,7 @@ def _householder_product_kernel(input, tau):
     _check_householder(input, tau)
     _check_float_array("torch.linalg.householder_product", input)
     m, n = input.shape[-2:]
-    q = xp.broadcast_to(xp.eye(m, n, dtype=input.dtype), input.shape).copy()
+    q = xp.broadcast_to(xp.eye(m, n, dtype=input.dtype, like=input), input.shape).copy()
     for i in range(tau.shape[-1] - 1, -1, -1):   # Q = H_0 H_1 ... H_{k-1} I[:, :n], applied from the right end
         v = input[..., :, i].copy()
         v[..., :i] = 0

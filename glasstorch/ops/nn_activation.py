@@ -20,7 +20,7 @@ import math
 import numbers
 
 from .._tensor import Tensor, _wrap, _wrap_dim
-from .._array import xp, erf as _erf, has_values, row_major, like_input
+from .._array import xp, erf as _erf, has_values, row_major, like_input, zeros_like as _zeros_like
 from .._ops import defop, aten
 from .._seam import seam
 from ..autograd import grad_mode
@@ -769,7 +769,7 @@ def dropout(input, p=0.5, training=True, inplace=False):
     if not training or p == 0 or input.numel() == 0:
         return input
     d = float_array(input)
-    mask = _wrap(_keep_mask(d.shape, p, d.dtype, d) if p < 1 else xp.zeros((), d.dtype))
+    mask = _wrap(_keep_mask(d.shape, p, d.dtype, d) if p < 1 else _zeros_like(d, ()))
     return input.mul_(mask) if inplace else input * mask
 
 

@@ -35,7 +35,8 @@ import math
 import weakref
 
 from .. import _checks, _dtype
-from .._array import xp, has_values, ascontiguousarray, as_strided, matmul as _matmul
+from .._array import (xp, has_values, ascontiguousarray, as_strided, matmul as _matmul, arange_like as _arange_like,
+                      full_like as _full_like, zeros_like as _zeros_like)
 from .._ops import defop, aten
 from .. import _ops   # (_ops._ARRAY_TYPES, read at each call: it grows when CuPy is imported)
 from .._seam import seam
@@ -91,7 +92,7 @@ def _padded(x, padding):
     """(N, C, *S) zero-padded on both sides of each spatial dim (x itself without padding)."""
     if not any(padding):
         return x
-    out = xp.zeros(x.shape[:2] + tuple(s + 2 * p for s, p in zip(x.shape[2:], padding)), x.dtype)
+    out = _zeros_like(x, x.shape[:2] + tuple(s + 2 * p for s, p in zip(x.shape[2:], padding)))
     out[(slice(None), slice(None)) + tuple(slice(p, p + s) for p, s in zip(padding, x.shape[2:]))] = x
     return out
 
@@ -136,11 +137,11 @@ def _col2im(cols, channels, n, size, kernel, stride, padding, dilation, out_grid
     full = [max(ps, d * (k - 1) + st * (o - 1) + 1)
             for ps, k, st, d, o in zip(padded, kernel, stride, dilation, out_grid)]
     if bl:
-        img = xp.zeros((channels,) + tuple(full) + (n,), cols.dtype)
+        img = _zeros_like(cols, (channels,) + tuple(full) + (n,))
         blocks = cols.reshape((channels,) + tuple(kernel) + tuple(out_grid) + (n,))
         lead = (slice(None),)
     else:
-        img = xp.zeros((channels, n) + tuple(full), cols.dtype)
+        img = _zeros_like(cols, (channels, n) + tuple(full))
         blocks = cols.reshape((channels,) + tuple(kernel) + (n,) + tuple(out_grid))
         lead = (slice(None), slice(None))
     for offset in itertools.product(*[range(k) for k in kernel]):  # one strided add per kernel offset
@@ -661,7 +662,7 @@ def _embedding_dense_backward_kernel(grad_output, indices, num_weights, padding_
     if scale_grad_by_freq:
         counts = xp.bincount(flat, minlength=num_weights)
         g = g / counts[flat].astype(g.dtype)[:, None]
-    out = xp.zeros((num_weights, dim), grad_output.dtype)
+    out = _zeros_like(grad_output, (num_weights, dim))
     xp.add.at(out, flat, g)
     if padding_idx >= 0:
         out[padding_idx] = 0
@@ -737,7 +738,7 @@ def _bag_layout(indices, offsets, include_last_offset):
     starts = offsets[:-1] if include_last_offset else offsets
     if starts.shape[0] > 1 and (xp.diff(starts) < 0).any():
         raise RuntimeError("offsets must be non-decreasing (glasstorch: torch's kernel then reads out of bounds)")
-    offset2bag = (xp.searchsorted(starts, xp.arange(n), side="right") - 1).astype("int64")
+    offset2bag = (xp.searchsorted(starts, _arange_like(starts, n), side="right") - 1).astype("int64")
     return starts.shape[0], offset2bag
 
 
@@ -758,21 +759,21 @@ def _embedding_bag_kernel(weight, indices, offsets, scale_grad_by_freq=False, mo
     if per_sample_weights is not None:
         rows = rows * per_sample_weights[:, None]
     counts = xp.bincount(offset2bag[keep], minlength=bags).astype("int64")
-    out = xp.zeros((bags, dim), weight.dtype)
+    out = _zeros_like(weight, (bags, dim))
     if mode == 2:
-        max_indices = xp.zeros((bags, dim), "int64")
+        max_indices = _zeros_like(indices, (bags, dim), "int64")
         for b in range(bags):
             members = xp.nonzero((offset2bag == b) & keep)[0]
             if members.size:
                 best = members[xp.argmax(rows[members], axis=0)]      # (the first maximum, as torch's loop)
-                out[b] = rows[best, xp.arange(dim)]
+                out[b] = rows[best, _arange_like(rows, dim)]
                 max_indices[b] = indices[best]
         return out, offset2bag, counts, max_indices
     xp.add.at(out, offset2bag[keep], rows[keep])
     if mode == 1:
         out /= xp.maximum(counts, 1)[:, None].astype(out.dtype)
         return out, offset2bag, counts, counts.copy()
-    zeros = xp.zeros(bags, "int64")
+    zeros = _zeros_like(indices, bags, "int64")
     return out, offset2bag, zeros, zeros.copy()
 
 
@@ -781,10 +782,10 @@ def _embedding_bag_backward_kernel(grad, indices, offsets, offset2bag, bag_size,
     """The gradient of the table: each looked-up row gets its bag's gradient (divided by the bag's size
     for mean, times its weight with per_sample_weights); for max, only the rows that were the maximum."""
     dim = grad.shape[1]
-    out = xp.zeros((num_weights, dim), grad.dtype)
+    out = _zeros_like(grad, (num_weights, dim))
     if mode == 2:
         nonempty = bag_size > 0
-        cols = xp.broadcast_to(xp.arange(dim), maximum_indices.shape)
+        cols = xp.broadcast_to(_arange_like(maximum_indices, dim), maximum_indices.shape)
         xp.add.at(out, (maximum_indices[nonempty], cols[nonempty]), grad[nonempty])
     else:
         keep = indices != padding_idx
@@ -808,7 +809,7 @@ def _bag_frequency_scale(indices, num_weights):
     counts = xp.bincount(indices, minlength=num_weights)
     ordered = xp.sort(indices)
     distinct = xp.unique(ordered)
-    scale = xp.ones(num_weights)
+    scale = _full_like(counts, 1.0, num_weights, "float64")
     scale[distinct] = 1.0 / counts[ordered[:distinct.shape[0]]]
     return scale
 

@@ -24,7 +24,8 @@ length (at least 1) and averages, 'sum' adds.
 """
 from .. import _dtype
 from .._tensor import Tensor
-from .._array import xp
+from .._array import (xp, arange_like as _arange_like, zeros_like as _zeros_like, empty_like as _empty_like,
+                      full_like as _full_like)
 from .._ops import defop
 from .._seam import seam
 
@@ -42,7 +43,7 @@ def _lengths(lengths):
 
 def _extended_targets(targets, offsets, b, target_length, blank):
     """l': blank, l_1, blank, l_2, ..., l_L, blank."""
-    ext = xp.full(2 * target_length + 1, blank, xp.int64)
+    ext = _full_like(targets, blank, 2 * target_length + 1, xp.int64)
     if targets.ndim == 1:
         ext[1::2] = targets[offsets[b]:offsets[b] + target_length]
     else:
@@ -115,13 +116,13 @@ def _ctc_loss_kernel(log_probs, targets, input_lengths, target_lengths, blank=0,
     targets = targets.astype(xp.int64, copy=False)
     steps, batch = log_probs.shape[:2]
     longest = max(target_lengths, default=0)
-    log_alpha = xp.full((batch, steps, 2 * longest + 1), -xp.inf, log_probs.dtype)
-    nll = xp.empty(batch, log_probs.dtype)
+    log_alpha = _full_like(log_probs, -xp.inf, (batch, steps, 2 * longest + 1))
+    nll = _empty_like(log_probs, batch)
     with xp.errstate(invalid="ignore", divide="ignore", over="ignore"):
         for b in range(batch):
             il, tl = input_lengths[b], target_lengths[b]
             ext = _extended_targets(targets, offsets, b, tl, blank)
-            skip = xp.zeros(ext.shape, bool)
+            skip = _zeros_like(ext, ext.shape, bool)
             skip[2:] = ext[2:] != ext[:-2]
             lp = log_probs[:, b, :]
             if il == 0:
@@ -150,7 +151,7 @@ def _ctc_loss_backward_kernel(grad, log_probs, targets, input_lengths, target_le
     offsets = _check(log_probs, targets, input_lengths, target_lengths, blank)
     targets = targets.astype(xp.int64, copy=False)
     steps, batch, labels = log_probs.shape
-    out = xp.zeros(log_probs.shape, log_probs.dtype)
+    out = _zeros_like(log_probs, log_probs.shape)
     with xp.errstate(invalid="ignore", divide="ignore", over="ignore"):
         for b in range(batch):
             nll = neg_log_likelihood[b]
@@ -158,11 +159,11 @@ def _ctc_loss_backward_kernel(grad, log_probs, targets, input_lengths, target_le
             if (zero_infinity and nll == xp.inf) or il == 0:
                 continue
             ext = _extended_targets(targets, offsets, b, tl, blank)
-            skip_ahead = xp.zeros(ext.shape, bool)        # may beta step from s + 2 to s?
+            skip_ahead = _zeros_like(ext, ext.shape, bool)        # may beta step from s + 2 to s?
             skip_ahead[:-2] = ext[:-2] != ext[2:]
             lp = log_probs[:, b, :]
             la = log_alpha[b, :, :2 * tl + 1]
-            lb = xp.full((il, 2 * tl + 1), -xp.inf, log_probs.dtype)
+            lb = _full_like(log_probs, -xp.inf, (il, 2 * tl + 1))
             lb[il - 1, 2 * tl] = lp[il - 1, blank]
             if tl > 0:
                 lb[il - 1, 2 * tl - 1] = lp[il - 1, ext[2 * tl - 1]]
@@ -170,8 +171,8 @@ def _ctc_loss_backward_kernel(grad, log_probs, targets, input_lengths, target_le
                 nxt = lb[t + 1]
                 lb[t] = _log_sum3(nxt, _shifted(nxt, -1), xp.where(skip_ahead, _shifted(nxt, -2), -xp.inf)) + lp[t, ext]
             # log sum over the states of each label of alpha * beta (eq. 16's sum)
-            collected = xp.full((il, labels), -xp.inf, log_probs.dtype)
-            xp.logaddexp.at(collected, (xp.arange(il - 1)[:, None], ext[None, :]), la[:il - 1] + lb[:-1])
+            collected = _full_like(log_probs, -xp.inf, (il, labels))
+            xp.logaddexp.at(collected, (_arange_like(collected, il - 1)[:, None], ext[None, :]), la[:il - 1] + lb[:-1])
             # the last step has only the two final states, written one after the other as torch writes
             # them (so a last label equal to the blank keeps the second, as in torch)
             collected[il - 1, blank] = la[il - 1, 2 * tl] + lb[il - 1, 2 * tl]

@@ -26,7 +26,8 @@ import math
 import warnings
 
 from .._tensor import Tensor
-from .._array import xp, asarray, has_values, like_operands
+from .._array import (xp, asarray, has_values, like_operands, arange_like as _arange_like,
+                      asarray_like as _asarray_like, zeros_like as _array_zeros_like)
 from .. import _dtype, _warnings
 from .._seam import seam
 from .._ops import defop, aten
@@ -226,7 +227,7 @@ def _nll_forward(self, target, weight, reduction, ignore_index, cdim):
     classes = self.shape[cdim]
     safe, kept = _safe_targets(target, classes, ignore_index)
     if self.ndim == 2:
-        picked = self[xp.arange(self.shape[0]), safe]
+        picked = self[_arange_like(self, self.shape[0]), safe]
     elif self.ndim == 1:
         picked = self[safe]
     else:
@@ -236,10 +237,10 @@ def _nll_forward(self, target, weight, reduction, ignore_index, cdim):
     else:
         w = weight[safe] if kept is None else weight[safe] * kept
     losses = -picked if w is None else -picked * w
-    total = asarray(safe.size if w is None else w.sum(dtype=self.dtype), dtype=self.dtype)
+    total = _asarray_like(self, safe.size if w is None else w.sum(dtype=self.dtype), self.dtype)
     if reduction == Reduction.NONE:
         if self.ndim >= 2:                 # torch leaves total_weight at 0 when it is not needed
-            total = xp.zeros((), self.dtype)
+            total = _array_zeros_like(self, ())
         return losses.astype(self.dtype, copy=False), total
     loss = losses.sum(dtype=self.dtype)
     if reduction == Reduction.MEAN:

@@ -35,8 +35,7 @@ import math
 
 from .._tensor import _wrap
 from .._seam import seam
-from .._array import xp, row_major
-from .._seam import seam
+from .._array import xp, row_major, empty_like as _empty_like
 from .._ops import defop, aten
 from ..autograd import grad_mode
 
@@ -224,7 +223,7 @@ def _native_batch_norm_kernel(input, weight, bias, running_mean, running_var, tr
         mean = running_mean.astype(input.dtype, copy=False).reshape(bshape)
         rstd = _rstd(running_var.astype(input.dtype, copy=False), eps).reshape(bshape)
         xc = input - mean
-        save_mean = save_rstd = xp.empty((0,), input.dtype)      # torch's CPU kernel returns none in eval
+        save_mean = save_rstd = _empty_like(input, (0,))      # torch's CPU kernel returns none in eval
     scale = rstd if weight is None else rstd * weight.reshape(bshape)
     out = xc * scale
     if bias is not None:

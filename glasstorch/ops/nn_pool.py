@@ -20,7 +20,8 @@ import itertools
 import math
 
 from .._tensor import Tensor
-from .._array import xp, has_values, ascontiguousarray, copy_preserving_layout
+from .._array import (xp, has_values, ascontiguousarray, copy_preserving_layout, arange_like as _arange_like,
+                      on_device_of as _on_device_of, empty_like as _empty_like, zeros_like as _zeros_like)
 from .._ops import defop, aten
 from .._seam import seam
 from .. import _checks
@@ -121,8 +122,8 @@ def _max_pool_kernel(self, kernel_size, stride, padding, dilation, ceil_mode, nd
     shifts = xp.array([_flat([o * di for o, di in zip(offset, d)], size) for offset, _ in views], xp.int64)
     best = views[0][1].copy()
     small = xp.uint8 if len(views) < 256 else xp.int32
-    chosen = xp.zeros(best.shape, small)        # which offset holds each window's maximum
-    update = xp.empty(best.shape, bool)
+    chosen = _zeros_like(best, best.shape, small)        # which offset holds each window's maximum
+    update = _empty_like(best, best.shape, bool)
     for n, (_, view) in enumerate(views[1:], 1):
         xp.greater(view, best, out=update)      # strictly greater: the first maximum stays
         xp.maximum(best, view, out=best)        # NaN propagates, as in torch
@@ -130,7 +131,7 @@ def _max_pool_kernel(self, kernel_size, stride, padding, dilation, ceil_mode, nd
     if best.dtype.kind == "f" and has_values(best) and xp.isnan(best).any():
         for n, (_, view) in enumerate(views):   # torch keeps the last NaN of a window
             xp.putmask(chosen, xp.isnan(view), n)
-    return best, xp.take(shifts, chosen) + _window_origins(size, s, p, out)
+    return best, xp.take(_on_device_of(best, shifts), chosen) + _on_device_of(best, _window_origins(size, s, p, out))
 
 
 def _overlapping(k, s, d):
@@ -140,12 +141,12 @@ def _overlapping(k, s, d):
 def _put_at_indices(grad, indices, input_shape, nd, overlapping):
     """A zero image of ``input_shape`` with ``grad`` added at the flat spatial ``indices``."""
     lead = math.prod(input_shape[:-nd])
-    out = xp.zeros((lead, math.prod(input_shape[-nd:])), grad.dtype)
+    out = _zeros_like(grad, (lead, math.prod(input_shape[-nd:])))
     flat_idx, flat_g = indices.reshape(lead, -1), grad.reshape(lead, -1)
     if overlapping:   # several windows may pick one element: accumulate
-        xp.add.at(out, (xp.arange(lead)[:, None], flat_idx), flat_g)
+        xp.add.at(out, (_arange_like(out, lead)[:, None], flat_idx), flat_g)
     else:   # (torch's kernel adds each gradient into zeros: a -0 gradient arrives as +0)
-        xp.put_along_axis(out, flat_idx, flat_g + xp.zeros((), flat_g.dtype), axis=1)
+        xp.put_along_axis(out, flat_idx, flat_g + 0, axis=1)
     return out.reshape(input_shape)
 
 
@@ -156,7 +157,7 @@ def _max_pool_backward_kernel(grad_output, self, kernel_size, stride, padding, d
     # overlapping windows: per kernel offset, add the gradient of the windows that chose that offset
     size = self.shape[-nd:]
     relative = indices - _window_origins(size, s, p, out)
-    gpad = _padded(xp.zeros(self.shape, grad_output.dtype), k, s, p, d, out, 0)
+    gpad = _padded(_zeros_like(grad_output, self.shape), k, s, p, d, out, 0)
     for offset, view in _offset_views(gpad, k, s, d, out):   # (kept: an inf gradient puts no nan elsewhere)
         view += kept(grad_output, relative == _flat([o * di for o, di in zip(offset, d)], size))
     if gpad.shape != self.shape:
@@ -326,7 +327,7 @@ def _avg_pool_backward_kernel(grad_output, self, kernel_size, stride, padding, c
     share = _divide(grad_output.copy(), divisor)
     shape = grad_output.shape[:-nd] + tuple(max(sz + 2 * pi, (o - 1) * si + ki)
                                             for sz, pi, o, si, ki in zip(size, p, out, s, k))
-    acc = xp.zeros(shape, grad_output.dtype)
+    acc = _zeros_like(grad_output, shape)
     for _, view in _offset_views(acc, k, s, (1,) * nd, out):
         view += share
     if shape[-nd:] == tuple(size):
@@ -423,9 +424,9 @@ def _take_adjoint(g, idx, size):
     """Adjoint of ``take(x, idx)`` on the last axis: sums of g over equal indices (sorted runs)."""
     order = xp.argsort(idx, kind="stable")
     sidx = idx[order]
-    gs = g[..., order] if not (order == xp.arange(len(order))).all() else g
+    gs = g[..., order] if not (order == _arange_like(order, len(order))).all() else g
     src, starts = xp.unique(sidx, return_index=True)
-    out = xp.zeros(g.shape[:-1] + (size,), g.dtype)
+    out = _zeros_like(g, g.shape[:-1] + (size,))
     out[..., src] = xp.add.reduceat(gs, starts, axis=-1)
     return out
 
@@ -435,6 +436,7 @@ def _separable_forward(x, maps):
     nd = len(maps)
     for i, (kind, data, _) in enumerate(maps):
         ax = x.ndim - nd + i
+        data = _on_device_of(x, data)
         if kind == "take":
             x = xp.take(x, data, axis=ax)
         else:
@@ -447,6 +449,7 @@ def _separable_adjoint(g, maps):
     nd = len(maps)
     for i, (kind, data, size) in enumerate(maps):
         ax = g.ndim - nd + i
+        data = _on_device_of(g, data)
         if kind == "take":
             g = _along(g, ax, lambda a: _take_adjoint(a, data, size))
         else:
@@ -551,7 +554,7 @@ def _adaptive_max_kernel(self, output_size, nd=2):
     for offset in itertools.product(*[range(m) for m in longest]):
         pos = [xp.minimum(b + o, e - 1) for (b, e), o in zip(bounds, offset)]
         view = self[(Ellipsis,) + tuple(xp.ix_(*pos))]
-        flat = _flat([pos[i].reshape((-1,) + (1,) * (nd - 1 - i)) for i in range(nd)], size)
+        flat = _on_device_of(self, _flat([pos[i].reshape((-1,) + (1,) * (nd - 1 - i)) for i in range(nd)], size))
         if best is None:
             best, arg = view.copy(), xp.broadcast_to(flat, view.shape).copy()
             continue

@@ -48,7 +48,7 @@ fused node is an optimisation, never a restriction.
 """
 from .._tensor import Tensor, _wrap
 from ..autograd import grad_mode
-from .._array import xp
+from .._array import xp, ascontiguousarray, on_device_of as _on_device_of, full_like as _full_like
 from .._seam import seam
 from .._ops import defop, aten
 from . import joining, linalg
@@ -167,7 +167,7 @@ def _weight_grad(dG, X):
 
 def _transposed(w):
     """w^T as a C-ordered copy: the per-step products then run without a transposed operand (faster)."""
-    return xp.ascontiguousarray(w.T)
+    return ascontiguousarray(w.T)
 
 
 # ---- the workspace: what the BPTT reads, one flat array ------------------------------------
@@ -520,9 +520,9 @@ def _gather_padded(data, rows, T, B, padding_value):
     """Packed rows (N, *) -> padded (T, B, *), with ordinary ops (so it differentiates to any order):
     one index_select from the rows plus a padding row."""
     N = data.shape[0]
-    src = xp.full(T * B, N, dtype=xp.int64)                    # every slot reads the padding row...
-    src[rows] = xp.arange(N)                                   # ...unless a packed row fills it
-    pad_row = _wrap(xp.full((1,) + tuple(data.shape[1:]), padding_value, dtype=data._data.dtype))
+    src = _full_like(data._data, N, T * B, xp.int64)     # every slot reads the padding row...
+    src[rows] = _on_device_of(src, xp.arange(N))      # ...unless a packed row fills it
+    pad_row = _wrap(_full_like(data._data, padding_value, (1,) + tuple(data.shape[1:])))
     from .indexing import index_select
     return index_select(joining.cat([data, pad_row]), 0, _wrap(src)).view((T, B) + tuple(data.shape[1:]))
 

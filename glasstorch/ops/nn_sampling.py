@@ -37,7 +37,8 @@ third derivative raises, naming it.
 import itertools
 
 from .. import _warnings
-from .._array import xp
+from .._array import (xp, arange_like as _arange_like, on_device_of as _on_device_of, full_like as _full_like,
+                      zeros_like as _zeros_like)
 from .._ops import defop, aten
 from .._seam import seam
 
@@ -125,10 +126,10 @@ def _sample_points(input, grid, interpolation_mode, padding_mode, align_corners)
             corners.append((idx, weight, dweights))
     points = []
     for idx, weight, dweights in corners:
-        valid = xp.ones(idx[0].shape, bool)
+        valid = _full_like(idx[0], True, idx[0].shape, bool)
         for i, size in zip(idx, spatial):
             valid &= (i >= 0) & (i <= size - 1)
-        flat = xp.zeros(idx[0].shape, xp.int64)
+        flat = _zeros_like(idx[0], idx[0].shape, xp.int64)
         for i, stride in zip(idx, strides):
             flat = flat + xp.where(valid, i, 0).astype(xp.int64) * stride
         points.append((flat, weight * valid, dweights, valid))
@@ -233,7 +234,7 @@ def _grid_sampler_kernel(nd):
             out = grid.shape[1:-1]
         else:
             points, _, out = _sample_points(input, grid, interpolation_mode, padding_mode, align_corners)
-        result = xp.zeros(input.shape[:2] + (points[0][0].shape[1],), input.dtype)
+        result = _zeros_like(input, input.shape[:2] + (points[0][0].shape[1],))
         for flat, weight, _, _ in points:
             result += _gather(input, flat) * weight[:, None, :].astype(input.dtype, copy=False)
         return result.reshape(input.shape[:2] + tuple(out))
@@ -256,15 +257,15 @@ def _grid_sampler_backward_kernel(nd):
             plane = 1
             for s in input.shape[2:]:
                 plane *= s
-            rows = (xp.arange(n)[:, None, None] * c + xp.arange(c)[None, :, None]) * plane
-            total = xp.zeros(n * c * plane, input.dtype)
+            rows = (_arange_like(input, n)[:, None, None] * c + _arange_like(input, c)[None, :, None]) * plane
+            total = _zeros_like(input, n * c * plane)
             for flat, weight, _, _ in points:
                 where = xp.broadcast_to(rows + flat[:, None, :], g.shape).reshape(-1)
                 total += xp.bincount(where, (g * weight[:, None, :]).reshape(-1), minlength=total.size).astype(
                     input.dtype, copy=False)
             grad_input = total.reshape(input.shape)
         if output_mask[1]:
-            grad_grid = xp.zeros(grid.shape, grid.dtype).reshape(n, -1, nd)
+            grad_grid = _zeros_like(grid, grid.shape).reshape(n, -1, nd)
             if interpolation_mode != 1:
                 for flat, _, dweights, valid in points:
                     read = (_gather(input, flat) * g).sum(axis=1) * valid      # (N, P)
@@ -346,10 +347,10 @@ def _grid_sampler_double_backward_kernel(nd):
         plane = 1
         for size in input.shape[2:]:
             plane *= size
-        d_g = xp.zeros(g.shape, g.dtype)
-        d_input = xp.zeros(n * c * plane, input.dtype)
-        d_grid = xp.zeros((n, g.shape[2], nd), grid.dtype)
-        rows = (xp.arange(n)[:, None, None] * c + xp.arange(c)[None, :, None]) * plane
+        d_g = _zeros_like(g, g.shape)
+        d_input = _zeros_like(input, n * c * plane)
+        d_grid = _zeros_like(grid, (n, g.shape[2], nd))
+        rows = (_arange_like(input, n)[:, None, None] * c + _arange_like(input, c)[None, :, None]) * plane
         for p, (flat, weight, dweights, valid) in enumerate(points):
             if grad_grad_input is not None:
                 read_gg = _gather(grad_grad_input, flat)                       # (N, C, P)
@@ -473,13 +474,13 @@ def _base_grid(size, align_corners, dtype):
 
 def _affine_grid_kernel(theta, size, align_corners):
     nd = len(size) - 2
-    base = _base_grid(size, align_corners, theta.dtype).reshape(size[0], -1, nd + 1)
+    base = _on_device_of(theta, _base_grid(size, align_corners, theta.dtype)).reshape(size[0], -1, nd + 1)
     return (base @ xp.swapaxes(theta, 1, 2)).reshape(tuple(size[:1]) + tuple(size[2:]) + (nd,))
 
 
 def _affine_grid_backward_kernel(grad, size, align_corners):
     nd = len(size) - 2
-    base = _base_grid(size, align_corners, grad.dtype).reshape(size[0], -1, nd + 1)
+    base = _on_device_of(grad, _base_grid(size, align_corners, grad.dtype)).reshape(size[0], -1, nd + 1)
     return xp.swapaxes(xp.swapaxes(base, 1, 2) @ grad.reshape(size[0], -1, nd), 1, 2)
 
 

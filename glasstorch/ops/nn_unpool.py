@@ -6,7 +6,7 @@ derivative is the gather of the gradient at the same indices (torch's ``max_pool
 that gather's derivative is the scatter again. 1-d unpooling is 2-d unpooling of a height-1 image, as in
 torch (the graph: unsqueeze, MaxUnpool2DBackward0, squeeze).
 """
-from .._array import xp, has_values
+from .._array import xp, has_values, zeros_like as _zeros_like
 from .._ops import defop
 from .._seam import seam
 from .nn_conv import _ntuple
@@ -23,7 +23,7 @@ def _unpool_kernel(self, indices, output_size, nd):
         bad = int(flat_idx.max()) if int(flat_idx.max()) >= out_plane else int(flat_idx.min())
         raise RuntimeError(f"Found an invalid max index: {bad} (output volumes are of size "
                            f"{'x'.join(str(s) for s in output_size)}")
-    out = xp.zeros(lead + (out_plane,), self.dtype)
+    out = _zeros_like(self, lead + (out_plane,))
     xp.put_along_axis(out, flat_idx, flat_in, axis=-1)
     return out.reshape(lead + tuple(output_size))
 
@@ -41,7 +41,7 @@ def _max_pool_double_backward_transpose_kernel(grad, indices, self_sizes, dim):
         planes *= s
     for s in self_sizes[-dim:]:
         plane *= s
-    out = xp.zeros((planes, plane), grad.dtype)
+    out = _zeros_like(grad, (planes, plane))
     if out.size and grad.size:
         rows = xp.arange(planes)[:, None]
         xp.add.at(out, (rows, indices.reshape(planes, -1)), grad.reshape(planes, -1))

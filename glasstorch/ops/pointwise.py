@@ -13,7 +13,9 @@ import operator
 
 from .. import _dtype, _checks
 from .._tensor import Tensor, _wrap
-from .._array import xp, to_device, broadcast_error, same_data, row_major, like_operands, like_input, copy_preserving_layout, erf as _erf, erfinv as _erfinv, lgamma as _lgamma, digamma as _digamma
+from .._array import (xp, to_device, broadcast_error, same_data, row_major, like_operands, like_input,
+                      copy_preserving_layout, erf as _erf, erfinv as _erfinv, lgamma as _lgamma, digamma as _digamma,
+                      asarray_like as _asarray_like, asarray, zeros_like as _zeros_like)
 from ._op import (method, operands, inplace, inplace_recorded, result_dtype, as_tensor_arg, promote_arrays,
                   _check_inplace, bump_version, write_into, written_into_self, can_cast, _DTYPE_OF)
 from .._ops import defop, aten
@@ -272,7 +274,7 @@ def kept(values, keep):
     per element and mispredicts on random masks: 4.2 ms on LeNet's first ReLU, 128x6x28x28)."""
     bits = _BITS_OF_SIZE.get(values.dtype.itemsize) if values.dtype.kind == "f" else None
     if bits is None or type(values) is not xp.ndarray or not values.ndim:   # (other dtypes, CuPy, meta)
-        return xp.where(keep, values, xp.zeros((), values.dtype))
+        return xp.where(keep, values, _zeros_like(values, ()))
     return xp.multiply(values.view(bits), keep.view(xp.uint8), dtype=bits).view(values.dtype)
 
 
@@ -543,11 +545,11 @@ def _int_trunc_div(a, b):
     _check_int_zero(a, b)
     q = xp.floor_divide(a, b)
     r = a - q * b
-    return q + ((r != 0) & ((a < 0) != (xp.asarray(b) < 0)))  # floor rounds down; trunc rounds to 0
+    return q + ((r != 0) & ((a < 0) != (asarray(b) < 0)))  # floor rounds down; trunc rounds to 0
 
 
 def _check_int_zero(da, db):
-    if da.dtype.kind in "iub" and not isinstance(db, float) and (xp.asarray(db) == 0).any():
+    if da.dtype.kind in "iub" and not isinstance(db, float) and (asarray(db) == 0).any():
         raise RuntimeError("ZeroDivisionError")
 
 
@@ -576,7 +578,7 @@ def _binary_kernel(compute, reversed_operands=False):
     if reversed_operands:
         def kernel(self, other):
             b, a = promote_arrays(other, self)
-            return compute(xp.asarray(a, dtype=b.dtype), b)
+            return compute(_asarray_like(b, a, b.dtype), b)
     else:
         def kernel(self, other):
             a, b = promote_arrays(self, other)
@@ -737,7 +739,7 @@ def _rpow_kernel(self, exponent):
     """number ** tensor: row-major whatever the exponent's layout (torch's pow.Scalar allocates its
     result without the exponent's strides)."""
     b, a = promote_arrays(exponent, self)
-    return row_major(xp.power(xp.asarray(a, dtype=b.dtype), b))
+    return row_major(xp.power(_asarray_like(b, a, b.dtype), b))
 
 
 pow_op = defop("pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor", _pow_tensor_kernel,
@@ -795,7 +797,7 @@ def _atan2_kernel(self, other):
     a, b = promote_arrays(self, other)
     if a.dtype.kind not in "fc":
         ft = _dtype.get_default_dtype().numpy_dtype
-        a, b = a.astype(ft), xp.asarray(b).astype(ft)
+        a, b = a.astype(ft), _asarray_like(a, b).astype(ft)
     try:
         return like_operands(xp.arctan2(a, b), a, b)
     except ValueError:
@@ -1427,7 +1429,7 @@ def _masked_fill_kernel(self, mask, value):
             raise broadcast_error(mask.shape, self.shape) from None
         if out_shape != self.shape:
             d = xp.broadcast_to(self, out_shape)
-    return row_major(xp.where(mask, xp.asarray(value, dtype=d.dtype), d))   # (torch: clone, then fill)
+    return row_major(xp.where(mask, _asarray_like(d, value, d.dtype), d))   # (torch: clone, then fill)
 
 
 masked_fill_op = defop("masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor", _masked_fill_kernel,

@@ -12,7 +12,9 @@ import warnings
 
 from .. import _checks, _dtype, _ops, return_types   # (_ops._ARRAY_TYPES, read at each call: it grows when CuPy is imported)
 from .._tensor import Tensor, _wrap_dim
-from .._array import xp, row_major, asarray, has_values, like_operands
+from .._array import (xp, row_major, asarray, has_values, like_operands, array_types as _array_types,
+                      asarray_like as _asarray_like, arange_like as _arange_like, zeros_like as _zeros_like,
+                      full_like as _full_like)
 from .._ops import defop, aten
 from .._seam import seam
 from ._op import method
@@ -280,7 +282,7 @@ def _extreme_dim_kernel(is_max):
     def kernel(self, dim, keepdim=False):
         d = _wrap_dim(dim, self.ndim)
         if not self.ndim:
-            return self.copy(), xp.zeros((), "int64")
+            return self.copy(), _zeros_like(self, (), "int64")
         if self.shape[d] == 0:
             raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
         idx = find(_nan_first(self, is_max), axis=d, keepdims=True)
@@ -294,7 +296,7 @@ def _extreme_dim_kernel(is_max):
 
 def _value_selecting_reduction_backward_kernel(grad, dim, indices, sizes, keepdim):
     """The gradient of a value-selecting reduction: ``grad`` put where the ``indices`` point."""
-    out = xp.zeros(tuple(sizes), grad.dtype)
+    out = _zeros_like(grad, tuple(sizes))
     if not sizes:
         out[...] = grad
         return out
@@ -378,7 +380,7 @@ def _arg_extreme_kernel(is_max):
             return r.reshape((1,) * a.ndim) if keepdim else r
         d = _wrap_dim(dim, a.ndim)
         if not a.ndim:
-            return xp.zeros((), "int64")
+            return _zeros_like(a, (), "int64")
         if a.shape[d] == 0:
             raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
         return _reduced(find(a, axis=d, keepdims=keepdim))
@@ -506,7 +508,7 @@ def _moments_kernel(name, is_std, family="std and var"):
         if n - c <= 0:
             warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly less than "
                           f"the reduction factor (input numel divided by output numel).", UserWarning, stacklevel=5)
-            v = xp.full(xp.sum(self, axis=axes, keepdims=keepdim).shape, xp.nan, self.dtype)
+            v = _full_like(self, xp.nan, xp.sum(self, axis=axes, keepdims=keepdim).shape)
         else:
             v = xp.var(self, axis=axes, keepdims=keepdim, ddof=c)
         if is_std:
@@ -828,9 +830,9 @@ def _cumulative_extreme_kernel(is_max):
     def kernel(self, dim):
         d = _wrap_dim(dim, self.ndim)
         if not self.ndim:
-            return self.copy(), xp.zeros((), "int64")
+            return self.copy(), _zeros_like(self, (), "int64")
         values = (xp.maximum if is_max else xp.minimum).accumulate(self, axis=d)
-        positions = xp.arange(self.shape[d]).reshape([-1 if i == d else 1 for i in range(self.ndim)])
+        positions = _arange_like(self, self.shape[d]).reshape([-1 if i == d else 1 for i in range(self.ndim)])
         # the index of the last element equal to the running extreme (torch's rule for ties)
         indices = xp.maximum.accumulate(xp.where(self == values, positions, 0), axis=d)
         return row_major(values), row_major(indices.astype("int64", copy=False))
@@ -984,7 +986,7 @@ def _sorted_indices(a, dim, descending):
 def _sort_kernel(self, dim=-1, descending=False):
     d = _wrap_dim(dim, self.ndim)
     if not self.ndim:
-        return self.copy(), xp.zeros((), "int64")
+        return self.copy(), _zeros_like(self, (), "int64")
     idx = _sorted_indices(self, d, descending)
     # (laid out as the input: torch's sort keeps a dense input's strides, infers dense ones otherwise)
     return like_operands(xp.take_along_axis(self, idx, axis=d), self), like_operands(idx.astype("int64", copy=False), self)
@@ -1000,15 +1002,15 @@ def _topk_kernel(self, k, dim=-1, largest=True, sorted=True):
     if k > n or k < 0:
         raise RuntimeError("selected index k out of range")
     if not self.ndim:
-        return self.copy(), xp.zeros((), "int64")
-    idx = xp.take(_sorted_indices(self, d, largest), xp.arange(k), axis=d)
+        return self.copy(), _zeros_like(self, (), "int64")
+    idx = xp.take(_sorted_indices(self, d, largest), _arange_like(self, k), axis=d)
     return xp.take_along_axis(self, idx, axis=d), idx.astype("int64", copy=False)
 
 
 def _kth_smallest(self, k, d, keepdim, name):
     """The k-th smallest along ``d`` (1-based) and its index."""
     if not self.ndim:
-        return self.copy(), xp.zeros((), "int64")
+        return self.copy(), _zeros_like(self, (), "int64")
     n = self.shape[d]
     if n == 0:
         raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
@@ -1048,7 +1050,7 @@ def _median_dim_kernel(ignore_nan):
     def kernel(self, dim, keepdim=False):
         d = _wrap_dim(dim, self.ndim)
         if not self.ndim:
-            return self.copy(), xp.zeros((), "int64")
+            return self.copy(), _zeros_like(self, (), "int64")
         if self.shape[d] == 0:
             raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
         order = _sorted_indices(self, d, False)        # NaNs last
@@ -1059,7 +1061,7 @@ def _median_dim_kernel(ignore_nan):
             else:              # a NaN in the slice makes it the median (the first NaN)
                 k = xp.where(nans > 0, self.shape[d] - nans, (self.shape[d] - 1) // 2)
         else:
-            k = xp.full([1 if i == d else s for i, s in enumerate(self.shape)], (self.shape[d] - 1) // 2)
+            k = _full_like(self, (self.shape[d] - 1) // 2, [1 if i == d else s for i, s in enumerate(self.shape)], "int64")
         idx = xp.take_along_axis(order, k, axis=d)
         values = xp.take_along_axis(self, idx, axis=d)
         if not keepdim:
@@ -1073,7 +1075,7 @@ def _mode_kernel(self, dim=-1, keepdim=False):
     index of its last occurrence, as torch's CPU kernel returns."""
     d = _wrap_dim(dim, self.ndim)
     if not self.ndim:
-        return self.copy(), xp.zeros((), "int64")
+        return self.copy(), _zeros_like(self, (), "int64")
     if self.shape[d] == 0:
         raise IndexError(f"mode(): Expected reduction dim {d} to have non-zero size.")
     moved = xp.moveaxis(self, d, -1)
@@ -1084,8 +1086,8 @@ def _mode_kernel(self, dim=-1, keepdim=False):
         v = uniq[counts == counts.max()].min()
         values.append(v)
         indices.append(xp.nonzero(row == v)[0].max())
-    values = xp.array(values, dtype=self.dtype).reshape(moved.shape[:-1])
-    indices = xp.array(indices, dtype="int64").reshape(moved.shape[:-1])
+    values = (xp.stack(values) if values else _zeros_like(self, (0,))).astype(self.dtype).reshape(moved.shape[:-1])
+    indices = (xp.stack(indices) if indices else _zeros_like(self, (0,))).astype("int64").reshape(moved.shape[:-1])
     if keepdim:
         values, indices = xp.expand_dims(values, d), xp.expand_dims(indices, d)
     return values, indices
@@ -1212,8 +1214,8 @@ def mode(input, dim=-1, keepdim=False, **numpy_names):
 
 def _unique2_kernel(self, sorted=True, return_inverse=False, return_counts=False):
     values, inverse, counts = xp.unique(self, return_inverse=True, return_counts=True)
-    return (values, inverse.reshape(self.shape).astype("int64") if return_inverse else xp.zeros((0,), "int64"),
-            counts.astype("int64") if return_counts else xp.zeros((0,), "int64"))
+    return (values, inverse.reshape(self.shape).astype("int64") if return_inverse else _zeros_like(self, (0,), "int64"),
+            counts.astype("int64") if return_counts else _zeros_like(self, (0,), "int64"))
 
 
 def _unique_dim_kernel(self, dim, sorted=True, return_inverse=False, return_counts=False):
@@ -1489,7 +1491,8 @@ def _isin_kernel(elements, test_elements, *, assume_unique=False, invert=False):
         else:
             scalars.append(_dtype.scalar_dtype(x))
     common = _dtype.result_type_of(dims, zeros, scalars).numpy_dtype
-    a, b = xp.asarray(elements, dtype=common), xp.asarray(test_elements, dtype=common)
+    device = elements if isinstance(elements, _array_types()) else test_elements   # (one may be a number)
+    a, b = _asarray_like(device, elements, common), _asarray_like(device, test_elements, common)
     return xp.isin(a, b, assume_unique=assume_unique, invert=invert)
 
 

@@ -19,7 +19,7 @@ scatter_reduce (create_graph=True) raises NotImplementedError (torch composes it
 """
 from .. import _dtype
 from .._tensor import Tensor, _wrap_dim
-from .._array import xp, has_values
+from .._array import xp, has_values, on_device_of as _on_device_of, zeros_like as _zeros_like, full_like as _full_like
 from ._op import method
 from .._ops import defop
 from .._seam import seam
@@ -32,7 +32,7 @@ _OLD_NAMES = {"max": "amax", "min": "amin"}     # still accepted by torch
 
 def _positions(index, dim):
     """The positions ``index`` names in the output: index along dim, the element's own coordinate elsewhere."""
-    grids = xp.indices(index.shape, sparse=True)
+    grids = [_on_device_of(index, g) for g in xp.indices(index.shape, sparse=True)]
     return tuple(index if d == dim else g for d, g in enumerate(grids))
 
 
@@ -77,7 +77,7 @@ def _scatter_reduce_kernel(self, dim, index, src, reduce, *, include_self=True):
     if not include_self:
         out[where] = _identity(reduce, self.dtype)
     if reduce == "mean":
-        count = xp.full(self.shape, 1 if include_self else 0, dtype=self.dtype)
+        count = _full_like(self, 1 if include_self else 0, self.shape)
         xp.add.at(out, where, values)
         xp.add.at(count, where, 1)
         count = xp.maximum(count, 1)
@@ -88,14 +88,14 @@ def _scatter_reduce_kernel(self, dim, index, src, reduce, *, include_self=True):
 
 
 def _scatter_add_into(shape, where, values, dtype):
-    out = xp.zeros(shape, dtype)
+    out = _zeros_like(values, shape, dtype)
     xp.add.at(out, where, values)
     return out
 
 
 def _scatter_reduce_backward(grad, self, dim, index, src, reduce, include_self, result):
     """torch's scatter_reduce_backward, on arrays: (grad of self, grad of src)."""
-    if not isinstance(grad, xp.ndarray):
+    if isinstance(grad, Tensor):
         raise NotImplementedError("glasstorch: double backward through scatter_reduce is not implemented "
                                   "(its derivative runs on arrays only)")
     where = _positions(index, dim)
@@ -104,7 +104,7 @@ def _scatter_reduce_backward(grad, self, dim, index, src, reduce, include_self, 
     if reduce == "sum":
         grad_self, grad_src = grad, grad[where]
     elif reduce == "mean":
-        count = _scatter_add_into(self.shape, where, xp.ones(index.shape, grad.dtype), grad.dtype) + \
+        count = _scatter_add_into(self.shape, where, _full_like(grad, 1, index.shape), grad.dtype) + \
             (1 if include_self else 0)
         count = xp.where(count == 0, 1, count)
         grad_self, grad_src = grad / count, grad[where] / count[where]
@@ -131,7 +131,7 @@ def _scatter_reduce_backward(grad, self, dim, index, src, reduce, include_self, 
     if not include_self:
         grad_self = grad_self.copy()
         grad_self[where] = 0
-    full_src = xp.zeros(src.shape, grad.dtype)
+    full_src = _zeros_like(grad, src.shape)
     full_src[tuple(slice(0, n) for n in index.shape)] = grad_src
     return grad_self, full_src
 

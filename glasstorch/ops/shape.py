@@ -15,7 +15,8 @@ from operator import index
 from .._tensor import (Tensor, Size, _wrap_dim, make_view as _view,  # (_view: for joining's diagonal)
                        preserve_format, contiguous_format,
                        memory_format as _memory_format, bump_version, _intercepted_property)
-from .._array import view_strides, xp, expanded, copy_preserving_layout, unsqueezed, data_ptr, root_array, as_strided
+from .._array import (view_strides, xp, expanded, copy_preserving_layout, unsqueezed, data_ptr, root_array,
+                      as_strided, zeros_like as _zeros_like)
 from ..autograd.graph import set_history, check_inplace, edge_of
 from ._op import _state, method, accepts_numpy_names
 from .. import _dtype, _checks
@@ -40,14 +41,8 @@ def _slice_kernel(self, dim=0, start=None, end=None, step=1):
     return self[tuple(index)]
 
 
-def _zeros_on_device_of(like, shape):
-    """Zeros of ``like``'s dtype on its device (NumPy's zeros_like dispatches to a meta or CuPy array's
-    own type; ``xp.zeros`` would make a CPU array that a meta or CUDA gradient cannot be written into)."""
-    return xp.zeros_like(like, shape=shape, order="C")
-
-
 def _slice_backward_kernel(grad_output, input_sizes, dim, start, end, step):
-    out = _zeros_on_device_of(grad_output, tuple(input_sizes))
+    out = _zeros_like(grad_output, tuple(input_sizes))
     d = _wrap_dim(dim, len(input_sizes))
     index = [slice(None)] * len(input_sizes)
     index[d] = slice(start, end, step)
@@ -144,7 +139,7 @@ def _zeros(like, shape):
     Tensor) and dtype. A constant: it needs no history."""
     if isinstance(like, Tensor):
         return like.new_zeros(shape)
-    return xp.zeros(shape, like.dtype)
+    return _zeros_like(like, shape)
 
 
 # ---- view, reshape ----------------------------------------------------------------------------------------
@@ -664,7 +659,7 @@ def _select_kernel(self, dim, index):
 
 
 def _select_backward_kernel(grad_output, input_sizes, dim, index):
-    out = _zeros_on_device_of(grad_output, tuple(input_sizes))
+    out = _zeros_like(grad_output, tuple(input_sizes))
     _select_kernel(out, dim, index)[...] = grad_output
     return out
 
@@ -1053,7 +1048,7 @@ def _resized(self, size):
         raise RuntimeError(f"Trying to create tensor with negative dimension {min(size)}: {list(size)}")
     n = math.prod(size)
     flat = self.reshape(-1)
-    new = xp.zeros(n, dtype=self.dtype)
+    new = _zeros_like(self, n)
     k = min(n, flat.size)
     new[:k] = flat[:k]
     return new.reshape(tuple(size))

@@ -30,7 +30,7 @@ import math
 
 from .. import _dtype, _checks
 from .._tensor import Tensor
-from .._array import xp, special as _sp, asarray
+from .._array import xp, special as _sp, asarray, zeros_like as _zeros_like
 from ._op import method, promote_arrays, write_into
 from .._ops import defop, aten
 from .. import _ops   # (_ops._ARRAY_TYPES, read at each call: it grows when CuPy is imported)
@@ -138,7 +138,7 @@ def _xlog_kernel(log):
         a, b = _binary_floats(self, other)
         with xp.errstate(divide="ignore", invalid="ignore"):
             out = a * log(b)
-        return xp.where((a == 0) & ~xp.isnan(b), xp.zeros((), out.dtype), out)
+        return xp.where((a == 0) & ~xp.isnan(b), _zeros_like(out, ()), out)
     return kernel
 
 
@@ -410,7 +410,7 @@ def _refuse(name, dtype):
 def _unary_special(name, fn):
     def kernel(self):
         _refuse(name, self.dtype)
-        return xp.asarray(fn(_as_float(self)))
+        return asarray(fn(_as_float(self)))
     kernel.__name__ = name
     return kernel
 
@@ -432,7 +432,7 @@ def _polynomial_kernel(name, fn):
             if isinstance(v, _ops._ARRAY_TYPES) and v.dtype.kind == "c":
                 _refuse(name, v.dtype)
         a, b = _binary_floats(x, n)
-        return xp.asarray(fn(a, b)).astype(a.dtype, copy=False)
+        return asarray(fn(a, b)).astype(a.dtype, copy=False)
     kernel.__name__ = name
     return kernel
 
@@ -453,7 +453,7 @@ def _igamma_kernel(name, fn):
         a, b = promote_arrays(self, other)
         if a.dtype.kind != "f":
             raise NotImplementedError(f'"{name}_cpu" not implemented for \'{_dtype._BY_NUMPY[a.dtype]._legacy}\'')
-        return xp.asarray(fn(a, b.astype(a.dtype, copy=False)))
+        return asarray(fn(a, b.astype(a.dtype, copy=False)))
     return kernel
 
 

@@ -11,12 +11,11 @@ column per window position (L of them); col2im sums such columns back into an im
 derivative. Both walk the kernel's kh*kw offsets, each a strided slice of the padded image.
 """
 from .._tensor import Tensor
-from .._array import xp
+from .._array import xp, as_strided, zeros_like as _zeros_like, empty_like as _empty_like
 from ._op import method
 from .._ops import defop
 from .._seam import seam
 
-as_strided = xp.lib.stride_tricks.as_strided
 
 
 def _unfold_kernel(self, dimension, size, step):
@@ -37,7 +36,7 @@ def _unfold_kernel(self, dimension, size, step):
 def _unfold_backward_kernel(grad_in, input_sizes, dim, size, step):
     if not input_sizes:                                 # a 0-d input was seen as one window of one element
         return grad_in.reshape(()).copy()
-    out = xp.zeros(tuple(input_sizes), grad_in.dtype)
+    out = _zeros_like(grad_in, tuple(input_sizes))
     windows = grad_in.shape[dim]
     idx = [slice(None)] * out.ndim
     for k in range(size):     # element k of every window: distinct positions k, k + step, ..., so += is safe
@@ -105,7 +104,7 @@ def _im2col_kernel(self, kernel_size, dilation, padding, stride):
                            f"{dw}), padding=({ph}, {pw}), calculated shape of the array of sliding blocks as ({bh}, "
                            f"{bw}), but its components must be at least one.")
     padded = xp.pad(self, ((0, 0), (0, 0), (ph, ph), (pw, pw)))
-    cols = xp.empty((n, c, kh, kw, bh, bw), self.dtype)
+    cols = _empty_like(self, (n, c, kh, kw, bh, bw))
     for i in range(kh):
         for j in range(kw):
             cols[:, :, i, j] = padded[:, :, i * dh:i * dh + sh * (bh - 1) + 1:sh, j * dw:j * dw + sw * (bw - 1) + 1:sw]
@@ -126,7 +125,7 @@ def _col2im_kernel(self, output_size, kernel_size, dilation, padding, stride):
                            f"input.size(2)={length}.")
     c = ckk // (kh * kw)
     cols = self.reshape(n, c, kh, kw, bh, bw)
-    padded = xp.zeros((n, c, h + 2 * ph, w + 2 * pw), self.dtype)
+    padded = _zeros_like(self, (n, c, h + 2 * ph, w + 2 * pw))
     for i in range(kh):
         for j in range(kw):
             padded[:, :, i * dh:i * dh + sh * (bh - 1) + 1:sh, j * dw:j * dw + sw * (bw - 1) + 1:sw] += cols[:, :, i, j]
