@@ -519,7 +519,9 @@ def as_strided(a, shape, strides, writeable=True):
     """``xp.lib.stride_tricks.as_strided`` for kernels that may see a meta array (a view on meta too)."""
     if type(a) is MetaArray:
         return MetaArray(shape, a.dtype, strides, a.offset, a._root(), writeable)
-    if not isinstance(a, xp.ndarray):   # (CuPy's: NumPy's would convert the array; CuPy has no read-only views)
+    if isinstance(a, xp.generic):       # (a NumPy scalar, as indexing a 0-d element gives: a 0-d array)
+        a = xp.asarray(a)
+    elif not isinstance(a, xp.ndarray):  # (CuPy's: NumPy's would convert the array; CuPy has no read-only views)
         return _cupy_if_loaded().lib.stride_tricks.as_strided(a, shape, strides)
     return xp.lib.stride_tricks.as_strided(a, shape, strides, writeable=writeable)
 
