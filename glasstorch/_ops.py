@@ -63,8 +63,8 @@ def _bind_tensor_module(tensor_cls, wrap, view_of):
     """Called once by ``_tensor.py`` (which imports this module, so it can't be imported here)."""
     global _Tensor, _wrap, _view_of
     _Tensor, _wrap, _view_of = tensor_cls, wrap, view_of
-    _CALL_HELPERS.update(_Tensor=tensor_cls, _wrap=wrap, _view_of=view_of)
-    _NODE_HELPERS.update(_Tensor=tensor_cls)
+    _CALL_HELPERS.update(_Tensor=tensor_cls, _wrap=wrap, _view_of=view_of, _alias=tensor_cls._alias)
+    _NODE_HELPERS.update(_Tensor=tensor_cls, _alias=tensor_cls._alias)
 
 
 # -----------------------------------------------------------------------------------------------
@@ -324,6 +324,7 @@ _CALL_HELPERS = {"seam": seam, "_state": _state, "_ARRAY_TYPES": _ARRAY_TYPES, "
                  "_settle": _meta.settle, "_narrow_0d": _narrow_0d, "_FLOAT64": _FLOAT64, "_MULTI_OUTPUT_NODE": MULTI_OUTPUT_NODE,
                  "_user_frame": user_frame}
 _NODE_HELPERS = node_helpers()
+_CALL_HELPERS.update(_NODE_HELPERS)      # (an op's generated call records its node inline: _ops_codegen.record_lines)
 
 
 def _bind_inplace_helpers(run_inplace, check_no_overlap, check_aliases, write_into):
