@@ -45,11 +45,12 @@ The registry is browsable as torch's is: ``glasstorch.ops.aten.mul.Tensor``, wit
 """
 import inspect
 import re
+import sys
 
 from ._seam import seam
 from ._array import xp, array_types, array_errors, translate_array_error, on_new_array_type, meta as _meta
 from .autograd import grad_mode
-from .autograd.graph import FormulaNode, node_helpers, user_frame, MULTI_OUTPUT_NODE, DEFAULT
+from .autograd.graph import FormulaNode, node_helpers, user_frame, MULTI_OUTPUT_NODE, DEFAULT, _GLASSTORCH_FILES
 from . import _ops_codegen as _codegen
 
 _state = grad_mode._state
@@ -322,7 +323,7 @@ _ARRAY_ERRORS = array_errors()
 _CALL_HELPERS = {"seam": seam, "_state": _state, "_ARRAY_TYPES": _ARRAY_TYPES, "_ARRAY_ERRORS": _ARRAY_ERRORS,
                  "_translate": translate_array_error, "_meta_touched": _meta.touched,
                  "_settle": _meta.settle, "_narrow_0d": _narrow_0d, "_FLOAT64": _FLOAT64, "_MULTI_OUTPUT_NODE": MULTI_OUTPUT_NODE,
-                 "_user_frame": user_frame}
+                 "_user_frame": user_frame, "_getframe": sys._getframe, "_GLASSTORCH_FILES": _GLASSTORCH_FILES}
 _NODE_HELPERS = node_helpers()
 _CALL_HELPERS.update(_NODE_HELPERS)      # (an op's generated call records its node inline: _ops_codegen.record_lines)
 

@@ -168,7 +168,9 @@ def inplace_call_source(op):
               f"        raise _translate(_e, _op, {all_args}) from None",
               "    _vc.version += 1   # (ops/_op.bump_version's steps)",
               f"    _vc.last_op = {op._schema.name!r}",
-              "    _f = _user_frame(1)",
+              "    _f = _getframe(1)   # (user_frame's walk to the user's line, written out)",
+              "    while _f is not None and _f.f_code.co_filename.startswith(_GLASSTORCH_FILES):",
+              "        _f = _f.f_back",
               "    _vc.where = (_f.f_code.co_filename, _f.f_lineno) if _f is not None else None",
               f"    return {target}"]
     return "\n".join(lines) + "\n"
