@@ -6,7 +6,10 @@ formula table, so that no op pays for interpreting a table on every call.
   the results wrapped (as views where the schema says ``Tensor(a)``), then the node recorded if an
   input requires grad;
 * ``Node._record``        -- the node for one call: edges, history, and saved exactly what the
-  formulas of the inputs that need a gradient read;
+  formulas of the inputs that need a gradient read. For an op with one output and single-Tensor
+  inputs (most ops) the same lines (``record_lines``) are also written into its ``__call__``, so
+  the usual forward makes no ``_record``/``connect`` call; ``_record`` serves in-place variants and
+  dispatch modes;
 * ``Node._run_formulas``  -- backward: each needed formula, given what it reads.
 
 Each is written and compiled at its first use (an op's first call: ``_GeneratedOnFirstUse``).
