@@ -45,12 +45,13 @@ The registry is browsable as torch's is: ``glasstorch.ops.aten.mul.Tensor``, wit
 """
 import inspect
 import re
+import sys
 
 from ._seam import seam
 from ._array import xp, array_types, array_errors, translate_array_error, on_new_array_type, meta as _meta
 from ._array import device_rule as _device_rule
 from .autograd import grad_mode
-from .autograd.graph import FormulaNode, node_helpers, user_frame, MULTI_OUTPUT_NODE, DEFAULT
+from .autograd.graph import FormulaNode, node_helpers, user_frame, MULTI_OUTPUT_NODE, DEFAULT, _GLASSTORCH_FILES
 from . import _ops_codegen as _codegen
 
 _state = grad_mode._state
@@ -64,8 +65,8 @@ def _bind_tensor_module(tensor_cls, wrap, view_of):
     """Called once by ``_tensor.py`` (which imports this module, so it can't be imported here)."""
     global _Tensor, _wrap, _view_of
     _Tensor, _wrap, _view_of = tensor_cls, wrap, view_of
-    _CALL_HELPERS.update(_Tensor=tensor_cls, _wrap=wrap, _view_of=view_of)
-    _NODE_HELPERS.update(_Tensor=tensor_cls)
+    _CALL_HELPERS.update(_Tensor=tensor_cls, _wrap=wrap, _view_of=view_of, _alias=tensor_cls._alias)
+    _NODE_HELPERS.update(_Tensor=tensor_cls, _alias=tensor_cls._alias)
 
 
 # -----------------------------------------------------------------------------------------------
@@ -343,8 +344,10 @@ _ARRAY_ERRORS = array_errors()
 _CALL_HELPERS = {"seam": seam, "_state": _state, "_ARRAY_TYPES": _ARRAY_TYPES, "_ARRAY_ERRORS": _ARRAY_ERRORS,
                  "_translate": translate_array_error, "_meta_touched": _meta.touched,
                  "_settle": _meta.settle, "_devices": _device_rule.state, "_check_devices": _device_rule.check, "_narrow_0d": _narrow_0d, "_FLOAT64": _FLOAT64, "_MULTI_OUTPUT_NODE": MULTI_OUTPUT_NODE,
-                 "_user_frame": user_frame, "_autograd_first": _autograd_first}
+                 "_user_frame": user_frame, "_autograd_first": _autograd_first,
+                 "_getframe": sys._getframe, "_GLASSTORCH_FILES": _GLASSTORCH_FILES}
 _NODE_HELPERS = node_helpers()
+_CALL_HELPERS.update(_NODE_HELPERS)      # (an op's generated call records its node inline: _ops_codegen.record_lines)
 
 
 def _bind_inplace_helpers(run_inplace, check_no_overlap, check_aliases, write_into):

@@ -6,7 +6,10 @@ formula table, so that no op pays for interpreting a table on every call.
   the results wrapped (as views where the schema says ``Tensor(a)``), then the node recorded if an
   input requires grad;
 * ``Node._record``        -- the node for one call: edges, history, and saved exactly what the
-  formulas of the inputs that need a gradient read;
+  formulas of the inputs that need a gradient read. For an op with one output and single-Tensor
+  inputs (most ops) the same lines (``record_lines``) are also written into its ``__call__``, so
+  the usual forward makes no ``_record``/``connect`` call; ``_record`` serves in-place variants and
+  dispatch modes;
 * ``Node._run_formulas``  -- backward: each needed formula, given what it reads.
 
 Each is written and compiled at its first use (an op's first call: ``_GeneratedOnFirstUse``).
@@ -125,7 +128,11 @@ def op_call_source(op):
                 requires.append(f"any(isinstance(_x, _Tensor) and _x._requires_grad for _x in {n})")
                 inputs.append(f"*[_x if isinstance(_x, _Tensor) else None for _x in {n}]")
         lines.append(f"    if _state.enabled and ({' or '.join(requires)}):")
-        lines.append(f"        _record(_op, {all_args}, [{', '.join(inputs)}], _out)")
+        if _inline_record(op.node):     # the node recorded here, without a _record call
+            lines += [f"        _i{k} = {x}" for k, x in enumerate(inputs)]
+            lines += record_lines(op.node, lambda i: names[i], "        ")
+        else:
+            lines.append(f"        _record(_op, {all_args}, [{', '.join(inputs)}], _out)")
     lines.append("    return _out")
     return "\n".join(lines) + "\n"
 
@@ -175,7 +182,9 @@ def inplace_call_source(op):
               f"        raise _translate(_e, _op, {all_args}) from None",
               "    _vc.version += 1   # (ops/_op.bump_version's steps)",
               f"    _vc.last_op = {op._schema.name!r}",
-              "    _f = _user_frame(1)",
+              "    _f = _getframe(1)   # (user_frame's walk to the user's line, written out)",
+              "    while _f is not None and _f.f_code.co_filename.startswith(_GLASSTORCH_FILES):",
+              "        _f = _f.f_back",
               "    _vc.where = (_f.f_code.co_filename, _f.f_lineno) if _f is not None else None",
               f"    return {target}"]
     return "\n".join(lines) + "\n"
@@ -226,7 +235,8 @@ def install_call(op, namespace):
         return
     source = op_call_source(op)
     ns = dict(namespace)
-    ns.update(_kernel=op.kernel, _D=op._defaults,
+    ns.update(_kernel=op.kernel, _D=op._defaults, _cls=op.node,
+              _RESULT_SLOTS=result_slots(op.node) if op.node is not None else None,
               _record=op.node._record if op.node is not None and not op._inplace else None)
     _compile(source, f"<glasstorch: aten.{op.__name__}>", ns)
     op.__class__ = type(f"OpOverload_{op.__name__.replace('.', '_')}", (type(op),),
@@ -277,117 +287,197 @@ class _Layout:
         return f"any(_x[0] is not None for _x in _e[{a}:{b}])"
 
 
+def _inline_record(cls):
+    """Whether ``cls``'s recording can be written into its op's generated call (no ``_record`` call):
+    one output, and inputs that are single Tensors (a ``Tensor[]`` input makes the edges' count vary)."""
+    schema = cls._schema
+    return not (schema.returns_list or schema.returns_tuple) and not _Layout(schema, cls._edge_positions).dynamic
+
+
 def node_record_source(cls):
     """The source of ``cls._record(op, args, inputs, out)``: args are the call's arguments in schema
     order, inputs one Tensor-or-None per edge."""
     schema = cls._schema
     layout = _Layout(schema, cls._edge_positions)
-    table = cls._formula_table
-    lines = ["def _record(_op, _args, _inputs, _out):",
-             "    _node = _new(_cls)"]
+    lines = ["def _record(_op, _args, _inputs, _out):"]
+    if not layout.dynamic and not (schema.returns_list or schema.returns_tuple):
+        lines += [f"    _i{k} = _inputs[{k}]" for k in range(len(layout.edges))]
+        lines += record_lines(cls, lambda i: f"_args[{i}]", "    ")
+        lines.append("    return _node")
+        return "\n".join(lines) + "\n"
+    lines.append("    _node = _new(_cls)")
     lines += layout.setup
     if layout.dynamic:
         ranges = ", ".join(f"{n!r}: ({a}, {b})" for n, (a, b) in layout.edges.items())
         lines.append(f"    _node._edge_ranges = {{{ranges}}}")
-    inputs_needing = {}
     need_lines = ["    _e = _node.next_functions"]
     # (after connect: an input with an edge -- torch's should_compute_output -- not merely one that
     # requires grad: a view made under no_grad has none, and its partner operand is not saved)
     for name in layout.edges:
         need_lines.append(f"    _r_{name} = {layout.needed(name)}")
-    for k, (names, _, _, _) in enumerate(table):
-        need_lines.append(f"    _need{k} = {' or '.join('_r_' + n for n in names)}")
-        for n in names:
-            inputs_needing.setdefault(n, []).append(k)
     # outputs, and what the gradient must be brought back to for inputs of another shape/dtype
     if schema.returns_list:
         lines.append("    _outs = _out")
         lines.append("    _node.num_outputs = len(_out)")
-    elif schema.returns_tuple:
+        lines.append("    _ref = _outs[0]._data")
+    elif schema.returns_tuple:   # the first defined output (an output may be undefined: None)
         lines.append("    _outs = _out")
-    else:
-        lines.append("    _outs = (_out,)")
-    if schema.returns_tuple:   # the first defined output (an output may be undefined: None)
         lines.append("    _ref = next(_o for _o in _outs if _o is not None)._data")
     else:
-        lines.append("    _ref = _outs[0]._data")
+        lines.append("    _outs = (_out,)")
+        lines.append("    _ref = _out._data")
     lines.append("    _node._out_dtype = _ref.dtype")
     meta = ["    _meta = _input_meta(_inputs, _ref)", "    if _meta is not None:", "        _node._input_meta = _meta"]
     if not layout.dynamic and layout.edges:
-        # mostly every input has the output's shape and dtype: said inline, without _input_meta's call
-        # and loop (which then decides, for an input that differs, whether it requires grad)
         n_inputs = len(layout.edges)
         differs = " or ".join(f"(_inputs[{i}] is not None and (_inputs[{i}]._data.shape != _shape "
                               f"or _inputs[{i}]._data.dtype != _dt))" for i in range(n_inputs))
         meta = ["    _shape, _dt = _ref.shape, _node._out_dtype", f"    if {differs}:"] + ["    " + m for m in meta]
     if all(alias for _, alias in schema.returns) and not schema.mutates and not layout.dynamic:
-        # a view op's formula gives its input's own shape: the engine has nothing to reduce, and only
-        # a view with another dtype (view_as_real) needs the input's dtype kept, to cast its gradient back
-        # (an in-place op, Tensor(a!), is no view: copy_'s source may have been broadcast)
         other_dtype = " or ".join(f"(_inputs[{i}] is not None and _inputs[{i}]._data.dtype != _ref.dtype)"
                                   for i in range(len(layout.edges)))
         lines.append(f"    if {other_dtype}:")
         lines += ["    " + line for line in meta]
     else:
         lines += meta
-    if schema.returns_list or schema.returns_tuple:
-        diff = cls._output_differentiability
-        if diff is None:
-            lines.append("    connect(_node, _inputs, tuple(_o if _differentiable(_o) else None for _o in _outs))")
-        else:   # outputs torch declares not differentiable get no history
-            outs = "".join(f"(_outs[{k}] if _differentiable(_outs[{k}]) else None), " if d else "None, "
-                           for k, d in enumerate(diff))
-            lines.append(f"    connect(_node, _inputs, ({outs}))")
-    else:
+    diff = cls._output_differentiability
+    if not (schema.returns_list or schema.returns_tuple):
         lines.append("    connect(_node, _inputs, _out)")
+    elif diff is None:
+        lines.append("    connect(_node, _inputs, tuple(_o if _differentiable(_o) else None for _o in _outs))")
+    else:   # outputs torch declares not differentiable get no history
+        outs = "".join(f"(_outs[{k}] if _differentiable(_outs[{k}]) else None), " if d else "None, "
+                       for k, d in enumerate(diff))
+        lines.append(f"    connect(_node, _inputs, ({outs}))")
     lines += need_lines
+    lines += _saved_lines(cls, lambda i: f"_args[{i}]", "    ")
+    lines.append("    return _node")
+    return "\n".join(lines) + "\n"
+
+
+def record_lines(cls, arg, indent):
+    """The lines that record a node of ``cls`` (one output ``_out``, single-Tensor inputs ``_i0``,
+    ``_i1``... -- None for an argument that is no Tensor -- and argument ``i`` read as ``arg(i)``),
+    leaving it in ``_node``: ``connect``'s work written out for this op's inputs (each edge as
+    ``autograd.graph.edge_of`` finds it) and what the formulas read saved. Used by ``_record`` and
+    written into the op's generated call, where the recording is most of autograd's cost per op."""
+    schema = cls._schema
+    layout = _Layout(schema, cls._edge_positions)
+    n_inputs = len(layout.edges)
+    lines = ["_node = _new(_cls)",
+             "_ref = _out._data",
+             "_node._out_dtype = _ref.dtype"]
+    if n_inputs:
+        # mostly every input has the output's shape and dtype: said inline, without _input_meta's call
+        # and loop (which then decides, for an input that differs, whether it requires grad)
+        differs = " or ".join(f"(_i{k} is not None and (_i{k}._data.shape != _shape or _i{k}._data.dtype != _dt))"
+                              for k in range(n_inputs))
+        meta = ["_shape, _dt = _ref.shape, _node._out_dtype",
+                f"if {differs}:",
+                f"    _meta = _input_meta([{''.join(f'_i{k}, ' for k in range(n_inputs))}], _ref)",
+                "    if _meta is not None:",
+                "        _node._input_meta = _meta"]
+        if all(alias for _, alias in schema.returns) and not schema.mutates:
+            # a view op's formula gives its input's own shape: the engine has nothing to reduce, and only
+            # a view with another dtype (view_as_real) needs the input's dtype kept, to cast its gradient
+            # back (an in-place op, Tensor(a!), is no view: copy_'s source may have been broadcast)
+            other_dtype = " or ".join(f"(_i{k} is not None and _i{k}._data.dtype != _ref.dtype)"
+                                      for k in range(n_inputs))
+            lines.append(f"if {other_dtype}:")
+            lines += ["    " + m for m in meta]
+        else:
+            lines += meta
+    # the edges (connect / edge_of, written out per input)
+    for k in range(n_inputs):
+        t = f"_i{k}"
+        lines += [f"if {t} is None or not {t}._requires_grad:",
+                  f"    _e{k} = _NO_EDGE",
+                  "else:",
+                  f"    _fn = {t}._grad_fn",
+                  f"    if {t}._base is not None and (_fn is None or {t}._attr_version != {t}._vc.version):",
+                  f"        _e{k} = _view_edge({t})   # a view made under no_grad, or one to re-derive from its base",
+                  "    elif _fn is None:   # a leaf: its AccumulateGrad, while one is alive, else a new one",
+                  f"        _e{k} = {t}._accumulator",
+                  f"        _e{k} = _e{k}() if _e{k} is not None else None",
+                  f"        _e{k} = (_e{k} if _e{k} is not None else {t}._grad_accumulator(), 0)",
+                  "    else:",
+                  f"        _e{k} = (_fn, {t}._output_nr)"]
+    lines += [f"_node.next_functions = ({''.join(f'_e{k}, ' for k in range(n_inputs))})",
+              "_node._seq = _next_seq()",
+              "if _anomaly.enabled:",
+              "    _node._anomaly_trace = _forward_trace()",
+              "_out._grad_fn = _node",
+              "_out._requires_grad = True"]
+    # (an input with an edge -- torch's should_compute_output -- not merely one that requires grad:
+    # a view made under no_grad has none, and its partner operand is not saved)
+    for k, name in enumerate(layout.edges):
+        lines.append(f"_r_{name} = _e{k}[0] is not None")
+    return [indent + line for line in lines] + _saved_lines(cls, arg, indent)
+
+
+def _saved_lines(cls, arg, indent):
+    """The lines that save, on ``_node``, what the formulas of the inputs that need a gradient read
+    (``_r_<input>``: whether it does; argument ``i`` read as ``arg(i)``, outputs from ``_outs``
+    or, for one output, ``_out``)."""
+    schema = cls._schema
+    table = cls._formula_table
+    single = not (schema.returns_list or schema.returns_tuple)
+    lines = []
+    for k, (names, _, _, _) in enumerate(table):
+        lines.append(f"_need{k} = {' or '.join('_r_' + n for n in names)}")
     # parameters the needed formulas read
     for k, (names, _, _, specs) in enumerate(table):
         body = []
         for kind, key in specs:
-            p = layout.position.get(key, None) if kind != "value" else None
             if kind == "value":
-                body.append(f"_node._saved_{key} = _args[{cls._op_arg_index[key]}]")
+                body.append(f"_node._saved_{key} = {arg(cls._op_arg_index[key])}")
             elif kind == "sizes":
-                i = cls._op_arg_index[key]
-                body.append(f"_node._saved_{key}_sym_sizes = _sizes(_args[{i}])")
+                body.append(f"_node._saved_{key}_sym_sizes = _sizes({arg(cls._op_arg_index[key])})")
             elif kind == "numel":
-                body.append(f"_node._saved_{key}_sym_numel = _args[{cls._op_arg_index[key]}]._data.size")
+                body.append(f"_node._saved_{key}_sym_numel = {arg(cls._op_arg_index[key])}._data.size")
             elif kind == "dtype":
-                body.append(f"_node._saved_{key}_dtype = _args[{cls._op_arg_index[key]}].dtype")
+                body.append(f"_node._saved_{key}_dtype = {arg(cls._op_arg_index[key])}.dtype")
             elif kind == "device":
-                body.append(f"_node._saved_{key}_device = _args[{cls._op_arg_index[key]}].device")
+                body.append(f"_node._saved_{key}_device = {arg(cls._op_arg_index[key])}.device")
         if body:
-            lines.append(f"    if _need{k}:")
-            lines += ["        " + b for b in body]
+            lines.append(f"if _need{k}:")
+            lines += ["    " + b for b in body]
     # the saved tensors
     slots = []
-    results = {}
     for slot, name in enumerate(cls.saved_names):
         readers = [k for k, (_, _, _, specs) in enumerate(table) if ("tensor", name) in specs]
         cond = _save_guard(cls, schema, table, name, readers)
         if name in cls._out_names:
             nr = cls._out_names.index(name)
-            expr = f"_outs[{nr}]._alias()" if not schema.returns_tuple else \
-                f"(_outs[{nr}]._alias() if _outs[{nr}] is not None else None)"   # (an undefined output)
-            if cls._output_differentiability is None or cls._output_differentiability[nr]:
-                results[slot] = nr      # (read with history in double backward)
+            expr = "_alias(_out)" if single else f"_alias(_outs[{nr}])" if not schema.returns_tuple else \
+                f"(_alias(_outs[{nr}]) if _outs[{nr}] is not None else None)"   # (an undefined output)
         else:
-            expr = f"_args[{cls._op_arg_index[name]}]"
-        lines.append(f"    _v{slot} = {expr} if ({cond}) else None" if cond else f"    _v{slot} = {expr}")
+            expr = arg(cls._op_arg_index[name])
+        lines.append(f"_v{slot} = {expr} if ({cond}) else None" if cond else f"_v{slot} = {expr}")
         slots.append(f"_v{slot}")
     if slots:
         tup = "(" + "".join(s + ", " for s in slots) + ")"
-        lines.append(f"    _node._saved = {tup}")
+        lines.append(f"_node._saved = {tup}")
         # (a plain Tensor's version read inline; anything else -- None, a number, a list, a subclass,
         # an inference tensor, which may not be saved -- through _version)
         versions = "".join(f"({s}._vc.version if type({s}) is _Tensor and not {s}._vc.inference else _version({s})), "
                            for s in slots)
-        lines.append(f"    _node._versions_at_save = ({versions})")
-        if results:
-            lines.append(f"    _node._result_slots = {results!r}")
-    lines.append("    return _node")
-    return "\n".join(lines) + "\n"
+        lines.append(f"_node._versions_at_save = ({versions})")
+        if result_slots(cls):
+            lines.append("_node._result_slots = _RESULT_SLOTS")
+    return [indent + line for line in lines]
+
+
+def result_slots(cls):
+    """{slot of ``_saved``: output number} for the outputs a node of ``cls`` saves that are read with
+    their history in double backward (the generated code's ``_RESULT_SLOTS``; None when none)."""
+    results = {}
+    for slot, name in enumerate(cls.saved_names):
+        if name in cls._out_names:
+            nr = cls._out_names.index(name)
+            if cls._output_differentiability is None or cls._output_differentiability[nr]:
+                results[slot] = nr
+    return results or None
 
 
 def _save_guard(cls, schema, table, name, readers):
@@ -486,7 +576,7 @@ def install_node(cls, helpers):
         if "_run_formulas" in cls.__dict__ and not isinstance(cls.__dict__["_run_formulas"], _GeneratedOnFirstUse):
             return
         ns = dict(helpers)
-        ns.update(_cls=cls, _new=object.__new__, connect=connect)
+        ns.update(_cls=cls, connect=connect, _RESULT_SLOTS=result_slots(cls))
         for k, (_, fn, _, _) in enumerate(cls._formula_table):
             ns[f"_f{k}"] = fn
         source = node_record_source(cls) + "\n\n" + node_run_source(cls)

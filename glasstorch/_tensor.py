@@ -493,9 +493,21 @@ class Tensor:
         self._data = value._data
 
     def _alias(self):
-        """Same data and version counter, no history (for saving a result without a cycle)."""
-        out = _wrap(self._data)
+        """Same data and version counter, no history (for saving a result without a cycle).
+        (_wrap's assignments written out with the shared counter: every op that saves its result
+        makes one, and _wrap would make a counter only to drop it.)"""
+        out = object.__new__(Tensor)
+        out._data = self._data
+        out._requires_grad = False
+        out._grad_fn = None
+        out._grad = None
+        out._output_nr = 0
         out._vc = self._vc
+        out._base = None
+        out._retains_grad = False
+        out._backward_hooks = None
+        out._post_accumulate_grad_hooks = None
+        out._accumulator = None
         return out
 
     def _as_output_of(self, node, output_nr=0):

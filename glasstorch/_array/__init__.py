@@ -228,8 +228,11 @@ def unsqueezed(array, dim):
     """``array`` with a new dim of size 1 at ``dim``, strided as torch's unsqueeze: the new dim's
     stride is the size times the stride of the dim it goes before (the item size at the end), and
     the other dims keep theirs. NumPy's expand_dims reshapes, which may restride dims of size 1;
-    torch's overlap check compares strides literally, so ``x.diagonal()[None]`` must agree."""
-    r = xp.expand_dims(array, dim)
+    torch's overlap check compares strides literally, so ``x.diagonal()[None]`` must agree.
+    ``dim`` is already wrapped (0 to ndim). (A reshape that only inserts a dim of size 1 is always a
+    view; expand_dims is that reshape after ~1 us of argument normalisation.)"""
+    shape = array.shape
+    r = array.reshape(shape[:dim] + (1,) + shape[dim:])
     if not isinstance(array, xp.ndarray):
         return r
     st = array.strides
