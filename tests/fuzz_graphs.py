@@ -116,6 +116,24 @@ def _off_zero(rng, xs):
     return ()
 
 
+def _atan2_inputs(rng, xs):
+    """``_off_zero``, and no exact 0 in ``x`` where ``y`` is <= 0: there ``atan2(x, y)`` is +-pi (or +-0)
+    by the sign of that zero alone, and torch's own sign of a zero is not defined by its inputs --
+    ``minimum(-0., 0.)`` gives its first operand in torch's scalar loop and its second in the 16-wide
+    vector loop, a product's -0 summed into a GEMM's +0 accumulator comes out +0 (seeds 796184069864,
+    796184098978). A zero where ``y`` > 0 is kept: atan2 gives that zero back."""
+    if _off_zero(rng, xs) is None:
+        return None
+    x, y = (t.detach() for t in xs[:2])
+    if x.is_floating_point() and y.is_floating_point() and x.numel() and y.numel():
+        try:
+            if bool(((x == 0) & (y <= 0)).any()):
+                return None
+        except RuntimeError:    # (shapes that do not broadcast: the op's own error decides)
+            pass
+    return ()
+
+
 def _spread(x, d):
     """Whether the values along ``d`` differ (in every slice)."""
     x = x.detach()
@@ -270,7 +288,7 @@ def _register_binary():
               "where": "out = torch.where(x > y, x, y * 2)", "mul_sum": "out = x * y.sum()",
               "hypot_like": "out = (x * x + y * y + 1).sqrt()"}
     for name, code in binary.items():
-        op(name, code, arity=2, weight=0.6, needs="bcast")(_off_zero if name == "atan2" else _always)
+        op(name, code, arity=2, weight=0.6, needs="bcast")(_atan2_inputs if name == "atan2" else _always)
 
     @op("cat2", "out = torch.cat([x, y], p)", arity=2, weight=0.3, needs="same")
     def _(rng, xs):

@@ -1345,3 +1345,18 @@ def test_cat_gives_an_empty_1d_input_new_zeros_without_history(others):
         g, = lib.autograd.grad((c * c).sum(), [v0], create_graph=True)
         return g, g.requires_grad, None if g.grad_fn is None else g.grad_fn.name()
     same(run)
+
+
+@pytest.mark.parametrize("expanded_first", [False, True], ids=["plain * expanded", "expanded * plain"])
+@pytest.mark.parametrize("op", ["mul", "add", "maximum"])
+def test_an_expanded_operand_of_another_dtype_keeps_its_broadcast_dim_in_the_layout(op, expanded_first):
+    # torch casts while it reads, so the expanded operand's stride 0 takes part in the layout decision
+    # (row-major here); NumPy's astype of the expanded array put that dim innermost and the float64
+    # result came out column-major (fuzzer seed 796183947388: is_contiguous False, torch True)
+    def run(lib):
+        plain = lib.tensor([0.5, -1.0], dtype=lib.float64)
+        expanded = lib.tensor([2.0, 3.0]).expand(3, 2)
+        a, b = (expanded, plain) if expanded_first else (plain, expanded)
+        out = getattr(lib, op)(a, b)
+        return out, out.stride(), out.is_contiguous()
+    same(run)

@@ -104,6 +104,17 @@ def _cpu_scalars_as_numbers(a, b):
     return (a[()] if type(a) is xp.ndarray and not a.ndim else a), (b[()] if type(b) is xp.ndarray and not b.ndim else b)
 
 
+def _converted(x, dtype):
+    """``x`` as ``dtype``, a broadcast dim (stride 0) kept broadcast: torch's TensorIterator casts while it
+    reads, so an expanded operand still has stride 0 in its layout decision, where NumPy's ``astype``
+    would lay the copy out with that dim innermost (a float64 (2,) times an expanded float32 (3, 2)
+    came out column-major; fuzz seed 796183947388). Read-only, as an operand is."""
+    if type(x) is xp.ndarray and 0 in x.strides and x.size:
+        compact = x[tuple(slice(0, 1) if st == 0 else slice(None) for st in x.strides)]
+        return xp.broadcast_to(compact.astype(dtype), x.shape)
+    return x.astype(dtype)
+
+
 def promote_arrays(a, b):
     """Arrays (``b`` may stay a number) to compute ``a op b`` in torch's result dtype (the one place of
     torch's type promotion for a binary op, kernels and public functions alike): ``a`` an array, ``b``
@@ -122,7 +133,7 @@ def promote_arrays(a, b):
         (dims if a.ndim else zeros).append(_DTYPE_OF[ta])
         (dims if b.ndim else zeros).append(_DTYPE_OF[tb])
         rt = _dtype.result_type_of(dims, zeros, ()).numpy_dtype
-        a, b = (a if ta == rt else a.astype(rt)), (b if tb == rt else b.astype(rt))
+        a, b = (a if ta == rt else _converted(a, rt)), (b if tb == rt else _converted(b, rt))
         return (a, b) if type(a) is type(b) else _cpu_scalars_as_numbers(a, b)
     k = a.dtype.kind
     tb = type(b)
