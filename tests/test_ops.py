@@ -336,7 +336,7 @@ _KNOWN_ON_DEVICE = {"meta": [
         special.legendre_polynomial_p special.multigammaln special.polygamma special.psi
         special.shifted_chebyshev_polynomial_t special.shifted_chebyshev_polynomial_u
         special.shifted_chebyshev_polynomial_v special.shifted_chebyshev_polynomial_w special.zeta take
-        take_along_dim topk
+        take_along_dim topk complex index_copy_ linalg.vander logdet msort polygamma_ stft
         """.split()),
      "a kernel or derivative formula that needs values refuses on meta (NotImplementedError) where torch's meta "
      "kernel answers: docs/devices.md"),
@@ -358,10 +358,13 @@ _KNOWN_ON_DEVICE = {"meta": [
         special.modified_bessel_i0 special.modified_bessel_i1 special.modified_bessel_k0
         special.modified_bessel_k1 special.ndtr special.ndtri special.psi special.round special.round.decimals
         special.scaled_modified_bessel_k0 special.scaled_modified_bessel_k1 special.sinc
-        special.spherical_bessel_j0 special.xlog1py special.xlogy svd trunc xlogy
+        special.spherical_bessel_j0 special.xlog1py special.xlogy svd trunc xlogy angle sgn.complex
         """.split()),
      "meta lays some results out row-major where torch follows the inputs' layout (element-wise ops and "
-     "reductions of transposed inputs, fft, linalg): docs/devices.md")],
+     "reductions of transposed inputs, fft, linalg): docs/devices.md"),
+    ("forward", {"combinations", "corrcoef", "cov", "istft"},
+     "composites that read a value in Python (.item(), a size from the data) raise on meta, where torch's "
+     "meta kernels answer: docs/devices.md")],
     "cuda": [
     ("forward", set("""
         Tensor.addmv_ __rlshift__ addmv copysign nn.functional.avg_pool1d nn.functional.avg_pool2d

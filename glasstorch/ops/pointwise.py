@@ -77,7 +77,10 @@ def _clamp_side(extremum, a, bound):
         return r
     r = extremum(a, bound)
     if bound == 0 and a.dtype.kind == "f":
-        r = xp.where(a == 0, a, r)
+        if r.ndim:   # (into r: it keeps the layout extremum gave it, as on meta)
+            xp.copyto(r, a, where=a == 0)
+        else:
+            r = xp.where(a == 0, a, r)
     return r
 
 

@@ -27,7 +27,7 @@ import math
 
 from .. import _dtype, _checks
 from .._tensor import Tensor
-from .._array import xp, like_operands, like_input
+from .._array import xp, like_operands, like_input, empty_like as _empty_like
 from .._ops import defop, aten
 from .._seam import seam
 from ._op import method, promote_arrays
@@ -199,8 +199,8 @@ def _polar_kernel(abs, angle):
 
 def _complex_kernel(real, imag):
     ct = _check_parts(real, imag, "complex")
-    out = xp.empty(xp.broadcast_shapes(real.shape, imag.shape), ct)
-    out.real, out.imag = real, imag
+    out = _empty_like(real, xp.broadcast_shapes(real.shape, imag.shape), ct)   # (on real's device)
+    out.real[...], out.imag[...] = real, imag   # (into the views: `1j * imag` would make nan of an infinite part)
     return like_operands(out, real, imag)
 
 

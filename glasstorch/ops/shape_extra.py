@@ -117,7 +117,7 @@ def combinations(input, r=2, with_replacement=False):
     mask = xp.ones((n,) * r, dtype=bool)
     for lower, upper in zip(index[:-1], index[1:]):   # torch's _triu_mask: each index after the one before
         mask &= (lower <= upper) if with_replacement else (lower < upper)
-    mask = _wrap(mask)
+    mask = _wrap(mask).to(input.device)   # (made on the host: index masks go where the input is)
     return stack([g.masked_select(mask) for g in grids], 1)
 
 
