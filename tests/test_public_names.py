@@ -116,3 +116,13 @@ def test_dtype_names_from_one_table():
     w = glasstorch.ones(2, requires_grad=True)
     with pytest.raises(RuntimeError, match="dtype 'double' to a tensor with grad_dtype 'Float'"):
         w.grad = glasstorch.ones(2, dtype=glasstorch.float64)
+
+
+def test_tensor_methods_are_named_functions():
+    # a lambda bound as a method shows as `<lambda>` in tracebacks, help() and a function mode's func
+    # (issue 10: real named functions for Tensor methods)
+    import types
+    lambdas = sorted(name for name, value in vars(glasstorch.Tensor).items()
+                     if isinstance(value, types.FunctionType) and value.__name__ == "<lambda>")
+    assert lambdas == []
+    assert glasstorch.Tensor.cpu.__qualname__ == "Tensor.cpu" and glasstorch.Tensor.type_as.__name__ == "type_as"

@@ -544,14 +544,52 @@ for _name, _dt in [("float", _dtype.float32), ("double", _dtype.float64), ("half
                    ("short", _dtype.int16), ("char", _dtype.int8), ("byte", _dtype.uint8), ("bool", _dtype.bool),
                    ("cfloat", _dtype.complex64), ("cdouble", _dtype.complex128)]:
     setattr(Tensor, _name, _caster(_name, _dt))
-Tensor.cpu = lambda self, memory_format=None: to(self, "cpu")
-Tensor.cuda = lambda self, device=None, non_blocking=False, memory_format=None: to(
-    self, "cuda" if device is None else _device("cuda", device) if isinstance(device, int) else device)
-Tensor.type_as = lambda self, other: to(self, other.dtype)
-Tensor.pin_memory = lambda self, device=None: self
-Tensor.is_pinned = lambda self, device=None: False
-Tensor.share_memory_ = lambda self: self
-Tensor.is_shared = lambda self: False
+
+
+def _cpu(self, memory_format=None):
+    """``self`` on the CPU (itself when it is there already): ``to("cpu")``."""
+    if seam.on:
+        return seam.torch_function(_cpu, (self,), {} if memory_format is None else {"memory_format": memory_format})
+    return to(self, "cpu")
+
+
+def _cuda(self, device=None, non_blocking=False, memory_format=None):
+    """``self`` on a CUDA device (``device``: an index or a device; the current one by default)."""
+    if seam.on:
+        return seam.torch_function(_cuda, (self,), {"device": device, "non_blocking": non_blocking})
+    return to(self, "cuda" if device is None else _device("cuda", device) if isinstance(device, int) else device)
+
+
+def _type_as(self, other):
+    """``self`` converted to ``other``'s dtype: ``to(other.dtype)``."""
+    if seam.on:
+        return seam.torch_function(_type_as, (self, other), {})
+    return to(self, other.dtype)
+
+
+def _pin_memory(self, device=None):
+    """Page-locked memory is a CUDA matter: on the CPU the tensor is returned as it is."""
+    return self
+
+
+def _is_pinned(self, device=None):
+    return False
+
+
+def _share_memory_(self):
+    """Shared memory between processes: NumPy arrays are not moved; the tensor is returned."""
+    return self
+
+
+def _is_shared(self):
+    return False
+
+
+for _name, _method in [("cpu", _cpu), ("cuda", _cuda), ("type_as", _type_as), ("pin_memory", _pin_memory),
+                       ("is_pinned", _is_pinned), ("share_memory_", _share_memory_), ("is_shared", _is_shared)]:
+    _method.__name__, _method.__qualname__ = _name, "Tensor." + _name   # (named as torch's, not <lambda>)
+    setattr(Tensor, _name, _method)
+del _name, _method
 
 
 # ---------------------------------------------------------------------------------------------
