@@ -44,6 +44,8 @@ def _tensors():
 
 
 def chain_step(mode):
+    # (bench_workloads.make_step's chain, written out here rather than imported: importing that script
+    # puts its own tree first on sys.path, and this one must time whichever tree PYTHONPATH names)
     x, w, b = _tensors()
 
     def forward():
