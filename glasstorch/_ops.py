@@ -46,6 +46,7 @@ The registry is browsable as torch's is: ``glasstorch.ops.aten.mul.Tensor``, wit
 import inspect
 import re
 import sys
+import threading
 
 from ._seam import seam
 from ._array import xp, array_types, array_errors, translate_array_error, on_new_array_type, meta as _meta
@@ -371,11 +372,11 @@ class OpOverloadPacket:
     def overloads(self):
         return list(self._overloads)
 
-    def _add(self, op):
-        self._overloads[op._schema.overload] = op
-        setattr(self, op._schema.overload, op)
+    def _add(self, op, overload):
+        self._overloads[overload] = op
+        setattr(self, overload, op)
         op._overloadpacket = self
-        if self._first is None or op._schema.overload == "default":
+        if self._first is None or overload == "default":
             self._first = op
 
     def __call__(self, *args, **kwargs):
@@ -465,7 +466,85 @@ def defop(schema, kernel=None, node=None, joint=None, output_differentiability=N
     ``inplace=True``: an in-place op with a derivative of its own (torch's derivatives.yaml entry
     for the in-place op itself: ``zero_``, ``fill_.Scalar``, ``gt_.Scalar``), declared with its
     node and formulas (or none: not differentiable, ``self`` keeps its history) and a kernel that
-    writes into ``self``; it is called, checked and recorded as an in-place variant is."""
+    writes into ``self``; it is called, checked and recorded as an in-place variant is.
+
+    The declaration is read when the op is first used (called, or any attribute of it read that
+    only the schema gives: ``op._schema``, ``op.node``...; see :class:`_UndeclaredOpOverload`),
+    not here: ``import glasstorch`` declares ~500 ops, of which a program calls a few dozen, and
+    parsing their schemas and making their node classes was a third of the import. A mistake in a
+    declaration is reported then (``tests/test_lazy_imports.py`` declares every op)."""
+    name, _, overload = schema.partition("(")[0].strip().partition(".")
+    overload = overload or "default"
+    op = _UndeclaredOpOverload(name, overload, (schema, kernel, node, joint, output_differentiability, inplace_of,
+                                                inplace, may_overlap, refuse_aliases, formulas))
+    if node is not None and inplace_of is None:
+        # the module's node classes by name (``pointwise.TanhBackward0``: ``node_classes_of``)
+        _NODE_OPS.setdefault(sys._getframe(1).f_globals.get("__name__"), {}).setdefault(node, op)
+    packet = aten.__dict__.get(name)
+    if packet is None:
+        packet = OpOverloadPacket(name)
+        setattr(aten, name, packet)
+    packet._add(op, overload)
+    return op
+
+
+class _UndeclaredOpOverload(OpOverload):
+    """An op as :func:`defop` leaves it: named and in its packet (``aten.mul.Tensor``), its
+    declaration kept as given. The first call, or the first read of an attribute it does not have
+    yet (``__getattr__`` runs only for those), declares it (:func:`_declare`): the schema parsed,
+    the node class made, and the op becomes a plain :class:`OpOverload`, so the calls after it pay
+    nothing for having been lazy (``__getattr__`` on a class keeps CPython from specialising
+    attribute reads on its objects)."""
+
+    def __init__(self, name, overload, declaration):
+        self.__name__ = self.__qualname__ = f"{name}.{overload}"
+        self.__module__ = "torch._ops.aten"
+        self._overloadpacket = None
+        self._declaration = declaration
+        if declaration[1] is not None:
+            self.kernel = declaration[1]     # (read by declarations of other ops: tril_ wraps tril's)
+
+    def __getattr__(self, name):
+        if name.startswith("__") and name.endswith("__") or not _declare(self):
+            # (``__wrapped__``, ``__signature__``... are asked by inspect, copy, pickle: not the op's)
+            raise AttributeError(f"'OpOverload' object has no attribute '{name}'")
+        return getattr(self, name)
+
+    def __call__(self, *args, **kwargs):
+        _declare(self)
+        return self(*args, **kwargs)
+
+    @property
+    def _source(self):
+        _declare(self)
+        return self._source
+
+    def _call(self, *args, **kwargs):
+        _declare(self)
+        return self._call(*args, **kwargs)
+
+
+_DECLARING = threading.RLock()
+_NODE_OPS = {}      # module name -> {node class name: the op that records it}, as defop saw them
+
+
+def _declare(op):
+    """Read ``op``'s declaration (see :func:`defop`): its schema, node class, in-place rules. Returns
+    whether ``op`` is declared now (False: it is being declared, by this thread, further up)."""
+    with _DECLARING:    # (another thread waits for this one's declaration; this one's reentry is refused)
+        declaration = op.__dict__.pop("_declaration", None)
+        if declaration is None:
+            return type(op) is not _UndeclaredOpOverload
+        try:
+            _declare_from(op, *declaration)
+        except BaseException:
+            op._declaration = declaration
+            raise
+        return True
+
+
+def _declare_from(op, schema, kernel, node, joint, output_differentiability, inplace_of, inplace, may_overlap,
+                  refuse_aliases, formulas):
     parsed = Schema(schema)
     node_cls = None
     if inplace_of is not None or inplace:
@@ -479,7 +558,9 @@ def defop(schema, kernel=None, node=None, joint=None, output_differentiability=N
             if len(output_differentiability) != len(parsed.returns):
                 raise ValueError(f"{node}: output_differentiability needs one bool per output of {parsed}")
             node_cls._output_differentiability = tuple(bool(d) for d in output_differentiability)
-    op = OpOverload(parsed, kernel, node_cls)
+    packet = op._overloadpacket
+    OpOverload.__init__(op, parsed, kernel, node_cls)
+    op._overloadpacket = packet
     if inplace_of is not None or inplace:
         op._inplace, op._functional = True, inplace_of
         op._may_overlap, op._refuse_aliases = may_overlap, refuse_aliases
@@ -488,12 +569,30 @@ def defop(schema, kernel=None, node=None, joint=None, output_differentiability=N
     if node_cls is not None and inplace_of is None:
         node_cls._op = op
         _codegen.install_node(node_cls, _NODE_HELPERS)
-    packet = aten.__dict__.get(parsed.name)
-    if packet is None:
-        packet = OpOverloadPacket(parsed.name)
-        setattr(aten, parsed.name, packet)
-    packet._add(op)
-    return op
+    op.__class__ = OpOverload
+
+
+def declare_all():
+    """Declare every op defop has been given so far (a test's check of all declarations; the
+    registry's ops are otherwise declared at first use). Returns them."""
+    ops_ = [op for packet in list(vars(aten).values()) if isinstance(packet, OpOverloadPacket)
+            for op in packet._overloads.values()]
+    for op in ops_:
+        _declare(op)
+    return ops_
+
+
+def node_classes_of(module_name):
+    """A ``__getattr__`` (PEP 562) for an op module: the node classes of the ops it declares, by
+    name (``glasstorch.ops.pointwise.TanhBackward0``), each made when its op is declared."""
+    declared = _NODE_OPS.setdefault(module_name, {})
+
+    def __getattr__(name):
+        op = declared.get(name)
+        if op is None:
+            raise AttributeError(f"module '{module_name}' has no attribute '{name}'")
+        return op.node
+    return __getattr__
 
 
 def _check_inplace_variant(schema, functional, node, formulas, joint):
@@ -536,6 +635,16 @@ def _parameter_names(fn):
     return code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
 
 
+# the nodes torch writes by hand rather than generates from derivatives.yaml: their name() has
+# their C++ namespace (torch::autograd::NotImplemented, torch::autograd::CopyBackwards)
+_HAND_WRITTEN_NODES = ("NotImplemented", "CopyBackwards")
+
+
+def _qualified_name(node):
+    """``name()`` of a node torch writes by hand (``_HAND_WRITTEN_NODES``)."""
+    return "torch::autograd::" + type(node).__name__
+
+
 def _node_class(name, schema, formulas, joint):
     """The Node subclass for an op: named as torch names it, with its formula table."""
     args = {a.name: a for a in schema.arguments}
@@ -576,7 +685,9 @@ def _node_class(name, schema, formulas, joint):
             else:
                 raise ValueError(f"{name}: formula for {names} reads '{p}', which {schema} does not have")
         table.append((names, fn, is_joint, tuple(specs)))
+    hand_written = {"name": _qualified_name} if name in _HAND_WRITTEN_NODES else {}
     return type(name, (FormulaNode,), {
+        **hand_written,
         "__module__": "torch.autograd",
         "__doc__": f"The backward of aten.{schema.name}.{schema.overload}: {schema}",
         "saved_names": tuple(saved_tensors),

@@ -77,3 +77,95 @@ def test_op_code_is_generated_at_first_use_not_at_import():
     n_ops, compiled_at_import, mul_compiled, grad = run(code)
     assert int(n_ops) > 300 and int(compiled_at_import) < int(n_ops) // 10
     assert mul_compiled == "True" and grad == "4.0"
+
+
+def test_ops_are_declared_at_first_use_not_at_import():
+    """``defop`` keeps each declaration as given; ``import glasstorch`` parses no schema and makes no
+    node class (that was a third of the import). The first call declares the op, and reading what
+    only the declaration gives (``_schema``, ``node``) does too, as do the module-level node names."""
+    code = """
+        import glasstorch as g
+        from glasstorch import _ops
+        from glasstorch.ops import aten, pointwise
+        ops = [op for p in vars(aten).values() if hasattr(p, '_overloads') for op in p._overloads.values()]
+        undeclared = lambda: sum(type(op) is _ops._UndeclaredOpOverload for op in ops)
+        print(len(ops), undeclared())
+        x = g.ones(2, requires_grad=True); (x * x).sum().backward()
+        print(type(aten.mul.Tensor).__name__, aten.mul.Tensor.node.__name__)
+        print(type(aten.tanh.default) is _ops._UndeclaredOpOverload, aten.tanh.default._schema,
+              type(aten.tanh.default) is _ops.OpOverload, pointwise.TanhBackward0 is aten.tanh.default.node)
+        print(type(aten.sigmoid.default) is _ops._UndeclaredOpOverload, pointwise.SigmoidBackward0.__name__,
+              type(aten.sigmoid.default) is _ops.OpOverload, undeclared() < len(ops) - 3)
+    """
+    out = run(code)
+    assert int(out[0]) > 300 and out[1] == out[0]          # none declared by the import
+    assert out[2] == "OpOverload_mul_Tensor" and out[3] == "MulBackward0"
+    assert out[4:] == ["True", "tanh(Tensor", "self)", "->", "Tensor", "True", "True",
+                       "True", "SigmoidBackward0", "True", "True"]
+
+
+def test_every_op_declaration_is_valid():
+    """Declarations are read at first use, so a mistake in one (a formula for an argument the schema
+    lacks, a malformed schema) would surface only when a program calls that op: declare them all
+    here (the torch.nn families too), and check what each declares."""
+    from glasstorch import _ops
+    from glasstorch.ops import aten, pointwise
+    from glasstorch.autograd.graph import FormulaNode
+    getattr(aten, "native_batch_norm")    # (loads the torch.nn op families)
+    ops = _ops.declare_all()
+    assert len(ops) > 400
+    for op in ops:
+        assert type(op) is not _ops._UndeclaredOpOverload, op
+        assert f"{op._schema.name}.{op._schema.overload}" == op.__name__ and op.name() == f"aten::{op.__name__}"
+        assert op.overloadpacket is getattr(aten, op._schema.name)
+        assert op.node is None or issubclass(op.node, FormulaNode) and op.node._schema is not None
+        if op.node is not None and not op._inplace:
+            assert op.node._op is op
+    assert pointwise.AddBackward0 is aten.add.Tensor.node
+    with pytest.raises(AttributeError, match="has no attribute 'NoSuchBackward0'"):
+        pointwise.NoSuchBackward0
+    with pytest.raises(AttributeError, match="has no attribute 'SumBackward0'"):   # (reduction's, not pointwise's)
+        pointwise.SumBackward0
+
+
+def test_a_bad_declaration_is_reported_at_first_use():
+    from glasstorch import _ops
+    op = _ops.defop("_glasstorch_test_bad(Tensor self) -> Tensor", kernel=lambda self: self, node="BadBackward0",
+                    other=lambda grad: grad)
+    try:
+        for _ in range(2):          # (the declaration is kept: each use reports it again)
+            with pytest.raises(ValueError, match="formula for 'other', which is not a tensor input"):
+                op._schema
+    finally:
+        del _ops.aten._glasstorch_test_bad
+
+
+def test_threads_racing_for_an_undeclared_op_get_one_declaration():
+    code = """
+        import threading
+        import glasstorch as g
+        from glasstorch.ops import aten
+        op = aten.special_i1e.default
+        barrier, seen = threading.Barrier(4), []
+        def use():
+            barrier.wait()
+            seen.append((op.node, g.special.i1e(g.ones(2, requires_grad=True)).grad_fn.__class__))
+        threads = [threading.Thread(target=use) for _ in range(4)]
+        for t in threads: t.start()
+        for t in threads: t.join()
+        print(len(seen), len({id(n) for pair in seen for n in pair}), seen[0][0].__name__)
+    """
+    assert run(code) == ["4", "1", "SpecialI1EBackward0"]
+
+
+def test_hand_written_nodes_have_their_namespace_in_name():
+    """torch writes NotImplemented and CopyBackwards by hand: name() says torch::autograd::<name>."""
+    import glasstorch as g
+    import torch
+    for L in (g, torch):
+        s = L.ones(3, requires_grad=True).scatter(0, L.tensor([0, 1, 2]), 2.0, reduce="add")
+        x = L.randn(3, requires_grad=True)
+        gx, = L.autograd.grad(L.nn.functional.hardsigmoid(x).sum(), x, create_graph=True)
+        c = L.zeros(3).copy_(L.ones(3, requires_grad=True))
+        assert [s.grad_fn.name(), gx.grad_fn.name(), c.grad_fn.name()] == [
+            "torch::autograd::NotImplemented", "torch::autograd::NotImplemented", "torch::autograd::CopyBackwards"], L

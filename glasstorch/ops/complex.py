@@ -20,8 +20,10 @@ from .. import _dtype
 from .._tensor import Tensor
 from .._array import xp, as_strided, data_ptr, ascontiguousarray
 from ._op import method
-from .._ops import defop
+from .._ops import defop, node_classes_of
 from .._seam import seam
+
+__getattr__ = node_classes_of(__name__)    # (the node classes declared here, by name: TanhBackward0)
 
 __all__ = ["view_as_real", "view_as_complex", "real", "imag", "conj", "conj_physical", "resolve_conj",
            "resolve_neg", "is_conj"]
@@ -72,8 +74,6 @@ conj_op = defop("conj(Tensor(a) self) -> Tensor", lambda self: xp.conj(self),
                 node="ConjBackward0", self=lambda grad: conj_op(grad))
 conj_physical_op = defop("conj_physical(Tensor self) -> Tensor", lambda self: xp.conj(self),
                          node="ConjPhysicalBackward0", self=lambda grad: conj_physical_op(grad))
-ViewAsRealBackward0, ViewAsComplexBackward0 = view_as_real_op.node, view_as_complex_op.node
-ConjBackward0, ConjPhysicalBackward0 = conj_op.node, conj_physical_op.node
 
 
 def view_as_real(input):

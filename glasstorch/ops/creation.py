@@ -19,8 +19,10 @@ from ._op import method
 from ._derivatives import to_copy_backward
 from ..autograd import grad_mode
 from .._seam import seam
-from .._ops import defop, aten
+from .._ops import defop, aten, node_classes_of
 from .. import _warnings
+
+__getattr__ = node_classes_of(__name__)    # (the node classes declared here, by name: TanhBackward0)
 
 # What glasstorch (torch) has at its top level from this family; the other public functions here are
 # Tensor methods only (x.view(...)) or torch.linalg's.
@@ -482,7 +484,6 @@ _to_copy_op = defop("_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? la
                     "bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor",
                     _to_copy_kernel, node="ToCopyBackward0",
                     self=lambda grad, self_dtype, self_device: to_copy_backward(grad, self_dtype, self_device))
-ToCopyBackward0 = _to_copy_op.node
 
 
 def _parse_to(args, kwargs):

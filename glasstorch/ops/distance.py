@@ -28,10 +28,12 @@ from .. import _dtype
 from .._tensor import Tensor, _wrap_dim
 from .._array import xp, zeros_like as _zeros_like
 from ._op import method
-from .._ops import defop, aten
+from .._ops import defop, aten, node_classes_of
 from .._seam import seam
 from ._derivatives import norm_backward, not_implemented, sum_to
 from .reduction import _vector_norm_kernel
+
+__getattr__ = node_classes_of(__name__)    # (the node classes declared here, by name: TanhBackward0)
 
 __all__ = ["cdist", "dist", "renorm", "pdist"]
 
@@ -326,6 +328,3 @@ def renorm_(self, p, dim, maxnorm):
 
 
 Tensor.renorm_ = renorm_
-CdistBackward0, EuclideanDistBackward0, PdistBackward0 = cdist_forward_op.node, euclidean_dist_op.node, \
-    pdist_forward_op.node
-DistBackward0, RenormBackward0 = dist_op.node, renorm_op.node

@@ -16,8 +16,10 @@ from .. import _dtype
 from .._tensor import Tensor
 from .._array import xp, asarray, asarray_like as _asarray_like
 from ._op import method, promote_arrays
-from .._ops import defop, aten
+from .._ops import defop, aten, node_classes_of
 from .._seam import seam
+
+__getattr__ = node_classes_of(__name__)    # (the node classes declared here, by name: TanhBackward0)
 
 __all__ = ["copysign", "logaddexp", "logaddexp2", "hypot", "bitwise_left_shift", "bitwise_right_shift"]
 
@@ -99,8 +101,6 @@ copysign__op = defop("copysign_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(
 copysign__scalar_op = defop("copysign_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
                             inplace_of=copysign_scalar_op)
 hypot__op = defop("hypot_(Tensor(a!) self, Tensor other) -> Tensor(a!)", inplace_of=hypot_op)
-CopysignBackward0, CopysignBackward1 = copysign_op.node, copysign_scalar_op.node
-LogaddexpBackward0, Logaddexp2Backward0, HypotBackward0 = logaddexp_op.node, logaddexp2_op.node, hypot_op.node
 
 
 @method()

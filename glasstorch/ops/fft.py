@@ -26,9 +26,11 @@ with the same normalization.
   mirror image (all but bin 0 and, for even n, bin n/2) counted twice.
 """
 from .._array import xp, full_like as _full_like
-from .._ops import defop
+from .._ops import defop, node_classes_of
 from .complex import view_as_real_op, _COMPLEX_OF, _REAL_OF
 from .nn_pool import constant_pad_nd_op
+
+__getattr__ = node_classes_of(__name__)    # (the node classes declared here, by name: TanhBackward0)
 
 NORM_NONE, NORM_BY_ROOT_N, NORM_BY_N = 0, 1, 2   # torch's fft_norm_mode
 
@@ -102,4 +104,3 @@ fft_c2r = defop("_fft_c2r(Tensor self, int[] dim, int normalization, SymInt last
 fft_c2c = defop("_fft_c2c(Tensor self, SymInt[] dim, int normalization, bool forward) -> Tensor", _fft_c2c_kernel,
                 node="FftC2CBackward0",
                 self=lambda grad, dim, normalization, forward: fft_c2c(grad, dim, normalization, not forward))
-FftR2CBackward0, FftC2RBackward0, FftC2CBackward0 = fft_r2c.node, fft_c2r.node, fft_c2c.node

@@ -8,8 +8,10 @@ from .._array import (xp, row_major, copy_preserving_layout, as_strided, arange_
                       zeros_like as _zeros_like)
 from ._op import method, accepts_numpy_names, write_into, _check_no_overlap, _triangle_zeroed_in_place
 from ._derivatives import cat_tensors_backward, stack_tensors_backward, repeat_backward
-from .._ops import defop, aten
+from .._ops import defop, aten, node_classes_of
 from .._seam import seam
+
+__getattr__ = node_classes_of(__name__)    # (the node classes declared here, by name: TanhBackward0)
 
 _DTYPE_OF = _dtype._BY_NUMPY
 
@@ -194,7 +196,6 @@ flip_op = defop("flip(Tensor self, int[] dims) -> Tensor",
                 lambda self, dims: copy_preserving_layout(xp.flip(self, tuple(dims)) if dims and self.ndim else self,
                                                           like=self),   # (torch keeps the layout)
                 node="FlipBackward0", self=lambda grad, dims: flip_op(grad, dims))
-FlipBackward0 = flip_op.node
 
 
 @method()
@@ -512,7 +513,6 @@ def block_diag_backward(grad, sizes):
 
 block_diag_op = defop("block_diag(Tensor[] tensors) -> Tensor", _block_diag_kernel, node="BlockDiagBackward0",
                       tensors=lambda grad, tensors_sizes: block_diag_backward(grad, tensors_sizes))
-BlockDiagBackward0 = block_diag_op.node
 
 
 def block_diag(*tensors):

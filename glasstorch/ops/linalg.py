@@ -13,7 +13,7 @@ from .. import _checks, _dtype, return_types, _warnings
 from .._tensor import Tensor, _wrap_dim
 from .._array import (xp, asarray, has_values, matmul as _matmul, arange_like as _arange_like,
                       zeros_like as _zeros_like, empty_like as _empty_like, full_like as _full_like)
-from .._ops import defop, aten
+from .._ops import defop, aten, node_classes_of
 from .._seam import seam
 from ._op import method
 from .._array import broadcast_error
@@ -22,6 +22,8 @@ from .shape import _expand_kernel
 from ._derivatives import (conj, mH, linalg_det_backward, slogdet_backward, linalg_solve_backward,
                            linalg_solve_triangular_backward, linalg_eig_backward, svd_backward, linalg_qr_backward,
                            cholesky_backward, pinv_backward, is_vector_rhs, is_complex, not_implemented)
+
+__getattr__ = node_classes_of(__name__)    # (the node classes declared here, by name: TanhBackward0)
 
 # What glasstorch (torch) has at its top level from this family; the other public functions here are
 # Tensor methods only (x.view(...)) or torch.linalg's.
@@ -234,9 +236,6 @@ def _addmv__kernel(self, mat, vec, *, beta=1, alpha=1):
 
 addmv__op = defop("addmv_(Tensor(a!) self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)",
                   _addmv__kernel, inplace_of=addmv_op)
-AddmvBackward0 = addmv_op.node
-MmBackward0, BmmBackward0, MvBackward0, DotBackward0 = mm_op.node, bmm_op.node, mv_op.node, dot_op.node
-VdotBackward0, AddmmBackward0, BaddbmmBackward0 = vdot_op.node, addmm_op.node, baddbmm_op.node
 
 
 @method()
@@ -1089,12 +1088,6 @@ linalg_cross_op = defop("linalg_cross(Tensor self, Tensor other, *, int dim=-1) 
                         node="LinalgCrossBackward0",
                         self=lambda grad, other, dim: aten.linalg_cross(other, grad, dim=dim),
                         other=lambda grad, self, dim: aten.linalg_cross(grad, self, dim=dim))
-LinalgDetBackward0, LinalgSlogdetBackward0, LinalgInvExBackward0 = linalg_det_op.node, linalg_slogdet_op.node, \
-    linalg_inv_ex_op.node
-LinalgSolveExBackward0, LinalgEighBackward0, LinalgSvdBackward0 = linalg_solve_ex_op.node, linalg_eigh_op.node, \
-    linalg_svd_op.node
-LinalgQrBackward0, LinalgCholeskyExBackward0, LinalgPinvBackward0, LinalgCrossBackward0 = linalg_qr_op.node, \
-    linalg_cholesky_ex_op.node, linalg_pinv_op.node, linalg_cross_op.node
 
 
 # ==========================================================================================================
@@ -1516,8 +1509,6 @@ householder_product_op = defop("linalg_householder_product(Tensor input, Tensor 
                                _householder_product_kernel, node="LinalgHouseholderProductBackward0",
                                joint={("input", "tau"): lambda grad, input, tau:
                                       householder_product_backward(grad, input, tau)})
-LinalgMatrixExpBackward0, GeqrfBackward0 = linalg_matrix_exp_op.node, geqrf_op.node
-LinalgHouseholderProductBackward0 = householder_product_op.node
 
 
 @method()

@@ -21,11 +21,13 @@ import numbers
 
 from .._tensor import Tensor, _wrap, _wrap_dim
 from .._array import xp, erf as _erf, has_values, row_major, like_input, zeros_like as _zeros_like
-from .._ops import defop, aten
+from .._ops import defop, aten, node_classes_of
 from .._seam import seam
 from ..autograd import grad_mode
 from ._op import float_array, check_floating, written_into_self
 from .pointwise import _sigmoid as _sigmoid_array, _REDUCED_FLOATS
+
+__getattr__ = node_classes_of(__name__)    # (the node classes declared here, by name: TanhBackward0)
 
 SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 SQRT1_2 = math.sqrt(0.5)
@@ -94,7 +96,6 @@ leaky_relu_backward_op = defop(
     node="LeakyReluBackwardBackward0",
     grad_output=lambda grad, self, negative_slope: aten.leaky_relu_backward(grad, self, negative_slope, False),
     self=_zeros)
-LeakyReluBackward0, LeakyReluBackwardBackward0 = leaky_relu_op.node, leaky_relu_backward_op.node
 
 
 def leaky_relu(input, negative_slope=0.01):
@@ -139,7 +140,6 @@ prelu_op = defop("_prelu_kernel(Tensor self, Tensor weight) -> Tensor",
 prelu_backward_op = defop("_prelu_kernel_backward(Tensor grad_output, Tensor self, Tensor weight) -> (Tensor, Tensor)",
                           _prelu_backward_kernel, node="PreluKernelBackwardBackward0",
                           joint={("grad_output", "self", "weight"): _prelu_double_backward})
-PreluKernelBackward0, PreluKernelBackwardBackward0 = prelu_op.node, prelu_backward_op.node
 
 
 def prelu(input, weight):
@@ -218,7 +218,6 @@ elu_backward_op = defop(
     grad_output=lambda grad, alpha, scale, input_scale, is_result, self_or_result:
     aten.elu_backward(grad, alpha, scale, input_scale, is_result, self_or_result),
     self_or_result=_elu_double_backward)
-EluBackward0, CeluBackward0, EluBackwardBackward0 = elu_op.node, celu_op.node, elu_backward_op.node
 
 
 def elu(input, alpha=1.0):
@@ -297,7 +296,6 @@ gelu_backward_op = defop("gelu_backward(Tensor grad_output, Tensor self, *, str 
                          grad_output=lambda grad, self, approximate:
                          aten.gelu_backward(grad, self, approximate=approximate),
                          self=_gelu_double_backward)
-GeluBackward0, GeluBackwardBackward0 = gelu_op.node, gelu_backward_op.node
 
 
 def gelu(input, approximate="none"):
@@ -376,7 +374,6 @@ silu_op = defop("silu(Tensor self) -> Tensor", _silu_kernel, node="SiluBackward0
 silu_backward_op = defop("silu_backward(Tensor grad_output, Tensor self) -> Tensor", _silu_backward_kernel)
 mish_op = defop("mish(Tensor self) -> Tensor", _mish_kernel, node="MishBackward0", self=_mish_derivative)
 mish_backward_op = defop("mish_backward(Tensor grad_output, Tensor self) -> Tensor", _mish_backward_kernel)
-SiluBackward0, MishBackward0 = silu_op.node, mish_op.node
 
 
 def silu(input):
@@ -421,7 +418,6 @@ softplus_backward_op = defop(
     _softplus_backward_kernel, node="SoftplusBackwardBackward0",
     grad_output=lambda grad, self, beta, threshold: aten.softplus_backward(grad, self, beta, threshold),
     self=_softplus_double_backward)
-SoftplusBackward0, SoftplusBackwardBackward0 = softplus_op.node, softplus_backward_op.node
 
 
 def softplus(input, beta=1.0, threshold=20.0):
@@ -452,7 +448,6 @@ log_sigmoid_backward_op = defop(
     grad_output=lambda grad, self, buffer: aten.log_sigmoid_backward(grad, self, buffer),
     # torch's log_sigmoid_double_backward(grad * grad_output, self): the derivative of sigmoid(-x)
     self=lambda grad, grad_output, self: grad * grad_output * (aten.sigmoid(self) - 1) * aten.sigmoid(self))
-LogSigmoidBackward0, LogSigmoidBackwardBackward0 = log_sigmoid_forward_op.node, log_sigmoid_backward_op.node
 
 
 def logsigmoid(input):
@@ -480,7 +475,6 @@ hardtanh_backward_op = defop(
     node="HardtanhBackwardBackward0",
     grad_output=lambda grad, self, min_val, max_val: aten.hardtanh_backward(grad, self, min_val, max_val),
     self=_zeros)
-HardtanhBackward0, HardtanhBackwardBackward0 = hardtanh_op.node, hardtanh_backward_op.node
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0):
@@ -514,7 +508,6 @@ hardsigmoid_backward_op = defop(
     "hardsigmoid_backward(Tensor grad_output, Tensor self) -> Tensor",
     lambda grad_output, self: grad_output * ((self > -3) & (self < 3)) * _scalar(grad_output, _ONE_SIXTH_F32),
     node="NotImplemented")
-HardsigmoidBackward0 = hardsigmoid_op.node
 
 
 @_laid_out_as_input
@@ -535,7 +528,6 @@ hardswish_backward_op = defop(
     node="HardswishBackwardBackward0",
     grad_output=lambda grad, self: aten.hardswish_backward(grad, self),
     self=lambda grad, grad_output, self: grad * grad_output / 3 * ((self > -3) & (self < 3)))
-HardswishBackward0, HardswishBackwardBackward0 = hardswish_op.node, hardswish_backward_op.node
 
 
 def hardsigmoid(input):
@@ -586,8 +578,6 @@ hardshrink_backward_op = defop("hardshrink_backward(Tensor grad_out, Tensor self
                                node="HardshrinkBackwardBackward0",
                                grad_out=lambda grad, self, lambd: aten.hardshrink_backward(grad, self, lambd),
                                self=_zeros)
-SoftshrinkBackward0, SoftshrinkBackwardBackward0 = softshrink_op.node, softshrink_backward_op.node
-HardshrinkBackward0, HardshrinkBackwardBackward0 = hardshrink_op.node, hardshrink_backward_op.node
 
 
 def softshrink(input, lambd=0.5):
@@ -607,7 +597,6 @@ threshold_op = defop("threshold(Tensor self, Scalar threshold, Scalar value) -> 
                                                                                 _scalar(self, value))),
                      node="ThresholdBackward0",
                      self=lambda grad, self, threshold: aten.threshold_backward(grad, self, threshold))
-ThresholdBackward0 = threshold_op.node
 
 
 def threshold(input, threshold, value):
@@ -648,7 +637,6 @@ rrelu_backward_op = defop(
     grad_output=lambda grad, self, noise, lower, upper, training:
     aten.rrelu_with_noise_backward(grad, self, noise, lower, upper, training, False),
     self=_zeros)
-RreluWithNoiseBackward0, RreluWithNoiseBackwardBackward0 = rrelu_op.node, rrelu_backward_op.node
 
 
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
@@ -733,7 +721,6 @@ glu_op = defop("glu(Tensor self, int dim=-1) -> Tensor", _glu_kernel, node="GluB
 glu_backward_op = defop("glu_backward(Tensor grad_output, Tensor self, int dim) -> Tensor", _glu_backward_kernel,
                         node="GluBackwardBackward0", grad_output=_glu_double_backward_grad_output,
                         self=_glu_double_backward)
-GluBackward0, GluBackwardBackward0 = glu_op.node, glu_backward_op.node
 
 
 def glu(input, dim=-1):
@@ -834,8 +821,6 @@ silu__op = defop("silu_(Tensor(a!) self) -> Tensor(a!)", inplace_of=silu_op)
 mish__op = defop("mish_(Tensor(a!) self) -> Tensor(a!)", inplace_of=mish_op)
 hardsigmoid__op = defop("hardsigmoid_(Tensor(a!) self) -> Tensor(a!)", inplace_of=hardsigmoid_op)
 hardswish__op = defop("hardswish_(Tensor(a!) self) -> Tensor(a!)", inplace_of=hardswish_op)
-LeakyReluBackward1, EluBackward1, CeluBackward1, ThresholdBackward1, RreluWithNoiseBackward1 = \
-    leaky_relu__op.node, elu__op.node, celu__op.node, threshold__op.node, rrelu__op.node
 
 
 def _in_place_form(name, call):

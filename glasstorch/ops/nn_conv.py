@@ -37,12 +37,14 @@ import weakref
 from .. import _checks, _dtype
 from .._array import (xp, has_values, ascontiguousarray, as_strided, matmul as _matmul, arange_like as _arange_like,
                       full_like as _full_like, zeros_like as _zeros_like)
-from .._ops import defop, aten
+from .._ops import defop, aten, node_classes_of
 from .. import _ops   # (_ops._ARRAY_TYPES, read at each call: it grows when CuPy is imported)
 from .._seam import seam
 from ._op import kernel_not_implemented
 from ._derivatives import not_implemented
 from ..autograd import grad_mode
+
+__getattr__ = node_classes_of(__name__)    # (the node classes declared here, by name: TanhBackward0)
 
 _as_strided = as_strided   # (NumPy's, or a meta view)
 
@@ -409,7 +411,6 @@ convolution_backward_op = defop(
     "bool[3] output_mask) -> (Tensor, Tensor, Tensor)",
     _convolution_backward_kernel, node="ConvolutionBackwardBackward0",
     joint={("grad_output", "input", "weight"): _convolution_double_backward})
-ConvolutionBackward0, ConvolutionBackwardBackward0 = convolution_op.node, convolution_backward_op.node
 
 
 def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
@@ -566,7 +567,6 @@ col2im_op = defop("col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size
                   _col2im_kernel, node="Col2ImBackward0",
                   self=lambda grad, kernel_size, dilation, padding, stride:
                   aten.im2col(grad, kernel_size, dilation, padding, stride))
-Im2ColBackward0, Col2ImBackward0 = im2col_op.node, col2im_op.node
 
 
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
@@ -617,7 +617,6 @@ trilinear_op = defop("_trilinear(Tensor i1, Tensor i2, Tensor i3, int[] expand1,
                      "int[] sumdim, int unroll_dim=1) -> Tensor",
                      _trilinear_kernel, node="TrilinearBackward0",
                      joint={("i1", "i2", "i3"): _trilinear_derivative})
-TrilinearBackward0 = trilinear_op.node
 
 
 def bilinear(input1, input2, weight, bias=None):
@@ -687,7 +686,6 @@ embedding_dense_backward_op = defop(
     "bool scale_grad_by_freq) -> Tensor",
     _embedding_dense_backward_kernel, node="EmbeddingDenseBackwardBackward0", indices=None,
     grad_output=lambda grad, indices, padding_idx: _embedding_dense_double_backward(grad, indices, padding_idx))
-EmbeddingBackward0, EmbeddingDenseBackwardBackward0 = embedding_op.node, embedding_dense_backward_op.node
 
 
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False, sparse=False):
@@ -847,7 +845,6 @@ embedding_bag_per_sample_weights_backward_op = defop(
     node="EmbeddingBagPerSampleWeightsBackwardBackward0", indices=None, offsets=None, offset2bag=None,
     grad=not_implemented("_embedding_bag_per_sample_weights_backward"),
     weight=not_implemented("_embedding_bag_per_sample_weights_backward"))
-EmbeddingBagBackward0 = embedding_bag_op.node
 
 
 def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False, mode="mean",

@@ -26,8 +26,10 @@ from .. import _dtype
 from .._tensor import Tensor
 from .._array import (xp, arange_like as _arange_like, zeros_like as _zeros_like, empty_like as _empty_like,
                       full_like as _full_like)
-from .._ops import defop
+from .._ops import defop, node_classes_of
 from .._seam import seam
+
+__getattr__ = node_classes_of(__name__)    # (the node classes declared here, by name: TanhBackward0)
 
 _WHERE = "(while checking arguments for ctc_loss_allocate_outputs)"
 
@@ -200,7 +202,6 @@ ctc_loss_op = defop(
     ctc_loss_backward_op(grad, log_probs, targets, input_lengths, target_lengths, result0, result1, blank,
                          zero_infinity),
     targets=None)
-CtcLossBackward0 = ctc_loss_op.node
 
 
 def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean", zero_infinity=False):

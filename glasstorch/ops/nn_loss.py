@@ -30,8 +30,10 @@ from .._array import (xp, asarray, has_values, like_operands, arange_like as _ar
                       asarray_like as _asarray_like, zeros_like as _array_zeros_like)
 from .. import _dtype, _warnings
 from .._seam import seam
-from .._ops import defop, aten
+from .._ops import defop, aten, node_classes_of
 from ._op import _state, promote_arrays
+
+__getattr__ = node_classes_of(__name__)    # (the node classes declared here, by name: TanhBackward0)
 
 __all__ = ["nll_loss", "cross_entropy", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss",
            "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div", "soft_margin_loss",
@@ -340,7 +342,6 @@ nll_loss_forward, nll_loss_backward = _declare_nll("nll_loss", "NllLoss", _nll_l
                                                    _nll_loss_backward_kernel)
 nll_loss2d_forward, nll_loss2d_backward = _declare_nll("nll_loss2d", "NllLoss2D", _nll_loss2d_forward_kernel,
                                                        _nll_loss2d_backward_kernel)
-NllLossBackward0, NllLoss2DBackward0 = nll_loss_forward.node, nll_loss2d_forward.node
 
 
 def _nll_loss_nd(input, target, weight, reduction, ignore_index):
@@ -477,7 +478,6 @@ mse_loss_backward = defop(
     grad_output=lambda grad, self, target, reduction: aten.mse_loss_backward(grad, self, target, reduction),
     self=lambda grad, grad_output, self, reduction: _mse_double_backward(grad * grad_output, self, reduction),
     target=lambda grad, grad_output, self, reduction: -_mse_double_backward(grad * grad_output, self, reduction))
-MseLossBackward0 = mse_loss_op.node
 
 
 def _weighted(loss, weight, reduction, mean_over_weights):
@@ -563,7 +563,6 @@ smooth_l1_loss_backward = defop(
         _smooth_l1_double_backward(grad * grad_output, self, target, reduction, beta),
     target=lambda grad, grad_output, self, target, reduction, beta:
         -_smooth_l1_double_backward(grad * grad_output, self, target, reduction, beta))
-SmoothL1LossBackward0 = smooth_l1_loss_op.node
 
 
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
@@ -615,7 +614,6 @@ huber_loss_backward = defop(
         _huber_double_backward(grad * grad_output, self, target, reduction, delta),
     target=lambda grad, grad_output, self, target, reduction, delta:
         -_huber_double_backward(grad * grad_output, self, target, reduction, delta))
-HuberLossBackward0 = huber_loss_op.node
 
 
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
@@ -707,7 +705,6 @@ binary_cross_entropy_backward = defop(
     grad_output=lambda grad, self, target, weight, reduction:
         _bce_double_backward_grad_output(grad, self, target, weight, reduction),
     weight=None)
-BinaryCrossEntropyBackward0 = binary_cross_entropy_op.node
 
 
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
@@ -773,7 +770,6 @@ binary_cross_entropy_with_logits_op = defop(
     target=lambda grad, self, weight, pos_weight, reduction:
         _bce_logits_target_backward(grad, self, weight, pos_weight, reduction),
     weight=None, pos_weight=None)
-BinaryCrossEntropyWithLogitsBackward0 = binary_cross_entropy_with_logits_op.node
 
 
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction="mean",

@@ -36,8 +36,10 @@ import math
 from .._tensor import _wrap
 from .._seam import seam
 from .._array import xp, row_major, empty_like as _empty_like
-from .._ops import defop, aten
+from .._ops import defop, aten, node_classes_of
 from ..autograd import grad_mode
+
+__getattr__ = node_classes_of(__name__)    # (the node classes declared here, by name: TanhBackward0)
 
 __all__ = ["batch_norm", "layer_norm", "group_norm", "instance_norm"]
 
@@ -282,7 +284,6 @@ native_batch_norm_backward = defop(
            output_mask: _batch_norm_double_backward(grads, input, weight, grad_out, running_mean, running_var,
                                                     save_mean, save_invstd, train, eps, output_mask)},
     running_mean=None, running_var=None)
-NativeBatchNormBackward0 = native_batch_norm.node
 
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
@@ -419,7 +420,6 @@ native_layer_norm_backward = defop(
            lambda grads, input, weight, grad_out, normalized_shape, mean, rstd:
            _layer_norm_double_backward(grads, input, weight, grad_out, normalized_shape, mean, rstd)},
     bias=lambda: None)      # (bias only says whether it is there: it has no gradient to give)
-NativeLayerNormBackward0 = native_layer_norm.node
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
@@ -520,7 +520,6 @@ native_group_norm_backward = defop(
     # the formulas above are total derivatives (the statistics' dependence on the input included),
     # so nothing more flows to the mean and rstd the forward returned
     mean=lambda: None, rstd=lambda: None)
-NativeGroupNormBackward0 = native_group_norm.node
 
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):

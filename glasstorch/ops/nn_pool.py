@@ -22,12 +22,14 @@ import math
 from .._tensor import Tensor
 from .._array import (xp, has_values, ascontiguousarray, copy_preserving_layout, arange_like as _arange_like,
                       on_device_of as _on_device_of, empty_like as _empty_like, zeros_like as _zeros_like)
-from .._ops import defop, aten
+from .._ops import defop, aten, node_classes_of
 from .._seam import seam
 from .. import _checks
 from .nn_conv import _ntuple
 from ._op import check_floating, kernel_not_implemented
 from .pointwise import kept
+
+__getattr__ = node_classes_of(__name__)    # (the node classes declared here, by name: TanhBackward0)
 
 
 def _zeros_like_self(self):
@@ -198,8 +200,6 @@ def _declare_max_pool(nd):
 
 max_pool2d_op, max_pool2d_backward_op = _declare_max_pool(2)
 max_pool3d_op, max_pool3d_backward_op = _declare_max_pool(3)
-MaxPool2DWithIndicesBackward0, MaxPool2DWithIndicesBackwardBackward0 = max_pool2d_op.node, max_pool2d_backward_op.node
-MaxPool3DWithIndicesBackward0, MaxPool3DWithIndicesBackwardBackward0 = max_pool3d_op.node, max_pool3d_backward_op.node
 
 
 def _stride_arg(stride, nd):
@@ -362,8 +362,6 @@ def _declare_avg_pool(nd):
 
 avg_pool2d_op, avg_pool2d_backward_op = _declare_avg_pool(2)
 avg_pool3d_op, avg_pool3d_backward_op = _declare_avg_pool(3)
-AvgPool2DBackward0, AvgPool2DBackwardBackward0 = avg_pool2d_op.node, avg_pool2d_backward_op.node
-AvgPool3DBackward0, AvgPool3DBackwardBackward0 = avg_pool3d_op.node, avg_pool3d_backward_op.node
 
 
 def _avg_pool(op, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, nd):
@@ -512,10 +510,6 @@ def _declare_adaptive_avg(nd):
 
 adaptive_avg_pool2d_op, adaptive_avg_pool2d_backward_op = _declare_adaptive_avg(2)
 adaptive_avg_pool3d_op, adaptive_avg_pool3d_backward_op = _declare_adaptive_avg(3)
-AdaptiveAvgPool2DBackward0, AdaptiveAvgPool2DBackwardBackward0 = \
-    adaptive_avg_pool2d_op.node, adaptive_avg_pool2d_backward_op.node
-AdaptiveAvgPool3DBackward0, AdaptiveAvgPool3DBackwardBackward0 = \
-    adaptive_avg_pool3d_op.node, adaptive_avg_pool3d_backward_op.node
 
 
 def _adaptive_output_size(input, output_size, nd, name):
@@ -578,8 +572,6 @@ adaptive_max_pool2d_backward_op = defop(
     _adaptive_max_backward_kernel, node="AdaptiveMaxPool2DBackwardBackward0", indices=None,
     grad_output=lambda grad, indices: _max_pool_double_backward(grad, indices, 2),
     self=_zeros_like_self)
-AdaptiveMaxPool2DBackward0, AdaptiveMaxPool2DBackwardBackward0 = \
-    adaptive_max_pool2d_op.node, adaptive_max_pool2d_backward_op.node
 
 
 def adaptive_max_pool2d(input, output_size, return_indices=False):
@@ -633,7 +625,6 @@ constant_pad_nd_op = defop("constant_pad_nd(Tensor self, SymInt[] pad, Scalar va
                            _constant_pad_kernel, node="ConstantPadNdBackward0",
                            # torch's constant_pad_nd_backward: the adjoint of padding by p is padding by -p
                            self=lambda grad, pad: aten.constant_pad_nd(grad, [-v for v in pad], 0))
-ConstantPadNdBackward0 = constant_pad_nd_op.node
 
 
 def constant_pad_nd(input, pad, value=0):
@@ -1031,7 +1022,6 @@ pixel_shuffle_op = defop("pixel_shuffle(Tensor self, int upscale_factor) -> Tens
 pixel_unshuffle_op = defop("pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor", _pixel_unshuffle_kernel,
                            node="PixelUnshuffleBackward0",
                            self=lambda grad, downscale_factor: aten.pixel_shuffle(grad, downscale_factor))
-PixelShuffleBackward0, PixelUnshuffleBackward0 = pixel_shuffle_op.node, pixel_unshuffle_op.node
 
 
 def pixel_shuffle(input, upscale_factor):

@@ -50,8 +50,10 @@ from .._tensor import Tensor, _wrap
 from ..autograd import grad_mode
 from .._array import xp, ascontiguousarray, on_device_of as _on_device_of, full_like as _full_like
 from .._seam import seam
-from .._ops import defop, aten
+from .._ops import defop, aten, node_classes_of
 from . import joining, linalg
+
+__getattr__ = node_classes_of(__name__)    # (the node classes declared here, by name: TanhBackward0)
 
 __all__ = ["rnn_layer", "lstm_cell", "gru_cell", "rnn_tanh_cell", "rnn_relu_cell"]  # + the packing ops at the end
 
@@ -441,7 +443,6 @@ mkldnn_rnn_layer_backward = defop(
     "bool bidirectional, int[] batch_sizes, bool batch_first, Tensor workspace, *, Tensor? w_hr=None, "
     "bool[]? output_mask=None) -> (Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor)",
     _mkldnn_rnn_layer_backward_kernel)
-MkldnnRnnLayerBackward0 = mkldnn_rnn_layer.node
 
 
 def rnn_layer(mode, input, hx, cx, weights, reverse=False, batch_sizes=None, *, num_layers=1, bidirectional=False,
@@ -576,7 +577,6 @@ pack_padded_sequence_op = defop(
 pack_padded_sequence_backward = defop(
     "_pack_padded_sequence_backward(Tensor grad, SymInt[] input_size, Tensor batch_sizes, bool batch_first) -> Tensor",
     _pack_padded_sequence_backward_kernel)
-PackPaddedSequenceBackward0 = pack_padded_sequence_op.node
 
 
 def _pack_padded_sequence(input, lengths, batch_first):

@@ -39,8 +39,10 @@ import itertools
 from .. import _warnings
 from .._array import (xp, arange_like as _arange_like, on_device_of as _on_device_of, full_like as _full_like,
                       zeros_like as _zeros_like)
-from .._ops import defop, aten
+from .._ops import defop, aten, node_classes_of
 from .._seam import seam
+
+__getattr__ = node_classes_of(__name__)    # (the node classes declared here, by name: TanhBackward0)
 
 _MODES = {"bilinear": 0, "nearest": 1, "bicubic": 2}
 _PADDINGS = {"zeros": 0, "border": 1, "reflection": 2}
@@ -429,7 +431,6 @@ def _declare_sampler(nd):
 
 grid_sampler_2d_op, grid_sampler_2d_backward_op = _declare_sampler(2)
 grid_sampler_3d_op, grid_sampler_3d_backward_op = _declare_sampler(3)
-GridSampler2DBackward0, GridSampler3DBackward0 = grid_sampler_2d_op.node, grid_sampler_3d_op.node
 
 
 def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
@@ -492,7 +493,6 @@ affine_grid_generator_op = defop(
     "affine_grid_generator(Tensor theta, SymInt[] size, bool align_corners) -> Tensor", _affine_grid_kernel,
     node="AffineGridGeneratorBackward0",
     theta=lambda grad, size, align_corners: affine_grid_generator_backward_op(grad, size, align_corners))
-AffineGridGeneratorBackward0 = affine_grid_generator_op.node
 
 
 def affine_grid(theta, size, align_corners=None):

@@ -7,9 +7,11 @@ that gather's derivative is the scatter again. 1-d unpooling is 2-d unpooling of
 torch (the graph: unsqueeze, MaxUnpool2DBackward0, squeeze).
 """
 from .._array import xp, has_values, zeros_like as _zeros_like
-from .._ops import defop
+from .._ops import defop, node_classes_of
 from .._seam import seam
 from .nn_conv import _ntuple
+
+__getattr__ = node_classes_of(__name__)    # (the node classes declared here, by name: TanhBackward0)
 
 
 def _unpool_kernel(self, indices, output_size, nd):
@@ -85,7 +87,6 @@ max_unpool2d_op = defop("max_unpool2d(Tensor self, Tensor indices, SymInt[2] out
 max_unpool3d_op = defop("max_unpool3d(Tensor self, Tensor indices, SymInt[3] output_size, int[3] stride, "
                         "int[3] padding) -> Tensor", _unpool3d_kernel, node="MaxUnpool3DBackward0",
                         self=lambda grad, indices: max_pool_double_backward_op(grad, indices, 3))
-MaxUnpool2DBackward0, MaxUnpool3DBackward0 = max_unpool2d_op.node, max_unpool3d_op.node
 
 
 def _output_size(input, kernel_size, stride, padding, output_size, nd):

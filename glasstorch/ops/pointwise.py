@@ -18,10 +18,12 @@ from .._array import (xp, to_device, broadcast_error, same_data, row_major, like
                       asarray_like as _asarray_like, asarray, zeros_like as _zeros_like)
 from ._op import (method, operands, inplace, inplace_recorded, result_dtype, as_tensor_arg, promote_arrays,
                   _check_inplace, bump_version, write_into, written_into_self, can_cast, _DTYPE_OF)
-from .._ops import defop, aten
+from .._ops import defop, aten, node_classes_of
 from .. import _ops   # (_ops._ARRAY_TYPES, read at each call: it grows when CuPy is imported)
 from .._seam import seam
 from ._derivatives import conj, is_complex, sgn_backward
+
+__getattr__ = node_classes_of(__name__)    # (the node classes declared here, by name: TanhBackward0)
 
 # What glasstorch (torch) has at its top level from this family; the other public functions here are
 # Tensor methods only (x.view(...)) or torch.linalg's.
@@ -262,8 +264,6 @@ for _row in _UNARY:
     globals()[_row[0] + "_"] = _fn_
     setattr(Tensor, _row[0], _fn)
     setattr(Tensor, _row[0] + "_", _fn_)
-    if _op_.node is not None:
-        globals()[_row[1]] = _op_.node
 del _row, _fn, _fn_, _op_
 
 _BITS_OF_SIZE = {2: xp.int16, 4: xp.int32, 8: xp.int64}   # an integer type to view a float's bits as
@@ -340,7 +340,6 @@ def round(input, *, decimals=0):
 
 
 _round0, _round0_, _round_op = _make_unary("round", "RoundBackward0", xp.round, _zeros, True)
-RoundBackward0, RoundBackward1 = _round_op.node, _round_decimals.node
 
 
 _round_decimals_ = defop("round_.decimals(Tensor(a!) self, *, int decimals) -> Tensor(a!)", inplace_of=_round_decimals)
@@ -421,7 +420,6 @@ mul_op = defop("mul.Tensor(Tensor self, Tensor other) -> Tensor",
                node="MulBackward0",
                self=lambda grad, other: grad * conj(other),
                other=lambda grad, self: grad * conj(self))
-AddBackward0, SubBackward0, RsubBackward1, MulBackward0 = add_op.node, sub_op.node, rsub_op.node, mul_op.node
 
 
 @method("add", "__add__", "__radd__")
@@ -487,13 +485,6 @@ div_op = defop("div.Tensor(Tensor self, Tensor other) -> Tensor", _true_divide_k
 div_mode_op = defop("div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor",
                     lambda self, other, *, rounding_mode: _rounding_divide(*promote_arrays(self, other), rounding_mode),
                     node="DivBackward2", self=_zeros, other=_zeros)
-DivBackward0, DivBackward2 = div_op.node, div_mode_op.node
-
-
-def _qualified_name(node):
-    """``name()`` of the nodes torch writes by hand rather than generates (``NotImplemented``,
-    ``CopyBackwards``): torch names them with their C++ namespace."""
-    return "torch::autograd::" + type(node).__name__
 
 
 def _derivative_not_implemented(op_name):
@@ -508,7 +499,6 @@ def _derivative_not_implemented(op_name):
 def _not_implemented_op(schema, kernel, op_name, inputs):
     op = defop(schema, kernel, node="NotImplemented",
                **{name: _derivative_not_implemented(op_name) for name in inputs})
-    op.node.name = _qualified_name
     return op
 
 
@@ -622,9 +612,6 @@ fmod_op = defop("fmod.Tensor(Tensor self, Tensor other) -> Tensor", _binary_kern
                 other=lambda grad, self, other: -grad * aten.div.Tensor_mode(self, other, rounding_mode="trunc"))
 fmod_scalar_op = defop("fmod.Scalar(Tensor self, Scalar other) -> Tensor", _binary_kernel(_fmod_arrays),
                        node="FmodBackward0", self=lambda grad: grad)
-NotImplementedBackward = floor_divide_op.node
-RemainderBackward0, RemainderBackward1, FmodBackward0, FmodBackward1 = \
-    remainder_scalar_op.node, remainder_op.node, fmod_scalar_op.node, fmod_op.node
 
 
 @method()
@@ -751,7 +738,6 @@ pow_scalar_op = defop("pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor
                       node="PowBackward0", self=pow_backward)
 rpow_op = defop("pow.Scalar(Scalar self, Tensor exponent) -> Tensor", _rpow_kernel,
                 node="PowBackward2", exponent=pow_backward_exponent_scalar)
-PowBackward0, PowBackward1, PowBackward2 = pow_scalar_op.node, pow_op.node, rpow_op.node
 
 
 @method("pow", "__pow__")
@@ -809,7 +795,6 @@ def _atan2_kernel(self, other):
 
 atan2_op = defop("atan2(Tensor self, Tensor other) -> Tensor", _atan2_kernel, node="Atan2Backward0",
                  joint={("self", "other"): atan2_backward})
-Atan2Backward0 = atan2_op.node
 
 
 @method("atan2", "arctan2")
@@ -849,7 +834,6 @@ minimum_op = defop("minimum(Tensor self, Tensor other) -> Tensor", _extremum_ker
                    node="MinimumBackward0",
                    self=lambda grad, self, other: _extremum_grad(grad, self, other, self > other),
                    other=lambda grad, self, other: _extremum_grad(grad, self, other, self < other))
-MaximumBackward0, MinimumBackward0 = maximum_op.node, minimum_op.node
 
 
 def _tensor_other(name, other):
@@ -895,7 +879,6 @@ fmax_op = defop("fmax(Tensor self, Tensor other) -> Tensor", _extremum_kernel("f
                 node="FmaxBackward0", self=_fmax_self_grad, other=_fmax_other_grad)
 fmin_op = defop("fmin(Tensor self, Tensor other) -> Tensor", _extremum_kernel("fmin", xp.fmin),
                 node="FminBackward0", self=_fmin_self_grad, other=_fmin_other_grad)
-FmaxBackward0, FminBackward0 = fmax_op.node, fmin_op.node
 
 
 @method()
@@ -1144,7 +1127,6 @@ where_op = defop("where.self(Tensor condition, Tensor self, Tensor other) -> Ten
                  condition=None,
                  self=lambda grad, condition: aten.where(condition, grad, 0),
                  other=lambda grad, condition: aten.where(condition, 0, grad))
-WhereBackward0 = where_op.node
 
 
 def where(condition, input=None, other=None):
@@ -1297,9 +1279,6 @@ clamp_max_tensor_op = defop("clamp_max.Tensor(Tensor self, Tensor max) -> Tensor
                             node="ClampMaxBackward1",
                             self=lambda grad, self, max: aten.where(self <= max, grad, 0),
                             max=lambda grad, self, max: aten.where(self > max, grad, 0))
-ClampBackward0, ClampBackward1 = clamp_tensor_op.node, clamp_op.node
-ClampMinBackward0, ClampMaxBackward0 = clamp_min_op.node, clamp_max_op.node
-ClampMinBackward1, ClampMaxBackward1 = clamp_min_tensor_op.node, clamp_max_tensor_op.node
 
 
 def _bound_kind(bound):
@@ -1384,7 +1363,6 @@ lerp_tensor_op = defop("lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> T
                        self=lambda grad, weight: grad * conj(1 - weight),
                        end=lambda grad, weight: grad * conj(weight),
                        weight=lambda grad, self, end: grad * conj(end - self))
-LerpBackward0, LerpBackward1 = lerp_op.node, lerp_tensor_op.node
 
 
 @method()
@@ -1444,7 +1422,6 @@ masked_fill_tensor_op = defop("masked_fill.Tensor(Tensor self, Tensor mask, Tens
                               mask=None,
                               self=lambda grad, mask: aten.masked_fill(grad, mask, 0),
                               value=lambda grad, mask: aten.sum(aten.where(mask, grad, 0)))  # torch's masked_fill_backward
-MaskedFillBackward0, MaskedFillBackward1 = masked_fill_op.node, masked_fill_tensor_op.node
 
 
 @method()
@@ -1463,7 +1440,6 @@ def _nan_to_num_kernel(self, nan=None, posinf=None, neginf=None):
 nan_to_num_op = defop("nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor",
                       _nan_to_num_kernel, node="NanToNumBackward0",
                       self=lambda grad, self: grad * aten.isfinite(self))
-NanToNumBackward0 = nan_to_num_op.node
 
 
 @method()
@@ -1747,9 +1723,6 @@ fill__tensor_op = defop("fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a
                         refuse_aliases=None, node="FillBackward3", self=_zeros, value=lambda grad: aten.sum(grad))
 copy__op = defop("copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)", _copy_kernel,
                  inplace=True, node="CopyBackwards", self=_zeros, src=lambda grad: grad)
-copy__op.node.name = _qualified_name     # (torch writes CopyBackwards by hand: torch::autograd::CopyBackwards)
-ZeroBackward0, FillBackward2, FillBackward3, CopyBackwards = \
-    zero__op.node, fill__op.node, fill__tensor_op.node, copy__op.node
 
 
 @method()
@@ -1836,7 +1809,6 @@ addcdiv_op = defop("addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scal
                    self=lambda grad: grad,
                    tensor1=lambda grad, tensor2, value: grad * conj(value / tensor2),
                    tensor2=lambda grad, tensor1, tensor2, value: -grad * conj(value * tensor1 / (tensor2 * tensor2)))
-AddcmulBackward0, AddcdivBackward0 = addcmul_op.node, addcdiv_op.node
 
 
 @method()

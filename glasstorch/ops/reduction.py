@@ -15,7 +15,7 @@ from .._tensor import Tensor, _wrap_dim
 from .._array import (xp, row_major, asarray, has_values, like_operands, array_types as _array_types,
                       asarray_like as _asarray_like, arange_like as _arange_like, zeros_like as _zeros_like,
                       full_like as _full_like)
-from .._ops import defop, aten
+from .._ops import defop, aten, node_classes_of
 from .._seam import seam
 from ._op import method
 from .pointwise import maximum, minimum
@@ -23,6 +23,8 @@ from ._derivatives import (not_implemented, sum_backward, mean_backward, nansum_
                            scale_grad_by_count, restore_reduced_dims, gather_with_keepdimed_indices, prod_backward,
                            var_backward, std_backward, var_mean_backward, std_mean_backward, norm_backward,
                            logsumexp_backward, softmax_double_backward, cumsum_backward, cumprod_backward)
+
+__getattr__ = node_classes_of(__name__)    # (the node classes declared here, by name: TanhBackward0)
 
 _DTYPE_OF = _dtype._BY_NUMPY
 
@@ -182,9 +184,6 @@ prod_op = defop("prod(Tensor self, *, ScalarType? dtype=None) -> Tensor", _prod_
 prod_dim_op = defop("prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
                     _prod_dim_kernel, node="ProdBackward1",
                     self=lambda grad, self, result, dim, keepdim: prod_backward(grad, self, result, dim, keepdim))
-SumBackward0, SumBackward1, NansumBackward0 = sum_op.node, sum_dim_op.node, nansum_op.node
-MeanBackward0, MeanBackward1 = mean_op.node, mean_dim_op.node
-ProdBackward0, ProdBackward1 = prod_op.node, prod_dim_op.node
 
 
 def _whole_or_dims(whole_op, dims_op, input, dim, keepdim, dtype):
@@ -404,8 +403,6 @@ aminmax_op = defop("aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -
                    _aminmax_kernel, node="AminmaxBackward0", self=_aminmax_backward)
 argmax_op = defop("argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", _arg_extreme_kernel(True))
 argmin_op = defop("argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", _arg_extreme_kernel(False))
-MaxBackward0, MaxBackward1, MinBackward0, MinBackward1 = max_dim_op.node, max_op.node, min_dim_op.node, min_op.node
-AmaxBackward0, AminBackward0, AminmaxBackward0 = amax_op.node, amin_op.node, aminmax_op.node
 
 
 def _extreme(fn, input, dim, keepdim, op, dim_op):
@@ -546,8 +543,6 @@ std_mean_op = defop("std_mean.correction(Tensor self, int[1]? dim=None, *, Scala
                     "bool keepdim=False) -> (Tensor, Tensor)", _with_mean("std_mean", True), node="StdMeanBackward0",
                     self=lambda grads, self, result0, dim, correction, keepdim: std_mean_backward(
                         grads[0], grads[1], self, result0, dim, correction, keepdim))
-VarBackward0, StdBackward0, VarMeanBackward0, StdMeanBackward0 = var_op.node, std_op.node, var_mean_op.node, \
-    std_mean_op.node
 
 _UNSET = object()
 
@@ -662,7 +657,6 @@ vector_norm_op = defop("linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? di
 logsumexp_op = defop("logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor", _logsumexp_kernel,
                      node="LogsumexpBackward0",
                      self=lambda grad, self, result, dim, keepdim: logsumexp_backward(grad, self, result, dim, keepdim))
-LinalgVectorNormBackward0, LogsumexpBackward0 = vector_norm_op.node, logsumexp_op.node
 
 
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
@@ -777,7 +771,6 @@ log_softmax_backward_data_op = defop(
     grad_output=lambda grad, output, dim: grad - aten.sum.dim_IntList(grad * aten.exp(output), [dim], True),
     output=lambda grad, grad_output, dim, output: -aten.sum.dim_IntList(grad_output, [dim], True) *
     aten.exp(output) * grad)
-SoftmaxBackward0, LogSoftmaxBackward0 = softmax_op.node, log_softmax_op.node
 
 
 def _softmax_dim(input, dim, fn):
@@ -857,8 +850,6 @@ cummax_op = defop("cummax(Tensor self, int dim) -> (Tensor values, Tensor indice
                   node="CummaxBackward0", self=_cummaxmin_backward)
 cummin_op = defop("cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)", _cumulative_extreme_kernel(False),
                   node="CumminBackward0", self=_cummaxmin_backward)
-CumsumBackward0, CumprodBackward0, CummaxBackward0, CumminBackward0 = cumsum_op.node, cumprod_op.node, \
-    cummax_op.node, cummin_op.node
 
 
 @method()
@@ -1116,9 +1107,6 @@ nanmedian_dim_op = defop("nanmedian.dim(Tensor self, int dim, bool keepdim=False
                          _median_dim_kernel(True), node="NanmedianBackward1", self=_select_backward)
 mode_op = defop("mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)", _mode_kernel,
                 node="ModeBackward0", self=_select_backward)
-SortBackward0, SortBackward1, TopkBackward0, KthvalueBackward0 = sort_op.node, sort_stable_op.node, topk_op.node, \
-    kthvalue_op.node
-MedianBackward0, MedianBackward1, ModeBackward0 = median_op.node, median_dim_op.node, mode_op.node
 
 
 @method()

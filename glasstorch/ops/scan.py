@@ -15,9 +15,11 @@ from .. import _dtype
 from .._tensor import _wrap_dim
 from .._array import xp
 from ._op import method
-from .._ops import defop, aten
+from .._ops import defop, aten, node_classes_of
 from .._seam import seam
 from .joining import flip_op
+
+__getattr__ = node_classes_of(__name__)    # (the node classes declared here, by name: TanhBackward0)
 
 __all__ = ["logcumsumexp"]
 
@@ -53,7 +55,6 @@ def _logcumsumexp_backward(grad, self, result, dim):
 
 logcumsumexp_op = defop("logcumsumexp(Tensor self, int dim) -> Tensor", _logcumsumexp_kernel,
                         node="LogcumsumexpBackward0", self=_logcumsumexp_backward)
-LogcumsumexpBackward0 = logcumsumexp_op.node
 
 
 @method()

@@ -21,8 +21,10 @@ from .. import _dtype
 from .._tensor import Tensor, _wrap_dim
 from .._array import xp, has_values, on_device_of as _on_device_of, zeros_like as _zeros_like, full_like as _full_like
 from ._op import method
-from .._ops import defop
+from .._ops import defop, node_classes_of
 from .._seam import seam
+
+__getattr__ = node_classes_of(__name__)    # (the node classes declared here, by name: TanhBackward0)
 
 __all__ = ["scatter_reduce"]
 
@@ -144,7 +146,6 @@ scatter_reduce_op = defop(
 # (torch's scatter kernels refuse an input that shares any of self's memory, even all of it)
 scatter_reduce__op = defop("scatter_reduce_.two(Tensor(a!) self, int dim, Tensor index, Tensor src, str reduce, *, "
                            "bool include_self=True) -> Tensor(a!)", inplace_of=scatter_reduce_op, refuse_aliases="any")
-ScatterReduceBackward0 = scatter_reduce_op.node
 
 
 @method()

@@ -20,9 +20,11 @@ from .._array import (view_strides, xp, expanded, copy_preserving_layout, unsque
 from ..autograd.graph import set_history, check_inplace, edge_of
 from ._op import _state, method, accepts_numpy_names
 from .. import _dtype, _checks
-from .._ops import defop, aten
+from .._ops import defop, aten, node_classes_of
 from .._seam import seam
 from ._derivatives import sum_to
+
+__getattr__ = node_classes_of(__name__)    # (the node classes declared here, by name: TanhBackward0)
 
 # What glasstorch (torch) has at its top level from this family; the other public functions here are
 # Tensor methods only (x.view(...)) or torch.linalg's.
@@ -208,8 +210,6 @@ view_dtype_op = defop("view.dtype(Tensor(a) self, ScalarType dtype) -> Tensor(a)
 reshape_alias_op = defop("_reshape_alias(Tensor(a) self, SymInt[] size, SymInt[] stride) -> Tensor(a)",
                          _reshape_alias_kernel, node="ReshapeAliasBackward0",
                          self=lambda grad, self_sizes: grad.reshape(self_sizes))
-ViewBackward0, ReshapeAliasBackward0 = view_op.node, reshape_alias_op.node
-UnsafeViewBackward0 = unsafe_view_op.node
 
 
 @method()
@@ -331,7 +331,6 @@ def _permute_backwards(grad, dims):
 
 permute_op = defop("permute(Tensor(a) self, int[] dims) -> Tensor(a)", _permute_kernel, node="PermuteBackward0",
                    self=_permute_backwards)
-PermuteBackward0 = permute_op.node
 
 
 @method()
@@ -364,7 +363,6 @@ transpose_op = defop("transpose.int(Tensor(a) self, int dim0, int dim1) -> Tenso
                      node="TransposeBackward0",
                      self=lambda grad, dim0, dim1: aten.transpose.int(grad, dim0, dim1))
 t_op = defop("t(Tensor(a) self) -> Tensor(a)", _t_kernel_named("t"), node="TBackward0", self=lambda grad: aten.t(grad))
-TransposeBackward0, TBackward0 = transpose_op.node, t_op.node
 
 
 @method()
@@ -517,7 +515,6 @@ def _expand_kernel(self, size, *, implicit=False):
 
 expand_op = defop("expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)", _expand_kernel,
                   node="ExpandBackward0", self=lambda grad, self_sizes: sum_to(grad, self_sizes))
-ExpandBackward0 = expand_op.node
 
 
 @method()
@@ -616,8 +613,6 @@ squeeze_op, squeeze_dim_op, squeeze_dims_op = _declare_squeezes("", ("SqueezeBac
                                                                      "SqueezeBackward2"))
 unsqueeze_op = defop("unsqueeze(Tensor(a) self, int dim) -> Tensor(a)", _unsqueeze_kernel, node="UnsqueezeBackward0",
                      self=lambda grad, dim: aten.squeeze.dim(grad, dim))
-SqueezeBackward0, SqueezeBackward1, SqueezeBackward2 = squeeze_op.node, squeeze_dim_op.node, squeeze_dims_op.node
-UnsqueezeBackward0 = unsqueeze_op.node
 
 
 def _squeeze(input, dim):
@@ -670,7 +665,6 @@ select_op = defop("select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a
 select_backward_op = defop("select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> "
                            "Tensor", _select_backward_kernel, node="SelectBackwardBackward0",
                            grad_output=lambda grad, dim, index: aten.select.int(grad, dim, index))
-SelectBackward0, SliceBackward0 = select_op.node, slice_op.node
 
 
 @method()
@@ -808,7 +802,6 @@ split_with_sizes_op = defop("split_with_sizes(Tensor(a -> *) self, SymInt[] spli
                                 grads, split_sizes, dim, self_sizes))
 unbind_op = defop("unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]", _unbind_kernel, node="UnbindBackward0",
                   self=_unbind_backward)
-SplitBackward0, SplitWithSizesBackward0, UnbindBackward0 = split_op.node, split_with_sizes_op.node, unbind_op.node
 
 
 @method()
@@ -903,7 +896,6 @@ clone_op = defop("clone(Tensor self, *, MemoryFormat? memory_format=None) -> Ten
                  node="CloneBackward0", self=lambda grad: grad)
 alias_op = defop("alias(Tensor(a) self) -> Tensor(a)", lambda self: self.view(), node="AliasBackward0",
                  self=lambda grad: grad)
-CloneBackward0, AliasBackward0 = clone_op.node, alias_op.node
 
 
 @method()

@@ -270,7 +270,7 @@ def _public_unary(name, op):
             return seam.torch_function(fn, (input,), {} if out is None else {"out": out})
         return _into(out, op(input), name)
     fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = f"torch.{name}: elementwise (aten.{op._schema.name}; backward node {op.node.__name__})."
+    fn.__doc__ = f"torch.{name}: elementwise (aten.{op.overloadpacket.__name__})."
     return fn
 
 

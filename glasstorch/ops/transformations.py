@@ -12,8 +12,10 @@ turn returns the transposed layout of the flipped copy (not contiguous).
 from .._tensor import _wrap_dim
 from .._array import xp
 from ._op import method
-from .._ops import defop
+from .._ops import defop, node_classes_of
 from .._seam import seam
+
+__getattr__ = node_classes_of(__name__)    # (the node classes declared here, by name: TanhBackward0)
 
 __all__ = ["rot90"]
 
@@ -39,7 +41,6 @@ def _rot90_kernel(self, k=1, dims=(0, 1)):
 
 rot90_op = defop("rot90(Tensor self, int k=1, int[] dims=[0, 1]) -> Tensor", _rot90_kernel, node="Rot90Backward0",
                  self=lambda grad, k, dims: rot90_op(grad, -k, dims))
-Rot90Backward0 = rot90_op.node
 
 
 @method()

@@ -19,11 +19,13 @@ The fused op's derivative is torch's ``_weight_norm_differentiable_backward``: i
 computes (which is not the exact one: torch's ``gradgradcheck`` fails on it too, and
 ``tests/test_parametrize.py`` pins that glasstorch gives torch's numbers).
 """
-from .._ops import defop, aten
+from .._ops import defop, aten, node_classes_of
 from .._seam import seam
 from .._array import xp
 from ._derivatives import norm_backward
 from .reduction import _vector_norm_kernel
+
+__getattr__ = node_classes_of(__name__)    # (the node classes declared here, by name: TanhBackward0)
 
 __all__ = ["norm_except_dim"]   # (and torch._weight_norm, put on the top level by name)
 
@@ -61,8 +63,6 @@ norm_dim_op = defop("norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool
                     node="NormBackward1",
                     self=lambda grad, self, p, result, dim, keepdim: norm_backward(
                         grad, self, 2 if p is None else p, result, dim, keepdim))
-WeightNormInterfaceBackward0, NormBackward0, NormBackward1 = (weight_norm_interface_op.node, norm_scalar_op.node,
-                                                              norm_dim_op.node)
 
 
 def norm_except_dim(v, pow=2, dim=0):

@@ -13,8 +13,10 @@ derivative. Both walk the kernel's kh*kw offsets, each a strided slice of the pa
 from .._tensor import Tensor
 from .._array import xp, as_strided, zeros_like as _zeros_like, empty_like as _empty_like
 from ._op import method
-from .._ops import defop
+from .._ops import defop, node_classes_of
 from .._seam import seam
+
+__getattr__ = node_classes_of(__name__)    # (the node classes declared here, by name: TanhBackward0)
 
 
 
@@ -53,7 +55,6 @@ unfold_op = defop("unfold(Tensor(a) self, int dimension, int size, int step) -> 
                   node="UnfoldBackward0",
                   self=lambda grad, self_sizes, dimension, size, step: unfold_backward_op(grad, list(self_sizes),
                                                                                          dimension, size, step))
-UnfoldBackward0, UnfoldBackwardBackward0 = unfold_op.node, unfold_backward_op.node
 
 
 def _wrap(dim, ndim):
@@ -140,7 +141,6 @@ im2col_op = defop("im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[
                   _unbatched(_im2col_kernel, 3, 4), node="Im2ColBackward0",
                   self=lambda grad, self_sizes, kernel_size, dilation, padding, stride: col2im_op(
                       grad, list(self_sizes[-2:]), kernel_size, dilation, padding, stride))
-Im2ColBackward0, Col2ImBackward0 = im2col_op.node, col2im_op.node
 
 
 def _pairs(*values):
