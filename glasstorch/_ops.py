@@ -110,7 +110,7 @@ class Schema:
     """A parsed op signature (torch's ``FunctionSchema``, the part glasstorch needs)."""
 
     def __init__(self, text):
-        m = _SIGNATURE.fullmatch(text)
+        m = re.fullmatch(_SIGNATURE, text)
         if m is None:
             raise ValueError(f"bad op schema: {text!r}")
         self.text = text
@@ -123,19 +123,19 @@ class Schema:
                 continue
             decl, _, default = part.partition("=")
             type_, name = decl.rsplit(None, 1)
-            alias = _ALIAS.search(type_) if "(" in type_ else None
-            self.arguments.append(Argument(name, _ALIAS.sub("", type_) if alias else type_,
+            alias = re.search(_ALIAS, type_) if "(" in type_ else None
+            self.arguments.append(Argument(name, re.sub(_ALIAS, "", type_) if alias else type_,
                                            _literal(default.strip()) if default else _NO_DEFAULT,
                                            kwarg_only, alias.group(1) if alias else None))
         # an argument written in place: Tensor(a!)
-        self.mutates = "!" in m.group(3) and _WRITTEN.search(m.group(3)) is not None
+        self.mutates = "!" in m.group(3) and re.search(_WRITTEN, m.group(3)) is not None
         ret = m.group(4)
         self.returns_list = ret.replace(" ", "").endswith("[]") and not ret.startswith("(")
         parts = _split_top(ret[1:-1]) if ret.startswith("(") else [ret]
         self.returns = []       # [(name or None, alias or None)]
         for i, part in enumerate(parts):
             bits = part.split()
-            alias = _ALIAS.search(bits[0])
+            alias = re.search(_ALIAS, bits[0])
             self.returns.append((bits[1] if len(bits) > 1 else None, alias.group(1) if alias else None))
         self.returns_tuple = ret.startswith("(")
 
@@ -143,11 +143,13 @@ class Schema:
         return self.text
 
 
-_SIGNATURE = re.compile(r"\s*([\w]+)(?:\.(\w+))?\((.*)\)\s*->\s*(.+?)\s*")
-_WRITTEN = re.compile(r"\(\w!\)")
+# (the patterns as text: ``re`` compiles each at the first schema parsed and keeps it; compiling them at
+# import, when no schema is parsed yet, cost ~2% of ``import glasstorch``)
+_SIGNATURE = r"\s*([\w]+)(?:\.(\w+))?\((.*)\)\s*->\s*(.+?)\s*"
+_WRITTEN = r"\(\w!\)"
 # an alias annotation: Tensor(a) a view of input a, Tensor(a!) written in place, Tensor(a -> *) an input whose
 # aliases are the elements of a returned list (split's, unbind's)
-_ALIAS = re.compile(r"\((\w)(?:!| -> \*)?\)")
+_ALIAS = r"\((\w)(?:!| -> \*)?\)"
 
 
 def _split_top(text):
@@ -155,7 +157,7 @@ def _split_top(text):
     if "(" not in text and "[" not in text:     # most schemas: no nesting to track
         return [p for p in (part.strip() for part in text.split(",")) if p]
     parts, depth, start = [], 0, 0
-    for m in _PUNCTUATION.finditer(text):
+    for m in re.finditer(_PUNCTUATION, text):
         ch = m.group()
         if ch in "([":
             depth += 1
@@ -169,7 +171,7 @@ def _split_top(text):
     return parts
 
 
-_PUNCTUATION = re.compile(r"[,()\[\]]")
+_PUNCTUATION = r"[,()\[\]]"
 
 
 # -----------------------------------------------------------------------------------------------

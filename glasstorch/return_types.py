@@ -39,41 +39,34 @@ def _make(name, fields):
     namespace = {"__slots__": (), "_fields": fields, "__module__": "torch.return_types",
                  "__qualname__": name, "__doc__": f"torch.return_types.{name}({', '.join(fields)})"}
     namespace.update((f, _field(i)) for i, f in enumerate(fields))
-    cls = type(name, (_StructSeq,), namespace)
-    globals()[name] = cls
-    return cls
+    # (setdefault: of two threads making the same type at once, both get the one kept)
+    return globals().setdefault(name, type(name, (_StructSeq,), namespace))
 
 
+# Each type is made when first asked for (``__getattr__``): ``import glasstorch`` made all 50 (1-2% of
+# the import), where a program meets a few. The names and fields, as torch has them:
+_FIELDS = {}
 _VALUES_INDICES = ("values", "indices")
 for _name in ("max", "min", "sort", "topk", "kthvalue", "median", "nanmedian", "mode", "cummax", "cummin"):
-    _make(_name, _VALUES_INDICES)
-    _make(_name + "_out", _VALUES_INDICES)   # what the call with out=(values, indices) returns
-_make("aminmax", ("min", "max"))
-_make("aminmax_out", ("min", "max"))
-_make("slogdet", ("sign", "logabsdet"))
-_make("linalg_slogdet", ("sign", "logabsdet"))
-_make("linalg_eig", ("eigenvalues", "eigenvectors"))
-_make("linalg_eigh", ("eigenvalues", "eigenvectors"))
-_make("linalg_svd", ("U", "S", "Vh"))
-_make("svd", ("U", "S", "V"))
-_make("linalg_qr", ("Q", "R"))
-_make("linalg_inv_ex", ("inverse", "info"))
-_make("linalg_cholesky_ex", ("L", "info"))
-_make("linalg_solve_ex", ("result", "info"))
-_make("geqrf", ("a", "tau"))
-_make("qr", ("Q", "R"))
-for _name, _fields in (("qr", ("Q", "R")), ("svd", ("U", "S", "V")), ("slogdet", ("sign", "logabsdet")),
-                       ("geqrf", ("a", "tau"))):
-    _make(_name + "_out", _fields)
-_make("frexp", ("mantissa", "exponent"))
-_make("frexp_out", ("mantissa", "exponent"))
-_make("histogram", ("hist", "bin_edges"))
-_make("histogram_out", ("hist", "bin_edges"))
-# what torch.linalg's functions with several results return when called with out=(...)
-for _name, _fields in (("linalg_slogdet", ("sign", "logabsdet")), ("linalg_eig", ("eigenvalues", "eigenvectors")),
+    _FIELDS[_name] = _FIELDS[_name + "_out"] = _VALUES_INDICES   # (_out: what the call with out=(...) returns)
+for _name, _fields in (("aminmax", ("min", "max")), ("slogdet", ("sign", "logabsdet")),
+                       ("linalg_slogdet", ("sign", "logabsdet")), ("linalg_eig", ("eigenvalues", "eigenvectors")),
                        ("linalg_eigh", ("eigenvalues", "eigenvectors")), ("linalg_svd", ("U", "S", "Vh")),
-                       ("linalg_qr", ("Q", "R")), ("linalg_inv_ex", ("inverse", "info")),
-                       ("linalg_cholesky_ex", ("L", "info")), ("linalg_solve_ex", ("result", "info"))):
-    _make(_name + "_out", _fields)
-del _fields
-del _name
+                       ("svd", ("U", "S", "V")), ("linalg_qr", ("Q", "R")), ("linalg_inv_ex", ("inverse", "info")),
+                       ("linalg_cholesky_ex", ("L", "info")), ("linalg_solve_ex", ("result", "info")),
+                       ("geqrf", ("a", "tau")), ("qr", ("Q", "R")), ("frexp", ("mantissa", "exponent")),
+                       ("histogram", ("hist", "bin_edges"))):
+    # (torch.linalg's functions with several results, called with out=(...), return the _out types too)
+    _FIELDS[_name] = _FIELDS[_name + "_out"] = _fields
+del _name, _fields
+
+
+def __getattr__(name):
+    fields = _FIELDS.get(name)
+    if fields is None:
+        raise AttributeError(f"module 'torch.return_types' has no attribute '{name}'")
+    return _make(name, fields)
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_FIELDS))

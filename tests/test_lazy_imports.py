@@ -169,3 +169,51 @@ def test_hand_written_nodes_have_their_namespace_in_name():
         c = L.zeros(3).copy_(L.ones(3, requires_grad=True))
         assert [s.grad_fn.name(), gx.grad_fn.name(), c.grad_fn.name()] == [
             "torch::autograd::NotImplemented", "torch::autograd::NotImplemented", "torch::autograd::CopyBackwards"], L
+
+
+# the subpackages `import glasstorch` leaves for first use (glasstorch/__init__.py's _LAZY_MODULES)
+LAZY_SUBPACKAGES = ("nn", "optim", "utils", "distributions", "datasets", "inspection", "vision", "_dynamo",
+                    "distributed", "onnx", "hub", "fft", "special", "linalg", "cuda", "jit", "fx", "testing",
+                    "profiler", "amp", "backends", "serialization", "func", "compiler", "multiprocessing")
+
+
+def test_import_glasstorch_leaves_the_subpackages_for_first_use():
+    code = f"""
+        import sys, glasstorch
+        print(*[m for m in {LAZY_SUBPACKAGES!r} if 'glasstorch.' + m in sys.modules] or ['none'])
+        print(*[m for m in ('glasstorch.ops.nn_conv', 'glasstorch.ops.nn_pool', 'glasstorch.ops.nn_rnn')
+                if m in sys.modules] or ['none'])
+        print(all(m in dir(glasstorch) for m in ('nn', 'linalg', 'cuda', 'jit', 'fft')))
+    """
+    assert run(code) == ["none", "none", "True"]
+
+
+def test_lazy_subpackages_work_however_they_are_reached():
+    """Attribute, `import glasstorch.X`, `from glasstorch import X`, and the torch binding all give the
+    one module object, whichever comes first."""
+    code = """
+        import glasstorch
+        t = glasstorch.tensor([3.0, 4.0])
+        print(glasstorch.linalg.vector_norm(t).item(), glasstorch.fft.fft(t).shape[0], glasstorch.cuda.is_available())
+        import glasstorch.linalg, glasstorch.fft
+        from glasstorch import nn, jit
+        torch = glasstorch.as_torch()
+        import torch.nn.functional as F
+        import torch.linalg as L
+        import torch.cuda, torch.special
+        print(F is glasstorch.nn.functional is nn.functional, L is glasstorch.linalg, torch.cuda is glasstorch.cuda,
+              jit is glasstorch.jit, torch.special is glasstorch.special, torch.special.expit(t).shape[0])
+    """
+    assert run(code) == ["5.0", "2", "False", "True", "True", "True", "True", "True", "2"]
+
+
+def test_import_through_the_binding_first():
+    """`import torch.linalg` before anything touched glasstorch.linalg (python -m glasstorch run)."""
+    code = """
+        import glasstorch; glasstorch.as_torch()
+        import torch.linalg, torch.return_types
+        import glasstorch.linalg
+        r = torch.linalg.svd(torch.eye(2))
+        print(torch.linalg is glasstorch.linalg, type(r).__name__, isinstance(r, torch.return_types.linalg_svd))
+    """
+    assert run(code) == ["True", "linalg_svd", "True"]
