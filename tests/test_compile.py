@@ -1184,3 +1184,40 @@ def test_reading_a_gradient_after_zero_grad_set_it_breaks_and_equals_eager():
             assert results[0] == results[1]
         reasons = [b.reason for b in c.cache[0].breaks]
         assert any("zero_grad" in r for r in reasons), reasons
+
+
+@pytest.mark.parametrize("make", [
+    lambda lib, ps: lib.optim.Adam(ps, lr=0.01),
+    lambda lib, ps: lib.optim.Adam(ps, lr=0.01, amsgrad=True),
+    lambda lib, ps: lib.optim.AdamW(ps, lr=0.01, weight_decay=0.1),
+    lambda lib, ps: lib.optim.RMSprop(ps, lr=0.01),
+], ids=["adam", "adam_amsgrad", "adamw", "rmsprop"])
+def test_an_optimizers_first_compiled_step_is_captured_without_a_break(make):
+    # torch.compile(opt.step) before any step: the state the step creates (step, exp_avg ...) is created before
+    # the capture, as torch's dynamo runs _init_group eagerly before tracing: the first step is one graph
+    # (fullgraph=True holds), the second reuses it (no recompile), and every step equals eager's
+    xs, ys = _data(n=8)
+    models = [_mlp(gt), _mlp(gt)]
+    opts = [make(gt, m.parameters()) for m in models]
+    step = gt.compile(opts[1].step, fullgraph=True)
+    for i in range(3):
+        for m in models:
+            m.zero_grad()
+            GF.cross_entropy(m(gt.tensor(xs)), gt.tensor(ys)).backward()
+        opts[0].step()
+        step()
+        for p, q in zip(models[0].parameters(), models[1].parameters()):
+            np.testing.assert_allclose(q.detach().numpy(), p.detach().numpy(), rtol=1e-5, atol=1e-6)
+            assert sorted(opts[1].state[q]) == sorted(opts[0].state[p])
+            for key, a in opts[0].state[p].items():
+                np.testing.assert_allclose(opts[1].state[q][key].numpy(), a.numpy(), rtol=1e-5, atol=1e-6)
+                assert opts[1].state[q][key]._version == a._version, key
+    assert len(step.cache) == 1 and step.cache[0].graph is not None
+    fresh = _mlp(gt)
+    GF.cross_entropy(fresh(gt.tensor(xs)), gt.tensor(ys)).backward()
+    report = gt._dynamo.explain(make(gt, fresh.parameters()).step)()
+    t_model = torch.nn.Linear(3, 2)
+    t_model(torch.ones(1, 3)).sum().backward()
+    t_report = torch._dynamo.explain(make(torch, t_model.parameters()).step)()
+    assert (report.graph_count, report.graph_break_count) == (t_report.graph_count, t_report.graph_break_count) \
+        == (1, 0)
