@@ -1276,3 +1276,71 @@ def test_one_tensor_passed_twice_at_capture_is_guarded():
     for a, b in [(lambda z: (z, z))(gt.ones(3)), (gt.ones(3), gt.full((3,), 2.0))]:
         np.testing.assert_array_equal(c(a, b).numpy(), g(a, b).numpy())
     assert len(c.cache) == 2 and "args[1]: expected the same tensor as args[0]" in c.cache[0].guards.source
+
+
+def _modified_saved_cases(lib):
+    def result_saved(x, w):            # exp saves its result, which add_ then changes
+        y = x.exp()
+        y.add_(1)
+        return y.sum()
+
+    def input_saved(x, w):             # the second mul saves h (for w's gradient)
+        h = x * 2
+        y = h * w
+        h.mul_(3)
+        return y.sum()
+
+    def argument_saved(x, w):          # x, an argument that needs no gradient, saved for w's, then changed
+        y = x * w
+        x.add_(1)
+        return y.sum()
+
+    def changed_twice(x, w):
+        h = (x * 2).tanh()
+        y = h * 2
+        h.add_(1)
+        h.add_(1)
+        return (y + h).sum()
+
+    def saver_is_the_write(x, w):      # mul_ saves the value it overwrites: eager keeps it, no error
+        h = x * 2
+        h.mul_(w)
+        return h.sum()
+    return [result_saved, input_saved, argument_saved, changed_twice, saver_is_the_write]
+
+
+@pytest.mark.parametrize("case", range(5))
+def test_a_functionalized_write_into_a_value_saved_for_backward_raises_as_eager(case):
+    # the compiled graph computes the write apart (the old value stays), but eager's backward finds the saved
+    # tensor's version changed and raises: so does the compiled backward, with eager's (and torch's) message
+    f = _modified_saved_cases(gt)[case]
+    t_f = _modified_saved_cases(torch)[case]
+    c = gt.compile(f, fullgraph=True)
+    rng = np.random.default_rng(case)
+    xs, ws = rng.standard_normal(3).astype(np.float32), rng.standard_normal(3).astype(np.float32)
+    x_grad = case != 2
+    messages = []
+    for run in (f, c, c, c):
+        x, w = gt.tensor(xs, requires_grad=x_grad), gt.tensor(ws, requires_grad=True)
+        try:
+            run(x, w).backward()
+            messages.append((None, w.grad.numpy().copy() if w.grad is not None else None))
+        except RuntimeError as e:
+            messages.append((str(e), None))
+    tx, tw = torch.tensor(xs, requires_grad=x_grad), torch.tensor(ws, requires_grad=True)
+    try:
+        t_f(tx, tw).backward()
+        t_message = None
+    except RuntimeError as e:
+        t_message = str(e)
+    assert (t_message is None) == (case == 4)
+    want = messages[0]
+    for got in messages[1:]:
+        if t_message is None:
+            np.testing.assert_allclose(got[1], want[1], rtol=1e-6)
+            np.testing.assert_allclose(got[1], tw.grad.numpy(), rtol=1e-5)
+        else:
+            assert got[0].split("\n[glasstorch]")[0] == want[0].split("\n[glasstorch]")[0]
+            assert got[0].split(" Hint:")[0] == t_message.split(" Hint:")[0]
+            assert "[glasstorch]" in got[0] and "modified in place by" in got[0]
+    assert c.cache[0].graph is not None

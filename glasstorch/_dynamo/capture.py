@@ -695,6 +695,8 @@ class Capture:
                 self.graph_break(why)
             return result
         nodes, values = (call.nodes, call.values) if call is not None else (self.graph.nodes, self.values)
+        old = next((table[id(target)] for table in reversed(known) if id(target) in table
+                    and table[id(target)][1] is target), None)
         if copy:
             node = targs[0][1] if len(args) > 1 else targs[1]["src"]
             if not isinstance(node, Node):
@@ -711,6 +713,14 @@ class Capture:
             node = Node(self.graph, self.graph._unique(functional._schema.name), "call_function", functional,
                         targs[0], targs[1], meta)
             nodes.append(node)
+        if old is not None and old[0] is not node and "overwritten" not in old[0].meta:
+            # the tensor's value before the write: a backward formula that saved it (exp's result, mul's
+            # input) reads what eager's autograd would find changed -- eager raises there, so does the
+            # compiled backward (codegen); its message is eager's, versions as at capture
+            creator = target._grad_fn
+            old[0].meta["overwritten"] = {
+                "by": node, "expected": old[2], "tensor": target, "type": target.type(), "shape": list(target.shape),
+                "creator": None if creator is None else _short_name(creator)}
         values[id(target)] = (node, target, target._vc.version)
         self.written_vcs.add(id(target._vc))
         self.new_values.add(node)
@@ -791,6 +801,10 @@ class Capture:
         for n in self.graph.nodes:     # autograd recorded the nodes after the ops returned: read it now,
             if n.meta.pop("inplace_of", None) is not None:      # then let the capture run's values go
                 n.meta.pop("grad_enabled")
+            overwritten = n.meta.get("overwritten")
+            if overwritten is not None and "tensor" in overwritten:     # (its version, last op and line at the end)
+                t = overwritten.pop("tensor")
+                overwritten.update(now=t._vc.version, last_op=t._vc.last_op, where=t._vc.where)
             if "example" in n.meta:
                 n.meta["requires_grad"] = n.meta.pop("example")._requires_grad
             if "example_outputs" in n.meta:
@@ -891,6 +905,11 @@ def _flat_tensors(value):
                 walk(x)
     walk(value)
     return found
+
+
+def _short_name(node):
+    from ..autograd.graph import _short_name as short
+    return short(node)
 
 
 def _is_parameter(t):

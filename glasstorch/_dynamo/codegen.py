@@ -255,9 +255,12 @@ class GeneratedCode:
         def temp():
             return f"_t{next(temps)}"
 
+        reads = []           # what the formulas of the node being derived save
+
         def save(name):
             if name not in saved:
                 saved.append(name)
+            reads.append(name)
             return name
 
         # With several outputs, autograd passes None for an output no gradient reached (the function
@@ -360,6 +363,7 @@ class GeneratedCode:
                 if not any(gs):
                     continue
             comment(f"{n.name} = aten.{op.__name__}: {op.node.__name__ if op.node else 'no derivative'}")
+            start, reads[:] = len(stmts), []
             for names, fn, joint, specs in op.node._formula_table if op.node is not None else ():
                 needed = [name for name in names if _requires_grad(args.get(name))]
                 if not needed:
@@ -407,10 +411,34 @@ class GeneratedCode:
                     if name not in needed:
                         continue
                     add_grad(inp, self._to_input("_r" if not joint else f"_r[{j}]", inp, n))
+            self._refuse_overwritten(n, reads, start, stmts)
         self.grad_inputs = [grad.get(p) if p.meta.get("requires_grad") else None for p in self.placeholders]
         self.saved = saved
         stmts.append(Stmt([], text=f"return ({''.join((g or 'None') + ', ' for g in self.grad_inputs)})"))
         return stmts
+
+    def _refuse_overwritten(self, n, reads, start, stmts):
+        """Node ``n``'s formulas read a value that a later in-place op of the graph overwrote (its
+        ``overwritten`` meta, capture.py): the functionalized graph still holds the old value, but eager's
+        autograd finds the saved tensor's version changed and raises when this node's backward runs. So
+        does the compiled backward, there, with eager's message."""
+        by_name = {v.name: v for v in self.graph.nodes}
+        for name in reads:
+            info = by_name[name].meta.get("overwritten") if name in by_name else None
+            if info is not None and info["by"] is not n:
+                msg = (f"one of the variables needed for gradient computation has been modified by an inplace "
+                       f"operation: [{info['type']} {info['shape']}]"
+                       f"{'' if info['creator'] is None else ', which is output 0 of ' + info['creator'] + ','} "
+                       f"is at version {info['now']}; expected version {info['expected']} instead. Hint: enable "
+                       f"anomaly detection to find the operation that failed to compute its gradient, with "
+                       f"torch.autograd.set_detect_anomaly(True, check_nan=False).")
+                if info.get("last_op") is not None:
+                    where = f" at {info['where'][0]}:{info['where'][1]}" if info.get("where") else ""
+                    msg += (f"\n[glasstorch] {name}, which {n.target.node.__name__} of the compiled graph saved, was "
+                            f"last modified in place by {info['last_op']}(){where}; use the out-of-place form "
+                            "(x = x.mul(2) rather than x.mul_(2)) or .clone() the tensor before modifying it.")
+                stmts.insert(start, Stmt([], text=f"raise RuntimeError({self.ns.bind('_msg', msg)})"))
+                return
 
     def _unpacked_values(self):
         """``{first select: (value, dim, selects by index)}`` for each value that only ``select.int``
