@@ -1344,3 +1344,44 @@ def test_a_functionalized_write_into_a_value_saved_for_backward_raises_as_eager(
             assert got[0].split(" Hint:")[0] == t_message.split(" Hint:")[0]
             assert "[glasstorch]" in got[0] and "modified in place by" in got[0]
     assert c.cache[0].graph is not None
+
+
+def test_a_saved_input_or_output_changed_before_backward_raises_as_eager():
+    # the compiled backward reads the inputs' and outputs' memory (a weight through its transposed view, the
+    # result of exp): an opt.step() between forward and backward, or an in-place change of a returned value,
+    # raises eager's error instead of giving gradients of the changed values (torch's compiled backward checks
+    # its saved tensors' versions too)
+    gt.manual_seed(0)
+    model = gt.nn.Sequential(gt.nn.Linear(4, 8), gt.nn.ReLU(), gt.nn.Linear(8, 3))
+    opt = gt.optim.SGD(model.parameters(), lr=0.1)
+    x = gt.randn(5, 4)
+
+    def f(m, x):
+        return m(x).sum()
+    c = gt.compile(f)
+    for run in (f, c, c):
+        model.zero_grad()
+        f(model, x).backward()
+        loss = run(model, x)
+        opt.step()
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            loss.backward()
+
+    def g(x, w):
+        return (x * w).exp()
+    cg = gt.compile(g)
+    t_cg = torch.compile(lambda x, w: (x * w).exp(), backend="aot_eager")
+    for run in (cg, cg, cg):
+        w = gt.ones(3, requires_grad=True)
+        y = run(gt.ones(3), w)
+        y.add_(1)
+        with pytest.raises(RuntimeError) as got:
+            y.sum().backward()
+    tw = torch.ones(3, requires_grad=True)
+    ty = t_cg(torch.ones(3), tw)
+    ty.add_(1)
+    with pytest.raises(RuntimeError) as want:
+        ty.sum().backward()
+    assert str(got.value).split(" Hint:")[0] == str(want.value).split(" Hint:")[0]
+    y = cg(gt.ones(3), gt.ones(3, requires_grad=True))       # unchanged: the backward runs
+    y.sum().backward()

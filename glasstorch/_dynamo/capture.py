@@ -765,6 +765,7 @@ class Capture:
             entry = self.values.get(id(t))
             if entry is not None and entry[1] is t and entry[0] is not node and self._written(t, self.values):
                 written.append((node, entry[0], t._vc.version - node.meta["version"], t._vc.last_op))
+                node.meta["written_bumps"] = written[-1][2]      # (the version a saved input then has: codegen)
         return written
 
     def _close_segments(self, result):
