@@ -30,7 +30,7 @@ import threading
 
 from .._tensor import Tensor
 from ..autograd import grad_mode
-from ..fx.graph import Graph, Node
+from ..fx.graph import Graph, Node, for_each_node
 from ..overrides import TorchFunctionMode
 from ..utils._python_dispatch import TorchDispatchMode
 from . import exc
@@ -87,9 +87,23 @@ def user_frame():
     return "<unknown>"
 
 
-# calls that change Python state a graph cannot hold (torch's dynamo replays them as side effects;
-# here each is a graph break, so it runs at every call)
+# calls that change Python state a graph cannot hold: their `.grad` writes. torch's dynamo replays such
+# attribute writes as side effects after its graph; so does glasstorch (Capture._side_effect): the call
+# runs again after the graph, at every call (a graph that skipped `p.grad = None` would accumulate the
+# next backward into the old gradient)
 _PYTHON_SIDE_EFFECTS = frozenset({"Optimizer.zero_grad", "Module.zero_grad", "Tensor.grad.__set__"})
+
+
+class Bound:
+    """A tensor a side effect is called with that existed before the call (``p`` of ``p.grad = None``),
+    found at run time as that object: ``read(args, kwargs)``."""
+    __slots__ = ("read", "name")
+
+    def __init__(self, read, name):
+        self.read, self.name = read, name
+
+    def __repr__(self):
+        return f"Bound({self.name})"
 
 
 class GraphBreak:
@@ -191,6 +205,9 @@ class Capture:
         self.written_vcs = set()     # id(version counter) of each tensor an in-place op was captured on
         self.new_values = set()      # the nodes that hold a tensor's value after a captured in-place op
         self.mutations = []          # per closed graph: [(placeholder, node of its new value, bumps, op name)]
+        self.side_effects = []       # (func, its arguments, tensors as nodes): run again after the graph
+        self.grad_set = set()        # id(tensor) whose .grad a side effect of the current graph set
+        self.side_touched = set()    # id(tensor) a side effect of the current graph changed in place
         self._walk(args, "args")
         self._walk(kwargs, "kwargs")
         for m in modules:
@@ -272,6 +289,7 @@ class Capture:
         self.values = {}
         self.inputs = []
         self.written_vcs = set()     # (the closed graph's writes are back in memory before the next reads)
+        self.grad_set, self.side_touched = set(), set()      # (and its side effects have run: replay runs them)
 
     def _close_graph(self):
         self.closed.append((self.graph, self.inputs))
@@ -300,6 +318,10 @@ class Capture:
                                          "see", inside)
                 return entry[0]
         ref = self.refs.get(key)
+        if key in self.side_touched:
+            # zero_grad(set_to_none=False) zeroed it: that runs after the graph, which would read the old value
+            return self._unknown("a tensor changed in place by zero_grad() earlier in the compiled function (a side "
+                                 "effect replayed after the graph), read after the change", inside)
         if id(t._vc) in self.written_vcs:
             # a view of (or alias of) a tensor the graph changed in place: it would read the memory
             # before the write-back (the graph keeps the new value apart until it returns)
@@ -417,6 +439,8 @@ class Capture:
         if self.paused:
             return func(*args, **kwargs)
         name = _func_name(func)
+        if name in _PYTHON_SIDE_EFFECTS:
+            return self._side_effect(func, name, args, kwargs)
         if name.endswith(".__set__"):
             self.graph_break(f"setting a tensor's attribute inside the compiled function ({name})")
             return self._uncaptured(func, args, kwargs)
@@ -446,10 +470,79 @@ class Capture:
         self._finish_call(func, name, args, kwargs, result, call, tensors_in, before)
         return result
 
+    def _side_effect(self, func, name, args, kwargs):
+        """``opt.zero_grad()``, ``model.zero_grad()``, ``p.grad = v``: writes of Python state (``.grad``),
+        which torch's dynamo replays after its graph as side effects. Here the call runs, uncaptured,
+        and is written down with its arguments (tensors as nodes: ``v`` is handed out of the graph);
+        whoever runs the graph calls it again afterwards (``CacheEntry``). That is eager's order as long
+        as nothing later in the graph reads what it changed: a later ``p.grad`` read, or a read of a
+        gradient it zeroed in place, breaks the graph (resolve, _read_grad). After a break, replay runs
+        the function's Python, this call included, as it is."""
+        from ..nn.modules.module import Module
+        from ..optim.optimizer import Optimizer
+        for v in args[:1]:
+            if isinstance(v, Optimizer):
+                self.note_optimizer(v)
+            elif isinstance(v, Module):
+                self.note_module(v)
+        owners = [t for _, t in self.free.values()] + [self.refs[i][1] for i in self.arg_paths]
+        before = [(p, p._grad, None if p._grad is None else p._grad._vc.version) for p in owners]
+        values = self.values
+        if any(g is not None and id(g) in values and values[id(g)][1] is g and values[id(g)][0] in self.new_values
+               for _, g, _ in before):
+            # (the graph changed a gradient in place, and zero_grad would change it again before the write-back)
+            self.graph_break(f"{name} after an in-place change of a .grad inside the compiled function")
+            return self._uncaptured(func, args, kwargs)
+        targs = self._side_effect_args((args, kwargs))
+        if targs is None:
+            self.graph_break(f"{name} with a tensor the compiled graph cannot hand out")
+            return self._uncaptured(func, args, kwargs)
+        result = self._uncaptured(func, args, kwargs)
+        for p, grad, version in before:
+            if p._grad is not grad:
+                self.grad_set.add(id(p))
+            elif grad is not None and grad._vc.version != version:
+                self.side_touched.add(id(grad))
+        self.side_effects.append((func, targs, self.graph_index))
+        return result
+
+    def _side_effect_args(self, value):
+        """A side effect's arguments as it will be called after the graph: a tensor that existed before
+        the call as that very object (``p`` of ``p.grad = v``: an argument, read from ``args``, or a
+        parameter, buffer or outside leaf, by identity: :class:`Bound`), a tensor the graph made as its
+        node (the graph hands it out), anything else as it is; None when a tensor is neither."""
+        missing = []
+
+        def load(v):
+            if isinstance(v, Tensor):
+                key = id(v)
+                entry = self.values.get(key)
+                if key in self.arg_paths:
+                    return Bound(eval(f"lambda args, kwargs: {self.arg_paths[key]}"), self.arg_paths[key])
+                if key in self.free or _is_parameter(v) or (v._requires_grad and v._grad_fn is None):
+                    return Bound(lambda args, kwargs, t=v: t, self.free.get(key, ("a leaf",))[0])
+                if entry is not None and entry[1] is v and entry[2] == v._vc.version and entry[0].op != "placeholder":
+                    return entry[0]
+                missing.append(v)
+                return None
+            if type(v) in (tuple, list):
+                return type(v)(load(x) for x in v)
+            if type(v) is dict:
+                return {k: load(x) for k, x in v.items()}
+            return v
+        out = load(value)
+        return None if missing else out
+
     def _read_grad(self, func, args, kwargs):
         """``p.grad``: a Python decision (None or not, guarded) and, where it is a tensor, a graph input
         read from ``p`` at each call (an optimizer's step reads its parameters' gradients so)."""
         owner = args[0]
+        if id(owner) in self.grad_set:
+            # a side effect set it: the guards check .grad as the call began, and the side effect runs after
+            # the graph (torch's dynamo reads the value it set; replay, after this break, runs it in order)
+            self.graph_break("reading .grad after zero_grad() or `.grad = ...` set it inside the compiled function "
+                             "(Tensor.grad.__get__)")
+            return self._uncaptured(func, args, kwargs)
         result = func(*args, **kwargs)
         if id(owner) in self.free or _is_parameter(owner) or (owner._requires_grad and owner._grad_fn is None
                                                               and id(owner) not in self.arg_paths):
@@ -487,10 +580,6 @@ class Capture:
             if result is not None and tensors_in and name not in _METADATA and not isinstance(result, (
                     type, _dtype_type())):
                 self.graph_break(f"{name} returns a Python value ({type(result).__name__}) computed from tensors")
-            elif name in _PYTHON_SIDE_EFFECTS:
-                # (zero_grad()'s `p.grad = None` acts on Python state, which the graph does not replay: run
-                # at capture only, the next backward would accumulate into the old gradient)
-                self.graph_break(f"{name} sets .grad: a side effect on Python state the graph does not replay")
             return
         if call.unsupported is None and all(self._written(m, call.values) for m in mutated) and all(
                 id(t) in call.values or self.resolve(t, call) is not None for t in outs):
@@ -606,6 +695,8 @@ class Capture:
                 self.graph_break(why)
             return result
         nodes, values = (call.nodes, call.values) if call is not None else (self.graph.nodes, self.values)
+        old = next((table[id(target)] for table in reversed(known) if id(target) in table
+                    and table[id(target)][1] is target), None)
         if copy:
             node = targs[0][1] if len(args) > 1 else targs[1]["src"]
             if not isinstance(node, Node):
@@ -622,6 +713,14 @@ class Capture:
             node = Node(self.graph, self.graph._unique(functional._schema.name), "call_function", functional,
                         targs[0], targs[1], meta)
             nodes.append(node)
+        if old is not None and old[0] is not node and "overwritten" not in old[0].meta:
+            # the tensor's value before the write: a backward formula that saved it (exp's result, mul's
+            # input) reads what eager's autograd would find changed -- eager raises there, so does the
+            # compiled backward (codegen); its message is eager's, versions as at capture
+            creator = target._grad_fn
+            old[0].meta["overwritten"] = {
+                "by": node, "expected": old[2], "tensor": target, "type": target.type(), "shape": list(target.shape),
+                "creator": None if creator is None else _short_name(creator)}
         values[id(target)] = (node, target, target._vc.version)
         self.written_vcs.add(id(target._vc))
         self.new_values.add(node)
@@ -633,7 +732,8 @@ class Capture:
         if not self.broken:
             for node, source in self.inputs:
                 t = source[-1]
-                if t._vc.version != node.meta["version"] and not self._written(t, self.values):
+                if t._vc.version != node.meta["version"] and not self._written(t, self.values) \
+                        and id(t) not in self.side_touched:
                     self.graph_break(f"the function changed its input {node.name} in place (an optimizer step, a "
                                      "buffer update): the graph cannot hold it")
                     self.replayable = False      # (a call the graph holds did it: run the whole call eagerly)
@@ -645,7 +745,12 @@ class Capture:
             return None
         written = self._write_backs()
         self.mutations.append(written)
-        self.graph.output((out, tuple(new for _, new, _, _ in written)) if written else out)
+        # the graph also returns what the side effects set (`p.grad = v`, v made by the graph)
+        handed = []
+        for _, targs, _ in self.side_effects:
+            for_each_node(targs, handed.append)
+        extra = tuple(new for _, new, _, _ in written) + tuple(dict.fromkeys(handed))
+        self.graph.output((out, extra) if extra else out)
         self._finish_nodes()
         self._prune(written)
         return out
@@ -660,6 +765,7 @@ class Capture:
             entry = self.values.get(id(t))
             if entry is not None and entry[1] is t and entry[0] is not node and self._written(t, self.values):
                 written.append((node, entry[0], t._vc.version - node.meta["version"], t._vc.last_op))
+                node.meta["written_bumps"] = written[-1][2]      # (the version a saved input then has: codegen)
         return written
 
     def _close_segments(self, result):
@@ -696,6 +802,10 @@ class Capture:
         for n in self.graph.nodes:     # autograd recorded the nodes after the ops returned: read it now,
             if n.meta.pop("inplace_of", None) is not None:      # then let the capture run's values go
                 n.meta.pop("grad_enabled")
+            overwritten = n.meta.get("overwritten")
+            if overwritten is not None and "tensor" in overwritten:     # (its version, last op and line at the end)
+                t = overwritten.pop("tensor")
+                overwritten.update(now=t._vc.version, last_op=t._vc.last_op, where=t._vc.where)
             if "example" in n.meta:
                 n.meta["requires_grad"] = n.meta.pop("example")._requires_grad
             if "example_outputs" in n.meta:
@@ -737,6 +847,7 @@ def capture(fn, args, kwargs, modules=(), fullgraph=False):
     """Run ``fn(*args, **kwargs)`` eagerly under capture. Returns (its result, the Capture)."""
     from ..nn.modules.module import register_module_forward_pre_hook
     owner = getattr(fn, "__self__", None)      # torch.compile(opt.step), torch.compile(model.forward)
+    _init_optimizer_state(owner, fn)
     cap = Capture(args, kwargs, tuple(modules) + ((owner,) if owner is not None else ()), fullgraph)
     handle = register_module_forward_pre_hook(lambda module, inputs: cap.module_called(module))
     _active.capture = cap
@@ -748,6 +859,27 @@ def capture(fn, args, kwargs, modules=(), fullgraph=False):
         _active.capture = None
         handle.remove()
     return result, cap
+
+
+def _init_optimizer_state(owner, fn):
+    """``torch.compile(opt.step)``: create the state the step is about to create (Adam's ``step``,
+    ``exp_avg``, ``exp_avg_sq`` of each parameter with a gradient: the optimizer's ``_init_state``)
+    before the capture runs, as torch's dynamo runs an optimizer's ``_init_group`` eagerly before it
+    traces the step. The state is then an input of the graph from the first step on: the first step
+    is captured without a break (its ``zeros_like`` and ``tensor(0.)`` are not ops the capture holds),
+    and the second finds the state the guards expect. The step would make exactly this state (for
+    the parameters ``_params_with_grad`` gives, those whose state is empty), so eager's results stay.
+    (A function that calls ``opt.step()`` among other things is not known to step before it runs:
+    there the first call still breaks, and the second captures the steady step; see docs/compile.md.)"""
+    from ..optim.optimizer import Optimizer
+    init = getattr(owner, "_init_state", None)
+    if not isinstance(owner, Optimizer) or init is None or getattr(fn, "__name__", None) != "step":
+        return
+    takes_group = init.__code__.co_argcount > 2
+    for group in owner.param_groups:
+        for p in owner._params_with_grad(group):
+            if not owner.state.get(p):
+                init(p, group) if takes_group else init(p)
 
 
 def _func_name(func):
@@ -774,6 +906,11 @@ def _flat_tensors(value):
                 walk(x)
     walk(value)
     return found
+
+
+def _short_name(node):
+    from ..autograd.graph import _short_name as short
+    return short(node)
 
 
 def _is_parameter(t):

@@ -190,6 +190,7 @@ class GeneratedCode:
         self.saved = []
         self.islands = {}
         backward_lines = self._backward_lines() if train else []
+        self.saved_inputs, self.saved_outputs = self._saved_tensors() if train else ([], [])
         self.forward_source = self._forward_source()
         self.backward_source = self._backward_source(backward_lines) if train else None
         tag = next(_counter)
@@ -255,9 +256,12 @@ class GeneratedCode:
         def temp():
             return f"_t{next(temps)}"
 
+        reads = []           # what the formulas of the node being derived save
+
         def save(name):
             if name not in saved:
                 saved.append(name)
+            reads.append(name)
             return name
 
         # With several outputs, autograd passes None for an output no gradient reached (the function
@@ -360,6 +364,7 @@ class GeneratedCode:
                 if not any(gs):
                     continue
             comment(f"{n.name} = aten.{op.__name__}: {op.node.__name__ if op.node else 'no derivative'}")
+            start, reads[:] = len(stmts), []
             for names, fn, joint, specs in op.node._formula_table if op.node is not None else ():
                 needed = [name for name in names if _requires_grad(args.get(name))]
                 if not needed:
@@ -407,10 +412,57 @@ class GeneratedCode:
                     if name not in needed:
                         continue
                     add_grad(inp, self._to_input("_r" if not joint else f"_r[{j}]", inp, n))
+            self._refuse_overwritten(n, reads, start, stmts)
         self.grad_inputs = [grad.get(p) if p.meta.get("requires_grad") else None for p in self.placeholders]
         self.saved = saved
         stmts.append(Stmt([], text=f"return ({''.join((g or 'None') + ', ' for g in self.grad_inputs)})"))
         return stmts
+
+    def _saved_tensors(self):
+        """The inputs and outputs whose memory the backward reads (saved as they are, or through views:
+        ``t_1 = _2_weight.T``): ``[(input position, version bumps its write-back adds)]``, ``[output
+        position]``. ``CompiledFunction`` checks their version counters when the backward runs, as eager's
+        saved tensors are checked: an ``opt.step()`` between the forward and ``backward()``, or an in-place
+        change of a returned value, raises eager's error instead of giving gradients of the new values."""
+        by_name = {v.name: v for v in self.graph.nodes}
+        out_ids = {id(o) for o in self.outputs}
+        inputs, outputs = set(), set()
+        for name in self.saved:
+            v = by_name.get(name)
+            while v is not None:
+                if id(v) in out_ids:
+                    outputs.add(id(v))
+                if v.op == "placeholder":
+                    inputs.add(id(v))
+                if v.op != "call_function" or not getattr(v.target, "_makes_views", False) or not v.args \
+                        or not isinstance(v.args[0], Node):
+                    break
+                v = v.args[0]
+        return ([(k, p.meta.get("written_bumps", 0)) for k, p in enumerate(self.placeholders) if id(p) in inputs],
+                [k for k, o in enumerate(self.outputs) if id(o) in outputs])
+
+    def _refuse_overwritten(self, n, reads, start, stmts):
+        """Node ``n``'s formulas read a value that a later in-place op of the graph overwrote (its
+        ``overwritten`` meta, capture.py): the functionalized graph still holds the old value, but eager's
+        autograd finds the saved tensor's version changed and raises when this node's backward runs. So
+        does the compiled backward, there, with eager's message."""
+        by_name = {v.name: v for v in self.graph.nodes}
+        for name in reads:
+            info = by_name[name].meta.get("overwritten") if name in by_name else None
+            if info is not None and info["by"] is not n:
+                msg = (f"one of the variables needed for gradient computation has been modified by an inplace "
+                       f"operation: [{info['type']} {info['shape']}]"
+                       f"{'' if info['creator'] is None else ', which is output 0 of ' + info['creator'] + ','} "
+                       f"is at version {info['now']}; expected version {info['expected']} instead. Hint: enable "
+                       f"anomaly detection to find the operation that failed to compute its gradient, with "
+                       f"torch.autograd.set_detect_anomaly(True, check_nan=False).")
+                if info.get("last_op") is not None:
+                    where = f" at {info['where'][0]}:{info['where'][1]}" if info.get("where") else ""
+                    msg += (f"\n[glasstorch] {name}, which {n.target.node.__name__} of the compiled graph saved, was "
+                            f"last modified in place by {info['last_op']}(){where}; use the out-of-place form "
+                            "(x = x.mul(2) rather than x.mul_(2)) or .clone() the tensor before modifying it.")
+                stmts.insert(start, Stmt([], text=f"raise RuntimeError({self.ns.bind('_msg', msg)})"))
+                return
 
     def _unpacked_values(self):
         """``{first select: (value, dim, selects by index)}`` for each value that only ``select.int``
@@ -516,6 +568,11 @@ class CompiledFunction(Function):
             outs, saved = code.forward(*[t._data for t in inputs])
         ctx.code, ctx.saved_arrays, ctx.inputs = code, saved, inputs
         tensors = tuple(_wrap(o) for o in outs)
+        # what the backward reads of the inputs and outputs, and the versions eager's saved tensors would expect
+        # (and what made each, as eager's message names it: an input's grad_fn; none for an output, as torch's)
+        ctx.versions = [(inputs[k], inputs[k]._vc.version + bumps, inputs[k]._grad_fn, inputs[k]._output_nr)
+                        for k, bumps in code.saved_inputs] + [
+            (tensors[k], tensors[k]._vc.version, None, k) for k in code.saved_outputs]
         ctx.mark_non_differentiable(*[t for t, rg in zip(tensors, code.out_requires_grad) if not rg])
         if len(tensors) > 1:
             ctx.set_materialize_grads(False)     # (the generated backward takes None for an unused output)
@@ -523,10 +580,32 @@ class CompiledFunction(Function):
 
     @staticmethod
     def backward(ctx, *grads):
+        for t, expected, creator, output_nr in ctx.versions:
+            if t._vc.version != expected:
+                raise RuntimeError(_changed_after_save(t, expected, creator, output_nr))
         if grad_mode.is_grad_enabled():        # create_graph=True: gradients whose own backward refuses
             return (None,) + _RefuseDoubleBackward.apply(ctx.code, ctx.saved_arrays, len(ctx.inputs),
                                                          *ctx.inputs, *grads)
         return (None,) + _input_grads(ctx.code, ctx.saved_arrays, grads)
+
+
+def _changed_after_save(t, expected, creator, output_nr):
+    """Eager's message for a saved tensor changed in place (autograd/graph.py's ``_version_error``),
+    for an input or output of a compiled graph (``creator``: the node that made it, when it was saved)."""
+    from ..autograd.graph import _short_name
+    if creator is not None:
+        name = creator if isinstance(creator, str) else _short_name(creator)
+        creator = f", which is output {max(output_nr, 0)} of {name},"
+    msg = (f"one of the variables needed for gradient computation has been modified by an inplace operation: "
+           f"[{t.type()} {list(t.shape)}]{creator or ''} is at version {t._vc.version}; expected version {expected} "
+           f"instead. Hint: enable anomaly detection to find the operation that failed to compute its gradient, "
+           f"with torch.autograd.set_detect_anomaly(True, check_nan=False).")
+    if t._vc.last_op is not None:
+        where = f" at {t._vc.where[0]}:{t._vc.where[1]}" if t._vc.where is not None else ""
+        msg += (f"\n[glasstorch] a tensor CompiledFunctionBackward saved was last modified in place by "
+                f"{t._vc.last_op}(){where}; use the out-of-place form (x = x.mul(2) rather than x.mul_(2)) or "
+                ".clone() the tensor before modifying it.")
+    return msg
 
 
 def _input_grads(code, saved, grads):

@@ -40,7 +40,9 @@ class CacheEntry:
         # what the graph changed in place in its inputs, written back after it runs (generated code only:
         # a GraphModule or a user's backend returns just the function's outputs, so the call runs eagerly)
         self.mutations = cap.mutations[-1] if cap.mutations and not cap.broken else []
-        self.graph = None if cap.broken or (self.mutations and not generated) else cap.graph
+        # zero_grad(), `p.grad = v`: Python side effects, called again after the graph (capture._side_effect)
+        self.side_effects = [(func, targs) for func, targs, _ in cap.side_effects] if not cap.broken else []
+        self.graph = None if cap.broken or ((self.mutations or self.side_effects) and not generated) else cap.graph
         self.code = None
         # a broken capture: its graphs compiled, the rest of the function's Python replayed around them
         self.replay = _replay.Replay(cap) if cap.broken and cap.replayable and backend in (
@@ -78,6 +80,9 @@ class CacheEntry:
         env.update(zip(produced, outs))
         for k, new, bumps, op in self._write_backs:
             write_back(tensors[k], env[new], bumps, op)
+        for func, targs in self.side_effects:       # (torch's dynamo replays them after its graph too)
+            a, kw = _fill_side_effect(targs, env, args, kwargs)
+            func(*a, **kw)
         return codegen._fill(self.output, env)
 
     def _run_generated(self, tensors):
@@ -87,6 +92,18 @@ class CacheEntry:
 
     def _run_graph_module(self, tensors):
         return _as_tuple(self.gm(*tensors))
+
+
+def _fill_side_effect(value, env, args, kwargs):
+    """A side effect's arguments at run time: a graph value from ``env``, a tensor that existed before
+    the call read from the call's arguments or bound (``capture.Bound``), anything else as it is."""
+    if isinstance(value, _capture.Bound):
+        return value.read(args, kwargs)
+    if type(value) in (tuple, list):
+        return type(value)(_fill_side_effect(v, env, args, kwargs) for v in value)
+    if type(value) is dict:
+        return {k: _fill_side_effect(v, env, args, kwargs) for k, v in value.items()}
+    return codegen._fill(value, env)
 
 
 def _as_tuple(value):

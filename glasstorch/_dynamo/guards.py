@@ -34,6 +34,7 @@ class Guards:
         self.checks = []           # (source of a condition, what it means)
         self.values = {"Tensor": Tensor, "_state": grad_mode._state}
         self._ids = {}
+        self._arg_tensors = []     # (expression, tensor) of each tensor in the arguments
         self.checks.append((f"_state.enabled is {capture.grad_enabled}",
                             f"grad mode changed (it was {capture.grad_enabled})"))
         self._walk(args, "args", tuple)
@@ -60,6 +61,7 @@ class Guards:
             elif id(owner._grad) not in seen and owner._grad is not None:
                 seen.add(id(owner._grad))
                 self._tensor(expr, owner._grad, expr)
+        self._aliasing(capture)
         self.source = self._source()
         filename = f"<glasstorch guards {next(_counter)}>"
         linecache.cache[filename] = (len(self.source), None, self.source.splitlines(True), filename)
@@ -86,6 +88,7 @@ class Guards:
     def _walk(self, value, expr, kind=None):
         if isinstance(value, Tensor):
             self._tensor(expr, value, expr)
+            self._arg_tensors.append((expr, value))
         elif isinstance(value, (list, tuple)):
             self.checks.append((f"type({expr}) is {type(value).__name__} and len({expr}) == {len(value)}",
                                 f"{expr}: expected a {type(value).__name__} of length {len(value)}"))
@@ -149,6 +152,44 @@ class Guards:
                 else:
                     self._walk(value, expr)
 
+    def _aliasing(self, capture):
+        """Which inputs are one tensor, or share memory, where that changes what the graph computes
+        (torch's dynamo guards input aliasing too):
+
+        * a tensor passed at two places of the arguments was one input of the graph (``f(x, x)``): the
+          later call must pass one tensor there again;
+        * a graph that writes inputs in place (functionalized: it computes the new value apart and
+          writes it back after running) read every other input as it was when the call began: a call
+          where another input shares memory with a written one (``f(x, x)`` captured as ``f(x, y)``, or
+          a view of ``x``) would miss the write; the inputs must share memory as they did then (each
+          input's memory is its array's root ``base``: :func:`alias_pattern`).
+
+        A call that fails recompiles, and the capture of aliased inputs is eager's by construction."""
+        first = {}
+        for expr, t in self._arg_tensors:
+            if first.setdefault(id(t), expr) != expr:
+                self.checks.append((f"{expr} is {first[id(t)]}",
+                                    f"{expr}: expected the same tensor as {first[id(t)]} (as when compiled)"))
+        written = capture.mutations[-1] if capture.mutations and not capture.broken else []
+        if not written:
+            return
+        index = {node: k for k, (node, _) in enumerate(capture.inputs)}
+        exprs = [self._input_expr(source) for _, source in capture.inputs]
+        targets = tuple(index[ph] for ph, _, _, _ in written)
+        expected = alias_pattern([source[-1] for _, source in capture.inputs], targets)
+        self.values["_alias_pattern"] = alias_pattern
+        names = ", ".join(capture.inputs[k][0].name for k in targets)
+        self.checks.append((f"_alias_pattern(({''.join(e + ', ' for e in exprs)}), {targets!r}) == {expected!r}",
+                            f"inputs share memory otherwise than when compiled (the graph writes {names} in place)"))
+
+    def _input_expr(self, source):
+        """The expression that finds a graph input at call time (``writeback.input_reader``'s, in the guard)."""
+        if source[0] == "arg":
+            return source[1]
+        if source[0] == "grad":
+            return f"{source[2] if source[2] is not None else self._bind(source[1])}._grad"
+        return self._bind(source[1])
+
     def _source(self):
         lines = ["def guard(args, kwargs):"]
         for cond, meaning in self.checks:
@@ -159,3 +200,20 @@ class Guards:
 
     def __str__(self):
         return self.source
+
+
+def _root(a):
+    """The object whose memory an array views (NumPy's and CuPy's ``.base`` chain to its end)."""
+    while getattr(a, "base", None) is not None:
+        a = a.base
+    return a
+
+
+def alias_pattern(tensors, written):
+    """For each tensor, the position of the first written one whose memory it shares (-1: none): two
+    calls alias alike where this is equal. (Sharing is by the arrays' root ``base``: two slices of one
+    array that do not overlap count as sharing -- a recompile, never a missed write.)"""
+    owner = {}
+    for k in written:
+        owner.setdefault(id(_root(tensors[k]._data)), k)
+    return tuple(owner.get(id(_root(t._data)), -1) for t in tensors)

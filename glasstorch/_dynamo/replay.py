@@ -42,6 +42,7 @@ from ..fx.graph import for_each_node
 from ..overrides import TorchFunctionMode
 from . import codegen
 from .capture import Ref, _flat_tensors, _refs
+from .guards import alias_pattern
 from .writeback import input_reader, write_back
 
 
@@ -73,6 +74,11 @@ class Segment:
         self.checked = [(node, (tuple(node.meta["shape"]), node.meta["dtype"].numpy_dtype,
                                 bool(node.meta.get("contiguous")), bool(node.meta.get("requires_grad"))))
                         for node, source in inputs if source[0] in ("call", "grad")]
+        # a graph that writes inputs: the other inputs must share memory with them as at capture (guards.py)
+        index = {node: k for k, (node, _) in enumerate(inputs)}
+        self.alias_targets = tuple(index[ph] for ph, _, _, _ in written)
+        self.alias_expected = alias_pattern([source[-1] for _, source in inputs], self.alias_targets) \
+            if written else None
 
     def standin(self, node):
         """A tensor with ``node``'s shape, dtype and requires_grad whose data is never computed: a
@@ -288,6 +294,8 @@ class _Run:
             if a.shape != shape or a.dtype != dtype or bool(a.flags.c_contiguous) != contiguous \
                     or t._requires_grad != requires_grad or type(a) is StandInArray:
                 return None
+        if seg.alias_expected is not None and alias_pattern(tensors, seg.alias_targets) != seg.alias_expected:
+            return None                 # (inputs alias otherwise than at capture: the rest runs eagerly)
         values = {node: t for (node, _), t in zip(seg.inputs, tensors)}
         if seg.code is not None:
             if seg.train:
