@@ -133,6 +133,7 @@ class ProcessGroup:
         self._timeout_s = timeout.total_seconds()
         self._backend = Backend(backend)
         self._name = name
+        self._where = "" if name == "WORLD" else f" on group {name}"   # for messages
         self._seq = 0
         self._checked = os.environ.get("TORCH_DISTRIBUTED_DEBUG", "").upper() != "OFF"
         self._signature = xp.empty(_SIGNATURE_LEN, dtype=xp.int64)              # this rank's
@@ -175,8 +176,7 @@ class ProcessGroup:
     # -- running one operation -----------------------------------------------------------------
     def _describe(self, kind, detail, seq=None):
         """'all_reduce #12 (shape=[4], dtype=torch.float32)', written only when a message needs it."""
-        return _What(kind, self._seq if seq is None else seq, detail,
-                     "" if self._name == "WORLD" else f" on group {self._name}")
+        return _What(kind, self._seq if seq is None else seq, detail, self._where)
 
     def _run(self, kind, signature, detail, start, finish=None, async_op=False, check=True, overlap_on=None):
         """Check the signature across ranks, start the MPI operation and wait or hand back a Work.
@@ -204,7 +204,10 @@ class ProcessGroup:
             self._end_check(exchange, what, requests, overlap_on)
         if async_op:
             return Work(self, requests, what, finish)
-        self._wait(requests, what)
+        if len(requests) == 1:   # most collectives: straight to the wait, fewest calls on the way
+            _mpi.wait(self._world, requests[0].Test, what, self._ranks, self._timeout_s)
+        else:
+            self._wait(requests, what)
         if finish is not None:
             finish()
         return None
@@ -353,6 +356,7 @@ _DTYPES = [_dtype.float32, _dtype.float64, _dtype.float16, _dtype.bfloat16, _dty
            _dtype.int16, _dtype.int8, _dtype.uint8, _dtype.bool, _dtype.complex64, _dtype.complex128]
 _KIND_CODE = {k: i for i, k in enumerate(_KINDS)}
 _DTYPE_CODE = {d: i for i, d in enumerate(_DTYPES)}
+_NUMPY_DTYPE_CODE = {d.numpy_dtype: i for i, d in enumerate(_DTYPES) if d.numpy_dtype is not None}
 _SIGNATURE_LEN = 16   # seq, kind, dtype, root, op, ndim, shape (up to 10 dims)
 _UNSET = (-1,) * _SIGNATURE_LEN
 
@@ -398,8 +402,9 @@ def _persistent_allgather(comm, row, rows):
 
 
 def _tensor_signature(t, root=-1, op=-1):
-    shape = t._data.shape
-    return (_DTYPE_CODE.get(t.dtype, 99), root, int(op), len(shape), *shape[:10])
+    data = t._data
+    shape = data.shape
+    return (_NUMPY_DTYPE_CODE.get(data.dtype, 99), root, op, len(shape), *shape[:10])
 
 
 def _seconds(timeout):
@@ -715,6 +720,29 @@ _MPI_OPS = {}      # mpi4py.MPI -> {is_bool: {RedOpType: MPI.Op}}, made on first
 _OPS_ACCEPTED = {}  # (op, dtype) pairs _check_op accepted: the next call with them skips the checks
 
 
+def _reduce_ops(op, t, name):
+    """(``op`` as a RedOpType, MPI's operation for it on ``t``), after torch's checks; remembered
+    per (op, dtype), so that a collective run again looks both up at once. (MPI's operation is
+    None before MPI is loaded: the caller's next step then raises, the group not being initialised.)"""
+    try:
+        return _REDUCE_OPS[op, t._data.dtype]
+    except (KeyError, TypeError):
+        pass
+    checked = _check_op(op, t, name)
+    world = _mpi.current()
+    if world is None:
+        return checked, None
+    ops = checked, _mpi_op(world.MPI, checked, t)
+    try:
+        _REDUCE_OPS[op, t._data.dtype] = ops
+    except TypeError:
+        pass
+    return ops
+
+
+_REDUCE_OPS = {}   # (op, NumPy dtype) -> (RedOpType, MPI.Op), for the checks passed
+
+
 def _check_op(op, t, name):
     """``op`` as a RedOpType, after torch's checks against ``t``'s dtype (remembered once passed)."""
     try:
@@ -807,21 +835,24 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     ``ReduceOp.AVG`` sums, then divides by the group's size.
     """
     _check_single_tensor(tensor, "tensor")
-    op = _check_op(op, tensor, "all_reduce")
+    op, mpi_op = _reduce_ops(op, tensor, "all_reduce")
     pg = _resolve(group)
     if pg is None:
         return _not_member("all_reduce")
     MPI = pg._world.MPI
     buf, copied = _buffer(tensor)
-    mpi_op = _mpi_op(MPI, op, tensor)
-
-    def finish():
-        if op == ReduceOp.AVG:
-            buf[...] /= pg._size
-        _write_back(tensor, buf) if copied else _bump(tensor)
-
-    return pg._run("all_reduce", lambda: _tensor_signature(tensor, op=op), lambda: _shape_text(tensor),
+    if copied or op == ReduceOp.AVG or async_op:
+        def finish():
+            if op == ReduceOp.AVG:
+                buf[...] /= pg._size
+            _write_back(tensor, buf) if copied else _bump(tensor)
+    else:
+        finish = None   # the usual case: only the version to bump, right here (one call fewer)
+    work = pg._run("all_reduce", lambda: _tensor_signature(tensor, op=op), lambda: _shape_text(tensor),
                    lambda: [pg._comm.Iallreduce(MPI.IN_PLACE, buf, mpi_op)], finish, async_op, overlap_on=buf)
+    if finish is None:
+        tensor._vc.version += 1
+    return work
 
 
 def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_dst=None):
