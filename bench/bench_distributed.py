@@ -17,7 +17,10 @@
    process alone, of each rank without DDP (what sharing the machine costs), and with DDP, its MPI
    progress thread off and on; the scaling (samples per second, N ranks / 1); and how much of the
    gradient communication is hidden behind backward: 1 - (time backward waits for the buckets at its
-   end) / (time the same all_reduces take alone, one after another).
+   end) / (time the same all_reduces take alone, one after another); and, from each rank's timeline
+   of every bucket (launched at which gradient hook, seen complete when, against the moment the last
+   gradient was ready), the share of the gradients' bytes whose all_reduce was complete before
+   backward ended, and how long the last bucket ran past it.
 
 NumPy's BLAS runs ``--threads`` threads per rank (threadpoolctl; default 1), so ``--nproc`` ranks use
 ``nproc * threads`` cores; with one thread each, every rank is pinned to a core of its own. The overlap can only show where the progress thread has a core of its own:
@@ -174,10 +177,14 @@ def ddp_scaling(dist, MPI, torch, np):
     g = torch.Generator().manual_seed(rank)
     x, y = torch.randn(batch, 784, generator=g), torch.randint(0, 10, (batch,), generator=g)
 
+    backward_started = [None]
+
     def one_step(model, opt):
         start = time.perf_counter()
         opt.zero_grad()
-        torch.nn.functional.cross_entropy(model(x), y).backward()
+        loss = torch.nn.functional.cross_entropy(model(x), y)
+        backward_started[0] = time.perf_counter()
+        loss.backward()
         opt.step()
         return time.perf_counter() - start
 
@@ -207,6 +214,7 @@ def ddp_scaling(dist, MPI, torch, np):
         alone = []
         times = {k: [] for k in variants}
         waits = {k: [] for k in variants}
+        timelines = {k: [] for k, v in variants.items() if v[2] is not None}
         comm_alone = []
         buckets = variants["DDP, progress thread off"][2].reducer.buckets
         for _ in range(steps):
@@ -219,6 +227,7 @@ def ddp_scaling(dist, MPI, torch, np):
                 times[name].append(one_step(model, opt))
                 if d is not None:
                     waits[name].append(d.reducer.stats["wait_s"])
+                    timelines[name].append(_timeline(d.reducer.stats, backward_started[0]))
             dist.barrier()   # the same all_reduces alone, one after another: the wait without any overlap
             start = time.perf_counter()
             for b in buckets:
@@ -226,7 +235,7 @@ def ddp_scaling(dist, MPI, torch, np):
             comm_alone.append(time.perf_counter() - start)
         results.append((cap, len(buckets), median(alone) if rank == 0 else None,
                         {k: median(v) for k, v in times.items()}, {k: median(v) for k, v in waits.items() if v},
-                        median(comm_alone)))
+                        median(comm_alone), comm.gather({k: v[2:] for k, v in timelines.items()}, root=0)))
         del variants, buckets   # the DDPs go, and their progress threads with them
     if rank == 0:
         m = make()
@@ -235,7 +244,7 @@ def ddp_scaling(dist, MPI, torch, np):
         print(f"\n2. DDP, MLP 784-1024-1024-10 ({n_params / 1e6:.2f} M parameters, {n_params * 4 / 2**20:.1f} MiB of "
               f"gradients), batch {batch} per rank, SGD; median step of {steps} (variants interleaved step by step; "
               f"load average {load})")
-        for cap, n_buckets, alone, times, waits, comm_s in results:
+        for cap, n_buckets, alone, times, waits, comm_s, timelines in results:
             print(f"   bucket_cap_mb={cap if cap else '25 (default)'} ({n_buckets} buckets): 1 process alone "
                   f"{alone * 1e3:.1f} ms/step ({batch / alone:.0f} samples/s); on {n} ranks the buckets' "
                   f"all_reduces alone take {comm_s * 1e3:.1f} ms")
@@ -249,6 +258,37 @@ def ddp_scaling(dist, MPI, torch, np):
                              f"waited at the end of backward {waited * 1e3:5.1f} ms ({100 * (1 - waited / comm_s):+.0f}%"
                              f" hidden)")
                 print(line)
+            _print_timelines(timelines, n_buckets)
+        print(f"   timelines: per rank, medians over the steps, ms from the start of backward (loss.backward()); "
+              f"a bucket is 'done' when this rank first saw it complete (the hooks test the started buckets; "
+              f"the last hook waits for them all); 'backward ends' when the last gradient is ready; bytes done "
+              f"before backward ended: the share of the gradients' bytes whose all_reduce this rank saw "
+              f"complete by then; exposed: the last bucket's done - backward's end")
+
+
+def _timeline(stats, backward_started):
+    """One step's buckets relative to the start of backward (ms): (end of backward, [(bytes, launch, done)])."""
+    end = (stats["backward_end_at"] - backward_started) * 1e3
+    return end, [(nbytes, (launched - backward_started) * 1e3, (done - backward_started) * 1e3)
+                 for _, nbytes, launched, done in stats["buckets"]]
+
+
+def _print_timelines(per_rank, n_buckets):
+    for name in per_rank[0]:
+        for rank, timelines in enumerate(per_rank):
+            steps = timelines[name]
+            end = statistics.median(t[0] for t in steps)
+            buckets = []
+            for b in range(n_buckets):
+                launch = statistics.median(t[1][b][1] for t in steps)
+                done = statistics.median(t[1][b][2] for t in steps)
+                buckets.append(f"{steps[0][1][b][0] / 2**20:.2f} MiB {launch:.1f}->{done:.1f}")
+            hidden = [sum(nbytes for nbytes, _, d in bs if d <= e) / sum(nbytes for nbytes, _, _ in bs)
+                      for e, bs in steps]
+            exposed = [max(d for _, _, d in bs) - e for e, bs in steps]
+            print(f"         {name}, rank {rank}: backward ends {end:.1f}; buckets (launch->done) {'; '.join(buckets)};"
+                  f" bytes done before backward ended {100 * statistics.median(hidden):.0f}% (steps: "
+                  f"{100 * min(hidden):.0f}-{100 * max(hidden):.0f}%); exposed {statistics.median(exposed):.1f} ms")
 
 
 def main():

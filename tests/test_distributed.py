@@ -346,6 +346,7 @@ def _check_ddp_reports(out_dir, world_size):
             np.testing.assert_allclose(rep["accumulated"][name], value, rtol=1e-12, atol=1e-12,
                                        err_msg=f"rank {r} {name} (no_sync)")
         assert rep["buckets"] >= 3
+        assert rep["timeline"] == {"buckets": list(range(rep["buckets"])), "ordered": True}
         assert rep["state_dict_keys"][:2] == ["module.0.weight", "module.0.bias"]
         # find_unused_parameters: head_b used on rank 0 only -> its averaged gradient on every rank
         assert rep["unused"]["never.weight"] is None
