@@ -11,8 +11,8 @@ Every collective has the same three steps:
    where MPI itself would hang, crash or silently mix buffers. ``TORCH_DISTRIBUTED_DEBUG=OFF``
    skips this step (one message fewer per collective);
 3. start the MPI operation non-blocking on the tensor's own memory (``Iallreduce``, ``Ibcast``,
-   ...): after the check's answers, or, for ``all_reduce``, ``broadcast`` and ``reduce``, right
-   after the check's own message, so that the check's round trip runs alongside the data (a
+   ...): after the check's answers, or, for ``all_reduce``, ``broadcast`` and ``reduce``, before
+   the check's own message, so that the check's round trip runs alongside the data (a
    mismatch then leaves the tensor's values undefined, never a rank that waits forever or returns
    normally: ``ProcessGroup._mismatch``); and either wait for it (``_mpi.wait``: never longer than the group's timeout, and ending at
    once if a rank of the group failed) or return a :class:`Work` whose ``wait()`` does.
@@ -186,22 +186,21 @@ class ProcessGroup:
         MPI requests; ``finish()`` (optional) runs once they completed (copies results into tensors).
         ``overlap_on``: the arrays the operation reads and writes, given by the collectives whose
         operation is one request of the same size on every rank (all_reduce, broadcast, reduce): their
-        operation starts right after the check's exchange instead of after its answers, so that the
-        check's round trip runs alongside the data (see :meth:`_mismatch` for what a mismatch then does).
+        operation starts first and the check right after it, so that the check's round trip runs
+        alongside the data (see :meth:`_mismatch` for what a mismatch then does).
         """
         self._seq += 1
         what = self._describe(kind, detail)
-        exchange = None
-        if check and self._checked and self._size > 1:
-            exchange = self._start_check(kind, signature() if callable(signature) else signature)
-            if overlap_on is None:
-                self._end_check(exchange, what)
+        checking = check and self._checked and self._size > 1
+        if checking and overlap_on is None:
+            self._end_check(self._start_check(kind, signature() if callable(signature) else signature), what)
         try:
             requests = start()
         except self._world.MPI.Exception as e:
             raise DistBackendError(f"{what} failed in MPI on rank {self._world.rank}: {e.Get_error_string()}") from None
-        if exchange is not None and overlap_on is not None:
-            self._end_check(exchange, what, requests, overlap_on)
+        if checking and overlap_on is not None:   # the data first, then the check (their communicators differ)
+            self._end_check(self._start_check(kind, signature() if callable(signature) else signature), what,
+                            requests, overlap_on)
         if async_op:
             return Work(self, requests, what, finish)
         if len(requests) == 1:   # most collectives: straight to the wait, fewest calls on the way
