@@ -45,6 +45,8 @@ def parse_args(argv):
     p.add_argument("--rounds", type=int, default=1, help="times the all_reduce table is measured")
     p.add_argument("--steps", type=int, default=None, help="DDP steps per variant (default 30, --quick 8)")
     p.add_argument("--no-bind", action="store_true", help="do not pin each rank to a core (see relaunch)")
+    p.add_argument("--check-first", action="store_true",
+                   help="all_reduce also with its check before the data (as before stop 23), and percentiles")
     return p.parse_args(argv)
 
 
@@ -89,7 +91,7 @@ def bandwidth(dist, MPI, torch, np):
 
 
 def _all_reduce_table(dist, MPI, torch, np, comm, rank, pg, sizes, round_):
-    rows = []
+    rows, spread = [], []
     for nbytes in sizes:
         buf = np.ones(nbytes // 4, dtype=np.float32)
         t = torch.from_numpy(buf)
@@ -111,13 +113,21 @@ def _all_reduce_table(dist, MPI, torch, np, comm, rank, pg, sizes, round_):
             pg._checked = False
             dist.all_reduce(t)
 
+        def ours_check_first():   # the check's answers awaited before the data starts (before stop 23)
+            pg._checked, pg._check_alongside = True, False
+            dist.all_reduce(t)
+            pg._check_alongside = True
+
         fns = {"raw": raw, "raw_nb": raw_nonblocking, "checked": ours_checked, "unchecked": ours_unchecked}
+        if ARGS.check_first:
+            fns["check_first"] = ours_check_first
         timings = {name: [] for name in fns}
         variants = list(fns.items())
         for i in range(reps + 2):   # the first two rounds warm up
             # each repetition starts with another variant, so that none always runs first after the
             # buffer's refill (which leaves the caches cold for it)
-            for name, fn in variants[i % 4:] + variants[:i % 4]:
+            k = i % len(variants)
+            for name, fn in variants[k:] + variants[:k]:
                 comm.Barrier()
                 start = time.perf_counter()
                 fn()
@@ -126,6 +136,7 @@ def _all_reduce_table(dist, MPI, torch, np, comm, rank, pg, sizes, round_):
             buf[...] = 1.0  # keep the values finite
         pg._checked = True
         rows.append((nbytes, {k: (statistics.median(v), min(v)) for k, v in timings.items()}))
+        spread.append((nbytes, timings))
     if rank == 0:
         load = ", ".join(f"{x:.1f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "?"
         print(f"\n1. all_reduce, float32, {comm.Get_size()} ranks (round {round_ + 1} of {ARGS.rounds}, load average "
@@ -142,6 +153,17 @@ def _all_reduce_table(dist, MPI, torch, np, comm, rank, pg, sizes, round_):
                 return f"{_us(t[k][0])} / {_us(t[k][1])}"
             print(f"{_size(nbytes):>6} | {both('raw'):>17} | {both('raw_nb'):>17} | {both('checked'):>17} | "
                   f"{over('checked'):>22} | {both('unchecked'):>17} | {over('unchecked'):>22}")
+        if ARGS.check_first:
+            print("   overhead over Iallreduce+Test at the 10th / 25th percentile / median of each variant's times:")
+            for nbytes, timings in spread:
+                def pct(v, q):
+                    return sorted(v)[int(q * (len(v) - 1))]
+
+                def over_at(k):
+                    return "/".join(f"{100 * (pct(timings[k], q) / pct(timings['raw_nb'], q) - 1):+.0f}"
+                                    for q in (0.1, 0.25, 0.5)) + "%"
+                print(f"   {_size(nbytes):>6}: no check {over_at('unchecked')}, check before the data "
+                      f"{over_at('check_first')}, check alongside (default) {over_at('checked')}")
 
 
 def _size(n):
