@@ -17,7 +17,10 @@
    process alone, of each rank without DDP (what sharing the machine costs), and with DDP, its MPI
    progress thread off and on; the scaling (samples per second, N ranks / 1); and how much of the
    gradient communication is hidden behind backward: 1 - (time backward waits for the buckets at its
-   end) / (time the same all_reduces take alone, one after another).
+   end) / (time the same all_reduces take alone, one after another); and, from each rank's timeline
+   of every bucket (launched at which gradient hook, seen complete when, against the moment the last
+   gradient was ready), the share of the gradients' bytes whose all_reduce was complete before
+   backward ended, and how long the last bucket ran past it.
 
 NumPy's BLAS runs ``--threads`` threads per rank (threadpoolctl; default 1), so ``--nproc`` ranks use
 ``nproc * threads`` cores; with one thread each, every rank is pinned to a core of its own. The overlap can only show where the progress thread has a core of its own:
@@ -42,6 +45,8 @@ def parse_args(argv):
     p.add_argument("--rounds", type=int, default=1, help="times the all_reduce table is measured")
     p.add_argument("--steps", type=int, default=None, help="DDP steps per variant (default 30, --quick 8)")
     p.add_argument("--no-bind", action="store_true", help="do not pin each rank to a core (see relaunch)")
+    p.add_argument("--check-first", action="store_true",
+                   help="all_reduce also with its check before the data (as before stop 23), and percentiles")
     return p.parse_args(argv)
 
 
@@ -86,7 +91,7 @@ def bandwidth(dist, MPI, torch, np):
 
 
 def _all_reduce_table(dist, MPI, torch, np, comm, rank, pg, sizes, round_):
-    rows = []
+    rows, spread = [], []
     for nbytes in sizes:
         buf = np.ones(nbytes // 4, dtype=np.float32)
         t = torch.from_numpy(buf)
@@ -108,13 +113,21 @@ def _all_reduce_table(dist, MPI, torch, np, comm, rank, pg, sizes, round_):
             pg._checked = False
             dist.all_reduce(t)
 
+        def ours_check_first():   # the check's answers awaited before the data starts (before stop 23)
+            pg._checked, pg._check_alongside = True, False
+            dist.all_reduce(t)
+            pg._check_alongside = True
+
         fns = {"raw": raw, "raw_nb": raw_nonblocking, "checked": ours_checked, "unchecked": ours_unchecked}
+        if ARGS.check_first:
+            fns["check_first"] = ours_check_first
         timings = {name: [] for name in fns}
         variants = list(fns.items())
         for i in range(reps + 2):   # the first two rounds warm up
             # each repetition starts with another variant, so that none always runs first after the
             # buffer's refill (which leaves the caches cold for it)
-            for name, fn in variants[i % 4:] + variants[:i % 4]:
+            k = i % len(variants)
+            for name, fn in variants[k:] + variants[:k]:
                 comm.Barrier()
                 start = time.perf_counter()
                 fn()
@@ -123,6 +136,7 @@ def _all_reduce_table(dist, MPI, torch, np, comm, rank, pg, sizes, round_):
             buf[...] = 1.0  # keep the values finite
         pg._checked = True
         rows.append((nbytes, {k: (statistics.median(v), min(v)) for k, v in timings.items()}))
+        spread.append((nbytes, timings))
     if rank == 0:
         load = ", ".join(f"{x:.1f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "?"
         print(f"\n1. all_reduce, float32, {comm.Get_size()} ranks (round {round_ + 1} of {ARGS.rounds}, load average "
@@ -139,6 +153,17 @@ def _all_reduce_table(dist, MPI, torch, np, comm, rank, pg, sizes, round_):
                 return f"{_us(t[k][0])} / {_us(t[k][1])}"
             print(f"{_size(nbytes):>6} | {both('raw'):>17} | {both('raw_nb'):>17} | {both('checked'):>17} | "
                   f"{over('checked'):>22} | {both('unchecked'):>17} | {over('unchecked'):>22}")
+        if ARGS.check_first:
+            print("   overhead over Iallreduce+Test at the 10th / 25th percentile / median of each variant's times:")
+            for nbytes, timings in spread:
+                def pct(v, q):
+                    return sorted(v)[int(q * (len(v) - 1))]
+
+                def over_at(k):
+                    return "/".join(f"{100 * (pct(timings[k], q) / pct(timings['raw_nb'], q) - 1):+.0f}"
+                                    for q in (0.1, 0.25, 0.5)) + "%"
+                print(f"   {_size(nbytes):>6}: no check {over_at('unchecked')}, check before the data "
+                      f"{over_at('check_first')}, check alongside (default) {over_at('checked')}")
 
 
 def _size(n):
@@ -174,10 +199,14 @@ def ddp_scaling(dist, MPI, torch, np):
     g = torch.Generator().manual_seed(rank)
     x, y = torch.randn(batch, 784, generator=g), torch.randint(0, 10, (batch,), generator=g)
 
+    backward_started = [None]
+
     def one_step(model, opt):
         start = time.perf_counter()
         opt.zero_grad()
-        torch.nn.functional.cross_entropy(model(x), y).backward()
+        loss = torch.nn.functional.cross_entropy(model(x), y)
+        backward_started[0] = time.perf_counter()
+        loss.backward()
         opt.step()
         return time.perf_counter() - start
 
@@ -207,6 +236,7 @@ def ddp_scaling(dist, MPI, torch, np):
         alone = []
         times = {k: [] for k in variants}
         waits = {k: [] for k in variants}
+        timelines = {k: [] for k, v in variants.items() if v[2] is not None}
         comm_alone = []
         buckets = variants["DDP, progress thread off"][2].reducer.buckets
         for _ in range(steps):
@@ -219,6 +249,7 @@ def ddp_scaling(dist, MPI, torch, np):
                 times[name].append(one_step(model, opt))
                 if d is not None:
                     waits[name].append(d.reducer.stats["wait_s"])
+                    timelines[name].append(_timeline(d.reducer.stats, backward_started[0]))
             dist.barrier()   # the same all_reduces alone, one after another: the wait without any overlap
             start = time.perf_counter()
             for b in buckets:
@@ -226,7 +257,7 @@ def ddp_scaling(dist, MPI, torch, np):
             comm_alone.append(time.perf_counter() - start)
         results.append((cap, len(buckets), median(alone) if rank == 0 else None,
                         {k: median(v) for k, v in times.items()}, {k: median(v) for k, v in waits.items() if v},
-                        median(comm_alone)))
+                        median(comm_alone), comm.gather({k: v[2:] for k, v in timelines.items()}, root=0)))
         del variants, buckets   # the DDPs go, and their progress threads with them
     if rank == 0:
         m = make()
@@ -235,7 +266,7 @@ def ddp_scaling(dist, MPI, torch, np):
         print(f"\n2. DDP, MLP 784-1024-1024-10 ({n_params / 1e6:.2f} M parameters, {n_params * 4 / 2**20:.1f} MiB of "
               f"gradients), batch {batch} per rank, SGD; median step of {steps} (variants interleaved step by step; "
               f"load average {load})")
-        for cap, n_buckets, alone, times, waits, comm_s in results:
+        for cap, n_buckets, alone, times, waits, comm_s, timelines in results:
             print(f"   bucket_cap_mb={cap if cap else '25 (default)'} ({n_buckets} buckets): 1 process alone "
                   f"{alone * 1e3:.1f} ms/step ({batch / alone:.0f} samples/s); on {n} ranks the buckets' "
                   f"all_reduces alone take {comm_s * 1e3:.1f} ms")
@@ -249,6 +280,37 @@ def ddp_scaling(dist, MPI, torch, np):
                              f"waited at the end of backward {waited * 1e3:5.1f} ms ({100 * (1 - waited / comm_s):+.0f}%"
                              f" hidden)")
                 print(line)
+            _print_timelines(timelines, n_buckets)
+        print(f"   timelines: per rank, medians over the steps, ms from the start of backward (loss.backward()); "
+              f"a bucket is 'done' when this rank first saw it complete (the hooks test the started buckets; "
+              f"the last hook waits for them all); 'backward ends' when the last gradient is ready; bytes done "
+              f"before backward ended: the share of the gradients' bytes whose all_reduce this rank saw "
+              f"complete by then; exposed: the last bucket's done - backward's end")
+
+
+def _timeline(stats, backward_started):
+    """One step's buckets relative to the start of backward (ms): (end of backward, [(bytes, launch, done)])."""
+    end = (stats["backward_end_at"] - backward_started) * 1e3
+    return end, [(nbytes, (launched - backward_started) * 1e3, (done - backward_started) * 1e3)
+                 for _, nbytes, launched, done in stats["buckets"]]
+
+
+def _print_timelines(per_rank, n_buckets):
+    for name in per_rank[0]:
+        for rank, timelines in enumerate(per_rank):
+            steps = timelines[name]
+            end = statistics.median(t[0] for t in steps)
+            buckets = []
+            for b in range(n_buckets):
+                launch = statistics.median(t[1][b][1] for t in steps)
+                done = statistics.median(t[1][b][2] for t in steps)
+                buckets.append(f"{steps[0][1][b][0] / 2**20:.2f} MiB {launch:.1f}->{done:.1f}")
+            hidden = [sum(nbytes for nbytes, _, d in bs if d <= e) / sum(nbytes for nbytes, _, _ in bs)
+                      for e, bs in steps]
+            exposed = [max(d for _, _, d in bs) - e for e, bs in steps]
+            print(f"         {name}, rank {rank}: backward ends {end:.1f}; buckets (launch->done) {'; '.join(buckets)};"
+                  f" bytes done before backward ended {100 * statistics.median(hidden):.0f}% (steps: "
+                  f"{100 * min(hidden):.0f}-{100 * max(hidden):.0f}%); exposed {statistics.median(exposed):.1f} ms")
 
 
 def main():

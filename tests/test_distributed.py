@@ -292,7 +292,7 @@ def test_spawn_runs_and_reports_failures_as_torch():
 
 # ----------------------------------------------------------------------------------------------
 # Every collective against NumPy, then DistributedDataParallel against one process on the
-# concatenated batches: 3 ranks through the launcher (mpiexec), 2 through spawn + tcp://
+# concatenated batches: 3 ranks through the launcher (mpiexec), 2 through spawn + env://
 # ----------------------------------------------------------------------------------------------
 def _checked(out, world_size):
     # the ranks share one stdout: their lines may interleave, so match the records, not lines
@@ -346,6 +346,7 @@ def _check_ddp_reports(out_dir, world_size):
             np.testing.assert_allclose(rep["accumulated"][name], value, rtol=1e-12, atol=1e-12,
                                        err_msg=f"rank {r} {name} (no_sync)")
         assert rep["buckets"] >= 3
+        assert rep["timeline"] == {"buckets": list(range(rep["buckets"])), "ordered": True}
         assert rep["state_dict_keys"][:2] == ["module.0.weight", "module.0.bias"]
         # find_unused_parameters: head_b used on rank 0 only -> its averaged gradient on every rank
         assert rep["unused"]["never.weight"] is None
@@ -388,6 +389,25 @@ def test_two_ranks_through_spawn_with_master_addr_in_the_environment(tmp_path):
     assert code == 0, err[-4000:]
     _checked(out, 2)
     _check_ddp_reports(tmp_path, 2)
+
+
+@needs_mpi
+def test_spawn_with_a_tcp_init_method():
+    """``mp.spawn`` + ``init_process_group("gloo", init_method="tcp://127.0.0.1:PORT", rank=, world_size=)``."""
+    code, out, err, _ = _run([sys.executable, "spawn_tcp.py", "2"], 60)
+    assert code == 0, err[-3000:]
+    assert sorted(re.findall(r"TCP OK \d", out)) == ["TCP OK 0", "TCP OK 1"], out
+
+
+@needs_mpi
+def test_launcher_with_an_mpi_hostfile(tmp_path):
+    """``--hostfile``: one mpiexec starts ``--nproc-per-node`` ranks on each host of the file (here one)."""
+    hostfile = tmp_path / "hosts"
+    hostfile.write_text("# the machines of the job\nlocalhost\n")
+    code, out, err, _ = _run([sys.executable, "-m", "glasstorch.distributed.run", "--hostfile", str(hostfile),
+                              "--nproc-per-node", "2", "faults.py", "ok"], 60)
+    assert code == 0, err[-3000:]
+    assert sorted(re.findall(r"DONE \d", out)) == ["DONE 0", "DONE 1"], out
 
 
 # ----------------------------------------------------------------------------------------------

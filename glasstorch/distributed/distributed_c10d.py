@@ -11,7 +11,10 @@ Every collective has the same three steps:
    where MPI itself would hang, crash or silently mix buffers. ``TORCH_DISTRIBUTED_DEBUG=OFF``
    skips this step (one message fewer per collective);
 3. start the MPI operation non-blocking on the tensor's own memory (``Iallreduce``, ``Ibcast``,
-   ...), and either wait for it (``_mpi.wait``: never longer than the group's timeout, and ending at
+   ...): after the check's answers, or, for ``all_reduce``, ``broadcast`` and ``reduce``, before
+   the check's own message, so that the check's round trip runs alongside the data (a
+   mismatch then leaves the tensor's values undefined, never a rank that waits forever or returns
+   normally: ``ProcessGroup._mismatch``); and either wait for it (``_mpi.wait``: never longer than the group's timeout, and ending at
    once if a rank of the group failed) or return a :class:`Work` whose ``wait()`` does.
 
 ``backend="gloo"`` and ``backend="mpi"`` are served by the same MPI engine: tutorials written for
@@ -130,14 +133,18 @@ class ProcessGroup:
         self._timeout_s = timeout.total_seconds()
         self._backend = Backend(backend)
         self._name = name
+        self._where = "" if name == "WORLD" else f" on group {name}"   # for messages
         self._seq = 0
         self._checked = os.environ.get("TORCH_DISTRIBUTED_DEBUG", "").upper() != "OFF"
+        self._check_alongside = True   # False: every check before its data (bench_distributed compares)
         self._signature = xp.empty(_SIGNATURE_LEN, dtype=xp.int64)              # this rank's
         self._signatures = xp.empty((self.size(), _SIGNATURE_LEN), dtype=xp.int64)  # everyone's
         self._signature_bytes = memoryview(self._signature).cast("B")
         self._signatures_bytes = memoryview(self._signatures).cast("B")
-        self._exchange = _persistent_allgather(comm, self._signature, self._signatures)
+        self._check_comm = comm.Dup()   # the checks' own: never waits behind, or mixes with, data
+        self._exchange = _persistent_allgather(self._check_comm, self._signature, self._signatures)
         self._body = None           # the signature bytes the row holds after its sequence number
+        self._abandoned = []        # (communicator, requests, buffers) left running after a mismatch
 
     def rank(self):
         return self._rank
@@ -165,31 +172,44 @@ class ProcessGroup:
                 pass
             self._exchange = None
         self._comm.Free()
+        self._check_comm.Free()
 
     # -- running one operation -----------------------------------------------------------------
     def _describe(self, kind, detail, seq=None):
         """'all_reduce #12 (shape=[4], dtype=torch.float32)', written only when a message needs it."""
-        return _What(kind, self._seq if seq is None else seq, detail,
-                     "" if self._name == "WORLD" else f" on group {self._name}")
+        return _What(kind, self._seq if seq is None else seq, detail, self._where)
 
-    def _run(self, kind, signature, detail, start, finish=None, async_op=False, check=True):
+    def _run(self, kind, signature, detail, start, finish=None, async_op=False, check=True, overlap_on=None):
         """Check the signature across ranks, start the MPI operation and wait or hand back a Work.
 
         ``signature``: ints every rank must agree on (or a function giving them, called only when the
         check runs); ``detail``: text (or a function giving it) for messages; ``start()`` returns the
         MPI requests; ``finish()`` (optional) runs once they completed (copies results into tensors).
+        ``overlap_on``: the arrays the operation reads and writes, given by the collectives whose
+        operation is one request of the same size on every rank (all_reduce, broadcast, reduce): their
+        operation starts first and the check right after it, so that the check's round trip runs
+        alongside the data (see :meth:`_mismatch` for what a mismatch then does).
         """
         self._seq += 1
         what = self._describe(kind, detail)
-        if check and self._checked and self._size > 1:
-            self._check_same_collective(kind, signature() if callable(signature) else signature, what)
+        checking = check and self._checked and self._size > 1
+        if not self._check_alongside:
+            overlap_on = None
+        if checking and overlap_on is None:
+            self._end_check(self._start_check(kind, signature() if callable(signature) else signature), what)
         try:
             requests = start()
         except self._world.MPI.Exception as e:
             raise DistBackendError(f"{what} failed in MPI on rank {self._world.rank}: {e.Get_error_string()}") from None
+        if checking and overlap_on is not None:   # the data first, then the check (their communicators differ)
+            self._end_check(self._start_check(kind, signature() if callable(signature) else signature), what,
+                            requests, overlap_on)
         if async_op:
             return Work(self, requests, what, finish)
-        self._wait(requests, what)
+        if len(requests) == 1:   # most collectives: straight to the wait, fewest calls on the way
+            _mpi.wait(self._world, requests[0].Test, what, self._ranks, self._timeout_s)
+        else:
+            self._wait(requests, what)
         if finish is not None:
             finish()
         return None
@@ -207,17 +227,18 @@ class ProcessGroup:
         seconds = self._timeout_s if timeout is None else _seconds(timeout)
         _mpi.wait(self._world, done, what, self._ranks, seconds)
 
-    def _check_same_collective(self, kind, signature, what):
-        """One all-gather of every rank's signature; a rank that runs something else is an error.
+    # -- the check that every rank runs the same collective ---------------------------------------
+    def _start_check(self, kind, signature):
+        """Start the all-gather of every rank's signature (on the checks' own communicator); returns its request.
 
         This runs before every collective, right after the previous one moved its data: from a
         megabyte on, that data has pushed the interpreter's code and objects out of the CPU's
         caches, and each line of Python here costs several times what it costs in a loop (measured
         on 2 ranks at 1 MB: 11-13 us to fill the row from a tuple, 19-29 us for mpi4py to read the
-        two arrays of an ``Iallgather``; bench/README.md). So the path is kept short: the row's bytes after the sequence number are made once per
-        (collective, signature) and rewritten only when they change, the all-gather is a
-        persistent request made once per group (MPI-4's ``Allgather_init``) that each check only
-        restarts, and a few tests of it run here before the general wait."""
+        two arrays of an ``Iallgather``; bench/README.md). So the path is kept short: the row's
+        bytes after the sequence number are made once per (collective, signature) and rewritten
+        only when they change, and the all-gather is a persistent request made once per group
+        (MPI-4's ``Allgather_init``) that each check only restarts."""
         body = _SIGNATURE_ROWS.get((kind, *signature))
         if body is None:
             body = _signature_row(kind, signature)
@@ -227,23 +248,52 @@ class ProcessGroup:
         _SEQ.pack_into(row, 0, self._seq)
         exchange = self._exchange
         if exchange is None:
-            exchange = self._comm.Iallgather(self._signature, self._signatures)
-        else:
-            exchange.Start()
+            return self._check_comm.Iallgather(self._signature, self._signatures)
+        exchange.Start()
+        return exchange
+
+    def _end_check(self, exchange, what, started=None, buffers=None):
+        """Wait for the check's all-gather (a few tests first: it is short); a rank that runs
+        something else is an error naming both sides. ``started``/``buffers``: the operation
+        already started alongside, and its arrays."""
         for _ in _FIRST_TESTS:
             if exchange.Test():
                 break
         else:
             self._wait([exchange], what)
-        if self._signatures_bytes.tobytes() == row.tobytes() * self._size:   # the usual case, in one comparison
-            return
+        if self._signatures_bytes.tobytes() != self._signature_bytes.tobytes() * self._size:  # one comparison
+            self._mismatch(what, started, buffers)
+
+    def _mismatch(self, what, started, buffers):
+        """Raise the error naming this rank's collective and the first rank's that differs.
+
+        Every rank of the group sees the same rows and decides alike here. If a rank started its
+        operation alongside the check (``overlap_on``), the ranks' operations now run mismatched:
+        - the same MPI operation on as many bytes everywhere (shapes that differ but hold as many
+          elements): MPI completes it as usual; it is waited for, then the error;
+        - anything else (other counts, roots, operations, or other collectives: MPI defines nothing
+          for it; measured with MPICH, counts that differ complete silently with a wrong sum, and a
+          root that differs leaves the operations waiting forever): no rank waits for it. It is left
+          running on the group's data communicator, which is never used again (its messages can't
+          meet another communicator's) and every rank moves to a new one, duplicated from the checks'
+          communicator, which every rank has just used in step. Its arrays are kept alive, so MPI
+          never writes into freed memory. The tensor's values are then undefined, as in torch after
+          a failed collective; the group goes on working.
+        """
         row, rows = self._signature, self._signatures
-        for r in range(self.size()):
-            if not (rows[r] == row).all():
-                raise RuntimeError(
-                    "Detected mismatch between collectives on ranks. "
-                    f"Rank {self._ranks[self.rank()]} is running collective: {_explain(row)}, but "
-                    f"Rank {self._ranks[r]} is running collective: {_explain(rows[r])}.")
+        r = next(r for r in range(self._size) if not (rows[r] == row).all())
+        message = ("Detected mismatch between collectives on ranks. "
+                   f"Rank {self._ranks[self._rank]} is running collective: {_explain(row)}, but "
+                   f"Rank {self._ranks[r]} is running collective: {_explain(rows[r])}.")
+        if any(_KINDS[int(k)] in _OVERLAPPED for k in rows[:, 1] if 0 <= k < len(_KINDS)):
+            if _same_transfer(rows):
+                self._wait(started, what)
+            else:
+                self._abandoned.append((self._comm, started, buffers))
+                comm, request = self._check_comm.Idup()
+                self._wait([request], what)
+                self._comm = comm
+        raise RuntimeError(message)
 
 
 class Work:
@@ -308,6 +358,7 @@ _DTYPES = [_dtype.float32, _dtype.float64, _dtype.float16, _dtype.bfloat16, _dty
            _dtype.int16, _dtype.int8, _dtype.uint8, _dtype.bool, _dtype.complex64, _dtype.complex128]
 _KIND_CODE = {k: i for i, k in enumerate(_KINDS)}
 _DTYPE_CODE = {d: i for i, d in enumerate(_DTYPES)}
+_NUMPY_DTYPE_CODE = {d.numpy_dtype: i for i, d in enumerate(_DTYPES) if d.numpy_dtype is not None}
 _SIGNATURE_LEN = 16   # seq, kind, dtype, root, op, ndim, shape (up to 10 dims)
 _UNSET = (-1,) * _SIGNATURE_LEN
 
@@ -315,6 +366,7 @@ _UNSET = (-1,) * _SIGNATURE_LEN
 _SEQ = struct.Struct("q")   # a signature row starts with the sequence number
 _SIGNATURE_ROWS = {}        # (kind, *signature) -> the row's bytes after the sequence number
 _FIRST_TESTS = range(64)    # tests of a check's all-gather before the general wait (~15 us)
+_OVERLAPPED = ("all_reduce", "broadcast", "reduce")   # the collectives whose check runs alongside their data
 
 
 def _signature_row(kind, signature):
@@ -325,6 +377,19 @@ def _signature_row(kind, signature):
     body = xp.array((_KIND_CODE[kind], *signature, *_UNSET)[:_SIGNATURE_LEN - 1], dtype=xp.int64).tobytes()
     _SIGNATURE_ROWS[(kind, *signature)] = body
     return body
+
+
+def _same_transfer(rows):
+    """Whether every signature row describes the same MPI operation (collective, dtype, root, op) on
+    as many elements: rows that differ only in how those elements are shaped."""
+    first = rows[0]
+
+    def numel(row):
+        ndim = int(row[5])
+        return int(xp.prod(row[6:6 + ndim])) if 0 <= ndim <= _SIGNATURE_LEN - 6 else None
+
+    n = numel(first)
+    return n is not None and all((row[1:5] == first[1:5]).all() and numel(row) == n for row in rows)
 
 
 def _persistent_allgather(comm, row, rows):
@@ -339,8 +404,9 @@ def _persistent_allgather(comm, row, rows):
 
 
 def _tensor_signature(t, root=-1, op=-1):
-    shape = t._data.shape
-    return (_DTYPE_CODE.get(t.dtype, 99), root, int(op), len(shape), *shape[:10])
+    data = t._data
+    shape = data.shape
+    return (_NUMPY_DTYPE_CODE.get(data.dtype, 99), root, op, len(shape), *shape[:10])
 
 
 def _seconds(timeout):
@@ -656,6 +722,29 @@ _MPI_OPS = {}      # mpi4py.MPI -> {is_bool: {RedOpType: MPI.Op}}, made on first
 _OPS_ACCEPTED = {}  # (op, dtype) pairs _check_op accepted: the next call with them skips the checks
 
 
+def _reduce_ops(op, t, name):
+    """(``op`` as a RedOpType, MPI's operation for it on ``t``), after torch's checks; remembered
+    per (op, dtype), so that a collective run again looks both up at once. (MPI's operation is
+    None before MPI is loaded: the caller's next step then raises, the group not being initialised.)"""
+    try:
+        return _REDUCE_OPS[op, t._data.dtype]
+    except (KeyError, TypeError):
+        pass
+    checked = _check_op(op, t, name)
+    world = _mpi.current()
+    if world is None:
+        return checked, None
+    ops = checked, _mpi_op(world.MPI, checked, t)
+    try:
+        _REDUCE_OPS[op, t._data.dtype] = ops
+    except TypeError:
+        pass
+    return ops
+
+
+_REDUCE_OPS = {}   # (op, NumPy dtype) -> (RedOpType, MPI.Op), for the checks passed
+
+
 def _check_op(op, t, name):
     """``op`` as a RedOpType, after torch's checks against ``t``'s dtype (remembered once passed)."""
     try:
@@ -725,7 +814,7 @@ def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
     buf, copied = _buffer(tensor)
     finish = (lambda: _write_back(tensor, buf)) if copied else (lambda: _bump(tensor))
     return pg._run("broadcast", _tensor_signature(tensor, root), lambda: _shape_text(tensor),
-                   lambda: [pg._comm.Ibcast(buf, root=root)], finish, async_op)
+                   lambda: [pg._comm.Ibcast(buf, root=root)], finish, async_op, overlap_on=buf)
 
 
 def _root_arg(pg, global_rank, group_rank, name):
@@ -748,21 +837,24 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     ``ReduceOp.AVG`` sums, then divides by the group's size.
     """
     _check_single_tensor(tensor, "tensor")
-    op = _check_op(op, tensor, "all_reduce")
+    op, mpi_op = _reduce_ops(op, tensor, "all_reduce")
     pg = _resolve(group)
     if pg is None:
         return _not_member("all_reduce")
     MPI = pg._world.MPI
     buf, copied = _buffer(tensor)
-    mpi_op = _mpi_op(MPI, op, tensor)
-
-    def finish():
-        if op == ReduceOp.AVG:
-            buf[...] /= pg._size
-        _write_back(tensor, buf) if copied else _bump(tensor)
-
-    return pg._run("all_reduce", lambda: _tensor_signature(tensor, op=op), lambda: _shape_text(tensor),
-                   lambda: [pg._comm.Iallreduce(MPI.IN_PLACE, buf, mpi_op)], finish, async_op)
+    if copied or op == ReduceOp.AVG or async_op:
+        def finish():
+            if op == ReduceOp.AVG:
+                buf[...] /= pg._size
+            _write_back(tensor, buf) if copied else _bump(tensor)
+    else:
+        finish = None   # the usual case: only the version to bump, right here (one call fewer)
+    work = pg._run("all_reduce", lambda: _tensor_signature(tensor, op=op), lambda: _shape_text(tensor),
+                   lambda: [pg._comm.Iallreduce(MPI.IN_PLACE, buf, mpi_op)], finish, async_op, overlap_on=buf)
+    if finish is None:
+        tensor._vc.version += 1
+    return work
 
 
 def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_dst=None):
@@ -789,7 +881,8 @@ def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_
                 buf[...] /= pg.size()
             _write_back(tensor, buf) if copied else _bump(tensor)
 
-    return pg._run("reduce", _tensor_signature(tensor, root, op), lambda: _shape_text(tensor), start, finish, async_op)
+    return pg._run("reduce", _tensor_signature(tensor, root, op), lambda: _shape_text(tensor), start, finish, async_op,
+                   overlap_on=buf)
 
 
 def all_gather(tensor_list, tensor, group=None, async_op=False):

@@ -73,6 +73,12 @@ def run(out_dir):
         torch.nn.functional.mse_loss(ddp(xs), ys).backward()
         opt.step()
     report["trained"] = params(model)
+    # the last backward's timeline (bench_distributed reports the communication hidden from it):
+    # every bucket started before the last gradient was ready, and completed after it started
+    stats = ddp.reducer.stats
+    report["timeline"] = {"buckets": [i for i, _, _, _ in stats["buckets"]],
+                          "ordered": all(launched <= stats["backward_end_at"] and launched <= done
+                                         for _, _, launched, done in stats["buckets"])}
     report["state_dict_keys"] = list(ddp.state_dict())
 
     # 2. gradient accumulation: two micro-batches under no_sync, the second synchronised

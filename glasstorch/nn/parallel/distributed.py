@@ -237,7 +237,8 @@ class _Bucket:
         self.flat = xp.zeros(offset + extra, dtype=dtype)
         self.pending = 0
         self.request = None
-        self.launched_at = None
+        self.launched_at = None              # perf_counter() when its all_reduce started
+        self.done_at = None                  # ... when this rank first saw it complete
         self.launched_by = None              # the parameter whose hook completed it (last backward)
 
 
@@ -293,7 +294,10 @@ class _Reducer:
         self.next_bucket = 0
         self.local_batch = None
         self.forward_site = None
-        self.stats = {"wait_s": 0.0, "comm_s": []}   # for bench_distributed: what was hidden behind backward
+        # the last backward's timeline, for bench_distributed (what was hidden behind backward):
+        # backward_end_at: the last gradient ready (perf_counter()); wait_s: waited from then on for the
+        # buckets; comm_s: each bucket's launch to completion; buckets: (index, bytes, launched_at, done_at)
+        self.stats = {"wait_s": 0.0, "comm_s": [], "backward_end_at": None, "buckets": []}
         self.progress = _ProgressThread.start_for(group)
         self._handles = [p.register_post_accumulate_grad_hook(_GradReadyHook(self, i))
                          for i, p in enumerate(self.params)]
@@ -345,8 +349,9 @@ class _Reducer:
         for b in self.buckets:
             b.pending = len(b.params)
             b.request = None     # launched_by stays: the last backward's, which draw shows
-        self.stats["comm_s"] = []
-        self.stats["wait_s"] = 0.0
+        for b in self.buckets:
+            b.launched_at = b.done_at = None
+        self.stats.update(wait_s=0.0, comm_s=[], backward_end_at=None, buckets=[])
 
     def mark_unused(self, outputs):
         """find_unused_parameters: parameters the outputs' graph does not reach are ready now (zeros)."""
@@ -417,10 +422,11 @@ class _Reducer:
                 b.flat[k + j] = 1.0 if self.used[i] else 0.0
 
     def _progress(self):
-        """Let MPI move the started buckets along while backward computes (MPI progresses only inside calls)."""
-        requests = [b.request for b in self.buckets[:self.next_bucket] if b.request is not None]
-        if requests:
-            self.group._world.MPI.Request.Testall(requests)
+        """Let MPI move the started buckets along while backward computes (MPI progresses only inside
+        calls); a bucket seen complete gets its time."""
+        for b in self.buckets[:self.next_bucket]:
+            if b.done_at is None and b.request.Test():
+                b.done_at = time.perf_counter()
 
     def _finalize(self):
         """The last bucket has started: wait for all, write the averages into .grad."""
@@ -428,10 +434,14 @@ class _Reducer:
         if self.progress is not None:
             self.progress.pause()          # from here this thread drives MPI itself
         for b in self.buckets:
-            self.group._wait([b.request], f"DistributedDataParallel gradient all_reduce (bucket {b.index}, "
-                                          f"{b.size} elements)")
-            self.stats["comm_s"].append(time.perf_counter() - b.launched_at)
+            if b.done_at is None:
+                self.group._wait([b.request], f"DistributedDataParallel gradient all_reduce (bucket {b.index}, "
+                                              f"{b.size} elements)")
+                b.done_at = time.perf_counter()
+            self.stats["comm_s"].append(b.done_at - b.launched_at)
         self.stats["wait_s"] = time.perf_counter() - start
+        self.stats["backward_end_at"] = start
+        self.stats["buckets"] = [(b.index, b.flat.nbytes, b.launched_at, b.done_at) for b in self.buckets]
         for b in self.buckets:
             globally_used = None
             if self.find_unused:
