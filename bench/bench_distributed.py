@@ -45,8 +45,9 @@ def parse_args(argv):
     p.add_argument("--rounds", type=int, default=1, help="times the all_reduce table is measured")
     p.add_argument("--steps", type=int, default=None, help="DDP steps per variant (default 30, --quick 8)")
     p.add_argument("--no-bind", action="store_true", help="do not pin each rank to a core (see relaunch)")
-    p.add_argument("--check-first", action="store_true",
-                   help="all_reduce also with its check before the data (as before stop 23), and percentiles")
+    p.add_argument("--alongside", action="store_true",
+                   help="all_reduce also with its check alongside the data (ProcessGroup._check_alongside), and "
+                        "percentiles")
     return p.parse_args(argv)
 
 
@@ -113,14 +114,14 @@ def _all_reduce_table(dist, MPI, torch, np, comm, rank, pg, sizes, round_):
             pg._checked = False
             dist.all_reduce(t)
 
-        def ours_check_first():   # the check's answers awaited before the data starts (before stop 23)
-            pg._checked, pg._check_alongside = True, False
+        def ours_alongside():   # the data started first, the check's answers read while it moves
+            pg._checked, pg._check_alongside = True, True
             dist.all_reduce(t)
-            pg._check_alongside = True
+            pg._check_alongside = False
 
         fns = {"raw": raw, "raw_nb": raw_nonblocking, "checked": ours_checked, "unchecked": ours_unchecked}
-        if ARGS.check_first:
-            fns["check_first"] = ours_check_first
+        if ARGS.alongside:
+            fns["alongside"] = ours_alongside
         timings = {name: [] for name in fns}
         variants = list(fns.items())
         for i in range(reps + 2):   # the first two rounds warm up
@@ -153,7 +154,7 @@ def _all_reduce_table(dist, MPI, torch, np, comm, rank, pg, sizes, round_):
                 return f"{_us(t[k][0])} / {_us(t[k][1])}"
             print(f"{_size(nbytes):>6} | {both('raw'):>17} | {both('raw_nb'):>17} | {both('checked'):>17} | "
                   f"{over('checked'):>22} | {both('unchecked'):>17} | {over('unchecked'):>22}")
-        if ARGS.check_first:
+        if ARGS.alongside:
             print("   overhead over Iallreduce+Test at the 10th / 25th percentile / median of each variant's times:")
             for nbytes, timings in spread:
                 def pct(v, q):
@@ -163,7 +164,7 @@ def _all_reduce_table(dist, MPI, torch, np, comm, rank, pg, sizes, round_):
                     return "/".join(f"{100 * (pct(timings[k], q) / pct(timings['raw_nb'], q) - 1):+.0f}"
                                     for q in (0.1, 0.25, 0.5)) + "%"
                 print(f"   {_size(nbytes):>6}: no check {over_at('unchecked')}, check before the data "
-                      f"{over_at('check_first')}, check alongside (default) {over_at('checked')}")
+                      f"(default) {over_at('checked')}, check alongside {over_at('alongside')}")
 
 
 def _size(n):

@@ -136,7 +136,10 @@ class ProcessGroup:
         self._where = "" if name == "WORLD" else f" on group {name}"   # for messages
         self._seq = 0
         self._checked = os.environ.get("TORCH_DISTRIBUTED_DEBUG", "").upper() != "OFF"
-        self._check_alongside = True   # False: every check before its data (bench_distributed compares)
+        # True: all_reduce/broadcast/reduce start their data before the check's round trip (may pay where a
+        # round trip is long, across machines; on one machine it measured no gain, bench/README.md stop 23).
+        # False (default): the check first, as torch's, so a mismatched collective leaves the tensor untouched
+        self._check_alongside = False
         self._signature = xp.empty(_SIGNATURE_LEN, dtype=xp.int64)              # this rank's
         self._signatures = xp.empty((self.size(), _SIGNATURE_LEN), dtype=xp.int64)  # everyone's
         self._signature_bytes = memoryview(self._signature).cast("B")
@@ -285,9 +288,12 @@ class ProcessGroup:
         message = ("Detected mismatch between collectives on ranks. "
                    f"Rank {self._ranks[self._rank]} is running collective: {_explain(row)}, but "
                    f"Rank {self._ranks[r]} is running collective: {_explain(rows[r])}.")
-        if any(_KINDS[int(k)] in _OVERLAPPED for k in rows[:, 1] if 0 <= k < len(_KINDS)):
+        # (decided from the rows and the group's setting only, which every rank shares: a rank whose own
+        # collective ran its check first, started None, still moves to the new communicator with the rest)
+        if self._check_alongside and any(_KINDS[int(k)] in _OVERLAPPED for k in rows[:, 1] if 0 <= k < len(_KINDS)):
             if _same_transfer(rows):
-                self._wait(started, what)
+                if started is not None:
+                    self._wait(started, what)
             else:
                 self._abandoned.append((self._comm, started, buffers))
                 comm, request = self._check_comm.Idup()

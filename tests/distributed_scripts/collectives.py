@@ -226,37 +226,40 @@ def run_checks():
                  lambda: dist.broadcast(torch.zeros(2), src=0) if r == 0 else dist.all_reduce(torch.zeros(2)),
                  "different collectives on different ranks")
     works_after("different collectives")
-    # all_reduce, broadcast and reduce start their data alongside the check: every way their
-    # operations can then differ ends in the error on every rank, none waits forever, and the group
-    # goes on working. As many elements in other shapes (the same MPI operation: it completes first)
-    six = torch.ones((2, 3) if r == 0 else (3, 2))
-    expect_error(RuntimeError, ["Detected mismatch between collectives", "shape=[2, 3]", "shape=[3, 2]"],
-                 lambda: dist.all_reduce(six), "6 elements, 2 shapes")
-    # where glasstorch differs (docs/distributed.md): the data ran alongside the check; torch's check,
-    # run before, would leave the tensor as it was
-    close(six, np.full(six.shape, n), "the tensor after a mismatch of equal sizes")
-    works_after("6 elements in two shapes")
-    # counts that differ, by far (MPICH would complete them silently with a wrong sum)
-    expect_error(RuntimeError, ["Detected mismatch between collectives", "shape=[1000]", "shape=[300000]"],
-                 lambda: dist.all_reduce(torch.ones(1000 if r == 0 else 300000)), "all_reduce counts differ")
-    works_after("all_reduce counts that differ")
-    # roots that differ (MPI's broadcasts would wait for each other forever)
-    expect_error(RuntimeError, ["Detected mismatch between collectives", "root=0", "root=1"],
-                 lambda: dist.broadcast(torch.ones(5000), src=0 if r == 0 else 1), "broadcast roots differ")
-    works_after("broadcast roots that differ")
-    expect_error(RuntimeError, ["Detected mismatch between collectives", "op=SUM", "op=MAX"],
-                 lambda: dist.reduce(torch.ones(3), dst=0, op=dist.ReduceOp.SUM if r == 0 else dist.ReduceOp.MAX),
-                 "reduce ops differ")
-    works_after("reduce ops that differ")
-    # a collective whose check runs first (all_gather) against one that already started (all_reduce)
-    expect_error(RuntimeError, ["Detected mismatch between collectives", "all_gather(", "all_reduce("],
-                 lambda: dist.all_gather([torch.zeros(2) for _ in range(n)], torch.zeros(2)) if r == 0
-                 else dist.all_reduce(torch.zeros(2)), "all_gather against all_reduce")
-    works_after("all_gather against all_reduce")
-    # async_op: the check's answer is in before the Work is handed back
-    expect_error(RuntimeError, ["Detected mismatch between collectives", "shape=[2]", "shape=[3]"],
-                 lambda: dist.all_reduce(torch.zeros(2 + (r == 1)), async_op=True), "async all_reduce mismatch")
-    works_after("an async mismatch")
+    # the check before the data (default, torch's order) and alongside it (pg._check_alongside: all_reduce,
+    # broadcast and reduce start their data first): every way their operations can differ ends in the
+    # error on every rank, none waits forever, and the group goes on working
+    for alongside in (False, True):
+        pg._check_alongside = alongside
+        # as many elements in other shapes (alongside: the same MPI operation, it completes first)
+        six = torch.ones((2, 3) if r == 0 else (3, 2))
+        expect_error(RuntimeError, ["Detected mismatch between collectives", "shape=[2, 3]", "shape=[3, 2]"],
+                     lambda: dist.all_reduce(six), "6 elements, 2 shapes")
+        # the check first (the default, as torch's): the tensor is as it was. Alongside: the data ran
+        close(six, np.full(six.shape, n if alongside else 1), "the tensor after a mismatch of equal sizes")
+        works_after("6 elements in two shapes")
+        # counts that differ, by far (MPICH would complete them silently with a wrong sum)
+        expect_error(RuntimeError, ["Detected mismatch between collectives", "shape=[1000]", "shape=[300000]"],
+                     lambda: dist.all_reduce(torch.ones(1000 if r == 0 else 300000)), "all_reduce counts differ")
+        works_after("all_reduce counts that differ")
+        # roots that differ (MPI's broadcasts would wait for each other forever)
+        expect_error(RuntimeError, ["Detected mismatch between collectives", "root=0", "root=1"],
+                     lambda: dist.broadcast(torch.ones(5000), src=0 if r == 0 else 1), "broadcast roots differ")
+        works_after("broadcast roots that differ")
+        expect_error(RuntimeError, ["Detected mismatch between collectives", "op=SUM", "op=MAX"],
+                     lambda: dist.reduce(torch.ones(3), dst=0, op=dist.ReduceOp.SUM if r == 0 else dist.ReduceOp.MAX),
+                     "reduce ops differ")
+        works_after("reduce ops that differ")
+        # a collective whose check runs first (all_gather) against one that already started (all_reduce)
+        expect_error(RuntimeError, ["Detected mismatch between collectives", "all_gather(", "all_reduce("],
+                     lambda: dist.all_gather([torch.zeros(2) for _ in range(n)], torch.zeros(2)) if r == 0
+                     else dist.all_reduce(torch.zeros(2)), "all_gather against all_reduce")
+        works_after("all_gather against all_reduce")
+        # async_op: the check's answer is in before the Work is handed back
+        expect_error(RuntimeError, ["Detected mismatch between collectives", "shape=[2]", "shape=[3]"],
+                     lambda: dist.all_reduce(torch.zeros(2 + (r == 1)), async_op=True), "async all_reduce mismatch")
+        works_after("an async mismatch")
+    pg._check_alongside = False
     expect_error(TypeError, ["Invalid function argument", "tensor"], lambda: dist.all_reduce([1.0]), "a list")
     expect_error(ValueError, ["one tensor per rank"], lambda: dist.all_gather([torch.zeros(2)], torch.zeros(2)),
                  "all_gather list length")
