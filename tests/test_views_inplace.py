@@ -1316,6 +1316,7 @@ LAYOUT_OPS = {
     "minimum(x, x + 1)": lambda L, x: L.minimum(x, x + 1), "clone": lambda L, x: x.clone(),
     "float": lambda L, x: x.float(), "x % 0.7": lambda L, x: x % 0.7, "clamp": lambda L, x: x.clamp(-0.5, 0.5),
     "masked_fill": lambda L, x: x.masked_fill(x > 1, 0.5), "sum(0, keepdim)": lambda L, x: x.sum(0, keepdim=True),
+    "amin(-1, keepdim)": lambda L, x: x.amin(-1, keepdim=True), "mean(-1, keepdim)": lambda L, x: x.mean(-1, keepdim=True),
     "x + that": lambda L, x: L.ones(x.shape[-1:], dtype=L.float64) + (1.5 - x),
 }
 
@@ -1332,6 +1333,46 @@ def test_strides_of_dims_of_size_1_and_of_empty_results_as_torch(case, op):
     def run(lib):
         out = LAYOUT_OPS[op](lib, LAYOUT_INPUTS[case](lib))
         return out, out.stride(), out.is_contiguous()
+    same(run)
+
+
+def test_keepdim_reduction_gives_its_dims_of_size_1_row_major_strides():
+    # torch allocates a reduction's result contiguous, a kept dim of size 1 included; NumPy's keepdims
+    # strided it from the input's layout ((1, 2) for x.t().amin(1, keepdim=True)), and a later
+    # element-wise op, which TensorIterator orders by those strides, came out not contiguous where
+    # torch's is (fuzz seed 796186496937)
+    def run(lib):
+        v4 = lib.zeros(3, 2).t()
+        v6 = v4.amin(1, keepdim=True).unsqueeze(-2)
+        out = lib.where(v4[:1] > 0, v6, v6 * v6)
+        return v6.stride(), out.stride(), out.is_contiguous()
+    same(run)
+
+
+CAT_INPUTS = {   # each input's layout: torch's cat keeps a channels-last one (suggest_memory_format)
+    "row-major 2-d": lambda L: L.arange(6.0).reshape(2, 3),
+    "transposed 3-d": lambda L: L.arange(24.0).reshape(2, 3, 4).transpose(1, 2),
+    "channels-last": lambda L: L.arange(12.0).reshape(2, 1, 3, 2).permute(0, 3, 1, 2),
+    "channels-last, N of 1": lambda L: L.arange(4.0).reshape(1, 2, 2).mT.unsqueeze(-2),
+    "channels-last, C of 1": lambda L: L.arange(6.0).reshape(2, 1, 3, 1).permute(0, 3, 1, 2),
+    "ambiguous N111": lambda L: L.arange(2.0).reshape(2, 1, 1, 1),
+    "channels-last-3d": lambda L: L.arange(24.0).reshape(2, 3, 1, 2, 2).permute(0, 4, 1, 2, 3),
+}
+
+
+@pytest.mark.parametrize("case", list(CAT_INPUTS), ids=list(CAT_INPUTS))
+def test_cat_and_stack_are_laid_out_as_torch(case):
+    # cat: channels-last (4-d) or channels-last-3d (5-d) when every input suggests it, else row-major;
+    # stack along an existing dim: that cat, viewed with the new dim split off; at the end: the cat of
+    # the inputs unsqueezed there (fuzz seed 796184151948: a stack of unsqueezed views of a transposed
+    # result is not contiguous in torch)
+    def run(lib):
+        x = CAT_INPUTS[case](lib)
+        other = lib.zeros(x.shape)
+        return ([lib.cat([x, x], d).stride() for d in range(x.dim())],
+                [lib.stack([x, x], d).stride() for d in range(x.dim() + 1)],
+                [lib.stack([x, x], d).is_contiguous() for d in range(x.dim() + 1)],
+                lib.cat([x, other], 0).stride(), lib.stack([x, other], 1).stride(), lib.cat([x]).stride())
     same(run)
 
 

@@ -300,12 +300,49 @@ def matmul(a, b):
 
 def row_major(a):
     """``a`` laid out row-major (C order), as torch allocates the result of a reduction, a scan,
-    cat or roll; NumPy's follows the input's layout."""
+    cat or roll; NumPy's follows the input's layout. A dim of size 1 gets torch's stride too (NumPy's
+    ``keepdims`` gives it one from the input's layout): TensorIterator orders a later element-wise
+    result by it (``where(c, x.t().amin(1, keepdim=True)..., ...)``: fuzz seed 796186496937)."""
     if a.ndim > 1 and not a.flags.c_contiguous:
         return a.copy()
     if a.size == 0 and a.ndim:   # (NumPy's strides of an empty array are its own: torch's count a 0 as 1)
         return _laid_out(a, _contiguous_strides(a.shape))
+    if a.ndim > 1 and 1 in a.shape and not _row_major_strides(a):
+        return _laid_out(a, _contiguous_strides(a.shape))
     return a
+
+
+def like_cat_inputs(r, arrays):
+    """cat's result ``r`` laid out as torch lays it out (``cat_compute_output_memory_format``): channels-last
+    (4 dims) or channels-last-3d (5 dims) when every input's strides suggest that format
+    (``suggest_memory_format``), else row-major."""
+    order = None
+    for a in arrays:
+        suggested = _suggested_channels_last(a)
+        if suggested is None or order is not None and suggested != order:
+            return row_major(r)
+        order = suggested
+    return _laid_out(r, _dense_strides(r.shape, order))
+
+
+def _suggested_channels_last(a):
+    """The channels-last order (innermost dim first) ``a``'s strides are like, torch's
+    ``is_channels_last_strides_2d/3d``: C innermost, then W, H (D), N, each stride at least the one
+    inside it times its size; a C of stride 0, an empty dim, or an N whose stride equals C's (ambiguous:
+    N111 or a sliced NCHW) are row-major. None when not a 4-D or 5-D array of that layout."""
+    order = _CHANNELS_LAST_ORDERS.get(a.ndim)
+    if order is None or not isinstance(a, xp.ndarray) or a.strides[1] == 0:
+        return None
+    smallest = 0
+    for d in order:
+        stride = a.strides[d]
+        if a.shape[d] == 0 or stride < smallest or d == 0 and smallest == a.strides[1]:
+            return None
+        smallest = stride * a.shape[d] if a.shape[d] > 1 else stride
+    return order
+
+
+_CHANNELS_LAST_ORDERS = {4: (1, 3, 2, 0), 5: (1, 4, 3, 2, 0)}
 
 
 def like_operands(r, *operands):

@@ -4,7 +4,9 @@ import builtins
 
 from .. import _checks, _dtype
 from .._tensor import Tensor, _wrap, _wrap_dim
-from .._array import (xp, row_major, copy_preserving_layout, as_strided, arange_like as _arange_like, asarray,
+from .._array.layout import view_strides
+from .._array import (xp, row_major, like_cat_inputs, unsqueezed, copy_preserving_layout, as_strided,
+                      arange_like as _arange_like, asarray,
                       zeros_like as _zeros_like)
 from ._op import method, accepts_numpy_names, write_into, _check_no_overlap, _triangle_zeroed_in_place
 from ._derivatives import cat_tensors_backward, stack_tensors_backward, repeat_backward
@@ -61,8 +63,8 @@ def _cat_kernel(tensors, dim=0):
     arrays = _promoted(list(tensors))
     parts = [a for a, t in zip(arrays, tensors) if not _legacy_empty(t) or t is ref]
     if len(parts) == 1:
-        return parts[0].copy(order="C")
-    return row_major(xp.concatenate(parts, axis=d))
+        return like_cat_inputs(parts[0].copy(order="C"), tensors)
+    return like_cat_inputs(xp.concatenate(parts, axis=d), tensors)
 
 
 def _legacy_empty(a):
@@ -90,7 +92,16 @@ def _stack_kernel(tensors, dim=0):
         if t.shape != shp:
             raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(shp)} at entry 0 and "
                                f"{list(t.shape)} at entry {i}")
-    return row_major(xp.stack(_promoted(list(tensors)), axis=_wrap_dim(dim, len(shp) + 1)))
+    d = _wrap_dim(dim, len(shp) + 1)
+    arrays = _promoted(list(tensors))
+    if d == len(shp) or type(arrays[0]) is not xp.ndarray:
+        # torch: cat of the inputs unsqueezed at the end; its layout is theirs (channels-last or row-major)
+        return like_cat_inputs(xp.stack(arrays, axis=d), [unsqueezed(a, d) for a in arrays])
+    # torch: cat of the inputs along dim, in the layout cat gives them, then viewed with the new dim split off
+    joined = like_cat_inputs(xp.concatenate(arrays, axis=d), arrays)
+    shape = shp[:d] + (len(arrays),) + shp[d:]
+    strides = view_strides(joined.shape, joined.strides, shape)
+    return as_strided(joined, shape, strides)
 
 
 stack_op = defop("stack(Tensor[] tensors, int dim=0) -> Tensor", _stack_kernel, node="StackBackward0",

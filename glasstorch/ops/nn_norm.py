@@ -8,7 +8,9 @@ All three standardise x over some axes and apply a per-channel affine map::
 and all three share one derivative. With g' = grad * weight (the gradient reaching xhat),
 ``dx = rstd * (g' - mean(g') - xhat * mean(g' * xhat))`` over the same axes; the weight gets
 ``sum(grad * xhat)`` and the bias ``sum(grad)`` over the other axes. Batch norm in eval mode uses
-the running statistics, which are constants: there ``dx = g' * rstd``.
+the running statistics, which are constants: there ``dx = g' * rstd``. Layer norm's float32 rows shorter
+than 8 elements compute their statistics and dx in the arithmetic of torch's CPU kernel instead
+(``_layer_norm_input_grad``), whose float32 bits they then are.
 
 As in torch, each is one aten op with one node per call, and its derivative is an aten op too:
 
@@ -35,7 +37,7 @@ import math
 
 from .._tensor import _wrap
 from .._seam import seam
-from .._array import xp, row_major, empty_like as _empty_like
+from .._array import xp, row_major, ascontiguousarray, empty_like as _empty_like
 from .._ops import defop, aten, node_classes_of
 from ..autograd import grad_mode
 
@@ -47,6 +49,9 @@ __all__ = ["batch_norm", "layer_norm", "group_norm", "instance_norm"]
 # ---------------------------------------------------------------------------------------------------------------
 # Shared kernels on arrays: the statistics, the standardisation and its derivative
 # ---------------------------------------------------------------------------------------------------------------
+_LANES = 8      # the float32 lanes of torch's AVX2 vectors (Vectorized<float>): its row kernels' unit
+
+
 def _moments(x, axes):
     """mean and biased variance of ``x`` over ``axes`` (kept as size-1 dims), in x's dtype."""
     mean = x.mean(axis=axes, keepdims=True, dtype=x.dtype)
@@ -69,10 +74,11 @@ def _standardise_backward(g, xc, rstd, axes, count):
 
 
 def _as_rows(x, count):
-    """``x`` viewed as (rows, count) -- one row per group normalised over its trailing elements --
-    when the row kernels below serve it (a row-major float32/float64 NumPy array), else None."""
-    if type(x) is xp.ndarray and x.dtype.char in "fd" and x.flags.c_contiguous and x.size and count:
-        return x.reshape(-1, count)
+    """``x`` as (rows, count) -- one row per group normalised over its trailing elements -- when the row
+    kernels below serve it (a float32/float64 NumPy array; in another layout, a row-major copy, as torch's
+    kernel reads), else None."""
+    if type(x) is xp.ndarray and x.dtype.char in "fd" and x.size and count:
+        return xp.ascontiguousarray(x).reshape(-1, count)
     return None
 
 
@@ -82,6 +88,8 @@ def _row_moments(x2):
     the variance a row-wise dot product, with no ``xc * xc`` array. Each is a float32 sum in its
     own order, as NumPy's pairwise sum and torch's are in theirs: they agree to float32 rounding."""
     count = x2.shape[1]
+    if count < _LANES and x2.dtype == xp.float32:
+        return _short_row_moments(x2)
     n = x2.dtype.type(count)
     mean = x2.dot(xp.ones(count, x2.dtype))
     mean /= n
@@ -92,25 +100,21 @@ def _row_moments(x2):
     return mean, var.reshape(-1, 1), xc
 
 
-def _rows_standardise_backward(g2, xc, rstd, weight, want_input, want_weight):
-    """The layer-norm backward on rows (``xc`` = x - mean, ``rstd`` a column, ``weight`` a row or
-    None): (dx, dweight), each None where not wanted. ``_standardise_backward``'s arithmetic, with
-    its sums as matrix-vector products: ``sum(g * w)`` is ``g2 @ w`` and ``sum(g * w * xc)`` is
-    ``(g2 * xc) @ w``, whose array also gives the weight's gradient ``rstd^T (g2 * xc)``."""
-    count = xc.shape[1]
-    gxc = g2 * xc
-    g_w = rstd.reshape(-1).dot(gxc) if want_weight else None
-    if not want_input:
-        return None, g_w
-    w = xp.ones(count, g2.dtype) if weight is None else weight
-    n = g2.dtype.type(count)
-    sum_g, sum_gxc = g2.dot(w).reshape(-1, 1), gxc.dot(w).reshape(-1, 1)
-    dx = g2 * w
-    dx -= sum_g / n
-    xc *= sum_gxc * (rstd * rstd / n)
-    dx -= xc
-    dx *= rstd
-    return dx, g_w
+def _short_row_moments(x2):
+    """``_row_moments`` of float32 rows shorter than a vector of torch's (8 lanes): Welford's running mean and sum
+    of squared deviations, element after element, as torch's RowwiseMoments computes them there -- the same
+    float32 statistics, so that the backward of a layer norm of a few nearly equal values, which magnifies
+    their last bit, rounds as torch's does."""
+    count = x2.shape[1]
+    mean = xp.zeros((x2.shape[0], 1), x2.dtype)
+    m2 = xp.zeros_like(mean)
+    for j in range(count):
+        x = x2[:, j:j + 1]
+        delta = x - mean
+        mean += delta / x2.dtype.type(j + 1)
+        m2 += delta * (x - mean)
+    m2 /= x2.dtype.type(count)
+    return mean, m2, x2 - mean
 
 
 def _summed(t, axes, shape):
@@ -370,30 +374,93 @@ def _native_layer_norm_kernel(input, normalized_shape, weight, bias, eps):
     return row_major(out), mean, rstd   # (torch computes on a contiguous copy of the input)
 
 
+def _fma(a, b, c):
+    """``a * b + c`` rounded once, as the fused multiply-add the compiler puts in torch's CPU kernels: in float32
+    through float64 (which holds the product of two float32 exactly). Other dtypes and arrays round twice."""
+    if type(a) is xp.ndarray and a.dtype == xp.float32:
+        return (a.astype(xp.float64) * b + c).astype(xp.float32)
+    return a * b + c
+
+
+def _row_dot(a, b=None):
+    """Per row of the 2-D ``a``: sum_j a[:, j] * b[..., j] (``b`` None: sum_j a[:, j]), as a column. A float32 row
+    shorter than a vector of torch's is summed left to right, as torch's vectorized reductions sum it; longer rows
+    as matrix-vector products (in BLAS's order; torch's is its 8 lanes', then their sum)."""
+    n = a.shape[1]
+    if type(a) is not xp.ndarray:
+        return (a if b is None else a * b).sum(axis=1, keepdims=True)
+    if n < _LANES and a.dtype == xp.float32:
+        p = a if b is None else a * b
+        s = p[:, :1].copy()
+        for j in range(1, n):
+            s += p[:, j:j + 1]
+        return s
+    if b is None:
+        return a.dot(xp.ones(n, a.dtype)).reshape(-1, 1)
+    return (a.dot(b) if b.ndim == 1 else xp.einsum("ij,ij->i", a, b)).reshape(-1, 1)
+
+
+def _layer_norm_input_grad(g, x, xc, gxc, mean, rstd, weight):
+    """dx of the layer norm on rows (``g``, ``x``, ``xc`` = x - mean, ``gxc`` = g * xc: (rows, n); ``mean``,
+    ``rstd``: columns; ``weight``: a row or None). ``xc`` is this call's to overwrite.
+
+    A float32 layer norm of a few nearly equal values makes dx a difference of nearly equal numbers: each
+    order of operations rounds to another float32, and the statistics' last bit is magnified. On float32 rows
+    shorter than 8, where the statistics are torch's (``_short_row_moments``) and so are the sums
+    (``_row_dot``), dx is computed in the arithmetic of torch's CPU kernel (LayerNormBackwardKernelImplInternal),
+    with its fused multiply-adds (``_fma``), and comes out as torch's float32 bits (fuzz seed 796184083448)::
+
+        ds = sum(g * x * w),  db = sum(g * w)                          (raw x, not x - mean)
+        b  = (db * mean - ds) * rstd^3 / n,   c = -b * mean - db * rstd / n
+        dx = rstd * g * w + b * x + c
+
+    Longer rows, whose statistics are summed by BLAS (not in torch's order), use the centred form
+    ``rstd * (g' - mean(g') - xhat * mean(g' * xhat))`` (g' = g * w), which loses less than torch's from
+    raw x: measured on ill-conditioned rows, half torch's median float32 error."""
+    n = x.shape[1]
+    scale = x.dtype.type(1) / x.dtype.type(n)
+    if n >= _LANES or type(x) is not xp.ndarray or x.dtype != xp.float32:
+        mean_g = _row_dot(g, weight) * scale
+        if weight is None:
+            dx = g - mean_g
+        else:
+            dx = g * weight
+            dx -= mean_g
+        xc *= _row_dot(gxc, weight) * (rstd * rstd * scale)
+        dx -= xc
+        dx *= rstd
+        return dx
+    if weight is None:
+        ds, db = _row_dot(g, x), _row_dot(g)
+    else:
+        ds, db = _row_dot(g * x, weight), _row_dot(g, weight)
+    b = _fma(db, mean, -ds) * rstd * rstd * rstd * scale
+    c = _fma(-b, mean, -(db * rstd * scale))
+    ag = g * rstd
+    if weight is not None:
+        ag *= weight
+    dx = _fma(b, x, ag)
+    dx += c
+    return dx
+
+
 def _native_layer_norm_backward_kernel(grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask):
-    axes, lead = _ln_axes(input, normalized_shape)
     count = math.prod(normalized_shape)
-    x2 = _as_rows(input, count)
-    if x2 is not None and grad_out.dtype == input.dtype and type(grad_out) is xp.ndarray:
-        g2 = xp.ascontiguousarray(grad_out).reshape(-1, count)
-        want_w = bool(output_mask[1]) and weight is not None
-        g_in, g_w = _rows_standardise_backward(g2, x2 - mean.reshape(-1, 1), rstd.reshape(-1, 1),
-                                               None if weight is None else weight.reshape(-1),
-                                               output_mask[0], want_w)
-        g_b = None
-        if output_mask[2] and bias is not None:   # (the column sums as a gemv too: a third of sum(axis=0)'s time)
-            g_b = xp.ones(g2.shape[0], g2.dtype).dot(g2).reshape(bias.shape)
-        return (None if g_in is None else g_in.reshape(input.shape),
-                None if g_w is None else g_w.reshape(weight.shape), g_b)
-    xc = input - mean
+    rows = math.prod(input.shape[:input.ndim - len(normalized_shape)])
+    x2 = input.reshape(rows, count)      # (torch's kernel reads contiguous copies of both, as rows)
+    g2 = ascontiguousarray(grad_out).reshape(rows, count)
+    mean2, rstd2 = mean.reshape(rows, 1), rstd.reshape(rows, 1)
+    xc = x2 - mean2
+    gxc = g2 * xc
+    numpy_rows = type(g2) is xp.ndarray and rows > 0    # (then the column sums are matrix-vector products)
     g_in = g_w = g_b = None
-    if output_mask[0]:
-        g = grad_out if weight is None else grad_out * weight
-        g_in = _standardise_backward(g, xc, rstd, axes, count)
-    if output_mask[1] and weight is not None:
-        g_w = _summed(grad_out * (xc * rstd), lead, weight.shape)
+    if output_mask[1] and weight is not None:       # sum over rows of g * xhat
+        g_w = (rstd2.reshape(-1).dot(gxc) if numpy_rows else (gxc * rstd2).sum(axis=0)).reshape(weight.shape)
     if output_mask[2] and bias is not None:
-        g_b = _summed(grad_out, lead, bias.shape)
+        g_b = (xp.ones(rows, g2.dtype).dot(g2) if numpy_rows else g2.sum(axis=0)).reshape(bias.shape)
+    if output_mask[0]:
+        g_in = _layer_norm_input_grad(g2, x2, xc, gxc, mean2, rstd2, None if weight is None else weight.reshape(-1))
+        g_in = g_in.reshape(input.shape)
     return g_in, g_w, g_b
 
 

@@ -327,9 +327,9 @@ def _amax_kernel(is_max):
             if axes is None:
                 raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
                                    f"Specify the reduction dim with the 'dim' argument.")
-            for a in axes:
-                if self.shape[a] == 0:
-                    raise IndexError(f"{name}(): Expected reduction dim {a} to have non-zero size.")
+            for d in (dim if isinstance(dim, (list, tuple)) else [dim]):   # (named as given, as torch does)
+                if self.shape[d] == 0:
+                    raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
         return _reduced((xp.max if is_max else xp.min)(self, axis=axes, keepdims=keepdim))
     kernel.__name__ = f"_{name}_kernel"
     return kernel
