@@ -28,7 +28,7 @@ __all__ = ["tensor", "as_tensor", "asarray", "from_numpy", "zeros", "ones", "emp
            "ones_like", "empty_like", "full_like", "eye", "arange", "linspace", "logspace", "scalar_tensor",
            "manual_seed", "seed", "initial_seed", "get_rng_state", "set_rng_state", "rand", "randn", "randint",
            "rand_like", "randn_like", "randint_like", "randperm", "normal", "bernoulli", "multinomial",
-           "poisson", "Generator", "set_default_device", "get_default_device"]
+           "poisson", "_standard_gamma", "_sample_dirichlet", "binomial", "Generator", "set_default_device", "get_default_device"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -790,6 +790,31 @@ def poisson(input, generator=None):
     if input.is_meta:
         return _wrap(meta.zeros(input.shape, input._data.dtype))
     return _wrap(_rng(generator).poisson(input._data).astype(input._data.dtype))
+
+
+def _standard_gamma(input, generator=None):
+    """Draws from Gamma(input, 1), one per element (torch._standard_gamma; not differentiable here:
+    distributions.Gamma adds the reparameterised gradient). Drawn in float64, so small concentrations
+    keep their tiny draws, then cast to the input's dtype."""
+    if input.is_meta:
+        return _wrap(meta.zeros(input.shape, input._data.dtype))
+    return _wrap(_rng(generator).standard_gamma(as_numpy(input._data).astype("float64")).astype(input._data.dtype))
+
+
+def _sample_dirichlet(input, generator=None):
+    """Draws from Dirichlet(input) along the last dim (torch._sample_dirichlet): normalised Gamma draws."""
+    if input.is_meta:
+        return _wrap(meta.zeros(input.shape, input._data.dtype))
+    gammas = _rng(generator).standard_gamma(as_numpy(input._data).astype("float64"))
+    return _wrap((gammas / gammas.sum(-1, keepdims=True)).astype(input._data.dtype))
+
+
+def binomial(count, prob, generator=None):
+    """Draws from Binomial(count, prob) elementwise (torch.binomial)."""
+    if count.is_meta:
+        return _wrap(meta.zeros(count.shape, count._data.dtype))
+    n, p = xp.broadcast_arrays(as_numpy(count._data), as_numpy(prob._data))
+    return _wrap(_rng(generator).binomial(n.astype("int64"), p).astype(count._data.dtype))
 
 
 def _uniform_(r, s, a=0.0, b=1.0):
