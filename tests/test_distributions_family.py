@@ -247,7 +247,7 @@ def test_rsample_reparameterised_gradient(name):
     E[f(x) d log p(x) / d theta]) on the same draws: both estimate the one true gradient."""
     ours, _, ours_p, _, _, _ = build(name, "float64")
     gt.manual_seed(5)
-    n = 60000
+    n = 30000
     x = ours.rsample((n,))
     f = lambda x: (x.tanh() if name != "Dirichlet" else x[..., 0] ** 2)  # noqa: E731  (bounded: small variance)
     reparam = gt.autograd.grad(f(x).mean(0).sum(), ours_p, retain_graph=True)
@@ -664,3 +664,38 @@ def test_utils():
     check(U.logits_to_probs(gt.tensor(v)), TU.logits_to_probs(torch.tensor(v)), "float64", "probs")
     with pytest.raises(ValueError, match="cannot be expressed as the lower triangular part"):
         U.vec_to_tril_matrix(gt.zeros(5))
+
+
+def test_where_rsample_graphs_differ_from_torch():
+    """README, "Where glasstorch differs": Gamma's rsample gradient sits in a custom Function node and
+    Dirichlet's draw normalises Gamma draws (torch: StandardGammaBackward0, DirichletBackward0)."""
+    a = gt.tensor([1.5, 2.0], requires_grad=True)
+    assert type(D.Gamma(a, 1.0).rsample().grad_fn).__name__ == "DivBackward0"
+    assert type(D.Gamma(a, 1.0).rsample().grad_fn.next_functions[0][0]).__name__ == "_StandardGammaBackward"
+    assert type(D.Dirichlet(a).rsample().grad_fn).__name__ == "DivBackward0"
+    assert type(gt.cholesky_inverse(gt.eye(2, requires_grad=True)).grad_fn).__name__ == "CholeskySolveBackward0"
+
+
+@pytest.mark.parametrize("upper", [False, True])
+def test_cholesky_solve_and_inverse_match_torch(upper):
+    """torch.cholesky_solve (gpytorch's exact GP solves with it) and cholesky_inverse (MultivariateNormal's
+    precision_matrix): values, broadcast batch dims, gradients in both inputs (the factor's not restricted
+    to its triangle, as torch's), double backward, node name."""
+    L = lower_chol(3, 2)
+    L = np.swapaxes(L, -1, -2) if upper else L
+    b = real(4, 1, 3, 2)
+    gL, gb = gt.tensor(L, requires_grad=True), gt.tensor(b, requires_grad=True)
+    tL, tb = torch.tensor(L, requires_grad=True), torch.tensor(b, requires_grad=True)
+    out, tout = gt.cholesky_solve(gb, gL, upper), torch.cholesky_solve(tb, tL, upper)
+    assert type(out.grad_fn).__name__ == "CholeskySolveBackward0"
+    check(out, tout, "float64", "cholesky_solve")
+    check_grads(out, tout, [gb, gL], [tb, tL], "float64", "cholesky_solve")
+    (g,) = gt.autograd.grad(out.sum(), gL, create_graph=True)
+    (tg,) = torch.autograd.grad(tout.sum(), tL, create_graph=True)
+    check_grads(g, tg, [gL], [tL], "float64", "cholesky_solve double backward")
+    inv, tinv = gt.cholesky_inverse(gL, upper), torch.cholesky_inverse(tL, upper)
+    check(inv, tinv, "float64", "cholesky_inverse")
+    check_grads(inv, tinv, [gL], [tL], "float64", "cholesky_inverse")
+    assert gL.cholesky_solve is not None and gb.cholesky_solve(gL, upper).shape == tuple(tout.shape)
+    with pytest.raises(RuntimeError, match="b should have at least 2 dimensions, but has 1 dimensions instead"):
+        gt.cholesky_solve(gt.zeros(3), gt.eye(3))

@@ -28,7 +28,7 @@ __all__ = ["tensor", "as_tensor", "asarray", "from_numpy", "zeros", "ones", "emp
            "ones_like", "empty_like", "full_like", "eye", "arange", "linspace", "logspace", "scalar_tensor",
            "manual_seed", "seed", "initial_seed", "get_rng_state", "set_rng_state", "rand", "randn", "randint",
            "rand_like", "randn_like", "randint_like", "randperm", "normal", "bernoulli", "multinomial",
-           "poisson", "_standard_gamma", "_sample_dirichlet", "binomial", "Generator", "set_default_device", "get_default_device"]
+           "poisson", "binomial", "Generator", "set_default_device", "get_default_device"]
 
 
 # ---------------------------------------------------------------------------------------------
