@@ -13,6 +13,17 @@ from glasstorch import distributions as D
 torch = pytest.importorskip("torch")
 TD = torch.distributions
 
+@pytest.fixture(autouse=True)
+def torch_validates():
+    """torch validates arguments by default, but once torch._dynamo has been set up in the process (a
+    torch.compile elsewhere in the suite) torch turns validation off globally: the oracle is made to
+    validate here, and left as it was."""
+    before = TD.Distribution._validate_args
+    TD.Distribution.set_default_validate_args(True)
+    yield
+    TD.Distribution.set_default_validate_args(before)
+
+
 RNG = np.random.default_rng(1234)
 B = (3, 2)  # batch shape used throughout
 
