@@ -674,7 +674,7 @@ class Tensor:
     def numpy(self, force=False):
         if seam.on:
             return seam.torch_function(Tensor.numpy, (self,), {"force": force})
-        if self._requires_grad and not force:
+        if self._requires_grad and _state.enabled and not force:   # (under no_grad torch lets it through)
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
                                "instead.")
         if type(self._data) is not xp.ndarray and not force:
@@ -685,7 +685,8 @@ class Tensor:
     def __array__(self, dtype=None, copy=None):
         if seam.on:
             return seam.torch_function(Tensor.__array__, (self, dtype), {})
-        if self._requires_grad:  # np.asarray(t) is t.numpy(): torch refuses to let the graph be bypassed
+        if self._requires_grad and _state.enabled:  # np.asarray(t) is t.numpy(): torch refuses to let the graph
+            # be bypassed -- while grad mode is on (gpytorch's plots read predictions under no_grad)
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
                                "instead.")
         a = as_numpy(self._data)

@@ -234,3 +234,18 @@ def test_random_without_bounds_spans_what_torch_spans(name):
 def test_random_with_bounds():
     x = gt.empty(2000, dtype=gt.int64).random_(3, 7)
     assert x.min().item() == 3 and x.max().item() == 6
+
+
+def test_numpy_of_a_tensor_requiring_grad_is_refused_only_while_grad_mode_is_on():
+    """torch checks GradMode::is_enabled() && requires_grad: under no_grad (and inference_mode) numpy() and
+    np.asarray() read the values (d2l's gp-inference plots gpytorch's predictive mean that way)."""
+    import numpy as np
+    import glasstorch as gt
+    x = gt.ones(2, requires_grad=True) * 2
+    with pytest.raises(RuntimeError, match="Can't call numpy\\(\\) on Tensor that requires grad"):
+        x.numpy()
+    with pytest.raises(RuntimeError, match="Can't call numpy\\(\\) on Tensor that requires grad"):
+        np.asarray(x)
+    for mode in (gt.no_grad, gt.inference_mode):
+        with mode():
+            assert x.numpy().tolist() == [2.0, 2.0] and np.asarray(x).tolist() == [2.0, 2.0]

@@ -1,45 +1,99 @@
-from .distribution import Distribution, broadcast_all
+import math
+from numbers import Number
+
+from .._tensor import Size
+from . import constraints
+from .distribution import Distribution
+from .exp_family import ExponentialFamily
+from .utils import (_enumerated, _expand_probs_logits, _require_probs_or_logits, broadcast_all, lazy_property,
+                    logits_to_probs, probs_to_logits)
+
+__all__ = ["Bernoulli"]
 
 
-def _probs_logits(probs, logits):
-    if (probs is None) == (logits is None):
-        raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-    if probs is not None:
-        (probs,) = broadcast_all(probs)
-        eps = 1.1920928955078125e-07 if probs.dtype.itemsize == 4 else 2.220446049250313e-16
-        p = probs.clamp(eps, 1 - eps)
-        return probs, p.log() - (1 - p).log()
-    (logits,) = broadcast_all(logits)
-    return logits.sigmoid(), logits
+def _bce_with_logits(logits, target):
+    import glasstorch as torch
+    return torch.nn.functional.binary_cross_entropy_with_logits(logits, target, reduction="none")
 
 
-class Bernoulli(Distribution):
-    arg_constraints = {"probs": None}
+class Bernoulli(ExponentialFamily):
+    """1 with probability ``probs`` (or sigmoid(``logits``)), else 0."""
+    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
+    support = constraints.boolean
+    has_enumerate_support = True
+    _mean_carrier_measure = 0
 
     def __init__(self, probs=None, logits=None, validate_args=None):
-        self.probs, self.logits = _probs_logits(probs, logits)
-        super().__init__(self.probs.shape)
+        _require_probs_or_logits(probs, logits)
+        if probs is not None:
+            is_scalar = isinstance(probs, Number)
+            (self.probs,) = broadcast_all(probs)
+        else:
+            is_scalar = isinstance(logits, Number)
+            (self.logits,) = broadcast_all(logits)
+        self._param = self.probs if probs is not None else self.logits
+        super().__init__(Size() if is_scalar else self._param.size(), validate_args=validate_args)
 
-    def _sample(self, sample_shape):
-        import glasstorch as torch
-        shape = self._extended_shape(sample_shape)
-        return (torch.rand(*shape, dtype=self.probs.dtype) < self.probs.expand(shape)).to(self.probs.dtype)
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(Bernoulli, _instance)
+        batch_shape = Size(batch_shape)
+        _expand_probs_logits(self, new, batch_shape)
+        Distribution.__init__(new, batch_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
 
-    def log_prob(self, value):
-        # value * logits - log(1 + exp(logits)), written stably
-        return value * self.logits - _softplus(self.logits)
-
-    def entropy(self):
-        return _softplus(self.logits) - self.probs * self.logits
+    def _new(self, *args, **kwargs):
+        return self._param.new(*args, **kwargs)
 
     @property
     def mean(self):
         return self.probs
 
     @property
+    def mode(self):
+        mode = (self.probs >= 0.5).to(self.probs)
+        mode[self.probs == 0.5] = math.nan
+        return mode
+
+    @property
     def variance(self):
         return self.probs * (1 - self.probs)
 
+    @lazy_property
+    def logits(self):
+        return probs_to_logits(self.probs, is_binary=True)
 
-def _softplus(x):
-    return x.clamp(min=0) + (-x.abs()).exp().log1p()
+    @lazy_property
+    def probs(self):
+        return logits_to_probs(self.logits, is_binary=True)
+
+    @property
+    def param_shape(self):
+        return self._param.size()
+
+    def sample(self, sample_shape=Size()):
+        import glasstorch as torch
+        with torch.no_grad():
+            return torch.bernoulli(self.probs.expand(self._extended_shape(sample_shape)))
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        logits, value = broadcast_all(self.logits, value)
+        return -_bce_with_logits(logits, value)
+
+    def entropy(self):
+        return _bce_with_logits(self.logits, self.probs)
+
+    def enumerate_support(self, expand=True):
+        import glasstorch as torch
+        return _enumerated(torch.arange(2, dtype=self._param.dtype, device=self._param.device),
+                           self._batch_shape, expand)
+
+    @property
+    def _natural_params(self):
+        import glasstorch as torch
+        return (torch.logit(self.probs),)
+
+    def _log_normalizer(self, x):
+        return x.exp().log1p()

@@ -1,45 +1,75 @@
 import math
+from numbers import Number
 
-from .distribution import Distribution, broadcast_all, LOG_SQRT_2PI
+from .._tensor import Size
+from . import constraints
+from .distribution import _expand_params
+from .exp_family import ExponentialFamily
+from .utils import _standard_normal, broadcast_all
+
+__all__ = ["Normal"]
 
 
-class Normal(Distribution):
-    """N(loc, scale^2); rsample = loc + scale * eps (reparameterised, differentiable)."""
+class Normal(ExponentialFamily):
+    """N(loc, scale^2). ``rsample`` is ``loc + scale * eps`` with eps ~ N(0, 1): differentiable in both."""
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    support = constraints.real
     has_rsample = True
-    arg_constraints = {"loc": None, "scale": None}
+    _mean_carrier_measure = 0
 
     def __init__(self, loc, scale, validate_args=None):
         self.loc, self.scale = broadcast_all(loc, scale)
-        if validate_args is not False and bool((self.scale <= 0).any()):
-            raise ValueError(f"Expected parameter scale ({type(self.scale).__name__} of shape "
-                             f"{tuple(self.scale.shape)}) of distribution Normal(loc: {self.loc}, scale: "
-                             f"{self.scale}) to satisfy the constraint GreaterThan(lower_bound=0.0), but found "
-                             f"invalid values:\n{self.scale}")
-        super().__init__(self.loc.shape)
+        batch_shape = Size() if isinstance(loc, Number) and isinstance(scale, Number) else self.loc.size()
+        super().__init__(batch_shape, validate_args=validate_args)
 
-    def rsample(self, sample_shape=()):
-        import glasstorch as torch
-        eps = torch.randn(*self._extended_shape(sample_shape), dtype=self.loc.dtype)
-        return self.loc + eps * self.scale
-
-    def log_prob(self, value):
-        var = self.scale ** 2
-        return -((value - self.loc) ** 2) / (2 * var) - self.scale.log() - LOG_SQRT_2PI
-
-    def entropy(self):
-        return 0.5 + 0.5 * math.log(2 * math.pi) + self.scale.log()
-
-    def cdf(self, value):
-        return 0.5 * (1 + ((value - self.loc) / (self.scale * math.sqrt(2))).erf())
+    def expand(self, batch_shape, _instance=None):
+        return _expand_params(self, Normal, batch_shape, _instance, ("loc", "scale"))
 
     @property
     def mean(self):
         return self.loc
 
     @property
-    def variance(self):
-        return self.scale ** 2
+    def mode(self):
+        return self.loc
 
     @property
     def stddev(self):
         return self.scale
+
+    @property
+    def variance(self):
+        return self.stddev.pow(2)
+
+    def sample(self, sample_shape=Size()):
+        import glasstorch as torch
+        shape = self._extended_shape(sample_shape)
+        with torch.no_grad():
+            return torch.normal(self.loc.expand(shape), self.scale.expand(shape))
+
+    def rsample(self, sample_shape=Size()):
+        eps = _standard_normal(self._extended_shape(sample_shape), dtype=self.loc.dtype, device=self.loc.device)
+        return self.loc + eps * self.scale
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        return -((value - self.loc) ** 2) / (2 * self.scale ** 2) - self.scale.log() - math.log(math.sqrt(2 * math.pi))
+
+    def cdf(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        return 0.5 * (1 + ((value - self.loc) * self.scale.reciprocal() / math.sqrt(2)).erf())
+
+    def icdf(self, value):
+        return self.loc + self.scale * (2 * value - 1).erfinv() * math.sqrt(2)
+
+    def entropy(self):
+        return 0.5 + 0.5 * math.log(2 * math.pi) + self.scale.log()
+
+    @property
+    def _natural_params(self):
+        return (self.loc / self.scale.pow(2), -0.5 * self.scale.pow(2).reciprocal())
+
+    def _log_normalizer(self, x, y):
+        return -0.25 * x.pow(2) / y + 0.5 * (-math.pi / y).log()

@@ -1,24 +1,52 @@
-from .distribution import Distribution, broadcast_all
+from numbers import Number
+
+from .._tensor import Size
+from . import constraints
+from .distribution import _expand_params
+from .exp_family import ExponentialFamily
+from .utils import broadcast_all
+
+__all__ = ["Poisson"]
 
 
-class Poisson(Distribution):
-    arg_constraints = {"rate": None}
+class Poisson(ExponentialFamily):
+    """Counts with mean ``rate``: P(k) = rate^k exp(-rate) / k!."""
+    arg_constraints = {"rate": constraints.nonnegative}
+    support = constraints.nonnegative_integer
 
     def __init__(self, rate, validate_args=None):
         (self.rate,) = broadcast_all(rate)
-        super().__init__(self.rate.shape)
+        super().__init__(Size() if isinstance(rate, Number) else self.rate.size(), validate_args=validate_args)
 
-    def _sample(self, sample_shape):
-        import glasstorch as torch
-        return torch.poisson(self.rate.detach().expand(self._extended_shape(sample_shape)))
-
-    def log_prob(self, value):
-        return value * self.rate.log() - self.rate - (value + 1).lgamma()
+    def expand(self, batch_shape, _instance=None):
+        return _expand_params(self, Poisson, batch_shape, _instance, ("rate",))
 
     @property
     def mean(self):
         return self.rate
 
     @property
+    def mode(self):
+        return self.rate.floor()
+
+    @property
     def variance(self):
         return self.rate
+
+    def sample(self, sample_shape=Size()):
+        import glasstorch as torch
+        with torch.no_grad():
+            return torch.poisson(self.rate.expand(self._extended_shape(sample_shape)))
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        rate, value = broadcast_all(self.rate, value)
+        return value.xlogy(rate) - rate - (value + 1).lgamma()
+
+    @property
+    def _natural_params(self):
+        return (self.rate.log(),)
+
+    def _log_normalizer(self, x):
+        return x.exp()

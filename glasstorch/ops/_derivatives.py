@@ -423,6 +423,18 @@ def linalg_solve_triangular_backward(grad, A, X, upper, left, unitriangular, out
     return G_A, (G_B if output_mask[1] else None)
 
 
+def cholesky_solve_backward(grad, input2, result, upper, output_mask):
+    """X = A^{-1} B with A = L L^T from its factor: gB = A^{-1} gX; gL = -(gB X^H + X gB^H) L
+    (upper: -U (gB X^H + X gB^H)), not restricted to the triangle (torch's cholesky_solve_backward)."""
+    G_B = aten.cholesky_solve(grad, input2, upper)
+    G_L = None
+    if output_mask[1]:
+        common = G_B @ mH(result)
+        common = common + mH(common)
+        G_L = -(input2 @ common) if upper else -(common @ input2)
+    return (G_B if output_mask[0] else None), G_L
+
+
 def _off_diagonal_one(E):
     """E (whose diagonal is 0) with ones on the diagonal: a divisor that leaves off-diagonal terms."""
     return E + identity_like(E)

@@ -30,7 +30,7 @@ __all__ = ["tensor", "as_tensor", "asarray", "from_numpy", "zeros", "ones", "emp
            "ones_like", "empty_like", "full_like", "eye", "arange", "linspace", "logspace", "scalar_tensor",
            "manual_seed", "seed", "initial_seed", "get_rng_state", "set_rng_state", "rand", "randn", "randint",
            "rand_like", "randn_like", "randint_like", "randperm", "normal", "bernoulli", "multinomial",
-           "poisson", "Generator", "set_default_device", "get_default_device"]
+           "poisson", "binomial", "Generator", "set_default_device", "get_default_device"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -790,7 +790,33 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
 def poisson(input, generator=None):
     if input.is_meta:
         return _wrap(meta.zeros(input.shape, input._data.dtype))
-    return _wrap(_rng(generator).poisson(input._data).astype(input._data.dtype))
+    return _wrap(xp.asarray(_rng(generator).poisson(input._data), dtype=input._data.dtype))   # (0-d: an int)
+
+
+def _standard_gamma(input, generator=None):
+    """Draws from Gamma(input, 1), one per element (torch._standard_gamma; not differentiable here:
+    distributions.Gamma adds the reparameterised gradient). Drawn in float64, so small concentrations
+    keep their tiny draws, then cast to the input's dtype."""
+    if input.is_meta:
+        return _wrap(meta.zeros(input.shape, input._data.dtype))
+    draws = _rng(generator).standard_gamma(xp.asarray(as_numpy(input._data), dtype="float64"))
+    return _wrap(xp.asarray(draws, dtype=input._data.dtype))   # (a 0-d input draws a Python float)
+
+
+def _sample_dirichlet(input, generator=None):
+    """Draws from Dirichlet(input) along the last dim (torch._sample_dirichlet): normalised Gamma draws."""
+    if input.is_meta:
+        return _wrap(meta.zeros(input.shape, input._data.dtype))
+    gammas = _rng(generator).standard_gamma(xp.asarray(as_numpy(input._data), dtype="float64"))
+    return _wrap((gammas / gammas.sum(-1, keepdims=True)).astype(input._data.dtype))
+
+
+def binomial(count, prob, generator=None):
+    """Draws from Binomial(count, prob) elementwise (torch.binomial)."""
+    if count.is_meta:
+        return _wrap(meta.zeros(count.shape, count._data.dtype))
+    n, p = xp.broadcast_arrays(as_numpy(count._data), as_numpy(prob._data))
+    return _wrap(xp.asarray(_rng(generator).binomial(n.astype("int64"), p), dtype=count._data.dtype))
 
 
 def _uniform_(r, s, a=0.0, b=1.0):

@@ -20,7 +20,7 @@ from .._array import broadcast_error
 from .creation import eye, zeros, tensor
 from .shape import _expand_kernel
 from ._derivatives import (conj, mH, linalg_det_backward, slogdet_backward, linalg_solve_backward,
-                           linalg_solve_triangular_backward, linalg_eig_backward, svd_backward, linalg_qr_backward,
+                           linalg_solve_triangular_backward, cholesky_solve_backward, linalg_eig_backward, svd_backward, linalg_qr_backward,
                            cholesky_backward, pinv_backward, is_vector_rhs, is_complex, not_implemented)
 
 __getattr__ = node_classes_of(__name__)    # (the node classes declared here, by name: TanhBackward0)
@@ -28,7 +28,7 @@ __getattr__ = node_classes_of(__name__)    # (the node classes declared here, by
 # What glasstorch (torch) has at its top level from this family; the other public functions here are
 # Tensor methods only (x.view(...)) or torch.linalg's.
 __all__ = ["mm", "bmm", "mv", "dot", "inner", "vdot", "matmul", "addmm", "addmv", "addmv_", "outer", "ger", "baddbmm",
-           "einsum", "tensordot", "kron", "det", "solve", "eig", "svd", "qr", "cholesky", "matrix_rank", "slogdet", "logdet",
+           "einsum", "tensordot", "kron", "det", "solve", "eig", "svd", "qr", "cholesky", "cholesky_solve", "cholesky_inverse", "matrix_rank", "slogdet", "logdet",
            "matrix_power", "cross", "inverse", "pinverse", "chain_matmul", "matrix_exp", "geqrf", "orgqr"]
 
 _DTYPE_OF = _dtype._BY_NUMPY
@@ -993,6 +993,19 @@ def _linalg_cholesky_ex_kernel(self, *, upper=False, check_errors=False):
     return (xp.swapaxes(L, -1, -2).copy() if upper else L), info
 
 
+def _cholesky_solve_kernel(self, input2, upper=False):
+    for name, t in (("b", self), ("u", input2)):
+        if t.ndim < 2:
+            raise RuntimeError(f"{name} should have at least 2 dimensions, but has {t.ndim} dimensions instead")
+    _check_matrices("cholesky_solve", input2)
+    L = xp.tril(xp.swapaxes(input2, -1, -2) if upper else input2)
+    batch = xp.broadcast_shapes(L.shape[:-2], self.shape[:-2])
+    L = xp.broadcast_to(L, batch + L.shape[-2:])
+    B = xp.broadcast_to(self, batch + self.shape[-2:])
+    with xp.errstate(divide="ignore", invalid="ignore"):
+        return xp.linalg.solve(xp.swapaxes(L, -1, -2), xp.linalg.solve(L, B))   # L^T X = L^-1 B
+
+
 def _cholesky_kernel(self, upper=False):
     _check_matrices("cholesky", self)
     L, _ = _cholesky_lower(self, True)
@@ -1079,6 +1092,10 @@ linalg_qr_op = defop("linalg_qr(Tensor A, str mode='reduced') -> (Tensor Q, Tens
 linalg_cholesky_ex_op = defop("linalg_cholesky_ex(Tensor self, *, bool upper=False, bool check_errors=False) -> "
                               "(Tensor L, Tensor info)", _linalg_cholesky_ex_kernel, node="LinalgCholeskyExBackward0",
                               self=lambda grad, upper, L: cholesky_backward(grad, upper, L))
+cholesky_solve_op = defop("cholesky_solve(Tensor self, Tensor input2, bool upper=False) -> Tensor",
+                         _cholesky_solve_kernel, node="CholeskySolveBackward0",
+                         joint={("self", "input2"): lambda grad, self, input2, result, upper, output_mask:
+                                cholesky_solve_backward(grad, input2, result, upper, output_mask)})
 cholesky_op = defop("cholesky(Tensor self, bool upper=False) -> Tensor", _cholesky_kernel, node="CholeskyBackward0",
                     self=lambda grad, upper, result: cholesky_backward(grad, upper, result))
 linalg_pinv_op = defop("linalg_pinv.atol_rtol_tensor(Tensor self, *, Tensor? atol=None, Tensor? rtol=None, "
@@ -1239,6 +1256,24 @@ def cholesky(input, upper=False):
                    "This transform will produce equivalent results for all valid (symmetric positive definite) inputs.",
                    UserWarning)
     return cholesky_op(input, upper)
+
+
+@method()
+def cholesky_solve(input, input2, upper=False):
+    """X with A X = B, B = ``input``, given A's Cholesky factor ``input2`` (lower L with A = L L^T, or
+    upper U with A = U^T U; only that triangle is read); batch dims broadcast. CholeskySolveBackward0."""
+    if seam.on:
+        return seam.torch_function(cholesky_solve, (input, input2, upper), {})
+    return cholesky_solve_op(input, input2, upper)
+
+
+@method()
+def cholesky_inverse(input, upper=False):
+    """A^-1 from A's Cholesky factor (``upper`` as in cholesky_solve): cholesky_solve of the identity."""
+    if seam.on:
+        return seam.torch_function(cholesky_inverse, (input, upper), {})
+    identity = eye(input.shape[-1], dtype=input.dtype, device=input.device)
+    return cholesky_solve_op(identity.expand(tuple(input.shape)), input, upper)
 
 
 # ---- removed in torch 1.9: the names remain and say what replaced them, as torch's do ------------------------

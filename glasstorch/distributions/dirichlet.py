@@ -1,0 +1,74 @@
+from .._tensor import Size
+from . import constraints
+from .distribution import _expand_params
+from .exp_family import ExponentialFamily
+from .gamma import _standard_gamma
+
+__all__ = ["Dirichlet"]
+
+
+class Dirichlet(ExponentialFamily):
+    """Dirichlet over the simplex along the last dim of ``concentration`` (event_shape = its last dim).
+    ``rsample`` normalises independent Gamma(alpha_i, 1) draws, each with its implicit reparameterisation
+    gradient, so the draw is differentiable in ``concentration``."""
+    arg_constraints = {"concentration": constraints.independent(constraints.positive, 1)}
+    support = constraints.simplex
+    has_rsample = True
+
+    def __init__(self, concentration, validate_args=None):
+        if concentration.dim() < 1:
+            raise ValueError("`concentration` parameter must be at least one-dimensional.")
+        self.concentration = concentration
+        super().__init__(concentration.shape[:-1], concentration.shape[-1:], validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(Dirichlet, _instance)
+        batch_shape = Size(batch_shape)
+        new.concentration = self.concentration.expand(batch_shape + self.event_shape)
+        super(Dirichlet, new).__init__(batch_shape, self.event_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    def rsample(self, sample_shape=()):
+        gammas = _standard_gamma(self.concentration.expand(self._extended_shape(sample_shape)))
+        return gammas / gammas.sum(-1, keepdim=True)
+
+    def log_prob(self, value):
+        import glasstorch as torch
+        if self._validate_args:
+            self._validate_sample(value)
+        c = self.concentration
+        return torch.xlogy(c - 1.0, value).sum(-1) + c.sum(-1).lgamma() - c.lgamma().sum(-1)
+
+    @property
+    def mean(self):
+        return self.concentration / self.concentration.sum(-1, True)
+
+    @property
+    def mode(self):
+        import glasstorch as torch
+        concentrationm1 = (self.concentration - 1).clamp(min=0.0)
+        mode = concentrationm1 / concentrationm1.sum(-1, True)
+        # where every alpha < 1 the density peaks at the vertex of the largest alpha
+        mask = (self.concentration < 1).all(dim=-1)
+        if bool(mask.any()):
+            mode[mask] = torch.nn.functional.one_hot(mode[mask].argmax(-1), concentrationm1.shape[-1]).to(mode)
+        return mode
+
+    @property
+    def variance(self):
+        con0 = self.concentration.sum(-1, True)
+        return self.concentration * (con0 - self.concentration) / (con0.pow(2) * (con0 + 1))
+
+    def entropy(self):
+        k = self.concentration.size(-1)
+        a0 = self.concentration.sum(-1)
+        return (self.concentration.lgamma().sum(-1) - a0.lgamma() - (k - a0) * a0.digamma()
+                - ((self.concentration - 1.0) * self.concentration.digamma()).sum(-1))
+
+    @property
+    def _natural_params(self):
+        return (self.concentration,)
+
+    def _log_normalizer(self, x):
+        return x.lgamma().sum(-1) - x.sum(-1).lgamma()
