@@ -308,7 +308,7 @@ def row_major(a):
     return a
 
 
-def like_operands(r, *operands):
+def like_operands(r, first, *others):
     """An element-wise result ``r`` laid out as torch's TensorIterator lays it out: when every
     operand has the result's shape and is contiguous, row-major; when they are all dense with the
     same strides, those strides (a dim of size 1 included); otherwise its dims ordered by the
@@ -329,27 +329,26 @@ def like_operands(r, *operands):
     shape = r.shape
     if not shape or len(shape) == 1 and shape[0]:
         return r
-    first = operands[0]
-    if type(r) is not xp.ndarray:   # (a meta or CuPy array: decided each time)
-        return _apply_layout_plan(r, _like_operands_plan(r, operands))
+    if type(r) is not _ndarray:   # (a meta or CuPy array: decided each time)
+        return _apply_layout_plan(r, _like_operands_plan(r, (first,) + others))
     # (the commonest case first, checked cheaply, where NumPy's row-major result is torch's: with no
     # dim of size 1 in the result an operand's dims of size 1 are broadcast -- stride 0, no say in the
     # order -- and a row-major first operand of the result's shape decides every comparison)
-    if 1 not in shape and 0 not in shape and type(first) is xp.ndarray and first.shape == shape \
+    if type(first) is _ndarray and 1 not in shape and 0 not in shape and first.shape == shape \
             and r.flags.c_contiguous and first.flags.c_contiguous:
         return r
     # (the layouts as a key, written out for the usual two operands: each attribute read costs)
-    if len(operands) == 2 and isinstance(first, xp.ndarray):
-        second = operands[1]
-        if isinstance(second, xp.ndarray):
+    if len(others) == 1 and isinstance(first, _ndarray):
+        second, = others
+        if isinstance(second, _ndarray):
             key = (shape, r.strides, r.itemsize, first.shape, first.strides, first.itemsize,
                    second.shape, second.strides, second.itemsize)
         else:
             key = (shape, r.strides, r.itemsize, first.shape, first.strides, first.itemsize, second is None)
     else:
         key = [shape, r.strides, r.itemsize]
-        for o in operands:
-            if isinstance(o, xp.ndarray):
+        for o in (first,) + others:
+            if isinstance(o, _ndarray):
                 key += (o.shape, o.strides, o.itemsize)
             else:
                 key.append(o is None)   # (None: no operand; False: a number. A key reads unambiguously)
@@ -358,10 +357,11 @@ def like_operands(r, *operands):
     if plan is _NO_PLAN:
         if len(_LAYOUT_PLANS) >= _LAYOUT_PLANS_MAX:   # (a program of ever new shapes: start again)
             _LAYOUT_PLANS.clear()
-        plan = _LAYOUT_PLANS[key] = _like_operands_plan(r, operands)
+        plan = _LAYOUT_PLANS[key] = _like_operands_plan(r, (first,) + others)
     return r if plan is None else _apply_layout_plan(r, plan)
 
 
+_ndarray = xp.ndarray
 _LAYOUT_PLANS = {}   # (r's and the operands' shapes, strides, item sizes) -> like_operands' plan for r
 _LAYOUT_PLANS_MAX = 4096
 _NO_PLAN = object()
@@ -538,9 +538,12 @@ def like_input(r, a):
     (``x.unfold(0, 3, 1)``: torch puts the dim of smaller size inner, NumPy the later one) or one of
     stride 0 (an expanded ``a``: torch leaves it where its comparisons do) -- and where a dim has
     size 1 or 0, whose stride NumPy chooses its own way: :func:`like_operands`."""
-    if a.ndim == 0 or type(r) is not type(a):
+    shape = a.shape
+    if not shape or type(r) is not type(a):
         return r
-    if a.flags.c_contiguous and r.size and (1 not in a.shape or _row_major_strides(r)):
+    if 1 not in shape and 0 not in shape and a.flags.c_contiguous:
+        return r   # (the usual case, checked first with the fewest attribute reads)
+    if a.flags.c_contiguous and r.size and (1 not in shape or _row_major_strides(r)):
         return r   # (a row-major input: torch's result is row-major, a dim of size 1 included)
     if 1 in a.shape or 0 in a.shape:
         return like_operands(r, a)

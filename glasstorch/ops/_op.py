@@ -104,6 +104,9 @@ def _cpu_scalars_as_numbers(a, b):
     return (a[()] if type(a) is xp.ndarray and not a.ndim else a), (b[()] if type(b) is xp.ndarray and not b.ndim else b)
 
 
+_ndarray = xp.ndarray
+
+
 def _converted(x, dtype):
     """``x`` as ``dtype``, laid out as the temporary torch's TensorIterator makes of an operand of
     another dtype on the CPU (``x.to(dtype)``: preserve_format, i.e. ``x``'s own strides where it is
@@ -127,7 +130,7 @@ def promote_arrays(a, b):
     as in torch: it keeps the array's dtype within its category (an int tensor times a float is of the
     default float dtype). NumPy 1.x's value-based casting would compute a 0-d float32 array times a
     Python float in float64: a 0-d ``a`` gets ``b`` as an array of its dtype."""
-    if isinstance(b, _ops._ARRAY_TYPES):   # (read at each call: CuPy's type joins it when CuPy is imported)
+    if type(b) is _ndarray or isinstance(b, _ops._ARRAY_TYPES):   # (read at each call: CuPy's type joins it when CuPy is imported)
         ta, tb = a.dtype, b.dtype
         if ta is tb or ta == tb:
             return (a, b) if type(a) is type(b) else _cpu_scalars_as_numbers(a, b)
