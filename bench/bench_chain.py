@@ -6,7 +6,8 @@ two trees (PYTHONPATH=<other tree>) and torch can be interleaved by the caller o
     python bench/bench_chain.py chain fwdbwd      # forward + .sum().backward(), us per op
     python bench/bench_chain.py chain fwd         # forward alone, grad on
     python bench/bench_chain.py chain nograd      # forward under no_grad
-    python bench/bench_chain.py calls             # one call each (min of 7 x 20,000), us
+    python bench/bench_chain.py calls             # one call each (min of 7 x 20,000), us; among them
+                                                  # stop 23's layout cases (s.t() + p, col * 2)
     FW=torch python bench/bench_chain.py chain fwd
 
 Instruction counts (deterministic on a shared machine): run the same command under
@@ -78,7 +79,10 @@ def calls():
     s = T.tensor(rng.standard_normal((N, N)).astype(np.float32))
     p = T.tensor(rng.standard_normal((N, N)).astype(np.float32))
     nc = T.tensor(rng.standard_normal((N, 2 * N)).astype(np.float32))[:, ::2]
-    return {"h + w": (lambda: h + w, False), "h * w": (lambda: h * w, False), "h.tanh()": (lambda: h.tanh(), False),
+    st = s.t()
+    col = T.tensor(rng.standard_normal((2 * N, 1)).astype(np.float32))
+    return {"s.t() + p (no grad)": (lambda: st + p, False), "col * 2, col (64, 1) (no grad)": (lambda: col * 2, False),
+            "h + w": (lambda: h + w, False), "h * w": (lambda: h * w, False), "h.tanh()": (lambda: h.tanh(), False),
             "h @ w": (lambda: h @ w, False), "s + s (no grad)": (lambda: s + s, False),
             "p.add_(s)": (lambda: p.add_(s), False), "p.mul_(0.999)": (lambda: p.mul_(0.999), False),
             "nc.t().unsqueeze(0).squeeze(0), no_grad": (lambda: nc.t().unsqueeze(0).squeeze(0), True)}

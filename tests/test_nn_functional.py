@@ -153,6 +153,24 @@ def test_conv_more():
           rand(2, 3, 3))
 
 
+@pytest.mark.parametrize("transposed", [False, True], ids=["conv2d", "conv_transpose2d"])
+@pytest.mark.parametrize("groups", [1, 2])
+def test_conv_image_by_image_matches_torch(monkeypatch, transposed, groups):
+    # columns larger than _IMAGE_BY_IMAGE_BYTES (64 MB: d2l's TinySSD on 256x256 images) are made and
+    # multiplied one image at a time, in the forward and both gradients; forced here on small images
+    # (rows of 26-30: the batch-first layout) -- values, gradients and double backward against torch
+    from glasstorch.ops import nn_conv
+    monkeypatch.setattr(nn_conv, "_IMAGE_BY_IMAGE_BYTES", 0)
+    if transposed:
+        check(lambda x, w, b: TF.conv_transpose2d(x, w, b, 1, 1, 0, groups),
+              lambda x, w, b: F.conv_transpose2d(x, w, b, 1, 1, 0, groups),
+              rand(3, 4, 26, 27), rand(4, 6 // groups, 3, 3), rand(6))
+    else:
+        check(lambda x, w, b: TF.conv2d(x, w, b, 1, 1, 1, groups), lambda x, w, b: F.conv2d(x, w, b, 1, 1, 1, groups),
+              rand(3, 4, 28, 30), rand(6, 4 // groups, 3, 3), rand(6))
+    assert nn_conv._by_images(np.zeros((3, 4, 28, 30)), (6, 4 // groups, 3, 3), (28, 30), groups, False)
+
+
 def test_conv_float32_and_no_float64_detour():
     x, w, b = (rand(2, 3, 9, 9).astype(np.float32), rand(4, 3, 3, 3).astype(np.float32), rand(4).astype(np.float32))
     check(TF.conv2d, F.conv2d, x, w, b, atol=1e-4, rtol=1e-4, double=False)

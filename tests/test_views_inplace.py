@@ -1401,3 +1401,45 @@ def test_an_expanded_operand_of_another_dtype_keeps_its_broadcast_dim_in_the_lay
         out = getattr(lib, op)(a, b)
         return out, out.stride(), out.is_contiguous()
     same(run)
+
+
+
+def _random_view(lib, rng, shape):
+    """A float32 view of ``shape`` laid out by a recipe drawn from ``rng`` (so both libraries get the
+    same): its dims permuted in memory, some read with step 2, a dim of size 1 sometimes added by
+    unsqueeze (its stride then is unsqueeze's, not row-major's)."""
+    ones = [d for d, n in enumerate(shape) if n == 1]
+    if ones and rng.integers(3) == 0:
+        d = ones[int(rng.integers(len(ones)))]
+        return _random_view(lib, rng, shape[:d] + shape[d + 1:]).unsqueeze(d)
+    perm = [int(i) for i in rng.permutation(len(shape))]
+    steps = [int(s) for s in rng.integers(1, 3, size=len(shape))]
+    x = lib.arange(float(np.prod([shape[d] * steps[d] for d in perm])), dtype=lib.float32)
+    x = x.reshape([shape[d] * steps[d] for d in perm])[tuple(slice(None, None, steps[d]) for d in perm)]
+    return x.permute([perm.index(d) for d in range(len(shape))])
+
+
+def test_element_wise_layouts_kept_per_layout_match_torch_on_random_views():
+    # like_operands keeps its layout decision per (shapes, strides, item sizes) of the result and its
+    # operands: on random pairs of views (permuted, stepped, unsqueezed, broadcast, expanded), each
+    # op's result has torch's strides the first time, the second time (from the decision kept) and on
+    # a clone of the operands (the same layouts, other arrays)
+    rng = np.random.default_rng(1234)
+    ops = {"a + b": lambda L, a, b: a + b, "a * 2": lambda L, a, b: a * 2, "b - a": lambda L, a, b: b - a,
+           "a > b": lambda L, a, b: a > b, "where": lambda L, a, b: L.where(a > 1, a, b),
+           "a.double() * b": lambda L, a, b: a.double() * b, "maximum": lambda L, a, b: L.maximum(b, a),
+           "exp": lambda L, a, b: a.exp()}
+    for case in range(120):
+        shape = tuple(int(n) for n in rng.integers(1, 4, size=int(rng.integers(2, 5))))
+        b_shape = tuple(n if rng.integers(3) else 1 for n in shape[int(rng.integers(len(shape))):])
+        expand_b, seed = bool(rng.integers(2)), int(rng.integers(2 ** 31))
+        strides = {}
+        for lib in (torch, gt):
+            r = np.random.default_rng(seed)
+            a, b = _random_view(lib, r, shape), _random_view(lib, r, b_shape)
+            if expand_b:
+                b = b.expand(shape[len(shape) - len(b_shape):])
+            clones = a.clone(), b.clone()   # (preserve_format: the same strides)
+            strides[lib] = {name: (op(lib, a, b).stride(), op(lib, a, b).stride(), op(lib, *clones).stride())
+                            for name, op in ops.items()}
+        assert strides[gt] == strides[torch], (case, shape, b_shape, expand_b)

@@ -345,7 +345,7 @@ def _suggested_channels_last(a):
 _CHANNELS_LAST_ORDERS = {4: (1, 3, 2, 0), 5: (1, 4, 3, 2, 0)}
 
 
-def like_operands(r, *operands):
+def like_operands(r, first, *others):
     """An element-wise result ``r`` laid out as torch's TensorIterator lays it out: when every
     operand has the result's shape and is contiguous, row-major; when they are all dense with the
     same strides, those strides (a dim of size 1 included); otherwise its dims ordered by the
@@ -357,33 +357,77 @@ def like_operands(r, *operands):
     own strides for dims of size 1. (Layout decides whether a later view() works.) A number operand
     (``x * 2``, ``x > 0.5``, ``where(c, x, 0.)``) is a 0-d operand, as torch wraps it: it is not of
     the result's shape, so it rules out the all-of-one-shape layouts (pass the numbers of an op
-    whose torch kernel wraps them, only those: clamp's bounds it does not)."""
-    if r.ndim == 0 or r.ndim == 1 and r.size:
+    whose torch kernel wraps them, only those: clamp's bounds it does not).
+
+    The decision depends only on the shapes, strides and item sizes of ``r`` and the operands, and
+    the same few come back at every step of a training loop: for NumPy arrays it is made once per
+    such combination and kept (``_LAYOUT_PLANS``), as what to do with ``r`` (nothing, a view, or a
+    copy in a given order)."""
+    shape = r.shape
+    if not shape or len(shape) == 1 and shape[0]:
         return r
-    # (the common cases, checked cheaply, where NumPy's row-major result is torch's. With no dim of size 1
-    # in the result an operand's dims of size 1 are broadcast -- stride 0, no say in the order -- and a
-    # row-major first operand of the result's shape decides every comparison)
+    if type(r) is not _ndarray:   # (a meta or CuPy array: decided each time)
+        return _apply_layout_plan(r, _like_operands_plan(r, (first,) + others))
+    # (the commonest case first, checked cheaply, where NumPy's row-major result is torch's: with no
+    # dim of size 1 in the result an operand's dims of size 1 are broadcast -- stride 0, no say in the
+    # order -- and a row-major first operand of the result's shape decides every comparison)
+    if type(first) is _ndarray and 1 not in shape and 0 not in shape and first.shape == shape \
+            and r.flags.c_contiguous and first.flags.c_contiguous:
+        return r
+    # (the layouts as a key, written out for the usual two operands: each attribute read costs)
+    if len(others) == 1 and isinstance(first, _ndarray):
+        second, = others
+        if isinstance(second, _ndarray):
+            key = (shape, r.strides, r.itemsize, first.shape, first.strides, first.itemsize,
+                   second.shape, second.strides, second.itemsize)
+        else:
+            key = (shape, r.strides, r.itemsize, first.shape, first.strides, first.itemsize, second is None)
+    else:
+        key = [shape, r.strides, r.itemsize]
+        for o in (first,) + others:
+            if isinstance(o, _ndarray):
+                key += (o.shape, o.strides, o.itemsize)
+            else:
+                key.append(o is None)   # (None: no operand; False: a number. A key reads unambiguously)
+        key = tuple(key)
+    plan = _LAYOUT_PLANS.get(key, _NO_PLAN)
+    if plan is _NO_PLAN:
+        if len(_LAYOUT_PLANS) >= _LAYOUT_PLANS_MAX:   # (a program of ever new shapes: start again)
+            _LAYOUT_PLANS.clear()
+        plan = _LAYOUT_PLANS[key] = _like_operands_plan(r, (first,) + others)
+    return r if plan is None else _apply_layout_plan(r, plan)
+
+
+_ndarray = xp.ndarray
+_LAYOUT_PLANS = {}   # (r's and the operands' shapes, strides, item sizes) -> like_operands' plan for r
+_LAYOUT_PLANS_MAX = 4096
+_NO_PLAN = object()
+
+
+def _like_operands_plan(r, operands):
+    """What :func:`like_operands` does with ``r`` (see :func:`_layout_plan`), from the layouts of
+    ``r`` and ``operands`` alone (their values are never read)."""
     first = operands[0]
     r_row_major = r.flags.c_contiguous and r.size
     if r_row_major and 1 not in r.shape and type(first) is type(r) and first.shape == r.shape and first.flags.c_contiguous:
-        return r
+        return None
     if r_row_major and isinstance(first, type(r)) and first.shape == r.shape and first.strides == r.strides \
             and r.strides == _row_major_bytes(r.shape, r.itemsize):
         for o in operands[1:]:   # (every operand row-major of the result's shape, or a number: row-major)
             if isinstance(o, type(r)) and (o.shape != r.shape or o.strides != r.strides):
                 break
         else:
-            return r
+            return None
     arrays = [o if isinstance(o, type(r)) else _WRAPPED_NUMBER for o in operands if o is not None]
     if r_row_major:
         first = arrays[0]
         if 1 not in r.shape:
             if all(o.flags.c_contiguous for o in arrays):
-                return r
+                return None
         elif first.shape == r.shape and first.strides == r.strides and _row_major_strides(r) \
                 and all(o is _WRAPPED_NUMBER or o.shape == r.shape and o.strides == r.strides for o in arrays):
-            return r   # (row-major operands, dims of size 1 included, and numbers: row-major in torch too)
-    return _laid_out(r, _torch_strides(r.shape, arrays))
+            return None   # (row-major operands, dims of size 1 included, and numbers: row-major in torch too)
+    return _layout_plan(r, _torch_strides(r.shape, arrays))
 
 
 @functools.lru_cache(maxsize=512)
@@ -494,15 +538,33 @@ def _laid_out(r, strides):
     """``r``'s values with ``strides`` (in elements): ``r`` itself when it has them, a view of it
     when they differ only where a dim of size 1 or an empty ``r`` makes them address nothing else,
     else a copy."""
+    return _apply_layout_plan(r, _layout_plan(r, strides))
+
+
+def _layout_plan(r, strides):
+    """How to give ``r`` ``strides`` (in elements), from its shape, strides and item size alone:
+    None (it has them), ``(target, None, None)`` (a view of it with the byte strides ``target``) or
+    ``(target, order, inverse)`` (a copy made in the dims' order ``order``, outermost first, then
+    viewed with ``target`` where the copy's own strides differ)."""
     target = tuple(st * r.itemsize for st in strides)
     if r.strides == target:
-        return r
+        return None
     if r.size == 0 or all(a == b for a, b, n in zip(r.strides, target, r.shape) if n != 1):
-        return as_strided(r, r.shape, target)
-    order = sorted(range(r.ndim), key=lambda i: (-strides[i], i))   # outermost first
+        return target, None, None
+    order = tuple(sorted(range(r.ndim), key=lambda i: (-strides[i], i)))   # outermost first
     inverse = [0] * r.ndim
     for k, i in enumerate(order):
         inverse[i] = k
+    return target, order, tuple(inverse)
+
+
+def _apply_layout_plan(r, plan):
+    """``r`` laid out as :func:`_layout_plan` planned."""
+    if plan is None:
+        return r
+    target, order, inverse = plan
+    if order is None:
+        return as_strided(r, r.shape, target)
     out = r.transpose(order).copy().transpose(inverse)
     return out if out.strides == target else as_strided(out, r.shape, target)
 
@@ -513,9 +575,12 @@ def like_input(r, a):
     (``x.unfold(0, 3, 1)``: torch puts the dim of smaller size inner, NumPy the later one) or one of
     stride 0 (an expanded ``a``: torch leaves it where its comparisons do) -- and where a dim has
     size 1 or 0, whose stride NumPy chooses its own way: :func:`like_operands`."""
-    if a.ndim == 0 or type(r) is not type(a):
+    shape = a.shape
+    if not shape or type(r) is not type(a):
         return r
-    if a.flags.c_contiguous and r.size and (1 not in a.shape or _row_major_strides(r)):
+    if 1 not in shape and 0 not in shape and a.flags.c_contiguous:
+        return r   # (the usual case, checked first with the fewest attribute reads)
+    if a.flags.c_contiguous and r.size and (1 not in shape or _row_major_strides(r)):
         return r   # (a row-major input: torch's result is row-major, a dim of size 1 included)
     if 1 in a.shape or 0 in a.shape:
         return like_operands(r, a)

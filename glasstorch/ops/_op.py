@@ -16,7 +16,7 @@ from .. import _checks, _dtype
 from .._tensor import Tensor, _wrap, bump_version, check_inference_write
 from ..autograd import grad_mode
 from ..autograd.graph import edge_of, rebase_history, check_inplace
-from .._array import xp, overlap, array_errors, translate_array_error
+from .._array import xp, overlap, array_errors, translate_array_error, copy_preserving_layout
 from .._seam import seam
 from .. import _ops
 
@@ -104,14 +104,19 @@ def _cpu_scalars_as_numbers(a, b):
     return (a[()] if type(a) is xp.ndarray and not a.ndim else a), (b[()] if type(b) is xp.ndarray and not b.ndim else b)
 
 
+_ndarray = xp.ndarray
+
+
 def _converted(x, dtype):
-    """``x`` as ``dtype``, a broadcast dim (stride 0) kept broadcast: torch's TensorIterator casts while it
-    reads, so an expanded operand still has stride 0 in its layout decision, where NumPy's ``astype``
-    would lay the copy out with that dim innermost (a float64 (2,) times an expanded float32 (3, 2)
-    came out column-major; fuzz seed 796183947388). Read-only, as an operand is."""
-    if type(x) is xp.ndarray and 0 in x.strides and x.size:
-        compact = x[tuple(slice(0, 1) if st == 0 else slice(None) for st in x.strides)]
-        return xp.broadcast_to(compact.astype(dtype), x.shape)
+    """``x`` as ``dtype``, laid out as the temporary torch's TensorIterator makes of an operand of
+    another dtype on the CPU (``x.to(dtype)``: preserve_format, i.e. ``x``'s own strides where it is
+    dense, dims of size 1 included, else dense strides in the order of ``x``'s, a broadcast dim
+    left where it is): the result's layout is then decided on that copy. A ``(1, 2, 2, 1)`` tensor
+    of strides ``(2, 0, 0, 2)`` converts to a contiguous one, so ``a.double() * b`` is row-major where
+    ``a.double()`` is contiguous; NumPy's ``astype`` would put a broadcast dim innermost (a float64
+    (2,) times an expanded float32 (3, 2) came out column-major; fuzz seed 796183947388)."""
+    if type(x) is xp.ndarray and x.ndim and not (x.flags.c_contiguous and x.size and 1 not in x.shape):
+        return copy_preserving_layout(x, dtype)
     return x.astype(dtype)
 
 
@@ -125,7 +130,7 @@ def promote_arrays(a, b):
     as in torch: it keeps the array's dtype within its category (an int tensor times a float is of the
     default float dtype). NumPy 1.x's value-based casting would compute a 0-d float32 array times a
     Python float in float64: a 0-d ``a`` gets ``b`` as an array of its dtype."""
-    if isinstance(b, _ops._ARRAY_TYPES):   # (read at each call: CuPy's type joins it when CuPy is imported)
+    if type(b) is _ndarray or isinstance(b, _ops._ARRAY_TYPES):   # (read at each call: CuPy's type joins it when CuPy is imported)
         ta, tb = a.dtype, b.dtype
         if ta is tb or ta == tb:
             return (a, b) if type(a) is type(b) else _cpu_scalars_as_numbers(a, b)

@@ -57,9 +57,10 @@ def _gemm(a, b):
     starts from +0 (``0 * -1`` summed is +0), except in a product over one inner index (an outer
     product, K == 1) of at least 2 x 2, which gemm writes as the bare products (-0 stays -0).
     The sign matters to what follows: atan2(-0, -1) is -pi, atan2(+0, -1) is pi; 1 / -0 is -inf."""
-    if a.shape[1] == 1 and a.shape[0] > 1 and b.shape[1] > 1 and a.dtype.kind == "f":
+    sa, dt = a.shape, a.dtype
+    if sa[1] == 1 and sa[0] > 1 and b.shape[1] > 1 and dt.kind == "f":
         return a * b  # (M, 1) * (1, N): the products themselves
-    if a.dtype.char in "fd" and b.dtype == a.dtype:
+    if dt.char in "fd" and (b.dtype is dt or b.dtype == dt):
         # the same BLAS gemm as ``a @ b`` (syrk for a @ a.T in both), through a shorter path: for a 32x32
         # float32 product ``ndarray.dot`` is ~1 us faster than the matmul ufunc, a third of the product
         return a.dot(b)
@@ -67,12 +68,13 @@ def _gemm(a, b):
 
 
 def _mm_kernel(self, mat2):
-    if self.ndim != 2 or mat2.ndim != 2:
-        raise RuntimeError(f"{'self' if self.ndim != 2 else 'mat2'} must be a matrix")
-    if self.shape[1] != mat2.shape[0]:
-        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({self.shape[0]}x{self.shape[1]} "
-                           f"and {mat2.shape[0]}x{mat2.shape[1]})")
-    _same_dtype(self, mat2)
+    sa, sb = self.shape, mat2.shape   # (each attribute read of an array costs: read once)
+    if len(sa) != 2 or len(sb) != 2:
+        raise RuntimeError(f"{'self' if len(sa) != 2 else 'mat2'} must be a matrix")
+    if sa[1] != sb[0]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({sa[0]}x{sa[1]} and {sb[0]}x{sb[1]})")
+    if self.dtype is not mat2.dtype:
+        _same_dtype(self, mat2)
     return _gemm(self, mat2)
 
 
@@ -380,7 +382,7 @@ def matmul(input, other):
     if na == 1 and nb == 2:
         return mm_op(input.unsqueeze(0), other).squeeze_(0)  # (torch's; an in-place view op: version 1)
     if na == 2 and nb == 2:
-        return mm_op(input, other)
+        return mm_op._call(input, other)   # (the bound generated call: see _ops_codegen.install_call)
     if _should_fold(input, other):
         # fold the larger operand's batch into the rows of one matrix: (b..., n, m) @ (m, k) -> mm
         transpose = nb > na

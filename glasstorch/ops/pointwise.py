@@ -237,7 +237,7 @@ def _make_unary(name, node_name, forward, derivative, int_ok):
             return seam.torch_function(public, (input,), {})
         if not isinstance(input, Tensor):    # a list, a number, an array: torch's TypeError
             raise _checks.not_a_tensor(name, input)
-        return op(input)
+        return op._call(input)   # (the op's generated call, bound: no trip through its type's __call__ slot)
 
     if op_ is None:
         def public_(self):
@@ -371,11 +371,11 @@ def _check_alpha(a, alpha):
         raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
 
 
-def _elementwise(ufunc, self, other):
-    """``ufunc`` on the promoted operands, its result laid out as torch's TensorIterator lays it out
-    (``like_operands``: ``x.t() * y`` is laid out as ``x.t()``; a later view() depends on it)."""
+def _mul_kernel(self, other):
+    """``self * other`` on the promoted operands, its result laid out as torch's TensorIterator lays
+    it out (``like_operands``: ``x.t() * y`` is laid out as ``x.t()``; a later view() depends on it)."""
     a, b = promote_arrays(self, other)
-    return like_operands(ufunc(a, b), a, b)
+    return like_operands(a * b, a, b)
 
 
 def _add_kernel(self, other, *, alpha=1):
@@ -416,7 +416,7 @@ rsub_op = defop("rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tenso
                 node="RsubBackward1",
                 self=lambda grad, alpha: -grad if alpha == 1 else grad * -alpha)
 mul_op = defop("mul.Tensor(Tensor self, Tensor other) -> Tensor",
-               lambda self, other: _elementwise(xp.multiply, self, other),
+               _mul_kernel,
                node="MulBackward0",
                self=lambda grad, other: grad * conj(other),
                other=lambda grad, self: grad * conj(self))
@@ -428,7 +428,7 @@ def add(input, other, *, alpha=1):
         return seam.torch_function(add, (input, other), {"alpha": alpha})
     if not isinstance(input, Tensor):
         input, other = other, input
-    return add_op(input, other) if alpha == 1 else add_op(input, other, alpha=alpha)
+    return add_op._call(input, other) if alpha == 1 else add_op._call(input, other, alpha=alpha)
 
 
 def _sub_bool_check(self_is_bool, other):
@@ -451,7 +451,7 @@ def sub(input, other, *, alpha=1):
     if seam.on:
         return seam.torch_function(sub, (input, other), {"alpha": alpha})
     _check_bool_alpha(input, other, alpha)
-    return sub_op(input, other) if alpha == 1 else sub_op(input, other, alpha=alpha)
+    return sub_op._call(input, other) if alpha == 1 else sub_op._call(input, other, alpha=alpha)
 
 
 @method("rsub", "__rsub__")
@@ -470,7 +470,7 @@ def mul(input, other):
         return seam.torch_function(mul, (input, other), {})
     if not isinstance(input, Tensor):
         input, other = other, input
-    return mul_op(input, other)
+    return mul_op._call(input, other)
 
 
 def _true_divide_kernel(self, other):
@@ -521,7 +521,7 @@ def div(input, other, *, rounding_mode=None):
     if not isinstance(input, Tensor):
         return mul(reciprocal(other), input)
     if rounding_mode is None:
-        return div_op(input, other)
+        return div_op._call(input, other)
     return div_mode_op(input, other, rounding_mode=rounding_mode)
 
 
