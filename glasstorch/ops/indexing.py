@@ -204,7 +204,7 @@ def _scatter_into(self, dim, index, src, reduce=None, fn="scatter"):
     """``self`` with ``src`` (an array or a number) written, added or multiplied in at the positions
     ``index`` names along ``dim`` (a copy: the out-of-place op)."""
     d = _wrap_dim(dim, self.ndim) if self.ndim else 0
-    is_array = isinstance(src, xp.ndarray)
+    is_array = not isinstance(src, numbers.Number)   # (an array on any device, or the value overload's number)
     _check_index(index, fn, self.shape, d, src.shape if is_array else None)
     if is_array:
         if src.dtype != self.dtype:
