@@ -365,30 +365,14 @@ _KNOWN_ON_DEVICE = {"meta": [
     ("forward", {"combinations", "corrcoef", "cov", "istft"},
      "composites that read a value in Python (.item(), a size from the data) raise on meta, where torch's "
      "meta kernels answer: docs/devices.md")],
-    "cuda": [
-    ("forward", set("""
-        Tensor.addmv_ __rlshift__ addmv copysign nn.functional.avg_pool1d nn.functional.avg_pool2d
-        nn.functional.avg_pool3d nn.functional.ctc_loss nn.functional.interpolate.bilinear.uint8 pinverse
-        rot90 rot90.method scatter scatter_add special.chebyshev_polynomial_t special.chebyshev_polynomial_u
-        special.chebyshev_polynomial_v special.chebyshev_polynomial_w special.hermite_polynomial_h
-        special.hermite_polynomial_he special.laguerre_polynomial_l special.legendre_polynomial_p
-        special.shifted_chebyshev_polynomial_t special.shifted_chebyshev_polynomial_u
-        special.shifted_chebyshev_polynomial_v special.shifted_chebyshev_polynomial_w special.xlog1py
-        special.xlogy xlogy
-        """.split()) - {"fft.roundtrip"}, _HOST_ARRAY_IN_KERNEL),
-    ("forward", {"fft.roundtrip"}, "the sample makes a CPU tensor (fft.rfftfreq) beside the CUDA input: torch "
-                                   "raises the same device error on CUDA"),
-    ("grad", set("""
-        median.nan nn.functional.max_pool1d nn.functional.max_pool2d nn.functional.max_pool3d
-        """.split()), _HOST_ARRAY_IN_KERNEL),
-    ("device", {"median.nan"}, _HOST_ARRAY_IN_KERNEL),
-    ("gradgrad", set("""
-        nn.functional.max_unpool1d nn.functional.max_unpool2d nn.functional.max_unpool3d
-        """.split()), _HOST_ARRAY_IN_KERNEL)]}
+    "cuda": []}   # (none: the kernels that mixed host arrays into device ones were made device-neutral)
 
 
-def _known_on(device, op):
-    return {check: why for check, ops, why in _KNOWN_ON_DEVICE.get(device, ()) if ops is None or op.name in ops}
+def _known_on(device, op, dtype):
+    """{check: why} of the differences known for ``op`` at ``dtype`` on ``device``: an entry names the
+    op (all its dtypes) or ``op@dtype`` (that dtype only)."""
+    names = (op.name, f"{op.name}@{dtype}")
+    return {check: why for check, ops, why in _KNOWN_ON_DEVICE.get(device, ()) if any(n in ops for n in names)}
 
 
 @pytest.mark.parametrize("op,dtype", list(_cases()))
@@ -402,7 +386,7 @@ def test_op(op, dtype, test_device):
     for sample in samples:
         run_sample(op, sample, dtype, fails, rng, test_device)
     failed = {c for c, _ in fails.items}
-    on_device = _known_on(test_device, op)
+    on_device = _known_on(test_device, op, dtype)
     known = {**on_device, **op.xfail}
     unexpected = [m for c, m in fails.items if c not in known]
     if unexpected:
@@ -411,6 +395,10 @@ def test_op(op, dtype, test_device):
     if test_device == "cpu":   # (op.xfail's differences are of values, which meta does not compare)
         fixed = [c for c in op.xfail if c not in failed]
         assert not fixed, f"{op.name}: the known differences {fixed} no longer occur: remove them from xfail"
+    else:   # strict, so that the device lists stay true: a listed difference that no longer occurs fails
+        fixed = sorted(c for c in on_device if c not in failed)
+        assert not fixed, (f"{op.name} ({dtype}) on {test_device}: the known differences {fixed} no longer occur: "
+                           f"remove {op.name!r} (or {op.name + '@' + dtype!r}) from _KNOWN_ON_DEVICE[{test_device!r}]")
     if failed:
         pytest.xfail("; ".join(f"{c}: {known[c]}" for c in sorted(failed)))
 
