@@ -137,6 +137,19 @@ def test_the_cuda_wrapper_names_are_torchs():
     assert table.CHECKED["addmm"] == "wrapper_CUDA_addmm" and "add.Tensor" in table.UNCHECKED
 
 
+@needs_cuda
+def test_kernels_that_built_host_arrays_run_on_cuda():
+    """Kernels that made NumPy arrays beside device ones (a number operand as a NumPy 0-d, run starts,
+    a host divisor): on CUDA as on the CPU. (The op registry covers the rest: tests/test_ops.py.)"""
+    c = glasstorch.tensor([1, 1, 2, 3, 3, 1])
+    for out, expected in zip(glasstorch.unique_consecutive(c.cuda(), return_inverse=True, return_counts=True),
+                             glasstorch.unique_consecutive(c, return_inverse=True, return_counts=True)):
+        assert out.device.type == "cuda" and out.cpu().tolist() == expected.tolist()
+    x = glasstorch.arange(6.0).reshape(2, 3)
+    assert glasstorch.copysign(x.cuda(), -1.0).cpu().tolist() == glasstorch.copysign(x, -1.0).tolist()
+    assert (3 << c.cuda()).cpu().tolist() == (3 << c).tolist()
+
+
 # ---- kernels allocate on their input's device -------------------------------------------------
 def _stand_in():
     """tests/_fake_cupy.py as a plain module (not installed as ``cupy``: the process keeps its CPU answers)."""
