@@ -139,15 +139,17 @@ def cholesky_ex(A, *, upper=False, check_errors=False):
     return return_types.linalg_cholesky_ex(linalg_cholesky_ex_op(A, upper=upper, check_errors=check_errors))
 
 
-def _tolerance(value):
-    return value if value is None or isinstance(value, Tensor) else tensor(float(value), dtype=float64)
+def _tolerance(value, A):
+    """A tolerance given as a number: a float64 0-d tensor on ``A``'s device, as torch's ``at::full``."""
+    return value if value is None or isinstance(value, Tensor) else tensor(float(value), dtype=float64,
+                                                                           device=A.device)
 
 
 def pinv(A, *, atol=None, rtol=None, hermitian=False):
     """The Moore-Penrose pseudo-inverse (singular values below max(atol, rtol * largest) are 0)."""
     if seam.on:
         return seam.torch_function(pinv, (A,), {"atol": atol, "rtol": rtol, "hermitian": hermitian})
-    return linalg_pinv_op(A, atol=_tolerance(atol), rtol=_tolerance(rtol), hermitian=hermitian)
+    return linalg_pinv_op(A, atol=_tolerance(atol, A), rtol=_tolerance(rtol, A), hermitian=hermitian)
 
 
 def matrix_rank(A, *, atol=None, rtol=None, hermitian=False):

@@ -74,8 +74,9 @@ class ndarray:
         out = kwargs.get("out")
         if out is not None:
             kwargs["out"] = tuple(_device_only(o) for o in out)
-        result = getattr(ufunc, method)(*[_device_only(x) for x in inputs],
-                                        **{k: v if k == "out" else _device_only(v) for k, v in kwargs.items()})
+        with numpy.errstate(all="ignore"):   # (CuPy's kernels compute inf/NaN silently: no RuntimeWarning)
+            result = getattr(ufunc, method)(*[_device_only(x) for x in inputs],
+                                            **{k: v if k == "out" else _device_only(v) for k, v in kwargs.items()})
         if out is not None:
             return out[0] if len(out) == 1 else out
         return _wrap(result)
@@ -83,7 +84,8 @@ class ndarray:
     def __array_function__(self, func, types, args, kwargs):
         if func in _TO_DEVICE:        # (numpy.asarray(host, like=a): cupy.asarray, which copies host memory over)
             return _TO_DEVICE[func](*args, **kwargs)
-        return _wrap(func(*_device_only(args), **_device_only(kwargs)))
+        with numpy.errstate(all="ignore"):
+            return _wrap(func(*_device_only(args), **_device_only(kwargs)))
 
     # ---- attributes ------------------------------------------------------------------------
     shape = property(lambda self: self._a.shape)

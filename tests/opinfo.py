@@ -2549,7 +2549,8 @@ register(
     OpInfo("fft.ifftshift", lambda lib, x, *a, **k: lib.fft.ifftshift(x, *a, **k),
            samples=lambda make, dt: [SampleInput(make((5,))), SampleInput(make((3, 4))), SampleInput(make((2, 3, 5)), dim=1),
                                      SampleInput(make((2, 3, 5)), dim=(0, -1))]),
-    OpInfo("fft.roundtrip", lambda lib, x: lib.fft.irfft(lib.fft.rfft(x) * lib.fft.rfftfreq(x.shape[-1]), n=x.shape[-1]),
+    OpInfo("fft.roundtrip",   # (the frequencies on x's device: torch refuses CPU ones beside a CUDA x too)
+           lambda lib, x: lib.fft.irfft(lib.fft.rfft(x) * lib.fft.rfftfreq(x.shape[-1], device=x.device), n=x.shape[-1]),
            samples=lambda make, dt: [SampleInput(make((3, 8))), SampleInput(make((7,)))]),
 )
 del _name, _samples, _dtypes

@@ -80,6 +80,18 @@ CUDA_CASES = {    # (call on a CPU tensor c, a CUDA tensor g) -> torch 2.13's me
                     "tensors on cpu"),
     "c[CUDA index]": (lambda c, g, F: c[glasstorch.tensor([0, 1], device="cuda")],
                       "indices should be either on cpu or on the same device as the indexed tensor (cpu)"),
+    # an unstructured CUDA kernel: torchgen names its wrapper wrapper_CUDA_<overload>_<op> (the overload empty)
+    "g.index_select(0, CPU index)": (lambda c, g, F: g.index_select(0, glasstorch.tensor([0])),
+                                     "Expected all tensors to be on the same device, but got index is on cpu, "
+                                     "different from other tensors on cuda:0 (when checking argument in method "
+                                     "wrapper_CUDA__index_select)"),
+    "dot(g, c)": (lambda c, g, F: glasstorch.dot(g.reshape(-1), c.reshape(-1)),
+                  "but got tensor is on cpu, different from other tensors on cuda:0 (when checking argument in method "
+                  "wrapper_CUDA__dot)"),
+    # an element-wise op whose CUDA wrapper checks devices (it is not declared device_check: NoCheck)
+    "logaddexp(g, c)": (lambda c, g, F: glasstorch.logaddexp(g, c),
+                        "but got other is on cpu, different from other tensors on cuda:0 (when checking argument in "
+                        "method wrapper_CUDA_logaddexp)"),
 }
 
 
@@ -104,6 +116,38 @@ def test_cuda_takes_cpu_indices_and_cpu_scalars_as_torch():
     h[i] = 7.0
     assert h.cpu().tolist() == [[7.0] * 3] * 2
     assert (g * glasstorch.tensor(2.0)).cpu().tolist() == [[0.0, 2.0, 4.0], [6.0, 8.0, 10.0]]
+
+
+def test_the_cuda_wrapper_names_are_torchs():
+    """glasstorch/_array/cuda_device_checks.py (which CUDA kernels check devices, and the name each says)
+    is what torch's own code generator makes of torch's native_functions.yaml for glasstorch's ops: an
+    op added since fails here until tools/gen_cuda_device_checks.py is run again."""
+    pytest.importorskip("yaml")
+    pytest.importorskip("torchgen")
+    if not torch.__version__.startswith("2.13.0"):   # (the table is 2.13's; another torch's yaml differs)
+        pytest.skip(f"the table was generated from torch 2.13.0's native_functions.yaml, this is {torch.__version__}")
+    spec = importlib.util.spec_from_file_location("gen_cuda_device_checks", os.path.join(
+        os.path.dirname(__file__), os.pardir, "tools", "gen_cuda_device_checks.py"))
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    with open(gen.TARGET) as f:
+        assert f.read() == gen.render(), "run: python tools/gen_cuda_device_checks.py"
+    from glasstorch._array import cuda_device_checks as table
+    assert table.CHECKED["mm"] == "wrapper_CUDA_mm" and table.CHECKED["index_select"] == "wrapper_CUDA__index_select"
+    assert table.CHECKED["addmm"] == "wrapper_CUDA_addmm" and "add.Tensor" in table.UNCHECKED
+
+
+@needs_cuda
+def test_kernels_that_built_host_arrays_run_on_cuda():
+    """Kernels that made NumPy arrays beside device ones (a number operand as a NumPy 0-d, run starts,
+    a host divisor): on CUDA as on the CPU. (The op registry covers the rest: tests/test_ops.py.)"""
+    c = glasstorch.tensor([1, 1, 2, 3, 3, 1])
+    for out, expected in zip(glasstorch.unique_consecutive(c.cuda(), return_inverse=True, return_counts=True),
+                             glasstorch.unique_consecutive(c, return_inverse=True, return_counts=True)):
+        assert out.device.type == "cuda" and out.cpu().tolist() == expected.tolist()
+    x = glasstorch.arange(6.0).reshape(2, 3)
+    assert glasstorch.copysign(x.cuda(), -1.0).cpu().tolist() == glasstorch.copysign(x, -1.0).tolist()
+    assert (3 << c.cuda()).cpu().tolist() == (3 << c).tolist()
 
 
 # ---- kernels allocate on their input's device -------------------------------------------------

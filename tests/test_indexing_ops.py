@@ -359,3 +359,32 @@ def test_index_put_casts_one_value_at_a_mask_as_torch():
     assert run(glasstorch) == run(torch)
 
 
+
+
+# ---- layouts of results that are copies of their input (torch's clone keeps the layout) -----------------
+def _strides_that_matter(t):
+    return [s for s, n in zip(t.stride(), t.shape) if n > 1]
+
+
+@pytest.mark.parametrize("k", [-1, 0, 1, 2, 3])
+@pytest.mark.parametrize("dims", [(0, 1), (1, 0), (-1, 0)])
+def test_rot90_lays_out_its_result_as_torch(k, dims):
+    """k = 0 is a contiguous clone; the other turns are flip's result (laid out like the input), turned."""
+    x = np.arange(24.0).reshape(2, 3, 4)
+    t, g = (lib.tensor(x).transpose(0, 2).rot90(k, dims) for lib in (torch, glasstorch))
+    assert g.tolist() == t.tolist() and _strides_that_matter(g) == _strides_that_matter(t)
+
+
+@pytest.mark.parametrize("accumulate", [False, True])
+def test_put_keeps_its_inputs_layout_as_torch(accumulate):
+    outs = [lib.tensor(np.arange(12.0).reshape(3, 4)).t().put(lib.tensor([0, 5]), lib.tensor([7.0, 9.0]).double(),
+                                                              accumulate=accumulate) for lib in (torch, glasstorch)]
+    assert outs[1].tolist() == outs[0].tolist() and outs[1].stride() == outs[0].stride()
+
+
+@pytest.mark.parametrize("values", [[1, 1, 2, 3, 3, 1], [], [5]])
+def test_unique_consecutive_counts_and_empty_layouts_as_torch(values):
+    outs = [lib.unique_consecutive(lib.tensor(values, dtype=lib.int64), return_inverse=True, return_counts=True)
+            for lib in (torch, glasstorch)]
+    for t, g in zip(*outs):
+        assert g.tolist() == t.tolist() and g.stride() == t.stride()

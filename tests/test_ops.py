@@ -309,86 +309,81 @@ def _cases():
             yield pytest.param(op, dtype, id=f"{op.name}-{dtype}")
 
 
-# differences on a device, known and explained: (check, the ops it concerns or None for all, why).
-# They fail no test; the test says them (xfail). Measured: the meta lists from `pytest tests/test_ops.py
-# --device meta` (1397 op/dtype cases pass, 473 xfail, 0 fail); the cuda lists from `--device fakecuda`
-# (the CuPy stand-in, tests/_fake_cupy.py: no GPU), which apply on a GPU too (they are glasstorch's mix-ups).
-_HOST_ARRAY_IN_KERNEL = ("glasstorch hands a host (NumPy) array to a device computation here, or NumPy a device "
-                         "array (found by the CuPy stand-in, --device fakecuda): not fixed yet")
+# differences on a device, known and explained: (check, the ops it concerns -- "op" for all its dtypes,
+# "op@dtype" for one -- why). They fail no test; the test says them (xfail), and is strict: a listed
+# difference that no longer occurs fails, so the lists stay true (CI runs both devices: .ci/run).
+# Measured (tests/test_ops.py::test_op, 1647 op/dtype cases): on meta 1217 pass, 430 xfail (before the
+# kernels skipped value checks without values: 1152 pass, 495 xfail); with --device fakecuda (the CuPy
+# stand-in, tests/_fake_cupy.py: no GPU) 1631 pass, 16 xfail, all of them op.xfail's CPU differences (before
+# the kernels that mixed host arrays into device computations were made device-neutral: 87 more xfail).
 _KNOWN_ON_DEVICE = {"meta": [
     ("refused", set("""
-        Tensor.addmv_ Tensor.det Tensor.put_ __floordiv__ __mod__ __rfloordiv__ __rlshift__ __rmod__
-        __setitem__ addmv cholesky cummax cummin cumprod det.batched det.singular digamma div.floor div.trunc
-        fmod gather histc igamma igamma.method igammac index_add index_copy index_select inverse kthvalue
-        linalg.cholesky linalg.cholesky.sym linalg.cholesky_ex linalg.det linalg.eigvals linalg.inv
-        linalg.inv_ex linalg.matrix_exp linalg.matrix_power linalg.qr linalg.slogdet linalg.solve
-        linalg.solve_ex linalg.solve_triangular masked_scatter matrix_exp matrix_power.method max max.method
-        median median.nan min mode mvlgamma nan_to_num nanmedian nanquantile nn.functional.cross_entropy
-        nn.functional.ctc_loss nn.functional.embedding_bag nn.functional.interpolate.bilinear.uint8
-        nn.functional.interpolate.nearest-exact1d nn.functional.interpolate.nearest-exact2d
-        nn.functional.interpolate.nearest1d nn.functional.interpolate.nearest2d
-        nn.functional.interpolate.nearest3d nn.functional.pad.reflect nn.functional.pad.replicate polygamma
-        polygamma.method pow.int prod put quantile quantile.method remainder rot90 rot90.method scatter
-        scatter_add scatter_reduce scatter_reduce.method slogdet sort sort.stable special.airy_ai
-        special.chebyshev_polynomial_t special.chebyshev_polynomial_u special.chebyshev_polynomial_v
-        special.chebyshev_polynomial_w special.digamma special.gammainc special.gammaincc special.gammaln
-        special.hermite_polynomial_h special.hermite_polynomial_he special.laguerre_polynomial_l
-        special.legendre_polynomial_p special.multigammaln special.polygamma special.psi
-        special.shifted_chebyshev_polynomial_t special.shifted_chebyshev_polynomial_u
-        special.shifted_chebyshev_polynomial_v special.shifted_chebyshev_polynomial_w special.zeta take
-        take_along_dim topk complex index_copy_ linalg.vander logdet msort polygamma_ stft
+        Tensor.det __setitem__ cholesky cumprod@float32 cumprod@float64 det.batched det.singular digamma
+        histc@float32 histc@float64 igamma igamma.method igammac inverse linalg.cholesky linalg.cholesky.sym
+        linalg.cholesky_ex linalg.det linalg.eigvals linalg.inv linalg.inv_ex linalg.matrix_exp
+        linalg.matrix_power linalg.qr linalg.slogdet linalg.solve linalg.solve_ex linalg.solve_triangular
+        linalg.vander@float32 linalg.vander@float64 logdet masked_scatter matrix_exp matrix_power.method
+        max.method max@float32 max@float64 median.nan median@float32 median@float64 min@float32 min@float64 mode
+        mvlgamma@float64 nan_to_num nanmedian@float32 nanmedian@float64 nn.functional.cross_entropy
+        nn.functional.ctc_loss nn.functional.embedding_bag nn.functional.interpolate.nearest-exact1d
+        nn.functional.interpolate.nearest-exact2d nn.functional.interpolate.nearest1d
+        nn.functional.interpolate.nearest2d nn.functional.interpolate.nearest3d nn.functional.pad.reflect
+        nn.functional.pad.replicate polygamma polygamma.method polygamma_ prod@float32 prod@float64
+        scatter_reduce scatter_reduce.method slogdet special.airy_ai special.chebyshev_polynomial_t
+        special.chebyshev_polynomial_u special.chebyshev_polynomial_v special.chebyshev_polynomial_w
+        special.digamma@float32 special.digamma@float64 special.gammainc special.gammaincc
+        special.gammaln@float64 special.hermite_polynomial_h special.hermite_polynomial_he
+        special.laguerre_polynomial_l special.legendre_polynomial_p special.multigammaln@float64
+        special.polygamma special.psi@float32 special.psi@float64 special.shifted_chebyshev_polynomial_t
+        special.shifted_chebyshev_polynomial_u special.shifted_chebyshev_polynomial_v
+        special.shifted_chebyshev_polynomial_w special.zeta stft
         """.split()),
      "a kernel or derivative formula that needs values refuses on meta (NotImplementedError) where torch's meta "
      "kernel answers: docs/devices.md"),
     ("stride", set("""
-        ceil conj cross digamma erf erf.method erfc erfc.method erfinv erfinv.method fft.fft fft.fft.pairs
-        fft.fft2 fft.fft2.pairs fft.fftn fft.fftn.pairs fft.hfft fft.hfft2 fft.hfftn fft.ifft fft.ifft2
-        fft.ifft2.pairs fft.ifftn fft.ifftn.pairs fft.ihfft fft.ihfft2 fft.ihfftn fft.irfft fft.irfft2
-        fft.irfftn fft.rfft fft.rfft.pairs fft.rfft2 fft.rfft2.pairs fft.rfftn fft.rfftn.pairs floor i0
-        linalg.cross linalg.eigh linalg.eigh.sym linalg.householder_product linalg.qr linalg.svd
-        nn.functional.batch_norm nn.functional.celu.alpha=1.5 nn.functional.elu nn.functional.elu.alpha=0.5
-        nn.functional.hardshrink.lambd=0.3 nn.functional.hardsigmoid nn.functional.hardtanh
-        nn.functional.hardtanh.min_val=-0.5.max_val=2.0 nn.functional.leaky_relu
-        nn.functional.leaky_relu.negative_slope=0.2 nn.functional.prelu nn.functional.relu6 nn.functional.selu
-        nn.functional.softplus nn.functional.softplus.beta=2.0.threshold=1.0 nn.functional.softshrink
-        nn.functional.threshold.threshold=0.1.value=2.0 orgqr renorm renorm.method rot90 rot90.method round
-        round.decimals round.method sign sinc special.bessel_j0 special.bessel_j1 special.bessel_y0
-        special.bessel_y1 special.digamma special.entr special.erf special.erfc special.erfcx special.erfinv
-        special.gammaln special.i0 special.i0e special.i1 special.i1e special.log_ndtr
-        special.modified_bessel_i0 special.modified_bessel_i1 special.modified_bessel_k0
-        special.modified_bessel_k1 special.ndtr special.ndtri special.psi special.round special.round.decimals
-        special.scaled_modified_bessel_k0 special.scaled_modified_bessel_k1 special.sinc
-        special.spherical_bessel_j0 special.xlog1py special.xlogy svd trunc xlogy angle sgn.complex
+        angle@float32 angle@float64 angle@int64 ceil@int64 conj@complex128 conj@complex64 cross digamma erf
+        erf.method erfc erfc.method erfinv erfinv.method fft.fft fft.fft.pairs fft.fft2 fft.fft2.pairs fft.fftn
+        fft.fftn.pairs fft.hfft fft.hfft2 fft.hfftn fft.ifft fft.ifft2 fft.ifft2.pairs fft.ifftn fft.ifftn.pairs
+        fft.ihfft fft.ihfft2 fft.ihfftn fft.irfft fft.irfft2 fft.irfftn fft.rfft.pairs fft.rfft2.pairs
+        fft.rfft2@float32 fft.rfft2@float64 fft.rfft@float32 fft.rfft@float64 fft.rfft@int64 fft.rfftn
+        fft.rfftn.pairs floor@int64 i0 linalg.cross linalg.eigh linalg.eigh.sym linalg.householder_product
+        linalg.qr linalg.svd nn.functional.batch_norm nn.functional.celu.alpha=1.5@float32
+        nn.functional.celu.alpha=1.5@float64 nn.functional.elu.alpha=0.5 nn.functional.elu@float32
+        nn.functional.elu@float64 nn.functional.hardshrink.lambd=0.3@float32
+        nn.functional.hardshrink.lambd=0.3@float64 nn.functional.hardsigmoid@float32
+        nn.functional.hardsigmoid@float64 nn.functional.hardtanh nn.functional.hardtanh.min_val=-0.5.max_val=2.0
+        nn.functional.leaky_relu.negative_slope=0.2 nn.functional.leaky_relu@float32
+        nn.functional.leaky_relu@float64 nn.functional.prelu nn.functional.relu6 nn.functional.selu@float32
+        nn.functional.selu@float64 nn.functional.softplus.beta=2.0.threshold=1.0 nn.functional.softplus@float32
+        nn.functional.softplus@float64 nn.functional.softshrink@float32 nn.functional.softshrink@float64
+        nn.functional.threshold.threshold=0.1.value=2.0 orgqr renorm renorm.method round.decimals round.method
+        round@float32 round@float64 round@int64 sgn.complex sign@bool sinc special.bessel_j0@float32
+        special.bessel_j0@float64 special.bessel_j1@float32 special.bessel_j1@float64 special.bessel_y0@float32
+        special.bessel_y0@float64 special.bessel_y1@float32 special.bessel_y1@float64 special.digamma@float32
+        special.digamma@float64 special.entr special.erf special.erfc special.erfcx special.erfinv
+        special.gammaln@float64 special.i0 special.i0e special.i1 special.i1e special.log_ndtr
+        special.modified_bessel_i0@float32 special.modified_bessel_i0@float64 special.modified_bessel_i1@float32
+        special.modified_bessel_i1@float64 special.modified_bessel_k0@float32 special.modified_bessel_k0@float64
+        special.modified_bessel_k1@float32 special.modified_bessel_k1@float64 special.ndtr special.ndtri
+        special.psi@float32 special.psi@float64 special.round.decimals special.round@float32
+        special.round@float64 special.scaled_modified_bessel_k0@float32
+        special.scaled_modified_bessel_k0@float64 special.scaled_modified_bessel_k1@float32
+        special.scaled_modified_bessel_k1@float64 special.sinc special.spherical_bessel_j0@float32
+        special.spherical_bessel_j0@float64 special.xlog1py special.xlogy svd trunc@int64 xlogy
         """.split()),
      "meta lays some results out row-major where torch follows the inputs' layout (element-wise ops and "
      "reductions of transposed inputs, fft, linalg): docs/devices.md"),
-    ("forward", {"combinations", "corrcoef", "cov", "istft"},
+    ("forward", {"corrcoef", "cov", "istft"},
      "composites that read a value in Python (.item(), a size from the data) raise on meta, where torch's "
      "meta kernels answer: docs/devices.md")],
-    "cuda": [
-    ("forward", set("""
-        Tensor.addmv_ __rlshift__ addmv copysign nn.functional.avg_pool1d nn.functional.avg_pool2d
-        nn.functional.avg_pool3d nn.functional.ctc_loss nn.functional.interpolate.bilinear.uint8 pinverse
-        rot90 rot90.method scatter scatter_add special.chebyshev_polynomial_t special.chebyshev_polynomial_u
-        special.chebyshev_polynomial_v special.chebyshev_polynomial_w special.hermite_polynomial_h
-        special.hermite_polynomial_he special.laguerre_polynomial_l special.legendre_polynomial_p
-        special.shifted_chebyshev_polynomial_t special.shifted_chebyshev_polynomial_u
-        special.shifted_chebyshev_polynomial_v special.shifted_chebyshev_polynomial_w special.xlog1py
-        special.xlogy xlogy
-        """.split()) - {"fft.roundtrip"}, _HOST_ARRAY_IN_KERNEL),
-    ("forward", {"fft.roundtrip"}, "the sample makes a CPU tensor (fft.rfftfreq) beside the CUDA input: torch "
-                                   "raises the same device error on CUDA"),
-    ("grad", set("""
-        median.nan nn.functional.max_pool1d nn.functional.max_pool2d nn.functional.max_pool3d
-        """.split()), _HOST_ARRAY_IN_KERNEL),
-    ("device", {"median.nan"}, _HOST_ARRAY_IN_KERNEL),
-    ("gradgrad", set("""
-        nn.functional.max_unpool1d nn.functional.max_unpool2d nn.functional.max_unpool3d
-        """.split()), _HOST_ARRAY_IN_KERNEL)]}
+    "cuda": []}   # (none: the kernels that mixed host arrays into device ones were made device-neutral)
 
 
-def _known_on(device, op):
-    return {check: why for check, ops, why in _KNOWN_ON_DEVICE.get(device, ()) if ops is None or op.name in ops}
+def _known_on(device, op, dtype):
+    """{check: why} of the differences known for ``op`` at ``dtype`` on ``device``: an entry names the
+    op (all its dtypes) or ``op@dtype`` (that dtype only)."""
+    names = (op.name, f"{op.name}@{dtype}")
+    return {check: why for check, ops, why in _KNOWN_ON_DEVICE.get(device, ()) if any(n in ops for n in names)}
 
 
 @pytest.mark.parametrize("op,dtype", list(_cases()))
@@ -402,7 +397,7 @@ def test_op(op, dtype, test_device):
     for sample in samples:
         run_sample(op, sample, dtype, fails, rng, test_device)
     failed = {c for c, _ in fails.items}
-    on_device = _known_on(test_device, op)
+    on_device = _known_on(test_device, op, dtype)
     known = {**on_device, **op.xfail}
     unexpected = [m for c, m in fails.items if c not in known]
     if unexpected:
@@ -411,6 +406,10 @@ def test_op(op, dtype, test_device):
     if test_device == "cpu":   # (op.xfail's differences are of values, which meta does not compare)
         fixed = [c for c in op.xfail if c not in failed]
         assert not fixed, f"{op.name}: the known differences {fixed} no longer occur: remove them from xfail"
+    else:   # strict, so that the device lists stay true: a listed difference that no longer occurs fails
+        fixed = sorted(c for c in on_device if c not in failed)
+        assert not fixed, (f"{op.name} ({dtype}) on {test_device}: the known differences {fixed} no longer occur: "
+                           f"remove {op.name!r} (or {op.name + '@' + dtype!r}) from _KNOWN_ON_DEVICE[{test_device!r}]")
     if failed:
         pytest.xfail("; ".join(f"{c}: {known[c]}" for c in sorted(failed)))
 

@@ -36,7 +36,7 @@ def _floats(self, other, op_name=None):
         if op_name is not None:
             raise NotImplementedError(f'"{op_name}" not implemented for \'{_legacy(a.dtype)}\'')
         a = a.astype(_dtype.get_default_dtype().numpy_dtype)
-    return a, asarray(b, dtype=a.dtype)
+    return a, _asarray_like(a, b, dtype=a.dtype)   # (a number operand: on a's device, CuPy refuses a NumPy 0-d)
 
 
 def _copysign_kernel(self, other):
@@ -157,7 +157,7 @@ def _scalar_first(kernel):
     """The kernel of ``number << tensor`` (``Scalar_Tensor``): an integer shifts in the tensor's dtype."""
     def scalar_tensor_kernel(self, other):
         dtype = other.dtype if isinstance(self, int) and not isinstance(self, bool) else None
-        return kernel(xp.asarray(self, dtype=dtype), other)
+        return kernel(_asarray_like(other, self, dtype=dtype), other)   # (the number, on the tensor's device)
     return scalar_tensor_kernel
 
 

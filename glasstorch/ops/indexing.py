@@ -7,7 +7,8 @@ import warnings
 
 from .. import _checks, _dtype, _warnings
 from .._tensor import Tensor, _wrap, _wrap_dim, bump_version, check_inference_write
-from .._array import (xp, like_operands, to_device, device_type_of, zeros_like as _zeros_like,
+from .._array import (xp, like_operands, to_device, device_type_of, has_values, copy_preserving_layout,
+                      zeros_like as _zeros_like,
                       on_device_of as _array_on_device_of)
 from .._ops import defop, aten
 from .._seam import seam
@@ -186,6 +187,8 @@ def _check_index(index, fn, shape, d, src_shape=None):
     elif too_big:
         raise RuntimeError(f"Size does not match at dimension {too_big[0]} expected index {list(index.shape)} to be "
                            f"no larger than self {list(shape)} apart from dimension {d}")
+    if not has_values(index):   # (meta: torch's meta kernels check shapes only)
+        return
     n = shape[d]
     hi, lo = index.max(), index.min()
     if hi >= n or lo < 0:
@@ -204,7 +207,7 @@ def _scatter_into(self, dim, index, src, reduce=None, fn="scatter"):
     """``self`` with ``src`` (an array or a number) written, added or multiplied in at the positions
     ``index`` names along ``dim`` (a copy: the out-of-place op)."""
     d = _wrap_dim(dim, self.ndim) if self.ndim else 0
-    is_array = isinstance(src, xp.ndarray)
+    is_array = not isinstance(src, numbers.Number)   # (an array on any device, or the value overload's number)
     _check_index(index, fn, self.shape, d, src.shape if is_array else None)
     if is_array:
         if src.dtype != self.dtype:
@@ -273,7 +276,7 @@ def _index_select_kernel(self, dim, index):
     d = _wrap_dim(dim, self.ndim) if self.ndim else 0
     flat = index.reshape(-1)
     n = self.shape[d] if self.ndim else 1
-    if flat.size and (flat.max() >= n or flat.min() < 0):
+    if flat.size and has_values(flat) and (flat.max() >= n or flat.min() < 0):
         if d == 0:  # torch's two kernels word it differently (and raise different types)
             raise IndexError("index out of range in self")
         bad = int(flat.max() if flat.max() >= n else flat.min())
@@ -399,7 +402,7 @@ def _flat_positions(self, index, what):
     n = self.size
     flat = index.reshape(-1)
     bad = (flat >= n) | (flat < -n)
-    if bad.any():
+    if has_values(flat) and bad.any():
         raise IndexError(f"out of range: tried to access index {int(flat[bad][0])} on a tensor of {n} elements.")
     return xp.where(flat < 0, flat + n, flat)
 
@@ -419,7 +422,8 @@ def _put_kernel(self, index, source, accumulate=False):
         xp.add.at(flat, positions, source.reshape(-1))
     else:
         flat[positions] = source.reshape(-1)
-    return out
+    # (torch's put clones self keeping its layout, then writes in row-major positions)
+    return out if self.flags.c_contiguous else copy_preserving_layout(out, like=self)
 
 
 def _take_kernel(self, index):

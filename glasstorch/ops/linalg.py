@@ -216,7 +216,7 @@ def _addmv_kernel(self, mat, vec, *, beta=1, alpha=1):
                            f"{_DTYPE_OF[mat.dtype]._legacy}, and {_DTYPE_OF[vec.dtype]._legacy}")
     p = _scaled(_mv_kernel(mat, vec), alpha)
     if beta == 0:
-        return xp.array(p, copy=True)   # (the input ignored: its nan and inf do not propagate, as torch documents)
+        return p.copy()   # (the input ignored: its nan and inf do not propagate, as torch documents)
     return p + _scaled(self, beta)
 
 
@@ -1217,7 +1217,8 @@ def pinverse(input, rcond=1e-15):
     """The pseudo-inverse, singular values below ``rcond`` times the largest taken as 0."""
     if seam.on:
         return seam.torch_function(pinverse, (input, rcond), {})
-    return linalg_pinv_op(input, atol=None, rtol=tensor(rcond, dtype=_dtype.float64))
+    # (rcond as a float64 0-d tensor on the input's device, as torch's at::full(input.options()))
+    return linalg_pinv_op(input, atol=None, rtol=tensor(rcond, dtype=_dtype.float64, device=input.device))
 
 
 @method()

@@ -234,7 +234,8 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
         loss = where(loss == float("inf"), loss.new_zeros(()), loss)
     if mode == Reduction.MEAN:
         from .creation import tensor
-        return (loss / tensor(tls, dtype=loss.dtype).clamp_min(1)).mean()
+        # (the lengths on the loss's device, as torch's at::tensor(target_lengths, res.options()))
+        return (loss / tensor(tls, dtype=loss.dtype, device=loss.device).clamp_min(1)).mean()
     if mode == Reduction.SUM:
         return loss.sum()
     return loss if batched else loss.squeeze(0)

@@ -158,7 +158,7 @@ def _max_pool_backward_kernel(grad_output, self, kernel_size, stride, padding, d
         return _put_at_indices(grad_output, indices, self.shape, nd, False)
     # overlapping windows: per kernel offset, add the gradient of the windows that chose that offset
     size = self.shape[-nd:]
-    relative = indices - _window_origins(size, s, p, out)
+    relative = indices - _on_device_of(indices, _window_origins(size, s, p, out))
     gpad = _padded(_zeros_like(grad_output, self.shape), k, s, p, d, out, 0)
     for offset, view in _offset_views(gpad, k, s, d, out):   # (kept: an inf gradient puts no nan elsewhere)
         view += kept(grad_output, relative == _flat([o * di for o, di in zip(offset, d)], size))
@@ -301,7 +301,10 @@ def _avg_geometry(x, kernel_size, stride, padding, ceil_mode, count_include_pad,
 
 
 def _divide(acc, divisor):
-    """acc / divisor in acc's precision (integers: truncated, as torch's integer kernels)."""
+    """acc / divisor in acc's precision (integers: truncated, as torch's integer kernels). A divisor
+    that varies over the grid is worked out on the host (:func:`_avg_geometry`): it goes to acc's device."""
+    if not isinstance(divisor, int):
+        divisor = _on_device_of(acc, divisor)
     if acc.dtype.kind in "iu":
         return xp.trunc(acc / divisor).astype(acc.dtype)
     acc /= divisor if isinstance(divisor, int) else divisor.astype(acc.dtype)
@@ -829,13 +832,14 @@ def _uint8_bilinear(x, output_size, align_corners, scales):
         if in_size == out_size:
             continue
         starts, w, precision = _uint8_linear_weights(in_size, out_size, scales[i], align_corners)
+        w = _on_device_of(x, w)   # (the weights are worked out on the host; the indices starts may stay there)
         src = xp.moveaxis(x, axis, -1).astype(xp.int64)
         padded = xp.concatenate([src, xp.zeros_like(src, shape=src.shape[:-1] + (3,))], axis=-1)   # (weights 0 there)
         acc = xp.full_like(src, 1 << (precision - 1) if precision else 0, shape=src.shape[:-1] + (out_size,))
         for j in range(3):
             acc += padded[..., starts + j] * w[:, j]
         x = xp.moveaxis(xp.clip(acc >> precision, 0, 255).astype(xp.uint8), -1, axis)
-    return xp.ascontiguousarray(x)
+    return ascontiguousarray(x)
 
 
 _SCALE_NAMES = {1: ("scales",), 2: ("scales_h", "scales_w"), 3: ("scales_d", "scales_h", "scales_w")}

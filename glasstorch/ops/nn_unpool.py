@@ -6,7 +6,7 @@ derivative is the gather of the gradient at the same indices (torch's ``max_pool
 that gather's derivative is the scatter again. 1-d unpooling is 2-d unpooling of a height-1 image, as in
 torch (the graph: unsqueeze, MaxUnpool2DBackward0, squeeze).
 """
-from .._array import xp, has_values, zeros_like as _zeros_like
+from .._array import xp, has_values, zeros_like as _zeros_like, arange_like as _arange_like
 from .._ops import defop, node_classes_of
 from .._seam import seam
 from .nn_conv import _ntuple
@@ -45,7 +45,7 @@ def _max_pool_double_backward_transpose_kernel(grad, indices, self_sizes, dim):
         plane *= s
     out = _zeros_like(grad, (planes, plane))
     if out.size and grad.size:
-        rows = xp.arange(planes)[:, None]
+        rows = _arange_like(out, planes)[:, None]
         xp.add.at(out, (rows, indices.reshape(planes, -1)), grad.reshape(planes, -1))
     return out.reshape(tuple(self_sizes))
 

@@ -15,7 +15,7 @@ from .. import _dtype, _checks
 from .._tensor import Tensor, _wrap
 from .._array import (xp, to_device, broadcast_error, same_data, row_major, like_operands, like_input,
                       copy_preserving_layout, erf as _erf, erfinv as _erfinv, lgamma as _lgamma, digamma as _digamma,
-                      asarray_like as _asarray_like, asarray, zeros_like as _zeros_like)
+                      asarray_like as _asarray_like, asarray, has_values, zeros_like as _zeros_like)
 from ._op import (method, operands, inplace, inplace_recorded, result_dtype, as_tensor_arg, promote_arrays,
                   _check_inplace, bump_version, write_into, written_into_self, can_cast, _DTYPE_OF)
 from .._ops import defop, aten, node_classes_of
@@ -542,7 +542,7 @@ def _int_trunc_div(a, b):
 
 
 def _check_int_zero(da, db):
-    if da.dtype.kind in "iub" and not isinstance(db, float) and (asarray(db) == 0).any():
+    if da.dtype.kind in "iub" and not isinstance(db, float) and has_values(db) and (asarray(db) == 0).any():
         raise RuntimeError("ZeroDivisionError")
 
 
@@ -706,7 +706,7 @@ def _pow_tensor_kernel(self, exponent):
     if a.dtype == bool:
         raise NotImplementedError('"pow" not implemented for \'Bool\'')
     try:
-        if a.dtype.kind in "iu" and (b < 0).any():
+        if a.dtype.kind in "iu" and has_values(b) and (b < 0).any():   # (meta: no values, the shapes are the same)
             # torch's integer pow: x ** -n is 1 for x == 1, +-1 for x == -1, else 0 (truncated 1 / x ** n)
             p = xp.power(a, xp.abs(b))
             r = xp.where(b >= 0, p, xp.where(xp.abs(a) == 1, p, 0)).astype(p.dtype)

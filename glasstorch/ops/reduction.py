@@ -1028,9 +1028,9 @@ def _median_kernel(ignore_nan):
         if ignore_nan and flat.dtype.kind == "f":
             flat = flat[~xp.isnan(flat)]
         elif flat.dtype.kind == "f" and xp.isnan(flat).any():
-            return _reduced(xp.nan, dtype=self.dtype)
+            return _reduced(_asarray_like(self, xp.nan, dtype=self.dtype))   # (on self's device)
         if flat.size == 0:
-            return _reduced(xp.nan, dtype=self.dtype)
+            return _reduced(_asarray_like(self, xp.nan, dtype=self.dtype))
         return _reduced(xp.take(flat, _sorted_indices(flat, 0, False)[(flat.size - 1) // 2]))
     return kernel
 

@@ -16,7 +16,7 @@ import operator
 
 from .. import _dtype
 from .._tensor import Tensor, Size
-from .._array import xp
+from .._array import xp, row_major, full_like as _full_like
 from .._seam import seam
 from .._tensor import _wrap
 from ._op import method
@@ -122,8 +122,8 @@ def combinations(input, r=2, with_replacement=False):
 
 
 def _runs(flat_keys, n):
-    """Where each run of equal consecutive keys starts (a boolean per position)."""
-    starts = xp.ones(n, dtype=bool)
+    """Where each run of equal consecutive keys starts (a boolean per position), on the keys' device."""
+    starts = _full_like(flat_keys, True, (n,), bool)
     if n > 1:
         starts[1:] = flat_keys
     return starts
@@ -151,12 +151,13 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
         values = xp.moveaxis(moved[starts], 0, d)
         inverse_shape = (a.shape[d],)
     inverse = (xp.cumsum(starts) - 1).reshape(inverse_shape).astype(xp.int64)
-    counts = xp.diff(xp.append(xp.flatnonzero(starts), starts.size)).astype(xp.int64)
-    out = [_wrap(xp.ascontiguousarray(values))]
+    ends = xp.concatenate([starts[1:], _full_like(starts, True, (1,))])   # (where each run ends: the last one at n)
+    counts = (xp.flatnonzero(ends) - xp.flatnonzero(starts) + 1).astype(xp.int64)
+    out = [_wrap(row_major(values))]   # (row-major, an empty result too, as torch allocates it)
     if return_inverse:
-        out.append(_wrap(inverse))
+        out.append(_wrap(row_major(inverse)))
     if return_counts:
-        out.append(_wrap(counts))
+        out.append(_wrap(row_major(counts)))
     return out[0] if len(out) == 1 else tuple(out)
 
 

@@ -30,7 +30,7 @@ import math
 
 from .. import _dtype, _checks
 from .._tensor import Tensor
-from .._array import xp, special as _sp, asarray, zeros_like as _zeros_like
+from .._array import xp, special as _sp, asarray, asarray_like as _asarray_like, zeros_like as _zeros_like
 from ._op import method, promote_arrays, write_into
 from .._ops import defop, aten
 from .. import _ops   # (_ops._ARRAY_TYPES, read at each call: it grows when CuPy is imported)
@@ -152,7 +152,8 @@ def _binary_floats(self, other):
         dt = b.dtype
     if dt.kind not in "fc":
         dt = _dtype.get_default_dtype().numpy_dtype
-    return asarray(a, dtype=dt), asarray(b, dtype=dt)
+    ref = self if isinstance(self, _ops._ARRAY_TYPES) else other   # (a number goes to the array's device)
+    return _asarray_like(ref, a, dtype=dt), _asarray_like(ref, b, dtype=dt)
 
 
 def _zeta_kernel(self, other):

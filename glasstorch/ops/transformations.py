@@ -10,7 +10,7 @@ Derivative (derivatives.yaml): the gradient turned back, ``grad.rot90(-k, dims)`
 turn returns the transposed layout of the flipped copy (not contiguous).
 """
 from .._tensor import _wrap_dim
-from .._array import xp
+from .._array import xp, copy_preserving_layout
 from ._op import method
 from .._ops import defop, node_classes_of
 from .._seam import seam
@@ -30,13 +30,16 @@ def _rot90_kernel(self, k=1, dims=(0, 1)):
         raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {d0} and dim1 = {d1}")
     d0, d1 = _wrap_dim(d0, self.ndim), _wrap_dim(d1, self.ndim)
     k %= 4
+    if k == 0:   # (torch clones to a contiguous tensor; the other turns are flip's result, laid out like self)
+        return self.copy(order="C")
+
+    def flipped(*axes):
+        return copy_preserving_layout(xp.flip(self, axes), like=self)
     if k == 1:
-        return xp.swapaxes(xp.flip(self, d1).copy(), d0, d1)
+        return xp.swapaxes(flipped(d1), d0, d1)
     if k == 2:
-        return xp.flip(self, (d0, d1)).copy()
-    if k == 3:
-        return xp.swapaxes(xp.flip(self, d0).copy(), d0, d1)
-    return xp.ascontiguousarray(self).copy()
+        return flipped(d0, d1)
+    return xp.swapaxes(flipped(d0), d0, d1)
 
 
 rot90_op = defop("rot90(Tensor self, int k=1, int[] dims=[0, 1]) -> Tensor", _rot90_kernel, node="Rot90Backward0",
