@@ -361,7 +361,8 @@ _KNOWN_ON_DEVICE = {"meta": [
         special.bessel_j0@float64 special.bessel_j1@float32 special.bessel_j1@float64 special.bessel_y0@float32
         special.bessel_y0@float64 special.bessel_y1@float32 special.bessel_y1@float64 special.digamma@float32
         special.digamma@float64 special.entr special.erf special.erfc special.erfcx special.erfinv
-        special.gammaln@float64 special.i0 special.i0e special.i1 special.i1e special.log_ndtr
+        special.digamma@int64 special.gammaln special.i0 special.i0e special.i1 special.i1e special.log_ndtr
+        special.psi@int64
         special.modified_bessel_i0@float32 special.modified_bessel_i0@float64 special.modified_bessel_i1@float32
         special.modified_bessel_i1@float64 special.modified_bessel_k0@float32 special.modified_bessel_k0@float64
         special.modified_bessel_k1@float32 special.modified_bessel_k1@float64 special.ndtr special.ndtri
