@@ -295,7 +295,6 @@ threshold_backward = defop(
     node="ThresholdBackwardBackward0",
     grad_output=lambda grad, self, threshold: aten.threshold_backward(grad, self, threshold),
     self=_zeros)
-zeros_like_op = defop("zeros_like(Tensor self) -> Tensor", kernel=xp.zeros_like)
 
 negative, arcsin, arccos, arctan, absolute, fix = neg, asin, acos, atan, abs, trunc
 special_expit = sigmoid
