@@ -310,17 +310,20 @@ def _factory(sized=False, method=False, out=True):
     (``_checks.factory_with_out``)."""
     def decorate(fn):
         name = fn.__name__
-        inner = _checks.factory_with_out(fn) if out else fn
-        if sized:
-            inner = _size_keyword(inner, method)
+        with_out = _checks.factory_with_out(fn) if out else fn
+        size_keyword = _size_keyword(with_out, method)
 
         @functools.wraps(fn)
         def factory(*args, **kwargs):
             if seam.on:
                 return seam.torch_function(factory, args, kwargs)
+            if not kwargs:
+                return fn(*args)
             if kwargs.get("dtype") is not None:     # (torch's parser: a dtype, or Python's float, int...)
                 kwargs["dtype"] = _checks.as_dtype(kwargs["dtype"], name)
-            return inner(*args, **kwargs)
+            if sized and "size" in kwargs:
+                return size_keyword(*args, **kwargs)
+            return with_out(*args, **kwargs)
         return factory
     return decorate
 
@@ -358,7 +361,7 @@ def _target(device):
 def _kind(device):
     """The device type an op's ``device`` argument names (None: the CPU, as for an aten op called
     directly: the default device is the public function's business)."""
-    if device is None:
+    if device is None or device is _CPU:
         return "cpu"
     return device.type if isinstance(device, _device) else _device(device).type
 
@@ -385,24 +388,33 @@ def _shape(size, name=None):
 
 
 def _allocated(make, shape, nd):
-    """``make()``'s array; torch's out-of-memory error where it cannot be had (NumPy's MemoryError, or
-    its ValueError "array is too big" past the address space)."""
+    """``make()``'s array; torch's out-of-memory error where it cannot be had."""
     try:
         return make()
     except (MemoryError, ValueError) as e:
-        if isinstance(e, ValueError) and "too big" not in str(e):
-            raise
-        raise _checks.out_of_memory(shape, nd.itemsize) from None
+        raise _out_of_memory(e, shape, nd) from None
+
+
+def _out_of_memory(error, shape, nd):
+    """torch's error for an allocation that failed with ``error``: NumPy's MemoryError, or its
+    ValueError "array is too big" past the address space (any other ValueError is raised as it is)."""
+    if isinstance(error, ValueError) and "too big" not in str(error):
+        raise error
+    return _checks.out_of_memory(shape, nd.itemsize)
 
 
 def _full_array(shape, fill, nd, device):
     ns = namespace(_kind(device))
-    return _allocated(lambda: ns.zeros(shape, nd) if fill == 0 else ns.full(shape, fill, nd), shape, nd)
+    try:
+        return ns.zeros(shape, nd) if fill == 0 else ns.full(shape, fill, nd)
+    except (MemoryError, ValueError) as e:
+        raise _out_of_memory(e, shape, nd) from None
 
 
 def _on(array, device):
     """``array`` (made on the CPU) moved to ``device``."""
-    return array if device is None else to_device(array, _kind(device))
+    kind = _kind(device)
+    return array if kind == "cpu" else to_device(array, kind)
 
 
 # ---- filled: zeros, ones, empty, full, empty_strided, scalar_tensor ------------------------------------------
@@ -495,6 +507,8 @@ def _like_array(self, fill, dtype, device, shape=None):
     """An array of ``shape`` (``self``'s) filled with ``fill``, in ``dtype`` and on ``device`` (None:
     ``self``'s; on its device, laid out as ``self``, as torch's preserve_format)."""
     nd = self.dtype if dtype is None else _numpy_dtype(dtype)
+    if shape is not None and type(self) is xp.ndarray and device is None:   # (a new_* of a CPU tensor)
+        return _full_array(shape, fill, nd, None)
     shape = self.shape if shape is None else shape
     if device is not None and _kind(device) != device_type_of(self):
         return _full_array(shape, fill, nd, device)
@@ -624,17 +638,20 @@ def _arange_kernel(start, end, step=1, *, dtype=None, layout=None, device=None, 
         raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     if dtype is None:   # (torch's arange: integers only, int64; a float among them, the default type)
         dtype = _dtype.int64 if all(isinstance(v, (int, xp.integer)) for v in values) else _dtype.get_default_dtype()
-    dtype = _checks.as_dtype(dtype, "arange")
+    elif not isinstance(dtype, _dtype.dtype):
+        dtype = _checks.as_dtype(dtype, "arange")
     n = int(-(-(end - start) // step)) if dtype.category <= _dtype.INT else int(xp.ceil((end - start) / step))
-    if _kind(device) == "meta":
+    kind = _kind(device)
+    if kind == "meta":
         return meta.zeros((n,), dtype.numpy_dtype)
     # computed as torch does: start + i * step in the output dtype's accumulation type
     array = start + xp.arange(n, dtype="float64" if dtype.category >= _dtype.FLOAT else "int64") * step
-    return _on(_allocated(lambda: array.astype(dtype.numpy_dtype), (n,), dtype.numpy_dtype), device)
+    array = array.astype(dtype.numpy_dtype, copy=False)
+    return array if kind == "cpu" else to_device(array, kind)
 
 
-def _arange_end_kernel(end, **options):
-    return _arange_kernel(0, end, **options)
+def _arange_end_kernel(end, *, dtype=None, layout=None, device=None, pin_memory=None):
+    return _arange_kernel(0, end, 1, dtype=dtype, device=device)
 
 
 def _linspace_array(start, end, steps):
@@ -934,10 +951,14 @@ def _rng(generator):
 def _sampled(sample, shape, nd, generator, device):
     """``sample(rng, shape)`` (numbers drawn on the CPU) as an array of ``nd`` on ``device``; on the
     meta device nothing is drawn (torch's meta factories leave the generator's state alone too)."""
-    if _kind(device) == "meta":
+    kind = _kind(device)
+    if kind == "meta":
         return meta.zeros(shape, nd)
-    rng = _rng(generator)
-    return _on(_allocated(lambda: sample(rng, shape).astype(nd, copy=False), shape, nd), device)
+    try:
+        array = sample(_rng(generator), shape).astype(nd, copy=False)
+    except (MemoryError, ValueError) as e:
+        raise _out_of_memory(e, shape, nd) from None
+    return array if kind == "cpu" else to_device(array, kind)
 
 
 def _uniform(nd):
