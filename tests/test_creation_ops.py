@@ -268,3 +268,15 @@ def test_empty_strided_layout_as_torch():
         t = L.empty_strided((2, 3), (1, 2))
         assert t.stride() == (1, 2) and not t.is_contiguous()
         assert L.empty_strided((2, 3), (1, 2), device="meta").stride() == (1, 2)
+
+
+def test_where_a_dispatch_mode_sees_other_ops_than_torchs():
+    """README, "Where glasstorch differs": ``out=`` and 0-d tensor bounds."""
+    def seen(lib, fn):
+        return [name for name, _, _ in _run_under_dispatch_mode(lib, fn)[0]]
+    out = lambda L, x: L.zeros(2, out=x)        # noqa: E731
+    assert seen(glasstorch, out) == ["aten.zeros.default"]
+    assert seen(torch, out) == ["aten.zeros.out"]
+    bounds = lambda L, x: L.linspace(x[0], 2, 3)        # noqa: E731
+    assert seen(glasstorch, bounds) == ["aten.select.int", "aten.linspace.default"]
+    assert seen(torch, bounds) == ["aten.select.int", "aten.linspace.Tensor_Scalar"]
