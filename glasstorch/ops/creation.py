@@ -300,6 +300,7 @@ def _size_keyword(fn, method=False):
                                 f"not {_checks.type_name(size)}")
             args = args[:int(method)] + (tuple(size),)
         return fn(*args, **kwargs)
+    accepting.accepts_size_keyword = True     # (its signature shows *size: tests/test_typing.py reads this)
     return accepting
 
 
@@ -324,6 +325,7 @@ def _factory(sized=False, method=False, out=True):
             if sized and "size" in kwargs:
                 return size_keyword(*args, **kwargs)
             return with_out(*args, **kwargs)
+        factory.accepts_size_keyword = sized
         return factory
     return decorate
 
@@ -461,25 +463,25 @@ scalar_tensor_op = defop(f"scalar_tensor(Scalar s, *, {_FACTORY_OPTIONS}) -> Ten
 
 
 @_factory(sized=True)
-def zeros(*size, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
+def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
     return _leaf(zeros_op._call(_size(size), dtype=dtype, layout=layout, device=_target(device),
                                 pin_memory=pin_memory), requires_grad)
 
 
 @_factory(sized=True)
-def ones(*size, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
+def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
     return _leaf(ones_op._call(_size(size), dtype=dtype, layout=layout, device=_target(device),
                                pin_memory=pin_memory), requires_grad)
 
 
 @_factory(sized=True)
-def empty(*size, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False, memory_format=None):
+def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False, memory_format=None):
     return _leaf(empty_op._call(_size(size), dtype=dtype, layout=layout, device=_target(device),
                                 pin_memory=pin_memory, memory_format=memory_format), requires_grad)
 
 
 @_factory()
-def full(size, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
+def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
     if isinstance(fill_value, Tensor):
         dtype = fill_value.dtype if dtype is None else dtype
         fill_value = fill_value.item()
@@ -700,14 +702,14 @@ def _scalar(value):
 
 @_factory()
 @_checks.allocates
-def eye(n, m=None, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
+def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
     options = dict(dtype=dtype, layout=layout, device=_target(device), pin_memory=pin_memory)
     t = eye_op._call(n, **options) if m is None else eye_m_op._call(n, m, **options)
     return _leaf(t, requires_grad)
 
 
 @_factory()
-def arange(start, end=None, step=None, *, dtype=None, layout=None, device=None, requires_grad=False,
+def arange(start, end=None, step=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
            pin_memory=False):
     options = dict(dtype=dtype, layout=layout, device=_target(device), pin_memory=pin_memory)
     if end is None:         # arange(end), arange(end, step=...) is no form of torch's: start is then 0
@@ -720,7 +722,7 @@ def arange(start, end=None, step=None, *, dtype=None, layout=None, device=None, 
     return _leaf(t, requires_grad)
 
 
-def _range(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
+def _range(start=0, end=None, step=1, *, out=None, dtype=None, device=None, requires_grad=False):
     """torch.range (deprecated in torch): includes ``end``."""
     return arange(start, end + step / 2 if end is not None else None, step, dtype=dtype or _dtype.get_default_dtype(),
                   device=device, requires_grad=requires_grad)
@@ -730,13 +732,13 @@ range_ = _factory()(_named(_range, "range"))     # (``range_`` here: the module 
 
 
 @_factory()
-def linspace(start, end, steps, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
+def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
     return _leaf(linspace_op._call(_scalar(start), _scalar(end), steps, dtype=dtype, layout=layout,
                                    device=_target(device), pin_memory=pin_memory), requires_grad)
 
 
 @_factory()
-def logspace(start, end, steps, base=10.0, *, dtype=None, layout=None, device=None, requires_grad=False,
+def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
              pin_memory=False):
     return _leaf(logspace_op._call(_scalar(start), _scalar(end), steps, float(base), dtype=dtype, layout=layout,
                                    device=_target(device), pin_memory=pin_memory), requires_grad)
@@ -1066,19 +1068,19 @@ def _drawn(plain, with_generator, generator, args, requires_grad, **options):
 
 
 @_factory(sized=True)
-def rand(*size, generator=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
+def rand(*size, out=None, generator=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
     return _drawn(rand_op, rand_generator_op, generator, (_size(size),), requires_grad, dtype=dtype, layout=layout,
                   device=_target(device), pin_memory=pin_memory)
 
 
 @_factory(sized=True)
-def randn(*size, generator=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
+def randn(*size, out=None, generator=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
     return _drawn(randn_op, randn_generator_op, generator, (_size(size),), requires_grad, dtype=dtype, layout=layout,
                   device=_target(device), pin_memory=pin_memory)
 
 
 @_factory()
-def randint(low=0, high=None, size=None, *, generator=None, dtype=None, layout=None, device=None,
+def randint(low=0, high=None, size=None, *, out=None, generator=None, dtype=None, layout=None, device=None,
             requires_grad=False, pin_memory=False):
     options = dict(layout=layout, device=_target(device), pin_memory=pin_memory)
     if dtype is not None:
@@ -1090,7 +1092,7 @@ def randint(low=0, high=None, size=None, *, generator=None, dtype=None, layout=N
 
 
 @_factory()
-def randperm(n, *, generator=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
+def randperm(n, *, out=None, generator=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
     options = dict(layout=layout, device=_target(device), pin_memory=pin_memory)
     if dtype is not None:
         options["dtype"] = dtype
@@ -1115,7 +1117,7 @@ def randint_like(input, low=0, high=None, *, dtype=None, layout=None, device=Non
 
 
 @_factory()
-def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, layout=None, device=None,
+def normal(mean=0.0, std=1.0, size=None, *, out=None, generator=None, dtype=None, layout=None, device=None,
            requires_grad=False, pin_memory=False):
     if isinstance(mean, Tensor) or isinstance(std, Tensor):
         m = mean._data if isinstance(mean, Tensor) else mean
