@@ -27,18 +27,35 @@ The engine's events (a backward starting, each node run, each gradient accumulat
 backward.
 
 The state is thread-local, as torch's mode stacks are: a mode entered in one thread is not seen by
-another.
+another. Tensor subclasses, though, are a process-wide matter: while an instance of one taking part
+in ``__torch_function__`` is alive (made in any thread), ``seam.on`` is True in every thread, and
+each call looks at its arguments' types -- one cheap pass over them (``_overloaded_in``) when they
+are plain Tensors and numbers. The instances are counted (:func:`note_instance`) rather than the
+classes, so that defining such a subclass -- a library may do it on import -- costs plain calls
+nothing until one of its tensors exists (an instance can only be an argument while it is alive).
 """
 import threading
+import weakref
 
-# Whether any Tensor subclass taking part in __torch_function__ has been defined (from then on every
-# call looks at its arguments' types). Process-wide, as class definitions are.
+# Whether any Tensor subclass taking part in __torch_function__ has been defined. Process-wide, as
+# class definitions are.
 _subclasses_exist = [False]
+# Weak references to the live instances of such subclasses: while there is one, seam.on is True in
+# every thread that stores no value of its own (_Seam.on, see note_instance).
+_live_instances = set()
 
 
 class _Seam(threading.local):
     """The per-thread state of the seam. Its flags are class-level defaults (a new thread starts
-    with nothing installed) and are recomputed by :meth:`_refresh` whenever the state changes."""
+    with nothing installed) and are recomputed by :meth:`_refresh` whenever the state changes.
+
+    ``on`` is special: a thread stores its own value only while it differs from what every thread
+    shares -- True while a function mode is active in it, False while it has switched the protocol
+    off (``DisableTorchFunction``, ``DisableTorchFunctionSubclass``, or inside a call that nothing
+    intercepts). Otherwise the thread reads the class's value, True while an instance of a Tensor
+    subclass taking part in ``__torch_function__`` is alive: one made in one thread is seen at once
+    by every other, also by one that read ``on`` before. (A thread never stores False because no
+    such instance existed when it looked: that False would hide one made a moment later.)"""
     on = False               # the function level: some mode, subclass or observer wants to see calls
     dispatching = False      # the op level: some TorchDispatchMode is active, or CPU autocast is on
     autocast = None          # the dtype CPU autocast casts to while it is on (glasstorch/amp/autocast_mode.py)
@@ -52,8 +69,12 @@ class _Seam(threading.local):
         self._refresh()   # a thread started after a Tensor subclass was defined must see it too
 
     def _refresh(self):
-        self.on = bool(not self.function_disabled and (
-            self.function_modes or (_subclasses_exist[0] and not self.subclass_disabled)))
+        if self.function_disabled or self.subclass_disabled:
+            self.on = bool(not self.function_disabled and self.function_modes)
+        elif self.function_modes:
+            self.on = True
+        else:
+            self.__dict__.pop("on", None)       # the value every thread shares (see the class docstring)
         self.dispatching = bool(self.dispatch_modes) or self.autocast is not None
 
     # -- the function level ---------------------------------------------------------------------
@@ -68,7 +89,8 @@ class _Seam(threading.local):
             # call a mode sees, and each read or write of this thread-local state costs).
             if modes and not self.function_disabled:
                 mode = modes.pop()
-                self.on = bool(modes)
+                if not modes:
+                    self.__dict__.pop("on", None)   # (not False: a subclass defined meanwhile must be seen)
                 try:
                     result = mode.__torch_function__(func, (), args, kwargs)
                 finally:
@@ -83,6 +105,18 @@ class _Seam(threading.local):
                 return _call_plain(self, func, args, kwargs)
             raise TypeError(f"no implementation found for '{_qualified_name(func)}' on types that implement "
                             f"__torch_function__: []")
+        if self.function_disabled or self.subclass_disabled and not modes:
+            # here with nothing to do: a subclass was defined while this thread had the protocol off
+            self._refresh()
+            return func(*args, **kwargs)
+        if not modes and not _overloaded_in(args, kwargs):
+            # the usual call once a subclass exists: plain Tensors and numbers, no mode. The function
+            # runs as it would without the seam (and what it calls too: its tensors are plain).
+            self.on = False
+            try:
+                return func(*args, **kwargs)
+            finally:
+                self.__dict__.pop("on", None)
         if not self.subclass_disabled:
             overloaded = _overloaded_args(args, kwargs)
             types = tuple(type(a) for a in overloaded)
@@ -120,8 +154,8 @@ class _Seam(threading.local):
         if modes and modes[-1] is mode:
             index = len(modes) - 1
             modes.pop()
-            if not modes and not _subclasses_exist[0]:
-                self.on = False
+            if not modes and not self.function_disabled and not self.subclass_disabled:
+                self.__dict__.pop("on", None)
                 return index
         elif mode in modes:
             index = modes.index(mode)
@@ -137,7 +171,7 @@ class _Seam(threading.local):
         modes = self.function_modes
         if mode in modes:
             return
-        if not modes and not self.function_disabled and not _subclasses_exist[0]:
+        if not modes and not self.function_disabled and not self.subclass_disabled:
             modes.append(mode)
             self.on = True
             return
@@ -175,9 +209,30 @@ seam = _Seam()
 
 
 def note_subclass_with_torch_function():
-    """Called when a Tensor subclass defines its own ``__torch_function__``."""
+    """Called when a Tensor subclass taking part in ``__torch_function__`` is defined (its instances
+    are then counted: :func:`note_instance`)."""
     _subclasses_exist[0] = True
-    seam._refresh()
+
+
+def note_instance(tensor):
+    """Called for each new instance of a Tensor subclass taking part in ``__torch_function__``
+    (``_tensor.new_object``): every thread's calls look at their arguments' types until the last
+    such instance is gone."""
+    # No lock: "add, then switch on if off" here and "switch off, then look again" in _instance_gone
+    # leave the switch on whenever an instance is alive, however the threads interleave (each step
+    # is atomic under the GIL). The switch is written only when it changes: writing a class
+    # attribute empties the type's attribute cache.
+    _live_instances.add(weakref.ref(tensor, _instance_gone))
+    if not _Seam.on:
+        _Seam.on = True
+
+
+def _instance_gone(ref):
+    _live_instances.discard(ref)
+    if not _live_instances:
+        _Seam.on = False
+        if _live_instances:     # one made meanwhile in another thread, which found the switch still on
+            _Seam.on = True
 
 
 def _flat_tensors(args, kwargs):
@@ -189,6 +244,25 @@ def _flat_tensors(args, kwargs):
             for b in a:
                 if isinstance(b, Tensor):
                     yield b
+
+
+def _overloaded_in(args, kwargs):
+    """Whether an argument (or an element of a list or tuple argument) is an instance of a Tensor
+    subclass: the per-call test once a subclass exists, True at the first one (which
+    ``_overloaded_args`` then looks at closely). An argument of exactly ``Tensor``, or no Tensor,
+    costs one type test and one ``isinstance``."""
+    tensor = _TENSOR[0] if _TENSOR else _tensor_class()
+    for a in args:
+        if type(a) is not tensor:
+            if isinstance(a, tensor):
+                return True
+            if isinstance(a, (list, tuple)):
+                for b in a:
+                    if type(b) is not tensor and isinstance(b, tensor):
+                        return True
+    if kwargs:
+        return _overloaded_in(tuple(kwargs.values()), None)
+    return False
 
 
 def _overloaded_args(args, kwargs):

@@ -25,7 +25,7 @@ from . import _dtype
 from ._array import xp, device_type_of, as_numpy, MetaArray, root_array
 from . import autograd
 from .autograd import grad_mode
-from ._seam import seam
+from ._seam import seam, note_instance
 from .autograd.graph import (AccumulateGrad, user_frame, new_hook_dict, _add_hook, view_grad_fn,
                              sync_views_requires_grad, DEFAULT, NO_GRAD_MODE, mark_detached_in_place)
 from . import _warnings
@@ -227,10 +227,14 @@ class Tensor:
     __array_priority__ = 1000  # numpy_array * tensor -> Tensor.__rmul__
     __hash__ = object.__hash__
 
+    # whether instances take part in __torch_function__ (a subclass's own, or the default one that
+    # keeps results of its type): set by __init_subclass__; such instances are counted (new_object)
+    _takes_part = False
+
     def __new__(cls, *args, **kwargs):
         # torch.Tensor(2, 3) / torch.Tensor(Size) -> a new float tensor of that shape (zero-filled here, where
         # torch leaves it uninitialised); torch.Tensor([1, 2]) -> a float tensor holding the data.
-        self = object.__new__(cls)
+        self = new_object(cls)
         default = _dtype.get_default_dtype().numpy_dtype
         if len(args) == 1 and not isinstance(args[0], (int, Size)):
             from .ops.creation import _to_array
@@ -254,9 +258,12 @@ class Tensor:
         tf = getattr(cls, "__torch_function__", None)
         from ._seam import _disabled_impl, note_subclass_with_torch_function
         # glasstorch's own subclasses (Parameter, Buffer, the lazy modules' placeholders) take no part
-        if getattr(tf, "__func__", tf) is not _disabled_impl and cls.__module__.split(".")[0] != "glasstorch":
+        cls._takes_part = getattr(tf, "__func__", tf) is not _disabled_impl and \
+            cls.__module__.split(".")[0] != "glasstorch"
+        if cls._takes_part:
             # a subclass inherits the default __torch_function__ (results become the subclass) or
-            # has its own: either way every call must now look at its arguments' types
+            # has its own: either way, while one of its tensors is alive every call must look at its
+            # arguments' types (new_object counts them)
             note_subclass_with_torch_function()
 
     @classmethod
@@ -278,7 +285,7 @@ class Tensor:
         """A ``cls`` tensor over the same data, still in the graph (torch's ``as_subclass``)."""
         if seam.on:
             return seam.torch_function(Tensor.as_subclass, (self, cls), {})
-        out = object.__new__(cls)
+        out = new_object(cls)
         for name in ("_data", "_requires_grad", "_grad_fn", "_output_nr", "_vc", "_base", "_accumulator"):
             object.__setattr__(out, name, getattr(self, name))
         if self._base is not None:     # a view stays one: how it was made, and since when its history holds
@@ -293,7 +300,7 @@ class Tensor:
     def _make_subclass(cls, data, require_grad=False, **kwargs):
         """A new leaf of type ``cls`` sharing ``data``'s array and version counter (torch's helper
         for subclasses, which nn.Parameter uses)."""
-        out = object.__new__(cls)
+        out = new_object(cls)
         _init(out, data._data, False)
         out._vc = data._vc
         if require_grad:
@@ -779,7 +786,7 @@ class Tensor:
                                "https://github.com/pytorch/pytorch/pull/103001")
         if id(self) in memo:
             return memo[id(self)]
-        new = object.__new__(type(self))
+        new = new_object(type(self))
         _init(new, self._data.copy(), self._requires_grad)
         if self._grad is not None:
             new._grad = self._grad.__deepcopy__(memo)
@@ -813,8 +820,19 @@ _GRAD, _DATA, _IS_LEAF, _REQUIRES_GRAD = (Tensor.__dict__[n] for n in ("grad", "
 _NO_WRAP = {_GRAD.__get__}   # functions whose results stay plain (torch: Tensor._base, .grad getters)
 
 
-def _rebuild_tensor(array, requires_grad, cls=Tensor):
+def new_object(cls):
+    """A new, empty object of Tensor class ``cls`` (``object.__new__``): every instance of a subclass
+    is made here, so that the seam knows when one taking part in ``__torch_function__`` is alive
+    (``_seam.note_instance``). (An object given such a class by ``t.__class__ = cls`` is not seen:
+    README, "Where glasstorch differs".)"""
     t = object.__new__(cls)
+    if cls._takes_part:
+        note_instance(t)
+    return t
+
+
+def _rebuild_tensor(array, requires_grad, cls=Tensor):
+    t = new_object(cls)
     _init(t, array, requires_grad)
     return t
 

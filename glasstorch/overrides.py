@@ -188,7 +188,12 @@ def get_ignored_functions():
     import glasstorch
     names = ("is_grad_enabled", "set_grad_enabled", "get_default_dtype", "set_default_dtype", "manual_seed",
              "seed", "initial_seed", "get_num_threads", "set_num_threads", "compile", "typename", "is_tensor",
-             "promote_types", "set_printoptions", "get_printoptions", "use_deterministic_algorithms")
+             "promote_types", "set_printoptions", "get_printoptions", "use_deterministic_algorithms",
+             # the factories that take no tensor (a function mode sees them all the same, as in torch)
+             "tensor", "as_tensor", "asarray", "from_numpy", "zeros", "ones", "empty", "full", "empty_strided",
+             "scalar_tensor", "arange", "range", "linspace", "logspace", "eye", "rand", "randn", "randint",
+             "randperm", "normal", "rand_like", "randn_like", "randint_like", "get_rng_state", "set_rng_state",
+             "get_default_device", "set_default_device")
     return {getattr(glasstorch, n) for n in names if hasattr(glasstorch, n)}
 
 

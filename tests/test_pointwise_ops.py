@@ -486,7 +486,11 @@ def test_in_place_bool_alpha_is_refused_with_the_seam_on(monkeypatch):
     exists) must still pass it on, or sub_(alpha=True) subtracts silently (the full suite's order
     found it)."""
     from glasstorch._seam import seam
-    monkeypatch.setattr(seam, "on", True)
+
+    class Sub(glasstorch.Tensor):
+        pass
+    keep = glasstorch.ones(1).as_subclass(Sub)      # (the seam is on while a tensor of it is alive)
+    assert seam.on and keep is not None
     for name in ("add_", "sub_"):
         with pytest.raises(RuntimeError, match="Boolean alpha only supported"):
             getattr(glasstorch.ones(3), name)(glasstorch.ones(3), alpha=True)

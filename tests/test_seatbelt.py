@@ -219,11 +219,11 @@ def test_nothing_is_replaced_on_or_off():
     assert not _observer.active()
     _same(before, _snapshot())
     # and nothing is left behind: no mode, no engine observer, no global hook
-    from glasstorch._seam import seam, _subclasses_exist
+    from glasstorch._seam import seam, _live_instances
     from glasstorch.nn.modules import module
     from glasstorch.optim import optimizer
     assert not seam.function_modes and not seam.engine_observers
-    assert seam.on == _subclasses_exist[0]      # (on for good once a test defined a Tensor subclass)
+    assert seam.on == bool(_live_instances)     # (on while a tensor of a test's Tensor subclass is alive)
     assert not module._global_forward_pre_hooks and not optimizer._global_optimizer_pre_hooks
     assert not optimizer._global_optimizer_post_hooks
 

@@ -43,9 +43,9 @@ def is_property(fn):
 
 
 def accepts_size_keyword(runtime):
-    """creation functions wrapped by `_size_keyword` take ``size=`` although their signature shows ``*size``."""
-    from glasstorch.ops.creation import _size_keyword
-    return getattr(runtime, "__code__", None) is _size_keyword(lambda *size: None).__code__
+    """creation functions (``_factory(sized=True)``, ``_size_keyword``) take ``size=`` although their
+    signature shows ``*size``."""
+    return getattr(runtime, "accepts_size_keyword", False)
 
 
 def check_signature(where, fn, runtime, method):

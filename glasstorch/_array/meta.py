@@ -363,9 +363,16 @@ def settle(op, args, result):
     arguments (``check_devices``), and, when one of them is meta, the result as meta arrays (a
     kernel may have made part of it with NumPy's own functions, ``np.zeros(a.shape)``)."""
     touched.flag = False
-    if check_devices(op, args) == "meta":
+    if check_devices(op, args) == "meta" and not _device_given(op, args):
         return as_meta(result)
     return result
+
+
+def _device_given(op, args):
+    """Whether ``op`` was told where to make its result (``empty_like(meta_tensor, device="cpu")``,
+    ``new_zeros(..., device=...)``): its kernel made it there, meta or not."""
+    position = op._arg_index.get("device")
+    return position is not None and args[position] is not None
 
 
 def check_devices(op, args):

@@ -18,7 +18,7 @@ import os
 import sys
 from collections import OrderedDict
 
-from glasstorch._tensor import Tensor, _init, _wrap
+from glasstorch._tensor import Tensor, _init, _wrap, new_object
 from glasstorch.autograd.graph import check_inplace
 from glasstorch._seam import _disabled_impl as _disabled_torch_function_impl
 
@@ -57,7 +57,7 @@ class Parameter(Tensor):
     def __new__(cls, data=None, requires_grad=True):
         if data is None:
             data = _empty()
-        self = object.__new__(cls)
+        self = new_object(cls)
         # A new leaf around the same array (what torch's _make_subclass does);
         # the version counter is shared, as with detach(), so in-place changes
         # through either one stay visible to the autograd checks of the other.
@@ -278,7 +278,7 @@ def _converting(name):
         array = _DATA_SLOT.__get__(converted)
         if array is _DATA_SLOT.__get__(self):
             return self
-        out = object.__new__(type(self))
+        out = new_object(type(self))
         _init(out, array, self._requires_grad)
         out.__dict__.update(self.__dict__)  # a buffer's `persistent` flag
         return out
@@ -318,7 +318,7 @@ class UninitializedParameter(UninitializedTensorMixin, Parameter):
     cls_to_become = Parameter
 
     def __new__(cls, requires_grad=True, device=None, dtype=None):
-        self = object.__new__(cls)
+        self = new_object(cls)
         _init(self, _empty((0,), device=device, dtype=dtype)._data, requires_grad)
         return self
 
@@ -330,7 +330,7 @@ class UninitializedBuffer(UninitializedTensorMixin, Tensor):
     cls_to_become = Tensor
 
     def __new__(cls, requires_grad=False, device=None, dtype=None, persistent=True):
-        self = object.__new__(cls)
+        self = new_object(cls)
         _init(self, _empty((0,), device=device, dtype=dtype)._data, requires_grad)
         self.persistent = persistent
         self._is_buffer = True

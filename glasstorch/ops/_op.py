@@ -419,6 +419,26 @@ def written_into_self(kernel):
     return kernel_
 
 
+def computed_into_self(kernel):
+    """The kernel of an in-place variant torch computes as its out-of-place op with ``self`` as the
+    output (``addmm_``, ``cumsum_``: structured kernels): the result must have ``self``'s dtype and
+    shape exactly, or torch's "Bad in-place call" (no casting, no broadcasting, as ``write_into``
+    allows for the element-wise ones)."""
+    def kernel_(self, *args, **kwargs):
+        result = kernel(self, *args, **kwargs)
+        if result.dtype != self.dtype:
+            raise RuntimeError(f"Bad in-place call: input tensor dtype {_dtype.cpp_name(self.dtype)} and output "
+                               f"tensor dtype {_dtype.cpp_name(result.dtype)} should match")
+        if result.shape != self.shape:
+            raise RuntimeError(f"Bad in-place call: input tensor size {list(self.shape)} and output tensor size "
+                               f"{list(result.shape)} should match")
+        self[...] = result
+        return self
+    name = getattr(kernel, "__name__", "kernel")
+    kernel_.__name__ = kernel_.__qualname__ = name.replace("_kernel", "__kernel") if "_kernel" in name else name + "_"
+    return kernel_
+
+
 def _bc(a, b):
     try:
         xp.broadcast_shapes(a, b)

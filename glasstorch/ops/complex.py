@@ -19,7 +19,7 @@ tensor (torch returns a view with its conjugate bit set; ``is_conj()`` is always
 from .. import _dtype
 from .._tensor import Tensor
 from .._array import xp, as_strided, data_ptr, ascontiguousarray
-from ._op import method
+from ._op import method, written_into_self
 from .._ops import defop, node_classes_of
 from .._seam import seam
 
@@ -147,6 +147,19 @@ def conj_physical(input):
     if seam.on:
         return seam.torch_function(conj_physical, (input,), {})
     return conj_physical_op(input) if input.is_complex() else input
+
+
+# (torch's derivatives.yaml has an entry of its own for it: ConjPhysicalBackward1)
+conj_physical__op = defop("conj_physical_(Tensor(a!) self) -> Tensor(a!)", written_into_self(conj_physical_op.kernel),
+                          inplace=True, node="ConjPhysicalBackward1", self=lambda grad: conj_physical_op(grad))
+
+
+@method()
+def conj_physical_(self):
+    """In place: the conjugate written into ``self`` (aten.conj_physical_; a real tensor's values stay)."""
+    if seam.on:
+        return seam.torch_function(conj_physical_, (self,), {})
+    return conj_physical__op._call(self)
 
 
 @method("resolve_conj", "resolve_neg")

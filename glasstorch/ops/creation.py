@@ -7,6 +7,7 @@ default device: cpu, or what ``torch.set_default_device`` or an enclosing ``with
 chose; the ``*_like`` and ``Tensor.new_*`` functions take their tensor's device instead.
 """
 import builtins
+import functools
 import math
 import numbers
 import warnings
@@ -27,7 +28,7 @@ __getattr__ = node_classes_of(__name__)    # (the node classes declared here, by
 # What glasstorch (torch) has at its top level from this family; the other public functions here are
 # Tensor methods only (x.view(...)) or torch.linalg's.
 __all__ = ["tensor", "as_tensor", "asarray", "from_numpy", "zeros", "ones", "empty", "full", "zeros_like",
-           "ones_like", "empty_like", "full_like", "eye", "arange", "linspace", "logspace", "scalar_tensor",
+           "ones_like", "empty_like", "full_like", "empty_strided", "eye", "arange", "linspace", "logspace", "scalar_tensor",
            "manual_seed", "seed", "initial_seed", "get_rng_state", "set_rng_state", "rand", "randn", "randint",
            "rand_like", "randn_like", "randint_like", "randperm", "normal", "bernoulli", "multinomial",
            "poisson", "binomial", "Generator", "set_default_device", "get_default_device"]
@@ -224,7 +225,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         array = _to_array(data, dtype)
     except MemoryError as e:
         raise _checks.memory_error(e) from None
-    return _leaf(_wrap(_place(array, device)), requires_grad)
+    return _leaf(_fresh(_place(array, device)), requires_grad)
 
 
 def as_tensor(data, dtype=None, device=None):
@@ -237,7 +238,7 @@ def as_tensor(data, dtype=None, device=None):
         return data.to(dtype=dtype, device=device)
     if isinstance(data, xp.ndarray) and (dtype is None or data.dtype == _np_dtype(dtype)) and _device_type(device) == "cpu":
         _dtype.from_numpy_dtype(data.dtype)
-        return _wrap(data)
+        return _fresh(data)
     return tensor(data, dtype=dtype, device=device)
 
 
@@ -245,54 +246,51 @@ asarray = as_tensor
 
 
 def from_numpy(ndarray):
-    """A tensor sharing memory with ``ndarray`` (writes through either are seen by both)."""
-    if seam.on:
-        return seam.torch_function(from_numpy, (ndarray,), {})
+    """A tensor sharing memory with ``ndarray`` (writes through either are seen by both). (No
+    function mode sees it: torch's is not overridable either, it takes no tensor.)"""
     if not isinstance(ndarray, xp.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
     _dtype.from_numpy_dtype(ndarray.dtype)
     if ndarray.dtype.kind == "u" and ndarray.dtype.itemsize > 1:
         raise TypeError(f"can't convert np.ndarray of type numpy.{ndarray.dtype}. The only supported types are: "
                         "float64, float32, float16, complex64, complex128, int64, int32, int16, int8, uint8, and bool.")
-    return _wrap(ndarray)
+    return _fresh(ndarray)
+
+
+def _lift_fresh_kernel(self):
+    return self
+
+
+# torch.tensor's (and as_tensor's, from_numpy's) last step, as in torch: the new tensor "lifted" --
+# nothing happens to it, but a TorchDispatchMode sees aten.lift_fresh.default with it. (torch's schema
+# is ``lift_fresh(Tensor(a) self) -> Tensor(a)``; written here without the alias, the op's result is a
+# new Tensor on the same array rather than a view of a tensor nobody else holds: ``_base`` stays None.)
+lift_fresh_op = defop("lift_fresh(Tensor self) -> Tensor", _lift_fresh_kernel)
+
+
+def _fresh(array):
+    """A new tensor on ``array``, lifted (``lift_fresh``) where a dispatch mode is there to see it
+    (elsewhere the op would change nothing: the common path doesn't call it)."""
+    t = _wrap(array)
+    return lift_fresh_op(t) if seam.dispatching else t
 
 
 def _size(size):
+    """A ``*size`` factory's sizes (``zeros(2, 3)``, ``zeros((2, 3))``) as a list of ints, as torch's
+    argument parser reads them (its negative-size errors are the op's: ``_shape``)."""
     if len(size) == 1 and isinstance(size[0], (tuple, list, Size)):
         size = tuple(size[0])
     for s in size:
         if not isinstance(s, (int, xp.integer)) and not (isinstance(s, Tensor) and s.dim() == 0):
             raise TypeError(f"empty(): argument 'size' must be tuple of ints, but found element of type "
                             f"{type(s).__name__}")
-        if int(s) < 0:
-            raise RuntimeError(f"Trying to create tensor with negative dimension {int(s)}: {list(size)}")
-    return tuple(int(s) for s in size)
-
-
-def _ns(device):
-    return namespace(_device_type(device))
-
-
-def _filled(fill, size, dtype, device, requires_grad):
-    dtype = dtype or _dtype.get_default_dtype()
-    ns = _ns(device)
-    shape = _size(size)
-    nd = _np_dtype(dtype)
-    try:
-        arr = ns.zeros(shape, nd) if fill == 0 else ns.full(shape, fill, nd)
-    except (MemoryError, ValueError) as e:  # ValueError: NumPy's "array is too big" (past the address space)
-        if isinstance(e, ValueError) and "too big" not in str(e):
-            raise
-        raise _checks.out_of_memory(shape, nd.itemsize) from None
-    return _leaf(_wrap(arr), requires_grad)
+    return [int(s) for s in size]
 
 
 def _size_keyword(fn, method=False):
     """torch.zeros(size=(2, 3)) as well as zeros(2, 3) and zeros((2, 3)): the keyword joins the
     positional form (Python cannot name both ``*size`` and a ``size=`` keyword). ``method``: the
     first positional argument is ``self``, not a size (``x.new_zeros(size=...)``)."""
-    import functools
-
     @functools.wraps(fn)
     def accepting(*args, **kwargs):
         if "size" in kwargs:
@@ -304,165 +302,448 @@ def _size_keyword(fn, method=False):
                                 f"not {_checks.type_name(size)}")
             args = args[:int(method)] + (tuple(size),)
         return fn(*args, **kwargs)
+    accepting.accepts_size_keyword = True     # (its signature shows *size: tests/test_typing.py reads this)
     return accepting
 
 
+def _factory(sized=False, method=False, out=True):
+    """Decorator for a public factory: the seam's line first (a TorchFunctionMode sees ``torch.zeros``
+    as it was called, ``size=`` and ``out=`` included), then torch's ``size=`` keyword (``sized``: a
+    ``*size`` factory; ``method``: a Tensor method, ``self`` first) and ``out=``
+    (``_checks.factory_with_out``)."""
+    def decorate(fn):
+        name = fn.__name__
+        with_out = _checks.factory_with_out(fn) if out else fn
+        size_keyword = _size_keyword(with_out, method)
 
-@_size_keyword
-@_checks.factory_with_out
-def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
-    sz = size[0] if len(size) == 1 and isinstance(size[0], (tuple, list, Size)) else size
-    if any(isinstance(n, int) and n < 0 for n in sz):
-        raise RuntimeError("zeros: Dimension size must be non-negative.")
-    return _filled(0, size, dtype, device, requires_grad)
+        @functools.wraps(fn)
+        def factory(*args, **kwargs):
+            if seam.on:
+                return seam.torch_function(factory, args, kwargs)
+            if not kwargs:
+                return fn(*args)
+            if kwargs.get("dtype") is not None:     # (torch's parser: a dtype, or Python's float, int...)
+                kwargs["dtype"] = _checks.as_dtype(kwargs["dtype"], name)
+            if sized and "size" in kwargs:
+                return size_keyword(*args, **kwargs)
+            return with_out(*args, **kwargs)
+        factory.accepts_size_keyword = sized
+        return factory
+    return decorate
 
 
-@_size_keyword
-@_checks.factory_with_out
-def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
-    return _filled(1, size, dtype, device, requires_grad)
+def _named(fn, name):
+    """``fn`` named ``name`` (a function a maker returns: named after its op in tracebacks and profiles)."""
+    fn.__code__ = fn.__code__.replace(co_name=name, co_qualname=name)
+    fn.__name__ = fn.__qualname__ = name
+    return fn
 
 
-@_size_keyword
-@_checks.factory_with_out
-def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
-          memory_format=None):
-    return _filled(0, size, dtype, device, requires_grad)
+# ---------------------------------------------------------------------------------------------
+# The factories are aten ops, as in torch: a TorchDispatchMode (a FLOP counter, a logging mode) sees
+# aten.zeros.default, aten.arange.start_step, aten.lift_fresh.default for torch.tensor... Each op has
+# torch's schema and a kernel that makes the array; its public function parses torch's argument forms,
+# resolves the device as torch's binding does (the default device, passed on; the ``*_like`` and
+# ``new_*`` ops leave it to the kernel: the input's) and makes the result require grad when asked
+# (``requires_grad`` is no argument of the aten ops: torch's binding sets it on their result too).
+# ---------------------------------------------------------------------------------------------
+_CPU = _device("cpu")
+_LONG = 4    # torch's ScalarType code of int64: randint's and randperm's schemas default dtype to it
+_FACTORY_OPTIONS = "ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None"
+_LIKE_OPTIONS = _FACTORY_OPTIONS + ", MemoryFormat? memory_format=None"
 
 
-@_checks.factory_with_out
-def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+def _target(device):
+    """The device a factory called with ``device=`` makes its tensor on: the one given, else the
+    default device (``set_default_device``, ``with torch.device(...):``), else the CPU."""
+    if device is None:
+        chosen = _default_device()
+        return _CPU if chosen is None else chosen
+    return device if isinstance(device, _device) else _device(device)
+
+
+def _kind(device):
+    """The device type an op's ``device`` argument names (None: the CPU, as for an aten op called
+    directly: the default device is the public function's business)."""
+    if device is None or device is _CPU:
+        return "cpu"
+    return device.type if isinstance(device, _device) else _device(device).type
+
+
+def _numpy_dtype(dtype, default=None):
+    """An op's ``ScalarType? dtype`` argument as a NumPy dtype: None gives ``default`` (the default
+    float type unless one is given), torch's code 4 (``dtype=4`` in a schema) int64."""
     if dtype is None:
-        dtype = _dtype.scalar_dtype(fill_value) if not isinstance(fill_value, Tensor) else fill_value.dtype
+        dtype = _dtype.get_default_dtype() if default is None else default
+    elif type(dtype) is int and dtype == _LONG:
+        dtype = _dtype.int64
+    return _np_dtype(dtype)
+
+
+def _shape(size, name=None):
+    """A kernel's ``SymInt[] size`` as a shape, refused as torch's kernels refuse a negative size."""
+    shape = tuple(size)
+    for s in shape:
+        if s < 0:
+            if name == "zeros":
+                raise RuntimeError("zeros: Dimension size must be non-negative.")
+            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {list(shape)}")
+    return shape
+
+
+def _allocated(make, shape, nd):
+    """``make()``'s array; torch's out-of-memory error where it cannot be had."""
+    try:
+        return make()
+    except (MemoryError, ValueError) as e:
+        raise _out_of_memory(e, shape, nd) from None
+
+
+def _out_of_memory(error, shape, nd):
+    """torch's error for an allocation that failed with ``error``: NumPy's MemoryError, or its
+    ValueError "array is too big" past the address space (any other ValueError is raised as it is)."""
+    if isinstance(error, ValueError) and "too big" not in str(error):
+        raise error
+    return _checks.out_of_memory(shape, nd.itemsize)
+
+
+def _full_array(shape, fill, nd, device):
+    ns = namespace(_kind(device))
+    try:
+        return ns.zeros(shape, nd) if fill == 0 else ns.full(shape, fill, nd)
+    except (MemoryError, ValueError) as e:
+        raise _out_of_memory(e, shape, nd) from None
+
+
+def _on(array, device):
+    """``array`` (made on the CPU) moved to ``device``."""
+    kind = _kind(device)
+    return array if kind == "cpu" else to_device(array, kind)
+
+
+# ---- filled: zeros, ones, empty, full, empty_strided, scalar_tensor ------------------------------------------
+def _constant_kernel(name, fill):
+    def kernel(size, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
+        return _full_array(_shape(size, name), fill, _numpy_dtype(dtype), device)
+    kernel.__name__ = kernel.__qualname__ = f"{name}_kernel"
+    return kernel
+
+
+def _full_kernel(size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None):
+    # (no dtype: the fill value's, as torch's full infers it -- full((2,), 3) is int64)
+    return _full_array(_shape(size), fill_value, _numpy_dtype(dtype, _dtype.scalar_dtype(fill_value)), device)
+
+
+def _empty_strided_kernel(size, stride, *, dtype=None, layout=None, device=None, pin_memory=None):
+    shape, stride = _shape(size), tuple(stride)
+    if len(shape) != len(stride):
+        raise RuntimeError(f"dimensionality of sizes ({len(shape)}) must match dimensionality of strides "
+                           f"({len(stride)})")
+    nd = _numpy_dtype(dtype)
+    strides = tuple(s * nd.itemsize for s in stride)
+    kind = _kind(device)
+    if kind == "meta":
+        return meta.MetaArray(shape, nd, strides)
+    ns = namespace(kind)
+    # the storage the strides reach, zero-filled (glasstorch's empty memory is zeros), viewed with them
+    extent = 0 if 0 in shape else 1 + sum((n - 1) * s for n, s in zip(shape, stride))
+    storage = _allocated(lambda: ns.zeros(extent, nd), shape, nd)
+    return ns.lib.stride_tricks.as_strided(storage, shape, strides)
+
+
+def _scalar_tensor_kernel(s, *, dtype=None, layout=None, device=None, pin_memory=None):
+    return _full_array((), s, _numpy_dtype(dtype), device)
+
+
+zeros_op = defop(f"zeros(SymInt[] size, *, {_FACTORY_OPTIONS}) -> Tensor", _constant_kernel("zeros", 0))
+ones_op = defop(f"ones(SymInt[] size, *, {_FACTORY_OPTIONS}) -> Tensor", _constant_kernel("ones", 1))
+empty_op = defop(f"empty.memory_format(SymInt[] size, *, {_LIKE_OPTIONS}) -> Tensor", _constant_kernel("empty", 0))
+full_op = defop(f"full(SymInt[] size, Scalar fill_value, *, {_FACTORY_OPTIONS}) -> Tensor", _full_kernel)
+empty_strided_op = defop(f"empty_strided(SymInt[] size, SymInt[] stride, *, {_FACTORY_OPTIONS}) -> Tensor",
+                         _empty_strided_kernel)
+scalar_tensor_op = defop(f"scalar_tensor(Scalar s, *, {_FACTORY_OPTIONS}) -> Tensor", _scalar_tensor_kernel)
+
+
+@_factory(sized=True)
+def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
+    return _leaf(zeros_op._call(_size(size), dtype=dtype, layout=layout, device=_target(device),
+                                pin_memory=pin_memory), requires_grad)
+
+
+@_factory(sized=True)
+def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
+    return _leaf(ones_op._call(_size(size), dtype=dtype, layout=layout, device=_target(device),
+                               pin_memory=pin_memory), requires_grad)
+
+
+@_factory(sized=True)
+def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False, memory_format=None):
+    return _leaf(empty_op._call(_size(size), dtype=dtype, layout=layout, device=_target(device),
+                                pin_memory=pin_memory, memory_format=memory_format), requires_grad)
+
+
+@_factory()
+def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
     if isinstance(fill_value, Tensor):
+        dtype = fill_value.dtype if dtype is None else dtype
         fill_value = fill_value.item()
     if not isinstance(size, (tuple, list, Size)):
         raise TypeError(f"full(): argument 'size' (position 1) must be tuple of ints, not {_checks.type_name(size)}")
-    return _filled(fill_value, (size,), dtype, device, requires_grad)
+    return _leaf(full_op._call(_size((size,)), fill_value, dtype=dtype, layout=layout, device=_target(device),
+                               pin_memory=pin_memory), requires_grad)
 
 
-def _like(input, dtype, device, fn_name="empty_like"):
-    """The dtype and device of a ``*_like`` result: ``input``'s unless given (not the default device's)."""
-    _checks.expect_tensor(fn_name, input)
-    return (dtype or input.dtype), (device if device is not None else input.device)
+@_factory(out=False)
+def empty_strided(size, stride, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
+    return _leaf(empty_strided_op._call(_size((size,)), list(stride), dtype=dtype, layout=layout,
+                                        device=_target(device), pin_memory=pin_memory), requires_grad)
 
 
-def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
-    d, dev = _like(input, dtype, device, "zeros_like")
-    return _filled(0, input.shape, d, dev, requires_grad)
+@_factory(out=False)
+def scalar_tensor(s, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
+    s = s.item() if isinstance(s, Tensor) else s
+    return _leaf(scalar_tensor_op._call(s, dtype=dtype, layout=layout, device=_target(device),
+                                        pin_memory=pin_memory), requires_grad)
 
 
-def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
-    d, dev = _like(input, dtype, device, "ones_like")
-    return _filled(1, input.shape, d, dev, requires_grad)
+# ---- like another tensor: zeros_like, ..., and Tensor.new_zeros, ... -------------------------------------------
+def _like_array(self, fill, dtype, device, shape=None):
+    """An array of ``shape`` (``self``'s) filled with ``fill``, in ``dtype`` and on ``device`` (None:
+    ``self``'s; on its device, laid out as ``self``, as torch's preserve_format)."""
+    nd = self.dtype if dtype is None else _numpy_dtype(dtype)
+    if shape is not None and type(self) is xp.ndarray and device is None:   # (a new_* of a CPU tensor)
+        return _full_array(shape, fill, nd, None)
+    shape = self.shape if shape is None else shape
+    if device is not None and _kind(device) != device_type_of(self):
+        return _full_array(shape, fill, nd, device)
+    return _allocated(lambda: xp.zeros_like(self, nd, shape=shape) if fill == 0 else
+                      xp.full_like(self, fill, nd, shape=shape), shape, nd)
 
 
-def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
-    return zeros_like(input, dtype=dtype, device=device, requires_grad=requires_grad)
+def _constant_like_kernel(name, fill):
+    def kernel(self, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
+        return _like_array(self, fill, dtype, device)
+    kernel.__name__ = kernel.__qualname__ = f"{name}_kernel"
+    return kernel
 
 
-def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
-    d, dev = _like(input, dtype, device, "empty_like")
-    return _filled(fill_value, input.shape, d, dev, requires_grad)
+def _full_like_kernel(self, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None,
+                      memory_format=None):
+    return _like_array(self, fill_value, dtype, device)
 
 
-def _new(name, fill):
-    """``Tensor.new_zeros/new_ones/new_empty``: sizes as ``zeros`` takes them (``size=`` included),
-    dtype and device ``self``'s unless given."""
-    def new(self, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
-        return _filled(fill, size, dtype or self.dtype, device or self.device, requires_grad)
-    new.__name__ = new.__qualname__ = name
-    return _size_keyword(new, method=True)
+def _new_constant_kernel(name, fill):
+    def kernel(self, size, *, dtype=None, layout=None, device=None, pin_memory=None):
+        return _like_array(self, fill, dtype, device, _shape(size))
+    kernel.__name__ = kernel.__qualname__ = f"{name}_kernel"
+    return kernel
 
 
-Tensor.new_zeros = _new("new_zeros", 0)
-Tensor.new_ones = _new("new_ones", 1)
-Tensor.new_empty = _new("new_empty", 0)
+def _new_full_kernel(self, size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None):
+    return _like_array(self, fill_value, dtype, device, _shape(size))
 
 
-def _new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
-    return _filled(fill_value, (tuple(size),), dtype or self.dtype, device or self.device, requires_grad)
+zeros_like_op = defop(f"zeros_like(Tensor self, *, {_LIKE_OPTIONS}) -> Tensor", _constant_like_kernel("zeros_like", 0))
+ones_like_op = defop(f"ones_like(Tensor self, *, {_LIKE_OPTIONS}) -> Tensor", _constant_like_kernel("ones_like", 1))
+empty_like_op = defop(f"empty_like(Tensor self, *, {_LIKE_OPTIONS}) -> Tensor", _constant_like_kernel("empty_like", 0))
+full_like_op = defop(f"full_like(Tensor self, Scalar fill_value, *, {_LIKE_OPTIONS}) -> Tensor", _full_like_kernel)
+new_zeros_op = defop(f"new_zeros(Tensor self, SymInt[] size, *, {_FACTORY_OPTIONS}) -> Tensor",
+                     _new_constant_kernel("new_zeros", 0))
+new_ones_op = defop(f"new_ones(Tensor self, SymInt[] size, *, {_FACTORY_OPTIONS}) -> Tensor",
+                    _new_constant_kernel("new_ones", 1))
+new_empty_op = defop(f"new_empty(Tensor self, SymInt[] size, *, {_FACTORY_OPTIONS}) -> Tensor",
+                     _new_constant_kernel("new_empty", 0))
+new_full_op = defop(f"new_full(Tensor self, SymInt[] size, Scalar fill_value, *, {_FACTORY_OPTIONS}) -> Tensor",
+                    _new_full_kernel)
 
 
-def _new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
+def _like_factory(name, op, checked_as=None):
+    """``torch.<name>(input, *, dtype, device, ...)``: ``op`` on ``input`` (dtype and device
+    ``input``'s unless given); ``checked_as``: the name torch's not-a-tensor error gives."""
+    def like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None,
+             pin_memory=False):
+        if seam.on:
+            return seam.torch_function(like, (input,), dict(dtype=dtype, layout=layout, device=device,
+                                                            requires_grad=requires_grad,
+                                                            memory_format=memory_format, pin_memory=pin_memory))
+        _checks.expect_tensor(checked_as or name, input)
+        return _leaf(op._call(input, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory,
+                              memory_format=memory_format), requires_grad)
+    return _named(like, name)
+
+
+zeros_like = _like_factory("zeros_like", zeros_like_op)
+ones_like = _like_factory("ones_like", ones_like_op)
+empty_like = _like_factory("empty_like", empty_like_op)
+
+
+def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None,
+              pin_memory=False):
+    if seam.on:
+        return seam.torch_function(full_like, (input, fill_value), dict(
+            dtype=dtype, layout=layout, device=device, requires_grad=requires_grad, memory_format=memory_format,
+            pin_memory=pin_memory))
+    _checks.expect_tensor("empty_like", input)
+    fill_value = fill_value.item() if isinstance(fill_value, Tensor) else fill_value
+    return _leaf(full_like_op._call(input, fill_value, dtype=dtype, layout=layout, device=device,
+                                    pin_memory=pin_memory, memory_format=memory_format), requires_grad)
+
+
+def _new_factory(name, op):
+    """``Tensor.<name>(*size, dtype, device, ...)``: ``op`` (dtype and device ``self``'s unless given)."""
+    def new(self, *size, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
+        return _leaf(op._call(self, _size(size), dtype=dtype, layout=layout, device=device, pin_memory=pin_memory),
+                     requires_grad)
+    return _factory(sized=True, method=True, out=False)(_named(new, name))
+
+
+Tensor.new_zeros = _new_factory("new_zeros", new_zeros_op)
+Tensor.new_ones = _new_factory("new_ones", new_ones_op)
+Tensor.new_empty = _new_factory("new_empty", new_empty_op)
+
+
+@_factory(out=False)
+def new_full(self, size, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
+    fill_value = fill_value.item() if isinstance(fill_value, Tensor) else fill_value
+    return _leaf(new_full_op._call(self, _size((size,)), fill_value, dtype=dtype, layout=layout, device=device,
+                                   pin_memory=pin_memory), requires_grad)
+
+
+@_factory(out=False)
+def new_tensor(self, data, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
     return tensor(data, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
 
 
-Tensor.new_full = _new_full
-Tensor.new_tensor = _new_tensor
+Tensor.new_full = new_full
+Tensor.new_tensor = new_tensor
+new_full.__qualname__, new_tensor.__qualname__ = "Tensor.new_full", "Tensor.new_tensor"
+del new_full, new_tensor      # (Tensor methods only: torch has no torch.new_full)
 
 
-@_checks.factory_with_out
-@_checks.allocates
-def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
-    if n < 0 or (m is not None and m < 0):
-        raise RuntimeError(f"n must be greater or equal to 0, got {n}" if n < 0 else
-                           f"m must be greater or equal to 0, got {m}")
-    t = _wrap(_ns(device).eye(n, n if m is None else m, dtype=_np_dtype(dtype or _dtype.get_default_dtype())))
-    return _leaf(t, requires_grad)
+# ---- ranges: eye, arange, linspace, logspace -------------------------------------------------------------------
+def _eye_kernel(n, m=None, *, dtype=None, layout=None, device=None, pin_memory=None):
+    if n < 0:
+        raise RuntimeError(f"n must be greater or equal to 0, got {n}")
+    if m is not None and m < 0:
+        raise RuntimeError(f"m must be greater or equal to 0, got {m}")
+    nd = _numpy_dtype(dtype)
+    m = n if m is None else m
+    ns = namespace(_kind(device))
+    return _allocated(lambda: ns.eye(n, m, dtype=nd), (n, m), nd)
 
 
-@_checks.factory_with_out
-@_checks.allocates
-def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
-    if end is None:
-        start, end = 0, start
-    vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
-    start, end, step = vals
+def _arange_kernel(start, end, step=1, *, dtype=None, layout=None, device=None, pin_memory=None):
+    values = (start, end, step)
     if step == 0:
         raise RuntimeError("step must be nonzero")
-    if not all(math.isfinite(v) for v in vals):
+    if not all(math.isfinite(v) for v in values):
         raise RuntimeError(f"unsupported range: {start} -> {end}")
     if (end - start) / step < 0:
         raise RuntimeError("upper bound and lower bound inconsistent with step sign")
-    if dtype is None:
-        dtype = _dtype.int64 if all(isinstance(v, (int, xp.integer)) for v in vals) else _dtype.get_default_dtype()
+    if dtype is None:   # (torch's arange: integers only, int64; a float among them, the default type)
+        dtype = _dtype.int64 if all(isinstance(v, (int, xp.integer)) for v in values) else _dtype.get_default_dtype()
+    elif not isinstance(dtype, _dtype.dtype):
+        dtype = _checks.as_dtype(dtype, "arange")
     n = int(-(-(end - start) // step)) if dtype.category <= _dtype.INT else int(xp.ceil((end - start) / step))
-    if _is_meta(device):
-        return _leaf(_wrap(meta.zeros((n,), _np_dtype(dtype))), requires_grad)
+    kind = _kind(device)
+    if kind == "meta":
+        return meta.zeros((n,), dtype.numpy_dtype)
     # computed as torch does: start + i * step in the output dtype's accumulation type
-    arr = (start + xp.arange(n, dtype="float64" if dtype.category >= _dtype.FLOAT else "int64") * step)
-    t = _wrap(_place(arr.astype(_np_dtype(dtype)), device))
+    array = start + xp.arange(n, dtype="float64" if dtype.category >= _dtype.FLOAT else "int64") * step
+    array = array.astype(dtype.numpy_dtype, copy=False)
+    return array if kind == "cpu" else to_device(array, kind)
+
+
+def _arange_end_kernel(end, *, dtype=None, layout=None, device=None, pin_memory=None):
+    return _arange_kernel(0, end, 1, dtype=dtype, device=device)
+
+
+def _linspace_array(start, end, steps):
+    """torch's linspace in float64: the first half from ``start``, the second from ``end`` (symmetric rounding)."""
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    if steps <= 1:
+        return xp.full(steps, start, "float64")
+    step = (end - start) / (steps - 1)
+    i = xp.arange(steps, dtype="float64")
+    return xp.where(i < steps // 2, start + step * i, end - step * (steps - 1 - i))
+
+
+def _linspace_kernel(start, end, steps, *, dtype=None, layout=None, device=None, pin_memory=None):
+    nd = _numpy_dtype(dtype)
+    if _kind(device) == "meta":
+        _linspace_array(0, 0, steps)      # (its checks)
+        return meta.zeros((steps,), nd)
+    return _on(_linspace_array(start, end, steps).astype(nd), device)
+
+
+def _logspace_kernel(start, end, steps, base=10.0, *, dtype=None, layout=None, device=None, pin_memory=None):
+    nd = _numpy_dtype(dtype)
+    if _kind(device) == "meta":
+        _linspace_array(0, 0, steps)
+        return meta.zeros((steps,), nd)
+    return _on((base ** _linspace_array(start, end, steps)).astype(nd), device)
+
+
+eye_op = defop(f"eye(SymInt n, *, {_FACTORY_OPTIONS}) -> Tensor", _eye_kernel)
+eye_m_op = defop(f"eye.m(SymInt n, SymInt m, *, {_FACTORY_OPTIONS}) -> Tensor", _eye_kernel)
+arange_op = defop(f"arange(Scalar end, *, {_FACTORY_OPTIONS}) -> Tensor", _arange_end_kernel)
+arange_start_op = defop(f"arange.start(Scalar start, Scalar end, *, {_FACTORY_OPTIONS}) -> Tensor", _arange_kernel)
+arange_start_step_op = defop(f"arange.start_step(Scalar start, Scalar end, Scalar step=1, *, {_FACTORY_OPTIONS}) "
+                             "-> Tensor", _arange_kernel)
+linspace_op = defop(f"linspace(Scalar start, Scalar end, int steps, *, {_FACTORY_OPTIONS}) -> Tensor",
+                    _linspace_kernel)
+logspace_op = defop(f"logspace(Scalar start, Scalar end, int steps, float base=10., *, {_FACTORY_OPTIONS}) "
+                    "-> Tensor", _logspace_kernel)
+
+
+def _scalar(value):
+    """A ``Scalar`` argument given as a 0-d tensor, as its number."""
+    return value.item() if isinstance(value, Tensor) else value
+
+
+@_factory()
+@_checks.allocates
+def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
+    options = dict(dtype=dtype, layout=layout, device=_target(device), pin_memory=pin_memory)
+    t = eye_op._call(n, **options) if m is None else eye_m_op._call(n, m, **options)
     return _leaf(t, requires_grad)
 
 
-@_checks.factory_with_out
-def range_(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
+@_factory()
+def arange(start, end=None, step=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+           pin_memory=False):
+    options = dict(dtype=dtype, layout=layout, device=_target(device), pin_memory=pin_memory)
+    if end is None:         # arange(end), arange(end, step=...) is no form of torch's: start is then 0
+        t = arange_op._call(_scalar(start), **options) if step is None else \
+            arange_start_step_op._call(0, _scalar(start), _scalar(step), **options)
+    elif step is None:
+        t = arange_start_op._call(_scalar(start), _scalar(end), **options)
+    else:
+        t = arange_start_step_op._call(_scalar(start), _scalar(end), _scalar(step), **options)
+    return _leaf(t, requires_grad)
+
+
+def _range(start=0, end=None, step=1, *, out=None, dtype=None, device=None, requires_grad=False):
     """torch.range (deprecated in torch): includes ``end``."""
     return arange(start, end + step / 2 if end is not None else None, step, dtype=dtype or _dtype.get_default_dtype(),
                   device=device, requires_grad=requires_grad)
 
 
-@_checks.factory_with_out
-@_checks.allocates
-def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
-    if steps < 0:
-        raise RuntimeError("number of steps must be non-negative")
-    dtype = dtype or _dtype.get_default_dtype()
-    if _is_meta(device):
-        return _leaf(_wrap(meta.zeros((steps,), _np_dtype(dtype))), requires_grad)
-    start = start.item() if isinstance(start, Tensor) else start
-    end = end.item() if isinstance(end, Tensor) else end
-    # torch fills the first half from start and the second half from end (symmetric rounding)
-    step = (end - start) / (steps - 1) if steps > 1 else 0
-    i = xp.arange(steps, dtype="float64")
-    half = steps // 2
-    arr = xp.where(i < half, start + step * i, end - step * (steps - 1 - i)) if steps > 1 else \
-        xp.full(steps, start, "float64")
-    t = _wrap(_place(arr.astype(_np_dtype(dtype)), device))
-    return _leaf(t, requires_grad)
+range_ = _factory()(_named(_range, "range"))     # (``range_`` here: the module uses Python's range)
 
 
-@_checks.factory_with_out
-@_checks.allocates
-def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
-    lin = linspace(start, end, steps, dtype=_dtype.float64, device=device)
-    t = _wrap((base ** lin._data).astype(_np_dtype(dtype or _dtype.get_default_dtype())))
-    return _leaf(t, requires_grad)
+@_factory()
+def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
+    return _leaf(linspace_op._call(_scalar(start), _scalar(end), steps, dtype=dtype, layout=layout,
+                                   device=_target(device), pin_memory=pin_memory), requires_grad)
 
 
-def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
-    return tensor(s, dtype=dtype or _dtype.get_default_dtype(), device=device, requires_grad=requires_grad)
+@_factory()
+def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+             pin_memory=False):
+    return _leaf(logspace_op._call(_scalar(start), _scalar(end), steps, float(base), dtype=dtype, layout=layout,
+                                   device=_target(device), pin_memory=pin_memory), requires_grad)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -670,73 +951,175 @@ def _rng(generator):
     return generator._rng
 
 
-def _random(sample, size, dtype, generator, requires_grad, device=None):
-    dtype = dtype or _dtype.get_default_dtype()
-    shape = _size(size)
-    if _is_meta(device):   # (nothing drawn: torch's meta factories leave the generator's state alone too)
-        return _leaf(_wrap(meta.zeros(shape, _np_dtype(dtype))), requires_grad)
+def _sampled(sample, shape, nd, generator, device):
+    """``sample(rng, shape)`` (numbers drawn on the CPU) as an array of ``nd`` on ``device``; on the
+    meta device nothing is drawn (torch's meta factories leave the generator's state alone too)."""
+    kind = _kind(device)
+    if kind == "meta":
+        return meta.zeros(shape, nd)
     try:
-        arr = sample(_rng(generator), shape).astype(_np_dtype(dtype), copy=False)
-    except (MemoryError, ValueError) as e:  # ValueError: NumPy's "array is too big" (past the address space)
-        if isinstance(e, ValueError) and "too big" not in str(e):
-            raise
-        raise _checks.out_of_memory(shape, _np_dtype(dtype).itemsize) from None
-    t = _wrap(_place(arr, device))
+        array = sample(_rng(generator), shape).astype(nd, copy=False)
+    except (MemoryError, ValueError) as e:
+        raise _out_of_memory(e, shape, nd) from None
+    return array if kind == "cpu" else to_device(array, kind)
+
+
+def _uniform(nd):
+    """Draws in [0, 1) of ``nd``'s width (NumPy draws float32 or float64)."""
+    width = "float64" if nd.itemsize >= 8 else "float32"
+    return lambda r, s: r.random(s, dtype=width)
+
+
+def _standard_normal(nd):
+    width = "float64" if nd.itemsize >= 8 else "float32"
+    return lambda r, s: r.standard_normal(s, dtype=width)
+
+
+def _rand_kernel(size, *, generator=None, dtype=None, layout=None, device=None, pin_memory=None):
+    nd = _numpy_dtype(dtype)
+    return _sampled(_uniform(nd), _shape(size), nd, generator, device)
+
+
+def _randn_kernel(size, *, generator=None, dtype=None, layout=None, device=None, pin_memory=None):
+    nd = _numpy_dtype(dtype)
+    return _sampled(_standard_normal(nd), _shape(size), nd, generator, device)
+
+
+def _check_range(low, high):
+    if low >= high:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+
+
+def _randint_kernel(low, high, size, *, generator=None, dtype=_LONG, layout=None, device=None, pin_memory=None):
+    _check_range(low, high)
+    return _sampled(lambda r, s: r.integers(low, high, s), _shape(size), _numpy_dtype(dtype), generator, device)
+
+
+def _randint_high_kernel(high, size, **options):
+    return _randint_kernel(0, high, size, **options)
+
+
+def _randperm_kernel(n, *, generator=None, dtype=_LONG, layout=None, device=None, pin_memory=None):
+    if n < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
+    return _sampled(lambda r, s: r.permutation(n), (n,), _numpy_dtype(dtype), generator, device)
+
+
+def _normal_kernel(mean, std, size, *, generator=None, dtype=None, layout=None, device=None, pin_memory=None):
+    _checks.check_std(std)
+    return _sampled(lambda r, s: r.normal(mean, std, s), _shape(size), _numpy_dtype(dtype), generator, device)
+
+
+def _like_sampler(name, sampler):
+    """The kernel of ``rand_like``/``randn_like`` from ``sampler(nd)``: drawn in ``self``'s shape,
+    dtype and device unless given."""
+    def kernel(self, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
+        nd = self.dtype if dtype is None else _numpy_dtype(dtype)
+        return _sampled(sampler(nd), self.shape, nd, None, device_type_of(self) if device is None else device)
+    kernel.__name__ = kernel.__qualname__ = f"{name}_kernel"
+    return kernel
+
+
+def _randint_like_kernel(self, low, high, *, dtype=None, layout=None, device=None, pin_memory=None,
+                         memory_format=None):
+    _check_range(low, high)
+    nd = self.dtype if dtype is None else _numpy_dtype(dtype)
+    return _sampled(lambda r, s: r.integers(low, high, s), self.shape, nd, None,
+                    device_type_of(self) if device is None else device)
+
+
+def _randint_like_high_kernel(self, high, **options):
+    return _randint_like_kernel(self, 0, high, **options)
+
+
+def _random_ops(schema, kernel):
+    """A random factory's two overloads, as torch declares them: ``<schema>`` and, for a call given
+    a ``generator=``, ``<name>.generator`` (``suffix`` names it where the first is itself an overload)."""
+    name, _, rest = schema.partition("(")
+    name, _, overload = name.partition(".")
+    plain = defop(schema, kernel)
+    with_generator = defop(f"{name}.{overload + '_' if overload else ''}generator({rest.replace('*, ', '*, Generator? generator, ', 1)}",
+                           kernel)
+    return plain, with_generator
+
+
+rand_op, rand_generator_op = _random_ops(f"rand(SymInt[] size, *, {_FACTORY_OPTIONS}) -> Tensor", _rand_kernel)
+randn_op, randn_generator_op = _random_ops(f"randn(SymInt[] size, *, {_FACTORY_OPTIONS}) -> Tensor", _randn_kernel)
+_INT_OPTIONS = _FACTORY_OPTIONS.replace("dtype=None", "dtype=4")
+randint_op, randint_generator_op = _random_ops(f"randint(SymInt high, SymInt[] size, *, {_INT_OPTIONS}) -> Tensor",
+                                               _randint_high_kernel)
+randint_low_op, randint_low_generator_op = _random_ops(
+    f"randint.low(SymInt low, SymInt high, SymInt[] size, *, {_INT_OPTIONS}) -> Tensor", _randint_kernel)
+randperm_op, randperm_generator_op = _random_ops(f"randperm(SymInt n, *, {_INT_OPTIONS}) -> Tensor", _randperm_kernel)
+normal_float_float_op = defop("normal.float_float(float mean, float std, SymInt[] size, *, Generator? generator=None, "
+                              f"{_FACTORY_OPTIONS}) -> Tensor", _normal_kernel)
+rand_like_op = defop(f"rand_like(Tensor self, *, {_LIKE_OPTIONS}) -> Tensor", _like_sampler("rand_like", _uniform))
+randn_like_op = defop(f"randn_like(Tensor self, *, {_LIKE_OPTIONS}) -> Tensor", _like_sampler("randn_like", _standard_normal))
+randint_like_op = defop(f"randint_like(Tensor self, SymInt high, *, {_LIKE_OPTIONS}) -> Tensor",
+                        _randint_like_high_kernel)
+randint_like_low_dtype_op = defop(f"randint_like.low_dtype(Tensor self, SymInt low, SymInt high, *, {_LIKE_OPTIONS}) "
+                                  "-> Tensor", _randint_like_kernel)
+
+
+def _drawn(plain, with_generator, generator, args, requires_grad, **options):
+    """A random factory's result: ``plain`` without a generator, ``with_generator`` with one."""
+    if generator is None:
+        return _leaf(plain._call(*args, **options), requires_grad)
+    return _leaf(with_generator._call(*args, generator=generator, **options), requires_grad)
+
+
+@_factory(sized=True)
+def rand(*size, out=None, generator=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
+    return _drawn(rand_op, rand_generator_op, generator, (_size(size),), requires_grad, dtype=dtype, layout=layout,
+                  device=_target(device), pin_memory=pin_memory)
+
+
+@_factory(sized=True)
+def randn(*size, out=None, generator=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
+    return _drawn(randn_op, randn_generator_op, generator, (_size(size),), requires_grad, dtype=dtype, layout=layout,
+                  device=_target(device), pin_memory=pin_memory)
+
+
+@_factory()
+def randint(low=0, high=None, size=None, *, out=None, generator=None, dtype=None, layout=None, device=None,
+            requires_grad=False, pin_memory=False):
+    options = dict(layout=layout, device=_target(device), pin_memory=pin_memory)
+    if dtype is not None:
+        options["dtype"] = dtype
+    if size is None:        # randint(high, size)
+        return _drawn(randint_op, randint_generator_op, generator, (low, _size((high,))), requires_grad, **options)
+    return _drawn(randint_low_op, randint_low_generator_op, generator, (low, high, _size((size,))), requires_grad,
+                  **options)
+
+
+@_factory()
+def randperm(n, *, out=None, generator=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
+    options = dict(layout=layout, device=_target(device), pin_memory=pin_memory)
+    if dtype is not None:
+        options["dtype"] = dtype
+    return _drawn(randperm_op, randperm_generator_op, generator, (n,), requires_grad, **options)
+
+
+rand_like = _like_factory("rand_like", rand_like_op)
+randn_like = _like_factory("randn_like", randn_like_op)
+
+
+def randint_like(input, low=0, high=None, *, dtype=None, layout=None, device=None, requires_grad=False,
+                 memory_format=None, pin_memory=False):
+    if seam.on:
+        return seam.torch_function(randint_like, (input, low) if high is None else (input, low, high), dict(
+            dtype=dtype, layout=layout, device=device, requires_grad=requires_grad, memory_format=memory_format,
+            pin_memory=pin_memory))
+    _checks.expect_tensor("randint_like", input)
+    options = dict(dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
+    t = randint_like_op._call(input, low, **options) if high is None else \
+        randint_like_low_dtype_op._call(input, low, high, **options)
     return _leaf(t, requires_grad)
 
 
-@_size_keyword
-@_checks.factory_with_out
-def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
-    return _random(lambda r, s: r.random(s, dtype="float64" if (dtype or _dtype.get_default_dtype()) is _dtype.float64
-                                         else "float32"), size, dtype, generator, requires_grad, device)
-
-
-@_size_keyword
-@_checks.factory_with_out
-def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
-    return _random(lambda r, s: r.standard_normal(s, dtype="float64" if (dtype or _dtype.get_default_dtype())
-                                                  is _dtype.float64 else "float32"),
-                   size, dtype, generator, requires_grad, device)
-
-
-@_checks.factory_with_out
-def randint(low=0, high=None, size=None, *, generator=None, out=None, dtype=None, layout=None, device=None,
-            requires_grad=False):
-    if size is None:
-        low, high, size = 0, low, high
-    if high is None:
-        low, high = 0, low
-    if low >= high:
-        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
-    return _random(lambda r, s: r.integers(low, high, s), (size,), dtype or _dtype.int64, generator, requires_grad,
-                   device)
-
-
-def rand_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    return rand(*input.shape, dtype=dtype or input.dtype, device=device or input.device, requires_grad=requires_grad)
-
-
-def randn_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    return randn(*input.shape, dtype=dtype or input.dtype, device=device or input.device, requires_grad=requires_grad)
-
-
-def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_grad=False):
-    if high is None:
-        low, high = 0, low
-    return randint(low, high, tuple(input.shape), dtype=dtype or input.dtype, device=device or input.device)
-
-
-@_checks.factory_with_out
-def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
-             pin_memory=False):
-    if n < 0:
-        raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
-    return _random(lambda r, s: r.permutation(n), (n,), dtype or _dtype.int64, generator, requires_grad, device)
-
-
-@_checks.factory_with_out
-def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None, device=None, requires_grad=False):
+@_factory()
+def normal(mean=0.0, std=1.0, size=None, *, out=None, generator=None, dtype=None, layout=None, device=None,
+           requires_grad=False, pin_memory=False):
     if isinstance(mean, Tensor) or isinstance(std, Tensor):
         m = mean._data if isinstance(mean, Tensor) else mean
         s = std._data if isinstance(std, Tensor) else std
@@ -748,8 +1131,9 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
         return _wrap((m + s * _rng(generator).standard_normal(shape)).astype(ref._data.dtype))
     if size is None:
         raise TypeError("normal() missing required argument 'size'")
-    _checks.check_std(std)
-    return _random(lambda r, sh: r.normal(mean, std, sh), (size,), dtype, generator, requires_grad, device)
+    return _leaf(normal_float_float_op._call(float(mean), float(std), _size((size,)), generator=generator, dtype=dtype,
+                                             layout=layout, device=_target(device), pin_memory=pin_memory),
+                 requires_grad)
 
 
 @method()
@@ -933,16 +1317,6 @@ _random_fill("geometric_", lambda *a, **k: geometric__op)
 _random_fill("log_normal_", lambda *a, **k: log_normal__op)
 _random_fill("cauchy_", lambda *a, **k: cauchy__op)
 _random_fill("random_", _random_overload)
-
-
-# ---- new_zeros (creation) ---------------------------------------------------------------------------------
-def _new_zeros_kernel(self, size, *, dtype=None, layout=None, device=None, pin_memory=None):
-    # (zeros_like: an array of self's kind -- NumPy, meta, CuPy)
-    return xp.zeros_like(self, shape=tuple(size), dtype=self.dtype if dtype is None else dtype.numpy_dtype)
-
-
-new_zeros_op = defop("new_zeros(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, "
-                     "Device? device=None, bool? pin_memory=None) -> Tensor", _new_zeros_kernel)
 
 
 @method()

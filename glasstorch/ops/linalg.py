@@ -15,7 +15,7 @@ from .._array import (xp, asarray, has_values, matmul as _matmul, arange_like as
                       zeros_like as _zeros_like, empty_like as _empty_like, full_like as _full_like)
 from .._ops import defop, aten, node_classes_of
 from .._seam import seam
-from ._op import method
+from ._op import method, computed_into_self
 from .._array import broadcast_error
 from .creation import eye, zeros, tensor
 from .shape import _expand_kernel
@@ -238,6 +238,10 @@ def _addmv__kernel(self, mat, vec, *, beta=1, alpha=1):
 
 addmv__op = defop("addmv_(Tensor(a!) self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)",
                   _addmv__kernel, inplace_of=addmv_op)
+addmm__op = defop("addmm_(Tensor(a!) self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)",
+                  computed_into_self(addmm_op.kernel), inplace_of=addmm_op)
+baddbmm__op = defop("baddbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) "
+                    "-> Tensor(a!)", computed_into_self(baddbmm_op.kernel), inplace_of=baddbmm_op)
 
 
 @method()
@@ -309,11 +313,27 @@ def addmv_(self, mat, vec, *, beta=1, alpha=1):
 
 
 @method()
+def addmm_(self, mat1, mat2, *, beta=1, alpha=1):
+    """In place: self = beta * self + alpha * (mat1 @ mat2) (aten.addmm_)."""
+    if seam.on:
+        return seam.torch_function(addmm_, (self, mat1, mat2), {"beta": beta, "alpha": alpha})
+    return addmm__op._call(self, mat1, mat2, beta=beta, alpha=alpha)
+
+
+@method()
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """beta * input + alpha * (batch1 @ batch2), batched."""
     if seam.on:
         return seam.torch_function(baddbmm, (input, batch1, batch2), {"beta": beta, "alpha": alpha})
     return baddbmm_op(input, batch1, batch2, beta=beta, alpha=alpha)
+
+
+@method()
+def baddbmm_(self, batch1, batch2, *, beta=1, alpha=1):
+    """In place: self = beta * self + alpha * (batch1 @ batch2), batched (aten.baddbmm_)."""
+    if seam.on:
+        return seam.torch_function(baddbmm_, (self, batch1, batch2), {"beta": beta, "alpha": alpha})
+    return baddbmm__op._call(self, batch1, batch2, beta=beta, alpha=alpha)
 
 
 @method("outer", "ger")

@@ -295,13 +295,14 @@ threshold_backward = defop(
     node="ThresholdBackwardBackward0",
     grad_output=lambda grad, self, threshold: aten.threshold_backward(grad, self, threshold),
     self=_zeros)
-zeros_like_op = defop("zeros_like(Tensor self) -> Tensor", kernel=xp.zeros_like)
 
 negative, arcsin, arccos, arctan, absolute, fix = neg, asin, acos, atan, abs, trunc
 special_expit = sigmoid
 Tensor.__neg__ = neg
 Tensor.__abs__ = abs
 Tensor.negative, Tensor.arcsin, Tensor.arccos, Tensor.arctan, Tensor.absolute = neg, asin, acos, atan, abs
+# (their in-place forms are the same methods, as in torch: x.arccos_() is seen as aten.acos_.default)
+Tensor.negative_, Tensor.arcsin_, Tensor.arccos_, Tensor.arctan_, Tensor.absolute_ = neg_, asin_, acos_, atan_, abs_
 
 
 def __invert__(self):
@@ -1659,6 +1660,7 @@ def square_(self):
 
 Tensor.__ifloordiv__ = Tensor.floor_divide_ = floor_divide_
 Tensor.atan2_, Tensor.clamp_, Tensor.clip_, Tensor.lerp_ = atan2_, clamp_, clamp_, lerp_
+Tensor.arctan2_ = atan2_      # (as in torch, the same op: aten.atan2_)
 Tensor.nan_to_num_, Tensor.square_ = nan_to_num_, square_
 
 

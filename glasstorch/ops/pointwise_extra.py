@@ -304,12 +304,23 @@ heaviside_op = _pw._not_implemented_op("heaviside(Tensor self, Tensor values) ->
                                        "heaviside", ("self", "values"))
 
 
+heaviside__op = defop("heaviside_(Tensor(a!) self, Tensor values) -> Tensor(a!)", inplace_of=heaviside_op)
+
+
 @method()
 def heaviside(input, values):
     """torch.heaviside: 0 where ``input < 0``, ``values`` where it is 0, 1 where it is positive."""
     if seam.on:
         return seam.torch_function(heaviside, (input, values), {})
     return heaviside_op(input, values)
+
+
+@method()
+def heaviside_(self, values):
+    """In place: heaviside (aten.heaviside_)."""
+    if seam.on:
+        return seam.torch_function(heaviside_, (self, values), {})
+    return heaviside__op._call(self, values)
 
 
 def _nextafter_kernel(self, other):
@@ -323,12 +334,23 @@ nextafter_op = defop("nextafter(Tensor self, Tensor other) -> Tensor", _nextafte
                      self=not_implemented("nextafter"), other=not_implemented("nextafter"))
 
 
+nextafter__op = defop("nextafter_(Tensor(a!) self, Tensor other) -> Tensor(a!)", inplace_of=nextafter_op)
+
+
 @method()
 def nextafter(input, other):
     """torch.nextafter: the next floating-point value after ``input`` towards ``other``."""
     if seam.on:
         return seam.torch_function(nextafter, (input, other), {})
     return nextafter_op(input, other)
+
+
+@method()
+def nextafter_(self, other):
+    """In place: nextafter (aten.nextafter_)."""
+    if seam.on:
+        return seam.torch_function(nextafter_, (self, other), {})
+    return nextafter__op._call(self, other)
 
 
 # ---- gcd, lcm -------------------------------------------------------------------------------------------------

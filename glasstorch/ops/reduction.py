@@ -17,7 +17,7 @@ from .._array import (xp, row_major, asarray, has_values, like_operands, array_t
                       full_like as _full_like)
 from .._ops import defop, aten, node_classes_of
 from .._seam import seam
-from ._op import method
+from ._op import method, computed_into_self
 from .pointwise import maximum, minimum
 from ._derivatives import (not_implemented, sum_backward, mean_backward, nansum_backward, evenly_distribute_backward,
                            scale_grad_by_count, restore_reduced_dims, gather_with_keepdimed_indices, prod_backward,
@@ -850,6 +850,10 @@ cummax_op = defop("cummax(Tensor self, int dim) -> (Tensor values, Tensor indice
                   node="CummaxBackward0", self=_cummaxmin_backward)
 cummin_op = defop("cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)", _cumulative_extreme_kernel(False),
                   node="CumminBackward0", self=_cummaxmin_backward)
+cumsum__op = defop("cumsum_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)",
+                   computed_into_self(cumsum_op.kernel), inplace_of=cumsum_op)
+cumprod__op = defop("cumprod_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)",
+                    computed_into_self(cumprod_op.kernel), inplace_of=cumprod_op)
 
 
 @method()
@@ -872,6 +876,22 @@ def cumprod(input, dim=None, *, dtype=None, **numpy_names):
         dim, _ = _numpy_names("cumprod", numpy_names, dim, False)
     _required_dim("cumprod", dim)
     return cumprod_op(input, dim, dtype=dtype)
+
+
+@method()
+def cumsum_(self, dim, *, dtype=None):
+    """In place: running sums along ``dim`` (aten.cumsum_)."""
+    if seam.on:
+        return seam.torch_function(cumsum_, (self, dim), {"dtype": dtype})
+    return cumsum__op._call(self, dim, dtype=dtype)
+
+
+@method()
+def cumprod_(self, dim, *, dtype=None):
+    """In place: running products along ``dim`` (aten.cumprod_)."""
+    if seam.on:
+        return seam.torch_function(cumprod_, (self, dim), {"dtype": dtype})
+    return cumprod__op._call(self, dim, dtype=dtype)
 
 
 @method()

@@ -12,7 +12,7 @@ TorchDispatchMode sees what it sees under torch: ``flatten``/``reshape`` are ``a
 import math
 from operator import index
 
-from .._tensor import (Tensor, Size, _wrap_dim, make_view as _view,  # (_view: for joining's diagonal)
+from .._tensor import (Tensor, Size, _wrap, _wrap_dim, make_view as _view,  # (_view: for joining's diagonal)
                        preserve_format, contiguous_format,
                        memory_format as _memory_format, bump_version, _intercepted_property)
 from .._array import (view_strides, xp, expanded, copy_preserving_layout, unsqueezed, data_ptr, root_array,
@@ -139,8 +139,8 @@ def _dims_of(dim, ndim):
 def _zeros(like, shape):
     """torch's ``at::zeros(shape, like.options())`` inside a formula: of ``like``'s kind (array or
     Tensor) and dtype. A constant: it needs no history."""
-    if isinstance(like, Tensor):
-        return like.new_zeros(shape)
+    if isinstance(like, Tensor):   # (made below the ops a dispatch mode sees, as torch's autograd makes them)
+        return _wrap(_zeros_like(like._data, shape))
     return _zeros_like(like, shape)
 
 

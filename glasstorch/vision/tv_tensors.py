@@ -16,7 +16,7 @@ _KEEP_TYPE = frozenset(("clone", "to", "detach", "requires_grad_", "pin_memory")
 def as_subclass(tensor, cls):
     """A `cls` (Tensor or a subclass) sharing `tensor`'s data and version counter: torch's
     ``tensor.as_subclass(cls)`` (how torchvision wraps and unwraps tv_tensors)."""
-    new = object.__new__(cls)
+    new = _tensor.new_object(cls)
     _tensor._init(new, tensor._data, tensor.requires_grad)
     new._vc = tensor._vc
     return new

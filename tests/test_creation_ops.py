@@ -1,0 +1,282 @@
+"""The factories are aten ops, as in torch: a TorchDispatchMode sees ``torch.zeros(2, 3)`` as
+``aten.zeros.default([2, 3], device=cpu, pin_memory=False)``, ``torch.arange(1, 5, 2)`` as
+``aten.arange.start_step``, ``torch.tensor([...])`` as ``aten.lift_fresh.default`` of the new tensor;
+a TorchFunctionMode sees them as ``torch.zeros``... Each case runs the same script under both
+libraries and compares what the modes see.
+
+What is normalised (nothing else is): a tensor argument is compared by its shape and dtype; an
+argument at its schema's default is left out (torch's Python dispatcher drops those: glasstorch's
+op passes every argument of its schema).
+"""
+import importlib
+
+import numpy as np
+import pytest
+
+import glasstorch
+
+torch = pytest.importorskip("torch")
+
+from aten_log import dispatch_mode_class  # noqa: E402
+
+# (id, fn(L, x)): x is a float32 tensor of shape (2,)
+CASES = [
+    ("zeros(2, 3)", lambda L, x: L.zeros(2, 3)),
+    ("zeros((2, 3))", lambda L, x: L.zeros((2, 3))),
+    ("zeros(size=(2,))", lambda L, x: L.zeros(size=(2,))),
+    ("zeros(2, dtype=float64)", lambda L, x: L.zeros(2, dtype=L.float64)),
+    ("zeros(2, requires_grad)", lambda L, x: L.zeros(2, requires_grad=True)),
+    ("ones(2)", lambda L, x: L.ones(2)),
+    ("empty(2)", lambda L, x: L.empty(2)),
+    ("empty(2, contiguous_format)", lambda L, x: L.empty(2, memory_format=L.contiguous_format)),
+    ("full((2,), 3.0)", lambda L, x: L.full((2,), 3.0)),
+    ("full((2,), 3)", lambda L, x: L.full((2,), 3)),
+    ("arange(5)", lambda L, x: L.arange(5)),
+    ("arange(1, 5)", lambda L, x: L.arange(1, 5)),
+    ("arange(1, 5, 2)", lambda L, x: L.arange(1, 5, 2)),
+    ("arange(0., 1., .25)", lambda L, x: L.arange(0., 1., .25)),
+    ("arange(5, dtype=float32)", lambda L, x: L.arange(5, dtype=L.float32)),
+    ("rand(2)", lambda L, x: L.rand(2)),
+    ("randn(2, 3)", lambda L, x: L.randn(2, 3)),
+    ("randint(0, 5, (2,))", lambda L, x: L.randint(0, 5, (2,))),
+    ("randint(5, (2,))", lambda L, x: L.randint(5, (2,))),
+    ("randperm(4)", lambda L, x: L.randperm(4)),
+    ("rand(2, generator=g)", lambda L, x: L.rand(2, generator=L.Generator())),
+    ("randint(0, 5, (2,), generator=g)", lambda L, x: L.randint(0, 5, (2,), generator=L.Generator())),
+    ("randperm(3, generator=g)", lambda L, x: L.randperm(3, generator=L.Generator())),
+    ("normal(0., 1., (2,))", lambda L, x: L.normal(0., 1., (2,))),
+    ("eye(3)", lambda L, x: L.eye(3)),
+    ("eye(3, 2)", lambda L, x: L.eye(3, 2)),
+    ("linspace(0, 1, 5)", lambda L, x: L.linspace(0, 1, 5)),
+    ("logspace(0, 1, 5)", lambda L, x: L.logspace(0, 1, 5)),
+    ("logspace(0, 1, 3, base=2)", lambda L, x: L.logspace(0, 1, 3, base=2)),
+    ("zeros_like(x)", lambda L, x: L.zeros_like(x)),
+    ("zeros_like(x, dtype=float64)", lambda L, x: L.zeros_like(x, dtype=L.float64)),
+    ("ones_like(x)", lambda L, x: L.ones_like(x)),
+    ("empty_like(x)", lambda L, x: L.empty_like(x)),
+    ("full_like(x, 2)", lambda L, x: L.full_like(x, 2)),
+    ("rand_like(x)", lambda L, x: L.rand_like(x)),
+    ("randn_like(x)", lambda L, x: L.randn_like(x)),
+    ("randint_like(x, 5)", lambda L, x: L.randint_like(x, 5)),
+    ("randint_like(x, 1, 5)", lambda L, x: L.randint_like(x, 1, 5)),
+    ("empty_strided((2, 3), (3, 1))", lambda L, x: L.empty_strided((2, 3), (3, 1))),
+    ("scalar_tensor(3)", lambda L, x: L.scalar_tensor(3)),
+    ("tensor([1., 2.])", lambda L, x: L.tensor([1., 2.])),
+    ("tensor(3.)", lambda L, x: L.tensor(3.)),
+    ("tensor([1], requires_grad)", lambda L, x: L.tensor([1.], requires_grad=True)),
+    ("as_tensor([1., 2.])", lambda L, x: L.as_tensor([1., 2.])),
+    ("as_tensor(ndarray)", lambda L, x: L.as_tensor(np.ones(2))),
+    ("from_numpy", lambda L, x: L.from_numpy(np.ones(2))),
+    ("x.new_zeros(3)", lambda L, x: x.new_zeros(3)),
+    ("x.new_zeros((2,), dtype=float64)", lambda L, x: x.new_zeros((2,), dtype=L.float64)),
+    ("x.new_ones(3)", lambda L, x: x.new_ones(3)),
+    ("x.new_empty(3)", lambda L, x: x.new_empty(3)),
+    ("x.new_full((3,), 2.)", lambda L, x: x.new_full((3,), 2.)),
+    ("x.new_tensor([1.])", lambda L, x: x.new_tensor([1.])),
+    ("zeros(2, device=meta)", lambda L, x: L.zeros(2, device="meta")),
+    ("eye(2, device=meta)", lambda L, x: L.eye(2, device="meta")),
+    ("zeros_like(x, device=meta)", lambda L, x: L.zeros_like(x, device="meta")),
+]
+
+
+def _schema_defaults(lib, func):
+    """{argument name: default} of ``func``'s schema, in ``lib``'s own terms."""
+    if lib is torch:
+        return {a.name: a.default_value for a in func._schema.arguments if a.has_default_value()}
+    return {a.name: a.default for a in func._schema.arguments if a.has_default}
+
+
+def _value(v):
+    if isinstance(v, (torch.Tensor, glasstorch.Tensor)):
+        return ("tensor", tuple(v.shape), str(v.dtype))
+    if isinstance(v, (torch.Generator, glasstorch.Generator)):
+        return "generator"
+    if isinstance(v, (list, tuple)):
+        return [_value(x) for x in v]
+    if isinstance(v, (torch.device, glasstorch.device, torch.dtype, glasstorch.dtype)) or \
+            type(v).__name__ == "memory_format":
+        return str(v)
+    return v
+
+
+def _call(lib, func, args, kwargs):
+    """What a dispatch mode was given, normalised (see the module docstring)."""
+    defaults = _schema_defaults(lib, func)
+    names = [a.name for a in func._schema.arguments]
+    args = list(args)
+    while args and names[len(args) - 1] in defaults and _same(args[-1], defaults[names[len(args) - 1]]):
+        args.pop()
+    kwargs = {k: _value(v) for k, v in (kwargs or {}).items()
+              if not (k in defaults and _same(v, defaults[k]))}
+    return str(func), [_value(a) for a in args], kwargs
+
+
+def _same(value, default):
+    if value is None or default is None:
+        return value is default
+    if isinstance(value, (int, float, bool)) and isinstance(default, (int, float, bool)):
+        return value == default
+    if isinstance(value, torch.dtype) and isinstance(default, int):
+        return False
+    return False
+
+
+def _run_under_dispatch_mode(lib, fn):
+    base = dispatch_mode_class(lib)
+    seen = []
+
+    class Log(base):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            seen.append(_call(lib, func, args, kwargs))
+            return func(*args, **(kwargs or {}))
+    x = lib.ones(2)
+    with Log():
+        result = fn(lib, x)
+    return seen, result
+
+
+@pytest.mark.parametrize("fn", [pytest.param(f, id=i) for i, f in CASES])
+def test_dispatch_mode_sees_the_factory_op(fn):
+    ours, our_result = _run_under_dispatch_mode(glasstorch, fn)
+    theirs, their_result = _run_under_dispatch_mode(torch, fn)
+    assert ours == theirs
+    # the result is what it is without a mode: a leaf of the same shape, dtype, device (and no view)
+    assert (tuple(our_result.shape), str(our_result.dtype), our_result.device.type, our_result.requires_grad) == \
+        (tuple(their_result.shape), str(their_result.dtype), their_result.device.type, their_result.requires_grad)
+    assert our_result._base is None and our_result.is_leaf
+
+
+def _run_under_function_mode(lib, fn):
+    base = importlib.import_module(lib.__name__ + ".overrides").TorchFunctionMode
+    seen = []
+
+    class Log(base):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            seen.append(func.__name__)
+            return func(*args, **(kwargs or {}))
+    x = lib.ones(2)
+    with Log():
+        fn(lib, x)
+    return seen
+
+
+@pytest.mark.parametrize("fn", [pytest.param(f, id=i) for i, f in CASES])
+def test_function_mode_sees_the_factory(fn):
+    assert _run_under_function_mode(glasstorch, fn) == _run_under_function_mode(torch, fn)
+
+
+def _script(L):
+    """A small script that makes tensors in the usual ways, and uses them."""
+    L.manual_seed(0)
+    w = L.randn(3, 2, requires_grad=True)
+    b = L.zeros(2, requires_grad=True)
+    x = L.tensor([[1., 2., 3.], [4., 5., 6.]])
+    mask = L.ones_like(x).tril()
+    idx = L.arange(2)
+    y = (x * mask) @ w + b + L.full((2,), 0.5) + L.eye(2)[idx].sum(0)
+    y.sum().backward()
+    return y
+
+
+def test_a_script_sees_the_same_ops():
+    """The ops a logging dispatch mode sees for a script that creates tensors, forward and backward
+    (torch's autograd internals left out: the ``detach`` of a leaf, the seed's ``ones_like``)."""
+    def names(lib):
+        seen, _ = _run_under_dispatch_mode(lib, lambda L, x: _script(L))
+        return [name for name, _, _ in seen if name not in ("aten.detach.default",)]
+    ours, theirs = names(glasstorch), names(torch)
+    seed = len(theirs) - 1 - theirs[::-1].index("aten.ones_like.default")  # (backward's seed: glasstorch's is no op)
+    assert ours == theirs[:seed] + theirs[seed + 1:]
+    assert ours[:3] == ["aten.randn.default", "aten.zeros.default", "aten.lift_fresh.default"]
+
+
+# ---- the ops themselves, called as aten ops ----------------------------------------------------------------
+@pytest.mark.parametrize("call", [
+    lambda L: L.ops.aten.zeros([2, 3]),
+    lambda L: L.ops.aten.zeros([2], dtype=L.float64),
+    lambda L: L.ops.aten.full([2], 3),
+    lambda L: L.ops.aten.full([2], 3.5),
+    lambda L: L.ops.aten.randint(5, [4]),
+    lambda L: L.ops.aten.arange(5),
+    lambda L: L.ops.aten.arange.start_step(0, 1, 0.25),
+    lambda L: L.ops.aten.eye.m(2, 3),
+    lambda L: L.ops.aten.linspace(0, 1, 4),
+    lambda L: L.ops.aten.scalar_tensor(True),
+    lambda L: L.ops.aten.empty_strided([2, 3], [1, 2]),
+    lambda L: L.ops.aten.new_full(L.ones(2, dtype=L.int32), [3], 2.7),
+    lambda L: L.ops.aten.full_like(L.ones(2, dtype=L.int64), 2.5),
+    lambda L: L.ops.aten.zeros_like(L.ones(2), dtype=L.int64),
+])
+def test_aten_factory_values_as_torch(call):
+    ours, theirs = call(glasstorch), call(torch)
+    assert str(ours.dtype) == str(theirs.dtype) and tuple(ours.shape) == tuple(theirs.shape)
+    if not any(word in str(call.__code__.co_names) for word in ("empty", "rand")):   # (no values to compare)
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-6)
+    assert ours.stride() == theirs.stride()
+
+
+def test_aten_factory_schemas_are_torchs():
+    names = ["zeros.default", "ones.default", "full.default", "empty.memory_format", "empty_strided.default",
+             "scalar_tensor.default", "arange.default", "arange.start", "arange.start_step", "eye.default", "eye.m",
+             "linspace.default", "logspace.default", "rand.default", "rand.generator", "randn.default",
+             "randn.generator", "randint.default", "randint.low", "randint.generator", "randint.low_generator",
+             "randperm.default", "randperm.generator", "normal.float_float", "zeros_like.default",
+             "ones_like.default", "empty_like.default", "full_like.default", "rand_like.default",
+             "randn_like.default", "randint_like.default", "randint_like.low_dtype", "new_zeros.default",
+             "new_ones.default", "new_empty.default", "new_full.default"]
+    for name in names:
+        packet, overload = name.split(".")
+        ours = getattr(getattr(glasstorch.ops.aten, packet), overload)._schema
+        theirs = getattr(getattr(torch.ops.aten, packet), overload)._schema
+        assert "aten::" + str(ours) == str(theirs), name
+
+
+@pytest.mark.parametrize("call", [
+    lambda L: L.zeros(2, -3),
+    lambda L: L.ones(-1),
+    lambda L: L.empty_strided((2, 3), (1,)),
+    lambda L: L.full((-1,), 2.),
+    lambda L: L.eye(-1),
+    lambda L: L.eye(2, -1),
+    lambda L: L.randint(5, 5, (2,)),
+    lambda L: L.randperm(-1),
+    lambda L: L.arange(0, 10, 0),
+    lambda L: L.zeros(2, dtype="float32"),
+    lambda L: L.ops.aten.zeros([-1]),
+])
+def test_factory_errors_as_torch(call):
+    with pytest.raises(Exception) as theirs:
+        call(torch)
+    with pytest.raises(type(theirs.value)) as ours:
+        call(glasstorch)
+    assert str(ours.value) == str(theirs.value)
+
+
+def test_like_and_new_factories_leave_the_meta_device_when_told():
+    m = glasstorch.empty(2, 3, device="meta")
+    assert glasstorch.empty_like(m, device="cpu").device.type == "cpu"
+    assert m.new_ones(2, device="cpu").tolist() == [1.0, 1.0]
+    assert glasstorch.zeros_like(glasstorch.ones(2), device="meta").is_meta
+    assert glasstorch.ones(2).new_zeros(3, device="meta").is_meta
+    with glasstorch.device("meta"):
+        assert glasstorch.zeros(2).is_meta and glasstorch.arange(3).is_meta and glasstorch.rand(2).is_meta
+    assert not glasstorch.ops.aten.zeros([2]).is_meta      # (an aten op called directly: the CPU, as torch's)
+
+
+def test_empty_strided_layout_as_torch():
+    for L in (torch, glasstorch):
+        t = L.empty_strided((2, 3), (1, 2))
+        assert t.stride() == (1, 2) and not t.is_contiguous()
+        assert L.empty_strided((2, 3), (1, 2), device="meta").stride() == (1, 2)
+
+
+def test_where_a_dispatch_mode_sees_other_ops_than_torchs():
+    """README, "Where glasstorch differs": ``out=`` and 0-d tensor bounds."""
+    def seen(lib, fn):
+        return [name for name, _, _ in _run_under_dispatch_mode(lib, fn)[0]]
+    out = lambda L, x: L.zeros(2, out=x)        # noqa: E731
+    assert seen(glasstorch, out) == ["aten.zeros.default"]
+    assert seen(torch, out) == ["aten.zeros.out"]
+    bounds = lambda L, x: L.linspace(x[0], 2, 3)        # noqa: E731
+    assert seen(glasstorch, bounds) == ["aten.select.int", "aten.linspace.default"]
+    assert seen(torch, bounds) == ["aten.select.int", "aten.linspace.Tensor_Scalar"]
