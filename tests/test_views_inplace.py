@@ -1443,3 +1443,27 @@ def test_element_wise_layouts_kept_per_layout_match_torch_on_random_views():
             strides[lib] = {name: (op(lib, a, b).stride(), op(lib, a, b).stride(), op(lib, *clones).stride())
                             for name, op in ops.items()}
         assert strides[gt] == strides[torch], (case, shape, b_shape, expand_b)
+
+
+@pytest.mark.parametrize("retain", [False, True])
+def test_view_regenerated_after_unsqueeze__and_a_no_grad_write_to_its_base(retain):
+    # fuzz seed 796195176861: a view made in place (unsqueeze_) whose base is then written under no_grad
+    # gets its graph regenerated, AsStridedBackward0 as torch's. With retain_grad() first, torch 2.13 fails
+    # its own INTERNAL ASSERT (variable.cpp:207, a torch bug) reading grad_fn; glasstorch answers as torch
+    # does without retain_grad, and the gradient flows back to the leaf
+    results = {}
+    for lib in (torch, gt):
+        v0 = lib.tensor([0.5], dtype=lib.float64).requires_grad_()
+        v2 = (v0 * 1).asinh()
+        v3 = v2[...]
+        if retain and lib is gt:
+            v3.retain_grad()
+        v3.unsqueeze_(-1)
+        with lib.no_grad():
+            v2.add_(1)
+        results[lib] = type(v3.grad_fn).__name__
+        if lib is gt:
+            v3.sum().backward()
+            assert v0.grad is not None
+            np.testing.assert_allclose(v0.grad.numpy(), 1 / np.sqrt(1 + 0.25))
+    assert results[gt] == results[torch] == "AsStridedBackward0"
