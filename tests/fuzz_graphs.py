@@ -938,9 +938,15 @@ def _weights(rng, shape, dtype):
 
 def _error_key(e):
     """An error as the trace compares it: its type and the start of its message, with the node a
-    message names masked (which node of a view chain is named is a detail)."""
+    message names masked (which node of a view chain is named is a detail). torch failing one of its
+    own internal asserts (a torch bug, "... INTERNAL ASSERT FAILED at ...") reads as TORCH_ASSERT."""
     msg = re.sub(r"(?i)(output \d+ of )\w+", r"\1<node>", str(e).strip().split("\n")[0])
+    if "INTERNAL ASSERT FAILED" in msg:
+        return type(e).__name__, TORCH_ASSERT
     return type(e).__name__, msg[:40]
+
+
+TORCH_ASSERT = "INTERNAL ASSERT FAILED"   # torch's own bug: the program is not compared there (torch_assert)
 
 
 def _observe(lib, t):
@@ -952,7 +958,8 @@ def _observe(lib, t):
         fn = t.grad_fn
         fn_name = None if fn is None else fn.name()
     except Exception as e:  # torch regenerates a view's grad_fn here, which may raise
-        fn_name = "raised " + _error_key(e)[0]
+        kind, msg = _error_key(e)
+        fn_name = TORCH_ASSERT if msg == TORCH_ASSERT else "raised " + kind
     try:
         leaf = t.is_leaf
     except Exception as e:
@@ -1336,7 +1343,7 @@ def _choose_final(rng, runner, torch):
 # ---------------------------------------------------------------------------------------------
 # Comparing traces
 # ---------------------------------------------------------------------------------------------
-KINDS = ("value", "grad", "crash", "error", "meta")
+KINDS = ("value", "grad", "crash", "error", "meta", "torch_assert")   # (torch_assert: torch's bug, not compared)
 
 
 SINGLE_TOLERANCE = (2e-4, 1e-5)   # (rtol, atol) of a program that computes in float32
@@ -1407,6 +1414,9 @@ def compare(expected, actual, single=False, truth=None):
             what = "crash" if kind2 == "error" else "error" if kind == "error" else "value"
             diffs.append((what, label, f"trace out of step: glasstorch at {label2}, torch at {label} {t!r:.100}"))
             break
+        if kind == "error" and t[1] == TORCH_ASSERT:
+            diffs.append(("torch_assert", label, f"torch failed its own internal assert ({t[0]}); glasstorch {g}"))
+            break   # (what follows in torch's trace is no longer torch's answer)
         if kind == "error" or kind2 == "error":
             if kind != "error":
                 diffs.append(("crash", label, f"glasstorch raised {g}"))
@@ -1430,7 +1440,10 @@ def compare(expected, actual, single=False, truth=None):
                 diffs.append(("value", label, f"values differ:\n  glasstorch {g_rest[0]!r}\n  torch      {t_rest[0]!r}"
                               + _truth_line(truth_value)))
             for (name, tv), (_, gv) in zip(t_rest[1], g_rest[1]):
-                if tv != gv:
+                if tv == TORCH_ASSERT:
+                    diffs.append(("torch_assert", label, f"{name}: torch failed its own internal assert reading it; "
+                                                         f"glasstorch {gv!r}"))
+                elif tv != gv:
                     diffs.append(("meta", label, f"{name}: glasstorch {gv!r}, torch {tv!r}"))
         elif kind in ("grads", "grads2"):
             for i, (a, b) in enumerate(zip(g, t)):
