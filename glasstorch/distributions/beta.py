@@ -1,4 +1,4 @@
-from numbers import Number, Real
+from numbers import Real
 
 from .._tensor import Size
 from . import constraints

@@ -1,7 +1,7 @@
 from .._tensor import Size
 from . import constraints
 from .distribution import Distribution
-from .utils import (_enumerated, _expand_probs_logits, _require_probs_or_logits, broadcast_all, lazy_property,
+from .utils import (_enumerated, _expand_count_and_probs, _init_count_and_probs, lazy_property,
                     logits_to_probs, probs_to_logits)
 
 __all__ = ["Binomial"]
@@ -23,24 +23,10 @@ class Binomial(Distribution):
     has_enumerate_support = True
 
     def __init__(self, total_count=1, probs=None, logits=None, validate_args=None):
-        _require_probs_or_logits(probs, logits)
-        if probs is not None:
-            self.total_count, self.probs = broadcast_all(total_count, probs)
-            self.total_count = self.total_count.type_as(self.probs)
-        else:
-            self.total_count, self.logits = broadcast_all(total_count, logits)
-            self.total_count = self.total_count.type_as(self.logits)
-        self._param = self.probs if probs is not None else self.logits
-        super().__init__(self._param.size(), validate_args=validate_args)
+        super().__init__(_init_count_and_probs(self, total_count, probs, logits), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Binomial, _instance)
-        batch_shape = Size(batch_shape)
-        new.total_count = self.total_count.expand(batch_shape)
-        _expand_probs_logits(self, new, batch_shape)
-        Distribution.__init__(new, batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return _expand_count_and_probs(self, Binomial, batch_shape, _instance)
 
     def _new(self, *args, **kwargs):
         return self._param.new(*args, **kwargs)

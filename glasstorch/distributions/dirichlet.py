@@ -1,6 +1,5 @@
 from .._tensor import Size
 from . import constraints
-from .distribution import _expand_params
 from .exp_family import ExponentialFamily
 from .gamma import _standard_gamma
 

@@ -2,7 +2,7 @@ from .._tensor import Size
 from . import constraints
 from .distribution import Distribution
 from .gamma import Gamma
-from .utils import _expand_probs_logits, _require_probs_or_logits, broadcast_all, lazy_property, logits_to_probs, \
+from .utils import _expand_count_and_probs, _init_count_and_probs, lazy_property, logits_to_probs, \
     probs_to_logits
 
 __all__ = ["NegativeBinomial"]
@@ -16,24 +16,10 @@ class NegativeBinomial(Distribution):
     support = constraints.nonnegative_integer
 
     def __init__(self, total_count, probs=None, logits=None, validate_args=None):
-        _require_probs_or_logits(probs, logits)
-        if probs is not None:
-            self.total_count, self.probs = broadcast_all(total_count, probs)
-            self.total_count = self.total_count.type_as(self.probs)
-        else:
-            self.total_count, self.logits = broadcast_all(total_count, logits)
-            self.total_count = self.total_count.type_as(self.logits)
-        self._param = self.probs if probs is not None else self.logits
-        super().__init__(self._param.size(), validate_args=validate_args)
+        super().__init__(_init_count_and_probs(self, total_count, probs, logits), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(NegativeBinomial, _instance)
-        batch_shape = Size(batch_shape)
-        new.total_count = self.total_count.expand(batch_shape)
-        _expand_probs_logits(self, new, batch_shape)
-        Distribution.__init__(new, batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return _expand_count_and_probs(self, NegativeBinomial, batch_shape, _instance)
 
     def _new(self, *args, **kwargs):
         return self._param.new(*args, **kwargs)

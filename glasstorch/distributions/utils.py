@@ -126,6 +126,31 @@ def _expand_probs_logits(dist, new, shape):
             new._param = getattr(new, name)
 
 
+def _init_count_and_probs(dist, total_count, probs, logits):
+    """Binomial's and NegativeBinomial's parameters: ``total_count`` broadcast with whichever of
+    ``probs``/``logits`` is given, in its dtype; ``dist._param`` the one given. Returns the batch shape."""
+    _require_probs_or_logits(probs, logits)
+    name, value = ("probs", probs) if probs is not None else ("logits", logits)
+    count, param = broadcast_all(total_count, value)
+    dist.total_count = count.type_as(param)
+    setattr(dist, name, param)
+    dist._param = param
+    return param.size()
+
+
+def _expand_count_and_probs(dist, cls, batch_shape, _instance):
+    """``expand`` of a distribution built by :func:`_init_count_and_probs`."""
+    from .._tensor import Size
+    from .distribution import Distribution
+    new = dist._get_checked_instance(cls, _instance)
+    batch_shape = Size(batch_shape)
+    new.total_count = dist.total_count.expand(batch_shape)
+    _expand_probs_logits(dist, new, batch_shape)
+    Distribution.__init__(new, batch_shape, validate_args=False)
+    new._validate_args = dist._validate_args
+    return new
+
+
 def _enumerated(values, batch_shape, expand):
     """``values`` (1-D) along dim 0 with singleton batch dims, expanded over ``batch_shape`` if asked."""
     values = values.view((-1,) + (1,) * len(batch_shape))
