@@ -90,10 +90,49 @@ CASES = {
     "TransformedSigmoid": (lambda M, a, b: M.TransformedDistribution(
         M.Normal(a, b), [M.transforms.SigmoidTransform(), M.transforms.AffineTransform(1.0, 2.0)]),
         [real(*B), pos(*B)], 1 + 2 * unit(4, *B)),
+    # --- the families added in stop 24 ---
+    "Geometric": (lambda M, p: M.Geometric(p), [unit(*B)], RNG.integers(0, 6, (4,) + B).astype(float)),
+    "GeometricLogits": (lambda M, l: M.Geometric(logits=l), [real(*B)], RNG.integers(0, 6, (4,) + B).astype(float)),
+    "Gumbel": (lambda M, a, b: M.Gumbel(a, b), [real(*B), pos(*B)], real(4, *B)),
+    "Pareto": (lambda M, s, a: M.Pareto(s, a), [pos(*B), pos(*B)], pos(4, *B) + 3.0),
+    "Weibull": (lambda M, s, k: M.Weibull(s, k), [pos(*B), pos(*B)], pos(4, *B)),
+    "Kumaraswamy": (lambda M, a, b: M.Kumaraswamy(a, b), [pos(*B), pos(*B)], unit(4, *B)),
+    "InverseGamma": (lambda M, a, r: M.InverseGamma(a, r), [pos(*B) + 2, pos(*B)], pos(4, *B)),
+    "FisherSnedecor": (lambda M, d1, d2: M.FisherSnedecor(d1, d2), [pos(*B) * 3, pos(*B) * 3], pos(4, *B)),
+    "GeneralizedPareto": (lambda M, a, s, c: M.GeneralizedPareto(a, s, c), [real(*B), pos(*B), real(*B) / 3], None),
+    "ContinuousBernoulli": (lambda M, p: M.ContinuousBernoulli(p), [unit(*B)], unit(4, *B)),
+    "ContinuousBernoulliLogits": (lambda M, l: M.ContinuousBernoulli(logits=l), [real(*B)], unit(4, *B)),
+    "RelaxedBernoulli": (lambda M, t, p: M.RelaxedBernoulli(t, p), [np.array(0.7), unit(*B)], unit(4, *B)),
+    "LogitRelaxedBernoulli": (lambda M, t, l: M.relaxed_bernoulli.LogitRelaxedBernoulli(t, logits=l),
+                              [np.array(1.3), real(*B)], real(4, *B)),
+    "RelaxedOneHotCategorical": (lambda M, t, p: M.RelaxedOneHotCategorical(t, p), [np.array(0.8), pos(*B, 4)],
+                                 RNG.dirichlet(np.ones(4), size=(4,) + B)),
+    "ExpRelaxedCategorical": (lambda M, t, l: M.relaxed_categorical.ExpRelaxedCategorical(t, logits=l),
+                              [np.array(0.6), real(*B, 4)], np.log(RNG.dirichlet(np.ones(4), size=(4,) + B))),
+    "OneHotCategorical": (lambda M, p: M.OneHotCategorical(p), [pos(*B, 5)], None),
+    "OneHotCategoricalStraightThrough": (lambda M, l: M.OneHotCategoricalStraightThrough(logits=l), [real(*B, 5)],
+                                         None),
+    "LogisticNormal": (lambda M, a, b: M.LogisticNormal(a, b), [real(*B, 3), pos(*B, 3)],
+                       RNG.dirichlet(np.ones(4), size=(4,) + B)),
+    "LowRankMVN": (lambda M, m, W, d: M.LowRankMultivariateNormal(m, W, d), [real(*B, 3), real(*B, 3, 2), pos(3)],
+                   real(4, *B, 3)),
+    "MixtureNormal": (lambda M, p, a, b: M.MixtureSameFamily(M.Categorical(p), M.Normal(a, b)),
+                      [pos(*B, 4), real(*B, 4), pos(*B, 4)], real(4, *B)),
+    "MixtureMVN": (lambda M, l, a, b: M.MixtureSameFamily(M.Categorical(logits=l), M.Independent(M.Normal(a, b), 1)),
+                   [real(4), real(*B, 4, 2), pos(*B, 4, 2)], real(4, *B, 2)),
+    "VonMises": (lambda M, a, k: M.VonMises(a, k), [real(*B), np.concatenate([pos(3, 1), pos(3, 1) * 3], -1)],
+                 real(4, *B) * 2),
+    "WishartScaleTril": (lambda M, df, L: M.Wishart(df, scale_tril=L), [pos(*B) + 3, lower_chol(3, *B)],
+                         spd(3, 4, *B)),
+    "WishartCovariance": (lambda M, df, S: M.Wishart(df, covariance_matrix=S), [pos(*B) + 3, spd(3)], spd(3, 4, *B)),
+    "WishartPrecision": (lambda M, df, P: M.Wishart(df, precision_matrix=P), [pos(*B) + 2, spd(3, *B)],
+                         spd(3, 4, *B)),
 }
 CATEGORY_VALUES = {"Categorical": RNG.integers(0, 5, (4,) + B), "CategoricalLogits": RNG.integers(0, 5, (4,) + B),
                    "Multinomial": np.stack([RNG.multinomial(6, [0.2, 0.3, 0.5]) for _ in range(24)]).reshape(
-                       (4,) + B + (3,)).astype(float)}
+                       (4,) + B + (3,)).astype(float),
+                   "OneHotCategorical": np.eye(5)[RNG.integers(0, 5, (4,) + B)],
+                   "OneHotCategoricalStraightThrough": np.eye(5)[RNG.integers(0, 5, (4,) + B)]}
 
 
 def build(name, dtype):
@@ -144,6 +183,18 @@ def check_grads(out, tout, ours_p, theirs_p, dtype, what):
         check(g, tg, dtype, f"{what} grad {i}")
 
 
+def torch_fails_in(name, dtype):
+    """torch 2.13's GeneralizedPareto cannot evaluate float64 values (it compares the concentration with a
+    float32 ``torch.tensor(0.0)`` in ``isclose``); glasstorch's can (README, "Where glasstorch differs";
+    test_generalized_pareto_float64 checks its values)."""
+    if name == "GeneralizedPareto" and dtype == "float64":
+        _, theirs, *_, tv = build(name, dtype)
+        with pytest.raises(RuntimeError, match="Double did not match Float"):
+            theirs.log_prob(tv)
+        return True
+    return False
+
+
 STATS = ["mean", "mode", "variance", "stddev"]
 
 
@@ -151,6 +202,8 @@ STATS = ["mean", "mode", "variance", "stddev"]
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_values_and_gradients_match_torch(name, dtype):
     ours, theirs, ours_p, theirs_p, v, tv = build(name, dtype)
+    if torch_fails_in(name, dtype):
+        return
     assert ours.batch_shape == tuple(theirs.batch_shape) and ours.event_shape == tuple(theirs.event_shape)
     assert ours.has_rsample == theirs.has_rsample
     out, tout = ours.log_prob(v), theirs.log_prob(tv)
@@ -200,16 +253,25 @@ def test_sample_shapes_dtypes_and_support(name):
     ours, theirs, *_ = build(name, "float32")
     gt.manual_seed(0)
     for sample_shape in [(), (5,), (2, 3)]:
-        s, ts = ours.sample(sample_shape), theirs.sample(sample_shape)
+        try:
+            ts = theirs.sample(sample_shape)
+        except RuntimeError as e:   # (MixtureMVN: torch cannot gather from a scalar-batch mixture either)
+            with pytest.raises(RuntimeError, match=str(e)):
+                ours.sample(sample_shape)
+            return
+        s = ours.sample(sample_shape)
         assert s.shape == tuple(ts.shape) and str(s.dtype) == str(ts.dtype), (sample_shape, s.shape, ts.shape)
         assert not s.requires_grad
         assert bool(ours.support.check(s).all())
-    if ours.has_rsample:
-        r = ours.rsample((2,))
-        assert r.requires_grad and r.shape == tuple(theirs.rsample((2,)).shape)
-    else:
+    try:
+        tr = theirs.rsample((2,))
+    except NotImplementedError:
         with pytest.raises(NotImplementedError):
             ours.rsample()
+        return
+    # (LogitRelaxedBernoulli has an rsample but, as torch's, no has_rsample)
+    r = ours.rsample((2,))
+    assert r.requires_grad == tr.requires_grad and r.shape == tuple(tr.shape)
 
 
 def moments(name, n=40000):
@@ -298,6 +360,8 @@ def test_gamma_rsample_gradient_matches_torch_standard_gamma_grad():
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_expand(name):
     ours, theirs, *_, v, tv = build(name, "float64")
+    if torch_fails_in(name, "float64"):
+        return
     new_batch = (4,) + tuple(ours.batch_shape)
     v, tv = v[:1], tv[:1]
     e, te = ours.expand(new_batch), theirs.expand(new_batch)

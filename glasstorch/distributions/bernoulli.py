@@ -1,11 +1,8 @@
 import math
-from numbers import Number
-
 from .._tensor import Size
 from . import constraints
-from .distribution import Distribution
 from .exp_family import ExponentialFamily
-from .utils import (_enumerated, _expand_probs_logits, _require_probs_or_logits, broadcast_all, lazy_property,
+from .utils import (_enumerated, _expand_probs_or_logits, _init_probs_or_logits, broadcast_all, lazy_property,
                     logits_to_probs, probs_to_logits)
 
 __all__ = ["Bernoulli"]
@@ -24,23 +21,11 @@ class Bernoulli(ExponentialFamily):
     _mean_carrier_measure = 0
 
     def __init__(self, probs=None, logits=None, validate_args=None):
-        _require_probs_or_logits(probs, logits)
-        if probs is not None:
-            is_scalar = isinstance(probs, Number)
-            (self.probs,) = broadcast_all(probs)
-        else:
-            is_scalar = isinstance(logits, Number)
-            (self.logits,) = broadcast_all(logits)
-        self._param = self.probs if probs is not None else self.logits
-        super().__init__(Size() if is_scalar else self._param.size(), validate_args=validate_args)
+        batch_shape = _init_probs_or_logits(self, probs, logits)
+        super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Bernoulli, _instance)
-        batch_shape = Size(batch_shape)
-        _expand_probs_logits(self, new, batch_shape)
-        Distribution.__init__(new, batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return _expand_probs_or_logits(self, Bernoulli, batch_shape, _instance)
 
     def _new(self, *args, **kwargs):
         return self._param.new(*args, **kwargs)

@@ -126,6 +126,33 @@ def _expand_probs_logits(dist, new, shape):
             new._param = getattr(new, name)
 
 
+def _init_probs_or_logits(dist, probs, logits):
+    """The parameters of a distribution given by one number per element as either ``probs`` or ``logits``
+    (Bernoulli, Geometric, ContinuousBernoulli, LogitRelaxedBernoulli): sets that one as a tensor and as
+    ``dist._param``; returns the batch shape (empty for a plain number)."""
+    from .._tensor import Size
+    from numbers import Number
+    _require_probs_or_logits(probs, logits)
+    name, given = ("probs", probs) if probs is not None else ("logits", logits)
+    (param,) = broadcast_all(given)
+    setattr(dist, name, param)
+    dist._param = param
+    return Size() if isinstance(given, Number) else param.size()
+
+
+def _expand_probs_or_logits(dist, cls, batch_shape, _instance, event_shape=()):
+    """``expand`` of a distribution built by :func:`_init_probs_or_logits`: a new ``cls`` with views of
+    ``dist``'s computed probs/logits, the same validation setting (not re-run)."""
+    from .._tensor import Size
+    from .distribution import Distribution
+    new = dist._get_checked_instance(cls, _instance)
+    batch_shape = Size(batch_shape)
+    _expand_probs_logits(dist, new, batch_shape)
+    Distribution.__init__(new, batch_shape, event_shape, validate_args=False)
+    new._validate_args = dist._validate_args
+    return new
+
+
 def _init_count_and_probs(dist, total_count, probs, logits):
     """Binomial's and NegativeBinomial's parameters: ``total_count`` broadcast with whichever of
     ``probs``/``logits`` is given, in its dtype; ``dist._param`` the one given. Returns the batch shape."""

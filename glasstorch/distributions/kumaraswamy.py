@@ -1,0 +1,60 @@
+import math
+
+from . import constraints
+from .transformed_distribution import TransformedDistribution
+from .transforms import AffineTransform, PowerTransform
+from .uniform import Uniform
+from .utils import broadcast_all, euler_constant
+
+__all__ = ["Kumaraswamy"]
+
+
+def _moments(a, b, n):
+    """E[X^n] of Kumaraswamy(a, b): b B(1 + n/a, b), through lgamma."""
+    arg1 = 1 + n / a
+    return b * (arg1.lgamma() + b.lgamma() - (arg1 + b).lgamma()).exp()
+
+
+class Kumaraswamy(TransformedDistribution):
+    """Kumaraswamy(``concentration1`` a, ``concentration0`` b) on [0, 1], like Beta but with a closed-form
+    CDF 1 - (1 - x^a)^b, so it samples by inversion: (1 - U^(1/b))^(1/a)."""
+    arg_constraints = {"concentration1": constraints.positive, "concentration0": constraints.positive}
+    support = constraints.unit_interval
+    has_rsample = True
+
+    def __init__(self, concentration1, concentration0, validate_args=None):
+        import glasstorch as torch
+        self.concentration1, self.concentration0 = broadcast_all(concentration1, concentration0)
+        base_dist = Uniform(torch.full_like(self.concentration0, 0), torch.full_like(self.concentration0, 1),
+                            validate_args=validate_args)
+        transforms = [PowerTransform(exponent=self.concentration0.reciprocal()), AffineTransform(loc=1.0, scale=-1.0),
+                      PowerTransform(exponent=self.concentration1.reciprocal())]
+        super().__init__(base_dist, transforms, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(Kumaraswamy, _instance)
+        new.concentration1 = self.concentration1.expand(batch_shape)
+        new.concentration0 = self.concentration0.expand(batch_shape)
+        return super().expand(batch_shape, _instance=new)
+
+    @property
+    def mean(self):
+        return _moments(self.concentration1, self.concentration0, 1)
+
+    @property
+    def mode(self):
+        # ((a - 1) / (ab - 1))^(1/a), defined when a, b >= 1
+        log_mode = (self.concentration0.reciprocal() * (-self.concentration0).log1p()
+                    - (-self.concentration0 * self.concentration1).log1p())
+        log_mode[(self.concentration0 < 1) | (self.concentration1 < 1)] = math.nan
+        return log_mode.exp()
+
+    @property
+    def variance(self):
+        return _moments(self.concentration1, self.concentration0, 2) - self.mean.pow(2)
+
+    def entropy(self):
+        t1 = 1 - self.concentration1.reciprocal()
+        t0 = 1 - self.concentration0.reciprocal()
+        H0 = (self.concentration0 + 1).digamma() + euler_constant   # the harmonic number H_b
+        return t0 + t1 * H0 - self.concentration1.log() - self.concentration0.log()
