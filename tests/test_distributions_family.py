@@ -238,7 +238,8 @@ def test_values_and_gradients_match_torch(name, dtype):
 
 
 ICDF = ["Normal", "Uniform", "Exponential", "Laplace", "Cauchy", "HalfNormal", "HalfCauchy", "LogNormal",
-        "TransformedSigmoid"]
+        "TransformedSigmoid", "Gumbel", "Pareto", "Weibull", "Kumaraswamy", "ContinuousBernoulli",
+        "ContinuousBernoulliLogits"]
 
 
 @pytest.mark.parametrize("name", ICDF)
@@ -286,17 +287,19 @@ def moments(name, n=40000):
 
 @pytest.mark.parametrize("name", ["Normal", "Uniform", "Exponential", "Gamma", "Chi2", "Beta", "Laplace",
                                   "HalfNormal", "LogNormal", "StudentT", "Dirichlet", "Poisson", "Bernoulli",
-                                  "Binomial", "Multinomial", "NegativeBinomial", "MVNScaleTril"])
+                                  "Binomial", "Multinomial", "NegativeBinomial", "MVNScaleTril", "Geometric",
+                                  "Gumbel", "Weibull", "Kumaraswamy", "InverseGamma", "ContinuousBernoulli",
+                                  "OneHotCategorical", "LowRankMVN", "MixtureNormal", "WishartScaleTril"])
 def test_sample_moments(name):
     ours, s = moments(name)
     n = s.shape[0]
     mean, var = ours.mean.detach().numpy(), ours.variance.detach().numpy()
     sm = s.numpy().mean(0)
     # 6 standard errors of the sample mean (LogNormal/StudentT have heavy tails: wider)
-    width = 10 if name in ("LogNormal", "StudentT") else 6
+    width = 10 if name in ("LogNormal", "StudentT", "InverseGamma") else 6
     assert np.all(np.abs(sm - mean) <= width * np.sqrt(var / n) + 1e-12), (sm, mean)
     sv = s.numpy().var(0)
-    if name not in ("LogNormal", "StudentT"):
+    if name not in ("LogNormal", "StudentT", "InverseGamma"):
         np.testing.assert_allclose(sv, var, rtol=0.1, atol=1e-3)
 
 
@@ -317,7 +320,10 @@ def test_mvn_sample_covariance_and_lkj_marginals():
 
 @pytest.mark.parametrize("name", ["Normal", "Exponential", "Laplace", "Cauchy", "LogNormal", "HalfNormal",
                                   "MVNScaleTril", "MVNCovariance", "StudentT", "Gamma", "Beta",
-                                  "Dirichlet", "Chi2"])
+                                  "Dirichlet", "Chi2", "Gumbel", "Weibull", "Kumaraswamy", "InverseGamma",
+                                  "FisherSnedecor", "ContinuousBernoulli", "LowRankMVN", "LogisticNormal",
+                                  "RelaxedBernoulli", "RelaxedOneHotCategorical", "ExpRelaxedCategorical",
+                                  "WishartScaleTril"])
 def test_rsample_reparameterised_gradient(name):
     """d E[f(x)] / d theta by rsample against the same derivative by the score function (REINFORCE:
     E[f(x) d log p(x) / d theta]) on the same draws: both estimate the one true gradient."""
@@ -325,12 +331,14 @@ def test_rsample_reparameterised_gradient(name):
     gt.manual_seed(5)
     n = 30000
     x = ours.rsample((n,))
-    f = lambda x: (x.tanh() if name != "Dirichlet" else x[..., 0] ** 2)  # noqa: E731  (bounded: small variance)
+    # bounded functions: small variance (FisherSnedecor's and InverseGamma's draws are heavy-tailed)
+    f = {"Dirichlet": lambda x: x[..., 0] ** 2, "FisherSnedecor": lambda x: (-x).exp(),
+         "InverseGamma": lambda x: (-x).exp(), "WishartScaleTril": lambda x: (x / 10).tanh()}.get(name, lambda x: x.tanh())
     reparam = gt.autograd.grad(f(x).mean(0).sum(), ours_p, retain_graph=True)
     xd = x.detach()
     lp = ours.log_prob(xd)
     fx = f(xd)
-    fx = fx.sum(-1) if fx.dim() > lp.dim() else fx
+    fx = fx.reshape(tuple(lp.shape) + (-1,)).sum(-1)   # (summed over the event dims)
     score = gt.autograd.grad(((fx - fx.mean(0)) * lp).mean(0).sum(), ours_p)
     for g, h in zip(reparam, score):
         np.testing.assert_allclose(g.numpy(), h.numpy(), atol=0.05, rtol=0.2)
@@ -649,6 +657,23 @@ def raises_like(make_ours, make_theirs, exc=ValueError):
     lambda M, t: M.Binomial(t([2.5]), t([0.5])),
     lambda M, t: M.HalfNormal(t([-1.0])),
     lambda M, t: M.Poisson(t([-1.0])),
+    lambda M, t: M.Geometric(t([1.5])),
+    lambda M, t: M.Gumbel(t([0.0]), t([-1.0])),
+    lambda M, t: M.Pareto(t([1.0]), t([-1.0])),
+    lambda M, t: M.Weibull(t([-1.0]), t([1.0])),
+    lambda M, t: M.Kumaraswamy(t([1.0]), t([0.0])),
+    lambda M, t: M.InverseGamma(t([-1.0]), t([1.0])),
+    lambda M, t: M.FisherSnedecor(t([1.0]), t([-2.0])),
+    lambda M, t: M.GeneralizedPareto(t([0.0]), t([-1.0]), t([0.5])),
+    lambda M, t: M.ContinuousBernoulli(logits=t([float("nan")])),
+    lambda M, t: M.RelaxedBernoulli(t(0.5), t([1.5])),
+    lambda M, t: M.RelaxedOneHotCategorical(t(0.5), t([0.5, -0.5])),
+    lambda M, t: M.OneHotCategorical(t([0.5, -0.5])),
+    lambda M, t: M.LogisticNormal(t([0.0]), t([-1.0])),
+    lambda M, t: M.LowRankMultivariateNormal(t([0.0, 0.0]), t([[1.0], [0.0]]), t([1.0, -1.0])),
+    lambda M, t: M.VonMises(t([0.0]), t([-1.0])),
+    lambda M, t: M.Wishart(t(4.0), t([[1.0, 2.0], [2.0, 1.0]])),
+    lambda M, t: M.Wishart(t(4.0), scale_tril=t([[1.0, 1.0], [0.0, 1.0]])),
 ])
 def test_invalid_parameters_raise_torch_errors(make):
     msg = raises_like(lambda: make(D, lambda v: gt.tensor(v)), lambda: make(TD, lambda v: torch.tensor(v)))
@@ -665,6 +690,23 @@ def test_invalid_parameters_raise_torch_errors(make):
     (lambda M, t: M.Uniform(t([0.0]), t([1.0])), [2.0]),
     (lambda M, t: M.LogNormal(t([0.0]), t([1.0])), [-2.0]),
     (lambda M, t: M.Poisson(t([1.0])), [1.5]),
+    (lambda M, t: M.Geometric(t([0.5])), [-1.0]),
+    (lambda M, t: M.Pareto(t([2.0]), t([1.0])), [1.0]),
+    (lambda M, t: M.Weibull(t([2.0]), t([1.0])), [-1.0]),
+    (lambda M, t: M.Kumaraswamy(t([2.0]), t([1.0])), [1.5]),
+    (lambda M, t: M.InverseGamma(t([2.0]), t([1.0])), [0.0]),
+    (lambda M, t: M.FisherSnedecor(t([2.0]), t([1.0])), [-1.0]),
+    (lambda M, t: M.GeneralizedPareto(t([0.0]), t([1.0]), t([-0.5])), [3.0]),
+    (lambda M, t: M.ContinuousBernoulli(t([0.3])), [1.5]),
+    (lambda M, t: M.RelaxedBernoulli(t(0.5), t([0.3])), [1.5]),
+    (lambda M, t: M.RelaxedOneHotCategorical(t(0.5), t([0.3, 0.7])), [0.5, 0.6]),
+    (lambda M, t: M.OneHotCategorical(t([0.3, 0.7])), [0.5, 0.5]),
+    (lambda M, t: M.LogisticNormal(t([0.0]), t([1.0])), [0.5, 0.6]),
+    (lambda M, t: M.LowRankMultivariateNormal(t([0.0]), t([[1.0]]), t([1.0])), [float("nan")]),
+    (lambda M, t: M.VonMises(t([0.0]), t([1.0])), [float("nan")]),
+    (lambda M, t: M.Wishart(t(4.0), t([[1.0, 0.0], [0.0, 1.0]])), [[1.0, 2.0], [2.0, 1.0]]),
+    (lambda M, t: M.MixtureSameFamily(M.Categorical(t([0.5, 0.5])), M.Gamma(t([1.0, 2.0]), t([1.0, 1.0]))),
+     [-1.0]),
 ])
 def test_values_outside_support_raise_torch_errors(make, value):
     msg = raises_like(lambda: make(D, lambda v: gt.tensor(v)).log_prob(gt.tensor(value)),
