@@ -24,8 +24,8 @@ def _mvdigamma(x, p):
     torch = _torch()
     if not x.gt((p - 1) / 2).all():
         raise AssertionError("Wrong domain for multivariate digamma function.")
-    return torch.digamma(x.unsqueeze(-1)
-                         - torch.arange(p, dtype=x.dtype, device=x.device).div(2).expand(tuple(x.shape) + (-1,))).sum(-1)
+    halves = torch.arange(p, dtype=x.dtype, device=x.device).div(2).expand(tuple(x.shape) + (-1,))
+    return torch.digamma(x.unsqueeze(-1) - halves).sum(-1)
 
 
 def _clamp_above_eps(x):
@@ -188,7 +188,7 @@ class Wishart(ExponentialFamily):
         p = self._event_shape[-1]
         return (-nu * self._log_scale_det_term() - torch.mvlgamma(nu / 2, p=p)
                 + (nu - p - 1) / 2 * torch.linalg.slogdet(value).logabsdet
-                - torch.cholesky_solve(value, self._unbroadcasted_scale_tril).diagonal(dim1=-2, dim2=-1).sum(dim=-1) / 2)
+                - torch.cholesky_solve(value, self._unbroadcasted_scale_tril).diagonal(dim1=-2, dim2=-1).sum(-1) / 2)
 
     def entropy(self):
         torch = _torch()
