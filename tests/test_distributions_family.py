@@ -774,7 +774,12 @@ def test_scalar_parameters_shapes_and_reprs():
     for make in [lambda M: M.Normal(0.0, 1.0), lambda M: M.Gamma(2.0, 3.0), lambda M: M.Beta(2.0, 3.0),
                  lambda M: M.Exponential(2.0), lambda M: M.Bernoulli(0.3), lambda M: M.Poisson(2.0),
                  lambda M: M.Laplace(0.0, 1.0), lambda M: M.HalfCauchy(1.0), lambda M: M.LogNormal(0.0, 1.0),
-                 lambda M: M.StudentT(3.0), lambda M: M.Uniform(0.0, 2.0), lambda M: M.Cauchy(0.0, 1.0)]:
+                 lambda M: M.StudentT(3.0), lambda M: M.Uniform(0.0, 2.0), lambda M: M.Cauchy(0.0, 1.0),
+                 lambda M: M.Gumbel(0.0, 1.0), lambda M: M.Pareto(1.0, 2.0), lambda M: M.Weibull(1.0, 2.0),
+                 lambda M: M.Kumaraswamy(1.0, 2.0), lambda M: M.Geometric(0.3), lambda M: M.FisherSnedecor(2.0, 3.0),
+                 lambda M: M.GeneralizedPareto(0.0, 1.0, 0.5), lambda M: M.ContinuousBernoulli(0.3),
+                 lambda M: M.InverseGamma(2.0, 3.0), lambda M: M.LogisticNormal(0.0, 1.0),
+                 lambda M: M.VonMises(0.0, 1.0)]:
         ours, theirs = make(D), make(TD)
         assert ours.batch_shape == tuple(theirs.batch_shape) and repr(ours) == repr(theirs)
         assert ours.sample().shape == tuple(theirs.sample().shape)
