@@ -76,6 +76,13 @@ def current():
     return getattr(_active, "capture", None)
 
 
+def compiling():
+    """``torch.compiler.is_compiling()``: capturing a function now, or replaying a captured one
+    (``replay.py`` runs the function's Python again, and it must take the paths it took when captured:
+    Adam's step keeps its step count a tensor under either)."""
+    return getattr(_active, "capture", None) is not None or getattr(_active, "replaying", 0) > 0
+
+
 def user_frame():
     """The innermost frame outside glasstorch: where the user's code made the call."""
     f = sys._getframe(1)
@@ -198,6 +205,7 @@ class Capture:
         self.modules = []            # the modules whose parameters/flags the trace may have read
         self.call = None
         self.paused = 0              # inside a torch.compiler.disable'd function: not captured
+        self.hidden = 0              # an optimizer's state being created: not captured, nor recorded for replay
         self.grad_enabled = _state.enabled
         self.optimizers = []         # (optimizer, its state when the call began): guarded (guards.py)
         self.grad_of = {}            # id(a .grad the function read) -> the tensor it is the gradient of
@@ -248,24 +256,58 @@ class Capture:
         """An optimizer the function uses (an argument, or ``opt`` of ``torch.compile(opt.step)``): its
         parameters and state tensors are graph inputs read by identity, and what its step's Python
         decided from -- hyperparameters, which parameters have state and which have a ``.grad`` -- is
-        guarded as it was when the call began (a first step creates the state: the next call
-        recompiles, as torch's guards on the optimizer do)."""
+        guarded as it was when the call began (the state a first step creates: as it was when the
+        step began, see :meth:`optimizer_step_begins`)."""
         if any(o is opt for o, _ in self.optimizers):
             return
         groups = [{k: v for k, v in g.items() if k != "params"} for g in opt.param_groups]
         params = [p for g in opt.param_groups for p in g["params"]]
-        state = [(p, dict(opt.state[p])) for p in params if p in opt.state]
-        self.optimizers.append((opt, {"groups": groups, "params": [list(g["params"]) for g in opt.param_groups],
-                                      "state": state, "has_grad": [p._grad is not None for p in params]}))
+        snapshot = {"groups": groups, "params": [list(g["params"]) for g in opt.param_groups],
+                    "has_grad": [p._grad is not None for p in params]}
+        self.optimizers.append((opt, snapshot))
         for i, p in enumerate(params):
             if id(p) not in self.free:
                 self.free[id(p)] = (f"param{i}", p)
                 self.refs.setdefault(id(p), (("free", p), p))
+        self._note_optimizer_state(opt, snapshot)
+
+    def _note_optimizer_state(self, opt, snapshot):
+        params = [p for g in opt.param_groups for p in g["params"]]
+        snapshot["state"] = state = [(p, dict(opt.state[p])) for p in params if p in opt.state]
         for i, (p, entries) in enumerate(state):
             for key, t in entries.items():
                 if isinstance(t, Tensor) and id(t) not in self.free:
                     self.free[id(t)] = (f"state{i}_{key}", t)
                     self.refs.setdefault(id(t), (("free", t), t))
+
+    def optimizer_step_begins(self, opt):
+        """An optimizer's ``step`` is about to run (its wrapper says so, ``optim/optimizer.py``): create
+        the state a first step creates -- Adam's ``step``, ``exp_avg``, ``exp_avg_sq`` of each parameter
+        with a gradient, the optimizer's ``_init_state`` -- now, neither captured nor recorded, as
+        torch's dynamo runs an optimizer's ``_init_group`` eagerly before it traces the step. The state
+        is then an input of the graph and guarded as the step found it, so a first step is captured as
+        the steady one: ``torch.compile(opt.step)`` and a whole training step that calls ``opt.step()``
+        compile once, from the first call (the step itself would have made exactly this state, for the
+        parameters ``_params_with_grad`` gives whose state is empty: eager's results stay)."""
+        init = getattr(opt, "_init_state", None)
+        if self.paused or init is None:
+            return
+        takes_group = init.__code__.co_argcount > 2
+        created = False
+        self.hidden += 1
+        self.paused += 1
+        try:
+            for group in opt.param_groups:
+                for p in opt._params_with_grad(group):
+                    if not opt.state.get(p):
+                        init(p, group) if takes_group else init(p)
+                        created = True
+        finally:
+            self.hidden -= 1
+            self.paused -= 1
+        if created:
+            self.note_optimizer(opt)
+            self._note_optimizer_state(opt, next(s for o, s in self.optimizers if o is opt))
 
     def module_called(self, module):
         """A module's forward is about to run: note it; its hooks (Python the graph would not run
@@ -399,6 +441,8 @@ class Capture:
     # -- the function level ------------------------------------------------------------------
     def on_function(self, func, args, kwargs):
         """A public call: capture it (``_on_function``) and write down its record for replay."""
+        if self.hidden:
+            return func(*args, **kwargs)
         record = CallRecord(func, self.ref_template((args, kwargs)), self.graph_index)
         self.records.append(record)
         k = len(self.records) - 1
@@ -420,8 +464,12 @@ class Capture:
             record.out_nodes = [self.values[id(t)][0] for t in outs]
             record.result = _positions(result, outs)
             record.inplace = inplace
-        elif in_graph and (outs or mutated):
-            record.diverge = True            # (a call the graph holds but replay cannot hand back)
+        elif in_graph and (outs or mutated) and not (
+                not mutated and len(outs) == 1 and self.grad_of.get(id(outs[0]), (None,))[0] is not None
+                and self.grad_of[id(outs[0])][0]._grad is outs[0]):
+            # (a call the graph holds but replay cannot hand back; a `.grad` read is not one: replay runs it,
+            # the graph reads the same gradient from its owner, and later calls are matched against it)
+            record.diverge = True
         return result
 
     def ref_template(self, value):
@@ -847,7 +895,6 @@ def capture(fn, args, kwargs, modules=(), fullgraph=False):
     """Run ``fn(*args, **kwargs)`` eagerly under capture. Returns (its result, the Capture)."""
     from ..nn.modules.module import register_module_forward_pre_hook
     owner = getattr(fn, "__self__", None)      # torch.compile(opt.step), torch.compile(model.forward)
-    _init_optimizer_state(owner, fn)
     cap = Capture(args, kwargs, tuple(modules) + ((owner,) if owner is not None else ()), fullgraph)
     handle = register_module_forward_pre_hook(lambda module, inputs: cap.module_called(module))
     _active.capture = cap
@@ -859,27 +906,6 @@ def capture(fn, args, kwargs, modules=(), fullgraph=False):
         _active.capture = None
         handle.remove()
     return result, cap
-
-
-def _init_optimizer_state(owner, fn):
-    """``torch.compile(opt.step)``: create the state the step is about to create (Adam's ``step``,
-    ``exp_avg``, ``exp_avg_sq`` of each parameter with a gradient: the optimizer's ``_init_state``)
-    before the capture runs, as torch's dynamo runs an optimizer's ``_init_group`` eagerly before it
-    traces the step. The state is then an input of the graph from the first step on: the first step
-    is captured without a break (its ``zeros_like`` and ``tensor(0.)`` are not ops the capture holds),
-    and the second finds the state the guards expect. The step would make exactly this state (for
-    the parameters ``_params_with_grad`` gives, those whose state is empty), so eager's results stay.
-    (A function that calls ``opt.step()`` among other things is not known to step before it runs:
-    there the first call still breaks, and the second captures the steady step; see docs/compile.md.)"""
-    from ..optim.optimizer import Optimizer
-    init = getattr(owner, "_init_state", None)
-    if not isinstance(owner, Optimizer) or init is None or getattr(fn, "__name__", None) != "step":
-        return
-    takes_group = init.__code__.co_argcount > 2
-    for group in owner.param_groups:
-        for p in owner._params_with_grad(group):
-            if not owner.state.get(p):
-                init(p, group) if takes_group else init(p)
 
 
 def _func_name(func):
@@ -928,4 +954,4 @@ def _meta(t):
             "contiguous": bool(getattr(t._data, "flags", None) is not None and t._data.flags.c_contiguous)}
 
 
-__all__ = ["capture", "Capture", "GraphBreak", "CallRecord", "Ref", "tracing"]
+__all__ = ["capture", "Capture", "GraphBreak", "CallRecord", "Ref", "tracing", "compiling"]

@@ -41,7 +41,7 @@ from .._tensor import _wrap
 from ..fx.graph import for_each_node
 from ..overrides import TorchFunctionMode
 from . import codegen
-from .capture import Ref, _flat_tensors, _refs
+from .capture import Ref, _active, _flat_tensors, _refs
 from .guards import alias_pattern
 from .writeback import input_reader, write_back
 
@@ -128,14 +128,13 @@ class Replay:
         self.records = cap.records
         self.segments = [Segment(graph, inputs, written) for (graph, inputs), written in zip(cap.closed, cap.mutations)]
         self.breaks = cap.breaks
-        # the calls whose results a later call, graph or the result reads by ("call", k, j)
+        # the calls whose results a later call (its matcher, if a graph holds it), a graph or the result reads by ("call", k, j)
         self.kept_calls = set()
         for segment in self.segments:
             self.kept_calls.update(s[1] for _, s in segment.inputs if s[0] == "call")
         read = set()
         for rec in self.records:
-            if rec.out_nodes is None:
-                _refs(rec.args, read)
+            _refs(rec.args, read)
         self.kept_calls.update(key[1] for key in read if key[0] == "call")
         self.kept_calls.update(k for k, rec in enumerate(self.records) if rec.out_nodes is not None)
         # the last call a graph holds: after it, replay retires its mode (the rest runs unwatched)
@@ -159,8 +158,13 @@ class Replay:
 
     def __call__(self, fn, args, kwargs):
         state = _Run(self, args, kwargs)
-        with _ReplayMode(state):
-            return fn(*args, **kwargs)
+        # (the Python runs again as when it was captured: torch.compiler.is_compiling() answers True)
+        _active.replaying = getattr(_active, "replaying", 0) + 1
+        try:
+            with _ReplayMode(state):
+                return fn(*args, **kwargs)
+        finally:
+            _active.replaying -= 1
 
     @property
     def code(self):

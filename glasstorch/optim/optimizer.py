@@ -107,7 +107,13 @@ def _compiling():
     """``torch.compiler.is_compiling()`` (torch's ``_get_value`` asks it), without importing the
     compiler: ``glasstorch/_dynamo`` is loaded only by a program that compiles."""
     capture = sys.modules.get("glasstorch._dynamo.capture")
-    return capture is not None and capture.tracing()
+    return capture is not None and capture.compiling()
+
+
+def _capture_running():
+    """The capture of ``torch.compile`` running now, or None (see ``_compiling``)."""
+    capture = sys.modules.get("glasstorch._dynamo.capture")
+    return None if capture is None else capture.current()
 
 
 def _to_scalar(value):
@@ -194,6 +200,11 @@ def _with_step_hooks(step):
                 else:
                     raise RuntimeError(
                         f"{step} must return None or a tuple of (new_args, new_kwargs), but got {result}.")
+        capture = _capture_running()
+        if capture is not None:
+            # (torch.compile: the state a first step creates is made before the step is traced, as torch's
+            # dynamo runs _init_group first, so the graph reads it as an input from the first call on)
+            capture.optimizer_step_begins(self)
         out = step(*args, **kwargs)
         self._opt_called = True
         for post_hook in chain(self._optimizer_step_post_hooks.values(), _global_optimizer_post_hooks.values()):
