@@ -1238,14 +1238,19 @@ def test_a_whole_training_step_with_a_stateful_optimizer_compiles_once_from_its_
     # reuse it (no recompile), running both graphs (the optimizer's update too) as generated code. Losses,
     # gradients, parameters and the optimizer's state (values and versions) equal eager's step after step
     from glasstorch._dynamo import replay
-    ran = []
-    run_segment = replay._Run._run_segment
+    ran, calls = [], []
+    run_segment, call = replay._Run._run_segment, replay._Run.call
 
     def counted(self, index):
         values = run_segment(self, index)
         ran.append((index, values is not None))
         return values
+
+    def counted_call(self, mode, func, args, kwargs):
+        calls.append(func)
+        return call(self, mode, func, args, kwargs)
     monkeypatch.setattr(replay._Run, "_run_segment", counted)
+    monkeypatch.setattr(replay._Run, "call", counted_call)
     xs, ys = _data(n=8)
     models = [_mlp(gt), _mlp(gt)]
     opts = [make(gt, m.parameters()) for m in models]
@@ -1253,6 +1258,7 @@ def test_a_whole_training_step_with_a_stateful_optimizer_compiles_once_from_its_
     for i in range(4):
         want = _train_step(models[0], opts[0], gt.tensor(xs), gt.tensor(ys))
         ran.clear()
+        calls.clear()
         got = step(models[1], opts[1], gt.tensor(xs), gt.tensor(ys))
         np.testing.assert_allclose(got.item(), want.item(), rtol=1e-6)
         for p, q in zip(models[0].parameters(), models[1].parameters()):
@@ -1264,8 +1270,11 @@ def test_a_whole_training_step_with_a_stateful_optimizer_compiles_once_from_its_
                 assert opts[1].state[q][key]._version == a._version, key
         assert len(step.cache) == 1, [c.guards.source for c in step.cache]
         assert ran == ([] if i == 0 else [(0, True), (1, True)])    # (the first call is the capture run)
-    assert got.grad_fn.name() == "CompiledFunctionBackward"
+    # the graph holds the whole step: replay runs it and skips the step's Python (its many calls)
     entry = step.cache[0]
+    [(k0, (k1, opt))] = entry.replay.step_ranges.items()
+    assert opt is opts[1] and k1 - k0 > 8 and len(calls) < len(entry.replay.records) - (k1 - k0) + 2
+    assert got.grad_fn.name() == "CompiledFunctionBackward"
     assert len(entry.breaks) == 1 and "backward" in entry.breaks[0].reason
     assert "exp_avg" in step.code.split("# graph 2 of 2")[1] or "square_avg" in step.code.split("# graph 2 of 2")[1]
     fresh = _mlp(gt)

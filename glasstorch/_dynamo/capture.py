@@ -76,6 +76,12 @@ def current():
     return getattr(_active, "capture", None)
 
 
+def step_handler():
+    """What runs an optimizer's step now: the capture (:meth:`Capture.optimizer_step`), a replay
+    (``replay._Run.optimizer_step``), or None (plain eager)."""
+    return getattr(_active, "capture", None) or getattr(_active, "run", None)
+
+
 def compiling():
     """``torch.compiler.is_compiling()``: capturing a function now, or replaying a captured one
     (``replay.py`` runs the function's Python again, and it must take the paths it took when captured:
@@ -99,6 +105,9 @@ def user_frame():
 # runs again after the graph, at every call (a graph that skipped `p.grad = None` would accumulate the
 # next backward into the old gradient)
 _PYTHON_SIDE_EFFECTS = frozenset({"Optimizer.zero_grad", "Module.zero_grad", "Tensor.grad.__set__"})
+# calls inside an optimizer's step that replay may skip with it: they change nothing (grad mode is set
+# back by the step itself)
+_SKIPPABLE_IN_STEP = frozenset({"Tensor.grad.__get__", "_set_grad_enabled"}) | (_METADATA - _INPLACE_METADATA)
 
 
 class Bound:
@@ -206,6 +215,8 @@ class Capture:
         self.call = None
         self.paused = 0              # inside a torch.compiler.disable'd function: not captured
         self.hidden = 0              # an optimizer's state being created: not captured, nor recorded for replay
+        self.stepping = 0            # inside an optimizer's step
+        self.step_ranges = {}        # k0 -> (k1, optimizer): records k0..k1-1 are one step a graph holds whole
         self.grad_enabled = _state.enabled
         self.optimizers = []         # (optimizer, its state when the call began): guarded (guards.py)
         self.grad_of = {}            # id(a .grad the function read) -> the tensor it is the gradient of
@@ -279,6 +290,30 @@ class Capture:
                 if isinstance(t, Tensor) and id(t) not in self.free:
                     self.free[id(t)] = (f"state{i}_{key}", t)
                     self.refs.setdefault(id(t), (("free", t), t))
+
+    def optimizer_step(self, opt, step, args, kwargs):
+        """``opt.step()`` under capture (its wrapper calls this, ``optim/optimizer.py``): the state is
+        made first (:meth:`optimizer_step_begins`), then the step runs, its calls captured as any
+        others. Where the graph holds the whole step -- no break, nothing returned, each call either
+        in the graph or a read that changes nothing (``p.grad``, grad mode) -- its records are marked
+        as one range: replay then runs the graph for them and skips the step's Python (hundreds of
+        calls for a Transformer's Adam, each a lookup otherwise)."""
+        self.optimizer_step_begins(opt)
+        if self.paused or self.hidden or len(args) > 1 or kwargs:      # (a closure: its Python must run)
+            return step(*args, **kwargs)
+        k0, breaks, graph = len(self.records), len(self.breaks), self.graph
+        self.stepping += 1
+        try:
+            result = step(*args, **kwargs)
+        finally:
+            self.stepping -= 1
+        index = self.graph_index
+        if result is None and len(self.breaks) == breaks and self.graph is graph and len(self.records) > k0 and all(
+                rec.graph == index and not rec.diverge and (
+                    rec.out_nodes is not None or _func_name(rec.func) in _SKIPPABLE_IN_STEP)
+                for rec in self.records[k0:]):
+            self.step_ranges[k0] = (len(self.records), opt)
+        return result
 
     def optimizer_step_begins(self, opt):
         """An optimizer's ``step`` is about to run (its wrapper says so, ``optim/optimizer.py``): create
@@ -375,7 +410,10 @@ class Capture:
         if key in self.arg_paths:
             source = ("arg", self.arg_paths[key], t)
             name = self.arg_paths[key].replace("args[", "arg").replace("kwargs[", "kw").replace("'", "")
-        elif self.broken and ref is not None and ref[1] is t and ref[0][0] == "call":
+        elif self.broken and ref is not None and ref[1] is t and ref[0][0] == "call" and not (
+                self.stepping and owner is not None and owner[0]._grad is t):
+            # (inside an optimizer's step a gradient is read from its parameter, not from the call that read
+            # it: replay may skip the step's Python, see optimizer_step)
             # after a break: a tensor an earlier public call returned (replay.py finds it at run time)
             source = ("call", ref[0][1], ref[0][2], t)
             name = f"call{ref[0][1]}_{ref[0][2]}"
