@@ -958,3 +958,25 @@ class WrongSquare(gt.autograd.Function):
     def backward(ctx, grad):
         (a,) = ctx.saved_tensors
         return grad * a  # missing the factor 2
+
+
+@pytest.mark.parametrize("lib", [torch, gt], ids=["torch", "glasstorch"])
+def test_an_accumulated_gradient_it_cannot_take_over_gets_the_leafs_layout(lib):
+    # AccumulateGrad copies a gradient it cannot steal (here the transposed view mm's backward makes, under a
+    # dispatch mode, where the engine works on Tensors) with the leaf's strides: torch's clone_obey_contract.
+    # (torch.compile's capture run is such a backward: its Adam graph then reads row-major gradients, as later
+    # calls give them)
+    import importlib
+    dispatch = importlib.import_module(lib.__name__ + ".utils._python_dispatch")
+
+    class PassThrough(dispatch.TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            return func(*args, **(kwargs or {}))
+    x = lib.ones(5, 4)
+    w = lib.ones(8, 4, requires_grad=True)
+    wt = lib.ones(4, 8).t().detach().requires_grad_()      # a leaf laid out column-major
+    with PassThrough():
+        (x @ w.t()).sum().backward()
+        (x @ wt.t()).sum().backward()
+    assert w.grad.stride() == (4, 1) and wt.grad.stride() == (1, 8)
+    assert w.grad.sum().item() == wt.grad.sum().item() == 160.0

@@ -1225,6 +1225,84 @@ def test_an_optimizers_first_compiled_step_is_captured_without_a_break(make):
         == (1, 0)
 
 
+@pytest.mark.parametrize("make", [
+    lambda lib, ps: lib.optim.Adam(ps, lr=0.01),
+    lambda lib, ps: lib.optim.Adam(ps, lr=0.01, amsgrad=True),
+    lambda lib, ps: lib.optim.AdamW(ps, lr=0.01, weight_decay=0.1),
+    lambda lib, ps: lib.optim.RMSprop(ps, lr=0.01),
+], ids=["adam", "adam_amsgrad", "adamw", "rmsprop"])
+def test_a_whole_training_step_with_a_stateful_optimizer_compiles_once_from_its_first_call(make, monkeypatch, request):
+    # zero_grad, forward, backward, step compiled as one function, called first on a fresh optimizer: the state
+    # the first step creates is made before the step is captured (as torch's dynamo runs _init_group first), so
+    # the first call captures the steady step -- torch's two graphs and one break (backward) -- and later calls
+    # reuse it (no recompile), running both graphs (the optimizer's update too) as generated code. Losses,
+    # gradients, parameters and the optimizer's state (values and versions) equal eager's step after step
+    from glasstorch._dynamo import replay
+    ran, calls = [], []
+    run_segment, call = replay._Run._run_segment, replay._Run.call
+
+    def counted(self, index):
+        values = run_segment(self, index)
+        ran.append((index, values is not None))
+        return values
+
+    def counted_call(self, mode, func, args, kwargs):
+        calls.append(func)
+        return call(self, mode, func, args, kwargs)
+    monkeypatch.setattr(replay._Run, "_run_segment", counted)
+    monkeypatch.setattr(replay._Run, "call", counted_call)
+    xs, ys = _data(n=8)
+    models = [_mlp(gt), _mlp(gt)]
+    opts = [make(gt, m.parameters()) for m in models]
+    step = gt.compile(_train_step)
+    for i in range(4):
+        want = _train_step(models[0], opts[0], gt.tensor(xs), gt.tensor(ys))
+        ran.clear()
+        calls.clear()
+        got = step(models[1], opts[1], gt.tensor(xs), gt.tensor(ys))
+        np.testing.assert_allclose(got.item(), want.item(), rtol=1e-6)
+        for p, q in zip(models[0].parameters(), models[1].parameters()):
+            np.testing.assert_allclose(q.grad.numpy(), p.grad.numpy(), rtol=1e-5, atol=1e-6)
+            np.testing.assert_allclose(q.detach().numpy(), p.detach().numpy(), rtol=1e-5, atol=1e-6)
+            assert sorted(opts[1].state[q]) == sorted(opts[0].state[p])
+            for key, a in opts[0].state[p].items():
+                np.testing.assert_allclose(opts[1].state[q][key].numpy(), a.numpy(), rtol=1e-5, atol=1e-6)
+                assert opts[1].state[q][key]._version == a._version, key
+        assert len(step.cache) == 1, [c.guards.source for c in step.cache]
+        assert ran == ([] if i == 0 else [(0, True), (1, True)])    # (the first call is the capture run)
+    # the graph holds the whole step: replay runs it and skips the step's Python (its many calls)
+    entry = step.cache[0]
+    [(k0, (k1, opt))] = entry.replay.step_ranges.items()
+    assert opt is opts[1] and k1 - k0 > 8 and len(calls) < len(entry.replay.records) - (k1 - k0) + 2
+    assert got.grad_fn.name() == "CompiledFunctionBackward"
+    assert len(entry.breaks) == 1 and "backward" in entry.breaks[0].reason
+    assert "exp_avg" in step.code.split("# graph 2 of 2")[1] or "square_avg" in step.code.split("# graph 2 of 2")[1]
+    fresh = _mlp(gt)
+    report = gt._dynamo.explain(_train_step)(fresh, make(gt, fresh.parameters()), gt.tensor(xs), gt.tensor(ys))
+    assert (report.graph_count, report.graph_break_count) == (2, 1)
+    if request.node.callspec.id == "adam":
+        # torch: the same counts on the first call, and no recompile after it
+        import torch._dynamo.testing
+        t_model = _mlp(torch)
+        t_opt = make(torch, t_model.parameters())
+
+        def t_train_step(model, opt, x, y):
+            opt.zero_grad()
+            loss = torch.nn.functional.cross_entropy(model(x), y)
+            loss.backward()
+            opt.step()
+            return loss
+        t_fresh = _mlp(torch)
+        t_report = torch._dynamo.explain(t_train_step)(t_fresh, make(torch, t_fresh.parameters()),
+                                                       torch.tensor(xs), torch.tensor(ys))
+        assert (t_report.graph_count, t_report.graph_break_count) == (2, 1)
+        counter = torch._dynamo.testing.CompileCounter()
+        t_step = torch.compile(t_train_step, backend=counter)
+        for _ in range(3):
+            t_step(t_model, t_opt, torch.tensor(xs), torch.tensor(ys))
+        assert counter.frame_count == 2           # (the step's two graphs, captured once)
+
+
 def _aliased_inputs():
     """(a, b) pairs: distinct, one tensor twice, a view of the other, two slices of one array, distinct."""
     def twice():

@@ -76,6 +76,19 @@ def current():
     return getattr(_active, "capture", None)
 
 
+def step_handler():
+    """What runs an optimizer's step now: the capture (:meth:`Capture.optimizer_step`), a replay
+    (``replay._Run.optimizer_step``), or None (plain eager)."""
+    return getattr(_active, "capture", None) or getattr(_active, "run", None)
+
+
+def compiling():
+    """``torch.compiler.is_compiling()``: capturing a function now, or replaying a captured one
+    (``replay.py`` runs the function's Python again, and it must take the paths it took when captured:
+    Adam's step keeps its step count a tensor under either)."""
+    return getattr(_active, "capture", None) is not None or getattr(_active, "replaying", 0) > 0
+
+
 def user_frame():
     """The innermost frame outside glasstorch: where the user's code made the call."""
     f = sys._getframe(1)
@@ -92,6 +105,9 @@ def user_frame():
 # runs again after the graph, at every call (a graph that skipped `p.grad = None` would accumulate the
 # next backward into the old gradient)
 _PYTHON_SIDE_EFFECTS = frozenset({"Optimizer.zero_grad", "Module.zero_grad", "Tensor.grad.__set__"})
+# calls inside an optimizer's step that replay may skip with it: they change nothing (grad mode is set
+# back by the step itself)
+_SKIPPABLE_IN_STEP = frozenset({"Tensor.grad.__get__", "_set_grad_enabled"}) | (_METADATA - _INPLACE_METADATA)
 
 
 class Bound:
@@ -198,6 +214,9 @@ class Capture:
         self.modules = []            # the modules whose parameters/flags the trace may have read
         self.call = None
         self.paused = 0              # inside a torch.compiler.disable'd function: not captured
+        self.hidden = 0              # an optimizer's state being created: not captured, nor recorded for replay
+        self.stepping = 0            # inside an optimizer's step
+        self.step_ranges = {}        # k0 -> (k1, optimizer): records k0..k1-1 are one step a graph holds whole
         self.grad_enabled = _state.enabled
         self.optimizers = []         # (optimizer, its state when the call began): guarded (guards.py)
         self.grad_of = {}            # id(a .grad the function read) -> the tensor it is the gradient of
@@ -248,24 +267,82 @@ class Capture:
         """An optimizer the function uses (an argument, or ``opt`` of ``torch.compile(opt.step)``): its
         parameters and state tensors are graph inputs read by identity, and what its step's Python
         decided from -- hyperparameters, which parameters have state and which have a ``.grad`` -- is
-        guarded as it was when the call began (a first step creates the state: the next call
-        recompiles, as torch's guards on the optimizer do)."""
+        guarded as it was when the call began (the state a first step creates: as it was when the
+        step began, see :meth:`optimizer_step_begins`)."""
         if any(o is opt for o, _ in self.optimizers):
             return
         groups = [{k: v for k, v in g.items() if k != "params"} for g in opt.param_groups]
         params = [p for g in opt.param_groups for p in g["params"]]
-        state = [(p, dict(opt.state[p])) for p in params if p in opt.state]
-        self.optimizers.append((opt, {"groups": groups, "params": [list(g["params"]) for g in opt.param_groups],
-                                      "state": state, "has_grad": [p._grad is not None for p in params]}))
+        snapshot = {"groups": groups, "params": [list(g["params"]) for g in opt.param_groups],
+                    "has_grad": [p._grad is not None for p in params]}
+        self.optimizers.append((opt, snapshot))
         for i, p in enumerate(params):
             if id(p) not in self.free:
                 self.free[id(p)] = (f"param{i}", p)
                 self.refs.setdefault(id(p), (("free", p), p))
+        self._note_optimizer_state(opt, snapshot)
+
+    def _note_optimizer_state(self, opt, snapshot):
+        params = [p for g in opt.param_groups for p in g["params"]]
+        snapshot["state"] = state = [(p, dict(opt.state[p])) for p in params if p in opt.state]
         for i, (p, entries) in enumerate(state):
             for key, t in entries.items():
                 if isinstance(t, Tensor) and id(t) not in self.free:
                     self.free[id(t)] = (f"state{i}_{key}", t)
                     self.refs.setdefault(id(t), (("free", t), t))
+
+    def optimizer_step(self, opt, step, args, kwargs):
+        """``opt.step()`` under capture (its wrapper calls this, ``optim/optimizer.py``): the state is
+        made first (:meth:`optimizer_step_begins`), then the step runs, its calls captured as any
+        others. Where the graph holds the whole step -- no break, nothing returned, each call either
+        in the graph or a read that changes nothing (``p.grad``, grad mode) -- its records are marked
+        as one range: replay then runs the graph for them and skips the step's Python (hundreds of
+        calls for a Transformer's Adam, each a lookup otherwise)."""
+        self.optimizer_step_begins(opt)
+        if self.paused or self.hidden or len(args) > 1 or kwargs:      # (a closure: its Python must run)
+            return step(*args, **kwargs)
+        k0, breaks, graph = len(self.records), len(self.breaks), self.graph
+        self.stepping += 1
+        try:
+            result = step(*args, **kwargs)
+        finally:
+            self.stepping -= 1
+        index = self.graph_index
+        if result is None and len(self.breaks) == breaks and self.graph is graph and len(self.records) > k0 and all(
+                rec.graph == index and not rec.diverge and (
+                    rec.out_nodes is not None or _func_name(rec.func) in _SKIPPABLE_IN_STEP)
+                for rec in self.records[k0:]):
+            self.step_ranges[k0] = (len(self.records), opt)
+        return result
+
+    def optimizer_step_begins(self, opt):
+        """An optimizer's ``step`` is about to run (its wrapper says so, ``optim/optimizer.py``): create
+        the state a first step creates -- Adam's ``step``, ``exp_avg``, ``exp_avg_sq`` of each parameter
+        with a gradient, the optimizer's ``_init_state`` -- now, neither captured nor recorded, as
+        torch's dynamo runs an optimizer's ``_init_group`` eagerly before it traces the step. The state
+        is then an input of the graph and guarded as the step found it, so a first step is captured as
+        the steady one: ``torch.compile(opt.step)`` and a whole training step that calls ``opt.step()``
+        compile once, from the first call (the step itself would have made exactly this state, for the
+        parameters ``_params_with_grad`` gives whose state is empty: eager's results stay)."""
+        init = getattr(opt, "_init_state", None)
+        if self.paused or init is None:
+            return
+        takes_group = init.__code__.co_argcount > 2
+        created = False
+        self.hidden += 1
+        self.paused += 1
+        try:
+            for group in opt.param_groups:
+                for p in opt._params_with_grad(group):
+                    if not opt.state.get(p):
+                        init(p, group) if takes_group else init(p)
+                        created = True
+        finally:
+            self.hidden -= 1
+            self.paused -= 1
+        if created:
+            self.note_optimizer(opt)
+            self._note_optimizer_state(opt, next(s for o, s in self.optimizers if o is opt))
 
     def module_called(self, module):
         """A module's forward is about to run: note it; its hooks (Python the graph would not run
@@ -333,7 +410,10 @@ class Capture:
         if key in self.arg_paths:
             source = ("arg", self.arg_paths[key], t)
             name = self.arg_paths[key].replace("args[", "arg").replace("kwargs[", "kw").replace("'", "")
-        elif self.broken and ref is not None and ref[1] is t and ref[0][0] == "call":
+        elif self.broken and ref is not None and ref[1] is t and ref[0][0] == "call" and not (
+                self.stepping and owner is not None and owner[0]._grad is t):
+            # (inside an optimizer's step a gradient is read from its parameter, not from the call that read
+            # it: replay may skip the step's Python, see optimizer_step)
             # after a break: a tensor an earlier public call returned (replay.py finds it at run time)
             source = ("call", ref[0][1], ref[0][2], t)
             name = f"call{ref[0][1]}_{ref[0][2]}"
@@ -399,6 +479,8 @@ class Capture:
     # -- the function level ------------------------------------------------------------------
     def on_function(self, func, args, kwargs):
         """A public call: capture it (``_on_function``) and write down its record for replay."""
+        if self.hidden:
+            return func(*args, **kwargs)
         record = CallRecord(func, self.ref_template((args, kwargs)), self.graph_index)
         self.records.append(record)
         k = len(self.records) - 1
@@ -420,8 +502,12 @@ class Capture:
             record.out_nodes = [self.values[id(t)][0] for t in outs]
             record.result = _positions(result, outs)
             record.inplace = inplace
-        elif in_graph and (outs or mutated):
-            record.diverge = True            # (a call the graph holds but replay cannot hand back)
+        elif in_graph and (outs or mutated) and not (
+                not mutated and len(outs) == 1 and self.grad_of.get(id(outs[0]), (None,))[0] is not None
+                and self.grad_of[id(outs[0])][0]._grad is outs[0]):
+            # (a call the graph holds but replay cannot hand back; a `.grad` read is not one: replay runs it,
+            # the graph reads the same gradient from its owner, and later calls are matched against it)
+            record.diverge = True
         return result
 
     def ref_template(self, value):
@@ -847,7 +933,6 @@ def capture(fn, args, kwargs, modules=(), fullgraph=False):
     """Run ``fn(*args, **kwargs)`` eagerly under capture. Returns (its result, the Capture)."""
     from ..nn.modules.module import register_module_forward_pre_hook
     owner = getattr(fn, "__self__", None)      # torch.compile(opt.step), torch.compile(model.forward)
-    _init_optimizer_state(owner, fn)
     cap = Capture(args, kwargs, tuple(modules) + ((owner,) if owner is not None else ()), fullgraph)
     handle = register_module_forward_pre_hook(lambda module, inputs: cap.module_called(module))
     _active.capture = cap
@@ -859,27 +944,6 @@ def capture(fn, args, kwargs, modules=(), fullgraph=False):
         _active.capture = None
         handle.remove()
     return result, cap
-
-
-def _init_optimizer_state(owner, fn):
-    """``torch.compile(opt.step)``: create the state the step is about to create (Adam's ``step``,
-    ``exp_avg``, ``exp_avg_sq`` of each parameter with a gradient: the optimizer's ``_init_state``)
-    before the capture runs, as torch's dynamo runs an optimizer's ``_init_group`` eagerly before it
-    traces the step. The state is then an input of the graph from the first step on: the first step
-    is captured without a break (its ``zeros_like`` and ``tensor(0.)`` are not ops the capture holds),
-    and the second finds the state the guards expect. The step would make exactly this state (for
-    the parameters ``_params_with_grad`` gives, those whose state is empty), so eager's results stay.
-    (A function that calls ``opt.step()`` among other things is not known to step before it runs:
-    there the first call still breaks, and the second captures the steady step; see docs/compile.md.)"""
-    from ..optim.optimizer import Optimizer
-    init = getattr(owner, "_init_state", None)
-    if not isinstance(owner, Optimizer) or init is None or getattr(fn, "__name__", None) != "step":
-        return
-    takes_group = init.__code__.co_argcount > 2
-    for group in owner.param_groups:
-        for p in owner._params_with_grad(group):
-            if not owner.state.get(p):
-                init(p, group) if takes_group else init(p)
 
 
 def _func_name(func):
@@ -928,4 +992,4 @@ def _meta(t):
             "contiguous": bool(getattr(t._data, "flags", None) is not None and t._data.flags.c_contiguous)}
 
 
-__all__ = ["capture", "Capture", "GraphBreak", "CallRecord", "Ref", "tracing"]
+__all__ = ["capture", "Capture", "GraphBreak", "CallRecord", "Ref", "tracing", "compiling"]

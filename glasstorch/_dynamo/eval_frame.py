@@ -281,5 +281,5 @@ def reset():
 
 
 def is_compiling():
-    return _capture.tracing()
+    return _capture.compiling()
 

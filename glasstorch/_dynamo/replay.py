@@ -32,6 +32,10 @@ computation). Should anything compute with one (which the capture said nothing d
 instead. Where the function handles a tensor no public call made (code the mode cannot see made it,
 and may read anything), every value is kept and there are no stand-ins.
 
+An optimizer's ``step()`` that a graph holds whole is skipped whole: its wrapper hands it to
+:meth:`_Run.optimizer_step`, which runs the graph instead of the step's Python (capture.py,
+``Capture.optimizer_step``, marks such steps).
+
 After the last call a graph holds, the mode retires (``TorchFunctionMode._retired``): the rest of
 the function -- typically ``backward()`` and the optimizer step -- runs unwatched, as eagerly.
 """
@@ -41,7 +45,7 @@ from .._tensor import _wrap
 from ..fx.graph import for_each_node
 from ..overrides import TorchFunctionMode
 from . import codegen
-from .capture import Ref, _flat_tensors, _refs
+from .capture import Ref, _active, _flat_tensors, _refs
 from .guards import alias_pattern
 from .writeback import input_reader, write_back
 
@@ -128,16 +132,27 @@ class Replay:
         self.records = cap.records
         self.segments = [Segment(graph, inputs, written) for (graph, inputs), written in zip(cap.closed, cap.mutations)]
         self.breaks = cap.breaks
-        # the calls whose results a later call, graph or the result reads by ("call", k, j)
+        # the calls whose results a later call (its matcher, if a graph holds it), a graph or the result reads by ("call", k, j)
         self.kept_calls = set()
         for segment in self.segments:
             self.kept_calls.update(s[1] for _, s in segment.inputs if s[0] == "call")
         read = set()
         for rec in self.records:
-            if rec.out_nodes is None:
-                _refs(rec.args, read)
+            _refs(rec.args, read)
         self.kept_calls.update(key[1] for key in read if key[0] == "call")
         self.kept_calls.update(k for k, rec in enumerate(self.records) if rec.out_nodes is not None)
+        # optimizer steps a graph holds whole (capture.optimizer_step): k0 -> (k1, optimizer), kept where nothing
+        # outside the step reads what its calls returned (replay skips them)
+        outside = set()
+        for k, rec in enumerate(self.records):
+            keys = set()
+            _refs(rec.args, keys)
+            outside.update((key[1], k) for key in keys if key[0] == "call")
+        for segment in self.segments:
+            outside.update((s[1], None) for _, s in segment.inputs if s[0] == "call")
+        self.step_ranges = {k0: (k1, opt) for k0, (k1, opt) in cap.step_ranges.items()
+                            if not any(k0 <= made < k1 and not (reader is not None and k0 <= reader < k1)
+                                       for made, reader in outside)}
         # the last call a graph holds: after it, replay retires its mode (the rest runs unwatched)
         self.last_held = max((k for k, rec in enumerate(self.records) if rec.out_nodes is not None), default=-1)
         self._matchers = {}
@@ -159,8 +174,15 @@ class Replay:
 
     def __call__(self, fn, args, kwargs):
         state = _Run(self, args, kwargs)
-        with _ReplayMode(state):
-            return fn(*args, **kwargs)
+        # (the Python runs again as when it was captured: torch.compiler.is_compiling() answers True)
+        _active.replaying = getattr(_active, "replaying", 0) + 1
+        outer, _active.run = getattr(_active, "run", None), state
+        try:
+            with _ReplayMode(state):
+                return fn(*args, **kwargs)
+        finally:
+            _active.replaying -= 1
+            _active.run = outer
 
     @property
     def code(self):
@@ -243,6 +265,19 @@ class _Run:
         if self.diverged or k >= self.replay.last_held:
             mode._retired = True                     # (every later call runs as it is)
         return self._run(k, func, args, kwargs)
+
+    def optimizer_step(self, opt, step, args, kwargs):
+        """``opt.step()`` (its wrapper calls this, ``optim/optimizer.py``): where the capture found a graph
+        that holds the whole step (its calls ``k .. end-1``), run that graph -- its writes go back into
+        the parameters and the state -- and skip the step's Python; else run the step, call by call."""
+        entry = self.replay.step_ranges.get(self.k)
+        if self.diverged or entry is None or entry[1] is not opt or len(args) > 1 or kwargs:
+            return step(*args, **kwargs)
+        index = self.replay.records[self.k].graph
+        if index not in self.values and self._run_segment(index) is None:
+            return step(*args, **kwargs)        # (its inputs are not as captured: the calls replay one by one)
+        self.k = entry[0]
+        return None
 
     def _run(self, k, func, args, kwargs):
         result = func(*args, **kwargs)

@@ -30,7 +30,7 @@ from . import grad_mode
 from .anomaly_mode import _anomaly
 from .graph import AccumulateGrad
 from .._seam import seam
-from .._array import xp as _array_module, copy_preserving_layout
+from .._array import xp as _array_module, copy_preserving_layout, _dense
 from .._array.meta import touched as _meta_touched, MetaArray as _MetaArray, as_meta as _as_meta
 
 _ndarray = _array_module.ndarray
@@ -528,10 +528,17 @@ def _stealable(grad, var):
             and d.base is None and d.shape == var._data.shape and d.dtype == var._data.dtype)
 
 
-def _private_copy(grad):
+def _private_copy(grad, var=None):
     """A copy of ``grad`` (no history) to become a ``.grad``: torch's AccumulateGrad copies a gradient it
-    cannot take over; the copy is the engine's own work, not an op a dispatch mode sees as ``clone``."""
-    return _as_tensor(copy_preserving_layout(grad._data))
+    cannot take over; the copy is the engine's own work, not an op a dispatch mode sees as ``clone``.
+    For a leaf ``var`` it is laid out as torch's ``clone_obey_contract`` lays it out: with the leaf's
+    strides where the leaf is dense, else row-major (a weight's gradient computed as a transposed view,
+    ``(x.T @ g).T``, becomes row-major as the weight is); a retained gradient keeps its own layout."""
+    d = grad._data
+    if var is None:
+        return _as_tensor(copy_preserving_layout(d))
+    v = var._data
+    return _as_tensor(copy_preserving_layout(d, like=v) if _dense(v) else d.astype(d.dtype, order="C", copy=True))
 
 
 def _accumulate_tensor(var, grads, create_graph):
@@ -549,7 +556,7 @@ def _accumulate_tensor(var, grads, create_graph):
         elif _stealable(grad, var):
             var._grad = grad if grad._grad_fn is None and not grad._requires_grad else grad.detach()
         else:
-            var._grad = _private_copy(grad)
+            var._grad = _private_copy(grad, var)
     elif create_graph or _state.enabled or old._data.dtype != grad._data.dtype \
             or old._data.shape != grad._data.shape or not old._data.flags.writeable:
         var._grad = old + grad

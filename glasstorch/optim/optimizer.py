@@ -107,7 +107,14 @@ def _compiling():
     """``torch.compiler.is_compiling()`` (torch's ``_get_value`` asks it), without importing the
     compiler: ``glasstorch/_dynamo`` is loaded only by a program that compiles."""
     capture = sys.modules.get("glasstorch._dynamo.capture")
-    return capture is not None and capture.tracing()
+    return capture is not None and capture.compiling()
+
+
+def _step_handler():
+    """``torch.compile``'s capture or replay running now, which runs the step (see ``_with_step_hooks``),
+    or None (see ``_compiling``)."""
+    capture = sys.modules.get("glasstorch._dynamo.capture")
+    return None if capture is None else capture.step_handler()
 
 
 def _to_scalar(value):
@@ -194,7 +201,14 @@ def _with_step_hooks(step):
                 else:
                     raise RuntimeError(
                         f"{step} must return None or a tuple of (new_args, new_kwargs), but got {result}.")
-        out = step(*args, **kwargs)
+        handler = _step_handler()
+        if handler is None:
+            out = step(*args, **kwargs)
+        else:
+            # torch.compile: the capture makes the state a first step creates before the step is traced, as
+            # torch's dynamo runs _init_group first (the graph reads it as an input from the first call on);
+            # replay runs the graph that holds the whole step instead of its Python
+            out = handler.optimizer_step(self, step, args, kwargs)
         self._opt_called = True
         for post_hook in chain(self._optimizer_step_post_hooks.values(), _global_optimizer_post_hooks.values()):
             post_hook(self, args, kwargs)
