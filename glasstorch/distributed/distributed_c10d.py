@@ -147,6 +147,7 @@ class ProcessGroup:
         self._check_comm = comm.Dup()   # the checks' own: never waits behind, or mixes with, data
         self._exchange = _persistent_allgather(self._check_comm, self._signature, self._signatures)
         self._body = None           # the signature bytes the row holds after its sequence number
+        self._key = None            # the key those bytes were last written for (see _start_check)
         self._abandoned = []        # (communicator, requests, buffers) left running after a mismatch
 
     def rank(self):
@@ -199,14 +200,13 @@ class ProcessGroup:
         if not self._check_alongside:
             overlap_on = None
         if checking and overlap_on is None:
-            self._end_check(self._start_check(kind, signature() if callable(signature) else signature), what)
+            self._end_check(self._start_check(kind, signature), what)
         try:
             requests = start()
         except self._world.MPI.Exception as e:
             raise DistBackendError(f"{what} failed in MPI on rank {self._world.rank}: {e.Get_error_string()}") from None
         if checking and overlap_on is not None:   # the data first, then the check (their communicators differ)
-            self._end_check(self._start_check(kind, signature() if callable(signature) else signature), what,
-                            requests, overlap_on)
+            self._end_check(self._start_check(kind, signature), what, requests, overlap_on)
         if async_op:
             return Work(self, requests, what, finish)
         if len(requests) == 1:   # most collectives: straight to the wait, fewest calls on the way
@@ -216,6 +216,30 @@ class ProcessGroup:
         if finish is not None:
             finish()
         return None
+
+    def _in_place(self, kind, key, signature, detail, start, *args):
+        """The usual call, blocking, of a collective that is one MPI operation on one contiguous array
+        (``all_reduce``, ``broadcast``): what :meth:`_run` does, on its shortest path, since after a
+        large transfer every line of Python runs on cold caches (bench/README.md, stop 24). The
+        signature row is rewritten only when ``key`` (a tuple of the collective, the array's shape
+        and dtype, its op or root) differs from the last check's, and nothing is made per call but
+        the description and the request. ``start(*args)`` starts the operation."""
+        self._seq += 1
+        what = _What(kind, self._seq, detail, self._where)
+        if self._checked and self._size > 1:
+            if self._check_alongside:
+                return self._run_alongside(kind, signature, what, start, args)
+            self._end_check(self._start_check(kind, signature, key), what)
+        try:
+            request = start(*args)
+        except self._world.MPI.Exception as e:
+            raise DistBackendError(f"{what} failed in MPI on rank {self._world.rank}: {e.Get_error_string()}") from None
+        _mpi.wait(self._world, request.Test, what, self._ranks, self._timeout_s)
+
+    def _run_alongside(self, kind, signature, what, start, args):
+        """:meth:`_in_place` with the check alongside the data (``_check_alongside``)."""
+        self._seq -= 1   # _run counts it again
+        return self._run(kind, signature, what._detail, lambda: [start(*args)], overlap_on=args[1])
 
     def _wait(self, requests, what, timeout=None, statuses=None):
         """Complete MPI ``requests`` (see ``_mpi.wait``: a failed or departed rank, or the timeout, ends it)."""
@@ -231,7 +255,7 @@ class ProcessGroup:
         _mpi.wait(self._world, done, what, self._ranks, seconds)
 
     # -- the check that every rank runs the same collective ---------------------------------------
-    def _start_check(self, kind, signature):
+    def _start_check(self, kind, signature, key=None):
         """Start the all-gather of every rank's signature (on the checks' own communicator); returns its request.
 
         This runs before every collective, right after the previous one moved its data: from a
@@ -241,14 +265,19 @@ class ProcessGroup:
         two arrays of an ``Iallgather``; bench/README.md). So the path is kept short: the row's
         bytes after the sequence number are made once per (collective, signature) and rewritten
         only when they change, and the all-gather is a persistent request made once per group
-        (MPI-4's ``Allgather_init``) that each check only restarts."""
-        body = _SIGNATURE_ROWS.get((kind, *signature))
-        if body is None:
-            body = _signature_row(kind, signature)
-        row = self._signature_bytes
-        if body is not self._body:
-            row[_SEQ.size:] = self._body = body
-        _SEQ.pack_into(row, 0, self._seq)
+        (MPI-4's ``Allgather_init``) that each check only restarts. ``key`` (optional, from
+        :meth:`_in_place`): a cheap tuple that determines the signature; while it stays what it was
+        at the last check, ``signature`` (then a function) is not even called."""
+        if key is None or key != self._key:
+            if callable(signature):
+                signature = signature()
+            body = _SIGNATURE_ROWS.get((kind, *signature))
+            if body is None:
+                body = _signature_row(kind, signature)
+            if body is not self._body:
+                self._signature_bytes[_SEQ.size:] = self._body = body
+            self._key = key
+        _SEQ.pack_into(self._signature_bytes, 0, self._seq)
         exchange = self._exchange
         if exchange is None:
             return self._check_comm.Iallgather(self._signature, self._signatures)
@@ -729,9 +758,11 @@ _OPS_ACCEPTED = {}  # (op, dtype) pairs _check_op accepted: the next call with t
 
 
 def _reduce_ops(op, t, name):
-    """(``op`` as a RedOpType, MPI's operation for it on ``t``), after torch's checks; remembered
-    per (op, dtype), so that a collective run again looks both up at once. (MPI's operation is
-    None before MPI is loaded: the caller's next step then raises, the group not being initialised.)"""
+    """(``op`` as a RedOpType, MPI's operation for it on ``t``, whether MPI reduces ``t``'s array as it
+    is: no AVG's division after, no 16-bit float staged through float32), after torch's checks;
+    remembered per (op, dtype), so that a collective run again looks all up at once. (MPI's
+    operation is None before MPI is loaded: the caller's next step then raises, the group not being
+    initialised.)"""
     try:
         return _REDUCE_OPS[op, t._data.dtype]
     except (KeyError, TypeError):
@@ -739,8 +770,8 @@ def _reduce_ops(op, t, name):
     checked = _check_op(op, t, name)
     world = _mpi.current()
     if world is None:
-        return checked, None
-    ops = checked, _mpi_op(world.MPI, checked, t)
+        return checked, None, False
+    ops = checked, _mpi_op(world.MPI, checked, t), checked != ReduceOp.AVG and t.dtype not in _STAGED
     try:
         _REDUCE_OPS[op, t._data.dtype] = ops
     except TypeError:
@@ -748,7 +779,7 @@ def _reduce_ops(op, t, name):
     return ops
 
 
-_REDUCE_OPS = {}   # (op, NumPy dtype) -> (RedOpType, MPI.Op), for the checks passed
+_REDUCE_OPS = {}   # (op, NumPy dtype) -> (RedOpType, MPI.Op, direct), for the checks passed
 
 
 def _check_op(op, t, name):
@@ -843,24 +874,25 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     ``ReduceOp.AVG`` sums, then divides by the group's size.
     """
     _check_single_tensor(tensor, "tensor")
-    op, mpi_op = _reduce_ops(op, tensor, "all_reduce")
+    op, mpi_op, direct = _reduce_ops(op, tensor, "all_reduce")
     pg = _resolve(group)
     if pg is None:
         return _not_member("all_reduce")
+    data = tensor._data
+    if direct and not async_op and data.flags.c_contiguous:   # the usual call: reduced in place, no finish step
+        pg._in_place("all_reduce", ("all_reduce", data.shape, data.dtype, op), lambda: _tensor_signature(tensor, op=op),
+                     lambda: _shape_text(tensor), pg._comm.Iallreduce, pg._world.MPI.IN_PLACE, data, mpi_op)
+        tensor._vc.version += 1
+        return None
     MPI = pg._world.MPI
     buf, copied = _buffer(tensor)
-    if copied or op == ReduceOp.AVG or async_op:
-        def finish():
-            if op == ReduceOp.AVG:
-                buf[...] /= pg._size
-            _write_back(tensor, buf) if copied else _bump(tensor)
-    else:
-        finish = None   # the usual case: only the version to bump, right here (one call fewer)
-    work = pg._run("all_reduce", lambda: _tensor_signature(tensor, op=op), lambda: _shape_text(tensor),
+
+    def finish():
+        if op == ReduceOp.AVG:
+            buf[...] /= pg._size
+        _write_back(tensor, buf) if copied else _bump(tensor)
+    return pg._run("all_reduce", lambda: _tensor_signature(tensor, op=op), lambda: _shape_text(tensor),
                    lambda: [pg._comm.Iallreduce(MPI.IN_PLACE, buf, mpi_op)], finish, async_op, overlap_on=buf)
-    if finish is None:
-        tensor._vc.version += 1
-    return work
 
 
 def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_dst=None):
