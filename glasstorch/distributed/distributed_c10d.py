@@ -25,6 +25,7 @@ import io
 import os
 import pickle
 import struct
+import time
 import warnings
 from datetime import timedelta
 
@@ -131,6 +132,7 @@ class ProcessGroup:
         self._size = comm.Get_size()
         self._timeout = timeout
         self._timeout_s = timeout.total_seconds()
+        self._IN_PLACE = world.MPI.IN_PLACE
         self._backend = Backend(backend)
         self._name = name
         self._where = "" if name == "WORLD" else f" on group {name}"   # for messages
@@ -229,7 +231,19 @@ class ProcessGroup:
         if self._checked and self._size > 1:
             if self._check_alongside:
                 return self._run_alongside(kind, signature, what, start, args)
-            self._end_check(self._start_check(kind, signature, key), what)
+            exchange = self._exchange
+            if key != self._key or exchange is None:
+                exchange = self._start_check(kind, signature, key)
+            else:
+                _SEQ.pack_into(self._signature_bytes, 0, self._seq)
+                exchange.Start()
+            for _ in _FIRST_TESTS:
+                if exchange.Test():
+                    break
+            else:
+                self._wait([exchange], what)
+            if self._signatures_bytes.tobytes() != self._signature_bytes.tobytes() * self._size:
+                self._mismatch(what, None, None)
         try:
             request = start(*args)
         except self._world.MPI.Exception as e:
@@ -833,12 +847,91 @@ def barrier(group=None, async_op=False, device_ids=None):
 
 
 def monitored_barrier(group=None, timeout=None, wait_all_ranks=False):
-    """A barrier with its own timeout; the error names the ranks that did not arrive."""
+    """A barrier whose error, on rank 0, names the ranks that did not reach it within ``timeout``.
+
+    As torch's (gloo's ``monitoredBarrier``): every other rank sends rank 0 a message and waits for
+    its answer; rank 0 waits for each rank's message in turn, all within ``timeout`` (a
+    ``timedelta``; torch's default, 30 minutes, when None) and raises at the first rank missing
+    ("[Rank 0]: Rank 2 failed to pass monitoredBarrier in 2000 ms") or, with ``wait_all_ranks``,
+    after waiting for every rank, naming all the missing ones ("[Rank 0]: Ranks 1, 2 failed ...").
+    Only when every rank arrived does rank 0 answer them, so that all pass or none does: the others
+    end with "Rank 1 successfully reached monitoredBarrier, but received errors while waiting for
+    send/recv from rank 0" once rank 0 has failed. ``gloo`` groups only, as torch.
+    """
     pg = _resolve(group)
     if pg is None:
         return _not_member("monitored_barrier")
+    if pg._backend != Backend.GLOO:
+        raise ValueError("monitored_barrier is only implemented for GLOO backend.")
+    if timeout is None:
+        timeout = default_pg_timeout
+    elif isinstance(timeout, float):
+        warnings.warn("Please specify timeout arg as a timedelta. "
+                      f"Converting current value of {timeout} assuming it represents seconds", stacklevel=2)
+        timeout = timedelta(seconds=timeout)
+    if not isinstance(timeout, timedelta):
+        raise TypeError(f"Expected timeout argument to be of type datetime.timedelta, got {timeout}")
     pg._seq += 1
-    pg._wait([pg._comm.Ibarrier()], pg._describe("monitored_barrier", ""), timeout)
+    what = pg._describe("monitored_barrier", "")
+    token = xp.array([pg._rank], dtype=xp.int64)
+    comm = pg._check_comm   # the checks' communicator: only collectives run there, these messages meet no others'
+    if pg._rank != 0:
+        requests = [comm.Isend(token, dest=0, tag=_ARRIVED), comm.Irecv(xp.empty_like(token), source=0, tag=_RELEASED)]
+        try:
+            pg._wait(requests, what)   # the group's timeout: rank 0 keeps the barrier's own
+        except DistBackendError as e:
+            raise RuntimeError(f"Rank {pg._rank} successfully reached monitoredBarrier, but received errors while "
+                               "waiting for send/recv from rank 0. Please check rank 0 logs for faulty rank.\n "
+                               f"Original exception: \n{e}") from None
+        return None
+    ms = int(timeout / timedelta(milliseconds=1))
+    deadline = time.monotonic() + timeout.total_seconds()
+    received = {r: comm.Irecv(xp.empty_like(token), source=r, tag=_ARRIVED) for r in range(1, pg._size)}
+    passed = _monitored_wait(pg, received, what, deadline, ms, wait_all_ranks)
+    if len(passed) == pg._size - 1:
+        sent = {r: comm.Isend(token, dest=r, tag=_RELEASED) for r in range(1, pg._size)}
+        passed = _monitored_wait(pg, sent, what, deadline, ms, wait_all_ranks)
+        if len(passed) == pg._size - 1:
+            return None
+    missing = [r for r in range(1, pg._size) if r not in passed]
+    raise RuntimeError(f"[Rank 0]: Ranks {', '.join(map(str, missing))} failed to pass monitoredBarrier in {ms} ms")
+
+
+_ARRIVED, _RELEASED = 1, 2   # monitored_barrier's message tags
+
+
+def _monitored_wait(pg, requests, what, deadline, ms, wait_all_ranks):
+    """Rank 0 of a monitored_barrier: complete each rank's request (``{group rank: request}``) by
+    ``deadline``; returns the ranks whose request completed. The first rank missing is an error
+    at once, unless ``wait_all_ranks`` (the caller then names them all). A request not completed is
+    cancelled, so that a late rank's message can't complete a freed request."""
+    passed = []
+    for r, request in requests.items():
+        remaining = deadline - time.monotonic()
+        if remaining <= 0 and not wait_all_ranks:
+            done = f"Successfully processed ranks: {', '.join(map(str, passed))}" if passed else \
+                "No ranks successfully processed in monitoredBarrier."
+            _cancel(requests, passed)
+            raise RuntimeError(f"Rank 0 timed out in monitoredBarrier after {ms} ms.\n{done}")
+        try:
+            _mpi.wait(pg._world, request.Test, what, [pg._ranks[r]], max(remaining, 0), diagnose=False)
+        except DistBackendError as e:
+            if not wait_all_ranks:
+                _cancel(requests, passed)
+                raise RuntimeError(f"[Rank 0]: Rank {r} failed to pass monitoredBarrier in {ms} ms\n "
+                                   f"Original exception: \n{e}") from None
+            continue
+        passed.append(r)
+    _cancel(requests, passed)
+    return passed
+
+
+def _cancel(requests, passed):
+    """Cancel monitored_barrier's requests that did not complete (the ranks not in ``passed``)."""
+    for r, request in requests.items():
+        if r not in passed and not request.Test():
+            request.Cancel()
+            request.Wait()
 
 
 def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
@@ -873,15 +966,16 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
 
     ``ReduceOp.AVG`` sums, then divides by the group's size.
     """
-    _check_single_tensor(tensor, "tensor")
+    if not isinstance(tensor, Tensor):
+        _check_single_tensor(tensor, "tensor")
     op, mpi_op, direct = _reduce_ops(op, tensor, "all_reduce")
-    pg = _resolve(group)
+    pg = _default_pg if group is None and _default_pg is not None else _resolve(group)
     if pg is None:
         return _not_member("all_reduce")
     data = tensor._data
     if direct and not async_op and data.flags.c_contiguous:   # the usual call: reduced in place, no finish step
         pg._in_place("all_reduce", ("all_reduce", data.shape, data.dtype, op), lambda: _tensor_signature(tensor, op=op),
-                     lambda: _shape_text(tensor), pg._comm.Iallreduce, pg._world.MPI.IN_PLACE, data, mpi_op)
+                     lambda: _shape_text(tensor), pg._comm.Iallreduce, pg._IN_PLACE, data, mpi_op)
         tensor._vc.version += 1
         return None
     MPI = pg._world.MPI
