@@ -273,7 +273,8 @@ def ddp_scaling(dist, MPI, torch, np):
         m = make()
         n_params = sum(p.numel() for p in m.parameters())
         load = ", ".join(f"{v:.1f}" for v in os.getloadavg()) if hasattr(os, "getloadavg") else "?"
-        print(f"\n2. DDP, MLP {'-'.join(map(str, widths))} ({n_params / 1e6:.2f} M parameters, {n_params * 4 / 2**20:.1f} MiB of "
+        print(f"\n2. DDP, MLP {'-'.join(map(str, widths))} ({n_params / 1e6:.2f} M parameters, "
+              f"{n_params * 4 / 2**20:.1f} MiB of "
               f"gradients), batch {batch} per rank, SGD; median step of {steps} (variants interleaved step by step; "
               f"load average {load})")
         for cap, n_buckets, alone, times, waits, comm_s, timelines in results:

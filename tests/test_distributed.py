@@ -359,9 +359,9 @@ def _check_ddp_reports(out_dir, world_size):
         assert "DDP expects same model across all ranks" in rep["mismatch_error"]
         assert "'0.weight'" in rep["mismatch_error"] and "[6, 5]" in rep["mismatch_error"] \
             and "[4, 5]" in rep["mismatch_error"]
-        assert rep["count_error"] == (f"DDP expects same model across all ranks, but Rank {world_size - 1} has 6 params, while "
-                                      f"rank 0 has inconsistent 4 params (parameters on only one of them: 2.bias, "
-                                      f"2.weight).")
+        assert rep["count_error"] == (f"DDP expects same model across all ranks, but Rank {world_size - 1} has 6 "
+                                      f"params, while rank 0 has inconsistent 4 params (parameters on only one of "
+                                      f"them: 2.bias, 2.weight).")
         assert rep["buffer_after_forward"] == [0.0] * 5
         # the uneven batch: rank 1 ran 3 samples where the others ran 4
         kinds = [kind for kind, _ in rep["seatbelt"]]

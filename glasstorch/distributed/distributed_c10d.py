@@ -219,41 +219,25 @@ class ProcessGroup:
             finish()
         return None
 
-    def _in_place(self, kind, key, signature, detail, start, *args):
-        """The usual call, blocking, of a collective that is one MPI operation on one contiguous array
-        (``all_reduce``, ``broadcast``): what :meth:`_run` does, on its shortest path, since after a
-        large transfer every line of Python runs on cold caches (bench/README.md, stop 24). The
-        signature row is rewritten only when ``key`` (a tuple of the collective, the array's shape
-        and dtype, its op or root) differs from the last check's, and nothing is made per call but
-        the description and the request. ``start(*args)`` starts the operation."""
+    def _in_place(self, kind, key, signature, detail, data, start, *args):
+        """The usual call of ``all_reduce`` (blocking, one MPI operation on the contiguous ``data``):
+        what :meth:`_run` does, on its shortest path, since after a large transfer every line of
+        Python runs on cold caches (bench/README.md, stop 24). The signature row is rewritten only
+        when ``key`` (the collective, the array's shape and dtype, its op) differs from the last
+        check's, and nothing is made per call but the description and the request.
+        ``start(*args)`` starts the operation."""
         self._seq += 1
         what = _What(kind, self._seq, detail, self._where)
         if self._checked and self._size > 1:
-            if self._check_alongside:
-                return self._run_alongside(kind, signature, what, start, args)
-            exchange = self._exchange
-            if key != self._key or exchange is None:
-                exchange = self._start_check(kind, signature, key)
-            else:
-                _SEQ.pack_into(self._signature_bytes, 0, self._seq)
-                exchange.Start()
-            for _ in _FIRST_TESTS:
-                if exchange.Test():
-                    break
-            else:
-                self._wait([exchange], what)
-            if self._signatures_bytes.tobytes() != self._signature_bytes.tobytes() * self._size:
-                self._mismatch(what, None, None)
+            if self._check_alongside:   # the variant: the general path does it
+                self._seq -= 1
+                return self._run(kind, signature, detail, lambda: [start(*args)], overlap_on=data)
+            self._end_check(self._start_check(kind, signature, key), what)
         try:
             request = start(*args)
         except self._world.MPI.Exception as e:
             raise DistBackendError(f"{what} failed in MPI on rank {self._world.rank}: {e.Get_error_string()}") from None
         _mpi.wait(self._world, request.Test, what, self._ranks, self._timeout_s)
-
-    def _run_alongside(self, kind, signature, what, start, args):
-        """:meth:`_in_place` with the check alongside the data (``_check_alongside``)."""
-        self._seq -= 1   # _run counts it again
-        return self._run(kind, signature, what._detail, lambda: [start(*args)], overlap_on=args[1])
 
     def _wait(self, requests, what, timeout=None, statuses=None):
         """Complete MPI ``requests`` (see ``_mpi.wait``: a failed or departed rank, or the timeout, ends it)."""
@@ -975,7 +959,7 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     data = tensor._data
     if direct and not async_op and data.flags.c_contiguous:   # the usual call: reduced in place, no finish step
         pg._in_place("all_reduce", ("all_reduce", data.shape, data.dtype, op), lambda: _tensor_signature(tensor, op=op),
-                     lambda: _shape_text(tensor), pg._comm.Iallreduce, pg._IN_PLACE, data, mpi_op)
+                     lambda: _shape_text(tensor), data, pg._comm.Iallreduce, pg._IN_PLACE, data, mpi_op)
         tensor._vc.version += 1
         return None
     MPI = pg._world.MPI
