@@ -13,11 +13,12 @@
    all-gather, that every rank runs the same collective on the same shapes) and with that check off
    (``TORCH_DISTRIBUTED_DEBUG=OFF``). ``--rounds R`` repeats the whole table R times (a shared
    machine's load comes and goes: compare rounds, not single figures).
-2. DistributedDataParallel on an MLP (784-1024-1024-10, batch 64 per rank, SGD): the step time of one
-   process alone, of each rank without DDP (what sharing the machine costs), and with DDP, its MPI
-   progress thread off and on; the scaling (samples per second, N ranks / 1); and how much of the
-   gradient communication is hidden behind backward: 1 - (time backward waits for the buckets at its
-   end) / (time the same all_reduces take alone, one after another); and, from each rank's timeline
+2. DistributedDataParallel on an MLP (784-1024-1024-10, or ``--hidden`` widths; batch 64 per rank,
+   SGD; ``--caps``: the bucket sizes measured): the step time of one process alone, of each rank
+   without DDP (what sharing the machine costs), and with DDP, its MPI progress thread off and on;
+   the scaling (samples per second, N ranks / 1); and how much of the gradient communication is
+   hidden behind backward: 1 - (time backward waits for the buckets at its end) / (time the same
+   all_reduces take alone, one after another); and, from each rank's timeline
    of every bucket (launched at which gradient hook, seen complete when, against the moment the last
    gradient was ready), the share of the gradients' bytes whose all_reduce was complete before
    backward ended, and how long the last bucket ran past it.
@@ -44,6 +45,10 @@ def parse_args(argv):
     p.add_argument("--sizes", default=None, help="all_reduce sizes, e.g. 1K,256K,1M,64M (default 1K..64M, x4)")
     p.add_argument("--rounds", type=int, default=1, help="times the all_reduce table is measured")
     p.add_argument("--steps", type=int, default=None, help="DDP steps per variant (default 30, --quick 8)")
+    p.add_argument("--hidden", default="1024,1024",
+                   help="DDP: the MLP's hidden widths (default 1024,1024; e.g. 512,512,512,512,512,512 for more, "
+                        "smaller layers)")
+    p.add_argument("--caps", default="25,1", help="DDP: the bucket_cap_mb values measured (default 25,1)")
     p.add_argument("--no-bind", action="store_true", help="do not pin each rank to a core (see relaunch)")
     p.add_argument("--alongside", action="store_true",
                    help="all_reduce also with its check alongside the data (ProcessGroup._check_alongside), and "
@@ -192,10 +197,14 @@ def ddp_scaling(dist, MPI, torch, np):
     batch, steps = 64, ARGS.steps or (8 if QUICK else 30)
     n = dist.get_world_size()
 
+    widths = [784] + [int(w) for w in ARGS.hidden.split(",")] + [10]
+
     def make():
         torch.manual_seed(0)
-        return torch.nn.Sequential(torch.nn.Linear(784, 1024), torch.nn.ReLU(), torch.nn.Linear(1024, 1024),
-                                   torch.nn.ReLU(), torch.nn.Linear(1024, 10))
+        layers = []
+        for a, b in zip(widths, widths[1:]):
+            layers += [torch.nn.Linear(a, b), torch.nn.ReLU()]
+        return torch.nn.Sequential(*layers[:-1])
 
     g = torch.Generator().manual_seed(rank)
     x, y = torch.randn(batch, 784, generator=g), torch.randint(0, 10, (batch,), generator=g)
@@ -221,7 +230,7 @@ def ddp_scaling(dist, MPI, torch, np):
         return statistics.median(v[2:])   # the first steps allocate
 
     results = []
-    for cap in (None, 1):
+    for cap in [None if float(c) == 25 else float(c) for c in ARGS.caps.split(",")]:
         variants = {}
         m = make()
         variants["no DDP"] = (m, torch.optim.SGD(m.parameters(), lr=0.01), None)
@@ -264,7 +273,8 @@ def ddp_scaling(dist, MPI, torch, np):
         m = make()
         n_params = sum(p.numel() for p in m.parameters())
         load = ", ".join(f"{v:.1f}" for v in os.getloadavg()) if hasattr(os, "getloadavg") else "?"
-        print(f"\n2. DDP, MLP 784-1024-1024-10 ({n_params / 1e6:.2f} M parameters, {n_params * 4 / 2**20:.1f} MiB of "
+        print(f"\n2. DDP, MLP {'-'.join(map(str, widths))} ({n_params / 1e6:.2f} M parameters, "
+              f"{n_params * 4 / 2**20:.1f} MiB of "
               f"gradients), batch {batch} per rank, SGD; median step of {steps} (variants interleaved step by step; "
               f"load average {load})")
         for cap, n_buckets, alone, times, waits, comm_s, timelines in results:

@@ -9,6 +9,7 @@ fault gets the one world it breaks. The rank-side code is in ``tests/distributed
 process never loads MPI. Every run has a hard time limit (its whole process group is killed), so a
 hang fails the test instead of the CI run.
 """
+import ast
 import importlib.util
 import json
 import os
@@ -358,6 +359,9 @@ def _check_ddp_reports(out_dir, world_size):
         assert "DDP expects same model across all ranks" in rep["mismatch_error"]
         assert "'0.weight'" in rep["mismatch_error"] and "[6, 5]" in rep["mismatch_error"] \
             and "[4, 5]" in rep["mismatch_error"]
+        assert rep["count_error"] == (f"DDP expects same model across all ranks, but Rank {world_size - 1} has 6 "
+                                      f"params, while rank 0 has inconsistent 4 params (parameters on only one of "
+                                      f"them: 2.bias, 2.weight).")
         assert rep["buffer_after_forward"] == [0.0] * 5
         # the uneven batch: rank 1 ran 3 samples where the others ran 4
         kinds = [kind for kind, _ in rep["seatbelt"]]
@@ -460,6 +464,60 @@ def test_a_hung_rank_times_out_with_a_diagnosis():
         assert "Rank 1 did not answer" in out
     finally:
         _kill_all(procs)
+
+
+# monitored_barrier, against torch 2.13's gloo messages (run with torch: the same texts, "2000 ms" for 2 s)
+MONITORED = {
+    # (world size, ranks that skip it, wait_all_ranks): rank 0's message, and whether another rank that
+    # did arrive ends with torch's "successfully reached" error
+    "2 ranks, rank 1 missing": (2, "1", "0", "[Rank 0]: Rank 1 failed to pass monitoredBarrier in 1000 ms\n "
+                                             "Original exception: \nTimed out waiting", None),
+    "3 ranks, rank 2 missing": (3, "2", "0", "[Rank 0]: Rank 2 failed to pass monitoredBarrier in 1000 ms\n "
+                                             "Original exception: \nTimed out waiting", 1),
+    "3 ranks, wait_all_ranks": (3, "1,2", "1", "[Rank 0]: Ranks 1, 2 failed to pass monitoredBarrier in 1000 ms", None),
+}
+
+
+@needs_mpi
+@pytest.mark.parametrize("case", list(MONITORED))
+def test_monitored_barrier_names_the_ranks_that_did_not_reach_it(case):
+    """Rank 0 raises torch's RuntimeError within the barrier's 1 s timeout (not the group's 60 s),
+    naming the first missing rank, or all of them with ``wait_all_ranks``; a rank that arrived
+    then ends with torch's message instead of waiting for the group's timeout. Every rank first
+    passes two monitored barriers (float and timedelta timeouts; rank 0 checks torch's argument
+    errors: a timeout that is not a timedelta, a group of the mpi backend)."""
+    world_size, skip, wait_all, message, arrived = MONITORED[case]
+    procs = _ranks_apart("monitored.py", [skip, wait_all], world_size, limit=60)
+    results = {}
+    try:
+        for r in [0] + ([arrived] if arrived is not None else []):
+            results[r] = _finish(procs[r], 60)
+        # the skipping ranks are stopped once rank 0 is done: how they end afterwards (their script ends
+        # normally after rank 0 failed) is not what this test is about
+        for r, p in enumerate(procs):
+            if r not in results:
+                if p.poll() is None:
+                    os.killpg(p.pid, signal.SIGKILL)
+                out, err = p.communicate()
+                results[r] = (p.returncode, out, err)
+    finally:
+        _kill_all(procs)
+    outs = "".join(out for _, out, _ in results.values())
+    assert sorted(re.findall(r"PASSED \d", outs)) == [f"PASSED {r}" for r in range(world_size)], \
+        outs + results[0][2][-3000:]
+    code, out, err = results[0]
+    assert code not in (None, 0)
+    error = re.search(r"ERROR 0 ([\d.]+): RuntimeError\((.*)\)$", out, re.M)
+    assert error, out + err[-3000:]
+    assert float(error[1]) < 5, error[0]            # the barrier's timeout, not the group's
+    assert ast.literal_eval(error[2]).startswith(message), error[2]
+    if arrived is not None:
+        mine = re.search(rf"ERROR {arrived} [\d.]+: RuntimeError\((.*)\)$", results[arrived][1], re.M)
+        assert mine, results[arrived][1] + results[arrived][2][-3000:]
+        assert ast.literal_eval(mine[1]).startswith(
+            f"Rank {arrived} successfully reached monitoredBarrier, but received errors while waiting for send/recv "
+            f"from rank 0. Please check rank 0 logs for faulty rank.\n Original exception: \nrank 0 failed: "
+            f"RuntimeError: {message}"), mine[1]
 
 
 @needs_mpi

@@ -220,12 +220,14 @@ def current():
 # ----------------------------------------------------------------------------------------------
 # Waiting
 # ----------------------------------------------------------------------------------------------
-def wait(world, done, what, group_ranks, timeout):
+def wait(world, done, what, group_ranks, timeout, diagnose=True):
     """Poll ``done()`` (e.g. ``Request.Testall`` of one operation's requests) until it is true, or
     raise :class:`DistBackendError`.
 
     ``what`` describes the operation for messages ('all_reduce #12 (shape=[4], ...)'); ``group_ranks``
-    are the global ranks it waits for; ``timeout`` in seconds.
+    are the global ranks it waits for; ``timeout`` in seconds. A timeout breaks the process group
+    and its message says where the other ranks are; with ``diagnose=False`` (a wait that expects to
+    time out: ``monitored_barrier``) it is only a short error, and the group goes on.
     """
     MPI = world.MPI
     try:
@@ -252,6 +254,10 @@ def wait(world, done, what, group_ranks, timeout):
                     world.cause = gone
                     _fail(world, f"rank {gone[0]} {gone[1]}, while rank {world.rank} waited for it in {what}")
                 if now >= deadline:
+                    if not diagnose:
+                        raise DistBackendError(f"Timed out waiting {timeout * 1000:.0f}ms for {what} on rank "
+                                               f"{world.rank} (from rank{'s' * (len(group_ranks) > 1)} "
+                                               f"{', '.join(map(str, group_ranks))})")
                     _fail(world, _timeout_message(world, what, group_ranks, timeout))
             if now >= spin_until:
                 _yield_cpu()

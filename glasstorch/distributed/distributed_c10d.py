@@ -25,6 +25,7 @@ import io
 import os
 import pickle
 import struct
+import time
 import warnings
 from datetime import timedelta
 
@@ -131,6 +132,7 @@ class ProcessGroup:
         self._size = comm.Get_size()
         self._timeout = timeout
         self._timeout_s = timeout.total_seconds()
+        self._IN_PLACE = world.MPI.IN_PLACE
         self._backend = Backend(backend)
         self._name = name
         self._where = "" if name == "WORLD" else f" on group {name}"   # for messages
@@ -147,6 +149,7 @@ class ProcessGroup:
         self._check_comm = comm.Dup()   # the checks' own: never waits behind, or mixes with, data
         self._exchange = _persistent_allgather(self._check_comm, self._signature, self._signatures)
         self._body = None           # the signature bytes the row holds after its sequence number
+        self._key = None            # the key those bytes were last written for (see _start_check)
         self._abandoned = []        # (communicator, requests, buffers) left running after a mismatch
 
     def rank(self):
@@ -199,14 +202,13 @@ class ProcessGroup:
         if not self._check_alongside:
             overlap_on = None
         if checking and overlap_on is None:
-            self._end_check(self._start_check(kind, signature() if callable(signature) else signature), what)
+            self._end_check(self._start_check(kind, signature), what)
         try:
             requests = start()
         except self._world.MPI.Exception as e:
             raise DistBackendError(f"{what} failed in MPI on rank {self._world.rank}: {e.Get_error_string()}") from None
         if checking and overlap_on is not None:   # the data first, then the check (their communicators differ)
-            self._end_check(self._start_check(kind, signature() if callable(signature) else signature), what,
-                            requests, overlap_on)
+            self._end_check(self._start_check(kind, signature), what, requests, overlap_on)
         if async_op:
             return Work(self, requests, what, finish)
         if len(requests) == 1:   # most collectives: straight to the wait, fewest calls on the way
@@ -216,6 +218,26 @@ class ProcessGroup:
         if finish is not None:
             finish()
         return None
+
+    def _in_place(self, kind, key, signature, detail, data, start, *args):
+        """The usual call of ``all_reduce`` (blocking, one MPI operation on the contiguous ``data``):
+        what :meth:`_run` does, on its shortest path, since after a large transfer every line of
+        Python runs on cold caches (bench/README.md, stop 24). The signature row is rewritten only
+        when ``key`` (the collective, the array's shape and dtype, its op) differs from the last
+        check's, and nothing is made per call but the description and the request.
+        ``start(*args)`` starts the operation."""
+        self._seq += 1
+        what = _What(kind, self._seq, detail, self._where)
+        if self._checked and self._size > 1:
+            if self._check_alongside:   # the variant: the general path does it
+                self._seq -= 1
+                return self._run(kind, signature, detail, lambda: [start(*args)], overlap_on=data)
+            self._end_check(self._start_check(kind, signature, key), what)
+        try:
+            request = start(*args)
+        except self._world.MPI.Exception as e:
+            raise DistBackendError(f"{what} failed in MPI on rank {self._world.rank}: {e.Get_error_string()}") from None
+        _mpi.wait(self._world, request.Test, what, self._ranks, self._timeout_s)
 
     def _wait(self, requests, what, timeout=None, statuses=None):
         """Complete MPI ``requests`` (see ``_mpi.wait``: a failed or departed rank, or the timeout, ends it)."""
@@ -231,7 +253,7 @@ class ProcessGroup:
         _mpi.wait(self._world, done, what, self._ranks, seconds)
 
     # -- the check that every rank runs the same collective ---------------------------------------
-    def _start_check(self, kind, signature):
+    def _start_check(self, kind, signature, key=None):
         """Start the all-gather of every rank's signature (on the checks' own communicator); returns its request.
 
         This runs before every collective, right after the previous one moved its data: from a
@@ -241,14 +263,19 @@ class ProcessGroup:
         two arrays of an ``Iallgather``; bench/README.md). So the path is kept short: the row's
         bytes after the sequence number are made once per (collective, signature) and rewritten
         only when they change, and the all-gather is a persistent request made once per group
-        (MPI-4's ``Allgather_init``) that each check only restarts."""
-        body = _SIGNATURE_ROWS.get((kind, *signature))
-        if body is None:
-            body = _signature_row(kind, signature)
-        row = self._signature_bytes
-        if body is not self._body:
-            row[_SEQ.size:] = self._body = body
-        _SEQ.pack_into(row, 0, self._seq)
+        (MPI-4's ``Allgather_init``) that each check only restarts. ``key`` (optional, from
+        :meth:`_in_place`): a cheap tuple that determines the signature; while it stays what it was
+        at the last check, ``signature`` (then a function) is not even called."""
+        if key is None or key != self._key:
+            if callable(signature):
+                signature = signature()
+            body = _SIGNATURE_ROWS.get((kind, *signature))
+            if body is None:
+                body = _signature_row(kind, signature)
+            if body is not self._body:
+                self._signature_bytes[_SEQ.size:] = self._body = body
+            self._key = key
+        _SEQ.pack_into(self._signature_bytes, 0, self._seq)
         exchange = self._exchange
         if exchange is None:
             return self._check_comm.Iallgather(self._signature, self._signatures)
@@ -729,9 +756,11 @@ _OPS_ACCEPTED = {}  # (op, dtype) pairs _check_op accepted: the next call with t
 
 
 def _reduce_ops(op, t, name):
-    """(``op`` as a RedOpType, MPI's operation for it on ``t``), after torch's checks; remembered
-    per (op, dtype), so that a collective run again looks both up at once. (MPI's operation is
-    None before MPI is loaded: the caller's next step then raises, the group not being initialised.)"""
+    """(``op`` as a RedOpType, MPI's operation for it on ``t``, whether MPI reduces ``t``'s array as it
+    is: no AVG's division after, no 16-bit float staged through float32), after torch's checks;
+    remembered per (op, dtype), so that a collective run again looks all up at once. (MPI's
+    operation is None before MPI is loaded: the caller's next step then raises, the group not being
+    initialised.)"""
     try:
         return _REDUCE_OPS[op, t._data.dtype]
     except (KeyError, TypeError):
@@ -739,8 +768,8 @@ def _reduce_ops(op, t, name):
     checked = _check_op(op, t, name)
     world = _mpi.current()
     if world is None:
-        return checked, None
-    ops = checked, _mpi_op(world.MPI, checked, t)
+        return checked, None, False
+    ops = checked, _mpi_op(world.MPI, checked, t), checked != ReduceOp.AVG and t.dtype not in _STAGED
     try:
         _REDUCE_OPS[op, t._data.dtype] = ops
     except TypeError:
@@ -748,7 +777,7 @@ def _reduce_ops(op, t, name):
     return ops
 
 
-_REDUCE_OPS = {}   # (op, NumPy dtype) -> (RedOpType, MPI.Op), for the checks passed
+_REDUCE_OPS = {}   # (op, NumPy dtype) -> (RedOpType, MPI.Op, direct), for the checks passed
 
 
 def _check_op(op, t, name):
@@ -802,12 +831,91 @@ def barrier(group=None, async_op=False, device_ids=None):
 
 
 def monitored_barrier(group=None, timeout=None, wait_all_ranks=False):
-    """A barrier with its own timeout; the error names the ranks that did not arrive."""
+    """A barrier whose error, on rank 0, names the ranks that did not reach it within ``timeout``.
+
+    As torch's (gloo's ``monitoredBarrier``): every other rank sends rank 0 a message and waits for
+    its answer; rank 0 waits for each rank's message in turn, all within ``timeout`` (a
+    ``timedelta``; torch's default, 30 minutes, when None) and raises at the first rank missing
+    ("[Rank 0]: Rank 2 failed to pass monitoredBarrier in 2000 ms") or, with ``wait_all_ranks``,
+    after waiting for every rank, naming all the missing ones ("[Rank 0]: Ranks 1, 2 failed ...").
+    Only when every rank arrived does rank 0 answer them, so that all pass or none does: the others
+    end with "Rank 1 successfully reached monitoredBarrier, but received errors while waiting for
+    send/recv from rank 0" once rank 0 has failed. ``gloo`` groups only, as torch.
+    """
     pg = _resolve(group)
     if pg is None:
         return _not_member("monitored_barrier")
+    if pg._backend != Backend.GLOO:
+        raise ValueError("monitored_barrier is only implemented for GLOO backend.")
+    if timeout is None:
+        timeout = default_pg_timeout
+    elif isinstance(timeout, float):
+        warnings.warn("Please specify timeout arg as a timedelta. "
+                      f"Converting current value of {timeout} assuming it represents seconds", stacklevel=2)
+        timeout = timedelta(seconds=timeout)
+    if not isinstance(timeout, timedelta):
+        raise TypeError(f"Expected timeout argument to be of type datetime.timedelta, got {timeout}")
     pg._seq += 1
-    pg._wait([pg._comm.Ibarrier()], pg._describe("monitored_barrier", ""), timeout)
+    what = pg._describe("monitored_barrier", "")
+    token = xp.array([pg._rank], dtype=xp.int64)
+    comm = pg._check_comm   # the checks' communicator: only collectives run there, these messages meet no others'
+    if pg._rank != 0:
+        requests = [comm.Isend(token, dest=0, tag=_ARRIVED), comm.Irecv(xp.empty_like(token), source=0, tag=_RELEASED)]
+        try:
+            pg._wait(requests, what)   # the group's timeout: rank 0 keeps the barrier's own
+        except DistBackendError as e:
+            raise RuntimeError(f"Rank {pg._rank} successfully reached monitoredBarrier, but received errors while "
+                               "waiting for send/recv from rank 0. Please check rank 0 logs for faulty rank.\n "
+                               f"Original exception: \n{e}") from None
+        return None
+    ms = int(timeout / timedelta(milliseconds=1))
+    deadline = time.monotonic() + timeout.total_seconds()
+    received = {r: comm.Irecv(xp.empty_like(token), source=r, tag=_ARRIVED) for r in range(1, pg._size)}
+    passed = _monitored_wait(pg, received, what, deadline, ms, wait_all_ranks)
+    if len(passed) == pg._size - 1:
+        sent = {r: comm.Isend(token, dest=r, tag=_RELEASED) for r in range(1, pg._size)}
+        passed = _monitored_wait(pg, sent, what, deadline, ms, wait_all_ranks)
+        if len(passed) == pg._size - 1:
+            return None
+    missing = [r for r in range(1, pg._size) if r not in passed]
+    raise RuntimeError(f"[Rank 0]: Ranks {', '.join(map(str, missing))} failed to pass monitoredBarrier in {ms} ms")
+
+
+_ARRIVED, _RELEASED = 1, 2   # monitored_barrier's message tags
+
+
+def _monitored_wait(pg, requests, what, deadline, ms, wait_all_ranks):
+    """Rank 0 of a monitored_barrier: complete each rank's request (``{group rank: request}``) by
+    ``deadline``; returns the ranks whose request completed. The first rank missing is an error
+    at once, unless ``wait_all_ranks`` (the caller then names them all). A request not completed is
+    cancelled, so that a late rank's message can't complete a freed request."""
+    passed = []
+    for r, request in requests.items():
+        remaining = deadline - time.monotonic()
+        if remaining <= 0 and not wait_all_ranks:
+            done = f"Successfully processed ranks: {', '.join(map(str, passed))}" if passed else \
+                "No ranks successfully processed in monitoredBarrier."
+            _cancel(requests, passed)
+            raise RuntimeError(f"Rank 0 timed out in monitoredBarrier after {ms} ms.\n{done}")
+        try:
+            _mpi.wait(pg._world, request.Test, what, [pg._ranks[r]], max(remaining, 0), diagnose=False)
+        except DistBackendError as e:
+            if not wait_all_ranks:
+                _cancel(requests, passed)
+                raise RuntimeError(f"[Rank 0]: Rank {r} failed to pass monitoredBarrier in {ms} ms\n "
+                                   f"Original exception: \n{e}") from None
+            continue
+        passed.append(r)
+    _cancel(requests, passed)
+    return passed
+
+
+def _cancel(requests, passed):
+    """Cancel monitored_barrier's requests that did not complete (the ranks not in ``passed``)."""
+    for r, request in requests.items():
+        if r not in passed and not request.Test():
+            request.Cancel()
+            request.Wait()
 
 
 def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
@@ -842,25 +950,27 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
 
     ``ReduceOp.AVG`` sums, then divides by the group's size.
     """
-    _check_single_tensor(tensor, "tensor")
-    op, mpi_op = _reduce_ops(op, tensor, "all_reduce")
-    pg = _resolve(group)
+    if not isinstance(tensor, Tensor):
+        _check_single_tensor(tensor, "tensor")
+    op, mpi_op, direct = _reduce_ops(op, tensor, "all_reduce")
+    pg = _default_pg if group is None and _default_pg is not None else _resolve(group)
     if pg is None:
         return _not_member("all_reduce")
+    data = tensor._data
+    if direct and not async_op and data.flags.c_contiguous:   # the usual call: reduced in place, no finish step
+        pg._in_place("all_reduce", ("all_reduce", data.shape, data.dtype, op), lambda: _tensor_signature(tensor, op=op),
+                     lambda: _shape_text(tensor), data, pg._comm.Iallreduce, pg._IN_PLACE, data, mpi_op)
+        tensor._vc.version += 1
+        return None
     MPI = pg._world.MPI
     buf, copied = _buffer(tensor)
-    if copied or op == ReduceOp.AVG or async_op:
-        def finish():
-            if op == ReduceOp.AVG:
-                buf[...] /= pg._size
-            _write_back(tensor, buf) if copied else _bump(tensor)
-    else:
-        finish = None   # the usual case: only the version to bump, right here (one call fewer)
-    work = pg._run("all_reduce", lambda: _tensor_signature(tensor, op=op), lambda: _shape_text(tensor),
+
+    def finish():
+        if op == ReduceOp.AVG:
+            buf[...] /= pg._size
+        _write_back(tensor, buf) if copied else _bump(tensor)
+    return pg._run("all_reduce", lambda: _tensor_signature(tensor, op=op), lambda: _shape_text(tensor),
                    lambda: [pg._comm.Iallreduce(MPI.IN_PLACE, buf, mpi_op)], finish, async_op, overlap_on=buf)
-    if finish is None:
-        tensor._vc.version += 1
-    return work
 
 
 def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_dst=None):

@@ -136,6 +136,13 @@ def run(out_dir):
         report["mismatch_error"] = None
     except RuntimeError as e:
         report["mismatch_error"] = str(e)
+    # ... or a parameter more on the last rank
+    layers = [torch.nn.Linear(5, 4), torch.nn.Linear(4, 1)] + ([torch.nn.Linear(1, 1)] if r == n - 1 else [])
+    try:
+        DDP(torch.nn.Sequential(*layers))
+        report["count_error"] = None
+    except RuntimeError as e:
+        report["count_error"] = str(e)
 
     # 6. buffers follow rank 0 at each forward
     bn = torch.nn.BatchNorm1d(5).double()
