@@ -25,7 +25,8 @@ from . import _dtype
 from ._array import xp, device_type_of, as_numpy, MetaArray, root_array
 from . import autograd
 from .autograd import grad_mode
-from ._seam import seam, note_instance
+from ._seam import (seam, note_instance, note_subclass_with_torch_function, DisableTorchFunctionSubclass,
+                    _disabled_impl)
 from .autograd.graph import (AccumulateGrad, user_frame, new_hook_dict, _add_hook, view_grad_fn,
                              sync_views_requires_grad, DEFAULT, NO_GRAD_MODE, mark_detached_in_place)
 from . import _warnings
@@ -256,7 +257,6 @@ class Tensor:
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         tf = getattr(cls, "__torch_function__", None)
-        from ._seam import _disabled_impl, note_subclass_with_torch_function
         # glasstorch's own subclasses (Parameter, Buffer, the lazy modules' placeholders) take no part
         cls._takes_part = getattr(tf, "__func__", tf) is not _disabled_impl and \
             cls.__module__.split(".")[0] != "glasstorch"
@@ -274,7 +274,6 @@ class Tensor:
             kwargs = {}
         if not all(issubclass(cls, t) for t in types):
             return NotImplemented
-        from ._seam import DisableTorchFunctionSubclass
         with DisableTorchFunctionSubclass():
             result = func(*args, **kwargs)
             if func in _NO_WRAP:
