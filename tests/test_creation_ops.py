@@ -4,9 +4,9 @@
 a TorchFunctionMode sees them as ``torch.zeros``... Each case runs the same script under both
 libraries and compares what the modes see.
 
-What is normalised (nothing else is): a tensor argument is compared by its shape and dtype; an
-argument at its schema's default is left out (torch's Python dispatcher drops those: glasstorch's
-op passes every argument of its schema).
+What is normalised (nothing else is): a tensor argument is compared by its shape and dtype. An
+argument at its schema's default is not passed to the mode, by either library (torch's dispatcher
+drops those: ``OpOverload._args_for_mode``).
 """
 import importlib
 
@@ -79,13 +79,6 @@ CASES = [
 ]
 
 
-def _schema_defaults(lib, func):
-    """{argument name: default} of ``func``'s schema, in ``lib``'s own terms."""
-    if lib is torch:
-        return {a.name: a.default_value for a in func._schema.arguments if a.has_default_value()}
-    return {a.name: a.default for a in func._schema.arguments if a.has_default}
-
-
 def _value(v):
     if isinstance(v, (torch.Tensor, glasstorch.Tensor)):
         return ("tensor", tuple(v.shape), str(v.dtype))
@@ -100,25 +93,8 @@ def _value(v):
 
 
 def _call(lib, func, args, kwargs):
-    """What a dispatch mode was given, normalised (see the module docstring)."""
-    defaults = _schema_defaults(lib, func)
-    names = [a.name for a in func._schema.arguments]
-    args = list(args)
-    while args and names[len(args) - 1] in defaults and _same(args[-1], defaults[names[len(args) - 1]]):
-        args.pop()
-    kwargs = {k: _value(v) for k, v in (kwargs or {}).items()
-              if not (k in defaults and _same(v, defaults[k]))}
-    return str(func), [_value(a) for a in args], kwargs
-
-
-def _same(value, default):
-    if value is None or default is None:
-        return value is default
-    if isinstance(value, (int, float, bool)) and isinstance(default, (int, float, bool)):
-        return value == default
-    if isinstance(value, torch.dtype) and isinstance(default, int):
-        return False
-    return False
+    """What a dispatch mode was given, tensors by shape and dtype (see the module docstring)."""
+    return str(func), [_value(a) for a in args], {k: _value(v) for k, v in (kwargs or {}).items()}
 
 
 def _run_under_dispatch_mode(lib, fn):

@@ -390,3 +390,65 @@ def test_handle_torch_function_without_a_taker():
         return glasstorch.overrides.handle_torch_function(f, (x,), x)
     with pytest.raises(TypeError, match="no implementation found for .* on types that implement __torch_function__"):
         f(glasstorch.ones(1).as_subclass(Refuses))
+
+
+# ---- what a TorchDispatchMode is given: torch's dispatcher's arguments ------------------------------------
+def _dispatch_calls(lib, program):
+    """(op, args, kwargs) of every op a dispatch mode sees running ``program(lib, x, w)``, tensors as
+    (shape, dtype); torch's autograd internals left out: the ``detach`` of a saved result, the
+    ``ones_like`` of backward's seed (glasstorch's is no op)."""
+    from aten_log import dispatch_mode_class
+
+    def value(v):
+        if isinstance(v, lib.Tensor):
+            return ("tensor", tuple(v.shape), str(v.dtype))
+        if isinstance(v, (list, tuple)):
+            return (type(v).__name__, [value(a) for a in v])
+        if isinstance(v, (lib.dtype, lib.device)) or type(v).__name__ == "memory_format":
+            return str(v)
+        return v
+    seen = []
+
+    class Log(dispatch_mode_class(lib)):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            if str(func) not in ("aten.detach.default", "aten.ones_like.default"):
+                seen.append((str(func), value(list(args)), {k: value(v) for k, v in (kwargs or {}).items()}))
+            return func(*args, **(kwargs or {}))
+    x = lib.arange(6.).reshape(2, 3).requires_grad_()
+    w = lib.ones(4, 3)
+    with Log():
+        program(lib, x, w)
+    return seen
+
+
+@pytest.mark.parametrize("program", [
+    lambda L, x, w: x.sum(0),
+    lambda L, x, w: x.sum(0, keepdim=True),
+    lambda L, x, w: x.sum((0, 1)),
+    lambda L, x, w: L.add(x, x),
+    lambda L, x, w: L.add(x, x, alpha=2),
+    lambda L, x, w: L.addmm(L.ones(2, 2), x, x.t(), beta=0.5),
+    lambda L, x, w: x.mean(),
+    lambda L, x, w: x.std(1),
+    lambda L, x, w: x.var(1, correction=0, keepdim=True),
+    lambda L, x, w: x.clamp(min=0),
+    lambda L, x, w: x.clamp(0.0, None),
+    lambda L, x, w: x.max(1),
+    lambda L, x, w: x.cumsum(1),
+    lambda L, x, w: L.nn.functional.linear(x, w).sum().backward(),
+    lambda L, x, w: L.nn.functional.leaky_relu(x, 0.01),
+    lambda L, x, w: L.nn.functional.leaky_relu(x, 0.2),
+    lambda L, x, w: L.nn.functional.cross_entropy(x, L.tensor([0, 1])).backward(),
+    lambda L, x, w: L.cat([x, x]),
+    lambda L, x, w: L.stack((x, x), 1),
+    lambda L, x, w: x.permute(1, 0).reshape(6),
+    lambda L, x, w: L.zeros(2, dtype=L.float64),
+    lambda L, x, w: L.arange(1, 5, 2),
+], ids=["sum(0)", "sum keepdim", "sum((0, 1))", "add", "add alpha", "addmm beta", "mean", "std",
+        "var correction keepdim", "clamp(min=0)", "clamp(0., None)", "max(1)", "cumsum", "linear + backward",
+        "leaky_relu default slope", "leaky_relu(0.2)", "cross_entropy + backward", "cat", "stack", "permute reshape",
+        "zeros dtype", "arange"])
+def test_dispatch_mode_is_given_torchs_arguments(program):
+    """A dispatch mode is given what torch's dispatcher gives it: positional arguments up to the last
+    that differs from its schema default, keyword-only ones only where they differ, lists as lists."""
+    assert _dispatch_calls(glasstorch, program) == _dispatch_calls(torch, program)
