@@ -19,6 +19,8 @@ torch = pytest.importorskip("torch")
 
 from aten_log import dispatch_mode_class  # noqa: E402
 
+pytestmark = pytest.mark.filterwarnings("ignore:torch.range is deprecated")
+
 # (id, fn(L, x)): x is a float32 tensor of shape (2,)
 CASES = [
     ("zeros(2, 3)", lambda L, x: L.zeros(2, 3)),
@@ -45,6 +47,19 @@ CASES = [
     ("randint(0, 5, (2,), generator=g)", lambda L, x: L.randint(0, 5, (2,), generator=L.Generator())),
     ("randperm(3, generator=g)", lambda L, x: L.randperm(3, generator=L.Generator())),
     ("normal(0., 1., (2,))", lambda L, x: L.normal(0., 1., (2,))),
+    ("normal(x, x)", lambda L, x: L.normal(x, x)),
+    ("normal(x, 2.)", lambda L, x: L.normal(x, 2.)),
+    ("normal(1., x)", lambda L, x: L.normal(1., x)),
+    ("normal(x, x, generator=g)", lambda L, x: L.normal(x, x, generator=L.Generator())),
+    ("bernoulli(x / 2)", lambda L, x: L.bernoulli(x / 2)),
+    ("bernoulli(x, 0.3)", lambda L, x: L.bernoulli(x, 0.3)),
+    ("x.bernoulli()", lambda L, x: x.bernoulli()),
+    ("multinomial(x, 2)", lambda L, x: L.multinomial(x, 2)),
+    ("multinomial(x, 5, True)", lambda L, x: L.multinomial(x, 5, True)),
+    ("poisson(x)", lambda L, x: L.poisson(x)),
+    ("range(0, 3)", lambda L, x: L.range(0, 3)),
+    ("range(0, 3, 0.5)", lambda L, x: L.range(0, 3, 0.5)),
+    ("range(0, 3, dtype=int64)", lambda L, x: L.range(0, 3, dtype=L.int64)),
     ("eye(3)", lambda L, x: L.eye(3)),
     ("eye(3, 2)", lambda L, x: L.eye(3, 2)),
     ("linspace(0, 1, 5)", lambda L, x: L.linspace(0, 1, 5)),
@@ -87,7 +102,7 @@ def _value(v):
     if isinstance(v, (list, tuple)):
         return [_value(x) for x in v]
     if isinstance(v, (torch.device, glasstorch.device, torch.dtype, glasstorch.dtype)) or \
-            type(v).__name__ == "memory_format":
+            type(v).__name__ in ("memory_format", "layout") or v == "torch.strided":
         return str(v)
     return v
 
@@ -256,3 +271,34 @@ def test_where_a_dispatch_mode_sees_other_ops_than_torchs():
     bounds = lambda L, x: L.linspace(x[0], 2, 3)        # noqa: E731
     assert seen(glasstorch, bounds) == ["aten.select.int", "aten.linspace.default"]
     assert seen(torch, bounds) == ["aten.select.int", "aten.linspace.Tensor_Scalar"]
+
+
+@pytest.mark.parametrize("fn", [
+    lambda L, m, s: L.normal(m, s),
+    lambda L, m, s: L.normal(m, 2.0),
+    lambda L, m, s: L.normal(1.0, s),
+    lambda L, m, s: L.bernoulli(m.sigmoid()),
+    lambda L, m, s: L.poisson(s),
+    lambda L, m, s: L.multinomial(s, 2),
+], ids=["normal(T, T)", "normal(T, float)", "normal(float, T)", "bernoulli", "poisson", "multinomial"])
+def test_random_ops_nodes_and_gradients_as_torch(fn):
+    """The random ops on tensors record torch's nodes, whose derivative is zero (multinomial: none)."""
+    def run(lib):
+        m = lib.zeros(3, requires_grad=True)
+        s = lib.ones(3, requires_grad=True)
+        r = fn(lib, m, s)
+        node = type(r.grad_fn).__name__ if r.grad_fn is not None else None
+        if r.requires_grad:
+            r.sum().backward()
+        return node, str(r.dtype), [None if t.grad is None else t.grad.tolist() for t in (m, s)]
+    assert run(glasstorch) == run(torch)
+
+
+def test_random_op_errors_as_torch():
+    for call in (lambda L: L.normal(L.zeros(3), -1.0), lambda L: L.multinomial(L.ones(3), 5),
+                 lambda L: L.multinomial(-L.ones(3), 1), lambda L: L.range(3), lambda L: L.range(0, 3, 0)):
+        with pytest.raises(Exception) as theirs:
+            call(torch)
+        with pytest.raises(type(theirs.value)) as ours:
+            call(glasstorch)
+        assert str(ours.value) == str(theirs.value)
