@@ -257,9 +257,11 @@ class Tensor:
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         tf = getattr(cls, "__torch_function__", None)
-        # glasstorch's own subclasses (Parameter, Buffer, the lazy modules' placeholders) take no part
-        cls._takes_part = getattr(tf, "__func__", tf) is not _disabled_impl and \
-            cls.__module__.split(".")[0] != "glasstorch"
+        # glasstorch's own subclasses that keep the default (Buffer, the lazy modules' placeholders)
+        # take no part, nor those that disable it (Parameter); one with its own does (vision's TVTensor)
+        impl = getattr(tf, "__func__", tf)
+        cls._takes_part = impl is not _disabled_impl and \
+            (cls.__module__.split(".")[0] != "glasstorch" or impl is not Tensor.__dict__["__torch_function__"].__func__)
         if cls._takes_part:
             # a subclass inherits the default __torch_function__ (results become the subclass) or
             # has its own: either way, while one of its tensors is alive every call must look at its
