@@ -256,10 +256,28 @@ class OpOverload:
         positional = tuple(v for a, v in zip(self._schema.arguments, args) if not a.kwarg_only)
         return positional, kwargs
 
+    def _args_for_mode(self, args):
+        """``args`` (every argument, in schema order) as torch's dispatcher hands them to a Python
+        mode (``parseIValuesToPyArgsKwargs``): keyword-only ones only where they differ from their
+        default, positional ones up to the last that differs from its default, and a list argument
+        (``int[]``, ``Tensor[]``) as a list. Returns (positional, kwargs)."""
+        positional, kwargs, end = [], {}, 0
+        for a, v in zip(self._schema.arguments, args):
+            if type(v) is tuple and a.type.rstrip("?").endswith("]"):
+                v = list(v)
+            if a.kwarg_only:
+                if not (a.has_default and _is_default(v, a.default)):
+                    kwargs[a.name] = v
+            else:
+                positional.append(v)
+                if not (a.has_default and _is_default(v, a.default)):
+                    end = len(positional)
+        return tuple(positional[:end]), kwargs
+
     def _dispatch_below_autograd(self, args):
         """Hand the call to the innermost TorchDispatchMode, with grad mode off: the mode runs below
         autograd, so the ops it calls record nothing. Returns what the mode returned."""
-        positional, kwargs = self._split_args(args)
+        positional, kwargs = self._args_for_mode(args)
         enabled = _state.enabled
         _state.enabled = False
         try:
@@ -288,6 +306,17 @@ class OpOverload:
         if enabled and self._makes_views:
             _restore_view_meta(self, args, outputs)
         return outputs
+
+
+def _is_default(value, default):
+    """Whether argument ``value`` is its schema ``default`` as torch compares IValues: same kind
+    (``1`` is not ``True``; ``1.0`` is not ``1``), same value; a list equal element by element."""
+    if value is default:
+        return True
+    if isinstance(value, (list, tuple)):
+        return isinstance(default, tuple) and len(value) == len(default) and \
+            all(_is_default(v, d) for v, d in zip(value, default))
+    return type(value) is type(default) and type(value) in (bool, int, float, str) and value == default
 
 
 def _restore_view_meta(op, args, outputs):

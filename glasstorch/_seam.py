@@ -82,6 +82,26 @@ class _Seam(threading.local):
         """Run ``func(*args, **kwargs)`` through the active function modes and the arguments'
         ``__torch_function__`` overrides, as torch's ``handle_torch_function`` does."""
         modes = self.function_modes
+        if not modes and _subclasses_exist[0]:
+            # the usual call while a subclass instance is alive: no mode, and arguments of exactly
+            # Tensor or of a plain Python type, tested inline (this runs for every call then). The
+            # function runs as it would without the seam (and what it calls too: its tensors are
+            # plain); `on` is False meanwhile, so the function's own first line lets it through.
+            # (Were this thread's protocol off, `on` would be stored False here and the call would
+            # not have come: with no mode, it came through the value all threads share, restored after.)
+            for a in args:
+                if type(a) not in _PLAIN_TYPES and _overloads(a):
+                    break
+            else:
+                for a in kwargs.values():
+                    if type(a) not in _PLAIN_TYPES and _overloads(a):
+                        break
+                else:
+                    self.on = False
+                    try:
+                        return func(*args, **kwargs)
+                    finally:
+                        self.__dict__.pop("on", None)
         if not _subclasses_exist[0]:
             # the usual case: no Tensor subclass with its own __torch_function__ exists, only modes
             # take part. The mode runs with itself popped, so the calls it makes are not seen by it
@@ -109,14 +129,6 @@ class _Seam(threading.local):
             # here with nothing to do: a subclass was defined while this thread had the protocol off
             self._refresh()
             return func(*args, **kwargs)
-        if not modes and not _overloaded_in(args, kwargs):
-            # the usual call once a subclass exists: plain Tensors and numbers, no mode. The function
-            # runs as it would without the seam (and what it calls too: its tensors are plain).
-            self.on = False
-            try:
-                return func(*args, **kwargs)
-            finally:
-                self.__dict__.pop("on", None)
         if not self.subclass_disabled:
             overloaded = _overloaded_args(args, kwargs)
             types = tuple(type(a) for a in overloaded)
@@ -246,22 +258,26 @@ def _flat_tensors(args, kwargs):
                     yield b
 
 
-def _overloaded_in(args, kwargs):
-    """Whether an argument (or an element of a list or tuple argument) is an instance of a Tensor
-    subclass: the per-call test once a subclass exists, True at the first one (which
-    ``_overloaded_args`` then looks at closely). An argument of exactly ``Tensor``, or no Tensor,
-    costs one type test and one ``isinstance``."""
-    tensor = _TENSOR[0] if _TENSOR else _tensor_class()
-    for a in args:
-        if type(a) is not tensor:
-            if isinstance(a, tensor):
+# The types of arguments that cannot take part in __torch_function__, filled in at the first call
+# (``glasstorch.Tensor`` is one; ``_tensor`` imports this module): the per-call test once a subclass
+# instance is alive is one set lookup per argument.
+_PLAIN_TYPES = set()
+
+
+def _overloads(a):
+    """Whether argument ``a`` (of a type not in ``_PLAIN_TYPES``) is, or is a list or tuple holding,
+    an instance of a Tensor subclass."""
+    tensor = _tensor_class()
+    if not _PLAIN_TYPES:
+        _PLAIN_TYPES.update((tensor, int, float, bool, complex, str, type(None), slice, type(Ellipsis)))
+        if type(a) in _PLAIN_TYPES:
+            return False
+    if isinstance(a, tensor):
+        return True
+    if isinstance(a, (list, tuple)):
+        for b in a:
+            if type(b) is not tensor and isinstance(b, tensor):
                 return True
-            if isinstance(a, (list, tuple)):
-                for b in a:
-                    if type(b) is not tensor and isinstance(b, tensor):
-                        return True
-    if kwargs:
-        return _overloaded_in(tuple(kwargs.values()), None)
     return False
 
 

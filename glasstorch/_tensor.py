@@ -25,7 +25,8 @@ from . import _dtype
 from ._array import xp, device_type_of, as_numpy, MetaArray, root_array
 from . import autograd
 from .autograd import grad_mode
-from ._seam import seam, note_instance
+from ._seam import (seam, note_instance, note_subclass_with_torch_function, DisableTorchFunctionSubclass,
+                    _disabled_impl)
 from .autograd.graph import (AccumulateGrad, user_frame, new_hook_dict, _add_hook, view_grad_fn,
                              sync_views_requires_grad, DEFAULT, NO_GRAD_MODE, mark_detached_in_place)
 from . import _warnings
@@ -256,10 +257,11 @@ class Tensor:
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         tf = getattr(cls, "__torch_function__", None)
-        from ._seam import _disabled_impl, note_subclass_with_torch_function
-        # glasstorch's own subclasses (Parameter, Buffer, the lazy modules' placeholders) take no part
-        cls._takes_part = getattr(tf, "__func__", tf) is not _disabled_impl and \
-            cls.__module__.split(".")[0] != "glasstorch"
+        # glasstorch's own subclasses that keep the default (Buffer, the lazy modules' placeholders)
+        # take no part, nor those that disable it (Parameter); one with its own does (vision's TVTensor)
+        impl = getattr(tf, "__func__", tf)
+        cls._takes_part = impl is not _disabled_impl and \
+            (cls.__module__.split(".")[0] != "glasstorch" or impl is not Tensor.__dict__["__torch_function__"].__func__)
         if cls._takes_part:
             # a subclass inherits the default __torch_function__ (results become the subclass) or
             # has its own: either way, while one of its tensors is alive every call must look at its
@@ -274,7 +276,6 @@ class Tensor:
             kwargs = {}
         if not all(issubclass(cls, t) for t in types):
             return NotImplemented
-        from ._seam import DisableTorchFunctionSubclass
         with DisableTorchFunctionSubclass():
             result = func(*args, **kwargs)
             if func in _NO_WRAP:

@@ -3525,3 +3525,34 @@ register(
     OpInfo("linalg.matmul", lambda lib, *a: lib.linalg.matmul(*a),
            samples=lambda make, dt: [SampleInput(make((2, 3)), make((3,))), SampleInput(make((2, 2, 3)), make((3, 4)))]),
 )
+
+
+# ---- addbmm, addr and their in-place forms (ops/linalg.py) -------------------------------------------------------
+def _addbmm_samples(make, dtype):
+    yield SampleInput(make((2, 3)), make((4, 2, 5)), make((4, 5, 3)))
+    yield SampleInput(make((3,)), make((2, 2, 4)), make((2, 4, 3), layout="T"), beta=0.5, alpha=2)   # the input broadcast
+    yield SampleInput(make((2, 3)), make((2, 2, 4)), make((2, 4, 3)), beta=0)
+
+
+def _addr_samples(make, dtype):
+    yield SampleInput(make((2, 3)), make((2,)), make((3,)))
+    yield SampleInput(make((1, 3)), make((2,)), make((3,), layout="slice"), beta=-1, alpha=2)      # the input broadcast
+    yield SampleInput(make(()), make((4,)), make((2,)), alpha=0)
+    yield SampleInput(make((2, 3)), make((2,)), make((3,)), beta=0)
+
+
+def _inplace_samples(samples):
+    """The samples of an in-place form: those whose input has the result's shape."""
+    def inplace_samples(make, dtype):
+        return [s for s in samples(make, dtype) if s.args[0].array.ndim == 2 and s.args[0].array.shape[0] != 1]
+    return inplace_samples
+
+
+register(
+    OpInfo("addbmm", samples=_addbmm_samples),
+    OpInfo("Tensor.addbmm_", lambda lib, input, b1, b2, **kwargs: input.clone().addbmm_(b1, b2, **kwargs),
+           samples=_inplace_samples(_addbmm_samples)),
+    OpInfo("addr", samples=_addr_samples, dtypes=ALL_NUM),
+    OpInfo("Tensor.addr_", lambda lib, input, v1, v2, **kwargs: input.clone().addr_(v1, v2, **kwargs),
+           samples=_inplace_samples(_addr_samples)),
+)

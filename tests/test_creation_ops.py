@@ -4,9 +4,9 @@
 a TorchFunctionMode sees them as ``torch.zeros``... Each case runs the same script under both
 libraries and compares what the modes see.
 
-What is normalised (nothing else is): a tensor argument is compared by its shape and dtype; an
-argument at its schema's default is left out (torch's Python dispatcher drops those: glasstorch's
-op passes every argument of its schema).
+What is normalised (nothing else is): a tensor argument is compared by its shape and dtype. An
+argument at its schema's default is not passed to the mode, by either library (torch's dispatcher
+drops those: ``OpOverload._args_for_mode``).
 """
 import importlib
 
@@ -18,6 +18,8 @@ import glasstorch
 torch = pytest.importorskip("torch")
 
 from aten_log import dispatch_mode_class  # noqa: E402
+
+pytestmark = pytest.mark.filterwarnings("ignore:torch.range is deprecated")
 
 # (id, fn(L, x)): x is a float32 tensor of shape (2,)
 CASES = [
@@ -45,6 +47,19 @@ CASES = [
     ("randint(0, 5, (2,), generator=g)", lambda L, x: L.randint(0, 5, (2,), generator=L.Generator())),
     ("randperm(3, generator=g)", lambda L, x: L.randperm(3, generator=L.Generator())),
     ("normal(0., 1., (2,))", lambda L, x: L.normal(0., 1., (2,))),
+    ("normal(x, x)", lambda L, x: L.normal(x, x)),
+    ("normal(x, 2.)", lambda L, x: L.normal(x, 2.)),
+    ("normal(1., x)", lambda L, x: L.normal(1., x)),
+    ("normal(x, x, generator=g)", lambda L, x: L.normal(x, x, generator=L.Generator())),
+    ("bernoulli(x / 2)", lambda L, x: L.bernoulli(x / 2)),
+    ("bernoulli(x, 0.3)", lambda L, x: L.bernoulli(x, 0.3)),
+    ("x.bernoulli()", lambda L, x: x.bernoulli()),
+    ("multinomial(x, 2)", lambda L, x: L.multinomial(x, 2)),
+    ("multinomial(x, 5, True)", lambda L, x: L.multinomial(x, 5, True)),
+    ("poisson(x)", lambda L, x: L.poisson(x)),
+    ("range(0, 3)", lambda L, x: L.range(0, 3)),
+    ("range(0, 3, 0.5)", lambda L, x: L.range(0, 3, 0.5)),
+    ("range(0, 3, dtype=int64)", lambda L, x: L.range(0, 3, dtype=L.int64)),
     ("eye(3)", lambda L, x: L.eye(3)),
     ("eye(3, 2)", lambda L, x: L.eye(3, 2)),
     ("linspace(0, 1, 5)", lambda L, x: L.linspace(0, 1, 5)),
@@ -79,13 +94,6 @@ CASES = [
 ]
 
 
-def _schema_defaults(lib, func):
-    """{argument name: default} of ``func``'s schema, in ``lib``'s own terms."""
-    if lib is torch:
-        return {a.name: a.default_value for a in func._schema.arguments if a.has_default_value()}
-    return {a.name: a.default for a in func._schema.arguments if a.has_default}
-
-
 def _value(v):
     if isinstance(v, (torch.Tensor, glasstorch.Tensor)):
         return ("tensor", tuple(v.shape), str(v.dtype))
@@ -94,31 +102,14 @@ def _value(v):
     if isinstance(v, (list, tuple)):
         return [_value(x) for x in v]
     if isinstance(v, (torch.device, glasstorch.device, torch.dtype, glasstorch.dtype)) or \
-            type(v).__name__ == "memory_format":
+            type(v).__name__ in ("memory_format", "layout") or v == "torch.strided":
         return str(v)
     return v
 
 
 def _call(lib, func, args, kwargs):
-    """What a dispatch mode was given, normalised (see the module docstring)."""
-    defaults = _schema_defaults(lib, func)
-    names = [a.name for a in func._schema.arguments]
-    args = list(args)
-    while args and names[len(args) - 1] in defaults and _same(args[-1], defaults[names[len(args) - 1]]):
-        args.pop()
-    kwargs = {k: _value(v) for k, v in (kwargs or {}).items()
-              if not (k in defaults and _same(v, defaults[k]))}
-    return str(func), [_value(a) for a in args], kwargs
-
-
-def _same(value, default):
-    if value is None or default is None:
-        return value is default
-    if isinstance(value, (int, float, bool)) and isinstance(default, (int, float, bool)):
-        return value == default
-    if isinstance(value, torch.dtype) and isinstance(default, int):
-        return False
-    return False
+    """What a dispatch mode was given, tensors by shape and dtype (see the module docstring)."""
+    return str(func), [_value(a) for a in args], {k: _value(v) for k, v in (kwargs or {}).items()}
 
 
 def _run_under_dispatch_mode(lib, fn):
@@ -280,3 +271,34 @@ def test_where_a_dispatch_mode_sees_other_ops_than_torchs():
     bounds = lambda L, x: L.linspace(x[0], 2, 3)        # noqa: E731
     assert seen(glasstorch, bounds) == ["aten.select.int", "aten.linspace.default"]
     assert seen(torch, bounds) == ["aten.select.int", "aten.linspace.Tensor_Scalar"]
+
+
+@pytest.mark.parametrize("fn", [
+    lambda L, m, s: L.normal(m, s),
+    lambda L, m, s: L.normal(m, 2.0),
+    lambda L, m, s: L.normal(1.0, s),
+    lambda L, m, s: L.bernoulli(m.sigmoid()),
+    lambda L, m, s: L.poisson(s),
+    lambda L, m, s: L.multinomial(s, 2),
+], ids=["normal(T, T)", "normal(T, float)", "normal(float, T)", "bernoulli", "poisson", "multinomial"])
+def test_random_ops_nodes_and_gradients_as_torch(fn):
+    """The random ops on tensors record torch's nodes, whose derivative is zero (multinomial: none)."""
+    def run(lib):
+        m = lib.zeros(3, requires_grad=True)
+        s = lib.ones(3, requires_grad=True)
+        r = fn(lib, m, s)
+        node = type(r.grad_fn).__name__ if r.grad_fn is not None else None
+        if r.requires_grad:
+            r.sum().backward()
+        return node, str(r.dtype), [None if t.grad is None else t.grad.tolist() for t in (m, s)]
+    assert run(glasstorch) == run(torch)
+
+
+def test_random_op_errors_as_torch():
+    for call in (lambda L: L.normal(L.zeros(3), -1.0), lambda L: L.multinomial(L.ones(3), 5),
+                 lambda L: L.multinomial(-L.ones(3), 1), lambda L: L.range(3), lambda L: L.range(0, 3, 0)):
+        with pytest.raises(Exception) as theirs:
+            call(torch)
+        with pytest.raises(type(theirs.value)) as ours:
+            call(glasstorch)
+        assert str(ours.value) == str(theirs.value)

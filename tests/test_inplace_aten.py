@@ -11,6 +11,8 @@ returns ``x`` itself, its values and dtype, how far its version moved, its ``gra
 gradients of both inputs.
 """
 import numpy as np
+import importlib
+
 import pytest
 
 import glasstorch
@@ -364,5 +366,88 @@ def test_in_place_names_are_torchs():
     assert ours - theirs == {"isnan_", "isinf_", "isfinite_", "signbit_"}
 
 
-NOT_YET = {"addbmm_", "addr_", "apply_", "as_strided_", "fill_diagonal_", "index_reduce_", "map2_", "map_",
-           "resize_as_sparse_", "sparse_resize_", "sparse_resize_and_clear_"}
+NOT_YET = {"as_strided_", "index_reduce_", "resize_as_sparse_", "sparse_resize_", "sparse_resize_and_clear_"}
+
+
+# ---- fill_diagonal_ (views of the diagonal, filled) and the Python-callable ones (apply_, map_, map2_) ---------
+PYTHON_LEVEL_CASES = [
+    ("apply_", lambda L: L.arange(3.).apply_(lambda v: v * 2)),
+    ("apply_ into integers", lambda L: L.arange(3).apply_(lambda v: v * 2.7)),
+    ("apply_ on bool", lambda L: L.tensor([True, False]).apply_(lambda v: not v)),
+    ("apply_ on complex", lambda L: L.tensor([1 + 1j]).apply_(lambda v: v * 2)),
+    ("apply_ on a strided view", lambda L: L.arange(4.)[::2].apply_(lambda v: v + 10)),
+    ("apply_ on an expanded tensor", lambda L: L.ones(2).expand(3, 2).apply_(lambda v: v + 1)),
+    ("apply_ on 0-d", lambda L: L.tensor(2.).apply_(lambda v: v * 3)),
+    ("apply_ of a number", lambda L: L.ones(2).apply_(5)),
+    ("apply_ returning a string", lambda L: L.arange(3.).apply_(lambda v: "a")),
+    ("apply_ overflowing", lambda L: L.arange(3).apply_(lambda v: 2 ** 70)),
+    ("apply_ on a leaf that requires grad", lambda L: L.ones(3, requires_grad=True).apply_(lambda v: v)),
+    ("map_", lambda L: L.arange(3.).map_(L.ones(3), lambda a, b: a + b)),
+    ("map_ broadcasting", lambda L: L.arange(6.).reshape(2, 3).map_(L.ones(3), lambda a, b: a + b)),
+    ("map_ of a wider shape", lambda L: L.ones(2).map_(L.ones(3), lambda a, b: a)),
+    ("map_ of another dtype", lambda L: L.arange(3.).map_(L.ones(3, dtype=L.long), lambda a, b: a + b)),
+    ("map_ of a list", lambda L: L.ones(2).map_([1., 2.], lambda a, b: a)),
+    ("map_ of a non-leaf", lambda L: (L.ones(3, requires_grad=True) * 1).map_(L.ones(3), lambda a, b: a + b)),
+    ("map_ from one that requires grad", lambda L: L.ones(3).map_(L.ones(3, requires_grad=True), lambda a, b: a)),
+    ("map2_", lambda L: L.arange(3.).map2_(L.ones(3), L.ones(3) * 2, lambda a, b, c: a + b * c)),
+    ("map2_ of another dtype", lambda L: L.ones(2).map2_(L.ones(2), L.ones(2, dtype=L.double), lambda a, b, c: a)),
+    ("fill_diagonal_", lambda L: L.zeros(3, 3).fill_diagonal_(5)),
+    ("fill_diagonal_ of a tall matrix", lambda L: L.zeros(7, 3).fill_diagonal_(5)),
+    ("fill_diagonal_ wrapped", lambda L: L.zeros(7, 3).fill_diagonal_(5, wrap=True)),
+    ("fill_diagonal_ wrapped, 8 rows", lambda L: L.zeros(8, 3).fill_diagonal_(1, True)),
+    ("fill_diagonal_ wrapped, not contiguous", lambda L: L.zeros(3, 7).t().fill_diagonal_(5, wrap=True)),
+    ("fill_diagonal_ of a wide matrix", lambda L: L.zeros(3, 7).fill_diagonal_(5, wrap=True)),
+    ("fill_diagonal_ 3-d", lambda L: L.zeros(3, 3, 3).fill_diagonal_(5)),
+    ("fill_diagonal_ 3-d of unequal dims", lambda L: L.zeros(2, 3, 2).fill_diagonal_(5)),
+    ("fill_diagonal_ 1-d", lambda L: L.zeros(3).fill_diagonal_(5)),
+    ("fill_diagonal_ of a float into integers", lambda L: L.zeros(3, 3, dtype=L.long).fill_diagonal_(2.5)),
+    ("fill_diagonal_ on a leaf that requires grad", lambda L: L.ones(3, 3, requires_grad=True).fill_diagonal_(2)),
+    ("fill_diagonal_ on a non-leaf", lambda L: (L.ones(3, 3, requires_grad=True) * 1).fill_diagonal_(2)),
+]
+
+
+def _outcome(lib, fn):
+    try:
+        r = fn(lib)
+    except Exception as e:      # noqa: BLE001 (the error is what is compared)
+        return type(e).__name__, str(e)
+    node = type(r.grad_fn).__name__ if r.grad_fn is not None else None
+    return r.detach().tolist(), str(r.dtype), node, r._version
+
+
+@pytest.mark.parametrize("fn", [pytest.param(f, id=i) for i, f in PYTHON_LEVEL_CASES])
+def test_fill_diagonal_and_python_callables_as_torch(fn):
+    """Values, dtype, node, version -- or the error's type and message -- as torch's."""
+    assert _outcome(glasstorch, fn) == _outcome(torch, fn)
+
+
+def test_apply_on_meta_calls_nothing_as_torch():
+    for lib in (torch, glasstorch):
+        assert lib.ones(2, device="meta").apply_(lambda v: 1 / 0).is_meta
+
+
+def test_fill_diagonal_gradient_as_torch():
+    def run(lib):
+        x = lib.arange(1., 13.).reshape(4, 3).requires_grad_()
+        y = (x * 2).fill_diagonal_(0, wrap=True)
+        (y * lib.arange(12.).reshape(4, 3)).sum().backward()
+        return x.grad.tolist()
+    assert run(glasstorch) == run(torch)
+
+
+def test_fill_diagonal_and_apply_are_one_call_for_a_function_mode():
+    """As torch's (C++ methods): a TorchFunctionMode sees the method, nothing of what it does inside."""
+    def seen(lib):
+        names = []
+
+        class Log(importlib.import_module(lib.__name__ + ".overrides").TorchFunctionMode):
+            def __torch_function__(self, func, types, args=(), kwargs=None):
+                names.append(func.__name__)
+                return func(*args, **(kwargs or {}))
+        x = lib.zeros(3, 3)
+        with Log():
+            x.fill_diagonal_(1)
+            x.apply_(lambda v: v + 1)
+            x.map_(x, lambda a, b: a)
+        return names
+    assert seen(glasstorch) == seen(torch)

@@ -18,6 +18,7 @@ What is normalised, and why (nothing else is):
   seed) and each library decomposes the loss's backward its own way.
 """
 import collections
+import importlib
 
 import pytest
 
@@ -390,3 +391,93 @@ def test_handle_torch_function_without_a_taker():
         return glasstorch.overrides.handle_torch_function(f, (x,), x)
     with pytest.raises(TypeError, match="no implementation found for .* on types that implement __torch_function__"):
         f(glasstorch.ones(1).as_subclass(Refuses))
+
+
+# ---- what a TorchDispatchMode is given: torch's dispatcher's arguments ------------------------------------
+def _dispatch_calls(lib, program):
+    """(op, args, kwargs) of every op a dispatch mode sees running ``program(lib, x, w)``, tensors as
+    (shape, dtype); torch's autograd internals left out: the ``detach`` of a saved result, the
+    ``ones_like`` of backward's seed (glasstorch's is no op)."""
+    from aten_log import dispatch_mode_class
+
+    def value(v):
+        if isinstance(v, lib.Tensor):
+            return ("tensor", tuple(v.shape), str(v.dtype))
+        if isinstance(v, (list, tuple)):
+            return (type(v).__name__, [value(a) for a in v])
+        if isinstance(v, (lib.dtype, lib.device)) or type(v).__name__ == "memory_format":
+            return str(v)
+        return v
+    seen = []
+
+    class Log(dispatch_mode_class(lib)):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            if str(func) not in ("aten.detach.default", "aten.ones_like.default"):
+                seen.append((str(func), value(list(args)), {k: value(v) for k, v in (kwargs or {}).items()}))
+            return func(*args, **(kwargs or {}))
+    x = lib.arange(6.).reshape(2, 3).requires_grad_()
+    w = lib.ones(4, 3)
+    with Log():
+        program(lib, x, w)
+    return seen
+
+
+@pytest.mark.parametrize("program", [
+    lambda L, x, w: x.sum(0),
+    lambda L, x, w: x.sum(0, keepdim=True),
+    lambda L, x, w: x.sum((0, 1)),
+    lambda L, x, w: L.add(x, x),
+    lambda L, x, w: L.add(x, x, alpha=2),
+    lambda L, x, w: L.addmm(L.ones(2, 2), x, x.t(), beta=0.5),
+    lambda L, x, w: x.mean(),
+    lambda L, x, w: x.std(1),
+    lambda L, x, w: x.var(1, correction=0, keepdim=True),
+    lambda L, x, w: x.clamp(min=0),
+    lambda L, x, w: x.clamp(0.0, None),
+    lambda L, x, w: x.max(1),
+    lambda L, x, w: x.cumsum(1),
+    lambda L, x, w: L.nn.functional.linear(x, w).sum().backward(),
+    lambda L, x, w: L.nn.functional.leaky_relu(x, 0.01),
+    lambda L, x, w: L.nn.functional.leaky_relu(x, 0.2),
+    lambda L, x, w: L.nn.functional.cross_entropy(x, L.tensor([0, 1])).backward(),
+    lambda L, x, w: L.cat([x, x]),
+    lambda L, x, w: L.stack((x, x), 1),
+    lambda L, x, w: x.permute(1, 0).reshape(6),
+    lambda L, x, w: L.zeros(2, dtype=L.float64),
+    lambda L, x, w: L.arange(1, 5, 2),
+], ids=["sum(0)", "sum keepdim", "sum((0, 1))", "add", "add alpha", "addmm beta", "mean", "std",
+        "var correction keepdim", "clamp(min=0)", "clamp(0., None)", "max(1)", "cumsum", "linear + backward",
+        "leaky_relu default slope", "leaky_relu(0.2)", "cross_entropy + backward", "cat", "stack", "permute reshape",
+        "zeros dtype", "arange"])
+def test_dispatch_mode_is_given_torchs_arguments(program):
+    """A dispatch mode is given what torch's dispatcher gives it: positional arguments up to the last
+    that differs from its schema default, keyword-only ones only where they differ, lists as lists."""
+    assert _dispatch_calls(glasstorch, program) == _dispatch_calls(torch, program)
+
+
+def _function_mode_names(lib, program):
+    base = importlib.import_module(lib.__name__ + ".overrides").TorchFunctionMode
+    seen = []
+
+    class Log(base):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            seen.append(func.__name__)
+            return func(*args, **(kwargs or {}))
+    x = lib.ones(2)
+    with Log():
+        program(lib, x)
+    return seen
+
+
+def test_constructing_a_parameter_is_no_call_a_mode_sees():
+    """torch's Parameter is made by ``_make_subclass``, which no mode sees (glasstorch's called
+    ``requires_grad_`` through the seam); its errors are ``_make_subclass``'s."""
+    for program in (lambda L, x: L.nn.Parameter(x), lambda L, x: L.nn.Parameter(x, requires_grad=False)):
+        assert _function_mode_names(glasstorch, program) == _function_mode_names(torch, program) == []
+    for lib_errors in ((lambda L: L.nn.Parameter(L.ones(2, dtype=L.int64))),
+                       (lambda L: L.nn.Parameter(L.ones(2), requires_grad=1))):
+        with pytest.raises(Exception) as theirs:
+            lib_errors(torch)
+        with pytest.raises(type(theirs.value)) as ours:
+            lib_errors(glasstorch)
+        assert str(ours.value) == str(theirs.value)

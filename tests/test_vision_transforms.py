@@ -215,3 +215,24 @@ def test_antialiased_tensor_resize_is_outside_autograd(lib):
     x = lib.x.f32.clone().requires_grad_()
     assert not F.resize(x, [5, 6]).requires_grad
     assert F.resize(x, [5, 6], antialias=False).requires_grad      # plain bilinear is glasstorch's interpolate
+
+
+def test_tv_tensor_takes_part_in_torch_function_as_torchvisions():
+    """torchvision's TVTensor.__torch_function__ (torchvision/tv_tensors/_tv_tensor.py; torchvision is
+    not a test dependency, its documented rule is written down here): an op on a TVTensor gives a
+    plain Tensor; clone, to, detach, requires_grad_ and pin_memory called on one keep its type (and
+    its history); an in-place op hands back a plain Tensor; ``plain.to(image)`` is plain."""
+    import glasstorch
+    from glasstorch.vision import tv_tensors
+    img = tv_tensors.Image(glasstorch.ones(3, 2, 2)).requires_grad_()
+    assert type(img) is tv_tensors.Image
+    for result in (img + 1, glasstorch.add(img, 1), img.sum(), img.flip(-1), glasstorch.ones(2).to(img)):
+        assert type(result) is glasstorch.Tensor
+    for result in (img.clone(), img.to(glasstorch.float64), img.detach(), img.requires_grad_()):
+        assert type(result) is tv_tensors.Image
+    kept = img.clone()
+    assert type(kept.grad_fn).__name__ == "CloneBackward0"
+    (kept * 2).sum().backward()
+    assert img.grad.tolist() == [[[2.0, 2.0]] * 2] * 3
+    mutated = img.detach().add_(1)
+    assert type(mutated) is glasstorch.Tensor and mutated.sum().item() == 24.0

@@ -83,10 +83,12 @@ def _arg(v, ns):
 
 
 def _schema_args(node):
-    """The node's arguments by schema name (the capture got every positional one, in order)."""
+    """The node's arguments by schema name, those at their default included (the capture is a
+    dispatch mode: it is given the others only, as torch's dispatcher gives them)."""
     op = node.target
+    full = {a.name: a.default for a in op._schema.arguments if a.has_default}
     positional = [a.name for a in op._schema.arguments if not a.kwarg_only]
-    full = dict(zip(positional, node.args))
+    full.update(zip(positional, node.args))
     full.update(node.kwargs)
     return full
 

@@ -210,10 +210,10 @@ OUT_RULES = {
         "square", "tan", "tanh", "floor_divide", "std", "var", "nextafter",
         "gcd", "lcm", "logical_not", "add", "copysign", "logaddexp", "logaddexp2", "hypot", "bitwise_left_shift",
         "bitwise_right_shift", "xlogy", "special_ndtr", "polygamma", "logit", "i0", "sinc", "erfc",
-        "igamma", "igammac", "special_xlog1py", "special_zeta", "angle"), _cast),
+        "igamma", "igammac", "special_xlog1py", "special_zeta", "angle", "addr"), _cast),
     **dict.fromkeys(("abs", "absolute", "ceil", "floor", "round", "trunc", "fix", "frac", "sign", "sgn", "neg",
                      "negative", "clamp", "clamp_min", "clamp_max", "clip", "conj_physical"), _same),
-    **dict.fromkeys(("addmm", "addmv", "addr", "addbmm", "baddbmm", "bmm", "mm", "cross", "gather", "index_add",
+    **dict.fromkeys(("addmm", "addmv", "baddbmm", "bmm", "mm", "cross", "gather", "index_add",
                      "index_copy", "log_softmax", "softmax", "norm", "scatter", "scatter_add",
                      "scatter_reduce", "take_along_dim", "tril", "triu", "argmax", "argmin", "isin", "sort",
                      "msort", "topk", "aminmax"), _exact),
@@ -224,6 +224,7 @@ OUT_RULES = {
     **dict.fromkeys(("cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack", "row_stack",
                      "column_stack"), _cat),
     **dict.fromkeys(("sum", "prod", "cumsum", "cumprod", "nansum"), REDUCE),
+    "addbmm": _matching("self and mat2 must have the same dtype, but got {out} and {result}"),   # (out is addmm's self)
     "where": _where,
     "matmul": _matmul,
     "dot": _DOT,
@@ -426,7 +427,7 @@ def _write_one(name, result, out, rule, args):
     from ..ops._op import _check_no_overlap
     _check_dtype(name, result, out, rule, args)
     check_inference_write(out._vc)
-    target = _resized(out, result._data.shape)
+    target = _resized(out, result._data.shape, warn=name not in _RESIZED_SILENTLY)
     if 0 in target.strides:
         _check_no_overlap(out)
     r = result._data
@@ -437,13 +438,17 @@ def _write_one(name, result, out, rule, args):
     bump_version(out, name)
 
 
-def _resized(out, shape):
+# ops whose out= torch resizes with ``resize_`` (no warning), not ``resize_output``
+_RESIZED_SILENTLY = frozenset(("addbmm",))
+
+
+def _resized(out, shape, warn=True):
     """``out``'s array, resized to ``shape`` as torch's ``resize_output`` does: a warning when it had
     elements; its memory kept when it is contiguous and large enough."""
     o = out._data
     if o.shape == shape:
         return o
-    if o.size:
+    if o.size and warn:
         _warnings.warn(f"An output with one or more elements was resized since it had shape {list(o.shape)}, which "
                       f"does not match the required output shape {list(shape)}. This behavior is deprecated, and in "
                       f"a future PyTorch release outputs will not be resized unless they have zero elements. You can "

@@ -63,7 +63,11 @@ class Parameter(Tensor):
         # through either one stay visible to the autograd checks of the other.
         _init(self, data._data)
         self._vc = data._vc
-        self.requires_grad_(requires_grad)  # rejects integer tensors with torch's message
+        # (torch's _make_subclass: no call a TorchFunctionMode or subclass sees, and its messages)
+        if type(requires_grad) is not bool:
+            raise TypeError(f"_make_subclass(): argument 'require_grad' (position 3) must be bool, "
+                            f"not {type(requires_grad).__name__}")
+        self._set_requires_grad(requires_grad, "Only Tensors of floating point and complex dtype can require gradients")
         return self
 
     def __deepcopy__(self, memo):

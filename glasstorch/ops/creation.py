@@ -22,6 +22,7 @@ from ..autograd import grad_mode
 from .._seam import seam
 from .._ops import defop, aten, node_classes_of
 from .. import _warnings
+from .. import _ops   # (_ops._ARRAY_TYPES, read at each call: it grows when CuPy is imported)
 
 __getattr__ = node_classes_of(__name__)    # (the node classes declared here, by name: TanhBackward0)
 
@@ -724,13 +725,35 @@ def arange(start, end=None, step=None, *, out=None, dtype=None, layout=None, dev
     return _leaf(t, requires_grad)
 
 
-def _range(start=0, end=None, step=1, *, out=None, dtype=None, device=None, requires_grad=False):
-    """torch.range (deprecated in torch): includes ``end``."""
-    return arange(start, end + step / 2 if end is not None else None, step, dtype=dtype or _dtype.get_default_dtype(),
-                  device=device, requires_grad=requires_grad)
+def _range_kernel(start, end, step=1, *, dtype=None, layout=None, device=None, pin_memory=None):
+    """torch.range's values: from ``start`` to ``end`` included, ``step`` apart."""
+    return _arange_kernel(start, end + step / 2, step, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
-range_ = _factory()(_named(_range, "range"))     # (``range_`` here: the module uses Python's range)
+range_step_op = defop(f"range.step(Scalar start, Scalar end, Scalar step=1, *, {_FACTORY_OPTIONS}) -> Tensor",
+                      _range_kernel)
+range_op = defop(f"range(Scalar start, Scalar end, *, {_FACTORY_OPTIONS}) -> Tensor", _range_kernel)
+
+
+def _range(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+           pin_memory=False):
+    """torch.range (deprecated in torch): includes ``end``. torch's Python binding calls
+    ``aten.range.step`` with the dtype, layout and device filled in, and no TorchFunctionMode sees it
+    (torch.range is not among torch's overridable functions)."""
+    warnings.warn("torch.range is deprecated and will be removed in a future release because its behavior is "
+                  "inconsistent with Python's range builtin. Instead, use torch.arange, which produces values in "
+                  "[start, end).", UserWarning, stacklevel=2)
+    if end is None:
+        raise TypeError('range() missing 1 required positional arguments: "end"')
+    from .. import strided      # (the package's: imported at the call, the package imports this module)
+    dtype = _checks.as_dtype(dtype, "range") if dtype is not None else _dtype.get_default_dtype()
+    t = range_step_op._call(_scalar(start), _scalar(end), _scalar(step), dtype=dtype, layout=layout or strided,
+                            device=_target(device) or _device("cpu"), pin_memory=pin_memory or None)
+    t = _leaf(t, requires_grad)
+    return t if out is None else _checks.write_out("range", t, out)
+
+
+range_ = _named(_range, "range")     # (``range_`` here: the module uses Python's range)
 
 
 @_factory()
@@ -1117,40 +1140,30 @@ def randint_like(input, low=0, high=None, *, dtype=None, layout=None, device=Non
     return _leaf(t, requires_grad)
 
 
-@_factory()
-def normal(mean=0.0, std=1.0, size=None, *, out=None, generator=None, dtype=None, layout=None, device=None,
-           requires_grad=False, pin_memory=False):
-    if isinstance(mean, Tensor) or isinstance(std, Tensor):
-        m = mean._data if isinstance(mean, Tensor) else mean
-        s = std._data if isinstance(std, Tensor) else std
-        _checks.check_std(s)
-        shape = xp.broadcast_shapes(xp.shape(m), xp.shape(s))
-        ref = mean if isinstance(mean, Tensor) else std
-        if ref.is_meta:
-            return _wrap(meta.zeros(shape, ref._data.dtype))
-        return _wrap((m + s * _rng(generator).standard_normal(shape)).astype(ref._data.dtype))
-    if size is None:
-        raise TypeError("normal() missing required argument 'size'")
-    return _leaf(normal_float_float_op._call(float(mean), float(std), _size((size,)), generator=generator, dtype=dtype,
-                                             layout=layout, device=_target(device), pin_memory=pin_memory),
-                 requires_grad)
+def _normal_tensor_kernel(mean, std, *, generator=None):
+    """Draws from N(mean, std) elementwise, ``mean`` and/or ``std`` arrays (broadcast), in the dtype
+    of the first array among them."""
+    _checks.check_std(std)
+    ref = mean if isinstance(mean, _ops._ARRAY_TYPES) else std
+    shape = xp.broadcast_shapes(xp.shape(mean), xp.shape(std))
+    if not has_values(ref):
+        return meta.zeros(shape, ref.dtype)
+    return (mean + std * _rng(generator).standard_normal(shape)).astype(ref.dtype)
 
 
-@method()
-def bernoulli(input, p=None, *, generator=None):
-    if input.is_meta:
-        return _wrap(meta.zeros(input.shape, input._data.dtype))
-    prob = input._data if p is None else p
+def _bernoulli_kernel(self, p=None, *, generator=None):
+    """1 with probability ``p`` (each element of ``self`` when none is given), else 0, in ``self``'s dtype."""
+    prob = self if p is None else p
     _checks.check_probability("bernoulli_", prob)
-    return _wrap((_rng(generator).random(input.shape) < prob).astype(input._data.dtype))
+    if not has_values(self):
+        return meta.zeros(self.shape, self.dtype)
+    return (_rng(generator).random(self.shape) < prob).astype(self.dtype)
 
 
-@method()
-@_checks.allocates
-def multinomial(input, num_samples, replacement=False, *, generator=None):
-    if input.is_meta:   # (the shape only: the checks on the probabilities need their values)
-        return _wrap(meta.zeros(tuple(input.shape[:-1]) + (num_samples,), "int64"))
-    p = as_numpy(input._data).astype("float64")
+def _multinomial_kernel(self, num_samples, replacement=False, *, generator=None):
+    if not has_values(self):   # (the shape only: the checks on the probabilities need their values)
+        return meta.zeros(tuple(self.shape[:-1]) + (num_samples,), "int64")
+    p = as_numpy(self).astype("float64")
     if (p < 0).any() or not xp.isfinite(p).all():
         raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
     one = p.ndim == 1
@@ -1160,21 +1173,82 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
     rng = _rng(generator)
     rows = []
     for row in p2:
-        s = row.sum()
-        if s <= 0:
+        total = row.sum()
+        if total <= 0:
             raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
         if not replacement and (row > 0).sum() < num_samples:
             raise RuntimeError("invalid multinomial distribution (with replacement=False, not enough non-negative "
                                "category to sample)")
-        rows.append(rng.choice(len(row), size=num_samples, replace=replacement, p=row / s))
-    out = xp.array(rows, dtype="int64")
-    return _wrap(out[0] if one else out)
+        rows.append(rng.choice(len(row), size=num_samples, replace=replacement, p=row / total))
+    out = xp.array(rows, dtype="int64").reshape(len(rows), num_samples)
+    return out[0] if one else out
+
+
+def _poisson_kernel(self, generator=None):
+    if not has_values(self):
+        return meta.zeros(self.shape, self.dtype)
+    return xp.asarray(_rng(generator).poisson(self), dtype=self.dtype)   # (0-d: an int)
+
+
+# The random ops on tensors; their derivative is zero, as torch's (NormalBackward1..3, BernoulliBackward0,
+# PoissonBackward0); bernoulli.p records none here (torch records its NotImplemented node); multinomial
+# draws indices.
+normal_tensor_tensor_op = defop("normal.Tensor_Tensor(Tensor mean, Tensor std, *, Generator? generator=None) -> Tensor",
+                                _normal_tensor_kernel, node="NormalBackward3",
+                                mean=lambda grad, mean_sizes: aten.new_zeros(grad, mean_sizes),
+                                std=lambda grad, std_sizes: aten.new_zeros(grad, std_sizes))
+normal_tensor_float_op = defop("normal.Tensor_float(Tensor mean, float std=1., *, Generator? generator=None) -> Tensor",
+                               _normal_tensor_kernel, node="NormalBackward1",
+                               mean=lambda grad, mean_sizes: aten.new_zeros(grad, mean_sizes))
+normal_float_tensor_op = defop("normal.float_Tensor(float mean, Tensor std, *, Generator? generator=None) -> Tensor",
+                               _normal_tensor_kernel, node="NormalBackward2",
+                               std=lambda grad, std_sizes: aten.new_zeros(grad, std_sizes))
+bernoulli_op = defop("bernoulli(Tensor self, *, Generator? generator=None) -> Tensor", _bernoulli_kernel,
+                     node="BernoulliBackward0", self=lambda grad: aten.zeros_like(grad))
+bernoulli_p_op = defop("bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor", _bernoulli_kernel)
+multinomial_op = defop("multinomial(Tensor self, SymInt num_samples, bool replacement=False, *, "
+                       "Generator? generator=None) -> Tensor", _multinomial_kernel)
+poisson_op = defop("poisson(Tensor self, Generator? generator=None) -> Tensor", _poisson_kernel,
+                   node="PoissonBackward0", self=lambda grad: aten.zeros_like(grad))
+
+
+@_factory()
+def normal(mean=0.0, std=1.0, size=None, *, out=None, generator=None, dtype=None, layout=None, device=None,
+           requires_grad=False, pin_memory=False):
+    if isinstance(mean, Tensor):
+        if isinstance(std, Tensor):
+            return normal_tensor_tensor_op._call(mean, std, generator=generator)
+        return normal_tensor_float_op._call(mean, float(std), generator=generator)
+    if isinstance(std, Tensor):
+        return normal_float_tensor_op._call(float(mean), std, generator=generator)
+    if size is None:
+        raise TypeError("normal() missing required argument 'size'")
+    return _leaf(normal_float_float_op._call(float(mean), float(std), _size((size,)), generator=generator, dtype=dtype,
+                                             layout=layout, device=_target(device), pin_memory=pin_memory),
+                 requires_grad)
+
+
+@method()
+def bernoulli(input, p=None, *, generator=None):
+    if seam.on:
+        return seam.torch_function(bernoulli, (input,) if p is None else (input, p), {"generator": generator})
+    if p is None:
+        return bernoulli_op._call(input, generator=generator)
+    return bernoulli_p_op._call(input, p, generator=generator)
+
+
+@method()
+@_checks.allocates
+def multinomial(input, num_samples, replacement=False, *, generator=None):
+    if seam.on:
+        return seam.torch_function(multinomial, (input, num_samples, replacement), {"generator": generator})
+    return multinomial_op._call(input, num_samples, replacement, generator=generator)
 
 
 def poisson(input, generator=None):
-    if input.is_meta:
-        return _wrap(meta.zeros(input.shape, input._data.dtype))
-    return _wrap(xp.asarray(_rng(generator).poisson(input._data), dtype=input._data.dtype))   # (0-d: an int)
+    if seam.on:
+        return seam.torch_function(poisson, (input, generator), {})
+    return poisson_op._call(input, generator)
 
 
 def _standard_gamma(input, generator=None):

@@ -15,7 +15,7 @@ from .._array import (xp, asarray, has_values, matmul as _matmul, arange_like as
                       zeros_like as _zeros_like, empty_like as _empty_like, full_like as _full_like)
 from .._ops import defop, aten, node_classes_of
 from .._seam import seam
-from ._op import method, computed_into_self
+from ._op import method, computed_into_self, written_into_self
 from .._array import broadcast_error
 from .creation import eye, zeros, tensor
 from .shape import _expand_kernel
@@ -27,7 +27,7 @@ __getattr__ = node_classes_of(__name__)    # (the node classes declared here, by
 
 # What glasstorch (torch) has at its top level from this family; the other public functions here are
 # Tensor methods only (x.view(...)) or torch.linalg's.
-__all__ = ["mm", "bmm", "mv", "dot", "inner", "vdot", "matmul", "addmm", "addmv", "addmv_", "outer", "ger", "baddbmm",
+__all__ = ["mm", "bmm", "mv", "dot", "inner", "vdot", "matmul", "addmm", "addmv", "addmv_", "addbmm", "addr", "outer", "ger", "baddbmm",
            "einsum", "tensordot", "kron", "det", "solve", "eig", "svd", "qr", "cholesky", "cholesky_solve", "cholesky_inverse", "matrix_rank", "slogdet", "logdet",
            "matrix_power", "cross", "inverse", "pinverse", "chain_matmul", "matrix_exp", "geqrf", "orgqr"]
 
@@ -236,6 +236,79 @@ def _addmv__kernel(self, mat, vec, *, beta=1, alpha=1):
     return self
 
 
+
+def _addbmm_kernel(self, batch1, batch2, *, beta=1, alpha=1):
+    """beta * self + alpha * sum over the batch of batch1[b] @ batch2[b]: torch computes it as one
+    addmm of the batches laid side by side, (n, b*m) @ (b*m, p), and checks in that order: ``self``
+    against the product's shape first, then the batches'."""
+    _expand_kernel(self, (batch1.shape[_wrap_dim(1, batch1.ndim)], batch2.shape[_wrap_dim(2, batch2.ndim)]))
+    for name, b in (("batch1", batch1), ("batch2", batch2)):
+        if b.ndim != 3:
+            raise RuntimeError(f"{name} must be a 3D tensor")
+    if batch1.shape[0] != batch2.shape[0]:
+        raise RuntimeError(f"batch1 and batch2 must have same number of batches, got {batch1.shape[0]} and "
+                           f"{batch2.shape[0]}")
+    if batch1.shape[2] != batch2.shape[1]:
+        raise RuntimeError(f"Incompatible matrix sizes for bmm ({batch1.shape[1]}x{batch1.shape[2]} and "
+                           f"{batch2.shape[1]}x{batch2.shape[2]})")
+    b, n, m = batch1.shape
+    mat1 = batch1.transpose(1, 0, 2).reshape(n, b * m)
+    mat2 = batch2.reshape(b * m, batch2.shape[2])
+    return _addmm_kernel(self, mat1, mat2, beta=beta, alpha=alpha)
+
+
+def _addr__kernel(self, vec1, vec2, *, beta=1, alpha=1):
+    """addr_: a matrix ``self`` only (nothing is broadcast into it); the result is cast to its dtype
+    as an element-wise op's (torch computes it with a TensorIterator)."""
+    if self.ndim != 2:
+        raise RuntimeError(f"2D tensor expected, got {self.ndim}D tensor for input")
+    return _addr_written_into_self(self, vec1, vec2, beta=beta, alpha=alpha)
+
+
+def _addr_kernel(self, vec1, vec2, *, beta=1, alpha=1):
+    """beta * self + alpha * outer(vec1, vec2), in the three tensors' promoted dtype (bool: or/and)."""
+    for name, v in (("vec1", vec1), ("vec2", vec2)):
+        if v.ndim != 1:
+            raise RuntimeError(f"addr: Expected 1-D argument {name}, but got {v.ndim}-D")
+    shape = (vec1.shape[0], vec2.shape[0])
+    _expand_kernel(self, shape)
+    dims = [_DTYPE_OF[a.dtype] for a in (self, vec1, vec2) if a.ndim]
+    zeros = [_DTYPE_OF[a.dtype] for a in (self, vec1, vec2) if not a.ndim]
+    nd = _dtype.result_type_of(dims, zeros, ()).numpy_dtype
+    self, vec1, vec2 = (a.astype(nd, copy=False) for a in (self, vec1, vec2))
+    if nd.kind == "b":
+        product = xp.logical_and.outer(vec1, vec2) if alpha else xp.zeros(shape, bool)
+        return product | xp.broadcast_to(self, shape) if beta else product
+    if nd.kind in "iu":
+        for name, factor in (("beta", beta), ("alpha", alpha)):
+            if isinstance(factor, float):
+                raise RuntimeError(f"For integral input tensors, argument {name} must not be a floating point number.")
+    product = _scaled(xp.multiply.outer(vec1, vec2), alpha)
+    if beta == 0:
+        return asarray(product).astype(nd, copy=False)   # (self ignored: its nan and inf do not propagate)
+    return asarray(product + _scaled(self, beta)).astype(nd, copy=False)
+
+
+_addr_written_into_self = written_into_self(_addr_kernel)
+addbmm_op = defop("addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
+                  _addbmm_kernel, node="AddbmmBackward0",
+                  self=lambda grad, beta: _scaled(grad, beta),
+                  batch1=lambda grad, batch1, batch2, alpha: _scaled(aten.bmm(
+                      aten.expand(aten.unsqueeze(grad, 0), [batch1.shape[0], batch1.shape[1], batch2.shape[2]]),
+                      conj(aten.transpose.int(batch2, 1, 2))), alpha),
+                  batch2=lambda grad, batch1, batch2, alpha: _scaled(aten.bmm(
+                      conj(aten.transpose.int(batch1, 1, 2)),
+                      aten.expand(aten.unsqueeze(grad, 0), [batch1.shape[0], batch1.shape[1], batch2.shape[2]])), alpha))
+addr_op = defop("addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
+                _addr_kernel, node="AddrBackward0",
+                self=lambda grad, beta: _scaled(grad, beta),
+                vec1=lambda grad, vec2, alpha: _scaled(aten.mv(grad, conj(vec2)), alpha),
+                vec2=lambda grad, vec1, alpha: _scaled(aten.mv(aten.t(grad), conj(vec1)), alpha))
+addbmm__op = defop("addbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) "
+                   "-> Tensor(a!)", computed_into_self(_addbmm_kernel), inplace_of=addbmm_op)
+addr__op = defop("addr_(Tensor(a!) self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)",
+                 _addr__kernel, inplace_of=addr_op)
+
 addmv__op = defop("addmv_(Tensor(a!) self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)",
                   _addmv__kernel, inplace_of=addmv_op)
 addmm__op = defop("addmm_(Tensor(a!) self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)",
@@ -310,6 +383,39 @@ def addmv_(self, mat, vec, *, beta=1, alpha=1):
     if seam.on:
         return seam.torch_function(addmv_, (self, mat, vec), {"beta": beta, "alpha": alpha})
     return addmv__op(self, mat, vec, beta=beta, alpha=alpha)
+
+
+@method()
+def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    """beta * input + alpha * (the sum over the batch of batch1[b] @ batch2[b]): (n, m) from
+    (b, n, k) and (b, k, m); ``input`` broadcasts to (n, m)."""
+    if seam.on:
+        return seam.torch_function(addbmm, (input, batch1, batch2), {"beta": beta, "alpha": alpha})
+    return addbmm_op(input, batch1, batch2, beta=beta, alpha=alpha)
+
+
+@method()
+def addbmm_(self, batch1, batch2, *, beta=1, alpha=1):
+    """In place: self = beta * self + alpha * (sum over b of batch1[b] @ batch2[b]) (aten.addbmm_)."""
+    if seam.on:
+        return seam.torch_function(addbmm_, (self, batch1, batch2), {"beta": beta, "alpha": alpha})
+    return addbmm__op._call(self, batch1, batch2, beta=beta, alpha=alpha)
+
+
+@method()
+def addr(input, vec1, vec2, *, beta=1, alpha=1):
+    """beta * input + alpha * outer(vec1, vec2) (``input`` broadcasts to the outer product's shape)."""
+    if seam.on:
+        return seam.torch_function(addr, (input, vec1, vec2), {"beta": beta, "alpha": alpha})
+    return addr_op(input, vec1, vec2, beta=beta, alpha=alpha)
+
+
+@method()
+def addr_(self, vec1, vec2, *, beta=1, alpha=1):
+    """In place: self = beta * self + alpha * outer(vec1, vec2) (aten.addr_)."""
+    if seam.on:
+        return seam.torch_function(addr_, (self, vec1, vec2), {"beta": beta, "alpha": alpha})
+    return addr__op._call(self, vec1, vec2, beta=beta, alpha=alpha)
 
 
 @method()

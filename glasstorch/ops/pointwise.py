@@ -1747,6 +1747,105 @@ def fill_(self, value):
     return (fill__tensor_op if is_t else fill__op)._call(self, value)
 
 
+
+@method()
+def fill_diagonal_(self, fill_value, wrap=False):
+    """Fill the main diagonal of ``self`` (2-D, or n-D with all dims equal) with ``fill_value``; with
+    ``wrap``, a tall matrix's diagonal restarts every ``width + 1`` rows. As torch composes it: a
+    view of the diagonal, filled (``fill_``: a non-leaf records CopySlices on its base)."""
+    if seam.on:
+        return seam.torch_function(fill_diagonal_, (self, fill_value), {"wrap": wrap})
+    if self.ndim < 2:
+        raise RuntimeError("dimensions must larger than 1")
+    height, width = self.shape[0], self.shape[1]
+    if self.ndim > 2 and any(size != height for size in self.shape[1:]):
+        raise RuntimeError("all dimensions of input must be of equal length")
+    diagonal = self
+    while diagonal.ndim > 1:          # (n-D: the diagonal of the diagonal..., stride the sum of self's)
+        diagonal = diagonal.diagonal(0, 0, 1)
+    diagonal.fill_(fill_value)
+    if wrap and self.ndim == 2 and height > width + 1:
+        # torch's second strided view: elements width + 1 apart in memory, from row width + 1 on
+        if self.is_contiguous():
+            self.view(-1)[width * (width + 1)::width + 1].fill_(fill_value)
+        else:
+            for start in range(width + 1, height, width + 1):
+                self[start:start + width].diagonal().fill_(fill_value)
+    return self
+
+
+# ---- Python callables applied element by element (CPU only, no autograd, as torch's) -------------------------
+def _python_to_element(dtype):
+    """The conversion torch makes of what a callable returned into an element of ``dtype``."""
+    kind = dtype.kind
+    if kind == "b":
+        return bool
+    if kind == "c":
+        return complex
+    if kind in "iu":
+        def to_integer(value):
+            n = int(value) if isinstance(value, (int, float)) else operator.index(value)
+            if not -2 ** 63 <= n < 2 ** 63:
+                raise ValueError("Overflow when unpacking long long")
+            return xp.array(n).astype(dtype)[()]      # (wraps into a narrower type, as a C cast)
+        return to_integer
+
+    def to_float(value):
+        if not isinstance(value, (int, float)) and not hasattr(value, "__float__"):
+            raise TypeError(f"must be real number, not {type(value).__name__}")
+        return float(value)
+    return to_float
+
+
+def _map_elements(name, self, fn, others, other_names):
+    """``self[i] = fn(self[i], *(o[i] for o in others))`` for every index, in order (an element
+    shared by several indices, in an expanded tensor, is read and written once per index); the
+    others are broadcast to ``self``'s shape and must be of its dtype."""
+    for t in (self,) + others:
+        if t.requires_grad:
+            raise RuntimeError(f"Can't call {name}() on Variable that requires grad. Use var.detach().{name}() instead.")
+    for arg_name, other in zip(other_names, others):
+        if other.dtype is not self.dtype:
+            raise TypeError(f"{name}: expected {self.type()} for {arg_name} (got {other.type()})")
+    from .shape import _expand_kernel
+    if self.is_meta:
+        return self     # (no values to map: torch calls nothing)
+    d = self._data
+    arrays = [_expand_kernel(o._data, d.shape) for o in others]
+    convert = _python_to_element(d.dtype)
+    for index in xp.ndindex(d.shape):
+        d[index] = convert(fn(d[index].item(), *(a[index].item() for a in arrays)))
+    return self
+
+
+@method()
+def apply_(self, callable):
+    """Replace each element ``x`` of ``self`` by ``callable(x)`` (slow; CPU only; not differentiable)."""
+    if seam.on:
+        return seam.torch_function(apply_, (self, callable), {})
+    return _map_elements("apply_", self, callable, (), ())
+
+
+@method()
+def map_(self, tensor, callable):
+    """``self[i] = callable(self[i], tensor[i])``, ``tensor`` broadcast to ``self`` (CPU only)."""
+    if seam.on:
+        return seam.torch_function(map_, (self, tensor, callable), {})
+    if not isinstance(tensor, Tensor):
+        raise TypeError(f"map_(): argument 'other' (position 1) must be Tensor, not {type(tensor).__name__}")
+    return _map_elements("map_", self, callable, (tensor,), ("'other'",))
+
+
+@method()
+def map2_(self, x, y, callable):
+    """``self[i] = callable(self[i], x[i], y[i])``, ``x`` and ``y`` broadcast to ``self`` (CPU only)."""
+    if seam.on:
+        return seam.torch_function(map2_, (self, x, y, callable), {})
+    for position, (arg_name, t) in enumerate((("x", x), ("y", y)), 1):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"map2_(): argument '{arg_name}' (position {position}) must be Tensor, not {type(t).__name__}")
+    return _map_elements("map2_", self, callable, (x, y), ("argument 'x'", "argument 'y'"))
+
 def _on_device_of(dst, src):
     """copy_'s source on its destination's device: copy_ is torch's one op between devices (a CPU
     tensor into a CUDA or meta one). Without a gradient to route back the array is moved; with one,

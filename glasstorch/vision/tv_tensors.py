@@ -10,8 +10,7 @@ from .._tensor import Tensor
 from .._seam import DisableTorchFunctionSubclass
 
 # the Tensor methods whose result keeps the TVTensor type (torchvision's _FORCE_TORCHFUNCTION_SUBCLASS)
-_KEEP_TYPE = frozenset(("clone", "to", "detach", "requires_grad_", "pin_memory"))
-
+_KEEP_TYPE = frozenset((Tensor.clone, Tensor.to, Tensor.detach, Tensor.requires_grad_, Tensor.pin_memory))
 
 def as_subclass(tensor, cls):
     """A `cls` (Tensor or a subclass) sharing `tensor`'s data and version counter: torch's
@@ -31,15 +30,19 @@ class TVTensor(Tensor):
 
     @classmethod
     def __torch_function__(cls, func, types, args=(), kwargs=None):
-        """torchvision's rule, whatever else is watching the seam: an op on a TVTensor gives a plain
-        Tensor (v2 transforms wrap their own results again), except clone/to/detach/requires_grad_/
-        pin_memory, which keep the type."""
+        """torchvision's rule: an op on a TVTensor gives a plain Tensor (v2 transforms wrap their own
+        results again), except clone/to/detach/requires_grad_/pin_memory called on one, which keep
+        its type; an in-place op's result (the TVTensor itself) is handed back as a plain Tensor too."""
+        if not all(issubclass(cls, t) for t in types):
+            return NotImplemented
         with DisableTorchFunctionSubclass():
-            out = func(*args, **(kwargs or {}))
-        if getattr(func, "__name__", "") in _KEEP_TYPE and isinstance(out, Tensor) and args \
-                and isinstance(args[0], cls):
-            return as_subclass(out, type(args[0]))
-        return out
+            output = func(*args, **(kwargs or {}))
+        if func in _KEEP_TYPE and args and isinstance(args[0], cls):
+            # (args[0], not any argument: ``plain.to(image)`` gives a plain tensor)
+            return output if type(output) is type(args[0]) else output.as_subclass(type(args[0]))
+        if isinstance(output, cls):
+            return output.as_subclass(Tensor)
+        return output
 
     def __repr__(self, *args, **kwargs):
         return Tensor.__repr__(self).replace("tensor", type(self).__name__, 1)
