@@ -494,6 +494,25 @@ def test_batch_norm(training, affine, shape):
     np.testing.assert_allclose(grv.numpy(), trv.numpy())
 
 
+@pytest.mark.parametrize("training", [True, False])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_batch_norm_rows_in_blocks(monkeypatch, training, dtype):
+    """The row kernels (a row-major input, rows of 8+ elements) work block by block: blocks of 3 rows of 40
+    elements, which cut channels and images in the middle, against torch (values, gradients, running stats)."""
+    from glasstorch.ops import nn_norm
+    monkeypatch.setattr(nn_norm, "_BN_BLOCK_BYTES", 3 * 40 * np.dtype(dtype).itemsize)
+    rm, rv = RNG.standard_normal(5).astype(dtype), (RNG.random(5) + 0.5).astype(dtype)
+    trm, trv, grm, grv = torch.tensor(rm), torch.tensor(rv), gt.tensor(rm), gt.tensor(rv)
+    x = (RNG.standard_normal((4, 5, 5, 8)) * 3 + 2).astype(dtype)
+    assert nn_norm._bn_rows(x) is not None and len(nn_norm._row_blocks(nn_norm._bn_rows(x))) == 7
+    w, b = (RNG.random(5) + 0.5).astype(dtype), RNG.standard_normal(5).astype(dtype)
+    check(lambda x, w, b: TF.batch_norm(x, trm, trv, w, b, training=training, momentum=0.2),
+          lambda x, w, b: F.batch_norm(x, grm, grv, w, b, training=training, momentum=0.2),
+          x, w, b, **({"atol": 1e-5, "rtol": 1e-5} if dtype == "float32" else {}))
+    np.testing.assert_allclose(grm.numpy(), trm.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(grv.numpy(), trv.numpy(), rtol=1e-6)
+
+
 def test_batch_norm_without_running_stats_and_errors():
     check(lambda x, w, b: TF.batch_norm(x, None, None, w, b, True), lambda x, w, b: F.batch_norm(x, None, None, w, b, True),
           rand(4, 3, 5), rand(3), rand(3))
