@@ -2265,7 +2265,8 @@ def _running_stats(make, c):
 
 
 def _batch_norm_samples(make, dtype):
-    for shape, layout in (((4, 3), "contig"), ((2, 3, 5), "contig"), ((2, 3, 2, 3), "T")):
+    # (3, 2, 3, 4): rows of 12 elements, batch norm's row kernels (ops/nn_norm.py, _bn_rows)
+    for shape, layout in (((4, 3), "contig"), ((2, 3, 5), "contig"), ((2, 3, 2, 3), "T"), ((3, 2, 3, 4), "contig")):
         c = shape[1]
         rm, rv = _running_stats(make, c)
         w, b = make((c,), low=0.5, high=1.5), make((c,))

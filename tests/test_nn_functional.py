@@ -171,6 +171,37 @@ def test_conv_image_by_image_matches_torch(monkeypatch, transposed, groups):
     assert nn_conv._by_images(np.zeros((3, 4, 28, 30)), (6, 4 // groups, 3, 3), (28, 30), groups, False)
 
 
+@pytest.mark.parametrize("case", ["conv3d dilated", "conv1d groups 3", "padding past the kernel",
+                                  "transposed, output_padding", "transposed, groups 2", "more out- than in-channels"])
+def test_conv_input_gradient_as_flipped_convolution(monkeypatch, case):
+    """With stride 1 the input gradient (and a transposed convolution's forward) runs as a convolution of
+    the gradient by the flipped weight (ops/nn_conv._as_flipped_convolution); where it does not apply
+    (padding past the dilated kernel, output_padding) the col2im path stays. Values, gradients and double
+    backward against torch either way."""
+    from glasstorch.ops import nn_conv
+    x, w, kw, transposed, applies = {
+        "conv3d dilated": (rand(2, 3, 6, 7, 5), rand(3, 3, 2, 3, 2), dict(padding=(1, 2, 1), dilation=(2, 1, 2)),
+                           False, True),
+        "conv1d groups 3": (rand(2, 6, 9), rand(6, 2, 4), dict(padding=2, groups=3), False, True),
+        "padding past the kernel": (rand(2, 3, 5, 6), rand(3, 3, 3, 3), dict(padding=3), False, False),
+        "transposed, output_padding": (rand(2, 4, 5, 6), rand(4, 3, 3, 3), dict(output_padding=1, dilation=2),
+                                       True, False),
+        "transposed, groups 2": (rand(2, 4, 5, 6), rand(4, 2, 3, 2), dict(padding=(1, 0), groups=2), True, True),
+        "more out- than in-channels": (rand(2, 3, 5, 6), rand(4, 3, 3, 3), dict(padding=1), False, False),
+    }[case]
+    taken = []
+    flipped = nn_conv._as_flipped_convolution
+
+    def spy(*args):
+        out = flipped(*args)
+        taken.append(out is not None)
+        return out
+    monkeypatch.setattr(nn_conv, "_as_flipped_convolution", spy)
+    name = ("conv_transpose" if transposed else "conv") + f"{x.ndim - 2}d"
+    check(lambda x, w: getattr(TF, name)(x, w, **kw), lambda x, w: getattr(F, name)(x, w, **kw), x, w)
+    assert taken and all(t == applies for t in taken)
+
+
 def test_conv_float32_and_no_float64_detour():
     x, w, b = (rand(2, 3, 9, 9).astype(np.float32), rand(4, 3, 3, 3).astype(np.float32), rand(4).astype(np.float32))
     check(TF.conv2d, F.conv2d, x, w, b, atol=1e-4, rtol=1e-4, double=False)
@@ -492,6 +523,25 @@ def test_batch_norm(training, affine, shape):
           lambda x, *wb: F.batch_norm(x, grm, grv, *wb, training=training, momentum=0.2), *args)
     np.testing.assert_allclose(grm.numpy(), trm.numpy())
     np.testing.assert_allclose(grv.numpy(), trv.numpy())
+
+
+@pytest.mark.parametrize("training", [True, False])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_batch_norm_rows_in_blocks(monkeypatch, training, dtype):
+    """The row kernels (a row-major input, rows of 8+ elements) work block by block: blocks of 3 rows of 40
+    elements, which cut channels and images in the middle, against torch (values, gradients, running stats)."""
+    from glasstorch.ops import nn_norm
+    monkeypatch.setattr(nn_norm, "_BN_BLOCK_BYTES", 3 * 40 * np.dtype(dtype).itemsize)
+    rm, rv = RNG.standard_normal(5).astype(dtype), (RNG.random(5) + 0.5).astype(dtype)
+    trm, trv, grm, grv = torch.tensor(rm), torch.tensor(rv), gt.tensor(rm), gt.tensor(rv)
+    x = (RNG.standard_normal((4, 5, 5, 8)) * 3 + 2).astype(dtype)
+    assert nn_norm._bn_rows(x) is not None and len(nn_norm._row_blocks(nn_norm._bn_rows(x))) == 7
+    w, b = (RNG.random(5) + 0.5).astype(dtype), RNG.standard_normal(5).astype(dtype)
+    check(lambda x, w, b: TF.batch_norm(x, trm, trv, w, b, training=training, momentum=0.2),
+          lambda x, w, b: F.batch_norm(x, grm, grv, w, b, training=training, momentum=0.2),
+          x, w, b, **({"atol": 1e-5, "rtol": 1e-5} if dtype == "float32" else {}))
+    np.testing.assert_allclose(grm.numpy(), trm.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(grv.numpy(), trv.numpy(), rtol=1e-6)
 
 
 def test_batch_norm_without_running_stats_and_errors():

@@ -242,11 +242,39 @@ def _conv_forward(x, w, stride, padding, dilation, groups, bl, keep=False):
     return _swap01(y.reshape((o, n) + tuple(grid)))
 
 
+def _as_flipped_convolution(g, w, channels, size, stride, padding, dilation, groups):
+    """:func:`_conv_input_grad` as a convolution, where it is one: with stride 1, the map from a
+    convolution's output back onto its input is the convolution of ``g`` by the weight flipped in space,
+    its in- and out-channels swapped (in each group), padded by ``d (k - 1) - p``. Its columns are g's
+    windows, one copy, and its product has the in-channels times the kernel as inner dimension; col2im's
+    product has only the out-channels there (16 in TinySSD's first layers: a product bound by writing its
+    (C*9) x (N*H*W) result) and then adds nine strided blocks back. TinySSD's 16 -> 16 layer on 32
+    images of 256x256: ~1.0 s -> ~0.6 s. None where it does not apply (strides, padding past the kernel,
+    a size other than the convolution's, as a transposed convolution's output_padding makes), and where
+    the out-channels outnumber the in-channels: then g's columns are the larger copy, and col2im was
+    measured faster (LeNet's 6 -> 16 layer: 5.4 ms against 14.6; 16 -> 32 on 128x128: 279 against 309)."""
+    kernel = w.shape[2:]
+    if w.shape[0] > channels or any(st != 1 for st in stride):
+        return None
+    flipped_padding = [d * (k - 1) - p for k, d, p in zip(kernel, dilation, padding)]
+    if any(fp < 0 for fp in flipped_padding) or any(
+            s != o + fp - p for s, o, fp, p in zip(size, g.shape[2:], flipped_padding, padding)):
+        return None
+    o = w.shape[0]
+    wf = w.reshape((groups, o // groups, channels // groups) + tuple(kernel)).swapaxes(1, 2)
+    wf = ascontiguousarray(wf[(Ellipsis,) + (slice(None, None, -1),) * len(kernel)]).reshape(
+        (channels, o // groups) + tuple(kernel))
+    return _conv_forward(g, wf, stride, flipped_padding, dilation, groups, _batch_last_layout(size, stride))
+
+
 def _conv_input_grad(g, w, channels, size, stride, padding, dilation, groups, bl, rows=None):
     """col2im(W^T @ rows(g)): the map from a convolution's output (N, O, *grid) back onto its input
     (N, C, *size) -- the input gradient, and a transposed convolution's forward. ``rows``: g's rows
     when the caller has them already."""
     kernel = w.shape[2:]
+    flipped = _as_flipped_convolution(g, w, channels, size, stride, padding, dilation, groups)
+    if flipped is not None:
+        return flipped
     if _by_images(g, (w.shape[0], channels // groups) + tuple(kernel), g.shape[2:], groups, bl):
         n = g.shape[0]
         gi = xp.empty((n, channels) + tuple(size), dtype=w.dtype)
@@ -371,6 +399,12 @@ def _convolution_backward_kernel(grad_output, input, weight, bias_sizes, stride,
                                   rows)
     else:                # y = conv_input_grad(x, W): its adjoints are the convolution and the weight gradient
         bl = _batch_last_layout(input.shape[2:], stride)
+        if any(output_padding):
+            # rows that output_padding added and no window reaches depend on nothing; with stride 1 they
+            # would make one window too many
+            reach = [n * st - 2 * p + d * (k - 1)
+                     for n, st, p, d, k in zip(input.shape[2:], stride, padding, dilation, weight.shape[2:])]
+            g = g[(slice(None), slice(None)) + tuple(slice(0, r) for r in reach)]
         if need_weight:
             gw = _conv_weight_grad(input, g, weight.shape, stride, padding, dilation, groups, bl)
         if need_input:
