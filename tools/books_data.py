@@ -467,7 +467,8 @@ def make_rps(root, seed=10):
 
 
 # ImageNet weights the d2l sections load with ``pretrained=True``: (torchvision builder, hub file name)
-PRETRAINED_STANDINS = (("resnet18", "resnet18-f37072fd.pth"), ("resnet34", "resnet34-b627a593.pth"))
+PRETRAINED_STANDINS = (("resnet18", "resnet18-f37072fd.pth"), ("resnet34", "resnet34-b627a593.pth"),
+                       ("vgg19", "vgg19-dcbb9e9d.pth"))
 
 
 def make_pretrained_standins(torch_home, seed=21):
@@ -476,8 +477,9 @@ def make_pretrained_standins(torch_home, seed=21):
 
     Random weights in the checkpoints' keys, shapes and dtypes (He-normal convolutions and linears,
     batch-norm scales and variances near 1), saved by glasstorch in torch's format: both frameworks
-    load the same numbers, so the fine-tuning sections compare. ResNet-18 (fine-tuning, fcn) and
-    ResNet-34 (kaggle-dog); neural-style's VGG-19 (548 MB, and 500 epochs of it) has none."""
+    load the same numbers, so the fine-tuning sections compare. ResNet-18 (fine-tuning, fcn),
+    ResNet-34 (kaggle-dog) and VGG-19 (neural-style: 548 MB as the original, its classifier's
+    linears included, which the section loads and never uses; made once per work directory)."""
     import glasstorch
     from glasstorch.vision import models
     folder = os.path.join(torch_home, "hub", "checkpoints")
