@@ -37,6 +37,11 @@ def test_kaggle_and_classification_archives_hold_what_the_book_reads(tmp_path):
     with zipfile.ZipFile(tmp_path / "kaggle_dog_tiny.zip") as z:
         rows = z.read("kaggle_dog_tiny/labels.csv").decode().splitlines()
         assert all(f"kaggle_dog_tiny/train/{row.split(',')[0]}.jpg" in z.namelist() for row in rows[1:])
+    # d2l's reorg_train_valid keeps floor(0.1 * the smallest breed's count) per breed for validation;
+    # the section's loaders drop the last partial batch of 32: one validation batch, five training ones
+    breeds = [row.split(",")[1] for row in rows[1:]]
+    n_valid = len(set(breeds)) * max(1, int(0.1 * min(breeds.count(b) for b in set(breeds))))
+    assert n_valid >= 32 and (len(breeds) - n_valid) // 32 >= 5
 
 
 def test_image_folder_and_read_image_read_the_stand_ins(tmp_path):
@@ -45,6 +50,10 @@ def test_image_folder_and_read_image_read_the_stand_ins(tmp_path):
         z.extractall(tmp_path)
     train = datasets.ImageFolder(str(tmp_path / "hotdog" / "train"))
     assert train.classes == ["hotdog", "not-hotdog"] and len(train) == 640   # five batches of 128
+    # the default sizes: five training batches of 32 and one test batch (fcn's train_ch13, docstring)
+    import inspect
+    defaults = inspect.signature(books_data.make_voc2012).parameters
+    assert defaults["n_train"].default // 32 >= 5 and defaults["n_val"].default >= 32
     books_data.make_voc2012(str(tmp_path), n_train=2, n_val=1)
     with tarfile.open(tmp_path / "VOCtrainval_11-May-2012.tar") as t:
         t.extractall(tmp_path)

@@ -59,3 +59,20 @@ def test_synchronised_runs_draw_the_same_numbers():
     assert len(ours) == len(theirs) == 4 * 2 * 2 + 2 + 36 * 2 + 2 + 6 + 4 + 4
     for a, b in zip(ours, theirs):
         assert a == pytest.approx(b, rel=1e-6, abs=1e-7)
+
+
+def test_processes_a_glasstorch_run_starts_are_bound_too():
+    """syne-tune's trial workers are Python processes of their own (``sys.executable`` on a script): in a
+    glasstorch run of the books they must import glasstorch as ``torch``, not the real torch installed
+    beside it (tools/books_site/sitecustomize.py, on the runs' PYTHONPATH); without the runner's variable
+    a process is left alone."""
+    probe = "import torch, sys; print(torch.__name__, torch.nn.Linear.__module__)"
+    site = os.path.join(TOOLS, "books_site")
+    base = {k: v for k, v in os.environ.items() if k != "GLASSTORCH_BOOKS_BIND"}
+    base["PYTHONPATH"] = os.pathsep.join(filter(None, [site, base.get("PYTHONPATH")]))
+    bound = subprocess.run([sys.executable, "-c", probe], env=dict(base, GLASSTORCH_BOOKS_BIND="1"),
+                           capture_output=True, text=True, check=True).stdout.split()
+    assert bound == ["glasstorch", "glasstorch.nn.modules.linear"]
+    alone = subprocess.run([sys.executable, "-c", probe], env=base, capture_output=True, text=True,
+                           check=True).stdout.split()
+    assert alone[0] == "torch" and alone[1].startswith("torch.nn")

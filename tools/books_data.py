@@ -316,9 +316,14 @@ def make_kaggle_cifar10_tiny(root, seed=17, per_class=40, n_test=5):
     _write(os.path.join(root, "kaggle_cifar10_tiny.zip"), buffer.getvalue())
 
 
-def make_kaggle_dog_tiny(root, seed=18, breeds=("beagle", "boxer", "pug"), per_breed=3, n_test=3):
+def make_kaggle_dog_tiny(root, seed=18, breeds=("beagle", "boxer", "pug", "collie"), per_breed=80, n_test=3):
     """``kaggle_dog_tiny.zip``: ``kaggle_dog_tiny/labels.csv`` ("id,breed"), ``train/<id>.jpg`` and
-    ``test/<id>.jpg`` (hexadecimal ids, 64x80 JPEGs), as the dog-breed competition's files."""
+    ``test/<id>.jpg`` (hexadecimal ids, 64x80 JPEGs), as the dog-breed competition's files.
+
+    4 breeds of 80: the section keeps ``floor(0.1 * 80) = 8`` per breed for validation, and both its
+    training and validation loaders use batches of 32 with ``drop_last=True``; its ``train`` plots
+    every ``num_batches // 5`` batches and divides by the number of validation examples. So it needs
+    one validation batch (32) and five training batches (here 9 of the 288 left)."""
     rng = np.random.default_rng(seed)
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as z:
@@ -357,10 +362,12 @@ def make_hotdog(root, seed=19, per_class=(320, 4)):
 VOC_COLORS = ((0, 0, 0), (128, 0, 0), (0, 128, 0), (128, 128, 0), (0, 0, 128), (128, 0, 128))
 
 
-def make_voc2012(root, seed=20, n_train=66, n_val=4, size=(330, 490)):
+def make_voc2012(root, seed=20, n_train=160, n_val=32, size=(330, 490)):
     """``VOCtrainval_11-May-2012.tar``: ``VOCdevkit/VOC2012/ImageSets/Segmentation/{train,val}.txt``,
     ``JPEGImages/<name>.jpg`` and ``SegmentationClass/<name>.png`` (labels as VOC colours, RGB),
-    images a little larger than the book's 320x480 crops (one minibatch of 64 for training)."""
+    images a little larger than the book's 320x480 crops. fcn trains with ``train_ch13`` on batches of
+    32 with ``drop_last=True`` (``load_data_voc``): it plots every ``num_batches // 5`` batches, so it
+    needs five training batches (160 images), and one test batch (32) for its accuracy."""
     import tarfile
     rng = np.random.default_rng(seed)
     buffer = io.BytesIO()
@@ -460,7 +467,8 @@ def make_rps(root, seed=10):
 
 
 # ImageNet weights the d2l sections load with ``pretrained=True``: (torchvision builder, hub file name)
-PRETRAINED_STANDINS = (("resnet18", "resnet18-f37072fd.pth"), ("resnet34", "resnet34-b627a593.pth"))
+PRETRAINED_STANDINS = (("resnet18", "resnet18-f37072fd.pth"), ("resnet34", "resnet34-b627a593.pth"),
+                       ("vgg19", "vgg19-dcbb9e9d.pth"))
 
 
 def make_pretrained_standins(torch_home, seed=21):
@@ -469,8 +477,9 @@ def make_pretrained_standins(torch_home, seed=21):
 
     Random weights in the checkpoints' keys, shapes and dtypes (He-normal convolutions and linears,
     batch-norm scales and variances near 1), saved by glasstorch in torch's format: both frameworks
-    load the same numbers, so the fine-tuning sections compare. ResNet-18 (fine-tuning, fcn) and
-    ResNet-34 (kaggle-dog); neural-style's VGG-19 (548 MB, and 500 epochs of it) has none."""
+    load the same numbers, so the fine-tuning sections compare. ResNet-18 (fine-tuning, fcn),
+    ResNet-34 (kaggle-dog) and VGG-19 (neural-style: 548 MB as the original, its classifier's
+    linears included, which the section loads and never uses; made once per work directory)."""
     import glasstorch
     from glasstorch.vision import models
     folder = os.path.join(torch_home, "hub", "checkpoints")

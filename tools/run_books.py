@@ -41,7 +41,12 @@ cell in both processes; the books' code itself is not edited):
   ``train_ch13``, ``train_seq2seq``), and functions a section defines itself (bert-pretraining's
   ``train_bert``: at most ``5 * --max-epochs`` steps; the ``num_epochs`` of a section's ``train`` and
   ``train_fine_tuning``); Step-by-Step's ``StepByStep.train(n_epochs)``
-  runs at most ``--max-epochs * 5`` epochs.
+  runs at most ``--max-epochs * 5`` epochs; syne-tune's ``StoppingCriterion`` (the asynchronous
+  hyperparameter-optimization sections) stops a tuning run after at most ``--max-wallclock`` seconds
+  (the book's 12 minutes of wall clock each).
+- the Python processes a notebook starts (syne-tune's trial workers) are bound to glasstorch in its
+  glasstorch run, as the notebook itself (``tools/books_site/sitecustomize.py``); without that they
+  would import the real torch of the books' environment.
 - d2l's ``try_all_gpus()`` returns ``[cpu()]`` on a machine without a GPU, as its docstring says
   (d2l 1.0.3's returns ``[]``, so ``train_ch13`` -- the training of the computer-vision and NLP
   application chapters -- fails at ``devices[0]`` on any CPU, under torch too);
@@ -306,6 +311,21 @@ _torch.manual_seed(0)
 _synchronise(_torch)
 '''
 
+SYNETUNE_PRELUDE = r'''
+import syne_tune.stopping_criterion as _stopping
+_stopping_init = _stopping.StoppingCriterion.__init__
+
+
+def _capped_stopping_init(self, *args, **kwargs):
+    """syne-tune's StoppingCriterion with its max_wallclock_time at most the runner's MAX_WALLCLOCK."""
+    _stopping_init(self, *args, **kwargs)
+    if self.max_wallclock_time is None or self.max_wallclock_time > MAX_WALLCLOCK:
+        self.max_wallclock_time = MAX_WALLCLOCK
+
+
+_stopping.StoppingCriterion.__init__ = _capped_stopping_init
+'''
+
 SBS_PRELUDE = r'''
 import functools as _functools, importlib as _importlib
 
@@ -358,6 +378,9 @@ def worker(spec_path):
     from IPython.core.interactiveshell import InteractiveShell
     shell = InteractiveShell.instance()
     shell.user_ns["MAX_EPOCHS"] = spec["max_epochs"]
+    shell.user_ns["MAX_WALLCLOCK"] = spec["max_wallclock"]
+    if spec["framework"] == "glasstorch":   # this process binds with %load_ext; its children at start
+        os.environ["GLASSTORCH_BOOKS_BIND"] = "1"
     shell.user_ns["TOOLS"] = HERE
     results = {"framework": spec["framework"], "name": spec["name"], "cells": [], "finished": False}
 
@@ -476,6 +499,8 @@ def run_one(args, name, cells, book, framework):
             if chapter == name.split("/")[1] and not os.path.lexists(os.path.join(cwd, path)):
                 os.symlink(os.path.join("..", "data"), os.path.join(cwd, path))
         preludes = [COMMON_PRELUDE] + ([] if args.no_sync else [SYNC_PRELUDE]) + [D2L_PRELUDE]
+        if any("syne_tune" in cell for cell in cells):
+            preludes.append(SYNETUNE_PRELUDE)
     else:
         base = prepare_sbs(work, framework, args.sbs)
         cwd = base
@@ -487,7 +512,7 @@ def run_one(args, name, cells, book, framework):
     spec = {"name": name, "framework": framework, "cwd": cwd, "preludes": preludes,
             "cells": [{"code": runnable(c), "skip": skip_reason(c)} for c in cells],
             "result": result_path(work, name, framework), "cell_timeout": args.cell_timeout,
-            "max_epochs": args.max_epochs}
+            "max_epochs": args.max_epochs, "max_wallclock": args.max_wallclock}
     spec_path = os.path.join(work, "specs", stem + ".json")
     with open(spec_path, "w") as f:
         json.dump(spec, f)
@@ -497,6 +522,10 @@ def run_one(args, name, cells, book, framework):
         import books_data
         books_data.make_pretrained_standins(torch_home)
     env = dict(os.environ, MPLBACKEND="Agg", PYTHONHASHSEED="0", TORCH_HOME=torch_home, **ONE_THREAD)
+    env.pop("GLASSTORCH_BOOKS_BIND", None)
+    if framework == "glasstorch":
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [os.path.join(HERE, "books_site"),
+                                                          env.get("PYTHONPATH")]))
     start = time.time()
     with open(os.path.join(work, "logs", stem + ".log"), "w") as log:
         try:
@@ -678,6 +707,8 @@ def main(argv=None):
     parser.add_argument("--python", default=sys.executable,
                         help="the interpreter of the runs: needs glasstorch, torch, IPython, matplotlib, d2l==1.0.3")
     parser.add_argument("--max-epochs", type=int, default=2)
+    parser.add_argument("--max-wallclock", type=float, default=60,
+                        help="seconds: the most a syne-tune tuning run may take (default %(default)s)")
     parser.add_argument("--no-sync", action="store_true", help="let each framework draw its own random numbers")
     parser.add_argument("--table", help="report: also write the per-notebook Markdown table to this file")
     parser.add_argument("--cell-timeout", type=int, default=300)
