@@ -415,6 +415,13 @@ def test_op(op, dtype, test_device):
         pytest.xfail("; ".join(f"{c}: {known[c]}" for c in sorted(failed)))
 
 
+def test_registry_names_are_unique():
+    """One entry per name, as torch's OpInfo (name, variant_test_name): a second entry of a name would share
+    its test ids and its device-list entries, so it could neither be listed nor told apart."""
+    seen = Counter(op.name for op in op_db)
+    assert not {name: n for name, n in seen.items() if n > 1}
+
+
 def test_registry_covers_the_issue_list():
     """Every op the issue names has an entry (a missing op would silently go untested)."""
     names = {op.name.split(".")[0] for op in op_db}
