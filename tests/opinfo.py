@@ -1879,6 +1879,28 @@ def _cholesky_samples(make, dtype):
     yield SampleInput(_spd(make, dtype, (3, 3)), upper=True)
 
 
+def _cholesky_factor(make, dtype, shape, upper=False):
+    """A Cholesky factor (batch): a well-conditioned triangular matrix with a positive diagonal."""
+    a = np.abs(_invertible(make, dtype, shape).array) * 0.3 + shape[-1] * np.eye(shape[-1], dtype=dtype)
+    return Leaf((np.triu(a) if upper else np.tril(a)).astype(dtype), "contig", np.dtype(dtype).kind == "f")
+
+
+def _cholesky_solve_samples(make, dtype):
+    yield SampleInput(make((3, 2)), _cholesky_factor(make, dtype, (3, 3)))
+    yield SampleInput(make((3, 2)), _cholesky_factor(make, dtype, (3, 3), upper=True), True)
+    yield SampleInput(make((3, 2), layout="T"), _cholesky_factor(make, dtype, (2, 3, 3)))   # batch broadcast
+    yield SampleInput(make((4, 1, 3, 2)), _cholesky_factor(make, dtype, (1, 2, 3, 3)), upper=False)
+    yield SampleInput(make((2, 3, 1)), _cholesky_factor(make, dtype, (3, 3)))
+    # errors, in torch's order: dimensions, dtypes, a square A, A's size against b's rows, the batch dims
+    yield SampleInput(make((3,)), _cholesky_factor(make, dtype, (3, 3)))
+    yield SampleInput(make((3, 2)), make((3,)))
+    yield SampleInput(make((3, 2), dtype="float32" if dtype == "float64" else "float64"),
+                      _cholesky_factor(make, dtype, (3, 3)))
+    yield SampleInput(make((3, 2)), make((3, 4)))
+    yield SampleInput(make((3, 2)), _cholesky_factor(make, dtype, (4, 4)))
+    yield SampleInput(make((2, 3, 2)), _cholesky_factor(make, dtype, (4, 3, 3)))
+
+
 def _pinv_samples(make, dtype):
     yield SampleInput(make((3, 3)))
     yield SampleInput(make((4, 3)))
@@ -2006,6 +2028,8 @@ register(
     OpInfo("cholesky", lambda lib, x, upper=False: lib.cholesky(x, upper), samples=_cholesky_samples,
            gradcheck=False),
     # (float32: pinv's gradient goes through the pseudo-inverse itself, so its rounding is amplified)
+    # (the kernel reads one triangle of the factor, torch's gradient is the whole matrix's: no finite differences)
+    OpInfo("cholesky_solve", samples=_cholesky_solve_samples, gradcheck=False),
     OpInfo("linalg.pinv", lambda lib, x: lib.linalg.pinv(x), samples=_pinv_samples, tol={"float32": (2e-4, 2e-4)}),
     OpInfo("pinverse", samples=_pinv_samples, tol={"float32": (2e-4, 2e-4)}),
     OpInfo("linalg.matrix_power", lambda lib, *a: lib.linalg.matrix_power(*a), samples=_matrix_power_samples),

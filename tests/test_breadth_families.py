@@ -210,3 +210,33 @@ def test_the_orthogonal_polynomials_agree_with_their_definitions():
     np.testing.assert_allclose(gt.special.hermite_polynomial_h(t, 3).numpy(), 8 * x ** 3 - 12 * x, atol=1e-12)
     np.testing.assert_allclose(gt.special.legendre_polynomial_p(t, 2).numpy(), (3 * x ** 2 - 1) / 2, atol=1e-12)
     np.testing.assert_allclose(gt.special.laguerre_polynomial_l(t, 2).numpy(), (x ** 2 - 4 * x + 2) / 2, atol=1e-12)
+
+
+@pytest.mark.parametrize("b_shape,a_shape,dtypes", [
+    ((3, 2), (3, 3), None), ((3, 2), (4, 4), None), ((3, 2), (3, 4), None), ((2, 3, 2), (4, 3, 3), None),
+    ((5, 3, 2), (2, 3, 3), None), ((3,), (3, 3), None), ((3, 2), (3,), None), ((1, 3, 2), (2, 3, 3), None),
+    ((0, 3, 2), (3, 3), None), ((3, 0), (3, 3), None), ((4, 1, 3, 2), (1, 5, 3, 3), None),
+    ((2, 2, 3, 2), (2, 3, 3), None), ((3, 2), (3, 3), ("float32", "float64")), ((3, 2), (3, 3), ("int64", "int64")),
+    ((3, 2), (3, 4), ("float32", "int64"))])
+def test_cholesky_solve_checks_and_lays_out_as_torch(b_shape, a_shape, dtypes):
+    """torch's checks in its order (dims, dtypes, a square A, A against b's rows, the batch dims broadcast,
+    the kernel's dtypes), its exception types and words; a result in torch's column-major layout."""
+    b_dtype, a_dtype = dtypes or ("float64", "float64")
+    rng = np.random.default_rng(0)
+    b = rng.standard_normal(b_shape)
+    a = rng.standard_normal(a_shape)
+    if len(a_shape) >= 2 and a_shape[-1] == a_shape[-2]:
+        a = np.tril(a) + 3 * np.eye(a_shape[-1])
+    outs = []
+    for lib in (torch, gt):
+        try:
+            x = lib.cholesky_solve(lib.tensor(b, dtype=getattr(lib, b_dtype)), lib.tensor(a, dtype=getattr(lib, a_dtype)))
+            outs.append((tuple(x.shape), x.stride(), x.numpy()))
+        except Exception as e:  # noqa: BLE001 - compared below
+            outs.append((type(e).__name__, str(e)))
+    (want, got) = outs
+    if isinstance(want[0], str):
+        assert got == want
+    else:
+        assert got[:2] == want[:2]
+        np.testing.assert_allclose(got[2], want[2], rtol=1e-12, atol=1e-12)
