@@ -365,9 +365,10 @@ def _until_converged(step, *state, maxiter=_MAXITER):
     arrays once it has converged (so later steps do less work), keeping the last of ``state`` (its
     answer). Elements not converged after ``maxiter`` steps keep their current answer, as in C.
     """
+    from . import arange_like   # (the positions on the arrays' device: a CuPy mask cannot index a host array)
     state = list(state)
     answer = np.empty_like(state[-1])
-    index = np.arange(answer.size)
+    index = arange_like(answer, answer.size)
     for _ in range(maxiter if answer.size else 0):
         converged, *state = step(*state)
         if converged.any():
@@ -475,7 +476,7 @@ def _incomplete_gamma(inside, a_inf, x_inf):
     def kernel(a, x):
         a, x = (v.astype(np.float64) for v in np.broadcast_arrays(a, x))
         ok = (a > 0) & (x > 0) & np.isfinite(a) & np.isfinite(x)
-        out = np.full(a.shape, np.nan)
+        out = np.full_like(a, np.nan)
         out[ok] = inside(a[ok], x[ok])
         out = np.where((a == 0) & (x > 0), x_inf, out)
         out = np.where((x == 0) & (a > 0), a_inf, out)
