@@ -315,7 +315,7 @@ def _cases():
 # Measured (tests/test_ops.py::test_op, 1638 op/dtype cases): on meta 1355 pass, 283 xfail (before the
 # kernels skipped value checks without values: 1152 pass, 495 xfail; before element-wise results on meta
 # kept their input's layout: 1213 pass, 434 xfail of 1647); with --device fakecuda (the CuPy
-# stand-in, tests/_fake_cupy.py: no GPU) 1631 pass, 16 xfail, all of them op.xfail's CPU differences (before
+# stand-in, tests/_fake_cupy.py: no GPU) 1622 pass, 16 xfail, all of them op.xfail's CPU differences (before
 # the kernels that mixed host arrays into device computations were made device-neutral: 87 more xfail).
 _KNOWN_ON_DEVICE = {"meta": [
     ("refused", set("""
