@@ -1385,7 +1385,6 @@ register(
     OpInfo("trace", samples=lambda make, dt: [SampleInput(make((3, 3))), SampleInput(make((2, 4)))]),
     OpInfo("nonzero", samples=lambda make, dt: [SampleInput(make((3, 4), low=-1, high=2)),
                                                  SampleInput(make((5,), low=-1, high=2))], dtypes=ALL_NUM, grad=False),
-    OpInfo("square", samples=unary_samples(), dtypes=ALL_NUM + ("bool",)),
     OpInfo("movedim", samples=lambda make, dt: [SampleInput(make((2, 3, 4)), 0, 2), SampleInput(make((2, 3, 4)), (0, 1), (2, 0))]),
     OpInfo("linalg.det", lambda lib, x: lib.linalg.det(x), samples=_square_samples),
     OpInfo("linalg.inv", lambda lib, x: lib.linalg.inv(x), samples=_square_samples),
@@ -1512,14 +1511,6 @@ register(
     OpInfo("nn.functional.conv2d.same", _nnf("conv2d", padding="same"), dtypes=FLOATS,
            samples=lambda make, dt: [SampleInput(make((1, 2, 4, 5)), make((3, 2, 3, 3))),
                                      SampleInput(make((1, 2, 4, 5)), make((3, 2, 2, 2)))]),
-    OpInfo("nn.functional.unfold", _nnf("unfold"),
-           samples=lambda make, dt: [SampleInput(make((2, 3, 4, 5)), 2),
-                                     SampleInput(make((3, 4, 5)), (2, 3), dilation=1, padding=1, stride=2),
-                                     SampleInput(make((1, 1, 3, 3)), 2)]),
-    OpInfo("nn.functional.fold", _nnf("fold"),
-           samples=lambda make, dt: [SampleInput(make((2, 12, 12)), (4, 5), 2),
-                                     SampleInput(make((4, 4)), (3, 3), 2),
-                                     SampleInput(make((2, 5, 12)), (4, 5), 2)]),      # torch's error
     OpInfo("nn.functional.bilinear", _nnf("bilinear"),
            samples=lambda make, dt: [SampleInput(make((4, 2)), make((4, 3)), make((5, 2, 3)), make((5,))),
                                      SampleInput(make((2, 2, 2)), make((2, 2, 3)), make((2, 2, 3))),
@@ -1888,6 +1879,28 @@ def _cholesky_samples(make, dtype):
     yield SampleInput(_spd(make, dtype, (3, 3)), upper=True)
 
 
+def _cholesky_factor(make, dtype, shape, upper=False):
+    """A Cholesky factor (batch): a well-conditioned triangular matrix with a positive diagonal."""
+    a = np.abs(_invertible(make, dtype, shape).array) * 0.3 + shape[-1] * np.eye(shape[-1], dtype=dtype)
+    return Leaf((np.triu(a) if upper else np.tril(a)).astype(dtype), "contig", np.dtype(dtype).kind == "f")
+
+
+def _cholesky_solve_samples(make, dtype):
+    yield SampleInput(make((3, 2)), _cholesky_factor(make, dtype, (3, 3)))
+    yield SampleInput(make((3, 2)), _cholesky_factor(make, dtype, (3, 3), upper=True), True)
+    yield SampleInput(make((3, 2), layout="T"), _cholesky_factor(make, dtype, (2, 3, 3)))   # batch broadcast
+    yield SampleInput(make((4, 1, 3, 2)), _cholesky_factor(make, dtype, (1, 2, 3, 3)), upper=False)
+    yield SampleInput(make((2, 3, 1)), _cholesky_factor(make, dtype, (3, 3)))
+    # errors, in torch's order: dimensions, dtypes, a square A, A's size against b's rows, the batch dims
+    yield SampleInput(make((3,)), _cholesky_factor(make, dtype, (3, 3)))
+    yield SampleInput(make((3, 2)), make((3,)))
+    yield SampleInput(make((3, 2), dtype="float32" if dtype == "float64" else "float64"),
+                      _cholesky_factor(make, dtype, (3, 3)))
+    yield SampleInput(make((3, 2)), make((3, 4)))
+    yield SampleInput(make((3, 2)), _cholesky_factor(make, dtype, (4, 4)))
+    yield SampleInput(make((2, 3, 2)), _cholesky_factor(make, dtype, (4, 3, 3)))
+
+
 def _pinv_samples(make, dtype):
     yield SampleInput(make((3, 3)))
     yield SampleInput(make((4, 3)))
@@ -2015,6 +2028,8 @@ register(
     OpInfo("cholesky", lambda lib, x, upper=False: lib.cholesky(x, upper), samples=_cholesky_samples,
            gradcheck=False),
     # (float32: pinv's gradient goes through the pseudo-inverse itself, so its rounding is amplified)
+    # (the kernel reads one triangle of the factor, torch's gradient is the whole matrix's: no finite differences)
+    OpInfo("cholesky_solve", samples=_cholesky_solve_samples, gradcheck=False),
     OpInfo("linalg.pinv", lambda lib, x: lib.linalg.pinv(x), samples=_pinv_samples, tol={"float32": (2e-4, 2e-4)}),
     OpInfo("pinverse", samples=_pinv_samples, tol={"float32": (2e-4, 2e-4)}),
     OpInfo("linalg.matrix_power", lambda lib, *a: lib.linalg.matrix_power(*a), samples=_matrix_power_samples),
@@ -2664,7 +2679,6 @@ register(
     OpInfo("special.multigammaln", _special("multigammaln"), samples=_mvlgamma_samples),
     OpInfo("mvlgamma", samples=_mvlgamma_samples),
     OpInfo("special.zeta", _special("zeta"), samples=_zeta_samples, grad=False),
-    OpInfo("erfc", samples=unary_samples(), dtypes=ALL_NUM),
     OpInfo("i0", samples=unary_samples(), dtypes=ALL_NUM),
     OpInfo("sinc", samples=unary_samples(), dtypes=ALL_NUM),
     OpInfo("digamma", samples=unary_samples(low=0.1, high=4)),
@@ -2710,6 +2724,9 @@ def _unfold_samples(make, dtype):
 
 
 def _im2col_samples(make, dtype):
+    yield SampleInput(make((2, 3, 4, 5)), 2)
+    yield SampleInput(make((3, 4, 5)), (2, 3), dilation=1, padding=1, stride=2)
+    yield SampleInput(make((1, 1, 3, 3)), 2)
     yield SampleInput(make((2, 3, 5, 6)), 2)
     yield SampleInput(make((2, 3, 5, 6)), (2, 3), dilation=(1, 2), padding=1, stride=(2, 1))
     yield SampleInput(make((3, 4, 4)), 3, padding=1)
@@ -2718,6 +2735,9 @@ def _im2col_samples(make, dtype):
 
 
 def _col2im_samples(make, dtype):
+    yield SampleInput(make((2, 12, 12)), (4, 5), 2)
+    yield SampleInput(make((4, 4)), (3, 3), 2)
+    yield SampleInput(make((2, 5, 12)), (4, 5), 2)                  # torch's error
     yield SampleInput(make((2, 12, 20)), (5, 6), 2)
     yield SampleInput(make((2, 18, 15)), (5, 6), (2, 3), dilation=(1, 2), padding=1, stride=(2, 1))
     yield SampleInput(make((36, 16)), (4, 4), 3, padding=1)
@@ -3263,7 +3283,7 @@ def _diag_embed_samples(make, dtype):
 
 
 register(
-    OpInfo("__getitem__", lambda lib, x, index: x[index], samples=_getitem_samples),
+    OpInfo("__getitem__.index", lambda lib, x, index: x[index], samples=_getitem_samples),   # (aten.index's cases)
     OpInfo("index_put", samples=_index_put_samples),
     OpInfo("index_copy", samples=_index_copy_samples),
     OpInfo("index_fill", samples=_index_fill_samples),

@@ -89,12 +89,13 @@ def test_float32_rounding_of_an_ill_conditioned_program_is_not_a_finding(seed):
     assert diffs == []
 
 
-@pytest.mark.parametrize("seed", [796184083448, 796184151948, 796186496937])
+@pytest.mark.parametrize("seed", [796184083448, 796184151948, 796186496937, 796201843299])
 def test_programs_that_differed_once_agree(seed):
     # 796184083448: a float32 layer_norm over rows of 2 with create_graph, 5 times torch's error from the
     # truth (now torch's arithmetic, and its bits); 796184151948: a stack of unsqueezed no_grad views of
     # a transposed result (torch's cat keeps a channels-last layout); 796186496937: where() over a
-    # keepdim amin of a transpose (torch's reduction result is row-major in its dims of size 1 too)
+    # keepdim amin of a transpose (torch's reduction result is row-major in its dims of size 1 too);
+    # 796201843299: lerp_ of a float64 end into an expanded float32 self (torch's dtype error comes first)
     assert fuzz_graphs.check(seed, torch, gt)[1] == []
 
 
@@ -190,3 +191,16 @@ def test_the_generator_keeps_atan2_and_sign_away_from_zero():
     assert fuzz_graphs._atan2_inputs(None, [torch.tensor([0.0, 0.5]), torch.tensor([-0.5, 2.0])]) is None
     assert fuzz_graphs._atan2_inputs(None, [torch.tensor(0.0), torch.tensor(0.0)]) is None
     assert fuzz_graphs._atan2_inputs(None, [torch.tensor([0.0, 0.5]), torch.tensor([0.5, -2.0])]) == ()
+
+
+@pytest.mark.parametrize("requires_grad", [False, True])
+def test_lerp_in_place_checks_dtypes_before_an_expanded_self_as_torch(requires_grad):
+    """torch's lerp meta function checks end's and weight's dtypes before its TensorIterator refuses an
+    expanded self (seed 796201843299), with or without autograd recording the write."""
+    for end_dtype, weight_dtype, expect in (("float64", None, "for `end`"), ("float32", "float64", "for `weight`"),
+                                            ("float32", None, "more than one element")):
+        for lib in (torch, gt):
+            self = lib.ones(1, 1, requires_grad=requires_grad).clone().expand(3, 3)
+            weight = 0.5 if weight_dtype is None else lib.ones(1, dtype=getattr(lib, weight_dtype))
+            with pytest.raises(RuntimeError, match=re.escape(expect)):
+                self.lerp_(lib.ones(1, dtype=getattr(lib, end_dtype)), weight)

@@ -388,3 +388,25 @@ def test_unique_consecutive_counts_and_empty_layouts_as_torch(values):
             for lib in (torch, glasstorch)]
     for t, g in zip(*outs):
         assert g.tolist() == t.tolist() and g.stride() == t.stride()
+
+
+@pytest.mark.parametrize("shape", [(3, 5), (2, 3, 4), (2, 1, 6), (3, 2, 1, 2), (5,), (0, 3), (3, 0), (2, 0, 3)])
+@pytest.mark.parametrize("name", ["unique_consecutive", "unique"])
+def test_unique_along_a_dim_lays_out_and_refuses_as_torch(name, shape):
+    """The result is laid out with ``dim`` outermost in memory (torch moves it first, makes that contiguous,
+    moves it back: (2, 3, 4) at dim=-1 has strides (3, 1, 6)); an empty input whose empty dims are not
+    ``dim`` is refused with torch's words, one empty along ``dim`` copied row-major."""
+    base = np.random.default_rng(len(shape)).integers(0, 2, shape)
+    for dim in range(-len(shape), len(shape)):
+        for transposed in (False, True):   # (the input's own layout does not matter)
+            outs = []
+            for lib in (torch, glasstorch):
+                t = lib.tensor(base)
+                if transposed:
+                    t = t.transpose(0, -1).contiguous().transpose(0, -1)
+                try:
+                    res = getattr(lib, name)(t, dim=dim, return_inverse=True, return_counts=True)
+                    outs.append([(r.tolist(), tuple(r.shape), r.stride()) for r in res])
+                except RuntimeError as e:
+                    outs.append(str(e))
+            assert outs[1] == outs[0], (dim, transposed)

@@ -474,6 +474,24 @@ def test_view_and_reshape_on_meta_lay_out_as_torchs():
     assert layouts(glasstorch) == layouts(torch)
 
 
+@pytest.mark.parametrize("name", ["special.gammaln", "digamma", "erf", "erfc", "erfinv", "special.i0e", "special.i1",
+                                  "special.erfcx", "special.log_ndtr", "special.ndtri", "special.bessel_j0", "sinc",
+                                  "round", "xlogy", "special.entr", "nn.functional.hardtanh", "nn.functional.elu"])
+def test_element_wise_results_on_meta_keep_the_inputs_layout_as_torchs(name):
+    """An element-wise op of a transposed (or permuted) meta tensor is laid out as its input, as torch's
+    TensorIterator lays it out: the special functions' shape-only answer on meta was a row-major copy,
+    and np.where, np.clip, np.round, np.sinc and np.asarray(like=) on meta arrays were row-major."""
+    def strides(lib):
+        fn = lib
+        for part in name.split("."):
+            fn = getattr(fn, part)
+        out = []
+        for x in (lib.ones(3, 4, device="meta").t(), lib.ones(2, 3, 4, device="meta").permute(2, 0, 1)):
+            out.append((fn(x, x) if name == "xlogy" else fn(x)).stride())
+        return out
+    assert strides(glasstorch) == strides(torch)
+
+
 def test_meta_array_shape_setter_refuses_a_copy_as_numpy():
     from glasstorch._array import meta
     a = meta.zeros((4, 6), "float32")[:, :4]

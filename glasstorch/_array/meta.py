@@ -414,12 +414,16 @@ def _ufunc_call(ufunc, inputs, kwargs):
             raise MetaDataError(f"numpy.{ufunc.__name__} has no meta rule here")
         return _new((_matmul_shape(*[_shape_of(x) for x in inputs]), _dummy_dtype(ufunc, inputs, kwargs)))
     shape = _broadcast(*[_shape_of(x) for x in inputs])
-    # laid out as NumPy (and torch's TensorIterator) lay out an element-wise result: as the first
-    # operand of the result's shape
-    like = next((x for x in inputs if isinstance(x, (MetaArray, np.ndarray)) and x.shape == shape), None)
+    like = _elementwise_layout(inputs, shape)
     if ufunc.nout > 1:
         return tuple(_new((shape, np.dtype(d)), like) for d in _dummy_dtypes(ufunc, inputs, kwargs))
     return _new((shape, _dummy_dtype(ufunc, inputs, kwargs)), like)
+
+
+def _elementwise_layout(inputs, shape):
+    """The operand whose layout an element-wise result of ``shape`` takes, as NumPy (order="K") and
+    torch's TensorIterator lay it out: the first operand of the result's shape (None: row-major)."""
+    return next((x for x in inputs if isinstance(x, (MetaArray, np.ndarray)) and x.shape == shape), None)
 
 
 def _dummy_dtypes(ufunc, inputs, kwargs):
@@ -528,7 +532,8 @@ def _result_dtype(arrays, dtype):
 def _where_rule(condition, x=None, y=None):
     if x is None:
         raise MetaDataError("the result's shape depends on the values (where with one argument)")
-    return _new((_broadcast(_shape_of(condition), _shape_of(x), _shape_of(y)), _dummy_dtype(np.where, (condition, x, y), {})))
+    shape = _broadcast(_shape_of(condition), _shape_of(x), _shape_of(y))
+    return _new((shape, _dummy_dtype(np.where, (condition, x, y), {})), _elementwise_layout((condition, x, y), shape))
 
 
 def _take_along_axis_rule(arr, indices, axis=None):
@@ -556,7 +561,16 @@ def _clip_rule(a, a_min=None, a_max=None, out=None, **kwargs):
     kwargs.pop("max", None)
     dtype = _dummy_dtype(np.clip, (a, a_min, a_max), kwargs)
     shape = _broadcast(a.shape, _shape_of(a_min) if a_min is not None else (), _shape_of(a_max) if a_max is not None else ())
-    return out if out is not None else _new((shape, dtype))
+    return out if out is not None else _new((shape, dtype), _elementwise_layout((a, a_min, a_max), shape))
+
+
+def _elementwise_rule(fn):
+    """np.round, np.sinc: element-wise functions that are no ufuncs, laid out as a ufunc's result."""
+    def rule(a, *args, out=None, **kwargs):
+        if out is not None:
+            return out
+        return _new((a.shape, _dummy_dtype(fn, (a,) + args, kwargs)), _elementwise_layout((a,), a.shape))
+    return rule
 
 
 def _tri_rule(m, k=0):
@@ -591,6 +605,8 @@ _FUNCTIONS = {
     np.reshape: lambda a, shape=None, order="C", **kw: _reshape(a, kw.get("newshape", shape)),
     np.ravel: lambda a, order="C": _reshape(a, (-1,)),
     np.ascontiguousarray: _ascontiguous_rule,
+    # (``np.asarray(x, like=meta)``: a meta ``x`` keeps its layout, as NumPy's asarray keeps an ndarray's)
+    np.asarray: lambda a, dtype=None, order=None, **_: asarray(a, dtype),
     np.zeros_like: _zeros_like_rule,
     np.ones_like: _zeros_like_rule,
     np.empty_like: _zeros_like_rule,
@@ -611,6 +627,8 @@ _FUNCTIONS = {
     np.matmul: lambda a, b, **kw: _ufunc_call(np.matmul, (a, b), kw),
     np.dot: lambda a, b, out=None: _new((_dot_shape(_shape_of(a), _shape_of(b)), _dummy_dtype(np.dot, (a, b), {}))),
 }
+for _fn in (np.round, np.around, np.sinc):
+    _FUNCTIONS[_fn] = _elementwise_rule(_fn)
 for _fn in (np.sum, np.prod, np.mean, np.max, np.min, np.amax, np.amin, np.any, np.all, np.argmax, np.argmin,
             np.std, np.var, np.nansum, np.count_nonzero, np.nanmax, np.nanmin, np.nanmean):
     _FUNCTIONS[_fn] = _reduction(_fn)

@@ -170,8 +170,8 @@ def _in_float64(kernel, narrow_kernel=None):
     whose results need far fewer correct digits.
     """
     def function(a):
-        if type(a) is MetaArray:      # (the meta device: the result's shape and dtype are the input's)
-            return a.copy()
+        if type(a) is MetaArray:      # (the meta device: the result's shape, dtype and layout are the input's)
+            return a.copy(order="K")
         x = a.astype(np.float64, copy=False).reshape(-1)
         fn = narrow_kernel if narrow_kernel is not None and a.dtype.itemsize < 8 else kernel
         with np.errstate(all="ignore"):  # lanes a mask discards may overflow; huge results round to inf
@@ -480,33 +480,33 @@ def _bessel_i(nu, a, scaled):
 
 
 def i0(a):
-    if type(a) is MetaArray:   # (the meta device: the input's shape and dtype, as _same_dtype gives)
-        return a.copy()
+    if type(a) is MetaArray:   # (the meta device: the input's shape, dtype and layout, as on the CPU)
+        return a.copy(order="K")
     return _bessel_i(0, a, False)
 
 
 def i0e(a):
-    if type(a) is MetaArray:   # (the meta device: the input's shape and dtype, as _same_dtype gives)
-        return a.copy()
+    if type(a) is MetaArray:   # (the meta device: the input's shape, dtype and layout, as on the CPU)
+        return a.copy(order="K")
     return _bessel_i(0, a, True)
 
 
 def i1(a):
-    if type(a) is MetaArray:   # (the meta device: the input's shape and dtype, as _same_dtype gives)
-        return a.copy()
+    if type(a) is MetaArray:   # (the meta device: the input's shape, dtype and layout, as on the CPU)
+        return a.copy(order="K")
     return _bessel_i(1, a, False)
 
 
 def i1e(a):
-    if type(a) is MetaArray:   # (the meta device: the input's shape and dtype, as _same_dtype gives)
-        return a.copy()
+    if type(a) is MetaArray:   # (the meta device: the input's shape, dtype and layout, as on the CPU)
+        return a.copy(order="K")
     return _bessel_i(1, a, True)
 
 
 def erfcx(a):
     """exp(x^2) erfc(x): direct below x = 25, the asymptotic series 1/(x sqrt(pi)) sum (-1)^k (2k-1)!!/(2x^2)^k above."""
-    if type(a) is MetaArray:   # (the meta device: the input's shape and dtype, as _same_dtype gives)
-        return a.copy()
+    if type(a) is MetaArray:   # (the meta device: the input's shape, dtype and layout, as on the CPU)
+        return a.copy(order="K")
     x = asarray(a, dtype=_F64)
     with np.errstate(all="ignore"):
         direct = np.exp(x * x) * erfc(np.where(x < 25, x, 0.0))
@@ -522,8 +522,8 @@ def erfcx(a):
 
 def log_ndtr(a):
     """log of the standard normal CDF: log(erfc(-x/sqrt 2)/2), as log(erfcx(-x/sqrt 2)/2) - x^2/2 where x < -1."""
-    if type(a) is MetaArray:   # (the meta device: the input's shape and dtype, as _same_dtype gives)
-        return a.copy()
+    if type(a) is MetaArray:   # (the meta device: the input's shape, dtype and layout, as on the CPU)
+        return a.copy(order="K")
     x = asarray(a, dtype=_F64)
     with np.errstate(all="ignore"):
         t = -x / math.sqrt(2)
@@ -535,8 +535,8 @@ def log_ndtr(a):
 
 def ndtri(a):
     """The inverse of the standard normal CDF: sqrt 2 erfinv(2p - 1)."""
-    if type(a) is MetaArray:   # (the meta device: the input's shape and dtype, as _same_dtype gives)
-        return a.copy()
+    if type(a) is MetaArray:   # (the meta device: the input's shape, dtype and layout, as on the CPU)
+        return a.copy(order="K")
     p = asarray(a, dtype=_F64)
     with np.errstate(all="ignore"):
         x = math.sqrt(2) * erfinv(2 * p - 1)

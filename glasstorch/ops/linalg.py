@@ -12,7 +12,7 @@ import warnings
 from .. import _checks, _dtype, return_types, _warnings
 from .._tensor import Tensor, _wrap_dim
 from .._array import (xp, asarray, has_values, matmul as _matmul, arange_like as _arange_like,
-                      zeros_like as _zeros_like, empty_like as _empty_like, full_like as _full_like)
+                      zeros_like as _zeros_like, empty_like as _empty_like, full_like as _full_like, row_major)
 from .._ops import defop, aten, node_classes_of
 from .._seam import seam
 from ._op import method, computed_into_self, written_into_self
@@ -1125,13 +1125,29 @@ def _cholesky_solve_kernel(self, input2, upper=False):
     for name, t in (("b", self), ("u", input2)):
         if t.ndim < 2:
             raise RuntimeError(f"{name} should have at least 2 dimensions, but has {t.ndim} dimensions instead")
-    _check_matrices("cholesky_solve", input2)
-    L = xp.tril(xp.swapaxes(input2, -1, -2) if upper else input2)
-    batch = xp.broadcast_shapes(L.shape[:-2], self.shape[:-2])
-    L = xp.broadcast_to(L, batch + L.shape[-2:])
-    B = xp.broadcast_to(self, batch + self.shape[-2:])
-    with xp.errstate(divide="ignore", invalid="ignore"):
-        return xp.linalg.solve(xp.swapaxes(L, -1, -2), xp.linalg.solve(L, B))   # L^T X = L^-1 B
+    # (torch's linearSolveCheckInputs, then the batch dims broadcast by infer_size, then the kernel's dtypes)
+    if self.dtype != input2.dtype:
+        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
+                           f"{_DTYPE_OF[self.dtype]._legacy} and A of type {_DTYPE_OF[input2.dtype]._legacy} instead.")
+    n = input2.shape[-1]
+    if input2.shape[-2] != n:
+        raise RuntimeError(f"A must be batches of square matrices, but they are {input2.shape[-2]} by {n} matrices")
+    if self.shape[-2] != n:
+        raise RuntimeError(f"Incompatible matrix sizes for cholesky_solve: each A matrix is {n} by {n} but each b "
+                           f"matrix is {self.shape[-2]} by {self.shape[-1]}")
+    batch = _checks.broadcast_shape(self.shape[:-2], input2.shape[:-2])
+    if self.dtype.kind not in "fc":
+        raise NotImplementedError(f"\"cholesky_solve_cpu\" not implemented for '{_DTYPE_OF[self.dtype]._legacy}'")
+    if not (has_values(self) and has_values(input2)):   # (meta: the shape is all there is to compute)
+        X = _empty_like(self, batch + self.shape[-2:])
+    else:
+        L = xp.tril(xp.swapaxes(input2, -1, -2) if upper else input2)
+        L = xp.broadcast_to(L, batch + L.shape[-2:])
+        B = xp.broadcast_to(self, batch + self.shape[-2:])
+        with xp.errstate(divide="ignore", invalid="ignore"):
+            X = xp.linalg.solve(xp.swapaxes(L, -1, -2), xp.linalg.solve(L, B))   # L^T X = L^-1 B
+    # (column-major matrices, as LAPACK's potrs writes them into torch's cloneBatchedColumnMajor)
+    return xp.swapaxes(row_major(xp.swapaxes(X, -1, -2)), -1, -2)
 
 
 def _cholesky_kernel(self, upper=False):

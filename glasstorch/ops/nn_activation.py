@@ -606,17 +606,17 @@ def threshold(input, threshold, value):
 
 
 # ---- rrelu: leaky relu with a random slope per element while training ------------------------------------
-@_laid_out_as_input
 def _rrelu_kernel(self, noise, lower=0.125, upper=1.0 / 3, training=False, generator=None):
     """Training: each element below 0 takes a slope drawn from U(lower, upper), written into ``noise``
-    (1 elsewhere), which the backward reads; otherwise the mean slope, as leaky_relu."""
+    (1 elsewhere), which the backward reads; otherwise the mean slope, as leaky_relu. The result is
+    row-major whatever the input's layout, as torch's (rrelu_with_noise allocates it contiguous)."""
     check_floating(self, "rrelu_with_noise_out_cpu")
     if not training:
-        return xp.where(self > 0, self, self * _scalar(self, (lower + upper) / 2))
+        return row_major(xp.where(self > 0, self, self * _scalar(self, (lower + upper) / 2)))
     from .creation import _rng
     slopes = _rng(generator).uniform(lower, upper, self.shape).astype(self.dtype)
     noise[...] = xp.where(self > 0, _scalar(self, 1), slopes)
-    return self * noise
+    return row_major(self * noise)
 
 
 def _rrelu_backward_kernel(grad_output, self, noise, lower, upper, training, self_is_result):

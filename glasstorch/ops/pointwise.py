@@ -17,7 +17,7 @@ from .._array import (xp, to_device, broadcast_error, same_data, row_major, like
                       copy_preserving_layout, erf as _erf, erfinv as _erfinv, lgamma as _lgamma, digamma as _digamma,
                       asarray_like as _asarray_like, asarray, has_values, zeros_like as _zeros_like)
 from ._op import (method, operands, inplace, inplace_recorded, result_dtype, as_tensor_arg, promote_arrays,
-                  _check_inplace, bump_version, write_into, written_into_self, can_cast, _DTYPE_OF)
+                  _check_inplace, _check_no_overlap, bump_version, write_into, written_into_self, can_cast, _DTYPE_OF)
 from .._ops import defop, aten, node_classes_of
 from .. import _ops   # (_ops._ARRAY_TYPES, read at each call: it grows when CuPy is imported)
 from .._seam import seam
@@ -1344,11 +1344,15 @@ def clamp_max(input, max):
 
 
 # ---- lerp, masked_fill, nan_to_num ---------------------------------------------------------------
-def _lerp_kernel(self, end, weight):
+def _check_lerp_dtypes(self, end, weight):
     for name, t in (("end", end), ("weight", weight)):
         if isinstance(t, _ops._ARRAY_TYPES) and t.dtype != self.dtype:  # torch does not promote here
             raise RuntimeError(f"expected dtype {_dtype.cpp_name(_DTYPE_OF[self.dtype])} for `{name}` but got dtype "
                                f"{_dtype.cpp_name(_DTYPE_OF[t.dtype])}")
+
+
+def _lerp_kernel(self, end, weight):
+    _check_lerp_dtypes(self, end, weight)
     try:
         return like_operands(self + weight * (end - self), self, end)
     except ValueError:
@@ -1585,8 +1589,25 @@ clamp_min__tensor_op = _in_place("clamp_min_.Tensor(Tensor(a!) self, Tensor min)
 clamp_max__op = _in_place("clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)", clamp_max_op,
                           kernel=_clamp_by_numbers_in_place(clamp_max_op))
 clamp_max__tensor_op = _in_place("clamp_max_.Tensor(Tensor(a!) self, Tensor max) -> Tensor(a!)", clamp_max_tensor_op)
-lerp__op = _in_place("lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)", lerp_op)
-lerp__tensor_op = _in_place("lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)", lerp_tensor_op)
+
+
+def _lerp_in_place(functional):
+    """The kernel of lerp_: torch's lerp meta function checks the dtypes before the TensorIterator it
+    builds refuses an expanded self (fuzz seed 796201843299: a float64 ``end`` into an expanded float32
+    self is a dtype error, not an overlap one), so the overlap check comes here, after them."""
+    def kernel(self, end, weight):
+        _check_lerp_dtypes(self, end, weight)
+        _check_no_overlap(self)
+        write_into(self, functional.kernel(self, end, weight))
+        return self
+    kernel.__name__ = kernel.__qualname__ = f"{functional.__name__}__kernel"
+    return kernel
+
+
+lerp__op = _in_place("lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)", lerp_op,
+                     kernel=_lerp_in_place(lerp_op), may_overlap=True)
+lerp__tensor_op = _in_place("lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)", lerp_tensor_op,
+                            kernel=_lerp_in_place(lerp_tensor_op), may_overlap=True)
 nan_to_num__op = _in_place("nan_to_num_(Tensor(a!) self, float? nan=None, float? posinf=None, float? neginf=None) "
                            "-> Tensor(a!)", nan_to_num_op)
 # masked_fill_ writes one value wherever the mask is set: into an expanded tensor too, and its value

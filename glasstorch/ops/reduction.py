@@ -1226,8 +1226,19 @@ def _unique2_kernel(self, sorted=True, return_inverse=False, return_counts=False
             counts.astype("int64") if return_counts else _zeros_like(self, (0,), "int64"))
 
 
+def check_unique_dim(shape, d):
+    """torch's refusal of an empty input whose empty dims are not ``d`` (unique/unique_consecutive with a
+    dim): slices along ``d`` would all be empty, and torch does not call them equal."""
+    if 0 in shape and shape[d] != 0:
+        raise RuntimeError("There are 0 sized dimensions, and they aren't selected, so unique cannot be applied")
+
+
 def _unique_dim_kernel(self, dim, sorted=True, return_inverse=False, return_counts=False):
     d = _wrap_dim(dim, self.ndim)
+    check_unique_dim(self.shape, d)
+    if self.shape[d] == 0:   # (nothing to compare: the input's copy, row-major as torch allocates it)
+        nothing = row_major(_zeros_like(self, (0,), "int64"))
+        return row_major(self.copy()), nothing, nothing
     values, inverse, counts = xp.unique(self, return_inverse=True, return_counts=True, axis=d)
     return values, inverse.reshape(-1).astype("int64"), counts.astype("int64")
 

@@ -20,6 +20,7 @@ from .._array import xp, row_major, full_like as _full_like
 from .._seam import seam
 from .._tensor import _wrap
 from ._op import method
+from .reduction import check_unique_dim
 
 __all__ = ["hsplit", "vsplit", "dsplit", "split_with_sizes", "msort", "diagflat", "vander", "combinations",
            "unique_consecutive", "unravel_index"]
@@ -145,15 +146,18 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
         inverse_shape = a.shape
     else:
         d = dim % max(a.ndim, 1)
+        check_unique_dim(a.shape, d)
         moved = xp.moveaxis(a, d, 0)
-        rows = moved.reshape(moved.shape[0], -1)
+        rows = moved.reshape(moved.shape[0], int(xp.prod(moved.shape[1:], dtype=xp.int64)))
         starts = _runs((rows[1:] != rows[:-1]).any(axis=1), rows.shape[0])
-        values = xp.moveaxis(moved[starts], 0, d)
+        # (torch's unique_dim_consecutive computes on the input with ``dim`` moved first, made contiguous,
+        # and moves it back: ``dim`` is the outermost in memory, the other dims row-major after it)
+        values = xp.moveaxis(row_major(moved[starts]), 0, d) if a.size else row_major(a.copy())
         inverse_shape = (a.shape[d],)
     inverse = (xp.cumsum(starts) - 1).reshape(inverse_shape).astype(xp.int64)
     ends = xp.concatenate([starts[1:], _full_like(starts, True, (1,))])   # (where each run ends: the last one at n)
     counts = (xp.flatnonzero(ends) - xp.flatnonzero(starts) + 1).astype(xp.int64)
-    out = [_wrap(row_major(values))]   # (row-major, an empty result too, as torch allocates it)
+    out = [_wrap(row_major(values) if dim is None else values)]   # (an empty result too, as torch allocates it)
     if return_inverse:
         out.append(_wrap(row_major(inverse)))
     if return_counts:
