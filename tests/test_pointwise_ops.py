@@ -555,3 +555,31 @@ def test_sigmoid_family_keeps_its_relative_precision_far_out_on_the_negative_sid
     rtol = {"float64": 1e-13, "float32": 1e-6, "float16": 1e-3, "bfloat16": 8e-3}[dtype]
     for mine, theirs in zip(out["glasstorch"], out["torch"]):
         np.testing.assert_allclose(mine, theirs, rtol=rtol, atol=0)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_number_operands_of_arithmetic_bit_for_bit_as_torch(dtype):
+    """``+ - * /`` with a Python number: the kernels hand NumPy a cached read-only 0-d array of the
+    tensor's dtype in the number's place (``promote_arrays(..., number_as_array=True)``, faster than a
+    number in NumPy 2). Values (bits, signs of zero, inf, nan), dtypes and strides stay torch's, on
+    plain, transposed, expanded and stepped tensors, the second call (the cached operand) as the first;
+    results stay writable."""
+    base = RNG.standard_normal((4, 1, 3)).astype(dtype)
+    views = {"plain": lambda t: t, "transposed": lambda t: t.transpose(0, 2),
+             "expanded": lambda t: t.expand(4, 2, 3), "stepped": lambda t: t[::2]}
+    numbers = (2, 0.1, -3.5, 7, 2 ** 30, 1e30, 1e300, -0.0, 0, float("nan"), float("-inf"))
+    calls = {"mul": lambda t, n: t * n, "add": lambda t, n: t + n, "sub": lambda t, n: t - n,
+             "rsub": lambda t, n: n - t, "div": lambda t, n: t / n, "add alpha": lambda t, n: t.add(n, alpha=0.5)}
+    for view_name, view in views.items():
+        for n in numbers:
+            for call_name, call in calls.items():
+                want = call(view(torch.tensor(base)), n)
+                for _ in range(2):
+                    got = call(view(glasstorch.tensor(base)), n)
+                    where = (view_name, n, call_name)
+                    assert got.dtype.__repr__() == repr(want.dtype) and got.stride() == want.stride(), where
+                    g, w = got.numpy(), want.numpy()
+                    assert np.array_equal(g, w, equal_nan=True) and np.array_equal(np.signbit(g), np.signbit(w)), where
+    y = glasstorch.ones(3, dtype=getattr(glasstorch, dtype)) * 2
+    y[0] = 5.0
+    assert y.tolist() == [5.0, 2.0, 2.0] and (glasstorch.ones(2, dtype=y.dtype) * 2).tolist() == [2.0, 2.0]

@@ -56,10 +56,15 @@ def unsqueeze_multiple(t, dims, ndim):
     return t
 
 
+_ndarray = xp.ndarray
+
+
 def conj(x):
     """torch's ``x.conj()`` in a formula: the conjugate of a complex ``x`` (gradients of complex
     functions are conjugate Wirtinger derivatives), ``x`` itself otherwise -- one dtype test, so
     real formulas pay nothing else. ``x`` is an array (numpy dtype: ``kind``), a Tensor or a number."""
+    if type(x) is _ndarray:              # (the usual backward: formulas on arrays)
+        return aten.conj(x) if x.dtype.kind == "c" else x
     dt = getattr(x, "dtype", None)
     if dt is None:                       # a Python number (x * 2 saved the 2)
         return x.conjugate() if isinstance(x, complex) else x

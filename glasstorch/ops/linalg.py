@@ -52,6 +52,9 @@ def _legacy(a):
     return _DTYPE_OF[a.dtype]._legacy
 
 
+_FLOAT32, _FLOAT64 = xp.dtype(xp.float32), xp.dtype(xp.float64)
+
+
 def _gemm(a, b):
     """a @ b for 2-D arrays, with the sign of zero that torch's BLAS (MKL) gives: a sum of products
     starts from +0 (``0 * -1`` summed is +0), except in a product over one inner index (an outer
@@ -73,8 +76,11 @@ def _mm_kernel(self, mat2):
         raise RuntimeError(f"{'self' if len(sa) != 2 else 'mat2'} must be a matrix")
     if sa[1] != sb[0]:
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({sa[0]}x{sa[1]} and {sb[0]}x{sb[1]})")
-    if self.dtype is not mat2.dtype:
+    dt = self.dtype
+    if dt is not mat2.dtype:
         _same_dtype(self, mat2)
+    elif sa[1] != 1 and (dt is _FLOAT32 or dt is _FLOAT64):
+        return self.dot(mat2)   # (_gemm's usual case, without its second reading of the shape and dtypes)
     return _gemm(self, mat2)
 
 

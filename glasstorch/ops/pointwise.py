@@ -375,12 +375,12 @@ def _check_alpha(a, alpha):
 def _mul_kernel(self, other):
     """``self * other`` on the promoted operands, its result laid out as torch's TensorIterator lays
     it out (``like_operands``: ``x.t() * y`` is laid out as ``x.t()``; a later view() depends on it)."""
-    a, b = promote_arrays(self, other)
+    a, b = promote_arrays(self, other, True)
     return like_operands(a * b, a, b)
 
 
 def _add_kernel(self, other, *, alpha=1):
-    a, b = promote_arrays(self, other)
+    a, b = promote_arrays(self, other, alpha == 1)
     if alpha == 1:
         return like_operands(a + b, a, b)
     _check_alpha(a, alpha)
@@ -390,7 +390,7 @@ def _add_kernel(self, other, *, alpha=1):
 def _sub_kernel(self, other, *, alpha=1):
     if self.dtype == bool or type(other) is bool or getattr(other, "dtype", None) == bool:
         _sub_bool_check(self.dtype == bool, other)
-    a, b = promote_arrays(self, other)
+    a, b = promote_arrays(self, other, alpha == 1)
     if alpha == 1:
         return like_operands(a - b, a, b)
     _check_alpha(a, alpha)
@@ -401,7 +401,7 @@ def _rsub_kernel(self, other, alpha=1):
     """other - alpha * self (what ``2 - x`` computes)."""
     if self.dtype == bool or type(other) is bool:
         _sub_bool_check(self.dtype == bool, other)
-    a, b = promote_arrays(self, other)
+    a, b = promote_arrays(self, other, True)
     return like_operands(b - a if alpha == 1 else (b - a * alpha).astype(a.dtype, copy=False), a, b)
 
 
@@ -475,7 +475,7 @@ def mul(input, other):
 
 
 def _true_divide_kernel(self, other):
-    a, b = promote_arrays(self, other)
+    a, b = promote_arrays(self, other, True)
     return like_operands(_true_divide_arrays(a, b), a, b)
 
 
