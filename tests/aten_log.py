@@ -41,3 +41,19 @@ recording = recorder
 def packet(name):
     """``"aten.add_.Tensor"`` -> ``"add_"``."""
     return name.split(".")[1]
+
+
+def function_mode_names(lib, program):
+    """The ``__name__`` of every function a TorchFunctionMode of ``lib`` sees while
+    ``program(lib, x)`` runs, ``x`` being ``lib.ones(2)`` made before the mode is entered."""
+    base = importlib.import_module(lib.__name__ + ".overrides").TorchFunctionMode
+    seen = []
+
+    class Log(base):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            seen.append(func.__name__)
+            return func(*args, **(kwargs or {}))
+    x = lib.ones(2)
+    with Log():
+        program(lib, x)
+    return seen

@@ -18,13 +18,14 @@ What is normalised, and why (nothing else is):
   seed) and each library decomposes the loss's backward its own way.
 """
 import collections
-import importlib
 
 import pytest
 
 import glasstorch
 
 torch = pytest.importorskip("torch")
+
+from aten_log import function_mode_names  # noqa: E402
 
 LIBS = (torch, glasstorch)
 
@@ -455,25 +456,11 @@ def test_dispatch_mode_is_given_torchs_arguments(program):
     assert _dispatch_calls(glasstorch, program) == _dispatch_calls(torch, program)
 
 
-def _function_mode_names(lib, program):
-    base = importlib.import_module(lib.__name__ + ".overrides").TorchFunctionMode
-    seen = []
-
-    class Log(base):
-        def __torch_function__(self, func, types, args=(), kwargs=None):
-            seen.append(func.__name__)
-            return func(*args, **(kwargs or {}))
-    x = lib.ones(2)
-    with Log():
-        program(lib, x)
-    return seen
-
-
 def test_constructing_a_parameter_is_no_call_a_mode_sees():
     """torch's Parameter is made by ``_make_subclass``, which no mode sees (glasstorch's called
     ``requires_grad_`` through the seam); its errors are ``_make_subclass``'s."""
     for program in (lambda L, x: L.nn.Parameter(x), lambda L, x: L.nn.Parameter(x, requires_grad=False)):
-        assert _function_mode_names(glasstorch, program) == _function_mode_names(torch, program) == []
+        assert function_mode_names(glasstorch, program) == function_mode_names(torch, program) == []
     for lib_errors in ((lambda L: L.nn.Parameter(L.ones(2, dtype=L.int64))),
                        (lambda L: L.nn.Parameter(L.ones(2), requires_grad=1))):
         with pytest.raises(Exception) as theirs:
