@@ -1188,12 +1188,16 @@ def test_reading_a_gradient_after_zero_grad_set_it_breaks_and_equals_eager():
         assert any("zero_grad" in r for r in reasons), reasons
 
 
-@pytest.mark.parametrize("make", [
+# optimizers whose first step creates state (torch's _init_group), for the two tests below
+STATEFUL_OPTIMIZERS = pytest.mark.parametrize("make", [
     lambda lib, ps: lib.optim.Adam(ps, lr=0.01),
     lambda lib, ps: lib.optim.Adam(ps, lr=0.01, amsgrad=True),
     lambda lib, ps: lib.optim.AdamW(ps, lr=0.01, weight_decay=0.1),
     lambda lib, ps: lib.optim.RMSprop(ps, lr=0.01),
 ], ids=["adam", "adam_amsgrad", "adamw", "rmsprop"])
+
+
+@STATEFUL_OPTIMIZERS
 def test_an_optimizers_first_compiled_step_is_captured_without_a_break(make):
     # torch.compile(opt.step) before any step: the state the step creates (step, exp_avg ...) is created before
     # the capture, as torch's dynamo runs _init_group eagerly before tracing: the first step is one graph
@@ -1225,12 +1229,7 @@ def test_an_optimizers_first_compiled_step_is_captured_without_a_break(make):
         == (1, 0)
 
 
-@pytest.mark.parametrize("make", [
-    lambda lib, ps: lib.optim.Adam(ps, lr=0.01),
-    lambda lib, ps: lib.optim.Adam(ps, lr=0.01, amsgrad=True),
-    lambda lib, ps: lib.optim.AdamW(ps, lr=0.01, weight_decay=0.1),
-    lambda lib, ps: lib.optim.RMSprop(ps, lr=0.01),
-], ids=["adam", "adam_amsgrad", "adamw", "rmsprop"])
+@STATEFUL_OPTIMIZERS
 def test_a_whole_training_step_with_a_stateful_optimizer_compiles_once_from_its_first_call(make, monkeypatch, request):
     # zero_grad, forward, backward, step compiled as one function, called first on a fresh optimizer: the state
     # the first step creates is made before the step is captured (as torch's dynamo runs _init_group first), so
