@@ -55,6 +55,16 @@ def _lgamma_reflection_slack(x):
     return 8 * np.spacing(terms)
 
 
+def _digamma_reflection_slack(x):
+    """At x < 0 digamma is psi(1 - x) - pi / tan(pi x): near its zeros the two terms cancel, and both torch's
+    result and ours are off from the truth by a few ulp of the terms (torch's vectorised float64 digamma on an
+    AVX-512 CPU by up to 35 ulp of the result at x = -7.694, ours by 18), so the bound is a few ulp of them."""
+    a = np.abs(x.astype(np.float64))
+    with np.errstate(all="ignore"):
+        terms = np.abs(np.log1p(a)) + np.abs(np.pi / np.tan(np.pi * a))
+    return np.where((x < 0) & np.isfinite(terms), 8 * np.spacing(np.where(np.isfinite(terms), terms, 0.0)), 0.0)
+
+
 @pytest.mark.parametrize("name", FUNCTIONS)
 def test_float64_matches_torch_within_a_few_ulp(name):
     for values in (GRID, EDGES):
@@ -63,6 +73,7 @@ def test_float64_matches_torch_within_a_few_ulp(name):
         _assert_same_specials(ours, ref, x)
         # lgamma: torch's (glibc's) own error near lgamma's zeros at 1 and 2 is tens of ulp, ours is 2
         extra = _lgamma_reflection_slack(x) + 1e-16 * (np.abs(x) < 3) if name == "lgamma" else 0.0
+        extra = _digamma_reflection_slack(x) if name == "digamma" else extra
         _assert_within_ulp(ours, ref, x, 4, extra)
 
 
