@@ -228,7 +228,7 @@ class GeneratedCode:
                 stmts.append(Stmt(n.name, kind, ufunc=low.ufunc, operands=[_arg(v, ns) for v in low.operands],
                                   comment=comment, expr=low.expr, **meta))
             elif low is not None:
-                stmts.append(Stmt(n.name, text=low.expr, owned=low.fresh, comment=comment, **meta))
+                stmts.append(Stmt(n.name, text=low.expr, owned=low.fresh, reshape=low.reshape, comment=comment, **meta))
             else:
                 op = n.target
                 kernel = ns.bind(f"_k_{op._schema.name}_", op.kernel)
