@@ -7,6 +7,8 @@ written straight into one flat buffer and the optimizer's update made over all p
 (SGD: one pass; Adam: ~10 passes over the flat state), no Python objects but arrays. If this floor
 is above a goal ratio, no code generator on NumPy reaches the goal on this machine.
 
+* chain       -- 50 rounds of ``h = mm(tanh((h + b) * w), w)`` on 32x32 float32, sum, backward (x, w, b),
+  as bench_compile.py's (``--only chain``; not in the default list);
 * mlp         -- 784-256-256-10, batch 256, cross_entropy, SGD (lr 0.01), as bench_compile.py's;
 * transformer -- nn.TransformerEncoderLayer(128, 4, dim_feedforward=512, dropout=0, batch_first),
   batch 32 x seq 64, mse_loss, Adam (torch's defaults), as bench_compile.py's.
@@ -50,6 +52,47 @@ class Flat:
 
     def __getitem__(self, name):
         return self.views[name]
+
+
+# -- the chain ---------------------------------------------------------------------------------
+class ChainFloor:
+    """bench_compile.py's chain (50 rounds of ``h = mm(tanh((h + b) * w), w)``, sum, backward to x, w, b),
+    every array allocated once: ~4 NumPy calls per round forward, ~11 backward."""
+
+    def __init__(self, x, w, b, rounds=50):
+        self.x, self.w, self.b = x, w, b
+        self.a = [np.empty_like(x) for _ in range(rounds)]       # h + b, saved
+        self.t = [np.empty_like(x) for _ in range(rounds)]       # tanh((h + b) * w), saved
+        self.h = [np.empty_like(x) for _ in range(rounds)]
+        self.gx, self.gw, self.gb = np.empty_like(x), np.empty_like(w), np.empty_like(b)
+        self.g, self.tmp, self.tmp2 = np.empty_like(x), np.empty_like(x), np.empty_like(x)
+
+    def step(self):
+        w, b = self.w, self.b
+        h = self.x
+        for a, t, out in zip(self.a, self.t, self.h):
+            np.add(h, b, out=a)
+            np.multiply(a, w, out=t)
+            np.tanh(t, out=t)
+            h = np.matmul(t, w, out=out)
+        loss = h.sum()
+        g, tmp, tmp2, gw, gb = self.g, self.tmp, self.tmp2, self.gw, self.gb
+        g.fill(1)
+        gw.fill(0)
+        gb.fill(0)
+        for a, t in zip(reversed(self.a), reversed(self.t)):
+            np.matmul(t.T, g, out=tmp)                 # mm's gradient for w
+            gw += tmp
+            np.matmul(g, w.T, out=tmp)                 # ... for t
+            np.multiply(t, t, out=tmp2)                # tanh's: g * (1 - t * t)
+            np.subtract(1, tmp2, out=tmp2)
+            tmp *= tmp2
+            np.multiply(tmp, a, out=tmp2)              # mul's, for w
+            gw += tmp2
+            np.multiply(tmp, w, out=g)                 # ... for h + b
+            gb += g
+        np.copyto(self.gx, g)
+        return loss
 
 
 # -- MLP ---------------------------------------------------------------------------------------
@@ -287,7 +330,17 @@ def _transformer_data():
     return model, x, y
 
 
+def _chain_data():
+    rng = np.random.default_rng(0)      # bench_compile.py's chain_case
+    x = rng.standard_normal((32, 32)).astype(f32)
+    w = (rng.standard_normal((32, 32)) / 32 ** 0.5).astype(f32)
+    b = rng.standard_normal((32, 32)).astype(f32) * f32(0.1)
+    return x, w, b
+
+
 def floor_case(name):
+    if name == "chain":
+        return ChainFloor(*_chain_data())
     model, x, y = (_mlp_data if name == "mlp" else _transformer_data)()
     weights = {k: v.detach().numpy().copy() for k, v in model.named_parameters()}
     return (MLPFloor if name == "mlp" else TransformerFloor)(weights, x, y)
@@ -296,6 +349,22 @@ def floor_case(name):
 def check(name):
     """The floor's first step against torch's: loss and every gradient."""
     import torch
+    if name == "chain":
+        floor = floor_case(name)
+        got = floor.step()
+        ts = [torch.tensor(a, requires_grad=True) for a in _chain_data()]
+        h = ts[0]
+        for _ in range(50):
+            h = torch.mm(((h + ts[2]) * ts[1]).tanh(), ts[1])
+        loss = h.sum()
+        loss.backward()
+        worst = abs(float(got) - loss.item()) / abs(loss.item())
+        for mine, t in zip((floor.gx, floor.gw, floor.gb), ts):
+            ref = t.grad.numpy()
+            worst = max(worst, float(np.abs(mine - ref).max() / np.abs(ref).max()))
+        if worst > 1e-4:
+            raise SystemExit(f"chain: the floor disagrees with torch (worst relative difference {worst:.2e})")
+        return worst
     model, x, y = (_mlp_data if name == "mlp" else _transformer_data)()
     floor = floor_case(name)
     xt, yt = torch.tensor(x), torch.tensor(y)
@@ -354,8 +423,8 @@ def main():
         print(f"one thread each; ms per step, {args.stat} of {args.reps} interleaved repetitions")
         print(f"{'':12}" + "".join(f"{c:>18}" for c in cols) + f"{'floor/torch':>13}{'compiled/torch':>16}")
         for name in args.only:
-            case = bench_compile.mlp_case if name == "mlp" else bench_compile.transformer_case
-            iters = 10 if name == "mlp" else 2
+            case = getattr(bench_compile, f"{name}_case")
+            iters = {"chain": 20, "mlp": 10}.get(name, 2)
             steps = [floor_case(name).step, case(torch, lambda f: f), case(gt, gt.compile)]
             if args.step:
                 steps.append(case(gt, gt.compile, whole_step=True))
