@@ -219,3 +219,38 @@ def test_views_of_linear_on_3d_inputs_plan_in_place_and_steps_equal_eager(optimi
     assert re.search(r"(view\w*) = addmm\w*\.reshape\(\(3, 4, 12\)\)", code)
     assert re.search(r"relu = np\.maximum\((view\w*), _c\d+, out=\1\)", code)
     assert re.search(r"= _threshold_grad\((g_relu\w*), relu, out=\1\)", code)
+
+
+def test_attention_q_k_v_gradients_are_written_into_the_in_projections_layout(eager_weight_grads):
+    # attention's packed q, k, v (the in-projection's output viewed, transposed, cloned, then selected): their
+    # gradients go into slices of one array laid out as the clone's source, so the in-projection's gradient is
+    # a view of it (no np.stack, no copying reshape); a whole training step (SGD with momentum) equals eager's
+    # bit for bit step after step: loss, gradients, parameters, momentum buffers
+    def make(lib):
+        lib.manual_seed(4)
+        return lib.nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, dropout=0.0, batch_first=True)
+
+    def step_fn(model, opt, x):
+        opt.zero_grad()
+        loss = model(x).pow(2).mean()
+        loss.backward()
+        opt.step()
+        return loss
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((3, 5, 8)).astype(np.float32)
+    models = [make(gt), make(gt)]
+    opts = [gt.optim.SGD(m.parameters(), lr=0.01, momentum=0.9) for m in models]
+    step = gt.compile(step_fn)
+    for _ in range(4):
+        want = step_fn(models[0], opts[0], gt.tensor(x))
+        got = step(models[1], opts[1], gt.tensor(x))
+        assert got.item() == want.item()
+        for p, q in zip(models[0].parameters(), models[1].parameters()):
+            np.testing.assert_array_equal(q.grad.numpy(), p.grad.numpy())
+            np.testing.assert_array_equal(q.detach().numpy(), p.detach().numpy())
+            np.testing.assert_array_equal(opts[1].state[q]["momentum_buffer"].numpy(),
+                                          opts[0].state[p]["momentum_buffer"].numpy())
+    backward = step.code.split("# graph 2 of 2")[0].split("def backward")[1]
+    assert "np.stack" not in backward
+    assert re.search(r"np\.add\(g_select\w*, 0, out=(_t\d+)\[0\]\)", backward)
+    assert re.search(r"g_add\w* = g_view\w*\.reshape\(\(5, 3, 24\)\)", backward)
