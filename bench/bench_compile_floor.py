@@ -247,24 +247,12 @@ class TransformerFloor:
         loss = np.einsum("ij,ij->", diff, diff) / diff.size
         diff *= f32(2 / diff.size)
         dr2 = _layer_norm_backward(diff, xh2, rs2, p["norm2.weight"], g["norm2.weight"], g["norm2.bias"])
-        np.add.reduce(dr2, 0, out=g["linear2.bias"])
-        mark("other")
-        np.matmul(dr2.T, f, out=g["linear2.weight"])
-        df = dr2 @ p["linear2.weight"]
-        mark("gemm")
+        df = self._linear_backward("linear2", dr2, f)
         df *= f > 0
-        np.add.reduce(df, 0, out=g["linear1.bias"])
-        mark("other")
-        np.matmul(df.T, x1, out=g["linear1.weight"])
-        dx1 = df @ p["linear1.weight"]
-        mark("gemm")
+        dx1 = self._linear_backward("linear1", df, x1)
         dx1 += dr2
         dr1 = _layer_norm_backward(dx1, xh1, rs1, p["norm1.weight"], g["norm1.weight"], g["norm1.bias"])
-        np.add.reduce(dr1, 0, out=g["self_attn.out_proj.bias"])
-        mark("other")
-        np.matmul(dr1.T, ctx, out=g["self_attn.out_proj.weight"])
-        dctx = dr1 @ p["self_attn.out_proj.weight"]
-        mark("gemm")
+        dctx = self._linear_backward("self_attn.out_proj", dr1, ctx)
         dctx = dctx.reshape(B, S, H, hd).transpose(0, 2, 1, 3)
         dqkv = np.empty((B, S, 3, H, hd), f32)
         dheads = dqkv.transpose(2, 0, 3, 1, 4)
@@ -286,6 +274,15 @@ class TransformerFloor:
         self._adam()
         mark("adam")
         return loss
+
+    def _linear_backward(self, name, dy, x):
+        """The gradients of Linear ``name`` (``y = x @ W.T + b``) into the flat buffer; returns ``dy @ W``."""
+        np.add.reduce(dy, 0, out=self.g[name + ".bias"])
+        self._mark("other")
+        np.matmul(dy.T, x, out=self.g[name + ".weight"])
+        dx = dy @ self.p[name + ".weight"]
+        self._mark("gemm")
+        return dx
 
     def _adam(self):
         """torch's Adam (foreach form) over the flat buffers."""

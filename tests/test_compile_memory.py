@@ -13,6 +13,7 @@ import glasstorch as gt
 from glasstorch._dynamo import memory
 from glasstorch._dynamo.memory import Stmt, U
 from test_compile import eager_weight_grads  # noqa: F401  (a fixture: eager's bits)
+from test_compile import pow2_step, steps_side_by_side, tiny_transformer
 
 
 def _chain(lib, x, w, b, c):        # add, mul, tanh, sub, exp one after the other: one buffer
@@ -226,25 +227,13 @@ def test_attention_q_k_v_gradients_are_written_into_the_in_projections_layout(ea
     # gradients go into slices of one array laid out as the clone's source, so the in-projection's gradient is
     # a view of it (no np.stack, no copying reshape); a whole training step (SGD with momentum) equals eager's
     # bit for bit step after step: loss, gradients, parameters, momentum buffers
-    def make(lib):
-        lib.manual_seed(4)
-        return lib.nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, dropout=0.0, batch_first=True)
-
-    def step_fn(model, opt, x):
-        opt.zero_grad()
-        loss = model(x).pow(2).mean()
-        loss.backward()
-        opt.step()
-        return loss
+    step_fn = pow2_step
     rng = np.random.default_rng(8)
     x = rng.standard_normal((3, 5, 8)).astype(np.float32)
-    models = [make(gt), make(gt)]
+    models = [tiny_transformer(gt, seed=4), tiny_transformer(gt, seed=4)]
     opts = [gt.optim.SGD(m.parameters(), lr=0.01, momentum=0.9) for m in models]
     step = gt.compile(step_fn)
-    for _ in range(4):
-        want = step_fn(models[0], opts[0], gt.tensor(x))
-        got = step(models[1], opts[1], gt.tensor(x))
-        assert got.item() == want.item()
+    for _ in steps_side_by_side(step, step_fn, models, opts, x):
         for p, q in zip(models[0].parameters(), models[1].parameters()):
             np.testing.assert_array_equal(q.grad.numpy(), p.grad.numpy())
             np.testing.assert_array_equal(q.detach().numpy(), p.detach().numpy())
