@@ -112,6 +112,9 @@ _LOWERED = {
     "transposed": lambda a, b, w, bias: a.t() * b.t(),     # (not lowered: the kernel lays the result out)
     "linear": lambda a, b, w, bias: GF.linear(a, w.t(), bias),
     "reused": lambda a, b, w, bias: (gt.mm(a * b, w).tanh() + a).relu() * gt.mm(a, w),
+    "view": lambda a, b, w, bias: ((a.view(3, 12) * 2.0).relu().view(36) + b.view(36)).view(6, 6),
+    # (a copying reshape: clone, then _unsafe_view of the clone; not lowered: the clone is a kernel)
+    "reshape_transposed": lambda a, b, w, bias: (a.t().reshape(36) * 2.0).view(4, 9).tanh(),
 }
 
 
@@ -137,7 +140,7 @@ def test_lowered_ops_equal_the_kernels_bit_for_bit(name, dtype, eager_weight_gra
         assert np.array_equal(out.detach().numpy(), eager_out.detach().numpy()) and out.stride() == eager_out.stride()
         for g, e in zip(grads, eager_grads):
             assert (g is None and e is None) or np.array_equal(g, e)
-    if name != "transposed":                    # every op of the forward was lowered
+    if name not in ("transposed", "reshape_transposed"):    # every op of the forward was lowered
         assert "_k_" not in compiled.code.split("def backward")[0]
 
 
@@ -642,19 +645,34 @@ def test_a_compiled_convolution_keeps_its_columns_for_the_weight_gradient():
         np.testing.assert_array_equal(g, p.grad.numpy())
 
 
+def tiny_transformer(lib, seed=2):
+    lib.manual_seed(seed)
+    return lib.nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, dropout=0.0, batch_first=True)
+
+
+def pow2_step(model, opt, x):
+    """A whole training step on ``mean(model(x) ** 2)``."""
+    opt.zero_grad()
+    loss = model(x).pow(2).mean()
+    loss.backward()
+    opt.step()
+    return loss
+
+
+def steps_side_by_side(step, step_fn, models, opts, x, n=4):
+    """Eager's ``step_fn`` on ``models[0]`` and the compiled ``step`` on ``models[1]``, ``n`` times, their
+    losses equal: yields each step's index and compiled loss."""
+    for i in range(n):
+        want = step_fn(models[0], opts[0], gt.tensor(x))
+        got = step(models[1], opts[1], gt.tensor(x))
+        assert got.item() == want.item()
+        yield i, got
+
+
 def test_a_transformer_step_with_breaks_hands_back_a_result_with_none():
     # multi_head_attention_forward returns (output, None) without weights: replay hands that back from
     # the compiled graph (it used to diverge there and run the rest of the forward a second time, eagerly)
-    def make(lib):
-        lib.manual_seed(2)
-        return lib.nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, dropout=0.0, batch_first=True)
-
-    def step_fn(model, opt, x):
-        opt.zero_grad()
-        loss = model(x).pow(2).mean()
-        loss.backward()
-        opt.step()
-        return loss
+    make, step_fn = tiny_transformer, pow2_step
     rng = np.random.default_rng(3)
     xs = rng.standard_normal((2, 5, 8)).astype(np.float32)
     models = [make(gt), make(gt)]
@@ -662,10 +680,7 @@ def test_a_transformer_step_with_breaks_hands_back_a_result_with_none():
     # is noise too; compiled Adam is tested on a model without such parameters)
     opts = [gt.optim.SGD(m.parameters(), lr=0.01, momentum=0.9) for m in models]
     step = gt.compile(step_fn)
-    for i in range(4):
-        want = step_fn(models[0], opts[0], gt.tensor(xs))
-        got = step(models[1], opts[1], gt.tensor(xs))
-        assert got.item() == want.item()
+    for i, got in steps_side_by_side(step, step_fn, models, opts, xs):
         if i >= 2:      # (the first step made the momentum buffers: the second recompiles, as torch's)
             assert got.grad_fn.name() == "CompiledFunctionBackward"
         for p, q in zip(models[0].parameters(), models[1].parameters()):

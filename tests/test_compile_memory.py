@@ -13,6 +13,7 @@ import glasstorch as gt
 from glasstorch._dynamo import memory
 from glasstorch._dynamo.memory import Stmt, U
 from test_compile import eager_weight_grads  # noqa: F401  (a fixture: eager's bits)
+from test_compile import pow2_step, steps_side_by_side, tiny_transformer
 
 
 def _chain(lib, x, w, b, c):        # add, mul, tanh, sub, exp one after the other: one buffer
@@ -157,3 +158,88 @@ def test_flatten_names_temporaries_and_accumulates_in_place():
     stmts = [_ufunc("g", "np.exp", "x")] + stmts + [Stmt([], text="return (g, )")]
     lines = memory.plan(stmts, ["x", "a", "b"], {"x", "a", "b"}, {"x": (3,), "a": (3,), "b": (3,)})
     assert lines[1] == "    _t0 = np.multiply(a, b)" and lines[2] == "    g += _t0"
+
+
+def test_planner_takes_a_reshape_of_its_own_array_for_the_array():
+    # a reshape (a view, view.default/_unsafe_view lowered) of an array the code made is that array: an
+    # element-wise op may run in it once nothing else reads it -- not while the original is still read,
+    # and never in an input's memory
+    stmts = [_ufunc("a", "np.exp", "x"), Stmt("v", text=memory.Reshape("a.reshape((3, 1))"), shape=(3, 1), dtype="f"),
+             Stmt("r", "ufunc", ufunc="np.tanh", operands=("v",), shape=(3, 1), dtype="f", row_major=True),
+             Stmt([], text="return (r, )")]
+    lines = memory.plan(stmts, ["x"], {"x"}, {"x": (3,)})
+    assert lines[2] == "    r = np.tanh(v, out=v)   # into v's memory"
+    read_again = stmts[:3] + [_ufunc("s", "np.negative", "a"), Stmt([], text="return (r, s, )")]
+    assert "out=" not in memory.plan(read_again, ["x"], {"x"}, {"x": (3,)})[2]
+    of_input = [Stmt("v", text=memory.Reshape("x.reshape((3, 1))"), shape=(3, 1), dtype="f")] + stmts[2:]
+    assert "out=" not in memory.plan(of_input, ["x"], {"x"}, {"x": (3,)})[1]
+
+
+def _token_mlp(lib, seed=0):
+    # Linear on a 3-d input (mm on the flattened tokens, then views): the shape of a Transformer's feed-forward
+    lib.manual_seed(seed)
+    return lib.nn.Sequential(lib.nn.Linear(6, 12), lib.nn.ReLU(), lib.nn.Linear(12, 6))
+
+
+def _token_step(model, opt, x, y):
+    opt.zero_grad()
+    loss = ((model(x) - y) ** 2).mean()
+    loss.backward()
+    opt.step()
+    return loss
+
+
+@pytest.mark.parametrize("optimizer", ["sgd_momentum", "adam"])
+def test_views_of_linear_on_3d_inputs_plan_in_place_and_steps_equal_eager(optimizer, eager_weight_grads):
+    # view/_unsafe_view lowered to reshape: ReLU runs in the dying GEMM result's array through its view, and
+    # ReLU's backward in the dying gradient's; the whole step (loss, grads, params, optimizer state) equals
+    # eager's over several steps -- bit for bit with SGD, to float32 rounding with Adam (docs/compile.md)
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((3, 4, 6)).astype(np.float32)
+    y = rng.standard_normal((3, 4, 6)).astype(np.float32)
+    models = [_token_mlp(gt), _token_mlp(gt)]
+    make = (lambda ps: gt.optim.SGD(ps, lr=0.05, momentum=0.9)) if optimizer == "sgd_momentum" else \
+        (lambda ps: gt.optim.Adam(ps, lr=0.01))
+    opts = [make(m.parameters()) for m in models]
+    step = gt.compile(_token_step)
+    exact = optimizer == "sgd_momentum"
+    for _ in range(4):
+        want = _token_step(models[0], opts[0], gt.tensor(x), gt.tensor(y))
+        got = step(models[1], opts[1], gt.tensor(x), gt.tensor(y))
+        pairs = [(got.item(), want.item())]
+        for p, q in zip(models[0].parameters(), models[1].parameters()):
+            pairs += [(q.grad.numpy(), p.grad.numpy()), (q.detach().numpy(), p.detach().numpy())]
+            for key, value in opts[0].state[p].items():
+                pairs.append((opts[1].state[q][key].numpy(), value.numpy()))
+        for a, b in pairs:
+            if exact:
+                np.testing.assert_array_equal(a, b)
+            else:
+                np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    code = step.code                        # (the loss's graph, then the optimizer's, after the break)
+    assert re.search(r"(view\w*) = addmm\w*\.reshape\(\(3, 4, 12\)\)", code)
+    assert re.search(r"relu = np\.maximum\((view\w*), _c\d+, out=\1\)", code)
+    assert re.search(r"= _threshold_grad\((g_relu\w*), relu, out=\1\)", code)
+
+
+def test_attention_q_k_v_gradients_are_written_into_the_in_projections_layout(eager_weight_grads):
+    # attention's packed q, k, v (the in-projection's output viewed, transposed, cloned, then selected): their
+    # gradients go into slices of one array laid out as the clone's source, so the in-projection's gradient is
+    # a view of it (no np.stack, no copying reshape); a whole training step (SGD with momentum) equals eager's
+    # bit for bit step after step: loss, gradients, parameters, momentum buffers
+    step_fn = pow2_step
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((3, 5, 8)).astype(np.float32)
+    models = [tiny_transformer(gt, seed=4), tiny_transformer(gt, seed=4)]
+    opts = [gt.optim.SGD(m.parameters(), lr=0.01, momentum=0.9) for m in models]
+    step = gt.compile(step_fn)
+    for _ in steps_side_by_side(step, step_fn, models, opts, x):
+        for p, q in zip(models[0].parameters(), models[1].parameters()):
+            np.testing.assert_array_equal(q.grad.numpy(), p.grad.numpy())
+            np.testing.assert_array_equal(q.detach().numpy(), p.detach().numpy())
+            np.testing.assert_array_equal(opts[1].state[q]["momentum_buffer"].numpy(),
+                                          opts[0].state[p]["momentum_buffer"].numpy())
+    backward = step.code.split("# graph 2 of 2")[0].split("def backward")[1]
+    assert "np.stack" not in backward
+    assert re.search(r"np\.add\(g_select\w*, 0, out=(_t\d+)\[0\]\)", backward)
+    assert re.search(r"g_add\w* = g_view\w*\.reshape\(\(5, 3, 24\)\)", backward)

@@ -228,7 +228,7 @@ class GeneratedCode:
                 stmts.append(Stmt(n.name, kind, ufunc=low.ufunc, operands=[_arg(v, ns) for v in low.operands],
                                   comment=comment, expr=low.expr, **meta))
             elif low is not None:
-                stmts.append(Stmt(n.name, text=low.expr, owned=low.fresh, comment=comment, **meta))
+                stmts.append(Stmt(n.name, text=low.expr, owned=low.fresh, reshape=low.reshape, comment=comment, **meta))
             else:
                 op = n.target
                 kernel = ns.bind(f"_k_{op._schema.name}_", op.kernel)
@@ -330,6 +330,17 @@ class GeneratedCode:
                 for g, u in zip(gs, selects):
                     if g in maybe_none:
                         zeros_if_none(g, u)
+                laid_out = self._laid_out_as_source(value)
+                if laid_out is not None:     # each gradient written into its slice of an array laid out as
+                    name = temp()            # the clone's source: the views' formulas then give that source's
+                    stmts.append(Stmt(name, text=laid_out, owned=True, shape=value.meta["shape"],   # gradient
+                                      dtype=value.meta["dtype"]))                                # with no copy
+                    for i, g in enumerate(gs):
+                        part = f"{name}[{':, ' * dim}{i}]"
+                        # (+ 0: each slice of eager's sum is one gradient plus zeros, which turns -0 into +0)
+                        stmts.append(Stmt([], text=f"np.add({g}, 0, out={part})" if g else f"{part} = 0"))
+                    add_grad(value, name)
+                    continue
                 zeros = f"np.zeros({tuple(selects[0].meta['shape'])!r}, {ns.const(value.meta['dtype'].numpy_dtype)})"
                 name = temp()
                 stmts.append(Stmt(name, text=f"np.stack([{', '.join(g or zeros for g in gs)}], axis={dim})",
@@ -490,6 +501,34 @@ class GeneratedCode:
             dim = us[0].args[1] % len(shape)
             found[us[0]] = (v, dim, [us[k] for _, k in index])     # (the backward reaches it last)
         return found
+
+    def _laid_out_as_source(self, value):
+        """Source for an empty array of ``value``'s shape and dtype laid out as the input of the ``clone``
+        that made ``value``, when that input is views (``_makes_views`` ops) of a row-major array -- attention's
+        packed q, k, v: the in-projection's output viewed and transposed, then cloned; else None. The array
+        is the row-major root, empty, put through the same views' kernels. A gradient of ``value`` written
+        there flows back through the views' formulas (clone's is the gradient itself) into a row-major
+        gradient of the root with no copy: eager's contiguous gradient of ``value`` is viewed back as a
+        non-contiguous one, which the root's reshape then copies (~0.5 ms per Transformer step, and
+        ~0.7 ms for ``np.stack``)."""
+        if getattr(value.target, "__name__", None) != "clone.default":
+            return None
+        chain, v = [], value.args[0]
+        while isinstance(v, Node) and v.op == "call_function" and getattr(v.target, "_makes_views", False) \
+                and not v.meta.get("island") and v.args and isinstance(v.args[0], Node):
+            chain.append(v)
+            v = v.args[0]
+        if not chain or not isinstance(v, Node) or not v.meta.get("contiguous") or v.meta.get("shape") is None \
+                or v.meta.get("dtype") != value.meta["dtype"] \
+                or tuple(chain[0].meta.get("shape") or ()) != tuple(value.meta["shape"]):
+            return None
+        ns = self.ns
+        expr = f"np.empty({tuple(v.meta['shape'])!r}, {ns.const(v.meta['dtype'].numpy_dtype)})"
+        for u in reversed(chain):
+            kernel = ns.bind(f"_k_{u.target._schema.name}_", u.target.kernel)
+            rest = [_arg(a, ns) for a in u.args[1:]] + [f"{k}={_arg(x, ns)}" for k, x in u.kwargs.items()]
+            expr = f"{kernel}({', '.join([expr] + rest)})"
+        return expr
 
     def _several_formula(self, n, op, args, names, needed, fn, joint, specs, gs, outs, save, stmts, add_grad):
         """The call of one formula of an aten op with several outputs (native_layer_norm,

@@ -26,7 +26,7 @@ the memory planner (memory.py) can run a chain of them in one buffer.
 """
 import numpy as np
 
-from .memory import U
+from .memory import Reshape, U
 
 _REAL_FLOATS = (np.dtype("float32"), np.dtype("float64"))
 
@@ -69,8 +69,9 @@ class Lowered:
     view of an operand); ``ufunc``/``operands``: for an element-wise op, the NumPy ufunc and its
     operands, so that the code generator may write ``ufunc(*operands, out=<a dying operand>)``."""
 
-    def __init__(self, expr, fresh, ufunc=None, operands=()):
+    def __init__(self, expr, fresh, ufunc=None, operands=(), reshape=False):
         self.expr, self.fresh, self.ufunc, self.operands = expr, fresh, ufunc, tuple(operands)
+        self.reshape = reshape       # ``expr`` reshapes its one operand, row-major: the same memory
 
 
 # name -> function(node, args by schema name, src) -> Lowered or None.
@@ -154,6 +155,18 @@ def _t(node, args, src):
     return Lowered(f"{src(a)}.T", False)
 
 
+@_forward("view.default", "_unsafe_view.default")
+def _view(node, args, src):
+    """``a.reshape(shape)`` of a row-major ``a``: what both kernels return for it (a view of the same
+    memory), without the call; the planner then knows it for ``a``'s array itself (Reshape), so that
+    an element-wise op after it -- the in-projection's bias add, ReLU after the FFN's GEMM -- may run
+    in that array when ``a`` dies. Other layouts call the kernel (which may refuse, as torch's)."""
+    a = args["self"]
+    if not _is_node(a) or not a.meta.get("contiguous") or a.meta.get("shape") is None:
+        return None
+    return Lowered(f"{src(a)}.reshape({tuple(node.meta['shape'])!r})", False, reshape=True)
+
+
 def _key(node):
     return node.target.__name__         # add.Tensor, tanh.default
 
@@ -224,6 +237,14 @@ def _addmm_grad(node, inp, args, g, save, src):
         return g, False
     return _mm_grad(node, "self" if inp == "mat1" else "mat2",
                     {"self": args["mat1"], "mat2": args["mat2"]}, g, save, src)
+
+
+@_backward("view.default", "self")
+@_backward("_unsafe_view.default", "self")
+def _view_grad(node, inp, args, g, save, src):
+    """Both formulas are ``grad.reshape(self_sizes)``: a view of a row-major gradient, else a row-major
+    copy, as NumPy's ``reshape`` makes them."""
+    return Reshape(f"{g}.reshape({tuple(args['self'].meta['shape'])!r})"), True
 
 
 @_backward("relu.default", "self")

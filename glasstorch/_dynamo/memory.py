@@ -47,6 +47,14 @@ class U:
         return f"{self.ufunc}({', '.join(o.source() if isinstance(o, U) else o for o in self.operands)})"
 
 
+class Reshape(str):
+    """A source string ``name.reshape(shape)``: when ``name`` is the generated code's own row-major array,
+    the result is that array under another shape, and the planner treats it as the array itself (an
+    element-wise op may run in it once nothing else reads it); otherwise, as any expression, a view of
+    what it reads."""
+    __slots__ = ()
+
+
 class Stmt:
     """One line of generated code.
 
@@ -56,17 +64,19 @@ class Stmt:
     the result's, where known. ``owned``: a ``"text"`` result is a new array (else it is taken to
     be a view of whatever it reads). ``row_major``: the result is C-contiguous (for ``"ufunc"``:
     the result NumPy would make is, given the operands'; the planner checks the operands too).
-    ``expr``: how to write a ``"ufunc"``/``"matmul"`` that gets no buffer (``a + b``)."""
+    ``expr``: how to write a ``"ufunc"``/``"matmul"`` that gets no buffer (``a + b``). ``reshape``: a
+    ``"text"`` that reshapes the one value it reads (see :class:`Reshape`)."""
     __slots__ = ("targets", "kind", "ufunc", "operands", "text", "shape", "dtype", "owned", "row_major", "comment",
-                 "expr", "any_layout")
+                 "expr", "any_layout", "reshape")
 
     def __init__(self, targets, kind="text", text=None, ufunc=None, operands=(), shape=None, dtype=None, owned=False,
-                 row_major=False, comment="", expr=None, any_layout=False):
+                 row_major=False, comment="", expr=None, any_layout=False, reshape=False):
         self.targets = [targets] if isinstance(targets, str) else list(targets)
         self.kind, self.text, self.ufunc, self.operands = kind, text, ufunc, tuple(operands)
         self.shape = tuple(shape) if shape is not None else None
         self.dtype, self.owned, self.row_major, self.comment, self.expr = dtype, owned, row_major, comment, expr
         self.any_layout = any_layout     # the result may be laid out row-major whatever its operands' layout
+        self.reshape = reshape or isinstance(text, Reshape)
 
     def plain_source(self):
         if self.kind == "text":
@@ -81,6 +91,8 @@ class Stmt:
 def flatten(expr, target, shape, dtype, temp, comment=""):
     """Statements computing ``expr`` (a source string or a :class:`U` tree) into ``target``; the
     inner ufuncs of the tree become temporaries named by ``temp()``."""
+    if isinstance(expr, Reshape):
+        return [Stmt(target, text=expr, comment=comment, shape=shape, dtype=dtype)]
     if not isinstance(expr, U):
         return [Stmt(target, text=expr, comment=comment)]
     stmts = []
@@ -101,16 +113,20 @@ def flatten(expr, target, shape, dtype, temp, comment=""):
 
 class _Buffer:
     """An array the generated code made: its shape, dtype and layout, the values that may alias it
-    (still live), and the names bound to it (to write ``out=<name>``)."""
+    (still live), and the names bound to it, each with the shape it sees the array in (a reshape of
+    the array is bound to it too; ``out=<name>`` needs a name of the result's shape)."""
     __slots__ = ("shape", "dtype", "row_major", "live", "names")
 
     def __init__(self, shape, dtype, row_major):
         self.shape, self.dtype, self.row_major = shape, dtype, row_major
         self.live = 0
-        self.names = set()
+        self.names = {}
 
-    def fits(self, stmt):
-        return self.row_major and stmt.shape is not None and self.shape == stmt.shape and self.dtype == stmt.dtype
+    def name_for(self, stmt):
+        """A name bound to this array with ``stmt``'s result shape, if it may take that result; else None."""
+        if not self.row_major or stmt.shape is None or self.dtype != stmt.dtype:
+            return None
+        return min((n for n, shape in self.names.items() if shape == stmt.shape), default=None)
 
 
 class _Value:
@@ -152,7 +168,7 @@ def plan(stmts, inputs, row_major_inputs=(), shapes=None):
             old = bound.get(value.name)
             if old is not None:            # the name is rebound: its old array is no longer reachable by it
                 for b in old.buffers:
-                    b.names.discard(value.name)
+                    b.names.pop(value.name, None)
             value.row_major = row_major
             holder = True                  # the name is bound to the buffer itself (not to a view of it)
             if out is not None:
@@ -162,6 +178,8 @@ def plan(stmts, inputs, row_major_inputs=(), shapes=None):
             elif len(read) == 1 and s.text == read[0].name:    # ``a = b``: the same array, another name
                 value.buffers, value.row_major, value.shape = read[0].buffers, read[0].row_major, read[0].shape
                 holder = read[0].holder
+            elif s.reshape and s.shape is not None and len(read) == 1 and read[0].holder and read[0].row_major:
+                value.buffers, value.row_major = read[0].buffers, True     # the same array, another shape
             else:                          # as far as the planner knows, a view of everything it reads
                 value.buffers = frozenset(b for v in read for b in v.buffers)
                 holder = False
@@ -169,7 +187,7 @@ def plan(stmts, inputs, row_major_inputs=(), shapes=None):
             for b in value.buffers:
                 b.live += 1
                 if holder:
-                    b.names.add(value.name)
+                    b.names[value.name] = value.shape
             bound[value.name] = value
         for v in dict.fromkeys([v for v in read if v.last_use <= i] + [v for v in defs[i] if v.last_use <= i]):
             for b in v.buffers:
@@ -206,12 +224,13 @@ def _choose(s, read, pool, i):
             v = by_name.get(o)
             if v is not None and v.last_use == i and len(v.buffers) == 1:
                 b = next(iter(v.buffers))
-                if b.fits(s) and b.live == 1 and o in b.names:
+                if b.live == 1 and o in b.names and b.name_for(s) is not None and b.names[o] == s.shape:
                     return b, o
     for k, b in enumerate(pool):           # a dead array of the same shape and dtype
-        if b.fits(s) and b.names and b.live == 0:
+        name = b.name_for(s)
+        if name is not None and b.live == 0:
             del pool[k]
-            return b, min(b.names)
+            return b, name
     return None, None
 
 
@@ -232,4 +251,4 @@ def _emit(s, out_name):
     return f"    {target} = {s.ufunc}({', '.join(s.operands)}, out={out_name}){note}"
 
 
-__all__ = ["U", "Stmt", "flatten", "plan"]
+__all__ = ["U", "Reshape", "Stmt", "flatten", "plan"]
