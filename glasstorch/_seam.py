@@ -66,14 +66,21 @@ class ANYWHERE:
     """Process-wide: ``on`` is True while something in some thread may want to see calls -- a live
     instance of a Tensor subclass taking part in ``__torch_function__``, or a function mode on some
     thread's stack. Every public function reads it first (a class attribute: a cheaper read than the
-    thread-local ``seam.on``, which is read only when this is True)."""
+    thread-local ``seam.on``, which is read only when this is True). ``modes`` is True while some
+    thread has a function mode: while it is False (a subclass instance alive, no mode), a call
+    whose arguments are all plain goes on without reading the thread-local state at all."""
     on = False
+    modes = False
 
 
 def _recount():
     """Recompute ``ANYWHERE.on`` after an instance or a thread's last mode went away. (As in
     ``_instance_gone``: switch off, then look again, so that one made meanwhile in another thread,
     which found the switch still on, is not missed.)"""
+    if not _threads_with_modes:
+        ANYWHERE.modes = False
+        if _threads_with_modes:
+            ANYWHERE.modes = True
     if not _live_instances and not _threads_with_modes:
         ANYWHERE.on = False
         if _live_instances or _threads_with_modes:
@@ -133,6 +140,8 @@ class _Seam(threading.local):
         if self.function_modes:
             self.counted = True
             _threads_with_modes.add(threading.get_ident())
+            if not ANYWHERE.modes:
+                ANYWHERE.modes = True
             if not ANYWHERE.on:
                 ANYWHERE.on = True
         else:
@@ -309,7 +318,7 @@ def overridable(fn=None, *, defaults_by_keyword=False, all_by_keyword=False):
     keywords = "all" if all_by_keyword else "defaulted" if defaults_by_keyword else None
     namespace = {"__builtins__": builtins, "_seam_impl": fn, "_seam_keywords": keywords,
                  "_seam_anywhere": ANYWHERE, "_seam_local": seam, "_seam_intercept": seam.intercept,
-                 "_seam_PASS": PASS, "_seam_write": _write_prelude}
+                 "_seam_PASS": PASS, "_seam_write": _write_prelude, "_seam_plain": _PLAIN_TYPES}
     public = type(fn)(_FIRST_CALL, namespace, fn.__name__)
     namespace["_seam_public"] = public
     return functools.update_wrapper(public, fn)
@@ -375,9 +384,16 @@ def _write_prelude(public):
         signature.insert(sum(p.kind is p.POSITIONAL_ONLY for p in params), "/")
     args = f"({', '.join(positional)},)" if positional else "()"
     kwargs = "{" + ", ".join(k if k.startswith("**") else f"{k!r}: {k}" for k in keywords) + "}"
-    source = (f"def _({', '.join(signature)}): return _r if _seam_anywhere.on and _seam_local.on and "
-              f"(_r := _seam_intercept(_seam_public, {args}, {kwargs})) is not _seam_PASS "
-              f"else _seam_impl({', '.join(call)})")
+    # Whether an argument may take part: one of a type not known plain, or any given to *args or
+    # **kwargs (tested in intercept). While only a subclass instance is alive somewhere, a call
+    # whose arguments are all plain stops here, at a set lookup per argument.
+    takes_part = " or ".join(f"type({p.name}) not in _seam_plain" if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+                             else p.name for p in params) or "False"
+    source = (f"def _({', '.join(signature)}): return _r if _seam_anywhere.on and (_seam_anywhere.modes or "
+              f"{takes_part}) and _seam_local.on and (_r := _seam_intercept(_seam_public, {args}, {kwargs})) "
+              f"is not _seam_PASS else _seam_impl({', '.join(call)})")
+    if not _PLAIN_TYPES:
+        _plain_types()
     code = _PRELUDES.get(source)
     if code is None:
         module = compile(source, "<glasstorch seam prelude>", "exec")
@@ -439,12 +455,21 @@ def _flat_tensors(args, kwargs):
 _PLAIN_TYPES = set()
 
 
+def _plain_types():
+    """Fill in ``_PLAIN_TYPES`` (at the first call: ``glasstorch.Tensor`` and the dtype, device and
+    size types are among them)."""
+    from ._tensor import Size, device
+    from ._dtype import dtype
+    _PLAIN_TYPES.update((_tensor_class(), int, float, bool, complex, str, type(None), slice, type(Ellipsis),
+                         dtype, device, Size))
+
+
 def _overloads(a):
     """Whether argument ``a`` (of a type not in ``_PLAIN_TYPES``) is, or is a list or tuple holding,
     an instance of a Tensor subclass."""
     tensor = _tensor_class()
     if not _PLAIN_TYPES:
-        _PLAIN_TYPES.update((tensor, int, float, bool, complex, str, type(None), slice, type(Ellipsis)))
+        _plain_types()
         if type(a) in _PLAIN_TYPES:
             return False
     if isinstance(a, tensor):
