@@ -60,8 +60,15 @@ def _old_prelude(fn):
     return st, ret.value
 
 
-def _names_tuple(node):
-    """['a', '*rest'] for ``(a, *rest)``; None for anything else."""
+def _names_tuple(node, vararg=None):
+    """['a', '*rest'] for ``(a, *rest)``, ``(a,) + rest`` or (``rest`` being the function's
+    ``*rest``) ``rest``; None for anything else."""
+    if vararg is not None and isinstance(node, ast.Name) and node.id == vararg:
+        return ["*" + vararg]
+    if vararg is not None and isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add) \
+            and isinstance(node.right, ast.Name) and node.right.id == vararg:
+        head = _names_tuple(node.left)
+        return None if head is None else head + ["*" + vararg]
     if not isinstance(node, ast.Tuple):
         return None
     out = []
@@ -179,7 +186,8 @@ def convert(path, check=False):
             return
         # (the keywords' order is not compared: a dict's order means nothing to a handler)
         keywords = _names_dict(call.args[2])
-        got = (_names_tuple(call.args[1]), None if keywords is None else sorted(keywords))
+        got = (_names_tuple(call.args[1], fn.args.vararg and fn.args.vararg.arg),
+               None if keywords is None else sorted(keywords))
         if got == _sorted(_expected(fn, False)):
             deco = "@overridable"
         elif got == _sorted(_expected(fn, True)):

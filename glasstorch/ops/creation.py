@@ -806,9 +806,8 @@ def _parse_to(args, kwargs):
 
 
 @method()
+@overridable
 def to(self, *args, **kwargs):
-    if seam.on:
-        return seam.torch_function(to, (self,) + args, kwargs)
     dtype, device, copy = _parse_to(args, dict(kwargs))
     same_dtype = dtype is None or dtype.numpy_dtype == self._data.dtype
     same_dev = device is None or device.type == self.device.type
@@ -1351,9 +1350,8 @@ random__op = _fill_op("random_(Tensor(a!) self, *, Generator? generator=None) ->
 
 def _random_fill(name, pick):
     """``Tensor.<name>``: the op ``pick(*args)`` chooses, on ``self`` (torch's argument forms)."""
+    @overridable
     def fill_(self, *args, generator=None, **kwargs):
-        if seam.on:
-            return seam.torch_function(fill_, (self,) + args, dict(kwargs, generator=generator))
         op = pick(*args, **kwargs)
         if kwargs:      # (torch's `from` is a Python keyword: the generated call names it from_)
             kwargs = {"from_" if k == "from" else k: v for k, v in kwargs.items()}

@@ -11,7 +11,7 @@ from .._array import (xp, row_major, like_cat_inputs, unsqueezed, copy_preservin
 from ._op import method, accepts_numpy_names, write_into, _check_no_overlap, _triangle_zeroed_in_place
 from ._derivatives import cat_tensors_backward, stack_tensors_backward, repeat_backward
 from .._ops import defop, aten, node_classes_of
-from .._seam import seam, overridable
+from .._seam import overridable
 
 __getattr__ = node_classes_of(__name__)    # (the node classes declared here, by name: TanhBackward0)
 
@@ -425,11 +425,10 @@ def trace(input):
     return trace_op(input)
 
 
+@overridable
 def meshgrid(*tensors, indexing=None):
     """Coordinate grids: output i varies along dim i ('ij'), or with the first two dims swapped ('xy').
     Each output is a view (reshape + expand) of its input, as torch's are."""
-    if seam.on:
-        return seam.torch_function(meshgrid, tensors, {"indexing": indexing})
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
     if indexing is None:
@@ -496,19 +495,17 @@ block_diag_op = defop("block_diag(Tensor[] tensors) -> Tensor", _block_diag_kern
                       tensors=lambda grad, tensors_sizes: block_diag_backward(grad, tensors_sizes))
 
 
+@overridable
 def block_diag(*tensors):
     """The block diagonal matrix of the tensors (a 0-d tensor is a 1x1 block, a 1-D one a row), zero
     elsewhere, in their promoted dtype: ``block_diag(A, B)`` is ``[[A, 0], [0, B]]``."""
-    if seam.on:
-        return seam.torch_function(block_diag, tensors, {})
     return block_diag_op(list(_checks.expect_tensors("block_diag", tensors)))
 
 
+@overridable
 def cartesian_prod(*tensors):
     """Every combination of one element of each 1-D tensor, a row each (``itertools.product``'s order);
     torch's composite: the ``meshgrid`` of the tensors, flattened and stacked as columns."""
-    if seam.on:
-        return seam.torch_function(cartesian_prod, tensors, {})
     for t in tensors:
         if t.ndim != 1:
             raise RuntimeError(f"Expect a 1D vector, but got shape {list(t.shape)}")

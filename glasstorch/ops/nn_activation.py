@@ -22,7 +22,7 @@ import numbers
 from .._tensor import Tensor, _wrap, _wrap_dim
 from .._array import xp, erf as _erf, has_values, row_major, like_input, zeros_like as _zeros_like
 from .._ops import defop, aten, node_classes_of
-from .._seam import seam, overridable
+from .._seam import overridable
 from ..autograd import grad_mode
 from ._op import float_array, check_floating, written_into_self
 from .pointwise import _sigmoid as _sigmoid_array, _REDUCED_FLOATS
@@ -802,9 +802,8 @@ hardswish__op = defop("hardswish_(Tensor(a!) self) -> Tensor(a!)", inplace_of=ha
 def _in_place_form(name, call):
     """``F.<name>``, the in-place form: ``call(input, *args)`` runs its aten op (the arguments as
     the out-of-place function takes them)."""
+    @overridable
     def fn_(input, *args, **kwargs):
-        if seam.on:
-            return seam.torch_function(fn_, (input,) + args, kwargs)
         return call(input, *args, **kwargs)
     fn_.__name__ = fn_.__qualname__ = name
     fn_.__doc__ = f"In-place {name[:-1]}: the result written into the input (aten.{name})."

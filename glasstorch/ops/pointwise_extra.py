@@ -29,7 +29,7 @@ from .. import _dtype, _checks
 from .._tensor import Tensor
 from .._array import xp, like_operands, like_input, empty_like as _empty_like
 from .._ops import defop, aten
-from .._seam import seam, overridable
+from .._seam import overridable
 from ._op import method, promote_arrays
 from ._derivatives import not_implemented
 from .complex import view_as_real_op
@@ -44,9 +44,8 @@ __all__ = ["divide", "multiply", "subtract", "true_divide", "arccosh", "arccosh_
 # ---- aliases -------------------------------------------------------------------------------------------------
 def _alias(name, target):
     """torch's alias ``name`` of ``target``: the same function (and node), under the alias's name."""
+    @overridable
     def alias(*args, **kwargs):
-        if seam.on:
-            return seam.torch_function(alias, args, kwargs)
         return target(*args, **kwargs)
     alias.__name__ = alias.__qualname__ = name
     alias.__doc__ = f"torch.{name}: alias of torch.{target.__name__}."

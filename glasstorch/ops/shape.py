@@ -517,9 +517,8 @@ def broadcast_to(input, size):
     return expand_op(input, _shape_arg((size,)))
 
 
+@overridable
 def broadcast_tensors(*tensors):
-    if seam.on:
-        return seam.torch_function(broadcast_tensors, tensors, {})
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
     shape = _checks.broadcast_shape(*[t._data.shape for t in tensors])

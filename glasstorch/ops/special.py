@@ -282,9 +282,8 @@ def _into(out, result, name):
 
 def _in_place(name, op):
     """``Tensor.<name>_``: ``op`` (the in-place op, or a function picking the overload)."""
+    @overridable
     def fn_(self, *args, **kwargs):
-        if seam.on:
-            return seam.torch_function(fn_, (self,) + args, kwargs)
         return op(self, *args, **kwargs)
     fn_.__name__ = fn_.__qualname__ = name + "_"
     return fn_
