@@ -10,21 +10,26 @@ There are two levels, as in torch:
           ...
 
   The decorator puts one line in front of the function (written for its signature at its first
-  call, :func:`_write_prelude`)::
+  call, :func:`_write_prelude`; ``inspect.getsource`` and ``help`` show the function's own)::
 
-      return _r if ANYWHERE.on and seam.on and (_r := seam.intercept(mul, (input, other), {})) \
-          is not PASS else <mul's own body>(input, other)
+      return _r if ANYWHERE.on and (ANYWHERE.modes or type(input) not in PLAIN or type(other) not in PLAIN) \
+          and seam.on and (_r := seam.intercept(mul, (input, other), {})) is not PASS \
+          else <mul's own body>(input, other)
 
   ``ANYWHERE.on`` (a class attribute, the cheapest read there is) is False unless something in some
-  thread wants to see calls, so the cost of the seam is that one read and the call of the body.
-  When it is True, ``seam.on`` says whether this thread does, and :meth:`_Seam.intercept` takes the
+  thread may want to see calls, so with nothing installed the cost of the seam is that one read and
+  the call of the body. ``ANYWHERE.modes`` is True while some thread has a function mode; without
+  one (a Tensor subclass instance alive somewhere), a call whose arguments are all of plain types
+  (``Tensor``, numbers, ``None``, dtypes...) goes on at the cost of a set lookup per argument.
+  Otherwise ``seam.on`` says whether this thread takes part, and :meth:`_Seam.intercept` takes the
   call through torch's ``__torch_function__`` protocol: the innermost active
   :class:`~glasstorch.overrides.TorchFunctionMode` first, then the arguments' Tensor subclasses that
   override ``__torch_function__`` (``glasstorch/overrides.py`` is the public side of this). When
   none of them is there to take it, ``intercept`` returns ``PASS`` and the function goes on with its
   body: the call is not made a second time. (The older form of the line, ``if seam.on: return
   seam.torch_function(mul, (input, other), {})`` at the top of the body, still works: it calls
-  the function again, its own line switched off.)
+  the function again, its own line switched off. ``tools/seam_prelude.py`` turns it into the
+  decorator where that hands the seam the same call.)
 
 * the **op level** -- every primitive op (an :class:`~glasstorch._ops.OpOverload` such as
   ``aten.mul.Tensor``, which is what the public functions call and what backward formulas call)
@@ -40,9 +45,8 @@ backward.
 
 The state is thread-local, as torch's mode stacks are: a mode entered in one thread is not seen by
 another. Tensor subclasses, though, are a process-wide matter: while an instance of one taking part
-in ``__torch_function__`` is alive (made in any thread), ``seam.on`` is True in every thread, and
-each call looks at its arguments' types -- one cheap pass over them (``_overloaded_in``) when they
-are plain Tensors and numbers. The instances are counted (:func:`note_instance`) rather than the
+in ``__torch_function__`` is alive (made in any thread), ``seam.on`` and ``ANYWHERE.on`` are True
+in every thread, and each call looks at its arguments' types (in its prelude, see above). The instances are counted (:func:`note_instance`) rather than the
 classes, so that defining such a subclass -- a library may do it on import -- costs plain calls
 nothing until one of its tensors exists (an instance can only be an argument while it is alive).
 """
