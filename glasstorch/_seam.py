@@ -78,7 +78,7 @@ class ANYWHERE:
 
 
 def _recount():
-    """Recompute ``ANYWHERE.on`` after an instance or a thread's last mode went away. (As in
+    """Recompute ``ANYWHERE``'s two flags after an instance or a thread's last mode went away. (As in
     ``_instance_gone``: switch off, then look again, so that one made meanwhile in another thread,
     which found the switch still on, is not missed.)"""
     if not _threads_with_modes:
@@ -139,7 +139,7 @@ class _Seam(threading.local):
             self._count()
 
     def _count(self):
-        """Keep this thread's place in ``_threads_with_modes`` (and so ``ANYWHERE.on``) in step with
+        """Keep this thread's place in ``_threads_with_modes`` (and so ``ANYWHERE``) in step with
         whether its function-mode stack is empty."""
         if self.function_modes:
             self.counted = True
