@@ -5,7 +5,7 @@ per call, of ``torch.add(a, b)`` on two plain 10-element float32 tensors:
 
 * plain       -- no subclass instance alive;
 * live        -- an instance of a logging subclass (torch's docs' ``LoggingTensor`` shape) alive;
-* live, kwarg -- the same, ``torch.add(a, b, alpha=2)`` (the keyword looked at too).
+* plain, kwarg / live, kwarg -- the same two, ``torch.add(a, b, alpha=2)`` (the keyword looked at too).
 
     python bench/bench_seam.py                  # this tree
     PYTHONPATH=<other tree> python bench/bench_seam.py
@@ -30,12 +30,13 @@ def main():
     a, b = torch.ones(10), torch.ones(10)
     scope = {"torch": torch, "a": a, "b": b}
     plain = per_call("torch.add(a, b)", scope)
+    plain_kwarg = per_call("torch.add(a, b, alpha=2)", scope)
     instance = torch.ones(3).as_subclass(LoggingTensor)
     live = per_call("torch.add(a, b)", scope)
     live_kwarg = per_call("torch.add(a, b, alpha=2)", scope)
     del instance
     print(f"{torch.__file__}\nplain {plain:.2f} us   live {live:.2f} us ({live / plain - 1:+.0%})   "
-          f"live, kwarg {live_kwarg:.2f} us")
+          f"plain, kwarg {plain_kwarg:.2f} us   live, kwarg {live_kwarg:.2f} us ({live_kwarg / plain_kwarg - 1:+.0%})")
 
 
 if __name__ == "__main__":

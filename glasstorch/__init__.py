@@ -30,6 +30,7 @@ from .ops import pointwise as _pw, reduction as _red, shape as _shape, joining a
 from .ops.creation import default_generator, range_ as range  # noqa: F401
 from .ops.creation import _standard_gamma, _sample_dirichlet  # noqa: F401  (torch's private draws distributions use)
 from ._prims_common.wrappers import out_wrapper as _out_wrapper, OUT_RULES as _out_rules
+from ._seam import body_of as _body_of
 
 # Each op family lists (in its __all__) the functions torch has at its top level; the others are
 # Tensor methods only (x.view) or torch.linalg's. Those are put here, as torch has them, the ones
@@ -39,12 +40,12 @@ for _m in (_pw, _red, _shape, _join, _idx, _la, _cr, _cx, _sp, _ew, _scan, _dist
     for _name in _m.__all__:
         if _name not in globals():
             _fn = getattr(_m, _name)
-            if _name in _out_rules and "out" not in _fn.__code__.co_varnames[:_fn.__code__.co_argcount +
-                                                                               _fn.__code__.co_kwonlyargcount]:
+            _code = _body_of(_fn).__code__ if _name in _out_rules else None
+            if _code and "out" not in _code.co_varnames[:_code.co_argcount + _code.co_kwonlyargcount]:
                 _fn = _out_wrapper(_fn, name=_name)
             globals()[_name] = _fn
             _FAMILY_NAMES.append(_name)
-del _m, _name, _fn
+del _m, _name, _fn, _code, _body_of
 _weight_norm = _wn._weight_norm   # (torch._weight_norm: what nn.utils' weight norms call)
 from ._array.threads import (set_num_threads, get_num_threads, set_num_interop_threads,  # noqa: E402,F401
                              get_num_interop_threads)

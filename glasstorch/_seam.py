@@ -3,16 +3,33 @@
 There are two levels, as in torch:
 
 * the **function level** -- every public function and method (``torch.mul``, ``Tensor.add``,
-  ``F.cross_entropy``, ``Tensor.item``...) starts with the same line::
+  ``F.cross_entropy``, ``Tensor.item``...) is declared :func:`overridable`::
 
-      if seam.on:
-          return seam.torch_function(mul, (input, other), {})
+      @overridable
+      def mul(input, other):
+          ...
 
-  ``seam.on`` is False unless something wants to see calls, so the cost of the seam is that one
-  attribute read. When it is True the call goes through torch's ``__torch_function__`` protocol:
-  the innermost active :class:`~glasstorch.overrides.TorchFunctionMode` first, then the arguments'
-  Tensor subclasses that override ``__torch_function__`` (``glasstorch/overrides.py`` is the public
-  side of this).
+  The decorator puts one line in front of the function (written for its signature at its first
+  call, :func:`_write_prelude`; ``inspect.getsource`` and ``help`` show the function's own)::
+
+      return _r if ANYWHERE.on and (ANYWHERE.modes or type(input) not in PLAIN or type(other) not in PLAIN) \
+          and seam.on and (_r := seam.intercept(mul, (input, other), {})) is not PASS \
+          else <mul's own body>(input, other)
+
+  ``ANYWHERE.on`` (a class attribute, the cheapest read there is) is False unless something in some
+  thread may want to see calls, so with nothing installed the cost of the seam is that one read and
+  the call of the body. ``ANYWHERE.modes`` is True while some thread has a function mode; without
+  one (a Tensor subclass instance alive somewhere), a call whose arguments are all of plain types
+  (``Tensor``, numbers, ``None``, dtypes...) goes on at the cost of a set lookup per argument.
+  Otherwise ``seam.on`` says whether this thread takes part, and :meth:`_Seam.intercept` takes the
+  call through torch's ``__torch_function__`` protocol: the innermost active
+  :class:`~glasstorch.overrides.TorchFunctionMode` first, then the arguments' Tensor subclasses that
+  override ``__torch_function__`` (``glasstorch/overrides.py`` is the public side of this). When
+  none of them is there to take it, ``intercept`` returns ``PASS`` and the function goes on with its
+  body: the call is not made a second time. (The older form of the line, ``if seam.on: return
+  seam.torch_function(mul, (input, other), {})`` at the top of the body, still works: it calls
+  the function again, its own line switched off. ``tools/seam_prelude.py`` turns it into the
+  decorator where that hands the seam the same call.)
 
 * the **op level** -- every primitive op (an :class:`~glasstorch._ops.OpOverload` such as
   ``aten.mul.Tensor``, which is what the public functions call and what backward formulas call)
@@ -28,12 +45,14 @@ backward.
 
 The state is thread-local, as torch's mode stacks are: a mode entered in one thread is not seen by
 another. Tensor subclasses, though, are a process-wide matter: while an instance of one taking part
-in ``__torch_function__`` is alive (made in any thread), ``seam.on`` is True in every thread, and
-each call looks at its arguments' types -- one cheap pass over them (``_overloaded_in``) when they
-are plain Tensors and numbers. The instances are counted (:func:`note_instance`) rather than the
+in ``__torch_function__`` is alive (made in any thread), ``seam.on`` and ``ANYWHERE.on`` are True
+in every thread, and each call looks at its arguments' types (in its prelude, see above). The instances are counted (:func:`note_instance`) rather than the
 classes, so that defining such a subclass -- a library may do it on import -- costs plain calls
 nothing until one of its tensors exists (an instance can only be an argument while it is alive).
 """
+import builtins
+import functools
+import inspect
 import threading
 import weakref
 
@@ -43,6 +62,45 @@ _subclasses_exist = [False]
 # Weak references to the live instances of such subclasses: while there is one, seam.on is True in
 # every thread that stores no value of its own (_Seam.on, see note_instance).
 _live_instances = set()
+# The idents of the threads whose function-mode stack is not empty (see ANYWHERE).
+_threads_with_modes = set()
+
+
+class ANYWHERE:
+    """Process-wide: ``on`` is True while something in some thread may want to see calls -- a live
+    instance of a Tensor subclass taking part in ``__torch_function__``, or a function mode on some
+    thread's stack. Every public function reads it first (a class attribute: a cheaper read than the
+    thread-local ``seam.on``, which is read only when this is True). ``modes`` is True while some
+    thread has a function mode: while it is False (a subclass instance alive, no mode), a call
+    whose arguments are all plain goes on without reading the thread-local state at all."""
+    on = False
+    modes = False
+
+
+def _recount():
+    """Recompute ``ANYWHERE``'s two flags after an instance or a thread's last mode went away. (As in
+    ``_instance_gone``: switch off, then look again, so that one made meanwhile in another thread,
+    which found the switch still on, is not missed.)"""
+    if not _threads_with_modes:
+        ANYWHERE.modes = False
+        if _threads_with_modes:
+            ANYWHERE.modes = True
+    if not _live_instances and not _threads_with_modes:
+        ANYWHERE.on = False
+        if _live_instances or _threads_with_modes:
+            ANYWHERE.on = True
+
+
+class _Pass:
+    """The type of ``PASS``."""
+    __slots__ = ()
+
+    def __repr__(self):
+        return "PASS"
+
+
+# What ``seam.intercept`` returns when nothing takes the call: the function goes on with its body.
+PASS = _Pass()
 
 
 class _Seam(threading.local):
@@ -57,6 +115,7 @@ class _Seam(threading.local):
     by every other, also by one that read ``on`` before. (A thread never stores False because no
     such instance existed when it looked: that False would hide one made a moment later.)"""
     on = False               # the function level: some mode, subclass or observer wants to see calls
+    counted = False          # whether this thread is in _threads_with_modes
     dispatching = False      # the op level: some TorchDispatchMode is active, or CPU autocast is on
     autocast = None          # the dtype CPU autocast casts to while it is on (glasstorch/amp/autocast_mode.py)
 
@@ -76,19 +135,37 @@ class _Seam(threading.local):
         else:
             self.__dict__.pop("on", None)       # the value every thread shares (see the class docstring)
         self.dispatching = bool(self.dispatch_modes) or self.autocast is not None
+        if bool(self.function_modes) is not self.counted:
+            self._count()
+
+    def _count(self):
+        """Keep this thread's place in ``_threads_with_modes`` (and so ``ANYWHERE``) in step with
+        whether its function-mode stack is empty."""
+        if self.function_modes:
+            self.counted = True
+            _threads_with_modes.add(threading.get_ident())
+            if not ANYWHERE.modes:
+                ANYWHERE.modes = True
+            if not ANYWHERE.on:
+                ANYWHERE.on = True
+        else:
+            self.counted = False
+            _threads_with_modes.discard(threading.get_ident())
+            _recount()
 
     # -- the function level ---------------------------------------------------------------------
-    def torch_function(self, func, args, kwargs):
-        """Run ``func(*args, **kwargs)`` through the active function modes and the arguments'
-        ``__torch_function__`` overrides, as torch's ``handle_torch_function`` does."""
+    def intercept(self, func, args, kwargs):
+        """Hand the call ``func(*args, **kwargs)`` to the active function modes and the arguments'
+        ``__torch_function__`` overrides, as torch's ``handle_torch_function`` does, and return
+        what they return; ``PASS`` when none of them is there to take it (the function then goes
+        on with its body). Called by the line :func:`overridable` puts in front of every public
+        function, when ``seam.on`` is True."""
         modes = self.function_modes
         if not modes and _subclasses_exist[0]:
             # the usual call while a subclass instance is alive: no mode, and arguments of exactly
-            # Tensor or of a plain Python type, tested inline (this runs for every call then). The
-            # function runs as it would without the seam (and what it calls too: its tensors are
-            # plain); `on` is False meanwhile, so the function's own first line lets it through.
-            # (Were this thread's protocol off, `on` would be stored False here and the call would
-            # not have come: with no mode, it came through the value all threads share, restored after.)
+            # Tensor or of a plain Python type, tested inline (this runs for every call then): the
+            # function goes on with its body. (Were this thread's protocol off, `on` would be stored
+            # False here and the call would not have come.)
             for a in args:
                 if type(a) not in _PLAIN_TYPES and _overloads(a):
                     break
@@ -97,11 +174,7 @@ class _Seam(threading.local):
                     if type(a) not in _PLAIN_TYPES and _overloads(a):
                         break
                 else:
-                    self.on = False
-                    try:
-                        return func(*args, **kwargs)
-                    finally:
-                        self.__dict__.pop("on", None)
+                    return PASS
         if not _subclasses_exist[0]:
             # the usual case: no Tensor subclass with its own __torch_function__ exists, only modes
             # take part. The mode runs with itself popped, so the calls it makes are not seen by it
@@ -119,16 +192,18 @@ class _Seam(threading.local):
                     else:
                         modes.append(mode)
                         self.on = True
+                        if not self.counted:    # (a _refresh in the handler saw the stack empty)
+                            self._count()
                 if result is not NotImplemented:
                     return result
             if not modes:
-                return _call_plain(self, func, args, kwargs)
+                return PASS
             raise TypeError(f"no implementation found for '{_qualified_name(func)}' on types that implement "
                             f"__torch_function__: []")
         if self.function_disabled or self.subclass_disabled and not modes:
             # here with nothing to do: a subclass was defined while this thread had the protocol off
             self._refresh()
-            return func(*args, **kwargs)
+            return PASS
         if not self.subclass_disabled:
             overloaded = _overloaded_args(args, kwargs)
             types = tuple(type(a) for a in overloaded)
@@ -145,6 +220,8 @@ class _Seam(threading.local):
                 else:
                     modes.append(mode)
                     self.on = not self.function_disabled
+                    if not self.counted:
+                        self._count()
             if result is not NotImplemented:
                 return result
         for arg in overloaded:
@@ -152,10 +229,24 @@ class _Seam(threading.local):
             if result is not NotImplemented:
                 return result
         if not overloaded and not self.function_modes:
-            return _call_plain(self, func, args, kwargs)
+            return PASS
         names = ", ".join(repr(t) for t in types)
         raise TypeError(f"no implementation found for '{_qualified_name(func)}' on types that implement "
                         f"__torch_function__: [{names}]")
+
+    def torch_function(self, func, args, kwargs):
+        """The older form of the prelude, ``if seam.on: return seam.torch_function(func, args,
+        kwargs)`` at the top of a function's body: :meth:`intercept`, and when nothing takes the
+        call, the function called again with the function level off for this thread (its own first
+        line lets it through; what it calls is not looked at either)."""
+        result = self.intercept(func, args, kwargs)
+        if result is not PASS:
+            return result
+        self.on = False
+        try:
+            return func(*args, **kwargs)
+        finally:
+            self._refresh()
 
     def set_mode_aside(self, mode):
         """Take function ``mode`` off this thread's stack for a while (a tool that has nothing to
@@ -168,6 +259,7 @@ class _Seam(threading.local):
             modes.pop()
             if not modes and not self.function_disabled and not self.subclass_disabled:
                 self.__dict__.pop("on", None)
+                self._count()
                 return index
         elif mode in modes:
             index = modes.index(mode)
@@ -186,6 +278,7 @@ class _Seam(threading.local):
         if not modes and not self.function_disabled and not self.subclass_disabled:
             modes.append(mode)
             self.on = True
+            self._count()
             return
         modes.insert(min(index, len(modes)), mode)
         self._refresh()
@@ -203,20 +296,119 @@ class _Seam(threading.local):
             self._refresh()
 
 
-def _call_plain(seam, func, args, kwargs):
-    """Call ``func`` with the function level switched off (nothing left to intercept it). Every
-    call pays this once a Tensor subclass with ``__torch_function__`` exists, so ``on`` is set
-    directly (it is False while ``function_disabled`` is positive) and recomputed once after."""
-    seam.function_disabled += 1
-    seam.on = False
-    try:
-        return func(*args, **kwargs)
-    finally:
-        seam.function_disabled -= 1
-        seam._refresh()
-
-
 seam = _Seam()
+
+
+# -- the prelude of the public functions ---------------------------------------------------------
+def overridable(fn=None, *, defaults_by_keyword=False, all_by_keyword=False):
+    """Decorator: ``fn`` as a public function that a TorchFunctionMode and Tensor subclasses'
+    ``__torch_function__`` see (the function level, see the module docstring).
+
+    What it returns is a function of ``fn``'s signature whose one line hands the call to
+    :meth:`_Seam.intercept` when something may want it, and otherwise (or when nothing takes it)
+    calls ``fn``. That line is written for ``fn``'s signature at the first call
+    (:func:`_write_prelude`: ~10 ms for all of them, which ``import glasstorch`` does not pay).
+    Its frame shows in tracebacks under ``fn``'s name, at the line of its first decorator.
+
+    The call a handler sees is ``func(*args, **kwargs)`` with ``func`` the public function and, as
+    torch's generated bindings normalise a call, every positional parameter in ``args`` (``*args``
+    spread) and every keyword-only one in ``kwargs``. ``defaults_by_keyword=True`` is torch's
+    convention for a function written in Python (``handle_torch_function(relu, (input,), input,
+    inplace=inplace)``): the positional parameters that have a default go in ``kwargs`` too;
+    ``all_by_keyword=True`` puts them all there (``nn.init``'s: ``handle_torch_function(uniform_,
+    (tensor,), tensor=tensor, a=a, b=b, generator=generator)``)."""
+    if fn is None:
+        return functools.partial(overridable, defaults_by_keyword=defaults_by_keyword, all_by_keyword=all_by_keyword)
+    keywords = "all" if all_by_keyword else "defaulted" if defaults_by_keyword else None
+    namespace = {"__builtins__": builtins, "_seam_impl": fn, "_seam_keywords": keywords,
+                 "_seam_anywhere": ANYWHERE, "_seam_local": seam, "_seam_intercept": seam.intercept,
+                 "_seam_PASS": PASS, "_seam_write": _write_prelude, "_seam_plain": _PLAIN_TYPES}
+    public = type(fn)(_FIRST_CALL, namespace, fn.__name__)
+    namespace["_seam_public"] = public
+    return functools.update_wrapper(public, fn)
+
+
+# The code of a public function until its first call: it writes the real prelude and goes on (the
+# names are the function's own namespace's, see overridable).
+_FIRST_CALL = next(c for c in compile("def _(*args, **kwargs): return _seam_write(_seam_public)(*args, **kwargs)",
+                                      "<glasstorch seam prelude>", "exec").co_consts if hasattr(c, "co_code"))
+
+
+def body_of(fn):
+    """The function an :func:`overridable` one calls (``fn`` itself for any other)."""
+    namespace = getattr(fn, "__globals__", None)
+    return namespace["_seam_impl"] if namespace is not None and namespace.get("_seam_public") is fn else fn
+
+
+def named(fn, name):
+    """``fn`` named ``name`` in tracebacks and profiles (a function a maker returns), and so the
+    body of an :func:`overridable` one."""
+    for f in {fn, body_of(fn)}:
+        if f is not None:
+            f.__code__ = f.__code__.replace(co_name=name, co_qualname=name)
+            f.__name__ = f.__qualname__ = name
+    return fn
+
+# the prelude's code for each signature (the same for all the functions that share one)
+_PRELUDES = {}
+
+
+def _write_prelude(public):
+    """Give ``public`` (made by :func:`overridable`) the code of its prelude, for its body's
+    signature, and return it."""
+    namespace = public.__globals__
+    impl = namespace["_seam_impl"]
+    params = inspect.signature(impl, follow_wrapped=False).parameters.values()
+    by_keyword = namespace["_seam_keywords"]
+    signature, call, positional, keywords = [], [], [], []
+    for p in params:
+        name = p.name
+        if name == "_r" or name.startswith("_seam_"):
+            raise TypeError(f"{impl.__qualname__}: parameter name {name!r} is the prelude's own")
+        if p.kind is p.POSITIONAL_ONLY or p.kind is p.POSITIONAL_OR_KEYWORD:
+            signature.append(name if p.default is p.empty else f"{name}=None")
+            call.append(name)
+            by_name = by_keyword == "all" or by_keyword == "defaulted" and p.default is not p.empty
+            (keywords if by_name else positional).append(name)
+        elif p.kind is p.VAR_POSITIONAL:
+            signature.append("*" + name)
+            call.append("*" + name)
+            positional.append("*" + name)
+        elif p.kind is p.KEYWORD_ONLY:
+            if not any(x.startswith("*") for x in signature):
+                signature.append("*")
+            signature.append(name if p.default is p.empty else f"{name}=None")
+            call.append(f"{name}={name}")
+            keywords.append(name)
+        else:
+            signature.append("**" + name)
+            call.append("**" + name)
+            keywords.append("**" + name)
+    if any(p.kind is p.POSITIONAL_ONLY for p in params) and "/" not in signature:
+        signature.insert(sum(p.kind is p.POSITIONAL_ONLY for p in params), "/")
+    args = f"({', '.join(positional)},)" if positional else "()"
+    kwargs = "{" + ", ".join(k if k.startswith("**") else f"{k!r}: {k}" for k in keywords) + "}"
+    # Whether an argument may take part: one of a type not known plain, or any given to *args or
+    # **kwargs (tested in intercept). While only a subclass instance is alive somewhere, a call
+    # whose arguments are all plain stops here, at a set lookup per argument.
+    takes_part = " or ".join(f"type({p.name}) not in _seam_plain" if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+                             else p.name for p in params) or "False"
+    source = (f"def _({', '.join(signature)}): return _r if _seam_anywhere.on and (_seam_anywhere.modes or "
+              f"{takes_part}) and _seam_local.on and (_r := _seam_intercept(_seam_public, {args}, {kwargs})) "
+              f"is not _seam_PASS else _seam_impl({', '.join(call)})")
+    if not _PLAIN_TYPES:
+        _plain_types()
+    code = _PRELUDES.get(source)
+    if code is None:
+        module = compile(source, "<glasstorch seam prelude>", "exec")
+        code = _PRELUDES[source] = next(c for c in module.co_consts if hasattr(c, "co_code"))
+    body = getattr(impl, "__code__", code)
+    public.__code__ = code.replace(co_name=public.__name__, co_qualname=public.__qualname__,
+                                   co_filename=body.co_filename, co_firstlineno=body.co_firstlineno)
+    public.__defaults__ = impl.__defaults__
+    public.__kwdefaults__ = impl.__kwdefaults__
+    return public
+
 
 
 
@@ -237,6 +429,8 @@ def note_instance(tensor):
     _live_instances.add(weakref.ref(tensor, _instance_gone))
     if not _Seam.on:
         _Seam.on = True
+    if not ANYWHERE.on:
+        ANYWHERE.on = True
 
 
 def _instance_gone(ref):
@@ -245,6 +439,7 @@ def _instance_gone(ref):
         _Seam.on = False
         if _live_instances:     # one made meanwhile in another thread, which found the switch still on
             _Seam.on = True
+        _recount()
 
 
 def _flat_tensors(args, kwargs):
@@ -264,12 +459,21 @@ def _flat_tensors(args, kwargs):
 _PLAIN_TYPES = set()
 
 
+def _plain_types():
+    """Fill in ``_PLAIN_TYPES`` (at the first call: ``glasstorch.Tensor`` and the dtype, device and
+    size types are among them)."""
+    from ._tensor import Size, device
+    from ._dtype import dtype
+    _PLAIN_TYPES.update((_tensor_class(), int, float, bool, complex, str, type(None), slice, type(Ellipsis),
+                         dtype, device, Size))
+
+
 def _overloads(a):
     """Whether argument ``a`` (of a type not in ``_PLAIN_TYPES``) is, or is a list or tuple holding,
     an instance of a Tensor subclass."""
     tensor = _tensor_class()
     if not _PLAIN_TYPES:
-        _PLAIN_TYPES.update((tensor, int, float, bool, complex, str, type(None), slice, type(Ellipsis)))
+        _plain_types()
         if type(a) in _PLAIN_TYPES:
             return False
     if isinstance(a, tensor):

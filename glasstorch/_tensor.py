@@ -26,7 +26,7 @@ from ._array import xp, device_type_of, as_numpy, MetaArray, root_array
 from . import autograd
 from .autograd import grad_mode
 from ._seam import (seam, note_instance, note_subclass_with_torch_function, DisableTorchFunctionSubclass,
-                    _disabled_impl)
+                    _disabled_impl, overridable)
 from .autograd.graph import (AccumulateGrad, user_frame, new_hook_dict, _add_hook, view_grad_fn,
                              sync_views_requires_grad, DEFAULT, NO_GRAD_MODE, mark_detached_in_place)
 from . import _warnings
@@ -282,10 +282,9 @@ class Tensor:
                 return result
             return _convert(result, cls)
 
+    @overridable
     def as_subclass(self, cls):
         """A ``cls`` tensor over the same data, still in the graph (torch's ``as_subclass``)."""
-        if seam.on:
-            return seam.torch_function(Tensor.as_subclass, (self, cls), {})
         out = new_object(cls)
         for name in ("_data", "_requires_grad", "_grad_fn", "_output_nr", "_vc", "_base", "_accumulator"):
             object.__setattr__(out, name, getattr(self, name))
@@ -320,9 +319,8 @@ class Tensor:
         self._set_requires_grad(value, "only Tensors of floating point and complex dtype can require gradients",
                                 by_assignment=True)
 
+    @overridable
     def requires_grad_(self, requires_grad=True):
-        if seam.on:
-            return seam.torch_function(Tensor.requires_grad_, (self, requires_grad), {})
         self._set_requires_grad(requires_grad, "only Tensors of floating point dtype can require gradients")
         return self
 
@@ -406,9 +404,8 @@ class Tensor:
     def retains_grad(self):
         return self._retains_grad
 
+    @overridable
     def retain_grad(self):
-        if seam.on:
-            return seam.torch_function(Tensor.retain_grad, (self,), {})
         if not self._requires_grad:
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
         if self._grad_fn is None or self._retains_grad:
@@ -427,10 +424,9 @@ class Tensor:
             self._accumulator = weakref.ref(acc)
         return acc
 
+    @overridable
     def register_hook(self, hook):
         """hook(grad) -> None or a replacement gradient, called when this tensor's gradient is computed."""
-        if seam.on:
-            return seam.torch_function(Tensor.register_hook, (self, hook), {})
         if not self._requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         if self._grad_fn is None:
@@ -454,24 +450,20 @@ class Tensor:
             self._post_accumulate_grad_hooks = new_hook_dict()
         return _add_hook(self._post_accumulate_grad_hooks, hook)
 
+    @overridable(defaults_by_keyword=True)
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Accumulate the gradient of this tensor w.r.t. the graph leaves into their ``.grad``
         (torch.autograd.backward; ``gradient`` is needed unless this tensor is a scalar)."""
-        if seam.on:
-            return seam.torch_function(Tensor.backward, (self,), dict(gradient=gradient, retain_graph=retain_graph,
-                                                                     create_graph=create_graph, inputs=inputs))
         autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
+    @overridable
     def detach(self):
-        if seam.on:
-            return seam.torch_function(Tensor.detach, (self,), {})
         out = _wrap(self._data)
         out._vc = self._vc  # torch: a detached tensor shares the version counter
         return out
 
+    @overridable
     def detach_(self):
-        if seam.on:
-            return seam.torch_function(Tensor.detach_, (self,), {})
         if self._base is not None:
             raise RuntimeError("Can't detach views in-place. Use detach() instead. If you are using "
                                "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set as "
@@ -638,13 +630,12 @@ class Tensor:
     def is_complex(self):
         return self._data.dtype.kind == "c"
 
+    @overridable(defaults_by_keyword=True)
     def type(self, dtype=None, non_blocking=False, **kwargs):
         """The legacy type name (``'torch.FloatTensor'``), or a copy converted to ``dtype``.
 
         ``dtype`` may be a dtype, a legacy type (``torch.cuda.DoubleTensor``) or its name.
         """
-        if seam.on:
-            return seam.torch_function(Tensor.type, (self,), {"dtype": dtype, "non_blocking": non_blocking, **kwargs})
         if dtype is None:
             d = self.dtype
             return ("torch.cuda." if self.is_cuda else "torch.") + d._legacy + "Tensor"
@@ -679,9 +670,8 @@ class Tensor:
         return iter(self.unbind(0))
 
     # ---- conversion ---------------------------------------------------------------------
+    @overridable(defaults_by_keyword=True)
     def numpy(self, force=False):
-        if seam.on:
-            return seam.torch_function(Tensor.numpy, (self,), {"force": force})
         if self._requires_grad and _state.enabled and not force:   # (under no_grad torch lets it through)
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
                                "instead.")
@@ -711,40 +701,35 @@ class Tensor:
         from .ops.creation import from_numpy
         return from_numpy(xp.asarray(array))
 
+    @overridable
     def item(self):
-        if seam.on:
-            return seam.torch_function(Tensor.item, (self,), {})
         if self._data.size != 1:
             raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to Scalar")
         if type(self._data) is MetaArray:
             raise RuntimeError("Tensor.item() cannot be called on meta tensors")
         return self._data.reshape(()).item() if self.dtype is not _dtype.bfloat16 else float(self._data.reshape(()))
 
+    @overridable
     def tolist(self):
-        if seam.on:
-            return seam.torch_function(Tensor.tolist, (self,), {})
         a = as_numpy(self._data)
         if self.dtype is _dtype.bfloat16:
             a = a.astype("float32")
         return a.tolist()
 
+    @overridable
     def __bool__(self):
-        if seam.on:
-            return seam.torch_function(Tensor.__bool__, (self,), {})
         if self._data.size != 1:
             raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
         if type(self._data) is MetaArray:
             raise RuntimeError("Tensor.item() cannot be called on meta tensors")
         return bool(self._data)
 
+    @overridable
     def __float__(self):
-        if seam.on:
-            return seam.torch_function(Tensor.__float__, (self,), {})
         return float(self._scalar())
 
+    @overridable
     def __int__(self):
-        if seam.on:
-            return seam.torch_function(Tensor.__int__, (self,), {})
         return int(self._scalar())
 
     def _scalar(self):
@@ -753,16 +738,14 @@ class Tensor:
             raise ValueError("only one element tensors can be converted to Python scalars")
         return self.item()
 
+    @overridable
     def __index__(self):
-        if seam.on:
-            return seam.torch_function(Tensor.__index__, (self,), {})
         if self._data.dtype.kind not in "iub" or self._data.size != 1:
             raise TypeError("only integer tensors of a single element can be converted to an index")
         return int(self.item())
 
+    @overridable
     def __complex__(self):
-        if seam.on:
-            return seam.torch_function(Tensor.__complex__, (self,), {})
         return complex(self.item())
 
     def __format__(self, spec):
@@ -770,9 +753,8 @@ class Tensor:
             return self.item().__format__(spec)
         return object.__format__(self, spec)
 
+    @overridable
     def __repr__(self, *, tensor_contents=None):
-        if seam.on:
-            return seam.torch_function(Tensor.__repr__, (self,), dict(tensor_contents=tensor_contents))
         from ._tensor_str import tensor_repr
         return tensor_repr(self)
 

@@ -11,7 +11,7 @@ import math
 from . import return_types
 from ._array import xp
 from .autograd.grad_mode import no_grad
-from ._seam import seam
+from ._seam import overridable
 from ._tensor import Tensor, _wrap_dim
 from ._dtype import float64
 from ._prims_common.wrappers import out_wrapper as _out_wrapper, OUT_RULES as _OUT_RULES
@@ -28,114 +28,98 @@ __all__ = ["LinAlgError", "det", "slogdet", "inv", "inv_ex", "solve", "solve_ex"
            "householder_product"]
 
 
+@overridable
 def slogdet(A):
     """(sign, log|det|) of a (batch of) square matrices: torch.return_types.linalg_slogdet."""
-    if seam.on:
-        return seam.torch_function(slogdet, (A,), {})
     sign, logabsdet, _, _ = linalg_slogdet_op(A)
     return return_types.linalg_slogdet((sign, logabsdet))
 
 
+@overridable
 def inv(A):
     """The inverse of a (batch of) square matrices; LinAlgError names the zero pivot of a singular one."""
-    if seam.on:
-        return seam.torch_function(inv, (A,), {})
     return linalg_inv_ex_op(A, check_errors=True)[0]
 
 
+@overridable
 def inv_ex(A, *, check_errors=False):
     """(inverse, info): info > 0 marks a singular matrix (its inverse is then not meaningful)."""
-    if seam.on:
-        return seam.torch_function(inv_ex, (A,), {"check_errors": check_errors})
     return return_types.linalg_inv_ex(linalg_inv_ex_op(A, check_errors=check_errors))
 
 
+@overridable
 def solve(A, B, *, left=True):
     """X with A X = B (X A = B when ``left=False``); B may be a (batch of) vector(s)."""
-    if seam.on:
-        return seam.torch_function(solve, (A, B), {"left": left})
     return linalg_solve_ex_op(A, B, left=left, check_errors=True)[0]
 
 
+@overridable
 def solve_ex(A, B, *, left=True, check_errors=False):
     """(result, info) of solve: info > 0 marks a singular A."""
-    if seam.on:
-        return seam.torch_function(solve_ex, (A, B), {"left": left, "check_errors": check_errors})
     result, _, _, info = linalg_solve_ex_op(A, B, left=left, check_errors=check_errors)
     return return_types.linalg_solve_ex((result, info))
 
 
+@overridable
 def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
     """X with A X = B for a triangular A (only its ``upper`` or lower triangle is read)."""
-    if seam.on:
-        return seam.torch_function(solve_triangular, (A, B),
-                                   {"upper": upper, "left": left, "unitriangular": unitriangular})
     return linalg_solve_triangular_op(A, B, upper=upper, left=left, unitriangular=unitriangular)
 
 
+@overridable
 def eig(A):
     """Eigenvalues and eigenvectors of a general square matrix (complex):
     torch.return_types.linalg_eig."""
-    if seam.on:
-        return seam.torch_function(eig, (A,), {})
     return return_types.linalg_eig(linalg_eig_op(A))
 
 
+@overridable
 def eigvals(A):
     """The eigenvalues of a general square matrix (complex)."""
-    if seam.on:
-        return seam.torch_function(eigvals, (A,), {})
     return linalg_eig_op(A)[0]
 
 
+@overridable
 def eigh(A, UPLO="L"):
     """Eigenvalues (ascending) and orthonormal eigenvectors of a symmetric matrix, from its lower
     (``UPLO='L'``) or upper triangle: torch.return_types.linalg_eigh."""
-    if seam.on:
-        return seam.torch_function(eigh, (A, UPLO), {})
     return return_types.linalg_eigh(linalg_eigh_op(A, UPLO, True))
 
 
+@overridable
 def eigvalsh(A, UPLO="L"):
     """The eigenvalues of a symmetric matrix (the eigenvectors are computed too when a gradient
     will be needed, as torch does)."""
-    if seam.on:
-        return seam.torch_function(eigvalsh, (A, UPLO), {})
     return linalg_eigh_op(A, UPLO, A.requires_grad)[0]
 
 
+@overridable
 def svd(A, full_matrices=True, *, driver=None):
     """A = U diag(S) Vh: torch.return_types.linalg_svd."""
-    if seam.on:
-        return seam.torch_function(svd, (A, full_matrices), {"driver": driver})
     return return_types.linalg_svd(linalg_svd_op(A, full_matrices, True, driver=driver))
 
 
+@overridable
 def svdvals(A, *, driver=None):
     """The singular values, descending."""
-    if seam.on:
-        return seam.torch_function(svdvals, (A,), {"driver": driver})
     return linalg_svd_op(A, False, A.requires_grad, driver=driver)[1]
 
 
+@overridable
 def qr(A, mode="reduced"):
     """A = Q R ('reduced', 'complete', or 'r' for R alone): torch.return_types.linalg_qr."""
-    if seam.on:
-        return seam.torch_function(qr, (A, mode), {})
     return return_types.linalg_qr(linalg_qr_op(A, mode))
 
 
+@overridable
 def cholesky(A, *, upper=False):
     """L with A = L L^T for a symmetric positive-definite A (U = L^T when ``upper``)."""
-    if seam.on:
-        return seam.torch_function(cholesky, (A,), {"upper": upper})
     return linalg_cholesky_ex_op(A, upper=upper, check_errors=True)[0]
 
 
+@overridable
 def cholesky_ex(A, *, upper=False, check_errors=False):
     """(L, info): info > 0 is the order of the first leading minor that is not positive-definite."""
-    if seam.on:
-        return seam.torch_function(cholesky_ex, (A,), {"upper": upper, "check_errors": check_errors})
     return return_types.linalg_cholesky_ex(linalg_cholesky_ex_op(A, upper=upper, check_errors=check_errors))
 
 
@@ -145,18 +129,16 @@ def _tolerance(value, A):
                                                                            device=A.device)
 
 
+@overridable
 def pinv(A, *, atol=None, rtol=None, hermitian=False):
     """The Moore-Penrose pseudo-inverse (singular values below max(atol, rtol * largest) are 0)."""
-    if seam.on:
-        return seam.torch_function(pinv, (A,), {"atol": atol, "rtol": rtol, "hermitian": hermitian})
     return linalg_pinv_op(A, atol=_tolerance(atol, A), rtol=_tolerance(rtol, A), hermitian=hermitian)
 
 
+@overridable
 def matrix_rank(A, *, atol=None, rtol=None, hermitian=False):
     """How many singular values exceed max(atol, rtol * largest) (torch's composite; rtol defaults
     to eps * max(m, n), or to 0 when only a positive atol is given)."""
-    if seam.on:
-        return seam.torch_function(matrix_rank, (A,), {"atol": atol, "rtol": rtol, "hermitian": hermitian})
     if not A.is_floating_point():
         raise RuntimeError("This function doesn't handle types other than float and double")
     if rtol is None:
@@ -178,12 +160,11 @@ def _matrix_dims(fn, A, dim):
     return d0, d1
 
 
+@overridable
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     """Matrix norms, as torch composes them: 'fro' a vector 2-norm over both dims; 'nuc' the sum of
     the singular values; 2/-2 the largest/smallest singular value; 1/-1 (inf/-inf) the max/min
     over columns (rows) of the absolute sums."""
-    if seam.on:
-        return seam.torch_function(matrix_norm, (A, ord, dim, keepdim), {"dtype": dtype})
     d0, d1 = _matrix_dims("matrix_norm", A, dim)
     if not (A.is_floating_point() or A.dtype.is_complex):
         raise RuntimeError(f"linalg.matrix_norm: Expected a floating point or complex tensor as input. Got "
@@ -210,11 +191,10 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
 
 
+@overridable
 def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
     """A vector norm or a matrix norm, chosen as torch does: a string ord or a 2-tuple dim (or a
     2-D input with an ord) means a matrix norm; no ord and no dim, the 2-norm of the flattened input."""
-    if seam.on:
-        return seam.torch_function(norm, (A, ord, dim, keepdim), {"dtype": dtype})
     if dim is not None:
         dims = (dim,) if isinstance(dim, int) else tuple(dim)
         if len(dims) == 2:
@@ -230,32 +210,28 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
     return vector_norm(A, ord, None, keepdim, dtype=dtype)
 
 
+@overridable
 def cross(input, other, *, dim=-1):
     """The cross product of 3-vectors along ``dim``, broadcasting the other dims."""
-    if seam.on:
-        return seam.torch_function(cross, (input, other), {"dim": dim})
     return linalg_cross_op(input, other, dim=dim)
 
 
+@overridable
 def matmul(input, other):
     """torch.linalg.matmul: torch.matmul."""
-    if seam.on:
-        return seam.torch_function(matmul, (input, other), {})
     from .ops.linalg import matmul as _matmul
     return _matmul(input, other)
 
 
+@overridable
 def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
     """torch.linalg.diagonal: torch.diagonal with the matrix dims last by default (a view)."""
-    if seam.on:
-        return seam.torch_function(diagonal, (A,), {"offset": offset, "dim1": dim1, "dim2": dim2})
     return A.diagonal(offset, dim1, dim2)
 
 
+@overridable
 def vecdot(x, y, *, dim=-1):
     """torch.linalg.vecdot: the dot product along ``dim``, conjugating ``x`` (``(x.conj() * y).sum(dim)``)."""
-    if seam.on:
-        return seam.torch_function(vecdot, (x, y), {"dim": dim})
     if not (x.is_floating_point() or x.is_complex()):
         raise RuntimeError(f"linalg.vecdot: Expected a floating point or complex tensor as input. Got "
                            f"{x.dtype._legacy}")
@@ -265,11 +241,10 @@ def vecdot(x, y, *, dim=-1):
     return ((x.conj() if x.is_complex() else x) * y).sum(dim)
 
 
+@overridable
 def vander(x, *, N=None):
     """torch.linalg.vander: the Vandermonde matrix of the last dim, increasing powers x^0 ... x^(N-1)
     (ones, then the cumulative product of x repeated: torch's composite)."""
-    if seam.on:
-        return seam.torch_function(vander, (x,), {"N": N})
     from . import _dtype
     t = x.dtype
     if not (t in (_dtype.float32, _dtype.float64, _dtype.complex64, _dtype.complex128) or

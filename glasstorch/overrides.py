@@ -1,6 +1,6 @@
 """torch.overrides: the ``__torch_function__`` protocol and function modes.
 
-Every public glasstorch function and Tensor method starts with the seam's check (see
+Every public glasstorch function and Tensor method is declared ``@overridable`` (see
 ``glasstorch/_seam.py``); when a :class:`TorchFunctionMode` is active, or an argument is a Tensor
 subclass with its own ``__torch_function__``, the call goes to them instead::
 

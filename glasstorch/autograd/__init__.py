@@ -5,7 +5,7 @@ from .grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode, 
 from .anomaly_mode import detect_anomaly, set_detect_anomaly, is_anomaly_enabled
 from .function import Function, FunctionCtx, once_differentiable
 from .graph import Node
-from .._seam import seam
+from .._seam import overridable
 from .variable import Variable
 
 __all__ = ["Variable", "backward", "grad", "Function", "no_grad", "enable_grad", "set_grad_enabled",
@@ -70,12 +70,9 @@ def _roots(outputs):
     return roots
 
 
+@overridable(defaults_by_keyword=True)
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, grad_variables=None, inputs=None):
     """Compute the gradient of ``tensors`` w.r.t. the graph leaves and accumulate it into ``.grad``."""
-    if seam.on:
-        return seam.torch_function(backward, (tensors,), dict(grad_tensors=grad_tensors, retain_graph=retain_graph,
-                                                              create_graph=create_graph, grad_variables=grad_variables,
-                                                              inputs=inputs))
     outputs = _as_tuple(tensors)
     if grad_variables is not None:
         grad_tensors = grad_variables
@@ -110,13 +107,10 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     engine.run_backward(roots, grads, retain_graph, create_graph)
 
 
+@overridable(defaults_by_keyword=True)
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
          allow_unused=None, is_grads_batched=False, materialize_grads=False):
     """Return the gradients of ``outputs`` w.r.t. ``inputs`` (nothing is accumulated into .grad)."""
-    if seam.on:
-        return seam.torch_function(grad, (outputs, inputs), dict(
-            grad_outputs=grad_outputs, retain_graph=retain_graph, create_graph=create_graph, only_inputs=only_inputs,
-            allow_unused=allow_unused, is_grads_batched=is_grads_batched, materialize_grads=materialize_grads))
     from .._tensor import Tensor
     outs = _as_tuple(outputs)
     ins = _as_tuple(inputs)

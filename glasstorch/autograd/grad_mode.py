@@ -7,7 +7,7 @@ import functools
 import inspect
 import threading
 
-from .._seam import seam
+from .._seam import overridable
 
 
 class _GradState(threading.local):
@@ -22,11 +22,10 @@ def is_grad_enabled():
     return _state.enabled
 
 
+@overridable
 def _set_grad_enabled(mode):
     """torch._C._set_grad_enabled: switch grad mode (what no_grad, enable_grad and set_grad_enabled
     do on entering and leaving; a function mode sees it, as torch's do)."""
-    if seam.on:
-        return seam.torch_function(_set_grad_enabled, (mode,), {})
     _state.enabled = bool(mode)
 
 

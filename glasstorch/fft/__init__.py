@@ -29,7 +29,7 @@ Example::
     tensor([1., 2., 3., 4.], grad_fn=<FftC2RBackward0>)
 """
 from .. import _dtype
-from .._seam import seam
+from .._seam import seam, overridable
 from .._tensor import Tensor
 from ..ops import fft as _ops
 from ..ops.nn_pool import constant_pad_nd
@@ -323,17 +323,15 @@ def _shifts(input, dim, sign):
     return [sign * (input.shape[d] // 2) for d in dims], dims
 
 
+@overridable(defaults_by_keyword=True)
 def fftshift(input, dim=None):
     """Move the zero frequency to the centre: roll each dim by n // 2."""
-    if seam.on:
-        return seam.torch_function(fftshift, (input,), {"dim": dim})
     shifts, dims = _shifts(input, dim, 1)
     return roll(input, shifts, dims)
 
 
+@overridable(defaults_by_keyword=True)
 def ifftshift(input, dim=None):
     """The inverse of :func:`fftshift`: roll each dim by -(n // 2)."""
-    if seam.on:
-        return seam.torch_function(ifftshift, (input,), {"dim": dim})
     shifts, dims = _shifts(input, dim, -1)
     return roll(input, shifts, dims)

@@ -50,7 +50,8 @@ from ..nn.modules import module as _module
 
 _PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _state = _grad_mode._state
-_SEAM_CALL = _Seam.torch_function.__code__   # the seam's frame between a call and the modes
+_SEAM_CALL = _Seam.intercept.__code__   # the seam's frame between a call and the modes
+_OLD_PRELUDE = _Seam.torch_function.__code__  # (between the function and the seam, in the old form)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -84,6 +85,8 @@ def caller_of_call():
     function's own frame (its guard line), and above that its caller."""
     f = sys._getframe(1)
     while f is not None and f.f_code is not _SEAM_CALL:
+        f = f.f_back
+    if f is not None and f.f_back is not None and f.f_back.f_code is _OLD_PRELUDE:
         f = f.f_back
     if f is None or f.f_back is None:
         return None

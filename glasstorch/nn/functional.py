@@ -19,7 +19,7 @@ import math
 
 from .. import _dtype
 from .._tensor import Tensor, _wrap
-from .._seam import seam
+from .._seam import overridable
 from .. import _warnings
 from ..autograd.grad_mode import no_grad
 from .._array import xp as _xp
@@ -28,6 +28,7 @@ from ..ops import reduction as _red, pointwise as _pw, linalg as _la, joining as
 from ..ops import nn_activation as _act, nn_conv as _conv, nn_pool as _pool, nn_norm as _norm, nn_loss as _loss
 
 # ---- linear layers ---------------------------------------------------------------------------------------
+@overridable(defaults_by_keyword=True)
 def linear(input, weight, bias=None):
     r"""y = x W^T + b, for x of shape (\*, in_features) and W of shape (out_features, in_features).
 
@@ -35,8 +36,6 @@ def linear(input, weight, bias=None):
     leading dims are folded into one (a view), then addmm, then a view back; without a bias,
     ``matmul(x, W.t())``; otherwise ``matmul(x, W.t()).add_(b)``.
     """
-    if seam.on:
-        return seam.torch_function(linear, (input, weight), dict(bias=bias))
     nd = input._data.ndim
     if nd == 2 and bias is not None:  # the common case first: one addmm
         return _la.addmm(bias, input, weight.t())
@@ -68,45 +67,30 @@ unfold, fold = _conv.unfold, _conv.fold
 
 
 # ---- pooling -----------------------------------------------------------------------------------------------
+@overridable(defaults_by_keyword=True)
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
-    if seam.on:
-        return seam.torch_function(max_pool1d, (input, kernel_size),
-                                   dict(stride=stride, padding=padding, dilation=dilation, ceil_mode=ceil_mode,
-                                        return_indices=return_indices))
     return _pool.max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
 
 
+@overridable(defaults_by_keyword=True)
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
-    if seam.on:
-        return seam.torch_function(max_pool2d, (input, kernel_size),
-                                   dict(stride=stride, padding=padding, dilation=dilation, ceil_mode=ceil_mode,
-                                        return_indices=return_indices))
     return _pool.max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
 
 
+@overridable(defaults_by_keyword=True)
 def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
-    if seam.on:
-        return seam.torch_function(max_pool3d, (input, kernel_size),
-                                   dict(stride=stride, padding=padding, dilation=dilation, ceil_mode=ceil_mode,
-                                        return_indices=return_indices))
     return _pool.max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
 
 
+@overridable(defaults_by_keyword=True)
 def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                             return_indices=False):
-    if seam.on:
-        return seam.torch_function(max_pool1d_with_indices, (input, kernel_size),
-                                   dict(stride=stride, padding=padding, dilation=dilation, ceil_mode=ceil_mode,
-                                        return_indices=return_indices))
     return _pool.max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
 
 
+@overridable(defaults_by_keyword=True)
 def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                             return_indices=False):
-    if seam.on:
-        return seam.torch_function(max_pool2d_with_indices, (input, kernel_size),
-                                   dict(stride=stride, padding=padding, dilation=dilation, ceil_mode=ceil_mode,
-                                        return_indices=return_indices))
     return _pool.max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
 
 
@@ -115,22 +99,18 @@ lp_pool2d = _pool.lp_pool2d
 adaptive_avg_pool1d, adaptive_avg_pool2d = _pool.adaptive_avg_pool1d, _pool.adaptive_avg_pool2d
 
 
+@overridable(defaults_by_keyword=True)
 def adaptive_max_pool1d(input, output_size, return_indices=False):
-    if seam.on:
-        return seam.torch_function(adaptive_max_pool1d, (input, output_size), dict(return_indices=return_indices))
     return _pool.adaptive_max_pool1d(input, output_size, return_indices)
 
 
+@overridable(defaults_by_keyword=True)
 def adaptive_max_pool2d(input, output_size, return_indices=False):
-    if seam.on:
-        return seam.torch_function(adaptive_max_pool2d, (input, output_size), dict(return_indices=return_indices))
     return _pool.adaptive_max_pool2d(input, output_size, return_indices)
 
 
+@overridable(defaults_by_keyword=True)
 def adaptive_max_pool2d_with_indices(input, output_size, return_indices=False):
-    if seam.on:
-        return seam.torch_function(adaptive_max_pool2d_with_indices, (input, output_size),
-                                   dict(return_indices=return_indices))
     return _pool.adaptive_max_pool2d(input, output_size, True)
 
 
@@ -144,32 +124,27 @@ from ..ops.nn_sampling import grid_sample, affine_grid  # noqa: E402
 from ..ops.nn_ctc import ctc_loss  # noqa: E402
 
 
+@overridable(defaults_by_keyword=True)
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
-    if seam.on:
-        return seam.torch_function(upsample, (input,),
-                                   dict(size=size, scale_factor=scale_factor, mode=mode, align_corners=align_corners))
     _warnings.warn("`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` instead.")
     return interpolate(input, size, scale_factor, mode, align_corners)
 
 
+@overridable(defaults_by_keyword=True)
 def upsample_nearest(input, size=None, scale_factor=None):
-    if seam.on:
-        return seam.torch_function(upsample_nearest, (input,), dict(size=size, scale_factor=scale_factor))
     _warnings.warn("`nn.functional.upsample_nearest` is deprecated. Use `nn.functional.interpolate` instead.")
     return interpolate(input, size, scale_factor, mode="nearest")
 
 
+@overridable(defaults_by_keyword=True)
 def upsample_bilinear(input, size=None, scale_factor=None):
-    if seam.on:
-        return seam.torch_function(upsample_bilinear, (input,), dict(size=size, scale_factor=scale_factor))
     _warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use `nn.functional.interpolate` instead.")
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
 
 
 # ---- activations ----------------------------------------------------------------------------------------------
+@overridable(defaults_by_keyword=True)
 def relu(input, inplace=False):
-    if seam.on:
-        return seam.torch_function(relu, (input,), dict(inplace=inplace))
     return _pw.relu_(input) if inplace else _pw.relu(input)
 
 
@@ -177,77 +152,65 @@ relu_ = _pw.relu_
 sigmoid, tanh = _pw.sigmoid, _pw.tanh
 
 
+@overridable(defaults_by_keyword=True)
 def relu6(input, inplace=False):
-    if seam.on:
-        return seam.torch_function(relu6, (input,), dict(inplace=inplace))
     return _act.hardtanh_(input, 0.0, 6.0) if inplace else _act.relu6(input)
 
 
+@overridable(defaults_by_keyword=True)
 def leaky_relu(input, negative_slope=0.01, inplace=False):
-    if seam.on:
-        return seam.torch_function(leaky_relu, (input,), dict(negative_slope=negative_slope, inplace=inplace))
     return (_act.leaky_relu_ if inplace else _act.leaky_relu)(input, negative_slope)
 
 
+@overridable(defaults_by_keyword=True)
 def elu(input, alpha=1.0, inplace=False):
-    if seam.on:
-        return seam.torch_function(elu, (input,), dict(alpha=alpha, inplace=inplace))
     return (_act.elu_ if inplace else _act.elu)(input, alpha)
 
 
+@overridable(defaults_by_keyword=True)
 def selu(input, inplace=False):
-    if seam.on:
-        return seam.torch_function(selu, (input,), dict(inplace=inplace))
     return (_act.selu_ if inplace else _act.selu)(input)
 
 
+@overridable(defaults_by_keyword=True)
 def celu(input, alpha=1.0, inplace=False):
-    if seam.on:
-        return seam.torch_function(celu, (input,), dict(alpha=alpha, inplace=inplace))
     return (_act.celu_ if inplace else _act.celu)(input, alpha)
 
 
+@overridable(defaults_by_keyword=True)
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
-    if seam.on:
-        return seam.torch_function(hardtanh, (input,), dict(min_val=min_val, max_val=max_val, inplace=inplace))
     if inplace and min_val > max_val:   # (torch's F.hardtanh checks; F.hardtanh_ does not)
         raise ValueError("min_val cannot be greater than max_val")
     return (_act.hardtanh_ if inplace else _act.hardtanh)(input, min_val, max_val)
 
 
+@overridable(defaults_by_keyword=True)
 def silu(input, inplace=False):
-    if seam.on:
-        return seam.torch_function(silu, (input,), dict(inplace=inplace))
     return (_act.silu_ if inplace else _act.silu)(input)
 
 
+@overridable(defaults_by_keyword=True)
 def mish(input, inplace=False):
-    if seam.on:
-        return seam.torch_function(mish, (input,), dict(inplace=inplace))
     return (_act.mish_ if inplace else _act.mish)(input)
 
 
+@overridable(defaults_by_keyword=True)
 def hardsigmoid(input, inplace=False):
-    if seam.on:
-        return seam.torch_function(hardsigmoid, (input,), dict(inplace=inplace))
     return (_act.hardsigmoid_ if inplace else _act.hardsigmoid)(input)
 
 
+@overridable(defaults_by_keyword=True)
 def hardswish(input, inplace=False):
-    if seam.on:
-        return seam.torch_function(hardswish, (input,), dict(inplace=inplace))
     return (_act.hardswish_ if inplace else _act.hardswish)(input)
 
 
+@overridable(defaults_by_keyword=True)
 def threshold(input, threshold, value, inplace=False):
-    if seam.on:
-        return seam.torch_function(globals()["threshold"], (input, threshold, value), dict(inplace=inplace))  # (the argument hides it)
     return (_act.threshold_ if inplace else _act.threshold)(input, threshold, value)
 
 
+@overridable(defaults_by_keyword=True)
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
-    if seam.on:
-        return seam.torch_function(rrelu, (input,), dict(lower=lower, upper=upper, training=training, inplace=inplace))
     return (_act.rrelu_ if inplace else _act.rrelu)(input, lower, upper, training)
 
 
@@ -258,29 +221,25 @@ gelu, softplus, logsigmoid, softsign, tanhshrink = _act.gelu, _act.softplus, _ac
 softshrink, hardshrink, glu, prelu = _act.softshrink, _act.hardshrink, _act.glu, _act.prelu
 
 
+@overridable(defaults_by_keyword=True)
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
-    if seam.on:
-        return seam.torch_function(softmax, (input,), dict(dim=dim, _stacklevel=_stacklevel, dtype=dtype))
     return _red.softmax(input, dim, dtype)
 
 
+@overridable(defaults_by_keyword=True)
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
-    if seam.on:
-        return seam.torch_function(log_softmax, (input,), dict(dim=dim, _stacklevel=_stacklevel, dtype=dtype))
     return _red.log_softmax(input, dim, dtype)
 
 
+@overridable(defaults_by_keyword=True)
 def softmin(input, dim=None, _stacklevel=3, dtype=None):
-    if seam.on:
-        return seam.torch_function(softmin, (input,), dict(dim=dim, _stacklevel=_stacklevel, dtype=dtype))
     return _red.softmax(-input, dim, dtype)
 
 
+@overridable(defaults_by_keyword=True)
 def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
     """Samples of a relaxed categorical distribution; ``hard`` returns one-hot rows whose gradient
     is the soft sample's (the straight-through estimator)."""
-    if seam.on:
-        return seam.torch_function(gumbel_softmax, (logits,), dict(tau=tau, hard=hard, eps=eps, dim=dim))
     gumbels = -(-(_cr.rand_like(logits).clamp_min(eps)).log()).log()
     y = _red.softmax((logits + gumbels) / tau, dim)
     if not hard:
@@ -291,15 +250,13 @@ def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
 
 
 # ---- dropout ----------------------------------------------------------------------------------------------------
+@overridable(defaults_by_keyword=True)
 def dropout(input, p=0.5, training=True, inplace=False):
-    if seam.on:
-        return seam.torch_function(dropout, (input,), dict(p=p, training=training, inplace=inplace))
     return _act.dropout(input, p, training, inplace)
 
 
+@overridable(defaults_by_keyword=True)
 def alpha_dropout(input, p=0.5, training=False, inplace=False):
-    if seam.on:
-        return seam.torch_function(alpha_dropout, (input,), dict(p=p, training=training, inplace=inplace))
     return _act.alpha_dropout(input, p, training, inplace)
 
 
@@ -318,15 +275,13 @@ def _channel_dropout(input, p, training, inplace, spatial, name):
     return _act.feature_dropout(input, p, training, inplace, 2)
 
 
+@overridable(defaults_by_keyword=True)
 def dropout1d(input, p=0.5, training=True, inplace=False):
-    if seam.on:
-        return seam.torch_function(dropout1d, (input,), dict(p=p, training=training, inplace=inplace))
     return _channel_dropout(input, p, training, inplace, 1, "dropout1d")
 
 
+@overridable(defaults_by_keyword=True)
 def dropout2d(input, p=0.5, training=True, inplace=False):
-    if seam.on:
-        return seam.torch_function(dropout2d, (input,), dict(p=p, training=training, inplace=inplace))
     if p < 0.0 or p > 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     nd = input.dim()
@@ -344,23 +299,19 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
     return _act.feature_dropout(input, p, training, inplace, 2)
 
 
+@overridable(defaults_by_keyword=True)
 def dropout3d(input, p=0.5, training=True, inplace=False):
-    if seam.on:
-        return seam.torch_function(dropout3d, (input,), dict(p=p, training=training, inplace=inplace))
     return _channel_dropout(input, p, training, inplace, 3, "dropout3d")
 
 
+@overridable(defaults_by_keyword=True)
 def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
-    if seam.on:
-        return seam.torch_function(feature_alpha_dropout, (input,), dict(p=p, training=training, inplace=inplace))
     return _act.alpha_dropout(input, p, training, inplace)
 
 
 # ---- normalization ----------------------------------------------------------------------------------------------
+@overridable(defaults_by_keyword=True)
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
-    if seam.on:
-        return seam.torch_function(batch_norm, (input, running_mean, running_var),
-                                   dict(weight=weight, bias=bias, training=training, momentum=momentum, eps=eps))
     if training:
         size = input.shape
         per_channel = size[0]
@@ -374,10 +325,9 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
 layer_norm, group_norm, instance_norm = _norm.layer_norm, _norm.group_norm, _norm.instance_norm
 
 
+@overridable(defaults_by_keyword=True)
 def rms_norm(input, normalized_shape, weight=None, eps=None):
     """x / sqrt(mean(x^2) + eps) over the last dims, times weight (eps defaults to the dtype's eps)."""
-    if seam.on:
-        return seam.torch_function(rms_norm, (input, normalized_shape), dict(weight=weight, eps=eps))
     normalized_shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     dims = tuple(range(-len(normalized_shape), 0))
     if eps is None:  # torch.finfo(input.dtype).eps
@@ -386,10 +336,9 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     return y * weight if weight is not None else y
 
 
+@overridable(defaults_by_keyword=True)
 def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
     """Each element divided by (k + alpha/size * sum of squares over ``size`` neighbouring channels)^beta."""
-    if seam.on:
-        return seam.torch_function(local_response_norm, (input, size), dict(alpha=alpha, beta=beta, k=k))
     dim = input.dim()
     if dim < 3:
         raise ValueError(f"Expected 3D or higher dimensionality input (got {dim} dimensions)")
@@ -408,11 +357,10 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
     return input / div
 
 
+@overridable(defaults_by_keyword=True)
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     """input / max(||input||_p, eps) along ``dim`` (written into ``out`` when given, by torch.div's
     out= rules: spectral_norm's power iteration updates its buffers so)."""
-    if seam.on:
-        return seam.torch_function(normalize, (input,), dict(p=p, dim=dim, eps=eps, out=out))
     denom = input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
     if out is None:
         return input / denom
@@ -425,11 +373,10 @@ embedding, embedding_bag, one_hot = _conv.embedding, _conv.embedding_bag, _conv.
 
 
 # ---- distances -----------------------------------------------------------------------------------------------------
+@overridable(defaults_by_keyword=True)
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     """<x1, x2> / (max(||x1||, eps) max(||x2||, eps)) along ``dim`` (each normalised first, as torch does,
     which keeps the result within [-1, 1])."""
-    if seam.on:
-        return seam.torch_function(cosine_similarity, (x1, x2), dict(dim=dim, eps=eps))
     if tuple(x1.shape) != tuple(x2.shape):
         x1, x2 = _shape.broadcast_tensors(x1, x2)
     n1 = _red.vector_norm(x1, 2, dim, True).clone()
@@ -440,10 +387,9 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     return ((x1 / n1) * (x2 / n2)).sum(dim)
 
 
+@overridable(defaults_by_keyword=True)
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     """||x1 - x2 + eps||_p along the last dim."""
-    if seam.on:
-        return seam.torch_function(pairwise_distance, (x1, x2), dict(p=p, eps=eps, keepdim=keepdim))
     dim = max(x1.dim(), x2.dim()) - 1
     return (x1 - x2 + eps).norm(p, dim if dim >= 0 else None, keepdim)
 
@@ -452,6 +398,7 @@ from ..ops.distance import pdist  # noqa: E402  (the _pdist_forward op, PdistBac
 
 
 # ---- attention ------------------------------------------------------------------------------------------------------
+@overridable(defaults_by_keyword=True)
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
                                  enable_gqa=False):
     r"""softmax(Q K^T * scale + mask) V, scale = 1/sqrt(E) by default.
@@ -459,10 +406,6 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     ``attn_mask`` is boolean (True = may attend) or added to the scores; ``is_causal`` masks the
     future. Rows with nothing to attend to give zeros (torch's safe softmax), not NaN.
     """
-    if seam.on:
-        return seam.torch_function(scaled_dot_product_attention, (query, key, value),
-                                   dict(attn_mask=attn_mask, dropout_p=dropout_p, is_causal=is_causal, scale=scale,
-                                        enable_gqa=enable_gqa))
     if attn_mask is not None and is_causal:
         raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True")
     L, S = query.shape[-2], key.shape[-2]
@@ -599,6 +542,7 @@ def _heads_first(x, static, name, batch_heads, head_dim):
         raise AssertionError(f"expecting {name}.size(2) of {head_dim}, but got {static.size(2)}")
     return static
 
+@overridable(defaults_by_keyword=True)
 def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_proj_bias,
                                  bias_k, bias_v, add_zero_attn, dropout_p, out_proj_weight, out_proj_bias,
                                  training=True, key_padding_mask=None, need_weights=True, attn_mask=None,
@@ -609,13 +553,6 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     (``(L, E)`` unbatched). Returns ``(attn_output, attn_weights)``; the weights (averaged over
     heads unless ``average_attn_weights=False``) only when ``need_weights``, which computes the
     attention explicitly; otherwise it goes through ``scaled_dot_product_attention``."""
-    if seam.on:
-        return seam.torch_function(multi_head_attention_forward, (query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_proj_bias, bias_k, bias_v, add_zero_attn, dropout_p, out_proj_weight, out_proj_bias),
-                                   dict(training=training, key_padding_mask=key_padding_mask, need_weights=need_weights,
-                                        attn_mask=attn_mask, use_separate_proj_weight=use_separate_proj_weight,
-                                        q_proj_weight=q_proj_weight, k_proj_weight=k_proj_weight,
-                                        v_proj_weight=v_proj_weight, static_k=static_k, static_v=static_v,
-                                        average_attn_weights=average_attn_weights, is_causal=is_causal))
     is_batched = _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads)
     if not is_batched:  # compute as a batch of one, squeeze at the end
         query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)

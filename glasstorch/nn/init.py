@@ -19,6 +19,7 @@ import math
 import warnings
 
 from ..autograd.grad_mode import no_grad
+from .._seam import overridable
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_", "zeros_", "eye_",
            "dirac_", "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_", "orthogonal_",
@@ -49,13 +50,16 @@ def calculate_gain(nonlinearity, param=None):
 
 
 def _calculate_fan_in_and_fan_out(tensor):
+    # (torch's calls, in its order: a TorchFunctionMode sees dim, size, size, dim)
     dimensions = tensor.dim()
     if dimensions < 2:
         raise ValueError("Fan in and fan out can not be computed for tensor with fewer than 2 dimensions")
-    num_input_fmaps, num_output_fmaps = tensor.shape[1], tensor.shape[0]
+    num_input_fmaps = tensor.size(1)
+    num_output_fmaps = tensor.size(0)
     receptive_field_size = 1
-    for s in tensor.shape[2:]:
-        receptive_field_size *= s
+    if tensor.dim() > 2:
+        for s in tensor.shape[2:]:
+            receptive_field_size *= s
     return num_input_fmaps * receptive_field_size, num_output_fmaps * receptive_field_size
 
 
@@ -82,11 +86,13 @@ def _no_grad_fill_(tensor, val):
         return tensor.fill_(val)
 
 
+@overridable(all_by_keyword=True)   # (torch's handle_torch_function: the arguments by name)
 def uniform_(tensor, a=0.0, b=1.0, generator=None):
     r"""Fill with values from U(a, b)."""
     return _no_grad_uniform_(tensor, a, b, generator)
 
 
+@overridable(all_by_keyword=True)   # (torch's handle_torch_function: the arguments by name)
 def normal_(tensor, mean=0.0, std=1.0, generator=None):
     r"""Fill with values from N(mean, std^2)."""
     return _no_grad_normal_(tensor, mean, std, generator)
@@ -111,6 +117,7 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
         return tensor
 
 
+@overridable(all_by_keyword=True)   # (torch's handle_torch_function: the arguments by name)
 def constant_(tensor, val):
     r"""Fill with the value ``val``."""
     return _no_grad_fill_(tensor, val)
@@ -170,6 +177,7 @@ def xavier_normal_(tensor, gain=1.0, generator=None):
     return _no_grad_normal_(tensor, 0.0, std, generator)
 
 
+@overridable(all_by_keyword=True)   # (torch's handle_torch_function: the arguments by name)
 def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
     r"""U(-bound, bound) with bound = gain * sqrt(3 / fan)."""
     if 0 in tensor.shape:

@@ -17,7 +17,7 @@ from .._tensor import Tensor, _wrap, bump_version, check_inference_write
 from ..autograd import grad_mode
 from ..autograd.graph import edge_of, rebase_history, check_inplace
 from .._array import xp, overlap, array_errors, translate_array_error, copy_preserving_layout
-from .._seam import seam
+from .._seam import seam, ANYWHERE, PASS
 from .. import _ops
 
 _state = grad_mode._state
@@ -35,7 +35,8 @@ def method(*names):
 
 
 def accepts_numpy_names(sequence_name=None):
-    """Decorator (under ``@method()``): torch's argument parser also takes NumPy's names, ``axis`` for
+    """Decorator (under ``@method()``), making ``fn`` a public function as :func:`overridable` does:
+    torch's argument parser also takes NumPy's names, ``axis`` for
     ``dim`` and ``keepdims`` for ``keepdim`` (d2l writes ``X.sum(axis=0, keepdims=True)``), and the list
     of an op that also takes it spread out (``x.flip(1)``, ``x.permute(1, 0)``) by its schema name,
     ``sequence_name`` (Step-by-Step writes ``torch.flip(x, dims=[1])``); the remap costs nothing
@@ -43,6 +44,9 @@ def accepts_numpy_names(sequence_name=None):
     def decorate(fn):
         @functools.wraps(fn)
         def accepting(*args, **kwargs):
+            # (the seam's prelude, see _seam.overridable: here the handler sees the call as made)
+            if ANYWHERE.on and seam.on and (result := seam.intercept(accepting, args, kwargs)) is not PASS:
+                return result
             if kwargs:
                 if "axis" in kwargs:
                     kwargs["dim"] = kwargs.pop("axis")

@@ -21,7 +21,7 @@ from .._tensor import Tensor
 from .._array import xp, as_strided, data_ptr, ascontiguousarray
 from ._op import method, written_into_self
 from .._ops import defop, node_classes_of
-from .._seam import seam
+from .._seam import overridable
 
 __getattr__ = node_classes_of(__name__)    # (the node classes declared here, by name: TanhBackward0)
 
@@ -76,17 +76,15 @@ conj_physical_op = defop("conj_physical(Tensor self) -> Tensor", lambda self: xp
                          node="ConjPhysicalBackward0", self=lambda grad: conj_physical_op(grad))
 
 
+@overridable
 def view_as_real(input):
     """The complex tensor ``input`` seen as real pairs: shape ``input.shape + (2,)``, sharing memory."""
-    if seam.on:
-        return seam.torch_function(view_as_real, (input,), {})
     return view_as_real_op(input)
 
 
+@overridable
 def view_as_complex(input):
     """The inverse of :func:`view_as_real`: a float tensor whose last dim holds (real, imaginary) pairs."""
-    if seam.on:
-        return seam.torch_function(view_as_complex, (input,), {})
     a = input._data
     if a.dtype in _COMPLEX_OF and a.ndim and a.shape[-1] == 2:
         if a.strides[-1] != a.itemsize and a.size:
@@ -108,17 +106,15 @@ def _imag_get(input):
     return view_as_real(input).select(-1, 1)
 
 
+@overridable
 def real(input):
     """The real part: a view of a complex tensor (the tensor itself when it is real)."""
-    if seam.on:
-        return seam.torch_function(real, (input,), {})
     return _real_get(input)
 
 
+@overridable
 def imag(input):
     """The imaginary part of a complex tensor, a view."""
-    if seam.on:
-        return seam.torch_function(imag, (input,), {})
     return _imag_get(input)
 
 
@@ -135,17 +131,15 @@ Tensor.imag = property(imag, _imag_set, doc="The imaginary part (a view); assign
 
 
 @method("conj")
+@overridable
 def conj(input):
     """The complex conjugate (a real tensor is its own conjugate: returned as is, as torch does)."""
-    if seam.on:
-        return seam.torch_function(conj, (input,), {})
     return conj_op(input) if input.is_complex() else input
 
 
 @method("conj_physical")
+@overridable
 def conj_physical(input):
-    if seam.on:
-        return seam.torch_function(conj_physical, (input,), {})
     return conj_physical_op(input) if input.is_complex() else input
 
 
@@ -155,10 +149,9 @@ conj_physical__op = defop("conj_physical_(Tensor(a!) self) -> Tensor(a!)", writt
 
 
 @method()
+@overridable
 def conj_physical_(self):
     """In place: the conjugate written into ``self`` (aten.conj_physical_; a real tensor's values stay)."""
-    if seam.on:
-        return seam.torch_function(conj_physical_, (self,), {})
     return conj_physical__op._call(self)
 
 

@@ -19,7 +19,7 @@ from .._array import xp, namespace, device_type_of, to_device, as_numpy, copy_pr
 from ._op import method
 from ._derivatives import to_copy_backward
 from ..autograd import grad_mode
-from .._seam import seam
+from .._seam import seam, overridable, named
 from .._ops import defop, aten, node_classes_of
 from .. import _warnings
 from .. import _ops   # (_ops._ARRAY_TYPES, read at each call: it grows when CuPy is imported)
@@ -212,11 +212,9 @@ def _place(arr, device):
     return to_device(arr, _device_type(device))
 
 
+@overridable
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """Copy ``data`` (numbers, nested lists, arrays, tensors) into a new leaf tensor."""
-    if seam.on:
-        return seam.torch_function(tensor, (data,), dict(dtype=dtype, device=device, requires_grad=requires_grad,
-                                                         pin_memory=pin_memory))
     if isinstance(data, Tensor):   # (at the user's line, also when the seam's frames come in between)
         _warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
                        "sourceTensor.detach().clone().requires_grad_(True), rather than torch.tensor(sourceTensor).")
@@ -229,10 +227,9 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     return _leaf(_fresh(_place(array, device)), requires_grad)
 
 
+@overridable(defaults_by_keyword=True)
 def as_tensor(data, dtype=None, device=None):
     """Share memory with ``data`` when it is already an array/tensor of the right dtype and device."""
-    if seam.on:
-        return seam.torch_function(as_tensor, (data,), dict(dtype=dtype, device=device))
     if isinstance(data, Tensor):
         if (dtype is None or data.dtype is dtype) and (device is None or data.device == _device(device)):
             return data
@@ -333,11 +330,7 @@ def _factory(sized=False, method=False, out=True):
     return decorate
 
 
-def _named(fn, name):
-    """``fn`` named ``name`` (a function a maker returns: named after its op in tracebacks and profiles)."""
-    fn.__code__ = fn.__code__.replace(co_name=name, co_qualname=name)
-    fn.__name__ = fn.__qualname__ = name
-    return fn
+_named = named
 
 
 # ---------------------------------------------------------------------------------------------
@@ -561,12 +554,9 @@ new_full_op = defop(f"new_full(Tensor self, SymInt[] size, Scalar fill_value, *,
 def _like_factory(name, op, checked_as=None):
     """``torch.<name>(input, *, dtype, device, ...)``: ``op`` on ``input`` (dtype and device
     ``input``'s unless given); ``checked_as``: the name torch's not-a-tensor error gives."""
+    @overridable
     def like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None,
              pin_memory=False):
-        if seam.on:
-            return seam.torch_function(like, (input,), dict(dtype=dtype, layout=layout, device=device,
-                                                            requires_grad=requires_grad,
-                                                            memory_format=memory_format, pin_memory=pin_memory))
         _checks.expect_tensor(checked_as or name, input)
         return _leaf(op._call(input, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory,
                               memory_format=memory_format), requires_grad)
@@ -578,12 +568,9 @@ ones_like = _like_factory("ones_like", ones_like_op)
 empty_like = _like_factory("empty_like", empty_like_op)
 
 
+@overridable
 def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None,
               pin_memory=False):
-    if seam.on:
-        return seam.torch_function(full_like, (input, fill_value), dict(
-            dtype=dtype, layout=layout, device=device, requires_grad=requires_grad, memory_format=memory_format,
-            pin_memory=pin_memory))
     _checks.expect_tensor("empty_like", input)
     fill_value = fill_value.item() if isinstance(fill_value, Tensor) else fill_value
     return _leaf(full_like_op._call(input, fill_value, dtype=dtype, layout=layout, device=device,
@@ -819,9 +806,8 @@ def _parse_to(args, kwargs):
 
 
 @method()
+@overridable
 def to(self, *args, **kwargs):
-    if seam.on:
-        return seam.torch_function(to, (self,) + args, kwargs)
     dtype, device, copy = _parse_to(args, dict(kwargs))
     same_dtype = dtype is None or dtype.numpy_dtype == self._data.dtype
     same_dev = device is None or device.type == self.device.type
@@ -865,10 +851,9 @@ def _cuda(self, device=None, non_blocking=False, memory_format=None):
     return to(self, "cuda" if device is None else _device("cuda", device) if isinstance(device, int) else device)
 
 
+@overridable
 def _type_as(self, other):
     """``self`` converted to ``other``'s dtype: ``to(other.dtype)``."""
-    if seam.on:
-        return seam.torch_function(_type_as, (self, other), {})
     return to(self, other.dtype)
 
 
@@ -1245,9 +1230,8 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
     return multinomial_op._call(input, num_samples, replacement, generator=generator)
 
 
+@overridable
 def poisson(input, generator=None):
-    if seam.on:
-        return seam.torch_function(poisson, (input, generator), {})
     return poisson_op._call(input, generator)
 
 
@@ -1366,9 +1350,8 @@ random__op = _fill_op("random_(Tensor(a!) self, *, Generator? generator=None) ->
 
 def _random_fill(name, pick):
     """``Tensor.<name>``: the op ``pick(*args)`` chooses, on ``self`` (torch's argument forms)."""
+    @overridable
     def fill_(self, *args, generator=None, **kwargs):
-        if seam.on:
-            return seam.torch_function(fill_, (self,) + args, dict(kwargs, generator=generator))
         op = pick(*args, **kwargs)
         if kwargs:      # (torch's `from` is a Python keyword: the generated call names it from_)
             kwargs = {"from_" if k == "from" else k: v for k, v in kwargs.items()}

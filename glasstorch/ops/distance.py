@@ -29,7 +29,7 @@ from .._tensor import Tensor, _wrap_dim
 from .._array import xp, zeros_like as _zeros_like
 from ._op import method
 from .._ops import defop, aten, node_classes_of
-from .._seam import seam
+from .._seam import seam, overridable
 from ._derivatives import norm_backward, not_implemented, sum_to
 from .reduction import _vector_norm_kernel
 
@@ -159,11 +159,10 @@ def _flat_batch(x, batch):
     return expanded.reshape(shape)
 
 
+@overridable(defaults_by_keyword=True)
 def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     """The p-norm distance between each row of ``x1`` (B x P x M) and each row of ``x2`` (B x R x M):
     a B x P x R tensor; the batch dims broadcast."""
-    if seam.on:
-        return seam.torch_function(cdist, (x1, x2), dict(p=p, compute_mode=compute_mode))
     if compute_mode not in _COMPUTE_MODES:
         raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
     mode = _COMPUTE_MODES[compute_mode]
@@ -213,10 +212,9 @@ pdist_forward_op = defop("_pdist_forward(Tensor self, float p=2) -> Tensor", _pd
                          self=lambda grad, self, p, result: pdist_backward_op(grad, self, p, result))
 
 
+@overridable(defaults_by_keyword=True)
 def pdist(input, p=2):
     """The p-norm distances between the rows of an N x M matrix, pair by pair (i < j): N (N - 1) / 2 values."""
-    if seam.on:
-        return seam.torch_function(pdist, (input,), dict(p=p))
     if input.ndim != 2:
         raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
     if not input.is_floating_point():
@@ -258,10 +256,9 @@ dist_op = defop("dist(Tensor self, Tensor other, Scalar p=2) -> Tensor", _dist_k
 
 
 @method()
+@overridable(defaults_by_keyword=True)
 def dist(input, other, p=2):
     """||input - other||_p over every element (the two broadcast)."""
-    if seam.on:
-        return seam.torch_function(dist, (input, other), dict(p=p))
     return dist_op(input, other, p)
 
 
@@ -319,9 +316,8 @@ def renorm(input, p, dim, maxnorm, *, out=None):
     return res if out is None else out.copy_(res)
 
 
+@overridable
 def renorm_(self, p, dim, maxnorm):
-    if seam.on:
-        return seam.torch_function(renorm_, (self, p, dim, maxnorm), {})
     if self.ndim >= 2:
         dim = _wrap_dim(dim, self.ndim)
     return renorm__op(self, p, dim, maxnorm)

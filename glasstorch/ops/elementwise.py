@@ -17,7 +17,7 @@ from .._tensor import Tensor
 from .._array import xp, asarray, asarray_like as _asarray_like
 from ._op import method, promote_arrays
 from .._ops import defop, aten, node_classes_of
-from .._seam import seam
+from .._seam import overridable, named
 
 __getattr__ = node_classes_of(__name__)    # (the node classes declared here, by name: TanhBackward0)
 
@@ -104,50 +104,44 @@ hypot__op = defop("hypot_(Tensor(a!) self, Tensor other) -> Tensor(a!)", inplace
 
 
 @method()
+@overridable
 def copysign(input, other):
     """|input| with the sign of ``other`` (a tensor or a number)."""
-    if seam.on:
-        return seam.torch_function(copysign, (input, other), {})
     return copysign_op(input, other) if isinstance(other, Tensor) else copysign_scalar_op(input, other)
 
 
 @method()
+@overridable
 def copysign_(self, other):
-    if seam.on:
-        return seam.torch_function(copysign_, (self, other), {})
     return copysign__op(self, other) if isinstance(other, Tensor) else copysign__scalar_op(self, other)
 
 
 @method()
+@overridable
 def logaddexp(input, other):
     """log(exp(input) + exp(other)), computed without overflow."""
-    if seam.on:
-        return seam.torch_function(logaddexp, (input, other), {})
     return logaddexp_op(input, other)
 
 
 @method()
+@overridable
 def logaddexp2(input, other):
     """log2(2**input + 2**other)."""
-    if seam.on:
-        return seam.torch_function(logaddexp2, (input, other), {})
     return logaddexp2_op(input, other)
 
 
 @method()
+@overridable
 def hypot(input, other):
     """sqrt(input**2 + other**2) elementwise (the two broadcast), computed without overflow."""
-    if seam.on:
-        return seam.torch_function(hypot, (input, other), {})
     if not isinstance(other, Tensor):
         raise TypeError(f"hypot(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}")
     return hypot_op(input, other)
 
 
 @method()
+@overridable
 def hypot_(self, other):
-    if seam.on:
-        return seam.torch_function(hypot_, (self, other), {})
     if not isinstance(other, Tensor):
         raise TypeError(f"hypot_(): argument 'other' (position 1) must be Tensor, not {type(other).__name__}")
     return hypot__op(self, other)
@@ -181,31 +175,27 @@ def _shifts(left):
             defop(f"{in_place}.{scalar_overload}(Tensor(a!) self, Scalar other) -> Tensor(a!)", inplace_of=scalar_op))
     scalar_tensor_op = defop(f"{name}.Scalar_Tensor(Scalar self, Tensor other) -> Tensor", _scalar_first(kernel))
 
+    @overridable
     def public(input, other):
-        if seam.on:
-            return seam.torch_function(public, (input, other), {})
         if not isinstance(input, Tensor):            # a number << a tensor
             return scalar_tensor_op._call(input, other)
         tensor_op, scalar_op = ops[name]
         return (tensor_op if isinstance(other, Tensor) else scalar_op)._call(input, other)
 
+    @overridable
     def reflected(self, other):                      # number << self
-        if seam.on:
-            return seam.torch_function(reflected, (self, other), {})
         return scalar_tensor_op._call(other, self)
 
     def by(fn_name):
+        @overridable
         def shift(self, other):
-            if seam.on:
-                return seam.torch_function(shift, (self, other), {})
             tensor_op, scalar_op = ops[fn_name]
             return (tensor_op if isinstance(other, Tensor) else scalar_op)._call(self, other)
         return shift
 
     for fn, fn_name in ((public, name), (reflected, f"__r{dunder}__"), (by(f"__{dunder}__"), f"__{dunder}__"),
                         (by(name + "_"), name + "_"), (by(f"__i{dunder}__"), f"__i{dunder}__")):
-        fn.__code__ = fn.__code__.replace(co_name=fn_name, co_qualname=fn_name)
-        fn.__name__ = fn.__qualname__ = fn_name
+        named(fn, fn_name)
         setattr(Tensor, fn_name, fn)
     public.__doc__ = ("input * 2**other for integers (bits shifted past the type's width are lost)." if left else
                       "input // 2**other for integers (arithmetic: the sign is kept).")

@@ -11,7 +11,7 @@ from .._array import (xp, like_operands, to_device, device_type_of, has_values, 
                       zeros_like as _zeros_like,
                       on_device_of as _array_on_device_of)
 from .._ops import defop, aten
-from .._seam import seam
+from .._seam import seam, overridable
 from ..autograd.graph import edge_of
 from ._op import _state, method, inplace, _check_inplace, rebase_history
 from ._derivatives import (maybe_multiply, index_backward, gather_backward, index_select_backward,
@@ -623,13 +623,12 @@ def _apply_slicing(input, index, elide_full_slices=True):
     return out, indices, advanced
 
 
+@overridable
 def getitem(input, index):
     """tensor[index], as torch's python indexing does it: the basic indices as views (select,
     slice, unsqueeze), then the advanced ones in one ``aten.index`` (IndexBackward0). A lone slice
     is always applied (``x[:]`` is a SliceBackward0); inside a tuple a full slice is left out, and
     an index that changes nothing gives an alias (``x[...]``, ``x[:, :]``: AliasBackward0)."""
-    if seam.on:
-        return seam.torch_function(getitem, (input, index), {})
     if type(index) is Tensor and index._data.ndim:   # the usual advanced index: one index tensor or mask
         return index_op(input, [_index_tensor(index, input)])
     if type(index) is list and index and builtins.all(type(i) is int for i in index):   # x[[0, 2]]: one index
@@ -682,13 +681,12 @@ def _index_put_(dst, indices, value):
 _NUMBERS = (int, float, bool)
 
 
+@overridable
 def setitem(input, index, value):
     """``input[index] = value`` as torch's python indexing does it: the basic part of the index
     makes a view of ``input``, the value is written into it with copy_/fill_ (advanced indices:
     index_put_), and that in-place op on a view rewrites ``input``'s history (CopySlices).
     Without autograd, a basic index is written directly (the same write, one version bump)."""
-    if seam.on:
-        return seam.torch_function(setitem, (input, index, value), {})
     if not isinstance(value, (Tensor, numbers.Number, xp.generic, xp.ndarray)):
         raise _checks.assign_type_error(value, input)  # x[0] = [1.0, 2.0]: torch's TypeError
     if index is False:
@@ -771,9 +769,8 @@ def _index_put_into_zeros(grad, sizes, idx):
 
 
 @method()
+@overridable
 def gather(input, dim, index, *, sparse_grad=False):
-    if seam.on:
-        return seam.torch_function(gather, (input, dim, index), {"sparse_grad": sparse_grad})
     return gather_op(input, dim, index, sparse_grad=sparse_grad)
 
 
@@ -798,30 +795,26 @@ def _scatter(in_place, input, dim, index, src, value, reduce):
 
 
 @method()
+@overridable
 def scatter(input, dim, index, src=None, *, value=None, reduce=None):
-    if seam.on:
-        return seam.torch_function(scatter, (input, dim, index, src), {"value": value, "reduce": reduce})
     return _scatter(False, input, dim, index, src, value, reduce)
 
 
 @method()
+@overridable
 def scatter_(input, dim, index, src=None, *, value=None, reduce=None):
-    if seam.on:
-        return seam.torch_function(scatter_, (input, dim, index, src), {"value": value, "reduce": reduce})
     return _scatter(True, input, dim, index, src, value, reduce)
 
 
 @method()
+@overridable
 def scatter_add(input, dim, index, src):
-    if seam.on:
-        return seam.torch_function(scatter_add, (input, dim, index, src), {})
     return scatter_add_op(input, dim, index, src)
 
 
 @method()
+@overridable
 def scatter_add_(input, dim, index, src):
-    if seam.on:
-        return seam.torch_function(scatter_add_, (input, dim, index, src), {})
     return scatter_add__op(input, dim, index, src)
 
 
@@ -829,55 +822,48 @@ from .scatter_reduce import scatter_reduce  # noqa: E402,F401  (its own file: th
 
 
 @method()
+@overridable
 def index_select(input, dim, index):
-    if seam.on:
-        return seam.torch_function(index_select, (input, dim, index), {})
     return index_select_op(input, dim, index)
 
 
 @method()
+@overridable
 def index_add(input, dim, index, source, *, alpha=1):
-    if seam.on:
-        return seam.torch_function(index_add, (input, dim, index, source), {"alpha": alpha})
     return index_add_op(input, dim, index, source, alpha=alpha)
 
 
 @method()
+@overridable
 def index_add_(input, dim, index, source, *, alpha=1):
-    if seam.on:
-        return seam.torch_function(index_add_, (input, dim, index, source), {"alpha": alpha})
     return index_add__op(input, dim, index, source, alpha=alpha)
 
 
 @method()
+@overridable
 def index_fill(input, dim, index, value):
-    if seam.on:
-        return seam.torch_function(index_fill, (input, dim, index, value), {})
     if isinstance(value, Tensor):
         return index_fill_tensor_op(input, dim, index, value)
     return index_fill_op(input, dim, index, value)
 
 
 @method()
+@overridable
 def index_fill_(input, dim, index, value):
-    if seam.on:
-        return seam.torch_function(index_fill_, (input, dim, index, value), {})
     if isinstance(value, Tensor):
         return index_fill__tensor_op(input, dim, index, value)
     return index_fill__op(input, dim, index, value)
 
 
 @method()
+@overridable
 def index_copy(input, dim, index, source):
-    if seam.on:
-        return seam.torch_function(index_copy, (input, dim, index, source), {})
     return index_copy_op(input, dim, index, source)
 
 
 @method()
+@overridable
 def index_copy_(input, dim, index, source):
-    if seam.on:
-        return seam.torch_function(index_copy_, (input, dim, index, source), {})
     return index_copy__op(input, dim, index, source)
 
 
@@ -891,65 +877,56 @@ def _index_list(indices):
 
 
 @method()
+@overridable
 def index_put(input, indices, values, accumulate=False):
-    if seam.on:
-        return seam.torch_function(index_put, (input, indices, values, accumulate), {})
     return index_put_op(input, _index_list(indices), values, accumulate)
 
 
 @method()
+@overridable
 def index_put_(input, indices, values, accumulate=False):
-    if seam.on:
-        return seam.torch_function(index_put_, (input, indices, values, accumulate), {})
     return index_put__op(input, _index_list(indices), values, accumulate)
 
 
 @method()
+@overridable
 def masked_select(input, mask):
-    if seam.on:
-        return seam.torch_function(masked_select, (input, mask), {})
     return masked_select_op(input, mask)
 
 
 @method()
+@overridable
 def masked_scatter(input, mask, source):
-    if seam.on:
-        return seam.torch_function(masked_scatter, (input, mask, source), {})
     return masked_scatter_op(input, mask, source)
 
 
 @method()
+@overridable
 def masked_scatter_(input, mask, source):
-    if seam.on:
-        return seam.torch_function(masked_scatter_, (input, mask, source), {})
     return masked_scatter__op(input, mask, source)
 
 
 @method()
+@overridable
 def take(input, index):
-    if seam.on:
-        return seam.torch_function(take, (input, index), {})
     return take_op(input, index)
 
 
 @method()
+@overridable
 def put(input, index, source, accumulate=False):
-    if seam.on:
-        return seam.torch_function(put, (input, index, source, accumulate), {})
     return put_op(input, index, source, accumulate)
 
 
 @method()
+@overridable
 def put_(input, index, source, accumulate=False):
-    if seam.on:
-        return seam.torch_function(put_, (input, index, source, accumulate), {})
     return put__op(input, index, source, accumulate)
 
 
 @method()
+@overridable
 def nonzero(input, *, as_tuple=False):
-    if seam.on:
-        return seam.torch_function(nonzero, (input,), {"as_tuple": as_tuple})
     if not as_tuple:
         return nonzero_op(input)
     d = input._data
@@ -957,18 +934,16 @@ def nonzero(input, *, as_tuple=False):
 
 
 @method()
+@overridable
 def argwhere(input):
-    if seam.on:
-        return seam.torch_function(argwhere, (input,), {})
     return nonzero_op(input)
 
 
 @method()
+@overridable
 def take_along_dim(input, indices, dim=None):
     """gather along ``dim`` after broadcasting input and indices against each other (except on
     ``dim``), as torch does: both go through expand, so the graph shows ExpandBackward0."""
-    if seam.on:
-        return seam.torch_function(take_along_dim, (input, indices, dim), {})
     if dim is None:
         return gather_op(input.view(-1), 0, indices.view(-1))
     d = _wrap_dim(dim, input._data.ndim)

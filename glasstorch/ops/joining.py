@@ -11,7 +11,7 @@ from .._array import (xp, row_major, like_cat_inputs, unsqueezed, copy_preservin
 from ._op import method, accepts_numpy_names, write_into, _check_no_overlap, _triangle_zeroed_in_place
 from ._derivatives import cat_tensors_backward, stack_tensors_backward, repeat_backward
 from .._ops import defop, aten, node_classes_of
-from .._seam import seam
+from .._seam import overridable
 
 __getattr__ = node_classes_of(__name__)    # (the node classes declared here, by name: TanhBackward0)
 
@@ -77,8 +77,6 @@ cat_op = defop("cat(Tensor[] tensors, int dim=0) -> Tensor", _cat_kernel, node="
 
 @accepts_numpy_names()
 def cat(tensors, dim=0, *, out=None):
-    if seam.on:
-        return seam.torch_function(cat, (tensors, dim), {"out": out})
     res = cat_op(_tensor_list(tensors, "cat"), dim)
     return res if out is None else _checks.write_out("cat", res, out)
 
@@ -110,21 +108,17 @@ stack_op = defop("stack(Tensor[] tensors, int dim=0) -> Tensor", _stack_kernel, 
 
 @accepts_numpy_names()
 def stack(tensors, dim=0, *, out=None):
-    if seam.on:
-        return seam.torch_function(stack, (tensors, dim), {"out": out})
     res = stack_op(_tensor_list(tensors, "stack"), dim)
     return res if out is None else _checks.write_out("stack", res, out)
 
 
+@overridable
 def hstack(tensors):
-    if seam.on:
-        return seam.torch_function(hstack, (tensors,), {})
     return cat(tensors, 0 if tensors[0].dim() == 1 else 1)
 
 
+@overridable
 def vstack(tensors):
-    if seam.on:
-        return seam.torch_function(vstack, (tensors,), {})
     from .shape import atleast_2d
     return cat([atleast_2d(t) for t in tensors], 0)
 
@@ -132,15 +126,13 @@ def vstack(tensors):
 row_stack = vstack
 
 
+@overridable
 def dstack(tensors):
-    if seam.on:
-        return seam.torch_function(dstack, (tensors,), {})
     return stack(tensors, 2) if tensors[0].dim() <= 1 else cat(tensors, 2)
 
 
+@overridable
 def column_stack(tensors):
-    if seam.on:
-        return seam.torch_function(column_stack, (tensors,), {})
     return cat([t.reshape(-1, 1) if t.dim() <= 1 else t for t in tensors], 1)
 
 
@@ -165,8 +157,6 @@ repeat_op = defop("repeat(Tensor self, SymInt[] repeats) -> Tensor", _repeat_ker
 @method()
 @accepts_numpy_names("repeats")
 def repeat(input, *repeats):
-    if seam.on:
-        return seam.torch_function(repeat, (input,) + repeats, {})
     from .shape import _shape_arg
     return repeat_op(input, _shape_arg(repeats))
 
@@ -174,8 +164,6 @@ def repeat(input, *repeats):
 @method()
 @accepts_numpy_names("dims")
 def tile(input, *dims):
-    if seam.on:
-        return seam.torch_function(tile, (input,) + dims, {})
     from .shape import _shape_arg
     dims = _shape_arg(dims)
     if len(dims) < input._data.ndim:
@@ -184,9 +172,8 @@ def tile(input, *dims):
 
 
 @method()
+@overridable
 def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
-    if seam.on:
-        return seam.torch_function(repeat_interleave, (input, repeats, dim), {"output_size": output_size})
     if repeats is None:  # torch.repeat_interleave(repeats): indices repeated
         r = input._data
         return _wrap(xp.repeat(_arange_like(r, len(r)), r))
@@ -212,8 +199,6 @@ flip_op = defop("flip(Tensor self, int[] dims) -> Tensor",
 @method()
 @accepts_numpy_names("dims")
 def flip(input, *dims):
-    if seam.on:
-        return seam.torch_function(flip, (input,) + dims, {})
     from .shape import _shape_arg
     nd = input._data.ndim
     dims = [_wrap_dim(d, nd) for d in _shape_arg(dims)] if nd else []
@@ -222,15 +207,13 @@ def flip(input, *dims):
     return flip_op(input, dims)
 
 
+@overridable
 def fliplr(input):
-    if seam.on:
-        return seam.torch_function(fliplr, (input,), {})
     return flip(input, 1)
 
 
+@overridable
 def flipud(input):
-    if seam.on:
-        return seam.torch_function(flipud, (input,), {})
     return flip(input, 0)
 
 
@@ -250,8 +233,6 @@ roll_op = defop("roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor",
 @method()
 @accepts_numpy_names()
 def roll(input, shifts, dims=None):
-    if seam.on:
-        return seam.torch_function(roll, (input, shifts, dims), {})
     shifts = list(shifts) if isinstance(shifts, (list, tuple)) else [shifts]
     dims = [] if dims is None else list(dims) if isinstance(dims, (list, tuple)) else [dims]
     if len(shifts) != len(dims) and (dims or len(shifts) != 1):
@@ -301,43 +282,37 @@ triu__op = defop("triu_(Tensor(a!) self, int diagonal=0) -> Tensor(a!)", _triang
 
 
 @method()
+@overridable
 def tril(input, diagonal=0):
-    if seam.on:
-        return seam.torch_function(tril, (input, diagonal), {})
     return tril_op(input, diagonal)
 
 
 @method()
+@overridable
 def triu(input, diagonal=0):
-    if seam.on:
-        return seam.torch_function(triu, (input, diagonal), {})
     return triu_op(input, diagonal)
 
 
 @method()
+@overridable
 def tril_(input, diagonal=0):
-    if seam.on:
-        return seam.torch_function(tril_, (input, diagonal), {})
     return tril__op(input, diagonal)
 
 
 @method()
+@overridable
 def triu_(input, diagonal=0):
-    if seam.on:
-        return seam.torch_function(triu_, (input, diagonal), {})
     return triu__op(input, diagonal)
 
 
+@overridable
 def tril_indices(row, col, offset=0, *, dtype=None, device=None):
-    if seam.on:
-        return seam.torch_function(tril_indices, (row, col, offset), {"dtype": dtype, "device": device})
     r, c = xp.tril_indices(row, offset, col)
     return _wrap(xp.stack([r, c]).astype("int64"))
 
 
+@overridable
 def triu_indices(row, col, offset=0, *, dtype=None, device=None):
-    if seam.on:
-        return seam.torch_function(triu_indices, (row, col, offset), {"dtype": dtype, "device": device})
     if row < 0 or col < 0:
         raise RuntimeError(f"{'row' if row < 0 else 'col'} must be non-negative, got{row if row < 0 else col}")
     r, c = xp.triu_indices(row, offset, col)
@@ -396,24 +371,21 @@ diag_embed_op = defop("diag_embed(Tensor self, int offset=0, int dim1=-2, int di
 
 
 @method()
+@overridable
 def diagonal(input, offset=0, dim1=0, dim2=1):
     """The diagonal as a view (writes through it reach ``input``), along the last dim."""
-    if seam.on:
-        return seam.torch_function(diagonal, (input, offset, dim1, dim2), {})
     return diagonal_op(input, offset, dim1, dim2)
 
 
+@overridable
 def diagonal_copy(input, offset=0, dim1=0, dim2=1):
-    if seam.on:
-        return seam.torch_function(diagonal_copy, (input, offset, dim1, dim2), {})
     return diagonal_copy_op(input, offset, dim1, dim2)
 
 
 @method()
+@overridable
 def diag(input, diagonal=0):
     """A 1-D input: the matrix with it on a diagonal (diag_embed); a 2-D one: a copy of a diagonal."""
-    if seam.on:
-        return seam.torch_function(diag, (input, diagonal), {})
     if input._data.ndim == 1:
         return diag_embed_op(input, diagonal, 0, 1)
     if input._data.ndim == 2:
@@ -422,9 +394,8 @@ def diag(input, diagonal=0):
 
 
 @method()
+@overridable
 def diag_embed(input, offset=0, dim1=-2, dim2=-1):
-    if seam.on:
-        return seam.torch_function(diag_embed, (input, offset, dim1, dim2), {})
     return diag_embed_op(input, offset, dim1, dim2)
 
 
@@ -449,17 +420,15 @@ trace_backward_op = defop("trace_backward(Tensor grad, SymInt[] sizes) -> Tensor
 
 
 @method()
+@overridable
 def trace(input):
-    if seam.on:
-        return seam.torch_function(trace, (input,), {})
     return trace_op(input)
 
 
+@overridable
 def meshgrid(*tensors, indexing=None):
     """Coordinate grids: output i varies along dim i ('ij'), or with the first two dims swapped ('xy').
     Each output is a view (reshape + expand) of its input, as torch's are."""
-    if seam.on:
-        return seam.torch_function(meshgrid, tensors, {"indexing": indexing})
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
     if indexing is None:
@@ -526,19 +495,17 @@ block_diag_op = defop("block_diag(Tensor[] tensors) -> Tensor", _block_diag_kern
                       tensors=lambda grad, tensors_sizes: block_diag_backward(grad, tensors_sizes))
 
 
+@overridable
 def block_diag(*tensors):
     """The block diagonal matrix of the tensors (a 0-d tensor is a 1x1 block, a 1-D one a row), zero
     elsewhere, in their promoted dtype: ``block_diag(A, B)`` is ``[[A, 0], [0, B]]``."""
-    if seam.on:
-        return seam.torch_function(block_diag, tensors, {})
     return block_diag_op(list(_checks.expect_tensors("block_diag", tensors)))
 
 
+@overridable
 def cartesian_prod(*tensors):
     """Every combination of one element of each 1-D tensor, a row each (``itertools.product``'s order);
     torch's composite: the ``meshgrid`` of the tensors, flattened and stacked as columns."""
-    if seam.on:
-        return seam.torch_function(cartesian_prod, tensors, {})
     for t in tensors:
         if t.ndim != 1:
             raise RuntimeError(f"Expect a 1D vector, but got shape {list(t.shape)}")

@@ -14,7 +14,7 @@ from .._tensor import Tensor, _wrap_dim
 from .._array import (xp, asarray, has_values, matmul as _matmul, arange_like as _arange_like,
                       zeros_like as _zeros_like, empty_like as _empty_like, full_like as _full_like, row_major)
 from .._ops import defop, aten, node_classes_of
-from .._seam import seam
+from .._seam import seam, overridable
 from ._op import method, computed_into_self, written_into_self
 from .._array import broadcast_error
 from .creation import eye, zeros, tensor
@@ -324,10 +324,9 @@ baddbmm__op = defop("baddbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, 
 
 
 @method()
+@overridable
 def mm(input, mat2):
     """The matrix product of two matrices (no broadcasting: see matmul)."""
-    if seam.on:
-        return seam.torch_function(mm, (input, mat2), {})
     if not isinstance(mat2, Tensor) or not isinstance(input, Tensor):
         _checks.expect_tensor("mm", input, "input", 1)
         _checks.expect_tensor("mm", mat2, "mat2", 2)
@@ -335,124 +334,109 @@ def mm(input, mat2):
 
 
 @method()
+@overridable
 def bmm(input, mat2):
     """Matrix products of two batches of matrices, (b, n, m) @ (b, m, p)."""
-    if seam.on:
-        return seam.torch_function(bmm, (input, mat2), {})
     return bmm_op(input, mat2)
 
 
 @method()
+@overridable
 def mv(input, vec):
     """The product of a matrix and a vector."""
-    if seam.on:
-        return seam.torch_function(mv, (input, vec), {})
     return mv_op(input, vec)
 
 
 @method()
+@overridable
 def dot(input, tensor):
     """The dot product of two 1-D tensors."""
-    if seam.on:
-        return seam.torch_function(dot, (input, tensor), {})
     return dot_op(input, tensor)
 
 
 @method()
+@overridable
 def vdot(input, other):
     """The dot product of two 1-D tensors, the first one conjugated."""
-    if seam.on:
-        return seam.torch_function(vdot, (input, other), {})
     return vdot_op(input, other)
 
 
 @method()
+@overridable
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     """beta * input + alpha * (mat1 @ mat2) -- what nn.Linear records (AddmmBackward0)."""
-    if seam.on:
-        return seam.torch_function(addmm, (input, mat1, mat2), {"beta": beta, "alpha": alpha})
     return addmm_op(input, mat1, mat2, beta=beta, alpha=alpha)
 
 
 @method()
+@overridable
 def addmv(input, mat, vec, *, beta=1, alpha=1):
     """beta * input + alpha * (mat @ vec): a matrix-vector product added to a vector (``input``
     may be a 1-element vector or a 0-d tensor, broadcast); with ``beta=0`` ``input`` is ignored."""
-    if seam.on:
-        return seam.torch_function(addmv, (input, mat, vec), {"beta": beta, "alpha": alpha})
     return addmv_op(input, mat, vec, beta=beta, alpha=alpha)
 
 
 @method()
+@overridable
 def addmv_(self, mat, vec, *, beta=1, alpha=1):
     """In place: self = beta * self + alpha * (mat @ vec) (aten.addmv_)."""
-    if seam.on:
-        return seam.torch_function(addmv_, (self, mat, vec), {"beta": beta, "alpha": alpha})
     return addmv__op(self, mat, vec, beta=beta, alpha=alpha)
 
 
 @method()
+@overridable
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """beta * input + alpha * (the sum over the batch of batch1[b] @ batch2[b]): (n, m) from
     (b, n, k) and (b, k, m); ``input`` broadcasts to (n, m)."""
-    if seam.on:
-        return seam.torch_function(addbmm, (input, batch1, batch2), {"beta": beta, "alpha": alpha})
     return addbmm_op(input, batch1, batch2, beta=beta, alpha=alpha)
 
 
 @method()
+@overridable
 def addbmm_(self, batch1, batch2, *, beta=1, alpha=1):
     """In place: self = beta * self + alpha * (sum over b of batch1[b] @ batch2[b]) (aten.addbmm_)."""
-    if seam.on:
-        return seam.torch_function(addbmm_, (self, batch1, batch2), {"beta": beta, "alpha": alpha})
     return addbmm__op._call(self, batch1, batch2, beta=beta, alpha=alpha)
 
 
 @method()
+@overridable
 def addr(input, vec1, vec2, *, beta=1, alpha=1):
     """beta * input + alpha * outer(vec1, vec2) (``input`` broadcasts to the outer product's shape)."""
-    if seam.on:
-        return seam.torch_function(addr, (input, vec1, vec2), {"beta": beta, "alpha": alpha})
     return addr_op(input, vec1, vec2, beta=beta, alpha=alpha)
 
 
 @method()
+@overridable
 def addr_(self, vec1, vec2, *, beta=1, alpha=1):
     """In place: self = beta * self + alpha * outer(vec1, vec2) (aten.addr_)."""
-    if seam.on:
-        return seam.torch_function(addr_, (self, vec1, vec2), {"beta": beta, "alpha": alpha})
     return addr__op._call(self, vec1, vec2, beta=beta, alpha=alpha)
 
 
 @method()
+@overridable
 def addmm_(self, mat1, mat2, *, beta=1, alpha=1):
     """In place: self = beta * self + alpha * (mat1 @ mat2) (aten.addmm_)."""
-    if seam.on:
-        return seam.torch_function(addmm_, (self, mat1, mat2), {"beta": beta, "alpha": alpha})
     return addmm__op._call(self, mat1, mat2, beta=beta, alpha=alpha)
 
 
 @method()
+@overridable
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """beta * input + alpha * (batch1 @ batch2), batched."""
-    if seam.on:
-        return seam.torch_function(baddbmm, (input, batch1, batch2), {"beta": beta, "alpha": alpha})
     return baddbmm_op(input, batch1, batch2, beta=beta, alpha=alpha)
 
 
 @method()
+@overridable
 def baddbmm_(self, batch1, batch2, *, beta=1, alpha=1):
     """In place: self = beta * self + alpha * (batch1 @ batch2), batched (aten.baddbmm_)."""
-    if seam.on:
-        return seam.torch_function(baddbmm_, (self, batch1, batch2), {"beta": beta, "alpha": alpha})
     return baddbmm__op._call(self, batch1, batch2, beta=beta, alpha=alpha)
 
 
 @method("outer", "ger")
+@overridable
 def outer(input, vec2):
     """The outer product of two vectors: torch's composite, input.reshape(n, 1) * vec2."""
-    if seam.on:
-        return seam.torch_function(outer, (input, vec2), {})
     for name, t in (("self", input), ("vec2", vec2)):
         if t.dim() != 1:
             raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {t.dim()}-D")
@@ -463,11 +447,10 @@ ger = outer
 
 
 @method()
+@overridable
 def inner(input, other):
     """The sum of products over the last dims (torch's composite: a tensordot, or a mul for a 0-dim
     operand)."""
-    if seam.on:
-        return seam.torch_function(inner, (input, other), {})
     if input.dim() == 0 or other.dim() == 0:
         return input * other
     if input.shape[-1] != other.shape[-1]:
@@ -497,11 +480,10 @@ def _should_fold(a, b):
 
 
 @method("matmul", "__matmul__")
+@overridable
 def matmul(input, other):
     """torch.matmul, decomposed into dot/mv/mm/bmm with views exactly as torch's _matmul_impl does,
     so the recorded graph is torch's."""
-    if seam.on:
-        return seam.torch_function(matmul, (input, other), {})
     if not isinstance(other, Tensor) or not isinstance(input, Tensor):
         raise TypeError(f"matmul(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}")
     na, nb = input._data.ndim, other._data.ndim
@@ -557,10 +539,9 @@ def matmul(input, other):
     return aten._unsafe_view(out, list(batch + ((n,) if na > 1 else ()) + ((p,) if nb > 1 else ())))
 
 
+@overridable
 def __rmatmul__(self, other):
     """other @ self, for an ``other`` that is not a Tensor (matmul then refuses it, as torch does)."""
-    if seam.on:
-        return seam.torch_function(__rmatmul__, (self, other), {})
     return matmul(other, self)
 
 
@@ -610,14 +591,13 @@ def _parse_operand_labels(lhs, num_ops):
     return op_labels
 
 
+@overridable
 def einsum(*args):
     """torch.einsum, ported from torch's algorithm (aten/native/Linear.cpp) so the recorded graph
     is torch's: each operand is diagonalised for repeated labels, unsqueezed for the labels it
     lacks and permuted to one common order (output labels, then contracted ones); operands are
     then multiplied pairwise, left to right, each pair reduced to one bmm (``_sumproduct_pair``);
     the contracted dims, size 1 by then, are dropped with a view."""
-    if seam.on:
-        return seam.torch_function(einsum, args, {})
     if len(args) < 2:
         raise ValueError("einsum(): must specify the equation string and at least one operand, or at least one "
                          "operand and its subscripts list")
@@ -852,11 +832,10 @@ def _flat(t):
 
 
 @method()
+@overridable
 def kron(input, other):
     """The Kronecker product: each input viewed with a size-1 dim beside each of its dims, one
     broadcast multiply, viewed back (torch's KronImpl, so its graph: views of contiguous inputs)."""
-    if seam.on:
-        return seam.torch_function(kron, (input, other), {})
     maxdim = max(input.dim(), other.dim())
     pad_a, pad_b = maxdim - input.dim(), maxdim - other.dim()
     a_shape, b_shape, result_shape = [], [], []
@@ -1261,37 +1240,33 @@ linalg_cross_op = defop("linalg_cross(Tensor self, Tensor other, *, int dim=-1) 
 # torch's top-level linear algebra (torch.linalg's functions are in glasstorch/linalg.py)
 # ==========================================================================================================
 @method()
+@overridable
 def det(input):
     """The determinant of a (batch of) square matrices."""
-    if seam.on:
-        return seam.torch_function(det, (input,), {})
     return linalg_det_op(input)[0]
 
 
 @method()
+@overridable
 def inverse(input):
     """The inverse of a (batch of) square matrices (torch.linalg.inv)."""
-    if seam.on:
-        return seam.torch_function(inverse, (input,), {})
     return linalg_inv_ex_op(input, check_errors=True)[0]
 
 
 @method()
+@overridable
 def slogdet(input):
     """(sign, log|det|) of a (batch of) square matrices: torch.return_types.slogdet."""
-    if seam.on:
-        return seam.torch_function(slogdet, (input,), {})
     sign, logabsdet, _, _ = linalg_slogdet_op(input)
     return return_types.slogdet((sign, logabsdet))
 
 
 @method()
+@overridable
 def logdet(input):
     """log(det(input)) of a (batch of) square matrices: NaN where the determinant is negative, -inf
     where it is 0. As torch composes it: ``linalg_slogdet``, then ``where(sign == -1, nan, logabsdet)``
     (complex: ``sign.log() + logabsdet``); its gradient flows through those ops."""
-    if seam.on:
-        return seam.torch_function(logdet, (input,), {})
     # torch's squareCheckInputs/checkFloatingOrComplex, named "logdet" (not "linalg.")
     if input.dim() < 2:
         raise RuntimeError("logdet: The input tensor A must have at least 2 dimensions.")
@@ -1308,11 +1283,10 @@ def logdet(input):
 
 
 @method()
+@overridable
 def matrix_power(input, n):
     """``input`` multiplied by itself ``n`` times (n < 0: its inverse's power; n = 0: the identity),
     by torch's binary decomposition of ``n``, so its graph is torch's."""
-    if seam.on:
-        return seam.torch_function(matrix_power, (input, n), {})
     if input.dim() < 2:
         raise RuntimeError("linalg.matrix_power: The input tensor A must have at least 2 dimensions.")
     if input.shape[-1] != input.shape[-2]:
@@ -1348,10 +1322,9 @@ def _default_cross_dim(input, other):
 
 
 @method()
+@overridable
 def cross(input, other, dim=None):
     """The cross product of 3-vectors along ``dim`` (without it, deprecated: the first dim of size 3)."""
-    if seam.on:
-        return seam.torch_function(cross, (input, other, dim), {})
     if dim is None:
         warnings.warn("Using torch.cross without specifying the dim arg is deprecated.\nPlease either pass the dim "
                       "explicitly or simply use torch.linalg.cross.\nThe default value of dim will change to agree "
@@ -1361,19 +1334,17 @@ def cross(input, other, dim=None):
 
 
 @method()
+@overridable
 def pinverse(input, rcond=1e-15):
     """The pseudo-inverse, singular values below ``rcond`` times the largest taken as 0."""
-    if seam.on:
-        return seam.torch_function(pinverse, (input, rcond), {})
     # (rcond as a float64 0-d tensor on the input's device, as torch's at::full(input.options()))
     return linalg_pinv_op(input, atol=None, rtol=tensor(rcond, dtype=_dtype.float64, device=input.device))
 
 
 @method()
+@overridable
 def svd(input, some=True, compute_uv=True):
     """torch.svd (the old form): U, S, V with A = U diag(S) V^T (reduced when ``some``)."""
-    if seam.on:
-        return seam.torch_function(svd, (input, some, compute_uv), {})
     U, S, Vh = linalg_svd_op(input, not some, compute_uv or input.requires_grad)
     if not compute_uv:
         m, n = input.shape[-2], input.shape[-1]
@@ -1384,10 +1355,9 @@ def svd(input, some=True, compute_uv=True):
 
 
 @method()
+@overridable
 def qr(input, some=True):
     """torch.qr (the old form, deprecated): torch.linalg.qr(A, 'reduced' if some else 'complete')."""
-    if seam.on:
-        return seam.torch_function(qr, (input, some), {})
     _warnings.warn("torch.qr is deprecated in favor of torch.linalg.qr and will be removed in a future PyTorch "
                    "release.\nThe boolean parameter 'some' has been replaced with a string parameter 'mode'.\n"
                    "Q, R = torch.qr(A, some)\nshould be replaced with\n"
@@ -1397,10 +1367,9 @@ def qr(input, some=True):
 
 
 @method()
+@overridable
 def cholesky(input, upper=False):
     """torch.cholesky (the old form, deprecated): its own op, CholeskyBackward0."""
-    if seam.on:
-        return seam.torch_function(cholesky, (input, upper), {})
     _warnings.warn("torch.cholesky is deprecated in favor of torch.linalg.cholesky and will be removed in a future "
                    "PyTorch release.\nL = torch.cholesky(A)\nshould be replaced with\nL = torch.linalg.cholesky(A)\n"
                    "and\nU = torch.cholesky(A, upper=True)\nshould be replaced with\nU = torch.linalg.cholesky(A).mH\n"
@@ -1410,19 +1379,17 @@ def cholesky(input, upper=False):
 
 
 @method()
+@overridable
 def cholesky_solve(input, input2, upper=False):
     """X with A X = B, B = ``input``, given A's Cholesky factor ``input2`` (lower L with A = L L^T, or
     upper U with A = U^T U; only that triangle is read); batch dims broadcast. CholeskySolveBackward0."""
-    if seam.on:
-        return seam.torch_function(cholesky_solve, (input, input2, upper), {})
     return cholesky_solve_op(input, input2, upper)
 
 
 @method()
+@overridable
 def cholesky_inverse(input, upper=False):
     """A^-1 from A's Cholesky factor (``upper`` as in cholesky_solve): cholesky_solve of the identity."""
-    if seam.on:
-        return seam.torch_function(cholesky_inverse, (input, upper), {})
     identity = eye(input.shape[-1], dtype=input.dtype, device=input.device)
     return cholesky_solve_op(identity.expand(tuple(input.shape)), input, upper)
 
@@ -1444,24 +1411,21 @@ _REMOVED = {
 }
 
 
+@overridable
 def eig(input, eigenvectors=False):
     """Removed in torch 1.9: raises torch's error, which names torch.linalg.eig."""
-    if seam.on:
-        return seam.torch_function(eig, (input, eigenvectors), {})
     raise RuntimeError(_REMOVED["eig"])
 
 
+@overridable
 def matrix_rank(input, tol=None, symmetric=False):
     """Removed in torch 1.9: raises torch's error, which names torch.linalg.matrix_rank."""
-    if seam.on:
-        return seam.torch_function(matrix_rank, (input, tol, symmetric), {})
     raise RuntimeError(_REMOVED["matrix_rank"])
 
 
+@overridable
 def solve(input, A):
     """Removed in torch 1.9: raises torch's error, which names torch.linalg.solve."""
-    if seam.on:
-        return seam.torch_function(solve, (input, A), {})
     raise RuntimeError(_REMOVED["solve"])
 
 
@@ -1698,28 +1662,25 @@ householder_product_op = defop("linalg_householder_product(Tensor input, Tensor 
 
 
 @method()
+@overridable
 def matrix_exp(input):
     """exp(A) = sum_k A^k / k! of a (batch of) square matrices (scaling and squaring of a Taylor series)."""
-    if seam.on:
-        return seam.torch_function(matrix_exp, (input,), {})
     return linalg_matrix_exp_op(input)
 
 
 @method()
+@overridable
 def geqrf(input):
     """QR in LAPACK's compact form: (a, tau), R on and above a's diagonal, the Householder vectors
     below it; ``linalg.householder_product(a, tau)`` gives Q. Not differentiable (as in torch)."""
-    if seam.on:
-        return seam.torch_function(geqrf, (input,), {})
     return return_types.geqrf(geqrf_op(input))
 
 
 @method("orgqr")
+@overridable
 def householder_product(input, tau):
     """The first n columns of H_0 H_1 ... H_{k-1}, H_i = I - tau_i v_i v_i^H, v_i column i of
     ``input`` below the diagonal with 1 on it (torch.linalg.householder_product, torch.orgqr)."""
-    if seam.on:
-        return seam.torch_function(householder_product, (input, tau), {})
     return householder_product_op(input, tau)
 
 

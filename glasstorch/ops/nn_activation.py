@@ -22,7 +22,7 @@ import numbers
 from .._tensor import Tensor, _wrap, _wrap_dim
 from .._array import xp, erf as _erf, has_values, row_major, like_input, zeros_like as _zeros_like
 from .._ops import defop, aten, node_classes_of
-from .._seam import seam
+from .._seam import overridable
 from ..autograd import grad_mode
 from ._op import float_array, check_floating, written_into_self
 from .pointwise import _sigmoid as _sigmoid_array, _REDUCED_FLOATS
@@ -98,9 +98,8 @@ leaky_relu_backward_op = defop(
     self=_zeros)
 
 
+@overridable
 def leaky_relu(input, negative_slope=0.01):
-    if seam.on:
-        return seam.torch_function(leaky_relu, (input, negative_slope), {})
     if not isinstance(negative_slope, numbers.Number):  # (NumPy would try float('a'): a ValueError)
         raise TypeError(f"leaky_relu(): argument 'negative_slope' (position 2) must be Number, "
                         f"not {type(negative_slope).__name__}")
@@ -142,10 +141,9 @@ prelu_backward_op = defop("_prelu_kernel_backward(Tensor grad_output, Tensor sel
                           joint={("grad_output", "self", "weight"): _prelu_double_backward})
 
 
+@overridable
 def prelu(input, weight):
     """x if x > 0 else w * x, one w per channel (dim 1) or a single shared w."""
-    if seam.on:
-        return seam.torch_function(prelu, (input, weight), {})
     if weight.dim() > 1:
         raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.dim()}")
     n = weight.numel()
@@ -220,22 +218,19 @@ elu_backward_op = defop(
     self_or_result=_elu_double_backward)
 
 
+@overridable
 def elu(input, alpha=1.0):
-    if seam.on:
-        return seam.torch_function(elu, (input, alpha), {})
     return elu_op(input, alpha)
 
 
+@overridable
 def selu(input):
     """scale * elu(x, alpha) with the self-normalising constants (torch records aten.elu)."""
-    if seam.on:
-        return seam.torch_function(selu, (input,), {})
     return elu_op(input, SELU_ALPHA, SELU_SCALE, 1)
 
 
+@overridable
 def celu(input, alpha=1.0):
-    if seam.on:
-        return seam.torch_function(celu, (input, alpha), {})
     return celu_op(input, alpha)
 
 
@@ -298,9 +293,8 @@ gelu_backward_op = defop("gelu_backward(Tensor grad_output, Tensor self, *, str 
                          self=_gelu_double_backward)
 
 
+@overridable(defaults_by_keyword=True)
 def gelu(input, approximate="none"):
-    if seam.on:
-        return seam.torch_function(gelu, (input,), {"approximate": approximate})
     return gelu_op(input, approximate=approximate)
 
 
@@ -376,15 +370,13 @@ mish_op = defop("mish(Tensor self) -> Tensor", _mish_kernel, node="MishBackward0
 mish_backward_op = defop("mish_backward(Tensor grad_output, Tensor self) -> Tensor", _mish_backward_kernel)
 
 
+@overridable
 def silu(input):
-    if seam.on:
-        return seam.torch_function(silu, (input,), {})
     return silu_op(input)
 
 
+@overridable
 def mish(input):
-    if seam.on:
-        return seam.torch_function(mish, (input,), {})
     return mish_op(input)
 
 
@@ -420,9 +412,8 @@ softplus_backward_op = defop(
     self=_softplus_double_backward)
 
 
+@overridable
 def softplus(input, beta=1.0, threshold=20.0):
-    if seam.on:
-        return seam.torch_function(softplus, (input, beta, threshold), {})
     return softplus_op(input, beta, threshold)
 
 
@@ -450,9 +441,8 @@ log_sigmoid_backward_op = defop(
     self=lambda grad, grad_output, self: grad * grad_output * (aten.sigmoid(self) - 1) * aten.sigmoid(self))
 
 
+@overridable
 def logsigmoid(input):
-    if seam.on:
-        return seam.torch_function(logsigmoid, (input,), {})
     return log_sigmoid_forward_op(input)[0]
 
 
@@ -477,18 +467,16 @@ hardtanh_backward_op = defop(
     self=_zeros)
 
 
+@overridable
 def hardtanh(input, min_val=-1.0, max_val=1.0):
-    if seam.on:
-        return seam.torch_function(hardtanh, (input, min_val, max_val), {})
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
     return hardtanh_op(input, min_val, max_val)
 
 
+@overridable
 def relu6(input):
     """hardtanh(x, 0, 6), as torch records it."""
-    if seam.on:
-        return seam.torch_function(relu6, (input,), {})
     return hardtanh_op(input, 0.0, 6.0)
 
 
@@ -530,15 +518,13 @@ hardswish_backward_op = defop(
     self=lambda grad, grad_output, self: grad * grad_output / 3 * ((self > -3) & (self < 3)))
 
 
+@overridable
 def hardsigmoid(input):
-    if seam.on:
-        return seam.torch_function(hardsigmoid, (input,), {})
     return hardsigmoid_op(input)
 
 
+@overridable
 def hardswish(input):
-    if seam.on:
-        return seam.torch_function(hardswish, (input,), {})
     return hardswish_op(input)
 
 
@@ -580,15 +566,13 @@ hardshrink_backward_op = defop("hardshrink_backward(Tensor grad_out, Tensor self
                                self=_zeros)
 
 
+@overridable
 def softshrink(input, lambd=0.5):
-    if seam.on:
-        return seam.torch_function(softshrink, (input, lambd), {})
     return softshrink_op(input, lambd)
 
 
+@overridable
 def hardshrink(input, lambd=0.5):
-    if seam.on:
-        return seam.torch_function(hardshrink, (input, lambd), {})
     return hardshrink_op(input, lambd)
 
 
@@ -599,9 +583,8 @@ threshold_op = defop("threshold(Tensor self, Scalar threshold, Scalar value) -> 
                      self=lambda grad, self, threshold: aten.threshold_backward(grad, self, threshold))
 
 
+@overridable
 def threshold(input, threshold, value):
-    if seam.on:
-        return seam.torch_function(globals()["threshold"], (input, threshold, value), {})  # (the argument hides it)
     return threshold_op(input, threshold, value)
 
 
@@ -639,25 +622,22 @@ rrelu_backward_op = defop(
     self=_zeros)
 
 
+@overridable
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
     """Randomized leaky ReLU: a random slope in [lower, upper) per negative element while training,
     the mean slope otherwise."""
-    if seam.on:
-        return seam.torch_function(rrelu, (input, lower, upper, training), {})
     noise = _wrap(xp.empty_like(input._data))
     return rrelu_op(input, noise, lower, upper, bool(training))
 
 
 # ---- compositions (torch records them as several nodes too) ------------------------------------------
+@overridable
 def softsign(input):
-    if seam.on:
-        return seam.torch_function(softsign, (input,), {})
     return input / (input.abs() + 1)
 
 
+@overridable
 def tanhshrink(input):
-    if seam.on:
-        return seam.torch_function(tanhshrink, (input,), {})
     from .pointwise import tanh
     return input - tanh(input)
 
@@ -723,10 +703,9 @@ glu_backward_op = defop("glu_backward(Tensor grad_output, Tensor self, int dim) 
                         self=_glu_double_backward)
 
 
+@overridable
 def glu(input, dim=-1):
     """a * sigmoid(b), where a and b are the two halves of the input along ``dim``."""
-    if seam.on:
-        return seam.torch_function(glu, (input, dim), {})
     return glu_op(input, dim)
 
 
@@ -746,12 +725,11 @@ def _keep_mask(shape, p, dtype, like):
     return (keep * dtype.type(1.0 / (1.0 - p))).astype(dtype, copy=False)
 
 
+@overridable
 def dropout(input, p=0.5, training=True, inplace=False):
     """Zero each element with probability p and scale the rest by 1/(1-p); the identity (the input
     itself, as torch returns it) when not training or p == 0. Recorded as torch records it on the
     CPU: a product with the scaled mask (MulBackward0)."""
-    if seam.on:
-        return seam.torch_function(dropout, (input, p, training, inplace), {})
     _check_p(p)
     if not training or p == 0 or input.numel() == 0:
         return input
@@ -760,10 +738,9 @@ def dropout(input, p=0.5, training=True, inplace=False):
     return input.mul_(mask) if inplace else input * mask
 
 
+@overridable
 def feature_dropout(input, p, training, inplace, batched_dims):
     """Channel-wise dropout (Dropout1d/2d/3d): one draw per (sample, channel), broadcast over space."""
-    if seam.on:
-        return seam.torch_function(feature_dropout, (input, p, training, inplace, batched_dims), {})
     _check_p(p)
     if not training or p == 0 or input.numel() == 0:
         return input
@@ -773,11 +750,10 @@ def feature_dropout(input, p, training, inplace, batched_dims):
     return input.mul_(mask) if inplace else input * mask
 
 
+@overridable
 def alpha_dropout(input, p=0.5, training=False, inplace=False):
     """Dropout that keeps SELU's self-normalising mean and variance: dropped units take SELU's negative
     saturation value -alpha, then an affine map a * x + b restores zero mean and unit variance."""
-    if seam.on:
-        return seam.torch_function(alpha_dropout, (input, p, training, inplace), {})
     _check_p(p)
     if not training or p == 0 or input.numel() == 0:
         return input
@@ -826,9 +802,8 @@ hardswish__op = defop("hardswish_(Tensor(a!) self) -> Tensor(a!)", inplace_of=ha
 def _in_place_form(name, call):
     """``F.<name>``, the in-place form: ``call(input, *args)`` runs its aten op (the arguments as
     the out-of-place function takes them)."""
+    @overridable
     def fn_(input, *args, **kwargs):
-        if seam.on:
-            return seam.torch_function(fn_, (input,) + args, kwargs)
         return call(input, *args, **kwargs)
     fn_.__name__ = fn_.__qualname__ = name
     fn_.__doc__ = f"In-place {name[:-1]}: the result written into the input (aten.{name})."

@@ -39,7 +39,7 @@ from .._array import (xp, has_values, ascontiguousarray, as_strided, matmul as _
                       full_like as _full_like, zeros_like as _zeros_like)
 from .._ops import defop, aten, node_classes_of
 from .. import _ops   # (_ops._ARRAY_TYPES, read at each call: it grows when CuPy is imported)
-from .._seam import seam
+from .._seam import seam, overridable
 from ._op import kernel_not_implemented
 from ._derivatives import not_implemented
 from ..autograd import grad_mode
@@ -499,11 +499,9 @@ convolution_backward_op = defop(
     joint={("grad_output", "input", "weight"): _convolution_double_backward})
 
 
+@overridable
 def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
     """torch.convolution on batched input (N, C, *spatial): every conv layer ends up here."""
-    if seam.on:
-        return seam.torch_function(convolution, (input, weight, bias, stride, padding, dilation, transposed,
-                                                 output_padding, groups), {})
     return convolution_op(input, weight, bias, list(stride), list(padding), list(dilation), bool(transposed),
                           list(output_padding), int(groups))
 
@@ -556,21 +554,18 @@ def _string_padding(input, weight, padding, stride, dilation, nd):
     return input, tuple(left)
 
 
+@overridable
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
-    if seam.on:
-        return seam.torch_function(conv1d, (input, weight, bias, stride, padding, dilation, groups), {})
     return _conv_nd(input, weight, bias, stride, padding, dilation, groups, 1, "conv1d")
 
 
+@overridable
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
-    if seam.on:
-        return seam.torch_function(conv2d, (input, weight, bias, stride, padding, dilation, groups), {})
     return _conv_nd(input, weight, bias, stride, padding, dilation, groups, 2, "conv2d")
 
 
+@overridable
 def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
-    if seam.on:
-        return seam.torch_function(conv3d, (input, weight, bias, stride, padding, dilation, groups), {})
     return _conv_nd(input, weight, bias, stride, padding, dilation, groups, 3, "conv3d")
 
 
@@ -586,26 +581,20 @@ def _conv_transpose_nd(input, weight, bias, stride, padding, output_padding, gro
     return out.squeeze(0) if unbatched else out
 
 
+@overridable
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
-    if seam.on:
-        return seam.torch_function(conv_transpose1d, (input, weight, bias, stride, padding, output_padding, groups,
-                                                      dilation), {})
     return _conv_transpose_nd(input, weight, bias, stride, padding, output_padding, groups, dilation, 1,
                               "conv_transpose1d")
 
 
+@overridable
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
-    if seam.on:
-        return seam.torch_function(conv_transpose2d, (input, weight, bias, stride, padding, output_padding, groups,
-                                                      dilation), {})
     return _conv_transpose_nd(input, weight, bias, stride, padding, output_padding, groups, dilation, 2,
                               "conv_transpose2d")
 
 
+@overridable
 def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
-    if seam.on:
-        return seam.torch_function(conv_transpose3d, (input, weight, bias, stride, padding, output_padding, groups,
-                                                      dilation), {})
     return _conv_transpose_nd(input, weight, bias, stride, padding, output_padding, groups, dilation, 3,
                               "conv_transpose3d")
 
@@ -655,20 +644,18 @@ col2im_op = defop("col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size
                   aten.im2col(grad, kernel_size, dilation, padding, stride))
 
 
+@overridable
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     """Sliding blocks of a (N, C, H, W) image as columns: (N, C * kh * kw, L)."""
-    if seam.on:
-        return seam.torch_function(unfold, (input, kernel_size, dilation, padding, stride), {})
     if input.dim() not in (3, 4):
         raise NotImplementedError(f"Input Error: Only 3D or 4D input Tensors are supported (got {input.dim()}D)")
     return im2col_op(input, list(_ntuple(kernel_size, 2)), list(_ntuple(dilation, 2)), list(_ntuple(padding, 2)),
                      list(_ntuple(stride, 2)))
 
 
+@overridable
 def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     """The adjoint of unfold: sum the columns (N, C * kh * kw, L) back into a (N, C, H, W) image."""
-    if seam.on:
-        return seam.torch_function(fold, (input, output_size, kernel_size, dilation, padding, stride), {})
     if input.dim() not in (2, 3):
         raise NotImplementedError(f"Input Error: Only unbatched (2D) or batched (3D) input Tensors are supported "
                                   f"(got {input.dim()}D)")
@@ -705,10 +692,9 @@ trilinear_op = defop("_trilinear(Tensor i1, Tensor i2, Tensor i3, int[] expand1,
                      joint={("i1", "i2", "i3"): _trilinear_derivative})
 
 
+@overridable
 def bilinear(input1, input2, weight, bias=None):
     """y[..., o] = sum_ij input1[..., i] weight[o, i, j] input2[..., j] + bias[o]."""
-    if seam.on:
-        return seam.torch_function(bilinear, (input1, input2, weight, bias), {})
     if input1.dim() != input2.dim():
         raise RuntimeError(f"bilinear(): input dimensions do not match: got {input1.dim()} and {input2.dim()}")
     for i in range(input1.dim() - 1):
@@ -774,11 +760,9 @@ embedding_dense_backward_op = defop(
     grad_output=lambda grad, indices, padding_idx: _embedding_dense_double_backward(grad, indices, padding_idx))
 
 
+@overridable
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False, sparse=False):
     """weight[input]: a lookup of rows; the gradient of padding_idx's row stays zero."""
-    if seam.on:
-        return seam.torch_function(embedding, (input, weight, padding_idx, max_norm, norm_type, scale_grad_by_freq,
-                                               sparse), {})
     if weight.dim() != 2:
         raise RuntimeError("'weight' must be 2-D")
     num = weight.shape[0]
@@ -933,6 +917,7 @@ embedding_bag_per_sample_weights_backward_op = defop(
     weight=not_implemented("_embedding_bag_per_sample_weights_backward"))
 
 
+@overridable
 def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False, mode="mean",
                   sparse=False, per_sample_weights=None, include_last_offset=False, padding_idx=None):
     """The sums, means or maxima of bags of rows of ``weight``: a 2-D ``input`` (B, N) is B bags of N
@@ -940,10 +925,6 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     ``include_last_offset`` the last entry is the end of the last bag). ``per_sample_weights``
     (mode "sum") weights each looked-up row. An empty bag gives zeros; ``padding_idx``'s rows are
     left out (not counted in a mean)."""
-    if seam.on:
-        return seam.torch_function(embedding_bag, (input, weight, offsets, max_norm, norm_type, scale_grad_by_freq,
-                                                   mode, sparse, per_sample_weights, include_last_offset,
-                                                   padding_idx), {})
     if weight.dtype is _dtype.int64 and input.is_floating_point():   # (torch accepts the arguments swapped, and warns)
         import warnings
         warnings.warn("Argument order of nn.functional.embedding_bag was changed. Usage `embedding_bag(weight, "

@@ -27,7 +27,7 @@ from .._tensor import Tensor
 from .._array import (xp, arange_like as _arange_like, zeros_like as _zeros_like, empty_like as _empty_like,
                       full_like as _full_like)
 from .._ops import defop, node_classes_of
-from .._seam import seam
+from .._seam import overridable
 
 __getattr__ = node_classes_of(__name__)    # (the node classes declared here, by name: TanhBackward0)
 
@@ -204,12 +204,10 @@ ctc_loss_op = defop(
     targets=None)
 
 
+@overridable(defaults_by_keyword=True)
 def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean", zero_infinity=False):
     """The CTC loss of log-probabilities (T, N, C) -- or (T, C) unbatched -- against targets (N, S) padded or
     the N targets concatenated (sum of target_lengths), with the lengths as lists or integer tensors."""
-    if seam.on:
-        return seam.torch_function(ctc_loss, (log_probs, targets, input_lengths, target_lengths),
-                                   dict(blank=blank, reduction=reduction, zero_infinity=zero_infinity))
     from .nn_loss import get_enum, Reduction
     mode = get_enum(reduction)
     if isinstance(input_lengths, int) or isinstance(target_lengths, int):

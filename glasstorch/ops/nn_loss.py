@@ -29,7 +29,7 @@ from .._tensor import Tensor
 from .._array import (xp, asarray, has_values, like_operands, arange_like as _arange_like,
                       asarray_like as _asarray_like, zeros_like as _array_zeros_like)
 from .. import _dtype, _warnings
-from .._seam import seam
+from .._seam import seam, overridable
 from .._ops import defop, aten, node_classes_of
 from ._op import _state, promote_arrays
 
@@ -369,25 +369,19 @@ def _nll_loss_nd(input, target, weight, reduction, ignore_index):
     return out.view(expected) if reduction == Reduction.NONE else out
 
 
+@overridable(defaults_by_keyword=True)
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
     """-input[n, target[n]] weighted by weight[target[n]]; 'mean' divides by the sum of those weights.
 
     As in torch, (N, C, H, W) input is nll_loss2d, and other N-d input is viewed as (N, C, 1, -1)."""
-    if seam.on:
-        return seam.torch_function(nll_loss, (input, target),
-                                   {"weight": weight, "size_average": size_average, "ignore_index": ignore_index,
-                                    "reduce": reduce, "reduction": reduction})
     return _nll_loss_nd(input, target, weight, _reduction_enum(size_average, reduce, reduction), ignore_index)
 
 
+@overridable(defaults_by_keyword=True)
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean",
                   label_smoothing=0.0):
     """nll_loss(log_softmax(input)) for class indices; -sum(target * log_softmax(input)) for class
     probabilities (a target of the input's shape). label_smoothing mixes in the uniform distribution."""
-    if seam.on:
-        return seam.torch_function(cross_entropy, (input, target),
-                                   {"weight": weight, "size_average": size_average, "ignore_index": ignore_index,
-                                    "reduce": reduce, "reduction": reduction, "label_smoothing": label_smoothing})
     from .reduction import log_softmax
     if seam.autocast is not None:   # torch's autocast casts cross_entropy_loss whole (fp32 list), before its log_softmax
         from ..amp.autocast_mode import fp32_inputs
@@ -494,13 +488,10 @@ def _weighted(loss, weight, reduction, mean_over_weights):
     raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', 'sum'.")
 
 
+@overridable(defaults_by_keyword=True)
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """mean((input - target)^2) (or their sum, or each); ``weight`` weighs each element ('mean' then
     divides by the sum of the weights)."""
-    if seam.on:
-        return seam.torch_function(mse_loss, (input, target),
-                                   {"size_average": size_average, "reduce": reduce, "reduction": reduction,
-                                    "weight": weight})
     _warn_size_mismatch(input, target)
     reduction = _reduction_string(size_average, reduce, reduction)
     input, target = _broadcast_pair(input, target)
@@ -509,12 +500,9 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     return mse_loss_op(input, target, get_enum(reduction))
 
 
+@overridable(defaults_by_keyword=True)
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """mean(|input - target|): torch composes it (SubBackward0, AbsBackward0, MeanBackward0)."""
-    if seam.on:
-        return seam.torch_function(l1_loss, (input, target),
-                                   {"size_average": size_average, "reduce": reduce, "reduction": reduction,
-                                    "weight": weight})
     _warn_size_mismatch(input, target)
     reduction = _reduction_string(size_average, reduce, reduction)
     input, target = _broadcast_pair(input, target)
@@ -565,12 +553,9 @@ smooth_l1_loss_backward = defop(
         -_smooth_l1_double_backward(grad * grad_output, self, target, reduction, beta))
 
 
+@overridable(defaults_by_keyword=True)
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
     """0.5 d^2 / beta where |d| < beta, |d| - 0.5 beta elsewhere (d = input - target); beta 0 is l1_loss."""
-    if seam.on:
-        return seam.torch_function(smooth_l1_loss, (input, target),
-                                   {"size_average": size_average, "reduce": reduce, "reduction": reduction,
-                                    "beta": beta})
     _warn_size_mismatch(input, target)
     reduction = _reduction_string(size_average, reduce, reduction)
     input, target = _broadcast_pair(input, target)
@@ -616,11 +601,9 @@ huber_loss_backward = defop(
         -_huber_double_backward(grad * grad_output, self, target, reduction, delta))
 
 
+@overridable(defaults_by_keyword=True)
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     """0.5 d^2 where |d| < delta, delta (|d| - 0.5 delta) elsewhere: smooth_l1 scaled by delta."""
-    if seam.on:
-        return seam.torch_function(huber_loss, (input, target),
-                                   {"reduction": reduction, "delta": delta, "weight": weight})
     _warn_size_mismatch(input, target)
     enum = get_enum(reduction)
     input, target = _broadcast_pair(input, target)
@@ -707,12 +690,9 @@ binary_cross_entropy_backward = defop(
     weight=None)
 
 
+@overridable(defaults_by_keyword=True)
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
     """-w (t log x + (1 - t) log(1 - x)), each log clamped at -100 (torch's guard against log 0)."""
-    if seam.on:
-        return seam.torch_function(binary_cross_entropy, (input, target),
-                                   {"weight": weight, "size_average": size_average, "reduce": reduce,
-                                    "reduction": reduction})
     enum = _reduction_enum(size_average, reduce, reduction)
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Using a target size ({target.shape}) that is different to the input size ({input.shape}) "
@@ -772,14 +752,11 @@ binary_cross_entropy_with_logits_op = defop(
     weight=None, pos_weight=None)
 
 
+@overridable(defaults_by_keyword=True)
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction="mean",
                                      pos_weight=None):
     """BCE of sigmoid(input), computed stably from the logits: (1 - t) x - l log(sigmoid(x)) with
     l = 1 + (pos_weight - 1) t (pos_weight > 1 weighs the positive class up)."""
-    if seam.on:
-        return seam.torch_function(binary_cross_entropy_with_logits, (input, target),
-                                   {"weight": weight, "size_average": size_average, "reduce": reduce,
-                                    "reduction": reduction, "pos_weight": pos_weight})
     enum = _reduction_enum(size_average, reduce, reduction)
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
@@ -826,11 +803,9 @@ soft_margin_loss_backward = defop(
     target=None)
 
 
+@overridable(defaults_by_keyword=True)
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """log(1 + exp(-target * input)), for targets of +1 and -1."""
-    if seam.on:
-        return seam.torch_function(soft_margin_loss, (input, target),
-                                   {"size_average": size_average, "reduce": reduce, "reduction": reduction})
     enum = _reduction_enum(size_average, reduce, reduction)
     _check_no_requires_grad(target, "target", "soft_margin_loss")
     return soft_margin_loss_op(input, target, enum)
@@ -839,12 +814,9 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
 # ===============================================================================================================
 # Composite losses (torch composes them from other ops; so do we, and the graphs agree)
 # ===============================================================================================================
+@overridable(defaults_by_keyword=True)
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
     """sum target * (log target - input), input being log-probabilities ('batchmean': / batch size)."""
-    if seam.on:
-        return seam.torch_function(kl_div, (input, target),
-                                   {"size_average": size_average, "reduce": reduce, "reduction": reduction,
-                                    "log_target": log_target})
     if size_average is not None or reduce is not None:
         enum_reduction = legacy_get_string(size_average, reduce)
     else:
@@ -875,12 +847,9 @@ def _xlogy_self(t):
     return t * t.masked_fill(t == 0, 1).log()
 
 
+@overridable(defaults_by_keyword=True)
 def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
     """1 - cos(x1, x2) where target is 1, max(0, cos(x1, x2) - margin) where it is -1 (torch's Loss.cpp)."""
-    if seam.on:
-        return seam.torch_function(cosine_embedding_loss, (input1, input2, target),
-                                   {"margin": margin, "size_average": size_average, "reduce": reduce,
-                                    "reduction": reduction})
     from .pointwise import where
     reduction = _reduction_string(size_average, reduce, reduction)
     targ_dim = target.dim()
@@ -911,12 +880,9 @@ def _zeros_like(t):
     return _wrap(xp.zeros_like(t._data))
 
 
+@overridable(defaults_by_keyword=True)
 def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
     """max(0, -target * (input1 - input2) + margin)."""
-    if seam.on:
-        return seam.torch_function(margin_ranking_loss, (input1, input2, target),
-                                   {"margin": margin, "size_average": size_average, "reduce": reduce,
-                                    "reduction": reduction})
     reduction = _reduction_string(size_average, reduce, reduction)
     if input1.dim() != input2.dim() or input1.dim() != target.dim():
         raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
@@ -924,12 +890,9 @@ def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, r
     return _apply_reduction((-target * (input1 - input2) + margin).clamp_min(0), reduction)
 
 
+@overridable(defaults_by_keyword=True)
 def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"):
     """input where target is not -1, plus max(0, margin - input) where it is not 1 (torch's Loss.cpp)."""
-    if seam.on:
-        return seam.torch_function(hinge_embedding_loss, (input, target),
-                                   {"margin": margin, "size_average": size_average, "reduce": reduce,
-                                    "reduction": reduction})
     from .pointwise import where
     reduction = _reduction_string(size_average, reduce, reduction)
     zeros = _zeros_like(input)
@@ -938,14 +901,11 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
     return _apply_reduction(loss, reduction)
 
 
+@overridable(defaults_by_keyword=True)
 def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
                      reduction="mean"):
     """exp(input) - target * input (log_input), or input - target * log(input + eps); ``full`` adds the
     Stirling term of log(target!) where target > 1."""
-    if seam.on:
-        return seam.torch_function(poisson_nll_loss, (input, target),
-                                   {"log_input": log_input, "full": full, "size_average": size_average,
-                                    "eps": eps, "reduce": reduce, "reduction": reduction})
     reduction = _reduction_string(size_average, reduce, reduction)
     if log_input:
         loss = input.exp() - target * input
@@ -958,12 +918,10 @@ def poisson_nll_loss(input, target, log_input=True, full=False, size_average=Non
     return _apply_reduction(loss, reduction)
 
 
+@overridable(defaults_by_keyword=True)
 def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
     """0.5 (log var + (input - target)^2 / var); var is clamped at eps for its value only (the gradient
     passes as if it were not, as torch's clamp under no_grad)."""
-    if seam.on:
-        return seam.torch_function(gaussian_nll_loss, (input, target, var),
-                                   {"full": full, "eps": eps, "reduction": reduction})
     from ..autograd import grad_mode
     if isinstance(var, float):
         if var < 0:
@@ -989,12 +947,9 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
     return _apply_reduction(loss, reduction)
 
 
+@overridable(defaults_by_keyword=True)
 def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
     """-(t log sigmoid(x) + (1 - t) log sigmoid(-x)), averaged over the classes."""
-    if seam.on:
-        return seam.torch_function(multilabel_soft_margin_loss, (input, target),
-                                   {"weight": weight, "size_average": size_average, "reduce": reduce,
-                                    "reduction": reduction})
     from .nn_activation import logsigmoid
     reduction = _reduction_string(size_average, reduce, reduction)
     loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
@@ -1004,14 +959,11 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
     return _apply_reduction(loss, reduction)
 
 
+@overridable(defaults_by_keyword=True)
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, size_average=None,
                         reduce=None, reduction="mean"):
     """max(0, margin + d(anchor, positive) - d(anchor, negative)), d the p-norm distance (torch's
     pairwise_distance: the norm of x1 - x2 + eps over the last dim)."""
-    if seam.on:
-        return seam.torch_function(triplet_margin_loss, (anchor, positive, negative),
-                                   {"margin": margin, "p": p, "eps": eps, "swap": swap,
-                                    "size_average": size_average, "reduce": reduce, "reduction": reduction})
     from .reduction import norm
     reduction = _reduction_string(size_average, reduce, reduction)
     if margin <= 0:

@@ -36,7 +36,7 @@ backward -- a siamese model, a loss summed over two passes -- is not a false in-
 import math
 
 from .._tensor import _wrap
-from .._seam import seam
+from .._seam import overridable
 from .._array import xp, row_major, ascontiguousarray, empty_like as _empty_like
 from .._ops import defop, aten, node_classes_of
 from ..autograd import grad_mode
@@ -408,13 +408,10 @@ native_batch_norm_backward = defop(
     running_mean=None, running_var=None)
 
 
+@overridable(defaults_by_keyword=True)
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
     """Normalise each channel (dim 1) over the batch and spatial dims; while training, also update
     the running statistics in place: r = (1 - momentum) r + momentum * batch_stat (variance unbiased)."""
-    if seam.on:
-        return seam.torch_function(batch_norm, (input, running_mean, running_var),
-                                   {"weight": weight, "bias": bias, "training": training, "momentum": momentum,
-                                    "eps": eps})
     if training and eps <= 0.0:
         raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
     if eps < 0.0:
@@ -429,15 +426,11 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     return native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps)[0]
 
 
+@overridable(defaults_by_keyword=True)
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
                   momentum=0.1, eps=1e-5):
     """Batch norm of every (sample, channel) on its own: the batch folded into the channels (torch's
     composite: per-channel tensors repeated per sample, the running statistics averaged back)."""
-    if seam.on:
-        return seam.torch_function(instance_norm, (input,),
-                                   {"running_mean": running_mean, "running_var": running_var, "weight": weight,
-                                    "bias": bias, "use_input_stats": use_input_stats, "momentum": momentum,
-                                    "eps": eps})
     if use_input_stats and math.prod(input.shape[2:]) == 1:
         raise ValueError(f"Expected more than 1 spatial element when training, got input size {input.shape}")
     b, c = input.shape[:2]
@@ -607,11 +600,9 @@ native_layer_norm_backward = defop(
     bias=lambda: None)      # (bias only says whether it is there: it has no gradient to give)
 
 
+@overridable(defaults_by_keyword=True)
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     """Normalise over the last len(normalized_shape) dims, then weight * xhat + bias (same shape)."""
-    if seam.on:
-        return seam.torch_function(layer_norm, (input, normalized_shape),
-                                   {"weight": weight, "bias": bias, "eps": eps})
     if isinstance(normalized_shape, int):
         raise TypeError("layer_norm(): argument 'normalized_shape' (position 2) must be tuple of ints, not int")
     normalized_shape = [int(n) for n in normalized_shape]
@@ -707,11 +698,10 @@ native_group_norm_backward = defop(
     mean=lambda: None, rstd=lambda: None)
 
 
+@overridable(defaults_by_keyword=True)
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     """Split the channels into ``num_groups`` groups and normalise each (sample, group) over its
     channels and positions; the affine map is per channel."""
-    if seam.on:
-        return seam.torch_function(group_norm, (input, num_groups), {"weight": weight, "bias": bias, "eps": eps})
     if input.dim() < 2:
         raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.dim()}")
     n, c = input.shape[:2]

@@ -23,7 +23,7 @@ from .._tensor import Tensor
 from .._array import (xp, has_values, ascontiguousarray, copy_preserving_layout, arange_like as _arange_like,
                       on_device_of as _on_device_of, empty_like as _empty_like, zeros_like as _zeros_like)
 from .._ops import defop, aten, node_classes_of
-from .._seam import seam
+from .._seam import overridable
 from .. import _checks
 from .nn_conv import _ntuple
 from ._op import check_floating, kernel_not_implemented
@@ -213,17 +213,13 @@ def _max_pool(op, input, kernel_size, stride, padding, dilation, ceil_mode, retu
     return (values, indices) if return_indices else values
 
 
+@overridable
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
-    if seam.on:
-        return seam.torch_function(max_pool2d, (input, kernel_size, stride, padding, dilation, ceil_mode,
-                                                return_indices), {})
     return _max_pool(max_pool2d_op, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, 2)
 
 
+@overridable
 def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
-    if seam.on:
-        return seam.torch_function(max_pool3d, (input, kernel_size, stride, padding, dilation, ceil_mode,
-                                                return_indices), {})
     return _max_pool(max_pool3d_op, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, 3)
 
 
@@ -252,11 +248,9 @@ def _check_max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode):
         raise RuntimeError(f"max_pool1d() Invalid computed output size: {out}")
 
 
+@overridable
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
     """A 2-d max pool over a height-1 image (what torch records: unsqueeze, max_pool2d, squeeze)."""
-    if seam.on:
-        return seam.torch_function(max_pool1d, (input, kernel_size, stride, padding, dilation, ceil_mode,
-                                                return_indices), {})
     if input.dim() not in (2, 3):
         raise RuntimeError(f"max_pool1d() Expected 2D or 3D input tensor, but got {list(input.shape)}")
     if not return_indices:
@@ -372,29 +366,23 @@ def _avg_pool(op, input, kernel_size, stride, padding, ceil_mode, count_include_
               bool(ceil_mode), bool(count_include_pad), divisor_override)
 
 
+@overridable
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
                divisor_override=None):
-    if seam.on:
-        return seam.torch_function(avg_pool2d, (input, kernel_size, stride, padding, ceil_mode, count_include_pad,
-                                                divisor_override), {})
     return _avg_pool(avg_pool2d_op, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
                      divisor_override, 2)
 
 
+@overridable
 def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
                divisor_override=None):
-    if seam.on:
-        return seam.torch_function(avg_pool3d, (input, kernel_size, stride, padding, ceil_mode, count_include_pad,
-                                                divisor_override), {})
     return _avg_pool(avg_pool3d_op, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
                      divisor_override, 3)
 
 
+@overridable
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
     """A 2-d average pool over a height-1 image (torch records unsqueeze, avg_pool2d, squeeze)."""
-    if seam.on:
-        return seam.torch_function(avg_pool1d, (input, kernel_size, stride, padding, ceil_mode, count_include_pad),
-                                   {})
     if input.dim() not in (2, 3):
         raise RuntimeError(f"avg_pool1d() Expected 2D or 3D input tensor, but got {list(input.shape)}")
     stride = kernel_size if stride is None or stride == [] or stride == () else stride
@@ -403,10 +391,9 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
     return y.squeeze(-2)
 
 
+@overridable
 def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     """(sum over each window of x^p)^(1/p), composed as torch composes it."""
-    if seam.on:
-        return seam.torch_function(lp_pool2d, (input, norm_type, kernel_size, stride, ceil_mode), {})
     k = _ntuple(kernel_size, 2)
     out = avg_pool2d(input.pow(norm_type), k, stride, 0, ceil_mode)
     from .pointwise import relu
@@ -523,18 +510,16 @@ def _adaptive_output_size(input, output_size, nd, name):
     return [size[i] if o is None else int(o) for i, o in enumerate(out)]
 
 
+@overridable
 def adaptive_avg_pool2d(input, output_size):
-    if seam.on:
-        return seam.torch_function(adaptive_avg_pool2d, (input, output_size), {})
     out = _adaptive_output_size(input, output_size, 2, "adaptive_avg_pool2d")
     if out == [1, 1]:  # a global average: torch records a mean
         return input.mean((-1, -2), keepdim=True)
     return adaptive_avg_pool2d_op(input, out)
 
 
+@overridable
 def adaptive_avg_pool1d(input, output_size):
-    if seam.on:
-        return seam.torch_function(adaptive_avg_pool1d, (input, output_size), {})
     if input.dim() not in (2, 3):
         raise RuntimeError(f"adaptive_avg_pool1d() argument 'input' must be 2D or 3D, but got {list(input.shape)}")
     return adaptive_avg_pool2d_op(input.unsqueeze(-2), [1, int(_one(output_size))]).squeeze(-2)
@@ -577,17 +562,15 @@ adaptive_max_pool2d_backward_op = defop(
     self=_zeros_like_self)
 
 
+@overridable
 def adaptive_max_pool2d(input, output_size, return_indices=False):
-    if seam.on:
-        return seam.torch_function(adaptive_max_pool2d, (input, output_size, return_indices), {})
     values, indices = adaptive_max_pool2d_op(input, _adaptive_output_size(input, output_size, 2,
                                                                           "adaptive_max_pool2d"))
     return (values, indices) if return_indices else values
 
 
+@overridable
 def adaptive_max_pool1d(input, output_size, return_indices=False):
-    if seam.on:
-        return seam.torch_function(adaptive_max_pool1d, (input, output_size, return_indices), {})
     if input.dim() not in (2, 3):
         raise RuntimeError(f"adaptive_max_pool1d() argument 'input' must be 2D or 3D, but got {list(input.shape)}")
     values, indices = adaptive_max_pool2d_op(input.unsqueeze(-2), [1, int(_one(output_size))])
@@ -630,9 +613,8 @@ constant_pad_nd_op = defop("constant_pad_nd(Tensor self, SymInt[] pad, Scalar va
                            self=lambda grad, pad: aten.constant_pad_nd(grad, [-v for v in pad], 0))
 
 
+@overridable
 def constant_pad_nd(input, pad, value=0):
-    if seam.on:
-        return seam.torch_function(constant_pad_nd, (input, pad, value), {})
     return constant_pad_nd_op(input, list(pad), value)
 
 
@@ -722,10 +704,9 @@ def _pad_circular(input, pad):
     return out
 
 
+@overridable
 def pad(input, pad, mode="constant", value=None):
     """torch.nn.functional.pad: ``pad`` lists (before, after) pairs from the last dim backwards."""
-    if seam.on:   # (the argument ``pad`` hides this function's own name: look it up in the module)
-        return seam.torch_function(globals()["pad"], (input, pad, mode, value), {})
     if len(pad) % 2:
         raise RuntimeError("Padding length must be divisible by 2")
     if len(pad) // 2 > input.dim():
@@ -921,11 +902,9 @@ def _interp_modes_error(input, mode):
 _MODES = {"nearest": 0, "nearest-exact": 0, "linear": 1, "bilinear": 2, "trilinear": 3, "area": 0, "bicubic": 2}
 
 
+@overridable
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None, recompute_scale_factor=None,
                 antialias=False):
-    if seam.on:
-        return seam.torch_function(interpolate, (input, size, scale_factor, mode, align_corners,
-                                                 recompute_scale_factor, antialias), {})
     nd = input.dim() - 2
     if mode not in _MODES:
         raise NotImplementedError(_interp_modes_error(input, mode))
@@ -1028,15 +1007,13 @@ pixel_unshuffle_op = defop("pixel_unshuffle(Tensor self, int downscale_factor) -
                            self=lambda grad, downscale_factor: aten.pixel_shuffle(grad, downscale_factor))
 
 
+@overridable
 def pixel_shuffle(input, upscale_factor):
     """(*, C r^2, H, W) -> (*, C, H r, W r)."""
-    if seam.on:
-        return seam.torch_function(pixel_shuffle, (input, upscale_factor), {})
     return pixel_shuffle_op(input, int(upscale_factor))
 
 
+@overridable
 def pixel_unshuffle(input, downscale_factor):
     """(*, C, H r, W r) -> (*, C r^2, H, W)."""
-    if seam.on:
-        return seam.torch_function(pixel_unshuffle, (input, downscale_factor), {})
     return pixel_unshuffle_op(input, int(downscale_factor))

@@ -49,7 +49,7 @@ fused node is an optimisation, never a restriction.
 from .._tensor import Tensor, _wrap
 from ..autograd import grad_mode
 from .._array import xp, ascontiguousarray, on_device_of as _on_device_of, full_like as _full_like
-from .._seam import seam
+from .._seam import overridable
 from .._ops import defop, aten, node_classes_of
 from . import joining, linalg
 
@@ -68,6 +68,7 @@ def _linear(x, w, b):
     return linalg.mm(x, w.t()) if b is None else linalg.addmm(b, x, w.t())
 
 
+@overridable
 def lstm_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     r"""One LSTM step; ``hx = (h, c)``; returns ``(h', c')``. Gate order i, f, g, o (torch's).
 
@@ -75,8 +76,6 @@ def lstm_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
         i, f, g, o = \sigma, \sigma, \tanh, \sigma\,(x W_{ih}^T + b_{ih} + h W_{hh}^T + b_{hh})
         \qquad c' = f c + i g \qquad h' = o \tanh(c')
     """
-    if seam.on:
-        return seam.torch_function(lstm_cell, (input, hx, w_ih, w_hh, b_ih, b_hh), {})
     h, c = hx
     gates = _linear(h, w_hh, b_hh) + _linear(input, w_ih, b_ih)  # hh first, as ATen adds them
     i, f, g, o = gates.chunk(4, 1)
@@ -85,6 +84,7 @@ def lstm_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     return o * c.tanh(), c
 
 
+@overridable
 def gru_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     r"""One GRU step; gate order r, z, n (torch's); the reset gate scales ``h W_hn^T + b_hn``.
 
@@ -93,8 +93,6 @@ def gru_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
         z = \sigma(\dots) \quad n = \tanh(x W_{in}^T + b_{in} + r (h W_{hn}^T + b_{hn})) \quad
         h' = (h - n) z + n
     """
-    if seam.on:
-        return seam.torch_function(gru_cell, (input, hx, w_ih, w_hh, b_ih, b_hh), {})
     xr, xz, xn = _linear(input, w_ih, b_ih).chunk(3, 1)
     hr, hz, hn = _linear(hx, w_hh, b_hh).chunk(3, 1)
     r = (hr + xr).sigmoid()
@@ -103,17 +101,15 @@ def gru_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     return (hx - n) * z + n
 
 
+@overridable
 def rnn_tanh_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     r""":math:`h' = \tanh(x W_{ih}^T + b_{ih} + h W_{hh}^T + b_{hh})`"""
-    if seam.on:
-        return seam.torch_function(rnn_tanh_cell, (input, hx, w_ih, w_hh, b_ih, b_hh), {})
     return (_linear(hx, w_hh, b_hh) + _linear(input, w_ih, b_ih)).tanh()
 
 
+@overridable
 def rnn_relu_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     r""":math:`h' = \max(0, x W_{ih}^T + b_{ih} + h W_{hh}^T + b_{hh})`"""
-    if seam.on:
-        return seam.torch_function(rnn_relu_cell, (input, hx, w_ih, w_hh, b_ih, b_hh), {})
     return (_linear(hx, w_hh, b_hh) + _linear(input, w_ih, b_ih)).relu()
 
 
@@ -445,6 +441,7 @@ mkldnn_rnn_layer_backward = defop(
     _mkldnn_rnn_layer_backward_kernel)
 
 
+@overridable(defaults_by_keyword=True)
 def rnn_layer(mode, input, hx, cx, weights, reverse=False, batch_sizes=None, *, num_layers=1, bidirectional=False,
               batch_first=False, train=True):
     """One layer, one direction of an RNN over a whole sequence, as a single op.
@@ -456,10 +453,6 @@ def rnn_layer(mode, input, hx, cx, weights, reverse=False, batch_sizes=None, *, 
     None unless ``mode == "LSTM"``; ``P`` is ``proj_size`` when ``w_hr`` is given, else ``hidden_size``.
     The keyword arguments describe the whole module, as torch passes them to its op.
     """
-    if seam.on:
-        return seam.torch_function(rnn_layer, (mode, input, hx, cx, weights),
-                                   {"reverse": reverse, "batch_sizes": batch_sizes, "num_layers": num_layers,
-                                    "bidirectional": bidirectional, "batch_first": batch_first, "train": train})
     w_ih, w_hh, b_ih, b_hh, w_hr = weights
     hidden = w_ih.shape[0] // GATES[mode]
     output, hy, cy, _ = mkldnn_rnn_layer(input, w_ih, w_hh, b_ih, b_hh, hx, cx, reverse,
@@ -579,22 +572,19 @@ pack_padded_sequence_backward = defop(
     _pack_padded_sequence_backward_kernel)
 
 
+@overridable
 def _pack_padded_sequence(input, lengths, batch_first):
     """torch._pack_padded_sequence: padded ``(T, B, *)`` (``(B, T, *)`` if batch_first) and sorted
     lengths (an int64 tensor, or a list) -> ``(data, batch_sizes)``."""
-    if seam.on:
-        return seam.torch_function(_pack_padded_sequence, (input, lengths, batch_first), {})
     if not isinstance(lengths, Tensor):
         lengths = _wrap(xp.asarray([int(n) for n in lengths], dtype=xp.int64))
     return pack_padded_sequence_op(input, lengths, batch_first)
 
 
+@overridable
 def _pad_packed_sequence(data, batch_sizes, batch_first, padding_value, total_length):
     """torch._pad_packed_sequence: ``(data, batch_sizes)`` -> ``(padded, lengths)``, padded to
     ``total_length`` steps (a composite of ops in torch too)."""
-    if seam.on:
-        return seam.torch_function(_pad_packed_sequence, (data, batch_sizes, batch_first, padding_value, total_length),
-                                   {})
     from .creation import tensor
     lengths = _lengths_of(batch_sizes._data if isinstance(batch_sizes, Tensor) else batch_sizes)
     rows, _ = _packed_rows(lengths, total_length)

@@ -40,7 +40,7 @@ from .. import _warnings
 from .._array import (xp, arange_like as _arange_like, on_device_of as _on_device_of, full_like as _full_like,
                       zeros_like as _zeros_like)
 from .._ops import defop, aten, node_classes_of
-from .._seam import seam
+from .._seam import overridable
 
 __getattr__ = node_classes_of(__name__)    # (the node classes declared here, by name: TanhBackward0)
 
@@ -433,11 +433,9 @@ grid_sampler_2d_op, grid_sampler_2d_backward_op = _declare_sampler(2)
 grid_sampler_3d_op, grid_sampler_3d_backward_op = _declare_sampler(3)
 
 
+@overridable(defaults_by_keyword=True)
 def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
     """``input`` read at the points of ``grid`` (see the module docstring): (N, C, H_out, W_out)."""
-    if seam.on:
-        return seam.torch_function(grid_sample, (input, grid), dict(mode=mode, padding_mode=padding_mode,
-                                                                     align_corners=align_corners))
     if mode not in _MODES:
         raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or 'bicubic', "
                          f"but got: '{mode}'")
@@ -495,11 +493,10 @@ affine_grid_generator_op = defop(
     theta=lambda grad, size, align_corners: affine_grid_generator_backward_op(grad, size, align_corners))
 
 
+@overridable(defaults_by_keyword=True)
 def affine_grid(theta, size, align_corners=None):
     """The sampling grid (N, H, W, 2) -- or (N, D, H, W, 3) -- of the affine maps ``theta`` (N, 2, 3) --
     or (N, 3, 4) -- for an output of ``size`` (N, C, H, W), to be given to grid_sample."""
-    if seam.on:
-        return seam.torch_function(affine_grid, (theta, size), dict(align_corners=align_corners))
     if align_corners is None:
         _warnings.warn(_ALIGN_WARNING)
         align_corners = False

@@ -8,7 +8,7 @@ torch (the graph: unsqueeze, MaxUnpool2DBackward0, squeeze).
 """
 from .._array import xp, has_values, zeros_like as _zeros_like, arange_like as _arange_like
 from .._ops import defop, node_classes_of
-from .._seam import seam
+from .._seam import overridable
 from .nn_conv import _ntuple
 
 __getattr__ = node_classes_of(__name__)    # (the node classes declared here, by name: TanhBackward0)
@@ -118,29 +118,23 @@ def _check_input(input, nd, name):
                            f"{list(input.shape)}")
 
 
+@overridable(defaults_by_keyword=True)
 def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
     """The 1-d unpool: a 2-d unpool of a height-1 image, as torch records it."""
-    if seam.on:
-        return seam.torch_function(max_unpool1d, (input, indices, kernel_size),
-                                   dict(stride=stride, padding=padding, output_size=output_size))
     _check_input(input, 1, "max_unpool1d")
     size = _output_size(input, kernel_size, stride, padding, output_size, 1)
     return max_unpool2d_op(input.unsqueeze(-2), indices.unsqueeze(-2), [1] + size).squeeze(-2)
 
 
+@overridable(defaults_by_keyword=True)
 def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
     """Put each pooled value back at its index in a zero image of the unpooled size."""
-    if seam.on:
-        return seam.torch_function(max_unpool2d, (input, indices, kernel_size),
-                                   dict(stride=stride, padding=padding, output_size=output_size))
     _check_input(input, 2, "max_unpool2d")
     return max_unpool2d_op(input, indices, _output_size(input, kernel_size, stride, padding, output_size, 2))
 
 
+@overridable(defaults_by_keyword=True)
 def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
-    if seam.on:
-        return seam.torch_function(max_unpool3d, (input, indices, kernel_size),
-                                   dict(stride=stride, padding=padding, output_size=output_size))
     _check_input(input, 3, "max_unpool3d")
     return max_unpool3d_op(input, indices, _output_size(input, kernel_size, stride, padding, output_size, 3),
                            list(_ntuple(stride if stride is not None else kernel_size, 3)), list(_ntuple(padding, 3)))

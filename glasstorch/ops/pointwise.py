@@ -20,7 +20,7 @@ from ._op import (method, operands, inplace, inplace_recorded, result_dtype, as_
                   _check_inplace, _check_no_overlap, bump_version, write_into, written_into_self, can_cast, _DTYPE_OF)
 from .._ops import defop, aten, node_classes_of
 from .. import _ops   # (_ops._ARRAY_TYPES, read at each call: it grows when CuPy is imported)
-from .._seam import seam
+from .._seam import seam, overridable, named
 from ._derivatives import conj, is_complex, sgn_backward
 
 __getattr__ = node_classes_of(__name__)    # (the node classes declared here, by name: TanhBackward0)
@@ -232,28 +232,24 @@ def _make_unary(name, node_name, forward, derivative, int_ok):
     op = defop(f"{name}(Tensor self) -> Tensor", _unary_kernel(name, forward, int_ok), node=node_name, **formulas)
     op_ = None if name in _NO_INPLACE_VARIANT else defop(f"{name}_(Tensor(a!) self) -> Tensor(a!)", inplace_of=op)
 
+    @overridable
     def public(input):
-        if seam.on:
-            return seam.torch_function(public, (input,), {})
         if not isinstance(input, Tensor):    # a list, a number, an array: torch's TypeError
             raise _checks.not_a_tensor(name, input)
         return op._call(input)   # (the op's generated call, bound: no trip through its type's __call__ slot)
 
     if op_ is None:
+        @overridable
         def public_(self):
-            if seam.on:
-                return seam.torch_function(public_, (self,), {})
             return inplace(self, name + "_", public)
     else:
+        @overridable
         def public_(self):
-            if seam.on:
-                return seam.torch_function(public_, (self,), {})
             return op_._call(self)   # (the op's generated call, bound: see _ops_codegen.install_call)
     # (closures named after the op, for tracebacks and profiles; writing each row's source and
     # compiling it, as before, was ~5% of ``import glasstorch``)
     for fn, fn_name in ((public, name), (public_, name + "_")):
-        fn.__code__ = fn.__code__.replace(co_name=fn_name, co_qualname=fn_name)
-        fn.__name__ = fn.__qualname__ = fn_name
+        named(fn, fn_name)
     public.__doc__ = f"torch.{name}: elementwise {name}." + (f" Backward node: {node_name}." if node_name else "")
     return public, public_, op
 
@@ -305,10 +301,9 @@ Tensor.negative, Tensor.arcsin, Tensor.arccos, Tensor.arctan, Tensor.absolute = 
 Tensor.negative_, Tensor.arcsin_, Tensor.arccos_, Tensor.arctan_, Tensor.absolute_ = neg_, asin_, acos_, atan_, abs_
 
 
+@overridable
 def __invert__(self):
     """~x: logical not of a bool tensor, bitwise not of an integer one."""
-    if seam.on:
-        return seam.torch_function(__invert__, (self,), {})
     if self._data.dtype.kind in "fc":
         raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
     return logical_not(self) if self._data.dtype == bool else bitwise_not(self)
@@ -318,9 +313,8 @@ Tensor.__invert__ = __invert__
 
 
 @method()
+@overridable
 def square(input):
-    if seam.on:
-        return seam.torch_function(square, (input,), {})
     return pow(input, 2)
 
 
@@ -330,9 +324,8 @@ _round_decimals = defop("round.decimals(Tensor self, *, int decimals) -> Tensor"
 
 
 @method()
+@overridable
 def round(input, *, decimals=0):
-    if seam.on:
-        return seam.torch_function(round, (input,), {"decimals": decimals})
     if decimals == 0:
         return _round0(input)
     if input._data.dtype.kind not in "fc":
@@ -346,9 +339,8 @@ _round0, _round0_, _round_op = _make_unary("round", "RoundBackward0", xp.round, 
 _round_decimals_ = defop("round_.decimals(Tensor(a!) self, *, int decimals) -> Tensor(a!)", inplace_of=_round_decimals)
 
 
+@overridable
 def round_(self, *, decimals=0):
-    if seam.on:
-        return seam.torch_function(round_, (self,), {"decimals": decimals})
     if decimals == 0:
         return _round0_(self)
     if self._data.dtype.kind not in "fc":
@@ -424,9 +416,8 @@ mul_op = defop("mul.Tensor(Tensor self, Tensor other) -> Tensor",
 
 
 @method("add", "__add__", "__radd__")
+@overridable
 def add(input, other, *, alpha=1):
-    if seam.on:
-        return seam.torch_function(add, (input, other), {"alpha": alpha})
     if not isinstance(input, Tensor):
         input, other = other, input
     return add_op._call(input, other) if alpha == 1 else add_op._call(input, other, alpha=alpha)
@@ -448,27 +439,24 @@ def _check_bool_alpha(input, other, alpha):
 
 
 @method("sub", "__sub__", "subtract")
+@overridable
 def sub(input, other, *, alpha=1):
-    if seam.on:
-        return seam.torch_function(sub, (input, other), {"alpha": alpha})
     _check_bool_alpha(input, other, alpha)
     return sub_op._call(input, other) if alpha == 1 else sub_op._call(input, other, alpha=alpha)
 
 
 @method("rsub", "__rsub__")
+@overridable
 def rsub(input, other, *, alpha=1):
     """other - alpha * input (what ``2 - x`` computes)."""
-    if seam.on:
-        return seam.torch_function(rsub, (input, other), {"alpha": alpha})
     if isinstance(other, Tensor):
         return sub(other, input, alpha=alpha)
     return rsub_op(input, other, alpha)
 
 
 @method("mul", "__mul__", "__rmul__", "multiply")
+@overridable
 def mul(input, other):
-    if seam.on:
-        return seam.torch_function(mul, (input, other), {})
     if not isinstance(input, Tensor):
         input, other = other, input
     return mul_op._call(input, other)
@@ -516,9 +504,8 @@ def _true_divide_arrays(da, db):
 
 
 @method("div", "__truediv__", "divide", "true_divide")
+@overridable
 def div(input, other, *, rounding_mode=None):
-    if seam.on:
-        return seam.torch_function(div, (input, other), {"rounding_mode": rounding_mode})
     if not isinstance(input, Tensor):
         return mul(reciprocal(other), input)
     if rounding_mode is None:
@@ -555,10 +542,9 @@ def _floor_div(da, db):
         raise _shape_error(da, db) from None
 
 
+@overridable
 def __rtruediv__(self, other):
     """number / tensor."""
-    if seam.on:
-        return seam.torch_function(__rtruediv__, (self, other), {})
     return mul(reciprocal(self), other)
 
 
@@ -616,24 +602,21 @@ fmod_scalar_op = defop("fmod.Scalar(Tensor self, Scalar other) -> Tensor", _bina
 
 
 @method()
+@overridable
 def floor_divide(input, other):
-    if seam.on:
-        return seam.torch_function(floor_divide, (input, other), {})
     return floor_divide_op(input, other)
 
 
 @method()
+@overridable
 def __floordiv__(self, other):
     """tensor // other (a function mode sees it under this name, as torch's)."""
-    if seam.on:
-        return seam.torch_function(__floordiv__, (self, other), {})
     return floor_divide_op(self, other)
 
 
+@overridable
 def __rfloordiv__(self, other):
     """number // tensor."""
-    if seam.on:
-        return seam.torch_function(__rfloordiv__, (self, other), {})
     return floor_divide_op(as_tensor_arg(other, self), self)
 
 
@@ -641,18 +624,16 @@ Tensor.__rfloordiv__ = __rfloordiv__
 
 
 @method("remainder", "__mod__")
+@overridable
 def remainder(input, other):
-    if seam.on:
-        return seam.torch_function(remainder, (input, other), {})
     if not isinstance(input, Tensor):
         return rremainder_op(input, other)
     return remainder_op(input, other) if isinstance(other, Tensor) else remainder_scalar_op(input, other)
 
 
+@overridable
 def __rmod__(self, other):
     """number % tensor (torch's remainder.Scalar_Tensor, which has no derivative)."""
-    if seam.on:
-        return seam.torch_function(__rmod__, (self, other), {})
     return rremainder_op(other, self)
 
 
@@ -660,9 +641,8 @@ Tensor.__rmod__ = __rmod__
 
 
 @method()
+@overridable
 def fmod(input, other):
-    if seam.on:
-        return seam.torch_function(fmod, (input, other), {})
     return fmod_op(input, other) if isinstance(other, Tensor) else fmod_scalar_op(input, other)
 
 
@@ -742,9 +722,8 @@ rpow_op = defop("pow.Scalar(Scalar self, Tensor exponent) -> Tensor", _rpow_kern
 
 
 @method("pow", "__pow__")
+@overridable
 def pow(input, exponent):
-    if seam.on:
-        return seam.torch_function(pow, (input, exponent), {})
     if not isinstance(input, Tensor):
         return __rpow__(exponent, input)
     if isinstance(exponent, Tensor):
@@ -752,10 +731,9 @@ def pow(input, exponent):
     return pow_scalar_op(input, exponent)
 
 
+@overridable
 def __rpow__(self, other):
     """number ** tensor."""
-    if seam.on:
-        return seam.torch_function(__rpow__, (self, other), {})
     if not isinstance(other, (int, float, bool, complex)):
         raise TypeError(f"unsupported operand type(s) for ** or pow(): '{type(other).__name__}' and 'Tensor'")
     return rpow_op(other, self)
@@ -764,10 +742,9 @@ def __rpow__(self, other):
 Tensor.__rpow__ = __rpow__
 
 
+@overridable
 def float_power(input, exponent):
     """torch.float_power: pow computed in double precision."""
-    if seam.on:
-        return seam.torch_function(float_power, (input, exponent), {})
     return pow(input.double() if isinstance(input, Tensor) else input,
                exponent.double() if isinstance(exponent, Tensor) else exponent)
 
@@ -799,9 +776,8 @@ atan2_op = defop("atan2(Tensor self, Tensor other) -> Tensor", _atan2_kernel, no
 
 
 @method("atan2", "arctan2")
+@overridable
 def atan2(input, other):
-    if seam.on:
-        return seam.torch_function(atan2, (input, other), {})
     return atan2_op(input, as_tensor_arg(other, input))
 
 
@@ -843,17 +819,15 @@ def _tensor_other(name, other):
 
 
 @method()
+@overridable
 def maximum(input, other):
-    if seam.on:
-        return seam.torch_function(maximum, (input, other), {})
     _tensor_other("maximum", other)
     return maximum_op(input, other)
 
 
 @method()
+@overridable
 def minimum(input, other):
-    if seam.on:
-        return seam.torch_function(minimum, (input, other), {})
     _tensor_other("minimum", other)
     return minimum_op(input, other)
 
@@ -883,17 +857,15 @@ fmin_op = defop("fmin(Tensor self, Tensor other) -> Tensor", _extremum_kernel("f
 
 
 @method()
+@overridable
 def fmax(input, other):
-    if seam.on:
-        return seam.torch_function(fmax, (input, other), {})
     _tensor_other("fmax", other)
     return fmax_op(input, other)
 
 
 @method()
+@overridable
 def fmin(input, other):
-    if seam.on:
-        return seam.torch_function(fmin, (input, other), {})
     _tensor_other("fmin", other)
     return fmin_op(input, other)
 
@@ -905,9 +877,8 @@ def fmin(input, other):
 def _on_the_seam(name, compute):
     """``compute(input, other)`` as the public function ``name`` (``x > y`` is ``Tensor.__gt__``, ``x.gt(y)``
     ``Tensor.gt``: a function mode sees each under its own name, as torch's does)."""
+    @overridable
     def public(input, other):
-        if seam.on:
-            return seam.torch_function(public, (input, other), {})
         return compute(input, other)
     public.__name__ = public.__qualname__ = name
     return public
@@ -1011,20 +982,17 @@ def _logical(name, ufunc):
         if not isinstance(other, Tensor):
             raise _checks.not_a_tensor(fn_name, other, "other", 2)
 
+    @overridable
     def public(input, other):
-        if seam.on:
-            return seam.torch_function(public, (input, other), {})
         check(input, other, name)
         return op._call(input, other)
 
+    @overridable
     def public_(self, other):
-        if seam.on:
-            return seam.torch_function(public_, (self, other), {})
         check(self, other, name + "_")
         return op_._call(self, other)
     for fn, fn_name in ((public, name), (public_, name + "_")):
-        fn.__code__ = fn.__code__.replace(co_name=fn_name, co_qualname=fn_name)
-        fn.__name__ = fn.__qualname__ = fn_name
+        named(fn, fn_name)
         setattr(Tensor, fn_name, fn)
     return public
 
@@ -1130,9 +1098,8 @@ where_op = defop("where.self(Tensor condition, Tensor self, Tensor other) -> Ten
                  other=lambda grad, condition: aten.where(condition, 0, grad))
 
 
+@overridable
 def where(condition, input=None, other=None):
-    if seam.on:
-        return seam.torch_function(where, (condition, input, other), {})
     if (input is None) != (other is None):
         raise TypeError("where() received an invalid combination of arguments - expected (condition) or "
                         "(condition, input, other)")
@@ -1151,10 +1118,9 @@ def where(condition, input=None, other=None):
     return where_op(condition, input, other)
 
 
+@overridable
 def _where_method(self, condition, other):
     """x.where(c, y): x where c, else y."""
-    if seam.on:
-        return seam.torch_function(_where_method, (self, condition, other), {})
     return where(condition, self, other)
 
 
@@ -1302,9 +1268,8 @@ def _clamp_overload(min, max):
 
 
 @method("clamp")
+@overridable
 def clamp(input, min=None, max=None):
-    if seam.on:
-        return seam.torch_function(clamp, (input, min, max), {})
     if _clamp_overload_checked(min, max) is Tensor:
         return clamp_tensor_op(input, min, max)
     return clamp_op(input, min, max)
@@ -1323,23 +1288,20 @@ def _clamp_overload_checked(min, max):
 
 
 @method("clip")
+@overridable
 def clip(input, min=None, max=None):
-    if seam.on:
-        return seam.torch_function(clip, (input, min, max), {})
     return clamp(input, min, max)
 
 
 @method()
+@overridable
 def clamp_min(input, min):
-    if seam.on:
-        return seam.torch_function(clamp_min, (input, min), {})
     return clamp_min_tensor_op(input, min) if isinstance(min, Tensor) else clamp_min_op(input, min)
 
 
 @method()
+@overridable
 def clamp_max(input, max):
-    if seam.on:
-        return seam.torch_function(clamp_max, (input, max), {})
     return clamp_max_tensor_op(input, max) if isinstance(max, Tensor) else clamp_max_op(input, max)
 
 
@@ -1371,9 +1333,8 @@ lerp_tensor_op = defop("lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> T
 
 
 @method()
+@overridable
 def lerp(input, end, weight):
-    if seam.on:
-        return seam.torch_function(lerp, (input, end, weight), {})
     return lerp_tensor_op(input, end, weight) if isinstance(weight, Tensor) else lerp_op(input, end, weight)
 
 
@@ -1430,9 +1391,8 @@ masked_fill_tensor_op = defop("masked_fill.Tensor(Tensor self, Tensor mask, Tens
 
 
 @method()
+@overridable
 def masked_fill(input, mask, value):
-    if seam.on:
-        return seam.torch_function(masked_fill, (input, mask, value), {})
     return masked_fill_tensor_op(input, mask, value) if isinstance(value, Tensor) else masked_fill_op(input, mask, value)
 
 
@@ -1448,9 +1408,8 @@ nan_to_num_op = defop("nan_to_num(Tensor self, float? nan=None, float? posinf=No
 
 
 @method()
+@overridable
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
-    if seam.on:
-        return seam.torch_function(nan_to_num, (input, nan, posinf, neginf), {})
     return nan_to_num_op(input, nan, posinf, neginf)
 
 
@@ -1526,10 +1485,9 @@ def _inplace_add(name, op_):
     return method_
 
 
+@overridable
 def mul_(self, other):
     """In place: self *= other (aten.mul_.Tensor)."""
-    if seam.on:
-        return seam.torch_function(mul_, (self, other), {})
     return mul__op._call(self, other)
 
 
@@ -1620,9 +1578,8 @@ masked_fill__tensor_op = _in_place("masked_fill_.Tensor(Tensor(a!) self, Tensor 
 
 def _by_operand(name, tensor_op, scalar_op, doc):
     """``Tensor.<name>(x)``: the in-place overload for a Tensor operand or for a number."""
+    @overridable
     def method_(self, other):
-        if seam.on:
-            return seam.torch_function(method_, (self, other), {})
         return tensor_op(self, other) if isinstance(other, Tensor) else scalar_op(self, other)
     method_.__name__, method_.__qualname__, method_.__doc__ = name, "Tensor." + name, doc
     return method_
@@ -1636,46 +1593,40 @@ Tensor.clamp_min_ = _by_operand("clamp_min_", clamp_min__tensor_op, clamp_min__o
 Tensor.clamp_max_ = _by_operand("clamp_max_", clamp_max__tensor_op, clamp_max__op, "In place: min(self, max).")
 
 
+@overridable
 def floor_divide_(self, other):
     """In place: self //= other (aten.floor_divide_.Tensor)."""
-    if seam.on:
-        return seam.torch_function(floor_divide_, (self, other), {})
     return floor_divide__op(self, other)
 
 
+@overridable
 def atan2_(self, other):
     """In place: self = atan2(self, other) (aten.atan2_)."""
-    if seam.on:
-        return seam.torch_function(atan2_, (self, other), {})
     return atan2__op(self, as_tensor_arg(other, self))
 
 
+@overridable
 def clamp_(self, min=None, max=None):
     """In place: self = min(max(self, min), max) (aten.clamp_; with tensor bounds aten.clamp_.Tensor)."""
-    if seam.on:
-        return seam.torch_function(clamp_, (self, min, max), {})
     op = clamp__tensor_op if _clamp_overload_checked(min, max) is Tensor else clamp__op
     return op(self, min, max)
 
 
+@overridable
 def lerp_(self, end, weight):
     """In place: self += weight * (end - self) (aten.lerp_.Scalar / aten.lerp_.Tensor)."""
-    if seam.on:
-        return seam.torch_function(lerp_, (self, end, weight), {})
     return lerp__tensor_op(self, end, weight) if isinstance(weight, Tensor) else lerp__op(self, end, weight)
 
 
+@overridable
 def nan_to_num_(self, nan=0.0, posinf=None, neginf=None):
     """In place: NaN and infinities replaced by numbers (aten.nan_to_num_)."""
-    if seam.on:
-        return seam.torch_function(nan_to_num_, (self, nan, posinf, neginf), {})
     return nan_to_num__op(self, nan, posinf, neginf)
 
 
+@overridable
 def square_(self):
     """In place: self = self ** 2 (aten.pow_.Scalar, as torch computes it)."""
-    if seam.on:
-        return seam.torch_function(square_, (self,), {})
     return pow__scalar_op(self, 2)
 
 
@@ -1692,9 +1643,8 @@ def _broadcast_shape(a, b):
         return None
 
 
+@overridable
 def masked_fill_(self, mask, value):
-    if seam.on:
-        return seam.torch_function(masked_fill_, (self, mask, value), {})
     if mask._data.shape != self._data.shape and _broadcast_shape(mask._data.shape, self._data.shape) != self._data.shape:
         raise broadcast_error(self._data.shape, mask._data.shape)
     if isinstance(value, Tensor):
@@ -1749,16 +1699,14 @@ copy__op = defop("copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) ->
 
 
 @method()
+@overridable
 def zero_(self):
-    if seam.on:
-        return seam.torch_function(zero_, (self,), {})
     return zero__op._call(self)
 
 
 @method()
+@overridable
 def fill_(self, value):
-    if seam.on:
-        return seam.torch_function(fill_, (self, value), {})
     is_t = isinstance(value, Tensor)
     if is_t and value._data.ndim != 0:
         raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
@@ -1770,12 +1718,11 @@ def fill_(self, value):
 
 
 @method()
+@overridable(defaults_by_keyword=True)
 def fill_diagonal_(self, fill_value, wrap=False):
     """Fill the main diagonal of ``self`` (2-D, or n-D with all dims equal) with ``fill_value``; with
     ``wrap``, a tall matrix's diagonal restarts every ``width + 1`` rows. As torch composes it: a
     view of the diagonal, filled (``fill_``: a non-leaf records CopySlices on its base)."""
-    if seam.on:
-        return seam.torch_function(fill_diagonal_, (self, fill_value), {"wrap": wrap})
     if self.ndim < 2:
         raise RuntimeError("dimensions must larger than 1")
     height, width = self.shape[0], self.shape[1]
@@ -1840,28 +1787,25 @@ def _map_elements(name, self, fn, others, other_names):
 
 
 @method()
+@overridable
 def apply_(self, callable):
     """Replace each element ``x`` of ``self`` by ``callable(x)`` (slow; CPU only; not differentiable)."""
-    if seam.on:
-        return seam.torch_function(apply_, (self, callable), {})
     return _map_elements("apply_", self, callable, (), ())
 
 
 @method()
+@overridable
 def map_(self, tensor, callable):
     """``self[i] = callable(self[i], tensor[i])``, ``tensor`` broadcast to ``self`` (CPU only)."""
-    if seam.on:
-        return seam.torch_function(map_, (self, tensor, callable), {})
     if not isinstance(tensor, Tensor):
         raise TypeError(f"map_(): argument 'other' (position 1) must be Tensor, not {type(tensor).__name__}")
     return _map_elements("map_", self, callable, (tensor,), ("'other'",))
 
 
 @method()
+@overridable
 def map2_(self, x, y, callable):
     """``self[i] = callable(self[i], x[i], y[i])``, ``x`` and ``y`` broadcast to ``self`` (CPU only)."""
-    if seam.on:
-        return seam.torch_function(map2_, (self, x, y, callable), {})
     for position, (arg_name, t) in enumerate((("x", x), ("y", y)), 1):
         if not isinstance(t, Tensor):
             raise TypeError(f"map2_(): argument '{arg_name}' (position {position}) must be Tensor, not {type(t).__name__}")
@@ -1934,16 +1878,14 @@ addcdiv_op = defop("addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scal
 
 
 @method()
+@overridable
 def addcmul(input, tensor1, tensor2, *, value=1):
-    if seam.on:
-        return seam.torch_function(addcmul, (input, tensor1, tensor2), {"value": value})
     return addcmul_op(input, tensor1, tensor2, value=value)
 
 
 @method()
+@overridable
 def addcdiv(input, tensor1, tensor2, *, value=1):
-    if seam.on:
-        return seam.torch_function(addcdiv, (input, tensor1, tensor2), {"value": value})
     return addcdiv_op(input, tensor1, tensor2, value=value)
 
 
@@ -1972,9 +1914,8 @@ addcdiv__op = defop("addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *
 
 
 def _addc_(name, op_):
+    @overridable
     def method_(self, tensor1, tensor2, *, value=1):
-        if seam.on:
-            return seam.torch_function(method_, (self, tensor1, tensor2), {"value": value})
         # (op_._call: the op's generated call, bound -- see _ops_codegen.install_call)
         return op_._call(self, tensor1, tensor2) if value == 1 else op_._call(self, tensor1, tensor2, value=value)
     method_.__name__, method_.__qualname__ = name, "Tensor." + name

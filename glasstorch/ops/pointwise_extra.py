@@ -29,7 +29,7 @@ from .. import _dtype, _checks
 from .._tensor import Tensor
 from .._array import xp, like_operands, like_input, empty_like as _empty_like
 from .._ops import defop, aten
-from .._seam import seam
+from .._seam import overridable
 from ._op import method, promote_arrays
 from ._derivatives import not_implemented
 from .complex import view_as_real_op
@@ -44,9 +44,8 @@ __all__ = ["divide", "multiply", "subtract", "true_divide", "arccosh", "arccosh_
 # ---- aliases -------------------------------------------------------------------------------------------------
 def _alias(name, target):
     """torch's alias ``name`` of ``target``: the same function (and node), under the alias's name."""
+    @overridable
     def alias(*args, **kwargs):
-        if seam.on:
-            return seam.torch_function(alias, args, kwargs)
         return target(*args, **kwargs)
     alias.__name__ = alias.__qualname__ = name
     alias.__doc__ = f"torch.{name}: alias of torch.{target.__name__}."
@@ -67,10 +66,9 @@ Tensor.float_power = _pw.float_power
 
 
 @method()
+@overridable
 def float_power_(self, exponent):
     """``Tensor.float_power_``: in place, for a float64 (or complex128) tensor only, as torch."""
-    if seam.on:
-        return seam.torch_function(float_power_, (self, exponent), {})
     result = _pw.float_power(self, exponent)
     if self.dtype is not result.dtype:
         raise RuntimeError(f"the base given to float_power_ has dtype {self.dtype._legacy} but the operation's "
@@ -85,18 +83,16 @@ def is_neg(self):
 
 
 @method()
+@overridable
 def true_divide(input, other):
     """torch.true_divide: ``div`` without a rounding mode."""
-    if seam.on:
-        return seam.torch_function(true_divide, (input, other), {})
     return _pw.div(input, other)
 
 
 @method()
+@overridable
 def positive(input):
     """torch.positive: ``input`` itself (refused for bool, as ``+x`` is)."""
-    if seam.on:
-        return seam.torch_function(positive, (input,), {})
     if input.dtype is _dtype.bool:
         raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
     return input
@@ -132,14 +128,12 @@ def _scale_op(name, node, factor):
     op = defop(f"{name}(Tensor self) -> Tensor", kernel, node=node, self=lambda grad: grad * factor)
     op_ = defop(f"{name}_(Tensor(a!) self) -> Tensor(a!)", inplace_of=op)
 
+    @overridable
     def public(input):
-        if seam.on:
-            return seam.torch_function(public, (input,), {})
         return op(input)
 
+    @overridable
     def public_(input):
-        if seam.on:
-            return seam.torch_function(public_, (input,), {})
         if not input.dtype.is_floating_point:   # (the result must fit the tensor)
             raise RuntimeError(f"result type Float can't be cast to the desired output type "
                                f"{input.dtype._legacy}")
@@ -175,10 +169,9 @@ angle_op = defop("angle(Tensor self) -> Tensor", _angle_kernel, node="AngleBackw
 
 
 @method()
+@overridable
 def angle(input):
     """torch.angle: the argument of each complex element (real input: pi where negative, else 0)."""
-    if seam.on:
-        return seam.torch_function(angle, (input,), {})
     return angle_op(input)
 
 
@@ -211,17 +204,15 @@ complex_op = defop("complex(Tensor real, Tensor imag) -> Tensor", _complex_kerne
                    real=lambda grad: _real(grad), imag=lambda grad: _imag(grad))
 
 
+@overridable
 def polar(abs, angle, *, out=None):
     """torch.polar: the complex numbers of magnitude ``abs`` and argument ``angle``."""
-    if seam.on:
-        return seam.torch_function(polar, (abs, angle), {"out": out})
     return _with_out(polar_op(abs, angle), out, "polar")
 
 
+@overridable
 def complex(real, imag, *, out=None):
     """torch.complex: ``real + i imag`` (both float32 or both float64)."""
-    if seam.on:
-        return seam.torch_function(complex, (real, imag), {"out": out})
     return _with_out(complex_op(real, imag), out, "complex")
 
 
@@ -251,17 +242,15 @@ ldexp_op = defop("ldexp.Tensor(Tensor self, Tensor other) -> Tensor", _ldexp_ker
 
 
 @method()
+@overridable
 def ldexp(input, other):
     """torch.ldexp: ``input * 2 ** other`` (in a floating type)."""
-    if seam.on:
-        return seam.torch_function(ldexp, (input, other), {})
     return ldexp_op(input, other)
 
 
 @method()
+@overridable
 def ldexp_(input, other):
-    if seam.on:
-        return seam.torch_function(ldexp_, (input, other), {})
     return input.mul_(aten.exp2(other) if isinstance(other, Tensor) else 2.0 ** other)
 
 
@@ -278,10 +267,9 @@ frexp_op = defop("frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent
 
 
 @method()
+@overridable
 def frexp(input, *, out=None):
     """torch.frexp: (mantissa, exponent) with ``input = mantissa * 2 ** exponent``, |mantissa| in [0.5, 1)."""
-    if seam.on:
-        return seam.torch_function(frexp, (input,), {"out": out})
     from ..return_types import frexp as frexp_result
     result = frexp_op(input)
     if out is not None:
@@ -308,18 +296,16 @@ heaviside__op = defop("heaviside_(Tensor(a!) self, Tensor values) -> Tensor(a!)"
 
 
 @method()
+@overridable
 def heaviside(input, values):
     """torch.heaviside: 0 where ``input < 0``, ``values`` where it is 0, 1 where it is positive."""
-    if seam.on:
-        return seam.torch_function(heaviside, (input, values), {})
     return heaviside_op(input, values)
 
 
 @method()
+@overridable
 def heaviside_(self, values):
     """In place: heaviside (aten.heaviside_)."""
-    if seam.on:
-        return seam.torch_function(heaviside_, (self, values), {})
     return heaviside__op._call(self, values)
 
 
@@ -338,18 +324,16 @@ nextafter__op = defop("nextafter_(Tensor(a!) self, Tensor other) -> Tensor(a!)",
 
 
 @method()
+@overridable
 def nextafter(input, other):
     """torch.nextafter: the next floating-point value after ``input`` towards ``other``."""
-    if seam.on:
-        return seam.torch_function(nextafter, (input, other), {})
     return nextafter_op(input, other)
 
 
 @method()
+@overridable
 def nextafter_(self, other):
     """In place: nextafter (aten.nextafter_)."""
-    if seam.on:
-        return seam.torch_function(nextafter_, (self, other), {})
     return nextafter__op._call(self, other)
 
 
@@ -369,16 +353,14 @@ lcm_op = defop("lcm(Tensor self, Tensor other) -> Tensor", _integer_kernel("lcm"
 
 
 def _integer_public(name, op):
+    @overridable
     def public(input, other):
-        if seam.on:
-            return seam.torch_function(public, (input, other), {})
         if not isinstance(other, Tensor):
             raise TypeError(f"{name}(): argument 'other' (position 2) must be Tensor, not {_checks.type_name(other)}")
         return op(input, other)
 
+    @overridable
     def public_(input, other):
-        if seam.on:
-            return seam.torch_function(public_, (input, other), {})
         return input.copy_(op(input, other))
     public.__name__ = public.__qualname__ = name
     public_.__name__ = public_.__qualname__ = name + "_"

@@ -16,7 +16,7 @@ from .._array import (xp, row_major, asarray, has_values, like_operands, array_t
                       asarray_like as _asarray_like, arange_like as _arange_like, zeros_like as _zeros_like,
                       full_like as _full_like)
 from .._ops import defop, aten, node_classes_of
-from .._seam import seam
+from .._seam import seam, overridable
 from ._op import method, computed_into_self
 from .pointwise import maximum, minimum
 from ._derivatives import (not_implemented, sum_backward, mean_backward, nansum_backward, evenly_distribute_backward,
@@ -195,10 +195,9 @@ def _whole_or_dims(whole_op, dims_op, input, dim, keepdim, dtype):
 
 
 @method()
+@overridable
 def sum(input, dim=None, keepdim=False, *, dtype=None, **numpy_names):
     """The sum over ``dim`` (an int, a list of ints, or None for every element)."""
-    if seam.on:
-        return seam.torch_function(sum, (input, dim, keepdim), dict(numpy_names, dtype=dtype))
     if not isinstance(input, Tensor):  # torch.sum([1, 2]): torch's TypeError (not builtins.sum)
         raise _checks.not_a_tensor("sum", input)
     if numpy_names:
@@ -207,30 +206,27 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, **numpy_names):
 
 
 @method()
+@overridable
 def nansum(input, dim=None, keepdim=False, *, dtype=None, **numpy_names):
     """The sum, NaNs counted as zero."""
-    if seam.on:
-        return seam.torch_function(nansum, (input, dim, keepdim), dict(numpy_names, dtype=dtype))
     if numpy_names:
         dim, keepdim = _numpy_names("nansum", numpy_names, dim, keepdim)
     return nansum_op(input, None if dim is None else _dim_list(dim), keepdim, dtype=dtype)
 
 
 @method()
+@overridable
 def mean(input, dim=None, keepdim=False, *, dtype=None, **numpy_names):
     """The mean over ``dim`` (floating point and complex inputs, or ``dtype=`` one)."""
-    if seam.on:
-        return seam.torch_function(mean, (input, dim, keepdim), dict(numpy_names, dtype=dtype))
     if numpy_names:
         dim, keepdim = _numpy_names("mean", numpy_names, dim, keepdim)
     return _whole_or_dims(mean_op, mean_dim_op, input, dim, keepdim, dtype)
 
 
 @method()
+@overridable
 def nanmean(input, dim=None, keepdim=False, *, dtype=None, **numpy_names):
     """The mean of the non-NaN elements: ``nansum / (number of non-NaN)``, torch's composite."""
-    if seam.on:
-        return seam.torch_function(nanmean, (input, dim, keepdim), dict(numpy_names, dtype=dtype))
     if numpy_names:
         dim, keepdim = _numpy_names("nanmean", numpy_names, dim, keepdim)
     if not _is_float(input._data):
@@ -241,10 +237,9 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None, **numpy_names):
 
 
 @method()
+@overridable
 def prod(input, dim=None, keepdim=False, *, dtype=None, **numpy_names):
     """The product over one ``dim``, or over every element."""
-    if seam.on:
-        return seam.torch_function(prod, (input, dim, keepdim), dict(numpy_names, dtype=dtype))
     if numpy_names:
         dim, keepdim = _numpy_names("prod", numpy_names, dim, keepdim)
     if dim is None:
@@ -420,71 +415,64 @@ def _extreme(fn, input, dim, keepdim, op, dim_op):
 
 
 @method()
+@overridable
 def max(input, dim=None, keepdim=False, **numpy_names):
     """The largest element; along ``dim``, the largest values and their indices; given a tensor,
     the elementwise maximum."""
-    if seam.on:
-        return seam.torch_function(max, (input, dim, keepdim), numpy_names)
     if numpy_names:
         dim, keepdim = _numpy_names("max", numpy_names, dim, keepdim)
     return _extreme("max", input, dim, keepdim, max_op, max_dim_op)
 
 
 @method()
+@overridable
 def min(input, dim=None, keepdim=False, **numpy_names):
     """The smallest element; along ``dim``, the smallest values and their indices; given a tensor,
     the elementwise minimum."""
-    if seam.on:
-        return seam.torch_function(min, (input, dim, keepdim), numpy_names)
     if numpy_names:
         dim, keepdim = _numpy_names("min", numpy_names, dim, keepdim)
     return _extreme("min", input, dim, keepdim, min_op, min_dim_op)
 
 
 @method()
+@overridable
 def amax(input, dim=(), keepdim=False, **numpy_names):
     """The largest values over ``dim`` (all dims by default); ties share the gradient evenly."""
-    if seam.on:
-        return seam.torch_function(amax, (input, dim, keepdim), numpy_names)
     if numpy_names:
         dim, keepdim = _numpy_names("amax", numpy_names, dim, keepdim)
     return amax_op(input, _dim_list(dim), keepdim)
 
 
 @method()
+@overridable
 def amin(input, dim=(), keepdim=False, **numpy_names):
     """The smallest values over ``dim`` (all dims by default); ties share the gradient evenly."""
-    if seam.on:
-        return seam.torch_function(amin, (input, dim, keepdim), numpy_names)
     if numpy_names:
         dim, keepdim = _numpy_names("amin", numpy_names, dim, keepdim)
     return amin_op(input, _dim_list(dim), keepdim)
 
 
 @method()
+@overridable
 def aminmax(input, *, dim=None, keepdim=False):
     """(min, max) in one call: torch.return_types.aminmax."""
-    if seam.on:
-        return seam.torch_function(aminmax, (input,), {"dim": dim, "keepdim": keepdim})
     low, high = aminmax_op(input, dim=dim, keepdim=keepdim)
     return return_types.aminmax((low, high))
 
 
 @method()
+@overridable
 def argmax(input, dim=None, keepdim=False, **numpy_names):
     """The index of the first largest element (NaN counts as the largest, as in torch)."""
-    if seam.on:
-        return seam.torch_function(argmax, (input, dim, keepdim), numpy_names)
     if numpy_names:
         dim, keepdim = _numpy_names("argmax", numpy_names, dim, keepdim)
     return argmax_op(input, dim, keepdim)
 
 
 @method()
+@overridable
 def argmin(input, dim=None, keepdim=False, **numpy_names):
     """The index of the first smallest element (NaN counts as the smallest, as in torch)."""
-    if seam.on:
-        return seam.torch_function(argmin, (input, dim, keepdim), numpy_names)
     if numpy_names:
         dim, keepdim = _numpy_names("argmin", numpy_names, dim, keepdim)
     return argmin_op(input, dim, keepdim)
@@ -577,32 +565,28 @@ def _var_like(fn, op, input, dim, unbiased, keepdim, correction, numpy_names):
 
 
 @method()
+@overridable
 def var(input, dim=_UNSET, unbiased=None, keepdim=False, *, correction=_UNSET, **numpy_names):
     """The variance over ``dim``: ``sum((x - mean)^2) / (n - correction)`` (correction 1 by default)."""
-    if seam.on:
-        return seam.torch_function(var, (input, dim, unbiased, keepdim), dict(numpy_names, correction=correction))
     return _var_like("var", var_op, input, dim, unbiased, keepdim, correction, numpy_names)
 
 
 @method()
+@overridable
 def std(input, dim=_UNSET, unbiased=None, keepdim=False, *, correction=_UNSET, **numpy_names):
     """The standard deviation over ``dim``: ``sqrt(var)``."""
-    if seam.on:
-        return seam.torch_function(std, (input, dim, unbiased, keepdim), dict(numpy_names, correction=correction))
     return _var_like("std", std_op, input, dim, unbiased, keepdim, correction, numpy_names)
 
 
+@overridable
 def var_mean(input, dim=_UNSET, unbiased=None, keepdim=False, *, correction=_UNSET, **numpy_names):
     """(var, mean) in one call, one node: VarMeanBackward0."""
-    if seam.on:
-        return seam.torch_function(var_mean, (input, dim, unbiased, keepdim), dict(numpy_names, correction=correction))
     return _var_like("var_mean", var_mean_op, input, dim, unbiased, keepdim, correction, numpy_names)
 
 
+@overridable
 def std_mean(input, dim=_UNSET, unbiased=None, keepdim=False, *, correction=_UNSET, **numpy_names):
     """(std, mean) in one call, one node: StdMeanBackward0."""
-    if seam.on:
-        return seam.torch_function(std_mean, (input, dim, unbiased, keepdim), dict(numpy_names, correction=correction))
     return _var_like("std_mean", std_mean_op, input, dim, unbiased, keepdim, correction, numpy_names)
 
 
@@ -659,21 +643,19 @@ logsumexp_op = defop("logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> 
                      self=lambda grad, self, result, dim, keepdim: logsumexp_backward(grad, self, result, dim, keepdim))
 
 
+@overridable
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     """torch.linalg.vector_norm: ``(sum |x|^ord)^(1/ord)`` over ``dim`` (every element by default)."""
-    if seam.on:
-        return seam.torch_function(vector_norm, (x, ord, dim, keepdim), {"dtype": dtype})
     if isinstance(ord, str) or not isinstance(ord, (int, float)):
         raise TypeError(f"linalg_vector_norm(): argument 'ord' (position 2) must be Number, not {type(ord).__name__}")
     return vector_norm_op(x, ord, None if dim is None else _dim_list(dim), keepdim, dtype=dtype)
 
 
 @method()
+@overridable
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None, **numpy_names):
     """torch.norm / Tensor.norm: a vector p-norm (``'fro'`` is the 2-norm; ``'nuc'`` the nuclear
     norm of matrices) -- torch routes it to linalg.vector_norm and records that node."""
-    if seam.on:
-        return seam.torch_function(norm, (input, p, dim, keepdim, dtype), numpy_names)
     if numpy_names:
         dim, keepdim = _numpy_names("norm", numpy_names, dim, keepdim)
     if p is not None and not isinstance(p, (int, float, str)):
@@ -689,10 +671,9 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None, **numpy_names):
 
 
 @method()
+@overridable
 def logsumexp(input, dim=None, keepdim=False, **numpy_names):
     """``log(sum(exp(x)))`` over ``dim``, computed without overflow."""
-    if seam.on:
-        return seam.torch_function(logsumexp, (input, dim, keepdim), numpy_names)
     if numpy_names:
         dim, keepdim = _numpy_names("logsumexp", numpy_names, dim, keepdim)
     _required_dim("logsumexp", dim)
@@ -857,10 +838,9 @@ cumprod__op = defop("cumprod_(Tensor(a!) self, int dim, *, ScalarType? dtype=Non
 
 
 @method()
+@overridable
 def cumsum(input, dim=None, *, dtype=None, **numpy_names):
     """Running sums along ``dim``."""
-    if seam.on:
-        return seam.torch_function(cumsum, (input, dim), dict(numpy_names, dtype=dtype))
     if numpy_names:
         dim, _ = _numpy_names("cumsum", numpy_names, dim, False)
     _required_dim("cumsum", dim)
@@ -868,10 +848,9 @@ def cumsum(input, dim=None, *, dtype=None, **numpy_names):
 
 
 @method()
+@overridable
 def cumprod(input, dim=None, *, dtype=None, **numpy_names):
     """Running products along ``dim`` (its gradient is exact with zeros)."""
-    if seam.on:
-        return seam.torch_function(cumprod, (input, dim), dict(numpy_names, dtype=dtype))
     if numpy_names:
         dim, _ = _numpy_names("cumprod", numpy_names, dim, False)
     _required_dim("cumprod", dim)
@@ -879,35 +858,31 @@ def cumprod(input, dim=None, *, dtype=None, **numpy_names):
 
 
 @method()
+@overridable
 def cumsum_(self, dim, *, dtype=None):
     """In place: running sums along ``dim`` (aten.cumsum_)."""
-    if seam.on:
-        return seam.torch_function(cumsum_, (self, dim), {"dtype": dtype})
     return cumsum__op._call(self, dim, dtype=dtype)
 
 
 @method()
+@overridable
 def cumprod_(self, dim, *, dtype=None):
     """In place: running products along ``dim`` (aten.cumprod_)."""
-    if seam.on:
-        return seam.torch_function(cumprod_, (self, dim), {"dtype": dtype})
     return cumprod__op._call(self, dim, dtype=dtype)
 
 
 @method()
+@overridable
 def cummax(input, dim):
     """Running maxima along ``dim`` and where each came from."""
-    if seam.on:
-        return seam.torch_function(cummax, (input, dim), {})
     values, indices = cummax_op(input, dim)
     return return_types.cummax((values, indices))
 
 
 @method()
+@overridable
 def cummin(input, dim):
     """Running minima along ``dim`` and where each came from."""
-    if seam.on:
-        return seam.torch_function(cummin, (input, dim), {})
     values, indices = cummin_op(input, dim)
     return return_types.cummin((values, indices))
 
@@ -948,30 +923,27 @@ def _logical(fn, input, dim, keepdim, plain, one, many):
 
 
 @method()
+@overridable
 def any(input, dim=None, keepdim=False, **numpy_names):
     """Whether any element is nonzero (over ``dim``)."""
-    if seam.on:
-        return seam.torch_function(any, (input, dim, keepdim), numpy_names)
     if numpy_names:
         dim, keepdim = _numpy_names("any", numpy_names, dim, keepdim)
     return _logical("any", input, dim, keepdim, any_op, any_dim_op, any_dims_op)
 
 
 @method()
+@overridable
 def all(input, dim=None, keepdim=False, **numpy_names):
     """Whether every element is nonzero (over ``dim``)."""
-    if seam.on:
-        return seam.torch_function(all, (input, dim, keepdim), numpy_names)
     if numpy_names:
         dim, keepdim = _numpy_names("all", numpy_names, dim, keepdim)
     return _logical("all", input, dim, keepdim, all_op, all_dim_op, all_dims_op)
 
 
 @method()
+@overridable
 def count_nonzero(input, dim=None, **numpy_names):
     """How many elements are nonzero (over ``dim``)."""
-    if seam.on:
-        return seam.torch_function(count_nonzero, (input, dim), numpy_names)
     if numpy_names:
         dim, _ = _numpy_names("count_nonzero", numpy_names, dim, False)
     if dim is None or isinstance(dim, int):
@@ -1155,10 +1127,9 @@ def argsort(input, dim=-1, descending=False, stable=False, **numpy_names):
 
 
 @method()
+@overridable
 def topk(input, k, dim=-1, largest=True, sorted=True, **numpy_names):
     """The ``k`` largest (or smallest) values along ``dim`` and their indices."""
-    if seam.on:
-        return seam.torch_function(topk, (input, k, dim, largest, sorted), numpy_names)
     if numpy_names:
         dim, _ = _numpy_names("topk", numpy_names, dim, False)
     values, indices = topk_op(input, k, dim, largest, sorted)
@@ -1166,10 +1137,9 @@ def topk(input, k, dim=-1, largest=True, sorted=True, **numpy_names):
 
 
 @method()
+@overridable
 def kthvalue(input, k, dim=-1, keepdim=False, **numpy_names):
     """The ``k``-th smallest value along ``dim`` (1-based) and its index."""
-    if seam.on:
-        return seam.torch_function(kthvalue, (input, k, dim, keepdim), numpy_names)
     if numpy_names:
         dim, keepdim = _numpy_names("kthvalue", numpy_names, dim, keepdim)
     values, indices = kthvalue_op(input, k, dim, keepdim)
@@ -1184,31 +1154,28 @@ def _median_like(fn, op, dim_op, input, dim, keepdim):
 
 
 @method()
+@overridable
 def median(input, dim=None, keepdim=False, **numpy_names):
     """The lower median: the ((n - 1) // 2)-th smallest (torch does not average the middle two);
     NaN if the values hold a NaN."""
-    if seam.on:
-        return seam.torch_function(median, (input, dim, keepdim), numpy_names)
     if numpy_names:
         dim, keepdim = _numpy_names("median", numpy_names, dim, keepdim)
     return _median_like("median", median_op, median_dim_op, input, dim, keepdim)
 
 
 @method()
+@overridable
 def nanmedian(input, dim=None, keepdim=False, **numpy_names):
     """The lower median of the values that are not NaN."""
-    if seam.on:
-        return seam.torch_function(nanmedian, (input, dim, keepdim), numpy_names)
     if numpy_names:
         dim, keepdim = _numpy_names("nanmedian", numpy_names, dim, keepdim)
     return _median_like("nanmedian", nanmedian_op, nanmedian_dim_op, input, dim, keepdim)
 
 
 @method()
+@overridable
 def mode(input, dim=-1, keepdim=False, **numpy_names):
     """The most frequent value along ``dim`` and an index where it occurs."""
-    if seam.on:
-        return seam.torch_function(mode, (input, dim, keepdim), numpy_names)
     if numpy_names:
         dim, keepdim = _numpy_names("mode", numpy_names, dim, keepdim)
     values, indices = mode_op(input, dim, keepdim)
@@ -1311,10 +1278,9 @@ bucketize_op = defop("bucketize.Tensor(Tensor self, Tensor boundaries, *, bool o
 
 
 @method()
+@overridable
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
     """The distinct values (sorted), and on request where each element went and how many there were."""
-    if seam.on:
-        return seam.torch_function(unique, (input, sorted, return_inverse, return_counts, dim), {})
     if dim is None:
         values, inverse, counts = unique2_op(input, sorted, return_inverse, return_counts)
     else:
@@ -1329,33 +1295,28 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
 
 
 @method()
+@overridable
 def bincount(input, weights=None, minlength=0):
     """How often each non-negative integer occurs (summing ``weights`` instead of ones)."""
-    if seam.on:
-        return seam.torch_function(bincount, (input, weights, minlength), {})
     return bincount_op(input, weights, minlength)
 
 
 @method()
+@overridable
 def histc(input, bins=100, min=0, max=0):
     """A histogram with ``bins`` equal bins over [min, max] (the data's range when both are 0)."""
-    if seam.on:
-        return seam.torch_function(histc, (input, bins, min, max), {})
     return histc_op(input, bins, min, max)
 
 
+@overridable
 def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None):
     """Where each value would go into the innermost dim of ``sorted_sequence`` to keep it sorted."""
-    if seam.on:
-        return seam.torch_function(searchsorted, (sorted_sequence, input),
-                                   {"out_int32": out_int32, "right": right, "side": side, "sorter": sorter})
     return searchsorted_op(sorted_sequence, input, out_int32=out_int32, right=right, side=side, sorter=sorter)
 
 
+@overridable
 def bucketize(input, boundaries, *, out_int32=False, right=False):
     """The bucket of each value among the 1-D ``boundaries``."""
-    if seam.on:
-        return seam.torch_function(bucketize, (input, boundaries), {"out_int32": out_int32, "right": right})
     return bucketize_op(input, boundaries, out_int32=out_int32, right=right)
 
 
@@ -1523,12 +1484,10 @@ isin_scalar_elements_op = defop("isin.Scalar_Tensor(Scalar element, Tensor test_
                                 "bool assume_unique=False, bool invert=False) -> Tensor", _isin_kernel)
 
 
+@overridable
 def isin(elements, test_elements, *, assume_unique=False, invert=False):
     """Whether each element of ``elements`` is in ``test_elements`` (either may be a number): a bool
     tensor of ``elements``' shape (``invert`` negates it)."""
-    if seam.on:
-        return seam.torch_function(isin, (elements, test_elements),
-                                   dict(assume_unique=assume_unique, invert=invert))
     if isinstance(elements, Tensor):
         op = isin_op if isinstance(test_elements, Tensor) else isin_scalar_op
     elif isinstance(test_elements, Tensor):

@@ -22,7 +22,7 @@ from .._tensor import Tensor, _wrap_dim
 from .._array import xp, has_values, on_device_of as _on_device_of, zeros_like as _zeros_like, full_like as _full_like
 from ._op import method
 from .._ops import defop, node_classes_of
-from .._seam import seam
+from .._seam import overridable
 
 __getattr__ = node_classes_of(__name__)    # (the node classes declared here, by name: TanhBackward0)
 
@@ -149,16 +149,14 @@ scatter_reduce__op = defop("scatter_reduce_.two(Tensor(a!) self, int dim, Tensor
 
 
 @method()
+@overridable
 def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     """Reduce ``src`` into a copy of ``input`` at ``index`` along ``dim`` (see the module's docstring)."""
-    if seam.on:
-        return seam.torch_function(scatter_reduce, (input, dim, index, src, reduce), {"include_self": include_self})
     return scatter_reduce_op(input, _wrap_dim(dim, max(input.ndim, 1)), index, src, reduce, include_self=include_self)
 
 
+@overridable
 def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
-    if seam.on:
-        return seam.torch_function(scatter_reduce_, (self, dim, index, src, reduce), {"include_self": include_self})
     return scatter_reduce__op(self, _wrap_dim(dim, max(self.ndim, 1)), index, src, reduce, include_self=include_self)
 
 

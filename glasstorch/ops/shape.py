@@ -21,7 +21,7 @@ from ..autograd.graph import set_history, check_inplace, edge_of
 from ._op import _state, method, accepts_numpy_names
 from .. import _dtype, _checks
 from .._ops import defop, aten, node_classes_of
-from .._seam import seam
+from .._seam import seam, overridable
 from ._derivatives import sum_to
 
 __getattr__ = node_classes_of(__name__)    # (the node classes declared here, by name: TanhBackward0)
@@ -215,8 +215,6 @@ reshape_alias_op = defop("_reshape_alias(Tensor(a) self, SymInt[] size, SymInt[]
 @method()
 @accepts_numpy_names("size")
 def view(input, *shape):
-    if seam.on:
-        return seam.torch_function(view, (input, *shape), {})
     if len(shape) == 1 and isinstance(shape[0], _dtype.dtype):
         # (torch: a view that autograd does not track -- it shares the version counter, not the history)
         return view_dtype_op(input, shape[0]).detach()
@@ -247,29 +245,24 @@ def _reshape(input, shape):
 @method()
 @accepts_numpy_names("shape")
 def reshape(input, *shape):
-    if seam.on:
-        return seam.torch_function(reshape, (input, *shape), {})
     return _reshape(input, _shape_arg(shape))
 
 
 @method()
+@overridable
 def view_as(input, other):
-    if seam.on:
-        return seam.torch_function(view_as, (input, other), {})
     return view_op(input, other._data.shape)
 
 
 @method()
+@overridable
 def reshape_as(input, other):
-    if seam.on:
-        return seam.torch_function(reshape_as, (input, other), {})
     return _reshape(input, other._data.shape)
 
 
 @method()
+@overridable
 def flatten(input, start_dim=0, end_dim=-1):
-    if seam.on:
-        return seam.torch_function(flatten, (input, start_dim, end_dim), {})
     shp = input._data.shape
     nd = len(shp)
     if nd == 0:
@@ -283,9 +276,8 @@ def flatten(input, start_dim=0, end_dim=-1):
 
 
 @method()
+@overridable
 def unflatten(input, dim, sizes):
-    if seam.on:
-        return seam.torch_function(unflatten, (input, dim, sizes), {})
     shp = input._data.shape
     d = _wrap_dim(dim, input._data.ndim)
     sizes = list(sizes)
@@ -301,9 +293,8 @@ def unflatten(input, dim, sizes):
 
 
 @method()
+@overridable
 def ravel(input):
-    if seam.on:
-        return seam.torch_function(ravel, (input,), {})
     return view_op(_contiguous(input), (-1,))
 
 
@@ -336,8 +327,6 @@ permute_op = defop("permute(Tensor(a) self, int[] dims) -> Tensor(a)", _permute_
 @method()
 @accepts_numpy_names("dims")
 def permute(input, *dims):
-    if seam.on:
-        return seam.torch_function(permute, (input, *dims), {})
     if not dims:
         raise TypeError('permute() missing 1 required positional arguments: "dims"')
     return permute_op(input, _shape_arg(dims))
@@ -366,37 +355,32 @@ t_op = defop("t(Tensor(a) self) -> Tensor(a)", _t_kernel_named("t"), node="TBack
 
 
 @method()
+@overridable
 def transpose(input, dim0, dim1):
-    if seam.on:
-        return seam.torch_function(transpose, (input, dim0, dim1), {})
     return transpose_op(input, dim0, dim1)
 
 
 @method()
+@overridable
 def swapaxes(input, axis0, axis1):
-    if seam.on:
-        return seam.torch_function(swapaxes, (input, axis0, axis1), {})
     return transpose_op(input, axis0, axis1)
 
 
 @method()
+@overridable
 def swapdims(input, dim0, dim1):
-    if seam.on:
-        return seam.torch_function(swapdims, (input, dim0, dim1), {})
     return transpose_op(input, dim0, dim1)
 
 
 @method()
+@overridable
 def t(input):
-    if seam.on:
-        return seam.torch_function(t, (input,), {})
     return t_op(input)
 
 
 @method()
+@overridable
 def adjoint(input):
-    if seam.on:
-        return seam.torch_function(adjoint, (input,), {})
     return transpose_op(input, -2, -1)
 
 
@@ -473,16 +457,14 @@ def _movedim_order(nd, source, destination):
 
 
 @method()
+@overridable
 def movedim(input, source, destination):
-    if seam.on:
-        return seam.torch_function(movedim, (input, source, destination), {})
     return permute_op(input, _movedim_order(input._data.ndim, source, destination))
 
 
 @method()
+@overridable
 def moveaxis(input, source, destination):
-    if seam.on:
-        return seam.torch_function(moveaxis, (input, source, destination), {})
     return permute_op(input, _movedim_order(input._data.ndim, source, destination))
 
 
@@ -520,28 +502,23 @@ expand_op = defop("expand(Tensor(a) self, SymInt[] size, *, bool implicit=False)
 @method()
 @accepts_numpy_names("size")
 def expand(input, *sizes):
-    if seam.on:
-        return seam.torch_function(expand, (input, *sizes), {})
     return expand_op(input, _shape_arg(sizes))
 
 
 @method()
+@overridable
 def expand_as(input, other):
-    if seam.on:
-        return seam.torch_function(expand_as, (input, other), {})
     return expand_op(input, other._data.shape)
 
 
 @method()
+@overridable
 def broadcast_to(input, size):
-    if seam.on:
-        return seam.torch_function(broadcast_to, (input, size), {})
     return expand_op(input, _shape_arg((size,)))
 
 
+@overridable
 def broadcast_tensors(*tensors):
-    if seam.on:
-        return seam.torch_function(broadcast_tensors, tensors, {})
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
     shape = _checks.broadcast_shape(*[t._data.shape for t in tensors])
@@ -554,9 +531,8 @@ def broadcast_shapes(*shapes):
 
 
 @method()
+@overridable
 def sum_to_size(input, *size):
-    if seam.on:
-        return seam.torch_function(sum_to_size, (input, *size), {})
     size = _shape_arg(size)
     shp = input._data.shape
     lead = len(shp) - len(size)
@@ -626,16 +602,12 @@ def _squeeze(input, dim):
 @method()
 @accepts_numpy_names()
 def squeeze(input, dim=None):
-    if seam.on:
-        return seam.torch_function(squeeze, (input,) if dim is None else (input, dim), {})
     return _squeeze(input, dim)
 
 
 @method()
 @accepts_numpy_names()
 def unsqueeze(input, dim):
-    if seam.on:
-        return seam.torch_function(unsqueeze, (input, dim), {})
     return unsqueeze_op(input, dim)
 
 
@@ -670,8 +642,6 @@ select_backward_op = defop("select_backward(Tensor grad_output, SymInt[] input_s
 @method()
 @accepts_numpy_names()
 def select(input, dim, index):
-    if seam.on:
-        return seam.torch_function(select, (input, dim, index), {})
     return select_op(input, dim, _int_arg("select", "index", 2, index))
 
 
@@ -683,8 +653,6 @@ def _slice(input, dim, start, end, step=1):
 @method()
 @accepts_numpy_names()
 def narrow(input, dim, start, length):
-    if seam.on:
-        return seam.torch_function(narrow, (input, dim, start, length), {})
     nd = input._data.ndim
     if nd == 0:
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
@@ -807,8 +775,6 @@ unbind_op = defop("unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]", _
 @method()
 @accepts_numpy_names()
 def unbind(input, dim=0):
-    if seam.on:
-        return seam.torch_function(unbind, (input, dim), {})
     if input._data.ndim and not input._data.shape[_wrap_dim(dim, input._data.ndim)]:
         return ()               # (no outputs: nothing to record)
     return tuple(unbind_op(input, dim))
@@ -817,8 +783,6 @@ def unbind(input, dim=0):
 @method()
 @accepts_numpy_names()
 def split(input, split_size_or_sections, dim=0):
-    if seam.on:
-        return seam.torch_function(split, (input, split_size_or_sections, dim), {})
     if isinstance(split_size_or_sections, (list, tuple)):
         try:
             sizes = tuple(index(s) for s in split_size_or_sections)
@@ -836,8 +800,6 @@ def split(input, split_size_or_sections, dim=0):
 @method()
 @accepts_numpy_names()
 def chunk(input, chunks, dim=0):
-    if seam.on:
-        return seam.torch_function(chunk, (input, chunks, dim), {})
     chunks = _int_arg("chunk", "chunks", 1, chunks)
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
@@ -852,10 +814,9 @@ def chunk(input, chunks, dim=0):
 
 
 @method()
+@overridable
 def tensor_split(input, indices_or_sections, dim=0):
     """torch's tensor_split: one aten.slice per piece (each its own view and SliceBackward0)."""
-    if seam.on:
-        return seam.torch_function(tensor_split, (input, indices_or_sections, dim), {})
     nd = input._data.ndim
     if nd == 0:
         raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims")
@@ -899,11 +860,10 @@ alias_op = defop("alias(Tensor(a) self) -> Tensor(a)", lambda self: self.view(),
 
 
 @method()
+@overridable
 def clone(input, *, memory_format=preserve_format):
     """A copy with its own memory. Laid out as the input (torch's preserve_format: ``x.t().clone()``
     is not contiguous either) unless ``memory_format=torch.contiguous_format``."""
-    if seam.on:
-        return seam.torch_function(clone, (input,), {"memory_format": memory_format})
     if memory_format is None:  # (torch's default: None is preserve_format)
         memory_format = preserve_format
     elif not isinstance(memory_format, _memory_format):
@@ -917,9 +877,8 @@ def _contiguous(input):
 
 
 @method()
+@overridable(defaults_by_keyword=True)
 def contiguous(input, memory_format=contiguous_format):
-    if seam.on:
-        return seam.torch_function(contiguous, (input,), {"memory_format": memory_format})
     return _contiguous(input)
 
 
@@ -999,33 +958,28 @@ def squeeze_(self, dim=None):
     return _inplace_view(self, "squeeze_", squeeze__dim_op, dim)
 
 
+@overridable
 def unsqueeze_(self, dim):
-    if seam.on:
-        return seam.torch_function(Tensor.unsqueeze_, (self, dim), {})
     return _inplace_view(self, "unsqueeze_", unsqueeze__op, dim)
 
 
+@overridable
 def t_(self):
-    if seam.on:
-        return seam.torch_function(Tensor.t_, (self,), {})
     return _inplace_view(self, "t_", t__op)
 
 
+@overridable
 def transpose_(self, dim0, dim1):
-    if seam.on:
-        return seam.torch_function(Tensor.transpose_, (self, dim0, dim1), {})
     return _inplace_view(self, "transpose_", transpose__op, dim0, dim1)
 
 
+@overridable
 def swapaxes_(self, axis0, axis1):
-    if seam.on:
-        return seam.torch_function(Tensor.swapaxes_, (self, axis0, axis1), {})
     return _inplace_view(self, "swapaxes_", transpose__op, axis0, axis1)
 
 
+@overridable
 def swapdims_(self, dim0, dim1):
-    if seam.on:
-        return seam.torch_function(Tensor.swapdims_, (self, dim0, dim1), {})
     return _inplace_view(self, "swapdims_", transpose__op, dim0, dim1)
 
 
@@ -1062,21 +1016,20 @@ def _resize(self, op, *args, memory_format=None):
     return self
 
 
+@overridable
 def resize_(self, *sizes, memory_format=None):
-    if seam.on:
-        return seam.torch_function(Tensor.resize_, (self, *sizes), {"memory_format": memory_format})
     return _resize(self, resize__op, _shape_arg(sizes), memory_format=memory_format)
 
 
+@overridable(defaults_by_keyword=True)
 def resize_as_(self, the_template, memory_format=None):
-    if seam.on:
-        return seam.torch_function(Tensor.resize_as_, (self, the_template), {"memory_format": memory_format})
     return _resize(self, resize_as__op, the_template, memory_format=memory_format)
 
 
 Tensor.resize_, Tensor.resize_as_ = resize_, resize_as_
 
 
+@overridable
 def set_(self, source=None):
     """``self`` takes ``source``'s memory, shape and strides (an empty tensor without one), as
     torch's ``set_``: a later write through either is seen by both, but ``self`` keeps its own
@@ -1084,8 +1037,6 @@ def set_(self, source=None):
     in so. The usual in-place checks apply (a leaf that requires grad only under ``no_grad``);
     a ``source`` that requires grad while grad mode is on is refused: torch records a node that
     cannot differentiate (``NotImplemented``), glasstorch does not record it at all."""
-    if seam.on:
-        return seam.torch_function(Tensor.set_, (self, source), {})
     from ._op import _check_inplace
     if source is None:
         source = self.new_empty((0,))

@@ -17,7 +17,7 @@ import operator
 from .. import _dtype
 from .._tensor import Tensor, Size
 from .._array import xp, row_major, full_like as _full_like
-from .._seam import seam
+from .._seam import seam, overridable
 from .._tensor import _wrap
 from ._op import method
 from .reduction import check_unique_dim
@@ -27,9 +27,8 @@ __all__ = ["hsplit", "vsplit", "dsplit", "split_with_sizes", "msort", "diagflat"
 
 
 def _directional_split(name, min_dims, dim_of):
+    @overridable
     def split(input, indices_or_sections):
-        if seam.on:
-            return seam.torch_function(split, (input, indices_or_sections), {})
         if input.ndim < min_dims:
             raise RuntimeError(f"torch.{name} requires a tensor with at least {min_dims} dimension, but got a tensor "
                                f"with {input.ndim} dimensions!")
@@ -52,10 +51,9 @@ dsplit = _directional_split("dsplit", 3, lambda ndim: 2)
 
 
 @method()
+@overridable
 def split_with_sizes(input, split_sizes, dim=0):
     """torch.split_with_sizes: pieces of the given sizes along ``dim`` (they must add up to its size)."""
-    if seam.on:
-        return seam.torch_function(split_with_sizes, (input, split_sizes, dim), {})
     size = input.shape[dim]
     if sum(split_sizes) != size:
         raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {size} (input tensor's size at "
@@ -64,26 +62,23 @@ def split_with_sizes(input, split_sizes, dim=0):
 
 
 @method()
+@overridable
 def msort(input):
     """torch.msort: sorted along dim 0 (``sort``'s values)."""
-    if seam.on:
-        return seam.torch_function(msort, (input,), {})
     return input.sort(0)[0]
 
 
 @method()
+@overridable
 def diagflat(input, offset=0):
     """torch.diagflat: a matrix with the flattened input on its ``offset``-th diagonal."""
-    if seam.on:
-        return seam.torch_function(diagflat, (input, offset), {})
     return input.contiguous().view(-1).diag_embed(offset)
 
 
+@overridable(defaults_by_keyword=True)
 def vander(x, N=None, increasing=False):
     """torch.vander: the Vandermonde matrix, columns x^(N-1) ... x^0 (x^0 ... x^(N-1) if ``increasing``);
     integer inputs give int64, as torch's cumprod does."""
-    if seam.on:
-        return seam.torch_function(vander, (x,), {"N": N, "increasing": increasing})
     if x.ndim != 1:
         raise RuntimeError("x must be a one-dimensional tensor.")
     n = x.shape[0] if N is None else N
@@ -99,11 +94,10 @@ def vander(x, N=None, increasing=False):
     return result if increasing else result.flip(1)
 
 
+@overridable(defaults_by_keyword=True)
 def combinations(input, r=2, with_replacement=False):
     """torch.combinations: every length-``r`` combination of the elements of a vector, in order, as rows
     (with ``with_replacement``, elements may repeat)."""
-    if seam.on:
-        return seam.torch_function(combinations, (input,), {"r": r, "with_replacement": with_replacement})
     if input.ndim != 1:
         raise RuntimeError(f"Expect a 1D vector, but got shape {list(input.shape)}")
     if r < 0:
@@ -131,13 +125,11 @@ def _runs(flat_keys, n):
 
 
 @method()
+@overridable(defaults_by_keyword=True)
 def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
     """torch.unique_consecutive: consecutive repeats collapsed to one (the whole tensor flattened, or
     slices along ``dim``); with ``return_inverse`` where each element went, ``return_counts`` how many
     each run had. Not differentiable (as in torch)."""
-    if seam.on:
-        return seam.torch_function(unique_consecutive, (input,), dict(
-            return_inverse=return_inverse, return_counts=return_counts, dim=dim))
     a = input._data
     if dim is None:
         flat = a.reshape(-1)

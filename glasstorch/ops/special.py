@@ -34,7 +34,7 @@ from .._array import xp, special as _sp, asarray, asarray_like as _asarray_like,
 from ._op import method, promote_arrays, write_into
 from .._ops import defop, aten
 from .. import _ops   # (_ops._ARRAY_TYPES, read at each call: it grows when CuPy is imported)
-from .._seam import seam
+from .._seam import seam, overridable
 
 __all__ = ["erfc", "erfc_", "i0", "i0_", "sinc", "sinc_", "xlogy", "xlogy_", "logit", "logit_", "polygamma",
            "mvlgamma"]
@@ -282,9 +282,8 @@ def _into(out, result, name):
 
 def _in_place(name, op):
     """``Tensor.<name>_``: ``op`` (the in-place op, or a function picking the overload)."""
+    @overridable
     def fn_(self, *args, **kwargs):
-        if seam.on:
-            return seam.torch_function(fn_, (self,) + args, kwargs)
         return op(self, *args, **kwargs)
     fn_.__name__ = fn_.__qualname__ = name + "_"
     return fn_
@@ -322,9 +321,8 @@ def polygamma(n, input, *, out=None):
     return _into(out, polygamma_op(n, input), "polygamma")
 
 
+@overridable
 def polygamma_(self, n):
-    if seam.on:
-        return seam.torch_function(polygamma_, (self, n), {})
     return polygamma__op(self, n)
 
 

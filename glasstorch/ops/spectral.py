@@ -32,7 +32,7 @@ import math
 
 from .. import _dtype
 from .._array import xp
-from .._seam import seam
+from .._seam import overridable
 from .._tensor import Tensor
 from .._warnings import warn
 from ._op import method
@@ -156,6 +156,7 @@ def _centered_window(window, win_length, n_fft, dtype, device):
 
 
 @method()
+@overridable(defaults_by_keyword=True)
 def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=True, pad_mode="reflect",
          normalized=False, onesided=None, return_complex=None, align_to_window=None):
     """The short-time Fourier transform: the DFT of every frame of ``n_fft`` samples, ``hop_length``
@@ -163,10 +164,6 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
     with ``return_complex=False`` (deprecated). N is ``n_fft // 2 + 1`` if ``onesided`` (the default for
     real input and window), else ``n_fft``; T is ``1 + L // hop_length`` with ``center`` (the default),
     ``1 + (L - n_fft) // hop_length`` without."""
-    if seam.on:
-        return seam.torch_function(stft, (input, n_fft), dict(
-            hop_length=hop_length, win_length=win_length, window=window, center=center, pad_mode=pad_mode,
-            normalized=normalized, onesided=onesided, return_complex=return_complex, align_to_window=align_to_window))
     if center and align_to_window is not None:
         raise RuntimeError("stft align_to_window should only be set when center = false")
     if center:                                   # torch.functional.stft's padding, before at::stft
@@ -246,15 +243,12 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
 
 
 @method()
+@overridable(defaults_by_keyword=True)
 def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=True, normalized=False,
           onesided=None, length=None, return_complex=False):
     """The inverse of :func:`stft` (least-squares overlap-add): ``input`` is stft's complex output
     ``(B?, N, T)``; the signal has ``length`` samples (default: what the frames cover, less the ``center``
     padding). The window's overlap-added square must not vanish anywhere (NOLA)."""
-    if seam.on:
-        return seam.torch_function(istft, (input, n_fft), dict(
-            hop_length=hop_length, win_length=win_length, window=window, center=center, normalized=normalized,
-            onesided=onesided, length=length, return_complex=return_complex))
     if window is None:
         _warn_once("istft-window", "A window was not provided. A rectangular window will be applied.Please provide "
                    "the same window used by stft to make the inversion lossless.To suppress this warning and use a "

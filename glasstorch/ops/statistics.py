@@ -16,7 +16,7 @@ import math
 from .. import _dtype
 from .._tensor import Tensor
 from .._array import xp
-from .._seam import seam
+from .._seam import overridable
 from .._tensor import _wrap
 from .._warnings import warn
 from ._op import method
@@ -26,12 +26,10 @@ __all__ = ["cov", "corrcoef", "trapezoid", "trapz", "cumulative_trapezoid", "his
 
 
 @method()
+@overridable
 def cov(input, *, correction=1, fweights=None, aweights=None):
     """torch.cov: the covariance matrix of the variables in the rows of ``input`` (a vector: one
     variable), with frequency weights ``fweights`` and observation weights ``aweights``."""
-    if seam.on:
-        return seam.torch_function(cov, (input,), dict(correction=correction, fweights=fweights,
-                                                       aweights=aweights))
     if input.ndim > 2:
         raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got an input with "
                            f"{input.ndim} dimensions")
@@ -82,10 +80,9 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
 
 
 @method()
+@overridable
 def corrcoef(input):
     """torch.corrcoef: Pearson's correlation coefficients of the variables in the rows of ``input``."""
-    if seam.on:
-        return seam.torch_function(corrcoef, (input,), {})
     if input.ndim > 2:
         raise RuntimeError(f"corrcoef(): expected input to have two or fewer dimensions but got an input with "
                            f"{input.ndim} dimensions")
@@ -144,10 +141,9 @@ def _check_signature(name, y, x, dx):
                         f"of:\n * (Tensor y, Tensor x, *, int dim = -1)\n * (Tensor y, *, Number dx = 1, int dim = -1)")
 
 
+@overridable
 def trapezoid(y, x=None, *, dx=None, dim=-1):
     """torch.trapezoid: the trapezoid rule along ``dim``, spacing ``dx`` (default 1) or points ``x``."""
-    if seam.on:
-        return seam.torch_function(trapezoid, (y, x), {"dx": dx, "dim": dim})
     _check_signature("trapezoid", y, x, dx)
     dim = _integration_dim(y, dim)
     if y.shape[dim] == 0:
@@ -164,18 +160,16 @@ def trapezoid(y, x=None, *, dx=None, dim=-1):
     return mul_scalar_op(y.sum(dim) - mul_scalar_op(y.select(dim, 0) + y.select(dim, -1), 0.5), float(step))
 
 
+@overridable
 def trapz(y, x=None, *, dx=None, dim=-1):
     """torch.trapz: alias of :func:`trapezoid`."""
-    if seam.on:
-        return seam.torch_function(trapz, (y, x), {"dx": dx, "dim": dim})
     _check_signature("trapz", y, x, dx)
     return trapezoid(y, x, dx=dx, dim=dim)
 
 
+@overridable
 def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
     """torch.cumulative_trapezoid: the running trapezoid-rule integral along ``dim`` (one value fewer)."""
-    if seam.on:
-        return seam.torch_function(cumulative_trapezoid, (y, x), {"dx": dx, "dim": dim})
     _check_signature("cumulative_trapezoid", y, x, dx)
     dim = _integration_dim(y, dim)
     if y.dtype is _dtype.bool:
@@ -188,13 +182,11 @@ def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
 
 
 @method()
+@overridable
 def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
     """torch.histogram: counts of ``input`` in ``bins`` equal bins over ``range`` (the data's range by
     default) or between the given edges; ``weight`` sums weights instead of ones; ``density`` divides
     by the total and the bin widths. Returns (hist, bin_edges)."""
-    if seam.on:
-        return seam.torch_function(histogram, (input, bins), dict(range=range, weight=weight, density=density,
-                                                                  out=out))
     from ..return_types import histogram as histogram_result
     if not input.is_floating_point():
         raise NotImplementedError(f"\"histogramdd\" not implemented for '{input.dtype._legacy}'")
@@ -226,10 +218,9 @@ def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
 
 
 @method()
+@overridable
 def logdet(input):
     """torch.logdet: log det A (of each matrix of a batch), nan where the determinant is negative."""
-    if seam.on:
-        return seam.torch_function(logdet, (input,), {})
     if input.ndim < 2:
         raise RuntimeError("linalg.slogdet: The input tensor A must have at least 2 dimensions.")
     if input.shape[-1] != input.shape[-2]:

@@ -13,7 +13,7 @@ from .._tensor import _wrap_dim
 from .._array import xp, copy_preserving_layout
 from ._op import method
 from .._ops import defop, node_classes_of
-from .._seam import seam
+from .._seam import overridable
 
 __getattr__ = node_classes_of(__name__)    # (the node classes declared here, by name: TanhBackward0)
 
@@ -47,8 +47,7 @@ rot90_op = defop("rot90(Tensor self, int k=1, int[] dims=[0, 1]) -> Tensor", _ro
 
 
 @method()
+@overridable
 def rot90(input, k=1, dims=(0, 1)):
     """``input`` turned k quarter turns in the plane of ``dims``, from the first dim towards the second."""
-    if seam.on:
-        return seam.torch_function(rot90, (input, k, dims), {})
     return rot90_op(input, k, list(dims))

@@ -20,7 +20,7 @@ computes (which is not the exact one: torch's ``gradgradcheck`` fails on it too,
 ``tests/test_parametrize.py`` pins that glasstorch gives torch's numbers).
 """
 from .._ops import defop, aten, node_classes_of
-from .._seam import seam
+from .._seam import overridable
 from .._array import xp
 from ._derivatives import norm_backward
 from .reduction import _vector_norm_kernel
@@ -65,11 +65,10 @@ norm_dim_op = defop("norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool
                         grad, self, 2 if p is None else p, result, dim, keepdim))
 
 
+@overridable
 def norm_except_dim(v, pow=2, dim=0):
     """The ``pow``-norm of ``v`` over every dim but ``dim``, shaped to broadcast against ``v``
     (size 1 everywhere but ``dim``); over everything when ``dim == -1``. torch's composite."""
-    if seam.on:
-        return seam.torch_function(norm_except_dim, (v, pow, dim), {})
     if dim == -1:
         return norm_scalar_op(v, pow)
     if dim == 0:
@@ -81,11 +80,10 @@ def norm_except_dim(v, pow=2, dim=0):
     return norm_except_dim(v.transpose(0, dim), pow, 0).transpose(0, dim)
 
 
+@overridable
 def _weight_norm(v, g, dim=0):
     """``v * (g / ||v||)``, the norm over every dim but ``dim`` (every dim when ``dim == -1``): the
     fused op for the first or last dim, torch's composite otherwise."""
-    if seam.on:
-        return seam.torch_function(_weight_norm, (v, g, dim), {})
     if v.device != g.device:
         raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two devices, "
                            f"{v.device} and {g.device}!")

@@ -14,7 +14,7 @@ from .._tensor import Tensor
 from .._array import xp, as_strided, zeros_like as _zeros_like, empty_like as _empty_like
 from ._op import method
 from .._ops import defop, node_classes_of
-from .._seam import seam
+from .._seam import overridable
 
 __getattr__ = node_classes_of(__name__)    # (the node classes declared here, by name: TanhBackward0)
 
@@ -64,10 +64,9 @@ def _wrap(dim, ndim):
     return dim % n
 
 
+@overridable
 def tensor_unfold(self, dimension, size, step):
     """Tensor.unfold: every window of ``size`` elements, ``step`` apart, along ``dimension`` (a view)."""
-    if seam.on:
-        return seam.torch_function(tensor_unfold, (self, dimension, size, step), {})
     return unfold_op(self, _wrap(dimension, self.ndim), size, step)
 
 
@@ -148,18 +147,14 @@ def _pairs(*values):
     return [list(_ntuple(v, 2)) for v in values]
 
 
+@overridable(defaults_by_keyword=True)
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     """torch.nn.functional.unfold: the sliding blocks of a batched (N, C, H, W) or unbatched (C, H, W) image,
     as columns: (N, C * kh * kw, L)."""
-    if seam.on:
-        return seam.torch_function(unfold, (input, kernel_size), dict(dilation=dilation, padding=padding,
-                                                                        stride=stride))
     return im2col_op(input, *_pairs(kernel_size, dilation, padding, stride))
 
+@overridable(defaults_by_keyword=True)
 def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     """torch.nn.functional.fold: the inverse layout of :func:`unfold`, overlapping values summed:
     (N, C * kh * kw, L) -> (N, C, H, W)."""
-    if seam.on:
-        return seam.torch_function(fold, (input, output_size, kernel_size), dict(dilation=dilation, padding=padding,
-                                                                                   stride=stride))
     return col2im_op(input, *_pairs(output_size, kernel_size, dilation, padding, stride))

@@ -29,7 +29,7 @@ from itertools import chain
 
 import glasstorch
 from .._tensor import Tensor
-from .._seam import seam
+from .._seam import overridable
 from .. import _dtype
 from ..autograd.grad_mode import enable_grad, no_grad
 from ..utils.hooks import RemovableHandle
@@ -383,6 +383,7 @@ class Optimizer:
         return [p for p in group["params"] if p.grad is not None]
 
     # ----------------------------------------------------------------------------- gradients, step
+    @overridable(defaults_by_keyword=True)
     def zero_grad(self, set_to_none=True):
         """Reset the gradients of all optimized tensors.
 
@@ -393,8 +394,6 @@ class Optimizer:
         A function mode sees this call as one (torch's modes see its reads and writes of each
         ``.grad`` instead): see README, "Where glasstorch differs".
         """
-        if seam.on:
-            return seam.torch_function(Optimizer.zero_grad, (self,), {"set_to_none": set_to_none})
         for group in self.param_groups:
             for p in group["params"]:
                 if p.grad is None:

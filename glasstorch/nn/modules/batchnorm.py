@@ -53,11 +53,10 @@ class _NormBase(Module):
         self.reset_parameters()
 
     def reset_running_stats(self):
-        if self.track_running_stats:
-            with no_grad():
-                self.running_mean.zero_()
-                self.running_var.fill_(1)
-                self.num_batches_tracked.zero_()
+        if self.track_running_stats:    # (buffers, no gradient: torch fills them without no_grad)
+            self.running_mean.zero_()
+            self.running_var.fill_(1)
+            self.num_batches_tracked.zero_()
 
     def reset_parameters(self):
         self.reset_running_stats()

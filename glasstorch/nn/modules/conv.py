@@ -78,13 +78,20 @@ class _ConvNd(Module):
         self.reset_parameters()
 
     def reset_parameters(self):
-        # kaiming_uniform_ with a = sqrt(5): U(-1/sqrt(fan_in), 1/sqrt(fan_in)), as for Linear
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
-            if fan_in != 0:
-                bound = 1 / math.sqrt(fan_in)
-                init.uniform_(self.bias, -bound, bound)
+        # kaiming_uniform_ with a = sqrt(5): U(-1/sqrt(fan_in), 1/sqrt(fan_in)), as for Linear. (Under
+        # no_grad, the weight's layout asked first: torch's calls, which a TorchFunctionMode sees.)
+        with glasstorch.no_grad():
+            if not self.weight.is_contiguous():
+                contiguous = glasstorch.empty_like(self.weight, memory_format=glasstorch.contiguous_format)
+                init.kaiming_uniform_(contiguous, a=math.sqrt(5))
+                self.weight.copy_(contiguous)
+            else:
+                init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+            if self.bias is not None:
+                fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
+                if fan_in != 0:
+                    bound = 1 / math.sqrt(fan_in)
+                    init.uniform_(self.bias, -bound, bound)
 
     def extra_repr(self):
         s = "{in_channels}, {out_channels}, kernel_size={kernel_size}, stride={stride}"

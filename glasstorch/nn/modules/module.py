@@ -25,7 +25,7 @@ from typing import Any, Optional, Union
 
 import glasstorch
 from glasstorch._tensor import Tensor
-from glasstorch._seam import seam
+from glasstorch._seam import overridable
 from glasstorch.autograd.grad_mode import no_grad
 from glasstorch.nn.parameter import Buffer, Parameter, is_lazy
 from glasstorch.nn.utils.hooks import BackwardHook, RemovableHandle
@@ -1430,11 +1430,10 @@ class Module:
             p.requires_grad_(requires_grad)
         return self
 
+    @overridable(defaults_by_keyword=True)
     def zero_grad(self, set_to_none: bool = True) -> None:
         r"""Reset gradients of all parameters: to ``None`` (default), or to zeros in place (one call for
         a function mode, as ``Optimizer.zero_grad``)."""
-        if seam.on:
-            return seam.torch_function(Module.zero_grad, (self,), {"set_to_none": set_to_none})
         for p in self.parameters():
             if p.grad is not None:
                 if set_to_none:
