@@ -44,8 +44,9 @@ def _env(**extra):
     return env
 
 
-def _run(args, limit, env=None, cwd=SCRIPTS):
-    """Run a command in its own process group; kill the whole group past ``limit`` seconds."""
+def _run(args, limit, env=None, cwd=SCRIPTS, nothing_left=False):
+    """Run a command in its own process group; kill the whole group past ``limit`` seconds. With
+    ``nothing_left``, every process it started must have ended soon after it did."""
     start = time.monotonic()
     proc = subprocess.Popen(args, cwd=cwd, env=env or _env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, start_new_session=True)
@@ -55,7 +56,13 @@ def _run(args, limit, env=None, cwd=SCRIPTS):
         os.killpg(proc.pid, signal.SIGKILL)
         out, err = proc.communicate()
         pytest.fail(f"{' '.join(map(str, args))} still ran after {limit}s (a hang)\nstdout:\n{out}\nstderr:\n{err[-3000:]}")
-    return proc.returncode, out, err, time.monotonic() - start
+    elapsed = time.monotonic() - start
+    if nothing_left:
+        try:
+            _assert_nothing_left([proc])
+        finally:
+            _kill_all([proc])
+    return proc.returncode, out, err, elapsed
 
 
 def _launch(nproc, script, *args, limit=90, env=None):
@@ -83,10 +90,32 @@ def _finish(proc, limit):
 
 
 def _kill_all(procs):
+    """Kill every process of the runs' process groups: the ranks, and what they started (rank 0's
+    rendezvous server lives in rank 0's group)."""
     for p in procs:
-        if p.poll() is None:
+        try:
             os.killpg(p.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        if p.returncode is None:
             p.communicate()
+
+
+def _group_alive(pgid):
+    try:
+        os.killpg(pgid, 0)
+        return True
+    except ProcessLookupError:
+        return False
+
+
+def _assert_nothing_left(procs, within=20):
+    """Once the ranks have ended, whatever they started (rank 0's rendezvous server) ends too."""
+    end = time.monotonic() + within
+    while any(_group_alive(p.pid) for p in procs) and time.monotonic() < end:
+        time.sleep(0.1)
+    left = [p.pid for p in procs if _group_alive(p.pid)]
+    assert not left, f"processes left running in the process groups {left} after the ranks ended"
 
 
 # ----------------------------------------------------------------------------------------------
@@ -452,6 +481,69 @@ def test_a_killed_rank_is_named_by_the_rendezvous():
         _kill_all(procs)
 
 
+def _finish_all(procs, limit):
+    """Wait for every process until ``limit`` seconds from now; (code, out, err) each, code None if it still ran."""
+    end = time.monotonic() + limit
+    return [_finish(p, max(0.1, end - time.monotonic())) for p in procs]
+
+
+# (how, failing rank, what the others do): rank 0 serves the rendezvous, so it fails in each way; the
+# launcher's and the rendezvous' tests above have rank 1 fail while the others wait
+FAIL_AND_END = {"rank 0 raises, the others end": ("raise", 0, "end"),
+                "rank 1 raises, the others end": ("raise", 1, "end"),
+                "rank 0 is killed, the others end": ("kill", 0, "end"),
+                "rank 0 raises, rank 1 waits for it": ("raise", 0, "wait"),
+                "rank 0 is killed, rank 1 waits for it": ("kill", 0, "wait")}
+
+
+@needs_mpi
+@pytest.mark.parametrize("case", list(FAIL_AND_END))
+def test_a_failed_rank_lets_every_other_rank_end(case):
+    """3 ranks started apart (env://). A rank raises or is killed; the others sleep past its failure and
+    their scripts then end normally, or one of them waits for it in a collective and must fail naming
+    it. Nobody may hang (in MPI_Finalize, MPI_Abort, or the rendezvous), and nothing of the job may
+    outlive it."""
+    how, failing, others = FAIL_AND_END[case]
+    procs = _ranks_apart("fail_and_end.py", [how, str(failing), others], 3, limit=90)
+    try:
+        results = _finish_all(procs, 90)
+        dumps = "".join(f"\n--- rank {r}: {code}\n{out}{err[-2000:]}" for r, (code, out, err) in enumerate(results))
+        assert all(code is not None for code, _, _ in results), "a rank hung" + dumps
+        assert results[failing][0] == (1 if how == "raise" else -signal.SIGKILL), dumps
+        waiter = (failing + 1) % 3 if others == "wait" else None
+        if waiter is not None:
+            named = (f"rank {failing} failed: ValueError: rank {failing} broke on purpose" if how == "raise"
+                     else f"rank {failing} died")
+            assert results[waiter][0] not in (None, 0) and f"ERROR {waiter}: {named}" in results[waiter][1], dumps
+        for r in set(range(3)) - {failing, waiter}:
+            assert results[r][0] == 0 and f"END {r}" in results[r][1], dumps
+        _assert_nothing_left(procs)
+    finally:
+        _kill_all(procs)
+
+
+@needs_mpi
+@pytest.mark.parametrize("how", ["raise", "kill"])
+def test_spawn_reports_the_failed_rank_and_leaves_nothing_running(how):
+    """A world of 3 under ``mp.spawn`` (``tcp://``), rank 0 failing while rank 1 waits for it: the
+    parent raises torch's exception for process 0 and stops the others, and rank 0's rendezvous
+    server ends with them."""
+    code, out, err, _ = _run([sys.executable, "fail_and_end.py", how, "0", "wait", "spawn", "3"], 90,
+                             nothing_left=True)
+    assert code == 1, out + err
+    if how == "raise":
+        assert "ProcessRaisedException" in err and "-- Process 0 terminated with the following error:" in err, err
+        assert "ValueError: rank 0 broke on purpose" in err, err
+        # spawn's child catches the exception (for the parent): the rank still leaves as one that failed,
+        # and its exit waits for the others' acknowledgements, so the waiting rank says so before the
+        # parent stops it
+        assert re.findall(r"ERROR 1: (.*), while", out) == ["rank 0 failed: ValueError: rank 0 broke on purpose"], out
+    else:
+        assert "ProcessExitedException: process 0 terminated with signal SIGKILL" in err, err
+        # the parent may stop the waiting rank before it names the dead one
+        assert all(msg.startswith("rank 0 died") for msg in re.findall(r"ERROR 1: (.*)", out)), out
+
+
 @needs_mpi
 def test_a_hung_rank_times_out_with_a_diagnosis():
     """The ranks form their group through ``init_method="tcp://..."`` (rank and world_size passed)."""
@@ -488,20 +580,14 @@ def test_monitored_barrier_names_the_ranks_that_did_not_reach_it(case):
     errors: a timeout that is not a timedelta, a group of the mpi backend)."""
     world_size, skip, wait_all, message, arrived = MONITORED[case]
     procs = _ranks_apart("monitored.py", [skip, wait_all], world_size, limit=60)
-    results = {}
     try:
-        for r in [0] + ([arrived] if arrived is not None else []):
-            results[r] = _finish(procs[r], 60)
-        # the skipping ranks are stopped once rank 0 is done: how they end afterwards (their script ends
-        # normally after rank 0 failed) is not what this test is about
-        for r, p in enumerate(procs):
-            if r not in results:
-                if p.poll() is None:
-                    os.killpg(p.pid, signal.SIGKILL)
-                out, err = p.communicate()
-                results[r] = (p.returncode, out, err)
+        results = dict(enumerate(_finish_all(procs, 60)))
+        _assert_nothing_left(procs)
     finally:
         _kill_all(procs)
+    # the skipping ranks' scripts end normally after rank 0 has failed (two of them once hung in MPI_Finalize)
+    for r in map(int, skip.split(",")):
+        assert results[r][0] == 0, f"rank {r}: {results[r][0]}\n{results[r][1]}{results[r][2][-3000:]}"
     outs = "".join(out for _, out, _ in results.values())
     assert sorted(re.findall(r"PASSED \d", outs)) == [f"PASSED {r}" for r in range(world_size)], \
         outs + results[0][2][-3000:]
