@@ -366,7 +366,9 @@ def _single_process_reference(world_size):
     return trained, s.params(model)
 
 
-def _check_ddp_reports(out_dir, world_size):
+def _check_training(out_dir, world_size):
+    """Every rank's parameters after DDP's steps, and after no_sync accumulation, are those of one process
+    trained on the concatenated batches (float64); returns the ranks' reports."""
     reports = [json.loads((out_dir / f"rank{r}.json").read_text()) for r in range(world_size)]
     trained, accumulated = _single_process_reference(world_size)
     for r, rep in enumerate(reports):
@@ -375,6 +377,14 @@ def _check_ddp_reports(out_dir, world_size):
         for name, value in accumulated.items():
             np.testing.assert_allclose(rep["accumulated"][name], value, rtol=1e-12, atol=1e-12,
                                        err_msg=f"rank {r} {name} (no_sync)")
+    # without the trainer's averaging the local gradients differ: no_sync really skipped it
+    assert reports[0]["local_grad_after_no_sync"] != reports[1]["local_grad_after_no_sync"]
+    return reports
+
+
+def _check_ddp_reports(out_dir, world_size):
+    reports = _check_training(out_dir, world_size)
+    for r, rep in enumerate(reports):
         assert rep["buckets"] >= 3
         assert rep["timeline"] == {"buckets": list(range(rep["buckets"])), "ordered": True}
         assert rep["state_dict_keys"][:2] == ["module.0.weight", "module.0.bias"]
@@ -401,8 +411,6 @@ def _check_ddp_reports(out_dir, world_size):
         assert all(len(v) == 1 and v[0].startswith("DDP all_reduce: bucket 0") for v in labels.values())
         assert sum(v[0].endswith("(starts it)") for v in labels.values()) == 1
         assert rep["draw_dot_marked"]
-    # without the trainer's averaging the local gradients differ: no_sync really skipped it
-    assert reports[0]["local_grad_after_no_sync"] != reports[1]["local_grad_after_no_sync"]
 
 
 @needs_mpi
@@ -422,6 +430,17 @@ def test_two_ranks_through_spawn_with_master_addr_in_the_environment(tmp_path):
     assert code == 0, err[-4000:]
     _checked(out, 2)
     _check_ddp_reports(tmp_path, 2)
+
+
+@needs_mpi
+@pytest.mark.parametrize("init_method", ["env://", "tcp://"])
+def test_three_ranks_through_spawn_train_as_one_process(tmp_path, init_method):
+    """``mp.spawn`` of 3 ranks, ``init_process_group("gloo", init_method="tcp://127.0.0.1:PORT", rank=,
+    world_size=)`` or env://: DDP's steps (and no_sync accumulation) give one process's parameters."""
+    code, out, err, _ = _run([sys.executable, "suite.py", str(tmp_path), "spawn", "3", "--training-only"]
+                             + (["--tcp"] if init_method == "tcp://" else []), 90, nothing_left=True)
+    assert code == 0, err[-4000:]
+    _check_training(tmp_path, 3)
 
 
 @needs_mpi
