@@ -155,7 +155,9 @@ def test_errors_before_init_are_torchs():
     import torch.distributed as tdist
     import glasstorch.distributed as gdist
     for fn in (lambda d: d.get_rank(), lambda d: d.get_world_size(), lambda d: d.barrier(),
-               lambda d: d.all_reduce(glasstorch.ones(2) if d is gdist else __import__("torch").ones(2))):
+               lambda d: d.all_reduce(glasstorch.ones(2) if d is gdist else __import__("torch").ones(2)),
+               lambda d: d.all_reduce(glasstorch.ones(2) if d is gdist else __import__("torch").ones(2),
+                                      op=d.ReduceOp.BXOR)):
         with pytest.raises(ValueError) as ours:
             fn(gdist)
         with pytest.raises(ValueError) as theirs:
@@ -383,9 +385,30 @@ def _check_training(out_dir, world_size):
     return reports
 
 
+def _torch_bitwise_float_errors():
+    """torch's errors for BAND/BOR/BXOR on floating-point and complex tensors, from a gloo group of one."""
+    import torch
+    import torch.distributed as tdist
+    tdist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{_free_port()}", rank=0, world_size=1)
+    errors = {}
+    try:
+        for op in (tdist.ReduceOp.BAND, tdist.ReduceOp.BOR, tdist.ReduceOp.BXOR):
+            for dtype in (torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.complex64):
+                try:
+                    tdist.all_reduce(torch.ones(3, dtype=dtype), op=op)
+                except (RuntimeError, ValueError) as e:
+                    errors[f"{op} {dtype}"] = str(e)
+    finally:
+        tdist.destroy_process_group()
+    return errors
+
+
 def _check_ddp_reports(out_dir, world_size):
     reports = _check_training(out_dir, world_size)
+    torch_errors = _torch_bitwise_float_errors()
+    assert len(torch_errors) == 15
     for r, rep in enumerate(reports):
+        assert rep["bitwise_float_errors"] == torch_errors
         assert rep["buckets"] >= 3
         assert rep["timeline"] == {"buckets": list(range(rep["buckets"])), "ordered": True}
         assert rep["state_dict_keys"][:2] == ["module.0.weight", "module.0.bias"]

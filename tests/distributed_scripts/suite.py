@@ -63,7 +63,7 @@ def run(out_dir, training_only=False):
         collectives.run_checks()
         print(f"CHECKED {dist.get_rank()} {collectives.CHECKS[0]}", flush=True)
     r, n = dist.get_rank(), dist.get_world_size()
-    report = {"host": socket.gethostname()}
+    report = {"host": socket.gethostname(), "bitwise_float_errors": collectives.BITWISE_FLOAT_ERRORS}
     x, y = make_data(n)
 
     # 1. plain steps; every rank starts from a different init: DDP broadcasts rank 0's (seed 0)
