@@ -673,41 +673,42 @@ def test_launcher_without_mpiexec_across_two_node_launchers():
 # ----------------------------------------------------------------------------------------------
 class _Nodes:
     """Two network namespaces, ``node0`` at 10.99.0.1 and ``node1`` at 10.99.0.2, linked by a veth pair
-    and nothing else (each has its own loopback): a process in one reaches the other only through
-    the link. :meth:`start` runs a command in a node, under that node's host name (its own UTS
-    namespace), so that MPI sees two hosts and cannot use shared memory between them."""
+    (named ``gtlink`` in both) and nothing else (each has its own loopback): a process in one reaches the
+    other only through the link. :meth:`start` runs a command in a node, under that node's host name (its
+    own UTS namespace), so that MPI sees two hosts and cannot use shared memory between them."""
     ADDRESSES = ("10.99.0.1", "10.99.0.2")
+    LINK = "gtlink"
 
     def __init__(self):
-        tag = f"gt{os.getpid() % 100000}"
-        self.namespaces = [f"{tag}n{i}" for i in (0, 1)]
-        self.links = [f"{tag}v{i}" for i in (0, 1)]
+        self.tag = f"gt{os.getpid() % 100000}"
+        self.namespaces = [f"{self.tag}n{i}" for i in (0, 1)]
+        self.ends = [f"{self.tag}v{i}" for i in (0, 1)]   # the link's ends' names before they move in
 
     def create(self):
-        a, b = self.namespaces
-        steps = [["ip", "netns", "add", a], ["ip", "netns", "add", b],
-                 ["ip", "link", "add", self.links[0], "type", "veth", "peer", "name", self.links[1]]]
-        for ns, link, address in zip(self.namespaces, self.links, self.ADDRESSES):
-            steps += [["ip", "link", "set", link, "netns", ns], ["ip", "-n", ns, "addr", "add", f"{address}/24", "dev", link],
-                      ["ip", "-n", ns, "link", "set", link, "up"], ["ip", "-n", ns, "link", "set", "lo", "up"]]
+        steps = [["ip", "netns", "add", ns] for ns in self.namespaces]
+        steps.append(["ip", "link", "add", self.ends[0], "type", "veth", "peer", "name", self.ends[1]])
+        for ns, end, address in zip(self.namespaces, self.ends, self.ADDRESSES):
+            steps += [["ip", "link", "set", end, "netns", ns], ["ip", "-n", ns, "link", "set", end, "name", self.LINK],
+                      ["ip", "-n", ns, "addr", "add", f"{address}/24", "dev", self.LINK],
+                      ["ip", "-n", ns, "link", "set", self.LINK, "up"], ["ip", "-n", ns, "link", "set", "lo", "up"]]
         for step in steps:
             subprocess.run(step, check=True, capture_output=True, text=True, timeout=30)
 
     def delete(self):
         for ns in self.namespaces:    # deleting a namespace deletes its end of the link, and so the link
             subprocess.run(["ip", "netns", "delete", ns], capture_output=True, timeout=30)
-        subprocess.run(["ip", "link", "delete", self.links[0]], capture_output=True, timeout=30)
+        subprocess.run(["ip", "link", "delete", self.ends[0]], capture_output=True, timeout=30)
 
-    def start(self, node, args, cwd=SCRIPTS):
+    def start(self, node, args, cwd=SCRIPTS, **env):
         command = ["ip", "netns", "exec", self.namespaces[node], "unshare", "--uts", "sh", "-c",
                    'hostname "$0" && exec "$@"', f"node{node}", *map(str, args)]
-        return subprocess.Popen(command, cwd=cwd, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        return subprocess.Popen(command, cwd=cwd, env=_env(**env), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 text=True, start_new_session=True)
 
     def bytes_sent(self, node):
         with subprocess.Popen(["ip", "netns", "exec", self.namespaces[node], "cat",
-                               f"/sys/class/net/{self.links[node]}/statistics/tx_bytes"],
-                              stdout=subprocess.PIPE, text=True) as p:
+                               f"/sys/class/net/{self.LINK}/statistics/tx_bytes"], stdout=subprocess.PIPE,
+                              text=True) as p:
             return int(p.communicate(timeout=30)[0])
 
 
@@ -729,29 +730,50 @@ def two_nodes():
         nodes.delete()
 
 
+def _check_two_machines(nodes, processes, out_dir, before):
+    try:
+        results = _finish_all(processes, 90)
+        for code, out, err in results:
+            assert code == 0, "".join(f"\n--- {i}: {c}\n{o}{e[-3000:]}" for i, (c, o, e) in enumerate(results))
+        _assert_nothing_left(processes)
+    finally:
+        _kill_all(processes)
+    reports = _check_training(out_dir, 2)
+    assert [rep["host"] for rep in reports] == ["node0", "node1"]
+    sent = [nodes.bytes_sent(i) - b for i, b in enumerate(before)]
+    # the model has 419 float64 parameters (3.3 KB): DDP's broadcasts and all_reduces moved several times
+    # that each way (9-13 KB measured, with the rendezvous' few hundred bytes)
+    assert all(n > 2 * 3352 for n in sent), sent
+
+
 @needs_mpi
 def test_two_machines_through_one_launcher_each(two_nodes, tmp_path):
     """torchrun's multi-node form across two 'machines' (network namespaces with their own addresses and
     host names): ``python -m glasstorch.distributed.run --nnodes 2 --node-rank N --master-addr 10.99.0.1
-    --nproc-per-node 1 train.py`` on each, ``init_process_group("gloo")`` (env://). DDP's steps give one
-    process's parameters on the concatenated batches, and the gradients went over the link."""
+    --nproc-per-node 1 train.py`` on each, ``init_process_group("gloo")`` (env://, no mpiexec). DDP's steps
+    give one process's parameters on the concatenated batches, and the gradients went over the link."""
     before = [two_nodes.bytes_sent(i) for i in (0, 1)]
     launchers = [two_nodes.start(node, [sys.executable, "-m", "glasstorch.distributed.run", "--nnodes", 2,
                                         "--node-rank", node, "--master-addr", _Nodes.ADDRESSES[0],
                                         "--master-port", 29500, "--nproc-per-node", 1, "suite.py", tmp_path,
                                         "--backend", "gloo", "--training-only"])
                  for node in (0, 1)]
-    try:
-        results = _finish_all(launchers, 90)
-        for code, out, err in results:
-            assert code == 0, "".join(f"\n--- node {i}: {c}\n{o}{e[-3000:]}" for i, (c, o, e) in enumerate(results))
-        _assert_nothing_left(launchers)
-    finally:
-        _kill_all(launchers)
-    reports = _check_training(tmp_path, 2)
-    assert [rep["host"] for rep in reports] == ["node0", "node1"]
-    sent = [two_nodes.bytes_sent(i) - b for i, b in enumerate(before)]
-    # the model has 419 float64 parameters (3.3 KB): DDP's broadcasts and all_reduces moved several times
-    # that each way (9-13 KB measured, with the rendezvous' few hundred bytes)
-    assert all(n > 2 * 3352 for n in sent), sent
+    _check_two_machines(two_nodes, launchers, tmp_path, before)
 
+
+@needs_mpi
+def test_two_machines_through_an_mpi_hostfile(two_nodes, tmp_path):
+    """MPI's multi-machine form: ``python -m glasstorch.distributed.run --hostfile hosts --nproc-per-node 1
+    train.py`` on node0, one mpiexec starting a rank on each host of the file (10.99.0.1, 10.99.0.2), as
+    it would over ssh: hydra's ssh is ``netns_ssh.sh`` (HYDRA_LAUNCHER_EXEC), which enters the host's
+    namespace; ``init_process_group("mpi")``."""
+    hostfile = tmp_path / "hosts"
+    hostfile.write_text("".join(f"{address}\n" for address in _Nodes.ADDRESSES))
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    before = [two_nodes.bytes_sent(i) for i in (0, 1)]
+    launcher = two_nodes.start(0, [sys.executable, "-m", "glasstorch.distributed.run", "--hostfile", hostfile,
+                                   "--nproc-per-node", 1, "suite.py", out_dir, "--training-only"],
+                               HYDRA_LAUNCHER="ssh", HYDRA_LAUNCHER_EXEC=SCRIPTS / "netns_ssh.sh",
+                               HYDRA_IFACE=_Nodes.LINK, GLASSTORCH_TEST_NETNS=two_nodes.tag)
+    _check_two_machines(two_nodes, [launcher], out_dir, before)
