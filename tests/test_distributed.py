@@ -385,6 +385,20 @@ def _check_training(out_dir, world_size):
     return reports
 
 
+def _check_torchrun_environment(reports, nproc_per_node, master_addr):
+    """What the launcher set before each rank's script ran, as torchrun sets it."""
+    run_ids = set()
+    for r, rep in enumerate(reports):
+        env = rep["environment"]
+        assert rep["available_and_initialized"] == [True, True]
+        assert {k: env[k] for k in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK")} == \
+            {"RANK": str(r), "LOCAL_RANK": str(r % nproc_per_node), "WORLD_SIZE": str(len(reports)),
+             "LOCAL_WORLD_SIZE": str(nproc_per_node), "GROUP_RANK": str(r // nproc_per_node)}, (r, env)
+        assert env["MASTER_ADDR"] == master_addr and env["MASTER_PORT"].isdigit(), (r, env)
+        run_ids.add(env["TORCHELASTIC_RUN_ID"])
+    assert len(run_ids) == 1 and None not in run_ids
+
+
 def _torch_bitwise_float_errors():
     """torch's errors for BAND/BOR/BXOR on floating-point and complex tensors, from a gloo group of one."""
     import torch
@@ -435,6 +449,7 @@ def _check_ddp_reports(out_dir, world_size):
         assert all(len(v) == 1 and v[0].startswith("DDP all_reduce: bucket 0") for v in labels.values())
         assert sum(v[0].endswith("(starts it)") for v in labels.values()) == 1
         assert rep["draw_dot_marked"]
+    return reports
 
 
 @needs_mpi
@@ -443,7 +458,7 @@ def test_three_ranks_through_the_launcher(tmp_path):
     code, out, err, _ = _launch(3, "suite.py", str(tmp_path))
     assert code == 0, err[-4000:]
     _checked(out, 3)
-    _check_ddp_reports(tmp_path, 3)
+    _check_torchrun_environment(_check_ddp_reports(tmp_path, 3), 3, "127.0.0.1")
 
 
 @needs_mpi
@@ -740,6 +755,7 @@ def _check_two_machines(nodes, processes, out_dir, before):
         _kill_all(processes)
     reports = _check_training(out_dir, 2)
     assert [rep["host"] for rep in reports] == ["node0", "node1"]
+    _check_torchrun_environment(reports, 1, _Nodes.ADDRESSES[0])
     sent = [nodes.bytes_sent(i) - b for i, b in enumerate(before)]
     # the model has 419 float64 parameters (3.3 KB): DDP's broadcasts and all_reduces moved several times
     # that each way (9-13 KB measured, with the rendezvous' few hundred bytes)

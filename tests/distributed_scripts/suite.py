@@ -32,6 +32,8 @@ import collectives  # noqa: E402
 import tutorial  # noqa: E402
 
 STEPS = 2     # the second step is the first that uses momentum
+TORCHRUN_VARIABLES = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK", "MASTER_ADDR",
+                      "MASTER_PORT", "TORCHELASTIC_RUN_ID")
 PER_RANK = 4
 
 
@@ -63,7 +65,9 @@ def run(out_dir, training_only=False):
         collectives.run_checks()
         print(f"CHECKED {dist.get_rank()} {collectives.CHECKS[0]}", flush=True)
     r, n = dist.get_rank(), dist.get_world_size()
-    report = {"host": socket.gethostname(), "bitwise_float_errors": collectives.BITWISE_FLOAT_ERRORS}
+    report = {"host": socket.gethostname(), "bitwise_float_errors": collectives.BITWISE_FLOAT_ERRORS,
+              "available_and_initialized": [dist.is_available(), dist.is_initialized()],
+              "environment": {k: os.environ.get(k) for k in TORCHRUN_VARIABLES}}
     x, y = make_data(n)
 
     # 1. plain steps; every rank starts from a different init: DDP broadcasts rank 0's (seed 0)
