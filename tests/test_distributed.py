@@ -562,11 +562,14 @@ def test_a_failed_rank_lets_every_other_rank_end(case):
     it. Nobody may hang (in MPI_Finalize, MPI_Abort, or the rendezvous), and nothing of the job may
     outlive it."""
     how, failing, others = FAIL_AND_END[case]
+    start = time.monotonic()
     procs = _ranks_apart("fail_and_end.py", [how, str(failing), others], 3, limit=90)
     try:
         results = _finish_all(procs, 90)
+        elapsed = time.monotonic() - start
         dumps = "".join(f"\n--- rank {r}: {code}\n{out}{err[-2000:]}" for r, (code, out, err) in enumerate(results))
         assert all(code is not None for code, _, _ in results), "a rank hung" + dumps
+        assert elapsed < 45, f"the ranks took {elapsed:.0f}s: a wait for the 60 s timeout" + dumps
         assert results[failing][0] == (1 if how == "raise" else -signal.SIGKILL), dumps
         waiter = (failing + 1) % 3 if others == "wait" else None
         if waiter is not None:
