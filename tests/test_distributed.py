@@ -14,6 +14,7 @@ import importlib.util
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -44,8 +45,9 @@ def _env(**extra):
     return env
 
 
-def _run(args, limit, env=None, cwd=SCRIPTS):
-    """Run a command in its own process group; kill the whole group past ``limit`` seconds."""
+def _run(args, limit, env=None, cwd=SCRIPTS, nothing_left=False):
+    """Run a command in its own process group; kill the whole group past ``limit`` seconds. With
+    ``nothing_left``, every process it started must have ended soon after it did."""
     start = time.monotonic()
     proc = subprocess.Popen(args, cwd=cwd, env=env or _env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, start_new_session=True)
@@ -55,7 +57,13 @@ def _run(args, limit, env=None, cwd=SCRIPTS):
         os.killpg(proc.pid, signal.SIGKILL)
         out, err = proc.communicate()
         pytest.fail(f"{' '.join(map(str, args))} still ran after {limit}s (a hang)\nstdout:\n{out}\nstderr:\n{err[-3000:]}")
-    return proc.returncode, out, err, time.monotonic() - start
+    elapsed = time.monotonic() - start
+    if nothing_left:
+        try:
+            _assert_nothing_left([proc])
+        finally:
+            _kill_all([proc])
+    return proc.returncode, out, err, elapsed
 
 
 def _launch(nproc, script, *args, limit=90, env=None):
@@ -83,10 +91,32 @@ def _finish(proc, limit):
 
 
 def _kill_all(procs):
+    """Kill every process of the runs' process groups: the ranks, and what they started (rank 0's
+    rendezvous server lives in rank 0's group)."""
     for p in procs:
-        if p.poll() is None:
+        try:
             os.killpg(p.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        if p.returncode is None:
             p.communicate()
+
+
+def _group_alive(pgid):
+    try:
+        os.killpg(pgid, 0)
+        return True
+    except ProcessLookupError:
+        return False
+
+
+def _assert_nothing_left(procs, within=20):
+    """Once the ranks have ended, whatever they started (rank 0's rendezvous server) ends too."""
+    end = time.monotonic() + within
+    while any(_group_alive(p.pid) for p in procs) and time.monotonic() < end:
+        time.sleep(0.1)
+    left = [p.pid for p in procs if _group_alive(p.pid)]
+    assert not left, f"processes left running in the process groups {left} after the ranks ended"
 
 
 # ----------------------------------------------------------------------------------------------
@@ -125,7 +155,9 @@ def test_errors_before_init_are_torchs():
     import torch.distributed as tdist
     import glasstorch.distributed as gdist
     for fn in (lambda d: d.get_rank(), lambda d: d.get_world_size(), lambda d: d.barrier(),
-               lambda d: d.all_reduce(glasstorch.ones(2) if d is gdist else __import__("torch").ones(2))):
+               lambda d: d.all_reduce(glasstorch.ones(2) if d is gdist else __import__("torch").ones(2)),
+               lambda d: d.all_reduce(glasstorch.ones(2) if d is gdist else __import__("torch").ones(2),
+                                      op=d.ReduceOp.BXOR)):
         with pytest.raises(ValueError) as ours:
             fn(gdist)
         with pytest.raises(ValueError) as theirs:
@@ -337,7 +369,9 @@ def _single_process_reference(world_size):
     return trained, s.params(model)
 
 
-def _check_ddp_reports(out_dir, world_size):
+def _check_training(out_dir, world_size):
+    """Every rank's parameters after DDP's steps, and after no_sync accumulation, are those of one process
+    trained on the concatenated batches (float64); returns the ranks' reports."""
     reports = [json.loads((out_dir / f"rank{r}.json").read_text()) for r in range(world_size)]
     trained, accumulated = _single_process_reference(world_size)
     for r, rep in enumerate(reports):
@@ -346,6 +380,49 @@ def _check_ddp_reports(out_dir, world_size):
         for name, value in accumulated.items():
             np.testing.assert_allclose(rep["accumulated"][name], value, rtol=1e-12, atol=1e-12,
                                        err_msg=f"rank {r} {name} (no_sync)")
+    # without the trainer's averaging the local gradients differ: no_sync really skipped it
+    assert reports[0]["local_grad_after_no_sync"] != reports[1]["local_grad_after_no_sync"]
+    return reports
+
+
+def _check_torchrun_environment(reports, nproc_per_node, master_addr):
+    """What the launcher set before each rank's script ran, as torchrun sets it."""
+    run_ids = set()
+    for r, rep in enumerate(reports):
+        env = rep["environment"]
+        assert rep["available_and_initialized"] == [True, True]
+        assert {k: env[k] for k in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK")} == \
+            {"RANK": str(r), "LOCAL_RANK": str(r % nproc_per_node), "WORLD_SIZE": str(len(reports)),
+             "LOCAL_WORLD_SIZE": str(nproc_per_node), "GROUP_RANK": str(r // nproc_per_node)}, (r, env)
+        assert env["MASTER_ADDR"] == master_addr and env["MASTER_PORT"].isdigit(), (r, env)
+        run_ids.add(env["TORCHELASTIC_RUN_ID"])
+    assert len(run_ids) == 1 and None not in run_ids
+
+
+def _torch_bitwise_float_errors():
+    """torch's errors for BAND/BOR/BXOR on floating-point and complex tensors, from a gloo group of one."""
+    import torch
+    import torch.distributed as tdist
+    tdist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{_free_port()}", rank=0, world_size=1)
+    errors = {}
+    try:
+        for op in (tdist.ReduceOp.BAND, tdist.ReduceOp.BOR, tdist.ReduceOp.BXOR):
+            for dtype in (torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.complex64):
+                try:
+                    tdist.all_reduce(torch.ones(3, dtype=dtype), op=op)
+                except (RuntimeError, ValueError) as e:
+                    errors[f"{op} {dtype}"] = str(e)
+    finally:
+        tdist.destroy_process_group()
+    return errors
+
+
+def _check_ddp_reports(out_dir, world_size):
+    reports = _check_training(out_dir, world_size)
+    torch_errors = _torch_bitwise_float_errors()
+    assert len(torch_errors) == 15
+    for r, rep in enumerate(reports):
+        assert rep["bitwise_float_errors"] == torch_errors
         assert rep["buckets"] >= 3
         assert rep["timeline"] == {"buckets": list(range(rep["buckets"])), "ordered": True}
         assert rep["state_dict_keys"][:2] == ["module.0.weight", "module.0.bias"]
@@ -372,8 +449,7 @@ def _check_ddp_reports(out_dir, world_size):
         assert all(len(v) == 1 and v[0].startswith("DDP all_reduce: bucket 0") for v in labels.values())
         assert sum(v[0].endswith("(starts it)") for v in labels.values()) == 1
         assert rep["draw_dot_marked"]
-    # without the trainer's averaging the local gradients differ: no_sync really skipped it
-    assert reports[0]["local_grad_after_no_sync"] != reports[1]["local_grad_after_no_sync"]
+    return reports
 
 
 @needs_mpi
@@ -382,7 +458,7 @@ def test_three_ranks_through_the_launcher(tmp_path):
     code, out, err, _ = _launch(3, "suite.py", str(tmp_path))
     assert code == 0, err[-4000:]
     _checked(out, 3)
-    _check_ddp_reports(tmp_path, 3)
+    _check_torchrun_environment(_check_ddp_reports(tmp_path, 3), 3, "127.0.0.1")
 
 
 @needs_mpi
@@ -393,6 +469,17 @@ def test_two_ranks_through_spawn_with_master_addr_in_the_environment(tmp_path):
     assert code == 0, err[-4000:]
     _checked(out, 2)
     _check_ddp_reports(tmp_path, 2)
+
+
+@needs_mpi
+@pytest.mark.parametrize("init_method", ["env://", "tcp://"])
+def test_three_ranks_through_spawn_train_as_one_process(tmp_path, init_method):
+    """``mp.spawn`` of 3 ranks, ``init_process_group("gloo", init_method="tcp://127.0.0.1:PORT", rank=,
+    world_size=)`` or env://: DDP's steps (and no_sync accumulation) give one process's parameters."""
+    code, out, err, _ = _run([sys.executable, "suite.py", str(tmp_path), "spawn", "3", "--training-only"]
+                             + (["--tcp"] if init_method == "tcp://" else []), 90, nothing_left=True)
+    assert code == 0, err[-4000:]
+    _check_training(tmp_path, 3)
 
 
 @needs_mpi
@@ -452,6 +539,72 @@ def test_a_killed_rank_is_named_by_the_rendezvous():
         _kill_all(procs)
 
 
+def _finish_all(procs, limit):
+    """Wait for every process until ``limit`` seconds from now; (code, out, err) each, code None if it still ran."""
+    end = time.monotonic() + limit
+    return [_finish(p, max(0.1, end - time.monotonic())) for p in procs]
+
+
+# (how, failing rank, what the others do): rank 0 serves the rendezvous, so it fails in each way; the
+# launcher's and the rendezvous' tests above have rank 1 fail while the others wait
+FAIL_AND_END = {"rank 0 raises, the others end": ("raise", 0, "end"),
+                "rank 1 raises, the others end": ("raise", 1, "end"),
+                "rank 0 is killed, the others end": ("kill", 0, "end"),
+                "rank 0 raises, rank 1 waits for it": ("raise", 0, "wait"),
+                "rank 0 is killed, rank 1 waits for it": ("kill", 0, "wait")}
+
+
+@needs_mpi
+@pytest.mark.parametrize("case", list(FAIL_AND_END))
+def test_a_failed_rank_lets_every_other_rank_end(case):
+    """3 ranks started apart (env://). A rank raises or is killed; the others sleep past its failure and
+    their scripts then end normally, or one of them waits for it in a collective and must fail naming
+    it. Nobody may hang (in MPI_Finalize, MPI_Abort, or the rendezvous), and nothing of the job may
+    outlive it."""
+    how, failing, others = FAIL_AND_END[case]
+    start = time.monotonic()
+    procs = _ranks_apart("fail_and_end.py", [how, str(failing), others], 3, limit=90)
+    try:
+        results = _finish_all(procs, 90)
+        elapsed = time.monotonic() - start
+        dumps = "".join(f"\n--- rank {r}: {code}\n{out}{err[-2000:]}" for r, (code, out, err) in enumerate(results))
+        assert all(code is not None for code, _, _ in results), "a rank hung" + dumps
+        assert elapsed < 45, f"the ranks took {elapsed:.0f}s: a wait for the 60 s timeout" + dumps
+        assert results[failing][0] == (1 if how == "raise" else -signal.SIGKILL), dumps
+        waiter = (failing + 1) % 3 if others == "wait" else None
+        if waiter is not None:
+            named = (f"rank {failing} failed: ValueError: rank {failing} broke on purpose" if how == "raise"
+                     else f"rank {failing} died")
+            assert results[waiter][0] not in (None, 0) and f"ERROR {waiter}: {named}" in results[waiter][1], dumps
+        for r in set(range(3)) - {failing, waiter}:
+            assert results[r][0] == 0 and f"END {r}" in results[r][1], dumps
+        _assert_nothing_left(procs)
+    finally:
+        _kill_all(procs)
+
+
+@needs_mpi
+@pytest.mark.parametrize("how", ["raise", "kill"])
+def test_spawn_reports_the_failed_rank_and_leaves_nothing_running(how):
+    """A world of 3 under ``mp.spawn`` (``tcp://``), rank 0 failing while rank 1 waits for it: the
+    parent raises torch's exception for process 0 and stops the others, and rank 0's rendezvous
+    server ends with them."""
+    code, out, err, _ = _run([sys.executable, "fail_and_end.py", how, "0", "wait", "spawn", "3"], 90,
+                             nothing_left=True)
+    assert code == 1, out + err
+    if how == "raise":
+        assert "ProcessRaisedException" in err and "-- Process 0 terminated with the following error:" in err, err
+        assert "ValueError: rank 0 broke on purpose" in err, err
+        # spawn's child catches the exception (for the parent): the rank still leaves as one that failed,
+        # and its exit waits for the others' acknowledgements, so the waiting rank says so before the
+        # parent stops it
+        assert re.findall(r"ERROR 1: (.*), while", out) == ["rank 0 failed: ValueError: rank 0 broke on purpose"], out
+    else:
+        assert "ProcessExitedException: process 0 terminated with signal SIGKILL" in err, err
+        # the parent may stop the waiting rank before it names the dead one
+        assert all(msg.startswith("rank 0 died") for msg in re.findall(r"ERROR 1: (.*)", out)), out
+
+
 @needs_mpi
 def test_a_hung_rank_times_out_with_a_diagnosis():
     """The ranks form their group through ``init_method="tcp://..."`` (rank and world_size passed)."""
@@ -488,20 +641,14 @@ def test_monitored_barrier_names_the_ranks_that_did_not_reach_it(case):
     errors: a timeout that is not a timedelta, a group of the mpi backend)."""
     world_size, skip, wait_all, message, arrived = MONITORED[case]
     procs = _ranks_apart("monitored.py", [skip, wait_all], world_size, limit=60)
-    results = {}
     try:
-        for r in [0] + ([arrived] if arrived is not None else []):
-            results[r] = _finish(procs[r], 60)
-        # the skipping ranks are stopped once rank 0 is done: how they end afterwards (their script ends
-        # normally after rank 0 failed) is not what this test is about
-        for r, p in enumerate(procs):
-            if r not in results:
-                if p.poll() is None:
-                    os.killpg(p.pid, signal.SIGKILL)
-                out, err = p.communicate()
-                results[r] = (p.returncode, out, err)
+        results = dict(enumerate(_finish_all(procs, 60)))
+        _assert_nothing_left(procs)
     finally:
         _kill_all(procs)
+    # the skipping ranks' scripts end normally after rank 0 has failed (two of them once hung in MPI_Finalize)
+    for r in map(int, skip.split(",")):
+        assert results[r][0] == 0, f"rank {r}: {results[r][0]}\n{results[r][1]}{results[r][2][-3000:]}"
     outs = "".join(out for _, out, _ in results.values())
     assert sorted(re.findall(r"PASSED \d", outs)) == [f"PASSED {r}" for r in range(world_size)], \
         outs + results[0][2][-3000:]
@@ -536,3 +683,116 @@ def test_launcher_without_mpiexec_across_two_node_launchers():
         assert sorted(re.findall(r"DONE \d", "".join(out for _, out, _ in results))) == ["DONE 0", "DONE 1"]
     finally:
         _kill_all(launchers)
+
+
+# ----------------------------------------------------------------------------------------------
+# Two machines: two network namespaces joined by a virtual cable, each with its own address and
+# host name (Linux, as root: CI's case)
+# ----------------------------------------------------------------------------------------------
+class _Nodes:
+    """Two network namespaces, ``node0`` at 10.99.0.1 and ``node1`` at 10.99.0.2, linked by a veth pair
+    (named ``gtlink`` in both) and nothing else (each has its own loopback): a process in one reaches the
+    other only through the link. :meth:`start` runs a command in a node, under that node's host name (its
+    own UTS namespace), so that MPI sees two hosts and cannot use shared memory between them."""
+    ADDRESSES = ("10.99.0.1", "10.99.0.2")
+    LINK = "gtlink"
+
+    def __init__(self):
+        self.tag = f"gt{os.getpid() % 100000}"
+        self.namespaces = [f"{self.tag}n{i}" for i in (0, 1)]
+        self.ends = [f"{self.tag}v{i}" for i in (0, 1)]   # the link's ends' names before they move in
+
+    def create(self):
+        steps = [["ip", "netns", "add", ns] for ns in self.namespaces]
+        steps.append(["ip", "link", "add", self.ends[0], "type", "veth", "peer", "name", self.ends[1]])
+        for ns, end, address in zip(self.namespaces, self.ends, self.ADDRESSES):
+            steps += [["ip", "link", "set", end, "netns", ns], ["ip", "-n", ns, "link", "set", end, "name", self.LINK],
+                      ["ip", "-n", ns, "addr", "add", f"{address}/24", "dev", self.LINK],
+                      ["ip", "-n", ns, "link", "set", self.LINK, "up"], ["ip", "-n", ns, "link", "set", "lo", "up"]]
+        for step in steps:
+            subprocess.run(step, check=True, capture_output=True, text=True, timeout=30)
+
+    def delete(self):
+        for ns in self.namespaces:    # deleting a namespace deletes its end of the link, and so the link
+            subprocess.run(["ip", "netns", "delete", ns], capture_output=True, timeout=30)
+        subprocess.run(["ip", "link", "delete", self.ends[0]], capture_output=True, timeout=30)
+
+    def start(self, node, args, cwd=SCRIPTS, **env):
+        command = ["ip", "netns", "exec", self.namespaces[node], "unshare", "--uts", "sh", "-c",
+                   'hostname "$0" && exec "$@"', f"node{node}", *map(str, args)]
+        return subprocess.Popen(command, cwd=cwd, env=_env(**env), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True, start_new_session=True)
+
+    def bytes_sent(self, node):
+        with subprocess.Popen(["ip", "netns", "exec", self.namespaces[node], "cat",
+                               f"/sys/class/net/{self.LINK}/statistics/tx_bytes"], stdout=subprocess.PIPE,
+                              text=True) as p:
+            return int(p.communicate(timeout=30)[0])
+
+
+@pytest.fixture
+def two_nodes():
+    if not sys.platform.startswith("linux") or os.geteuid() != 0 or not (shutil.which("ip") and shutil.which("unshare")):
+        pytest.skip("two machines are simulated with network namespaces: Linux, root, iproute2 and unshare")
+    nodes = _Nodes()
+    try:
+        nodes.create()
+    except subprocess.CalledProcessError as e:
+        nodes.delete()
+        if "Operation not permitted" in e.stderr or "Permission denied" in e.stderr:
+            pytest.skip(f"network namespaces are not permitted here: {e.stderr.strip()}")
+        raise
+    try:
+        yield nodes
+    finally:
+        nodes.delete()
+
+
+def _check_two_machines(nodes, processes, out_dir, before):
+    try:
+        results = _finish_all(processes, 90)
+        for code, out, err in results:
+            assert code == 0, "".join(f"\n--- {i}: {c}\n{o}{e[-3000:]}" for i, (c, o, e) in enumerate(results))
+        _assert_nothing_left(processes)
+    finally:
+        _kill_all(processes)
+    reports = _check_training(out_dir, 2)
+    assert [rep["host"] for rep in reports] == ["node0", "node1"]
+    _check_torchrun_environment(reports, 1, _Nodes.ADDRESSES[0])
+    sent = [nodes.bytes_sent(i) - b for i, b in enumerate(before)]
+    # the model has 419 float64 parameters (3.3 KB): DDP's broadcasts and all_reduces moved several times
+    # that each way (9-13 KB measured, with the rendezvous' few hundred bytes)
+    assert all(n > 2 * 3352 for n in sent), sent
+
+
+@needs_mpi
+def test_two_machines_through_one_launcher_each(two_nodes, tmp_path):
+    """torchrun's multi-node form across two 'machines' (network namespaces with their own addresses and
+    host names): ``python -m glasstorch.distributed.run --nnodes 2 --node-rank N --master-addr 10.99.0.1
+    --nproc-per-node 1 train.py`` on each, ``init_process_group("gloo")`` (env://, no mpiexec). DDP's steps
+    give one process's parameters on the concatenated batches, and the gradients went over the link."""
+    before = [two_nodes.bytes_sent(i) for i in (0, 1)]
+    launchers = [two_nodes.start(node, [sys.executable, "-m", "glasstorch.distributed.run", "--nnodes", 2,
+                                        "--node-rank", node, "--master-addr", _Nodes.ADDRESSES[0],
+                                        "--master-port", 29500, "--nproc-per-node", 1, "suite.py", tmp_path,
+                                        "--backend", "gloo", "--training-only"])
+                 for node in (0, 1)]
+    _check_two_machines(two_nodes, launchers, tmp_path, before)
+
+
+@needs_mpi
+def test_two_machines_through_an_mpi_hostfile(two_nodes, tmp_path):
+    """MPI's multi-machine form: ``python -m glasstorch.distributed.run --hostfile hosts --nproc-per-node 1
+    train.py`` on node0, one mpiexec starting a rank on each host of the file (10.99.0.1, 10.99.0.2), as
+    it would over ssh: hydra's ssh is ``netns_ssh.sh`` (HYDRA_LAUNCHER_EXEC), which enters the host's
+    namespace; ``init_process_group("mpi")``."""
+    hostfile = tmp_path / "hosts"
+    hostfile.write_text("".join(f"{address}\n" for address in _Nodes.ADDRESSES))
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    before = [two_nodes.bytes_sent(i) for i in (0, 1)]
+    launcher = two_nodes.start(0, [sys.executable, "-m", "glasstorch.distributed.run", "--hostfile", hostfile,
+                                   "--nproc-per-node", 1, "suite.py", out_dir, "--training-only"],
+                               HYDRA_LAUNCHER="ssh", HYDRA_LAUNCHER_EXEC=SCRIPTS / "netns_ssh.sh",
+                               HYDRA_IFACE=_Nodes.LINK, GLASSTORCH_TEST_NETNS=two_nodes.tag)
+    _check_two_machines(two_nodes, [launcher], out_dir, before)

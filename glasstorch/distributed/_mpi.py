@@ -28,7 +28,7 @@ import os
 import sys
 import time
 
-__all__ = ["load", "start", "wait", "DistError", "DistBackendError", "World"]
+__all__ = ["load", "start", "wait", "process_raised", "DistError", "DistBackendError", "World"]
 
 _INSTALL = 'pip install "glasstorch[distributed]"   (installs mpi4py and the mpich wheel)'
 
@@ -293,9 +293,21 @@ def _timeout_message(world, what, group_ranks, timeout):
 # ----------------------------------------------------------------------------------------------
 # Leaving
 # ----------------------------------------------------------------------------------------------
+_raised = None   # an exception that ended this process's work though no one let it reach the interpreter
+
+
+def process_raised(exc):
+    """Say that this process is leaving because ``exc`` was raised, where the exception is caught
+    before the interpreter sees it: ``torch.multiprocessing.spawn``'s children catch their function's
+    exception to hand its traceback to the parent, then exit with status 1. Without this the
+    other ranks would read "its script ended" (and this rank would wait in MPI_Finalize for them)."""
+    global _raised
+    _raised = exc
+
+
 def _exit_reason(world):
     """'failed: ...' when this process leaves because of an error, else 'exited ...'."""
-    exc = getattr(sys, "last_value", None)
+    exc = _raised if _raised is not None else getattr(sys, "last_value", None)
     if world.failed is not None:
         return "failed: " + world.failed
     if exc is not None:
@@ -356,12 +368,24 @@ def _unlink_shared_memory():
 
 
 def _wait_for_acks(world):
-    """Until every live rank has acknowledged this rank's failure notice, or ``_ACK_WAIT`` passes."""
+    """Until every live rank has acknowledged this rank's failure notice, or ``_ACK_WAIT`` passes.
+
+    A rank that failed only because another one had (``world.cause``) then also waits, up to
+    ``_ACK_WAIT`` more, for the rendezvous' news that that rank's process has ended: a parent that
+    watches the processes (``mp.spawn``) reports the first one to end, which should be the root
+    cause, not this rank (both wait for the acknowledgements of ranks that are not listening)."""
     MPI = world.MPI
     pending = {r for r in range(world.size) if r != world.rank and r not in world.gone}
+    cause = None
+    if world.cause is not None and world.member is not None and not world.cause[1].startswith("exited"):
+        cause = world.cause[0]   # (a rank that exited normally waits in MPI_Finalize: for this rank too)
     status = MPI.Status()
-    end = time.monotonic() + _ACK_WAIT
-    while pending and time.monotonic() < end:
+    start = time.monotonic()
+    while True:
+        now = time.monotonic()
+        acked = not pending or now >= start + _ACK_WAIT
+        if acked and (cause is None or cause in world.member.closed or now >= start + 2 * _ACK_WAIT):
+            return
         if world.control.iprobe(source=MPI.ANY_SOURCE, tag=MPI.ANY_TAG, status=status):
             source, tag = status.Get_source(), status.Get_tag()
             message = world.control.recv(source=source, tag=tag)
@@ -374,4 +398,3 @@ def _wait_for_acks(world):
                 world.member.poll()
                 pending -= set(world.member.lost)
             time.sleep(0.001)
-

@@ -19,7 +19,10 @@ second connection of its own (:class:`Member`), opened before ``MPI_Init``:
   ranks share a host, and so shared memory) from the host names.
 - liveness: a rank whose connection closes without a ``bye`` has died (killed, crashed). The
   server tells every other rank at once, so a collective that waits for it fails naming it instead
-  of hanging until the timeout. If rank 0 dies, the others see their connection close.
+  of hanging until the timeout (the server runs apart from rank 0, so this holds for rank 0 too;
+  if the server itself goes, the others see their connection close). When any rank's process has
+  ended (its connection closes), the others are told too (``closed``): a rank that failed because
+  another one had leaves only after it.
 
 The PMI-1 requests served here are exactly those MPICH's client sends (see MPICH's
 ``src/pmi/maint/pmi-1.1.txt``): ``initack``, ``init``, ``get_maxes``, ``get_appnum``,
@@ -79,7 +82,7 @@ class ProcessManager:
         self.members = {}        # rank -> its Member connection (server side)
         self.lost = {}           # rank -> reason
         self.done = set()        # ranks that said goodbye
-        self._arrived = 0        # ranks in the current PMI barrier
+        self._in_barrier = set() # ranks in the current PMI barrier
         self._left = 0           # member connections closed
         self._open = 0           # connections open (members' and MPICH's own)
         self._generation = 0
@@ -167,18 +170,25 @@ class ProcessManager:
             self.members.pop(rank, None)
             self._left += 1
             self._cond.notify_all()
-            if rank in self.done or rank in self.lost:
-                return
-            self._mark_lost(rank, "died (its process ended without leaving the process group: killed, "
-                                  "or crashed)")
+            if rank not in self.done and rank not in self.lost:
+                self._mark_lost(rank, "died (its process ended without leaving the process group: killed, "
+                                      "or crashed)")
+            # its process has ended (the connection closes only then): a rank that failed because of this
+            # one waits for this news before it leaves, so that a parent watching the processes (spawn)
+            # sees the root cause end first
+            self._tell({"kind": "closed", "rank": rank}, but=rank)
 
     def _mark_lost(self, rank, reason):
         """Record a rank as gone and tell every other rank (called with the lock held)."""
         self.lost[rank] = reason
         self._cond.notify_all()
-        note = (json.dumps({"kind": "lost", "rank": rank, "reason": reason}) + "\n").encode()
+        self._tell({"kind": "lost", "rank": rank, "reason": reason}, but=rank)
+
+    def _tell(self, message, but):
+        """Send ``message`` to every member but rank ``but`` (called with the lock held)."""
+        note = (json.dumps(message) + "\n").encode()
         for other, conn in list(self.members.items()):
-            if other != rank:
+            if other != but:
                 try:
                     conn.sendall(note)
                 except OSError:
@@ -206,7 +216,7 @@ class ProcessManager:
         if cmd == "get":
             return self._get(fields["key"])
         if cmd == "barrier_in":
-            return self._barrier()
+            return self._barrier(rank)
         if cmd == "finalize":
             return "cmd=finalize_ack rc=0"
         if cmd == "abort":
@@ -227,20 +237,27 @@ class ProcessManager:
             value = self.kvs.get(key)
         return _KEY_NOT_FOUND if value is None else f"cmd=get_result rc=0 value={value}"
 
-    def _barrier(self):
+    def _barrier(self, rank):
         """``barrier_in`` from every rank still alive, then ``barrier_out`` to all (MPI_Init and
-        MPI_Finalize use it). A rank lost meanwhile no longer counts; a barrier that the timeout
-        ends answers with an error, so no process waits here forever."""
+        MPI_Finalize use it). The barrier counts ranks, not requests: a rank lost meanwhile no
+        longer counts, and a lost rank that asks is answered at once. (MPICH's ``MPI_Abort`` sends
+        ``abort`` and then goes through MPI_Finalize's barrier; counted as one more arrival, it
+        completed the barrier of the live ranks early, and the last of them then waited alone in a
+        barrier of its own until the timeout; held until the live ranks came, it kept the aborting
+        rank in ``MPI_Abort`` as long.) A barrier that the timeout ends answers with an error, so no
+        process waits here forever."""
         with self._cond:
+            if rank in self.lost:
+                return "cmd=barrier_out rc=0"
             generation = self._generation
-            self._arrived += 1
+            self._in_barrier.add(rank)
             complete = lambda: self._generation != generation or \
-                self._arrived >= self.world_size - len(self.lost)  # noqa: E731
+                self._in_barrier >= set(range(self.world_size)) - self.lost.keys()  # noqa: E731
             if not self._cond.wait_for(complete, self.timeout):
                 return "cmd=barrier_out rc=1 msg=timed_out"
             if self._generation == generation:
                 self._generation += 1
-                self._arrived = 0
+                self._in_barrier = set()
                 self._cond.notify_all()
         return "cmd=barrier_out rc=0"
 
@@ -280,7 +297,8 @@ class Member:
     """A rank's own connection to the process manager: hello, then liveness news until bye."""
 
     def __init__(self, host, port, rank, world_size, deadline):
-        self.lost = {}
+        self.lost = {}          # rank -> why it left without a goodbye
+        self.closed = set()     # ranks whose processes have ended
         self._buffer = b""
         delay = 0.01
         while True:  # rank 0 may not be listening yet: retry until the deadline, as torch's store does
@@ -339,6 +357,8 @@ class Member:
             message = json.loads(line)
             if message.get("kind") == "lost":
                 self.lost[int(message["rank"])] = message["reason"]
+            elif message.get("kind") == "closed":
+                self.closed.add(int(message["rank"]))
         return True
 
     def bye(self):

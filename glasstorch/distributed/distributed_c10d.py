@@ -805,8 +805,9 @@ def _check_op_for(op, t, name):
         raise ValueError(f"{name} does not support {op} on complex tensors")
     if op == ReduceOp.AVG and not (t.is_floating_point() or t.is_complex()):
         raise ValueError(f"{name}: ReduceOp.AVG needs a floating point tensor, got {t.dtype}")
-    if op in (ReduceOp.BAND, ReduceOp.BOR, ReduceOp.BXOR) and (t.is_floating_point() or t.is_complex()):
-        raise ValueError(f"{name}: ReduceOp.{op.name} needs an integer or bool tensor, got {t.dtype}")
+    if op in (ReduceOp.BAND, ReduceOp.BOR, ReduceOp.BXOR) and t.is_floating_point():
+        _get_default_group()   # torch's backend raises this, so a missing process group is named first
+        raise RuntimeError(f"Cannot use ReduceOp.{op.name} with non-integral dtype")
 
 
 def _group_root(pg, global_rank, name):

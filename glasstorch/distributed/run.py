@@ -54,7 +54,7 @@ def get_args_parser():
           help="processes per machine: an integer, or 'cpu'/'auto' (one per CPU core)")
     _flag(parser, "node-rank", type=int, default=0, help="this machine's rank, with --nnodes")
     _flag(parser, "master-addr", type=str, default="127.0.0.1", help="address of the machine of rank 0")
-    _flag(parser, "master-port", type=int, default=29500, help="a free port on that machine")
+    _flag(parser, "master-port", type=int, default=None, help="a free port on that machine (default 29500)")
     _flag(parser, "rdzv-endpoint", type=str, default="", help="host:port, an alternative to --master-addr/-port")
     _flag(parser, "rdzv-backend", type=str, default="static", help="accepted for torchrun compatibility")
     _flag(parser, "rdzv-id", type=str, default="none", help="the run's id (TORCHELASTIC_RUN_ID)")
@@ -148,13 +148,16 @@ def main(argv=None):
         raise SystemExit("--max-restarts: glasstorch.distributed.run has no elastic agent; only 0 is supported")
     nproc = _nproc(args.nproc_per_node)
     nnodes = _nnodes(args.nnodes)
-    master_addr, master_port = args.master_addr, args.master_port
+    master_addr, master_port = args.master_addr, 29500 if args.master_port is None else args.master_port
     if args.rdzv_endpoint:
         host, _, port = args.rdzv_endpoint.rpartition(":")
         master_addr, master_port = (host or args.rdzv_endpoint), int(port or master_port)
     if args.standalone:
         master_addr, master_port, nnodes = "127.0.0.1", _free_port(), 1
-    run_id = args.rdzv_id if args.rdzv_id != "none" else uuid.uuid4().hex[:12]
+    # torchrun's TORCHELASTIC_RUN_ID: a fresh one for a run on one machine left to pick its rendezvous,
+    # else --rdzv-id as given ("none" by default), the same on every machine's launcher
+    alone = args.standalone or (nnodes == 1 and not args.rdzv_endpoint and args.master_port is None)
+    run_id = str(uuid.uuid4()) if alone else args.rdzv_id
     error_dir = tempfile.mkdtemp(prefix="glasstorch-run-")
     env = _base_environment(args, master_addr, master_port, error_dir, run_id)
     try:

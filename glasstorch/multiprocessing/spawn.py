@@ -76,11 +76,21 @@ def _wrap(fn, i, args, error_file):
         fn(i, *args)
     except KeyboardInterrupt:
         pass  # the parent stopped us
-    except Exception:
+    except Exception as exc:
         import traceback
         with open(error_file, "wb") as fh:
             pickle.dump(traceback.format_exc(), fh)
+        _tell_the_process_group(exc)
         sys.exit(1)
+
+
+def _tell_the_process_group(exc):
+    """A child in a torch.distributed process group leaves as a rank that failed with ``exc`` (its
+    exit handler tells the other ranks so and leaves MPI at once), not as one whose script ended.
+    Only when distributed was started here: this module never loads it."""
+    engine = sys.modules.get("glasstorch.distributed._mpi")
+    if engine is not None:
+        engine.process_raised(exc)
 
 
 class ProcessContext:

@@ -10,6 +10,7 @@ import glasstorch as torch
 import glasstorch.distributed as dist
 
 CHECKS = [0]
+BITWISE_FLOAT_ERRORS = {}   # "op dtype" -> the message, for the test to compare with torch's
 
 
 def check(condition, what):
@@ -73,9 +74,32 @@ def run_checks():
     th = torch.tensor(data(r)).half()
     dist.all_reduce(th)
     close(th, everyone.sum(0), "all_reduce float16 (through float32)")
-    tbits = torch.tensor([r + 1, 3, 4 * r])
-    dist.all_reduce(tbits, op=dist.ReduceOp.BOR)
-    close(tbits, np.bitwise_or.reduce(np.array([[q + 1, 3, 4 * q] for q in range(n)]), axis=0), "all_reduce BOR")
+    # the bitwise ops on every integer dtype and bool, against NumPy; torch's error for floating point
+    bits = np.array([[r + 1, 3, 4 * r + 2, 255 - 17 * r, 1 << r]])
+    every_bits = np.concatenate([np.array([[q + 1, 3, 4 * q + 2, 255 - 17 * q, 1 << q]]) for q in range(n)])
+    for op, ufunc in [(dist.ReduceOp.BAND, np.bitwise_and), (dist.ReduceOp.BOR, np.bitwise_or),
+                      (dist.ReduceOp.BXOR, np.bitwise_xor)]:
+        for dtype, np_dtype in [(torch.uint8, np.uint8), (torch.int8, np.int8), (torch.int16, np.int16),
+                                (torch.int32, np.int32), (torch.int64, np.int64)]:
+            t = torch.tensor(bits.astype(np_dtype))
+            dist.all_reduce(t, op=op)
+            expected = ufunc.reduce(every_bits.astype(np_dtype), axis=0)
+            check(t.dtype == dtype and t.numpy().tolist() == [expected.tolist()],
+                  f"all_reduce {op} {dtype}: got {t.tolist()}, expected {expected.tolist()}")
+        flags = torch.tensor([r == 0, True, False, r % 2 == 1])
+        dist.all_reduce(flags, op=op)
+        expected = ufunc.reduce(np.array([[q == 0, True, False, q % 2 == 1] for q in range(n)]), axis=0)
+        check(flags.dtype == torch.bool and flags.tolist() == expected.tolist(),
+              f"all_reduce {op} bool: got {flags.tolist()}, expected {expected.tolist()}")
+        strided = torch.tensor(np.repeat(bits, 2, axis=0).astype(np.int32))[:, ::2]    # a non-contiguous view
+        dist.all_reduce(strided, op=op)
+        check(strided.numpy().tolist() == np.repeat(ufunc.reduce(every_bits.astype(np.int32), axis=0)[None], 2,
+                                                    axis=0)[:, ::2].tolist(), f"all_reduce {op} of a view")
+        for dtype in (torch.float32, torch.float64, torch.float16, torch.bfloat16):
+            BITWISE_FLOAT_ERRORS[f"{op} {dtype}"] = expect_error(
+                RuntimeError, [], lambda: dist.all_reduce(torch.ones(3, dtype=dtype), op=op), f"{op} on {dtype}")
+        BITWISE_FLOAT_ERRORS[f"{op} {torch.complex64}"] = expect_error(
+            ValueError, [], lambda: dist.all_reduce(torch.ones(3, dtype=torch.complex64), op=op), f"{op} on complex")
     tc = torch.tensor(data(r)).to(torch.complex128) * (1 + 1j)
     dist.all_reduce(tc)
     check(np.allclose(tc.numpy(), everyone.sum(0) * (1 + 1j)), "all_reduce complex SUM")

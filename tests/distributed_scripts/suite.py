@@ -4,11 +4,14 @@
                                                                                 # init_process_group("mpi")
     python suite.py OUT_DIR spawn 2      # mp.spawn, MASTER_ADDR/MASTER_PORT in the environment (env://),
                                          # init_process_group("gloo", rank=rank, world_size=n) as the tutorials
+    python suite.py OUT_DIR spawn 3 --tcp --training-only
+                                         # mp.spawn, init_method="tcp://127.0.0.1:PORT"; DDP training only
+    python -m glasstorch.distributed.run --nnodes 2 ... suite.py OUT_DIR --backend gloo --training-only
 
 One process group per run serves every check (starting ranks is what costs time on a small
 machine). First every collective against NumPy (collectives.py; each rank prints
 'CHECKED <rank> <count>'). Then each rank writes OUT_DIR/rank<r>.json: the parameters after plain DDP steps and after no_sync
-accumulation, find_unused_parameters results, the errors DDP raised, the seatbelt's warnings and
+accumulation (all that ``--training-only`` runs), find_unused_parameters results, the errors DDP raised, the seatbelt's warnings and
 the labels ``inspection.draw`` put on the hooked leaves. The data and model come from
 :func:`make_data`/:func:`make_model`, which the test also calls to train the reference. Last, the
 tutorials' async collectives and DDP with its progress thread (tutorial.py; prints 'OK <rank>').
@@ -29,6 +32,8 @@ import collectives  # noqa: E402
 import tutorial  # noqa: E402
 
 STEPS = 2     # the second step is the first that uses momentum
+TORCHRUN_VARIABLES = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK", "MASTER_ADDR",
+                      "MASTER_PORT", "TORCHELASTIC_RUN_ID")
 PER_RANK = 4
 
 
@@ -55,11 +60,14 @@ def params(model):
     return {n: p.detach().numpy().tolist() for n, p in model.named_parameters()}
 
 
-def run(out_dir):
-    collectives.run_checks()
-    print(f"CHECKED {dist.get_rank()} {collectives.CHECKS[0]}", flush=True)
+def run(out_dir, training_only=False):
+    if not training_only:
+        collectives.run_checks()
+        print(f"CHECKED {dist.get_rank()} {collectives.CHECKS[0]}", flush=True)
     r, n = dist.get_rank(), dist.get_world_size()
-    report = {}
+    report = {"host": socket.gethostname(), "bitwise_float_errors": collectives.BITWISE_FLOAT_ERRORS,
+              "available_and_initialized": [dist.is_available(), dist.is_initialized()],
+              "environment": {k: os.environ.get(k) for k in TORCHRUN_VARIABLES}}
     x, y = make_data(n)
 
     # 1. plain steps; every rank starts from a different init: DDP broadcasts rank 0's (seed 0)
@@ -94,6 +102,10 @@ def run(out_dir):
     torch.nn.functional.mse_loss(ddp(xs), ys).backward()
     opt.step()
     report["accumulated"] = params(model)
+    if training_only:
+        _write(out_dir, r, report)
+        dist.destroy_process_group()
+        return
 
     # 3. find_unused_parameters: the second head is used by rank 0 only
     class TwoHeads(torch.nn.Module):
@@ -173,26 +185,42 @@ def run(out_dir):
     report["draw_dot_marked"] = 'penwidth=2' in drawing.dot
     loss.backward()
 
-    with open(os.path.join(out_dir, f"rank{r}.json"), "w") as f:
-        json.dump(report, f)
+    _write(out_dir, r, report)
     tutorial.run(r, n)
     dist.destroy_process_group()
 
 
-def spawned(rank, world_size, out_dir):
-    dist.init_process_group("gloo", rank=rank, world_size=world_size, timeout=timedelta(seconds=60))
-    run(out_dir)
+def _write(out_dir, rank, report):
+    with open(os.path.join(out_dir, f"rank{rank}.json"), "w") as f:
+        json.dump(report, f)
+
+
+def spawned(rank, world_size, out_dir, tcp_port, training_only):
+    init_method = f"tcp://127.0.0.1:{tcp_port}" if tcp_port else None    # None: env://
+    dist.init_process_group("gloo", init_method=init_method, rank=rank, world_size=world_size,
+                            timeout=timedelta(seconds=60))
+    run(out_dir, training_only)
 
 
 if __name__ == "__main__":
-    out = sys.argv[1]
-    if len(sys.argv) > 2 and sys.argv[2] == "spawn":
+    import argparse
+    parser = argparse.ArgumentParser()
+    parser.add_argument("out_dir")
+    parser.add_argument("spawn", nargs="?", choices=["spawn"], help="start the ranks with mp.spawn")
+    parser.add_argument("nprocs", nargs="?", type=int, default=2)
+    parser.add_argument("--tcp", action="store_true", help="spawn: init_method='tcp://...' instead of env://")
+    parser.add_argument("--backend", default="mpi", help="without spawn: init_process_group's backend")
+    parser.add_argument("--training-only", action="store_true", help="only the DDP training steps")
+    args = parser.parse_args()
+    if args.spawn:
         import glasstorch.multiprocessing as mp
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             port = s.getsockname()[1]
-        os.environ["MASTER_ADDR"], os.environ["MASTER_PORT"] = "127.0.0.1", str(port)
-        mp.spawn(spawned, args=(int(sys.argv[3]), out), nprocs=int(sys.argv[3]))
+        if not args.tcp:
+            os.environ["MASTER_ADDR"], os.environ["MASTER_PORT"] = "127.0.0.1", str(port)
+        mp.spawn(spawned, args=(args.nprocs, args.out_dir, port if args.tcp else None, args.training_only),
+                 nprocs=args.nprocs)
     else:
-        dist.init_process_group("mpi", timeout=timedelta(seconds=60))
-        run(out)
+        dist.init_process_group(args.backend, timeout=timedelta(seconds=60))
+        run(args.out_dir, args.training_only)
