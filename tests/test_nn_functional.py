@@ -171,6 +171,29 @@ def test_conv_image_by_image_matches_torch(monkeypatch, transposed, groups):
     assert nn_conv._by_images(np.zeros((3, 4, 28, 30)), (6, 4 // groups, 3, 3), (28, 30), groups, False)
 
 
+@pytest.mark.parametrize("blocks", ["all images at once", "image by image"])
+@pytest.mark.parametrize("transposed", [False, True], ids=["conv2d", "conv_transpose2d"])
+@pytest.mark.parametrize("stride,padding,dilation,groups", [c[1:] for c in CONV_CASES if c[0] == 2])
+def test_conv_batch_first_columns_match_torch(monkeypatch, blocks, transposed, stride, padding, dilation, groups):
+    """The batch-first column layout (one (C*K, L) matrix per image, ops/nn_conv.py), which the layers
+    take for output rows of 24 or more, forced here on small images for every geometry; its weight
+    gradient sums the images' products in blocks (_IMAGE_PRODUCTS_BYTES), forced to one image per block
+    too. Values, gradients and double backward against torch."""
+    from glasstorch.ops import nn_conv
+    monkeypatch.setattr(nn_conv, "_batch_last_layout", lambda grid, stride: False)
+    if blocks == "image by image":
+        monkeypatch.setattr(nn_conv, "_IMAGE_PRODUCTS_BYTES", 1)
+    if transposed:
+        op = 1 if stride == 2 else 0
+        check(lambda x, w, b: TF.conv_transpose2d(x, w, b, stride, padding, op, groups, dilation),
+              lambda x, w, b: F.conv_transpose2d(x, w, b, stride, padding, op, groups, dilation),
+              rand(3, 4, 5, 6), rand(4, 6 // groups, 3, 3), rand(6))
+    else:
+        check(lambda x, w, b: TF.conv2d(x, w, b, stride, padding, dilation, groups),
+              lambda x, w, b: F.conv2d(x, w, b, stride, padding, dilation, groups),
+              rand(3, 4, 7, 8), rand(6, 4 // groups, 3, 3), rand(6))
+
+
 @pytest.mark.parametrize("case", ["conv3d dilated", "conv1d groups 3", "padding past the kernel",
                                   "transposed, output_padding", "transposed, groups 2", "more out- than in-channels"])
 def test_conv_input_gradient_as_flipped_convolution(monkeypatch, case):

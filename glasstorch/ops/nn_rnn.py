@@ -352,9 +352,7 @@ def _mkldnn_rnn_layer_kernel(input, weight0, weight1, weight2, weight3, hx_, cx_
     xw = ws["acts"] if "acts" in ws else _empty(input, (N, H))
     xp.matmul(input.reshape(N, -1), weight0.T, out=xw)             # every step's input projection, one GEMM
     if weight2 is not None:
-        xw += weight2
-        if hoist_both:
-            xw += weight3
+        xw += (weight2 + weight3) if hoist_both else weight2   # (one pass over XW, both biases at once)
     h = hx_.copy() if hx_ is not None else xp.zeros_like(xw, shape=(B, P))
     c = None
     if name == "LSTM":
@@ -387,11 +385,14 @@ def _mkldnn_rnn_layer_backward_kernel(input, weight1, weight2, weight3, weight4,
         dc = grad_cy.copy() if grad_cy is not None else xp.zeros_like(acts, shape=(B, H))
     dG_in, dG_h, d_proj = _KERNELS[name][1](ws, acts, d_out, dh, dc, weight2, w_hr, steps)
     x2d = input.reshape(N, -1)
+    db_in = dG_in.sum(0) if want[3] and weight3 is not None else None
+    db_h = None
+    if want[4] and weight4 is not None:   # (the LSTM's and the plain RNN's two biases share one gradient)
+        db_h = db_in.copy() if db_in is not None and dG_h is dG_in else dG_h.sum(0)
     return ((dG_in @ weight1).reshape(input.shape) if want[0] else None,
             _weight_grad(dG_in, x2d) if want[1] else None,               # weight gradients: one GEMM each,
             _weight_grad(dG_h, ws["h_prev"]) if want[2] else None,       # over all steps at once
-            dG_in.sum(0) if want[3] and weight3 is not None else None,
-            dG_h.sum(0) if want[4] and weight4 is not None else None,
+            db_in, db_h,
             dh if want[5] else None,
             dc if want[6] else None,
             _weight_grad(d_proj, ws["h_cell"]) if want[7] and w_hr is not None else None)
