@@ -216,6 +216,11 @@ class OpOverload:
         self._inplace = False
         self._functional = None
         self._may_overlap, self._refuse_aliases = False, "partial"
+        # an out= overload (``zeros.out``: its last argument ``*, Tensor(a!) out``, which it returns):
+        # the kernel computes the values in out's dtype and on its device, the call writes them into
+        # ``out`` (ops/_op.run_out_op)
+        self._writes_out = bool(args) and args[-1].name == "out" and args[-1].kwarg_only and schema.mutates \
+            and schema.returns == [(None, args[-1].alias)]
 
     def name(self):
         return f"aten::{self.__name__}"
@@ -382,12 +387,13 @@ _NODE_HELPERS = node_helpers()
 _CALL_HELPERS.update(_NODE_HELPERS)      # (an op's generated call records its node inline: _ops_codegen.record_lines)
 
 
-def _bind_inplace_helpers(run_inplace, check_no_overlap, check_aliases, write_into):
+def _bind_inplace_helpers(run_inplace, check_no_overlap, check_aliases, write_into, run_out):
     """Called once by ``ops/_op.py`` (which holds torch's in-place rules and imports ``_tensor``,
     which imports this module): what an in-place variant's generated call uses -- the path that
-    checks everything and records or dispatches, the memory checks of the common path."""
+    checks everything and records or dispatches, the memory checks of the common path -- and what
+    an out= overload's uses (``run_out``)."""
     _CALL_HELPERS.update(_run_inplace=run_inplace, _check_no_overlap=check_no_overlap,
-                         _check_aliases=check_aliases, _write_into=write_into)
+                         _check_aliases=check_aliases, _write_into=write_into, _run_out=run_out)
 
 
 class OpOverloadPacket:

@@ -427,7 +427,7 @@ def _write_one(name, result, out, rule, args):
     from ..ops._op import _check_no_overlap
     _check_dtype(name, result, out, rule, args)
     check_inference_write(out._vc)
-    target = _resized(out, result._data.shape, warn=name not in _RESIZED_SILENTLY)
+    target = resize_output(out, result._data.shape, warn=name not in _RESIZED_SILENTLY)
     if 0 in target.strides:
         _check_no_overlap(out)
     r = result._data
@@ -442,9 +442,10 @@ def _write_one(name, result, out, rule, args):
 _RESIZED_SILENTLY = frozenset(("addbmm",))
 
 
-def _resized(out, shape, warn=True):
+def resize_output(out, shape, warn=True):
     """``out``'s array, resized to ``shape`` as torch's ``resize_output`` does: a warning when it had
-    elements; its memory kept when it is contiguous and large enough."""
+    elements (``warn=False``: as its ``resize_`` does, the factories' out= overloads); its memory kept
+    when it is contiguous and large enough."""
     o = out._data
     if o.shape == shape:
         return o

@@ -1038,6 +1038,8 @@ def _resized(self, size):
     """Keep the first elements in flat order; new elements are zeros (torch leaves them uninitialised)."""
     if any(s < 0 for s in size):
         raise RuntimeError(f"Trying to create tensor with negative dimension {min(size)}: {list(size)}")
+    if tuple(size) == self.shape:   # (nothing to do: its strides are kept, as torch's)
+        return self
     n = math.prod(size)
     flat = self.reshape(-1)
     new = _zeros_like(self, n)
@@ -1055,11 +1057,20 @@ resize_as__op = defop("resize_as_(Tensor(a!) self, Tensor the_template, *, Memor
 
 def _resize(self, op, *args, memory_format=None):
     """The tensor takes the op's new array (torch may keep the storage; a view of the old one does
-    not see the new elements either way)."""
+    not see the new elements either way). Its version moves on when its shape changes, as torch's."""
     if self._requires_grad:
         raise RuntimeError("cannot resize variables that require grad")
+    shape = self._data.shape
     self._data = op(self, *args, memory_format=memory_format)._data
+    if self._data.shape != shape:
+        bump_version(self, "resize_")
     return self
+
+
+def resized_for_out(out, size):
+    """``out`` resized to ``size`` by ``aten.resize_`` (what a dispatch mode sees), as torch's
+    ``empty``, ``randn`` and a ``rand`` given a generator resize the ``out=`` they are given."""
+    return _resize(out, resize__op, list(size))
 
 
 def resize_(self, *sizes, memory_format=None):
