@@ -3577,3 +3577,31 @@ register(
     OpInfo("Tensor.addr_", lambda lib, input, v1, v2, **kwargs: input.clone().addr_(v1, v2, **kwargs),
            samples=_inplace_samples(_addr_samples)),
 )
+
+
+# ---- a factory given out= (ops/creation.py: aten.zeros.out...): the values written into out, resized, in its
+# dtype and on its device (out is a copy of the sample, without history: out= refuses inputs that require grad)
+def _out_samples(make, dtype):
+    yield SampleInput(make((0,)))
+    yield SampleInput(make((2, 2)))
+    yield SampleInput(make((2, 3)))
+
+
+def _factory_out(factory):
+    return lambda lib, out: factory(lib, out.detach().clone())
+
+
+register(
+    OpInfo("zeros.out", _factory_out(lambda lib, o: lib.zeros(2, 3, out=o)), samples=_out_samples, dtypes=ALL_NUM,
+           grad=False),
+    OpInfo("full.out", _factory_out(lambda lib, o: lib.full((3,), 2, out=o)), samples=_out_samples, dtypes=ALL_NUM,
+           grad=False),
+    OpInfo("eye.m_out", _factory_out(lambda lib, o: lib.eye(3, 2, out=o)), samples=_out_samples, dtypes=ALL_NUM,
+           grad=False),
+    OpInfo("arange.start_out", _factory_out(lambda lib, o: lib.arange(1, 9, 2, out=o)), samples=_out_samples,
+           dtypes=ALL_NUM, grad=False),
+    OpInfo("linspace.out", _factory_out(lambda lib, o: lib.linspace(-1, 1, 5, out=o)), samples=_out_samples,
+           dtypes=FLOATS, grad=False),
+    OpInfo("logspace.out", _factory_out(lambda lib, o: lib.logspace(0, 1, 4, out=o)), samples=_out_samples,
+           dtypes=FLOATS, grad=False),
+)

@@ -720,12 +720,12 @@ def _refuse_bool(nd, kernel_name):
         raise kernel_not_implemented(kernel_name, nd)
 
 
-def _range_out_kernel(kernel, warn):
-    """The kernel of arange's (``warn``) or range's out= overload from ``kernel``: the values in out's
-    shape when it has as many elements (torch resizes it only when not), with arange's own warning
-    when it has elements, but not as many."""
-    def out_kernel(start, end, step=1, *, out):
-        values = _into_out(kernel)(start, end, step, out=out)
+def _range_out_kernel(kernel, warn=False):
+    """The kernel of the out= overload of a range (arange, with its own warning, ``warn``; range,
+    linspace, logspace) from ``kernel``: the values in out's shape when it has as many elements (torch
+    resizes it only when not), with arange's warning when it has elements, but not as many."""
+    def out_kernel(*args, out):
+        values = _into_out(kernel)(*args, out=out)
         if out.size == values.size:
             return values.reshape(out.shape)
         if out.size and warn:
@@ -788,9 +788,9 @@ arange_out_op = defop("arange.out(Scalar end, *, Tensor(a!) out) -> Tensor(a!)",
 arange_start_out_op = defop("arange.start_out(Scalar start, Scalar end, Scalar step=1, *, Tensor(a!) out) -> Tensor(a!)",
                             _range_out_kernel(_arange_kernel, warn=True))
 linspace_out_op = defop("linspace.out(Scalar start, Scalar end, int steps, *, Tensor(a!) out) -> Tensor(a!)",
-                        _into_out(_linspace_kernel))
+                        _range_out_kernel(_linspace_kernel))
 logspace_out_op = defop("logspace.out(Scalar start, Scalar end, int steps, float base=10., *, Tensor(a!) out) "
-                        "-> Tensor(a!)", _into_out(_logspace_kernel))
+                        "-> Tensor(a!)", _range_out_kernel(_logspace_kernel))
 
 
 def _scalar(value):
@@ -839,7 +839,7 @@ range_step_op = defop(f"range.step(Scalar start, Scalar end, Scalar step=1, *, {
                       _range_kernel)
 range_op = defop(f"range(Scalar start, Scalar end, *, {_FACTORY_OPTIONS}) -> Tensor", _range_kernel)
 range_out_op = defop("range.out(Scalar start, Scalar end, Scalar step=1, *, Tensor(a!) out) -> Tensor(a!)",
-                     _range_out_kernel(_range_kernel, warn=False))
+                     _range_out_kernel(_range_kernel))
 
 
 def _range(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
