@@ -35,6 +35,7 @@ a parameter's name     its value (a number, a dim, a tuple...): exposed as ``_sa
 ``<input>_numel``      its number of elements (``_saved_<input>_sym_numel``)
 ``<input>_dtype``      the input's dtype
 ``<input>_device``     the input's device
+``<input>_geometry``   its (sizes, strides, storage offset): torch's ``TensorGeometry``
 =====================  =====================================================================
 
 A formula keyed by several inputs (``joint={("input", "weight"): f}``) returns a tuple, one
@@ -721,6 +722,8 @@ def _node_class(name, schema, formulas, joint):
                 specs.append(("dtype", p[:-6]))
             elif p.endswith("_device") and p[:-7] in args:
                 specs.append(("device", p[:-7]))
+            elif p.endswith("_geometry") and p[:-9] in args:
+                specs.append(("geometry", p[:-9]))
             else:
                 raise ValueError(f"{name}: formula for {names} reads '{p}', which {schema} does not have")
         table.append((names, fn, is_joint, tuple(specs)))

@@ -454,6 +454,8 @@ def _saved_lines(cls, arg, indent):
                 body.append(f"_node._saved_{key}_dtype = {arg(cls._op_arg_index[key])}.dtype")
             elif kind == "device":
                 body.append(f"_node._saved_{key}_device = {arg(cls._op_arg_index[key])}.device")
+            elif kind == "geometry":
+                body.append(f"_node._saved_{key}_geometry = _geometry({arg(cls._op_arg_index[key])})")
         if body:
             lines.append(f"if _need{k}:")
             lines += ["    " + b for b in body]
@@ -556,7 +558,7 @@ def node_run_source(cls):
                 call.append(f"_node._saved_{key}_sym_sizes")
             elif kind == "numel":
                 call.append(f"_node._saved_{key}_sym_numel")
-            else:                       # dtype, device
+            else:                       # dtype, device, geometry
                 call.append(f"_node._saved_{key}_{kind}")
         cond = f"({need})" + (" and grad is not None" if reads_grad else "")
         lines.append(f"    if {cond}:")

@@ -3459,9 +3459,7 @@ register(
     OpInfo("nextafter", samples=_heaviside_samples, grad=False),
     OpInfo("gcd", samples=_int_pair_samples, dtypes=INTS),
     OpInfo("lcm", samples=_int_pair_samples, dtypes=INTS),
-    OpInfo("stft", samples=_stft_samples,
-           xfail={"graph": "torch takes the frames with as_strided (AsStridedBackward0), glasstorch with "
-                           "unfold (UnfoldBackward0): the same view; glasstorch has no general as_strided"}),
+    OpInfo("stft", samples=_stft_samples),
     OpInfo("sgn.complex", lambda lib, x: lib.sgn(x), samples=unary_samples(shapes=_COMPLEX_SHAPES), dtypes=COMPLEX),
     OpInfo("istft", _istft, samples=_istft_samples),
 )
@@ -3604,4 +3602,29 @@ register(
            dtypes=FLOATS, grad=False),
     OpInfo("logspace.out", _factory_out(lambda lib, o: lib.logspace(0, 1, 4, out=o)), samples=_out_samples,
            dtypes=FLOATS, grad=False),
+)
+
+
+# ---- as_strided and as_strided_ (ops/shape.py): any geometry over the input's storage -------------------------
+def _as_strided_samples(make, dtype):
+    yield SampleInput(make((3, 4)), (2, 2), (1, 2), 1)
+    yield SampleInput(make((3, 4)), (3, 3), (1, 1), desc="overlapping output")
+    yield SampleInput(make((3, 4)), (2, 3), (0, 1), 2, desc="a stride of 0")
+    yield SampleInput(make((3, 4), layout="T"), (2, 2), (3, 1), desc="of a transposed view")
+    yield SampleInput(make((2, 3), layout="slice"), (2, 2), (3, 2), 1, desc="reaching elements the input skips")
+    yield SampleInput(make((2, 3)), (0, 2), (1, 1), 3, desc="empty")
+    yield SampleInput(make((4,)), (), (), 2, desc="0-d")
+
+
+def _overlapping_input_samples(make, dtype):
+    yield SampleInput(make((4,)), (2, 2), (1, 1), 1)
+    yield SampleInput(make((4,)), (3,), (1,), 0)
+
+
+register(
+    OpInfo("as_strided", samples=_as_strided_samples, dtypes=ALL_NUM),
+    OpInfo("as_strided.method", _m("as_strided"), samples=_as_strided_samples),
+    OpInfo("as_strided.overlapping_input",      # (the input's own elements overlap: their gradient is shared)
+           lambda lib, x, *a: x.expand(3, 4).as_strided(*a), samples=_overlapping_input_samples),
+    OpInfo("Tensor.as_strided_", lambda lib, x, *a: x.clone().as_strided_(*a), samples=_as_strided_samples),
 )
