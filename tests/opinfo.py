@@ -3628,3 +3628,39 @@ register(
            lambda lib, x, *a: x.expand(3, 4).as_strided(*a), samples=_overlapping_input_samples),
     OpInfo("Tensor.as_strided_", lambda lib, x, *a: x.clone().as_strided_(*a), samples=_as_strided_samples),
 )
+
+
+# ---- index_reduce (ops/scatter_reduce.py): one index per slice of source ---------------------------------------
+def _index_reduce_samples(make, dtype):
+    floats = np.dtype(dtype).kind == "f"
+    for reduce in ("prod", "mean", "amax", "amin"):
+        for include_self in (True, False):
+            yield SampleInput(make((3, 5)), 1, Leaf(np.array([4, 0, 4, 1]), "contig", False), make((3, 4)), reduce,
+                              include_self=include_self)
+            yield SampleInput(make((4, 3), layout="T"), 0, Leaf(np.array([2, 2, 0]), "contig", False),
+                              make((3, 3), layout="slice"), reduce, include_self=include_self)
+            yield SampleInput(make(()), 0, Leaf(np.array([0]), "contig", False), make(()), reduce,
+                              include_self=include_self)
+        if floats:   # ties (amax/amin share the gradient) and zeros (prod's special cases)
+            yield SampleInput(make((2, 3), values=[[1., 0., 3.], [2., 2., 0.]]), 1,
+                              Leaf(np.array([0, 1, 0, 2]), "contig", False),
+                              make((2, 4), values=[[1., 0., 2., 3.], [0., 0., 2., 0.]]), reduce, nondiff=True)
+    x = make((3, 4))
+    yield SampleInput(x, 1, Leaf(np.array([0, 1]), "contig", False), make((3, 2)), "sum")              # errors
+    yield SampleInput(x, 1, Leaf(np.array([[0, 1]]), "contig", False), make((3, 2)), "prod")
+    yield SampleInput(x, 1, make((2,)), make((3, 2)), "prod")
+    yield SampleInput(x, 1, Leaf(np.array([0, 1]), "contig", False),
+                      make((3, 2), dtype="float64" if dtype != "float64" else "float32"), "prod")
+    yield SampleInput(x, 1, Leaf(np.array([0, 1, 2]), "contig", False), make((3, 2)), "prod")
+    yield SampleInput(x, 1, Leaf(np.array([0, 1]), "contig", False), make((2, 2)), "prod")
+    yield SampleInput(x, 1, Leaf(np.array([0, 4]), "contig", False), make((3, 2)), "prod")
+    yield SampleInput(x, 1, Leaf(np.array([-1, 0]), "contig", False), make((3, 2)), "prod")
+    yield SampleInput(x, 2, Leaf(np.array([0, 1]), "contig", False), make((3, 2)), "prod")
+
+
+register(
+    OpInfo("index_reduce", samples=_index_reduce_samples, dtypes=ALL_NUM, gradgrad=False),
+    OpInfo("index_reduce.method", _m("index_reduce"), samples=_index_reduce_samples, gradgrad=False),
+    OpInfo("Tensor.index_reduce_", lambda lib, x, *a, **k: x.clone().index_reduce_(*a, **k),
+           samples=_index_reduce_samples, gradgrad=False),
+)

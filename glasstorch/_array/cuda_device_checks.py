@@ -117,6 +117,8 @@ CHECKED = {
     'index_add_': 'wrapper_CUDA_index_add_',
     'index_copy': 'wrapper_CUDA_index_copy',
     'index_copy_': 'wrapper_CUDA_index_copy_',
+    'index_reduce': 'wrapper_CUDA_index_reduce',
+    'index_reduce_': 'wrapper_CUDA_index_reduce_',
     'index_select': 'wrapper_CUDA__index_select',
     'isin.Scalar_Tensor': 'wrapper_CUDA_isin_Scalar_Tensor',
     'isin.Tensor_Scalar': 'wrapper_CUDA_isin_Tensor_Scalar',

@@ -215,7 +215,7 @@ OUT_RULES = {
                      "negative", "clamp", "clamp_min", "clamp_max", "clip", "conj_physical"), _same),
     **dict.fromkeys(("addmm", "addmv", "baddbmm", "bmm", "mm", "cross", "gather", "index_add",
                      "index_copy", "log_softmax", "softmax", "norm", "scatter", "scatter_add",
-                     "scatter_reduce", "take_along_dim", "tril", "triu", "argmax", "argmin", "isin", "sort",
+                     "scatter_reduce", "index_reduce", "take_along_dim", "tril", "triu", "argmax", "argmin", "isin", "sort",
                      "msort", "topk", "aminmax"), _exact),
     **dict.fromkeys(("eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less", "less_equal",
                      "not_equal", "logical_and", "logical_or", "logical_xor", "isneginf", "isposinf", "signbit"),

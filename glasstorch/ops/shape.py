@@ -31,7 +31,7 @@ __getattr__ = node_classes_of(__name__)    # (the node classes declared here, by
 __all__ = ["reshape", "flatten", "unflatten", "permute", "transpose", "swapaxes", "swapdims", "t", "adjoint",
            "movedim", "moveaxis", "broadcast_to", "broadcast_tensors", "broadcast_shapes", "squeeze",
            "unsqueeze", "narrow", "select", "unbind", "split", "chunk", "tensor_split", "clone", "ravel",
-           "atleast_1d", "atleast_2d", "atleast_3d", "resize_as_", "as_strided"]
+           "atleast_1d", "atleast_2d", "atleast_3d", "resize_as_", "as_strided", "as_strided_"]
 
 
 
