@@ -291,4 +291,3 @@ def write_out(fn_name, result, out):
     (``glasstorch/_prims_common/wrappers.py``); ``out`` is returned."""
     from ._prims_common import wrappers
     return wrappers.write_out(fn_name, result, out, wrappers.OUT_RULES.get(fn_name, wrappers.cast_rule))
-
