@@ -291,23 +291,3 @@ def write_out(fn_name, result, out):
     (``glasstorch/_prims_common/wrappers.py``); ``out`` is returned."""
     from ._prims_common import wrappers
     return wrappers.write_out(fn_name, result, out, wrappers.OUT_RULES.get(fn_name, wrappers.cast_rule))
-
-
-def factory_with_out(fn):
-    """A factory (zeros, arange, randn, ...) that also fills ``out=``: in out's dtype unless one is
-    given, which must then be out's (torch's rule)."""
-    import functools
-
-    @functools.wraps(fn)
-    def factory(*args, out=None, **kwargs):
-        if out is None:
-            return fn(*args, **kwargs)
-        from ._tensor import Tensor
-        dtype = kwargs.get("dtype")
-        if isinstance(out, Tensor):
-            if dtype is None:
-                kwargs["dtype"] = out.dtype
-            elif dtype is not out.dtype:
-                raise RuntimeError(f"dtype {dtype._legacy} does not match dtype of out parameter ({out.dtype._legacy})")
-        return write_out(fn.__name__, fn(*args, **kwargs), out)
-    return factory

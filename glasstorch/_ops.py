@@ -35,6 +35,7 @@ a parameter's name     its value (a number, a dim, a tuple...): exposed as ``_sa
 ``<input>_numel``      its number of elements (``_saved_<input>_sym_numel``)
 ``<input>_dtype``      the input's dtype
 ``<input>_device``     the input's device
+``<input>_geometry``   its (sizes, strides, storage offset): torch's ``TensorGeometry``
 =====================  =====================================================================
 
 A formula keyed by several inputs (``joint={("input", "weight"): f}``) returns a tuple, one
@@ -216,6 +217,11 @@ class OpOverload:
         self._inplace = False
         self._functional = None
         self._may_overlap, self._refuse_aliases = False, "partial"
+        # an out= overload (``zeros.out``: its last argument ``*, Tensor(a!) out``, which it returns):
+        # the kernel computes the values in out's dtype and on its device, the call writes them into
+        # ``out`` (ops/_op.run_out_op)
+        self._writes_out = bool(args) and args[-1].name == "out" and args[-1].kwarg_only and schema.mutates \
+            and schema.returns == [(None, args[-1].alias)]
 
     def name(self):
         return f"aten::{self.__name__}"
@@ -382,12 +388,13 @@ _NODE_HELPERS = node_helpers()
 _CALL_HELPERS.update(_NODE_HELPERS)      # (an op's generated call records its node inline: _ops_codegen.record_lines)
 
 
-def _bind_inplace_helpers(run_inplace, check_no_overlap, check_aliases, write_into):
+def _bind_inplace_helpers(run_inplace, check_no_overlap, check_aliases, write_into, run_out):
     """Called once by ``ops/_op.py`` (which holds torch's in-place rules and imports ``_tensor``,
     which imports this module): what an in-place variant's generated call uses -- the path that
-    checks everything and records or dispatches, the memory checks of the common path."""
+    checks everything and records or dispatches, the memory checks of the common path -- and what
+    an out= overload's uses (``run_out``)."""
     _CALL_HELPERS.update(_run_inplace=run_inplace, _check_no_overlap=check_no_overlap,
-                         _check_aliases=check_aliases, _write_into=write_into)
+                         _check_aliases=check_aliases, _write_into=write_into, _run_out=run_out)
 
 
 class OpOverloadPacket:
@@ -715,6 +722,8 @@ def _node_class(name, schema, formulas, joint):
                 specs.append(("dtype", p[:-6]))
             elif p.endswith("_device") and p[:-7] in args:
                 specs.append(("device", p[:-7]))
+            elif p.endswith("_geometry") and p[:-9] in args:
+                specs.append(("geometry", p[:-9]))
             else:
                 raise ValueError(f"{name}: formula for {names} reads '{p}', which {schema} does not have")
         table.append((names, fn, is_joint, tuple(specs)))

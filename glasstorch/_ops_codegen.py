@@ -72,6 +72,8 @@ def op_call_source(op):
     """The source of ``op``'s ``__call__`` (see the module docstring)."""
     if op._inplace:
         return inplace_call_source(op)
+    if op._writes_out:
+        return out_call_source(op)
     schema = op._schema
     args = schema.arguments
     names, sig, call, kernel_call = _call_parts(args)
@@ -188,6 +190,19 @@ def inplace_call_source(op):
               "    _vc.where = (_f.f_code.co_filename, _f.f_lineno) if _f is not None else None",
               f"    return {target}"]
     return "\n".join(lines) + "\n"
+
+
+def out_call_source(op):
+    """The source of an out= overload's ``__call__`` (``aten.zeros.out``): arrays in, the kernel's
+    values for ``out`` (in its dtype, on its device); Tensors in, ``ops/_op.run_out_op`` writes them
+    into ``out`` with torch's checks (autograd's refusal, a dispatch mode, the resize)."""
+    args = op._schema.arguments
+    names, sig, call, _ = _call_parts(args)
+    all_args = "(" + "".join(f"{n}, " for n in names) + ")"
+    return "\n".join([f"def __call__(_op, {', '.join(sig)}):",
+                      f"    if isinstance({names[-1]}, _ARRAY_TYPES):",
+                      f"        return _kernel({call})   # arrays in: the values to write into {names[-1]}",
+                      f"    return _run_out(_op, {all_args})"]) + "\n"
 
 
 def _wrap_expression(op, names):
@@ -439,6 +454,8 @@ def _saved_lines(cls, arg, indent):
                 body.append(f"_node._saved_{key}_dtype = {arg(cls._op_arg_index[key])}.dtype")
             elif kind == "device":
                 body.append(f"_node._saved_{key}_device = {arg(cls._op_arg_index[key])}.device")
+            elif kind == "geometry":
+                body.append(f"_node._saved_{key}_geometry = _geometry({arg(cls._op_arg_index[key])})")
         if body:
             lines.append(f"if _need{k}:")
             lines += ["    " + b for b in body]
@@ -541,7 +558,7 @@ def node_run_source(cls):
                 call.append(f"_node._saved_{key}_sym_sizes")
             elif kind == "numel":
                 call.append(f"_node._saved_{key}_sym_numel")
-            else:                       # dtype, device
+            else:                       # dtype, device, geometry
                 call.append(f"_node._saved_{key}_{kind}")
         cond = f"({need})" + (" and grad is not None" if reads_grad else "")
         lines.append(f"    if {cond}:")

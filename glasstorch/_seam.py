@@ -122,6 +122,7 @@ class _Seam(threading.local):
     def __init__(self):
         self.function_modes = []        # TorchFunctionMode stack, innermost last
         self.dispatch_modes = []        # TorchDispatchMode stack, innermost last
+        self.dispatch_handling = 0      # how many __torch_dispatch__ calls are running (nested)
         self.function_disabled = 0      # DisableTorchFunction depth (modes and subclasses off)
         self.subclass_disabled = 0      # DisableTorchFunctionSubclass depth (subclasses off)
         self.engine_observers = []
@@ -288,10 +289,12 @@ class _Seam(threading.local):
         """Hand primitive ``op`` to the innermost TorchDispatchMode; the mode runs below autograd."""
         mode = self.dispatch_modes.pop()
         self._refresh()
+        self.dispatch_handling += 1
         try:
             types = tuple({type(a) for a in _flat_tensors(args, kwargs)})
             return mode.__torch_dispatch__(op, types, args, kwargs or {})
         finally:
+            self.dispatch_handling -= 1
             self.dispatch_modes.append(mode)
             self._refresh()
 

@@ -14,14 +14,19 @@ subclass with its own ``__torch_function__``, the call goes to them instead::
 
 Inside ``__torch_function__`` the mode is off (a call it makes is not seen by it again), as in torch.
 """
+import contextlib
 import functools
+import inspect
 
 from ._seam import seam, DisableTorchFunction, DisableTorchFunctionSubclass, _overloaded_args, _disabled_impl
-from ._tensor import Tensor
+from ._tensor import Tensor, _NO_WRAP, _intercepted_property
+from ._ops import OpOverload, OpOverloadPacket
 
-__all__ = ["TorchFunctionMode", "has_torch_function", "has_torch_function_unary", "has_torch_function_variadic",
-           "handle_torch_function", "get_overridable_functions", "get_ignored_functions", "is_tensor_like",
-           "is_tensor_method_or_property", "wrap_torch_function", "enable_torch_function_mode"]
+__all__ = ["TorchFunctionMode", "BaseTorchFunctionMode", "has_torch_function", "has_torch_function_unary",
+           "has_torch_function_variadic", "handle_torch_function", "get_overridable_functions",
+           "get_ignored_functions", "get_testing_overrides", "get_default_nowrap_functions", "resolve_name",
+           "is_tensor_like", "is_tensor_method_or_property", "wrap_torch_function", "enable_torch_function_mode",
+           "enable_reentrant_dispatch"]
 
 
 class TorchFunctionMode:
@@ -55,6 +60,13 @@ class TorchFunctionMode:
     def push(cls, *args, **kwargs):
         """torch's ``TorchFunctionMode.push`` (deprecated there): instantiate and enter."""
         return cls(*args, **kwargs)
+
+
+class BaseTorchFunctionMode(TorchFunctionMode):
+    """A mode that runs every call as it is (torch's): a base for modes that look at some calls only."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        return func(*args, **(kwargs or {}))
 
 
 def _get_current_function_mode():
@@ -165,22 +177,113 @@ def _public_namespaces():
             glasstorch.linalg: "torch.linalg"}
 
 
-def get_overridable_functions():
-    """{namespace: [functions]}: the public functions and Tensor methods that go through
-    ``__torch_function__`` (every public callable that takes tensors)."""
-    result = {}
-    ignored = get_ignored_functions()
-    for namespace in _public_namespaces():
-        funcs = []
+def _overridable(with_ignored=False):
+    """(namespace, its public name, attribute name, function) for every overridable function (and the
+    ignored ones too, ``with_ignored``)."""
+    ignored = set() if with_ignored else get_ignored_functions()
+    for namespace, public in _public_namespaces().items():
         for name in dir(namespace):
             if name.startswith("_") and not (name.startswith("__") and name.endswith("__")):
                 continue
             obj = getattr(namespace, name, None)
             if callable(obj) and not isinstance(obj, type) and obj not in ignored and \
                     getattr(obj, "__module__", "") and str(getattr(obj, "__module__", "")).startswith("glasstorch"):
-                funcs.append(obj)
-        result[namespace] = funcs
+                yield namespace, public, name, obj
+
+
+def get_overridable_functions():
+    """{namespace: [functions]}: the public functions and Tensor methods that go through
+    ``__torch_function__`` (every public callable that takes tensors)."""
+    result = {namespace: [] for namespace in _public_namespaces()}
+    for namespace, _, _, obj in _overridable():
+        result[namespace].append(obj)
     return result
+
+
+@functools.cache
+def _public_names():
+    """{function: the name torch's users call it by} for every public function, ignored ones included
+    as in torch (``torch.add``; a function that is also a Tensor method keeps its first name:
+    glasstorch's ``torch.add`` and ``Tensor.add`` are one function), and the accessors of the Tensor
+    properties a mode sees (``torch.Tensor.grad.__get__``)."""
+    names = {}
+    # (an operator's method is often the named method itself, Tensor.__add__ is Tensor.add: the name first)
+    for _, public, name, obj in sorted(_overridable(with_ignored=True), key=lambda entry: entry[2].startswith("__")):
+        names.setdefault(obj, f"{public}.{name}")
+    for name, attr in vars(Tensor).items():
+        if isinstance(attr, _intercepted_property):
+            names[attr.__get__] = f"torch.Tensor.{name}.__get__"
+            names[attr.__set__] = f"torch.Tensor.{name}.__set__"
+    return names
+
+
+def resolve_name(f):
+    """The name of a function a ``__torch_function__`` (or ``__torch_dispatch__``) is given, as a
+    user would write it (``"torch.add"``, ``"torch.Tensor.grad.__get__"``, ``"aten.add.Tensor"``);
+    None for a function that is not glasstorch's."""
+    if isinstance(f, (OpOverload, OpOverloadPacket)):
+        return str(f)
+    return _public_names().get(f)
+
+
+def _accepting(signature):
+    """A stand-in with ``signature``: it takes exactly the arguments the function takes (Python's
+    TypeError for others, as the function's own) and returns -1."""
+    def dummy(*args, **kwargs):
+        signature.bind(*args, **kwargs)
+        return -1
+    dummy.__signature__ = signature
+    return dummy
+
+
+@functools.cache
+def get_testing_overrides():
+    """{function: a stand-in with its signature that returns -1} for every overridable function
+    (torch's, for testing that a type defining ``__torch_function__`` covers the API)::
+
+        >>> import inspect, glasstorch as torch
+        >>> inspect.signature(torch.overrides.get_testing_overrides()[torch.add])
+        <Signature (input, other, *, alpha=1, out=None)>
+
+    (torch writes its table by hand; glasstorch's functions are Python, so it reads their signatures.)"""
+    overrides = {}
+    for _, _, _, obj in _overridable():
+        if obj not in overrides:
+            try:
+                overrides[obj] = _accepting(_signature(obj))
+            except (TypeError, ValueError):   # (no signature to read: any arguments)
+                overrides[obj] = lambda *args, **kwargs: -1
+    return overrides
+
+
+def _signature(fn):
+    """``fn``'s signature, with the ``out=`` that ``out_wrapper`` gave it (it shows the wrapped one's)."""
+    signature = inspect.signature(fn)
+    if not getattr(fn, "adds_out", False) or "out" in signature.parameters:
+        return signature
+    params = list(signature.parameters.values())
+    at = len(params) - (params and params[-1].kind is inspect.Parameter.VAR_KEYWORD)
+    params.insert(at, inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=None))
+    return signature.replace(parameters=params)
+
+
+@functools.cache
+def get_default_nowrap_functions():
+    """The functions whose results the default ``Tensor.__torch_function__`` returns as they are,
+    not converted to the subclass (field reads: ``a.grad is a.grad`` must hold)."""
+    return set(_NO_WRAP)
+
+
+@contextlib.contextmanager
+def enable_reentrant_dispatch():
+    """torch's context for code inside ``__torch_dispatch__`` that calls ops again: it restores the
+    dispatcher's thread-local state as it was when the op was dispatched. glasstorch's dispatch has
+    no such state besides the mode stack, which stays as torch leaves it (the handling mode off it,
+    so its own calls are not seen by it again): nothing to restore. Outside ``__torch_dispatch__``
+    it is refused, as torch's."""
+    if not seam.dispatch_handling:
+        raise RuntimeError("Accessing torch dispatch state outside of '__torch_dispatch__' is not allowed.")
+    yield
 
 
 def get_ignored_functions():

@@ -3463,9 +3463,7 @@ register(
     OpInfo("nextafter", samples=_heaviside_samples, grad=False),
     OpInfo("gcd", samples=_int_pair_samples, dtypes=INTS),
     OpInfo("lcm", samples=_int_pair_samples, dtypes=INTS),
-    OpInfo("stft", samples=_stft_samples,
-           xfail={"graph": "torch takes the frames with as_strided (AsStridedBackward0), glasstorch with "
-                           "unfold (UnfoldBackward0): the same view; glasstorch has no general as_strided"}),
+    OpInfo("stft", samples=_stft_samples),
     OpInfo("sgn.complex", lambda lib, x: lib.sgn(x), samples=unary_samples(shapes=_COMPLEX_SHAPES), dtypes=COMPLEX),
     OpInfo("istft", _istft, samples=_istft_samples),
 )
@@ -3580,4 +3578,93 @@ register(
     OpInfo("addr", samples=_addr_samples, dtypes=ALL_NUM),
     OpInfo("Tensor.addr_", lambda lib, input, v1, v2, **kwargs: input.clone().addr_(v1, v2, **kwargs),
            samples=_inplace_samples(_addr_samples)),
+)
+
+
+# ---- a factory given out= (ops/creation.py: aten.zeros.out...): the values written into out, resized, in its
+# dtype and on its device (out is a copy of the sample, without history: out= refuses inputs that require grad)
+def _out_samples(make, dtype):
+    yield SampleInput(make((0,)))
+    yield SampleInput(make((2, 2)))
+    yield SampleInput(make((2, 3)))
+
+
+def _factory_out(factory):
+    return lambda lib, out: factory(lib, out.detach().clone())
+
+
+register(
+    OpInfo("zeros.out", _factory_out(lambda lib, o: lib.zeros(2, 3, out=o)), samples=_out_samples, dtypes=ALL_NUM,
+           grad=False),
+    OpInfo("full.out", _factory_out(lambda lib, o: lib.full((3,), 2, out=o)), samples=_out_samples, dtypes=ALL_NUM,
+           grad=False),
+    OpInfo("eye.m_out", _factory_out(lambda lib, o: lib.eye(3, 2, out=o)), samples=_out_samples, dtypes=ALL_NUM,
+           grad=False),
+    OpInfo("arange.start_out", _factory_out(lambda lib, o: lib.arange(1, 9, 2, out=o)), samples=_out_samples,
+           dtypes=ALL_NUM, grad=False),
+    OpInfo("linspace.out", _factory_out(lambda lib, o: lib.linspace(-1, 1, 5, out=o)), samples=_out_samples,
+           dtypes=FLOATS, grad=False),
+    OpInfo("logspace.out", _factory_out(lambda lib, o: lib.logspace(0, 1, 4, out=o)), samples=_out_samples,
+           dtypes=FLOATS, grad=False),
+)
+
+
+# ---- as_strided and as_strided_ (ops/shape.py): any geometry over the input's storage -------------------------
+def _as_strided_samples(make, dtype):
+    yield SampleInput(make((3, 4)), (2, 2), (1, 2), 1)
+    yield SampleInput(make((3, 4)), (3, 3), (1, 1), desc="overlapping output")
+    yield SampleInput(make((3, 4)), (2, 3), (0, 1), 2, desc="a stride of 0")
+    yield SampleInput(make((3, 4), layout="T"), (2, 2), (3, 1), desc="of a transposed view")
+    yield SampleInput(make((2, 3), layout="slice"), (2, 2), (3, 2), 1, desc="reaching elements the input skips")
+    yield SampleInput(make((2, 3)), (0, 2), (1, 1), 3, desc="empty")
+    yield SampleInput(make((4,)), (), (), 2, desc="0-d")
+
+
+def _overlapping_input_samples(make, dtype):
+    yield SampleInput(make((4,)), (2, 2), (1, 1), 1)
+    yield SampleInput(make((4,)), (3,), (1,), 0)
+
+
+register(
+    OpInfo("as_strided", samples=_as_strided_samples, dtypes=ALL_NUM),
+    OpInfo("as_strided.method", _m("as_strided"), samples=_as_strided_samples),
+    OpInfo("as_strided.overlapping_input",      # (the input's own elements overlap: their gradient is shared)
+           lambda lib, x, *a: x.expand(3, 4).as_strided(*a), samples=_overlapping_input_samples),
+    OpInfo("Tensor.as_strided_", lambda lib, x, *a: x.clone().as_strided_(*a), samples=_as_strided_samples),
+)
+
+
+# ---- index_reduce (ops/scatter_reduce.py): one index per slice of source ---------------------------------------
+def _index_reduce_samples(make, dtype):
+    floats = np.dtype(dtype).kind == "f"
+    for reduce in ("prod", "mean", "amax", "amin"):
+        for include_self in (True, False):
+            yield SampleInput(make((3, 5)), 1, Leaf(np.array([4, 0, 4, 1]), "contig", False), make((3, 4)), reduce,
+                              include_self=include_self)
+            yield SampleInput(make((4, 3), layout="T"), 0, Leaf(np.array([2, 2, 0]), "contig", False),
+                              make((3, 3), layout="slice"), reduce, include_self=include_self)
+            yield SampleInput(make(()), 0, Leaf(np.array([0]), "contig", False), make(()), reduce,
+                              include_self=include_self)
+        if floats:   # ties (amax/amin share the gradient) and zeros (prod's special cases)
+            yield SampleInput(make((2, 3), values=[[1., 0., 3.], [2., 2., 0.]]), 1,
+                              Leaf(np.array([0, 1, 0, 2]), "contig", False),
+                              make((2, 4), values=[[1., 0., 2., 3.], [0., 0., 2., 0.]]), reduce, nondiff=True)
+    x = make((3, 4))
+    yield SampleInput(x, 1, Leaf(np.array([0, 1]), "contig", False), make((3, 2)), "sum")              # errors
+    yield SampleInput(x, 1, Leaf(np.array([[0, 1]]), "contig", False), make((3, 2)), "prod")
+    yield SampleInput(x, 1, make((2,)), make((3, 2)), "prod")
+    yield SampleInput(x, 1, Leaf(np.array([0, 1]), "contig", False),
+                      make((3, 2), dtype="float64" if dtype != "float64" else "float32"), "prod")
+    yield SampleInput(x, 1, Leaf(np.array([0, 1, 2]), "contig", False), make((3, 2)), "prod")
+    yield SampleInput(x, 1, Leaf(np.array([0, 1]), "contig", False), make((2, 2)), "prod")
+    yield SampleInput(x, 1, Leaf(np.array([0, 4]), "contig", False), make((3, 2)), "prod")
+    yield SampleInput(x, 1, Leaf(np.array([-1, 0]), "contig", False), make((3, 2)), "prod")
+    yield SampleInput(x, 2, Leaf(np.array([0, 1]), "contig", False), make((3, 2)), "prod")
+
+
+register(
+    OpInfo("index_reduce", samples=_index_reduce_samples, dtypes=ALL_NUM, gradgrad=False),
+    OpInfo("index_reduce.method", _m("index_reduce"), samples=_index_reduce_samples, gradgrad=False),
+    OpInfo("Tensor.index_reduce_", lambda lib, x, *a, **k: x.clone().index_reduce_(*a, **k),
+           samples=_index_reduce_samples, gradgrad=False),
 )

@@ -54,17 +54,31 @@ def test_unpool_output_size_errors():
         gt.nn.functional.max_unpool2d(gt.zeros(2, 2), i, 2)
 
 
-def test_scatter_reduce_double_backward_difference():
-    """README "Where glasstorch differs": torch differentiates scatter_reduce twice; glasstorch says it can't."""
+@pytest.mark.filterwarnings("ignore:index_reduce")
+@pytest.mark.parametrize("name", ["scatter_reduce", "index_reduce"])
+def test_double_backward_difference_of_the_reductions_into_an_index(name):
+    """README "Where glasstorch differs": torch differentiates scatter_reduce and index_reduce twice;
+    glasstorch says it can't."""
     for lib in (torch, gt):
         x = lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64, requires_grad=True)
         src = lib.tensor([4.0, 5.0], dtype=lib.float64, requires_grad=True)
-        y = x.scatter_reduce(0, lib.tensor([0, 0]), src, "prod")
+        y = getattr(x, name)(0, lib.tensor([0, 0]), src, "prod")
         (g,) = lib.autograd.grad(y.sum(), src, create_graph=lib is torch)
         assert g.tolist() == [5.0, 4.0]
-    y = gt.tensor([1.0, 2.0], requires_grad=True).scatter_reduce(0, gt.tensor([0]), gt.tensor([3.0]), "sum")
-    with pytest.raises(NotImplementedError, match="double backward through scatter_reduce"):
+    y = getattr(gt.tensor([1.0, 2.0], requires_grad=True), name)(0, gt.tensor([0]), gt.tensor([3.0]), "amax")
+    with pytest.raises(NotImplementedError, match=f"double backward through {name}"):
         gt.autograd.grad(y.sum(), y.grad_fn.next_functions[0][0].variable, create_graph=True)
+
+
+def test_index_reduce_warns_once_that_it_is_beta():
+    import warnings
+    for lib in (torch, gt):
+        x = lib.ones(3)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            lib.index_reduce(x, 0, lib.tensor([0]), lib.ones(1), "mean")
+        # (torch's TORCH_WARN_ONCE: once per process, so the first call in the run warned or this one does)
+        assert all("index_reduce() is in beta" in str(w.message) for w in caught) and len(caught) <= 1
 
 
 def test_embedding_bag_module_against_torch():

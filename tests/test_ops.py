@@ -330,6 +330,7 @@ _KNOWN_ON_DEVICE = {"meta": [
         nn.functional.interpolate.nearest-exact2d nn.functional.interpolate.nearest1d
         nn.functional.interpolate.nearest2d nn.functional.interpolate.nearest3d nn.functional.pad.reflect
         nn.functional.pad.replicate polygamma polygamma.method polygamma_ prod@float32 prod@float64
+        index_reduce@float32 index_reduce@float64 index_reduce.method Tensor.index_reduce_
         scatter_reduce scatter_reduce.method slogdet special.airy_ai special.chebyshev_polynomial_t
         special.chebyshev_polynomial_u special.chebyshev_polynomial_v special.chebyshev_polynomial_w
         special.digamma@float32 special.digamma@float64 special.gammainc special.gammaincc

@@ -468,3 +468,129 @@ def test_constructing_a_parameter_is_no_call_a_mode_sees():
         with pytest.raises(type(theirs.value)) as ours:
             lib_errors(glasstorch)
         assert str(ours.value) == str(theirs.value)
+
+
+# ---- get_testing_overrides, resolve_name, the rest of torch.overrides' public names ----------------------------
+def test_overrides_has_torchs_public_names():
+    """Every public name of torch.overrides (its __all__, and the mode classes) is glasstorch's too."""
+    import torch.overrides as theirs
+    wanted = set(theirs.__all__) | {"TorchFunctionMode", "BaseTorchFunctionMode"}
+    # redispatch_function (torch 2.13's skip-one-hop) needs the seam to skip a function's own check once,
+    # which glasstorch's one-line check per function cannot: README, "Where glasstorch differs"
+    assert wanted - set(dir(glasstorch.overrides)) == {"redispatch_function"}
+
+
+def test_testing_overrides_cover_the_overridable_functions():
+    overrides = glasstorch.overrides.get_testing_overrides()
+    functions = [f for funcs in glasstorch.overrides.get_overridable_functions().values() for f in funcs]
+    assert len(functions) > 500 and all(f in overrides for f in functions)
+    assert glasstorch.overrides.get_testing_overrides() is overrides        # (cached, as torch's)
+
+
+def _recorded_calls(build):
+    """(func, args, kwargs) of every call a function mode sees in a training step of ``build``'s model
+    and a few calls of functions with out=, keywords and defaults."""
+    calls = []
+
+    class Record(glasstorch.overrides.TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            calls.append((func, args, kwargs or {}))
+            return func(*args, **(kwargs or {}))
+    model, optimizer, x, y = build(glasstorch)
+    with Record():
+        _step(glasstorch, model, optimizer, x, y)
+        glasstorch.add(x, x, alpha=2, out=glasstorch.empty(0))
+        glasstorch.sum(x, 1, keepdim=True)
+        x.sum(dim=0).softmax(0)
+        glasstorch.nn.functional.dropout(x, 0.5, training=False)
+    return calls
+
+
+@pytest.mark.parametrize("build", BUILDS)
+def test_testing_overrides_accept_the_arguments_of_real_calls(build):
+    """Each stand-in takes what its function is called with (and returns -1)."""
+    overrides = glasstorch.overrides.get_testing_overrides()
+    checked = 0
+    for func, args, kwargs in _recorded_calls(build):
+        if func in overrides:
+            assert overrides[func](*args, **kwargs) == -1, func
+            checked += 1
+    assert checked > 10
+
+
+def test_testing_overrides_have_the_signatures_and_refuse_other_arguments():
+    import inspect
+    overrides = glasstorch.overrides.get_testing_overrides()
+    assert str(inspect.signature(overrides[glasstorch.add])) == "(input, other, *, alpha=1, out=None)"
+    assert str(inspect.signature(overrides[glasstorch.nn.functional.relu])) == \
+        str(inspect.signature(glasstorch.nn.functional.relu))
+    with pytest.raises(TypeError):
+        overrides[glasstorch.add](glasstorch.ones(1))                         # (other missing)
+    with pytest.raises(TypeError):
+        overrides[glasstorch.nn.functional.relu](glasstorch.ones(1), bogus=1)
+
+
+def test_resolve_name_as_torch():
+    def names(lib):
+        ov = lib.overrides
+        return [ov.resolve_name(f) for f in (
+            lib.add, lib.Tensor.add, lib.Tensor.sum, lib.nn.functional.relu, lib.nn.functional.cross_entropy,
+            lib.linalg.norm, lib.Tensor.grad.__get__, lib.Tensor.grad.__set__, lib.Tensor.requires_grad.__get__,
+            lib.ops.aten.add.Tensor, lib.ops.aten.add, lib.ops.aten.zeros.out, len, lib.Tensor.backward)]
+    assert names(glasstorch) == names(torch)
+
+
+def test_resolve_name_of_every_call_a_mode_sees_names_a_torch_function():
+    """What a mode sees in a training step resolves to a name that is a torch function too (an operator
+    resolves to its named method: glasstorch's Tensor.__add__ is Tensor.add; README)."""
+    import functools
+    unnamed = set()
+    for func, _, _ in _recorded_calls(_cnn):
+        name = glasstorch.overrides.resolve_name(func)
+        if name is None:
+            unnamed.add(func)
+        else:
+            assert functools.reduce(getattr, name.split(".")[1:], torch) is not None
+    # torch names none of these either: the factories and grad-mode switches are not overridable functions
+    # there (get_ignored_functions), nor is Optimizer.zero_grad (which a mode sees in glasstorch as one
+    # call: test_zero_grad_is_one_call_for_a_mode)
+    for func in unnamed:
+        theirs = getattr(torch, func.__name__, None) or getattr(torch._C, func.__name__, None) or \
+            getattr(torch.optim.Optimizer, func.__name__)
+        assert torch.overrides.resolve_name(theirs) is None, func
+
+
+def test_base_mode_and_nowrap_functions_as_torch():
+    for lib in LIBS:
+        x = lib.ones(2, requires_grad=True)
+        with lib.overrides.BaseTorchFunctionMode():
+            y = (x * 2).sum()
+        assert y.item() == 4.0
+        assert lib.Tensor.grad.__get__ in lib.overrides.get_default_nowrap_functions()
+
+
+def test_enable_reentrant_dispatch_as_torch():
+    """Inside __torch_dispatch__, torch's enable_reentrant_dispatch restores the dispatcher's state; the
+    mode handling the op stays off the stack: the ops called there are not seen by it again."""
+    from aten_log import dispatch_mode_class
+
+    def seen(lib):
+        class Reenter(dispatch_mode_class(lib)):
+            def __init__(self):
+                super().__init__()
+                self.names = []
+
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                self.names.append(str(func))
+                if "mul" in str(func):
+                    with lib.overrides.enable_reentrant_dispatch():
+                        lib.add(args[0], 1)
+                return func(*args, **(kwargs or {}))
+        x = lib.ones(2)
+        with Reenter() as mode:
+            x * 2
+        with pytest.raises(RuntimeError, match="outside of '__torch_dispatch__' is not allowed"):
+            with lib.overrides.enable_reentrant_dispatch():
+                pass
+        return mode.names
+    assert seen(glasstorch) == seen(torch)

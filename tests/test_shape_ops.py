@@ -324,3 +324,69 @@ def test_t_of_more_than_two_dims_names_the_op_called(name):
     with pytest.raises(RuntimeError) as ours:
         getattr(glasstorch.zeros(2, 2, 2), name)()
     assert str(ours.value) == str(theirs.value)
+
+
+# ---- as_strided / as_strided_ (values, gradients and double backward: the op registry, tests/opinfo.py) ---------
+def _as_strided_state(L, program):
+    """What ``program(L)`` leaves: per tensor it returns, its values, shape, strides, storage offset,
+    node name, version, and whether it is a view of the first (or an error: type and message)."""
+    try:
+        tensors = program(L)
+    except Exception as e:
+        return ("error", type(e).__name__, str(e))
+    first = tensors[0]
+    return [(t.detach().tolist(), tuple(t.shape), t.stride(), t.storage_offset(),
+             None if t.grad_fn is None else t.grad_fn.name(), t._version, t._base is first or t._base is first._base)
+            for t in tensors]
+
+
+AS_STRIDED_PROGRAMS = {
+    "view of a leaf": lambda L: (lambda x: (x, x.as_strided((2, 2), (1, 2), 1)))(L.arange(6.).requires_grad_()),
+    "of a view: the view's storage": lambda L: (lambda x: (x, x[2:].as_strided((2,), (1,)),
+                                                          x[2:].as_strided((2,), (1,), 0)))(L.arange(6.)),
+    "torch.as_strided": lambda L: (lambda x: (x, L.as_strided(x, (3, 3), (1, 1))))(L.arange(6.)),
+    "shares the version counter": lambda L: (lambda x: (lambda y: (x.add_(1), y))(x.as_strided((2,), (2,))))(
+        L.zeros(4)),
+    "written through": lambda L: (lambda x: (x.as_strided((2,), (2,), 1).fill_(7), x))(L.zeros(4)),
+    "in place on a view of a graph": lambda L: (lambda x: (lambda y: (y, y.as_strided((2,), (2,)).mul_(3), y))(
+        x * 1))(L.arange(4.).requires_grad_()),
+    "as_strided_": lambda L: (lambda x: (x, x.as_strided_((2, 2), (1, 2), 1)))(L.arange(6.).requires_grad_() * 1),
+    "too large": lambda L: (L.arange(6.).as_strided((2,), (1,), 5),),
+    "negative stride": lambda L: (L.arange(6.).as_strided((2,), (-1,)),),
+    "negative offset": lambda L: (L.arange(6.).as_strided((2,), (1,), -1),),
+    "strides and sizes of other lengths": lambda L: (L.arange(6.).as_strided((2,), (1, 1)),),
+    "negative size": lambda L: (L.arange(6.).as_strided((-1,), (1,)),),
+    "as_strided_ of a leaf that requires grad": lambda L: (L.arange(6.).requires_grad_().as_strided_((2,), (1,)),),
+}
+
+
+@pytest.mark.parametrize("name", list(AS_STRIDED_PROGRAMS))
+def test_as_strided_as_torch(name):
+    assert _as_strided_state(glasstorch, AS_STRIDED_PROGRAMS[name]) == _as_strided_state(torch, AS_STRIDED_PROGRAMS[name])
+
+
+def test_as_strided_gradients_through_in_place_writes_as_torch():
+    """A view made by as_strided written in place: the base's history becomes CopySlices, the view's
+    AsStridedBackward0 over it (also the history torch re-derives for every other view of the base)."""
+    def run(L):
+        x = L.arange(8., dtype=L.float64).requires_grad_()
+        base = x * 1
+        v = base.as_strided((2, 2), (1, 3), 1)
+        other = base[::2]
+        v.mul_(base.as_strided((2, 2), (2, 1), 2).detach().clone())
+        (other.sum() * 2 + v.pow(2).sum() + base.sum()).backward()
+        return x.grad.tolist(), base.grad_fn.name(), v.grad_fn.name(), other.grad_fn.name()
+    assert run(glasstorch) == run(torch)
+
+
+def test_dispatch_mode_sees_as_strided():
+    from aten_log import recording
+    names = {}
+    for L in (torch, glasstorch):
+        x = L.arange(6.)
+        with recording(L) as seen:
+            x.as_strided((2,), (2,), 1)
+            x.clone().as_strided_((2,), (1,))
+            L.zeros(7, 3).fill_diagonal_(5, wrap=True)      # (torch's composition: as_strided views, filled)
+        names[L.__name__] = seen.names
+    assert names["glasstorch"] == names["torch"]

@@ -215,7 +215,7 @@ OUT_RULES = {
                      "negative", "clamp", "clamp_min", "clamp_max", "clip", "conj_physical"), _same),
     **dict.fromkeys(("addmm", "addmv", "baddbmm", "bmm", "mm", "cross", "gather", "index_add",
                      "index_copy", "log_softmax", "softmax", "norm", "scatter", "scatter_add",
-                     "scatter_reduce", "take_along_dim", "tril", "triu", "argmax", "argmin", "isin", "sort",
+                     "scatter_reduce", "index_reduce", "take_along_dim", "tril", "triu", "argmax", "argmin", "isin", "sort",
                      "msort", "topk", "aminmax"), _exact),
     **dict.fromkeys(("eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less", "less_equal",
                      "not_equal", "logical_and", "logical_or", "logical_xor", "isneginf", "isposinf", "signbit"),
@@ -361,6 +361,7 @@ def out_wrapper(fn, rule=None, name=None):
                 raise NotImplementedError(f'"{_KERNEL_NAMES[name]}" not implemented for \'{dtype._legacy}\'')
             kwargs["dtype"] = dtype
         return write_out(name, fn(*args, **kwargs), out, rule, args + tuple(kwargs.values()))
+    with_out.adds_out = True    # (its signature is fn's and out=: overrides.get_testing_overrides reads this)
     return with_out
 
 
@@ -427,7 +428,7 @@ def _write_one(name, result, out, rule, args):
     from ..ops._op import _check_no_overlap
     _check_dtype(name, result, out, rule, args)
     check_inference_write(out._vc)
-    target = _resized(out, result._data.shape, warn=name not in _RESIZED_SILENTLY)
+    target = resize_output(out, result._data.shape, warn=name not in _RESIZED_SILENTLY)
     if 0 in target.strides:
         _check_no_overlap(out)
     r = result._data
@@ -442,9 +443,10 @@ def _write_one(name, result, out, rule, args):
 _RESIZED_SILENTLY = frozenset(("addbmm",))
 
 
-def _resized(out, shape, warn=True):
+def resize_output(out, shape, warn=True):
     """``out``'s array, resized to ``shape`` as torch's ``resize_output`` does: a warning when it had
-    elements; its memory kept when it is contiguous and large enough."""
+    elements (``warn=False``: as its ``resize_`` does, the factories' out= overloads); its memory kept
+    when it is contiguous and large enough."""
     o = out._data
     if o.shape == shape:
         return o

@@ -25,7 +25,7 @@ import weakref
 
 from . import grad_mode
 from .anomaly_mode import _anomaly
-from .._array import positions_in, data_ptr
+from .._array import positions_in
 from .._hooks import RemovableHandle
 
 _state = grad_mode._state
@@ -242,6 +242,11 @@ def _sizes(v):
     return [tuple(t.shape) for t in v] if isinstance(v, (list, tuple)) else tuple(v._data.shape)
 
 
+def _geometry(t):
+    """torch's TensorGeometry of ``t``: its sizes, strides and storage offset (in elements)."""
+    return tuple(t._data.shape), t.stride(), t.storage_offset()
+
+
 _SAVED_INFERENCE = ("Inference tensors cannot be saved for backward. Please do not use Tensors created in inference "
                     "mode in computation tracked by autograd. To work around this, you can make a clone to get a "
                     "normal tensor and use it in autograd, or use `torch.no_grad()` instead of "
@@ -265,7 +270,8 @@ def _version(v):
 
 def node_helpers():
     """The names generated node code uses."""
-    return {"_input_meta": _input_meta, "_differentiable": _differentiable, "_sizes": _sizes, "_version": _version,
+    return {"_input_meta": _input_meta, "_differentiable": _differentiable, "_sizes": _sizes, "_geometry": _geometry,
+            "_version": _version,
             "_new": object.__new__, "_NO_EDGE": _NO_EDGE, "_view_edge": _view_edge, "_next_seq": _next_seq,
             "_anomaly": _anomaly, "_forward_trace": _forward_trace}
 
@@ -443,18 +449,6 @@ class CopySlices(Node):
         self.fn = None
 
 
-class AsStridedBackward0(Node):
-    """The history of a view whose base (or another view of it) was modified in place: the view
-    is re-derived from the base's current history, as torch does, and its gradient scattered
-    into its place in the base."""
-
-    def backward(self, grad):
-        if grad.numel() == 0:  # (torch's as_strided_backward: an empty view gives plain zeros, no graph)
-            return grad.new_zeros(self._base_shape)
-        flat = grad.new_zeros(self._base_numel).index_add(0, self._positions, grad.reshape(-1))
-        return flat.reshape(self._base_shape)
-
-
 def _view_positions(view):
     from .._tensor import _wrap
     return _wrap(positions_in(view._data, view._base._data).reshape(-1))
@@ -496,8 +490,9 @@ def view_grad_fn(view):
 
     When the version counter moved since the view's grad_fn was set, the base or a view of it was
     modified in place, so the view's old history may be stale: if the base takes part in autograd,
-    the view is re-derived from the base's current history (``AsStridedBackward0``), once per
-    version. Hooks stay with the old node, a retain_grad() moves to the new one (torch's
+    the view is re-derived from the base's current history, once per version: the node
+    ``aten.as_strided`` records for the view's geometry over the base (``AsStridedBackward0``,
+    torch's choice too). Hooks stay with the old node, a retain_grad() moves to the new one (torch's
     update_tensor_hooks_on_new_gradfn).
     """
     fn = view._grad_fn
@@ -508,15 +503,9 @@ def view_grad_fn(view):
     if fn is None and not base._requires_grad:
         return None
     handle_view_on_rebase(view, indirect=True)
-    node = AsStridedBackward0.__new__(AsStridedBackward0)
-    node._positions = _view_positions(view)
-    node._base_shape, node._base_numel = base._data.shape, base._data.size
-    d = view._data
-    node._saved_size = tuple(d.shape)
-    node._saved_stride = tuple(s // d.itemsize for s in d.strides)
-    node._saved_storage_offset = (data_ptr(d) - data_ptr(base._data)) // d.itemsize
-    node.next_functions = (edge_of(base),)
-    node._seq = _next_seq()
+    from .._ops import aten     # (here: the ops are declared after this module, which _ops imports)
+    op = aten.as_strided.default
+    node = op.node._record(op, (base, list(view._data.shape), list(view.stride()), view.storage_offset()), [base], view)
     _move_retained_grad(view, fn, node)
     view._grad_fn, view._output_nr, view._requires_grad = node, 0, True
     view._attr_version = vc.version

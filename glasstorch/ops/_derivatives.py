@@ -12,8 +12,8 @@ turns them into a sorted tuple of non-negative dims, None meaning every dim.
 import math
 
 from .._ops import aten
-from .._tensor import _wrap_dim
-from .._array import xp, device_type_of
+from .._tensor import Tensor, _wrap_dim, _wrap
+from .._array import xp, device_type_of, to_device
 from ..autograd.grad_mode import _state as _grad_state
 
 
@@ -628,3 +628,73 @@ def masked_select_backward(grad, self, mask):
 
 def take_backward(grad, self, index):
     return aten.put(aten.zeros_like(self), index, grad, True)
+
+
+# ---- as_strided --------------------------------------------------------------------------------------
+def _maybe_overlapping_memory(sizes, strides):
+    """Whether a geometry may reach one element twice (torch's test: dims by increasing stride, each
+    stride past everything the smaller ones reach)."""
+    reach = 0
+    for stride, size in sorted(zip(strides, sizes)):
+        if stride <= reach:
+            return True
+        reach += stride * (size - 1)
+    return False
+
+
+def _min_storage_size(sizes, strides, offset):
+    return offset + 1 + sum((n - 1) * s for n, s in zip(sizes, strides))
+
+
+def _positions(sizes, strides, offset):
+    """The storage index of each element of a geometry, flat (int64, on the CPU)."""
+    index = xp.full((), offset, "int64")
+    for n, s in zip(sizes, strides):
+        index = index[..., None] + xp.arange(n, dtype="int64") * s
+    return index.reshape(-1)
+
+
+def as_strided_backward(grad, input_geometry, size, stride, storage_offset):
+    """torch's ``as_strided_backward`` (FunctionsManual.cpp): the output's gradient scattered into a
+    storage -- summed where the output reached an element twice --, divided where the input's own
+    geometry reaches an element more than once, and read back with the input's geometry.
+    ``input_geometry``: the input's (sizes, strides, storage offset)."""
+    inp_sizes, inp_strides, inp_offset = input_geometry
+    storage_offset = inp_offset if storage_offset is None else storage_offset
+    out_sizes, out_strides = [], []
+    for i in range(len(size) - 1, -1, -1):     # (a dim of size 1 goes, an expanded one is summed over)
+        if size[i] == 0:
+            return aten.new_zeros(grad, list(inp_sizes))
+        if size[i] == 1:
+            grad = aten.squeeze.dim(grad, i)
+        elif stride[i] == 0:
+            grad = aten.sum.dim_IntList(grad, [i])
+        else:
+            out_sizes.insert(0, size[i])
+            out_strides.insert(0, stride[i])
+    if 0 in inp_sizes:
+        return aten.new_zeros(grad, list(inp_sizes))
+    kept = [(n, s) for n, s in zip(inp_sizes, inp_strides) if n != 1]     # (an expanded dim stays: it overlaps)
+    kept_sizes, kept_strides = [n for n, _ in kept], [s for _, s in kept]
+    shared_offset = min(inp_offset, storage_offset)
+    inp_effective, out_effective = inp_offset - shared_offset, storage_offset - shared_offset
+    base_size = max(_min_storage_size(kept_sizes, kept_strides, inp_effective),
+                    _min_storage_size(out_sizes, out_strides, out_effective))
+    storage = aten.index_add(aten.new_zeros(grad, [base_size]), 0,
+                             _constant_like(grad, _positions(out_sizes, out_strides, out_effective)), grad.reshape(-1))
+    if _maybe_overlapping_memory(kept_sizes, kept_strides):
+        # (each element read by several of the input's: its gradient shared among them; nan where none reads)
+        count = xp.bincount(_positions(kept_sizes, kept_strides, inp_effective), minlength=base_size)
+        storage = storage / _constant_like(grad, count.astype(_array_of(grad).dtype))
+    return aten.as_strided(storage, list(inp_sizes), list(inp_strides), inp_effective)
+
+
+def _array_of(x):
+    return x._data if isinstance(x, Tensor) else x
+
+
+def _constant_like(like, array):
+    """``array`` (made on the CPU) on ``like``'s device, as a Tensor without history when ``like`` is one."""
+    kind = device_type_of(_array_of(like))
+    array = array if kind == "cpu" else to_device(array, kind)
+    return _wrap(array) if isinstance(like, Tensor) else array

@@ -18,6 +18,7 @@ from ..autograd import grad_mode
 from ..autograd.graph import edge_of, rebase_history, check_inplace
 from .._array import xp, overlap, array_errors, translate_array_error, copy_preserving_layout
 from .._seam import seam, ANYWHERE, PASS
+from .._prims_common.wrappers import resize_output
 from .. import _ops
 
 _state = grad_mode._state
@@ -380,6 +381,39 @@ def run_inplace_op(op, args):
     return self
 
 
+def run_out_op(op, args):
+    """An out= overload called with Tensors (``aten.zeros.out``; its generated call comes here):
+    torch's autograd layer first -- no argument may require grad while grad mode is on --, then a
+    TorchDispatchMode sees the op, or the kernel computes the values in ``out``'s dtype and on its
+    device and they are written into ``out``, resized to their shape (the same shape keeps its
+    strides). ``out``'s version moves on; ``out`` is returned. ``args``: the call's arguments in
+    schema order, ``out`` last.
+
+    torch's factories (no tensor among the inputs: ``zeros.out``, ``arange.start_out``) resize ``out``
+    with ``resize_``, silently, and their autograd error names the op ``aten::zeros()``; an op that
+    reads tensors (``normal.Tensor_Tensor_out``) resizes with ``resize_output``, which warns when
+    ``out`` had elements, and its error says ``normal()``."""
+    out = args[-1]
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{op._schema.name}(): argument 'out' must be Tensor, not {_checks.type_name(out)}")
+    factory = len(op._tensor_positions) == 1
+    if _state.enabled and any(isinstance(a, Tensor) and a._requires_grad for a in args):
+        raise RuntimeError(f"{'aten::' if factory else ''}{op._schema.name}(): functions with out=... arguments don't "
+                           "support automatic differentiation, but one of the arguments requires grad.")
+    if seam.dispatching:
+        return op._dispatch_below_autograd(args)
+    check_inference_write(out._vc)
+    positional, kwargs = op._split_args(tuple(a._data if isinstance(a, Tensor) else a for a in args))
+    try:
+        values = op.kernel(*positional, **kwargs)
+    except _ARRAY_ERRORS as e:
+        raise translate_array_error(e, op, args) from None
+    target = resize_output(out, values.shape, warn=not factory)
+    target[...] = values
+    bump_version(out, op._schema.name)
+    return out
+
+
 def _triangle_zeroed_in_place(d):
     """Whether torch's tril_/triu_ zero the elements of array ``d`` where they lie: so they do when
     its batches of matrices follow one another in memory (checkTrilTriuBatchContiguous: always for
@@ -485,4 +519,4 @@ def _bc(a, b):
         return False
 
 
-_ops._bind_inplace_helpers(run_inplace_op, _check_no_overlap, _check_aliases, write_into)
+_ops._bind_inplace_helpers(run_inplace_op, _check_no_overlap, _check_aliases, write_into, run_out_op)

@@ -16,7 +16,8 @@ from .. import _checks, _dtype
 from .._tensor import Tensor, _wrap, _init, device as _device, Size
 from .._array import xp, namespace, device_type_of, to_device, as_numpy, copy_preserving_layout, cuda_available, meta, \
     has_values
-from ._op import method
+from ._op import method, kernel_not_implemented
+from .shape import resized_for_out
 from ._derivatives import to_copy_backward
 from ..autograd import grad_mode
 from .._seam import seam, overridable, named
@@ -304,15 +305,14 @@ def _size_keyword(fn, method=False):
     return accepting
 
 
-def _factory(sized=False, method=False, out=True):
+def _factory(sized=False, method=False):
     """Decorator for a public factory: the seam's line first (a TorchFunctionMode sees ``torch.zeros``
     as it was called, ``size=`` and ``out=`` included), then torch's ``size=`` keyword (``sized``: a
-    ``*size`` factory; ``method``: a Tensor method, ``self`` first) and ``out=``
-    (``_checks.factory_with_out``)."""
+    ``*size`` factory; ``method``: a Tensor method, ``self`` first). A factory that takes ``out=``
+    hands it to its out= overload (``_written_out``)."""
     def decorate(fn):
         name = fn.__name__
-        with_out = _checks.factory_with_out(fn) if out else fn
-        size_keyword = _size_keyword(with_out, method)
+        size_keyword = _size_keyword(fn, method)
 
         @functools.wraps(fn)
         def factory(*args, **kwargs):
@@ -324,7 +324,7 @@ def _factory(sized=False, method=False, out=True):
                 kwargs["dtype"] = _checks.as_dtype(kwargs["dtype"], name)
             if sized and "size" in kwargs:
                 return size_keyword(*args, **kwargs)
-            return with_out(*args, **kwargs)
+            return fn(*args, **kwargs)
         factory.accepts_size_keyword = sized
         return factory
     return decorate
@@ -415,6 +415,47 @@ def _on(array, device):
     return array if kind == "cpu" else to_device(array, kind)
 
 
+# ---- out=: a factory's out= overload (aten.zeros.out...) writes into the tensor given -------------------------
+def _into_out(kernel):
+    """The kernel of a factory's out= overload: ``kernel``'s values in ``out``'s dtype and on its
+    device (the op's generated call writes them into ``out``: ``ops/_op.run_out_op``)."""
+    def out_kernel(*args, out, **kwargs):
+        return kernel(*args, dtype=_dtype._BY_NUMPY[out.dtype], device=device_type_of(out), **kwargs)
+    name = getattr(kernel, "__name__", "kernel")
+    out_kernel.__name__ = out_kernel.__qualname__ = name[:-7] + "_out_kernel" if name.endswith("_kernel") else name
+    return out_kernel
+
+
+def _check_out(out, dtype, device):
+    """torch's binding: a factory given ``out=`` makes its values in out's dtype, on out's device; a
+    ``dtype=`` or ``device=`` given too must name them."""
+    if not isinstance(out, Tensor):
+        return      # (the op's call refuses it)
+    if dtype is not None and dtype is not out.dtype:
+        raise RuntimeError(f"dtype {dtype._legacy} does not match dtype of out parameter ({out.dtype._legacy})")
+    if device is not None and _device_type(device) != out.device.type:
+        raise RuntimeError(f"device type {_device_type(device)} does not match device type of out parameter "
+                           f"({out.device.type})")
+
+
+def _written_out(op, out, dtype, device, requires_grad, *args, **kwargs):
+    """A factory called with ``out=``: its out= overload ``op`` writes into ``out`` (``aten.zeros.out``,
+    what a dispatch mode sees), which is returned -- made to require grad when asked, as torch's
+    binding does with its result."""
+    _check_out(out, dtype, device)
+    return _leaf(op._call(*args, out=out, **kwargs), requires_grad)
+
+
+def _refilled_out(out, dtype, device, requires_grad, size, fill=None, **fill_args):
+    """``out=`` as torch's binding of ``empty``, ``randn`` (and ``rand`` given a generator) fills it:
+    ``out`` resized (``aten.resize_``), then filled in place by ``fill`` (``aten.normal_``...)."""
+    _check_out(out, dtype, device)
+    resized_for_out(out, size)
+    if fill is not None:
+        fill(out, **fill_args)
+    return _leaf(out, requires_grad)
+
+
 # ---- filled: zeros, ones, empty, full, empty_strided, scalar_tensor ------------------------------------------
 def _constant_kernel(name, fill):
     def kernel(size, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
@@ -456,22 +497,32 @@ full_op = defop(f"full(SymInt[] size, Scalar fill_value, *, {_FACTORY_OPTIONS}) 
 empty_strided_op = defop(f"empty_strided(SymInt[] size, SymInt[] stride, *, {_FACTORY_OPTIONS}) -> Tensor",
                          _empty_strided_kernel)
 scalar_tensor_op = defop(f"scalar_tensor(Scalar s, *, {_FACTORY_OPTIONS}) -> Tensor", _scalar_tensor_kernel)
+zeros_out_op = defop("zeros.out(SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)", _into_out(zeros_op.kernel))
+ones_out_op = defop("ones.out(SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)", _into_out(ones_op.kernel))
+full_out_op = defop("full.out(SymInt[] size, Scalar fill_value, *, Tensor(a!) out) -> Tensor(a!)",
+                    _into_out(_full_kernel))
 
 
 @_factory(sized=True)
 def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
+    if out is not None:
+        return _written_out(zeros_out_op, out, dtype, device, requires_grad, _size(size))
     return _leaf(zeros_op._call(_size(size), dtype=dtype, layout=layout, device=_target(device),
                                 pin_memory=pin_memory), requires_grad)
 
 
 @_factory(sized=True)
 def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
+    if out is not None:
+        return _written_out(ones_out_op, out, dtype, device, requires_grad, _size(size))
     return _leaf(ones_op._call(_size(size), dtype=dtype, layout=layout, device=_target(device),
                                pin_memory=pin_memory), requires_grad)
 
 
 @_factory(sized=True)
 def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False, memory_format=None):
+    if out is not None:
+        return _refilled_out(out, dtype, device, requires_grad, _size(size))
     return _leaf(empty_op._call(_size(size), dtype=dtype, layout=layout, device=_target(device),
                                 pin_memory=pin_memory, memory_format=memory_format), requires_grad)
 
@@ -479,21 +530,23 @@ def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=F
 @_factory()
 def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
     if isinstance(fill_value, Tensor):
-        dtype = fill_value.dtype if dtype is None else dtype
+        dtype = fill_value.dtype if dtype is None and out is None else dtype
         fill_value = fill_value.item()
     if not isinstance(size, (tuple, list, Size)):
         raise TypeError(f"full(): argument 'size' (position 1) must be tuple of ints, not {_checks.type_name(size)}")
+    if out is not None:
+        return _written_out(full_out_op, out, dtype, device, requires_grad, _size((size,)), fill_value)
     return _leaf(full_op._call(_size((size,)), fill_value, dtype=dtype, layout=layout, device=_target(device),
                                pin_memory=pin_memory), requires_grad)
 
 
-@_factory(out=False)
+@_factory()
 def empty_strided(size, stride, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
     return _leaf(empty_strided_op._call(_size((size,)), list(stride), dtype=dtype, layout=layout,
                                         device=_target(device), pin_memory=pin_memory), requires_grad)
 
 
-@_factory(out=False)
+@_factory()
 def scalar_tensor(s, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
     s = s.item() if isinstance(s, Tensor) else s
     return _leaf(scalar_tensor_op._call(s, dtype=dtype, layout=layout, device=_target(device),
@@ -582,7 +635,7 @@ def _new_factory(name, op):
     def new(self, *size, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
         return _leaf(op._call(self, _size(size), dtype=dtype, layout=layout, device=device, pin_memory=pin_memory),
                      requires_grad)
-    return _factory(sized=True, method=True, out=False)(_named(new, name))
+    return _factory(sized=True, method=True)(_named(new, name))
 
 
 Tensor.new_zeros = _new_factory("new_zeros", new_zeros_op)
@@ -590,14 +643,14 @@ Tensor.new_ones = _new_factory("new_ones", new_ones_op)
 Tensor.new_empty = _new_factory("new_empty", new_empty_op)
 
 
-@_factory(out=False)
+@_factory()
 def new_full(self, size, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
     fill_value = fill_value.item() if isinstance(fill_value, Tensor) else fill_value
     return _leaf(new_full_op._call(self, _size((size,)), fill_value, dtype=dtype, layout=layout, device=device,
                                    pin_memory=pin_memory), requires_grad)
 
 
-@_factory(out=False)
+@_factory()
 def new_tensor(self, data, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
     return tensor(data, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
 
@@ -620,7 +673,7 @@ def _eye_kernel(n, m=None, *, dtype=None, layout=None, device=None, pin_memory=N
     return _allocated(lambda: ns.eye(n, m, dtype=nd), (n, m), nd)
 
 
-def _arange_kernel(start, end, step=1, *, dtype=None, layout=None, device=None, pin_memory=None):
+def _arange_kernel(start, end, step=1, *, dtype=None, layout=None, device=None, pin_memory=None, kernel_name="arange_cpu"):
     values = (start, end, step)
     if step == 0:
         raise RuntimeError("step must be nonzero")
@@ -632,6 +685,8 @@ def _arange_kernel(start, end, step=1, *, dtype=None, layout=None, device=None, 
         dtype = _dtype.int64 if all(isinstance(v, (int, xp.integer)) for v in values) else _dtype.get_default_dtype()
     elif not isinstance(dtype, _dtype.dtype):
         dtype = _checks.as_dtype(dtype, "arange")
+    if dtype is _dtype.bool:
+        raise kernel_not_implemented(kernel_name, dtype.numpy_dtype)
     n = int(-(-(end - start) // step)) if dtype.category <= _dtype.INT else int(xp.ceil((end - start) / step))
     kind = _kind(device)
     if kind == "meta":
@@ -644,6 +699,34 @@ def _arange_kernel(start, end, step=1, *, dtype=None, layout=None, device=None, 
 
 def _arange_end_kernel(end, *, dtype=None, layout=None, device=None, pin_memory=None):
     return _arange_kernel(0, end, 1, dtype=dtype, device=device)
+
+
+def _refuse_bool(nd, kernel_name):
+    """torch's range kernels have no bool version."""
+    if nd.kind == "b":
+        raise kernel_not_implemented(kernel_name, nd)
+
+
+def _range_out_kernel(kernel, warn=False):
+    """The kernel of the out= overload of a range (arange, with its own warning, ``warn``; range,
+    linspace, logspace) from ``kernel``: the values in out's shape when it has as many elements (torch
+    resizes it only when not), with arange's warning when it has elements, but not as many."""
+    def out_kernel(*args, out):
+        values = _into_out(kernel)(*args, out=out)
+        if out.size == values.size:
+            return values.reshape(out.shape)
+        if out.size and warn:
+            _warn_arange_resize(out, values)
+        return values
+    out_kernel.__name__ = out_kernel.__qualname__ = kernel.__name__[:-7] + "_out_kernel"
+    return out_kernel
+
+
+def _warn_arange_resize(out, values):
+    _warnings.warn(f"The number of elements in the out tensor of shape {list(out.shape)} is {out.size} which does "
+                   f"not match the computed number of elements {values.size}. Note that this may occur as a "
+                   f"result of rounding error. The out tensor will be resized to a tensor of shape "
+                   f"({values.size},).", UserWarning)
 
 
 def _linspace_array(start, end, steps):
@@ -659,6 +742,7 @@ def _linspace_array(start, end, steps):
 
 def _linspace_kernel(start, end, steps, *, dtype=None, layout=None, device=None, pin_memory=None):
     nd = _numpy_dtype(dtype)
+    _refuse_bool(nd, "linspace_cpu")
     if _kind(device) == "meta":
         _linspace_array(0, 0, steps)      # (its checks)
         return meta.zeros((steps,), nd)
@@ -667,6 +751,7 @@ def _linspace_kernel(start, end, steps, *, dtype=None, layout=None, device=None,
 
 def _logspace_kernel(start, end, steps, base=10.0, *, dtype=None, layout=None, device=None, pin_memory=None):
     nd = _numpy_dtype(dtype)
+    _refuse_bool(nd, "logspace_cpu")
     if _kind(device) == "meta":
         _linspace_array(0, 0, steps)
         return meta.zeros((steps,), nd)
@@ -683,6 +768,16 @@ linspace_op = defop(f"linspace(Scalar start, Scalar end, int steps, *, {_FACTORY
                     _linspace_kernel)
 logspace_op = defop(f"logspace(Scalar start, Scalar end, int steps, float base=10., *, {_FACTORY_OPTIONS}) "
                     "-> Tensor", _logspace_kernel)
+eye_out_op = defop("eye.out(SymInt n, *, Tensor(a!) out) -> Tensor(a!)", _into_out(_eye_kernel))
+eye_m_out_op = defop("eye.m_out(SymInt n, SymInt m, *, Tensor(a!) out) -> Tensor(a!)", _into_out(_eye_kernel))
+arange_out_op = defop("arange.out(Scalar end, *, Tensor(a!) out) -> Tensor(a!)",
+                      lambda end, *, out: _range_out_kernel(_arange_kernel, warn=True)(0, end, out=out))
+arange_start_out_op = defop("arange.start_out(Scalar start, Scalar end, Scalar step=1, *, Tensor(a!) out) -> Tensor(a!)",
+                            _range_out_kernel(_arange_kernel, warn=True))
+linspace_out_op = defop("linspace.out(Scalar start, Scalar end, int steps, *, Tensor(a!) out) -> Tensor(a!)",
+                        _range_out_kernel(_linspace_kernel))
+logspace_out_op = defop("logspace.out(Scalar start, Scalar end, int steps, float base=10., *, Tensor(a!) out) "
+                        "-> Tensor(a!)", _range_out_kernel(_logspace_kernel))
 
 
 def _scalar(value):
@@ -693,6 +788,9 @@ def _scalar(value):
 @_factory()
 @_checks.allocates
 def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
+    if out is not None:
+        return _written_out(eye_out_op, out, dtype, device, requires_grad, n) if m is None else \
+            _written_out(eye_m_out_op, out, dtype, device, requires_grad, n, m)
     options = dict(dtype=dtype, layout=layout, device=_target(device), pin_memory=pin_memory)
     t = eye_op._call(n, **options) if m is None else eye_m_op._call(n, m, **options)
     return _leaf(t, requires_grad)
@@ -701,6 +799,12 @@ def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_g
 @_factory()
 def arange(start, end=None, step=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
            pin_memory=False):
+    if out is not None:     # (torch's out= overloads: arange.out, and arange.start_out for the rest)
+        if end is None and step is None:
+            return _written_out(arange_out_op, out, dtype, device, requires_grad, _scalar(start))
+        start, end = (0, start) if end is None else (start, end)
+        return _written_out(arange_start_out_op, out, dtype, device, requires_grad, _scalar(start), _scalar(end),
+                            *(() if step is None else (_scalar(step),)))
     options = dict(dtype=dtype, layout=layout, device=_target(device), pin_memory=pin_memory)
     if end is None:         # arange(end), arange(end, step=...) is no form of torch's: start is then 0
         t = arange_op._call(_scalar(start), **options) if step is None else \
@@ -714,12 +818,15 @@ def arange(start, end=None, step=None, *, out=None, dtype=None, layout=None, dev
 
 def _range_kernel(start, end, step=1, *, dtype=None, layout=None, device=None, pin_memory=None):
     """torch.range's values: from ``start`` to ``end`` included, ``step`` apart."""
-    return _arange_kernel(start, end + step / 2, step, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _arange_kernel(start, end + step / 2, step, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory,
+                          kernel_name="range_cpu")
 
 
 range_step_op = defop(f"range.step(Scalar start, Scalar end, Scalar step=1, *, {_FACTORY_OPTIONS}) -> Tensor",
                       _range_kernel)
 range_op = defop(f"range(Scalar start, Scalar end, *, {_FACTORY_OPTIONS}) -> Tensor", _range_kernel)
+range_out_op = defop("range.out(Scalar start, Scalar end, Scalar step=1, *, Tensor(a!) out) -> Tensor(a!)",
+                     _range_out_kernel(_range_kernel))
 
 
 def _range(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
@@ -733,11 +840,13 @@ def _range(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devi
     if end is None:
         raise TypeError('range() missing 1 required positional arguments: "end"')
     from .. import strided      # (the package's: imported at the call, the package imports this module)
+    if out is not None:
+        return _written_out(range_out_op, out, _checks.as_dtype(dtype, "range") if dtype is not None else None, device,
+                            requires_grad, _scalar(start), _scalar(end), _scalar(step))
     dtype = _checks.as_dtype(dtype, "range") if dtype is not None else _dtype.get_default_dtype()
     t = range_step_op._call(_scalar(start), _scalar(end), _scalar(step), dtype=dtype, layout=layout or strided,
                             device=_target(device) or _device("cpu"), pin_memory=pin_memory or None)
-    t = _leaf(t, requires_grad)
-    return t if out is None else _checks.write_out("range", t, out)
+    return _leaf(t, requires_grad)
 
 
 range_ = _named(_range, "range")     # (``range_`` here: the module uses Python's range)
@@ -745,6 +854,8 @@ range_ = _named(_range, "range")     # (``range_`` here: the module uses Python'
 
 @_factory()
 def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
+    if out is not None:
+        return _written_out(linspace_out_op, out, dtype, device, requires_grad, _scalar(start), _scalar(end), steps)
     return _leaf(linspace_op._call(_scalar(start), _scalar(end), steps, dtype=dtype, layout=layout,
                                    device=_target(device), pin_memory=pin_memory), requires_grad)
 
@@ -752,6 +863,9 @@ def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=Non
 @_factory()
 def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
              pin_memory=False):
+    if out is not None:
+        return _written_out(logspace_out_op, out, dtype, device, requires_grad, _scalar(start), _scalar(end), steps,
+                            float(base))
     return _leaf(logspace_op._call(_scalar(start), _scalar(end), steps, float(base), dtype=dtype, layout=layout,
                                    device=_target(device), pin_memory=pin_memory), requires_grad)
 
@@ -983,13 +1097,21 @@ def _standard_normal(nd):
     return lambda r, s: r.standard_normal(s, dtype=width)
 
 
+def _refuse_non_floating(nd, kernel_name):
+    """torch's samplers of real numbers have no integer or bool version."""
+    if nd.kind not in "fc" and not _dtype.is_bfloat16_numpy(nd):
+        raise kernel_not_implemented(kernel_name, nd)
+
+
 def _rand_kernel(size, *, generator=None, dtype=None, layout=None, device=None, pin_memory=None):
     nd = _numpy_dtype(dtype)
+    _refuse_non_floating(nd, "check_uniform_bounds")
     return _sampled(_uniform(nd), _shape(size), nd, generator, device)
 
 
 def _randn_kernel(size, *, generator=None, dtype=None, layout=None, device=None, pin_memory=None):
     nd = _numpy_dtype(dtype)
+    _refuse_non_floating(nd, "normal_kernel_cpu")
     return _sampled(_standard_normal(nd), _shape(size), nd, generator, device)
 
 
@@ -998,9 +1120,28 @@ def _check_range(low, high):
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
 
 
+def _check_bounds(low, high, nd):
+    """torch's random_(from, to) on ``nd``: both ends must be values of the type (the floating types
+    wider than float16 hold every bound a program gives)."""
+    if nd.kind == "b":
+        lowest, highest = 0, 1
+    elif nd.kind in "iu":
+        lowest, highest = int(xp.iinfo(nd).min), int(xp.iinfo(nd).max)
+    elif nd == xp.float16:
+        lowest, highest = -65504, 65504
+    else:
+        return
+    if not lowest <= low <= highest:
+        raise RuntimeError(f"from is out of bounds for {_dtype.cpp_name(nd)}")
+    if not lowest <= high - 1 <= highest:
+        raise RuntimeError(f"to - 1 is out of bounds for {_dtype.cpp_name(nd)}")
+
+
 def _randint_kernel(low, high, size, *, generator=None, dtype=_LONG, layout=None, device=None, pin_memory=None):
     _check_range(low, high)
-    return _sampled(lambda r, s: r.integers(low, high, s), _shape(size), _numpy_dtype(dtype), generator, device)
+    nd = _numpy_dtype(dtype)
+    _check_bounds(low, high, nd)
+    return _sampled(lambda r, s: r.integers(low, high, s), _shape(size), nd, generator, device)
 
 
 def _randint_high_kernel(high, size, **options):
@@ -1010,12 +1151,17 @@ def _randint_high_kernel(high, size, **options):
 def _randperm_kernel(n, *, generator=None, dtype=_LONG, layout=None, device=None, pin_memory=None):
     if n < 0:
         raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
-    return _sampled(lambda r, s: r.permutation(n), (n,), _numpy_dtype(dtype), generator, device)
+    nd = _numpy_dtype(dtype)
+    if nd.kind == "b":
+        raise kernel_not_implemented("randperm", nd)
+    return _sampled(lambda r, s: r.permutation(n), (n,), nd, generator, device)
 
 
 def _normal_kernel(mean, std, size, *, generator=None, dtype=None, layout=None, device=None, pin_memory=None):
     _checks.check_std(std)
-    return _sampled(lambda r, s: r.normal(mean, std, s), _shape(size), _numpy_dtype(dtype), generator, device)
+    nd = _numpy_dtype(dtype)
+    _refuse_non_floating(nd, "normal_kernel_cpu")
+    return _sampled(lambda r, s: r.normal(mean, std, s), _shape(size), nd, generator, device)
 
 
 def _like_sampler(name, sampler):
@@ -1041,26 +1187,33 @@ def _randint_like_high_kernel(self, high, **options):
 
 
 def _random_ops(schema, kernel):
-    """A random factory's two overloads, as torch declares them: ``<schema>`` and, for a call given
-    a ``generator=``, ``<name>.generator`` (``suffix`` names it where the first is itself an overload)."""
+    """A random factory's four overloads, as torch declares them: ``<schema>`` and, for a call given
+    a ``generator=``, ``<name>.generator`` (``<name>.<overload>_generator`` where the first is itself an
+    overload), and their out= overloads (``<name>.out``, ``<name>.generator_out``)."""
     name, _, rest = schema.partition("(")
     name, _, overload = name.partition(".")
+    prefix = f"{name}.{overload + '_' if overload else ''}"
     plain = defop(schema, kernel)
-    with_generator = defop(f"{name}.{overload + '_' if overload else ''}generator({rest.replace('*, ', '*, Generator? generator, ', 1)}",
-                           kernel)
-    return plain, with_generator
+    with_generator = defop(f"{prefix}generator({rest.replace('*, ', '*, Generator? generator, ', 1)}", kernel)
+    arguments = rest.partition("*, ")[0]
+    plain_out = defop(f"{prefix}out({arguments}*, Tensor(a!) out) -> Tensor(a!)", _into_out(kernel))
+    with_generator_out = defop(f"{prefix}generator_out({arguments}*, Generator? generator, Tensor(a!) out) -> Tensor(a!)",
+                               _into_out(kernel))
+    return plain, with_generator, plain_out, with_generator_out
 
 
-rand_op, rand_generator_op = _random_ops(f"rand(SymInt[] size, *, {_FACTORY_OPTIONS}) -> Tensor", _rand_kernel)
-randn_op, randn_generator_op = _random_ops(f"randn(SymInt[] size, *, {_FACTORY_OPTIONS}) -> Tensor", _randn_kernel)
+rand_op, rand_generator_op, rand_out_op, _ = _random_ops(f"rand(SymInt[] size, *, {_FACTORY_OPTIONS}) -> Tensor", _rand_kernel)
+randn_op, randn_generator_op, _, _ = _random_ops(f"randn(SymInt[] size, *, {_FACTORY_OPTIONS}) -> Tensor", _randn_kernel)
 _INT_OPTIONS = _FACTORY_OPTIONS.replace("dtype=None", "dtype=4")
-randint_op, randint_generator_op = _random_ops(f"randint(SymInt high, SymInt[] size, *, {_INT_OPTIONS}) -> Tensor",
+randint_op, randint_generator_op, randint_out_op, randint_generator_out_op = _random_ops(f"randint(SymInt high, SymInt[] size, *, {_INT_OPTIONS}) -> Tensor",
                                                _randint_high_kernel)
-randint_low_op, randint_low_generator_op = _random_ops(
+randint_low_op, randint_low_generator_op, randint_low_out_op, randint_low_generator_out_op = _random_ops(
     f"randint.low(SymInt low, SymInt high, SymInt[] size, *, {_INT_OPTIONS}) -> Tensor", _randint_kernel)
-randperm_op, randperm_generator_op = _random_ops(f"randperm(SymInt n, *, {_INT_OPTIONS}) -> Tensor", _randperm_kernel)
+randperm_op, randperm_generator_op, randperm_out_op, randperm_generator_out_op = _random_ops(f"randperm(SymInt n, *, {_INT_OPTIONS}) -> Tensor", _randperm_kernel)
 normal_float_float_op = defop("normal.float_float(float mean, float std, SymInt[] size, *, Generator? generator=None, "
                               f"{_FACTORY_OPTIONS}) -> Tensor", _normal_kernel)
+normal_float_float_out_op = defop("normal.float_float_out(float mean, float std, SymInt[] size, *, Generator? generator=None, "
+                                  "Tensor(a!) out) -> Tensor(a!)", _into_out(_normal_kernel))
 rand_like_op = defop(f"rand_like(Tensor self, *, {_LIKE_OPTIONS}) -> Tensor", _like_sampler("rand_like", _uniform))
 randn_like_op = defop(f"randn_like(Tensor self, *, {_LIKE_OPTIONS}) -> Tensor", _like_sampler("randn_like", _standard_normal))
 randint_like_op = defop(f"randint_like(Tensor self, SymInt high, *, {_LIKE_OPTIONS}) -> Tensor",
@@ -1070,7 +1223,13 @@ randint_like_low_dtype_op = defop(f"randint_like.low_dtype(Tensor self, SymInt l
 
 
 def _drawn(plain, with_generator, generator, args, requires_grad, **options):
-    """A random factory's result: ``plain`` without a generator, ``with_generator`` with one."""
+    """A random factory's result: ``plain`` without a generator, ``with_generator`` with one (given
+    ``out=``, out= overloads of them)."""
+    out = options.pop("out", None)
+    if out is not None:
+        op = plain if generator is None else with_generator
+        return _written_out(op, out, options.get("dtype"), options.get("device"), requires_grad, *args,
+                            **({} if generator is None else {"generator": generator}))
     if generator is None:
         return _leaf(plain._call(*args, **options), requires_grad)
     return _leaf(with_generator._call(*args, generator=generator, **options), requires_grad)
@@ -1078,12 +1237,19 @@ def _drawn(plain, with_generator, generator, args, requires_grad, **options):
 
 @_factory(sized=True)
 def rand(*size, out=None, generator=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
+    if out is not None:     # (torch: aten.rand.out; given a generator, out resized and filled by uniform_)
+        if generator is None:
+            return _written_out(rand_out_op, out, dtype, device, requires_grad, _size(size))
+        return _refilled_out(out, dtype, device, requires_grad, _size(size), uniform__op, generator=generator)
     return _drawn(rand_op, rand_generator_op, generator, (_size(size),), requires_grad, dtype=dtype, layout=layout,
                   device=_target(device), pin_memory=pin_memory)
 
 
 @_factory(sized=True)
 def randn(*size, out=None, generator=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
+    if out is not None:     # (torch: out resized and filled by normal_, a generator or not)
+        return _refilled_out(out, dtype, device, requires_grad, _size(size), normal__op,
+                             **({} if generator is None else {"generator": generator}))
     return _drawn(randn_op, randn_generator_op, generator, (_size(size),), requires_grad, dtype=dtype, layout=layout,
                   device=_target(device), pin_memory=pin_memory)
 
@@ -1094,14 +1260,21 @@ def randint(low=0, high=None, size=None, *, out=None, generator=None, dtype=None
     options = dict(layout=layout, device=_target(device), pin_memory=pin_memory)
     if dtype is not None:
         options["dtype"] = dtype
+    if out is not None:
+        options = dict(out=out, dtype=dtype, device=device)
+        ops = (randint_out_op, randint_generator_out_op, randint_low_out_op, randint_low_generator_out_op)
+    else:
+        ops = (randint_op, randint_generator_op, randint_low_op, randint_low_generator_op)
     if size is None:        # randint(high, size)
-        return _drawn(randint_op, randint_generator_op, generator, (low, _size((high,))), requires_grad, **options)
-    return _drawn(randint_low_op, randint_low_generator_op, generator, (low, high, _size((size,))), requires_grad,
-                  **options)
+        return _drawn(ops[0], ops[1], generator, (low, _size((high,))), requires_grad, **options)
+    return _drawn(ops[2], ops[3], generator, (low, high, _size((size,))), requires_grad, **options)
 
 
 @_factory()
 def randperm(n, *, out=None, generator=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
+    if out is not None:
+        return _drawn(randperm_out_op, randperm_generator_out_op, generator, (n,), requires_grad, out=out, dtype=dtype,
+                      device=device)
     options = dict(layout=layout, device=_target(device), pin_memory=pin_memory)
     if dtype is not None:
         options["dtype"] = dtype
@@ -1134,6 +1307,12 @@ def _normal_tensor_kernel(mean, std, *, generator=None):
     if not has_values(ref):
         return meta.zeros(shape, ref.dtype)
     return (mean + std * _rng(generator).standard_normal(shape)).astype(ref.dtype)
+
+
+def _normal_tensor_out_kernel(mean, std, *, generator=None, out):
+    """normal's draws around tensors, for ``out``: in its dtype (a floating one)."""
+    _refuse_non_floating(out.dtype, "normal_kernel_cpu")
+    return _normal_tensor_kernel(mean, std, generator=generator).astype(out.dtype, copy=False)
 
 
 def _bernoulli_kernel(self, p=None, *, generator=None):
@@ -1188,6 +1367,12 @@ normal_tensor_float_op = defop("normal.Tensor_float(Tensor mean, float std=1., *
 normal_float_tensor_op = defop("normal.float_Tensor(float mean, Tensor std, *, Generator? generator=None) -> Tensor",
                                _normal_tensor_kernel, node="NormalBackward2",
                                std=lambda grad, std_sizes: aten.new_zeros(grad, std_sizes))
+normal_tensor_tensor_out_op = defop("normal.Tensor_Tensor_out(Tensor mean, Tensor std, *, Generator? generator=None, "
+                                    "Tensor(a!) out) -> Tensor(a!)", _normal_tensor_out_kernel)
+normal_tensor_float_out_op = defop("normal.Tensor_float_out(Tensor mean, float std=1., *, Generator? generator=None, "
+                                   "Tensor(a!) out) -> Tensor(a!)", _normal_tensor_out_kernel)
+normal_float_tensor_out_op = defop("normal.float_Tensor_out(float mean, Tensor std, *, Generator? generator=None, "
+                                   "Tensor(a!) out) -> Tensor(a!)", _normal_tensor_out_kernel)
 bernoulli_op = defop("bernoulli(Tensor self, *, Generator? generator=None) -> Tensor", _bernoulli_kernel,
                      node="BernoulliBackward0", self=lambda grad: aten.zeros_like(grad))
 bernoulli_p_op = defop("bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor", _bernoulli_kernel)
@@ -1200,14 +1385,22 @@ poisson_op = defop("poisson(Tensor self, Generator? generator=None) -> Tensor", 
 @_factory()
 def normal(mean=0.0, std=1.0, size=None, *, out=None, generator=None, dtype=None, layout=None, device=None,
            requires_grad=False, pin_memory=False):
-    if isinstance(mean, Tensor):
+    if isinstance(mean, Tensor) or isinstance(std, Tensor):
+        if out is not None:
+            op, mean, std = (normal_tensor_tensor_out_op, mean, std) if isinstance(mean, Tensor) and isinstance(std, Tensor) \
+                else (normal_tensor_float_out_op, mean, float(std)) if isinstance(mean, Tensor) \
+                else (normal_float_tensor_out_op, float(mean), std)
+            return _written_out(op, out, None, None, False, mean, std, generator=generator)
+        if isinstance(std, Tensor) and not isinstance(mean, Tensor):
+            return normal_float_tensor_op._call(float(mean), std, generator=generator)
         if isinstance(std, Tensor):
             return normal_tensor_tensor_op._call(mean, std, generator=generator)
         return normal_tensor_float_op._call(mean, float(std), generator=generator)
-    if isinstance(std, Tensor):
-        return normal_float_tensor_op._call(float(mean), std, generator=generator)
     if size is None:
         raise TypeError("normal() missing required argument 'size'")
+    if out is not None:
+        return _written_out(normal_float_float_out_op, out, dtype, device, requires_grad, float(mean), float(std),
+                            _size((size,)), generator=generator)
     return _leaf(normal_float_float_op._call(float(mean), float(std), _size((size,)), generator=generator, dtype=dtype,
                                              layout=layout, device=_target(device), pin_memory=pin_memory),
                  requires_grad)
@@ -1300,10 +1493,13 @@ def _random_(r, s, dtype, low=0, high=None):
 
 
 # ---- the random fills: torch's in-place aten ops, whose derivative is zero (UniformBackward0, ...) -----------
-def _fill_kernel(sampler, needs_dtype=False):
+def _fill_kernel(sampler, needs_dtype=False, refuse=None):
     """The kernel of a random fill: ``sampler(rng, shape, *args)`` written into ``self`` (a meta array
-    has nothing to fill: torch's meta kernels only check)."""
+    has nothing to fill: torch's meta kernels only check). ``refuse(dtype)`` raises torch's error for
+    a dtype the fill has no kernel for."""
     def kernel(self, *args, generator=None):
+        if refuse is not None:
+            refuse(self.dtype)
         if needs_dtype:
             args = (_dtype._BY_NUMPY[self.dtype],) + args
         if has_values(self):
@@ -1317,29 +1513,47 @@ def _zeros(grad):
     return aten.zeros_like(grad)
 
 
-def _fill_op(schema, sampler, node, needs_dtype=False, **formulas):
-    return defop(schema, _fill_kernel(sampler, needs_dtype), inplace=True, node=node, self=_zeros, **formulas)
+def _fill_op(schema, sampler, node, needs_dtype=False, refuse=None, **formulas):
+    return defop(schema, _fill_kernel(sampler, needs_dtype, refuse), inplace=True, node=node, self=_zeros, **formulas)
+
+
+def _not_implemented_unless_floating(kernel_name):
+    return lambda nd: _refuse_non_floating(nd, kernel_name)
+
+
+def _continuous(distribution, cpp_names=False):
+    """The refusal of a fill of a continuous distribution into a tensor of integers or bools (torch
+    names the dtype by its legacy name or, for some, its C++ one)."""
+    def refuse(nd):
+        if nd.kind not in "fc" and not _dtype.is_bfloat16_numpy(nd):
+            name = _dtype.cpp_name(nd) if cpp_names else _dtype._BY_NUMPY[nd]._legacy
+            raise RuntimeError(f"{distribution} distribution is a continuous probability distribution. dtype must be "
+                               f"a floating point but you specified {name}")
+    return refuse
 
 
 uniform__op = _fill_op("uniform_(Tensor(a!) self, float from=0., float to=1., *, Generator? generator=None) "
-                       "-> Tensor(a!)", _uniform_, "UniformBackward0")
+                       "-> Tensor(a!)", _uniform_, "UniformBackward0",
+                       refuse=_not_implemented_unless_floating("check_uniform_bounds"))
 normal__op = _fill_op("normal_(Tensor(a!) self, float mean=0., float std=1., *, Generator? generator=None) "
-                      "-> Tensor(a!)", _normal_, "NormalBackward0")
+                      "-> Tensor(a!)", _normal_, "NormalBackward0",
+                      refuse=_not_implemented_unless_floating("normal_kernel_cpu"))
 bernoulli__tensor_op = _fill_op("bernoulli_.Tensor(Tensor(a!) self, Tensor p, *, Generator? generator=None) "
                                 "-> Tensor(a!)", _bernoulli_, "BernoulliBackward1",
                                 p=lambda grad, p_sizes: aten.new_zeros(grad, p_sizes))
 bernoulli__op = _fill_op("bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) -> Tensor(a!)",
                          _bernoulli_, "BernoulliBackward2")
 exponential__op = _fill_op("exponential_(Tensor(a!) self, float lambd=1., *, Generator? generator=None) -> Tensor(a!)",
-                           lambda r, s, lambd=1.0: r.exponential(1.0 / lambd, s), "ExponentialBackward0")
+                           lambda r, s, lambd=1.0: r.exponential(1.0 / lambd, s), "ExponentialBackward0",
+                           refuse=_continuous("Exponential"))
 geometric__op = _fill_op("geometric_(Tensor(a!) self, float p, *, Generator? generator=None) -> Tensor(a!)",
                          lambda r, s, p: r.geometric(p, s), "GeometricBackward0")
 log_normal__op = _fill_op("log_normal_(Tensor(a!) self, float mean=1., float std=2., *, Generator? generator=None) "
                           "-> Tensor(a!)", lambda r, s, mean=1.0, std=2.0: r.lognormal(mean, std, s),
-                          "LogNormalBackward0")
+                          "LogNormalBackward0", refuse=_not_implemented_unless_floating("log_normal_cpu"))
 cauchy__op = _fill_op("cauchy_(Tensor(a!) self, float median=0., float sigma=1., *, Generator? generator=None) "
                       "-> Tensor(a!)", lambda r, s, median=0.0, sigma=1.0: median + sigma * r.standard_cauchy(s),
-                      "CauchyBackward0")
+                      "CauchyBackward0", refuse=_continuous("Cauchy", cpp_names=True))
 random__from_op = _fill_op("random_.from(Tensor(a!) self, int from, int? to, *, Generator? generator=None) "
                            "-> Tensor(a!)", _random_, "RandomBackward0", needs_dtype=True)
 random__to_op = _fill_op("random_.to(Tensor(a!) self, int to, *, Generator? generator=None) -> Tensor(a!)",

@@ -20,7 +20,7 @@ from ._derivatives import (maybe_multiply, index_backward, gather_backward, inde
 
 # What glasstorch (torch) has at its top level from this family; the other public functions here are
 # Tensor methods only (x.view(...)) or torch.linalg's.
-__all__ = ["gather", "scatter_add", "scatter", "scatter_reduce", "index_select", "index_add", "index_fill",
+__all__ = ["gather", "scatter_add", "scatter", "scatter_reduce", "index_reduce", "index_select", "index_add", "index_fill",
            "index_copy", "index_put", "masked_select", "nonzero", "argwhere", "take_along_dim", "take",
            "masked_scatter", "put", "index_put_"]
 
@@ -818,7 +818,7 @@ def scatter_add_(input, dim, index, src):
     return scatter_add__op(input, dim, index, src)
 
 
-from .scatter_reduce import scatter_reduce  # noqa: E402,F401  (its own file: the op and its derivative)
+from .scatter_reduce import scatter_reduce, index_reduce  # noqa: E402,F401  (its own file: the op and its derivative)
 
 
 @method()

@@ -1721,24 +1721,21 @@ def fill_(self, value):
 @overridable(defaults_by_keyword=True)
 def fill_diagonal_(self, fill_value, wrap=False):
     """Fill the main diagonal of ``self`` (2-D, or n-D with all dims equal) with ``fill_value``; with
-    ``wrap``, a tall matrix's diagonal restarts every ``width + 1`` rows. As torch composes it: a
-    view of the diagonal, filled (``fill_``: a non-leaf records CopySlices on its base)."""
+    ``wrap``, a tall matrix's diagonal restarts every ``width + 1`` rows. As torch composes it: an
+    ``as_strided`` view of the diagonal (its stride the sum of self's), filled (``fill_``: a non-leaf
+    records CopySlices on its base); with ``wrap``, a second one from row ``width + 1`` on."""
     if self.ndim < 2:
         raise RuntimeError("dimensions must larger than 1")
     height, width = self.shape[0], self.shape[1]
     if self.ndim > 2 and any(size != height for size in self.shape[1:]):
         raise RuntimeError("all dimensions of input must be of equal length")
-    diagonal = self
-    while diagonal.ndim > 1:          # (n-D: the diagonal of the diagonal..., stride the sum of self's)
-        diagonal = diagonal.diagonal(0, 0, 1)
-    diagonal.fill_(fill_value)
+    stride, offset = sum(self.stride()), self.storage_offset()
+    size = min(height, width)
+    self.as_strided((size,), (stride,), offset).fill_(fill_value)
     if wrap and self.ndim == 2 and height > width + 1:
-        # torch's second strided view: elements width + 1 apart in memory, from row width + 1 on
-        if self.is_contiguous():
-            self.view(-1)[width * (width + 1)::width + 1].fill_(fill_value)
-        else:
-            for start in range(width + 1, height, width + 1):
-                self[start:start + width].diagonal().fill_(fill_value)
+        step = width + 1
+        wrapped = (self.numel() + step - 1) // step - size
+        self.as_strided((wrapped,), (stride,), offset + self.stride(0) * step).fill_(fill_value)
     return self
 
 

@@ -14,10 +14,19 @@ The derivative is torch's ``scatter_reduce_backward`` (FunctionsManual.cpp), one
 
 Without ``include_self`` the positions written get no gradient for self.
 
+index_reduce (torch's beta ``Tensor.index_reduce``) is the same reduction with one index per slice of
+``source`` along ``dim``: ``source``'s slice ``j`` goes to ``self``'s slice ``index[j]``
+
+    out[index[j], :] = reduce(self[index[j], :] (if include_self), source[j, :] for each such j)  (dim=0)
+
+and its derivative (``IndexReduceBackward0``, torch's ``index_reduce_backward``) is scatter_reduce's for
+the index spread over ``source``'s shape ("prod", "mean", "amax", "amin"; no "sum": that is index_add).
+
 Where glasstorch differs: the derivative is computed on arrays only, so double backward through
-scatter_reduce (create_graph=True) raises NotImplementedError (torch composes it from differentiable ops).
+scatter_reduce and index_reduce (create_graph=True) raises NotImplementedError (torch composes it from
+differentiable ops).
 """
-from .. import _dtype
+from .. import _dtype, _warnings
 from .._tensor import Tensor, _wrap_dim
 from .._array import xp, has_values, on_device_of as _on_device_of, zeros_like as _zeros_like, full_like as _full_like
 from ._op import method
@@ -26,7 +35,7 @@ from .._seam import overridable
 
 __getattr__ = node_classes_of(__name__)    # (the node classes declared here, by name: TanhBackward0)
 
-__all__ = ["scatter_reduce"]
+__all__ = ["scatter_reduce", "index_reduce"]
 
 _REDUCTIONS = ("sum", "prod", "mean", "amax", "amin")
 _OLD_NAMES = {"max": "amax", "min": "amin"}     # still accepted by torch
@@ -95,11 +104,16 @@ def _scatter_add_into(shape, where, values, dtype):
     return out
 
 
+def _on_arrays_only(grad, name):
+    """The derivative runs on arrays: a backward that records (create_graph=True) is refused."""
+    if isinstance(grad, Tensor):
+        raise NotImplementedError(f"glasstorch: double backward through {name} is not implemented "
+                                  "(its derivative runs on arrays only)")
+
+
 def _scatter_reduce_backward(grad, self, dim, index, src, reduce, include_self, result):
     """torch's scatter_reduce_backward, on arrays: (grad of self, grad of src)."""
-    if isinstance(grad, Tensor):
-        raise NotImplementedError("glasstorch: double backward through scatter_reduce is not implemented "
-                                  "(its derivative runs on arrays only)")
+    _on_arrays_only(grad, "scatter_reduce")
     where = _positions(index, dim)
     src_used = _head(src, index.shape)
     reduce = _OLD_NAMES.get(reduce, reduce)
@@ -161,3 +175,95 @@ def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
 
 
 Tensor.scatter_reduce_ = scatter_reduce_
+
+
+
+# ---- index_reduce: one index per slice of source ---------------------------------------------------------------
+_INDEX_REDUCTIONS = ("prod", "mean", "amax", "amin")
+_warned_beta = []
+
+
+def _check_index_reduce(self, dim, index, source, reduce):
+    """torch's checks of index_reduce's arguments, in its order and words."""
+    if reduce not in _INDEX_REDUCTIONS:
+        raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got {reduce}.")
+    if index.ndim > 1:
+        raise IndexError(f"index_reduce_(): Index is supposed to be a vector, but got dim: {index.ndim} with type: "
+                         f"{_dtype._BY_NUMPY[index.dtype]._legacy} and size: {list(index.shape)}")
+    if index.dtype not in (xp.int64, xp.int32):
+        raise RuntimeError(f"index_reduce_(): Expected dtype int32/int64 for index but got: "
+                           f"{_dtype._BY_NUMPY[index.dtype]._legacy}")
+    if self.dtype != source.dtype:
+        raise RuntimeError(f"index_reduce_(): self ({_dtype._BY_NUMPY[self.dtype]._legacy}) and source "
+                           f"({_dtype._BY_NUMPY[source.dtype]._legacy}) must have the same scalar type")
+    slices = source.shape[dim] if source.ndim else 1
+    if index.size != slices:
+        raise RuntimeError(f"index_reduce_(): Number of indices ({index.size}) should be equal to source.size(dim): "
+                           f"({slices}), for dim: {dim}")
+    others = [n for d, n in enumerate(self.shape) if d != dim] if self.ndim and source.ndim else list(self.shape)
+    if others != ([n for d, n in enumerate(source.shape) if d != dim] if self.ndim and source.ndim
+                  else list(source.shape)):
+        raise RuntimeError(f"source tensor shape must match self tensor shape, excluding the specified dimension. "
+                           f"Got self.shape = {list(self.shape)} source.shape = {list(source.shape)}")
+    size = self.shape[dim] if self.ndim else 1
+    if index.size and has_values(index) and (int(index.min()) < 0 or int(index.max()) >= size):
+        raise IndexError("index out of range in self")
+
+
+def _spread(index, dim, source):
+    """index_reduce's index as scatter_reduce's: ``index[j]`` at every position of ``source``'s slice ``j``."""
+    shape = [1] * source.ndim
+    shape[dim] = index.size
+    return xp.broadcast_to(index.reshape(shape), source.shape)     # (NumPy's function serves CuPy's and meta arrays)
+
+
+def _as_1d(*arrays):
+    """0-d arrays as 1-d ones (torch treats a 0-d self and source as one slice along dim 0)."""
+    return tuple(a.reshape(1) if a.ndim == 0 else a for a in arrays)
+
+
+def _index_reduce_kernel(self, dim, index, source, reduce, *, include_self=True):
+    _check_index_reduce(self, dim, index, source, reduce)
+    if not _warned_beta:    # (torch's TORCH_WARN_ONCE)
+        _warned_beta.append(True)
+        _warnings.warn("index_reduce() is in beta and the API may change at any time.", UserWarning)
+    flat_self, flat_source, flat_index = _as_1d(self, source, index)
+    out = _scatter_reduce_kernel(flat_self, dim, _spread(flat_index, dim, flat_source), flat_source, reduce,
+                                 include_self=include_self)
+    return out.reshape(self.shape)
+
+
+def _index_reduce_backward(grad, self, dim, index, source, reduce, include_self, result):
+    """torch's index_reduce_backward: scatter_reduce's, the index spread over source."""
+    _on_arrays_only(grad, "index_reduce")
+    shapes = self.shape, source.shape
+    grad, self, source, result, index = _as_1d(grad, self, source, result, index)
+    grad_self, grad_source = _scatter_reduce_backward(grad, self, dim, _spread(index, dim, source), source, reduce,
+                                                      include_self, result)
+    return grad_self.reshape(shapes[0]), grad_source.reshape(shapes[1])
+
+
+index_reduce_op = defop(
+    "index_reduce(Tensor self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor",
+    _index_reduce_kernel, node="IndexReduceBackward0", index=None,
+    joint={("self", "source"): _index_reduce_backward})
+index_reduce__op = defop("index_reduce_(Tensor(a!) self, int dim, Tensor index, Tensor source, str reduce, *, "
+                         "bool include_self=True) -> Tensor(a!)", inplace_of=index_reduce_op, refuse_aliases="any")
+
+
+@method()
+def index_reduce(input, dim, index, source, reduce, *, include_self=True):
+    """Reduce the slices of ``source`` along ``dim`` into a copy of ``input``: slice ``j`` into slice
+    ``index[j]``, by "prod", "mean", "amax" or "amin" (see the module's docstring)."""
+    if seam.on:
+        return seam.torch_function(index_reduce, (input, dim, index, source, reduce), {"include_self": include_self})
+    return index_reduce_op(input, _wrap_dim(dim, max(input.ndim, 1)), index, source, reduce, include_self=include_self)
+
+
+def index_reduce_(self, dim, index, source, reduce, *, include_self=True):
+    if seam.on:
+        return seam.torch_function(index_reduce_, (self, dim, index, source, reduce), {"include_self": include_self})
+    return index_reduce__op(self, _wrap_dim(dim, max(self.ndim, 1)), index, source, reduce, include_self=include_self)
+
+
+Tensor.index_reduce_ = index_reduce_

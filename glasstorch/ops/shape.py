@@ -16,13 +16,13 @@ from .._tensor import (Tensor, Size, _wrap, _wrap_dim, make_view as _view,  # (_
                        preserve_format, contiguous_format,
                        memory_format as _memory_format, bump_version, _intercepted_property)
 from .._array import (view_strides, xp, expanded, copy_preserving_layout, unsqueezed, data_ptr, root_array,
-                      as_strided, zeros_like as _zeros_like)
+                      as_strided as _strided_view, zeros_like as _zeros_like)
 from ..autograd.graph import set_history, check_inplace, edge_of
 from ._op import _state, method, accepts_numpy_names
 from .. import _dtype, _checks
 from .._ops import defop, aten, node_classes_of
 from .._seam import seam, overridable
-from ._derivatives import sum_to
+from ._derivatives import sum_to, as_strided_backward
 
 __getattr__ = node_classes_of(__name__)    # (the node classes declared here, by name: TanhBackward0)
 
@@ -31,7 +31,7 @@ __getattr__ = node_classes_of(__name__)    # (the node classes declared here, by
 __all__ = ["reshape", "flatten", "unflatten", "permute", "transpose", "swapaxes", "swapdims", "t", "adjoint",
            "movedim", "moveaxis", "broadcast_to", "broadcast_tensors", "broadcast_shapes", "squeeze",
            "unsqueeze", "narrow", "select", "unbind", "split", "chunk", "tensor_split", "clone", "ravel",
-           "atleast_1d", "atleast_2d", "atleast_3d", "resize_as_"]
+           "atleast_1d", "atleast_2d", "atleast_3d", "resize_as_", "as_strided", "as_strided_"]
 
 
 
@@ -164,7 +164,7 @@ def _view_kernel(self, size):
         raise RuntimeError(_VIEW_STRIDE_ERROR)
     out.shape = size
     if 1 in size and out.size and self.ndim and strides != out.strides:
-        out = as_strided(self, size, strides)   # (NumPy strides a dim of size 1 its own way; torch's
+        out = _strided_view(self, size, strides)   # (NumPy strides a dim of size 1 its own way; torch's
     return out                                  # overlap checks and matmul's fold test read them)
 
 
@@ -992,6 +992,8 @@ def _resized(self, size):
     """Keep the first elements in flat order; new elements are zeros (torch leaves them uninitialised)."""
     if any(s < 0 for s in size):
         raise RuntimeError(f"Trying to create tensor with negative dimension {min(size)}: {list(size)}")
+    if tuple(size) == self.shape:   # (nothing to do: its strides are kept, as torch's)
+        return self
     n = math.prod(size)
     flat = self.reshape(-1)
     new = _zeros_like(self, n)
@@ -1009,11 +1011,20 @@ resize_as__op = defop("resize_as_(Tensor(a!) self, Tensor the_template, *, Memor
 
 def _resize(self, op, *args, memory_format=None):
     """The tensor takes the op's new array (torch may keep the storage; a view of the old one does
-    not see the new elements either way)."""
+    not see the new elements either way). Its version moves on when its shape changes, as torch's."""
     if self._requires_grad:
         raise RuntimeError("cannot resize variables that require grad")
+    shape = self._data.shape
     self._data = op(self, *args, memory_format=memory_format)._data
+    if self._data.shape != shape:
+        bump_version(self, "resize_")
     return self
+
+
+def resized_for_out(out, size):
+    """``out`` resized to ``size`` by ``aten.resize_`` (what a dispatch mode sees), as torch's
+    ``empty``, ``randn`` and a ``rand`` given a generator resize the ``out=`` they are given."""
+    return _resize(out, resize__op, list(size))
 
 
 @overridable
@@ -1054,3 +1065,69 @@ def set_(self, source=None):
 
 
 Tensor.set_ = set_
+
+
+# ---- as_strided: a view of any geometry over the input's storage -----------------------------------------------
+def _as_strided_kernel(self, size, stride, storage_offset=None):
+    """The view of ``size`` and ``stride`` (in elements) from element ``storage_offset`` of the
+    storage ``self`` views (its own offset when None), with torch's checks of the geometry."""
+    size, stride = tuple(size), tuple(stride)
+    if len(size) != len(stride):
+        raise RuntimeError("mismatch in length of strides and shape")
+    if any(n < 0 for n in size):
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(size)} and strides={list(stride)}")
+    if any(s < 0 for s in stride):
+        raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, got strides: {list(stride)}")
+    offset = _storage_offset(self) if storage_offset is None else storage_offset
+    if offset < 0:
+        raise RuntimeError(f"Tensor: invalid storage offset {offset}")
+    item, root = self.itemsize, root_array(self)
+    needed = 0 if 0 in size else item * (offset + 1 + sum((n - 1) * s for n, s in zip(size, stride)))
+    if needed > root.nbytes:
+        raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {offset}, and "
+                           f"itemsize {item} requiring a storage size of {needed} are out of bounds for storage of "
+                           f"size {root.nbytes}")
+    # the storage's elements from the view's first on, reached from self's first element (or from the
+    # root's, for a view that starts before self)
+    shift = offset - _storage_offset(self)
+    if shift >= 0 and self.size:
+        start = _strided_view(self, (shift + 1,), (item,))[shift:]
+    else:
+        start = _strided_view(root, (offset + 1,), (item,))[offset:]
+    return _strided_view(start, size, tuple(s * item for s in stride), writeable=_writeable(self))
+
+
+def _writeable(a):
+    flags = getattr(a, "flags", None)
+    return True if flags is None else bool(flags.writeable)
+
+
+def _as_strided_formula(grad, self_geometry, size, stride, storage_offset):
+    return as_strided_backward(grad, self_geometry, size, stride, storage_offset)
+
+
+as_strided_op = defop("as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) "
+                      "-> Tensor(a)", _as_strided_kernel, node="AsStridedBackward0", self=_as_strided_formula)
+as_strided__op = defop("as_strided_(Tensor(a!) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) "
+                       "-> Tensor(a!)", _as_strided_kernel, node="AsStridedBackward1", self=_as_strided_formula)
+
+
+def as_strided(input, size, stride, storage_offset=None):
+    """A view of ``input``'s storage with the given ``size`` and ``stride`` (in elements), starting at
+    element ``storage_offset`` of the storage (``input``'s own offset when None). Its elements may
+    overlap (a stride of 0, or smaller than a dim's extent): the gradient of an element read several
+    times is their sum, and an input whose own elements overlap shares it among them (torch's
+    ``as_strided_backward``)."""
+    if seam.on:
+        return seam.torch_function(as_strided, (input, size, stride, storage_offset), {})
+    return as_strided_op(input, list(size), list(stride), storage_offset)
+
+
+def as_strided_(self, size, stride, storage_offset=None):
+    """``self`` becomes the view ``as_strided`` would make of it (its version moves on)."""
+    if seam.on:
+        return seam.torch_function(Tensor.as_strided_, (self, size, stride, storage_offset), {})
+    return _inplace_view(self, "as_strided_", as_strided__op, list(size), list(stride), storage_offset)
+
+
+Tensor.as_strided, Tensor.as_strided_ = as_strided, as_strided_

@@ -9,9 +9,8 @@ recorded graph are torch's:
 stft (``torch/functional.py`` then ``at::stft``)
     1. ``center``: pad ``n_fft // 2`` on both sides with ``pad_mode`` (``F.pad`` of a 3-d view, as
        torch.functional does: ``ViewBackward0 <- ReflectionPad1DBackward0 <- ViewBackward0``).
-    2. frames: every ``n_fft`` samples, ``hop_length`` apart -- torch takes them with ``as_strided``
-       (``AsStridedBackward0``); glasstorch with ``Tensor.unfold``, the same view with the same values
-       and gradient (``UnfoldBackward0``: glasstorch has no general ``as_strided`` op).
+    2. frames: every ``n_fft`` samples, ``hop_length`` apart, taken with ``as_strided``
+       (``AsStridedBackward0``), as torch takes them.
     3. times the window (copied into the middle of ``n_fft`` zeros of the input's dtype when
        ``win_length < n_fft``).
     4. ``_fft_r2c`` over the last dim (one-sided by default) for a real input, ``_fft_c2c`` for a
@@ -224,7 +223,9 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
         # were zero-padded by the window's offset in the frame
         left = (n_fft - win_length) // 2
         frames_of = constant_pad_nd(frames_of, [left, n_fft - win_length - left])
-    frames = frames_of.unfold(-1, n_fft, hop_length)                  # (B, T, n_fft)
+    step = frames_of.stride(1)
+    frames = frames_of.as_strided((frames_of.shape[0], 1 + (frames_of.shape[1] - n_fft) // hop_length, n_fft),
+                                  (frames_of.stride(0), hop_length * step, step))      # (B, T, n_fft)
     if window is not None:
         frames = frames.mul(window)
     complex_fft = frames.is_complex()
