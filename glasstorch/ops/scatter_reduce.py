@@ -252,17 +252,15 @@ index_reduce__op = defop("index_reduce_(Tensor(a!) self, int dim, Tensor index, 
 
 
 @method()
+@overridable
 def index_reduce(input, dim, index, source, reduce, *, include_self=True):
     """Reduce the slices of ``source`` along ``dim`` into a copy of ``input``: slice ``j`` into slice
     ``index[j]``, by "prod", "mean", "amax" or "amin" (see the module's docstring)."""
-    if seam.on:
-        return seam.torch_function(index_reduce, (input, dim, index, source, reduce), {"include_self": include_self})
     return index_reduce_op(input, _wrap_dim(dim, max(input.ndim, 1)), index, source, reduce, include_self=include_self)
 
 
+@overridable
 def index_reduce_(self, dim, index, source, reduce, *, include_self=True):
-    if seam.on:
-        return seam.torch_function(index_reduce_, (self, dim, index, source, reduce), {"include_self": include_self})
     return index_reduce__op(self, _wrap_dim(dim, max(self.ndim, 1)), index, source, reduce, include_self=include_self)
 
 

@@ -1112,21 +1112,19 @@ as_strided__op = defop("as_strided_(Tensor(a!) self, SymInt[] size, SymInt[] str
                        "-> Tensor(a!)", _as_strided_kernel, node="AsStridedBackward1", self=_as_strided_formula)
 
 
+@overridable
 def as_strided(input, size, stride, storage_offset=None):
     """A view of ``input``'s storage with the given ``size`` and ``stride`` (in elements), starting at
     element ``storage_offset`` of the storage (``input``'s own offset when None). Its elements may
     overlap (a stride of 0, or smaller than a dim's extent): the gradient of an element read several
     times is their sum, and an input whose own elements overlap shares it among them (torch's
     ``as_strided_backward``)."""
-    if seam.on:
-        return seam.torch_function(as_strided, (input, size, stride, storage_offset), {})
     return as_strided_op(input, list(size), list(stride), storage_offset)
 
 
+@overridable
 def as_strided_(self, size, stride, storage_offset=None):
     """``self`` becomes the view ``as_strided`` would make of it (its version moves on)."""
-    if seam.on:
-        return seam.torch_function(Tensor.as_strided_, (self, size, stride, storage_offset), {})
     return _inplace_view(self, "as_strided_", as_strided__op, list(size), list(stride), storage_offset)
 
 
