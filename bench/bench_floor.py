@@ -222,7 +222,6 @@ def lenet_parts(P):
 
 
 def lstm_parts(P):
-    T = P.torch
     steps, B, H, V = 35, 32, 256, 28
     N = steps * B
     onehot = np.zeros((N, V), F32)

@@ -73,7 +73,10 @@ def check(tfn, gfn, *arrays, atol=1e-9, rtol=1e-7, double=True, name=True):
         if a is None or b is None:
             assert (a is None or not a.any()) and (b is None or not b.numpy().any())
             continue
-        np.testing.assert_allclose(b.numpy(), a, atol=1e-6, rtol=1e-6)
+        # float32 second derivatives sum terms of the size of the largest: batch norm's cancel to values
+        # near 0 that are a few float32 ulp of that size apart (2.6e-6 in terms of ~38, Intel AVX-512)
+        scale = max(1.0, float(np.abs(a).max())) if a.dtype == np.float32 else 1.0
+        np.testing.assert_allclose(b.numpy(), a, atol=1e-6 * scale, rtol=1e-6)
 
 
 def rand(*shape):
