@@ -9,6 +9,8 @@ two trees (PYTHONPATH=<other tree>) and torch can be interleaved by the caller o
     python bench/bench_chain.py calls             # one call each (min of 7 x 20,000), us; among them
                                                   # stop 23's layout cases (s.t() + p, col * 2)
     FW=torch python bench/bench_chain.py chain fwd
+    FW=numpy python bench/bench_chain.py chain fwdbwd  # the same arithmetic by hand on arrays, the
+                                                  # backward's formulas too (chain_numpy.py): the floor
 
 Instruction counts (deterministic on a shared machine): run the same command under
 ``valgrind --tool=cachegrind --cache-sim=no`` with ``--steps`` 1 and 4 and take the difference, with
@@ -26,6 +28,9 @@ import numpy as np
 if os.environ.get("FW") == "torch":
     import torch as T
     T.set_num_threads(1)
+elif os.environ.get("FW") == "numpy":      # the chain by hand on arrays (chain_numpy.py): the floor
+    from chain_numpy import chain_step as numpy_chain_step
+    T = None
 else:
     import glasstorch as T
 
@@ -40,6 +45,9 @@ N = 32
 
 def _tensors():
     rng = np.random.default_rng(1)
+    if T is None:
+        return [a.astype(np.float32) for a in (
+            rng.standard_normal((N, N)), rng.standard_normal((N, N)) / N ** 0.5, rng.standard_normal((N, N)) * 0.1)]
     return [T.tensor(a.astype(np.float32), requires_grad=True) for a in (
         rng.standard_normal((N, N)), rng.standard_normal((N, N)) / N ** 0.5, rng.standard_normal((N, N)) * 0.1)]
 
@@ -48,6 +56,8 @@ def chain_step(mode):
     # (bench_workloads.make_step's chain, written out here rather than imported: importing that script
     # puts its own tree first on sys.path, and this one must time whichever tree PYTHONPATH names)
     x, w, b = _tensors()
+    if T is None:
+        return numpy_chain_step(x, w, b, mode)
 
     def forward():
         h = x

@@ -11,6 +11,9 @@ machine with one thread, and shows threads that spin instead of working when it 
   chain        200 small float32 ops on 32x32 tensors that require grad (h + b, h * w, h.tanh(),
                h @ w, repeated), then .sum().backward()
   chain-nograd the same 200 ops under no_grad, forward only
+               (both chain rows also time the NumPy floor: the same arithmetic, and for `chain` the
+               backward's formulas, by hand on arrays -- bench/chain_numpy.py -- in the same
+               interleaving: what no layer on NumPy can beat, and what the goal leaves per op)
   mlp          784-256-256-10 (ReLU), batch 256, cross_entropy, optim.SGD(lr=0.1)
   lenet        LeNet with ReLU and MaxPool2d, 1x28x28, batch 128, cross_entropy, optim.SGD(lr=0.1)
   lstm         language model: one-hot (vocab 28) -> nn.LSTM(28, 256) -> Linear(256, 28), 35 steps x
@@ -231,25 +234,46 @@ def _minor_faults():
     return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
 
 
+def numpy_chain_step(row, seed=0):
+    """The chain rows by hand on NumPy arrays (bench/chain_numpy.py), from make_step's arrays: the floor."""
+    from chain_numpy import chain_step
+    rng = np.random.default_rng(seed + 1)
+    x, w, b = (a.astype(np.float32) for a in (
+        rng.standard_normal((CHAIN_SIZE, CHAIN_SIZE)), rng.standard_normal((CHAIN_SIZE, CHAIN_SIZE)) / CHAIN_SIZE ** 0.5,
+        rng.standard_normal((CHAIN_SIZE, CHAIN_SIZE)) * 0.1))
+    step = chain_step(x, w, b, "nograd" if row == "chain-nograd" else "fwdbwd", CHAIN_OPS)
+    return lambda: step() if row == "chain-nograd" else step()[0]
+
+
 def compare(row, gt, torch, reps, device="cpu"):
-    """Median ms of each, the ratio, its spread, and page faults per step (mlp, lenet, on the CPU)."""
+    """Median ms of each, the ratio, its spread, page faults per step (mlp, lenet, on the CPU), and
+    for the chain rows on the CPU the NumPy floor's median ms (timed in the same interleaving)."""
     ours, theirs = make_step(gt, row, device=device), make_step(torch, row, device=device)
+    floor = numpy_chain_step(row) if row in ("chain", "chain-nograd") and device == "cpu" else None
     sync_ours, sync_theirs = ((gt.cuda.synchronize, torch.cuda.synchronize) if device == "cuda"
                               else (_no_sync, _no_sync))
     la, lb = ours().item(), theirs().item()   # also the warm-up: .grad and optimizer state exist now
     assert abs(la - lb) <= 1e-3 * max(1.0, abs(lb)), f"{row}: first losses differ: glasstorch {la}, torch {lb}"
+    if floor is not None:
+        lf = float(floor())
+        assert abs(lf - lb) <= 1e-3 * max(1.0, abs(lb)), f"{row}: NumPy floor's loss {lf}, torch {lb}"
     ours(), theirs()
     iters = _iters_for(theirs, sync_theirs)
-    a, b = [], []
+    a, b, f = [], [], []
     for _ in range(reps):
         a.append(_timed(ours, iters, sync_ours))
         b.append(_timed(theirs, iters, sync_theirs))
+        if floor is not None:
+            f.append(_timed(floor, iters))
     wall_a, wall_b = [x[0] for x in a], [x[0] for x in b]
     ratios = [x / y for x, y in zip(wall_a, wall_b)]
     cpu_ratio = statistics.median(x[1] for x in a) / statistics.median(x[1] for x in b)
     out = dict(row=row, ours=statistics.median(wall_a), torch=statistics.median(wall_b), iters=iters,
                ratio=statistics.median(ratios), lo=_quantile(ratios, 0.25),
                hi=_quantile(ratios, 0.75), cpu_ratio=cpu_ratio)
+    if f:
+        out["floor"] = statistics.median(x[0] for x in f)
+        out["floor_cpu_ratio"] = statistics.median(x[1] for x in f) / statistics.median(x[1] for x in b)
     if row in FAULT_ROWS and device == "cpu" and sys.platform.startswith("linux"):
         steps = 10
         f0 = _minor_faults()
@@ -388,8 +412,8 @@ def main():
         if rows:
             print()
             print("| workload | glasstorch ms | torch ms | ratio | spread (p25-p75) | CPU-time ratio | goal "
-                  "| faults/step (gt, torch) |")
-            print("|---|---|---|---|---|---|---|---|")
+                  "| faults/step (gt, torch) | NumPy floor ms (/ torch; CPU time) |")
+            print("|---|---|---|---|---|---|---|---|---|")
         goals = CUDA_GOALS if args.device == "cuda" else GOALS
 
         def goal(row):
@@ -397,8 +421,10 @@ def main():
         for row in rows:
             r = compare(row, gt, torch, args.reps, args.device)
             faults = "{:.0f}, {:.0f}".format(*r["faults"]) if "faults" in r else ""
+            floor = (f"{r['floor']:.2f} ({r['floor'] / r['torch']:.2f}x; CPU {r['floor_cpu_ratio']:.2f}x)"
+                     if "floor" in r else "")
             print(f"| {row} | {r['ours']:.2f} | {r['torch']:.2f} | {r['ratio']:.2f}x | {r['lo']:.2f}-{r['hi']:.2f} "
-                  f"| {r['cpu_ratio']:.2f}x | {goal(row)} | {faults} |", flush=True)
+                  f"| {r['cpu_ratio']:.2f}x | {goal(row)} | {faults} | {floor} |", flush=True)
         if args.imports:
             med, gmin, gmax = import_times(args.import_runs)
             (g, gc), (t, tc), (n, nc) = med["glasstorch"], med["torch"], med["numpy"]

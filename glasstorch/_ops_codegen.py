@@ -536,7 +536,27 @@ def node_run_source(cls):
     if reads_tensors:
         # torch's generated apply() unpacks every saved variable first, whichever gradients are asked
         # for: a saved tensor modified in place raises even when no formula would have read it
-        lines.append("    _v = _node._unpack_values(_arrays)")
+        names = cls.saved_names
+        if schema.returns_list or any(n in cls._list_inputs for n in names):
+            lines.append("    _v = _node._unpack_values(_arrays)")
+        else:
+            # the usual backward (arrays) unpacks inline what FormulaNode._unpack_values does for a
+            # saved value that is no list -- None, a number (version -1) or a tensor, version-checked
+            # -- without its call, list and loop (~1.5 k instructions per node)
+            lines += ["    if _arrays:",
+                      "        _s = _node._saved",
+                      "        if _s is None:",
+                      "            raise RuntimeError(_FREED_MESSAGE)",
+                      "        _sv = _node._versions_at_save"]
+            for i in range(len(names)):
+                lines += [f"        _t{i} = _s[{i}]",
+                          f"        if _t{i} is not None and _sv[{i}] != -1:",
+                          f"            if _t{i}._vc.version != _sv[{i}] or _t{i}._output_nr < 0:   # (modified, or detached in place)",
+                          "                _check_all_saved(_node, _s, _sv)",
+                          f"            _t{i} = _t{i}._data"]
+            lines += ["        _v = (" + "".join(f"_t{i}, " for i in range(len(names))) + ")",
+                      "    else:",
+                      "        _v = _node._unpack_values(False)"]
     lines.append("    grad = grads[0]")
     for k, (names, _, joint, specs) in enumerate(table):
         need = " or ".join(name_needed[n] for n in names)

@@ -836,6 +836,7 @@ def _init(t, data, requires_grad=False):
 
 _ndarray = xp.ndarray
 _generic = xp.generic
+_object_new = object.__new__   # (a module global: CPython 3.11 does not specialise reading an attribute of a class)
 
 
 def _wrap(data):
@@ -845,7 +846,7 @@ def _wrap(data):
     package, and the extra call would be paid by every op."""
     if type(data) is not _ndarray and isinstance(data, _generic):
         data = xp.asarray(data)  # NumPy turns 0-d results into scalars; a tensor keeps an array
-    t = object.__new__(Tensor)
+    t = _object_new(Tensor)
     t._data = data
     t._requires_grad = False
     t._grad_fn = None

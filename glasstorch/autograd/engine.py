@@ -292,8 +292,12 @@ def _run(roots, root_grads, retain_graph, create_graph, capture, accumulate, acc
             out = _call_node(node, grads, tensors)
         if _meta_touched.flag and not tensors:
             out = _on_meta_if_grads_are(grads, out)
-        if not retain_graph:
-            node._free()  # 4. the saved values are no longer needed
+        if not retain_graph:   # 4. the saved values are no longer needed
+            if node._runs_formulas:
+                if node._saved:             # (Node._free written out: a method call per node saved)
+                    node._saved = None
+            else:
+                node._free()
         if check_nan:
             _check_nan(node, out)
         if node_observers:
