@@ -28,7 +28,8 @@ from .ops import pointwise as _pw, reduction as _red, shape as _shape, joining a
     elementwise as _ew, scan as _scan, distance as _dist, transformations as _tf, weight_norm as _wn, \
     spectral as _spec, pointwise_extra as _pwx, shape_extra as _shx, statistics as _stats
 from .ops.creation import default_generator, range_ as range  # noqa: F401
-from .ops.creation import _standard_gamma, _sample_dirichlet  # noqa: F401  (torch's private draws distributions use)
+from .ops.creation import _standard_gamma, _standard_gamma_grad, _sample_dirichlet, _dirichlet_grad  # noqa: F401
+#   (torch's private draws and their gradients, which distributions use)
 from ._prims_common.wrappers import out_wrapper as _out_wrapper, OUT_RULES as _out_rules
 from ._seam import body_of as _body_of
 

@@ -1809,6 +1809,20 @@ def _singular_det_samples(make, dtype):
     yield SampleInput(make((3, 3), values=[[1, 2, 4], [2, 4, 8], [4, 1, 2]]), nondiff=True)
 
 
+def _standard_gamma_grad_samples(make, dtype):
+    """Concentrations and draws over _standard_gamma_grad's three regimes (x < 0.8; alpha > 8; the rest),
+    batched, broadcast and transposed."""
+    yield SampleInput(make((3, 4), low=0.1, high=12), make((3, 4), low=0.01, high=15))
+    yield SampleInput(make((4, 3), low=0.1, high=12, layout="T"), make((3,), low=0.01, high=15))
+
+
+def _dirichlet_grad_samples(make, dtype):
+    """Draws x, concentrations alpha and their totals (above alpha) over _dirichlet_grad's regimes."""
+    yield SampleInput(make((3, 4), low=0.01, high=0.99), make((3, 4), low=0.2, high=5), make((3, 4), low=5.5, high=20))
+    yield SampleInput(make((4, 3), low=0.01, high=0.99, layout="T"), make((4, 3), low=6.5, high=9),
+                      make((3,), low=16, high=30))
+
+
 def _solve_samples(make, dtype):
     A = _invertible(make, dtype, (3, 3))
     yield SampleInput(A, make((3,)))
@@ -2034,6 +2048,11 @@ register(
     # (float32: pinv's gradient goes through the pseudo-inverse itself, so its rounding is amplified)
     # (the kernel reads one triangle of the factor, torch's gradient is the whole matrix's: no finite differences)
     OpInfo("cholesky_solve", samples=_cholesky_solve_samples, gradcheck=False),
+    # (torch's derivatives of these are not implemented: the values, layouts and devices are compared)
+    OpInfo("_standard_gamma_grad", samples=_standard_gamma_grad_samples, grad=False, gradgrad=False, gradcheck=False),
+    # (torch evaluates the Taylor series of its float32 results in float32; glasstorch in float64)
+    OpInfo("_dirichlet_grad", samples=_dirichlet_grad_samples, grad=False, gradgrad=False, gradcheck=False,
+           tol={"float32": (2e-3, 1e-5)}),
     OpInfo("linalg.pinv", lambda lib, x: lib.linalg.pinv(x), samples=_pinv_samples, tol={"float32": (2e-4, 2e-4)}),
     OpInfo("pinverse", samples=_pinv_samples, tol={"float32": (2e-4, 2e-4)}),
     OpInfo("linalg.matrix_power", lambda lib, *a: lib.linalg.matrix_power(*a), samples=_matrix_power_samples),

@@ -347,8 +347,7 @@ _KNOWN_ON_DEVICE = {"meta": [
         fft.fftn.pairs fft.hfft fft.hfft2 fft.hfftn fft.ifft fft.ifft2 fft.ifft2.pairs fft.ifftn fft.ifftn.pairs
         fft.ihfft fft.ihfft2 fft.ihfftn fft.irfft fft.irfft2 fft.irfftn fft.rfft.pairs fft.rfft2.pairs
         fft.rfft2@float32 fft.rfft2@float64 fft.rfft@float32 fft.rfft@float64 fft.rfft@int64 fft.rfftn
-        fft.rfftn.pairs floor@int64 linalg.cross linalg.eigh linalg.eigh.sym linalg.householder_product linalg.qr
-        linalg.svd nn.functional.batch_norm orgqr renorm renorm.method sign@bool svd trunc@int64
+        fft.rfftn.pairs floor@int64 linalg.cross nn.functional.batch_norm renorm renorm.method sign@bool trunc@int64
         """.split()),
      "meta lays some results out row-major where torch follows the inputs' layout (element-wise ops and "
      "reductions of transposed inputs, fft, linalg): docs/devices.md"),

@@ -312,6 +312,15 @@ def row_major(a):
     return a
 
 
+def column_major(a):
+    """``a`` as a row-major batch of column-major matrices (torch's ``cloneBatchedColumnMajor`` and
+    ``batched_matrix_contiguous_strides(f_contig=True)``): where LAPACK writes torch's results of a
+    solve, an inverse, a factorisation or eigenvectors. Fewer than 2 dims: row-major."""
+    if a.ndim < 2:
+        return row_major(a)
+    return row_major(a.swapaxes(-1, -2)).swapaxes(-1, -2)
+
+
 def like_cat_inputs(r, arrays):
     """cat's result ``r`` laid out as torch lays it out (``cat_compute_output_memory_format``): channels-last
     (4 dims) or channels-last-3d (5 dims) when every input's strides suggest that format

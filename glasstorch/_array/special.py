@@ -550,3 +550,184 @@ def ndtri(a):
             xi = xi - (lcdf - target) * math.sqrt(2 * math.pi) * np.exp(xi * xi / 2 + lcdf)
         x = np.where(lower, xi, x)
     return _same_dtype(x, asarray(a))
+
+
+# ---------------------------------------------------------------------------------------------
+# The reparameterised gradients of Gamma and Dirichlet draws (torch's _standard_gamma_grad and
+# _dirichlet_grad, after Jankowiak & Obermeyer, "Pathwise derivatives beyond the reparameterization
+# trick", 2018): d x / d alpha at a fixed value of the CDF, -(dF/dalpha) / (dF/dx), by torch's
+# approximations chosen per element, computed in float64 and rounded once to the sample's dtype
+# ---------------------------------------------------------------------------------------------
+# log(dx/dalpha) for Gamma as a rational function in u = log(x / alpha), v = log(alpha): rows are the
+# u^0, u^1, u^2 coefficients; columns 0-3 the numerator's powers of v, 4-7 the denominator's
+_GAMMA_GRAD_COEF_UV = (
+    (0.16009398, -0.094634809, 0.025146376, -0.0030648343, 1, 0.32668115, 0.10406089, 0.0014179084),
+    (0.53487893, 0.1298071, 0.065735949, -0.0015649758, 0.16639465, 0.020070113, -0.0035938915, -0.00058392623),
+    (0.040121004, -0.0065914022, -0.0026286047, -0.0013441777, 0.017050642, -0.0021309326, 0.00085092367,
+     -1.5247877e-07),
+)
+
+
+def _gamma_grad_small_x(a, x):
+    """x < 0.8: F(x; a) = x^a sum_k (-x)^k / (k! (a + k)), differentiated in a term by term (6 terms)."""
+    numer, denom = np.ones_like(x), a.copy()
+    series1, series2 = numer / denom, numer / (denom * denom)
+    for i in range(1, 6):
+        numer = numer * (-x / i)
+        denom = denom + 1
+        series1 = series1 + numer / denom
+        series2 = series2 + numer / (denom * denom)
+    pow_x_alpha = x ** a
+    gamma_pdf = x ** (a - 1) * np.exp(-x)
+    gamma_cdf_alpha = (np.log(x) - _digamma64(a)) * (pow_x_alpha * series1) - pow_x_alpha * series2
+    return np.nan_to_num(-gamma_cdf_alpha / gamma_pdf, nan=0.0, posinf=0.0, neginf=0.0)
+
+
+def _gamma_grad_large_alpha(a, x):
+    """a > 8: Rice's saddle-point expansion, a polynomial near its singular point x = a."""
+    near_mean = ((1 + 24 * a * (1 + 12 * a)) * (1440 * a * a + 6 * x * (53 - 120 * x) - 65 * x * x / a
+                                                + a * (107 + 3600 * x)) / (1244160 * a * a * a * a))
+    sqrt_8a = np.sqrt(8 * a)
+    term2 = sqrt_8a / (a - x)
+    term3 = (x - a - a * np.log(x / a)) ** -1.5
+    term1 = np.log(x / a) * np.where(x < a, term2 - term3, term2 + term3) - np.sqrt(2 / a) * (a + x) / ((a - x) ** 2)
+    stirling = 1 + 1 / (12 * a) * (1 + 1 / (24 * a))
+    return np.where((0.9 * a <= x) & (x <= 1.1 * a), near_mean, -stirling * x * term1 / sqrt_8a)
+
+
+def _gamma_grad_rational(a, x):
+    u, v = np.log(x / a), np.log(a)
+    c0, c1, c2 = _GAMMA_GRAD_COEF_UV
+    coef = [c0[i] + u * (c1[i] + u * c2[i]) for i in range(8)]
+    p = coef[0] + v * (coef[1] + v * (coef[2] + v * coef[3]))
+    q = coef[4] + v * (coef[5] + v * (coef[6] + v * coef[7]))
+    return np.exp(p / q)
+
+
+def _standard_gamma_grad64(a, x):
+    return np.where(x < 0.8, _gamma_grad_small_x(a, x),
+                    np.where(a > 8.0, _gamma_grad_large_alpha(a, x), _gamma_grad_rational(a, x)))
+
+
+def _beta_grad_alpha_small(x, a, b):
+    """Beta(a, b) near x = 0: a Taylor series (10 terms); NaN (x = 0) gives 0."""
+    factor = _digamma64(a) - _digamma64(a + b) - np.log(x)
+    numer = np.ones_like(x)
+    series = numer / a * (factor + 1 / a)
+    for i in range(1, 11):
+        numer = numer * ((i - b) * x / i)
+        denom = a + i
+        series = series + numer / denom * (factor + 1 / denom)
+    return np.nan_to_num(x * (1 - x) ** -b * series, nan=0.0, posinf=np.inf, neginf=-np.inf)
+
+
+def _beta_grad_beta_small(x, a, b):
+    """d x / d b for Beta(a, b) near x = 0 (8 terms); NaN gives 0."""
+    factor = _digamma64(a + b) - _digamma64(b)
+    numer, betas, dbetas = np.ones_like(x), np.ones_like(x), np.zeros_like(x)
+    series = factor / a
+    for i in range(1, 9):
+        numer = numer * (-x / i)
+        dbetas = dbetas * (b - i) + betas
+        betas = betas * (b - i)
+        series = series + numer / (a + i) * (dbetas + factor * betas)
+    return np.nan_to_num(-(1 - x) ** (1 - b) * series, nan=0.0, posinf=np.inf, neginf=-np.inf)
+
+
+def _beta_grad_alpha_mid(x, a, b):
+    """a and b both large: Rice's saddle-point expansion, a polynomial within 0.1 standard deviation
+    of the mean (its singular point)."""
+    total = a + b
+    mean = a / total
+    std = np.sqrt(a * b / (total + 1)) / total
+    poly = 47 * x * b ** 4 + a * (
+        (43 + 20 * (16 + 27 * b) * x) * b ** 3 + a * (
+            3 * (59 + 180 * b - 90 * x) * b * b + a * (
+                (453 + 1620 * b * (1 - x) - 455 * x) * b + a * (8 * (1 - x) * (135 * b - 11)))))
+    near_mean = ((1 + 12 * a) * (1 + 12 * b) / (total * total) / (1 - x) * poly
+                 / (12960 * a ** 3 * b * b * (1 + 12 * total)))
+
+    def stirling_factor(s):
+        return 1 + 1 / (12 * s) + 1 / (288 * s * s)
+    axbx = a * (x - 1) + b * x
+    term1 = ((2 * a * a * (x - 1) + a * b * (x - 1) - x * b * b)
+             / (np.sqrt(2 * a / b) * total ** 1.5 * axbx * axbx))
+    term2 = 0.5 * np.log(a / (total * x))
+    term3 = np.sqrt(8 * a * b / total) / axbx
+    term4 = (b * np.log(b / (total * (1 - x))) + a * np.log(a / (total * x))) ** -1.5
+    away = (stirling_factor(a) * stirling_factor(b) / stirling_factor(total) * (-x / np.sqrt(2 * a * b / total))
+            * (term1 + term2 * (term3 + np.where(x < mean, term4, -term4))))
+    return np.where((mean - 0.1 * std <= x) & (x <= mean + 0.1 * std), near_mean, away)
+
+
+# the rational correction's coefficients: [numerator, denominator][power of u][power of a][power of b]
+_DIRICHLET_GRAD_COEF = (
+    [[[1.003668233, -0.01061107488, -0.0657888334, 0.01201642863],
+      [0.6336835991, -0.3557432599, 0.05486251648, -0.001465281033],
+      [-0.03276231906, 0.004474107445, 0.002429354597, -0.0001557569013]],
+     [[0.221950385, -0.3187676331, 0.01799915743, 0.01074823814],
+      [-0.2951249643, 0.06219954479, 0.01535556598, 0.001550077057],
+      [0.02155310298, 0.004170831599, 0.001292462449, 6.976601077e-05]],
+     [[-0.05980841433, 0.008441916499, 0.01085618172, 0.002319392565],
+      [0.02911413504, 0.01400243777, -0.002721828457, 0.000751041181],
+      [0.005900514878, -0.001936558688, -9.495446725e-06, 5.385558597e-05]]],
+    [[[1, -0.02924021934, -0.04438342661, 0.007285809825],
+      [0.6357567472, -0.3473456711, 0.05454656494, -0.002407477521],
+      [-0.03301322327, 0.004845219414, 0.00231480583, -0.0002307248149]],
+     [[0.5925320577, -0.1757678135, 0.01505928619, 0.000564515273],
+      [0.1014815858, -0.06589186703, 0.01272886114, -0.0007316646956],
+      [-0.007258481865, 0.001096195486, 0.0003934994223, -4.12701925e-05]],
+     [[0.06469649321, -0.0236701437, 0.002902096474, -5.896963079e-05],
+      [0.001925008108, -0.002869809258, 0.0008000589141, -6.063713228e-05],
+      [-0.0003477407336, 6.959756487e-05, 1.097287507e-05, -1.650964693e-06]]])
+
+
+def _beta_grad_rational(x, alpha, total):
+    """The analytic approximation x (digamma(total) - digamma(alpha)) / beta, corrected by a rational
+    function of u = log x, a = log alpha - u, b = log total - a."""
+    u = np.log(x)
+    a = np.log(alpha) - u
+    b = np.log(total) - a
+    p, q = 0.0, 0.0     # (Python numbers for coefficients: the arrays may be CuPy's)
+    for i, u_i in enumerate((1.0, u, u * u)):
+        for j, a_j in enumerate((1.0, a, a * a)):
+            p_ij, q_ij = (_horner(coefficients[i][j][::-1], b) for coefficients in _DIRICHLET_GRAD_COEF)
+            p, q = p + u_i * a_j * p_ij, q + u_i * a_j * q_ij
+    return p / q * (x * (_digamma64(total) - _digamma64(alpha)) / (total - alpha))
+
+
+def _dirichlet_grad64(x, alpha, total):
+    """-(d/dalpha cdf(x; alpha, beta)) / pdf(x; alpha, beta) / (1 - x) for x ~ Beta(alpha, beta),
+    beta = total - alpha (a Dirichlet's marginal)."""
+    beta = total - alpha
+    boundary = total * x * (1 - x)
+    near_0 = (x <= 0.5) & (boundary < 2.5)
+    near_1 = ~near_0 & (x >= 0.5) & (boundary < 0.75)
+    both_large = ~near_0 & ~near_1 & (alpha > 6) & (beta > 6)
+    out = _beta_grad_rational(x, alpha, total)
+    out = np.where(both_large, _beta_grad_alpha_mid(x, alpha, beta), out)
+    out = np.where(near_1, -_beta_grad_beta_small(1 - x, beta, alpha), out)
+    return np.where(near_0, _beta_grad_alpha_small(x, alpha, beta), out)
+
+
+def _elementwise64(kernel, *arrays):
+    """``kernel`` on float64 copies of ``arrays`` (broadcast), rounded to the first one's dtype; on meta,
+    the first one's shape and dtype."""
+    first = arrays[0]
+    shape = np.broadcast_shapes(*(a.shape for a in arrays))
+    if any(type(a) is MetaArray for a in arrays):
+        return MetaArray(shape, first.dtype)
+    with np.errstate(all="ignore"):
+        flat = [np.broadcast_to(a, shape).astype(np.float64).reshape(-1) for a in arrays]
+        return kernel(*flat).reshape(shape).astype(first.dtype, copy=False)
+
+
+def standard_gamma_grad(alpha, sample):
+    """d sample / d alpha for ``sample`` ~ Gamma(alpha, 1) (torch._standard_gamma_grad), in the sample's dtype."""
+    return _elementwise64(lambda x, a: _standard_gamma_grad64(a, x), sample, alpha)
+
+
+def dirichlet_grad(x, alpha, total):
+    """torch._dirichlet_grad: the gradient of a Dirichlet draw's component ``x`` in its ``alpha`` (the
+    concentrations summing to ``total``), by its Beta(alpha, total - alpha) marginal."""
+    return _elementwise64(_dirichlet_grad64, x, alpha, total)

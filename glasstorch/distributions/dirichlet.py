@@ -1,15 +1,41 @@
 from .._tensor import Size
 from . import constraints
 from .exp_family import ExponentialFamily
-from .gamma import _standard_gamma
+from ..autograd import Function, once_differentiable
 
 __all__ = ["Dirichlet"]
 
 
+def _Dirichlet_backward(x, concentration, grad_output):
+    """The vector-Jacobian product of a Dirichlet draw ``x`` in ``concentration``: each component's
+    d x_i / d alpha_i from its Beta marginal (torch._dirichlet_grad), projected onto the simplex."""
+    import glasstorch as torch
+    total = concentration.sum(-1, True).expand_as(concentration)
+    grad = torch._dirichlet_grad(x, concentration, total)
+    return grad * (grad_output - (x * grad_output).sum(-1, True))
+
+
+class _Dirichlet(Function):
+    """Dirichlet draws with their implicit reparameterisation gradient (torch's node _DirichletBackward)."""
+
+    @staticmethod
+    def forward(ctx, concentration):
+        import glasstorch as torch
+        x = torch._sample_dirichlet(concentration)
+        ctx.save_for_backward(x, concentration)
+        return x
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, grad_output):
+        x, concentration = ctx.saved_tensors
+        return _Dirichlet_backward(x, concentration, grad_output)
+
+
 class Dirichlet(ExponentialFamily):
     """Dirichlet over the simplex along the last dim of ``concentration`` (event_shape = its last dim).
-    ``rsample`` normalises independent Gamma(alpha_i, 1) draws, each with its implicit reparameterisation
-    gradient, so the draw is differentiable in ``concentration``."""
+    ``rsample`` draws through ``_Dirichlet``, whose gradient is the implicit reparameterisation one, so
+    the draw is differentiable in ``concentration``."""
     arg_constraints = {"concentration": constraints.independent(constraints.positive, 1)}
     support = constraints.simplex
     has_rsample = True
@@ -29,8 +55,7 @@ class Dirichlet(ExponentialFamily):
         return new
 
     def rsample(self, sample_shape=()):
-        gammas = _standard_gamma(self.concentration.expand(self._extended_shape(sample_shape)))
-        return gammas / gammas.sum(-1, keepdim=True)
+        return _Dirichlet.apply(self.concentration.expand(self._extended_shape(sample_shape)))
 
     def log_prob(self, value):
         import glasstorch as torch

@@ -18,7 +18,8 @@ from .._array import xp, namespace, device_type_of, to_device, as_numpy, copy_pr
     has_values
 from ._op import method, kernel_not_implemented
 from .shape import resized_for_out
-from ._derivatives import to_copy_backward
+from ._derivatives import to_copy_backward, not_implemented
+from .._array import special as _special
 from ..autograd import grad_mode
 from .._seam import seam, overridable, named
 from .._ops import defop, aten, node_classes_of
@@ -1428,22 +1429,75 @@ def poisson(input, generator=None):
     return poisson_op._call(input, generator)
 
 
+def _standard_gamma_kernel(self, generator=None):
+    """Draws from Gamma(self, 1), one per element. Drawn in float64, so small concentrations keep
+    their tiny draws, then cast to the input's dtype."""
+    if not has_values(self):
+        return meta.zeros(self.shape, self.dtype)
+    draws = _rng(generator).standard_gamma(xp.asarray(as_numpy(self), dtype="float64"))
+    return xp.asarray(draws, dtype=self.dtype)   # (a 0-d input draws a Python float)
+
+
+def _sample_dirichlet_kernel(self, generator=None):
+    """Draws from Dirichlet(self) along the last dim: normalised Gamma draws."""
+    if not has_values(self):
+        return meta.zeros(self.shape, self.dtype)
+    gammas = _rng(generator).standard_gamma(xp.asarray(as_numpy(self), dtype="float64"))
+    return (gammas / gammas.sum(-1, keepdims=True)).astype(self.dtype)
+
+
+def _standard_gamma_grad_kernel(self, output):
+    return _special.standard_gamma_grad(self, output)
+
+
+def _dirichlet_grad_kernel(x, alpha, total):
+    return _special.dirichlet_grad(x, alpha, total)
+
+
+# torch's private draws for torch.distributions. A Gamma draw's gradient is the implicit
+# reparameterisation one (d x / d alpha at a fixed CDF value, _standard_gamma_grad); a Dirichlet draw
+# has none, as in torch (its node is NotImplemented; distributions.Dirichlet adds the gradient in its own
+# Function, with _dirichlet_grad)
+standard_gamma_op = defop("_standard_gamma(Tensor self, Generator? generator=None) -> Tensor", _standard_gamma_kernel,
+                          node="StandardGammaBackward0",
+                          self=lambda grad, self, result: grad * aten._standard_gamma_grad(self, result))
+standard_gamma_grad_op = defop("_standard_gamma_grad(Tensor self, Tensor output) -> Tensor",
+                               _standard_gamma_grad_kernel, node="StandardGammaGradBackward0",
+                               self=not_implemented("_standard_gamma_grad"), output=None)
+sample_dirichlet_op = defop("_sample_dirichlet(Tensor self, Generator? generator=None) -> Tensor",
+                            _sample_dirichlet_kernel, node="NotImplemented")
+dirichlet_grad_op = defop("_dirichlet_grad(Tensor x, Tensor alpha, Tensor total) -> Tensor", _dirichlet_grad_kernel,
+                          node="NotImplemented")
+
+
 def _standard_gamma(input, generator=None):
-    """Draws from Gamma(input, 1), one per element (torch._standard_gamma; not differentiable here:
-    distributions.Gamma adds the reparameterised gradient). Drawn in float64, so small concentrations
-    keep their tiny draws, then cast to the input's dtype."""
-    if input.is_meta:
-        return _wrap(meta.zeros(input.shape, input._data.dtype))
-    draws = _rng(generator).standard_gamma(xp.asarray(as_numpy(input._data), dtype="float64"))
-    return _wrap(xp.asarray(draws, dtype=input._data.dtype))   # (a 0-d input draws a Python float)
+    """Draws from Gamma(input, 1), one per element (torch._standard_gamma), differentiable in ``input``
+    (StandardGammaBackward0)."""
+    if seam.on:
+        return seam.torch_function(_standard_gamma, (input, generator), {})
+    return standard_gamma_op._call(input, generator)
+
+
+def _standard_gamma_grad(input, output):
+    """d output / d input for ``output`` ~ Gamma(input, 1) (torch._standard_gamma_grad)."""
+    if seam.on:
+        return seam.torch_function(_standard_gamma_grad, (input, output), {})
+    return standard_gamma_grad_op._call(input, output)
 
 
 def _sample_dirichlet(input, generator=None):
-    """Draws from Dirichlet(input) along the last dim (torch._sample_dirichlet): normalised Gamma draws."""
-    if input.is_meta:
-        return _wrap(meta.zeros(input.shape, input._data.dtype))
-    gammas = _rng(generator).standard_gamma(xp.asarray(as_numpy(input._data), dtype="float64"))
-    return _wrap((gammas / gammas.sum(-1, keepdims=True)).astype(input._data.dtype))
+    """Draws from Dirichlet(input) along the last dim (torch._sample_dirichlet)."""
+    if seam.on:
+        return seam.torch_function(_sample_dirichlet, (input, generator), {})
+    return sample_dirichlet_op._call(input, generator)
+
+
+def _dirichlet_grad(x, alpha, total):
+    """The gradient of Dirichlet draws ``x`` in their concentrations ``alpha`` (summing to ``total``),
+    by each component's Beta marginal (torch._dirichlet_grad)."""
+    if seam.on:
+        return seam.torch_function(_dirichlet_grad, (x, alpha, total), {})
+    return dirichlet_grad_op._call(x, alpha, total)
 
 
 def binomial(count, prob, generator=None):

@@ -12,7 +12,8 @@ import warnings
 from .. import _checks, _dtype, return_types, _warnings
 from .._tensor import Tensor, _wrap_dim
 from .._array import (xp, asarray, has_values, matmul as _matmul, arange_like as _arange_like,
-                      zeros_like as _zeros_like, empty_like as _empty_like, full_like as _full_like, row_major)
+                      zeros_like as _zeros_like, empty_like as _empty_like, full_like as _full_like, row_major,
+                      column_major)
 from .._ops import defop, aten, node_classes_of
 from .._seam import seam, overridable
 from ._op import method, computed_into_self, written_into_self
@@ -939,7 +940,7 @@ def _singular_inverse_error(A, fn="linalg.inv"):
 def _linalg_inv_ex_kernel(A, *, check_errors=False):
     _check_matrices("inv", A)
     try:
-        return xp.linalg.inv(A), _zeros_like(A, A.shape[:-2], "int32")
+        return column_major(xp.linalg.inv(A)), _zeros_like(A, A.shape[:-2], "int32")
     except xp.linalg.LinAlgError:
         if check_errors:
             raise _singular_inverse_error(A) from None
@@ -948,7 +949,7 @@ def _linalg_inv_ex_kernel(A, *, check_errors=False):
     good = info == 0
     if good.any():
         inverse[good] = xp.linalg.inv(A[good])
-    return inverse, info
+    return column_major(inverse), info
 
 
 def _as_matrix_rhs(A, B, left):
@@ -986,7 +987,10 @@ def _linalg_solve_ex_kernel(A, B, *, left=True, check_errors=False):
     X = _solve_each(A_, B_)
     if not left:
         X = xp.swapaxes(X, -1, -2)
-    return (X[..., 0] if vector else X), lu, pivots, info
+    X = X[..., 0] if vector else X
+    # (torch's _linalg_solve_ex meta function: batched_matrix_contiguous_strides(result, f_contig=left), a
+    # batched vector's solutions laid out as one column-major matrix too; the LU as linalg_lu_factor_ex's)
+    return (column_major(X) if left else row_major(X)), column_major(lu), pivots, info
 
 
 def _solve_each(A, B):
@@ -1023,17 +1027,19 @@ def _linalg_solve_triangular_kernel(self, B, *, upper, left=True, unitriangular=
     with xp.errstate(divide="ignore", invalid="ignore"):
         try:
             if left:
-                return xp.linalg.solve(T, B)
-            return xp.swapaxes(xp.linalg.solve(xp.swapaxes(T, -1, -2), xp.swapaxes(B, -1, -2)), -1, -2)
+                X = xp.linalg.solve(T, B)
+            else:
+                X = xp.swapaxes(xp.linalg.solve(xp.swapaxes(T, -1, -2), xp.swapaxes(B, -1, -2)), -1, -2)
         except xp.linalg.LinAlgError:     # a zero on the diagonal: LAPACK's trtrs gives inf/nan, as torch
-            return _full_like(T, xp.nan, B.shape)
+            X = _full_like(T, xp.nan, B.shape)
+    return column_major(X)   # (trsm solves in place in a column-major copy of B, for left and right alike)
 
 
 def _linalg_eig_kernel(self):
     _check_matrices("eig", self)
     w, v = xp.linalg.eig(self)
     complex_type = "complex64" if self.dtype in (xp.float32, xp.complex64) else "complex128"
-    return w.astype(complex_type), v.astype(complex_type)
+    return w.astype(complex_type), column_major(v.astype(complex_type))
 
 
 def _linalg_eigh_kernel(A, UPLO="L", compute_v=True):
@@ -1045,7 +1051,7 @@ def _linalg_eigh_kernel(A, UPLO="L", compute_v=True):
     if not compute_v:
         return xp.linalg.eigvalsh(A, UPLO), _zeros_like(A, (0,))
     w, v = xp.linalg.eigh(A, UPLO)
-    return w, v
+    return w, column_major(v)   # (syevd overwrites a column-major copy of A with the eigenvectors)
 
 
 def _linalg_svd_kernel(A, full_matrices=False, compute_uv=True, *, driver=None):
@@ -1053,7 +1059,7 @@ def _linalg_svd_kernel(A, full_matrices=False, compute_uv=True, *, driver=None):
     if not compute_uv:
         return _zeros_like(A, (0,)), xp.linalg.svd(A, compute_uv=False), _zeros_like(A, (0,))
     U, S, Vh = xp.linalg.svd(A, full_matrices=full_matrices)
-    return U, S, Vh
+    return column_major(U), S, column_major(Vh)   # (as gesdd writes them)
 
 
 def _linalg_qr_kernel(A, mode="reduced"):
@@ -1062,9 +1068,9 @@ def _linalg_qr_kernel(A, mode="reduced"):
                            f"or 'complete'")
     _check_matrices("qr", A, square=False)
     if mode == "r":
-        return _zeros_like(A, (0,)), xp.linalg.qr(A, mode="r")
+        return _zeros_like(A, (0,)), column_major(xp.linalg.qr(A, mode="r"))
     Q, R = xp.linalg.qr(A, mode=mode)
-    return Q, R
+    return column_major(Q), column_major(R)   # (geqrf and orgqr work in column-major copies)
 
 
 def _not_positive_definite(A):
@@ -1103,7 +1109,7 @@ def _cholesky_lower(A, check_errors, fn="linalg.cholesky"):
 def _linalg_cholesky_ex_kernel(self, *, upper=False, check_errors=False):
     _check_matrices("cholesky", self)
     L, info = _cholesky_lower(self, check_errors)
-    return (xp.swapaxes(L, -1, -2).copy() if upper else L), info
+    return column_major(xp.swapaxes(L, -1, -2) if upper else L), info   # (potrf works in a column-major copy)
 
 
 def _cholesky_solve_kernel(self, input2, upper=False):
@@ -1132,13 +1138,13 @@ def _cholesky_solve_kernel(self, input2, upper=False):
         with xp.errstate(divide="ignore", invalid="ignore"):
             X = xp.linalg.solve(xp.swapaxes(L, -1, -2), xp.linalg.solve(L, B))   # L^T X = L^-1 B
     # (column-major matrices, as LAPACK's potrs writes them into torch's cloneBatchedColumnMajor)
-    return xp.swapaxes(row_major(xp.swapaxes(X, -1, -2)), -1, -2)
+    return column_major(X)
 
 
 def _cholesky_kernel(self, upper=False):
     _check_matrices("cholesky", self)
     L, _ = _cholesky_lower(self, True)
-    return xp.swapaxes(L, -1, -2).copy() if upper else L
+    return column_major(xp.swapaxes(L, -1, -2) if upper else L)
 
 
 def _linalg_pinv_kernel(self, *, atol=None, rtol=None, hermitian=False):
@@ -1571,7 +1577,7 @@ def _geqrf_kernel(self):
     for idx in itertools.product(*map(range, self.shape[:-2])):
         h, t = xp.linalg.qr(self[idx], mode="raw")
         a[idx], tau[idx] = h.T, t
-    return a, tau
+    return column_major(a), tau
 
 
 def _check_householder(input, tau):
@@ -1601,7 +1607,7 @@ def _householder_product_kernel(input, tau):
         v[..., i] = 1
         # H q = q - tau v (v^H q)
         q -= tau[..., i, None, None] * v[..., :, None] * (v.conj()[..., None, :] @ q)
-    return q
+    return column_major(q)   # (orgqr forms Q in a column-major copy of input)
 
 
 def _reflector(input, i):

@@ -601,7 +601,11 @@ def _vector_norm_kernel(self, ord=2, dim=None, keepdim=False, *, dtype=None):
         self = self.astype(dtype.numpy_dtype)
     axes = _axes(dim, self.ndim)
     a = xp.abs(self)
-    if ord == 2:
+    if ord != 0 and (a.size if axes is None else math.prod(a.shape[i] for i in axes)) == 1:
+        # one element per result: torch's kernel gives its |x| as it is, with no power and root to round
+        # it (by an ulp: max(norm, x) then picked one side of a tie, fuzz seed 796212396043) or overflow
+        v = xp.sum(a, axis=axes, keepdims=keepdim)
+    elif ord == 2:
         v = xp.sqrt(xp.sum(a * a, axis=axes, keepdims=keepdim))
     elif ord == 1:
         v = xp.sum(a, axis=axes, keepdims=keepdim)

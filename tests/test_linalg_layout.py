@@ -1,0 +1,143 @@
+"""The layout of linear-algebra results, against torch: LAPACK works on column-major matrices, so torch
+returns a solve's solution, an inverse, a Cholesky factor, eigenvectors, Q and R, U and Vh as a
+row-major batch of column-major matrices (``cloneBatchedColumnMajor``), and a program sees it:
+``x.is_contiguous()``, ``x.view(-1)`` (which torch refuses there), ``x.stride()``, the layout of what
+is computed from it. Each case: the strides on the CPU and on meta (glasstorch's meta against torch's
+CPU, the oracle), the values, and the gradients, for float32 and float64, batched or not, with
+contiguous and transposed (non-contiguous) inputs."""
+import numpy as np
+import pytest
+import torch
+
+import glasstorch as gt
+
+pytestmark = pytest.mark.filterwarnings("ignore:torch.cholesky is deprecated")
+
+
+def _matrix(lib, shape, dtype, kind, transposed, seed):
+    """A random ``shape`` matrix (batch) of ``kind``: "gen" (well conditioned), "spd" or "upper"
+    (triangular), made as the transpose of a contiguous one when ``transposed``."""
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal(shape)
+    n = shape[-1]
+    if kind == "spd":
+        a = a @ np.swapaxes(a, -1, -2) + n * np.eye(n)
+    elif kind == "upper":
+        a = np.triu(a) + 3 * np.eye(n)
+    elif kind == "gen" and len(shape) > 1 and shape[-1] == shape[-2]:
+        a = a + 3 * np.eye(n)
+    t = lib.tensor(np.ascontiguousarray(np.swapaxes(a, -1, -2)) if transposed else a, dtype=getattr(lib, dtype))
+    return t.mT if transposed else t
+
+
+def _ops(batch):
+    """name -> (function of the library and its inputs, [(input shape, kind)])."""
+    b = batch
+    return {
+        "linalg.solve": (lambda m, A, B: m.linalg.solve(A, B), [(b + (3, 3), "gen"), (b + (3, 2), "gen")]),
+        "linalg.solve.vector": (lambda m, A, B: m.linalg.solve(A, B), [(b + (3, 3), "gen"), (b + (3,), "gen")]),
+        "linalg.solve.right": (lambda m, A, B: m.linalg.solve(A, B, left=False),
+                               [(b + (3, 3), "gen"), (b + (2, 3), "gen")]),
+        "linalg.solve_ex": (lambda m, A, B: m.linalg.solve_ex(A, B)[0], [(b + (3, 3), "gen"), (b + (3, 2), "gen")]),
+        "linalg.solve_triangular": (lambda m, A, B: m.linalg.solve_triangular(A, B, upper=True),
+                                    [(b + (3, 3), "upper"), (b + (3, 2), "gen")]),
+        "linalg.solve_triangular.right": (lambda m, A, B: m.linalg.solve_triangular(A, B, upper=True, left=False),
+                                          [(b + (3, 3), "upper"), (b + (2, 3), "gen")]),
+        "cholesky_solve": (lambda m, B, L: m.cholesky_solve(B, L), [(b + (3, 2), "gen"), (b + (3, 3), "upper")]),
+        "linalg.inv": (lambda m, A: m.linalg.inv(A), [(b + (3, 3), "gen")]),
+        "linalg.inv_ex": (lambda m, A: m.linalg.inv_ex(A)[0], [(b + (3, 3), "gen")]),
+        "inverse": (lambda m, A: m.inverse(A), [(b + (3, 3), "gen")]),
+        "linalg.cholesky": (lambda m, A: m.linalg.cholesky(A), [(b + (3, 3), "spd")]),
+        "linalg.cholesky.upper": (lambda m, A: m.linalg.cholesky(A, upper=True), [(b + (3, 3), "spd")]),
+        "cholesky": (lambda m, A: m.cholesky(A), [(b + (3, 3), "spd")]),
+        "linalg.eigh": (lambda m, A: m.linalg.eigh(A).eigenvectors, [(b + (3, 3), "spd")]),
+        "linalg.eig": (lambda m, A: m.linalg.eig(A).eigenvectors, [(b + (3, 3), "spd")]),
+        "linalg.qr.Q": (lambda m, A: m.linalg.qr(A).Q, [(b + (4, 3), "gen")]),
+        "linalg.qr.R": (lambda m, A: m.linalg.qr(A).R, [(b + (4, 3), "gen")]),
+        "linalg.qr.complete": (lambda m, A: m.linalg.qr(A, mode="complete").Q, [(b + (4, 3), "gen")]),
+        "linalg.qr.r": (lambda m, A: m.linalg.qr(A, mode="r").R, [(b + (4, 3), "gen")]),
+        "linalg.svd.U": (lambda m, A: m.linalg.svd(A, full_matrices=False).U, [(b + (4, 3), "gen")]),
+        "linalg.svd.Vh": (lambda m, A: m.linalg.svd(A, full_matrices=False).Vh, [(b + (4, 3), "gen")]),
+        "linalg.svd.full": (lambda m, A: m.linalg.svd(A).U, [(b + (4, 3), "gen")]),
+        "svd.V": (lambda m, A: m.svd(A).V, [(b + (4, 3), "gen")]),
+        "geqrf": (lambda m, A: m.geqrf(A)[0], [(b + (4, 3), "gen")]),
+        "linalg.householder_product": (lambda m, A: m.linalg.householder_product(*m.geqrf(A)), [(b + (4, 3), "gen")]),
+        "linalg.pinv": (lambda m, A: m.linalg.pinv(A), [(b + (4, 3), "gen")]),
+    }
+
+
+# the results a sign or phase leaves free (eigenvectors, singular vectors, Householder signs): their
+# values and gradients are the registry's business (tests/opinfo.py compares what is unique)
+_LAYOUT_ONLY = {"linalg.eig", "linalg.eigh", "linalg.svd.U", "linalg.svd.Vh", "linalg.svd.full", "svd.V",
+                "linalg.qr.complete"}
+# results torch does not differentiate (geqrf has no derivative; qr's R alone needs Q): values only
+_NO_GRAD = {"geqrf", "linalg.householder_product", "linalg.qr.r"}
+_CASES = [(name, batch) for batch in ((), (2,)) for name in _ops(batch)]
+
+
+def _inputs(lib, specs, dtype, transposed, grad=False, device=None):
+    out = []
+    for k, (shape, kind) in enumerate(specs):
+        t = _matrix(lib, shape, dtype, kind, transposed and len(shape) > 1, seed=k)
+        if device is not None:
+            t = t.to(device)
+        out.append(t.detach().requires_grad_() if grad else t)
+    return out
+
+
+def _layout(t):
+    """Strides that mean something: those of dims longer than 1 (torch's own comparison)."""
+    return tuple(s if n > 1 else None for s, n in zip(t.stride(), t.shape))
+
+
+@pytest.mark.parametrize("transposed", [False, True], ids=["contiguous", "transposed"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name,batch", _CASES, ids=[f"{n}-{'batched' if b else 'matrix'}" for n, b in _CASES])
+def test_layout_values_and_grads(name, batch, dtype, transposed):
+    fn, specs = _ops(batch)[name]
+    t_in = _inputs(torch, specs, dtype, transposed, grad=True)
+    g_in = _inputs(gt, specs, dtype, transposed, grad=True)
+    t_out, g_out = fn(torch, *t_in), fn(gt, *g_in)
+    assert tuple(g_out.shape) == tuple(t_out.shape)
+    assert _layout(g_out) == _layout(t_out), f"stride {g_out.stride()} != torch {t_out.stride()}"
+    assert g_out.is_contiguous() == t_out.is_contiguous()
+    if name in _LAYOUT_ONLY:
+        return
+    tol = dict(rtol=1e-4, atol=1e-5) if dtype == "float32" else dict(rtol=1e-9, atol=1e-10)
+    np.testing.assert_allclose(g_out.detach().numpy(), t_out.detach().numpy(), **tol)
+    if name in _NO_GRAD:
+        return
+    w = np.random.default_rng(7).standard_normal(tuple(t_out.shape))
+    (t_out * torch.tensor(w, dtype=t_out.dtype)).sum().backward()
+    (g_out * gt.tensor(w, dtype=g_out.dtype)).sum().backward()
+    for k, (tx, gx) in enumerate(zip(t_in, g_in)):
+        assert (gx.grad is None) == (tx.grad is None), f"input {k}"
+        if tx.grad is not None:
+            np.testing.assert_allclose(gx.grad.numpy(), tx.grad.numpy(), **tol, err_msg=f"input {k}")
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name,batch", _CASES, ids=[f"{n}-{'batched' if b else 'matrix'}" for n, b in _CASES])
+def test_layout_on_meta(name, batch, dtype):
+    """On meta the same layout as torch's CPU result (torch's own meta kernels differ from its CPU
+    ones for eig's eigenvectors and svd's Vh: the CPU is the oracle), where glasstorch's meta kernel
+    answers at all (a solve, an inverse or a Cholesky factor reads its values: docs/devices.md)."""
+    fn, specs = _ops(batch)[name]
+    t_out = fn(torch, *_inputs(torch, specs, dtype, False))
+    try:
+        g_out = fn(gt, *_inputs(gt, specs, dtype, False, device="meta"))
+    except NotImplementedError:
+        pytest.xfail("glasstorch's meta kernel needs values here")
+    assert g_out.device.type == "meta" and tuple(g_out.shape) == tuple(t_out.shape)
+    assert _layout(g_out) == _layout(t_out), f"stride {g_out.stride()} != torch {t_out.stride()}"
+
+
+def test_view_of_a_column_major_solution_is_refused_as_in_torch():
+    """What the layout changes in a program: ``view`` of a solution flattens in torch only after
+    ``contiguous()`` (it raises on the column-major result), ``reshape`` copies."""
+    for lib in (torch, gt):
+        A = lib.eye(3, dtype=lib.float64) * 2
+        X = lib.linalg.solve(A, lib.ones(3, 2, dtype=lib.float64))
+        with pytest.raises(RuntimeError, match="view size is not compatible"):
+            X.view(-1)
+        assert X.reshape(-1).shape == (6,) and X.contiguous().view(-1).shape == (6,)
