@@ -1470,33 +1470,29 @@ dirichlet_grad_op = defop("_dirichlet_grad(Tensor x, Tensor alpha, Tensor total)
                           node="NotImplemented")
 
 
+@overridable
 def _standard_gamma(input, generator=None):
     """Draws from Gamma(input, 1), one per element (torch._standard_gamma), differentiable in ``input``
     (StandardGammaBackward0)."""
-    if seam.on:
-        return seam.torch_function(_standard_gamma, (input, generator), {})
     return standard_gamma_op._call(input, generator)
 
 
+@overridable
 def _standard_gamma_grad(input, output):
     """d output / d input for ``output`` ~ Gamma(input, 1) (torch._standard_gamma_grad)."""
-    if seam.on:
-        return seam.torch_function(_standard_gamma_grad, (input, output), {})
     return standard_gamma_grad_op._call(input, output)
 
 
+@overridable
 def _sample_dirichlet(input, generator=None):
     """Draws from Dirichlet(input) along the last dim (torch._sample_dirichlet)."""
-    if seam.on:
-        return seam.torch_function(_sample_dirichlet, (input, generator), {})
     return sample_dirichlet_op._call(input, generator)
 
 
+@overridable
 def _dirichlet_grad(x, alpha, total):
     """The gradient of Dirichlet draws ``x`` in their concentrations ``alpha`` (summing to ``total``),
     by each component's Beta marginal (torch._dirichlet_grad)."""
-    if seam.on:
-        return seam.torch_function(_dirichlet_grad, (x, alpha, total), {})
     return dirichlet_grad_op._call(x, alpha, total)
 
 
