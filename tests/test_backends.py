@@ -67,3 +67,12 @@ def test_flags_context_managers_set_and_restore():
     assert backends.cuda.flash_sdp_enabled()
     assert any(issubclass(w.category, FutureWarning) and "sdp_kernel()` is deprecated" in str(w.message)
                for w in caught)
+
+
+def test_the_libraries_glasstorch_does_not_use_say_so_where_torchs_cpu_build_says_true():
+    """A deliberate difference (docs/binding.md, "torch.backends"): torch's x86-64 CPU build has MKL,
+    oneDNN and OpenMP and says True; glasstorch computes with NumPy and says False, so a program that picks
+    a code path by these probes takes the one that does not assume them."""
+    for sub in ("mkl", "mkldnn", "openmp"):
+        ours, theirs = getattr(backends, sub).is_available(), getattr(torch.backends, sub).is_available()
+        assert ours is False and type(theirs) is bool, sub

@@ -184,6 +184,33 @@ def test_as_torch_refuses_when_real_torch_is_imported():
     assert sys.meta_path == before and not _binding.is_bound()
 
 
+def test_as_torch_refuses_a_real_torchvision_and_load_ext_says_the_same(tmp_path):
+    """A torchvision that is not glasstorch's, imported before binding (here a stand-in module, in a process
+    without real torch): as_torch() and %load_ext name it and leave the process unbound."""
+    pytest.importorskip("IPython")
+    write(tmp_path / "prog.py", """\
+        import sys, types
+        fake = types.ModuleType("torchvision")
+        fake.__file__, fake.__version__ = "/site-packages/torchvision/__init__.py", "0.29.1"
+        sys.modules["torchvision"] = fake
+        import glasstorch
+        from IPython.core.interactiveshell import InteractiveShell
+        for bind in (glasstorch.as_torch, lambda: InteractiveShell.instance().run_line_magic("load_ext", "glasstorch")):
+            try:
+                bind()
+                print("bound without an error")
+            except RuntimeError as e:
+                print(str(e).replace(chr(10), " "))
+        print("bound:", glasstorch._binding.is_bound(), "torch" in sys.modules)
+    """)
+    lines = python("prog.py", cwd=tmp_path).stdout.strip().splitlines()
+    assert lines[-1] == "bound: False False"
+    for message in lines[:2]:
+        assert message.startswith("glasstorch.as_torch(): the real torchvision is already imported"), message
+        assert "torchvision 0.29.1 from /site-packages/torchvision/__init__.py" in message
+        assert "%load_ext glasstorch" in message and "first cell" in message
+
+
 def test_the_finder_maps_names_and_refuses_what_glasstorch_lacks():
     finder = _binding.TorchAliasFinder()
     assert finder.find_spec("numpy") is None           # not torch's: other finders answer

@@ -597,6 +597,50 @@ def test_dead_worker_is_an_error_not_a_hang():
     assert live_workers() == []  # the surviving worker was shut down too
 
 
+KILLED_MAIN_PROCESS = """
+import os, sys
+import glasstorch as torch
+from glasstorch.utils.data import DataLoader, Dataset
+
+
+class Big(Dataset):          # batches of 8 MB: more than a pipe holds, as a book's image batches
+    def __len__(self):
+        return 1000
+
+    def __getitem__(self, i):
+        return torch.zeros(3, 300, 300)
+
+
+it = iter(DataLoader(Big(), batch_size=8, num_workers=2))
+next(it)                     # the workers have prefetched batches nobody will read
+print(" ".join(str(w.pid) for w in it._workers), flush=True)
+os.kill(os.getpid(), 9)      # as the kernel's out-of-memory killer ends a notebook
+"""
+
+
+def test_workers_exit_when_the_main_process_is_killed(tmp_path):
+    """A main process killed mid-epoch (SIGKILL: no shutdown, no done_event) leaves its workers to notice
+    through the watchdog; they must exit, as torch's do, and not wait for ever to flush a batch into the
+    pipe nobody reads (glasstorch's batches travel through the pipe, torch's through shared memory)."""
+    import signal
+    import subprocess
+    import sys
+    script = tmp_path / "killed.py"
+    script.write_text(KILLED_MAIN_PROCESS)
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120,
+                         env=dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(glasstorch.__file__))))
+    assert out.returncode == -signal.SIGKILL, out.stderr
+    pids = [int(pid) for pid in out.stdout.split()]
+    assert len(pids) == 2
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and any(os.path.exists(f"/proc/{pid}") for pid in pids):
+        time.sleep(0.2)
+    alive = [pid for pid in pids if os.path.exists(f"/proc/{pid}")]
+    for pid in alive:
+        os.kill(pid, signal.SIGKILL)
+    assert alive == [], "DataLoader workers outlived their killed main process"
+
+
 def test_timeout():
     class Sleepy(gdata.Dataset):
         def __len__(self):

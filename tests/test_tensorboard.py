@@ -136,3 +136,27 @@ def test_without_tensorboard_the_import_says_how_to_get_it(tmp_path):
     out = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert "pip install 'glasstorch[tensorboard]'" in out.stdout
+
+
+@pytest.mark.parametrize("lib", ["glasstorch", "torch"])
+def test_flush_writes_what_is_queued_and_close_ends_the_file(tmp_path, lib):
+    """With a queue that never fills and no timed flush, flush() alone puts the events on disk (add_scalars'
+    run writers too); after close() a later add_* opens a new event file, as torch's writer does."""
+    if lib == "torch":
+        writer_class = pytest.importorskip("torch.utils.tensorboard").SummaryWriter
+    else:
+        writer_class = SummaryWriter
+    writer = writer_class(str(tmp_path), max_queue=1000, flush_secs=3600)
+    writer.add_scalar("loss", 0.5, 0)
+    writer.add_scalars("acc", {"train": 0.25, "val": 0.75}, 0)
+    writer.flush()
+    assert [e.value for e in read(tmp_path).Scalars("loss")] == [0.5]
+    assert [e.value for e in read(tmp_path / "acc_val").Scalars("acc")] == [0.75]
+    writer.close()
+    files = set(os.listdir(tmp_path))
+    writer.add_scalar("loss", 0.25, 1)
+    writer.close()
+    assert len(set(os.listdir(tmp_path)) - files) == 1        # a new event file
+    # (sorted: the reader takes the files in name order, and the names end in a process-wide counter,
+    # so ...tfevents.<time>.<host>.<pid>.10 can come before .9)
+    assert sorted((e.step, e.value) for e in read(tmp_path).Scalars("loss")) == [(0, 0.5), (1, 0.25)]

@@ -182,6 +182,18 @@ def test_to_pil_image_round_trip(lib):
     assert F.to_pil_image(lib.x.u8_gray).mode == "L"
 
 
+def test_v2_to_pil_image_is_v1s_on_a_sample(lib):
+    """v2.ToPILImage converts the images of a sample as v1's ToPILImage does, labels passed through, and
+    a v2 pipeline can go PIL -> tensor again (torchvision's v2.ToPILImage is v1's to_pil_image)."""
+    image, label = v2.ToPILImage()(tv_tensors.Image(lib.x.u8), 3)
+    assert isinstance(image, Image.Image) and label == 3 and repr(v2.ToPILImage()) == "ToPILImage()"
+    assert np.array_equal(np.asarray(image), np.asarray(T.ToPILImage()(lib.x.u8)))
+    assert np.array_equal(np.asarray(image), vision_cases.RGB)
+    assert v2.ToPILImage()(lib.x.u8_gray).mode == T.ToPILImage()(lib.x.u8_gray).mode == "L"
+    back = v2.Compose([v2.ToPILImage(), v2.ToImage(), v2.ToDtype(torch.uint8)])(lib.x.u8)
+    assert isinstance(back, tv_tensors.Image) and torch.equal(back.as_subclass(torch.Tensor), lib.x.u8)
+
+
 def test_save_image_writes_what_make_grid_shows(lib, tmp_path):
     path = tmp_path / "grid.png"
     utils.save_image(lib.x.batch, path, nrow=1)

@@ -40,7 +40,8 @@ cell in both processes; the books' code itself is not edited):
   ``num_epochs`` training functions likewise (``train_ch6``, ``train_ch11``, ``train_concise_ch11``,
   ``train_ch13``, ``train_seq2seq``), and functions a section defines itself (bert-pretraining's
   ``train_bert``: at most ``5 * --max-epochs`` steps; the ``num_epochs`` of a section's ``train`` and
-  ``train_fine_tuning``); Step-by-Step's ``StepByStep.train(n_epochs)``
+  ``train_fine_tuning``), and a literal ``num_epochs = 20`` written in a cell (ssd's inline loop,
+  multiple-gpus-concise's ``train``) becomes ``min(20, MAX_EPOCHS)``; Step-by-Step's ``StepByStep.train(n_epochs)``
   runs at most ``--max-epochs * 5`` epochs; syne-tune's ``StoppingCriterion`` (the asynchronous
   hyperparameter-optimization sections) stops a tuning run after at most ``--max-wallclock`` seconds
   (the book's 12 minutes of wall clock each).
@@ -161,8 +162,43 @@ def skip_reason(code):
 
 
 def runnable(code):
-    """The cell as the runner executes it: ``%matplotlib ...`` lines dropped (the Agg backend stays)."""
-    return "\n".join(line for line in code.splitlines() if not line.lstrip().startswith("%matplotlib"))
+    """The cell as the runner executes it: ``%matplotlib ...`` lines dropped (the Agg backend stays), and
+    epoch counts a cell writes inline capped (:func:`cap_inline_epochs`)."""
+    code = "\n".join(line for line in code.splitlines() if not line.lstrip().startswith("%matplotlib"))
+    return cap_inline_epochs(code)
+
+
+def cap_inline_epochs(code):
+    """``num_epochs = 20`` (or ``num_epochs, timer = 20, d2l.Timer()``, inside a function too) written
+    in a cell becomes ``min(20, MAX_EPOCHS)``: the training loops d2l writes inline (ssd's, the
+    ``train`` of multiple-gpus-concise) shortened as the d2l functions are. Only a literal integer is
+    capped; a cell that is not Python (magics) is left as it is."""
+    import ast
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return code
+    spans = []     # (line, start column, end column) of each integer assigned to num_epochs
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Assign):
+            continue
+        for target in node.targets:
+            if isinstance(target, ast.Name) and target.id == "num_epochs":
+                values = [node.value]
+            elif isinstance(target, ast.Tuple) and isinstance(node.value, ast.Tuple) and \
+                    len(target.elts) == len(node.value.elts):
+                values = [v for t, v in zip(target.elts, node.value.elts)
+                          if isinstance(t, ast.Name) and t.id == "num_epochs"]
+            else:
+                continue
+            spans += [(v.lineno, v.col_offset, v.end_col_offset) for v in values
+                      if isinstance(v, ast.Constant) and type(v.value) is int and v.lineno == v.end_lineno]
+    lines = code.split("\n")
+    for line, start, end in sorted(spans, reverse=True):
+        # columns are UTF-8 byte offsets: slice the encoded line
+        raw = lines[line - 1].encode()
+        lines[line - 1] = (raw[:start] + b"min(" + raw[start:end] + b", MAX_EPOCHS)" + raw[end:]).decode()
+    return "\n".join(lines)
 
 
 # ----------------------------------------------------------------------------------------------------

@@ -203,6 +203,7 @@ def _worker_loop(is_iterable, dataset, index_queue, data_queue, done_event, auto
                  collate_fn, drop_last, base_seed, init_fn, worker_id, num_workers):
     """The body of worker process ``worker_id`` (see the module docstring)."""
     global _worker_info
+    watchdog = ManagerWatchdog()
     try:
         seed = _seed_worker(base_seed, worker_id)
         _worker_info = WorkerInfo(id=worker_id, num_workers=num_workers, seed=seed, dataset=dataset)
@@ -219,7 +220,6 @@ def _worker_loop(is_iterable, dataset, index_queue, data_queue, done_event, auto
         # Once the stream of an IterableDataset ends, or shutdown has begun, the
         # worker skips any further tasks and only waits for its final None.
         iteration_end = False
-        watchdog = ManagerWatchdog()
         while watchdog.is_alive():
             try:
                 task = index_queue.get(timeout=WATCHDOG_INTERVAL)
@@ -260,8 +260,11 @@ def _worker_loop(is_iterable, dataset, index_queue, data_queue, done_event, auto
             del data, idx, index, task  # do not hold the last batch while waiting
     except KeyboardInterrupt:
         pass  # the main process gets the KeyboardInterrupt too and handles it
-    if done_event.is_set():
-        # The main process has stopped reading: do not block exit on flushing
-        # results into a pipe nobody empties.
+    if done_event.is_set() or not watchdog.is_alive():
+        # The main process has stopped reading (shut down, or died: killed, out of
+        # memory): do not block exit on flushing results into a pipe nobody empties.
+        # Our batches travel through the pipe itself (torch's go through shared
+        # memory, its messages are small), so one unread batch fills it, and a worker
+        # whose main process died would otherwise wait for ever.
         data_queue.cancel_join_thread()
         data_queue.close()
