@@ -331,9 +331,6 @@ def _factory(sized=False, method=False):
     return decorate
 
 
-_named = named
-
-
 # ---------------------------------------------------------------------------------------------
 # The factories are aten ops, as in torch: a TorchDispatchMode (a FLOP counter, a logging mode) sees
 # aten.zeros.default, aten.arange.start_step, aten.lift_fresh.default for torch.tensor... Each op has
@@ -614,7 +611,7 @@ def _like_factory(name, op, checked_as=None):
         _checks.expect_tensor(checked_as or name, input)
         return _leaf(op._call(input, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory,
                               memory_format=memory_format), requires_grad)
-    return _named(like, name)
+    return named(like, name)
 
 
 zeros_like = _like_factory("zeros_like", zeros_like_op)
@@ -636,7 +633,7 @@ def _new_factory(name, op):
     def new(self, *size, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
         return _leaf(op._call(self, _size(size), dtype=dtype, layout=layout, device=device, pin_memory=pin_memory),
                      requires_grad)
-    return _factory(sized=True, method=True)(_named(new, name))
+    return _factory(sized=True, method=True)(named(new, name))
 
 
 Tensor.new_zeros = _new_factory("new_zeros", new_zeros_op)
@@ -850,7 +847,7 @@ def _range(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devi
     return _leaf(t, requires_grad)
 
 
-range_ = _named(_range, "range")     # (``range_`` here: the module uses Python's range)
+range_ = named(_range, "range")     # (``range_`` here: the module uses Python's range)
 
 
 @_factory()
