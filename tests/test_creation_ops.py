@@ -302,6 +302,8 @@ OUT_CASES = [
     ("normal(float, float, size)", lambda L, o: L.normal(0., 1., (3,), out=o)),
     ("normal(T, T)", lambda L, o: L.normal(L.zeros(3), L.ones(3), out=o)),
     ("normal(float, T)", lambda L, o: L.normal(0., L.ones(3), out=o)),
+    ("normal(T, float)", lambda L, o: L.normal(L.zeros(3), 1., out=o)),   # (out's shape broadcast with mean's)
+    ("normal(T 2x1, float)", lambda L, o: L.normal(L.zeros(2, 1), 1., out=o)),
     ("zeros requires_grad=True", lambda L, o: L.zeros(3, out=o, requires_grad=True)),
     ("zeros dtype=out's", lambda L, o: L.zeros(3, out=o, dtype=o.dtype)),
 ]

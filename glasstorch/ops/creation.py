@@ -1296,21 +1296,28 @@ def randint_like(input, low=0, high=None, *, dtype=None, layout=None, device=Non
     return _leaf(t, requires_grad)
 
 
-def _normal_tensor_kernel(mean, std, *, generator=None):
-    """Draws from N(mean, std) elementwise, ``mean`` and/or ``std`` arrays (broadcast), in the dtype
-    of the first array among them."""
+def _normal_tensor_kernel(mean, std, *, generator=None, drawn_shape=()):
+    """Draws from N(mean, std) elementwise, ``mean`` and/or ``std`` arrays (broadcast, with
+    ``drawn_shape`` too), in the dtype of the first array among them."""
     _checks.check_std(std)
     ref = mean if isinstance(mean, _ops._ARRAY_TYPES) else std
-    shape = xp.broadcast_shapes(xp.shape(mean), xp.shape(std))
+    shape = _checks.broadcast_shape(xp.shape(mean), xp.shape(std), drawn_shape)
     if not has_values(ref):
         return meta.zeros(shape, ref.dtype)
     return (mean + std * _rng(generator).standard_normal(shape)).astype(ref.dtype)
 
 
 def _normal_tensor_out_kernel(mean, std, *, generator=None, out):
-    """normal's draws around tensors, for ``out``: in its dtype (a floating one)."""
+    """normal's draws around tensors, for ``out``: in its dtype (a floating one). With a float ``std``
+    torch draws in ``out``'s own shape and adds ``mean`` to it (``normal_out_impl``), so the result has
+    the broadcast shape of ``mean`` and ``out``, and an ``out`` that does not broadcast with ``mean`` (an
+    empty one included) is refused rather than resized."""
+    drawn_shape = () if isinstance(std, _ops._ARRAY_TYPES) else _checks.broadcast_shape(xp.shape(mean), out.shape)
+    if 0 in drawn_shape and out.dtype.kind in "biu":   # (nothing drawn: the add of mean is what refuses)
+        raise RuntimeError(f"result type {_dtype._BY_NUMPY[mean.dtype]._legacy} can't be cast to the desired "
+                           f"output type {_dtype._BY_NUMPY[out.dtype]._legacy}")
     _refuse_non_floating(out.dtype, "normal_kernel_cpu")
-    return _normal_tensor_kernel(mean, std, generator=generator).astype(out.dtype, copy=False)
+    return _normal_tensor_kernel(mean, std, generator=generator, drawn_shape=drawn_shape).astype(out.dtype, copy=False)
 
 
 def _bernoulli_kernel(self, p=None, *, generator=None):
