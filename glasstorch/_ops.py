@@ -416,11 +416,23 @@ class OpOverloadPacket:
         op._overloadpacket = self
         if self._first is None or overload == "default":
             self._first = op
+            if type(self) is not OpOverloadPacket:   # (a new first overload: the general call again)
+                self.__class__ = OpOverloadPacket
 
     def __call__(self, *args, **kwargs):
-        # (the overload's bound generated call, ``_call``: calling the overload object itself would
-        # go through its type's ``__call__`` slot, ~150 ns more -- formulas on arrays call packets)
+        # (until the first overload's call is generated, see _call_directly: the overload's bound
+        # generated call, ``_call``, as calling the overload object itself would go through its
+        # type's ``__call__`` slot, ~150 ns more)
         return self._first._call(*args, **kwargs)
+
+    def _call_directly(self, call):
+        """Make ``call`` (the first overload's bound generated call) the packet's own ``__call__``: a
+        class of its own, as an op has (Python looks ``__call__`` up on the type; a staticmethod, so
+        the packet is not passed). Backward formulas on arrays call packets (``aten.mm(grad,
+        conj(aten.t(mat2)))``), and this frame with its ``*args``/``**kwargs`` repacking was ~2.5k
+        instructions of each step. Called by ``_ops_codegen.install_call``."""
+        self.__class__ = type(f"OpOverloadPacket_{self.__name__}", (OpOverloadPacket,),
+                              {"__module__": OpOverloadPacket.__module__, "__call__": staticmethod(call)})
 
     def __repr__(self):
         return f"aten.{self.__name__}"

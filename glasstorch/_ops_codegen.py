@@ -258,6 +258,9 @@ def install_call(op, namespace):
                         {"__module__": type(op).__module__, "__call__": ns["__call__"], "_source": source,
                          "_namespace": ns})
     op._call = types.MethodType(ns["__call__"], op)
+    packet = op._overloadpacket
+    if packet is not None and packet._first is op:
+        packet._call_directly(op._call)
 
 
 # -----------------------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ from .._tensor import Tensor, _wrap
 from .._array import (xp, to_device, broadcast_error, same_data, row_major, like_operands, like_input,
                       copy_preserving_layout, erf as _erf, erfinv as _erfinv, lgamma as _lgamma, digamma as _digamma,
                       asarray_like as _asarray_like, asarray, has_values, zeros_like as _zeros_like)
-from ._op import (method, operands, inplace, inplace_recorded, result_dtype, as_tensor_arg, promote_arrays,
+from ._op import (method, operands, inplace, inplace_recorded, result_dtype, as_tensor_arg, promote_arrays, plain_pair,
                   _check_inplace, _check_no_overlap, bump_version, write_into, written_into_self, can_cast, _DTYPE_OF)
 from .._ops import defop, aten, node_classes_of
 from .. import _ops   # (_ops._ARRAY_TYPES, read at each call: it grows when CuPy is imported)
@@ -367,11 +367,15 @@ def _check_alpha(a, alpha):
 def _mul_kernel(self, other):
     """``self * other`` on the promoted operands, its result laid out as torch's TensorIterator lays
     it out (``like_operands``: ``x.t() * y`` is laid out as ``x.t()``; a later view() depends on it)."""
+    if plain_pair(self, other):
+        return self * other
     a, b = promote_arrays(self, other, True)
     return like_operands(a * b, a, b)
 
 
 def _add_kernel(self, other, *, alpha=1):
+    if alpha == 1 and plain_pair(self, other):
+        return self + other
     a, b = promote_arrays(self, other, alpha == 1)
     if alpha == 1:
         return like_operands(a + b, a, b)
@@ -382,6 +386,8 @@ def _add_kernel(self, other, *, alpha=1):
 def _sub_kernel(self, other, *, alpha=1):
     if self.dtype == bool or type(other) is bool or getattr(other, "dtype", None) == bool:
         _sub_bool_check(self.dtype == bool, other)
+    if alpha == 1 and plain_pair(self, other):
+        return self - other
     a, b = promote_arrays(self, other, alpha == 1)
     if alpha == 1:
         return like_operands(a - b, a, b)
@@ -463,6 +469,8 @@ def mul(input, other):
 
 
 def _true_divide_kernel(self, other):
+    if plain_pair(self, other) and self.dtype.kind in "fc":   # (int / int is computed in floating point)
+        return self / other
     a, b = promote_arrays(self, other, True)
     return like_operands(_true_divide_arrays(a, b), a, b)
 
