@@ -1,0 +1,176 @@
+"""Optional compiled loops (numba) for the generated code: the row-wise passes NumPy makes in many
+sweeps -- layer norm's forward and backward, softmax's backward -- each as one loop over the rows.
+
+NumPy runs ``native_layer_norm`` as ~8 whole-array passes (the row means as a matrix-vector product,
+the centred copy, its square, the variance, the scaling by rstd, weight and bias), each reading and
+writing the (rows, n) array; one loop per row does it in two sweeps of a row held in L1. Measured
+(bench/README.md, "Stop 26 (branch s26-fuse)"), float32, one thread, the Transformer's shapes:
+layer norm forward over (2048, 128) 0.37 ms -> 0.06, its backward 0.66 -> 0.11, softmax's backward
+over (8192, 64) 0.69 -> 0.22 (torch: 0.14, 0.15, 0.26). Softmax's forward stays NumPy's: numba's
+``exp`` is a scalar call per element (no SVML here), slower than NumPy's vectorized one.
+
+Installed with ``pip install glasstorch[jit]``; imported only when a compiled graph that has one of
+these ops is generated (never at ``import glasstorch``); without numba, or with
+``torch._dynamo.config.jit = False`` (read when code is generated), the generated code calls the
+NumPy kernels and formulas, whose bits eager's are. The loops are eager's arithmetic in another
+order of summation (and fused multiply-adds, ``fastmath``'s ``contract``), so their float32 values
+differ from eager's as torch's own differ from a float64 reference: by float32 rounding
+(docs/compile.md, "Where compiled differs from eager"). Only float32 is compiled: float64 is the
+precision tests' dtype, where eager's bits are the point; float32 is where the time goes.
+
+The fastmath flags allow reassociating sums (so that they vectorize), contracting ``a * b + c`` and
+ignoring the sign of zero; not ``nnan``/``ninf``, so that a nan or inf propagates as torch's does.
+Compiled once per machine: numba caches the machine code (``cache=True``) beside this file or, when
+that is not writable, in its user cache directory.
+"""
+import numpy as np
+
+from . import config
+
+_FASTMATH = {"reassoc", "contract", "nsz"}
+_loaded = None          # None: not tried yet; False: numba absent; else the compiled kernels by name
+
+
+def _layer_norm_rows(x, w, b, eps, out, mean, rstd):
+    """out = (x - mean) * rstd * w + b per row of the 2-D ``x``; mean and rstd (1 / sqrt(var + eps),
+    the biased variance) per row, as ``native_layer_norm`` gives them."""
+    rows, n = x.shape
+    inv_n = np.float32(1) / np.float32(n)
+    for i in range(rows):
+        s = np.float32(0)
+        for j in range(n):
+            s += x[i, j]
+        mu = s * inv_n
+        v = np.float32(0)
+        for j in range(n):
+            d = x[i, j] - mu
+            v += d * d
+        r = np.float32(1) / np.sqrt(v * inv_n + eps)
+        mean[i] = mu
+        rstd[i] = r
+        for j in range(n):
+            out[i, j] = (x[i, j] - mu) * r * w[j] + b[j]
+
+
+def _layer_norm_backward_rows(g, x, mean, rstd, w, dx, dw, db):
+    """The gradients of ``_layer_norm_rows``: with xhat = (x - mean) * rstd and g' = g * w,
+    dx = rstd * (g' - mean(g') - xhat * mean(g' * xhat)) (the centred form eager's kernel uses for
+    rows this long), dw = sum over rows of g * xhat, db = sum over rows of g."""
+    rows, n = x.shape
+    inv_n = np.float32(1) / np.float32(n)
+    dw[:] = 0
+    db[:] = 0
+    for i in range(rows):
+        mu, r = mean[i], rstd[i]
+        mean_gw = np.float32(0)
+        mean_gw_xhat = np.float32(0)
+        for j in range(n):
+            xhat = (x[i, j] - mu) * r
+            gw = g[i, j] * w[j]
+            mean_gw += gw
+            mean_gw_xhat += gw * xhat
+            dw[j] += g[i, j] * xhat
+            db[j] += g[i, j]
+        mean_gw *= inv_n
+        mean_gw_xhat *= inv_n
+        for j in range(n):
+            xhat = (x[i, j] - mu) * r
+            dx[i, j] = r * (g[i, j] * w[j] - mean_gw - xhat * mean_gw_xhat)
+
+
+def _softmax_backward_rows(g, y, out):
+    """out = y * (g - sum(g * y)) per row: softmax's vector-Jacobian product."""
+    rows, n = y.shape
+    for i in range(rows):
+        s = np.float32(0)
+        for j in range(n):
+            s += g[i, j] * y[i, j]
+        for j in range(n):
+            out[i, j] = y[i, j] * (g[i, j] - s)
+
+
+def _kernels():
+    """The compiled loops by name, or None (numba is not installed). Compiled lazily, by numba, on
+    their first call (or loaded from its cache)."""
+    global _loaded
+    if _loaded is None:
+        try:
+            import numba
+        except ImportError:
+            _loaded = False
+        else:
+            jit = numba.njit(cache=True, fastmath=_FASTMATH, nogil=True)
+            _loaded = {f.__name__: jit(f) for f in (_layer_norm_rows, _layer_norm_backward_rows,
+                                                      _softmax_backward_rows)}
+    return _loaded or None
+
+
+def enabled():
+    """Whether generated code may use the compiled loops: ``config.jit`` on and numba installed."""
+    return bool(config.jit) and _kernels() is not None
+
+
+# -- what the code generator asks ----------------------------------------------------------------
+def _float32_rows(node):
+    return node is not None and node.meta.get("dtype") is not None and \
+        node.meta["dtype"].numpy_dtype == np.float32 and bool(node.meta.get("contiguous")) and \
+        bool(node.meta.get("shape"))
+
+
+def kernel(node, args):
+    """A compiled stand-in for ``node``'s kernel (same arguments, same results), or None."""
+    name = node.target.__name__
+    if name == "native_layer_norm.default":
+        inp, shape, w, b = args["input"], args["normalized_shape"], args["weight"], args["bias"]
+        if len(shape) == 1 and all(_float32_rows(v) for v in (inp, w, b)) and tuple(w.meta["shape"]) == \
+                tuple(b.meta["shape"]) == (inp.meta["shape"][-1],) and inp.meta["shape"][-1] > 0 and enabled():
+            return layer_norm
+    return None
+
+
+def formula(node, names, args):
+    """A compiled stand-in for the derivative formula of ``node`` for its inputs ``names`` (same
+    arguments, same results), or None."""
+    name = node.target.__name__
+    if name == "native_layer_norm.default" and kernel(node, args) is not None:
+        return layer_norm_backward
+    if name == "_softmax.default" and _float32_rows(node) and args["dim"] % len(node.meta["shape"]) == \
+            len(node.meta["shape"]) - 1 and enabled():
+        return softmax_backward
+    return None
+
+
+# -- the stand-ins: eager's kernel's and formula's signatures ------------------------------------
+def layer_norm(input, normalized_shape, weight, bias, eps):
+    """``native_layer_norm`` over the last dimension of a row-major float32 ``input``."""
+    n = input.shape[-1]
+    x = input.reshape(-1, n)
+    out = np.empty_like(input)
+    stats = input.shape[:-1] + (1,)
+    mean, rstd = np.empty(stats, np.float32), np.empty(stats, np.float32)
+    _loaded["_layer_norm_rows"](x, weight, bias, np.float32(eps), out.reshape(-1, n), mean.reshape(-1),
+                                rstd.reshape(-1))
+    return out, mean, rstd
+
+
+def layer_norm_backward(grad, input, normalized_shape, result1, result2, weight, bias, output_mask):
+    """``native_layer_norm``'s derivative formula (``native_layer_norm_backward``), for ``layer_norm``'s
+    cases: (dx, dweight, dbias), None where ``output_mask`` says no."""
+    n = input.shape[-1]
+    g = np.ascontiguousarray(grad)    # (eager's kernel reads a contiguous copy too)
+    dx, dw, db = np.empty_like(input), np.empty_like(weight), np.empty_like(bias)
+    _loaded["_layer_norm_backward_rows"](g.reshape(-1, n), input.reshape(-1, n), result1.reshape(-1),
+                                         result2.reshape(-1), weight, dx.reshape(-1, n), dw, db)
+    return tuple(v if keep else None for v, keep in zip((dx, dw, db), output_mask))
+
+
+def softmax_backward(grad, result, dim):
+    """``_softmax``'s derivative formula over the last dimension of a row-major float32 result."""
+    n = result.shape[-1]
+    g = np.ascontiguousarray(grad)
+    out = np.empty_like(result)
+    _loaded["_softmax_backward_rows"](g.reshape(-1, n), result.reshape(-1, n), out.reshape(-1, n))
+    return out
+
+
+__all__ = ["enabled", "kernel", "formula", "layer_norm", "layer_norm_backward", "softmax_backward"]
