@@ -1,5 +1,5 @@
 """The optional compiled loops of the generated code (glasstorch/_dynamo/jit.py, numba): layer norm's
-forward and backward and softmax's backward on float32. With numba, they give eager's values and
+forward and backward and softmax's forward and backward on float32. With numba, they give eager's values and
 gradients to float32 rounding (and torch's); without it, or with ``config.jit`` off, the generated code
 calls the NumPy kernels and gives eager's bits. numba is imported only when such code is generated."""
 import subprocess
@@ -53,6 +53,7 @@ def test_compiled_loops_give_eager_and_torch_values_to_float32_rounding():
     lines = _jit_lines(compiled.code)
     assert any(line.startswith("native_layer_norm = _jit_native_layer_norm_") for line in lines), compiled.code
     assert any("_jit_native_layer_norm_backward_" in line for line in lines), compiled.code
+    assert any(line.startswith("softmax = _jit__softmax_") for line in lines), compiled.code
     assert any("_jit__softmax_backward_" in line for line in lines), compiled.code
     eager_out, eager_grads = _run(lambda lib, *ts: _norm_softmax(lib, *ts), arrays)
     torch_out, torch_grads = _run(_norm_softmax, arrays, torch)
@@ -80,6 +81,33 @@ def test_compiled_loops_propagate_nan_and_inf_as_eager():
     for g, e in zip(grads, eager_grads):       # (nan where eager's is nan, nowhere else)
         assert np.isnan(e).any()
         np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-5, equal_nan=True)
+
+
+def test_compiled_softmax_of_masked_rows_as_eager():
+    # attention's masks: -inf gives exactly 0, a row of -inf only is nan (as eager's and torch's), and values
+    # far below the row's max (exp below float32's normals) give 0 where eager gives a subnormal or 0
+    pytest.importorskip("numba")
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((4, 3, 32)).astype(np.float32) * 4
+    x[0, 0, ::3] = -np.inf
+    x[1, 2, :] = -np.inf
+    x[2, 1, 5] = -95.0
+    x[3, 0, 7] = 80.0
+    v = rng.standard_normal((4, 3, 32)).astype(np.float32)
+    fn = lambda lib, x, v: (x.softmax(-1) * v).sum(-1)          # noqa: E731
+    compiled = gt.compile(lambda x, v: fn(gt, x, v))
+    compiled(gt.tensor(x), gt.tensor(v))
+    assert any(line.startswith("softmax = _jit__softmax_") for line in _jit_lines(compiled.code)), compiled.code
+    y = gt.compile(lambda x: x.softmax(-1))
+    y(gt.tensor(x))
+    got, eager = y(gt.tensor(x)).numpy(), gt.tensor(x).softmax(-1).numpy()
+    want = torch.tensor(x).softmax(-1).numpy()
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(eager))
+    assert np.isnan(got[1, 2]).all() and (got[0, 0, ::3] == 0).all()
+    np.testing.assert_allclose(got, eager, rtol=2e-6, atol=1e-37, equal_nan=True)
+    np.testing.assert_allclose(got, want, rtol=2e-6, atol=1e-37, equal_nan=True)
+    np.testing.assert_allclose(compiled(gt.tensor(x), gt.tensor(v)).numpy(), fn(torch, torch.tensor(x), torch.tensor(v)),
+                               rtol=1e-5, atol=1e-6, equal_nan=True)
 
 
 @pytest.mark.parametrize("case", ["float64", "transposed input", "no affine", "softmax over dim 1"])

@@ -1,13 +1,14 @@
 """Optional compiled loops (numba) for the generated code: the row-wise passes NumPy makes in many
-sweeps -- layer norm's forward and backward, softmax's backward -- each as one loop over the rows.
+sweeps -- layer norm's forward and backward, softmax's forward and backward -- each as one loop over
+the rows.
 
 NumPy runs ``native_layer_norm`` as ~8 whole-array passes (the row means as a matrix-vector product,
 the centred copy, its square, the variance, the scaling by rstd, weight and bias), each reading and
 writing the (rows, n) array; one loop per row does it in two sweeps of a row held in L1. Measured
 (bench/README.md, "Stop 26 (branch s26-fuse)"), float32, one thread, the Transformer's shapes:
 layer norm forward over (2048, 128) 0.37 ms -> 0.06, its backward 0.66 -> 0.11, softmax's backward
-over (8192, 64) 0.69 -> 0.22 (torch: 0.14, 0.15, 0.26). Softmax's forward stays NumPy's: numba's
-``exp`` is a scalar call per element (no SVML here), slower than NumPy's vectorized one.
+over (8192, 64) 0.69 -> 0.22 (torch: 0.14, 0.15, 0.26), its forward 1.6 -> 0.74 (torch 0.37; numba's
+own ``np.exp`` is a scalar libm call per element, slower than NumPy's: the loop has its own ``exp``).
 
 Installed with ``pip install glasstorch[jit]``; imported only when a compiled graph that has one of
 these ops is generated (never at ``import glasstorch``); without numba, or with
@@ -78,6 +79,50 @@ def _layer_norm_backward_rows(g, x, mean, rstd, w, dx, dw, db):
             dx[i, j] = r * (g[i, j] * w[j] - mean_gw - xhat * mean_gw_xhat)
 
 
+# expf as Cephes writes it (and vectorized libms after it): exp(t) = 2^k exp(r), k = round(t / ln 2), r = t - k ln 2
+# (ln 2 in two parts, so that k ln 2 is exact), exp(r) a degree-7 polynomial (~1 ulp on |r| <= ln 2 / 2), 2^k
+# made as a float32's exponent bits. numba's np.exp is a scalar libm call per element; this vectorizes.
+_LOG2E, _LN2_HI, _LN2_LO = np.float32(1.442695), np.float32(0.693359375), np.float32(-2.12194440e-4)
+_EXP_POLY = tuple(np.float32(c) for c in (1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2,
+                                          1.6666665459e-1, 5.0000001201e-1))
+_EXP_MIN = np.float32(-87.33654)      # exp of less is below float32's smallest normal: taken as 0 (torch: a subnormal)
+
+
+def _softmax_rows(x, out, exponent_bits):
+    """out = exp(x - max) / sum(exp(x - max)) per row; a row holding nan or +inf, or only -inf, is nan,
+    as eager's (its max minus itself is nan). ``exponent_bits``: an int32 scratch row."""
+    rows, n = x.shape
+    c0, c1, c2, c3, c4, c5 = _EXP_POLY
+    powers_of_two = exponent_bits.view(np.float32)
+    for i in range(rows):
+        m = x[i, 0]
+        nans = 0
+        for j in range(n):
+            v = x[i, j]
+            m = v if v > m else m
+            nans += v != v
+        if nans or m == np.inf or m == -np.inf:
+            for j in range(n):
+                out[i, j] = np.nan
+            continue
+        for j in range(n):
+            t = x[i, j] - m
+            tc = t if t > _EXP_MIN else _EXP_MIN
+            k = np.floor(tc * _LOG2E + np.float32(0.5))
+            r = tc - k * _LN2_HI - k * _LN2_LO
+            p = ((((c0 * r + c1) * r + c2) * r + c3) * r + c4) * r + c5
+            out[i, j] = p * r * r + r + np.float32(1) if t > _EXP_MIN else np.float32(0)
+            exponent_bits[j] = (np.int32(k) + np.int32(127)) << np.int32(23)
+        s = np.float32(0)
+        for j in range(n):
+            e = out[i, j] * powers_of_two[j]
+            out[i, j] = e
+            s += e
+        inv = np.float32(1) / s
+        for j in range(n):
+            out[i, j] *= inv
+
+
 def _softmax_backward_rows(g, y, out):
     """out = y * (g - sum(g * y)) per row: softmax's vector-Jacobian product."""
     rows, n = y.shape
@@ -100,7 +145,7 @@ def _kernels():
             _loaded = False
         else:
             jit = numba.njit(cache=True, fastmath=_FASTMATH, nogil=True)
-            _loaded = {f.__name__: jit(f) for f in (_layer_norm_rows, _layer_norm_backward_rows,
+            _loaded = {f.__name__: jit(f) for f in (_layer_norm_rows, _layer_norm_backward_rows, _softmax_rows,
                                                       _softmax_backward_rows)}
     return _loaded or None
 
@@ -125,7 +170,15 @@ def kernel(node, args):
         if len(shape) == 1 and all(_float32_rows(v) for v in (inp, w, b)) and tuple(w.meta["shape"]) == \
                 tuple(b.meta["shape"]) == (inp.meta["shape"][-1],) and inp.meta["shape"][-1] > 0 and enabled():
             return layer_norm
+    if name == "_softmax.default" and _last_dim_rows(node, args["self"], args["dim"]) and \
+            not args["half_to_float"] and enabled():
+        return softmax
     return None
+
+
+def _last_dim_rows(node, inp, dim):
+    """Softmax over the last dimension of a row-major float32 input, into a float32 result."""
+    return _float32_rows(node) and _float32_rows(inp) and dim % len(node.meta["shape"]) == len(node.meta["shape"]) - 1
 
 
 def formula(node, names, args):
@@ -164,6 +217,14 @@ def layer_norm_backward(grad, input, normalized_shape, result1, result2, weight,
     return tuple(v if keep else None for v, keep in zip((dx, dw, db), output_mask))
 
 
+def softmax(self, dim, half_to_float):
+    """``_softmax`` over the last dimension of a row-major float32 input."""
+    n = self.shape[-1]
+    out = np.empty_like(self)
+    _loaded["_softmax_rows"](self.reshape(-1, n), out.reshape(-1, n), np.empty(n, np.int32))
+    return out
+
+
 def softmax_backward(grad, result, dim):
     """``_softmax``'s derivative formula over the last dimension of a row-major float32 result."""
     n = result.shape[-1]
@@ -173,4 +234,4 @@ def softmax_backward(grad, result, dim):
     return out
 
 
-__all__ = ["enabled", "kernel", "formula", "layer_norm", "layer_norm_backward", "softmax_backward"]
+__all__ = ["enabled", "kernel", "formula", "layer_norm", "layer_norm_backward", "softmax", "softmax_backward"]
