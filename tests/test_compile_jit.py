@@ -170,3 +170,41 @@ def test_numba_is_imported_only_when_code_that_uses_it_is_generated():
         "print('ok')\n")
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stdout + out.stderr
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("layout", ["row_major", "transposed"])
+def test_relu_backward_of_large_arrays_keeps_eager_bits(dtype, layout):
+    # ReLU's backward on an array of jit.THRESHOLD_GRAD_MIN_SIZE elements or more is one compiled pass (with
+    # numba): the same bits as eager's kernel -- inf, nan and -0 gradients kept, +0 where masked, the gradient
+    # where the input is nan -- and NumPy's two passes on other layouts (a transposed incoming gradient)
+    rows = jit.THRESHOLD_GRAD_MIN_SIZE // 256
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((rows, 256)).astype(dtype)
+    x[0, :4] = [np.nan, -0.0, 0.0, 1.0]
+    g = rng.standard_normal((rows, 256)).astype(dtype)
+    g[1, :5] = [np.inf, -np.inf, np.nan, -0.0, 0.0]
+    g[0, :4] = [5.0, 6.0, 7.0, -0.0]
+    g_in = g if layout == "row_major" else np.ascontiguousarray(g.T).T
+
+    def f(t):
+        return t.relu()
+    compiled = gt.compile(f)
+    compiled(gt.tensor(x, requires_grad=True))
+    if jit.enabled():
+        assert "_jit_threshold_grad(" in compiled.code, compiled.code
+    grads = []
+    for fn in (compiled, f):
+        t = gt.tensor(x, requires_grad=True)
+        fn(t).backward(gt.tensor(g_in))
+        grads.append(t.grad.numpy())
+    assert grads[0].tobytes() == grads[1].tobytes()
+    want = torch.tensor(x, requires_grad=True)
+    want.relu().backward(torch.tensor(g_in))
+    assert grads[0].tobytes() == want.grad.numpy().tobytes()
+
+
+def test_relu_backward_of_small_arrays_does_not_load_numba():
+    small = gt.compile(lambda t: t.relu())
+    small(gt.randn(8, 8, requires_grad=True))
+    assert "_jit_" not in small.code and "_threshold_grad(" in small.code

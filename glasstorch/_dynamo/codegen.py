@@ -44,9 +44,9 @@ class _Namespace:
 
     def __init__(self):
         # __name__: NumPy's floating-point warnings from generated lines are silenced as from any
-        # glasstorch module (glasstorch/_array); np, _addmm, _threshold_grad: what lowered lines call
+        # glasstorch module (glasstorch/_array); np, _addmm, _threshold_grad (and jit.py's): what lowered lines call
         self.values = {"_sum_to": _sum_to, "np": np, "_addmm": lowering.addmm,
-                       "_threshold_grad": lowering.threshold_grad,
+                       "_threshold_grad": lowering.threshold_grad, "_jit_threshold_grad": jit.threshold_grad,
                        "__name__": "glasstorch._dynamo.generated"}
         self._ids = {}
 
