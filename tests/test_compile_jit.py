@@ -2,6 +2,7 @@
 forward and backward and softmax's forward and backward on float32. With numba, they give eager's values and
 gradients to float32 rounding (and torch's); without it, or with ``config.jit`` off, the generated code
 calls the NumPy kernels and gives eager's bits. numba is imported only when such code is generated."""
+import os
 import subprocess
 import sys
 
@@ -208,3 +209,24 @@ def test_relu_backward_of_small_arrays_does_not_load_numba():
     small = gt.compile(lambda t: t.relu())
     small(gt.randn(8, 8, requires_grad=True))
     assert "_jit_" not in small.code and "_threshold_grad(" in small.code
+
+
+def test_values_on_another_device_call_its_kernels():
+    # the loops take NumPy's arrays: a graph on 'cuda' (here CuPy's stand-in, tests/_fake_cupy.py) calls the
+    # device's kernels
+    pytest.importorskip("numba")
+    fake = os.path.join(os.path.dirname(__file__), "_fake_cupy.py")
+    script = (
+        "import importlib.util, sys\n"
+        f"spec = importlib.util.spec_from_file_location('_fake_cupy', {fake!r})\n"
+        "fake = importlib.util.module_from_spec(spec); sys.modules['_fake_cupy'] = fake\n"
+        "spec.loader.exec_module(fake); fake.install()\n"
+        "import glasstorch as gt\n"
+        "x = gt.randn(600, 512, device='cuda', requires_grad=True)\n"
+        "ln = gt.nn.LayerNorm(512).to('cuda')\n"
+        "f = gt.compile(lambda x: (ln(x).relu().softmax(-1) * 2).sum())\n"
+        "f(x).backward(); f(x).backward()\n"
+        "assert '_jit_' not in f.code and type(x.grad._data).__module__ == '_fake_cupy', f.code\n"
+        "print('ok')\n")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stdout + out.stderr

@@ -165,7 +165,8 @@ def enabled():
 
 # -- what the code generator asks ----------------------------------------------------------------
 def _float32_rows(node):
-    return node is not None and node.meta.get("dtype") is not None and \
+    """A float32 value of NumPy's (on the cpu device), row-major, not 0-d."""
+    return node is not None and node.meta.get("device") == "cpu" and node.meta.get("dtype") is not None and \
         node.meta["dtype"].numpy_dtype == np.float32 and bool(node.meta.get("contiguous")) and \
         bool(node.meta.get("shape"))
 
@@ -193,7 +194,7 @@ THRESHOLD_GRAD_MIN_SIZE = 1 << 18
 def threshold_grad_for(node):
     """Whether ReLU's backward at ``node`` (a float32/float64 relu) runs as the loop."""
     shape = node.meta.get("shape") or ()
-    return int(np.prod(shape)) >= THRESHOLD_GRAD_MIN_SIZE and enabled()
+    return node.meta.get("device") == "cpu" and int(np.prod(shape)) >= THRESHOLD_GRAD_MIN_SIZE and enabled()
 
 
 def _last_dim_rows(node, inp, dim):
