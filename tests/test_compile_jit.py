@@ -174,35 +174,42 @@ def test_numba_is_imported_only_when_code_that_uses_it_is_generated():
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-@pytest.mark.parametrize("layout", ["row_major", "transposed"])
-def test_relu_backward_of_large_arrays_keeps_eager_bits(dtype, layout):
+@pytest.mark.parametrize("case", ["row_major", "transposed", "into_its_buffer"])
+def test_relu_backward_of_large_arrays_keeps_eager_bits(dtype, case):
     # ReLU's backward on an array of jit.THRESHOLD_GRAD_MIN_SIZE elements or more is one compiled pass (with
     # numba): the same bits as eager's kernel -- inf, nan and -0 gradients kept, +0 where masked, the gradient
-    # where the input is nan -- and NumPy's two passes on other layouts (a transposed incoming gradient)
+    # where the input is nan; into a new array (the incoming gradient is the backward's input), or into the
+    # dying gradient's own buffer (a matmul's, below); NumPy's two passes on other layouts (a transposed
+    # incoming gradient)
     rows = jit.THRESHOLD_GRAD_MIN_SIZE // 256
     rng = np.random.default_rng(7)
     x = rng.standard_normal((rows, 256)).astype(dtype)
     x[0, :4] = [np.nan, -0.0, 0.0, 1.0]
+    w = rng.standard_normal((256, 256)).astype(dtype)
+    w[:, 0] = np.inf
     g = rng.standard_normal((rows, 256)).astype(dtype)
     g[1, :5] = [np.inf, -np.inf, np.nan, -0.0, 0.0]
     g[0, :4] = [5.0, 6.0, 7.0, -0.0]
-    g_in = g if layout == "row_major" else np.ascontiguousarray(g.T).T
+    g_in = np.ascontiguousarray(g.T).T if case == "transposed" else g
 
-    def f(t):
-        return t.relu()
-    compiled = gt.compile(f)
-    compiled(gt.tensor(x, requires_grad=True))
+    def f(lib, t, w):
+        return lib.mm(t.relu(), w) if case == "into_its_buffer" else t.relu()
+    compiled = gt.compile(lambda t, w: f(gt, t, w))
+    compiled(gt.tensor(x, requires_grad=True), gt.tensor(w))
     if jit.enabled():
-        assert "_jit_threshold_grad(" in compiled.code, compiled.code
+        call = next(line for line in compiled.code.splitlines() if "_jit_threshold_grad(" in line)
+        assert ("out=" in call) == (case == "into_its_buffer"), call
     grads = []
-    for fn in (compiled, f):
+    for fn in (compiled, lambda t, w: f(gt, t, w)):
         t = gt.tensor(x, requires_grad=True)
-        fn(t).backward(gt.tensor(g_in))
+        fn(t, gt.tensor(w)).backward(gt.tensor(g_in))
         grads.append(t.grad.numpy())
+    assert np.isnan(grads[0]).any() and np.isinf(grads[0]).any() and (grads[0] == 0).any()
     assert grads[0].tobytes() == grads[1].tobytes()
-    want = torch.tensor(x, requires_grad=True)
-    want.relu().backward(torch.tensor(g_in))
-    assert grads[0].tobytes() == want.grad.numpy().tobytes()
+    if case != "into_its_buffer":        # (torch's matmul sums in another order)
+        want = torch.tensor(x, requires_grad=True)
+        f(torch, want, torch.tensor(w)).backward(torch.tensor(g_in))
+        assert grads[0].tobytes() == want.grad.numpy().tobytes()
 
 
 def test_relu_backward_of_small_arrays_does_not_load_numba():

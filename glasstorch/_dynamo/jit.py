@@ -141,6 +141,13 @@ def _threshold_grad_flat(g, y, out):
         out[i] = 0 if y[i] <= 0 else g[i]
 
 
+def _threshold_grad_in_place(g, y):
+    """``_threshold_grad_flat`` into ``g`` itself. (Written apart: with ``out`` the same array as ``g``, LLVM's
+    check that the two do not overlap fails and the loop runs unvectorized, ~10x slower.)"""
+    for i in range(g.size):
+        g[i] = 0 if y[i] <= 0 else g[i]
+
+
 def _kernels():
     """The compiled loops by name, or None (numba is not installed). Compiled lazily, by numba, on
     their first call (or loaded from its cache)."""
@@ -154,7 +161,8 @@ def _kernels():
             jit = numba.njit(cache=True, fastmath=_FASTMATH, nogil=True)
             _loaded = {f.__name__: jit(f) for f in (_layer_norm_rows, _layer_norm_backward_rows, _softmax_rows,
                                                       _softmax_backward_rows)}
-            _loaded["_threshold_grad_flat"] = numba.njit(cache=True, nogil=True)(_threshold_grad_flat)
+            exact = numba.njit(cache=True, nogil=True)
+            _loaded.update({f.__name__: exact(f) for f in (_threshold_grad_flat, _threshold_grad_in_place)})
     return _loaded or None
 
 
@@ -247,6 +255,9 @@ def threshold_grad(grad, result, out=None):
         return numpy_threshold_grad(grad, result, out)
     if out is None:
         out = np.empty_like(grad)
+    elif out.ctypes.data == grad.ctypes.data:        # (the planner's usual case: the dying gradient's buffer)
+        _loaded["_threshold_grad_in_place"](grad.reshape(-1), result.reshape(-1))
+        return out
     _loaded["_threshold_grad_flat"](grad.reshape(-1), result.reshape(-1), out.reshape(-1))
     return out
 
