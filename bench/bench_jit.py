@@ -110,6 +110,8 @@ def main():
             for on in (True, False):
                 config.jit = on
                 steps.append(bench_compile.transformer_case(gt, gt.compile))
+                steps[-1]()                     # the capture: config.jit is read when the code is generated
+            config.jit = True
             steps.append(bench_compile.transformer_case(torch, lambda f: f))
             for step in steps:
                 step()
