@@ -111,7 +111,8 @@ def test_compiled_softmax_of_masked_rows_as_eager():
                                rtol=1e-5, atol=1e-6, equal_nan=True)
 
 
-@pytest.mark.parametrize("case", ["float64", "transposed input", "no affine", "softmax over dim 1"])
+@pytest.mark.parametrize("case", ["float64", "transposed input", "no affine", "softmax over dim 1",
+                                  "softmax over an empty dim"])
 def test_cases_the_loops_do_not_cover_call_the_numpy_kernels(case):
     def norm_of_transposed(lib, x, w, b, v):
         y = lib.nn.functional.layer_norm(x.transpose(0, 1), (x.shape[-1],), w, b)
@@ -122,8 +123,11 @@ def test_cases_the_loops_do_not_cover_call_the_numpy_kernels(case):
 
     def softmax_dim1(lib, x, w, b, v):
         return (x.softmax(1) * x).sum()
+
+    def softmax_empty(lib, x, w, b, v):
+        return (x[:, :, :0].softmax(-1) * 2).sum() + x.sum()
     fn = {"float64": _norm_softmax, "transposed input": norm_of_transposed, "no affine": no_affine,
-          "softmax over dim 1": softmax_dim1}[case]
+          "softmax over dim 1": softmax_dim1, "softmax over an empty dim": softmax_empty}[case]
     arrays = _arrays("float64" if case == "float64" else "float32", seed=2)
     compiled = _compiled(arrays, fn)
     assert _jit_lines(compiled.code) == [], compiled.code

@@ -206,8 +206,11 @@ def threshold_grad_for(node):
 
 
 def _last_dim_rows(node, inp, dim):
-    """Softmax over the last dimension of a row-major float32 input, into a float32 result."""
-    return _float32_rows(node) and _float32_rows(inp) and dim % len(node.meta["shape"]) == len(node.meta["shape"]) - 1
+    """Softmax over the last dimension, not empty, of a row-major float32 input, into a float32 result."""
+    if not (_float32_rows(node) and _float32_rows(inp)):
+        return False
+    shape = node.meta["shape"]
+    return dim % len(shape) == len(shape) - 1 and shape[-1] > 0
 
 
 def formula(node, names, args):
@@ -216,9 +219,8 @@ def formula(node, names, args):
     name = node.target.__name__
     if name == "native_layer_norm.default" and kernel(node, args) is not None:
         return layer_norm_backward
-    if name == "_softmax.default" and _float32_rows(node) and args["dim"] % len(node.meta["shape"]) == \
-            len(node.meta["shape"]) - 1 and enabled():
-        return softmax_backward
+    if name == "_softmax.default" and _last_dim_rows(node, node, args["dim"]) and enabled():
+        return softmax_backward     # (the formula reads the result, not the input)
     return None
 
 
