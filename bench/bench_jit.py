@@ -21,14 +21,9 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import numpy as np  # noqa: E402
 
+from bench_compile import timed, transformer_case  # noqa: E402
+
 f32 = np.float32
-
-
-def timed(fn, iters=20):
-    t0 = time.process_time()
-    for _ in range(iters):
-        fn()
-    return (time.process_time() - t0) / iters * 1e3
 
 
 def main():
@@ -101,18 +96,17 @@ def main():
             for _ in range(args.reps):
                 for k, f in enumerate(fns):
                     if f is not None:
-                        best[k] = min(best[k], timed(f))
+                        best[k] = min(best[k], timed(f, 20))
             print(f"{name:26}" + "".join(f"{v:{9 if k != 1 else 10}.3f}" if v < float("inf") else
                                          f"{'-':>{9 if k != 1 else 10}}" for k, v in enumerate(best)))
         if not args.no_step:
-            import bench_compile
             steps = []
             for on in (True, False):
                 config.jit = on
-                steps.append(bench_compile.transformer_case(gt, gt.compile))
+                steps.append(transformer_case(gt, gt.compile))
                 steps[-1]()                     # the capture: config.jit is read when the code is generated
             config.jit = True
-            steps.append(bench_compile.transformer_case(torch, lambda f: f))
+            steps.append(transformer_case(torch, lambda f: f))
             for step in steps:
                 step()
                 step()
@@ -120,7 +114,7 @@ def main():
             for rep in range(args.reps):
                 order = range(len(steps)) if rep % 2 == 0 else reversed(range(len(steps)))
                 for k in order:                 # (alternating the order: the first of a round runs slower)
-                    times[k].append(bench_compile.timed(steps[k], 2))
+                    times[k].append(timed(steps[k], 2))
             jit_on, jit_off, torch_eager = (min(t) for t in times)
             print(f"transformer step, compiled: jit {jit_on:.2f} ms, numpy {jit_off:.2f}, torch eager {torch_eager:.2f}; "
                   f"ratios to torch {jit_on / torch_eager:.3f} / {jit_off / torch_eager:.3f}, "

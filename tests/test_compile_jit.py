@@ -47,6 +47,12 @@ def _jit_lines(code):
     return [line.strip() for line in code.splitlines() if "_jit_" in line]
 
 
+def _runs_ok(script):
+    """``script`` run in a fresh interpreter (what it imports is its own) prints ok."""
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stdout + out.stderr
+
+
 def test_compiled_loops_give_eager_and_torch_values_to_float32_rounding():
     pytest.importorskip("numba")
     arrays = _arrays("float32")
@@ -173,8 +179,7 @@ def test_numba_is_imported_only_when_code_that_uses_it_is_generated():
         "f(x, y).backward(); f(x, y).backward()\n"
         "assert 'numba' not in sys.modules\n"
         "print('ok')\n")
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stdout + out.stderr
+    _runs_ok(script)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
@@ -239,5 +244,4 @@ def test_values_on_another_device_call_its_kernels():
         "f(x).backward(); f(x).backward()\n"
         "assert '_jit_' not in f.code and type(x.grad._data).__module__ == '_fake_cupy', f.code\n"
         "print('ok')\n")
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stdout + out.stderr
+    _runs_ok(script)
