@@ -12,7 +12,7 @@ import torch
 import glasstorch as gt
 from glasstorch._dynamo import memory
 from glasstorch._dynamo.memory import Stmt, U
-from test_compile import eager_weight_grads  # noqa: F401  (a fixture: eager's bits)
+from test_compile import eager_weight_grads, numpy_kernels  # noqa: F401  (fixtures: eager's bits)
 from test_compile import pow2_step, steps_side_by_side, tiny_transformer
 
 
@@ -222,7 +222,7 @@ def test_views_of_linear_on_3d_inputs_plan_in_place_and_steps_equal_eager(optimi
     assert re.search(r"= _threshold_grad\((g_relu\w*), relu, out=\1\)", code)
 
 
-def test_attention_q_k_v_gradients_are_written_into_the_in_projections_layout(eager_weight_grads):
+def test_attention_q_k_v_gradients_are_written_into_the_in_projections_layout(eager_weight_grads, numpy_kernels):
     # attention's packed q, k, v (the in-projection's output viewed, transposed, cloned, then selected): their
     # gradients go into slices of one array laid out as the clone's source, so the in-projection's gradient is
     # a view of it (no np.stack, no copying reshape); a whole training step (SGD with momentum) equals eager's

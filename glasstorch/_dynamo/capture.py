@@ -989,7 +989,8 @@ def _dtype_type():
 
 def _meta(t):
     return {"shape": tuple(t.shape), "dtype": t.dtype, "requires_grad": t._requires_grad,
-            "contiguous": bool(getattr(t._data, "flags", None) is not None and t._data.flags.c_contiguous)}
+            "contiguous": bool(getattr(t._data, "flags", None) is not None and t._data.flags.c_contiguous),
+            "device": t.device.type}      # (jit.py's loops take NumPy's arrays only: 'cpu')
 
 
 __all__ = ["capture", "Capture", "GraphBreak", "CallRecord", "Ref", "tracing", "compiling"]

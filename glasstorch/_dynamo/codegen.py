@@ -32,7 +32,7 @@ from ..autograd import grad_mode
 from ..autograd.engine import _sum_to
 from ..autograd.function import Function
 from ..fx.graph import Node, for_each_node
-from . import config, lowering, memory
+from . import config, jit, lowering, memory
 from .memory import Stmt
 
 _counter = itertools.count()
@@ -44,9 +44,9 @@ class _Namespace:
 
     def __init__(self):
         # __name__: NumPy's floating-point warnings from generated lines are silenced as from any
-        # glasstorch module (glasstorch/_array); np, _addmm, _threshold_grad: what lowered lines call
+        # glasstorch module (glasstorch/_array); np, _addmm, _threshold_grad (and jit.py's): what lowered lines call
         self.values = {"_sum_to": _sum_to, "np": np, "_addmm": lowering.addmm,
-                       "_threshold_grad": lowering.threshold_grad,
+                       "_threshold_grad": lowering.threshold_grad, "_jit_threshold_grad": jit.threshold_grad,
                        "__name__": "glasstorch._dynamo.generated"}
         self._ids = {}
 
@@ -231,7 +231,9 @@ class GeneratedCode:
                 stmts.append(Stmt(n.name, text=low.expr, owned=low.fresh, reshape=low.reshape, comment=comment, **meta))
             else:
                 op = n.target
-                kernel = ns.bind(f"_k_{op._schema.name}_", op.kernel)
+                compiled_loop = jit.kernel(n, _schema_args(n))      # (numba's, when installed: jit.py)
+                kernel = ns.bind(f"_jit_{op._schema.name}_", compiled_loop) if compiled_loop is not None else \
+                    ns.bind(f"_k_{op._schema.name}_", op.kernel)
                 call = [_arg(a, ns) for a in n.args] + [f"{k}={_arg(v, ns)}" for k, v in n.kwargs.items()]
                 stmts.append(Stmt(n.name, text=f"{kernel}({', '.join(call)})", comment=comment, **meta))
         outs = "(" + "".join(n.name + ", " for n in self.outputs) + ")"
@@ -405,7 +407,7 @@ class GeneratedCode:
                         expr = self._to_input(materialize(expr, n), inp, n)
                     add_grad(inp, expr)
                     continue
-                formula = ns.bind(f"_f_{op._schema.name}_", fn)
+                formula = self._formula(n, op, names, args, fn)
                 call = []
                 for kind, key in specs:
                     if kind == "grad":
@@ -536,7 +538,7 @@ class GeneratedCode:
         all of them (None where none flows, as eager passes them), an output it reads is its getitem
         node's value. Its results have the inputs' shapes already."""
         ns = self.ns
-        formula = ns.bind(f"_f_{op._schema.name}_", fn)
+        formula = self._formula(n, op, names, args, fn)
         call = []
         for kind, key in specs:
             if kind == "grad":
@@ -554,6 +556,14 @@ class GeneratedCode:
         for j, name in enumerate(names):
             if name in needed:
                 add_grad(args[name], "_r" if not joint else f"_r[{j}]")
+
+    def _formula(self, n, op, names, args, fn):
+        """The name the backward calls for ``op``'s formula ``fn`` (for its inputs ``names``): a compiled
+        loop of the same arguments and results where jit.py has one for this case, else ``fn``."""
+        compiled_loop = jit.formula(n, names, args)
+        if compiled_loop is not None:
+            return self.ns.bind(f"_jit_{op._schema.name}_backward_", compiled_loop)
+        return self.ns.bind(f"_f_{op._schema.name}_", fn)
 
     def _spec_arg(self, kind, key, args):
         """A formula's argument that is no tensor: a Python value of the call, or what the capture

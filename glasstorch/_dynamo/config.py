@@ -11,3 +11,9 @@ verbose = False
 # compiled backward does (no transposed copy in AccumulateGrad; may differ from eager's
 # ``(x.T @ g).T`` in the last bit). False: eager's formulas, bit for bit. Read when code is generated.
 weight_grad_in_weight_layout = True
+# glasstorch's own: the generated code runs layer norm's and softmax's forward and backward (float32)
+# and ReLU's backward on large arrays as compiled loops when numba is installed (``pip install
+# glasstorch[jit]``; _dynamo/jit.py): one or two passes over memory where NumPy makes several; layer norm
+# and softmax equal eager's to float32 rounding, ReLU's backward bit for bit. False: NumPy's kernels,
+# eager's bits. Read when code is generated.
+jit = True

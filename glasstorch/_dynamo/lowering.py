@@ -26,6 +26,7 @@ the memory planner (memory.py) can run a chain of them in one buffer.
 """
 import numpy as np
 
+from . import jit
 from .memory import Reshape, U
 
 _REAL_FLOATS = (np.dtype("float32"), np.dtype("float64"))
@@ -249,7 +250,8 @@ def _view_grad(node, inp, args, g, save, src):
 
 @_backward("relu.default", "self")
 def _relu_grad(node, inp, args, g, save, src):
-    return U("_threshold_grad", g, save(node)), False
+    # (large arrays: one compiled pass, the same bits, when numba is installed)
+    return U("_jit_threshold_grad" if jit.threshold_grad_for(node) else "_threshold_grad", g, save(node)), False
 
 
 _BITS = {np.dtype("float32"): np.int32, np.dtype("float64"): np.int64}

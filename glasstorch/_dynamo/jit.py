@@ -1,0 +1,285 @@
+"""Optional compiled loops (numba) for the generated code: the row-wise passes NumPy makes in many
+sweeps -- layer norm's forward and backward, softmax's forward and backward -- each as one loop over
+the rows.
+
+NumPy runs ``native_layer_norm`` as ~8 whole-array passes (the row means as a matrix-vector product,
+the centred copy, its square, the variance, the scaling by rstd, weight and bias), each reading and
+writing the (rows, n) array; one loop per row does it in two sweeps of a row held in L1. Measured
+(bench/README.md, "Stop 26 (branch s26-fuse)"), float32, one thread, the Transformer's shapes:
+layer norm forward over (2048, 128) 0.37 ms -> 0.06, its backward 0.66 -> 0.11, softmax's backward
+over (8192, 64) 0.69 -> 0.22 (torch: 0.14, 0.15, 0.26), its forward 1.6 -> 0.74 (torch 0.37; numba's
+own ``np.exp`` is a scalar libm call per element, slower than NumPy's: the loop has its own ``exp``).
+
+Installed with ``pip install glasstorch[jit]``; imported only when a compiled graph that has one of
+these ops is generated (never at ``import glasstorch``); without numba, or with
+``torch._dynamo.config.jit = False`` (read when code is generated), the generated code calls the
+NumPy kernels and formulas, whose bits eager's are. The loops are eager's arithmetic in another
+order of summation (and fused multiply-adds, ``fastmath``'s ``contract``), so their float32 values
+differ from eager's as torch's own differ from a float64 reference: by float32 rounding
+(docs/compile.md, "Where compiled differs from eager"). Only float32 is compiled: float64 is the
+precision tests' dtype, where eager's bits are the point; float32 is where the time goes.
+
+The fastmath flags allow reassociating sums (so that they vectorize), contracting ``a * b + c`` and
+ignoring the sign of zero; not ``nnan``/``ninf``, so that a nan or inf propagates as torch's does.
+Compiled once per machine: numba caches the machine code (``cache=True``) beside this file or, when
+that is not writable, in its user cache directory.
+"""
+import numpy as np
+
+from . import config
+
+_FASTMATH = {"reassoc", "contract", "nsz"}
+_loaded = None          # None: not tried yet; False: numba absent; else the compiled kernels by name
+
+
+def _layer_norm_rows(x, w, b, eps, out, mean, rstd):
+    """out = (x - mean) * rstd * w + b per row of the 2-D ``x``; mean and rstd (1 / sqrt(var + eps),
+    the biased variance) per row, as ``native_layer_norm`` gives them."""
+    rows, n = x.shape
+    inv_n = np.float32(1) / np.float32(n)
+    for i in range(rows):
+        s = np.float32(0)
+        for j in range(n):
+            s += x[i, j]
+        mu = s * inv_n
+        v = np.float32(0)
+        for j in range(n):
+            d = x[i, j] - mu
+            v += d * d
+        r = np.float32(1) / np.sqrt(v * inv_n + eps)
+        mean[i] = mu
+        rstd[i] = r
+        for j in range(n):
+            out[i, j] = (x[i, j] - mu) * r * w[j] + b[j]
+
+
+def _layer_norm_backward_rows(g, x, mean, rstd, w, dx, dw, db):
+    """The gradients of ``_layer_norm_rows``: with xhat = (x - mean) * rstd and g' = g * w,
+    dx = rstd * (g' - mean(g') - xhat * mean(g' * xhat)) (the centred form eager's kernel uses for
+    rows this long), dw = sum over rows of g * xhat, db = sum over rows of g."""
+    rows, n = x.shape
+    inv_n = np.float32(1) / np.float32(n)
+    dw[:] = 0
+    db[:] = 0
+    for i in range(rows):
+        mu, r = mean[i], rstd[i]
+        mean_gw = np.float32(0)
+        mean_gw_xhat = np.float32(0)
+        for j in range(n):
+            xhat = (x[i, j] - mu) * r
+            gw = g[i, j] * w[j]
+            mean_gw += gw
+            mean_gw_xhat += gw * xhat
+            dw[j] += g[i, j] * xhat
+            db[j] += g[i, j]
+        mean_gw *= inv_n
+        mean_gw_xhat *= inv_n
+        for j in range(n):
+            xhat = (x[i, j] - mu) * r
+            dx[i, j] = r * (g[i, j] * w[j] - mean_gw - xhat * mean_gw_xhat)
+
+
+# expf as Cephes writes it (and vectorized libms after it): exp(t) = 2^k exp(r), k = round(t / ln 2), r = t - k ln 2
+# (ln 2 in two parts, so that k ln 2 is exact), exp(r) a degree-7 polynomial (~1 ulp on |r| <= ln 2 / 2), 2^k
+# made as a float32's exponent bits. numba's np.exp is a scalar libm call per element; this vectorizes.
+_LOG2E, _LN2_HI, _LN2_LO = np.float32(1.442695), np.float32(0.693359375), np.float32(-2.12194440e-4)
+_EXP_POLY = tuple(np.float32(c) for c in (1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2,
+                                          1.6666665459e-1, 5.0000001201e-1))
+_EXP_MIN = np.float32(-87.33654)      # exp of less is below float32's smallest normal: taken as 0 (torch: a subnormal)
+
+
+def _softmax_rows(x, out, exponent_bits):
+    """out = exp(x - max) / sum(exp(x - max)) per row; a row holding nan or +inf, or only -inf, is nan,
+    as eager's (its max minus itself is nan). ``exponent_bits``: an int32 scratch row."""
+    rows, n = x.shape
+    c0, c1, c2, c3, c4, c5 = _EXP_POLY
+    powers_of_two = exponent_bits.view(np.float32)
+    for i in range(rows):
+        m = x[i, 0]
+        nans = 0
+        for j in range(n):
+            v = x[i, j]
+            m = v if v > m else m
+            nans += v != v
+        if nans or m == np.inf or m == -np.inf:
+            for j in range(n):
+                out[i, j] = np.nan
+            continue
+        for j in range(n):
+            t = x[i, j] - m
+            tc = t if t > _EXP_MIN else _EXP_MIN
+            k = np.floor(tc * _LOG2E + np.float32(0.5))
+            r = tc - k * _LN2_HI - k * _LN2_LO
+            p = ((((c0 * r + c1) * r + c2) * r + c3) * r + c4) * r + c5
+            out[i, j] = p * r * r + r + np.float32(1) if t > _EXP_MIN else np.float32(0)
+            exponent_bits[j] = (np.int32(k) + np.int32(127)) << np.int32(23)
+        s = np.float32(0)
+        for j in range(n):
+            e = out[i, j] * powers_of_two[j]
+            out[i, j] = e
+            s += e
+        inv = np.float32(1) / s
+        for j in range(n):
+            out[i, j] *= inv
+
+
+def _softmax_backward_rows(g, y, out):
+    """out = y * (g - sum(g * y)) per row: softmax's vector-Jacobian product."""
+    rows, n = y.shape
+    for i in range(rows):
+        s = np.float32(0)
+        for j in range(n):
+            s += g[i, j] * y[i, j]
+        for j in range(n):
+            out[i, j] = y[i, j] * (g[i, j] - s)
+
+
+def _threshold_grad_flat(g, y, out):
+    """ReLU's backward as ``lowering.threshold_grad`` computes it, bit for bit: the gradient where the
+    result is positive or nan, +0 where it is masked (no fastmath: a select keeps the gradient's bits)."""
+    for i in range(g.size):
+        out[i] = 0 if y[i] <= 0 else g[i]
+
+
+def _threshold_grad_in_place(g, y):
+    """``_threshold_grad_flat`` into ``g`` itself. (Written apart: with ``out`` the same array as ``g``, LLVM's
+    check that the two do not overlap fails and the loop runs unvectorized, ~10x slower.)"""
+    for i in range(g.size):
+        g[i] = 0 if y[i] <= 0 else g[i]
+
+
+def _kernels():
+    """The compiled loops by name, or None (numba is not installed). Compiled lazily, by numba, on
+    their first call (or loaded from its cache)."""
+    global _loaded
+    if _loaded is None:
+        try:
+            import numba
+        except ImportError:
+            _loaded = False
+        else:
+            jit = numba.njit(cache=True, fastmath=_FASTMATH, nogil=True)
+            _loaded = {f.__name__: jit(f) for f in (_layer_norm_rows, _layer_norm_backward_rows, _softmax_rows,
+                                                      _softmax_backward_rows)}
+            exact = numba.njit(cache=True, nogil=True)
+            _loaded.update({f.__name__: exact(f) for f in (_threshold_grad_flat, _threshold_grad_in_place)})
+    return _loaded or None
+
+
+def enabled():
+    """Whether generated code may use the compiled loops: ``config.jit`` on and numba installed."""
+    return bool(config.jit) and _kernels() is not None
+
+
+# -- what the code generator asks ----------------------------------------------------------------
+def _float32_rows(node):
+    """A float32 value of NumPy's (on the cpu device), row-major, not 0-d."""
+    return node is not None and node.meta.get("device") == "cpu" and node.meta.get("dtype") is not None and \
+        node.meta["dtype"].numpy_dtype == np.float32 and bool(node.meta.get("contiguous")) and \
+        bool(node.meta.get("shape"))
+
+
+def kernel(node, args):
+    """A compiled stand-in for ``node``'s kernel (same arguments, same results), or None."""
+    name = node.target.__name__
+    if name == "native_layer_norm.default":
+        inp, shape, w, b = args["input"], args["normalized_shape"], args["weight"], args["bias"]
+        if len(shape) == 1 and all(_float32_rows(v) for v in (inp, w, b)) and tuple(w.meta["shape"]) == \
+                tuple(b.meta["shape"]) == (inp.meta["shape"][-1],) and inp.meta["shape"][-1] > 0 and enabled():
+            return layer_norm
+    if name == "_softmax.default" and _last_dim_rows(node, args["self"], args["dim"]) and \
+            not args["half_to_float"] and enabled():
+        return softmax
+    return None
+
+
+# ReLU's backward is two NumPy passes (the mask, then the bits ANDed), ~0.9 ms on the Transformer's 2048x512; the
+# loop one (~0.2 ms). Below this size the saving (< 0.1 ms a call) does not pay numba's import and load (~0.2 s)
+# in a graph that needs nothing else of it -- an MLP's.
+THRESHOLD_GRAD_MIN_SIZE = 1 << 18
+
+
+def threshold_grad_for(node):
+    """Whether ReLU's backward at ``node`` (a float32/float64 relu) runs as the loop."""
+    shape = node.meta.get("shape") or ()
+    return node.meta.get("device") == "cpu" and int(np.prod(shape)) >= THRESHOLD_GRAD_MIN_SIZE and enabled()
+
+
+def _last_dim_rows(node, inp, dim):
+    """Softmax over the last dimension, not empty, of a row-major float32 input, into a float32 result."""
+    if not (_float32_rows(node) and _float32_rows(inp)):
+        return False
+    shape = node.meta["shape"]
+    return dim % len(shape) == len(shape) - 1 and shape[-1] > 0
+
+
+def formula(node, names, args):
+    """A compiled stand-in for the derivative formula of ``node`` for its inputs ``names`` (same
+    arguments, same results), or None."""
+    name = node.target.__name__
+    if name == "native_layer_norm.default" and kernel(node, args) is not None:
+        return layer_norm_backward
+    if name == "_softmax.default" and _last_dim_rows(node, node, args["dim"]) and enabled():
+        return softmax_backward     # (the formula reads the result, not the input)
+    return None
+
+
+# -- the stand-ins: eager's kernel's and formula's signatures ------------------------------------
+def layer_norm(input, normalized_shape, weight, bias, eps):
+    """``native_layer_norm`` over the last dimension of a row-major float32 ``input``."""
+    n = input.shape[-1]
+    x = input.reshape(-1, n)
+    out = np.empty_like(input)
+    stats = input.shape[:-1] + (1,)
+    mean, rstd = np.empty(stats, np.float32), np.empty(stats, np.float32)
+    _loaded["_layer_norm_rows"](x, weight, bias, np.float32(eps), out.reshape(-1, n), mean.reshape(-1),
+                                rstd.reshape(-1))
+    return out, mean, rstd
+
+
+def layer_norm_backward(grad, input, normalized_shape, result1, result2, weight, bias, output_mask):
+    """``native_layer_norm``'s derivative formula (``native_layer_norm_backward``), for ``layer_norm``'s
+    cases: (dx, dweight, dbias), None where ``output_mask`` says no."""
+    n = input.shape[-1]
+    g = np.ascontiguousarray(grad)    # (eager's kernel reads a contiguous copy too)
+    dx, dw, db = np.empty_like(input), np.empty_like(weight), np.empty_like(bias)
+    _loaded["_layer_norm_backward_rows"](g.reshape(-1, n), input.reshape(-1, n), result1.reshape(-1),
+                                         result2.reshape(-1), weight, dx.reshape(-1, n), dw, db)
+    return tuple(v if keep else None for v, keep in zip((dx, dw, db), output_mask))
+
+
+def threshold_grad(grad, result, out=None):
+    """``lowering.threshold_grad``'s results (its signature: the planner may give ``out=``), bit for bit, in
+    one pass over row-major arrays of one shape and dtype; other layouts call it."""
+    from .lowering import threshold_grad as numpy_threshold_grad     # (lowering imports this module)
+    if not (grad.flags.c_contiguous and result.flags.c_contiguous and grad.shape == result.shape
+            and grad.dtype == result.dtype and (out is None or out.flags.c_contiguous)):
+        return numpy_threshold_grad(grad, result, out)
+    if out is None:
+        out = np.empty_like(grad)
+    elif out.ctypes.data == grad.ctypes.data:        # (the planner's usual case: the dying gradient's buffer)
+        _loaded["_threshold_grad_in_place"](grad.reshape(-1), result.reshape(-1))
+        return out
+    _loaded["_threshold_grad_flat"](grad.reshape(-1), result.reshape(-1), out.reshape(-1))
+    return out
+
+
+def softmax(self, dim, half_to_float):
+    """``_softmax`` over the last dimension of a row-major float32 input."""
+    n = self.shape[-1]
+    out = np.empty_like(self)
+    _loaded["_softmax_rows"](self.reshape(-1, n), out.reshape(-1, n), np.empty(n, np.int32))
+    return out
+
+
+def softmax_backward(grad, result, dim):
+    """``_softmax``'s derivative formula over the last dimension of a row-major float32 result."""
+    n = result.shape[-1]
+    g = np.ascontiguousarray(grad)
+    out = np.empty_like(result)
+    _loaded["_softmax_backward_rows"](g.reshape(-1, n), result.reshape(-1, n), out.reshape(-1, n))
+    return out
+
+
+__all__ = ["enabled", "kernel", "formula", "threshold_grad_for", "layer_norm", "layer_norm_backward", "softmax",
+           "softmax_backward", "threshold_grad"]

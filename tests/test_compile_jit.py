@@ -1,0 +1,247 @@
+"""The optional compiled loops of the generated code (glasstorch/_dynamo/jit.py, numba): layer norm's
+forward and backward and softmax's forward and backward on float32. With numba, they give eager's values and
+gradients to float32 rounding (and torch's); without it, or with ``config.jit`` off, the generated code
+calls the NumPy kernels and gives eager's bits. numba is imported only when such code is generated."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+import glasstorch as gt
+from glasstorch._dynamo import config, jit
+
+
+def _norm_softmax(lib, x, w, b, v):
+    """layer norm over the last dim, softmax over it; v's transposed product makes the softmax's
+    incoming gradient non-contiguous."""
+    y = lib.nn.functional.layer_norm(x, (x.shape[-1],), w, b).softmax(-1)
+    return (y * v.transpose(-1, -2)).sum() + (y * y).sum()
+
+
+def _arrays(dtype, seed=0, shape=(3, 5, 16)):
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal(shape).astype(dtype) * 2 + 0.5
+    w = (1 + 0.3 * rng.standard_normal(shape[-1])).astype(dtype)
+    b = (0.3 * rng.standard_normal(shape[-1])).astype(dtype)
+    v = rng.standard_normal(shape[:-2] + (shape[-1], shape[-2])).astype(dtype)
+    return [x, w, b, v]
+
+
+def _run(fn, arrays, lib=gt):
+    ts = [lib.tensor(a, requires_grad=True) for a in arrays]
+    out = fn(lib, *ts)
+    out.backward()
+    return out.detach().numpy(), [None if t.grad is None else t.grad.numpy() for t in ts]
+
+
+def _compiled(arrays, fn=_norm_softmax):
+    compiled = gt.compile(lambda *ts: fn(gt, *ts))
+    compiled(*[gt.tensor(a, requires_grad=True) for a in arrays])     # the capture
+    return compiled
+
+
+def _jit_lines(code):
+    return [line.strip() for line in code.splitlines() if "_jit_" in line]
+
+
+def _runs_ok(script):
+    """``script`` run in a fresh interpreter (what it imports is its own) prints ok."""
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stdout + out.stderr
+
+
+def test_compiled_loops_give_eager_and_torch_values_to_float32_rounding():
+    pytest.importorskip("numba")
+    arrays = _arrays("float32")
+    compiled = _compiled(arrays)
+    lines = _jit_lines(compiled.code)
+    assert any(line.startswith("native_layer_norm = _jit_native_layer_norm_") for line in lines), compiled.code
+    assert any("_jit_native_layer_norm_backward_" in line for line in lines), compiled.code
+    assert any(line.startswith("softmax = _jit__softmax_") for line in lines), compiled.code
+    assert any("_jit__softmax_backward_" in line for line in lines), compiled.code
+    eager_out, eager_grads = _run(lambda lib, *ts: _norm_softmax(lib, *ts), arrays)
+    torch_out, torch_grads = _run(_norm_softmax, arrays, torch)
+    for _ in range(2):                      # (twice: nothing of one run is kept in the next)
+        out, grads = _run(lambda lib, *ts: compiled(*ts), arrays)
+        np.testing.assert_allclose(out, eager_out, rtol=1e-6)
+        np.testing.assert_allclose(out, torch_out, rtol=1e-6)
+        for g, e, t in zip(grads, eager_grads, torch_grads):
+            scale = np.abs(t).max()
+            np.testing.assert_allclose(g, e, rtol=0, atol=2e-6 * scale)
+            np.testing.assert_allclose(g, t, rtol=0, atol=2e-6 * scale)
+            # (torch's own float32 against a float64 reference is as far off)
+
+
+def test_compiled_loops_propagate_nan_and_inf_as_eager():
+    pytest.importorskip("numba")
+    arrays = _arrays("float32", seed=1)
+    arrays[0][1, 2, 3] = np.nan
+    arrays[0][2, 0, 0] = np.inf
+    compiled = _compiled(arrays)
+    assert _jit_lines(compiled.code)
+    out, grads = _run(lambda lib, *ts: compiled(*ts), arrays)
+    eager_out, eager_grads = _run(_norm_softmax, arrays)
+    assert np.isnan(out) and np.isnan(eager_out)
+    for g, e in zip(grads, eager_grads):       # (nan where eager's is nan, nowhere else)
+        assert np.isnan(e).any()
+        np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-5, equal_nan=True)
+
+
+def test_compiled_softmax_of_masked_rows_as_eager():
+    # attention's masks: -inf gives exactly 0, a row of -inf only is nan (as eager's and torch's), and values
+    # far below the row's max (exp below float32's normals) give 0 where eager gives a subnormal or 0
+    pytest.importorskip("numba")
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((4, 3, 32)).astype(np.float32) * 4
+    x[0, 0, ::3] = -np.inf
+    x[1, 2, :] = -np.inf
+    x[2, 1, 5] = -95.0
+    x[3, 0, 7] = 80.0
+    v = rng.standard_normal((4, 3, 32)).astype(np.float32)
+    fn = lambda lib, x, v: (x.softmax(-1) * v).sum(-1)          # noqa: E731
+    compiled = gt.compile(lambda x, v: fn(gt, x, v))
+    compiled(gt.tensor(x), gt.tensor(v))
+    assert any(line.startswith("softmax = _jit__softmax_") for line in _jit_lines(compiled.code)), compiled.code
+    y = gt.compile(lambda x: x.softmax(-1))
+    y(gt.tensor(x))
+    got, eager = y(gt.tensor(x)).numpy(), gt.tensor(x).softmax(-1).numpy()
+    want = torch.tensor(x).softmax(-1).numpy()
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(eager))
+    assert np.isnan(got[1, 2]).all() and (got[0, 0, ::3] == 0).all()
+    np.testing.assert_allclose(got, eager, rtol=2e-6, atol=1e-37, equal_nan=True)
+    np.testing.assert_allclose(got, want, rtol=2e-6, atol=1e-37, equal_nan=True)
+    np.testing.assert_allclose(compiled(gt.tensor(x), gt.tensor(v)).numpy(), fn(torch, torch.tensor(x), torch.tensor(v)),
+                               rtol=1e-5, atol=1e-6, equal_nan=True)
+
+
+@pytest.mark.parametrize("case", ["float64", "transposed input", "no affine", "softmax over dim 1",
+                                  "softmax over an empty dim"])
+def test_cases_the_loops_do_not_cover_call_the_numpy_kernels(case):
+    def norm_of_transposed(lib, x, w, b, v):
+        y = lib.nn.functional.layer_norm(x.transpose(0, 1), (x.shape[-1],), w, b)
+        return (y * y).sum()
+
+    def no_affine(lib, x, w, b, v):
+        return (lib.nn.functional.layer_norm(x, (x.shape[-1],)) * w).sum()
+
+    def softmax_dim1(lib, x, w, b, v):
+        return (x.softmax(1) * x).sum()
+
+    def softmax_empty(lib, x, w, b, v):
+        return (x[:, :, :0].softmax(-1) * 2).sum() + x.sum()
+    fn = {"float64": _norm_softmax, "transposed input": norm_of_transposed, "no affine": no_affine,
+          "softmax over dim 1": softmax_dim1, "softmax over an empty dim": softmax_empty}[case]
+    arrays = _arrays("float64" if case == "float64" else "float32", seed=2)
+    compiled = _compiled(arrays, fn)
+    assert _jit_lines(compiled.code) == [], compiled.code
+    out, grads = _run(lambda lib, *ts: compiled(*ts), arrays)
+    eager_out, eager_grads = _run(fn, arrays)
+    np.testing.assert_array_equal(out, eager_out)
+    for g, e in zip(grads, eager_grads):
+        assert (g is None and e is None) or np.array_equal(g, e)
+
+
+def _assert_numpy_kernels_and_eager_bits(arrays):
+    compiled = _compiled(arrays)
+    assert _jit_lines(compiled.code) == []
+    assert "_k_native_layer_norm_" in compiled.code and "_f__softmax_" in compiled.code
+    out, grads = _run(lambda lib, *ts: compiled(*ts), arrays)
+    eager_out, eager_grads = _run(_norm_softmax, arrays)
+    np.testing.assert_array_equal(out, eager_out)
+    for g, e in zip(grads, eager_grads):
+        np.testing.assert_array_equal(g, e)
+
+
+def test_config_jit_off_gives_the_numpy_kernels_and_eager_bits(monkeypatch):
+    monkeypatch.setattr(config, "jit", False)
+    _assert_numpy_kernels_and_eager_bits(_arrays("float32", seed=3))
+
+
+def test_without_numba_the_generated_code_calls_the_numpy_kernels(monkeypatch):
+    monkeypatch.setitem(sys.modules, "numba", None)       # (import numba raises ImportError)
+    monkeypatch.setattr(jit, "_loaded", None)
+    assert not jit.enabled()
+    _assert_numpy_kernels_and_eager_bits(_arrays("float32", seed=4))
+
+
+def test_numba_is_imported_only_when_code_that_uses_it_is_generated():
+    # import glasstorch, and compiling a graph with no layer norm or softmax (an MLP step), leave numba
+    # unimported: its ~0.15 s import is paid by the first graph that uses it
+    script = (
+        "import sys, numpy as np, glasstorch as gt\n"
+        "assert 'numba' not in sys.modules\n"
+        "m = gt.nn.Sequential(gt.nn.Linear(4, 8), gt.nn.ReLU(), gt.nn.Linear(8, 3))\n"
+        "f = gt.compile(lambda x, y: gt.nn.functional.cross_entropy(m(x), y))\n"
+        "x, y = gt.randn(5, 4), gt.tensor([0, 1, 2, 0, 1])\n"
+        "f(x, y).backward(); f(x, y).backward()\n"
+        "assert 'numba' not in sys.modules\n"
+        "print('ok')\n")
+    _runs_ok(script)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("case", ["row_major", "transposed", "into_its_buffer"])
+def test_relu_backward_of_large_arrays_keeps_eager_bits(dtype, case):
+    # ReLU's backward on an array of jit.THRESHOLD_GRAD_MIN_SIZE elements or more is one compiled pass (with
+    # numba): the same bits as eager's kernel -- inf, nan and -0 gradients kept, +0 where masked, the gradient
+    # where the input is nan; into a new array (the incoming gradient is the backward's input), or into the
+    # dying gradient's own buffer (a matmul's, below); NumPy's two passes on other layouts (a transposed
+    # incoming gradient)
+    rows = jit.THRESHOLD_GRAD_MIN_SIZE // 256
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((rows, 256)).astype(dtype)
+    x[0, :4] = [np.nan, -0.0, 0.0, 1.0]
+    w = rng.standard_normal((256, 256)).astype(dtype)
+    w[:, 0] = np.inf
+    g = rng.standard_normal((rows, 256)).astype(dtype)
+    g[1, :5] = [np.inf, -np.inf, np.nan, -0.0, 0.0]
+    g[0, :4] = [5.0, 6.0, 7.0, -0.0]
+    g_in = np.ascontiguousarray(g.T).T if case == "transposed" else g
+
+    def f(lib, t, w):
+        return lib.mm(t.relu(), w) if case == "into_its_buffer" else t.relu()
+    compiled = gt.compile(lambda t, w: f(gt, t, w))
+    compiled(gt.tensor(x, requires_grad=True), gt.tensor(w))
+    if jit.enabled():
+        call = next(line for line in compiled.code.splitlines() if "_jit_threshold_grad(" in line)
+        assert ("out=" in call) == (case == "into_its_buffer"), call
+    grads = []
+    for fn in (compiled, lambda t, w: f(gt, t, w)):
+        t = gt.tensor(x, requires_grad=True)
+        fn(t, gt.tensor(w)).backward(gt.tensor(g_in))
+        grads.append(t.grad.numpy())
+    assert np.isnan(grads[0]).any() and np.isinf(grads[0]).any() and (grads[0] == 0).any()
+    assert grads[0].tobytes() == grads[1].tobytes()
+    if case != "into_its_buffer":        # (torch's matmul sums in another order)
+        want = torch.tensor(x, requires_grad=True)
+        f(torch, want, torch.tensor(w)).backward(torch.tensor(g_in))
+        assert grads[0].tobytes() == want.grad.numpy().tobytes()
+
+
+def test_relu_backward_of_small_arrays_does_not_load_numba():
+    small = gt.compile(lambda t: t.relu())
+    small(gt.randn(8, 8, requires_grad=True))
+    assert "_jit_" not in small.code and "_threshold_grad(" in small.code
+
+
+def test_values_on_another_device_call_its_kernels():
+    # the loops take NumPy's arrays: a graph on 'cuda' (here CuPy's stand-in, tests/_fake_cupy.py) calls the
+    # device's kernels
+    pytest.importorskip("numba")
+    fake = os.path.join(os.path.dirname(__file__), "_fake_cupy.py")
+    script = (
+        "import importlib.util, sys\n"
+        f"spec = importlib.util.spec_from_file_location('_fake_cupy', {fake!r})\n"
+        "fake = importlib.util.module_from_spec(spec); sys.modules['_fake_cupy'] = fake\n"
+        "spec.loader.exec_module(fake); fake.install()\n"
+        "import glasstorch as gt\n"
+        "x = gt.randn(600, 512, device='cuda', requires_grad=True)\n"
+        "ln = gt.nn.LayerNorm(512).to('cuda')\n"
+        "f = gt.compile(lambda x: (ln(x).relu().softmax(-1) * 2).sum())\n"
+        "f(x).backward(); f(x).backward()\n"
+        "assert '_jit_' not in f.code and type(x.grad._data).__module__ == '_fake_cupy', f.code\n"
+        "print('ok')\n")
+    _runs_ok(script)
