@@ -38,7 +38,7 @@ import threading
 import weakref
 
 from .._tensor import Tensor
-from .._seam import seam, add_engine_observer, _Seam
+from .._seam import seam, add_engine_observer, _Seam, _FIRST_CALL as _seam_first_call
 from .._warnings import is_glasstorch_file
 from ..overrides import TorchFunctionMode
 from .. import autograd
@@ -52,6 +52,7 @@ _PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _state = _grad_mode._state
 _SEAM_CALL = _Seam.intercept.__code__   # the seam's frame between a call and the modes
 _OLD_PRELUDE = _Seam.torch_function.__code__  # (between the function and the seam, in the old form)
+_FIRST_CALL = _seam_first_call   # (between a function's first caller and the function: it writes its prelude)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -90,7 +91,10 @@ def caller_of_call():
         f = f.f_back
     if f is None or f.f_back is None:
         return None
-    return f.f_back.f_back
+    caller = f.f_back.f_back
+    if caller is not None and caller.f_code is _FIRST_CALL:
+        caller = caller.f_back
+    return caller
 
 
 def _user_caller():
