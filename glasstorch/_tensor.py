@@ -538,7 +538,8 @@ class Tensor:
         return self._base
 
     # ---- metadata ---------------------------------------------------------------------
-    @property
+    @_intercepted_property
+    @overridable
     def shape(self):
         return Size(self._data.shape)
 
@@ -548,11 +549,13 @@ class Tensor:
             return Size(self._data.shape)
         return self._data.shape[_wrap_dim(dim, self._data.ndim)]
 
-    @property
+    @_intercepted_property
+    @overridable
     def dtype(self):
         return _DTYPE_OF[self._data.dtype]
 
-    @property
+    @_intercepted_property
+    @overridable
     def device(self):
         data = self._data
         if type(data) is xp.ndarray:
@@ -583,7 +586,8 @@ class Tensor:
 
     ndimension = dim
 
-    @property
+    @_intercepted_property
+    @overridable
     def ndim(self):
         return self._data.ndim
 

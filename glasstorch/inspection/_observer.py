@@ -581,6 +581,10 @@ _HANDLERS = {}
 _ADD_PARAM_GROUP_CODE = [None]
 _CUTTING = {"detach": "detach()", "item": ".item()", "numpy": ".numpy()", "tolist": ".tolist()",
             "__float__": "float()", "__int__": "int()", "__array__": "a NumPy conversion (np.asarray)"}
+# the Tensor methods and properties that only describe a tensor (see _querying)
+_METADATA = ("dim", "size", "numel", "stride", "storage_offset", "element_size", "is_contiguous", "data_ptr",
+             "is_floating_point", "is_complex", "get_device", "is_inference", "__len__", "shape", "dtype", "device",
+             "ndim")
 _CASTS = ("to", "type", "long", "int", "short", "char", "byte", "bool", "half", "float", "double", "bfloat16")
 
 
@@ -606,6 +610,15 @@ def _build_handlers():
     _HANDLERS[Tensor.backward] = _backward_call(True)
     _HANDLERS[autograd.backward] = _backward_call(True)
     _HANDLERS[autograd.grad] = _backward_call(False)
+    for name in _METADATA:
+        attr = vars(Tensor)[name]
+        _HANDLERS[attr.__get__ if isinstance(attr, property) else attr] = _querying
+
+
+def _querying(glass, func, args, kwargs):
+    """A metadata query (``x.dim()``, ``x.shape``, ``len(x)``): it makes no node and cuts nothing, so
+    the glass runs it and looks no further (users' modes see these calls, as torch's do)."""
+    return func(*args, **kwargs)
 
 
 def _build_training_codes():
