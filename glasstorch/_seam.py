@@ -118,6 +118,7 @@ class _Seam(threading.local):
     counted = False          # whether this thread is in _threads_with_modes
     dispatching = False      # the op level: some TorchDispatchMode is active, or CPU autocast is on
     autocast = None          # the dtype CPU autocast casts to while it is on (glasstorch/amp/autocast_mode.py)
+    skip_one_hop = False     # the next interception is skipped (torch.overrides.redispatch_function)
 
     def __init__(self):
         self.function_modes = []        # TorchFunctionMode stack, innermost last
@@ -161,6 +162,9 @@ class _Seam(threading.local):
         what they return; ``PASS`` when none of them is there to take it (the function then goes
         on with its body). Called by the line :func:`overridable` puts in front of every public
         function, when ``seam.on`` is True."""
+        if self.skip_one_hop:       # (redispatch_function: this call goes on to its body, once)
+            self.skip_one_hop = False
+            return PASS
         modes = self.function_modes
         if not modes and _subclasses_exist[0]:
             # the usual call while a subclass instance is alive: no mode, and arguments of exactly
@@ -344,6 +348,22 @@ _FIRST_CALL = next(c for c in compile("def _(*args, **kwargs): return _seam_writ
                                       "<glasstorch seam prelude>", "exec").co_consts if hasattr(c, "co_code"))
 
 
+def alias(fn, name):
+    """``fn`` under another name, as a function object of its own (``Tensor.__add__`` beside
+    ``Tensor.add``: torch's are two objects, and ``resolve_name`` names each by its own name). It
+    runs ``fn``'s code, and hands the seam what ``fn`` hands (``x + y`` is seen as ``Tensor.add``,
+    as in torch); it costs nothing more than ``fn``."""
+    namespace = getattr(fn, "__globals__", None)
+    same = type(fn)(fn.__code__, namespace, name, fn.__defaults__, fn.__closure__)
+    same.__kwdefaults__ = fn.__kwdefaults__
+    functools.update_wrapper(same, fn)
+    same.__name__ = name
+    same.__qualname__ = fn.__qualname__.rpartition(".")[0] + "." + name if "." in fn.__qualname__ else name
+    if namespace.get("_seam_public") is fn:
+        namespace.setdefault("_seam_aliases", []).append(same)    # (given fn's prelude when it is written)
+    return same
+
+
 def hand_as(fn, func):
     """Have the :func:`overridable` function ``fn`` hand the seam ``func`` as the function called (a
     property's accessor, ``Tensor.grad.__get__``, for its getter: what torch's handlers are given)."""
@@ -435,8 +455,10 @@ def _write_prelude(public):
     body = getattr(impl, "__code__", code)
     public.__code__ = code.replace(co_name=public.__name__, co_qualname=public.__qualname__,
                                    co_filename=body.co_filename, co_firstlineno=body.co_firstlineno)
-    public.__defaults__ = impl.__defaults__
-    public.__kwdefaults__ = impl.__kwdefaults__
+    for f in (public, *namespace.get("_seam_aliases", ())):
+        f.__code__ = public.__code__
+        f.__defaults__ = impl.__defaults__
+        f.__kwdefaults__ = impl.__kwdefaults__
     return public
 
 

@@ -626,7 +626,7 @@ class Tensor:
             // max(self._data.itemsize, 1)
 
     @overridable(omitted=("memory_format",))
-    def is_contiguous(self, memory_format=None):
+    def is_contiguous(self, *, memory_format=None):   # (keyword-only, as torch's)
         return bool(self._data.flags.c_contiguous)
 
     @overridable

@@ -1376,6 +1376,12 @@ bernoulli_op = defop("bernoulli(Tensor self, *, Generator? generator=None) -> Te
 bernoulli_p_op = defop("bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor", _bernoulli_kernel)
 multinomial_op = defop("multinomial(Tensor self, SymInt num_samples, bool replacement=False, *, "
                        "Generator? generator=None) -> Tensor", _multinomial_kernel)
+bernoulli_out_op = defop("bernoulli.out(Tensor self, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)",
+                         lambda self, *, generator=None, out: _bernoulli_kernel(self, generator=generator))
+multinomial_out_op = defop("multinomial.out(Tensor self, SymInt num_samples, bool replacement=False, *, "
+                           "Generator? generator=None, Tensor(a!) out) -> Tensor(a!)",
+                           lambda self, num_samples, replacement=False, *, generator=None, out:
+                           _multinomial_kernel(self, num_samples, replacement, generator=generator))
 poisson_op = defop("poisson(Tensor self, Generator? generator=None) -> Tensor", _poisson_kernel,
                    node="PoissonBackward0", self=lambda grad: aten.zeros_like(grad))
 
@@ -1405,20 +1411,37 @@ def normal(mean=0.0, std=1.0, size=None, *, out=None, generator=None, dtype=None
 
 
 @method()
+@overridable(omitted=("p",))
 def bernoulli(input, p=None, *, generator=None):
-    if seam.on:
-        return seam.torch_function(bernoulli, (input,) if p is None else (input, p), {"generator": generator})
     if p is None:
         return bernoulli_op._call(input, generator=generator)
     return bernoulli_p_op._call(input, p, generator=generator)
 
 
+def _bernoulli_out(input, *, generator=None, out):
+    """``torch.bernoulli(input, out=o)``: torch's out= overload, ``aten.bernoulli.out`` (what a dispatch
+    mode sees), the draws in ``o``'s dtype (out_wrapper calls it, after the seam)."""
+    return bernoulli_out_op._call(input, generator=generator, out=out)
+
+
+bernoulli.writes_out = _bernoulli_out
+
+
 @method()
-@_checks.allocates
+@overridable
 def multinomial(input, num_samples, replacement=False, *, generator=None):
-    if seam.on:
-        return seam.torch_function(multinomial, (input, num_samples, replacement), {"generator": generator})
     return multinomial_op._call(input, num_samples, replacement, generator=generator)
+
+
+def _multinomial_out(input, num_samples, replacement=False, *, generator=None, out):
+    """``torch.multinomial(..., out=o)``: ``aten.multinomial.out`` (``o`` must be a long tensor, as torch's
+    kernel checks)."""
+    if isinstance(out, Tensor) and out.dtype is not _dtype.long:
+        raise RuntimeError(f"multinomial expects Long tensor out, got: {out.dtype._legacy}")
+    return multinomial_out_op._call(input, num_samples, replacement, generator=generator, out=out)
+
+
+multinomial.writes_out = _multinomial_out
 
 
 @overridable

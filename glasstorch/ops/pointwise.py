@@ -912,8 +912,8 @@ def _operator(name, public, compute):
     def operator_(self, other):
         if type(other) is not Tensor and not isinstance(other, (Tensor, numbers.Number, *_ops._ARRAY_TYPES)):
             return NotImplemented
-        if seam.on:
-            return seam.torch_function(public, (self, other), {})
+        if seam.on:     # (torch's x == y hands Tensor.__eq__ itself: public None)
+            return seam.torch_function(public or operator_, (self, other), {})
         return compute(self, other)
     operator_.__name__ = operator_.__qualname__ = name
     return operator_
@@ -954,7 +954,7 @@ def _public_pair(name, aliases, tensor_op, scalar_op, tensor_op_, scalar_op_):
         return (tensor_op_ if isinstance(other, Tensor) else scalar_op_)._call(self, other)
     for n in (name,) + aliases:
         public = _on_the_seam(n, compute)
-        setattr(Tensor, n, public if n != "__eq__" else _operator(n, public, compute))
+        setattr(Tensor, n, public if n != "__eq__" else _operator(n, None, compute))
         if not n.startswith("__"):
             setattr(Tensor, n + "_", _on_the_seam(n + "_", compute_))
     return compute
