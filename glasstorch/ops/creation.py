@@ -934,9 +934,8 @@ def to(self, *args, **kwargs):
 
 
 def _caster(name, dt):
+    @overridable(defaults_by_keyword=True, omitted=("memory_format",))
     def cast(self, memory_format=None):
-        if seam.on:
-            return seam.torch_function(cast, (self,), {} if memory_format is None else {"memory_format": memory_format})
         return to(self, dt)
     cast.__name__, cast.__qualname__ = name, "Tensor." + name
     return cast
@@ -949,10 +948,9 @@ for _name, _dt in [("float", _dtype.float32), ("double", _dtype.float64), ("half
     setattr(Tensor, _name, _caster(_name, _dt))
 
 
+@overridable(defaults_by_keyword=True, omitted=("memory_format",))
 def _cpu(self, memory_format=None):
     """``self`` on the CPU (itself when it is there already): ``to("cpu")``."""
-    if seam.on:
-        return seam.torch_function(_cpu, (self,), {} if memory_format is None else {"memory_format": memory_format})
     return to(self, "cpu")
 
 
@@ -1283,12 +1281,9 @@ rand_like = _like_factory("rand_like", rand_like_op)
 randn_like = _like_factory("randn_like", randn_like_op)
 
 
+@overridable(omitted=("high",))
 def randint_like(input, low=0, high=None, *, dtype=None, layout=None, device=None, requires_grad=False,
                  memory_format=None, pin_memory=False):
-    if seam.on:
-        return seam.torch_function(randint_like, (input, low) if high is None else (input, low, high), dict(
-            dtype=dtype, layout=layout, device=device, requires_grad=requires_grad, memory_format=memory_format,
-            pin_memory=pin_memory))
     _checks.expect_tensor("randint_like", input)
     options = dict(dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
     t = randint_like_op._call(input, low, **options) if high is None else \

@@ -1496,10 +1496,9 @@ Tensor.sub_ = Tensor.__isub__ = Tensor.subtract_ = _inplace_add("sub_", sub__op)
 Tensor.mul_ = Tensor.__imul__ = Tensor.multiply_ = mul_
 
 
+@overridable(omitted=("rounding_mode",))
 def div_(self, other, *, rounding_mode=None):
     """In place: self /= other (aten.div_.Tensor; with a rounding mode aten.div_.Tensor_mode)."""
-    if seam.on:
-        return seam.torch_function(div_, (self, other), {"rounding_mode": rounding_mode} if rounding_mode else {})
     if rounding_mode is not None:
         return div__mode_op(self, other, rounding_mode=rounding_mode)
     return div__op._call(self, other)
@@ -1819,9 +1818,8 @@ def _on_device_of(dst, src):
 
 
 @method()
+@overridable(defaults_by_keyword=True, omitted=("non_blocking",))
 def copy_(self, src, non_blocking=False):
-    if seam.on:
-        return seam.torch_function(copy_, (self, src), {"non_blocking": non_blocking} if non_blocking else {})
     if not isinstance(src, Tensor):
         if not isinstance(src, numbers.Number):
             raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not {type(src).__name__}")

@@ -944,9 +944,8 @@ def _inplace_view(self, name, op, *args):
     return self
 
 
+@overridable(omitted=("dim",))
 def squeeze_(self, dim=None):
-    if seam.on:
-        return seam.torch_function(Tensor.squeeze_, (self,) if dim is None else (self, dim), {})
     if dim is None:
         return _inplace_view(self, "squeeze_", squeeze__op)
     if isinstance(dim, (tuple, list)):
