@@ -444,6 +444,7 @@ class Tensor:
         fn._hooked = True
         return _add_hook(hooks, hook)
 
+    @overridable
     def register_post_accumulate_grad_hook(self, hook):
         """hook(tensor), called after the gradient has been accumulated into this leaf's .grad."""
         if self._grad_fn is not None:
@@ -518,6 +519,7 @@ class Tensor:
         out._requires_grad = True
         return out
 
+    @overridable
     def _is_view(self):
         """Whether this tensor is a view of another (torchviz and torch's internals ask)."""
         return self._base is not None

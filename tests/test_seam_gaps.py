@@ -63,10 +63,26 @@ def _metadata_calls(lib, x):
     x.get_device(), len(x), 1.0 in x, x.is_inference()
 
 
+def _predicate_calls(lib, x):
+    if x is None:
+        return lib.ones(2, 3).t()
+    x.is_signed(), x.is_same_size(x), x.is_conj(), x.is_neg(), x.resolve_conj(), x.resolve_neg(), x._is_view()
+    x.equal(x), x.allclose(x), x.isclose(x), x.isreal(), x.isposinf(), x.isneginf(), x.is_pinned(), x.is_shared()
+    lib.allclose(x, x), lib.equal(x, x), lib.is_nonzero(x[0, 0]), lib.is_same_size(x, x)
+
+
 def test_metadata_queries_are_seen_as_torch_sees_them():
     ours, theirs = (_mode_log(lib, _metadata_calls, with_args=True) for lib in (glasstorch, torch))
     assert ours == theirs
     assert ("size", ("T",), {}) in ours and ("size", ("T", 1), {}) in ours
+
+
+
+def test_predicates_are_seen_as_torch_sees_them():
+    """(By name: a glasstorch function hands its positional parameters with their defaults, as its
+    prelude is written for its signature; torch's C++ bindings hand what the caller gave.)"""
+    ours, theirs = (_mode_log(lib, _predicate_calls) for lib in (glasstorch, torch))
+    assert ours == theirs
 
 
 def _layer_step(build):

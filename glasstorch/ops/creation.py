@@ -967,20 +967,24 @@ def _type_as(self, other):
     return to(self, other.dtype)
 
 
+@overridable
 def _pin_memory(self, device=None):
     """Page-locked memory is a CUDA matter: on the CPU the tensor is returned as it is."""
     return self
 
 
+@overridable
 def _is_pinned(self, device=None):
     return False
 
 
+@overridable
 def _share_memory_(self):
     """Shared memory between processes: NumPy arrays are not moved; the tensor is returned."""
     return self
 
 
+@overridable
 def _is_shared(self):
     return False
 

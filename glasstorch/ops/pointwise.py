@@ -1038,12 +1038,14 @@ bitwise_xor = _bitwise("bitwise_xor", xp.bitwise_xor, "__xor__", "__rxor__", "__
 
 
 @method()
+@overridable
 def equal(input, other):
     """True if both tensors have the same size and elements."""
     return input.shape == other.shape and bool((input._data == other._data).all())
 
 
 @method()
+@overridable
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     if input.dtype is not other.dtype:
         raise RuntimeError(f"{input.dtype._legacy} did not match {other.dtype._legacy}")
@@ -1051,6 +1053,7 @@ def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 
 @method()
+@overridable
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     da, db = operands(input, other)
     try:
@@ -1060,16 +1063,19 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 
 @method()
+@overridable
 def isreal(input):
     return _wrap(xp.isreal(input._data))
 
 
 @method()
+@overridable
 def isposinf(input):
     return _wrap(xp.isposinf(input._data))
 
 
 @method()
+@overridable
 def isneginf(input):
     return _wrap(xp.isneginf(input._data))
 
