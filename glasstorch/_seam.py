@@ -348,17 +348,21 @@ _FIRST_CALL = next(c for c in compile("def _(*args, **kwargs): return _seam_writ
                                       "<glasstorch seam prelude>", "exec").co_consts if hasattr(c, "co_code"))
 
 
-def alias(fn, name):
+def alias(fn, name, owner=None):
     """``fn`` under another name, as a function object of its own (``Tensor.__add__`` beside
     ``Tensor.add``: torch's are two objects, and ``resolve_name`` names each by its own name). It
     runs ``fn``'s code, and hands the seam what ``fn`` hands (``x + y`` is seen as ``Tensor.add``,
-    as in torch); it costs nothing more than ``fn``."""
+    as in torch); it costs nothing more than ``fn``. Given the class ``owner`` it is named as its
+    attribute there (``Tensor.__add__``: what pickle looks up)."""
     namespace = getattr(fn, "__globals__", None)
     same = type(fn)(fn.__code__, namespace, name, fn.__defaults__, fn.__closure__)
     same.__kwdefaults__ = fn.__kwdefaults__
     functools.update_wrapper(same, fn)
     same.__name__ = name
-    same.__qualname__ = fn.__qualname__.rpartition(".")[0] + "." + name if "." in fn.__qualname__ else name
+    if owner is not None:
+        same.__module__, same.__qualname__ = owner.__module__, f"{owner.__qualname__}.{name}"
+    else:
+        same.__qualname__ = fn.__qualname__.rpartition(".")[0] + "." + name if "." in fn.__qualname__ else name
     if namespace.get("_seam_public") is fn:
         namespace.setdefault("_seam_aliases", []).append(same)    # (given fn's prelude when it is written)
     return same

@@ -179,6 +179,8 @@ def test_resolve_name_of_tensors_operators_as_torch():
     assert glasstorch.Tensor.__add__ is not glasstorch.Tensor.add
     x = glasstorch.ones(2)
     assert (x + x).tolist() == [2.0, 2.0] and glasstorch.Tensor.__add__.__code__ is glasstorch.Tensor.add.__code__
+    import pickle
+    assert pickle.loads(pickle.dumps(glasstorch.Tensor.__add__)) is glasstorch.Tensor.__add__   # (as before)
 
 
 def _operators(lib, x):

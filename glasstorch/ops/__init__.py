@@ -41,7 +41,7 @@ def _operators_of_their_own():
     for name, attr in list(vars(_Tensor).items()):
         if name.startswith("__") and name.endswith("__") and id(attr) in named and hasattr(attr, "__code__") \
                 and name not in ("__abs__", "__neg__"):
-            setattr(_Tensor, name, _alias(attr, name))
+            setattr(_Tensor, name, _alias(attr, name, _Tensor))
 
 
 _operators_of_their_own()
