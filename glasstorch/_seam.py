@@ -118,6 +118,7 @@ class _Seam(threading.local):
     counted = False          # whether this thread is in _threads_with_modes
     dispatching = False      # the op level: some TorchDispatchMode is active, or CPU autocast is on
     autocast = None          # the dtype CPU autocast casts to while it is on (glasstorch/amp/autocast_mode.py)
+    skip_one_hop = False     # the next interception is skipped (torch.overrides.redispatch_function)
 
     def __init__(self):
         self.function_modes = []        # TorchFunctionMode stack, innermost last
@@ -161,6 +162,9 @@ class _Seam(threading.local):
         what they return; ``PASS`` when none of them is there to take it (the function then goes
         on with its body). Called by the line :func:`overridable` puts in front of every public
         function, when ``seam.on`` is True."""
+        if self.skip_one_hop:       # (redispatch_function: this call goes on to its body, once)
+            self.skip_one_hop = False
+            return PASS
         modes = self.function_modes
         if not modes and _subclasses_exist[0]:
             # the usual call while a subclass instance is alive: no mode, and arguments of exactly
@@ -303,7 +307,7 @@ seam = _Seam()
 
 
 # -- the prelude of the public functions ---------------------------------------------------------
-def overridable(fn=None, *, defaults_by_keyword=False, all_by_keyword=False):
+def overridable(fn=None, *, defaults_by_keyword=False, all_by_keyword=False, omitted=()):
     """Decorator: ``fn`` as a public function that a TorchFunctionMode and Tensor subclasses'
     ``__torch_function__`` see (the function level, see the module docstring).
 
@@ -319,15 +323,22 @@ def overridable(fn=None, *, defaults_by_keyword=False, all_by_keyword=False):
     convention for a function written in Python (``handle_torch_function(relu, (input,), input,
     inplace=inplace)``): the positional parameters that have a default go in ``kwargs`` too;
     ``all_by_keyword=True`` puts them all there (``nn.init``'s: ``handle_torch_function(uniform_,
-    (tensor,), tensor=tensor, a=a, b=b, generator=generator)``)."""
+    (tensor,), tensor=tensor, a=a, b=b, generator=generator)``).
+
+    ``omitted`` names parameters the handler is not given while they hold their default (which must
+    be None, False or True), as torch's bindings hand on only what the caller gave: ``out=`` (``{}``
+    for ``torch.logit(x)``, ``{"out": o}`` for ``torch.logit(x, out=o)``), or the last positional
+    parameter (``(x,)`` for ``x.size()``, ``(x, 1)`` for ``x.size(1)``). It costs nothing on calls
+    that nothing intercepts (the arguments are put together only for the handler)."""
     if fn is None:
-        return functools.partial(overridable, defaults_by_keyword=defaults_by_keyword, all_by_keyword=all_by_keyword)
+        return functools.partial(overridable, defaults_by_keyword=defaults_by_keyword, all_by_keyword=all_by_keyword,
+                                 omitted=omitted)
     keywords = "all" if all_by_keyword else "defaulted" if defaults_by_keyword else None
-    namespace = {"__builtins__": builtins, "_seam_impl": fn, "_seam_keywords": keywords,
+    namespace = {"__builtins__": builtins, "_seam_impl": fn, "_seam_keywords": keywords, "_seam_omitted": omitted,
                  "_seam_anywhere": ANYWHERE, "_seam_local": seam, "_seam_intercept": seam.intercept,
                  "_seam_PASS": PASS, "_seam_write": _write_prelude, "_seam_plain": _PLAIN_TYPES}
     public = type(fn)(_FIRST_CALL, namespace, fn.__name__)
-    namespace["_seam_public"] = public
+    namespace["_seam_public"] = namespace["_seam_handed"] = public
     return functools.update_wrapper(public, fn)
 
 
@@ -335,6 +346,32 @@ def overridable(fn=None, *, defaults_by_keyword=False, all_by_keyword=False):
 # names are the function's own namespace's, see overridable).
 _FIRST_CALL = next(c for c in compile("def _(*args, **kwargs): return _seam_write(_seam_public)(*args, **kwargs)",
                                       "<glasstorch seam prelude>", "exec").co_consts if hasattr(c, "co_code"))
+
+
+def alias(fn, name, owner=None):
+    """``fn`` under another name, as a function object of its own (``Tensor.__add__`` beside
+    ``Tensor.add``: torch's are two objects, and ``resolve_name`` names each by its own name). It
+    runs ``fn``'s code, and hands the seam what ``fn`` hands (``x + y`` is seen as ``Tensor.add``,
+    as in torch); it costs nothing more than ``fn``. Given the class ``owner`` it is named as its
+    attribute there (``Tensor.__add__``: what pickle looks up)."""
+    namespace = getattr(fn, "__globals__", None)
+    same = type(fn)(fn.__code__, namespace, name, fn.__defaults__, fn.__closure__)
+    same.__kwdefaults__ = fn.__kwdefaults__
+    functools.update_wrapper(same, fn)
+    same.__name__ = name
+    if owner is not None:
+        same.__module__, same.__qualname__ = owner.__module__, f"{owner.__qualname__}.{name}"
+    else:
+        same.__qualname__ = fn.__qualname__.rpartition(".")[0] + "." + name if "." in fn.__qualname__ else name
+    if namespace.get("_seam_public") is fn:
+        namespace.setdefault("_seam_aliases", []).append(same)    # (given fn's prelude when it is written)
+    return same
+
+
+def hand_as(fn, func):
+    """Have the :func:`overridable` function ``fn`` hand the seam ``func`` as the function called (a
+    property's accessor, ``Tensor.grad.__get__``, for its getter: what torch's handlers are given)."""
+    fn.__globals__["_seam_handed"] = func
 
 
 def body_of(fn):
@@ -363,6 +400,7 @@ def _write_prelude(public):
     impl = namespace["_seam_impl"]
     params = inspect.signature(impl, follow_wrapped=False).parameters.values()
     by_keyword = namespace["_seam_keywords"]
+    omitted = namespace.get("_seam_omitted", ())
     signature, call, positional, keywords = [], [], [], []
     for p in params:
         name = p.name
@@ -390,14 +428,27 @@ def _write_prelude(public):
     if any(p.kind is p.POSITIONAL_ONLY for p in params) and "/" not in signature:
         signature.insert(sum(p.kind is p.POSITIONAL_ONLY for p in params), "/")
     args = f"({', '.join(positional)},)" if positional else "()"
-    kwargs = "{" + ", ".join(k if k.startswith("**") else f"{k!r}: {k}" for k in keywords) + "}"
+    kwargs = "{" + ", ".join(k if k.startswith("**") else f"{k!r}: {k}" for k in keywords if k not in omitted) + "}"
+    for name in omitted:
+        default = next((p.default for p in params if p.name == name), inspect.Parameter.empty)
+        if not any(default is v for v in (None, False, True)):
+            raise TypeError(f"{impl.__qualname__}: omitted parameter {name!r} must have the default None, False or "
+                            f"True")
+        if name in keywords:
+            kwargs = f"({kwargs} if {name} is {default} else {{**{kwargs}, {name!r}: {name}}})"
+        elif positional and positional[-1] == name:
+            shorter = f"({', '.join(positional[:-1])},)" if len(positional) > 1 else "()"
+            args = f"({shorter} if {name} is {default} else {args})"
+        else:
+            raise TypeError(f"{impl.__qualname__}: omitted parameter {name!r} is neither keyword-only nor the last "
+                            f"positional one")
     # Whether an argument may take part: one of a type not known plain, or any given to *args or
     # **kwargs (tested in intercept). While only a subclass instance is alive somewhere, a call
     # whose arguments are all plain stops here, at a set lookup per argument.
     takes_part = " or ".join(f"type({p.name}) not in _seam_plain" if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
                              else p.name for p in params) or "False"
     source = (f"def _({', '.join(signature)}): return _r if _seam_anywhere.on and (_seam_anywhere.modes or "
-              f"{takes_part}) and _seam_local.on and (_r := _seam_intercept(_seam_public, {args}, {kwargs})) "
+              f"{takes_part}) and _seam_local.on and (_r := _seam_intercept(_seam_handed, {args}, {kwargs})) "
               f"is not _seam_PASS else _seam_impl({', '.join(call)})")
     if not _PLAIN_TYPES:
         _plain_types()
@@ -408,8 +459,10 @@ def _write_prelude(public):
     body = getattr(impl, "__code__", code)
     public.__code__ = code.replace(co_name=public.__name__, co_qualname=public.__qualname__,
                                    co_filename=body.co_filename, co_firstlineno=body.co_firstlineno)
-    public.__defaults__ = impl.__defaults__
-    public.__kwdefaults__ = impl.__kwdefaults__
+    for f in (public, *namespace.get("_seam_aliases", ())):
+        f.__code__ = public.__code__
+        f.__defaults__ = impl.__defaults__
+        f.__kwdefaults__ = impl.__kwdefaults__
     return public
 
 

@@ -26,7 +26,7 @@ from ._array import xp, device_type_of, as_numpy, MetaArray, root_array
 from . import autograd
 from .autograd import grad_mode
 from ._seam import (seam, note_instance, note_subclass_with_torch_function, DisableTorchFunctionSubclass,
-                    _disabled_impl, overridable)
+                    _disabled_impl, overridable, hand_as)
 from .autograd.graph import (AccumulateGrad, user_frame, new_hook_dict, _add_hook, view_grad_fn,
                              sync_views_requires_grad, DEFAULT, NO_GRAD_MODE, mark_detached_in_place)
 from . import _warnings
@@ -211,10 +211,16 @@ def bump_version(t, op_name):
 
 class _intercepted_property(property):
     """A Tensor property that a function mode sees (``Tensor.grad.__get__``, ``Tensor.grad.__set__``),
-    named as torch's descriptors are (``func.__self__.__name__ == 'grad'``)."""
+    named as torch's descriptors are (``func.__self__.__name__ == 'grad'``): its getter and setter
+    are :func:`~glasstorch._seam.overridable`, and hand the seam these accessors."""
 
     def __set_name__(self, owner, name):
         self.__name__ = name
+        for fn, accessor in ((self.fget, self.__get__), (self.fset, self.__set__)):
+            if fn is not None and getattr(fn, "__globals__", {}).get("_seam_public") is fn:
+                hand_as(fn, accessor)
+
+
 def _device_type_is(name):
     """A read-only ``is_<name>`` property: whether the tensor is on a `name` device."""
     return property(lambda self: self.device.type == name, doc=f"True if the Tensor is stored on a {name} device.")
@@ -313,9 +319,8 @@ class Tensor:
         return self._requires_grad
 
     @requires_grad.setter
+    @overridable
     def requires_grad(self, value):
-        if seam.on:
-            return seam.torch_function(_REQUIRES_GRAD.__set__, (self, value), {})
         self._set_requires_grad(value, "only Tensors of floating point and complex dtype can require gradients",
                                 by_assignment=True)
 
@@ -353,9 +358,8 @@ class Tensor:
         return self._grad_fn
 
     @_intercepted_property
+    @overridable
     def is_leaf(self):
-        if seam.on:
-            return seam.torch_function(_IS_LEAF.__get__, (self,), {})
         return (self._grad_fn if self._base is None else view_grad_fn(self)) is None
 
     @property
@@ -363,9 +367,8 @@ class Tensor:
         return max(self._output_nr, 0)
 
     @_intercepted_property
+    @overridable
     def grad(self):
-        if seam.on:
-            return seam.torch_function(_GRAD.__get__, (self,), {})
         if self._grad is None and self._grad_fn is not None and not self._retains_grad:
             _warnings.warn(
                 "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute "
@@ -376,9 +379,8 @@ class Tensor:
         return self._grad
 
     @grad.setter
+    @overridable
     def grad(self, value):
-        if seam.on:
-            return seam.torch_function(_GRAD.__set__, (self, value), {})
         if value is not None:
             if not isinstance(value, Tensor):
                 raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type "
@@ -442,6 +444,7 @@ class Tensor:
         fn._hooked = True
         return _add_hook(hooks, hook)
 
+    @overridable
     def register_post_accumulate_grad_hook(self, hook):
         """hook(tensor), called after the gradient has been accumulated into this leaf's .grad."""
         if self._grad_fn is not None:
@@ -478,16 +481,14 @@ class Tensor:
         return self
 
     @_intercepted_property
+    @overridable
     def data(self):
-        if seam.on:
-            return seam.torch_function(_DATA.__get__, (self,), {})
         out = _wrap(self._data)  # a new version counter: torch's .data escapes version tracking
         return out
 
     @data.setter
+    @overridable
     def data(self, value):
-        if seam.on:
-            return seam.torch_function(_DATA.__set__, (self, value), {})
         if not isinstance(value, Tensor):
             raise TypeError(f"data must be a Tensor, not {type(value).__name__}")
         self._data = value._data
@@ -518,6 +519,7 @@ class Tensor:
         out._requires_grad = True
         return out
 
+    @overridable
     def _is_view(self):
         """Whether this tensor is a view of another (torchviz and torch's internals ask)."""
         return self._base is not None
@@ -528,6 +530,7 @@ class Tensor:
             raise RuntimeError("Inference tensors do not track version counter.")
         return self._vc.version
 
+    @overridable
     def is_inference(self):
         """Whether the tensor was made under ``inference_mode`` (or is a view of one that was)."""
         return type(self._vc) is _InferenceVersionCounter
@@ -537,20 +540,24 @@ class Tensor:
         return self._base
 
     # ---- metadata ---------------------------------------------------------------------
-    @property
+    @_intercepted_property
+    @overridable
     def shape(self):
         return Size(self._data.shape)
 
+    @overridable(omitted=("dim",))
     def size(self, dim=None):
         if dim is None:
             return Size(self._data.shape)
         return self._data.shape[_wrap_dim(dim, self._data.ndim)]
 
-    @property
+    @_intercepted_property
+    @overridable
     def dtype(self):
         return _DTYPE_OF[self._data.dtype]
 
-    @property
+    @_intercepted_property
+    @overridable
     def device(self):
         data = self._data
         if type(data) is xp.ndarray:
@@ -571,23 +578,28 @@ class Tensor:
                        "shape, dtype and strides with no data.")
     layout = "torch.strided"
 
+    @overridable
     def get_device(self):
         return -1 if self.device.type in ("cpu", "meta") else 0
 
+    @overridable
     def dim(self):
         return self._data.ndim
 
     ndimension = dim
 
-    @property
+    @_intercepted_property
+    @overridable
     def ndim(self):
         return self._data.ndim
 
+    @overridable
     def numel(self):
         return self._data.size
 
     nelement = numel
 
+    @overridable
     def element_size(self):
         return self._data.itemsize
 
@@ -599,11 +611,13 @@ class Tensor:
     def nbytes(self):
         return self._data.nbytes
 
+    @overridable(omitted=("dim",))
     def stride(self, dim=None):
         st = tuple(s // self._data.itemsize for s in self._data.strides) if self._data.itemsize else \
             tuple(0 for _ in self._data.shape)
         return st if dim is None else st[_wrap_dim(dim, self._data.ndim)]
 
+    @overridable
     def storage_offset(self):
         if type(self._data) is MetaArray:   # (a meta array keeps its offset: it has no address)
             return self._data.offset // max(self._data.itemsize, 1)
@@ -613,9 +627,11 @@ class Tensor:
         return (self._data.__array_interface__["data"][0] - base.__array_interface__["data"][0]) \
             // max(self._data.itemsize, 1)
 
-    def is_contiguous(self, memory_format=None):
+    @overridable(omitted=("memory_format",))
+    def is_contiguous(self, *, memory_format=None):   # (keyword-only, as torch's)
         return bool(self._data.flags.c_contiguous)
 
+    @overridable
     def data_ptr(self):
         d = self._data
         return d.__array_interface__["data"][0] if type(d) is xp.ndarray else 0 if type(d) is MetaArray else \
@@ -624,9 +640,11 @@ class Tensor:
     def untyped_storage(self):
         raise NotImplementedError("glasstorch tensors have no separate storage object; use data_ptr()")
 
+    @overridable
     def is_floating_point(self):
         return self._data.dtype.kind == "f" or self.dtype is _dtype.bfloat16
 
+    @overridable
     def is_complex(self):
         return self._data.dtype.kind == "c"
 
@@ -652,6 +670,7 @@ class Tensor:
         except AssertionError as e:  # no CUDA: .to('cuda') is torch's AssertionError, .type(cuda type) its RuntimeError
             raise RuntimeError(str(e)) from None
 
+    @overridable
     def __contains__(self, element):
         """``x in t``: whether any element of ``t`` equals ``x`` (a number or a tensor)."""
         if not isinstance(element, (Tensor, numbers.Number)):
@@ -659,6 +678,7 @@ class Tensor:
                                f"{type(element)}.")
         return bool((self == element).any())
 
+    @overridable
     def __len__(self):
         if self._data.ndim == 0:
             raise TypeError("len() of a 0-d tensor")

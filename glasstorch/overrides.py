@@ -18,7 +18,7 @@ import contextlib
 import functools
 import inspect
 
-from ._seam import seam, DisableTorchFunction, DisableTorchFunctionSubclass, _overloaded_args, _disabled_impl
+from ._seam import seam, DisableTorchFunction, DisableTorchFunctionSubclass, _overloaded_args, _disabled_impl, body_of
 from ._tensor import Tensor, _NO_WRAP, _intercepted_property
 from ._ops import OpOverload, OpOverloadPacket
 
@@ -26,7 +26,7 @@ __all__ = ["TorchFunctionMode", "BaseTorchFunctionMode", "has_torch_function", "
            "has_torch_function_variadic", "handle_torch_function", "get_overridable_functions",
            "get_ignored_functions", "get_testing_overrides", "get_default_nowrap_functions", "resolve_name",
            "is_tensor_like", "is_tensor_method_or_property", "wrap_torch_function", "enable_torch_function_mode",
-           "enable_reentrant_dispatch"]
+           "enable_reentrant_dispatch", "redispatch_function"]
 
 
 class TorchFunctionMode:
@@ -94,6 +94,9 @@ def is_tensor_like(inp):
 def has_torch_function(relevant_args):
     """Whether a call with ``relevant_args`` must go through ``__torch_function__`` (a mode is
     active, or one of them is a Tensor subclass taking part)."""
+    if seam.skip_one_hop:       # (redispatch_function: the function asking goes on to its body, once)
+        seam.skip_one_hop = False
+        return False
     if seam.function_disabled:
         return False
     if seam.function_modes:
@@ -156,6 +159,43 @@ def handle_torch_function(public_api, relevant_args, *args, **kwargs):
                     f"{[type(a) for a in overloaded]}")
 
 
+def redispatch_function(func, types, args, kwargs):
+    """Call ``func`` with one level of ``__torch_function__`` dispatch skipped (torch's): inside a
+    ``__torch_function__``, run the function's own body, whose calls are still intercepted -- by a
+    subclass whose tensors they are given, or by a mode entered again (``with self:``)::
+
+        class LoggingMode(TorchFunctionMode):
+            def __torch_function__(self, func, types, args=(), kwargs=None):
+                print(func.__name__)
+                with self:
+                    return torch.overrides.redispatch_function(func, types, args, kwargs)
+
+    A glasstorch function is run as its body (:func:`~glasstorch._seam.body_of`; a property
+    accessor, ``Tensor.grad.__get__``, as its getter's); any other (a user's function asking
+    :func:`has_torch_function`) is called with its next check answered "no". (A function still in
+    the seam's older form, ``tools/seam_prelude.py`` lists them, runs with the function level off:
+    its inner calls are not seen.)"""
+    kwargs = kwargs or {}
+    body = _body_of_handed(func)
+    if body is not None:
+        return body(*args, **kwargs)
+    seam.skip_one_hop = True
+    try:
+        return func(*args, **kwargs)
+    finally:
+        seam.skip_one_hop = False
+
+
+def _body_of_handed(func):
+    """The body of ``func`` as the seam hands it (an overridable function, or a property accessor
+    ``Tensor.<name>.__get__``/``__set__``); None for a function of another form."""
+    prop = getattr(func, "__self__", None)
+    if isinstance(prop, property) and getattr(func, "__name__", None) in ("__get__", "__set__"):
+        func = prop.fget if func.__name__ == "__get__" else prop.fset
+    body = body_of(func)
+    return body if body is not func else None
+
+
 def wrap_torch_function(dispatcher):
     """Decorator for a user function that should take part in ``__torch_function__``:
     ``dispatcher(*args, **kwargs)`` returns the arguments to look at."""
@@ -207,7 +247,7 @@ def _public_names():
     glasstorch's ``torch.add`` and ``Tensor.add`` are one function), and the accessors of the Tensor
     properties a mode sees (``torch.Tensor.grad.__get__``)."""
     names = {}
-    # (an operator's method is often the named method itself, Tensor.__add__ is Tensor.add: the name first)
+    # (a function that is both torch.X and Tensor.X here is named by the first: the name first, dunders last)
     for _, public, name, obj in sorted(_overridable(with_ignored=True), key=lambda entry: entry[2].startswith("__")):
         names.setdefault(obj, f"{public}.{name}")
     for name, attr in vars(Tensor).items():

@@ -475,9 +475,7 @@ def test_overrides_has_torchs_public_names():
     """Every public name of torch.overrides (its __all__, and the mode classes) is glasstorch's too."""
     import torch.overrides as theirs
     wanted = set(theirs.__all__) | {"TorchFunctionMode", "BaseTorchFunctionMode"}
-    # redispatch_function (torch 2.13's skip-one-hop) needs the seam to skip a function's own check once,
-    # which glasstorch's one-line check per function cannot: README, "Where glasstorch differs"
-    assert wanted - set(dir(glasstorch.overrides)) == {"redispatch_function"}
+    assert wanted - set(dir(glasstorch.overrides)) == set()
 
 
 def test_testing_overrides_cover_the_overridable_functions():
@@ -541,8 +539,7 @@ def test_resolve_name_as_torch():
 
 
 def test_resolve_name_of_every_call_a_mode_sees_names_a_torch_function():
-    """What a mode sees in a training step resolves to a name that is a torch function too (an operator
-    resolves to its named method: glasstorch's Tensor.__add__ is Tensor.add; README)."""
+    """What a mode sees in a training step resolves to a name that is a torch function too."""
     import functools
     unnamed = set()
     for func, _, _ in _recorded_calls(_cnn):

@@ -126,3 +126,44 @@ def test_tensor_methods_are_named_functions():
                      if isinstance(value, types.FunctionType) and value.__name__ == "<lambda>")
     assert lambdas == []
     assert glasstorch.Tensor.cpu.__qualname__ == "Tensor.cpu" and glasstorch.Tensor.type_as.__name__ == "type_as"
+
+
+def test_the_readme_layout_table_names_every_file_family():
+    """Issue 10: the README's layout table names every file and package of glasstorch/ (a new one is
+    added to it)."""
+    import pathlib
+    import re
+    root = pathlib.Path(__file__).resolve().parent.parent
+    rows = [line.split("|")[1] for line in (root / "README.md").read_text().splitlines() if line.startswith("| `")]
+    named = {name.rstrip("/").rpartition("/")[2] for row in rows for name in re.findall(r"`([^`]+)`", row)}
+    entries = {p.name for p in (root / "glasstorch").iterdir()
+               if p.name not in ("__pycache__", "py.typed") and p.suffix != ".pyi"}
+    assert sorted(entries - named) == []
+
+
+def test_inspection_replaces_no_attribute_of_another_module():
+    """Issue 10: the glass stands on the seam only. No ``setattr`` on, and no assignment to an attribute
+    of, anything the inspection package imports (a module, a class, a function of the core)."""
+    import ast
+    import pathlib
+    package = pathlib.Path(glasstorch.__file__).parent / "inspection"
+    found = []
+    for path in sorted(package.glob("*.py")):
+        tree = ast.parse(path.read_text())
+        imported = set()
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                imported |= {(a.asname or a.name).split(".")[0] for a in node.names}
+        for node in ast.walk(tree):
+            targets = node.targets if isinstance(node, ast.Assign) else \
+                [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else []
+            for t in targets:
+                base = t
+                while isinstance(base, ast.Attribute):
+                    base = base.value
+                if isinstance(t, ast.Attribute) and isinstance(base, ast.Name) and base.id in imported:
+                    found.append(f"{path.name}:{node.lineno} {ast.unparse(t)} = ...")
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("setattr", "delattr") \
+                    and node.args and isinstance(node.args[0], ast.Name) and node.args[0].id in imported:
+                found.append(f"{path.name}:{node.lineno} {ast.unparse(node)}")
+    assert found == []

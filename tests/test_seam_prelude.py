@@ -51,6 +51,12 @@ def odd(input, out=None):
     if seam.on:
         return seam.torch_function(odd, (input,), {} if out is None else {"out": out})
     return input
+
+
+def other(input, *, out=None):
+    if seam.on:
+        return seam.torch_function(other, (input,), {"out": out} if out is not None else {"out": 1})
+    return input
 '''
     path = tmp_path / "old_form.py"
     path.write_text(source)
@@ -58,8 +64,9 @@ def odd(input, out=None):
     tool.ROOT = tmp_path
     converted, left = tool.convert(path)
     text = path.read_text()
-    assert converted == 2 and len(left) == 1 and "odd" in left[0]
+    assert converted == 3 and len(left) == 1 and "other" in left[0]
     assert "@overridable\ndef scale(" in text and "@overridable(defaults_by_keyword=True)\ndef shift(" in text
+    assert '@overridable(defaults_by_keyword=True, omitted=("out",))\ndef odd(' in text
     assert text.count("seam.torch_function") == 1 and "from glasstorch._seam import seam, overridable" in text
 
     spec = importlib.util.spec_from_file_location("old_form", path)
@@ -75,7 +82,7 @@ def odd(input, out=None):
     with Log():
         assert module.scale(x, 2, bias=1).tolist() == [3.0, 3.0]
         assert module.shift(x).tolist() == [2.0, 2.0]
-        module.odd(x)
+        module.odd(x), module.odd(x, out=x)
     seen = [call for call in seen if call[0] in ("scale", "shift", "odd")]     # (not tolist)
     assert seen[0] == ("scale", 2, {"bias": 1}) and seen[1] == ("shift", 1, {"by": 1})
-    assert seen[2] == ("odd", 1, {})
+    assert seen[2] == ("odd", 1, {}) and seen[3] == ("odd", 1, {"out": x})

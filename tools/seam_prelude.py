@@ -17,10 +17,27 @@ A prelude is converted only when the decorator hands the seam exactly what it ha
 itself (its name, ``globals()["name"]``, or ``Class.name`` in a class body), every positional
 parameter in the tuple and the keyword-only ones in the dict (``@overridable``), or the positional
 parameters without a default in the tuple and the others in the dict (``@overridable(
-defaults_by_keyword=True)``, torch's convention for functions written in Python). A function under
+defaults_by_keyword=True)``, torch's convention for functions written in Python), an argument left
+out while it holds its default None, False or True (``{} if out is None else {"out": out}``,
+``(input,) if p is None else (input, p)``: ``@overridable(omitted=("out",))``). A function under
 ``@accepts_numpy_names`` loses its prelude alone (that decorator's wrapper asks the seam, with the
 arguments as the caller gave them). Any other prelude is left as it is, and listed: the old form
-keeps working (it calls the function a second time when nothing takes the call).
+keeps working (it calls the function a second time when nothing takes the call; inside
+``redispatch_function`` its calls are not seen).
+
+Why the ones left (stop 26) are left, by kind:
+
+* the function handed is not the ``def`` itself but the public function a maker makes of it, under a
+  name given at run time (``fft``'s ``globals()[name]``, ``shape._at_least``'s ``fn``, creation's
+  ``factory`` under ``functools.wraps``): the decorator hands the function it decorates;
+* it hands a subset of its parameters, or one of them in another place than its signature's, as
+  torch's handlers are given them: ``softmax``/``log_softmax`` (without ``_stacklevel``),
+  ``Tensor.__array__`` (without NumPy 2's ``copy``), ``Tensor.__array_wrap__`` (``array`` as a
+  keyword), ``tensordot`` and ``Tensor.cuda`` (a positional parameter as a keyword), ``fftfreq``/
+  ``rfftfreq`` (without ``layout``, ``pin_memory``), ``special.round``/``special.logsumexp``/
+  ``unravel_index`` (positional parameters as keywords), ``sort``/``argsort`` (NumPy's names, as
+  given): the decorator would change what a handler is given;
+* ``nn.functional.one_hot`` is under ``_checks.allocates`` (a wrapper of its own; ``ops/nn_conv.py``).
 
     python tools/seam_prelude.py [--check] [files...]     # default: every file under glasstorch/
 
@@ -112,6 +129,36 @@ def _names_dict(node):
     return None
 
 
+def _omitting(node, parse):
+    """An argument left out while it holds its default, ``X if a is None else Y`` (or ``Y if a else X``,
+    ``a``'s default then None or False), Y being X and ``a``: (X's names, the name ``a``) when
+    ``parse`` reads both; None for anything else."""
+    if not isinstance(node, ast.IfExp):
+        return None
+    test = node.test
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Is) and \
+            isinstance(test.left, ast.Name) and isinstance(test.comparators[0], ast.Constant):
+        name, without, with_it = test.left.id, node.body, node.orelse
+    elif isinstance(test, ast.Name):
+        name, without, with_it = test.id, node.orelse, node.body
+    else:
+        return None
+    short, full = parse(without), parse(with_it)
+    if short is None or full is None or sorted(full) != sorted(short + [name]):
+        return None
+    return short, name
+
+
+def _omitted_default(fn, name):
+    """The default of ``fn``'s parameter ``name`` as source (None when it has none)."""
+    a = fn.args
+    params = a.posonlyargs + a.args
+    defaults = dict(zip([p.arg for p in params[len(params) - len(a.defaults):]], a.defaults))
+    defaults.update({p.arg: d for p, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None})
+    d = defaults.get(name)
+    return None if d is None else ast.unparse(d)
+
+
 def _expected(fn, by_keyword):
     a = fn.args
     positional, keywords = [], []
@@ -185,13 +232,36 @@ def convert(path, check=False):
             left.append(f"{where}: decorated with {', '.join(others)}")
             return
         # (the keywords' order is not compared: a dict's order means nothing to a handler)
+        vararg = fn.args.vararg and fn.args.vararg.arg
+        omitted = []
         keywords = _names_dict(call.args[2])
-        got = (_names_tuple(call.args[1], fn.args.vararg and fn.args.vararg.arg),
-               None if keywords is None else sorted(keywords))
+        if keywords is None:        # {} if out is None else {"out": out}; dict(a=a, **<that>)
+            keywords = _omitting(call.args[2], _names_dict)
+            if keywords is None and isinstance(call.args[2], ast.Call) and ast.unparse(call.args[2].func) == "dict" \
+                    and not call.args[2].args and call.args[2].keywords and call.args[2].keywords[-1].arg is None:
+                head = ast.Call(func=call.args[2].func, args=[], keywords=call.args[2].keywords[:-1])
+                tail = _omitting(call.args[2].keywords[-1].value, _names_dict)
+                keywords = None if tail is None or _names_dict(head) is None else (_names_dict(head) + tail[0], tail[1])
+            if keywords is not None:
+                keywords, name = keywords
+                omitted.append(name)
+                keywords = keywords + [name]
+        positional = _names_tuple(call.args[1], vararg)
+        if positional is None:      # (input,) if p is None else (input, p)
+            positional = _omitting(call.args[1], lambda n: _names_tuple(n, vararg))
+            if positional is not None:
+                positional, name = positional
+                omitted.append(name)
+                positional = positional + [name]
+        got = (positional, None if keywords is None else sorted(keywords))
+        if any(_omitted_default(fn, n) not in ("None", "False", "True") for n in omitted):
+            got = (None, None)      # (the decorator omits only an argument at its default None, False or True)
+        quoted = ", ".join('"' + n + '"' for n in omitted)
+        options = [f"omitted=({quoted},)"] if omitted else []
         if got == _sorted(_expected(fn, False)):
-            deco = "@overridable"
+            deco = f"@overridable({', '.join(options)})" if options else "@overridable"
         elif got == _sorted(_expected(fn, True)):
-            deco = "@overridable(defaults_by_keyword=True)"
+            deco = f"@overridable({', '.join(['defaults_by_keyword=True'] + options)})"
         else:
             left.append(f"{where}: hands the seam {ast.unparse(call.args[1])}, {ast.unparse(call.args[2])}")
             return

@@ -346,6 +346,8 @@ def out_wrapper(fn, rule=None, name=None):
     with torch's rules (see the module's docstring). Without ``out`` it is ``fn``'s call, nothing more."""
     name = name or fn.__name__
     rule = rule if rule is not None else OUT_RULES[name]
+    # an op whose out= overload is written down (``aten.bernoulli.out``: what a dispatch mode sees)
+    writes_out = getattr(fn, "writes_out", None)
 
     @functools.wraps(fn)
     def with_out(*args, out=None, **kwargs):
@@ -353,6 +355,8 @@ def out_wrapper(fn, rule=None, name=None):
             return fn(*args, **kwargs)
         if seam.on:   # a TorchFunctionMode sees torch.add(..., out=c) as torch's does
             return seam.torch_function(with_out, args, dict(kwargs, out=out))
+        if writes_out is not None:
+            return writes_out(*args, out=out, **kwargs)
         if name in _OUT_NEEDS_DIM and len(args) < 2 and "dim" not in kwargs:
             raise _parser_error(name, args, kwargs)
         if rule is REDUCE and kwargs.get("dtype") is None:

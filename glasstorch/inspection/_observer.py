@@ -38,7 +38,7 @@ import threading
 import weakref
 
 from .._tensor import Tensor
-from .._seam import seam, add_engine_observer, _Seam
+from .._seam import seam, add_engine_observer, _Seam, _FIRST_CALL as _seam_first_call
 from .._warnings import is_glasstorch_file
 from ..overrides import TorchFunctionMode
 from .. import autograd
@@ -52,6 +52,7 @@ _PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _state = _grad_mode._state
 _SEAM_CALL = _Seam.intercept.__code__   # the seam's frame between a call and the modes
 _OLD_PRELUDE = _Seam.torch_function.__code__  # (between the function and the seam, in the old form)
+_FIRST_CALL = _seam_first_call   # (between a function's first caller and the function: it writes its prelude)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -90,7 +91,10 @@ def caller_of_call():
         f = f.f_back
     if f is None or f.f_back is None:
         return None
-    return f.f_back.f_back
+    caller = f.f_back.f_back
+    if caller is not None and caller.f_code is _FIRST_CALL:
+        caller = caller.f_back
+    return caller
 
 
 def _user_caller():
@@ -577,6 +581,10 @@ _HANDLERS = {}
 _ADD_PARAM_GROUP_CODE = [None]
 _CUTTING = {"detach": "detach()", "item": ".item()", "numpy": ".numpy()", "tolist": ".tolist()",
             "__float__": "float()", "__int__": "int()", "__array__": "a NumPy conversion (np.asarray)"}
+# the Tensor methods and properties that only describe a tensor (see _querying)
+_METADATA = ("dim", "size", "numel", "stride", "storage_offset", "element_size", "is_contiguous", "data_ptr",
+             "is_floating_point", "is_complex", "get_device", "is_inference", "__len__", "shape", "dtype", "device",
+             "ndim")
 _CASTS = ("to", "type", "long", "int", "short", "char", "byte", "bool", "half", "float", "double", "bfloat16")
 
 
@@ -602,6 +610,15 @@ def _build_handlers():
     _HANDLERS[Tensor.backward] = _backward_call(True)
     _HANDLERS[autograd.backward] = _backward_call(True)
     _HANDLERS[autograd.grad] = _backward_call(False)
+    for name in _METADATA:
+        attr = vars(Tensor)[name]
+        _HANDLERS[attr.__get__ if isinstance(attr, property) else attr] = _querying
+
+
+def _querying(glass, func, args, kwargs):
+    """A metadata query (``x.dim()``, ``x.shape``, ``len(x)``): it makes no node and cuts nothing, so
+    the glass runs it and looks no further (users' modes see these calls, as torch's do)."""
+    return func(*args, **kwargs)
 
 
 def _build_training_codes():

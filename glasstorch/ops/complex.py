@@ -155,16 +155,22 @@ def conj_physical_(self):
     return conj_physical__op._call(self)
 
 
-@method("resolve_conj", "resolve_neg")
+@method()
+@overridable
 def resolve_conj(input):
     """Materialise a lazy conjugate: glasstorch's conj is never lazy, so this is the input."""
     return input
 
 
-resolve_neg = resolve_conj
+@method()
+@overridable
+def resolve_neg(input):
+    """Materialise a lazy negation: glasstorch has none, so this is the input."""
+    return input
 
 
 @method("is_conj")
+@overridable
 def is_conj(input):
     return False
 

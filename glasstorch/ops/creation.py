@@ -934,9 +934,8 @@ def to(self, *args, **kwargs):
 
 
 def _caster(name, dt):
+    @overridable(defaults_by_keyword=True, omitted=("memory_format",))
     def cast(self, memory_format=None):
-        if seam.on:
-            return seam.torch_function(cast, (self,), {} if memory_format is None else {"memory_format": memory_format})
         return to(self, dt)
     cast.__name__, cast.__qualname__ = name, "Tensor." + name
     return cast
@@ -949,10 +948,9 @@ for _name, _dt in [("float", _dtype.float32), ("double", _dtype.float64), ("half
     setattr(Tensor, _name, _caster(_name, _dt))
 
 
+@overridable(defaults_by_keyword=True, omitted=("memory_format",))
 def _cpu(self, memory_format=None):
     """``self`` on the CPU (itself when it is there already): ``to("cpu")``."""
-    if seam.on:
-        return seam.torch_function(_cpu, (self,), {} if memory_format is None else {"memory_format": memory_format})
     return to(self, "cpu")
 
 
@@ -969,20 +967,24 @@ def _type_as(self, other):
     return to(self, other.dtype)
 
 
+@overridable
 def _pin_memory(self, device=None):
     """Page-locked memory is a CUDA matter: on the CPU the tensor is returned as it is."""
     return self
 
 
+@overridable
 def _is_pinned(self, device=None):
     return False
 
 
+@overridable
 def _share_memory_(self):
     """Shared memory between processes: NumPy arrays are not moved; the tensor is returned."""
     return self
 
 
+@overridable
 def _is_shared(self):
     return False
 
@@ -1283,12 +1285,9 @@ rand_like = _like_factory("rand_like", rand_like_op)
 randn_like = _like_factory("randn_like", randn_like_op)
 
 
+@overridable(omitted=("high",))
 def randint_like(input, low=0, high=None, *, dtype=None, layout=None, device=None, requires_grad=False,
                  memory_format=None, pin_memory=False):
-    if seam.on:
-        return seam.torch_function(randint_like, (input, low) if high is None else (input, low, high), dict(
-            dtype=dtype, layout=layout, device=device, requires_grad=requires_grad, memory_format=memory_format,
-            pin_memory=pin_memory))
     _checks.expect_tensor("randint_like", input)
     options = dict(dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
     t = randint_like_op._call(input, low, **options) if high is None else \
@@ -1383,6 +1382,12 @@ bernoulli_op = defop("bernoulli(Tensor self, *, Generator? generator=None) -> Te
 bernoulli_p_op = defop("bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor", _bernoulli_kernel)
 multinomial_op = defop("multinomial(Tensor self, SymInt num_samples, bool replacement=False, *, "
                        "Generator? generator=None) -> Tensor", _multinomial_kernel)
+bernoulli_out_op = defop("bernoulli.out(Tensor self, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)",
+                         lambda self, *, generator=None, out: _bernoulli_kernel(self, generator=generator))
+multinomial_out_op = defop("multinomial.out(Tensor self, SymInt num_samples, bool replacement=False, *, "
+                           "Generator? generator=None, Tensor(a!) out) -> Tensor(a!)",
+                           lambda self, num_samples, replacement=False, *, generator=None, out:
+                           _multinomial_kernel(self, num_samples, replacement, generator=generator))
 poisson_op = defop("poisson(Tensor self, Generator? generator=None) -> Tensor", _poisson_kernel,
                    node="PoissonBackward0", self=lambda grad: aten.zeros_like(grad))
 
@@ -1412,20 +1417,37 @@ def normal(mean=0.0, std=1.0, size=None, *, out=None, generator=None, dtype=None
 
 
 @method()
+@overridable(omitted=("p",))
 def bernoulli(input, p=None, *, generator=None):
-    if seam.on:
-        return seam.torch_function(bernoulli, (input,) if p is None else (input, p), {"generator": generator})
     if p is None:
         return bernoulli_op._call(input, generator=generator)
     return bernoulli_p_op._call(input, p, generator=generator)
 
 
+def _bernoulli_out(input, *, generator=None, out):
+    """``torch.bernoulli(input, out=o)``: torch's out= overload, ``aten.bernoulli.out`` (what a dispatch
+    mode sees), the draws in ``o``'s dtype (out_wrapper calls it, after the seam)."""
+    return bernoulli_out_op._call(input, generator=generator, out=out)
+
+
+bernoulli.writes_out = _bernoulli_out
+
+
 @method()
-@_checks.allocates
+@overridable
 def multinomial(input, num_samples, replacement=False, *, generator=None):
-    if seam.on:
-        return seam.torch_function(multinomial, (input, num_samples, replacement), {"generator": generator})
     return multinomial_op._call(input, num_samples, replacement, generator=generator)
+
+
+def _multinomial_out(input, num_samples, replacement=False, *, generator=None, out):
+    """``torch.multinomial(..., out=o)``: ``aten.multinomial.out`` (``o`` must be a long tensor, as torch's
+    kernel checks)."""
+    if isinstance(out, Tensor) and out.dtype is not _dtype.long:
+        raise RuntimeError(f"multinomial expects Long tensor out, got: {out.dtype._legacy}")
+    return multinomial_out_op._call(input, num_samples, replacement, generator=generator, out=out)
+
+
+multinomial.writes_out = _multinomial_out
 
 
 @overridable

@@ -29,7 +29,7 @@ from .._tensor import Tensor, _wrap_dim
 from .._array import xp, zeros_like as _zeros_like
 from ._op import method
 from .._ops import defop, aten, node_classes_of
-from .._seam import seam, overridable
+from .._seam import overridable
 from ._derivatives import norm_backward, not_implemented, sum_to
 from .reduction import _vector_norm_kernel
 
@@ -306,10 +306,9 @@ renorm__op = defop("renorm_(Tensor(a!) self, Scalar p, int dim, Scalar maxnorm) 
 
 
 @method()
+@overridable(omitted=("out",))
 def renorm(input, p, dim, maxnorm, *, out=None):
     """Each slice ``input.select(dim, i)`` whose p-norm exceeds ``maxnorm`` scaled down to norm maxnorm."""
-    if seam.on:
-        return seam.torch_function(renorm, (input, p, dim, maxnorm), {} if out is None else {"out": out})
     if input.ndim >= 2:
         dim = _wrap_dim(dim, input.ndim)
     res = renorm_op(input, p, dim, maxnorm)

@@ -1462,11 +1462,10 @@ def _chain_product(matrices, split, i, j):
     return mm(_chain_product(matrices, split, i, split[i][j]), _chain_product(matrices, split, split[i][j] + 1, j))
 
 
+@overridable(omitted=("out",))
 def multi_dot(tensors, *, out=None):
     """The product of two or more matrices, multiplied in the order that costs the fewest scalar
     products; the first may be a row vector and the last a column vector (1-D)."""
-    if seam.on:
-        return seam.torch_function(multi_dot, (tensors,), {} if out is None else {"out": out})
     n = len(tensors)
     if n < 2:
         raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {n}")
@@ -1510,10 +1509,9 @@ def multi_dot(tensors, *, out=None):
     return res if out is None else out.copy_(res)
 
 
+@overridable(omitted=("out",))
 def chain_matmul(*matrices, out=None):
     """Deprecated in torch for ``linalg.multi_dot`` (which takes a list): the product of the matrices."""
-    if seam.on:
-        return seam.torch_function(chain_matmul, matrices, {} if out is None else {"out": out})
     warnings.warn("torch.chain_matmul is deprecated and will be removed in a future PyTorch release. Use "
                   "torch.linalg.multi_dot instead, which accepts a list of two or more tensors rather than "
                   "multiple parameters.", UserWarning, stacklevel=2)

@@ -920,8 +920,8 @@ def _operator(name, public, compute):
     def operator_(self, other):
         if type(other) is not Tensor and not isinstance(other, (Tensor, numbers.Number, *_ops._ARRAY_TYPES)):
             return NotImplemented
-        if seam.on:
-            return seam.torch_function(public, (self, other), {})
+        if seam.on:     # (torch's x == y hands Tensor.__eq__ itself: public None)
+            return seam.torch_function(public or operator_, (self, other), {})
         return compute(self, other)
     operator_.__name__ = operator_.__qualname__ = name
     return operator_
@@ -962,7 +962,7 @@ def _public_pair(name, aliases, tensor_op, scalar_op, tensor_op_, scalar_op_):
         return (tensor_op_ if isinstance(other, Tensor) else scalar_op_)._call(self, other)
     for n in (name,) + aliases:
         public = _on_the_seam(n, compute)
-        setattr(Tensor, n, public if n != "__eq__" else _operator(n, public, compute))
+        setattr(Tensor, n, public if n != "__eq__" else _operator(n, None, compute))
         if not n.startswith("__"):
             setattr(Tensor, n + "_", _on_the_seam(n + "_", compute_))
     return compute
@@ -1046,12 +1046,14 @@ bitwise_xor = _bitwise("bitwise_xor", xp.bitwise_xor, "__xor__", "__rxor__", "__
 
 
 @method()
+@overridable
 def equal(input, other):
     """True if both tensors have the same size and elements."""
     return input.shape == other.shape and bool((input._data == other._data).all())
 
 
 @method()
+@overridable
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     if input.dtype is not other.dtype:
         raise RuntimeError(f"{input.dtype._legacy} did not match {other.dtype._legacy}")
@@ -1059,6 +1061,7 @@ def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 
 @method()
+@overridable
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     da, db = operands(input, other)
     try:
@@ -1068,16 +1071,19 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 
 @method()
+@overridable
 def isreal(input):
     return _wrap(xp.isreal(input._data))
 
 
 @method()
+@overridable
 def isposinf(input):
     return _wrap(xp.isposinf(input._data))
 
 
 @method()
+@overridable
 def isneginf(input):
     return _wrap(xp.isneginf(input._data))
 
@@ -1504,10 +1510,9 @@ Tensor.sub_ = Tensor.__isub__ = Tensor.subtract_ = _inplace_add("sub_", sub__op)
 Tensor.mul_ = Tensor.__imul__ = Tensor.multiply_ = mul_
 
 
+@overridable(omitted=("rounding_mode",))
 def div_(self, other, *, rounding_mode=None):
     """In place: self /= other (aten.div_.Tensor; with a rounding mode aten.div_.Tensor_mode)."""
-    if seam.on:
-        return seam.torch_function(div_, (self, other), {"rounding_mode": rounding_mode} if rounding_mode else {})
     if rounding_mode is not None:
         return div__mode_op(self, other, rounding_mode=rounding_mode)
     return div__op._call(self, other)
@@ -1827,9 +1832,8 @@ def _on_device_of(dst, src):
 
 
 @method()
+@overridable(defaults_by_keyword=True, omitted=("non_blocking",))
 def copy_(self, src, non_blocking=False):
-    if seam.on:
-        return seam.torch_function(copy_, (self, src), {"non_blocking": non_blocking} if non_blocking else {})
     if not isinstance(src, Tensor):
         if not isinstance(src, numbers.Number):
             raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not {type(src).__name__}")

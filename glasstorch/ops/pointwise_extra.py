@@ -77,6 +77,7 @@ def float_power_(self, exponent):
 
 
 @method()
+@overridable
 def is_neg(self):
     """``Tensor.is_neg``: whether a lazy negation bit is set -- never, in glasstorch (no lazy negation)."""
     return False
@@ -376,6 +377,7 @@ lcm, lcm_ = _integer_public("lcm", lcm_op)
 
 # ---- predicates -----------------------------------------------------------------------------------------------
 @method()
+@overridable
 def is_nonzero(input):
     """torch.is_nonzero: the truth of a one-element tensor (torch's errors for others)."""
     if input.numel() == 0:
@@ -386,12 +388,14 @@ def is_nonzero(input):
 
 
 @method()
+@overridable
 def is_same_size(input, other):
     """torch.is_same_size: whether the two shapes are equal."""
     return tuple(input.shape) == tuple(other.shape)
 
 
 @method()
+@overridable
 def is_signed(input):
     """torch.is_signed: whether the dtype is signed (floats and complex are)."""
     _checks.expect_tensor("is_signed", input)

@@ -1342,11 +1342,10 @@ def _diff_check_other(input, other, dim):
 
 
 @method()
+@overridable(omitted=("out",))
 def diff(input, n=1, dim=-1, prepend=None, append=None, *, out=None):
     """The n-th forward difference along ``dim``: out[i] = input[i + 1] - input[i], n times (a logical
     xor for bools), after ``prepend`` and ``append`` are joined on along ``dim``."""
-    if seam.on:
-        return seam.torch_function(diff, (input, n, dim, prepend, append), {} if out is None else {"out": out})
     if input.ndim < 1:
         raise RuntimeError("diff expects input to be at least one-dimensional")
     if n < 0:
@@ -1446,22 +1445,18 @@ def _quantile(input, q, dim, keepdim, interpolation, ignore_nan, out):
 
 
 @method()
+@overridable(omitted=("out",))
 def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
     """The q-th quantiles of ``input`` (over every element, or along ``dim``); q a number or a 1-D tensor
     in [0, 1], whose quantiles come first in the result. Between two data points the result is
     interpolated as ``interpolation`` says (NumPy's methods of the same names)."""
-    if seam.on:
-        return seam.torch_function(quantile, (input, q, dim, keepdim),
-                                   dict(interpolation=interpolation, **({} if out is None else {"out": out})))
     return _quantile(input, q, dim, keepdim, interpolation, False, out)
 
 
 @method()
+@overridable(omitted=("out",))
 def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
     """quantile, ignoring NaNs (NaN only where a whole slice is NaN)."""
-    if seam.on:
-        return seam.torch_function(nanquantile, (input, q, dim, keepdim),
-                                   dict(interpolation=interpolation, **({} if out is None else {"out": out})))
     return _quantile(input, q, dim, keepdim, interpolation, True, out)
 
 

@@ -391,21 +391,19 @@ def _reversed_dims(self):
 def _property(getter):
     """A Tensor property a function mode sees as torch's (``Tensor.T.__get__``)."""
     prop = _intercepted_property(getter)
-    prop.__name__ = getter.__name__
+    prop.__set_name__(Tensor, getter.__name__)     # (set on Tensor after its class body: named here)
     return prop
 
 
+@overridable
 def T(self):
     """The dims in reverse order (a view)."""
-    if seam.on:
-        return seam.torch_function(Tensor.T.__get__, (self,), {})
     return _reversed_dims(self)
 
 
+@overridable
 def H(self):
     """The conjugate transpose of a matrix (a view)."""
-    if seam.on:
-        return seam.torch_function(Tensor.H.__get__, (self,), {})
     nd = self._data.ndim
     if nd not in (0, 2):
         raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {nd}-D tensor." +
@@ -420,17 +418,15 @@ def _batch_of_matrices(self, name):
     return transpose_op(self, -2, -1)
 
 
+@overridable
 def mT(self):
     """The last two dims swapped (a view)."""
-    if seam.on:
-        return seam.torch_function(Tensor.mT.__get__, (self,), {})
     return _batch_of_matrices(self, "mT")
 
 
+@overridable
 def mH(self):
     """The conjugate transpose of each matrix of the batch (a view)."""
-    if seam.on:
-        return seam.torch_function(Tensor.mH.__get__, (self,), {})
     return _batch_of_matrices(self, "mH")
 
 
@@ -948,9 +944,8 @@ def _inplace_view(self, name, op, *args):
     return self
 
 
+@overridable(omitted=("dim",))
 def squeeze_(self, dim=None):
-    if seam.on:
-        return seam.torch_function(Tensor.squeeze_, (self,) if dim is None else (self, dim), {})
     if dim is None:
         return _inplace_view(self, "squeeze_", squeeze__op)
     if isinstance(dim, (tuple, list)):

@@ -266,9 +266,8 @@ div_scalar_op = defop("div.Scalar(Tensor self, Scalar other) -> Tensor", _div_sc
 
 # ---- the public functions -------------------------------------------------------------------------------
 def _public_unary(name, op):
+    @overridable(omitted=("out",))
     def fn(input, *, out=None):
-        if seam.on:
-            return seam.torch_function(fn, (input,), {} if out is None else {"out": out})
         return _into(out, op(input), name)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"torch.{name}: elementwise (aten.{op.overloadpacket.__name__})."
@@ -303,10 +302,9 @@ for _f in (erfc, i0, sinc, erfc_, i0_, sinc_):
 del _f
 
 
+@overridable(omitted=("out",))
 def special_ndtr(input, *, out=None):
     """The standard normal CDF, as torch composes it: (1 + erf(x / sqrt 2)) / 2."""
-    if seam.on:
-        return seam.torch_function(special_ndtr, (input,), {} if out is None else {"out": out})
     x = input if input.is_floating_point() else input.to(_dtype.get_default_dtype())
     return _into(out, mul_scalar_op(add_scalar_op(aten.erf(mul_scalar_op(x, math.sqrt(0.5))), 1), 0.5), "special_ndtr")
 
@@ -330,10 +328,9 @@ Tensor.polygamma_ = polygamma_
 
 
 @method("mvlgamma")
+@overridable(omitted=("out",))
 def mvlgamma(input, p, *, out=None):
     """The log of the multivariate gamma function of dimension p (torch.special.multigammaln)."""
-    if seam.on:
-        return seam.torch_function(mvlgamma, (input, p), {} if out is None else {"out": out})
     return _into(out, mvlgamma_op(input, p), "mvlgamma")
 
 
@@ -342,10 +339,9 @@ Tensor.mvlgamma_ = mvlgamma_
 
 
 @method("logit")
+@overridable(omitted=("out",))
 def logit(input, eps=None, *, out=None):
     """log(x / (1 - x)), with x clamped to [eps, 1 - eps] when eps is given."""
-    if seam.on:
-        return seam.torch_function(logit, (input, eps), {} if out is None else {"out": out})
     return _into(out, logit_op(input, eps), "logit")
 
 
@@ -364,10 +360,9 @@ def _pick(tensor_op, self_scalar_op, other_scalar_op, input, other):
 
 
 @method("xlogy")
+@overridable(omitted=("out",))
 def xlogy(input, other, *, out=None):
     """x log y, with 0 where x = 0 (even where y = 0), NaN where y is NaN."""
-    if seam.on:
-        return seam.torch_function(xlogy, (input, other), {} if out is None else {"out": out})
     return _into(out, _pick(xlogy_op, xlogy_self_scalar_op, xlogy_other_scalar_op, input, other), "xlogy")
 
 
@@ -379,17 +374,15 @@ xlogy_ = _in_place("xlogy", lambda self, other: (xlogy__op if isinstance(other, 
 Tensor.xlogy_ = xlogy_
 
 
+@overridable(omitted=("out",))
 def special_xlog1py(input, other, *, out=None):
     """x log(1 + y), with 0 where x = 0."""
-    if seam.on:
-        return seam.torch_function(special_xlog1py, (input, other), {} if out is None else {"out": out})
     return _into(out, _pick(xlog1py_op, xlog1py_self_scalar_op, xlog1py_other_scalar_op, input, other), "special_xlog1py")
 
 
+@overridable(omitted=("out",))
 def special_zeta(input, other, *, out=None):
     """The Hurwitz zeta function sum_k (k + other)^-input."""
-    if seam.on:
-        return seam.torch_function(special_zeta, (input, other), {} if out is None else {"out": out})
     return _into(out, _pick(zeta_op, zeta_self_scalar_op, zeta_other_scalar_op, input, other), "special_zeta")
 
 
@@ -478,9 +471,8 @@ def _special_unary_function(name):
     op = _UNARY_SPECIAL_OPS[name]
     arg = _UNARY_SPECIAL[name]
 
+    @overridable(omitted=("out",))
     def fn(input, *, out=None):
-        if seam.on:
-            return seam.torch_function(fn, (input,), {} if out is None else {"out": out})
         return _into(out, op(input), name)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = (f"torch.special.{name}: elementwise ({arg}), in the input's floating dtype (integers: the "
@@ -491,9 +483,8 @@ def _special_unary_function(name):
 def _polynomial_function(name):
     tensor_op, x_scalar_op, n_scalar_op = _POLYNOMIAL_OPS[name]
 
+    @overridable(omitted=("out",))
     def fn(input, n, *, out=None):
-        if seam.on:
-            return seam.torch_function(fn, (input, n), {} if out is None else {"out": out})
         if isinstance(input, Tensor):
             res = tensor_op(input, n) if isinstance(n, Tensor) else n_scalar_op(input, n)
         elif isinstance(n, Tensor):
@@ -515,9 +506,8 @@ SPECIAL_FUNCTIONS.update({name: _polynomial_function(name) for name in _POLYNOMI
 
 
 def _igamma_public(name, op):
+    @overridable(omitted=("out",))
     def fn(input, other, *, out=None):
-        if seam.on:
-            return seam.torch_function(fn, (input, other), {} if out is None else {"out": out})
         if not isinstance(other, Tensor):
             raise TypeError(f"{name}(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}")
         return _into(out, op(input, other), name)

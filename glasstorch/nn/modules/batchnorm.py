@@ -10,7 +10,6 @@ estimates are used instead. ``track_running_stats=False`` keeps no estimates and
 batch's. State dict: weight, bias, running_mean, running_var, num_batches_tracked.
 """
 import glasstorch
-from glasstorch.autograd.grad_mode import no_grad
 from glasstorch.nn import functional as F
 from glasstorch.nn import init
 from glasstorch.nn.parameter import Parameter, UninitializedBuffer, UninitializedParameter
@@ -90,8 +89,7 @@ class _BatchNorm(_NormBase):
         # momentum None: a cumulative moving average over the batches seen
         exponential_average_factor = 0.0 if self.momentum is None else self.momentum
         if self.training and self.track_running_stats and self.num_batches_tracked is not None:
-            with no_grad():
-                self.num_batches_tracked.add_(1)
+            self.num_batches_tracked.add_(1)    # (a long buffer: no graph to keep out; no no_grad(), as torch)
             if self.momentum is None:
                 exponential_average_factor = 1.0 / float(self.num_batches_tracked)
             else:
