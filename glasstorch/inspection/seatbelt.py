@@ -209,7 +209,9 @@ class _SeatbeltChecks(_observer.Checks):
                         break
         elif isinstance(out, Tensor):
             d = out._data
-            if d.dtype.kind in "fc" and not _finite(d):
+            # (_finite, written out for NumPy: this runs for most calls)
+            if d.dtype.kind in "fc" and not (_all_true(_isfinite(d), axis=None) if type(d) is _ndarray
+                                             else _finite(d)):
                 self._nonfinite(func, args, kwargs, out, made)
         elif type(out) in (tuple, list):
             for o in out:
@@ -275,23 +277,29 @@ class _SeatbeltChecks(_observer.Checks):
         nodes are read off ``node``'s edges: an in-place op (``total_loss += loss`` on a tensor) has
         already given its first argument the new node.
         """
-        consumed, chains = tracker.consumed, self.chains
-        cd, chd = consumed._d, chains._d
+        chains = self.chains
+        chd = chains._d
         backs = None
         for fn, _ in node.next_functions:
             if fn is None:
                 continue
-            k = id(fn)
-            if k in chd:
+            if chd and id(fn) in chd:
                 c = chains.get(fn)
                 if c is not None:
                     backs = set(c) if backs is None else backs | c
-            if k in cd:
-                b = consumed.get(fn)
-                if b is not None:
-                    backs = {b} if backs is None else backs | {b}
-        for x in _tensors_in(args, None):
-            if x._data.size == 1:
+            b = fn.__dict__.get("_inspect_backward")
+            if b is not None:
+                backs = {b} if backs is None else backs | {b}
+        for a in args:      # (_tensors_in, written out: this runs for every call made from a scalar)
+            if isinstance(a, Tensor):
+                xs = (a,)
+            elif type(a) in (list, tuple):
+                xs = a
+            else:
+                continue
+            for x in xs:
+                if not isinstance(x, Tensor) or x._data.size != 1:
+                    continue
                 fn = node.next_functions[0][0] if x is out else x._grad_fn    # (in place: its old node)
                 if fn is None or fn is node:
                     continue
