@@ -80,10 +80,11 @@ def user_where(depth=1):
     return where_of(frame)
 
 
-def caller_of_call():
+def caller_of_call(start=1):
     """The frame that called the function the glass is handling now: above the seam's frame is the
-    function's own frame (its guard line), and above that its caller."""
-    f = sys._getframe(1)
+    function's own frame (its guard line), and above that its caller. The seam's frame is looked for
+    from ``start`` frames up (a handler that knows its depth starts there: the walk is per step)."""
+    f = sys._getframe(start)
     while f is not None and f.f_code is not _SEAM_CALL:
         f = f.f_back
     if f is None:
@@ -94,10 +95,11 @@ def caller_of_call():
     return f.f_back if f is not None else None
 
 
-def _user_caller():
+def _user_caller(start=1):
     """The caller of the function being handled, if that is the user's code (not glasstorch's:
-    ``p.grad`` read by an optimizer, ``x.detach()`` inside a layer)."""
-    f = caller_of_call()
+    ``p.grad`` read by an optimizer, ``x.detach()`` inside a layer). ``start``: as caller_of_call's,
+    counted from here."""
+    f = caller_of_call(start + 1)
     return f if f is not None and not is_glasstorch_file(f.f_code.co_filename) else None
 
 
@@ -545,7 +547,7 @@ def _zero_grad(glass, func, args, kwargs):
     (explain's "reset"); record() logs the call."""
     owner = args[0]
     set_to_none = kwargs.get("set_to_none", args[1] if len(args) > 1 else True)
-    frame = _user_caller() or user_site(1)[0]
+    frame = _user_caller(3) or user_site(1)[0]     # (3: this handler, the glass, the seam)
     is_optimizer = hasattr(owner, "param_groups")
     if is_optimizer and id(owner) not in tracker.optimizers._d:
         _seen_optimizer(owner)
@@ -593,7 +595,8 @@ def _backward_call(counted):
         create = kwargs.get("create_graph", False)
         # (the frame that called it: the user's line, unless glasstorch called it -- looked for further
         # out only when something is reported)
-        glass.backward_call = (counted, bool(retain if retain is not None else create), caller_of_call())
+        glass.backward_call = (counted, bool(retain if retain is not None else create),
+                               caller_of_call(3))     # (3: this handler, the glass, the seam)
         try:
             return func(*args, **kwargs)
         finally:

@@ -200,27 +200,27 @@ class _SeatbeltChecks(_observer.Checks):
 
     # -- every public call: NaN/inf, graphs kept alive ----------------------------------------
     def call(self, func, args, kwargs, out, made):
-        if func in _PASSING_ON:
-            # it can't make non-finite values, only pass an input's on: known if the input was seen
-            if self.nonfinite._d and isinstance(out, Tensor):
-                for x in _tensors_in(args, kwargs):
-                    if _known(self.nonfinite, x):
-                        self.nonfinite.set(out._data, True)
-                        break
-        elif isinstance(out, Tensor):
+        if isinstance(out, Tensor):
             d = out._data
+            if func in _PASSING_ON:
+                # it can't make non-finite values, only pass an input's on: known if the input was seen
+                if self.nonfinite._d:
+                    for x in _tensors_in(args, kwargs):
+                        if _known(self.nonfinite, x):
+                            self.nonfinite.set(d, True)
+                            break
             # (_finite, written out for NumPy: this runs for most calls)
-            if d.dtype.kind in "fc" and not (_all_true(_isfinite(d), axis=None) if type(d) is _ndarray
-                                             else _finite(d)):
+            elif d.dtype.kind in "fc" and not (_all_true(_isfinite(d), axis=None) if type(d) is _ndarray
+                                               else _finite(d)):
                 self._nonfinite(func, args, kwargs, out, made)
-        elif type(out) in (tuple, list):
+            if made is not None and d.size == 1:
+                # graphs kept alive are held by scalars (a running total of losses): look only at those
+                self._kept_alive(made, args, out)
+        elif type(out) in (tuple, list) and func not in _PASSING_ON:
             for o in out:
                 if isinstance(o, Tensor) and o._data.dtype.kind in "fc" and not _finite(o._data):
                     self._nonfinite(func, args, kwargs, o, made)
                     break
-        if made is not None and isinstance(out, Tensor) and out._data.size == 1:
-            # graphs kept alive are held by scalars (a running total of losses): look only at those
-            self._kept_alive(made, args, out)
 
     def _nonfinite(self, func, args, kwargs, out, made):
         """``out`` of ``func(*args, **kwargs)`` holds NaN or inf: report where it first appeared."""
@@ -463,7 +463,7 @@ class _SeatbeltChecks(_observer.Checks):
             for node, _ in roots:
                 if node is not None and id(node) in self.consumers._d:
                     self._mark_consumers(node, tracker.backward_count)
-        for node, _ in roots:
+        for node, _ in roots if tracker.forced._d else ():
             if type(node) is AccumulateGrad:
                 where = tracker.forced.get(node.variable)
                 if where is not None:
