@@ -130,6 +130,17 @@ def test_parameter_names_from_modules():
     assert "0.weight" in str(w.message) and "no_grad" in str(w.message)
 
 
+def test_missing_zero_grad_counts_the_passes_held():
+    """The message's count is the backward passes the .grad holds: after zero_grad(set_to_none=False)
+    (an in-place zero_(), one version of its own) and two backward passes without it, two."""
+    traps, _, _ = _run(os.path.join(TRAPS, "missing_zero_grad_after_zeroing_in_place.py"))
+    (w,) = traps
+    assert "summed over 2 backward passes" in str(w.message), str(w.message)
+    traps, _, _ = _run(os.path.join(TRAPS, "missing_zero_grad.py"))
+    (w,) = traps
+    assert "summed over 2 backward passes" in str(w.message), str(w.message)
+
+
 def test_accumulate_flag_silences_missing_zero_grad():
     traps, _, _ = _run(os.path.join(TRAPS, "missing_zero_grad.py"), accumulate=True)
     assert traps == []

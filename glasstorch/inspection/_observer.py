@@ -36,6 +36,8 @@ import os
 import sys
 import threading
 import weakref
+from itertools import chain
+from operator import attrgetter, itemgetter
 
 from .._tensor import Tensor
 from .._seam import seam, add_engine_observer, _Seam
@@ -182,26 +184,19 @@ class Cut:
         return f"Cut({self.how!r} at {self.filename}:{self.lineno})"
 
 
-class LeafInfo:
-    """What the tracker knows about one parameter's ``.grad``, from the optimizer steps that used it
-    (see ``_step_pre_hook``)."""
-    __slots__ = ("grad_id", "grad_version", "backwards", "data_taken")
-
-    def __init__(self):
-        self.grad_id = None         # id and version of the .grad the last step used
-        self.grad_version = -1
-        self.backwards = 0          # backward passes summed into that .grad
-        self.data_taken = False     # .data of that .grad was taken since (it may be zeroed through it)
-
-
 class StepInfo:
-    """What the tracker knows about one optimizer's steps: a :class:`LeafInfo` per parameter, and the
-    backward count at its last step."""
-    __slots__ = ("leaves", "step_backward")
+    """What the tracker knows about one optimizer's last step (see ``_step_pre_hook``): per parameter,
+    in ``param_groups`` order, the ``.grad`` it used (id and version) and how many backward passes that
+    ``.grad`` held; the backward count then; what happened to those ``.grad``s since."""
+    __slots__ = ("param_ids", "grad_ids", "versions", "backwards", "step_backward", "since", "zeroed", "data_taken")
 
     def __init__(self):
-        self.leaves = {}            # id(parameter) -> LeafInfo
+        self.param_ids = self.grad_ids = self.versions = ()   # (id(None) for a parameter with no .grad)
+        self.backwards = None       # backward passes summed into each .grad; None: not counted (see since)
         self.step_backward = 0
+        self.since = 0              # backward passes between the step before and that one
+        self.zeroed = False         # this optimizer's zero_grad() ran since
+        self.data_taken = set()     # indices of the .grads whose .data was taken since (zeroed through it?)
 
 
 class Tracker:
@@ -229,7 +224,7 @@ class Tracker:
         self.modules_seen = IdTable()  # every module called -> whether the user called it at top level
         self.optimizers = IdTable()    # optimizers seen -> True
         self.last_reached = None       # ids of the leaves the last backward reached (when something asks)
-        self.grad_of = {}              # id(a parameter's .grad at the last step) -> its LeafInfo: made
+        self.grad_of = {}              # id(a parameter's .grad at the last step) -> (StepInfo, index): made
         self.grad_of_step = -1         # from step_infos when asked (a .data read), at this step_count
 
     # -- names ----------------------------------------------------------------------------
@@ -452,12 +447,12 @@ def _taking_data(glass, func, args, kwargs, _cut=_cutting(".data")):
     if not t._requires_grad and tracker.step_infos._d:
         if tracker.grad_of_step != tracker.step_count:
             # (built here rather than at every step: .data of a .grad is rare, steps are not)
-            tracker.grad_of = {info.grad_id: info for _, record in tracker.step_infos.items()
-                               for info in record.leaves.values() if info.grad_id is not None}
+            tracker.grad_of = {gid: (record, i) for _, record in tracker.step_infos.items()
+                               for i, gid in enumerate(record.grad_ids) if gid != _NONE_ID}
             tracker.grad_of_step = tracker.step_count
-        info = tracker.grad_of.get(id(t))
-        if info is not None and info.grad_id == id(t):
-            info.data_taken = True
+        found = tracker.grad_of.get(id(t))
+        if found is not None:
+            found[0].data_taken.add(found[1])
     return _cut(glass, func, args, kwargs)
 
 
@@ -549,8 +544,12 @@ def _zero_grad(glass, func, args, kwargs):
     set_to_none = kwargs.get("set_to_none", args[1] if len(args) > 1 else True)
     frame = _user_caller(3) or user_site(1)[0]     # (3: this handler, the glass, the seam)
     is_optimizer = hasattr(owner, "param_groups")
-    if is_optimizer and id(owner) not in tracker.optimizers._d:
-        _seen_optimizer(owner)
+    if is_optimizer:
+        if id(owner) not in tracker.optimizers._d:
+            _seen_optimizer(owner)
+        entry = tracker.step_infos._d.get(id(owner))
+        if entry is not None and entry[0]() is owner:
+            entry[1].zeroed = True       # (its next step need not compare the .grads with this one's)
     if set_to_none and frame is not None:
         reset = (frame.f_code.co_filename, frame.f_lineno, tracker.backward_count)
         entry = tracker.resets._d.get(id(owner))        # (resets.set, written out: every step)
@@ -847,34 +846,24 @@ def _step_pre_hook(optimizer, args, kwargs):
         _seen_optimizer(optimizer)
         record = StepInfo()
         t.step_infos.set(optimizer, record)
-    infos, count = record.leaves, t.backward_count
-    since = count - record.step_backward    # backward passes since this optimizer's last step
-    record.step_backward = count
-    carried, missing = [], False
-    for group in optimizer.param_groups:
-        for p in group["params"]:
-            g = p._grad
-            info = infos.get(id(p))
-            if info is None:
-                info = infos[id(p)] = LeafInfo()
-            if g is None:
-                missing = True
-                info.grad_id = None
-                continue
-            version = g._vc.version
-            if id(g) != info.grad_id:      # a new .grad (zero_grad() set it to None): the usual step
-                info.grad_id = id(g)
-                info.backwards = version + 1
-            else:
-                added = version - info.grad_version
-                if added > 0 and added == since and not info.data_taken:
-                    info.backwards += added
-                    carried.append((p, info))
-                else:
-                    info.backwards = added
-            info.grad_version = version
-            if info.data_taken:
-                info.data_taken = False
+    # The parameters' .grads and their versions, read by C loops (this runs every step, for every
+    # parameter); compared one by one with the last step's only when this optimizer's zero_grad() did
+    # not run since (which leaves every .grad new, or zeroed in place: nothing carried over).
+    params = list(_flatten(map(_PARAMS, optimizer.param_groups)))
+    grads = list(map(_GRAD, params))
+    grad_ids = list(map(id, grads))
+    missing = _NONE_ID in grad_ids
+    versions = [-1 if g is None else g._vc.version for g in grads] if missing else list(map(_VERSION, grads))
+    count = t.backward_count
+    param_ids = list(map(id, params))
+    if record.zeroed or not record.grad_ids:
+        carried, backwards = (), None
+    else:
+        carried, backwards = _carried_over(record, params, param_ids, grad_ids, versions, count - record.step_backward)
+    record.param_ids, record.grad_ids, record.versions, record.backwards = param_ids, grad_ids, versions, backwards
+    record.since, record.step_backward, record.zeroed = count - record.step_backward, count, False
+    if record.data_taken:
+        record.data_taken = set()
     if checks.on and (carried or missing or t.forced._d):    # (nothing to check otherwise)
         checks.step(optimizer, carried, missing)
     t.step_count += 1
@@ -885,6 +874,37 @@ def _step_pre_hook(optimizer, args, kwargs):
     # with a closure, which runs a forward and backward pass. (_stand_back, written out.)
     if len(args) == 1 and "closure" not in kwargs:
         glass.aside = _PAUSED if seam.pause(glass) else seam.set_mode_aside(glass)
+
+
+_PARAMS, _GRAD, _VERSION = itemgetter("params"), attrgetter("_grad"), attrgetter("_vc.version")
+_flatten = chain.from_iterable
+_NONE_ID = id(None)
+
+
+def _carried_over(record, params, param_ids, grad_ids, versions, since):
+    """``(carried, backwards)``: (parameter, backward passes its .grad holds) for each parameter whose
+    .grad is the one the last step (``record``) used, with every one of the ``since`` backward passes
+    since added into it; and per parameter, the passes its .grad holds."""
+    same = param_ids == record.param_ids
+    index = None if same else {pid: j for j, pid in enumerate(record.param_ids)}
+    old_ids, old_versions, old_backwards, taken = record.grad_ids, record.versions, record.backwards, record.data_taken
+    carried, backwards = [], []
+    for i, gid in enumerate(grad_ids):
+        j = i if same else index.get(param_ids[i])
+        version = versions[i]
+        if j is None or gid == _NONE_ID or gid != old_ids[j]:
+            backwards.append(version + 1)                # a new .grad (or none)
+            continue
+        added = version - old_versions[j]
+        if added > 0 and added == since and j not in taken:
+            # (not counted at that step: a new .grad holds one pass per version, one zeroed in place
+            # no more than the passes since the step before)
+            held = (old_backwards[j] if old_backwards is not None else min(old_versions[j] + 1, record.since)) + added
+            carried.append((params[i], held))
+            backwards.append(held)
+        else:
+            backwards.append(added)
+    return carried, backwards
 
 
 def _step_post_hook(optimizer, args, kwargs):

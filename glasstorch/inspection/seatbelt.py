@@ -375,12 +375,12 @@ class _SeatbeltChecks(_observer.Checks):
 
     # -- optimizer.step(): missing zero_grad, cut parameters, forced leaves ----------------
     def step(self, optimizer, carried, missing):
-        """``carried``: (parameter, LeafInfo) for the parameters whose .grad was carried over from the
-        previous step; ``missing``: some parameter has no .grad."""
+        """``carried``: (parameter, backward passes its .grad holds) for the parameters whose .grad was
+        carried over from the previous step; ``missing``: some parameter has no .grad."""
         if tracker.forced._d:
             self._forced_and_unused()
         if carried and not (self.accumulate or optimizer in self.expected):
-            backwards = max(info.backwards for _, info in carried)
+            backwards = max(held for _, held in carried)
             carried = [p for p, _ in carried]
             frame, _ = _observer.user_site(1)
             more = f" (and {len(carried) - 1} more)" if len(carried) > 1 else ""
