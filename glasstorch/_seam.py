@@ -287,7 +287,10 @@ class _Seam(threading.local):
 
     def unpause(self):
         """End a :meth:`pause`."""
-        self._refresh()
+        if self.function_modes and not self.function_disabled and not self.subclass_disabled:
+            self.on = True          # (what _refresh would find, as the mode is still there: the usual case)
+        else:
+            self._refresh()
 
     def put_mode_back(self, mode, index):
         """Return ``mode`` to the place :meth:`set_mode_aside` took it from (or the top, if the
