@@ -347,10 +347,13 @@ class _SeatbeltChecks(_observer.Checks):
         if refs is None:
             refs = self.roots_by_line[where] = []
         alive = None
-        if len(refs) >= 2:
-            refs[:] = [r for r in refs[-8:] if r() is not None]
-            if len(refs) >= 2:
-                alive = {id(r()) for r in refs} - {id(n) for n, _ in roots}  # (a root backwarded again)
+        if refs:
+            if len(refs) == 1 and refs[0]() is None:
+                refs.clear()        # the usual loop: the last step's loss is gone (no comprehension to run)
+            else:
+                refs[:] = [r for r in refs[-8:] if r() is not None]
+                if len(refs) >= 2:
+                    alive = {id(r()) for r in refs} - {id(n) for n, _ in roots}  # (a root backwarded again)
         for node, _ in roots:
             if node is not None and type(node) is not AccumulateGrad:
                 refs.append(weakref.ref(node))
