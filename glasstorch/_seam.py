@@ -274,6 +274,28 @@ class _Seam(threading.local):
         self._refresh()
         return index
 
+    def pause(self, mode):
+        """Let this thread's calls past the function level unseen for a while, where ``mode`` has
+        nothing to see (the glass during an optimizer step): :meth:`set_mode_aside` in effect, at the
+        price of one flag, for the usual case -- ``mode`` is all there is (the one mode on this
+        thread's stack, no Tensor subclass taking part, the protocol not off). Only this thread's
+        ``on`` goes off, as in a ``DisableTorchFunction`` block; the stack and the thread counts stay.
+        Returns False, changing nothing, in any other case (then use set_mode_aside);
+        :meth:`unpause` ends it."""
+        modes = self.function_modes
+        if (len(modes) != 1 or modes[0] is not mode or _subclasses_exist[0] or self.function_disabled
+                or self.subclass_disabled):
+            return False
+        self.on = False
+        return True
+
+    def unpause(self):
+        """End a :meth:`pause`."""
+        if self.function_modes and not self.function_disabled and not self.subclass_disabled:
+            self.on = True          # (what _refresh would find, as the mode is still there: the usual case)
+        else:
+            self._refresh()
+
     def put_mode_back(self, mode, index):
         """Return ``mode`` to the place :meth:`set_mode_aside` took it from (or the top, if the
         stack has shrunk since)."""

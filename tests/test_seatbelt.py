@@ -130,6 +130,17 @@ def test_parameter_names_from_modules():
     assert "0.weight" in str(w.message) and "no_grad" in str(w.message)
 
 
+def test_missing_zero_grad_counts_the_passes_held():
+    """The message's count is the backward passes the .grad holds: after zero_grad(set_to_none=False)
+    (an in-place zero_(), one version of its own) and two backward passes without it, two."""
+    traps, _, _ = _run(os.path.join(TRAPS, "missing_zero_grad_after_zeroing_in_place.py"))
+    (w,) = traps
+    assert "summed over 2 backward passes" in str(w.message), str(w.message)
+    traps, _, _ = _run(os.path.join(TRAPS, "missing_zero_grad.py"))
+    (w,) = traps
+    assert "summed over 2 backward passes" in str(w.message), str(w.message)
+
+
 def test_accumulate_flag_silences_missing_zero_grad():
     traps, _, _ = _run(os.path.join(TRAPS, "missing_zero_grad.py"), accumulate=True)
     assert traps == []
@@ -226,6 +237,51 @@ def test_nothing_is_replaced_on_or_off():
     assert seam.on == bool(_live_instances)     # (on while a tensor of a test's Tensor subclass is alive)
     assert not module._global_forward_pre_hooks and not optimizer._global_optimizer_pre_hooks
     assert not optimizer._global_optimizer_post_hooks
+
+
+def test_the_update_runs_unwatched_and_the_glass_watches_again():
+    """The glass steps aside for the optimizer's update: alone on the stack, by pausing the seam (the
+    function level off in this thread, the glass still on its stack); under a user's mode, by leaving
+    the stack, so that the user's mode still sees the update. Either way it watches again after."""
+    from glasstorch._seam import seam, _subclasses_exist
+    from glasstorch.overrides import TorchFunctionMode
+
+    class Spy(TorchFunctionMode):
+        def __init__(self):
+            super().__init__()
+            self.names = []
+
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            self.names.append(getattr(func, "__name__", ""))
+            return func(*args, **(kwargs or {}))
+
+    w = glasstorch.ones(3, requires_grad=True)
+    opt = glasstorch.optim.SGD([w], lr=0.1, momentum=0.9)
+    during = []
+    opt.register_step_pre_hook(lambda o, a, k: during.append((seam.on, len(seam.function_modes))))
+    with seatbelt():
+        for _ in range(2):
+            opt.zero_grad()
+            (w * 2).sum().backward()
+            opt.step()
+        if _subclasses_exist[0]:    # (a Tensor subclass taking part was defined: the glass leaves the stack)
+            assert [n for _, n in during] == [0, 0]
+        else:                       # paused: the function level off in this thread, the glass still there
+            assert during == [(False, 1), (False, 1)]
+        assert seam.on and len(seam.function_modes) == 1
+        with Spy() as spy:
+            opt.zero_grad()
+            (w * 2).sum().backward()
+            spy.names.clear()
+            opt.step()
+            assert during[-1] == (True, 1)          # the spy alone on the stack: it sees the update
+            assert spy.names and len(seam.function_modes) == 2
+        x = glasstorch.tensor([0.0])
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            (x / x).sum()                           # the glass sees calls again: 0/0 is reported
+        assert [w.category.__name__ for w in caught if issubclass(w.category, TrapWarning)] == ["NonFiniteWarning"]
+    assert not seam.function_modes
 
 
 def test_import_before_the_seatbelt_is_still_seen():

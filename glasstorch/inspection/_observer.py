@@ -36,6 +36,8 @@ import os
 import sys
 import threading
 import weakref
+from itertools import chain
+from operator import attrgetter, itemgetter
 
 from .._tensor import Tensor
 from .._seam import seam, add_engine_observer, _Seam, _FIRST_CALL as _seam_first_call
@@ -81,26 +83,29 @@ def user_where(depth=1):
     return where_of(frame)
 
 
-def caller_of_call():
+def caller_of_call(start=1):
     """The frame that called the function the glass is handling now: above the seam's frame is the
-    function's own frame (its guard line), and above that its caller."""
-    f = sys._getframe(1)
+    function's own frame (its guard line), and above that its caller. The seam's frame is looked for
+    from ``start`` frames up (a handler that knows its depth starts there: the walk is per step)."""
+    f = sys._getframe(start)
     while f is not None and f.f_code is not _SEAM_CALL:
         f = f.f_back
-    if f is not None and f.f_back is not None and f.f_back.f_code is _OLD_PRELUDE:
-        f = f.f_back
-    if f is None or f.f_back is None:
+    if f is None:
         return None
-    caller = f.f_back.f_back
-    if caller is not None and caller.f_code is _FIRST_CALL:
+    f = f.f_back          # the function's frame (or, in the old form, the seam's prelude's)
+    if f is not None and f.f_code is _OLD_PRELUDE:
+        f = f.f_back
+    caller = f.f_back if f is not None else None
+    if caller is not None and caller.f_code is _FIRST_CALL:   # (a function's first call: its prelude's writer)
         caller = caller.f_back
     return caller
 
 
-def _user_caller():
+def _user_caller(start=1):
     """The caller of the function being handled, if that is the user's code (not glasstorch's:
-    ``p.grad`` read by an optimizer, ``x.detach()`` inside a layer)."""
-    f = caller_of_call()
+    ``p.grad`` read by an optimizer, ``x.detach()`` inside a layer). ``start``: as caller_of_call's,
+    counted from here."""
+    f = caller_of_call(start + 1)
     return f if f is not None and not is_glasstorch_file(f.f_code.co_filename) else None
 
 
@@ -183,17 +188,19 @@ class Cut:
         return f"Cut({self.how!r} at {self.filename}:{self.lineno})"
 
 
-class LeafInfo:
-    """What the tracker knows about one parameter's ``.grad``, from the optimizer steps that used it
-    (see ``_step_pre_hook``)."""
-    __slots__ = ("grad_id", "grad_version", "step_backward", "backwards", "data_taken")
+class StepInfo:
+    """What the tracker knows about one optimizer's last step (see ``_step_pre_hook``): per parameter,
+    in ``param_groups`` order, the ``.grad`` it used (id and version) and how many backward passes that
+    ``.grad`` held; the backward count then; what happened to those ``.grad``s since."""
+    __slots__ = ("param_ids", "grad_ids", "versions", "backwards", "step_backward", "since", "zeroed", "data_taken")
 
     def __init__(self):
-        self.grad_id = None         # id and version of the .grad the last step used
-        self.grad_version = -1
-        self.step_backward = 0      # the backward count at that step
-        self.backwards = 0          # backward passes summed into that .grad
-        self.data_taken = False     # .data of that .grad was taken since (it may be zeroed through it)
+        self.param_ids = self.grad_ids = self.versions = ()   # (id(None) for a parameter with no .grad)
+        self.backwards = None       # backward passes summed into each .grad; None: not counted (see since)
+        self.step_backward = 0
+        self.since = 0              # backward passes between the step before and that one
+        self.zeroed = False         # this optimizer's zero_grad() ran since
+        self.data_taken = set()     # indices of the .grads whose .data was taken since (zeroed through it?)
 
 
 class Tracker:
@@ -203,7 +210,7 @@ class Tracker:
         self.ever_active = False
         self.backward_count = 0        # loss.backward() passes (not autograd.grad)
         self.step_count = 0            # optimizer steps
-        self.step_infos = IdTable()    # optimizer -> {id(parameter): LeafInfo}
+        self.step_infos = IdTable()    # optimizer -> StepInfo
         self.cut_of = IdTable()        # leaf tensor -> Cut that kept its gradient away
         self.cut_results = IdTable()   # tensor made by a cut -> Cut
         self.made_from_data = IdTable()  # tensor made by torch.tensor/as_tensor/from_numpy -> (how, where)
@@ -211,7 +218,8 @@ class Tracker:
         #                                backward_count) of the line that last set its .grad(s) to None
         self.forced = IdTable()        # leaf whose requires_grad the user switched on -> (filename, lineno)
         self.grad_read = IdTable()     # forced leaf whose .grad the user read -> True
-        self.consumed = IdTable()      # root node of a finished backward -> backward index
+        # (the root node of a finished backward carries that backward's index as ``_inspect_backward``:
+        # see consumed_by; an attribute of the node, not a weak table, as it is set on every backward)
         self.pending = {}              # id(source) -> (Cut, leaf weakrefs, weakref to the source node if
         #                                the graph was too big to note now, weakref to the source itself):
         #                                cuts the next backward resolves
@@ -220,7 +228,8 @@ class Tracker:
         self.modules_seen = IdTable()  # every module called -> whether the user called it at top level
         self.optimizers = IdTable()    # optimizers seen -> True
         self.last_reached = None       # ids of the leaves the last backward reached (when something asks)
-        self.grad_of = {}              # id(a parameter's .grad at the last step) -> its LeafInfo
+        self.grad_of = {}              # id(a parameter's .grad at the last step) -> (StepInfo, index): made
+        self.grad_of_step = -1         # from step_infos when asked (a .data read), at this step_count
 
     # -- names ----------------------------------------------------------------------------
     def param_name(self, t):
@@ -247,6 +256,11 @@ class Tracker:
 
 
 tracker = Tracker()
+
+
+def consumed_by(node):
+    """The index of the last backward pass that ran from ``node`` (a root), or None."""
+    return node.__dict__.get("_inspect_backward")
 _modules_seen_d = tracker.modules_seen._d    # (read directly by the module hook, on every module call)
 
 
@@ -308,7 +322,8 @@ class Glass(TorchFunctionMode):
     def __init__(self):
         super().__init__()
         self.mark = 0                  # the newest node seen: a call's new nodes are the newer ones
-        self.aside = None              # its place in the mode stack while it stands back (an optimizer step)
+        self.aside = None              # while it stands back (an optimizer step): its place in the mode
+        #                                stack, or _PAUSED (seam.pause)
         self.backward_call = None      # (counted, retain_graph) of the backward call being run
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
@@ -420,7 +435,7 @@ def _cutting(how):
         t = args[0]
         if t._requires_grad:
             source = t._grad_fn
-            if source is not None and not isinstance(out, Tensor) and source in tracker.consumed:
+            if source is not None and not isinstance(out, Tensor) and "_inspect_backward" in source.__dict__:
                 return out      # loss.item() after loss.backward(): nothing is lost, and nothing to name
             frame = _user_caller()
             if frame is not None:
@@ -433,10 +448,15 @@ def _taking_data(glass, func, args, kwargs, _cut=_cutting(".data")):
     """``t.data``: a cut when ``t`` requires grad; taken from a leaf's ``.grad``, a way to zero it that the
     version counter does not see (``p.grad.data.zero_()``)."""
     t = args[0]
-    if not t._requires_grad:
-        info = tracker.grad_of.get(id(t))
-        if info is not None and info.grad_id == id(t):
-            info.data_taken = True
+    if not t._requires_grad and tracker.step_infos._d:
+        if tracker.grad_of_step != tracker.step_count:
+            # (built here rather than at every step: .data of a .grad is rare, steps are not)
+            tracker.grad_of = {gid: (record, i) for _, record in tracker.step_infos.items()
+                               for i, gid in enumerate(record.grad_ids) if gid != _NONE_ID}
+            tracker.grad_of_step = tracker.step_count
+        found = tracker.grad_of.get(id(t))
+        if found is not None:
+            found[0].data_taken.add(found[1])
     return _cut(glass, func, args, kwargs)
 
 
@@ -526,12 +546,21 @@ def _zero_grad(glass, func, args, kwargs):
     (explain's "reset"); record() logs the call."""
     owner = args[0]
     set_to_none = kwargs.get("set_to_none", args[1] if len(args) > 1 else True)
-    frame = _user_caller() or user_site(1)[0]
+    frame = _user_caller(3) or user_site(1)[0]     # (3: this handler, the glass, the seam)
     is_optimizer = hasattr(owner, "param_groups")
     if is_optimizer:
-        _seen_optimizer(owner)
+        if id(owner) not in tracker.optimizers._d:
+            _seen_optimizer(owner)
+        entry = tracker.step_infos._d.get(id(owner))
+        if entry is not None and entry[0]() is owner:
+            entry[1].zeroed = True       # (its next step need not compare the .grads with this one's)
     if set_to_none and frame is not None:
-        tracker.resets.set(owner, (frame.f_code.co_filename, frame.f_lineno, tracker.backward_count))
+        reset = (frame.f_code.co_filename, frame.f_lineno, tracker.backward_count)
+        entry = tracker.resets._d.get(id(owner))        # (resets.set, written out: every step)
+        if entry is not None and entry[0]() is owner:
+            entry[1] = reset
+        else:
+            tracker.resets.set(owner, reset)
     if timelines:
         params = [p for p in owner_params(owner) if p._grad is not None]
         _timeline("zero_grad", "optimizer" if is_optimizer else "module", params, set_to_none, where_of(frame))
@@ -569,7 +598,8 @@ def _backward_call(counted):
         create = kwargs.get("create_graph", False)
         # (the frame that called it: the user's line, unless glasstorch called it -- looked for further
         # out only when something is reported)
-        glass.backward_call = (counted, bool(retain if retain is not None else create), caller_of_call())
+        glass.backward_call = (counted, bool(retain if retain is not None else create),
+                               caller_of_call(3))     # (3: this handler, the glass, the seam)
         try:
             return func(*args, **kwargs)
         finally:
@@ -663,7 +693,7 @@ def note_cut(tensor, out, how, frame):
     t = tracker
     source = tensor._grad_fn
     out_is_tensor = isinstance(out, Tensor)
-    if source is not None and source in t.consumed:
+    if source is not None and "_inspect_backward" in source.__dict__:
         if out_is_tensor:
             t.cut_results.set(out, Cut(how, frame.f_code.co_filename, frame.f_lineno))
         return   # loss.item() after loss.backward(): nothing is lost
@@ -756,7 +786,7 @@ class BackwardWatch:
         t = tracker
         for node, _ in roots:
             if node is not None:
-                t.consumed.set(node, t.backward_count)
+                node._inspect_backward = t.backward_count
         if counted:
             if t.pending or t.nograd_modules or t.forced._d:
                 t.last_reached = _leaves_reached(roots)
@@ -826,61 +856,100 @@ def _step_pre_hook(optimizer, args, kwargs):
     if glass is None:
         return
     t = tracker
-    infos = t.step_infos.get(optimizer)
-    if infos is None:
+    entry = t.step_infos._d.get(id(optimizer))     # (step_infos.get, written out: this runs every step)
+    if entry is not None and entry[0]() is optimizer:
+        record = entry[1]
+    else:
         _seen_optimizer(optimizer)
-        infos = {}
-        t.step_infos.set(optimizer, infos)
-    grad_of, count = t.grad_of, t.backward_count
-    carried, missing = [], False
-    for group in optimizer.param_groups:
-        for p in group["params"]:
-            info = infos.get(id(p))
-            if info is None:
-                info = infos[id(p)] = LeafInfo()
-            g = p._grad
-            if g is None:
-                missing = True
-                info.grad_id = None
-                continue
-            version = g._vc.version
-            if id(g) == info.grad_id:
-                added = version - info.grad_version
-                if added > 0 and added == count - info.step_backward and not info.data_taken:
-                    info.backwards += added
-                    carried.append((p, info))
-                else:
-                    info.backwards = added
-            else:
-                grad_of.pop(info.grad_id, None)
-                grad_of[id(g)] = info
-                info.grad_id, info.backwards = id(g), version + 1
-            info.grad_version, info.step_backward, info.data_taken = version, count, False
-    if checks.on:
+        record = StepInfo()
+        t.step_infos.set(optimizer, record)
+    # The parameters' .grads and their versions, read by C loops (this runs every step, for every
+    # parameter); compared one by one with the last step's only when this optimizer's zero_grad() did
+    # not run since (which leaves every .grad new, or zeroed in place: nothing carried over).
+    params = list(_flatten(map(_PARAMS, optimizer.param_groups)))
+    grads = list(map(_GRAD, params))
+    grad_ids = list(map(id, grads))
+    missing = _NONE_ID in grad_ids
+    versions = [-1 if g is None else g._vc.version for g in grads] if missing else list(map(_VERSION, grads))
+    count = t.backward_count
+    param_ids = list(map(id, params))
+    if record.zeroed or not record.grad_ids:
+        carried, backwards = (), None
+    else:
+        carried, backwards = _carried_over(record, params, param_ids, grad_ids, versions, count - record.step_backward)
+    record.param_ids, record.grad_ids, record.versions, record.backwards = param_ids, grad_ids, versions, backwards
+    record.since, record.step_backward, record.zeroed = count - record.step_backward, count, False
+    if record.data_taken:
+        record.data_taken = set()
+    if checks.on and (carried or missing or t.forced._d):    # (nothing to check otherwise)
         checks.step(optimizer, carried, missing)
     t.step_count += 1
     if timelines:
         _timeline("step", optimizer, user_where(1))
     # The update itself (in-place arithmetic on the parameters, under no_grad) has nothing to show:
     # the glass stands back until the step returns, so the step runs at full speed. Not for a step
-    # with a closure, which runs a forward and backward pass.
-    if not args[1:] and "closure" not in kwargs:
-        _stand_back(glass, True)
+    # with a closure, which runs a forward and backward pass. (_stand_back, written out.)
+    if len(args) == 1 and "closure" not in kwargs:
+        glass.aside = _PAUSED if seam.pause(glass) else seam.set_mode_aside(glass)
+
+
+_PARAMS, _GRAD, _VERSION = itemgetter("params"), attrgetter("_grad"), attrgetter("_vc.version")
+_flatten = chain.from_iterable
+_NONE_ID = id(None)
+
+
+def _carried_over(record, params, param_ids, grad_ids, versions, since):
+    """``(carried, backwards)``: (parameter, backward passes its .grad holds) for each parameter whose
+    .grad is the one the last step (``record``) used, with every one of the ``since`` backward passes
+    since added into it; and per parameter, the passes its .grad holds."""
+    same = param_ids == record.param_ids
+    index = None if same else {pid: j for j, pid in enumerate(record.param_ids)}
+    old_ids, old_versions, old_backwards, taken = record.grad_ids, record.versions, record.backwards, record.data_taken
+    carried, backwards = [], []
+    for i, gid in enumerate(grad_ids):
+        j = i if same else index.get(param_ids[i])
+        version = versions[i]
+        if j is None or gid == _NONE_ID or gid != old_ids[j]:
+            backwards.append(version + 1)                # a new .grad (or none)
+            continue
+        added = version - old_versions[j]
+        if added > 0 and added == since and j not in taken:
+            # (not counted at that step: a new .grad holds one pass per version, one zeroed in place
+            # no more than the passes since the step before)
+            held = (old_backwards[j] if old_backwards is not None else min(old_versions[j] + 1, record.since)) + added
+            carried.append((params[i], held))
+            backwards.append(held)
+        else:
+            backwards.append(added)
+    return carried, backwards
 
 
 def _step_post_hook(optimizer, args, kwargs):
     glass = _thread.glass
-    if glass is not None and glass.aside is not None:
-        _stand_back(glass)
+    if glass is not None:
+        aside = glass.aside
+        if aside is not None:
+            glass.aside = None
+            if aside is _PAUSED:
+                seam.unpause()
+            else:
+                seam.put_mode_back(glass, aside)
+
+
+_PAUSED = "paused"      # Glass.aside while the seam is paused for it (its place in the stack unchanged)
 
 
 def _stand_back(glass, back=False):
-    """Take the glass off the mode stack (``back``) or put it back where it was."""
+    """Let calls past the glass unseen (``back``: paused, or taken off the mode stack when more than
+    the glass is there), or have it watch again."""
     if back:
-        glass.aside = seam.set_mode_aside(glass)
+        glass.aside = _PAUSED if seam.pause(glass) else seam.set_mode_aside(glass)
     elif glass.aside is not None:
-        index, glass.aside = glass.aside, None
-        seam.put_mode_back(glass, index)
+        aside, glass.aside = glass.aside, None
+        if aside is _PAUSED:
+            seam.unpause()
+        else:
+            seam.put_mode_back(glass, aside)
 
 
 def _module_pre_hook(module, args):

@@ -200,25 +200,27 @@ class _SeatbeltChecks(_observer.Checks):
 
     # -- every public call: NaN/inf, graphs kept alive ----------------------------------------
     def call(self, func, args, kwargs, out, made):
-        if func in _PASSING_ON:
-            # it can't make non-finite values, only pass an input's on: known if the input was seen
-            if self.nonfinite._d and isinstance(out, Tensor):
-                for x in _tensors_in(args, kwargs):
-                    if _known(self.nonfinite, x):
-                        self.nonfinite.set(out._data, True)
-                        break
-        elif isinstance(out, Tensor):
+        if isinstance(out, Tensor):
             d = out._data
-            if d.dtype.kind in "fc" and not _finite(d):
+            if func in _PASSING_ON:
+                # it can't make non-finite values, only pass an input's on: known if the input was seen
+                if self.nonfinite._d:
+                    for x in _tensors_in(args, kwargs):
+                        if _known(self.nonfinite, x):
+                            self.nonfinite.set(d, True)
+                            break
+            # (_finite, written out for NumPy: this runs for most calls)
+            elif d.dtype.kind in "fc" and not (_all_true(_isfinite(d), axis=None) if type(d) is _ndarray
+                                               else _finite(d)):
                 self._nonfinite(func, args, kwargs, out, made)
-        elif type(out) in (tuple, list):
+            if made is not None and d.size == 1:
+                # graphs kept alive are held by scalars (a running total of losses): look only at those
+                self._kept_alive(made, args, out)
+        elif type(out) in (tuple, list) and func not in _PASSING_ON:
             for o in out:
                 if isinstance(o, Tensor) and o._data.dtype.kind in "fc" and not _finite(o._data):
                     self._nonfinite(func, args, kwargs, o, made)
                     break
-        if made is not None and isinstance(out, Tensor) and out._data.size == 1:
-            # graphs kept alive are held by scalars (a running total of losses): look only at those
-            self._kept_alive(made, args, out)
 
     def _nonfinite(self, func, args, kwargs, out, made):
         """``out`` of ``func(*args, **kwargs)`` holds NaN or inf: report where it first appeared."""
@@ -275,23 +277,29 @@ class _SeatbeltChecks(_observer.Checks):
         nodes are read off ``node``'s edges: an in-place op (``total_loss += loss`` on a tensor) has
         already given its first argument the new node.
         """
-        consumed, chains = tracker.consumed, self.chains
-        cd, chd = consumed._d, chains._d
+        chains = self.chains
+        chd = chains._d
         backs = None
         for fn, _ in node.next_functions:
             if fn is None:
                 continue
-            k = id(fn)
-            if k in chd:
+            if chd and id(fn) in chd:
                 c = chains.get(fn)
                 if c is not None:
                     backs = set(c) if backs is None else backs | c
-            if k in cd:
-                b = consumed.get(fn)
-                if b is not None:
-                    backs = {b} if backs is None else backs | {b}
-        for x in _tensors_in(args, None):
-            if x._data.size == 1:
+            b = fn.__dict__.get("_inspect_backward")
+            if b is not None:
+                backs = {b} if backs is None else backs | {b}
+        for a in args:      # (_tensors_in, written out: this runs for every call made from a scalar)
+            if isinstance(a, Tensor):
+                xs = (a,)
+            elif type(a) in (list, tuple):
+                xs = a
+            else:
+                continue
+            for x in xs:
+                if not isinstance(x, Tensor) or x._data.size != 1:
+                    continue
                 fn = node.next_functions[0][0] if x is out else x._grad_fn    # (in place: its old node)
                 if fn is None or fn is node:
                     continue
@@ -339,10 +347,13 @@ class _SeatbeltChecks(_observer.Checks):
         if refs is None:
             refs = self.roots_by_line[where] = []
         alive = None
-        if len(refs) >= 2:
-            refs[:] = [r for r in refs[-8:] if r() is not None]
-            if len(refs) >= 2:
-                alive = {id(r()) for r in refs} - {id(n) for n, _ in roots}  # (a root backwarded again)
+        if refs:
+            if len(refs) == 1 and refs[0]() is None:
+                refs.clear()        # the usual loop: the last step's loss is gone (no comprehension to run)
+            else:
+                refs[:] = [r for r in refs[-8:] if r() is not None]
+                if len(refs) >= 2:
+                    alive = {id(r()) for r in refs} - {id(n) for n, _ in roots}  # (a root backwarded again)
         for node, _ in roots:
             if node is not None and type(node) is not AccumulateGrad:
                 refs.append(weakref.ref(node))
@@ -367,12 +378,12 @@ class _SeatbeltChecks(_observer.Checks):
 
     # -- optimizer.step(): missing zero_grad, cut parameters, forced leaves ----------------
     def step(self, optimizer, carried, missing):
-        """``carried``: (parameter, LeafInfo) for the parameters whose .grad was carried over from the
-        previous step; ``missing``: some parameter has no .grad."""
+        """``carried``: (parameter, backward passes its .grad holds) for the parameters whose .grad was
+        carried over from the previous step; ``missing``: some parameter has no .grad."""
         if tracker.forced._d:
             self._forced_and_unused()
         if carried and not (self.accumulate or optimizer in self.expected):
-            backwards = max(info.backwards for _, info in carried)
+            backwards = max(held for _, held in carried)
             carried = [p for p, _ in carried]
             frame, _ = _observer.user_site(1)
             more = f" (and {len(carried) - 1} more)" if len(carried) > 1 else ""
@@ -455,7 +466,7 @@ class _SeatbeltChecks(_observer.Checks):
             for node, _ in roots:
                 if node is not None and id(node) in self.consumers._d:
                     self._mark_consumers(node, tracker.backward_count)
-        for node, _ in roots:
+        for node, _ in roots if tracker.forced._d else ():
             if type(node) is AccumulateGrad:
                 where = tracker.forced.get(node.variable)
                 if where is not None:
