@@ -63,7 +63,7 @@ def main():
     mask = (True, True, True)
 
     def numexpr_softmax():
-        m = s.max(axis=-1, keepdims=True)
+        m = s.max(axis=-1, keepdims=True)   # noqa: F841  (read by name inside numexpr.evaluate)
         e = numexpr.evaluate("exp(s - m)")
         e /= e.sum(axis=-1, keepdims=True)
 
