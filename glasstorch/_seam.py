@@ -41,7 +41,8 @@ There are two levels, as in torch:
 
 The engine's events (a backward starting, each node run, each gradient accumulated) go to
 ``seam.engine_observers`` (see :func:`add_engine_observer`); the engine checks that list once per
-backward.
+backward, and calls the observers' methods from ``seam.engine_events`` (:class:`EngineEvents`), which
+add and remove rebuild: looking each method up per event would cost every backward pass.
 
 The state is thread-local, as torch's mode stacks are: a mode entered in one thread is not seen by
 another. Tensor subclasses, though, are a process-wide matter: while an instance of one taking part
@@ -103,6 +104,22 @@ class _Pass:
 PASS = _Pass()
 
 
+class EngineEvents:
+    """The engine observers' methods, one tuple per event, in the order the observers were added
+    (built when one is added or removed, so an event costs a loop over the methods there are)."""
+    __slots__ = ("backward_started", "node_started", "node_finished", "accumulated", "backward_finished",
+                 "per_node")
+
+    def __init__(self, observers=()):
+        for event in self.__slots__[:-1]:
+            setattr(self, event, tuple(m for m in (getattr(o, event, None) for o in observers) if m is not None))
+        # whether any wants the per-node events (when none does, the engine's loop skips them)
+        self.per_node = bool(self.node_started or self.node_finished or self.accumulated)
+
+
+_NO_EVENTS = EngineEvents()
+
+
 class _Seam(threading.local):
     """The per-thread state of the seam. Its flags are class-level defaults (a new thread starts
     with nothing installed) and are recomputed by :meth:`_refresh` whenever the state changes.
@@ -127,6 +144,7 @@ class _Seam(threading.local):
         self.function_disabled = 0      # DisableTorchFunction depth (modes and subclasses off)
         self.subclass_disabled = 0      # DisableTorchFunctionSubclass depth (subclasses off)
         self.engine_observers = []
+        self.engine_events = _NO_EVENTS      # the observers' methods, per event (rebuilt by add_engine_observer)
         self._refresh()   # a thread started after a Tensor subclass was defined must see it too
 
     def _refresh(self):
@@ -651,14 +669,19 @@ class DisableTorchFunction:
 
 
 # -- engine events ----------------------------------------------------------------------------------
+
+
 def add_engine_observer(observer):
     """Have the backward engine report to ``observer`` (in this thread). The observer may define
     any of ``backward_started(roots)``, ``node_started(node)``, ``node_finished(node, grads_in,
-    grads_out)``, ``accumulated(leaf, grad)``, ``backward_finished(roots)``; they must not change
-    what they are given. Returns a function that removes the observer."""
+    grads_out)``, ``accumulated(leaf, grad)``, ``backward_finished(roots)`` (looked up now: methods
+    given to it later are not called); they must not change what they are given. Returns a function
+    that removes the observer."""
     seam.engine_observers.append(observer)
+    seam.engine_events = EngineEvents(seam.engine_observers)
 
     def remove():
         if observer in seam.engine_observers:
             seam.engine_observers.remove(observer)
+            seam.engine_events = EngineEvents(seam.engine_observers)
     return remove
