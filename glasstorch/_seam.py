@@ -136,6 +136,9 @@ class _Seam(threading.local):
     dispatching = False      # the op level: some TorchDispatchMode is active, or CPU autocast is on
     autocast = None          # the dtype CPU autocast casts to while it is on (glasstorch/amp/autocast_mode.py)
     skip_one_hop = False     # the next interception is skipped (torch.overrides.redispatch_function)
+    # the engine observers' methods, per event (add_engine_observer sets this thread's own; a class-level
+    # default, so that a thread without observers has one key fewer in its state, which every op reads)
+    engine_events = _NO_EVENTS
 
     def __init__(self):
         self.function_modes = []        # TorchFunctionMode stack, innermost last
@@ -144,7 +147,6 @@ class _Seam(threading.local):
         self.function_disabled = 0      # DisableTorchFunction depth (modes and subclasses off)
         self.subclass_disabled = 0      # DisableTorchFunctionSubclass depth (subclasses off)
         self.engine_observers = []
-        self.engine_events = _NO_EVENTS      # the observers' methods, per event (rebuilt by add_engine_observer)
         self._refresh()   # a thread started after a Tensor subclass was defined must see it too
 
     def _refresh(self):
