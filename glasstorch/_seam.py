@@ -41,7 +41,8 @@ There are two levels, as in torch:
 
 The engine's events (a backward starting, each node run, each gradient accumulated) go to
 ``seam.engine_observers`` (see :func:`add_engine_observer`); the engine checks that list once per
-backward.
+backward, and calls the observers' methods from ``seam.engine_events`` (:class:`EngineEvents`), which
+add and remove rebuild: looking each method up per event would cost every backward pass.
 
 The state is thread-local, as torch's mode stacks are: a mode entered in one thread is not seen by
 another. Tensor subclasses, though, are a process-wide matter: while an instance of one taking part
@@ -103,6 +104,22 @@ class _Pass:
 PASS = _Pass()
 
 
+class EngineEvents:
+    """The engine observers' methods, one tuple per event, in the order the observers were added
+    (built when one is added or removed, so an event costs a loop over the methods there are)."""
+    __slots__ = ("backward_started", "node_started", "node_finished", "accumulated", "backward_finished",
+                 "per_node")
+
+    def __init__(self, observers=()):
+        for event in self.__slots__[:-1]:
+            setattr(self, event, tuple(m for m in (getattr(o, event, None) for o in observers) if m is not None))
+        # whether any wants the per-node events (when none does, the engine's loop skips them)
+        self.per_node = bool(self.node_started or self.node_finished or self.accumulated)
+
+
+_NO_EVENTS = EngineEvents()
+
+
 class _Seam(threading.local):
     """The per-thread state of the seam. Its flags are class-level defaults (a new thread starts
     with nothing installed) and are recomputed by :meth:`_refresh` whenever the state changes.
@@ -119,6 +136,9 @@ class _Seam(threading.local):
     dispatching = False      # the op level: some TorchDispatchMode is active, or CPU autocast is on
     autocast = None          # the dtype CPU autocast casts to while it is on (glasstorch/amp/autocast_mode.py)
     skip_one_hop = False     # the next interception is skipped (torch.overrides.redispatch_function)
+    # the engine observers' methods, per event (add_engine_observer sets this thread's own; a class-level
+    # default, so that a thread without observers has one key fewer in its state, which every op reads)
+    engine_events = _NO_EVENTS
 
     def __init__(self):
         self.function_modes = []        # TorchFunctionMode stack, innermost last
@@ -651,14 +671,19 @@ class DisableTorchFunction:
 
 
 # -- engine events ----------------------------------------------------------------------------------
+
+
 def add_engine_observer(observer):
     """Have the backward engine report to ``observer`` (in this thread). The observer may define
     any of ``backward_started(roots)``, ``node_started(node)``, ``node_finished(node, grads_in,
-    grads_out)``, ``accumulated(leaf, grad)``, ``backward_finished(roots)``; they must not change
-    what they are given. Returns a function that removes the observer."""
+    grads_out)``, ``accumulated(leaf, grad)``, ``backward_finished(roots)`` (looked up now: methods
+    given to it later are not called); they must not change what they are given. Returns a function
+    that removes the observer."""
     seam.engine_observers.append(observer)
+    seam.engine_events = EngineEvents(seam.engine_observers)
 
     def remove():
         if observer in seam.engine_observers:
             seam.engine_observers.remove(observer)
+            seam.engine_events = EngineEvents(seam.engine_observers)
     return remove

@@ -368,3 +368,41 @@ def test_example_script(capsys):
     assert out.count("Fix: ") == 3 and "seatbelt: 3 traps found in 45 steps" in out
     assert example["main"](["--fixed"]) == 0
     assert capsys.readouterr().out.rstrip().endswith("seatbelt: no traps found in 45 steps")
+
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_a_mode_under_the_seatbelt_sees_what_it_would_without_it(dtype):
+    """The glass runs a function's body directly only when nothing is below it: a user's mode entered
+    before the seatbelt still sees every call of a training step, as without a seatbelt, and the
+    results are the same. (torch runs the same step under the same mode: the calls it sees are the
+    oracle's.)"""
+    import contextlib
+    import numpy as np
+    import torch
+
+    def run(lib, belt):
+        class Spy(lib.overrides.TorchFunctionMode):
+            names = []
+
+            def __torch_function__(self, func, types, args=(), kwargs=None):
+                self.names.append(getattr(func, "__name__", repr(func)))
+                return func(*args, **(kwargs or {}))
+        lib.manual_seed(0)
+        model = lib.nn.Sequential(lib.nn.Linear(4, 8), lib.nn.ReLU(), lib.nn.Linear(8, 3)).to(getattr(lib, dtype))
+        opt = lib.optim.SGD(model.parameters(), lr=0.1)
+        x = lib.tensor(np.random.default_rng(1).standard_normal((5, 4)), dtype=getattr(lib, dtype))
+        y = lib.tensor([0, 1, 2, 0, 1])
+        Spy.names = []
+        with Spy(), (seatbelt() if belt else contextlib.nullcontext()):
+            opt.zero_grad()
+            loss = lib.nn.functional.cross_entropy(model(x), y)
+            loss.backward()
+            value = loss.item()
+        return Spy.names, value, model[0].weight.grad.tolist()
+
+    under = run(glasstorch, True)
+    assert under == run(glasstorch, False)
+    theirs = run(torch, False)      # (its own initial weights: the names only are compared)
+    for name in ("linear", "relu", "cross_entropy", "backward", "item"):
+        assert name in under[0] and name in theirs[0]

@@ -160,18 +160,19 @@ def run_backward(roots, root_grads, retain_graph, create_graph, capture=None, ac
     _state.enabled = bool(create_graph)
     tensors = bool(create_graph) or bool(seam.dispatch_modes)   # (not for autocast: no mode to see)
     observers = seam.engine_observers
-    node_observers = None
+    node_events = None
     if observers:
-        _notify(observers, "backward_started", roots)
-        # those that want each node's or each accumulation's events (the others then cost nothing there)
-        node_observers = [o for o in observers if hasattr(o, "node_started") or hasattr(o, "node_finished")
-                          or hasattr(o, "accumulated")]
+        events = seam.engine_events     # (their methods, looked up when they were added)
+        for method in events.backward_started:
+            method(roots)
+        if events.per_node:             # (when none wants each node's events, the loop skips them)
+            node_events = events
     tasks = _tasks.stack
     tasks.append(GraphTask())
     try:
         grads = list(root_grads) if tensors else [g._data for g in root_grads]
         captured = _run(roots, grads, retain_graph, create_graph, capture, accumulate, accumulate_only, tensors,
-                        observers, node_observers)
+                        node_events)
         if captured is not None and not tensors:
             captured = [_as_tensor(g) for g in captured]
         return captured
@@ -179,7 +180,8 @@ def run_backward(roots, root_grads, retain_graph, create_graph, capture=None, ac
         tasks.pop()
         _state.enabled = prev_enabled
         if observers:
-            _notify(observers, "backward_finished", roots)
+            for method in seam.engine_events.backward_finished:
+                method(roots)
 
 
 class GraphTask:
@@ -217,15 +219,7 @@ def current_graph_task():
     return stack[-1] if stack else None
 
 
-def _notify(observers, event, *args):
-    for obs in list(observers):
-        method = getattr(obs, event, None)
-        if method is not None:
-            method(*args)
-
-
-def _run(roots, root_grads, retain_graph, create_graph, capture, accumulate, accumulate_only, tensors, observers,
-         node_observers):
+def _run(roots, root_grads, retain_graph, create_graph, capture, accumulate, accumulate_only, tensors, node_events):
     # 1. dependencies
     deps, reached = _collect([n for n, _ in roots])
     captured = [None] * len(capture) if capture else None
@@ -263,8 +257,9 @@ def _run(roots, root_grads, retain_graph, create_graph, capture, accumulate, acc
         grads = buffers.pop(node, None)
         if grads is None:
             grads = [None] * node.num_outputs
-        if node_observers:
-            _notify(node_observers, "node_started", node)
+        if node_events:
+            for method in node_events.node_started:
+                method(node)
         # (a node that need not run: nor its hooks -- but a target's hooks run, as they give its gradient)
         if node._hooked and (needed is None or node in needed or node in captured_nodes):
             grads = _run_tensor_pre_hooks(node, grads, tensors)
@@ -278,8 +273,9 @@ def _run(roots, root_grads, retain_graph, create_graph, capture, accumulate, acc
             if accumulate and (accumulate_only is None or node in accumulate_only):
                 # `grads` holds the engine's only reference to the gradient (see _stealable)
                 _accumulate(node, grads, create_graph, tensors)
-                if node_observers:
-                    _notify(node_observers, "accumulated", node.variable, node.variable._grad)
+                if node_events:
+                    for method in node_events.accumulated:
+                        method(node.variable, node.variable._grad)
             node = None
             continue
         if needed is not None and node not in needed:
@@ -300,8 +296,9 @@ def _run(roots, root_grads, retain_graph, create_graph, capture, accumulate, acc
                 node._free()
         if check_nan:
             _check_nan(node, out)
-        if node_observers:
-            _notify(node_observers, "node_finished", node, grads, out)
+        if node_events:
+            for method in node_events.node_finished:
+                method(node, grads, out)
 
         # 3. deliver the gradients into the inputs' buffers
         meta = node._input_meta

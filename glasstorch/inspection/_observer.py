@@ -40,7 +40,7 @@ from itertools import chain
 from operator import attrgetter, itemgetter
 
 from .._tensor import Tensor
-from .._seam import seam, add_engine_observer, _Seam, _FIRST_CALL as _seam_first_call
+from .._seam import seam, add_engine_observer, body_of, _Seam, _FIRST_CALL as _seam_first_call
 from .._warnings import is_glasstorch_file
 from ..overrides import TorchFunctionMode
 from .. import autograd
@@ -335,11 +335,34 @@ class Glass(TorchFunctionMode):
             handler = None
         if handler is not None:
             return handler(self, func, args, kwargs)
-        out = func(*args, **kwargs)
+        # (the function's body directly when nothing is below the glass -- a mode, a Tensor subclass:
+        # its prelude would only find the function level off and call it, a Python call more for
+        # every call seen; the same in the handlers the training step meets)
+        out = (func if seam.on else _BODIES.get(func) or _body(func))(*args, **kwargs)
         # (after(), written out for the usual result, a Tensor: this runs for every call)
         if type(out) is Tensor:
             fn = out._grad_fn
-            made = self._made(fn) if fn is not None and fn._seq > self.mark else None
+            made = None
+            if fn is not None and fn._seq > self.mark:
+                # (_made's usual case written out: no record(), and the node is made from another
+                # call's node, so nobody will ask for its line)
+                made = fn
+                edges = fn.next_functions
+                if timelines:
+                    self._made(fn)
+                elif len(edges) == 1:
+                    n = edges[0][0]
+                    if n is None or type(n) is AccumulateGrad or "_inspect_where" in n.__dict__:
+                        self._made(fn)
+                    else:
+                        self.mark = fn._seq
+                else:
+                    for n, _ in edges:
+                        if n is not None and type(n) is not AccumulateGrad:
+                            self.mark = fn._seq
+                            break
+                    else:
+                        self._made(fn)
             if checks.on:
                 checks.call(func, args, kwargs, out, made)
             return out
@@ -431,7 +454,7 @@ def _seq_of(node):
 def _cutting(how):
     """A function whose result has no path back to its tensor (detach, item, numpy, .data...)."""
     def handle(glass, func, args, kwargs):
-        out = func(*args, **kwargs)
+        out = (func if seam.on else _BODIES.get(func) or _body(func))(*args, **kwargs)   # (as the glass does)
         t = args[0]
         if t._requires_grad:
             source = t._grad_fn
@@ -564,7 +587,7 @@ def _zero_grad(glass, func, args, kwargs):
     if timelines:
         params = [p for p in owner_params(owner) if p._grad is not None]
         _timeline("zero_grad", "optimizer" if is_optimizer else "module", params, set_to_none, where_of(frame))
-    return func(*args, **kwargs)
+    return (func if seam.on else _BODIES.get(func) or _body(func))(*args, **kwargs)    # (as the glass does)
 
 
 def _reading_is_leaf(glass, func, args, kwargs):
@@ -585,7 +608,7 @@ def _reading_is_leaf(glass, func, args, kwargs):
 def _cross_entropy(glass, func, args, kwargs):
     if checks.on and args and isinstance(args[0], Tensor):
         checks.cross_entropy(args[0])
-    out = func(*args, **kwargs)
+    out = (func if seam.on else _BODIES.get(func) or _body(func))(*args, **kwargs)     # (as the glass does)
     glass.after(func, args, kwargs, out)
     return out
 
@@ -601,13 +624,20 @@ def _backward_call(counted):
         glass.backward_call = (counted, bool(retain if retain is not None else create),
                                caller_of_call(3))     # (3: this handler, the glass, the seam)
         try:
-            return func(*args, **kwargs)
+            return (func if seam.on else _BODIES.get(func) or _body(func))(*args, **kwargs)   # (as the glass does)
         finally:
             glass.backward_call = None
     return handle
 
 
 _HANDLERS = {}
+_BODIES = {}        # public function -> its body (the seam's body_of), for the calls the glass runs
+
+
+def _body(func):
+    """What the glass calls to run ``func`` when nothing is below it: its body (found once)."""
+    body = _BODIES[func] = body_of(func)
+    return body
 _ADD_PARAM_GROUP_CODE = [None]
 _CUTTING = {"detach": "detach()", "item": ".item()", "numpy": ".numpy()", "tolist": ".tolist()",
             "__float__": "float()", "__int__": "int()", "__array__": "a NumPy conversion (np.asarray)"}

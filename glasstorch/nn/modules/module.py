@@ -35,12 +35,64 @@ __all__ = ["Module", "register_module_forward_pre_hook", "register_module_forwar
            "register_module_full_backward_hook", "register_module_buffer_registration_hook",
            "register_module_module_registration_hook", "register_module_parameter_registration_hook"]
 
+
+class _HookRegistry(OrderedDict):
+    """A registry of hooks that keeps ``hooks``, a tuple of them in order, up to date as hooks are
+    added and removed: ``_call_impl`` runs the global pre-hooks on every module call (while a tool
+    watches them all), and a tuple built per call would cost each one. (A tuple rather than the
+    dict's values: a hook may remove itself while they run.)"""
+    hooks = ()
+
+    def _changed(self):
+        self.hooks = tuple(self.values())
+
+    def __setitem__(self, key, value):
+        super().__setitem__(key, value)
+        self._changed()
+
+    def __delitem__(self, key):
+        super().__delitem__(key)
+        self._changed()
+
+    def pop(self, *args):
+        try:
+            return super().pop(*args)
+        finally:
+            self._changed()
+
+    def popitem(self, last=True):
+        try:
+            return super().popitem(last)
+        finally:
+            self._changed()
+
+    def setdefault(self, key, default=None):
+        try:
+            return super().setdefault(key, default)
+        finally:
+            self._changed()
+
+    def update(self, *args, **kwargs):
+        try:
+            super().update(*args, **kwargs)
+        finally:
+            self._changed()
+
+    def clear(self):
+        super().clear()
+        self._changed()
+
+    def move_to_end(self, key, last=True):
+        super().move_to_end(key, last)
+        self._changed()
+
+
 # Global hooks: they run for every module, before each module's own (torch's module-level registries;
 # profilers, FLOP counters and the inspection tools stand on them).
 _global_backward_pre_hooks: dict = OrderedDict()
 _global_backward_hooks: dict = OrderedDict()
 _global_is_full_backward_hook: Optional[bool] = None
-_global_forward_pre_hooks: dict = OrderedDict()
+_global_forward_pre_hooks: dict = _HookRegistry()
 _global_forward_hooks: dict = OrderedDict()
 _global_forward_hooks_always_called: dict = OrderedDict()
 _global_forward_hooks_with_kwargs: dict = OrderedDict()
@@ -773,7 +825,7 @@ class Module:
             if not _global_forward_pre_hooks:
                 return self.forward(*args, **kwargs)
             # only global forward pre-hooks (a tool watching every module call): they, then forward
-            for hook in tuple(_global_forward_pre_hooks.values()):   # a hook may remove itself
+            for hook in _global_forward_pre_hooks.hooks:   # (a tuple kept up to date: a hook may remove itself)
                 args_result = hook(self, args)
                 if args_result is not None:
                     args = args_result if isinstance(args_result, tuple) else (args_result,)
