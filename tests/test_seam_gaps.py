@@ -257,7 +257,26 @@ def test_the_glass_sees_metadata_queries_and_records_nothing_for_them():
 _OPERATORS = ("__add__", "__radd__", "__iadd__", "__sub__", "__rsub__", "__isub__", "__mul__", "__rmul__", "__imul__",
               "__truediv__", "__rtruediv__", "__itruediv__", "__floordiv__", "__ifloordiv__", "__mod__", "__imod__",
               "__pow__", "__ipow__", "__rpow__", "__matmul__", "__abs__", "__neg__", "__invert__", "__eq__", "__lt__",
-              "__and__", "__getitem__", "__len__")
+              "__and__", "__getitem__", "__len__", "__rdiv__", "__rand__", "__ror__", "__rxor__", "__rfloordiv__",
+              "__rmod__", "__rmatmul__", "__rlshift__")
+
+
+def _reflected_operators(lib, x):
+    if x is None:
+        return lib.ones(2, 2) + 1
+    xi, y = x.int(), x.t()
+    1 - x, x ** 2, 2 / x, 2 ** x, 2 // x, 2 % x, x.__rpow__(2), x.__rmatmul__(y), x.__rfloordiv__(2), x.__rmod__(2)
+    x.__rsub__(1), x.__rdiv__(2), x.__rtruediv__(2), 2 + x, 2 * x, 2 & xi, 2 | xi, 2 ^ xi, 2 << xi, 2 >> xi
+
+
+def test_reflected_operators_are_seen_as_torch_sees_them():
+    """``1 - x`` is ``Tensor.__rsub__``, ``2 / x`` ``Tensor.__rdiv__`` (torch's ``__rtruediv__`` is that
+    function), ``x ** 2`` ``pow``, ``2 & x`` ``bitwise_and``..., each with torch's arguments (the
+    keyword arguments aside: a glasstorch function hands its defaults, see above)."""
+    ours, theirs = ([call[:2] for call in _mode_log(lib, _reflected_operators, with_args=True)]
+                    for lib in (glasstorch, torch))
+    assert ours == theirs
+    assert ("__rsub__", ("T", 1)) in ours and ("__rdiv__", ("T", 2)) in ours
 
 
 def test_resolve_name_of_tensors_operators_as_torch():
