@@ -79,6 +79,34 @@ def test_metadata_queries_are_seen_as_torch_sees_them():
 
 
 
+_PROPERTIES = ("is_nested", "is_cuda", "is_cpu", "is_meta", "is_sparse", "is_sparse_csr", "is_quantized", "is_mkldnn",
+               "is_xpu", "is_mps", "is_ipu", "is_xla", "is_vulkan", "is_maia", "is_mtia", "itemsize", "nbytes",
+               "layout", "requires_grad", "is_leaf", "grad_fn", "output_nr", "retains_grad", "_version", "grad", "data")
+
+
+def _property_reads(lib, x):
+    if x is None:
+        return lib.ones(2, 3, requires_grad=True), lib.ones(2, dtype=lib.complex64)
+    x, c = x
+    y = x * 2
+    y.retain_grad()
+    for t in (x, y, y.t()):
+        for name in _PROPERTIES:
+            getattr(t, name)
+    c.real, c.imag
+    c.real = lib.zeros(2)
+
+
+def test_property_reads_are_seen_as_torch_sees_them():
+    """``is_nested``, ``is_cuda``..., ``itemsize``, ``nbytes``, ``layout``, ``requires_grad``,
+    ``grad_fn``, ``output_nr``, ``retains_grad``, ``_version``, ``real``/``imag`` as torch's accessors
+    (``Tensor.is_nested.__get__``; assigning ``c.real`` shows no call, as in torch); not the slots
+    ``_base``, ``_grad_fn``, ``_grad`` (README)."""
+    ours, theirs = (_mode_log(lib, _property_reads) for lib in (glasstorch, torch))
+    assert ours == theirs
+    assert "is_nested.__get__" in ours and "real.__get__" in ours
+
+
 def test_predicates_are_seen_as_torch_sees_them():
     """(By name: a glasstorch function hands its positional parameters with their defaults, as its
     prelude is written for its signature; torch's C++ bindings hand what the caller gave.)"""
