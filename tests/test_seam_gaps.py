@@ -229,6 +229,31 @@ def test_the_network_functions_compute_as_torchs(name, dtype):
             assert torch.allclose(torch.from_numpy(ours.numpy()), theirs, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("batch_first", [True, False])
+@pytest.mark.parametrize("training", [True, False])
+@pytest.mark.parametrize("attention", ["self", "cross", "kdim", "unbatched", "one_head"])
+def test_multihead_attention_is_seen_as_torch_sees_it(batch_first, training, attention):
+    """nn.MultiheadAttention's forward reads what torch's Python forward reads (the query's dtype
+    against the projections', ``is_nested`` of all three: torch's reasons for not taking its fused
+    fast path, checked in its order) and calls F.multi_head_attention_forward."""
+    def program(lib, inputs):
+        if inputs is None:
+            lib.manual_seed(0)
+            kdim = 3 if attention == "kdim" else None
+            module = lib.nn.MultiheadAttention(4, 1 if attention == "one_head" else 2, batch_first=batch_first,
+                                               kdim=kdim, vdim=kdim)
+            module.train(training)
+            x, k = lib.randn(3, 5, 4), lib.randn(3, 5, kdim or 4)
+            if attention == "unbatched":
+                x = k = x[0]
+            return module, x, x if attention in ("self", "unbatched", "one_head") else k
+        module, q, kv = inputs
+        module(q, kv, kv)[0].sum()
+    ours, theirs = (_mode_log(lib, program) for lib in (glasstorch, torch))
+    assert ours == theirs
+    assert ours.count("is_nested.__get__") >= 3
+
+
 @pytest.mark.parametrize("num_layers", [1, 2])
 def test_an_lstm_is_dispatched_as_torchs(num_layers):
     """A TorchDispatchMode sees an nn.LSTM's forward and backward as torch's: the zero states, the
