@@ -183,6 +183,7 @@ class RNNBase(Module):
         or a ``PackedSequence``; ``hx``: the initial state, zeros if omitted. Returns ``(output, h_n)``
         (:class:`LSTM` has its own, with the cell state)."""
         orig_input = input
+        is_batched = batch_dim = None                     # (None: a packed input)
         if isinstance(orig_input, PackedSequence):
             input, batch_sizes, sorted_indices, unsorted_indices = input
             max_batch_size = batch_sizes[0]
@@ -208,14 +209,8 @@ class RNNBase(Module):
             else:
                 hx = self.permute_hidden(hx, sorted_indices)
         self.check_forward_args(input, hx, batch_sizes)
-        output, hidden = self._network(input, batch_sizes, hx)
-        if isinstance(orig_input, PackedSequence):
-            return PackedSequence(output, batch_sizes, sorted_indices, unsorted_indices), \
-                self.permute_hidden(hidden, unsorted_indices)
-        if not is_batched:
-            output = output.squeeze(batch_dim)
-            hidden = hidden.squeeze(1)
-        return output, self.permute_hidden(hidden, unsorted_indices)
+        return self._run(input, batch_sizes, hx, sorted_indices, unsorted_indices,
+                         is_batched, batch_dim)
 
     def _batched(self, input):
         """(is_batched, batch_dim, input with a batch dim) of a padded input, checked as torch does."""
@@ -226,6 +221,18 @@ class RNNBase(Module):
         if not is_batched:
             input = input.unsqueeze(batch_dim)
         return is_batched, batch_dim, input
+
+    def _run(self, input, batch_sizes, hx, sorted_indices, unsorted_indices, is_batched, batch_dim):
+        """The network on the checked input, and its results as the input came: packed again
+        (``is_batched`` None), or without the batch dim an unbatched input was given."""
+        output, hidden = self._network(input, batch_sizes, hx)
+        if is_batched is None:
+            return PackedSequence(output, batch_sizes, sorted_indices, unsorted_indices), \
+                self.permute_hidden(hidden, unsorted_indices)
+        if not is_batched:
+            output = output.squeeze(batch_dim)
+            hidden = tuple(h.squeeze(1) for h in hidden) if isinstance(hidden, tuple) else hidden.squeeze(1)
+        return output, self.permute_hidden(hidden, unsorted_indices)
 
     def _zeros(self, input, max_batch_size, size):
         num_directions = 2 if self.bidirectional else 1
@@ -348,7 +355,7 @@ class LSTM(RNNBase):
         (A packed input's given state is not checked, as in torch.)"""
         orig_input = input
         real_hidden_size = self.proj_size if self.proj_size > 0 else self.hidden_size
-        batch_sizes = None
+        batch_sizes = is_batched = batch_dim = None       # (is_batched None: a packed input)
         if isinstance(orig_input, PackedSequence):
             input, batch_sizes, sorted_indices, unsorted_indices = input
             max_batch_size = batch_sizes[0]
@@ -371,14 +378,8 @@ class LSTM(RNNBase):
                     hx = (hx[0].unsqueeze(1), hx[1].unsqueeze(1))
                 self.check_forward_args(input, hx, batch_sizes)
                 hx = self.permute_hidden(hx, sorted_indices)
-        output, hidden = self._network(input, batch_sizes, hx)
-        if isinstance(orig_input, PackedSequence):
-            return PackedSequence(output, batch_sizes, sorted_indices, unsorted_indices), \
-                self.permute_hidden(hidden, unsorted_indices)
-        if not is_batched:
-            output = output.squeeze(batch_dim)
-            hidden = (hidden[0].squeeze(1), hidden[1].squeeze(1))
-        return output, self.permute_hidden(hidden, unsorted_indices)
+        return self._run(input, batch_sizes, hx, sorted_indices, unsorted_indices,
+                         is_batched, batch_dim)
 
     def _check_state_dims(self, hx, is_batched):
         want = 3 if is_batched else 2
