@@ -136,6 +136,9 @@ _LAZY_NAMES.update(dict.fromkeys((
     "cosine_similarity", "pairwise_distance", "selu", "celu", "prelu", "hardshrink", "threshold", "pixel_unshuffle",
     "conv_transpose3d", "max_pool3d", "bilinear", "rrelu"), "nn.functional"))
 _LAZY_NAMES["constant_pad_nd"] = "ops.nn_pool"
+# the whole recurrent networks nn.LSTM, nn.GRU and nn.RNN call (torch's _VF functions), and their cells
+_LAZY_NAMES.update(dict.fromkeys(("lstm", "gru", "rnn_tanh", "rnn_relu", "lstm_cell", "gru_cell", "rnn_tanh_cell",
+                                  "rnn_relu_cell"), "ops.nn_rnn"))
 
 
 def __getattr__(name):

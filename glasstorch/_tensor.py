@@ -222,8 +222,21 @@ class _intercepted_property(property):
 
 
 def _device_type_is(name):
-    """A read-only ``is_<name>`` property: whether the tensor is on a `name` device."""
-    return property(lambda self: self.device.type == name, doc=f"True if the Tensor is stored on a {name} device.")
+    """A read-only ``is_<name>`` property, on the seam: whether the tensor is on a `name` device."""
+    def is_on(self):
+        return self.device.type == name
+    is_on.__name__ = is_on.__qualname__ = f"is_{name}"
+    is_on.__doc__ = f"True if the Tensor is stored on a {name} device."
+    return _intercepted_property(overridable(is_on))
+
+
+def _constant_flag(name, value=False):
+    """A read-only flag that is the same for every glasstorch tensor (``is_sparse``: none is), on the
+    seam as torch's is (its Python layers read ``is_nested`` in MultiheadAttention's forward)."""
+    def flag(self):
+        return value
+    flag.__name__ = flag.__qualname__ = name
+    return _intercepted_property(overridable(flag))
 
 
 class Tensor:
@@ -315,6 +328,7 @@ class Tensor:
 
     # ---- autograd state ---------------------------------------------------------------
     @_intercepted_property
+    @overridable
     def requires_grad(self):
         return self._requires_grad
 
@@ -351,7 +365,8 @@ class Tensor:
         if self._base is None and self._vc.views:
             sync_views_requires_grad(self, bool(value))  # views made earlier require grad through their base
 
-    @property
+    @_intercepted_property
+    @overridable
     def grad_fn(self):
         if self._base is not None:
             return view_grad_fn(self)  # regenerated if the base or a view of it was modified in place
@@ -362,7 +377,8 @@ class Tensor:
     def is_leaf(self):
         return (self._grad_fn if self._base is None else view_grad_fn(self)) is None
 
-    @property
+    @_intercepted_property
+    @overridable
     def output_nr(self):
         return max(self._output_nr, 0)
 
@@ -402,7 +418,8 @@ class Tensor:
     def grad(self):
         self._grad = None
 
-    @property
+    @_intercepted_property
+    @overridable
     def retains_grad(self):
         return self._retains_grad
 
@@ -524,7 +541,8 @@ class Tensor:
         """Whether this tensor is a view of another (torchviz and torch's internals ask)."""
         return self._base is not None
 
-    @property
+    @_intercepted_property
+    @overridable
     def _version(self):
         if type(self._vc) is _InferenceVersionCounter:
             raise RuntimeError("Inference tensors do not track version counter.")
@@ -564,19 +582,18 @@ class Tensor:
             return _CPU
         return _META if type(data) is MetaArray else device(device_type_of(data), 0)
 
-    @property
-    def is_cuda(self):
-        return self.device.type == "cuda"
+    # the devices' flags, as torch has them (programs test ``input.is_cuda or input.is_xpu``)
+    is_cuda, is_cpu, is_xpu, is_mps, is_ipu, is_xla, is_maia, is_mtia, is_vulkan = (
+        _device_type_is(name) for name in ("cuda", "cpu", "xpu", "mps", "ipu", "xla", "maia", "mtia", "vulkan"))
+    is_sparse, is_sparse_csr, is_nested, is_mkldnn, is_quantized = (
+        _constant_flag(name) for name in ("is_sparse", "is_sparse_csr", "is_nested", "is_mkldnn", "is_quantized"))
+    layout = _constant_flag("layout", "torch.strided")
 
-    is_cpu = property(lambda self: self.device.type == "cpu")
-    # the other accelerators' flags, as torch has them (programs test ``input.is_cuda or input.is_xpu``)
-    is_xpu, is_mps, is_ipu, is_xla, is_maia, is_mtia, is_vulkan = (
-        _device_type_is(name) for name in ("xpu", "mps", "ipu", "xla", "maia", "mtia", "vulkan"))
-    is_sparse = is_sparse_csr = is_nested = is_mkldnn = False
-    is_quantized = False
-    is_meta = property(lambda self: type(self._data) is MetaArray, doc="True if the Tensor is a meta tensor: a "
-                       "shape, dtype and strides with no data.")
-    layout = "torch.strided"
+    @_intercepted_property
+    @overridable
+    def is_meta(self):
+        """True if the Tensor is a meta tensor: a shape, dtype and strides with no data."""
+        return type(self._data) is MetaArray
 
     @overridable
     def get_device(self):
@@ -603,11 +620,13 @@ class Tensor:
     def element_size(self):
         return self._data.itemsize
 
-    @property
+    @_intercepted_property
+    @overridable
     def itemsize(self):
         return self._data.itemsize
 
-    @property
+    @_intercepted_property
+    @overridable
     def nbytes(self):
         return self._data.nbytes
 

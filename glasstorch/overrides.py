@@ -248,8 +248,13 @@ def _public_names():
     properties a mode sees (``torch.Tensor.grad.__get__``)."""
     names = {}
     # (a function that is both torch.X and Tensor.X here is named by the first: the name first, dunders last)
+    # (one object under two operator names is named by the last, as torch's table keeps the last:
+    # ``Tensor.__rdiv__`` is ``Tensor.__rtruediv__``)
     for _, public, name, obj in sorted(_overridable(with_ignored=True), key=lambda entry: entry[2].startswith("__")):
-        names.setdefault(obj, f"{public}.{name}")
+        if name.startswith("__") and names.get(obj, "").rpartition(".")[2].startswith("__"):
+            names[obj] = f"{public}.{name}"
+        else:
+            names.setdefault(obj, f"{public}.{name}")
     for name, attr in vars(Tensor).items():
         if isinstance(attr, _intercepted_property):
             names[attr.__get__] = f"torch.Tensor.{name}.__get__"

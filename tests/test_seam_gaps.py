@@ -8,6 +8,7 @@ Calls are compared by name (``func.__name__``; a property accessor as ``dtype.__
 arguments with tensors written ``T`` (function objects and tensors belong to each library)."""
 import importlib
 
+import numpy as np
 import pytest
 
 import glasstorch
@@ -78,6 +79,34 @@ def test_metadata_queries_are_seen_as_torch_sees_them():
 
 
 
+_PROPERTIES = ("is_nested", "is_cuda", "is_cpu", "is_meta", "is_sparse", "is_sparse_csr", "is_quantized", "is_mkldnn",
+               "is_xpu", "is_mps", "is_ipu", "is_xla", "is_vulkan", "is_maia", "is_mtia", "itemsize", "nbytes",
+               "layout", "requires_grad", "is_leaf", "grad_fn", "output_nr", "retains_grad", "_version", "grad", "data")
+
+
+def _property_reads(lib, x):
+    if x is None:
+        return lib.ones(2, 3, requires_grad=True), lib.ones(2, dtype=lib.complex64)
+    x, c = x
+    y = x * 2
+    y.retain_grad()
+    for t in (x, y, y.t()):
+        for name in _PROPERTIES:
+            getattr(t, name)
+    c.real, c.imag
+    c.real = lib.zeros(2)
+
+
+def test_property_reads_are_seen_as_torch_sees_them():
+    """``is_nested``, ``is_cuda``..., ``itemsize``, ``nbytes``, ``layout``, ``requires_grad``,
+    ``grad_fn``, ``output_nr``, ``retains_grad``, ``_version``, ``real``/``imag`` as torch's accessors
+    (``Tensor.is_nested.__get__``; assigning ``c.real`` shows no call, as in torch); not the slots
+    ``_base``, ``_grad_fn``, ``_grad`` (README)."""
+    ours, theirs = (_mode_log(lib, _property_reads) for lib in (glasstorch, torch))
+    assert ours == theirs
+    assert "is_nested.__get__" in ours and "real.__get__" in ours
+
+
 def test_predicates_are_seen_as_torch_sees_them():
     """(By name: a glasstorch function hands its positional parameters with their defaults, as its
     prelude is written for its signature; torch's C++ bindings hand what the caller gave.)"""
@@ -120,18 +149,132 @@ def test_a_layers_forward_and_backward_are_seen_as_torch_sees_them(layer):
     assert ours == theirs
 
 
-@pytest.mark.xfail(strict=True, reason="nn.LSTM's forward is not torch's: it calls its layers' functions "
-                   "(transpose, rnn_layer, stack) where torch's reads the input's dtype and device, makes h0 "
-                   "with zeros and calls _VF.lstm (nn/modules/rnn.py; README)")
-def test_an_lstm_is_seen_as_torch_sees_it():
-    build = _layer_step(lambda lib: (lib.nn.LSTM(3, 4, batch_first=True), lib.randn(2, 5, 3), None))
+def _packed(lib, x, lengths):
+    return lib.nn.utils.rnn.pack_padded_sequence(x, lib.tensor(lengths), batch_first=True)
 
+
+RECURRENT = {   # (module, input, initial state or None)
+    "lstm_batch_first": lambda lib: (lib.nn.LSTM(3, 4, batch_first=True), lib.randn(2, 5, 3), None),
+    "lstm_state": lambda lib: (lib.nn.LSTM(3, 4, num_layers=2, bidirectional=True), lib.randn(5, 2, 3),
+                               (lib.randn(4, 2, 4), lib.randn(4, 2, 4))),
+    "lstm_unbatched_state": lambda lib: (lib.nn.LSTM(3, 4), lib.randn(5, 3), (lib.randn(1, 4), lib.randn(1, 4))),
+    "lstm_proj": lambda lib: (lib.nn.LSTM(3, 4, proj_size=2), lib.randn(5, 2, 3), None),
+    "lstm_packed": lambda lib: (lib.nn.LSTM(3, 4, bidirectional=True), _packed(lib, lib.randn(3, 5, 3), [5, 3, 2]),
+                                None),
+    "lstm_packed_state": lambda lib: (lib.nn.LSTM(3, 4), _packed(lib, lib.randn(2, 4, 3), [4, 2]),
+                                      (lib.randn(1, 2, 4), lib.randn(1, 2, 4))),
+    "gru": lambda lib: (lib.nn.GRU(3, 4, num_layers=2, dropout=0.5), lib.randn(5, 2, 3), None),
+    "gru_unbatched_state": lambda lib: (lib.nn.GRU(3, 4, batch_first=True), lib.randn(5, 3), lib.randn(1, 4)),
+    "gru_packed": lambda lib: (lib.nn.GRU(3, 4), _packed(lib, lib.randn(2, 4, 3), [4, 2]), lib.randn(1, 2, 4)),
+    "rnn_tanh": lambda lib: (lib.nn.RNN(3, 4, bidirectional=True), lib.randn(5, 2, 3), lib.randn(2, 2, 4)),
+    "rnn_relu_packed": lambda lib: (lib.nn.RNN(3, 4, nonlinearity="relu"), _packed(lib, lib.randn(2, 4, 3), [4, 3]),
+                                    None),
+}
+
+
+def _recurrent_step(build):
     def program(lib, inputs):
         if inputs is None:
-            return build(lib, None)
-        module, x, _ = inputs
-        module(x)[0].sum().backward()
-    assert _mode_log(glasstorch, program) == _mode_log(torch, program)
+            lib.manual_seed(0)
+            return build(lib)
+        module, x, hx = inputs
+        out = module(x, hx)[0]
+        (out.data if isinstance(out, lib.nn.utils.rnn.PackedSequence) else out).sum().backward()
+    return program
+
+
+@pytest.mark.parametrize("case", RECURRENT)
+def test_a_recurrent_network_is_seen_as_torch_sees_it(case):
+    """nn.LSTM / nn.GRU / nn.RNN read the input's dtype and device, make the zero state and call
+    torch.lstm / torch.gru / torch.rnn_tanh / torch.rnn_relu (torch's _VF functions, either overload),
+    with torch's arguments (the flat weights, the flags)."""
+    ours, theirs = (_mode_log(lib, _recurrent_step(RECURRENT[case]), with_args=True) for lib in (glasstorch, torch))
+    assert [call[0] for call in ours] == [call[0] for call in theirs]
+    # (arguments compared where both hand what the caller gave: not for sum(), see above)
+    networks = [[call for call in log if call[0] in ("lstm", "gru", "rnn_tanh", "rnn_relu", "zeros", "size", "dim",
+                                                     "__getitem__", "index_select")] for log in (ours, theirs)]
+    assert networks[0] == networks[1]
+    assert any(call[0] in ("lstm", "gru", "rnn_tanh", "rnn_relu") for call in ours)
+
+
+@pytest.mark.parametrize("name", ["lstm", "gru", "rnn_tanh", "rnn_relu"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_the_network_functions_compute_as_torchs(name, dtype):
+    """torch.lstm & co. called directly, both overloads, against torch's (values and gradients)."""
+    gates = {"lstm": 4, "gru": 3}.get(name, 1)
+    rng = np.random.default_rng(1)
+    shapes = [shape for layer in range(2) for _ in range(2)     # two layers, bidirectional
+              for shape in ((gates * 4, 3 if layer == 0 else 8), (gates * 4, 4), (gates * 4,), (gates * 4,))]
+    arrays = {"x": rng.standard_normal((5, 3, 3)), "h0": rng.standard_normal((4, 3, 4)),
+              "c0": rng.standard_normal((4, 3, 4)), "params": [rng.standard_normal(s) for s in shapes]}
+
+    def run(lib, packed):
+        dt = getattr(lib, dtype)
+        params = [lib.tensor(a, dtype=dt, requires_grad=True) for a in arrays["params"]]
+        x = lib.tensor(arrays["x"], dtype=dt, requires_grad=True)
+        h0 = lib.tensor(arrays["h0"], dtype=dt)
+        hx = [h0, lib.tensor(arrays["c0"], dtype=dt)] if name == "lstm" else h0
+        function = getattr(lib, name)
+        if packed:
+            data, batch_sizes = lib.nn.utils.rnn.pack_padded_sequence(x, lib.tensor([5, 4, 2]))[:2]
+            result = function(data, batch_sizes, hx, params, True, 2, 0.0, True, True)
+        else:
+            result = function(x, hx, params, True, 2, 0.0, True, True, False)
+        sum(r.sum() for r in result).backward()
+        return [r.detach() for r in result] + [x.grad] + [p.grad for p in params]
+
+    for packed in (False, True):
+        for ours, theirs in zip(run(glasstorch, packed), run(torch, packed)):
+            assert ours.shape == theirs.shape
+            assert torch.allclose(torch.from_numpy(ours.numpy()), theirs, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("batch_first", [True, False])
+@pytest.mark.parametrize("training", [True, False])
+@pytest.mark.parametrize("attention", ["self", "cross", "kdim", "unbatched", "one_head"])
+def test_multihead_attention_is_seen_as_torch_sees_it(batch_first, training, attention):
+    """nn.MultiheadAttention's forward reads what torch's Python forward reads (the query's dtype
+    against the projections', ``is_nested`` of all three: torch's reasons for not taking its fused
+    fast path, checked in its order) and calls F.multi_head_attention_forward."""
+    def program(lib, inputs):
+        if inputs is None:
+            lib.manual_seed(0)
+            kdim = 3 if attention == "kdim" else None
+            module = lib.nn.MultiheadAttention(4, 1 if attention == "one_head" else 2, batch_first=batch_first,
+                                               kdim=kdim, vdim=kdim)
+            module.train(training)
+            x, k = lib.randn(3, 5, 4), lib.randn(3, 5, kdim or 4)
+            if attention == "unbatched":
+                x = k = x[0]
+            return module, x, x if attention in ("self", "unbatched", "one_head") else k
+        module, q, kv = inputs
+        module(q, kv, kv)[0].sum()
+    ours, theirs = (_mode_log(lib, program) for lib in (glasstorch, torch))
+    assert ours == theirs
+    assert ours.count("is_nested.__get__") >= 3
+
+
+@pytest.mark.parametrize("num_layers", [1, 2])
+def test_an_lstm_is_dispatched_as_torchs(num_layers):
+    """A TorchDispatchMode sees an nn.LSTM's forward and backward as torch's: the zero states, the
+    batch-first input made contiguous (aten.clone), one aten.mkldnn_rnn_layer per layer, the stacked
+    states, one aten.mkldnn_rnn_layer_backward per layer -- less torch's autograd-internal aten.detach
+    of saved results and backward()'s aten.ones_like (README, "Where glasstorch differs")."""
+    def log(lib):
+        seen = []
+
+        class Log(lib.utils._python_dispatch.TorchDispatchMode):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                seen.append(str(func))
+                return func(*args, **(kwargs or {}))
+        lib.manual_seed(0)
+        module, x = lib.nn.LSTM(3, 4, num_layers=num_layers, batch_first=True), lib.randn(2, 5, 3)
+        with Log():
+            module(x)[0].sum().backward()
+        return seen
+    theirs = [name for name in log(torch) if name not in ("aten.detach.default", "aten.ones_like.default")]
+    assert log(glasstorch) == theirs
+    assert theirs.count("aten.mkldnn_rnn_layer.default") == num_layers
 
 
 def test_the_glass_sees_metadata_queries_and_records_nothing_for_them():
@@ -167,7 +310,26 @@ def test_the_glass_sees_metadata_queries_and_records_nothing_for_them():
 _OPERATORS = ("__add__", "__radd__", "__iadd__", "__sub__", "__rsub__", "__isub__", "__mul__", "__rmul__", "__imul__",
               "__truediv__", "__rtruediv__", "__itruediv__", "__floordiv__", "__ifloordiv__", "__mod__", "__imod__",
               "__pow__", "__ipow__", "__rpow__", "__matmul__", "__abs__", "__neg__", "__invert__", "__eq__", "__lt__",
-              "__and__", "__getitem__", "__len__")
+              "__and__", "__getitem__", "__len__", "__rdiv__", "__rand__", "__ror__", "__rxor__", "__rfloordiv__",
+              "__rmod__", "__rmatmul__", "__rlshift__")
+
+
+def _reflected_operators(lib, x):
+    if x is None:
+        return lib.ones(2, 2) + 1
+    xi, y = x.int(), x.t()
+    1 - x, x ** 2, 2 / x, 2 ** x, 2 // x, 2 % x, x.__rpow__(2), x.__rmatmul__(y), x.__rfloordiv__(2), x.__rmod__(2)
+    x.__rsub__(1), x.__rdiv__(2), x.__rtruediv__(2), 2 + x, 2 * x, 2 & xi, 2 | xi, 2 ^ xi, 2 << xi, 2 >> xi
+
+
+def test_reflected_operators_are_seen_as_torch_sees_them():
+    """``1 - x`` is ``Tensor.__rsub__``, ``2 / x`` ``Tensor.__rdiv__`` (torch's ``__rtruediv__`` is that
+    function), ``x ** 2`` ``pow``, ``2 & x`` ``bitwise_and``..., each with torch's arguments (the
+    keyword arguments aside: a glasstorch function hands its defaults, see above)."""
+    ours, theirs = ([call[:2] for call in _mode_log(lib, _reflected_operators, with_args=True)]
+                    for lib in (glasstorch, torch))
+    assert ours == theirs
+    assert ("__rsub__", ("T", 1)) in ours and ("__rdiv__", ("T", 2)) in ours
 
 
 def test_resolve_name_of_tensors_operators_as_torch():

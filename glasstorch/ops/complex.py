@@ -17,11 +17,11 @@ tensor (torch returns a view with its conjugate bit set; ``is_conj()`` is always
 ``resolve_conj`` returns its input).
 """
 from .. import _dtype
-from .._tensor import Tensor
+from .._tensor import Tensor, _intercepted_property
 from .._array import xp, as_strided, data_ptr, ascontiguousarray
 from ._op import method, written_into_self
 from .._ops import defop, node_classes_of
-from .._seam import overridable
+from .._seam import overridable, DisableTorchFunction
 
 __getattr__ = node_classes_of(__name__)    # (the node classes declared here, by name: TanhBackward0)
 
@@ -118,16 +118,24 @@ def imag(input):
     return _imag_get(input)
 
 
-def _real_set(self, value):
-    real(self).copy_(value)
+def _part_property(name, get_part):
+    """``Tensor.real`` / ``Tensor.imag``: a view of the part; assigning to it writes into the tensor.
+    Read on the seam as torch's (a mode sees ``Tensor.real.__get__``, not ``torch.real``); assigned off it."""
+    def getter(self):
+        return get_part(self)
+
+    def setter(self, value):
+        with DisableTorchFunction():    # (torch's setter is C++: a mode sees no call in it)
+            get_part(self).copy_(value)
+    getter.__name__ = getter.__qualname__ = setter.__name__ = setter.__qualname__ = name
+    prop = _intercepted_property(overridable(getter), setter,
+                                 doc=f"The {name} part (a view); assigning to it writes into the tensor.")
+    setattr(Tensor, name, prop)
+    prop.__set_name__(Tensor, name)     # (set after the class was made: Python does not call it then)
 
 
-def _imag_set(self, value):
-    imag(self).copy_(value)
-
-
-Tensor.real = property(real, _real_set, doc="The real part (a view); assigning to it writes into the tensor.")
-Tensor.imag = property(imag, _imag_set, doc="The imaginary part (a view); assigning to it writes into the tensor.")
+_part_property("real", _real_get)
+_part_property("imag", _imag_get)
 
 
 @method("conj")

@@ -4,8 +4,11 @@ r"""Recurrent layers: the cells as compositions of ops, and whole sequences as o
 and friends call) are written with ordinary Tensor ops, exactly as torch's ``RNN.cpp`` composes
 them, so their graphs show torch's nodes (``MulBackward0``, ``SigmoidBackward0``...).
 
-**Sequences** (``rnn_layer``; what ``nn.LSTM``/``nn.GRU``/``nn.RNN`` call once per layer and
-direction) run as ONE aten op, ``mkldnn_rnn_layer`` -- torch's fused CPU LSTM layer, whose node is
+**Networks** (``lstm``, ``gru``, ``rnn_tanh``, ``rnn_relu``: torch's ``_VF`` functions, public as
+``torch.lstm``... and what ``nn.LSTM``/``nn.GRU``/``nn.RNN`` call, so a TorchFunctionMode sees what
+it sees in torch) run their layers and directions through ``rnn_layer``.
+
+**Sequences** (``rnn_layer``, once per layer and direction) run as ONE aten op, ``mkldnn_rnn_layer`` -- torch's fused CPU LSTM layer, whose node is
 ``MkldnnRnnLayerBackward0`` -- with a hand-written backpropagation through time,
 ``mkldnn_rnn_layer_backward``. Recording a dozen small nodes per time step would cost more in
 Python than the arithmetic itself. The work is arranged so that most of it is a few large matrix
@@ -55,7 +58,7 @@ from . import joining, linalg
 
 __getattr__ = node_classes_of(__name__)    # (the node classes declared here, by name: TanhBackward0)
 
-__all__ = ["rnn_layer", "lstm_cell", "gru_cell", "rnn_tanh_cell", "rnn_relu_cell"]  # + the packing ops at the end
+__all__ = ["lstm", "gru", "rnn_tanh", "rnn_relu", "rnn_layer", "lstm_cell", "gru_cell", "rnn_tanh_cell", "rnn_relu_cell"]  # + the packing ops at the end
 
 GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
 MODES = {"RNN_RELU": 0, "RNN_TANH": 1, "LSTM": 2, "GRU": 3}     # mkldnn_rnn_layer's `mode` (cuDNN's numbers)
@@ -474,7 +477,6 @@ mkldnn_rnn_layer_backward = defop(
     _mkldnn_rnn_layer_backward_kernel)
 
 
-@overridable(defaults_by_keyword=True)
 def rnn_layer(mode, input, hx, cx, weights, reverse=False, batch_sizes=None, *, num_layers=1, bidirectional=False,
               batch_first=False, train=True):
     """One layer, one direction of an RNN over a whole sequence, as a single op.
@@ -492,6 +494,92 @@ def rnn_layer(mode, input, hx, cx, weights, reverse=False, batch_sizes=None, *, 
                                          list(batch_sizes) if batch_sizes is not None else [], MODES[mode], hidden,
                                          num_layers, b_ih is not None, bidirectional, batch_first, train, w_hr=w_hr)
     return output, hy, cy
+
+
+# ---- whole recurrent networks: torch.lstm, torch.gru, torch.rnn_tanh, torch.rnn_relu -----------
+# What nn.LSTM / nn.GRU / nn.RNN call (torch's _VF functions), public as in torch and seen by modes
+# under their names: every layer and direction is one rnn_layer call, under the mode's view.
+def _rnn(mode, input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first,
+         batch_sizes=None):
+    """Every layer and direction of a ``mode`` network: (output, h_n, c_n or None). ``hx``: h_0, or
+    (h_0, c_0) for the LSTM; ``params``: torch's flat list, per layer and direction w_ih, w_hh, then
+    b_ih, b_hh if ``has_biases``, then w_hr if the LSTM projects (its h_0 narrower than its c_0)."""
+    h0, c0 = (hx[0], hx[1]) if mode == "LSTM" else (hx, None)
+    projecting = c0 is not None and h0.shape[-1] != c0.shape[-1]
+    num_directions = 2 if bidirectional else 1
+    per_layer = 2 + 2 * bool(has_biases) + projecting
+    params = list(params)
+    if len(params) != per_layer * num_layers * num_directions:
+        raise RuntimeError(f"{mode.lower()}: expected {per_layer * num_layers * num_directions} parameters "
+                           f"(weights and biases), got {len(params)}")
+    steps = None if batch_sizes is None else [int(n) for n in batch_sizes.tolist()]
+    if batch_first and steps is None:
+        input = input.transpose(0, 1).contiguous()   # (one copy, as torch's; the kernel's reshape is then free)
+    h_n, c_n = [], []
+    layer_input = input
+    for layer in range(num_layers):
+        outputs = []
+        for direction in range(num_directions):
+            k = layer * num_directions + direction
+            w = params[k * per_layer:(k + 1) * per_layer]
+            weights = (w[0], w[1], w[2] if has_biases else None, w[3] if has_biases else None,
+                       w[-1] if projecting else None)
+            out, h, c = rnn_layer(mode, layer_input, h0[k], c0[k] if c0 is not None else None, weights,
+                                  reverse=direction == 1, batch_sizes=steps, num_layers=num_layers,
+                                  bidirectional=bidirectional, batch_first=batch_first, train=train)
+            outputs.append(out)
+            h_n.append(h)
+            c_n.append(c)
+        layer_input = outputs[0] if num_directions == 1 else joining.cat(outputs, -1)
+        if dropout and train and layer < num_layers - 1:
+            from ..nn.functional import dropout as _dropout
+            layer_input = _dropout(layer_input, dropout, True)
+    h_n, c_n = joining.stack(h_n), joining.stack(c_n) if mode == "LSTM" else None
+    return (layer_input.transpose(0, 1) if batch_first and steps is None else layer_input), h_n, c_n
+
+
+def _overloads(mode, args, kwargs):
+    """torch's two overloads of each network function: (input, hx, params, has_biases, num_layers,
+    dropout, train, bidirectional, batch_first) and, for packed sequences, (data, batch_sizes, hx,
+    params, has_biases, num_layers, dropout, train, bidirectional) -- told apart by the argument
+    after ``params``/``hx``: a flag in the first, the parameter list in the second."""
+    packed = "batch_sizes" in kwargs or (len(args) > 3 and isinstance(args[3], (list, tuple)))
+    return _packed(mode, *args, **kwargs) if packed else _padded(mode, *args, **kwargs)
+
+
+def _padded(mode, input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first):
+    return _rnn(mode, input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first)
+
+
+def _packed(mode, data, batch_sizes, hx, params, has_biases, num_layers, dropout, train, bidirectional):
+    return _rnn(mode, data, hx, params, has_biases, num_layers, dropout, train, bidirectional, False, batch_sizes)
+
+
+@overridable
+def lstm(*args, **kwargs):
+    """torch.lstm(input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first)
+    or, packed, torch.lstm(data, batch_sizes, hx, params, has_biases, num_layers, dropout, train,
+    bidirectional): a whole LSTM (what nn.LSTM calls). ``hx``: (h_0, c_0); ``params``: the flat weights
+    (nn.LSTM's ``_flat_weights``). Returns ``(output, h_n, c_n)``."""
+    return _overloads("LSTM", args, kwargs)
+
+
+@overridable
+def gru(*args, **kwargs):
+    """torch.gru: as :func:`lstm`, with ``hx`` the one state h_0; returns ``(output, h_n)``."""
+    return _overloads("GRU", args, kwargs)[:2]
+
+
+@overridable
+def rnn_tanh(*args, **kwargs):
+    """torch.rnn_tanh: as :func:`gru`, for an Elman RNN with tanh."""
+    return _overloads("RNN_TANH", args, kwargs)[:2]
+
+
+@overridable
+def rnn_relu(*args, **kwargs):
+    """torch.rnn_relu: as :func:`gru`, for an Elman RNN with ReLU."""
+    return _overloads("RNN_RELU", args, kwargs)[:2]
 
 
 def rnn_layer_reference(mode, input, hx, cx, weights, reverse=False, batch_sizes=None):

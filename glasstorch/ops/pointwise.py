@@ -20,7 +20,7 @@ from ._op import (method, operands, inplace, inplace_recorded, result_dtype, as_
                   _check_inplace, _check_no_overlap, bump_version, write_into, written_into_self, can_cast, _DTYPE_OF)
 from .._ops import defop, aten, node_classes_of
 from .. import _ops   # (_ops._ARRAY_TYPES, read at each call: it grows when CuPy is imported)
-from .._seam import seam, overridable, named
+from .._seam import seam, overridable, named, alias
 from ._derivatives import conj, is_complex, sgn_backward
 
 __getattr__ = node_classes_of(__name__)    # (the node classes declared here, by name: TanhBackward0)
@@ -451,13 +451,23 @@ def sub(input, other, *, alpha=1):
     return sub_op._call(input, other) if alpha == 1 else sub_op._call(input, other, alpha=alpha)
 
 
-@method("rsub", "__rsub__")
+@method("rsub")
 @overridable
 def rsub(input, other, *, alpha=1):
     """other - alpha * input (what ``2 - x`` computes)."""
     if isinstance(other, Tensor):
         return sub(other, input, alpha=alpha)
     return rsub_op(input, other, alpha)
+
+
+@overridable
+def __rsub__(self, other):
+    """``2 - x``: a function of its own in torch (Python, in its _tensor.py), which a mode sees as
+    ``Tensor.__rsub__``, not ``rsub``."""
+    return rsub(self, other)
+
+
+Tensor.__rsub__ = __rsub__
 
 
 @method("mul", "__mul__", "__rmul__", "multiply")
@@ -551,12 +561,13 @@ def _floor_div(da, db):
 
 
 @overridable
-def __rtruediv__(self, other):
-    """number / tensor."""
+def __rdiv__(self, other):
+    """number / tensor. torch's ``Tensor.__rtruediv__`` is this same function, so a mode sees
+    ``2 / x`` as ``__rdiv__``."""
     return mul(reciprocal(self), other)
 
 
-Tensor.__rtruediv__ = __rtruediv__
+Tensor.__rdiv__ = Tensor.__rtruediv__ = __rdiv__
 
 
 # ---- floor_divide, remainder, fmod ------------------------------------------------------------------
@@ -1033,8 +1044,10 @@ def _bitwise(name, ufunc, dunder, rdunder, idunder):
 
     def compute_(self, other):
         return (tensor_op_ if isinstance(other, Tensor) else scalar_op_)(self, other)
-    for n in (name, dunder, rdunder):
+    for n in (name, dunder):
         setattr(Tensor, n, _on_the_seam(n, compute))
+    # (``2 & x`` is seen as ``x.bitwise_and(2)``, as torch's binding hands its reflected operators)
+    setattr(Tensor, rdunder, alias(getattr(Tensor, name), rdunder, Tensor))
     for n in (name + "_", idunder):
         setattr(Tensor, n, _on_the_seam(n, compute_))
     return getattr(Tensor, name)

@@ -464,6 +464,10 @@ class MultiheadAttention(Module):
         key_padding_mask = F._canonical_mask(key_padding_mask, "key_padding_mask", F._none_or_dtype(attn_mask),
                                            "attn_mask", query.dtype)
         attn_mask = F._canonical_mask(attn_mask, "attn_mask", None, "", query.dtype, check_other=False)
+        why_not_fast_path = self._why_not_fast_path(query, key, value, key_padding_mask, attn_mask, is_batched)
+        if query.is_nested or key.is_nested or value.is_nested:
+            raise AssertionError("MultiheadAttention does not support NestedTensor outside of its fast path. "
+                                 f"The fast path was not hit because {why_not_fast_path}")
         if self.batch_first and is_batched:  # to (L, N, E), keeping self-attention's q is k is v
             if key is value:
                 if query is key:
@@ -484,6 +488,42 @@ class MultiheadAttention(Module):
         if self.batch_first and is_batched:
             attn_output = attn_output.transpose(1, 0)
         return attn_output, attn_output_weights
+
+    def _why_not_fast_path(self, query, key, value, key_padding_mask, attn_mask, is_batched):
+        """torch's reasons, checked in its order, for not taking its fused inference kernel
+        (``torch._native_multi_head_attention``), which glasstorch does not have: what it reads of the
+        tensors (their dtypes, ``is_nested``) is what a TorchFunctionMode sees torch's forward read.
+        (Past these checks torch looks at the devices and at ``requires_grad`` -- unless a mode or a
+        ``__torch_function__`` argument is there, which stops it first -- and glasstorch runs the
+        composite whatever the reason.)"""
+        if not is_batched:
+            return f"input not batched; expected query.dim() of 3 but got {query.dim()}"
+        if query is not key or key is not value:
+            return "non-self attention was used (query, key, and value are not the same Tensor)"
+        if self.in_proj_bias is not None and query.dtype != self.in_proj_bias.dtype:
+            return f"dtypes of query ({query.dtype}) and self.in_proj_bias ({self.in_proj_bias.dtype}) don't match"
+        if self.in_proj_weight is None:
+            return "in_proj_weight was None"
+        if query.dtype != self.in_proj_weight.dtype:
+            return f"dtypes of query ({query.dtype}) and self.in_proj_weight ({self.in_proj_weight.dtype}) don't match"
+        if self.training:
+            return "training is enabled"
+        if self.num_heads % 2 != 0:
+            return "self.num_heads is not even"
+        if not self.batch_first:
+            return "batch_first was not True"
+        if self.bias_k is not None:
+            return "self.bias_k was not None"
+        if self.bias_v is not None:
+            return "self.bias_v was not None"
+        if self.add_zero_attn:
+            return "add_zero_attn was enabled"
+        if not self._qkv_same_embed_dim:
+            return "_qkv_same_embed_dim was not True"
+        if query.is_nested and (key_padding_mask is not None or attn_mask is not None):
+            return "supplying both src_key_padding_mask and src_mask at the same time is not supported with " \
+                   "NestedTensor input"
+        return "glasstorch has no fused fast path"
 
     def merge_masks(self, attn_mask, key_padding_mask, query):
         """Both masks as one ``(N, num_heads, L, L)`` mask, and its type (1: padding only, 2: attention)."""

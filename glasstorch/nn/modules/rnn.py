@@ -35,9 +35,7 @@ import numbers
 import warnings
 
 import glasstorch as torch
-from glasstorch._tensor import Tensor
 from glasstorch.ops import nn_rnn
-from .. import functional as F
 from .. import init
 from ..parameter import Parameter
 from ..utils._packing import PackedSequence
@@ -46,6 +44,7 @@ from .module import Module
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
 
 _GATES = nn_rnn.GATES  # gate blocks stacked in the weights, per mode
+_NETWORKS = {"LSTM": nn_rnn.lstm, "GRU": nn_rnn.gru, "RNN_TANH": nn_rnn.rnn_tanh, "RNN_RELU": nn_rnn.rnn_relu}
 
 
 def _apply_permutation(tensor, permutation, dim=1):
@@ -175,87 +174,81 @@ class RNNBase(Module):
             return hx
         return _apply_permutation(hx, permutation)
 
-    def _check_state_dims(self, hx, is_batched):
-        """The state must be 3-D for a batched input and 2-D for an unbatched one."""
-        if is_batched and hx.dim() != 3:
-            raise RuntimeError(f"For batched 3-D input, hx should also be 3-D but got {hx.dim()}-D tensor")
-        if not is_batched and hx.dim() != 2:
-            raise RuntimeError(f"For unbatched 2-D input, hx should also be 2-D but got {hx.dim()}-D tensor")
-
     def _input_dims_message(self, input):
         return f"{type(self).__name__}: Expected input to be 2D or 3D, got {input.dim()}D instead"
 
-    # -- forward ----------------------------------------------------------------------------------
+    # -- forward: torch's, step by step, so a TorchFunctionMode sees the same calls ---------------
     def forward(self, input, hx=None):
         """``input``: ``(L, N, H_in)`` (``(N, L, H_in)`` if ``batch_first``), ``(L, H_in)`` unbatched,
-        or a ``PackedSequence``; ``hx``: the initial state (``(h_0, c_0)`` for the LSTM), zeros if
-        omitted. Returns ``(output, h_n)`` (``(output, (h_n, c_n))`` for the LSTM)."""
-        is_lstm = self.mode == "LSTM"
-        batch_sizes = sorted_indices = unsorted_indices = None
-        is_batched = True
-        if isinstance(input, PackedSequence):
+        or a ``PackedSequence``; ``hx``: the initial state, zeros if omitted. Returns ``(output, h_n)``
+        (:class:`LSTM` has its own, with the cell state)."""
+        orig_input = input
+        is_batched = batch_dim = None                     # (None: a packed input)
+        if isinstance(orig_input, PackedSequence):
             input, batch_sizes, sorted_indices, unsorted_indices = input
-            if hx is not None:
+            max_batch_size = batch_sizes[0]
+            if hx is None:
+                hx = self._zeros(input, max_batch_size, self.hidden_size)
+            else:
                 hx = self.permute_hidden(hx, sorted_indices)
         else:
-            if input.dim() not in (2, 3):
-                raise ValueError(self._input_dims_message(input))
-            is_batched = input.dim() == 3
+            batch_sizes = None
+            is_batched, batch_dim, input = self._batched(input)
             if not is_batched:
-                input = input.unsqueeze(0 if self.batch_first else 1)
-            if hx is not None:
-                self._check_state_dims(hx, is_batched)
-                if not is_batched:
-                    hx = (hx[0].unsqueeze(1), hx[1].unsqueeze(1)) if is_lstm else hx.unsqueeze(1)
-        if hx is not None:
-            self.check_forward_args(input, hx, batch_sizes)
-        else:
-            self.check_input(input, batch_sizes)
+                if hx is not None:
+                    if hx.dim() != 2:
+                        raise RuntimeError(f"For unbatched 2-D input, hx should also be 2-D but got {hx.dim()}-D "
+                                           "tensor")
+                    hx = hx.unsqueeze(1)
+            elif hx is not None and hx.dim() != 3:
+                raise RuntimeError(f"For batched 3-D input, hx should also be 3-D but got {hx.dim()}-D tensor")
+            max_batch_size = input.size(0) if self.batch_first else input.size(1)
+            sorted_indices = unsorted_indices = None
+            if hx is None:
+                hx = self._zeros(input, max_batch_size, self.hidden_size)
+            else:
+                hx = self.permute_hidden(hx, sorted_indices)
+        self.check_forward_args(input, hx, batch_sizes)
+        return self._run(input, batch_sizes, hx, sorted_indices, unsorted_indices,
+                         is_batched, batch_dim)
 
-        steps = None if batch_sizes is None else [int(n) for n in batch_sizes.tolist()]
-        if self.batch_first and steps is None:
-            input = input.transpose(0, 1)
-        h0, c0 = hx if is_lstm and hx is not None else (hx, None)
-        output, h_n, c_n = self._run_layers(input, h0, c0, steps)
-        if self.batch_first and steps is None:
-            output = output.transpose(0, 1)
+    def _batched(self, input):
+        """(is_batched, batch_dim, input with a batch dim) of a padded input, checked as torch does."""
+        if input.dim() not in (2, 3):
+            raise ValueError(self._input_dims_message(input))
+        is_batched = input.dim() == 3
+        batch_dim = 0 if self.batch_first else 1
+        if not is_batched:
+            input = input.unsqueeze(batch_dim)
+        return is_batched, batch_dim, input
 
-        hidden = (h_n, c_n) if is_lstm else h_n
-        if batch_sizes is not None:
+    def _run(self, input, batch_sizes, hx, sorted_indices, unsorted_indices, is_batched, batch_dim):
+        """The network on the checked input, and its results as the input came: packed again
+        (``is_batched`` None), or without the batch dim an unbatched input was given."""
+        output, hidden = self._network(input, batch_sizes, hx)
+        if is_batched is None:
             return PackedSequence(output, batch_sizes, sorted_indices, unsorted_indices), \
                 self.permute_hidden(hidden, unsorted_indices)
         if not is_batched:
-            output = output.squeeze(0 if self.batch_first else 1)
-            hidden = (h_n.squeeze(1), c_n.squeeze(1)) if is_lstm else h_n.squeeze(1)
-        return output, hidden
+            output = output.squeeze(batch_dim)
+            hidden = tuple(h.squeeze(1) for h in hidden) if isinstance(hidden, tuple) else hidden.squeeze(1)
+        return output, self.permute_hidden(hidden, unsorted_indices)
 
-    def _run_layers(self, input, h0, c0, batch_sizes):
-        """Time-major (or packed) ``input`` through every layer and direction -> (output, h_n, c_n)."""
+    def _zeros(self, input, max_batch_size, size):
         num_directions = 2 if self.bidirectional else 1
-        h_n, c_n = [], []
-        layer_input = input
-        for layer in range(self.num_layers):
-            outputs = []
-            for direction in range(num_directions):
-                k = layer * num_directions + direction
-                out, h, c = nn_rnn.rnn_layer(self.mode, layer_input, h0[k] if h0 is not None else None,
-                                             c0[k] if c0 is not None else None, self._layer_weights(k),
-                                             reverse=direction == 1, batch_sizes=batch_sizes,
-                                             num_layers=self.num_layers, bidirectional=self.bidirectional,
-                                             batch_first=self.batch_first, train=self.training)
-                outputs.append(out)
-                h_n.append(h)
-                c_n.append(c)
-            layer_input = outputs[0] if num_directions == 1 else torch.cat(outputs, -1)
-            if self.dropout and self.training and layer < self.num_layers - 1:
-                layer_input = F.dropout(layer_input, self.dropout, True)
-        return layer_input, torch.stack(h_n), torch.stack(c_n) if self.mode == "LSTM" else None
+        return torch.zeros(self.num_layers * num_directions, max_batch_size, size, dtype=input.dtype,
+                           device=input.device)
 
-    def _layer_weights(self, k):
-        """(w_ih, w_hh, b_ih, b_hh, w_hr) of layer-and-direction ``k``, None for the absent ones."""
-        w = [getattr(self, name) for name in self._all_weights[k]]
-        b_ih, b_hh = (w[2], w[3]) if self.bias else (None, None)
-        return w[0], w[1], b_ih, b_hh, (w[-1] if self.proj_size > 0 else None)
+    def _network(self, input, batch_sizes, hx):
+        """torch.lstm / gru / rnn_tanh / rnn_relu (torch's _VF calls, with its arguments)."""
+        function = _NETWORKS[self.mode]
+        if batch_sizes is None:
+            result = function(input, hx, self._flat_weights, self.bias, self.num_layers, self.dropout, self.training,
+                              self.bidirectional, self.batch_first)
+        else:
+            result = function(input, batch_sizes, hx, self._flat_weights, self.bias, self.num_layers, self.dropout,
+                              self.training, self.bidirectional)
+        return result[0], result[1:] if self.mode == "LSTM" else result[1]
 
     def extra_repr(self):
         s = "{input_size}, {hidden_size}"
@@ -356,6 +349,37 @@ class LSTM(RNNBase):
         if permutation is None:
             return hx
         return _apply_permutation(hx[0], permutation), _apply_permutation(hx[1], permutation)
+
+    def forward(self, input, hx=None):
+        """As :meth:`RNNBase.forward`, with the state ``(h, c)``: returns ``(output, (h_n, c_n))``.
+        (A packed input's given state is not checked, as in torch.)"""
+        orig_input = input
+        real_hidden_size = self.proj_size if self.proj_size > 0 else self.hidden_size
+        batch_sizes = is_batched = batch_dim = None       # (is_batched None: a packed input)
+        if isinstance(orig_input, PackedSequence):
+            input, batch_sizes, sorted_indices, unsorted_indices = input
+            max_batch_size = batch_sizes[0]
+            if hx is None:
+                hx = (self._zeros(input, max_batch_size, real_hidden_size),
+                      self._zeros(input, max_batch_size, self.hidden_size))
+            else:
+                hx = self.permute_hidden(hx, sorted_indices)
+        else:
+            is_batched, batch_dim, input = self._batched(input)
+            max_batch_size = input.size(0) if self.batch_first else input.size(1)
+            sorted_indices = unsorted_indices = None
+            if hx is None:
+                hx = (self._zeros(input, max_batch_size, real_hidden_size),
+                      self._zeros(input, max_batch_size, self.hidden_size))
+                self.check_forward_args(input, hx, batch_sizes)
+            else:
+                self._check_state_dims(hx, is_batched)
+                if not is_batched:
+                    hx = (hx[0].unsqueeze(1), hx[1].unsqueeze(1))
+                self.check_forward_args(input, hx, batch_sizes)
+                hx = self.permute_hidden(hx, sorted_indices)
+        return self._run(input, batch_sizes, hx, sorted_indices, unsorted_indices,
+                         is_batched, batch_dim)
 
     def _check_state_dims(self, hx, is_batched):
         want = 3 if is_batched else 2
