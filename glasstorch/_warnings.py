@@ -14,11 +14,12 @@ import warnings
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _GENERATED = "<glasstorch"      # the filenames of generated op code (glasstorch/_ops_codegen.py)
+GLASSTORCH_PREFIXES = (_PACKAGE_DIR, _GENERATED)   # (for ``filename.startswith``, where a call is too many)
 
 
 def is_glasstorch_file(filename):
     """Whether code from ``filename`` is part of glasstorch (its files, or its generated op code)."""
-    return filename.startswith(_PACKAGE_DIR) or filename.startswith(_GENERATED)
+    return filename.startswith(GLASSTORCH_PREFIXES)
 
 
 def user_frame(depth=1):

@@ -41,7 +41,7 @@ from operator import attrgetter, itemgetter
 
 from .._tensor import Tensor
 from .._seam import seam, add_engine_observer, body_of, _Seam, _FIRST_CALL as _seam_first_call
-from .._warnings import is_glasstorch_file
+from .._warnings import is_glasstorch_file, GLASSTORCH_PREFIXES
 from ..overrides import TorchFunctionMode
 from .. import autograd
 from ..autograd import grad_mode as _grad_mode
@@ -278,9 +278,6 @@ class Checks:
         """A backward pass starts from ``roots``, called on the user's line ``frame``."""
 
     def module_call(self, module, frame, first):
-        pass
-
-    def cross_entropy(self, input):
         pass
 
     def add_param_group(self, optimizer, group, frame):
@@ -569,7 +566,15 @@ def _zero_grad(glass, func, args, kwargs):
     (explain's "reset"); record() logs the call."""
     owner = args[0]
     set_to_none = kwargs.get("set_to_none", args[1] if len(args) > 1 else True)
-    frame = _user_caller(3) or user_site(1)[0]     # (3: this handler, the glass, the seam)
+    # (_user_caller(3), written out for the usual case -- the seam two frames up, the function's own
+    # frame above it, then its caller: this runs every step)
+    f = sys._getframe(2)       # (2: the glass, the seam)
+    frame = f.f_back.f_back if f.f_code is _SEAM_CALL and f.f_back.f_code is not _OLD_PRELUDE else None
+    if frame is None or frame.f_code is _FIRST_CALL:
+        frame = _user_caller(3)
+    elif frame.f_code.co_filename.startswith(GLASSTORCH_PREFIXES):
+        frame = None
+    frame = frame or user_site(1)[0]
     is_optimizer = hasattr(owner, "param_groups")
     if is_optimizer:
         if id(owner) not in tracker.optimizers._d:
@@ -605,14 +610,6 @@ def _reading_is_leaf(glass, func, args, kwargs):
     return out
 
 
-def _cross_entropy(glass, func, args, kwargs):
-    if checks.on and args and isinstance(args[0], Tensor):
-        checks.cross_entropy(args[0])
-    out = (func if seam.on else _BODIES.get(func) or _body(func))(*args, **kwargs)     # (as the glass does)
-    glass.after(func, args, kwargs, out)
-    return out
-
-
 def _backward_call(counted):
     """``loss.backward()``, ``autograd.backward`` (counted as a training step's backward) and
     ``autograd.grad`` (not): what the engine observer can't tell from the roots."""
@@ -621,8 +618,12 @@ def _backward_call(counted):
         create = kwargs.get("create_graph", False)
         # (the frame that called it: the user's line, unless glasstorch called it -- looked for further
         # out only when something is reported)
-        glass.backward_call = (counted, bool(retain if retain is not None else create),
-                               caller_of_call(3))     # (3: this handler, the glass, the seam)
+        # (caller_of_call(3), written out for the usual case, as in _zero_grad: every step's backward)
+        f = sys._getframe(2)       # (2: the glass, the seam)
+        frame = f.f_back.f_back if f.f_code is _SEAM_CALL and f.f_back.f_code is not _OLD_PRELUDE else None
+        if frame is None or frame.f_code is _FIRST_CALL:
+            frame = caller_of_call(3)     # (3: this handler, the glass, the seam)
+        glass.backward_call = (counted, bool(retain if retain is not None else create), frame)
         try:
             return (func if seam.on else _BODIES.get(func) or _body(func))(*args, **kwargs)   # (as the glass does)
         finally:
@@ -666,7 +667,6 @@ def _build_handlers():
     _HANDLERS[Tensor.is_leaf.__get__] = _reading_is_leaf
     _HANDLERS[_optimizer.Optimizer.zero_grad] = _zero_grad
     _HANDLERS[_module.Module.zero_grad] = _zero_grad
-    _HANDLERS[nn_loss.cross_entropy] = _cross_entropy
     _HANDLERS[Tensor.backward] = _backward_call(True)
     _HANDLERS[autograd.backward] = _backward_call(True)
     _HANDLERS[autograd.grad] = _backward_call(False)

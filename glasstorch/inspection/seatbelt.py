@@ -184,6 +184,7 @@ _CANT_MAKE_NONFINITE_NODES = {
 _LOGIT_MAKERS = {"AddmmBackward0", "MmBackward0", "ConvolutionBackward0", "BmmBackward0", "UnsafeViewBackward0",
                  "MvBackward0", "LinearBackward0"}
 _GRAPH_CONTAINERS = (list, tuple, dict)
+_CROSS_ENTROPY = functional.cross_entropy
 
 
 class _SeatbeltChecks(_observer.Checks):
@@ -202,6 +203,12 @@ class _SeatbeltChecks(_observer.Checks):
     def call(self, func, args, kwargs, out, made):
         if isinstance(out, Tensor):
             d = out._data
+            if func is _CROSS_ENTROPY and args and isinstance(args[0], Tensor):
+                # (checked here, once its loss is made, not by a handler of its own: a step's loss is
+                # one call, and logits from a linear layer need no look at their values)
+                fn = args[0]._grad_fn
+                if fn is None or type(fn).__name__ not in _LOGIT_MAKERS:
+                    self.cross_entropy(args[0])
             if func in _PASSING_ON:
                 # it can't make non-finite values, only pass an input's on: known if the input was seen
                 if self.nonfinite._d:
@@ -334,31 +341,13 @@ class _SeatbeltChecks(_observer.Checks):
                     self.chains.set(c, {index} if backs is None else backs | {index})
                     stack.append(c)
 
-    def _kept_in_container(self, roots, frame):
+    def _kept_in_container(self, alive, frame):
         """Losses kept in a list (``losses.append(loss)``) across steps: each keeps its graph alive.
 
         A backward from the same line as earlier ones, while two or more of those earlier roots are
-        still alive, means something holds the old losses. If a list (tuple, dict) in the calling
-        frames holds them, that is the trap; a running total is the chains' case (``_kept_alive``)."""
-        if frame is None:
-            return
-        where = (id(frame.f_code), frame.f_lineno)   # (a code object's hash is costly)
-        refs = self.roots_by_line.get(where)
-        if refs is None:
-            refs = self.roots_by_line[where] = []
-        alive = None
-        if refs:
-            if len(refs) == 1 and refs[0]() is None:
-                refs.clear()        # the usual loop: the last step's loss is gone (no comprehension to run)
-            else:
-                refs[:] = [r for r in refs[-8:] if r() is not None]
-                if len(refs) >= 2:
-                    alive = {id(r()) for r in refs} - {id(n) for n, _ in roots}  # (a root backwarded again)
-        for node, _ in roots:
-            if node is not None and type(node) is not AccumulateGrad:
-                refs.append(weakref.ref(node))
-        if alive is None or len(alive) < 2:
-            return
+        still alive (``alive``: their ids; see backward_roots), means something holds the old losses. If a
+        list (tuple, dict) in the calling frames holds them, that is the trap; a running total is the
+        chains' case (``_kept_alive``)."""
         frame = _observer._outside(frame)
         if frame is None:
             return
@@ -461,7 +450,26 @@ class _SeatbeltChecks(_observer.Checks):
 
     def backward_roots(self, roots, frame):
         """``frame``: the one that called backward() (the user's, usually)."""
-        self._kept_in_container(roots, frame)
+        if frame is not None:
+            # the roots of the backward() calls from this line, to tell losses kept in a list
+            # (_kept_in_container, called only when two earlier ones are alive: this runs every step)
+            where = (id(frame.f_code), frame.f_lineno)   # (a code object's hash is costly)
+            refs = self.roots_by_line.get(where)
+            if refs is None:
+                refs = self.roots_by_line[where] = []
+            alive = None
+            if refs:
+                if len(refs) == 1 and refs[0]() is None:
+                    refs.clear()        # the usual loop: the last step's loss is gone (no comprehension to run)
+                else:
+                    refs[:] = [r for r in refs[-8:] if r() is not None]
+                    if len(refs) >= 2:
+                        alive = {id(r()) for r in refs} - {id(n) for n, _ in roots}  # (a root backwarded again)
+            for node, _ in roots:
+                if node is not None and type(node) is not AccumulateGrad:
+                    refs.append(weakref.ref(node))
+            if alive is not None and len(alive) >= 2:
+                self._kept_in_container(alive, frame)
         if self.consumers._d:
             for node, _ in roots:
                 if node is not None and id(node) in self.consumers._d:
