@@ -114,16 +114,20 @@ def test_predicates_are_seen_as_torch_sees_them():
     assert ours == theirs
 
 
-def _layer_step(build):
+def _step(build, run):
+    """A program for _mode_log: its set-up ``build(lib)`` (seeded), then ``run(lib, *what build made)``."""
     def program(lib, inputs):
         if inputs is None:
             lib.manual_seed(0)
             return build(lib)
-        module, x, target = inputs
-        out = module(x)
-        loss = lib.nn.functional.cross_entropy(out, target) if target is not None else out.sum()
-        loss.backward()
+        run(lib, *inputs)
     return program
+
+
+def _layer_forward_backward(lib, module, x, target):
+    out = module(x)
+    loss = lib.nn.functional.cross_entropy(out, target) if target is not None else out.sum()
+    loss.backward()
 
 
 LAYERS = {
@@ -145,7 +149,7 @@ LAYERS = {
 def test_a_layers_forward_and_backward_are_seen_as_torch_sees_them(layer):
     """Every call, the metadata queries and property reads included (BatchNorm's forward checks
     ``input.dim()`` and counts its batches with ``add_``, as torch's)."""
-    ours, theirs = (_mode_log(lib, _layer_step(LAYERS[layer])) for lib in (glasstorch, torch))
+    ours, theirs = (_mode_log(lib, _step(LAYERS[layer], _layer_forward_backward)) for lib in (glasstorch, torch))
     assert ours == theirs
 
 
@@ -172,15 +176,9 @@ RECURRENT = {   # (module, input, initial state or None)
 }
 
 
-def _recurrent_step(build):
-    def program(lib, inputs):
-        if inputs is None:
-            lib.manual_seed(0)
-            return build(lib)
-        module, x, hx = inputs
-        out = module(x, hx)[0]
-        (out.data if isinstance(out, lib.nn.utils.rnn.PackedSequence) else out).sum().backward()
-    return program
+def _recurrent_forward_backward(lib, module, x, hx):
+    out = module(x, hx)[0]
+    (out.data if isinstance(out, lib.nn.utils.rnn.PackedSequence) else out).sum().backward()
 
 
 @pytest.mark.parametrize("case", RECURRENT)
@@ -188,7 +186,7 @@ def test_a_recurrent_network_is_seen_as_torch_sees_it(case):
     """nn.LSTM / nn.GRU / nn.RNN read the input's dtype and device, make the zero state and call
     torch.lstm / torch.gru / torch.rnn_tanh / torch.rnn_relu (torch's _VF functions, either overload),
     with torch's arguments (the flat weights, the flags)."""
-    ours, theirs = (_mode_log(lib, _recurrent_step(RECURRENT[case]), with_args=True) for lib in (glasstorch, torch))
+    ours, theirs = (_mode_log(lib, _step(RECURRENT[case], _recurrent_forward_backward), with_args=True) for lib in (glasstorch, torch))
     assert [call[0] for call in ours] == [call[0] for call in theirs]
     # (arguments compared where both hand what the caller gave: not for sum(), see above)
     networks = [[call for call in log if call[0] in ("lstm", "gru", "rnn_tanh", "rnn_relu", "zeros", "size", "dim",
