@@ -760,9 +760,11 @@ def _check_two_machines(nodes, processes, out_dir, before):
     assert [rep["host"] for rep in reports] == ["node0", "node1"]
     _check_torchrun_environment(reports, 1, _Nodes.ADDRESSES[0])
     sent = [nodes.bytes_sent(i) - b for i, b in enumerate(before)]
-    # the model has 419 float64 parameters (3.3 KB): DDP's broadcasts and all_reduces moved several times
-    # that each way (9-13 KB measured, with the rendezvous' few hundred bytes)
-    assert all(n > 2 * 3352 for n in sent), sent
+    # the model has 419 float64 parameters (3.3 KB): DDP's broadcasts and all_reduces moved more than that
+    # each way. Measured on a quiet machine: node0 14-17 KB (it also sends rank 0's broadcast), node1 9.8-12.2
+    # KB; with the machine loaded, node1 5.9 KB (its three all_reduces' share of the payload, with fewer TCP
+    # acknowledgements of its own): more than one copy of the parameters is the bound that holds in both
+    assert all(n > 3352 for n in sent), sent
 
 
 @needs_mpi
