@@ -158,7 +158,7 @@ def _unfold_rows(x, kernel, stride, padding, dilation, groups):
     strides = ((st[0],) + tuple(st[2 + i] * dilation[1 + i] for i in range(nd - 1)) + (st[1],)
                + tuple(st[2 + i] * stride[1 + i] for i in range(nd - 1)) + (st[-1],))
     u = ascontiguousarray(_as_strided(xpad, shape, strides, writeable=False))
-    return u.reshape(groups, (c // groups) * math.prod(kernel[1:]), -1), out
+    return u.reshape(groups, (c // groups) * math.prod(kernel[1:]), xpad.shape[1] * math.prod(out[1:]) * n), out
 
 
 def _row_block(u, k, dilation, grid, n):
@@ -290,8 +290,9 @@ def _conv_forward(x, w, stride, padding, dilation, groups, bl, keep=False, bias=
         if keep:
             _columns.put(x, (tuple(w.shape), tuple(stride), tuple(padding), tuple(dilation), groups, bl), u)
         kh = w.shape[2]
-        wk = w.reshape((groups, o // groups, w.shape[1], kh, -1)).transpose(3, 0, 1, 2, 4)
-        wk = ascontiguousarray(wk).reshape(kh, groups, o // groups, -1)      # (KH, g, O/g, C/g * KW..)
+        rest = math.prod(w.shape[3:])
+        wk = w.reshape((groups, o // groups, w.shape[1], kh, rest)).transpose(3, 0, 1, 2, 4)
+        wk = ascontiguousarray(wk).reshape(kh, groups, o // groups, w.shape[1] * rest)   # (KH, g, O/g, C/g * KW..)
         y = None
         for k in range(kh):   # one product per kernel row, summed
             part = _matmul(wk[k], _row_block(u, k, dilation, grid, n))     # (g, O/g, L*N)
@@ -384,8 +385,9 @@ def _fold_rows(rows, w, channels, size, padding, stride, dilation, groups, grid)
     o, kh = w.shape[0], kernel[0]
     full = [max(s + 2 * p, d * (k - 1) + st * (q - 1) + 1)
             for s, p, k, st, d, q in zip(size, padding, kernel, stride, dilation, grid)]
-    wk = w.reshape((groups, o // groups, channels // groups, kh, -1)).transpose(3, 0, 2, 4, 1)
-    wk = ascontiguousarray(wk).reshape(kh, groups, -1, o // groups)      # (KH, g, C/g * KW.., O/g)
+    rest = math.prod(kernel[1:])
+    wk = w.reshape((groups, o // groups, channels // groups, kh, rest)).transpose(3, 0, 2, 4, 1)
+    wk = ascontiguousarray(wk).reshape(kh, groups, channels // groups * rest, o // groups)   # (KH, g, C/g * KW.., O/g)
     block = math.prod(grid[1:]) * n
     du = _zeros_like(rows, (groups, wk.shape[2], full[0] * block))
     for k in range(kh):
@@ -427,7 +429,7 @@ def _conv_weight_grad(g, x, wshape, stride, padding, dilation, groups, bl, rows=
             if parts is None:
                 parts = _empty_like(part, (wshape[2],) + part.shape)
             parts[k] = part
-        parts = parts.reshape((wshape[2], groups, wshape[1], -1, wshape[0] // groups))
+        parts = parts.reshape((wshape[2], groups, wshape[1], math.prod(wshape[3:]), wshape[0] // groups))
         return ascontiguousarray(parts.transpose(1, 4, 2, 0, 3)).reshape(wshape)
     if cols is None:
         cols, _ = _im2col(x, wshape[2:], stride, padding, dilation, groups, bl)
