@@ -197,6 +197,33 @@ def test_conv_batch_first_columns_match_torch(monkeypatch, blocks, transposed, s
               rand(3, 4, 7, 8), rand(6, 4 // groups, 3, 3), rand(6))
 
 
+@pytest.mark.parametrize("case", ["LeNet conv2", "stride (1, 2), dilation (2, 1), groups 2", "dilation (3, 1)",
+                                  "conv3d", "transposed, stride (1, 2)", "transposed, groups 2, output_padding"])
+def test_conv_row_shifted_columns_match_torch(case):
+    """Batch-last convolutions with stride 1 along the first spatial axis unfold only the other axes and
+    make one product per kernel row (ops/nn_conv._row_shifted), in the forward and both gradients -- the
+    first axis's dilation moves each kernel row's block, the other axes' stride and dilation are in the
+    unfold. Asymmetric geometries, so that an axis mixed up fails. Values, gradients and double backward
+    against torch."""
+    from glasstorch.ops import nn_conv
+    x, w, kw, transposed = {
+        "LeNet conv2": (rand(3, 6, 14, 14), rand(16, 6, 5, 5), {}, False),
+        "stride (1, 2), dilation (2, 1), groups 2": (rand(2, 4, 9, 11), rand(6, 2, 3, 2),
+                                                     dict(stride=(1, 2), padding=(1, 2), dilation=(2, 1), groups=2),
+                                                     False),
+        "dilation (3, 1)": (rand(2, 2, 10, 9), rand(3, 2, 3, 3), dict(stride=(1, 2), dilation=(3, 1)), False),
+        "conv3d": (rand(2, 4, 5, 6, 7), rand(4, 2, 2, 3, 2), dict(stride=(1, 1, 2), padding=1, dilation=(1, 2, 1),
+                                                                  groups=2), False),
+        "transposed, stride (1, 2)": (rand(2, 3, 5, 6), rand(3, 4, 3, 2), dict(stride=(1, 2), dilation=(2, 1)), True),
+        "transposed, groups 2, output_padding": (rand(2, 4, 5, 6), rand(4, 3, 3, 3),
+                                                 dict(stride=(1, 2), output_padding=(0, 1), groups=2), True),
+    }[case]
+    nd = w.ndim - 2
+    fn = ("conv_transpose" if transposed else "conv") + f"{nd}d"
+    check(lambda x, w: getattr(TF, fn)(x, w, **kw), lambda x, w: getattr(F, fn)(x, w, **kw), x, w)
+    assert nn_conv._row_shifted(nd, kw.get("stride", (1,) * nd), True)
+
+
 @pytest.mark.parametrize("case", ["conv3d dilated", "conv1d groups 3", "padding past the kernel",
                                   "transposed, output_padding", "transposed, groups 2", "more out- than in-channels"])
 def test_conv_input_gradient_as_flipped_convolution(monkeypatch, case):

@@ -15,7 +15,9 @@ into a (channels x kernel, positions x batch) matrix) and multiplied with the we
 
 The batch goes last inside the op because every copy and every strided add then moves runs of N
 contiguous numbers (NumPy's per-row overhead is paid once per N elements, not once per row of a
-small image). The three products a layer needs share these pieces:
+small image). (Where the first spatial axis has stride 1, the batch-last columns unfold only the other
+axes, and each kernel row's columns are a block of them: one product per kernel row, a KH times
+smaller copy -- ``_row_shifted``.) The three products a layer needs share these pieces:
 
 * forward          ``y    = W @ cols(x)``
 * weight gradient  ``g_W  = rows(g) @ cols(x)^T``   (computed as ``(cols(x) @ rows(g)^T)^T``: the long
@@ -130,6 +132,42 @@ def _im2col(x, kernel, stride, padding, dilation, groups, bl):
     return windows.reshape(n, groups, k, math.prod(out)), out
 
 
+# Batch-last columns "shifted by rows": the windows are unfolded along every spatial axis but the first
+# (kernel offsets kw.. only) and over *all* the padded input's first-axis rows h. Column (h, ow.., n) of
+# row (c, kw..) then serves every kernel row kh: the columns of offset kh are the contiguous block of
+# rows h = kh*d .. kh*d + OH - 1, a matrix with a longer leading dimension that BLAS takes as it is.
+# The forward is one product per kernel row, summed; the copy is KH times smaller than im2col's (LeNet's
+# 6 -> 16 layer: 2.2 MB against 7.7 MB), and so is what _ColumnsMemo keeps for the weight gradient.
+# Measured on an AMD EPYC (Zen 3) against im2col's one product: LeNet's second layer forward 3.3 -> 2.2 ms
+# (see bench/README.md, stop 27). Needs stride 1 along the first axis (rows h of a kernel row are then
+# consecutive) and at least two spatial axes (a 1-d one has nothing left to unfold).
+def _row_shifted(nd, stride, bl):
+    """Whether a batch-last convolution lays its columns out shifted by rows (see above)."""
+    return bl and nd >= 2 and stride[0] == 1
+
+
+def _unfold_rows(x, kernel, stride, padding, dilation, groups):
+    """x (N, C, *S) -> (groups, C/g * prod(kernel[1:]), Hp * prod(out[1:]) * N): the row-shifted columns,
+    Hp the padded first axis; and the output grid."""
+    nd = len(kernel)
+    n, c = x.shape[:2]
+    out = _out_size(x.shape[2:], kernel, stride, padding, dilation)
+    xpad = _batch_last(x, padding)                                    # (C, Hp, *Sp[1:], N)
+    st = xpad.strides
+    shape = (c,) + tuple(kernel[1:]) + (xpad.shape[1],) + tuple(out[1:]) + (n,)
+    strides = ((st[0],) + tuple(st[2 + i] * dilation[1 + i] for i in range(nd - 1)) + (st[1],)
+               + tuple(st[2 + i] * stride[1 + i] for i in range(nd - 1)) + (st[-1],))
+    u = ascontiguousarray(_as_strided(xpad, shape, strides, writeable=False))
+    return u.reshape(groups, (c // groups) * math.prod(kernel[1:]), xpad.shape[1] * math.prod(out[1:]) * n), out
+
+
+def _row_block(u, k, dilation, grid, n):
+    """The columns of kernel row k in row-shifted columns ``u``: (g, C/g * prod(kernel[1:]), L * N), a view."""
+    block = math.prod(grid[1:]) * n
+    start = k * dilation[0] * block
+    return u[:, :, start:start + grid[0] * block]
+
+
 def _col2im(cols, channels, n, size, kernel, stride, padding, dilation, out_grid, bl):
     """The adjoint of im2col: add every column back onto the image it was read from.
 
@@ -232,7 +270,9 @@ def _conv_forward_by_images(x, w, stride, padding, dilation, groups, grid):
 
 
 # The batch-last forward's product is computed transposed when its inner dimension (C/g * kernel size)
-# is below this (measured: see _conv_forward).
+# is below this (measured on Intel Sapphire Rapids at stop 26: see _conv_forward; on AMD Zen 3 the plain
+# product was faster for LeNet's 150 x 16. Since stop 27 only batch-last convolutions that are not
+# row-shifted come here: 1-d ones and those with a stride along the first spatial axis).
 _SHORT_INNER = 256
 
 
@@ -245,6 +285,24 @@ def _conv_forward(x, w, stride, padding, dilation, groups, bl, keep=False, bias=
     grid = _out_size(x.shape[2:], w.shape[2:], stride, padding, dilation)
     if _by_images(x, w.shape, grid, groups, bl):
         y = _conv_forward_by_images(x, w, stride, padding, dilation, groups, grid)
+    elif _row_shifted(nd, stride, bl):
+        u, grid = _unfold_rows(x, w.shape[2:], stride, padding, dilation, groups)
+        if keep:
+            _columns.put(x, (tuple(w.shape), tuple(stride), tuple(padding), tuple(dilation), groups, bl), u)
+        kh = w.shape[2]
+        rest = math.prod(w.shape[3:])
+        wk = w.reshape((groups, o // groups, w.shape[1], kh, rest)).transpose(3, 0, 1, 2, 4)
+        wk = ascontiguousarray(wk).reshape(kh, groups, o // groups, w.shape[1] * rest)   # (KH, g, O/g, C/g * KW..)
+        y = None
+        for k in range(kh):   # one product per kernel row, summed
+            part = _matmul(wk[k], _row_block(u, k, dilation, grid, n))     # (g, O/g, L*N)
+            if y is None:
+                y = part
+            else:
+                y += part
+        if bias is not None:   # (on the product's contiguous rows: in the layout copy below it costs 3x)
+            y += bias.reshape(groups, o // groups, 1)
+        return _batch_first(y.reshape((o,) + tuple(grid) + (n,)))
     else:
         cols, grid = _im2col(x, w.shape[2:], stride, padding, dilation, groups, bl)   # (g, C/g*K, L*N) or (N, g, C/g*K, L)
         if keep:
@@ -310,9 +368,38 @@ def _conv_input_grad(g, w, channels, size, stride, padding, dilation, groups, bl
         return gi
     if rows is None:
         rows = _rows(g, groups, bl)                                   # (g, O/g, L*N) or (N, g, O/g, L)
+    if _row_shifted(len(kernel), stride, bl):
+        return _fold_rows(rows, w, channels, size, padding, stride, dilation, groups, g.shape[2:], g.shape[0])
     wt = w.reshape(groups, w.shape[0] // groups, -1).transpose(0, 2, 1)           # (g, C/g*K, O/g)
     cols = _matmul(wt, rows)                                          # (g, C/g*K, L*N) or (N, g, C/g*K, L)
     return _col2im(cols, channels, g.shape[0], size, kernel, stride, padding, dilation, g.shape[2:], bl)
+
+
+def _fold_rows(rows, w, channels, size, padding, stride, dilation, groups, grid, n):
+    """:func:`_conv_input_grad` through row-shifted columns, the adjoint of the forward's: each kernel
+    row's product W_k^T @ rows(g) is added onto its block of rows of the unfolded image, which then
+    goes back onto the image with one strided add per offset of the other kernel axes (5 for a 5x5
+    kernel, where col2im makes 25). LeNet's 6 -> 16 layer: 5.0 -> 3.7 ms (Zen 3, stop 27)."""
+    kernel = w.shape[2:]
+    o, kh = w.shape[0], kernel[0]
+    full = [max(s + 2 * p, d * (k - 1) + st * (q - 1) + 1)
+            for s, p, k, st, d, q in zip(size, padding, kernel, stride, dilation, grid)]
+    rest = math.prod(kernel[1:])
+    wk = w.reshape((groups, o // groups, channels // groups, kh, rest)).transpose(3, 0, 2, 4, 1)
+    wk = ascontiguousarray(wk).reshape(kh, groups, channels // groups * rest, o // groups)   # (KH, g, C/g * KW.., O/g)
+    block = math.prod(grid[1:]) * n
+    du = _zeros_like(rows, (groups, wk.shape[2], full[0] * block))
+    for k in range(kh):
+        du[:, :, k * dilation[0] * block:(k * dilation[0] + grid[0]) * block] += _matmul(wk[k], rows)
+    du = du.reshape((channels,) + tuple(kernel[1:]) + (full[0],) + tuple(grid[1:]) + (n,))
+    img = _zeros_like(rows, (channels,) + tuple(full) + (n,))
+    for offset in itertools.product(*[range(k) for k in kernel[1:]]):   # one strided add per offset
+        target = tuple(slice(q * d, q * d + st * (m - 1) + 1, st)
+                       for q, d, st, m in zip(offset, dilation[1:], stride[1:], grid[1:]))
+        img[(slice(None), slice(None)) + target] += du[(slice(None),) + offset]
+    if tuple(full) != tuple(size):
+        img = img[(slice(None),) + tuple(slice(p, p + s) for p, s in zip(padding, size))]
+    return _batch_first(img)
 
 
 def _conv_weight_grad(g, x, wshape, stride, padding, dilation, groups, bl, rows=None):
@@ -328,6 +415,21 @@ def _conv_weight_grad(g, x, wshape, stride, padding, dilation, groups, bl, rows=
                 gw_t += part
         return ascontiguousarray(gw_t.transpose(0, 2, 1)).reshape(wshape)
     cols = _columns.take(x, (tuple(wshape), tuple(stride), tuple(padding), tuple(dilation), groups, bl))
+    if _row_shifted(len(wshape) - 2, stride, bl):
+        if cols is None:
+            cols, _ = _unfold_rows(x, wshape[2:], stride, padding, dilation, groups)
+        if rows is None:
+            rows = _rows(g, groups, bl)                                          # (g, O/g, L*N)
+        rows_t = rows.transpose(0, 2, 1)
+        # per kernel row, (C/g * KW.., L*N) @ (L*N, O/g) -> (KH, g, C/g * KW.., O/g), then the weight's layout
+        parts = None
+        for k in range(wshape[2]):
+            part = _matmul(_row_block(cols, k, dilation, g.shape[2:], g.shape[0]), rows_t)
+            if parts is None:
+                parts = _empty_like(part, (wshape[2],) + part.shape)
+            parts[k] = part
+        parts = parts.reshape((wshape[2], groups, wshape[1], math.prod(wshape[3:]), wshape[0] // groups))
+        return ascontiguousarray(parts.transpose(1, 4, 2, 0, 3)).reshape(wshape)
     if cols is None:
         cols, _ = _im2col(x, wshape[2:], stride, padding, dilation, groups, bl)
     if rows is None:
