@@ -160,7 +160,7 @@ def inplace_call_source(op):
              f"        return _kernel({call})   # arrays in: the kernel writes into {target}",
              "    if _devices.many:   # a second device in use: torch's rule that the tensors share one",
              f"        _check_devices(_op, {all_args})",
-             f"    _vc = {target}._vc",
+             f"    _vc = {target}._counter or _make_counter({target})",
              f"    if _vc.inference or seam.dispatching or _state.enabled and ({target}._requires_grad{requires}):",
              f"        return _run_inplace(_op, {all_args})   # autograd records it, a dispatch mode sees it",
              f"    _a0 = {target}._data"]
@@ -170,8 +170,9 @@ def inplace_call_source(op):
     for i, n in others:
         lines += [f"    if isinstance({n}, _Tensor):",
                   f"        _a{i} = {n}._data"]
-        if op._refuse_aliases:      # (only tensors that share a version counter may share memory)
-            lines += [f"        if {n}._vc is _vc:",
+        if op._refuse_aliases:      # (only tensors that share a version counter may share memory;
+            # one that has none yet shares nothing)
+            lines += [f"        if {n}._counter is _vc:",
                       f"            _check_aliases(_a0, _a{i}, {op._refuse_aliases!r})"]
         lines += ["    else:",
                   f"        _a{i} = {n}"]
@@ -478,10 +479,16 @@ def _saved_lines(cls, arg, indent):
     if slots:
         tup = "(" + "".join(s + ", " for s in slots) + ")"
         lines.append(f"_node._saved = {tup}")
-        # (a plain Tensor's version read inline; anything else -- None, a number, a list, a subclass,
-        # an inference tensor, which may not be saved -- through _version)
-        versions = "".join(f"({s}._vc.version if type({s}) is _Tensor and not {s}._vc.inference else _version({s})), "
-                           for s in slots)
+        # (a plain Tensor's version read inline -- 0 while it has no counter, which saving it does
+        # not make; anything else -- None, a number, a list, a subclass, an inference tensor, which
+        # may not be saved -- through _version)
+        for s in slots:
+            lines += [f"if type({s}) is _Tensor:",
+                      f"    _c = {s}._counter",
+                      f"    {s}_version = 0 if _c is None else _version({s}) if _c.inference else _c.version",
+                      "else:",
+                      f"    {s}_version = _version({s})"]
+        versions = "".join(f"{s}_version, " for s in slots)
         lines.append(f"_node._versions_at_save = ({versions})")
         if result_slots(cls):
             lines.append("_node._result_slots = _RESULT_SLOTS")
@@ -552,9 +559,12 @@ def node_run_source(cls):
                       "            raise RuntimeError(_FREED_MESSAGE)",
                       "        _sv = _node._versions_at_save"]
             for i in range(len(names)):
+                # (a tensor with no counter yet is at version 0: reading it does not make one)
                 lines += [f"        _t{i} = _s[{i}]",
                           f"        if _t{i} is not None and _sv[{i}] != -1:",
-                          f"            if _t{i}._vc.version != _sv[{i}] or _t{i}._output_nr < 0:   # (modified, or detached in place)",
+                          f"            _c = _t{i}._counter",
+                          f"            if (0 if _c is None else _c.version) != _sv[{i}] or _t{i}._output_nr < 0:"
+                          "   # (modified, or detached in place)",
                           "                _check_all_saved(_node, _s, _sv)",
                           f"            _t{i} = _t{i}._data"]
             lines += ["        _v = (" + "".join(f"_t{i}, " for i in range(len(names))) + ")",

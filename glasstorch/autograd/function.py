@@ -6,7 +6,7 @@ an ``ExpBackward`` whose ``backward`` calls ``Exp.backward(ctx, grad)``.
 import functools
 
 from . import grad_mode
-from .graph import Node, connect, rebase_history, set_history, IN_CUSTOM_FUNCTION
+from .graph import Node, connect, rebase_history, set_history, version_of, IN_CUSTOM_FUNCTION
 
 _state = grad_mode._state
 
@@ -202,13 +202,13 @@ class Function(metaclass=FunctionMeta):
             node.num_outputs = len(new_outputs)
             if saved:
                 node._saved = saved
-                node._versions_at_save = tuple(t._vc.version if t is not None else 0 for t in saved)
+                node._versions_at_save = tuple(version_of(t) if t is not None else 0 for t in saved)
             for o, nd in zip(new_outputs, non_diff):
                 if nd:
                     o._requires_grad = False
         else:
             node._saved = tuple(node._to_save)
-            node._versions_at_save = tuple(t._vc.version if t is not None else 0 for t in node._saved)
+            node._versions_at_save = tuple(version_of(t) if t is not None else 0 for t in node._saved)
         return tuple(new_outputs) if is_tuple else new_outputs[0]
 
 

@@ -107,7 +107,7 @@ class Node:
             raise RuntimeError(FREED_MESSAGE)
         versions = self._versions_at_save
         for i, t in enumerate(saved):
-            if t is not None and (t._vc.version != versions[i] or t._output_nr < 0):
+            if t is not None and (version_of(t) != versions[i] or t._output_nr < 0):
                 _check_all_saved(self, saved, versions)
         if self._result_index >= 0 and _state.enabled:
             # create_graph: the saved result must lead back to this node, as torch's is_output SavedVariable
@@ -195,11 +195,11 @@ class FormulaNode(Node):
                 continue
             if type(v) is tuple:    # a saved list (a None in it: an undefined tensor of a Tensor?[])
                 for j, (x, xv) in enumerate(zip(t, v)):
-                    if x is not None and x._vc.version != xv:
+                    if x is not None and version_of(x) != xv:
                         raise RuntimeError(_version_error(self, i, x, xv))
                 out[i] = [x if x is None else x._data for x in t] if as_arrays else list(t)
                 continue
-            if t._vc.version != v or t._output_nr < 0:   # (modified, or detached in place)
+            if version_of(t) != v or t._output_nr < 0:   # (modified, or detached in place)
                 _check_all_saved(self, saved, versions)
             if as_arrays:
                 out[i] = t._data
@@ -253,18 +253,26 @@ _SAVED_INFERENCE = ("Inference tensors cannot be saved for backward. Please do n
                     "`torch.inference_mode()`.")
 
 
+def version_of(t):
+    """Tensor ``t``'s version, without making its counter: 0 while it has none (nothing bumped it)."""
+    vc = t._counter
+    return 0 if vc is None else vc.version
+
+
 def _version(v):
     """What a saved value's version is checked against: a tensor's version, a tuple of them for a
     list, -1 for a Python number, 0 for nothing saved. (An inference tensor may not be saved.)"""
     if v is None:
         return 0
-    vc = getattr(v, "_vc", None)
-    if vc is not None:
+    if hasattr(v, "_counter"):  # a tensor (one with no counter yet is at version 0)
+        vc = v._counter
+        if vc is None:
+            return 0
         if vc.inference:
             raise RuntimeError(_SAVED_INFERENCE)
         return vc.version
     if isinstance(v, (list, tuple)):
-        return tuple(t._vc.version if t is not None else 0 for t in v)
+        return tuple(version_of(t) if t is not None else 0 for t in v)
     return -1
 
 
@@ -339,7 +347,7 @@ def _check_saved(node, index, tensor, expected):
     if made < node._seq < cut and index != node._result_index:
         raise RuntimeError("Trying to use a saved tensor that has been detached in-place, i.e. with .detach_().This "
                            "is not supported, please use out-of-place `.detach()` instead")
-    if tensor._vc.version != expected:
+    if version_of(tensor) != expected:
         raise RuntimeError(_version_error(node, index, tensor, expected))
 
 
@@ -663,12 +671,7 @@ def connect(node, inputs, outputs, saved=(), saved_output=-1):
             saved[saved_output] = saved[saved_output]._alias()
             node._result_index = saved_output
         node._saved = saved = tuple(saved)
-        versions = []
-        for t in saved:
-            if t is not None and t._vc.inference:
-                raise RuntimeError(_SAVED_INFERENCE)
-            versions.append(0 if t is None else t._vc.version)
-        node._versions_at_save = tuple(versions)
+        node._versions_at_save = tuple(map(_version, saved))
     if _anomaly.enabled:
         node._anomaly_trace = _forward_trace()
     if type(outputs) is tuple:

@@ -14,7 +14,7 @@ import functools
 import weakref
 
 from .. import _checks, _dtype
-from .._tensor import Tensor, _wrap, bump_version, check_inference_write
+from .._tensor import Tensor, _wrap, bump_version, check_inference_write, make_counter
 from ..autograd import grad_mode
 from ..autograd.graph import edge_of, rebase_history, check_inplace
 from .._array import xp, overlap, array_errors, translate_array_error, copy_preserving_layout
@@ -255,7 +255,7 @@ def _check_inplace(self, others=(), may_overlap=False, refuse_aliases="partial")
     (``x[1:].add_(x[:-1])``), and with ``refuse_aliases="any"`` not even all of it (``x.add_(x)``
     is fine, ``x[idx] = x`` is not; ``None``: the inputs were read before the write, as fill_'s).
     """
-    vc = self._vc
+    vc = self._counter or make_counter(self)    # (made now if self has none: the write bumps it)
     if vc.inference:        # (every in-place op runs this: the common case reads one attribute)
         check_inference_write(vc)
     involved = False
@@ -277,8 +277,9 @@ def _check_inplace(self, others=(), may_overlap=False, refuse_aliases="partial")
         _check_no_overlap(self)
     for o in others if refuse_aliases else ():
         # (tensors sharing memory share a version counter -- views, detach() -- but for .data and
-        # a second from_numpy of one array; only those pay for the memory test)
-        if isinstance(o, Tensor) and o._vc is vc:
+        # a second from_numpy of one array; only those pay for the memory test. One with no counter
+        # yet shares nothing: its slot, not _vc, which would make one)
+        if isinstance(o, Tensor) and o._counter is vc:
             _check_aliases(self._data, o._data, refuse_aliases)
     return involved
 
@@ -417,7 +418,7 @@ def run_out_op(op, args):
                            "support automatic differentiation, but one of the arguments requires grad.")
     if seam.dispatching:
         return op._dispatch_below_autograd(args)
-    check_inference_write(out._vc)
+    check_inference_write(out._counter)
     positional, kwargs = op._split_args(tuple(a._data if isinstance(a, Tensor) else a for a in args))
     try:
         values = op.kernel(*positional, **kwargs)

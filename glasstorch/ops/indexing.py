@@ -712,10 +712,11 @@ def _write_directly(input, index, value):
     writes the elements, with the checks torch would make before (indices in range, positive
     steps, no write into an expanded tensor). Returns False to take the general path instead
     (which also gives torch's errors)."""
-    check_inference_write(input._vc)
+    vc = input._vc      # (made now if input has none: the write bumps it)
+    check_inference_write(vc)
     if type(value) in _NUMBERS:
         v = value
-    elif isinstance(value, Tensor) and not (value._requires_grad and _state.enabled) and value._vc is not input._vc \
+    elif isinstance(value, Tensor) and not (value._requires_grad and _state.enabled) and value._counter is not vc \
             and type(value._data) is type(input._data):
         v = value._data
     else:
