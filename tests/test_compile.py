@@ -15,10 +15,19 @@ from glasstorch._dynamo import exc as gexc
 
 
 @pytest.fixture
+def eager_bias_grads(monkeypatch):
+    """A bias's gradient as eager sums it, ``g.sum(0)``, not as a product with ones
+    (``config.bias_grad_as_gemv`` off; they differ in float32 rounding): eager's bits."""
+    monkeypatch.setattr(gt._dynamo.config, "bias_grad_as_gemv", False)
+
+
+@pytest.fixture
 def eager_weight_grads(monkeypatch):
     """A Linear's weight gradient as eager's formulas compute it, ``(x.T @ g).T``
-    (``config.weight_grad_in_weight_layout`` off): the compiled step is then eager's bit for bit."""
+    (``config.weight_grad_in_weight_layout`` off), and its bias's as eager sums it: the compiled step is
+    then eager's bit for bit."""
     monkeypatch.setattr(gt._dynamo.config, "weight_grad_in_weight_layout", False)
+    monkeypatch.setattr(gt._dynamo.config, "bias_grad_as_gemv", False)
 
 
 @pytest.fixture
@@ -54,7 +63,7 @@ def _grads(model):
 
 # -- values and gradients --------------------------------------------------------------------------
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-def test_compiled_function_matches_eager_and_torch(dtype):
+def test_compiled_function_matches_eager_and_torch(dtype, eager_bias_grads):
     xs, ys = _data()
     g_model, t_model = _mlp(gt), _mlp(torch)
     _copy_params(g_model, t_model)
@@ -89,6 +98,41 @@ def test_compiled_function_matches_eager_and_torch(dtype):
     assert abs(loss.item() - t_loss.item()) < tol * 10
     for a, p in zip(compiled_grads, t_model.parameters()):
         np.testing.assert_allclose(a, p.grad.numpy(), rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_bias_gradients_as_a_product_with_ones_equal_eager_to_rounding(dtype):
+    # config.bias_grad_as_gemv (default): a Linear's bias (2-D gradient), a bias added to a 3-D value, a bias
+    # added after a transpose -- eager's values to rounding, and torch's
+    rng = np.random.default_rng(4)
+    xs = rng.standard_normal((7, 40, 24)).astype(dtype)
+    weights = {k: rng.standard_normal(s).astype(dtype) for k, s in (("w", (16, 24)), ("b", (16,)), ("c", (16,)),
+                                                                       ("d", (7,)))}
+
+    def fn(lib, x, w, b, c, d):
+        h = lib.nn.functional.linear(x.reshape(-1, 24), w, b).reshape(7, 40, 16) + c
+        return ((h.tanh() * 2).sum(-1).transpose(0, 1) + d).square().sum()
+    compiled = gt.compile(lambda *ts: fn(gt, *ts))
+    runs = []
+    for lib, f in ((gt, compiled), (gt, compiled), (gt, lambda *ts: fn(gt, *ts)), (torch, lambda *ts: fn(torch, *ts))):
+        ts = [lib.tensor(v, requires_grad=True) for v in weights.values()]
+        out = f(lib.tensor(xs), *ts)
+        out.backward()
+        runs.append((out.item(), [t.grad.numpy().copy() for t in ts]))
+    assert compiled.code.count("_bias_grad(") == 3, compiled.code      # b, c and d
+    tol = 2e-5 if dtype == "float32" else 1e-12
+    for loss, grads in runs[1:]:
+        assert abs(loss - runs[0][0]) <= tol * abs(loss)
+        for g, want in zip(runs[1][1], grads):
+            np.testing.assert_allclose(g, want, rtol=tol, atol=tol * np.abs(want).max())
+
+
+def test_bias_gradient_of_another_layout_is_summed_as_numpy_sums_it():
+    from glasstorch._dynamo import lowering
+    g = np.arange(24, dtype=np.float32).reshape(4, 6)
+    ones = np.ones(6, np.float32)
+    np.testing.assert_array_equal(lowering.bias_grad(g.T, ones), g.T.sum(0))       # (a transposed view: sum)
+    np.testing.assert_array_equal(lowering.bias_grad(g, np.ones(4, np.float32)), g.sum(0))
 
 
 def test_generated_code_is_straight_line_array_code(eager_weight_grads):
@@ -582,7 +626,7 @@ def _lenet(lib):
                          nn.MaxPool2d(2), nn.Flatten(), nn.Linear(4 * 2 * 2, 6), nn.ReLU(), nn.Linear(6, 3))
 
 
-def test_a_lenet_training_step_compiles_its_whole_forward():
+def test_a_lenet_training_step_compiles_its_whole_forward(eager_bias_grads):
     # conv, pool, flatten (a view on the seam), linear and the loss: one graph before the backward, whose
     # first break is backward(); the step equals eager's bit for bit, step after step, and torch's
     rng = np.random.default_rng(6)
@@ -619,7 +663,7 @@ def test_a_lenet_training_step_compiles_its_whole_forward():
     assert "_island_" not in forward                    # ops with several outputs are nodes, not kept whole
 
 
-def test_a_compiled_convolution_keeps_its_columns_for_the_weight_gradient():
+def test_a_compiled_convolution_keeps_its_columns_for_the_weight_gradient(eager_bias_grads):
     # the generated forward runs the kernels in the grad mode eager ran them in (Function.apply turns it
     # off): the convolution leaves its input's columns for the backward's weight gradient, as in eager,
     # instead of laying them out a second time there
@@ -676,7 +720,7 @@ def steps_side_by_side(step, step_fn, models, opts, x, n=4):
         yield i, got
 
 
-def test_a_transformer_step_with_breaks_hands_back_a_result_with_none(numpy_kernels):
+def test_a_transformer_step_with_breaks_hands_back_a_result_with_none(numpy_kernels, eager_bias_grads):
     # multi_head_attention_forward returns (output, None) without weights: replay hands that back from
     # the compiled graph (it used to diverge there and run the rest of the forward a second time, eagerly)
     make, step_fn = tiny_transformer, pow2_step
@@ -931,7 +975,7 @@ def test_batchnorm_training_forward_is_one_graph_with_its_statistics_written_bac
     assert "num_batches_tracked" in compiled._compiled_call.cache[0].code.forward_source
 
 
-def test_compiled_whole_bn_training_step_equals_eager_step_after_step():
+def test_compiled_whole_bn_training_step_equals_eager_step_after_step(eager_bias_grads):
     # forward, backward, SGD with momentum, zero_grad: torch's graphs (the forward, the step) and its
     # one break (backward); losses, gradients, parameters, running statistics bit for bit eager's
     xs, ys = _cnn_data()

@@ -44,9 +44,11 @@ class _Namespace:
 
     def __init__(self):
         # __name__: NumPy's floating-point warnings from generated lines are silenced as from any
-        # glasstorch module (glasstorch/_array); np, _addmm, _threshold_grad (and jit.py's): what lowered lines call
+        # glasstorch module (glasstorch/_array); np, _addmm, _threshold_grad, _bias_grad (and jit.py's): what
+        # lowered lines call
         self.values = {"_sum_to": _sum_to, "np": np, "_addmm": lowering.addmm,
                        "_threshold_grad": lowering.threshold_grad, "_jit_threshold_grad": jit.threshold_grad,
+                       "_bias_grad": lowering.bias_grad,
                        "__name__": "glasstorch._dynamo.generated"}
         self._ids = {}
 
@@ -584,7 +586,9 @@ class GeneratedCode:
         """A gradient computed at ``n``'s shape and dtype, brought to input ``inp``'s: a broadcast
         summed away where the shapes differ (known now, so decided here, once)."""
         if tuple(inp.meta["shape"]) != tuple(n.meta["shape"]):
-            expr = f"_sum_to({expr}, {tuple(inp.meta['shape'])!r})"
+            ones = lowering.bias_grad_ones(inp, n) if config.bias_grad_as_gemv else None
+            expr = f"_bias_grad({expr}, {self.ns.const(ones)})" if ones is not None else \
+                f"_sum_to({expr}, {tuple(inp.meta['shape'])!r})"
         if inp.meta["dtype"] != n.meta["dtype"]:
             expr = f"{expr}.astype({self.ns.const(inp.meta['dtype'].numpy_dtype)})"
         return expr

@@ -300,6 +300,30 @@ def weight_grad(node, inp, args, g, save, uses):
     return w, U("np.matmul", f"{g}.T", save(x))
 
 
+def bias_grad_ones(inp, node):
+    """``ones(m)`` for ``bias_grad`` when ``inp``'s gradient is ``node``'s summed over every dim but the last
+    (a bias of ``n`` elements under an ``m x n`` gradient, or ``... x n``): both real floating, of one dtype,
+    on the cpu device; else None (``_sum_to``)."""
+    shape, full = tuple(inp.meta["shape"]), tuple(node.meta["shape"])
+    if len(shape) != 1 or len(full) < 2 or full[-1] != shape[0] or not shape[0] or node.meta.get("device") != "cpu" \
+            or not real_float(node) or inp.meta.get("dtype") != node.meta["dtype"]:
+        return None
+    rows = int(np.prod(full[:-1]))
+    return np.ones(rows, node.meta["dtype"].numpy_dtype) if rows else None
+
+
+def bias_grad(grad, ones):
+    """A bias's gradient: ``grad`` (``m`` rows of ``n`` in row-major memory) summed over its rows, as one
+    matrix-vector product ``ones @ rows`` -- BLAS's gemv reads the gradient once with vector loads, where
+    NumPy's ``grad.sum(0)`` makes a pass per row (2048x512 float32: 0.19 ms, the gemv 0.11; 2048x128: 0.08,
+    0.03). The sum runs in another order than eager's, so the two agree to float32 rounding
+    (``config.bias_grad_as_gemv``). A gradient in another layout (a formula's transposed view) is summed by
+    NumPy, as ``_sum_to`` sums it."""
+    if grad.flags.c_contiguous:
+        return ones @ grad.reshape(ones.shape[0], -1)
+    return grad.sum(tuple(range(grad.ndim - 1)))
+
+
 def lower_backward(node, inp, args, g, save, src):
     """(expression, shaped) for the gradient of ``node``'s input ``inp``, or None: call the formula.
     Only for real floating nodes whose tensor inputs share their dtype."""
@@ -309,4 +333,5 @@ def lower_backward(node, inp, args, g, save, src):
     return rule(node, inp, args, g, save, src)
 
 
-__all__ = ["lower_forward", "lower_backward", "addmm", "threshold_grad", "real_float"]
+__all__ = ["lower_forward", "lower_backward", "addmm", "threshold_grad", "real_float", "bias_grad",
+           "bias_grad_ones"]
