@@ -563,7 +563,7 @@ class Tensor:
     def shape(self):
         return Size(self._data.shape)
 
-    @overridable(omitted=("dim",))
+    @overridable
     def size(self, dim=None):
         if dim is None:
             return Size(self._data.shape)
@@ -630,7 +630,7 @@ class Tensor:
     def nbytes(self):
         return self._data.nbytes
 
-    @overridable(omitted=("dim",))
+    @overridable
     def stride(self, dim=None):
         st = tuple(s // self._data.itemsize for s in self._data.strides) if self._data.itemsize else \
             tuple(0 for _ in self._data.shape)
@@ -646,7 +646,7 @@ class Tensor:
         return (self._data.__array_interface__["data"][0] - base.__array_interface__["data"][0]) \
             // max(self._data.itemsize, 1)
 
-    @overridable(omitted=("memory_format",))
+    @overridable
     def is_contiguous(self, *, memory_format=None):   # (keyword-only, as torch's)
         return bool(self._data.flags.c_contiguous)
 

@@ -486,36 +486,78 @@ def test_redispatch_function_of_an_old_form_function_runs_it_once():
 
 
 # ------------------------------------------------------------------------------------------------
-# overridable(omitted=...): what the handler is given
+# what a handler is given: the arguments the caller gave, as torch's bindings hand them on
 # ------------------------------------------------------------------------------------------------
+def _given_calls(lib, x):
+    """Calls whose every argument goes where torch's binding hands it (positional ones given
+    positionally): a handler is given exactly what torch's is."""
+    if x is None:
+        return lib.ones(2, 3), lib.ones(2, 3), lib.ones(4, 3)
+    x, y, w = x
+    F = lib.nn.functional
+    x.sum(), x.sum(0), lib.sum(x, 1, True), lib.sum(x, dtype=lib.float64), x.mean(), x.mean(1)
+    F.linear(x, w), F.linear(x, w, lib.ones(4)), lib.add(x, y), lib.add(x, y, alpha=2), x.add(y), x + y
+    x.sub(y, alpha=3), x.to(lib.float64), x.to(lib.float64, copy=True), x.float(), x.copy_(y)
+    lib.zeros(2, 3), lib.zeros(2, 3, dtype=lib.float64), lib.ones_like(x), lib.ones_like(x, dtype=lib.float64)
+    lib.tensor([1.0]), lib.tensor([1.0], requires_grad=True), lib.randn(2, 3), lib.cat([x, y]), lib.cat([x, y], 1)
+    x.max(), x.max(1), x.clamp(0.0), x.clamp(None, 1.0), x.view(3, 2), x.reshape(-1)
+    x.transpose(0, 1), x.matmul(w.t()), lib.logit(x), lib.logit(x, 0.1), x.size(), x.size(1)
+    lib.where(x > 0, x, y), x.cumsum(1), lib.full((2,), 1.5), lib.arange(3), x.argmax(), x.argmax(1, True)
+
+
+def _keyword_calls(lib, x):
+    """Calls that give a positional parameter by keyword: torch hands it in ``kwargs``, glasstorch in
+    ``args`` (a function cannot see how its parameter was given; see _seam._as_given)."""
+    if x is None:
+        return lib.ones(2, 3)
+    lib.sum(x, dim=0), x.mean(dim=1), x.max(dim=1), x.clamp(min=0.0), x.argmax(dim=1)
+
+
+def test_a_handler_is_given_the_arguments_the_caller_gave():
+    ours, theirs = (_mode_log(lib, _given_calls, with_args=True) for lib in (glasstorch, torch))
+    assert ours == theirs
+    assert ("sum", ("T",), {}) in ours and ("add", ("T", "T"), {"alpha": 2}) in ours
+    assert ("linear", ("T", "T"), {}) in ours and ("ones_like", ("T",), {}) in ours
+
+
+def test_a_positional_parameter_given_by_keyword_is_handed_in_args():
+    ours, theirs = (_mode_log(lib, _keyword_calls, with_args=True) for lib in (glasstorch, torch))
+    assert [(name, args + tuple(kwargs.values()), {}) for name, args, kwargs in theirs] == ours
+    assert all(kwargs for _, _, kwargs in theirs)
+
+
 def test_overridable_hands_on_only_the_arguments_given():
     from glasstorch._seam import overridable
 
-    @overridable(omitted=("dim", "out"))
-    def reduce(input, dim=None, *, keepdim=False, out=None):
+    @overridable
+    def reduce(input, dim=None, keepdim=False, *, out=None, scale=1.0):
+        return input
+
+    @overridable(defaults_by_keyword=True, omitted=("out",))
+    def python_reduce(input, dim=None, *, keepdim=False, out=None):
         return input
 
     seen = []
 
     class Log(glasstorch.overrides.TorchFunctionMode):
         def __torch_function__(self, func, types, args=(), kwargs=None):
-            if func is reduce:
+            if func in (reduce, python_reduce):
                 seen.append((len(args), kwargs))
             return func(*args, **(kwargs or {}))
     x, o = glasstorch.ones(2), glasstorch.ones(2)
     with Log():
-        reduce(x), reduce(x, 0), reduce(x, out=o), reduce(x, 0, keepdim=True, out=o)
-    assert seen == [(1, {"keepdim": False}), (2, {"keepdim": False}), (1, {"keepdim": False, "out": o}),
-                    (2, {"keepdim": True, "out": o})]
+        reduce(x), reduce(x, 0), reduce(x, None, True), reduce(x, out=o), reduce(x, 0, scale=2.0, out=o)
+    assert seen == [(1, {}), (2, {}), (3, {}), (1, {"out": o}), (2, {"scale": 2.0, "out": o})]
+    seen.clear()
+    with Log():
+        python_reduce(x), python_reduce(x, 0, out=o)
+    assert seen == [(1, {"dim": None, "keepdim": False}), (1, {"dim": 0, "keepdim": False, "out": o})]
 
-    @overridable(omitted=("scale",))
+    with pytest.raises(TypeError, match="omitted= goes with defaults_by_keyword"):
+        overridable(omitted=("out",))
+
+    @overridable(defaults_by_keyword=True, omitted=("scale",))
     def wrong(input, scale=1.0):
         return input
     with pytest.raises(TypeError, match="omitted parameter 'scale' must have the default None"):
         wrong(x)
-
-    @overridable(omitted=("dim",))
-    def middle(input, dim=None, other=None):
-        return input
-    with pytest.raises(TypeError, match="neither keyword-only nor the last positional"):
-        middle(x)

@@ -1462,7 +1462,7 @@ def _chain_product(matrices, split, i, j):
     return mm(_chain_product(matrices, split, i, split[i][j]), _chain_product(matrices, split, split[i][j] + 1, j))
 
 
-@overridable(omitted=("out",))
+@overridable
 def multi_dot(tensors, *, out=None):
     """The product of two or more matrices, multiplied in the order that costs the fewest scalar
     products; the first may be a row vector and the last a column vector (1-D)."""
@@ -1509,7 +1509,7 @@ def multi_dot(tensors, *, out=None):
     return res if out is None else out.copy_(res)
 
 
-@overridable(omitted=("out",))
+@overridable
 def chain_matmul(*matrices, out=None):
     """Deprecated in torch for ``linalg.multi_dot`` (which takes a list): the product of the matrices."""
     warnings.warn("torch.chain_matmul is deprecated and will be removed in a future PyTorch release. Use "

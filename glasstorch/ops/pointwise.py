@@ -1523,7 +1523,7 @@ Tensor.sub_ = Tensor.__isub__ = Tensor.subtract_ = _inplace_add("sub_", sub__op)
 Tensor.mul_ = Tensor.__imul__ = Tensor.multiply_ = mul_
 
 
-@overridable(omitted=("rounding_mode",))
+@overridable
 def div_(self, other, *, rounding_mode=None):
     """In place: self /= other (aten.div_.Tensor; with a rounding mode aten.div_.Tensor_mode)."""
     if rounding_mode is not None:
@@ -1845,7 +1845,7 @@ def _on_device_of(dst, src):
 
 
 @method()
-@overridable(defaults_by_keyword=True, omitted=("non_blocking",))
+@overridable
 def copy_(self, src, non_blocking=False):
     if not isinstance(src, Tensor):
         if not isinstance(src, numbers.Number):
