@@ -17,7 +17,6 @@ from .._array import (xp, asarray, has_values, matmul as _matmul, arange_like as
 from .._ops import defop, aten, node_classes_of
 from .._seam import seam, overridable
 from ._op import method, computed_into_self, written_into_self
-from .._array import broadcast_error
 from .creation import eye, zeros, tensor
 from .shape import _expand_kernel
 from ._derivatives import (conj, mH, linalg_det_backward, slogdet_backward, linalg_solve_backward,
@@ -526,7 +525,7 @@ def matmul(input, other):
     try:
         batch = xp.broadcast_shapes(batch1, batch2)
     except ValueError:
-        raise broadcast_error(batch1, batch2) from None
+        raise _checks.broadcast_error(batch1, batch2) from None
     nbatch = 1
     for s in batch:
         nbatch *= s
@@ -1173,7 +1172,7 @@ def _linalg_cross_kernel(self, other, *, dim=-1):
     try:
         shape = xp.broadcast_shapes(self.shape, other.shape)
     except ValueError:
-        raise broadcast_error(self.shape, other.shape) from None
+        raise _checks.broadcast_error(self.shape, other.shape) from None
     return xp.cross(xp.broadcast_to(self, shape), xp.broadcast_to(other, shape), axis=d)
 
 

@@ -13,7 +13,7 @@ import operator
 
 from .. import _dtype, _checks
 from .._tensor import Tensor, _wrap
-from .._array import (xp, to_device, broadcast_error, same_data, row_major, like_operands, like_input,
+from .._array import (xp, to_device, same_data, row_major, like_operands, like_input,
                       copy_preserving_layout, erf as _erf, erfinv as _erfinv, lgamma as _lgamma, digamma as _digamma,
                       asarray_like as _asarray_like, asarray, has_values, zeros_like as _zeros_like)
 from ._op import (method, operands, inplace, inplace_recorded, result_dtype, as_tensor_arg, promote_arrays, plain_pair,
@@ -356,7 +356,7 @@ Tensor.round_ = round_
 # ---------------------------------------------------------------------------------------------
 def _shape_error(a, b):
     """torch's error for arrays whose shapes do not broadcast (NumPy raises a ValueError of its own)."""
-    return broadcast_error(xp.shape(a), xp.shape(b))
+    return _checks.broadcast_error(xp.shape(a), xp.shape(b))
 
 
 def _check_alpha(a, alpha):
@@ -1345,7 +1345,7 @@ def _lerp_kernel(self, end, weight):
     try:
         return like_operands(self + weight * (end - self), self, end)
     except ValueError:
-        raise broadcast_error(self.shape, end.shape) from None
+        raise _checks.broadcast_error(*(xp.shape(t) for t in (self, end, weight))) from None
 
 
 lerp_op = defop("lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor", _lerp_kernel,
@@ -1400,7 +1400,7 @@ def _masked_fill_kernel(self, mask, value):
         try:
             out_shape = xp.broadcast_shapes(self.shape, mask.shape)
         except ValueError:
-            raise broadcast_error(mask.shape, self.shape) from None
+            raise _checks.broadcast_error(mask.shape, self.shape) from None
         if out_shape != self.shape:
             d = xp.broadcast_to(self, out_shape)
     return row_major(xp.where(mask, _asarray_like(d, value, d.dtype), d))   # (torch: clone, then fill)
@@ -1672,7 +1672,7 @@ def _broadcast_shape(a, b):
 @overridable
 def masked_fill_(self, mask, value):
     if mask._data.shape != self._data.shape and _broadcast_shape(mask._data.shape, self._data.shape) != self._data.shape:
-        raise broadcast_error(self._data.shape, mask._data.shape)
+        raise _checks.broadcast_error(self._data.shape, mask._data.shape)
     if isinstance(value, Tensor):
         return masked_fill__tensor_op(self, mask, value)
     return masked_fill__op(self, mask, value)
@@ -1876,7 +1876,7 @@ def _addc_kernel(combine):
         try:
             t = combine(*promote_arrays(tensor1, tensor2))
         except ValueError:
-            raise _checks.broadcast_error(tensor1.shape, tensor2.shape) from None
+            raise _checks.broadcast_error(self.shape, tensor1.shape, tensor2.shape) from None
         if value != 1:
             t = t * value
         a, t = promote_arrays(self, t)
