@@ -322,12 +322,10 @@ def _reflected_operators(lib, x):
 
 def test_reflected_operators_are_seen_as_torch_sees_them():
     """``1 - x`` is ``Tensor.__rsub__``, ``2 / x`` ``Tensor.__rdiv__`` (torch's ``__rtruediv__`` is that
-    function), ``x ** 2`` ``pow``, ``2 & x`` ``bitwise_and``..., each with torch's arguments (the
-    keyword arguments aside: a glasstorch function hands its defaults, see above)."""
-    ours, theirs = ([call[:2] for call in _mode_log(lib, _reflected_operators, with_args=True)]
-                    for lib in (glasstorch, torch))
+    function), ``x ** 2`` ``pow``, ``2 & x`` ``bitwise_and``..., each with torch's arguments."""
+    ours, theirs = (_mode_log(lib, _reflected_operators, with_args=True) for lib in (glasstorch, torch))
     assert ours == theirs
-    assert ("__rsub__", ("T", 1)) in ours and ("__rdiv__", ("T", 2)) in ours
+    assert ("__rsub__", ("T", 1), {}) in ours and ("__rdiv__", ("T", 2), {}) in ours
 
 
 def test_resolve_name_of_tensors_operators_as_torch():
@@ -341,6 +339,26 @@ def test_resolve_name_of_tensors_operators_as_torch():
     assert (x + x).tolist() == [2.0, 2.0] and glasstorch.Tensor.__add__.__code__ is glasstorch.Tensor.add.__code__
     import pickle
     assert pickle.loads(pickle.dumps(glasstorch.Tensor.__add__)) is glasstorch.Tensor.__add__   # (as before)
+
+
+def test_an_operator_is_declared_with_its_method():
+    """``@method("add", "__add__", "__radd__")`` in the family that defines ``add`` makes the
+    operators, each a function object of its own running ``add``'s code (nothing rebinds Tensor's
+    attributes afterwards)."""
+    from glasstorch.ops._op import method
+
+    def demo(self, other):
+        return self
+    method("seam_demo", "__seam_demo__")(demo)
+    try:
+        op = glasstorch.Tensor.__seam_demo__
+        assert glasstorch.Tensor.seam_demo is demo and op is not demo and op.__code__ is demo.__code__
+        assert op.__name__ == "__seam_demo__" and op.__qualname__ == "Tensor.__seam_demo__"
+    finally:
+        del glasstorch.Tensor.seam_demo, glasstorch.Tensor.__seam_demo__
+    assert not hasattr(importlib.import_module("glasstorch.ops"), "_operators_of_their_own")
+    for n in ("__add__", "__iadd__", "__imul__", "__ifloordiv__", "__matmul__"):
+        assert getattr(glasstorch.Tensor, n).__name__ == n
 
 
 def _operators(lib, x):

@@ -1518,9 +1518,9 @@ def mul_(self, other):
     return mul__op._call(self, other)
 
 
-Tensor.add_ = Tensor.__iadd__ = _inplace_add("add_", add__op)
-Tensor.sub_ = Tensor.__isub__ = Tensor.subtract_ = _inplace_add("sub_", sub__op)
-Tensor.mul_ = Tensor.__imul__ = Tensor.multiply_ = mul_
+method("add_", "__iadd__")(_inplace_add("add_", add__op))
+method("sub_", "__isub__", "subtract_")(_inplace_add("sub_", sub__op))
+method("mul_", "__imul__", "multiply_")(mul_)
 
 
 @overridable
@@ -1531,7 +1531,7 @@ def div_(self, other, *, rounding_mode=None):
     return div__op._call(self, other)
 
 
-Tensor.div_ = Tensor.__itruediv__ = Tensor.divide_ = Tensor.true_divide_ = div_
+method("div_", "__itruediv__", "divide_", "true_divide_")(div_)
 
 
 def _in_place(schema, functional, **rules):
@@ -1611,9 +1611,9 @@ def _by_operand(name, tensor_op, scalar_op, doc):
     return method_
 
 
-Tensor.pow_ = Tensor.__ipow__ = _by_operand("pow_", pow__op, pow__scalar_op, "In place: self **= exponent.")
-Tensor.remainder_ = Tensor.__imod__ = _by_operand("remainder_", remainder__op, remainder__scalar_op,
-                                                  "In place: self %= other (Python's sign rule).")
+method("pow_", "__ipow__")(_by_operand("pow_", pow__op, pow__scalar_op, "In place: self **= exponent."))
+method("remainder_", "__imod__")(_by_operand("remainder_", remainder__op, remainder__scalar_op,
+                                             "In place: self %= other (Python's sign rule)."))
 Tensor.fmod_ = _by_operand("fmod_", fmod__op, fmod__scalar_op, "In place: C's fmod (the dividend's sign).")
 Tensor.clamp_min_ = _by_operand("clamp_min_", clamp_min__tensor_op, clamp_min__op, "In place: max(self, min).")
 Tensor.clamp_max_ = _by_operand("clamp_max_", clamp_max__tensor_op, clamp_max__op, "In place: min(self, max).")
@@ -1656,7 +1656,7 @@ def square_(self):
     return pow__scalar_op(self, 2)
 
 
-Tensor.__ifloordiv__ = Tensor.floor_divide_ = floor_divide_
+method("floor_divide_", "__ifloordiv__")(floor_divide_)
 Tensor.atan2_, Tensor.clamp_, Tensor.clip_, Tensor.lerp_ = atan2_, clamp_, clamp_, lerp_
 Tensor.arctan2_ = atan2_      # (as in torch, the same op: aten.atan2_)
 Tensor.nan_to_num_, Tensor.square_ = nan_to_num_, square_
