@@ -45,7 +45,6 @@ The registry is browsable as torch's is: ``glasstorch.ops.aten.mul.Tensor``, wit
 ``.kernel``, ``.node`` and ``._schema``.
 """
 import inspect
-import operator
 import re
 import sys
 import threading
@@ -402,6 +401,19 @@ class OpOverloadPacket:
     """``aten.<name>``: the overloads of one op. Calling it calls the ``default`` overload (or the
     first one declared)."""
 
+    # Calling the packet calls what its ``__call__`` slot holds: its first overload's generated call,
+    # bound (``op._call``: until the op's first call ``OpOverload._call`` stands in, which generates
+    # it and hands the packet the generated one, ``_ops_codegen.install_call``). Python looks
+    # ``__call__`` up on the type, and finds the slot's descriptor there, which reads the bound call
+    # from the packet (C code, no frame of the packet's): ``aten.mm(grad, other)`` costs one frame,
+    # the generated one. Backward formulas on arrays call packets, and a ``def __call__(self, *args,
+    # **kwargs)`` here, repacking the arguments, was ~2.5k instructions of each chain step.
+    __slots__ = ("__call__", "__dict__")
+
+    # (what ``inspect.signature`` of a packet gives: torch's)
+    __signature__ = inspect.Signature([inspect.Parameter("args", inspect.Parameter.VAR_POSITIONAL),
+                                       inspect.Parameter("kwargs", inspect.Parameter.VAR_KEYWORD)])
+
     def __init__(self, name):
         self._qualified_op_name = f"aten::{name}"
         self.__name__ = name
@@ -417,18 +429,7 @@ class OpOverloadPacket:
         op._overloadpacket = self
         if self._first is None or overload == "default":
             self._first = op
-
-    # Calling the packet is calling its first overload's generated call, bound (``op._call``: see
-    # ``_ops_codegen.install_call``; until the op's first call, ``OpOverload._call`` stands in, which
-    # generates it). Python looks ``__call__`` up on the type and calls what that gives: this
-    # property's getter, ``attrgetter`` (C code, no Python frame), gives the bound call itself, so
-    # ``aten.mm(grad, other)`` costs one frame, the generated one. Backward formulas on arrays call
-    # packets, and a ``def __call__(self, *args, **kwargs)`` here, repacking the arguments, was
-    # ~2.5k instructions of each chain step.
-    __call__ = property(operator.attrgetter("_first._call"))
-    # (what ``inspect.signature`` of a packet gives: torch's, as that of a property it can't read)
-    __signature__ = inspect.Signature([inspect.Parameter("args", inspect.Parameter.VAR_POSITIONAL),
-                                       inspect.Parameter("kwargs", inspect.Parameter.VAR_KEYWORD)])
+            self.__call__ = op._call
 
     def __repr__(self):
         return f"aten.{self.__name__}"

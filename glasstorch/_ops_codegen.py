@@ -257,7 +257,10 @@ def install_call(op, namespace):
     op.__class__ = type(f"OpOverload_{op.__name__.replace('.', '_')}", (type(op),),
                         {"__module__": type(op).__module__, "__call__": ns["__call__"], "_source": source,
                          "_namespace": ns})
-    op._call = types.MethodType(ns["__call__"], op)     # (what calling its packet calls, if it is the first)
+    op._call = types.MethodType(ns["__call__"], op)
+    packet = op._overloadpacket
+    if packet is not None and packet._first is op:
+        packet.__call__ = op._call      # (what calling the packet calls: see OpOverloadPacket)
 
 
 # -----------------------------------------------------------------------------------------------

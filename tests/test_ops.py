@@ -1067,8 +1067,8 @@ def test_every_op_and_node_generates_and_compiles_its_code():
 
 def test_a_packet_calls_its_first_overload_and_keeps_its_class():
     """``aten.mm(a, b)`` calls the ``default`` overload (or the first declared) through the bound
-    generated call the packet reads (``_first._call``): the packet's class is never changed, before
-    or after the overload's first call, and a ``default`` declared later takes over."""
+    call the packet holds (its ``__call__`` slot: the generated call once the overload has run): the
+    packet's class is never changed, and a ``default`` declared later takes over."""
     from glasstorch._ops import OpOverloadPacket
     from glasstorch.ops import aten
 
@@ -1084,3 +1084,4 @@ def test_a_packet_calls_its_first_overload_and_keeps_its_class():
     a = np.ones((2, 3), dtype=np.float32)
     assert aten.mm(a, a.T).tolist() == [[3.0, 3.0], [3.0, 3.0]] and aten.mm(a, a.T).tolist() == [[3.0, 3.0]] * 2
     assert type(aten.mm) is OpOverloadPacket and str(inspect.signature(aten.mm)) == "(*args, **kwargs)"
+    assert aten.mm.__call__ == aten.mm.default._call and "_call" in vars(aten.mm.default)   # (the generated one)
