@@ -800,6 +800,7 @@ class Tensor:
     def __str__(self):
         return self.__repr__()  # (a subclass's repr: str(parameter) starts "Parameter containing:")
 
+    @overridable    # (torch's: a mode is handed copy.deepcopy(t) as Tensor.__deepcopy__(t, memo))
     def __deepcopy__(self, memo):
         if not self.is_leaf:
             raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
@@ -819,6 +820,10 @@ class Tensor:
         return new
 
     def __reduce_ex__(self, proto):
+        # torch hands a subclass's pickling to __torch_function__ (a plain Tensor takes its fast
+        # path, which a mode does not see as one call)
+        if type(self) is not Tensor and seam.on:
+            return seam.torch_function(Tensor.__reduce_ex__, (self, proto), {})
         return (_rebuild_tensor, (as_numpy(self._data), self._requires_grad, type(self)))
 
     def __setstate__(self, state):
