@@ -87,27 +87,30 @@ def as_dtype(value, fn_name=None):
 
 # --- Shapes ----------------------------------------------------------------------------------------
 def broadcast_shape(*shapes):
-    """The broadcast of ``shapes``, or torch's RuntimeError naming the first pair that does not match."""
-    ndim = max((len(s) for s in shapes), default=0)
-    out = [1] * ndim
-    first = [None] * ndim  # which argument set the size at each dim
-    for k, shape in enumerate(shapes):
-        for i, size in enumerate(shape, start=ndim - len(shape)):
-            if size != 1 and out[i] != size:
-                if out[i] != 1:
-                    raise RuntimeError(f"The size of tensor a ({out[i]}) must match the size of tensor b ({size}) "
-                                       f"at non-singleton dimension {i}")
-                out[i], first[i] = size, k
-    return tuple(out)
+    """The broadcast of ``shapes``, as torch computes it (``infer_size``, folded over the shapes from
+    the first): each pair matched from the last dimension back, the first mismatch met raised as
+    torch's RuntimeError, ``a`` being the shapes before, ``b`` the next one."""
+    out = tuple(shapes[0]) if shapes else ()
+    for shape in shapes[1:]:
+        ndim = max(len(out), len(shape))
+        a, b = (1,) * (ndim - len(out)) + tuple(out), (1,) * (ndim - len(shape)) + tuple(shape)
+        for i in range(ndim - 1, -1, -1):
+            if a[i] != b[i] and a[i] != 1 and b[i] != 1:
+                raise RuntimeError(f"The size of tensor a ({a[i]}) must match the size of tensor b ({b[i]}) at "
+                                   f"non-singleton dimension {i}")
+        out = tuple(y if x == 1 else x for x, y in zip(a, b))
+    return out
 
 
 def broadcast_error(*shapes):
-    """torch's RuntimeError for shapes that do not broadcast (for ``except ValueError`` clauses)."""
+    """torch's RuntimeError for ``shapes`` that do not broadcast: the one builder of it, for the
+    ``except ValueError`` clauses around NumPy's broadcasting (whose words are NumPy's), the array
+    seam's translation of a kernel's error among them (``_array.translate_array_error``)."""
     try:
         broadcast_shape(*shapes)
     except RuntimeError as e:
         return e
-    return RuntimeError(f"shapes {[list(s) for s in shapes]} cannot be broadcast together")
+    return RuntimeError(f"shapes {' and '.join(str(list(s)) for s in shapes)} cannot be broadcast together")
 
 
 def check_same_shape(fn_name, a, b, a_name="self", b_name="other"):

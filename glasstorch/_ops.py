@@ -402,6 +402,19 @@ class OpOverloadPacket:
     """``aten.<name>``: the overloads of one op. Calling it calls the ``default`` overload (or the
     first one declared)."""
 
+    # Calling the packet calls what its ``__call__`` slot holds: its first overload's generated call,
+    # bound (``op._call``: until the op's first call ``OpOverload._call`` stands in, which generates
+    # it and hands the packet the generated one, ``_ops_codegen.install_call``). Python looks
+    # ``__call__`` up on the type, and finds the slot's descriptor there, which reads the bound call
+    # from the packet (C code, no frame of the packet's): ``aten.mm(grad, other)`` costs one frame,
+    # the generated one. Backward formulas on arrays call packets, and a ``def __call__(self, *args,
+    # **kwargs)`` here, repacking the arguments, was ~2.5k instructions of each chain step.
+    __slots__ = ("__call__", "__dict__")
+
+    # (what ``inspect.signature`` of a packet gives: torch's)
+    __signature__ = inspect.Signature([inspect.Parameter("args", inspect.Parameter.VAR_POSITIONAL),
+                                       inspect.Parameter("kwargs", inspect.Parameter.VAR_KEYWORD)])
+
     def __init__(self, name):
         self._qualified_op_name = f"aten::{name}"
         self.__name__ = name
@@ -417,23 +430,7 @@ class OpOverloadPacket:
         op._overloadpacket = self
         if self._first is None or overload == "default":
             self._first = op
-            if type(self) is not OpOverloadPacket:   # (a new first overload: the general call again)
-                self.__class__ = OpOverloadPacket
-
-    def __call__(self, *args, **kwargs):
-        # (until the first overload's call is generated, see _call_directly: the overload's bound
-        # generated call, ``_call``, as calling the overload object itself would go through its
-        # type's ``__call__`` slot, ~150 ns more)
-        return self._first._call(*args, **kwargs)
-
-    def _call_directly(self, call):
-        """Make ``call`` (the first overload's bound generated call) the packet's own ``__call__``: a
-        class of its own, as an op has (Python looks ``__call__`` up on the type; a staticmethod, so
-        the packet is not passed). Backward formulas on arrays call packets (``aten.mm(grad,
-        conj(aten.t(mat2)))``), and this frame with its ``*args``/``**kwargs`` repacking was ~2.5k
-        instructions of each step. Called by ``_ops_codegen.install_call``."""
-        self.__class__ = type(f"OpOverloadPacket_{self.__name__}", (OpOverloadPacket,),
-                              {"__module__": OpOverloadPacket.__module__, "__call__": staticmethod(call)})
+            self.__call__ = op._call
 
     def __repr__(self):
         return f"aten.{self.__name__}"

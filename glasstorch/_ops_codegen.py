@@ -261,7 +261,7 @@ def install_call(op, namespace):
     op._call = types.MethodType(ns["__call__"], op)
     packet = op._overloadpacket
     if packet is not None and packet._first is op:
-        packet._call_directly(op._call)
+        packet.__call__ = op._call      # (what calling the packet calls: see OpOverloadPacket)
 
 
 # -----------------------------------------------------------------------------------------------

@@ -360,18 +360,21 @@ def overridable(fn=None, *, defaults_by_keyword=False, all_by_keyword=False, omi
     Its frame shows in tracebacks under ``fn``'s name, at the line of its first decorator.
 
     The call a handler sees is ``func(*args, **kwargs)`` with ``func`` the public function and, as
-    torch's generated bindings normalise a call, every positional parameter in ``args`` (``*args``
-    spread) and every keyword-only one in ``kwargs``. ``defaults_by_keyword=True`` is torch's
+    torch's generated bindings hand on what the caller gave, the positional parameters in ``args``
+    (``*args`` spread) up to the last one not holding its default, and the keyword-only ones not
+    holding theirs in ``kwargs`` (:func:`_as_given`). ``defaults_by_keyword=True`` is torch's
     convention for a function written in Python (``handle_torch_function(relu, (input,), input,
     inplace=inplace)``): the positional parameters that have a default go in ``kwargs`` too;
     ``all_by_keyword=True`` puts them all there (``nn.init``'s: ``handle_torch_function(uniform_,
     (tensor,), tensor=tensor, a=a, b=b, generator=generator)``).
 
-    ``omitted`` names parameters the handler is not given while they hold their default (which must
-    be None, False or True), as torch's bindings hand on only what the caller gave: ``out=`` (``{}``
-    for ``torch.logit(x)``, ``{"out": o}`` for ``torch.logit(x, out=o)``), or the last positional
-    parameter (``(x,)`` for ``x.size()``, ``(x, 1)`` for ``x.size(1)``). It costs nothing on calls
-    that nothing intercepts (the arguments are put together only for the handler)."""
+    ``omitted``, with one of those two, names parameters the handler is not given while they hold
+    their default (which must be None, False or True), where torch's Python function hands on only
+    what the caller gave (``Tensor.float``'s ``memory_format``). Neither costs anything on calls that
+    nothing intercepts (the arguments are put together only for the handler)."""
+    if omitted and not (defaults_by_keyword or all_by_keyword):
+        raise TypeError("overridable: omitted= goes with defaults_by_keyword or all_by_keyword (without them, a "
+                        "parameter holding its default is not handed on anyway)")
     if fn is None:
         return functools.partial(overridable, defaults_by_keyword=defaults_by_keyword, all_by_keyword=all_by_keyword,
                                  omitted=omitted)
@@ -471,26 +474,27 @@ def _write_prelude(public):
         signature.insert(sum(p.kind is p.POSITIONAL_ONLY for p in params), "/")
     args = f"({', '.join(positional)},)" if positional else "()"
     kwargs = "{" + ", ".join(k if k.startswith("**") else f"{k!r}: {k}" for k in keywords if k not in omitted) + "}"
+    if by_keyword is None:
+        # torch's bindings hand on what the caller gave: the call's arguments are put together as
+        # given, for the handler only (see _as_given; ``omitted`` says nothing more here)
+        kwargs = "{" + ", ".join(k if k.startswith("**") else f"{k!r}: {k}" for k in keywords) + "}"
+        namespace["_seam_given"] = functools.partial(_as_given, impl.__defaults__ or () if not any(
+            p.kind is p.VAR_POSITIONAL for p in params) else (), impl.__kwdefaults__ or {})
+        args, kwargs, omitted = f"*_seam_given({args}, {kwargs})", "", ()
     for name in omitted:
         default = next((p.default for p in params if p.name == name), inspect.Parameter.empty)
         if not any(default is v for v in (None, False, True)):
             raise TypeError(f"{impl.__qualname__}: omitted parameter {name!r} must have the default None, False or "
                             f"True")
-        if name in keywords:
-            kwargs = f"({kwargs} if {name} is {default} else {{**{kwargs}, {name!r}: {name}}})"
-        elif positional and positional[-1] == name:
-            shorter = f"({', '.join(positional[:-1])},)" if len(positional) > 1 else "()"
-            args = f"({shorter} if {name} is {default} else {args})"
-        else:
-            raise TypeError(f"{impl.__qualname__}: omitted parameter {name!r} is neither keyword-only nor the last "
-                            f"positional one")
+        # (a parameter with a default is handed by keyword under both conventions)
+        kwargs = f"({kwargs} if {name} is {default} else {{**{kwargs}, {name!r}: {name}}})"
     # Whether an argument may take part: one of a type not known plain, or any given to *args or
     # **kwargs (tested in intercept). While only a subclass instance is alive somewhere, a call
     # whose arguments are all plain stops here, at a set lookup per argument.
     takes_part = " or ".join(f"type({p.name}) not in _seam_plain" if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
                              else p.name for p in params) or "False"
     source = (f"def _({', '.join(signature)}): return _r if _seam_anywhere.on and (_seam_anywhere.modes or "
-              f"{takes_part}) and _seam_local.on and (_r := _seam_intercept(_seam_handed, {args}, {kwargs})) "
+              f"{takes_part}) and _seam_local.on and (_r := _seam_intercept(_seam_handed, {', '.join(filter(None, (args, kwargs)))})) "
               f"is not _seam_PASS else _seam_impl({', '.join(call)})")
     if not _PLAIN_TYPES:
         _plain_types()
@@ -508,6 +512,28 @@ def _write_prelude(public):
     return public
 
 
+
+
+def _as_given(defaults, kwdefaults, args, kwargs):
+    """The arguments of a call as torch's bindings hand them to ``__torch_function__``: those the
+    caller gave (``torch.sum(x)`` is handed ``(x,)``, not ``(x, None, False)`` and ``dtype=None``).
+    Called by the prelude of a function declared :func:`overridable` without keyword conventions,
+    for the handler only. ``args``: the positional parameters' values, the last ones matching
+    ``defaults`` (the function's ``__defaults__``, or ``()`` when it has ``*args``); ``kwargs``: the
+    keyword ones, with their defaults ``kwdefaults``. What holds its default (the same object) is
+    taken as not given: trailing positional ones are dropped, keyword ones left out.
+
+    torch hands an argument given by keyword in ``kwargs`` (``torch.sum(x, dim=0)``: ``(x,)``,
+    ``{'dim': 0}``); glasstorch cannot see how a positional parameter was given, and hands it in
+    ``args`` (``(x, 0)``, ``{}``), as torch's dispatcher hands ops to a dispatch mode."""
+    end, first = len(args), len(args) - len(defaults)
+    while end > first and args[end - 1] is defaults[end - 1 - first]:
+        end -= 1
+    given = {k: v for k, v in kwargs.items() if v is not kwdefaults.get(k, _NOT_GIVEN)} if kwargs else kwargs
+    return args[:end], given
+
+
+_NOT_GIVEN = object()
 
 
 def note_subclass_with_torch_function():

@@ -599,7 +599,7 @@ class Tensor:
     def shape(self):
         return Size(self._data.shape)
 
-    @overridable(omitted=("dim",))
+    @overridable
     def size(self, dim=None):
         if dim is None:
             return Size(self._data.shape)
@@ -666,7 +666,7 @@ class Tensor:
     def nbytes(self):
         return self._data.nbytes
 
-    @overridable(omitted=("dim",))
+    @overridable
     def stride(self, dim=None):
         st = tuple(s // self._data.itemsize for s in self._data.strides) if self._data.itemsize else \
             tuple(0 for _ in self._data.shape)
@@ -682,7 +682,7 @@ class Tensor:
         return (self._data.__array_interface__["data"][0] - base.__array_interface__["data"][0]) \
             // max(self._data.itemsize, 1)
 
-    @overridable(omitted=("memory_format",))
+    @overridable
     def is_contiguous(self, *, memory_format=None):   # (keyword-only, as torch's)
         return bool(self._data.flags.c_contiguous)
 
@@ -836,6 +836,7 @@ class Tensor:
     def __str__(self):
         return self.__repr__()  # (a subclass's repr: str(parameter) starts "Parameter containing:")
 
+    @overridable    # (torch's: a mode is handed copy.deepcopy(t) as Tensor.__deepcopy__(t, memo))
     def __deepcopy__(self, memo):
         if not self.is_leaf:
             raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
@@ -855,6 +856,10 @@ class Tensor:
         return new
 
     def __reduce_ex__(self, proto):
+        # torch hands a subclass's pickling to __torch_function__ (a plain Tensor takes its fast
+        # path, which a mode does not see as one call)
+        if type(self) is not Tensor and seam.on:
+            return seam.torch_function(Tensor.__reduce_ex__, (self, proto), {})
         return (_rebuild_tensor, (as_numpy(self._data), self._requires_grad, type(self)))
 
     def __setstate__(self, state):

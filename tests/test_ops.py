@@ -15,6 +15,7 @@ The rest of this file: type promotion, printing (repr), error messages, creation
 in-place semantics.
 """
 import builtins
+import inspect
 import math
 import warnings
 from collections import Counter
@@ -1062,3 +1063,25 @@ def test_every_op_and_node_generates_and_compiles_its_code():
         assert "def __call__" in op._source and callable(type(op).__call__)
         if op.node is not None and op._functional is None:
             assert "def _record" in op.node._source and callable(op.node._run_formulas)
+
+
+def test_a_packet_calls_its_first_overload_and_keeps_its_class():
+    """``aten.mm(a, b)`` calls the ``default`` overload (or the first declared) through the bound
+    call the packet holds (its ``__call__`` slot: the generated call once the overload has run): the
+    packet's class is never changed, and a ``default`` declared later takes over."""
+    from glasstorch._ops import OpOverloadPacket
+    from glasstorch.ops import aten
+
+    class Overload:
+        def __init__(self, name):
+            self._call = lambda *args, **kwargs: (name, args, kwargs)
+    packet = OpOverloadPacket("made_up")
+    packet._add(Overload("Tensor"), "Tensor")
+    assert packet(1, k=2) == ("Tensor", (1,), {"k": 2})
+    packet._add(Overload("default"), "default")
+    packet._add(Overload("out"), "out")
+    assert packet(3) == ("default", (3,), {}) and type(packet) is OpOverloadPacket
+    a = np.ones((2, 3), dtype=np.float32)
+    assert aten.mm(a, a.T).tolist() == [[3.0, 3.0], [3.0, 3.0]] and aten.mm(a, a.T).tolist() == [[3.0, 3.0]] * 2
+    assert type(aten.mm) is OpOverloadPacket and str(inspect.signature(aten.mm)) == "(*args, **kwargs)"
+    assert aten.mm.__call__ == aten.mm.default._call and "_call" in vars(aten.mm.default)   # (the generated one)

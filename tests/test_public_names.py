@@ -88,19 +88,35 @@ def test_modules_where_torch_keeps_them():
         assert lib.utils.hooks.RemovableHandle.__name__ == "RemovableHandle"
 
 
-@pytest.mark.parametrize("case", ["add", "masked_fill", "lerp", "matmul", "mse_loss"])
+def _broadcasting_calls(lib):
+    o = lib.ones
+    return {
+        "add": lambda: o(2, 3) + o(4, 3), "add_last_dim": lambda: o(2, 3) + o(3, 4), "mul_3d": lambda: o(5, 1, 3) * o(2, 4, 1),
+        "add_": lambda: o(2, 3).add_(o(3, 4)), "pow": lambda: o(2, 3) ** o(3, 4), "eq": lambda: o(2, 3) == o(3, 4),
+        "maximum": lambda: lib.maximum(o(2, 3), o(3, 4)), "atan2": lambda: lib.atan2(o(2, 3), o(5, 3)),
+        "xlogy": lambda: lib.xlogy(o(2, 3), o(3, 4)), "where": lambda: lib.where(o(2, 3) > 0, o(3), o(4, 1)),
+        "where_condition": lambda: lib.where(o(4, 1) > 0, o(2, 3), o(3)),
+        "clamp": lambda: lib.clamp(o(2, 3), o(4, 1), o(3)), "addcmul": lambda: lib.addcmul(o(2, 3), o(4, 3), o(2, 1)),
+        "addcdiv": lambda: lib.addcdiv(o(2, 3), o(3), o(5, 3)), "lerp": lambda: lib.lerp(o(2, 3), o(4, 3), 0.5),
+        "lerp_weight": lambda: lib.lerp(o(2, 3), o(2, 3), o(4, 3)),
+        "broadcast_tensors": lambda: lib.broadcast_tensors(o(2, 3), o(3, 4)),
+        "masked_fill": lambda: o(2, 3).masked_fill(o(4, 3, dtype=lib.bool), 0.0),
+        "masked_select": lambda: lib.masked_select(o(2, 3), o(3, 4, dtype=lib.bool)),
+        "matmul": lambda: o(2, 3, 4) @ o(5, 4, 2), "normal": lambda: lib.normal(o(2, 3), o(3, 4)),
+        "mse_loss": lambda: lib.nn.functional.mse_loss(o(2, 3), o(4, 3))}
+
+
+@pytest.mark.parametrize("case", list(_broadcasting_calls(glasstorch)))
 def test_one_broadcast_error(case):
-    """Every op that broadcasts reports shapes that do not, in torch's words (one builder of it)."""
+    """Every op that broadcasts reports shapes that do not, in torch's words and with torch's choice
+    of the pair and dimension (one builder of it, _checks.broadcast_error: torch's infer_size, from
+    the last dimension back)."""
     def run(lib):
-        a, b = lib.ones(2, 3), lib.ones(4, 3)
-        ops = {"add": lambda: a + b, "masked_fill": lambda: a.masked_fill(lib.ones(4, 3, dtype=lib.bool), 0.0),
-               "lerp": lambda: lib.lerp(a, b, 0.5), "matmul": lambda: lib.ones(2, 3, 4) @ lib.ones(5, 4, 2),
-               "mse_loss": lambda: lib.nn.functional.mse_loss(a, b)}
         with pytest.raises(RuntimeError) as info:
             import warnings
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                ops[case]()
+                _broadcasting_calls(lib)[case]()
         return str(info.value).split("\n")[0]
     ours, theirs = run(glasstorch), run(torch)
     assert ours == theirs

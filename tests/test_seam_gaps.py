@@ -322,12 +322,10 @@ def _reflected_operators(lib, x):
 
 def test_reflected_operators_are_seen_as_torch_sees_them():
     """``1 - x`` is ``Tensor.__rsub__``, ``2 / x`` ``Tensor.__rdiv__`` (torch's ``__rtruediv__`` is that
-    function), ``x ** 2`` ``pow``, ``2 & x`` ``bitwise_and``..., each with torch's arguments (the
-    keyword arguments aside: a glasstorch function hands its defaults, see above)."""
-    ours, theirs = ([call[:2] for call in _mode_log(lib, _reflected_operators, with_args=True)]
-                    for lib in (glasstorch, torch))
+    function), ``x ** 2`` ``pow``, ``2 & x`` ``bitwise_and``..., each with torch's arguments."""
+    ours, theirs = (_mode_log(lib, _reflected_operators, with_args=True) for lib in (glasstorch, torch))
     assert ours == theirs
-    assert ("__rsub__", ("T", 1)) in ours and ("__rdiv__", ("T", 2)) in ours
+    assert ("__rsub__", ("T", 1), {}) in ours and ("__rdiv__", ("T", 2), {}) in ours
 
 
 def test_resolve_name_of_tensors_operators_as_torch():
@@ -341,6 +339,26 @@ def test_resolve_name_of_tensors_operators_as_torch():
     assert (x + x).tolist() == [2.0, 2.0] and glasstorch.Tensor.__add__.__code__ is glasstorch.Tensor.add.__code__
     import pickle
     assert pickle.loads(pickle.dumps(glasstorch.Tensor.__add__)) is glasstorch.Tensor.__add__   # (as before)
+
+
+def test_an_operator_is_declared_with_its_method():
+    """``@method("add", "__add__", "__radd__")`` in the family that defines ``add`` makes the
+    operators, each a function object of its own running ``add``'s code (nothing rebinds Tensor's
+    attributes afterwards)."""
+    from glasstorch.ops._op import method
+
+    def demo(self, other):
+        return self
+    method("seam_demo", "__seam_demo__")(demo)
+    try:
+        op = glasstorch.Tensor.__seam_demo__
+        assert glasstorch.Tensor.seam_demo is demo and op is not demo and op.__code__ is demo.__code__
+        assert op.__name__ == "__seam_demo__" and op.__qualname__ == "Tensor.__seam_demo__"
+    finally:
+        del glasstorch.Tensor.seam_demo, glasstorch.Tensor.__seam_demo__
+    assert not hasattr(importlib.import_module("glasstorch.ops"), "_operators_of_their_own")
+    for n in ("__add__", "__iadd__", "__imul__", "__ifloordiv__", "__matmul__"):
+        assert getattr(glasstorch.Tensor, n).__name__ == n
 
 
 def _operators(lib, x):
@@ -486,36 +504,130 @@ def test_redispatch_function_of_an_old_form_function_runs_it_once():
 
 
 # ------------------------------------------------------------------------------------------------
-# overridable(omitted=...): what the handler is given
+# what a handler is given: the arguments the caller gave, as torch's bindings hand them on
 # ------------------------------------------------------------------------------------------------
+def _given_calls(lib, x):
+    """Calls whose every argument goes where torch's binding hands it (positional ones given
+    positionally): a handler is given exactly what torch's is."""
+    if x is None:
+        return lib.ones(2, 3), lib.ones(2, 3), lib.ones(4, 3)
+    x, y, w = x
+    F = lib.nn.functional
+    x.sum(), x.sum(0), lib.sum(x, 1, True), lib.sum(x, dtype=lib.float64), x.mean(), x.mean(1)
+    F.linear(x, w), F.linear(x, w, lib.ones(4)), lib.add(x, y), lib.add(x, y, alpha=2), x.add(y), x + y
+    x.sub(y, alpha=3), x.to(lib.float64), x.to(lib.float64, copy=True), x.float(), x.copy_(y)
+    lib.zeros(2, 3), lib.zeros(2, 3, dtype=lib.float64), lib.ones_like(x), lib.ones_like(x, dtype=lib.float64)
+    lib.tensor([1.0]), lib.tensor([1.0], requires_grad=True), lib.randn(2, 3), lib.cat([x, y]), lib.cat([x, y], 1)
+    x.max(), x.max(1), x.clamp(0.0), x.clamp(None, 1.0), x.view(3, 2), x.reshape(-1)
+    x.transpose(0, 1), x.matmul(w.t()), lib.logit(x), lib.logit(x, 0.1), x.size(), x.size(1)
+    lib.where(x > 0, x, y), x.cumsum(1), lib.full((2,), 1.5), lib.arange(3), x.argmax(), x.argmax(1, True)
+
+
+def _keyword_calls(lib, x):
+    """Calls that give a positional parameter by keyword: torch hands it in ``kwargs``, glasstorch in
+    ``args`` (a function cannot see how its parameter was given; see _seam._as_given)."""
+    if x is None:
+        return lib.ones(2, 3)
+    lib.sum(x, dim=0), x.mean(dim=1), x.max(dim=1), x.clamp(min=0.0), x.argmax(dim=1)
+
+
+def test_a_handler_is_given_the_arguments_the_caller_gave():
+    ours, theirs = (_mode_log(lib, _given_calls, with_args=True) for lib in (glasstorch, torch))
+    assert ours == theirs
+    assert ("sum", ("T",), {}) in ours and ("add", ("T", "T"), {"alpha": 2}) in ours
+    assert ("linear", ("T", "T"), {}) in ours and ("ones_like", ("T",), {}) in ours
+
+
+def test_a_positional_parameter_given_by_keyword_is_handed_in_args():
+    ours, theirs = (_mode_log(lib, _keyword_calls, with_args=True) for lib in (glasstorch, torch))
+    assert [(name, args + tuple(kwargs.values()), {}) for name, args, kwargs in theirs] == ours
+    assert all(kwargs for _, _, kwargs in theirs)
+
+
 def test_overridable_hands_on_only_the_arguments_given():
     from glasstorch._seam import overridable
 
-    @overridable(omitted=("dim", "out"))
-    def reduce(input, dim=None, *, keepdim=False, out=None):
+    @overridable
+    def reduce(input, dim=None, keepdim=False, *, out=None, scale=1.0):
+        return input
+
+    @overridable(defaults_by_keyword=True, omitted=("out",))
+    def python_reduce(input, dim=None, *, keepdim=False, out=None):
         return input
 
     seen = []
 
     class Log(glasstorch.overrides.TorchFunctionMode):
         def __torch_function__(self, func, types, args=(), kwargs=None):
-            if func is reduce:
+            if func in (reduce, python_reduce):
                 seen.append((len(args), kwargs))
             return func(*args, **(kwargs or {}))
     x, o = glasstorch.ones(2), glasstorch.ones(2)
     with Log():
-        reduce(x), reduce(x, 0), reduce(x, out=o), reduce(x, 0, keepdim=True, out=o)
-    assert seen == [(1, {"keepdim": False}), (2, {"keepdim": False}), (1, {"keepdim": False, "out": o}),
-                    (2, {"keepdim": True, "out": o})]
+        reduce(x), reduce(x, 0), reduce(x, None, True), reduce(x, out=o), reduce(x, 0, scale=2.0, out=o)
+    assert seen == [(1, {}), (2, {}), (3, {}), (1, {"out": o}), (2, {"scale": 2.0, "out": o})]
+    seen.clear()
+    with Log():
+        python_reduce(x), python_reduce(x, 0, out=o)
+    assert seen == [(1, {"dim": None, "keepdim": False}), (1, {"dim": 0, "keepdim": False, "out": o})]
 
-    @overridable(omitted=("scale",))
+    with pytest.raises(TypeError, match="omitted= goes with defaults_by_keyword"):
+        overridable(omitted=("out",))
+
+    @overridable(defaults_by_keyword=True, omitted=("scale",))
     def wrong(input, scale=1.0):
         return input
     with pytest.raises(TypeError, match="omitted parameter 'scale' must have the default None"):
         wrong(x)
 
-    @overridable(omitted=("dim",))
-    def middle(input, dim=None, other=None):
-        return input
-    with pytest.raises(TypeError, match="neither keyword-only nor the last positional"):
-        middle(x)
+
+# ------------------------------------------------------------------------------------------------
+# copy.deepcopy and pickle on the seam
+# ------------------------------------------------------------------------------------------------
+def _deepcopies(lib, x):
+    if x is None:
+        return lib.ones(2, 3, requires_grad=True)
+    import copy
+    copy.deepcopy(x)
+    try:
+        copy.deepcopy(x * 2)
+    except RuntimeError:
+        pass
+
+
+def test_deepcopy_is_seen_as_torch_sees_it():
+    """``copy.deepcopy(t)`` is handed to a mode as ``Tensor.__deepcopy__(t, memo)``, and nothing
+    under it is seen (torch's ``handle_torch_function(Tensor.__deepcopy__, (self,), self, memo)``),
+    also when it refuses a non-leaf."""
+    ours, theirs = ([(n, len(a), k) for n, a, k in _mode_log(lib, _deepcopies, with_args=True)]
+                    for lib in (glasstorch, torch))
+    assert ours == theirs == [("__deepcopy__", 2, {}), ("mul", 2, {}), ("__deepcopy__", 2, {})]
+
+
+def _pickled_subclass(lib):
+    """A Tensor subclass of ``lib`` that pickle finds by name (a module global, made at the test's
+    first use: defining one at import would be seen by every test of the run)."""
+    name = f"_Pickled{lib.__name__.capitalize()}Tensor"
+    if name not in globals():
+        globals()[name] = type(name, (lib.Tensor,), {"__module__": __name__})
+    return globals()[name]
+
+
+@pytest.mark.parametrize("lib", LIBS, ids=lambda lib: lib.__name__)
+def test_pickling_a_subclass_is_handed_to_the_mode(lib):
+    """A subclass's ``__reduce_ex__`` goes through ``__torch_function__`` (a plain Tensor's fast path
+    is not one call there, in torch either: see README, 'Where glasstorch differs')."""
+    import pickle
+    Sub = _pickled_subclass(lib)
+    seen = []
+
+    class Log(lib.overrides.TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            seen.append((_name(func), len(args)))
+            return func(*args, **(kwargs or {}))
+    s = lib.ones(2).as_subclass(Sub)
+    with Log():
+        data = pickle.dumps(s)
+    assert seen[0] == ("__reduce_ex__", 2)
+    back = pickle.loads(data)
+    assert type(back) is Sub and back.tolist() == [1.0, 1.0]

@@ -15,7 +15,8 @@ becomes a decorator right above the ``def`` (and the two lines go)::
 
 A prelude is converted only when the decorator hands the seam exactly what it handed: the function
 itself (its name, ``globals()["name"]``, or ``Class.name`` in a class body), every positional
-parameter in the tuple and the keyword-only ones in the dict (``@overridable``), or the positional
+parameter in the tuple and the keyword-only ones in the dict (``@overridable``, which since stop 27
+hands only those the caller gave, as torch's bindings do), or the positional
 parameters without a default in the tuple and the others in the dict (``@overridable(
 defaults_by_keyword=True)``, torch's convention for functions written in Python), an argument left
 out while it holds its default None, False or True (``{} if out is None else {"out": out}``,
@@ -259,7 +260,7 @@ def convert(path, check=False):
         quoted = ", ".join('"' + n + '"' for n in omitted)
         options = [f"omitted=({quoted},)"] if omitted else []
         if got == _sorted(_expected(fn, False)):
-            deco = f"@overridable({', '.join(options)})" if options else "@overridable"
+            deco = "@overridable"   # (which hands on only what the caller gave: omitted= is for the keyword forms)
         elif got == _sorted(_expected(fn, True)):
             deco = f"@overridable({', '.join(['defaults_by_keyword=True'] + options)})"
         else:

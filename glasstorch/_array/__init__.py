@@ -729,19 +729,6 @@ def array_errors():
     return (ValueError, ArithmeticError, MemoryError, xp.linalg.LinAlgError, MetaDataError)
 
 
-def broadcast_error(sa, sb):
-    """The RuntimeError torch raises for shapes ``sa`` and ``sb`` that do not broadcast (the one
-    builder of it: NumPy's ValueError says it in its own words)."""
-    n = max(len(sa), len(sb))
-    for i in range(n - 1, -1, -1):
-        x = sa[i - n + len(sa)] if i - n + len(sa) >= 0 else 1
-        y = sb[i - n + len(sb)] if i - n + len(sb) >= 0 else 1
-        if x != y and x != 1 and y != 1:
-            return RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b ({y}) at "
-                                f"non-singleton dimension {i}")
-    return RuntimeError(f"shapes {list(sa)} and {list(sb)} cannot be broadcast together")
-
-
 def translate_array_error(error, op, args):
     """An error NumPy raised inside ``op``'s kernel, as torch would raise it: the one place where
     NumPy's exception types and words are turned into torch's."""
@@ -753,6 +740,7 @@ def translate_array_error(error, op, args):
     if isinstance(error, ValueError) and "could not be broadcast" in text:
         shapes = [tuple(a.shape) for a in args if hasattr(a, "shape")]
         if len(shapes) >= 2:
+            from .._checks import broadcast_error     # (here: _checks imports this package, through _dtype)
             return broadcast_error(shapes[0], shapes[1])
         return RuntimeError(text)
     if isinstance(error, xp.linalg.LinAlgError):

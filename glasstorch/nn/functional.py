@@ -28,7 +28,7 @@ from ..ops import reduction as _red, pointwise as _pw, linalg as _la, joining as
 from ..ops import nn_activation as _act, nn_conv as _conv, nn_pool as _pool, nn_norm as _norm, nn_loss as _loss
 
 # ---- linear layers ---------------------------------------------------------------------------------------
-@overridable(defaults_by_keyword=True)
+@overridable
 def linear(input, weight, bias=None):
     r"""y = x W^T + b, for x of shape (\*, in_features) and W of shape (out_features, in_features).
 

@@ -24,27 +24,5 @@ weight_norm.py norm_except_dim, _weight_norm (nn.utils' weight normalisation)
 from .._ops import aten  # noqa: F401  (torch.ops.aten: every primitive op, aten.mul.Tensor ...)
 from . import pointwise, reduction, shape, joining, indexing, linalg, creation, complex, special, elementwise, scan, windows, distance, transformations, weight_norm  # noqa: F401  (registers methods)
 
-from .._seam import alias as _alias
-from .._tensor import Tensor as _Tensor
-
-
-def _operators_of_their_own():
-    """Give each of Tensor's operators that is one of its named methods (``__add__`` is ``add``, bound
-    so by the op families) a function object of its own, as torch's are: ``resolve_name`` names it by
-    its own name (``torch.Tensor.__add__``). A function mode still sees ``x + y`` as ``Tensor.add``,
-    as torch's does (see ``_seam.alias``). (``__abs__`` and ``__neg__`` stay ``abs`` and ``neg``: torch's
-    are those methods too.)"""
-    named = {}
-    for name, attr in vars(_Tensor).items():
-        if not name.startswith("_") and callable(attr):
-            named.setdefault(id(attr), name)
-    for name, attr in list(vars(_Tensor).items()):
-        if name.startswith("__") and name.endswith("__") and id(attr) in named and hasattr(attr, "__code__") \
-                and name not in ("__abs__", "__neg__"):
-            setattr(_Tensor, name, _alias(attr, name, _Tensor))
-
-
-_operators_of_their_own()
-
 __all__ = ["aten"]   # (torch.ops: the op namespaces; the families' functions are on glasstorch's top level)
 

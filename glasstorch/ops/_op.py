@@ -18,7 +18,7 @@ from .._tensor import Tensor, _wrap, bump_version, check_inference_write, make_c
 from ..autograd import grad_mode
 from ..autograd.graph import edge_of, rebase_history, check_inplace
 from .._array import xp, overlap, array_errors, translate_array_error, copy_preserving_layout
-from .._seam import seam, ANYWHERE, PASS
+from .._seam import seam, ANYWHERE, PASS, alias
 from .._prims_common.wrappers import resize_output
 from .. import _ops
 
@@ -28,10 +28,15 @@ _FLOAT_KINDS = "fc"
 
 
 def method(*names):
-    """Decorator: also make ``fn`` a Tensor method (under its own name, or the names given)."""
+    """Decorator: also make ``fn`` a Tensor method (under its own name, or the names given). An
+    operator among the names (``@method("add", "__add__", "__radd__")``) is given a function object
+    of its own, as torch's are (``_seam.alias``): ``resolve_name`` names it by its own name
+    (``torch.Tensor.__add__``), and a function mode still sees ``x + y`` as ``Tensor.add``, as
+    torch's does; it costs nothing more than ``fn``."""
     def deco(fn):
         for n in names or (fn.__name__,):
-            setattr(Tensor, n, fn)
+            operator = n.startswith("__") and n.endswith("__") and n != fn.__name__
+            setattr(Tensor, n, alias(fn, n, Tensor) if operator else fn)
         return fn
     return deco
 

@@ -1285,7 +1285,7 @@ rand_like = _like_factory("rand_like", rand_like_op)
 randn_like = _like_factory("randn_like", randn_like_op)
 
 
-@overridable(omitted=("high",))
+@overridable
 def randint_like(input, low=0, high=None, *, dtype=None, layout=None, device=None, requires_grad=False,
                  memory_format=None, pin_memory=False):
     _checks.expect_tensor("randint_like", input)
@@ -1417,7 +1417,7 @@ def normal(mean=0.0, std=1.0, size=None, *, out=None, generator=None, dtype=None
 
 
 @method()
-@overridable(omitted=("p",))
+@overridable
 def bernoulli(input, p=None, *, generator=None):
     if p is None:
         return bernoulli_op._call(input, generator=generator)

@@ -306,7 +306,7 @@ renorm__op = defop("renorm_(Tensor(a!) self, Scalar p, int dim, Scalar maxnorm) 
 
 
 @method()
-@overridable(omitted=("out",))
+@overridable
 def renorm(input, p, dim, maxnorm, *, out=None):
     """Each slice ``input.select(dim, i)`` whose p-norm exceeds ``maxnorm`` scaled down to norm maxnorm."""
     if input.ndim >= 2:

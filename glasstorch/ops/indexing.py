@@ -368,7 +368,7 @@ index_fill__tensor_op = defop("index_fill_.int_Tensor(Tensor(a!) self, int dim, 
 def _masked_select_kernel(self, mask):
     if mask.dtype != bool:
         raise RuntimeError("masked_select: expected BoolTensor for mask")
-    shape = _checks.broadcast_shape(self.shape, mask.shape)
+    shape = _checks.broadcast_shape(mask.shape, self.shape)   # (in torch's order: its error names mask as tensor a)
     return xp.broadcast_to(self, shape)[xp.broadcast_to(mask, shape)]
 
 

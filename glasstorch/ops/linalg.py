@@ -17,7 +17,6 @@ from .._array import (xp, asarray, has_values, matmul as _matmul, arange_like as
 from .._ops import defop, aten, node_classes_of
 from .._seam import seam, overridable
 from ._op import method, computed_into_self, written_into_self
-from .._array import broadcast_error
 from .creation import eye, zeros, tensor
 from .shape import _expand_kernel
 from ._derivatives import (conj, mH, linalg_det_backward, slogdet_backward, linalg_solve_backward,
@@ -526,7 +525,7 @@ def matmul(input, other):
     try:
         batch = xp.broadcast_shapes(batch1, batch2)
     except ValueError:
-        raise broadcast_error(batch1, batch2) from None
+        raise _checks.broadcast_error(batch1, batch2) from None
     nbatch = 1
     for s in batch:
         nbatch *= s
@@ -1173,7 +1172,7 @@ def _linalg_cross_kernel(self, other, *, dim=-1):
     try:
         shape = xp.broadcast_shapes(self.shape, other.shape)
     except ValueError:
-        raise broadcast_error(self.shape, other.shape) from None
+        raise _checks.broadcast_error(self.shape, other.shape) from None
     return xp.cross(xp.broadcast_to(self, shape), xp.broadcast_to(other, shape), axis=d)
 
 
@@ -1462,7 +1461,7 @@ def _chain_product(matrices, split, i, j):
     return mm(_chain_product(matrices, split, i, split[i][j]), _chain_product(matrices, split, split[i][j] + 1, j))
 
 
-@overridable(omitted=("out",))
+@overridable
 def multi_dot(tensors, *, out=None):
     """The product of two or more matrices, multiplied in the order that costs the fewest scalar
     products; the first may be a row vector and the last a column vector (1-D)."""
@@ -1509,7 +1508,7 @@ def multi_dot(tensors, *, out=None):
     return res if out is None else out.copy_(res)
 
 
-@overridable(omitted=("out",))
+@overridable
 def chain_matmul(*matrices, out=None):
     """Deprecated in torch for ``linalg.multi_dot`` (which takes a list): the product of the matrices."""
     warnings.warn("torch.chain_matmul is deprecated and will be removed in a future PyTorch release. Use "

@@ -28,7 +28,7 @@ import warnings
 from .._tensor import Tensor
 from .._array import (xp, asarray, has_values, like_operands, arange_like as _arange_like,
                       asarray_like as _asarray_like, zeros_like as _array_zeros_like)
-from .. import _dtype, _warnings
+from .. import _checks, _dtype, _warnings
 from .._seam import seam, overridable
 from .._ops import defop, aten, node_classes_of
 from ._op import _state, promote_arrays
@@ -117,8 +117,7 @@ def _broadcast_shapes(a, b):
     try:
         return tuple(xp.broadcast_shapes(tuple(a), tuple(b)))
     except ValueError:
-        from .._array import broadcast_error
-        raise broadcast_error(tuple(a), tuple(b)) from None
+        raise _checks.broadcast_error(tuple(a), tuple(b)) from None
 
 
 def _apply_reduction(loss, reduction):

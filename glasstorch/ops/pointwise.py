@@ -13,7 +13,7 @@ import operator
 
 from .. import _dtype, _checks
 from .._tensor import Tensor, _wrap
-from .._array import (xp, to_device, broadcast_error, same_data, row_major, like_operands, like_input,
+from .._array import (xp, to_device, same_data, row_major, like_operands, like_input,
                       copy_preserving_layout, erf as _erf, erfinv as _erfinv, lgamma as _lgamma, digamma as _digamma,
                       asarray_like as _asarray_like, asarray, has_values, zeros_like as _zeros_like)
 from ._op import (method, operands, inplace, inplace_recorded, result_dtype, as_tensor_arg, promote_arrays, plain_pair,
@@ -356,7 +356,7 @@ Tensor.round_ = round_
 # ---------------------------------------------------------------------------------------------
 def _shape_error(a, b):
     """torch's error for arrays whose shapes do not broadcast (NumPy raises a ValueError of its own)."""
-    return broadcast_error(xp.shape(a), xp.shape(b))
+    return _checks.broadcast_error(xp.shape(a), xp.shape(b))
 
 
 def _check_alpha(a, alpha):
@@ -1345,7 +1345,7 @@ def _lerp_kernel(self, end, weight):
     try:
         return like_operands(self + weight * (end - self), self, end)
     except ValueError:
-        raise broadcast_error(self.shape, end.shape) from None
+        raise _checks.broadcast_error(*(xp.shape(t) for t in (self, end, weight))) from None
 
 
 lerp_op = defop("lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor", _lerp_kernel,
@@ -1400,7 +1400,7 @@ def _masked_fill_kernel(self, mask, value):
         try:
             out_shape = xp.broadcast_shapes(self.shape, mask.shape)
         except ValueError:
-            raise broadcast_error(mask.shape, self.shape) from None
+            raise _checks.broadcast_error(mask.shape, self.shape) from None
         if out_shape != self.shape:
             d = xp.broadcast_to(self, out_shape)
     return row_major(xp.where(mask, _asarray_like(d, value, d.dtype), d))   # (torch: clone, then fill)
@@ -1518,12 +1518,12 @@ def mul_(self, other):
     return mul__op._call(self, other)
 
 
-Tensor.add_ = Tensor.__iadd__ = _inplace_add("add_", add__op)
-Tensor.sub_ = Tensor.__isub__ = Tensor.subtract_ = _inplace_add("sub_", sub__op)
-Tensor.mul_ = Tensor.__imul__ = Tensor.multiply_ = mul_
+method("add_", "__iadd__")(_inplace_add("add_", add__op))
+method("sub_", "__isub__", "subtract_")(_inplace_add("sub_", sub__op))
+method("mul_", "__imul__", "multiply_")(mul_)
 
 
-@overridable(omitted=("rounding_mode",))
+@overridable
 def div_(self, other, *, rounding_mode=None):
     """In place: self /= other (aten.div_.Tensor; with a rounding mode aten.div_.Tensor_mode)."""
     if rounding_mode is not None:
@@ -1531,7 +1531,7 @@ def div_(self, other, *, rounding_mode=None):
     return div__op._call(self, other)
 
 
-Tensor.div_ = Tensor.__itruediv__ = Tensor.divide_ = Tensor.true_divide_ = div_
+method("div_", "__itruediv__", "divide_", "true_divide_")(div_)
 
 
 def _in_place(schema, functional, **rules):
@@ -1611,9 +1611,9 @@ def _by_operand(name, tensor_op, scalar_op, doc):
     return method_
 
 
-Tensor.pow_ = Tensor.__ipow__ = _by_operand("pow_", pow__op, pow__scalar_op, "In place: self **= exponent.")
-Tensor.remainder_ = Tensor.__imod__ = _by_operand("remainder_", remainder__op, remainder__scalar_op,
-                                                  "In place: self %= other (Python's sign rule).")
+method("pow_", "__ipow__")(_by_operand("pow_", pow__op, pow__scalar_op, "In place: self **= exponent."))
+method("remainder_", "__imod__")(_by_operand("remainder_", remainder__op, remainder__scalar_op,
+                                             "In place: self %= other (Python's sign rule)."))
 Tensor.fmod_ = _by_operand("fmod_", fmod__op, fmod__scalar_op, "In place: C's fmod (the dividend's sign).")
 Tensor.clamp_min_ = _by_operand("clamp_min_", clamp_min__tensor_op, clamp_min__op, "In place: max(self, min).")
 Tensor.clamp_max_ = _by_operand("clamp_max_", clamp_max__tensor_op, clamp_max__op, "In place: min(self, max).")
@@ -1656,7 +1656,7 @@ def square_(self):
     return pow__scalar_op(self, 2)
 
 
-Tensor.__ifloordiv__ = Tensor.floor_divide_ = floor_divide_
+method("floor_divide_", "__ifloordiv__")(floor_divide_)
 Tensor.atan2_, Tensor.clamp_, Tensor.clip_, Tensor.lerp_ = atan2_, clamp_, clamp_, lerp_
 Tensor.arctan2_ = atan2_      # (as in torch, the same op: aten.atan2_)
 Tensor.nan_to_num_, Tensor.square_ = nan_to_num_, square_
@@ -1672,7 +1672,7 @@ def _broadcast_shape(a, b):
 @overridable
 def masked_fill_(self, mask, value):
     if mask._data.shape != self._data.shape and _broadcast_shape(mask._data.shape, self._data.shape) != self._data.shape:
-        raise broadcast_error(self._data.shape, mask._data.shape)
+        raise _checks.broadcast_error(self._data.shape, mask._data.shape)
     if isinstance(value, Tensor):
         return masked_fill__tensor_op(self, mask, value)
     return masked_fill__op(self, mask, value)
@@ -1845,7 +1845,7 @@ def _on_device_of(dst, src):
 
 
 @method()
-@overridable(defaults_by_keyword=True, omitted=("non_blocking",))
+@overridable
 def copy_(self, src, non_blocking=False):
     if not isinstance(src, Tensor):
         if not isinstance(src, numbers.Number):
@@ -1876,7 +1876,7 @@ def _addc_kernel(combine):
         try:
             t = combine(*promote_arrays(tensor1, tensor2))
         except ValueError:
-            raise _checks.broadcast_error(tensor1.shape, tensor2.shape) from None
+            raise _checks.broadcast_error(self.shape, tensor1.shape, tensor2.shape) from None
         if value != 1:
             t = t * value
         a, t = promote_arrays(self, t)

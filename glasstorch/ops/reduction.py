@@ -1342,7 +1342,7 @@ def _diff_check_other(input, other, dim):
 
 
 @method()
-@overridable(omitted=("out",))
+@overridable
 def diff(input, n=1, dim=-1, prepend=None, append=None, *, out=None):
     """The n-th forward difference along ``dim``: out[i] = input[i + 1] - input[i], n times (a logical
     xor for bools), after ``prepend`` and ``append`` are joined on along ``dim``."""
@@ -1445,7 +1445,7 @@ def _quantile(input, q, dim, keepdim, interpolation, ignore_nan, out):
 
 
 @method()
-@overridable(omitted=("out",))
+@overridable
 def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
     """The q-th quantiles of ``input`` (over every element, or along ``dim``); q a number or a 1-D tensor
     in [0, 1], whose quantiles come first in the result. Between two data points the result is
@@ -1454,7 +1454,7 @@ def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=N
 
 
 @method()
-@overridable(omitted=("out",))
+@overridable
 def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
     """quantile, ignoring NaNs (NaN only where a whole slice is NaN)."""
     return _quantile(input, q, dim, keepdim, interpolation, True, out)

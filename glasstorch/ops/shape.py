@@ -944,7 +944,7 @@ def _inplace_view(self, name, op, *args):
     return self
 
 
-@overridable(omitted=("dim",))
+@overridable
 def squeeze_(self, dim=None):
     if dim is None:
         return _inplace_view(self, "squeeze_", squeeze__op)

@@ -266,7 +266,7 @@ div_scalar_op = defop("div.Scalar(Tensor self, Scalar other) -> Tensor", _div_sc
 
 # ---- the public functions -------------------------------------------------------------------------------
 def _public_unary(name, op):
-    @overridable(omitted=("out",))
+    @overridable
     def fn(input, *, out=None):
         return _into(out, op(input), name)
     fn.__name__ = fn.__qualname__ = name
@@ -302,7 +302,7 @@ for _f in (erfc, i0, sinc, erfc_, i0_, sinc_):
 del _f
 
 
-@overridable(omitted=("out",))
+@overridable
 def special_ndtr(input, *, out=None):
     """The standard normal CDF, as torch composes it: (1 + erf(x / sqrt 2)) / 2."""
     x = input if input.is_floating_point() else input.to(_dtype.get_default_dtype())
@@ -328,7 +328,7 @@ Tensor.polygamma_ = polygamma_
 
 
 @method("mvlgamma")
-@overridable(omitted=("out",))
+@overridable
 def mvlgamma(input, p, *, out=None):
     """The log of the multivariate gamma function of dimension p (torch.special.multigammaln)."""
     return _into(out, mvlgamma_op(input, p), "mvlgamma")
@@ -339,7 +339,7 @@ Tensor.mvlgamma_ = mvlgamma_
 
 
 @method("logit")
-@overridable(omitted=("out",))
+@overridable
 def logit(input, eps=None, *, out=None):
     """log(x / (1 - x)), with x clamped to [eps, 1 - eps] when eps is given."""
     return _into(out, logit_op(input, eps), "logit")
@@ -360,7 +360,7 @@ def _pick(tensor_op, self_scalar_op, other_scalar_op, input, other):
 
 
 @method("xlogy")
-@overridable(omitted=("out",))
+@overridable
 def xlogy(input, other, *, out=None):
     """x log y, with 0 where x = 0 (even where y = 0), NaN where y is NaN."""
     return _into(out, _pick(xlogy_op, xlogy_self_scalar_op, xlogy_other_scalar_op, input, other), "xlogy")
@@ -374,13 +374,13 @@ xlogy_ = _in_place("xlogy", lambda self, other: (xlogy__op if isinstance(other, 
 Tensor.xlogy_ = xlogy_
 
 
-@overridable(omitted=("out",))
+@overridable
 def special_xlog1py(input, other, *, out=None):
     """x log(1 + y), with 0 where x = 0."""
     return _into(out, _pick(xlog1py_op, xlog1py_self_scalar_op, xlog1py_other_scalar_op, input, other), "special_xlog1py")
 
 
-@overridable(omitted=("out",))
+@overridable
 def special_zeta(input, other, *, out=None):
     """The Hurwitz zeta function sum_k (k + other)^-input."""
     return _into(out, _pick(zeta_op, zeta_self_scalar_op, zeta_other_scalar_op, input, other), "special_zeta")
@@ -471,7 +471,7 @@ def _special_unary_function(name):
     op = _UNARY_SPECIAL_OPS[name]
     arg = _UNARY_SPECIAL[name]
 
-    @overridable(omitted=("out",))
+    @overridable
     def fn(input, *, out=None):
         return _into(out, op(input), name)
     fn.__name__ = fn.__qualname__ = name
@@ -483,7 +483,7 @@ def _special_unary_function(name):
 def _polynomial_function(name):
     tensor_op, x_scalar_op, n_scalar_op = _POLYNOMIAL_OPS[name]
 
-    @overridable(omitted=("out",))
+    @overridable
     def fn(input, n, *, out=None):
         if isinstance(input, Tensor):
             res = tensor_op(input, n) if isinstance(n, Tensor) else n_scalar_op(input, n)
@@ -506,7 +506,7 @@ SPECIAL_FUNCTIONS.update({name: _polynomial_function(name) for name in _POLYNOMI
 
 
 def _igamma_public(name, op):
-    @overridable(omitted=("out",))
+    @overridable
     def fn(input, other, *, out=None):
         if not isinstance(other, Tensor):
             raise TypeError(f"{name}(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}")
