@@ -21,7 +21,6 @@ The op methods (``add``, ``sum``, ``view``...) are defined with their derivative
 """
 import numbers
 import threading
-import warnings
 import weakref
 
 from . import _dtype
@@ -794,7 +793,7 @@ class Tensor:
     @overridable
     def __bool__(self):
         if self._data.size != 1:
-            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
         if type(self._data) is MetaArray:
             raise RuntimeError("Tensor.item() cannot be called on meta tensors")
         return bool(self._data)
