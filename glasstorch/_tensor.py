@@ -832,8 +832,10 @@ def _convert(result, cls):
     if isinstance(result, Tensor) and not isinstance(result, cls):
         return result.as_subclass(cls)
     if isinstance(result, (tuple, list)):
-        return type(result)(_convert(r, cls) for r in result) if type(result) in (tuple, list) else \
-            type(result)(*(_convert(r, cls) for r in result))
+        # (as torch's: the type called with an iterable -- a Size, torch.return_types; a namedtuple of
+        # collections', which takes its fields one by one, through its _make)
+        make = getattr(type(result), "_make", type(result))
+        return make(_convert(r, cls) for r in result)
     return result
 
 
