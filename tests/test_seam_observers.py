@@ -1,0 +1,170 @@
+"""glasstorch's own modes that only watch (inspection's glass): the seam's two shortcuts for them, and
+that users' modes, inside and outside them, see every call as torch hands it.
+
+1. A mode with ``_wants_metadata = False`` is not handed the metadata queries (``x.shape``,
+   ``x.dim()``...) while it is the only kind installed: they skip the seam (``ANYWHERE.metadata_on``).
+   A user's mode in the same thread (inside or outside it) or in another thread sees them all.
+"""
+import threading
+
+import pytest
+
+import glasstorch
+from glasstorch import _seam
+from glasstorch._seam import ANYWHERE, seam, is_metadata_query
+
+torch = pytest.importorskip("torch")
+
+
+def _name(func):
+    n = getattr(func, "__name__", None) or repr(func)
+    if n in ("__get__", "__set__"):
+        return f"{func.__self__.__name__}.{n}"
+    return n
+
+
+def _logging_mode(lib, seen, wants_metadata=True):
+    class Log(lib.overrides.TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            seen.append(_name(func))
+            return func(*args, **(kwargs or {}))
+    if not wants_metadata:
+        Log._wants_metadata = False
+    return Log()
+
+
+def _program(lib):
+    """A little of everything: metadata queries, ops, a layer, a backward, ``.grad``."""
+    lib.manual_seed(0)
+    layer = lib.nn.Linear(3, 2)
+    x = lib.ones(4, 3, requires_grad=True)
+    y = layer(x * 2)
+    y.dim(), y.shape, y.size(1), y.dtype, len(y), y.ndim, y.is_contiguous(), y.numel()
+    y.relu().sum().backward()
+    return x.grad
+
+
+# the metadata queries glasstorch declares (Tensor's methods and properties that only describe a tensor)
+_QUERIES = {"dim", "ndimension", "size", "numel", "nelement", "stride", "storage_offset", "element_size", "is_contiguous",
+            "data_ptr", "is_floating_point", "is_complex", "get_device", "is_inference", "__len__", "shape", "dtype",
+            "device", "ndim"}
+
+
+def test_the_metadata_queries_are_declared_on_the_seam():
+    declared = set()
+    for name, attr in vars(glasstorch.Tensor).items():
+        func = attr.__get__ if isinstance(attr, property) else attr
+        if is_metadata_query(func):
+            declared.add(name)
+    assert declared == _QUERIES
+    # the rest of the seam's functions are not queries: ops, .grad, backward
+    assert not is_metadata_query(glasstorch.Tensor.grad.__get__)
+    assert not is_metadata_query(glasstorch.Tensor.add)
+    assert not is_metadata_query(glasstorch.nn.functional.linear)
+
+
+def test_a_mode_that_wants_no_metadata_is_not_handed_queries():
+    seen = []
+    with _logging_mode(glasstorch, seen, wants_metadata=False):
+        assert ANYWHERE.on and ANYWHERE.modes and not ANYWHERE.metadata_on and not ANYWHERE.metadata_modes
+        grad = _program(glasstorch)
+    assert not any(n.split(".")[0] in _QUERIES for n in seen), seen
+    assert "linear" in seen and "backward" in seen and "relu" in seen
+    assert grad is not None and grad.shape == (4, 3)
+    assert not (ANYWHERE.on or ANYWHERE.modes or ANYWHERE.metadata_on or ANYWHERE.metadata_modes)
+
+
+@pytest.mark.parametrize("where", ["inside", "outside"])
+def test_a_users_mode_beside_it_sees_every_query_as_torch_hands_them(where):
+    """A user's mode inside (entered after) or outside (before) the opt-out mode sees what it sees
+    alone under torch, metadata queries included (and the opt-out mode is then handed them too,
+    and runs them)."""
+    theirs = []
+    with _logging_mode(torch, theirs):
+        _program(torch)
+    ours, other = [], []
+    user, quiet = _logging_mode(glasstorch, ours), _logging_mode(glasstorch, other, wants_metadata=False)
+    first, second = (quiet, user) if where == "inside" else (user, quiet)
+    with first, second:
+        assert ANYWHERE.metadata_on
+        _program(glasstorch)
+    assert ours == theirs
+    assert "dim" in ours and "shape.__get__" in ours
+    assert not (ANYWHERE.on or ANYWHERE.metadata_on)
+
+
+def test_a_users_mode_in_another_thread_turns_the_queries_back_on():
+    entered, done = threading.Event(), threading.Event()
+    seen_there = []
+
+    def other_thread():
+        with _logging_mode(glasstorch, seen_there):
+            entered.set()
+            done.wait(10)
+    t = threading.Thread(target=other_thread)
+    seen = []
+    with _logging_mode(glasstorch, seen, wants_metadata=False):
+        t.start()
+        assert entered.wait(10)
+        assert ANYWHERE.metadata_on and ANYWHERE.metadata_modes
+        x = glasstorch.ones(2, 3)
+        assert x.shape == (2, 3) and x.dim() == 2      # handed to the opt-out mode, which runs them
+        done.set()
+        t.join()
+        assert not ANYWHERE.metadata_on and ANYWHERE.on
+        x.dim()
+    assert seen == ["ones", "shape.__get__", "dim"], seen    # (the second dim() came after the other mode left)
+    assert seen_there == []
+    assert not (ANYWHERE.on or ANYWHERE.metadata_on)
+
+
+def test_a_tensor_subclass_still_sees_queries_beside_an_opt_out_mode():
+    seen = []
+
+    class Sub(glasstorch.Tensor):
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            seen.append(_name(func))
+            return super().__torch_function__(func, types, args, kwargs)
+    s = glasstorch.ones(2, 3).as_subclass(Sub)
+    with _logging_mode(glasstorch, [], wants_metadata=False):
+        s.dim(), s.shape
+    assert seen[-2:] == ["dim", "shape.__get__"]
+    del s
+
+
+def test_the_counts_follow_a_mode_entered_and_left_inside_a_handler():
+    """A user's mode entered inside the opt-out mode's handling of a call (and left there) leaves the
+    thread counted as it was."""
+    from glasstorch.overrides import TorchFunctionMode
+
+    class Quiet(TorchFunctionMode):
+        _wants_metadata = False
+
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            with _logging_mode(glasstorch, []):
+                assert ANYWHERE.metadata_on
+            return func(*args, **(kwargs or {}))
+    with Quiet():
+        glasstorch.ones(2) + 1
+        assert seam.counted and not seam.counted_metadata and not ANYWHERE.metadata_on
+    assert not _seam._threads_with_modes and not _seam._threads_with_metadata_modes
+
+
+def test_the_counts_are_restored_after_a_handler_that_refreshes_the_seam():
+    """A user's mode above the opt-out mode, whose handler refreshes the seam's state while it is off
+    the stack (here ``DisableTorchFunctionSubclass``): put back, it is counted as wanting metadata."""
+    from glasstorch._seam import DisableTorchFunctionSubclass
+    seen = []
+
+    class User(glasstorch.overrides.TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            seen.append(_name(func))
+            with DisableTorchFunctionSubclass():
+                assert not seam.counted_metadata      # (only the opt-out mode is on the stack now)
+            return func(*args, **(kwargs or {}))
+    with _logging_mode(glasstorch, [], wants_metadata=False), User():
+        x = glasstorch.ones(2)
+        assert seam.counted_metadata and ANYWHERE.metadata_on
+        x.dim()
+    assert seen == ["ones", "dim"]
