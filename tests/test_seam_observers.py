@@ -4,6 +4,11 @@ that users' modes, inside and outside them, see every call as torch hands it.
 1. A mode with ``_wants_metadata = False`` is not handed the metadata queries (``x.shape``,
    ``x.dim()``...) while it is the only kind installed: they skip the seam (``ANYWHERE.metadata_on``).
    A user's mode in the same thread (inside or outside it) or in another thread sees them all.
+2. An observer (``_observe``: the glass) that is the innermost mode is not handed the calls it only
+   looks at: the seam runs them and hands it the result. Its order relative to users' modes is a
+   mode's at its place in the stack: a user's mode entered inside a seatbelt sees each call first
+   and the glass sees the calls the user's mode makes (and their results); entered outside, the
+   glass sees each call first and what the user's mode returned for it.
 """
 import threading
 
@@ -168,3 +173,113 @@ def test_the_counts_are_restored_after_a_handler_that_refreshes_the_seam():
         assert seam.counted_metadata and ANYWHERE.metadata_on
         x.dim()
     assert seen == ["ones", "dim"]
+
+
+# ------------------------------------------------------------------------------------------------
+# 2. the glass, an observer: its order relative to users' modes
+# ------------------------------------------------------------------------------------------------
+def _mlp_step(lib, optimizer=True):
+    """A small training step (without the optimizer: torch's makes calls glasstorch's does not, see
+    README's "Where glasstorch differs"); returns the loss."""
+    lib.manual_seed(0)
+    model = lib.nn.Sequential(lib.nn.Linear(4, 8), lib.nn.ReLU(), lib.nn.Linear(8, 3))
+    opt = lib.optim.SGD(model.parameters(), lr=0.1) if optimizer else None
+    x, y = lib.randn(5, 4), lib.tensor([0, 1, 2, 0, 1])
+    if opt is not None:
+        opt.zero_grad()
+    loss = lib.nn.functional.cross_entropy(model(x), y)
+    loss.backward()
+    if opt is not None:
+        opt.step()
+    return loss.item()
+
+
+@pytest.mark.parametrize("where", ["inside", "outside"])
+def test_a_users_mode_inside_or_outside_a_seatbelt_sees_what_it_sees_without_it(where):
+    """A user's mode sees the same calls with a seatbelt open (entered before or after it) as
+    without: the forward, loss and backward as under torch; the whole step, optimizer included, as
+    glasstorch's without a seatbelt."""
+    import warnings
+    from glasstorch import inspection
+    for optimizer in (False, True):
+        expected = []
+        with _logging_mode(glasstorch if optimizer else torch, expected):
+            _mlp_step(glasstorch if optimizer else torch, optimizer)
+        ours = []
+        user, belt = _logging_mode(glasstorch, ours), inspection.seatbelt()
+        first, second = (belt, user) if where == "inside" else (user, belt)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with first, second:
+                _mlp_step(glasstorch, optimizer)
+        assert ours == expected
+        assert "linear" in ours and "backward" in ours and "dim" in ours     # (a metadata query too)
+        assert not [w for w in caught if issubclass(w.category, inspection.TrapWarning)]
+        assert not seam.function_modes and not ANYWHERE.on
+
+
+@pytest.mark.parametrize("where, named", [("inside", "sqrt"), ("outside", "linear")])
+def test_the_glass_sees_the_calls_and_results_of_its_place_in_the_stack(where, named):
+    """A user's mode that makes linear's result NaN (``(out - 4).sqrt()`` in its handler). Inside the
+    seatbelt it gets linear first: the glass sees linear's own result, then the user's calls (made
+    with the glass below it), and names ``sqrt``. Outside, the glass gets linear first and hands it
+    on; the user's calls are made with both modes off, and the glass sees linear return NaN: it
+    names ``linear``."""
+    import warnings
+    from glasstorch import inspection
+
+    class Poison(glasstorch.overrides.TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            return (out - 4).sqrt() if func is glasstorch.nn.functional.linear else out
+    user, belt = Poison(), inspection.seatbelt()
+    first, second = (belt, user) if where == "inside" else (user, belt)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with first, second:
+            w = glasstorch.ones(4, 3, requires_grad=True)
+            glasstorch.nn.functional.linear(glasstorch.ones(2, 3), w).sum()
+    found = [str(w.message) for w in caught if issubclass(w.category, inspection.NonFiniteWarning)]
+    assert len(found) == 1, found
+    assert found[0].startswith(f"nan first appears in the forward pass here: {named} "), found[0]
+
+
+@pytest.mark.parametrize("below", [False, True])
+def test_an_observers_calls_run_once_and_it_sees_their_results(below):
+    """An observer (a mode with ``_observe``) is handed each call it does not handle after the call
+    ran, once, with the result the caller gets; the calls made inside are not handed to it; a
+    ``_handled`` call goes to its ``__torch_function__``. A user's mode below it sees each call
+    once, as without the observer."""
+    seen, user = [], []
+
+    class Observer(glasstorch.overrides.TorchFunctionMode):
+        _handled = {glasstorch.Tensor.backward}
+
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            # (called for every call once a Tensor subclass exists -- another test may define one --
+            # and then runs it and observes it as the seam would)
+            result = func(*args, **(kwargs or {}))
+            if func in self._handled:
+                seen.append(("handled", _name(func), result))
+            else:
+                self.tf_calls += 1
+                self._observe(func, args, kwargs, result)
+            return result
+
+        def _observe(self, func, args, kwargs, result):
+            seen.append(("observed", _name(func), result))
+    Observer.tf_calls = 0
+    w = glasstorch.ones(3, 2, requires_grad=True)
+    x = glasstorch.ones(4, 2)
+    with _logging_mode(glasstorch, user) if below else _logging_mode(glasstorch, []), Observer():
+        out = glasstorch.nn.functional.linear(x, w)
+        total = out.sum()
+        total.backward()
+    assert [e[:2] for e in seen] == [("observed", "linear"), ("observed", "sum"), ("handled", "backward")]
+    assert seen[0][2] is out and seen[1][2] is total
+    assert out.grad_fn.name() == "MmBackward0" and w.grad.tolist() == [[4.0, 4.0]] * 3
+    if below:
+        assert user == ["linear", "sum", "backward"]
+    if not _seam._subclasses_exist[0]:
+        assert Observer.tf_calls == 0     # (the seam called _observe itself)
+    assert not seam.function_modes and not ANYWHERE.on
