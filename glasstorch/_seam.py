@@ -13,7 +13,7 @@ There are two levels, as in torch:
   call, :func:`_write_prelude`; ``inspect.getsource`` and ``help`` show the function's own)::
 
       return _r if ANYWHERE.on and (ANYWHERE.modes or type(input) not in PLAIN or type(other) not in PLAIN) \
-          and seam.on and (_r := seam.intercept(mul, (input, other), {}, <mul's own body>)) is not PASS \
+          and seam.on and (_r := seam.intercept(mul, (input, other), {})) is not PASS \
           else <mul's own body>(input, other)
 
   ``ANYWHERE.on`` (a class attribute, the cheapest read there is) is False unless something in some
@@ -223,23 +223,12 @@ class _Seam(threading.local):
             _recount()
 
     # -- the function level ---------------------------------------------------------------------
-    def intercept(self, func, args, kwargs, body=None):
+    def intercept(self, func, args, kwargs):
         """Hand the call ``func(*args, **kwargs)`` to the active function modes and the arguments'
         ``__torch_function__`` overrides, as torch's ``handle_torch_function`` does, and return
         what they return; ``PASS`` when none of them is there to take it (the function then goes
         on with its body). Called by the line :func:`overridable` puts in front of every public
-        function, when ``seam.on`` is True; it gives ``body``, the function's own body, which an
-        observer's call runs (see below) when nothing else is there to see it.
-
-        An **observer** is a mode that defines ``_observe(func, args, kwargs, result)``
-        (glasstorch's own: inspection's glass; see ``TorchFunctionMode._observe``). When it is the
-        innermost mode and no Tensor subclass exists, a call not among its ``_handled`` ones is not
-        handed to its ``__torch_function__``: the seam pops it as for any mode, runs the call -- the
-        body when no mode is below it, else the public function, which the modes below then see --
-        and hands it the result. It sees what a ``__torch_function__`` that returns ``func(*args,
-        **kwargs)`` and then looks at the result would, in the same order relative to every other
-        mode; a Python frame and a dispatch fewer per call. Everywhere else (another mode inside
-        it, a subclass defined, a ``_handled`` call) it is called as a mode."""
+        function, when ``seam.on`` is True."""
         if self.skip_one_hop:       # (redispatch_function: this call goes on to its body, once)
             self.skip_one_hop = False
             return PASS
@@ -267,14 +256,8 @@ class _Seam(threading.local):
                 mode = modes.pop()
                 if not modes:
                     self.__dict__.pop("on", None)   # (not False: a subclass defined meanwhile must be seen)
-                observe = mode._observe
                 try:
-                    if observe is None or func in mode._handled:
-                        result = mode.__torch_function__(func, (), args, kwargs)
-                    else:       # an observer (see the docstring): the call runs, then it looks
-                        result = (body if body is not None and not modes else func)(*args, **kwargs)
-                        observe(func, args, kwargs, result)
-                        return result
+                    result = mode.__torch_function__(func, (), args, kwargs)
                 finally:
                     if mode._retired:           # it left the stack from inside its handler
                         self._refresh()
@@ -574,8 +557,8 @@ def _write_prelude(public):
     # (a metadata query reads the flags that count only the modes that want such queries: see ANYWHERE)
     on, modes = ("metadata_on", "metadata_modes") if namespace.get("_seam_metadata") else ("on", "modes")
     source = (f"def _({', '.join(signature)}): return _r if _seam_anywhere.{on} and (_seam_anywhere.{modes} or "
-              f"{takes_part}) and _seam_local.on and (_r := _seam_intercept(_seam_handed, {args}, {kwargs}, "
-              f"_seam_impl)) is not _seam_PASS else _seam_impl({', '.join(call)})")
+              f"{takes_part}) and _seam_local.on and (_r := _seam_intercept(_seam_handed, {args}, {kwargs})) "
+              f"is not _seam_PASS else _seam_impl({', '.join(call)})")
     if not _PLAIN_TYPES:
         _plain_types()
     code = _PRELUDES.get(source)

@@ -48,16 +48,6 @@ class TorchFunctionMode:
     # (glasstorch only, for its own observers such as inspection's glass; every user mode sees them.)
     _wants_metadata = True
 
-    # A mode that, for most calls, only looks at what they returned (glasstorch's own: inspection's
-    # glass) sets ``_observe`` to a function ``(self, func, args, kwargs, result)``: while it is the
-    # innermost mode, the seam runs such a call itself, with the mode off the stack as for any
-    # mode, and then calls ``_observe`` -- no ``__torch_function__`` in between (see
-    # ``glasstorch/_seam.py``, ``_Seam.intercept``, for when it applies). ``_handled``: the functions
-    # it still takes through ``__torch_function__`` (it acts before or instead of them). None: a
-    # mode, every call through ``__torch_function__``. (glasstorch only; users' modes are modes.)
-    _observe = None
-    _handled = ()
-
     def __torch_function__(self, func, types, args=(), kwargs=None):
         raise NotImplementedError
 

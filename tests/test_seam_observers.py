@@ -4,11 +4,10 @@ that users' modes, inside and outside them, see every call as torch hands it.
 1. A mode with ``_wants_metadata = False`` is not handed the metadata queries (``x.shape``,
    ``x.dim()``...) while it is the only kind installed: they skip the seam (``ANYWHERE.metadata_on``).
    A user's mode in the same thread (inside or outside it) or in another thread sees them all.
-2. An observer (``_observe``: the glass) that is the innermost mode is not handed the calls it only
-   looks at: the seam runs them and hands it the result. Its order relative to users' modes is a
-   mode's at its place in the stack: a user's mode entered inside a seatbelt sees each call first
-   and the glass sees the calls the user's mode makes (and their results); entered outside, the
-   glass sees each call first and what the user's mode returned for it.
+2. The glass is a mode, ordered as one by its place in the stack: a user's mode entered inside a
+   seatbelt sees each call first, and the glass sees the calls the user's mode makes (and their
+   results); entered outside, the glass sees each call first and what the user's mode returned for
+   it. Either way the user's mode sees every call as it does without a seatbelt.
 """
 import threading
 
@@ -176,7 +175,7 @@ def test_the_counts_are_restored_after_a_handler_that_refreshes_the_seam():
 
 
 # ------------------------------------------------------------------------------------------------
-# 2. the glass, an observer: its order relative to users' modes
+# 2. the glass: its order relative to users' modes
 # ------------------------------------------------------------------------------------------------
 def _mlp_step(lib, optimizer=True):
     """A small training step (without the optimizer: torch's makes calls glasstorch's does not, see
@@ -242,44 +241,3 @@ def test_the_glass_sees_the_calls_and_results_of_its_place_in_the_stack(where, n
     found = [str(w.message) for w in caught if issubclass(w.category, inspection.NonFiniteWarning)]
     assert len(found) == 1, found
     assert found[0].startswith(f"nan first appears in the forward pass here: {named} "), found[0]
-
-
-@pytest.mark.parametrize("below", [False, True])
-def test_an_observers_calls_run_once_and_it_sees_their_results(below):
-    """An observer (a mode with ``_observe``) is handed each call it does not handle after the call
-    ran, once, with the result the caller gets; the calls made inside are not handed to it; a
-    ``_handled`` call goes to its ``__torch_function__``. A user's mode below it sees each call
-    once, as without the observer."""
-    seen, user = [], []
-
-    class Observer(glasstorch.overrides.TorchFunctionMode):
-        _handled = {glasstorch.Tensor.backward}
-
-        def __torch_function__(self, func, types, args=(), kwargs=None):
-            # (called for every call once a Tensor subclass exists -- another test may define one --
-            # and then runs it and observes it as the seam would)
-            result = func(*args, **(kwargs or {}))
-            if func in self._handled:
-                seen.append(("handled", _name(func), result))
-            else:
-                self.tf_calls += 1
-                self._observe(func, args, kwargs, result)
-            return result
-
-        def _observe(self, func, args, kwargs, result):
-            seen.append(("observed", _name(func), result))
-    Observer.tf_calls = 0
-    w = glasstorch.ones(3, 2, requires_grad=True)
-    x = glasstorch.ones(4, 2)
-    with _logging_mode(glasstorch, user) if below else _logging_mode(glasstorch, []), Observer():
-        out = glasstorch.nn.functional.linear(x, w)
-        total = out.sum()
-        total.backward()
-    assert [e[:2] for e in seen] == [("observed", "linear"), ("observed", "sum"), ("handled", "backward")]
-    assert seen[0][2] is out and seen[1][2] is total
-    assert out.grad_fn.name() == "MmBackward0" and w.grad.tolist() == [[4.0, 4.0]] * 3
-    if below:
-        assert user == ["linear", "sum", "backward"]
-    if not _seam._subclasses_exist[0]:
-        assert Observer.tf_calls == 0     # (the seam called _observe itself)
-    assert not seam.function_modes and not ANYWHERE.on

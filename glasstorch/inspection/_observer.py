@@ -318,8 +318,6 @@ class Glass(TorchFunctionMode):
     ``x.dim()``), which then skip the seam while it is the only mode installed (``_wants_metadata``)."""
 
     _wants_metadata = False
-    # the functions with a handler of their own (_HANDLERS below); it observes the others (_observe)
-    _handled = {}
 
     def __init__(self):
         super().__init__()
@@ -341,14 +339,7 @@ class Glass(TorchFunctionMode):
         # its prelude would only find the function level off and call it, a Python call more for
         # every call seen; the same in the handlers the training step meets)
         out = (func if seam.on else _BODIES.get(func) or _body(func))(*args, **kwargs)
-        self._observe(func, args, kwargs, out)
-        return out
-
-    def _observe(self, func, args, kwargs, out):
-        """A call without a handler returned ``out``: :meth:`after`, written out for the usual result,
-        a Tensor. The seam calls this directly, with the call's result, while the glass is the
-        innermost mode (``TorchFunctionMode._observe``: the glass is an observer for every call but
-        its ``_handled`` ones); otherwise ``__torch_function__`` does, having run the call."""
+        # (after(), written out for the usual result, a Tensor: this runs for every call)
         if type(out) is Tensor:
             fn = out._grad_fn
             made = None
@@ -374,8 +365,9 @@ class Glass(TorchFunctionMode):
                         self._made(fn)
             if checks.on:
                 checks.call(func, args, kwargs, out, made)
-        else:
-            self.after(func, args, kwargs, out)
+            return out
+        self.after(func, args, kwargs, out)
+        return out
 
     def after(self, func, args, kwargs, out):
         """Look at a call that returned ``out``: the nodes it recorded get the user's line (when
@@ -642,7 +634,7 @@ def _backward_call(counted):
     return handle
 
 
-_HANDLERS = Glass._handled     # function -> handler(glass, func, args, kwargs), filled by _build_handlers
+_HANDLERS = {}
 _BODIES = {}        # public function -> its body (the seam's body_of), for the calls the glass runs
 
 
