@@ -94,25 +94,25 @@ class ANYWHERE:
 
 
 def _recount():
-    """Recompute ``ANYWHERE``'s two flags after an instance or a thread's last mode went away. (As in
-    ``_instance_gone``: switch off, then look again, so that one made meanwhile in another thread,
-    which found the switch still on, is not missed.)"""
-    if not _threads_with_modes:
-        ANYWHERE.modes = False
-        if _threads_with_modes:
-            ANYWHERE.modes = True
-    if not _live_instances and not _threads_with_modes:
-        ANYWHERE.on = False
-        if _live_instances or _threads_with_modes:
-            ANYWHERE.on = True
-    if not _threads_with_metadata_modes:
-        ANYWHERE.metadata_modes = False
-        if _threads_with_metadata_modes:
-            ANYWHERE.metadata_modes = True
-    if not _live_instances and not _threads_with_metadata_modes:
-        ANYWHERE.metadata_on = False
-        if _live_instances or _threads_with_metadata_modes:
-            ANYWHERE.metadata_on = True
+    """Recompute ``ANYWHERE``'s flags after an instance or a thread's last mode (or last mode that
+    wants metadata) went away. (As in ``_instance_gone``: switch off, then look again, so that one
+    made meanwhile in another thread, which found the switch still on, is not missed.)"""
+    for flag, holders in (("modes", (_threads_with_modes,)), ("on", (_live_instances, _threads_with_modes)),
+                          ("metadata_modes", (_threads_with_metadata_modes,)),
+                          ("metadata_on", (_live_instances, _threads_with_metadata_modes))):
+        if not any(holders):
+            setattr(ANYWHERE, flag, False)
+            if any(holders):
+                setattr(ANYWHERE, flag, True)
+
+
+def _count_in(threads, ident, *flags):
+    """Add thread ``ident`` to ``threads`` and switch ``ANYWHERE``'s ``flags`` on (each written only
+    when it changes: writing a class attribute empties the type's attribute cache)."""
+    threads.add(ident)
+    for flag in flags:
+        if not getattr(ANYWHERE, flag):
+            setattr(ANYWHERE, flag, True)
 
 
 class _Pass:
@@ -199,22 +199,14 @@ class _Seam(threading.local):
         went = False
         if self._modes_want_metadata():
             self.counted_metadata = True
-            _threads_with_metadata_modes.add(ident)
-            if not ANYWHERE.metadata_modes:
-                ANYWHERE.metadata_modes = True
-            if not ANYWHERE.metadata_on:
-                ANYWHERE.metadata_on = True
+            _count_in(_threads_with_metadata_modes, ident, "metadata_modes", "metadata_on")
         elif self.counted_metadata:
             self.counted_metadata = False
             _threads_with_metadata_modes.discard(ident)
             went = True
         if self.function_modes:
             self.counted = True
-            _threads_with_modes.add(ident)
-            if not ANYWHERE.modes:
-                ANYWHERE.modes = True
-            if not ANYWHERE.on:
-                ANYWHERE.on = True
+            _count_in(_threads_with_modes, ident, "modes", "on")
             if went:
                 _recount()
         else:
