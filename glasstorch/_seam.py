@@ -65,6 +65,8 @@ _subclasses_exist = [False]
 _live_instances = set()
 # The idents of the threads whose function-mode stack is not empty (see ANYWHERE).
 _threads_with_modes = set()
+# ... and of those whose stack holds a mode that wants metadata queries (see ANYWHERE.metadata_on).
+_threads_with_metadata_modes = set()
 
 
 class ANYWHERE:
@@ -73,23 +75,44 @@ class ANYWHERE:
     thread's stack. Every public function reads it first (a class attribute: a cheaper read than the
     thread-local ``seam.on``, which is read only when this is True). ``modes`` is True while some
     thread has a function mode: while it is False (a subclass instance alive, no mode), a call
-    whose arguments are all plain goes on without reading the thread-local state at all."""
+    whose arguments are all plain goes on without reading the thread-local state at all.
+
+    ``metadata_on`` and ``metadata_modes`` are the same two flags for the **metadata queries**
+    (``x.shape``, ``x.dim()``, ``x.dtype``... : the functions declared ``overridable(metadata=True)``),
+    counting only the modes that want to see them. A mode says it does not by its class attribute
+    ``_wants_metadata = False`` (glasstorch's own modes that only watch what calls make -- the glass of
+    ``inspection``); then, with only such modes installed, a metadata query's prelude reads
+    ``metadata_on`` (False) and goes to its body: it costs what it costs with nothing installed. It is
+    a filter, not a promise: while any mode in any thread wants metadata (or a subclass instance is
+    alive), a query goes through the seam as every call does, and a mode that opted out may then be
+    handed it and must run it as any other call. A user's ``TorchFunctionMode`` wants metadata (the
+    default, ``True``) and sees every query as torch hands it."""
     on = False
     modes = False
+    metadata_on = False
+    metadata_modes = False
 
 
 def _recount():
-    """Recompute ``ANYWHERE``'s two flags after an instance or a thread's last mode went away. (As in
-    ``_instance_gone``: switch off, then look again, so that one made meanwhile in another thread,
-    which found the switch still on, is not missed.)"""
-    if not _threads_with_modes:
-        ANYWHERE.modes = False
-        if _threads_with_modes:
-            ANYWHERE.modes = True
-    if not _live_instances and not _threads_with_modes:
-        ANYWHERE.on = False
-        if _live_instances or _threads_with_modes:
-            ANYWHERE.on = True
+    """Recompute ``ANYWHERE``'s flags after an instance or a thread's last mode (or last mode that
+    wants metadata) went away. (As in ``_instance_gone``: switch off, then look again, so that one
+    made meanwhile in another thread, which found the switch still on, is not missed.)"""
+    for flag, holders in (("modes", (_threads_with_modes,)), ("on", (_live_instances, _threads_with_modes)),
+                          ("metadata_modes", (_threads_with_metadata_modes,)),
+                          ("metadata_on", (_live_instances, _threads_with_metadata_modes))):
+        if not any(holders):
+            setattr(ANYWHERE, flag, False)
+            if any(holders):
+                setattr(ANYWHERE, flag, True)
+
+
+def _count_in(threads, ident, *flags):
+    """Add thread ``ident`` to ``threads`` and switch ``ANYWHERE``'s ``flags`` on (each written only
+    when it changes: writing a class attribute empties the type's attribute cache)."""
+    threads.add(ident)
+    for flag in flags:
+        if not getattr(ANYWHERE, flag):
+            setattr(ANYWHERE, flag, True)
 
 
 class _Pass:
@@ -133,6 +156,7 @@ class _Seam(threading.local):
     such instance existed when it looked: that False would hide one made a moment later.)"""
     on = False               # the function level: some mode, subclass or observer wants to see calls
     counted = False          # whether this thread is in _threads_with_modes
+    counted_metadata = False  # whether this thread is in _threads_with_metadata_modes
     dispatching = False      # the op level: some TorchDispatchMode is active, or CPU autocast is on
     autocast = None          # the dtype CPU autocast casts to while it is on (glasstorch/amp/autocast_mode.py)
     skip_one_hop = False     # the next interception is skipped (torch.overrides.redispatch_function)
@@ -157,22 +181,37 @@ class _Seam(threading.local):
         else:
             self.__dict__.pop("on", None)       # the value every thread shares (see the class docstring)
         self.dispatching = bool(self.dispatch_modes) or self.autocast is not None
-        if bool(self.function_modes) is not self.counted:
+        if bool(self.function_modes) is not self.counted or self._modes_want_metadata() is not self.counted_metadata:
             self._count()
 
+    def _modes_want_metadata(self):
+        """Whether a mode on this thread's stack wants the metadata queries (see ``ANYWHERE``)."""
+        for mode in self.function_modes:
+            if getattr(mode, "_wants_metadata", True):
+                return True
+        return False
+
     def _count(self):
-        """Keep this thread's place in ``_threads_with_modes`` (and so ``ANYWHERE``) in step with
-        whether its function-mode stack is empty."""
+        """Keep this thread's place in ``_threads_with_modes`` and ``_threads_with_metadata_modes``
+        (and so ``ANYWHERE``) in step with its function-mode stack: whether it is empty, whether a
+        mode on it wants metadata queries."""
+        ident = threading.get_ident()
+        went = False
+        if self._modes_want_metadata():
+            self.counted_metadata = True
+            _count_in(_threads_with_metadata_modes, ident, "metadata_modes", "metadata_on")
+        elif self.counted_metadata:
+            self.counted_metadata = False
+            _threads_with_metadata_modes.discard(ident)
+            went = True
         if self.function_modes:
             self.counted = True
-            _threads_with_modes.add(threading.get_ident())
-            if not ANYWHERE.modes:
-                ANYWHERE.modes = True
-            if not ANYWHERE.on:
-                ANYWHERE.on = True
+            _count_in(_threads_with_modes, ident, "modes", "on")
+            if went:
+                _recount()
         else:
             self.counted = False
-            _threads_with_modes.discard(threading.get_ident())
+            _threads_with_modes.discard(ident)
             _recount()
 
     # -- the function level ---------------------------------------------------------------------
@@ -217,7 +256,8 @@ class _Seam(threading.local):
                     else:
                         modes.append(mode)
                         self.on = True
-                        if not self.counted:    # (a _refresh in the handler saw the stack empty)
+                        # (a _refresh in the handler saw the stack empty, or without the metadata mode)
+                        if not self.counted or mode._wants_metadata and not self.counted_metadata:
                             self._count()
                 if result is not NotImplemented:
                     return result
@@ -245,7 +285,7 @@ class _Seam(threading.local):
                 else:
                     modes.append(mode)
                     self.on = not self.function_disabled
-                    if not self.counted:
+                    if not self.counted or mode._wants_metadata and not self.counted_metadata:
                         self._count()
             if result is not NotImplemented:
                 return result
@@ -349,7 +389,7 @@ seam = _Seam()
 
 
 # -- the prelude of the public functions ---------------------------------------------------------
-def overridable(fn=None, *, defaults_by_keyword=False, all_by_keyword=False, omitted=()):
+def overridable(fn=None, *, defaults_by_keyword=False, all_by_keyword=False, omitted=(), metadata=False):
     """Decorator: ``fn`` as a public function that a TorchFunctionMode and Tensor subclasses'
     ``__torch_function__`` see (the function level, see the module docstring).
 
@@ -371,17 +411,24 @@ def overridable(fn=None, *, defaults_by_keyword=False, all_by_keyword=False, omi
     ``omitted``, with one of those two, names parameters the handler is not given while they hold
     their default (which must be None, False or True), where torch's Python function hands on only
     what the caller gave (``Tensor.float``'s ``memory_format``). Neither costs anything on calls that
-    nothing intercepts (the arguments are put together only for the handler)."""
+    nothing intercepts (the arguments are put together only for the handler).
+
+    ``metadata=True`` declares a metadata query (``x.shape``, ``x.dim()``: it describes a tensor and
+    makes nothing): its prelude reads ``ANYWHERE.metadata_on`` where others read ``ANYWHERE.on``, so
+    it is passed over while only modes that do not want such queries are installed (the glass of
+    ``inspection``; see ``ANYWHERE``). Every other mode, and every Tensor subclass, sees it as any
+    call (:func:`is_metadata_query` tells which functions are such)."""
     if omitted and not (defaults_by_keyword or all_by_keyword):
         raise TypeError("overridable: omitted= goes with defaults_by_keyword or all_by_keyword (without them, a "
                         "parameter holding its default is not handed on anyway)")
     if fn is None:
         return functools.partial(overridable, defaults_by_keyword=defaults_by_keyword, all_by_keyword=all_by_keyword,
-                                 omitted=omitted)
+                                 omitted=omitted, metadata=metadata)
     keywords = "all" if all_by_keyword else "defaulted" if defaults_by_keyword else None
     namespace = {"__builtins__": builtins, "_seam_impl": fn, "_seam_keywords": keywords, "_seam_omitted": omitted,
                  "_seam_anywhere": ANYWHERE, "_seam_local": seam, "_seam_intercept": seam.intercept,
-                 "_seam_PASS": PASS, "_seam_write": _write_prelude, "_seam_plain": _PLAIN_TYPES}
+                 "_seam_PASS": PASS, "_seam_write": _write_prelude, "_seam_plain": _PLAIN_TYPES,
+                 "_seam_metadata": metadata}
     public = type(fn)(_FIRST_CALL, namespace, fn.__name__)
     namespace["_seam_public"] = namespace["_seam_handed"] = public
     return functools.update_wrapper(public, fn)
@@ -411,6 +458,16 @@ def alias(fn, name, owner=None):
     if namespace.get("_seam_public") is fn:
         namespace.setdefault("_seam_aliases", []).append(same)    # (given fn's prelude when it is written)
     return same
+
+
+def is_metadata_query(fn):
+    """Whether ``fn`` is an :func:`overridable` function declared a metadata query (``metadata=True``);
+    a property's accessor (``Tensor.shape.__get__``) is asked about its getter."""
+    prop = getattr(fn, "__self__", None)
+    if isinstance(prop, property) and getattr(fn, "__name__", None) == "__get__":
+        fn = prop.fget
+    namespace = getattr(fn, "__globals__", None)
+    return namespace is not None and namespace.get("_seam_public") is fn and bool(namespace.get("_seam_metadata"))
 
 
 def hand_as(fn, func):
@@ -493,7 +550,9 @@ def _write_prelude(public):
     # whose arguments are all plain stops here, at a set lookup per argument.
     takes_part = " or ".join(f"type({p.name}) not in _seam_plain" if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
                              else p.name for p in params) or "False"
-    source = (f"def _({', '.join(signature)}): return _r if _seam_anywhere.on and (_seam_anywhere.modes or "
+    # (a metadata query reads the flags that count only the modes that want such queries: see ANYWHERE)
+    on, modes = ("metadata_on", "metadata_modes") if namespace.get("_seam_metadata") else ("on", "modes")
+    source = (f"def _({', '.join(signature)}): return _r if _seam_anywhere.{on} and (_seam_anywhere.{modes} or "
               f"{takes_part}) and _seam_local.on and (_r := _seam_intercept(_seam_handed, {', '.join(filter(None, (args, kwargs)))})) "
               f"is not _seam_PASS else _seam_impl({', '.join(call)})")
     if not _PLAIN_TYPES:
@@ -555,6 +614,8 @@ def note_instance(tensor):
         _Seam.on = True
     if not ANYWHERE.on:
         ANYWHERE.on = True
+    if not ANYWHERE.metadata_on:
+        ANYWHERE.metadata_on = True
 
 
 def _instance_gone(ref):

@@ -574,7 +574,7 @@ class Tensor:
             raise RuntimeError("Inference tensors do not track version counter.")
         return 0 if vc is None else vc.version
 
-    @overridable
+    @overridable(metadata=True)
     def is_inference(self):
         """Whether the tensor was made under ``inference_mode`` (or is a view of one that was)."""
         return type(self._counter) is _InferenceVersionCounter
@@ -594,23 +594,23 @@ class Tensor:
 
     # ---- metadata ---------------------------------------------------------------------
     @_intercepted_property
-    @overridable
+    @overridable(metadata=True)
     def shape(self):
         return Size(self._data.shape)
 
-    @overridable
+    @overridable(metadata=True)
     def size(self, dim=None):
         if dim is None:
             return Size(self._data.shape)
         return self._data.shape[_wrap_dim(dim, self._data.ndim)]
 
     @_intercepted_property
-    @overridable
+    @overridable(metadata=True)
     def dtype(self):
         return _DTYPE_OF[self._data.dtype]
 
     @_intercepted_property
-    @overridable
+    @overridable(metadata=True)
     def device(self):
         data = self._data
         if type(data) is xp.ndarray:
@@ -630,28 +630,28 @@ class Tensor:
         """True if the Tensor is a meta tensor: a shape, dtype and strides with no data."""
         return type(self._data) is MetaArray
 
-    @overridable
+    @overridable(metadata=True)
     def get_device(self):
         return -1 if self.device.type in ("cpu", "meta") else 0
 
-    @overridable
+    @overridable(metadata=True)
     def dim(self):
         return self._data.ndim
 
     ndimension = dim
 
     @_intercepted_property
-    @overridable
+    @overridable(metadata=True)
     def ndim(self):
         return self._data.ndim
 
-    @overridable
+    @overridable(metadata=True)
     def numel(self):
         return self._data.size
 
     nelement = numel
 
-    @overridable
+    @overridable(metadata=True)
     def element_size(self):
         return self._data.itemsize
 
@@ -665,13 +665,13 @@ class Tensor:
     def nbytes(self):
         return self._data.nbytes
 
-    @overridable
+    @overridable(metadata=True)
     def stride(self, dim=None):
         st = tuple(s // self._data.itemsize for s in self._data.strides) if self._data.itemsize else \
             tuple(0 for _ in self._data.shape)
         return st if dim is None else st[_wrap_dim(dim, self._data.ndim)]
 
-    @overridable
+    @overridable(metadata=True)
     def storage_offset(self):
         if type(self._data) is MetaArray:   # (a meta array keeps its offset: it has no address)
             return self._data.offset // max(self._data.itemsize, 1)
@@ -681,11 +681,11 @@ class Tensor:
         return (self._data.__array_interface__["data"][0] - base.__array_interface__["data"][0]) \
             // max(self._data.itemsize, 1)
 
-    @overridable
+    @overridable(metadata=True)
     def is_contiguous(self, *, memory_format=None):   # (keyword-only, as torch's)
         return bool(self._data.flags.c_contiguous)
 
-    @overridable
+    @overridable(metadata=True)
     def data_ptr(self):
         d = self._data
         return d.__array_interface__["data"][0] if type(d) is xp.ndarray else 0 if type(d) is MetaArray else \
@@ -694,11 +694,11 @@ class Tensor:
     def untyped_storage(self):
         raise NotImplementedError("glasstorch tensors have no separate storage object; use data_ptr()")
 
-    @overridable
+    @overridable(metadata=True)
     def is_floating_point(self):
         return self._data.dtype.kind == "f" or self.dtype is _dtype.bfloat16
 
-    @overridable
+    @overridable(metadata=True)
     def is_complex(self):
         return self._data.dtype.kind == "c"
 
@@ -732,7 +732,7 @@ class Tensor:
                                f"{type(element)}.")
         return bool((self == element).any())
 
-    @overridable
+    @overridable(metadata=True)
     def __len__(self):
         if self._data.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
@@ -872,8 +872,10 @@ def _convert(result, cls):
     if isinstance(result, Tensor) and not isinstance(result, cls):
         return result.as_subclass(cls)
     if isinstance(result, (tuple, list)):
-        return type(result)(_convert(r, cls) for r in result) if type(result) in (tuple, list) else \
-            type(result)(*(_convert(r, cls) for r in result))
+        # (as torch's: the type called with an iterable -- a Size, torch.return_types; a namedtuple of
+        # collections', which takes its fields one by one, through its _make)
+        make = getattr(type(result), "_make", type(result))
+        return make(_convert(r, cls) for r in result)
     return result
 
 

@@ -41,6 +41,13 @@ class TorchFunctionMode:
     # (glasstorch only; torch has no such switch.)
     _retired = False
 
+    # False for a mode that has nothing to do with metadata queries (``x.shape``, ``x.dim()``...: the
+    # functions declared ``overridable(metadata=True)``): while only such modes are installed, those
+    # queries skip the seam (see ``glasstorch/_seam.py``'s ``ANYWHERE``). It filters, it does not
+    # promise: the mode may still be handed one (another mode wants them) and must run it then.
+    # (glasstorch only, for its own observers such as inspection's glass; every user mode sees them.)
+    _wants_metadata = True
+
     def __torch_function__(self, func, types, args=(), kwargs=None):
         raise NotImplementedError
 

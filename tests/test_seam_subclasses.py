@@ -194,3 +194,18 @@ def test_a_mode_entered_inside_a_plain_call_still_sees_calls_while_a_subclass_te
         glasstorch.ones(2).exp()
     assert seen == ["ones", "exp"]
     assert keep is not None
+
+
+@pytest.mark.parametrize("lib", [torch, glasstorch], ids=["torch", "glasstorch"])
+def test_the_default_torch_function_returns_sizes_and_return_types_as_torch(lib):
+    """A subclass that hands every call to ``Tensor.__torch_function__``: a ``Size`` and a
+    ``torch.return_types`` result keep their types, the tensors in them become the subclass."""
+    class Sub(lib.Tensor):
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            return super().__torch_function__(func, types, args, kwargs)
+    s = lib.ones(2, 3).as_subclass(Sub)
+    assert s.shape == (2, 3) and type(s.shape) is lib.Size and type(s.size()) is lib.Size
+    values, indices = out = s.max(0)
+    assert type(out).__name__ == "max" and type(values) is Sub and type(indices) is Sub
+    assert type(out.values) is Sub

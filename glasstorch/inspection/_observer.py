@@ -40,7 +40,7 @@ from itertools import chain
 from operator import attrgetter, itemgetter
 
 from .._tensor import Tensor
-from .._seam import seam, add_engine_observer, body_of, _Seam, _FIRST_CALL as _seam_first_call
+from .._seam import seam, add_engine_observer, body_of, is_metadata_query, _Seam, _FIRST_CALL as _seam_first_call
 from .._warnings import is_glasstorch_file, GLASSTORCH_PREFIXES
 from ..overrides import TorchFunctionMode
 from .. import autograd
@@ -314,7 +314,10 @@ def _timeline(kind, *args):
 class Glass(TorchFunctionMode):
     """Inspection's function mode. Most calls are run and then looked at (:meth:`after`); a few
     (cuts, ``requires_grad``, ``.grad``, ``torch.tensor``, ``cross_entropy``, ``backward``) have a
-    handler of their own (:data:`_HANDLERS`)."""
+    handler of their own (:data:`_HANDLERS`). It has nothing to do with metadata queries (``x.shape``,
+    ``x.dim()``), which then skip the seam while it is the only mode installed (``_wants_metadata``)."""
+
+    _wants_metadata = False
 
     def __init__(self):
         super().__init__()
@@ -642,10 +645,6 @@ def _body(func):
 _ADD_PARAM_GROUP_CODE = [None]
 _CUTTING = {"detach": "detach()", "item": ".item()", "numpy": ".numpy()", "tolist": ".tolist()",
             "__float__": "float()", "__int__": "int()", "__array__": "a NumPy conversion (np.asarray)"}
-# the Tensor methods and properties that only describe a tensor (see _querying)
-_METADATA = ("dim", "size", "numel", "stride", "storage_offset", "element_size", "is_contiguous", "data_ptr",
-             "is_floating_point", "is_complex", "get_device", "is_inference", "__len__", "shape", "dtype", "device",
-             "ndim")
 _CASTS = ("to", "type", "long", "int", "short", "char", "byte", "bool", "half", "float", "double", "bfloat16")
 
 
@@ -670,14 +669,17 @@ def _build_handlers():
     _HANDLERS[Tensor.backward] = _backward_call(True)
     _HANDLERS[autograd.backward] = _backward_call(True)
     _HANDLERS[autograd.grad] = _backward_call(False)
-    for name in _METADATA:
-        attr = vars(Tensor)[name]
-        _HANDLERS[attr.__get__ if isinstance(attr, property) else attr] = _querying
+    for attr in vars(Tensor).values():        # (the seam's metadata queries: see _querying)
+        func = attr.__get__ if isinstance(attr, property) else attr
+        if is_metadata_query(func):
+            _HANDLERS[func] = _querying
 
 
 def _querying(glass, func, args, kwargs):
     """A metadata query (``x.dim()``, ``x.shape``, ``len(x)``): it makes no node and cuts nothing, so
-    the glass runs it and looks no further (users' modes see these calls, as torch's do)."""
+    the glass runs it and looks no further (users' modes see these calls, as torch's do). With the
+    glass alone they skip the seam (``Glass._wants_metadata``); this serves them while another mode
+    wants them."""
     return func(*args, **kwargs)
 
 

@@ -1,0 +1,243 @@
+"""glasstorch's own modes that only watch (inspection's glass): the seam's two shortcuts for them, and
+that users' modes, inside and outside them, see every call as torch hands it.
+
+1. A mode with ``_wants_metadata = False`` is not handed the metadata queries (``x.shape``,
+   ``x.dim()``...) while it is the only kind installed: they skip the seam (``ANYWHERE.metadata_on``).
+   A user's mode in the same thread (inside or outside it) or in another thread sees them all.
+2. The glass is a mode, ordered as one by its place in the stack: a user's mode entered inside a
+   seatbelt sees each call first, and the glass sees the calls the user's mode makes (and their
+   results); entered outside, the glass sees each call first and what the user's mode returned for
+   it. Either way the user's mode sees every call as it does without a seatbelt.
+"""
+import threading
+
+import pytest
+
+import glasstorch
+from glasstorch import _seam
+from glasstorch._seam import ANYWHERE, seam, is_metadata_query
+
+torch = pytest.importorskip("torch")
+
+
+def _name(func):
+    n = getattr(func, "__name__", None) or repr(func)
+    if n in ("__get__", "__set__"):
+        return f"{func.__self__.__name__}.{n}"
+    return n
+
+
+def _logging_mode(lib, seen, wants_metadata=True):
+    class Log(lib.overrides.TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            seen.append(_name(func))
+            return func(*args, **(kwargs or {}))
+    if not wants_metadata:
+        Log._wants_metadata = False
+    return Log()
+
+
+def _program(lib):
+    """A little of everything: metadata queries, ops, a layer, a backward, ``.grad``."""
+    lib.manual_seed(0)
+    layer = lib.nn.Linear(3, 2)
+    x = lib.ones(4, 3, requires_grad=True)
+    y = layer(x * 2)
+    y.dim(), y.shape, y.size(1), y.dtype, len(y), y.ndim, y.is_contiguous(), y.numel()
+    y.relu().sum().backward()
+    return x.grad
+
+
+# the metadata queries glasstorch declares (Tensor's methods and properties that only describe a tensor)
+_QUERIES = {"dim", "ndimension", "size", "numel", "nelement", "stride", "storage_offset", "element_size", "is_contiguous",
+            "data_ptr", "is_floating_point", "is_complex", "get_device", "is_inference", "__len__", "shape", "dtype",
+            "device", "ndim"}
+
+
+def test_the_metadata_queries_are_declared_on_the_seam():
+    declared = set()
+    for name, attr in vars(glasstorch.Tensor).items():
+        func = attr.__get__ if isinstance(attr, property) else attr
+        if is_metadata_query(func):
+            declared.add(name)
+    assert declared == _QUERIES
+    # the rest of the seam's functions are not queries: ops, .grad, backward
+    assert not is_metadata_query(glasstorch.Tensor.grad.__get__)
+    assert not is_metadata_query(glasstorch.Tensor.add)
+    assert not is_metadata_query(glasstorch.nn.functional.linear)
+
+
+def test_a_mode_that_wants_no_metadata_is_not_handed_queries():
+    seen = []
+    with _logging_mode(glasstorch, seen, wants_metadata=False):
+        assert ANYWHERE.on and ANYWHERE.modes and not ANYWHERE.metadata_on and not ANYWHERE.metadata_modes
+        grad = _program(glasstorch)
+    assert not any(n.split(".")[0] in _QUERIES for n in seen), seen
+    assert "linear" in seen and "backward" in seen and "relu" in seen
+    assert grad is not None and grad.shape == (4, 3)
+    assert not (ANYWHERE.on or ANYWHERE.modes or ANYWHERE.metadata_on or ANYWHERE.metadata_modes)
+
+
+@pytest.mark.parametrize("where", ["inside", "outside"])
+def test_a_users_mode_beside_it_sees_every_query_as_torch_hands_them(where):
+    """A user's mode inside (entered after) or outside (before) the opt-out mode sees what it sees
+    alone under torch, metadata queries included (and the opt-out mode is then handed them too,
+    and runs them)."""
+    theirs = []
+    with _logging_mode(torch, theirs):
+        _program(torch)
+    ours, other = [], []
+    user, quiet = _logging_mode(glasstorch, ours), _logging_mode(glasstorch, other, wants_metadata=False)
+    first, second = (quiet, user) if where == "inside" else (user, quiet)
+    with first, second:
+        assert ANYWHERE.metadata_on
+        _program(glasstorch)
+    assert ours == theirs
+    assert "dim" in ours and "shape.__get__" in ours
+    assert not (ANYWHERE.on or ANYWHERE.metadata_on)
+
+
+def test_a_users_mode_in_another_thread_turns_the_queries_back_on():
+    entered, done = threading.Event(), threading.Event()
+    seen_there = []
+
+    def other_thread():
+        with _logging_mode(glasstorch, seen_there):
+            entered.set()
+            done.wait(10)
+    t = threading.Thread(target=other_thread)
+    seen = []
+    with _logging_mode(glasstorch, seen, wants_metadata=False):
+        t.start()
+        assert entered.wait(10)
+        assert ANYWHERE.metadata_on and ANYWHERE.metadata_modes
+        x = glasstorch.ones(2, 3)
+        assert x.shape == (2, 3) and x.dim() == 2      # handed to the opt-out mode, which runs them
+        done.set()
+        t.join()
+        assert not ANYWHERE.metadata_on and ANYWHERE.on
+        x.dim()
+    assert seen == ["ones", "shape.__get__", "dim"], seen    # (the second dim() came after the other mode left)
+    assert seen_there == []
+    assert not (ANYWHERE.on or ANYWHERE.metadata_on)
+
+
+def test_a_tensor_subclass_still_sees_queries_beside_an_opt_out_mode():
+    seen = []
+
+    class Sub(glasstorch.Tensor):
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            seen.append(_name(func))
+            return super().__torch_function__(func, types, args, kwargs)
+    s = glasstorch.ones(2, 3).as_subclass(Sub)
+    with _logging_mode(glasstorch, [], wants_metadata=False):
+        s.dim(), s.shape
+    assert seen[-2:] == ["dim", "shape.__get__"]
+    del s
+
+
+def test_the_counts_follow_a_mode_entered_and_left_inside_a_handler():
+    """A user's mode entered inside the opt-out mode's handling of a call (and left there) leaves the
+    thread counted as it was."""
+    from glasstorch.overrides import TorchFunctionMode
+
+    class Quiet(TorchFunctionMode):
+        _wants_metadata = False
+
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            with _logging_mode(glasstorch, []):
+                assert ANYWHERE.metadata_on
+            return func(*args, **(kwargs or {}))
+    with Quiet():
+        glasstorch.ones(2) + 1
+        assert seam.counted and not seam.counted_metadata and not ANYWHERE.metadata_on
+    assert not _seam._threads_with_modes and not _seam._threads_with_metadata_modes
+
+
+def test_the_counts_are_restored_after_a_handler_that_refreshes_the_seam():
+    """A user's mode above the opt-out mode, whose handler refreshes the seam's state while it is off
+    the stack (here ``DisableTorchFunctionSubclass``): put back, it is counted as wanting metadata."""
+    from glasstorch._seam import DisableTorchFunctionSubclass
+    seen = []
+
+    class User(glasstorch.overrides.TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            seen.append(_name(func))
+            with DisableTorchFunctionSubclass():
+                assert not seam.counted_metadata      # (only the opt-out mode is on the stack now)
+            return func(*args, **(kwargs or {}))
+    with _logging_mode(glasstorch, [], wants_metadata=False), User():
+        x = glasstorch.ones(2)
+        assert seam.counted_metadata and ANYWHERE.metadata_on
+        x.dim()
+    assert seen == ["ones", "dim"]
+
+
+# ------------------------------------------------------------------------------------------------
+# 2. the glass: its order relative to users' modes
+# ------------------------------------------------------------------------------------------------
+def _mlp_step(lib, optimizer=True):
+    """A small training step (without the optimizer: torch's makes calls glasstorch's does not, see
+    README's "Where glasstorch differs"); returns the loss."""
+    lib.manual_seed(0)
+    model = lib.nn.Sequential(lib.nn.Linear(4, 8), lib.nn.ReLU(), lib.nn.Linear(8, 3))
+    opt = lib.optim.SGD(model.parameters(), lr=0.1) if optimizer else None
+    x, y = lib.randn(5, 4), lib.tensor([0, 1, 2, 0, 1])
+    if opt is not None:
+        opt.zero_grad()
+    loss = lib.nn.functional.cross_entropy(model(x), y)
+    loss.backward()
+    if opt is not None:
+        opt.step()
+    return loss.item()
+
+
+@pytest.mark.parametrize("where", ["inside", "outside"])
+def test_a_users_mode_inside_or_outside_a_seatbelt_sees_what_it_sees_without_it(where):
+    """A user's mode sees the same calls with a seatbelt open (entered before or after it) as
+    without: the forward, loss and backward as under torch; the whole step, optimizer included, as
+    glasstorch's without a seatbelt."""
+    import warnings
+    from glasstorch import inspection
+    for optimizer in (False, True):
+        expected = []
+        with _logging_mode(glasstorch if optimizer else torch, expected):
+            _mlp_step(glasstorch if optimizer else torch, optimizer)
+        ours = []
+        user, belt = _logging_mode(glasstorch, ours), inspection.seatbelt()
+        first, second = (belt, user) if where == "inside" else (user, belt)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with first, second:
+                _mlp_step(glasstorch, optimizer)
+        assert ours == expected
+        assert "linear" in ours and "backward" in ours and "dim" in ours     # (a metadata query too)
+        assert not [w for w in caught if issubclass(w.category, inspection.TrapWarning)]
+        assert not seam.function_modes and not ANYWHERE.on
+
+
+@pytest.mark.parametrize("where, named", [("inside", "sqrt"), ("outside", "linear")])
+def test_the_glass_sees_the_calls_and_results_of_its_place_in_the_stack(where, named):
+    """A user's mode that makes linear's result NaN (``(out - 4).sqrt()`` in its handler). Inside the
+    seatbelt it gets linear first: the glass sees linear's own result, then the user's calls (made
+    with the glass below it), and names ``sqrt``. Outside, the glass gets linear first and hands it
+    on; the user's calls are made with both modes off, and the glass sees linear return NaN: it
+    names ``linear``."""
+    import warnings
+    from glasstorch import inspection
+
+    class Poison(glasstorch.overrides.TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            return (out - 4).sqrt() if func is glasstorch.nn.functional.linear else out
+    user, belt = Poison(), inspection.seatbelt()
+    first, second = (belt, user) if where == "inside" else (user, belt)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with first, second:
+            w = glasstorch.ones(4, 3, requires_grad=True)
+            glasstorch.nn.functional.linear(glasstorch.ones(2, 3), w).sum()
+    found = [str(w.message) for w in caught if issubclass(w.category, inspection.NonFiniteWarning)]
+    assert len(found) == 1, found
+    assert found[0].startswith(f"nan first appears in the forward pass here: {named} "), found[0]
