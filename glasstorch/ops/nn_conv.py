@@ -478,6 +478,9 @@ def _check_conv(x, w, bias, stride, padding, dilation, transposed, output_paddin
     if len(stride) != w.ndim - 2:
         raise RuntimeError(f"expected stride to be a single integer value or a list of {x.ndim - 2} values to match "
                            f"the convolution dimensions, but got stride={list(stride)}")
+    if w.shape[0] < groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be at least {groups} at dimension 0, but got "
+                           f"weight of size {list(w.shape)} instead")
     if w.shape[0] % groups:
         raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, but "
                            f"got weight of size [{list(w.shape)}] instead")
@@ -520,6 +523,11 @@ def _transposed_size(size, kernel, stride, padding, dilation, output_padding):
 def _convolution_kernel(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
     _check_conv(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
     kernel = weight.shape[2:]
+    if not transposed and input.shape[1] == 0:
+        # torch's "Empty" backend: no in-channels give an empty result with the *input's* channel count,
+        # (N, 0, *grid), not (N, O, *grid) of bias values (torch 2.13, checked against it)
+        return _zeros_like(input, (input.shape[0], 0) + tuple(_out_size(input.shape[2:], kernel, stride, padding,
+                                                                          dilation)))
     if not transposed:
         bl = _batch_last_layout(_out_size(input.shape[2:], kernel, stride, padding, dilation), stride)
         return _conv_forward(input, weight, stride, padding, dilation, groups, bl, keep=_grad_state.enabled,
@@ -539,6 +547,10 @@ def _convolution_backward_kernel(grad_output, input, weight, bias_sizes, stride,
     g = grad_output if grad_output.dtype == weight.dtype else grad_output.astype(weight.dtype)
     need_input, need_weight, need_bias = output_mask
     gi = gw = gb = None
+    if not transposed and input.shape[1] == 0:   # (the forward's empty result: see _convolution_kernel)
+        return (_zeros_like(input, input.shape) if need_input else None,
+                _zeros_like(weight, weight.shape) if need_weight else None,
+                _zeros_like(weight, tuple(bias_sizes)) if need_bias else None)
     if need_bias:
         gb = g.sum(axis=(0,) + tuple(range(2, g.ndim)))
     if not transposed:   # y = conv(x, W): the gradients are its two adjoints
@@ -568,8 +580,10 @@ def _convolution_backward_kernel(grad_output, input, weight, bias_sizes, stride,
 def _convolution_derivative(grad, input, weight, stride, padding, dilation, transposed, output_padding, groups,
                             output_mask):
     """derivatives.yaml: input, weight, bias: convolution_backward(grad, input, weight, bias->sizes(), ...,
-    grad_input_mask). The bias's size is the gradient's channel count."""
-    return aten.convolution_backward(grad, input, weight, [grad.shape[1]] if output_mask[2] else None, stride,
+    grad_input_mask). The bias's size is the out-channel count (not the gradient's channel count, which
+    is 0 for a convolution with no in-channels)."""
+    out_channels = weight.shape[1] * groups if transposed else weight.shape[0]
+    return aten.convolution_backward(grad, input, weight, [out_channels] if output_mask[2] else None, stride,
                                      padding, dilation, transposed, output_padding, groups, list(output_mask))
 
 
