@@ -255,6 +255,30 @@ def test_conv_input_gradient_as_flipped_convolution(monkeypatch, case):
     assert taken and all(t == applies for t in taken)
 
 
+@pytest.mark.parametrize("nd,groups,bias,kw", [(2, 1, True, {}), (2, 2, True, dict(stride=2, padding=1)),
+                                               (1, 1, False, {}), (3, 1, True, dict(dilation=2)),
+                                               (2, 1, True, dict(padding="same"))])
+def test_conv_without_in_channels_matches_torch(nd, groups, bias, kw):
+    """No in-channels: torch (its "Empty" convolution backend) gives an empty (N, 0, *grid) result --
+    not (N, O, *grid) filled with the bias -- empty input and weight gradients, and a zero bias
+    gradient of the bias's size."""
+    x, w = rand(*(2, 0) + (7,) * nd), rand(*(4, 0) + (3,) * nd)
+    fn = f"conv{nd}d"
+    arrays = (x, w, rand(4)) if bias else (x, w)
+    check(lambda *a: getattr(TF, fn)(*a[:2], a[2] if bias else None, groups=groups, **kw),
+          lambda *a: getattr(F, fn)(*a[:2], a[2] if bias else None, groups=groups, **kw), *arrays,
+          double=False)   # (torch's double backward of it fails: "The expanded size of the tensor (0) must match")
+    y = getattr(F, fn)(gt.tensor(x), gt.tensor(w), groups=groups, **kw)
+    assert tuple(y.shape) == tuple(getattr(TF, fn)(torch.tensor(x), torch.tensor(w), groups=groups, **kw).shape)
+    assert y.shape[1] == 0
+    if bias:
+        tb, gb = torch.tensor(arrays[2], requires_grad=True), gt.tensor(arrays[2], requires_grad=True)
+        getattr(TF, fn)(torch.tensor(x), torch.tensor(w), tb, groups=groups, **kw).sum().backward()
+        getattr(F, fn)(gt.tensor(x), gt.tensor(w), gb, groups=groups, **kw).sum().backward()
+        np.testing.assert_array_equal(gb.grad.numpy(), tb.grad.numpy())
+        assert gb.grad.shape == (4,) and not gb.grad.numpy().any()
+
+
 def test_conv_float32_and_no_float64_detour():
     x, w, b = (rand(2, 3, 9, 9).astype(np.float32), rand(4, 3, 3, 3).astype(np.float32), rand(4).astype(np.float32))
     check(TF.conv2d, F.conv2d, x, w, b, atol=1e-4, rtol=1e-4, double=False)
@@ -273,6 +297,12 @@ def test_conv_errors():
         F.conv2d(gt.randn(1, 3, 2, 2), gt.randn(4, 3, 3, 3))
     with pytest.raises(RuntimeError, match=r"Given transposed=1, weight of size \[3, 4, 3, 3\]"):
         F.conv_transpose2d(gt.randn(2, 5, 8, 8), gt.randn(3, 4, 3, 3))
+    for f, w in ((F.conv2d, gt.randn(0, 3, 3, 3)), (F.conv_transpose2d, gt.randn(0, 3, 3, 3))):
+        with pytest.raises(RuntimeError, match=r"Given groups=1, expected weight to be at least 1 at dimension 0, "
+                                               r"but got weight of size \[0, 3, 3, 3\] instead"):
+            f(gt.randn(2, 3 if f is F.conv2d else 0, 5, 5), w)
+    with pytest.raises(RuntimeError, match=r"Given groups=2, expected weight to be at least 2 at dimension 0"):
+        F.conv2d(gt.randn(2, 4, 5, 5), gt.randn(1, 2, 3, 3), groups=2)
     with pytest.raises(RuntimeError, match="padding='same' is not supported for strided convolutions"):
         F.conv2d(gt.randn(1, 4, 8, 8), gt.randn(4, 4, 3, 3), stride=2, padding="same")
 
