@@ -174,16 +174,22 @@ def test_conv_image_by_image_matches_torch(monkeypatch, transposed, groups):
     assert nn_conv._by_images(np.zeros((3, 4, 28, 30)), (6, 4 // groups, 3, 3), (28, 30), groups, False)
 
 
-@pytest.mark.parametrize("blocks", ["all images at once", "image by image"])
+@pytest.mark.parametrize("blocks", ["all images at once", "image by image", "blocks of 2 images"])
 @pytest.mark.parametrize("transposed", [False, True], ids=["conv2d", "conv_transpose2d"])
 @pytest.mark.parametrize("stride,padding,dilation,groups", [c[1:] for c in CONV_CASES if c[0] == 2])
 def test_conv_batch_first_columns_match_torch(monkeypatch, blocks, transposed, stride, padding, dilation, groups):
     """The batch-first column layout (one (C*K, L) matrix per image, ops/nn_conv.py), which the layers
     take for output rows of 24 or more, forced here on small images for every geometry; its weight
     gradient sums the images' products in blocks (_IMAGE_PRODUCTS_BYTES), forced to one image per block
-    too. Values, gradients and double backward against torch."""
+    too; and the forward and weight gradient by blocks of images (_by_blocks: small columns per image),
+    in blocks of 2 of the 3 images (a short last block). Values, gradients and double backward against
+    torch."""
     from glasstorch.ops import nn_conv
     monkeypatch.setattr(nn_conv, "_batch_last_layout", lambda grid, stride: False)
+    if blocks == "blocks of 2 images":
+        monkeypatch.setattr(nn_conv, "_BLOCK_IMAGES", 2)
+    else:
+        monkeypatch.setattr(nn_conv, "_BLOCK_COLUMN_BYTES", 0)
     if blocks == "image by image":
         monkeypatch.setattr(nn_conv, "_IMAGE_PRODUCTS_BYTES", 1)
     if transposed:
@@ -253,6 +259,31 @@ def test_conv_input_gradient_as_flipped_convolution(monkeypatch, case):
     name = ("conv_transpose" if transposed else "conv") + f"{x.ndim - 2}d"
     check(lambda x, w: getattr(TF, name)(x, w, **kw), lambda x, w: getattr(F, name)(x, w, **kw), x, w)
     assert taken and all(t == applies for t in taken)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_conv_by_blocks_of_images_matches_torch(monkeypatch, dtype):
+    """LeNet's first layer (1 -> 6 channels, 5x5, padding 2, 28x28: batch first, small columns per
+    image) runs its forward and weight gradient by blocks of images (ops/nn_conv._by_blocks), the weight
+    gradient on the columns the forward kept; a second backward through the same graph finds none kept
+    and lays them out again. 37 images: blocks of 16, 16, 5."""
+    from glasstorch.ops import nn_conv
+    x, w, b = rand(37, 1, 28, 28).astype(dtype), rand(6, 1, 5, 5).astype(dtype), rand(6).astype(dtype)
+    assert nn_conv._by_blocks(x, w.shape, (28, 28), 1, False) and x.shape[0] % nn_conv._BLOCK_IMAGES
+    # float32 sums of 37 * 784 products: torch's own weight gradient is ~2e-3 off the float64 one at a
+    # scale of ~400 (ours 1.5e-4), so the bound is relative to the largest value
+    tol = 2e-5 if dtype == np.float32 else 1e-12
+    tx, tw, tb = (torch.tensor(a, requires_grad=True) for a in (x, w, b))
+    gx, gw, gb = (gt.tensor(a, requires_grad=True) for a in (x, w, b))
+    ty, gy = TF.conv2d(tx, tw, tb, padding=2), F.conv2d(gx, gw, gb, padding=2)
+    np.testing.assert_allclose(gy.detach().numpy(), ty.detach().numpy(), rtol=0,
+                               atol=tol * float(ty.abs().max()))
+    r = rand(*ty.shape).astype(dtype)
+    for _ in range(2):   # the first takes the forward's columns, the second recomputes them
+        expected = torch.autograd.grad(ty, (tx, tw, tb), torch.tensor(r), retain_graph=True)
+        got = gt.autograd.grad(gy, (gx, gw, gb), gt.tensor(r), retain_graph=True)
+        for a, c in zip(expected, got):
+            np.testing.assert_allclose(c.numpy(), a.numpy(), rtol=0, atol=tol * float(a.abs().max()))
 
 
 @pytest.mark.parametrize("nd,groups,bias,kw", [(2, 1, True, {}), (2, 2, True, dict(stride=2, padding=1)),
