@@ -308,6 +308,14 @@ def test_conv_without_in_channels_matches_torch(nd, groups, bias, kw):
         getattr(F, fn)(gt.tensor(x), gt.tensor(w), gb, groups=groups, **kw).sum().backward()
         np.testing.assert_array_equal(gb.grad.numpy(), tb.grad.numpy())
         assert gb.grad.shape == (4,) and not gb.grad.numpy().any()
+    # where glasstorch differs (README): the dtype check still applies (torch skips it here), and the
+    # double backward gives empty gradients (torch's fails: "The expanded size of the tensor (0) must match")
+    with pytest.raises(RuntimeError, match="expected scalar type Float but found Double"):
+        getattr(F, fn)(gt.tensor(x, dtype=gt.float32), gt.tensor(w), groups=groups, **kw)
+    gx, gw = gt.tensor(x, requires_grad=True), gt.tensor(w, requires_grad=True)
+    first = gt.autograd.grad(getattr(F, fn)(gx, gw, groups=groups, **kw).sum(), (gx, gw), create_graph=True)
+    second = gt.autograd.grad(sum(g.sum() for g in first), (gx, gw), allow_unused=True)
+    assert all(g is None or g.numel() == 0 for g in second)
 
 
 def test_conv_float32_and_no_float64_detour():

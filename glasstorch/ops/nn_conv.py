@@ -274,9 +274,11 @@ def _conv_forward_by_images(x, w, stride, padding, dilation, groups, grid):
 # out (C/g*K, B*L) and multiplied at once, by one GEMM, while still in cache, the forward's (O, B, L)
 # result copied into the (N, O, L) output. The blocks lie side by side in one (g, C/g*K, N*L) array,
 # which _ColumnsMemo keeps for the weight gradient, one GEMM per block again: rows(g) (O/g, B*L), a
-# 300 kB copy for LeNet, against the block's columns. Measured on AMD Zen 3 (stop 27, bench/README.md):
-# LeNet's conv1 forward 3.8 -> 3.45 ms, weight gradient 2.8 -> 2.6. Only where one image's columns are
-# small (_BLOCK_COLUMN_BYTES): for large images the per-image product is large already.
+# 300 kB copy for LeNet, against the block's columns. Measured on AMD Zen 3 (stop 27, bench/README.md,
+# interleaved, load 12): LeNet's conv1 forward 4.0 -> 3.8 ms, forward + weight gradient 7.0 -> 6.9
+# (medians; the columns are written once either way, what goes is the per-image products' re-reading
+# of them from memory). Only where one image's columns are small (_BLOCK_COLUMN_BYTES): for large
+# images the per-image product is large already.
 _BLOCK_IMAGES = 16
 _BLOCK_COLUMN_BYTES = 256 << 10
 
