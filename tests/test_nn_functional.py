@@ -662,8 +662,11 @@ def test_batch_norm_rows_in_blocks(monkeypatch, training, dtype):
     check(lambda x, w, b: TF.batch_norm(x, trm, trv, w, b, training=training, momentum=0.2),
           lambda x, w, b: F.batch_norm(x, grm, grv, w, b, training=training, momentum=0.2),
           x, w, b, **({"atol": 1e-5, "rtol": 1e-5} if dtype == "float32" else {}))
-    np.testing.assert_allclose(grm.numpy(), trm.numpy(), rtol=1e-6)
-    np.testing.assert_allclose(grv.numpy(), trv.numpy(), rtol=1e-6)
+    # (float32 running means near 0 differ from torch's by a few ulp of the data's scale, not of theirs:
+    # 3e-8 on 0.0186 with other random inputs, when tests added before this one shift RNG's stream)
+    atol = 1e-7 if dtype == "float32" else 0
+    np.testing.assert_allclose(grm.numpy(), trm.numpy(), rtol=1e-6, atol=atol)
+    np.testing.assert_allclose(grv.numpy(), trv.numpy(), rtol=1e-6, atol=atol)
 
 
 def test_batch_norm_without_running_stats_and_errors():
