@@ -63,13 +63,13 @@ _wrap = None             # glasstorch._tensor._wrap
 _view_of = None          # glasstorch._tensor.make_view
 
 
-def _bind_tensor_module(tensor_cls, wrap, view_of, make_counter):
+def _bind_tensor_module(tensor_cls, wrap, view_of, make_counter, new_counter):
     """Called once by ``_tensor.py`` (which imports this module, so it can't be imported here)."""
     global _Tensor, _wrap, _view_of
     _Tensor, _wrap, _view_of = tensor_cls, wrap, view_of
     _CALL_HELPERS.update(_Tensor=tensor_cls, _wrap=wrap, _view_of=view_of, _alias=tensor_cls._alias,
-                         _make_counter=make_counter)
-    _NODE_HELPERS.update(_Tensor=tensor_cls, _alias=tensor_cls._alias)
+                         _make_counter=make_counter, _NewCounter=new_counter)
+    _NODE_HELPERS.update(_Tensor=tensor_cls, _alias=tensor_cls._alias, _NewCounter=new_counter)
 
 
 # -----------------------------------------------------------------------------------------------

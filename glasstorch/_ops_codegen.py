@@ -468,13 +468,22 @@ def _saved_lines(cls, arg, indent):
     for slot, name in enumerate(cls.saved_names):
         readers = [k for k, (_, _, _, specs) in enumerate(table) if ("tensor", name) in specs]
         cond = _save_guard(cls, schema, table, name, readers)
-        if name in cls._out_names:
+        if name in cls._out_names and single:
+            # The op's one result: a new tensor (_wrap's) that no other thread has seen yet, or a view,
+            # which has its base's counter. The alias must share a counter; a new result's is made here,
+            # without make_counter's lock (~0.9 k instructions less per op that saves its result).
+            save = ["if _out._counter is None:   # (a new result: see _saved_lines)",
+                    "    _out._counter = _NewCounter()",
+                    f"_v{slot} = _alias(_out)"]
+            lines += [f"if {cond}:"] + ["    " + x for x in save] + ["else:", f"    _v{slot} = None"] if cond else save
+        elif name in cls._out_names:
             nr = cls._out_names.index(name)
-            expr = "_alias(_out)" if single else f"_alias(_outs[{nr}])" if not schema.returns_tuple else \
+            expr = f"_alias(_outs[{nr}])" if not schema.returns_tuple else \
                 f"(_alias(_outs[{nr}]) if _outs[{nr}] is not None else None)"   # (an undefined output)
+            lines.append(f"_v{slot} = {expr} if ({cond}) else None" if cond else f"_v{slot} = {expr}")
         else:
             expr = arg(cls._op_arg_index[name])
-        lines.append(f"_v{slot} = {expr} if ({cond}) else None" if cond else f"_v{slot} = {expr}")
+            lines.append(f"_v{slot} = {expr} if ({cond}) else None" if cond else f"_v{slot} = {expr}")
         slots.append(f"_v{slot}")
     if slots:
         tup = "(" + "".join(s + ", " for s in slots) + ")"

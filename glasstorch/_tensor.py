@@ -985,4 +985,4 @@ def _wrap_dim(dim, ndim):
 
 
 from . import _ops  # noqa: E402  (the op registry needs the Tensor class, which it can't import)
-_ops._bind_tensor_module(Tensor, _wrap, make_view, make_counter)
+_ops._bind_tensor_module(Tensor, _wrap, make_view, make_counter, _VersionCounter)

@@ -312,9 +312,11 @@ def _run(roots, root_grads, retain_graph, create_graph, capture, accumulate, acc
             if g is not None:
                 if meta is not None and meta[i] is not None:
                     g = _validate(node, i, g)
-                elif formulas and g.dtype != node._out_dtype:
+                elif formulas and (dt := g.dtype) is not node._out_dtype and dt != node._out_dtype:
                     # NumPy promoted where torch would not (an int64 saved value times a float32
-                    # gradient): the input had the output's dtype, so its gradient must have it too
+                    # gradient): the input had the output's dtype, so its gradient must have it too.
+                    # (NumPy's built-in dtypes are single objects: `is not` first spares the usual
+                    # case the dtype comparison, ~200 instructions per edge)
                     g = g.astype(node._out_dtype)
                 buf = buffers.get(nxt)
                 if buf is None:
