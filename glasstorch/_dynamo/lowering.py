@@ -339,7 +339,9 @@ def log_softmax_nll(node, args, uses, outs):
             and uses.get(ls) == 1 and _is_node(ls.args[0]) and not ls.meta.get("island")):
         return None
     shape, x = tuple(ls.meta.get("shape") or ()), ls.args[0]
-    if len(shape) != 2 or shape[0] < 1 or shape[1] < 2 or ls.args[1] % 2 != 1 or (len(ls.args) > 2 and ls.args[2]) \
+    given = dict(zip(("dim", "half_to_float"), ls.args[1:]), **ls.kwargs)
+    dim, half_to_float = given.get("dim"), given.get("half_to_float")
+    if len(shape) != 2 or shape[0] < 1 or shape[1] < 2 or type(dim) is not int or dim % 2 != 1 or half_to_float \
             or not _same_dtype(ls, x) or not ls.meta.get("contiguous") or ls.meta.get("device") != "cpu" \
             or tuple(x.meta.get("shape") or ()) != shape:
         return None
