@@ -1530,3 +1530,76 @@ def test_a_saved_input_or_output_changed_before_backward_raises_as_eager():
     assert str(got.value).split(" Hint:")[0] == str(want.value).split(" Hint:")[0]
     y = cg(gt.ones(3), gt.ones(3, requires_grad=True))       # unchanged: the backward runs
     y.sum().backward()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("case", ["default", "ignored_rows", "all_ignored", "sum", "zero_grad", "scaled_grad",
+                                  "log_probs_read_twice"])
+def test_cross_entropy_backward_in_one_function_keeps_eager_bits(case, dtype):
+    # nll_loss_forward's and log_softmax's backward formulas run as one function
+    # (lowering.log_softmax_nll_grad): eager's operations on eager's values, so the input's gradient is
+    # eager's bit for bit (-0 included), with ignore_index, every row ignored (a nan loss), 'sum', a zero
+    # or scaled incoming gradient; a log_softmax read elsewhere keeps the formulas.
+    rng = np.random.default_rng(11)
+    x_data = (rng.standard_normal((9, 5)) * 4).astype(dtype)
+    x_data[0, :] = [800.0, -800.0, 0.0, 1.0, -1.0]      # exp underflows to 0 in a row
+    ignore = {"ignored_rows": 2, "all_ignored": 3}.get(case, -100)
+    y_data = rng.integers(0, 5, 9)
+    y_data[[1, 4]] = 2 if case == "ignored_rows" else y_data[[1, 4]]
+    if case == "all_ignored":
+        y_data[:] = 3
+    reduction = "sum" if case == "sum" else "mean"
+    grad_out = {"zero_grad": 0.0, "scaled_grad": -3.7}.get(case, 1.0)
+
+    def f(x, y):
+        if case == "log_probs_read_twice":
+            lp = GF.log_softmax(x, 1)
+            return GF.nll_loss(lp, y) + (lp * 0.5).sum()
+        return GF.cross_entropy(x * 1.0, y, ignore_index=ignore, reduction=reduction)
+
+    def run(fn):
+        x = gt.tensor(x_data, requires_grad=True)
+        loss = fn(x, gt.tensor(y_data))
+        loss.backward(gt.tensor(grad_out, dtype=getattr(gt, dtype)))
+        return loss.detach().numpy(), x.grad.numpy()
+
+    compiled = gt.compile(f)
+    run(compiled)                                     # the capture
+    want_loss, want = run(f)
+    for _ in range(2):
+        loss, got = run(compiled)
+        assert loss.tobytes() == want_loss.tobytes() and got.tobytes() == want.tobytes()
+    backward = compiled.code.split("def backward")[1]
+    fused = case != "log_probs_read_twice"
+    assert ("_log_softmax_nll_grad(" in backward) == fused and ("_f_nll_loss_forward" in backward) != fused
+    t = torch.tensor(x_data, requires_grad=True)
+    t_loss = torch.nn.functional.cross_entropy(t, torch.tensor(y_data), ignore_index=ignore, reduction=reduction) \
+        if fused else torch.nn.functional.nll_loss(torch.log_softmax(t, 1), torch.tensor(y_data)) \
+        + (torch.log_softmax(t, 1) * 0.5).sum()
+    t_loss.backward(torch.tensor(grad_out, dtype=getattr(torch, dtype)))
+    np.testing.assert_allclose(got, t.grad.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_cross_entropy_in_one_function_checks_the_targets_as_eager():
+    # the targets are data (not guarded): an out-of-range one at a later call raises eager's IndexError,
+    # ignore_index still exempts its rows, and the generated code keeps working afterwards
+    w = gt.randn(4, 6, requires_grad=True)
+
+    def f(x, y):
+        return GF.cross_entropy(x @ w, y, ignore_index=7)
+
+    c = gt.compile(f)
+    x = gt.randn(5, 4)
+    for _ in range(2):
+        c(x, gt.tensor([0, 1, 2, 3, 4])).backward()
+    with pytest.raises(IndexError, match="Target 6 is out of bounds."):
+        c(x, gt.tensor([0, 6, 2, 3, 4])).backward()
+    with pytest.raises(IndexError, match="Target -1 is out of bounds."):
+        c(x, gt.tensor([0, 1, -1, 3, 4])).backward()
+    w.grad = None
+    c(x, gt.tensor([0, 7, 2, 7, 5])).backward()                # 7 ignored, 5 a class
+    got = w.grad.numpy().copy()
+    w.grad = None
+    f(x, gt.tensor([0, 7, 2, 7, 5])).backward()
+    np.testing.assert_allclose(got, w.grad.numpy(), rtol=1e-6, atol=1e-7)
+    assert "_log_softmax_nll_grad(" in c.code

@@ -48,7 +48,7 @@ class _Namespace:
         # lowered lines call
         self.values = {"_sum_to": _sum_to, "np": np, "_addmm": lowering.addmm,
                        "_threshold_grad": lowering.threshold_grad, "_jit_threshold_grad": jit.threshold_grad,
-                       "_bias_grad": lowering.bias_grad,
+                       "_bias_grad": lowering.bias_grad, "_log_softmax_nll_grad": lowering.log_softmax_nll_grad,
                        "__name__": "glasstorch._dynamo.generated"}
         self._ids = {}
 
@@ -380,6 +380,20 @@ class GeneratedCode:
                 gs = [grad.get(outs[k]) if k in outs else None for k in range(n.meta["num_outputs"])]
                 if not any(gs):
                     continue
+            fused = lowering.log_softmax_nll(n, args, uses, outs) if several and gs[0] is not None else None
+            if fused is not None:               # (cross-entropy's two backward formulas as one function)
+                x, ls, target, total = fused
+                if gs[0] in maybe_none:
+                    zeros_if_none(gs[0], outs[0])
+                comment(f"{n.name} = aten.{op.__name__}, {ls.name} = aten._log_softmax.default: NllLossBackward0 "
+                        "and LogSoftmaxBackward0 in one")
+                start, reads[:] = len(stmts), []
+                stmts.append(Stmt("_r", text=f"_log_softmax_nll_grad({gs[0]}, {save(ls.name)}, {save(target.name)}, "
+                                             f"{save(total.name) if total is not None else None}, "
+                                             f"{_arg(args['ignore_index'], ns)}, {args['reduction'] == 1})"))
+                add_grad(x, "_r")
+                self._refuse_overwritten(n, reads, start, stmts)
+                continue
             comment(f"{n.name} = aten.{op.__name__}: {op.node.__name__ if op.node else 'no derivative'}")
             start, reads[:] = len(stmts), []
             for names, fn, joint, specs in op.node._formula_table if op.node is not None else ():

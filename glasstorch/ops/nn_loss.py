@@ -212,10 +212,13 @@ def _safe_targets(target, classes, ignore_index):
     """(targets with the ignored ones set to class 0, mask of the kept ones or None when all are kept);
     torch's IndexError for a target outside [0, classes) that is not ignored."""
     t = target.astype(xp.int64, copy=False)
-    if t.size and has_values(t) and (t.min() < 0 or t.max() >= classes):
-        bad = ((t < 0) | (t >= classes)) & (t != ignore_index)
-        if bad.any():
-            raise IndexError(f"Target {int(t[bad].flat[0])} is out of bounds.")
+    if t.size and has_values(t):
+        if t.min() < 0 or t.max() >= classes:
+            bad = ((t < 0) | (t >= classes)) & (t != ignore_index)
+            if bad.any():
+                raise IndexError(f"Target {int(t[bad].flat[0])} is out of bounds.")
+        elif not 0 <= ignore_index < classes:
+            return t, None      # every target is a class and ignore_index none: all kept (the default, -100)
     kept = t != ignore_index
     if not has_values(t) or kept.all():   # (on meta: which targets are ignored is not known; the shapes are the same)
         return t, None
