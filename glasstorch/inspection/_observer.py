@@ -46,7 +46,7 @@ from ..overrides import TorchFunctionMode
 from .. import autograd
 from ..autograd import grad_mode as _grad_mode
 from ..ops import creation, nn_loss
-from ..autograd.graph import AccumulateGrad
+from ..autograd.graph import AccumulateGrad, version_of
 from ..optim import optimizer as _optimizer
 from ..nn.modules import module as _module
 
@@ -902,7 +902,9 @@ def _step_pre_hook(optimizer, args, kwargs):
     grads = list(map(_GRAD, params))
     grad_ids = list(map(id, grads))
     missing = _NONE_ID in grad_ids
-    versions = [-1 if g is None else g._vc.version for g in grads] if missing else list(map(_VERSION, grads))
+    # (the counters read, not made: a .grad without one is at version 0 -- see make_counter)
+    versions = ([-1 if g is None else version_of(g) for g in grads] if missing
+                else [0 if c is None else c.version for c in map(_COUNTER, grads)])
     count = t.backward_count
     param_ids = list(map(id, params))
     if record.zeroed or not record.grad_ids:
@@ -925,7 +927,7 @@ def _step_pre_hook(optimizer, args, kwargs):
         glass.aside = _PAUSED if seam.pause(glass) else seam.set_mode_aside(glass)
 
 
-_PARAMS, _GRAD, _VERSION = itemgetter("params"), attrgetter("_grad"), attrgetter("_vc.version")
+_PARAMS, _GRAD, _COUNTER = itemgetter("params"), attrgetter("_grad"), attrgetter("_counter")
 _flatten = chain.from_iterable
 _NONE_ID = id(None)
 
