@@ -226,6 +226,14 @@ def make_counter(t):
         _counter_lock.release()
 
 
+def count_the_set(t):
+    """Start ``t`` at version 1, as torch's deep copies and unpickled/loaded tensors start: torch makes
+    them empty and then ``set_``s them onto their storage, and that ``set_`` is an in-place write
+    (``copy.deepcopy(t)._version == 1``; a meta tensor's copy is a clone, at 0). Code that compares
+    ``_version`` before and after sees the same numbers as in torch."""
+    (t._counter or make_counter(t)).version = 1
+
+
 def bump_version(t, op_name):
     vc = t._counter or make_counter(t)
     vc.version += 1
@@ -846,6 +854,8 @@ class Tensor:
             return memo[id(self)]
         new = new_object(type(self))
         _init(new, self._data.copy(), self._requires_grad)
+        if type(self._data) is not MetaArray:   # (torch copies a meta tensor by a clone: no set_, version 0)
+            count_the_set(new)
         if self._grad is not None:
             new._grad = self._grad.__deepcopy__(memo)
         if hasattr(self, "__dict__") and self.__dict__:
@@ -898,6 +908,7 @@ def new_object(cls):
 def _rebuild_tensor(array, requires_grad, cls=Tensor):
     t = new_object(cls)
     _init(t, array, requires_grad)
+    count_the_set(t)
     return t
 
 

@@ -6,6 +6,7 @@ same values, gradients, versions and errors (``test_views_inplace.same``); a few
 tests check the laziness itself and its thread safety.
 """
 import copy
+import io
 import pickle
 import threading
 
@@ -275,12 +276,12 @@ def _deepcopy_is_independent(L):
     start = b._version              # (torch's copy starts at 1: its deepcopy ends with a set_)
     with L.no_grad():
         b.add_(1)
-    return a._version, b._version - start, a, b
+    return start, a._version, b._version, a, b
 
 
 def _modified_after_saving(L, t, *others):
     """Save ``t`` for a gradient, write it in place under no_grad, and report how backward refused
-    (the versions relative to ``t``'s start: torch's unpickled tensors start at 1, made by a set_)."""
+    (the versions relative to ``t``'s start; the start itself is compared in test_copies_start_at_version_1)."""
     start = t._version
     y = (t * t).sum() if t.requires_grad else (t * others[0]).sum()
     with L.no_grad():
@@ -341,6 +342,69 @@ def _inference_tensor_saved(L):
                          ids=lambda f: f.__name__.strip("_"))
 def test_parameters_copies_and_inference_tensors(case):
     same(case)
+
+
+# ---- where a tensor starts: torch makes copies and loaded tensors with a set_ (version 1) ---------
+
+def _load(L, obj, **kw):
+    buf = io.BytesIO()
+    L.save(obj, buf)
+    buf.seek(0)
+    return L.load(buf, **kw)
+
+
+def _file_load(L, obj, tmp_path, **kw):
+    path = str(tmp_path / f"{L.__name__}.pt")
+    L.save(obj, path)
+    return L.load(path, **kw)
+
+
+START_VERSIONS = {
+    "deepcopy": lambda L, _: copy.deepcopy(_computed(L)),
+    "deepcopy of a written tensor": lambda L, _: copy.deepcopy(_computed(L).add_(1)),
+    "deepcopy of a view": lambda L, _: copy.deepcopy(_computed(L)[1:]),
+    "deepcopy of an empty int tensor": lambda L, _: copy.deepcopy(L.zeros(0, dtype=L.int64)),
+    "deepcopy of a leaf and its grad": lambda L, _: (lambda c: (c, c.grad))(copy.deepcopy(_with_grad(L))),
+    "deepcopy of a meta tensor (a clone)": lambda L, _: copy.deepcopy(L.empty(3, device="meta")),
+    "deepcopy of a Parameter (a clone)": lambda L, _: copy.deepcopy(L.nn.Parameter(_fresh(L))),
+    "deepcopy of a module": lambda L, _: [copy.deepcopy(L.nn.BatchNorm1d(2)).running_mean,
+                                          copy.deepcopy(L.nn.BatchNorm1d(2)).weight],
+    "deepcopy of an inference tensor": lambda L, _: copy.deepcopy(_inference_ones(L)),
+    "pickle": lambda L, _: pickle.loads(pickle.dumps(_computed(L))),
+    "pickle of a Parameter": lambda L, _: pickle.loads(pickle.dumps(L.nn.Parameter(_fresh(L)))),
+    "pickle of a tensor and its view": lambda L, _: pickle.loads(pickle.dumps([_fresh(L), _fresh(L)[1:]])),
+    "load": lambda L, _: _load(L, _computed(L)),
+    "load of a state_dict": lambda L, _: list(_load(L, L.nn.Linear(2, 2).state_dict()).values()),
+    "load of a Parameter": lambda L, _: _load(L, L.nn.Parameter(_fresh(L))),
+    "load weights_only=False": lambda L, _: _load(L, {"a": _fresh(L)}, weights_only=False)["a"],
+    "load with mmap": lambda L, tmp: _file_load(L, _fresh(L), tmp, mmap=True),
+    "load of a meta tensor (no storage)": lambda L, _: _load(L, L.empty(3, device="meta")),
+}
+
+
+def _with_grad(L):
+    x = _fresh(L, True)
+    x.grad = _fresh(L)
+    return x
+
+
+def _inference_ones(L):
+    with L.inference_mode():
+        return L.ones(2)
+
+
+@pytest.mark.parametrize("how", list(START_VERSIONS))
+def test_copies_start_at_version_1(how, tmp_path):
+    """torch's deepcopy and rebuild end with ``set_`` (an in-place write): the copy's ``_version`` is 1,
+    not 0; a Parameter's deepcopy and a meta tensor's are clones (0). After a write both count on."""
+    def case(L):
+        made = START_VERSIONS[how](L, tmp_path)
+        tensors = made if isinstance(made, (list, tuple)) else [made]
+        before = [t._version for t in tensors]
+        with L.no_grad():
+            tensors[0].add_(1)
+        return before, [t._version for t in tensors], [t.is_inference() for t in tensors]
+    assert same(case)[0] != "raised"
 
 
 # ---- glasstorch only: the laziness itself, and threads ----------------------------------------

@@ -85,6 +85,7 @@ def make_tensor(array, requires_grad, is_parameter, device="cpu"):
                            "has no such dtype") from None
     if device != "cpu":
         tensor = tensor.to(device)
+    gt._tensor.count_the_set(tensor)   # (torch rebuilds a tensor with a set_: it starts at version 1)
     if is_parameter:
         return as_parameter(tensor, requires_grad)
     return tensor.requires_grad_(True) if requires_grad else tensor
