@@ -84,3 +84,100 @@ def test_inference_mode_is_per_thread():
     worker.join(10)
     assert made["inside"].is_inference() and not made["other thread"].is_inference()
     assert not gt.ones(1).is_inference()      # and after every block ended
+
+
+# ---- an in-place write refused outside the mode: torch's checks first, then the refusal, and nothing written --
+# torch checks the arguments (memory, shapes, dtypes, the kernel's own), writes, and refuses at the version
+# bump after; glasstorch makes the same checks in the same order and refuses before it writes (README,
+# "Where glasstorch differs"; ops/_op._refuse_inference_write).
+REFUSED_WRITES = {
+    "add_": lambda lib, t: t.add_(1),
+    "add_ of a tensor": lambda lib, t: t.sub_(lib.ones(3)),
+    "mul_ through a view": lambda lib, t: t[1:].mul_(2),
+    "setitem": lambda lib, t: t.__setitem__(0, 5.0),
+    "setitem of a slice": lambda lib, t: t.__setitem__(slice(1, None), lib.tensor([4.0, 5.0])),
+    "setitem by an index tensor": lambda lib, t: t.__setitem__(lib.tensor([2]), 5.0),
+    "copy_": lambda lib, t: t.copy_(lib.full((3,), 7.0)),
+    "zero_": lambda lib, t: t.zero_(),
+    "fill_": lambda lib, t: t.fill_(4),
+    "uniform_": lambda lib, t: t.uniform_(),
+    "nn.init.normal_": lambda lib, t: lib.nn.init.normal_(t),
+    "clamp_": lambda lib, t: t.clamp_(max=0),
+    "exp_": lambda lib, t: t.exp_(),
+    "+=": lambda lib, t: t.__iadd__(1),
+    "index_put_": lambda lib, t: t.index_put_((lib.tensor([0]),), lib.tensor(9.0)),
+    "masked_fill_": lambda lib, t: t.masked_fill_(t > 0, 3.0),
+    "addmm_": lambda lib, t: t.view(3, 1).addmm_(lib.ones(3, 1), lib.ones(1, 1)),
+    "out=": lambda lib, t: lib.add(lib.ones(3), 1, out=t),
+    "resize_": lambda lib, t: t.resize_(5),
+    "set_": lambda lib, t: t.set_(lib.zeros(2)),
+    "add_ of a tensor that requires grad": lambda lib, t: t.add_(lib.ones(3, requires_grad=True)),
+}
+
+BAD_ARGUMENTS = {   # torch's argument errors come before its refusal; nothing is written either way
+    "add_ of a wrong shape": lambda lib, t: t.add_(lib.ones(4)),
+    "add_ of a complex tensor": lambda lib, t: t.add_(lib.ones(3, dtype=lib.complex64)),
+    "copy_ of a wrong shape": lambda lib, t: t.copy_(lib.ones(4)),
+    "setitem out of range": lambda lib, t: t.__setitem__(5, 1.0),
+    "setitem of a wrong shape": lambda lib, t: t.__setitem__(slice(None), lib.ones(4)),
+    "setitem by an index tensor out of range": lambda lib, t: t.__setitem__(lib.tensor([7]), 1.0),
+    "index_put_ out of range": lambda lib, t: t.index_put_((lib.tensor([9]),), lib.tensor(9.0)),
+    "fill_ of a 1-d value": lambda lib, t: t.fill_(lib.ones(2)),
+    "clamp_ of nothing": lambda lib, t: t.clamp_(),
+    "uniform_ of an empty range": lambda lib, t: t.uniform_(2, 1),
+    "div_ with a bad rounding_mode": lambda lib, t: t.div_(2, rounding_mode="bad"),
+    "add_ into an expanded tensor": lambda lib, t: t[:1].expand(3).add_(1),
+    "add_ of an overlapping view": lambda lib, t: t[1:].add_(t[:2]),
+    "out= of a complex result": lambda lib, t: lib.add(lib.ones(3, dtype=lib.complex64), 1, out=t),
+    "add_ inside no_grad": lambda lib, t: _under_no_grad(lib, t),
+}
+
+
+def _under_no_grad(lib, t):
+    with lib.no_grad():
+        t.add_(lib.ones(4))
+
+
+def _refused(lib, write):
+    with lib.inference_mode():
+        t = lib.ones(3)
+    try:
+        write(lib, t)
+    except (RuntimeError, IndexError) as e:
+        return t, (type(e).__name__, str(e).split("\n")[0])
+    return t, "ok"
+
+
+@pytest.mark.parametrize("name", list(REFUSED_WRITES) + list(BAD_ARGUMENTS))
+def test_a_refused_write_raises_torchs_error_first(name):
+    write = {**REFUSED_WRITES, **BAD_ARGUMENTS}[name]
+    (_, ours), (_, theirs) = _refused(gt, write), _refused(torch, write)
+    assert theirs != "ok" and ours == theirs
+
+
+@pytest.mark.parametrize("name", REFUSED_WRITES)
+def test_a_refused_write_leaves_the_tensor_as_it_was(name):
+    """(torch's tensor holds the write it refused: glasstorch's is unchanged, in values and shape.)"""
+    t, error = _refused(gt, REFUSED_WRITES[name])
+    assert "Inplace update to inference tensor outside InferenceMode" in error[1]
+    assert t.shape == (3,) and t.tolist() == [1.0, 1.0, 1.0] and t.is_inference()
+
+
+@pytest.mark.parametrize("name", BAD_ARGUMENTS)
+def test_bad_arguments_leave_the_tensor_as_it_was_in_both(name):
+    for lib in (gt, torch):
+        t, _ = _refused(lib, BAD_ARGUMENTS[name])
+        assert t.tolist() == [1.0, 1.0, 1.0]
+
+
+def test_inside_the_mode_the_same_writes_are_made():
+    for name, write in REFUSED_WRITES.items():
+        if name in ("set_", "resize_", "add_ of a tensor that requires grad"):
+            continue
+        with gt.inference_mode():
+            t, t0 = gt.ones(3), torch.ones(3)
+        with gt.inference_mode(), torch.inference_mode():
+            gt.manual_seed(0)
+            write(gt, t)
+            write(torch, t0)
+        assert (t.tolist() != [1.0, 1.0, 1.0]) == (t0.tolist() != [1.0, 1.0, 1.0]), name

@@ -246,7 +246,7 @@ def check_floating(x, kernel_name):
         raise kernel_not_implemented(kernel_name, x.dtype)
 
 
-def _check_inplace(self, others=(), may_overlap=False, refuse_aliases="partial"):
+def _check_inplace(self, others=(), may_overlap=False, refuse_aliases="partial", rehearse=None):
     """torch's rules for an in-place op on ``self``, checked before it writes.
 
     Returns whether autograd records the op (grad mode on, and ``self`` or one of ``others``
@@ -259,10 +259,14 @@ def _check_inplace(self, others=(), may_overlap=False, refuse_aliases="partial")
     (an expanded one); no input in ``others`` may share part of ``self``'s memory
     (``x[1:].add_(x[:-1])``), and with ``refuse_aliases="any"`` not even all of it (``x.add_(x)``
     is fine, ``x[idx] = x`` is not; ``None``: the inputs were read before the write, as fill_'s).
+
+    An inference tensor outside inference mode is refused after the memory checks and
+    ``rehearse()`` (the kernel's argument checks, run on a scratch copy), but before anything is
+    written: see :func:`_refuse_inference_write`.
     """
     vc = self._counter or make_counter(self)    # (made now if self has none: the write bumps it)
     if vc.inference:        # (every in-place op runs this: the common case reads one attribute)
-        check_inference_write(vc)
+        _refuse_inference_write(self, others, may_overlap, refuse_aliases, rehearse)
     involved = False
     if _state.enabled:  # autograd's checks come first, as in torch (they run before the kernel's)
         involved = self._requires_grad
@@ -278,6 +282,12 @@ def _check_inplace(self, others=(), may_overlap=False, refuse_aliases="partial")
             for o in others:
                 if isinstance(o, Tensor) and o._base is not None and o._requires_grad:
                     edge_of(o)
+    _check_memory(self, vc, others, may_overlap, refuse_aliases)
+    return involved
+
+
+def _check_memory(self, vc, others, may_overlap, refuse_aliases):
+    """torch's memory checks of an in-place write (``_check_inplace``)."""
     if not may_overlap and 0 in self._data.strides:
         _check_no_overlap(self)
     for o in others if refuse_aliases else ():
@@ -286,7 +296,25 @@ def _check_inplace(self, others=(), may_overlap=False, refuse_aliases="partial")
         # yet shares nothing: its slot, not _vc, which would make one)
         if isinstance(o, Tensor) and o._counter is vc:
             _check_aliases(self._data, o._data, refuse_aliases)
-    return involved
+
+
+def _refuse_inference_write(self, others, may_overlap, refuse_aliases, rehearse):
+    """The in-place write into an inference tensor outside inference mode, refused before it writes.
+
+    torch checks the op's arguments, WRITES, and only then refuses (the refusal sits in the version
+    bump that follows the kernel): its argument errors come first, and a caller that catches the
+    error holds a tensor that changed although it was told the update "is not allowed" -- an
+    inference tensor has no version counter, so nothing can tell later that it did (a cache of
+    embeddings computed under inference_mode, say). glasstorch makes the same checks in the same
+    order -- memory, then the kernel's own (``rehearse``: the kernel run on a scratch copy of the
+    array) -- and refuses with torch's error, leaving the tensor as it was (README, "Where
+    glasstorch differs")."""
+    if _state.inference:
+        return
+    _check_memory(self, self._counter, others, may_overlap, refuse_aliases)
+    if rehearse is not None:
+        rehearse()
+    check_inference_write(self._counter)
 
 
 def _check_aliases(target, source, refuse_aliases):
@@ -376,7 +404,7 @@ def run_inplace_op(op, args):
     ``aten.add_.Tensor`` below autograd and runs it); then ``self`` takes the node over."""
     self = args[0]
     involved = _check_inplace(self, tuple(args[i] for i in op._tensor_positions[1:]),
-                              op._may_overlap, op._refuse_aliases)
+                              op._may_overlap, op._refuse_aliases, lambda: _rehearse(op, args))
     node_cls = op.node
     node = None
     if involved and node_cls is not None:
@@ -389,17 +417,29 @@ def run_inplace_op(op, args):
     if seam.dispatching:
         op._dispatch_below_autograd(args)
     else:
-        positional, kwargs = op._split_args(tuple(
-            a._data if isinstance(a, Tensor) else [x._data if isinstance(x, Tensor) else x for x in a]
-            if isinstance(a, list) else a for a in args))   # (a list: index_put_'s indices)
-        try:
-            op.kernel(*positional, **kwargs)
-        except _ARRAY_ERRORS as e:
-            raise translate_array_error(e, op, args) from None
+        _run_kernel(op, args, self._data)
         bump_version(self, op._schema.name)
     if node is not None:
         _take_over(self, node)   # (the result, self's array, stands for self)
     return self
+
+
+def _run_kernel(op, args, target):
+    """An in-place variant's kernel, writing into array ``target`` (``args[0]``'s, or a scratch copy)."""
+    positional, kwargs = op._split_args((target,) + tuple(
+        a._data if isinstance(a, Tensor) else [x._data if isinstance(x, Tensor) else x for x in a]
+        if isinstance(a, list) else a for a in args[1:]))   # (a list: index_put_'s indices)
+    try:
+        op.kernel(*positional, **kwargs)
+    except _ARRAY_ERRORS as e:
+        raise translate_array_error(e, op, args) from None
+
+
+def _rehearse(op, args):
+    """The kernel's argument checks for an in-place op that will be refused (``_refuse_inference_write``):
+    the kernel writes into a scratch copy of ``self``'s array, so its errors come first, as torch's."""
+    if not seam.dispatching:
+        _run_kernel(op, args, args[0]._data.copy())
 
 
 def run_out_op(op, args):
@@ -423,12 +463,12 @@ def run_out_op(op, args):
                            "support automatic differentiation, but one of the arguments requires grad.")
     if seam.dispatching:
         return op._dispatch_below_autograd(args)
-    check_inference_write(out._counter)
     positional, kwargs = op._split_args(tuple(a._data if isinstance(a, Tensor) else a for a in args))
     try:
         values = op.kernel(*positional, **kwargs)
     except _ARRAY_ERRORS as e:
         raise translate_array_error(e, op, args) from None
+    check_inference_write(out._counter)    # (after the kernel's errors, before the write: _refuse_inference_write)
     target = resize_output(out, values.shape, warn=not factory)
     target[...] = values
     bump_version(out, op._schema.name)

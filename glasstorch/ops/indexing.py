@@ -6,7 +6,7 @@ import numbers
 import warnings
 
 from .. import _checks, _dtype, _warnings
-from .._tensor import Tensor, _wrap, _wrap_dim, bump_version, check_inference_write
+from .._tensor import Tensor, _wrap, _wrap_dim, bump_version
 from .._array import (xp, like_operands, to_device, device_type_of, has_values, copy_preserving_layout,
                       zeros_like as _zeros_like,
                       on_device_of as _array_on_device_of)
@@ -713,7 +713,8 @@ def _write_directly(input, index, value):
     steps, no write into an expanded tensor). Returns False to take the general path instead
     (which also gives torch's errors)."""
     vc = input._vc      # (made now if input has none: the write bumps it)
-    check_inference_write(vc)
+    if vc.inference and not _state.inference:   # (refused on the general path, after its checks of the index
+        return False                           # and the value, as torch: ops/_op._refuse_inference_write)
     if type(value) in _NUMBERS:
         v = value
     elif isinstance(value, Tensor) and not (value._requires_grad and _state.enabled) and value._counter is not vc \

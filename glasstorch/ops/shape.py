@@ -12,7 +12,7 @@ TorchDispatchMode sees what it sees under torch: ``flatten``/``reshape`` are ``a
 import math
 from operator import index
 
-from .._tensor import (Tensor, Size, _wrap, _wrap_dim, make_view as _view,  # (_view: for joining's diagonal)
+from .._tensor import (Tensor, Size, _wrap, _wrap_dim, make_view as _view, check_inference_write,  # (_view: for joining's diagonal)
                        preserve_format, contiguous_format,
                        memory_format as _memory_format, bump_version, _intercepted_property)
 from .._array import (view_strides, xp, expanded, copy_preserving_layout, unsqueezed, data_ptr, root_array,
@@ -1010,8 +1010,11 @@ def _resize(self, op, *args, memory_format=None):
     if self._requires_grad:
         raise RuntimeError("cannot resize variables that require grad")
     shape = self._data.shape
-    self._data = op(self, *args, memory_format=memory_format)._data
-    if self._data.shape != shape:
+    data = op(self, *args, memory_format=memory_format)._data
+    if data.shape != shape:
+        check_inference_write(self._counter)   # (refused before it changes: ops/_op._refuse_inference_write)
+    self._data = data
+    if data.shape != shape:
         bump_version(self, "resize_")
     return self
 
