@@ -25,6 +25,7 @@ import weakref
 
 from . import _dtype
 from ._array import xp, device_type_of, as_numpy, MetaArray, root_array
+from ._array.layout import element_strides
 from . import autograd
 from .autograd import grad_mode
 from ._seam import (seam, note_instance, note_subclass_with_torch_function, DisableTorchFunctionSubclass,
@@ -675,8 +676,8 @@ class Tensor:
 
     @overridable(metadata=True)
     def stride(self, dim=None):
-        st = tuple(s // self._data.itemsize for s in self._data.strides) if self._data.itemsize else \
-            tuple(0 for _ in self._data.shape)
+        d = self._data
+        st = element_strides(d.shape, d.strides, d.itemsize)
         return st if dim is None else st[_wrap_dim(dim, self._data.ndim)]
 
     @overridable(metadata=True)

@@ -160,6 +160,59 @@ def test_introspection(T):
         x.size(3)
 
 
+# An empty tensor's strides: torch's are a contiguous tensor's (a dim of size 0 counts as 1); NumPy's
+# are 0. New tensors, ops' results, reshapes and slices of non-empty tensors report torch's.
+EMPTY_STRIDES = {
+    "empty(0, 3)": lambda T: T.empty(0, 3),
+    "empty(3, 0)": lambda T: T.empty(3, 0),
+    "zeros(2, 0, 4) float64": lambda T: T.zeros(2, 0, 4, dtype=T.float64),
+    "ones(0) int64": lambda T: T.ones(0, dtype=T.int64),
+    "arange(0)": lambda T: T.arange(0),
+    "tensor([])": lambda T: T.tensor([]),
+    "tensor([[]])": lambda T: T.tensor([[]]),
+    "randn(0, 5)": lambda T: T.randn(0, 5),
+    "ones(0, 3) + 1": lambda T: T.ones(0, 3) + 1,
+    "ones(0, 3).sum(1)": lambda T: T.ones(0, 3).sum(1),
+    "ones(0, 3) @ ones(3, 4)": lambda T: T.ones(0, 3) @ T.ones(3, 4),
+    "cat of empties": lambda T: T.cat([T.ones(0, 3), T.ones(0, 3)]),
+    "ones(0, 3).flip(0)": lambda T: T.ones(0, 3).flip(0),
+    "ones(0, 3).view(3, 0)": lambda T: T.ones(0, 3).view(3, 0),
+    "ones(0, 3).reshape(-1)": lambda T: T.ones(0, 3).reshape(-1),
+    "ones(0, 3).unsqueeze(1)": lambda T: T.ones(0, 3).unsqueeze(1),
+    "ones(0, 3).squeeze()": lambda T: T.ones(0, 3).squeeze(),
+    "ones(0, 3)[:, [0, 2]]": lambda T: T.ones(0, 3)[:, [0, 2]],
+    "ones(3, 3)[mask of none]": lambda T: T.ones(3, 3)[T.ones(3, 3) > 5],
+    "ones(5, 3)[2:2]": lambda T: T.ones(5, 3)[2:2],
+    "ones(5, 3)[:, 1:1]": lambda T: T.ones(5, 3)[:, 1:1],
+    "ones(5, 3)[::2][5:]": lambda T: T.ones(5, 3)[::2][5:],
+    "ones(5, 3).t()[:, 2:2]": lambda T: T.ones(5, 3).t()[:, 2:2],
+    "ones(1, 3).expand(0, 3)": lambda T: T.ones(1, 3).expand(0, 3),
+    "empty_strided((0, 3), (1, 1))": lambda T: T.empty_strided((0, 3), (1, 1)),
+    "ones(2, 3)[:, 0:0].t()": lambda T: T.ones(2, 3)[:, 0:0].t(),
+}
+
+
+@pytest.mark.parametrize("make", EMPTY_STRIDES)
+def test_empty_tensors_report_torchs_strides(make):
+    ours, theirs = EMPTY_STRIDES[make](gt), EMPTY_STRIDES[make](torch)
+    assert ours.shape == theirs.shape and ours.numel() == 0
+    assert ours.stride() == theirs.stride(), (ours.stride(), theirs.stride())
+    assert [ours.stride(d) for d in range(-ours.dim(), ours.dim())] == \
+        [theirs.stride(d) for d in range(-theirs.dim(), theirs.dim())]
+    assert ours.is_contiguous() == theirs.is_contiguous()
+
+
+def test_a_view_of_an_empty_tensor_reports_contiguous_strides():
+    """(Pins a difference, README "Where glasstorch differs": NumPy keeps no strides for an empty array,
+    so a view of a new empty tensor reports the contiguous strides of its own shape, where torch's
+    follow the view; both are contiguous. An empty slice's storage_offset is 0.)"""
+    x = gt.ones(0, 3)
+    assert x.t().stride() == (1, 1) and torch.ones(0, 3).t().stride() == (1, 3)
+    assert x.t().is_contiguous() and torch.ones(0, 3).t().is_contiguous()
+    assert gt.ones(2, 0, 4).permute(2, 0, 1).stride() == (2, 1, 1)
+    assert gt.ones(5, 3)[2:2].storage_offset() == 0 and torch.ones(5, 3)[2:2].storage_offset() == 6
+
+
 @BOTH
 def test_views_share_memory_with_their_base(T):
     base = T.zeros(3, 4)

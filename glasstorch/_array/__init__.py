@@ -60,7 +60,7 @@ from . import threads  # noqa: E402
 default_threads = threads.apply_default()   # one BLAS thread unless the environment chose (threads.py)
 blas_warmed = threads.map_packing_buffer()   # (OpenBLAS's GEMMs at full speed: see there)
 
-from .layout import view_strides  # noqa: E402,F401
+from .layout import view_strides, contiguous_strides as _contiguous_strides  # noqa: E402,F401
 from . import meta  # noqa: E402   (the meta device: arrays with a shape and no data)
 from .meta import MetaArray, MetaDataError, check_devices  # noqa: E402,F401
 from .device_rule import state as devices  # noqa: E402   (devices.many: a second device is in use)
@@ -532,15 +532,6 @@ def _dense_strides(shape, inner_first):
         result[d] = step
         step *= shape[d]
     return tuple(result)
-
-
-def _contiguous_strides(shape):
-    """torch's row-major strides, in elements (a dim of size 0 counts as 1)."""
-    strides, step = [0] * len(shape), 1
-    for i in range(len(shape) - 1, -1, -1):
-        strides[i] = step
-        step *= max(shape[i], 1)
-    return tuple(strides)
 
 
 def _laid_out(r, strides):
