@@ -86,20 +86,38 @@ def as_dtype(value, fn_name=None):
 
 
 # --- Shapes ----------------------------------------------------------------------------------------
-def broadcast_shape(*shapes):
+def broadcast_shape(*shapes, given=None):
     """The broadcast of ``shapes``, as torch computes it (``infer_size``, folded over the shapes from
     the first): each pair matched from the last dimension back, the first mismatch met raised as
-    torch's RuntimeError, ``a`` being the shapes before, ``b`` the next one."""
-    out = tuple(shapes[0]) if shapes else ()
-    for shape in shapes[1:]:
+    torch's RuntimeError, ``a`` being the shapes before, ``b`` the next one.
+
+    ``given``: the shapes as the caller wrote them, for ``torch.broadcast_shapes``, which torch writes
+    in Python (``torch._refs._broadcast_shapes``: the same walk, its own words): a mismatch says
+    "Attempting to broadcast a dimension of length ...", naming the argument and the common shape
+    so far; a negative length is its ValueError."""
+    out = tuple(shapes[0]) if shapes and given is None else ()
+    for arg, shape in enumerate(shapes if given is not None else shapes[1:]):
         ndim = max(len(out), len(shape))
         a, b = (1,) * (ndim - len(out)) + tuple(out), (1,) * (ndim - len(shape)) + tuple(shape)
         for i in range(ndim - 1, -1, -1):
             if a[i] != b[i] and a[i] != 1 and b[i] != 1:
+                if given is not None:
+                    raise _refs_broadcast_error(shapes, given, arg, a, b, i)
                 raise RuntimeError(f"The size of tensor a ({a[i]}) must match the size of tensor b ({b[i]}) at "
                                    f"non-singleton dimension {i}")
+            if given is not None and a[i] == 1 and b[i] < 0:
+                raise ValueError("Attempting to broadcast a dimension with negative length!")
         out = tuple(y if x == 1 else x for x, y in zip(a, b))
     return out
+
+
+def _refs_broadcast_error(shapes, given, arg, a, b, i):
+    """torch._refs' mismatch error: argument ``arg`` (``b``, padded) fails at dim ``i`` against the common
+    shape ``a``; torch's common shape has every argument's length from the start, and this argument's
+    dims after ``i`` already merged in."""
+    common = [1] * (max(map(len, shapes)) - len(a)) + [y if x == 1 and j > i else x for j, (x, y) in enumerate(zip(a, b))]
+    return RuntimeError(f"Attempting to broadcast a dimension of length {b[i]} at {i - len(a)}! Mismatching argument "
+                        f"at index {arg} had {given[arg]}; but expected shape should be broadcastable to {common}")
 
 
 def broadcast_error(*shapes):

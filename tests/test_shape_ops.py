@@ -390,3 +390,35 @@ def test_dispatch_mode_sees_as_strided():
             L.zeros(7, 3).fill_diagonal_(5, wrap=True)      # (torch's composition: as_strided views, filled)
         names[L.__name__] = seen.names
     assert names["glasstorch"] == names["torch"]
+
+
+# ---- torch.broadcast_shapes: torch._refs' walk and words --------------------------------------------------
+BROADCAST_SHAPES = [
+    ((2, 3), (4, 3)), ((2, 1), (3, 4), (5, 4)), (3, 4), (3, (2, 1)), ((2, 3), [4, 3]), ((1, 3), (2, 4)),
+    ((2,), (3,), (4, 5, 6)), ((5, 1, 3), (4, 3), (2,)), ((0,), (2,)), ((0,), (1,)), ((3, 1), (1, 4)),
+    ((2, 3), (-1, 3)), ((1,), (-1,)), ((-2,),), ((-2,), (3,)), ((2, 3), (3,)), (), ((),), ((2,), None),
+    ((2,), {3}), ((2,), 5.0), (None, None), ((1, 1, 1), (2,), (3, 1)),
+]
+
+
+def _size_args(T, shapes):
+    return tuple(T.Size(s[1]) if isinstance(s, tuple) and s and s[0] == "Size" else s for s in shapes)
+
+
+@pytest.mark.parametrize("shapes", BROADCAST_SHAPES + [(("Size", (2, 3)), ("Size", (2, 4)))], ids=str)
+def test_broadcast_shapes_matches_torch(shapes):
+    def run(T):
+        try:
+            return tuple(T.broadcast_shapes(*_size_args(T, shapes)))
+        except Exception as e:
+            return type(e).__name__, str(e)
+    assert run(glasstorch) == run(torch)
+
+
+def test_broadcast_shapes_refuses_what_is_not_a_shape_of_ints():
+    """(Pinned, README "Where glasstorch differs": torch broadcasts a string's characters and float
+    lengths -- ``broadcast_shapes((2,), 'ab')`` complains of "a dimension of length b" --; glasstorch
+    says the shape is not one of ints.)"""
+    for bad in ("ab", (2.0,)):
+        with pytest.raises(TypeError, match="must be tuple of ints"):
+            glasstorch.broadcast_shapes((2,), bad)

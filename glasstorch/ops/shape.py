@@ -9,6 +9,7 @@ TorchDispatchMode sees what it sees under torch: ``flatten``/``reshape`` are ``a
 ``aten.clone`` + ``aten._unsafe_view`` when a copy is needed), ``chunk`` is ``aten.split``,
 ``narrow``/``tensor_split`` are ``aten.slice``, ``movedim``/``Tensor.T`` are ``aten.permute``.
 """
+import collections.abc
 import math
 from operator import index
 
@@ -523,7 +524,12 @@ def broadcast_tensors(*tensors):
 
 
 def broadcast_shapes(*shapes):
-    return Size(_checks.broadcast_shape(*(_shape_arg((s,)) if not isinstance(s, int) else (s,) for s in shapes)))
+    # (as torch's: None is skipped, an int is a 1-d shape, anything else must be a sequence of ints)
+    given = tuple((s,) if isinstance(s, int) else s for s in shapes if s is not None)
+    for s in given:
+        if not isinstance(s, collections.abc.Sequence):
+            raise RuntimeError(f"Input shapes should be of type ints, a tuple of ints, or a list of ints, got {s}")
+    return Size(_checks.broadcast_shape(*(_shape_arg((s,)) for s in given), given=given))
 
 
 @method()
