@@ -318,6 +318,60 @@ def test_conv_without_in_channels_matches_torch(nd, groups, bias, kw):
     assert all(g is None or g.numel() == 0 for g in second)
 
 
+TRANSPOSED_CONV_ERRORS = {   # (input shape, weight shape, keywords); torch's messages are its slow kernels'
+    "no out-channels 2d": ((2, 3, 5, 5), (3, 0, 3, 3), {}),
+    "no out-channels 2d, groups": ((2, 4, 5, 5), (4, 0, 3, 3), dict(groups=2)),
+    "no out-channels 2d, unbatched": ((3, 5, 5), (3, 0, 3, 3), {}),
+    "no out-channels 1d (run as 2d)": ((2, 3, 5), (3, 0, 3), {}),
+    "no out-channels 3d": ((1, 3, 4, 4, 4), (3, 0, 2, 2, 2), {}),
+    "an empty kernel 2d": ((2, 3, 5, 5), (3, 2, 0, 3), {}),
+    "an empty kernel 1d": ((2, 3, 5), (3, 2, 0), {}),
+    "an empty kernel 3d": ((1, 3, 4, 4, 4), (3, 2, 0, 2, 2), {}),
+    "no out-channels 3d, groups": ((1, 4, 4, 4, 4), (4, 0, 2, 2, 2), dict(groups=2)),
+    "an empty kernel 2d, groups": ((1, 4, 4, 4), (4, 1, 0, 2), dict(groups=2)),
+    "no out-channels, a bias of 2": ((2, 3, 5), (3, 0, 3), dict(bias=(2,))),
+    "a bias of the wrong size": ((2, 3, 5, 5), (3, 2, 3, 3), dict(bias=(3,))),
+    "output padding 1d": ((2, 3, 5), (3, 0, 3), dict(output_padding=2)),
+    "output padding 2d": ((1, 3, 4, 4), (3, 2, 2, 2), dict(output_padding=(3, 0))),
+    "output padding 3d": ((1, 3, 4, 4, 4), (3, 2, 2, 2, 2), dict(output_padding=(0, 0, 3))),
+}
+
+
+@pytest.mark.parametrize("name", TRANSPOSED_CONV_ERRORS)
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_transposed_conv_refuses_an_empty_weight_as_torch(name, dtype):
+    """A transposed convolution with no out-channels or an empty kernel: torch raises a RuntimeError
+    (its slow kernels' words; float32 on oneDNN fails with "could not create a primitive descriptor",
+    which glasstorch does not copy), where glasstorch once gave an empty result."""
+    shape_x, shape_w, kw = TRANSPOSED_CONV_ERRORS[name]
+    kw = dict(kw)
+    bias = kw.pop("bias", None)
+
+    def run(lib, functional):
+        d = getattr(lib, dtype)
+        nd = len(shape_w) - 2
+        try:
+            getattr(functional, f"conv_transpose{nd}d")(lib.ones(shape_x, dtype=d), lib.ones(shape_w, dtype=d),
+                                                        None if bias is None else lib.ones(bias, dtype=d), **kw)
+        except RuntimeError as e:
+            return str(e)
+        return "ok"
+    ours, theirs = run(gt, F), run(torch, TF)
+    assert ours != "ok" and theirs != "ok"
+    if dtype == "float64" or "oneDNN" not in theirs and "primitive descriptor" not in theirs:
+        assert ours == theirs
+
+
+def test_transposed_conv_without_out_channels_or_images():
+    """(Pinned, README "Where glasstorch differs": with no images either, torch's kernel fails on its
+    first image -- IndexError "select(): index 0 out of range" --; glasstorch refuses the weight, as it
+    does with images.)"""
+    with pytest.raises(RuntimeError, match=r"non-empty 2D or 4D weight tensor expected, but got: \[3, 0, 3, 3\]"):
+        F.conv_transpose2d(gt.ones(0, 3, 5, 5), gt.ones(3, 0, 3, 3))
+    with pytest.raises(IndexError, match="out of range"):
+        TF.conv_transpose2d(torch.ones(0, 3, 5, 5), torch.ones(3, 0, 3, 3))
+
+
 def test_conv_float32_and_no_float64_detour():
     x, w, b = (rand(2, 3, 9, 9).astype(np.float32), rand(4, 3, 3, 3).astype(np.float32), rand(4).astype(np.float32))
     check(TF.conv2d, F.conv2d, x, w, b, atol=1e-4, rtol=1e-4, double=False)

@@ -573,8 +573,9 @@ def _check_conv(x, w, bias, stride, padding, dilation, transposed, output_paddin
                            f"{channels} channels, but got {x.shape[1]} channels instead")
     out_channels = w.shape[1] * groups if transposed else w.shape[0]
     if bias is not None and (bias.ndim != 1 or bias.shape[0] != out_channels):
-        raise RuntimeError(f"Given weight of size {list(w.shape)}, expected bias to be 1-dimensional with "
-                           f"{out_channels} elements, but got bias of size {list(bias.shape)} instead")
+        raise RuntimeError(f"Given {'transposed=1, ' if transposed else ''}weight of size {list(w.shape)}, expected bias "
+                           f"to be 1-dimensional with {out_channels} elements, but got bias of size {list(bias.shape)} "
+                           f"instead")
     if x.dtype != w.dtype:
         raise RuntimeError(f"expected scalar type {_type_name(x.dtype)} but found {_type_name(w.dtype)}")
     if bias is not None and bias.dtype != x.dtype:
@@ -583,18 +584,41 @@ def _check_conv(x, w, bias, stride, padding, dilation, transposed, output_paddin
     if x.dtype == bool:
         raise kernel_not_implemented(f"slow_conv{w.ndim - 2}d_cpu", x.dtype)
     if transposed:
-        for op, s, d in zip(output_padding, stride, dilation):
-            if op >= s and op >= d:
-                raise RuntimeError(
-                    f"output padding must be smaller than either stride or dilation, but got output_padding_height: "
-                    f"{output_padding[0]} output_padding_width: {output_padding[-1]} stride_height: {stride[0]} "
-                    f"stride_width: {stride[-1]} dilation_height: {dilation[0]} dilation_width: {dilation[-1]}")
+        _check_transposed(w, output_padding, stride, dilation, groups)
     else:
         padded = [s + 2 * p for s, p in zip(x.shape[2:], padding)]
         eff = [d * (k - 1) + 1 for k, d in zip(w.shape[2:], dilation)]
         if any(e > s for e, s in zip(eff, padded)):
             raise RuntimeError(f"Calculated padded input size per channel: ({_size_str(padded)}). Kernel size: "
                                f"({_size_str(eff)}). Kernel size can't be greater than actual input size")
+
+
+def _check_transposed(w, output_padding, stride, dilation, groups):
+    """torch's checks of a transposed convolution's output padding and weight, in its words: those of its
+    slow 2-d and 3-d kernels (a 1-d one runs as 2-d, its height dim of size 1; with groups, each group's
+    weight is checked: the messages show them so).
+    A weight with no elements (no out-channels, or an empty kernel) is refused: torch's oneDNN path
+    fails there too, with a message of its own ("could not create a primitive descriptor")."""
+    dims = ("depth", "height", "width") if w.ndim == 5 else ("height", "width")
+    lead = 1 if w.ndim == 3 else 0      # (1-d: the height dim torch adds)
+    output_padding, stride, dilation = (0,) * lead + tuple(output_padding), (1,) * lead + tuple(stride), \
+        (1,) * lead + tuple(dilation)
+    if any(o >= s and o >= d for o, s, d in zip(output_padding, stride, dilation)):
+        values = " ".join(f"{what}_{dim}: {v}" for what, vs in (("output_padding", output_padding),
+                                                                  ("stride", stride), ("dilation", dilation))
+                          for dim, v in zip(dims, vs))
+        raise RuntimeError(f"output padding must be smaller than either stride or dilation, but got {values}")
+    shape = [w.shape[0] // groups, w.shape[1]] + [1] * lead + list(w.shape[2:])
+    if w.ndim == 5:
+        if w.size == 0:
+            raise RuntimeError("non-empty 5D (n_output_plane x n_input_plane x kernel_depth x kernel_height x "
+                               f"kernel_width) tensor expected for weight, but got: {shape}")
+        return
+    if 0 in shape[2:]:
+        raise RuntimeError(f"kernel size should be greater than zero, but got kernel_height: {shape[2]} "
+                           f"kernel_width: {shape[3]}")
+    if w.size == 0:
+        raise RuntimeError(f"non-empty 2D or 4D weight tensor expected, but got: {shape}")
 
 
 def _transposed_size(size, kernel, stride, padding, dilation, output_padding):
