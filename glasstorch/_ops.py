@@ -179,20 +179,85 @@ _PUNCTUATION = r"[,()\[\]]"
 # -----------------------------------------------------------------------------------------------
 # OpOverload: one primitive op
 # -----------------------------------------------------------------------------------------------
+class _Declared:
+    """An attribute an op has once its declaration is read (``_schema``, ``node``...; see
+    :func:`defop`): the first read declares the op (:func:`_declare`), which sets the attribute on
+    it; the op's own value then shadows this descriptor (it has no ``__set__``), so later reads find
+    it in the op's ``__dict__`` and call nothing."""
+
+    def __set_name__(self, owner, name):
+        self.name = name
+
+    def __get__(self, op, owner=None):
+        if op is None:
+            return self
+        if _declare(op):
+            try:
+                return op.__dict__[self.name]
+            except KeyError:    # (an attribute of in-place variants only: ``_saves_original``)
+                pass
+        raise AttributeError(f"'OpOverload' object has no attribute '{self.name}'")
+
+
+class _GeneratedCall:
+    """``op._source`` (and the other attributes :func:`_ops_codegen.install_call` sets): the first
+    read generates the op's call, which sets them on the op, shadowing this descriptor."""
+
+    def __set_name__(self, owner, name):
+        self.name = name
+
+    def __get__(self, op, owner=None):
+        if op is None:
+            return self
+        _declare(op)
+        _codegen.install_call(op, _CALL_HELPERS)
+        return op.__dict__[self.name]
+
+
 class OpOverload:
     """``aten.<name>.<overload>``: a primitive op -- its kernel, its derivative, its interception.
 
     Call it with Tensors (autograd records its node) or with arrays (the kernel alone).
-    """
 
-    def __init__(self, schema, kernel, node_cls):
+    An op is made by :func:`defop` with its declaration unread; the first call, or the first read of
+    an attribute the declaration gives (``op._schema``, ``op.node``: the :class:`_Declared`
+    descriptors below), reads it (:func:`_declare`): ``import glasstorch`` declares ~500 ops, of
+    which a program calls a few dozen. Its call is generated at its first call
+    (``_ops_codegen.install_call``). One class throughout: nothing changes an op's class.
+
+    Calling an op calls what its ``__call__`` slot holds, as :class:`OpOverloadPacket` does (Python
+    looks ``__call__`` up on the type, and finds the slot's descriptor there, which reads the
+    callable from the op: C code, no frame of the op's): ``_first_call`` bound to the op until its
+    first call, then the generated call bound to it (``op._call``). So each op has its own call
+    without a class of its own, and ``op(x, y)`` costs one frame, the generated one.
+    """
+    __slots__ = ("__call__", "__dict__", "__weakref__")
+
+    # what the declaration gives (set by _declare_from, through _fill)
+    _schema, kernel, node = _Declared(), _Declared(), _Declared()
+    _arg_names, _arg_index, _defaults = _Declared(), _Declared(), _Declared()
+    _tensor_positions, _list_positions, _view_of, _makes_views = _Declared(), _Declared(), _Declared(), _Declared()
+    _returns_tuple, _returns_list, _mutates, _writes_out = _Declared(), _Declared(), _Declared(), _Declared()
+    _inplace, _functional, _may_overlap, _refuse_aliases = _Declared(), _Declared(), _Declared(), _Declared()
+    _saves_original = _Declared()
+    # what the generated call gives (set by _ops_codegen.install_call)
+    _source, _namespace = _GeneratedCall(), _GeneratedCall()
+    _declared = False
+
+    def __init__(self, name, overload, declaration):
+        self.__name__ = self.__qualname__ = f"{name}.{overload}"
+        self.__module__ = "torch._ops.aten"
+        self._overloadpacket = None
+        self._declaration = declaration
+        if declaration[1] is not None:
+            self.kernel = declaration[1]     # (read by declarations of other ops: tril_ wraps tril's)
+        self.__call__ = self._first_call
+
+    def _fill(self, schema, kernel, node_cls):
+        """The attributes the declaration gives (from ``_declare_from``)."""
         self._schema = schema
         self.kernel = kernel
         self.node = node_cls               # the Node class recorded (None: not differentiable)
-        self.__name__ = f"{schema.name}.{schema.overload}"
-        self.__qualname__ = self.__name__
-        self.__module__ = "torch._ops.aten"
-        self._overloadpacket = None
         args = schema.arguments
         self._arg_names = tuple(a.name for a in args)
         self._arg_index = {a.name: i for i, a in enumerate(args)}
@@ -227,6 +292,9 @@ class OpOverload:
     def name(self):
         return f"aten::{self.__name__}"
 
+    def __deepcopy__(self, memo=None):
+        return self     # (torch's: an op is one object; a deep-copied graph calls the same ops)
+
     def __repr__(self):
         return f"aten.{self.__name__}"
 
@@ -241,19 +309,17 @@ class OpOverload:
     def _opname(self):
         return self._schema.name
 
-    # __call__ is generated per op (``_ops_codegen.op_call_source``): see ``op._source``. Until the
-    # op's first call, these three stand in: they generate it (``_ops_codegen.install_call`` gives the
-    # op a class of its own with the generated ``__call__`` and ``_source``), then defer to it.
-    def __call__(self, *args, **kwargs):
+    # The call is generated per op (``_ops_codegen.op_call_source``): see ``op._source``. Until the
+    # op's first call, these two stand in (``_first_call`` in the ``__call__`` slot, ``_call`` as the
+    # class's method): they declare the op and generate its call (``_ops_codegen.install_call``
+    # binds it as ``op._call`` and puts it in the slot), then defer to it.
+    def _first_call(self, *args, **kwargs):
+        _declare(self)
         _codegen.install_call(self, _CALL_HELPERS)
         return self(*args, **kwargs)
 
-    @property
-    def _source(self):
-        _codegen.install_call(self, _CALL_HELPERS)
-        return self._source
-
     def _call(self, *args, **kwargs):
+        _declare(self)
         _codegen.install_call(self, _CALL_HELPERS)     # (it binds the generated call as ``self._call``)
         return self._call(*args, **kwargs)
 
@@ -485,7 +551,7 @@ def _recognise_array_type(array_type):
     for packet in list(vars(aten).values()):
         if isinstance(packet, OpOverloadPacket):
             for op in packet._overloads.values():
-                generated = type(op).__dict__.get("_namespace")   # (None: not called yet, made from _CALL_HELPERS when it is)
+                generated = op.__dict__.get("_namespace")   # (None: not called yet, made from _CALL_HELPERS when it is)
                 if generated is not None:
                     generated["_ARRAY_TYPES"] = _ARRAY_TYPES
 
@@ -519,13 +585,13 @@ def defop(schema, kernel=None, node=None, joint=None, output_differentiability=N
     writes into ``self``; it is called, checked and recorded as an in-place variant is.
 
     The declaration is read when the op is first used (called, or any attribute of it read that
-    only the schema gives: ``op._schema``, ``op.node``...; see :class:`_UndeclaredOpOverload`),
+    only the schema gives: ``op._schema``, ``op.node``...; see :class:`_Declared`),
     not here: ``import glasstorch`` declares ~500 ops, of which a program calls a few dozen, and
     parsing their schemas and making their node classes was a third of the import. A mistake in a
     declaration is reported then (``tests/test_lazy_imports.py`` declares every op)."""
     name, _, overload = schema.partition("(")[0].strip().partition(".")
     overload = overload or "default"
-    op = _UndeclaredOpOverload(name, overload, (schema, kernel, node, joint, output_differentiability, inplace_of,
+    op = OpOverload(name, overload, (schema, kernel, node, joint, output_differentiability, inplace_of,
                                                 inplace, may_overlap, refuse_aliases, formulas))
     if node is not None and inplace_of is None:
         # the module's node classes by name (``pointwise.TanhBackward0``: ``node_classes_of``)
@@ -538,42 +604,6 @@ def defop(schema, kernel=None, node=None, joint=None, output_differentiability=N
     return op
 
 
-class _UndeclaredOpOverload(OpOverload):
-    """An op as :func:`defop` leaves it: named and in its packet (``aten.mul.Tensor``), its
-    declaration kept as given. The first call, or the first read of an attribute it does not have
-    yet (``__getattr__`` runs only for those), declares it (:func:`_declare`): the schema parsed,
-    the node class made, and the op becomes a plain :class:`OpOverload`, so the calls after it pay
-    nothing for having been lazy (``__getattr__`` on a class keeps CPython from specialising
-    attribute reads on its objects)."""
-
-    def __init__(self, name, overload, declaration):
-        self.__name__ = self.__qualname__ = f"{name}.{overload}"
-        self.__module__ = "torch._ops.aten"
-        self._overloadpacket = None
-        self._declaration = declaration
-        if declaration[1] is not None:
-            self.kernel = declaration[1]     # (read by declarations of other ops: tril_ wraps tril's)
-
-    def __getattr__(self, name):
-        if name.startswith("__") and name.endswith("__") or not _declare(self):
-            # (``__wrapped__``, ``__signature__``... are asked by inspect, copy, pickle: not the op's)
-            raise AttributeError(f"'OpOverload' object has no attribute '{name}'")
-        return getattr(self, name)
-
-    def __call__(self, *args, **kwargs):
-        _declare(self)
-        return self(*args, **kwargs)
-
-    @property
-    def _source(self):
-        _declare(self)
-        return self._source
-
-    def _call(self, *args, **kwargs):
-        _declare(self)
-        return self._call(*args, **kwargs)
-
-
 _DECLARING = threading.RLock()
 _NODE_OPS = {}      # module name -> {node class name: the op that records it}, as defop saw them
 
@@ -584,7 +614,7 @@ def _declare(op):
     with _DECLARING:    # (another thread waits for this one's declaration; this one's reentry is refused)
         declaration = op.__dict__.pop("_declaration", None)
         if declaration is None:
-            return type(op) is not _UndeclaredOpOverload
+            return op._declared
         try:
             _declare_from(op, *declaration)
         except BaseException:
@@ -608,9 +638,7 @@ def _declare_from(op, schema, kernel, node, joint, output_differentiability, inp
             if len(output_differentiability) != len(parsed.returns):
                 raise ValueError(f"{node}: output_differentiability needs one bool per output of {parsed}")
             node_cls._output_differentiability = tuple(bool(d) for d in output_differentiability)
-    packet = op._overloadpacket
-    OpOverload.__init__(op, parsed, kernel, node_cls)
-    op._overloadpacket = packet
+    op._fill(parsed, kernel, node_cls)
     if inplace_of is not None or inplace:
         op._inplace, op._functional = True, inplace_of
         op._may_overlap, op._refuse_aliases = may_overlap, refuse_aliases
@@ -619,7 +647,7 @@ def _declare_from(op, schema, kernel, node, joint, output_differentiability, inp
     if node_cls is not None and inplace_of is None:
         node_cls._op = op
         _codegen.install_node(node_cls, _NODE_HELPERS)
-    op.__class__ = OpOverload
+    op._declared = True
 
 
 def declare_all():

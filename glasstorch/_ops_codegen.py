@@ -237,17 +237,18 @@ class _GeneratedOnFirstUse:
 
 
 def install_call(op, namespace):
-    """Give ``op`` a class of its own (Python looks ``__call__`` up on the type) whose ``__call__`` is
-    generated from the op's declaration. Called by ``OpOverload.__call__`` at the op's first call (or
-    when ``op._source`` is first read), so that ``import glasstorch`` makes no class and compiles
-    nothing for the ~400 ops a program mostly never calls. (Two threads racing here both make the
-    same code; the last one's class stays.)
+    """Give ``op`` its ``__call__``, generated from its declaration and bound to it (``op._call``),
+    its ``_source`` and the ``_namespace`` the code runs in. Called at the op's first call (or when
+    ``op._source`` is first read), so that ``import glasstorch`` compiles nothing for the ~400 ops a
+    program mostly never calls. (Two threads racing here both make the same code; the last one's
+    stays.)
 
-    ``op._call`` is the same function bound to ``op``: the way in for the hot public functions
-    (``Tensor.add_``). Calling the op object goes through its type's ``__call__`` slot, which packs
-    keyword arguments into a dict (``op(x, y, alpha=2)``: about twice a plain call's cost); a bound
-    method passes them on as they are. (Until the first call ``OpOverload._call`` stands in.)"""
-    if "_namespace" in type(op).__dict__:
+    The bound call goes into the op's ``__call__`` slot (``OpOverload``), which calling the op object
+    calls; ``op._call`` is the way in for the hot public functions (``Tensor.add_``): calling the op
+    object goes through its type's ``__call__`` slot, which packs keyword arguments into a dict
+    (``op(x, y, alpha=2)``: about twice a plain call's cost); a bound method passes them on as they
+    are. (Until the first call ``OpOverload._call`` stands in.)"""
+    if "_namespace" in op.__dict__:
         return
     source = op_call_source(op)
     ns = dict(namespace)
@@ -255,10 +256,8 @@ def install_call(op, namespace):
               _RESULT_SLOTS=result_slots(op.node) if op.node is not None else None,
               _record=op.node._record if op.node is not None and not op._inplace else None)
     _compile(source, f"<glasstorch: aten.{op.__name__}>", ns)
-    op.__class__ = type(f"OpOverload_{op.__name__.replace('.', '_')}", (type(op),),
-                        {"__module__": type(op).__module__, "__call__": ns["__call__"], "_source": source,
-                         "_namespace": ns})
-    op._call = types.MethodType(ns["__call__"], op)
+    op._source, op._namespace = source, ns
+    op.__call__ = op._call = types.MethodType(ns["__call__"], op)
     packet = op._overloadpacket
     if packet is not None and packet._first is op:
         packet.__call__ = op._call      # (what calling the packet calls: see OpOverloadPacket)

@@ -1060,9 +1060,31 @@ def test_every_op_and_node_generates_and_compiles_its_code():
            for op in p._overloads.values()]
     assert len(ops) > 300
     for op in ops:
-        assert "def __call__" in op._source and callable(type(op).__call__)
+        assert "def __call__" in op._source and op.__call__ == op._call and type(op) is gt._ops.OpOverload
         if op.node is not None and op._functional is None:
             assert "def _record" in op.node._source and callable(op.node._run_formulas)
+
+
+def test_an_op_keeps_its_class_from_declaration_to_generated_call():
+    """An op is one ``OpOverload`` throughout (DESIGN: nothing changes an object's class at run time):
+    undeclared, declared (``_schema`` read), then called -- its ``__call__`` slot holds
+    ``_first_call``, then the generated call, bound. A deep copy is the op itself, as torch's."""
+    import copy
+    from glasstorch import _ops
+    # (made as defop makes one, but left out of aten: (schema, kernel, node, joint, output_differentiability,
+    # inplace_of, inplace, may_overlap, refuse_aliases, formulas))
+    op = _ops.OpOverload("fidelity_probe", "default", ("fidelity_probe(Tensor self) -> Tensor", lambda self: self * 2,
+                                                       None, None, None, None, False, False, "partial", {}))
+    assert type(op) is _ops.OpOverload and not op._declared and "_schema" not in vars(op)
+    assert op.__call__ == op._first_call
+    assert str(op._schema) == "fidelity_probe(Tensor self) -> Tensor" and op._declared
+    assert type(op) is _ops.OpOverload and "_namespace" not in vars(op)
+    assert op(gt.ones(2)).tolist() == [2.0, 2.0] and op(np.ones(1)).tolist() == [2.0]
+    assert type(op) is _ops.OpOverload and op.__call__ == op._call and "def __call__" in op._source
+    assert copy.deepcopy(op) is op and copy.deepcopy([op])[0] is op
+    with pytest.raises(AttributeError, match="no attribute '_saves_original'"):
+        op._saves_original         # (in-place variants only)
+    assert not hasattr(op, "no_such_attribute")
 
 
 def test_a_packet_calls_its_first_overload_and_keeps_its_class():
