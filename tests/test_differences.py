@@ -120,10 +120,12 @@ def test_in_place_view_op_under_no_grad_is_refused_at_the_leaf():
 
 
 def test_strides_of_dims_of_size_one_may_differ():
-    # README: an empty tensor from a creation op has NumPy's strides (torch: (3, 1)), and a dim of size 1
+    # README: a view of a new empty tensor reports the contiguous strides of its own shape (torch's follow
+    # the view: (1, 3); the tensor itself has torch's, (3, 1): tests/test_tensor.py), and a dim of size 1
     # may have its own where an op is not laid out as torch's (element-wise results, clones and
     # reductions are: tests/test_views_inplace.py); no element moves
-    assert gt.zeros(0, 3).stride() == (0, 0) and gt.zeros(0, 3).is_contiguous()
+    assert gt.zeros(0, 3).stride() == (3, 1) and gt.zeros(0, 3).t().stride() == (1, 1)
+    assert gt.zeros(0, 3).t().is_contiguous()
     y = gt.nn.functional.hardtanh(gt.tensor(0.25).expand(1))   # torch: stride (0,), glasstorch: (1,)
     import pytest
     with pytest.raises(RuntimeError, match="refer to a single memory location"):   # torch allows it
