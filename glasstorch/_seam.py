@@ -183,6 +183,8 @@ class _Seam(threading.local):
         self.dispatching = bool(self.dispatch_modes) or self.autocast is not None
         if bool(self.function_modes) is not self.counted or self._modes_want_metadata() is not self.counted_metadata:
             self._count()
+        elif self.on and not ANYWHERE.on:
+            ANYWHERE.on = True      # (a mode entered during a pause, which had switched it off: see pause)
 
     def _modes_want_metadata(self):
         """Whether a mode on this thread's stack wants the metadata queries (see ``ANYWHERE``)."""
