@@ -559,9 +559,16 @@ def _write_prelude(public):
         # torch's bindings hand on what the caller gave: the call's arguments are put together as
         # given, for the handler only (see _as_given; ``omitted`` says nothing more here)
         kwargs = "{" + ", ".join(k if k.startswith("**") else f"{k!r}: {k}" for k in keywords) + "}"
-        namespace["_seam_given"] = functools.partial(_as_given, impl.__defaults__ or () if not any(
-            p.kind is p.VAR_POSITIONAL for p in params) else (), impl.__kwdefaults__ or {})
-        args, kwargs, omitted = f"*_seam_given({args}, {kwargs})", "", ()
+        omitted = ()
+        if not impl.__kwdefaults__ and not any(k.startswith("*") for k in positional + keywords):
+            # the usual signature (no *args, **kwargs, or keyword-only parameter with a default): what
+            # _as_given does, written into the line -- the trailing parameters that hold their default
+            # left out (``linear(x, w)``: ``(x, w)``), no call made
+            args = _trailing_defaults_dropped(positional, impl.__defaults__ or (), namespace)
+        else:
+            namespace["_seam_given"] = functools.partial(_as_given, impl.__defaults__ or () if not any(
+                p.kind is p.VAR_POSITIONAL for p in params) else (), impl.__kwdefaults__ or {})
+            args, kwargs = f"*_seam_given({args}, {kwargs})", ""
     for name in omitted:
         default = next((p.default for p in params if p.name == name), inspect.Parameter.empty)
         if not any(default is v for v in (None, False, True)):
@@ -595,6 +602,22 @@ def _write_prelude(public):
     return public
 
 
+
+
+def _trailing_defaults_dropped(positional, defaults, namespace):
+    """The prelude's expression for the positional arguments as torch's bindings hand them on, for
+    parameters ``positional`` (names) whose last ones have ``defaults``: the trailing ones that hold
+    their default (the same object) left out, as :func:`_as_given` does. ``(a, b, c) if c is not
+    _seam_default2 else (a, b)`` for ``f(a, b, c=None)``; the defaults are put in ``namespace`` (the
+    function's own: functions of the same signature share the line's code, not their defaults)."""
+    first = len(positional) - len(defaults)
+    expression = f"({', '.join(positional[:first])},)" if first else "()"
+    for i in range(first, len(positional)):
+        namespace[f"_seam_default{i}"] = defaults[i - first]
+        expression = f"({', '.join(positional[:i + 1])},) if {positional[i]} is not _seam_default{i} else {expression}"
+        if i + 1 < len(positional):
+            expression = f"({expression})"
+    return expression
 
 
 def _as_given(defaults, kwdefaults, args, kwargs):
