@@ -912,8 +912,13 @@ def _step_pre_hook(optimizer, args, kwargs):
     grad_ids = list(map(id, grads))
     missing = _NONE_ID in grad_ids
     # (the counters read, not made: a .grad without one is at version 0 -- see make_counter)
-    versions = ([-1 if g is None else version_of(g) for g in grads] if missing
-                else [0 if c is None else c.version for c in map(_COUNTER, grads)])
+    if missing:
+        versions = [-1 if g is None else version_of(g) for g in grads]
+    else:
+        counters = list(map(_COUNTER, grads))
+        # (.grads made afresh by the backward, as after zero_grad(): none has a counter, all at 0)
+        versions = ([0] * len(counters) if counters.count(None) == len(counters)
+                    else [0 if c is None else c.version for c in counters])
     count = t.backward_count
     param_ids = list(map(id, params))
     if record.zeroed or not record.grad_ids:
