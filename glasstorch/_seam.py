@@ -183,6 +183,8 @@ class _Seam(threading.local):
         self.dispatching = bool(self.dispatch_modes) or self.autocast is not None
         if bool(self.function_modes) is not self.counted or self._modes_want_metadata() is not self.counted_metadata:
             self._count()
+        elif self.on and not ANYWHERE.on:
+            ANYWHERE.on = True      # (a mode entered during a pause, which had switched it off: see pause)
 
     def _modes_want_metadata(self):
         """Whether a mode on this thread's stack wants the metadata queries (see ``ANYWHERE``)."""
@@ -221,10 +223,16 @@ class _Seam(threading.local):
         what they return; ``PASS`` when none of them is there to take it (the function then goes
         on with its body). Called by the line :func:`overridable` puts in front of every public
         function, when ``seam.on`` is True."""
-        if self.skip_one_hop:       # (redispatch_function: this call goes on to its body, once)
-            self.skip_one_hop = False
+        # This thread's own values are read and written through its dict, found once: each attribute
+        # of a thread-local object read or written finds the thread's dict anew (~600 machine
+        # instructions, against ~50 for a dict's item), and this runs for every call a mode sees.
+        # (The class-level defaults are the `get`s' defaults; `on` is a plain class attribute, so
+        # writing the item is writing the attribute.)
+        state = self.__dict__
+        if state.get("skip_one_hop"):       # (redispatch_function: this call goes on to its body, once)
+            state["skip_one_hop"] = False
             return PASS
-        modes = self.function_modes
+        modes = state["function_modes"]
         if not modes and _subclasses_exist[0]:
             # the usual call while a subclass instance is alive: no mode, and arguments of exactly
             # Tensor or of a plain Python type, tested inline (this runs for every call then): the
@@ -244,10 +252,10 @@ class _Seam(threading.local):
             # take part. The mode runs with itself popped, so the calls it makes are not seen by it
             # again; only `on` can change meanwhile, and it is set here directly (this runs for every
             # call a mode sees, and each read or write of this thread-local state costs).
-            if modes and not self.function_disabled:
+            if modes and not state["function_disabled"]:
                 mode = modes.pop()
                 if not modes:
-                    self.__dict__.pop("on", None)   # (not False: a subclass defined meanwhile must be seen)
+                    state.pop("on", None)   # (not False: a subclass defined meanwhile must be seen)
                 try:
                     result = mode.__torch_function__(func, (), args, kwargs)
                 finally:
@@ -255,9 +263,9 @@ class _Seam(threading.local):
                         self._refresh()
                     else:
                         modes.append(mode)
-                        self.on = True
+                        state["on"] = True
                         # (a _refresh in the handler saw the stack empty, or without the metadata mode)
-                        if not self.counted or mode._wants_metadata and not self.counted_metadata:
+                        if not state.get("counted") or mode._wants_metadata and not state.get("counted_metadata"):
                             self._count()
                 if result is not NotImplemented:
                     return result
@@ -341,18 +349,34 @@ class _Seam(threading.local):
         thread's stack, no Tensor subclass taking part, the protocol not off). Only this thread's
         ``on`` goes off, as in a ``DisableTorchFunction`` block; the stack and the thread counts stay.
         Returns False, changing nothing, in any other case (then use set_mode_aside);
-        :meth:`unpause` ends it."""
-        modes = self.function_modes
-        if (len(modes) != 1 or modes[0] is not mode or _subclasses_exist[0] or self.function_disabled
-                or self.subclass_disabled):
+        :meth:`unpause` ends it.
+
+        When no other thread has a mode (nor is a subclass instance alive), ``ANYWHERE.on`` goes off
+        too, so that the calls made meanwhile (an optimizer's ``p.grad`` reads) stop at their
+        prelude's first read instead of going on to this thread's ``on``. That is only a shortcut:
+        this thread's ``on`` is what keeps them unseen, and whatever switches ``ANYWHERE.on`` back on
+        meanwhile (a mode entered in another thread, a subclass instance made) leaves it correct."""
+        state = self.__dict__       # (this thread's values through its dict, found once: see intercept)
+        modes = state["function_modes"]
+        if (len(modes) != 1 or modes[0] is not mode or _subclasses_exist[0] or state["function_disabled"]
+                or state["subclass_disabled"]):
             return False
-        self.on = False
+        state["on"] = False
+        if len(_threads_with_modes) == 1 and not _live_instances:
+            # (switch off, then look again, as _instance_gone does: a thread that counted itself in
+            # meanwhile either is seen here or found the switch off and switched it on itself)
+            ANYWHERE.on = False
+            if len(_threads_with_modes) != 1 or _live_instances:
+                ANYWHERE.on = True
         return True
 
     def unpause(self):
         """End a :meth:`pause`."""
-        if self.function_modes and not self.function_disabled and not self.subclass_disabled:
-            self.on = True          # (what _refresh would find, as the mode is still there: the usual case)
+        state = self.__dict__
+        if not ANYWHERE.on and (_threads_with_modes or _live_instances):
+            ANYWHERE.on = True          # (pause switched it off)
+        if state["function_modes"] and not state["function_disabled"] and not state["subclass_disabled"]:
+            state["on"] = True          # (what _refresh would find, as the mode is still there: the usual case)
         else:
             self._refresh()
 
@@ -535,9 +559,16 @@ def _write_prelude(public):
         # torch's bindings hand on what the caller gave: the call's arguments are put together as
         # given, for the handler only (see _as_given; ``omitted`` says nothing more here)
         kwargs = "{" + ", ".join(k if k.startswith("**") else f"{k!r}: {k}" for k in keywords) + "}"
-        namespace["_seam_given"] = functools.partial(_as_given, impl.__defaults__ or () if not any(
-            p.kind is p.VAR_POSITIONAL for p in params) else (), impl.__kwdefaults__ or {})
-        args, kwargs, omitted = f"*_seam_given({args}, {kwargs})", "", ()
+        omitted = ()
+        if not impl.__kwdefaults__ and not any(k.startswith("*") for k in positional + keywords):
+            # the usual signature (no *args, **kwargs, or keyword-only parameter with a default): what
+            # _as_given does, written into the line -- the trailing parameters that hold their default
+            # left out (``linear(x, w)``: ``(x, w)``), no call made
+            args = _trailing_defaults_dropped(positional, impl.__defaults__ or (), namespace)
+        else:
+            namespace["_seam_given"] = functools.partial(_as_given, impl.__defaults__ or () if not any(
+                p.kind is p.VAR_POSITIONAL for p in params) else (), impl.__kwdefaults__ or {})
+            args, kwargs = f"*_seam_given({args}, {kwargs})", ""
     for name in omitted:
         default = next((p.default for p in params if p.name == name), inspect.Parameter.empty)
         if not any(default is v for v in (None, False, True)):
@@ -571,6 +602,22 @@ def _write_prelude(public):
     return public
 
 
+
+
+def _trailing_defaults_dropped(positional, defaults, namespace):
+    """The prelude's expression for the positional arguments as torch's bindings hand them on, for
+    parameters ``positional`` (names) whose last ones have ``defaults``: the trailing ones that hold
+    their default (the same object) left out, as :func:`_as_given` does. ``(a, b, c) if c is not
+    _seam_default2 else (a, b)`` for ``f(a, b, c=None)``; the defaults are put in ``namespace`` (the
+    function's own: functions of the same signature share the line's code, not their defaults)."""
+    first = len(positional) - len(defaults)
+    expression = f"({', '.join(positional[:first])},)" if first else "()"
+    for i in range(first, len(positional)):
+        namespace[f"_seam_default{i}"] = defaults[i - first]
+        expression = f"({', '.join(positional[:i + 1])},) if {positional[i]} is not _seam_default{i} else {expression}"
+        if i + 1 < len(positional):
+            expression = f"({expression})"
+    return expression
 
 
 def _as_given(defaults, kwdefaults, args, kwargs):

@@ -571,6 +571,33 @@ def test_overridable_hands_on_only_the_arguments_given():
         python_reduce(x), python_reduce(x, 0, out=o)
     assert seen == [(1, {"dim": None, "keepdim": False}), (1, {"dim": 0, "keepdim": False, "out": o})]
 
+    # the usual signature (no *args, **kwargs, keyword-only default) has the trailing defaults dropped
+    # in its prelude's line itself; two functions of the same signature share the line, not the defaults
+    @overridable
+    def plain(input, a, b=1, c=None, d=False):
+        return input
+
+    @overridable
+    def same(input, a, b=2, c=None, d=True):
+        return input
+
+    @overridable
+    def keyword_only(input, *, k):
+        return input
+    seen.clear()
+
+    class Everything(glasstorch.overrides.TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            seen.append((func.__name__, len(args), kwargs))
+            return func(*args, **(kwargs or {}))
+    with Everything():
+        plain(x, 0), plain(x, 0, 1), plain(x, 0, 2), plain(x, 0, 1, None, False), plain(x, 0, 1, o), plain(x, 0, d=True)
+        same(x, 0, 1), same(x, 0, 2, None, True), same(x, 0, 2, None, False), keyword_only(x, k=3)
+    assert seen == [("plain", 2, {}), ("plain", 2, {}), ("plain", 3, {}), ("plain", 2, {}), ("plain", 4, {}),
+                    ("plain", 5, {}), ("same", 3, {}), ("same", 2, {}), ("same", 5, {}),
+                    ("keyword_only", 1, {"k": 3})]
+    assert plain.__code__.co_code == same.__code__.co_code and "_seam_given" not in plain.__globals__
+
     with pytest.raises(TypeError, match="omitted= goes with defaults_by_keyword"):
         overridable(omitted=("out",))
 

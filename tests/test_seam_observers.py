@@ -241,3 +241,89 @@ def test_the_glass_sees_the_calls_and_results_of_its_place_in_the_stack(where, n
     found = [str(w.message) for w in caught if issubclass(w.category, inspection.NonFiniteWarning)]
     assert len(found) == 1, found
     assert found[0].startswith(f"nan first appears in the forward pass here: {named} "), found[0]
+
+
+# ------------------------------------------------------------------------------------------------
+# 3. the glass's pause (an optimizer step): ANYWHERE.on goes off only while no other thread has a mode
+# ------------------------------------------------------------------------------------------------
+def _seen_in_step(hook):
+    """A seatbelt's training step whose optimizer calls ``hook(seen)`` inside its (paused) step."""
+    import gc
+    gc.collect()
+    assert not _seam._live_instances
+    # (the pause is for the usual case only: as if no earlier test had defined a Tensor subclass)
+    defined, _seam._subclasses_exist[0] = _seam._subclasses_exist[0], False
+    try:
+        return _step(hook)
+    finally:
+        _seam._subclasses_exist[0] = defined
+
+
+def _step(hook):
+    from glasstorch import inspection
+    seen = []
+
+    class Stepping(glasstorch.optim.SGD):
+        def step(self, closure=None):
+            hook(seen)
+            return super().step(closure)
+    glasstorch.manual_seed(0)
+    layer = glasstorch.nn.Linear(3, 2)
+    opt = Stepping(layer.parameters(), lr=0.1)
+    with inspection.seatbelt():
+        opt.zero_grad()
+        layer(glasstorch.ones(4, 3)).sum().backward()
+        opt.step()
+        assert ANYWHERE.on and seam.on       # (the step over: both back on)
+    return seen
+
+
+def test_the_pause_switches_the_process_wide_flag_off_and_back_on():
+    def hook(seen):
+        seen.append((ANYWHERE.on, seam.on, len(seam.function_modes)))
+    assert _seen_in_step(hook) == [(False, False, 1)]     # (the glass still on the stack)
+    assert not ANYWHERE.on and not _seam._threads_with_modes
+
+
+@pytest.mark.parametrize("wants_metadata", [True, False])
+def test_a_mode_entered_during_the_pause_sees_its_calls(wants_metadata):
+    # (one that wants no metadata queries changes none of the thread's counts: _refresh must still
+    # switch the flag back on)
+    def hook(seen):
+        with _logging_mode(glasstorch, seen, wants_metadata):
+            glasstorch.ones(2) + 1
+    assert _seen_in_step(hook) == ["ones", "add"]
+
+
+def test_a_mode_in_another_thread_during_the_pause_sees_its_calls():
+    def hook(seen):
+        def other():
+            with _logging_mode(glasstorch, seen, False):
+                glasstorch.ones(2) * 2
+        t = threading.Thread(target=other)
+        t.start()
+        t.join()
+        glasstorch.ones(2) * 2        # (this thread's calls: still unseen)
+    assert _seen_in_step(hook) == ["ones", "mul"]
+
+
+def test_the_pause_leaves_the_flag_on_while_another_thread_has_a_mode():
+    entered, done = threading.Event(), threading.Event()
+    seen_there = []
+
+    def other():
+        with _logging_mode(glasstorch, seen_there):
+            entered.set()
+            done.wait(10)
+            glasstorch.zeros(1)
+    t = threading.Thread(target=other)
+    t.start()
+    assert entered.wait(10)
+    try:
+        def hook(seen):
+            seen.append(ANYWHERE.on)
+        assert _seen_in_step(hook) == [True]
+    finally:
+        done.set()
+        t.join()
+    assert seen_there == ["zeros"]

@@ -284,6 +284,27 @@ def test_the_update_runs_unwatched_and_the_glass_watches_again():
     assert not seam.function_modes
 
 
+@pytest.mark.parametrize("dtype, big", [("float32", 1e30), ("float64", 1e300), ("float16", 1e4)])
+def test_the_nonfinite_check_passes_large_finite_values_and_reports_nan_and_inf(dtype, big):
+    """The check first adds up the squares of an output (``seatbelt._finite``): finite values whose
+    squares overflow that sum are then looked at one by one and not reported; an inf or a NaN is, once,
+    at its op. The check itself reports no floating-point error (a RuntimeWarning from inspection)."""
+    dt = getattr(glasstorch, dtype)
+    x = glasstorch.full((64, 128), big, dtype=dt, requires_grad=True)
+    with inspection.seatbelt(), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        y = x * 1.0                             # finite, but the sum of its squares is not
+        z = y[:, :1] * 0.0                      # (finite: no report)
+        inf = y * big                           # expect: NonFiniteWarning (inf)
+        nan = (z - 0.0) * inf[:, :1]            # 0 * inf: nan, but carried from the inf: no second report
+        w = x[:1, :1] * float("nan")            # asked for (a nan given): not reported
+    names = [w.category.__name__ for w in caught if issubclass(w.category, TrapWarning)]
+    assert names == ["NonFiniteWarning"], names
+    assert "inf first appears" in str(next(w.message for w in caught if issubclass(w.category, TrapWarning)))
+    assert not [w for w in caught if "inspection" in w.filename], [str(w.message) for w in caught]
+    assert bool(y.isfinite().all()) and not bool(inf.isfinite().any()) and bool(nan.isnan().all()) and w.isnan()
+
+
 def test_import_before_the_seatbelt_is_still_seen():
     """A function imported by name before the seatbelt opened is the same function: it is seen."""
     code = ("import glasstorch as torch\n"

@@ -40,7 +40,8 @@ from itertools import chain
 from operator import attrgetter, itemgetter
 
 from .._tensor import Tensor
-from .._seam import seam, add_engine_observer, body_of, is_metadata_query, _Seam, _FIRST_CALL as _seam_first_call
+from .._seam import (seam, add_engine_observer, body_of, is_metadata_query, _Seam, _FIRST_CALL as _seam_first_call,
+                     _subclasses_exist)
 from .._warnings import is_glasstorch_file, GLASSTORCH_PREFIXES
 from ..overrides import TorchFunctionMode
 from .. import autograd
@@ -325,6 +326,9 @@ class Glass(TorchFunctionMode):
         self.aside = None              # while it stands back (an optimizer step): its place in the mode
         #                                stack, or _PAUSED (seam.pause)
         self.backward_call = None      # (counted, retain_graph) of the backward call being run
+        # this thread's function-mode stack (the glass is entered in the thread that makes it): while the
+        # seam hands the glass a call, what is left on it is what is below the glass (see __torch_function__)
+        self.stack = seam.function_modes
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         if kwargs is None:
@@ -337,8 +341,10 @@ class Glass(TorchFunctionMode):
             return handler(self, func, args, kwargs)
         # (the function's body directly when nothing is below the glass -- a mode, a Tensor subclass:
         # its prelude would only find the function level off and call it, a Python call more for
-        # every call seen; the same in the handlers the training step meets)
-        out = (func if seam.on else _BODIES.get(func) or _body(func))(*args, **kwargs)
+        # every call seen; the same in the handlers the training step meets. Below it: a mode left on
+        # this thread's stack, or maybe a subclass's instance. Read so, not as the thread-local
+        # seam.on, which costs ~600 machine instructions a read)
+        out = (func if self.stack or _subclasses_exist[0] else _BODIES.get(func) or _body(func))(*args, **kwargs)
         # (after(), written out for the usual result, a Tensor: this runs for every call)
         if type(out) is Tensor:
             fn = out._grad_fn
@@ -454,7 +460,8 @@ def _seq_of(node):
 def _cutting(how):
     """A function whose result has no path back to its tensor (detach, item, numpy, .data...)."""
     def handle(glass, func, args, kwargs):
-        out = (func if seam.on else _BODIES.get(func) or _body(func))(*args, **kwargs)   # (as the glass does)
+        run = func if glass.stack or _subclasses_exist[0] else _BODIES.get(func) or _body(func)   # (as the glass does)
+        out = run(*args, **kwargs)
         t = args[0]
         if t._requires_grad:
             source = t._grad_fn
@@ -595,7 +602,8 @@ def _zero_grad(glass, func, args, kwargs):
     if timelines:
         params = [p for p in owner_params(owner) if p._grad is not None]
         _timeline("zero_grad", "optimizer" if is_optimizer else "module", params, set_to_none, where_of(frame))
-    return (func if seam.on else _BODIES.get(func) or _body(func))(*args, **kwargs)    # (as the glass does)
+    run = func if glass.stack or _subclasses_exist[0] else _BODIES.get(func) or _body(func)    # (as the glass does)
+    return run(*args, **kwargs)
 
 
 def _reading_is_leaf(glass, func, args, kwargs):
@@ -628,7 +636,8 @@ def _backward_call(counted):
             frame = caller_of_call(3)     # (3: this handler, the glass, the seam)
         glass.backward_call = (counted, bool(retain if retain is not None else create), frame)
         try:
-            return (func if seam.on else _BODIES.get(func) or _body(func))(*args, **kwargs)   # (as the glass does)
+            run = func if glass.stack or _subclasses_exist[0] else _BODIES.get(func) or _body(func)   # (as the glass does)
+            return run(*args, **kwargs)
         finally:
             glass.backward_call = None
     return handle
@@ -903,8 +912,13 @@ def _step_pre_hook(optimizer, args, kwargs):
     grad_ids = list(map(id, grads))
     missing = _NONE_ID in grad_ids
     # (the counters read, not made: a .grad without one is at version 0 -- see make_counter)
-    versions = ([-1 if g is None else version_of(g) for g in grads] if missing
-                else [0 if c is None else c.version for c in map(_COUNTER, grads)])
+    if missing:
+        versions = [-1 if g is None else version_of(g) for g in grads]
+    else:
+        counters = list(map(_COUNTER, grads))
+        # (.grads made afresh by the backward, as after zero_grad(): none has a counter, all at 0)
+        versions = ([0] * len(counters) if counters.count(None) == len(counters)
+                    else [0 if c is None else c.version for c in counters])
     count = t.backward_count
     param_ids = list(map(id, params))
     if record.zeroed or not record.grad_ids:
