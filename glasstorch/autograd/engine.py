@@ -446,15 +446,28 @@ def _run_leaf_hooks(var, grad):
 
 
 def _private_array(grads, var):
-    """Whether the array ``grads[0]`` can become ``var.grad`` without a copy: torch steals a
-    gradient nobody else can see and copies one that is shared. Provably private here: only the
-    engine's list refers to the array (a Tensor over it, a saved value, a view, or the same
-    gradient delivered to another input would add references), it owns its memory, and it has the
-    leaf's shape, dtype and (C-contiguous) layout."""
+    """The array that can become ``var.grad`` without a copy, or None: torch steals a gradient
+    nobody else can see and copies one that is shared. Provably private here: only the engine's
+    list refers to the array ``grads[0]`` (a Tensor over it, a saved value, a view, or the same
+    gradient delivered to another input would add references), it has the leaf's shape, dtype and
+    (C-contiguous) layout, and it owns its memory -- or is a view of an array of that same shape and
+    layout that nothing else refers to, which is taken instead: a column-major product handed back
+    through ``t()``, as nn.Linear's weight gradient is (mm_mat2_backward's ``(grad^T @ x)^T``, then
+    TBackward0's ``t()``)."""
     d = grads[0]
-    return (type(d) is _ndarray and _getrefcount(d) <= 3   # the list, `d`, getrefcount's argument
-            and d.base is None and d.flags.c_contiguous
-            and d.shape == var._data.shape and d.dtype == var._data.dtype)
+    if not (type(d) is _ndarray and _getrefcount(d) <= 3   # the list, `d`, getrefcount's argument
+            and d.flags.c_contiguous and d.shape == var._data.shape and d.dtype == var._data.dtype):
+        return None
+    base = d.base
+    if base is None:
+        return d
+    if type(base) is _ndarray and _getrefcount(base) <= 3 and base.base is None \
+            and base.dtype == d.dtype and base.shape == d.shape and base.strides == d.strides:
+        # (its references: d.base, `base`, getrefcount's argument)
+        return base   # (the same dtype, shape and strides within its memory: the same elements)
+    return None
+
+
 def _checked_hook_result(hook, grad, res):
     """torch's contract for a tensor hook's replacement gradient: a tensor of the same size and
     type (a hook that changes them would store a wrong .grad or break the formula downstream)."""
@@ -508,8 +521,10 @@ def _accumulate_array(var, grads):
     from .._tensor import _wrap
     old = var._grad
     if old is None:
-        if _private_array(grads, var):
-            var._grad = _wrap(grads.pop())
+        private = _private_array(grads, var)
+        if private is not None:
+            grads.clear()   # (the engine's list drops its reference: the leaf's is the only one)
+            var._grad = _wrap(private)
         else:
             g = grads[0]
             var._grad = _wrap(g.astype(var._data.dtype, order="C", copy=True))  # (the array's own method: meta, CuPy)
