@@ -142,7 +142,8 @@ def _addmm_kernel(self, mat1, mat2, *, beta=1, alpha=1):
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({mat1.shape[0]}x{mat1.shape[1]} "
                            f"and {mat2.shape[0]}x{mat2.shape[1]})")
     shape = (mat1.shape[0], mat2.shape[1])
-    if self.shape != shape:  # (torch's error for an input of a wrong shape)
+    sc = self.shape
+    if sc != shape and sc != shape[1:]:  # (torch's error for an input of a wrong shape; a bias row is fine)
         _expand_kernel(self, shape)
     p = _gemm(mat1, mat2)
     if alpha != 1:
@@ -155,7 +156,8 @@ def _addmm_kernel(self, mat1, mat2, *, beta=1, alpha=1):
         out = p
     else:
         out = c + p
-    if p.dtype.kind == "f" and has_values(c) and (xp.signbit(c) & (c == 0)).any():
+    # (c.all(): no zero in c, so no -0 -- one pass over the bias, where the test for -0 makes three)
+    if p.dtype.kind == "f" and has_values(c) and not c.all() and (xp.signbit(c) & (c == 0)).any():
         _keep_negative_zeros(out, xp.broadcast_to(c, shape), mat1, mat2)
     return out
 
