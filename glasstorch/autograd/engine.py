@@ -84,6 +84,11 @@ def _sum_to(grad, shape):
         return grad
     lead = grad.ndim - len(shape)
     dims = tuple(range(lead)) + tuple(i + lead for i, s in enumerate(shape) if s == 1 and grad.shape[i + lead] != 1)
+    if lead and len(dims) == lead and type(grad) is _ndarray:
+        # only the leading dims (a Linear's bias): their sum has the shape already, an array of its own
+        # that AccumulateGrad takes over, where the sum kept as (1, n) and reshaped is a view it copies.
+        # (A Tensor keeps torch's sum_to, sum then view: a create_graph backward records both nodes.)
+        return grad.sum(dims)
     if dims:
         grad = grad.sum(dims, keepdim=True) if isinstance(grad, _Tensor()) else grad.sum(dims, keepdims=True)
     if lead or grad.shape != shape:
