@@ -186,3 +186,34 @@ def test_linear_saves_its_operands_sizes_and_strides_as_torch_names_them():
         assert y.grad_fn._saved_mat1_sym_strides == (5, 1) and y.grad_fn._saved_mat1_sym_sizes == (4, 5)
         z = lib.mm(lib.ones(4, 5), layer.weight.t())
         assert z.grad_fn._saved_mat2_sym_strides == (1, 5) and z.grad_fn._saved_mat2_sym_sizes == (5, 3)
+
+
+def _leaf_grads(lib, op, layouts, seed):
+    """mm/addmm of two leaves, each laid out column-major where ``layouts`` says: their .grad strides, values."""
+    rng = np.random.default_rng(seed)
+    leaves = []
+    for shape, col in zip(((4, 5), (5, 3)), layouts):
+        a = rng.standard_normal(shape).astype(np.float32)
+        t = lib.tensor(np.ascontiguousarray(a.T)).t() if col else lib.tensor(a)
+        leaves.append(t.detach().requires_grad_())
+    a, b = leaves
+    y = lib.mm(a, b) if op == "mm" else lib.addmm(lib.ones(3), a, b)
+    (y * lib.tensor(rng.standard_normal((4, 3)).astype(np.float32))).sum().backward()
+    return [(t.stride(), t.grad.stride(), t.grad.numpy()) for t in leaves]
+
+
+@pytest.mark.parametrize("layouts", [(False, False), (False, True), (True, False), (True, True)],
+                         ids=["CC", "CF", "FC", "FF"])
+@pytest.mark.parametrize("op", ["mm", "addmm"])
+def test_a_leafs_gradient_keeps_the_leafs_layout_as_in_torch(op, layouts):
+    # torch's AccumulateGrad: a gradient in the leaf's layout becomes .grad as it is, another is copied
+    # into the leaf's layout where the leaf is dense (clone_obey_contract), row-major where it is not
+    for (s, gs, g), (ts, tgs, tg) in zip(_leaf_grads(gt, op, layouts, 3), _leaf_grads(torch, op, layouts, 3)):
+        assert s == ts and gs == tgs == s
+        np.testing.assert_allclose(g, tg, rtol=1e-5, atol=1e-6)
+    for lib in (gt, torch):
+        e = lib.ones(3, 1).expand(3, 4).detach().requires_grad_()      # not dense: row-major
+        sliced = lib.ones(4, 10)[:, ::2].detach().requires_grad_()      # not dense: row-major
+        perm = lib.ones(2, 3, 4).permute(2, 0, 1).detach().requires_grad_()   # dense, permuted: its own
+        ((e * 2).sum() + (sliced * 2).sum() + (perm.exp()).sum()).backward()
+        assert e.grad.stride() == (4, 1) and sliced.grad.stride() == (5, 1) and perm.grad.stride() == (1, 12, 4)
