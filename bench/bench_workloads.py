@@ -15,6 +15,8 @@ machine with one thread, and shows threads that spin instead of working when it 
                backward's formulas, by hand on arrays -- bench/chain_numpy.py -- in the same
                interleaving: what no layer on NumPy can beat, and what the goal leaves per op)
   mlp          784-256-256-10 (ReLU), batch 256, cross_entropy, optim.SGD(lr=0.1)
+               (also its NumPy floor: the step by hand on arrays, in torch's GEMM layouts,
+               numpy_mlp_step; its losses follow torch's step after step)
   lenet        LeNet with ReLU and MaxPool2d, 1x28x28, batch 128, cross_entropy, optim.SGD(lr=0.1)
   lstm         language model: one-hot (vocab 28) -> nn.LSTM(28, 256) -> Linear(256, 28), 35 steps x
                batch 32, cross_entropy, clip_grad_norm_(max_norm=1), optim.SGD(lr=1)
@@ -245,11 +247,61 @@ def numpy_chain_step(row, seed=0):
     return lambda: step() if row == "chain-nograd" else step()[0]
 
 
+def numpy_mlp_step(seed=0):
+    """The mlp row by hand on float32 arrays, from make_step's data and weights: the floor. Each GEMM in
+    the layout torch's eager uses (``x @ W.T`` on the weight's transposed view, ``W``'s gradient as
+    ``g.T @ x`` in the weight's layout, ``g @ W``), the bias added into the product, ReLU's mask,
+    log-softmax and the mean NLL with its gradient, the bias gradients as column sums, and SGD's
+    update in place -- no Tensor, autograd or checks."""
+    rng = np.random.default_rng(seed + 1)
+    X = rng.standard_normal((256, 784)).astype(np.float32)
+    y = rng.integers(0, 10, 256)
+    wrng = np.random.default_rng(seed)      # _same_weights' draws, in parameters() order
+    params = []
+    for shape in ((256, 784), (256,), (256, 256), (256,), (10, 256), (10,)):
+        params.append((wrng.standard_normal(shape) * (0.1 if len(shape) > 1 else 0.01)).astype(np.float32))
+    rows = np.arange(256)
+
+    def step():
+        W1, b1, W2, b2, W3, b3 = params
+        a1 = X @ W1.T
+        a1 += b1
+        h1 = np.maximum(a1, 0)
+        a2 = h1 @ W2.T
+        a2 += b2
+        h2 = np.maximum(a2, 0)
+        z = h2 @ W3.T
+        z += b3
+        z -= z.max(1, keepdims=True)
+        e = np.exp(z)
+        s = e.sum(1, keepdims=True)
+        loss = np.log(s[:, 0]).mean() - z[rows, y].mean()
+        g3 = e / s                                   # d loss / d z = (softmax - onehot) / N
+        g3[rows, y] -= 1
+        g3 /= 256
+        grads = [None, None, g3.T @ h2, g3.sum(0)]
+        g2 = g3 @ W3
+        g2 *= a2 > 0
+        grads[0:2] = [g2.T @ h1, g2.sum(0)]
+        g1 = g2 @ W2
+        g1 *= a1 > 0
+        grads = [g1.T @ X, g1.sum(0)] + grads
+        for p, g in zip(params, grads):
+            g *= 0.1
+            p -= g
+        return loss
+    return step
+
+
 def compare(row, gt, torch, reps, device="cpu"):
     """Median ms of each, the ratio, its spread, page faults per step (mlp, lenet, on the CPU), and
-    for the chain rows on the CPU the NumPy floor's median ms (timed in the same interleaving)."""
+    for the chain rows and the mlp on the CPU the NumPy floor's median ms (timed in the same interleaving)."""
     ours, theirs = make_step(gt, row, device=device), make_step(torch, row, device=device)
-    floor = numpy_chain_step(row) if row in ("chain", "chain-nograd") and device == "cpu" else None
+    floor = None
+    if device == "cpu" and row in ("chain", "chain-nograd"):
+        floor = numpy_chain_step(row)
+    elif device == "cpu" and row == "mlp":
+        floor = numpy_mlp_step()
     sync_ours, sync_theirs = ((gt.cuda.synchronize, torch.cuda.synchronize) if device == "cuda"
                               else (_no_sync, _no_sync))
     la, lb = ours().item(), theirs().item()   # also the warm-up: .grad and optimizer state exist now

@@ -32,6 +32,7 @@ an input's name        that input (saved for backward, version-checked)
 outputs' names
 a parameter's name     its value (a number, a dim, a tuple...): exposed as ``_saved_<name>``
 ``<input>_sizes``      the input's shape, saved instead of the input (``_saved_<input>_sym_sizes``)
+``<input>_strides``    its strides, in elements (``_saved_<input>_sym_strides``)
 ``<input>_numel``      its number of elements (``_saved_<input>_sym_numel``)
 ``<input>_dtype``      the input's dtype
 ``<input>_device``     the input's device
@@ -754,6 +755,8 @@ def _node_class(name, schema, formulas, joint):
                 specs.append(("value", p))
             elif p.endswith("_sizes") and p[:-6] in args:
                 specs.append(("sizes", p[:-6]))
+            elif p.endswith("_strides") and p[:-8] in args:
+                specs.append(("strides", p[:-8]))
             elif p.endswith("_numel") and p[:-6] in args:
                 specs.append(("numel", p[:-6]))
             elif p.endswith("_dtype") and p[:-6] in args:

@@ -451,6 +451,8 @@ def _saved_lines(cls, arg, indent):
                 body.append(f"_node._saved_{key} = {arg(cls._op_arg_index[key])}")
             elif kind == "sizes":
                 body.append(f"_node._saved_{key}_sym_sizes = _sizes({arg(cls._op_arg_index[key])})")
+            elif kind == "strides":
+                body.append(f"_node._saved_{key}_sym_strides = _strides({arg(cls._op_arg_index[key])})")
             elif kind == "numel":
                 body.append(f"_node._saved_{key}_sym_numel = {arg(cls._op_arg_index[key])}._data.size")
             elif kind == "dtype":
@@ -595,8 +597,8 @@ def node_run_source(cls):
                 call.append(f"_v[{cls.saved_names.index(key)}]")
             elif kind == "value":
                 call.append(f"_node._saved_{key}")
-            elif kind == "sizes":
-                call.append(f"_node._saved_{key}_sym_sizes")
+            elif kind in ("sizes", "strides"):
+                call.append(f"_node._saved_{key}_sym_{kind}")
             elif kind == "numel":
                 call.append(f"_node._saved_{key}_sym_numel")
             else:                       # dtype, device, geometry

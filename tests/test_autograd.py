@@ -845,6 +845,45 @@ def test_fresh_gradient_is_stolen_not_copied():
     assert a.grad.data_ptr() == ptrs[0]
 
 
+def test_a_private_view_in_the_leafs_layout_is_taken_over_not_copied():
+    # nn.Linear's weight gradient reaches AccumulateGrad as t() of mm_mat2_backward's transposed product: a
+    # view of a row-major array of the weight's shape that nothing else refers to. That array becomes .grad.
+    from glasstorch.autograd.engine import _private_array
+    w = gt.ones(3, 5)
+    grads = [np.ones((3, 5), np.float32).T.T]
+    assert _private_array(grads, w) is grads[0].base
+    p = np.ones((3, 5), np.float32)              # the product also seen elsewhere: not private
+    grads = [p.T.T]
+    assert _private_array(grads, w) is None
+    del p
+    bits = np.zeros((3, 5), np.int32)            # a view as another dtype (a bitwise formula's result)
+    grads = [bits.view(np.float32)]
+    del bits
+    assert _private_array(grads, w) is None
+    grads = [np.ones((15,), np.float32).reshape(3, 5)]   # another shape: its base is not the leaf's shape
+    assert _private_array(grads, w) is None
+    grads = [np.ones((3, 5), np.float32)]        # an array of its own: itself
+    assert _private_array(grads, w) is grads[0]
+    grads = [np.ones((3, 5), np.float64)]        # another dtype than the leaf's
+    assert _private_array(grads, w) is None
+
+
+def test_linear_weight_gradient_is_the_transposed_product_taken_over():
+    # end to end: the weight's .grad is an array of its own (the product), row-major, with torch's values
+    x = np.random.default_rng(0).standard_normal((6, 5)).astype(np.float32)
+    for lib in (gt, torch):
+        layer = lib.nn.Linear(5, 3)
+        with lib.no_grad():
+            layer.weight.copy_(lib.tensor(np.arange(15, dtype=np.float32).reshape(3, 5) / 10))
+            layer.bias.zero_()
+        layer(lib.tensor(x)).square().sum().backward()
+        assert layer.weight.grad.stride() == (5, 1)
+        if lib is gt:
+            assert layer.weight.grad._data.base is None and layer.weight.grad._data.flags.owndata
+            got = layer.weight.grad.numpy()
+    np.testing.assert_allclose(got, layer.weight.grad.numpy(), rtol=1e-5)
+
+
 def test_create_graph_grads_of_two_leaves_are_distinct():
     a = gt.ones(3, requires_grad=True)
     b = gt.ones(3, requires_grad=True)

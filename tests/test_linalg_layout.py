@@ -141,3 +141,79 @@ def test_view_of_a_column_major_solution_is_refused_as_in_torch():
         with pytest.raises(RuntimeError, match="view size is not compatible"):
             X.view(-1)
         assert X.reshape(-1).shape == (6,) and X.contiguous().view(-1).shape == (6,)
+
+
+# ---- the gradients of mm and addmm: laid out as a column-major operand is (torch's mm_mat1_backward and
+# mm_mat2_backward), so nn.Linear's weight gradient reaches AccumulateGrad in the weight's own layout
+def _mm_case(lib, op, layouts, needs, dtype, seed):
+    """(mat1, mat2, their gradients' strides as the ops hand them on, result, the gradients' values)."""
+    rng = np.random.default_rng(seed)
+    made, seen = [], {}
+    for k, (shape, col) in enumerate(zip(((4, 5), (5, 3)), layouts)):
+        a = rng.standard_normal(shape)
+        leaf = lib.tensor(np.ascontiguousarray(a.T) if col else a, dtype=getattr(lib, dtype), requires_grad=needs[k])
+        t = leaf.t() if col else leaf * 1     # (a non-leaf either way, so that a hook sees the formula's result)
+        if needs[k]:
+            t.register_hook(lambda g, k=k: seen.__setitem__(k, g.stride()))
+        made.append((leaf, t))
+    (m1, a), (m2, b) = made
+    y = lib.mm(a, b) if op == "mm" else lib.addmm(lib.ones(3, dtype=getattr(lib, dtype)), a, b, alpha=0.5)
+    (y * lib.tensor(rng.standard_normal((4, 3)), dtype=getattr(lib, dtype))).sum().backward()
+    return seen, y, [m.grad for m in (m1, m2)]
+
+
+@pytest.mark.parametrize("needs", [(True, True), (True, False), (False, True)], ids=["both", "mat1", "mat2"])
+@pytest.mark.parametrize("layouts", [(False, False), (False, True), (True, False), (True, True)],
+                         ids=["CC", "CF", "FC", "FF"])
+@pytest.mark.parametrize("op", ["mm", "addmm"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_mm_gradients_are_laid_out_as_a_column_major_operand_as_in_torch(op, layouts, needs, dtype):
+    seen, y, grads = _mm_case(gt, op, layouts, needs, dtype, 7)
+    t_seen, t_y, t_grads = _mm_case(torch, op, layouts, needs, dtype, 7)
+    assert seen == t_seen
+    np.testing.assert_allclose(y.detach().numpy(), t_y.detach().numpy(), rtol=1e-5)
+    for g, tg in zip(grads, t_grads):
+        assert (g is None) == (tg is None)
+        if g is not None:
+            np.testing.assert_allclose(g.numpy(), tg.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_linear_saves_its_operands_sizes_and_strides_as_torch_names_them():
+    for lib in (gt, torch):
+        layer = lib.nn.Linear(5, 3)
+        y = layer(lib.ones(4, 5, requires_grad=True))
+        assert y.grad_fn._saved_mat2_sym_strides == (1, 5) and y.grad_fn._saved_mat2_sym_sizes == (5, 3)
+        assert y.grad_fn._saved_mat1_sym_strides == (5, 1) and y.grad_fn._saved_mat1_sym_sizes == (4, 5)
+        z = lib.mm(lib.ones(4, 5), layer.weight.t())
+        assert z.grad_fn._saved_mat2_sym_strides == (1, 5) and z.grad_fn._saved_mat2_sym_sizes == (5, 3)
+
+
+def _leaf_grads(lib, op, layouts, seed):
+    """mm/addmm of two leaves, each laid out column-major where ``layouts`` says: their .grad strides, values."""
+    rng = np.random.default_rng(seed)
+    leaves = []
+    for shape, col in zip(((4, 5), (5, 3)), layouts):
+        a = rng.standard_normal(shape).astype(np.float32)
+        t = lib.tensor(np.ascontiguousarray(a.T)).t() if col else lib.tensor(a)
+        leaves.append(t.detach().requires_grad_())
+    a, b = leaves
+    y = lib.mm(a, b) if op == "mm" else lib.addmm(lib.ones(3), a, b)
+    (y * lib.tensor(rng.standard_normal((4, 3)).astype(np.float32))).sum().backward()
+    return [(t.stride(), t.grad.stride(), t.grad.numpy()) for t in leaves]
+
+
+@pytest.mark.parametrize("layouts", [(False, False), (False, True), (True, False), (True, True)],
+                         ids=["CC", "CF", "FC", "FF"])
+@pytest.mark.parametrize("op", ["mm", "addmm"])
+def test_a_leafs_gradient_keeps_the_leafs_layout_as_in_torch(op, layouts):
+    # torch's AccumulateGrad: a gradient in the leaf's layout becomes .grad as it is, another is copied
+    # into the leaf's layout where the leaf is dense (clone_obey_contract), row-major where it is not
+    for (s, gs, g), (ts, tgs, tg) in zip(_leaf_grads(gt, op, layouts, 3), _leaf_grads(torch, op, layouts, 3)):
+        assert s == ts and gs == tgs == s
+        np.testing.assert_allclose(g, tg, rtol=1e-5, atol=1e-6)
+    for lib in (gt, torch):
+        e = lib.ones(3, 1).expand(3, 4).detach().requires_grad_()      # not dense: row-major
+        sliced = lib.ones(4, 10)[:, ::2].detach().requires_grad_()      # not dense: row-major
+        perm = lib.ones(2, 3, 4).permute(2, 0, 1).detach().requires_grad_()   # dense, permuted: its own
+        ((e * 2).sum() + (sliced * 2).sum() + (perm.exp()).sum()).backward()
+        assert e.grad.stride() == (4, 1) and sliced.grad.stride() == (5, 1) and perm.grad.stride() == (1, 12, 4)

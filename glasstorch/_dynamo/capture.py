@@ -990,6 +990,7 @@ def _dtype_type():
 def _meta(t):
     return {"shape": tuple(t.shape), "dtype": t.dtype, "requires_grad": t._requires_grad,
             "contiguous": bool(getattr(t._data, "flags", None) is not None and t._data.flags.c_contiguous),
+            "strides": t.stride(),                # (a formula that lays its result out as its input: mm's)
             "device": t.device.type}      # (jit.py's loops take NumPy's arrays only: 'cpu')
 
 

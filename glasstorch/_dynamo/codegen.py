@@ -588,6 +588,8 @@ class GeneratedCode:
             return _arg(args[key], self.ns)
         if kind == "sizes":
             return repr(tuple(args[key].meta["shape"]))
+        if kind == "strides":
+            return repr(tuple(args[key].meta["strides"]))
         if kind == "numel":
             return repr(int(np.prod(args[key].meta["shape"], dtype=np.int64)))
         return self.ns.const(args[key].meta["dtype"])

@@ -7,9 +7,9 @@ automatic_dynamic_shapes = True
 capture_scalar_outputs = False
 suppress_errors = False
 verbose = False
-# glasstorch's own: a Linear's weight gradient computed in the weight's layout, ``g.T @ x``, as torch's
-# compiled backward does (no transposed copy in AccumulateGrad; may differ from eager's
-# ``(x.T @ g).T`` in the last bit). False: eager's formulas, bit for bit. Read when code is generated.
+# glasstorch's own: a Linear's weight gradient computed in the weight's layout as one statement, ``g.T @ x``
+# (the product eager's two formulas make -- mm_mat2_backward's ``(g.T @ x).T``, then t()'s -- bit for
+# bit). False: the two formulas called. Read when code is generated.
 weight_grad_in_weight_layout = True
 # glasstorch's own: a bias's gradient (a gradient summed over every dim but the last, as a Linear's or a
 # broadcast add's bias gets it) computed as one matrix-vector product with ones, ``ones @ g.reshape(-1, n)``

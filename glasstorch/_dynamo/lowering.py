@@ -27,6 +27,7 @@ the memory planner (memory.py) can run a chain of them in one buffer.
 import numpy as np
 
 from . import jit
+from ..ops.linalg import _column_major
 from ..ops.nn_loss import _safe_targets
 from .memory import Reshape, U
 
@@ -226,6 +227,9 @@ def _tanh_grad(node, inp, args, g, save, src):
 def _mm_grad(node, inp, args, g, save, src):
     if len(args["self"].meta["shape"]) != 2 or len(args["mat2"].meta["shape"]) != 2:
         return None
+    a = args[inp]
+    if not _is_node(a) or _column_major(a.meta["shape"], a.meta["strides"]):
+        return None   # (the formula's other branch: the gradient laid out as a column-major input is)
     if inp == "self":
         return U("np.matmul", g, f"{save(args['mat2'])}.T"), True
     return U("np.matmul", f"{save(args['self'])}.T", g), True
@@ -281,12 +285,9 @@ def weight_grad(node, inp, args, g, save, uses):
     """``(W, g.T @ x)``: the gradient of ``W`` where ``mm(x, t(W))`` / ``addmm(b, x, t(W))`` -- a
     ``Linear`` -- is all that reads ``t(W)``; else None.
 
-    Eager computes it as its two formulas say, ``(x.T @ g).T``: a transposed view, which
-    AccumulateGrad then copies into ``W``'s row-major layout (torch's eager does the same; for the
-    MLP's 784x256 weight the copy is ~1 ms, a transposed read). torch's compiled backward, like this
-    one, multiplies in ``W``'s layout at once: the products and their order of summation are the
-    same, but OpenBLAS blocks the two GEMMs differently, so the result may differ from eager's in
-    the last bit (docs/compile.md, "Where compiled differs from eager")."""
+    Eager computes it as its two formulas say: mm_mat2_backward's ``(g.T @ x).T`` (``t(W)`` is
+    column-major, and its gradient is laid out so, as torch's is), then ``t()``'s transpose -- the
+    same product, row-major as ``W`` is; here it is one statement, without the formulas' calls."""
     if _key(node) not in ("mm.default", "addmm.default") or inp != "mat2" or args.get("beta", 1) != 1 \
             or args.get("alpha", 1) != 1:
         return None

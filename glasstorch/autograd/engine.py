@@ -84,6 +84,11 @@ def _sum_to(grad, shape):
         return grad
     lead = grad.ndim - len(shape)
     dims = tuple(range(lead)) + tuple(i + lead for i, s in enumerate(shape) if s == 1 and grad.shape[i + lead] != 1)
+    if lead and len(dims) == lead and type(grad) is _ndarray:
+        # only the leading dims (a Linear's bias): their sum has the shape already, an array of its own
+        # that AccumulateGrad takes over, where the sum kept as (1, n) and reshaped is a view it copies.
+        # (A Tensor keeps torch's sum_to, sum then view: a create_graph backward records both nodes.)
+        return grad.sum(dims)
     if dims:
         grad = grad.sum(dims, keepdim=True) if isinstance(grad, _Tensor()) else grad.sum(dims, keepdims=True)
     if lead or grad.shape != shape:
@@ -446,15 +451,40 @@ def _run_leaf_hooks(var, grad):
 
 
 def _private_array(grads, var):
-    """Whether the array ``grads[0]`` can become ``var.grad`` without a copy: torch steals a
-    gradient nobody else can see and copies one that is shared. Provably private here: only the
-    engine's list refers to the array (a Tensor over it, a saved value, a view, or the same
-    gradient delivered to another input would add references), it owns its memory, and it has the
-    leaf's shape, dtype and (C-contiguous) layout."""
+    """The array that can become ``var.grad`` without a copy, or None: torch steals a gradient
+    nobody else can see and copies one that is shared. Provably private here: only the engine's
+    list refers to the array ``grads[0]`` (a Tensor over it, a saved value, a view, or the same
+    gradient delivered to another input would add references), it has the leaf's shape, dtype and
+    layout (:func:`_in_leaf_layout`), and it owns its memory -- or is a view of an array of that same
+    shape and layout that nothing else refers to, which is taken instead: a column-major product
+    handed back through ``t()``, as nn.Linear's weight gradient is (mm_mat2_backward's
+    ``(grad^T @ x)^T``, then TBackward0's ``t()``)."""
     d = grads[0]
-    return (type(d) is _ndarray and _getrefcount(d) <= 3   # the list, `d`, getrefcount's argument
-            and d.base is None and d.flags.c_contiguous
-            and d.shape == var._data.shape and d.dtype == var._data.dtype)
+    v = var._data
+    if not (type(d) is _ndarray and _getrefcount(d) <= 3   # the list, `d`, getrefcount's argument
+            and d.shape == v.shape and d.dtype == v.dtype and _in_leaf_layout(d, v)):
+        return None
+    base = d.base
+    if base is None:
+        return d
+    if type(base) is _ndarray and _getrefcount(base) <= 3 and base.base is None \
+            and base.dtype == d.dtype and base.shape == d.shape and base.strides == d.strides:
+        # (its references: d.base, `base`, getrefcount's argument)
+        return base   # (the same dtype, shape and strides within its memory: the same elements)
+    return None
+
+
+def _in_leaf_layout(d, v):
+    """torch's obeys_layout_contract: a gradient may become the leaf's ``.grad`` as it is when it has the
+    leaf's strides (those of dims of size 1 aside) where the leaf is dense, else when it is row-major."""
+    ds, vs = d.strides, v.strides
+    if ds == vs:
+        return True
+    if _dense(v):
+        return all(a == b for a, b, n in zip(ds, vs, d.shape) if n != 1)
+    return d.flags.c_contiguous
+
+
 def _checked_hook_result(hook, grad, res):
     """torch's contract for a tensor hook's replacement gradient: a tensor of the same size and
     type (a hook that changes them would store a wrong .grad or break the formula downstream)."""
@@ -508,11 +538,15 @@ def _accumulate_array(var, grads):
     from .._tensor import _wrap
     old = var._grad
     if old is None:
-        if _private_array(grads, var):
-            var._grad = _wrap(grads.pop())
+        private = _private_array(grads, var)
+        if private is not None:
+            grads.clear()   # (the engine's list drops its reference: the leaf's is the only one)
+            var._grad = _wrap(private)
         else:
-            g = grads[0]
-            var._grad = _wrap(g.astype(var._data.dtype, order="C", copy=True))  # (the array's own method: meta, CuPy)
+            g, v = grads[0], var._data
+            # laid out as the leaf where it is dense, else row-major: torch's clone_obey_contract
+            var._grad = _wrap(copy_preserving_layout(g, v.dtype, like=v) if _dense(v)
+                              else g.astype(v.dtype, order="C", copy=True))   # (the array's own method: meta, CuPy)
     elif _state.enabled or old._data.dtype != grads[0].dtype or old._data.shape != grads[0].shape \
             or not old._data.flags.writeable:
         var._grad = old + _wrap(grads[0])

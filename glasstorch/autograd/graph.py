@@ -242,6 +242,14 @@ def _sizes(v):
     return [tuple(t.shape) for t in v] if isinstance(v, (list, tuple)) else tuple(v._data.shape)
 
 
+def _strides(t):
+    """``t.stride()``: its strides in elements (a formula that chooses its result's layout from its
+    input's, as torch's mm_mat1_backward / mm_mat2_backward do)."""
+    d = t._data
+    size = d.itemsize
+    return tuple(s // size for s in d.strides) if size else (0,) * d.ndim
+
+
 def _geometry(t):
     """torch's TensorGeometry of ``t``: its sizes, strides and storage offset (in elements)."""
     return tuple(t._data.shape), t.stride(), t.storage_offset()
@@ -278,7 +286,8 @@ def _version(v):
 
 def node_helpers():
     """The names generated node code uses."""
-    return {"_input_meta": _input_meta, "_differentiable": _differentiable, "_sizes": _sizes, "_geometry": _geometry,
+    return {"_input_meta": _input_meta, "_differentiable": _differentiable, "_sizes": _sizes, "_strides": _strides,
+            "_geometry": _geometry,
             "_version": _version,
             "_new": object.__new__, "_NO_EDGE": _NO_EDGE, "_view_edge": _view_edge, "_next_seq": _next_seq,
             "_anomaly": _anomaly, "_forward_trace": _forward_trace, "_check_all_saved": _check_all_saved,

@@ -142,7 +142,8 @@ def _addmm_kernel(self, mat1, mat2, *, beta=1, alpha=1):
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({mat1.shape[0]}x{mat1.shape[1]} "
                            f"and {mat2.shape[0]}x{mat2.shape[1]})")
     shape = (mat1.shape[0], mat2.shape[1])
-    if self.shape != shape:  # (torch's error for an input of a wrong shape)
+    sc = self.shape
+    if sc != shape and sc != shape[1:]:  # (torch's error for an input of a wrong shape; a bias row is fine)
         _expand_kernel(self, shape)
     p = _gemm(mat1, mat2)
     if alpha != 1:
@@ -155,7 +156,8 @@ def _addmm_kernel(self, mat1, mat2, *, beta=1, alpha=1):
         out = p
     else:
         out = c + p
-    if p.dtype.kind == "f" and has_values(c) and (xp.signbit(c) & (c == 0)).any():
+    # (c.all(): no zero in c, so no -0 -- one pass over the bias, where the test for -0 makes three)
+    if p.dtype.kind == "f" and has_values(c) and not c.all() and (xp.signbit(c) & (c == 0)).any():
         _keep_negative_zeros(out, xp.broadcast_to(c, shape), mat1, mat2)
     return out
 
@@ -184,9 +186,33 @@ def _baddbmm_kernel(self, batch1, batch2, *, beta=1, alpha=1):
     return p + (self if beta == 1 else beta * self)
 
 
+def _column_major(sizes, strides):
+    return strides[0] == 1 and strides[1] == sizes[0]
+
+
+def mm_mat1_backward(grad, mat2, mat1_sizes, mat1_strides, alpha=1):
+    """The gradient of ``mat1`` in ``mat1 @ mat2``: ``grad @ mat2^H``, laid out as ``mat1`` is when that is
+    column-major -- computed as ``(conj(mat2) @ grad^T)^T``, a transposed view of a row-major product, as
+    torch's mm_mat1_backward does."""
+    if _column_major(mat1_sizes, mat1_strides):
+        return _scaled(aten.t(aten.mm(conj(mat2), aten.t(grad))), alpha)
+    return _scaled(aten.mm(grad, conj(aten.t(mat2))), alpha)
+
+
+def mm_mat2_backward(grad, mat1, mat2_sizes, mat2_strides, alpha=1):
+    """The gradient of ``mat2`` in ``mat1 @ mat2``: ``mat1^H @ grad``, laid out as ``mat2`` is when that is
+    column-major, as torch's mm_mat2_backward does. ``nn.Linear``'s ``x @ W.t()`` is that case: the
+    product ``grad^T @ conj(mat1)`` has ``W``'s row-major layout, so the gradient ``t()`` hands back to
+    ``W`` is taken over by AccumulateGrad as it is, where ``(x^T @ grad)^T`` had to be copied into ``W``'s
+    layout (a transposed read of the whole gradient)."""
+    if _column_major(mat2_sizes, mat2_strides):
+        return _scaled(aten.t(aten.mm(aten.t(grad), conj(mat1))), alpha)
+    return _scaled(aten.mm(conj(aten.t(mat1)), grad), alpha)
+
+
 mm_op = defop("mm(Tensor self, Tensor mat2) -> Tensor", _mm_kernel, node="MmBackward0",
-              self=lambda grad, mat2: aten.mm(grad, conj(aten.t(mat2))),
-              mat2=lambda grad, self: aten.mm(conj(aten.t(self)), grad))
+              self=lambda grad, mat2, self_sizes, self_strides: mm_mat1_backward(grad, mat2, self_sizes, self_strides),
+              mat2=lambda grad, self, mat2_sizes, mat2_strides: mm_mat2_backward(grad, self, mat2_sizes, mat2_strides))
 bmm_op = defop("bmm(Tensor self, Tensor mat2) -> Tensor", _bmm_kernel, node="BmmBackward0",
                self=lambda grad, mat2: aten.bmm(grad, conj(aten.transpose.int(mat2, 1, 2))),
                mat2=lambda grad, self: aten.bmm(conj(aten.transpose.int(self, 1, 2)), grad))
@@ -202,8 +228,10 @@ vdot_op = defop("vdot(Tensor self, Tensor other) -> Tensor", _vdot_kernel, node=
 addmm_op = defop("addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
                  _addmm_kernel, node="AddmmBackward0",
                  self=lambda grad, beta: _scaled(grad, beta),
-                 mat1=lambda grad, mat2, alpha: _scaled(aten.mm(grad, conj(aten.t(mat2))), alpha),
-                 mat2=lambda grad, mat1, alpha: _scaled(aten.mm(conj(aten.t(mat1)), grad), alpha))
+                 mat1=lambda grad, mat2, mat1_sizes, mat1_strides, alpha:
+                     mm_mat1_backward(grad, mat2, mat1_sizes, mat1_strides, alpha),
+                 mat2=lambda grad, mat1, mat2_sizes, mat2_strides, alpha:
+                     mm_mat2_backward(grad, mat1, mat2_sizes, mat2_strides, alpha))
 baddbmm_op = defop("baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
                    _baddbmm_kernel, node="BaddbmmBackward0",
                    self=lambda grad, beta: _scaled(grad, beta),

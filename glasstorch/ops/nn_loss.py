@@ -32,6 +32,7 @@ from .. import _checks, _dtype, _warnings
 from .._seam import seam, overridable
 from .._ops import defop, aten, node_classes_of
 from ._op import _state, promote_arrays
+from .reduction import log_softmax
 
 __getattr__ = node_classes_of(__name__)    # (the node classes declared here, by name: TanhBackward0)
 
@@ -248,8 +249,11 @@ def _nll_forward(self, target, weight, reduction, ignore_index, cdim):
         return losses.astype(self.dtype, copy=False), total
     loss = losses.sum(dtype=self.dtype)
     if reduction == Reduction.MEAN:
-        with xp.errstate(invalid="ignore", divide="ignore"):   # everything ignored: nan, as in torch
+        if w is None and safe.size:   # (a count of at least one: no division can warn)
             loss = loss / total
+        else:
+            with xp.errstate(invalid="ignore", divide="ignore"):   # everything ignored: nan, as in torch
+                loss = loss / total
     return asarray(loss, dtype=self.dtype), total
 
 
@@ -261,8 +265,11 @@ def _nll_backward(grad_output, self, target, weight, reduction, ignore_index, to
     if reduction == Reduction.MEAN:
         with xp.errstate(invalid="ignore", divide="ignore"):
             g = g / total_weight
-    with xp.errstate(invalid="ignore"):
-        coef = -g if weight is None else -g * weight[safe]
+    if weight is None:
+        coef = -g
+    else:
+        with xp.errstate(invalid="ignore"):
+            coef = -g * weight[safe]
     coef = xp.broadcast_to(coef, safe.shape).astype(self.dtype, copy=False)
     if kept is not None:   # (a select, not a product: all targets ignored makes the scale nan)
         coef = xp.where(kept, coef, self.dtype.type(0))
@@ -384,7 +391,6 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
                   label_smoothing=0.0):
     """nll_loss(log_softmax(input)) for class indices; -sum(target * log_softmax(input)) for class
     probabilities (a target of the input's shape). label_smoothing mixes in the uniform distribution."""
-    from .reduction import log_softmax
     if seam.autocast is not None:   # torch's autocast casts cross_entropy_loss whole (fp32 list), before its log_softmax
         from ..amp.autocast_mode import fp32_inputs
         input, target, weight = fp32_inputs(input, target, weight)
