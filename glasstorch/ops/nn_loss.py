@@ -248,8 +248,11 @@ def _nll_forward(self, target, weight, reduction, ignore_index, cdim):
         return losses.astype(self.dtype, copy=False), total
     loss = losses.sum(dtype=self.dtype)
     if reduction == Reduction.MEAN:
-        with xp.errstate(invalid="ignore", divide="ignore"):   # everything ignored: nan, as in torch
+        if w is None and safe.size:        # total is the number of targets: no 0 / 0 to silence
             loss = loss / total
+        else:
+            with xp.errstate(invalid="ignore", divide="ignore"):   # everything ignored: nan, as in torch
+                loss = loss / total
     return asarray(loss, dtype=self.dtype), total
 
 
