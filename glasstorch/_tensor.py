@@ -243,6 +243,18 @@ def bump_version(t, op_name):
     vc.where = (f.f_code.co_filename, f.f_lineno) if f is not None else None
 
 
+def bump_versions(tensors, *op_names):
+    """``bump_version(t, name)`` for each tensor and each name in turn (an optimizer's in-place update
+    of all its parameters), the user's line found once: the stack walk is most of a bump's cost."""
+    f = user_frame(2)
+    where = (f.f_code.co_filename, f.f_lineno) if f is not None else None
+    for t in tensors:
+        vc = t._counter or make_counter(t)
+        vc.version += len(op_names)
+        vc.last_op = op_names[-1]
+        vc.where = where
+
+
 class _intercepted_property(property):
     """A Tensor property that a function mode sees (``Tensor.grad.__get__``, ``Tensor.grad.__set__``),
     named as torch's descriptors are (``func.__self__.__name__ == 'grad'``): its getter and setter

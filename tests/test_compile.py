@@ -2,6 +2,7 @@
 when what the capture assumed changes, graph breaks run eagerly with their reasons, and the
 OptimizedModule API is torch's."""
 import gc
+import re
 import warnings
 
 import numpy as np
@@ -225,6 +226,32 @@ def test_relu_backward_lowered_keeps_the_gradients_bits(dtype, layout):
     if layout == "row_major":
         assert "_threshold_grad(g_relu, relu, out=g_relu)" in backward      # into the dying gradient
 
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("layout", ["row_major", "transposed"])
+@pytest.mark.parametrize("shape", [(2, 5), (37, 30)])
+def test_relu_lowered_keeps_the_sign_of_zeros_and_nans_as_eager(dtype, layout, shape):
+    # The lowered ReLU on a row-major input is np.maximum(zeros, x) with a constant zeros array (NumPy's
+    # contiguous loop): a tie gives x's own -0 as eager's relu (and torch's) does; nan and inf pass. A
+    # short array runs NumPy's scalar tail only, a long one its vector body too.
+    values = np.array([-0.0, 0.0, -1.5, 2.0, np.nan, -np.nan, -np.inf, np.inf, 0.5, -0.25], dtype)
+    x_data = np.resize(values, shape)
+
+    def f(x):                  # (x * 1.0: a fresh array of the generated code, so ReLU runs into it)
+        return (x * 1.0).relu() if layout == "row_major" else (x.t() * 1.0).relu()
+
+    compiled = gt.compile(f)
+    x = gt.tensor(x_data)
+    compiled(x)                                      # the capture
+    want = f(x).numpy()
+    for _ in range(2):
+        got = compiled(x).numpy()
+        assert got.tobytes() == want.tobytes() and got.strides == want.strides
+    forward = compiled.code
+    # (a transposed input: the scalar 0 first, a new array laid out as the input, as eager's kernel does)
+    assert re.search(r"relu = np\.maximum\(_c\d+, (\w+), out=\1\)" if layout == "row_major" else
+                     r"relu = np\.maximum\(_c\d+, mul\)   #", forward)
 
 def test_memory_planning_never_overwrites_what_is_still_read(eager_weight_grads):
     w = gt.randn(4, 4, requires_grad=True)

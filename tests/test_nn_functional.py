@@ -1133,3 +1133,32 @@ def test_dispatch_modes_see_torchs_double_backward_ops():
     ours = _nn_ops_seen(gt, build, create_graph=True)
     assert theirs.count("aten.convolution_backward.default") > 2
     assert ours == theirs
+
+
+@pytest.mark.parametrize("shape", [(256, 10), (3, 2), (5, 16), (4, 17), (2, 3, 7)])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+def test_softmax_of_short_rows_as_the_row_max_formula(name, dtype, shape):
+    # Rows of 2-16 elements take their maximum down the columns of a transposed copy (ops/reduction.py
+    # _max_kept): the same bits as the plain row reduction, ties of -0 and +0, nan and inf included, and
+    # torch's values
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal(shape).astype(dtype)
+    flat = x.reshape(-1, shape[-1])
+    flat[0, :2] = (-0.0, 0.0)
+    flat[1, :2] = (0.0, -0.0)
+    flat[1 % flat.shape[0], 1:] = -np.inf
+    if flat.shape[0] > 2:
+        flat[2, -1], flat[-1, 0] = np.nan, np.inf
+    with np.errstate(invalid="ignore"):
+        shifted = x - x.max(axis=-1, keepdims=True)
+        e = np.exp(shifted)
+        total = e.reshape(-1, shape[-1]).dot(np.ones(shape[-1], dtype)).reshape(shape[:-1] + (1,))
+        want = shifted - np.log(total) if name == "log_softmax" else e / total
+    got = getattr(F, name)(gt.tensor(x), -1).numpy()
+    assert got.tobytes() == want.tobytes()
+    theirs = getattr(torch.nn.functional, name)(torch.tensor(x), -1).numpy()
+    np.testing.assert_allclose(got, theirs, rtol=1e-5 if dtype == "float32" else 1e-12, atol=1e-7)
+    t = gt.tensor(np.ascontiguousarray(np.swapaxes(x, 0, -1)))     # a transposed input: the plain reduction
+    np.testing.assert_allclose(getattr(F, name)(t.transpose(0, -1), -1).numpy(), theirs,
+                               rtol=1e-5 if dtype == "float32" else 1e-12, atol=1e-7)

@@ -1193,7 +1193,7 @@ def test_clamping_keeps_signs_of_zeros_and_nans_on_long_arrays(case, dtype, layo
     # NumPy's loops give the second operand on a tie (one pass), or the fix-up of a == 0 after it
     from glasstorch.ops import pointwise
     if not one_pass:
-        monkeypatch.setattr(pointwise, "_ties_give_second", lambda extremum, dtype: False)
+        monkeypatch.setattr(pointwise, "_ties_give_second", lambda extremum, dtype, full=False: False)
     values = np.array([-0.0, 0.0, -1.5, 2.0, np.nan, -np.nan, -np.inf, np.inf, 0.5, -0.25] * 111, dtype=dtype)
 
     def run(lib):

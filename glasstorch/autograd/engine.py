@@ -127,22 +127,29 @@ def _validate(node, i, g):
     return g
 
 
-_tensor_cls = []
+_from_tensor = {}
+
+
+def _tensor_attr(name):
+    """``glasstorch._tensor.<name>`` (``Tensor``, ``_wrap``): that module imports this package, so it is
+    imported at first use, and kept -- an import statement in a hot function costs ~1 us a call (the
+    compiled MLP's backward made 13 of them a step)."""
+    value = _from_tensor.get(name)
+    if value is None:
+        from .. import _tensor
+        value = _from_tensor[name] = getattr(_tensor, name)
+    return value
 
 
 def _Tensor():
-    if not _tensor_cls:
-        from .._tensor import Tensor
-        _tensor_cls.append(Tensor)
-    return _tensor_cls[0]
+    return _tensor_attr("Tensor")
 
 
 def _as_tensor(g):
     """A gradient handed to user code (hooks, custom Functions) is a Tensor."""
     if g is None or isinstance(g, _Tensor()):
         return g
-    from .._tensor import _wrap
-    return _wrap(g)
+    return _tensor_attr("_wrap")(g)
 
 
 def _as_array(g):
@@ -535,7 +542,7 @@ def _accumulate(acc, grads, create_graph, tensors):
 
 
 def _accumulate_array(var, grads):
-    from .._tensor import _wrap
+    _wrap = _tensor_attr("_wrap")
     old = var._grad
     if old is None:
         private = _private_array(grads, var)

@@ -6,6 +6,7 @@ an ``ExpBackward`` whose ``backward`` calls ``Exp.backward(ctx, grad)``.
 import functools
 
 from . import grad_mode
+from .engine import _Tensor   # (glasstorch._tensor imports this package: the class is looked up at first use)
 from .graph import Node, connect, rebase_history, set_history, version_of, IN_CUSTOM_FUNCTION
 
 _state = grad_mode._state
@@ -35,8 +36,7 @@ class FunctionCtx:
 
 
 def _is_tensor(x):
-    from .._tensor import Tensor
-    return isinstance(x, Tensor)
+    return isinstance(x, _Tensor())
 
 
 class BackwardCFunction(Node, FunctionCtx):
@@ -144,7 +144,7 @@ class Function(metaclass=FunctionMeta):
 
     @classmethod
     def apply(cls, *args, **kwargs):
-        from .._tensor import Tensor
+        Tensor = _Tensor()
         node = cls._backward_cls.__new__(cls._backward_cls)
         is_tensor = tuple(isinstance(a, Tensor) for a in args)
         node._arg_is_tensor = is_tensor

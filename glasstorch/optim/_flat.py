@@ -21,7 +21,7 @@ its for-loop; glasstorch's is the flat path, which gives the same values.)
 """
 from .. import _dtype
 from .._array import xp
-from .._tensor import bump_version
+from .._tensor import bump_versions
 from ..ops.creation import from_numpy
 
 try:   # the interception seam, where the op core has one
@@ -146,7 +146,7 @@ def add_into(params, fg, update, op_name):
     for p, u in zip(params, fg.views(update)):
         d = p._data
         xp.add(d, u, out=d)
-        bump_version(p, op_name)
+    bump_versions(params, op_name)
 
 
 def scale_params(params, factor, op_name):
@@ -154,15 +154,12 @@ def scale_params(params, factor, op_name):
     for p in params:
         d = p._data
         xp.multiply(d, factor, out=d)
-        bump_version(p, op_name)
+    bump_versions(params, op_name)
 
 
 def bump(states, key, *op_names):
     """The version bumps the for-loop's in-place ops on ``states[i][key]`` would make."""
-    for s in states:
-        t = s[key]
-        for name in op_names:
-            bump_version(t, name)
+    bump_versions([s[key] for s in states], *op_names)
 
 
 def same_state(states, key):

@@ -14,7 +14,7 @@ some frameworks do): changing ``lr`` mid-training takes effect at once.
 """
 from . import _flat   # (its usable(): when the array path may run)
 from .._array import xp
-from .._tensor import bump_version
+from .._tensor import bump_versions
 from ..ops.creation import from_numpy
 from .optimizer import (Optimizer, _check_lr, _check_not_differentiable, _evaluate_closure, _to_scalar,
                         _use_grad_for_differentiable)
@@ -136,6 +136,7 @@ def _arrays_sgd(optimizer, params, group):
         if buf is not None and (type(buf._data) is not xp.ndarray or buf._data.dtype != p._data.dtype
                                 or buf._data.shape != p._data.shape):
             return False
+    bufs = []                                                  # the buffers updated in place
     for p, state in zip(params, states):
         d, grad = p._data, p.grad._data
         number = d.dtype.type    # the for-loop's Python numbers meet float arrays as their dtype
@@ -151,10 +152,10 @@ def _arrays_sgd(optimizer, params, group):
             else:                                              # buf.mul_(momentum).add_(grad, alpha=1 - dampening)
                 b = buf._data
                 xp.multiply(b, number(momentum), out=b)
-                bump_version(buf, "mul_")
                 xp.add(b, grad if dampening == 0 else grad * number(1 - dampening), out=b)
-                bump_version(buf, "add_")
+                bufs.append(buf)
             grad = grad + b * number(momentum) if nesterov else b
         xp.add(d, grad * number(-lr), out=d)                   # param.add_(grad, alpha=-lr)
-        bump_version(p, "add_")
+    bump_versions(bufs, "mul_", "add_")
+    bump_versions(params, "add_")
     return True
