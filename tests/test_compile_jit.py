@@ -224,6 +224,53 @@ def test_relu_backward_of_large_arrays_keeps_eager_bits(dtype, case):
         assert grads[0].tobytes() == want.grad.numpy().tobytes()
 
 
+@pytest.mark.parametrize("rank", [2, 3])
+def test_a_large_linear_then_relu_is_one_loop_with_eager_bits(rank, monkeypatch):
+    # relu(addmm(b, x, w.t())) -- a Linear then ReLU, through a view for a 3-D input -- of
+    # jit.THRESHOLD_GRAD_MIN_SIZE elements or more: the product, then the bias and ReLU in one compiled pass
+    # (with numba), eager's bits (nan kept, negatives to +0); its gradients as eager's (Linear's weight and bias
+    # gradients as eager computes them: those configs off)
+    pytest.importorskip("numba")
+    monkeypatch.setattr(gt._dynamo.config, "weight_grad_in_weight_layout", False)
+    monkeypatch.setattr(gt._dynamo.config, "bias_grad_as_gemv", False)
+    rows = jit.THRESHOLD_GRAD_MIN_SIZE // 256
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal((rows, 32)).astype(np.float32)
+    x[0, 0] = np.nan
+    x = x.reshape((8, rows // 8, 32) if rank == 3 else (rows, 32))
+    w = (rng.standard_normal((256, 32)) / 6).astype(np.float32)
+    b = rng.standard_normal(256).astype(np.float32)
+    v = rng.standard_normal(x.shape[:-1] + (256,)).astype(np.float32)
+
+    def f(lib, x, w, b, v):
+        y = lib.nn.functional.linear(x, w, b).relu()
+        return y, (y * v).sum()
+    compiled = gt.compile(lambda *ts: f(gt, *ts))
+    runs = []
+    for fn in (compiled, compiled, lambda *ts: f(gt, *ts)):
+        ts = [gt.tensor(a, requires_grad=True) for a in (x, w, b)] + [gt.tensor(v)]
+        y, loss = fn(*ts)
+        loss.backward()
+        runs.append([y.detach().numpy().copy()] + [t.grad.numpy().copy() for t in ts[:3]])
+    assert "_jit_addmm_relu(" in compiled.code and "np.maximum" not in compiled.code, compiled.code
+    assert np.isnan(runs[0][0]).any() and (runs[0][0] == 0).any() and (runs[0][0] > 0).any()
+    for run in runs[1:]:
+        for got, want in zip(runs[0], run):
+            assert got.tobytes() == want.tobytes()
+
+
+def test_a_linear_whose_value_is_read_again_keeps_its_relu_apart():
+    # the addmm's own value is needed (read besides ReLU): no loop, which would overwrite it
+    pytest.importorskip("numba")
+    rows = jit.THRESHOLD_GRAD_MIN_SIZE // 256
+    lin = gt.nn.Linear(32, 256)
+    compiled = gt.compile(lambda x: (lambda h: (h.relu() + h).sum())(lin(x)))
+    x = gt.randn(rows, 32)
+    compiled(x).backward()
+    assert "_jit_addmm_relu(" not in compiled.code, compiled.code
+    np.testing.assert_allclose(compiled(x).item(), (lambda h: (h.relu() + h).sum())(lin(x)).item(), rtol=1e-5)
+
+
 def test_relu_backward_of_small_arrays_does_not_load_numba():
     small = gt.compile(lambda t: t.relu())
     small(gt.randn(8, 8, requires_grad=True))
