@@ -169,8 +169,9 @@ def test_bmm_gradients_in_their_operands_layouts(dtype, layout, monkeypatch):
 
 @pytest.mark.parametrize("of_self", [True, False])
 def test_bmm_grad_lays_the_gradient_out_as_its_operand(of_self):
-    # lowering.bmm_grad: a column-major operand gets a column-major gradient (the other product, transposed), a
-    # row-major one eager's formula, bit for bit
+    # lowering.bmm_grad: the gradient laid out as its operand -- a row-major batch and a batch of row-major
+    # matrices laid out otherwise with eager's bits, column-major matrices (the other product, transposed) to
+    # rounding
     from glasstorch._dynamo import lowering
     rng = np.random.default_rng(8)
     a, b = rng.standard_normal((3, 7, 4)).astype(np.float32), rng.standard_normal((3, 4, 6)).astype(np.float32)
@@ -179,9 +180,16 @@ def test_bmm_grad_lays_the_gradient_out_as_its_operand(of_self):
     want = g @ b.swapaxes(1, 2) if of_self else a.swapaxes(1, 2) @ g
     got = lowering.bmm_grad(g, other, operand, of_self)
     assert got.flags.c_contiguous and got.tobytes() == want.tobytes()
+    batch_inside = np.ascontiguousarray(operand.swapaxes(0, 1)).swapaxes(0, 1)     # (row-major matrices)
+    got = lowering.bmm_grad(g, other, batch_inside, of_self)
+    assert got.strides == batch_inside.strides and got.tobytes() == want.tobytes()
     column_major = np.ascontiguousarray(operand.swapaxes(1, 2)).swapaxes(1, 2)
     got = lowering.bmm_grad(g, other, column_major, of_self)
-    assert got.swapaxes(1, 2).flags.c_contiguous
+    assert got.strides == column_major.strides
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    both = np.ascontiguousarray(operand.transpose(2, 0, 1)).transpose(1, 2, 0)     # (column-major, batch inside)
+    got = lowering.bmm_grad(g, other, both, of_self)
+    assert got.strides == both.strides
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 
 

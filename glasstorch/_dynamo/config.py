@@ -9,9 +9,9 @@ suppress_errors = False
 verbose = False
 # glasstorch's own: a Linear's weight gradient computed in the weight's layout, ``g.T @ x``, as torch's
 # compiled backward does (no transposed copy in AccumulateGrad; may differ from eager's
-# ``(x.T @ g).T`` in the last bit); likewise bmm's gradient of a column-major operand (attention's key in
-# ``q @ k^T``) in that operand's layout (lowering.bmm_grad). False: eager's formulas, bit for bit. Read when
-# code is generated.
+# ``(x.T @ g).T`` in the last bit); likewise bmm's gradients in their operands' layouts (attention's q, k, v;
+# lowering.bmm_grad: a column-major operand's may differ in the last bit). False: eager's formulas, bit for
+# bit. Read when code is generated.
 weight_grad_in_weight_layout = True
 # glasstorch's own: a bias's gradient (a gradient summed over every dim but the last, as a Linear's or a
 # broadcast add's bias gets it) computed as one matrix-vector product with ones, ``ones @ g.reshape(-1, n)``

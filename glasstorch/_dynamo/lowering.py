@@ -235,7 +235,8 @@ def _mm_grad(node, inp, args, g, save, src):
 def _bmm_grad(node, inp, args, g, save, src):
     """``bmm``'s two formulas, ``grad @ mat2^T`` and ``self^T @ grad``, with each gradient computed in its
     operand's layout (``bmm_grad``) -- where both operands take gradients, so both are saved anyway (the
-    layout is read from the arrays when the backward runs)."""
+    layout is read from the arrays when the backward runs: the generated code's values need not be laid out
+    as the capture's)."""
     a, b = args["self"], args["mat2"]
     if not config.weight_grad_in_weight_layout or not (a.meta.get("requires_grad") and b.meta.get("requires_grad")):
         return None
@@ -245,20 +246,33 @@ def _bmm_grad(node, inp, args, g, save, src):
 
 def bmm_grad(grad, other, operand, of_self):
     """The gradient of ``bmm(self, mat2)`` with respect to ``operand`` (``self`` when ``of_self``, else
-    ``mat2``; ``other`` is the other one): eager's formula, ``grad @ mat2^T`` or ``self^T @ grad`` -- a
-    row-major batch of matrices -- unless ``operand`` is a batch of column-major matrices, whose gradient
-    is then computed as the transpose of ``mat2 @ grad^T`` or ``grad^T @ self``: the same products, laid out
-    as ``operand`` (torch's ``mm_mat2_backward`` chooses so for ``mm``). Attention's key enters its
-    scores' product transposed, ``q @ k^T``: its gradient in eager's layout is a transposed read of 1 MB
-    when it is copied into the packed q, k, v gradient (0.36-0.67 ms per Transformer step), in ``k``'s
-    layout a contiguous one. OpenBLAS blocks the two products differently, so the values may differ from
-    eager's in the last bit (``config.weight_grad_in_weight_layout``)."""
+    ``mat2``; ``other`` is the other one), laid out as ``operand`` (torch's ``mm_mat2_backward`` chooses so
+    for ``mm``): eager's formula, ``grad @ mat2^T`` or ``self^T @ grad``, makes a row-major batch whatever
+    the operand's layout, and attention's q, k and v are views of the packed in-projection, transposed: their
+    gradients in eager's layout are copied twice on the way into the packed q, k, v gradient (a copying
+    reshape, then the copy into its slice: ~0.3 ms each per Transformer step), in the operands' layouts once.
+
+    A batch of row-major matrices laid out otherwise (q, v: ``(N*H, L, D)`` views of ``(L, N*H, D)`` memory)
+    gets the product written into an array of its layout -- the same products, the same bits as eager's. A
+    batch of column-major matrices (k, which enters ``q @ k^T`` transposed) gets the transposed product,
+    ``mat2 @ grad^T`` or ``grad^T @ self``, transposed back: OpenBLAS blocks it differently, so the values may
+    differ from eager's in the last bit (``config.weight_grad_in_weight_layout``)."""
+    size = operand.itemsize
     s = operand.strides
-    if operand.ndim == 3 and s[1] == operand.itemsize and s[2] >= s[1] * operand.shape[1]:
-        if of_self:
-            return (other @ grad.swapaxes(1, 2)).swapaxes(1, 2)
-        return (grad.swapaxes(1, 2) @ other).swapaxes(1, 2)
-    return grad @ other.swapaxes(1, 2) if of_self else other.swapaxes(1, 2) @ grad
+    column_major = operand.ndim == 3 and s[1] == size and s[2] >= size * operand.shape[1]
+    if column_major:
+        target = operand.swapaxes(1, 2)
+        a, b = (other, grad.swapaxes(1, 2)) if of_self else (grad.swapaxes(1, 2), other)
+    else:
+        target = operand
+        a, b = (grad, other.swapaxes(1, 2)) if of_self else (other.swapaxes(1, 2), grad)
+    if not target.flags.c_contiguous and target.ndim == 3 and target.strides[2] == size:
+        out = np.empty_like(target)          # (its layout: the strides' order of ``target``)
+        if out.strides[2] == size and out.strides[1] >= size * out.shape[2]:      # (matrices BLAS writes)
+            np.matmul(a, b, out=out)
+            return out.swapaxes(1, 2) if column_major else out
+    r = a @ b
+    return r.swapaxes(1, 2) if column_major else r
 
 
 @_backward("addmm.default", "self", "mat1", "mat2")
