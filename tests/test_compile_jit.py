@@ -271,6 +271,35 @@ def test_a_linear_whose_value_is_read_again_keeps_its_relu_apart():
     np.testing.assert_allclose(compiled(x).item(), (lambda h: (h.relu() + h).sum())(lin(x)).item(), rtol=1e-5)
 
 
+@pytest.mark.parametrize("reduction", ["mean", "sum"])
+def test_a_large_mse_loss_is_one_loop_each_way(reduction):
+    # mse_loss of two float32 values of jit.THRESHOLD_GRAD_MIN_SIZE elements or more: the forward one pass summed
+    # in float64 (eager's and torch's values to float32 rounding), its backward one pass of eager's operations
+    # (eager's bits); a nan propagates as eager's
+    pytest.importorskip("numba")
+    rng = np.random.default_rng(10)
+    shape = (8, jit.THRESHOLD_GRAD_MIN_SIZE // 64, 8)
+    x, y = (rng.standard_normal(shape).astype(np.float32) for _ in range(2))
+
+    def f(lib, x, y):
+        return lib.nn.functional.mse_loss(x * 1, y, reduction=reduction)
+    compiled = gt.compile(lambda x, y: f(gt, x, y))
+    runs = []
+    for lib, fn in ((gt, compiled), (gt, compiled), (gt, lambda x, y: f(gt, x, y)),
+                    (torch, lambda x, y: f(torch, x, y))):
+        t = lib.tensor(x, requires_grad=True)
+        loss = fn(t, lib.tensor(y))
+        loss.backward()
+        runs.append((loss.item(), t.grad.numpy().copy()))
+    assert "_jit_mse_loss_" in compiled.code and "_jit_mse_loss_backward_" in compiled.code, compiled.code
+    for loss, grad in runs[1:]:
+        assert abs(runs[0][0] - loss) <= 1e-6 * abs(loss)
+    assert runs[0][1].tobytes() == runs[1][1].tobytes() == runs[2][1].tobytes()
+    np.testing.assert_allclose(runs[0][1], runs[3][1], rtol=1e-6, atol=1e-12)
+    x[3, 5, 1] = np.nan
+    assert np.isnan(compiled(gt.tensor(x), gt.tensor(y)).item())
+
+
 def test_relu_backward_of_small_arrays_does_not_load_numba():
     small = gt.compile(lambda t: t.relu())
     small(gt.randn(8, 8, requires_grad=True))

@@ -159,6 +159,21 @@ def _bias_relu_rows(p, b):
             p[i, j] = zero if v < zero else v
 
 
+def _squared_error_sum(x, y):
+    """sum((x - y)^2) over two flat arrays, accumulated in float64 (vectorized: ``reassoc``)."""
+    s = 0.0
+    for i in range(x.size):
+        d = x[i] - y[i]
+        s += np.float64(d * d)
+    return s
+
+
+def _scaled_difference(x, y, c, out):
+    """out = (x - y) * c: ``mse_loss_backward``'s arithmetic, bit for bit (no fastmath)."""
+    for i in range(x.size):
+        out[i] = (x[i] - y[i]) * c
+
+
 def _kernels():
     """The compiled loops by name, or None (numba is not installed). Compiled lazily, by numba, on
     their first call (or loaded from its cache)."""
@@ -171,10 +186,10 @@ def _kernels():
         else:
             jit = numba.njit(cache=True, fastmath=_FASTMATH, nogil=True)
             _loaded = {f.__name__: jit(f) for f in (_layer_norm_rows, _layer_norm_backward_rows, _softmax_rows,
-                                                      _softmax_backward_rows)}
+                                                      _softmax_backward_rows, _squared_error_sum)}
             exact = numba.njit(cache=True, nogil=True)
             _loaded.update({f.__name__: exact(f) for f in (_threshold_grad_flat, _threshold_grad_in_place,
-                                                            _bias_relu_rows)})
+                                                            _bias_relu_rows, _scaled_difference)})
     return _loaded or None
 
 
@@ -202,7 +217,18 @@ def kernel(node, args):
     if name == "_softmax.default" and _last_dim_rows(node, args["self"], args["dim"]) and \
             not args["half_to_float"] and enabled():
         return softmax
+    if name == "mse_loss.default" and _mse_rows(args):
+        return mse_loss
     return None
+
+
+def _mse_rows(args):
+    """``mse_loss`` of two row-major float32 values of one shape (no broadcast), at least
+    ``THRESHOLD_GRAD_MIN_SIZE`` elements, reduced by a mean or a sum."""
+    x, y = args["self"], args["target"]
+    return args.get("reduction", 1) in (1, 2) and _float32_rows(x) and _float32_rows(y) and \
+        tuple(x.meta["shape"]) == tuple(y.meta["shape"]) and int(np.prod(x.meta["shape"])) >= THRESHOLD_GRAD_MIN_SIZE \
+        and enabled()
 
 
 # ReLU's backward is two NumPy passes (the mask, then the bits ANDed), ~0.9 ms on the Transformer's 2048x512; the
@@ -252,6 +278,8 @@ def formula(node, names, args):
         return layer_norm_backward
     if name == "_softmax.default" and _last_dim_rows(node, node, args["dim"]) and enabled():
         return softmax_backward     # (the formula reads the result, not the input)
+    if name == "mse_loss.default" and tuple(names) == ("self",) and _mse_rows(args):
+        return mse_loss_backward
     return None
 
 
@@ -277,6 +305,24 @@ def layer_norm_backward(grad, input, normalized_shape, result1, result2, weight,
     _loaded["_layer_norm_backward_rows"](g.reshape(-1, n), input.reshape(-1, n), result1.reshape(-1),
                                          result2.reshape(-1), weight, dx.reshape(-1, n), dw, db)
     return tuple(v if keep else None for v, keep in zip((dx, dw, db), output_mask))
+
+
+def mse_loss(self, target, reduction=1):
+    """``mse_loss`` (mean or sum) of two row-major float32 arrays of one shape: one pass, summed in float64
+    (eager sums the squares NumPy's pairwise way in float32: the two agree to float32 rounding)."""
+    total = _loaded["_squared_error_sum"](self.reshape(-1), target.reshape(-1))
+    if reduction == 1:
+        return np.asarray(np.float32(total) / np.float32(self.size))
+    return np.asarray(np.float32(total))
+
+
+def mse_loss_backward(grad, self, target, reduction):
+    """``mse_loss``'s formula for ``self``, ``(self - target) * (grad * 2 / numel)`` (or ``* 2`` for a sum),
+    in one pass with eager's operations: eager's bits."""
+    c = grad * (2.0 * (1.0 / self.size if reduction == 1 else 1.0))     # (eager's kernel: float32, 0-d)
+    out = np.empty_like(self)
+    _loaded["_scaled_difference"](self.reshape(-1), target.reshape(-1), np.float32(c), out.reshape(-1))
+    return out
 
 
 def threshold_grad(grad, result, out=None):
@@ -312,5 +358,5 @@ def softmax_backward(grad, result, dim):
     return out
 
 
-__all__ = ["enabled", "kernel", "formula", "threshold_grad_for", "addmm_relu_for", "addmm_relu", "layer_norm",
-           "layer_norm_backward", "softmax", "softmax_backward", "threshold_grad"]
+__all__ = ["enabled", "kernel", "formula", "threshold_grad_for", "addmm_relu_for", "addmm_relu", "mse_loss",
+           "mse_loss_backward", "layer_norm", "layer_norm_backward", "softmax", "softmax_backward", "threshold_grad"]
