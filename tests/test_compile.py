@@ -136,6 +136,64 @@ def test_bias_gradient_of_another_layout_is_summed_as_numpy_sums_it():
     np.testing.assert_array_equal(lowering.bias_grad(g, np.ones(4, np.float32)), g.sum(0))
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("layout", [True, False])
+def test_bmm_gradients_in_their_operands_layouts(dtype, layout, monkeypatch):
+    # config.weight_grad_in_weight_layout (default): bmm's gradients computed in their operands' layouts --
+    # attention's scores q @ k^T take k column-major, and k's gradient comes column-major, the transpose of
+    # grad^T @ q -- eager's values to rounding, and torch's; off: eager's formulas, bit for bit
+    monkeypatch.setattr(gt._dynamo.config, "weight_grad_in_weight_layout", layout)
+    monkeypatch.setattr(gt._dynamo.config, "bias_grad_as_gemv", False)
+    rng = np.random.default_rng(6)
+    arrays = [rng.standard_normal((6, 9, 5)).astype(dtype) for _ in range(3)]
+
+    def fn(lib, q, k, v):
+        w = lib.bmm(q, k.transpose(1, 2)).tanh()            # (a column-major mat2)
+        return lib.bmm(w.transpose(1, 2), v).square().sum()  # (a column-major self)
+    compiled = gt.compile(lambda *ts: fn(gt, *ts))
+    runs = []
+    for lib, f in ((gt, compiled), (gt, compiled), (gt, lambda *ts: fn(gt, *ts)), (torch, lambda *ts: fn(torch, *ts))):
+        ts = [lib.tensor(a, requires_grad=True) for a in arrays]
+        out = f(*ts)
+        out.backward()
+        runs.append((out.item(), [t.grad.numpy().copy() for t in ts]))
+    assert compiled.code.count("_bmm_grad(") == (4 if layout else 0), compiled.code
+    tol = 1e-5 if dtype == "float32" else 1e-12
+    for loss, grads in runs[1:]:
+        assert abs(loss - runs[0][0]) <= tol * abs(loss)
+        for g, want in zip(runs[0][1], grads):
+            np.testing.assert_allclose(g, want, rtol=tol, atol=tol * np.abs(want).max())
+    if not layout:
+        for g, want in zip(runs[0][1], runs[2][1]):
+            assert g.tobytes() == want.tobytes()
+
+
+@pytest.mark.parametrize("of_self", [True, False])
+def test_bmm_grad_lays_the_gradient_out_as_its_operand(of_self):
+    # lowering.bmm_grad: the gradient laid out as its operand -- a row-major batch and a batch of row-major
+    # matrices laid out otherwise with eager's bits, column-major matrices (the other product, transposed) to
+    # rounding
+    from glasstorch._dynamo import lowering
+    rng = np.random.default_rng(8)
+    a, b = rng.standard_normal((3, 7, 4)).astype(np.float32), rng.standard_normal((3, 4, 6)).astype(np.float32)
+    g = rng.standard_normal((3, 7, 6)).astype(np.float32)
+    operand, other = (a, b) if of_self else (b, a)
+    want = g @ b.swapaxes(1, 2) if of_self else a.swapaxes(1, 2) @ g
+    got = lowering.bmm_grad(g, other, operand, of_self)
+    assert got.flags.c_contiguous and got.tobytes() == want.tobytes()
+    batch_inside = np.ascontiguousarray(operand.swapaxes(0, 1)).swapaxes(0, 1)     # (row-major matrices)
+    got = lowering.bmm_grad(g, other, batch_inside, of_self)
+    assert got.strides == batch_inside.strides and got.tobytes() == want.tobytes()
+    column_major = np.ascontiguousarray(operand.swapaxes(1, 2)).swapaxes(1, 2)
+    got = lowering.bmm_grad(g, other, column_major, of_self)
+    assert got.strides == column_major.strides
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    both = np.ascontiguousarray(operand.transpose(2, 0, 1)).transpose(1, 2, 0)     # (column-major, batch inside)
+    got = lowering.bmm_grad(g, other, both, of_self)
+    assert got.strides == both.strides
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
 def test_generated_code_is_straight_line_array_code(eager_weight_grads):
     w = gt.randn(3, 3, requires_grad=True)
 

@@ -224,6 +224,82 @@ def test_relu_backward_of_large_arrays_keeps_eager_bits(dtype, case):
         assert grads[0].tobytes() == want.grad.numpy().tobytes()
 
 
+@pytest.mark.parametrize("rank", [2, 3])
+def test_a_large_linear_then_relu_is_one_loop_with_eager_bits(rank, monkeypatch):
+    # relu(addmm(b, x, w.t())) -- a Linear then ReLU, through a view for a 3-D input -- of
+    # jit.THRESHOLD_GRAD_MIN_SIZE elements or more: the product, then the bias and ReLU in one compiled pass
+    # (with numba), eager's bits (nan kept, negatives to +0); its gradients as eager's (Linear's weight and bias
+    # gradients as eager computes them: those configs off)
+    pytest.importorskip("numba")
+    monkeypatch.setattr(gt._dynamo.config, "weight_grad_in_weight_layout", False)
+    monkeypatch.setattr(gt._dynamo.config, "bias_grad_as_gemv", False)
+    rows = jit.THRESHOLD_GRAD_MIN_SIZE // 256
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal((rows, 32)).astype(np.float32)
+    x[0, 0] = np.nan
+    x = x.reshape((8, rows // 8, 32) if rank == 3 else (rows, 32))
+    w = (rng.standard_normal((256, 32)) / 6).astype(np.float32)
+    b = rng.standard_normal(256).astype(np.float32)
+    v = rng.standard_normal(x.shape[:-1] + (256,)).astype(np.float32)
+
+    def f(lib, x, w, b, v):
+        y = lib.nn.functional.linear(x, w, b).relu()
+        return y, (y * v).sum()
+    compiled = gt.compile(lambda *ts: f(gt, *ts))
+    runs = []
+    for fn in (compiled, compiled, lambda *ts: f(gt, *ts)):
+        ts = [gt.tensor(a, requires_grad=True) for a in (x, w, b)] + [gt.tensor(v)]
+        y, loss = fn(*ts)
+        loss.backward()
+        runs.append([y.detach().numpy().copy()] + [t.grad.numpy().copy() for t in ts[:3]])
+    assert "_jit_addmm_relu(" in compiled.code and "np.maximum" not in compiled.code, compiled.code
+    assert np.isnan(runs[0][0]).any() and (runs[0][0] == 0).any() and (runs[0][0] > 0).any()
+    for run in runs[1:]:
+        for got, want in zip(runs[0], run):
+            assert got.tobytes() == want.tobytes()
+
+
+def test_a_linear_whose_value_is_read_again_keeps_its_relu_apart():
+    # the addmm's own value is needed (read besides ReLU): no loop, which would overwrite it
+    pytest.importorskip("numba")
+    rows = jit.THRESHOLD_GRAD_MIN_SIZE // 256
+    lin = gt.nn.Linear(32, 256)
+    compiled = gt.compile(lambda x: (lambda h: (h.relu() + h).sum())(lin(x)))
+    x = gt.randn(rows, 32)
+    compiled(x).backward()
+    assert "_jit_addmm_relu(" not in compiled.code, compiled.code
+    np.testing.assert_allclose(compiled(x).item(), (lambda h: (h.relu() + h).sum())(lin(x)).item(), rtol=1e-5)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum"])
+def test_a_large_mse_loss_is_one_loop_each_way(reduction):
+    # mse_loss of two float32 values of jit.THRESHOLD_GRAD_MIN_SIZE elements or more: the forward one pass summed
+    # in float64 (eager's and torch's values to float32 rounding), its backward one pass of eager's operations
+    # (eager's bits); a nan propagates as eager's
+    pytest.importorskip("numba")
+    rng = np.random.default_rng(10)
+    shape = (8, jit.THRESHOLD_GRAD_MIN_SIZE // 64, 8)
+    x, y = (rng.standard_normal(shape).astype(np.float32) for _ in range(2))
+
+    def f(lib, x, y):
+        return lib.nn.functional.mse_loss(x * 1, y, reduction=reduction)
+    compiled = gt.compile(lambda x, y: f(gt, x, y))
+    runs = []
+    for lib, fn in ((gt, compiled), (gt, compiled), (gt, lambda x, y: f(gt, x, y)),
+                    (torch, lambda x, y: f(torch, x, y))):
+        t = lib.tensor(x, requires_grad=True)
+        loss = fn(t, lib.tensor(y))
+        loss.backward()
+        runs.append((loss.item(), t.grad.numpy().copy()))
+    assert "_jit_mse_loss_" in compiled.code and "_jit_mse_loss_backward_" in compiled.code, compiled.code
+    for loss, grad in runs[1:]:
+        assert abs(runs[0][0] - loss) <= 1e-6 * abs(loss)
+    assert runs[0][1].tobytes() == runs[1][1].tobytes() == runs[2][1].tobytes()
+    np.testing.assert_allclose(runs[0][1], runs[3][1], rtol=1e-6, atol=1e-12)
+    x[3, 5, 1] = np.nan
+    assert np.isnan(compiled(gt.tensor(x), gt.tensor(y)).item())
+
+
 def test_relu_backward_of_small_arrays_does_not_load_numba():
     small = gt.compile(lambda t: t.relu())
     small(gt.randn(8, 8, requires_grad=True))

@@ -44,11 +44,12 @@ class _Namespace:
 
     def __init__(self):
         # __name__: NumPy's floating-point warnings from generated lines are silenced as from any
-        # glasstorch module (glasstorch/_array); np, _addmm, _threshold_grad, _bias_grad (and jit.py's): what
-        # lowered lines call
+        # glasstorch module (glasstorch/_array); np, _addmm, _threshold_grad, _bias_grad, _bmm_grad (and jit.py's):
+        # what lowered lines call
         self.values = {"_sum_to": _sum_to, "np": np, "_addmm": lowering.addmm,
                        "_threshold_grad": lowering.threshold_grad, "_jit_threshold_grad": jit.threshold_grad,
                        "_bias_grad": lowering.bias_grad, "_log_softmax_nll_grad": lowering.log_softmax_nll_grad,
+                       "_bmm_grad": lowering.bmm_grad, "_jit_addmm_relu": jit.addmm_relu,
                        "__name__": "glasstorch._dynamo.generated"}
         self._ids = {}
 
@@ -206,10 +207,21 @@ class GeneratedCode:
     def _forward_source(self):
         ns = self.ns
         stmts = []
+        bias_relus = self._bias_relus()
         for n in self.graph.nodes:
             if n.op != "call_function":
                 continue
             meta = dict(shape=n.meta.get("shape"), dtype=n.meta.get("dtype"), row_major=bool(n.meta.get("contiguous")))
+            if n in bias_relus:
+                fused = bias_relus[n]
+                if fused is None:    # (relu: its input is the addmm's array, ReLU already run in it)
+                    stmts.append(Stmt(n.name, text=n.args[0].name, comment="aten.relu.default, run by addmm's loop"))
+                    continue
+                args = _schema_args(n)
+                call = ", ".join(_arg(args[k], ns) for k in ("self", "mat1", "mat2"))
+                stmts.append(Stmt(n.name, text=f"_jit_addmm_relu({call})", owned=True,
+                                  comment=f"aten.addmm.default and {fused.name}'s aten.relu.default", **meta))
+                continue
             if n.target is operator.getitem:
                 stmts.append(Stmt(n.name, text=f"{n.args[0].name}[{n.args[1]}]"))
                 continue
@@ -249,6 +261,34 @@ class GeneratedCode:
         lines += memory.plan(stmts, inputs, {n.name for n in self.placeholders if n.meta.get("contiguous")},
                              {n.name: tuple(n.meta["shape"]) for n in self.placeholders if "shape" in n.meta})
         return "\n".join(lines) + "\n"
+
+    def _bias_relus(self):
+        """``{addmm node: its relu node, relu node: None}`` for each ``relu(addmm(b, x, w))`` -- through views,
+        each value read once and neither saved for the backward nor returned -- that ``jit.addmm_relu`` runs
+        (a Linear then ReLU, large, float32, numba installed): the bias add and ReLU in one pass."""
+        found = {}
+        readers = {}
+        for u in self.graph.nodes:
+            for v in u.all_input_nodes:
+                readers.setdefault(v, []).append(u)
+        kept = set(self.saved) | {n.name for n in self.outputs}
+        for n in self.graph.nodes:
+            if getattr(n.target, "__name__", None) != "relu.default" or not isinstance(n.args[0], Node):
+                continue
+            v = n.args[0]
+            while getattr(v.target, "__name__", None) in ("view.default", "_unsafe_view.default") \
+                    and len(readers.get(v, ())) == 1 and v.name not in kept and isinstance(v.args[0], Node):
+                v = v.args[0]
+            if getattr(v.target, "__name__", None) != "addmm.default" or len(readers.get(v, ())) != 1 \
+                    or v.name in kept or v.meta.get("island"):
+                continue
+            args = _schema_args(v)
+            if args.get("beta", 1) != 1 or args.get("alpha", 1) != 1 or not all(
+                    isinstance(args[k], Node) for k in ("self", "mat1", "mat2")) \
+                    or not jit.addmm_relu_for(v, args["self"], args["mat1"], args["mat2"], n):
+                continue
+            found[v], found[n] = n, None
+        return found
 
     # -- backward --------------------------------------------------------------------------
     def _backward_lines(self):

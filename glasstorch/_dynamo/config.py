@@ -9,7 +9,9 @@ suppress_errors = False
 verbose = False
 # glasstorch's own: a Linear's weight gradient computed in the weight's layout as one statement, ``g.T @ x``
 # (the product eager's two formulas make -- mm_mat2_backward's ``(g.T @ x).T``, then t()'s -- bit for
-# bit). False: the two formulas called. Read when code is generated.
+# bit); likewise bmm's gradients in their operands' layouts (attention's q, k, v; lowering.bmm_grad: a
+# column-major operand's may differ from eager's in the last bit). False: the formulas called. Read when
+# code is generated.
 weight_grad_in_weight_layout = True
 # glasstorch's own: a bias's gradient (a gradient summed over every dim but the last, as a Linear's or a
 # broadcast add's bias gets it) computed as one matrix-vector product with ones, ``ones @ g.reshape(-1, n)``
@@ -21,6 +23,8 @@ bias_grad_as_gemv = True
 # glasstorch's own: the generated code runs layer norm's and softmax's forward and backward (float32)
 # and ReLU's backward on large arrays as compiled loops when numba is installed (``pip install
 # glasstorch[jit]``; _dynamo/jit.py): one or two passes over memory where NumPy makes several; layer norm
-# and softmax equal eager's to float32 rounding, ReLU's backward bit for bit. False: NumPy's kernels,
-# eager's bits. Read when code is generated.
+# and softmax equal eager's to float32 rounding, ReLU's backward bit for bit; a large Linear followed by ReLU
+# runs its bias add and ReLU as one loop over the product, bit for bit; a large float32 mse_loss is one pass
+# each way (its forward sums in float64: eager's to float32 rounding; its backward bit for bit). False: NumPy's
+# kernels, eager's bits. Read when code is generated.
 jit = True

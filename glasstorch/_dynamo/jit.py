@@ -1,6 +1,7 @@
 """Optional compiled loops (numba) for the generated code: the row-wise passes NumPy makes in many
 sweeps -- layer norm's forward and backward, softmax's forward and backward -- each as one loop over
-the rows.
+the rows; and passes NumPy makes two or three of where one does -- ReLU's backward, a Linear's bias add
+with the ReLU after it, mse_loss's forward and backward.
 
 NumPy runs ``native_layer_norm`` as ~8 whole-array passes (the row means as a matrix-vector product,
 the centred copy, its square, the variance, the scaling by rstd, weight and bias), each reading and
@@ -148,6 +149,32 @@ def _threshold_grad_in_place(g, y):
         g[i] = 0 if y[i] <= 0 else g[i]
 
 
+def _bias_relu_rows(p, b):
+    """``p = relu(p + b)`` in place, ``b`` added to every row: ``addmm``'s bias added into its product, then
+    ``relu``'s ``a < 0 ? 0 : a`` (which keeps -0 and nan), bit for bit (no fastmath)."""
+    rows, n = p.shape
+    zero = np.float32(0)
+    for i in range(rows):
+        for j in range(n):
+            v = p[i, j] + b[j]
+            p[i, j] = zero if v < zero else v
+
+
+def _squared_error_sum(x, y):
+    """sum((x - y)^2) over two flat arrays, accumulated in float64 (vectorized: ``reassoc``)."""
+    s = 0.0
+    for i in range(x.size):
+        d = x[i] - y[i]
+        s += np.float64(d * d)
+    return s
+
+
+def _scaled_difference(x, y, c, out):
+    """out = (x - y) * c: ``mse_loss_backward``'s arithmetic, bit for bit (no fastmath)."""
+    for i in range(x.size):
+        out[i] = (x[i] - y[i]) * c
+
+
 def _kernels():
     """The compiled loops by name, or None (numba is not installed). Compiled lazily, by numba, on
     their first call (or loaded from its cache)."""
@@ -160,9 +187,10 @@ def _kernels():
         else:
             jit = numba.njit(cache=True, fastmath=_FASTMATH, nogil=True)
             _loaded = {f.__name__: jit(f) for f in (_layer_norm_rows, _layer_norm_backward_rows, _softmax_rows,
-                                                      _softmax_backward_rows)}
+                                                      _softmax_backward_rows, _squared_error_sum)}
             exact = numba.njit(cache=True, nogil=True)
-            _loaded.update({f.__name__: exact(f) for f in (_threshold_grad_flat, _threshold_grad_in_place)})
+            _loaded.update({f.__name__: exact(f) for f in (_threshold_grad_flat, _threshold_grad_in_place,
+                                                            _bias_relu_rows, _scaled_difference)})
     return _loaded or None
 
 
@@ -190,7 +218,18 @@ def kernel(node, args):
     if name == "_softmax.default" and _last_dim_rows(node, args["self"], args["dim"]) and \
             not args["half_to_float"] and enabled():
         return softmax
+    if name == "mse_loss.default" and _mse_rows(args):
+        return mse_loss
     return None
+
+
+def _mse_rows(args):
+    """``mse_loss`` of two row-major float32 values of one shape (no broadcast), at least
+    ``THRESHOLD_GRAD_MIN_SIZE`` elements, reduced by a mean or a sum."""
+    x, y = args["self"], args["target"]
+    return args.get("reduction", 1) in (1, 2) and _float32_rows(x) and _float32_rows(y) and \
+        tuple(x.meta["shape"]) == tuple(y.meta["shape"]) and int(np.prod(x.meta["shape"])) >= THRESHOLD_GRAD_MIN_SIZE \
+        and enabled()
 
 
 # ReLU's backward is two NumPy passes (the mask, then the bits ANDed), ~0.9 ms on the Transformer's 2048x512; the
@@ -203,6 +242,25 @@ def threshold_grad_for(node):
     """Whether ReLU's backward at ``node`` (a float32/float64 relu) runs as the loop."""
     shape = node.meta.get("shape") or ()
     return node.meta.get("device") == "cpu" and int(np.prod(shape)) >= THRESHOLD_GRAD_MIN_SIZE and enabled()
+
+
+def addmm_relu_for(addmm, bias, mat1, mat2, relu):
+    """Whether ``relu`` of ``addmm(bias, mat1, mat2)`` (seen through views) runs as ``addmm_relu``: float32 on the
+    cpu, 2-D operands, a 1-D bias of the product's width, at least ``THRESHOLD_GRAD_MIN_SIZE`` elements (the
+    FFN's first Linear and its ReLU; an MLP's layers are smaller, and import nothing)."""
+    shape = addmm.meta.get("shape") or ()
+    return len(shape) == 2 and all(_float32_rows(v) for v in (addmm, bias, relu)) and \
+        all(v.meta.get("dtype") == addmm.meta["dtype"] and len(v.meta.get("shape") or ()) == 2 for v in (mat1, mat2)) \
+        and tuple(bias.meta["shape"]) == shape[-1:] and int(np.prod(shape)) >= THRESHOLD_GRAD_MIN_SIZE and enabled()
+
+
+def addmm_relu(bias, mat1, mat2):
+    """``relu(addmm(bias, mat1, mat2))`` as eager computes it (the product, the bias added into it, then ReLU),
+    bit for bit, with the bias and ReLU in one pass over the product instead of two NumPy passes (a 2048x512
+    product: ~0.5 ms for both in a Transformer step, the loop ~0.1-0.2). The addmm's own value is not kept."""
+    p = mat1 @ mat2
+    _loaded["_bias_relu_rows"](p, bias)
+    return p
 
 
 def _last_dim_rows(node, inp, dim):
@@ -221,6 +279,8 @@ def formula(node, names, args):
         return layer_norm_backward
     if name == "_softmax.default" and _last_dim_rows(node, node, args["dim"]) and enabled():
         return softmax_backward     # (the formula reads the result, not the input)
+    if name == "mse_loss.default" and tuple(names) == ("self",) and _mse_rows(args):
+        return mse_loss_backward
     return None
 
 
@@ -246,6 +306,24 @@ def layer_norm_backward(grad, input, normalized_shape, result1, result2, weight,
     _loaded["_layer_norm_backward_rows"](g.reshape(-1, n), input.reshape(-1, n), result1.reshape(-1),
                                          result2.reshape(-1), weight, dx.reshape(-1, n), dw, db)
     return tuple(v if keep else None for v, keep in zip((dx, dw, db), output_mask))
+
+
+def mse_loss(self, target, reduction=1):
+    """``mse_loss`` (mean or sum) of two row-major float32 arrays of one shape: one pass, summed in float64
+    (eager sums the squares NumPy's pairwise way in float32: the two agree to float32 rounding)."""
+    total = _loaded["_squared_error_sum"](self.reshape(-1), target.reshape(-1))
+    if reduction == 1:
+        return np.asarray(np.float32(total) / np.float32(self.size))
+    return np.asarray(np.float32(total))
+
+
+def mse_loss_backward(grad, self, target, reduction):
+    """``mse_loss``'s formula for ``self``, ``(self - target) * (grad * 2 / numel)`` (or ``* 2`` for a sum),
+    in one pass with eager's operations: eager's bits."""
+    c = grad * (2.0 * (1.0 / self.size if reduction == 1 else 1.0))     # (eager's kernel: float32, 0-d)
+    out = np.empty_like(self)
+    _loaded["_scaled_difference"](self.reshape(-1), target.reshape(-1), np.float32(c), out.reshape(-1))
+    return out
 
 
 def threshold_grad(grad, result, out=None):
@@ -281,5 +359,5 @@ def softmax_backward(grad, result, dim):
     return out
 
 
-__all__ = ["enabled", "kernel", "formula", "threshold_grad_for", "layer_norm", "layer_norm_backward", "softmax",
-           "softmax_backward", "threshold_grad"]
+__all__ = ["enabled", "kernel", "formula", "threshold_grad_for", "addmm_relu_for", "addmm_relu", "mse_loss",
+           "mse_loss_backward", "layer_norm", "layer_norm_backward", "softmax", "softmax_backward", "threshold_grad"]

@@ -26,7 +26,7 @@ the memory planner (memory.py) can run a chain of them in one buffer.
 """
 import numpy as np
 
-from . import jit
+from . import config, jit
 from ..ops.linalg import _column_major
 from ..ops.nn_loss import _safe_targets
 from ..ops.pointwise import _ties_give_second
@@ -249,6 +249,50 @@ def _mm_grad(node, inp, args, g, save, src):
     return U("np.matmul", f"{save(args['self'])}.T", g), True
 
 
+@_backward("bmm.default", "self", "mat2")
+def _bmm_grad(node, inp, args, g, save, src):
+    """``bmm``'s two formulas, ``grad @ mat2^T`` and ``self^T @ grad``, with each gradient computed in its
+    operand's layout (``bmm_grad``) -- where both operands take gradients, so both are saved anyway (the
+    layout is read from the arrays when the backward runs: the generated code's values need not be laid out
+    as the capture's)."""
+    a, b = args["self"], args["mat2"]
+    if not config.weight_grad_in_weight_layout or not (a.meta.get("requires_grad") and b.meta.get("requires_grad")):
+        return None
+    other, operand = (b, a) if inp == "self" else (a, b)
+    return f"_bmm_grad({g}, {save(other)}, {save(operand)}, {inp == 'self'})", True
+
+
+def bmm_grad(grad, other, operand, of_self):
+    """The gradient of ``bmm(self, mat2)`` with respect to ``operand`` (``self`` when ``of_self``, else
+    ``mat2``; ``other`` is the other one), laid out as ``operand`` (torch's ``mm_mat2_backward`` chooses so
+    for ``mm``): eager's formula, ``grad @ mat2^T`` or ``self^T @ grad``, makes a row-major batch whatever
+    the operand's layout, and attention's q, k and v are views of the packed in-projection, transposed: their
+    gradients in eager's layout are copied twice on the way into the packed q, k, v gradient (a copying
+    reshape, then the copy into its slice: ~0.3 ms each per Transformer step), in the operands' layouts once.
+
+    A batch of row-major matrices laid out otherwise (q, v: ``(N*H, L, D)`` views of ``(L, N*H, D)`` memory)
+    gets the product written into an array of its layout -- the same products, the same bits as eager's. A
+    batch of column-major matrices (k, which enters ``q @ k^T`` transposed) gets the transposed product,
+    ``mat2 @ grad^T`` or ``grad^T @ self``, transposed back: OpenBLAS blocks it differently, so the values may
+    differ from eager's in the last bit (``config.weight_grad_in_weight_layout``)."""
+    size = operand.itemsize
+    s = operand.strides
+    column_major = operand.ndim == 3 and s[1] == size and s[2] >= size * operand.shape[1]
+    if column_major:
+        target = operand.swapaxes(1, 2)
+        a, b = (other, grad.swapaxes(1, 2)) if of_self else (grad.swapaxes(1, 2), other)
+    else:
+        target = operand
+        a, b = (grad, other.swapaxes(1, 2)) if of_self else (other.swapaxes(1, 2), grad)
+    if not target.flags.c_contiguous and target.ndim == 3 and target.strides[2] == size:
+        out = np.empty_like(target)          # (its layout: the strides' order of ``target``)
+        if out.strides[2] == size and out.strides[1] >= size * out.shape[2]:      # (matrices BLAS writes)
+            np.matmul(a, b, out=out)
+            return out.swapaxes(1, 2) if column_major else out
+    r = a @ b
+    return r.swapaxes(1, 2) if column_major else r
+
+
 @_backward("addmm.default", "self", "mat1", "mat2")
 def _addmm_grad(node, inp, args, g, save, src):
     if args.get("beta", 1) != 1 or args.get("alpha", 1) != 1:
@@ -400,5 +444,5 @@ def lower_backward(node, inp, args, g, save, src):
     return rule(node, inp, args, g, save, src)
 
 
-__all__ = ["lower_forward", "lower_backward", "addmm", "threshold_grad", "real_float", "bias_grad",
+__all__ = ["lower_forward", "lower_backward", "addmm", "bmm_grad", "threshold_grad", "real_float", "bias_grad",
            "bias_grad_ones", "log_softmax_nll", "log_softmax_nll_grad"]
