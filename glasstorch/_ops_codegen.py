@@ -449,6 +449,8 @@ def _saved_lines(cls, arg, indent):
         for kind, key in specs:
             if kind == "value":
                 body.append(f"_node._saved_{key} = {arg(cls._op_arg_index[key])}")
+            elif kind == "sizes" and key not in cls._list_inputs:   # (inline: mm saves two per call)
+                body.append(f"_node._saved_{key}_sym_sizes = tuple({arg(cls._op_arg_index[key])}._data.shape)")
             elif kind == "sizes":
                 body.append(f"_node._saved_{key}_sym_sizes = _sizes({arg(cls._op_arg_index[key])})")
             elif kind == "strides":

@@ -247,7 +247,10 @@ def _strides(t):
     input's, as torch's mm_mat1_backward / mm_mat2_backward do)."""
     d = t._data
     size = d.itemsize
-    return tuple(s // size for s in d.strides) if size else (0,) * d.ndim
+    strides = d.strides
+    if len(strides) == 2 and size:      # (mm/addmm's, saved on every call: no generator)
+        return strides[0] // size, strides[1] // size
+    return tuple(s // size for s in strides) if size else (0,) * d.ndim
 
 
 def _geometry(t):
