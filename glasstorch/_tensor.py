@@ -176,6 +176,31 @@ class _InferenceVersionCounter(_VersionCounter):
         check_inference_write(self)
 
 
+class _DetachedInferenceCounter(_VersionCounter):
+    """The counter of ``detach()`` or ``.data`` of an inference tensor, taken outside inference mode:
+    torch's result is still an inference tensor (``is_inference()``; it may not be saved for backward
+    or require grad) but has a version counter of its own, from 0, that an in-place write outside
+    inference mode bumps (the write is allowed: it reaches the inference tensor's memory) and one
+    inside inference mode does not. Its views are plain inference tensors again (``make_view``)."""
+    inference = True
+    _count = 0
+
+    @property
+    def version(self):
+        return self._count
+
+    @version.setter
+    def version(self, value):
+        if not _state.inference:
+            self._count = value
+
+
+def _inference_alias_counter(vc):
+    """The counter of ``detach()`` / ``.data`` of a tensor whose counter is ``vc`` (an inference one):
+    inside inference mode the inference tensor's kind, outside a counting one (torch's)."""
+    return _InferenceVersionCounter() if _state.inference else _DetachedInferenceCounter()
+
+
 _INPLACE_ON_INFERENCE = ("Inplace update to inference tensor outside InferenceMode is not allowed.You can make a "
                          "clone to get a normal tensor before doing inplace update.See "
                          "https://github.com/pytorch/rfcs/pull/17 for more details.")
@@ -395,7 +420,7 @@ class Tensor:
                 raise RuntimeError("requires_grad must be a bool")
             raise TypeError(f"requires_grad_(): argument 'requires_grad' (position 1) must be bool, "
                             f"not {type(value).__name__}")
-        if value and type(self._counter) is _InferenceVersionCounter and not _state.inference:
+        if value and self._counter is not None and self._counter.inference and not _state.inference:
             raise RuntimeError("Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.")
         if self._grad_fn is not None:
             if value and not by_assignment:
@@ -525,7 +550,9 @@ class Tensor:
     @overridable
     def detach(self):
         out = _wrap(self._data)
-        out._counter = self._counter or make_counter(self)  # torch: a detached tensor shares the version counter
+        vc = self._counter
+        # torch: a detached tensor shares the version counter (an inference tensor has none to share)
+        out._counter = (vc or make_counter(self)) if vc is None or not vc.inference else _inference_alias_counter(vc)
         return out
 
     @overridable
@@ -547,6 +574,9 @@ class Tensor:
     @overridable
     def data(self):
         out = _wrap(self._data)  # a new version counter: torch's .data escapes version tracking
+        vc = self._counter
+        if vc is not None and vc.inference:     # (still an inference tensor: torch's)
+            out._counter = _inference_alias_counter(vc)
         return out
 
     @data.setter
@@ -597,8 +627,10 @@ class Tensor:
 
     @overridable(metadata=True)
     def is_inference(self):
-        """Whether the tensor was made under ``inference_mode`` (or is a view of one that was)."""
-        return type(self._counter) is _InferenceVersionCounter
+        """Whether the tensor was made under ``inference_mode`` (or is a view, a detached alias or the
+        ``.data`` of one that was)."""
+        vc = self._counter
+        return vc is not None and vc.inference
 
     @property
     def _vc(self):
@@ -866,7 +898,7 @@ class Tensor:
         if id(self) in memo:
             return memo[id(self)]
         new = new_object(type(self))
-        _init(new, self._data.copy(), self._requires_grad)
+        _init(new, _deep_copied_array(self._data, memo), self._requires_grad)
         if type(self._data) is not MetaArray:   # (torch copies a meta tensor by a clone: no set_, version 0)
             count_the_set(new)
         if self._grad is not None:
@@ -886,6 +918,27 @@ class Tensor:
 
     def __setstate__(self, state):
         pass
+
+
+def _deep_copied_array(d, memo):
+    """``d``'s array in a deep copy. torch deep-copies a tensor's storage through the memo, so tensors
+    that share memory share it in the copy too (``deepcopy([x, x[1:]])``: writing into the second
+    copy changes the first): the memory ``d`` views is copied once per deepcopy, and ``d``'s copy is
+    a view of that copy with ``d``'s offset and strides (torch's ``set_`` onto the copied storage)."""
+    if type(d) is not xp.ndarray:
+        return d.copy()
+    root = root_array(d)
+    if not (root.flags.c_contiguous or root.flags.f_contiguous):   # (no flat memory to copy)
+        return d.copy()
+    key = ("glasstorch deep-copied memory", id(root))   # (keyed apart from the memo's object ids)
+    copied = memo.get(key)
+    if copied is None:
+        copied = memo[key] = root.copy(order="K")   # (the same layout: C or F, as the memory was)
+        if d is root:
+            return copied
+    flat = copied.ravel(order="K")                  # (a view: the copy's memory in order)
+    offset = d.__array_interface__["data"][0] - root.__array_interface__["data"][0]
+    return xp.ndarray(d.shape, d.dtype, buffer=flat, offset=offset, strides=d.strides)
 
 
 def _convert(result, cls):
@@ -974,6 +1027,8 @@ def make_view(input, data, creation_meta=DEFAULT):
     does. The view op records its node after."""
     out = _wrap(data)
     vc = out._counter = input._counter or make_counter(input)
+    if type(vc) is _DetachedInferenceCounter:   # (torch: a view of it keeps no version)
+        vc = out._counter = _InferenceVersionCounter()
     enabled = _state.enabled
     if not enabled:
         creation_meta = NO_GRAD_MODE

@@ -30,7 +30,47 @@ CASES = {
     "not saved: add": lambda lib, x, y, z: float((x + lib.ones(3, requires_grad=True)).sum().detach()),
     "mode off": lambda lib, x, y, z: _off(lib),
     "in-place inside": lambda lib, x, y, z: _inside(lib, x),
+    # detach() / .data taken outside the mode: still inference tensors, but with a counter of their own
+    # (from 0) that in-place writes outside the mode bump (they reach x's memory); inside the mode no bump
+    "detach: marked, counted": lambda lib, x, y, z: _alias_written(lib, x, x.detach()),
+    ".data: marked, counted": lambda lib, x, y, z: _alias_written(lib, x, x.data),
+    "detach of a view": lambda lib, x, y, z: _alias_written(lib, x, x[1:].detach()),
+    "detach twice": lambda lib, x, y, z: _alias_written(lib, x, x.detach().detach()),
+    "detach: requires_grad_": lambda lib, x, y, z: x.detach().requires_grad_(),
+    "detach: saved for backward": lambda lib, x, y, z: x.detach() * lib.ones(3, requires_grad=True),
+    "detach: a view of it": lambda lib, x, y, z: _view_of_detached(lib, x),
+    "detach: written inside": lambda lib, x, y, z: _detached_written_inside(lib, x),
+    "detach inside the mode": lambda lib, x, y, z: _detached_inside(lib, x),
 }
+
+
+def _alias_written(lib, x, alias):
+    before = alias._version
+    alias.add_(1)
+    return alias.is_inference(), before, alias._version, x.tolist(), alias.requires_grad
+
+
+def _view_of_detached(lib, x):
+    v = x.detach().view(3)
+    try:
+        v._version
+        counted = True
+    except RuntimeError:
+        counted = False
+    return v.is_inference(), counted, v.add_(1).tolist()
+
+
+def _detached_written_inside(lib, x):
+    d = x.detach()
+    with lib.inference_mode():
+        d.mul_(3)
+    return d._version, x.tolist()
+
+
+def _detached_inside(lib, x):
+    with lib.inference_mode():
+        d = x.detach()
+    return d.is_inference(), d.add_(1)
 
 
 def _off(lib):

@@ -14,7 +14,7 @@ import functools
 import weakref
 
 from .. import _checks, _dtype
-from .._tensor import Tensor, _wrap, bump_version, check_inference_write, make_counter
+from .._tensor import Tensor, _wrap, bump_version, check_inference_write, make_counter, _InferenceVersionCounter
 from ..autograd import grad_mode
 from ..autograd.graph import edge_of, rebase_history, check_inplace
 from .._array import xp, overlap, array_errors, translate_array_error, copy_preserving_layout
