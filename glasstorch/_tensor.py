@@ -897,6 +897,10 @@ class Tensor:
                                "https://github.com/pytorch/pytorch/pull/103001")
         if id(self) in memo:
             return memo[id(self)]
+        if type(self) is not Tensor and type(self.new_empty(())) is not type(self):
+            # (torch makes a subclass's copy with new_empty, handed on through __torch_function__ with
+            # subclasses disabled: it gives a plain tensor unless the subclass overrides new_empty)
+            raise RuntimeError(_SUBCLASS_DEEPCOPY)
         new = new_object(type(self))
         _init(new, _deep_copied_array(self._data, memo), self._requires_grad)
         if type(self._data) is not MetaArray:   # (torch copies a meta tensor by a clone: no set_, version 0)
@@ -918,6 +922,13 @@ class Tensor:
 
     def __setstate__(self, state):
         pass
+
+
+_SUBCLASS_DEEPCOPY = ("The default implementation of __deepcopy__() for non-wrapper subclasses only works for subclass "
+                      "types that implement new_empty() and for which that function returns another instance of the "
+                      "same subclass. You should either properly implement new_empty() for your subclass or override "
+                      "__deepcopy__() if it is intended behavior for new_empty() to return an instance of a different "
+                      "type.")
 
 
 def _deep_copied_array(d, memo):

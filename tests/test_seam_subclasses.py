@@ -146,6 +146,9 @@ class _Pickled(glasstorch.Tensor):
     """(at module level: pickle finds its class by name)"""
     log = []
 
+    def new_empty(self, *args, **kwargs):   # (what torch's deepcopy of a subclass needs: the subclass back)
+        return glasstorch.Tensor.new_empty(self, *args, **kwargs).as_subclass(type(self))
+
     @classmethod
     def __torch_function__(cls, func, types, args=(), kwargs=None):
         cls.log.append(func.__name__)

@@ -56,3 +56,38 @@ def test_separate_deepcopies_do_not_share():
     a, b = copy.deepcopy(x), copy.deepcopy(x[1:])
     a.fill_(0.0)
     assert b.tolist() == [1.0, 2.0, 3.0]
+
+
+def _subclass_copies(lib):
+    class Plain(lib.Tensor):
+        pass
+
+    class Logged(lib.Tensor):
+        log = []
+
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            cls.log.append(func.__name__)
+            return super().__torch_function__(func, types, args, kwargs or {})
+
+    class WithNewEmpty(lib.Tensor):
+        def new_empty(self, *args, **kwargs):
+            return lib.Tensor.new_empty(self, *args, **kwargs).as_subclass(WithNewEmpty)
+
+    class Disabled(lib.Tensor):
+        __torch_function__ = lib._C._disabled_torch_function_impl
+
+    out = []
+    for cls in (Plain, Logged, WithNewEmpty, Disabled):
+        try:
+            c = copy.deepcopy(lib.ones(2).as_subclass(cls))
+            out.append((type(c).__name__, c.tolist(), c._version))
+        except RuntimeError as e:
+            out.append(("RuntimeError", str(e)))
+    return out, Logged.log, type(copy.deepcopy(lib.nn.Parameter(lib.ones(2)))).__name__
+
+
+def test_a_subclass_is_deep_copied_only_through_its_new_empty_as_in_torch():
+    """torch makes the copy with ``new_empty``: a subclass whose new_empty gives a plain tensor is
+    refused (Parameter has its own __deepcopy__)."""
+    assert _subclass_copies(gt) == _subclass_copies(torch)

@@ -44,6 +44,11 @@ class TVTensor(Tensor):
             return output.as_subclass(Tensor)
         return output
 
+    def __deepcopy__(self, memo):
+        # (torchvision's: Tensor's deepcopy refuses a subclass whose new_empty gives a plain tensor;
+        # detach() first keeps the copy out of the graph, and hits __torch_function__, which keeps the type)
+        return self.detach().clone().requires_grad_(self.requires_grad)
+
     def __repr__(self, *args, **kwargs):
         return Tensor.__repr__(self).replace("tensor", type(self).__name__, 1)
 
