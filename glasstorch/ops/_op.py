@@ -309,8 +309,8 @@ def _refuse_inference_write(self, others, may_overlap, refuse_aliases, rehearse)
     order -- memory, then the kernel's own (``rehearse``: the kernel run on a scratch copy of the
     array) -- and refuses with torch's error, leaving the tensor as it was (README, "Where
     glasstorch differs")."""
-    if _state.inference:
-        return
+    if _state.inference or type(self._counter) is not _InferenceVersionCounter:
+        return     # (a detached alias's counter counts: its writes are allowed)
     _check_memory(self, self._counter, others, may_overlap, refuse_aliases)
     if rehearse is not None:
         rehearse()
