@@ -29,15 +29,12 @@ keeps working (it calls the function a second time when nothing takes the call; 
 Why the ones left (stop 26) are left, by kind:
 
 * the function handed is not the ``def`` itself but the public function a maker makes of it, under a
-  name given at run time (``fft``'s ``globals()[name]``, ``shape._at_least``'s ``fn``, creation's
+  name given at run time (``shape._at_least``'s ``fn``, creation's
   ``factory`` under ``functools.wraps``): the decorator hands the function it decorates;
 * it hands a subset of its parameters, or one of them in another place than its signature's, as
-  torch's handlers are given them: ``softmax``/``log_softmax`` (without ``_stacklevel``),
-  ``Tensor.__array__`` (without NumPy 2's ``copy``), ``Tensor.__array_wrap__`` (``array`` as a
-  keyword), ``tensordot`` and ``Tensor.cuda`` (a positional parameter as a keyword), ``fftfreq``/
-  ``rfftfreq`` (without ``layout``, ``pin_memory``), ``special.round``/``special.logsumexp``/
-  ``unravel_index`` (positional parameters as keywords), ``sort``/``argsort`` (NumPy's names, as
-  given): the decorator would change what a handler is given;
+  torch's handlers are given them: ``Tensor.__array__`` (without NumPy 2's ``copy``),
+  ``Tensor.__array_wrap__`` (``array`` as a keyword), ``Tensor.cuda`` and ``unravel_index`` (a
+  positional parameter as a keyword): the decorator would change what a handler is given;
 * ``nn.functional.one_hot`` is under ``_checks.allocates`` (a wrapper of its own; ``ops/nn_conv.py``).
 
     python tools/seam_prelude.py [--check] [files...]     # default: every file under glasstorch/

@@ -29,7 +29,7 @@ Example::
     tensor([1., 2., 3., 4.], grad_fn=<FftC2RBackward0>)
 """
 from .. import _dtype
-from .._seam import seam, overridable
+from .._seam import overridable
 from .._tensor import Tensor
 from ..ops import fft as _ops
 from ..ops.nn_pool import constant_pad_nd
@@ -100,8 +100,6 @@ def _resize(input, dims, sizes):
 
 def _one_dim(name, input, n, dim, norm, kind):
     """fft, ifft, rfft, irfft, hfft, ihfft: one dim."""
-    if seam.on:
-        return seam.torch_function(globals()[name], (input,), {"n": n, "dim": dim, "norm": norm})
     if kind == "r2c" and input.is_complex():
         raise RuntimeError(f"{name} expects a real input tensor, but got {input.dtype._legacy}")
     d = _wrap_dim(dim, input.ndim)
@@ -130,32 +128,38 @@ def _one_dim(name, input, n, dim, norm, kind):
     return out if forward else conj(out)    # (the inverse r2c is the conjugate of the forward one)
 
 
+@overridable    # (torch's is a binding: a handler is given what the caller gave)
 def fft(input, n=None, dim=-1, norm=None):
     """The 1-D discrete Fourier transform over ``dim``: X[k] = sum_j x[j] exp(-2 pi i jk / n)."""
     return _one_dim("fft", input, n, dim, norm, "c2c")
 
 
+@overridable
 def ifft(input, n=None, dim=-1, norm=None):
     """The inverse of :func:`fft`: x[j] = 1/n sum_k X[k] exp(2 pi i jk / n)."""
     return _one_dim("ifft", input, n, dim, norm, "c2c")
 
 
+@overridable
 def rfft(input, n=None, dim=-1, norm=None):
     """The FFT of a real signal, one-sided: the n//2+1 non-negative frequencies (the others are their
     complex conjugates)."""
     return _one_dim("rfft", input, n, dim, norm, "r2c")
 
 
+@overridable
 def irfft(input, n=None, dim=-1, norm=None):
     """The inverse of :func:`rfft`: a real signal of length ``n`` (default ``2 * (m - 1)``) from m bins."""
     return _one_dim("irfft", input, n, dim, norm, "c2r")
 
 
+@overridable
 def hfft(input, n=None, dim=-1, norm=None):
     """The FFT of a Hermitian-symmetric signal given by its one-sided half: a real spectrum."""
     return _one_dim("hfft", input, n, dim, norm, "c2r")
 
 
+@overridable
 def ihfft(input, n=None, dim=-1, norm=None):
     """The inverse of :func:`hfft`: the one-sided inverse FFT of a real signal."""
     return _one_dim("ihfft", input, n, dim, norm, "r2c")
@@ -189,8 +193,6 @@ def _shape_and_dims(input, s, dim):
 
 def _n_dim(name, input, s, dim, norm, kind):
     """fftn, ifftn, rfftn, irfftn (and their 2-D forms)."""
-    if seam.on:
-        return seam.torch_function(globals()[name], (input,), {"s": s, "dim": dim, "norm": norm})
     if dim is None and name.endswith("2"):
         raise TypeError(f"fft_{name}(): argument 'dim' must be tuple of ints, not NoneType")
     forward = not name.startswith("i")
@@ -213,20 +215,24 @@ def _n_dim(name, input, s, dim, norm, kind):
     return _ops.fft_c2r(x, dims, _normalization(norm, forward), last)
 
 
+@overridable
 def fftn(input, s=None, dim=None, norm=None):
     """The N-D FFT over ``dim`` (default: the last ``len(s)`` dims, or all), each resized to ``s``."""
     return _n_dim("fftn", input, s, dim, norm, "c2c")
 
 
+@overridable
 def ifftn(input, s=None, dim=None, norm=None):
     return _n_dim("ifftn", input, s, dim, norm, "c2c")
 
 
+@overridable
 def rfftn(input, s=None, dim=None, norm=None):
     """The N-D FFT of a real input, one-sided in the last transformed dim."""
     return _n_dim("rfftn", input, s, dim, norm, "r2c")
 
 
+@overridable
 def irfftn(input, s=None, dim=None, norm=None):
     """The inverse of :func:`rfftn`."""
     return _n_dim("irfftn", input, s, dim, norm, "c2r")
@@ -234,8 +240,6 @@ def irfftn(input, s=None, dim=None, norm=None):
 
 def _hermitian_n_dim(name, input, s, dim, norm):
     """hfftn/hfft2 (a real spectrum from a Hermitian signal's half) and ihfftn/ihfft2 (its inverse)."""
-    if seam.on:
-        return seam.torch_function(globals()[name], (input,), {"s": s, "dim": dim, "norm": norm})
     if dim is None and name.endswith("2"):
         raise TypeError(f"fft_{name}(): argument 'dim' must be tuple of ints, not NoneType")
     shape, dims = _shape_and_dims(input, s, dim)
@@ -258,54 +262,60 @@ def _hermitian_n_dim(name, input, s, dim, norm):
     return _ops.fft_c2r(conj(x), [dims[-1]], normalization, last)
 
 
+@overridable
 def hfftn(input, s=None, dim=None, norm=None):
     """The N-D FFT of a signal Hermitian-symmetric in the last transformed dim, given by its half: real."""
     return _hermitian_n_dim("hfftn", input, s, dim, norm)
 
 
+@overridable
 def ihfftn(input, s=None, dim=None, norm=None):
     """The inverse of :func:`hfftn`: the N-D inverse FFT of a real signal, one-sided in the last dim."""
     return _hermitian_n_dim("ihfftn", input, s, dim, norm)
 
 
+@overridable
 def hfft2(input, s=None, dim=(-2, -1), norm=None):
     return _hermitian_n_dim("hfft2", input, s, dim, norm)
 
 
+@overridable
 def ihfft2(input, s=None, dim=(-2, -1), norm=None):
     return _hermitian_n_dim("ihfft2", input, s, dim, norm)
 
 
+@overridable
 def fft2(input, s=None, dim=(-2, -1), norm=None):
     return _n_dim("fft2", input, s, dim, norm, "c2c")
 
 
+@overridable
 def ifft2(input, s=None, dim=(-2, -1), norm=None):
     return _n_dim("ifft2", input, s, dim, norm, "c2c")
 
 
+@overridable
 def rfft2(input, s=None, dim=(-2, -1), norm=None):
     return _n_dim("rfft2", input, s, dim, norm, "r2c")
 
 
+@overridable
 def irfft2(input, s=None, dim=(-2, -1), norm=None):
     return _n_dim("irfft2", input, s, dim, norm, "c2r")
 
 
+@overridable
 def fftfreq(n, d=1.0, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
     """The sample frequencies of an n-point FFT with sample spacing d: [0, 1, ..., n/2-1, -n/2, ..., -1] / (d n)
     (for odd n, up to (n-1)/2 then from -(n-1)/2)."""
-    if seam.on:
-        return seam.torch_function(fftfreq, (n, d), {"dtype": dtype, "device": device, "requires_grad": requires_grad})
     dtype = dtype or _dtype.get_default_dtype()
     k = cat([arange((n - 1) // 2 + 1, dtype=dtype, device=device), arange(-(n // 2), 0, dtype=dtype, device=device)])
     return _frequencies(k, n, d, requires_grad)
 
 
+@overridable
 def rfftfreq(n, d=1.0, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
     """The sample frequencies of :func:`rfft`: [0, 1, ..., n//2] / (d n)."""
-    if seam.on:
-        return seam.torch_function(rfftfreq, (n, d), {"dtype": dtype, "device": device, "requires_grad": requires_grad})
     dtype = dtype or _dtype.get_default_dtype()
     return _frequencies(arange(n // 2 + 1, dtype=dtype, device=device), n, d, requires_grad)
 
@@ -323,14 +333,14 @@ def _shifts(input, dim, sign):
     return [sign * (input.shape[d] // 2) for d in dims], dims
 
 
-@overridable(defaults_by_keyword=True)
+@overridable
 def fftshift(input, dim=None):
     """Move the zero frequency to the centre: roll each dim by n // 2."""
     shifts, dims = _shifts(input, dim, 1)
     return roll(input, shifts, dims)
 
 
-@overridable(defaults_by_keyword=True)
+@overridable
 def ifftshift(input, dim=None):
     """The inverse of :func:`fftshift`: roll each dim by -(n // 2)."""
     shifts, dims = _shifts(input, dim, -1)

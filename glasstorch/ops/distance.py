@@ -212,7 +212,7 @@ pdist_forward_op = defop("_pdist_forward(Tensor self, float p=2) -> Tensor", _pd
                          self=lambda grad, self, p, result: pdist_backward_op(grad, self, p, result))
 
 
-@overridable(defaults_by_keyword=True)
+@overridable    # (torch's is a binding: a handler is given what the caller gave)
 def pdist(input, p=2):
     """The p-norm distances between the rows of an N x M matrix, pair by pair (i < j): N (N - 1) / 2 values."""
     if input.ndim != 2:
@@ -256,7 +256,7 @@ dist_op = defop("dist(Tensor self, Tensor other, Scalar p=2) -> Tensor", _dist_k
 
 
 @method()
-@overridable(defaults_by_keyword=True)
+@overridable
 def dist(input, other, p=2):
     """||input - other||_p over every element (the two broadcast)."""
     return dist_op(input, other, p)

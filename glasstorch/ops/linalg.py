@@ -15,7 +15,7 @@ from .._array import (xp, asarray, has_values, matmul as _matmul, arange_like as
                       zeros_like as _zeros_like, empty_like as _empty_like, full_like as _full_like, row_major,
                       column_major)
 from .._ops import defop, aten, node_classes_of
-from .._seam import seam, overridable
+from .._seam import overridable
 from ._op import method, computed_into_self, written_into_self
 from .creation import eye, zeros, tensor
 from .shape import _expand_kernel
@@ -819,12 +819,11 @@ def _sumproduct_pair(left, right, sum_dims):
     return bmm(left, right).view(out_size).permute(operm)
 
 
+@overridable(defaults_by_keyword=True)
 def tensordot(a, b, dims=2, out=None):
     """torch.tensordot: contracted dims moved last in ``a`` and first in ``b``, both reshaped to
     matrices, one mm, reshaped to the free dims -- or, when every dim is contracted, one dot
     (torch's decomposition, so its graph)."""
-    if seam.on:
-        return seam.torch_function(tensordot, (a, b, dims), {"out": out})
     if isinstance(dims, int):
         if dims < 0:
             raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")

@@ -293,8 +293,8 @@ gelu_backward_op = defop("gelu_backward(Tensor grad_output, Tensor self, *, str 
                          self=_gelu_double_backward)
 
 
-@overridable(defaults_by_keyword=True)
-def gelu(input, approximate="none"):
+@overridable    # (torch's is a binding, torch._C._nn.gelu: a handler is given what the caller gave)
+def gelu(input, *, approximate="none"):
     return gelu_op(input, approximate=approximate)
 
 

@@ -508,7 +508,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     return mse_loss_op(input, target, get_enum(reduction))
 
 
-@overridable(defaults_by_keyword=True)
+@overridable(defaults_by_keyword=True, omitted=("weight",))   # (torch 2.13's has no weight)
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """mean(|input - target|): torch composes it (SubBackward0, AbsBackward0, MeanBackward0)."""
     _warn_size_mismatch(input, target)
@@ -856,7 +856,7 @@ def _xlogy_self(t):
 
 
 @overridable(defaults_by_keyword=True)
-def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
+def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"):
     """1 - cos(x1, x2) where target is 1, max(0, cos(x1, x2) - margin) where it is -1 (torch's Loss.cpp)."""
     from .pointwise import where
     reduction = _reduction_string(size_average, reduce, reduction)
@@ -889,7 +889,7 @@ def _zeros_like(t):
 
 
 @overridable(defaults_by_keyword=True)
-def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
+def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"):
     """max(0, -target * (input1 - input2) + margin)."""
     reduction = _reduction_string(size_average, reduce, reduction)
     if input1.dim() != input2.dim() or input1.dim() != target.dim():

@@ -16,7 +16,7 @@ from .._array import (xp, row_major, asarray, has_values, like_operands, array_t
                       asarray_like as _asarray_like, arange_like as _arange_like, zeros_like as _zeros_like,
                       full_like as _full_like)
 from .._ops import defop, aten, node_classes_of
-from .._seam import seam, overridable
+from .._seam import overridable
 from ._op import method, computed_into_self
 from .pointwise import maximum, minimum
 from ._derivatives import (not_implemented, sum_backward, mean_backward, nansum_backward, evenly_distribute_backward,
@@ -785,10 +785,9 @@ def _softmax_dim(input, dim, fn):
 
 
 @method()
+@overridable    # (torch.softmax and Tensor.softmax are bindings: a handler is given what the caller gave)
 def softmax(input, dim, dtype=None, *, _stacklevel=3):
     """``exp(x) / sum(exp(x))`` along ``dim``; ``dtype=`` casts the input first (ToCopyBackward0)."""
-    if seam.on:
-        return seam.torch_function(softmax, (input, dim, dtype), {})
     d = _softmax_dim(input, dim, "softmax")
     if dtype is not None:
         input = input.to(dtype)
@@ -796,10 +795,9 @@ def softmax(input, dim, dtype=None, *, _stacklevel=3):
 
 
 @method()
+@overridable
 def log_softmax(input, dim, dtype=None, *, _stacklevel=3):
     """``x - logsumexp(x)`` along ``dim``; ``dtype=`` casts the input first (ToCopyBackward0)."""
-    if seam.on:
-        return seam.torch_function(log_softmax, (input, dim, dtype), {})
     d = _softmax_dim(input, dim, "log_softmax")
     if dtype is not None:
         input = input.to(dtype)
@@ -1122,11 +1120,10 @@ mode_op = defop("mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor va
 
 
 @method()
-def sort(input, dim=-1, descending=False, stable=None, **numpy_names):
+@overridable    # (stable is keyword-only, as in torch's sort.stable: a handler is given it as a keyword)
+def sort(input, dim=-1, descending=False, *, stable=None, **numpy_names):
     """Sorted values and their indices; ``stable=`` (torch's sort.stable overload) records
     SortBackward1. The sort is always stable here."""
-    if seam.on:
-        return seam.torch_function(sort, (input, dim, descending), dict(numpy_names, stable=stable))
     if numpy_names:
         dim, _ = _numpy_names("sort", numpy_names, dim, False)
     if stable is None:
@@ -1137,10 +1134,9 @@ def sort(input, dim=-1, descending=False, stable=None, **numpy_names):
 
 
 @method()
-def argsort(input, dim=-1, descending=False, stable=False, **numpy_names):
+@overridable
+def argsort(input, dim=-1, descending=False, *, stable=False, **numpy_names):
     """The indices that sort ``input`` along ``dim`` (torch's composite: sort's indices)."""
-    if seam.on:
-        return seam.torch_function(argsort, (input, dim, descending), dict(numpy_names, stable=stable))
     if numpy_names:
         dim, _ = _numpy_names("argsort", numpy_names, dim, False)
     return sort_stable_op(input, stable=stable, dim=dim, descending=descending)[1]

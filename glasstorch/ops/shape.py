@@ -879,8 +879,8 @@ def _contiguous(input):
 
 
 @method()
-@overridable(defaults_by_keyword=True)
-def contiguous(input, memory_format=contiguous_format):
+@overridable    # (torch's method is a binding, memory_format keyword-only: a handler is given what the caller gave)
+def contiguous(input, *, memory_format=contiguous_format):
     return _contiguous(input)
 
 

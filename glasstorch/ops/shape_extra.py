@@ -75,7 +75,7 @@ def diagflat(input, offset=0):
     return input.contiguous().view(-1).diag_embed(offset)
 
 
-@overridable(defaults_by_keyword=True)
+@overridable    # (torch.vander and torch.combinations are bindings)
 def vander(x, N=None, increasing=False):
     """torch.vander: the Vandermonde matrix, columns x^(N-1) ... x^0 (x^0 ... x^(N-1) if ``increasing``);
     integer inputs give int64, as torch's cumprod does."""
@@ -94,7 +94,7 @@ def vander(x, N=None, increasing=False):
     return result if increasing else result.flip(1)
 
 
-@overridable(defaults_by_keyword=True)
+@overridable
 def combinations(input, r=2, with_replacement=False):
     """torch.combinations: every length-``r`` combination of the elements of a vector, in order, as rows
     (with ``with_replacement``, elements may repeat)."""

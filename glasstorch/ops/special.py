@@ -34,7 +34,7 @@ from .._array import xp, special as _sp, asarray, asarray_like as _asarray_like,
 from ._op import method, promote_arrays, write_into
 from .._ops import defop, aten
 from .. import _ops   # (_ops._ARRAY_TYPES, read at each call: it grows when CuPy is imported)
-from .._seam import seam, overridable
+from .._seam import overridable
 
 __all__ = ["erfc", "erfc_", "i0", "i0_", "sinc", "sinc_", "xlogy", "xlogy_", "logit", "logit_", "polygamma",
            "mvlgamma"]
@@ -309,14 +309,21 @@ def special_ndtr(input, *, out=None):
     return _into(out, mul_scalar_op(add_scalar_op(aten.erf(mul_scalar_op(x, math.sqrt(0.5))), 1), 0.5), "special_ndtr")
 
 
-@method("polygamma")
+@overridable
 def polygamma(n, input, *, out=None):
-    """The n-th derivative of digamma (Tensor.polygamma(n) takes n first, as torch's)."""
-    if isinstance(n, Tensor):        # x.polygamma(n)
-        n, input = input, n
-    if seam.on:
-        return seam.torch_function(polygamma, (n, input), {} if out is None else {"out": out})
+    """The n-th derivative of digamma."""
     return _into(out, polygamma_op(n, input), "polygamma")
+
+
+@overridable
+def _polygamma_method(self, n):
+    """``Tensor.polygamma(n)``: its own function, ``self`` first, as torch's method (a handler is given
+    ``Tensor.polygamma, (x, n)``; torch.polygamma takes ``n`` first)."""
+    return polygamma_op(n, self)
+
+
+_polygamma_method.__name__, _polygamma_method.__qualname__ = "polygamma", "Tensor.polygamma"
+Tensor.polygamma = _polygamma_method
 
 
 @overridable

@@ -244,7 +244,7 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
 
 
 @method()
-@overridable(defaults_by_keyword=True)
+@overridable    # (torch's is a binding: a handler is given what the caller gave)
 def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=True, normalized=False,
           onesided=None, length=None, return_complex=False):
     """The inverse of :func:`stft` (least-squares overlap-add): ``input`` is stft's complex output

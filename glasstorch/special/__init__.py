@@ -20,7 +20,7 @@ The Bessel functions (``bessel_j0``, ``bessel_y1``, ``modified_bessel_k0``, ...)
 without gradients, as in torch; ``gammainc``/``gammaincc`` are ``torch.igamma``/``igammac`` (a gradient
 for the second argument only, as in torch).
 """
-from .._seam import seam
+from .._seam import overridable
 from ..ops import pointwise as _pw, reduction as _red, special as _sp
 
 __all__ = ["digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp2", "expit", "expm1", "gammaln", "i0", "i0e",
@@ -41,25 +41,25 @@ gammainc, gammaincc = _sp.igamma, _sp.igammac
 globals().update(_sp.SPECIAL_FUNCTIONS)   # bessel_j0, ..., airy_ai, chebyshev_polynomial_t, ... (by name)
 
 
-def round(input, decimals=0, *, out=None):
+@overridable    # (torch.special's functions are bindings: a handler is given what the caller gave)
+def round(input, *, decimals=0, out=None):
     """torch.special.round: round with ``decimals`` (torch records the decimals overload: RoundBackward1)."""
-    if seam.on:
-        return seam.torch_function(round, (input,), {"decimals": decimals})
     if input.dtype.is_floating_point or input.dtype.is_complex:
         return _sp._into(out, _pw._round_decimals(input, decimals=decimals), "round")
     raise NotImplementedError(f'"round_vml_cpu" not implemented for \'{input.dtype._legacy}\'')
 
 
+@overridable
 def softmax(input, dim, *, dtype=None):
     return _red.softmax(input, dim, dtype=dtype)
 
 
+@overridable
 def log_softmax(input, dim, *, dtype=None):
     return _red.log_softmax(input, dim, dtype=dtype)
 
 
+@overridable
 def logsumexp(input, dim, keepdim=False, *, out=None):
-    if seam.on:
-        return seam.torch_function(logsumexp, (input, dim), {"keepdim": keepdim})
     return _sp._into(out, _red.logsumexp(input, dim, keepdim), "logsumexp")
 
