@@ -111,6 +111,58 @@ def test_nll_loss(reduction):
           rand(2, 3, 4), labels(2, 3, 4))
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("ignore", [-100, 2])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_nll_loss_row_major_and_strided_inputs_agree_with_torch(dtype, reduction, ignore, weighted):
+    # a row-major (N, C) input is picked from and scattered into through flat positions
+    # (ops/nn_loss.py _flat_positions), a strided one through the (row, class) index: the same bits, and
+    # torch's values and gradients; -0, inf and nan among the picked values, Byte targets
+    x = rand(9, 5).astype(dtype)
+    t = labels(9, 5)
+    t[1], t[2], t[3] = 2, 3, 4
+    x[1, 2], x[2, 3], x[3, 4] = -0.0, np.inf, np.nan
+    w = (RNG.random(5) + 0.5).astype(dtype) if weighted else None
+    kw = dict(reduction=reduction, ignore_index=ignore)
+    for target in (t, t.astype(np.uint8)):
+        grads = []
+        r = RNG.standard_normal((9,) if reduction == "none" else ()).astype(dtype)
+        for strided in (False, True):
+            a = gt.tensor(np.ascontiguousarray(x.T) if strided else x, requires_grad=True)
+            xs = a.t() if strided else a
+            assert xs.is_contiguous() != strided
+            out = F.nll_loss(xs, gt.tensor(target), None if w is None else gt.tensor(w), **kw)
+            (g,) = gt.autograd.grad(out, a, gt.tensor(r))
+            grads.append((out.detach().numpy().tobytes(), (g.t() if strided else g).numpy()))
+            ti = torch.tensor(x, requires_grad=True)
+            want = TF.nll_loss(ti, torch.tensor(target), None if w is None else torch.tensor(w), **kw)
+            np.testing.assert_allclose(out.detach().numpy(), want.detach().numpy(), rtol=1e-6, equal_nan=True)
+            (tg,) = torch.autograd.grad(want, ti, torch.tensor(r))
+            np.testing.assert_allclose(grads[-1][1], tg.numpy(), rtol=1e-6, equal_nan=True)
+        assert grads[0][0] == grads[1][0] and grads[0][1].tobytes() == np.ascontiguousarray(grads[1][1]).tobytes()
+
+
+def test_nll_loss_backward_by_a_zero_or_infinite_total_weight_warns_of_nothing():
+    x = gt.zeros(2, 3)
+    t = gt.tensor([0, 1])
+    for total in (0.0, np.inf):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            got = gt.ops.aten.nll_loss_backward(gt.tensor(np.inf), x, t, None, 1, -100, gt.tensor(total))
+        want = torch.ops.aten.nll_loss_backward(torch.tensor(np.inf), torch.zeros(2, 3), torch.tensor([0, 1]), None,
+                                                1, -100, torch.tensor(total))
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+def test_nll_loss_out_of_range_target_beside_an_ignored_one():
+    x = gt.randn(4, 3)
+    for bad in (3, -1, -7, 2 ** 40):
+        with pytest.raises(IndexError, match=f"Target {bad} is out of bounds."):
+            F.nll_loss(x, gt.tensor([-100, 1, bad, 0]))
+    assert np.isfinite(F.nll_loss(x, gt.tensor([-100, 1, 2, 0])).item())
+
+
 def test_nll_loss_all_ignored_is_nan_for_mean():
     x, t = np.zeros((2, 3)), np.array([-100, -100])
     a = TF.nll_loss(torch.tensor(x), torch.tensor(t))

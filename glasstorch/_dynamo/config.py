@@ -16,7 +16,7 @@ weight_grad_in_weight_layout = True
 # glasstorch's own: a bias's gradient (a gradient summed over every dim but the last, as a Linear's or a
 # broadcast add's bias gets it) computed as one matrix-vector product with ones, ``ones @ g.reshape(-1, n)``
 # (BLAS's gemv reads the gradient once, 2-4x faster than NumPy's reduction over the rows), as eager's
-# softmax sums its rows (ops/reduction.py ``_sum_kept``); another order of summation than eager's
+# softmax sums its rows of more than 16 (ops/reduction.py ``_sum_kept``); another order of summation than eager's
 # ``g.sum(0)``, so it may differ from eager's in float32 rounding. False: eager's sums, bit for bit. Read when
 # code is generated.
 bias_grad_as_gemv = True

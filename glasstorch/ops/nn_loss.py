@@ -214,7 +214,7 @@ def _safe_targets(target, classes, ignore_index):
     torch's IndexError for a target outside [0, classes) that is not ignored."""
     t = target.astype(xp.int64, copy=False)
     if t.size and has_values(t):
-        if t.min() < 0 or t.max() >= classes:
+        if t.view(xp.uint64).max() >= classes:   # one pass: a negative target is a huge unsigned one
             bad = ((t < 0) | (t >= classes)) & (t != ignore_index)
             if bad.any():
                 raise IndexError(f"Target {int(t[bad].flat[0])} is out of bounds.")
@@ -226,12 +226,27 @@ def _safe_targets(target, classes, ignore_index):
     return xp.where(kept, t, 0), kept
 
 
+def _flat_positions(self, safe):
+    """For a row-major 2-D NumPy ``self`` (rows, classes), the flat positions of each row's class
+    ``safe[i]``, ``i * classes + safe[i]``: one index array, which ``take`` and a 1-D fancy write use
+    without NumPy's multi-index iterator (256x10: 29k -> 19k instructions for the pick); None otherwise."""
+    if self.ndim != 2 or type(self) is not xp.ndarray or not self.flags.c_contiguous:
+        return None
+    rows, classes = self.shape
+    flat = xp.arange(0, rows * classes, classes)
+    flat += safe
+    return flat
+
+
 def _nll_forward(self, target, weight, reduction, ignore_index, cdim):
     """-self[..., target, ...] (times weight[target]) along the class dim ``cdim``; returns the loss
     and total_weight (the sum of the weights of the kept targets, what 'mean' divides by)."""
     classes = self.shape[cdim]
     safe, kept = _safe_targets(target, classes, ignore_index)
-    if self.ndim == 2:
+    flat = _flat_positions(self, safe)
+    if flat is not None:
+        picked = self.reshape(-1).take(flat)
+    elif self.ndim == 2:
         picked = self[_arange_like(self, self.shape[0]), safe]
     elif self.ndim == 1:
         picked = self[safe]
@@ -263,16 +278,25 @@ def _nll_backward(grad_output, self, target, weight, reduction, ignore_index, to
     safe, kept = _safe_targets(target, classes, ignore_index)
     g = grad_output
     if reduction == Reduction.MEAN:
-        with xp.errstate(invalid="ignore", divide="ignore"):
-            g = g / total_weight
+        if type(total_weight) is xp.ndarray and total_weight.ndim == 0 and 0 < abs(total_weight) < math.inf:
+            g = g / total_weight     # (by a finite number that is not zero: it cannot warn of 0/0 or inf/inf)
+        else:
+            with xp.errstate(invalid="ignore", divide="ignore"):
+                g = g / total_weight
     if weight is None:
         coef = -g
     else:
         with xp.errstate(invalid="ignore"):
             coef = -g * weight[safe]
-    coef = xp.broadcast_to(coef, safe.shape).astype(self.dtype, copy=False)
-    if kept is not None:   # (a select, not a product: all targets ignored makes the scale nan)
-        coef = xp.where(kept, coef, self.dtype.type(0))
+    flat = _flat_positions(self, safe)
+    if flat is None or kept is not None:   # (the flat write broadcasts a 0-d coefficient, and rounds it as astype)
+        coef = xp.broadcast_to(coef, safe.shape).astype(self.dtype, copy=False)
+        if kept is not None:   # (a select, not a product: all targets ignored makes the scale nan)
+            coef = xp.where(kept, coef, self.dtype.type(0))
+    if flat is not None:   # (a row-major NumPy array: zeros of its shape are laid out as zeros_like's)
+        out = xp.zeros(self.shape, self.dtype)
+        out.reshape(-1)[flat] = coef
+        return out
     out = xp.zeros_like(self)
     if self.ndim == 2:
         out[xp.arange(self.shape[0]), safe] = coef
