@@ -100,6 +100,10 @@ def test_compiled_softmax_of_masked_rows_as_eager():
     x[1, 2, :] = -np.inf
     x[2, 1, 5] = -95.0
     x[3, 0, 7] = 80.0
+    # (the loop's max skips nan and finds it afterwards: a nan first or later, +inf, a row whose x - max overflows)
+    x[2, 0, 0] = x[2, 2, 9] = np.nan
+    x[3, 1, 4] = np.inf
+    x[3, 2, :16], x[3, 2, 16] = -3e38, 3e38
     v = rng.standard_normal((4, 3, 32)).astype(np.float32)
     fn = lambda lib, x, v: (x.softmax(-1) * v).sum(-1)          # noqa: E731
     compiled = gt.compile(lambda x, v: fn(gt, x, v))
@@ -111,6 +115,8 @@ def test_compiled_softmax_of_masked_rows_as_eager():
     want = torch.tensor(x).softmax(-1).numpy()
     np.testing.assert_array_equal(np.isnan(got), np.isnan(eager))
     assert np.isnan(got[1, 2]).all() and (got[0, 0, ::3] == 0).all()
+    nan_rows = np.isnan(got).all(-1)
+    assert (nan_rows == np.isnan(got).any(-1)).all() and nan_rows.sum() == 4 and not nan_rows[3, 2]
     np.testing.assert_allclose(got, eager, rtol=2e-6, atol=1e-37, equal_nan=True)
     np.testing.assert_allclose(got, want, rtol=2e-6, atol=1e-37, equal_nan=True)
     np.testing.assert_allclose(compiled(gt.tensor(x), gt.tensor(v)).numpy(), fn(torch, torch.tensor(x), torch.tensor(v)),

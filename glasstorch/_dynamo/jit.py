@@ -91,37 +91,43 @@ _EXP_MIN = np.float32(-87.33654)      # exp of less is below float32's smallest 
 
 def _softmax_rows(x, out, exponent_bits):
     """out = exp(x - max) / sum(exp(x - max)) per row; a row holding nan or +inf, or only -inf, is nan,
-    as eager's (its max minus itself is nan). ``exponent_bits``: an int32 scratch row."""
+    as eager's (its max minus itself is nan). ``exponent_bits``: an int32 scratch row.
+
+    The max is a bare compare-and-select, which skips nan (a scalar loop of ``maxss``, ~1 cycle an element;
+    counting the nans beside it took ~0.15 ms more over the Transformer's scores); a nan is found afterwards:
+    the row's sum of ``x - max`` is nan exactly when the row holds a nan, or its max is +inf or -inf
+    (inf - inf), and it is added up in the exponential's loop, where it costs one vector add."""
     rows, n = x.shape
     c0, c1, c2, c3, c4, c5 = _EXP_POLY
     powers_of_two = exponent_bits.view(np.float32)
     for i in range(rows):
-        m = x[i, 0]
-        nans = 0
+        xi, oi = x[i], out[i]
+        m = xi[0]
         for j in range(n):
-            v = x[i, j]
+            v = xi[j]
             m = v if v > m else m
-            nans += v != v
-        if nans or m == np.inf or m == -np.inf:
-            for j in range(n):
-                out[i, j] = np.nan
-            continue
+        nan_check = np.float32(0)
         for j in range(n):
-            t = x[i, j] - m
+            t = xi[j] - m
+            nan_check += t
             tc = t if t > _EXP_MIN else _EXP_MIN
             k = np.floor(tc * _LOG2E + np.float32(0.5))
             r = tc - k * _LN2_HI - k * _LN2_LO
             p = ((((c0 * r + c1) * r + c2) * r + c3) * r + c4) * r + c5
-            out[i, j] = p * r * r + r + np.float32(1) if t > _EXP_MIN else np.float32(0)
+            oi[j] = p * r * r + r + np.float32(1) if t > _EXP_MIN else np.float32(0)
             exponent_bits[j] = (np.int32(k) + np.int32(127)) << np.int32(23)
+        if nan_check != nan_check:
+            for j in range(n):
+                oi[j] = np.nan
+            continue
         s = np.float32(0)
         for j in range(n):
-            e = out[i, j] * powers_of_two[j]
-            out[i, j] = e
+            e = oi[j] * powers_of_two[j]
+            oi[j] = e
             s += e
         inv = np.float32(1) / s
         for j in range(n):
-            out[i, j] *= inv
+            oi[j] *= inv
 
 
 def _softmax_backward_rows(g, y, out):
