@@ -330,3 +330,54 @@ def test_values_on_another_device_call_its_kernels():
         "assert '_jit_' not in f.code and type(x.grad._data).__module__ == '_fake_cupy', f.code\n"
         "print('ok')\n")
     _runs_ok(script)
+
+
+@pytest.mark.parametrize("layout", ["row-major", "transposed", "sliced", "2-d"])
+def test_a_residual_add_and_its_layer_norm_are_one_loop(layout):
+    # native_layer_norm(x + r) -- a residual connection, the add read by nothing else -- with numba: the sum
+    # written and normalized in one pass (r transposed in its first two dims: read so, as attention's output is);
+    # the sum has eager's add's bits, the norm those of the layer norm loop run on that sum; an operand neither
+    # row-major nor transposed (sliced) takes NumPy's add, then the loop
+    pytest.importorskip("numba")
+    rng = np.random.default_rng(11)
+    shape = (30, 16) if layout == "2-d" else (6, 5, 16)
+    x = rng.standard_normal(shape).astype(np.float32)
+    x[1, 2] = np.nan
+    r = rng.standard_normal({"transposed": (5, 6, 16), "sliced": (6, 10, 16)}.get(layout, shape)).astype(np.float32)
+    w = (1 + 0.3 * rng.standard_normal(16)).astype(np.float32)
+    b = (0.3 * rng.standard_normal(16)).astype(np.float32)
+    v = rng.standard_normal(shape).astype(np.float32)
+
+    def f(lib, x, r, w, b, v):
+        r = r.transpose(0, 1) if layout == "transposed" else r[:, ::2] if layout == "sliced" else r
+        y = lib.nn.functional.layer_norm(x + r, (16,), w, b)
+        return y, (y * v).sum()
+    compiled = gt.compile(lambda *ts: f(gt, *ts))
+    runs = []
+    for fn, lib in ((compiled, gt), (compiled, gt), (compiled, gt), (lambda *ts: f(gt, *ts), gt),
+                    (lambda *ts: f(torch, *ts), torch)):          # (the first call: the capture)
+        ts = [lib.tensor(a, requires_grad=True) for a in (x, r, w, b)] + [lib.tensor(v)]
+        y, loss = fn(*ts)
+        loss.backward()
+        runs.append([y.detach().numpy().copy()] + [t.grad.numpy().copy() for t in ts[:4]])
+    assert "_jit_add_layer_norm(" in compiled.code and "_k_add_" not in compiled.code, compiled.code
+    r_used = r.transpose(1, 0, 2) if layout == "transposed" else r[:, ::2] if layout == "sliced" else r
+    want = jit.layer_norm(x + r_used, [16], w, b, 1e-5)[0]
+    assert runs[1][0].tobytes() == want.tobytes() and np.isnan(want[1, 2]).all() and not np.isnan(want[0]).any()
+    for got, eager, theirs in zip(runs[1], runs[3], runs[4]):
+        scale = np.abs(np.nan_to_num(theirs)).max()      # (x's nan row: nan in w's gradient, as torch's)
+        np.testing.assert_allclose(got, eager, rtol=0, atol=2e-6 * scale, equal_nan=True)
+        np.testing.assert_allclose(got, theirs, rtol=0, atol=2e-6 * scale, equal_nan=True)
+    for got, again in zip(runs[1], runs[2]):
+        assert got.tobytes() == again.tobytes()
+
+
+def test_a_residual_read_again_keeps_its_add_apart():
+    pytest.importorskip("numba")
+    x, r = gt.randn(4, 5, 16), gt.randn(4, 5, 16)
+    w, b = gt.ones(16, requires_grad=True), gt.zeros(16, requires_grad=True)
+    compiled = gt.compile(lambda x, r: (lambda s: (gt.nn.functional.layer_norm(s, (16,), w, b) + s).sum())(x + r))
+    compiled(x, r).backward()
+    assert "_jit_add_layer_norm" not in compiled.code and "_jit_native_layer_norm_" in compiled.code, compiled.code
+    np.testing.assert_allclose(compiled(x, r).item(), (gt.nn.functional.layer_norm(x + r, (16,), w, b) + x + r).sum().item(),
+                               rtol=1e-5)

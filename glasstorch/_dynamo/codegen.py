@@ -50,6 +50,7 @@ class _Namespace:
                        "_threshold_grad": lowering.threshold_grad, "_jit_threshold_grad": jit.threshold_grad,
                        "_bias_grad": lowering.bias_grad, "_log_softmax_nll_grad": lowering.log_softmax_nll_grad,
                        "_bmm_grad": lowering.bmm_grad, "_jit_addmm_relu": jit.addmm_relu,
+                       "_jit_add_layer_norm": jit.add_layer_norm,
                        "__name__": "glasstorch._dynamo.generated"}
         self._ids = {}
 
@@ -208,8 +209,19 @@ class GeneratedCode:
         ns = self.ns
         stmts = []
         bias_relus = self._bias_relus()
+        add_norms = self._add_layer_norms()
         for n in self.graph.nodes:
             if n.op != "call_function":
+                continue
+            if n in add_norms:
+                add = add_norms[n]
+                if add is None:     # (the add: run by the layer norm's loop, its next line)
+                    continue
+                args = _schema_args(n)
+                call = ", ".join([v.name for v in add.args] + [_arg(args[k], ns) for k in (
+                    "normalized_shape", "weight", "bias", "eps")])
+                stmts.append(Stmt([add.name, n.name], text=f"_jit_add_layer_norm({call})",
+                                  comment="aten.add.Tensor and the aten.native_layer_norm.default of it, one loop"))
                 continue
             meta = dict(shape=n.meta.get("shape"), dtype=n.meta.get("dtype"), row_major=bool(n.meta.get("contiguous")))
             if n in bias_relus:
@@ -288,6 +300,25 @@ class GeneratedCode:
                     or not jit.addmm_relu_for(v, args["self"], args["mat1"], args["mat2"], n):
                 continue
             found[v], found[n] = n, None
+        return found
+
+    def _add_layer_norms(self):
+        """``{native_layer_norm node: its add node, add node: None}`` for each ``native_layer_norm(a + b)`` -- the
+        add (a residual connection) read by nothing else, the norm its next node -- that ``jit.add_layer_norm``
+        runs (float32, one shape, numba installed): the sum written and normalized in one pass."""
+        found = {}
+        nodes = [n for n in self.graph.nodes if n.op == "call_function"]
+        for add, norm in zip(nodes, nodes[1:]):
+            if getattr(add.target, "__name__", None) != "add.Tensor" or getattr(
+                    norm.target, "__name__", None) != "native_layer_norm.default" or norm.args[0] is not add:
+                continue
+            if len(add.args) != 2 or not all(isinstance(v, Node) for v in add.args) or add.kwargs.get(
+                    "alpha", 1) != 1 or add.meta.get("island") or norm.meta.get("island") or \
+                    sum(1 for u in self.graph.nodes if add in u.all_input_nodes) != 1 or \
+                    any(add is n for n in self.outputs):
+                continue
+            if jit.add_layer_norm_for(add, add.args, norm, _schema_args(norm)):
+                found[norm], found[add] = add, None
         return found
 
     # -- backward --------------------------------------------------------------------------
