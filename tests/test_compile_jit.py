@@ -381,3 +381,26 @@ def test_a_residual_read_again_keeps_its_add_apart():
     assert "_jit_add_layer_norm" not in compiled.code and "_jit_native_layer_norm_" in compiled.code, compiled.code
     np.testing.assert_allclose(compiled(x, r).item(), (gt.nn.functional.layer_norm(x + r, (16,), w, b) + x + r).sum().item(),
                                rtol=1e-5)
+
+
+def test_a_layer_norm_whose_result_is_read_twice_adds_its_gradients_in_its_loop():
+    # y = layer_norm(x) read by two ops (a residual's shape: the feed-forward and the add after it): y's two
+    # gradients are added in layer norm's backward loop, not by a pass of their own; eager's and torch's values
+    # to float32 rounding
+    pytest.importorskip("numba")
+    x, w, b, v = _arrays("float32", seed=12, shape=(4, 6, 16))
+    v = v.transpose(0, 2, 1).copy()
+
+    def f(lib, x, w, b, v):
+        y = lib.nn.functional.layer_norm(x, (16,), w, b)
+        return (y * v).sum() + y.tanh().sum()
+    compiled = _compiled([x, w, b, v], f)
+    assert "other_grad=" in compiled.code, compiled.code
+    want, theirs = _run(f, [x, w, b, v]), _run(f, [x, w, b, v], torch)
+    for _ in range(2):
+        out, grads = _run(lambda lib, *ts: compiled(*ts), [x, w, b, v])
+        np.testing.assert_allclose(out, want[0], rtol=1e-6)
+        for g, e, t in zip(grads, want[1], theirs[1]):
+            scale = np.abs(t).max()
+            np.testing.assert_allclose(g, e, rtol=0, atol=2e-6 * scale)
+            np.testing.assert_allclose(g, t, rtol=0, atol=2e-6 * scale)

@@ -626,10 +626,14 @@ class GeneratedCode:
         node's value. Its results have the inputs' shapes already."""
         ns = self.ns
         formula = self._formula(n, op, names, args, fn)
+        # (layer norm's loop: its results are new arrays, never views of what it reads -- the planner may reuse
+        # the gradient's buffer once it is dead)
+        fresh = jit.formula(n, names, args) is jit.layer_norm_backward
+        terms = self._two_terms(gs[0], stmts) if fresh else None
         call = []
         for kind, key in specs:
             if kind == "grad":
-                call.append(gs[0])
+                call.append(gs[0] if terms is None else terms[0])
             elif kind == "grads":
                 call.append("[" + ", ".join(g or "None" for g in gs) + "]")
             elif kind == "output_mask":
@@ -639,10 +643,30 @@ class GeneratedCode:
                 call.append(save(value.name) if isinstance(value, Node) else _arg(value, ns))
             else:
                 call.append(self._spec_arg(kind, key, args))
-        stmts.append(Stmt("_r", text=f"{formula}({', '.join(call)})"))
+        if terms is not None:
+            call.append(f"other_grad={terms[1]}")
+        stmts.append(Stmt("_r", text=f"{formula}({', '.join(call)})", owned=fresh))
         for j, name in enumerate(names):
             if name in needed:
                 add_grad(args[name], "_r" if not joint else f"_r[{j}]")
+
+    @staticmethod
+    def _two_terms(g, stmts):
+        """``g``'s two terms, where its last line adds them up (``g = np.add(g, term)``: a value read twice, as
+        a residual is): that line made a comment, and the two returned, for a formula that adds them in its
+        own loop (``jit.layer_norm_backward``: one pass fewer over the gradient); else None."""
+        for k in range(len(stmts) - 1, -1, -1):
+            s = stmts[k]
+            if s.kind == "comment" or (g not in s.targets and g not in memory._names(s)):
+                continue            # (a line of another gradient: the other input's of the op after it)
+            if g not in s.targets:
+                return None         # (the sum is read: it stays)
+            if s.kind != "ufunc" or s.ufunc != "np.add" or s.targets != [g] or len(s.operands) != 2 \
+                    or s.operands[0] != g or s.operands[1] == g:
+                return None
+            stmts[k] = Stmt([], "comment", text=f"# ({g} = {g} + {s.operands[1]}: added in the layer norm's loop)")
+            return s.operands
+        return None
 
     def _formula(self, n, op, names, args, fn):
         """The name the backward calls for ``op``'s formula ``fn`` (for its inputs ``names``): a compiled

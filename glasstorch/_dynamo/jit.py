@@ -71,10 +71,12 @@ def _layer_norm_rows(x, w, b, eps, out, mean, rstd, y, total, x_swapped, y_swapp
                 oi[j] = (xi[j] - mu) * r * w[j] + b[j]
 
 
-def _layer_norm_backward_rows(g, x, mean, rstd, w, dx, dw, db):
+def _layer_norm_backward_rows(g, x, mean, rstd, w, dx, dw, db, g2):
     """The gradients of ``_layer_norm_rows``: with xhat = (x - mean) * rstd and g' = g * w,
     dx = rstd * (g' - mean(g') - xhat * mean(g' * xhat)) (the centred form eager's kernel uses for
-    rows this long), dw = sum over rows of g * xhat, db = sum over rows of g."""
+    rows this long), dw = sum over rows of g * xhat, db = sum over rows of g. With ``g2`` (not None), the
+    gradient is ``g + g2`` (a value read twice, a residual's: its two gradients added here, not in a pass of
+    their own; numba compiles the two cases apart)."""
     rows, n = x.shape
     inv_n = np.float32(1) / np.float32(n)
     dw[:] = 0
@@ -84,17 +86,19 @@ def _layer_norm_backward_rows(g, x, mean, rstd, w, dx, dw, db):
         mean_gw = np.float32(0)
         mean_gw_xhat = np.float32(0)
         for j in range(n):
+            gij = g[i, j] if g2 is None else g[i, j] + g2[i, j]
             xhat = (x[i, j] - mu) * r
-            gw = g[i, j] * w[j]
+            gw = gij * w[j]
             mean_gw += gw
             mean_gw_xhat += gw * xhat
-            dw[j] += g[i, j] * xhat
-            db[j] += g[i, j]
+            dw[j] += gij * xhat
+            db[j] += gij
         mean_gw *= inv_n
         mean_gw_xhat *= inv_n
         for j in range(n):
+            gij = g[i, j] if g2 is None else g[i, j] + g2[i, j]
             xhat = (x[i, j] - mu) * r
-            dx[i, j] = r * (g[i, j] * w[j] - mean_gw - xhat * mean_gw_xhat)
+            dx[i, j] = r * (gij * w[j] - mean_gw - xhat * mean_gw_xhat)
 
 
 # expf as Cephes writes it (and vectorized libms after it): exp(t) = 2^k exp(r), k = round(t / ln 2), r = t - k ln 2
@@ -361,14 +365,16 @@ def _rows_of(v):
     return (t, True) if t.flags.c_contiguous else None
 
 
-def layer_norm_backward(grad, input, normalized_shape, result1, result2, weight, bias, output_mask):
+def layer_norm_backward(grad, input, normalized_shape, result1, result2, weight, bias, output_mask, other_grad=None):
     """``native_layer_norm``'s derivative formula (``native_layer_norm_backward``), for ``layer_norm``'s
-    cases: (dx, dweight, dbias), None where ``output_mask`` says no."""
+    cases: (dx, dweight, dbias), None where ``output_mask`` says no. ``other_grad``: a second term of the
+    output's gradient (the generated code's ``grad + other_grad``, added in the loop: the same values)."""
     n = input.shape[-1]
     g = np.ascontiguousarray(grad)    # (eager's kernel reads a contiguous copy too)
+    g2 = None if other_grad is None else np.ascontiguousarray(other_grad).reshape(-1, n)
     dx, dw, db = np.empty_like(input), np.empty_like(weight), np.empty_like(bias)
     _loaded["_layer_norm_backward_rows"](g.reshape(-1, n), input.reshape(-1, n), result1.reshape(-1),
-                                         result2.reshape(-1), weight, dx.reshape(-1, n), dw, db)
+                                         result2.reshape(-1), weight, dx.reshape(-1, n), dw, db, g2)
     return tuple(v if keep else None for v, keep in zip((dx, dw, db), output_mask))
 
 
