@@ -223,6 +223,7 @@ _LOWERED = {
     "linear": lambda a, b, w, bias: GF.linear(a, w.t(), bias),
     "reused": lambda a, b, w, bias: (gt.mm(a * b, w).tanh() + a).relu() * gt.mm(a, w),
     "view": lambda a, b, w, bias: ((a.view(3, 12) * 2.0).relu().view(36) + b.view(36)).view(6, 6),
+    "expand_to_its_shape": lambda a, b, w, bias: (a.expand(6, 6) * b).expand_as(b).tanh() + a.expand(6, -1),
     # (a copying reshape: clone, then _unsafe_view of the clone; not lowered: the clone is a kernel)
     "reshape_transposed": lambda a, b, w, bias: (a.t().reshape(36) * 2.0).view(4, 9).tanh(),
 }
