@@ -1,7 +1,8 @@
 """Optional compiled loops (numba) for the generated code: the row-wise passes NumPy makes in many
 sweeps -- layer norm's forward and backward, softmax's forward and backward -- each as one loop over
 the rows; and passes NumPy makes two or three of where one does -- ReLU's backward, a Linear's bias add
-with the ReLU after it, mse_loss's forward and backward.
+with the ReLU after it, a residual add with the layer norm after it (and, backward, the residual's two
+gradient terms added in layer norm's loop), mse_loss's forward and backward.
 
 NumPy runs ``native_layer_norm`` as ~8 whole-array passes (the row means as a matrix-vector product,
 the centred copy, its square, the variance, the scaling by rstd, weight and bias), each reading and
