@@ -306,7 +306,7 @@ def _constant_flag(name, value=False):
     seam as torch's is (its Python layers read ``is_nested`` in MultiheadAttention's forward)."""
     def flag(self):
         return value
-    flag.__name__ = flag.__qualname__ = name
+    flag.__name__, flag.__qualname__ = name, f"Tensor.{name}"     # (compile's capture knows them by that name)
     return _intercepted_property(overridable(flag))
 
 

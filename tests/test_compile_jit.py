@@ -100,6 +100,10 @@ def test_compiled_softmax_of_masked_rows_as_eager():
     x[1, 2, :] = -np.inf
     x[2, 1, 5] = -95.0
     x[3, 0, 7] = 80.0
+    # (the loop's max skips nan and finds it afterwards: a nan first or later, +inf, a row whose x - max overflows)
+    x[2, 0, 0] = x[2, 2, 9] = np.nan
+    x[3, 1, 4] = np.inf
+    x[3, 2, :16], x[3, 2, 16] = -3e38, 3e38
     v = rng.standard_normal((4, 3, 32)).astype(np.float32)
     fn = lambda lib, x, v: (x.softmax(-1) * v).sum(-1)          # noqa: E731
     compiled = gt.compile(lambda x, v: fn(gt, x, v))
@@ -111,6 +115,8 @@ def test_compiled_softmax_of_masked_rows_as_eager():
     want = torch.tensor(x).softmax(-1).numpy()
     np.testing.assert_array_equal(np.isnan(got), np.isnan(eager))
     assert np.isnan(got[1, 2]).all() and (got[0, 0, ::3] == 0).all()
+    nan_rows = np.isnan(got).all(-1)
+    assert (nan_rows == np.isnan(got).any(-1)).all() and nan_rows.sum() == 4 and not nan_rows[3, 2]
     np.testing.assert_allclose(got, eager, rtol=2e-6, atol=1e-37, equal_nan=True)
     np.testing.assert_allclose(got, want, rtol=2e-6, atol=1e-37, equal_nan=True)
     np.testing.assert_allclose(compiled(gt.tensor(x), gt.tensor(v)).numpy(), fn(torch, torch.tensor(x), torch.tensor(v)),
@@ -324,3 +330,77 @@ def test_values_on_another_device_call_its_kernels():
         "assert '_jit_' not in f.code and type(x.grad._data).__module__ == '_fake_cupy', f.code\n"
         "print('ok')\n")
     _runs_ok(script)
+
+
+@pytest.mark.parametrize("layout", ["row-major", "transposed", "sliced", "2-d"])
+def test_a_residual_add_and_its_layer_norm_are_one_loop(layout):
+    # native_layer_norm(x + r) -- a residual connection, the add read by nothing else -- with numba: the sum
+    # written and normalized in one pass (r transposed in its first two dims: read so, as attention's output is);
+    # the sum has eager's add's bits, the norm those of the layer norm loop run on that sum; an operand neither
+    # row-major nor transposed (sliced) takes NumPy's add, then the loop
+    pytest.importorskip("numba")
+    rng = np.random.default_rng(11)
+    shape = (30, 16) if layout == "2-d" else (6, 5, 16)
+    x = rng.standard_normal(shape).astype(np.float32)
+    x[1, 2] = np.nan
+    r = rng.standard_normal({"transposed": (5, 6, 16), "sliced": (6, 10, 16)}.get(layout, shape)).astype(np.float32)
+    w = (1 + 0.3 * rng.standard_normal(16)).astype(np.float32)
+    b = (0.3 * rng.standard_normal(16)).astype(np.float32)
+    v = rng.standard_normal(shape).astype(np.float32)
+
+    def f(lib, x, r, w, b, v):
+        r = r.transpose(0, 1) if layout == "transposed" else r[:, ::2] if layout == "sliced" else r
+        y = lib.nn.functional.layer_norm(x + r, (16,), w, b)
+        return y, (y * v).sum()
+    compiled = gt.compile(lambda *ts: f(gt, *ts))
+    runs = []
+    for fn, lib in ((compiled, gt), (compiled, gt), (compiled, gt), (lambda *ts: f(gt, *ts), gt),
+                    (lambda *ts: f(torch, *ts), torch)):          # (the first call: the capture)
+        ts = [lib.tensor(a, requires_grad=True) for a in (x, r, w, b)] + [lib.tensor(v)]
+        y, loss = fn(*ts)
+        loss.backward()
+        runs.append([y.detach().numpy().copy()] + [t.grad.numpy().copy() for t in ts[:4]])
+    assert "_jit_add_layer_norm(" in compiled.code and "_k_add_" not in compiled.code, compiled.code
+    r_used = r.transpose(1, 0, 2) if layout == "transposed" else r[:, ::2] if layout == "sliced" else r
+    want = jit.layer_norm(x + r_used, [16], w, b, 1e-5)[0]
+    assert runs[1][0].tobytes() == want.tobytes() and np.isnan(want[1, 2]).all() and not np.isnan(want[0]).any()
+    for got, eager, theirs in zip(runs[1], runs[3], runs[4]):
+        scale = np.abs(np.nan_to_num(theirs)).max()      # (x's nan row: nan in w's gradient, as torch's)
+        np.testing.assert_allclose(got, eager, rtol=0, atol=2e-6 * scale, equal_nan=True)
+        np.testing.assert_allclose(got, theirs, rtol=0, atol=2e-6 * scale, equal_nan=True)
+    for got, again in zip(runs[1], runs[2]):
+        assert got.tobytes() == again.tobytes()
+
+
+def test_a_residual_read_again_keeps_its_add_apart():
+    pytest.importorskip("numba")
+    x, r = gt.randn(4, 5, 16), gt.randn(4, 5, 16)
+    w, b = gt.ones(16, requires_grad=True), gt.zeros(16, requires_grad=True)
+    compiled = gt.compile(lambda x, r: (lambda s: (gt.nn.functional.layer_norm(s, (16,), w, b) + s).sum())(x + r))
+    compiled(x, r).backward()
+    assert "_jit_add_layer_norm" not in compiled.code and "_jit_native_layer_norm_" in compiled.code, compiled.code
+    np.testing.assert_allclose(compiled(x, r).item(), (gt.nn.functional.layer_norm(x + r, (16,), w, b) + x + r).sum().item(),
+                               rtol=1e-5)
+
+
+def test_a_layer_norm_whose_result_is_read_twice_adds_its_gradients_in_its_loop():
+    # y = layer_norm(x) read by two ops (a residual's shape: the feed-forward and the add after it): y's two
+    # gradients are added in layer norm's backward loop, not by a pass of their own; eager's and torch's values
+    # to float32 rounding
+    pytest.importorskip("numba")
+    x, w, b, v = _arrays("float32", seed=12, shape=(4, 6, 16))
+    v = v.transpose(0, 2, 1).copy()
+
+    def f(lib, x, w, b, v):
+        y = lib.nn.functional.layer_norm(x, (16,), w, b)
+        return (y * v).sum() + y.tanh().sum()
+    compiled = _compiled([x, w, b, v], f)
+    assert "other_grad=" in compiled.code, compiled.code
+    want, theirs = _run(f, [x, w, b, v]), _run(f, [x, w, b, v], torch)
+    for _ in range(2):
+        out, grads = _run(lambda lib, *ts: compiled(*ts), [x, w, b, v])
+        np.testing.assert_allclose(out, want[0], rtol=1e-6)
+        for g, e, t in zip(grads, want[1], theirs[1]):
+            scale = np.abs(t).max()
+            np.testing.assert_allclose(g, e, rtol=0, atol=2e-6 * scale)
+            np.testing.assert_allclose(g, t, rtol=0, atol=2e-6 * scale)

@@ -57,9 +57,12 @@ _DATA_READS = {
 }
 # Public calls that return Python values about a tensor's metadata, not its data: specialised.
 _METADATA = {"Tensor.requires_grad.__get__", "Tensor.is_leaf.__get__", "Tensor.grad_fn.__get__", "Tensor.type",
-             "Tensor.dim", "Tensor.size",
+             "Tensor.dim", "Tensor.size", "Tensor.shape.__get__", "Tensor.ndim.__get__",
              "Tensor.numel", "Tensor.is_floating_point", "numel", "is_floating_point", "is_complex", "is_tensor",
-             "_set_grad_enabled", "is_grad_enabled", "Tensor.requires_grad_"}
+             "_set_grad_enabled", "is_grad_enabled", "Tensor.requires_grad_",
+             # the same for every glasstorch tensor (_tensor._constant_flag): MultiheadAttention reads is_nested
+             "Tensor.is_nested.__get__", "Tensor.is_sparse.__get__", "Tensor.is_sparse_csr.__get__",
+             "Tensor.is_mkldnn.__get__", "Tensor.is_quantized.__get__", "Tensor.layout.__get__"}
 # In-place methods that change metadata only (no data): allowed on inputs.
 _INPLACE_METADATA = {"Tensor.requires_grad_", "Tensor.retain_grad"}
 

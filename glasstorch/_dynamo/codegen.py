@@ -50,6 +50,7 @@ class _Namespace:
                        "_threshold_grad": lowering.threshold_grad, "_jit_threshold_grad": jit.threshold_grad,
                        "_bias_grad": lowering.bias_grad, "_log_softmax_nll_grad": lowering.log_softmax_nll_grad,
                        "_bmm_grad": lowering.bmm_grad, "_jit_addmm_relu": jit.addmm_relu,
+                       "_jit_add_layer_norm": jit.add_layer_norm,
                        "__name__": "glasstorch._dynamo.generated"}
         self._ids = {}
 
@@ -208,8 +209,19 @@ class GeneratedCode:
         ns = self.ns
         stmts = []
         bias_relus = self._bias_relus()
+        add_norms = self._add_layer_norms()
         for n in self.graph.nodes:
             if n.op != "call_function":
+                continue
+            if n in add_norms:
+                add = add_norms[n]
+                if add is None:     # (the add: run by the layer norm's loop, its next line)
+                    continue
+                args = _schema_args(n)
+                call = ", ".join([v.name for v in add.args] + [_arg(args[k], ns) for k in (
+                    "normalized_shape", "weight", "bias", "eps")])
+                stmts.append(Stmt([add.name, n.name], text=f"_jit_add_layer_norm({call})",
+                                  comment="aten.add.Tensor and the aten.native_layer_norm.default of it, one loop"))
                 continue
             meta = dict(shape=n.meta.get("shape"), dtype=n.meta.get("dtype"), row_major=bool(n.meta.get("contiguous")))
             if n in bias_relus:
@@ -288,6 +300,25 @@ class GeneratedCode:
                     or not jit.addmm_relu_for(v, args["self"], args["mat1"], args["mat2"], n):
                 continue
             found[v], found[n] = n, None
+        return found
+
+    def _add_layer_norms(self):
+        """``{native_layer_norm node: its add node, add node: None}`` for each ``native_layer_norm(a + b)`` -- the
+        add (a residual connection) read by nothing else, the norm its next node -- that ``jit.add_layer_norm``
+        runs (float32, one shape, numba installed): the sum written and normalized in one pass."""
+        found = {}
+        nodes = [n for n in self.graph.nodes if n.op == "call_function"]
+        for add, norm in zip(nodes, nodes[1:]):
+            if getattr(add.target, "__name__", None) != "add.Tensor" or getattr(
+                    norm.target, "__name__", None) != "native_layer_norm.default" or norm.args[0] is not add:
+                continue
+            if len(add.args) != 2 or not all(isinstance(v, Node) for v in add.args) or add.kwargs.get(
+                    "alpha", 1) != 1 or add.meta.get("island") or norm.meta.get("island") or \
+                    sum(1 for u in self.graph.nodes if add in u.all_input_nodes) != 1 or \
+                    any(add is n for n in self.outputs):
+                continue
+            if jit.add_layer_norm_for(add, add.args, norm, _schema_args(norm)):
+                found[norm], found[add] = add, None
         return found
 
     # -- backward --------------------------------------------------------------------------
@@ -595,10 +626,14 @@ class GeneratedCode:
         node's value. Its results have the inputs' shapes already."""
         ns = self.ns
         formula = self._formula(n, op, names, args, fn)
+        # (layer norm's loop: its results are new arrays, never views of what it reads -- the planner may reuse
+        # the gradient's buffer once it is dead)
+        fresh = jit.formula(n, names, args) is jit.layer_norm_backward
+        terms = self._two_terms(gs[0], stmts) if fresh else None
         call = []
         for kind, key in specs:
             if kind == "grad":
-                call.append(gs[0])
+                call.append(gs[0] if terms is None else terms[0])
             elif kind == "grads":
                 call.append("[" + ", ".join(g or "None" for g in gs) + "]")
             elif kind == "output_mask":
@@ -608,10 +643,30 @@ class GeneratedCode:
                 call.append(save(value.name) if isinstance(value, Node) else _arg(value, ns))
             else:
                 call.append(self._spec_arg(kind, key, args))
-        stmts.append(Stmt("_r", text=f"{formula}({', '.join(call)})"))
+        if terms is not None:
+            call.append(f"other_grad={terms[1]}")
+        stmts.append(Stmt("_r", text=f"{formula}({', '.join(call)})", owned=fresh))
         for j, name in enumerate(names):
             if name in needed:
                 add_grad(args[name], "_r" if not joint else f"_r[{j}]")
+
+    @staticmethod
+    def _two_terms(g, stmts):
+        """``g``'s two terms, where its last line adds them up (``g = np.add(g, term)``: a value read twice, as
+        a residual is): that line made a comment, and the two returned, for a formula that adds them in its
+        own loop (``jit.layer_norm_backward``: one pass fewer over the gradient); else None."""
+        for k in range(len(stmts) - 1, -1, -1):
+            s = stmts[k]
+            if s.kind == "comment" or (g not in s.targets and g not in memory._names(s)):
+                continue            # (a line of another gradient: the other input's of the op after it)
+            if g not in s.targets:
+                return None         # (the sum is read: it stays)
+            if s.kind != "ufunc" or s.ufunc != "np.add" or s.targets != [g] or len(s.operands) != 2 \
+                    or s.operands[0] != g or s.operands[1] == g:
+                return None
+            stmts[k] = Stmt([], "comment", text=f"# ({g} = {g} + {s.operands[1]}: added in the layer norm's loop)")
+            return s.operands
+        return None
 
     def _formula(self, n, op, names, args, fn):
         """The name the backward calls for ``op``'s formula ``fn`` (for its inputs ``names``): a compiled

@@ -24,7 +24,8 @@ bias_grad_as_gemv = True
 # and ReLU's backward on large arrays as compiled loops when numba is installed (``pip install
 # glasstorch[jit]``; _dynamo/jit.py): one or two passes over memory where NumPy makes several; layer norm
 # and softmax equal eager's to float32 rounding, ReLU's backward bit for bit; a large Linear followed by ReLU
-# runs its bias add and ReLU as one loop over the product, bit for bit; a large float32 mse_loss is one pass
+# runs its bias add and ReLU as one loop over the product, bit for bit; a residual add runs in the loop of the
+# layer norm after it (the sum bit for bit eager's add); a large float32 mse_loss is one pass
 # each way (its forward sums in float64: eager's to float32 rounding; its backward bit for bit). False: NumPy's
 # kernels, eager's bits. Read when code is generated.
 jit = True

@@ -1,7 +1,8 @@
 """Optional compiled loops (numba) for the generated code: the row-wise passes NumPy makes in many
 sweeps -- layer norm's forward and backward, softmax's forward and backward -- each as one loop over
 the rows; and passes NumPy makes two or three of where one does -- ReLU's backward, a Linear's bias add
-with the ReLU after it, mse_loss's forward and backward.
+with the ReLU after it, a residual add with the layer norm after it (and, backward, the residual's two
+gradient terms added in layer norm's loop), mse_loss's forward and backward.
 
 NumPy runs ``native_layer_norm`` as ~8 whole-array passes (the row means as a matrix-vector product,
 the centred copy, its square, the variance, the scaling by rstd, weight and bias), each reading and
@@ -33,31 +34,50 @@ _FASTMATH = {"reassoc", "contract", "nsz"}
 _loaded = None          # None: not tried yet; False: numba absent; else the compiled kernels by name
 
 
-def _layer_norm_rows(x, w, b, eps, out, mean, rstd):
-    """out = (x - mean) * rstd * w + b per row of the 2-D ``x``; mean and rstd (1 / sqrt(var + eps),
-    the biased variance) per row, as ``native_layer_norm`` gives them."""
-    rows, n = x.shape
+def _layer_norm_rows(x, w, b, eps, out, mean, rstd, y, total, x_swapped, y_swapped):
+    """out = (x - mean) * rstd * w + b per row of the 3-D row-major ``x`` (``out``: 2-D, row by row); mean and
+    rstd (1 / sqrt(var + eps), the biased variance) per row, as ``native_layer_norm`` gives them. With ``y``
+    (not None), the rows of ``x + y`` instead, that sum written into ``total`` (2-D, row by row) on the way: a
+    residual add and the layer norm after it in one pass over memory. ``x_swapped``/``y_swapped``: that operand
+    is the row-major array of the sum's first two dims swapped (a transposed residual: attention's output,
+    sequence first). (numba compiles the two cases apart, ``y is None`` being decided by its type; the operands
+    are row-major arrays because numba vectorizes a row only where it knows the row's elements adjacent.)"""
+    d0, d1 = (x.shape[1], x.shape[0]) if x_swapped else (x.shape[0], x.shape[1])
+    n = x.shape[2]
     inv_n = np.float32(1) / np.float32(n)
-    for i in range(rows):
-        s = np.float32(0)
-        for j in range(n):
-            s += x[i, j]
-        mu = s * inv_n
-        v = np.float32(0)
-        for j in range(n):
-            d = x[i, j] - mu
-            v += d * d
-        r = np.float32(1) / np.sqrt(v * inv_n + eps)
-        mean[i] = mu
-        rstd[i] = r
-        for j in range(n):
-            out[i, j] = (x[i, j] - mu) * r * w[j] + b[j]
+    for i0 in range(d0):
+        for i1 in range(d1):
+            i = i0 * d1 + i1
+            if y is None:
+                xi = x[i0, i1]
+            else:
+                xa = x[i1, i0] if x_swapped else x[i0, i1]
+                ya = y[i1, i0] if y_swapped else y[i0, i1]
+                xi = total[i]
+                for j in range(n):
+                    xi[j] = xa[j] + ya[j]
+            s = np.float32(0)
+            for j in range(n):
+                s += xi[j]
+            mu = s * inv_n
+            v = np.float32(0)
+            for j in range(n):
+                d = xi[j] - mu
+                v += d * d
+            r = np.float32(1) / np.sqrt(v * inv_n + eps)
+            mean[i] = mu
+            rstd[i] = r
+            oi = out[i]
+            for j in range(n):
+                oi[j] = (xi[j] - mu) * r * w[j] + b[j]
 
 
-def _layer_norm_backward_rows(g, x, mean, rstd, w, dx, dw, db):
+def _layer_norm_backward_rows(g, x, mean, rstd, w, dx, dw, db, g2):
     """The gradients of ``_layer_norm_rows``: with xhat = (x - mean) * rstd and g' = g * w,
     dx = rstd * (g' - mean(g') - xhat * mean(g' * xhat)) (the centred form eager's kernel uses for
-    rows this long), dw = sum over rows of g * xhat, db = sum over rows of g."""
+    rows this long), dw = sum over rows of g * xhat, db = sum over rows of g. With ``g2`` (not None), the
+    gradient is ``g + g2`` (a value read twice, a residual's: its two gradients added here, not in a pass of
+    their own; numba compiles the two cases apart)."""
     rows, n = x.shape
     inv_n = np.float32(1) / np.float32(n)
     dw[:] = 0
@@ -67,17 +87,19 @@ def _layer_norm_backward_rows(g, x, mean, rstd, w, dx, dw, db):
         mean_gw = np.float32(0)
         mean_gw_xhat = np.float32(0)
         for j in range(n):
+            gij = g[i, j] if g2 is None else g[i, j] + g2[i, j]
             xhat = (x[i, j] - mu) * r
-            gw = g[i, j] * w[j]
+            gw = gij * w[j]
             mean_gw += gw
             mean_gw_xhat += gw * xhat
-            dw[j] += g[i, j] * xhat
-            db[j] += g[i, j]
+            dw[j] += gij * xhat
+            db[j] += gij
         mean_gw *= inv_n
         mean_gw_xhat *= inv_n
         for j in range(n):
+            gij = g[i, j] if g2 is None else g[i, j] + g2[i, j]
             xhat = (x[i, j] - mu) * r
-            dx[i, j] = r * (g[i, j] * w[j] - mean_gw - xhat * mean_gw_xhat)
+            dx[i, j] = r * (gij * w[j] - mean_gw - xhat * mean_gw_xhat)
 
 
 # expf as Cephes writes it (and vectorized libms after it): exp(t) = 2^k exp(r), k = round(t / ln 2), r = t - k ln 2
@@ -91,37 +113,43 @@ _EXP_MIN = np.float32(-87.33654)      # exp of less is below float32's smallest 
 
 def _softmax_rows(x, out, exponent_bits):
     """out = exp(x - max) / sum(exp(x - max)) per row; a row holding nan or +inf, or only -inf, is nan,
-    as eager's (its max minus itself is nan). ``exponent_bits``: an int32 scratch row."""
+    as eager's (its max minus itself is nan). ``exponent_bits``: an int32 scratch row.
+
+    The max is a bare compare-and-select, which skips nan (a scalar loop of ``maxss``, ~1 cycle an element;
+    counting the nans beside it took ~0.15 ms more over the Transformer's scores); a nan is found afterwards:
+    the row's sum of ``x - max`` is nan exactly when the row holds a nan, or its max is +inf or -inf
+    (inf - inf), and it is added up in the exponential's loop, where it costs one vector add."""
     rows, n = x.shape
     c0, c1, c2, c3, c4, c5 = _EXP_POLY
     powers_of_two = exponent_bits.view(np.float32)
     for i in range(rows):
-        m = x[i, 0]
-        nans = 0
+        xi, oi = x[i], out[i]
+        m = xi[0]
         for j in range(n):
-            v = x[i, j]
+            v = xi[j]
             m = v if v > m else m
-            nans += v != v
-        if nans or m == np.inf or m == -np.inf:
-            for j in range(n):
-                out[i, j] = np.nan
-            continue
+        nan_check = np.float32(0)
         for j in range(n):
-            t = x[i, j] - m
+            t = xi[j] - m
+            nan_check += t
             tc = t if t > _EXP_MIN else _EXP_MIN
             k = np.floor(tc * _LOG2E + np.float32(0.5))
             r = tc - k * _LN2_HI - k * _LN2_LO
             p = ((((c0 * r + c1) * r + c2) * r + c3) * r + c4) * r + c5
-            out[i, j] = p * r * r + r + np.float32(1) if t > _EXP_MIN else np.float32(0)
+            oi[j] = p * r * r + r + np.float32(1) if t > _EXP_MIN else np.float32(0)
             exponent_bits[j] = (np.int32(k) + np.int32(127)) << np.int32(23)
+        if nan_check != nan_check:
+            for j in range(n):
+                oi[j] = np.nan
+            continue
         s = np.float32(0)
         for j in range(n):
-            e = out[i, j] * powers_of_two[j]
-            out[i, j] = e
+            e = oi[j] * powers_of_two[j]
+            oi[j] = e
             s += e
         inv = np.float32(1) / s
         for j in range(n):
-            out[i, j] *= inv
+            oi[j] *= inv
 
 
 def _softmax_backward_rows(g, y, out):
@@ -223,6 +251,17 @@ def kernel(node, args):
     return None
 
 
+def add_layer_norm_for(add, operands, norm, norm_args):
+    """Whether ``norm`` (a ``native_layer_norm`` node, its arguments ``norm_args``) of ``add`` (an
+    ``aten.add.Tensor`` of the nodes ``operands``, alpha 1, read by nothing else) runs as ``add_layer_norm``:
+    two float32 values of the sum's shape (no broadcast), 2-D or 3-D, on the cpu, the sum row-major, the
+    norm one ``layer_norm`` runs."""
+    shape = tuple(add.meta.get("shape") or ())
+    return len(shape) in (2, 3) and _float32_rows(add) and all(
+        v.meta.get("device") == "cpu" and v.meta.get("dtype") == add.meta["dtype"] and tuple(v.meta.get("shape") or ())
+        == shape for v in operands) and kernel(norm, norm_args) is layer_norm
+
+
 def _mse_rows(args):
     """``mse_loss`` of two row-major float32 values of one shape (no broadcast), at least
     ``THRESHOLD_GRAD_MIN_SIZE`` elements, reduced by a mean or a sum."""
@@ -288,23 +327,55 @@ def formula(node, names, args):
 def layer_norm(input, normalized_shape, weight, bias, eps):
     """``native_layer_norm`` over the last dimension of a row-major float32 ``input``."""
     n = input.shape[-1]
-    x = input.reshape(-1, n)
     out = np.empty_like(input)
     stats = input.shape[:-1] + (1,)
     mean, rstd = np.empty(stats, np.float32), np.empty(stats, np.float32)
-    _loaded["_layer_norm_rows"](x, weight, bias, np.float32(eps), out.reshape(-1, n), mean.reshape(-1),
-                                rstd.reshape(-1))
+    _loaded["_layer_norm_rows"](input.reshape(1, -1, n), weight, bias, np.float32(eps), out.reshape(-1, n),
+                                mean.reshape(-1), rstd.reshape(-1), None, None, False, False)
     return out, mean, rstd
 
 
-def layer_norm_backward(grad, input, normalized_shape, result1, result2, weight, bias, output_mask):
+def add_layer_norm(self, other, normalized_shape, weight, bias, eps):
+    """``(s, native_layer_norm(s, ...))`` with ``s = self + other`` (float32, one shape, 2-D or 3-D; ``s``
+    row-major, as eager's add makes it when ``self`` is): a residual add and the layer norm that reads it in one
+    pass, each row of the sum written and normalized while it is in the L1 cache, where NumPy's add makes a
+    pass of its own (0.04-0.08 ms on the Transformer's 2048x128, one operand transposed) -- with the same
+    arithmetic as ``layer_norm`` after eager's add: the same bits. An operand laid out otherwise than row-major
+    or transposed in its first two dims: the add, then ``layer_norm``."""
+    n = self.shape[-1]
+    total = np.empty(self.shape, np.float32)
+    a, b = _rows_of(self), _rows_of(other)
+    if a is None or b is None:
+        np.add(self, other, out=total)
+        return total, layer_norm(total, normalized_shape, weight, bias, eps)
+    out = np.empty(self.shape, np.float32)
+    stats = self.shape[:-1] + (1,)
+    mean, rstd = np.empty(stats, np.float32), np.empty(stats, np.float32)
+    _loaded["_layer_norm_rows"](a[0], weight, bias, np.float32(eps), out.reshape(-1, n), mean.reshape(-1),
+                                rstd.reshape(-1), b[0], total.reshape(-1, n), a[1], b[1])
+    return total, (out, mean, rstd)
+
+
+def _rows_of(v):
+    """``(array, swapped)``: ``v`` (2-D or 3-D) as a 3-D row-major array, or as the row-major array of its first
+    two dims swapped (``swapped``); None if it is neither."""
+    v = v if v.ndim == 3 else v[None]
+    if v.flags.c_contiguous:
+        return v, False
+    t = v.transpose(1, 0, 2)
+    return (t, True) if t.flags.c_contiguous else None
+
+
+def layer_norm_backward(grad, input, normalized_shape, result1, result2, weight, bias, output_mask, other_grad=None):
     """``native_layer_norm``'s derivative formula (``native_layer_norm_backward``), for ``layer_norm``'s
-    cases: (dx, dweight, dbias), None where ``output_mask`` says no."""
+    cases: (dx, dweight, dbias), None where ``output_mask`` says no. ``other_grad``: a second term of the
+    output's gradient (the generated code's ``grad + other_grad``, added in the loop: the same values)."""
     n = input.shape[-1]
     g = np.ascontiguousarray(grad)    # (eager's kernel reads a contiguous copy too)
+    g2 = None if other_grad is None else np.ascontiguousarray(other_grad).reshape(-1, n)
     dx, dw, db = np.empty_like(input), np.empty_like(weight), np.empty_like(bias)
     _loaded["_layer_norm_backward_rows"](g.reshape(-1, n), input.reshape(-1, n), result1.reshape(-1),
-                                         result2.reshape(-1), weight, dx.reshape(-1, n), dw, db)
+                                         result2.reshape(-1), weight, dx.reshape(-1, n), dw, db, g2)
     return tuple(v if keep else None for v, keep in zip((dx, dw, db), output_mask))
 
 
@@ -359,5 +430,6 @@ def softmax_backward(grad, result, dim):
     return out
 
 
-__all__ = ["enabled", "kernel", "formula", "threshold_grad_for", "addmm_relu_for", "addmm_relu", "mse_loss",
+__all__ = ["enabled", "kernel", "formula", "threshold_grad_for", "addmm_relu_for", "addmm_relu", "add_layer_norm_for",
+           "add_layer_norm", "mse_loss",
            "mse_loss_backward", "layer_norm", "layer_norm_backward", "softmax", "softmax_backward", "threshold_grad"]
