@@ -195,9 +195,9 @@ class _DetachedInferenceCounter(_VersionCounter):
             self._count = value
 
 
-def _inference_alias_counter(vc):
-    """The counter of ``detach()`` / ``.data`` of a tensor whose counter is ``vc`` (an inference one):
-    inside inference mode the inference tensor's kind, outside a counting one (torch's)."""
+def _inference_alias_counter():
+    """The counter of ``detach()`` / ``.data`` of an inference tensor: inside inference mode the
+    inference tensor's kind, outside a counting one (torch's)."""
     return _InferenceVersionCounter() if _state.inference else _DetachedInferenceCounter()
 
 
@@ -550,9 +550,9 @@ class Tensor:
     @overridable
     def detach(self):
         out = _wrap(self._data)
-        vc = self._counter
+        vc = self._counter or make_counter(self)
         # torch: a detached tensor shares the version counter (an inference tensor has none to share)
-        out._counter = (vc or make_counter(self)) if vc is None or not vc.inference else _inference_alias_counter(vc)
+        out._counter = _inference_alias_counter() if vc.inference else vc
         return out
 
     @overridable
@@ -576,7 +576,7 @@ class Tensor:
         out = _wrap(self._data)  # a new version counter: torch's .data escapes version tracking
         vc = self._counter
         if vc is not None and vc.inference:     # (still an inference tensor: torch's)
-            out._counter = _inference_alias_counter(vc)
+            out._counter = _inference_alias_counter()
         return out
 
     @data.setter
