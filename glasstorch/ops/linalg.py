@@ -194,12 +194,9 @@ def mm_mat1_backward(grad, mat2, mat1_sizes, mat1_strides, alpha=1):
     """The gradient of ``mat1`` in ``mat1 @ mat2``: ``grad @ mat2^H``, laid out as ``mat1`` is when that is
     column-major -- computed as ``(conj(mat2) @ grad^T)^T``, a transposed view of a row-major product, as
     torch's mm_mat1_backward does."""
-    # (_column_major and _scaled written out: two calls fewer on every mm's backward)
-    if mat1_strides[0] == 1 and mat1_strides[1] == mat1_sizes[0]:
-        g = aten.t(aten.mm(conj(mat2), aten.t(grad)))
-    else:
-        g = aten.mm(grad, conj(aten.t(mat2)))
-    return g if alpha == 1 else g * alpha
+    if _column_major(mat1_sizes, mat1_strides):
+        return _scaled(aten.t(aten.mm(conj(mat2), aten.t(grad))), alpha)
+    return _scaled(aten.mm(grad, conj(aten.t(mat2))), alpha)
 
 
 def mm_mat2_backward(grad, mat1, mat2_sizes, mat2_strides, alpha=1):
@@ -208,11 +205,9 @@ def mm_mat2_backward(grad, mat1, mat2_sizes, mat2_strides, alpha=1):
     product ``grad^T @ conj(mat1)`` has ``W``'s row-major layout, so the gradient ``t()`` hands back to
     ``W`` is taken over by AccumulateGrad as it is, where ``(x^T @ grad)^T`` had to be copied into ``W``'s
     layout (a transposed read of the whole gradient)."""
-    if mat2_strides[0] == 1 and mat2_strides[1] == mat2_sizes[0]:     # (as mm_mat1_backward)
-        g = aten.t(aten.mm(aten.t(grad), conj(mat1)))
-    else:
-        g = aten.mm(conj(aten.t(mat1)), grad)
-    return g if alpha == 1 else g * alpha
+    if _column_major(mat2_sizes, mat2_strides):
+        return _scaled(aten.t(aten.mm(aten.t(grad), conj(mat1))), alpha)
+    return _scaled(aten.mm(conj(aten.t(mat1)), grad), alpha)
 
 
 mm_op = defop("mm(Tensor self, Tensor mat2) -> Tensor", _mm_kernel, node="MmBackward0",
