@@ -1245,9 +1245,10 @@ def test_optimizer_guards_recompile_when_its_options_or_state_change():
     assert len(step.cache) == 4
 
 
-def test_linear_weight_gradient_is_computed_in_the_weights_layout():
+def test_linear_weight_gradient_is_computed_in_the_weights_layout(numpy_kernels):
     # g.T @ x in one statement, row-major like the weight, which AccumulateGrad keeps without a copy: the
     # product eager's formulas make (mm_mat2_backward's column-major branch, then t()'s), bit for bit
+    # (numpy_kernels: a batch of 64 rows runs cross-entropy as numba loops, their values to float32 rounding)
     xs, ys = _data(n=64)
     models = [_mlp(gt), _mlp(gt)]
 
