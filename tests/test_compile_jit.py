@@ -492,3 +492,49 @@ def test_nll_loop_gives_eager_bits(ignore_index):
         want = _nll_loss_forward_kernel(x, y, None, reduction, ii)
         assert [a.tobytes() for a in got] == [np.asarray(w).tobytes() for w in want]
         assert [a.dtype for a in got] == [np.asarray(w).dtype for w in want]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("case", ["row_major", "transposed_grad", "chain"])
+def test_tanh_backward_of_arrays_from_1k_elements_is_one_loop_with_eager_bits(dtype, case):
+    # tanh's backward, g * (1 - y * y), on jit.TANH_GRAD_LOOP_MIN_SIZE elements or more is one compiled pass (with
+    # numba): each product and difference rounded as NumPy's three ufuncs round them -- eager's bits, nan, inf and
+    # -0 included; a transposed incoming gradient takes the ufuncs
+    pytest.importorskip("numba")
+    n = int(np.sqrt(jit.TANH_GRAD_LOOP_MIN_SIZE))
+    rng = np.random.default_rng(14)
+    x = rng.standard_normal((n, n)).astype(dtype)
+    x[0, :4] = [np.nan, np.inf, -np.inf, -0.0]
+    w = (rng.standard_normal((n, n)) / n ** 0.5).astype(dtype)
+    g = rng.standard_normal((n, n)).astype(dtype)
+    g[1, :4] = [np.inf, np.nan, -0.0, 0.0]
+    g_in = np.ascontiguousarray(g.T).T if case == "transposed_grad" else g
+
+    def f(lib, t, w):
+        if case == "chain":
+            for _ in range(3):
+                t = lib.mm((t * w).tanh(), w)
+            return t
+        return t.tanh()
+    compiled = gt.compile(lambda t, w: f(gt, t, w))
+    compiled(gt.tensor(x, requires_grad=True), gt.tensor(w, requires_grad=True))
+    assert "_jit_tanh_grad(" in compiled.code and "np.subtract(1" not in compiled.code, compiled.code
+    grads = []
+    for fn in (compiled, lambda t, w: f(gt, t, w)):
+        ts = [gt.tensor(x, requires_grad=True), gt.tensor(w, requires_grad=True)]
+        fn(*ts).backward(gt.tensor(g_in))
+        grads.append([t.grad.numpy() for t in ts if t.grad is not None])
+    assert np.isnan(grads[0][0]).any() and len(grads[0]) == (2 if case == "chain" else 1)
+    assert case == "chain" or (grads[0][0] == 0).any()         # (the products spread the chain's nan)
+    for a, b in zip(*grads):
+        assert a.tobytes() == b.tobytes()
+    if case == "row_major":
+        want = torch.tensor(x, requires_grad=True)
+        want.tanh().backward(torch.tensor(g_in))
+        np.testing.assert_allclose(grads[0][0], want.grad.numpy(), rtol=1e-5, atol=1e-6)   # (torch: its own tanh; 1 - y * y cancels near 1)
+
+
+def test_tanh_backward_of_small_arrays_keeps_the_ufuncs():
+    small = gt.compile(lambda t: t.tanh())
+    small(gt.randn(8, 8, requires_grad=True)).sum().backward()
+    assert "_jit_" not in small.code and "np.subtract(1" in small.code

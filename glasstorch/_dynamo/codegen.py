@@ -49,7 +49,7 @@ class _Namespace:
         self.values = {"_sum_to": _sum_to, "np": np, "_addmm": lowering.addmm,
                        "_threshold_grad": lowering.threshold_grad, "_jit_threshold_grad": jit.threshold_grad,
                        "_bias_grad": lowering.bias_grad, "_log_softmax_nll_grad": lowering.log_softmax_nll_grad,
-                       "_jit_log_softmax_nll_grad": jit.log_softmax_nll_grad,
+                       "_jit_log_softmax_nll_grad": jit.log_softmax_nll_grad, "_jit_tanh_grad": jit.tanh_grad,
                        "_bmm_grad": lowering.bmm_grad, "_jit_addmm_relu": jit.addmm_relu,
                        "_jit_add_layer_norm": jit.add_layer_norm,
                        "__name__": "glasstorch._dynamo.generated"}

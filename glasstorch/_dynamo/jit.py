@@ -269,6 +269,16 @@ def _threshold_grad_in_place(g, y):
         g[i] = 0 if y[i] <= 0 else g[i]
 
 
+def _tanh_grad_flat(g, y, one, out):
+    """tanh's backward, ``g * (1 - y * y)``, as the three ufuncs of ``lowering._tanh_grad`` compute it, bit for bit
+    (no fastmath: each product and difference rounded to the arrays' dtype, ``one`` of it). Any C-contiguous
+    arrays of one shape (numba views them flat itself: a reshape in Python costs more than the loop)."""
+    gf, yf, of = g.reshape(-1), y.reshape(-1), out.reshape(-1)
+    for i in range(gf.size):
+        v = yf[i]
+        of[i] = gf[i] * (one - v * v)
+
+
 def _bias_relu_rows(p, b):
     """``p = relu(p + b)`` in place, ``b`` added to every row: ``addmm``'s bias added into its product, then
     ``relu``'s ``a < 0 ? 0 : a`` (which keeps -0 and nan), bit for bit (no fastmath)."""
@@ -311,7 +321,8 @@ def _kernels():
                                                       _log_softmax_nll_grad_rows)}
             exact = numba.njit(cache=True, nogil=True)
             _loaded.update({f.__name__: exact(f) for f in (_threshold_grad_flat, _threshold_grad_in_place,
-                                                            _bias_relu_rows, _scaled_difference, _nll_losses)})
+                                                            _bias_relu_rows, _scaled_difference, _nll_losses,
+                                                            _tanh_grad_flat)})
     return _loaded or None
 
 
@@ -406,6 +417,32 @@ def threshold_grad_for(node):
     """Whether ReLU's backward at ``node`` (a float32/float64 relu) runs as the loop."""
     shape = node.meta.get("shape") or ()
     return node.meta.get("device") == "cpu" and int(np.prod(shape)) >= RELU_LOOP_MIN_SIZE and enabled()
+
+
+# tanh's backward: NumPy's three ufuncs (y * y, 1 - that, g * that) pay ~0.8 us a call each on small arrays, the loop
+# one call (32x32 float32: 2.5 -> 0.5 us; the chain's 50 a step: ~0.1 ms of ~1.2). From this size; below it, a graph
+# of a few small tanh (a test's) would pay numba's import for nothing measurable.
+TANH_GRAD_LOOP_MIN_SIZE = 1 << 10
+
+
+def tanh_grad_for(node):
+    """Whether tanh's backward at ``node`` (a float32/float64 tanh on the cpu) runs as the loop."""
+    shape = node.meta.get("shape") or ()
+    return node.meta.get("device") == "cpu" and int(np.prod(shape)) >= TANH_GRAD_LOOP_MIN_SIZE and enabled()
+
+
+def tanh_grad(grad, result, out=None):
+    """``g * (1 - y * y)`` (its three ufuncs' bits) in one pass over C-contiguous arrays of one shape and dtype
+    (``out=``: the planner's buffer, which may be ``grad``'s own); other layouts: the three ufuncs."""
+    if not (grad.flags.c_contiguous and result.flags.c_contiguous and grad.shape == result.shape
+            and grad.dtype == result.dtype and (out is None or out.flags.c_contiguous)):
+        t = np.multiply(result, result)
+        np.subtract(1, t, out=t)
+        return np.multiply(grad, t, out=out)
+    if out is None:
+        out = np.empty_like(grad)
+    _loaded["_tanh_grad_flat"](grad, result, grad.dtype.type(1), out)
+    return out
 
 
 def addmm_relu_for(addmm, bias, mat1, mat2, relu):
@@ -606,5 +643,5 @@ def softmax_backward(grad, result, dim):
 
 __all__ = ["enabled", "kernel", "formula", "threshold_grad_for", "addmm_relu_for", "addmm_relu", "add_layer_norm_for",
            "add_layer_norm", "mse_loss", "log_softmax", "nll_loss_forward",
-           "log_softmax_nll_grad_for", "log_softmax_nll_grad",
+           "log_softmax_nll_grad_for", "log_softmax_nll_grad", "tanh_grad_for", "tanh_grad",
            "mse_loss_backward", "layer_norm", "layer_norm_backward", "softmax", "softmax_backward", "threshold_grad"]
