@@ -279,6 +279,14 @@ def _tanh_grad_flat(g, y, one, out):
         of[i] = gf[i] * (one - v * v)
 
 
+def _tanh_grad_in_place(g, y, one):
+    """``_tanh_grad_flat`` into ``g`` itself (written apart, as ``_threshold_grad_in_place``: vectorized)."""
+    gf, yf = g.reshape(-1), y.reshape(-1)
+    for i in range(gf.size):
+        v = yf[i]
+        gf[i] = gf[i] * (one - v * v)
+
+
 def _bias_relu_rows(p, b):
     """``p = relu(p + b)`` in place, ``b`` added to every row: ``addmm``'s bias added into its product, then
     ``relu``'s ``a < 0 ? 0 : a`` (which keeps -0 and nan), bit for bit (no fastmath)."""
@@ -322,7 +330,7 @@ def _kernels():
             exact = numba.njit(cache=True, nogil=True)
             _loaded.update({f.__name__: exact(f) for f in (_threshold_grad_flat, _threshold_grad_in_place,
                                                             _bias_relu_rows, _scaled_difference, _nll_losses,
-                                                            _tanh_grad_flat)})
+                                                            _tanh_grad_flat, _tanh_grad_in_place)})
     return _loaded or None
 
 
@@ -435,14 +443,20 @@ def tanh_grad(grad, result, out=None):
     """``g * (1 - y * y)`` (its three ufuncs' bits) in one pass over C-contiguous arrays of one shape and dtype
     (``out=``: the planner's buffer, which may be ``grad``'s own); other layouts: the three ufuncs."""
     if not (grad.flags.c_contiguous and result.flags.c_contiguous and grad.shape == result.shape
-            and grad.dtype == result.dtype and (out is None or out.flags.c_contiguous)):
+            and grad.dtype == result.dtype and grad.dtype in _ONE and (out is None or out.flags.c_contiguous)):
         t = np.multiply(result, result)
         np.subtract(1, t, out=t)
         return np.multiply(grad, t, out=out)
+    if out is grad:         # (the planner's usual case: the dying gradient's buffer)
+        _loaded["_tanh_grad_in_place"](grad, result, _ONE[grad.dtype])
+        return out
     if out is None:
         out = np.empty_like(grad)
-    _loaded["_tanh_grad_flat"](grad, result, grad.dtype.type(1), out)
+    _loaded["_tanh_grad_flat"](grad, result, _ONE[grad.dtype], out)
     return out
+
+
+_ONE = {np.dtype(np.float32): np.float32(1), np.dtype(np.float64): np.float64(1)}
 
 
 def addmm_relu_for(addmm, bias, mat1, mat2, relu):
