@@ -111,9 +111,12 @@ _EXP_POLY = tuple(np.float32(c) for c in (1.9875691500e-4, 1.3981999507e-3, 8.33
 _EXP_MIN = np.float32(-87.33654)      # exp of less is below float32's smallest normal: taken as 0 (torch: a subnormal)
 
 
-def _softmax_rows(x, out, exponent_bits):
-    """out = exp(x - max) / sum(exp(x - max)) per row; a row holding nan or +inf, or only -inf, is nan,
-    as eager's (its max minus itself is nan). ``exponent_bits``: an int32 scratch row.
+def _softmax_rows(x, out, exponent_bits, log):
+    """out = exp(x - max) / sum(exp(x - max)) per row, or with ``log`` (log_softmax) ``(x - max) - log(sum(exp(x -
+    max)))``, eager's formulas; a row holding nan or +inf, or only -inf, is nan, as eager's (its max minus itself
+    is nan). ``exponent_bits``: an int32 scratch row. (log_softmax over a classifier's logits, rows of a few
+    classes: NumPy's ~8 whole-array calls cost more per call than this loop's work; numba's own ``np.exp``, a
+    scalar libm call, would take 14 us over 256x10, NumPy's kernel 18, this loop ~9.)
 
     The max is a bare compare-and-select, which skips nan (a scalar loop of ``maxss``, ~1 cycle an element;
     counting the nans beside it took ~0.15 ms more over the Transformer's scores); a nan is found afterwards:
@@ -147,46 +150,14 @@ def _softmax_rows(x, out, exponent_bits):
             e = oi[j] * powers_of_two[j]
             oi[j] = e
             s += e
+        if log:
+            lse = np.log(s)
+            for j in range(n):
+                oi[j] = (xi[j] - m) - lse
+            continue
         inv = np.float32(1) / s
         for j in range(n):
             oi[j] *= inv
-
-
-def _log_softmax_rows(x, out, exponent_bits):
-    """out = (x - max) - log(sum(exp(x - max))) per row, eager's formula, with ``_softmax_rows``'s exponential
-    (numba's ``np.exp`` is a scalar libm call: 256x10 in ~14 us, NumPy's kernel ~18) and its test for a row
-    holding nan or +inf, or only -inf, which is nan as eager's. For a classifier's logits, rows of a few classes,
-    where NumPy's ~8 whole-array calls cost more per call than this loop's work. ``exponent_bits``: an int32
-    scratch row."""
-    rows, n = x.shape
-    c0, c1, c2, c3, c4, c5 = _EXP_POLY
-    powers_of_two = exponent_bits.view(np.float32)
-    for i in range(rows):
-        xi, oi = x[i], out[i]
-        m = xi[0]
-        for j in range(n):
-            v = xi[j]
-            m = v if v > m else m
-        nan_check = np.float32(0)
-        for j in range(n):
-            t = xi[j] - m
-            nan_check += t
-            tc = t if t > _EXP_MIN else _EXP_MIN
-            k = np.floor(tc * _LOG2E + np.float32(0.5))
-            r = tc - k * _LN2_HI - k * _LN2_LO
-            p = ((((c0 * r + c1) * r + c2) * r + c3) * r + c4) * r + c5
-            oi[j] = p * r * r + r + np.float32(1) if t > _EXP_MIN else np.float32(0)
-            exponent_bits[j] = (np.int32(k) + np.int32(127)) << np.int32(23)
-        if nan_check != nan_check:
-            for j in range(n):
-                oi[j] = np.nan
-            continue
-        s = np.float32(0)
-        for j in range(n):
-            s += oi[j] * powers_of_two[j]
-        lse = np.log(s)
-        for j in range(n):
-            oi[j] = (xi[j] - m) - lse
 
 
 def _nll_losses(x, target, ignore_index, out):
@@ -325,8 +296,7 @@ def _kernels():
         else:
             jit = numba.njit(cache=True, fastmath=_FASTMATH, nogil=True)
             _loaded = {f.__name__: jit(f) for f in (_layer_norm_rows, _layer_norm_backward_rows, _softmax_rows,
-                                                      _softmax_backward_rows, _squared_error_sum, _log_softmax_rows,
-                                                      _log_softmax_nll_grad_rows)}
+                                                      _softmax_backward_rows, _squared_error_sum, _log_softmax_nll_grad_rows)}
             exact = numba.njit(cache=True, nogil=True)
             _loaded.update({f.__name__: exact(f) for f in (_threshold_grad_flat, _threshold_grad_in_place,
                                                             _bias_relu_rows, _scaled_difference, _nll_losses,
@@ -594,7 +564,7 @@ def softmax(self, dim, half_to_float):
     """``_softmax`` over the last dimension of a row-major float32 input."""
     n = self.shape[-1]
     out = np.empty_like(self)
-    _loaded["_softmax_rows"](self.reshape(-1, n), out.reshape(-1, n), np.empty(n, np.int32))
+    _loaded["_softmax_rows"](self.reshape(-1, n), out.reshape(-1, n), np.empty(n, np.int32), False)
     return out
 
 
@@ -602,7 +572,7 @@ def log_softmax(self, dim, half_to_float):
     """``_log_softmax`` over the last dimension of a row-major float32 input."""
     n = self.shape[-1]
     out = np.empty_like(self)
-    _loaded["_log_softmax_rows"](self.reshape(-1, n), out.reshape(-1, n), np.empty(n, np.int32))
+    _loaded["_softmax_rows"](self.reshape(-1, n), out.reshape(-1, n), np.empty(n, np.int32), True)
     return out
 
 
