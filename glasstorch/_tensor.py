@@ -296,7 +296,7 @@ def _device_type_is(name):
     """A read-only ``is_<name>`` property, on the seam: whether the tensor is on a `name` device."""
     def is_on(self):
         return self.device.type == name
-    is_on.__name__ = is_on.__qualname__ = f"is_{name}"
+    is_on.__name__, is_on.__qualname__ = f"is_{name}", f"Tensor.is_{name}"    # (compile's capture knows them by that name)
     is_on.__doc__ = f"True if the Tensor is stored on a {name} device."
     return _intercepted_property(overridable(is_on))
 

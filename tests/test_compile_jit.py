@@ -194,12 +194,12 @@ def test_numba_is_imported_only_when_code_that_uses_it_is_generated():
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("case", ["row_major", "transposed", "into_its_buffer"])
 def test_relu_backward_of_large_arrays_keeps_eager_bits(dtype, case):
-    # ReLU's backward on an array of jit.THRESHOLD_GRAD_MIN_SIZE elements or more is one compiled pass (with
+    # ReLU's backward on an array of jit.RELU_LOOP_MIN_SIZE elements or more is one compiled pass (with
     # numba): the same bits as eager's kernel -- inf, nan and -0 gradients kept, +0 where masked, the gradient
     # where the input is nan; into a new array (the incoming gradient is the backward's input), or into the
     # dying gradient's own buffer (a matmul's, below); NumPy's two passes on other layouts (a transposed
     # incoming gradient)
-    rows = jit.THRESHOLD_GRAD_MIN_SIZE // 256
+    rows = jit.RELU_LOOP_MIN_SIZE // 256
     rng = np.random.default_rng(7)
     x = rng.standard_normal((rows, 256)).astype(dtype)
     x[0, :4] = [np.nan, -0.0, 0.0, 1.0]
@@ -233,13 +233,13 @@ def test_relu_backward_of_large_arrays_keeps_eager_bits(dtype, case):
 @pytest.mark.parametrize("rank", [2, 3])
 def test_a_large_linear_then_relu_is_one_loop_with_eager_bits(rank, monkeypatch):
     # relu(addmm(b, x, w.t())) -- a Linear then ReLU, through a view for a 3-D input -- of
-    # jit.THRESHOLD_GRAD_MIN_SIZE elements or more: the product, then the bias and ReLU in one compiled pass
+    # jit.RELU_LOOP_MIN_SIZE elements or more: the product, then the bias and ReLU in one compiled pass
     # (with numba), eager's bits (nan kept, negatives to +0); its gradients as eager's (Linear's weight and bias
     # gradients as eager computes them: those configs off)
     pytest.importorskip("numba")
     monkeypatch.setattr(gt._dynamo.config, "weight_grad_in_weight_layout", False)
     monkeypatch.setattr(gt._dynamo.config, "bias_grad_as_gemv", False)
-    rows = jit.THRESHOLD_GRAD_MIN_SIZE // 256
+    rows = jit.RELU_LOOP_MIN_SIZE // 256
     rng = np.random.default_rng(9)
     x = rng.standard_normal((rows, 32)).astype(np.float32)
     x[0, 0] = np.nan
@@ -268,7 +268,7 @@ def test_a_large_linear_then_relu_is_one_loop_with_eager_bits(rank, monkeypatch)
 def test_a_linear_whose_value_is_read_again_keeps_its_relu_apart():
     # the addmm's own value is needed (read besides ReLU): no loop, which would overwrite it
     pytest.importorskip("numba")
-    rows = jit.THRESHOLD_GRAD_MIN_SIZE // 256
+    rows = jit.RELU_LOOP_MIN_SIZE // 256
     lin = gt.nn.Linear(32, 256)
     compiled = gt.compile(lambda x: (lambda h: (h.relu() + h).sum())(lin(x)))
     x = gt.randn(rows, 32)
@@ -404,3 +404,137 @@ def test_a_layer_norm_whose_result_is_read_twice_adds_its_gradients_in_its_loop(
             scale = np.abs(t).max()
             np.testing.assert_allclose(g, e, rtol=0, atol=2e-6 * scale)
             np.testing.assert_allclose(g, t, rtol=0, atol=2e-6 * scale)
+
+
+def _logits_and_targets(rows, classes, seed, ignore_index, special):
+    rng = np.random.default_rng(seed)
+    x = (rng.standard_normal((rows, classes)) * 3).astype(np.float32)
+    y = rng.integers(0, classes, rows)
+    if ignore_index == "some":
+        y[::5] = -100
+    elif ignore_index == "all":
+        y[:] = -100
+    elif ignore_index == "in_range":
+        y[::4] = 3
+    if special:
+        x[1, 2] = np.nan          # a nan row: its loss and gradients nan
+        x[2, :3] = -np.inf        # -inf scores: probabilities 0
+        x[4, 0] = np.inf          # +inf: a nan row, as eager's and torch's
+    return x, y
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum"])
+@pytest.mark.parametrize("ignore_index", ["none", "some", "in_range", "all"])
+@pytest.mark.parametrize("special", [False, True])
+def test_cross_entropy_loops_give_eager_values_to_float32_rounding(reduction, ignore_index, special):
+    # F.cross_entropy on a float32 batch of jit.CROSS_ENTROPY_LOOP_MIN_ROWS rows or more: log_softmax's forward,
+    # nll's forward and their fused backward are loops (with numba); the loss and the gradient equal eager's to
+    # float32 rounding (the loops' exponential), nan and inf as eager's, ignored rows as eager's (their gradient 0)
+    pytest.importorskip("numba")
+    x, y = _logits_and_targets(jit.CROSS_ENTROPY_LOOP_MIN_ROWS * 2, 10, 11, ignore_index, special)
+    kw = dict(reduction=reduction, ignore_index=3 if ignore_index == "in_range" else -100)
+
+    def f(lib, t, target):
+        return lib.nn.functional.cross_entropy(t * 1, target, **kw)
+    compiled = gt.compile(lambda t, target: f(gt, t, target))
+    runs = []
+    compiled(gt.tensor(x, requires_grad=True), gt.tensor(y))       # the capture (an eager run)
+    for lib, fn in ((gt, compiled), (gt, compiled), (gt, lambda t, target: f(gt, t, target)),
+                    (torch, lambda t, target: f(torch, t, target))):
+        t = lib.tensor(x, requires_grad=True)
+        loss = fn(t, lib.tensor(y))
+        loss.backward()
+        runs.append((loss.item(), t.grad.numpy().copy()))
+    for line in ("_jit__log_softmax_", "_jit_nll_loss_forward_", "_jit_log_softmax_nll_grad("):
+        assert line in compiled.code, compiled.code
+    assert runs[0][0] == runs[1][0] or np.isnan(runs[0][0]) and np.isnan(runs[1][0])
+    assert runs[0][1].tobytes() == runs[1][1].tobytes()
+    for loss, grad in runs[2:]:
+        np.testing.assert_allclose(runs[0][0], loss, rtol=2e-6)
+        np.testing.assert_allclose(runs[0][1], grad, rtol=1e-5, atol=1e-9)
+        assert (np.isnan(runs[0][1]) == np.isnan(grad)).all() and ((runs[0][1] == 0) == (grad == 0)).all()
+
+
+def test_cross_entropy_loops_raise_eagers_error_for_a_target_out_of_range():
+    pytest.importorskip("numba")
+    x, y = _logits_and_targets(jit.CROSS_ENTROPY_LOOP_MIN_ROWS, 10, 12, "some", False)
+    compiled = gt.compile(lambda t, target: gt.nn.functional.cross_entropy(t * 1, target))
+    compiled(gt.tensor(x, requires_grad=True), gt.tensor(y)).backward()
+    assert "_jit_nll_loss_forward_" in compiled.code
+    for bad in (10, -3):
+        y2 = y.copy()
+        y2[7], y2[9] = bad, 11
+        with pytest.raises(IndexError) as want:
+            gt.nn.functional.cross_entropy(gt.tensor(x) * 1, gt.tensor(y2))
+        with pytest.raises(IndexError) as got:
+            compiled(gt.tensor(x, requires_grad=True), gt.tensor(y2))
+        assert str(got.value) == str(want.value) == f"Target {bad} is out of bounds."
+    # the backward checks the targets it reads too (changed in place after the forward, as eager's formula checks)
+    target = gt.tensor(y)
+    loss = compiled(gt.tensor(x, requires_grad=True), target)
+    target.data[3] = 10
+    with pytest.raises(IndexError, match="Target 10 is out of bounds"):
+        loss.backward()
+
+
+@pytest.mark.parametrize("ignore_index", ["none", "some", "in_range", "all"])
+def test_nll_loop_gives_eager_bits(ignore_index):
+    # nll_loss_forward's loop makes eager's per-row losses (the same operations, -0 and nan included) and sums them
+    # as eager does: its loss and total weight are eager's bytes
+    pytest.importorskip("numba")
+    from glasstorch.ops.nn_loss import _nll_loss_forward_kernel
+    x, y = _logits_and_targets(jit.CROSS_ENTROPY_LOOP_MIN_ROWS + 3, 7, 13, ignore_index, True)
+    x[::3, 0] = -np.inf             # (an ignored row adds nothing: not -x[i, 0] * 0, which is nan)
+    ii = 3 if ignore_index == "in_range" else -100
+    jit._kernels()
+    for reduction in (1, 2):
+        got = jit.nll_loss_forward(x, y, None, reduction, ii)
+        want = _nll_loss_forward_kernel(x, y, None, reduction, ii)
+        assert [a.tobytes() for a in got] == [np.asarray(w).tobytes() for w in want]
+        assert [a.dtype for a in got] == [np.asarray(w).dtype for w in want]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("case", ["row_major", "transposed_grad", "chain"])
+def test_tanh_backward_of_arrays_from_1k_elements_is_one_loop_with_eager_bits(dtype, case):
+    # tanh's backward, g * (1 - y * y), on jit.TANH_GRAD_LOOP_MIN_SIZE elements or more is one compiled pass (with
+    # numba): each product and difference rounded as NumPy's three ufuncs round them -- eager's bits, nan, inf and
+    # -0 included; a transposed incoming gradient takes the ufuncs
+    pytest.importorskip("numba")
+    n = int(np.sqrt(jit.TANH_GRAD_LOOP_MIN_SIZE))
+    rng = np.random.default_rng(14)
+    x = rng.standard_normal((n, n)).astype(dtype)
+    x[0, :4] = [np.nan, np.inf, -np.inf, -0.0]
+    w = (rng.standard_normal((n, n)) / n ** 0.5).astype(dtype)
+    g = rng.standard_normal((n, n)).astype(dtype)
+    g[1, :4] = [np.inf, np.nan, -0.0, 0.0]
+    g_in = np.ascontiguousarray(g.T).T if case == "transposed_grad" else g
+
+    def f(lib, t, w):
+        if case == "chain":
+            for _ in range(3):
+                t = lib.mm((t * w).tanh(), w)
+            return t
+        return t.tanh()
+    compiled = gt.compile(lambda t, w: f(gt, t, w))
+    compiled(gt.tensor(x, requires_grad=True), gt.tensor(w, requires_grad=True))
+    assert "_jit_tanh_grad(" in compiled.code and "np.subtract(1" not in compiled.code, compiled.code
+    grads = []
+    for fn in (compiled, lambda t, w: f(gt, t, w)):
+        ts = [gt.tensor(x, requires_grad=True), gt.tensor(w, requires_grad=True)]
+        fn(*ts).backward(gt.tensor(g_in))
+        grads.append([t.grad.numpy() for t in ts if t.grad is not None])
+    assert np.isnan(grads[0][0]).any() and len(grads[0]) == (2 if case == "chain" else 1)
+    assert case == "chain" or (grads[0][0] == 0).any()         # (the products spread the chain's nan)
+    for a, b in zip(*grads):
+        assert a.tobytes() == b.tobytes()
+    if case == "row_major":
+        want = torch.tensor(x, requires_grad=True)
+        want.tanh().backward(torch.tensor(g_in))
+        np.testing.assert_allclose(grads[0][0], want.grad.numpy(), rtol=1e-5, atol=1e-6)   # (torch: its own tanh; 1 - y * y cancels near 1)
+
+
+def test_tanh_backward_of_small_arrays_keeps_the_ufuncs():
+    small = gt.compile(lambda t: t.tanh())
+    small(gt.randn(8, 8, requires_grad=True)).sum().backward()
+    assert "_jit_" not in small.code and "np.subtract(1" in small.code

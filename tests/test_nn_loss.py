@@ -455,3 +455,21 @@ def test_unreduced_losses_are_laid_out_as_torch(loss, layout):
     ours, theirs = run(gt, F), run(torch, torch.nn.functional)
     assert ours[:3] == theirs[:3]
     np.testing.assert_allclose(ours[3], theirs[3], rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("dim", [2, 4])
+def test_an_ignored_row_adds_nothing_even_where_its_class_0_score_is_infinite(reduction, weighted, dim):
+    # torch skips an ignored row: its loss is 0 and the sum leaves it out, whatever its scores (-inf included);
+    # multiplying its (class 0) pick by a zero weight gives nan there
+    x = RNG.standard_normal((4, 3) + ((2, 2) if dim == 4 else ())).astype(np.float32)
+    x[1, 0] = -np.inf
+    x[2, 0] = np.inf
+    y = RNG.integers(0, 3, (4,) + ((2, 2) if dim == 4 else ()))
+    y[1] = y[2] = -100
+    w = np.array([0.5, 1.0, 2.0], np.float32) if weighted else None
+    got = F.nll_loss(gt.tensor(x), gt.tensor(y), None if w is None else gt.tensor(w), reduction=reduction)
+    want = TF.nll_loss(torch.tensor(x), torch.tensor(y), None if w is None else torch.tensor(w), reduction=reduction)
+    assert not np.isnan(want.numpy()).any()
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)

@@ -62,7 +62,12 @@ _METADATA = {"Tensor.requires_grad.__get__", "Tensor.is_leaf.__get__", "Tensor.g
              "_set_grad_enabled", "is_grad_enabled", "Tensor.requires_grad_",
              # the same for every glasstorch tensor (_tensor._constant_flag): MultiheadAttention reads is_nested
              "Tensor.is_nested.__get__", "Tensor.is_sparse.__get__", "Tensor.is_sparse_csr.__get__",
-             "Tensor.is_mkldnn.__get__", "Tensor.is_quantized.__get__", "Tensor.layout.__get__"}
+             "Tensor.is_mkldnn.__get__", "Tensor.is_quantized.__get__", "Tensor.layout.__get__",
+             # the device and what follows from it or from the dtype, which the guards check for every input (the
+             # array's type is the device): torch's dynamo reads them as constants too (``x.is_cuda``, ``x.device``)
+             "Tensor.device.__get__", "Tensor.is_meta.__get__", "Tensor.get_device", "Tensor.element_size",
+             "Tensor.itemsize.__get__", "Tensor.nbytes.__get__", "Tensor.is_complex", "is_signed"} | {
+    f"Tensor.is_{device}.__get__" for device in ("cuda", "cpu", "xpu", "mps", "ipu", "xla", "maia", "mtia", "vulkan")}
 # In-place methods that change metadata only (no data): allowed on inputs.
 _INPLACE_METADATA = {"Tensor.requires_grad_", "Tensor.retain_grad"}
 

@@ -49,6 +49,7 @@ class _Namespace:
         self.values = {"_sum_to": _sum_to, "np": np, "_addmm": lowering.addmm,
                        "_threshold_grad": lowering.threshold_grad, "_jit_threshold_grad": jit.threshold_grad,
                        "_bias_grad": lowering.bias_grad, "_log_softmax_nll_grad": lowering.log_softmax_nll_grad,
+                       "_jit_log_softmax_nll_grad": jit.log_softmax_nll_grad, "_jit_tanh_grad": jit.tanh_grad,
                        "_bmm_grad": lowering.bmm_grad, "_jit_addmm_relu": jit.addmm_relu,
                        "_jit_add_layer_norm": jit.add_layer_norm,
                        "__name__": "glasstorch._dynamo.generated"}
@@ -459,7 +460,8 @@ class GeneratedCode:
                 comment(f"{n.name} = aten.{op.__name__}, {ls.name} = aten._log_softmax.default: NllLossBackward0 "
                         "and LogSoftmaxBackward0 in one")
                 start, reads[:] = len(stmts), []
-                stmts.append(Stmt("_r", text=f"_log_softmax_nll_grad({gs[0]}, {save(ls.name)}, {save(target.name)}, "
+                fn = "_jit_log_softmax_nll_grad" if jit.log_softmax_nll_grad_for(ls) else "_log_softmax_nll_grad"
+                stmts.append(Stmt("_r", text=f"{fn}({gs[0]}, {save(ls.name)}, {save(target.name)}, "
                                              f"{save(total.name) if total is not None else None}, "
                                              f"{_arg(args['ignore_index'], ns)}, {args['reduction'] == 1})"))
                 add_grad(x, "_r")

@@ -111,9 +111,12 @@ _EXP_POLY = tuple(np.float32(c) for c in (1.9875691500e-4, 1.3981999507e-3, 8.33
 _EXP_MIN = np.float32(-87.33654)      # exp of less is below float32's smallest normal: taken as 0 (torch: a subnormal)
 
 
-def _softmax_rows(x, out, exponent_bits):
-    """out = exp(x - max) / sum(exp(x - max)) per row; a row holding nan or +inf, or only -inf, is nan,
-    as eager's (its max minus itself is nan). ``exponent_bits``: an int32 scratch row.
+def _softmax_rows(x, out, exponent_bits, log):
+    """out = exp(x - max) / sum(exp(x - max)) per row, or with ``log`` (log_softmax) ``(x - max) - log(sum(exp(x -
+    max)))``, eager's formulas; a row holding nan or +inf, or only -inf, is nan, as eager's (its max minus itself
+    is nan). ``exponent_bits``: an int32 scratch row. (log_softmax over a classifier's logits, rows of a few
+    classes: NumPy's ~8 whole-array calls cost more per call than this loop's work; numba's own ``np.exp``, a
+    scalar libm call, would take 14 us over 256x10, NumPy's kernel 18, this loop ~9.)
 
     The max is a bare compare-and-select, which skips nan (a scalar loop of ``maxss``, ~1 cycle an element;
     counting the nans beside it took ~0.15 ms more over the Transformer's scores); a nan is found afterwards:
@@ -147,9 +150,69 @@ def _softmax_rows(x, out, exponent_bits):
             e = oi[j] * powers_of_two[j]
             oi[j] = e
             s += e
+        if log:
+            lse = np.log(s)
+            for j in range(n):
+                oi[j] = (xi[j] - m) - lse
+            continue
         inv = np.float32(1) / s
         for j in range(n):
             oi[j] *= inv
+
+
+def _nll_losses(x, target, ignore_index, out):
+    """nll_loss_forward's per-row losses with eager's arithmetic (``ops/nn_loss.py`` ``_nll_forward``, no class
+    weights): ``-x[i, target[i]]`` for a kept row, 0 for an ignored one; returns the number of kept
+    rows, or ``-1 - i`` for the first row ``i`` whose target is out of range (not ignored), as eager's check finds
+    it."""
+    rows, n = x.shape
+    kept = 0
+    for i in range(rows):
+        t = target[i]
+        if t == ignore_index:
+            out[i] = np.float32(0)
+            continue
+        if t < 0 or t >= n:
+            return -1 - i
+        out[i] = -x[i, t]
+        kept += 1
+    return kept
+
+
+def _log_softmax_nll_grad_rows(y, target, coef, ignore_index, out, exponent_bits):
+    """``lowering.log_softmax_nll_grad``'s arithmetic per row -- ``c - exp(y) * (c + 0)`` at the row's target,
+    ``0 - exp(y) * (c + 0)`` elsewhere, ``c`` the row's coefficient (0 for an ignored row) -- with
+    ``_softmax_rows``'s exponential (a nan kept); returns -1, or ``-1 - i`` for the first row ``i`` whose target
+    is out of range (not ignored). ``exponent_bits``: an int32 scratch row."""
+    rows, n = y.shape
+    c0, c1, c2, c3, c4, c5 = _EXP_POLY
+    powers_of_two = exponent_bits.view(np.float32)
+    zero = np.float32(0)
+    for i in range(rows):
+        t = target[i]
+        c = coef
+        if t == ignore_index:
+            c = zero
+            t = 0
+        elif t < 0 or t >= n:
+            return -1 - i
+        cz = c + zero
+        yi, oi = y[i], out[i]
+        for j in range(n):
+            v = yi[j]
+            vc = v if v > _EXP_MIN else _EXP_MIN
+            k = np.floor(vc * _LOG2E + np.float32(0.5))
+            r = vc - k * _LN2_HI - k * _LN2_LO
+            p = ((((c0 * r + c1) * r + c2) * r + c3) * r + c4) * r + c5
+            oi[j] = p * r * r + r + np.float32(1) if v > _EXP_MIN else zero
+            exponent_bits[j] = (np.int32(k) + np.int32(127)) << np.int32(23)
+        at = oi[t] * powers_of_two[t] if yi[t] == yi[t] else yi[t]
+        for j in range(n):
+            e = oi[j] * powers_of_two[j]
+            e = e if yi[j] == yi[j] else yi[j]
+            oi[j] = zero - e * cz
+        oi[t] = c - at * cz
+    return -1
 
 
 def _softmax_backward_rows(g, y, out):
@@ -175,6 +238,24 @@ def _threshold_grad_in_place(g, y):
     check that the two do not overlap fails and the loop runs unvectorized, ~10x slower.)"""
     for i in range(g.size):
         g[i] = 0 if y[i] <= 0 else g[i]
+
+
+def _tanh_grad_flat(g, y, one, out):
+    """tanh's backward, ``g * (1 - y * y)``, as the three ufuncs of ``lowering._tanh_grad`` compute it, bit for bit
+    (no fastmath: each product and difference rounded to the arrays' dtype, ``one`` of it). Any C-contiguous
+    arrays of one shape (numba views them flat itself: a reshape in Python costs more than the loop)."""
+    gf, yf, of = g.reshape(-1), y.reshape(-1), out.reshape(-1)
+    for i in range(gf.size):
+        v = yf[i]
+        of[i] = gf[i] * (one - v * v)
+
+
+def _tanh_grad_in_place(g, y, one):
+    """``_tanh_grad_flat`` into ``g`` itself (written apart, as ``_threshold_grad_in_place``: vectorized)."""
+    gf, yf = g.reshape(-1), y.reshape(-1)
+    for i in range(gf.size):
+        v = yf[i]
+        gf[i] = gf[i] * (one - v * v)
 
 
 def _bias_relu_rows(p, b):
@@ -215,10 +296,11 @@ def _kernels():
         else:
             jit = numba.njit(cache=True, fastmath=_FASTMATH, nogil=True)
             _loaded = {f.__name__: jit(f) for f in (_layer_norm_rows, _layer_norm_backward_rows, _softmax_rows,
-                                                      _softmax_backward_rows, _squared_error_sum)}
+                                                      _softmax_backward_rows, _squared_error_sum, _log_softmax_nll_grad_rows)}
             exact = numba.njit(cache=True, nogil=True)
             _loaded.update({f.__name__: exact(f) for f in (_threshold_grad_flat, _threshold_grad_in_place,
-                                                            _bias_relu_rows, _scaled_difference)})
+                                                            _bias_relu_rows, _scaled_difference, _nll_losses,
+                                                            _tanh_grad_flat, _tanh_grad_in_place)})
     return _loaded or None
 
 
@@ -246,9 +328,35 @@ def kernel(node, args):
     if name == "_softmax.default" and _last_dim_rows(node, args["self"], args["dim"]) and \
             not args["half_to_float"] and enabled():
         return softmax
+    if name == "_log_softmax.default" and _last_dim_rows(node, args["self"], args["dim"]) and \
+            _cross_entropy_rows(node) and not args["half_to_float"] and enabled():
+        return log_softmax
+    if name == "nll_loss_forward.default" and _nll_rows(args) and enabled():
+        return nll_loss_forward
     if name == "mse_loss.default" and _mse_rows(args):
         return mse_loss
     return None
+
+
+# Cross-entropy's loops (log_softmax's forward, nll's, their fused backward) save ~60 us a step whatever the batch's
+# size (NumPy's calls on small arrays: their Python, not their arithmetic), which pays numba's import (~0.2 s, once
+# per process) after a few thousand steps: for a training batch of this many rows or more, not a toy's few rows
+# (a graph with no other loop then imports nothing).
+CROSS_ENTROPY_LOOP_MIN_ROWS = 64
+
+
+def _cross_entropy_rows(node):
+    """A row-major float32 ``N x C`` value on the cpu, ``N >= CROSS_ENTROPY_LOOP_MIN_ROWS``, ``C >= 1``."""
+    shape = tuple(node.meta.get("shape") or ())
+    return _float32_rows(node) and len(shape) == 2 and shape[0] >= CROSS_ENTROPY_LOOP_MIN_ROWS and shape[1] >= 1
+
+
+def _nll_rows(args):
+    """``nll_loss_forward`` of a row-major float32 ``N x C`` input on the cpu (``_cross_entropy_rows``) and a 1-D
+    target, no class weights, 'mean' or 'sum' (F.cross_entropy's usual call)."""
+    x, target = args["self"], args["target"]
+    return args.get("weight") is None and args.get("reduction") in (1, 2) and _cross_entropy_rows(x) and \
+        target.meta.get("device") == "cpu" and len(target.meta.get("shape") or ()) == 1
 
 
 def add_layer_norm_for(add, operands, norm, norm_args):
@@ -271,32 +379,71 @@ def _mse_rows(args):
         and enabled()
 
 
-# ReLU's backward is two NumPy passes (the mask, then the bits ANDed), ~0.9 ms on the Transformer's 2048x512; the
-# loop one (~0.2 ms). Below this size the saving (< 0.1 ms a call) does not pay numba's import and load (~0.2 s)
-# in a graph that needs nothing else of it -- an MLP's.
+# mse_loss's loops: from this size (its forward's float64 sum is not eager's float32 one: kept to the large values
+# where the pass pays).
 THRESHOLD_GRAD_MIN_SIZE = 1 << 18
+# ReLU's loops (its backward; a Linear's bias add with the ReLU after it): NumPy makes two passes where the loop makes
+# one, the same bits. Measured (one thread, min of 7, bench/README.md "Stop 30"): 16k elements (64x256) backward
+# 11.9 -> 4.6 us, bias + ReLU 6.3 -> 1.4; 65k (an MLP's 256x256) 35.7 -> 11.2 and 22.3 -> 4.9; 262k 129 -> 39 and
+# 87 -> 24. Below ~16k elements a step saves a few us per ReLU, which would take ~10^5 steps to pay numba's import
+# and loading (~0.2 s, once per process) in a graph that needs nothing else of it; from it, ~10^4 steps or fewer
+# (an MLP of 256-wide layers at batch 256: ~0.08 ms a step, ~2% of it).
+RELU_LOOP_MIN_SIZE = 1 << 14
 
 
 def threshold_grad_for(node):
     """Whether ReLU's backward at ``node`` (a float32/float64 relu) runs as the loop."""
     shape = node.meta.get("shape") or ()
-    return node.meta.get("device") == "cpu" and int(np.prod(shape)) >= THRESHOLD_GRAD_MIN_SIZE and enabled()
+    return node.meta.get("device") == "cpu" and int(np.prod(shape)) >= RELU_LOOP_MIN_SIZE and enabled()
+
+
+# tanh's backward: NumPy's three ufuncs (y * y, 1 - that, g * that) pay ~0.8 us a call each on small arrays, the loop
+# one call (32x32 float32: 2.5 -> 0.5 us; the chain's 50 a step: ~0.1 ms of ~1.2). From this size; below it, a graph
+# of a few small tanh (a test's) would pay numba's import for nothing measurable.
+TANH_GRAD_LOOP_MIN_SIZE = 1 << 10
+
+
+def tanh_grad_for(node):
+    """Whether tanh's backward at ``node`` (a float32/float64 tanh on the cpu) runs as the loop."""
+    shape = node.meta.get("shape") or ()
+    return node.meta.get("device") == "cpu" and int(np.prod(shape)) >= TANH_GRAD_LOOP_MIN_SIZE and enabled()
+
+
+def tanh_grad(grad, result, out=None):
+    """``g * (1 - y * y)`` (its three ufuncs' bits) in one pass over C-contiguous arrays of one shape and dtype
+    (``out=``: the planner's buffer, which may be ``grad``'s own); other layouts: the three ufuncs."""
+    if not (grad.flags.c_contiguous and result.flags.c_contiguous and grad.shape == result.shape
+            and grad.dtype == result.dtype and grad.dtype in _ONE and (out is None or out.flags.c_contiguous)):
+        t = np.multiply(result, result)
+        np.subtract(1, t, out=t)
+        return np.multiply(grad, t, out=out)
+    if out is grad:         # (the planner's usual case: the dying gradient's buffer)
+        _loaded["_tanh_grad_in_place"](grad, result, _ONE[grad.dtype])
+        return out
+    if out is None:
+        out = np.empty_like(grad)
+    _loaded["_tanh_grad_flat"](grad, result, _ONE[grad.dtype], out)
+    return out
+
+
+_ONE = {np.dtype(np.float32): np.float32(1), np.dtype(np.float64): np.float64(1)}
 
 
 def addmm_relu_for(addmm, bias, mat1, mat2, relu):
     """Whether ``relu`` of ``addmm(bias, mat1, mat2)`` (seen through views) runs as ``addmm_relu``: float32 on the
-    cpu, 2-D operands, a 1-D bias of the product's width, at least ``THRESHOLD_GRAD_MIN_SIZE`` elements (the
-    FFN's first Linear and its ReLU; an MLP's layers are smaller, and import nothing)."""
+    cpu, 2-D operands, a 1-D bias of the product's width, at least ``RELU_LOOP_MIN_SIZE`` elements (the
+    FFN's first Linear and its ReLU, an MLP's hidden layers)."""
     shape = addmm.meta.get("shape") or ()
     return len(shape) == 2 and all(_float32_rows(v) for v in (addmm, bias, relu)) and \
         all(v.meta.get("dtype") == addmm.meta["dtype"] and len(v.meta.get("shape") or ()) == 2 for v in (mat1, mat2)) \
-        and tuple(bias.meta["shape"]) == shape[-1:] and int(np.prod(shape)) >= THRESHOLD_GRAD_MIN_SIZE and enabled()
+        and tuple(bias.meta["shape"]) == shape[-1:] and int(np.prod(shape)) >= RELU_LOOP_MIN_SIZE and enabled()
 
 
 def addmm_relu(bias, mat1, mat2):
     """``relu(addmm(bias, mat1, mat2))`` as eager computes it (the product, the bias added into it, then ReLU),
     bit for bit, with the bias and ReLU in one pass over the product instead of two NumPy passes (a 2048x512
-    product: ~0.5 ms for both in a Transformer step, the loop ~0.1-0.2). The addmm's own value is not kept."""
+    product: ~0.5 ms for both in a Transformer step, the loop ~0.1-0.2; a 256x256 one: 22 -> 5 us). The addmm's own
+    value is not kept."""
     p = mat1 @ mat2
     _loaded["_bias_relu_rows"](p, bias)
     return p
@@ -406,7 +553,7 @@ def threshold_grad(grad, result, out=None):
         return numpy_threshold_grad(grad, result, out)
     if out is None:
         out = np.empty_like(grad)
-    elif out.ctypes.data == grad.ctypes.data:        # (the planner's usual case: the dying gradient's buffer)
+    elif out is grad:        # (the planner's usual case: the dying gradient's buffer; ``ctypes.data`` costs ~3 us)
         _loaded["_threshold_grad_in_place"](grad.reshape(-1), result.reshape(-1))
         return out
     _loaded["_threshold_grad_flat"](grad.reshape(-1), result.reshape(-1), out.reshape(-1))
@@ -417,7 +564,55 @@ def softmax(self, dim, half_to_float):
     """``_softmax`` over the last dimension of a row-major float32 input."""
     n = self.shape[-1]
     out = np.empty_like(self)
-    _loaded["_softmax_rows"](self.reshape(-1, n), out.reshape(-1, n), np.empty(n, np.int32))
+    _loaded["_softmax_rows"](self.reshape(-1, n), out.reshape(-1, n), np.empty(n, np.int32), False)
+    return out
+
+
+def log_softmax(self, dim, half_to_float):
+    """``_log_softmax`` over the last dimension of a row-major float32 input."""
+    n = self.shape[-1]
+    out = np.empty_like(self)
+    _loaded["_softmax_rows"](self.reshape(-1, n), out.reshape(-1, n), np.empty(n, np.int32), True)
+    return out
+
+
+def nll_loss_forward(self, target, weight, reduction, ignore_index):
+    """``nll_loss_forward`` (no class weights, 'mean' or 'sum') of a row-major float32 ``N x C`` input, as eager's
+    kernel computes it -- the same per-row losses, summed by NumPy as eager sums them, divided by the kept rows'
+    count: eager's bits -- with the targets' check and the pick in one loop (eager's kernel: ~15 NumPy calls on
+    arrays of N elements, 256 rows: ~12 us, the loop and the sum ~2.5). A target out of range raises eager's
+    ``IndexError``."""
+    losses = np.empty(self.shape[0], self.dtype)
+    kept = _loaded["_nll_losses"](self, target, ignore_index, losses)
+    if kept < 0:
+        raise IndexError(f"Target {int(target[-1 - kept])} is out of bounds.")
+    total = np.asarray(kept, self.dtype)
+    loss = losses.sum(dtype=self.dtype)
+    if reduction == 1:
+        if kept:
+            loss = loss / total
+        else:
+            with np.errstate(invalid="ignore", divide="ignore"):    # everything ignored: nan, as eager's
+                loss = loss / total
+    return np.asarray(loss, dtype=self.dtype), total
+
+
+def log_softmax_nll_grad_for(log_softmax_node):
+    """Whether cross-entropy's fused backward (``lowering.log_softmax_nll_grad``) over ``log_softmax_node``'s float32
+    rows runs as the loop."""
+    return _cross_entropy_rows(log_softmax_node) and enabled()
+
+
+def log_softmax_nll_grad(grad, log_probs, target, total_weight, ignore_index, mean):
+    """``lowering.log_softmax_nll_grad`` (its arguments, its results to float32 rounding: the exponential is the
+    loop's) in one pass over the rows (256x10: ~30 us -> ~5). A target out of range raises eager's
+    ``IndexError``."""
+    coef = -(grad / total_weight) if mean else -grad
+    out = np.empty_like(log_probs)
+    bad = _loaded["_log_softmax_nll_grad_rows"](log_probs, target, np.float32(coef), ignore_index, out,
+                                                np.empty(log_probs.shape[1], np.int32))
+    if bad != -1:
+        raise IndexError(f"Target {int(target[-1 - bad])} is out of bounds.")
     return out
 
 
@@ -431,5 +626,6 @@ def softmax_backward(grad, result, dim):
 
 
 __all__ = ["enabled", "kernel", "formula", "threshold_grad_for", "addmm_relu_for", "addmm_relu", "add_layer_norm_for",
-           "add_layer_norm", "mse_loss",
+           "add_layer_norm", "mse_loss", "log_softmax", "nll_loss_forward",
+           "log_softmax_nll_grad_for", "log_softmax_nll_grad", "tanh_grad_for", "tanh_grad",
            "mse_loss_backward", "layer_norm", "layer_norm_backward", "softmax", "softmax_backward", "threshold_grad"]

@@ -244,6 +244,8 @@ def _mul_grad(node, inp, args, g, save, src):
 @_backward("tanh.default", "self")
 def _tanh_grad(node, inp, args, g, save, src):
     r = save(node)                       # g * (1 - r * r): three ufuncs, one buffer once planned
+    if jit.tanh_grad_for(node):          # (or one compiled pass, the same bits, when numba is installed)
+        return U("_jit_tanh_grad", g, r), False
     return U("np.multiply", g, U("np.subtract", "1", U("np.multiply", r, r))), False
 
 

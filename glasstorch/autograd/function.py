@@ -146,14 +146,29 @@ class Function(metaclass=FunctionMeta):
     def apply(cls, *args, **kwargs):
         Tensor = _Tensor()
         node = cls._backward_cls.__new__(cls._backward_cls)
-        is_tensor = tuple(isinstance(a, Tensor) for a in args)
-        node._arg_is_tensor = is_tensor
-        # per argument: False (not a tensor: no gradient slot), None (a tensor needing no gradient),
-        # or (shape, dtype) its gradient must have (torch checks a custom backward's results)
-        node._input_meta_of_args = tuple(
-            (a._data.shape, a._data.dtype) if isinstance(a, Tensor) and a._requires_grad else
-            (None if isinstance(a, Tensor) else False) for a in args)
-        node.needs_input_grad = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
+        # per argument: whether it is a tensor; False (not a tensor: no gradient slot), None (a tensor needing no
+        # gradient) or (shape, dtype) its gradient must have (torch checks a custom backward's results); whether
+        # it needs a gradient. (One pass over the arguments: a compiled graph's call passes ~10.)
+        is_tensor, meta, needs, inputs = [], [], [], []
+        for a in args:
+            if isinstance(a, Tensor):
+                inputs.append(a)
+                is_tensor.append(True)
+                if a._requires_grad:
+                    d = a._data
+                    meta.append((d.shape, d.dtype))
+                    needs.append(True)
+                else:
+                    meta.append(None)
+                    needs.append(False)
+            else:
+                is_tensor.append(False)
+                meta.append(False)
+                needs.append(False)
+        node._arg_is_tensor = is_tensor = tuple(is_tensor)
+        node._input_meta_of_args = tuple(meta)
+        node.needs_input_grad = needs = tuple(needs)
+        inputs = tuple(inputs)
         uses_setup = cls.setup_context is not Function.setup_context
         with grad_mode.no_grad():
             if uses_setup:
@@ -163,8 +178,7 @@ class Function(metaclass=FunctionMeta):
                 output = cls.forward(node, *args, **kwargs)
         is_tuple = isinstance(output, tuple)
         outputs = output if is_tuple else (output,)
-        record = _state.enabled and any(node.needs_input_grad)
-        inputs = tuple(a for a, t in zip(args, is_tensor) if t)
+        record = _state.enabled and True in needs
         # decide differentiability on the objects forward returned, before any is replaced by an alias
         non_diff = [isinstance(o, Tensor) and id(o) in node._non_differentiable for o in outputs]
         new_outputs = []

@@ -257,6 +257,8 @@ def _nll_forward(self, target, weight, reduction, ignore_index, cdim):
     else:
         w = weight[safe] if kept is None else weight[safe] * kept
     losses = -picked if w is None else -picked * w
+    if kept is not None:       # an ignored row adds nothing, as torch skips it (-x * 0 is nan where x is -inf)
+        losses = xp.where(kept, losses, self.dtype.type(0))
     total = _asarray_like(self, safe.size if w is None else w.sum(dtype=self.dtype), self.dtype)
     if reduction == Reduction.NONE:
         if self.ndim >= 2:                 # torch leaves total_weight at 0 when it is not needed

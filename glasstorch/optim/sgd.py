@@ -137,9 +137,10 @@ def _arrays_sgd(optimizer, params, group):
                                 or buf._data.shape != p._data.shape):
             return False
     bufs = []                                                  # the buffers updated in place
+    number = params[0]._data.dtype.type    # the for-loop's Python numbers meet float arrays as their dtype (one
+    step = number(-lr)                     # dtype: _flat.usable)
     for p, state in zip(params, states):
-        d, grad = p._data, p.grad._data
-        number = d.dtype.type    # the for-loop's Python numbers meet float arrays as their dtype
+        d, grad = p._data, p._grad._data     # (the step's _params_with_grad read .grad, as torch's _init_group)
         if maximize:
             grad = xp.negative(grad)
         if weight_decay != 0:
@@ -155,7 +156,8 @@ def _arrays_sgd(optimizer, params, group):
                 xp.add(b, grad if dampening == 0 else grad * number(1 - dampening), out=b)
                 bufs.append(buf)
             grad = grad + b * number(momentum) if nesterov else b
-        xp.add(d, grad * number(-lr), out=d)                   # param.add_(grad, alpha=-lr)
-    bump_versions(bufs, "mul_", "add_")
+        xp.add(d, grad * step, out=d)                          # param.add_(grad, alpha=-lr)
+    if bufs:
+        bump_versions(bufs, "mul_", "add_")
     bump_versions(params, "add_")
     return True
