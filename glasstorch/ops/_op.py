@@ -20,7 +20,7 @@ from ..autograd.graph import edge_of, rebase_history, check_inplace
 from .._array import xp, overlap, array_errors, translate_array_error, copy_preserving_layout
 from .._seam import seam, ANYWHERE, PASS, alias
 from .._prims_common.wrappers import resize_output
-from .. import _ops
+from .. import _ops, _ops_codegen
 
 _state = grad_mode._state
 _DTYPE_OF = _dtype._BY_NUMPY
@@ -131,18 +131,11 @@ def _converted(x, dtype):
     return x.astype(dtype)
 
 
-def plain_pair(a, b):
-    """Whether ``a op b`` (an element-wise binary op) needs neither torch's type promotion nor its
-    layout rule -- the overwhelmingly common case, decided before either is paid for
-    (``promote_arrays`` and ``like_operands`` cost more than NumPy's own ``a + b`` on a 32x32 array):
-    two NumPy arrays of one dtype and one shape, ``a`` row-major, no dim of size 1 or 0. NumPy's result
-    is then row-major whatever ``b``'s layout (``a`` vetoes every other order of the dims), and so is
-    torch's (the first operand decides the order where it can, ``like_operands``). A dim of size 1 is
-    left out because NumPy may give it its own stride (see ``like_input``), a broadcast operand or a
-    number because they take part in the layout decision. (Each array attribute read here costs
-    ~300-600 instructions: five is what the question takes.)"""
-    return type(a) is _ndarray and type(b) is _ndarray and a.dtype is b.dtype and (s := a.shape) == b.shape \
-        and 1 not in s and 0 not in s and a.flags.c_contiguous
+# Whether ``a op b`` (an element-wise binary op) needs neither torch's type promotion nor its layout
+# rule -- the overwhelmingly common case, decided before either is paid for (``promote_arrays`` and
+# ``like_operands`` cost more than NumPy's own ``a + b`` on a 32x32 array): the plain case's guard
+# of ``+ - *`` (``_ops.SAME_LAYOUT``, which says why), as a function for kernels that ask it themselves.
+plain_pair = _ops_codegen.guard_function("plain_pair", _ops.SAME_LAYOUT, 2)
 
 
 def promote_arrays(a, b, number_as_array=False):
