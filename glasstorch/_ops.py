@@ -640,7 +640,7 @@ class Plain:
 # operand decides the order where it can, ``like_operands``). A dim of size 1 is left out because
 # NumPy may give it its own stride (see ``like_input``), a broadcast operand or a number because they
 # take part in the layout decision. (Each array attribute read costs ~300-600 instructions: five is
-# what the question takes.) ``ops/_op.plain_pair`` is this test as a function.
+# what the question takes.)
 SAME_LAYOUT = ("type({0}) is _ndarray and type({1}) is _ndarray and {0}.dtype is {1}.dtype "
                "and (_s := {0}.shape) == {1}.shape and 1 not in _s and 0 not in _s and {0}.flags.c_contiguous")
 # ... of a floating dtype (division: int / int is computed in floating point)

@@ -247,16 +247,6 @@ def plain_expression(op, array):
     return op._plain.expression.format(**{a.name: array(i) for i, a in enumerate(args) if a.is_tensor})
 
 
-def guard_function(name, guard, arity):
-    """A plain case's guard (``_ops.SAME_LAYOUT``...) as a function of ``arity`` arrays (its one
-    definition, for code that asks the question itself: ``ops/_op.plain_pair``)."""
-    params = [f"_x{i}" for i in range(arity)]
-    ns = dict(_plain_helpers())
-    source = f"def {name}({', '.join(params)}):\n    return {guard.format(*params)}\n"
-    _compile(source, f"<glasstorch: {name}>", ns)
-    return ns[name]
-
-
 def plain_kernel(op, schema, general, plain):
     """``op``'s kernel (``op.kernel``): its plain case inline (see ``_ops.Plain``), else ``general``,
     the kernel given to ``defop``. Written when the op is declared."""

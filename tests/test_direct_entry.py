@@ -101,7 +101,7 @@ def test_a_plain_call_with_nothing_installed_is_one_python_frame():
             # the lambda, the entry; with grad on, a leaf's AccumulateGrad is looked up, a sequence
             # number drawn (calls of autograd.graph), and nothing of the op's call, kernel or wrap
             assert frames[0] == "<lambda>" and frames[1] in ("add", "mul", "sub", "tanh", "matmul", "mm"), frames
-            assert not any(name in ("__call__", "_wrap", "plain_pair") or name.endswith("kernel") for name in frames), frames
+            assert not any(name in ("__call__", "_wrap") or name.endswith("kernel") for name in frames), frames
 
 
 def test_the_entry_makes_the_tensor_wrap_makes():

@@ -1,8 +1,8 @@
 """What the public functions of every op family share (the ops themselves are ``defop``
 declarations, ``glasstorch/_ops.py``):
 
-* ``operands``, ``promote_arrays``, ``result_dtype`` -- torch's type promotion for a binary op;
-  ``plain_pair`` -- whether a binary op's operands need none of it (nor the layout rule);
+* ``operands``, ``promote_arrays``, ``result_dtype`` -- torch's type promotion for a binary op (the
+  operands that need none of it, nor the layout rule, are an op's plain case: ``_ops.Plain``);
 * ``method``    -- expose a function as a Tensor method too (``x.exp()`` and ``torch.exp(x)``);
 * ``_check_inplace``, ``run_inplace_op``, ``write_into`` -- torch's rules for an in-place op, what an
   in-place op's generated call uses (``defop(..., inplace_of=...)`` or ``inplace=True``);
@@ -20,7 +20,7 @@ from ..autograd.graph import edge_of, rebase_history, check_inplace
 from .._array import xp, overlap, array_errors, translate_array_error, copy_preserving_layout
 from .._seam import seam, ANYWHERE, PASS, alias
 from .._prims_common.wrappers import resize_output
-from .. import _ops, _ops_codegen
+from .. import _ops
 
 _state = grad_mode._state
 _DTYPE_OF = _dtype._BY_NUMPY
@@ -129,13 +129,6 @@ def _converted(x, dtype):
     if type(x) is xp.ndarray and x.ndim and not (x.flags.c_contiguous and x.size and 1 not in x.shape):
         return copy_preserving_layout(x, dtype)
     return x.astype(dtype)
-
-
-# Whether ``a op b`` (an element-wise binary op) needs neither torch's type promotion nor its layout
-# rule -- the overwhelmingly common case, decided before either is paid for (``promote_arrays`` and
-# ``like_operands`` cost more than NumPy's own ``a + b`` on a 32x32 array): the plain case's guard
-# of ``+ - *`` (``_ops.SAME_LAYOUT``, which says why), as a function for kernels that ask it themselves.
-plain_pair = _ops_codegen.guard_function("plain_pair", _ops.SAME_LAYOUT, 2)
 
 
 def promote_arrays(a, b, number_as_array=False):

@@ -16,7 +16,7 @@ from .._tensor import Tensor, _wrap
 from .._array import (xp, to_device, same_data, row_major, like_operands, like_input,
                       copy_preserving_layout, erf as _erf, erfinv as _erfinv, lgamma as _lgamma, digamma as _digamma,
                       asarray_like as _asarray_like, asarray, has_values, zeros_like as _zeros_like)
-from ._op import (method, operands, inplace, inplace_recorded, result_dtype, as_tensor_arg, promote_arrays, plain_pair,
+from ._op import (method, operands, inplace, inplace_recorded, result_dtype, as_tensor_arg, promote_arrays,
                   _check_inplace, _check_no_overlap, bump_version, write_into, written_into_self, can_cast, _DTYPE_OF)
 from .._ops import defop, aten, node_classes_of, Plain, SAME_LAYOUT, SAME_LAYOUT_FLOATING, ROW_MAJOR_FLOAT
 from .. import _ops   # (_ops._ARRAY_TYPES, read at each call: it grows when CuPy is imported)
