@@ -259,7 +259,8 @@ def plain_kernel(op, schema, general, plain):
              f"        return {plain_expression(op_view, lambda i: names[i])}",
              f"    return _general({call})"]
     ns = dict(_plain_helpers())
-    ns.update(plain.names, _general=general, _D=tuple(a.default for a in args))
+    ns.update(plain.names, _general=general, _D=tuple(a.default for a in args),
+              __name__=getattr(general, "__module__", None) or __name__)   # (NumPy's warnings: see install_call)
     source = "\n".join(lines) + "\n"
     _compile(source, f"<glasstorch: aten.{op.__name__} kernel>", ns)
     kernel = ns[name]
@@ -325,7 +326,8 @@ def entry_lines(op, params, indent="    "):
     from . import _tensor
     from ._seam import ANYWHERE
     names = dict(op._namespace)
-    names.update(_op=op, _ANYWHERE=ANYWHERE, _tensor_module=_tensor, _asarray=xp.asarray)
+    names.update(_op=op, _ANYWHERE=ANYWHERE, _tensor_module=_tensor, _asarray=xp.asarray,
+                 __name__=names["__name__"] if "__name__" in names else __name__)   # (see install_call)
     return lines, names
 
 
@@ -370,6 +372,9 @@ def install_call(op, namespace):
               _record=op.node._record if op.node is not None and not op._inplace else None)
     if op._plain is not None:
         ns.update(op._plain.names)
+        # (the plain case computes here: NumPy's floating-point warnings are named after this module,
+        # which the filter of glasstorch/_array silences as glasstorch's own)
+        ns["__name__"] = getattr(op._general_kernel, "__module__", None) or __name__
     _compile(source, f"<glasstorch: aten.{op.__name__}>", ns)
     op._source, op._namespace = source, ns
     op.__call__ = op._call = types.MethodType(ns["__call__"], op)
