@@ -240,7 +240,7 @@ class OpOverload:
     _tensor_positions, _list_positions, _view_of, _makes_views = _Declared(), _Declared(), _Declared(), _Declared()
     _returns_tuple, _returns_list, _mutates, _writes_out = _Declared(), _Declared(), _Declared(), _Declared()
     _inplace, _functional, _may_overlap, _refuse_aliases = _Declared(), _Declared(), _Declared(), _Declared()
-    _saves_original = _Declared()
+    _saves_original, _plain = _Declared(), _Declared()
     # what the generated call gives (set by _ops_codegen.install_call)
     _source, _namespace = _GeneratedCall(), _GeneratedCall()
     _declared = False
@@ -250,8 +250,10 @@ class OpOverload:
         self.__module__ = "torch._ops.aten"
         self._overloadpacket = None
         self._declaration = declaration
-        if declaration[1] is not None:
-            self.kernel = declaration[1]     # (read by declarations of other ops: tril_ wraps tril's)
+        if declaration[1] is not None and declaration[-1] is None:
+            # (read by declarations of other ops: tril_ wraps tril's; an op with a plain case has its
+            # kernel written when it is declared, see defop)
+            self.kernel = declaration[1]
         self.__call__ = self._first_call
 
     def _fill(self, schema, kernel, node_cls):
@@ -449,7 +451,8 @@ _ARRAY_ERRORS = array_errors()
 # the names the generated code uses (see _ops_codegen)
 _CALL_HELPERS = {"seam": seam, "_state": _state, "_ARRAY_TYPES": _ARRAY_TYPES, "_ARRAY_ERRORS": _ARRAY_ERRORS,
                  "_translate": translate_array_error, "_meta_touched": _meta.touched,
-                 "_settle": _meta.settle, "_devices": _device_rule.state, "_check_devices": _device_rule.check, "_narrow_0d": _narrow_0d, "_FLOAT64": _FLOAT64, "_MULTI_OUTPUT_NODE": MULTI_OUTPUT_NODE,
+                 "_settle": _meta.settle, "_devices": _device_rule.state, "_check_devices": _device_rule.check, "_narrow_0d": _narrow_0d, "_FLOAT64": _FLOAT64,
+                 "_FLOAT32": xp.dtype("float32"), "_ndarray": xp.ndarray, "_generic": xp.generic, "_MULTI_OUTPUT_NODE": MULTI_OUTPUT_NODE,
                  "_user_frame": user_frame, "_autograd_first": _autograd_first,
                  "_getframe": sys._getframe, "_GLASSTORCH_FILES": _GLASSTORCH_FILES}
 _NODE_HELPERS = node_helpers()
@@ -561,7 +564,7 @@ on_new_array_type(_recognise_array_type)
 
 
 def defop(schema, kernel=None, node=None, joint=None, output_differentiability=None, inplace_of=None,
-          inplace=False, may_overlap=False, refuse_aliases="partial", **formulas):
+          inplace=False, may_overlap=False, refuse_aliases="partial", plain=None, **formulas):
     """Declare a primitive op: its schema, its kernel (the forward on arrays), and, when it is
     differentiable, the name of the node torch records and one formula per differentiable input
     (``joint`` for formulas that give several inputs' gradients at once; ``<input>=None`` for a tensor
@@ -580,6 +583,12 @@ def defop(schema, kernel=None, node=None, joint=None, output_differentiability=N
     out-of-place kernel's result is written there (``ops/_op.write_into``). ``may_overlap`` and
     ``refuse_aliases``: torch's memory rules for the write (``ops/_op._check_inplace``).
 
+    ``plain``: the op's common case, a :class:`Plain` (``Plain("{self} + {other}", SAME_LAYOUT)``):
+    an expression on its arrays and the guard under which it is the whole of the op. It is declared
+    once and written, inline, into the op's kernel (``op.kernel``: the plain case, else ``kernel``,
+    which then need not repeat it), into its generated call, and into the one-frame entries of the
+    public functions declared ``overridable(direct=op)`` (``_ops_codegen.entry_lines``).
+
     ``inplace=True``: an in-place op with a derivative of its own (torch's derivatives.yaml entry
     for the in-place op itself: ``zero_``, ``fill_.Scalar``, ``gt_.Scalar``), declared with its
     node and formulas (or none: not differentiable, ``self`` keeps its history) and a kernel that
@@ -593,7 +602,7 @@ def defop(schema, kernel=None, node=None, joint=None, output_differentiability=N
     name, _, overload = schema.partition("(")[0].strip().partition(".")
     overload = overload or "default"
     op = OpOverload(name, overload, (schema, kernel, node, joint, output_differentiability, inplace_of,
-                                                inplace, may_overlap, refuse_aliases, formulas))
+                                     inplace, may_overlap, refuse_aliases, formulas, plain))
     if node is not None and inplace_of is None:
         # the module's node classes by name (``pointwise.TanhBackward0``: ``node_classes_of``)
         _NODE_OPS.setdefault(sys._getframe(1).f_globals.get("__name__"), {}).setdefault(node, op)
@@ -603,6 +612,48 @@ def defop(schema, kernel=None, node=None, joint=None, output_differentiability=N
         setattr(aten, name, packet)
     packet._add(op, overload)
     return op
+
+
+class Plain:
+    """An op's common case (``defop(..., plain=Plain(expression, guard))``), declared once: where
+    ``guard`` holds, ``expression`` is the whole of the op -- no type promotion, no layout rule, no
+    error to raise -- and the kernel, the op's generated call and the one-frame public entries
+    (``_ops_codegen``) all compute it inline, without a call.
+
+    ``expression``: Python on the op's arrays, named by the schema in braces (``"{self} + {other}"``;
+    ``names`` binds the functions it calls: ``Plain("{self}.dot({mat2})", MATRICES)``). ``guard``: a
+    template over the op's tensor arguments in order (``{0}``, ``{1}``: one of the guards below,
+    which may use locals ``_s``, ``_d``...), of arrays of exactly the array type -- anything else
+    (a number, a meta or CuPy array) is for the kernel given to ``defop``. Arguments that are not
+    tensors must hold their schema default (the same object) for the plain case to apply."""
+
+    def __init__(self, expression, guard, **names):
+        self.expression, self.guard, self.names = expression, guard, names
+
+    def __repr__(self):
+        return f"Plain({self.expression!r}, {self.guard!r})"
+
+
+# The guards of the plain cases (see Plain). An element-wise pair: two NumPy arrays of one dtype and
+# one shape, the first row-major, no dim of size 1 or 0 -- NumPy's result is then row-major whatever
+# the second's layout (the first vetoes every other order of the dims), and so is torch's (the first
+# operand decides the order where it can, ``like_operands``). A dim of size 1 is left out because
+# NumPy may give it its own stride (see ``like_input``), a broadcast operand or a number because they
+# take part in the layout decision. (Each array attribute read costs ~300-600 instructions: five is
+# what the question takes.)
+SAME_LAYOUT = ("type({0}) is _ndarray and type({1}) is _ndarray and {0}.dtype is {1}.dtype "
+               "and (_s := {0}.shape) == {1}.shape and 1 not in _s and 0 not in _s and {0}.flags.c_contiguous")
+# ... of a floating dtype (division: int / int is computed in floating point)
+SAME_LAYOUT_FLOATING = SAME_LAYOUT + " and {0}.dtype.kind in 'fc'"
+# One row-major float32 or float64 array, no dim of size 1 or 0: a unary op's result is laid out as
+# it is (``like_input``), and no op refuses these dtypes or computes them in another.
+ROW_MAJOR_FLOAT = ("type({0}) is _ndarray and ((_d := {0}.dtype) is _FLOAT32 or _d is _FLOAT64) "
+                   "and 1 not in (_s := {0}.shape) and 0 not in _s and {0}.flags.c_contiguous")
+# Two matrices that multiply, of one dtype, float32 or float64, the inner size not 1: BLAS's product
+# (``ndarray.dot``) is torch's, row-major.
+MATRICES = ("type({0}) is _ndarray and type({1}) is _ndarray and len(_sa := {0}.shape) == 2 "
+            "and len(_sb := {1}.shape) == 2 and _sa[1] == _sb[0] and _sa[1] != 1 "
+            "and ((_d := {0}.dtype) is _FLOAT32 or _d is _FLOAT64) and {1}.dtype is _d")
 
 
 _DECLARING = threading.RLock()
@@ -625,7 +676,7 @@ def _declare(op):
 
 
 def _declare_from(op, schema, kernel, node, joint, output_differentiability, inplace_of, inplace, may_overlap,
-                  refuse_aliases, formulas):
+                  refuse_aliases, formulas, plain):
     parsed = Schema(schema)
     node_cls = None
     if inplace_of is not None or inplace:
@@ -639,6 +690,10 @@ def _declare_from(op, schema, kernel, node, joint, output_differentiability, inp
             if len(output_differentiability) != len(parsed.returns):
                 raise ValueError(f"{node}: output_differentiability needs one bool per output of {parsed}")
             node_cls._output_differentiability = tuple(bool(d) for d in output_differentiability)
+    op._plain = plain
+    if plain is not None:
+        op._general_kernel = kernel
+        kernel = _codegen.plain_kernel(op, parsed, kernel, plain)
     op._fill(parsed, kernel, node_cls)
     if inplace_of is not None or inplace:
         op._inplace, op._functional = True, inplace_of

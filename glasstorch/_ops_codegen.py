@@ -97,16 +97,23 @@ def op_call_source(op):
             lines.append(f"    _a{i} = {n}._data if isinstance({n}, _Tensor) else {n}")
         elif a.is_tensor_list:
             lines.append(f"    _a{i} = [_x._data if isinstance(_x, _Tensor) else _x for _x in {n}]")
-    lines.append("    try:")
-    lines.append(f"        _result = _kernel({kernel_call})")
-    lines.append("    except _ARRAY_ERRORS as _e:")
+    kernel_lines = [f"_result = _kernel({kernel_call})"]
+    if op._plain is not None:   # the common case inline (see _ops.Plain), the general kernel otherwise
+        lines.append(f"    if {plain_guard(op, names, lambda i: f'_a{i}')}:")
+        lines.append(f"        _result = {plain_expression(op, lambda i: f'_a{i}')}")
+        lines.append("    else:")
+        kernel_lines = [f"_result = _general({kernel_call})"]
+    indent = "        " if op._plain is not None else "    "
+    lines.append(indent + "try:")
+    lines.append(indent + "    " + kernel_lines[0])
+    lines.append(indent + "except _ARRAY_ERRORS as _e:")
     if op.node is not None:   # (torch's autograd layer runs before its kernel: its errors come first)
-        lines.append(f"        _autograd_first(_op, {all_args})")
-    lines.append(f"        raise _translate(_e, _op, {all_args}) from None")
+        lines.append(indent + f"    _autograd_first(_op, {all_args})")
+    lines.append(indent + f"    raise _translate(_e, _op, {all_args}) from None")
     if op.node is not None:
-        lines.append("    except Exception:")
-        lines.append(f"        _autograd_first(_op, {all_args})")
-        lines.append("        raise")
+        lines.append(indent + "except Exception:")
+        lines.append(indent + f"    _autograd_first(_op, {all_args})")
+        lines.append(indent + "    raise")
     if probe is not None:   # a meta array took part: the device rule, and meta outputs (a CPU op pays one test)
         lines.append("    if _meta_touched.flag:")
         lines.append(f"        _result = _settle(_op, {all_args}, _result)")
@@ -221,6 +228,114 @@ def _wrap_expression(op, names):
     return "_wrap(_result)" if v is None else f"_view_of({names[v]}, _result)"
 
 
+# -----------------------------------------------------------------------------------------------
+# The plain case (_ops.Plain): in the kernel, the op's call and the public functions' entries
+# -----------------------------------------------------------------------------------------------
+def plain_guard(op, names, array):
+    """The test that ``op``'s plain case applies: its guard on the arrays (``array(i)``: the
+    expression of tensor argument ``i``'s array), the other arguments at their defaults (``names``:
+    their expressions, by position)."""
+    args = op._schema.arguments
+    tensors = [array(i) for i, a in enumerate(args) if a.is_tensor]
+    defaults = [f"{names[i]} is _D[{i}]" for i, a in enumerate(args) if not a.is_tensor]
+    return " and ".join(defaults + [op._plain.guard.format(*tensors)])
+
+
+def plain_expression(op, array):
+    """``op``'s plain case's expression on the arrays ``array(i)``."""
+    args = op._schema.arguments
+    return op._plain.expression.format(**{a.name: array(i) for i, a in enumerate(args) if a.is_tensor})
+
+
+def plain_kernel(op, schema, general, plain):
+    """``op``'s kernel (``op.kernel``): its plain case inline (see ``_ops.Plain``), else ``general``,
+    the kernel given to ``defop``. Written when the op is declared."""
+    args = schema.arguments
+    names, sig, call, _ = _call_parts(args)
+    name = getattr(general, "__name__", "kernel")
+    op_view = types.SimpleNamespace(_schema=schema, _plain=plain)
+    lines = [f"def {name}({', '.join(sig)}):",
+             f"    if {plain_guard(op_view, names, lambda i: names[i])}:",
+             f"        return {plain_expression(op_view, lambda i: names[i])}",
+             f"    return _general({call})"]
+    ns = dict(_plain_helpers())
+    ns.update(plain.names, _general=general, _D=tuple(a.default for a in args),
+              __name__=getattr(general, "__module__", None) or __name__)   # (NumPy's warnings: see install_call)
+    source = "\n".join(lines) + "\n"
+    _compile(source, f"<glasstorch: aten.{op.__name__} kernel>", ns)
+    kernel = ns[name]
+    kernel.__module__ = getattr(general, "__module__", None)    # (device_rule reads it: element-wise or not)
+    kernel.__qualname__ = getattr(general, "__qualname__", name)
+    kernel._source = source
+    return kernel
+
+
+def entry_lines(op, params, indent="    "):
+    """The lines that put ``op``'s plain case at the top of a public function whose body, given
+    Tensors, is a call of ``op`` (``torch.add``, ``Tensor.__add__``: ``overridable(direct=op)``), and
+    the names they use. ``params``: the public function's parameter names, one per argument of
+    ``op``, in its order. The seam's prelude follows them (``_seam._write_prelude``).
+
+    With nothing installed anywhere (``ANYWHERE.on``: no function mode, no Tensor subclass alive;
+    ``ANYWHERE.dispatching``: no dispatch mode, no CPU autocast), one device, the Tensor arguments of
+    exactly ``Tensor``, the others at their defaults, the arrays in the plain case's guard: what ``op``'s generated call does in
+    that case, in the same frame -- the expression, ``_tensor._wrap``'s lines, the node recorded
+    (``record_lines``) -- so that ``h + b`` is one Python frame, not six (the prelude, the public body,
+    the op's call, its kernel, the guard, the wrap). Anything else goes on to the prelude's line,
+    which does what it did. The generated call's other steps have nothing to do in this case: no
+    meta array took part (``_meta_touched``), the kernel raises nothing, a dtype is kept."""
+    args = op._schema.arguments
+    if op._plain is None:
+        raise TypeError(f"overridable(direct={op!r}): the op declares no plain case (defop(plain=...))")
+    if len(params) != len(args) or any(a.is_tensor_list for a in args):
+        raise TypeError(f"overridable(direct={op!r}): the function's parameters {params} are not the op's "
+                        f"{[a.name for a in args]}")
+    tensors = [(i, p) for i, (a, p) in enumerate(zip(args, params)) if a.is_tensor]
+    inner = indent + "    "
+    lines = [indent + "if not _ANYWHERE.on and not _ANYWHERE.dispatching and not _devices.many and "
+             + " and ".join(f"type({p}) is _Tensor" for _, p in tensors) + ":"]
+    lines += [inner + f"_a{i} = {p}._data" for i, p in tensors]
+    lines.append(inner + f"if {plain_guard(op, params, lambda i: f'_a{i}')}:")
+    body = [f"_result = {plain_expression(op, lambda i: f'_a{i}')}",
+            "if type(_result) is not _ndarray and isinstance(_result, _generic):",
+            "    _result = _asarray(_result)   # (a 0-d result comes back from NumPy as a scalar)",
+            # (_tensor._wrap's lines: see there)
+            "_out = _new(_Tensor)",
+            "_out._data = _result",
+            "_out._requires_grad = False",
+            "_out._grad_fn = None",
+            "_out._grad = None",
+            "_out._output_nr = 0",
+            "_out._counter = _tensor_module._counter_by_mode() if _tensor_module._inference_blocks else None",
+            "_out._base = None",
+            "_out._retains_grad = False",
+            "_out._backward_hooks = None",
+            "_out._post_accumulate_grad_hooks = None",
+            "_out._accumulator = None"]
+    if op.node is not None:
+        edges = op.node._edge_positions
+        body.append(f"if _state.enabled and ({' or '.join(f'{params[i]}._requires_grad' for i in edges)}):")
+        if _inline_record(op.node):
+            body += [f"    _i{k} = {params[i]}" for k, i in enumerate(edges)]
+            body += record_lines(op.node, lambda i: params[i], "    ")
+        else:
+            all_args = "(" + "".join(f"{p}, " for p in params) + ")"
+            body.append(f"    _record(_op, {all_args}, [{''.join(params[i] + ', ' for i in edges)}], _out)")
+    body.append("return _out")
+    lines += [inner + "    " + b for b in body]
+    from . import _tensor
+    from ._seam import ANYWHERE
+    names = dict(op._namespace)
+    names.update(_op=op, _ANYWHERE=ANYWHERE, _tensor_module=_tensor, _asarray=xp.asarray,
+                 __name__=names["__name__"] if "__name__" in names else __name__)   # (see install_call)
+    return lines, names
+
+
+def _plain_helpers():
+    from ._ops import _CALL_HELPERS       # (here: _ops imports this module)
+    return {k: _CALL_HELPERS[k] for k in ("_ndarray", "_FLOAT32", "_FLOAT64")}
+
+
 class _GeneratedOnFirstUse:
     """A node class's attribute (``_record``, ``_run_formulas``, ``_source``) whose code is
     written and compiled the first time it is looked up. Compiling every op's call and every node's
@@ -252,9 +367,14 @@ def install_call(op, namespace):
         return
     source = op_call_source(op)
     ns = dict(namespace)
-    ns.update(_kernel=op.kernel, _D=op._defaults, _cls=op.node,
+    ns.update(_kernel=op.kernel, _D=op._defaults, _cls=op.node, _general=op.__dict__.get("_general_kernel"),
               _RESULT_SLOTS=result_slots(op.node) if op.node is not None else None,
               _record=op.node._record if op.node is not None and not op._inplace else None)
+    if op._plain is not None:
+        ns.update(op._plain.names)
+        # (the plain case computes here: NumPy's floating-point warnings are named after this module,
+        # which the filter of glasstorch/_array silences as glasstorch's own)
+        ns["__name__"] = getattr(op._general_kernel, "__module__", None) or __name__
     _compile(source, f"<glasstorch: aten.{op.__name__}>", ns)
     op._source, op._namespace = source, ns
     op.__call__ = op._call = types.MethodType(ns["__call__"], op)

@@ -67,6 +67,8 @@ _live_instances = set()
 _threads_with_modes = set()
 # ... and of those whose stack holds a mode that wants metadata queries (see ANYWHERE.metadata_on).
 _threads_with_metadata_modes = set()
+# The idents of the threads whose ``seam.dispatching`` is True (see ANYWHERE.dispatching).
+_threads_dispatching = set()
 
 
 class ANYWHERE:
@@ -86,9 +88,15 @@ class ANYWHERE:
     a filter, not a promise: while any mode in any thread wants metadata (or a subclass instance is
     alive), a query goes through the seam as every call does, and a mode that opted out may then be
     handed it and must run it as any other call. A user's ``TorchFunctionMode`` wants metadata (the
-    default, ``True``) and sees every query as torch hands it."""
+    default, ``True``) and sees every query as torch hands it.
+
+    ``dispatching`` is True while some thread's ``seam.dispatching`` is (a TorchDispatchMode active,
+    CPU autocast on): the one-frame entries of the hot public functions (``overridable(direct=op)``)
+    read it, a class attribute, where the thread-local flag costs ~600 machine instructions a read;
+    while it is True they leave every call to the op's own call, which reads this thread's flag."""
     on = False
     modes = False
+    dispatching = False
     metadata_on = False
     metadata_modes = False
 
@@ -158,6 +166,7 @@ class _Seam(threading.local):
     counted = False          # whether this thread is in _threads_with_modes
     counted_metadata = False  # whether this thread is in _threads_with_metadata_modes
     dispatching = False      # the op level: some TorchDispatchMode is active, or CPU autocast is on
+    counted_dispatching = False  # whether this thread is in _threads_dispatching
     autocast = None          # the dtype CPU autocast casts to while it is on (glasstorch/amp/autocast_mode.py)
     skip_one_hop = False     # the next interception is skipped (torch.overrides.redispatch_function)
     # the engine observers' methods, per event (add_engine_observer sets this thread's own; a class-level
@@ -180,11 +189,26 @@ class _Seam(threading.local):
             self.on = True
         else:
             self.__dict__.pop("on", None)       # the value every thread shares (see the class docstring)
-        self.dispatching = bool(self.dispatch_modes) or self.autocast is not None
+        self.dispatching = dispatching = bool(self.dispatch_modes) or self.autocast is not None
+        if dispatching is not self.counted_dispatching:
+            self._count_dispatching(dispatching)
         if bool(self.function_modes) is not self.counted or self._modes_want_metadata() is not self.counted_metadata:
             self._count()
         elif self.on and not ANYWHERE.on:
             ANYWHERE.on = True      # (a mode entered during a pause, which had switched it off: see pause)
+
+    def _count_dispatching(self, dispatching):
+        """Keep this thread's place in ``_threads_dispatching`` (and so ``ANYWHERE.dispatching``) in
+        step with its ``dispatching`` (switched off as ``_recount`` does: off, then look again)."""
+        self.counted_dispatching = dispatching
+        if dispatching:
+            _count_in(_threads_dispatching, threading.get_ident(), "dispatching")
+        else:
+            _threads_dispatching.discard(threading.get_ident())
+            if not _threads_dispatching:
+                ANYWHERE.dispatching = False
+                if _threads_dispatching:
+                    ANYWHERE.dispatching = True
 
     def _modes_want_metadata(self):
         """Whether a mode on this thread's stack wants the metadata queries (see ``ANYWHERE``)."""
@@ -413,7 +437,8 @@ seam = _Seam()
 
 
 # -- the prelude of the public functions ---------------------------------------------------------
-def overridable(fn=None, *, defaults_by_keyword=False, all_by_keyword=False, omitted=(), metadata=False):
+def overridable(fn=None, *, defaults_by_keyword=False, all_by_keyword=False, omitted=(), metadata=False,
+                direct=None):
     """Decorator: ``fn`` as a public function that a TorchFunctionMode and Tensor subclasses'
     ``__torch_function__`` see (the function level, see the module docstring).
 
@@ -441,18 +466,24 @@ def overridable(fn=None, *, defaults_by_keyword=False, all_by_keyword=False, omi
     makes nothing): its prelude reads ``ANYWHERE.metadata_on`` where others read ``ANYWHERE.on``, so
     it is passed over while only modes that do not want such queries are installed (the glass of
     ``inspection``; see ``ANYWHERE``). Every other mode, and every Tensor subclass, sees it as any
-    call (:func:`is_metadata_query` tells which functions are such)."""
+    call (:func:`is_metadata_query` tells which functions are such).
+
+    ``direct=op`` (an op with a plain case, ``defop(plain=...)``) says that ``fn``, given Tensors, is
+    a call of ``op`` with its own arguments in ``op``'s order (``add(input, other, *, alpha=1)`` is
+    ``aten.add.Tensor``): the prelude then starts with the op's plain case, computed and recorded in
+    the prelude's own frame when nothing is installed (``_ops_codegen.entry_lines``), and goes on as
+    above otherwise. A handler is handed what it is handed without it: it sees no difference."""
     if omitted and not (defaults_by_keyword or all_by_keyword):
         raise TypeError("overridable: omitted= goes with defaults_by_keyword or all_by_keyword (without them, a "
                         "parameter holding its default is not handed on anyway)")
     if fn is None:
         return functools.partial(overridable, defaults_by_keyword=defaults_by_keyword, all_by_keyword=all_by_keyword,
-                                 omitted=omitted, metadata=metadata)
+                                 omitted=omitted, metadata=metadata, direct=direct)
     keywords = "all" if all_by_keyword else "defaulted" if defaults_by_keyword else None
     namespace = {"__builtins__": builtins, "_seam_impl": fn, "_seam_keywords": keywords, "_seam_omitted": omitted,
                  "_seam_anywhere": ANYWHERE, "_seam_local": seam, "_seam_intercept": seam.intercept,
                  "_seam_PASS": PASS, "_seam_write": _write_prelude, "_seam_plain": _PLAIN_TYPES,
-                 "_seam_metadata": metadata}
+                 "_seam_metadata": metadata, "_seam_direct": direct}
     public = type(fn)(_FIRST_CALL, namespace, fn.__name__)
     namespace["_seam_public"] = namespace["_seam_handed"] = public
     return functools.update_wrapper(public, fn)
@@ -588,13 +619,28 @@ def _write_prelude(public):
               f"is not _seam_PASS else _seam_impl({', '.join(call)})")
     if not _PLAIN_TYPES:
         _plain_types()
-    code = _PRELUDES.get(source)
-    if code is None:
-        module = compile(source, "<glasstorch seam prelude>", "exec")
-        code = _PRELUDES[source] = next(c for c in module.co_consts if hasattr(c, "co_code"))
-    body = getattr(impl, "__code__", code)
-    public.__code__ = code.replace(co_name=public.__name__, co_qualname=public.__qualname__,
-                                   co_filename=body.co_filename, co_firstlineno=body.co_firstlineno)
+    direct = namespace.get("_seam_direct")
+    if direct is not None:
+        # the op's plain case first, then the line (see overridable): code of this function's own, its
+        # lines kept for tracebacks and debuggers under a name of their own
+        from ._ops_codegen import entry_lines, _compile      # (here: it imports this module)
+        lines, names = entry_lines(direct, [p.name for p in params])
+        head, _, line = source.partition(": return ")
+        head = f"def {public.__name__}(" + head.partition("(")[2]
+        source = "\n".join([head + ":", *lines, "    return " + line]) + "\n"
+        namespace.update(names)
+        scratch = {"__builtins__": builtins}
+        _compile(source, f"<glasstorch: {public.__module__}.{public.__qualname__}>", scratch)
+        public.__code__ = scratch[public.__name__].__code__.replace(co_name=public.__name__, co_qualname=public.__qualname__)
+        public._entry_source = source
+    else:
+        code = _PRELUDES.get(source)
+        if code is None:
+            module = compile(source, "<glasstorch seam prelude>", "exec")
+            code = _PRELUDES[source] = next(c for c in module.co_consts if hasattr(c, "co_code"))
+        body = getattr(impl, "__code__", code)
+        public.__code__ = code.replace(co_name=public.__name__, co_qualname=public.__qualname__,
+                                       co_filename=body.co_filename, co_firstlineno=body.co_firstlineno)
     for f in (public, *namespace.get("_seam_aliases", ())):
         f.__code__ = public.__code__
         f.__defaults__ = impl.__defaults__

@@ -1,4 +1,4 @@
-"""``+ - * /`` of two tensors, at the edge of the kernels' plain case (``ops/_op.plain_pair``: one dtype,
+"""``+ - * /`` of two tensors, at the edge of the kernels' plain case (``_ops.SAME_LAYOUT``: one dtype,
 one shape, the first operand row-major, no dim of size 1 or 0 -- NumPy's result taken as it stands) and
 just outside it, against real torch: values bit for bit, dtype, strides (what a later ``view()``
 depends on), and the node recorded with its gradients."""

@@ -1072,9 +1072,9 @@ def test_an_op_keeps_its_class_from_declaration_to_generated_call():
     import copy
     from glasstorch import _ops
     # (made as defop makes one, but left out of aten: (schema, kernel, node, joint, output_differentiability,
-    # inplace_of, inplace, may_overlap, refuse_aliases, formulas))
+    # inplace_of, inplace, may_overlap, refuse_aliases, formulas, plain))
     op = _ops.OpOverload("fidelity_probe", "default", ("fidelity_probe(Tensor self) -> Tensor", lambda self: self * 2,
-                                                       None, None, None, None, False, False, "partial", {}))
+                                                       None, None, None, None, False, False, "partial", {}, None))
     assert type(op) is _ops.OpOverload and not op._declared and "_schema" not in vars(op)
     assert op.__call__ == op._first_call
     assert str(op._schema) == "fidelity_probe(Tensor self) -> Tensor" and op._declared

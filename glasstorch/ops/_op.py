@@ -1,8 +1,8 @@
 """What the public functions of every op family share (the ops themselves are ``defop``
 declarations, ``glasstorch/_ops.py``):
 
-* ``operands``, ``promote_arrays``, ``result_dtype`` -- torch's type promotion for a binary op;
-  ``plain_pair`` -- whether a binary op's operands need none of it (nor the layout rule);
+* ``operands``, ``promote_arrays``, ``result_dtype`` -- torch's type promotion for a binary op (the
+  operands that need none of it, nor the layout rule, are an op's plain case: ``_ops.Plain``);
 * ``method``    -- expose a function as a Tensor method too (``x.exp()`` and ``torch.exp(x)``);
 * ``_check_inplace``, ``run_inplace_op``, ``write_into`` -- torch's rules for an in-place op, what an
   in-place op's generated call uses (``defop(..., inplace_of=...)`` or ``inplace=True``);
@@ -129,20 +129,6 @@ def _converted(x, dtype):
     if type(x) is xp.ndarray and x.ndim and not (x.flags.c_contiguous and x.size and 1 not in x.shape):
         return copy_preserving_layout(x, dtype)
     return x.astype(dtype)
-
-
-def plain_pair(a, b):
-    """Whether ``a op b`` (an element-wise binary op) needs neither torch's type promotion nor its
-    layout rule -- the overwhelmingly common case, decided before either is paid for
-    (``promote_arrays`` and ``like_operands`` cost more than NumPy's own ``a + b`` on a 32x32 array):
-    two NumPy arrays of one dtype and one shape, ``a`` row-major, no dim of size 1 or 0. NumPy's result
-    is then row-major whatever ``b``'s layout (``a`` vetoes every other order of the dims), and so is
-    torch's (the first operand decides the order where it can, ``like_operands``). A dim of size 1 is
-    left out because NumPy may give it its own stride (see ``like_input``), a broadcast operand or a
-    number because they take part in the layout decision. (Each array attribute read here costs
-    ~300-600 instructions: five is what the question takes.)"""
-    return type(a) is _ndarray and type(b) is _ndarray and a.dtype is b.dtype and (s := a.shape) == b.shape \
-        and 1 not in s and 0 not in s and a.flags.c_contiguous
 
 
 def promote_arrays(a, b, number_as_array=False):

@@ -14,7 +14,7 @@ from .._tensor import Tensor, _wrap_dim
 from .._array import (xp, asarray, has_values, matmul as _matmul, arange_like as _arange_like,
                       zeros_like as _zeros_like, empty_like as _empty_like, full_like as _full_like, row_major,
                       column_major)
-from .._ops import defop, aten, node_classes_of
+from .._ops import defop, aten, node_classes_of, Plain, MATRICES
 from .._seam import overridable
 from ._op import method, computed_into_self, written_into_self
 from .creation import eye, zeros, tensor
@@ -76,12 +76,9 @@ def _mm_kernel(self, mat2):
         raise RuntimeError(f"{'self' if len(sa) != 2 else 'mat2'} must be a matrix")
     if sa[1] != sb[0]:
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({sa[0]}x{sa[1]} and {sb[0]}x{sb[1]})")
-    dt = self.dtype
-    if dt is not mat2.dtype:
+    if self.dtype is not mat2.dtype:
         _same_dtype(self, mat2)
-    elif sa[1] != 1 and (dt is _FLOAT32 or dt is _FLOAT64):
-        return self.dot(mat2)   # (_gemm's usual case, without its second reading of the shape and dtypes)
-    return _gemm(self, mat2)
+    return _gemm(self, mat2)    # (its usual case, ``self.dot(mat2)``, is the op's plain case: mm_op below)
 
 
 def _bmm_kernel(self, mat2):
@@ -211,6 +208,7 @@ def mm_mat2_backward(grad, mat1, mat2_sizes, mat2_strides, alpha=1):
 
 
 mm_op = defop("mm(Tensor self, Tensor mat2) -> Tensor", _mm_kernel, node="MmBackward0",
+              plain=Plain("{self}.dot({mat2})", MATRICES),
               self=lambda grad, mat2, self_sizes, self_strides: mm_mat1_backward(grad, mat2, self_sizes, self_strides),
               mat2=lambda grad, self, mat2_sizes, mat2_strides: mm_mat2_backward(grad, self, mat2_sizes, mat2_strides))
 bmm_op = defop("bmm(Tensor self, Tensor mat2) -> Tensor", _bmm_kernel, node="BmmBackward0",
@@ -352,7 +350,7 @@ baddbmm__op = defop("baddbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, 
 
 
 @method()
-@overridable
+@overridable(direct=mm_op)
 def mm(input, mat2):
     """The matrix product of two matrices (no broadcasting: see matmul)."""
     if not isinstance(mat2, Tensor) or not isinstance(input, Tensor):
@@ -508,7 +506,7 @@ def _should_fold(a, b):
 
 
 @method("matmul", "__matmul__")
-@overridable
+@overridable(direct=mm_op)     # (two matrices: mm)
 def matmul(input, other):
     """torch.matmul, decomposed into dot/mv/mm/bmm with views exactly as torch's _matmul_impl does,
     so the recorded graph is torch's."""

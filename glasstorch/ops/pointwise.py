@@ -16,9 +16,9 @@ from .._tensor import Tensor, _wrap
 from .._array import (xp, to_device, same_data, row_major, like_operands, like_input,
                       copy_preserving_layout, erf as _erf, erfinv as _erfinv, lgamma as _lgamma, digamma as _digamma,
                       asarray_like as _asarray_like, asarray, has_values, zeros_like as _zeros_like)
-from ._op import (method, operands, inplace, inplace_recorded, result_dtype, as_tensor_arg, promote_arrays, plain_pair,
+from ._op import (method, operands, inplace, inplace_recorded, result_dtype, as_tensor_arg, promote_arrays,
                   _check_inplace, _check_no_overlap, bump_version, write_into, written_into_self, can_cast, _DTYPE_OF)
-from .._ops import defop, aten, node_classes_of
+from .._ops import defop, aten, node_classes_of, Plain, SAME_LAYOUT, SAME_LAYOUT_FLOATING, ROW_MAJOR_FLOAT
 from .. import _ops   # (_ops._ARRAY_TYPES, read at each call: it grows when CuPy is imported)
 from .._seam import seam, overridable, named, alias
 from ._derivatives import conj, is_complex, sgn_backward
@@ -241,10 +241,14 @@ def _make_unary(name, node_name, forward, derivative, int_ok):
     """The aten op of a unary row, its public function and Tensor method, and the in-place form
     (``aten.exp_``, recording the same node)."""
     formulas = {} if derivative is None else {"self": derivative}
-    op = defop(f"{name}(Tensor self) -> Tensor", _unary_kernel(name, forward, int_ok), node=node_name, **formulas)
+    # (the plain case: a float32/float64 input, which no row computes in another dtype; bitwise_not
+    # refuses it)
+    plain = None if "f" in _REFUSES.get(name, ("",))[0] else Plain("_forward({self})", ROW_MAJOR_FLOAT, _forward=forward)
+    op = defop(f"{name}(Tensor self) -> Tensor", _unary_kernel(name, forward, int_ok), node=node_name,
+               plain=plain, **formulas)
     op_ = None if name in _NO_INPLACE_VARIANT else defop(f"{name}_(Tensor(a!) self) -> Tensor(a!)", inplace_of=op)
 
-    @overridable
+    @overridable(direct=op if plain is not None else None)
     def public(input):
         if not isinstance(input, Tensor):    # a list, a number, an array: torch's TypeError
             raise _checks.not_a_tensor(name, input)
@@ -378,16 +382,13 @@ def _check_alpha(a, alpha):
 
 def _mul_kernel(self, other):
     """``self * other`` on the promoted operands, its result laid out as torch's TensorIterator lays
-    it out (``like_operands``: ``x.t() * y`` is laid out as ``x.t()``; a later view() depends on it)."""
-    if plain_pair(self, other):
-        return self * other
+    it out (``like_operands``: ``x.t() * y`` is laid out as ``x.t()``; a later view() depends on it).
+    (The plain case, ``plain=`` below, is the op's kernel's first test.)"""
     a, b = promote_arrays(self, other, True)
     return like_operands(a * b, a, b)
 
 
 def _add_kernel(self, other, *, alpha=1):
-    if alpha == 1 and plain_pair(self, other):
-        return self + other
     a, b = promote_arrays(self, other, alpha == 1)
     if alpha == 1:
         return like_operands(a + b, a, b)
@@ -398,8 +399,6 @@ def _add_kernel(self, other, *, alpha=1):
 def _sub_kernel(self, other, *, alpha=1):
     if self.dtype == bool or type(other) is bool or getattr(other, "dtype", None) == bool:
         _sub_bool_check(self.dtype == bool, other)
-    if alpha == 1 and plain_pair(self, other):
-        return self - other
     a, b = promote_arrays(self, other, alpha == 1)
     if alpha == 1:
         return like_operands(a - b, a, b)
@@ -416,11 +415,11 @@ def _rsub_kernel(self, other, alpha=1):
 
 
 add_op = defop("add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", _add_kernel,
-               node="AddBackward0",
+               node="AddBackward0", plain=Plain("{self} + {other}", SAME_LAYOUT),
                self=lambda grad: grad,
                other=lambda grad, alpha: grad if alpha == 1 else grad * alpha)
 sub_op = defop("sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", _sub_kernel,
-               node="SubBackward0",
+               node="SubBackward0", plain=Plain("{self} - {other}", SAME_LAYOUT_FLOATING),   # (bool - bool: an error)
                self=lambda grad: grad,
                other=lambda grad, alpha: -grad if alpha == 1 else grad * -alpha)
 rsub_op = defop("rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", _rsub_kernel,
@@ -428,13 +427,13 @@ rsub_op = defop("rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tenso
                 self=lambda grad, alpha: -grad if alpha == 1 else grad * -alpha)
 mul_op = defop("mul.Tensor(Tensor self, Tensor other) -> Tensor",
                _mul_kernel,
-               node="MulBackward0",
+               node="MulBackward0", plain=Plain("{self} * {other}", SAME_LAYOUT),
                self=lambda grad, other: grad * conj(other),
                other=lambda grad, self: grad * conj(self))
 
 
 @method("add", "__add__", "__radd__")
-@overridable
+@overridable(direct=add_op)
 def add(input, other, *, alpha=1):
     if not isinstance(input, Tensor):
         input, other = other, input
@@ -457,7 +456,7 @@ def _check_bool_alpha(input, other, alpha):
 
 
 @method("sub", "__sub__", "subtract")
-@overridable
+@overridable(direct=sub_op)
 def sub(input, other, *, alpha=1):
     _check_bool_alpha(input, other, alpha)
     return sub_op._call(input, other) if alpha == 1 else sub_op._call(input, other, alpha=alpha)
@@ -483,7 +482,7 @@ Tensor.__rsub__ = __rsub__
 
 
 @method("mul", "__mul__", "__rmul__", "multiply")
-@overridable
+@overridable(direct=mul_op)
 def mul(input, other):
     if not isinstance(input, Tensor):
         input, other = other, input
@@ -491,14 +490,12 @@ def mul(input, other):
 
 
 def _true_divide_kernel(self, other):
-    if plain_pair(self, other) and self.dtype.kind in "fc":   # (int / int is computed in floating point)
-        return self / other
     a, b = promote_arrays(self, other, True)
     return like_operands(_true_divide_arrays(a, b), a, b)
 
 
 div_op = defop("div.Tensor(Tensor self, Tensor other) -> Tensor", _true_divide_kernel,
-               node="DivBackward0",
+               node="DivBackward0", plain=Plain("{self} / {other}", SAME_LAYOUT_FLOATING),   # (int / int: a float)
                self=lambda grad, other: grad / conj(other),
                other=lambda grad, self, other: -grad * conj((self / other) / other))
 div_mode_op = defop("div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor",
@@ -1503,7 +1500,7 @@ add__op = defop("add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -
 sub__op = defop("sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
                 _into_kernel(operator.isub, _sub_kernel, alpha=True), inplace_of=sub_op)
 mul__op = defop("mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
-                _into_kernel(operator.imul, mul_op.kernel), inplace_of=mul_op)
+                _into_kernel(operator.imul, _mul_kernel), inplace_of=mul_op)
 div__op = defop("div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
                 _into_kernel(operator.itruediv, _true_divide_kernel), inplace_of=div_op)
 div__mode_op = defop("div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!)",
