@@ -53,6 +53,7 @@ def _legacy(a):
 
 
 _FLOAT32, _FLOAT64 = xp.dtype(xp.float32), xp.dtype(xp.float64)
+_NDARRAY = xp.ndarray
 
 
 def _gemm(a, b):
@@ -66,8 +67,27 @@ def _gemm(a, b):
     if dt.char in "fd" and (b.dtype is dt or b.dtype == dt):
         # the same BLAS gemm as ``a @ b`` (syrk for a @ a.T in both), through a shorter path: for a 32x32
         # float32 product ``ndarray.dot`` is ~1 us faster than the matmul ufunc, a third of the product
-        return a.dot(b)
+        return a.dot(b) if sa[0] * b.shape[1] < _DOT_MAX_OUTPUT else _large_product(a, b)
     return _matmul(a, b)
+
+
+# ``ndarray.dot`` fills its output with zeros before it calls gemm, which (beta = 0) zero-fills it
+# again; the matmul ufunc hands gemm the new array as it is. That memset is lost time on a large
+# output (interleaved, one thread, float32: 7-10 us on a 256x256 output, 17-24 us on 256x784; a
+# 512x512 output with K = 16: 24 us), while on a small one dot's shorter call wins (~0.3-0.7 us up
+# to 128x256): from this many output elements on, products go through matmul.
+_DOT_MAX_OUTPUT = 1 << 15
+
+
+def _large_product(a, b):
+    """``a @ b`` of float arrays of one dtype with a large output, through the matmul ufunc where it
+    calls the same gemm as ``ndarray.dot`` (same bits): both operands C- or F-contiguous. A strided
+    operand goes to dot, which copies it for BLAS, where matmul would loop without BLAS."""
+    if type(a) is _NDARRAY and type(b) is _NDARRAY:
+        fa, fb = a.flags, b.flags
+        if (fa.c_contiguous or fa.f_contiguous) and (fb.c_contiguous or fb.f_contiguous):
+            return xp.matmul(a, b)
+    return a.dot(b)
 
 
 def _mm_kernel(self, mat2):
@@ -80,7 +100,8 @@ def _mm_kernel(self, mat2):
     if dt is not mat2.dtype:
         _same_dtype(self, mat2)
     elif sa[1] != 1 and (dt is _FLOAT32 or dt is _FLOAT64):
-        return self.dot(mat2)   # (_gemm's usual case, without its second reading of the shape and dtypes)
+        # (_gemm's usual case, without its second reading of the shape and dtypes)
+        return self.dot(mat2) if sa[0] * sb[1] < _DOT_MAX_OUTPUT else _large_product(self, mat2)
     return _gemm(self, mat2)
 
 
