@@ -56,7 +56,7 @@ def usable(group, params):
     if dt.kind != "f":   # (ml_dtypes' bfloat16 is kind "V": for-loop)
         return False
     for p in params:
-        d, g = p._data, p.grad
+        d, g = p._data, p._grad   # (nothing watches: the attribute, not the seam's property)
         if type(d) is not xp.ndarray or d.dtype != dt or g is None or type(g._data) is not xp.ndarray \
                 or g._data.dtype != dt or g._data.shape != d.shape:
             return False

@@ -138,7 +138,7 @@ def _arrays_sgd(optimizer, params, group):
             return False
     bufs = []                                                  # the buffers updated in place
     for p, state in zip(params, states):
-        d, grad = p._data, p.grad._data
+        d, grad = p._data, p._grad._data   # (usable(): nothing watches, the attribute is read)
         number = d.dtype.type    # the for-loop's Python numbers meet float arrays as their dtype
         if maximize:
             grad = xp.negative(grad)
