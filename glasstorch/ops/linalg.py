@@ -67,7 +67,9 @@ def _gemm(a, b):
     if dt.char in "fd" and (b.dtype is dt or b.dtype == dt):
         # the same BLAS gemm as ``a @ b`` (syrk for a @ a.T in both), through a shorter path: for a 32x32
         # float32 product ``ndarray.dot`` is ~1 us faster than the matmul ufunc, a third of the product
-        return a.dot(b) if sa[0] * b.shape[1] < _DOT_MAX_OUTPUT else _large_product(a, b)
+        if sa[0] < _LARGE_ROWS or b.shape[1] < _LARGE_COLUMNS:
+            return a.dot(b)
+        return _large_product(a, b)
     return _matmul(a, b)
 
 
@@ -75,8 +77,9 @@ def _gemm(a, b):
 # again; the matmul ufunc hands gemm the new array as it is. That memset is lost time on a large
 # output (interleaved, one thread, float32: 7-10 us on a 256x256 output, 17-24 us on 256x784; a
 # 512x512 output with K = 16: 24 us), while on a small one dot's shorter call wins (~0.3-0.7 us up
-# to 128x256): from this many output elements on, products go through matmul.
-_DOT_MAX_OUTPUT = 1 << 15
+# to 128x256): outputs of at least 256 rows and 128 columns go through matmul. (Two comparisons, the
+# first false for a chain's 32x32 product: the product of the sizes cost ~400 instructions a call.)
+_LARGE_ROWS, _LARGE_COLUMNS = 256, 128
 
 
 def _large_product(a, b):
@@ -100,8 +103,9 @@ def _mm_kernel(self, mat2):
     if dt is not mat2.dtype:
         _same_dtype(self, mat2)
     elif sa[1] != 1 and (dt is _FLOAT32 or dt is _FLOAT64):
-        # (_gemm's usual case, without its second reading of the shape and dtypes)
-        return self.dot(mat2) if sa[0] * sb[1] < _DOT_MAX_OUTPUT else _large_product(self, mat2)
+        if sa[0] < _LARGE_ROWS or sb[1] < _LARGE_COLUMNS:   # (_gemm's usual case, without its second
+            return self.dot(mat2)                           # reading of the shape and dtypes)
+        return _large_product(self, mat2)
     return _gemm(self, mat2)
 
 
