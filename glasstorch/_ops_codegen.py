@@ -460,7 +460,8 @@ def node_record_source(cls):
         lines.append("    _ref = _outs[0]._data")
     elif schema.returns_tuple:   # the first defined output (an output may be undefined: None)
         lines.append("    _outs = _out")
-        lines.append("    _ref = next(_o for _o in _outs if _o is not None)._data")
+        # (mostly the first: no generator made for it)
+        lines.append("    _ref = (_outs[0] if _outs[0] is not None else next(_o for _o in _outs if _o is not None))._data")
     else:
         lines.append("    _outs = (_out,)")
         lines.append("    _ref = _out._data")
@@ -612,12 +613,15 @@ def _saved_lines(cls, arg, indent):
         tup = "(" + "".join(s + ", " for s in slots) + ")"
         lines.append(f"_node._saved = {tup}")
         # (a plain Tensor's version read inline -- 0 while it has no counter, which saving it does
-        # not make; anything else -- None, a number, a list, a subclass, an inference tensor, which
-        # may not be saved -- through _version)
+        # not make -- and nothing saved, an absent ``Tensor?`` such as nll_loss's weight, is 0;
+        # anything else -- a number, a list, a subclass, an inference tensor, which may not be
+        # saved -- through _version)
         for s in slots:
             lines += [f"if type({s}) is _Tensor:",
                       f"    _c = {s}._counter",
                       f"    {s}_version = 0 if _c is None else _version({s}) if _c.inference else _c.version",
+                      f"elif {s} is None:",
+                      f"    {s}_version = 0",
                       "else:",
                       f"    {s}_version = _version({s})"]
         versions = "".join(f"{s}_version, " for s in slots)

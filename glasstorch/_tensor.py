@@ -271,6 +271,8 @@ def bump_version(t, op_name):
 def bump_versions(tensors, *op_names):
     """``bump_version(t, name)`` for each tensor and each name in turn (an optimizer's in-place update
     of all its parameters), the user's line found once: the stack walk is most of a bump's cost."""
+    if not tensors:   # (SGD without momentum: no buffers -- no stack walk)
+        return
     f = user_frame(2)
     where = (f.f_code.co_filename, f.f_lineno) if f is not None else None
     for t in tensors:

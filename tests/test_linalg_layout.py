@@ -217,3 +217,29 @@ def test_a_leafs_gradient_keeps_the_leafs_layout_as_in_torch(op, layouts):
         perm = lib.ones(2, 3, 4).permute(2, 0, 1).detach().requires_grad_()   # dense, permuted: its own
         ((e * 2).sum() + (sliced * 2).sum() + (perm.exp()).sum()).backward()
         assert e.grad.stride() == (4, 1) and sliced.grad.stride() == (5, 1) and perm.grad.stride() == (1, 12, 4)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("layout", ["CC", "CF", "FC", "FF", "strided"])
+def test_a_large_product_gives_ndarray_dots_bits_in_every_operand_layout(dtype, layout):
+    """Products with a large output (>= 256 x 128) go through the matmul ufunc, which skips dot's second
+    zero-fill of the output: the same gemm, so the same bits as ``ndarray.dot``, in each operand layout; a
+    strided operand (matmul would loop without BLAS) takes dot. Values against torch; addmm's too."""
+    rng = np.random.default_rng(7)
+    dt = np.dtype(dtype)
+    a = rng.standard_normal((300, 70)).astype(dt)
+    b = rng.standard_normal((70, 260)).astype(dt)
+    if layout == "strided":
+        a = np.ascontiguousarray(np.repeat(a, 2, axis=1))[:, ::2]
+        assert not (a.flags.c_contiguous or a.flags.f_contiguous)
+    else:
+        a = np.asfortranarray(a) if layout[0] == "F" else a
+        b = np.asfortranarray(b) if layout[1] == "F" else b
+    bias = rng.standard_normal(260).astype(dt)
+    got = gt.mm(gt.from_numpy(a), gt.from_numpy(b))._data
+    assert np.array_equal(got.view(f"u{dt.itemsize}"), a.dot(b).view(f"u{dt.itemsize}"))
+    torch.testing.assert_close(torch.from_numpy(got), torch.mm(torch.from_numpy(a), torch.from_numpy(b)))
+    got = gt.addmm(gt.from_numpy(bias), gt.from_numpy(a), gt.from_numpy(b))._data
+    assert np.array_equal(got, a.dot(b) + bias)
+    torch.testing.assert_close(torch.from_numpy(got),
+                               torch.addmm(torch.from_numpy(bias), torch.from_numpy(a), torch.from_numpy(b)))

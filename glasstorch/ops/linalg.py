@@ -53,6 +53,7 @@ def _legacy(a):
 
 
 _FLOAT32, _FLOAT64 = xp.dtype(xp.float32), xp.dtype(xp.float64)
+_NDARRAY = xp.ndarray
 
 
 def _gemm(a, b):
@@ -66,8 +67,30 @@ def _gemm(a, b):
     if dt.char in "fd" and (b.dtype is dt or b.dtype == dt):
         # the same BLAS gemm as ``a @ b`` (syrk for a @ a.T in both), through a shorter path: for a 32x32
         # float32 product ``ndarray.dot`` is ~1 us faster than the matmul ufunc, a third of the product
-        return a.dot(b)
+        if sa[0] < _LARGE_ROWS or b.shape[1] < _LARGE_COLUMNS:
+            return a.dot(b)
+        return _large_product(a, b)
     return _matmul(a, b)
+
+
+# ``ndarray.dot`` fills its output with zeros before it calls gemm, which (beta = 0) zero-fills it
+# again; the matmul ufunc hands gemm the new array as it is. That memset is lost time on a large
+# output (interleaved, one thread, float32: 7-10 us on a 256x256 output, 17-24 us on 256x784; a
+# 512x512 output with K = 16: 24 us), while on a small one dot's shorter call wins (~0.3-0.7 us up
+# to 128x256): outputs of at least 256 rows and 128 columns go through matmul. (Two comparisons, the
+# first false for a chain's 32x32 product: the product of the sizes cost ~400 instructions a call.)
+_LARGE_ROWS, _LARGE_COLUMNS = 256, 128
+
+
+def _large_product(a, b):
+    """``a @ b`` of float arrays of one dtype with a large output, through the matmul ufunc where it
+    calls the same gemm as ``ndarray.dot`` (same bits): both operands C- or F-contiguous. A strided
+    operand goes to dot, which copies it for BLAS, where matmul would loop without BLAS."""
+    if type(a) is _NDARRAY and type(b) is _NDARRAY:
+        fa, fb = a.flags, b.flags
+        if (fa.c_contiguous or fa.f_contiguous) and (fb.c_contiguous or fb.f_contiguous):
+            return xp.matmul(a, b)
+    return a.dot(b)
 
 
 def _mm_kernel(self, mat2):
@@ -208,7 +231,8 @@ def mm_mat2_backward(grad, mat1, mat2_sizes, mat2_strides, alpha=1):
 
 
 mm_op = defop("mm(Tensor self, Tensor mat2) -> Tensor", _mm_kernel, node="MmBackward0",
-              plain=Plain("{self}.dot({mat2})", MATRICES),
+              plain=Plain("{self}.dot({mat2})", MATRICES + " and (_sa[0] < _LARGE_ROWS or _sb[1] < _LARGE_COLUMNS)",
+                          _LARGE_ROWS=_LARGE_ROWS, _LARGE_COLUMNS=_LARGE_COLUMNS),   # (a large output: _gemm)
               self=lambda grad, mat2, self_sizes, self_strides: mm_mat1_backward(grad, mat2, self_sizes, self_strides),
               mat2=lambda grad, self, mat2_sizes, mat2_strides: mm_mat2_backward(grad, self, mat2_sizes, mat2_strides))
 bmm_op = defop("bmm(Tensor self, Tensor mat2) -> Tensor", _bmm_kernel, node="BmmBackward0",
