@@ -24,7 +24,7 @@ import threading
 import weakref
 
 from . import _dtype
-from ._array import xp, device_type_of, as_numpy, MetaArray, root_array
+from ._array import xp, device_type_of, as_numpy, MetaArray, root_array, storage_offset_of
 from ._array.layout import element_strides
 from . import autograd
 from .autograd import grad_mode
@@ -728,13 +728,7 @@ class Tensor:
 
     @overridable(metadata=True)
     def storage_offset(self):
-        if type(self._data) is MetaArray:   # (a meta array keeps its offset: it has no address)
-            return self._data.offset // max(self._data.itemsize, 1)
-        if type(self._data) is not xp.ndarray:
-            return 0
-        base = root_array(self._data)
-        return (self._data.__array_interface__["data"][0] - base.__array_interface__["data"][0]) \
-            // max(self._data.itemsize, 1)
+        return storage_offset_of(self._data)
 
     @overridable(metadata=True)
     def is_contiguous(self, *, memory_format=None):   # (keyword-only, as torch's)

@@ -161,6 +161,16 @@ def data_ptr(array):
     return array.__array_interface__["data"][0]
 
 
+def storage_offset_of(a):
+    """``Tensor.storage_offset()`` of a tensor over array ``a``: where ``a`` starts in the memory it
+    views, in elements. A meta array keeps its offset (it has no address); a CuPy array reports 0."""
+    if type(a) is MetaArray:
+        return a.offset // max(a.itemsize, 1)
+    if type(a) is not xp.ndarray:
+        return 0
+    return (a.__array_interface__["data"][0] - root_array(a).__array_interface__["data"][0]) // max(a.itemsize, 1)
+
+
 def root_array(a):
     """The array whose memory ``a`` views (``a`` itself if none): the end of its chain of bases,
     through the holder NumPy's ``as_strided`` puts between a view and its base."""

@@ -25,7 +25,9 @@ import weakref
 
 from . import grad_mode
 from .anomaly_mode import _anomaly
-from .._array import positions_in
+from .._array import positions_in, storage_offset_of
+from .._array.layout import element_strides
+from .._dtype import _BY_NUMPY
 from .._hooks import RemovableHandle
 
 _state = grad_mode._state
@@ -221,7 +223,11 @@ class FormulaNode(Node):
 
 def _input_meta(inputs, ref):
     """Per input that requires grad and differs from the output ``ref`` (an array) in shape or
-    dtype: the (shape, dtype) its gradient must be reduced and cast to (None when none differs)."""
+    dtype: the (shape, dtype) its gradient must be reduced and cast to (None when none differs).
+
+    This and the other record helpers below read the arrays, not the Tensor's public ``shape``/``dtype``/
+    ``stride()``: they run while a direct ``aten`` call is recorded, where a user's function mode would
+    otherwise see reads torch makes in C++."""
     meta = None
     shape, dt = ref.shape, ref.dtype
     for i, t in enumerate(inputs):
@@ -230,16 +236,16 @@ def _input_meta(inputs, ref):
             if d.shape != shape or d.dtype != dt:
                 if meta is None:
                     meta = [None] * len(inputs)
-                meta[i] = (t.shape, t.dtype)
+                meta[i] = (d.shape, _BY_NUMPY[d.dtype])
     return None if meta is None else tuple(meta)
 
 
 def _differentiable(t):
-    return t is not None and (t._data.dtype.kind in "fc" or t.dtype.name == "bfloat16")
+    return t is not None and ((dt := t._data.dtype).kind in "fc" or _BY_NUMPY[dt].name == "bfloat16")
 
 
 def _sizes(v):
-    return [tuple(t.shape) for t in v] if isinstance(v, (list, tuple)) else tuple(v._data.shape)
+    return [tuple(t._data.shape) for t in v] if isinstance(v, (list, tuple)) else tuple(v._data.shape)
 
 
 def _strides(t):
@@ -255,7 +261,8 @@ def _strides(t):
 
 def _geometry(t):
     """torch's TensorGeometry of ``t``: its sizes, strides and storage offset (in elements)."""
-    return tuple(t._data.shape), t.stride(), t.storage_offset()
+    d = t._data
+    return tuple(d.shape), element_strides(d.shape, d.strides, d.itemsize), storage_offset_of(d)
 
 
 _SAVED_INFERENCE = ("Inference tensors cannot be saved for backward. Please do not use Tensors created in inference "
