@@ -538,3 +538,68 @@ def test_tanh_backward_of_small_arrays_keeps_the_ufuncs():
     small = gt.compile(lambda t: t.tanh())
     small(gt.randn(8, 8, requires_grad=True)).sum().backward()
     assert "_jit_" not in small.code and "np.subtract(1" in small.code
+
+
+def _sgd_run(kwargs, dtype, layout="plain", foreach=None, steps=4):
+    """SGD's trajectory on two parameters of jit.ADD_SCALED_LOOP_MIN_SIZE elements and more (and a small one),
+    gradients holding inf, nan and -0: the parameters' bytes after each step, and their version counts."""
+    rng = np.random.default_rng(11)
+    n = jit.ADD_SCALED_LOOP_MIN_SIZE
+    shapes = [(n // 32, 32), (2 * n,), (7,)]
+    params = [gt.nn.Parameter(gt.tensor(rng.standard_normal(s).astype(dtype))) for s in shapes]
+    if layout == "transposed":          # (a column-major parameter: its array is not C-contiguous)
+        params[0] = gt.nn.Parameter(gt.tensor(rng.standard_normal(shapes[0][::-1]).astype(dtype)).t())
+    opt = gt.optim.SGD(params, foreach=foreach, **kwargs)
+    out = []
+    for k in range(steps):
+        for p in params:
+            g = rng.standard_normal(p.shape).astype(dtype)
+            g.reshape(-1)[:3] = [np.inf, np.nan, -0.0] if k == 1 else [-0.0, 0.0, 1e-30]
+            p.grad = gt.tensor(g) if layout != "transposed" or p is not params[0] else gt.tensor(g.T.copy()).t()
+        if layout == "shared":          # (a gradient that is its parameter's memory: NumPy's ufuncs buffer it)
+            params[1].grad = params[1].detach()
+        opt.step()
+        out.append([p.detach().numpy().tobytes() for p in params])
+    return out, [p._version for p in params]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("kwargs", [dict(lr=0.1), dict(lr=0.1, momentum=0.9, weight_decay=0.01),
+                                    dict(lr=0.1, momentum=0.9, nesterov=True, maximize=True)])
+@pytest.mark.parametrize("layout", ["plain", "transposed", "shared"])
+def test_sgd_update_as_the_loop_after_a_compiled_graph_keeps_the_for_loops_bits(dtype, kwargs, layout, monkeypatch):
+    # once a compiled graph has loaded numba, SGD's array path runs its last line, param += grad * -lr, as one
+    # loop (jit.add_scaled) on large C-contiguous parameters: the same bits as NumPy's two passes and as the
+    # for-loop of Tensor ops, nan/inf/-0 included, the same version counts; a column-major parameter, a
+    # gradient that is its parameter's memory (added as it is: plain SGD) and the small parameter take NumPy's ufuncs
+    pytest.importorskip("numba")
+    assert jit.enabled()                        # (loads numba's loops, as generating a graph's code does)
+    calls = []
+    loop = jit._loaded["_add_scaled"]
+    monkeypatch.setitem(jit._loaded, "_add_scaled", lambda d, g, s: (calls.append(d.shape), loop(d, g, s)))
+    got = _sgd_run(kwargs, dtype, layout)
+    want = {"plain": [(jit.ADD_SCALED_LOOP_MIN_SIZE // 32, 32), (2 * jit.ADD_SCALED_LOOP_MIN_SIZE,)],
+            "transposed": [(2 * jit.ADD_SCALED_LOOP_MIN_SIZE,)],
+            "shared": [(jit.ADD_SCALED_LOOP_MIN_SIZE // 32, 32)]}[layout]
+    if layout == "shared" and kwargs != dict(lr=0.1):      # (what is added is then a new array: the loop's)
+        want = [(jit.ADD_SCALED_LOOP_MIN_SIZE // 32, 32), (2 * jit.ADD_SCALED_LOOP_MIN_SIZE,)]
+    assert calls == want * 4
+    assert got == _sgd_run(kwargs, dtype, layout, foreach=False)
+    monkeypatch.setattr(config, "jit", False)   # (config.jit off: NumPy's ufuncs)
+    calls.clear()
+    assert got == _sgd_run(kwargs, dtype, layout) and calls == []
+
+
+def test_eager_sgd_does_not_import_numba():
+    # an eager program's SGD steps on large parameters leave numba unimported: the loop is taken only where a
+    # compiled graph loaded it
+    script = (
+        "import sys, glasstorch as gt\n"
+        "m = gt.nn.Linear(256, 256)\n"
+        "opt = gt.optim.SGD(m.parameters(), lr=0.1)\n"
+        "w = m.weight.detach().clone()\n"
+        "m(gt.randn(8, 256)).sum().backward(); opt.step()\n"
+        "assert not gt.equal(w, m.weight.detach())\n"
+        "assert 'numba' not in sys.modules and 'glasstorch._dynamo.jit' not in sys.modules\n"
+        "print('ok')\n")
+    _runs_ok(script)

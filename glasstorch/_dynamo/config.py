@@ -27,5 +27,6 @@ bias_grad_as_gemv = True
 # runs its bias add and ReLU as one loop over the product, bit for bit; a residual add runs in the loop of the
 # layer norm after it (the sum bit for bit eager's add); a large float32 mse_loss is one pass
 # each way (its forward sums in float64: eager's to float32 rounding; its backward bit for bit). False: NumPy's
-# kernels, eager's bits. Read when code is generated.
+# kernels, eager's bits. Read when code is generated -- and by SGD's step, which runs its update of a large
+# parameter as one loop (bit for bit) once a compiled graph has loaded numba (jit.add_scaled).
 jit = True

@@ -12,6 +12,8 @@ For each parameter :math:`\theta` with gradient :math:`g` (torch's formulation):
 Note the momentum buffer accumulates gradients, not ``lr * gradients`` (as Sutskever et al. and
 some frameworks do): changing ``lr`` mid-training takes effect at once.
 """
+import sys
+
 from . import _flat   # (its usable(): when the array path may run)
 from .._array import xp
 from .._tensor import bump_versions
@@ -137,6 +139,9 @@ def _arrays_sgd(optimizer, params, group):
                                 or buf._data.shape != p._data.shape):
             return False
     bufs = []                                                  # the buffers updated in place
+    # numba's loop for the last line where a compiled graph has loaded it (_dynamo/jit.py, ``add_scaled``: the same
+    # bits in one pass); the compiler is not imported for it
+    jit = sys.modules.get("glasstorch._dynamo.jit")
     number = params[0]._data.dtype.type    # the for-loop's Python numbers meet float arrays as their dtype (one
     step = number(-lr)                     # dtype: _flat.usable)
     for p, state in zip(params, states):
@@ -156,7 +161,8 @@ def _arrays_sgd(optimizer, params, group):
                 xp.add(b, grad if dampening == 0 else grad * number(1 - dampening), out=b)
                 bufs.append(buf)
             grad = grad + b * number(momentum) if nesterov else b
-        xp.add(d, grad * step, out=d)                          # param.add_(grad, alpha=-lr)
+        if jit is None or not jit.add_scaled(d, grad, step):
+            xp.add(d, grad * step, out=d)                      # param.add_(grad, alpha=-lr)
     if bufs:
         bump_versions(bufs, "mul_", "add_")
     bump_versions(params, "add_")
