@@ -319,6 +319,7 @@ class Glass(TorchFunctionMode):
     ``x.dim()``), which then skip the seam while it is the only mode installed (``_wants_metadata``)."""
 
     _wants_metadata = False
+    _handled = {}     # function -> its handler (_HANDLERS, filled by _build_handlers); every other call: _observe
 
     def __init__(self):
         super().__init__()
@@ -345,6 +346,13 @@ class Glass(TorchFunctionMode):
         # this thread's stack, or maybe a subclass's instance. Read so, not as the thread-local
         # seam.on, which costs ~600 machine instructions a read)
         out = (func if self.stack or _subclasses_exist[0] else _BODIES.get(func) or _body(func))(*args, **kwargs)
+        self._observe(func, args, kwargs, out)
+        return out
+
+    def _observe(self, func, args, kwargs, out):
+        """A call it has no handler for returned ``out``: :meth:`after`. The seam calls this itself,
+        after running the call, while the glass is alone (``TorchFunctionMode._observe``: the usual case,
+        no ``__torch_function__`` hop for the calls of ``_handled``'s complement)."""
         # (after(), written out for the usual result, a Tensor: this runs for every call)
         if type(out) is Tensor:
             fn = out._grad_fn
@@ -371,9 +379,8 @@ class Glass(TorchFunctionMode):
                         self._made(fn)
             if checks.on:
                 checks.call(func, args, kwargs, out, made)
-            return out
-        self.after(func, args, kwargs, out)
-        return out
+        else:
+            self.after(func, args, kwargs, out)
 
     def after(self, func, args, kwargs, out):
         """Look at a call that returned ``out``: the nodes it recorded get the user's line (when
@@ -643,7 +650,7 @@ def _backward_call(counted):
     return handle
 
 
-_HANDLERS = {}
+_HANDLERS = Glass._handled
 _BODIES = {}        # public function -> its body (the seam's body_of), for the calls the glass runs
 
 
