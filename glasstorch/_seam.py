@@ -120,7 +120,7 @@ def _recount():
 # protocol on); ``stack`` and ``state`` are that thread's mode stack and its thread-local dict, ``ident``
 # its ident, ``bodies`` the mode's :func:`_observed_body` answers. ``_Seam.intercept`` then serves the
 # mode without reading the thread-local state: the call's body, then ``mode._observe(func, args,
-# kwargs, result)``; ``mode.__torch_function__`` only for the functions in ``mode._handled``. Kept by
+# kwargs, result)``; for a function in ``mode._handled``, its handler there. Kept by
 # ``_Seam._set_lone`` whenever a thread's function-level state changes; dropped by anything that
 # makes another party (a subclass defined, an instance made).
 _NO_LONE = (None, None, None, None, None)
@@ -131,7 +131,7 @@ _get_ident = threading.get_ident
 def _observed_body(mode, func, bodies):
     """What the lone observer ``mode``'s fast path runs for ``func`` (remembered in ``bodies``): the
     function's body, to run and hand to ``mode._observe``; None for a function the mode handles itself
-    (``mode._handled``: its ``__torch_function__`` is called); False for one the usual path serves (not
+    (``mode._handled``: its handler there is called); False for one the usual path serves (not
     a function :func:`overridable` made: a property's accessor, a function in the older form, a
     user's function handed through ``handle_torch_function``)."""
     if func in mode._handled:
@@ -324,8 +324,8 @@ class _Seam(threading.local):
                 stack.pop()
                 ANYWHERE.on = False
                 try:
-                    if body is None:            # one the mode handles: its __torch_function__
-                        result = mode.__torch_function__(func, (), args, kwargs)
+                    if body is None:            # one the mode handles: its handler
+                        result = mode._handled[func](mode, func, args, kwargs)
                     else:
                         result = body(*args, **kwargs)
                         mode._observe(func, args, kwargs, result)
