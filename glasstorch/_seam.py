@@ -31,6 +31,13 @@ There are two levels, as in torch:
   the function again, its own line switched off. ``tools/seam_prelude.py`` turns it into the
   decorator where that hands the seam the same call.)
 
+  One mode is served more cheaply than the others: a glasstorch *observer* (a mode declaring
+  ``_observe``, inspection's glass) while it is the one mode in the process and no Tensor subclass
+  takes part (``_lone``). ``intercept`` then runs the call's body itself, with the process-wide
+  ``ANYWHERE.on`` off (the calls the body makes go on as with nothing installed), and hands the
+  result to the observer's ``_observe``; no ``__torch_function__`` call, no thread-local read. What
+  it sees is what its ``__torch_function__`` would see at its place on the stack.
+
 * the **op level** -- every primitive op (an :class:`~glasstorch._ops.OpOverload` such as
   ``aten.mul.Tensor``, which is what the public functions call and what backward formulas call)
   starts with ``if seam.dispatching: ...``. Active
