@@ -16,7 +16,7 @@ There are two levels, as in torch:
           and seam.on and (_r := seam.intercept(mul, (input, other), {})) is not PASS \
           else <mul's own body>(input, other)
 
-  ``ANYWHERE.on`` (a class attribute, the cheapest read there is) is False unless something in some
+  ``ANYWHERE.on`` (an attribute in a slot of one object, the cheapest read there is) is False unless something in some
   thread may want to see calls, so with nothing installed the cost of the seam is that one read and
   the call of the body. ``ANYWHERE.modes`` is True while some thread has a function mode; without
   one (a Tensor subclass instance alive somewhere), a call whose arguments are all of plain types
@@ -78,11 +78,13 @@ _threads_with_metadata_modes = set()
 _threads_dispatching = set()
 
 
-class ANYWHERE:
+class _Anywhere:
     """Process-wide: ``on`` is True while something in some thread may want to see calls -- a live
     instance of a Tensor subclass taking part in ``__torch_function__``, or a function mode on some
-    thread's stack. Every public function reads it first (a class attribute: a cheaper read than the
-    thread-local ``seam.on``, which is read only when this is True). ``modes`` is True while some
+    thread's stack. Every public function reads it first (an attribute of one object, held in a slot:
+    the cheapest read there is -- a class attribute costs ~3x more, the thread-local ``seam.on``, read
+    only when this is True, ~10x -- and a write changes no type, whose attribute caches every such
+    write would empty and whose versions CPython counts). ``modes`` is True while some
     thread has a function mode: while it is False (a subclass instance alive, no mode), a call
     whose arguments are all plain goes on without reading the thread-local state at all.
 
@@ -99,13 +101,15 @@ class ANYWHERE:
 
     ``dispatching`` is True while some thread's ``seam.dispatching`` is (a TorchDispatchMode active,
     CPU autocast on): the one-frame entries of the hot public functions (``overridable(direct=op)``)
-    read it, a class attribute, where the thread-local flag costs ~600 machine instructions a read;
-    while it is True they leave every call to the op's own call, which reads this thread's flag."""
-    on = False
-    modes = False
-    dispatching = False
-    metadata_on = False
-    metadata_modes = False
+    read it, where the thread-local flag costs ~600 machine instructions a read; while it is True
+    they leave every call to the op's own call, which reads this thread's flag."""
+    __slots__ = ("on", "modes", "dispatching", "metadata_on", "metadata_modes")
+
+    def __init__(self):
+        self.on = self.modes = self.dispatching = self.metadata_on = self.metadata_modes = False
+
+
+ANYWHERE = _Anywhere()
 
 
 def _recount():
@@ -158,7 +162,7 @@ def _drop_lone():
 
 def _count_in(threads, ident, *flags):
     """Add thread ``ident`` to ``threads`` and switch ``ANYWHERE``'s ``flags`` on (each written only
-    when it changes: writing a class attribute empties the type's attribute cache)."""
+    when it changes, as every writer of these flags does)."""
     threads.add(ident)
     for flag in flags:
         if not getattr(ANYWHERE, flag):
