@@ -16,7 +16,7 @@ There are two levels, as in torch:
           and seam.on and (_r := seam.intercept(mul, (input, other), {})) is not PASS \
           else <mul's own body>(input, other)
 
-  ``ANYWHERE.on`` (a class attribute, the cheapest read there is) is False unless something in some
+  ``ANYWHERE.on`` (an attribute in a slot of one object, the cheapest read there is) is False unless something in some
   thread may want to see calls, so with nothing installed the cost of the seam is that one read and
   the call of the body. ``ANYWHERE.modes`` is True while some thread has a function mode; without
   one (a Tensor subclass instance alive somewhere), a call whose arguments are all of plain types
@@ -30,6 +30,13 @@ There are two levels, as in torch:
   seam.torch_function(mul, (input, other), {})`` at the top of the body, still works: it calls
   the function again, its own line switched off. ``tools/seam_prelude.py`` turns it into the
   decorator where that hands the seam the same call.)
+
+  One mode is served more cheaply than the others: a glasstorch *observer* (a mode declaring
+  ``_observe``, inspection's glass) while it is the one mode in the process and no Tensor subclass
+  takes part (``_lone``). ``intercept`` then runs the call's body itself, with the process-wide
+  ``ANYWHERE.on`` off (the calls the body makes go on as with nothing installed), and hands the
+  result to the observer's ``_observe``; no ``__torch_function__`` call, no thread-local read. What
+  it sees is what its ``__torch_function__`` would see at its place on the stack.
 
 * the **op level** -- every primitive op (an :class:`~glasstorch._ops.OpOverload` such as
   ``aten.mul.Tensor``, which is what the public functions call and what backward formulas call)
@@ -71,11 +78,13 @@ _threads_with_metadata_modes = set()
 _threads_dispatching = set()
 
 
-class ANYWHERE:
+class _Anywhere:
     """Process-wide: ``on`` is True while something in some thread may want to see calls -- a live
     instance of a Tensor subclass taking part in ``__torch_function__``, or a function mode on some
-    thread's stack. Every public function reads it first (a class attribute: a cheaper read than the
-    thread-local ``seam.on``, which is read only when this is True). ``modes`` is True while some
+    thread's stack. Every public function reads it first (an attribute of one object, held in a slot:
+    the cheapest read there is -- a class attribute costs ~3x more, the thread-local ``seam.on``, read
+    only when this is True, ~10x -- and a write changes no type, whose attribute caches every such
+    write would empty and whose versions CPython counts). ``modes`` is True while some
     thread has a function mode: while it is False (a subclass instance alive, no mode), a call
     whose arguments are all plain goes on without reading the thread-local state at all.
 
@@ -92,13 +101,15 @@ class ANYWHERE:
 
     ``dispatching`` is True while some thread's ``seam.dispatching`` is (a TorchDispatchMode active,
     CPU autocast on): the one-frame entries of the hot public functions (``overridable(direct=op)``)
-    read it, a class attribute, where the thread-local flag costs ~600 machine instructions a read;
-    while it is True they leave every call to the op's own call, which reads this thread's flag."""
-    on = False
-    modes = False
-    dispatching = False
-    metadata_on = False
-    metadata_modes = False
+    read it, where the thread-local flag costs ~600 machine instructions a read; while it is True
+    they leave every call to the op's own call, which reads this thread's flag."""
+    __slots__ = ("on", "modes", "dispatching", "metadata_on", "metadata_modes")
+
+    def __init__(self):
+        self.on = self.modes = self.dispatching = self.metadata_on = self.metadata_modes = False
+
+
+ANYWHERE = _Anywhere()
 
 
 def _recount():
@@ -114,9 +125,44 @@ def _recount():
                 setattr(ANYWHERE, flag, True)
 
 
+# The lone observer: ``(mode, stack, state, ident, bodies)`` while one thread's function-mode stack holds
+# exactly one mode that declares ``_observe`` (a glasstorch observer: inspection's glass) and nothing
+# else anywhere takes part in __torch_function__ (no other thread's mode, no Tensor subclass, the
+# protocol on); ``stack`` and ``state`` are that thread's mode stack and its thread-local dict, ``ident``
+# its ident, ``bodies`` the mode's :func:`_observed_body` answers. ``_Seam.intercept`` then serves the
+# mode without reading the thread-local state: the call's body, then ``mode._observe(func, args,
+# kwargs, result)``; for a function in ``mode._handled``, its handler there. Kept by
+# ``_Seam._set_lone`` whenever a thread's function-level state changes; dropped by anything that
+# makes another party (a subclass defined, an instance made).
+_NO_LONE = (None, None, None, None, None)
+_lone = _NO_LONE
+_get_ident = threading.get_ident
+
+
+def _observed_body(mode, func, bodies):
+    """What the lone observer ``mode``'s fast path runs for ``func`` (remembered in ``bodies``): the
+    function's body, to run and hand to ``mode._observe``; None for a function the mode handles itself
+    (``mode._handled``: its handler there is called); False for one the usual path serves (not
+    a function :func:`overridable` made: a property's accessor, a function in the older form, a
+    user's function handed through ``handle_torch_function``)."""
+    if func in mode._handled:
+        body = None
+    else:
+        body = body_of(func)
+        if body is func:
+            body = False
+    bodies[func] = body
+    return body
+
+
+def _drop_lone():
+    global _lone
+    _lone = _NO_LONE
+
+
 def _count_in(threads, ident, *flags):
     """Add thread ``ident`` to ``threads`` and switch ``ANYWHERE``'s ``flags`` on (each written only
-    when it changes: writing a class attribute empties the type's attribute cache)."""
+    when it changes, as every writer of these flags does)."""
     threads.add(ident)
     for flag in flags:
         if not getattr(ANYWHERE, flag):
@@ -194,8 +240,10 @@ class _Seam(threading.local):
             self._count_dispatching(dispatching)
         if bool(self.function_modes) is not self.counted or self._modes_want_metadata() is not self.counted_metadata:
             self._count()
-        elif self.on and not ANYWHERE.on:
-            ANYWHERE.on = True      # (a mode entered during a pause, which had switched it off: see pause)
+        else:
+            if self.on and not ANYWHERE.on:
+                ANYWHERE.on = True      # (a mode entered during a pause, which had switched it off: see pause)
+            self._set_lone()
 
     def _count_dispatching(self, dispatching):
         """Keep this thread's place in ``_threads_dispatching`` (and so ``ANYWHERE.dispatching``) in
@@ -239,6 +287,23 @@ class _Seam(threading.local):
             self.counted = False
             _threads_with_modes.discard(ident)
             _recount()
+        self._set_lone()
+
+    def _set_lone(self):
+        """Make this thread's one mode the process's lone observer (see ``_lone``) when it is one and all
+        there is, or drop the lone observer when that no longer holds. Called whenever this thread's
+        function-level state changes (``_refresh``, ``_count``)."""
+        global _lone
+        modes = self.function_modes
+        if (len(modes) == 1 and getattr(modes[0], "_observe", None) is not None and len(_threads_with_modes) == 1
+                and not _subclasses_exist[0] and not _live_instances and not self.function_disabled
+                and not self.subclass_disabled):
+            mode = modes[0]
+            if _lone[0] is not mode:
+                _lone = (mode, modes, self.__dict__, threading.get_ident(), {})
+        elif _lone[0] is not None and (_lone[3] == threading.get_ident() or len(_threads_with_modes) != 1
+                                       or _subclasses_exist[0] or _live_instances):
+            _lone = _NO_LONE
 
     # -- the function level ---------------------------------------------------------------------
     def intercept(self, func, args, kwargs):
@@ -252,6 +317,42 @@ class _Seam(threading.local):
         # instructions, against ~50 for a dict's item), and this runs for every call a mode sees.
         # (The class-level defaults are the `get`s' defaults; `on` is a plain class attribute, so
         # writing the item is writing the attribute.)
+        mode, stack, state, ident, bodies = _lone
+        if mode is not None and stack and _get_ident() == ident and not state.get("skip_one_hop"):
+            # A lone observer (see ``_lone``): no thread-local state to read (it is ``state``), and the
+            # call's body runs with the whole process's function level off (``ANYWHERE.on``: no other
+            # thread has a mode, no subclass instance is alive), so that the calls it makes go on at the
+            # cost they have with nothing installed, as with the mode off the stack and this thread's
+            # ``on`` off, which they would otherwise each read. The mode is off the stack meanwhile as
+            # for any mode's handler (a mode entered inside the call does not have it below).
+            try:
+                body = bodies[func]
+            except KeyError:
+                body = _observed_body(mode, func, bodies)
+            except TypeError:       # an unhashable callable (a user's, through handle_torch_function)
+                body = False
+            if body is not False:
+                stack.pop()
+                ANYWHERE.on = False
+                try:
+                    if body is None:            # one the mode handles: its handler
+                        result = mode._handled[func](mode, func, args, kwargs)
+                    else:
+                        result = body(*args, **kwargs)
+                        mode._observe(func, args, kwargs, result)
+                finally:
+                    if body is None and mode._retired:      # it left the stack from inside its handler
+                        ANYWHERE.on = True
+                        self._refresh()
+                    else:
+                        stack.append(mode)
+                        ANYWHERE.on = True
+                        if _lone[0] is not mode:    # the seam's state changed meanwhile: settled as _refresh does
+                            self._refresh()
+                if result is not NotImplemented:
+                    return result
+                raise TypeError(f"no implementation found for '{_qualified_name(func)}' on types that implement "
+                                f"__torch_function__: []")
         state = self.__dict__
         if state.get("skip_one_hop"):       # (redispatch_function: this call goes on to its body, once)
             state["skip_one_hop"] = False
@@ -692,6 +793,7 @@ def note_subclass_with_torch_function():
     """Called when a Tensor subclass taking part in ``__torch_function__`` is defined (its instances
     are then counted: :func:`note_instance`)."""
     _subclasses_exist[0] = True
+    _drop_lone()
 
 
 def note_instance(tensor):
@@ -703,6 +805,8 @@ def note_instance(tensor):
     # is atomic under the GIL). The switch is written only when it changes: writing a class
     # attribute empties the type's attribute cache.
     _live_instances.add(weakref.ref(tensor, _instance_gone))
+    if _lone[0] is not None:
+        _drop_lone()
     if not _Seam.on:
         _Seam.on = True
     if not ANYWHERE.on:

@@ -48,6 +48,19 @@ class TorchFunctionMode:
     # (glasstorch only, for its own observers such as inspection's glass; every user mode sees them.)
     _wants_metadata = True
 
+    # An observer: ``_observe(func, args, kwargs, result)``, a method, for a mode that runs every call
+    # as it is and only looks at what it returned, but for the functions in ``_handled``, a dict of
+    # ``function -> handler(mode, func, args, kwargs)``. While such a mode is the one mode on its
+    # thread's stack and nothing else anywhere takes part (no other thread's mode, no Tensor subclass
+    # instance), the seam does not call its ``__torch_function__``: it runs the call's body (with the
+    # mode off the stack and the function level off, as a handler's ``func(*args, **kwargs)`` would) and
+    # hands the result to ``_observe``, or calls the function's handler. Otherwise the mode is served
+    # as any other, and its ``__torch_function__`` must do the same. (glasstorch only, for its own
+    # observers such as inspection's glass: a hop two Python calls cheaper. ``_retired`` is honoured
+    # for the handled calls.)
+    _observe = None
+    _handled = ()
+
     def __torch_function__(self, func, types, args=(), kwargs=None):
         raise NotImplementedError
 

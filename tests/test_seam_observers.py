@@ -327,3 +327,142 @@ def test_the_pause_leaves_the_flag_on_while_another_thread_has_a_mode():
         done.set()
         t.join()
     assert seen_there == ["zeros"]
+
+
+# ------------------------------------------------------------------------------------------------
+# 5. the lone observer: a mode with ``_observe`` alone in the process is served without its
+#    __torch_function__ (``_seam._lone``); what it sees, and what others see, is unchanged
+# ------------------------------------------------------------------------------------------------
+def _observer(seen, handled=()):
+    """A mode that logs each call and its result's type, the process-wide flag as it sees it, and how
+    it was reached; its handlers (for the functions named in ``handled``) call ``inner(func)``."""
+    class Observer(glasstorch.overrides.TorchFunctionMode):
+        _wants_metadata = False
+        _handled = {}
+
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            kwargs = kwargs or {}
+            handler = self._handled.get(func)
+            if handler is not None:
+                return handler(self, func, args, kwargs)
+            out = func(*args, **kwargs)
+            self._observe(func, args, kwargs, out, how="__torch_function__")
+            return out
+
+        def _observe(self, func, args, kwargs, out, how="observed"):
+            seen.append((_name(func), type(out).__name__, ANYWHERE.on, how))
+
+    def handle(mode, func, args, kwargs):
+        seen.append((_name(func), "handled", ANYWHERE.on, mode not in seam.function_modes))
+        return Observer.inner(func, args, kwargs)
+    for f in handled:
+        Observer._handled[f] = handle
+    Observer.inner = staticmethod(lambda func, args, kwargs: func(*args, **kwargs))
+    return Observer()
+
+
+@pytest.fixture
+def no_subclass():
+    """The lone observer's case: no Tensor subclass taking part (as if no earlier test had defined one)."""
+    import gc
+    gc.collect()
+    assert not _seam._live_instances
+    defined, _seam._subclasses_exist[0] = _seam._subclasses_exist[0], False
+    try:
+        yield
+    finally:
+        _seam._subclasses_exist[0] = defined
+
+
+def test_a_lone_observer_sees_each_call_once_and_nothing_made_inside_it(no_subclass):
+    seen, user_seen = [], []
+    x, w = glasstorch.ones(2, 3), glasstorch.ones(4, 3, requires_grad=True)
+    obs = _observer(seen, handled=[glasstorch.Tensor.sum])
+    with obs:
+        assert _seam._lone[0] is obs
+        y = glasstorch.nn.functional.linear(x, w)      # (its body calls t() and addmm: not seen)
+        y.sum()
+        y.relu()
+        assert _seam._lone[0] is obs and seam.function_modes == [obs] and ANYWHERE.on
+    assert _seam._lone[0] is None and not ANYWHERE.on
+    # the body and the handler run with the process-wide flag off and the observer off the stack
+    assert seen == [("linear", "Tensor", False, "observed"), ("sum", "handled", False, True),
+                    ("relu", "Tensor", False, "observed")]
+    # a plain mode at its place sees the same calls
+    with _logging_mode(glasstorch, user_seen, wants_metadata=False):
+        y = glasstorch.nn.functional.linear(x, w)
+        y.sum()
+        y.relu()
+    assert user_seen == [name for name, *_ in seen]
+
+
+def test_a_mode_entered_inside_an_observed_call_does_not_have_the_observer_below_it(no_subclass):
+    seen, user_seen = [], []
+    obs = _observer(seen, handled=[glasstorch.Tensor.sum])
+
+    def inner(func, args, kwargs):
+        with _logging_mode(glasstorch, user_seen):
+            assert seam.function_modes[0] is not obs and ANYWHERE.on
+            glasstorch.ones(2) * 3
+        return func(*args, **kwargs)
+    type(obs).inner = staticmethod(inner)
+    with obs:
+        glasstorch.ones(2).sum()
+        assert seam.function_modes == [obs] and _seam._lone[0] is obs and ANYWHERE.on and seam.on
+        glasstorch.zeros(1) + 1
+    assert user_seen == ["ones", "mul"]
+    assert [name for name, *_ in seen] == ["ones", "sum", "zeros", "add"]
+
+
+def test_an_error_in_an_observed_call_leaves_the_seam_as_it_was(no_subclass):
+    seen = []
+    obs = _observer(seen)
+    with obs:
+        with pytest.raises(RuntimeError):
+            glasstorch.nn.functional.linear(glasstorch.ones(2, 3), glasstorch.ones(4, 5))
+        assert seam.function_modes == [obs] and _seam._lone[0] is obs and ANYWHERE.on
+        glasstorch.ones(1)
+    assert [name for name, *_ in seen] == ["ones", "ones", "ones"]      # (not linear: it raised)
+    assert not ANYWHERE.on and not seam.function_modes
+
+
+def test_a_mode_in_another_thread_ends_the_lone_path_and_each_sees_its_own_calls(no_subclass):
+    seen, there = [], []
+    entered, done = threading.Event(), threading.Event()
+    a = glasstorch.ones(2)
+
+    def other():
+        with _logging_mode(glasstorch, there):
+            entered.set()
+            done.wait(10)
+            a - 1
+    obs = _observer(seen)
+    with obs:
+        a * 2
+        t = threading.Thread(target=other)
+        t.start()
+        assert entered.wait(10)
+        try:
+            assert _seam._lone[0] is None           # (two threads with modes: the usual path)
+            a + 2
+        finally:
+            done.set()
+            t.join()
+        a / 2                                       # (not lone again until this thread's state changes)
+    assert seen == [("mul", "Tensor", False, "observed"), ("add", "Tensor", True, "__torch_function__"),
+                    ("div", "Tensor", True, "__torch_function__")]
+    assert there == ["sub"]
+    with obs:
+        a * 3                                       # (entered again: lone)
+    assert seen[-1] == ("mul", "Tensor", False, "observed")
+
+
+def test_the_seatbelt_alone_is_the_lone_observer(no_subclass):
+    from glasstorch import inspection
+    with inspection.seatbelt():
+        glass = seam.function_modes[0]
+        assert _seam._lone[0] is glass
+        with _logging_mode(glasstorch, []):     # (a user's mode above it: the usual path)
+            assert _seam._lone[0] is None
+        assert _seam._lone[0] is glass
+    assert _seam._lone[0] is None

@@ -55,8 +55,25 @@ def _run(path, **belt_kwargs):
     return traps, belt, error
 
 
+@pytest.fixture(params=["lone", "general"])
+def seam_path(request):
+    """Each trap both ways the seam can serve the glass: as the lone observer (``_seam._lone``: the usual
+    case, no Tensor subclass taking part) and through its ``__torch_function__`` (as once some test of
+    the session has defined such a subclass)."""
+    import gc
+    from glasstorch import _seam
+    gc.collect()
+    if request.param == "lone" and _seam._live_instances:
+        pytest.skip("a Tensor subclass instance is alive")
+    defined, _seam._subclasses_exist[0] = _seam._subclasses_exist[0], request.param == "general"
+    try:
+        yield request.param
+    finally:
+        _seam._subclasses_exist[0] = defined
+
+
 @pytest.mark.parametrize("script", SCRIPTS)
-def test_trap_script(script, capsys):
+def test_trap_script(script, capsys, seam_path):
     path = os.path.join(TRAPS, script)
     expected, flags = _expectations(path)
     if flags.get("needs") == "nn" and not HAVE_NN:

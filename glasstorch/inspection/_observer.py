@@ -319,6 +319,7 @@ class Glass(TorchFunctionMode):
     ``x.dim()``), which then skip the seam while it is the only mode installed (``_wants_metadata``)."""
 
     _wants_metadata = False
+    _handled = {}     # function -> its handler (_HANDLERS, filled by _build_handlers); every other call: _observe
 
     def __init__(self):
         super().__init__()
@@ -345,6 +346,13 @@ class Glass(TorchFunctionMode):
         # this thread's stack, or maybe a subclass's instance. Read so, not as the thread-local
         # seam.on, which costs ~600 machine instructions a read)
         out = (func if self.stack or _subclasses_exist[0] else _BODIES.get(func) or _body(func))(*args, **kwargs)
+        self._observe(func, args, kwargs, out)
+        return out
+
+    def _observe(self, func, args, kwargs, out):
+        """A call it has no handler for returned ``out``: :meth:`after`. The seam calls this itself,
+        after running the call, while the glass is alone (``TorchFunctionMode._observe``: the usual case,
+        no ``__torch_function__`` hop for the calls of ``_handled``'s complement)."""
         # (after(), written out for the usual result, a Tensor: this runs for every call)
         if type(out) is Tensor:
             fn = out._grad_fn
@@ -371,9 +379,8 @@ class Glass(TorchFunctionMode):
                         self._made(fn)
             if checks.on:
                 checks.call(func, args, kwargs, out, made)
-            return out
-        self.after(func, args, kwargs, out)
-        return out
+        else:
+            self.after(func, args, kwargs, out)
 
     def after(self, func, args, kwargs, out):
         """Look at a call that returned ``out``: the nodes it recorded get the user's line (when
@@ -576,12 +583,14 @@ def _zero_grad(glass, func, args, kwargs):
     (explain's "reset"); record() logs the call."""
     owner = args[0]
     set_to_none = kwargs.get("set_to_none", args[1] if len(args) > 1 else True)
-    # (_user_caller(3), written out for the usual case -- the seam two frames up, the function's own
-    # frame above it, then its caller: this runs every step)
-    f = sys._getframe(2)       # (2: the glass, the seam)
+    # (_user_caller(2), written out for the usual case -- the seam one frame up (two with the glass's
+    # __torch_function__ between), the function's own frame above it, then its caller: this runs every step)
+    f = sys._getframe(1)
+    if f.f_code is _GLASS_CALL:
+        f = f.f_back
     frame = f.f_back.f_back if f.f_code is _SEAM_CALL and f.f_back.f_code is not _OLD_PRELUDE else None
     if frame is None or frame.f_code is _FIRST_CALL:
-        frame = _user_caller(3)
+        frame = _user_caller(2)
     elif frame.f_code.co_filename.startswith(GLASSTORCH_PREFIXES):
         frame = None
     frame = frame or user_site(1)[0]
@@ -629,11 +638,13 @@ def _backward_call(counted):
         create = kwargs.get("create_graph", False)
         # (the frame that called it: the user's line, unless glasstorch called it -- looked for further
         # out only when something is reported)
-        # (caller_of_call(3), written out for the usual case, as in _zero_grad: every step's backward)
-        f = sys._getframe(2)       # (2: the glass, the seam)
+        # (caller_of_call(2), written out for the usual case, as in _zero_grad: every step's backward)
+        f = sys._getframe(1)
+        if f.f_code is _GLASS_CALL:
+            f = f.f_back
         frame = f.f_back.f_back if f.f_code is _SEAM_CALL and f.f_back.f_code is not _OLD_PRELUDE else None
         if frame is None or frame.f_code is _FIRST_CALL:
-            frame = caller_of_call(3)     # (3: this handler, the glass, the seam)
+            frame = caller_of_call(2)     # (2: this handler, then the glass or the seam)
         glass.backward_call = (counted, bool(retain if retain is not None else create), frame)
         try:
             run = func if glass.stack or _subclasses_exist[0] else _BODIES.get(func) or _body(func)   # (as the glass does)
@@ -643,7 +654,10 @@ def _backward_call(counted):
     return handle
 
 
-_HANDLERS = {}
+_HANDLERS = Glass._handled
+# (a handler is called by the seam itself while the glass is alone -- ``TorchFunctionMode._handled`` --,
+# else by the glass's __torch_function__: the handlers that look for the seam's frame step over this one)
+_GLASS_CALL = Glass.__torch_function__.__code__
 _BODIES = {}        # public function -> its body (the seam's body_of), for the calls the glass runs
 
 

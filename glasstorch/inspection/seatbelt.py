@@ -699,7 +699,10 @@ def _finite(d):
 _ndarray = _numpy.ndarray
 _isfinite = _numpy.isfinite
 _all_true = _numpy.logical_and.reduce
-_vdot = _numpy.vdot
+# (NumPy's C function itself, past its __array_function__ dispatcher: the dispatcher calls a Python
+# function, ``numpy._core.multiarray.vdot``, on every call -- few instructions, but a Python call run
+# cold, twice a training step; the arrays here are always ndarrays, which dispatch to it anyway)
+_vdot = getattr(_numpy.vdot, "_implementation", _numpy.vdot)
 _finite_number = math.isfinite
 
 
