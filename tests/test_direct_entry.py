@@ -10,7 +10,7 @@ import torch
 
 import glasstorch as gt
 from glasstorch import _seam
-from glasstorch._tensor import _wrap
+from glasstorch._tensor import _wrap, layout_facts
 
 
 def _pair(lib, dtype, shape=(4, 5), requires_grad=False, seed=0):
@@ -115,9 +115,12 @@ def test_the_entry_makes_the_tensor_wrap_makes():
         z = x + y
     ref = _wrap(z._data)
     for slot in gt.Tensor.__slots__:
-        if slot in ("_data", "__weakref__", "__dict__"):
+        if slot in ("_data", "__weakref__", "__dict__", "_layout_of", "_layout"):
             continue
         assert getattr(z, slot, "unset") == getattr(ref, slot, "unset"), slot
+    # (the layout facts: the entry's, where _wrap leaves them to be found when asked -- the same key)
+    assert z._layout_of is z._data and ref._layout_of is None
+    assert z._layout is layout_facts(ref)
 
 
 def test_the_entry_under_inference_mode_makes_inference_tensors():
