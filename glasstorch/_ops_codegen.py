@@ -337,7 +337,9 @@ def entry_lines(op, params, indent="    "):
             body += [f"    _i{k} = {params[i]}" for k, i in enumerate(edges)]
             same = None if keys is None or keys.result is None else \
                 " and ".join(["_ko"] + [f"_k{i} is _ko" for i in edges])
-            body += record_lines(op.node, lambda i: params[i], "    ", same)
+            # (keys that decide the plain case alone are real keys there: sizes and strides read from them)
+            body += record_lines(op.node, lambda i: params[i], "    ", same,
+                                 (lambda i: f"_k{i}") if keys is not None and keys.exact else None)
         else:
             all_args = "(" + "".join(f"{p}, " for p in params) + ")"
             body.append(f"    _record(_op, {all_args}, [{''.join(params[i] + ', ' for i in edges)}], _out)")
@@ -542,7 +544,7 @@ def _input_meta_lines(schema, n_inputs):
     return lines
 
 
-def record_lines(cls, arg, indent, same_keys=None):
+def record_lines(cls, arg, indent, same_keys=None, key=None):
     """The lines that record a node of ``cls`` (one output ``_out``, single-Tensor inputs ``_i0``,
     ``_i1``... -- None for an argument that is no Tensor -- and argument ``i`` read as ``arg(i)``),
     leaving it in ``_node``: ``connect``'s work written out for this op's inputs (each edge as
@@ -551,7 +553,7 @@ def record_lines(cls, arg, indent, same_keys=None):
 
     ``same_keys``: a condition that says, from the layout keys of a one-frame entry
     (``entry_lines``), that every input has the output's shape and dtype (the key ``_ko``'s): then
-    no array is asked."""
+    no array is asked. ``key``: see ``_saved_lines``."""
     schema = cls._schema
     layout = _Layout(schema, cls._edge_positions)
     n_inputs = len(layout.edges)
@@ -588,16 +590,18 @@ def record_lines(cls, arg, indent, same_keys=None):
     # a view made under no_grad has none, and its partner operand is not saved)
     for k, name in enumerate(layout.edges):
         lines.append(f"_r_{name} = _e{k}[0] is not None")
-    return [indent + line for line in lines] + _saved_lines(cls, arg, indent)
+    return [indent + line for line in lines] + _saved_lines(cls, arg, indent, key)
 
 
-def _saved_lines(cls, arg, indent):
+def _saved_lines(cls, arg, indent, key=None):
     """The lines that save, on ``_node``, what the formulas of the inputs that need a gradient read
     (``_r_<input>``: whether it does; argument ``i`` read as ``arg(i)``, outputs from ``_outs``
-    or, for one output, ``_out``)."""
+    or, for one output, ``_out``). ``key``: where a one-frame entry holds argument ``i``'s layout key
+    (``key(i)``, ``entry_lines``), its sizes and a dense one's strides are read from the key."""
     schema = cls._schema
     table = cls._formula_table
     single = not (schema.returns_list or schema.returns_tuple)
+    layout_key = key
     lines = []
     for k, (names, _, _, _) in enumerate(table):
         lines.append(f"_need{k} = {' or '.join('_r_' + n for n in names)}")
@@ -607,10 +611,15 @@ def _saved_lines(cls, arg, indent):
         for kind, key in specs:
             if kind == "value":
                 body.append(f"_node._saved_{key} = {arg(cls._op_arg_index[key])}")
+            elif kind == "sizes" and key not in cls._list_inputs and layout_key is not None:
+                body.append(f"_node._saved_{key}_sym_sizes = {layout_key(cls._op_arg_index[key])}.shape")
             elif kind == "sizes" and key not in cls._list_inputs:   # (inline: mm saves two per call)
                 body.append(f"_node._saved_{key}_sym_sizes = tuple({arg(cls._op_arg_index[key])}._data.shape)")
             elif kind == "sizes":
                 body.append(f"_node._saved_{key}_sym_sizes = _sizes({arg(cls._op_arg_index[key])})")
+            elif kind == "strides" and layout_key is not None:
+                k_ = layout_key(cls._op_arg_index[key])
+                body.append(f"_node._saved_{key}_sym_strides = {k_}.strides or _strides({arg(cls._op_arg_index[key])})")
             elif kind == "strides":
                 body.append(f"_node._saved_{key}_sym_strides = _strides({arg(cls._op_arg_index[key])})")
             elif kind == "numel":

@@ -216,3 +216,46 @@ def test_a_full_table_of_keys_starts_over_and_results_stay_right():
     expected = (x.numpy() + y.numpy() + x.numpy()) * w.numpy()
     np.testing.assert_allclose(z3.numpy(), expected, rtol=1e-6)
     assert z3.stride() == (7, 1)
+
+
+@pytest.mark.parametrize("layout", ["row-major", "transposed", "sliced", "column", "row", "expanded"])
+def test_mm_saves_torchs_sizes_and_strides_through_the_keys(layout):
+    a, b = _arrays((6, 4), np.float32, 2, seed=5)
+
+    def make(lib):
+        x = lib.tensor(a, requires_grad=True)
+        w = lib.tensor(b.T.copy(), requires_grad=True)
+        if layout == "transposed":
+            x = lib.tensor(a.T.copy(), requires_grad=True).t()
+        elif layout == "sliced":
+            x = lib.tensor(np.concatenate([a, a], 1), requires_grad=True)[:, ::2]
+        elif layout == "column":
+            x, w = x[:, :1], w[:1]
+        elif layout == "row":
+            x = x[:1]
+        elif layout == "expanded":
+            x = lib.tensor(a[:1], requires_grad=True).expand(6, 4)
+        return x, w
+
+    (x, w), (tx, tw) = make(gt), make(torch)
+    for _ in range(2):      # (the second time: every key known)
+        node, tnode = (x @ w).grad_fn, (tx @ tw).grad_fn
+        for name in ("_saved_self_sym_sizes", "_saved_self_sym_strides", "_saved_mat2_sym_sizes",
+                     "_saved_mat2_sym_strides"):
+            assert tuple(getattr(node, name)) == tuple(getattr(tnode, name)), name
+
+
+def test_an_equal_dtype_of_another_object_takes_no_key_from_the_usual_one():
+    # (an unpickled array's dtype is equal to float32 but another object: it gets a key of its own,
+    # and arrays of the usual float32 still get theirs)
+    a, b = _arrays((5, 6), np.float32, 2, seed=11)
+    other = pickle.loads(pickle.dumps(a))
+    assert other.dtype == a.dtype and other.dtype is not a.dtype
+    t_other = gt.from_numpy(other)
+    t_other + t_other
+    assert t_other._layout is not layout_of(a) and t_other._layout.dense
+    x, y = gt.tensor(a), gt.tensor(b)
+    z = x + y
+    assert z._layout_of is z._data and z._layout is layout_of(a)
+    np.testing.assert_array_equal((t_other + x).numpy(), a * 2)
+    np.testing.assert_array_equal((x * t_other).numpy(), a * a)

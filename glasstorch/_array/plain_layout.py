@@ -13,6 +13,8 @@ the facts, never the converse.
 """
 import numpy as np
 
+from .layout import contiguous_strides
+
 _ndarray = np.ndarray
 _FLOAT32, _FLOAT64 = np.dtype("float32"), np.dtype("float64")
 _MAX_KEYS = 4096
@@ -26,11 +28,12 @@ class Layout:
     ``dense_inexact``: that, of a floating or complex dtype; ``dense_float``: that, of float32 or
     float64 (a unary op's plain case, ``_ops.ROW_MAJOR_FLOAT``); ``products``: the layout of this
     array times another (by key) under mm's plain case, False where it does not apply (filled as met:
-    :func:`matrix_product`)."""
-    __slots__ = ("shape", "dtype", "dense", "dense_inexact", "dense_float", "products")
+    :func:`matrix_product`); ``strides``: a dense array's, in elements (``Tensor.stride()``), else None."""
+    __slots__ = ("shape", "dtype", "dense", "dense_inexact", "dense_float", "products", "strides")
 
     def __init__(self, shape, dtype, dense):
         self.shape, self.dtype, self.dense = shape, dtype, dense
+        self.strides = contiguous_strides(shape) if dense else None
         self.dense_inexact = dense and dtype.kind in "fc"
         self.dense_float = dense and (dtype is _FLOAT32 or dtype is _FLOAT64)
         self.products = {}
@@ -47,7 +50,7 @@ class _NoLayout(Layout):
     __slots__ = ()
 
     def __init__(self):
-        self.shape = self.dtype = None
+        self.shape = self.dtype = self.strides = None
         self.dense = self.dense_inexact = self.dense_float = False
         self.products = {}
 
@@ -57,7 +60,9 @@ _KEYS = {}
 
 
 def _key(shape, dtype, dense):
-    key = _KEYS.get((shape, dtype, dense))
+    # (by the dtype object, as SAME_LAYOUT's ``dtype is`` test: two equal dtype objects get two keys,
+    # and the id is not reused while the key in the table holds the dtype)
+    key = _KEYS.get((shape, id(dtype), dense))
     if key is None:
         if not dtype.isnative or dtype.metadata is not None:
             # (a byte-swapped dtype, whose sums NumPy gives in the native order, or one with metadata:
@@ -65,10 +70,8 @@ def _key(shape, dtype, dense):
             return NO_LAYOUT
         if len(_KEYS) >= _MAX_KEYS:     # (a program of ever new shapes: start over, see the module docstring)
             _KEYS.clear()
-        key = _KEYS[(shape, dtype, dense)] = Layout(shape, dtype, dense)
-    # (a dtype equal to the key's but another object: no key, as SAME_LAYOUT's ``dtype is`` test
-    # would refuse the pair too)
-    return key if key.dtype is dtype else NO_LAYOUT
+        key = _KEYS[(shape, id(dtype), dense)] = Layout(shape, dtype, dense)
+    return key
 
 
 def layout_of(array):
@@ -90,7 +93,6 @@ def matrix_product(a, b, small):
             and (d is _FLOAT32 or d is _FLOAT64) and b.dtype is d and small(sa, sb)):
         shape = (sa[0], sb[1])
         out = _key(shape, d, 1 not in shape and 0 not in shape)
-        out = out if out is not NO_LAYOUT else False
     if a is not NO_LAYOUT and len(a.products) < 64:    # (bounded: a matrix met with many others)
         a.products[b] = out
     return out
