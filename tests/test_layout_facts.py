@@ -17,6 +17,14 @@ from glasstorch._tensor import layout_facts
 from glasstorch.ops import pointwise
 
 
+@pytest.fixture(autouse=True)
+def _entries_on(monkeypatch):
+    # (a test of another device earlier in this process switched the device rule on for good, which
+    # turns the one-frame entries off: these tensors are all on the CPU, where it has nothing to check)
+    from glasstorch._array import device_rule
+    monkeypatch.setattr(device_rule.state, "many", False)
+
+
 def _arrays(shape, dtype, n=2, seed=0):
     rng = np.random.default_rng(seed)
     return [rng.standard_normal(shape).astype(dtype) for _ in range(n)]
