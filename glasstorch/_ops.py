@@ -625,10 +625,14 @@ class Plain:
     template over the op's tensor arguments in order (``{0}``, ``{1}``: one of the guards below,
     which may use locals ``_s``, ``_d``...), of arrays of exactly the array type -- anything else
     (a number, a meta or CuPy array) is for the kernel given to ``defop``. Arguments that are not
-    tensors must hold their schema default (the same object) for the plain case to apply."""
+    tensors must hold their schema default (the same object) for the plain case to apply.
 
-    def __init__(self, expression, guard, **names):
-        self.expression, self.guard, self.names = expression, guard, names
+    ``keys``: the same guard asked of the tensors' layout keys (:class:`Keys`; ``_array/plain_layout``),
+    which the one-frame entries of the public functions read from the Tensors instead of the arrays'
+    attributes."""
+
+    def __init__(self, expression, guard, keys=None, **names):
+        self.expression, self.guard, self.keys, self.names = expression, guard, keys, names
 
     def __repr__(self):
         return f"Plain({self.expression!r}, {self.guard!r})"
@@ -654,6 +658,36 @@ ROW_MAJOR_FLOAT = ("type({0}) is _ndarray and ((_d := {0}.dtype) is _FLOAT32 or 
 MATRICES = ("type({0}) is _ndarray and type({1}) is _ndarray and len(_sa := {0}.shape) == 2 "
             "and len(_sb := {1}.shape) == 2 and _sa[1] == _sb[0] and _sa[1] != 1 "
             "and ((_d := {0}.dtype) is _FLOAT32 or _d is _FLOAT64) and {1}.dtype is _d")
+
+
+
+
+class Keys:
+    """A plain case's guard asked of its Tensors' layout keys (``Tensor._layout``, one interned
+    :class:`~glasstorch._array.plain_layout.Layout` per shape, dtype and density): ``test``, a template
+    over the keys in order (``{0}``, ``{1}``), true only where the arrays' guard holds; ``result``, the
+    result's key in terms of them (None: not known from them, the result's facts are computed when
+    asked); ``exact``: the test holds exactly where the arrays' guard does (otherwise an entry asks
+    the arrays where the keys say no). The keys are compared by identity: the same key, the same
+    shape and dtype -- two slot reads where the arrays' guard reads five NumPy attributes."""
+
+    def __init__(self, test, result=None, exact=False):
+        self.test, self.result, self.exact = test, result, exact
+
+    def __repr__(self):
+        return f"Keys({self.test!r}, result={self.result!r}, exact={self.exact})"
+
+
+# SAME_LAYOUT by the keys: one key, dense (so the second operand row-major too: a transposed one goes
+# to the arrays' guard); the result has the operands' layout (an op whose result keeps their dtype)
+SAME_LAYOUT_KEYS = Keys("{0}.dense and {0} is {1}", result="{0}")
+SAME_LAYOUT_FLOATING_KEYS = Keys("{0}.dense_inexact and {0} is {1}", result="{0}")
+# ROW_MAJOR_FLOAT by the key, for an op whose result keeps the input's dtype
+ROW_MAJOR_FLOAT_KEYS = Keys("{0}.dense_float", result="{0}", exact=True)
+# MATRICES (and the op's own size rule, ``_small(shape_a, shape_b)``, a name of its Plain): the
+# product's key, remembered by the first key per second key (``plain_layout.matrix_product``)
+MATRICES_KEYS = Keys("((_ko := {0}.products.get({1})) or _ko is None and (_ko := _matrix_product({0}, {1}, _small)))",
+                     result="_ko", exact=True)
 
 
 _DECLARING = threading.RLock()

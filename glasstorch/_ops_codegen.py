@@ -295,13 +295,31 @@ def entry_lines(op, params, indent="    "):
     lines = [indent + "if not _ANYWHERE.on and not _ANYWHERE.dispatching and not _devices.many and "
              + " and ".join(f"type({p}) is _Tensor" for _, p in tensors) + ":"]
     lines += [inner + f"_a{i} = {p}._data" for i, p in tensors]
-    lines.append(inner + f"if {plain_guard(op, params, lambda i: f'_a{i}')}:")
+    keys = op._plain.keys
+    if keys is None:
+        lines.append(inner + f"if {plain_guard(op, params, lambda i: f'_a{i}')}:")
+        facts = ["_out._layout_of = None"]
+    else:
+        # the guard asked of the Tensors' layout keys (_ops.Keys): each kept beside its array, valid while
+        # that array is the Tensor's (``_layout_of``), else found now and kept (_tensor.layout_facts)
+        lines += [inner + f"_k{i} = {p}._layout if {p}._layout_of is _a{i} else _layout_facts({p})" for i, p in tensors]
+        test = "(" + keys.test.format(*(f"_k{i}" for i, _ in tensors)) + ")"
+        defaults = [f"{params[i]} is _D[{i}]" for i, a in enumerate(args) if not a.is_tensor]
+        if keys.result is not None:     # the result's key: a false value where the keys do not decide
+            lines.append(inner + f"_ko = {test} and {keys.result.format(*(f'_k{i}' for i, _ in tensors))}")
+            test = "_ko"
+        cond = test if keys.exact else f"({test} or {op._plain.guard.format(*(f'_a{i}' for i, _ in tensors))})"
+        lines.append(inner + f"if {' and '.join(defaults + [cond])}:")
+        facts = (["_out._layout_of = None"] if keys.result is None else
+                 ["_out._layout_of = _result", "_out._layout = _ko"] if keys.exact else
+                 ["_out._layout_of = _result if _ko else None", "_out._layout = _ko"])
     body = [f"_result = {plain_expression(op, lambda i: f'_a{i}')}",
             "if type(_result) is not _ndarray and isinstance(_result, _generic):",
             "    _result = _asarray(_result)   # (a 0-d result comes back from NumPy as a scalar)",
             # (_tensor._wrap's lines: see there)
             "_out = _new(_Tensor)",
             "_out._data = _result",
+            *facts,
             "_out._requires_grad = False",
             "_out._grad_fn = None",
             "_out._grad = None",
@@ -317,7 +335,11 @@ def entry_lines(op, params, indent="    "):
         body.append(f"if _state.enabled and ({' or '.join(f'{params[i]}._requires_grad' for i in edges)}):")
         if _inline_record(op.node):
             body += [f"    _i{k} = {params[i]}" for k, i in enumerate(edges)]
-            body += record_lines(op.node, lambda i: params[i], "    ")
+            same = None if keys is None or keys.result is None else \
+                " and ".join(["_ko"] + [f"_k{i} is _ko" for i in edges])
+            # (keys that decide the plain case alone are real keys there: sizes and strides read from them)
+            body += record_lines(op.node, lambda i: params[i], "    ", same,
+                                 (lambda i: f"_k{i}") if keys is not None and keys.exact else None)
         else:
             all_args = "(" + "".join(f"{p}, " for p in params) + ")"
             body.append(f"    _record(_op, {all_args}, [{''.join(params[i] + ', ' for i in edges)}], _out)")
@@ -326,7 +348,7 @@ def entry_lines(op, params, indent="    "):
     from . import _tensor
     from ._seam import ANYWHERE
     names = dict(op._namespace)
-    names.update(_op=op, _ANYWHERE=ANYWHERE, _tensor_module=_tensor, _asarray=xp.asarray,
+    names.update(_op=op, _ANYWHERE=ANYWHERE, _tensor_module=_tensor, _asarray=xp.asarray, _layout_facts=_tensor.layout_facts,
                  __name__=names["__name__"] if "__name__" in names else __name__)   # (see install_call)
     return lines, names
 
@@ -494,38 +516,55 @@ def node_record_source(cls):
     return "\n".join(lines) + "\n"
 
 
-def record_lines(cls, arg, indent):
+def _input_meta_lines(schema, n_inputs):
+    """record_lines' lines that keep, on ``_node``, the shape and dtype of an input that differs from
+    the output's (``_ref``'s): what the engine reduces or casts its gradient to."""
+    if not n_inputs:
+        return []
+    lines = []
+    # mostly every input has the output's shape and dtype: said inline, without _input_meta's call
+    # and loop (which then decides, for an input that differs, whether it requires grad)
+    differs = " or ".join(f"(_i{k} is not None and (_i{k}._data.shape != _shape or _i{k}._data.dtype != _dt))"
+                          for k in range(n_inputs))
+    meta = ["_shape, _dt = _ref.shape, _node._out_dtype",
+            f"if {differs}:",
+            f"    _meta = _input_meta([{''.join(f'_i{k}, ' for k in range(n_inputs))}], _ref)",
+            "    if _meta is not None:",
+            "        _node._input_meta = _meta"]
+    if all(alias for _, alias in schema.returns) and not schema.mutates:
+        # a view op's formula gives its input's own shape: the engine has nothing to reduce, and only
+        # a view with another dtype (view_as_real) needs the input's dtype kept, to cast its gradient
+        # back (an in-place op, Tensor(a!), is no view: copy_'s source may have been broadcast)
+        other_dtype = " or ".join(f"(_i{k} is not None and _i{k}._data.dtype != _ref.dtype)"
+                                  for k in range(n_inputs))
+        lines.append(f"if {other_dtype}:")
+        lines += ["    " + m for m in meta]
+    else:
+        lines += meta
+    return lines
+
+
+def record_lines(cls, arg, indent, same_keys=None, key=None):
     """The lines that record a node of ``cls`` (one output ``_out``, single-Tensor inputs ``_i0``,
     ``_i1``... -- None for an argument that is no Tensor -- and argument ``i`` read as ``arg(i)``),
     leaving it in ``_node``: ``connect``'s work written out for this op's inputs (each edge as
     ``autograd.graph.edge_of`` finds it) and what the formulas read saved. Used by ``_record`` and
-    written into the op's generated call, where the recording is most of autograd's cost per op."""
+    written into the op's generated call, where the recording is most of autograd's cost per op.
+
+    ``same_keys``: a condition that says, from the layout keys of a one-frame entry
+    (``entry_lines``), that every input has the output's shape and dtype (the key ``_ko``'s): then
+    no array is asked. ``key``: see ``_saved_lines``."""
     schema = cls._schema
     layout = _Layout(schema, cls._edge_positions)
     n_inputs = len(layout.edges)
-    lines = ["_node = _new(_cls)",
-             "_ref = _out._data",
-             "_node._out_dtype = _ref.dtype"]
-    if n_inputs:
-        # mostly every input has the output's shape and dtype: said inline, without _input_meta's call
-        # and loop (which then decides, for an input that differs, whether it requires grad)
-        differs = " or ".join(f"(_i{k} is not None and (_i{k}._data.shape != _shape or _i{k}._data.dtype != _dt))"
-                              for k in range(n_inputs))
-        meta = ["_shape, _dt = _ref.shape, _node._out_dtype",
-                f"if {differs}:",
-                f"    _meta = _input_meta([{''.join(f'_i{k}, ' for k in range(n_inputs))}], _ref)",
-                "    if _meta is not None:",
-                "        _node._input_meta = _meta"]
-        if all(alias for _, alias in schema.returns) and not schema.mutates:
-            # a view op's formula gives its input's own shape: the engine has nothing to reduce, and only
-            # a view with another dtype (view_as_real) needs the input's dtype kept, to cast its gradient
-            # back (an in-place op, Tensor(a!), is no view: copy_'s source may have been broadcast)
-            other_dtype = " or ".join(f"(_i{k} is not None and _i{k}._data.dtype != _ref.dtype)"
-                                      for k in range(n_inputs))
-            lines.append(f"if {other_dtype}:")
-            lines += ["    " + m for m in meta]
-        else:
-            lines += meta
+    lines = ["_node = _new(_cls)"]
+    head = ["_ref = _out._data", "_node._out_dtype = _ref.dtype"] + _input_meta_lines(schema, n_inputs)
+    if same_keys is not None:
+        lines += [f"if {same_keys}:   # (the layout keys say so: every input is of the output's shape and dtype)",
+                  "    _node._out_dtype = _ko.dtype",
+                  "else:"] + ["    " + line for line in head]
+    else:
+        lines += head
     # the edges (connect / edge_of, written out per input)
     for k in range(n_inputs):
         t = f"_i{k}"
@@ -551,16 +590,18 @@ def record_lines(cls, arg, indent):
     # a view made under no_grad has none, and its partner operand is not saved)
     for k, name in enumerate(layout.edges):
         lines.append(f"_r_{name} = _e{k}[0] is not None")
-    return [indent + line for line in lines] + _saved_lines(cls, arg, indent)
+    return [indent + line for line in lines] + _saved_lines(cls, arg, indent, key)
 
 
-def _saved_lines(cls, arg, indent):
+def _saved_lines(cls, arg, indent, key=None):
     """The lines that save, on ``_node``, what the formulas of the inputs that need a gradient read
     (``_r_<input>``: whether it does; argument ``i`` read as ``arg(i)``, outputs from ``_outs``
-    or, for one output, ``_out``)."""
+    or, for one output, ``_out``). ``key``: where a one-frame entry holds argument ``i``'s layout key
+    (``key(i)``, ``entry_lines``), its sizes and a dense one's strides are read from the key."""
     schema = cls._schema
     table = cls._formula_table
     single = not (schema.returns_list or schema.returns_tuple)
+    layout_key = key
     lines = []
     for k, (names, _, _, _) in enumerate(table):
         lines.append(f"_need{k} = {' or '.join('_r_' + n for n in names)}")
@@ -570,10 +611,15 @@ def _saved_lines(cls, arg, indent):
         for kind, key in specs:
             if kind == "value":
                 body.append(f"_node._saved_{key} = {arg(cls._op_arg_index[key])}")
+            elif kind == "sizes" and key not in cls._list_inputs and layout_key is not None:
+                body.append(f"_node._saved_{key}_sym_sizes = {layout_key(cls._op_arg_index[key])}.shape")
             elif kind == "sizes" and key not in cls._list_inputs:   # (inline: mm saves two per call)
                 body.append(f"_node._saved_{key}_sym_sizes = tuple({arg(cls._op_arg_index[key])}._data.shape)")
             elif kind == "sizes":
                 body.append(f"_node._saved_{key}_sym_sizes = _sizes({arg(cls._op_arg_index[key])})")
+            elif kind == "strides" and layout_key is not None:
+                k_ = layout_key(cls._op_arg_index[key])
+                body.append(f"_node._saved_{key}_sym_strides = {k_}.strides or _strides({arg(cls._op_arg_index[key])})")
             elif kind == "strides":
                 body.append(f"_node._saved_{key}_sym_strides = _strides({arg(cls._op_arg_index[key])})")
             elif kind == "numel":

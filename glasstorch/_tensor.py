@@ -26,6 +26,7 @@ import weakref
 from . import _dtype
 from ._array import xp, device_type_of, as_numpy, MetaArray, root_array, storage_offset_of
 from ._array.layout import element_strides
+from ._array.plain_layout import layout_of
 from . import autograd
 from .autograd import grad_mode
 from ._seam import (seam, note_instance, note_subclass_with_torch_function, DisableTorchFunctionSubclass,
@@ -316,6 +317,10 @@ class Tensor:
     __slots__ = ("_data", "_requires_grad", "_grad_fn", "_grad", "_output_nr", "_counter", "_base",
                  "_retains_grad", "_backward_hooks", "_post_accumulate_grad_hooks", "_accumulator",
                  "_creation_meta", "_attr_version",  # set on views only (see make_view), read only when _base is set
+                 # the plain-layout key of the array ``_layout_of`` (_array/plain_layout; layout_facts): valid
+                 # while that is ``_data``, so a new array anywhere leaves no stale facts in use; ``_layout``
+                 # is read only then
+                 "_layout_of", "_layout",
                  "__weakref__", "__dict__")
     __array_priority__ = 1000  # numpy_array * tensor -> Tensor.__rmul__
     __hash__ = object.__hash__
@@ -386,6 +391,7 @@ class Tensor:
         out._retains_grad = False
         out._backward_hooks = None
         out._post_accumulate_grad_hooks = None
+        out._layout_of = None
         return out
 
     @staticmethod
@@ -587,6 +593,7 @@ class Tensor:
         if not isinstance(value, Tensor):
             raise TypeError(f"data must be a Tensor, not {type(value).__name__}")
         self._data = value._data
+        self._layout_of = None      # (no old array kept alive for its facts' sake)
 
     def _alias(self):
         """Same data and version counter, no history (for saving a result without a cycle).
@@ -594,6 +601,7 @@ class Tensor:
         makes one, and _wrap would make a counter only to drop it.)"""
         out = object.__new__(Tensor)
         out._data = self._data
+        out._layout_of = None
         out._requires_grad = False
         out._grad_fn = None
         out._grad = None
@@ -801,7 +809,9 @@ class Tensor:
         if type(self._data) is not xp.ndarray and not force:
             raise TypeError(f"can't convert {self.device} device type tensor to numpy. Use Tensor.cpu() to copy the "
                             "tensor to host memory first.")
-        return as_numpy(self._data)
+        # (a view: the memory is the tensor's, the array object the caller's own -- torch's ndarray is
+        # a new object too, and ``n.shape = ...`` must not reshape the tensor: see Tensor._layout_of)
+        return _numpy_view(self._data)
 
     def __array__(self, dtype=None, copy=None):
         if seam.on:
@@ -810,7 +820,7 @@ class Tensor:
             # be bypassed -- while grad mode is on (gpytorch's plots read predictions under no_grad)
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
                                "instead.")
-        a = as_numpy(self._data)
+        a = _numpy_view(self._data)
         return a if dtype is None else a.astype(dtype)
 
     def __array_wrap__(self, array, context=None, return_scalar=False):
@@ -987,6 +997,7 @@ def _rebuild_tensor(array, requires_grad, cls=Tensor):
 
 def _init(t, data, requires_grad=False):
     t._data = data
+    t._layout_of = None
     t._requires_grad = requires_grad
     t._grad_fn = None
     t._grad = None
@@ -1013,6 +1024,7 @@ def _wrap(data):
         data = xp.asarray(data)  # NumPy turns 0-d results into scalars; a tensor keeps an array
     t = _object_new(Tensor)
     t._data = data
+    t._layout_of = None
     t._requires_grad = False
     t._grad_fn = None
     t._grad = None
@@ -1024,6 +1036,21 @@ def _wrap(data):
     t._post_accumulate_grad_hooks = None
     t._accumulator = None
     return t
+
+
+def _numpy_view(array):
+    """A NumPy array of ``array``'s memory that is not ``array`` itself (``Tensor.numpy``)."""
+    out = as_numpy(array)
+    return out.view() if out is array else out
+
+
+def layout_facts(t):
+    """The plain-layout key of ``t``'s array (``_array/plain_layout``), found now and kept on ``t``
+    beside the array it is for (the one-frame entries read it: ``_ops_codegen.entry_lines``)."""
+    data = t._data
+    key = t._layout = layout_of(data)
+    t._layout_of = data
+    return key
 
 
 def make_view(input, data, creation_meta=DEFAULT):

@@ -10,7 +10,7 @@ import torch
 
 import glasstorch as gt
 from glasstorch import _seam
-from glasstorch._tensor import _wrap
+from glasstorch._tensor import _wrap, layout_facts
 
 
 def _pair(lib, dtype, shape=(4, 5), requires_grad=False, seed=0):
@@ -109,15 +109,20 @@ def test_a_plain_call_with_nothing_installed_is_one_python_frame(monkeypatch):
             assert not any(name in ("__call__", "_wrap") or name.endswith("kernel") for name in frames), frames
 
 
-def test_the_entry_makes_the_tensor_wrap_makes():
+def test_the_entry_makes_the_tensor_wrap_makes(monkeypatch):
+    from glasstorch._array import device_rule
+    monkeypatch.setattr(device_rule.state, "many", False)     # (see the test above)
     x, y = _pair(gt, np.float32)
     with gt.no_grad():
         z = x + y
     ref = _wrap(z._data)
     for slot in gt.Tensor.__slots__:
-        if slot in ("_data", "__weakref__", "__dict__"):
+        if slot in ("_data", "__weakref__", "__dict__", "_layout_of", "_layout"):
             continue
         assert getattr(z, slot, "unset") == getattr(ref, slot, "unset"), slot
+    # (the layout facts: the entry's, where _wrap leaves them to be found when asked -- the same key)
+    assert z._layout_of is z._data and ref._layout_of is None
+    assert z._layout is layout_facts(ref)
 
 
 def test_the_entry_under_inference_mode_makes_inference_tensors():

@@ -468,4 +468,5 @@ def resize_output(out, shape, warn=True):
     else:
         new = _empty_like(o, shape)
     out._data = new
+    out._layout_of = None
     return new

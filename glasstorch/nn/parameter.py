@@ -172,6 +172,7 @@ class UninitializedTensorMixin:
     @_data.setter
     def _data(self, value):
         _DATA_SLOT.__set__(self, value)
+        self._layout_of = None
 
     def _placeholder(self) -> Tensor:
         """The empty tensor holding this one's dtype and device."""
@@ -190,6 +191,7 @@ class UninitializedTensorMixin:
     def data(self, value):
         # read the slot directly: ``value`` may itself be uninitialized
         _DATA_SLOT.__set__(self, _DATA_SLOT.__get__(value))
+        self._layout_of = None
 
     @property
     def requires_grad(self):

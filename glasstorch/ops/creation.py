@@ -238,7 +238,7 @@ def as_tensor(data, dtype=None, device=None):
         return data.to(dtype=dtype, device=device)
     if isinstance(data, xp.ndarray) and (dtype is None or data.dtype == _np_dtype(dtype)) and _device_type(device) == "cpu":
         _dtype.from_numpy_dtype(data.dtype)
-        return _fresh(data)
+        return _fresh(data.view())    # (a view: see from_numpy)
     return tensor(data, dtype=dtype, device=device)
 
 
@@ -254,7 +254,10 @@ def from_numpy(ndarray):
     if ndarray.dtype.kind == "u" and ndarray.dtype.itemsize > 1:
         raise TypeError(f"can't convert np.ndarray of type numpy.{ndarray.dtype}. The only supported types are: "
                         "float64, float32, float16, complex64, complex128, int64, int32, int16, int8, uint8, and bool.")
-    return _fresh(ndarray)
+    # (on a view of it: the memory is shared, the array object is the tensor's own -- the caller's
+    # ``a.shape = ...`` reshapes only theirs, as with torch, and cannot leave the tensor's layout
+    # facts stale, Tensor._layout_of)
+    return _fresh(ndarray.view())
 
 
 def _lift_fresh_kernel(self):

@@ -14,7 +14,8 @@ from .._tensor import Tensor, _wrap_dim
 from .._array import (xp, asarray, has_values, matmul as _matmul, arange_like as _arange_like,
                       zeros_like as _zeros_like, empty_like as _empty_like, full_like as _full_like, row_major,
                       column_major)
-from .._ops import defop, aten, node_classes_of, Plain, MATRICES
+from .._ops import defop, aten, node_classes_of, Plain, MATRICES, MATRICES_KEYS
+from .._array.plain_layout import matrix_product
 from .._seam import overridable
 from ._op import method, computed_into_self, written_into_self
 from .creation import eye, zeros, tensor
@@ -230,9 +231,16 @@ def mm_mat2_backward(grad, mat1, mat2_sizes, mat2_strides, alpha=1):
     return _scaled(aten.mm(conj(aten.t(mat1)), grad), alpha)
 
 
+def _small_product(shape_a, shape_b):
+    """mm's plain case's size rule, by shapes (MATRICES_KEYS): a product of at least _LARGE_ROWS rows and
+    _LARGE_COLUMNS columns goes to _gemm (matmul's ufunc)."""
+    return shape_a[0] < _LARGE_ROWS or shape_b[1] < _LARGE_COLUMNS
+
+
 mm_op = defop("mm(Tensor self, Tensor mat2) -> Tensor", _mm_kernel, node="MmBackward0",
               plain=Plain("{self}.dot({mat2})", MATRICES + " and (_sa[0] < _LARGE_ROWS or _sb[1] < _LARGE_COLUMNS)",
-                          _LARGE_ROWS=_LARGE_ROWS, _LARGE_COLUMNS=_LARGE_COLUMNS),   # (a large output: _gemm)
+                          MATRICES_KEYS, _LARGE_ROWS=_LARGE_ROWS, _LARGE_COLUMNS=_LARGE_COLUMNS,   # (a large output: _gemm)
+                          _matrix_product=matrix_product, _small=_small_product),
               self=lambda grad, mat2, self_sizes, self_strides: mm_mat1_backward(grad, mat2, self_sizes, self_strides),
               mat2=lambda grad, self, mat2_sizes, mat2_strides: mm_mat2_backward(grad, self, mat2_sizes, mat2_strides))
 bmm_op = defop("bmm(Tensor self, Tensor mat2) -> Tensor", _bmm_kernel, node="BmmBackward0",

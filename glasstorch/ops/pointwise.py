@@ -18,7 +18,8 @@ from .._array import (xp, to_device, same_data, row_major, like_operands, like_i
                       asarray_like as _asarray_like, asarray, has_values, zeros_like as _zeros_like)
 from ._op import (method, operands, inplace, inplace_recorded, result_dtype, as_tensor_arg, promote_arrays,
                   _check_inplace, _check_no_overlap, bump_version, write_into, written_into_self, can_cast, _DTYPE_OF)
-from .._ops import defop, aten, node_classes_of, Plain, SAME_LAYOUT, SAME_LAYOUT_FLOATING, ROW_MAJOR_FLOAT
+from .._ops import (defop, aten, node_classes_of, Plain, Keys, SAME_LAYOUT, SAME_LAYOUT_FLOATING, ROW_MAJOR_FLOAT,
+                    SAME_LAYOUT_KEYS, SAME_LAYOUT_FLOATING_KEYS, ROW_MAJOR_FLOAT_KEYS)
 from .. import _ops   # (_ops._ARRAY_TYPES, read at each call: it grows when CuPy is imported)
 from .._seam import seam, overridable, named, alias
 from ._derivatives import conj, is_complex, sgn_backward
@@ -233,6 +234,9 @@ def _unary_kernel(name, forward, int_ok):
     return kernel
 
 
+# the unary ops of a bool result
+_BOOL_RESULT = ("logical_not", "isnan", "isinf", "isfinite", "signbit", "bitwise_not")
+
 # the unary ops torch has no in-place variant of (x.isnan_() is glasstorch's only)
 _NO_INPLACE_VARIANT = ("isnan", "isinf", "isfinite", "signbit")
 
@@ -243,7 +247,10 @@ def _make_unary(name, node_name, forward, derivative, int_ok):
     formulas = {} if derivative is None else {"self": derivative}
     # (the plain case: a float32/float64 input, which no row computes in another dtype; bitwise_not
     # refuses it)
-    plain = None if "f" in _REFUSES.get(name, ("",))[0] else Plain("_forward({self})", ROW_MAJOR_FLOAT, _forward=forward)
+    # (the rows of a bool result give it no layout key: it is not the input's, and found when asked)
+    keys = Keys(ROW_MAJOR_FLOAT_KEYS.test, exact=True) if name in _BOOL_RESULT else ROW_MAJOR_FLOAT_KEYS
+    plain = None if "f" in _REFUSES.get(name, ("",))[0] else Plain("_forward({self})", ROW_MAJOR_FLOAT, keys,
+                                                                    _forward=forward)
     op = defop(f"{name}(Tensor self) -> Tensor", _unary_kernel(name, forward, int_ok), node=node_name,
                plain=plain, **formulas)
     op_ = None if name in _NO_INPLACE_VARIANT else defop(f"{name}_(Tensor(a!) self) -> Tensor(a!)", inplace_of=op)
@@ -415,11 +422,11 @@ def _rsub_kernel(self, other, alpha=1):
 
 
 add_op = defop("add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", _add_kernel,
-               node="AddBackward0", plain=Plain("{self} + {other}", SAME_LAYOUT),
+               node="AddBackward0", plain=Plain("{self} + {other}", SAME_LAYOUT, SAME_LAYOUT_KEYS),
                self=lambda grad: grad,
                other=lambda grad, alpha: grad if alpha == 1 else grad * alpha)
 sub_op = defop("sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", _sub_kernel,
-               node="SubBackward0", plain=Plain("{self} - {other}", SAME_LAYOUT_FLOATING),   # (bool - bool: an error)
+               node="SubBackward0", plain=Plain("{self} - {other}", SAME_LAYOUT_FLOATING, SAME_LAYOUT_FLOATING_KEYS),   # (bool - bool: an error)
                self=lambda grad: grad,
                other=lambda grad, alpha: -grad if alpha == 1 else grad * -alpha)
 rsub_op = defop("rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", _rsub_kernel,
@@ -427,7 +434,7 @@ rsub_op = defop("rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tenso
                 self=lambda grad, alpha: -grad if alpha == 1 else grad * -alpha)
 mul_op = defop("mul.Tensor(Tensor self, Tensor other) -> Tensor",
                _mul_kernel,
-               node="MulBackward0", plain=Plain("{self} * {other}", SAME_LAYOUT),
+               node="MulBackward0", plain=Plain("{self} * {other}", SAME_LAYOUT, SAME_LAYOUT_KEYS),
                self=lambda grad, other: grad * conj(other),
                other=lambda grad, self: grad * conj(self))
 
@@ -495,7 +502,7 @@ def _true_divide_kernel(self, other):
 
 
 div_op = defop("div.Tensor(Tensor self, Tensor other) -> Tensor", _true_divide_kernel,
-               node="DivBackward0", plain=Plain("{self} / {other}", SAME_LAYOUT_FLOATING),   # (int / int: a float)
+               node="DivBackward0", plain=Plain("{self} / {other}", SAME_LAYOUT_FLOATING, SAME_LAYOUT_FLOATING_KEYS),   # (int / int: a float)
                self=lambda grad, other: grad / conj(other),
                other=lambda grad, self, other: -grad * conj((self / other) / other))
 div_mode_op = defop("div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor",

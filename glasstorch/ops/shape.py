@@ -940,6 +940,7 @@ def _inplace_view(self, name, op, *args):
     check_inplace(self, self._requires_grad and _state.enabled)
     res = op(self, *args)
     self._data = res._data
+    self._layout_of = None     # (see Tensor._layout_of)
     bump_version(self, name)
     node = res._grad_fn
     if node is not None:
@@ -1020,6 +1021,7 @@ def _resize(self, op, *args, memory_format=None):
     if data.shape != shape:
         check_inference_write(self._counter)   # (refused before it changes: ops/_op._refuse_inference_write)
     self._data = data
+    self._layout_of = None
     if data.shape != shape:
         bump_version(self, "resize_")
     return self
@@ -1064,6 +1066,7 @@ def set_(self, source=None):
         raise NotImplementedError("set_(): glasstorch does not record set_ with a source that requires grad "
                                   "(torch records a node that cannot be differentiated); call it under no_grad()")
     self._data = source._data
+    self._layout_of = None
     bump_version(self, "set_")
     return self
 
