@@ -635,7 +635,7 @@ class Plain:
         self.expression, self.guard, self.keys, self.names = expression, guard, keys, names
 
     def __repr__(self):
-        return f"Plain({self.expression!r}, {self.guard!r})"
+        return f"Plain({self.expression!r}, {self.guard!r}, keys={self.keys!r})"
 
 
 # The guards of the plain cases (see Plain). An element-wise pair: two NumPy arrays of one dtype and
@@ -658,8 +658,6 @@ ROW_MAJOR_FLOAT = ("type({0}) is _ndarray and ((_d := {0}.dtype) is _FLOAT32 or 
 MATRICES = ("type({0}) is _ndarray and type({1}) is _ndarray and len(_sa := {0}.shape) == 2 "
             "and len(_sb := {1}.shape) == 2 and _sa[1] == _sb[0] and _sa[1] != 1 "
             "and ((_d := {0}.dtype) is _FLOAT32 or _d is _FLOAT64) and {1}.dtype is _d")
-
-
 
 
 class Keys:
