@@ -126,6 +126,19 @@ _BY_NUMPY = {d.numpy_dtype: d for d in ALL if d is not bfloat16}   # bfloat16's 
 # NumPy's wider unsigned types have no torch dtype; tensor(np_array) widens them to a signed type that holds them.
 _BY_NUMPY.update({xp.dtype("uint16"): int32, xp.dtype("uint32"): int64, xp.dtype("uint64"): int64})
 
+# NumPy's own object for each dtype above, found by an equal one (an unpickled array's float32 is equal to
+# np.dtype(np.float32) but another object): see usual_dtype_view.
+_USUAL_NUMPY = {d: d for d in _BY_NUMPY}
+
+
+def usual_dtype_view(array):
+    """A new view of NumPy array ``array`` whose dtype is NumPy's usual object for it. An unpickled array's
+    dtype (a batch from a DataLoader's worker, a tensor from ``pickle``) is equal to float32's but another
+    object, and the plain case of the ops keys its layout facts on the object (``_array.plain_layout``):
+    a tensor on such an array would take every op's general path. (A dtype no tensor has, or one with
+    another byte order, is kept: the caller's checks name it.)"""
+    return array.view(_USUAL_NUMPY.get(array.dtype, array.dtype))
+
 
 def from_numpy_dtype(np_dtype):
     try:

@@ -990,6 +990,8 @@ def new_object(cls):
 
 def _rebuild_tensor(array, requires_grad, cls=Tensor):
     t = new_object(cls)
+    if type(array) is xp.ndarray:       # (unpickled: NumPy's usual dtype object, for the ops' plain case)
+        array = _dtype.usual_dtype_view(array)
     _init(t, array, requires_grad)
     count_the_set(t)
     return t

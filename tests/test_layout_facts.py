@@ -4,6 +4,7 @@ an entry hands its result are the array's own, and an array replaced or reshaped
 ``.data =``, ``resize_``, in-place view ops, NumPy's side of ``numpy()`` / ``from_numpy``) never
 leaves stale facts in use -- values, strides and gradients against torch."""
 import copy
+import io
 import pickle
 
 import numpy as np
@@ -259,11 +260,37 @@ def test_an_equal_dtype_of_another_object_takes_no_key_from_the_usual_one():
     a, b = _arrays((5, 6), np.float32, 2, seed=11)
     other = pickle.loads(pickle.dumps(a))
     assert other.dtype == a.dtype and other.dtype is not a.dtype
-    t_other = gt.from_numpy(other)
-    t_other + t_other
-    assert t_other._layout is not layout_of(a) and t_other._layout.dense
+    assert layout_of(other) is not layout_of(a) and layout_of(other).dense
     x, y = gt.tensor(a), gt.tensor(b)
     z = x + y
     assert z._layout_of is z._data and z._layout is layout_of(a)
-    np.testing.assert_array_equal((t_other + x).numpy(), a * 2)
-    np.testing.assert_array_equal((x * t_other).numpy(), a * a)
+
+
+@pytest.mark.parametrize("make", ["from_numpy", "as_tensor", "unpickled tensor", "torch.load"])
+def test_a_tensor_on_an_unpickled_array_takes_the_usual_key_and_shares_its_memory(make):
+    # (a batch from a DataLoader's worker, a tensor from pickle: NumPy's usual dtype object under the
+    # tensor, so that its ops take the plain case; from_numpy and as_tensor still share the memory)
+    a, b = _arrays((5, 6), np.float32, 2, seed=11)
+    other = pickle.loads(pickle.dumps(a))
+    if make == "from_numpy":
+        t = gt.from_numpy(other)
+    elif make == "as_tensor":
+        t = gt.as_tensor(other)
+    elif make == "unpickled tensor":
+        t = pickle.loads(pickle.dumps(gt.tensor(a)))
+    else:
+        buf = io.BytesIO()
+        gt.save(gt.tensor(a), buf)
+        buf.seek(0)
+        t = gt.load(buf)
+    assert t._data.dtype is a.dtype and t.dtype is gt.float32
+    s = t + t
+    assert s._layout is layout_of(a)
+    x = gt.tensor(b)
+    np.testing.assert_array_equal((t + x).numpy(), a + b)
+    np.testing.assert_array_equal((x * t).numpy(), a * b)
+    if make in ("from_numpy", "as_tensor"):
+        other[0, 0] = 7.0
+        assert t[0, 0].item() == 7.0
+        t[1, 1] = 3.0
+        assert other[1, 1] == 3.0

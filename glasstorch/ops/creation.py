@@ -238,7 +238,7 @@ def as_tensor(data, dtype=None, device=None):
         return data.to(dtype=dtype, device=device)
     if isinstance(data, xp.ndarray) and (dtype is None or data.dtype == _np_dtype(dtype)) and _device_type(device) == "cpu":
         _dtype.from_numpy_dtype(data.dtype)
-        return _fresh(data.view())    # (a view: see from_numpy)
+        return _fresh(_dtype.usual_dtype_view(data))    # (a view: see from_numpy)
     return tensor(data, dtype=dtype, device=device)
 
 
@@ -257,7 +257,7 @@ def from_numpy(ndarray):
     # (on a view of it: the memory is shared, the array object is the tensor's own -- the caller's
     # ``a.shape = ...`` reshapes only theirs, as with torch, and cannot leave the tensor's layout
     # facts stale, Tensor._layout_of)
-    return _fresh(ndarray.view())
+    return _fresh(_dtype.usual_dtype_view(ndarray))
 
 
 def _lift_fresh_kernel(self):
