@@ -6,14 +6,13 @@ Every factory takes ``device=``: ``'cpu'`` (NumPy), ``'meta'`` (a shape, dtype a
 default device: cpu, or what ``torch.set_default_device`` or an enclosing ``with torch.device(...):``
 chose; the ``*_like`` and ``Tensor.new_*`` functions take their tensor's device instead.
 """
-import builtins
 import functools
 import math
 import numbers
 import warnings
 
 from .. import _checks, _dtype
-from .._tensor import Tensor, _wrap, _init, device as _device, Size
+from .._tensor import Tensor, _wrap, device as _device, Size
 from .._array import xp, namespace, device_type_of, to_device, as_numpy, copy_preserving_layout, cuda_available, meta, \
     has_values
 from ._op import method, kernel_not_implemented
@@ -132,7 +131,7 @@ def _scan(data):
             best = d if best is None else (best if d is None or d is best else _dtype.promote_types(best, d))
         return best
     if isinstance(data, str):
-        raise TypeError(f"new(): invalid data type 'str'")
+        raise TypeError("new(): invalid data type 'str'")
     raise RuntimeError(f"Could not infer dtype of {type(data).__name__}")
 
 
@@ -173,7 +172,7 @@ def _to_array(data, dtype):
             return reference.astype(nd)  # -1 into uint8 is 255, as in torch (NumPy 2 refuses the cast in array())
     try:
         return xp.array(data, dtype=nd)
-    except ValueError as e:
+    except ValueError:
         ragged = _ragged_error(data)
         if ragged is not None:
             raise ragged from None
