@@ -331,23 +331,37 @@ class _Seam(threading.local):
                 body = _observed_body(mode, func, bodies)
             except TypeError:       # an unhashable callable (a user's, through handle_torch_function)
                 body = False
-            if body is not False:
+            if body:
+                # a call the mode only looks at (the usual one: two paths, each with its own try, so
+                # that this one tests nothing it need not; a call without keywords is made without
+                # the copy of its empty dict that ``**kwargs`` makes)
                 stack.pop()
                 ANYWHERE.on = False
                 try:
-                    if body is None:            # one the mode handles: its handler
-                        result = mode._handled[func](mode, func, args, kwargs)
-                    else:
-                        result = body(*args, **kwargs)
-                        mode._observe(func, args, kwargs, result)
+                    result = body(*args, **kwargs) if kwargs else body(*args)
+                    mode._observe(func, args, kwargs, result)
                 finally:
-                    if body is None and mode._retired:      # it left the stack from inside its handler
+                    stack.append(mode)
+                    ANYWHERE.on = True
+                    if _lone[0] is not mode:    # the seam's state changed meanwhile: settled as _refresh does
+                        self._refresh()
+                if result is not NotImplemented:
+                    return result
+                raise TypeError(f"no implementation found for '{_qualified_name(func)}' on types that implement "
+                                f"__torch_function__: []")
+            if body is None:                    # one the mode handles: its handler
+                stack.pop()
+                ANYWHERE.on = False
+                try:
+                    result = mode._handled[func](mode, func, args, kwargs)
+                finally:
+                    if mode._retired:           # it left the stack from inside its handler
                         ANYWHERE.on = True
                         self._refresh()
                     else:
                         stack.append(mode)
                         ANYWHERE.on = True
-                        if _lone[0] is not mode:    # the seam's state changed meanwhile: settled as _refresh does
+                        if _lone[0] is not mode:
                             self._refresh()
                 if result is not NotImplemented:
                     return result
@@ -535,6 +549,33 @@ class _Seam(threading.local):
 
 
 seam = _Seam()
+
+
+def pause_observer(mode):
+    """``seam.pause(mode)`` in the calling thread, without reading its thread-local state while
+    ``mode`` is the lone observer there (see ``_lone``, which holds that state): the glass pauses for
+    every optimizer step, and each read of ``seam`` (a method's lookup too) finds the thread's dict
+    anew. ``_lone`` set for ``mode`` in this thread is the usual case :meth:`_Seam.pause` looks for --
+    the one mode on the stack, no Tensor subclass, the protocol on, no other thread with a mode, no
+    subclass instance alive -- as whatever changes any of these settles ``_lone`` again."""
+    lone, stack, state, ident, _ = _lone
+    if lone is mode and stack and _get_ident() == ident:
+        state["on"] = False
+        ANYWHERE.on = False
+        if len(_threads_with_modes) != 1 or _live_instances:    # (look again, as pause does)
+            ANYWHERE.on = True
+        return True
+    return seam.pause(mode)
+
+
+def unpause_observer(mode):
+    """End a :func:`pause_observer` (``seam.unpause()``, the same way cheaper)."""
+    lone, stack, state, ident, _ = _lone
+    if lone is mode and stack and _get_ident() == ident:
+        ANYWHERE.on = True
+        state["on"] = True
+    else:
+        seam.unpause()
 
 
 # -- the prelude of the public functions ---------------------------------------------------------

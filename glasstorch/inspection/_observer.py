@@ -40,8 +40,9 @@ from itertools import chain
 from operator import attrgetter, itemgetter
 
 from .._tensor import Tensor
+from .. import _seam
 from .._seam import (seam, add_engine_observer, body_of, is_metadata_query, _Seam, _FIRST_CALL as _seam_first_call,
-                     _subclasses_exist)
+                     _subclasses_exist, pause_observer, unpause_observer)
 from .._warnings import is_glasstorch_file, GLASSTORCH_PREFIXES
 from ..overrides import TorchFunctionMode
 from .. import autograd
@@ -907,7 +908,8 @@ def _step_pre_hook(optimizer, args, kwargs):
     it once more. A ``.grad`` that is the very one the last step used, to which every backward pass
     since added and which nothing zeroed in place (nor, as far as can be seen, through ``.data``,
     which escapes the version counter) still holds the old gradient."""
-    glass = _thread.glass
+    lone = _seam._lone      # (_session_glass(), written out: twice a step)
+    glass = lone[0] if lone[0] in _session_glasses and lone[3] == _get_ident() else _thread.glass
     if glass is None:
         return
     t = tracker
@@ -952,7 +954,7 @@ def _step_pre_hook(optimizer, args, kwargs):
     # the glass stands back until the step returns, so the step runs at full speed. Not for a step
     # with a closure, which runs a forward and backward pass. (_stand_back, written out.)
     if len(args) == 1 and "closure" not in kwargs:
-        glass.aside = _PAUSED if seam.pause(glass) else seam.set_mode_aside(glass)
+        glass.aside = _PAUSED if pause_observer(glass) else seam.set_mode_aside(glass)
 
 
 _PARAMS, _GRAD, _COUNTER = itemgetter("params"), attrgetter("_grad"), attrgetter("_counter")
@@ -987,13 +989,14 @@ def _carried_over(record, params, param_ids, grad_ids, versions, since):
 
 
 def _step_post_hook(optimizer, args, kwargs):
-    glass = _thread.glass
+    lone = _seam._lone      # (_session_glass(), written out)
+    glass = lone[0] if lone[0] in _session_glasses and lone[3] == _get_ident() else _thread.glass
     if glass is not None:
         aside = glass.aside
         if aside is not None:
             glass.aside = None
             if aside is _PAUSED:
-                seam.unpause()
+                unpause_observer(glass)
             else:
                 seam.put_mode_back(glass, aside)
 
@@ -1005,11 +1008,11 @@ def _stand_back(glass, back=False):
     """Let calls past the glass unseen (``back``: paused, or taken off the mode stack when more than
     the glass is there), or have it watch again."""
     if back:
-        glass.aside = _PAUSED if seam.pause(glass) else seam.set_mode_aside(glass)
+        glass.aside = _PAUSED if pause_observer(glass) else seam.set_mode_aside(glass)
     elif glass.aside is not None:
         aside, glass.aside = glass.aside, None
         if aside is _PAUSED:
-            seam.unpause()
+            unpause_observer(glass)
         else:
             seam.put_mode_back(glass, aside)
 
@@ -1103,6 +1106,18 @@ class _ThreadState(threading.local):
 
 
 _thread = _ThreadState()
+_session_glasses = set()     # the glasses acquire() opened (one per thread with a session open)
+_get_ident = threading.get_ident
+
+
+def _session_glass():
+    """This thread's glass while a session is open in it, else None: ``_thread.glass``, found
+    without reading the thread-local state while the glass is the seam's lone observer (the usual
+    case: the optimizer step hooks ask twice a step)."""
+    lone = _seam._lone
+    if lone[0] in _session_glasses and lone[3] == _get_ident():
+        return lone[0]
+    return _thread.glass
 _lock = threading.RLock()
 _threads_watching = 0        # threads with a session open (the global hooks serve them all)
 _global_handles = []
@@ -1122,6 +1137,7 @@ def acquire():
             glass = Glass()
             glass.__enter__()
             st.glass = glass
+            _session_glasses.add(glass)
             st.remove_watch = add_engine_observer(BackwardWatch(glass))
         st.sessions += 1
         tracker.ever_active = True
@@ -1139,6 +1155,7 @@ def release():
             return
         glass = st.glass
         _stand_back(glass)
+        _session_glasses.discard(glass)
         glass.__exit__(None, None, None)
         st.remove_watch()
         st.glass = st.remove_watch = None
