@@ -262,7 +262,7 @@ tracker = Tracker()
 
 def consumed_by(node):
     """The index of the last backward pass that ran from ``node`` (a root), or None."""
-    return node.__dict__.get("_inspect_backward")
+    return getattr(node, "_inspect_backward", None)
 _modules_seen_d = tracker.modules_seen._d    # (read directly by the module hook, on every module call)
 
 
@@ -367,7 +367,7 @@ class Glass(TorchFunctionMode):
                     self._made(fn)
                 elif len(edges) == 1:
                     n = edges[0][0]
-                    if n is None or type(n) is AccumulateGrad or "_inspect_where" in n.__dict__:
+                    if n is None or type(n) is AccumulateGrad or hasattr(n, "_inspect_where"):
                         self._made(fn)
                     else:
                         self.mark = fn._seq
@@ -419,7 +419,7 @@ class Glass(TorchFunctionMode):
         edges = fn.next_functions
         if len(edges) == 1:
             n = edges[0][0]
-            if not (n is None or type(n) is AccumulateGrad or "_inspect_where" in n.__dict__):
+            if not (n is None or type(n) is AccumulateGrad or hasattr(n, "_inspect_where")):
                 return fn
         else:
             for n, _ in edges:
@@ -473,7 +473,7 @@ def _cutting(how):
         t = args[0]
         if t._requires_grad:
             source = t._grad_fn
-            if source is not None and not isinstance(out, Tensor) and "_inspect_backward" in source.__dict__:
+            if source is not None and not isinstance(out, Tensor) and hasattr(source, "_inspect_backward"):
                 return out      # loss.item() after loss.backward(): nothing is lost, and nothing to name
             frame = _user_caller()
             if frame is not None:
@@ -575,7 +575,7 @@ def _setting_grad(glass, func, args, kwargs):
     if args[1] is None and t._grad is not None:
         frame = _user_caller()
         if frame is not None:
-            tracker.resets.set(t, (frame.f_code.co_filename, frame.f_lineno, tracker.backward_count))
+            tracker.resets.set(t, (frame.f_code, frame.f_lasti, tracker.backward_count))
     return func(*args, **kwargs)
 
 
@@ -603,7 +603,7 @@ def _zero_grad(glass, func, args, kwargs):
         if entry is not None and entry[0]() is owner:
             entry[1].zeroed = True       # (its next step need not compare the .grads with this one's)
     if set_to_none and frame is not None:
-        reset = (frame.f_code.co_filename, frame.f_lineno, tracker.backward_count)
+        reset = (frame.f_code, frame.f_lasti, tracker.backward_count)    # (the line: see reset_of)
         entry = tracker.resets._d.get(id(owner))        # (resets.set, written out: every step)
         if entry is not None and entry[0]() is owner:
             entry[1] = reset
@@ -749,7 +749,7 @@ def note_cut(tensor, out, how, frame):
     t = tracker
     source = tensor._grad_fn
     out_is_tensor = isinstance(out, Tensor)
-    if source is not None and "_inspect_backward" in source.__dict__:
+    if source is not None and hasattr(source, "_inspect_backward"):
         if out_is_tensor:
             t.cut_results.set(out, Cut(how, frame.f_code.co_filename, frame.f_lineno))
         return   # loss.item() after loss.backward(): nothing is lost
@@ -1018,10 +1018,12 @@ def _stand_back(glass, back=False):
 
 
 def _module_pre_hook(module, args):
-    e = _modules_seen_d.get(id(module))
-    if e is not None and _state.enabled and e[0]() is module:
-        return      # the hot path: a known module in a training step
+    if id(module) in _modules_seen_d and _state.enabled:
+        # the hot path: a known module in a training step (an entry of the table is dropped when its
+        # object dies -- the weak reference's callback -- so an id in it is that of a live module seen)
+        return
     t = tracker
+    e = _modules_seen_d.get(id(module))
     first = e is None or e[0]() is not module
     glass = _thread.glass
     if glass is None:
@@ -1085,7 +1087,20 @@ def reset_of(tensor):
             continue
         if any(p is tensor for p in params) and (best is None or rec[2] >= best[2]):
             best = rec
-    return best
+    if best is None:
+        return None
+    # (the resets hold the code and the instruction where it happened, as a frame gives them at no cost:
+    # a line number is found by reading the code's line table, and zero_grad() runs every step)
+    code, lasti, count = best
+    return code.co_filename, line_at(code, lasti), count
+
+
+def line_at(code, lasti):
+    """The line of ``code`` that its instruction at offset ``lasti`` (a frame's ``f_lasti``) is on."""
+    for start, end, line in code.co_lines():
+        if start <= lasti < end and line is not None:
+            return line
+    return code.co_firstlineno
 
 
 def owner_params(owner):
