@@ -1025,7 +1025,7 @@ def _module_pre_hook(module, args):
     t = tracker
     e = _modules_seen_d.get(id(module))
     first = e is None or e[0]() is not module
-    glass = _thread.glass
+    glass = _session_glass()
     if glass is None:
         return
     if glass.aside is not None:        # a step that raised: the glass watches again
