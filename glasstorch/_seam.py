@@ -13,7 +13,7 @@ There are two levels, as in torch:
   call, :func:`_write_prelude`; ``inspect.getsource`` and ``help`` show the function's own)::
 
       return _r if ANYWHERE.on and (ANYWHERE.modes or type(input) not in PLAIN or type(other) not in PLAIN) \
-          and seam.on and (_r := seam.intercept(mul, (input, other), {})) is not PASS \
+          and (ANYWHERE.lone or seam.on) and (_r := seam.intercept(mul, (input, other), {})) is not PASS \
           else <mul's own body>(input, other)
 
   ``ANYWHERE.on`` (an attribute in a slot of one object, the cheapest read there is) is False unless something in some
@@ -21,7 +21,8 @@ There are two levels, as in torch:
   the call of the body. ``ANYWHERE.modes`` is True while some thread has a function mode; without
   one (a Tensor subclass instance alive somewhere), a call whose arguments are all of plain types
   (``Tensor``, numbers, ``None``, dtypes...) goes on at the cost of a set lookup per argument.
-  Otherwise ``seam.on`` says whether this thread takes part, and :meth:`_Seam.intercept` takes the
+  Otherwise ``seam.on`` says whether this thread takes part (not read while a lone observer, below, is
+  all there is: ``ANYWHERE.lone``), and :meth:`_Seam.intercept` takes the
   call through torch's ``__torch_function__`` protocol: the innermost active
   :class:`~glasstorch.overrides.TorchFunctionMode` first, then the arguments' Tensor subclasses that
   override ``__torch_function__`` (``glasstorch/overrides.py`` is the public side of this). When
@@ -102,11 +103,20 @@ class _Anywhere:
     ``dispatching`` is True while some thread's ``seam.dispatching`` is (a TorchDispatchMode active,
     CPU autocast on): the one-frame entries of the hot public functions (``overridable(direct=op)``)
     read it, where the thread-local flag costs ~600 machine instructions a read; while it is True
-    they leave every call to the op's own call, which reads this thread's flag."""
-    __slots__ = ("on", "modes", "dispatching", "metadata_on", "metadata_modes")
+    they leave every call to the op's own call, which reads this thread's flag.
+
+    ``lone`` is True while the seam has a lone observer (``_lone``): every public function's line
+    then goes to :meth:`_Seam.intercept` without reading this thread's ``seam.on`` (~600 machine
+    instructions, once for every call the observer sees). While ``_lone`` is set and ``on`` is True,
+    the observer's thread has its ``seam.on`` True (it pauses by switching ``on`` off, and the calls
+    its observed bodies make run with ``on`` off), and no other thread has a mode or is handed a
+    subclass instance (those drop ``_lone``), so ``intercept`` tells the observer's calls by the
+    thread's ident and hands any other thread's ``PASS`` after reading its state, as its ``seam.on``
+    would have."""
+    __slots__ = ("on", "modes", "dispatching", "metadata_on", "metadata_modes", "lone")
 
     def __init__(self):
-        self.on = self.modes = self.dispatching = self.metadata_on = self.metadata_modes = False
+        self.on = self.modes = self.dispatching = self.metadata_on = self.metadata_modes = self.lone = False
 
 
 ANYWHERE = _Anywhere()
@@ -158,6 +168,7 @@ def _observed_body(mode, func, bodies):
 def _drop_lone():
     global _lone
     _lone = _NO_LONE
+    ANYWHERE.lone = False
 
 
 def _count_in(threads, ident, *flags):
@@ -301,9 +312,10 @@ class _Seam(threading.local):
             mode = modes[0]
             if _lone[0] is not mode:
                 _lone = (mode, modes, self.__dict__, threading.get_ident(), {})
+                ANYWHERE.lone = True
         elif _lone[0] is not None and (_lone[3] == threading.get_ident() or len(_threads_with_modes) != 1
                                        or _subclasses_exist[0] or _live_instances):
-            _lone = _NO_LONE
+            _drop_lone()
 
     # -- the function level ---------------------------------------------------------------------
     def intercept(self, func, args, kwargs):
@@ -331,23 +343,37 @@ class _Seam(threading.local):
                 body = _observed_body(mode, func, bodies)
             except TypeError:       # an unhashable callable (a user's, through handle_torch_function)
                 body = False
-            if body is not False:
+            if body:
+                # a call the mode only looks at (the usual one: two paths, each with its own try, so
+                # that this one tests nothing it need not; a call without keywords is made without
+                # the copy of its empty dict that ``**kwargs`` makes)
                 stack.pop()
                 ANYWHERE.on = False
                 try:
-                    if body is None:            # one the mode handles: its handler
-                        result = mode._handled[func](mode, func, args, kwargs)
-                    else:
-                        result = body(*args, **kwargs)
-                        mode._observe(func, args, kwargs, result)
+                    result = body(*args, **kwargs) if kwargs else body(*args)
+                    mode._observe(func, args, kwargs, result)
                 finally:
-                    if body is None and mode._retired:      # it left the stack from inside its handler
+                    stack.append(mode)
+                    ANYWHERE.on = True
+                    if _lone[0] is not mode:    # the seam's state changed meanwhile: settled as _refresh does
+                        self._refresh()
+                if result is not NotImplemented:
+                    return result
+                raise TypeError(f"no implementation found for '{_qualified_name(func)}' on types that implement "
+                                f"__torch_function__: []")
+            if body is None:                    # one the mode handles: its handler
+                stack.pop()
+                ANYWHERE.on = False
+                try:
+                    result = mode._handled[func](mode, func, args, kwargs)
+                finally:
+                    if mode._retired:           # it left the stack from inside its handler
                         ANYWHERE.on = True
                         self._refresh()
                     else:
                         stack.append(mode)
                         ANYWHERE.on = True
-                        if _lone[0] is not mode:    # the seam's state changed meanwhile: settled as _refresh does
+                        if _lone[0] is not mode:
                             self._refresh()
                 if result is not NotImplemented:
                     return result
@@ -537,6 +563,33 @@ class _Seam(threading.local):
 seam = _Seam()
 
 
+def pause_observer(mode):
+    """``seam.pause(mode)`` in the calling thread, without reading its thread-local state while
+    ``mode`` is the lone observer there (see ``_lone``, which holds that state): the glass pauses for
+    every optimizer step, and each read of ``seam`` (a method's lookup too) finds the thread's dict
+    anew. ``_lone`` set for ``mode`` in this thread is the usual case :meth:`_Seam.pause` looks for --
+    the one mode on the stack, no Tensor subclass, the protocol on, no other thread with a mode, no
+    subclass instance alive -- as whatever changes any of these settles ``_lone`` again."""
+    lone, stack, state, ident, _ = _lone
+    if lone is mode and stack and _get_ident() == ident:
+        state["on"] = False
+        ANYWHERE.on = False
+        if len(_threads_with_modes) != 1 or _live_instances:    # (look again, as pause does)
+            ANYWHERE.on = True
+        return True
+    return seam.pause(mode)
+
+
+def unpause_observer(mode):
+    """End a :func:`pause_observer` (``seam.unpause()``, the same way cheaper)."""
+    lone, stack, state, ident, _ = _lone
+    if lone is mode and stack and _get_ident() == ident:
+        ANYWHERE.on = True
+        state["on"] = True
+    else:
+        seam.unpause()
+
+
 # -- the prelude of the public functions ---------------------------------------------------------
 def overridable(fn=None, *, defaults_by_keyword=False, all_by_keyword=False, omitted=(), metadata=False,
                 direct=None):
@@ -716,7 +769,7 @@ def _write_prelude(public):
     # (a metadata query reads the flags that count only the modes that want such queries: see ANYWHERE)
     on, modes = ("metadata_on", "metadata_modes") if namespace.get("_seam_metadata") else ("on", "modes")
     source = (f"def _({', '.join(signature)}): return _r if _seam_anywhere.{on} and (_seam_anywhere.{modes} or "
-              f"{takes_part}) and _seam_local.on and (_r := _seam_intercept(_seam_handed, {', '.join(filter(None, (args, kwargs)))})) "
+              f"{takes_part}) and (_seam_anywhere.lone or _seam_local.on) and (_r := _seam_intercept(_seam_handed, {', '.join(filter(None, (args, kwargs)))})) "
               f"is not _seam_PASS else _seam_impl({', '.join(call)})")
     if not _PLAIN_TYPES:
         _plain_types()

@@ -466,3 +466,55 @@ def test_the_seatbelt_alone_is_the_lone_observer(no_subclass):
             assert _seam._lone[0] is None
         assert _seam._lone[0] is glass
     assert _seam._lone[0] is None
+
+
+def test_another_threads_calls_pass_the_lone_observer_unseen(no_subclass):
+    # (while the observer is lone, every prelude goes to the seam on ANYWHERE.lone without reading its
+    # thread's seam.on: a thread without a mode is told by its ident and its calls go on unseen)
+    seen, results = [], []
+    a = glasstorch.ones(2)
+    ready, go = threading.Event(), threading.Event()
+
+    def other():
+        ready.set()
+        go.wait(10)
+        results.append((a * 3).tolist())
+        results.append(glasstorch.nn.functional.relu(a - 2).tolist())
+        results.append((ANYWHERE.on, ANYWHERE.lone, seam.on))
+    obs = _observer(seen)
+    t = threading.Thread(target=other)
+    t.start()
+    assert ready.wait(10)
+    with obs:
+        assert _seam._lone[0] is obs and ANYWHERE.lone
+        go.set()
+        t.join()
+        a + 1
+        assert _seam._lone[0] is obs and ANYWHERE.lone
+    assert not ANYWHERE.lone
+    assert results == [[3.0, 3.0], [0.0, 0.0], (True, True, False)]
+    assert seen == [("add", "Tensor", False, "observed")]
+
+
+def test_the_lone_flag_follows_the_lone_observer(no_subclass):
+    obs = _observer([])
+    with obs:
+        assert ANYWHERE.lone
+        with _logging_mode(glasstorch, []):     # (a user's mode above it: the usual path)
+            assert not ANYWHERE.lone
+        assert ANYWHERE.lone
+        with glasstorch.overrides.DisableTorchFunction():
+            assert not ANYWHERE.lone
+        assert ANYWHERE.lone
+    assert not ANYWHERE.lone and _seam._lone[0] is None
+
+
+def test_the_observers_pause_keeps_the_seams_state(no_subclass):
+    obs = _observer([])
+    with obs:
+        assert _seam.pause_observer(obs)
+        assert not ANYWHERE.on and not seam.on and seam.function_modes == [obs] and _seam._lone[0] is obs
+        _seam.unpause_observer(obs)
+        assert ANYWHERE.on and seam.on and seam.function_modes == [obs]
+    with obs, _logging_mode(glasstorch, []):    # (not the lone observer: seam.pause's answer)
+        assert not _seam.pause_observer(obs)

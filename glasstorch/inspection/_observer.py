@@ -40,8 +40,9 @@ from itertools import chain
 from operator import attrgetter, itemgetter
 
 from .._tensor import Tensor
+from .. import _seam
 from .._seam import (seam, add_engine_observer, body_of, is_metadata_query, _Seam, _FIRST_CALL as _seam_first_call,
-                     _subclasses_exist)
+                     _subclasses_exist, pause_observer, unpause_observer)
 from .._warnings import is_glasstorch_file, GLASSTORCH_PREFIXES
 from ..overrides import TorchFunctionMode
 from .. import autograd
@@ -261,7 +262,7 @@ tracker = Tracker()
 
 def consumed_by(node):
     """The index of the last backward pass that ran from ``node`` (a root), or None."""
-    return node.__dict__.get("_inspect_backward")
+    return getattr(node, "_inspect_backward", None)
 _modules_seen_d = tracker.modules_seen._d    # (read directly by the module hook, on every module call)
 
 
@@ -366,7 +367,7 @@ class Glass(TorchFunctionMode):
                     self._made(fn)
                 elif len(edges) == 1:
                     n = edges[0][0]
-                    if n is None or type(n) is AccumulateGrad or "_inspect_where" in n.__dict__:
+                    if n is None or type(n) is AccumulateGrad or hasattr(n, "_inspect_where"):
                         self._made(fn)
                     else:
                         self.mark = fn._seq
@@ -418,7 +419,7 @@ class Glass(TorchFunctionMode):
         edges = fn.next_functions
         if len(edges) == 1:
             n = edges[0][0]
-            if not (n is None or type(n) is AccumulateGrad or "_inspect_where" in n.__dict__):
+            if not (n is None or type(n) is AccumulateGrad or hasattr(n, "_inspect_where")):
                 return fn
         else:
             for n, _ in edges:
@@ -472,7 +473,7 @@ def _cutting(how):
         t = args[0]
         if t._requires_grad:
             source = t._grad_fn
-            if source is not None and not isinstance(out, Tensor) and "_inspect_backward" in source.__dict__:
+            if source is not None and not isinstance(out, Tensor) and hasattr(source, "_inspect_backward"):
                 return out      # loss.item() after loss.backward(): nothing is lost, and nothing to name
             frame = _user_caller()
             if frame is not None:
@@ -574,7 +575,7 @@ def _setting_grad(glass, func, args, kwargs):
     if args[1] is None and t._grad is not None:
         frame = _user_caller()
         if frame is not None:
-            tracker.resets.set(t, (frame.f_code.co_filename, frame.f_lineno, tracker.backward_count))
+            tracker.resets.set(t, (frame.f_code, frame.f_lasti, tracker.backward_count))
     return func(*args, **kwargs)
 
 
@@ -602,7 +603,7 @@ def _zero_grad(glass, func, args, kwargs):
         if entry is not None and entry[0]() is owner:
             entry[1].zeroed = True       # (its next step need not compare the .grads with this one's)
     if set_to_none and frame is not None:
-        reset = (frame.f_code.co_filename, frame.f_lineno, tracker.backward_count)
+        reset = (frame.f_code, frame.f_lasti, tracker.backward_count)    # (the line: see reset_of)
         entry = tracker.resets._d.get(id(owner))        # (resets.set, written out: every step)
         if entry is not None and entry[0]() is owner:
             entry[1] = reset
@@ -748,7 +749,7 @@ def note_cut(tensor, out, how, frame):
     t = tracker
     source = tensor._grad_fn
     out_is_tensor = isinstance(out, Tensor)
-    if source is not None and "_inspect_backward" in source.__dict__:
+    if source is not None and hasattr(source, "_inspect_backward"):
         if out_is_tensor:
             t.cut_results.set(out, Cut(how, frame.f_code.co_filename, frame.f_lineno))
         return   # loss.item() after loss.backward(): nothing is lost
@@ -907,7 +908,8 @@ def _step_pre_hook(optimizer, args, kwargs):
     it once more. A ``.grad`` that is the very one the last step used, to which every backward pass
     since added and which nothing zeroed in place (nor, as far as can be seen, through ``.data``,
     which escapes the version counter) still holds the old gradient."""
-    glass = _thread.glass
+    lone = _seam._lone      # (_session_glass(), written out: twice a step)
+    glass = lone[0] if lone[0] in _session_glasses and lone[3] == _get_ident() else _thread.glass
     if glass is None:
         return
     t = tracker
@@ -952,7 +954,7 @@ def _step_pre_hook(optimizer, args, kwargs):
     # the glass stands back until the step returns, so the step runs at full speed. Not for a step
     # with a closure, which runs a forward and backward pass. (_stand_back, written out.)
     if len(args) == 1 and "closure" not in kwargs:
-        glass.aside = _PAUSED if seam.pause(glass) else seam.set_mode_aside(glass)
+        glass.aside = _PAUSED if pause_observer(glass) else seam.set_mode_aside(glass)
 
 
 _PARAMS, _GRAD, _COUNTER = itemgetter("params"), attrgetter("_grad"), attrgetter("_counter")
@@ -987,13 +989,14 @@ def _carried_over(record, params, param_ids, grad_ids, versions, since):
 
 
 def _step_post_hook(optimizer, args, kwargs):
-    glass = _thread.glass
+    lone = _seam._lone      # (_session_glass(), written out)
+    glass = lone[0] if lone[0] in _session_glasses and lone[3] == _get_ident() else _thread.glass
     if glass is not None:
         aside = glass.aside
         if aside is not None:
             glass.aside = None
             if aside is _PAUSED:
-                seam.unpause()
+                unpause_observer(glass)
             else:
                 seam.put_mode_back(glass, aside)
 
@@ -1005,22 +1008,24 @@ def _stand_back(glass, back=False):
     """Let calls past the glass unseen (``back``: paused, or taken off the mode stack when more than
     the glass is there), or have it watch again."""
     if back:
-        glass.aside = _PAUSED if seam.pause(glass) else seam.set_mode_aside(glass)
+        glass.aside = _PAUSED if pause_observer(glass) else seam.set_mode_aside(glass)
     elif glass.aside is not None:
         aside, glass.aside = glass.aside, None
         if aside is _PAUSED:
-            seam.unpause()
+            unpause_observer(glass)
         else:
             seam.put_mode_back(glass, aside)
 
 
 def _module_pre_hook(module, args):
-    e = _modules_seen_d.get(id(module))
-    if e is not None and _state.enabled and e[0]() is module:
-        return      # the hot path: a known module in a training step
+    if id(module) in _modules_seen_d and _state.enabled:
+        # the hot path: a known module in a training step (an entry of the table is dropped when its
+        # object dies -- the weak reference's callback -- so an id in it is that of a live module seen)
+        return
     t = tracker
+    e = _modules_seen_d.get(id(module))
     first = e is None or e[0]() is not module
-    glass = _thread.glass
+    glass = _session_glass()
     if glass is None:
         return
     if glass.aside is not None:        # a step that raised: the glass watches again
@@ -1082,7 +1087,20 @@ def reset_of(tensor):
             continue
         if any(p is tensor for p in params) and (best is None or rec[2] >= best[2]):
             best = rec
-    return best
+    if best is None:
+        return None
+    # (the resets hold the code and the instruction where it happened, as a frame gives them at no cost:
+    # a line number is found by reading the code's line table, and zero_grad() runs every step)
+    code, lasti, count = best
+    return code.co_filename, line_at(code, lasti), count
+
+
+def line_at(code, lasti):
+    """The line of ``code`` that its instruction at offset ``lasti`` (a frame's ``f_lasti``) is on."""
+    for start, end, line in code.co_lines():
+        if start <= lasti < end and line is not None:
+            return line
+    return code.co_firstlineno
 
 
 def owner_params(owner):
@@ -1103,6 +1121,18 @@ class _ThreadState(threading.local):
 
 
 _thread = _ThreadState()
+_session_glasses = set()     # the glasses acquire() opened (one per thread with a session open)
+_get_ident = threading.get_ident
+
+
+def _session_glass():
+    """This thread's glass while a session is open in it, else None: ``_thread.glass``, found
+    without reading the thread-local state while the glass is the seam's lone observer (the usual
+    case: the optimizer step hooks ask twice a step)."""
+    lone = _seam._lone
+    if lone[0] in _session_glasses and lone[3] == _get_ident():
+        return lone[0]
+    return _thread.glass
 _lock = threading.RLock()
 _threads_watching = 0        # threads with a session open (the global hooks serve them all)
 _global_handles = []
@@ -1122,6 +1152,7 @@ def acquire():
             glass = Glass()
             glass.__enter__()
             st.glass = glass
+            _session_glasses.add(glass)
             st.remove_watch = add_engine_observer(BackwardWatch(glass))
         st.sessions += 1
         tracker.ever_active = True
@@ -1139,6 +1170,7 @@ def release():
             return
         glass = st.glass
         _stand_back(glass)
+        _session_glasses.discard(glass)
         glass.__exit__(None, None, None)
         st.remove_watch()
         st.glass = st.remove_watch = None

@@ -294,7 +294,7 @@ class _SeatbeltChecks(_observer.Checks):
                 c = chains.get(fn)
                 if c is not None:
                     backs = set(c) if backs is None else backs | c
-            b = fn.__dict__.get("_inspect_backward")
+            b = getattr(fn, "_inspect_backward", None)
             if b is not None:
                 backs = {b} if backs is None else backs | {b}
         for a in args:      # (_tensors_in, written out: this runs for every call made from a scalar)
@@ -451,9 +451,11 @@ class _SeatbeltChecks(_observer.Checks):
     def backward_roots(self, roots, frame):
         """``frame``: the one that called backward() (the user's, usually)."""
         if frame is not None:
-            # the roots of the backward() calls from this line, to tell losses kept in a list
+            # the roots of the backward() calls from this place, to tell losses kept in a list
             # (_kept_in_container, called only when two earlier ones are alive: this runs every step)
-            where = (id(frame.f_code), frame.f_lineno)   # (a code object's hash is costly)
+            # (the place as its code and instruction: a code object's hash is costly, and a line number
+            # is found by reading the code's line table)
+            where = (id(frame.f_code), frame.f_lasti)
             refs = self.roots_by_line.get(where)
             if refs is None:
                 refs = self.roots_by_line[where] = []
