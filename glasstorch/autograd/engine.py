@@ -40,11 +40,11 @@ _getrefcount = sys.getrefcount
 
 
 def _collect(roots):
-    """Step 1: the dependency count of every node reachable from ``roots``, and the nodes reached."""
-    deps = {}
-    reached = list(dict.fromkeys(roots))
-    walked = set(reached)  # the roots: walked from already
-    stack = list(reached)
+    """Step 1: the dependency count of every node reachable from ``roots`` -- the roots too, 0 unless
+    another root leads to them -- in the order they were reached (a dict keeps it: its keys are the
+    nodes reached)."""
+    deps = dict.fromkeys(roots, 0)
+    stack = list(deps)
     while stack:
         for nxt, _ in stack.pop().next_functions:
             if nxt is None:
@@ -53,10 +53,8 @@ def _collect(roots):
                 deps[nxt] += 1
             else:
                 deps[nxt] = 1
-                if nxt not in walked:
-                    reached.append(nxt)
-                    stack.append(nxt)
-    return deps, reached
+                stack.append(nxt)
+    return deps
 
 
 def _needed(reached, targets):
@@ -204,17 +202,14 @@ class GraphTask:
 
     def __init__(self):
         self.id = GraphTask._next_id()
-        self.reached = ()
+        self.reached = ()      # the nodes reached from the roots (a dict keyed by them: _collect's counts)
         self.needed = None
         self.targets = ()      # captured tensors' nodes, backward(inputs=...)'s leaves: their hooks run
-        self._reached_set = None
 
     def will_execute(self, node):
         if self.needed is not None:
             return node in self.needed or node in self.targets
-        if self._reached_set is None:
-            self._reached_set = set(self.reached)
-        return node in self._reached_set
+        return node in self.reached
 
 
 class _Tasks(threading.local):
@@ -233,7 +228,8 @@ def current_graph_task():
 
 def _run(roots, root_grads, retain_graph, create_graph, capture, accumulate, accumulate_only, tensors, node_events):
     # 1. dependencies
-    deps, reached = _collect([n for n, _ in roots])
+    deps = _collect([n for n, _ in roots])
+    reached = deps      # (its keys)
     captured = [None] * len(capture) if capture else None
     needed = None
     if capture is not None and not accumulate:
@@ -257,7 +253,7 @@ def _run(roots, root_grads, retain_graph, create_graph, capture, accumulate, acc
 
     ready = []  # a heap of (-creation number, node): the newest ready node first
     for node in buffers:
-        if node not in deps:
+        if not deps[node]:
             heappush(ready, (-node._seq, node))
 
     # 2. the main loop
