@@ -207,7 +207,11 @@ def _baddbmm_kernel(self, batch1, batch2, *, beta=1, alpha=1):
     return p + (self if beta == 1 else beta * self)
 
 
-# (the two helpers below are every matrix product's backward: the column-major test and the factor are
+def _column_major(sizes, strides):
+    return strides[0] == 1 and strides[1] == sizes[0]
+
+
+# (the two helpers below are every matrix product's backward: _column_major's test and the factor are
 # written out in them rather than called -- three frames fewer per gradient)
 def mm_mat1_backward(grad, mat2, mat1_sizes, mat1_strides, alpha=1):
     """The gradient of ``mat1`` in ``mat1 @ mat2``: ``grad @ mat2^H``, laid out as ``mat1`` is when that is
