@@ -347,8 +347,9 @@ def _run(roots, root_grads, retain_graph, create_graph, capture, accumulate, acc
                     prev = buf[nr]
                     if prev is None:
                         buf[nr] = g
-                    elif create_graph or (nxt, nr) not in summed or prev.shape != g.shape or prev.dtype != g.dtype \
-                            or not (tensors or type(prev) is _ndarray):   # (NumPy makes 0-d sums scalars)
+                    elif create_graph or (nxt, nr) not in summed or not (tensors or type(prev) is _ndarray) \
+                            or (dt := prev.dtype) is not g.dtype and dt != g.dtype or prev.shape != g.shape:
+                        # (NumPy makes 0-d sums scalars; its dtypes are single objects: `is` first)
                         buf[nr] = prev + g
                         summed.add((nxt, nr))
                     elif tensors:
