@@ -10,7 +10,8 @@ formula table, so that no op pays for interpreting a table on every call.
   inputs (most ops) the same lines (``record_lines``) are also written into its ``__call__``, so
   the usual forward makes no ``_record``/``connect`` call; ``_record`` serves in-place variants and
   dispatch modes;
-* ``Node._run_formulas``  -- backward: each needed formula, given what it reads.
+* ``Node._run_formulas``  -- backward: each needed formula, given what it reads (a one-expression
+  lambda written out in it: ``inline_formula``).
 
 Each is written and compiled at its first use (an op's first call: ``_GeneratedOnFirstUse``).
 The source is kept (``op._source``, ``NodeClass._source``) and registered with ``linecache``, so
