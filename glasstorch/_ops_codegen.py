@@ -10,7 +10,8 @@ formula table, so that no op pays for interpreting a table on every call.
   inputs (most ops) the same lines (``record_lines``) are also written into its ``__call__``, so
   the usual forward makes no ``_record``/``connect`` call; ``_record`` serves in-place variants and
   dispatch modes;
-* ``Node._run_formulas``  -- backward: each needed formula, given what it reads.
+* ``Node._run_formulas``  -- backward: each needed formula, given what it reads (a one-expression
+  lambda written out in it: ``inline_formula``).
 
 Each is written and compiled at its first use (an op's first call: ``_GeneratedOnFirstUse``).
 The source is kept (``op._source``, ``NodeClass._source``) and registered with ``linecache``, so
@@ -18,6 +19,10 @@ tracebacks, debuggers and ``inspect.getsource`` show the generated lines::
 
     >>> print(glasstorch.ops.aten.mul.Tensor._source)
 """
+import ast
+import copy
+import dis
+import builtins
 import keyword
 import linecache
 import types
@@ -85,7 +90,12 @@ def op_call_source(op):
             lines.append(f"    if {p} and isinstance({p}[0], _ARRAY_TYPES):")
         else:
             lines.append(f"    if isinstance({p}, _ARRAY_TYPES):")
-        lines.append(f"        return _kernel({call})   # arrays in: a backward formula's step")
+        if op._plain is not None:   # (the plain case inline here too: a backward formula's step makes one frame)
+            lines.append(f"        if {plain_guard(op, names, lambda i: names[i])}:")
+            lines.append(f"            return {plain_expression(op, lambda i: names[i])}")
+            lines.append(f"        return _general({call})")
+        else:
+            lines.append(f"        return _kernel({call})   # arrays in: a backward formula's step")
     all_args = "(" + "".join(f"{n}, " for n in names) + ")"
     lines.append("    if seam.dispatching:")
     lines.append(f"        return _op._dispatched({all_args})")
@@ -706,6 +716,119 @@ def _save_guard(cls, schema, table, name, readers):
     return f"_need{readers[0]}"
 
 
+# A formula written as a one-expression lambda (most are) is written into ``_run_formulas`` as its
+# expression, its parameters replaced by what the call would have passed: the backward then makes no
+# frame for it (~1 k instructions per formula and node). The formula stays what the table holds and
+# what everything else calls (compile's derived backward, ``node.backward``); its text is found from
+# the positions its code records, and used only if that text compiles to the very same code. The
+# names it reads from its module (``conj``, ``aten``, helpers) are bound when the node class is
+# generated, as ``_g<k>_<name>``: the op modules' functions and modules, which nothing rebinds.
+_SCOPES = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.NamedExpr, ast.Await,
+           ast.Yield, ast.YieldFrom)
+_lambda_cache = {}
+
+
+def _lambda_parts(fn):
+    """(parameter names, body expression AST, {global name: value}) of a formula that is a plain
+    one-expression lambda whose source is at hand, else None."""
+    try:
+        return _lambda_cache[fn]
+    except (KeyError, TypeError):
+        pass
+    parts = _read_lambda(fn)
+    try:
+        _lambda_cache[fn] = parts
+    except TypeError:
+        pass
+    return parts
+
+
+def _read_lambda(fn):
+    code = getattr(fn, "__code__", None)
+    if code is None or getattr(fn, "__name__", None) != "<lambda>" or code.co_freevars or code.co_cellvars \
+            or fn.__defaults__ or fn.__kwdefaults__ or code.co_kwonlyargcount or code.co_flags & 0x0C:
+        return None
+    lines = linecache.getlines(code.co_filename)
+    spans = [p for p in code.co_positions() if None not in p and p[2:] != (0, 0)]
+    if not lines or not spans:
+        return None
+    first, col = min((p[0], p[2]) for p in spans)
+    last, end = max((p[1], p[3]) for p in spans)
+    if last > len(lines):
+        return None
+    chunk = [line.encode() for line in lines[first - 1:last]]     # (the offsets count UTF-8 bytes)
+    chunk[-1] = chunk[-1][:end]
+    chunk[0] = chunk[0][col:]
+    text = "(" + b"".join(chunk).decode() + ")"
+    params = code.co_varnames[:code.co_argcount]
+    try:
+        body = ast.parse(text, mode="eval").body
+        twin = compile(f"lambda {', '.join(params)}: {text}", code.co_filename, "eval")
+    except SyntaxError:
+        return None
+    twin = next((c for c in twin.co_consts if isinstance(c, types.CodeType)), None)
+    if twin is None or _instructions(twin) != _instructions(code) or (twin.co_consts, twin.co_varnames) != \
+            (code.co_consts, code.co_varnames):
+        return None
+    if any(isinstance(n, _SCOPES) for n in ast.walk(body)):
+        return None
+    names = {}
+    for n in ast.walk(body):
+        if isinstance(n, ast.Name) and n.id not in params:
+            if n.id in fn.__globals__:
+                names[n.id] = fn.__globals__[n.id]
+            elif hasattr(builtins, n.id):
+                names[n.id] = getattr(builtins, n.id)
+            else:
+                return None     # (not defined yet: the lambda looks it up at each call)
+    return params, body, names
+
+
+def _instructions(code):
+    # (a method call compiles to LOAD_METHOD, or to LOAD_ATTR where the compiler's context says so:
+    # the same call either way)
+    return [("LOAD_ATTR" if i.opname == "LOAD_METHOD" else i.opname, i.argrepr.replace("NULL + ", ""))
+            for i in dis.get_instructions(code)]
+
+
+class _Inline(ast.NodeTransformer):
+    def __init__(self, args, k, names):
+        self.args, self.k, self.names, self.temps = args, k, names, 0
+
+    def visit_Name(self, node):
+        if node.id in self.args:
+            return ast.parse(self.args[node.id], mode="eval").body
+        return ast.Name(f"_g{self.k}_{node.id}", node.ctx)
+
+    def visit_Call(self, node):
+        # a helper that declares the case where it returns its one argument as it is (``conj`` of a
+        # real array: ``_array_identity``, a guard on ``{0}``) is asked that guard inline, and called
+        # only when it fails
+        f = node.func
+        guard = getattr(self.names.get(f.id), "_array_identity", None) if isinstance(f, ast.Name) \
+            and f.id not in self.args else None
+        node = self.generic_visit(node)
+        if guard is None or len(node.args) != 1 or node.keywords or isinstance(node.args[0], ast.Starred):
+            return node
+        self.temps += 1
+        temp = f"_x{self.k}_{self.temps}"
+        # (the argument is computed once: its first mention in the guard names it)
+        test = guard.replace("{0}", f"({temp} := {ast.unparse(node.args[0])})", 1).replace("{0}", temp)
+        test = ast.parse(test, mode="eval").body
+        node.args[0] = ast.Name(temp, ast.Load())
+        return ast.IfExp(test, ast.Name(temp, ast.Load()), node)
+
+
+def inline_formula(fn, call, k):
+    """The expression of formula ``k`` (``fn``) with its parameters replaced by ``call``'s argument
+    texts, or None when it is called (see ``_lambda_parts``)."""
+    parts = _lambda_parts(fn)
+    if parts is None:
+        return None
+    params, body, names = parts
+    return ast.unparse(_Inline(dict(zip(params, call)), k, names).visit(copy.deepcopy(body))),
+
+
 def node_run_source(cls):
     """The source of ``cls._run_formulas(node, grads, arrays)``."""
     schema = cls._schema
@@ -753,7 +876,7 @@ def node_run_source(cls):
                       "    else:",
                       "        _v = _node._unpack_values(False)"]
     lines.append("    grad = grads[0]")
-    for k, (names, _, joint, specs) in enumerate(table):
+    for k, (names, fn, joint, specs) in enumerate(table):
         need = " or ".join(name_needed[n] for n in names)
         call = []
         reads_grad = False
@@ -777,7 +900,8 @@ def node_run_source(cls):
                 call.append(f"_node._saved_{key}_{kind}")
         cond = f"({need})" + (" and grad is not None" if reads_grad else "")
         lines.append(f"    if {cond}:")
-        lines.append(f"        _r = _f{k}({', '.join(call)})")
+        inlined = inline_formula(fn, call, k)
+        lines.append(f"        _r = {inlined[0] if inlined else f'_f{k}(' + ', '.join(call) + ')'}")
         parts = [(names[0], "_r")] if not joint else [(n, f"_r[{j}]") for j, n in enumerate(names)]
         for n, expr in parts:
             a, b = layout.edges[n]
@@ -808,9 +932,12 @@ def install_node(cls, helpers):
         if "_run_formulas" in cls.__dict__ and not isinstance(cls.__dict__["_run_formulas"], _GeneratedOnFirstUse):
             return
         ns = dict(helpers)
-        ns.update(_cls=cls, connect=connect, _RESULT_SLOTS=result_slots(cls))
+        ns.update(_cls=cls, connect=connect, _RESULT_SLOTS=result_slots(cls), _ndarray=xp.ndarray)
         for k, (_, fn, _, _) in enumerate(cls._formula_table):
             ns[f"_f{k}"] = fn
+            inlined = _lambda_parts(fn)
+            if inlined is not None:
+                ns.update({f"_g{k}_{name}": value for name, value in inlined[2].items()})
         source = node_record_source(cls) + "\n\n" + node_run_source(cls)
         _compile(source, f"<glasstorch: {cls.__name__}>", ns)
         cls._record, cls._run_formulas, cls._source = staticmethod(ns["_record"]), ns["_run_formulas"], source

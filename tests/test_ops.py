@@ -1065,6 +1065,36 @@ def test_every_op_and_node_generates_and_compiles_its_code():
             assert "def _record" in op.node._source and callable(op.node._run_formulas)
 
 
+def test_lambda_formulas_are_written_into_the_generated_backward():
+    """A one-expression lambda formula is written into ``_run_formulas`` as its expression
+    (``_ops_codegen.inline_formula``): the same gradients as calling it, on arrays and, for double
+    backward, on Tensors; conj's real-array case asked inline, a complex array still conjugated; a
+    lambda whose text cannot be found (made by exec) or that reads a closure is called."""
+    from glasstorch import _ops_codegen as cg
+    from glasstorch.ops import aten
+    aten.mul.Tensor._schema
+    node = aten.mul.Tensor.node
+    assert "_f0(" not in node._source and "_f1(" not in node._source and "_g0_conj(" in node._source
+    rng = np.random.default_rng(0)
+    for dtype in (np.float32, np.complex64):
+        a, b = (gt.tensor(rng.standard_normal((3, 4)).astype(dtype), requires_grad=True) for _ in range(2))
+        g = rng.standard_normal((3, 4)).astype(dtype)
+        y = a * b
+        got = y.grad_fn._run_formulas([g], True)
+        np.testing.assert_allclose(got[0], g * np.conj(b.detach().numpy()), rtol=1e-6)
+        np.testing.assert_allclose(got[1], g * np.conj(a.detach().numpy()), rtol=1e-6)
+    x = gt.tensor([0.5, -1.5], dtype=gt.float64, requires_grad=True)
+    (gx,) = gt.autograd.grad((x * x * x).sum(), x, create_graph=True)      # double backward: Tensors
+    (ggx,) = gt.autograd.grad(gx.sum(), x)
+    assert gx.tolist() == [0.75, 6.75] and ggx.tolist() == [3.0, -9.0]
+    made = {}
+    exec("f = lambda grad, other: grad * other", made)
+    k = 7
+    assert cg._lambda_parts(made["f"]) is None and cg._lambda_parts(lambda grad: grad * k) is None
+    assert cg.inline_formula(lambda grad, alpha: grad if alpha == 1 else grad * alpha, ["grad", "_a"], 0) == \
+        ("grad if _a == 1 else grad * _a",)
+
+
 def test_an_op_keeps_its_class_from_declaration_to_generated_call():
     """An op is one ``OpOverload`` throughout (DESIGN: nothing changes an object's class at run time):
     undeclared, declared (``_schema`` read), then called -- its ``__call__`` slot holds

@@ -40,11 +40,11 @@ _getrefcount = sys.getrefcount
 
 
 def _collect(roots):
-    """Step 1: the dependency count of every node reachable from ``roots``, and the nodes reached."""
-    deps = {}
-    reached = list(dict.fromkeys(roots))
-    walked = set(reached)  # the roots: walked from already
-    stack = list(reached)
+    """Step 1: the dependency count of every node reachable from ``roots`` -- the roots too, 0 unless
+    another root leads to them -- in the order they were reached (a dict keeps it: its keys are the
+    nodes reached)."""
+    deps = dict.fromkeys(roots, 0)
+    stack = list(deps)
     while stack:
         for nxt, _ in stack.pop().next_functions:
             if nxt is None:
@@ -53,10 +53,8 @@ def _collect(roots):
                 deps[nxt] += 1
             else:
                 deps[nxt] = 1
-                if nxt not in walked:
-                    reached.append(nxt)
-                    stack.append(nxt)
-    return deps, reached
+                stack.append(nxt)
+    return deps
 
 
 def _needed(reached, targets):
@@ -204,17 +202,14 @@ class GraphTask:
 
     def __init__(self):
         self.id = GraphTask._next_id()
-        self.reached = ()
+        self.reached = ()      # the nodes reached from the roots (a dict keyed by them: _collect's counts)
         self.needed = None
         self.targets = ()      # captured tensors' nodes, backward(inputs=...)'s leaves: their hooks run
-        self._reached_set = None
 
     def will_execute(self, node):
         if self.needed is not None:
             return node in self.needed or node in self.targets
-        if self._reached_set is None:
-            self._reached_set = set(self.reached)
-        return node in self._reached_set
+        return node in self.reached
 
 
 class _Tasks(threading.local):
@@ -233,7 +228,8 @@ def current_graph_task():
 
 def _run(roots, root_grads, retain_graph, create_graph, capture, accumulate, accumulate_only, tensors, node_events):
     # 1. dependencies
-    deps, reached = _collect([n for n, _ in roots])
+    deps = _collect([n for n, _ in roots])
+    reached = deps      # (its keys)
     captured = [None] * len(capture) if capture else None
     needed = None
     if capture is not None and not accumulate:
@@ -257,24 +253,28 @@ def _run(roots, root_grads, retain_graph, create_graph, capture, accumulate, acc
 
     ready = []  # a heap of (-creation number, node): the newest ready node first
     for node in buffers:
-        if node not in deps:
+        if not deps[node]:
             heappush(ready, (-node._seq, node))
 
     # 2. the main loop
     check_nan = _anomaly.enabled and _anomaly.check_nan
     arrays = not tensors    # (the formulas run on arrays: the usual backward)
     node = None  # the next node to run, when it is known without asking the queue
+    grads = None  # its gradients, when they were never put in `buffers` (see `following` below)
     while node is not None or ready:
         if node is None:
             node = heappop(ready)[1]
-        grads = buffers.pop(node, None)
+            grads = buffers.pop(node, None)
+        elif grads is None:
+            grads = buffers.pop(node, None)
         if grads is None:
             grads = [None] * node.num_outputs
         if node_events:
             for method in node_events.node_started:
                 method(node)
         # (a node that need not run: nor its hooks -- but a target's hooks run, as they give its gradient)
-        if node._hooked and (needed is None or node in needed or node in captured_nodes):
+        hooked = node._hooked     # (a class attribute read through the node is a full lookup: read once)
+        if hooked and (needed is None or node in needed or node in captured_nodes):
             grads = _run_tensor_pre_hooks(node, grads, tensors)
         if capture is not None:
             for nr in range(len(grads)):
@@ -289,13 +289,12 @@ def _run(roots, root_grads, retain_graph, create_graph, capture, accumulate, acc
                 if node_events:
                     for method in node_events.accumulated:
                         method(node.variable, node.variable._grad)
-            node = None
+            node = grads = None
             continue
-        # (a class attribute read through the node costs a full lookup on CPython 3.11: read once)
         runs_formulas = node._runs_formulas
         if needed is not None and node not in needed:
             out = ()  # it need not run, but it still counts as done for its inputs
-        elif node._hooked:
+        elif hooked and node._hooked:   # (a pre-hook may have added hooks: read again)
             out = _call_with_hooks(node, grads, tensors)
         elif runs_formulas:
             out = node._run_formulas(grads, arrays)
@@ -315,15 +314,18 @@ def _run(roots, root_grads, retain_graph, create_graph, capture, accumulate, acc
             for method in node_events.node_finished:
                 method(node, grads, out)
 
-        # 3. deliver the gradients into the inputs' buffers
+        # 3. deliver the gradients into the inputs' buffers. A node made ready while nothing else is
+        # runs next, without the queue (`following`); when this edge gave it its only gradients, they
+        # go to it as they are (`following_grads`), not through `buffers`.
         meta = node._input_meta
         n_out = len(out)
         formulas = runs_formulas and arrays
-        following = None  # a node made ready while nothing else is: it runs next, without the queue
+        following = following_grads = None
         for i, (nxt, nr) in enumerate(node.next_functions):
             if nxt is None:
                 continue
             g = out[i] if i < n_out else None
+            buf = buffers.get(nxt)
             if g is not None:
                 if meta is not None and meta[i] is not None:
                     g = _validate(node, i, g)
@@ -333,37 +335,50 @@ def _run(roots, root_grads, retain_graph, create_graph, capture, accumulate, acc
                     # (NumPy's built-in dtypes are single objects: `is not` first spares the usual
                     # case the dtype comparison, ~200 instructions per edge)
                     g = g.astype(node._out_dtype)
-                buf = buffers.get(nxt)
                 if buf is None:
-                    if nxt.num_outputs == 1:
-                        buffers[nxt] = [g]
+                    if nr == 0 and nxt.num_outputs == 1:
+                        buf = [g]
                     else:
-                        buf = buffers[nxt] = [None] * nxt.num_outputs
+                        buf = [None] * nxt.num_outputs
                         buf[nr] = g
+                    kept = False      # (not in `buffers` yet)
                 else:
+                    kept = True
                     prev = buf[nr]
                     if prev is None:
                         buf[nr] = g
-                    elif create_graph or (nxt, nr) not in summed or prev.shape != g.shape or prev.dtype != g.dtype \
-                            or not (tensors or type(prev) is _ndarray):   # (NumPy makes 0-d sums scalars)
+                    elif create_graph or (nxt, nr) not in summed or not (tensors or type(prev) is _ndarray) \
+                            or (dt := prev.dtype) is not g.dtype and dt != g.dtype or prev.shape != g.shape:
+                        # (NumPy makes 0-d sums scalars; its dtypes are single objects: `is` first)
                         buf[nr] = prev + g
                         summed.add((nxt, nr))
                     elif tensors:
                         prev._data += g._data
                     else:
                         prev += g
+            else:
+                kept = True     # (nothing to keep: the node finds no buffer, or the one it has)
             left = deps[nxt] - 1
-            deps[nxt] = left
-            if left == 0:
-                if following is None and not ready:
-                    following = nxt
-                else:
-                    if following is not None:
-                        heappush(ready, (-following._seq, following))
-                        following = None
-                    heappush(ready, (-nxt._seq, nxt))
-        node = following
-        out = g = prev = grads = following = None  # drop the loop's references: a leaf's gradient may then be stolen
+            if left:
+                deps[nxt] = left
+                if not kept:
+                    buffers[nxt] = buf
+                continue
+            # (ready: its count is not read again)
+            if following is None and not ready:
+                following, following_grads = nxt, (None if kept else buf)
+            else:
+                if following is not None:
+                    if following_grads is not None:
+                        buffers[following] = following_grads
+                    heappush(ready, (-following._seq, following))
+                    following = following_grads = None
+                if not kept:
+                    buffers[nxt] = buf
+                heappush(ready, (-nxt._seq, nxt))
+        node, grads = following, following_grads
+        # drop the loop's references: a leaf's gradient may then be stolen (`grads` holds the only one)
+        out = g = prev = buf = following_grads = None
     return captured
 
 

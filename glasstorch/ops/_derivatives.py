@@ -74,6 +74,11 @@ def conj(x):
     return x
 
 
+# the generated backward (``_ops_codegen.inline_formula``) asks this inline where a formula calls
+# conj, and calls conj only where it fails: the usual real array costs no frame
+conj._array_identity = "type({0}) is _ndarray and {0}.dtype.kind != 'c'"
+
+
 def sgn_backward(grad, self, result):
     """torch's ``sgn_backward``: 0 for a real input; for complex z (result = z / |z|), the part of the
     gradient across the unit circle, (grad - sgn Re(conj(sgn) grad)) / |z|, and 0 at z = 0."""

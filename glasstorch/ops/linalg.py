@@ -211,13 +211,17 @@ def _column_major(sizes, strides):
     return strides[0] == 1 and strides[1] == sizes[0]
 
 
+# (the two helpers below are every matrix product's backward: _column_major's test and the factor are
+# written out in them rather than called -- three frames fewer per gradient)
 def mm_mat1_backward(grad, mat2, mat1_sizes, mat1_strides, alpha=1):
     """The gradient of ``mat1`` in ``mat1 @ mat2``: ``grad @ mat2^H``, laid out as ``mat1`` is when that is
     column-major -- computed as ``(conj(mat2) @ grad^T)^T``, a transposed view of a row-major product, as
     torch's mm_mat1_backward does."""
-    if _column_major(mat1_sizes, mat1_strides):
-        return _scaled(aten.t(aten.mm(conj(mat2), aten.t(grad))), alpha)
-    return _scaled(aten.mm(grad, conj(aten.t(mat2))), alpha)
+    if mat1_strides[0] == 1 and mat1_strides[1] == mat1_sizes[0]:     # (column-major)
+        g = aten.t(aten.mm(conj(mat2), aten.t(grad)))
+    else:
+        g = aten.mm(grad, conj(aten.t(mat2)))
+    return g if alpha == 1 else g * alpha
 
 
 def mm_mat2_backward(grad, mat1, mat2_sizes, mat2_strides, alpha=1):
@@ -226,9 +230,11 @@ def mm_mat2_backward(grad, mat1, mat2_sizes, mat2_strides, alpha=1):
     product ``grad^T @ conj(mat1)`` has ``W``'s row-major layout, so the gradient ``t()`` hands back to
     ``W`` is taken over by AccumulateGrad as it is, where ``(x^T @ grad)^T`` had to be copied into ``W``'s
     layout (a transposed read of the whole gradient)."""
-    if _column_major(mat2_sizes, mat2_strides):
-        return _scaled(aten.t(aten.mm(aten.t(grad), conj(mat1))), alpha)
-    return _scaled(aten.mm(conj(aten.t(mat1)), grad), alpha)
+    if mat2_strides[0] == 1 and mat2_strides[1] == mat2_sizes[0]:     # (column-major)
+        g = aten.t(aten.mm(aten.t(grad), conj(mat1)))
+    else:
+        g = aten.mm(conj(aten.t(mat1)), grad)
+    return g if alpha == 1 else g * alpha
 
 
 def _small_product(shape_a, shape_b):

@@ -21,7 +21,7 @@ from .._array import (view_strides, xp, expanded, copy_preserving_layout, unsque
 from ..autograd.graph import set_history, check_inplace, edge_of
 from ._op import _state, method, accepts_numpy_names
 from .. import _dtype, _checks
-from .._ops import defop, aten, node_classes_of
+from .._ops import defop, aten, node_classes_of, Plain
 from .._seam import seam, overridable
 from ._derivatives import sum_to, as_strided_backward
 
@@ -352,7 +352,8 @@ def _t_kernel_named(name):
 transpose_op = defop("transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)", _transpose_kernel,
                      node="TransposeBackward0",
                      self=lambda grad, dim0, dim1: aten.transpose.int(grad, dim0, dim1))
-t_op = defop("t(Tensor(a) self) -> Tensor(a)", _t_kernel_named("t"), node="TBackward0", self=lambda grad: aten.t(grad))
+t_op = defop("t(Tensor(a) self) -> Tensor(a)", _t_kernel_named("t"), node="TBackward0", self=lambda grad: aten.t(grad),
+             plain=Plain("{self}.T", "type({0}) is _ndarray and {0}.ndim == 2"))   # (a matrix: every mm's backward)
 
 
 @method()
