@@ -932,7 +932,10 @@ def install_node(cls, helpers):
         if "_run_formulas" in cls.__dict__ and not isinstance(cls.__dict__["_run_formulas"], _GeneratedOnFirstUse):
             return
         ns = dict(helpers)
-        ns.update(_cls=cls, connect=connect, _RESULT_SLOTS=result_slots(cls), _ndarray=xp.ndarray)
+        # (__name__: the formulas written out here compute here, and NumPy's floating-point warnings are
+        # named after this module, which the filter of glasstorch/_array silences as glasstorch's own)
+        ns.update(_cls=cls, connect=connect, _RESULT_SLOTS=result_slots(cls), _ndarray=xp.ndarray,
+                  __name__=__name__)
         for k, (_, fn, _, _) in enumerate(cls._formula_table):
             ns[f"_f{k}"] = fn
             inlined = _lambda_parts(fn)
