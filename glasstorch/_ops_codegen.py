@@ -33,6 +33,10 @@ from .autograd import grad_mode
 from .autograd.graph import connect
 
 _state = grad_mode._state
+# "grad mode is on", as the hot paths ask it: after the inputs' ``_requires_grad`` (slot reads), which
+# under no_grad often settle it alone, and through the main thread's process-wide copy of the mode
+# (grad_mode.main_grad: a thread-local read costs ~600 instructions, a third of a small op's Python)
+_GRAD_ON = grad_mode.GRAD_ON
 
 
 def _py(name):
@@ -146,7 +150,7 @@ def op_call_source(op):
             elif a.is_tensor_list:
                 requires.append(f"any(isinstance(_x, _Tensor) and _x._requires_grad for _x in {n})")
                 inputs.append(f"*[_x if isinstance(_x, _Tensor) else None for _x in {n}]")
-        lines.append(f"    if _state.enabled and ({' or '.join(requires)}):")
+        lines.append(f"    if ({' or '.join(requires)}) and {_GRAD_ON}:")
         if _inline_record(op.node):     # the node recorded here, without a _record call
             lines += [f"        _i{k} = {x}" for k, x in enumerate(inputs)]
             lines += record_lines(op.node, lambda i: names[i], "        ")
@@ -178,7 +182,7 @@ def inplace_call_source(op):
              "    if _devices.many:   # a second device in use: torch's rule that the tensors share one",
              f"        _check_devices(_op, {all_args})",
              f"    _vc = {target}._counter or _make_counter({target})",
-             f"    if _vc.inference or seam.dispatching or _state.enabled and ({target}._requires_grad{requires}):",
+             f"    if _vc.inference or seam.dispatching or ({target}._requires_grad{requires}) and {_GRAD_ON}:",
              f"        return _run_inplace(_op, {all_args})   # autograd records it, a dispatch mode sees it",
              f"    _a0 = {target}._data"]
     if not op._may_overlap:
@@ -342,7 +346,7 @@ def entry_lines(op, params, indent="    "):
             "_out._accumulator = None"]
     if op.node is not None:
         edges = op.node._edge_positions
-        body.append(f"if _state.enabled and ({' or '.join(f'{params[i]}._requires_grad' for i in edges)}):")
+        body.append(f"if ({' or '.join(f'{params[i]}._requires_grad' for i in edges)}) and {_GRAD_ON}:")
         if _inline_record(op.node):
             body += [f"    _i{k} = {params[i]}" for k, i in enumerate(edges)]
             same = None if keys is None or keys.result is None else \

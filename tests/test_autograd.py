@@ -429,6 +429,30 @@ def test_grad_mode_is_thread_local(T):
     assert seen == {"worker": True, "worker_result": True, "main": False}
 
 
+@BOTH
+def test_grad_mode_off_in_another_thread_leaves_the_main_threads_on(T):
+    # (the main thread's mode is also kept process-wide for the ops' hot paths: grad_mode.main_grad)
+    x = T.ones(4, 4, requires_grad=True)
+    seen = {}
+    inside, release = threading.Event(), threading.Event()
+
+    def worker():
+        with T.no_grad():
+            seen["worker"] = [(x + x).requires_grad, x.tanh().requires_grad, (x @ x).requires_grad]
+            inside.set()
+            release.wait(5)
+        seen["worker_after"] = (x * x).requires_grad
+    th = threading.Thread(target=worker)
+    th.start()
+    inside.wait(5)
+    seen["main"] = [(x + x).requires_grad, x.tanh().requires_grad, (x @ x).requires_grad, T.is_grad_enabled()]
+    release.set()
+    th.join()
+    with T.no_grad():
+        seen["main_no_grad"] = [(x + x).requires_grad, (x @ x).requires_grad]
+    assert seen == {"worker": [False] * 3, "worker_after": True, "main": [True] * 4, "main_no_grad": [False] * 2}
+
+
 # -- detach, clone, .data, versions, in-place ------------------------------------------------------------
 
 @BOTH
