@@ -5,6 +5,7 @@ from the same NumPy arrays) and compare what comes out: graph structure node for
 types and the key words of the messages.
 """
 import gc
+import os
 import re
 import sys
 import threading
@@ -452,6 +453,42 @@ def test_grad_mode_off_in_another_thread_leaves_the_main_threads_on(T):
         seen["main_no_grad"] = [(x + x).requires_grad, (x @ x).requires_grad]
     assert seen == {"worker": [False] * 3, "worker_after": True, "main": [True] * 4, "main_no_grad": [False] * 2}
 
+
+
+@BOTH
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_grad_mode_in_a_child_forked_from_another_thread(T):
+    # (the forking thread is the child's only thread: the process-wide copy of the main thread's mode must
+    # stand for it there, or the child's no_grad would not be seen by the ops' hot paths)
+    x = T.ones(3, 3, requires_grad=True)
+    read_end, write_end = os.pipe()
+    forked = {}
+
+    def fork_here():
+        pid = os.fork()
+        if pid:
+            forked["pid"] = pid
+            return
+        try:
+            seen = [(x * x).requires_grad, (x @ x).requires_grad]
+            with T.no_grad():
+                seen += [(x * x).requires_grad, (x @ x).requires_grad, x.tanh().requires_grad]
+            seen.append((x + x).requires_grad)
+            if T is gt:             # (and the hot paths' copy now names this thread: it is the child's main)
+                seen.append(gt.autograd.grad_mode.main_grad.thread == threading.get_ident())
+            os.write(write_end, repr(seen).encode())
+        finally:
+            os._exit(0)
+    with T.no_grad():               # (the parent's main thread is in no_grad while the other thread forks)
+        th = threading.Thread(target=fork_here)
+        th.start()
+        th.join()
+    os.close(write_end)
+    with os.fdopen(read_end) as f:
+        reported = f.read()
+    os.waitpid(forked["pid"], 0)
+    assert reported == repr([True, True, False, False, False, True] + ([True] if T is gt else []))
+    assert (x * x).requires_grad
 
 # -- detach, clone, .data, versions, in-place ------------------------------------------------------------
 
