@@ -119,6 +119,25 @@ def test_in_place_view_op_under_no_grad_is_refused_at_the_leaf():
         y.sum().backward()
 
 
+
+def test_a_saved_stale_no_grad_view_is_not_refused_at_backward():
+    # README: torch's backward asks a saved input for its grad_fn (for its own error message) and so
+    # raises the no_grad-view error for a view made under no_grad, written in place with grad mode on,
+    # whose base came to require grad after the op saved it; glasstorch computes the gradient (fuzz
+    # seed 796276380093). Reading the view's grad_fn raises in both.
+    import pytest
+    base = gt.tensor(0.5, dtype=gt.float64)
+    other = gt.tensor(-1.0, dtype=gt.float64, requires_grad=True)
+    with gt.no_grad():
+        view = base.flatten()
+    view.zero_()
+    out = gt.minimum(view, other)       # saves the view; it does not require grad yet
+    base.requires_grad_()
+    with pytest.raises(RuntimeError, match="A view was created in no_grad mode"):
+        view.grad_fn
+    (g,) = gt.autograd.grad(out.sum(), other)      # torch: the no_grad-view RuntimeError
+    assert g.tolist() == 1.0
+
 def test_strides_of_dims_of_size_one_may_differ():
     # README: a view of a new empty tensor reports the contiguous strides of its own shape (torch's follow
     # the view: (1, 3); the tensor itself has torch's, (3, 1): tests/test_tensor.py), and a dim of size 1
