@@ -308,7 +308,7 @@ class _Seam(threading.local):
         modes = self.function_modes
         if (len(modes) == 1 and getattr(modes[0], "_observe", None) is not None and len(_threads_with_modes) == 1
                 and not _subclasses_exist[0] and not _live_instances and not self.function_disabled
-                and not self.subclass_disabled):
+                and not self.subclass_disabled and not self.skip_one_hop):
             mode = modes[0]
             if _lone[0] is not mode:
                 _lone = (mode, modes, self.__dict__, threading.get_ident(), {})
@@ -329,8 +329,10 @@ class _Seam(threading.local):
         # instructions, against ~50 for a dict's item), and this runs for every call a mode sees.
         # (The class-level defaults are the `get`s' defaults; `on` is a plain class attribute, so
         # writing the item is writing the attribute.)
+        # (no lone observer: ``ident`` is None. No ``skip_one_hop`` to test: redispatch_function drops
+        # the lone observer while its skip is pending, see _set_lone)
         mode, stack, state, ident, bodies = _lone
-        if mode is not None and stack and _get_ident() == ident and not state.get("skip_one_hop"):
+        if _get_ident() == ident and stack:
             # A lone observer (see ``_lone``): no thread-local state to read (it is ``state``), and the
             # call's body runs with the whole process's function level off (``ANYWHERE.on``: no other
             # thread has a mode, no subclass instance is alive), so that the calls it makes go on at the

@@ -200,10 +200,12 @@ def redispatch_function(func, types, args, kwargs):
     if body is not None:
         return body(*args, **kwargs)
     seam.skip_one_hop = True
+    seam._set_lone()        # (the lone observer's path does not look at the skip: it steps aside meanwhile)
     try:
         return func(*args, **kwargs)
     finally:
         seam.skip_one_hop = False
+        seam._set_lone()
 
 
 def _body_of_handed(func):

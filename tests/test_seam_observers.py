@@ -518,3 +518,28 @@ def test_the_observers_pause_keeps_the_seams_state(no_subclass):
         assert ANYWHERE.on and seam.on and seam.function_modes == [obs]
     with obs, _logging_mode(glasstorch, []):    # (not the lone observer: seam.pause's answer)
         assert not _seam.pause_observer(obs)
+
+
+def test_redispatch_function_skips_one_hop_past_a_lone_observer_as_past_a_mode(no_subclass):
+    """``redispatch_function`` of a function of the user's own (not overridable) skips the next
+    interception: the lone observer's path, which does not look at that skip, steps aside meanwhile
+    (``ANYWHERE.lone`` off) and comes back after; what the observer sees is what a plain mode at its
+    place sees."""
+    x = glasstorch.ones(2, 3)
+    during = []
+
+    def mine(t):
+        during.append((ANYWHERE.lone, _seam._lone[0] is None))
+        return t.relu().sum()     # (the first hop is skipped: relu's body runs unseen)
+
+    seen, user_seen = [], []
+    obs = _observer(seen)
+    with obs:
+        out = glasstorch.overrides.redispatch_function(mine, (), (x,), {})
+        assert ANYWHERE.lone and _seam._lone[0] is obs and not seam.skip_one_hop
+        x.relu()
+    assert float(out) == 6.0 and during == [(False, True)]
+    with _logging_mode(glasstorch, user_seen, wants_metadata=False):
+        glasstorch.overrides.redispatch_function(mine, (), (x,), {})
+        x.relu()
+    assert [name for name, *_ in seen] == user_seen == ["sum", "relu"]

@@ -54,6 +54,7 @@ from ..nn.modules import module as _module
 
 _PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _state = _grad_mode._state
+_main_grad = _grad_mode.main_grad
 _SEAM_CALL = _Seam.intercept.__code__   # the seam's frame between a call and the modes
 _OLD_PRELUDE = _Seam.torch_function.__code__  # (between the function and the seam, in the old form)
 _FIRST_CALL = _seam_first_call   # (between a function's first caller and the function: it writes its prelude)
@@ -355,33 +356,32 @@ class Glass(TorchFunctionMode):
         after running the call, while the glass is alone (``TorchFunctionMode._observe``: the usual case,
         no ``__torch_function__`` hop for the calls of ``_handled``'s complement)."""
         # (after(), written out for the usual result, a Tensor: this runs for every call)
-        if type(out) is Tensor:
-            fn = out._grad_fn
-            made = None
-            if fn is not None and fn._seq > self.mark:
-                # (_made's usual case written out: no record(), and the node is made from another
-                # call's node, so nobody will ask for its line)
-                made = fn
-                edges = fn.next_functions
-                if timelines:
-                    self._made(fn)
-                elif len(edges) == 1:
-                    n = edges[0][0]
-                    if n is None or type(n) is AccumulateGrad or hasattr(n, "_inspect_where"):
-                        self._made(fn)
-                    else:
-                        self.mark = fn._seq
-                else:
-                    for n, _ in edges:
-                        if n is not None and type(n) is not AccumulateGrad:
-                            self.mark = fn._seq
-                            break
-                    else:
-                        self._made(fn)
-            if checks.on:
-                checks.call(func, args, kwargs, out, made)
+        if type(out) is not Tensor:
+            return self.after(func, args, kwargs, out)
+        fn = out._grad_fn
+        if fn is None or fn._seq <= self.mark:
+            fn = None       # (no node made by this call)
+        elif timelines:
+            self._made(fn)
         else:
-            self.after(func, args, kwargs, out)
+            # (_made's usual case written out: no record(), and the node is made from another call's
+            # node, so nobody will ask for its line)
+            edges = fn.next_functions
+            if len(edges) == 1:
+                n = edges[0][0]
+                if n is None or type(n) is AccumulateGrad or hasattr(n, "_inspect_where"):
+                    self._made(fn)
+                else:
+                    self.mark = fn._seq
+            else:
+                for n, _ in edges:
+                    if n is not None and type(n) is not AccumulateGrad:
+                        self.mark = fn._seq
+                        break
+                else:
+                    self._made(fn)
+        if checks.on:
+            checks.call(func, args, kwargs, out, fn)
 
     def after(self, func, args, kwargs, out):
         """Look at a call that returned ``out``: the nodes it recorded get the user's line (when
@@ -597,11 +597,11 @@ def _zero_grad(glass, func, args, kwargs):
     frame = frame or user_site(1)[0]
     is_optimizer = hasattr(owner, "param_groups")
     if is_optimizer:
-        if id(owner) not in tracker.optimizers._d:
-            _seen_optimizer(owner)
         entry = tracker.step_infos._d.get(id(owner))
         if entry is not None and entry[0]() is owner:
             entry[1].zeroed = True       # (its next step need not compare the .grads with this one's)
+        elif id(owner) not in tracker.optimizers._d:     # (one that has stepped is known)
+            _seen_optimizer(owner)
     if set_to_none and frame is not None:
         reset = (frame.f_code, frame.f_lasti, tracker.backward_count)    # (the line: see reset_of)
         entry = tracker.resets._d.get(id(owner))        # (resets.set, written out: every step)
@@ -1018,9 +1018,11 @@ def _stand_back(glass, back=False):
 
 
 def _module_pre_hook(module, args):
-    if id(module) in _modules_seen_d and _state.enabled:
+    if id(module) in _modules_seen_d and (_main_grad.enabled if _get_ident() == _main_grad.thread else _state.enabled):
         # the hot path: a known module in a training step (an entry of the table is dropped when its
-        # object dies -- the weak reference's callback -- so an id in it is that of a live module seen)
+        # object dies -- the weak reference's callback -- so an id in it is that of a live module seen).
+        # Grad mode as the ops' hot paths read it (grad_mode.GRAD_ON): the main thread's, process-wide,
+        # without the thread-local read (~500 machine instructions, five times a step here)
         return
     t = tracker
     e = _modules_seen_d.get(id(module))
