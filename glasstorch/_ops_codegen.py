@@ -479,7 +479,7 @@ def node_record_source(cls):
         lines += record_lines(cls, lambda i: f"_args[{i}]", "    ")
         lines.append("    return _node")
         return "\n".join(lines) + "\n"
-    lines.append("    _node = _new(_cls)")
+    lines.append("    _node = " + _new_node(cls))
     lines += layout.setup
     if layout.dynamic:
         ranges = ", ".join(f"{n!r}: ({a}, {b})" for n, (a, b) in layout.edges.items())
@@ -558,6 +558,15 @@ def _input_meta_lines(schema, n_inputs):
     return lines
 
 
+def _new_node(cls):
+    """The expression that makes a node of ``cls`` in the generated code. A class with neither its own
+    ``__new__`` nor ``__init__`` (every op's node class) is called: CPython then makes the object
+    without the argument tuple ``object.__new__(cls)`` is called with (~300 instructions less a node)."""
+    if type(cls) is type and cls.__new__ is object.__new__ and cls.__init__ is object.__init__:
+        return "_cls()"
+    return "_new(_cls)"
+
+
 def record_lines(cls, arg, indent, same_keys=None, key=None):
     """The lines that record a node of ``cls`` (one output ``_out``, single-Tensor inputs ``_i0``,
     ``_i1``... -- None for an argument that is no Tensor -- and argument ``i`` read as ``arg(i)``),
@@ -571,7 +580,7 @@ def record_lines(cls, arg, indent, same_keys=None, key=None):
     schema = cls._schema
     layout = _Layout(schema, cls._edge_positions)
     n_inputs = len(layout.edges)
-    lines = ["_node = _new(_cls)"]
+    lines = ["_node = " + _new_node(cls)]
     head = ["_ref = _out._data", "_node._out_dtype = _ref.dtype"] + _input_meta_lines(schema, n_inputs)
     if same_keys is not None:
         lines += [f"if {same_keys}:   # (the layout keys say so: every input is of the output's shape and dtype)",
