@@ -260,6 +260,7 @@ def _run(roots, root_grads, retain_graph, create_graph, capture, accumulate, acc
     # 2. the main loop
     check_nan = _anomaly.enabled and _anomaly.check_nan
     arrays = not tensors    # (the formulas run on arrays: the usual backward)
+    free = not retain_graph
     node = None  # the next node to run, when it is known without asking the queue
     grads = None  # its gradients, when they were never put in `buffers` (see `following` below)
     while node is not None or ready:
@@ -293,17 +294,19 @@ def _run(roots, root_grads, retain_graph, create_graph, capture, accumulate, acc
             node = grads = None
             continue
         runs_formulas = node._runs_formulas
+        to_free = free      # (4. below: unless the formulas' own code freed them)
         if needed is not None and node not in needed:
             out = ()  # it need not run, but it still counts as done for its inputs
         elif hooked and node._hooked:   # (a pre-hook may have added hooks: read again)
             out = _call_with_hooks(node, grads, tensors)
         elif runs_formulas:
-            out = node._run_formulas(grads, arrays)
+            out = node._run_formulas(grads, arrays, free)    # (with free: its saved values freed too)
+            to_free = False
         else:
             out = _call_node(node, grads, tensors)
         if arrays and _meta_touched.flag:
             out = _on_meta_if_grads_are(grads, out)
-        if not retain_graph:   # 4. the saved values are no longer needed
+        if to_free:   # 4. the saved values are no longer needed
             if runs_formulas:
                 if node._saved:             # (Node._free written out: a method call per node saved)
                     node._saved = None
