@@ -330,20 +330,8 @@ def entry_lines(op, params, indent="    "):
     body = [f"_result = {plain_expression(op, lambda i: f'_a{i}')}",
             "if type(_result) is not _ndarray and isinstance(_result, _generic):",
             "    _result = _asarray(_result)   # (a 0-d result comes back from NumPy as a scalar)",
-            # (_tensor._wrap's lines: see there)
-            "_out = _new(_Tensor)",
-            "_out._data = _result",
-            *facts,
-            "_out._requires_grad = False",
-            "_out._grad_fn = None",
-            "_out._grad = None",
-            "_out._output_nr = 0",
-            "_out._counter = _tensor_module._counter_by_mode() if _tensor_module._inference_blocks else None",
-            "_out._base = None",
-            "_out._retains_grad = False",
-            "_out._backward_hooks = None",
-            "_out._post_accumulate_grad_hooks = None",
-            "_out._accumulator = None"]
+            *new_tensor_lines("_out", "_result", facts,
+                              "_tensor_module._counter_by_mode() if _tensor_module._inference_blocks else None")]
     if op.node is not None:
         edges = op.node._edge_positions
         body.append(f"if ({' or '.join(f'{params[i]}._requires_grad' for i in edges)}) and {_GRAD_ON}:")
@@ -365,6 +353,25 @@ def entry_lines(op, params, indent="    "):
     names.update(_op=op, _ANYWHERE=ANYWHERE, _tensor_module=_tensor, _asarray=xp.asarray, _layout_facts=_tensor.layout_facts,
                  __name__=names["__name__"] if "__name__" in names else __name__)   # (see install_call)
     return lines, names
+
+
+def new_tensor_lines(var, data, facts, counter):
+    """The lines that make ``var`` a new Tensor with no history around the array ``data``:
+    ``_tensor._wrap``'s assignments (see there) written out, with the layout-fact lines ``facts``
+    and the version counter ``counter`` (expressions)."""
+    return [f"{var} = _new(_Tensor)",
+            f"{var}._data = {data}",
+            *facts,
+            f"{var}._requires_grad = False",
+            f"{var}._grad_fn = None",
+            f"{var}._grad = None",
+            f"{var}._output_nr = 0",
+            f"{var}._counter = {counter}",
+            f"{var}._base = None",
+            f"{var}._retains_grad = False",
+            f"{var}._backward_hooks = None",
+            f"{var}._post_accumulate_grad_hooks = None",
+            f"{var}._accumulator = None"]
 
 
 def _plain_helpers():
@@ -479,7 +486,7 @@ def node_record_source(cls):
         lines += record_lines(cls, lambda i: f"_args[{i}]", "    ")
         lines.append("    return _node")
         return "\n".join(lines) + "\n"
-    lines.append("    _node = _new(_cls)")
+    lines.append("    _node = " + _new_node(cls))
     lines += layout.setup
     if layout.dynamic:
         ranges = ", ".join(f"{n!r}: ({a}, {b})" for n, (a, b) in layout.edges.items())
@@ -558,6 +565,15 @@ def _input_meta_lines(schema, n_inputs):
     return lines
 
 
+def _new_node(cls):
+    """The expression that makes a node of ``cls`` in the generated code. A class with neither its own
+    ``__new__`` nor ``__init__`` (every op's node class) is called: CPython then makes the object
+    without the argument tuple ``object.__new__(cls)`` is called with (~300 instructions less a node)."""
+    if type(cls) is type and cls.__new__ is object.__new__ and cls.__init__ is object.__init__:
+        return "_cls()"
+    return "_new(_cls)"
+
+
 def record_lines(cls, arg, indent, same_keys=None, key=None):
     """The lines that record a node of ``cls`` (one output ``_out``, single-Tensor inputs ``_i0``,
     ``_i1``... -- None for an argument that is no Tensor -- and argument ``i`` read as ``arg(i)``),
@@ -571,7 +587,7 @@ def record_lines(cls, arg, indent, same_keys=None, key=None):
     schema = cls._schema
     layout = _Layout(schema, cls._edge_positions)
     n_inputs = len(layout.edges)
-    lines = ["_node = _new(_cls)"]
+    lines = ["_node = " + _new_node(cls)]
     head = ["_ref = _out._data", "_node._out_dtype = _ref.dtype"] + _input_meta_lines(schema, n_inputs)
     if same_keys is not None:
         lines += [f"if {same_keys}:   # (the layout keys say so: every input is of the output's shape and dtype)",
@@ -656,9 +672,10 @@ def _saved_lines(cls, arg, indent, key=None):
             # The op's one result: a new tensor (_wrap's) that no other thread has seen yet, or a view,
             # which has its base's counter. The alias must share a counter; a new result's is made here,
             # without make_counter's lock (~0.9 k instructions less per op that saves its result).
+            # (Tensor._alias written out: one frame fewer for every op that saves its result)
             save = ["if _out._counter is None:   # (a new result: see _saved_lines)",
                     "    _out._counter = _NewCounter()",
-                    f"_v{slot} = _alias(_out)"]
+                    *new_tensor_lines(f"_v{slot}", "_out._data", [f"_v{slot}._layout_of = None"], "_out._counter")]
             lines += [f"if {cond}:"] + ["    " + x for x in save] + ["else:", f"    _v{slot} = None"] if cond else save
         elif name in cls._out_names:
             nr = cls._out_names.index(name)
@@ -834,11 +851,14 @@ def inline_formula(fn, call, k):
 
 
 def node_run_source(cls):
-    """The source of ``cls._run_formulas(node, grads, arrays)``."""
+    """The source of ``cls._run_formulas(node, grads, arrays, free=False)``; ``free``: release the saved
+    values once the formulas have read them (the engine's step 4 without ``retain_graph``, done here, where
+    the node's class is known: the engine's attribute reads at one place see every class of node, which
+    CPython 3.11 does not specialise, ~300 instructions each)."""
     schema = cls._schema
     layout = _Layout(schema, cls._edge_positions)
     table = cls._formula_table
-    lines = ["def _run_formulas(_node, grads, _arrays):",
+    lines = ["def _run_formulas(_node, grads, _arrays, _free=False):",
              "    _e = _node.next_functions",
              "    _gin = [None] * len(_e)"]
     if layout.dynamic:
@@ -924,6 +944,9 @@ def node_run_source(cls):
         if n not in covered:
             lines.append(f"    if {name_needed[n]}:")
             lines.append(f"        raise RuntimeError({message!r})")
+    if cls.saved_names:
+        lines += ["    if _free:",
+                  "        _node._saved = None"]
     lines.append("    return _gin")
     return "\n".join(lines) + "\n"
 

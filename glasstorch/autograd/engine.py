@@ -242,7 +242,8 @@ def _run(roots, root_grads, retain_graph, create_graph, capture, accumulate, acc
     captured_nodes = task.targets = ({n for n, _ in capture} if capture else set()) | (accumulate_only or set())
 
     # the input buffers: node -> [gradient per output of the node]. A gradient the engine summed
-    # itself ((node, output_nr) in `summed`) is seen by no one else: more can be added in place.
+    # itself (in `summed`: its node, or (node, output_nr) past output 0) is seen by no one else: more
+    # can be added in place.
     buffers = {}
     summed = set()
     for (node, nr), g in zip(roots, root_grads):
@@ -259,6 +260,7 @@ def _run(roots, root_grads, retain_graph, create_graph, capture, accumulate, acc
     # 2. the main loop
     check_nan = _anomaly.enabled and _anomaly.check_nan
     arrays = not tensors    # (the formulas run on arrays: the usual backward)
+    free = not retain_graph
     node = None  # the next node to run, when it is known without asking the queue
     grads = None  # its gradients, when they were never put in `buffers` (see `following` below)
     while node is not None or ready:
@@ -292,17 +294,19 @@ def _run(roots, root_grads, retain_graph, create_graph, capture, accumulate, acc
             node = grads = None
             continue
         runs_formulas = node._runs_formulas
+        to_free = free      # (4. below: unless the formulas' own code freed them)
         if needed is not None and node not in needed:
             out = ()  # it need not run, but it still counts as done for its inputs
         elif hooked and node._hooked:   # (a pre-hook may have added hooks: read again)
             out = _call_with_hooks(node, grads, tensors)
         elif runs_formulas:
-            out = node._run_formulas(grads, arrays)
+            out = node._run_formulas(grads, arrays, free)    # (with free: its saved values freed too)
+            to_free = False
         else:
             out = _call_node(node, grads, tensors)
         if arrays and _meta_touched.flag:
             out = _on_meta_if_grads_are(grads, out)
-        if not retain_graph:   # 4. the saved values are no longer needed
+        if to_free:   # 4. the saved values are no longer needed
             if runs_formulas:
                 if node._saved:             # (Node._free written out: a method call per node saved)
                     node._saved = None
@@ -317,24 +321,24 @@ def _run(roots, root_grads, retain_graph, create_graph, capture, accumulate, acc
         # 3. deliver the gradients into the inputs' buffers. A node made ready while nothing else is
         # runs next, without the queue (`following`); when this edge gave it its only gradients, they
         # go to it as they are (`following_grads`), not through `buffers`.
-        meta = node._input_meta
-        n_out = len(out)
-        formulas = runs_formulas and arrays
+        edges = node.next_functions
+        if len(out) != len(edges) or node._input_meta is not None:
+            out = _per_edge(node, out, edges, formulas=runs_formulas and arrays)
+            out_dtype = None      # (checked there)
+        else:
+            # NumPy promoted where torch would not (an int64 saved value times a float32 gradient): the
+            # input had the output's dtype, so its gradient must have it too -- tested below per edge
+            out_dtype = node._out_dtype if runs_formulas and arrays else None
         following = following_grads = None
-        for i, (nxt, nr) in enumerate(node.next_functions):
+        for (nxt, nr), g in zip(edges, out):
             if nxt is None:
                 continue
-            g = out[i] if i < n_out else None
             buf = buffers.get(nxt)
             if g is not None:
-                if meta is not None and meta[i] is not None:
-                    g = _validate(node, i, g)
-                elif formulas and (dt := g.dtype) is not node._out_dtype and dt != node._out_dtype:
-                    # NumPy promoted where torch would not (an int64 saved value times a float32
-                    # gradient): the input had the output's dtype, so its gradient must have it too.
-                    # (NumPy's built-in dtypes are single objects: `is not` first spares the usual
-                    # case the dtype comparison, ~200 instructions per edge)
-                    g = g.astype(node._out_dtype)
+                # (NumPy's built-in dtypes are single objects: `is not` first spares the usual case the
+                # dtype comparison, ~200 instructions per edge)
+                if out_dtype is not None and (dt := g.dtype) is not out_dtype and dt != out_dtype:
+                    g = g.astype(out_dtype)
                 if buf is None:
                     if nr == 0 and nxt.num_outputs == 1:
                         buf = [g]
@@ -347,11 +351,13 @@ def _run(roots, root_grads, retain_graph, create_graph, capture, accumulate, acc
                     prev = buf[nr]
                     if prev is None:
                         buf[nr] = g
-                    elif create_graph or (nxt, nr) not in summed or not (tensors or type(prev) is _ndarray) \
+                    elif create_graph or (nxt if nr == 0 else (nxt, nr)) not in summed \
+                            or not (tensors or type(prev) is _ndarray) \
                             or (dt := prev.dtype) is not g.dtype and dt != g.dtype or prev.shape != g.shape:
-                        # (NumPy makes 0-d sums scalars; its dtypes are single objects: `is` first)
+                        # (NumPy makes 0-d sums scalars; its dtypes are single objects: `is` first. A
+                        # slot is keyed by its node alone when it is the node's first: no tuple made)
                         buf[nr] = prev + g
-                        summed.add((nxt, nr))
+                        summed.add(nxt if nr == 0 else (nxt, nr))
                     elif tensors:
                         prev._data += g._data
                     else:
@@ -380,6 +386,24 @@ def _run(roots, root_grads, retain_graph, create_graph, capture, accumulate, acc
         # drop the loop's references: a leaf's gradient may then be stolen (`grads` holds the only one)
         out = g = prev = buf = following_grads = None
     return captured
+
+
+def _per_edge(node, out, edges, formulas):
+    """``out`` (a node's gradients) as one per edge of ``node``, each brought to its input's shape and
+    dtype: a node that returned fewer gradients than it has edges (the rest are None), or one that
+    recorded input metadata (``_validate``), or whose formulas' NumPy promoted a dtype torch keeps.
+    The main loop's usual case -- as many gradients as edges, no metadata -- does not come here."""
+    meta = node._input_meta
+    fixed = []
+    for i in range(len(edges)):
+        g = out[i] if i < len(out) else None
+        if g is not None:
+            if meta is not None and meta[i] is not None:
+                g = _validate(node, i, g)
+            elif formulas and (dt := g.dtype) is not node._out_dtype and dt != node._out_dtype:
+                g = g.astype(node._out_dtype)
+        fixed.append(g)
+    return fixed
 
 
 def _on_meta_if_grads_are(grads, out):

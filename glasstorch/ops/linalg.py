@@ -219,6 +219,10 @@ def mm_mat1_backward(grad, mat2, mat1_sizes, mat1_strides, alpha=1):
     torch's mm_mat1_backward does."""
     if mat1_strides[0] == 1 and mat1_strides[1] == mat1_sizes[0]:     # (column-major)
         g = aten.t(aten.mm(conj(mat2), aten.t(grad)))
+    elif type(grad) is _NDARRAY and type(mat2) is _NDARRAY and len(sg := grad.shape) == 2 and len(sm := mat2.shape) == 2 \
+            and sg[1] == sm[1] and sg[1] != 1 and ((d := grad.dtype) is _FLOAT32 or d is _FLOAT64) \
+            and mat2.dtype is d and (sg[0] < _LARGE_ROWS or sm[0] < _LARGE_COLUMNS):
+        g = grad.dot(mat2.T)    # (the line below on real arrays in mm's plain case, written out: 4 calls fewer)
     else:
         g = aten.mm(grad, conj(aten.t(mat2)))
     return g if alpha == 1 else g * alpha
@@ -232,6 +236,10 @@ def mm_mat2_backward(grad, mat1, mat2_sizes, mat2_strides, alpha=1):
     layout (a transposed read of the whole gradient)."""
     if mat2_strides[0] == 1 and mat2_strides[1] == mat2_sizes[0]:     # (column-major)
         g = aten.t(aten.mm(aten.t(grad), conj(mat1)))
+    elif type(grad) is _NDARRAY and type(mat1) is _NDARRAY and len(sg := grad.shape) == 2 and len(sm := mat1.shape) == 2 \
+            and sm[0] == sg[0] and sm[0] != 1 and ((d := grad.dtype) is _FLOAT32 or d is _FLOAT64) \
+            and mat1.dtype is d and (sm[1] < _LARGE_ROWS or sg[1] < _LARGE_COLUMNS):
+        g = mat1.T.dot(grad)    # (the line below on real arrays in mm's plain case, written out: 4 calls fewer)
     else:
         g = aten.mm(conj(aten.t(mat1)), grad)
     return g if alpha == 1 else g * alpha
