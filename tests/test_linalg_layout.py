@@ -243,3 +243,27 @@ def test_a_large_product_gives_ndarray_dots_bits_in_every_operand_layout(dtype, 
     assert np.array_equal(got, a.dot(b) + bias)
     torch.testing.assert_close(torch.from_numpy(got),
                                torch.addmm(torch.from_numpy(bias), torch.from_numpy(a), torch.from_numpy(b)))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("column_major", [False, True], ids=["row-major", "column-major"])
+@pytest.mark.parametrize("alpha", [1, 0.5])
+def test_a_products_gradient_on_arrays_is_the_ops_gradient_bit_for_bit(dtype, column_major, alpha):
+    """mm_mat1_backward / mm_mat2_backward compute a real product's gradient on NumPy arrays (the usual
+    backward) without calling t, mm and conj: the same bits and the same layout as through the ops,
+    which Tensors (double backward) still take."""
+    from glasstorch.ops import linalg
+    rng = np.random.default_rng(11)
+    dt = np.dtype(dtype)
+    grad = rng.standard_normal((300, 260)).astype(dt)          # (a large product: _gemm's matmul path)
+    mat1 = rng.standard_normal((300, 70)).astype(dt)
+    mat2 = rng.standard_normal((70, 260)).astype(dt)
+    operand_sizes = {1: (300, 70), 2: (70, 260)}
+    for which, fn, other in ((1, linalg.mm_mat1_backward, mat2), (2, linalg.mm_mat2_backward, mat1)):
+        sizes = operand_sizes[which]
+        strides = (1, sizes[0]) if column_major else (sizes[1], 1)
+        on_arrays = fn(grad, other, sizes, strides, alpha)
+        on_tensors = fn(gt.from_numpy(grad), gt.from_numpy(other), sizes, strides, alpha)._data
+        assert type(on_arrays) is np.ndarray and on_arrays.shape == sizes
+        assert on_arrays.strides == on_tensors.strides
+        assert np.array_equal(on_arrays.view(f"u{dt.itemsize}"), on_tensors.view(f"u{dt.itemsize}"))

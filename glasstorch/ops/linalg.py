@@ -55,6 +55,7 @@ def _legacy(a):
 
 _FLOAT32, _FLOAT64 = xp.dtype(xp.float32), xp.dtype(xp.float64)
 _NDARRAY = xp.ndarray
+_all = xp.logical_and.reduce   # (``a.all()`` without ndarray.all's Python wrapper: a bias row's test)
 
 
 def _gemm(a, b):
@@ -87,10 +88,8 @@ def _large_product(a, b):
     """``a @ b`` of float arrays of one dtype with a large output, through the matmul ufunc where it
     calls the same gemm as ``ndarray.dot`` (same bits): both operands C- or F-contiguous. A strided
     operand goes to dot, which copies it for BLAS, where matmul would loop without BLAS."""
-    if type(a) is _NDARRAY and type(b) is _NDARRAY:
-        fa, fb = a.flags, b.flags
-        if (fa.c_contiguous or fa.f_contiguous) and (fb.c_contiguous or fb.f_contiguous):
-            return xp.matmul(a, b)
+    if type(a) is _NDARRAY and type(b) is _NDARRAY and a.flags.forc and b.flags.forc:   # (forc: C- or F-contiguous)
+        return xp.matmul(a, b)
     return a.dot(b)
 
 
@@ -154,6 +153,17 @@ def _scaled(x, factor):
 
 
 def _addmm_kernel(self, mat1, mat2, *, beta=1, alpha=1):
+    sa, sb = mat1.shape, mat2.shape
+    if (beta == 1 and alpha == 1 and type(self) is _NDARRAY and len(sa) == 2 and len(sb) == 2 and sa[1] == sb[0]
+            and self.shape == sb[1:] and ((dt := mat2.dtype) is _FLOAT32 or dt is _FLOAT64) and mat1.dtype is dt
+            and self.dtype is dt):
+        # nn.Linear's case, a bias row of the product's dtype: the general path's steps below, without
+        # the tests that cannot fail here (every step per op costs, and the MLP makes three a step)
+        p = _gemm(mat1, mat2)
+        p += self
+        if not _all(self) and (xp.signbit(self) & (self == 0)).any():
+            _keep_negative_zeros(p, xp.broadcast_to(self, p.shape), mat1, mat2)
+        return p
     for name, a in (("self", self), ("mat1", mat1)):   # (before the shapes, as torch's meta function)
         if a.dtype != mat2.dtype:
             raise RuntimeError(f"{name} and mat2 must have the same dtype, but got {_legacy(a)} and {_legacy(mat2)}")
@@ -211,18 +221,27 @@ def _column_major(sizes, strides):
     return strides[0] == 1 and strides[1] == sizes[0]
 
 
+def _real_matrices(grad, other):
+    """Whether a product's backward is given NumPy matrices of one real float dtype (the usual backward,
+    formulas on arrays): then ``conj`` is the identity, ``t`` is ``.T`` and ``mm`` is ``_gemm`` after
+    checks that a backward's own shapes pass, and the helpers below call those directly -- per
+    gradient two or three op calls fewer (an MLP step's five gradients: 652 bytecodes of its 17k).
+    Tensors (double backward, a dispatch mode) and other dtypes go through the ops."""
+    return (type(grad) is _NDARRAY and type(other) is _NDARRAY and ((dt := grad.dtype) is _FLOAT32 or dt is _FLOAT64)
+            and other.dtype is dt and grad.ndim == 2 and other.ndim == 2)
+
+
 # (the two helpers below are every matrix product's backward: _column_major's test and the factor are
 # written out in them rather than called -- three frames fewer per gradient)
 def mm_mat1_backward(grad, mat2, mat1_sizes, mat1_strides, alpha=1):
     """The gradient of ``mat1`` in ``mat1 @ mat2``: ``grad @ mat2^H``, laid out as ``mat1`` is when that is
     column-major -- computed as ``(conj(mat2) @ grad^T)^T``, a transposed view of a row-major product, as
     torch's mm_mat1_backward does."""
-    if mat1_strides[0] == 1 and mat1_strides[1] == mat1_sizes[0]:     # (column-major)
+    column_major = mat1_strides[0] == 1 and mat1_strides[1] == mat1_sizes[0]
+    if _real_matrices(grad, mat2):
+        g = _gemm(mat2, grad.T).T if column_major else _gemm(grad, mat2.T)
+    elif column_major:
         g = aten.t(aten.mm(conj(mat2), aten.t(grad)))
-    elif type(grad) is _NDARRAY and type(mat2) is _NDARRAY and len(sg := grad.shape) == 2 and len(sm := mat2.shape) == 2 \
-            and sg[1] == sm[1] and sg[1] != 1 and ((d := grad.dtype) is _FLOAT32 or d is _FLOAT64) \
-            and mat2.dtype is d and (sg[0] < _LARGE_ROWS or sm[0] < _LARGE_COLUMNS):
-        g = grad.dot(mat2.T)    # (the line below on real arrays in mm's plain case, written out: 4 calls fewer)
     else:
         g = aten.mm(grad, conj(aten.t(mat2)))
     return g if alpha == 1 else g * alpha
@@ -234,12 +253,11 @@ def mm_mat2_backward(grad, mat1, mat2_sizes, mat2_strides, alpha=1):
     product ``grad^T @ conj(mat1)`` has ``W``'s row-major layout, so the gradient ``t()`` hands back to
     ``W`` is taken over by AccumulateGrad as it is, where ``(x^T @ grad)^T`` had to be copied into ``W``'s
     layout (a transposed read of the whole gradient)."""
-    if mat2_strides[0] == 1 and mat2_strides[1] == mat2_sizes[0]:     # (column-major)
+    column_major = mat2_strides[0] == 1 and mat2_strides[1] == mat2_sizes[0]
+    if _real_matrices(grad, mat1):
+        g = _gemm(grad.T, mat1).T if column_major else _gemm(mat1.T, grad)
+    elif column_major:
         g = aten.t(aten.mm(aten.t(grad), conj(mat1)))
-    elif type(grad) is _NDARRAY and type(mat1) is _NDARRAY and len(sg := grad.shape) == 2 and len(sm := mat1.shape) == 2 \
-            and sm[0] == sg[0] and sm[0] != 1 and ((d := grad.dtype) is _FLOAT32 or d is _FLOAT64) \
-            and mat1.dtype is d and (sm[1] < _LARGE_ROWS or sg[1] < _LARGE_COLUMNS):
-        g = mat1.T.dot(grad)    # (the line below on real arrays in mm's plain case, written out: 4 calls fewer)
     else:
         g = aten.mm(conj(aten.t(mat1)), grad)
     return g if alpha == 1 else g * alpha

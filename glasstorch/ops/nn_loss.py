@@ -382,15 +382,18 @@ nll_loss2d_forward, nll_loss2d_backward = _declare_nll("nll_loss2d", "NllLoss2D"
 def _nll_loss_nd(input, target, weight, reduction, ignore_index):
     """torch's ``nll_loss_nd``: 1-D and 2-D input go to nll_loss_forward, 4-D to nll_loss2d_forward,
     other N-d input is viewed as (N, C, 1, -1) (and a 'none' loss viewed back)."""
-    _check_no_requires_grad(weight, "weight", "nll_loss_forward" if input.dim() < 3 else "nll_loss2d_forward")
-    nd = input.dim()
+    # (the arrays' shapes, not the Tensors' methods: torch's nll_loss_nd reads them in C++, unseen by a mode)
+    shape, target_shape = input._data.shape, target._data.shape
+    nd = len(shape)
+    if weight is not None:
+        _check_no_requires_grad(weight, "weight", "nll_loss_forward" if nd < 3 else "nll_loss2d_forward")
     if nd < 1:
         raise ValueError(f"Expected 1 or more dimensions (got {nd})")
-    if nd == 1 and target.dim() == 1 and target.shape[0] != 1:
-        raise ValueError(f"For 1D input, 1D target must have size 1, but got target size: {target.shape[0]}")
-    if nd != 1 and (target.dim() == 0 or input.shape[0] != target.shape[0]):
-        raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
-                         f"({target.shape[0] if target.dim() else 1}).")
+    if nd == 1 and len(target_shape) == 1 and target_shape[0] != 1:
+        raise ValueError(f"For 1D input, 1D target must have size 1, but got target size: {target_shape[0]}")
+    if nd != 1 and (not target_shape or shape[0] != target_shape[0]):
+        raise ValueError(f"Expected input batch_size ({shape[0]}) to match target batch_size "
+                         f"({target_shape[0] if target_shape else 1}).")
     if nd <= 2:
         return nll_loss_forward(input, target, weight, reduction, ignore_index)[0]
     if nd == 4:
@@ -424,8 +427,8 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     enum = get_enum(reduction)
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
-    cdim = 1 if input.dim() >= 2 else 0
-    if tuple(target.shape) == tuple(input.shape):
+    cdim = 1 if input._data.ndim >= 2 else 0
+    if target._data.shape == input._data.shape:
         return _cross_entropy_probs(log_softmax(input, cdim), target, weight, reduction, label_smoothing, cdim,
                                     ignore_index)
     logp = log_softmax(input, cdim)

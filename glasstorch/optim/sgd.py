@@ -132,6 +132,18 @@ def _arrays_sgd(optimizer, params, group):
     """
     momentum, dampening, weight_decay = group["momentum"], group["dampening"], group["weight_decay"]
     nesterov, maximize, lr = group["nesterov"], group["maximize"], _to_scalar(group["lr"])
+    # numba's loop for the last line where a compiled graph has loaded it (_dynamo/jit.py, ``add_scaled``: the same
+    # bits in one pass); the compiler is not imported for it
+    jit = sys.modules.get("glasstorch._dynamo.jit")
+    number = params[0]._data.dtype.type    # the for-loop's Python numbers meet float arrays as their dtype (one
+    step = number(-lr)                     # dtype: _flat.usable)
+    if momentum == 0 and weight_decay == 0 and not maximize and jit is None:
+        # plain SGD (no state to check or keep): the last line of the loop below, alone
+        for p in params:
+            d = p._data
+            xp.add(d, p._grad._data * step, out=d)            # param.add_(grad, alpha=-lr)
+        bump_versions(params, "add_")
+        return True
     states = [optimizer.state[p] for p in params] if momentum != 0 else [{}] * len(params)
     for p, state in zip(params, states):
         buf = state.get("momentum_buffer")
@@ -139,11 +151,6 @@ def _arrays_sgd(optimizer, params, group):
                                 or buf._data.shape != p._data.shape):
             return False
     bufs = []                                                  # the buffers updated in place
-    # numba's loop for the last line where a compiled graph has loaded it (_dynamo/jit.py, ``add_scaled``: the same
-    # bits in one pass); the compiler is not imported for it
-    jit = sys.modules.get("glasstorch._dynamo.jit")
-    number = params[0]._data.dtype.type    # the for-loop's Python numbers meet float arrays as their dtype (one
-    step = number(-lr)                     # dtype: _flat.usable)
     for p, state in zip(params, states):
         d, grad = p._data, p._grad._data     # (the step's _params_with_grad read .grad, as torch's _init_group)
         if maximize:
