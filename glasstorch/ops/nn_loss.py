@@ -379,19 +379,12 @@ nll_loss2d_forward, nll_loss2d_backward = _declare_nll("nll_loss2d", "NllLoss2D"
                                                        _nll_loss2d_backward_kernel)
 
 
-def _expect_input_and_target(fn_name, input, target):
-    """torch's argument parser: input and target must be Tensors (a TypeError naming the argument)."""
-    if not isinstance(input, Tensor):
-        raise _checks.not_a_tensor(fn_name, input, "input", 1)
-    if not isinstance(target, Tensor):
-        raise _checks.not_a_tensor(fn_name, target, "target", 2)
-
-
 def _nll_loss_nd(input, target, weight, reduction, ignore_index):
     """torch's ``nll_loss_nd``: 1-D and 2-D input go to nll_loss_forward, 4-D to nll_loss2d_forward,
     other N-d input is viewed as (N, C, 1, -1) (and a 'none' loss viewed back)."""
-    if type(input) is not Tensor or type(target) is not Tensor:
-        _expect_input_and_target("nll_loss_nd", input, target)
+    if type(input) is not Tensor or type(target) is not Tensor:    # (torch's argument parser)
+        _checks.expect_tensor("nll_loss_nd", input)
+        _checks.expect_tensor("nll_loss_nd", target, "target", 2)
     # (the arrays' shapes, not the Tensors' methods: torch's nll_loss_nd reads them in C++, unseen by a mode)
     shape, target_shape = input._data.shape, target._data.shape
     nd = len(shape)
@@ -430,8 +423,9 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
                   label_smoothing=0.0):
     """nll_loss(log_softmax(input)) for class indices; -sum(target * log_softmax(input)) for class
     probabilities (a target of the input's shape). label_smoothing mixes in the uniform distribution."""
-    if type(input) is not Tensor or type(target) is not Tensor:
-        _expect_input_and_target("cross_entropy_loss", input, target)
+    if type(input) is not Tensor or type(target) is not Tensor:    # (torch's argument parser)
+        _checks.expect_tensor("cross_entropy_loss", input)
+        _checks.expect_tensor("cross_entropy_loss", target, "target", 2)
     if seam.autocast is not None:   # torch's autocast casts cross_entropy_loss whole (fp32 list), before its log_softmax
         from ..amp.autocast_mode import fp32_inputs
         input, target, weight = fp32_inputs(input, target, weight)
