@@ -270,15 +270,16 @@ def _conv_forward_by_images(x, w, stride, padding, dilation, groups, grid):
 
 
 # Batch-first convolutions (long output rows) whose per-image products are small -- LeNet's first layer,
-# (6 x 25) @ (25 x 784) per image -- run by blocks of this many images: each block's columns are laid
-# out (C/g*K, B*L) and multiplied at once, by one GEMM, while still in cache, the forward's (O, B, L)
-# result copied into the (N, O, L) output. The blocks lie side by side in one (g, C/g*K, N*L) array,
-# which _ColumnsMemo keeps for the weight gradient, one GEMM per block again: rows(g) (O/g, B*L), a
-# 300 kB copy for LeNet, against the block's columns. Measured on AMD Zen 3 (stop 27, bench/README.md,
-# interleaved, load 12): LeNet's conv1 forward 4.0 -> 3.8 ms, forward + weight gradient 7.0 -> 6.9
-# (medians; the columns are written once either way, what goes is the per-image products' re-reading
-# of them from memory). Only where one image's columns are small (_BLOCK_COLUMN_BYTES): for large
-# images the per-image product is large already.
+# (6 x 25) @ (25 x 784) per image -- lay out their columns by blocks of this many images, each block
+# multiplied (one batched product, image by image) while its columns are still in cache. The columns are
+# in the batch-first layout, (N, g, C/g*K, L), so that each image's product is written straight into
+# its part of the (N, O, L) result, and the weight gradient is the sum of the images' products on the
+# columns the forward kept (_sum_of_image_products), each image's rows of grad_output a matrix as they
+# are. Measured in LeNet's step on AMD Zen 4 (stop 34, bench/README.md): conv1's forward 2.4 -> 1.5 ms and
+# its weight gradient 2.4 -> 1.1 ms against stop 27's (C/g*K, N*L) blocks, whose weight gradient was one
+# (O, B*L) @ (B*L, C*K) product per block -- a shape OpenBLAS's kernels run at a fraction of their
+# speed -- after copying grad_output's rows into that layout. Only where one image's columns are small
+# (_BLOCK_COLUMN_BYTES): for large images the per-image product is large already.
 _BLOCK_IMAGES = 16
 _BLOCK_COLUMN_BYTES = 256 << 10
 
@@ -290,35 +291,35 @@ def _by_blocks(x, wshape, grid, groups, bl):
 
 
 def _column_blocks(x, kernel, stride, padding, dilation, groups, grid):
-    """The columns of x (N, C, *S) as one (g, C/g*K, N*L) array, filled a block of images at a time:
-    yields (the array, first image, images in the block, the block's columns (g, C/g*K, B*L), a view)
+    """The batch-first columns of x (N, C, *S), (N, g, C/g*K, L) as _im2col lays them out, filled a block
+    of images at a time: yields (the array, first image, the block's columns (B, g, C/g*K, L), a view)
     after filling each block, so that the caller uses it while it is in cache."""
     nd = len(kernel)
     n, c = x.shape[:2]
-    lsize = math.prod(grid)
     xpad = _padded(x, padding)                                        # (N, C, *Sp)
     st = xpad.strides
-    windows = _as_strided(xpad, (groups, c // groups) + tuple(kernel) + (n,) + tuple(grid),  # a view
-                          ((c // groups) * st[1], st[1]) + tuple(st[2 + i] * dilation[i] for i in range(nd))
-                          + (st[0],) + tuple(st[2 + i] * stride[i] for i in range(nd)), writeable=False)
-    cols = xp.empty((groups, (c // groups) * math.prod(kernel), n * lsize), dtype=x.dtype)
+    windows = _as_strided(xpad, (n, c) + tuple(kernel) + tuple(grid),   # a view, (N, C, *kernel, *grid)
+                          (st[0], st[1]) + tuple(st[2 + i] * dilation[i] for i in range(nd))
+                          + tuple(st[2 + i] * stride[i] for i in range(nd)), writeable=False)
+    cols = xp.empty((n, groups, (c // groups) * math.prod(kernel), math.prod(grid)), dtype=x.dtype)
     cols_w = cols.reshape(windows.shape)                              # (cols is contiguous: a view)
     for i in range(0, n, _BLOCK_IMAGES):
-        b = min(_BLOCK_IMAGES, n - i)
-        images = (Ellipsis, slice(i, i + b)) + (slice(None),) * nd
-        cols_w[images] = windows[images]
-        yield cols, i, b, cols[:, :, i * lsize:(i + b) * lsize]
+        cols_w[i:i + _BLOCK_IMAGES] = windows[i:i + _BLOCK_IMAGES]
+        yield cols, i, cols[i:i + _BLOCK_IMAGES]
 
 
 def _conv_forward_by_blocks(x, w, stride, padding, dilation, groups, grid, keep):
     """:func:`_conv_forward` (batch first) by blocks of images (see above)."""
     n, o = x.shape[0], w.shape[0]
-    lsize = math.prod(grid)
     wg = w.reshape(groups, o // groups, -1)
     y = xp.empty((n, o) + tuple(grid), dtype=w.dtype)
-    yv = y.reshape(n, o, lsize)
-    for cols, i, b, block in _column_blocks(x, w.shape[2:], stride, padding, dilation, groups, grid):
-        yv[i:i + b] = _matmul(wg, block).reshape(o, b, lsize).transpose(1, 0, 2)   # (g, O/g, B*L) -> (B, O, L)
+    yv = y.reshape(n, groups, o // groups, -1)                        # (N, g, O/g, L)
+    direct = y.dtype.char in "fd"     # (NumPy's matmul writes float32/64 products in place; others via _matmul)
+    for cols, i, block in _column_blocks(x, w.shape[2:], stride, padding, dilation, groups, grid):
+        if direct:
+            xp.matmul(wg, block, out=yv[i:i + block.shape[0]])
+        else:
+            yv[i:i + block.shape[0]] = _matmul(wg, block)
     if keep:
         _columns.put(x, _block_key(w.shape, stride, padding, dilation, groups), cols)
     return y
@@ -331,18 +332,13 @@ def _block_key(wshape, stride, padding, dilation, groups):
 def _conv_weight_grad_by_blocks(g, x, wshape, stride, padding, dilation, groups):
     """:func:`_conv_weight_grad` (batch first) by blocks of images, on the forward's kept columns."""
     n, o = g.shape[:2]
-    lsize = math.prod(g.shape[2:])
-    kept = _columns.take(x, _block_key(wshape, stride, padding, dilation, groups))
-    if kept is None:   # (laid out again, block by block)
-        blocks = _column_blocks(x, wshape[2:], stride, padding, dilation, groups, g.shape[2:])
-    else:
-        blocks = ((kept, i, min(_BLOCK_IMAGES, n - i), kept[:, :, i * lsize:(i + _BLOCK_IMAGES) * lsize])
-                  for i in range(0, n, _BLOCK_IMAGES))
-    gv = g.reshape(n, groups, o // groups, lsize)
-    total = None
-    for _, i, b, block in blocks:
-        rows = ascontiguousarray(gv[i:i + b].transpose(1, 2, 0, 3)).reshape(groups, o // groups, b * lsize)
-        part = _matmul(rows, block.transpose(0, 2, 1))                # (g, O/g, C/g*K)
+    rows = g.reshape(n, groups, o // groups, -1)                      # (N, g, O/g, L)
+    cols = _columns.take(x, _block_key(wshape, stride, padding, dilation, groups))
+    if cols is not None:
+        return _sum_of_image_products(rows, cols).reshape(wshape)
+    total = None      # (laid out again, block by block)
+    for _, i, block in _column_blocks(x, wshape[2:], stride, padding, dilation, groups, g.shape[2:]):
+        part = _sum_of_image_products(rows[i:i + block.shape[0]], block)
         total = part if total is None else total + part
     return total.reshape(wshape)
 
