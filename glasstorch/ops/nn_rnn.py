@@ -176,8 +176,9 @@ def _weight_grad(dG, X):
 
 
 def _transposed(w, scale=None):
-    """w^T as a C-ordered copy (the per-step products then run without a transposed operand: faster),
-    its columns multiplied by ``scale`` when given. Copied 64 rows of ``w`` at a time, so that each
+    """w^T as a C-ordered copy (the GRU's and plain RNN's per-step products then run without a transposed
+    operand, into the row-major result their gate passes read; the LSTM's is written column-major
+    instead: see _lstm_forward), its columns multiplied by ``scale`` when given. Copied 64 rows of ``w`` at a time, so that each
     block's reads and writes stay in cache: twice as fast as one strided copy of a 1 MB weight."""
     out = empty_like(w, shape=(w.shape[1], w.shape[0]))
     for j in range(0, w.shape[0], 64):
