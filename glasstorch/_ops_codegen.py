@@ -514,7 +514,8 @@ def node_record_source(cls):
         n_inputs = len(layout.edges)
         differs = " or ".join(f"(_inputs[{i}] is not None and (_inputs[{i}]._data.shape != _shape "
                               f"or _inputs[{i}]._data.dtype != _dt))" for i in range(n_inputs))
-        meta = ["    _shape, _dt = _ref.shape, _node._out_dtype", f"    if {differs}:"] + ["    " + m for m in meta]
+        meta = ["    _shape, _dt = _ref.shape, _node._out_dtype", f"    if {differs}:"] + \
+            ["        " + m for m in _meta_lines([f"_inputs[{i}]" for i in range(n_inputs)])]
     if all(alias for _, alias in schema.returns) and not schema.mutates and not layout.dynamic:
         other_dtype = " or ".join(f"(_inputs[{i}] is not None and _inputs[{i}]._data.dtype != _ref.dtype)"
                                   for i in range(len(layout.edges)))
@@ -548,10 +549,7 @@ def _input_meta_lines(schema, n_inputs):
     differs = " or ".join(f"(_i{k} is not None and (_i{k}._data.shape != _shape or _i{k}._data.dtype != _dt))"
                           for k in range(n_inputs))
     meta = ["_shape, _dt = _ref.shape, _node._out_dtype",
-            f"if {differs}:",
-            f"    _meta = _input_meta([{''.join(f'_i{k}, ' for k in range(n_inputs))}], _ref)",
-            "    if _meta is not None:",
-            "        _node._input_meta = _meta"]
+            f"if {differs}:"] + ["    " + line for line in _meta_lines([f"_i{k}" for k in range(n_inputs)])]
     if all(alias for _, alias in schema.returns) and not schema.mutates:
         # a view op's formula gives its input's own shape: the engine has nothing to reduce, and only
         # a view with another dtype (view_as_real) needs the input's dtype kept, to cast its gradient
@@ -562,6 +560,21 @@ def _input_meta_lines(schema, n_inputs):
         lines += ["    " + m for m in meta]
     else:
         lines += meta
+    return lines
+
+
+def _meta_lines(inputs):
+    """``autograd.graph._input_meta`` written out for the inputs ``inputs`` (expressions, each a
+    Tensor or None), from the output's ``_shape`` and ``_dt``: no call, no loop over a list (a
+    Linear's addmm differs from its output in all three inputs' shapes)."""
+    n = len(inputs)
+    lines = ["_meta = ("]
+    for t in inputs:
+        lines.append(f"    ({t}._data.shape, _BY_NUMPY[{t}._data.dtype]) if {t} is not None and {t}._requires_grad "
+                     f"and ({t}._data.shape != _shape or {t}._data.dtype != _dt) else None,")
+    lines += [")",
+              f"if _meta != {(None,) * n!r}:",
+              "    _node._input_meta = _meta"]
     return lines
 
 

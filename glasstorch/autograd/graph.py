@@ -298,7 +298,7 @@ def node_helpers():
     """The names generated node code uses."""
     return {"_input_meta": _input_meta, "_differentiable": _differentiable, "_sizes": _sizes, "_strides": _strides,
             "_geometry": _geometry,
-            "_version": _version,
+            "_version": _version, "_BY_NUMPY": _BY_NUMPY,
             "_new": object.__new__, "_NO_EDGE": _NO_EDGE, "_view_edge": _view_edge, "_next_seq": _next_seq,
             "_anomaly": _anomaly, "_forward_trace": _forward_trace, "_check_all_saved": _check_all_saved,
             "_FREED_MESSAGE": FREED_MESSAGE}
