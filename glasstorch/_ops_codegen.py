@@ -628,15 +628,14 @@ def record_lines(cls, arg, indent, same_keys=None, key=None, inputs=None):
                   f"        _e{k} = _view_edge({t})   # a view made under no_grad, or one to re-derive from its base",
                   f"        _r_{name} = _e{k}[0] is not None",
                   "    elif _fn is None:   # a leaf: its AccumulateGrad, while one is alive, else a new one",
-                  f"        _e{k} = {t}._accumulator",
-                  f"        _e{k} = _e{k}() if _e{k} is not None else None",
-                  f"        _e{k} = (_e{k} if _e{k} is not None else {t}._grad_accumulator(), 0)",
+                  f"        _e{k} = (_a if (_a := {t}._accumulator) is not None and (_a := _a()) is not None "
+                  f"else {t}._grad_accumulator(), 0)",
                   f"        _r_{name} = True",
                   "    else:",
                   f"        _e{k} = (_fn, {t}._output_nr)",
                   f"        _r_{name} = True"]
     lines += [f"_node.next_functions = ({''.join(f'_e{k}, ' for k in range(n_inputs))})",
-              "_node._seq = _next_seq()",
+              "_node._seq = next(_seqs)",
               "if _anomaly.enabled:",
               "    _node._anomaly_trace = _forward_trace()",
               "_out._grad_fn = _node",
@@ -756,7 +755,12 @@ def _saved_lines(cls, arg, indent, key=None, known=False):
                           "else:",
                           f"    {s}_version = _version({s})"]
         versions = "".join(f"{s}_version, " for s in slots)
-        lines.append(f"_node._versions_at_save = ({versions})")
+        if versioned.issuperset(slots):
+            # (Tensors' versions, ints: mostly all 0, and then a constant, no tuple made and freed per node)
+            lines.append(f"_node._versions_at_save = {(0,) * len(slots)!r} if not "
+                         f"({' or '.join(f'{s}_version' for s in slots)}) else ({versions})")
+        else:
+            lines.append(f"_node._versions_at_save = ({versions})")
         if result_slots(cls):
             lines.append("_node._result_slots = _RESULT_SLOTS")
     return [indent + line for line in lines]
