@@ -707,7 +707,9 @@ def _saved_lines(cls, arg, indent, key=None, known=False):
             # is at version 0. (Tensor._alias written out: one frame fewer for every op that saves its result)
             save = ["_c = _out._counter",
                     "if _c is None:   # (a new result: see _saved_lines)",
-                    f"    _out._counter = _c = _NewCounter()",
+                    "    _c = _NewCounter()",
+                    "    _c.version = 0   # (an instance attribute: see _tensor._VersionCounter)",
+                    "    _out._counter = _c",
                     f"    {v}_version = 0",
                     "else:",
                     f"    {v}_version = _c.version if type(_c) is _NewCounter else _version(_out)",
@@ -757,8 +759,9 @@ def _saved_lines(cls, arg, indent, key=None, known=False):
         versions = "".join(f"{s}_version, " for s in slots)
         if versioned.issuperset(slots):
             # (Tensors' versions, ints: mostly all 0, and then a constant, no tuple made and freed per node)
-            lines.append(f"_node._versions_at_save = {(0,) * len(slots)!r} if not "
-                         f"({' or '.join(f'{s}_version' for s in slots)}) else ({versions})")
+            # (compared with 0, not truth-tested: CPython specialises an int comparison, not an int's truth)
+            lines.append(f"_node._versions_at_save = {(0,) * len(slots)!r} if "
+                         f"{' and '.join(f'{s}_version == 0' for s in slots)} else ({versions})")
         else:
             lines.append(f"_node._versions_at_save = ({versions})")
         if result_slots(cls):
