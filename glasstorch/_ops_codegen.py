@@ -336,12 +336,12 @@ def entry_lines(op, params, indent="    "):
         edges = op.node._edge_positions
         body.append(f"if ({' or '.join(f'{params[i]}._requires_grad' for i in edges)}) and {_GRAD_ON}:")
         if _inline_record(op.node):
-            body += [f"    _i{k} = {params[i]}" for k, i in enumerate(edges)]
             same = None if keys is None or keys.result is None else \
                 " and ".join(["_ko"] + [f"_k{i} is _ko" for i in edges])
             # (keys that decide the plain case alone are real keys there: sizes and strides read from them)
             body += record_lines(op.node, lambda i: params[i], "    ", same,
-                                 (lambda i: f"_k{i}") if keys is not None and keys.exact else None)
+                                 (lambda i: f"_k{i}") if keys is not None and keys.exact else None,
+                                 [params[i] for i in edges])
         else:
             all_args = "(" + "".join(f"{p}, " for p in params) + ")"
             body.append(f"    _record(_op, {all_args}, [{''.join(params[i] + ', ' for i in edges)}], _out)")
@@ -514,7 +514,8 @@ def node_record_source(cls):
         n_inputs = len(layout.edges)
         differs = " or ".join(f"(_inputs[{i}] is not None and (_inputs[{i}]._data.shape != _shape "
                               f"or _inputs[{i}]._data.dtype != _dt))" for i in range(n_inputs))
-        meta = ["    _shape, _dt = _ref.shape, _node._out_dtype", f"    if {differs}:"] + ["    " + m for m in meta]
+        meta = ["    _shape, _dt = _ref.shape, _node._out_dtype", f"    if {differs}:"] + \
+            ["        " + m for m in _meta_lines([f"_inputs[{i}]" for i in range(n_inputs)])]
     if all(alias for _, alias in schema.returns) and not schema.mutates and not layout.dynamic:
         other_dtype = " or ".join(f"(_inputs[{i}] is not None and _inputs[{i}]._data.dtype != _ref.dtype)"
                                   for i in range(len(layout.edges)))
@@ -537,31 +538,45 @@ def node_record_source(cls):
     return "\n".join(lines) + "\n"
 
 
-def _input_meta_lines(schema, n_inputs):
+def _input_meta_lines(schema, inputs, known=False):
     """record_lines' lines that keep, on ``_node``, the shape and dtype of an input that differs from
-    the output's (``_ref``'s): what the engine reduces or casts its gradient to."""
-    if not n_inputs:
+    the output's (``_ref``'s): what the engine reduces or casts its gradient to. ``inputs``: the
+    inputs' expressions; ``known``: they are Tensors (else each may be None)."""
+    if not inputs:
         return []
+    some = "" if known else "{0} is not None and "
     lines = []
     # mostly every input has the output's shape and dtype: said inline, without _input_meta's call
     # and loop (which then decides, for an input that differs, whether it requires grad)
-    differs = " or ".join(f"(_i{k} is not None and (_i{k}._data.shape != _shape or _i{k}._data.dtype != _dt))"
-                          for k in range(n_inputs))
+    differs = " or ".join(f"({some.format(t)}({t}._data.shape != _shape or {t}._data.dtype != _dt))"
+                          for t in inputs)
     meta = ["_shape, _dt = _ref.shape, _node._out_dtype",
-            f"if {differs}:",
-            f"    _meta = _input_meta([{''.join(f'_i{k}, ' for k in range(n_inputs))}], _ref)",
-            "    if _meta is not None:",
-            "        _node._input_meta = _meta"]
+            f"if {differs}:"] + ["    " + line for line in _meta_lines(inputs, known)]
     if all(alias for _, alias in schema.returns) and not schema.mutates:
         # a view op's formula gives its input's own shape: the engine has nothing to reduce, and only
         # a view with another dtype (view_as_real) needs the input's dtype kept, to cast its gradient
         # back (an in-place op, Tensor(a!), is no view: copy_'s source may have been broadcast)
-        other_dtype = " or ".join(f"(_i{k} is not None and _i{k}._data.dtype != _ref.dtype)"
-                                  for k in range(n_inputs))
+        other_dtype = " or ".join(f"({some.format(t)}{t}._data.dtype != _ref.dtype)" for t in inputs)
         lines.append(f"if {other_dtype}:")
         lines += ["    " + m for m in meta]
     else:
         lines += meta
+    return lines
+
+
+def _meta_lines(inputs, known=False):
+    """``autograd.graph._input_meta`` written out for the inputs ``inputs`` (expressions, each a
+    Tensor or -- unless ``known`` -- None), from the output's ``_shape`` and ``_dt``: no call, no
+    loop over a list (a Linear's addmm differs from its output in all three inputs' shapes)."""
+    n = len(inputs)
+    lines = ["_meta = ("]
+    for t in inputs:
+        some = "" if known else f"{t} is not None and "
+        lines.append(f"    ({t}._data.shape, _BY_NUMPY[{t}._data.dtype]) if {some}{t}._requires_grad "
+                     f"and ({t}._data.shape != _shape or {t}._data.dtype != _dt) else None,")
+    lines += [")",
+              f"if _meta != {(None,) * n!r}:",
+              "    _node._input_meta = _meta"]
     return lines
 
 
@@ -574,7 +589,7 @@ def _new_node(cls):
     return "_new(_cls)"
 
 
-def record_lines(cls, arg, indent, same_keys=None, key=None):
+def record_lines(cls, arg, indent, same_keys=None, key=None, inputs=None):
     """The lines that record a node of ``cls`` (one output ``_out``, single-Tensor inputs ``_i0``,
     ``_i1``... -- None for an argument that is no Tensor -- and argument ``i`` read as ``arg(i)``),
     leaving it in ``_node``: ``connect``'s work written out for this op's inputs (each edge as
@@ -583,59 +598,71 @@ def record_lines(cls, arg, indent, same_keys=None, key=None):
 
     ``same_keys``: a condition that says, from the layout keys of a one-frame entry
     (``entry_lines``), that every input has the output's shape and dtype (the key ``_ko``'s): then
-    no array is asked. ``key``: see ``_saved_lines``."""
+    no array is asked. ``key``: see ``_saved_lines``. ``inputs``: the inputs' expressions where
+    each is known to be a plain ``Tensor`` (a one-frame entry's parameters, which its guard says
+    are): no test for None, nor for another type where a saved input's version is read."""
     schema = cls._schema
     layout = _Layout(schema, cls._edge_positions)
     n_inputs = len(layout.edges)
+    known = inputs is not None
+    if not known:
+        inputs = [f"_i{k}" for k in range(n_inputs)]
     lines = ["_node = " + _new_node(cls)]
-    head = ["_ref = _out._data", "_node._out_dtype = _ref.dtype"] + _input_meta_lines(schema, n_inputs)
+    head = ["_ref = _out._data", "_node._out_dtype = _ref.dtype"] + _input_meta_lines(schema, inputs, known)
     if same_keys is not None:
         lines += [f"if {same_keys}:   # (the layout keys say so: every input is of the output's shape and dtype)",
                   "    _node._out_dtype = _ko.dtype",
                   "else:"] + ["    " + line for line in head]
     else:
         lines += head
-    # the edges (connect / edge_of, written out per input)
-    for k in range(n_inputs):
-        t = f"_i{k}"
-        lines += [f"if {t} is None or not {t}._requires_grad:",
+    # the edges (connect / edge_of, written out per input), and whether each input has one (torch's
+    # should_compute_output -- not merely whether it requires grad: a view made under no_grad has
+    # none, and its partner operand is not saved): an op's result and a leaf always have one
+    for k, (t, name) in enumerate(zip(inputs, layout.edges)):
+        lines += [f"if {'' if known else f'{t} is None or '}not {t}._requires_grad:",
                   f"    _e{k} = _NO_EDGE",
+                  f"    _r_{name} = False",
                   "else:",
                   f"    _fn = {t}._grad_fn",
                   f"    if {t}._base is not None and (_fn is None or {t}._attr_version != {t}._vc.version):",
                   f"        _e{k} = _view_edge({t})   # a view made under no_grad, or one to re-derive from its base",
+                  f"        _r_{name} = _e{k}[0] is not None",
                   "    elif _fn is None:   # a leaf: its AccumulateGrad, while one is alive, else a new one",
-                  f"        _e{k} = {t}._accumulator",
-                  f"        _e{k} = _e{k}() if _e{k} is not None else None",
-                  f"        _e{k} = (_e{k} if _e{k} is not None else {t}._grad_accumulator(), 0)",
+                  f"        _e{k} = (_a if (_a := {t}._accumulator) is not None and (_a := _a()) is not None "
+                  f"else {t}._grad_accumulator(), 0)",
+                  f"        _r_{name} = True",
                   "    else:",
-                  f"        _e{k} = (_fn, {t}._output_nr)"]
+                  f"        _e{k} = (_fn, {t}._output_nr)",
+                  f"        _r_{name} = True"]
     lines += [f"_node.next_functions = ({''.join(f'_e{k}, ' for k in range(n_inputs))})",
-              "_node._seq = _next_seq()",
+              "_node._seq = next(_seqs)",
               "if _anomaly.enabled:",
               "    _node._anomaly_trace = _forward_trace()",
               "_out._grad_fn = _node",
               "_out._requires_grad = True"]
-    # (an input with an edge -- torch's should_compute_output -- not merely one that requires grad:
-    # a view made under no_grad has none, and its partner operand is not saved)
-    for k, name in enumerate(layout.edges):
-        lines.append(f"_r_{name} = _e{k}[0] is not None")
-    return [indent + line for line in lines] + _saved_lines(cls, arg, indent, key)
+    return [indent + line for line in lines] + _saved_lines(cls, arg, indent, key, known)
 
 
-def _saved_lines(cls, arg, indent, key=None):
+def _saved_lines(cls, arg, indent, key=None, known=False):
     """The lines that save, on ``_node``, what the formulas of the inputs that need a gradient read
     (``_r_<input>``: whether it does; argument ``i`` read as ``arg(i)``, outputs from ``_outs``
     or, for one output, ``_out``). ``key``: where a one-frame entry holds argument ``i``'s layout key
-    (``key(i)``, ``entry_lines``), its sizes and a dense one's strides are read from the key."""
+    (``key(i)``, ``entry_lines``), its sizes and a dense one's strides are read from the key.
+    ``known``: every Tensor argument is a plain ``Tensor`` (``record_lines``' ``inputs``)."""
     schema = cls._schema
     table = cls._formula_table
     single = not (schema.returns_list or schema.returns_tuple)
     layout_key = key
     lines = []
+    need = []       # per formula: whether it runs (a name; one input's is its ``_r_`` itself)
     for k, (names, _, _, _) in enumerate(table):
-        lines.append(f"_need{k} = {' or '.join('_r_' + n for n in names)}")
-    # parameters the needed formulas read
+        if len(names) == 1:
+            need.append(f"_r_{names[0]}")
+        else:
+            need.append(f"_need{k}")
+            lines.append(f"_need{k} = {' or '.join('_r_' + n for n in names)}")
+    # parameters the needed formulas read (per formula: its lines, and those when it is not needed)
+    blocks = []
     for k, (names, _, _, specs) in enumerate(table):
         body = []
         for kind, key in specs:
@@ -660,49 +687,83 @@ def _saved_lines(cls, arg, indent, key=None):
                 body.append(f"_node._saved_{key}_device = {arg(cls._op_arg_index[key])}.device")
             elif kind == "geometry":
                 body.append(f"_node._saved_{key}_geometry = _geometry({arg(cls._op_arg_index[key])})")
-        if body:
-            lines.append(f"if _need{k}:")
-            lines += ["    " + b for b in body]
-    # the saved tensors
-    slots = []
+        blocks.append((body, []))
+    # the saved tensors, and the version each is saved at. A plain Tensor's version is read inline:
+    # 0 while it has no counter (saving it does not make one), else a plain counter's count (compared
+    # by type: ``inference`` and a fresh counter's ``version`` are class attributes, which CPython
+    # 3.11 reads unspecialised, ~370 instructions each). Nothing saved -- an absent ``Tensor?`` such
+    # as nll_loss's weight -- is at 0; anything else -- a number, a list, a subclass, an inference
+    # tensor, which may not be saved -- goes through _version.
+    slots, versioned, after = [], set(), []
     for slot, name in enumerate(cls.saved_names):
         readers = [k for k, (_, _, _, specs) in enumerate(table) if ("tensor", name) in specs]
-        cond = _save_guard(cls, schema, table, name, readers)
+        guard = _save_guard(cls, schema, table, name, readers)
+        cond = None if guard is None else need[guard]
+        v = f"_v{slot}"
         if name in cls._out_names and single:
             # The op's one result: a new tensor (_wrap's) that no other thread has seen yet, or a view,
             # which has its base's counter. The alias must share a counter; a new result's is made here,
-            # without make_counter's lock (~0.9 k instructions less per op that saves its result).
-            # (Tensor._alias written out: one frame fewer for every op that saves its result)
-            save = ["if _out._counter is None:   # (a new result: see _saved_lines)",
-                    "    _out._counter = _NewCounter()",
-                    *new_tensor_lines(f"_v{slot}", "_out._data", [f"_v{slot}._layout_of = None"], "_out._counter")]
-            lines += [f"if {cond}:"] + ["    " + x for x in save] + ["else:", f"    _v{slot} = None"] if cond else save
+            # without make_counter's lock (~0.9 k instructions less per op that saves its result), and
+            # is at version 0. (Tensor._alias written out: one frame fewer for every op that saves its result)
+            save = ["_c = _out._counter",
+                    "if _c is None:   # (a new result: see _saved_lines)",
+                    "    _c = _NewCounter()",
+                    "    _c.version = 0   # (an instance attribute: see _tensor._VersionCounter)",
+                    "    _out._counter = _c",
+                    f"    {v}_version = 0",
+                    "else:",
+                    f"    {v}_version = _c.version if type(_c) is _NewCounter else _version(_out)",
+                    *new_tensor_lines(v, "_out._data", [f"{v}._layout_of = None"], "_c")]
+            after += [f"if {cond}:"] + ["    " + x for x in save] + ["else:", f"    {v} = None", f"    {v}_version = 0"] \
+                if cond else save
+            versioned.add(v)
         elif name in cls._out_names:
             nr = cls._out_names.index(name)
             expr = f"_alias(_outs[{nr}])" if not schema.returns_tuple else \
                 f"(_alias(_outs[{nr}]) if _outs[{nr}] is not None else None)"   # (an undefined output)
-            lines.append(f"_v{slot} = {expr} if ({cond}) else None" if cond else f"_v{slot} = {expr}")
+            after.append(f"{v} = {expr} if ({cond}) else None" if cond else f"{v} = {expr}")
+        elif known and schema.arguments[cls._op_arg_index[name]].is_tensor:
+            expr = arg(cls._op_arg_index[name])
+            save = [f"{v} = {expr}",
+                    f"{v}_version = 0 if (_c := {expr}._counter) is None else _c.version "
+                    f"if type(_c) is _NewCounter else _version({expr})"]
+            if guard is None:
+                after += save
+            else:   # (with the parameters its formula reads: one test)
+                blocks[guard][0].extend(save)
+                blocks[guard][1].extend([f"{v} = None", f"{v}_version = 0"])
+            versioned.add(v)
         else:
             expr = arg(cls._op_arg_index[name])
-            lines.append(f"_v{slot} = {expr} if ({cond}) else None" if cond else f"_v{slot} = {expr}")
-        slots.append(f"_v{slot}")
+            after.append(f"{v} = {expr} if ({cond}) else None" if cond else f"{v} = {expr}")
+        slots.append(v)
+    for k, (body, orelse) in enumerate(blocks):
+        if body:
+            lines.append(f"if {need[k]}:")
+            lines += ["    " + b for b in body]
+            if orelse:
+                lines += ["else:"] + ["    " + b for b in orelse]
+    lines += after
     if slots:
         tup = "(" + "".join(s + ", " for s in slots) + ")"
         lines.append(f"_node._saved = {tup}")
-        # (a plain Tensor's version read inline -- 0 while it has no counter, which saving it does
-        # not make -- and nothing saved, an absent ``Tensor?`` such as nll_loss's weight, is 0;
-        # anything else -- a number, a list, a subclass, an inference tensor, which may not be
-        # saved -- through _version)
         for s in slots:
-            lines += [f"if type({s}) is _Tensor:",
-                      f"    _c = {s}._counter",
-                      f"    {s}_version = 0 if _c is None else _version({s}) if _c.inference else _c.version",
-                      f"elif {s} is None:",
-                      f"    {s}_version = 0",
-                      "else:",
-                      f"    {s}_version = _version({s})"]
+            if s not in versioned:
+                lines += [f"if type({s}) is _Tensor:",
+                          f"    _c = {s}._counter",
+                          f"    {s}_version = 0 if _c is None else _c.version if type(_c) is _NewCounter else _version({s})",
+                          f"elif {s} is None:",
+                          f"    {s}_version = 0",
+                          "else:",
+                          f"    {s}_version = _version({s})"]
         versions = "".join(f"{s}_version, " for s in slots)
-        lines.append(f"_node._versions_at_save = ({versions})")
+        if versioned.issuperset(slots):
+            # (Tensors' versions, ints: mostly all 0, and then a constant, no tuple made and freed per node)
+            # (compared with 0, not truth-tested: CPython specialises an int comparison, not an int's truth)
+            lines.append(f"_node._versions_at_save = {(0,) * len(slots)!r} if "
+                         f"{' and '.join(f'{s}_version == 0' for s in slots)} else ({versions})")
+        else:
+            lines.append(f"_node._versions_at_save = ({versions})")
         if result_slots(cls):
             lines.append("_node._result_slots = _RESULT_SLOTS")
     return [indent + line for line in lines]
@@ -721,8 +782,8 @@ def result_slots(cls):
 
 
 def _save_guard(cls, schema, table, name, readers):
-    """The condition under which the node keeps saved tensor ``name`` -- None: always, as torch's
-    codegen (gen_variable_type.py, guard_for) decides: only an input of an op with more than one
+    """The formula (its index in the table) whose input's need the node keeps saved tensor ``name``
+    for -- None: always, as torch's codegen (gen_variable_type.py, guard_for) decides: only an input of an op with more than one
     differentiable input, a plain Tensor read by exactly one formula for one input, is kept just
     when that input has an edge (``x * y`` keeps ``x`` only for ``y``'s gradient). A result, the
     input of a one-input op (``exp``, ``max``), or a ``*_backward`` op's input is always kept, so
@@ -734,7 +795,7 @@ def _save_guard(cls, schema, table, name, readers):
         return None
     if len({n for names, _, _, _ in table for n in names}) <= 1 or len(table[readers[0]][0]) != 1:
         return None
-    return f"_need{readers[0]}"
+    return readers[0]
 
 
 # A formula written as a one-expression lambda (most are) is written into ``_run_formulas`` as its

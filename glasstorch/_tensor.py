@@ -148,7 +148,11 @@ class _VersionCounter:
     of their own (under no_grad, or while their base did not require grad). Such a view requires
     grad exactly when its base does (torch asks the base), so when an in-place op gives the base a
     history, or detach_() takes it away, they follow (``autograd.graph.sync_views_requires_grad``).
-    The fields are class-level defaults, so making one costs no __init__.
+    The fields are class-level defaults, so making one costs no __init__; but ``version`` is
+    also set on each plain counter when it is made (``make_counter``, the generated record's
+    saved result), before it is shared: CPython 3.11 specialises reading an instance's attribute
+    (~20 instructions), not a class default read through it (~370), and every saved tensor's
+    version is read when it is saved and again at the backward.
 
     A tensor gets its counter lazily (``make_counter``): the first in-place write, view, detached
     alias, saved result or ``_version`` read that needs the object makes it; a tensor without one
@@ -247,7 +251,9 @@ def make_counter(t):
     try:
         vc = t._counter
         if vc is None:
-            vc = t._counter = _VersionCounter()
+            vc = _VersionCounter()
+            vc.version = 0      # (an instance attribute: see _VersionCounter)
+            t._counter = vc
         return vc
     finally:
         _counter_lock.release()

@@ -100,29 +100,40 @@ def _validate(node, i, g):
     if meta is None:
         return g
     shape, dtype = meta
-    if g.shape != shape:
-        try:
-            # a gradient may be larger than its input only where the input was broadcast
-            # (or be the input's elements in another shape: same count)
-            if _checks.broadcast_shape(shape, tuple(g.shape)) != tuple(g.shape) and \
-                    math.prod(g.shape) != math.prod(shape):
-                raise ValueError
-            g = _sum_to(g, tuple(shape))
-        except Exception:
-            raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index {i} - got "
-                               f"{list(g.shape)} but expected shape compatible with {list(shape)}") from None
+    gs = g.shape
+    if gs != shape:
+        lead = len(gs) - len(shape)
+        if lead > 0 and gs[lead:] == shape and type(g) is _ndarray:
+            # broadcast over leading dimensions only (a Linear's bias): nothing to check, and their sum
+            # has the shape already (``_sum_to``'s first case, without finding its dimensions)
+            g = g.sum(_LEADING[lead] if lead < 4 else tuple(range(lead)))
+        else:
+            try:
+                # a gradient may be larger than its input only where the input was broadcast
+                # (or be the input's elements in another shape: same count)
+                if _checks.broadcast_shape(shape, tuple(gs)) != tuple(gs) and \
+                        math.prod(gs) != math.prod(shape):
+                    raise ValueError
+                g = _sum_to(g, tuple(shape))
+            except Exception:
+                raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index {i} - got "
+                                   f"{list(gs)} but expected shape compatible with {list(shape)}") from None
     # a real input of an op with a complex result gets the real part of its gradient (torch's formulas
-    # say so with handle_r_to_c; here once for all of them, without NumPy's ComplexWarning)
-    if isinstance(g, _Tensor()):
+    # say so with handle_r_to_c; here once for all of them, without NumPy's ComplexWarning). (An array,
+    # the usual gradient, is asked first: NumPy's built-in dtypes are single objects, `is` first.)
+    if type(g) is not _ndarray and isinstance(g, _Tensor()):
         if g._data.dtype != dtype.numpy_dtype:
             if g.is_complex() and not dtype.is_complex:
                 g = g.real
             g = g.to(dtype)
-    elif g.dtype != dtype.numpy_dtype:
-        if g.dtype.kind == "c" and not dtype.is_complex:
+    elif (dt := g.dtype) is not dtype.numpy_dtype and dt != dtype.numpy_dtype:
+        if dt.kind == "c" and not dtype.is_complex:
             g = g.real
         g = g.astype(dtype.numpy_dtype)
     return g
+
+
+_LEADING = ((), (0,), (0, 1), (0, 1, 2))     # (_validate: the leading dimensions to sum, by their count)
 
 
 _from_tensor = {}

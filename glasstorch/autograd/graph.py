@@ -31,8 +31,9 @@ from .._dtype import _BY_NUMPY
 from .._hooks import RemovableHandle
 
 _state = grad_mode._state
-_next_seq = itertools.count(1).__next__  # creation order of nodes (a counter, not a class attribute:
-#                                          writing a class attribute would flush Python's method caches)
+_seqs = itertools.count(1)  # creation order of nodes (a counter, not a class attribute: writing a
+_next_seq = _seqs.__next__  # class attribute would flush Python's method caches). (Generated code calls
+#                             next(_seqs): a builtin call, ~85 instructions less than the method-wrapper's)
 _NO_EDGE = (None, 0)
 
 FREED_MESSAGE = (
@@ -298,8 +299,9 @@ def node_helpers():
     """The names generated node code uses."""
     return {"_input_meta": _input_meta, "_differentiable": _differentiable, "_sizes": _sizes, "_strides": _strides,
             "_geometry": _geometry,
-            "_version": _version,
+            "_version": _version, "_BY_NUMPY": _BY_NUMPY,
             "_new": object.__new__, "_NO_EDGE": _NO_EDGE, "_view_edge": _view_edge, "_next_seq": _next_seq,
+            "_seqs": _seqs,
             "_anomaly": _anomaly, "_forward_trace": _forward_trace, "_check_all_saved": _check_all_saved,
             "_FREED_MESSAGE": FREED_MESSAGE}
 
