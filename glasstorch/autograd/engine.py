@@ -242,10 +242,10 @@ def _run(roots, root_grads, retain_graph, create_graph, capture, accumulate, acc
     captured_nodes = task.targets = ({n for n, _ in capture} if capture else set()) | (accumulate_only or set())
 
     # the input buffers: node -> [gradient per output of the node]. A gradient the engine summed
-    # itself (in `summed`: its node, or (node, output_nr) past output 0) is seen by no one else: more
-    # can be added in place.
+    # itself (a key of `summed`: its node, or (node, output_nr) past output 0) is seen by no one else:
+    # more of its dtype (the key's value) can be added in place.
     buffers = {}
-    summed = set()
+    summed = {}
     for (node, nr), g in zip(roots, root_grads):
         buf = buffers.get(node)
         if buf is None:
@@ -351,17 +351,26 @@ def _run(roots, root_grads, retain_graph, create_graph, capture, accumulate, acc
                     prev = buf[nr]
                     if prev is None:
                         buf[nr] = g
-                    elif create_graph or (nxt if nr == 0 else (nxt, nr)) not in summed \
-                            or not (tensors or type(prev) is _ndarray) \
-                            or (dt := prev.dtype) is not g.dtype and dt != g.dtype or prev.shape != g.shape:
-                        # (NumPy makes 0-d sums scalars; its dtypes are single objects: `is` first. A
-                        # slot is keyed by its node alone when it is the node's first: no tuple made)
-                        buf[nr] = prev + g
-                        summed.add(nxt if nr == 0 else (nxt, nr))
-                    elif tensors:
-                        prev._data += g._data
+                    elif create_graph or summed.get(nxt if nr == 0 else (nxt, nr)) is not \
+                            (g._data.dtype if tensors else g.dtype):
+                        # (a slot is keyed by its node alone when it is the node's first: no tuple made.
+                        # NumPy's built-in dtypes are single objects: another one, equal or not, sums
+                        # here, as NumPy promotes. A 0-d sum is a NumPy scalar: not added to in place)
+                        buf[nr] = prev = prev + g
+                        if not create_graph and (tensors or type(prev) is _ndarray):
+                            summed[nxt if nr == 0 else (nxt, nr)] = prev._data.dtype if tensors else prev.dtype
                     else:
-                        prev += g
+                        # the engine's own sum, of g's dtype, takes g in place: of the same shape, or of one
+                        # that broadcasts to it -- the same values as `prev + g`. A larger g (NumPy refuses
+                        # to broadcast the output) sums as above. (The shapes are not read: ~1 k
+                        # instructions a sum, two tuples made)
+                        try:
+                            if tensors:
+                                prev._data += g._data
+                            else:
+                                prev += g
+                        except ValueError:
+                            buf[nr] = prev + g
             else:
                 kept = True     # (nothing to keep: the node finds no buffer, or the one it has)
             left = deps[nxt] - 1
