@@ -922,6 +922,11 @@ def node_run_source(cls):
     lines = ["def _run_formulas(_node, grads, _arrays, _free=False):",
              "    _e = _node.next_functions",
              "    _gin = [None] * len(_e)"]
+    if schema.returns_list or schema.returns_tuple:
+        # the engine makes a slot for each output up to the last one given a gradient (engine._run): the
+        # formulas read them all
+        lines += ["    if len(grads) < _node.num_outputs:",
+                  "        grads = grads + [None] * (_node.num_outputs - len(grads))"]
     if layout.dynamic:
         lines.append("    _rg = _node._edge_ranges")
         for n in layout.edges:

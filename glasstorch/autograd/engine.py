@@ -253,10 +253,10 @@ def _run(roots, root_grads, retain_graph, create_graph, capture, accumulate, acc
     captured_nodes = task.targets = ({n for n, _ in capture} if capture else set()) | (accumulate_only or set())
 
     # the input buffers: node -> [gradient per output of the node]. A gradient the engine summed
-    # itself (in `summed`: its node, or (node, output_nr) past output 0) is seen by no one else: more
-    # can be added in place.
+    # itself (a key of `summed`: its node, or (node, output_nr) past output 0) is seen by no one else:
+    # more of its dtype (the key's value) can be added in place.
     buffers = {}
-    summed = set()
+    summed = {}
     for (node, nr), g in zip(roots, root_grads):
         buf = buffers.get(node)
         if buf is None:
@@ -286,7 +286,12 @@ def _run(roots, root_grads, retain_graph, create_graph, capture, accumulate, acc
             for method in node_events.node_started:
                 method(node)
         # (a node that need not run: nor its hooks -- but a target's hooks run, as they give its gradient)
-        hooked = node._hooked     # (a class attribute read through the node is a full lookup: read once)
+        # (a class attribute read through the node is a full lookup, ~370 instructions at this site, which
+        # sees every class of node: read once, and it says two things -- None is a formula node's
+        # `_hooked` while it has no hooks: the usual node, which runs its formulas)
+        hooked = node._hooked
+        if (hooked is not None or node_events) and len(grads) < node.num_outputs:
+            grads += [None] * (node.num_outputs - len(grads))    # (see "a slot past those made" below)
         if hooked and (needed is None or node in needed or node in captured_nodes):
             grads = _run_tensor_pre_hooks(node, grads, tensors)
         if capture is not None:
@@ -295,7 +300,7 @@ def _run(roots, root_grads, retain_graph, create_graph, capture, accumulate, acc
                 if slot is not None:
                     captured[slot] = grads[nr]
 
-        if type(node) is AccumulateGrad:
+        if hooked is not None and type(node) is AccumulateGrad:
             if accumulate and (accumulate_only is None or node in accumulate_only):
                 # `grads` holds the engine's only reference to the gradient (see _stealable)
                 _accumulate(node, grads, create_graph, tensors)
@@ -304,25 +309,24 @@ def _run(roots, root_grads, retain_graph, create_graph, capture, accumulate, acc
                         method(node.variable, node.variable._grad)
             node = grads = None
             continue
-        runs_formulas = node._runs_formulas
         to_free = free      # (4. below: unless the formulas' own code freed them)
         if needed is not None and node not in needed:
-            out = ()  # it need not run, but it still counts as done for its inputs
+            out = (None,) * len(node.next_functions)  # it need not run, but it still counts as done for its inputs
+            runs_formulas = False
         elif hooked and node._hooked:   # (a pre-hook may have added hooks: read again)
             out = _call_with_hooks(node, grads, tensors)
-        elif runs_formulas:
+            runs_formulas = node._runs_formulas
+        elif hooked is None or node._runs_formulas:     # (None: the usual node, see above)
             out = node._run_formulas(grads, arrays, free)    # (with free: its saved values freed too)
             to_free = False
+            runs_formulas = True
         else:
             out = _call_node(node, grads, tensors)
+            runs_formulas = False
         if arrays and _meta_touched.flag:
             out = _on_meta_if_grads_are(grads, out)
         if to_free:   # 4. the saved values are no longer needed
-            if runs_formulas:
-                if node._saved:             # (Node._free written out: a method call per node saved)
-                    node._saved = None
-            else:
-                node._free()
+            node._free()
         if check_nan:
             _check_nan(node, out)
         if node_events:
@@ -333,7 +337,8 @@ def _run(roots, root_grads, retain_graph, create_graph, capture, accumulate, acc
         # runs next, without the queue (`following`); when this edge gave it its only gradients, they
         # go to it as they are (`following_grads`), not through `buffers`.
         edges = node.next_functions
-        if len(out) != len(edges) or node._input_meta is not None:
+        # (the usual node's formulas give a gradient per edge: their lengths are not compared)
+        if hooked is not None and len(out) != len(edges) or node._input_meta is not None:
             out = _per_edge(node, out, edges, formulas=runs_formulas and arrays)
             out_dtype = None      # (checked there)
         else:
@@ -341,9 +346,12 @@ def _run(roots, root_grads, retain_graph, create_graph, capture, accumulate, acc
             # input had the output's dtype, so its gradient must have it too -- tested below per edge
             out_dtype = node._out_dtype if runs_formulas and arrays else None
         following = following_grads = None
-        for (nxt, nr), g in zip(edges, out):
+        i = -1      # (the edges and gradients paired by index, not zip: a zip call is not specialised here,
+        for nxt, nr in edges:   # ~1.3 k instructions a node with its tuples, ~0.5 k this way)
+            i += 1
             if nxt is None:
                 continue
+            g = out[i]
             buf = buffers.get(nxt)
             if g is not None:
                 # (NumPy's built-in dtypes are single objects: `is not` first spares the usual case the
@@ -351,28 +359,45 @@ def _run(roots, root_grads, retain_graph, create_graph, capture, accumulate, acc
                 if out_dtype is not None and (dt := g.dtype) is not out_dtype and dt != out_dtype:
                     g = g.astype(out_dtype)
                 if buf is None:
-                    if nr == 0 and nxt.num_outputs == 1:
+                    # a slot for each output up to this one: the node's number of outputs is a class
+                    # attribute, a full lookup at this site (~370 instructions an edge); the slots of later
+                    # outputs are added when their gradients come, or when the node runs
+                    if nr == 0:
                         buf = [g]
                     else:
-                        buf = [None] * nxt.num_outputs
+                        buf = [None] * (nr + 1)
                         buf[nr] = g
                     kept = False      # (not in `buffers` yet)
                 else:
                     kept = True
-                    prev = buf[nr]
+                    try:
+                        prev = buf[nr]
+                    except IndexError:      # (a slot past those made so far: see above)
+                        buf += [None] * (nr + 1 - len(buf))
+                        prev = None
                     if prev is None:
                         buf[nr] = g
-                    elif create_graph or (nxt if nr == 0 else (nxt, nr)) not in summed \
-                            or not (tensors or type(prev) is _ndarray) \
-                            or (dt := prev.dtype) is not g.dtype and dt != g.dtype or prev.shape != g.shape:
-                        # (NumPy makes 0-d sums scalars; its dtypes are single objects: `is` first. A
-                        # slot is keyed by its node alone when it is the node's first: no tuple made)
-                        buf[nr] = prev + g
-                        summed.add(nxt if nr == 0 else (nxt, nr))
-                    elif tensors:
-                        prev._data += g._data
+                    elif create_graph or summed.get(nxt if nr == 0 else (nxt, nr)) is not \
+                            (out_dtype if out_dtype is not None else g._data.dtype if tensors else g.dtype):
+                        # (a slot is keyed by its node alone when it is the node's first: no tuple made.
+                        # NumPy's built-in dtypes are single objects: another one, equal or not, sums
+                        # here, as NumPy promotes; out_dtype is one g's equals, tested above. A 0-d sum
+                        # is a NumPy scalar: not added to in place)
+                        buf[nr] = prev = prev + g
+                        if not create_graph and (tensors or type(prev) is _ndarray):
+                            summed[nxt if nr == 0 else (nxt, nr)] = prev._data.dtype if tensors else prev.dtype
                     else:
-                        prev += g
+                        # the engine's own sum, of g's dtype, takes g in place: of the same shape, or of one
+                        # that broadcasts to it -- the same values as `prev + g`. A larger g (NumPy refuses
+                        # to broadcast the output) sums as above. (The shapes are not read: ~1 k
+                        # instructions a sum, two tuples made)
+                        try:
+                            if tensors:
+                                prev._data += g._data
+                            else:
+                                prev += g
+                        except ValueError:
+                            buf[nr] = prev + g
             else:
                 kept = True     # (nothing to keep: the node finds no buffer, or the one it has)
             left = deps[nxt] - 1

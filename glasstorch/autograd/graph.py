@@ -165,6 +165,9 @@ class FormulaNode(Node):
     for saved outputs, and ``_edge_ranges`` when an input is a list.
     """
     _runs_formulas = True
+    # (no hooks yet: None, not False, tells the engine in the one read of `_hooked` it makes per node
+    # that this is a formula node without hooks, the usual node -- a hook sets True on the node)
+    _hooked = None
     _op = None
     _result_slots = None
     _edge_ranges = None      # {input name: (first edge, end)} when a Tensor[] input makes the count vary

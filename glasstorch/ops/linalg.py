@@ -64,15 +64,23 @@ def _gemm(a, b):
     product, K == 1) of at least 2 x 2, which gemm writes as the bare products (-0 stays -0).
     The sign matters to what follows: atan2(-0, -1) is -pi, atan2(+0, -1) is pi; 1 / -0 is -inf."""
     sa, dt = a.shape, a.dtype
+    if dt.char in "fd" and (b.dtype is dt or b.dtype == dt):
+        return _real_gemm(a, b, sa[0], sa[1], b.shape[1])
     if sa[1] == 1 and sa[0] > 1 and b.shape[1] > 1 and dt.kind == "f":
         return a * b  # (M, 1) * (1, N): the products themselves
-    if dt.char in "fd" and (b.dtype is dt or b.dtype == dt):
-        # the same BLAS gemm as ``a @ b`` (syrk for a @ a.T in both), through a shorter path: for a 32x32
-        # float32 product ``ndarray.dot`` is ~1 us faster than the matmul ufunc, a third of the product
-        if sa[0] < _LARGE_ROWS or b.shape[1] < _LARGE_COLUMNS:
-            return a.dot(b)
-        return _large_product(a, b)
     return _matmul(a, b)
+
+
+def _real_gemm(a, b, m, k, n):
+    """``_gemm(a, b)`` of an (m, k) and a (k, n) matrix of one dtype, float32 or float64, whose caller knows
+    that and the sizes (nn.Linear's forward, every product's backward): no array attribute read again."""
+    if k == 1 and m > 1 and n > 1:
+        return a * b  # (M, 1) * (1, N): the products themselves
+    # the same BLAS gemm as ``a @ b`` (syrk for a @ a.T in both), through a shorter path: for a 32x32
+    # float32 product ``ndarray.dot`` is ~1 us faster than the matmul ufunc, a third of the product
+    if m < _LARGE_ROWS or n < _LARGE_COLUMNS:
+        return a.dot(b)
+    return _large_product(a, b)
 
 
 # ``ndarray.dot`` fills its output with zeros before it calls gemm, which (beta = 0) zero-fills it
@@ -159,7 +167,7 @@ def _addmm_kernel(self, mat1, mat2, *, beta=1, alpha=1):
             and self.dtype is dt):
         # nn.Linear's case, a bias row of the product's dtype: the general path's steps below, without
         # the tests that cannot fail here (every step per op costs, and the MLP makes three a step)
-        p = _gemm(mat1, mat2)
+        p = _real_gemm(mat1, mat2, sa[0], sa[1], sb[1])
         p += self
         if not _all(self) and (xp.signbit(self) & (self == 0)).any():
             _keep_negative_zeros(p, xp.broadcast_to(self, p.shape), mat1, mat2)
@@ -222,13 +230,16 @@ def _column_major(sizes, strides):
 
 
 def _real_matrices(grad, other):
-    """Whether a product's backward is given NumPy matrices of one real float dtype (the usual backward,
-    formulas on arrays): then ``conj`` is the identity, ``t`` is ``.T`` and ``mm`` is ``_gemm`` after
-    checks that a backward's own shapes pass, and the helpers below call those directly -- per
-    gradient two or three op calls fewer (an MLP step's five gradients: 652 bytecodes of its 17k).
-    Tensors (double backward, a dispatch mode) and other dtypes go through the ops."""
-    return (type(grad) is _NDARRAY and type(other) is _NDARRAY and ((dt := grad.dtype) is _FLOAT32 or dt is _FLOAT64)
-            and other.dtype is dt and grad.ndim == 2 and other.ndim == 2)
+    """``grad``'s shape when a product's backward is given NumPy matrices of one real float dtype (the usual
+    backward, formulas on arrays), else None: then ``conj`` is the identity, ``t`` is ``.T`` and ``mm`` is
+    ``_real_gemm`` after checks that a backward's own shapes pass, and the helpers below call those
+    directly -- per gradient two or three op calls fewer (an MLP step's five gradients: 652 bytecodes of
+    its 17k), and the sizes come from the shape read here and the saved ones. Tensors (double backward,
+    a dispatch mode) and other dtypes go through the ops."""
+    if type(grad) is _NDARRAY and type(other) is _NDARRAY and ((dt := grad.dtype) is _FLOAT32 or dt is _FLOAT64) \
+            and other.dtype is dt and other.ndim == 2 and len(shape := grad.shape) == 2:
+        return shape
+    return None
 
 
 # (the two helpers below are every matrix product's backward: _column_major's test and the factor are
@@ -238,8 +249,10 @@ def mm_mat1_backward(grad, mat2, mat1_sizes, mat1_strides, alpha=1):
     column-major -- computed as ``(conj(mat2) @ grad^T)^T``, a transposed view of a row-major product, as
     torch's mm_mat1_backward does."""
     column_major = mat1_strides[0] == 1 and mat1_strides[1] == mat1_sizes[0]
-    if _real_matrices(grad, mat2):
-        g = _gemm(mat2, grad.T).T if column_major else _gemm(grad, mat2.T)
+    if (shape := _real_matrices(grad, mat2)) is not None:     # grad: (m, n), mat2: (k, n)
+        m, k = mat1_sizes
+        n = shape[1]
+        g = _real_gemm(mat2, grad.T, k, n, m).T if column_major else _real_gemm(grad, mat2.T, m, n, k)
     elif column_major:
         g = aten.t(aten.mm(conj(mat2), aten.t(grad)))
     else:
@@ -254,8 +267,10 @@ def mm_mat2_backward(grad, mat1, mat2_sizes, mat2_strides, alpha=1):
     ``W`` is taken over by AccumulateGrad as it is, where ``(x^T @ grad)^T`` had to be copied into ``W``'s
     layout (a transposed read of the whole gradient)."""
     column_major = mat2_strides[0] == 1 and mat2_strides[1] == mat2_sizes[0]
-    if _real_matrices(grad, mat1):
-        g = _gemm(grad.T, mat1).T if column_major else _gemm(mat1.T, grad)
+    if (shape := _real_matrices(grad, mat1)) is not None:     # grad: (m, n), mat1: (m, k)
+        k, n = mat2_sizes
+        m = shape[0]
+        g = _real_gemm(grad.T, mat1, n, m, k).T if column_major else _real_gemm(mat1.T, grad, k, m, n)
     elif column_major:
         g = aten.t(aten.mm(aten.t(grad), conj(mat1)))
     else:
