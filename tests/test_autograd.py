@@ -283,6 +283,35 @@ def test_each_node_runs_once_after_its_consumers_in_torch_order(name):
     assert _execution_order(gt, ORDER_GRAPHS[name]) == _execution_order(torch, ORDER_GRAPHS[name])
 
 
+@BOTH
+def test_a_node_the_engine_need_not_run_keeps_its_saved_values(T):
+    """autograd.grad (and backward(inputs=...)) without retain_graph frees what ran, not a node it skipped
+    because no requested input lies behind it: a later grad through that node still works (torch's engine
+    returns from a node it does not need before releasing anything). backward(inputs=[a non-leaf]) runs
+    that tensor's own node, as torch's does (its needed_ is set on every output edge), and frees it."""
+    x = T.tensor([1.0, 2.0], requires_grad=True)
+    a = (x * 2).exp()                    # ExpBackward0, MulBackward0: behind `a`, not needed for grad(y, a)
+    y = (a * 3).sin().sum()
+    (ga,) = T.autograd.grad(y, [a])
+    assert np.allclose(np_of(ga), 3 * np.cos(3 * np.exp(2 * np.array([1.0, 2.0]))))
+    (gx,) = T.autograd.grad(a.sum(), [x])
+    assert np.allclose(np_of(gx), 2 * np.exp(2 * np.array([1.0, 2.0])))
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        (y * 1).backward()               # (what did run was freed)
+    w = T.tensor([3.0, 4.0], requires_grad=True)
+    m = x * w
+    b = m.exp()
+    ran = []
+    b.grad_fn.register_hook(lambda grad_inputs, grad_outputs: ran.append("exp"))
+    m.grad_fn.register_hook(lambda grad_inputs, grad_outputs: ran.append("mul"))
+    (b * b).sum().backward(inputs=[b])
+    assert ran == ["exp"] and x.grad is None and w.grad is None
+    m.sum().backward()                   # (m's node did not run: its saved x and w are there)
+    assert np.allclose(np_of(x.grad), [3.0, 4.0]) and np.allclose(np_of(w.grad), [1.0, 2.0])
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        b.sum().backward()               # (b's node ran, and was freed)
+
+
 def test_backward_inputs_accumulates_only_into_those():
     assert close(_backward_inputs(gt), _backward_inputs(torch))
 

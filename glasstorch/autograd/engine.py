@@ -246,7 +246,10 @@ def _run(roots, root_grads, retain_graph, create_graph, capture, accumulate, acc
     if capture is not None and not accumulate:
         needed = _needed(reached, {n for n, _ in capture})
     elif accumulate_only is not None:
-        needed = _needed(reached, accumulate_only | {n for n, _ in (capture or ())})
+        # (backward(inputs=...): a non-leaf input's own node runs too, as torch's does -- its needed_ is set
+        # on every output edge when accumulating -- though nothing of what it gives is used)
+        captured_own = {n for n, _ in (capture or ())}
+        needed = _needed(reached, accumulate_only | captured_own) | captured_own
     task = _tasks.stack[-1]
     task.reached, task.needed = reached, needed
     # the targets (captured tensors, backward(inputs=...)'s leaves): their hooks run though they need not
@@ -312,7 +315,7 @@ def _run(roots, root_grads, retain_graph, create_graph, capture, accumulate, acc
         to_free = free      # (4. below: unless the formulas' own code freed them)
         if needed is not None and node not in needed:
             out = (None,) * len(node.next_functions)  # it need not run, but it still counts as done for its inputs
-            runs_formulas = False
+            runs_formulas = to_free = False     # (and keeps its saved values, as torch's does: it did not run)
         elif hooked and node._hooked:   # (a pre-hook may have added hooks: read again)
             out = _call_with_hooks(node, grads, tensors)
             runs_formulas = node._runs_formulas
