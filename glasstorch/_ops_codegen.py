@@ -291,8 +291,8 @@ def entry_lines(op, params, indent="    "):
     ``op``, in its order. The seam's prelude follows them (``_seam._write_prelude``).
 
     With nothing installed anywhere (``ANYWHERE.on``: no function mode, no Tensor subclass alive;
-    ``ANYWHERE.dispatching``: no dispatch mode, no CPU autocast), one device, the Tensor arguments of
-    exactly ``Tensor``, the others at their defaults, the arrays in the plain case's guard: what ``op``'s generated call does in
+    ``ANYWHERE.detour``: no dispatch mode, no CPU autocast, one device, no thread in inference mode),
+    the Tensor arguments of exactly ``Tensor``, the others at their defaults, the arrays in the plain case's guard: what ``op``'s generated call does in
     that case, in the same frame -- the expression, ``_tensor._wrap``'s lines, the node recorded
     (``record_lines``) -- so that ``h + b`` is one Python frame, not six (the prelude, the public body,
     the op's call, its kernel, the guard, the wrap). Anything else goes on to the prelude's line,
@@ -306,7 +306,7 @@ def entry_lines(op, params, indent="    "):
                         f"{[a.name for a in args]}")
     tensors = [(i, p) for i, (a, p) in enumerate(zip(args, params)) if a.is_tensor]
     inner = indent + "    "
-    lines = [indent + "if not _ANYWHERE.on and not _ANYWHERE.dispatching and not _devices.many and "
+    lines = [indent + "if not _ANYWHERE.on and not _ANYWHERE.detour and "
              + " and ".join(f"type({p}) is _Tensor" for _, p in tensors) + ":"]
     lines += [inner + f"_a{i} = {p}._data" for i, p in tensors]
     keys = op._plain.keys
@@ -330,8 +330,7 @@ def entry_lines(op, params, indent="    "):
     body = [f"_result = {plain_expression(op, lambda i: f'_a{i}')}",
             "if type(_result) is not _ndarray and isinstance(_result, _generic):",
             "    _result = _asarray(_result)   # (a 0-d result comes back from NumPy as a scalar)",
-            *new_tensor_lines("_out", "_result", facts,
-                              "_tensor_module._counter_by_mode() if _tensor_module._inference_blocks else None")]
+            *new_tensor_lines("_out", "_result", facts, "None")]   # (no inference mode anywhere: ANYWHERE.detour)
     if op.node is not None:
         edges = op.node._edge_positions
         body.append(f"if ({' or '.join(f'{params[i]}._requires_grad' for i in edges)}) and {_GRAD_ON}:")
@@ -350,7 +349,7 @@ def entry_lines(op, params, indent="    "):
     from . import _tensor
     from ._seam import ANYWHERE
     names = dict(op._namespace)
-    names.update(_op=op, _ANYWHERE=ANYWHERE, _tensor_module=_tensor, _asarray=xp.asarray, _layout_facts=_tensor.layout_facts,
+    names.update(_op=op, _ANYWHERE=ANYWHERE, _asarray=xp.asarray, _layout_facts=_tensor.layout_facts,
                  __name__=names["__name__"] if "__name__" in names else __name__)   # (see install_call)
     return lines, names
 

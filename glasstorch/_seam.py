@@ -113,13 +113,34 @@ class _Anywhere:
     subclass instance (those drop ``_lone``), so ``intercept`` tells the observer's calls by the
     thread's ident and hands any other thread's ``PASS`` after reading its state, as its ``seam.on``
     would have."""
-    __slots__ = ("on", "modes", "dispatching", "metadata_on", "metadata_modes", "lone")
+    __slots__ = ("on", "modes", "dispatching", "metadata_on", "metadata_modes", "lone", "detour")
 
     def __init__(self):
         self.on = self.modes = self.dispatching = self.metadata_on = self.metadata_modes = self.lone = False
+        self.detour = False
 
 
 ANYWHERE = _Anywhere()
+
+# ``ANYWHERE.detour``: True while an op's one-frame entry (``_ops_codegen.entry_lines``) must leave every
+# call to the op's own call for a reason other than ``on`` -- ``dispatching``, a second device in use
+# (``_array``'s ``devices.many``: the device rule), inference mode in some thread (a new tensor's counter
+# then looks at the mode). One slot read where the entry's first line read three flags in three
+# objects (~6 bytecodes an op). Each cause's writer calls ``hold_detour`` after it changes; the lock
+# makes the last recomputation see every cause as last written, so the flag is never False while one holds.
+_detour_lock = threading.Lock()
+_detour_causes = set()
+
+
+def hold_detour(cause=None, held=False):
+    """Cause ``cause`` (a name: "devices", "inference") of ``ANYWHERE.detour`` now holds or not
+    (``cause=None``: ``ANYWHERE.dispatching`` changed); recompute the flag."""
+    with _detour_lock:
+        if cause is not None:
+            (_detour_causes.add if held else _detour_causes.discard)(cause)
+        detour = bool(ANYWHERE.dispatching or _detour_causes)
+        if ANYWHERE.detour is not detour:
+            ANYWHERE.detour = detour
 
 
 def _recount():
@@ -178,6 +199,8 @@ def _count_in(threads, ident, *flags):
     for flag in flags:
         if not getattr(ANYWHERE, flag):
             setattr(ANYWHERE, flag, True)
+    if "dispatching" in flags:
+        hold_detour()
 
 
 class _Pass:
@@ -268,6 +291,7 @@ class _Seam(threading.local):
                 ANYWHERE.dispatching = False
                 if _threads_dispatching:
                     ANYWHERE.dispatching = True
+                hold_detour()
 
     def _modes_want_metadata(self):
         """Whether a mode on this thread's stack wants the metadata queries (see ``ANYWHERE``)."""

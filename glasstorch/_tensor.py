@@ -29,7 +29,7 @@ from ._array.layout import element_strides
 from ._array.plain_layout import layout_of
 from . import autograd
 from .autograd import grad_mode
-from ._seam import (seam, note_instance, note_subclass_with_torch_function, DisableTorchFunctionSubclass,
+from ._seam import (seam, hold_detour, note_instance, note_subclass_with_torch_function, DisableTorchFunctionSubclass,
                     _disabled_impl, overridable, hand_as)
 from .autograd.graph import (AccumulateGrad, user_frame, new_hook_dict, _add_hook, view_grad_fn,
                              sync_views_requires_grad, DEFAULT, NO_GRAD_MODE, mark_detached_in_place)
@@ -233,6 +233,7 @@ def inference_block_entered(entered):
     global _inference_blocks
     with _inference_lock:
         _inference_blocks += 1 if entered else -1
+        hold_detour("inference", _inference_blocks > 0)   # (the entries' new tensors have no counter to look up)
 
 
 _counter_lock = threading.Lock()
