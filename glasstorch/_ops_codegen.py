@@ -355,21 +355,24 @@ def entry_lines(op, params, indent="    "):
 
 
 def new_tensor_lines(var, data, facts, counter):
-    """The lines that make ``var`` a new Tensor with no history around the array ``data``:
-    ``_tensor._wrap``'s assignments (see there) written out, with the layout-fact lines ``facts``
-    and the version counter ``counter`` (expressions)."""
-    return [f"{var} = _new(_Tensor)",
-            f"{var}._data = {data}",
+    """The lines that make ``var`` a new Tensor with no history around the array ``data``, with the
+    layout-fact lines ``facts`` and the version counter ``counter`` (expressions): ``_tensor._wrap``'s
+    steps written out."""
+    return [f"{var} = _new(_Tensor)", *tensor_field_lines(var, data, facts, counter)]
+
+
+def tensor_field_lines(var, data, facts, counter, requires_grad="False"):
+    """The assignments that give the new object ``var`` every field of a Tensor with no history (the
+    one list of them: ``_tensor._init``, ``_wrap`` and ``Tensor._alias`` are written from it too)."""
+    return [f"{var}._data = {data}",
             *facts,
-            f"{var}._requires_grad = False",
+            f"{var}._requires_grad = {requires_grad}",
             f"{var}._grad_fn = None",
             f"{var}._grad = None",
             f"{var}._output_nr = 0",
             f"{var}._counter = {counter}",
             f"{var}._base = None",
-            f"{var}._retains_grad = False",
-            f"{var}._backward_hooks = None",
-            f"{var}._post_accumulate_grad_hooks = None",
+            f"{var}._hooks = None",
             f"{var}._accumulator = None"]
 
 
