@@ -290,9 +290,9 @@ def entry_lines(op, params, indent="    "):
     the names they use. ``params``: the public function's parameter names, one per argument of
     ``op``, in its order. The seam's prelude follows them (``_seam._write_prelude``).
 
-    With nothing installed anywhere (``ANYWHERE.on``: no function mode, no Tensor subclass alive;
-    ``ANYWHERE.detour``: no dispatch mode, no CPU autocast, one device, no thread in inference mode),
-    the Tensor arguments of exactly ``Tensor``, the others at their defaults, the arrays in the plain case's guard: what ``op``'s generated call does in
+    With nothing installed anywhere (``ANYWHERE.detour``: no function mode, no Tensor subclass alive, no
+    dispatch mode, no CPU autocast, one device, no thread in inference mode), the Tensor arguments of
+    exactly ``Tensor``, the others at their defaults, the arrays in the plain case's guard: what ``op``'s generated call does in
     that case, in the same frame -- the expression, ``_tensor._wrap``'s lines, the node recorded
     (``record_lines``) -- so that ``h + b`` is one Python frame, not six (the prelude, the public body,
     the op's call, its kernel, the guard, the wrap). Anything else goes on to the prelude's line,
@@ -306,7 +306,7 @@ def entry_lines(op, params, indent="    "):
                         f"{[a.name for a in args]}")
     tensors = [(i, p) for i, (a, p) in enumerate(zip(args, params)) if a.is_tensor]
     inner = indent + "    "
-    lines = [indent + "if not _ANYWHERE.on and not _ANYWHERE.detour and "
+    lines = [indent + "if not _ANYWHERE.detour and "
              + " and ".join(f"type({p}) is _Tensor" for _, p in tensors) + ":"]
     lines += [inner + f"_a{i} = {p}._data" for i, p in tensors]
     keys = op._plain.keys

@@ -112,7 +112,10 @@ class _Anywhere:
     its observed bodies make run with ``on`` off), and no other thread has a mode or is handed a
     subclass instance (those drop ``_lone``), so ``intercept`` tells the observer's calls by the
     thread's ident and hands any other thread's ``PASS`` after reading its state, as its ``seam.on``
-    would have."""
+    would have.
+
+    ``detour`` is True while the one-frame entries must leave their calls to the seam's line (see
+    ``hold_detour``): whenever ``on`` may be, and for the reasons of their own listed there."""
     __slots__ = ("on", "modes", "dispatching", "metadata_on", "metadata_modes", "lone", "detour")
 
     def __init__(self):
@@ -123,24 +126,28 @@ class _Anywhere:
 ANYWHERE = _Anywhere()
 
 # ``ANYWHERE.detour``: True while an op's one-frame entry (``_ops_codegen.entry_lines``) must leave every
-# call to the op's own call for a reason other than ``on`` -- ``dispatching``, a second device in use
-# (``_array``'s ``devices.many``: the device rule), inference mode in some thread (a new tensor's counter
-# then looks at the mode). One slot read where the entry's first line read three flags in three
-# objects (~6 bytecodes an op). Each cause's writer calls ``hold_detour`` after it changes; the lock
-# makes the last recomputation see every cause as last written, so the flag is never False while one holds.
-_detour_lock = threading.Lock()
+# call to the seam's line: whenever ``on`` may be True (a thread has a function mode, a Tensor subclass
+# instance taking part is alive: ``on``'s holders, whatever a lone observer's pauses make of ``on``),
+# ``dispatching``, a second device in use (``_array``'s ``devices.many``: the device rule), inference
+# mode in some thread (a new tensor's counter then looks at the mode). One slot read where the entry's
+# first line read four flags in three objects (~9 bytecodes an op). Each cause's writer calls
+# ``hold_detour`` after it changes; as for ``on``, "change, then switch on if off" there and "switch
+# off, then look again" here leave the flag on whenever a cause holds, however threads interleave.
 _detour_causes = set()
 
 
 def hold_detour(cause=None, held=False):
     """Cause ``cause`` (a name: "devices", "inference") of ``ANYWHERE.detour`` now holds or not
-    (``cause=None``: ``ANYWHERE.dispatching`` changed); recompute the flag."""
-    with _detour_lock:
-        if cause is not None:
-            (_detour_causes.add if held else _detour_causes.discard)(cause)
-        detour = bool(ANYWHERE.dispatching or _detour_causes)
-        if ANYWHERE.detour is not detour:
-            ANYWHERE.detour = detour
+    (``cause=None``: another cause changed: ``dispatching``, ``on``'s holders); bring the flag in step."""
+    if cause is not None:
+        (_detour_causes.add if held else _detour_causes.discard)(cause)
+    if ANYWHERE.dispatching or _detour_causes or _threads_with_modes or _live_instances:
+        if not ANYWHERE.detour:
+            ANYWHERE.detour = True
+    elif ANYWHERE.detour:
+        ANYWHERE.detour = False
+        if ANYWHERE.dispatching or _detour_causes or _threads_with_modes or _live_instances:
+            ANYWHERE.detour = True
 
 
 def _recount():
@@ -154,6 +161,7 @@ def _recount():
             setattr(ANYWHERE, flag, False)
             if any(holders):
                 setattr(ANYWHERE, flag, True)
+    hold_detour()
 
 
 # The lone observer: ``(mode, stack, state, ident, bodies)`` while one thread's function-mode stack holds
@@ -199,7 +207,7 @@ def _count_in(threads, ident, *flags):
     for flag in flags:
         if not getattr(ANYWHERE, flag):
             setattr(ANYWHERE, flag, True)
-    if "dispatching" in flags:
+    if "dispatching" in flags or "on" in flags:
         hold_detour()
 
 
@@ -892,6 +900,8 @@ def note_instance(tensor):
         ANYWHERE.on = True
     if not ANYWHERE.metadata_on:
         ANYWHERE.metadata_on = True
+    if not ANYWHERE.detour:
+        hold_detour()
 
 
 def _instance_gone(ref):
