@@ -327,9 +327,12 @@ def entry_lines(op, params, indent="    "):
         facts = (["_out._layout_of = None"] if keys.result is None else
                  ["_out._layout_of = _result", "_out._layout = _ko"] if keys.exact else
                  ["_out._layout_of = _result if _ko else None", "_out._layout = _ko"])
+    # (a 0-d result comes back from NumPy as a scalar; where the keys decide, the result's key says
+    # whether it is 0-d, one slot read where the type test is two global reads and a call)
+    scalar = "not _ko.shape and " if keys is not None and keys.exact and keys.result is not None else ""
     body = [f"_result = {plain_expression(op, lambda i: f'_a{i}')}",
-            "if type(_result) is not _ndarray and isinstance(_result, _generic):",
-            "    _result = _asarray(_result)   # (a 0-d result comes back from NumPy as a scalar)",
+            f"if {scalar}type(_result) is not _ndarray and isinstance(_result, _generic):",
+            "    _result = _asarray(_result)   # (a 0-d result: a NumPy scalar)",
             *new_tensor_lines("_out", "_result", facts, "None")]   # (no inference mode anywhere: ANYWHERE.detour)
     if op.node is not None:
         edges = op.node._edge_positions
