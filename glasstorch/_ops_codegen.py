@@ -336,7 +336,9 @@ def entry_lines(op, params, indent="    "):
             *new_tensor_lines("_out", "_result", facts, "None")]   # (no inference mode anywhere: ANYWHERE.detour)
     if op.node is not None:
         edges = op.node._edge_positions
-        body.append(f"if ({' or '.join(f'{params[i]}._requires_grad' for i in edges)}) and {_GRAD_ON}:")
+        # (grad mode first: under no_grad the inputs that require grad -- a model's parameters -- would not
+        # settle it, while under grad mode an op's inputs mostly do require it, and are read anyway)
+        body.append(f"if {_GRAD_ON} and ({' or '.join(f'{params[i]}._requires_grad' for i in edges)}):")
         if _inline_record(op.node):
             body += [f"    _i{k} = {params[i]}" for k, i in enumerate(edges)]
             same = None if keys is None or keys.result is None else \
