@@ -290,8 +290,8 @@ def entry_lines(op, params, indent="    "):
     the names they use. ``params``: the public function's parameter names, one per argument of
     ``op``, in its order. The seam's prelude follows them (``_seam._write_prelude``).
 
-    With nothing installed anywhere (``ANYWHERE.on``: no function mode, no Tensor subclass alive;
-    ``ANYWHERE.dispatching``: no dispatch mode, no CPU autocast), one device, the Tensor arguments of
+    With nothing installed anywhere (``ANYWHERE.detour``: no function mode, no Tensor subclass alive, no
+    dispatch mode, no CPU autocast, one device, no thread in inference mode), the Tensor arguments of
     exactly ``Tensor``, the others at their defaults, the arrays in the plain case's guard: what ``op``'s generated call does in
     that case, in the same frame -- the expression, ``_tensor._wrap``'s lines, the node recorded
     (``record_lines``) -- so that ``h + b`` is one Python frame, not six (the prelude, the public body,
@@ -306,7 +306,7 @@ def entry_lines(op, params, indent="    "):
                         f"{[a.name for a in args]}")
     tensors = [(i, p) for i, (a, p) in enumerate(zip(args, params)) if a.is_tensor]
     inner = indent + "    "
-    lines = [indent + "if not _ANYWHERE.on and not _ANYWHERE.dispatching and not _devices.many and "
+    lines = [indent + "if not _ANYWHERE.detour and "
              + " and ".join(f"type({p}) is _Tensor" for _, p in tensors) + ":"]
     lines += [inner + f"_a{i} = {p}._data" for i, p in tensors]
     keys = op._plain.keys
@@ -327,14 +327,18 @@ def entry_lines(op, params, indent="    "):
         facts = (["_out._layout_of = None"] if keys.result is None else
                  ["_out._layout_of = _result", "_out._layout = _ko"] if keys.exact else
                  ["_out._layout_of = _result if _ko else None", "_out._layout = _ko"])
+    # (a 0-d result comes back from NumPy as a scalar; where the keys decide, the result's key says
+    # whether it is 0-d, one slot read where the type test is two global reads and a call)
+    scalar = "not _ko.shape and " if keys is not None and keys.exact and keys.result is not None else ""
     body = [f"_result = {plain_expression(op, lambda i: f'_a{i}')}",
-            "if type(_result) is not _ndarray and isinstance(_result, _generic):",
-            "    _result = _asarray(_result)   # (a 0-d result comes back from NumPy as a scalar)",
-            *new_tensor_lines("_out", "_result", facts,
-                              "_tensor_module._counter_by_mode() if _tensor_module._inference_blocks else None")]
+            f"if {scalar}type(_result) is not _ndarray and isinstance(_result, _generic):",
+            "    _result = _asarray(_result)   # (a 0-d result: a NumPy scalar)",
+            *new_tensor_lines("_out", "_result", facts, "None")]   # (no inference mode anywhere: ANYWHERE.detour)
     if op.node is not None:
         edges = op.node._edge_positions
-        body.append(f"if ({' or '.join(f'{params[i]}._requires_grad' for i in edges)}) and {_GRAD_ON}:")
+        # (grad mode first: under no_grad the inputs that require grad -- a model's parameters -- would not
+        # settle it, while under grad mode an op's inputs mostly do require it, and are read anyway)
+        body.append(f"if {_GRAD_ON} and ({' or '.join(f'{params[i]}._requires_grad' for i in edges)}):")
         if _inline_record(op.node):
             same = None if keys is None or keys.result is None else \
                 " and ".join(["_ko"] + [f"_k{i} is _ko" for i in edges])
@@ -350,27 +354,30 @@ def entry_lines(op, params, indent="    "):
     from . import _tensor
     from ._seam import ANYWHERE
     names = dict(op._namespace)
-    names.update(_op=op, _ANYWHERE=ANYWHERE, _tensor_module=_tensor, _asarray=xp.asarray, _layout_facts=_tensor.layout_facts,
+    names.update(_op=op, _ANYWHERE=ANYWHERE, _asarray=xp.asarray, _layout_facts=_tensor.layout_facts,
                  __name__=names["__name__"] if "__name__" in names else __name__)   # (see install_call)
     return lines, names
 
 
 def new_tensor_lines(var, data, facts, counter):
-    """The lines that make ``var`` a new Tensor with no history around the array ``data``:
-    ``_tensor._wrap``'s assignments (see there) written out, with the layout-fact lines ``facts``
-    and the version counter ``counter`` (expressions)."""
-    return [f"{var} = _new(_Tensor)",
-            f"{var}._data = {data}",
+    """The lines that make ``var`` a new Tensor with no history around the array ``data``, with the
+    layout-fact lines ``facts`` and the version counter ``counter`` (expressions): ``_tensor._wrap``'s
+    steps written out."""
+    return [f"{var} = _new(_Tensor)", *tensor_field_lines(var, data, facts, counter)]
+
+
+def tensor_field_lines(var, data, facts, counter, requires_grad="False"):
+    """The assignments that give the new object ``var`` every field of a Tensor with no history (the
+    one list of them: ``_tensor._init``, ``_wrap`` and ``Tensor._alias`` are written from it too)."""
+    return [f"{var}._data = {data}",
             *facts,
-            f"{var}._requires_grad = False",
+            f"{var}._requires_grad = {requires_grad}",
             f"{var}._grad_fn = None",
             f"{var}._grad = None",
             f"{var}._output_nr = 0",
             f"{var}._counter = {counter}",
             f"{var}._base = None",
-            f"{var}._retains_grad = False",
-            f"{var}._backward_hooks = None",
-            f"{var}._post_accumulate_grad_hooks = None",
+            f"{var}._hooks = None",
             f"{var}._accumulator = None"]
 
 

@@ -112,14 +112,42 @@ class _Anywhere:
     its observed bodies make run with ``on`` off), and no other thread has a mode or is handed a
     subclass instance (those drop ``_lone``), so ``intercept`` tells the observer's calls by the
     thread's ident and hands any other thread's ``PASS`` after reading its state, as its ``seam.on``
-    would have."""
-    __slots__ = ("on", "modes", "dispatching", "metadata_on", "metadata_modes", "lone")
+    would have.
+
+    ``detour`` is True while the one-frame entries must leave their calls to the seam's line (see
+    ``hold_detour``): whenever ``on`` may be, and for the reasons of their own listed there."""
+    __slots__ = ("on", "modes", "dispatching", "metadata_on", "metadata_modes", "lone", "detour")
 
     def __init__(self):
         self.on = self.modes = self.dispatching = self.metadata_on = self.metadata_modes = self.lone = False
+        self.detour = False
 
 
 ANYWHERE = _Anywhere()
+
+# ``ANYWHERE.detour``: True while an op's one-frame entry (``_ops_codegen.entry_lines``) must leave every
+# call to the seam's line: whenever ``on`` may be True (a thread has a function mode, a Tensor subclass
+# instance taking part is alive: ``on``'s holders, whatever a lone observer's pauses make of ``on``),
+# ``dispatching``, a second device in use (``_array``'s ``devices.many``: the device rule), inference
+# mode in some thread (a new tensor's counter then looks at the mode). One slot read where the entry's
+# first line read four flags in three objects (~9 bytecodes an op). Each cause's writer calls
+# ``hold_detour`` after it changes; as for ``on``, "change, then switch on if off" there and "switch
+# off, then look again" here leave the flag on whenever a cause holds, however threads interleave.
+_detour_causes = set()
+
+
+def hold_detour(cause=None, held=False):
+    """Cause ``cause`` (a name: "devices", "inference") of ``ANYWHERE.detour`` now holds or not
+    (``cause=None``: another cause changed: ``dispatching``, ``on``'s holders); bring the flag in step."""
+    if cause is not None:
+        (_detour_causes.add if held else _detour_causes.discard)(cause)
+    if ANYWHERE.dispatching or _detour_causes or _threads_with_modes or _live_instances:
+        if not ANYWHERE.detour:
+            ANYWHERE.detour = True
+    elif ANYWHERE.detour:
+        ANYWHERE.detour = False
+        if ANYWHERE.dispatching or _detour_causes or _threads_with_modes or _live_instances:
+            ANYWHERE.detour = True
 
 
 def _recount():
@@ -133,6 +161,7 @@ def _recount():
             setattr(ANYWHERE, flag, False)
             if any(holders):
                 setattr(ANYWHERE, flag, True)
+    hold_detour()
 
 
 # The lone observer: ``(mode, stack, state, ident, bodies)`` while one thread's function-mode stack holds
@@ -178,6 +207,8 @@ def _count_in(threads, ident, *flags):
     for flag in flags:
         if not getattr(ANYWHERE, flag):
             setattr(ANYWHERE, flag, True)
+    if "dispatching" in flags or "on" in flags:
+        hold_detour()
 
 
 class _Pass:
@@ -268,6 +299,7 @@ class _Seam(threading.local):
                 ANYWHERE.dispatching = False
                 if _threads_dispatching:
                     ANYWHERE.dispatching = True
+                hold_detour()
 
     def _modes_want_metadata(self):
         """Whether a mode on this thread's stack wants the metadata queries (see ``ANYWHERE``)."""
@@ -868,6 +900,8 @@ def note_instance(tensor):
         ANYWHERE.on = True
     if not ANYWHERE.metadata_on:
         ANYWHERE.metadata_on = True
+    if not ANYWHERE.detour:
+        hold_detour()
 
 
 def _instance_gone(ref):

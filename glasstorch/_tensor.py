@@ -29,7 +29,7 @@ from ._array.layout import element_strides
 from ._array.plain_layout import layout_of
 from . import autograd
 from .autograd import grad_mode
-from ._seam import (seam, note_instance, note_subclass_with_torch_function, DisableTorchFunctionSubclass,
+from ._seam import (seam, hold_detour, note_instance, note_subclass_with_torch_function, DisableTorchFunctionSubclass,
                     _disabled_impl, overridable, hand_as)
 from .autograd.graph import (AccumulateGrad, user_frame, new_hook_dict, _add_hook, view_grad_fn,
                              sync_views_requires_grad, DEFAULT, NO_GRAD_MODE, mark_detached_in_place)
@@ -237,6 +237,7 @@ def inference_block_entered(entered):
     global _inference_blocks
     with _inference_lock:
         _inference_blocks += 1 if entered else -1
+        hold_detour("inference", _inference_blocks > 0)   # (the entries' new tensors have no counter to look up)
 
 
 _counter_lock = threading.Lock()
@@ -319,9 +320,38 @@ def _constant_flag(name, value=False):
     return _intercepted_property(overridable(flag))
 
 
+class _TensorHooks:
+    """A Tensor's rarely set autograd fields, together in its one slot ``_hooks`` (None until one is
+    set): every new Tensor writes that slot where it wrote three (~6 bytecodes an op's result, and two
+    slots fewer to clear when it goes)."""
+    __slots__ = ("retains_grad", "backward", "post_accumulate")
+
+    def __init__(self):
+        self.retains_grad = False
+        self.backward = self.post_accumulate = None
+
+
+def _hook_field(name, default):
+    """The Tensor attribute that reads and writes field ``name`` of its ``_hooks`` (``default`` while
+    there are none)."""
+    def get(self):
+        hooks = self._hooks
+        return default if hooks is None else getattr(hooks, name)
+
+    def set(self, value):
+        hooks = self._hooks
+        if hooks is None:
+            if value is default:
+                return
+            hooks = self._hooks = _TensorHooks()
+        setattr(hooks, name, value)
+    return property(get, set)
+
+
 class Tensor:
     __slots__ = ("_data", "_requires_grad", "_grad_fn", "_grad", "_output_nr", "_counter", "_base",
-                 "_retains_grad", "_backward_hooks", "_post_accumulate_grad_hooks", "_accumulator",
+                 "_hooks",  # the rarely set fields (_TensorHooks), None while all are at their defaults
+                 "_accumulator",
                  "_creation_meta", "_attr_version",  # set on views only (see make_view), read only when _base is set
                  # the plain-layout key of the array ``_layout_of`` (_array/plain_layout; layout_facts): valid
                  # while that is ``_data``, so a new array anywhere leaves no stale facts in use; ``_layout``
@@ -334,6 +364,12 @@ class Tensor:
     # whether instances take part in __torch_function__ (a subclass's own, or the default one that
     # keeps results of its type): set by __init_subclass__; such instances are counted (new_object)
     _takes_part = False
+
+    # what retain_grad, register_hook (on a leaf) and register_post_accumulate_grad_hook set, read where
+    # they are used (the engine, .grad): fields of ``_hooks``, so a new tensor writes one slot for the three
+    _retains_grad = _hook_field("retains_grad", False)
+    _backward_hooks = _hook_field("backward", None)
+    _post_accumulate_grad_hooks = _hook_field("post_accumulate", None)
 
     def __new__(cls, *args, **kwargs):
         # torch.Tensor(2, 3) / torch.Tensor(Size) -> a new float tensor of that shape (zero-filled here, where
@@ -394,9 +430,7 @@ class Tensor:
         if self._base is not None:     # a view stays one: how it was made, and since when its history holds
             out._creation_meta, out._attr_version = self._creation_meta, self._attr_version
         out._grad = None
-        out._retains_grad = False
-        out._backward_hooks = None
-        out._post_accumulate_grad_hooks = None
+        out._hooks = None
         out._layout_of = None
         return out
 
@@ -601,24 +635,9 @@ class Tensor:
         self._data = value._data
         self._layout_of = None      # (no old array kept alive for its facts' sake)
 
-    def _alias(self):
-        """Same data and version counter, no history (for saving a result without a cycle).
-        (_wrap's assignments written out with the shared counter: every op that saves its result
-        makes one, and _wrap would make a counter only to drop it.)"""
-        out = object.__new__(Tensor)
-        out._data = self._data
-        out._layout_of = None
-        out._requires_grad = False
-        out._grad_fn = None
-        out._grad = None
-        out._output_nr = 0
-        out._counter = self._counter or make_counter(self)
-        out._base = None
-        out._retains_grad = False
-        out._backward_hooks = None
-        out._post_accumulate_grad_hooks = None
-        out._accumulator = None
-        return out
+    # _alias(): same data and version counter, no history (for saving a result without a cycle) --
+    # _wrap's assignments with the shared counter, written below (_write_constructors): every op that
+    # saves its result makes one, and _wrap would make a counter only to drop it
 
     def _as_output_of(self, node, output_nr=0):
         out = _wrap(self._data)
@@ -1003,47 +1022,47 @@ def _rebuild_tensor(array, requires_grad, cls=Tensor):
     return t
 
 
-def _init(t, data, requires_grad=False):
-    t._data = data
-    t._layout_of = None
-    t._requires_grad = requires_grad
-    t._grad_fn = None
-    t._grad = None
-    t._output_nr = 0
-    t._counter = _counter_by_mode() if _inference_blocks else None
-    t._base = None
-    t._retains_grad = False
-    t._backward_hooks = None
-    t._post_accumulate_grad_hooks = None
-    t._accumulator = None
-
-
 _ndarray = xp.ndarray
 _generic = xp.generic
 _object_new = object.__new__   # (a module global: CPython 3.11 does not specialise reading an attribute of a class)
+_asarray = xp.asarray
 
 
-def _wrap(data):
-    """A new Tensor (no history) around an array -- the constructor every op uses.
+def _write_constructors():
+    """``_init``, ``_wrap`` and ``Tensor._alias``: a new Tensor's fields written out (no call per field,
+    nor per Tensor: ``_wrap`` is the hottest function in the package), from the one list of them,
+    ``_ops_codegen.tensor_field_lines``, which the generated entries write out too."""
+    from ._ops_codegen import tensor_field_lines, _compile
+    by_mode = "_counter_by_mode() if _inference_blocks else None"
+    source = "\n".join([
+        "def _init(t, data, requires_grad=False):",
+        *("    " + x for x in tensor_field_lines("t", "data", ["t._layout_of = None"], by_mode, "requires_grad")),
+        "",
+        "def _wrap(data):",
+        "    if type(data) is not _ndarray and isinstance(data, _generic):",
+        "        data = _asarray(data)  # NumPy turns 0-d results into scalars; a tensor keeps an array",
+        "    t = _object_new(Tensor)",
+        *("    " + x for x in tensor_field_lines("t", "data", ["t._layout_of = None"], by_mode)),
+        "    return t",
+        "",
+        "def _alias(t):",
+        "    out = _object_new(Tensor)",
+        *("    " + x for x in tensor_field_lines("out", "t._data", ["out._layout_of = None"],
+                                                 "t._counter or make_counter(t)")),
+        "    return out",
+    ]) + "\n"
+    _compile(source, "<glasstorch: glasstorch._tensor constructors>", globals())
+    _init.__doc__ = "Give the new object ``t`` the fields of a Tensor with no history around the array ``data``."
+    _wrap.__doc__ = "A new Tensor (no history) around an array -- the constructor every op uses."
+    _alias.__doc__ = "Same data and version counter, no history (for saving a result without a cycle)."
+    _alias.__qualname__ = "Tensor._alias"
+    for f in (_init, _wrap, _alias):
+        f.__module__ = __name__
 
-    It repeats _init's assignments instead of calling it: this is the hottest function in the
-    package, and the extra call would be paid by every op."""
-    if type(data) is not _ndarray and isinstance(data, _generic):
-        data = xp.asarray(data)  # NumPy turns 0-d results into scalars; a tensor keeps an array
-    t = _object_new(Tensor)
-    t._data = data
-    t._layout_of = None
-    t._requires_grad = False
-    t._grad_fn = None
-    t._grad = None
-    t._output_nr = 0
-    t._counter = _counter_by_mode() if _inference_blocks else None
-    t._base = None
-    t._retains_grad = False
-    t._backward_hooks = None
-    t._post_accumulate_grad_hooks = None
-    t._accumulator = None
-    return t
+
+_write_constructors()
+Tensor._alias = _alias
+del _alias
 
 
 def _numpy_view(array):

@@ -504,7 +504,8 @@ def test_grad_mode_in_a_child_forked_from_another_thread(T):
                 seen += [(x * x).requires_grad, (x @ x).requires_grad, x.tanh().requires_grad]
             seen.append((x + x).requires_grad)
             if T is gt:             # (and the hot paths' copy now names this thread: it is the child's main)
-                seen.append(gt.autograd.grad_mode.main_grad.thread == threading.get_ident())
+                seen.append(gt.autograd.grad_mode.main_grad.thread == threading.get_ident()
+                            and gt.autograd.grad_mode.main_mark._is_owned())
             os.write(write_end, repr(seen).encode())
         finally:
             os._exit(0)
@@ -518,6 +519,25 @@ def test_grad_mode_in_a_child_forked_from_another_thread(T):
     os.waitpid(forked["pid"], 0)
     assert reported == repr([True, True, False, False, False, True] + ([True] if T is gt else []))
     assert (x * x).requires_grad
+
+
+def test_grad_mode_when_another_thread_imports_glasstorch():
+    # (the hot paths' mark of the main thread is taken only by the main thread: imported elsewhere, every
+    # thread reads its own mode, and the main thread's no_grad still holds)
+    import subprocess
+    import sys
+    code = (
+        "import threading\n"
+        "t = threading.Thread(target=lambda: __import__('glasstorch')); t.start(); t.join()\n"
+        "import glasstorch as gt\n"
+        "x = gt.ones(3, 3, requires_grad=True)\n"
+        "seen = [gt.autograd.grad_mode.main_mark._is_owned(), (x + x).requires_grad]\n"
+        "with gt.no_grad():\n"
+        "    seen += [(x + x).requires_grad, (x @ x).requires_grad, x.tanh().requires_grad]\n"
+        "print(seen)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.stdout.strip() == "[False, True, False, False, False]", out.stderr
+
 
 # -- detach, clone, .data, versions, in-place ------------------------------------------------------------
 

@@ -11,6 +11,7 @@ import torch
 import glasstorch as gt
 from glasstorch import _seam
 from glasstorch._tensor import _wrap, layout_facts
+from one_device import device_rule_off
 
 
 def _pair(lib, dtype, shape=(4, 5), requires_grad=False, seed=0):
@@ -82,10 +83,9 @@ def test_the_cases_outside_the_plain_one_match_torch(name, case):
 
 
 def test_a_plain_call_with_nothing_installed_is_one_python_frame(monkeypatch):
-    from glasstorch._array import device_rule
     # (a test of another device earlier in this process switched the device rule on for good: these
     # tensors are all on the CPU, where the rule has nothing to check)
-    monkeypatch.setattr(device_rule.state, "many", False)
+    device_rule_off(monkeypatch)
     assert not _seam.ANYWHERE.on and not _seam.ANYWHERE.dispatching
     x, y = _pair(gt, np.float32)
     w, = _pair(gt, np.float32, shape=(5, 5))[:1]
@@ -110,8 +110,7 @@ def test_a_plain_call_with_nothing_installed_is_one_python_frame(monkeypatch):
 
 
 def test_the_entry_makes_the_tensor_wrap_makes(monkeypatch):
-    from glasstorch._array import device_rule
-    monkeypatch.setattr(device_rule.state, "many", False)     # (see the test above)
+    device_rule_off(monkeypatch)     # (see the test above)
     x, y = _pair(gt, np.float32)
     with gt.no_grad():
         z = x + y

@@ -126,6 +126,34 @@ def test_inference_mode_is_per_thread():
     assert not gt.ones(1).is_inference()      # and after every block ended
 
 
+def test_the_one_frame_entries_step_aside_while_any_thread_infers():
+    """``x + y``'s entry makes its Tensor with no counter: while some thread is in inference mode
+    (``ANYWHERE.detour``) it leaves the call to the op's, whose new tensor looks at this thread's mode."""
+    import threading
+    from glasstorch._seam import ANYWHERE
+    from glasstorch._array import devices
+    inside, outside = threading.Event(), threading.Event()
+    made = {}
+
+    def infer():
+        with gt.inference_mode():
+            made["flag inside"] = ANYWHERE.detour
+            made["inside"] = gt.ones(2) + gt.ones(2)
+            inside.set()
+            outside.wait(10)
+
+    x, y = gt.ones(2), gt.ones(2)
+    worker = threading.Thread(target=infer)
+    worker.start()
+    inside.wait(10)
+    made["other thread"] = x + y
+    outside.set()
+    worker.join(10)
+    assert made["flag inside"] and made["inside"].is_inference() and not made["other thread"].is_inference()
+    assert ANYWHERE.detour is devices.many      # (after every block: only a second device keeps it on)
+    assert not (x + y).is_inference()
+
+
 # ---- an in-place write refused outside the mode: torch's checks first, then the refusal, and nothing written --
 # torch checks the arguments (memory, shapes, dtypes, the kernel's own), writes, and refuses at the version
 # bump after; glasstorch makes the same checks in the same order and refuses before it writes (README,

@@ -22,8 +22,8 @@ from glasstorch.ops import pointwise
 def _entries_on(monkeypatch):
     # (a test of another device earlier in this process switched the device rule on for good, which
     # turns the one-frame entries off: these tensors are all on the CPU, where it has nothing to check)
-    from glasstorch._array import device_rule
-    monkeypatch.setattr(device_rule.state, "many", False)
+    from one_device import device_rule_off
+    device_rule_off(monkeypatch)
 
 
 def _arrays(shape, dtype, n=2, seed=0):

@@ -686,3 +686,53 @@ def test_recording_a_direct_aten_call_shows_a_mode_no_metadata_reads():
     assert theirs[:5] == direct and theirs[6] == "cat"
     assert theirs[5:6] + theirs[7:] == ours
     assert not any(n.endswith("__get__") or n in ("stride", "storage_offset") for n in ours)
+
+
+def test_the_one_frame_entries_step_aside_for_a_dispatch_mode():
+    """``ANYWHERE.detour`` (the entries' first test, ``_ops_codegen.entry_lines``) holds while a
+    TorchDispatchMode is active, so ``x + y`` is the op's call, which the mode sees."""
+    from glasstorch._seam import ANYWHERE
+    from glasstorch._array import devices
+    from glasstorch.utils._python_dispatch import TorchDispatchMode
+    seen = []
+
+    class Log(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            seen.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    x, y = glasstorch.ones(3), glasstorch.ones(3)
+    with Log():
+        assert ANYWHERE.detour
+        x + y
+    assert seen == ["aten.add.Tensor"]
+    assert ANYWHERE.detour is devices.many
+
+
+def test_the_one_frame_entries_step_aside_for_a_function_mode_and_a_subclass():
+    """``ANYWHERE.detour`` holds while a TorchFunctionMode is on any thread's stack or an instance of a
+    Tensor subclass taking part is alive (``on``'s holders), so ``x + y`` reaches them."""
+    import gc
+    from glasstorch._seam import ANYWHERE
+    from glasstorch._array import devices
+    from glasstorch.overrides import TorchFunctionMode
+    seen = []
+
+    class Log(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            seen.append(func.__name__)
+            return func(*args, **(kwargs or {}))
+
+    class Sub(glasstorch.Tensor):
+        pass
+
+    x, y = glasstorch.ones(3), glasstorch.ones(3)
+    with Log():
+        assert ANYWHERE.detour
+        x + y
+    assert seen == ["add"] and ANYWHERE.detour is devices.many
+    s = x.as_subclass(Sub)
+    assert ANYWHERE.detour and type(x + s) is Sub and type(s + y) is Sub
+    del s
+    gc.collect()
+    assert ANYWHERE.detour is devices.many

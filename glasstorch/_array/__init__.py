@@ -64,6 +64,7 @@ from .layout import view_strides, contiguous_strides as _contiguous_strides  # n
 from . import meta  # noqa: E402   (the meta device: arrays with a shape and no data)
 from .meta import MetaArray, MetaDataError, check_devices  # noqa: E402,F401
 from .device_rule import state as devices  # noqa: E402   (devices.many: a second device is in use)
+from .._seam import hold_detour  # noqa: E402
 from .special import asarray  # noqa: E402,F401   (NumPy's, leaving a device array on its device)
 
 def _cupy_if_loaded():
@@ -116,7 +117,7 @@ def namespace(device_type):
     """The array module for a device type ('cpu' -> numpy, 'meta' -> ``meta``, 'cuda' -> cupy)."""
     if device_type == "cpu":
         return xp
-    devices.many = True   # (from now on each op checks that its tensors share a device: device_rule)
+    _second_device()
     if device_type == "meta":
         return meta
     if device_type == "cuda":
@@ -126,6 +127,14 @@ def namespace(device_type):
                                  "'cuda': pip install 'glasstorch[cuda]' installs cupy-cuda12x)")
         return _import_cupy()
     raise RuntimeError(f"unsupported device type {device_type!r}")
+
+
+def _second_device():
+    """A device other than the CPU is in use: from now on each op checks that its tensors share a device
+    (device_rule), and the one-frame entries leave their calls to the ops' own (``ANYWHERE.detour``)."""
+    if not devices.many:
+        devices.many = True
+        hold_detour("devices", True)
 
 
 def device_type_of(array):
@@ -141,7 +150,7 @@ def to_device(array, device_type):
     source = device_type_of(array)
     if source == device_type:
         return array
-    devices.many = True
+    _second_device()
     if device_type == "meta":     # (the shape, dtype and layout go; the values stay behind)
         return meta.empty_like(array)
     if source == "meta":

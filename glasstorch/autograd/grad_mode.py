@@ -7,6 +7,7 @@ import functools
 import inspect
 import os
 import threading
+import _thread
 from _thread import get_ident
 
 from .._seam import overridable
@@ -27,9 +28,18 @@ class _MainGradMode:
 
 
 main_grad = _MainGradMode()
+# "This is ``main_grad.thread``", asked for less than ``get_ident() == main_grad.thread``: an RLock that
+# thread holds for good, asked ``_is_owned()`` -- a specialised call of a C method that compares the
+# thread's ident with the owner's and makes no object (~250 machine instructions fewer than calling
+# ``get_ident``, which CPython 3.11 leaves unspecialised, allocating an int to compare). Held only when
+# the main thread imports glasstorch (no other thread may take it: one that ended could leave its ident to
+# a new one); else every thread reads its own ``_state``. (A forked child's one thread takes it anew.)
+main_mark = _thread.RLock()
+if threading.current_thread() is threading.main_thread():
+    main_mark.acquire()
 # (the expression the generated hot paths use for "grad mode is on", in their namespace as ``_main_grad``
-# and ``_get_ident``: see _ops_codegen)
-GRAD_ON = "(_main_grad.enabled if _get_ident() == _main_grad.thread else _state.enabled)"
+# and ``_main_mark``: see _ops_codegen)
+GRAD_ON = "(_main_grad.enabled if _main_mark._is_owned() else _state.enabled)"
 
 
 class _GradState(threading.local):
@@ -49,6 +59,8 @@ def _after_fork():
     # (the child's one thread is the one that forked: the copy now stands for it)
     main_grad.thread = get_ident()
     main_grad.enabled = _state.enabled
+    main_mark._at_fork_reinit()
+    main_mark.acquire()
 
 
 if hasattr(os, "register_at_fork"):
