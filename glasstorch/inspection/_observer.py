@@ -55,6 +55,7 @@ from ..nn.modules import module as _module
 _PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _state = _grad_mode._state
 _main_grad = _grad_mode.main_grad
+_main_mark = _grad_mode.main_mark
 _SEAM_CALL = _Seam.intercept.__code__   # the seam's frame between a call and the modes
 _OLD_PRELUDE = _Seam.torch_function.__code__  # (between the function and the seam, in the old form)
 _FIRST_CALL = _seam_first_call   # (between a function's first caller and the function: it writes its prelude)
@@ -1018,11 +1019,12 @@ def _stand_back(glass, back=False):
 
 
 def _module_pre_hook(module, args):
-    if id(module) in _modules_seen_d and (_main_grad.enabled if _get_ident() == _main_grad.thread else _state.enabled):
+    if id(module) in _modules_seen_d and (_main_grad.enabled if _main_mark._is_owned() else _state.enabled):
         # the hot path: a known module in a training step (an entry of the table is dropped when its
         # object dies -- the weak reference's callback -- so an id in it is that of a live module seen).
         # Grad mode as the ops' hot paths read it (grad_mode.GRAD_ON): the main thread's, process-wide,
-        # without the thread-local read (~500 machine instructions, five times a step here)
+        # without the thread-local read (~500 machine instructions, five times a step here), the main
+        # thread known by the lock it holds (grad_mode.main_mark), without a get_ident call
         return
     t = tracker
     e = _modules_seen_d.get(id(module))
