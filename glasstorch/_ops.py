@@ -450,7 +450,6 @@ _ARRAY_TYPES = array_types()
 _ARRAY_ERRORS = array_errors()
 # the names the generated code uses (see _ops_codegen)
 _CALL_HELPERS = {"seam": seam, "_state": _state, "_main_grad": grad_mode.main_grad, "_main_mark": grad_mode.main_mark,
-                 "_get_ident": grad_mode.get_ident,
                  "_ARRAY_TYPES": _ARRAY_TYPES, "_ARRAY_ERRORS": _ARRAY_ERRORS,
                  "_translate": translate_array_error, "_meta_touched": _meta.touched,
                  "_settle": _meta.settle, "_devices": _device_rule.state, "_check_devices": _device_rule.check, "_narrow_0d": _narrow_0d, "_FLOAT64": _FLOAT64,

@@ -516,20 +516,10 @@ def node_record_source(cls):
         lines.append("    _outs = (_out,)")
         lines.append("    _ref = _out._data")
     lines.append("    _node._out_dtype = _ref.dtype")
-    meta = ["    _meta = _input_meta(_inputs, _ref)", "    if _meta is not None:", "        _node._input_meta = _meta"]
-    if not layout.dynamic and layout.edges:
-        n_inputs = len(layout.edges)
-        differs = " or ".join(f"(_inputs[{i}] is not None and (_inputs[{i}]._data.shape != _shape "
-                              f"or _inputs[{i}]._data.dtype != _dt))" for i in range(n_inputs))
-        meta = ["    _shape, _dt = _ref.shape, _node._out_dtype", f"    if {differs}:"] + \
-            ["        " + m for m in _meta_lines([f"_inputs[{i}]" for i in range(n_inputs)])]
-    if all(alias for _, alias in schema.returns) and not schema.mutates and not layout.dynamic:
-        other_dtype = " or ".join(f"(_inputs[{i}] is not None and _inputs[{i}]._data.dtype != _ref.dtype)"
-                                  for i in range(len(layout.edges)))
-        lines.append(f"    if {other_dtype}:")
-        lines += ["    " + line for line in meta]
+    if layout.dynamic:      # (inputs counted per call: _input_meta's loop)
+        lines += ["    _meta = _input_meta(_inputs, _ref)", "    if _meta is not None:", "        _node._input_meta = _meta"]
     else:
-        lines += meta
+        lines += ["    " + line for line in _input_meta_lines(schema, [f"_inputs[{i}]" for i in range(len(layout.edges))])]
     diff = cls._output_differentiability
     if not (schema.returns_list or schema.returns_tuple):
         lines.append("    connect(_node, _inputs, _out)")
