@@ -154,6 +154,102 @@ def test_state_dict_matches_torch(cls, kw):
     assert flat.std().item() > bound / 4             # ...and spread over it (U(-b, b) has std b/sqrt(3))
 
 
+# ---- the step product's paths ---------------------------------------------------------------
+# How the LSTM's and the plain RNN's step products are made depends on the BLAS (nn_rnn._step_preactivations):
+# with small-matrix kernels (a small-product bound), in column blocks, and for a narrow input
+# (input_size <= state size // 2) as Z = [h_prev | x | 1] times all the weights at once; otherwise one
+# product per step added to a projection of all steps. The weight gradients come from one GEMM over Z's
+# columns in every case (_z_weight_grads). ``products`` sets the bound these tests run under, whatever this
+# machine's BLAS: "one" (none: one product per step), "small blocks" (16 columns a block: the plain RNN's
+# products fold too) and "blocks" (which cuts the LSTM's backward product too). With HID = 20, input sizes 1 and 10 are narrow and 11 and 25 wide; a second layer's input
+# (20, or 40 bidirectional) is wide; proj_size=8 makes 4 narrow and 10 wide.
+HID_BLOCKS = 20
+
+
+@pytest.fixture(params=["one", "small blocks", "blocks"])
+def products(request, monkeypatch):
+    bound = {"one": 0, "small blocks": 1536, "blocks": 4096}[request.param]
+    monkeypatch.setattr(nn_rnn._blas, "small_product_bound", lambda: bound)
+    return request.param
+
+
+def test_the_blocks_cover_the_product(monkeypatch):
+    a = np.zeros((3, 32), np.float32)
+    monkeypatch.setattr(nn_rnn._blas, "small_product_bound", lambda: 3072)
+    assert nn_rnn._column_blocks(a, 3, 32, 80) == ((0, 32), (32, 64), (64, 80))       # 3072 / 96 = 32 columns
+    assert nn_rnn._column_blocks(a.astype(np.float64), 3, 20, 80) == ((0, 48), (48, 80))   # 51 -> 48 (8 per 64 B)
+    assert nn_rnn._column_blocks(a, 3, 80, 20) == ((0, 20),)     # 12 columns: under 64 bytes, so one product
+    assert nn_rnn._column_blocks(a, 49, 1, 80) == ((0, 80),)     # more than 48 rows: one product
+    monkeypatch.setattr(nn_rnn._blas, "small_product_bound", lambda: 0)
+    assert nn_rnn._column_blocks(a, 3, 32, 80) == ((0, 80),)
+    out = np.empty((3, 80), np.float32)
+    b = np.random.default_rng(0).standard_normal((32, 80)).astype(np.float32)
+    a = np.random.default_rng(1).standard_normal((3, 32)).astype(np.float32)
+    nn_rnn._matmul_blocks(a, b, out, ((0, 32), (32, 64), (64, 80)))
+    np.testing.assert_allclose(out, a @ b, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32], ids=["f64", "f32"])
+@pytest.mark.parametrize("bias", [True, False])
+@pytest.mark.parametrize("input_size", [1, 10, 11, 25])
+@pytest.mark.parametrize("mode,extra", [("RNN_TANH", {}), ("RNN_RELU", {}), ("GRU", {}), ("LSTM", {}),
+                                        ("LSTM", {"proj_size": 8})], ids=["tanh", "relu", "gru", "lstm", "proj"])
+def test_narrow_and_wide_inputs(mode, extra, input_size, bias, dtype, products):
+    torch.manual_seed(input_size)
+    cls, kw = MODES[mode]
+    theirs, mine = pair(cls, dtype, input_size=input_size, hidden_size=HID_BLOCKS, num_layers=2, bidirectional=True,
+                        bias=bias, **kw, **extra)
+    hx = tuple(torch.randn(4, BATCH, n, dtype=dtype, requires_grad=True)
+               for n in ((extra.get("proj_size", HID_BLOCKS), HID_BLOCKS) if mode == "LSTM" else (HID_BLOCKS,)))
+    run_both(theirs, mine, torch.randn(T_LEN, BATCH, input_size, dtype=dtype, requires_grad=True),
+             hx if mode == "LSTM" else hx[0], dtype)
+
+
+@pytest.mark.parametrize("input_size", [2, 15])
+@pytest.mark.parametrize("frozen", [("weight_ih_l0",), ("weight_hh_l0",), ("bias_ih_l0",), ("bias_hh_l0",),
+                                    ("bias_ih_l0", "bias_hh_l0"), ("weight_ih_l0", "weight_hh_l0"),
+                                    ("weight_hh_l0", "bias_ih_l0", "bias_hh_l0")])
+def test_only_the_wanted_weight_gradients(frozen, input_size, products):
+    """A frozen parameter gets no gradient and the others the right one: the weight gradients' GEMM spans only
+    the columns of Z the wanted ones need."""
+    torch.manual_seed(7)
+    theirs, mine = pair("LSTM", input_size=input_size, hidden_size=HID_BLOCKS)
+    for m in (theirs, mine):
+        for name in frozen:
+            getattr(m, name).requires_grad_(False)
+    x = torch.randn(T_LEN, BATCH, input_size, dtype=torch.float64)
+    out_t, _ = theirs(x)
+    out_g, _ = mine(ours(x))
+    w = torch.randn_like(out_t)
+    (out_t * w).sum().backward()
+    (out_g * ours(w, False)).sum().backward()
+    for (name, p), (_, q) in zip(theirs.named_parameters(), mine.named_parameters()):
+        if name in frozen:
+            assert p.grad is None and q.grad is None, name
+        else:
+            close(p.grad, q.grad, torch.float64, name)
+            assert q.grad.is_contiguous(), name
+
+
+@pytest.mark.parametrize("mode", list(MODES))
+def test_packed_narrow_input(mode, products):
+    torch.manual_seed(8)
+    cls, extra = MODES[mode]
+    theirs, mine = pair(cls, input_size=2, hidden_size=HID_BLOCKS, bidirectional=True, **extra)
+    lengths = [5, 4, 2, 2]
+    x = torch.randn(5, 4, 2, dtype=torch.float64, requires_grad=True)
+    gx = ours(x)
+    out_t, _ = theirs(TP.pack_padded_sequence(x, lengths))
+    out_g, _ = mine(P.pack_padded_sequence(gx, lengths))
+    close(out_t.data, out_g.data, torch.float64, "output")
+    w = torch.randn_like(out_t.data)
+    (out_t.data * w).sum().backward()
+    (out_g.data * ours(w, False)).sum().backward()
+    close(x.grad, gx.grad, torch.float64, "input grad")
+    for (name, p), (_, q) in zip(theirs.named_parameters(), mine.named_parameters()):
+        close(p.grad, q.grad, torch.float64, name)
+
+
 # ---- packed sequences ----------------------------------------------------------------------
 @pytest.mark.parametrize("enforce_sorted", [True, False], ids=["sorted", "unsorted"])
 @pytest.mark.parametrize("mode", list(MODES))

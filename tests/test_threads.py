@@ -89,3 +89,17 @@ def test_openblas_packing_buffer_is_mapped_at_import_unless_turned_off():
     warmed, blas = fresh(code)
     assert warmed == str(blas == "_OpenBLAS")
     assert fresh(code, GLASSTORCH_BLAS_WARMUP="0")[0] == "False"
+
+
+def test_small_product_bound_only_for_openblas_small_kernels_on_one_thread(monkeypatch, restore_threads):
+    blas = threads._controller()
+    if isinstance(blas, threads._OpenBLAS):                # the core OpenBLAS itself reports
+        assert blas.core == threadpoolctl.threadpool_info()[0].get("architecture", blas.core)
+    gt.set_num_threads(1)
+    for core, bound in (("SkylakeX", 10 ** 6), ("SapphireRapids", 10 ** 6), ("Haswell", 0), ("Zen", 0), (None, 0)):
+        monkeypatch.setattr(threads, "_blas", [threads._OpenBLAS("lib", lambda n: None, lambda: 1, core)])
+        assert threads.small_product_bound() == bound, core
+    monkeypatch.setattr(threads, "_blas", [threads._OpenBLAS("lib", lambda n: None, lambda: 2, "SkylakeX")])
+    assert threads.small_product_bound() == 0              # (the small kernels run on one thread)
+    monkeypatch.setattr(threads, "_blas", [None])
+    assert threads.small_product_bound() == 0

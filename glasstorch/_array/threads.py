@@ -56,10 +56,11 @@ def _openblas_candidates():
 
 
 class _OpenBLAS:
-    """NumPy's OpenBLAS, through its own thread functions."""
+    """NumPy's OpenBLAS, through its own thread functions; ``core`` names the kernels it chose for this CPU
+    (``openblas_get_corename``: "Haswell", "SkylakeX", "Zen", ...; None if the build has no such function)."""
 
-    def __init__(self, path, setter, getter):
-        self.path, self._set, self._get = path, setter, getter
+    def __init__(self, path, setter, getter, core=None):
+        self.path, self._set, self._get, self.core = path, setter, getter, core
 
     @classmethod
     def find(cls):
@@ -73,7 +74,11 @@ class _OpenBLAS:
                 getter = getattr(lib, pattern.format("get_num_threads"), None)
                 if setter is not None and getter is not None:
                     setter.argtypes, setter.restype, getter.restype = [ctypes.c_int], None, ctypes.c_int
-                    return cls(path, setter, getter)
+                    corename = getattr(lib, pattern.format("get_corename"), None)
+                    if corename is not None:
+                        corename.restype = ctypes.c_char_p
+                        corename = corename().decode("ascii", "replace")
+                    return cls(path, setter, getter, corename)
         return None
 
     def set(self, n):
@@ -166,6 +171,28 @@ def set_num_interop_threads(n):
 def get_num_interop_threads():
     """What ``set_num_interop_threads`` was given, else torch's default (one per core)."""
     return _interop[0] if _interop[0] is not None else (os.cpu_count() or 1)
+
+
+# OpenBLAS's cores with small-matrix kernels (KERNEL.SKYLAKEX's SGEMM_SMALL_*/DGEMM_SMALL_*, which Cooperlake
+# and SapphireRapids include): a product of M N K <= 10^6 then runs on the operands in place, where the usual
+# path first copies both into packed blocks (sgemm_small_kernel_permit_skylakex.c; no transposed-transposed
+# pairs, and a transposed-A one only when M N <= 1200 and K >= 32).
+_SMALL_KERNEL_CORES = ("SkylakeX", "Cooperlake", "SapphireRapids")
+SMALL_PRODUCT_BOUND = 100 * 100 * 100
+
+
+def small_product_bound():
+    """M N K of the largest product NumPy's BLAS multiplies without packing its operands, or 0.
+
+    Only NumPy's own OpenBLAS on an AVX-512 core, running one thread (the small kernels do not
+    thread), has such kernels. Packing matters where a product is repeated with one large operand
+    and a thin one: each of an LSTM's steps multiplies (32 x 256) states by a (256 x 1024) weight,
+    and packing copies the whole weight per step. Cut into column blocks under the bound, the 35
+    steps of LSTM(28, 256) at batch 32 take 7.1 ms against 9.2-10.4 (stop 35, bench/README.md)."""
+    blas = _controller()
+    if not isinstance(blas, _OpenBLAS) or blas.core not in _SMALL_KERNEL_CORES or blas.get() != 1:
+        return 0
+    return SMALL_PRODUCT_BOUND
 
 
 def map_packing_buffer():

@@ -51,7 +51,7 @@ fused node is an optimisation, never a restriction.
 """
 from .._tensor import Tensor, _wrap
 from ..autograd import grad_mode
-from .._array import xp, on_device_of as _on_device_of, full_like, empty_like
+from .._array import xp, on_device_of as _on_device_of, full_like, empty_like, threads as _blas
 from .._seam import overridable
 from .._ops import defop, aten, node_classes_of
 from . import joining, linalg
@@ -175,12 +175,42 @@ def _weight_grad(dG, X):
     return out
 
 
-def _transposed(w, scale=None):
-    """w^T as a C-ordered copy (the GRU's and plain RNN's per-step products then run without a transposed
-    operand, into the row-major result their gate passes read; the LSTM's is written column-major
-    instead: see _lstm_forward), its columns multiplied by ``scale`` when given. Copied 64 rows of ``w`` at a time, so that each
-    block's reads and writes stay in cache: twice as fast as one strided copy of a 1 MB weight."""
-    out = empty_like(w, shape=(w.shape[1], w.shape[0]))
+def _column_blocks(a, rows, inner, cols):
+    """Column ranges ((j, k), ...) covering ``cols`` for an (rows x inner) @ (inner x cols) product made of
+    ``a``'s kind of array. Where NumPy's BLAS multiplies small products without packing their operands
+    (_array/threads.py) and the product is thin (rows <= 48: a recurrent step's batch), blocks each under
+    that bound, their widths a multiple of 64 bytes (unaligned blocks ran 7% slower); else one range, one
+    product. On the AMD Zen 4 of bench/README.md (stop 35, one thread, float32): at 8-48 rows times a
+    (256 x 1024), (288 x 1024) or (1024 x 256) weight, blocks written column-major ran at 84-99 GF/s and
+    one product at 29-88; at 64-128 rows the blocks gained nothing, and row-major ones ran at half speed."""
+    bound = _blas.small_product_bound() if type(a) is xp.ndarray and rows <= 48 else 0
+    align = max(64 // a.itemsize, 1)
+    width = bound // max(rows * inner, 1) // align * align
+    if width <= 0 or width >= cols:
+        return ((0, cols),)
+    return tuple((j, min(j + width, cols)) for j in range(0, cols, width))
+
+
+def _product_scratch(like, rows, cols, blocks):
+    """A (rows, cols) array for a step's product: column-major when it is made in blocks (the faster way
+    for them, above), row-major for one product (at 1024 rows, d2l's batch, a column-major result ran at
+    52 GF/s against 85, stop 35)."""
+    return empty_like(like, shape=(cols, rows)).T if len(blocks) > 1 else empty_like(like, shape=(rows, cols))
+
+
+def _matmul_blocks(a, b, out, blocks):
+    """out = a @ b, as one product per column block of ``b`` and ``out`` (see _column_blocks)."""
+    for j, k in blocks:
+        xp.matmul(a, b[:, j:k], out=out[:, j:k])
+    return out
+
+
+def _transposed(w, scale=None, out=None):
+    """w^T as a C-ordered array (``out``, else a new one), its columns multiplied by ``scale`` when given: the
+    step products' right-hand operand (see _step_preactivations). Copied 64 rows of ``w`` at a time, so that
+    each block's reads and writes stay in cache: twice as fast as one strided copy of a 1 MB weight."""
+    if out is None:
+        out = empty_like(w, shape=(w.shape[1], w.shape[0]))
     for j in range(0, w.shape[0], 64):
         if scale is None:
             out[:, j:j + 64] = w[j:j + 64].T
@@ -190,13 +220,21 @@ def _transposed(w, scale=None):
 
 
 # ---- the workspace: what the BPTT reads, one flat array ------------------------------------
-def _workspace_layout(mode, H, P, projecting):
-    """(name, columns) of the (N, columns) arrays carved from the workspace, per mode."""
-    if mode == "LSTM":
-        return (("acts", 4 * H), ("h_prev", P), ("c_prev", H), ("tanh_c", H)) + ((("h_cell", H),) if projecting else ())
+def _z_columns(P, I):
+    """The columns of Z, [h_prev | x | 1 | 0...]: P + I + 1 rounded up to a multiple of 16 (64-byte rows in
+    float32; OpenBLAS runs the LSTM's step product at K = 288 ~10% faster than at K = 285)."""
+    return -(-(P + I + 1) // 16) * 16
+
+
+def _workspace_layout(mode, H, P, I, projecting):
+    """(name, columns) of the (N, columns) arrays carved from the workspace, per mode. The LSTM and the plain
+    RNN keep Z (see _step_preactivations) where the GRU keeps h_prev alone."""
     if mode == "GRU":
         return ("acts", 3 * H), ("h_prev", H), ("hw_n", H)
-    return (("h_prev", H),)                      # a plain RNN's activations are its output
+    z = (("z", _z_columns(P, I)),)
+    if mode == "LSTM":
+        return (("acts", 4 * H),) + z + (("c_prev", H), ("tanh_c", H)) + ((("h_cell", H),) if projecting else ())
+    return z                                     # a plain RNN's activations are its output
 
 
 def _carve(workspace, N, layout):
@@ -208,32 +246,90 @@ def _carve(workspace, N, layout):
     return views
 
 
-# ---- the fused kernels: forward and BPTT for each cell type ---------------------------------
-# Each forward receives XW, the input projections of all steps (N rows, biases added), and
-# overwrites it in place with the cell's activations; it fills `out` (the h of every step) and
-# the workspace views, and advances the state arrays h (and c) in place. Each backward walks the
-# steps in reverse and returns the gradients of the gate pre-activations with respect to the
-# input side (dG_in: rows like XW) and to the recurrent side (dG_h, the same array except for the
-# GRU), plus the gradient reaching the LSTM's projection.
+def _step_preactivations(x, w_ih, w_hh, b_ih, b_hh, scale, z, gates, B):
+    """For the LSTM and the plain RNN: fills Z's input columns and returns ``preactivate(rows)``, which writes
+    a step's pre-activations (times ``scale``, when given) into ``gates[rows]`` and returns them; the step's
+    h_prev must already be in ``z[rows, :P]``.
 
-def _lstm_forward(xw, h, c, w_hh, b_hh, w_hr, steps, out, ws):
-    H = c.shape[1]
-    h_prev, c_prev, tanh_c, h_cell = ws["h_prev"], ws["c_prev"], ws["tanh_c"], ws.get("h_cell")
+    Z's rows are [h_prev | x | 1 | 0...], one per input row, so that one GEMM dG^T Z gives W_hh's, W_ih's
+    and the bias's gradients at once (_z_weight_grads). The step's product is where the time goes; how it
+    is made depends on the BLAS (_column_blocks):
+
+    - where the product is made in blocks (the BLAS multiplies small products unpacked and the batch is
+      thin) and the input is narrow (I <= P/2: a one-hot vocabulary, an embedding smaller than the state):
+      Z's rows times [W_hh | W_ih | b_ih + b_hh | 0]^T, block by block, straight into the gates -- no
+      input projection, no bias pass over all the gates, no add per step;
+    - otherwise one GEMM over all steps makes X W_ih^T + b, and each step adds h_prev W_hh^T to it, made
+      in blocks or as one product (_product_scratch has its order).
+
+    LSTM(28, 256), 35 steps at batch 32, on the AMD Zen 4 of bench/README.md: 9.2-10.4 ms with one product
+    per step, 7.1 ms folded in blocks. Folding a wide input, or folding without blocks, was 10-20% slower
+    (stop 35)."""
+    N, I = x.shape
+    G, P = w_hh.shape
+    z[:, P:P + I] = x
+    z[:, P + I] = 1                                            # (the biases' column)
+    z[:, P + I + 1:] = 0
+    bias = None if b_ih is None else b_ih + b_hh
+    if bias is not None and scale is not None:
+        bias *= scale
+    blocks = _column_blocks(z, B, z.shape[1], G)
+    if len(blocks) > 1 and I <= P // 2:
+        w = xp.zeros_like(w_hh, shape=(z.shape[1], G))
+        _transposed(w_hh, scale, out=w[:P])
+        _transposed(w_ih, scale, out=w[P:P + I])
+        if bias is not None:
+            w[P + I] = bias
+        return lambda rows: _matmul_blocks(z[rows], w, gates[rows], blocks)
+    xp.matmul(x, _transposed(w_ih, scale), out=gates)
+    if bias is not None:
+        gates += bias
+    blocks = _column_blocks(z, B, P, G)
+    w, hw = _transposed(w_hh, scale), _product_scratch(gates, B, G, blocks)
+
+    def preactivate(rows):
+        g = gates[rows]
+        g += _matmul_blocks(z[rows, :P], w, hw[:g.shape[0]], blocks)
+        return g
+    return preactivate
+
+
+def _z_weight_grads(dG, z, P, I, want_hh, want_ih, want_bias):
+    """(dW_hh, dW_ih, db), each C-ordered or None where not wanted, from one GEMM dG^T Z over the columns of
+    Z the wanted ones span (see _step_preactivations)."""
+    lo = 0 if want_hh else P if want_ih else P + I
+    hi = P + I + 1 if want_bias else P + I if want_ih else P
+    if lo >= hi:
+        return None, None, None
+    d = _weight_grad(dG, z[:, lo:hi])
+
+    def columns(start, stop):                  # (C-ordered, as torch's gradients are)
+        return d if (start, stop) == (lo, hi) else d[:, start - lo:stop - lo].copy()
+    return (columns(0, P) if want_hh else None, columns(P, P + I) if want_ih else None,
+            columns(P + I, P + I + 1)[:, 0] if want_bias else None)
+
+
+# ---- the fused kernels: forward and BPTT for each cell type ---------------------------------
+# Each forward receives the (N, I) input rows and the layer's weights; it writes every step's gate
+# activations into the workspace (a plain RNN's into `out`), fills `out` (the h of every step) and
+# the other workspace views, and advances the state arrays h (and c) in place. Each backward walks
+# the steps in reverse and returns the gradients of the gate pre-activations with respect to the
+# input side (dG_in: rows like the gates) and to the recurrent side (dG_h, the same array except
+# for the GRU), plus the gradient reaching the LSTM's projection.
+
+def _lstm_forward(x, w_ih, w_hh, b_ih, b_hh, h, c, w_hr, steps, out, ws):
+    B, H, P = c.shape[0], c.shape[1], h.shape[1]
+    z, c_prev, tanh_c, h_cell = ws["z"], ws["c_prev"], ws["tanh_c"], ws.get("h_cell")
     scale = _lstm_gate_scale(w_hh, H)
     offset = 1 - scale
-    w_hh_s = w_hh * scale[:, None]                             # (XW came scaled the same way: see the caller)
+    preactivate = _step_preactivations(x, w_ih, w_hh, b_ih, b_hh, scale, z, ws["acts"], B)
     w_hr_t = None if w_hr is None else _transposed(w_hr)
-    # scratch, reused by every step. The recurrent product h W_hh^T is written column-major, as the (4H, B)
-    # product W_hh h^T: OpenBLAS (SkylakeX kernels, AMD Zen 4) runs 35 steps of LSTM(28, 256) at batch 32 in
-    # 6.8 ms that way against 9.7 into a row-major (B, 4H) with a transposed copy of W_hh, which more than
-    # pays for the strided add into the gates (0.8 against 0.1 ms; stop 34, bench/README.md)
-    hw, ig = empty_like(xw, shape=(4 * H, c.shape[0])).T, empty_like(c)
+    ig = empty_like(c)                                         # (scratch, reused by every step)
     for s, bs in steps:
         rows = slice(s, s + bs)
-        hp, cp = h[:bs], c[:bs]
-        h_prev[rows], c_prev[rows] = hp, cp
-        gates = xw[rows]
-        gates += xp.matmul(hp, w_hh_s.T, out=hw[:bs])          # all four gates in one GEMM
+        cp = c[:bs]
+        z[rows, :P], c_prev[rows] = h[:bs], cp
+        gates = preactivate(rows)                              # all four gates in one GEMM
         _lstm_gates_(gates, scale, offset)                     # i, f, g, o
         i, f, g, o = gates[:, :H], gates[:, H:2 * H], gates[:, 2 * H:3 * H], gates[:, 3 * H:]
         cp *= f                                                # c = f c + i g, in the state (c_prev keeps the old)
@@ -252,9 +348,8 @@ def _lstm_backward(ws, acts, d_out, dh, dc, w_hh, w_hr, steps):
     d_proj = _empty(acts, (acts.shape[0], P)) if w_hr is not None else None
     d_out_h, d_cell, dct_buf, slope = (empty_like(dh), empty_like(dc), empty_like(dc),   # scratch, reused
                                        empty_like(acts, shape=(B, 4 * H)))                # by every step
-    # The carried dh in column-major order: OpenBLAS writes dG_t W_hh faster that way (5-15%), and the
-    # one place it is read, dh + d_out, hardly minds
-    dh_f = empty_like(dh, shape=(P, B)).T
+    blocks = _column_blocks(dh, B, 4 * H, P)                   # (dG_t W_hh: see _column_blocks)
+    dh_f = _product_scratch(dh, B, P, blocks)                  # (the carried dh, in the product's order)
     dh_f[...] = dh
     is_g = 2 * _lstm_gate_scale(acts, H) - 1                   # (1 in the g block, 0 in the others)
     for s, bs in reversed(steps):
@@ -277,14 +372,17 @@ def _lstm_backward(ws, acts, d_out, dh, dc, w_hh, w_hr, steps):
         dg *= xp.subtract(1, a, out=sl)                        # ...times the slopes, (1 - a) (a + is_g):
         dg *= xp.add(a, is_g, out=sl)                          # a (1 - a) of a sigmoid, 1 - g^2 of the tanh
         xp.multiply(dct, f, out=dc[:bs])
-        xp.matmul(dg, w_hh, out=dh_f[:bs])
+        _matmul_blocks(dg, w_hh, dh_f[:bs], blocks)
     dh[...] = dh_f
     return dG, dG, d_proj
 
 
-def _gru_forward(xw, h, c, w_hh, b_hh, w_hr, steps, out, ws):
+def _gru_forward(x, w_ih, w_hh, b_ih, b_hh, h, c, w_hr, steps, out, ws):
     H = h.shape[1]
-    h_prev, hw_n = ws["h_prev"], ws["hw_n"]
+    xw, h_prev, hw_n = ws["acts"], ws["h_prev"], ws["hw_n"]
+    xp.matmul(x, w_ih.T, out=xw)                               # (every step's input projection: one GEMM;
+    if b_ih is not None:                                       # b_hh stays inside: n needs r (h W_hn^T + b_hn))
+        xw += b_ih
     w_hh_t = _transposed(w_hh)
     for s, bs in steps:
         rows = slice(s, s + bs)
@@ -328,15 +426,13 @@ def _gru_backward(ws, acts, d_out, dh, dc, w_hh, w_hr, steps):
 
 
 def _simple_forward(relu):
-    def forward(xw, h, c, w_hh, b_hh, w_hr, steps, out, ws):
-        h_prev = ws["h_prev"]
-        w_hh_t = _transposed(w_hh)
+    def forward(x, w_ih, w_hh, b_ih, b_hh, h, c, w_hr, steps, out, ws):
+        z, P = ws["z"], h.shape[1]
+        preactivate = _step_preactivations(x, w_ih, w_hh, b_ih, b_hh, None, z, out, h.shape[0])
         for s, bs in steps:
             rows = slice(s, s + bs)
-            hp = h[:bs]
-            h_prev[rows] = hp
-            a = xw[rows]
-            a += hp @ w_hh_t
+            z[rows, :P] = h[:bs]
+            a = preactivate(rows)
             if relu:
                 xp.maximum(a, 0, out=a)
             else:
@@ -358,11 +454,11 @@ def _simple_backward(relu):
     return backward
 
 
-_KERNELS = {  # mode: (forward, backward, both biases hoisted into XW)
-    "LSTM": (_lstm_forward, _lstm_backward, True),
-    "GRU": (_gru_forward, _gru_backward, False),
-    "RNN_TANH": (_simple_forward(False), _simple_backward(False), True),
-    "RNN_RELU": (_simple_forward(True), _simple_backward(True), True),
+_KERNELS = {  # mode: (forward, backward)
+    "LSTM": (_lstm_forward, _lstm_backward),
+    "GRU": (_gru_forward, _gru_backward),
+    "RNN_TANH": (_simple_forward(False), _simple_backward(False)),
+    "RNN_RELU": (_simple_forward(True), _simple_backward(True)),
 }
 
 
@@ -382,24 +478,17 @@ def _mkldnn_rnn_layer_kernel(input, weight0, weight1, weight2, weight3, hx_, cx_
     weight0..3: w_ih, w_hh, b_ih, b_hh (None for absent biases); hx_/cx_ None for zeros; input (T, B, I),
     or packed rows (N, I) with ``batch_sizes``."""
     name = _MODE_NAMES[mode]
-    forward, _, hoist_both = _KERNELS[name]
     N, B, H, P = _layer_sizes(input, weight0, weight1, batch_sizes, name)
-    steps = _steps(input.shape, batch_sizes, reverse)
-    layout = _workspace_layout(name, H, P, w_hr is not None)
+    x = input.reshape(N, -1)
+    layout = _workspace_layout(name, H, P, x.shape[1], w_hr is not None)
     workspace = _empty(input, (N * sum(cols for _, cols in layout),))
-    ws = _carve(workspace, N, layout)
-    xw = ws["acts"] if "acts" in ws else _empty(input, (N, H))
-    scale = _lstm_gate_scale(weight0, H) if name == "LSTM" else None   # (one tanh for four gates: see there)
-    xp.matmul(input.reshape(N, -1), weight0.T if scale is None else _transposed(weight0, scale), out=xw)
-    if weight2 is not None:                                        # (every step's input projection: one GEMM)
-        bias = (weight2 + weight3) if hoist_both else weight2      # (one pass over XW, both biases at once)
-        xw += bias if scale is None else bias * scale
-    h = hx_.copy() if hx_ is not None else xp.zeros_like(xw, shape=(B, P))
+    h = hx_.copy() if hx_ is not None else xp.zeros_like(x, shape=(B, P))
     c = None
     if name == "LSTM":
-        c = cx_.copy() if cx_ is not None else xp.zeros_like(xw, shape=(B, H))
-    out = xw if name.startswith("RNN") else _empty(xw, (N, P))    # a plain RNN's activations are its output
-    forward(xw, h, c, weight1, None if weight3 is None or hoist_both else weight3, w_hr, steps, out, ws)
+        c = cx_.copy() if cx_ is not None else xp.zeros_like(x, shape=(B, H))
+    out = _empty(x, (N, P))                                        # (a plain RNN's activations are its output)
+    _KERNELS[name][0](x, weight0, weight1, weight2, weight3, h, c, w_hr, _steps(input.shape, batch_sizes, reverse),
+                      out, _carve(workspace, N, layout))
     output = out if len(batch_sizes) else out.reshape(input.shape[0], input.shape[1], P)
     return output, h, c, workspace
 
@@ -414,8 +503,8 @@ def _mkldnn_rnn_layer_backward_kernel(input, weight1, weight2, weight3, weight4,
     gradients are wanted (all when None); the others are not computed and come back as None."""
     name = _MODE_NAMES[mode]
     N, B, H, P = _layer_sizes(input, weight1, weight2, batch_sizes, name)
-    steps = _steps(input.shape, batch_sizes, reverse)
-    ws = _carve(workspace, N, _workspace_layout(name, H, P, w_hr is not None))
+    x = input.reshape(N, -1)
+    ws = _carve(workspace, N, _workspace_layout(name, H, P, x.shape[1], w_hr is not None))
     acts = ws["acts"] if "acts" in ws else output.reshape(N, P)
     want = [True] * 8 if output_mask is None else list(output_mask)
     d_out = grad_output.reshape(N, P) if grad_output is not None else xp.zeros_like(acts, shape=(N, P))
@@ -423,16 +512,20 @@ def _mkldnn_rnn_layer_backward_kernel(input, weight1, weight2, weight3, weight4,
     dc = None
     if name == "LSTM":
         dc = grad_cy.copy() if grad_cy is not None else xp.zeros_like(acts, shape=(B, H))
-    dG_in, dG_h, d_proj = _KERNELS[name][1](ws, acts, d_out, dh, dc, weight2, w_hr, steps)
-    x2d = input.reshape(N, -1)
-    db_in = dG_in.sum(0) if want[3] and weight3 is not None else None
-    db_h = None
-    if want[4] and weight4 is not None:   # (the LSTM's and the plain RNN's two biases share one gradient)
-        db_h = db_in.copy() if db_in is not None and dG_h is dG_in else dG_h.sum(0)
+    dG_in, dG_h, d_proj = _KERNELS[name][1](ws, acts, d_out, dh, dc, weight2, w_hr, _steps(input.shape, batch_sizes, reverse))
+    biased = weight3 is not None
+    if name == "GRU":                      # (the input side's and the state side's gradients differ)
+        dW_ih = _weight_grad(dG_in, x) if want[1] else None
+        dW_hh = _weight_grad(dG_h, ws["h_prev"]) if want[2] else None
+        db_in = dG_in.sum(0) if want[3] and biased else None
+        db_h = dG_h.sum(0) if want[4] and biased else None
+    else:                                  # weight gradients: one GEMM over all steps at once (see _z_weight_grads)
+        dW_hh, dW_ih, db = _z_weight_grads(dG_in, ws["z"], P, x.shape[1], want[2], want[1],
+                                           biased and (want[3] or want[4]))
+        db_in = db if want[3] and biased else None         # (both biases share one gradient)
+        db_h = (db.copy() if db_in is not None else db) if want[4] and biased else None
     return ((dG_in @ weight1).reshape(input.shape) if want[0] else None,
-            _weight_grad(dG_in, x2d) if want[1] else None,               # weight gradients: one GEMM each,
-            _weight_grad(dG_h, ws["h_prev"]) if want[2] else None,       # over all steps at once
-            db_in, db_h,
+            dW_ih, dW_hh, db_in, db_h,
             dh if want[5] else None,
             dc if want[6] else None,
             _weight_grad(d_proj, ws["h_cell"]) if want[7] and w_hr is not None else None)
