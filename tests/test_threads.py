@@ -91,7 +91,7 @@ def test_openblas_packing_buffer_is_mapped_at_import_unless_turned_off():
     assert fresh(code, GLASSTORCH_BLAS_WARMUP="0")[0] == "False"
 
 
-def test_small_product_bound_only_for_openblas_small_kernels_on_one_thread(monkeypatch, restore_threads):
+def test_small_product_bound_only_for_openblas_small_kernels_on_one_thread(restore_threads, monkeypatch):
     blas = threads._controller()
     if isinstance(blas, threads._OpenBLAS):                # the core OpenBLAS itself reports
         assert blas.core == threadpoolctl.threadpool_info()[0].get("architecture", blas.core)

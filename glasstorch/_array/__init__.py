@@ -317,6 +317,21 @@ def matmul(a, b):
     return r
 
 
+def sum_leading(a, lead):
+    """``a.sum(axis=(0, ..., lead - 1))``: for a row-major float32/float64 NumPy array, as a product of a
+    vector of ones with its (rows, rest) matrix. NumPy adds such rows one after the other and pays per row:
+    the bias gradient of d2l's language-model head, (32768, 28) float32, took 0.76 ms that way and 0.11 as
+    the product; a Transformer layer's (2048, 512) 0.10 and 0.04 (stop 35). The product's partial sums
+    also run in more lanes (closer to torch's cascade sum than NumPy's row after row); all three agree to
+    rounding."""
+    rows = 1
+    for n in a.shape[:lead]:
+        rows *= n
+    if type(a) is xp.ndarray and a.dtype.char in "fd" and rows > 1 and a.size and a.flags.c_contiguous:
+        return xp.ones(rows, a.dtype).dot(a.reshape(rows, -1)).reshape(a.shape[lead:])
+    return a.sum(axis=tuple(range(lead)))
+
+
 def row_major(a):
     """``a`` laid out row-major (C order), as torch allocates the result of a reduction, a scan,
     cat or roll; NumPy's follows the input's layout. A dim of size 1 gets torch's stride too (NumPy's

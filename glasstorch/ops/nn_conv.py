@@ -37,7 +37,7 @@ import math
 import weakref
 
 from .. import _checks, _dtype
-from .._array import (xp, has_values, ascontiguousarray, as_strided, matmul as _matmul, arange_like as _arange_like,
+from .._array import (xp, sum_leading, has_values, ascontiguousarray, as_strided, matmul as _matmul, arange_like as _arange_like,
                       full_like as _full_like, zeros_like as _zeros_like, empty_like as _empty_like)
 from .._ops import defop, aten, node_classes_of
 from .. import _ops   # (_ops._ARRAY_TYPES, read at each call: it grows when CuPy is imported)
@@ -534,7 +534,7 @@ def _sum_of_image_products(rows, cols):
     block = max(1, _IMAGE_PRODUCTS_BYTES // per_image)
     total = None
     for i in range(0, n, block):
-        part = _matmul(rows[i:i + block], cols[i:i + block].swapaxes(-1, -2)).sum(0)
+        part = sum_leading(_matmul(rows[i:i + block], cols[i:i + block].swapaxes(-1, -2)), 1)
         total = part if total is None else total + part
     return total
 

@@ -12,7 +12,7 @@ import warnings
 
 from .. import _checks, _dtype, _ops, return_types   # (_ops._ARRAY_TYPES, read at each call: it grows when CuPy is imported)
 from .._tensor import Tensor, _wrap_dim
-from .._array import (xp, row_major, asarray, has_values, like_operands, array_types as _array_types,
+from .._array import (xp, row_major, sum_leading, asarray, has_values, like_operands, array_types as _array_types,
                       asarray_like as _asarray_like, arange_like as _arange_like, zeros_like as _zeros_like,
                       full_like as _full_like)
 from .._ops import defop, aten, node_classes_of
@@ -118,7 +118,10 @@ def _sum_kernel(self, *, dtype=None):
 
 
 def _sum_dim_kernel(self, dim, keepdim=False, *, dtype=None):
-    return _reduced(self.sum(axis=_axes(dim, self.ndim), keepdims=keepdim, dtype=_accumulate_dtype(self, dtype)))
+    axes = _axes(dim, self.ndim)
+    if axes and not keepdim and dtype is None and len(axes) < self.ndim and axes == tuple(range(len(axes))):
+        return _reduced(sum_leading(self, len(axes)))     # (the leading dims: a product with ones, see there)
+    return _reduced(self.sum(axis=axes, keepdims=keepdim, dtype=_accumulate_dtype(self, dtype)))
 
 
 def _nansum_kernel(self, dim=None, keepdim=False, *, dtype=None):
