@@ -176,12 +176,12 @@ def products(request, monkeypatch):
 def test_the_blocks_cover_the_product(monkeypatch):
     a = np.zeros((3, 32), np.float32)
     monkeypatch.setattr(nn_rnn._blas, "small_product_bound", lambda: 3072)
-    assert nn_rnn._column_blocks(a, 3, 32, 80) == ((0, 32), (32, 64), (64, 80))       # 3072 / 96 = 32 columns
-    assert nn_rnn._column_blocks(a.astype(np.float64), 3, 20, 80) == ((0, 48), (48, 80))   # 51 -> 48 (8 per 64 B)
-    assert nn_rnn._column_blocks(a, 3, 80, 20) == ((0, 20),)     # 12 columns: under 64 bytes, so one product
-    assert nn_rnn._column_blocks(a, 49, 1, 80) == ((0, 80),)     # more than 48 rows: one product
+    assert nn_rnn._product_blocks(a, 3, 32, 80) == ((0, 32), (32, 64), (64, 80))       # 3072 / 96 = 32 columns
+    assert nn_rnn._product_blocks(a.astype(np.float64), 3, 20, 80) == ((0, 48), (48, 80))   # 51 -> 48 (8 per 64 B)
+    assert nn_rnn._product_blocks(a, 3, 80, 20) == ((0, 20),)     # 12 columns: under 64 bytes, so one product
+    assert nn_rnn._product_blocks(a, 49, 1, 80) == ((0, 80),)     # more than 48 rows: one product
     monkeypatch.setattr(nn_rnn._blas, "small_product_bound", lambda: 0)
-    assert nn_rnn._column_blocks(a, 3, 32, 80) == ((0, 80),)
+    assert nn_rnn._product_blocks(a, 3, 32, 80) == ((0, 80),)
     out = np.empty((3, 80), np.float32)
     b = np.random.default_rng(0).standard_normal((32, 80)).astype(np.float32)
     a = np.random.default_rng(1).standard_normal((3, 32)).astype(np.float32)

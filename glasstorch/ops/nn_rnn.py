@@ -175,14 +175,14 @@ def _weight_grad(dG, X):
     return out
 
 
-def _column_blocks(a, rows, inner, cols):
+def _product_blocks(a, rows, inner, cols):
     """Column ranges ((j, k), ...) covering ``cols`` for an (rows x inner) @ (inner x cols) product made of
     ``a``'s kind of array. Where NumPy's BLAS multiplies small products without packing their operands
     (_array/threads.py) and the product is thin (rows <= 48: a recurrent step's batch), blocks each under
     that bound, their widths a multiple of 64 bytes (unaligned blocks ran 7% slower); else one range, one
-    product. On the AMD Zen 4 of bench/README.md (stop 35, one thread, float32): at 8-48 rows times a
-    (256 x 1024), (288 x 1024) or (1024 x 256) weight, blocks written column-major ran at 84-99 GF/s and
-    one product at 29-88; at 64-128 rows the blocks gained nothing, and row-major ones ran at half speed."""
+    product. On the AMD Zen 4 of bench/README.md (stop 35, one thread, float32; bench/bench_blas_blocks.py):
+    at 8-48 rows times a (256 x 1024), (288 x 1024) or (1024 x 256) weight, blocks ran at 86-99 GF/s and one
+    product at 31-84; at 64-128 rows the blocks gained nothing, and row-major ones lost up to a third."""
     bound = _blas.small_product_bound() if type(a) is xp.ndarray and rows <= 48 else 0
     align = max(64 // a.itemsize, 1)
     width = bound // max(rows * inner, 1) // align * align
@@ -194,12 +194,12 @@ def _column_blocks(a, rows, inner, cols):
 def _product_scratch(like, rows, cols, blocks):
     """A (rows, cols) array for a step's product: column-major when it is made in blocks (the faster way
     for them, above), row-major for one product (at 1024 rows, d2l's batch, a column-major result ran at
-    52 GF/s against 85, stop 35)."""
+    46-55 GF/s against 79-80, stop 35)."""
     return empty_like(like, shape=(cols, rows)).T if len(blocks) > 1 else empty_like(like, shape=(rows, cols))
 
 
 def _matmul_blocks(a, b, out, blocks):
-    """out = a @ b, as one product per column block of ``b`` and ``out`` (see _column_blocks)."""
+    """out = a @ b, as one product per column block of ``b`` and ``out`` (see _product_blocks)."""
     for j, k in blocks:
         xp.matmul(a, b[:, j:k], out=out[:, j:k])
     return out
@@ -253,7 +253,7 @@ def _step_preactivations(x, w_ih, w_hh, b_ih, b_hh, scale, z, gates, B):
 
     Z's rows are [h_prev | x | 1 | 0...], one per input row, so that one GEMM dG^T Z gives W_hh's, W_ih's
     and the bias's gradients at once (_z_weight_grads). The step's product is where the time goes; how it
-    is made depends on the BLAS (_column_blocks):
+    is made depends on the BLAS (_product_blocks):
 
     - where the product is made in blocks (the BLAS multiplies small products unpacked and the batch is
       thin) and the input is narrow (I <= P/2: a one-hot vocabulary, an embedding smaller than the state):
@@ -273,7 +273,7 @@ def _step_preactivations(x, w_ih, w_hh, b_ih, b_hh, scale, z, gates, B):
     bias = None if b_ih is None else b_ih + b_hh
     if bias is not None and scale is not None:
         bias *= scale
-    blocks = _column_blocks(z, B, z.shape[1], G)
+    blocks = _product_blocks(z, B, z.shape[1], G)
     if len(blocks) > 1 and I <= P // 2:
         w = xp.zeros_like(w_hh, shape=(z.shape[1], G))
         _transposed(w_hh, scale, out=w[:P])
@@ -284,7 +284,7 @@ def _step_preactivations(x, w_ih, w_hh, b_ih, b_hh, scale, z, gates, B):
     xp.matmul(x, _transposed(w_ih, scale), out=gates)
     if bias is not None:
         gates += bias
-    blocks = _column_blocks(z, B, P, G)
+    blocks = _product_blocks(z, B, P, G)
     w, hw = _transposed(w_hh, scale), _product_scratch(gates, B, G, blocks)
 
     def preactivate(rows):
@@ -348,7 +348,7 @@ def _lstm_backward(ws, acts, d_out, dh, dc, w_hh, w_hr, steps):
     d_proj = _empty(acts, (acts.shape[0], P)) if w_hr is not None else None
     d_out_h, d_cell, dct_buf, slope = (empty_like(dh), empty_like(dc), empty_like(dc),   # scratch, reused
                                        empty_like(acts, shape=(B, 4 * H)))                # by every step
-    blocks = _column_blocks(dh, B, 4 * H, P)                   # (dG_t W_hh: see _column_blocks)
+    blocks = _product_blocks(dh, B, 4 * H, P)                   # (dG_t W_hh: see _product_blocks)
     dh_f = _product_scratch(dh, B, P, blocks)                  # (the carried dh, in the product's order)
     dh_f[...] = dh
     is_g = 2 * _lstm_gate_scale(acts, H) - 1                   # (1 in the g block, 0 in the others)
