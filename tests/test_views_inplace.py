@@ -1478,3 +1478,20 @@ def test_view_regenerated_after_unsqueeze__and_a_no_grad_write_to_its_base(retai
             assert v0.grad is not None
             np.testing.assert_allclose(v0.grad.numpy(), 1 / np.sqrt(1 + 0.25))
     assert results[gt] == results[torch] == "AsStridedBackward0"
+
+
+@pytest.mark.parametrize("base_has_history", [False, True])
+def test_a_write_through_a_view_of_an_expanded_base_refuses_backward_as_torch(base_has_history):
+    # torch's CopySlices copies the gradient into an array of the base's geometry; a base that repeats
+    # elements (a detached expand) makes that copy refuse, whether or not the base had a history
+    # (fuzz seed 796330736927; an expanded *view* of a plain base refuses only when the base's history
+    # needs its part: test_differences / the CopySlices docstring)
+    def case(lib):
+        x = _leaf(lib, 0.5, requires_grad=True)
+        w = _leaf(lib, [1.0, 2.0, 3.0], requires_grad=True)
+        base = x.expand(3).detach()
+        if base_has_history:
+            base = base * 1      # (not a detach any more: an ordinary result, no repeated element)
+        base.view(-1)[2] = w.sum()
+        return lib.autograd.grad(base, [w], lib.ones(3, dtype=lib.float64))[0].tolist()
+    same(case)

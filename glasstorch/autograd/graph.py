@@ -455,12 +455,15 @@ class CopySlices(Node):
     def name(self):
         return "torch::autograd::CopySlices"
 
-    _overlapping = False    # the view repeats elements of the base (an expanded view)
+    _overlapping = False         # the view repeats elements of the base (an expanded view)
+    _base_overlapping = False    # the base itself does (a detached expand, written through a view)
 
     def backward(self, grad):
         from .engine import _validate
-        if self._overlapping and self.next_functions[0][0] is not None:
-            # torch writes the view's part of the base's gradient into a view of the same geometry: refused
+        if self._base_overlapping or self._overlapping and self.next_functions[0][0] is not None:
+            # torch copies the gradient into an array of the base's geometry, and writes the view's part of it
+            # back through the view's geometry when the base's history needs it: either copy refuses to write
+            # a repeated element (fuzz seed 796330736927: the first)
             raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a "
                                "single memory location. Please clone() the tensor before performing the operation.")
         fn = self.fn
@@ -583,6 +586,12 @@ def set_history(t, node, output_nr=0, move_retained_grad=True):
             sync_views_requires_grad(t, True)
 
 
+def _repeats_elements(d):
+    """Whether array ``d`` repeats an element (a zero stride over a dim of size > 1): torch's
+    has_internal_overlap YES."""
+    return 0 in d.strides and d.size and any(st == 0 and n > 1 for st, n in zip(d.strides, d.shape))
+
+
 def rebase_history(t, fn):
     """After an in-place op on ``t`` recorded as node ``fn`` (whose first input is ``t``'s old
     value; ``t``'s version already bumped): ``t`` takes ``fn`` as its history. When ``t`` is a
@@ -597,9 +606,10 @@ def rebase_history(t, fn):
     cs = CopySlices.__new__(CopySlices)
     cs.fn = fn
     cs._positions, cs._view_shape = _view_positions(t), t._data.shape
-    d = t._data
-    if 0 in d.strides and d.size and any(st == 0 and n > 1 for st, n in zip(d.strides, d.shape)):
+    if _repeats_elements(t._data):
         cs._overlapping = True
+    if _repeats_elements(base._data):
+        cs._base_overlapping = True
     cs.next_functions = (edge_of(base),) + fn.next_functions[1:]
     cs._seq = _next_seq()
     cs._anomaly_trace = fn._anomaly_trace
