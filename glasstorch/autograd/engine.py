@@ -30,7 +30,7 @@ from . import grad_mode
 from .anomaly_mode import _anomaly
 from .graph import AccumulateGrad
 from .._seam import seam
-from .._array import xp as _array_module, copy_preserving_layout, _dense, sum_leading as _sum_leading
+from .._array import xp as _array_module, copy_preserving_layout, _dense, sum_ends as _sum_ends
 from .._array.meta import touched as _meta_touched, MetaArray as _MetaArray, as_meta as _as_meta
 
 _ndarray = _array_module.ndarray
@@ -86,7 +86,7 @@ def _sum_to(grad, shape):
         # only the leading dims (a Linear's bias): their sum has the shape already, an array of its own
         # that AccumulateGrad takes over, where the sum kept as (1, n) and reshaped is a view it copies.
         # (A Tensor keeps torch's sum_to, sum then view: a create_graph backward records both nodes.)
-        return _sum_leading(grad, lead)
+        return _sum_ends(grad, lead)
     if dims:
         grad = grad.sum(dims, keepdim=True) if isinstance(grad, _Tensor()) else grad.sum(dims, keepdims=True)
     if lead or grad.shape != shape:
@@ -106,7 +106,7 @@ def _validate(node, i, g):
         if lead > 0 and gs[lead:] == shape and type(g) is _ndarray:
             # broadcast over leading dimensions only (a Linear's bias): nothing to check, and their sum
             # has the shape already (``_sum_to``'s first case, without finding its dimensions)
-            g = _sum_leading(g, lead)
+            g = _sum_ends(g, lead)
         else:
             try:
                 # a gradient may be larger than its input only where the input was broadcast

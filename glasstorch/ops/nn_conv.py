@@ -37,7 +37,7 @@ import math
 import weakref
 
 from .. import _checks, _dtype
-from .._array import (xp, sum_leading, has_values, ascontiguousarray, as_strided, matmul as _matmul, arange_like as _arange_like,
+from .._array import (xp, sum_ends, has_values, ascontiguousarray, as_strided, matmul as _matmul, arange_like as _arange_like,
                       full_like as _full_like, zeros_like as _zeros_like, empty_like as _empty_like)
 from .._ops import defop, aten, node_classes_of
 from .. import _ops   # (_ops._ARRAY_TYPES, read at each call: it grows when CuPy is imported)
@@ -534,7 +534,7 @@ def _sum_of_image_products(rows, cols):
     block = max(1, _IMAGE_PRODUCTS_BYTES // per_image)
     total = None
     for i in range(0, n, block):
-        part = sum_leading(_matmul(rows[i:i + block], cols[i:i + block].swapaxes(-1, -2)), 1)
+        part = sum_ends(_matmul(rows[i:i + block], cols[i:i + block].swapaxes(-1, -2)), 1)
         total = part if total is None else total + part
     return total
 
@@ -654,7 +654,7 @@ def _convolution_backward_kernel(grad_output, input, weight, bias_sizes, stride,
                 _zeros_like(weight, weight.shape) if need_weight else None,
                 _zeros_like(weight, tuple(bias_sizes)) if need_bias else None)
     if need_bias:
-        gb = g.sum(axis=(0,) + tuple(range(2, g.ndim)))
+        gb = sum_ends(g, 1, g.ndim - 2)                 # (all but the channels: see there)
     if not transposed:   # y = conv(x, W): the gradients are its two adjoints
         bl = _batch_last_layout(g.shape[2:], stride)
         shared = (need_weight or need_input) and not _by_images(input, weight.shape, g.shape[2:], groups, bl)

@@ -12,7 +12,7 @@ import warnings
 
 from .. import _checks, _dtype, _ops, return_types   # (_ops._ARRAY_TYPES, read at each call: it grows when CuPy is imported)
 from .._tensor import Tensor, _wrap_dim
-from .._array import (xp, row_major, sum_leading, asarray, has_values, like_operands, array_types as _array_types,
+from .._array import (xp, row_major, sum_ends, asarray, has_values, like_operands, array_types as _array_types,
                       asarray_like as _asarray_like, arange_like as _arange_like, zeros_like as _zeros_like,
                       full_like as _full_like)
 from .._ops import defop, aten, node_classes_of
@@ -117,10 +117,23 @@ def _sum_kernel(self, *, dtype=None):
     return _reduced(self.sum(dtype=_accumulate_dtype(self, dtype)))
 
 
+def _ends(axes, ndim):
+    """(lead, trail) where ``axes`` are the first ``lead`` and the last ``trail`` dims and leave some between
+    them; else None."""
+    ax = sorted(axes)
+    lead = 0
+    while lead < len(ax) and ax[lead] == lead:
+        lead += 1
+    trail = len(ax) - lead
+    return (lead, trail) if lead + trail < ndim and ax[lead:] == list(range(ndim - trail, ndim)) else None
+
+
 def _sum_dim_kernel(self, dim, keepdim=False, *, dtype=None):
     axes = _axes(dim, self.ndim)
-    if axes and not keepdim and dtype is None and len(axes) < self.ndim and axes == tuple(range(len(axes))):
-        return _reduced(sum_leading(self, len(axes)))     # (the leading dims: a product with ones, see there)
+    ends = _ends(axes, self.ndim) if axes and dtype is None and self.dtype.char in "fd" else None
+    if ends is not None:                          # (as products with ones where that pays: see sum_ends)
+        r = _reduced(sum_ends(self, *ends))
+        return r.reshape(tuple(1 if i in axes else n for i, n in enumerate(self.shape))) if keepdim else r
     return _reduced(self.sum(axis=axes, keepdims=keepdim, dtype=_accumulate_dtype(self, dtype)))
 
 
