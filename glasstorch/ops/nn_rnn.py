@@ -20,11 +20,13 @@ products, and no Tensor is made per step::
         G_t = XW_t + h_{t-1} W_hh^T   one GEMM           dG_t      = cell'(dh_t, dc_t)   (elementwise)
         h_t, c_t = cell(G_t, c_{t-1})   (elementwise)    dh_{t-1}  = dG_t W_hh           one GEMM
                                                      dX    = dG W_ih                  one GEMM, all steps
-                                                     dW_ih = dG^T X,  dW_hh = dG^T H_prev,  db = sum dG
+                                                     [dW_hh | dW_ih | db] = dG^T Z    one GEMM, all steps
 
-(for the LSTM, G holds all four gates side by side: one product per step, not four). What the
-backward reads -- every step's gate activations, previous states, tanh(c) -- is the op's fourth
-output, ``workspace``, one flat array, as torch's is.
+(for the LSTM, G holds all four gates side by side: one product per step, not four; Z's rows are
+[h_{t-1} | x_t | 1], so that the three weight gradients are one product, and where the BLAS makes thin
+products faster in small blocks, a narrow input's step product is Z_t [W_hh | W_ih | b]^T with no
+XW at all: see _step_preactivations). What the backward reads -- every step's gate activations,
+Z, previous states, tanh(c) -- is the op's fourth output, ``workspace``, one flat array, as torch's is.
 
 glasstorch uses the same op for the GRU, the plain RNN (``mode``: 0 RNN_RELU, 1 RNN_TANH, 2 LSTM,
 3 GRU, cuDNN's numbering, as torch's argument) and the LSTM with ``proj_size`` (its ``w_hr``, a
@@ -51,7 +53,7 @@ fused node is an optimisation, never a restriction.
 """
 from .._tensor import Tensor, _wrap
 from ..autograd import grad_mode
-from .._array import xp, on_device_of as _on_device_of, full_like, empty_like, threads as _blas
+from .._array import xp, on_device_of as _on_device_of, full_like, empty_like, sum_ends, threads as _blas
 from .._seam import overridable
 from .._ops import defop, aten, node_classes_of
 from . import joining, linalg
@@ -512,13 +514,14 @@ def _mkldnn_rnn_layer_backward_kernel(input, weight1, weight2, weight3, weight4,
     dc = None
     if name == "LSTM":
         dc = grad_cy.copy() if grad_cy is not None else xp.zeros_like(acts, shape=(B, H))
-    dG_in, dG_h, d_proj = _KERNELS[name][1](ws, acts, d_out, dh, dc, weight2, w_hr, _steps(input.shape, batch_sizes, reverse))
+    steps = _steps(input.shape, batch_sizes, reverse)
+    dG_in, dG_h, d_proj = _KERNELS[name][1](ws, acts, d_out, dh, dc, weight2, w_hr, steps)
     biased = weight3 is not None
     if name == "GRU":                      # (the input side's and the state side's gradients differ)
         dW_ih = _weight_grad(dG_in, x) if want[1] else None
         dW_hh = _weight_grad(dG_h, ws["h_prev"]) if want[2] else None
-        db_in = dG_in.sum(0) if want[3] and biased else None
-        db_h = dG_h.sum(0) if want[4] and biased else None
+        db_in = sum_ends(dG_in, 1) if want[3] and biased else None
+        db_h = sum_ends(dG_h, 1) if want[4] and biased else None
     else:                                  # weight gradients: one GEMM over all steps at once (see _z_weight_grads)
         dW_hh, dW_ih, db = _z_weight_grads(dG_in, ws["z"], P, x.shape[1], want[2], want[1],
                                            biased and (want[3] or want[4]))
