@@ -138,6 +138,30 @@ def _empty(like, shape):
     return xp.empty_like(like, shape=shape)
 
 
+def _aligned_copy(a):
+    """A copy of ``a`` (row-major) starting on a 64-byte boundary (see :func:`_aligned_empty`)."""
+    out = _aligned_empty(a, a.shape)
+    out[...] = a
+    return out
+
+
+def _aligned_empty(like, shape):
+    """:func:`_empty` starting on a 64-byte boundary (NumPy's own arrays start on 16): the step products'
+    column blocks are multiples of 64 bytes from their arrays' starts (_product_blocks), and AVX-512 loads
+    that cross a cache line cost more. LSTM(28, 256)'s forward and backward at batch 32, the workspace, the
+    folded weight, dG and the backward's copy of W_hh aligned against NumPy's placement, alternated in one
+    process: 3-5% less time (stop 35)."""
+    if type(like) is not xp.ndarray:
+        return _empty(like, shape)
+    n = 1
+    for d in shape:
+        n *= d
+    extra = 64 // like.itemsize
+    flat = xp.empty(n + extra, like.dtype)
+    start = (-flat.ctypes.data % 64) // like.itemsize
+    return flat[start:start + n].reshape(shape)
+
+
 def _sigmoid_(a):
     """In place: sigmoid(a) = (1 + tanh(a / 2)) / 2. NumPy's float32 tanh is faster than its exp (and
     no reciprocal is needed), and nothing overflows."""
@@ -197,7 +221,7 @@ def _product_scratch(like, rows, cols, blocks):
     """A (rows, cols) array for a step's product: column-major when it is made in blocks (the faster way
     for them, above), row-major for one product (at 1024 rows, d2l's batch, a column-major result ran at
     46-55 GF/s against 79-80, stop 35)."""
-    return empty_like(like, shape=(cols, rows)).T if len(blocks) > 1 else empty_like(like, shape=(rows, cols))
+    return _aligned_empty(like, (cols, rows)).T if len(blocks) > 1 else empty_like(like, shape=(rows, cols))
 
 
 def _matmul_blocks(a, b, out, blocks):
@@ -277,7 +301,8 @@ def _step_preactivations(x, w_ih, w_hh, b_ih, b_hh, scale, z, gates, B):
         bias *= scale
     blocks = _product_blocks(z, B, z.shape[1], G)
     if len(blocks) > 1 and I <= P // 2:
-        w = xp.zeros_like(w_hh, shape=(z.shape[1], G))
+        w = _aligned_empty(w_hh, (z.shape[1], G))
+        w[P + I:] = 0
         _transposed(w_hh, scale, out=w[:P])
         _transposed(w_ih, scale, out=w[P:P + I])
         if bias is not None:
@@ -346,12 +371,14 @@ def _lstm_forward(x, w_ih, w_hh, b_ih, b_hh, h, c, w_hr, steps, out, ws):
 def _lstm_backward(ws, acts, d_out, dh, dc, w_hh, w_hr, steps):
     B, H, P = dc.shape[0], dc.shape[1], dh.shape[1]
     c_prev, tanh_c = ws["c_prev"], ws["tanh_c"]
-    dG = xp.empty_like(acts)
+    dG = _aligned_empty(acts, acts.shape)
     d_proj = _empty(acts, (acts.shape[0], P)) if w_hr is not None else None
     d_out_h, d_cell, dct_buf, slope = (empty_like(dh), empty_like(dc), empty_like(dc),   # scratch, reused
                                        empty_like(acts, shape=(B, 4 * H)))                # by every step
     blocks = _product_blocks(dh, B, 4 * H, P)                   # (dG_t W_hh: see _product_blocks)
     dh_f = _product_scratch(dh, B, P, blocks)                  # (the carried dh, in the product's order)
+    if len(blocks) > 1:                                        # (its blocks from a 64-byte boundary too)
+        w_hh = _aligned_copy(w_hh)
     dh_f[...] = dh
     is_g = 2 * _lstm_gate_scale(acts, H) - 1                   # (1 in the g block, 0 in the others)
     for s, bs in reversed(steps):
@@ -483,7 +510,7 @@ def _mkldnn_rnn_layer_kernel(input, weight0, weight1, weight2, weight3, hx_, cx_
     N, B, H, P = _layer_sizes(input, weight0, weight1, batch_sizes, name)
     x = input.reshape(N, -1)
     layout = _workspace_layout(name, H, P, x.shape[1], w_hr is not None)
-    workspace = _empty(input, (N * sum(cols for _, cols in layout),))
+    workspace = _aligned_empty(input, (N * sum(cols for _, cols in layout),))   # (its views: 64-byte rows)
     h = hx_.copy() if hx_ is not None else xp.zeros_like(x, shape=(B, P))
     c = None
     if name == "LSTM":
