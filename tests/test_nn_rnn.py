@@ -596,7 +596,7 @@ def test_aligned_arrays_start_on_a_cache_line(dtype):
     for shape in [(7,), (5, 3), (2, 3, 4), (0,)]:
         a = nn_rnn._aligned_empty(like, shape)
         assert a.shape == shape and a.dtype == dtype and a.flags.c_contiguous and a.flags.writeable
-        assert a.ctypes.data % 64 == 0
+        assert a.ctypes.data % 64 == 0 or a.size == 0       # (an empty array has no elements to place)
     w = np.arange(12.0, dtype=dtype).reshape(3, 4)[:, ::2]       # (a strided source)
     c = nn_rnn._aligned_copy(w)
     assert c.ctypes.data % 64 == 0 and c.flags.c_contiguous and np.array_equal(c, w)
