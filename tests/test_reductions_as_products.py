@@ -1,6 +1,7 @@
-"""Sums over a tensor's first and last dims are products with vectors of ones (_array.sum_ends): against
-torch for every (lead, trail) split, keepdim, float32/float64, non-contiguous inputs, and the dtypes and
-devices that take NumPy's own sum."""
+"""Reductions computed as BLAS products: sums over a tensor's first and last dims as products with vectors
+of ones (_array.sum_ends), and a whole float tensor's 2-norm as its dot product with itself -- against torch
+for every (lead, trail) split, keepdim, float32/float64, non-contiguous inputs, and the dtypes that take
+NumPy's own sum."""
 import itertools
 
 import numpy as np
@@ -58,3 +59,21 @@ def test_the_products_sum_like_numpy_and_beat_its_rounding():
     assert np.abs(ours - exact).max() <= np.abs(a.sum(0) - exact).max()
     g = np.random.default_rng(1).standard_normal((8, 6, 5, 5)).astype(np.float64)
     np.testing.assert_allclose(sum_ends(g, 1, 2), g.sum(axis=(0, 2, 3)), rtol=1e-12)
+
+
+@pytest.mark.parametrize("keepdim", [False, True])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_a_whole_tensors_2_norm_as_torch(dtype, keepdim):
+    # (the whole of a row-major float tensor: its dot product with itself; strided and dim-wise norms keep the
+    # squares' sum -- both against torch, and the dot product at least as close to the exact norm as torch)
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((1024, 256)).astype(dtype)
+    for a in (x, x[:, ::3], x[:5, :7], np.array([3.0, 4.0], dtype), np.array(2.5, dtype), np.zeros((0, 3), dtype),
+              np.array([np.inf, 1.0], dtype), np.array([np.nan, 1.0], dtype)):
+        ours = gt.linalg.vector_norm(gt.tensor(a), keepdim=keepdim)
+        theirs = torch.linalg.vector_norm(torch.tensor(a), keepdim=keepdim)
+        assert tuple(ours.shape) == tuple(theirs.shape) and ours.stride() == theirs.stride()
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=2e-6 if dtype == "float32" else 1e-12)
+    exact = np.sqrt((x.astype(np.float64) ** 2).sum())
+    ours = float(gt.linalg.vector_norm(gt.tensor(x)))
+    assert abs(ours - exact) <= abs(float(torch.linalg.vector_norm(torch.tensor(x))) - exact) + 1e-12
