@@ -55,7 +55,8 @@ def test_the_products_sum_like_numpy_and_beat_its_rounding():
     a = np.random.default_rng(0).standard_normal((32768, 28)).astype(np.float32)
     exact = a.astype(np.float64).sum(0)
     ours = sum_ends(a, 1)
-    assert ours.dtype == np.float32 and ours.shape == (28,)
+    assert ours.dtype == np.float32 and ours.shape == (28,) and ours.base is None    # (an array of its own)
+    assert sum_ends(np.ones((4, 2, 3), np.float32), 1).base is None
     assert np.abs(ours - exact).max() <= np.abs(a.sum(0) - exact).max()
     g = np.random.default_rng(1).standard_normal((8, 6, 5, 5)).astype(np.float64)
     np.testing.assert_allclose(sum_ends(g, 1, 2), g.sum(axis=(0, 2, 3)), rtol=1e-12)
@@ -77,3 +78,11 @@ def test_a_whole_tensors_2_norm_as_torch(dtype, keepdim):
     exact = np.sqrt((x.astype(np.float64) ** 2).sum())
     ours = float(gt.linalg.vector_norm(gt.tensor(x)))
     assert abs(ours - exact) <= abs(float(torch.linalg.vector_norm(torch.tensor(x))) - exact) + 1e-12
+
+
+def test_a_linear_bias_gradient_is_taken_over_not_copied():
+    # (the engine's leading-dims sum gives an array of its own, which AccumulateGrad keeps as the .grad)
+    lin = gt.nn.Linear(4, 3)
+    lin(gt.randn(2, 5, 4)).sum().backward()
+    assert lin.bias.grad._data.base is None and lin.bias.grad.shape == (3,)
+    np.testing.assert_allclose(lin.bias.grad.numpy(), np.full(3, 10.0))

@@ -334,13 +334,14 @@ def sum_ends(a, lead, trail=0):
     for n in shape[len(shape) - trail:]:
         cols *= n
     if type(a) is xp.ndarray and a.dtype.char in "fd" and a.size and a.flags.c_contiguous and (rows > 1 or cols > 1):
+        out = xp.empty(kept, a.dtype)      # (written by the last product: an array of its own, not a view,
+        flat = out.reshape(-1)             # which AccumulateGrad can take over as a .grad without a copy)
         m = a.reshape(-1, cols)
         if cols > 1:
-            m = m.dot(xp.ones(cols, a.dtype))
-        m = m.reshape(rows, -1)
+            m = m.dot(xp.ones(cols, a.dtype), out=flat if rows == 1 else None)
         if rows > 1:
-            m = xp.ones(rows, a.dtype).dot(m)
-        return m.reshape(kept)
+            xp.dot(xp.ones(rows, a.dtype), m.reshape(rows, -1), out=flat)
+        return out
     return a.sum(axis=tuple(range(lead)) + tuple(range(len(shape) - trail, len(shape))))
 
 

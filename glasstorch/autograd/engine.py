@@ -133,8 +133,6 @@ def _validate(node, i, g):
     return g
 
 
-
-
 _from_tensor = {}
 
 

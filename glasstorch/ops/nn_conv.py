@@ -37,8 +37,9 @@ import math
 import weakref
 
 from .. import _checks, _dtype
-from .._array import (xp, sum_ends, has_values, ascontiguousarray, as_strided, matmul as _matmul, arange_like as _arange_like,
-                      full_like as _full_like, zeros_like as _zeros_like, empty_like as _empty_like)
+from .._array import (xp, sum_ends, has_values, ascontiguousarray, as_strided, matmul as _matmul,
+                      arange_like as _arange_like, full_like as _full_like, zeros_like as _zeros_like,
+                      empty_like as _empty_like)
 from .._ops import defop, aten, node_classes_of
 from .. import _ops   # (_ops._ARRAY_TYPES, read at each call: it grows when CuPy is imported)
 from .._seam import seam, overridable
