@@ -194,3 +194,21 @@ def test_sqrt_is_correctly_rounded_where_torchs_cpu_kernel_may_be_an_ulp_off():
     except ImportError:
         return
     assert abs(torch.tensor(x, dtype=torch.float64).sqrt().item() - math.sqrt(x)) <= math.ulp(math.sqrt(x))
+
+
+def test_a_leaf_reshaped_in_place_gets_a_grad_of_its_new_shape():
+    # README: torch keeps the leaf's old shape in the gradient accumulator an earlier graph still holds, and
+    # gives the (1,) tensor a 0-d .grad (fuzz seed 796340144205); glasstorch's .grad has the tensor's shape
+    import torch
+
+    def run(lib):
+        v = lib.tensor(0.5, dtype=lib.float64, requires_grad=True)
+        earlier = v.sum()                       # (a graph that holds v's gradient accumulator)
+        v.detach_()
+        v.unsqueeze_(0)
+        v.requires_grad_()
+        (v / 2).sum().backward()
+        assert earlier.grad_fn is not None
+        return tuple(v.shape), tuple(v.grad.shape), v.grad.reshape(-1).tolist()
+    assert run(torch) == ((1,), (), [0.5])
+    assert run(gt) == ((1,), (1,), [0.5])
