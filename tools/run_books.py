@@ -490,7 +490,7 @@ def prepare_d2l(work, framework, source):
         books_data.make_d2l(data)
         open(os.path.join(data, ".made"), "w").close()
     link = os.path.join(base, "img")
-    if not os.path.exists(link):
+    if not os.path.lexists(link):          # (a link to a checkout without img/ dangles, but exists)
         os.symlink(os.path.join(os.path.abspath(source), "img"), link)
     return base
 
