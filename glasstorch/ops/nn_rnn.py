@@ -51,6 +51,8 @@ fused node is an optimisation, never a restriction.
     >>> out.shape, out.grad_fn.name(), h_n.grad_fn is out.grad_fn
     (torch.Size([5, 2, 4]), 'MkldnnRnnLayerBackward0', True)
 """
+import math
+
 from .._tensor import Tensor, _wrap
 from ..autograd import grad_mode
 from .._array import xp, on_device_of as _on_device_of, full_like, empty_like, sum_ends, threads as _blas
@@ -153,9 +155,7 @@ def _aligned_empty(like, shape):
     process: 3-5% less time (stop 35)."""
     if type(like) is not xp.ndarray:
         return _empty(like, shape)
-    n = 1
-    for d in shape:
-        n *= d
+    n = math.prod(shape)
     extra = 64 // like.itemsize
     flat = xp.empty(n + extra, like.dtype)
     start = (-flat.ctypes.data % 64) // like.itemsize
@@ -312,7 +312,7 @@ def _step_preactivations(x, w_ih, w_hh, b_ih, b_hh, scale, z, gates, B):
     if bias is not None:
         gates += bias
     blocks = _product_blocks(z, B, P, G)
-    w, hw = _transposed(w_hh, scale), _product_scratch(gates, B, G, blocks)
+    w, hw = _transposed(w_hh, scale, out=_aligned_empty(w_hh, (P, G))), _product_scratch(gates, B, G, blocks)
 
     def preactivate(rows):
         g = gates[rows]
